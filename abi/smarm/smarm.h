@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/smarm.h - the libsmarm public API: an Erlang/OTP-style actor
+ * runtime for C.
+ *
+ * This header (with smarm/version.h and smarm/errors.h, which it includes)
+ * is the whole contract. Nothing outside abi/ is API: using any symbol or
+ * layout not declared here is unsupported and may break at any release.
+ *
+ * Model. A *node* is one runtime instance: N worker OS threads running
+ * stackful green-thread *actors* from a shared run queue. Actors are named
+ * by pids: by-value (index, generation) ids that can be copied, compared
+ * and sent in messages; a pid of an actor that is gone is detected and
+ * reported as SMARM_ENOPROC, never aliased to a new actor. Actors talk
+ * through *channels* (unbounded MPSC queues of fixed-size elements), wait
+ * on several channels with select, and share state through a green mutex.
+ *
+ * Conventions.
+ *   - Every fallible call returns 0 (SMARM_OK) or a negative SMARM_E* code;
+ *     results come back through out-parameters. smarm_strerror() names a
+ *     code. No call aborts the process on bad input.
+ *   - Durations are nanoseconds (uint64_t).
+ *   - "Actor context only" calls return SMARM_ENOTACTOR from any thread that
+ *     is not currently running an actor.
+ *   - Blocking calls park the calling actor, never the worker thread. They
+ *     are also *safe points*: a pending stop request is observed there, and
+ *     the actor then ends (its cleanup handlers run) instead of returning.
+ *   - Thread-safety is stated per call; a call that states nothing is not
+ *     thread-safe.
+ */
+#ifndef SMARM_SMARM_H
+#define SMARM_SMARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SMARM_API __attribute__((visibility("default")))
+#else
+#define SMARM_API
+#endif
+
+/* ------------------------------------------------------------------------
+ * Opaque types
+ * --------------------------------------------------------------------- */
+
+typedef struct smarm_config smarm_config_t;
+typedef struct smarm_node smarm_node_t;
+typedef struct smarm_spawn_opts smarm_spawn_opts_t;
+typedef struct smarm_chan smarm_chan_t;
+typedef struct smarm_mutex smarm_mutex_t;
+
+/*
+ * smarm_pid_t - an actor id, passed by value. Treat `id` as opaque; two
+ * pids name the same actor iff smarm_pid_eq() says so. The all-zero value
+ * (SMARM_PID_NONE) never names an actor.
+ */
+typedef struct {
+	uint64_t id;
+} smarm_pid_t;
+
+#define SMARM_PID_NONE ((smarm_pid_t){0})
+
+/*
+ * smarm_timer_t - a pending timed send, passed by value (see
+ * smarm_chan_send_after). The all-zero value names no timer.
+ */
+typedef struct {
+	uint64_t id;
+} smarm_timer_t;
+
+#define SMARM_TIMER_NONE ((smarm_timer_t){0})
+
+/* An actor's body. It runs on the actor's own stack. */
+typedef void (*smarm_actor_cb)(void *arg);
+
+/* A cleanup handler (see smarm_cleanup_push). */
+typedef void (*smarm_cleanup_cb)(void *arg);
+
+/*
+ * A channel element destructor: called with a pointer to an element that
+ * was sent but will never be received (the receiver is gone, the channel
+ * was freed with elements queued, or a timed send was cancelled or could
+ * not be delivered). It must not block.
+ */
+typedef void (*smarm_elem_free_cb)(void *elem);
+
+/* ------------------------------------------------------------------------
+ * Errors and version
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_strerror() - a static description of a status code.
+ *
+ * Never NULL, also for unknown codes. The wording is not ABI.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_strerror(int status);
+
+/*
+ * smarm_err_name() - the symbolic name of a status code ("SMARM_ENOPROC").
+ *
+ * Never NULL; unknown codes give "SMARM_E?".
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_err_name(int status);
+
+/*
+ * smarm_version() - the library's version as SMARM_VERSION_HEX packs it.
+ *
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API unsigned smarm_version(void);
+
+/*
+ * smarm_version_string() - the library's version as "MAJOR.MINOR.PATCH".
+ *
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_version_string(void);
+
+/* ------------------------------------------------------------------------
+ * Configuration
+ * --------------------------------------------------------------------- */
+
+/*
+ * Option ids for smarm_config_set_int() and smarm_spawn_opts_set_int().
+ *
+ * SMARM_OPT_WORKERS         worker threads, 1..64; the thread calling
+ *                           smarm_node_run() is one of them. Default: the
+ *                           number of online CPUs (at most 64).
+ * SMARM_OPT_MAX_ACTORS      most actors alive at once, including the root,
+ *                           1..2^31. The slot table grows on demand up to
+ *                           it. Default 1048576.
+ * SMARM_OPT_STACK_RESERVE   usable stack bytes per actor, rounded up to a
+ *                           page, 4096..1 GiB. Default 65536. Also a spawn
+ *                           option.
+ * SMARM_OPT_STACK_GUARD     PROT_NONE guard bytes below each stack, rounded
+ *                           up to a page, 4096..1 GiB. Default 1 MiB. Also
+ *                           a spawn option.
+ * SMARM_OPT_STACK_POOL_CAP  recycled default-shaped stacks kept for reuse,
+ *                           0..1048576. Default max(16, 4 * workers).
+ * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
+ *                           (smarm_check, runtime calls) makes it yield,
+ *                           10000..10^10. Default 2000000 (2 ms).
+ */
+enum smarm_opt {
+	SMARM_OPT_WORKERS = 1,
+	SMARM_OPT_MAX_ACTORS = 2,
+	SMARM_OPT_STACK_RESERVE = 3,
+	SMARM_OPT_STACK_GUARD = 4,
+	SMARM_OPT_STACK_POOL_CAP = 5,
+	SMARM_OPT_TIMESLICE_NS = 6,
+};
+
+/*
+ * smarm_config_alloc() - create a configuration holding every default.
+ *
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out is NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread; one config must not be used by two threads
+ * at once. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_alloc(smarm_config_t **out);
+
+/*
+ * smarm_config_free() - free a configuration. NULL is a no-op. A node
+ * opened from it keeps its own copy. Since: SMARM_0.1.
+ */
+SMARM_API void smarm_config_free(smarm_config_t *cfg);
+
+/*
+ * smarm_config_set_int() - set one SMARM_OPT_* value.
+ *
+ * The value is checked against the range documented for the option.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, unknown option, or value out
+ * of range (the config is unchanged). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt,
+				   int64_t value);
+
+/*
+ * smarm_config_get_int() - read one SMARM_OPT_* value (defaults resolved).
+ *
+ * Returns: 0. Errors: SMARM_EINVAL cfg or out NULL, or unknown option.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_get_int(const smarm_config_t *cfg, int opt,
+				   int64_t *out);
+
+/* ------------------------------------------------------------------------
+ * Node
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_node_open() - create a node (a runtime instance).
+ *
+ * cfg may be NULL for all defaults; it is copied. No thread starts until
+ * smarm_node_run(). Several nodes may exist in one process.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg);
+
+/*
+ * smarm_node_close() - destroy a node. NULL is a no-op (returns 0).
+ *
+ * The node must not be running. Pointers to it held by other threads
+ * become invalid.
+ * Returns: 0. Errors: SMARM_ESTATE the node is running (nothing is freed).
+ * Thread-safety: any thread except the node's own workers. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_close(smarm_node_t *node);
+
+/*
+ * smarm_exit_kind - how an actor ended (smarm_actor_join, smarm_node_run).
+ *
+ * SMARM_EXIT_NORMAL   its body returned or it called smarm_actor_exit().
+ * SMARM_EXIT_CRASHED  it called smarm_actor_crash(reason), or the runtime
+ *                     could not give it a stack (reason SMARM_ENOMEM).
+ * SMARM_EXIT_STOPPED  it observed a stop request (smarm_actor_stop).
+ */
+enum smarm_exit_kind {
+	SMARM_EXIT_NORMAL = 0,
+	SMARM_EXIT_CRASHED = 1,
+	SMARM_EXIT_STOPPED = 2,
+};
+
+/*
+ * smarm_node_run() - run `root` as the root actor until no actor is left.
+ *
+ * The calling thread becomes worker 0; the other workers are started for
+ * the run and joined before it returns. When the root actor ends, every
+ * actor still alive is asked to stop (root exit means the program is done)
+ * and the run returns once they have all ended. Pending timers do not keep
+ * a run open. A node can run again after a run returns.
+ *
+ * how and reason (either may be NULL) receive how the root ended and its
+ * crash reason (0 unless crashed).
+ * Returns: 0 once the run is over, whatever the root's outcome.
+ * Errors: SMARM_EINVAL node or root NULL; SMARM_ESTATE the node is already
+ * running, or the caller is an actor; SMARM_ENOMEM the root could not be
+ * spawned (nothing ran); SMARM_ESYSTEM fewer worker threads than
+ * configured could be started (the run still completed on the others).
+ * Thread-safety: any thread that is not an actor. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_run(smarm_node_t *node, smarm_actor_cb root,
+			     void *arg, int *how, intptr_t *reason);
+
+/*
+ * smarm_node_current() - the node of the calling actor, or NULL when the
+ * caller is not an actor. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API smarm_node_t *smarm_node_current(void);
+
+/*
+ * Statistics ids for smarm_node_get_int().
+ *
+ * SMARM_STAT_LIVE_ACTORS    actors alive now.
+ * SMARM_STAT_SLOTS          slots in the slot table (grows on demand).
+ * SMARM_STAT_FREE_SLOTS     slots not occupied by any actor.
+ * SMARM_STAT_RUN_QUEUE      actors waiting in the run queue (approximate).
+ * SMARM_STAT_STACK_POOL     recycled stacks held in the pool.
+ * SMARM_STAT_WORKERS        worker threads of a run.
+ * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
+ */
+enum smarm_stat {
+	SMARM_STAT_LIVE_ACTORS = 1,
+	SMARM_STAT_SLOTS = 2,
+	SMARM_STAT_FREE_SLOTS = 3,
+	SMARM_STAT_RUN_QUEUE = 4,
+	SMARM_STAT_STACK_POOL = 5,
+	SMARM_STAT_WORKERS = 6,
+	SMARM_STAT_SPAWNED = 7,
+};
+
+/*
+ * smarm_node_get_int() - read one SMARM_STAT_* value.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL node or out NULL, or unknown id.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_get_int(const smarm_node_t *node, int stat,
+				 int64_t *out);
+
+/*
+ * smarm_node_stop_actor() - ask an actor of `node` to stop, from any thread.
+ *
+ * The same as smarm_actor_stop() but usable from plain OS threads (a
+ * signal-handling thread, a foreign event loop): the target observes the
+ * request at its next safe point, runs its cleanup handlers and ends with
+ * SMARM_EXIT_STOPPED. A parked target is woken.
+ * Returns: 0. Errors: SMARM_EINVAL node NULL; SMARM_ENOPROC pid names no
+ * live actor of this node (also when the node is not running).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid);
+
+/* ------------------------------------------------------------------------
+ * Actors
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_pid_eq() - whether two pids name the same actor.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
+
+/*
+ * smarm_spawn_opts_alloc() - create spawn options (all fields unset: the
+ * node's defaults apply). Only SMARM_OPT_STACK_RESERVE and
+ * SMARM_OPT_STACK_GUARD are spawn options.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_spawn_opts_alloc(smarm_spawn_opts_t **out);
+
+/* smarm_spawn_opts_free() - free spawn options; NULL is a no-op. */
+SMARM_API void smarm_spawn_opts_free(smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_spawn_opts_set_int() - set a stack option for spawns using opts.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL opts NULL, not a spawn option, or out
+ * of the option's range. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
+				       int64_t value);
+
+/*
+ * smarm_actor_spawn() - start a new actor running fn(arg).
+ *
+ * The new actor is queued to run; the caller continues. Its parent is the
+ * caller. If out is non-NULL the actor is *joinable*: its slot is kept
+ * after it ends until smarm_actor_join() or smarm_actor_detach() is called
+ * on it (as with pthreads). If out is NULL the actor starts detached.
+ * opts may be NULL. The stack is given to the actor when it first runs: a
+ * stack that cannot be mapped then ends the actor as SMARM_EXIT_CRASHED
+ * with reason SMARM_ENOMEM.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR caller is not
+ * an actor; SMARM_EATCAPACITY SMARM_OPT_MAX_ACTORS actors are alive;
+ * SMARM_ENOMEM the slot table could not grow.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn,
+				void *arg, const smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_actor_try_spawn() - smarm_actor_spawn() for callers that expect to
+ * run into the actor limit (an accept loop under overload).
+ *
+ * Identical results and errors; the slot is claimed before anything else
+ * is touched, so a refusal costs one lock and no allocation.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_try_spawn(smarm_pid_t *out, smarm_actor_cb fn,
+				    void *arg, const smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_actor_join() - wait for a joinable actor to end and learn how.
+ *
+ * Parks until the actor has ended, then releases its slot. how (a
+ * smarm_exit_kind) and reason (the crash reason, else 0) may be NULL.
+ * Each joinable actor is joined or detached exactly once.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_EINVAL pid is the caller;
+ * SMARM_ENOPROC pid names no actor (never spawned, already joined or
+ * detached and gone); SMARM_ESTATE the actor is detached or another actor
+ * is already joining it. Safe point (a stop request ends the caller).
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_join(smarm_pid_t pid, int *how, intptr_t *reason);
+
+/*
+ * smarm_actor_detach() - give up the right to join an actor; its slot is
+ * released as soon as it ends (or now, if it already has).
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOPROC; SMARM_ESTATE already
+ * detached or being joined. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_detach(smarm_pid_t pid);
+
+/*
+ * smarm_actor_self() - the calling actor's pid, SMARM_PID_NONE when the
+ * caller is not an actor. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API smarm_pid_t smarm_actor_self(void);
+
+/*
+ * smarm_actor_is_alive() - whether pid names a live actor of the caller's
+ * node (false outside an actor). Thread-safety: any thread.
+ * Since: SMARM_0.1.
+ */
+SMARM_API bool smarm_actor_is_alive(smarm_pid_t pid);
+
+/*
+ * smarm_actor_yield() - let other queued actors run, then continue.
+ *
+ * Returns: 0. Errors: SMARM_ENOTACTOR. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_yield(void);
+
+/*
+ * smarm_actor_sleep() - park the calling actor for at least ns nanoseconds.
+ *
+ * Returns: 0. Errors: SMARM_ENOTACTOR. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_sleep(uint64_t ns);
+
+/*
+ * smarm_check() - an explicit safe point for long computations.
+ *
+ * Observes a pending stop request (the actor ends) and yields if the
+ * actor has used up its timeslice (SMARM_OPT_TIMESLICE_NS). Cheap enough
+ * for inner loops: a TLS load and a clock read.
+ * Returns: 0, also outside an actor (then it does nothing).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_check(void);
+
+/*
+ * smarm_actor_exit() - end the calling actor normally.
+ *
+ * Its cleanup handlers run (newest first), then it ends with
+ * SMARM_EXIT_NORMAL. Does not return when called from an actor.
+ * Returns: only SMARM_ENOTACTOR. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_exit(void);
+
+/*
+ * smarm_actor_crash() - end the calling actor as crashed.
+ *
+ * Only the calling actor ends: its cleanup handlers run, then it ends with
+ * SMARM_EXIT_CRASHED and `reason`, which its joiner receives. reason is
+ * opaque to the runtime (an error code, or a pointer the application
+ * keeps valid). Does not return when called from an actor.
+ * Returns: only SMARM_ENOTACTOR. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_crash(intptr_t reason);
+
+/*
+ * smarm_actor_stop() - ask an actor of the caller's node to stop.
+ *
+ * Sets the target's stop flag and wakes it if parked. The target ends with
+ * SMARM_EXIT_STOPPED at its next safe point (park entry or wake, yield,
+ * smarm_check, a runtime call), after its cleanup handlers ran. A stop of
+ * the caller itself takes effect at its next safe point. Stopping an
+ * actor that is already exiting is harmless.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOPROC no such live actor.
+ * Thread-safety: actor context only (see smarm_node_stop_actor for other
+ * threads). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_stop(smarm_pid_t pid);
+
+/*
+ * smarm_cleanup_push() - register fn(arg) to run when the actor ends.
+ *
+ * Handlers run newest first on every exit path: the body returning,
+ * smarm_actor_exit, smarm_actor_crash and a stop. They run on the actor's
+ * stack with no runtime lock held and may call the runtime (including
+ * blocking calls); a stop request is not observed again while they run.
+ * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_cleanup_push(smarm_cleanup_cb fn, void *arg);
+
+/*
+ * smarm_cleanup_pop() - remove the newest cleanup handler, running it
+ * first if execute is true.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOENT no handler is pushed.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_cleanup_pop(bool execute);
+
+/* ------------------------------------------------------------------------
+ * Time and timers
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API uint64_t smarm_now_ns(void);
+
+/*
+ * smarm_chan_send_after() - send a copy of *elem on ch after delay_ns.
+ *
+ * The element is copied now; ownership of what it refers to passes to the
+ * timer. When the timer fires the element is sent as by smarm_chan_send;
+ * if that fails (the receiver is gone) the channel's destructor runs on it.
+ * A timer that has not fired when the run ends is dropped (destructor
+ * runs): timers never keep a run open. The timer holds a sender reference
+ * on ch until it fires or is cancelled, so the channel does not close
+ * before then.
+ * out (may be NULL) receives an id for smarm_timer_cancel.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ENOTACTOR;
+ * SMARM_ECLOSED every sender reference is gone; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
+				    uint64_t delay_ns, smarm_timer_t *out);
+
+/*
+ * smarm_timer_cancel() - cancel a pending timed send of the caller's node.
+ *
+ * On success the element is never sent and the channel's destructor runs
+ * on it.
+ * Returns: 0 cancelled. Errors: SMARM_ENOTACTOR; SMARM_ENOENT the timer
+ * already fired, was cancelled, or never existed.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_timer_cancel(smarm_timer_t timer);
+
+/* ------------------------------------------------------------------------
+ * Channels
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_chan_alloc() - create an unbounded multi-producer, single-consumer
+ * channel of elem_size-byte elements.
+ *
+ * The caller receives the channel holding one *sender reference* and the
+ * *receiver reference*. More sender references come from
+ * smarm_chan_sender_dup(). When the last sender reference is freed the
+ * channel is *closed*: the receiver still gets every queued element, then
+ * SMARM_ECLOSED. When the receiver reference is freed, queued elements are
+ * destroyed and later sends fail with SMARM_ECLOSED. The channel's memory
+ * is released when both kinds of reference are gone.
+ *
+ * Elements are copied in and out (memcpy); elem_free (may be NULL) is run
+ * on any element that is never received.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL or elem_size 0 or > 65536;
+ * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
+			       smarm_elem_free_cb elem_free);
+
+/*
+ * smarm_chan_sender_dup() - take one more sender reference.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ECLOSED the last sender
+ * reference is already gone. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_sender_free() - give up one sender reference. The last one
+ * closes the channel and wakes a parked receiver.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no sender
+ * reference is left. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_receiver_free() - give up the receiver reference. Queued
+ * elements are destroyed (elem_free runs on each, outside any lock).
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE already freed.
+ * Thread-safety: any thread, but not while an actor is receiving on ch.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_send() - append a copy of *elem; never blocks.
+ *
+ * On success the channel owns the element; on failure the caller still
+ * does. Wakes a receiver parked on the channel, also from a plain OS
+ * thread. Elements are received in the order sends completed.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED the
+ * receiver is gone; SMARM_ENOMEM the queue could not grow.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
+
+/*
+ * smarm_chan_recv() - take the oldest element into *out, parking while the
+ * channel is empty and open.
+ *
+ * Only one actor may receive on a channel at a time.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR;
+ * SMARM_ECLOSED closed and drained; SMARM_ESTATE the receiver reference
+ * was freed, or another actor is parked receiving on ch. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
+
+/*
+ * smarm_chan_recv_timeout() - smarm_chan_recv() that gives up after
+ * timeout_ns. A message that races the deadline wins. 0 polls (it still
+ * lets due timers run first).
+ * Returns: 0. Errors: as smarm_chan_recv, plus SMARM_ETIMEDOUT.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
+				      uint64_t timeout_ns);
+
+/*
+ * smarm_chan_try_recv() - take the oldest element if there is one; never
+ * parks.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN empty and open;
+ * SMARM_ECLOSED closed and drained; SMARM_ESTATE receiver freed.
+ * Thread-safety: any thread, one receiver at a time. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
+
+/*
+ * smarm_chan_len() - elements queued now (a snapshot), or a negative
+ * SMARM_EINVAL when ch is NULL. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int64_t smarm_chan_len(smarm_chan_t *ch);
+
+/*
+ * smarm_select() - wait until one of n channels is ready and say which.
+ *
+ * Ready means a receive would not park: an element is queued or the
+ * channel is closed. Arms are checked in index order, so a lower index
+ * wins when several are ready (priority, no fairness). A closed arm stays
+ * ready forever: drop it from the set once seen. select only reports the
+ * index; consume with smarm_chan_try_recv. The caller must be the only
+ * receiver of every arm.
+ * Returns: 0, *ready set. Errors: SMARM_EINVAL arms or ready NULL, a NULL
+ * arm, n 0 or > 64; SMARM_ENOTACTOR; SMARM_ESTATE an arm's receiver
+ * reference was freed or another actor is receiving on it. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_select(smarm_chan_t *const arms[], size_t n,
+			   size_t *ready);
+
+/*
+ * smarm_select_timeout() - smarm_select() that gives up after timeout_ns
+ * (0 polls). A ready arm, closed ones included, wins over the deadline.
+ * Returns: 0. Errors: as smarm_select, plus SMARM_ETIMEDOUT.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
+				   uint64_t timeout_ns, size_t *ready);
+
+/* ------------------------------------------------------------------------
+ * Green mutex
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_mutex_alloc() - create an unlocked green mutex.
+ *
+ * Contention parks the actor, not the worker. Unlock hands the lock
+ * directly to the oldest waiter (FIFO; no barging). Not reentrant and
+ * never poisoned.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_alloc(smarm_mutex_t **out);
+
+/*
+ * smarm_mutex_free() - free an unlocked mutex with no waiters. NULL is a
+ * no-op. Returns: 0. Errors: SMARM_ESTATE locked or waited on (not freed).
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
+
+/*
+ * smarm_mutex_lock() - acquire m, waiting at most timeout_ns.
+ *
+ * The timeout is mandatory: a green deadlock becomes SMARM_ETIMEDOUT
+ * instead of a hang. From a plain OS thread the call spins with
+ * sched_yield until the deadline.
+ * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL;
+ * SMARM_ETIMEDOUT. Safe point in an actor (a stop ends the caller, who
+ * then does not hold m).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
+
+/*
+ * smarm_mutex_try_lock() - acquire m only if it is free and nobody waits.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN it is held.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_try_lock(smarm_mutex_t *m);
+
+/*
+ * smarm_mutex_unlock() - release m, handing it to the oldest waiter.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_ESTATE the caller does not hold
+ * m. Thread-safety: the holder (an actor, or the OS thread that locked it
+ * from outside any actor). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_unlock(smarm_mutex_t *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMARM_SMARM_H */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * arch.h - the only door to CPU- and OS-specific code: context switch,
+ * cycle counter, futex, monotonic clock, page size, and the sanitizer
+ * fiber annotations that let ASan follow stack switches.
+ *
+ * Ownership: stateless helpers; callers own every buffer passed in.
+ * Invariants: INV-1 smarm__ctx_switch is an opaque call, so the compiler
+ * never keeps a TLS address or a callee-saved value across it in a way
+ * the switch does not restore. See: docs/architecture.md.
+ */
+#ifndef SMARM_ARCH_H
+#define SMARM_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#if !defined(__x86_64__) || !defined(__linux__)
+#error "libsmarm currently supports x86-64 Linux only"
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SMARM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SMARM_ASAN 1
+#endif
+#endif
+
+/* Save the current context into *save_sp and resume the one at load_sp. */
+void smarm__ctx_switch(void **save_sp, void *load_sp);
+
+/* The entry trampoline an initial frame returns into. */
+void smarm__ctx_entry(void);
+
+/*
+ * Build the initial frame of a fresh stack whose highest usable byte is
+ * below `top`; the first switch to the returned sp calls
+ * smarm__actor_main(arg) with a conforming stack.
+ */
+void *smarm__ctx_init(void *top, void *arg);
+
+static inline uint64_t smarm__cycles(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Unordered cycle count: cheaper, fine for timeslice accounting. */
+static inline uint64_t smarm__cycles_fast(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void smarm__cpu_relax(void)
+{
+	__asm__ volatile("pause" ::: "memory");
+}
+
+uint64_t smarm__clock_ns(void);
+size_t smarm__page_size(void);
+int smarm__online_cpus(void);
+
+/* futex on a private 32-bit word; rel_ns 0 waits forever. */
+void smarm__futex_wait(uint32_t *word, uint32_t expect, uint64_t rel_ns);
+void smarm__futex_wake(uint32_t *word, int count);
+
+/* The bounds of the calling OS thread's own stack (for ASan). */
+void smarm__thread_stack(void **bottom, size_t *size);
+
+/*
+ * Fiber annotations around a switch. `fake` is per-switch scratch; pass
+ * dying=1 when the current stack is being left for good.
+ */
+#ifdef SMARM_ASAN
+void __sanitizer_start_switch_fiber(void **fake, const void *bottom,
+				    size_t size);
+void __sanitizer_finish_switch_fiber(void *fake, const void **bottom_old,
+				     size_t *size_old);
+#define SMARM_FIBER_START(fakep, dying, bottom, size)                         \
+	__sanitizer_start_switch_fiber((dying) ? NULL : (fakep), (bottom),    \
+				       (size))
+#define SMARM_FIBER_FINISH(fake) __sanitizer_finish_switch_fiber((fake), NULL, NULL)
+#else
+#define SMARM_FIBER_START(fakep, dying, bottom, size) ((void)(fakep))
+#define SMARM_FIBER_FINISH(fake) ((void)(fake))
+#endif
+
+#endif /* SMARM_ARCH_H */

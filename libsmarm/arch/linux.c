@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * linux.c - the OS half of arch.h: futex, clock, page size, thread stack
+ * bounds, and the initial frame of a fresh actor stack.
+ *
+ * Ownership: stateless. Invariants: INV-1 the initial frame matches the
+ * pop order of smarm__ctx_switch in x86_64.S exactly. See:
+ * docs/architecture.md.
+ */
+
+#include "arch.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void *smarm__ctx_init(void *top, void *arg)
+{
+	uintptr_t t = (uintptr_t)top & ~(uintptr_t)15;
+	uint64_t *w = (uint64_t *)t;
+
+	w[-1] = 0;                          /* fake caller: ends unwinding */
+	w[-2] = (uint64_t)(uintptr_t)smarm__ctx_entry; /* ret target */
+	w[-3] = 0;                          /* rbp */
+	w[-4] = 0;                          /* rbx */
+	w[-5] = (uint64_t)(uintptr_t)arg;   /* r12: smarm__actor_main(arg) */
+	w[-6] = 0;                          /* r13 */
+	w[-7] = 0;                          /* r14 */
+	w[-8] = 0;                          /* r15 */
+	w[-9] = 0x1f80;                     /* MXCSR: SysV default */
+	w[-10] = 0x037f;                    /* x87 CW: SysV default */
+	return &w[-10];
+}
+
+uint64_t smarm__clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+size_t smarm__page_size(void)
+{
+	static size_t page;
+	if (page == 0)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+int smarm__online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : (int)n;
+}
+
+void smarm__futex_wait(uint32_t *word, uint32_t expect, uint64_t rel_ns)
+{
+	struct timespec ts;
+	struct timespec *tsp = NULL;
+	if (rel_ns != 0) {
+		ts.tv_sec = (time_t)(rel_ns / 1000000000u);
+		ts.tv_nsec = (long)(rel_ns % 1000000000u);
+		tsp = &ts;
+	}
+	/* EAGAIN, EINTR and ETIMEDOUT all mean "re-check": callers loop. */
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expect, tsp, NULL, 0);
+}
+
+void smarm__futex_wake(uint32_t *word, int count)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+void smarm__thread_stack(void **bottom, size_t *size)
+{
+	pthread_attr_t attr;
+	*bottom = NULL;
+	*size = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		pthread_attr_getstack(&attr, bottom, size);
+		pthread_attr_destroy(&attr);
+	}
+}

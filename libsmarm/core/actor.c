@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * actor.c - the actor lifecycle: spawn, entry, the exit paths (return,
+ * exit, crash, stop) with their cleanup handlers, finalize, join, detach
+ * and stop requests.
+ *
+ * Cancellation without unwinding. A stop request sets the target's stop
+ * flag (under its cold lock, so a reused slot is never hit) and wakes it
+ * with the one wildcard wake. The target observes the flag at a safe point
+ * (park entry and wake, yield, smarm_check, runtime calls), where by
+ * construction it holds no runtime lock. It then runs the undo hook of the
+ * wait it is in (wc_fn: unregister from a channel, a mutex queue, a
+ * join), its cleanup handlers newest first, and switches to its scheduler
+ * for good; the stack is simply abandoned and recycled. Every exit path
+ * goes through smarm__terminate, so handlers run exactly once each.
+ *
+ * finalize (scheduler side, after the actor's last switch): recycle the
+ * stack; under the cold lock publish DONE and take the joiner; wake the
+ * joiner; reclaim the slot if nobody owes a join; if this was the root,
+ * ask every remaining actor to stop; live -= 1 last (core.h INV-4).
+ *
+ * Ownership: a slot is owned by its spawner until published, then by
+ * whichever worker holds its claim; the cold fields by the cold lock.
+ * Locking: cold (LEAF) per slot; free list (LEAF) is never nested in it.
+ * Invariants: INV-1 the three-place reset: fields are set at slot
+ * creation, at install (spawn) and at reclaim. INV-2 death notification
+ * precedes reclamation.
+ * See: docs/architecture.md (Actors, Cancellation).
+ */
+#include "core.h"
+
+#include <stdlib.h>
+
+int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
+		 uint64_t *out, smarm_actor_cb fn, void *arg,
+		 const struct smarm_spawn_opts *opts, bool joinable)
+{
+	uint32_t idx;
+	struct smarm__slot *s;
+	uint32_t gen;
+	uint64_t pid;
+	int rc = smarm__slot_alloc(n, &idx);
+
+	if (rc != 0)
+		return rc;
+	s = smarm__slot_at(n, idx);
+	gen = W_GEN(atomic_load_explicit(&s->word, memory_order_relaxed));
+	pid = smarm__pid_make(gen, idx);
+
+	/* Install (INV-1): the slot is VACANT and ours until published. */
+	atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
+	s->exiting = 0;
+	s->joinable = joinable;
+	s->has_joiner = 0;
+	s->cl_len = 0;
+	s->fn = fn;
+	s->arg = arg;
+	s->parent = parent ? smarm__pid_make(W_GEN(atomic_load_explicit(
+							 &parent->word,
+							 memory_order_relaxed)),
+					     parent->index)
+			   : 0;
+	s->sp = NULL;
+	s->hwm = 0;
+	s->stk_base = NULL;
+	s->stk_reserve = (opts && opts->reserve) ? opts->reserve
+						 : n->stk_reserve;
+	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
+	s->wc_fn = NULL;
+	s->wc_arg = NULL;
+	s->how = SMARM_EXIT_NORMAL;
+	s->reason = 0;
+
+	atomic_fetch_add_explicit(&n->live, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);
+	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_QUEUED),
+			      memory_order_release);
+	if (out != NULL)
+		*out = pid;
+	smarm__enqueue(n, pid);
+	return 0;
+}
+
+void smarm__actor_main(struct smarm__slot *s)
+{
+	SMARM_FIBER_FINISH(NULL);
+	s->fn(s->arg);
+	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
+}
+
+void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
+{
+	if (!s->exiting) {
+		s->exiting = 1;
+		s->how = how;
+		s->reason = reason;
+		/* Later stop requests see the flag set and do not wake us. */
+		atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
+	}
+	if (s->wc_fn != NULL) {
+		void (*undo)(void *, struct smarm__slot *) = s->wc_fn;
+		s->wc_fn = NULL;
+		undo(s->wc_arg, s);
+	}
+	/* A handler may itself exit; it then finishes the rest. */
+	while (s->cl_len > 0) {
+		struct smarm__cleanup c = s->cl[--s->cl_len];
+		c.fn(c.arg);
+	}
+	smarm__switch_out(s, INTENT_DONE);
+	smarm__panic("actor: a finished actor was resumed");
+}
+
+static void reclaim(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint32_t gen = W_GEN(w) + 1;
+	if (gen == 0)
+		gen = 1; /* generation 0 is never issued (pid 0 = none) */
+	s->fn = NULL;
+	s->arg = NULL;
+	s->joinable = 0;
+	s->has_joiner = 0;
+	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_VACANT),
+			      memory_order_release);
+}
+
+void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
+{
+	struct smarm_node *n = w->node;
+	uint64_t w0 = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t pid = smarm__pid_make(W_GEN(w0), s->index);
+	bool is_root = pid == n->root;
+	struct smarm__waiter joiner = {NULL, 0, 0};
+	bool free_slot;
+
+	smarm__stack_release(n, s);
+	s->sp = NULL;
+
+	smarm__lock(&s->cold, SMARM__RANK_LEAF);
+	atomic_store_explicit(&s->word, W_MAKE(W_GEN(w0), 0, ST_DONE),
+			      memory_order_release);
+	if (is_root) {
+		n->root_how = s->how;
+		n->root_reason = s->reason;
+		s->joinable = 0;
+	}
+	if (s->has_joiner) {
+		joiner.node = n;
+		joiner.pid = s->joiner;
+		joiner.epoch = s->joiner_epoch;
+	}
+	free_slot = !s->joinable;
+	if (free_slot)
+		reclaim(s);
+	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+
+	if (joiner.node != NULL)
+		smarm__unpark_at(n, joiner.pid, joiner.epoch);
+	if (free_slot)
+		smarm__slot_free(n, s->index);
+	if (is_root)
+		smarm__stop_all(n);
+	atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
+}
+
+int smarm__request_stop(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	uint64_t w;
+	bool wake = false;
+
+	if (s == NULL || PID_GEN(pid) == 0)
+		return SMARM_ENOPROC;
+	smarm__lock(&s->cold, SMARM__RANK_LEAF);
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
+	    W_STATE(w) == ST_DONE) {
+		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		return SMARM_ENOPROC;
+	}
+	wake = atomic_exchange_explicit(&s->stop, 1, memory_order_relaxed) == 0;
+	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	if (wake)
+		smarm__unpark_any(n, pid);
+	return 0;
+}
+
+/* Root exit: the program is done; every actor still alive is stopped. */
+void smarm__stop_all(struct smarm_node *n)
+{
+	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
+	for (uint32_t i = 0; i < count; i++) {
+		struct smarm__slot *s = smarm__slot_at(n, i);
+		uint64_t w = atomic_load_explicit(&s->word,
+						  memory_order_acquire);
+		uint32_t st = W_STATE(w);
+		if (st != ST_VACANT && st != ST_DONE)
+			smarm__request_stop(n, smarm__pid_make(W_GEN(w), i));
+	}
+}
+
+/* ------------------------------------------------------------ join */
+
+static void join_undo(void *arg, struct smarm__slot *me)
+{
+	struct smarm__slot *t = arg;
+	(void)me;
+	smarm__lock(&t->cold, SMARM__RANK_LEAF);
+	t->has_joiner = 0;
+	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+}
+
+int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
+		int *how, intptr_t *reason)
+{
+	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
+	uint64_t mypid = smarm__pid_make(
+		W_GEN(atomic_load_explicit(&me->word, memory_order_relaxed)),
+		me->index);
+
+	if (t == NULL || PID_GEN(pid) == 0)
+		return SMARM_ENOPROC;
+	if (t == me)
+		return SMARM_EINVAL;
+	smarm__observe_stop(me);
+	for (;;) {
+		uint64_t w;
+		smarm__lock(&t->cold, SMARM__RANK_LEAF);
+		w = atomic_load_explicit(&t->word, memory_order_acquire);
+		if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT) {
+			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			return SMARM_ENOPROC;
+		}
+		if (!t->joinable ||
+		    (t->has_joiner && t->joiner != mypid)) {
+			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			return SMARM_ESTATE;
+		}
+		if (W_STATE(w) == ST_DONE) {
+			if (how)
+				*how = t->how;
+			if (reason)
+				*reason = t->reason;
+			reclaim(t);
+			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			smarm__slot_free(n, t->index);
+			return 0;
+		}
+		t->has_joiner = 1;
+		t->joiner = mypid;
+		t->joiner_epoch = smarm__begin_wait(me);
+		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		me->wc_fn = join_undo;
+		me->wc_arg = t;
+		smarm__park(me);
+		me->wc_fn = NULL;
+	}
+}
+
+int smarm__detach(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
+	uint64_t w;
+	bool done;
+
+	if (t == NULL || PID_GEN(pid) == 0)
+		return SMARM_ENOPROC;
+	smarm__lock(&t->cold, SMARM__RANK_LEAF);
+	w = atomic_load_explicit(&t->word, memory_order_acquire);
+	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT) {
+		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		return SMARM_ENOPROC;
+	}
+	if (!t->joinable || t->has_joiner) {
+		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		return SMARM_ESTATE;
+	}
+	t->joinable = 0;
+	done = W_STATE(w) == ST_DONE;
+	if (done)
+		reclaim(t);
+	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+	if (done)
+		smarm__slot_free(n, t->index);
+	return 0;
+}
+
+/* --------------------------------------------------------- cleanups */
+
+int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
+{
+	if (s->cl_len == s->cl_cap) {
+		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 4;
+		struct smarm__cleanup *cl = realloc(s->cl, cap * sizeof *cl);
+		if (cl == NULL)
+			return SMARM_ENOMEM;
+		s->cl = cl;
+		s->cl_cap = cap;
+	}
+	s->cl[s->cl_len].fn = fn;
+	s->cl[s->cl_len].arg = arg;
+	s->cl_len++;
+	return 0;
+}
+
+int smarm__cleanup_pop(struct smarm__slot *s, bool execute)
+{
+	struct smarm__cleanup c;
+	if (s->cl_len == 0)
+		return SMARM_ENOENT;
+	c = s->cl[--s->cl_len];
+	if (execute)
+		c.fn(c.arg);
+	return 0;
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h - internal interface of the core layer: the node, its workers,
+ * the slot table with the packed state word, stacks, timers and the
+ * parking protocol that every blocking primitive above is built on.
+ *
+ * Glossary.
+ *   node    one runtime instance (smarm_node_t): config, slot table, run
+ *           queue, timers, stack pool, idle coordinator, workers.
+ *   worker  an OS thread running the scheduler loop (worker 0 is the
+ *           thread that called smarm_node_run).
+ *   slot    the per-actor record, found by pid index; reused for new actors
+ *           with a bumped generation.
+ *   word    the slot's packed atomic state: gen<<32 | epoch<<8 | state.
+ *   epoch   a 24-bit wait identity. Every wait opens one (begin_wait);
+ *           wakers register (pid, epoch); a wake succeeds only for the
+ *           current epoch and consumes it, so stale wakes die at one CAS.
+ *
+ * Ownership: the node owns everything here. Workers exist only during a
+ * run. Slots are never freed before the node is closed.
+ * Locking: see lock.h for ranks. Slot fields are written by the slot's
+ * owner (the spawner before publish; the running actor; the scheduler
+ * holding the claim) except the fields marked "cold", which need the
+ * slot's cold lock.
+ * Invariants:
+ *   INV-1 a pid is in the run queue at most once (pushes pair with
+ *         transitions into QUEUED; only a scheduler moves QUEUED->RUNNING).
+ *   INV-2 the only wildcard wake is a stop request; every other waker is
+ *         epoch-stamped.
+ *   INV-3 a wait that ends without parking calls smarm__retire_wait.
+ *   INV-4 live_actors is decremented last in finalize, after every wake it
+ *         produced, so live==0 with an empty queue means the run is over.
+ *   INV-5 a registration carrying a node pointer exists only while its
+ *         actor is inside that wait (removed on wake, timeout or stop), so
+ *         a foreign-thread waker never touches a node whose run ended.
+ *   INV-6 death notifications (joiner wake) precede slot reclamation.
+ * See: docs/architecture.md.
+ */
+#ifndef SMARM_CORE_H
+#define SMARM_CORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smarm/smarm.h"
+#include "../arch/arch.h"
+#include "lock.h"
+
+#define SMARM__MAX_WORKERS 64
+#define SMARM__SEG_BASE 256u  /* slots in segment 0; segment s has BASE<<s */
+#define SMARM__MAX_SEGS 24
+#define SMARM__NO_INDEX UINT32_MAX
+
+/* Slot states (low 8 bits of the word). */
+enum {
+	ST_VACANT = 0,
+	ST_QUEUED = 1,
+	ST_RUNNING = 2,
+	ST_NOTIFIED = 3, /* running, and a wake landed: next park returns */
+	ST_PARKED = 4,
+	ST_DONE = 5,
+};
+
+#define W_STATE(w) ((uint32_t)((w)&0xffu))
+#define W_EPOCH(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
+#define W_GEN(w) ((uint32_t)((w) >> 32))
+#define W_MAKE(gen, epoch, st)                                                \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |     \
+	 (uint64_t)(st))
+
+static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
+{
+	return ((uint64_t)gen << 32) | idx;
+}
+#define PID_GEN(id) ((uint32_t)((id) >> 32))
+#define PID_IDX(id) ((uint32_t)(id))
+
+/* Why an actor switched back to its scheduler. */
+enum { INTENT_YIELD = 1, INTENT_PARK = 2, INTENT_DONE = 3 };
+
+/* Result of an unpark attempt. */
+enum { UNPARK_NOOP = 0, UNPARK_NOTIFIED = 1, UNPARK_ENQUEUE = 2 };
+
+struct smarm__cleanup {
+	smarm_cleanup_cb fn;
+	void *arg;
+};
+
+struct smarm__slot {
+	_Atomic uint64_t word;  /* gen<<32 | epoch<<8 | state */
+	void *sp;               /* saved stack pointer while switched out */
+	uintptr_t hwm;          /* lowest sp ever saved (sampled high-water) */
+	_Atomic uint8_t stop;   /* stop requested (set under cold lock) */
+	uint8_t exiting;        /* cleanups running; stop not observed */
+	uint8_t joinable;       /* cold: a join/detach is still owed */
+	uint8_t has_joiner;     /* cold: joiner_* is valid */
+	uint32_t index;         /* constant: own index */
+	uint32_t next_free;     /* free-list link (free-list lock) */
+	uint32_t cl_len;        /* cleanup handlers pushed */
+	uint32_t cl_cap;        /* capacity of cl (kept across tenants) */
+	smarm_actor_cb fn;      /* body */
+	void *arg;
+	uint64_t parent;        /* parent pid id (0: the run itself) */
+	void *stk_base;         /* mapping base (guard first); NULL: none yet */
+	size_t stk_reserve;     /* requested, page-rounded usable bytes */
+	size_t stk_guard;       /* requested, page-rounded guard bytes */
+	struct smarm__cleanup *cl; /* cleanup stack, newest last */
+	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
+	void *wc_arg;
+	int how;                /* outcome kind, valid once exiting */
+	intptr_t reason;        /* crash reason */
+	uint64_t joiner;        /* cold: pid id of the joining actor */
+	uint32_t joiner_epoch;  /* cold */
+	smarm__lock_t cold;     /* guards the fields marked cold */
+};
+
+/* A parked-waiter registration (channels, mutexes, joins). */
+struct smarm__waiter {
+	struct smarm_node *node; /* NULL: no registration */
+	uint64_t pid;
+	uint32_t epoch;
+};
+
+struct smarm__parker {
+	uint32_t state; /* 0 empty, 1 parked, 2 notified (atomic) */
+	char pad[60];
+};
+
+struct smarm__worker {
+	struct smarm_node *node;
+	int id;
+	void *sched_sp;              /* scheduler context while an actor runs */
+	struct smarm__slot *cur;     /* actor on this worker, or NULL */
+	int intent;                  /* set by the actor before switching out */
+	uint64_t slice_start;        /* cycle count at resume */
+	pthread_t thread;
+	void *stk_bottom;            /* OS thread stack (ASan fiber bounds) */
+	size_t stk_size;
+	void *fake;                  /* ASan fake-stack cookie across switch */
+};
+
+struct smarm__timer_ent {
+	uint64_t deadline;
+	uint64_t seq;
+	uint64_t pid;                 /* sleep/wait wake target, or 0 */
+	uint32_t epoch;
+	struct smarm__send_timer *st; /* timed send, or NULL */
+};
+
+/*
+ * A timed call (the mechanism under smarm_chan_send_after). fire runs on a
+ * scheduler thread with no lock held when the deadline passes; drop runs
+ * instead when the timer is cancelled or discarded at the end of a run.
+ * Exactly one of the two runs, exactly once.
+ */
+struct smarm__send_timer {
+	uint64_t id;
+	bool cancelled;
+	void (*fire)(void *ctx, void *payload);
+	void (*drop)(void *ctx, void *payload);
+	void *ctx;
+	max_align_t payload[]; /* caller's bytes */
+};
+
+struct smarm_config {
+	int64_t opt[8]; /* indexed by SMARM_OPT_*; resolved values */
+};
+
+struct smarm_spawn_opts {
+	size_t reserve; /* 0: node default */
+	size_t guard;   /* 0: node default */
+};
+
+struct smarm_node {
+	/* configuration (immutable after open) */
+	int workers_n;
+	uint32_t max_actors;
+	size_t stk_reserve;          /* page-rounded default */
+	size_t stk_guard;            /* page-rounded default */
+	uint32_t pool_cap;
+	uint64_t slice_cycles;
+
+	/* slot table */
+	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
+	_Atomic uint32_t nslots;
+	smarm__lock_t free_lock;     /* LEAF: free_head, nfree, growth */
+	uint32_t free_head;
+	uint32_t nfree;
+
+	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
+	smarm__lock_t rq_lock;
+	uint64_t *rq_buf;
+	uint32_t rq_cap;             /* power of two */
+	uint32_t rq_head;
+	_Atomic uint32_t rq_len;     /* written under rq_lock, read anywhere */
+
+	/* idle coordination */
+	_Atomic uint64_t idle_mask;
+	_Atomic int tk_holder;       /* -1: no timekeeper */
+	_Atomic uint64_t tk_armed;   /* deadline the timekeeper sleeps to */
+	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
+	struct smarm__parker parkers[SMARM__MAX_WORKERS];
+
+	/* timers (TIMERS lock) */
+	smarm__lock_t tm_lock;
+	struct smarm__timer_ent *tm_heap;
+	uint32_t tm_len, tm_cap;
+	uint64_t tm_seq;
+	struct smarm__send_timer **tm_map; /* open addressing by id */
+	uint32_t tm_map_cap, tm_map_used;
+
+	/* stack pool (LEAF) */
+	smarm__lock_t pool_lock;
+	void **pool;
+	uint32_t pool_len;
+
+	/* run state */
+	_Atomic int64_t live;
+	_Atomic int running;
+	_Atomic uint64_t spawned;
+	uint64_t root;               /* root pid id */
+	int root_how;
+	intptr_t root_reason;
+	struct smarm__worker workers[SMARM__MAX_WORKERS];
+};
+
+/*
+ * SMARM_NEVER(c): a condition believed impossible; asserts in debug
+ * builds, and in release builds lets the caller recover or panic.
+ */
+#ifndef NDEBUG
+#include <assert.h>
+#define SMARM_NEVER(c) ((c) ? (assert(!#c), 1) : 0)
+#else
+#define SMARM_NEVER(c) __builtin_expect(!!(c), 0)
+#endif
+#ifndef NDEBUG
+#define SMARM_ASSERT(c) assert(c)
+#else
+#define SMARM_ASSERT(c) ((void)0)
+#endif
+
+/* ---- TLS ---- */
+extern __thread struct smarm__worker *smarm__tls_worker
+	__attribute__((tls_model("initial-exec")));
+
+static inline struct smarm__worker *smarm__worker(void)
+{
+	return smarm__tls_worker;
+}
+
+/* The running actor's slot, or NULL. Re-read after every switch point. */
+static inline struct smarm__slot *smarm__current(void)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return w ? w->cur : NULL;
+}
+
+/* ---- slots (slot.c) ---- */
+struct smarm__slot *smarm__slot_at(struct smarm_node *n, uint32_t idx);
+int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
+void smarm__slot_free(struct smarm_node *n, uint32_t idx);
+struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
+void smarm__slots_fini(struct smarm_node *n);
+
+uint32_t smarm__begin_wait(struct smarm__slot *s);
+void smarm__retire_wait(struct smarm__slot *s);
+int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
+		       uint32_t epoch);
+
+/* ---- scheduling (sched.c) ---- */
+void smarm__enqueue(struct smarm_node *n, uint64_t pid);
+bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
+void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
+void smarm__park(struct smarm__slot *s);
+void smarm__yield(struct smarm__slot *s);
+void smarm__wake_one_if_idle(struct smarm_node *n);
+void smarm__wake_all(struct smarm_node *n);
+void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
+int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
+
+/* ---- actors (actor.c) ---- */
+int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
+		 uint64_t *out, smarm_actor_cb fn, void *arg,
+		 const struct smarm_spawn_opts *opts, bool joinable);
+void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s);
+void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
+	__attribute__((noreturn));
+int smarm__request_stop(struct smarm_node *n, uint64_t pid);
+void smarm__stop_all(struct smarm_node *n);
+void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
+int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
+		int *how, intptr_t *reason);
+int smarm__detach(struct smarm_node *n, uint64_t pid);
+int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn,
+			void *arg);
+int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
+void smarm__switch_out(struct smarm__slot *s, int intent);
+
+/* A pending stop ends the actor here (a safe point). */
+static inline void smarm__observe_stop(struct smarm__slot *s)
+{
+	if (__builtin_expect(atomic_load_explicit(&s->stop,
+						  memory_order_relaxed), 0) &&
+	    !s->exiting)
+		smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
+}
+
+/*
+ * Yield if the timeslice is spent (a safe point). The slice starts at the
+ * first check after a resume rather than at the resume itself: reading the
+ * cycle counter costs 12-24 ns in this VM, too much for every switch.
+ */
+static inline void smarm__check_slice(struct smarm__slot *s)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	uint64_t now = smarm__cycles_fast();
+	if (w->slice_start == 0)
+		w->slice_start = now;
+	else if (__builtin_expect(now - w->slice_start > w->node->slice_cycles,
+				  0))
+		smarm__yield(s);
+}
+
+/* ---- waiters: wake a registration taken under `lock` ---- */
+/*
+ * Hand a registration taken under `held` (rank `rank`) to the scheduler
+ * and drop `held`. A waker that is a worker of the waiter's node unlocks
+ * first (the node cannot go away under it); any other thread wakes under
+ * the lock so the waiter, and with it the node's run, cannot end in
+ * between (INV-5).
+ */
+static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
+					  smarm__lock_t *held, int rank)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (wt.node == NULL) {
+		smarm__unlock(held, rank);
+	} else if (w != NULL && w->node == wt.node) {
+		smarm__unlock(held, rank);
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
+	} else {
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
+		smarm__unlock(held, rank);
+	}
+}
+
+/* ---- stacks (stack.c) ---- */
+int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_pool_fini(struct smarm_node *n);
+
+/* ---- timers (timer.c) ---- */
+int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,
+		       uint32_t epoch);
+void smarm__timers_fire(struct smarm_node *n, bool try_only);
+bool smarm__timers_due(struct smarm_node *n);
+uint64_t smarm__timers_peek(struct smarm_node *n);
+void smarm__timers_clear(struct smarm_node *n);
+void smarm__timers_fini(struct smarm_node *n);
+int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
+			    void (*fire)(void *, void *),
+			    void (*drop)(void *, void *), void *ctx,
+			    const void *payload, size_t len, uint64_t *id);
+int smarm__timer_cancel(struct smarm_node *n, uint64_t id);
+
+/* ---- misc ---- */
+uint64_t smarm__cycles_per_ns_q16(void);
+uint64_t smarm__ns_to_cycles(uint64_t ns);
+
+#endif /* SMARM_CORE_H */

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_api.c - the public entry points of the core layer: errors,
+ * version, configuration, node, actors, time. Each call validates its
+ * arguments, resolves ids and calls smarm__ code; nothing below this file
+ * checks caller input again.
+ *
+ * Ownership: config and spawn-option objects belong to the caller; a node
+ * belongs to its opener until smarm_node_close.
+ * Locking: none of its own. The TSC calibration is the one process-wide
+ * value (a property of the machine), computed once under pthread_once.
+ * Invariants: INV-1 a call that returns an error changed nothing.
+ * See: docs/embedding.md, abi/smarm/smarm.h.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ errors */
+
+const char *smarm_strerror(int status)
+{
+	switch (status) {
+#define XX(name, value, msg)                                                  \
+	case value:                                                           \
+		return msg;
+		SMARM_ERROR_MAP(XX)
+#undef XX
+	}
+	return "unknown error";
+}
+
+const char *smarm_err_name(int status)
+{
+	switch (status) {
+#define XX(name, value, msg)                                                  \
+	case value:                                                           \
+		return "SMARM_" #name;
+		SMARM_ERROR_MAP(XX)
+#undef XX
+	}
+	return "SMARM_E?";
+}
+
+unsigned smarm_version(void)
+{
+	return SMARM_VERSION_HEX;
+}
+
+const char *smarm_version_string(void)
+{
+	return SMARM_VERSION_STRING;
+}
+
+/* --------------------------------------------------------- TSC clock */
+
+static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static uint64_t tsc_per_ns_q16; /* cycles per ns, 16.16 fixed point */
+
+static void tsc_calibrate(void)
+{
+	uint64_t t0 = smarm__clock_ns();
+	uint64_t c0 = smarm__cycles();
+	uint64_t t1;
+	uint64_t c1;
+	do {
+		t1 = smarm__clock_ns();
+		c1 = smarm__cycles();
+	} while (t1 - t0 < 2000000); /* 2 ms */
+	tsc_per_ns_q16 = ((c1 - c0) << 16) / (t1 - t0);
+	if (tsc_per_ns_q16 == 0)
+		tsc_per_ns_q16 = 1 << 16;
+}
+
+uint64_t smarm__ns_to_cycles(uint64_t ns)
+{
+	pthread_once(&tsc_once, tsc_calibrate);
+	return (uint64_t)(((unsigned __int128)ns * tsc_per_ns_q16) >> 16);
+}
+
+uint64_t smarm_now_ns(void)
+{
+	return smarm__clock_ns();
+}
+
+/* ------------------------------------------------------------ config */
+
+#define OPT_MAX 6
+#define MIB (1024 * 1024)
+
+static const struct {
+	int64_t lo, hi;
+} opt_range[OPT_MAX + 1] = {
+	[SMARM_OPT_WORKERS] = {1, SMARM__MAX_WORKERS},
+	[SMARM_OPT_MAX_ACTORS] = {1, INT64_C(1) << 31},
+	[SMARM_OPT_STACK_RESERVE] = {4096, 1024 * MIB},
+	[SMARM_OPT_STACK_GUARD] = {4096, 1024 * MIB},
+	[SMARM_OPT_STACK_POOL_CAP] = {0, MIB},
+	[SMARM_OPT_TIMESLICE_NS] = {10000, INT64_C(10000000000)},
+};
+
+static bool opt_valid(int opt, int64_t v)
+{
+	return opt >= 1 && opt <= OPT_MAX && v >= opt_range[opt].lo &&
+	       v <= opt_range[opt].hi;
+}
+
+static void config_defaults(struct smarm_config *c)
+{
+	int cpus = smarm__online_cpus();
+	memset(c, 0, sizeof *c);
+	c->opt[SMARM_OPT_WORKERS] = cpus > SMARM__MAX_WORKERS
+					    ? SMARM__MAX_WORKERS
+					    : cpus;
+	c->opt[SMARM_OPT_MAX_ACTORS] = 1048576;
+	c->opt[SMARM_OPT_STACK_RESERVE] = 65536;
+	c->opt[SMARM_OPT_STACK_GUARD] = MIB;
+	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
+	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
+}
+
+static int64_t pool_cap_of(const struct smarm_config *c)
+{
+	int64_t cap = c->opt[SMARM_OPT_STACK_POOL_CAP];
+	if (cap < 0) {
+		cap = 4 * c->opt[SMARM_OPT_WORKERS];
+		if (cap < 16)
+			cap = 16;
+	}
+	return cap;
+}
+
+int smarm_config_alloc(smarm_config_t **out)
+{
+	struct smarm_config *c;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	c = malloc(sizeof *c);
+	if (c == NULL)
+		return SMARM_ENOMEM;
+	config_defaults(c);
+	*out = c;
+	return 0;
+}
+
+void smarm_config_free(smarm_config_t *cfg)
+{
+	free(cfg);
+}
+
+int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
+{
+	if (cfg == NULL || !opt_valid(opt, value))
+		return SMARM_EINVAL;
+	cfg->opt[opt] = value;
+	return 0;
+}
+
+int smarm_config_get_int(const smarm_config_t *cfg, int opt, int64_t *out)
+{
+	if (cfg == NULL || out == NULL || opt < 1 || opt > OPT_MAX)
+		return SMARM_EINVAL;
+	*out = opt == SMARM_OPT_STACK_POOL_CAP ? pool_cap_of(cfg)
+					       : cfg->opt[opt];
+	return 0;
+}
+
+static size_t page_up(int64_t v)
+{
+	size_t p = smarm__page_size();
+	return ((size_t)v + p - 1) & ~(p - 1);
+}
+
+/* ------------------------------------------------------------- node */
+
+int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
+{
+	struct smarm_config defaults;
+	struct smarm_node *n;
+
+	if (out == NULL)
+		return SMARM_EINVAL;
+	if (cfg == NULL) {
+		config_defaults(&defaults);
+		cfg = &defaults;
+	}
+	n = calloc(1, sizeof *n);
+	if (n == NULL)
+		return SMARM_ENOMEM;
+	n->workers_n = (int)cfg->opt[SMARM_OPT_WORKERS];
+	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
+	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
+	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
+	n->pool_cap = (uint32_t)pool_cap_of(cfg);
+	n->slice_cycles =
+		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
+	n->free_head = SMARM__NO_INDEX;
+	atomic_init(&n->next_deadline, UINT64_MAX);
+	atomic_init(&n->tk_holder, -1);
+	atomic_init(&n->tk_armed, UINT64_MAX);
+	if (n->pool_cap > 0) {
+		n->pool = malloc(n->pool_cap * sizeof *n->pool);
+		if (n->pool == NULL) {
+			free(n);
+			return SMARM_ENOMEM;
+		}
+	}
+	*out = n;
+	return 0;
+}
+
+int smarm_node_close(smarm_node_t *node)
+{
+	if (node == NULL)
+		return 0;
+	if (atomic_load(&node->running))
+		return SMARM_ESTATE;
+	smarm__timers_fini(node);
+	smarm__stack_pool_fini(node);
+	smarm__slots_fini(node);
+	free(node);
+	return 0;
+}
+
+int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg,
+		   int *how, intptr_t *reason)
+{
+	int rc;
+	if (node == NULL || root == NULL)
+		return SMARM_EINVAL;
+	rc = smarm__run(node, root, arg);
+	if (rc == 0 || rc == SMARM_ESYSTEM) {
+		if (how)
+			*how = node->root_how;
+		if (reason)
+			*reason = node->root_reason;
+	}
+	return rc;
+}
+
+smarm_node_t *smarm_node_current(void)
+{
+	struct smarm__worker *w = smarm__worker();
+	return (w && w->cur) ? w->node : NULL;
+}
+
+int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
+{
+	struct smarm_node *n = (struct smarm_node *)node;
+	if (n == NULL || out == NULL)
+		return SMARM_EINVAL;
+	switch (stat) {
+	case SMARM_STAT_LIVE_ACTORS:
+		*out = atomic_load(&n->live);
+		return 0;
+	case SMARM_STAT_SLOTS:
+		*out = atomic_load(&n->nslots);
+		return 0;
+	case SMARM_STAT_FREE_SLOTS:
+		smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+		*out = n->nfree;
+		smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+		return 0;
+	case SMARM_STAT_RUN_QUEUE:
+		*out = atomic_load(&n->rq_len);
+		return 0;
+	case SMARM_STAT_STACK_POOL:
+		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		*out = n->pool_len;
+		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		return 0;
+	case SMARM_STAT_WORKERS:
+		*out = n->workers_n;
+		return 0;
+	case SMARM_STAT_SPAWNED:
+		*out = (int64_t)atomic_load(&n->spawned);
+		return 0;
+	default:
+		return SMARM_EINVAL;
+	}
+}
+
+int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid)
+{
+	if (node == NULL)
+		return SMARM_EINVAL;
+	if (!atomic_load(&node->running))
+		return SMARM_ENOPROC;
+	return smarm__request_stop(node, pid.id);
+}
+
+/* ----------------------------------------------------------- actors */
+
+bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b)
+{
+	return a.id == b.id;
+}
+
+int smarm_spawn_opts_alloc(smarm_spawn_opts_t **out)
+{
+	if (out == NULL)
+		return SMARM_EINVAL;
+	*out = calloc(1, sizeof **out);
+	return *out ? 0 : SMARM_ENOMEM;
+}
+
+void smarm_spawn_opts_free(smarm_spawn_opts_t *opts)
+{
+	free(opts);
+}
+
+int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
+			     int64_t value)
+{
+	if (opts == NULL || !opt_valid(opt, value))
+		return SMARM_EINVAL;
+	if (opt == SMARM_OPT_STACK_RESERVE)
+		opts->reserve = page_up(value);
+	else if (opt == SMARM_OPT_STACK_GUARD)
+		opts->guard = page_up(value);
+	else
+		return SMARM_EINVAL;
+	return 0;
+}
+
+static int spawn_common(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+			const smarm_spawn_opts_t *opts)
+{
+	struct smarm__slot *me = smarm__current();
+	uint64_t pid = 0;
+	int rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (fn == NULL)
+		return SMARM_EINVAL;
+	smarm__observe_stop(me);
+	rc = smarm__spawn(smarm__worker()->node, me, out ? &pid : NULL, fn,
+			  arg, opts, out != NULL);
+	if (rc == 0 && out != NULL)
+		out->id = pid;
+	return rc;
+}
+
+int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+		      const smarm_spawn_opts_t *opts)
+{
+	return spawn_common(out, fn, arg, opts);
+}
+
+int smarm_actor_try_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+			  const smarm_spawn_opts_t *opts)
+{
+	return spawn_common(out, fn, arg, opts);
+}
+
+int smarm_actor_join(smarm_pid_t pid, int *how, intptr_t *reason)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__join(smarm__worker()->node, me, pid.id, how, reason);
+}
+
+int smarm_actor_detach(smarm_pid_t pid)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__detach(smarm__worker()->node, pid.id);
+}
+
+smarm_pid_t smarm_actor_self(void)
+{
+	struct smarm__slot *me = smarm__current();
+	smarm_pid_t p = SMARM_PID_NONE;
+	if (me != NULL)
+		p.id = smarm__pid_make(W_GEN(atomic_load_explicit(
+					       &me->word, memory_order_relaxed)),
+				       me->index);
+	return p;
+}
+
+bool smarm_actor_is_alive(smarm_pid_t pid)
+{
+	struct smarm__worker *w = smarm__worker();
+	return w != NULL && w->cur != NULL &&
+	       smarm__slot_live(w->node, pid.id) != NULL;
+}
+
+int smarm_actor_yield(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	smarm__yield(me);
+	return 0;
+}
+
+int smarm_actor_sleep(uint64_t ns)
+{
+	struct smarm__slot *me = smarm__current();
+	struct smarm_node *n;
+	uint64_t pid;
+	uint32_t e;
+	int rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	smarm__observe_stop(me);
+	n = smarm__worker()->node;
+	pid = smarm_actor_self().id;
+	e = smarm__begin_wait(me);
+	rc = smarm__timer_sleep(n, smarm__clock_ns() + ns, pid, e);
+	if (rc != 0) {
+		smarm__retire_wait(me);
+		return rc;
+	}
+	smarm__park(me);
+	return 0;
+}
+
+int smarm_check(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return 0;
+	smarm__observe_stop(me);
+	smarm__check_slice(me);
+	return 0;
+}
+
+int smarm_actor_exit(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	smarm__terminate(me, SMARM_EXIT_NORMAL, 0);
+}
+
+int smarm_actor_crash(intptr_t reason)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	smarm__terminate(me, SMARM_EXIT_CRASHED, reason);
+}
+
+int smarm_actor_stop(smarm_pid_t pid)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__request_stop(smarm__worker()->node, pid.id);
+}
+
+int smarm_cleanup_push(smarm_cleanup_cb fn, void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (fn == NULL)
+		return SMARM_EINVAL;
+	return smarm__cleanup_push(me, fn, arg);
+}
+
+int smarm_cleanup_pop(bool execute)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__cleanup_pop(me, execute);
+}

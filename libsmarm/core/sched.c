@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.c - the M:N scheduler: N workers pull actor pids from one shared
+ * FIFO run queue, resume them by a context switch, and park on per-worker
+ * futexes when there is nothing to run.
+ *
+ * Design. One shared run queue under a futex mutex: the queue is not the
+ * bottleneck (smarm's queue shoot-out found lock-free rings within 10-15%
+ * in the runtime); the wake path is. An actor leaves its worker only by
+ * yielding, parking or ending; the worker then finishes the transition
+ * (yield_return, park_return, finalize) on its own stack, after the
+ * actor's sp is saved, so a waker that re-queues the actor can never see a
+ * half-saved context.
+ *
+ * Idle protocol (smarm RFC 018). An idle worker sets its bit in idle_mask,
+ * issues a SeqCst fence, re-checks for work, and only then sleeps on its
+ * parker (a futex word with a permit: an unpark that lands first makes the
+ * park return at once). A producer publishes work (queue push), issues a
+ * SeqCst fence, and reads idle_mask; if any bit is set it clears one (CAS,
+ * highest bit first) and unparks that worker. Dekker: at least one side
+ * sees the other's store, so no wake is lost. At most one parked worker,
+ * the timekeeper, sleeps toward the earliest timer deadline; inserting an
+ * earlier timer wakes it directly. Busy workers fire due timers between
+ * actors (a try-lock), so timers fire under saturation too. When the last
+ * actor ends, the run is over: wake_all releases every parked worker.
+ *
+ * Rejected: a wake pipe drained by one winner (lost completions, syscall
+ * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
+ * waking every idle worker on each push (thundering herd).
+ *
+ * Ownership: workers belong to the node during a run; worker 0 is the
+ * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards rq_buf/head/
+ * len; tm_lock (TIMERS) serialises timekeeper arm and timer inserts.
+ * Invariants: INV-1 (core.h) at-most-once queued; INV-2 the timekeeper
+ * disarms before it fires timers; INV-3 live==0 and an empty queue end the
+ * run (INV-4 in core.h makes that sound).
+ * See: docs/architecture.md (Scheduler, Idle workers).
+ */
+
+#include "core.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+__thread struct smarm__worker *smarm__tls_worker
+	__attribute__((tls_model("initial-exec")));
+
+/* ---------------------------------------------------------------- queue */
+
+static bool rq_pop(struct smarm_node *n, uint64_t *pid)
+{
+	bool got = false;
+	if (atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0)
+		return false;
+	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	if (len > 0) {
+		*pid = n->rq_buf[n->rq_head];
+		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
+		atomic_store_explicit(&n->rq_len, len - 1,
+				      memory_order_relaxed);
+		got = true;
+	}
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	return got;
+}
+
+void smarm__enqueue(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	if (SMARM_NEVER(len >= n->rq_cap))
+		smarm__panic("sched: run queue overflow (double enqueue)");
+	n->rq_buf[(n->rq_head + len) & (n->rq_cap - 1)] = pid;
+	atomic_store_explicit(&n->rq_len, len + 1, memory_order_relaxed);
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	/* A lone worker enqueuing for itself cannot be idle. */
+	if (n->workers_n == 1 && w != NULL && w->node == n)
+		return;
+	smarm__wake_one_if_idle(n);
+}
+
+/* --------------------------------------------------------------- parker */
+
+enum { PK_EMPTY = 0, PK_PARKED = 1, PK_NOTIFIED = 2 };
+
+static void parker_park(struct smarm__parker *p, uint64_t deadline)
+{
+	uint32_t expect = PK_EMPTY;
+	if (!__atomic_compare_exchange_n(&p->state, &expect, PK_PARKED, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&p->state, PK_EMPTY, __ATOMIC_RELEASE);
+		return; /* a permit was waiting */
+	}
+	for (;;) {
+		uint64_t rel = 0;
+		if (deadline != 0) {
+			uint64_t now = smarm__clock_ns();
+			if (now >= deadline) {
+				__atomic_exchange_n(&p->state, PK_EMPTY,
+						    __ATOMIC_ACQUIRE);
+				return;
+			}
+			rel = deadline - now;
+		}
+		smarm__futex_wait(&p->state, PK_PARKED, rel);
+		expect = PK_NOTIFIED;
+		if (__atomic_compare_exchange_n(&p->state, &expect, PK_EMPTY,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static void parker_unpark(struct smarm__parker *p)
+{
+	if (__atomic_exchange_n(&p->state, PK_NOTIFIED, __ATOMIC_RELEASE) ==
+	    PK_PARKED)
+		smarm__futex_wake(&p->state, 1);
+}
+
+/* ---------------------------------------------------------- coordinator */
+
+static bool wake_one(struct smarm_node *n)
+{
+	uint64_t mask = atomic_fetch_or_explicit(&n->idle_mask, 0,
+						 memory_order_acq_rel);
+	while (mask != 0) {
+		int id = 63 - __builtin_clzll(mask);
+		uint64_t bit = 1ull << id;
+		if (atomic_compare_exchange_weak_explicit(
+			    &n->idle_mask, &mask, mask & ~bit,
+			    memory_order_acq_rel, memory_order_acquire)) {
+			parker_unpark(&n->parkers[id]);
+			return true;
+		}
+	}
+	return false;
+}
+
+void smarm__wake_one_if_idle(struct smarm_node *n)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
+		return;
+	wake_one(n);
+}
+
+void smarm__wake_all(struct smarm_node *n)
+{
+	atomic_store_explicit(&n->idle_mask, 0, memory_order_seq_cst);
+	for (int i = 0; i < n->workers_n; i++)
+		parker_unpark(&n->parkers[i]);
+}
+
+/* Called under tm_lock by every timer insert. */
+void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
+{
+	if (deadline < atomic_load_explicit(&n->next_deadline,
+					    memory_order_relaxed))
+		atomic_store_explicit(&n->next_deadline, deadline,
+				      memory_order_release);
+	int holder = atomic_load_explicit(&n->tk_holder, memory_order_seq_cst);
+	if (holder >= 0 &&
+	    deadline < atomic_load_explicit(&n->tk_armed,
+					    memory_order_seq_cst))
+		parker_unpark(&n->parkers[holder]);
+}
+
+static bool has_work(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
+	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
+	       smarm__timers_due(n);
+}
+
+static void idle(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	uint64_t bit = 1ull << w->id;
+	uint64_t deadline = 0;
+	bool keeper = false;
+
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	uint64_t d = smarm__timers_peek(n);
+	if (d != UINT64_MAX) {
+		int none = -1;
+		if (atomic_compare_exchange_strong_explicit(
+			    &n->tk_holder, &none, w->id, memory_order_seq_cst,
+			    memory_order_seq_cst)) {
+			atomic_store_explicit(&n->tk_armed, d,
+					      memory_order_seq_cst);
+			keeper = true;
+			deadline = d ? d : 1;
+		}
+	}
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+
+	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!has_work(n))
+		parker_park(&n->parkers[w->id], deadline);
+	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
+
+	if (keeper) {
+		/* Disarm before firing (INV-2): fired sends may insert. */
+		atomic_store_explicit(&n->tk_armed, UINT64_MAX,
+				      memory_order_seq_cst);
+		atomic_store_explicit(&n->tk_holder, -1, memory_order_seq_cst);
+		smarm__timers_fire(n, false);
+	}
+}
+
+/* -------------------------------------------------------------- switch */
+
+/* Actor side: hand the CPU back to this worker's scheduler. */
+void smarm__switch_out(struct smarm__slot *s, int intent)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	void *fake = NULL;
+	w->intent = intent;
+	SMARM_FIBER_START(&fake, intent == INTENT_DONE, w->stk_bottom,
+			  w->stk_size);
+	smarm__ctx_switch(&s->sp, w->sched_sp);
+	SMARM_FIBER_FINISH(fake);
+}
+
+void smarm__park(struct smarm__slot *s)
+{
+	smarm__observe_stop(s);
+	smarm__switch_out(s, INTENT_PARK);
+	smarm__observe_stop(s);
+}
+
+void smarm__yield(struct smarm__slot *s)
+{
+	smarm__observe_stop(s);
+	smarm__switch_out(s, INTENT_YIELD);
+	smarm__observe_stop(s);
+}
+
+bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
+{
+	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	if (s == NULL)
+		return false;
+	int r = smarm__word_unpark(s, PID_GEN(pid), false, epoch);
+	if (r == UNPARK_ENQUEUE)
+		smarm__enqueue(n, pid);
+	return r != UNPARK_NOOP;
+}
+
+void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	if (s != NULL &&
+	    smarm__word_unpark(s, PID_GEN(pid), true, 0) == UNPARK_ENQUEUE)
+		smarm__enqueue(n, pid);
+}
+
+/* RUNNING|NOTIFIED -> QUEUED after a yield. */
+static void yield_return(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t nw;
+	do {
+		nw = W_MAKE(W_GEN(w), W_EPOCH(w), ST_QUEUED);
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+}
+
+/* RUNNING -> PARKED (true) or NOTIFIED -> QUEUED (false: enqueue it). */
+static bool park_return(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	for (;;) {
+		bool parked = W_STATE(w) == ST_RUNNING;
+		uint64_t nw = W_MAKE(W_GEN(w), W_EPOCH(w),
+				     parked ? ST_PARKED : ST_QUEUED);
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->word, &w, nw, memory_order_acq_rel,
+			    memory_order_relaxed))
+			return parked;
+	}
+}
+
+static bool try_claim(struct smarm__slot *s, uint32_t gen)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+	for (;;) {
+		if (W_GEN(w) != gen)
+			return false;
+		if (SMARM_NEVER(W_STATE(w) != ST_QUEUED))
+			smarm__panic("sched: claimed an actor that was not "
+				     "queued (double enqueue)");
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->word, &w, W_MAKE(gen, W_EPOCH(w), ST_RUNNING),
+			    memory_order_acq_rel, memory_order_acquire))
+			return true;
+	}
+}
+
+static void run_actor(struct smarm__worker *w, struct smarm__slot *s,
+		      uint64_t pid)
+{
+	struct smarm_node *n = w->node;
+	void *fake = NULL;
+
+	if (s->sp == NULL) {
+		if (smarm__stack_acquire(n, s) != 0) {
+			s->exiting = 1;
+			s->how = SMARM_EXIT_CRASHED;
+			s->reason = SMARM_ENOMEM;
+			smarm__finalize(w, s);
+			return;
+		}
+		s->sp = smarm__ctx_init((char *)s->stk_base + s->stk_guard +
+						s->stk_reserve,
+					s);
+		s->hwm = (uintptr_t)s->sp;
+	}
+	w->cur = s;
+	w->slice_start = 0; /* started lazily by the first slice check */
+	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
+			  s->stk_reserve);
+	smarm__ctx_switch(&w->sched_sp, s->sp);
+	SMARM_FIBER_FINISH(fake);
+	w->cur = NULL;
+	if ((uintptr_t)s->sp < s->hwm)
+		s->hwm = (uintptr_t)s->sp;
+
+	switch (w->intent) {
+	case INTENT_YIELD:
+		yield_return(s);
+		smarm__enqueue(n, pid);
+		break;
+	case INTENT_PARK:
+		if (!park_return(s))
+			smarm__enqueue(n, pid);
+		break;
+	default:
+		smarm__finalize(w, s);
+		break;
+	}
+}
+
+/* --------------------------------------------------------------- loop */
+
+static void worker_loop(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	uint64_t pid;
+
+	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
+	for (;;) {
+		if (smarm__timers_due(n))
+			smarm__timers_fire(n, true);
+		if (rq_pop(n, &pid)) {
+			struct smarm__slot *s;
+			if (atomic_load_explicit(&n->rq_len,
+						 memory_order_relaxed) > 0)
+				smarm__wake_one_if_idle(n); /* chain rule */
+			s = smarm__slot_at(n, PID_IDX(pid));
+			if (s != NULL && try_claim(s, PID_GEN(pid)))
+				run_actor(w, s, pid);
+			continue;
+		}
+		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
+			smarm__wake_all(n); /* terminal wake */
+			return;
+		}
+		idle(w);
+	}
+}
+
+static void *worker_thread(void *arg)
+{
+	struct smarm__worker *w = arg;
+	smarm__tls_worker = w;
+	worker_loop(w);
+	smarm__tls_worker = NULL;
+	return NULL;
+}
+
+int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
+{
+	int expect = 0;
+	int started = 1;
+	int rc;
+	uint64_t root_pid = 0;
+
+	if (smarm__tls_worker != NULL)
+		return SMARM_ESTATE;
+	if (!atomic_compare_exchange_strong(&n->running, &expect, 1))
+		return SMARM_ESTATE;
+
+	atomic_store(&n->idle_mask, 0);
+	atomic_store(&n->tk_holder, -1);
+	atomic_store(&n->tk_armed, UINT64_MAX);
+	for (int i = 0; i < n->workers_n; i++) {
+		memset(&n->workers[i], 0, sizeof n->workers[i]);
+		n->workers[i].node = n;
+		n->workers[i].id = i;
+		n->parkers[i].state = PK_EMPTY;
+	}
+	n->root_how = SMARM_EXIT_NORMAL;
+	n->root_reason = 0;
+
+	rc = smarm__spawn(n, NULL, &root_pid, root, arg, NULL, true);
+	if (rc != 0) {
+		atomic_store(&n->running, 0);
+		return rc;
+	}
+	n->root = root_pid;
+
+	for (; started < n->workers_n; started++) {
+		if (pthread_create(&n->workers[started].thread, NULL,
+				   worker_thread, &n->workers[started]) != 0)
+			break; /* run with the workers we have */
+	}
+
+	smarm__tls_worker = &n->workers[0];
+	worker_loop(&n->workers[0]);
+	smarm__tls_worker = NULL;
+
+	for (int i = 1; i < started; i++)
+		pthread_join(n->workers[i].thread, NULL);
+
+	smarm__timers_clear(n);
+	atomic_store(&n->running, 0);
+	return started == n->workers_n ? 0 : SMARM_ESYSTEM;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slot.c - the slot table (a segmented slab that grows on demand), its
+ * free list, and the transitions of the packed state word.
+ *
+ * Slab: segment s holds SEG_BASE << s slots, so index -> (segment, offset)
+ * is a count-leading-zeros and the table never moves a slot (pointers to
+ * slots stay valid for the node's life). It grows, under the free-list
+ * lock, when the free list is empty and fewer than max_actors slots
+ * exist; the last segment is cut short at max_actors, so "how many actors
+ * can be alive" is exactly max_actors.
+ *
+ * State word: gen<<32 | epoch<<8 | state. Every transition is a CAS on the
+ * whole word, so the generation check is atomic with it (no ABA).
+ *
+ *   VACANT --spawn publish--> QUEUED --claim--> RUNNING
+ *   RUNNING --yield--> QUEUED            RUNNING --park--> PARKED
+ *   RUNNING --wake--> NOTIFIED --park--> QUEUED (park returns at once)
+ *   PARKED --wake--> QUEUED              RUNNING|NOTIFIED --end--> DONE
+ *   DONE --reclaim (gen+1)--> VACANT
+ *
+ * Ownership: the node owns the segments; smarm__slots_fini frees them.
+ * Locking: free_lock (LEAF) guards free_head, nfree and growth.
+ * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
+ * successful wake consumes its epoch (at most one wake per wait).
+ * See: docs/architecture.md (Slots and pids).
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t seg_of(uint32_t idx, uint32_t *off)
+{
+	uint64_t k = (uint64_t)idx / SMARM__SEG_BASE + 1;
+	uint32_t s = 63u - (uint32_t)__builtin_clzll(k);
+	*off = idx - SMARM__SEG_BASE * ((1u << s) - 1u);
+	return s;
+}
+
+struct smarm__slot *smarm__slot_at(struct smarm_node *n, uint32_t idx)
+{
+	uint32_t off;
+	uint32_t s;
+	struct smarm__slot *seg;
+
+	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
+		return NULL;
+	s = seg_of(idx, &off);
+	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
+	return seg ? &seg[off] : NULL;
+}
+
+/* Grow the run queue so it can hold every slot (INV-1 keeps push total). */
+static int rq_reserve(struct smarm_node *n, uint32_t want)
+{
+	uint32_t cap;
+	uint64_t *buf;
+
+	if (want <= n->rq_cap)
+		return 0;
+	cap = n->rq_cap ? n->rq_cap : 64;
+	while (cap < want)
+		cap <<= 1;
+	buf = malloc((size_t)cap * sizeof *buf);
+	if (buf == NULL)
+		return SMARM_ENOMEM;
+	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	for (uint32_t i = 0; i < n->rq_len; i++)
+		buf[i] = n->rq_buf[(n->rq_head + i) & (n->rq_cap - 1)];
+	free(n->rq_buf);
+	n->rq_buf = buf;
+	n->rq_head = 0;
+	n->rq_cap = cap;
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	return 0;
+}
+
+/* Called with free_lock held and an empty free list. */
+static int grow(struct smarm_node *n)
+{
+	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
+	uint32_t off;
+	uint32_t s;
+	uint32_t count;
+	struct smarm__slot *seg;
+	int rc;
+
+	if (have >= n->max_actors)
+		return SMARM_EATCAPACITY;
+	s = seg_of(have, &off);
+	if (s >= SMARM__MAX_SEGS || off != 0)
+		return SMARM_EATCAPACITY;
+	count = SMARM__SEG_BASE << s;
+	if (count > n->max_actors - have)
+		count = n->max_actors - have;
+	rc = rq_reserve(n, have + count);
+	if (rc != 0)
+		return rc;
+	seg = calloc(count, sizeof *seg);
+	if (seg == NULL)
+		return SMARM_ENOMEM;
+	for (uint32_t i = 0; i < count; i++) {
+		seg[i].index = have + i;
+		atomic_init(&seg[i].word, W_MAKE(1, 0, ST_VACANT));
+		seg[i].next_free = (i + 1 < count) ? have + i + 1
+						   : SMARM__NO_INDEX;
+	}
+	atomic_store_explicit(&n->segs[s], seg, memory_order_release);
+	atomic_store_explicit(&n->nslots, have + count, memory_order_release);
+	n->free_head = have; /* low indices first */
+	n->nfree += count;
+	return 0;
+}
+
+int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
+{
+	int rc = 0;
+	smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+	if (n->free_head == SMARM__NO_INDEX)
+		rc = grow(n);
+	if (rc == 0) {
+		struct smarm__slot *s = smarm__slot_at(n, n->free_head);
+		*idx = n->free_head;
+		n->free_head = s->next_free;
+		n->nfree--;
+	}
+	smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+	return rc;
+}
+
+void smarm__slot_free(struct smarm_node *n, uint32_t idx)
+{
+	struct smarm__slot *s = smarm__slot_at(n, idx);
+	smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+	s->next_free = n->free_head;
+	n->free_head = idx;
+	n->nfree++;
+	smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+}
+
+/* The slot of a live actor named by pid, or NULL (a lock-free snapshot). */
+struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	uint64_t w;
+	if (s == NULL || PID_GEN(pid) == 0)
+		return NULL;
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
+	    W_STATE(w) == ST_DONE)
+		return NULL;
+	return s;
+}
+
+void smarm__slots_fini(struct smarm_node *n)
+{
+	for (int i = 0; i < SMARM__MAX_SEGS; i++) {
+		struct smarm__slot *seg = n->segs[i];
+		uint32_t count = SMARM__SEG_BASE << i;
+		uint32_t first = SMARM__SEG_BASE * ((1u << i) - 1u);
+		if (seg == NULL)
+			continue;
+		if (first + count > n->nslots)
+			count = n->nslots - first;
+		for (uint32_t j = 0; j < count; j++)
+			free(seg[j].cl);
+		free(seg);
+		n->segs[i] = NULL;
+	}
+	free(n->rq_buf);
+	n->rq_buf = NULL;
+}
+
+/*
+ * Open a wait: bump the epoch, keep the state (RUNNING or NOTIFIED: a
+ * pending stop notification must survive). Lock-free, legal under any
+ * lock. Called by the running actor only.
+ */
+uint32_t smarm__begin_wait(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t nw;
+	do {
+		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, W_STATE(w));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+	return W_EPOCH(nw);
+}
+
+/*
+ * Close a wait that did not park (INV-3): bump the epoch (in-flight wakes
+ * for it die) and eat a wake that already landed, in one CAS; then a stop
+ * whose notification was eaten is still seen through its flag.
+ */
+void smarm__retire_wait(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t nw;
+	do {
+		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, ST_RUNNING);
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+	smarm__observe_stop(s);
+}
+
+/*
+ * Wake: PARKED -> QUEUED (caller must enqueue) or RUNNING -> NOTIFIED, for
+ * the matching generation and, unless `any`, the matching epoch. Consumes
+ * the epoch. Everything else is a no-op.
+ */
+int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
+		       uint32_t epoch)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
+	for (;;) {
+		uint32_t st = W_STATE(w);
+		uint64_t nw;
+		int result;
+		if (W_GEN(w) != gen || (!any && W_EPOCH(w) != epoch))
+			return UNPARK_NOOP;
+		if (st == ST_PARKED) {
+			nw = W_MAKE(gen, W_EPOCH(w) + 1, ST_QUEUED);
+			result = UNPARK_ENQUEUE;
+		} else if (st == ST_RUNNING) {
+			nw = W_MAKE(gen, W_EPOCH(w) + 1, ST_NOTIFIED);
+			result = UNPARK_NOTIFIED;
+		} else {
+			return UNPARK_NOOP;
+		}
+		if (atomic_compare_exchange_weak_explicit(
+			    &s->word, &w, nw, memory_order_acq_rel,
+			    memory_order_acquire))
+			return result;
+	}
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * timer.c - the node's timers: a binary min-heap ordered by (deadline,
+ * seq), where seq is the insertion counter, so equal deadlines fire in
+ * insertion order.
+ *
+ * Two kinds of entry. A *wake* entry (pid, epoch) backs sleep and every
+ * bounded wait: on expiry it is an epoch-matched unpark, so an entry whose
+ * wait already ended is inert and wake entries are never cancelled. A
+ * *timed call* (struct smarm__send_timer) backs smarm_chan_send_after: it
+ * is cancellable through a small open-addressing map from id to record;
+ * cancelling marks the record, runs its drop, and leaves the heap entry
+ * to be discarded when it surfaces.
+ *
+ * Timers never keep a run open: at the end of a run the heap is cleared
+ * and every pending timed call is dropped.
+ *
+ * Ownership: the node owns the heap, the map and the records; a record is
+ * freed when its heap entry is popped or cleared.
+ * Locking: tm_lock (TIMERS) guards heap, map and seq. fire and drop run
+ * with no lock held. next_deadline is a lock-free snapshot of the heap
+ * minimum for the busy-path check.
+ * Invariants: INV-1 every insert notes its deadline with the coordinator
+ * under tm_lock. INV-2 exactly one of fire or drop runs per timed call.
+ * See: docs/architecture.md (Timers).
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool ent_less(const struct smarm__timer_ent *a,
+		     const struct smarm__timer_ent *b)
+{
+	return a->deadline < b->deadline ||
+	       (a->deadline == b->deadline && a->seq < b->seq);
+}
+
+static void sift_up(struct smarm__timer_ent *h, uint32_t i)
+{
+	struct smarm__timer_ent e = h[i];
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (!ent_less(&e, &h[p]))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = e;
+}
+
+static void sift_down(struct smarm__timer_ent *h, uint32_t len, uint32_t i)
+{
+	struct smarm__timer_ent e = h[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= len)
+			break;
+		if (c + 1 < len && ent_less(&h[c + 1], &h[c]))
+			c++;
+		if (!ent_less(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+/* Under tm_lock. */
+static int heap_push(struct smarm_node *n, struct smarm__timer_ent *e)
+{
+	if (n->tm_len == n->tm_cap) {
+		uint32_t cap = n->tm_cap ? n->tm_cap * 2 : 64;
+		struct smarm__timer_ent *h =
+			realloc(n->tm_heap, (size_t)cap * sizeof *h);
+		if (h == NULL)
+			return SMARM_ENOMEM;
+		n->tm_heap = h;
+		n->tm_cap = cap;
+	}
+	e->seq = ++n->tm_seq;
+	n->tm_heap[n->tm_len] = *e;
+	sift_up(n->tm_heap, n->tm_len++);
+	smarm__timer_note(n, e->deadline);
+	return 0;
+}
+
+static void refresh_deadline(struct smarm_node *n)
+{
+	atomic_store_explicit(&n->next_deadline,
+			      n->tm_len ? n->tm_heap[0].deadline : UINT64_MAX,
+			      memory_order_release);
+}
+
+/* ------------------------------------------------------------ id map */
+
+static uint32_t map_slot(uint64_t id, uint32_t cap)
+{
+	return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+#define MAP_TOMB ((struct smarm__send_timer *)1)
+
+static int map_put(struct smarm_node *n, struct smarm__send_timer *st)
+{
+	if ((n->tm_map_used + 1) * 2 > n->tm_map_cap) {
+		uint32_t cap = n->tm_map_cap ? n->tm_map_cap * 2 : 64;
+		struct smarm__send_timer **m = calloc(cap, sizeof *m);
+		if (m == NULL)
+			return SMARM_ENOMEM;
+		uint32_t used = 0;
+		for (uint32_t i = 0; i < n->tm_map_cap; i++) {
+			struct smarm__send_timer *o = n->tm_map[i];
+			if (o == NULL || o == MAP_TOMB)
+				continue;
+			uint32_t j = map_slot(o->id, cap);
+			while (m[j] != NULL)
+				j = (j + 1) & (cap - 1);
+			m[j] = o;
+			used++;
+		}
+		free(n->tm_map);
+		n->tm_map = m;
+		n->tm_map_cap = cap;
+		n->tm_map_used = used;
+	}
+	uint32_t j = map_slot(st->id, n->tm_map_cap);
+	while (n->tm_map[j] != NULL && n->tm_map[j] != MAP_TOMB)
+		j = (j + 1) & (n->tm_map_cap - 1);
+	if (n->tm_map[j] == NULL)
+		n->tm_map_used++;
+	n->tm_map[j] = st;
+	return 0;
+}
+
+static struct smarm__send_timer *map_take(struct smarm_node *n, uint64_t id)
+{
+	if (n->tm_map_cap == 0)
+		return NULL;
+	uint32_t j = map_slot(id, n->tm_map_cap);
+	for (uint32_t k = 0; k < n->tm_map_cap; k++) {
+		struct smarm__send_timer *o = n->tm_map[j];
+		if (o == NULL)
+			return NULL;
+		if (o != MAP_TOMB && o->id == id) {
+			n->tm_map[j] = MAP_TOMB;
+			return o;
+		}
+		j = (j + 1) & (n->tm_map_cap - 1);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------- API */
+
+int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,
+		       uint32_t epoch)
+{
+	struct smarm__timer_ent e = {deadline, 0, pid, epoch, NULL};
+	int rc;
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	rc = heap_push(n, &e);
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	return rc;
+}
+
+int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
+			    void (*fire)(void *, void *),
+			    void (*drop)(void *, void *), void *ctx,
+			    const void *payload, size_t len, uint64_t *id)
+{
+	struct smarm__send_timer *st = malloc(sizeof *st + len);
+	struct smarm__timer_ent e;
+	int rc;
+
+	if (st == NULL)
+		return SMARM_ENOMEM;
+	st->cancelled = false;
+	st->fire = fire;
+	st->drop = drop;
+	st->ctx = ctx;
+	memcpy(st->payload, payload, len);
+	e.deadline = smarm__clock_ns() + delay_ns;
+	e.pid = 0;
+	e.epoch = 0;
+	e.st = st;
+
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	st->id = n->tm_seq + 1; /* heap_push assigns this seq */
+	rc = map_put(n, st);
+	if (rc == 0) {
+		rc = heap_push(n, &e);
+		if (rc != 0)
+			map_take(n, st->id);
+	}
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	if (rc != 0) {
+		free(st);
+		return rc;
+	}
+	*id = st->id;
+	return 0;
+}
+
+int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
+{
+	struct smarm__send_timer *st;
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	st = map_take(n, id);
+	if (st != NULL)
+		st->cancelled = true; /* the heap entry frees it later */
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	if (st == NULL)
+		return SMARM_ENOENT;
+	st->drop(st->ctx, st->payload);
+	return 0;
+}
+
+bool smarm__timers_due(struct smarm_node *n)
+{
+	uint64_t d = atomic_load_explicit(&n->next_deadline,
+					  memory_order_relaxed);
+	return d != UINT64_MAX && smarm__clock_ns() >= d;
+}
+
+uint64_t smarm__timers_peek(struct smarm_node *n)
+{
+	return n->tm_len ? n->tm_heap[0].deadline : UINT64_MAX;
+}
+
+#define FIRE_BATCH 64
+
+void smarm__timers_fire(struct smarm_node *n, bool try_only)
+{
+	struct smarm__timer_ent batch[FIRE_BATCH];
+	uint32_t got;
+
+	do {
+		uint64_t now = smarm__clock_ns();
+		got = 0;
+		if (try_only) {
+			if (!smarm__trylock(&n->tm_lock, SMARM__RANK_TIMERS))
+				return;
+		} else {
+			smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+		}
+		while (got < FIRE_BATCH && n->tm_len > 0 &&
+		       n->tm_heap[0].deadline <= now) {
+			struct smarm__timer_ent e = n->tm_heap[0];
+			n->tm_heap[0] = n->tm_heap[--n->tm_len];
+			if (n->tm_len > 0)
+				sift_down(n->tm_heap, n->tm_len, 0);
+			if (e.st != NULL && !e.st->cancelled)
+				map_take(n, e.st->id);
+			batch[got++] = e;
+		}
+		refresh_deadline(n);
+		smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+
+		for (uint32_t i = 0; i < got; i++) {
+			struct smarm__send_timer *st = batch[i].st;
+			if (st == NULL) {
+				smarm__unpark_at(n, batch[i].pid,
+						 batch[i].epoch);
+			} else {
+				if (!st->cancelled)
+					st->fire(st->ctx, st->payload);
+				free(st);
+			}
+		}
+	} while (got == FIRE_BATCH);
+}
+
+void smarm__timers_clear(struct smarm_node *n)
+{
+	for (;;) {
+		struct smarm__send_timer *st = NULL;
+		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+		while (n->tm_len > 0 && st == NULL) {
+			struct smarm__timer_ent e = n->tm_heap[--n->tm_len];
+			if (e.st == NULL)
+				continue;
+			if (e.st->cancelled) {
+				free(e.st);
+				continue;
+			}
+			map_take(n, e.st->id);
+			st = e.st;
+		}
+		refresh_deadline(n);
+		smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+		if (st == NULL)
+			return;
+		st->drop(st->ctx, st->payload);
+		free(st);
+	}
+}
+
+void smarm__timers_fini(struct smarm_node *n)
+{
+	smarm__timers_clear(n);
+	free(n->tm_heap);
+	free(n->tm_map);
+	n->tm_heap = NULL;
+	n->tm_map = NULL;
+	n->tm_cap = n->tm_map_cap = n->tm_map_used = 0;
+}

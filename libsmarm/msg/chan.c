@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chan.c - unbounded multi-producer single-consumer channels of fixed-size
+ * elements, timed sends, and select over several channels.
+ *
+ * Elements live by value in a ring buffer that doubles when full, so a
+ * send is one memcpy and no allocation in the steady state. A receiver
+ * that finds the channel empty opens a wait (begin_wait), registers
+ * (node, pid, epoch) under the channel lock, and parks; a sender takes
+ * that registration under the lock and wakes it with its epoch (see
+ * smarm__wake_and_unlock for why a foreign thread wakes under the lock).
+ * The receiver removes its registration whenever it leaves the wait: on
+ * wake (under the lock it takes anyway to pop), on timeout, and through
+ * the wait-undo hook when a stop ends it (core.h INV-5).
+ *
+ * Close semantics: when the last sender reference goes the channel is
+ * closed; the receiver still drains what is queued, then gets ECLOSED.
+ * When the receiver reference goes, queued elements are destroyed and
+ * sends fail with ECLOSED (the element stays the caller's). The channel
+ * memory goes when both kinds of reference are gone.
+ *
+ * select registers the same epoch on every arm in index order; the first
+ * sender to wake it wins the epoch, later wakes fail at the CAS. After
+ * any wake every arm is disarmed, then the lowest ready index is returned.
+ *
+ * Ownership: see above; element bytes are the channel's between a
+ * successful send and the receive that copies them out.
+ * Locking: lock (CHANNEL) guards all mutable fields; nothing else is
+ * taken under it except the run queue (waking under it) and the free of
+ * the channel itself, done after unlock. Element destructors run with no
+ * lock held.
+ * Invariants: INV-1 waiter.node != NULL only while that actor is inside a
+ * wait on this channel. INV-2 senders == 0 and !receiver => freed.
+ * See: docs/architecture.md (Channels, Select).
+ */
+#include "msg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ELEM 65536
+#define MAX_ARMS 64
+
+static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf,
+			       size_t cap, size_t head, size_t len)
+{
+	if (ch->efree == NULL)
+		return;
+	for (size_t i = 0; i < len; i++)
+		ch->efree(buf + ((head + i) & (cap - 1)) * ch->esz);
+}
+
+static void chan_free_mem(smarm_chan_t *ch)
+{
+	chan_destroy_elems(ch, ch->buf, ch->cap, ch->head, ch->len);
+	free(ch->buf);
+	free(ch);
+}
+
+int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
+		     smarm_elem_free_cb elem_free)
+{
+	smarm_chan_t *ch;
+	if (out == NULL || elem_size == 0 || elem_size > MAX_ELEM)
+		return SMARM_EINVAL;
+	ch = calloc(1, sizeof *ch);
+	if (ch == NULL)
+		return SMARM_ENOMEM;
+	ch->esz = elem_size;
+	ch->efree = elem_free;
+	ch->senders = 1;
+	ch->receiver = true;
+	*out = ch;
+	return 0;
+}
+
+int smarm_chan_sender_dup(smarm_chan_t *ch)
+{
+	int rc = 0;
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (ch->senders == 0)
+		rc = SMARM_ECLOSED;
+	else
+		ch->senders++;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
+}
+
+int smarm_chan_sender_free(smarm_chan_t *ch)
+{
+	struct smarm__waiter wt = {NULL, 0, 0};
+	bool gone;
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (ch->senders == 0) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ESTATE;
+	}
+	if (--ch->senders == 0) {
+		/* Closed: a parked receiver must see it, even mid-queue. */
+		wt = ch->waiter;
+		ch->waiter.node = NULL;
+	}
+	gone = ch->senders == 0 && !ch->receiver;
+	if (gone) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		chan_free_mem(ch);
+		return 0;
+	}
+	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
+	return 0;
+}
+
+int smarm_chan_receiver_free(smarm_chan_t *ch)
+{
+	unsigned char *buf;
+	size_t cap, head, len;
+	bool gone;
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!ch->receiver) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ESTATE;
+	}
+	ch->receiver = false;
+	ch->waiter.node = NULL;
+	buf = ch->buf;
+	cap = ch->cap;
+	head = ch->head;
+	len = ch->len;
+	ch->buf = NULL;
+	ch->cap = ch->head = ch->len = 0;
+	gone = ch->senders == 0;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	/* Destructors may touch other channels: no lock held. */
+	chan_destroy_elems(ch, buf, cap, head, len);
+	free(buf);
+	if (gone)
+		free(ch);
+	return 0;
+}
+
+/* Under the lock: make room for one more element. */
+static int chan_grow(smarm_chan_t *ch)
+{
+	size_t cap = ch->cap ? ch->cap * 2 : 16;
+	unsigned char *buf = malloc(cap * ch->esz);
+	if (buf == NULL)
+		return SMARM_ENOMEM;
+	for (size_t i = 0; i < ch->len; i++)
+		memcpy(buf + i * ch->esz,
+		       ch->buf + ((ch->head + i) & (ch->cap - 1)) * ch->esz,
+		       ch->esz);
+	free(ch->buf);
+	ch->buf = buf;
+	ch->cap = cap;
+	ch->head = 0;
+	return 0;
+}
+
+int smarm_chan_send(smarm_chan_t *ch, const void *elem)
+{
+	struct smarm__waiter wt;
+	if (ch == NULL || elem == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!ch->receiver) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ECLOSED;
+	}
+	if (ch->len == ch->cap) {
+		int rc = chan_grow(ch);
+		if (rc != 0) {
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return rc;
+		}
+	}
+	memcpy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) * ch->esz,
+	       elem, ch->esz);
+	ch->len++;
+	wt = ch->waiter;
+	ch->waiter.node = NULL;
+	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
+	return 0;
+}
+
+/* Under the lock: pop the oldest element into out. */
+static void chan_pop(smarm_chan_t *ch, void *out)
+{
+	memcpy(out, ch->buf + ch->head * ch->esz, ch->esz);
+	ch->head = (ch->head + 1) & (ch->cap - 1);
+	ch->len--;
+}
+
+int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
+{
+	int rc;
+	if (ch == NULL || out == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!ch->receiver) {
+		rc = SMARM_ESTATE;
+	} else if (ch->len > 0) {
+		chan_pop(ch, out);
+		rc = 0;
+	} else {
+		rc = ch->senders == 0 ? SMARM_ECLOSED : SMARM_EAGAIN;
+	}
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
+}
+
+int64_t smarm_chan_len(smarm_chan_t *ch)
+{
+	int64_t len;
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	len = (int64_t)ch->len;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return len;
+}
+
+/* ------------------------------------------------- arming (select too) */
+
+bool smarm__chan_ready(smarm_chan_t *ch)
+{
+	return ch->len > 0 || ch->senders == 0;
+}
+
+int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
+		    uint32_t epoch, bool *ready)
+{
+	int rc = 0;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!ch->receiver) {
+		rc = SMARM_ESTATE;
+	} else if (ch->waiter.node != NULL && ch->waiter.pid != pid) {
+		rc = SMARM_ESTATE; /* a second receiver */
+	} else if (smarm__chan_ready(ch)) {
+		*ready = true;
+	} else {
+		*ready = false;
+		ch->waiter.node = n;
+		ch->waiter.pid = pid;
+		ch->waiter.epoch = epoch;
+	}
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
+}
+
+void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
+{
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (ch->waiter.node != NULL && ch->waiter.pid == pid)
+		ch->waiter.node = NULL;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+}
+
+static void recv_undo(void *arg, struct smarm__slot *me)
+{
+	(void)me;
+	smarm__chan_disarm(arg, smarm_actor_self().id);
+}
+
+/*
+ * The receive loop behind recv and recv_timeout. deadline 0: no timeout.
+ */
+static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
+{
+	struct smarm__slot *me = smarm__current();
+	struct smarm_node *n;
+	uint64_t pid;
+	bool timer_armed = false;
+
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL || out == NULL)
+		return SMARM_EINVAL;
+	smarm__observe_stop(me);
+	n = smarm__worker()->node;
+	pid = smarm_actor_self().id;
+	for (;;) {
+		uint32_t e;
+		int rc = 0;
+		bool parked = false;
+
+		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (ch->waiter.node != NULL && ch->waiter.pid == pid)
+			ch->waiter.node = NULL;
+		if (!ch->receiver) {
+			rc = SMARM_ESTATE;
+		} else if (ch->len > 0) {
+			chan_pop(ch, out);
+		} else if (ch->senders == 0) {
+			rc = SMARM_ECLOSED;
+		} else if (ch->waiter.node != NULL) {
+			rc = SMARM_ESTATE; /* another actor is receiving */
+		} else if (timer_armed && smarm__clock_ns() >= deadline) {
+			rc = SMARM_ETIMEDOUT;
+		} else {
+			e = smarm__begin_wait(me);
+			ch->waiter.node = n;
+			ch->waiter.pid = pid;
+			ch->waiter.epoch = e;
+			parked = true;
+		}
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (!parked)
+			return rc;
+		if (deadline != 0) {
+			/* A fresh wake entry per wait: the old one is inert. */
+			rc = smarm__timer_sleep(n, deadline, pid, e);
+			if (rc != 0) {
+				smarm__chan_disarm(ch, pid);
+				smarm__retire_wait(me);
+				return rc;
+			}
+			timer_armed = true;
+		}
+		me->wc_fn = recv_undo;
+		me->wc_arg = ch;
+		smarm__park(me);
+		me->wc_fn = NULL;
+	}
+}
+
+int smarm_chan_recv(smarm_chan_t *ch, void *out)
+{
+	return chan_recv(ch, out, 0);
+}
+
+int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
+{
+	int rc;
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (timeout_ns == 0) {
+		rc = smarm_chan_try_recv(ch, out);
+		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
+	}
+	return chan_recv(ch, out, smarm__clock_ns() + timeout_ns);
+}
+
+/* ------------------------------------------------------------ select */
+
+struct select_set {
+	smarm_chan_t *const *arms;
+	size_t n;
+	uint64_t pid;
+};
+
+static void select_disarm(struct select_set *set, size_t upto)
+{
+	for (size_t i = 0; i < upto; i++)
+		smarm__chan_disarm(set->arms[i], set->pid);
+}
+
+static void select_undo(void *arg, struct smarm__slot *me)
+{
+	struct select_set *set = arg;
+	(void)me;
+	select_disarm(set, set->n);
+}
+
+static int do_select(smarm_chan_t *const arms[], size_t n, uint64_t deadline,
+		     size_t *ready)
+{
+	struct smarm__slot *me = smarm__current();
+	struct smarm_node *node;
+	struct select_set set;
+	bool timed = deadline != 0;
+
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (arms == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
+		return SMARM_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (arms[i] == NULL)
+			return SMARM_EINVAL;
+	smarm__observe_stop(me);
+	node = smarm__worker()->node;
+	set.arms = arms;
+	set.n = n;
+	set.pid = smarm_actor_self().id;
+
+	for (;;) {
+		uint32_t e = smarm__begin_wait(me);
+		size_t i;
+		int rc = 0;
+		for (i = 0; i < n; i++) {
+			bool is_ready = false;
+			rc = smarm__chan_arm(arms[i], node, set.pid, e,
+					     &is_ready);
+			if (rc != 0 || is_ready)
+				break;
+		}
+		if (i < n) {
+			select_disarm(&set, i);
+			smarm__retire_wait(me);
+			if (rc != 0)
+				return rc;
+			*ready = i;
+			return 0;
+		}
+		if (timed) {
+			if (smarm__clock_ns() >= deadline) {
+				select_disarm(&set, n);
+				smarm__retire_wait(me);
+				return SMARM_ETIMEDOUT;
+			}
+			rc = smarm__timer_sleep(node, deadline, set.pid, e);
+			if (rc != 0) {
+				select_disarm(&set, n);
+				smarm__retire_wait(me);
+				return rc;
+			}
+		}
+		me->wc_fn = select_undo;
+		me->wc_arg = &set;
+		smarm__park(me);
+		me->wc_fn = NULL;
+		select_disarm(&set, n);
+		for (i = 0; i < n; i++) {
+			bool r;
+			smarm__lock(&arms[i]->lock, SMARM__RANK_CHANNEL);
+			r = smarm__chan_ready(arms[i]) || !arms[i]->receiver;
+			smarm__unlock(&arms[i]->lock, SMARM__RANK_CHANNEL);
+			if (r) {
+				*ready = i;
+				return 0;
+			}
+		}
+		if (timed && smarm__clock_ns() >= deadline)
+			return SMARM_ETIMEDOUT;
+	}
+}
+
+int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready)
+{
+	return do_select(arms, n, 0, ready);
+}
+
+int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
+			 uint64_t timeout_ns, size_t *ready)
+{
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	return do_select(arms, n, smarm__clock_ns() + timeout_ns, ready);
+}
+
+/* ------------------------------------------------------- timed send */
+
+static void send_timer_fire(void *ctx, void *payload)
+{
+	smarm_chan_t *ch = ctx;
+	if (smarm_chan_send(ch, payload) != 0 && ch->efree != NULL)
+		ch->efree(payload);
+	smarm_chan_sender_free(ch);
+}
+
+static void send_timer_drop(void *ctx, void *payload)
+{
+	smarm_chan_t *ch = ctx;
+	if (ch->efree != NULL)
+		ch->efree(payload);
+	smarm_chan_sender_free(ch);
+}
+
+int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
+			  uint64_t delay_ns, smarm_timer_t *out)
+{
+	struct smarm__slot *me = smarm__current();
+	uint64_t id = 0;
+	int rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL || elem == NULL)
+		return SMARM_EINVAL;
+	rc = smarm_chan_sender_dup(ch); /* the timer's own reference */
+	if (rc != 0)
+		return rc;
+	rc = smarm__timer_call_after(smarm__worker()->node, delay_ns,
+				     send_timer_fire, send_timer_drop, ch,
+				     elem, ch->esz, &id);
+	if (rc != 0) {
+		smarm_chan_sender_free(ch);
+		return rc;
+	}
+	if (out != NULL)
+		out->id = id;
+	return 0;
+}
+
+int smarm_timer_cancel(smarm_timer_t timer)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (timer.id == 0)
+		return SMARM_ENOENT;
+	return smarm__timer_cancel(smarm__worker()->node, timer.id);
+}

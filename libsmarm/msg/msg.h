@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msg.h - internal interface of the message layer (channels, select,
+ * green mutex). It sits on the core layer and uses only core.h.
+ *
+ * Ownership, locking and invariants are stated in chan.c and mutex.c.
+ * See: docs/architecture.md (Channels, Select, Mutex).
+ */
+#ifndef SMARM_MSG_H
+#define SMARM_MSG_H
+
+#include "../core/core.h"
+
+struct smarm_chan {
+	smarm__lock_t lock;         /* CHANNEL rank: guards every field below */
+	size_t esz;                 /* element size (constant) */
+	smarm_elem_free_cb efree;   /* destructor (constant) */
+	unsigned char *buf;         /* ring of cap elements */
+	size_t cap;                 /* power of two, or 0 before first send */
+	size_t head;                /* index of the oldest element */
+	size_t len;                 /* queued elements */
+	uint32_t senders;           /* sender references (timers hold one) */
+	bool receiver;              /* receiver reference still held */
+	struct smarm__waiter waiter; /* parked receiver, node NULL if none */
+};
+
+/* Register the current actor as the waiter; false if ready instead. */
+int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
+		    uint32_t epoch, bool *ready);
+void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);
+bool smarm__chan_ready(smarm_chan_t *ch);
+
+#endif /* SMARM_MSG_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - shared helpers for the Check suites: run a root actor on a
+ * fresh node, a watchdog for hang-prone tests, and the suite main().
+ *
+ * Tests under tests/api use only the public headers (the embedder's
+ * view). Results observed inside actors are funnelled into plain globals
+ * and asserted after the run, so a failing assert never fires inside an
+ * actor's stack.
+ */
+#ifndef SMARM_TEST_HARNESS_H
+#define SMARM_TEST_HARNESS_H
+
+#include <check.h>
+#include <smarm/smarm.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Scale factor for time bounds on slow machines (SMARM_TEST_TIME_SCALE). */
+static inline double harness_time_scale(void)
+{
+	const char *s = getenv("SMARM_TEST_TIME_SCALE");
+	double v = s ? atof(s) : 1.0;
+	return v > 0 ? v : 1.0;
+}
+
+#define MS(x) ((uint64_t)(x)*1000000ull)
+#define US(x) ((uint64_t)(x)*1000ull)
+
+/*
+ * Open a node with `workers` workers (and optional max_actors, 0 = default),
+ * run root(arg), close the node. Asserts the run succeeded and returns how
+ * the root ended.
+ */
+static inline int harness_run_ex(int workers, int64_t max_actors,
+				 smarm_actor_cb root, void *arg,
+				 intptr_t *reason)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
+			 0);
+	if (max_actors > 0)
+		ck_assert_int_eq(smarm_config_set_int(cfg,
+						      SMARM_OPT_MAX_ACTORS,
+						      max_actors),
+				 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, reason), 0);
+	int64_t live = -1;
+	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &live),
+			 0);
+	ck_assert_int_eq(live, 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	return how;
+}
+
+static inline int harness_run(int workers, smarm_actor_cb root, void *arg)
+{
+	return harness_run_ex(workers, 0, root, arg, NULL);
+}
+
+/* Elapsed-time bound check that an env var can widen. */
+#define ck_assert_elapsed_lt(ns, bound_ns)                                    \
+	ck_assert_uint_lt((ns), (uint64_t)((double)(bound_ns) *              \
+					   harness_time_scale()))
+
+#define SMARM_TEST_MAIN(name)                                                 \
+	int main(void)                                                        \
+	{                                                                     \
+		SRunner *sr = srunner_create(smarm_test_##name##_suite());    \
+		srunner_run_all(sr, CK_ENV);                                  \
+		int failed = srunner_ntests_failed(sr);                       \
+		srunner_free(sr);                                             \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                  \
+	}
+
+#endif /* SMARM_TEST_HARNESS_H */

@@ -1,0 +1,349 @@
+%% peers.erl - Erlang peer benchmarks for libsmarm (DESIGN.md section 7).
+%%! +P 2000000
+%%
+%% The "%%!" line above is read by escript (emulator flags); for erlc it is
+%% an ordinary comment.  skynet_actor keeps ~1.1M processes alive at once on
+%% one scheduler, so the process limit must be raised (+P) in every mode.
+%%
+%% Run either way (workloads as arguments; none or "all" = every workload):
+%%
+%%   ERL_FLAGS="+S 1:1" escript peers.erl [runs=R] [budget=S] [workload...]
+%%   erlc -o DIR peers.erl &&
+%%     erl +S 1:1 +P 2000000 -noshell -pa DIR -run peers main [runs=R] [workload...]
+%%   erl ... -noshell -pa DIR -s peers main [workload...]   (atoms work too)
+%%
+%% Output, one CSV line per workload on stdout:
+%%
+%%   WORKLOAD,erlang,SCHEDULERS,ns_per_op
+%%
+%% SCHEDULERS is erlang:system_info(schedulers_online).  For idle_bytes the
+%% last column is bytes per parked process (see idle_bytes/0 for what is
+%% counted).  Per-run figures go to stderr.  Each workload runs one warm-up
+%% run and then R timed runs (default 5, fewer if one run is so slow that the
+%% workload would overrun its time budget); the median is printed.
+-module(peers).
+-mode(compile).
+
+-export([main/1]).
+%% gen_server callbacks for gen_server_call
+-export([init/1, handle_call/3, handle_cast/2]).
+
+-define(SPAWN_N, 100000).
+-define(CHAIN_N, 100000).
+-define(PING_N, 1000000).
+-define(RING_SIZE, 1000).
+-define(RING_N, 1000000).
+-define(YIELD_N, 1000000).
+-define(SKYNET_N, 1000000).
+-define(SKYNET_DIV, 10).
+-define(SKYNET_SUM, 499999500000).
+-define(CALL_N, 1000000).
+-define(IDLE_N, 100000).
+
+workloads() ->
+    [{"spawn_join", fun spawn_join/0},
+     {"chained_spawn", fun chained_spawn/0},
+     {"ping_pong_rtt", fun ping_pong/0},
+     {"ring_hop", fun ring_hop/0},
+     {"yield", fun yield_bench/0},
+     {"skynet_actor", fun skynet_bench/0},
+     {"gen_server_call", fun gen_server_call/0},
+     {"idle_bytes", fun idle_bytes/0}].
+
+%% ---------------------------------------------------------------------------
+%% Driver
+
+main(Args0) ->
+    Args = [to_str(A) || A <- Args0],
+    Code = try run(Args)
+           catch Class:Reason:Stack ->
+                   err("peers: ~p:~p~n~p~n", [Class, Reason, Stack]),
+                   1
+           end,
+    halt(Code).
+
+to_str(A) when is_atom(A) -> atom_to_list(A);
+to_str(A) when is_list(A) -> A.
+
+run(Args) ->
+    {Opts, Names0} = parse(Args, #{runs => 5, budget => 18}, []),
+    Names = case Names0 of
+                [] -> [N || {N, _} <- workloads()];
+                ["all"] -> [N || {N, _} <- workloads()];
+                _ -> Names0
+            end,
+    Sel = [case lists:keyfind(N, 1, workloads()) of
+               false -> usage("unknown workload " ++ N);
+               W -> W
+           end || N <- Names],
+    Scheds = erlang:system_info(schedulers_online),
+    lists:foreach(
+      fun({Name, Fun}) ->
+              Xs = in_fresh_process(fun() -> samples(Name, Fun, Opts) end),
+              err("# erlang ~s schedulers=~b runs: ~s~n",
+                  [Name, Scheds, string:join([fmt(X) || X <- Xs], " ")]),
+              io:format("~s,erlang,~b,~s~n", [Name, Scheds, fmt(median(Xs))])
+      end, Sel),
+    0.
+
+%% Options are "name=value" words, not "-flag value": erl would take a
+%% "-flag" after -run/-s as one of its own init flags.
+parse(["runs=" ++ R | T], O, Acc) -> parse(T, O#{runs => pos_int(R)}, Acc);
+parse(["budget=" ++ B | T], O, Acc) -> parse(T, O#{budget => pos_int(B)}, Acc);
+parse(["-" ++ _ = F | _], _, _) -> usage("unknown flag " ++ F);
+parse([N | T], O, Acc) -> parse(T, O, [N | Acc]);
+parse([], O, Acc) -> {O, lists:reverse(Acc)}.
+
+pos_int(S) ->
+    case string:to_integer(S) of
+        {N, ""} when N > 0 -> N;
+        _ -> usage("bad number " ++ S)
+    end.
+
+usage(Msg) ->
+    err("~s~nusage: peers [runs=R] [budget=SECONDS] [workload...|all]~n"
+        "workloads: ~s~n",
+        [Msg, string:join([N || {N, _} <- workloads()], " ")]),
+    halt(2).
+
+err(Fmt, Args) -> io:format(standard_error, Fmt, Args).
+
+fmt(X) -> float_to_list(float(X), [{decimals, 1}]).
+
+%% Run F in a new process (fresh heap, empty mailbox) and return its result.
+in_fresh_process(F) ->
+    {Pid, Ref} = spawn_monitor(fun() -> exit({ok, F()}) end),
+    receive
+        {'DOWN', Ref, process, Pid, {ok, Res}} -> Res;
+        {'DOWN', Ref, process, Pid, Why} -> error(Why)
+    end.
+
+samples(_Name, Fun, #{runs := Runs, budget := Budget}) ->
+    T0 = now_ns(),
+    _ = Fun(),                                  % warm-up
+    Warm = now_ns() - T0,
+    Fit = max(1, (Budget * 1000000000) div max(Warm, 1) - 1),
+    N = min(Runs, Fit),
+    [begin erlang:garbage_collect(), Fun() end || _ <- lists:seq(1, N)].
+
+median(Xs) ->
+    S = lists:sort(Xs),
+    L = length(S),
+    case L rem 2 of
+        1 -> lists:nth(L div 2 + 1, S);
+        0 -> (lists:nth(L div 2, S) + lists:nth(L div 2 + 1, S)) / 2
+    end.
+
+now_ns() -> erlang:monotonic_time(nanosecond).
+
+per_op(T0, N) -> (now_ns() - T0) / N.
+
+%% ---------------------------------------------------------------------------
+%% Workloads
+
+%% spawn_join: spawn N processes that exit at once; each sends the parent a
+%% message just before exiting; the parent waits for all N messages.
+%% The parent keeps its mailbox off-heap: with the default on-heap queue,
+%% the ~100000 'done' messages that pile up while it is still spawning are
+%% rescanned by every GC of the parent and spawn_join costs ~10x more (a GC
+%% artefact of the measuring process, not the cost of a process).
+spawn_join() ->
+    process_flag(message_queue_data, off_heap),
+    Parent = self(),
+    T0 = now_ns(),
+    spawn_n(?SPAWN_N, Parent),
+    wait_n(?SPAWN_N),
+    per_op(T0, ?SPAWN_N).
+
+spawn_n(0, _) -> ok;
+spawn_n(N, Parent) ->
+    spawn(fun() -> Parent ! done end),
+    spawn_n(N - 1, Parent).
+
+wait_n(0) -> ok;
+wait_n(N) -> receive done -> wait_n(N - 1) end.
+
+%% chained_spawn: each process spawns the next; the last one tells the parent.
+chained_spawn() ->
+    Parent = self(),
+    T0 = now_ns(),
+    spawn(fun() -> chain(?CHAIN_N - 1, Parent) end),
+    receive done -> ok end,
+    per_op(T0, ?CHAIN_N).
+
+chain(0, Parent) -> Parent ! done;
+chain(N, Parent) -> spawn(fun() -> chain(N - 1, Parent) end).
+
+%% ping_pong_rtt: two processes bounce one message N times.
+ping_pong() ->
+    Parent = self(),
+    Pong = spawn(fun pong/0),
+    T0 = now_ns(),
+    spawn(fun() -> ping(?PING_N, Pong), Parent ! done end),
+    receive done -> ok end,
+    R = per_op(T0, ?PING_N),
+    Pong ! stop,
+    R.
+
+ping(0, _) -> ok;
+ping(N, Pong) ->
+    Pong ! {self(), N},
+    receive N -> ping(N - 1, Pong) end.
+
+pong() ->
+    receive
+        {From, N} -> From ! N, pong();
+        stop -> ok
+    end.
+
+%% ring_hop: RING_SIZE processes in a ring pass a counter that is decremented
+%% on every hop; the process that receives 0 tells the parent.
+ring_hop() ->
+    Parent = self(),
+    First = spawn(fun() -> receive {next, Nx} -> ring_node(Nx, Parent) end end),
+    Rest = ring_build(?RING_SIZE - 1, First, Parent, []),
+    First ! {next, hd(Rest)},
+    T0 = now_ns(),
+    First ! ?RING_N,
+    receive done -> ok end,
+    R = per_op(T0, ?RING_N),
+    [P ! stop || P <- [First | Rest]],
+    R.
+
+%% Builds nodes 2..RING_SIZE back to front; returns them in ring order.
+ring_build(0, _Next, _Parent, Acc) -> Acc;
+ring_build(K, Next, Parent, Acc) ->
+    P = spawn(fun() -> ring_node(Next, Parent) end),
+    ring_build(K - 1, P, Parent, [P | Acc]).
+
+ring_node(Next, Parent) ->
+    receive
+        0 -> Parent ! done, ring_node(Next, Parent);
+        V when is_integer(V) -> Next ! V - 1, ring_node(Next, Parent);
+        stop -> ok
+    end.
+
+%% yield: two processes each call erlang:yield() N times.
+%% ns per yield = total / (2N).
+yield_bench() ->
+    Parent = self(),
+    Body = fun() -> receive go -> ok end, yield_n(?YIELD_N), Parent ! done end,
+    A = spawn(Body),
+    B = spawn(Body),
+    T0 = now_ns(),
+    A ! go,
+    B ! go,
+    wait_n(2),
+    per_op(T0, 2 * ?YIELD_N).
+
+yield_n(0) -> ok;
+yield_n(N) -> erlang:yield(), yield_n(N - 1).
+
+%% skynet_actor: 10-ary tree of processes; leaves send their number, inner
+%% nodes sum their children and send the sum up.  ns per leaf.
+skynet_bench() ->
+    Need = ?SKYNET_N + ?SKYNET_N div (?SKYNET_DIV - 1) + 100,
+    case erlang:system_info(process_limit) of
+        L when L < Need ->
+            err("skynet_actor: process limit ~b < ~b; run erl with +P 2000000~n",
+                [L, Need]),
+            halt(1);
+        _ -> ok
+    end,
+    Parent = self(),
+    T0 = now_ns(),
+    spawn(fun() -> skynet(Parent, 0, ?SKYNET_N) end),
+    Sum = receive S when is_integer(S) -> S end,
+    R = per_op(T0, ?SKYNET_N),
+    case Sum of
+        ?SKYNET_SUM -> R;
+        _ ->
+            err("skynet_actor: wrong sum ~b, want ~b~n", [Sum, ?SKYNET_SUM]),
+            halt(1)
+    end.
+
+skynet(Parent, Num, 1) ->
+    Parent ! Num;
+skynet(Parent, Num, Size) ->
+    Self = self(),
+    Sub = Size div ?SKYNET_DIV,
+    [spawn(fun() -> skynet(Self, Num + I * Sub, Sub) end)
+     || I <- lists:seq(0, ?SKYNET_DIV - 1)],
+    Parent ! sum_n(?SKYNET_DIV, 0).
+
+sum_n(0, Acc) -> Acc;
+sum_n(K, Acc) -> receive S when is_integer(S) -> sum_n(K - 1, Acc + S) end.
+
+%% gen_server_call: gen_server:call/2 to a minimal gen_server that adds the
+%% argument to its state and replies with the new state.
+gen_server_call() ->
+    {ok, Srv} = gen_server:start(?MODULE, 0, []),
+    T0 = now_ns(),
+    ok = call_n(Srv, 1, ?CALL_N),
+    R = per_op(T0, ?CALL_N),
+    gen_server:stop(Srv),
+    R.
+
+call_n(_Srv, I, N) when I > N -> ok;
+call_n(Srv, I, N) ->
+    I = gen_server:call(Srv, {add, 1}),
+    call_n(Srv, I + 1, N).
+
+init(S) -> {ok, S}.
+handle_call({add, X}, _From, S) -> {reply, S + X, S + X}.
+handle_cast(_Msg, S) -> {noreply, S}.
+
+%% idle_bytes: N processes, each parked in a receive.  Reported figure:
+%%   (delta erlang:memory(processes) - delta of the measuring process's own
+%%    process_info(memory)) / N
+%% i.e. the memory the runtime accounts to the N parked processes (control
+%% block, heap+stack, the closure they run), without the pid list the parent
+%% holds.  This is allocator-accounted memory, not RSS; the RSS growth of the
+%% emulator and process_info(Pid, memory) of one child go to stderr for
+%% comparison.
+idle_bytes() ->
+    process_flag(message_queue_data, off_heap),  % see spawn_join/0
+    Parent = self(),
+    erlang:garbage_collect(),
+    M0 = erlang:memory(processes),
+    {memory, P0} = process_info(self(), memory),
+    Rss0 = rss(),
+    Pids = idle_spawn(?IDLE_N, Parent, []),
+    wait_ready(?IDLE_N),
+    erlang:garbage_collect(),
+    M1 = erlang:memory(processes),
+    {memory, P1} = process_info(self(), memory),
+    Rss1 = rss(),
+    {memory, One} = process_info(hd(Pids), memory),
+    [P ! stop || P <- Pids],
+    wait_n(?IDLE_N),
+    PerProc = ((M1 - M0) - (P1 - P0)) / ?IDLE_N,
+    err("#   idle_bytes: memory(processes) ~s B/proc, process_info(memory) of "
+        "one ~b B, emulator RSS growth ~s B/proc~n",
+        [fmt(PerProc), One, fmt((Rss1 - Rss0) / ?IDLE_N)]),
+    PerProc.
+
+idle_spawn(0, _, Acc) -> Acc;
+idle_spawn(N, Parent, Acc) ->
+    P = spawn(fun() ->
+                      Parent ! ready,
+                      receive stop -> Parent ! done end
+              end),
+    idle_spawn(N - 1, Parent, [P | Acc]).
+
+wait_ready(0) -> ok;
+wait_ready(N) -> receive ready -> wait_ready(N - 1) end.
+
+rss() ->
+    case file:read_file("/proc/self/statm") of
+        {ok, B} ->
+            [_, Res | _] = string:lexemes(binary_to_list(B), " \n"),
+            list_to_integer(Res) * page_size();
+        _ -> 0
+    end.
+
+page_size() ->
+    case string:to_integer(os:cmd("getconf PAGESIZE")) of
+        {N, _} when is_integer(N), N > 0 -> N;
+        _ -> 4096
+    end.
