@@ -135,6 +135,8 @@ struct smarm__worker {
 	void *sched_sp;              /* scheduler context while an actor runs */
 	struct smarm__slot *cur;     /* actor on this worker, or NULL */
 	int intent;                  /* set by the actor before switching out */
+	uint64_t next;               /* wake slot: pid woken by an actor here */
+	uint32_t streak;             /* consecutive wake-slot pops */
 	uint64_t slice_start;        /* cycle count at resume */
 	pthread_t thread;
 	void *stk_bottom;            /* OS thread stack (ASan fiber bounds) */
@@ -259,8 +261,30 @@ static inline struct smarm__slot *smarm__current(void)
 	return w ? w->cur : NULL;
 }
 
+/* The pid of the actor in slot s (valid while s is occupied). */
+static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
+{
+	return smarm__pid_make(W_GEN(atomic_load_explicit(
+				       &s->word, memory_order_relaxed)),
+			       s->index);
+}
+
 /* ---- slots (slot.c) ---- */
-struct smarm__slot *smarm__slot_at(struct smarm_node *n, uint32_t idx);
+
+/* The slot at idx (segment s holds SEG_BASE << s slots), or NULL. */
+static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
+						  uint32_t idx)
+{
+	uint64_t k;
+	uint32_t s;
+	struct smarm__slot *seg;
+	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
+		return NULL;
+	k = (uint64_t)idx / SMARM__SEG_BASE + 1;
+	s = 63u - (uint32_t)__builtin_clzll(k);
+	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
+	return seg ? &seg[idx - SMARM__SEG_BASE * ((1u << s) - 1u)] : NULL;
+}
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);

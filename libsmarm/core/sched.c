@@ -241,6 +241,29 @@ void smarm__yield(struct smarm__slot *s)
 	smarm__observe_stop(s);
 }
 
+/*
+ * Queue an actor a wake made runnable. A wake issued by an actor running
+ * on a worker of the same node goes to that worker's wake slot (Go's
+ * runnext): the woken actor runs next on this worker, warm in cache, with
+ * no run-queue lock on either side. A newer wake displaces the older one
+ * to the shared queue. Wakes from scheduler context (timers, finalize)
+ * and from other threads, spawns and yields use the shared queue.
+ */
+static void enqueue_woken(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (w != NULL && w->node == n && w->cur != NULL) {
+		uint64_t old = w->next;
+		w->next = pid;
+		if (old != 0)
+			smarm__enqueue(n, old);
+		else if (n->workers_n > 1)
+			smarm__wake_one_if_idle(n);
+		return;
+	}
+	smarm__enqueue(n, pid);
+}
+
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 {
 	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
@@ -248,7 +271,7 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 		return false;
 	int r = smarm__word_unpark(s, PID_GEN(pid), false, epoch);
 	if (r == UNPARK_ENQUEUE)
-		smarm__enqueue(n, pid);
+		enqueue_woken(n, pid);
 	return r != UNPARK_NOOP;
 }
 
@@ -348,6 +371,8 @@ static void run_actor(struct smarm__worker *w, struct smarm__slot *s,
 
 /* --------------------------------------------------------------- loop */
 
+#define WAKE_STREAK 16
+
 static void worker_loop(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
@@ -355,14 +380,34 @@ static void worker_loop(struct smarm__worker *w)
 
 	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
 	for (;;) {
-		if (smarm__timers_due(n))
+		bool got = false;
+		if (atomic_load_explicit(&n->next_deadline,
+					 memory_order_relaxed) != UINT64_MAX &&
+		    smarm__timers_due(n))
 			smarm__timers_fire(n, true);
-		if (rq_pop(n, &pid)) {
-			struct smarm__slot *s;
-			if (atomic_load_explicit(&n->rq_len,
+		/*
+		 * The wake slot first, but after WAKE_STREAK consecutive slot
+		 * pops the shared queue gets a turn: two actors handing a
+		 * message back and forth cannot starve the rest.
+		 */
+		if (w->next != 0 &&
+		    (w->streak < WAKE_STREAK ||
+		     atomic_load_explicit(&n->rq_len, memory_order_relaxed) ==
+			     0)) {
+			pid = w->next;
+			w->next = 0;
+			w->streak++;
+			got = true;
+		} else if (rq_pop(n, &pid)) {
+			w->streak = 0;
+			got = true;
+			if (n->workers_n > 1 &&
+			    atomic_load_explicit(&n->rq_len,
 						 memory_order_relaxed) > 0)
 				smarm__wake_one_if_idle(n); /* chain rule */
-			s = smarm__slot_at(n, PID_IDX(pid));
+		}
+		if (got) {
+			struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
 			if (s != NULL && try_claim(s, PID_GEN(pid)))
 				run_actor(w, s, pid);
 			continue;

@@ -38,19 +38,6 @@ static uint32_t seg_of(uint32_t idx, uint32_t *off)
 	return s;
 }
 
-struct smarm__slot *smarm__slot_at(struct smarm_node *n, uint32_t idx)
-{
-	uint32_t off;
-	uint32_t s;
-	struct smarm__slot *seg;
-
-	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
-		return NULL;
-	s = seg_of(idx, &off);
-	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
-	return seg ? &seg[off] : NULL;
-}
-
 /* Grow the run queue so it can hold every slot (INV-1 keeps push total). */
 static int rq_reserve(struct smarm_node *n, uint32_t want)
 {

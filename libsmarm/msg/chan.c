@@ -41,6 +41,24 @@
 #define MAX_ELEM 65536
 #define MAX_ARMS 64
 
+/* memcpy with the common small sizes inlined (no libc call). */
+static inline void elem_copy(void *dst, const void *src, size_t esz)
+{
+	switch (esz) {
+	case 4:
+		memcpy(dst, src, 4);
+		break;
+	case 8:
+		memcpy(dst, src, 8);
+		break;
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	default:
+		memcpy(dst, src, esz);
+	}
+}
+
 static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf,
 			       size_t cap, size_t head, size_t len)
 {
@@ -179,8 +197,8 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 			return rc;
 		}
 	}
-	memcpy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) * ch->esz,
-	       elem, ch->esz);
+	elem_copy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) * ch->esz,
+		  elem, ch->esz);
 	ch->len++;
 	wt = ch->waiter;
 	ch->waiter.node = NULL;
@@ -191,7 +209,7 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {
-	memcpy(out, ch->buf + ch->head * ch->esz, ch->esz);
+	elem_copy(out, ch->buf + ch->head * ch->esz, ch->esz);
 	ch->head = (ch->head + 1) & (ch->cap - 1);
 	ch->len--;
 }
@@ -263,8 +281,7 @@ void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
 
 static void recv_undo(void *arg, struct smarm__slot *me)
 {
-	(void)me;
-	smarm__chan_disarm(arg, smarm_actor_self().id);
+	smarm__chan_disarm(arg, smarm__slot_pid(me));
 }
 
 /*
@@ -283,7 +300,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 		return SMARM_EINVAL;
 	smarm__observe_stop(me);
 	n = smarm__worker()->node;
-	pid = smarm_actor_self().id;
+	pid = smarm__slot_pid(me);
 	for (;;) {
 		uint32_t e;
 		int rc = 0;
@@ -386,7 +403,7 @@ static int do_select(smarm_chan_t *const arms[], size_t n, uint64_t deadline,
 	node = smarm__worker()->node;
 	set.arms = arms;
 	set.n = n;
-	set.pid = smarm_actor_self().id;
+	set.pid = smarm__slot_pid(me);
 
 	for (;;) {
 		uint32_t e = smarm__begin_wait(me);

@@ -44,7 +44,7 @@ static uint64_t caller_id(void)
 {
 	struct smarm__slot *me = smarm__current();
 	if (me != NULL)
-		return smarm_actor_self().id;
+		return smarm__slot_pid(me);
 	return THREAD_BIT | (uint64_t)gettid();
 }
 
@@ -123,8 +123,7 @@ static void hand_off_and_unlock(smarm_mutex_t *m)
 static void lock_undo(void *arg, struct smarm__slot *me)
 {
 	smarm_mutex_t *m = arg;
-	uint64_t pid = smarm_actor_self().id;
-	(void)me;
+	uint64_t pid = smarm__slot_pid(me);
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder == pid) {
 		hand_off_and_unlock(m); /* granted, but we are leaving */
@@ -166,7 +165,7 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 		return lock_from_thread(m, deadline);
 	smarm__observe_stop(me);
 	n = smarm__worker()->node;
-	pid = smarm_actor_self().id;
+	pid = smarm__slot_pid(me);
 
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder == 0) {
