@@ -78,6 +78,13 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	if (out != NULL)
 		*out = pid;
 	smarm__enqueue(n, pid);
+	/*
+	 * Spawned while the run is shutting down (by a cleanup handler, or
+	 * racing the root's exit): stop it too. Pairs with stop_all, which
+	 * sets `stopping` before it scans: one side sees the other.
+	 */
+	if (atomic_load_explicit(&n->stopping, memory_order_seq_cst))
+		smarm__request_stop(n, pid);
 	return 0;
 }
 
@@ -96,6 +103,8 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		s->reason = reason;
 		/* Later stop requests see the flag set and do not wake us. */
 		atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
+		/* Nor may an earlier one's wake cut a handler's wait short. */
+		smarm__clear_notify(s);
 	}
 	if (s->wc_fn != NULL) {
 		void (*undo)(void *, struct smarm__slot *) = s->wc_fn;
@@ -189,6 +198,7 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid)
 /* Root exit: the program is done; every actor still alive is stopped. */
 void smarm__stop_all(struct smarm_node *n)
 {
+	atomic_store_explicit(&n->stopping, 1, memory_order_seq_cst);
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
 		struct smarm__slot *s = smarm__slot_at(n, i);
@@ -221,7 +231,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 
 	if (t == NULL || PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
-	if (t == me)
+	if (pid == mypid)
 		return SMARM_EINVAL;
 	smarm__observe_stop(me);
 	for (;;) {

@@ -223,6 +223,7 @@ struct smarm_node {
 	_Atomic int64_t live;
 	_Atomic int running;
 	_Atomic uint64_t spawned;
+	_Atomic int stopping;        /* the root ended: stop everything */
 	uint64_t root;               /* root pid id */
 	int root_how;
 	intptr_t root_reason;
@@ -291,6 +292,7 @@ struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
 void smarm__slots_fini(struct smarm_node *n);
 
 uint32_t smarm__begin_wait(struct smarm__slot *s);
+void smarm__clear_notify(struct smarm__slot *s);
 void smarm__retire_wait(struct smarm__slot *s);
 int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 		       uint32_t epoch);
@@ -390,6 +392,16 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 			    void (*drop)(void *, void *), void *ctx,
 			    const void *payload, size_t len, uint64_t *id);
 int smarm__timer_cancel(struct smarm_node *n, uint64_t id);
+
+/*
+ * now + ns, saturating: a huge timeout means "practically never", not a
+ * wrapped deadline in the past. UINT64_MAX stays reserved for "no timer".
+ */
+static inline uint64_t smarm__deadline_after(uint64_t ns)
+{
+	uint64_t now = smarm__clock_ns();
+	return ns >= UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + ns;
+}
 
 /* ---- misc ---- */
 uint64_t smarm__cycles_per_ns_q16(void);

@@ -410,7 +410,7 @@ int smarm_actor_sleep(uint64_t ns)
 	n = smarm__worker()->node;
 	pid = smarm_actor_self().id;
 	e = smarm__begin_wait(me);
-	rc = smarm__timer_sleep(n, smarm__clock_ns() + ns, pid, e);
+	rc = smarm__timer_sleep(n, smarm__deadline_after(ns), pid, e);
 	if (rc != 0) {
 		smarm__retire_wait(me);
 		return rc;

@@ -255,10 +255,13 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	if (w != NULL && w->node == n && w->cur != NULL) {
 		uint64_t old = w->next;
 		w->next = pid;
+		/*
+		 * No idle worker is woken for the slot: it could not take the
+		 * actor from here, and this worker runs it as soon as the
+		 * current actor stops.
+		 */
 		if (old != 0)
 			smarm__enqueue(n, old);
-		else if (n->workers_n > 1)
-			smarm__wake_one_if_idle(n);
 		return;
 	}
 	smarm__enqueue(n, pid);
@@ -450,6 +453,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		n->workers[i].id = i;
 		n->parkers[i].state = PK_EMPTY;
 	}
+	atomic_store(&n->stopping, 0);
 	n->root_how = SMARM_EXIT_NORMAL;
 	n->root_reason = 0;
 

@@ -176,11 +176,12 @@ uint32_t smarm__begin_wait(struct smarm__slot *s)
 }
 
 /*
- * Close a wait that did not park (INV-3): bump the epoch (in-flight wakes
- * for it die) and eat a wake that already landed, in one CAS; then a stop
- * whose notification was eaten is still seen through its flag.
+ * Forget any wake that landed (bump the epoch, NOTIFIED -> RUNNING)
+ * without observing a stop: used when an actor starts exiting, so that
+ * the stop's own wildcard wake cannot cut short a wait in a cleanup
+ * handler.
  */
-void smarm__retire_wait(struct smarm__slot *s)
+void smarm__clear_notify(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uint64_t nw;
@@ -188,6 +189,16 @@ void smarm__retire_wait(struct smarm__slot *s)
 		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, ST_RUNNING);
 	} while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+}
+
+/*
+ * Close a wait that did not park (INV-3): bump the epoch (in-flight wakes
+ * for it die) and eat a wake that already landed, in one CAS; then a stop
+ * whose notification was eaten is still seen through its flag.
+ */
+void smarm__retire_wait(struct smarm__slot *s)
+{
+	smarm__clear_notify(s);
 	smarm__observe_stop(s);
 }
 

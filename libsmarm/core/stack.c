@@ -55,6 +55,7 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 		base = map_stack(s->stk_reserve, s->stk_guard);
 	if (base == NULL)
 		return SMARM_ENOMEM;
+	SMARM_STACK_UNPOISON((char *)base + s->stk_guard, s->stk_reserve);
 	s->stk_base = base;
 	return 0;
 }

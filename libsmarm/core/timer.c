@@ -180,7 +180,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	st->drop = drop;
 	st->ctx = ctx;
 	memcpy(st->payload, payload, len);
-	e.deadline = smarm__clock_ns() + delay_ns;
+	e.deadline = smarm__deadline_after(delay_ns);
 	e.pid = 0;
 	e.epoch = 0;
 	e.st = st;

@@ -357,10 +357,15 @@ int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
 	if (timeout_ns == 0) {
+		/* A poll, but due timers (a timed send) get to run first. */
 		rc = smarm_chan_try_recv(ch, out);
+		if (rc == SMARM_EAGAIN) {
+			smarm__yield(smarm__current());
+			rc = smarm_chan_try_recv(ch, out);
+		}
 		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
 	}
-	return chan_recv(ch, out, smarm__clock_ns() + timeout_ns);
+	return chan_recv(ch, out, smarm__deadline_after(timeout_ns));
 }
 
 /* ------------------------------------------------------------ select */
@@ -467,7 +472,7 @@ int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
 {
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
-	return do_select(arms, n, smarm__clock_ns() + timeout_ns, ready);
+	return do_select(arms, n, smarm__deadline_after(timeout_ns), ready);
 }
 
 /* ------------------------------------------------------- timed send */

@@ -155,7 +155,7 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	struct smarm__slot *me = smarm__current();
 	struct smarm_node *n;
 	uint64_t pid;
-	uint64_t deadline = smarm__clock_ns() + timeout_ns;
+	uint64_t deadline = smarm__deadline_after(timeout_ns);
 	uint32_t e;
 	int rc;
 
@@ -175,6 +175,18 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	}
 	if (timeout_ns == 0) {
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ETIMEDOUT;
+	}
+	if (m->holder == pid) {
+		/* Not reentrant: we would queue behind ourselves. */
+		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+		e = smarm__begin_wait(me);
+		rc = smarm__timer_sleep(n, deadline, pid, e);
+		if (rc != 0) {
+			smarm__retire_wait(me);
+			return rc;
+		}
+		smarm__park(me);
 		return SMARM_ETIMEDOUT;
 	}
 	e = smarm__begin_wait(me);
