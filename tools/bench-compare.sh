@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench-compare.sh - libsmarm against its Go and Erlang peers, same session.
+#
+#   tools/bench-compare.sh [build-dir] [workload...]
+#
+# build-dir (default build-rel; relative paths are tried from the current
+# directory, then from the source root) holds tools/smarm-bench.  With no
+# workload, the five workloads smarm-bench and the peers share are run:
+# spawn_join chained_spawn ping_pong_rtt ring_hop yield.
+#
+# Everything runs on one worker / GOMAXPROCS=1 / erl +S 1:1.  For each
+# workload the three programs are run back to back (smarm, go, erlang), and
+# that is repeated ROUNDS times, so slow phases of a noisy machine hit all
+# three alike.  Each invocation does a warm-up and RUNS timed runs; the
+# table reports, per program, the median of all timed runs of all rounds
+# (taken from the per-run lines on stderr; the CSV medians are the fallback)
+# and the ratios smarm/go and smarm/erlang (below 1: smarm is faster).
+#
+# Environment: RUNS (5), ROUNDS (2), PEERS ("go erlang").  The raw output of
+# every invocation is kept in a temporary log that is printed at the end
+# when KEEP_LOG=1, else deleted.  Exit status 1 if any program failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+build=${1:-build-rel}
+[[ $# -gt 0 ]] && shift
+if [[ ! -d $build && -d $root/$build ]]; then
+    build=$root/$build
+fi
+bench=$build/tools/smarm-bench
+if [[ ! -x $bench ]]; then
+    echo "bench-compare.sh: $bench not found; build first:" >&2
+    echo "  meson setup build-rel --buildtype=release -Dtests=disabled" \
+         "&& ninja -C build-rel" >&2
+    exit 2
+fi
+
+runs=${RUNS:-5}
+rounds=${ROUNDS:-2}
+peers=${PEERS:-go erlang}
+workloads=("$@")
+if [[ ${#workloads[@]} -eq 0 ]]; then
+    workloads=(spawn_join chained_spawn ping_pong_rtt ring_hop yield)
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/bench-compare.XXXXXX")
+if [[ ${KEEP_LOG:-0} != 1 ]]; then
+    trap 'rm -f "$log"' EXIT
+fi
+
+status=0
+# run PROGRAM WORKLOAD: append its stdout and stderr to the log.
+run() {
+    local prog=$1 w=$2
+    echo "## round $round $prog $w" >>"$log"
+    case $prog in
+    smarm) "$bench" --workers 1 --runs "$runs" "$w" >>"$log" 2>&1 ;;
+    *) PEERS=$prog RUNS=$runs "$here/peers/run-peers.sh" 1 "$w" \
+           >>"$log" 2>&1 ;;
+    esac
+}
+
+for w in "${workloads[@]}"; do
+    for ((round = 1; round <= rounds; round++)); do
+        for prog in smarm $peers; do
+            echo "bench-compare: $w round $round/$rounds: $prog" >&2
+            if ! run "$prog" "$w"; then
+                echo "bench-compare: $prog $w failed (see below)" >&2
+                grep -v '^#' "$log" | tail -n 5 >&2 || true
+                status=1
+            fi
+        done
+    done
+done
+
+# Per-run lines: "# PROG WORKLOAD key=N runs: x x x ... [(warm-up y)]".
+# CSV lines: "WORKLOAD,PROG,N,median".
+awk -v workloads="${workloads[*]}" -v progs="smarm $peers" '
+function median(list,    a, n, i, j, t) {
+    n = split(list, a, " ")
+    if (n == 0) return ""
+    for (i = 2; i <= n; i++)            # insertion sort, n is small
+        for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) {
+            t = a[j]; a[j] = a[j-1]; a[j-1] = t
+        }
+    return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+}
+function ratio(x, y) {
+    return (x == "" || y == "" || y + 0 == 0) ? "-" : sprintf("%.2f", x / y)
+}
+/^# (smarm|go|erlang) [a-z_]+ [a-z]+=[0-9]+ runs:/ {
+    key = $2 SUBSEP $3
+    for (i = 6; i <= NF && $i !~ /^\(/; i++) samples[key] = samples[key] " " $i
+    nruns[key] += i - 6
+    next
+}
+/^[a-z_]+,(smarm|go|erlang),[0-9]+,[0-9.]+$/ {
+    split($0, f, ",")
+    csv[f[2] SUBSEP f[1]] = csv[f[2] SUBSEP f[1]] " " f[4]
+}
+END {
+    nw = split(workloads, W, " ")
+    np = split(progs, P, " ")
+    printf "ns per op, 1 worker / GOMAXPROCS=1 / +S 1:1; median of all timed runs\n"
+    printf "%-15s", "workload"
+    for (p = 1; p <= np; p++) printf " %9s", P[p]
+    for (p = 2; p <= np; p++) printf " %13s", "smarm/" P[p]
+    printf "\n"
+    for (k = 1; k <= nw; k++) {
+        printf "%-15s", W[k]
+        for (p = 1; p <= np; p++) {
+            key = P[p] SUBSEP W[k]
+            m[p] = (key in samples) ? median(samples[key]) : median(csv[key])
+            printf " %9s", m[p] == "" ? "-" : sprintf("%.1f", m[p])
+        }
+        for (p = 2; p <= np; p++) printf " %13s", ratio(m[1], m[p])
+        printf "\n"
+    }
+    printf "\nper-round medians (CSV):\n"
+    for (k = 1; k <= nw; k++)
+        for (p = 1; p <= np; p++) {
+            key = P[p] SUBSEP W[k]
+            printf "  %-15s %-7s%s  (%d runs)\n", W[k], P[p], csv[key], nruns[key]
+        }
+}' "$log"
+
+if [[ ${KEEP_LOG:-0} == 1 ]]; then
+    echo "log: $log" >&2
+fi
+exit $status

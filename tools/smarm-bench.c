@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm-bench.c - libsmarm's benchmark program: the DESIGN.md §7
+ * workloads, written against the public API only (smarm/smarm.h).
+ *
+ *   smarm-bench [--workers N] [--runs R] [workload...|all]
+ *
+ * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
+ * (N is the worker count), the same shape as the Go and Erlang peers in
+ * tools/peers/. Each workload gets one warm-up run and then R timed runs
+ * (default 5); the median is printed and the individual runs go to stderr
+ * as `# smarm WORKLOAD workers=N runs: ...`. Every run opens a fresh node
+ * with SMARM_OPT_WORKERS=N, runs one root actor and closes the node; the
+ * root times only the workload itself with smarm_now_ns() (setup such as
+ * building the ring or spawning the passive side is outside, as in the
+ * peers). --workers defaults to 1, the setting the §7 targets refer to.
+ *
+ * No workload word (or "all") runs every implemented workload.
+ *
+ * Every workload checks its result (counts, echoed values); a wrong
+ * result, a failing call or a run that does not finish within
+ * HANG_LIMIT_S makes the program exit 1. Workload names that are not
+ * implemented yet (skynet_actor, gen_server_call, idle_bytes) or not
+ * known at all are reported on stderr and skipped; the other workloads
+ * still run and the exit status is 2 (1 if a workload also failed).
+ *
+ * Ownership: each workload allocates its channels and arrays in the root
+ * actor and frees them before the root returns. Locking: none; actors of
+ * a workload share plain fields, each written by one actor and read by the
+ * root only after a join or a channel receive that orders them (INV-1).
+ * Invariants: INV-1 no field of a workload context is written by two
+ * actors. INV-2 a run's bench_run is filled in only by its root actor,
+ * apart from the failure record, which the first failing actor claims.
+ * See: docs/benchmarks.md, tools/peers/README.md.
+ */
+
+#include <smarm/smarm.h>
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Workload sizes: DESIGN.md §7, the same as tools/peers. */
+enum {
+	SPAWN_N = 100000,
+	CHAIN_N = 100000,
+	PING_N = 1000000,
+	RING_SIZE = 1000,
+	RING_N = 1000000,
+	YIELD_N = 1000000,
+};
+
+#define HANG_LIMIT_S 300u                       /* one run, wall clock */
+#define RECV_LIMIT_NS (120ull * 1000000000ull)  /* root waiting on done */
+
+/* One run of one workload: filled in by the root (INV-2). */
+struct bench_run {
+	uint64_t ns;         /* length of the timed region */
+	uint64_t ops;        /* operations the timed region covered */
+	atomic_int failed;   /* 0, or 1 once why holds the first failure */
+	char why[200];       /* what went wrong (calls or result checks) */
+};
+
+/* Record the first failure of a run; later ones are dropped. */
+static void bench_fail(struct bench_run *r, const char *what, int rc)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&r->failed, &expected, 1))
+		return;
+	if (rc < 0)
+		snprintf(r->why, sizeof r->why, "%s: %s", what,
+			 smarm_err_name(rc));
+	else
+		snprintf(r->why, sizeof r->why, "%s", what);
+}
+
+static void bench_join(struct bench_run *r, smarm_pid_t pid, const char *who)
+{
+	int how = -1;
+	int rc = smarm_actor_join(pid, &how, NULL);
+	if (rc != 0)
+		bench_fail(r, "smarm_actor_join", rc);
+	else if (how != SMARM_EXIT_NORMAL)
+		bench_fail(r, who, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * spawn_join: N joinable actors that exit at once, then join them all.
+ * --------------------------------------------------------------------- */
+
+static void spawn_join_body(void *arg)
+{
+	*(unsigned char *)arg = 1;
+}
+
+static void wl_spawn_join(struct bench_run *r)
+{
+	unsigned char *ran = malloc(SPAWN_N);
+	smarm_pid_t *pids = malloc(SPAWN_N * sizeof *pids);
+	size_t spawned = 0;
+	size_t count = 0;
+
+	if (ran == NULL || pids == NULL) {
+		bench_fail(r, "out of memory", 0);
+		goto out_free;
+	}
+	memset(ran, 0, SPAWN_N);                   /* fault the pages in now */
+	memset(pids, 0, SPAWN_N * sizeof *pids);
+
+	uint64_t t0 = smarm_now_ns();
+	for (; spawned < SPAWN_N; spawned++) {
+		int rc = smarm_actor_spawn(&pids[spawned], spawn_join_body,
+					   &ran[spawned], NULL);
+		if (rc != 0) {
+			bench_fail(r, "smarm_actor_spawn", rc);
+			break;
+		}
+	}
+	for (size_t i = 0; i < spawned; i++)
+		bench_join(r, pids[i], "an actor did not exit normally");
+	r->ns = smarm_now_ns() - t0;
+	r->ops = SPAWN_N;
+
+	for (size_t i = 0; i < SPAWN_N; i++)
+		count += ran[i];
+	if (count != SPAWN_N) {
+		char msg[80];
+		snprintf(msg, sizeof msg, "%zu of %d actors ran",
+			 count, SPAWN_N);
+		bench_fail(r, msg, 0);
+	}
+out_free:
+	free(pids);
+	free(ran);
+}
+
+/* ------------------------------------------------------------------------
+ * chained_spawn: each actor spawns the next (detached) and passes on its
+ * depth; the one at depth N sends N to the root. An actor whose spawn
+ * fails sends the (negative) error instead, so the root never hangs.
+ * --------------------------------------------------------------------- */
+
+/* The running chain's done channel. Actors get only their depth as arg,
+ * like the peers' chain(n); one node runs at a time, so one slot is enough. */
+static smarm_chan_t *chain_done;
+
+static void chain_body(void *arg)
+{
+	uintptr_t depth = (uintptr_t)arg;
+	int64_t msg = (int64_t)depth;
+
+	if (depth < CHAIN_N) {
+		int rc = smarm_actor_spawn(NULL, chain_body,
+					   (void *)(depth + 1), NULL);
+		if (rc == 0)
+			return;
+		msg = rc;
+	}
+	smarm_chan_send(chain_done, &msg);
+}
+
+static void wl_chained_spawn(struct bench_run *r)
+{
+	int64_t got = 0;
+	int rc = smarm_chan_alloc(&chain_done, sizeof got, NULL);
+	if (rc != 0) {
+		bench_fail(r, "smarm_chan_alloc", rc);
+		return;
+	}
+
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_actor_spawn(NULL, chain_body, (void *)(uintptr_t)1, NULL);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(chain_done, &got, RECV_LIMIT_NS);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = CHAIN_N;
+
+	if (rc != 0)
+		bench_fail(r, "spawn or receive", rc);
+	else if (got < 0)
+		bench_fail(r, "a link's spawn failed", (int)got);
+	else if (got != CHAIN_N)
+		bench_fail(r, "wrong depth reported", 0);
+	smarm_chan_sender_free(chain_done);
+	smarm_chan_receiver_free(chain_done);
+	chain_done = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * ping_pong_rtt: the pinger sends i on ping and waits for it on pong, N
+ * times; the ponger echoes until ping is closed.
+ * --------------------------------------------------------------------- */
+
+struct ping_pong {
+	struct bench_run *r;
+	smarm_chan_t *ping;  /* pinger -> ponger */
+	smarm_chan_t *pong;  /* ponger -> pinger */
+	uint64_t echoed;     /* written by the ponger only */
+};
+
+static void ponger_body(void *arg)
+{
+	struct ping_pong *pp = arg;
+	uint64_t v;
+	int rc;
+
+	while ((rc = smarm_chan_recv(pp->ping, &v)) == 0) {
+		rc = smarm_chan_send(pp->pong, &v);
+		if (rc != 0) {
+			bench_fail(pp->r, "ponger: smarm_chan_send", rc);
+			return;
+		}
+		pp->echoed++;
+	}
+	if (rc != SMARM_ECLOSED)
+		bench_fail(pp->r, "ponger: smarm_chan_recv", rc);
+}
+
+static void pinger_body(void *arg)
+{
+	struct ping_pong *pp = arg;
+
+	for (uint64_t i = 0; i < PING_N; i++) {
+		uint64_t v = UINT64_MAX;
+		int rc = smarm_chan_send(pp->ping, &i);
+		if (rc == 0)
+			rc = smarm_chan_recv(pp->pong, &v);
+		if (rc != 0) {
+			bench_fail(pp->r, "pinger: send or receive", rc);
+			return;
+		}
+		if (v != i) {
+			bench_fail(pp->r, "wrong value echoed", 0);
+			return;
+		}
+	}
+}
+
+
+/* Give up the root's references to a channel it allocated (NULL: no-op).
+ * sender says whether the root still holds its sender reference. */
+static void chan_drop(smarm_chan_t *ch, bool sender)
+{
+	if (ch == NULL)
+		return;
+	if (sender)
+		smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch);
+}
+
+static void wl_ping_pong_rtt(struct bench_run *r)
+{
+	struct ping_pong pp = {.r = r};
+	smarm_pid_t ponger;
+	smarm_pid_t pinger;
+	int rc;
+
+	if ((rc = smarm_chan_alloc(&pp.ping, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_chan_alloc(&pp.pong, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_actor_spawn(&ponger, ponger_body, &pp, NULL)) != 0) {
+		bench_fail(r, "setup", rc);
+		chan_drop(pp.ping, true);
+		chan_drop(pp.pong, true);
+		return;
+	}
+
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_actor_spawn(&pinger, pinger_body, &pp, NULL);
+	if (rc == 0)
+		bench_join(r, pinger, "pinger did not exit normally");
+	r->ns = smarm_now_ns() - t0;
+	r->ops = PING_N;
+	if (rc != 0)
+		bench_fail(r, "spawn pinger", rc);
+
+	smarm_chan_sender_free(pp.ping);  /* closes ping: the ponger ends */
+	bench_join(r, ponger, "ponger did not exit normally");
+	if (pp.echoed != PING_N)
+		bench_fail(r, "wrong number of echoes", 0);
+	chan_drop(pp.ping, false);
+	chan_drop(pp.pong, true);
+}
+
+/* ------------------------------------------------------------------------
+ * ring_hop: RING_SIZE actors, member i receives on ring[i] and forwards
+ * the counter minus one to ring[i+1]; the one that receives 0 tells the
+ * root. Closing every ring channel afterwards ends the members.
+ * --------------------------------------------------------------------- */
+
+struct ring_member {
+	struct bench_run *r;
+	smarm_chan_t *in;
+	smarm_chan_t *out;
+	smarm_chan_t *done;
+	uint64_t forwarded;  /* hops this member made; its own field (INV-1) */
+};
+
+static void ring_body(void *arg)
+{
+	struct ring_member *m = arg;
+	uint64_t v;
+	int rc;
+
+	while ((rc = smarm_chan_recv(m->in, &v)) == 0) {
+		if (v == 0) {
+			rc = smarm_chan_send(m->done, &v);
+		} else {
+			v--;
+			m->forwarded++;
+			rc = smarm_chan_send(m->out, &v);
+		}
+		if (rc != 0) {
+			bench_fail(m->r, "ring member: smarm_chan_send", rc);
+			return;
+		}
+	}
+	if (rc != SMARM_ECLOSED)
+		bench_fail(m->r, "ring member: smarm_chan_recv", rc);
+}
+
+static void wl_ring_hop(struct bench_run *r)
+{
+	struct ring_member *m = calloc(RING_SIZE, sizeof *m);
+	smarm_chan_t **ring = calloc(RING_SIZE, sizeof *ring);
+	smarm_pid_t *pids = calloc(RING_SIZE, sizeof *pids);
+	smarm_chan_t *done = NULL;
+	size_t spawned = 0;
+	uint64_t v = RING_N;
+	uint64_t hops = 0;
+	int rc = SMARM_ENOMEM;
+
+	if (m == NULL || ring == NULL || pids == NULL)
+		goto out_setup;
+	if ((rc = smarm_chan_alloc(&done, sizeof v, NULL)) != 0)
+		goto out_setup;
+	for (size_t i = 0; i < RING_SIZE; i++)
+		if ((rc = smarm_chan_alloc(&ring[i], sizeof v, NULL)) != 0)
+			goto out_setup;
+	for (; spawned < RING_SIZE; spawned++) {
+		struct ring_member *me = &m[spawned];
+		me->r = r;
+		me->in = ring[spawned];
+		me->out = ring[(spawned + 1) % RING_SIZE];
+		me->done = done;
+		rc = smarm_actor_spawn(&pids[spawned], ring_body, me, NULL);
+		if (rc != 0)
+			goto out_setup;
+	}
+
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_chan_send(ring[0], &v);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(done, &v, RECV_LIMIT_NS);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = RING_N;
+	if (rc != 0)
+		bench_fail(r, "inject or wait", rc);
+	goto out_close;
+
+out_setup:
+	bench_fail(r, "setup", rc);
+out_close:
+	/* Only the finished token existed and it was consumed: every member is
+	 * parked in receive, so closing the ring channels ends them all. */
+	for (size_t i = 0; ring != NULL && i < RING_SIZE; i++)
+		if (ring[i] != NULL)
+			smarm_chan_sender_free(ring[i]);
+	for (size_t i = 0; i < spawned; i++)
+		bench_join(r, pids[i], "ring member did not exit normally");
+	for (size_t i = 0; i < spawned; i++)
+		hops += m[i].forwarded;
+	if (spawned == RING_SIZE && hops != RING_N)
+		bench_fail(r, "wrong number of hops", 0);
+	for (size_t i = 0; ring != NULL && i < RING_SIZE; i++)
+		chan_drop(ring[i], false);
+	chan_drop(done, true);
+	free(pids);
+	free(ring);
+	free(m);
+}
+
+/* ------------------------------------------------------------------------
+ * yield: two actors wait at their start gate, then each yields N times.
+ * --------------------------------------------------------------------- */
+
+struct yielder {
+	struct bench_run *r;
+	smarm_chan_t *gate;  /* the root's go signal */
+	uint64_t yields;     /* completed yields; this yielder's field */
+};
+
+static void yielder_body(void *arg)
+{
+	struct yielder *y = arg;
+	uint64_t go;
+	int rc = smarm_chan_recv(y->gate, &go);
+
+	for (uint64_t i = 0; rc == 0 && i < YIELD_N; i++) {
+		rc = smarm_actor_yield();
+		y->yields += rc == 0;
+	}
+	if (rc != 0)
+		bench_fail(y->r, "yielder: gate or yield", rc);
+}
+
+static void wl_yield(struct bench_run *r)
+{
+	struct yielder y[2] = {{.r = r}, {.r = r}};
+	smarm_pid_t pids[2];
+	size_t spawned = 0;
+	uint64_t go = 1;
+	int rc = 0;
+
+	for (; spawned < 2; spawned++) {
+		rc = smarm_chan_alloc(&y[spawned].gate, sizeof go, NULL);
+		if (rc == 0)
+			rc = smarm_actor_spawn(&pids[spawned], yielder_body,
+					       &y[spawned], NULL);
+		if (rc != 0) {
+			bench_fail(r, "setup", rc);
+			break;
+		}
+	}
+
+	uint64_t t0 = smarm_now_ns();
+	for (size_t i = 0; i < spawned; i++)
+		if ((rc = smarm_chan_send(y[i].gate, &go)) != 0)
+			bench_fail(r, "open gate", rc);
+	for (size_t i = 0; i < spawned; i++)
+		bench_join(r, pids[i], "yielder did not exit normally");
+	r->ns = smarm_now_ns() - t0;
+	r->ops = 2ull * YIELD_N;
+
+	if (spawned == 2 && (y[0].yields != YIELD_N || y[1].yields != YIELD_N))
+		bench_fail(r, "wrong number of yields", 0);
+	chan_drop(y[0].gate, true);
+	chan_drop(y[1].gate, true);
+}
+
+/* ------------------------------------------------------------------------
+ * Driver
+ * --------------------------------------------------------------------- */
+
+struct workload {
+	const char *name;
+	void (*run)(struct bench_run *r);  /* NULL: not implemented yet */
+};
+
+/* DESIGN.md §7 order, the same as the peers. */
+static const struct workload workloads[] = {
+	{"spawn_join", wl_spawn_join},
+	{"chained_spawn", wl_chained_spawn},
+	{"ping_pong_rtt", wl_ping_pong_rtt},
+	{"ring_hop", wl_ring_hop},
+	{"yield", wl_yield},
+	{"skynet_actor", NULL},
+	{"gen_server_call", NULL},
+	{"idle_bytes", NULL},
+};
+
+#define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
+#define MAX_SEL 64              /* workload words taken from one command */
+
+/* The root actor of one run: just the workload. */
+struct root_arg {
+	const struct workload *w;
+	struct bench_run *r;
+};
+
+static void bench_root(void *arg)
+{
+	struct root_arg *ra = arg;
+	ra->w->run(ra->r);
+}
+
+/* Name of the workload being run, for the hang message. */
+static const char *volatile current_name = "";
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "smarm-bench: run did not finish within the "
+				  "time limit (hang?): ";
+	(void)sig;
+	(void)!write(2, msg, sizeof msg - 1);
+	(void)!write(2, current_name, strlen(current_name));
+	(void)!write(2, "\n", 1);
+	_exit(1);
+}
+
+/* One run on a fresh node; 0 and *ns_per_op, or -1 after a message. */
+static int bench_once(const struct workload *w, int workers, double *ns_per_op)
+{
+	struct bench_run r = {0};
+	struct root_arg ra = {w, &r};
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	intptr_t reason = 0;
+	int rc;
+
+	if ((rc = smarm_config_alloc(&cfg)) != 0 ||
+	    (rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers)) != 0 ||
+	    (rc = smarm_node_open(&node, cfg)) != 0) {
+		smarm_config_free(cfg);
+		fprintf(stderr, "smarm-bench: node setup (workers=%d): %s\n",
+			workers, smarm_err_name(rc));
+		return -1;
+	}
+	smarm_config_free(cfg);
+
+	current_name = w->name;
+	alarm(HANG_LIMIT_S);
+	rc = smarm_node_run(node, bench_root, &ra, &how, &reason);
+	alarm(0);
+	smarm_node_close(node);
+
+	if (rc != 0) {
+		fprintf(stderr, "smarm-bench: %s: smarm_node_run: %s\n",
+			w->name, smarm_err_name(rc));
+		return -1;
+	}
+	if (how != SMARM_EXIT_NORMAL) {
+		fprintf(stderr, "smarm-bench: %s: root ended with kind %d "
+			"reason %ld\n", w->name, how, (long)reason);
+		return -1;
+	}
+	if (atomic_load(&r.failed)) {
+		fprintf(stderr, "smarm-bench: %s: %s\n", w->name, r.why);
+		return -1;
+	}
+	*ns_per_op = (double)r.ns / (double)r.ops;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a;
+	double y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *xs, int n)
+{
+	qsort(xs, (size_t)n, sizeof *xs, cmp_double);
+	return n % 2 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
+}
+
+/* Warm-up, then runs timed runs; prints the CSV line. 0 or -1. */
+static int bench_workload(const struct workload *w, int workers, int runs)
+{
+	double *xs = calloc((size_t)runs, sizeof *xs);
+	double warm;
+
+	if (xs == NULL || bench_once(w, workers, &warm) != 0) {
+		free(xs);
+		return -1;
+	}
+	fprintf(stderr, "# smarm %s workers=%d runs:", w->name, workers);
+	for (int i = 0; i < runs; i++) {
+		if (bench_once(w, workers, &xs[i]) != 0) {
+			fputc('\n', stderr);
+			free(xs);
+			return -1;
+		}
+		fprintf(stderr, " %.1f", xs[i]);
+	}
+	fprintf(stderr, " (warm-up %.1f)\n", warm);
+	printf("%s,smarm,%d,%.1f\n", w->name, workers, median(xs, runs));
+	fflush(stdout);
+	free(xs);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: smarm-bench [--workers N] [--runs R] "
+		"[workload...|all]\nworkloads:");
+	for (size_t i = 0; i < N_WORKLOADS; i++)
+		fprintf(f, " %s%s", workloads[i].name,
+			workloads[i].run ? "" : "(later)");
+	fputc('\n', f);
+}
+
+/* Parse an option value in [lo, hi]; -1 if it is not one. */
+static long parse_count(const char *s, long lo, long hi)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	return (*s == '\0' || *end != '\0' || v < lo || v > hi) ? -1 : v;
+}
+
+static const struct workload *find_workload(const char *name)
+{
+	for (size_t i = 0; i < N_WORKLOADS; i++)
+		if (strcmp(workloads[i].name, name) == 0)
+			return &workloads[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct workload *sel[MAX_SEL];
+	size_t n_sel = 0;
+	bool named = false;     /* any workload word on the command line */
+	bool all = false;       /* "all" among them */
+	long workers = 1;
+	long runs = 5;
+	int status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		long *dst = NULL;
+		long hi = 0;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(a, "--workers") == 0 || strcmp(a, "-w") == 0) {
+			dst = &workers;
+			hi = 64;
+		} else if (strcmp(a, "--runs") == 0 || strcmp(a, "-r") == 0) {
+			dst = &runs;
+			hi = 1000;
+		}
+		if (dst != NULL) {
+			if (i + 1 >= argc ||
+			    (*dst = parse_count(argv[++i], 1, hi)) < 0) {
+				fprintf(stderr, "smarm-bench: %s takes a "
+					"number in 1..%ld\n", a, hi);
+				usage(stderr);
+				return 2;
+			}
+			continue;
+		}
+		if (a[0] == '-') {
+			fprintf(stderr, "smarm-bench: unknown option %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+		named = true;
+		if (strcmp(a, "all") == 0) {
+			all = true;
+			continue;
+		}
+		const struct workload *w = find_workload(a);
+		if (w == NULL) {
+			fprintf(stderr, "smarm-bench: unknown workload '%s', "
+				"skipped\n", a);
+			status = 2;
+		} else if (w->run == NULL) {
+			fprintf(stderr, "smarm-bench: %s is not implemented "
+				"yet, skipped\n", a);
+			status = 2;
+		} else if (n_sel < MAX_SEL) {
+			sel[n_sel++] = w;
+		}
+	}
+	if (all || !named)      /* every implemented workload, in §7 order */
+		for (size_t k = 0; k < N_WORKLOADS && n_sel < MAX_SEL; k++)
+			if (workloads[k].run != NULL)
+				sel[n_sel++] = &workloads[k];
+
+	struct sigaction sa = {.sa_handler = on_alarm};
+	sigaction(SIGALRM, &sa, NULL);
+
+	for (size_t i = 0; i < n_sel; i++)
+		if (bench_workload(sel[i], (int)workers, (int)runs) != 0)
+			status = 1;
+	return status;
+}
