@@ -94,7 +94,7 @@ void __asan_unpoison_memory_region(const volatile void *addr, size_t size);
 	__asan_unpoison_memory_region((addr), (size))
 #else
 #define SMARM_STACK_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#define SMARM_FIBER_START(fakep, dying, bottom, size) ((void)(fakep))
+#define SMARM_FIBER_START(fakep, dying, bottom, size) ((void)(fakep), (void)(dying))
 #define SMARM_FIBER_FINISH(fake) ((void)(fake))
 #endif
 

@@ -88,13 +88,6 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	return 0;
 }
 
-void smarm__actor_main(struct smarm__slot *s)
-{
-	SMARM_FIBER_FINISH(NULL);
-	s->fn(s->arg);
-	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
-}
-
 void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 {
 	if (!s->exiting) {

@@ -134,7 +134,9 @@ struct smarm__worker {
 	int id;
 	void *sched_sp;              /* scheduler context while an actor runs */
 	struct smarm__slot *cur;     /* actor on this worker, or NULL */
-	int intent;                  /* set by the actor before switching out */
+	struct smarm__slot *prev;    /* actor that just left: its transition
+					is finished by whoever runs next */
+	int prev_intent;             /* why prev left (INTENT_*) */
 	uint64_t next;               /* wake slot: pid woken by an actor here */
 	uint32_t streak;             /* consecutive wake-slot pops */
 	uint64_t slice_start;        /* cycle count at resume */

@@ -169,9 +169,11 @@ void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 		parker_unpark(&n->parkers[holder]);
 }
 
-static bool has_work(struct smarm_node *n)
+static bool has_work(struct smarm__worker *w)
 {
-	return atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
+	struct smarm_node *n = w->node;
+	return w->next != 0 ||
+	       atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
 	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
 	       smarm__timers_due(n);
 }
@@ -200,7 +202,7 @@ static void idle(struct smarm__worker *w)
 
 	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!has_work(n))
+	if (!has_work(w))
 		parker_park(&n->parkers[w->id], deadline);
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
 
@@ -215,18 +217,6 @@ static void idle(struct smarm__worker *w)
 
 /* -------------------------------------------------------------- switch */
 
-/* Actor side: hand the CPU back to this worker's scheduler. */
-void smarm__switch_out(struct smarm__slot *s, int intent)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	void *fake = NULL;
-	w->intent = intent;
-	SMARM_FIBER_START(&fake, intent == INTENT_DONE, w->stk_bottom,
-			  w->stk_size);
-	smarm__ctx_switch(&s->sp, w->sched_sp);
-	SMARM_FIBER_FINISH(fake);
-}
-
 void smarm__park(struct smarm__slot *s)
 {
 	smarm__observe_stop(s);
@@ -236,7 +226,17 @@ void smarm__park(struct smarm__slot *s)
 
 void smarm__yield(struct smarm__slot *s)
 {
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm_node *n = w->node;
 	smarm__observe_stop(s);
+	/* Nothing else could run here: yielding would only come back. */
+	if (w->next == 0 &&
+	    atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0 &&
+	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed) ==
+		    UINT64_MAX) {
+		w->slice_start = 0;
+		return;
+	}
 	smarm__switch_out(s, INTENT_YIELD);
 	smarm__observe_stop(s);
 }
@@ -286,6 +286,8 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 		smarm__enqueue(n, pid);
 }
 
+#define WAKE_STREAK 16
+
 /* RUNNING|NOTIFIED -> QUEUED after a yield. */
 static void yield_return(struct smarm__slot *s)
 {
@@ -328,91 +330,176 @@ static bool try_claim(struct smarm__slot *s, uint32_t gen)
 	}
 }
 
-static void run_actor(struct smarm__worker *w, struct smarm__slot *s,
-		      uint64_t pid)
+/*
+ * Give s a stack and an initial frame on its first run. On failure the
+ * actor ends as crashed with SMARM_ENOMEM, without ever running.
+ */
+static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
+{
+	if (s->sp != NULL)
+		return true;
+	if (smarm__stack_acquire(w->node, s) != 0) {
+		s->exiting = 1;
+		s->how = SMARM_EXIT_CRASHED;
+		s->reason = SMARM_ENOMEM;
+		smarm__finalize(w, s);
+		return false;
+	}
+	s->sp = smarm__ctx_init((char *)s->stk_base + s->stk_guard +
+					s->stk_reserve,
+				s);
+	s->hwm = (uintptr_t)s->sp;
+	return true;
+}
+
+/*
+ * Finish the transition of the actor that just left this worker. It runs
+ * on whatever stack the worker switched to (the next actor's, or the
+ * scheduler's), after the leaving actor's sp was saved by the switch, so
+ * a waker that re-queues it can never resume a half-saved context.
+ */
+static void finish_switch(struct smarm__worker *w)
+{
+	struct smarm__slot *p = w->prev;
+	struct smarm_node *n = w->node;
+	if (p == NULL)
+		return;
+	w->prev = NULL;
+	if ((uintptr_t)p->sp < p->hwm)
+		p->hwm = (uintptr_t)p->sp;
+	switch (w->prev_intent) {
+	case INTENT_YIELD:
+		yield_return(p);
+		smarm__enqueue(n, smarm__slot_pid(p));
+		break;
+	case INTENT_PARK:
+		if (!park_return(p))
+			smarm__enqueue(n, smarm__slot_pid(p));
+		break;
+	default:
+		smarm__finalize(w, p);
+		break;
+	}
+}
+
+/*
+ * The next actor for this worker, claimed and ready to resume, or NULL
+ * when the scheduler loop must run (nothing queued, or timers are due).
+ * The wake slot comes first, but after WAKE_STREAK consecutive slot pops
+ * the shared queue gets a turn: two actors handing a message back and
+ * forth cannot starve the rest.
+ */
+static struct smarm__slot *pick_next(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
-	void *fake = NULL;
-
-	if (s->sp == NULL) {
-		if (smarm__stack_acquire(n, s) != 0) {
-			s->exiting = 1;
-			s->how = SMARM_EXIT_CRASHED;
-			s->reason = SMARM_ENOMEM;
-			smarm__finalize(w, s);
-			return;
+	for (;;) {
+		uint64_t pid;
+		struct smarm__slot *s;
+		if (atomic_load_explicit(&n->next_deadline,
+					 memory_order_relaxed) != UINT64_MAX &&
+		    smarm__timers_due(n))
+			return NULL;
+		if (w->next != 0 && w->streak < WAKE_STREAK) {
+			pid = w->next;
+			w->next = 0;
+			w->streak++;
+		} else if (rq_pop(n, &pid)) {
+			w->streak = 0;
+			if (n->workers_n > 1 &&
+			    atomic_load_explicit(&n->rq_len,
+						 memory_order_relaxed) > 0)
+				smarm__wake_one_if_idle(n); /* chain rule */
+		} else if (w->next != 0) {
+			/*
+			 * The shared queue ran dry (maybe emptied by another
+			 * worker after the streak check): the slot's actor
+			 * must not be stranded here while we go idle.
+			 */
+			pid = w->next;
+			w->next = 0;
+			w->streak = 0;
+		} else {
+			return NULL;
 		}
-		s->sp = smarm__ctx_init((char *)s->stk_base + s->stk_guard +
-						s->stk_reserve,
-					s);
-		s->hwm = (uintptr_t)s->sp;
+		s = smarm__slot_at(n, PID_IDX(pid));
+		if (s != NULL && try_claim(s, PID_GEN(pid)) &&
+		    first_run_ready(w, s))
+			return s;
 	}
+}
+
+/*
+ * Actor side: leave the CPU (yield, park or end) and switch straight to
+ * the next actor of this worker, or to its scheduler when there is none.
+ * One switch per hand-off instead of two.
+ */
+void smarm__switch_out(struct smarm__slot *s, int intent)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *next;
+	void *fake = NULL;
+	bool dying = intent == INTENT_DONE;
+
+	w->prev = s;
+	w->prev_intent = intent;
+	next = pick_next(w);
+	if (next != NULL) {
+		w->cur = next;
+		w->slice_start = 0;
+		SMARM_FIBER_START(&fake, dying,
+				  (char *)next->stk_base + next->stk_guard,
+				  next->stk_reserve);
+		smarm__ctx_switch(&s->sp, next->sp);
+	} else {
+		w->cur = NULL;
+		SMARM_FIBER_START(&fake, dying, w->stk_bottom, w->stk_size);
+		smarm__ctx_switch(&s->sp, w->sched_sp);
+	}
+	SMARM_FIBER_FINISH(fake);
+	/* Resumed, possibly on another worker: re-read the TLS. */
+	finish_switch(smarm__tls_worker);
+}
+
+/* First code of every actor, on its own stack. */
+void smarm__actor_main(struct smarm__slot *s)
+{
+	SMARM_FIBER_FINISH(NULL);
+	finish_switch(smarm__tls_worker);
+	s->fn(s->arg);
+	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
+}
+
+/* Scheduler side: resume s; returns when the worker has no actor left. */
+static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
+{
+	void *fake = NULL;
+	if (!first_run_ready(w, s))
+		return;
 	w->cur = s;
 	w->slice_start = 0; /* started lazily by the first slice check */
 	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
 			  s->stk_reserve);
 	smarm__ctx_switch(&w->sched_sp, s->sp);
 	SMARM_FIBER_FINISH(fake);
-	w->cur = NULL;
-	if ((uintptr_t)s->sp < s->hwm)
-		s->hwm = (uintptr_t)s->sp;
-
-	switch (w->intent) {
-	case INTENT_YIELD:
-		yield_return(s);
-		smarm__enqueue(n, pid);
-		break;
-	case INTENT_PARK:
-		if (!park_return(s))
-			smarm__enqueue(n, pid);
-		break;
-	default:
-		smarm__finalize(w, s);
-		break;
-	}
+	finish_switch(w);
 }
 
 /* --------------------------------------------------------------- loop */
 
-#define WAKE_STREAK 16
-
 static void worker_loop(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
-	uint64_t pid;
 
 	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
 	for (;;) {
-		bool got = false;
+		struct smarm__slot *s;
 		if (atomic_load_explicit(&n->next_deadline,
 					 memory_order_relaxed) != UINT64_MAX &&
 		    smarm__timers_due(n))
 			smarm__timers_fire(n, true);
-		/*
-		 * The wake slot first, but after WAKE_STREAK consecutive slot
-		 * pops the shared queue gets a turn: two actors handing a
-		 * message back and forth cannot starve the rest.
-		 */
-		if (w->next != 0 &&
-		    (w->streak < WAKE_STREAK ||
-		     atomic_load_explicit(&n->rq_len, memory_order_relaxed) ==
-			     0)) {
-			pid = w->next;
-			w->next = 0;
-			w->streak++;
-			got = true;
-		} else if (rq_pop(n, &pid)) {
-			w->streak = 0;
-			got = true;
-			if (n->workers_n > 1 &&
-			    atomic_load_explicit(&n->rq_len,
-						 memory_order_relaxed) > 0)
-				smarm__wake_one_if_idle(n); /* chain rule */
-		}
-		if (got) {
-			struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
-			if (s != NULL && try_claim(s, PID_GEN(pid)))
-				run_actor(w, s, pid);
+		s = pick_next(w);
+		if (s != NULL) {
+			run_actor(w, s);
 			continue;
 		}
 		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
