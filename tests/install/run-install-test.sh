@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run-install-test.sh BUILD_DIR - install libsmarm into a staging
+# directory and check it the way a packager and an embedder would:
+#
+#   - `meson install --destdir` succeeds and installs the pkg-config file
+#     and the three public headers;
+#   - tests/install/consumer.c builds with `pkg-config --cflags --libs
+#     smarm` (paths rewritten into the staging directory), links the
+#     staged library (not the build tree's) and prints the expected text;
+#   - the installed libsmarm.so.0 exports exactly the smarm_* symbols of
+#     abi/libsmarm.map (version-node symbols such as SMARM_0.1 ignored)
+#     and has SONAME libsmarm.so.0, with the libsmarm.so dev link;
+#   - smarm.pc is relocatable: libdir and includedir follow ${prefix}.
+#
+# Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
+# every check passed. Environment: CC (default cc), PKG_CONFIG (default
+# pkg-config), NM (default nm), READELF (default readelf).
+
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: $0 BUILD_DIR" >&2
+	exit 2
+fi
+
+BUILD=$(cd "$1" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+CC=${CC:-cc}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+NM=${NM:-nm}
+READELF=${READELF:-readelf}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+STAGE=$TMP/stage
+
+PLAN=10
+n=0
+failed=0
+
+echo "1..$PLAN"
+
+# diag TEXT... - print text as TAP comments (and nothing else).
+diag() {
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	[ $# -gt 0 ] && diag "$@"
+}
+
+# A known, reported defect: counts as an expected failure in TAP.
+todo() {
+	n=$((n + 1))
+	echo "not ok $n - $1 # TODO $2"
+	shift 2
+	[ $# -gt 0 ] && diag "$@"
+}
+
+skip_rest() {
+	while [ "$n" -lt "$PLAN" ]; do
+		n=$((n + 1))
+		failed=$((failed + 1))
+		echo "not ok $n - not run: $1"
+	done
+	echo "$0: FAILED ($1)" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------- 1
+if out=$(meson install -C "$BUILD" --no-rebuild --quiet \
+	--destdir "$STAGE" 2>&1); then
+	ok "meson install --destdir into a staging directory"
+else
+	not_ok "meson install --destdir into a staging directory" "$out"
+	skip_rest "meson install failed"
+fi
+
+# ---------------------------------------------------------------- 2
+PC_FILE=$(find "$STAGE" -name smarm.pc -path '*/pkgconfig/*' | head -n 1)
+if [ -z "$PC_FILE" ]; then
+	not_ok "smarm.pc is installed" "no */pkgconfig/smarm.pc under $STAGE"
+	skip_rest "smarm.pc missing"
+fi
+PC_DIR=$(dirname "$PC_FILE")
+
+# Only the staged .pc is visible to pkg-config.
+pc() {
+	PKG_CONFIG_PATH="$PC_DIR" PKG_CONFIG_LIBDIR="$PC_DIR" \
+		"$PKG_CONFIG" "$@"
+}
+
+prefix=$(pc --variable=prefix smarm)
+libdir=$(pc --variable=libdir smarm)
+includedir=$(pc --variable=includedir smarm)
+version=$(pc --modversion smarm)
+if [ -n "$prefix" ] && [ -n "$libdir" ] && [ -n "$includedir" ] &&
+	[ -n "$version" ] && [ "$PC_DIR" = "$STAGE$libdir/pkgconfig" ]; then
+	ok "smarm.pc is installed in \$libdir/pkgconfig and resolves"
+else
+	not_ok "smarm.pc is installed in \$libdir/pkgconfig and resolves" \
+		"pc dir:     $PC_DIR" "prefix:     $prefix" \
+		"libdir:     $libdir" "includedir: $includedir" \
+		"version:    $version"
+fi
+
+S_LIBDIR=$STAGE$libdir
+S_INCDIR=$STAGE$includedir
+
+# With a destdir the paths are rewritten into the stage. prefix alone is
+# enough for a relocatable .pc; libdir and includedir are redefined too
+# so this check does not depend on that (test 10 checks it separately).
+pc_stage() {
+	pc --define-variable=prefix="$STAGE$prefix" \
+		--define-variable=libdir="$S_LIBDIR" \
+		--define-variable=includedir="$S_INCDIR" "$@" smarm
+}
+
+# ---------------------------------------------------------------- 3
+missing=""
+for h in smarm.h errors.h version.h; do
+	[ -f "$S_INCDIR/smarm/$h" ] || missing="$missing $h"
+done
+if [ -z "$missing" ]; then
+	ok "public headers are installed under \$includedir/smarm"
+else
+	not_ok "public headers are installed under \$includedir/smarm" \
+		"missing:$missing (in $S_INCDIR/smarm)"
+fi
+
+# ---------------------------------------------------------------- 4
+CFLAGS_PC=$(pc_stage --cflags)
+LIBS_PC=$(pc_stage --libs)
+EXE=$TMP/consumer
+# shellcheck disable=SC2086 # pkg-config output is a word list
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$EXE" \
+	"$HERE/consumer.c" $CFLAGS_PC $LIBS_PC 2>&1); then
+	ok "consumer.c builds with pkg-config --cflags --libs smarm"
+else
+	not_ok "consumer.c builds with pkg-config --cflags --libs smarm" \
+		"cflags: $CFLAGS_PC" "libs:   $LIBS_PC" "$out"
+	skip_rest "consumer did not build"
+fi
+
+# ---------------------------------------------------------------- 5
+resolved=$(LD_LIBRARY_PATH="$S_LIBDIR" ldd "$EXE" 2>&1 |
+	awk '/libsmarm/ { print $3 }')
+case "$resolved" in
+"$STAGE"/*)
+	ok "consumer loads the staged libsmarm.so.0"
+	;;
+*)
+	not_ok "consumer loads the staged libsmarm.so.0" \
+		"resolved to: '${resolved}'"
+	;;
+esac
+
+# ---------------------------------------------------------------- 6
+expected=$(printf 'smarm %s\nsum 5050\nroot 0' "$version")
+if actual=$(LD_LIBRARY_PATH="$S_LIBDIR" "$EXE" 2>&1) &&
+	[ "$actual" = "$expected" ]; then
+	ok "consumer runs and prints the expected output"
+else
+	not_ok "consumer runs and prints the expected output" \
+		"expected:" "$expected" "actual:" "$actual"
+fi
+
+# ---------------------------------------------------------------- 7
+LIB=$S_LIBDIR/libsmarm.so.0
+exported=$("$NM" -D --defined-only "$LIB" 2>&1 | awk 'NF { print $NF }' |
+	sed 's/@.*//' | grep -Ev '^SMARM_[0-9]+(\.[0-9]+)*$' | sort -u)
+foreign=$(printf '%s\n' "$exported" | grep -Ev '^smarm_[A-Za-z0-9]' |
+	grep -v '^$')
+if [ -n "$exported" ] && [ -z "$foreign" ]; then
+	ok "libsmarm.so.0 exports only smarm_* symbols"
+else
+	not_ok "libsmarm.so.0 exports only smarm_* symbols" \
+		"unexpected exports:" "${foreign:-(none; nm output empty?)}"
+fi
+
+# ---------------------------------------------------------------- 8
+declared=$(grep -oE '^[[:space:]]*smarm_[A-Za-z0-9_]+[[:space:]]*;' \
+	"$SRC/abi/libsmarm.map" | tr -d ' \t;' | sort -u)
+only_map=$(comm -23 <(printf '%s\n' "$declared") \
+	<(printf '%s\n' "$exported"))
+only_lib=$(comm -13 <(printf '%s\n' "$declared") \
+	<(printf '%s\n' "$exported"))
+if [ -n "$declared" ] && [ -z "$only_map" ] && [ -z "$only_lib" ]; then
+	ok "exports match abi/libsmarm.map ($(printf '%s\n' "$declared" |
+		wc -l) symbols)"
+else
+	not_ok "exports match abi/libsmarm.map" \
+		"in the map, not exported: ${only_map:-(none)}" \
+		"exported, not in the map: ${only_lib:-(none)}"
+fi
+
+# ---------------------------------------------------------------- 9
+soname=$("$READELF" -d "$LIB" 2>&1 | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+dev=$(readlink -f "$S_LIBDIR/libsmarm.so" 2>/dev/null)
+real=$(readlink -f "$LIB")
+if [ "$soname" = "libsmarm.so.0" ] && [ -n "$dev" ] && [ "$dev" = "$real" ]
+then
+	ok "SONAME is libsmarm.so.0 and libsmarm.so links to it"
+else
+	not_ok "SONAME is libsmarm.so.0 and libsmarm.so links to it" \
+		"SONAME: '$soname'" "libsmarm.so -> '$dev'" \
+		"libsmarm.so.0 -> '$real'"
+fi
+
+# --------------------------------------------------------------- 10
+# A relocatable .pc lets `--define-variable=prefix=DIR` (or pkgconf's
+# --define-prefix) move every path. smarm.pc.in is filled with absolute
+# libdir/includedir today, so a prefix rewrite does not move them.
+reloc_lib=$(pc --define-variable=prefix="$STAGE$prefix" \
+	--variable=libdir smarm)
+reloc_inc=$(pc --define-variable=prefix="$STAGE$prefix" \
+	--variable=includedir smarm)
+if [ "$reloc_lib" = "$S_LIBDIR" ] && [ "$reloc_inc" = "$S_INCDIR" ]; then
+	ok "smarm.pc is relocatable (libdir, includedir follow \${prefix})"
+else
+	todo "smarm.pc is relocatable (libdir, includedir follow \${prefix})" \
+		"smarm.pc.in is filled with absolute paths" \
+		"libdir with prefix=$STAGE$prefix: $reloc_lib" \
+		"includedir with prefix=$STAGE$prefix: $reloc_inc"
+fi
+
+if [ "$failed" -ne 0 ]; then
+	echo "$0: $failed of $PLAN checks failed" >&2
+	exit 1
+fi
+exit 0
