@@ -121,6 +121,7 @@ int smarm_chan_sender_free(smarm_chan_t *ch)
 		/* Closed: a parked receiver must see it, even mid-queue. */
 		wt = ch->waiter;
 		ch->waiter.node = NULL;
+		ch->rwait = NULL;
 	}
 	gone = ch->senders == 0 && !ch->receiver;
 	if (gone) {
@@ -146,6 +147,7 @@ int smarm_chan_receiver_free(smarm_chan_t *ch)
 	}
 	ch->receiver = false;
 	ch->waiter.node = NULL;
+	ch->rwait = NULL;
 	buf = ch->buf;
 	cap = ch->cap;
 	head = ch->head;
@@ -190,16 +192,26 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
 	}
-	if (ch->len == ch->cap) {
-		int rc = chan_grow(ch);
-		if (rc != 0) {
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			return rc;
+	if (ch->rwait != NULL) {
+		/* Parked in recv on an empty queue: hand over directly. */
+		elem_copy(ch->rwait->out, elem, ch->esz);
+		/* Release: a receiver woken by its timer may read it unlocked. */
+		__atomic_store_n(&ch->rwait->delivered, true, __ATOMIC_RELEASE);
+		ch->rwait = NULL;
+	} else {
+		if (ch->len == ch->cap) {
+			int rc = chan_grow(ch);
+			if (rc != 0) {
+				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+				return rc;
+			}
 		}
+		elem_copy(ch->buf +
+				  ((ch->head + ch->len) & (ch->cap - 1)) *
+					  ch->esz,
+			  elem, ch->esz);
+		ch->len++;
 	}
-	elem_copy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) * ch->esz,
-		  elem, ch->esz);
-	ch->len++;
 	wt = ch->waiter;
 	ch->waiter.node = NULL;
 	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
@@ -266,6 +278,7 @@ int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 		ch->waiter.node = n;
 		ch->waiter.pid = pid;
 		ch->waiter.epoch = epoch;
+		ch->rwait = NULL;
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
@@ -274,14 +287,30 @@ int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
 {
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->waiter.node != NULL && ch->waiter.pid == pid)
+	if (ch->waiter.node != NULL && ch->waiter.pid == pid) {
 		ch->waiter.node = NULL;
+		ch->rwait = NULL;
+	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 }
 
+/*
+ * A stop ends the receiver inside its wait: drop the registration, and if
+ * a sender already handed an element over, it will never be returned, so
+ * it is destroyed like any undelivered element.
+ */
 static void recv_undo(void *arg, struct smarm__slot *me)
 {
-	smarm__chan_disarm(arg, smarm__slot_pid(me));
+	struct smarm__recv_wait *rw = arg;
+	smarm_chan_t *ch = rw->ch;
+	bool delivered;
+	smarm__chan_disarm(ch, smarm__slot_pid(me));
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	delivered = rw->delivered;
+	rw->delivered = false;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (delivered && ch->efree != NULL)
+		ch->efree(rw->out);
 }
 
 /*
@@ -293,6 +322,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 	struct smarm_node *n;
 	uint64_t pid;
 	bool timer_armed = false;
+	struct smarm__recv_wait rw;
 
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
@@ -301,15 +331,22 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 	smarm__observe_stop(me);
 	n = smarm__worker()->node;
 	pid = smarm__slot_pid(me);
+	rw.ch = ch;
+	rw.out = out;
+	rw.delivered = false;
 	for (;;) {
 		uint32_t e;
 		int rc = 0;
 		bool parked = false;
 
 		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-		if (ch->waiter.node != NULL && ch->waiter.pid == pid)
+		if (ch->waiter.node != NULL && ch->waiter.pid == pid) {
 			ch->waiter.node = NULL;
-		if (!ch->receiver) {
+			ch->rwait = NULL;
+		}
+		if (rw.delivered) {
+			rc = 0; /* handed over while a timer woke us */
+		} else if (!ch->receiver) {
 			rc = SMARM_ESTATE;
 		} else if (ch->len > 0) {
 			chan_pop(ch, out);
@@ -324,6 +361,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			ch->waiter.node = n;
 			ch->waiter.pid = pid;
 			ch->waiter.epoch = e;
+			ch->rwait = &rw;
 			parked = true;
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -340,9 +378,11 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			timer_armed = true;
 		}
 		me->wc_fn = recv_undo;
-		me->wc_arg = ch;
+		me->wc_arg = &rw;
 		smarm__park(me);
 		me->wc_fn = NULL;
+		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
+			return 0; /* the sender cleared our registration */
 	}
 }
 

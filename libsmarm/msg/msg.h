@@ -22,6 +22,19 @@ struct smarm_chan {
 	uint32_t senders;           /* sender references (timers hold one) */
 	bool receiver;              /* receiver reference still held */
 	struct smarm__waiter waiter; /* parked receiver, node NULL if none */
+	struct smarm__recv_wait *rwait; /* its out buffer (recv), or NULL */
+};
+
+/*
+ * A receiver parked in recv on an empty channel: a sender copies the
+ * element straight into `out` and marks it delivered, so the woken
+ * receiver returns without touching the channel again (Go's direct
+ * hand-off). Lives on the receiver's stack for the duration of the wait.
+ */
+struct smarm__recv_wait {
+	smarm_chan_t *ch;
+	void *out;
+	bool delivered; /* written under ch->lock */
 };
 
 /* Register the current actor as the waiter; false if ready instead. */
