@@ -314,20 +314,22 @@ static bool park_return(struct smarm__slot *s)
 	}
 }
 
+/*
+ * QUEUED -> RUNNING, generation-checked. A plain store suffices: in
+ * QUEUED nobody else writes the word (wakes and stops are no-ops there,
+ * begin_wait belongs to the running actor), so no CAS is needed.
+ */
 static bool try_claim(struct smarm__slot *s, uint32_t gen)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-	for (;;) {
-		if (W_GEN(w) != gen)
-			return false;
-		if (SMARM_NEVER(W_STATE(w) != ST_QUEUED))
-			smarm__panic("sched: claimed an actor that was not "
-				     "queued (double enqueue)");
-		if (atomic_compare_exchange_weak_explicit(
-			    &s->word, &w, W_MAKE(gen, W_EPOCH(w), ST_RUNNING),
-			    memory_order_acq_rel, memory_order_acquire))
-			return true;
-	}
+	if (W_GEN(w) != gen)
+		return false;
+	if (SMARM_NEVER(W_STATE(w) != ST_QUEUED))
+		smarm__panic("sched: claimed an actor that was not queued "
+			     "(double enqueue)");
+	atomic_store_explicit(&s->word, W_MAKE(gen, W_EPOCH(w), ST_RUNNING),
+			      memory_order_relaxed);
+	return true;
 }
 
 /*
