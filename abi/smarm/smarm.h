@@ -146,8 +146,10 @@ SMARM_API const char *smarm_version_string(void);
  * SMARM_OPT_STACK_GUARD     PROT_NONE guard bytes below each stack, rounded
  *                           up to a page, 4096..1 GiB. Default 1 MiB. Also
  *                           a spawn option.
- * SMARM_OPT_STACK_POOL_CAP  recycled default-shaped stacks kept for reuse,
- *                           0..1048576. Default max(16, 4 * workers).
+ * SMARM_OPT_STACK_POOL_CAP  recycled default-shaped stacks kept for reuse
+ *                           in the node's pool, 0..1048576; each worker
+ *                           also caches up to min(4, cap) in front of it.
+ *                           0 keeps none. Default max(16, 4 * workers).
  * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
  *                           (smarm_check, runtime calls) makes it yield,
  *                           10000..10^10. Default 2000000 (2 ms).
@@ -267,7 +269,8 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_SLOTS          slots in the slot table (grows on demand).
  * SMARM_STAT_FREE_SLOTS     slots not occupied by any actor.
  * SMARM_STAT_RUN_QUEUE      actors waiting in the run queue (approximate).
- * SMARM_STAT_STACK_POOL     recycled stacks held in the pool.
+ * SMARM_STAT_STACK_POOL     recycled stacks held for reuse (the node's
+ *                           pool plus the workers' small caches).
  * SMARM_STAT_WORKERS        worker threads of a run.
  * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
  */

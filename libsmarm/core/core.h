@@ -53,6 +53,7 @@
 #define SMARM__SEG_BASE 256u  /* slots in segment 0; segment s has BASE<<s */
 #define SMARM__MAX_SEGS 24
 #define SMARM__NO_INDEX UINT32_MAX
+#define SMARM__WORKER_STACKS 4 /* per-worker stack cache in front of pool */
 
 /* Slot states (low 8 bits of the word). */
 enum {
@@ -139,6 +140,9 @@ struct smarm__worker {
 	int prev_intent;             /* why prev left (INTENT_*) */
 	uint64_t next;               /* wake slot: pid woken by an actor here */
 	uint32_t streak;             /* consecutive wake-slot pops */
+	uint32_t due_tick;           /* picks since the last timer check */
+	uint32_t stk_ncache;         /* default-shaped stacks in stk_cache */
+	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;        /* cycle count at resume */
 	pthread_t thread;
 	void *stk_bottom;            /* OS thread stack (ASan fiber bounds) */
@@ -380,6 +384,7 @@ static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_pool_fini(struct smarm_node *n);
+void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
 
 /* ---- timers (timer.c) ---- */
 int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,

@@ -269,6 +269,9 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
 		*out = n->pool_len;
 		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		for (int i = 0; i < n->workers_n; i++)
+			*out += __atomic_load_n(&n->workers[i].stk_ncache,
+						__ATOMIC_RELAXED);
 		return 0;
 	case SMARM_STAT_WORKERS:
 		*out = n->workers_n;
