@@ -343,7 +343,8 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * The new actor is queued to run; the caller continues. Its parent is the
  * caller. If out is non-NULL the actor is *joinable*: its slot is kept
  * after it ends until smarm_actor_join() or smarm_actor_detach() is called
- * on it (as with pthreads). If out is NULL the actor starts detached.
+ * on it (as with pthreads), or until the run ends. If out is NULL the
+ * actor starts detached.
  * opts may be NULL. The stack is given to the actor when it first runs: a
  * stack that cannot be mapped then ends the actor as SMARM_EXIT_CRASHED
  * with reason SMARM_ENOMEM.

@@ -203,6 +203,29 @@ void smarm__stop_all(struct smarm_node *n)
 	}
 }
 
+/*
+ * End of a run: joinable actors nobody joined can no longer be joined
+ * (join needs an actor), so their slots are released; their pids become
+ * stale (SMARM_ENOPROC). Without this a reused node would lose capacity.
+ */
+void smarm__release_unjoined(struct smarm_node *n)
+{
+	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
+	for (uint32_t i = 0; i < count; i++) {
+		struct smarm__slot *s = smarm__slot_at(n, i);
+		bool done;
+		smarm__lock(&s->cold, SMARM__RANK_LEAF);
+		done = W_STATE(atomic_load_explicit(&s->word,
+						    memory_order_acquire)) ==
+		       ST_DONE;
+		if (done)
+			reclaim(s);
+		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		if (done)
+			smarm__slot_free(n, i);
+	}
+}
+
 /* ------------------------------------------------------------ join */
 
 static void join_undo(void *arg, struct smarm__slot *me)

@@ -138,7 +138,12 @@ struct smarm__worker {
 	struct smarm__slot *prev;    /* actor that just left: its transition
 					is finished by whoever runs next */
 	int prev_intent;             /* why prev left (INTENT_*) */
-	uint64_t next;               /* wake slot: pid woken by an actor here */
+	_Atomic uint64_t next;       /* wake slot: pid woken by an actor here;
+					taken by exchange (owner or a thief) */
+	_Atomic uint32_t next_seq;   /* bumped by the owner at every fill */
+	uint32_t seen_seq[SMARM__MAX_WORKERS]; /* thief: others' seq at my
+					last idle scan */
+	uint64_t seen_pid[SMARM__MAX_WORKERS]; /* thief: others' slot then */
 	uint32_t streak;             /* consecutive wake-slot pops */
 	uint32_t due_tick;           /* picks since the last timer check */
 	uint32_t stk_ncache;         /* default-shaped stacks in stk_cache */
@@ -323,6 +328,7 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 	__attribute__((noreturn));
 int smarm__request_stop(struct smarm_node *n, uint64_t pid);
 void smarm__stop_all(struct smarm_node *n);
+void smarm__release_unjoined(struct smarm_node *n);
 void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason);

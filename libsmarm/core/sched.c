@@ -172,10 +172,61 @@ void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 static bool has_work(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
-	return w->next != 0 ||
+	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
 	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
 	       smarm__timers_due(n);
+}
+
+/*
+ * A wake slot is only ever emptied by its owner, which does so when its
+ * current actor stops running. If that actor computes for long without
+ * a safe point (or blocks in a foreign call), the woken actor would wait
+ * behind it while other workers sit idle. So an idle worker, while some
+ * worker is busy, wakes every SLOT_SCAN_NS and moves to the shared queue
+ * any slot entry it saw at its previous scan and that is still there
+ * (same fill sequence): a slot entry waits at most about two scan
+ * periods. Fresh entries are left alone, so a ping-pong pair keeps its
+ * locality. Returns true if it moved something.
+ */
+#define SLOT_SCAN_NS 1000000
+
+static bool steal_stale_slots(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	bool moved = false;
+	for (int i = 0; i < n->workers_n; i++) {
+		struct smarm__worker *v = &n->workers[i];
+		uint32_t seq;
+		uint64_t pid;
+		if (v == w)
+			continue;
+		seq = atomic_load_explicit(&v->next_seq, memory_order_acquire);
+		pid = atomic_load_explicit(&v->next, memory_order_acquire);
+		if (pid != 0 && pid == w->seen_pid[i] &&
+		    seq == w->seen_seq[i]) {
+			uint64_t got = atomic_exchange_explicit(
+				&v->next, 0, memory_order_acq_rel);
+			if (got != 0) {
+				smarm__enqueue(n, got);
+				moved = true;
+			}
+			pid = 0;
+		}
+		w->seen_pid[i] = pid;
+		w->seen_seq[i] = seq;
+	}
+	return moved;
+}
+
+/* Whether any other worker is running actors (not parked idle). */
+static bool others_busy(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	uint64_t all = n->workers_n == 64 ? ~0ull : (1ull << n->workers_n) - 1;
+	uint64_t idle = atomic_load_explicit(&n->idle_mask,
+					     memory_order_relaxed);
+	return (all & ~idle & ~(1ull << w->id)) != 0;
 }
 
 static void idle(struct smarm__worker *w)
@@ -184,6 +235,9 @@ static void idle(struct smarm__worker *w)
 	uint64_t bit = 1ull << w->id;
 	uint64_t deadline = 0;
 	bool keeper = false;
+
+	if (n->workers_n > 1 && steal_stale_slots(w))
+		return;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	uint64_t d = smarm__timers_peek(n);
@@ -200,6 +254,11 @@ static void idle(struct smarm__worker *w)
 	}
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 
+	if (n->workers_n > 1 && others_busy(w)) {
+		uint64_t scan = smarm__clock_ns() + SLOT_SCAN_NS;
+		if (deadline == 0 || scan < deadline)
+			deadline = scan;
+	}
 	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!has_work(w))
@@ -230,7 +289,7 @@ void smarm__yield(struct smarm__slot *s)
 	struct smarm_node *n = w->node;
 	smarm__observe_stop(s);
 	/* Nothing else could run here: yielding would only come back. */
-	if (w->next == 0 &&
+	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed) ==
 		    UINT64_MAX) {
@@ -253,8 +312,13 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n && w->cur != NULL) {
-		uint64_t old = w->next;
-		w->next = pid;
+		uint64_t old = atomic_exchange_explicit(&w->next, pid,
+							memory_order_acq_rel);
+		atomic_store_explicit(&w->next_seq,
+				      atomic_load_explicit(&w->next_seq,
+							   memory_order_relaxed) +
+					      1,
+				      memory_order_relaxed);
 		/*
 		 * No idle worker is woken for the slot: it could not take the
 		 * actor from here, and this worker runs it as soon as the
@@ -287,6 +351,18 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 }
 
 #define WAKE_STREAK 16
+
+/*
+ * Take the pid in w's wake slot. An exchange, because an idle worker may
+ * steal a slot entry its owner has left standing (steal_stale_slots).
+ */
+static bool take_slot(struct smarm__worker *w, uint64_t *pid)
+{
+	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0)
+		return false;
+	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
+	return *pid != 0;
+}
 
 /* RUNNING|NOTIFIED -> QUEUED after a yield. */
 static void yield_return(struct smarm__slot *s)
@@ -406,9 +482,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 					 memory_order_relaxed) != UINT64_MAX &&
 		    (++w->due_tick & 7) == 0 && smarm__timers_due(n))
 			return NULL;
-		if (w->next != 0 && w->streak < WAKE_STREAK) {
-			pid = w->next;
-			w->next = 0;
+		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
 			w->streak++;
 		} else if (rq_pop(n, &pid)) {
 			w->streak = 0;
@@ -416,14 +490,12 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			    atomic_load_explicit(&n->rq_len,
 						 memory_order_relaxed) > 0)
 				smarm__wake_one_if_idle(n); /* chain rule */
-		} else if (w->next != 0) {
+		} else if (take_slot(w, &pid)) {
 			/*
 			 * The shared queue ran dry (maybe emptied by another
 			 * worker after the streak check): the slot's actor
 			 * must not be stranded here while we go idle.
 			 */
-			pid = w->next;
-			w->next = 0;
 			w->streak = 0;
 		} else {
 			return NULL;
@@ -574,6 +646,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		smarm__stack_cache_flush(n, &n->workers[i]);
 
 	smarm__timers_clear(n);
+	smarm__release_unjoined(n);
 	atomic_store(&n->running, 0);
 	return started == n->workers_n ? 0 : SMARM_ESYSTEM;
 }

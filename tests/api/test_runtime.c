@@ -319,6 +319,63 @@ START_TEST(test_runtime_actors_run_on_several_os_threads)
 }
 END_TEST
 
+/* ---------------------------------- a wake must reach an idle worker */
+
+/*
+ * A wakes B (parked on a channel) and then keeps its worker busy without
+ * a safe point (a foreign blocking call, a long computation). With three
+ * other workers idle, B must run on one of them rather than wait for A.
+ */
+static smarm_chan_t *rt_wake_ch;
+static atomic_int rt_b_ran, rt_b_parked;
+static uint64_t rt_b_latency;
+static int rt_a_gave_up;
+
+static void rt_wake_target(void *arg)
+{
+	int v;
+	(void)arg;
+	atomic_store(&rt_b_parked, 1);
+	smarm_chan_recv(rt_wake_ch, &v);
+	atomic_store(&rt_b_ran, 1);
+}
+
+static void rt_root_wake_then_spin(void *arg)
+{
+	smarm_pid_t b;
+	int v = 1;
+	uint64_t t0, limit = MS(2000);
+	(void)arg;
+	smarm_chan_alloc(&rt_wake_ch, sizeof(int), NULL);
+	smarm_actor_spawn(&b, rt_wake_target, NULL, NULL);
+	while (!atomic_load(&rt_b_parked))
+		smarm_actor_yield();
+	for (int i = 0; i < 4; i++)
+		smarm_actor_yield(); /* B parks in its recv */
+	smarm_chan_send(rt_wake_ch, &v);
+	t0 = smarm_now_ns();
+	/* busy, no safe point: like a blocking foreign call */
+	while (!atomic_load(&rt_b_ran) && smarm_now_ns() - t0 < limit)
+		;
+	rt_b_latency = smarm_now_ns() - t0;
+	rt_a_gave_up = !atomic_load(&rt_b_ran);
+	smarm_actor_join(b, NULL, NULL);
+	smarm_chan_sender_free(rt_wake_ch);
+	smarm_chan_receiver_free(rt_wake_ch);
+}
+
+START_TEST(test_runtime_woken_actor_not_stranded_behind_busy_waker)
+{
+	atomic_store(&rt_b_ran, 0);
+	atomic_store(&rt_b_parked, 0);
+	rt_a_gave_up = -1;
+	ck_assert_int_eq(harness_run(4, rt_root_wake_then_spin, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(rt_a_gave_up, 0);
+	ck_assert_elapsed_lt(rt_b_latency, MS(500));
+}
+END_TEST
+
 /* ----------------------------------------------------------- slot leaks */
 
 static int rt_leak_fail;
@@ -459,6 +516,74 @@ START_TEST(test_runtime_root_exit_stops_parked_actors)
 	}
 	smarm_chan_sender_free(rt_ready);
 	smarm_chan_receiver_free(rt_ready);
+}
+END_TEST
+
+/*
+ * Joinable children still alive when the root exits are stopped; once the
+ * run is over nobody can join them any more (join needs an actor of that
+ * run), so their slots must not stay taken into the node's next run.
+ */
+static smarm_chan_t *rt_never;
+static int rt_rerun_spawned, rt_rerun_rc;
+
+static void rt_park_forever(void *arg)
+{
+	int v;
+	(void)arg;
+	smarm_chan_recv(rt_never, &v);
+}
+
+static void rt_root_unjoined_children(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++) {
+		smarm_pid_t p;
+		smarm_actor_spawn(&p, rt_park_forever, NULL, NULL); /* joinable */
+	}
+	smarm_actor_yield();
+}
+
+static void rt_root_fill(void *arg)
+{
+	smarm_pid_t p[8];
+	int rc = 0;
+	(void)arg;
+	rt_rerun_spawned = 0;
+	while (rt_rerun_spawned < 8 &&
+	       (rc = smarm_actor_try_spawn(&p[rt_rerun_spawned], rt_nop, NULL,
+					   NULL)) == 0)
+		rt_rerun_spawned++;
+	rt_rerun_rc = rc;
+	for (int i = 0; i < rt_rerun_spawned; i++)
+		smarm_actor_join(p[i], NULL, NULL);
+}
+
+START_TEST(test_runtime_rerun_after_unjoined_children_has_all_slots)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS, 4), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_chan_alloc(&rt_never, sizeof(int), NULL), 0);
+	ck_assert_int_eq(smarm_node_run(node, rt_root_unjoined_children, NULL,
+					NULL, NULL),
+			 0);
+	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(rt_stat(node, SMARM_STAT_FREE_SLOTS),
+			 rt_stat(node, SMARM_STAT_SLOTS));
+	/* the next run has the whole limit: root + 3 */
+	rt_rerun_spawned = -1;
+	ck_assert_int_eq(smarm_node_run(node, rt_root_fill, NULL, NULL, NULL),
+			 0);
+	ck_assert_int_eq(rt_rerun_spawned, 3);
+	ck_assert_int_eq(rt_rerun_rc, SMARM_EATCAPACITY);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	smarm_chan_sender_free(rt_never);
+	smarm_chan_receiver_free(rt_never);
 }
 END_TEST
 
@@ -670,6 +795,7 @@ Suite *smarm_test_runtime_suite(void)
 	tcase_add_loop_test(tc, test_runtime_root_exit_stops_parked_actors, 0,
 			    2);
 	tcase_add_test(tc, test_runtime_run_from_actor_returns_estate);
+	tcase_add_test(tc, test_runtime_rerun_after_unjoined_children_has_all_slots);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("multi");
@@ -677,6 +803,7 @@ Suite *smarm_test_runtime_suite(void)
 	tcase_add_test(tc, test_runtime_four_workers_hundred_actors_complete);
 	tcase_add_test(tc, test_runtime_channel_pairs_no_lost_wakeups);
 	tcase_add_test(tc, test_runtime_actors_run_on_several_os_threads);
+	tcase_add_test(tc, test_runtime_woken_actor_not_stranded_behind_busy_waker);
 	tcase_add_test(tc, test_runtime_spawn_join_500_leaks_no_slot);
 	tcase_add_test(tc, test_runtime_run_queue_stat_zero_after_run);
 	suite_add_tcase(s, tc);

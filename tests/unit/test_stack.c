@@ -17,6 +17,16 @@
 #define KIB 1024
 #define MIB (1024 * 1024)
 
+#if defined(__SANITIZE_ADDRESS__)
+/* Let a guard-page fault kill the child with SIGSEGV, as Check expects,
+ * instead of ASan reporting it and exiting with status 1. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "handle_segv=0";
+}
+#endif
+
 static smarm_node_t *sk_node(int64_t reserve, int64_t guard)
 {
 	smarm_config_t *cfg = NULL;
