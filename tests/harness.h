@@ -28,6 +28,27 @@ static inline double harness_time_scale(void)
 #define MS(x) ((uint64_t)(x)*1000000ull)
 #define US(x) ((uint64_t)(x)*1000ull)
 
+/* Open a node with `workers` workers; the caller runs and closes it. */
+static inline smarm_node_t *harness_open(int workers)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	return node;
+}
+
+/* One SMARM_STAT_* value of node. */
+static inline int64_t harness_stat(smarm_node_t *node, int stat)
+{
+	int64_t v = -1;
+	ck_assert_int_eq(smarm_node_get_int(node, stat, &v), 0);
+	return v;
+}
+
 /*
  * Open a node with `workers` workers (and optional max_actors, 0 = default),
  * run root(arg), close the node. Asserts the run succeeded and returns how

@@ -17,18 +17,6 @@ static void xt_sleep_ms(long ms)
 		;
 }
 
-static smarm_node_t *xt_open(int workers)
-{
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
-	smarm_config_free(cfg);
-	return node;
-}
-
 /* ------------------------------------------------- send from a pthread */
 
 static smarm_chan_t *xt_ch;
@@ -210,7 +198,7 @@ static void xt_root_stop_from_thread(void *arg)
 
 START_TEST(test_cross_thread_wake_node_stop_actor_stops_sleeper)
 {
-	smarm_node_t *node = xt_open(_i ? 4 : 1);
+	smarm_node_t *node = harness_open(_i ? 4 : 1);
 	int how = -1;
 	atomic_store(&xt_cleanup_ran, 0);
 	atomic_store(&xt_past_sleep, 0);
@@ -283,7 +271,7 @@ END_TEST
 
 START_TEST(test_cross_thread_wake_stop_on_never_run_node_enoproc)
 {
-	smarm_node_t *node = xt_open(1);
+	smarm_node_t *node = harness_open(1);
 	smarm_pid_t p = {UINT64_C(0x100000000)};
 	ck_assert_int_eq(smarm_node_stop_actor(node, p), SMARM_ENOPROC);
 	ck_assert_int_eq(smarm_node_close(node), 0);

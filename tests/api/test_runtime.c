@@ -11,29 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/*
- * Open a node with `workers` workers, run root(arg), keep the node open for
- * stat checks. The caller closes it.
- */
-static smarm_node_t *rt_open(int workers)
-{
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
-	smarm_config_free(cfg);
-	return node;
-}
-
-static int64_t rt_stat(smarm_node_t *node, int stat)
-{
-	int64_t v = -1;
-	ck_assert_int_eq(smarm_node_get_int(node, stat, &v), 0);
-	return v;
-}
-
 static void rt_nop(void *arg)
 {
 	(void)arg;
@@ -54,7 +31,7 @@ static void rt_root_count(void *arg)
 
 START_TEST(test_runtime_node_reused_sequentially_runs_twice)
 {
-	smarm_node_t *node = rt_open(2);
+	smarm_node_t *node = harness_open(2);
 	int how = -1;
 	atomic_store(&rt_runs, 0);
 	ck_assert_int_eq(smarm_node_run(node, rt_root_count, NULL, &how, NULL),
@@ -65,8 +42,8 @@ START_TEST(test_runtime_node_reused_sequentially_runs_twice)
 			 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&rt_runs), 2);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_SPAWNED), 4);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_SPAWNED), 4);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 END_TEST
@@ -393,7 +370,7 @@ static void rt_root_churn500(void *arg)
 
 START_TEST(test_runtime_spawn_join_500_leaks_no_slot)
 {
-	smarm_node_t *node = rt_open(4);
+	smarm_node_t *node = harness_open(4);
 	int how = -1;
 	rt_leak_fail = 0;
 	ck_assert_int_eq(smarm_node_run(node, rt_root_churn500, NULL, &how,
@@ -401,11 +378,11 @@ START_TEST(test_runtime_spawn_join_500_leaks_no_slot)
 			 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(rt_leak_fail, 0);
-	ck_assert_int_gt(rt_stat(node, SMARM_STAT_SLOTS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_FREE_SLOTS),
-			 rt_stat(node, SMARM_STAT_SLOTS));
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_SPAWNED), 501);
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_SLOTS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FREE_SLOTS),
+			 harness_stat(node, SMARM_STAT_SLOTS));
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_SPAWNED), 501);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 END_TEST
@@ -420,7 +397,7 @@ static void rt_root_crashes(void *arg)
 
 START_TEST(test_runtime_root_crash_reported_by_run)
 {
-	smarm_node_t *node = rt_open(_i ? 4 : 1);
+	smarm_node_t *node = harness_open(_i ? 4 : 1);
 	int how = -1;
 	intptr_t reason = 0;
 	ck_assert_int_eq(smarm_node_run(node, rt_root_crashes, NULL, &how,
@@ -572,9 +549,9 @@ START_TEST(test_runtime_rerun_after_unjoined_children_has_all_slots)
 	ck_assert_int_eq(smarm_node_run(node, rt_root_unjoined_children, NULL,
 					NULL, NULL),
 			 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_FREE_SLOTS),
-			 rt_stat(node, SMARM_STAT_SLOTS));
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FREE_SLOTS),
+			 harness_stat(node, SMARM_STAT_SLOTS));
 	/* the next run has the whole limit: root + 3 */
 	rt_rerun_spawned = -1;
 	ck_assert_int_eq(smarm_node_run(node, rt_root_fill, NULL, NULL, NULL),
@@ -605,13 +582,13 @@ static void rt_root_yielders(void *arg)
 
 START_TEST(test_runtime_run_queue_stat_zero_after_run)
 {
-	smarm_node_t *node = rt_open(4);
+	smarm_node_t *node = harness_open(4);
 	ck_assert_int_eq(smarm_node_run(node, rt_root_yielders, NULL, NULL,
 					NULL),
 			 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_RUN_QUEUE), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_WORKERS), 4);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_RUN_QUEUE), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WORKERS), 4);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 END_TEST
@@ -630,14 +607,14 @@ static void rt_root_nested_run(void *arg)
 
 START_TEST(test_runtime_run_from_actor_returns_estate)
 {
-	smarm_node_t *other = rt_open(1);
+	smarm_node_t *other = harness_open(1);
 	rt_nested_rc_same = rt_nested_rc_other = 1;
 	ck_assert_int_eq(harness_run(1, rt_root_nested_run, other),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(rt_nested_rc_same, SMARM_ESTATE);
 	ck_assert_int_eq(rt_nested_rc_other, SMARM_ESTATE);
 	/* the refused run left the other node untouched and usable */
-	ck_assert_int_eq(rt_stat(other, SMARM_STAT_SPAWNED), 0);
+	ck_assert_int_eq(harness_stat(other, SMARM_STAT_SPAWNED), 0);
 	ck_assert_int_eq(smarm_node_run(other, rt_nop, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(smarm_node_close(other), 0);
 }
@@ -773,9 +750,9 @@ START_TEST(test_runtime_null_config_opens_with_defaults)
 		cpus = 64;
 	ck_assert_int_eq(smarm_node_open(&node, NULL), 0);
 	ck_assert_ptr_nonnull(node);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_WORKERS), cpus);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(rt_stat(node, SMARM_STAT_SPAWNED), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WORKERS), cpus);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_SPAWNED), 0);
 	ck_assert_int_eq(smarm_node_run(node, rt_root_count, NULL, NULL, NULL),
 			 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);

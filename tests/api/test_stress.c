@@ -12,25 +12,6 @@
 
 #define ST_WORKERS 4
 
-static smarm_node_t *st_open(int workers)
-{
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
-	smarm_config_free(cfg);
-	return node;
-}
-
-static int64_t st_stat(smarm_node_t *node, int stat)
-{
-	int64_t v = -1;
-	ck_assert_int_eq(smarm_node_get_int(node, stat, &v), 0);
-	return v;
-}
-
 static void st_chan_drop(smarm_chan_t *ch)
 {
 	smarm_chan_sender_free(ch);
@@ -147,7 +128,7 @@ static void st_root_churn(void *arg)
 
 START_TEST(test_stress_spawn_join_churn_completes)
 {
-	smarm_node_t *node = st_open(ST_WORKERS);
+	smarm_node_t *node = harness_open(ST_WORKERS);
 	atomic_store(&st_children_ran, 0);
 	atomic_store(&st_churn_errors, 0);
 	ck_assert_int_eq(smarm_node_run(node, st_root_churn, NULL, NULL, NULL),
@@ -155,10 +136,10 @@ START_TEST(test_stress_spawn_join_churn_completes)
 	ck_assert_int_eq(atomic_load(&st_churn_errors), 0);
 	ck_assert_int_eq(atomic_load(&st_children_ran),
 			 ST_PARENTS * ST_CHILDREN);
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_FREE_SLOTS),
-			 st_stat(node, SMARM_STAT_SLOTS));
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_SPAWNED),
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FREE_SLOTS),
+			 harness_stat(node, SMARM_STAT_SLOTS));
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_SPAWNED),
 			 1 + ST_PARENTS + ST_PARENTS * ST_CHILDREN);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
@@ -243,7 +224,7 @@ static void st_root_crash_storm(void *arg)
 
 START_TEST(test_stress_crash_storm_leaves_scheduler_sound)
 {
-	smarm_node_t *node = st_open(ST_WORKERS);
+	smarm_node_t *node = harness_open(ST_WORKERS);
 	int how = -1;
 	st_crash_errors = 0;
 	st_after_storm_how = -1;
@@ -253,10 +234,10 @@ START_TEST(test_stress_crash_storm_leaves_scheduler_sound)
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(st_crash_errors, 0);
 	ck_assert_int_eq(st_after_storm_how, SMARM_EXIT_NORMAL);
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_RUN_QUEUE), 0);
-	ck_assert_int_eq(st_stat(node, SMARM_STAT_FREE_SLOTS),
-			 st_stat(node, SMARM_STAT_SLOTS));
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_RUN_QUEUE), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FREE_SLOTS),
+			 harness_stat(node, SMARM_STAT_SLOTS));
 	/* and the node runs again */
 	ck_assert_int_eq(smarm_node_run(node, st_root_churn, NULL, &how, NULL),
 			 0);
