@@ -65,16 +65,15 @@ static inline int harness_run_ex(int workers, int64_t max_actors,
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
 			 0);
 	if (max_actors > 0)
-		ck_assert_int_eq(smarm_config_set_int(cfg,
-						      SMARM_OPT_MAX_ACTORS,
+		ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
 						      max_actors),
 				 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, reason), 0);
 	int64_t live = -1;
-	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &live),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &live), 0);
 	ck_assert_int_eq(live, 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	return how;
@@ -86,18 +85,18 @@ static inline int harness_run(int workers, smarm_actor_cb root, void *arg)
 }
 
 /* Elapsed-time bound check that an env var can widen. */
-#define ck_assert_elapsed_lt(ns, bound_ns)                                    \
-	ck_assert_uint_lt((ns), (uint64_t)((double)(bound_ns) *              \
-					   harness_time_scale()))
+#define ck_assert_elapsed_lt(ns, bound_ns)                                     \
+	ck_assert_uint_lt((ns),                                                \
+			  (uint64_t)((double)(bound_ns)*harness_time_scale()))
 
-#define SMARM_TEST_MAIN(name)                                                 \
-	int main(void)                                                        \
-	{                                                                     \
-		SRunner *sr = srunner_create(smarm_test_##name##_suite());    \
-		srunner_run_all(sr, CK_ENV);                                  \
-		int failed = srunner_ntests_failed(sr);                       \
-		srunner_free(sr);                                             \
-		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                  \
+#define SMARM_TEST_MAIN(name)                                                  \
+	int main(void)                                                         \
+	{                                                                      \
+		SRunner *sr = srunner_create(smarm_test_##name##_suite());     \
+		srunner_run_all(sr, CK_ENV);                                   \
+		int failed = srunner_ntests_failed(sr);                        \
+		srunner_free(sr);                                              \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                   \
 	}
 
 #endif /* SMARM_TEST_HARNESS_H */

@@ -53,15 +53,15 @@ enum {
 	YIELD_N = 1000000,
 };
 
-#define HANG_LIMIT_S 300u                       /* one run, wall clock */
-#define RECV_LIMIT_NS (120ull * 1000000000ull)  /* root waiting on done */
+#define HANG_LIMIT_S 300u		       /* one run, wall clock */
+#define RECV_LIMIT_NS (120ull * 1000000000ull) /* root waiting on done */
 
 /* One run of one workload: filled in by the root (INV-2). */
 struct bench_run {
-	uint64_t ns;         /* length of the timed region */
-	uint64_t ops;        /* operations the timed region covered */
-	atomic_int failed;   /* 0, or 1 once why holds the first failure */
-	char why[200];       /* what went wrong (calls or result checks) */
+	uint64_t ns;	   /* length of the timed region */
+	uint64_t ops;	   /* operations the timed region covered */
+	atomic_int failed; /* 0, or 1 once why holds the first failure */
+	char why[200];	   /* what went wrong (calls or result checks) */
 };
 
 /* Record the first failure of a run; later ones are dropped. */
@@ -107,7 +107,7 @@ static void wl_spawn_join(struct bench_run *r)
 		bench_fail(r, "out of memory", 0);
 		goto out_free;
 	}
-	memset(ran, 0, SPAWN_N);                   /* fault the pages in now */
+	memset(ran, 0, SPAWN_N); /* fault the pages in now */
 	memset(pids, 0, SPAWN_N * sizeof *pids);
 
 	uint64_t t0 = smarm_now_ns();
@@ -128,8 +128,8 @@ static void wl_spawn_join(struct bench_run *r)
 		count += ran[i];
 	if (count != SPAWN_N) {
 		char msg[80];
-		snprintf(msg, sizeof msg, "%zu of %d actors ran",
-			 count, SPAWN_N);
+		snprintf(msg, sizeof msg, "%zu of %d actors ran", count,
+			 SPAWN_N);
 		bench_fail(r, msg, 0);
 	}
 out_free:
@@ -196,9 +196,9 @@ static void wl_chained_spawn(struct bench_run *r)
 
 struct ping_pong {
 	struct bench_run *r;
-	smarm_chan_t *ping;  /* pinger -> ponger */
-	smarm_chan_t *pong;  /* ponger -> pinger */
-	uint64_t echoed;     /* written by the ponger only */
+	smarm_chan_t *ping; /* pinger -> ponger */
+	smarm_chan_t *pong; /* ponger -> pinger */
+	uint64_t echoed;    /* written by the ponger only */
 };
 
 static void ponger_body(void *arg)
@@ -239,7 +239,6 @@ static void pinger_body(void *arg)
 	}
 }
 
-
 /* Give up the root's references to a channel it allocated (NULL: no-op).
  * sender says whether the root still holds its sender reference. */
 static void chan_drop(smarm_chan_t *ch, bool sender)
@@ -253,7 +252,7 @@ static void chan_drop(smarm_chan_t *ch, bool sender)
 
 static void wl_ping_pong_rtt(struct bench_run *r)
 {
-	struct ping_pong pp = {.r = r};
+	struct ping_pong pp = { .r = r };
 	smarm_pid_t ponger;
 	smarm_pid_t pinger;
 	int rc;
@@ -276,7 +275,7 @@ static void wl_ping_pong_rtt(struct bench_run *r)
 	if (rc != 0)
 		bench_fail(r, "spawn pinger", rc);
 
-	smarm_chan_sender_free(pp.ping);  /* closes ping: the ponger ends */
+	smarm_chan_sender_free(pp.ping); /* closes ping: the ponger ends */
 	bench_join(r, ponger, "ponger did not exit normally");
 	if (pp.echoed != PING_N)
 		bench_fail(r, "wrong number of echoes", 0);
@@ -295,7 +294,7 @@ struct ring_member {
 	smarm_chan_t *in;
 	smarm_chan_t *out;
 	smarm_chan_t *done;
-	uint64_t forwarded;  /* hops this member made; its own field (INV-1) */
+	uint64_t forwarded; /* hops this member made; its own field (INV-1) */
 };
 
 static void ring_body(void *arg)
@@ -388,8 +387,8 @@ out_close:
 
 struct yielder {
 	struct bench_run *r;
-	smarm_chan_t *gate;  /* the root's go signal */
-	uint64_t yields;     /* completed yields; this yielder's field */
+	smarm_chan_t *gate; /* the root's go signal */
+	uint64_t yields;    /* completed yields; this yielder's field */
 };
 
 static void yielder_body(void *arg)
@@ -408,7 +407,7 @@ static void yielder_body(void *arg)
 
 static void wl_yield(struct bench_run *r)
 {
-	struct yielder y[2] = {{.r = r}, {.r = r}};
+	struct yielder y[2] = { { .r = r }, { .r = r } };
 	smarm_pid_t pids[2];
 	size_t spawned = 0;
 	uint64_t go = 1;
@@ -446,23 +445,23 @@ static void wl_yield(struct bench_run *r)
 
 struct workload {
 	const char *name;
-	void (*run)(struct bench_run *r);  /* NULL: not implemented yet */
+	void (*run)(struct bench_run *r); /* NULL: not implemented yet */
 };
 
 /* DESIGN.md §7 order, the same as the peers. */
 static const struct workload workloads[] = {
-	{"spawn_join", wl_spawn_join},
-	{"chained_spawn", wl_chained_spawn},
-	{"ping_pong_rtt", wl_ping_pong_rtt},
-	{"ring_hop", wl_ring_hop},
-	{"yield", wl_yield},
-	{"skynet_actor", NULL},
-	{"gen_server_call", NULL},
-	{"idle_bytes", NULL},
+	{ "spawn_join", wl_spawn_join },
+	{ "chained_spawn", wl_chained_spawn },
+	{ "ping_pong_rtt", wl_ping_pong_rtt },
+	{ "ring_hop", wl_ring_hop },
+	{ "yield", wl_yield },
+	{ "skynet_actor", NULL },
+	{ "gen_server_call", NULL },
+	{ "idle_bytes", NULL },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
-#define MAX_SEL 64              /* workload words taken from one command */
+#define MAX_SEL 64 /* workload words taken from one command */
 
 /* The root actor of one run: just the workload. */
 struct root_arg {
@@ -493,8 +492,8 @@ static void on_alarm(int sig)
 /* One run on a fresh node; 0 and *ns_per_op, or -1 after a message. */
 static int bench_once(const struct workload *w, int workers, double *ns_per_op)
 {
-	struct bench_run r = {0};
-	struct root_arg ra = {w, &r};
+	struct bench_run r = { 0 };
+	struct root_arg ra = { w, &r };
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
 	int how = -1;
@@ -523,8 +522,10 @@ static int bench_once(const struct workload *w, int workers, double *ns_per_op)
 		return -1;
 	}
 	if (how != SMARM_EXIT_NORMAL) {
-		fprintf(stderr, "smarm-bench: %s: root ended with kind %d "
-			"reason %ld\n", w->name, how, (long)reason);
+		fprintf(stderr,
+			"smarm-bench: %s: root ended with kind %d "
+			"reason %ld\n",
+			w->name, how, (long)reason);
 		return -1;
 	}
 	if (atomic_load(&r.failed)) {
@@ -577,7 +578,7 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: smarm-bench [--workers N] [--runs R] "
-		"[workload...|all]\nworkloads:");
+		   "[workload...|all]\nworkloads:");
 	for (size_t i = 0; i < N_WORKLOADS; i++)
 		fprintf(f, " %s%s", workloads[i].name,
 			workloads[i].run ? "" : "(later)");
@@ -604,8 +605,8 @@ int main(int argc, char **argv)
 {
 	const struct workload *sel[MAX_SEL];
 	size_t n_sel = 0;
-	bool named = false;     /* any workload word on the command line */
-	bool all = false;       /* "all" among them */
+	bool named = false; /* any workload word on the command line */
+	bool all = false;   /* "all" among them */
 	long workers = 1;
 	long runs = 5;
 	int status = 0;
@@ -628,8 +629,10 @@ int main(int argc, char **argv)
 		if (dst != NULL) {
 			if (i + 1 >= argc ||
 			    (*dst = parse_count(argv[++i], 1, hi)) < 0) {
-				fprintf(stderr, "smarm-bench: %s takes a "
-					"number in 1..%ld\n", a, hi);
+				fprintf(stderr,
+					"smarm-bench: %s takes a "
+					"number in 1..%ld\n",
+					a, hi);
 				usage(stderr);
 				return 2;
 			}
@@ -647,23 +650,27 @@ int main(int argc, char **argv)
 		}
 		const struct workload *w = find_workload(a);
 		if (w == NULL) {
-			fprintf(stderr, "smarm-bench: unknown workload '%s', "
-				"skipped\n", a);
+			fprintf(stderr,
+				"smarm-bench: unknown workload '%s', "
+				"skipped\n",
+				a);
 			status = 2;
 		} else if (w->run == NULL) {
-			fprintf(stderr, "smarm-bench: %s is not implemented "
-				"yet, skipped\n", a);
+			fprintf(stderr,
+				"smarm-bench: %s is not implemented "
+				"yet, skipped\n",
+				a);
 			status = 2;
 		} else if (n_sel < MAX_SEL) {
 			sel[n_sel++] = w;
 		}
 	}
-	if (all || !named)      /* every implemented workload, in §7 order */
+	if (all || !named) /* every implemented workload, in §7 order */
 		for (size_t k = 0; k < N_WORKLOADS && n_sel < MAX_SEL; k++)
 			if (workloads[k].run != NULL)
 				sel[n_sel++] = &workloads[k];
 
-	struct sigaction sa = {.sa_handler = on_alarm};
+	struct sigaction sa = { .sa_handler = on_alarm };
 	sigaction(SIGALRM, &sa, NULL);
 
 	for (size_t i = 0; i < n_sel; i++)

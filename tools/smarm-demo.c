@@ -27,9 +27,9 @@
 
 #define N_WORKERS 3
 #define N_JOBS 12
-#define MS(x) ((uint64_t)(x) * 1000000ull)
+#define MS(x) ((uint64_t)(x)*1000000ull)
 
-static int checks_run;    /* root only */
+static int checks_run;	  /* root only */
 static int checks_failed; /* root only */
 
 static void check(bool ok, const char *what)
@@ -50,8 +50,8 @@ static void must(int rc, const char *what)
 
 static const char *exit_name(int how)
 {
-	static const char *const names[] = {"exited normally", "crashed",
-					    "was stopped"};
+	static const char *const names[] = { "exited normally", "crashed",
+					     "was stopped" };
 	return how >= 0 && how <= 2 ? names[how] : "ended oddly";
 }
 
@@ -67,15 +67,15 @@ static void chan_free(smarm_chan_t *ch, bool sender)
 
 struct pipeline {
 	smarm_chan_t *jobs[N_WORKERS]; /* producer -> worker i (int) */
-	smarm_chan_t *results;         /* workers -> collector (long) */
-	smarm_chan_t *watchdog;        /* a timed send fires if we stall */
-	smarm_mutex_t *lock;           /* guards total */
-	long total;                    /* sum of squares, under lock */
-	int handled[N_WORKERS];        /* jobs worker i did; its own */
-	long collected;                /* collector's sum */
-	int received;                  /* collector's result count */
-	bool waited;                   /* collector's select timed out */
-	bool stalled;                  /* the watchdog fired */
+	smarm_chan_t *results;	       /* workers -> collector (long) */
+	smarm_chan_t *watchdog;	       /* a timed send fires if we stall */
+	smarm_mutex_t *lock;	       /* guards total */
+	long total;		       /* sum of squares, under lock */
+	int handled[N_WORKERS];	       /* jobs worker i did; its own */
+	long collected;		       /* collector's sum */
+	int received;		       /* collector's result count */
+	bool waited;		       /* collector's select timed out */
+	bool stalled;		       /* the watchdog fired */
 };
 
 struct worker_arg {
@@ -117,7 +117,7 @@ static void worker(void *arg)
 static void collector(void *arg)
 {
 	struct pipeline *p = arg;
-	smarm_chan_t *arms[2] = {p->results, p->watchdog};
+	smarm_chan_t *arms[2] = { p->results, p->watchdog };
 	size_t ready;
 	long square;
 
@@ -143,7 +143,7 @@ static void collector(void *arg)
 
 static void step_pipeline(void)
 {
-	struct pipeline p = {0};
+	struct pipeline p = { 0 };
 	struct worker_arg wa[N_WORKERS];
 	smarm_pid_t pids[N_WORKERS + 2];
 	smarm_timer_t timer;
@@ -157,8 +157,9 @@ static void step_pipeline(void)
 	     "watchdog");
 	must(smarm_actor_spawn(&pids[0], collector, &p, NULL), "spawn");
 	for (int i = 0; i < N_WORKERS; i++) {
-		wa[i] = (struct worker_arg){&p, i};
-		must(smarm_chan_alloc(&p.jobs[i], sizeof(int), NULL), "channel");
+		wa[i] = (struct worker_arg){ &p, i };
+		must(smarm_chan_alloc(&p.jobs[i], sizeof(int), NULL),
+		     "channel");
 		must(smarm_chan_sender_dup(p.results), "sender_dup");
 		must(smarm_actor_spawn(&pids[1 + i], worker, &wa[i], NULL),
 		     "spawn");
@@ -225,7 +226,7 @@ static void step_supervisor(void)
 struct server {
 	smarm_chan_t *inbox; /* never written: the server parks for good */
 	smarm_chan_t *ready; /* server -> root: cleanup handler pushed */
-	bool cleaned;        /* set by the cleanup handler */
+	bool cleaned;	     /* set by the cleanup handler */
 };
 
 static void server_cleanup(void *arg)
@@ -249,7 +250,7 @@ static void server(void *arg)
 
 static void step_stop(void)
 {
-	struct server s = {0};
+	struct server s = { 0 };
 	smarm_chan_t *alarm = NULL;
 	smarm_pid_t pid;
 	int how = -1;
@@ -299,8 +300,10 @@ int main(int argc, char **argv)
 	if ((rc = smarm_config_alloc(&cfg)) != 0 ||
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers)) ||
 	    (rc = smarm_node_open(&node, cfg)) != 0) {
-		fprintf(stderr, "smarm-demo: %s\nusage: smarm-demo "
-			"[workers 1..64]\n", smarm_strerror(rc));
+		fprintf(stderr,
+			"smarm-demo: %s\nusage: smarm-demo "
+			"[workers 1..64]\n",
+			smarm_strerror(rc));
 		smarm_config_free(cfg);
 		return 2;
 	}

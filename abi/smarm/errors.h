@@ -14,21 +14,20 @@
 #define SMARM_ERRORS_H
 
 /* XX(name, value, message) */
-#define SMARM_ERROR_MAP(XX)                                                   \
-	XX(OK, 0, "success")                                                  \
-	XX(EINVAL, -1, "invalid argument")                                    \
-	XX(ENOMEM, -2, "out of memory")                                       \
-	XX(ESTATE, -3, "operation not valid in the current state")            \
-	XX(ETIMEDOUT, -4, "timed out")                                        \
-	XX(EAGAIN, -5, "nothing available now; try again later")              \
-	XX(EEXIST, -6, "already exists")                                      \
-	XX(ENOENT, -7, "no such object")                                      \
-	XX(ESYSTEM, -8, "operating system call failed")                       \
-	XX(EINTERNAL, -9, "internal error")                                   \
-	XX(ENOPROC, -100, "no such actor (never existed or already gone)")    \
-	XX(EATCAPACITY, -101, "actor limit reached")                          \
-	XX(ENOTACTOR, -102, "must be called from an actor")                   \
-	XX(ENOTRUNNING, -103, "node is not running")                          \
+#define SMARM_ERROR_MAP(XX)                                                    \
+	XX(OK, 0, "success")                                                   \
+	XX(EINVAL, -1, "invalid argument")                                     \
+	XX(ENOMEM, -2, "out of memory")                                        \
+	XX(ESTATE, -3, "operation not valid in the current state")             \
+	XX(ETIMEDOUT, -4, "timed out")                                         \
+	XX(EAGAIN, -5, "nothing available now; try again later")               \
+	XX(EEXIST, -6, "already exists")                                       \
+	XX(ENOENT, -7, "no such object")                                       \
+	XX(ESYSTEM, -8, "operating system call failed")                        \
+	XX(EINTERNAL, -9, "internal error")                                    \
+	XX(ENOPROC, -100, "no such actor (never existed or already gone)")     \
+	XX(EATCAPACITY, -101, "actor limit reached")                           \
+	XX(ENOTACTOR, -102, "must be called from an actor")                    \
 	XX(ECLOSED, -200, "channel closed")
 
 enum smarm_status {

@@ -67,7 +67,7 @@ typedef struct {
 	uint64_t id;
 } smarm_pid_t;
 
-#define SMARM_PID_NONE ((smarm_pid_t){0})
+#define SMARM_PID_NONE ((smarm_pid_t){ 0 })
 
 /*
  * smarm_timer_t - a pending timed send, passed by value (see
@@ -77,7 +77,7 @@ typedef struct {
 	uint64_t id;
 } smarm_timer_t;
 
-#define SMARM_TIMER_NONE ((smarm_timer_t){0})
+#define SMARM_TIMER_NONE ((smarm_timer_t){ 0 })
 
 /* An actor's body. It runs on the actor's own stack. */
 typedef void (*smarm_actor_cb)(void *arg);
@@ -185,8 +185,7 @@ SMARM_API void smarm_config_free(smarm_config_t *cfg);
  * Returns: 0. Errors: SMARM_EINVAL cfg NULL, unknown option, or value out
  * of range (the config is unchanged). Since: SMARM_0.1.
  */
-SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt,
-				   int64_t value);
+SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value);
 
 /*
  * smarm_config_get_int() - read one SMARM_OPT_* value (defaults resolved).
@@ -253,8 +252,8 @@ enum smarm_exit_kind {
  * configured could be started (the run still completed on the others).
  * Thread-safety: any thread that is not an actor. Since: SMARM_0.1.
  */
-SMARM_API int smarm_node_run(smarm_node_t *node, smarm_actor_cb root,
-			     void *arg, int *how, intptr_t *reason);
+SMARM_API int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg,
+			     int *how, intptr_t *reason);
 
 /*
  * smarm_node_current() - the node of the calling actor, or NULL when the
@@ -354,8 +353,8 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * SMARM_ENOMEM the slot table could not grow.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
-SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn,
-				void *arg, const smarm_spawn_opts_t *opts);
+SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+				const smarm_spawn_opts_t *opts);
 
 /*
  * smarm_actor_try_spawn() - smarm_actor_spawn() for callers that expect to
@@ -637,8 +636,7 @@ SMARM_API int64_t smarm_chan_len(smarm_chan_t *ch);
  * reference was freed or another actor is receiving on it. Safe point.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
-SMARM_API int smarm_select(smarm_chan_t *const arms[], size_t n,
-			   size_t *ready);
+SMARM_API int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready);
 
 /*
  * smarm_select_timeout() - smarm_select() that gives up after timeout_ns

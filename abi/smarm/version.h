@@ -15,14 +15,15 @@
 #define SMARM_VERSION_MINOR 1
 #define SMARM_VERSION_PATCH 0
 
-#define SMARM_VERSION_HEX                                                     \
-	((SMARM_VERSION_MAJOR << 16) | (SMARM_VERSION_MINOR << 8) |           \
+#define SMARM_VERSION_HEX                                                      \
+	((SMARM_VERSION_MAJOR << 16) | (SMARM_VERSION_MINOR << 8) |            \
 	 (SMARM_VERSION_PATCH))
 
 #define SMARM__STR(x) #x
 #define SMARM__XSTR(x) SMARM__STR(x)
-#define SMARM_VERSION_STRING                                                  \
-	SMARM__XSTR(SMARM_VERSION_MAJOR)                                      \
-	"." SMARM__XSTR(SMARM_VERSION_MINOR) "." SMARM__XSTR(SMARM_VERSION_PATCH)
+#define SMARM_VERSION_STRING                                                   \
+	SMARM__XSTR(SMARM_VERSION_MAJOR)                                       \
+	"." SMARM__XSTR(SMARM_VERSION_MINOR) "." SMARM__XSTR(                  \
+		SMARM_VERSION_PATCH)
 
 #endif /* SMARM_VERSION_H */

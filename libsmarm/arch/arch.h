@@ -81,20 +81,22 @@ void __sanitizer_start_switch_fiber(void **fake, const void *bottom,
 				    size_t size);
 void __sanitizer_finish_switch_fiber(void *fake, const void **bottom_old,
 				     size_t *size_old);
-#define SMARM_FIBER_START(fakep, dying, bottom, size)                         \
-	__sanitizer_start_switch_fiber((dying) ? NULL : (fakep), (bottom),    \
+#define SMARM_FIBER_START(fakep, dying, bottom, size)                          \
+	__sanitizer_start_switch_fiber((dying) ? NULL : (fakep), (bottom),     \
 				       (size))
-#define SMARM_FIBER_FINISH(fake) __sanitizer_finish_switch_fiber((fake), NULL, NULL)
+#define SMARM_FIBER_FINISH(fake)                                               \
+	__sanitizer_finish_switch_fiber((fake), NULL, NULL)
 void __asan_unpoison_memory_region(const volatile void *addr, size_t size);
 /*
  * An actor that ends never returns through its frames, so their redzones
  * stay poisoned in the shadow; a stack must be unpoisoned before reuse.
  */
-#define SMARM_STACK_UNPOISON(addr, size)                                      \
+#define SMARM_STACK_UNPOISON(addr, size)                                       \
 	__asan_unpoison_memory_region((addr), (size))
 #else
 #define SMARM_STACK_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#define SMARM_FIBER_START(fakep, dying, bottom, size) ((void)(fakep), (void)(dying))
+#define SMARM_FIBER_START(fakep, dying, bottom, size)                          \
+	((void)(fakep), (void)(dying))
 #define SMARM_FIBER_FINISH(fake) ((void)(fake))
 #endif
 

@@ -56,15 +56,15 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	s->fn = fn;
 	s->arg = arg;
 	s->parent = parent ? smarm__pid_make(W_GEN(atomic_load_explicit(
-							 &parent->word,
-							 memory_order_relaxed)),
+						     &parent->word,
+						     memory_order_relaxed)),
 					     parent->index)
 			   : 0;
 	s->sp = NULL;
 	s->hwm = 0;
 	s->stk_base = NULL;
-	s->stk_reserve = (opts && opts->reserve) ? opts->reserve
-						 : n->stk_reserve;
+	s->stk_reserve =
+		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
 	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
 	s->wc_fn = NULL;
 	s->wc_arg = NULL;
@@ -133,7 +133,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	uint64_t w0 = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uint64_t pid = smarm__pid_make(W_GEN(w0), s->index);
 	bool is_root = pid == n->root;
-	struct smarm__waiter joiner = {NULL, 0, 0};
+	struct smarm__waiter joiner = { NULL, 0, 0 };
 	bool free_slot;
 
 	smarm__stack_release(n, s);
@@ -195,8 +195,8 @@ void smarm__stop_all(struct smarm_node *n)
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
 		struct smarm__slot *s = smarm__slot_at(n, i);
-		uint64_t w = atomic_load_explicit(&s->word,
-						  memory_order_acquire);
+		uint64_t w =
+			atomic_load_explicit(&s->word, memory_order_acquire);
 		uint32_t st = W_STATE(w);
 		if (st != ST_VACANT && st != ST_DONE)
 			smarm__request_stop(n, smarm__pid_make(W_GEN(w), i));
@@ -215,9 +215,8 @@ void smarm__release_unjoined(struct smarm_node *n)
 		struct smarm__slot *s = smarm__slot_at(n, i);
 		bool done;
 		smarm__lock(&s->cold, SMARM__RANK_LEAF);
-		done = W_STATE(atomic_load_explicit(&s->word,
-						    memory_order_acquire)) ==
-		       ST_DONE;
+		done = W_STATE(atomic_load_explicit(
+			       &s->word, memory_order_acquire)) == ST_DONE;
 		if (done)
 			reclaim(s);
 		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
@@ -258,8 +257,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
 			return SMARM_ENOPROC;
 		}
-		if (!t->joinable ||
-		    (t->has_joiner && t->joiner != mypid)) {
+		if (!t->joinable || (t->has_joiner && t->joiner != mypid)) {
 			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
 			return SMARM_ESTATE;
 		}

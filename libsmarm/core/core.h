@@ -50,7 +50,7 @@
 #include "lock.h"
 
 #define SMARM__MAX_WORKERS 64
-#define SMARM__SEG_BASE 256u  /* slots in segment 0; segment s has BASE<<s */
+#define SMARM__SEG_BASE 256u /* slots in segment 0; segment s has BASE<<s */
 #define SMARM__MAX_SEGS 24
 #define SMARM__NO_INDEX UINT32_MAX
 #define SMARM__WORKER_STACKS 4 /* per-worker stack cache in front of pool */
@@ -68,8 +68,8 @@ enum {
 #define W_STATE(w) ((uint32_t)((w)&0xffu))
 #define W_EPOCH(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
 #define W_GEN(w) ((uint32_t)((w) >> 32))
-#define W_MAKE(gen, epoch, st)                                                \
-	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |     \
+#define W_MAKE(gen, epoch, st)                                                 \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
 	 (uint64_t)(st))
 
 static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
@@ -91,31 +91,31 @@ struct smarm__cleanup {
 };
 
 struct smarm__slot {
-	_Atomic uint64_t word;  /* gen<<32 | epoch<<8 | state */
-	void *sp;               /* saved stack pointer while switched out */
-	uintptr_t hwm;          /* lowest sp ever saved (sampled high-water) */
-	_Atomic uint8_t stop;   /* stop requested (set under cold lock) */
-	uint8_t exiting;        /* cleanups running; stop not observed */
-	uint8_t joinable;       /* cold: a join/detach is still owed */
-	uint8_t has_joiner;     /* cold: joiner_* is valid */
-	uint32_t index;         /* constant: own index */
-	uint32_t next_free;     /* free-list link (free-list lock) */
-	uint32_t cl_len;        /* cleanup handlers pushed */
-	uint32_t cl_cap;        /* capacity of cl (kept across tenants) */
-	smarm_actor_cb fn;      /* body */
+	_Atomic uint64_t word; /* gen<<32 | epoch<<8 | state */
+	void *sp;	       /* saved stack pointer while switched out */
+	uintptr_t hwm;	       /* lowest sp ever saved (sampled high-water) */
+	_Atomic uint8_t stop;  /* stop requested (set under cold lock) */
+	uint8_t exiting;       /* cleanups running; stop not observed */
+	uint8_t joinable;      /* cold: a join/detach is still owed */
+	uint8_t has_joiner;    /* cold: joiner_* is valid */
+	uint32_t index;	       /* constant: own index */
+	uint32_t next_free;    /* free-list link (free-list lock) */
+	uint32_t cl_len;       /* cleanup handlers pushed */
+	uint32_t cl_cap;       /* capacity of cl (kept across tenants) */
+	smarm_actor_cb fn;     /* body */
 	void *arg;
-	uint64_t parent;        /* parent pid id (0: the run itself) */
-	void *stk_base;         /* mapping base (guard first); NULL: none yet */
-	size_t stk_reserve;     /* requested, page-rounded usable bytes */
-	size_t stk_guard;       /* requested, page-rounded guard bytes */
+	uint64_t parent;    /* parent pid id (0: the run itself) */
+	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
+	size_t stk_reserve; /* requested, page-rounded usable bytes */
+	size_t stk_guard;   /* requested, page-rounded guard bytes */
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
 	void *wc_arg;
-	int how;                /* outcome kind, valid once exiting */
-	intptr_t reason;        /* crash reason */
-	uint64_t joiner;        /* cold: pid id of the joining actor */
-	uint32_t joiner_epoch;  /* cold */
-	smarm__lock_t cold;     /* guards the fields marked cold */
+	int how;	       /* outcome kind, valid once exiting */
+	intptr_t reason;       /* crash reason */
+	uint64_t joiner;       /* cold: pid id of the joining actor */
+	uint32_t joiner_epoch; /* cold */
+	smarm__lock_t cold;    /* guards the fields marked cold */
 };
 
 /* A parked-waiter registration (channels, mutexes, joins). */
@@ -133,32 +133,32 @@ struct smarm__parker {
 struct smarm__worker {
 	struct smarm_node *node;
 	int id;
-	void *sched_sp;              /* scheduler context while an actor runs */
-	struct smarm__slot *cur;     /* actor on this worker, or NULL */
-	struct smarm__slot *prev;    /* actor that just left: its transition
-					is finished by whoever runs next */
-	int prev_intent;             /* why prev left (INTENT_*) */
-	_Atomic uint64_t next;       /* wake slot: pid woken by an actor here;
-					taken by exchange (owner or a thief) */
-	_Atomic uint32_t next_seq;   /* bumped by the owner at every fill */
+	void *sched_sp;		   /* scheduler context while an actor runs */
+	struct smarm__slot *cur;   /* actor on this worker, or NULL */
+	struct smarm__slot *prev;  /* actor that just left: its transition
+				      is finished by whoever runs next */
+	int prev_intent;	   /* why prev left (INTENT_*) */
+	_Atomic uint64_t next;	   /* wake slot: pid woken by an actor here;
+				      taken by exchange (owner or a thief) */
+	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
 	uint32_t seen_seq[SMARM__MAX_WORKERS]; /* thief: others' seq at my
 					last idle scan */
 	uint64_t seen_pid[SMARM__MAX_WORKERS]; /* thief: others' slot then */
-	uint32_t streak;             /* consecutive wake-slot pops */
-	uint32_t due_tick;           /* picks since the last timer check */
-	uint32_t stk_ncache;         /* default-shaped stacks in stk_cache */
+	uint32_t streak;		       /* consecutive wake-slot pops */
+	uint32_t due_tick;   /* picks since the last timer check */
+	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
-	uint64_t slice_start;        /* cycle count at resume */
+	uint64_t slice_start;		       /* cycle count at resume */
 	pthread_t thread;
-	void *stk_bottom;            /* OS thread stack (ASan fiber bounds) */
+	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
-	void *fake;                  /* ASan fake-stack cookie across switch */
+	void *fake; /* ASan fake-stack cookie across switch */
 };
 
 struct smarm__timer_ent {
 	uint64_t deadline;
 	uint64_t seq;
-	uint64_t pid;                 /* sleep/wait wake target, or 0 */
+	uint64_t pid; /* sleep/wait wake target, or 0 */
 	uint32_t epoch;
 	struct smarm__send_timer *st; /* timed send, or NULL */
 };
@@ -184,36 +184,36 @@ struct smarm_config {
 
 struct smarm_spawn_opts {
 	size_t reserve; /* 0: node default */
-	size_t guard;   /* 0: node default */
+	size_t guard;	/* 0: node default */
 };
 
 struct smarm_node {
 	/* configuration (immutable after open) */
 	int workers_n;
 	uint32_t max_actors;
-	size_t stk_reserve;          /* page-rounded default */
-	size_t stk_guard;            /* page-rounded default */
+	size_t stk_reserve; /* page-rounded default */
+	size_t stk_guard;   /* page-rounded default */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
 
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
-	smarm__lock_t free_lock;     /* LEAF: free_head, nfree, growth */
+	smarm__lock_t free_lock; /* LEAF: free_head, nfree, growth */
 	uint32_t free_head;
 	uint32_t nfree;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
 	smarm__lock_t rq_lock;
 	uint64_t *rq_buf;
-	uint32_t rq_cap;             /* power of two */
+	uint32_t rq_cap; /* power of two */
 	uint32_t rq_head;
-	_Atomic uint32_t rq_len;     /* written under rq_lock, read anywhere */
+	_Atomic uint32_t rq_len; /* written under rq_lock, read anywhere */
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
-	_Atomic int tk_holder;       /* -1: no timekeeper */
-	_Atomic uint64_t tk_armed;   /* deadline the timekeeper sleeps to */
+	_Atomic int tk_holder;		/* -1: no timekeeper */
+	_Atomic uint64_t tk_armed;	/* deadline the timekeeper sleeps to */
 	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
 	struct smarm__parker parkers[SMARM__MAX_WORKERS];
 
@@ -234,8 +234,8 @@ struct smarm_node {
 	_Atomic int64_t live;
 	_Atomic int running;
 	_Atomic uint64_t spawned;
-	_Atomic int stopping;        /* the root ended: stop everything */
-	uint64_t root;               /* root pid id */
+	_Atomic int stopping; /* the root ended: stop everything */
+	uint64_t root;	      /* root pid id */
 	int root_how;
 	intptr_t root_reason;
 	struct smarm__worker workers[SMARM__MAX_WORKERS];
@@ -276,16 +276,16 @@ static inline struct smarm__slot *smarm__current(void)
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
-	return smarm__pid_make(W_GEN(atomic_load_explicit(
-				       &s->word, memory_order_relaxed)),
-			       s->index);
+	return smarm__pid_make(
+		W_GEN(atomic_load_explicit(&s->word, memory_order_relaxed)),
+		s->index);
 }
 
 /* ---- slots (slot.c) ---- */
 
 /* The slot at idx (segment s holds SEG_BASE << s slots), or NULL. */
 static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
-						  uint32_t idx)
+						 uint32_t idx)
 {
 	uint64_t k;
 	uint32_t s;
@@ -333,16 +333,15 @@ void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason);
 int smarm__detach(struct smarm_node *n, uint64_t pid);
-int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn,
-			void *arg);
+int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
 void smarm__switch_out(struct smarm__slot *s, int intent);
 
 /* A pending stop ends the actor here (a safe point). */
 static inline void smarm__observe_stop(struct smarm__slot *s)
 {
-	if (__builtin_expect(atomic_load_explicit(&s->stop,
-						  memory_order_relaxed), 0) &&
+	if (__builtin_expect(
+		    atomic_load_explicit(&s->stop, memory_order_relaxed), 0) &&
 	    !s->exiting)
 		smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
 }

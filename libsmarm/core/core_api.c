@@ -22,8 +22,8 @@
 const char *smarm_strerror(int status)
 {
 	switch (status) {
-#define XX(name, value, msg)                                                  \
-	case value:                                                           \
+#define XX(name, value, msg)                                                   \
+	case value:                                                            \
 		return msg;
 		SMARM_ERROR_MAP(XX)
 #undef XX
@@ -34,8 +34,8 @@ const char *smarm_strerror(int status)
 const char *smarm_err_name(int status)
 {
 	switch (status) {
-#define XX(name, value, msg)                                                  \
-	case value:                                                           \
+#define XX(name, value, msg)                                                   \
+	case value:                                                            \
 		return "SMARM_" #name;
 		SMARM_ERROR_MAP(XX)
 #undef XX
@@ -92,12 +92,12 @@ uint64_t smarm_now_ns(void)
 static const struct {
 	int64_t lo, hi;
 } opt_range[OPT_MAX + 1] = {
-	[SMARM_OPT_WORKERS] = {1, SMARM__MAX_WORKERS},
-	[SMARM_OPT_MAX_ACTORS] = {1, INT64_C(1) << 31},
-	[SMARM_OPT_STACK_RESERVE] = {4096, 1024 * MIB},
-	[SMARM_OPT_STACK_GUARD] = {4096, 1024 * MIB},
-	[SMARM_OPT_STACK_POOL_CAP] = {0, MIB},
-	[SMARM_OPT_TIMESLICE_NS] = {10000, INT64_C(10000000000)},
+	[SMARM_OPT_WORKERS] = { 1, SMARM__MAX_WORKERS },
+	[SMARM_OPT_MAX_ACTORS] = { 1, INT64_C(1) << 31 },
+	[SMARM_OPT_STACK_RESERVE] = { 4096, 1024 * MIB },
+	[SMARM_OPT_STACK_GUARD] = { 4096, 1024 * MIB },
+	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
+	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
 };
 
 static bool opt_valid(int opt, int64_t v)
@@ -110,9 +110,8 @@ static void config_defaults(struct smarm_config *c)
 {
 	int cpus = smarm__online_cpus();
 	memset(c, 0, sizeof *c);
-	c->opt[SMARM_OPT_WORKERS] = cpus > SMARM__MAX_WORKERS
-					    ? SMARM__MAX_WORKERS
-					    : cpus;
+	c->opt[SMARM_OPT_WORKERS] =
+		cpus > SMARM__MAX_WORKERS ? SMARM__MAX_WORKERS : cpus;
 	c->opt[SMARM_OPT_MAX_ACTORS] = 1048576;
 	c->opt[SMARM_OPT_STACK_RESERVE] = 65536;
 	c->opt[SMARM_OPT_STACK_GUARD] = MIB;
@@ -223,8 +222,8 @@ int smarm_node_close(smarm_node_t *node)
 	return 0;
 }
 
-int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg,
-		   int *how, intptr_t *reason)
+int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg, int *how,
+		   intptr_t *reason)
 {
 	int rc;
 	if (node == NULL || root == NULL)
@@ -313,8 +312,7 @@ void smarm_spawn_opts_free(smarm_spawn_opts_t *opts)
 	free(opts);
 }
 
-int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
-			     int64_t value)
+int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
 {
 	if (opts == NULL || !opt_valid(opt, value))
 		return SMARM_EINVAL;
@@ -338,8 +336,8 @@ static int spawn_common(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
 	if (fn == NULL)
 		return SMARM_EINVAL;
 	smarm__observe_stop(me);
-	rc = smarm__spawn(smarm__worker()->node, me, out ? &pid : NULL, fn,
-			  arg, opts, out != NULL);
+	rc = smarm__spawn(smarm__worker()->node, me, out ? &pid : NULL, fn, arg,
+			  opts, out != NULL);
 	if (rc == 0 && out != NULL)
 		out->id = pid;
 	return rc;
@@ -378,9 +376,10 @@ smarm_pid_t smarm_actor_self(void)
 	struct smarm__slot *me = smarm__current();
 	smarm_pid_t p = SMARM_PID_NONE;
 	if (me != NULL)
-		p.id = smarm__pid_make(W_GEN(atomic_load_explicit(
-					       &me->word, memory_order_relaxed)),
-				       me->index);
+		p.id = smarm__pid_make(
+			W_GEN(atomic_load_explicit(&me->word,
+						   memory_order_relaxed)),
+			me->index);
 	return p;
 }
 

@@ -42,8 +42,7 @@ void smarm__panic(const char *msg)
 }
 
 #ifndef NDEBUG
-static __thread unsigned held_ranks
-	__attribute__((tls_model("initial-exec")));
+static __thread unsigned held_ranks __attribute__((tls_model("initial-exec")));
 
 void smarm__rank_acquire(int rank)
 {

@@ -158,14 +158,13 @@ void smarm__wake_all(struct smarm_node *n)
 /* Called under tm_lock by every timer insert. */
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 {
-	if (deadline < atomic_load_explicit(&n->next_deadline,
-					    memory_order_relaxed))
+	if (deadline <
+	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed))
 		atomic_store_explicit(&n->next_deadline, deadline,
 				      memory_order_release);
 	int holder = atomic_load_explicit(&n->tk_holder, memory_order_seq_cst);
 	if (holder >= 0 &&
-	    deadline < atomic_load_explicit(&n->tk_armed,
-					    memory_order_seq_cst))
+	    deadline < atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
 		parker_unpark(&n->parkers[holder]);
 }
 
@@ -224,8 +223,8 @@ static bool others_busy(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint64_t all = n->workers_n == 64 ? ~0ull : (1ull << n->workers_n) - 1;
-	uint64_t idle = atomic_load_explicit(&n->idle_mask,
-					     memory_order_relaxed);
+	uint64_t idle =
+		atomic_load_explicit(&n->idle_mask, memory_order_relaxed);
 	return (all & ~idle & ~(1ull << w->id)) != 0;
 }
 
@@ -314,11 +313,12 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	if (w != NULL && w->node == n && w->cur != NULL) {
 		uint64_t old = atomic_exchange_explicit(&w->next, pid,
 							memory_order_acq_rel);
-		atomic_store_explicit(&w->next_seq,
-				      atomic_load_explicit(&w->next_seq,
-							   memory_order_relaxed) +
-					      1,
-				      memory_order_relaxed);
+		atomic_store_explicit(
+			&w->next_seq,
+			atomic_load_explicit(&w->next_seq,
+					     memory_order_relaxed) +
+				1,
+			memory_order_relaxed);
 		/*
 		 * No idle worker is woken for the slot: it could not take the
 		 * actor from here, and this worker runs it as soon as the
@@ -383,9 +383,9 @@ static bool park_return(struct smarm__slot *s)
 		bool parked = W_STATE(w) == ST_RUNNING;
 		uint64_t nw = W_MAKE(W_GEN(w), W_EPOCH(w),
 				     parked ? ST_PARKED : ST_QUEUED);
-		if (atomic_compare_exchange_weak_explicit(
-			    &s->word, &w, nw, memory_order_acq_rel,
-			    memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
+							  memory_order_acq_rel,
+							  memory_order_relaxed))
 			return parked;
 	}
 }
@@ -423,9 +423,8 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__finalize(w, s);
 		return false;
 	}
-	s->sp = smarm__ctx_init((char *)s->stk_base + s->stk_guard +
-					s->stk_reserve,
-				s);
+	s->sp = smarm__ctx_init(
+		(char *)s->stk_base + s->stk_guard + s->stk_reserve, s);
 	s->hwm = (uintptr_t)s->sp;
 	return true;
 }

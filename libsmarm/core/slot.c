@@ -90,8 +90,8 @@ static int grow(struct smarm_node *n)
 	for (uint32_t i = 0; i < count; i++) {
 		seg[i].index = have + i;
 		atomic_init(&seg[i].word, W_MAKE(1, 0, ST_VACANT));
-		seg[i].next_free = (i + 1 < count) ? have + i + 1
-						   : SMARM__NO_INDEX;
+		seg[i].next_free =
+			(i + 1 < count) ? have + i + 1 : SMARM__NO_INDEX;
 	}
 	atomic_store_explicit(&n->segs[s], seg, memory_order_release);
 	atomic_store_explicit(&n->nslots, have + count, memory_order_release);
@@ -226,9 +226,9 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 		} else {
 			return UNPARK_NOOP;
 		}
-		if (atomic_compare_exchange_weak_explicit(
-			    &s->word, &w, nw, memory_order_acq_rel,
-			    memory_order_acquire))
+		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
 			return result;
 	}
 }

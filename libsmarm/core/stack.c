@@ -27,10 +27,9 @@
 
 static void *map_stack(size_t reserve, size_t guard)
 {
-	void *base = mmap(NULL, reserve + guard, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				  MAP_STACK,
-			  -1, 0);
+	void *base = mmap(
+		NULL, reserve + guard, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (base == MAP_FAILED)
 		return NULL;
 	if (mprotect(base, guard, PROT_NONE) != 0) {

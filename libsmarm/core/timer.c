@@ -156,7 +156,7 @@ static struct smarm__send_timer *map_take(struct smarm_node *n, uint64_t id)
 int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,
 		       uint32_t epoch)
 {
-	struct smarm__timer_ent e = {deadline, 0, pid, epoch, NULL};
+	struct smarm__timer_ent e = { deadline, 0, pid, epoch, NULL };
 	int rc;
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	rc = heap_push(n, &e);
@@ -218,8 +218,8 @@ int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 
 bool smarm__timers_due(struct smarm_node *n)
 {
-	uint64_t d = atomic_load_explicit(&n->next_deadline,
-					  memory_order_relaxed);
+	uint64_t d =
+		atomic_load_explicit(&n->next_deadline, memory_order_relaxed);
 	return d != UINT64_MAX && smarm__clock_ns() >= d;
 }
 

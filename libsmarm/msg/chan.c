@@ -59,8 +59,8 @@ static inline void elem_copy(void *dst, const void *src, size_t esz)
 	}
 }
 
-static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf,
-			       size_t cap, size_t head, size_t len)
+static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf, size_t cap,
+			       size_t head, size_t len)
 {
 	if (ch->efree == NULL)
 		return;
@@ -108,7 +108,7 @@ int smarm_chan_sender_dup(smarm_chan_t *ch)
 
 int smarm_chan_sender_free(smarm_chan_t *ch)
 {
-	struct smarm__waiter wt = {NULL, 0, 0};
+	struct smarm__waiter wt = { NULL, 0, 0 };
 	bool gone;
 	if (ch == NULL)
 		return SMARM_EINVAL;
@@ -195,7 +195,8 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 	if (ch->rwait != NULL) {
 		/* Parked in recv on an empty queue: hand over directly. */
 		elem_copy(ch->rwait->out, elem, ch->esz);
-		/* Release: a receiver woken by its timer may read it unlocked. */
+		/* Release: a receiver woken by its timer may read it unlocked.
+		 */
 		__atomic_store_n(&ch->rwait->delivered, true, __ATOMIC_RELEASE);
 		ch->rwait = NULL;
 	} else {
@@ -206,9 +207,8 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 				return rc;
 			}
 		}
-		elem_copy(ch->buf +
-				  ((ch->head + ch->len) & (ch->cap - 1)) *
-					  ch->esz,
+		elem_copy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) *
+					    ch->esz,
 			  elem, ch->esz);
 		ch->len++;
 	}
@@ -533,8 +533,8 @@ static void send_timer_drop(void *ctx, void *payload)
 	smarm_chan_sender_free(ch);
 }
 
-int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
-			  uint64_t delay_ns, smarm_timer_t *out)
+int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,
+			  smarm_timer_t *out)
 {
 	struct smarm__slot *me = smarm__current();
 	uint64_t id = 0;
@@ -547,8 +547,8 @@ int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
 	if (rc != 0)
 		return rc;
 	rc = smarm__timer_call_after(smarm__worker()->node, delay_ns,
-				     send_timer_fire, send_timer_drop, ch,
-				     elem, ch->esz, &id);
+				     send_timer_fire, send_timer_drop, ch, elem,
+				     ch->esz, &id);
 	if (rc != 0) {
 		smarm_chan_sender_free(ch);
 		return rc;

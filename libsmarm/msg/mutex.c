@@ -32,9 +32,9 @@
 #include <unistd.h>
 
 struct smarm_mutex {
-	smarm__lock_t lock;          /* CHANNEL rank */
-	uint64_t holder;             /* 0 free; a pid id; or THREAD_BIT|tid */
-	struct smarm__waiter *q;     /* FIFO ring of waiters */
+	smarm__lock_t lock;	 /* CHANNEL rank */
+	uint64_t holder;	 /* 0 free; a pid id; or THREAD_BIT|tid */
+	struct smarm__waiter *q; /* FIFO ring of waiters */
 	uint32_t qcap, qhead, qlen;
 };
 
@@ -108,7 +108,7 @@ static void q_remove(smarm_mutex_t *m, uint64_t pid)
 /* Under the lock, which it releases: pass the lock to the oldest waiter. */
 static void hand_off_and_unlock(smarm_mutex_t *m)
 {
-	struct smarm__waiter w = {NULL, 0, 0};
+	struct smarm__waiter w = { NULL, 0, 0 };
 	if (m->qlen > 0) {
 		w = m->q[m->qhead];
 		m->qhead = (m->qhead + 1) % m->qcap;
@@ -190,7 +190,7 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 		return SMARM_ETIMEDOUT;
 	}
 	e = smarm__begin_wait(me);
-	rc = q_push(m, (struct smarm__waiter){n, pid, e});
+	rc = q_push(m, (struct smarm__waiter){ n, pid, e });
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	if (rc == 0)
 		rc = smarm__timer_sleep(n, deadline, pid, e);

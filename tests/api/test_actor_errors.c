@@ -43,23 +43,24 @@ START_TEST(test_actor_errors_spawn_opts_invalid_return_einval)
 {
 	smarm_spawn_opts_t *o = NULL;
 	ck_assert_int_eq(smarm_spawn_opts_alloc(NULL), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(NULL, SMARM_OPT_STACK_RESERVE,
-						  65536),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(NULL, SMARM_OPT_STACK_RESERVE, 65536),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_alloc(&o), 0);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_WORKERS, 2),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_MAX_ACTORS, 10),
 			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_TIMESLICE_NS,
-						  MS(1)),
-			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_POOL_CAP,
-						  4),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_TIMESLICE_NS, MS(1)),
+		SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_POOL_CAP, 4),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 0, 4096), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 0),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 0),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD, 0),
 			 SMARM_EINVAL);
 	smarm_spawn_opts_free(o);
@@ -107,9 +108,9 @@ START_TEST(test_actor_errors_node_close_while_running_returns_estate)
 	int how = -1;
 	ae_close_rc = ae_run_rc = 1;
 	ck_assert_int_eq(smarm_node_open(&node, NULL), 0);
-	ck_assert_int_eq(smarm_node_run(node, ae_root_close_running, node, &how,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, ae_root_close_running, node, &how, NULL),
+		0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(ae_close_rc, SMARM_ESTATE);
 	ck_assert_int_eq(ae_run_rc, SMARM_ESTATE);
@@ -138,9 +139,8 @@ START_TEST(test_actor_errors_node_run_while_running_returns_estate)
 	smarm_node_t *node = NULL;
 	ae_thread_run_rc = 1;
 	ck_assert_int_eq(smarm_node_open(&node, NULL), 0);
-	ck_assert_int_eq(smarm_node_run(node, ae_root_thread_run, node, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, ae_root_thread_run, node, NULL, NULL), 0);
 	ck_assert_int_eq(ae_thread_run_rc, SMARM_ESTATE);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
@@ -150,7 +150,7 @@ END_TEST
 
 START_TEST(test_actor_errors_outside_actor_returns_enotactor)
 {
-	smarm_pid_t p = {UINT64_C(0x100000000)};
+	smarm_pid_t p = { UINT64_C(0x100000000) };
 	smarm_pid_t out = SMARM_PID_NONE;
 	ck_assert_int_eq(smarm_actor_spawn(&out, ae_nop, NULL, NULL),
 			 SMARM_ENOTACTOR);
@@ -173,7 +173,7 @@ END_TEST
 
 START_TEST(test_actor_errors_outside_actor_queries_are_neutral)
 {
-	smarm_pid_t p = {UINT64_C(0x100000000)};
+	smarm_pid_t p = { UINT64_C(0x100000000) };
 	ck_assert(smarm_pid_eq(smarm_actor_self(), SMARM_PID_NONE));
 	ck_assert(!smarm_actor_is_alive(p));
 	ck_assert_ptr_null(smarm_node_current());
@@ -257,7 +257,7 @@ static int ae_join_forged_rc, ae_join_beyond_rc;
 static void ae_root_join_errors(void *arg)
 {
 	smarm_pid_t p;
-	smarm_pid_t beyond = {(UINT64_C(1) << 32) | 0x7fffff00u};
+	smarm_pid_t beyond = { (UINT64_C(1) << 32) | 0x7fffff00u };
 	(void)arg;
 	smarm_actor_spawn(&p, ae_nop, NULL, NULL);
 	ae_join_twice_rc[0] = smarm_actor_join(p, NULL, NULL);
@@ -267,7 +267,7 @@ static void ae_root_join_errors(void *arg)
 	/* a pid with a generation that was never issued */
 	smarm_actor_spawn(&p, ae_nop, NULL, NULL);
 	{
-		smarm_pid_t forged = {p.id + (UINT64_C(5) << 32)};
+		smarm_pid_t forged = { p.id + (UINT64_C(5) << 32) };
 		ae_join_forged_rc = smarm_actor_join(forged, NULL, NULL);
 	}
 	smarm_actor_join(p, NULL, NULL);
@@ -297,8 +297,8 @@ static int ae_join_old_rc, ae_reused_own_index;
 static void ae_join_old(void *arg)
 {
 	(void)arg;
-	ae_reused_own_index = (uint32_t)ae_old_pid.id ==
-			      (uint32_t)smarm_actor_self().id;
+	ae_reused_own_index =
+		(uint32_t)ae_old_pid.id == (uint32_t)smarm_actor_self().id;
 	ae_join_old_rc = smarm_actor_join(ae_old_pid, NULL, NULL);
 }
 
@@ -380,8 +380,8 @@ static void ae_root_detach_errors(void *arg)
 	/* started detached (out NULL): its own pid is not joinable */
 	smarm_actor_spawn(NULL, ae_report_self, NULL, NULL);
 	smarm_actor_yield();
-	ae_join_started_detached_rc = smarm_actor_join(ae_self_reported, NULL,
-						       NULL);
+	ae_join_started_detached_rc =
+		smarm_actor_join(ae_self_reported, NULL, NULL);
 	ae_open_gate(1);
 	smarm_actor_yield();
 	smarm_chan_sender_free(ae_gate);
@@ -481,7 +481,7 @@ static void ae_root_stop_errors(void *arg)
 	ae_stop_stale_rc = smarm_actor_stop(p);
 	ae_stop_none_rc = smarm_actor_stop(SMARM_PID_NONE);
 	{
-		smarm_pid_t forged = {(UINT64_C(9) << 32) | 0x12345u};
+		smarm_pid_t forged = { (UINT64_C(9) << 32) | 0x12345u };
 		ae_stop_forged_rc = smarm_actor_stop(forged);
 	}
 }
@@ -533,18 +533,23 @@ Suite *smarm_test_actor_errors_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_actor_errors_outside_actor_returns_enotactor);
 	tcase_add_test(tc, test_actor_errors_outside_actor_queries_are_neutral);
+	tcase_add_test(
+		tc,
+		test_actor_errors_foreign_thread_during_run_returns_enotactor);
 	tcase_add_test(tc,
-		       test_actor_errors_foreign_thread_during_run_returns_enotactor);
-	tcase_add_test(tc, test_actor_errors_safe_points_inside_actor_return_zero);
+		       test_actor_errors_safe_points_inside_actor_return_zero);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("state");
 	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, test_actor_errors_node_close_while_running_returns_estate);
-	tcase_add_test(tc, test_actor_errors_node_run_while_running_returns_estate);
-	tcase_add_test(tc, test_actor_errors_join_stale_and_self);
+	tcase_add_test(
+		tc, test_actor_errors_node_close_while_running_returns_estate);
 	tcase_add_test(tc,
-		       test_actor_errors_join_stale_pid_of_own_slot_returns_enoproc);
+		       test_actor_errors_node_run_while_running_returns_estate);
+	tcase_add_test(tc, test_actor_errors_join_stale_and_self);
+	tcase_add_test(
+		tc,
+		test_actor_errors_join_stale_pid_of_own_slot_returns_enoproc);
 	tcase_add_test(tc, test_actor_errors_detach_and_join_state_errors);
 	tcase_add_test(tc, test_actor_errors_second_joiner_returns_estate);
 	tcase_add_test(tc, test_actor_errors_stopped_joiner_releases_join);

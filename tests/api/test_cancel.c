@@ -350,13 +350,13 @@ static void cn_popper(void *arg)
 	smarm_cleanup_push(cn_pop_logger, "a");
 	smarm_cleanup_push(cn_pop_logger, "b");
 	smarm_cleanup_push(cn_pop_logger, "c");
-	cn_pop_rc[1] = smarm_cleanup_pop(true);  /* runs c */
+	cn_pop_rc[1] = smarm_cleanup_pop(true);	 /* runs c */
 	cn_pop_rc[2] = smarm_cleanup_pop(false); /* drops b */
 	smarm_cleanup_push(cn_pop_logger, "d");
 	cn_pop_rc[3] = smarm_cleanup_pop(false); /* drops d */
 	cn_pop_rc[4] = smarm_cleanup_pop(false); /* drops a */
 	cn_pop_rc[5] = smarm_cleanup_pop(false); /* empty again */
-	smarm_cleanup_push(cn_pop_logger, "e");  /* runs at return */
+	smarm_cleanup_push(cn_pop_logger, "e");	 /* runs at return */
 }
 
 static void cn_root_pop(void *arg)
@@ -477,8 +477,9 @@ START_TEST(test_cancel_cleanup_may_block_during_stop)
 	cn_handler_ns = MS(1);
 	cn_handler_slept = 0;
 	cn_how = -1;
-	ck_assert_int_eq(harness_run(_i ? 4 : 1, cn_root_blocking_cleanup, NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(
+		harness_run(_i ? 4 : 1, cn_root_blocking_cleanup, NULL),
+		SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(cn_join_rc, 0);
 	ck_assert_int_eq(cn_how, SMARM_EXIT_STOPPED);
 	ck_assert_int_eq(atomic_load(&cn_handler_done), 1);
@@ -570,7 +571,7 @@ END_TEST
 
 START_TEST(test_cancel_exit_crash_stop_outside_actor_return_enotactor)
 {
-	smarm_pid_t p = {UINT64_C(0x100000000)};
+	smarm_pid_t p = { UINT64_C(0x100000000) };
 	ck_assert_int_eq(smarm_actor_exit(), SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_actor_crash(1), SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_actor_stop(p), SMARM_ENOTACTOR);
@@ -586,30 +587,32 @@ Suite *smarm_test_cancel_suite(void)
 	TCase *tc = tcase_create("stop");
 	tcase_set_timeout(tc, 20);
 	tcase_add_loop_test(tc, test_cancel_check_loop_stop_ends_stopped, 0, 2);
-	tcase_add_loop_test(tc, test_cancel_parked_receiver_stop_runs_cleanup, 0,
-			    2);
+	tcase_add_loop_test(tc, test_cancel_parked_receiver_stop_runs_cleanup,
+			    0, 2);
 	tcase_add_test(tc, test_cancel_stop_while_queued_lands_at_first_park);
-	tcase_add_loop_test(tc, test_cancel_stop_self_ends_at_next_safe_point, 0,
-			    2);
+	tcase_add_loop_test(tc, test_cancel_stop_self_ends_at_next_safe_point,
+			    0, 2);
 	tcase_add_test(tc, test_cancel_root_stop_self_reported_stopped_by_run);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cleanup");
 	tcase_set_timeout(tc, 20);
-	tcase_add_loop_test(tc, test_cancel_cleanups_run_newest_first_on_every_path,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_cancel_cleanups_run_newest_first_on_every_path, 0, 2);
 	tcase_add_test(tc, test_cancel_cleanup_pop_executes_or_drops);
 	tcase_add_test(tc, test_cancel_hundred_cleanups_all_run_in_order);
-	tcase_add_loop_test(tc, test_cancel_cleanup_may_block_during_stop, 0, 2);
-	tcase_add_test(tc,
-		       test_cancel_cleanup_sleep_after_running_stop_sleeps_full_time);
+	tcase_add_loop_test(tc, test_cancel_cleanup_may_block_during_stop, 0,
+			    2);
+	tcase_add_test(
+		tc,
+		test_cancel_cleanup_sleep_after_running_stop_sleeps_full_time);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_cancel_stop_dead_pid_returns_enoproc);
 	tcase_add_test(tc, test_cancel_stop_ended_unjoined_returns_enoproc);
-	tcase_add_test(tc,
-		       test_cancel_exit_crash_stop_outside_actor_return_enotactor);
+	tcase_add_test(
+		tc, test_cancel_exit_crash_stop_outside_actor_return_enotactor);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -49,8 +49,8 @@ static uint64_t since(uint64_t t0)
 
 static void os_sleep_ns(uint64_t ns)
 {
-	struct timespec ts = {(time_t)(ns / 1000000000ull),
-			      (long)(ns % 1000000000ull)};
+	struct timespec ts = { (time_t)(ns / 1000000000ull),
+			       (long)(ns % 1000000000ull) };
 	while (nanosleep(&ts, &ts) != 0)
 		;
 }
@@ -141,7 +141,7 @@ static void parks_root(void *arg)
 	uint64_t t0;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
-	d = (struct delayed){ch, MS(30), 42, true, false};
+	d = (struct delayed){ ch, MS(30), 42, true, false };
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[0] = smarm_chan_recv(ch, &R.val[0]);
@@ -217,7 +217,7 @@ static void last_sender_root(void *arg)
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	smarm_chan_sender_dup(ch); /* the child's reference */
-	d = (struct delayed){ch, MS(30), 0, false, true};
+	d = (struct delayed){ ch, MS(30), 0, false, true };
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	smarm_chan_sender_free(ch); /* only the child's is left */
@@ -397,8 +397,8 @@ static void second_receiver_root(void *arg)
 		smarm_actor_yield();
 	R.rc[1] = smarm_chan_recv(ch, &tmp);
 	R.rc[2] = smarm_chan_recv_timeout(ch, &tmp, MS(10));
-	R.rc[3] = smarm_select((smarm_chan_t *const[]){ch}, 1, &idx);
-	R.rc[4] = smarm_select_timeout((smarm_chan_t *const[]){ch}, 1, MS(10),
+	R.rc[3] = smarm_select((smarm_chan_t *const[]){ ch }, 1, &idx);
+	R.rc[4] = smarm_select_timeout((smarm_chan_t *const[]){ ch }, 1, MS(10),
 				       &idx);
 	/* The first receiver is undisturbed and still gets the message. */
 	smarm_chan_send(ch, &v);
@@ -517,7 +517,7 @@ static void rt_wake_root(void *arg)
 	uint64_t t0;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
-	d = (struct delayed){ch, MS(20), 8, true, false};
+	d = (struct delayed){ ch, MS(20), 8, true, false };
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(10000));
@@ -548,7 +548,7 @@ static void rt_close_root(void *arg)
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	smarm_chan_sender_dup(ch);
-	d = (struct delayed){ch, MS(20), 0, false, true};
+	d = (struct delayed){ ch, MS(20), 0, false, true };
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	smarm_chan_sender_free(ch);
@@ -632,12 +632,12 @@ static void rt_usable_root(void *arg)
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(20));
 	/* A plain recv after the timeout parks and gets a later send. */
-	d = (struct delayed){ch, MS(40), 21, true, false};
+	d = (struct delayed){ ch, MS(40), 21, true, false };
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[1] = smarm_chan_recv(ch, &R.val[1]);
 	smarm_actor_join(pid, NULL, NULL);
 	/* And a bounded one too. */
-	d = (struct delayed){ch, MS(10), 22, true, false};
+	d = (struct delayed){ ch, MS(10), 22, true, false };
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[2] = smarm_chan_recv_timeout(ch, &R.val[2], MS(10000));
 	smarm_actor_join(pid, NULL, NULL);
@@ -673,7 +673,7 @@ static void rt_stale_root(void *arg)
 	uint64_t t0;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
-	d = (struct delayed){ch, MS(10), 1, true, false};
+	d = (struct delayed){ ch, MS(10), 1, true, false };
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	/* Its timer (due at 300 ms) is left behind when the send wins. */
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(300));
@@ -764,7 +764,7 @@ static void rt_huge_root(void *arg)
 	smarm_pid_t pid;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
-	d = (struct delayed){ch, MS(30), 77, true, false};
+	d = (struct delayed){ ch, MS(30), 77, true, false };
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	/* ~584 years: effectively forever, must not wrap into the past. */
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], UINT64_MAX);
@@ -806,7 +806,7 @@ static void thread_send_root(void *arg)
 	struct thread_send t;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
-	t = (struct thread_send){ch, 31};
+	t = (struct thread_send){ ch, 31 };
 	if (pthread_create(&th, NULL, thread_sender, &t) != 0) {
 		R.errors++;
 		return;
@@ -847,7 +847,7 @@ static void producer(void *arg)
 	smarm_chan_t *ch = prod_ch;
 	uint32_t id = (uint32_t)(uintptr_t)arg;
 	for (uint32_t s = 0; s < PER_PROD; s++) {
-		struct pmsg m = {id, s};
+		struct pmsg m = { id, s };
 		if (smarm_chan_send(ch, &m) != 0)
 			R.errors++;
 		if (s % 1024 == 0)
@@ -860,7 +860,7 @@ static void many_producers_root(void *arg)
 {
 	smarm_chan_t *ch;
 	smarm_pid_t pids[NPROD];
-	uint32_t next[NPROD] = {0};
+	uint32_t next[NPROD] = { 0 };
 	struct pmsg m;
 	int rc;
 	(void)arg;
@@ -903,7 +903,7 @@ END_TEST
 
 /* ---------------------------------------------- sizes and growth */
 
-static const size_t elem_sizes[] = {1, 8, 100, 4096, 65536};
+static const size_t elem_sizes[] = { 1, 8, 100, 4096, 65536 };
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {
@@ -1040,55 +1040,64 @@ Suite *smarm_test_channel_suite(void)
 	TCase *tc = tcase_create("basics");
 	tcase_add_test(tc, test_channel_send_recv_delivers_in_fifo_order);
 	tcase_add_test(tc, test_channel_recv_on_empty_parks_until_send);
-	tcase_add_test(tc,
-		       test_channel_closed_delivers_queued_then_returns_eclosed);
+	tcase_add_test(
+		tc, test_channel_closed_delivers_queued_then_returns_eclosed);
 	tcase_add_test(tc, test_channel_last_sender_free_wakes_parked_receiver);
 	tcase_add_test(tc,
 		       test_channel_send_from_os_thread_wakes_parked_receiver);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ownership");
-	tcase_add_test(tc, test_channel_send_after_receiver_free_returns_eclosed);
+	tcase_add_test(tc,
+		       test_channel_send_after_receiver_free_returns_eclosed);
 	tcase_add_test(tc, test_channel_receiver_free_destroys_queued_elements);
 	tcase_add_test(
-		tc, test_channel_receiver_free_after_wraparound_destroys_each_once);
+		tc,
+		test_channel_receiver_free_after_wraparound_destroys_each_once);
 	tcase_add_test(
-		tc, test_channel_free_both_refs_with_queued_heap_elements_no_leak);
+		tc,
+		test_channel_free_both_refs_with_queued_heap_elements_no_leak);
 	tcase_add_test(
-		tc, test_channel_try_recv_empty_then_closed_returns_eagain_eclosed);
+		tc,
+		test_channel_try_recv_empty_then_closed_returns_eagain_eclosed);
 	tcase_add_test(tc, test_channel_sender_dup_after_close_returns_eclosed);
-	tcase_add_test(tc, test_channel_sender_free_without_refs_returns_estate);
+	tcase_add_test(tc,
+		       test_channel_sender_free_without_refs_returns_estate);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("receiver");
-	tcase_add_test(tc,
-		       test_channel_second_receiver_while_parked_returns_estate);
 	tcase_add_test(
-		tc, test_channel_stopped_receiver_unregisters_new_receiver_works);
+		tc, test_channel_second_receiver_while_parked_returns_estate);
+	tcase_add_test(
+		tc,
+		test_channel_stopped_receiver_unregisters_new_receiver_works);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("recv_timeout");
 	tcase_add_test(
-		tc, test_channel_recv_timeout_queued_message_returns_immediately);
+		tc,
+		test_channel_recv_timeout_queued_message_returns_immediately);
 	tcase_add_test(
 		tc,
 		test_channel_recv_timeout_silent_channel_times_out_after_deadline);
 	tcase_add_test(tc, test_channel_recv_timeout_send_wakes_promptly);
 	tcase_add_test(tc, test_channel_recv_timeout_close_reports_eclosed);
 	tcase_add_test(tc, test_channel_recv_timeout_zero_is_a_poll);
-	tcase_add_test(tc, test_channel_recv_timeout_zero_runs_due_timers_first);
+	tcase_add_test(tc,
+		       test_channel_recv_timeout_zero_runs_due_timers_first);
 	tcase_add_test(tc,
 		       test_channel_recv_timeout_channel_usable_after_timeout);
 	tcase_add_test(
-		tc, test_channel_recv_timeout_stale_timer_does_not_shorten_sleep);
+		tc,
+		test_channel_recv_timeout_stale_timer_does_not_shorten_sleep);
 	tcase_add_test(tc, test_channel_recv_timeout_many_waiters_exact_split);
 	tcase_add_test(tc,
 		       test_channel_recv_timeout_huge_timeout_waits_for_send);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stress");
-	tcase_add_test(tc,
-		       test_channel_many_producers_exact_count_per_producer_fifo);
+	tcase_add_test(
+		tc, test_channel_many_producers_exact_count_per_producer_fifo);
 	tcase_add_test(tc, test_channel_element_sizes_round_trip_intact);
 	tcase_add_test(tc, test_channel_queue_grows_past_initial_capacity);
 	tcase_add_test(tc, test_channel_growth_while_wrapped_keeps_order);

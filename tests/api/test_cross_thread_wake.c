@@ -12,7 +12,7 @@
 
 static void xt_sleep_ms(long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0)
 		;
 }
@@ -39,8 +39,8 @@ static void xt_root_recv_from_thread(void *arg)
 	uint64_t t0;
 	(void)arg;
 	smarm_chan_alloc(&xt_ch, sizeof(long), NULL);
-	xt_pthread_create_rc = pthread_create(&xt_thread, NULL,
-					      xt_sender_thread, NULL);
+	xt_pthread_create_rc =
+		pthread_create(&xt_thread, NULL, xt_sender_thread, NULL);
 	t0 = smarm_now_ns();
 	xt_recv_rc = smarm_chan_recv(xt_ch, &xt_value);
 	xt_recv_elapsed = smarm_now_ns() - t0;
@@ -50,9 +50,9 @@ START_TEST(test_cross_thread_wake_pthread_send_wakes_parked_receiver)
 {
 	xt_recv_rc = xt_thread_rc = 1;
 	xt_value = 0;
-	ck_assert_int_eq(harness_run(_i ? 4 : 1, xt_root_recv_from_thread,
-				     NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(
+		harness_run(_i ? 4 : 1, xt_root_recv_from_thread, NULL),
+		SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(xt_pthread_create_rc, 0);
 	ck_assert_int_eq(pthread_join(xt_thread, NULL), 0);
 	ck_assert_int_eq(xt_thread_rc, 0);
@@ -78,17 +78,17 @@ static void xt_root_close_from_thread(void *arg)
 {
 	(void)arg;
 	smarm_chan_alloc(&xt_ch, sizeof(long), NULL);
-	xt_pthread_create_rc = pthread_create(&xt_thread, NULL,
-					      xt_closer_thread, NULL);
+	xt_pthread_create_rc =
+		pthread_create(&xt_thread, NULL, xt_closer_thread, NULL);
 	xt_recv_rc = smarm_chan_recv(xt_ch, &xt_value);
 }
 
 START_TEST(test_cross_thread_wake_pthread_close_wakes_parked_receiver)
 {
 	xt_recv_rc = xt_thread_rc = 1;
-	ck_assert_int_eq(harness_run(_i ? 4 : 1, xt_root_close_from_thread,
-				     NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(
+		harness_run(_i ? 4 : 1, xt_root_close_from_thread, NULL),
+		SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(xt_pthread_create_rc, 0);
 	ck_assert_int_eq(pthread_join(xt_thread, NULL), 0);
 	ck_assert_int_eq(xt_thread_rc, 0);
@@ -189,8 +189,8 @@ static void xt_root_stop_from_thread(void *arg)
 	(void)arg;
 	xt_req.node = smarm_node_current();
 	smarm_actor_spawn(&xt_req.pid, xt_hour_sleeper, NULL, NULL);
-	xt_pthread_create_rc = pthread_create(&xt_thread, NULL,
-					      xt_stopper_thread, &xt_req);
+	xt_pthread_create_rc =
+		pthread_create(&xt_thread, NULL, xt_stopper_thread, &xt_req);
 	t0 = smarm_now_ns();
 	xt_join_rc = smarm_actor_join(xt_req.pid, &xt_join_how, NULL);
 	xt_stop_elapsed = smarm_now_ns() - t0;
@@ -221,8 +221,7 @@ START_TEST(test_cross_thread_wake_node_stop_actor_stops_sleeper)
 			 SMARM_ENOPROC);
 	ck_assert_int_eq(smarm_node_stop_actor(node, SMARM_PID_NONE),
 			 SMARM_ENOPROC);
-	ck_assert_int_eq(smarm_node_stop_actor(NULL, xt_req.pid),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_stop_actor(NULL, xt_req.pid), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 END_TEST
@@ -234,7 +233,7 @@ static smarm_pid_t xt_dead_pid;
 static void *xt_dead_stopper(void *arg)
 {
 	smarm_node_t *node = arg;
-	smarm_pid_t forged = {xt_dead_pid.id + (UINT64_C(7) << 32)};
+	smarm_pid_t forged = { xt_dead_pid.id + (UINT64_C(7) << 32) };
 	xt_dead_rc = smarm_node_stop_actor(node, xt_dead_pid);
 	xt_none_rc = smarm_node_stop_actor(node, SMARM_PID_NONE);
 	xt_forged_rc = smarm_node_stop_actor(node, forged);
@@ -272,7 +271,7 @@ END_TEST
 START_TEST(test_cross_thread_wake_stop_on_never_run_node_enoproc)
 {
 	smarm_node_t *node = harness_open(1);
-	smarm_pid_t p = {UINT64_C(0x100000000)};
+	smarm_pid_t p = { UINT64_C(0x100000000) };
 	ck_assert_int_eq(smarm_node_stop_actor(node, p), SMARM_ENOPROC);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
@@ -283,25 +282,25 @@ Suite *smarm_test_cross_thread_wake_suite(void)
 	Suite *s = suite_create("cross_thread_wake");
 	TCase *tc = tcase_create("send");
 	tcase_set_timeout(tc, 10);
-	tcase_add_loop_test(tc,
-			    test_cross_thread_wake_pthread_send_wakes_parked_receiver,
-			    0, 2);
-	tcase_add_loop_test(tc,
-			    test_cross_thread_wake_pthread_close_wakes_parked_receiver,
-			    0, 2);
-	tcase_add_loop_test(tc,
-			    test_cross_thread_wake_pthread_bursts_all_delivered,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_cross_thread_wake_pthread_send_wakes_parked_receiver,
+		0, 2);
+	tcase_add_loop_test(
+		tc, test_cross_thread_wake_pthread_close_wakes_parked_receiver,
+		0, 2);
+	tcase_add_loop_test(
+		tc, test_cross_thread_wake_pthread_bursts_all_delivered, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stop");
 	tcase_set_timeout(tc, 10);
-	tcase_add_loop_test(tc,
-			    test_cross_thread_wake_node_stop_actor_stops_sleeper,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_cross_thread_wake_node_stop_actor_stops_sleeper, 0, 2);
+	tcase_add_test(
+		tc,
+		test_cross_thread_wake_node_stop_dead_pid_during_run_enoproc);
 	tcase_add_test(tc,
-		       test_cross_thread_wake_node_stop_dead_pid_during_run_enoproc);
-	tcase_add_test(tc, test_cross_thread_wake_stop_on_never_run_node_enoproc);
+		       test_cross_thread_wake_stop_on_never_run_node_enoproc);
 	suite_add_tcase(s, tc);
 	return s;
 }

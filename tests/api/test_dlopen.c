@@ -38,8 +38,8 @@ typedef int (*chan_recv_fn)(smarm_chan_t *, void *);
 typedef int (*chan_ref_fn)(smarm_chan_t *);
 
 /* The typedefs match the header (types only: no symbol is referenced). */
-#define SAME_TYPE(fp, fn)                                                     \
-	_Static_assert(__builtin_types_compatible_p(fp, __typeof__(&fn)),     \
+#define SAME_TYPE(fp, fn)                                                      \
+	_Static_assert(__builtin_types_compatible_p(fp, __typeof__(&fn)),      \
 		       #fn " signature drifted")
 SAME_TYPE(version_fn, smarm_version);
 SAME_TYPE(version_string_fn, smarm_version_string);
@@ -105,10 +105,10 @@ static void *must_sym(void *h, const char *name)
 	return p;
 }
 
-#define LOAD(h, field, name)                                                  \
-	do {                                                                  \
-		void *p_ = must_sym((h), (name));                             \
-		memcpy(&api.field, &p_, sizeof p_);                           \
+#define LOAD(h, field, name)                                                   \
+	do {                                                                   \
+		void *p_ = must_sym((h), (name));                              \
+		memcpy(&api.field, &p_, sizeof p_);                            \
 	} while (0)
 
 static void *load_api(void)

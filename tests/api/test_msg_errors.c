@@ -259,8 +259,9 @@ static void second_receiver_root(void *arg)
 		smarm_actor_yield();
 	R.rc[1] = smarm_chan_recv(ch, &v);
 	R.rc[2] = smarm_chan_recv_timeout(ch, &v, MS(10));
-	R.rc[3] = smarm_select((smarm_chan_t *const[]){ch}, 1, &idx);
-	R.rc[4] = smarm_select_timeout((smarm_chan_t *const[]){ch}, 1, 0, &idx);
+	R.rc[3] = smarm_select((smarm_chan_t *const[]){ ch }, 1, &idx);
+	R.rc[4] =
+		smarm_select_timeout((smarm_chan_t *const[]){ ch }, 1, 0, &idx);
 	v = 4;
 	smarm_chan_send(ch, &v);
 	smarm_actor_join(p, NULL, NULL);
@@ -297,21 +298,21 @@ static void select_errors_root(void *arg)
 	R.rc[1] = smarm_select(many, 1, NULL);
 	R.rc[2] = smarm_select(many, 0, &idx);
 	R.rc[3] = smarm_select(many, 65, &idx);
-	R.rc[4] = smarm_select((smarm_chan_t *const[]){a, NULL}, 2, &idx);
-	R.rc[5] = smarm_select((smarm_chan_t *const[]){NULL, a}, 2, &idx);
+	R.rc[4] = smarm_select((smarm_chan_t *const[]){ a, NULL }, 2, &idx);
+	R.rc[5] = smarm_select((smarm_chan_t *const[]){ NULL, a }, 2, &idx);
 	R.rc[6] = smarm_select_timeout(NULL, 1, MS(1), &idx);
 	R.rc[7] = smarm_select_timeout(many, 1, MS(1), NULL);
 	R.rc[8] = smarm_select_timeout(many, 0, MS(1), &idx);
 	R.rc[9] = smarm_select_timeout(many, 65, MS(1), &idx);
-	R.rc[10] = smarm_select_timeout((smarm_chan_t *const[]){a, NULL}, 2,
+	R.rc[10] = smarm_select_timeout((smarm_chan_t *const[]){ a, NULL }, 2,
 					MS(1), &idx);
 	R.rc[11] = smarm_select_timeout(many, 64, MS(10), &idx);
 	R.rc[12] = smarm_select_timeout(many, 64, 0, &idx);
 	R.val[0] = (int)idx;
 	smarm_chan_alloc(&gone, 4, NULL);
 	smarm_chan_receiver_free(gone);
-	R.rc[13] = smarm_select((smarm_chan_t *const[]){a, gone}, 2, &idx);
-	R.rc[14] = smarm_select_timeout((smarm_chan_t *const[]){gone}, 1,
+	R.rc[13] = smarm_select((smarm_chan_t *const[]){ a, gone }, 2, &idx);
+	R.rc[14] = smarm_select_timeout((smarm_chan_t *const[]){ gone }, 1,
 					MS(10), &idx);
 	smarm_chan_sender_free(gone);
 	smarm_chan_sender_free(a);
@@ -338,9 +339,9 @@ START_TEST(test_msg_errors_select_outside_actor_returns_enotactor)
 	smarm_chan_t *a;
 	size_t idx;
 	ck_assert_int_eq(smarm_chan_alloc(&a, 4, NULL), 0);
-	ck_assert_int_eq(smarm_select((smarm_chan_t *const[]){a}, 1, &idx),
+	ck_assert_int_eq(smarm_select((smarm_chan_t *const[]){ a }, 1, &idx),
 			 SMARM_ENOTACTOR);
-	ck_assert_int_eq(smarm_select_timeout((smarm_chan_t *const[]){a}, 1,
+	ck_assert_int_eq(smarm_select_timeout((smarm_chan_t *const[]){ a }, 1,
 					      MS(1), &idx),
 			 SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_chan_sender_free(a), 0);
@@ -372,7 +373,7 @@ static void timed_errors_root(void *arg)
 	R.rc[0] = smarm_chan_send_after(NULL, &v, MS(1), NULL);
 	R.rc[1] = smarm_chan_send_after(ch, NULL, MS(1), NULL);
 	R.rc[2] = smarm_timer_cancel(SMARM_TIMER_NONE);
-	R.rc[3] = smarm_timer_cancel((smarm_timer_t){123456789});
+	R.rc[3] = smarm_timer_cancel((smarm_timer_t){ 123456789 });
 	smarm_chan_sender_free(ch);
 	R.rc[4] = smarm_chan_send_after(ch, &v, MS(1), NULL);
 	smarm_chan_receiver_free(ch);
@@ -503,11 +504,13 @@ Suite *smarm_test_msg_errors_suite(void)
 {
 	Suite *s = suite_create("msg_errors");
 	TCase *tc = tcase_create("channel");
-	tcase_add_test(tc, test_msg_errors_chan_alloc_bad_arguments_return_einval);
+	tcase_add_test(tc,
+		       test_msg_errors_chan_alloc_bad_arguments_return_einval);
 	tcase_add_test(tc, test_msg_errors_chan_alloc_size_limits_accepted);
 	tcase_add_test(tc, test_msg_errors_sender_dup_null_returns_einval);
-	tcase_add_test(tc,
-		       test_msg_errors_sender_dup_after_last_sender_returns_eclosed);
+	tcase_add_test(
+		tc,
+		test_msg_errors_sender_dup_after_last_sender_returns_eclosed);
 	tcase_add_test(tc, test_msg_errors_sender_free_null_returns_einval);
 	tcase_add_test(tc,
 		       test_msg_errors_sender_free_no_reference_returns_estate);
@@ -517,7 +520,8 @@ Suite *smarm_test_msg_errors_suite(void)
 	tcase_add_test(tc, test_msg_errors_send_receiver_gone_returns_eclosed);
 	tcase_add_test(tc, test_msg_errors_chan_len_null_returns_einval);
 	tcase_add_test(tc, test_msg_errors_try_recv_all_errors);
-	tcase_add_test(tc, test_msg_errors_recv_outside_actor_returns_enotactor);
+	tcase_add_test(tc,
+		       test_msg_errors_recv_outside_actor_returns_enotactor);
 	tcase_add_test(tc, test_msg_errors_recv_every_error_in_actor);
 	tcase_add_test(tc, test_msg_errors_recv_second_receiver_returns_estate);
 	tcase_add_test(tc, test_msg_errors_message_layer_codes_have_names);
@@ -536,8 +540,9 @@ Suite *smarm_test_msg_errors_suite(void)
 
 	tc = tcase_create("mutex");
 	tcase_add_test(tc, test_msg_errors_mutex_null_arguments_return_einval);
-	tcase_add_test(tc,
-		       test_msg_errors_mutex_null_arguments_in_actor_return_einval);
+	tcase_add_test(
+		tc,
+		test_msg_errors_mutex_null_arguments_in_actor_return_einval);
 	tcase_add_test(tc, test_msg_errors_mutex_state_errors_in_actor);
 	tcase_add_test(tc, test_msg_errors_mutex_state_errors_outside_actor);
 	suite_add_tcase(s, tc);

@@ -50,8 +50,8 @@ static uint64_t since(uint64_t t0)
 
 static void os_sleep_ns(uint64_t ns)
 {
-	struct timespec ts = {(time_t)(ns / 1000000000ull),
-			      (long)(ns % 1000000000ull)};
+	struct timespec ts = { (time_t)(ns / 1000000000ull),
+			       (long)(ns % 1000000000ull) };
 	while (nanosleep(&ts, &ts) != 0)
 		;
 }
@@ -751,7 +751,8 @@ Suite *smarm_test_mutex_suite(void)
 
 	tc = tcase_create("timeout");
 	tcase_add_test(
-		tc, test_mutex_lock_timeout_returns_etimedout_mutex_still_usable);
+		tc,
+		test_mutex_lock_timeout_returns_etimedout_mutex_still_usable);
 	tcase_add_test(tc, test_mutex_lock_huge_timeout_waits_for_unlock);
 	tcase_add_test(tc, test_mutex_timeout_racing_unlock_never_loses_lock);
 	suite_add_tcase(s, tc);

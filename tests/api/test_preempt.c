@@ -50,14 +50,13 @@ static void pe_run_spinners(int64_t slice_ns, uint64_t spin_ns)
 	pe_spin_ns = spin_ns;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS,
-					      slice_ns),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS, slice_ns), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
-	ck_assert_int_eq(smarm_node_run(node, pe_root_two_spinners, NULL, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, pe_root_two_spinners, NULL, NULL, NULL),
+		0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 
@@ -145,7 +144,8 @@ Suite *smarm_test_preempt_suite(void)
 	TCase *tc = tcase_create("safe_point");
 	tcase_add_test(tc, test_preempt_check_yields_when_timeslice_expired);
 	tcase_add_test(tc, test_preempt_check_does_not_yield_within_slice);
-	tcase_add_test(tc, test_preempt_spinning_checker_does_not_starve_sleeper);
+	tcase_add_test(tc,
+		       test_preempt_spinning_checker_does_not_starve_sleeper);
 	tcase_add_test(tc, test_preempt_yield_alone_returns);
 	suite_add_tcase(s, tc);
 	return s;

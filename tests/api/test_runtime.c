@@ -373,9 +373,8 @@ START_TEST(test_runtime_spawn_join_500_leaks_no_slot)
 	smarm_node_t *node = harness_open(4);
 	int how = -1;
 	rt_leak_fail = 0;
-	ck_assert_int_eq(smarm_node_run(node, rt_root_churn500, NULL, &how,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, rt_root_churn500, NULL, &how, NULL), 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(rt_leak_fail, 0);
 	ck_assert_int_gt(harness_stat(node, SMARM_STAT_SLOTS), 0);
@@ -400,18 +399,16 @@ START_TEST(test_runtime_root_crash_reported_by_run)
 	smarm_node_t *node = harness_open(_i ? 4 : 1);
 	int how = -1;
 	intptr_t reason = 0;
-	ck_assert_int_eq(smarm_node_run(node, rt_root_crashes, NULL, &how,
-					&reason),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, rt_root_crashes, NULL, &how, &reason), 0);
 	ck_assert_int_eq(how, SMARM_EXIT_CRASHED);
 	ck_assert_int_eq((long)reason, 12345);
 	/* reusable afterwards, and the outcome is per run */
 	how = -1;
 	reason = -1;
 	atomic_store(&rt_runs, 0);
-	ck_assert_int_eq(smarm_node_run(node, rt_root_count, NULL, &how,
-					&reason),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, rt_root_count, NULL, &how, &reason), 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq((long)reason, 0);
 	ck_assert_int_eq(atomic_load(&rt_runs), 1);
@@ -464,7 +461,8 @@ static void rt_root_leaves_orphans(void *arg)
 		smarm_pid_t p;
 		smarm_pid_t *out = (i % 4 < 2) ? &p : NULL;
 		if (i % 2)
-			smarm_actor_spawn(out, rt_orphan, rt_orphan_ch[i], NULL);
+			smarm_actor_spawn(out, rt_orphan, rt_orphan_ch[i],
+					  NULL);
 		else
 			smarm_actor_spawn(out, rt_sleeper_orphan, NULL, NULL);
 	}
@@ -516,7 +514,8 @@ static void rt_root_unjoined_children(void *arg)
 	(void)arg;
 	for (int i = 0; i < 3; i++) {
 		smarm_pid_t p;
-		smarm_actor_spawn(&p, rt_park_forever, NULL, NULL); /* joinable */
+		smarm_actor_spawn(&p, rt_park_forever, NULL,
+				  NULL); /* joinable */
 	}
 	smarm_actor_yield();
 }
@@ -583,9 +582,8 @@ static void rt_root_yielders(void *arg)
 START_TEST(test_runtime_run_queue_stat_zero_after_run)
 {
 	smarm_node_t *node = harness_open(4);
-	ck_assert_int_eq(smarm_node_run(node, rt_root_yielders, NULL, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, rt_root_yielders, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_RUN_QUEUE), 0);
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WORKERS), 4);
@@ -600,8 +598,8 @@ static int rt_nested_rc_same, rt_nested_rc_other;
 static void rt_root_nested_run(void *arg)
 {
 	smarm_node_t *other = arg;
-	rt_nested_rc_same = smarm_node_run(smarm_node_current(), rt_nop, NULL,
-					   NULL, NULL);
+	rt_nested_rc_same =
+		smarm_node_run(smarm_node_current(), rt_nop, NULL, NULL, NULL);
 	rt_nested_rc_other = smarm_node_run(other, rt_nop, NULL, NULL, NULL);
 }
 
@@ -635,9 +633,9 @@ START_TEST(test_runtime_config_out_of_range_returns_einval)
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE, 0),
 			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE,
-					      4095),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE, 4095),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE,
 					      (INT64_C(1) << 30) + 1),
 			 SMARM_EINVAL);
@@ -648,15 +646,15 @@ START_TEST(test_runtime_config_out_of_range_returns_einval)
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
 					      (INT64_C(1) << 31) + 1),
 			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP,
-					      -1),
-			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP,
-					      1048577),
-			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS,
-					      9999),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, -1),
+		SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, 1048577),
+		SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS, 9999),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS,
 					      INT64_C(10000000001)),
 			 SMARM_EINVAL);
@@ -686,9 +684,8 @@ START_TEST(test_runtime_config_boundaries_accepted)
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
 					      INT64_C(1) << 31),
 			 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE,
-					      4096),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE, 4096), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE,
 					      INT64_C(1) << 30),
 			 0);
@@ -696,9 +693,8 @@ START_TEST(test_runtime_config_boundaries_accepted)
 			 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, 0),
 			 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS,
-					      10000),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_TIMESLICE_NS, 10000), 0);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -717,7 +713,8 @@ START_TEST(test_runtime_config_get_returns_defaults)
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_WORKERS, &workers),
 			 0);
 	ck_assert_int_eq(workers, cpus);
-	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_MAX_ACTORS, &v), 0);
+	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_MAX_ACTORS, &v),
+			 0);
 	ck_assert_int_eq(v, 1048576);
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_STACK_RESERVE, &v),
 			 0);
@@ -725,18 +722,16 @@ START_TEST(test_runtime_config_get_returns_defaults)
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_STACK_GUARD, &v),
 			 0);
 	ck_assert_int_eq(v, 1048576);
-	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_STACK_POOL_CAP,
-					      &v),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_get_int(cfg, SMARM_OPT_STACK_POOL_CAP, &v), 0);
 	ck_assert_int_eq(v, workers * 4 > 16 ? workers * 4 : 16);
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_TIMESLICE_NS, &v),
 			 0);
 	ck_assert_int_eq(v, 2000000);
 	/* the pool cap default follows the worker count */
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 10), 0);
-	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_STACK_POOL_CAP,
-					      &v),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_get_int(cfg, SMARM_OPT_STACK_POOL_CAP, &v), 0);
 	ck_assert_int_eq(v, 40);
 	smarm_config_free(cfg);
 }
@@ -772,7 +767,8 @@ Suite *smarm_test_runtime_suite(void)
 	tcase_add_loop_test(tc, test_runtime_root_exit_stops_parked_actors, 0,
 			    2);
 	tcase_add_test(tc, test_runtime_run_from_actor_returns_estate);
-	tcase_add_test(tc, test_runtime_rerun_after_unjoined_children_has_all_slots);
+	tcase_add_test(
+		tc, test_runtime_rerun_after_unjoined_children_has_all_slots);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("multi");
@@ -780,7 +776,8 @@ Suite *smarm_test_runtime_suite(void)
 	tcase_add_test(tc, test_runtime_four_workers_hundred_actors_complete);
 	tcase_add_test(tc, test_runtime_channel_pairs_no_lost_wakeups);
 	tcase_add_test(tc, test_runtime_actors_run_on_several_os_threads);
-	tcase_add_test(tc, test_runtime_woken_actor_not_stranded_behind_busy_waker);
+	tcase_add_test(tc,
+		       test_runtime_woken_actor_not_stranded_behind_busy_waker);
 	tcase_add_test(tc, test_runtime_spawn_join_500_leaks_no_slot);
 	tcase_add_test(tc, test_runtime_run_queue_stat_zero_after_run);
 	suite_add_tcase(s, tc);

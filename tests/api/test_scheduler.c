@@ -65,8 +65,8 @@ static void sched_root_spawn_join(void *arg)
 	sched_spawn_rc = smarm_actor_spawn(&pid, sched_child, &seven, NULL);
 	sched_join_how = -1;
 	sched_join_reason = -1;
-	sched_join_rc = smarm_actor_join(pid, &sched_join_how,
-					 &sched_join_reason);
+	sched_join_rc =
+		smarm_actor_join(pid, &sched_join_how, &sched_join_reason);
 }
 
 START_TEST(test_scheduler_spawn_join_returns_normal)
@@ -100,7 +100,7 @@ static void sched_log_put(const char *s)
 static void sched_stepper(void *arg)
 {
 	const char *name = arg; /* "a", "b", "c" */
-	char buf[3] = {name[0], '1', '\0'};
+	char buf[3] = { name[0], '1', '\0' };
 	sched_log_put(buf);
 	smarm_actor_yield();
 	buf[1] = '2';
@@ -113,7 +113,7 @@ static void sched_stepper(void *arg)
 static void sched_root_interleave(void *arg)
 {
 	smarm_pid_t p[3];
-	static const char *names[3] = {"a", "b", "c"};
+	static const char *names[3] = { "a", "b", "c" };
 	(void)arg;
 	for (int i = 0; i < 3; i++)
 		smarm_actor_spawn(&p[i], sched_stepper, (void *)names[i], NULL);
@@ -238,7 +238,8 @@ static void sched_root_eq(void *arg)
 
 START_TEST(test_scheduler_pid_eq_distinguishes_actors)
 {
-	ck_assert_int_eq(harness_run(1, sched_root_eq, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run(1, sched_root_eq, NULL),
+			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(sched_eq_same, 1);
 	ck_assert_int_eq(sched_eq_copy, 1);
 	ck_assert_int_eq(sched_eq_diff, 0);
@@ -313,7 +314,7 @@ END_TEST
 
 START_TEST(test_scheduler_is_alive_outside_actor_false)
 {
-	smarm_pid_t p = {UINT64_C(0x100000000)};
+	smarm_pid_t p = { UINT64_C(0x100000000) };
 	ck_assert(!smarm_actor_is_alive(p));
 	ck_assert(!smarm_actor_is_alive(SMARM_PID_NONE));
 	ck_assert_ptr_null(smarm_node_current());
@@ -327,7 +328,8 @@ Suite *smarm_test_scheduler_suite(void)
 	tcase_add_test(tc, test_scheduler_root_runs_once_with_pid);
 	tcase_add_test(tc, test_scheduler_root_receives_arg);
 	tcase_add_loop_test(tc, test_scheduler_spawn_join_returns_normal, 0, 2);
-	tcase_add_test(tc, test_scheduler_yield_one_worker_interleaves_in_fifo_order);
+	tcase_add_test(
+		tc, test_scheduler_yield_one_worker_interleaves_in_fifo_order);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pids");
@@ -335,7 +337,8 @@ Suite *smarm_test_scheduler_suite(void)
 	tcase_add_test(tc, test_scheduler_self_pid_equals_spawn_out_pid);
 	tcase_add_test(tc, test_scheduler_pid_eq_distinguishes_actors);
 	tcase_add_test(tc, test_scheduler_is_alive_tracks_lifetime);
-	tcase_add_test(tc, test_scheduler_is_alive_false_for_ended_unjoined_actor);
+	tcase_add_test(tc,
+		       test_scheduler_is_alive_false_for_ended_unjoined_actor);
 	tcase_add_test(tc, test_scheduler_is_alive_outside_actor_false);
 	suite_add_tcase(s, tc);
 	return s;

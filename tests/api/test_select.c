@@ -86,7 +86,7 @@ static void flag_actor(void *arg)
 static void ready_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	uint64_t t0;
 	(void)arg;
 	send_int(b, 5);
@@ -118,7 +118,7 @@ END_TEST
 static void priority_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan(), *c = new_chan();
-	smarm_chan_t *arms[3] = {a, b, c};
+	smarm_chan_t *arms[3] = { a, b, c };
 	int v;
 	(void)arg;
 	/* Sent in reverse index order; index order still decides. */
@@ -158,8 +158,8 @@ END_TEST
 static void parks_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan(), *c = new_chan();
-	smarm_chan_t *arms[3] = {a, b, c};
-	struct delayed d = {c, MS(30), 33, false};
+	smarm_chan_t *arms[3] = { a, b, c };
+	struct delayed d = { c, MS(30), 33, false };
 	smarm_pid_t pid;
 	uint64_t t0;
 	(void)arg;
@@ -195,7 +195,7 @@ END_TEST
 static void closed_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	(void)arg;
 	smarm_chan_sender_free(a);
 	send_int(b, 1);
@@ -227,8 +227,8 @@ END_TEST
 static void close_wakes_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
-	struct delayed d = {b, MS(20), 0, true};
+	smarm_chan_t *arms[2] = { a, b };
+	struct delayed d = { b, MS(20), 0, true };
 	smarm_pid_t pid;
 	uint64_t t0;
 	(void)arg;
@@ -379,10 +379,10 @@ END_TEST
 static void then_recv_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
-	struct delayed d1 = {a, MS(10), 1, false};
-	struct delayed d2 = {b, MS(20), 2, false};
-	struct delayed d3 = {b, MS(10), 3, false};
+	smarm_chan_t *arms[2] = { a, b };
+	struct delayed d1 = { a, MS(10), 1, false };
+	struct delayed d2 = { b, MS(20), 2, false };
+	struct delayed d3 = { b, MS(10), 3, false };
 	smarm_pid_t pid;
 	(void)arg;
 	smarm_actor_spawn(&pid, delayed_actor, &d1, NULL);
@@ -433,8 +433,8 @@ static void range_producer(void *arg)
 
 static void drain_root(void *arg)
 {
-	smarm_chan_t *arms[2] = {new_chan(), new_chan()};
-	smarm_chan_t *all[2] = {arms[0], arms[1]};
+	smarm_chan_t *arms[2] = { new_chan(), new_chan() };
+	smarm_chan_t *all[2] = { arms[0], arms[1] };
 	smarm_pid_t p0, p1;
 	size_t n = 2;
 	(void)arg;
@@ -508,7 +508,7 @@ END_TEST
 static void st_deadline_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	uint64_t t0;
 	(void)arg;
 	t0 = smarm_now_ns();
@@ -538,7 +538,7 @@ END_TEST
 static void st_ready_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	uint64_t t0;
 	(void)arg;
 	send_int(b, 1);
@@ -572,8 +572,8 @@ END_TEST
 static void st_beats_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
-	struct delayed d = {a, MS(10), 9, false};
+	smarm_chan_t *arms[2] = { a, b };
+	struct delayed d = { a, MS(10), 9, false };
 	smarm_pid_t pid;
 	uint64_t t0;
 	(void)arg;
@@ -616,8 +616,8 @@ END_TEST
 static void st_closed_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
-	struct delayed d = {b, MS(20), 0, true};
+	smarm_chan_t *arms[2] = { a, b };
+	struct delayed d = { b, MS(20), 0, true };
 	smarm_pid_t pid;
 	uint64_t t0;
 	(void)arg;
@@ -656,7 +656,7 @@ END_TEST
 static void st_zero_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	uint64_t t0;
 	(void)arg;
 	t0 = smarm_now_ns();
@@ -696,8 +696,8 @@ END_TEST
 static void st_huge_root(void *arg)
 {
 	smarm_chan_t *a = new_chan();
-	smarm_chan_t *arms[1] = {a};
-	struct delayed d = {a, MS(30), 5, false};
+	smarm_chan_t *arms[1] = { a };
+	struct delayed d = { a, MS(30), 5, false };
 	smarm_pid_t pid;
 	(void)arg;
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
@@ -722,7 +722,7 @@ static void errors_root(void *arg)
 {
 	smarm_chan_t *a = new_chan();
 	smarm_chan_t *arms[65];
-	smarm_chan_t *with_null[2] = {a, NULL};
+	smarm_chan_t *with_null[2] = { a, NULL };
 	size_t idx = 7;
 	(void)arg;
 	for (int i = 0; i < 65; i++)
@@ -757,14 +757,14 @@ START_TEST(test_select_outside_actor_returns_enotactor)
 	smarm_chan_t *a;
 	size_t idx = 0;
 	ck_assert_int_eq(smarm_chan_alloc(&a, sizeof(int), NULL), 0);
-	ck_assert_int_eq(smarm_select((smarm_chan_t *const[]){a}, 1, &idx),
+	ck_assert_int_eq(smarm_select((smarm_chan_t *const[]){ a }, 1, &idx),
 			 SMARM_ENOTACTOR);
-	ck_assert_int_eq(smarm_select_timeout((smarm_chan_t *const[]){a}, 1,
+	ck_assert_int_eq(smarm_select_timeout((smarm_chan_t *const[]){ a }, 1,
 					      MS(10), &idx),
 			 SMARM_ENOTACTOR);
-	ck_assert_int_eq(smarm_select_timeout((smarm_chan_t *const[]){a}, 1, 0,
-					      &idx),
-			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(
+		smarm_select_timeout((smarm_chan_t *const[]){ a }, 1, 0, &idx),
+		SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_chan_sender_free(a), 0);
 	ck_assert_int_eq(smarm_chan_receiver_free(a), 0);
 }
@@ -773,7 +773,7 @@ END_TEST
 static void estate_root(void *arg)
 {
 	smarm_chan_t *a = new_chan(), *b = new_chan();
-	smarm_chan_t *arms[2] = {a, b};
+	smarm_chan_t *arms[2] = { a, b };
 	size_t idx;
 	(void)arg;
 	smarm_chan_receiver_free(b);
@@ -804,7 +804,7 @@ static void parked_selector(void *arg)
 
 static void other_root(void *arg)
 {
-	smarm_chan_t *arms[2] = {new_chan(), new_chan()};
+	smarm_chan_t *arms[2] = { new_chan(), new_chan() };
 	smarm_pid_t pid;
 	size_t idx;
 	int v;
@@ -834,7 +834,7 @@ END_TEST
 
 static void stopped_selector_root(void *arg)
 {
-	smarm_chan_t *arms[2] = {new_chan(), new_chan()};
+	smarm_chan_t *arms[2] = { new_chan(), new_chan() };
 	smarm_pid_t pid;
 	int how = -1;
 	(void)arg;
@@ -896,7 +896,8 @@ Suite *smarm_test_select_suite(void)
 		tc,
 		test_select_timeout_silent_arms_return_etimedout_after_deadline);
 	tcase_add_test(tc, test_select_timeout_ready_arm_wins_without_waiting);
-	tcase_add_test(tc, test_select_timeout_arm_beats_timer_stale_timer_inert);
+	tcase_add_test(tc,
+		       test_select_timeout_arm_beats_timer_stale_timer_inert);
 	tcase_add_test(tc, test_select_timeout_closed_arm_is_ready_not_timeout);
 	tcase_add_test(tc, test_select_timeout_zero_polls);
 	tcase_add_test(tc, test_select_timeout_huge_timeout_waits_for_send);

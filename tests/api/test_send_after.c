@@ -159,7 +159,7 @@ static void cancel_fired_root(void *arg)
 	R.rc[0] = smarm_chan_recv(ch, &R.val[0]);
 	R.rc[1] = smarm_timer_cancel(t);
 	R.rc[2] = smarm_timer_cancel(SMARM_TIMER_NONE);
-	R.rc[3] = smarm_timer_cancel((smarm_timer_t){0x7fffffffffffull});
+	R.rc[3] = smarm_timer_cancel((smarm_timer_t){ 0x7fffffffffffull });
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
 }
@@ -217,7 +217,7 @@ END_TEST
 
 static void order_root(void *arg)
 {
-	static const int delays_ms[5] = {60, 20, 100, 40, 80};
+	static const int delays_ms[5] = { 60, 20, 100, 40, 80 };
 	smarm_chan_t *ch;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
@@ -436,7 +436,7 @@ START_TEST(test_send_after_outside_actor_returns_enotactor)
 	ck_assert_int_eq(smarm_chan_send_after(ch, &v, MS(1), &t),
 			 SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_timer_cancel(t), SMARM_ENOTACTOR);
-	ck_assert_int_eq(smarm_timer_cancel((smarm_timer_t){1}),
+	ck_assert_int_eq(smarm_timer_cancel((smarm_timer_t){ 1 }),
 			 SMARM_ENOTACTOR);
 	/* Nothing was taken: no destructor, the channel is intact. */
 	ck_assert_int_eq(atomic_load(&dtor_count), 0);
@@ -449,7 +449,7 @@ END_TEST
 static void einval_root(void *arg)
 {
 	smarm_chan_t *ch;
-	smarm_timer_t t = {99};
+	smarm_timer_t t = { 99 };
 	int v = 1;
 	(void)arg;
 	smarm_chan_alloc(&ch, sizeof(int), int_dtor);
@@ -481,20 +481,25 @@ Suite *smarm_test_send_after_suite(void)
 	TCase *tc = tcase_create("deliver");
 	tcase_add_test(tc, test_send_after_delivers_after_delay);
 	tcase_add_test(tc, test_send_after_null_out_still_delivers);
-	tcase_add_test(tc, test_send_after_several_timers_fire_in_deadline_order);
 	tcase_add_test(tc,
-		       test_send_after_many_timers_four_workers_all_delivered_once);
+		       test_send_after_several_timers_fire_in_deadline_order);
+	tcase_add_test(
+		tc,
+		test_send_after_many_timers_four_workers_all_delivered_once);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("cancel");
 	tcase_add_test(
-		tc, test_send_after_cancel_before_fire_runs_destructor_no_delivery);
+		tc,
+		test_send_after_cancel_before_fire_runs_destructor_no_delivery);
 	tcase_add_test(tc, test_send_after_cancel_after_fire_returns_enoent);
-	tcase_add_test(tc, test_send_after_cancel_one_of_three_others_delivered);
+	tcase_add_test(tc,
+		       test_send_after_cancel_one_of_three_others_delivered);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lifetime");
-	tcase_add_test(tc, test_send_after_pending_timer_does_not_keep_run_open);
+	tcase_add_test(tc,
+		       test_send_after_pending_timer_does_not_keep_run_open);
 	tcase_add_test(tc,
 		       test_send_after_dropped_at_run_end_releases_sender_ref);
 	tcase_add_test(tc,

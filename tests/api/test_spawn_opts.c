@@ -18,32 +18,31 @@ START_TEST(test_spawn_opts_set_valid_and_reject_invalid)
 	smarm_spawn_opts_t *o = NULL;
 	ck_assert_int_eq(smarm_spawn_opts_alloc(&o), 0);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
-						  4096),
-			 0);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
-						  5000),
-			 0); /* rounded up to a page */
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 4096), 0);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 5000),
+		0); /* rounded up to a page */
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
 						  INT64_C(1) << 30),
 			 0);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD,
-						  4096),
-			 0);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD, 4096), 0);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD,
 						  INT64_C(1) << 30),
 			 0);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 0),
-			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
-						  4095),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 0),
+		SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 4095),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
 						  (INT64_C(1) << 30) + 1),
 			 SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE,
-						  -4096),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, -4096),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD, 0),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD,
@@ -54,9 +53,9 @@ START_TEST(test_spawn_opts_set_valid_and_reject_invalid)
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_MAX_ACTORS, 4),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 42, 4096), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_spawn_opts_set_int(NULL, SMARM_OPT_STACK_GUARD,
-						  4096),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_int(NULL, SMARM_OPT_STACK_GUARD, 4096),
+		SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_alloc(NULL), SMARM_EINVAL);
 	smarm_spawn_opts_free(o);
 	smarm_spawn_opts_free(NULL);
@@ -127,8 +126,8 @@ static void so_root_deep(void *arg)
 	smarm_actor_join(p, &so_deep_how, NULL);
 	/* default-shaped spawns still work after a custom one */
 	for (int i = 0; i < 8; i++) {
-		so_after_rc |= smarm_actor_spawn(&p, so_default_child, NULL,
-						 NULL);
+		so_after_rc |=
+			smarm_actor_spawn(&p, so_default_child, NULL, NULL);
 		smarm_actor_join(p, &so_after_how, NULL);
 	}
 }
@@ -169,14 +168,12 @@ START_TEST(test_spawn_opts_config_reserve_1mib_allows_256kib_recursion)
 	so_deep_how = -1;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 2), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE,
-					      MIB),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE, MIB), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
-	ck_assert_int_eq(smarm_node_run(node, so_root_config_deep, NULL, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, so_root_config_deep, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(so_deep_how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&so_recurse_done), 1);
 	ck_assert_int_eq(smarm_node_close(node), 0);
@@ -196,7 +193,8 @@ static void so_small_child(void *arg)
 static void so_root_shapes(void *arg)
 {
 	static const int64_t shape[4][2] = {
-		{4096, 4096}, {8192, 65536}, {65536, 4096}, {5000, 5000}};
+		{ 4096, 4096 }, { 8192, 65536 }, { 65536, 4096 }, { 5000, 5000 }
+	};
 	(void)arg;
 	for (int i = 0; i < 4; i++) {
 		smarm_spawn_opts_t *o = NULL;
@@ -215,7 +213,8 @@ static void so_root_shapes(void *arg)
 START_TEST(test_spawn_opts_small_shapes_run)
 {
 	atomic_store(&so_default_ran, 0);
-	ck_assert_int_eq(harness_run(1, so_root_shapes, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run(1, so_root_shapes, NULL),
+			 SMARM_EXIT_NORMAL);
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(so_shapes_how[i], SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&so_default_ran), 4);
@@ -301,11 +300,11 @@ START_TEST(test_spawn_opts_pool_cap_zero_keeps_no_stack)
 			 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
-	ck_assert_int_eq(smarm_node_run(node, so_root_pool_zero, NULL, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, so_root_pool_zero, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(so_pool_after_many, 0);
-	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_STACK_POOL, &v), 0);
+	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_STACK_POOL, &v),
+			 0);
 	ck_assert_int_eq(v, 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
@@ -317,10 +316,11 @@ Suite *smarm_test_spawn_opts_suite(void)
 	TCase *tc = tcase_create("opts");
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_spawn_opts_set_valid_and_reject_invalid);
-	tcase_add_loop_test(tc, test_spawn_opts_1mib_reserve_allows_256kib_recursion,
-			    0, 2);
-	tcase_add_test(tc,
-		       test_spawn_opts_config_reserve_1mib_allows_256kib_recursion);
+	tcase_add_loop_test(
+		tc, test_spawn_opts_1mib_reserve_allows_256kib_recursion, 0, 2);
+	tcase_add_test(
+		tc,
+		test_spawn_opts_config_reserve_1mib_allows_256kib_recursion);
 	tcase_add_test(tc, test_spawn_opts_small_shapes_run);
 	suite_add_tcase(s, tc);
 

@@ -105,7 +105,8 @@ static void st_churn_parent(void *arg)
 	for (int i = 0; i < ST_CHILDREN; i += 4) {
 		smarm_pid_t p[4];
 		for (int k = 0; k < 4; k++)
-			if (smarm_actor_spawn(&p[k], st_churn_child, NULL, NULL))
+			if (smarm_actor_spawn(&p[k], st_churn_child, NULL,
+					      NULL))
 				atomic_fetch_add(&st_churn_errors, 1);
 		for (int k = 0; k < 4; k++) {
 			int how = -1;
@@ -228,9 +229,8 @@ START_TEST(test_stress_crash_storm_leaves_scheduler_sound)
 	int how = -1;
 	st_crash_errors = 0;
 	st_after_storm_how = -1;
-	ck_assert_int_eq(smarm_node_run(node, st_root_crash_storm, NULL, &how,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, st_root_crash_storm, NULL, &how, NULL), 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(st_crash_errors, 0);
 	ck_assert_int_eq(st_after_storm_how, SMARM_EXIT_NORMAL);
@@ -328,8 +328,8 @@ static void st_producer(void *arg)
 static void st_selector(void *arg)
 {
 	struct st_sel *c = arg;
-	smarm_chan_t *arms[2] = {c->ch[0], c->ch[1]};
-	int which[2] = {0, 1};
+	smarm_chan_t *arms[2] = { c->ch[0], c->ch[1] };
+	int which[2] = { 0, 1 };
 	size_t n = 2;
 	while (n > 0) {
 		size_t r = 99;
@@ -491,8 +491,8 @@ END_TEST
 #define ST_SRW_ROUNDS 2000
 
 static smarm_chan_t *st_srw_ch, *st_srw_ready;
-static atomic_int st_srw_cleanups, st_srw_normal, st_srw_stopped,
-	st_srw_other, st_srw_got;
+static atomic_int st_srw_cleanups, st_srw_normal, st_srw_stopped, st_srw_other,
+	st_srw_got;
 
 static void st_srw_cleanup(void *arg)
 {
@@ -639,7 +639,8 @@ Suite *smarm_test_stress_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_stress_thundering_herd_all_wake);
 	tcase_add_test(tc, test_stress_spawn_join_churn_completes);
-	tcase_add_test(tc, test_stress_join_after_child_finished_returns_at_once);
+	tcase_add_test(tc,
+		       test_stress_join_after_child_finished_returns_at_once);
 	tcase_add_test(tc, test_stress_crash_storm_leaves_scheduler_sound);
 	tcase_add_loop_test(tc, test_stress_reused_index_gets_new_generation, 0,
 			    2);
@@ -648,7 +649,8 @@ Suite *smarm_test_stress_suite(void)
 
 	tc = tcase_create("slot_state");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_stress_select_two_racing_producers_exact_counts);
+	tcase_add_test(tc,
+		       test_stress_select_two_racing_producers_exact_counts);
 	tcase_add_test(tc, test_stress_recv_timeout_racing_sends_loses_nothing);
 	tcase_add_test(tc, test_stress_stop_racing_wake_ends_once);
 	suite_add_tcase(s, tc);

@@ -87,7 +87,7 @@ static void tm_ordered_sleeper(void *arg)
 
 static void tm_root_order(void *arg)
 {
-	static const intptr_t ms[4] = {40, 10, 30, 20};
+	static const intptr_t ms[4] = { 40, 10, 30, 20 };
 	smarm_pid_t p[4];
 	(void)arg;
 	for (int i = 0; i < 4; i++)
@@ -100,7 +100,8 @@ static void tm_root_order(void *arg)
 START_TEST(test_timer_sleepers_wake_in_deadline_order)
 {
 	atomic_store(&tm_order_n, 0);
-	ck_assert_int_eq(harness_run(1, tm_root_order, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run(1, tm_root_order, NULL),
+			 SMARM_EXIT_NORMAL);
 	tm_order[4] = '\0';
 	ck_assert_str_eq(tm_order, "1234");
 }
@@ -300,11 +301,13 @@ Suite *smarm_test_timer_suite(void)
 	Suite *s = suite_create("timer");
 	TCase *tc = tcase_create("sleep");
 	tcase_set_timeout(tc, 20);
-	tcase_add_loop_test(tc, test_timer_sleep_10ms_takes_at_least_10ms, 0, 2);
+	tcase_add_loop_test(tc, test_timer_sleep_10ms_takes_at_least_10ms, 0,
+			    2);
 	tcase_add_loop_test(tc, test_timer_sleep_500us_is_sub_ms_precise, 0, 2);
 	tcase_add_test(tc, test_timer_sleep_zero_returns_promptly);
 	tcase_add_test(tc, test_timer_sleepers_wake_in_deadline_order);
-	tcase_add_test(tc, test_timer_sleep_huge_duration_does_not_return_early);
+	tcase_add_test(tc,
+		       test_timer_sleep_huge_duration_does_not_return_early);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("load");
@@ -315,11 +318,11 @@ Suite *smarm_test_timer_suite(void)
 
 	tc = tcase_create("shutdown");
 	tcase_set_timeout(tc, 20);
-	tcase_add_loop_test(tc, test_timer_stopped_long_sleeper_does_not_hold_run,
-			    0, 2);
-	tcase_add_loop_test(tc,
-			    test_timer_root_exit_with_long_sleeper_returns_promptly,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_timer_stopped_long_sleeper_does_not_hold_run, 0, 2);
+	tcase_add_loop_test(
+		tc, test_timer_root_exit_with_long_sleeper_returns_promptly, 0,
+		2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,7 +44,8 @@ static int ts_fill(int *ok)
 	int rc = 0;
 	*ok = 0;
 	for (int i = 0; i < TS_CAP; i++) {
-		rc = smarm_actor_try_spawn(&ts_h[i].pid, ts_hold, &ts_h[i], NULL);
+		rc = smarm_actor_try_spawn(&ts_h[i].pid, ts_hold, &ts_h[i],
+					   NULL);
 		if (rc != 0)
 			break;
 		(*ok)++;
@@ -79,8 +80,8 @@ static void ts_root_cap(void *arg)
 	/* one holder leaves: exactly one slot comes back */
 	ts_release(&ts_h[0]);
 	smarm_actor_join(ts_h[0].pid, NULL, NULL);
-	ts_after_one_rc = smarm_actor_try_spawn(&ts_h[0].pid, ts_hold, &ts_h[0],
-						NULL);
+	ts_after_one_rc =
+		smarm_actor_try_spawn(&ts_h[0].pid, ts_hold, &ts_h[0], NULL);
 	ts_drain(ts_ok_first);
 
 	/* all gone: the node is whole again */
@@ -95,9 +96,9 @@ static void ts_root_cap(void *arg)
 START_TEST(test_try_spawn_max8_allows_seven_then_eatcapacity)
 {
 	ts_ok_first = ts_again_ok = -1;
-	ck_assert_int_eq(harness_run_ex(_i ? 4 : 1, TS_CAP, ts_root_cap, NULL,
-					NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(
+		harness_run_ex(_i ? 4 : 1, TS_CAP, ts_root_cap, NULL, NULL),
+		SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(ts_ok_first, TS_CAP - 1);
 	ck_assert_int_eq(ts_live_at_cap, TS_CAP);
 	ck_assert_int_eq(ts_refusals[0], SMARM_EATCAPACITY);
@@ -121,8 +122,8 @@ static void ts_root_unjoined(void *arg)
 	(void)arg;
 	smarm_actor_spawn(&p, ts_nop, NULL, NULL); /* the only free slot */
 	smarm_actor_yield(); /* 1 worker: it runs to its end */
-	ts_refused_while_unjoined = smarm_actor_try_spawn(NULL, ts_nop, NULL,
-							  NULL);
+	ts_refused_while_unjoined =
+		smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
 	ts_detach_rc = smarm_actor_detach(p);
 	ts_after_detach_rc = smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
 }
@@ -233,9 +234,9 @@ START_TEST(test_try_spawn_race_four_spawners_win_exactly_free_slots)
 	ts_race_total = 0;
 	ts_race_bad_rc = 0;
 	atomic_store(&ts_kid_n, 0);
-	ck_assert_int_eq(harness_run_ex(4, TS_RACE_CAP, ts_root_race, NULL,
-					NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(
+		harness_run_ex(4, TS_RACE_CAP, ts_root_race, NULL, NULL),
+		SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(ts_race_bad_rc, 0);
 	/* 32 - 1 root - 4 spawners; nothing else is alive */
 	ck_assert_int_eq(ts_race_total, TS_RACE_CAP - 1 - TS_SPAWNERS);
@@ -312,8 +313,8 @@ Suite *smarm_test_try_spawn_suite(void)
 	Suite *s = suite_create("try_spawn");
 	TCase *tc = tcase_create("limits");
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, test_try_spawn_max8_allows_seven_then_eatcapacity,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_try_spawn_max8_allows_seven_then_eatcapacity, 0, 2);
 	tcase_add_test(tc, test_try_spawn_unjoined_holds_slot_until_detached);
 	tcase_add_test(tc, test_try_spawn_max1_root_only_refuses);
 	tcase_add_test(tc, test_try_spawn_limit_across_segments_is_exact);
@@ -321,7 +322,8 @@ Suite *smarm_test_try_spawn_suite(void)
 
 	tc = tcase_create("race");
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_try_spawn_race_four_spawners_win_exactly_free_slots);
+	tcase_add_test(
+		tc, test_try_spawn_race_four_spawners_win_exactly_free_slots);
 	tcase_add_test(tc, test_try_spawn_slot_table_grows_on_demand);
 	suite_add_tcase(s, tc);
 	return s;

@@ -18,8 +18,8 @@
 #define CO_STACK (64 * 1024)
 
 struct co {
-	void *sp;     /* saved sp while switched out */
-	void *base;   /* mapping */
+	void *sp;   /* saved sp while switched out */
+	void *base; /* mapping */
 	int id;
 	int steps;
 };
@@ -49,7 +49,7 @@ static void *co_frame(void *top, void (*entry)(void))
 	w[-2] = (uint64_t)(uintptr_t)entry;
 	for (int i = 3; i <= 8; i++)
 		w[-i] = 0;
-	w[-9] = 0x1f80;  /* MXCSR default */
+	w[-9] = 0x1f80;	 /* MXCSR default */
 	w[-10] = 0x037f; /* x87 CW default */
 	return &w[-10];
 }
@@ -179,29 +179,29 @@ static __attribute__((noinline)) void co_switch_regs(void **save, void *load,
 			 "mov %%r14, 24(%%rax)\n\t"
 			 "mov %%r15, 32(%%rax)\n\t"
 			 "add $128, %%rsp\n\t"
-			 : "+D"(save), "+S"(load), [in] "+c"(in),
-			   [out] "+d"(out)
+			 : "+D"(save),
+			   "+S"(load), [in] "+c"(in), [out] "+d"(out)
 			 :
 			 : "rax", "r8", "r9", "r10", "r11", "rbx", "r12", "r13",
 			   "r14", "r15", "memory", "cc");
 }
 
-static const struct co_regs co_A = {0x1111111111111111ull,
-				    0x2222222222222222ull,
-				    0x3333333333333333ull,
-				    0x4444444444444444ull,
-				    0x5555555555555555ull};
-static const struct co_regs co_B = {0xa1a1a1a1a1a1a1a1ull,
-				    0xb2b2b2b2b2b2b2b2ull,
-				    0xc3c3c3c3c3c3c3c3ull,
-				    0xd4d4d4d4d4d4d4d4ull,
-				    0xe5e5e5e5e5e5e5e5ull};
-static const struct co_regs co_C = {0x0101010101010101ull, 0x0202020202020202ull,
-				    0x0303030303030303ull, 0x0404040404040404ull,
-				    0x0505050505050505ull};
-static const struct co_regs co_D = {0xdeadbeefdeadbeefull, 0xfeedfacefeedfaceull,
-				    0xcafebabecafebabeull, 0x0badf00d0badf00dull,
-				    0x8badf00d8badf00dull};
+static const struct co_regs co_A = {
+	0x1111111111111111ull, 0x2222222222222222ull, 0x3333333333333333ull,
+	0x4444444444444444ull, 0x5555555555555555ull
+};
+static const struct co_regs co_B = {
+	0xa1a1a1a1a1a1a1a1ull, 0xb2b2b2b2b2b2b2b2ull, 0xc3c3c3c3c3c3c3c3ull,
+	0xd4d4d4d4d4d4d4d4ull, 0xe5e5e5e5e5e5e5e5ull
+};
+static const struct co_regs co_C = {
+	0x0101010101010101ull, 0x0202020202020202ull, 0x0303030303030303ull,
+	0x0404040404040404ull, 0x0505050505050505ull
+};
+static const struct co_regs co_D = {
+	0xdeadbeefdeadbeefull, 0xfeedfacefeedfaceull, 0xcafebabecafebabeull,
+	0x0badf00d0badf00dull, 0x8badf00d8badf00dull
+};
 static struct co_regs co_seen_by_co;
 
 static __attribute__((noreturn)) void co_entry_regs(void)
@@ -380,13 +380,13 @@ START_TEST(test_context_ctx_init_builds_documented_frame)
 		uintptr_t at = (uintptr_t)t & ~(uintptr_t)15;
 		uint64_t *sp = smarm__ctx_init(t, &marker);
 		ck_assert_uint_eq((uintptr_t)sp, at - 80);
-		ck_assert_uint_eq(sp[0] & 0xffffu, 0x037fu);      /* x87 CW */
-		ck_assert_uint_eq(sp[1] & 0xffffffffu, 0x1f80u);  /* MXCSR */
-		ck_assert_uint_eq(sp[5], (uint64_t)(uintptr_t)&marker); /* r12 */
-		ck_assert_uint_eq(sp[6], 0); /* rbx */
+		ck_assert_uint_eq(sp[0] & 0xffffu, 0x037fu);	 /* x87 CW */
+		ck_assert_uint_eq(sp[1] & 0xffffffffu, 0x1f80u); /* MXCSR */
+		ck_assert_uint_eq(sp[5],
+				  (uint64_t)(uintptr_t)&marker); /* r12 */
+		ck_assert_uint_eq(sp[6], 0);			 /* rbx */
 		ck_assert_uint_eq(sp[7], 0); /* rbp: ends frame chains */
-		ck_assert_uint_eq(sp[8],
-				  (uint64_t)(uintptr_t)smarm__ctx_entry);
+		ck_assert_uint_eq(sp[8], (uint64_t)(uintptr_t)smarm__ctx_entry);
 		ck_assert_uint_eq(sp[9], 0); /* fake caller */
 		/* the ret slot is 16-aligned: rsp % 16 == 8 at entry */
 		ck_assert_uint_eq(((uintptr_t)&sp[8]) % 16, 0);
@@ -426,10 +426,12 @@ Suite *smarm_test_context_suite(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_context_switch_runs_and_returns);
 	tcase_add_test(tc, test_context_switch_yield_resume_twice);
-	tcase_add_test(tc, test_context_entry_stack_is_aligned_and_on_new_stack);
-	tcase_add_test(tc, test_context_callee_saved_registers_survive_round_trip);
 	tcase_add_test(tc,
-		       test_context_mxcsr_and_fpcw_do_not_leak_between_contexts);
+		       test_context_entry_stack_is_aligned_and_on_new_stack);
+	tcase_add_test(tc,
+		       test_context_callee_saved_registers_survive_round_trip);
+	tcase_add_test(
+		tc, test_context_mxcsr_and_fpcw_do_not_leak_between_contexts);
 	tcase_add_test(tc, test_context_two_stacks_do_not_corrupt_each_other);
 	suite_add_tcase(s, tc);
 

@@ -62,7 +62,7 @@ END_TEST
 
 START_TEST(test_lock_trylock_fails_while_held)
 {
-	smarm__lock_t l = {0};
+	smarm__lock_t l = { 0 };
 	ck_assert(smarm__trylock(&l, SMARM__RANK_CHANNEL));
 	ck_assert(!smarm__trylock(&l, SMARM__RANK_CHANNEL));
 	smarm__unlock(&l, SMARM__RANK_CHANNEL);
@@ -104,7 +104,7 @@ END_TEST
 
 START_TEST(test_lock_rank_increasing_nesting_allowed)
 {
-	smarm__lock_t a = {0}, b = {0}, c = {0}, d = {0};
+	smarm__lock_t a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
 	smarm__lock(&a, SMARM__RANK_LEAF);
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
 	smarm__lock(&c, SMARM__RANK_TIMERS);
@@ -129,7 +129,7 @@ END_TEST
 #ifndef NDEBUG
 START_TEST(test_lock_rank_leaf_under_channel_aborts)
 {
-	smarm__lock_t a = {0}, b = {0};
+	smarm__lock_t a = { 0 }, b = { 0 };
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
 	smarm__lock(&a, SMARM__RANK_LEAF); /* aborts */
 }
@@ -137,7 +137,7 @@ END_TEST
 
 START_TEST(test_lock_rank_two_leaves_abort)
 {
-	smarm__lock_t a = {0}, b = {0};
+	smarm__lock_t a = { 0 }, b = { 0 };
 	smarm__lock(&a, SMARM__RANK_LEAF);
 	smarm__lock(&b, SMARM__RANK_LEAF); /* aborts */
 }
@@ -145,7 +145,7 @@ END_TEST
 
 START_TEST(test_lock_rank_two_channels_abort)
 {
-	smarm__lock_t a = {0}, b = {0};
+	smarm__lock_t a = { 0 }, b = { 0 };
 	smarm__lock(&a, SMARM__RANK_CHANNEL);
 	smarm__lock(&b, SMARM__RANK_CHANNEL); /* aborts */
 }
@@ -153,7 +153,7 @@ END_TEST
 
 START_TEST(test_lock_rank_channel_under_runq_aborts)
 {
-	smarm__lock_t a = {0}, b = {0};
+	smarm__lock_t a = { 0 }, b = { 0 };
 	smarm__lock(&a, SMARM__RANK_RUNQ);
 	smarm__lock(&b, SMARM__RANK_CHANNEL); /* aborts */
 }
@@ -174,14 +174,14 @@ Suite *smarm_test_lock_suite(void)
 	tc = tcase_create("ranks");
 	tcase_add_test(tc, test_lock_rank_increasing_nesting_allowed);
 #ifndef NDEBUG
-	tcase_add_test_raise_signal(tc, test_lock_rank_leaf_under_channel_aborts,
-				    SIGABRT);
+	tcase_add_test_raise_signal(
+		tc, test_lock_rank_leaf_under_channel_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_lock_rank_two_leaves_abort,
 				    SIGABRT);
 	tcase_add_test_raise_signal(tc, test_lock_rank_two_channels_abort,
 				    SIGABRT);
-	tcase_add_test_raise_signal(tc, test_lock_rank_channel_under_runq_aborts,
-				    SIGABRT);
+	tcase_add_test_raise_signal(
+		tc, test_lock_rank_channel_under_runq_aborts, SIGABRT);
 #endif
 	suite_add_tcase(s, tc);
 	return s;

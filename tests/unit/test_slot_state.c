@@ -26,12 +26,12 @@ static uint64_t ss_word(void)
 	return atomic_load(&ss_slot.word);
 }
 
-#define ck_assert_word(gen, epoch, st)                                        \
-	do {                                                                  \
-		uint64_t w_ = ss_word();                                      \
-		ck_assert_uint_eq(W_GEN(w_), (gen));                          \
-		ck_assert_uint_eq(W_EPOCH(w_), (epoch));                      \
-		ck_assert_uint_eq(W_STATE(w_), (st));                         \
+#define ck_assert_word(gen, epoch, st)                                         \
+	do {                                                                   \
+		uint64_t w_ = ss_word();                                       \
+		ck_assert_uint_eq(W_GEN(w_), (gen));                           \
+		ck_assert_uint_eq(W_EPOCH(w_), (epoch));                       \
+		ck_assert_uint_eq(W_STATE(w_), (st));                          \
 	} while (0)
 
 /* ------------------------------------------------------------ encoding */
@@ -84,14 +84,17 @@ END_TEST
 START_TEST(test_slot_state_unpark_stale_epoch_is_noop)
 {
 	ss_set(1, 7, ST_PARKED);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 6), UNPARK_NOOP);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 8), UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 6),
+			 UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 8),
+			 UNPARK_NOOP);
 	ck_assert_word(1, 7, ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 7),
 			 UNPARK_ENQUEUE);
 	ck_assert_word(1, 8, ST_QUEUED);
 	/* the epoch was consumed: the same wake again does nothing */
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 7), UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 7),
+			 UNPARK_NOOP);
 	ck_assert_word(1, 8, ST_QUEUED);
 }
 END_TEST
@@ -102,8 +105,10 @@ START_TEST(test_slot_state_unpark_running_notifies_once)
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
 			 UNPARK_NOTIFIED);
 	ck_assert_word(2, 4, ST_NOTIFIED);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3), UNPARK_NOOP);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 4), UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
+			 UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 4),
+			 UNPARK_NOOP);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, true, 0), UNPARK_NOOP);
 	ck_assert_word(2, 4, ST_NOTIFIED);
 }
@@ -111,8 +116,8 @@ END_TEST
 
 START_TEST(test_slot_state_unpark_other_states_noop)
 {
-	static const uint32_t sts[] = {ST_VACANT, ST_QUEUED, ST_NOTIFIED,
-				       ST_DONE};
+	static const uint32_t sts[] = { ST_VACANT, ST_QUEUED, ST_NOTIFIED,
+					ST_DONE };
 	for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
 		ss_set(1, 2, sts[i]);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 2),
@@ -140,8 +145,8 @@ END_TEST
 START_TEST(test_slot_state_stale_generation_unpark_never_lands)
 {
 	/* the slot was reclaimed (gen 5) and reused; wakes for gen 4 die */
-	static const uint32_t sts[] = {ST_VACANT, ST_QUEUED, ST_RUNNING,
-				       ST_PARKED, ST_NOTIFIED, ST_DONE};
+	static const uint32_t sts[] = { ST_VACANT, ST_QUEUED,	ST_RUNNING,
+					ST_PARKED, ST_NOTIFIED, ST_DONE };
 	for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
 		ss_set(5, 1, sts[i]);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 4, false, 1),
@@ -164,7 +169,7 @@ START_TEST(test_slot_state_retire_wait_eats_notification)
 	e = smarm__begin_wait(&ss_slot);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e),
 			 UNPARK_NOTIFIED); /* a wake landed before the park */
-	smarm__retire_wait(&ss_slot);      /* the wait ended without one */
+	smarm__retire_wait(&ss_slot);	   /* the wait ended without one */
 	ck_assert_word(1, e + 2, ST_RUNNING);
 }
 END_TEST
@@ -177,7 +182,8 @@ START_TEST(test_slot_state_retire_wait_kills_in_flight_wake)
 	smarm__retire_wait(&ss_slot);
 	ck_assert_word(1, e + 1, ST_RUNNING);
 	/* a waker still holding (pid, e) arrives late */
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e), UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e),
+			 UNPARK_NOOP);
 	ck_assert_word(1, e + 1, ST_RUNNING);
 	/* and the next wait is not disturbed by it */
 	e = smarm__begin_wait(&ss_slot);
@@ -225,12 +231,10 @@ static void ss_run_race(int n, int (*body)(int), void (*prepare)(int),
 	ss_race.nthreads = n;
 	ss_race.body = body;
 	atomic_store(&ss_race.stop, 0);
-	ck_assert_int_eq(pthread_barrier_init(&ss_race.start, NULL,
-					      (unsigned)n + 1),
-			 0);
-	ck_assert_int_eq(pthread_barrier_init(&ss_race.end, NULL,
-					      (unsigned)n + 1),
-			 0);
+	ck_assert_int_eq(
+		pthread_barrier_init(&ss_race.start, NULL, (unsigned)n + 1), 0);
+	ck_assert_int_eq(
+		pthread_barrier_init(&ss_race.end, NULL, (unsigned)n + 1), 0);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(pthread_create(&t[i], NULL, ss_race_thread,
 						(void *)(intptr_t)i),
@@ -314,7 +318,8 @@ static int ss_body_park_vs_wake(int tid)
 			bool parked = W_STATE(w) == ST_RUNNING;
 			uint64_t nw = W_MAKE(W_GEN(w), W_EPOCH(w),
 					     parked ? ST_PARKED : ST_QUEUED);
-			if (atomic_compare_exchange_weak(&ss_slot.word, &w, nw)) {
+			if (atomic_compare_exchange_weak(&ss_slot.word, &w,
+							 nw)) {
 				if (!parked)
 					atomic_store(&ss_park_requeued, 1);
 				return 7; /* "actor" marker */
@@ -441,9 +446,8 @@ static smarm_node_t *ss_node(int64_t max_actors)
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *n = NULL;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
-					      max_actors),
-			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS, max_actors), 0);
 	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
 	smarm_config_free(cfg);
 	return n;
@@ -539,20 +543,22 @@ Suite *smarm_test_slot_state_suite(void)
 
 	tc = tcase_create("threads");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc,
-			    test_slot_state_racing_unparkers_enqueue_exactly_once,
-			    2, SS_MAX_THREADS + 1);
+	tcase_add_loop_test(
+		tc, test_slot_state_racing_unparkers_enqueue_exactly_once, 2,
+		SS_MAX_THREADS + 1);
 	tcase_add_test(tc, test_slot_state_park_racing_wake_never_loses_it);
-	tcase_add_test(tc,
-		       test_slot_state_retire_racing_wake_leaves_no_notification);
-	tcase_add_test(tc,
-		       test_slot_state_stale_gen_wakers_racing_reuse_never_land);
+	tcase_add_test(
+		tc, test_slot_state_retire_racing_wake_leaves_no_notification);
+	tcase_add_test(
+		tc, test_slot_state_stale_gen_wakers_racing_reuse_never_land);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("table");
-	tcase_add_test(tc, test_slot_state_table_low_indices_first_and_exact_limit);
+	tcase_add_test(tc,
+		       test_slot_state_table_low_indices_first_and_exact_limit);
 	tcase_add_test(tc, test_slot_state_table_segments_keep_slots_in_place);
-	tcase_add_test(tc, test_slot_state_slot_live_checks_generation_and_state);
+	tcase_add_test(tc,
+		       test_slot_state_slot_live_checks_generation_and_state);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -34,14 +34,13 @@ static smarm_node_t *sk_node(int64_t reserve, int64_t guard)
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
 	if (reserve)
-		ck_assert_int_eq(smarm_config_set_int(cfg,
-						      SMARM_OPT_STACK_RESERVE,
-						      reserve),
+		ck_assert_int_eq(smarm_config_set_int(
+					 cfg, SMARM_OPT_STACK_RESERVE, reserve),
 				 0);
 	if (guard)
-		ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_GUARD,
-						      guard),
-				 0);
+		ck_assert_int_eq(
+			smarm_config_set_int(cfg, SMARM_OPT_STACK_GUARD, guard),
+			0);
 	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
 	smarm_config_free(cfg);
 	return n;
@@ -77,8 +76,8 @@ START_TEST(test_stack_acquire_maps_guard_and_reserve)
 	ck_assert_uint_eq(n->stk_guard, MIB);
 	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
 	ck_assert_ptr_nonnull(s.stk_base);
-	ck_assert_uint_eq((uintptr_t)s.stk_base % (uintptr_t)sysconf(_SC_PAGESIZE),
-			  0);
+	ck_assert_uint_eq(
+		(uintptr_t)s.stk_base % (uintptr_t)sysconf(_SC_PAGESIZE), 0);
 	usable = (char *)s.stk_base + s.stk_guard;
 	top = usable + s.stk_reserve;
 	ck_assert(sk_mapped(s.stk_base, s.stk_guard + s.stk_reserve));
@@ -105,7 +104,7 @@ END_TEST
 
 START_TEST(test_stack_small_and_large_stacks_allocate)
 {
-	static const size_t sizes[] = {4 * KIB, 8 * MIB};
+	static const size_t sizes[] = { 4 * KIB, 8 * MIB };
 	smarm_node_t *n = sk_node(0, 0);
 	for (size_t i = 0; i < 2; i++) {
 		struct smarm__slot s;
@@ -266,9 +265,9 @@ START_TEST(test_stack_actor_writes_inside_usable_region_survive)
 	smarm_node_t *n = sk_node(0, 0);
 	int how = -1;
 	atomic_store(&sk_actor_wrote_bottom, 0);
-	ck_assert_int_eq(smarm_node_run(n, sk_actor_write_bottom_only, NULL,
-					&how, NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(n, sk_actor_write_bottom_only, NULL, &how, NULL),
+		0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&sk_actor_wrote_bottom), 1);
 	ck_assert_int_eq(smarm_node_close(n), 0);
@@ -306,7 +305,8 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_test(tc, test_stack_acquire_maps_guard_and_reserve);
 	tcase_add_test(tc, test_stack_sizes_round_up_to_pages);
 	tcase_add_test(tc, test_stack_small_and_large_stacks_allocate);
-	tcase_add_test(tc, test_stack_actor_writes_inside_usable_region_survive);
+	tcase_add_test(tc,
+		       test_stack_actor_writes_inside_usable_region_survive);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pool");
@@ -317,19 +317,16 @@ Suite *smarm_test_stack_suite(void)
 
 	tc = tcase_create("guard");
 	tcase_set_timeout(tc, 20);
-	tcase_add_test_raise_signal(tc,
-				    test_stack_write_below_usable_base_segfaults,
-				    SIGSEGV);
-	tcase_add_test_raise_signal(tc, test_stack_write_at_guard_bottom_segfaults,
-				    SIGSEGV);
+	tcase_add_test_raise_signal(
+		tc, test_stack_write_below_usable_base_segfaults, SIGSEGV);
+	tcase_add_test_raise_signal(
+		tc, test_stack_write_at_guard_bottom_segfaults, SIGSEGV);
 	tcase_add_test_raise_signal(tc, test_stack_write_at_guard_top_segfaults,
 				    SIGSEGV);
-	tcase_add_test_raise_signal(tc,
-				    test_stack_actor_write_one_below_usable_segfaults,
-				    SIGSEGV);
-	tcase_add_test_raise_signal(tc,
-				    test_stack_actor_recursion_off_the_end_segfaults,
-				    SIGSEGV);
+	tcase_add_test_raise_signal(
+		tc, test_stack_actor_write_one_below_usable_segfaults, SIGSEGV);
+	tcase_add_test_raise_signal(
+		tc, test_stack_actor_recursion_off_the_end_segfaults, SIGSEGV);
 	suite_add_tcase(s, tc);
 	return s;
 }
