@@ -8,7 +8,7 @@
  * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
  * drift apart. New codes may be added in later ABI minors: treat any
  * unknown negative value as a failure. The codes are ABI; the wording of
- * the messages is not.
+ * the messages is not. Retired values, never to be reused: -103.
  */
 #ifndef SMARM_ERRORS_H
 #define SMARM_ERRORS_H
