@@ -83,7 +83,8 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	 * racing the root's exit): stop it too. Pairs with stop_all, which
 	 * sets `stopping` before it scans: one side sees the other.
 	 */
-	if (atomic_load_explicit(&n->stopping, memory_order_seq_cst))
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->stopping, memory_order_relaxed))
 		smarm__request_stop(n, pid);
 	return 0;
 }
@@ -96,8 +97,14 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		s->reason = reason;
 		/* Later stop requests see the flag set and do not wake us. */
 		atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
-		/* Nor may an earlier one's wake cut a handler's wait short. */
+		/*
+		 * Nor may an earlier one's wake cut a handler's wait short:
+		 * request_stop wakes under this lock, so taking it here means
+		 * any such wake has landed and is eaten now.
+		 */
+		smarm__lock(&s->cold, SMARM__RANK_LEAF);
 		smarm__clear_notify(s);
+		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 	}
 	if (s->wc_fn != NULL) {
 		void (*undo)(void *, struct smarm__slot *) = s->wc_fn;
@@ -181,10 +188,17 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid)
 		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 		return SMARM_ENOPROC;
 	}
+	/*
+	 * Wake under the cold lock: the target cannot start exiting (its
+	 * terminate takes this lock to eat pending wakes) until the wake has
+	 * landed, so a late wildcard wake can never cut short a wait in a
+	 * cleanup handler; and a foreign-thread stopper cannot outlive the
+	 * run while it still touches the node.
+	 */
 	wake = atomic_exchange_explicit(&s->stop, 1, memory_order_relaxed) == 0;
-	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 	if (wake)
 		smarm__unpark_any(n, pid);
+	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 	return 0;
 }
 

@@ -111,11 +111,14 @@ struct smarm__slot {
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
 	void *wc_arg;
-	int how;	       /* outcome kind, valid once exiting */
-	intptr_t reason;       /* crash reason */
-	uint64_t joiner;       /* cold: pid id of the joining actor */
-	uint32_t joiner_epoch; /* cold */
-	smarm__lock_t cold;    /* guards the fields marked cold */
+	int how;		/* outcome kind, valid once exiting */
+	intptr_t reason;	/* crash reason */
+	uint64_t joiner;	/* cold: pid id of the joining actor */
+	uint32_t joiner_epoch;	/* cold */
+	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
+				   compare it, so an entry outlives no wrap
+				   of the 24-bit epoch */
+	smarm__lock_t cold;	/* guards the fields marked cold */
 };
 
 /* A parked-waiter registration (channels, mutexes, joins). */
@@ -147,6 +150,7 @@ struct smarm__worker {
 	uint32_t streak;		       /* consecutive wake-slot pops */
 	uint32_t due_tick;   /* picks since the last timer check */
 	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
+	bool in_finish;	     /* finishing another actor's switch */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	pthread_t thread;
@@ -158,7 +162,8 @@ struct smarm__worker {
 struct smarm__timer_ent {
 	uint64_t deadline;
 	uint64_t seq;
-	uint64_t pid; /* sleep/wait wake target, or 0 */
+	uint64_t waits; /* the target's wait count at insert */
+	uint64_t pid;	/* sleep/wait wake target, or 0 */
 	uint32_t epoch;
 	struct smarm__send_timer *st; /* timed send, or NULL */
 };
@@ -171,7 +176,9 @@ struct smarm__timer_ent {
  */
 struct smarm__send_timer {
 	uint64_t id;
-	bool cancelled;
+	bool cancelled; /* tm_lock: cancel took it (drop runs there) */
+	bool dropped;	/* tm_lock: cancel's drop finished */
+	bool popped;	/* tm_lock: its heap entry is gone */
 	void (*fire)(void *ctx, void *payload);
 	void (*drop)(void *ctx, void *payload);
 	void *ctx;
@@ -234,8 +241,11 @@ struct smarm_node {
 	_Atomic int64_t live;
 	_Atomic int running;
 	_Atomic uint64_t spawned;
-	_Atomic int stopping; /* the root ended: stop everything */
-	uint64_t root;	      /* root pid id */
+	_Atomic int stopping;	     /* the root ended: stop everything */
+	_Atomic int scanners;	     /* idle workers parked with a slot-scan
+					deadline (see steal_stale_slots) */
+	_Atomic int workers_started; /* workers of the current run */
+	uint64_t root;		     /* root pid id */
 	int root_how;
 	intptr_t root_reason;
 	struct smarm__worker workers[SMARM__MAX_WORKERS];
@@ -392,8 +402,8 @@ void smarm__stack_pool_fini(struct smarm_node *n);
 void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
 
 /* ---- timers (timer.c) ---- */
-int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,
-		       uint32_t epoch);
+int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
+		       struct smarm__slot *me, uint32_t epoch);
 void smarm__timers_fire(struct smarm_node *n, bool try_only);
 bool smarm__timers_due(struct smarm_node *n);
 uint64_t smarm__timers_peek(struct smarm_node *n);

@@ -403,16 +403,14 @@ int smarm_actor_sleep(uint64_t ns)
 {
 	struct smarm__slot *me = smarm__current();
 	struct smarm_node *n;
-	uint64_t pid;
 	uint32_t e;
 	int rc;
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
 	smarm__observe_stop(me);
 	n = smarm__worker()->node;
-	pid = smarm_actor_self().id;
 	e = smarm__begin_wait(me);
-	rc = smarm__timer_sleep(n, smarm__deadline_after(ns), pid, e);
+	rc = smarm__timer_sleep(n, smarm__deadline_after(ns), me, e);
 	if (rc != 0) {
 		smarm__retire_wait(me);
 		return rc;

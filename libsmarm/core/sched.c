@@ -222,7 +222,9 @@ static bool steal_stale_slots(struct smarm__worker *w)
 static bool others_busy(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
-	uint64_t all = n->workers_n == 64 ? ~0ull : (1ull << n->workers_n) - 1;
+	uint64_t all = n->workers_started == 64
+			       ? ~0ull
+			       : (1ull << n->workers_started) - 1;
 	uint64_t idle =
 		atomic_load_explicit(&n->idle_mask, memory_order_relaxed);
 	return (all & ~idle & ~(1ull << w->id)) != 0;
@@ -234,8 +236,9 @@ static void idle(struct smarm__worker *w)
 	uint64_t bit = 1ull << w->id;
 	uint64_t deadline = 0;
 	bool keeper = false;
+	bool scanning = false;
 
-	if (n->workers_n > 1 && steal_stale_slots(w))
+	if (n->workers_started > 1 && steal_stale_slots(w))
 		return;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -252,16 +255,21 @@ static void idle(struct smarm__worker *w)
 		}
 	}
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
-
-	if (n->workers_n > 1 && others_busy(w)) {
+	if (n->workers_started > 1 && others_busy(w)) {
 		uint64_t scan = smarm__clock_ns() + SLOT_SCAN_NS;
 		if (deadline == 0 || scan < deadline)
 			deadline = scan;
+		scanning = true;
+		atomic_fetch_add_explicit(&n->scanners, 1,
+					  memory_order_seq_cst);
 	}
 	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!has_work(w))
 		parker_park(&n->parkers[w->id], deadline);
+	if (scanning)
+		atomic_fetch_sub_explicit(&n->scanners, 1,
+					  memory_order_seq_cst);
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
 
 	if (keeper) {
@@ -270,6 +278,16 @@ static void idle(struct smarm__worker *w)
 				      memory_order_seq_cst);
 		atomic_store_explicit(&n->tk_holder, -1, memory_order_seq_cst);
 		smarm__timers_fire(n, false);
+		/*
+		 * Leaving idle for work with timers still pending: hand the
+		 * timekeeper role to an idle worker, or nobody would sleep
+		 * toward the next deadline while this one computes.
+		 */
+		if (n->workers_started > 1 &&
+		    atomic_load_explicit(&n->next_deadline,
+					 memory_order_relaxed) != UINT64_MAX &&
+		    atomic_load_explicit(&n->rq_len, memory_order_relaxed) > 0)
+			smarm__wake_one_if_idle(n);
 	}
 }
 
@@ -310,7 +328,7 @@ void smarm__yield(struct smarm__slot *s)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n && w->cur != NULL) {
+	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish) {
 		uint64_t old = atomic_exchange_explicit(&w->next, pid,
 							memory_order_acq_rel);
 		atomic_store_explicit(
@@ -326,6 +344,14 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		 */
 		if (old != 0)
 			smarm__enqueue(n, old);
+		/*
+		 * Make sure some idle worker is scanning slots, so this entry
+		 * cannot be stranded if our actor then runs long.
+		 */
+		else if (n->workers_started > 1 &&
+			 atomic_load_explicit(&n->scanners,
+					      memory_order_relaxed) == 0)
+			smarm__wake_one_if_idle(n);
 		return;
 	}
 	smarm__enqueue(n, pid);
@@ -442,6 +468,7 @@ static void finish_switch(struct smarm__worker *w)
 	if (p == NULL)
 		return;
 	w->prev = NULL;
+	w->in_finish = true; /* its wakes (a joiner) go to the shared queue */
 	if ((uintptr_t)p->sp < p->hwm)
 		p->hwm = (uintptr_t)p->sp;
 	switch (w->prev_intent) {
@@ -457,6 +484,7 @@ static void finish_switch(struct smarm__worker *w)
 		smarm__finalize(w, p);
 		break;
 	}
+	w->in_finish = false;
 }
 
 /*
@@ -628,11 +656,14 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		return rc;
 	}
 	n->root = root_pid;
-
+	atomic_store(&n->workers_started, n->workers_n);
 	for (; started < n->workers_n; started++) {
 		if (pthread_create(&n->workers[started].thread, NULL,
-				   worker_thread, &n->workers[started]) != 0)
-			break; /* run with the workers we have */
+				   worker_thread, &n->workers[started]) != 0) {
+			/* Run with the workers we have. */
+			atomic_store(&n->workers_started, started);
+			break;
+		}
 	}
 
 	smarm__tls_worker = &n->workers[0];

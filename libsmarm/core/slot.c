@@ -168,6 +168,10 @@ uint32_t smarm__begin_wait(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uint64_t nw;
+	atomic_store_explicit(
+		&s->waits,
+		atomic_load_explicit(&s->waits, memory_order_relaxed) + 1,
+		memory_order_relaxed);
 	do {
 		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, W_STATE(w));
 	} while (!atomic_compare_exchange_weak_explicit(

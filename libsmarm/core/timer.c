@@ -153,11 +153,17 @@ static struct smarm__send_timer *map_take(struct smarm_node *n, uint64_t id)
 
 /* ------------------------------------------------------------- API */
 
-int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline, uint64_t pid,
-		       uint32_t epoch)
+int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
+		       struct smarm__slot *me, uint32_t epoch)
 {
-	struct smarm__timer_ent e = { deadline, 0, pid, epoch, NULL };
+	struct smarm__timer_ent e;
 	int rc;
+	e.deadline = deadline;
+	e.seq = 0;
+	e.waits = atomic_load_explicit(&me->waits, memory_order_relaxed);
+	e.pid = smarm__slot_pid(me);
+	e.epoch = epoch;
+	e.st = NULL;
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	rc = heap_push(n, &e);
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -176,12 +182,15 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	if (st == NULL)
 		return SMARM_ENOMEM;
 	st->cancelled = false;
+	st->dropped = false;
+	st->popped = false;
 	st->fire = fire;
 	st->drop = drop;
 	st->ctx = ctx;
 	memcpy(st->payload, payload, len);
 	e.deadline = smarm__deadline_after(delay_ns);
 	e.pid = 0;
+	e.waits = 0;
 	e.epoch = 0;
 	e.st = st;
 
@@ -202,18 +211,38 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	return 0;
 }
 
+/*
+ * Cancel: the record leaves the map under tm_lock, so exactly one of
+ * cancel and fire owns the payload. drop runs outside the lock while the
+ * heap entry may be popped concurrently, so the record is freed by
+ * whichever of the two finishes last (dropped && popped, under tm_lock).
+ */
 int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 {
 	struct smarm__send_timer *st;
+	bool free_it;
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	st = map_take(n, id);
 	if (st != NULL)
-		st->cancelled = true; /* the heap entry frees it later */
+		st->cancelled = true;
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 	if (st == NULL)
 		return SMARM_ENOENT;
 	st->drop(st->ctx, st->payload);
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	st->dropped = true;
+	free_it = st->popped;
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	if (free_it)
+		free(st);
 	return 0;
+}
+
+/* Under tm_lock: a cancelled record's heap entry is gone; true: free it. */
+static bool popped_cancelled(struct smarm__send_timer *st)
+{
+	st->popped = true;
+	return st->dropped;
 }
 
 bool smarm__timers_due(struct smarm_node *n)
@@ -226,6 +255,20 @@ bool smarm__timers_due(struct smarm_node *n)
 uint64_t smarm__timers_peek(struct smarm_node *n)
 {
 	return n->tm_len ? n->tm_heap[0].deadline : UINT64_MAX;
+}
+
+/*
+ * A wake entry fires only for the very wait that armed it: the epoch CAS
+ * checks the 24-bit epoch, and the 64-bit wait count rules out an entry
+ * that outlived a full epoch wrap (a long timeout on an actor that waits
+ * millions of times meanwhile).
+ */
+static void wake_entry(struct smarm_node *n, const struct smarm__timer_ent *e)
+{
+	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(e->pid));
+	if (s != NULL &&
+	    atomic_load_explicit(&s->waits, memory_order_relaxed) == e->waits)
+		smarm__unpark_at(n, e->pid, e->epoch);
 }
 
 #define FIRE_BATCH 64
@@ -250,7 +293,12 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 			n->tm_heap[0] = n->tm_heap[--n->tm_len];
 			if (n->tm_len > 0)
 				sift_down(n->tm_heap, n->tm_len, 0);
-			if (e.st != NULL && !e.st->cancelled)
+			if (e.st != NULL && e.st->cancelled) {
+				if (popped_cancelled(e.st))
+					free(e.st);
+				continue;
+			}
+			if (e.st != NULL)
 				map_take(n, e.st->id);
 			batch[got++] = e;
 		}
@@ -260,11 +308,9 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 		for (uint32_t i = 0; i < got; i++) {
 			struct smarm__send_timer *st = batch[i].st;
 			if (st == NULL) {
-				smarm__unpark_at(n, batch[i].pid,
-						 batch[i].epoch);
+				wake_entry(n, &batch[i]);
 			} else {
-				if (!st->cancelled)
-					st->fire(st->ctx, st->payload);
+				st->fire(st->ctx, st->payload);
 				free(st);
 			}
 		}
@@ -281,7 +327,8 @@ void smarm__timers_clear(struct smarm_node *n)
 			if (e.st == NULL)
 				continue;
 			if (e.st->cancelled) {
-				free(e.st);
+				if (popped_cancelled(e.st))
+					free(e.st);
 				continue;
 			}
 			map_take(n, e.st->id);

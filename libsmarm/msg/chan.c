@@ -369,11 +369,16 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			return rc;
 		if (deadline != 0) {
 			/* A fresh wake entry per wait: the old one is inert. */
-			rc = smarm__timer_sleep(n, deadline, pid, e);
+			rc = smarm__timer_sleep(n, deadline, me, e);
 			if (rc != 0) {
+				/* A sender may have handed over meanwhile. */
+				bool got;
 				smarm__chan_disarm(ch, pid);
+				smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+				got = rw.delivered;
+				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 				smarm__retire_wait(me);
-				return rc;
+				return got ? 0 : rc;
 			}
 			timer_armed = true;
 		}
@@ -475,7 +480,7 @@ static int do_select(smarm_chan_t *const arms[], size_t n, uint64_t deadline,
 				smarm__retire_wait(me);
 				return SMARM_ETIMEDOUT;
 			}
-			rc = smarm__timer_sleep(node, deadline, set.pid, e);
+			rc = smarm__timer_sleep(node, deadline, me, e);
 			if (rc != 0) {
 				select_disarm(&set, n);
 				smarm__retire_wait(me);

@@ -181,7 +181,7 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 		/* Not reentrant: we would queue behind ourselves. */
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		e = smarm__begin_wait(me);
-		rc = smarm__timer_sleep(n, deadline, pid, e);
+		rc = smarm__timer_sleep(n, deadline, me, e);
 		if (rc != 0) {
 			smarm__retire_wait(me);
 			return rc;
@@ -193,7 +193,7 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	rc = q_push(m, (struct smarm__waiter){ n, pid, e });
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	if (rc == 0)
-		rc = smarm__timer_sleep(n, deadline, pid, e);
+		rc = smarm__timer_sleep(n, deadline, me, e);
 	if (rc != 0) {
 		lock_undo(m, me);
 		smarm__retire_wait(me);
