@@ -329,8 +329,18 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish) {
-		uint64_t old = atomic_exchange_explicit(&w->next, pid,
-							memory_order_acq_rel);
+		uint64_t old;
+		if (atomic_load_explicit(&n->workers_started,
+					 memory_order_relaxed) == 1) {
+			/* No thief exists with one worker: plain access. */
+			old = atomic_load_explicit(&w->next,
+						   memory_order_relaxed);
+			atomic_store_explicit(&w->next, pid,
+					      memory_order_relaxed);
+		} else {
+			old = atomic_exchange_explicit(&w->next, pid,
+						       memory_order_acq_rel);
+		}
 		atomic_store_explicit(
 			&w->next_seq,
 			atomic_load_explicit(&w->next_seq,
@@ -384,8 +394,15 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
  */
 static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 {
-	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0)
+	*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
+	if (*pid == 0)
 		return false;
+	if (atomic_load_explicit(&w->node->workers_started,
+				 memory_order_relaxed) == 1) {
+		/* No thief exists with one worker: plain access. */
+		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+		return true;
+	}
 	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
 	return *pid != 0;
 }
