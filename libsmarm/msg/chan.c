@@ -141,7 +141,12 @@ int smarm_chan_receiver_free(smarm_chan_t *ch)
 	if (ch == NULL)
 		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver) {
+	if (!ch->receiver || ch->waiter.node != NULL) {
+		/*
+		 * Already freed, or an actor is parked receiving (in recv or
+		 * select): freeing under it would strand it, or free the
+		 * memory it is about to lock again.
+		 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}

@@ -489,6 +489,42 @@ END_TEST
 
 /* ---------------------------------------- error names stay in sync */
 
+/* receiver_free under a parked receiver is refused, not a hang or UAF */
+static smarm_chan_t *me_parked_ch;
+static int me_free_rc_parked, me_free_rc_after, me_recv_rc;
+
+static void me_parked_receiver(void *arg)
+{
+	uint64_t v;
+	(void)arg;
+	me_recv_rc = smarm_chan_recv(me_parked_ch, &v);
+}
+
+static void me_root_free_under_receiver(void *arg)
+{
+	smarm_pid_t r;
+	uint64_t v = 7;
+	(void)arg;
+	smarm_chan_alloc(&me_parked_ch, sizeof v, NULL);
+	smarm_actor_spawn(&r, me_parked_receiver, NULL, NULL);
+	smarm_actor_yield(); /* the receiver runs and parks (1 worker) */
+	me_free_rc_parked = smarm_chan_receiver_free(me_parked_ch);
+	smarm_chan_send(me_parked_ch, &v);
+	smarm_actor_join(r, NULL, NULL);
+	me_free_rc_after = smarm_chan_receiver_free(me_parked_ch);
+	smarm_chan_sender_free(me_parked_ch);
+}
+
+START_TEST(test_msg_errors_receiver_free_under_parked_receiver_estate)
+{
+	ck_assert_int_eq(harness_run(1, me_root_free_under_receiver, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(me_free_rc_parked, SMARM_ESTATE);
+	ck_assert_int_eq(me_recv_rc, 0);
+	ck_assert_int_eq(me_free_rc_after, 0);
+}
+END_TEST
+
 START_TEST(test_msg_errors_message_layer_codes_have_names)
 {
 	ck_assert_str_eq(smarm_err_name(SMARM_ECLOSED), "SMARM_ECLOSED");
@@ -545,6 +581,8 @@ Suite *smarm_test_msg_errors_suite(void)
 		test_msg_errors_mutex_null_arguments_in_actor_return_einval);
 	tcase_add_test(tc, test_msg_errors_mutex_state_errors_in_actor);
 	tcase_add_test(tc, test_msg_errors_mutex_state_errors_outside_actor);
+	tcase_add_test(
+		tc, test_msg_errors_receiver_free_under_parked_receiver_estate);
 	suite_add_tcase(s, tc);
 	return s;
 }
