@@ -49,6 +49,19 @@ static inline int64_t harness_stat(smarm_node_t *node, int stat)
 	return v;
 }
 
+/* Nanoseconds since t0 (a smarm_now_ns() reading). */
+static inline uint64_t harness_since(uint64_t t0)
+{
+	return smarm_now_ns() - t0;
+}
+
+/* Give up the caller's sender and receiver references of ch. */
+static inline void harness_chan_drop(smarm_chan_t *ch)
+{
+	smarm_chan_sender_free(ch); /* may already be closed: ESTATE is ok */
+	smarm_chan_receiver_free(ch);
+}
+
 /*
  * Open a node with `workers` workers (and optional max_actors, 0 = default),
  * run root(arg), close the node. Asserts the run succeeded and returns how

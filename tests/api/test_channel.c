@@ -42,11 +42,6 @@ static void reset_dtor(void)
 	atomic_store(&dtor_sum, 0);
 }
 
-static uint64_t since(uint64_t t0)
-{
-	return smarm_now_ns() - t0;
-}
-
 static void os_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull),
@@ -145,7 +140,7 @@ static void parks_root(void *arg)
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[0] = smarm_chan_recv(ch, &R.val[0]);
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	R.seen_sent = atomic_load(&R.sent);
 	smarm_actor_join(pid, NULL, NULL);
 	smarm_chan_sender_free(ch);
@@ -222,7 +217,7 @@ static void last_sender_root(void *arg)
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	smarm_chan_sender_free(ch); /* only the child's is left */
 	R.rc[0] = smarm_chan_recv(ch, &R.val[0]);
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_actor_join(pid, NULL, NULL);
 	smarm_chan_receiver_free(ch);
 }
@@ -469,7 +464,7 @@ static void rt_queued_root(void *arg)
 	smarm_chan_send(ch, &v);
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(5000));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
 }
@@ -493,7 +488,7 @@ static void rt_silent_root(void *arg)
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(50));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
 }
@@ -521,7 +516,7 @@ static void rt_wake_root(void *arg)
 	t0 = smarm_now_ns();
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(10000));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_actor_join(pid, NULL, NULL);
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
@@ -553,7 +548,7 @@ static void rt_close_root(void *arg)
 	smarm_actor_spawn(&pid, delayed_actor, &d, NULL);
 	smarm_chan_sender_free(ch);
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(10000));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_actor_join(pid, NULL, NULL);
 	smarm_chan_receiver_free(ch);
 }
@@ -578,7 +573,7 @@ static void rt_zero_root(void *arg)
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], 0);
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_chan_send(ch, &v);
 	R.rc[1] = smarm_chan_recv_timeout(ch, &R.val[1], 0);
 	smarm_chan_sender_free(ch);
@@ -644,7 +639,7 @@ static void rt_usable_root(void *arg)
 	/* A second timeout still waits out its full deadline. */
 	t0 = smarm_now_ns();
 	R.rc[3] = smarm_chan_recv_timeout(ch, &R.val[3], MS(30));
-	R.ns[3] = since(t0);
+	R.ns[3] = harness_since(t0);
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
 }
@@ -680,7 +675,7 @@ static void rt_stale_root(void *arg)
 	smarm_actor_join(pid, NULL, NULL);
 	t0 = smarm_now_ns();
 	smarm_actor_sleep(MS(400));
-	R.ns[1] = since(t0);
+	R.ns[1] = harness_since(t0);
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch);
 }
@@ -706,7 +701,7 @@ static void many_waiter(void *arg)
 	int i = (int)(intptr_t)arg;
 	uint64_t t0 = smarm_now_ns();
 	R.rc[i] = smarm_chan_recv_timeout(many_ch[i], &R.val[i], MS(500));
-	R.ns[i] = since(t0);
+	R.ns[i] = harness_since(t0);
 }
 
 static void many_waiters_root(void *arg)

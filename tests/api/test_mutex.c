@@ -43,11 +43,6 @@ static void ev(int i)
 	R.ev[i] = atomic_fetch_add(&R.seq, 1) + 1;
 }
 
-static uint64_t since(uint64_t t0)
-{
-	return smarm_now_ns() - t0;
-}
-
 static void os_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull),
@@ -202,7 +197,7 @@ static void timeout_child(void *arg)
 	(void)arg;
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_mutex_lock(M, MS(40));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	smarm_chan_send(done_ch, &v);
 	/* The mutex is still usable: this wait is granted on unlock. */
 	R.rc[1] = smarm_mutex_lock(M, MS(10000));
@@ -309,7 +304,7 @@ static void race_root(void *arg)
 		smarm_actor_spawn(&p, racer, NULL, NULL);
 		/* Release somewhere around the racer's deadline. */
 		t0 = smarm_now_ns();
-		while (since(t0) < US(50 + (i % 7) * 40))
+		while (harness_since(t0) < US(50 + (i % 7) * 40))
 			smarm_actor_yield();
 		smarm_mutex_unlock(M);
 		smarm_actor_join(p, NULL, NULL);
@@ -465,7 +460,7 @@ static void reentrant_root(void *arg)
 	R.rc[0] = smarm_mutex_lock(M, MS(1000));
 	t0 = smarm_now_ns();
 	R.rc[1] = smarm_mutex_lock(M, MS(30));
-	R.ns[1] = since(t0);
+	R.ns[1] = harness_since(t0);
 	R.rc[2] = smarm_mutex_lock(M, 0);
 	/* Still held once, by us; the failed relock left no queue entry. */
 	R.rc[3] = smarm_mutex_unlock(M);

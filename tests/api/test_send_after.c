@@ -45,11 +45,6 @@ static void reset(void)
 	atomic_store(&dtor_last, 0);
 }
 
-static uint64_t since(uint64_t t0)
-{
-	return smarm_now_ns() - t0;
-}
-
 /* ----------------------------------------------------------- deliver */
 
 static void deliver_root(void *arg)
@@ -65,7 +60,7 @@ static void deliver_root(void *arg)
 	v = 0; /* the element was copied */
 	R.val[1] = t.id != 0;
 	R.rc[1] = smarm_chan_recv(ch, &R.val[0]);
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	/* Fired: nothing to cancel. */
 	R.rc[2] = smarm_timer_cancel(t);
 	smarm_chan_sender_free(ch);
@@ -314,9 +309,9 @@ static void dead_receiver_root(void *arg)
 	R.val[0] = atomic_load(&dtor_count); /* not yet */
 	/* Wait for the fire (bounded), observing the destructor count. */
 	t0 = smarm_now_ns();
-	while (atomic_load(&dtor_count) == 0 && since(t0) < MS(5000))
+	while (atomic_load(&dtor_count) == 0 && harness_since(t0) < MS(5000))
 		smarm_actor_sleep(MS(5));
-	R.ns[0] = since(t0);
+	R.ns[0] = harness_since(t0);
 	R.val[1] = atomic_load(&dtor_count);
 	R.val[2] = atomic_load(&dtor_last);
 	smarm_chan_sender_free(ch); /* the last reference: frees it */
@@ -349,7 +344,7 @@ static void holds_open_root(void *arg)
 	R.rc[0] = smarm_chan_try_recv(ch, &R.val[0]);
 	t0 = smarm_now_ns();
 	R.rc[1] = smarm_chan_recv(ch, &R.val[1]);
-	R.ns[1] = since(t0);
+	R.ns[1] = harness_since(t0);
 	R.rc[2] = smarm_chan_recv(ch, &R.val[2]);
 	/* No sender left: a new timed send is refused. */
 	R.rc[3] = smarm_chan_send_after(ch, &v, MS(1), NULL);

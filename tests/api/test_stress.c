@@ -12,12 +12,6 @@
 
 #define ST_WORKERS 4
 
-static void st_chan_drop(smarm_chan_t *ch)
-{
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
-}
-
 static void st_nop(void *arg)
 {
 	(void)arg;
@@ -69,9 +63,9 @@ static void st_root_herd(void *arg)
 		st_herd_sum += v;
 	}
 	for (int i = 0; i < ST_HERD; i++)
-		st_chan_drop(st_herd_ch[i]);
-	st_chan_drop(st_herd_ready);
-	st_chan_drop(st_herd_ack);
+		harness_chan_drop(st_herd_ch[i]);
+	harness_chan_drop(st_herd_ready);
+	harness_chan_drop(st_herd_ack);
 }
 
 START_TEST(test_stress_thundering_herd_all_wake)
@@ -546,9 +540,9 @@ static void st_root_stop_race(void *arg)
 		else
 			atomic_fetch_add(&st_srw_other, 1);
 		smarm_actor_join(s, NULL, NULL);
-		st_chan_drop(st_srw_ch);
+		harness_chan_drop(st_srw_ch);
 	}
-	st_chan_drop(st_srw_ready);
+	harness_chan_drop(st_srw_ready);
 }
 
 START_TEST(test_stress_stop_racing_wake_ends_once)
@@ -618,7 +612,7 @@ static void st_root_mass_stop(void *arg)
 		if (how == SMARM_EXIT_STOPPED)
 			atomic_fetch_add(&st_mass_stopped, 1);
 	}
-	st_chan_drop(st_mass_never);
+	harness_chan_drop(st_mass_never);
 }
 
 START_TEST(test_stress_mass_stop_ends_every_actor)
