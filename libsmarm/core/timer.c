@@ -177,6 +177,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 {
 	struct smarm__send_timer *st = malloc(sizeof *st + len);
 	struct smarm__timer_ent e;
+	uint64_t new_id;
 	int rc;
 
 	if (st == NULL)
@@ -195,19 +196,21 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	e.st = st;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
-	st->id = n->tm_seq + 1; /* heap_push assigns this seq */
+	new_id = n->tm_seq + 1; /* heap_push assigns this seq */
+	st->id = new_id;
 	rc = map_put(n, st);
 	if (rc == 0) {
 		rc = heap_push(n, &e);
 		if (rc != 0)
-			map_take(n, st->id);
+			map_take(n, new_id);
 	}
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 	if (rc != 0) {
 		free(st);
 		return rc;
 	}
-	*id = st->id;
+	/* Not st->id: once unlocked, st may already have fired and gone. */
+	*id = new_id;
 	return 0;
 }
 
