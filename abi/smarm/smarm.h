@@ -272,6 +272,9 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  *                           pool plus the workers' small caches).
  * SMARM_STAT_WORKERS        worker threads of a run.
  * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
+ * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
+ *                           most one per actor for its latest bounded wait
+ *                           (sleep, recv_timeout, select_timeout, lock).
  */
 enum smarm_stat {
 	SMARM_STAT_LIVE_ACTORS = 1,
@@ -281,6 +284,7 @@ enum smarm_stat {
 	SMARM_STAT_STACK_POOL = 5,
 	SMARM_STAT_WORKERS = 6,
 	SMARM_STAT_SPAWNED = 7,
+	SMARM_STAT_TIMERS = 8,
 };
 
 /*

@@ -115,6 +115,8 @@ struct smarm__slot {
 	intptr_t reason;	/* crash reason */
 	uint64_t joiner;	/* cold: pid id of the joining actor */
 	uint32_t joiner_epoch;	/* cold */
+	uint32_t tm_pos;	/* TIMERS lock: heap index of this slot's
+				   live wake entry, or SMARM__NO_INDEX */
 	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
 				   compare it, so an entry outlives no wrap
 				   of the 24-bit epoch */
@@ -166,6 +168,7 @@ struct smarm__timer_ent {
 	uint64_t pid;	/* sleep/wait wake target, or 0 */
 	uint32_t epoch;
 	struct smarm__send_timer *st; /* timed send, or NULL */
+	struct smarm__slot *slot;     /* wake entry's slot, or NULL */
 };
 
 /*

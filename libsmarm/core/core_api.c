@@ -275,6 +275,11 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 	case SMARM_STAT_WORKERS:
 		*out = n->workers_n;
 		return 0;
+	case SMARM_STAT_TIMERS:
+		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+		*out = n->tm_len;
+		smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+		return 0;
 	case SMARM_STAT_SPAWNED:
 		*out = (int64_t)atomic_load(&n->spawned);
 		return 0;

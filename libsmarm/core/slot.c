@@ -89,6 +89,7 @@ static int grow(struct smarm_node *n)
 		return SMARM_ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
 		seg[i].index = have + i;
+		seg[i].tm_pos = SMARM__NO_INDEX;
 		atomic_init(&seg[i].word, W_MAKE(1, 0, ST_VACANT));
 		seg[i].next_free =
 			(i + 1 < count) ? have + i + 1 : SMARM__NO_INDEX;

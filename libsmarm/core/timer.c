@@ -36,22 +36,46 @@ static bool ent_less(const struct smarm__timer_ent *a,
 	       (a->deadline == b->deadline && a->seq < b->seq);
 }
 
+/*
+ * Wake-entry tracking: an actor waits on one thing at a time, so it has at
+ * most one live wake entry; slot->tm_pos is that entry's heap index (or
+ * SMARM__NO_INDEX), kept up to date as entries move. An entry is the
+ * tracked one iff its slot's tm_pos equals its own index. A new wait's
+ * insert removes the previous (necessarily stale) entry, so the heap holds
+ * at most one wake entry per actor plus the timed sends, however many
+ * bounded waits end early.
+ */
+static void place(struct smarm__timer_ent *h, uint32_t to,
+		  const struct smarm__timer_ent *e, bool tracked)
+{
+	h[to] = *e;
+	if (tracked)
+		e->slot->tm_pos = to;
+}
+
+static bool is_tracked(const struct smarm__timer_ent *h, uint32_t i)
+{
+	return h[i].slot != NULL && h[i].slot->tm_pos == i;
+}
+
 static void sift_up(struct smarm__timer_ent *h, uint32_t i)
 {
 	struct smarm__timer_ent e = h[i];
+	bool tracked = is_tracked(h, i);
 	while (i > 0) {
 		uint32_t p = (i - 1) / 2;
 		if (!ent_less(&e, &h[p]))
 			break;
-		h[i] = h[p];
+		place(h, i, &h[p], is_tracked(h, p));
 		i = p;
 	}
-	h[i] = e;
+	place(h, i, &e, tracked);
 }
 
 static void sift_down(struct smarm__timer_ent *h, uint32_t len, uint32_t i)
 {
 	struct smarm__timer_ent e = h[i];
+	bool tracked = is_tracked(h, i);
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= len)
@@ -60,15 +84,39 @@ static void sift_down(struct smarm__timer_ent *h, uint32_t len, uint32_t i)
 			c++;
 		if (!ent_less(&h[c], &e))
 			break;
-		h[i] = h[c];
+		place(h, i, &h[c], is_tracked(h, c));
 		i = c;
 	}
-	h[i] = e;
+	place(h, i, &e, tracked);
+}
+
+/* Under tm_lock: take the entry at index k out of the heap into *out. */
+static void heap_remove(struct smarm_node *n, uint32_t k,
+			struct smarm__timer_ent *out)
+{
+	struct smarm__timer_ent *h = n->tm_heap;
+	uint32_t last = --n->tm_len;
+	*out = h[k];
+	if (is_tracked(h, k))
+		h[k].slot->tm_pos = SMARM__NO_INDEX;
+	if (k == last)
+		return;
+	place(h, k, &h[last], is_tracked(h, last));
+	if (k > 0 && ent_less(&h[k], &h[(k - 1) / 2]))
+		sift_up(h, k);
+	else
+		sift_down(h, n->tm_len, k);
 }
 
 /* Under tm_lock. */
 static int heap_push(struct smarm_node *n, struct smarm__timer_ent *e)
 {
+	struct smarm__slot *s = e->slot;
+	if (s != NULL && s->tm_pos < n->tm_len &&
+	    n->tm_heap[s->tm_pos].slot == s) {
+		struct smarm__timer_ent stale;
+		heap_remove(n, s->tm_pos, &stale); /* its wait is over */
+	}
 	if (n->tm_len == n->tm_cap) {
 		uint32_t cap = n->tm_cap ? n->tm_cap * 2 : 64;
 		struct smarm__timer_ent *h =
@@ -80,6 +128,8 @@ static int heap_push(struct smarm_node *n, struct smarm__timer_ent *e)
 	}
 	e->seq = ++n->tm_seq;
 	n->tm_heap[n->tm_len] = *e;
+	if (s != NULL)
+		s->tm_pos = n->tm_len; /* tracked from the start */
 	sift_up(n->tm_heap, n->tm_len++);
 	smarm__timer_note(n, e->deadline);
 	return 0;
@@ -164,6 +214,7 @@ int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
 	e.pid = smarm__slot_pid(me);
 	e.epoch = epoch;
 	e.st = NULL;
+	e.slot = me;
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	rc = heap_push(n, &e);
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -194,6 +245,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	e.waits = 0;
 	e.epoch = 0;
 	e.st = st;
+	e.slot = NULL;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	new_id = n->tm_seq + 1; /* heap_push assigns this seq */
@@ -292,10 +344,8 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 		}
 		while (got < FIRE_BATCH && n->tm_len > 0 &&
 		       n->tm_heap[0].deadline <= now) {
-			struct smarm__timer_ent e = n->tm_heap[0];
-			n->tm_heap[0] = n->tm_heap[--n->tm_len];
-			if (n->tm_len > 0)
-				sift_down(n->tm_heap, n->tm_len, 0);
+			struct smarm__timer_ent e;
+			heap_remove(n, 0, &e);
 			if (e.st != NULL && e.st->cancelled) {
 				if (popped_cancelled(e.st))
 					free(e.st);
@@ -326,7 +376,8 @@ void smarm__timers_clear(struct smarm_node *n)
 		struct smarm__send_timer *st = NULL;
 		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 		while (n->tm_len > 0 && st == NULL) {
-			struct smarm__timer_ent e = n->tm_heap[--n->tm_len];
+			struct smarm__timer_ent e;
+			heap_remove(n, n->tm_len - 1, &e);
 			if (e.st == NULL)
 				continue;
 			if (e.st->cancelled) {

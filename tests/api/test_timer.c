@@ -296,6 +296,54 @@ START_TEST(test_timer_sleep_huge_duration_does_not_return_early)
 }
 END_TEST
 
+/* Bounded waits that end early leave no pile of timer entries behind. */
+static smarm_chan_t *tb_ping, *tb_pong;
+static int64_t tb_timers_after;
+static int tb_errors;
+
+static void tb_ponger(void *arg)
+{
+	uint64_t v;
+	(void)arg;
+	while (smarm_chan_recv_timeout(tb_ping, &v, MS(60000)) == 0)
+		if (smarm_chan_send(tb_pong, &v) != 0)
+			tb_errors++;
+}
+
+static void tb_root(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	smarm_chan_alloc(&tb_ping, sizeof(uint64_t), NULL);
+	smarm_chan_alloc(&tb_pong, sizeof(uint64_t), NULL);
+	smarm_actor_spawn(&p, tb_ponger, NULL, NULL);
+	for (uint64_t i = 0; i < 20000; i++) {
+		uint64_t r = 0;
+		smarm_chan_send(tb_ping, &i);
+		if (smarm_chan_recv_timeout(tb_pong, &r, MS(60000)) != 0 ||
+		    r != i)
+			tb_errors++;
+	}
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_TIMERS,
+			   &tb_timers_after);
+	smarm_chan_sender_free(tb_ping); /* closes: the ponger ends */
+	smarm_actor_join(p, NULL, NULL);
+	harness_chan_drop(tb_pong);
+	smarm_chan_receiver_free(tb_ping);
+}
+
+START_TEST(test_timer_early_ended_waits_leave_one_entry_per_actor)
+{
+	tb_errors = 0;
+	tb_timers_after = -1;
+	ck_assert_int_eq(harness_run(1, tb_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(tb_errors, 0);
+	/* 40000 waits armed a 60 s timer; only the two latest remain. */
+	ck_assert_int_le(tb_timers_after, 2);
+	ck_assert_int_ge(tb_timers_after, 1);
+}
+END_TEST
+
 Suite *smarm_test_timer_suite(void)
 {
 	Suite *s = suite_create("timer");
@@ -308,6 +356,8 @@ Suite *smarm_test_timer_suite(void)
 	tcase_add_test(tc, test_timer_sleepers_wake_in_deadline_order);
 	tcase_add_test(tc,
 		       test_timer_sleep_huge_duration_does_not_return_early);
+	tcase_add_test(tc,
+		       test_timer_early_ended_waits_leave_one_entry_per_actor);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("load");
