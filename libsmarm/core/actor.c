@@ -100,11 +100,14 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		/*
 		 * Nor may an earlier one's wake cut a handler's wait short:
 		 * request_stop wakes under this lock, so taking it here means
-		 * any such wake has landed and is eaten now.
+		 * any such wake has landed and is eaten now. Only handlers
+		 * can wait from here on, so without any this is skipped.
 		 */
-		smarm__lock(&s->cold, SMARM__RANK_LEAF);
-		smarm__clear_notify(s);
-		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		if (s->cl_len > 0) {
+			smarm__lock(&s->cold, SMARM__RANK_LEAF);
+			smarm__clear_notify(s);
+			smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		}
 	}
 	if (s->wc_fn != NULL) {
 		void (*undo)(void *, struct smarm__slot *) = s->wc_fn;
