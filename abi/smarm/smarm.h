@@ -572,8 +572,10 @@ SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
  * smarm_chan_receiver_free() - give up the receiver reference. Queued
  * elements are destroyed (elem_free runs on each, outside any lock).
  * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE already freed,
- * or an actor is parked receiving on ch (recv or select; nothing freed).
- * Thread-safety: any thread. Since: SMARM_0.1.
+ * or an actor is inside a recv or select wait on ch (parked, or woken and
+ * not yet resumed; nothing is freed).
+ * Thread-safety: any thread; but the receiver reference must not be freed
+ * while its actor may still start a receive on ch. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
 

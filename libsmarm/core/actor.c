@@ -101,9 +101,10 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		 * Nor may an earlier one's wake cut a handler's wait short:
 		 * request_stop wakes under this lock, so taking it here means
 		 * any such wake has landed and is eaten now. Only handlers
-		 * can wait from here on, so without any this is skipped.
+		 * and the wait-undo hook (an element destructor) can wait
+		 * from here on; without either this is skipped.
 		 */
-		if (s->cl_len > 0) {
+		if (s->cl_len > 0 || s->wc_fn != NULL) {
 			smarm__lock(&s->cold, SMARM__RANK_LEAF);
 			smarm__clear_notify(s);
 			smarm__unlock(&s->cold, SMARM__RANK_LEAF);
@@ -209,6 +210,7 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid)
 void smarm__stop_all(struct smarm_node *n)
 {
 	atomic_store_explicit(&n->stopping, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with spawn */
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
 		struct smarm__slot *s = smarm__slot_at(n, i);

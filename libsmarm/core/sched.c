@@ -255,6 +255,13 @@ static void idle(struct smarm__worker *w)
 		}
 	}
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
+	atomic_thread_fence(memory_order_seq_cst);
+	/*
+	 * Decide to scan only after our idle bit is published and fenced: a
+	 * worker that fills its slot after this sees either our scanner
+	 * count or our idle bit (and wakes us), never neither.
+	 */
 	if (n->workers_started > 1 && others_busy(w)) {
 		uint64_t scan = smarm__clock_ns() + SLOT_SCAN_NS;
 		if (deadline == 0 || scan < deadline)
@@ -263,14 +270,18 @@ static void idle(struct smarm__worker *w)
 		atomic_fetch_add_explicit(&n->scanners, 1,
 					  memory_order_seq_cst);
 	}
-	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
-	atomic_thread_fence(memory_order_seq_cst);
 	if (!has_work(w))
 		parker_park(&n->parkers[w->id], deadline);
-	if (scanning)
-		atomic_fetch_sub_explicit(&n->scanners, 1,
-					  memory_order_seq_cst);
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
+	/*
+	 * The last scanner leaving while others run hands the role on, as
+	 * the timekeeper does, or an entry filled meanwhile could strand.
+	 */
+	if (scanning &&
+	    atomic_fetch_sub_explicit(&n->scanners, 1, memory_order_seq_cst) ==
+		    1 &&
+	    others_busy(w))
+		smarm__wake_one_if_idle(n);
 
 	if (keeper) {
 		/* Disarm before firing (INV-2): fired sends may insert. */
@@ -330,8 +341,9 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish) {
 		uint64_t old;
-		if (atomic_load_explicit(&n->workers_started,
-					 memory_order_relaxed) == 1) {
+		bool shared = atomic_load_explicit(&n->workers_started,
+						   memory_order_relaxed) > 1;
+		if (!shared) {
 			/* No thief exists with one worker: plain access. */
 			old = atomic_load_explicit(&w->next,
 						   memory_order_relaxed);
@@ -339,7 +351,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 					      memory_order_relaxed);
 		} else {
 			old = atomic_exchange_explicit(&w->next, pid,
-						       memory_order_acq_rel);
+						       memory_order_seq_cst);
 		}
 		atomic_store_explicit(
 			&w->next_seq,
@@ -347,20 +359,15 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
-		/*
-		 * No idle worker is woken for the slot: it could not take the
-		 * actor from here, and this worker runs it as soon as the
-		 * current actor stops.
-		 */
 		if (old != 0)
-			smarm__enqueue(n, old);
+			smarm__enqueue(n, old); /* displaced: shared queue */
 		/*
 		 * Make sure some idle worker is scanning slots, so this entry
-		 * cannot be stranded if our actor then runs long.
+		 * cannot be stranded if our actor then runs long (the seq_cst
+		 * fill above pairs with idle()'s scanner count).
 		 */
-		else if (n->workers_started > 1 &&
-			 atomic_load_explicit(&n->scanners,
-					      memory_order_relaxed) == 0)
+		if (shared && atomic_load_explicit(&n->scanners,
+						   memory_order_seq_cst) == 0)
 			smarm__wake_one_if_idle(n);
 		return;
 	}

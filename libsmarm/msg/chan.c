@@ -141,7 +141,8 @@ int smarm_chan_receiver_free(smarm_chan_t *ch)
 	if (ch == NULL)
 		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver || ch->waiter.node != NULL) {
+	if (!ch->receiver || ch->waiter.node != NULL ||
+	    __atomic_load_n(&ch->receiving, __ATOMIC_ACQUIRE) != 0) {
 		/*
 		 * Already freed, or an actor is parked receiving (in recv or
 		 * select): freeing under it would strand it, or free the
@@ -284,19 +285,40 @@ int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 		ch->waiter.pid = pid;
 		ch->waiter.epoch = epoch;
 		ch->rwait = NULL;
+		__atomic_store_n(&ch->receiving, pid, __ATOMIC_RELAXED);
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
 }
 
-void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
+/* Under ch->lock: drop pid's registration and its receiving mark. */
+static void chan_unmark(smarm_chan_t *ch, uint64_t pid)
 {
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (ch->waiter.node != NULL && ch->waiter.pid == pid) {
 		ch->waiter.node = NULL;
 		ch->rwait = NULL;
 	}
+	if (__atomic_load_n(&ch->receiving, __ATOMIC_RELAXED) == pid)
+		__atomic_store_n(&ch->receiving, 0, __ATOMIC_RELEASE);
+}
+
+/* pid leaves its wait on ch for good: it will not touch ch after this. */
+void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
+{
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	chan_unmark(ch, pid);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+}
+
+/* smarm__chan_disarm, reporting in the same hold whether ch is ready. */
+bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid)
+{
+	bool ready;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	chan_unmark(ch, pid);
+	ready = smarm__chan_ready(ch) || !ch->receiver;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return ready;
 }
 
 /*
@@ -309,8 +331,8 @@ static void recv_undo(void *arg, struct smarm__slot *me)
 	struct smarm__recv_wait *rw = arg;
 	smarm_chan_t *ch = rw->ch;
 	bool delivered;
-	smarm__chan_disarm(ch, smarm__slot_pid(me));
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	chan_unmark(ch, smarm__slot_pid(me));
 	delivered = rw->delivered;
 	rw->delivered = false;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -345,10 +367,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 		bool parked = false;
 
 		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-		if (ch->waiter.node != NULL && ch->waiter.pid == pid) {
-			ch->waiter.node = NULL;
-			ch->rwait = NULL;
-		}
+		chan_unmark(ch, pid);
 		if (rw.delivered) {
 			rc = 0; /* handed over while a timer woke us */
 		} else if (!ch->receiver) {
@@ -367,6 +386,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			ch->waiter.pid = pid;
 			ch->waiter.epoch = e;
 			ch->rwait = &rw;
+			__atomic_store_n(&ch->receiving, pid, __ATOMIC_RELAXED);
 			parked = true;
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -378,8 +398,8 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			if (rc != 0) {
 				/* A sender may have handed over meanwhile. */
 				bool got;
-				smarm__chan_disarm(ch, pid);
 				smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+				chan_unmark(ch, pid);
 				got = rw.delivered;
 				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 				smarm__retire_wait(me);
@@ -391,8 +411,14 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 		me->wc_arg = &rw;
 		smarm__park(me);
 		me->wc_fn = NULL;
-		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-			return 0; /* the sender cleared our registration */
+		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE)) {
+			/*
+			 * The sender cleared our registration; the receiving
+			 * mark is ours to drop, and we touch ch no more.
+			 */
+			__atomic_store_n(&ch->receiving, 0, __ATOMIC_RELEASE);
+			return 0;
+		}
 	}
 }
 
@@ -496,16 +522,15 @@ static int do_select(smarm_chan_t *const arms[], size_t n, uint64_t deadline,
 		me->wc_arg = &set;
 		smarm__park(me);
 		me->wc_fn = NULL;
-		select_disarm(&set, n);
-		for (i = 0; i < n; i++) {
-			bool r;
-			smarm__lock(&arms[i]->lock, SMARM__RANK_CHANNEL);
-			r = smarm__chan_ready(arms[i]) || !arms[i]->receiver;
-			smarm__unlock(&arms[i]->lock, SMARM__RANK_CHANNEL);
-			if (r) {
-				*ready = i;
-				return 0;
-			}
+		/* Disarm every arm, noting the first ready one on the way. */
+		size_t first = n;
+		for (i = 0; i < n; i++)
+			if (smarm__chan_disarm_ready(arms[i], set.pid) &&
+			    first == n)
+				first = i;
+		if (first < n) {
+			*ready = first;
+			return 0;
 		}
 		if (timed && smarm__clock_ns() >= deadline)
 			return SMARM_ETIMEDOUT;

@@ -23,6 +23,11 @@ struct smarm_chan {
 	bool receiver;		  /* receiver reference still held */
 	struct smarm__waiter waiter;	/* parked receiver, node NULL if none */
 	struct smarm__recv_wait *rwait; /* its out buffer (recv), or NULL */
+	uint64_t receiving; /* atomic: pid of the actor inside a recv or
+			       select wait on ch (0: none); set under lock,
+			       cleared only by that actor, once it will not
+			       touch ch again: receiver_free refuses while
+			       it is set (the woken-not-yet-resumed window) */
 };
 
 /*
@@ -41,6 +46,7 @@ struct smarm__recv_wait {
 int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 		    uint32_t epoch, bool *ready);
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);
+bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid);
 bool smarm__chan_ready(smarm_chan_t *ch);
 
 #endif /* SMARM_MSG_H */

@@ -207,6 +207,48 @@ START_TEST(test_races_slot_entry_not_stranded_when_all_idle)
 }
 END_TEST
 
+/* --------------------- receiver_free while a woken receiver resumes */
+
+static smarm_chan_t *rf_ch;
+static int rf_recv_rc, rf_free_rc, rf_free_rc_after;
+
+static void rf_receiver(void *arg)
+{
+	uint64_t v;
+	if (arg != NULL) {
+		size_t r;
+		smarm_chan_t *arms[1] = { rf_ch };
+		rf_recv_rc = smarm_select(arms, 1, &r);
+	} else {
+		rf_recv_rc = smarm_chan_recv(rf_ch, &v);
+	}
+}
+
+static void rf_root(void *arg)
+{
+	smarm_pid_t r;
+	smarm_chan_alloc(&rf_ch, sizeof(uint64_t), NULL);
+	smarm_actor_spawn(&r, rf_receiver, arg, NULL);
+	smarm_actor_yield();	       /* the receiver parks (1 worker) */
+	smarm_chan_sender_free(rf_ch); /* closes: wakes the receiver */
+	/* Woken but not resumed: freeing now would pull ch from under it. */
+	rf_free_rc = smarm_chan_receiver_free(rf_ch);
+	smarm_actor_join(r, NULL, NULL);
+	rf_free_rc_after = smarm_chan_receiver_free(rf_ch);
+}
+
+/* Loop test: _i 0 receives with recv, _i 1 with select. */
+START_TEST(test_races_receiver_free_under_woken_receiver_refused)
+{
+	rf_recv_rc = rf_free_rc = rf_free_rc_after = 99;
+	ck_assert_int_eq(harness_run(1, rf_root, _i ? (void *)1 : NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(rf_free_rc, SMARM_ESTATE);
+	ck_assert_int_eq(rf_recv_rc, _i ? 0 : SMARM_ECLOSED);
+	ck_assert_int_eq(rf_free_rc_after, 0);
+}
+END_TEST
+
 Suite *smarm_test_races_suite(void)
 {
 	Suite *s = suite_create("races");
@@ -216,6 +258,9 @@ Suite *smarm_test_races_suite(void)
 	tcase_add_test(tc,
 		       test_races_stop_wake_does_not_cut_cleanup_wait_short);
 	tcase_add_test(tc, test_races_slot_entry_not_stranded_when_all_idle);
+	tcase_add_loop_test(
+		tc, test_races_receiver_free_under_woken_receiver_refused, 0,
+		2);
 	suite_add_tcase(s, tc);
 	return s;
 }
