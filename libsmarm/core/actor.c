@@ -174,7 +174,10 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__slot_free(n, s->index);
 	if (is_root)
 		smarm__stop_all(n);
-	atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
+	int64_t before =
+		atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
+	SMARM_ASSERT(before > 0); /* else: an actor finalized twice */
+	(void)before;
 }
 
 int smarm__request_stop(struct smarm_node *n, uint64_t pid)

@@ -429,7 +429,6 @@ static inline uint64_t smarm__deadline_after(uint64_t ns)
 }
 
 /* ---- misc ---- */
-uint64_t smarm__cycles_per_ns_q16(void);
 uint64_t smarm__ns_to_cycles(uint64_t ns);
 
 #endif /* SMARM_CORE_H */

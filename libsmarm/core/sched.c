@@ -69,6 +69,10 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
+	/* Only a QUEUED actor of this generation is ever pushed (INV-1). */
+	SMARM_ASSERT(W_STATE(atomic_load_explicit(
+			     &smarm__slot_at(n, PID_IDX(pid))->word,
+			     memory_order_relaxed)) == ST_QUEUED);
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	if (SMARM_NEVER(len >= n->rq_cap))
