@@ -384,8 +384,7 @@ static void ae_root_detach_errors(void *arg)
 		smarm_actor_join(ae_self_reported, NULL, NULL);
 	ae_open_gate(1);
 	smarm_actor_yield();
-	smarm_chan_sender_free(ae_gate);
-	smarm_chan_receiver_free(ae_gate);
+	harness_chan_drop(ae_gate);
 }
 
 START_TEST(test_actor_errors_detach_and_join_state_errors)
@@ -425,8 +424,7 @@ static void ae_root_second_joiner(void *arg)
 	ae_detach_joined_rc = smarm_actor_detach(ae_target);
 	ae_open_gate(1);
 	smarm_actor_join(j, NULL, NULL);
-	smarm_chan_sender_free(ae_gate);
-	smarm_chan_receiver_free(ae_gate);
+	harness_chan_drop(ae_gate);
 }
 
 START_TEST(test_actor_errors_second_joiner_returns_estate)
@@ -455,8 +453,7 @@ static void ae_root_stopped_joiner(void *arg)
 	smarm_actor_join(j, &ae_stopped_joiner_how, NULL);
 	ae_open_gate(1);
 	ae_late_join_rc = smarm_actor_join(ae_target, NULL, NULL);
-	smarm_chan_sender_free(ae_gate);
-	smarm_chan_receiver_free(ae_gate);
+	harness_chan_drop(ae_gate);
 }
 
 START_TEST(test_actor_errors_stopped_joiner_releases_join)

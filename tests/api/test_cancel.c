@@ -18,8 +18,7 @@ static void cn_ready_open(void)
 
 static void cn_ready_close(void)
 {
-	smarm_chan_sender_free(cn_ready);
-	smarm_chan_receiver_free(cn_ready);
+	harness_chan_drop(cn_ready);
 }
 
 static void cn_signal_ready(void)
@@ -120,8 +119,7 @@ static void cn_root_stop_receiver(void *arg)
 	cn_join_rc = smarm_actor_join(p, &cn_how, NULL);
 	/* its registration was removed: a send does not touch the dead pid */
 	cn_send_after_stop_rc = smarm_chan_send(cn_never, &v);
-	smarm_chan_sender_free(cn_never);
-	smarm_chan_receiver_free(cn_never);
+	harness_chan_drop(cn_never);
 	cn_ready_close();
 }
 
@@ -167,8 +165,7 @@ static void cn_root_stop_queued(void *arg)
 	cn_q_alive_before = atomic_load(&cn_q_started) == 0;
 	cn_stop_rc = smarm_actor_stop(p);
 	cn_join_rc = smarm_actor_join(p, &cn_how, NULL);
-	smarm_chan_sender_free(cn_never);
-	smarm_chan_receiver_free(cn_never);
+	harness_chan_drop(cn_never);
 }
 
 START_TEST(test_cancel_stop_while_queued_lands_at_first_park)
@@ -311,8 +308,7 @@ static void cn_root_paths(void *arg)
 	smarm_actor_stop(p[PATH_STOP]);
 	for (int i = 0; i < PATH_N; i++)
 		smarm_actor_join(p[i], &cn_path_how[i], &cn_path_reason[i]);
-	smarm_chan_sender_free(cn_path_gate);
-	smarm_chan_receiver_free(cn_path_gate);
+	harness_chan_drop(cn_path_gate);
 }
 
 START_TEST(test_cancel_cleanups_run_newest_first_on_every_path)
@@ -465,8 +461,7 @@ static void cn_root_blocking_cleanup(void *arg)
 	smarm_actor_yield();
 	smarm_actor_stop(p);
 	cn_join_rc = smarm_actor_join(p, &cn_how, NULL);
-	smarm_chan_sender_free(cn_never);
-	smarm_chan_receiver_free(cn_never);
+	harness_chan_drop(cn_never);
 	cn_ready_close();
 }
 

@@ -143,8 +143,7 @@ static void parks_root(void *arg)
 	R.ns[0] = harness_since(t0);
 	R.seen_sent = atomic_load(&R.sent);
 	smarm_actor_join(pid, NULL, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_on_empty_parks_until_send)
@@ -398,8 +397,7 @@ static void second_receiver_root(void *arg)
 	/* The first receiver is undisturbed and still gets the message. */
 	smarm_chan_send(ch, &v);
 	smarm_actor_join(pid, NULL, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_second_receiver_while_parked_returns_estate)
@@ -434,8 +432,7 @@ static void stopped_receiver_root(void *arg)
 	R.rc[2] = smarm_chan_recv_timeout(ch, &R.val[2], MS(10));
 	smarm_chan_send(ch, &v);
 	R.rc[3] = smarm_chan_recv(ch, &R.val[3]);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_stopped_receiver_unregisters_new_receiver_works)
@@ -465,8 +462,7 @@ static void rt_queued_root(void *arg)
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(5000));
 	R.ns[0] = harness_since(t0);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_queued_message_returns_immediately)
@@ -489,8 +485,7 @@ static void rt_silent_root(void *arg)
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(50));
 	R.ns[0] = harness_since(t0);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_silent_channel_times_out_after_deadline)
@@ -518,8 +513,7 @@ static void rt_wake_root(void *arg)
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(10000));
 	R.ns[0] = harness_since(t0);
 	smarm_actor_join(pid, NULL, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_send_wakes_promptly)
@@ -602,8 +596,7 @@ static void rt_zero_timer_root(void *arg)
 	R.rc[1] = smarm_chan_send_after(ch, &v, 0, NULL);
 	/* The timer is due now; a zero-timeout receive lets it run first. */
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], 0);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_zero_runs_due_timers_first)
@@ -640,8 +633,7 @@ static void rt_usable_root(void *arg)
 	t0 = smarm_now_ns();
 	R.rc[3] = smarm_chan_recv_timeout(ch, &R.val[3], MS(30));
 	R.ns[3] = harness_since(t0);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_channel_usable_after_timeout)
@@ -676,8 +668,7 @@ static void rt_stale_root(void *arg)
 	t0 = smarm_now_ns();
 	smarm_actor_sleep(MS(400));
 	R.ns[1] = harness_since(t0);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_stale_timer_does_not_shorten_sleep)
@@ -724,8 +715,7 @@ static void many_waiters_root(void *arg)
 	for (int i = 0; i < NWAIT; i++)
 		smarm_actor_join(pids[i], NULL, NULL);
 	for (int i = 0; i < NWAIT; i++) {
-		smarm_chan_sender_free(many_ch[i]);
-		smarm_chan_receiver_free(many_ch[i]);
+		harness_chan_drop(many_ch[i]);
 	}
 }
 
@@ -764,8 +754,7 @@ static void rt_huge_root(void *arg)
 	/* ~584 years: effectively forever, must not wrap into the past. */
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], UINT64_MAX);
 	smarm_actor_join(pid, NULL, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_recv_timeout_huge_timeout_waits_for_send)
@@ -809,8 +798,7 @@ static void thread_send_root(void *arg)
 	R.rc[0] = smarm_chan_recv_timeout(ch, &R.val[0], MS(10000));
 	R.seen_sent = atomic_load(&R.sent);
 	pthread_join(th, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_channel_send_from_os_thread_wakes_parked_receiver)
@@ -935,8 +923,7 @@ static void sizes_root(void *arg)
 			else
 				R.count++;
 		}
-		smarm_chan_sender_free(ch);
-		smarm_chan_receiver_free(ch);
+		harness_chan_drop(ch);
 		free(in);
 		free(out);
 	}

@@ -60,8 +60,7 @@ START_TEST(test_cross_thread_wake_pthread_send_wakes_parked_receiver)
 	ck_assert_int_eq(xt_value, 31337);
 	ck_assert_uint_ge(xt_recv_elapsed, MS(150));
 	ck_assert_elapsed_lt(xt_recv_elapsed, MS(3000));
-	smarm_chan_sender_free(xt_ch);
-	smarm_chan_receiver_free(xt_ch);
+	harness_chan_drop(xt_ch);
 }
 END_TEST
 

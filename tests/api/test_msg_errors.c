@@ -265,8 +265,7 @@ static void second_receiver_root(void *arg)
 	v = 4;
 	smarm_chan_send(ch, &v);
 	smarm_actor_join(p, NULL, NULL);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_msg_errors_recv_second_receiver_returns_estate)
@@ -315,8 +314,7 @@ static void select_errors_root(void *arg)
 	R.rc[14] = smarm_select_timeout((smarm_chan_t *const[]){ gone }, 1,
 					MS(10), &idx);
 	smarm_chan_sender_free(gone);
-	smarm_chan_sender_free(a);
-	smarm_chan_receiver_free(a);
+	harness_chan_drop(a);
 }
 
 START_TEST(test_msg_errors_select_every_error_in_actor)

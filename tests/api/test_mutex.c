@@ -119,8 +119,7 @@ static void parks_root(void *arg)
 	smarm_actor_join(b, NULL, NULL);
 	smarm_actor_join(c, NULL, NULL);
 	R.rc[1] = smarm_mutex_free(M);
-	smarm_chan_sender_free(done_ch);
-	smarm_chan_receiver_free(done_ch);
+	harness_chan_drop(done_ch);
 }
 
 START_TEST(test_mutex_contention_parks_actor_not_worker)
@@ -221,8 +220,7 @@ static void timeout_root(void *arg)
 	R.rc[3] = smarm_mutex_try_lock(M);
 	R.rc[4] = smarm_mutex_unlock(M);
 	R.rc[5] = smarm_mutex_free(M);
-	smarm_chan_sender_free(done_ch);
-	smarm_chan_receiver_free(done_ch);
+	harness_chan_drop(done_ch);
 }
 
 START_TEST(test_mutex_lock_timeout_returns_etimedout_mutex_still_usable)
@@ -711,8 +709,7 @@ static void thread_root(void *arg)
 	R.rc[3] = smarm_mutex_unlock(M);
 	pthread_join(th, NULL);
 	R.rc[8] = smarm_mutex_free(M);
-	smarm_chan_sender_free(thr_ch);
-	smarm_chan_receiver_free(thr_ch);
+	harness_chan_drop(thr_ch);
 }
 
 START_TEST(test_mutex_lock_from_os_thread_excludes_actors)

@@ -48,8 +48,7 @@ static void rc_root_cancel_at_deadline(void *arg)
 				atomic_fetch_add(&rc_drops, 1);
 		}
 	}
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_races_cancel_at_deadline_drops_each_element_once)
@@ -191,10 +190,8 @@ static void ws_root(void *arg)
 	smarm_actor_join(a, NULL, NULL);
 	smarm_actor_join(b, NULL, NULL);
 	pthread_join(th, NULL);
-	smarm_chan_sender_free(ws_in);
-	smarm_chan_receiver_free(ws_in);
-	smarm_chan_sender_free(ws_out);
-	smarm_chan_receiver_free(ws_out);
+	harness_chan_drop(ws_in);
+	harness_chan_drop(ws_out);
 }
 
 START_TEST(test_races_slot_entry_not_stranded_when_all_idle)

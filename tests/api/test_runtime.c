@@ -224,8 +224,7 @@ static void rt_root_pairs(void *arg)
 		smarm_actor_join(p[i], NULL, NULL);
 	for (int i = 0; i < RT_PAIRS; i++) {
 		smarm_chan_receiver_free(rt_pairs[i].ping);
-		smarm_chan_sender_free(rt_pairs[i].pong);
-		smarm_chan_receiver_free(rt_pairs[i].pong);
+		harness_chan_drop(rt_pairs[i].pong);
 	}
 }
 
@@ -337,8 +336,7 @@ static void rt_root_wake_then_spin(void *arg)
 	rt_b_latency = smarm_now_ns() - t0;
 	rt_a_gave_up = !atomic_load(&rt_b_ran);
 	smarm_actor_join(b, NULL, NULL);
-	smarm_chan_sender_free(rt_wake_ch);
-	smarm_chan_receiver_free(rt_wake_ch);
+	harness_chan_drop(rt_wake_ch);
 }
 
 START_TEST(test_runtime_woken_actor_not_stranded_behind_busy_waker)
@@ -486,11 +484,9 @@ START_TEST(test_runtime_root_exit_stops_parked_actors)
 	ck_assert_int_eq(atomic_load(&rt_orphan_cleanups), RT_ORPHANS);
 	ck_assert_int_eq(atomic_load(&rt_orphan_past_recv), 0);
 	for (int i = 0; i < RT_ORPHANS; i++) {
-		smarm_chan_sender_free(rt_orphan_ch[i]);
-		smarm_chan_receiver_free(rt_orphan_ch[i]);
+		harness_chan_drop(rt_orphan_ch[i]);
 	}
-	smarm_chan_sender_free(rt_ready);
-	smarm_chan_receiver_free(rt_ready);
+	harness_chan_drop(rt_ready);
 }
 END_TEST
 
@@ -558,8 +554,7 @@ START_TEST(test_runtime_rerun_after_unjoined_children_has_all_slots)
 	ck_assert_int_eq(rt_rerun_spawned, 3);
 	ck_assert_int_eq(rt_rerun_rc, SMARM_EATCAPACITY);
 	ck_assert_int_eq(smarm_node_close(node), 0);
-	smarm_chan_sender_free(rt_never);
-	smarm_chan_receiver_free(rt_never);
+	harness_chan_drop(rt_never);
 }
 END_TEST
 

@@ -275,8 +275,7 @@ static void sched_root_alive(void *arg)
 	smarm_chan_send(sched_gate, &v);
 	smarm_actor_join(p, NULL, NULL);
 	sched_alive_after_join = smarm_actor_is_alive(p);
-	smarm_chan_sender_free(sched_gate);
-	smarm_chan_receiver_free(sched_gate);
+	harness_chan_drop(sched_gate);
 }
 
 START_TEST(test_scheduler_is_alive_tracks_lifetime)

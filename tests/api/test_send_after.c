@@ -63,8 +63,7 @@ static void deliver_root(void *arg)
 	R.ns[0] = harness_since(t0);
 	/* Fired: nothing to cancel. */
 	R.rc[2] = smarm_timer_cancel(t);
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_send_after_delivers_after_delay)
@@ -90,8 +89,7 @@ static void null_out_root(void *arg)
 	smarm_chan_alloc(&ch, sizeof(int), NULL);
 	R.rc[0] = smarm_chan_send_after(ch, &v, MS(5), NULL);
 	R.rc[1] = smarm_chan_recv_timeout(ch, &R.val[0], MS(5000));
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_send_after_null_out_still_delivers)
@@ -155,8 +153,7 @@ static void cancel_fired_root(void *arg)
 	R.rc[1] = smarm_timer_cancel(t);
 	R.rc[2] = smarm_timer_cancel(SMARM_TIMER_NONE);
 	R.rc[3] = smarm_timer_cancel((smarm_timer_t){ 0x7fffffffffffull });
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 }
 
 START_TEST(test_send_after_cancel_after_fire_returns_enoent)
@@ -250,8 +247,7 @@ static void pending_root(void *arg)
 	smarm_chan_alloc(&ch, sizeof p, heap_dtor);
 	R.rc[0] = smarm_chan_send_after(ch, &p, MS(60000), NULL);
 	/* Give up both references: only the timer keeps the channel. */
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	harness_chan_drop(ch);
 	R.val[0] = atomic_load(&dtor_count);
 }
 

@@ -224,8 +224,7 @@ static void tm_root_stop_sleeper(void *arg)
 	/* parked in sleep, or about to: the stop lands either way */
 	smarm_actor_stop(p);
 	tm_stopped_rc = smarm_actor_join(p, &tm_stopped_how, NULL);
-	smarm_chan_sender_free(tm_ready);
-	smarm_chan_receiver_free(tm_ready);
+	harness_chan_drop(tm_ready);
 }
 
 START_TEST(test_timer_stopped_long_sleeper_does_not_hold_run)
@@ -256,8 +255,7 @@ START_TEST(test_timer_root_exit_with_long_sleeper_returns_promptly)
 	ck_assert_int_eq(harness_run(_i ? 4 : 1, tm_root_orphan_sleeper, NULL),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_elapsed_lt(smarm_now_ns() - t0, MS(2000));
-	smarm_chan_sender_free(tm_ready);
-	smarm_chan_receiver_free(tm_ready);
+	harness_chan_drop(tm_ready);
 }
 END_TEST
 

@@ -88,8 +88,7 @@ static void ts_root_cap(void *arg)
 	ts_again_refused = ts_fill(&ts_again_ok);
 	ts_drain(ts_again_ok);
 	for (int i = 0; i < TS_CAP; i++) {
-		smarm_chan_sender_free(ts_h[i].ch);
-		smarm_chan_receiver_free(ts_h[i].ch);
+		harness_chan_drop(ts_h[i].ch);
 	}
 }
 
@@ -220,13 +219,10 @@ static void ts_root_race(void *arg)
 	for (int i = 0; i < TS_SPAWNERS; i++) {
 		smarm_chan_send(ts_finish[i], &v);
 		smarm_actor_join(sp[i], NULL, NULL);
-		smarm_chan_sender_free(ts_go[i]);
-		smarm_chan_receiver_free(ts_go[i]);
-		smarm_chan_sender_free(ts_finish[i]);
-		smarm_chan_receiver_free(ts_finish[i]);
+		harness_chan_drop(ts_go[i]);
+		harness_chan_drop(ts_finish[i]);
 	}
-	smarm_chan_sender_free(ts_results);
-	smarm_chan_receiver_free(ts_results);
+	harness_chan_drop(ts_results);
 }
 
 START_TEST(test_try_spawn_race_four_spawners_win_exactly_free_slots)
