@@ -174,7 +174,8 @@ SMARM_API int smarm_config_alloc(smarm_config_t **out);
 
 /*
  * smarm_config_free() - free a configuration. NULL is a no-op. A node
- * opened from it keeps its own copy. Since: SMARM_0.1.
+ * opened from it keeps its own copy. Thread-safety: any thread.
+ * Since: SMARM_0.1.
  */
 SMARM_API void smarm_config_free(smarm_config_t *cfg);
 
@@ -328,7 +329,11 @@ SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
  */
 SMARM_API int smarm_spawn_opts_alloc(smarm_spawn_opts_t **out);
 
-/* smarm_spawn_opts_free() - free spawn options; NULL is a no-op. */
+/*
+ * smarm_spawn_opts_free() - free spawn options; NULL is a no-op. Actors
+ * already spawned with them are unaffected.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
 SMARM_API void smarm_spawn_opts_free(smarm_spawn_opts_t *opts);
 
 /*
