@@ -440,6 +440,35 @@ SMARM_API int smarm_actor_sleep(uint64_t ns);
 SMARM_API int smarm_check(void);
 
 /*
+ * smarm_preempt_disable() - open a region in which the calling actor is
+ * not preempted asynchronously.
+ *
+ * Use it around calls into code that is not reentrant across actors on
+ * one thread: a library holding a pthread mutex or thread-local state
+ * between two of its calls, for instance. Regions nest; each disable
+ * needs one smarm_preempt_enable(). Inside a region the actor still
+ * yields, parks and observes stop requests at the runtime's explicit
+ * safe points (any blocking call, smarm_check, smarm_actor_yield). A
+ * timeslice that ends inside a region is honoured when the outermost
+ * region ends.
+ * Returns: 0. Errors: SMARM_ENOTACTOR outside an actor; SMARM_EINVAL
+ * nesting deeper than 2^32-1.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_disable(void);
+
+/*
+ * smarm_preempt_enable() - close the innermost smarm_preempt_disable()
+ * region. Closing the outermost one is a safe point: if the timeslice
+ * ended inside the region the actor yields here (and a pending stop
+ * request ends it).
+ * Returns: 0. Errors: SMARM_ENOTACTOR outside an actor; SMARM_ESTATE no
+ * region is open.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_enable(void);
+
+/*
  * smarm_actor_exit() - end the calling actor normally.
  *
  * Its cleanup handlers run (newest first), then it ends with

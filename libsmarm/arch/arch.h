@@ -12,6 +12,8 @@
 #ifndef SMARM_ARCH_H
 #define SMARM_ARCH_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -71,6 +73,15 @@ void smarm__futex_wake(uint32_t *word, int count);
 
 /* The bounds of the calling OS thread's own stack (for ASan). */
 void smarm__thread_stack(void **bottom, size_t *size);
+
+/* A thread's alternate signal stack for the span of a run. */
+struct smarm__altstack {
+	void *mem; /* NULL: none installed */
+	stack_t prev;
+	bool had_prev;
+};
+void smarm__altstack_enter(struct smarm__altstack *a);
+void smarm__altstack_leave(struct smarm__altstack *a);
 
 /*
  * Fiber annotations around a switch. `fake` is per-switch scratch; pass

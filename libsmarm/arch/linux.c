@@ -13,6 +13,8 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -82,4 +84,44 @@ void smarm__thread_stack(void **bottom, size_t *size)
 		pthread_attr_getstack(&attr, bottom, size);
 		pthread_attr_destroy(&attr);
 	}
+}
+
+/*
+ * Signal handlers of a worker run on an alternate stack: a stack overflow
+ * leaves no room on the actor's stack, and a preemption signal must not
+ * push a kernel signal frame (several KiB with AVX-512 state) onto a small
+ * or guardless actor stack.
+ */
+#define ALTSTACK_SIZE (64 * 1024)
+
+void smarm__altstack_enter(struct smarm__altstack *a)
+{
+	stack_t ss;
+	a->mem = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a->had_prev = false;
+	if (a->mem == MAP_FAILED) {
+		a->mem = NULL; /* run without: a guard hit dies silently */
+		return;
+	}
+	ss.ss_sp = a->mem;
+	ss.ss_size = ALTSTACK_SIZE;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, &a->prev) != 0) {
+		munmap(a->mem, ALTSTACK_SIZE);
+		a->mem = NULL;
+		return;
+	}
+	a->had_prev = !(a->prev.ss_flags & SS_DISABLE);
+}
+
+void smarm__altstack_leave(struct smarm__altstack *a)
+{
+	stack_t off = { .ss_flags = SS_DISABLE };
+	if (a->mem == NULL)
+		return;
+	/* Give the thread back the alternate stack it had before the run. */
+	sigaltstack(a->had_prev ? &a->prev : &off, NULL);
+	munmap(a->mem, ALTSTACK_SIZE);
+	a->mem = NULL;
 }

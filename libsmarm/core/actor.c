@@ -50,6 +50,8 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	/* Install (INV-1): the slot is VACANT and ours until published. */
 	atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
 	s->exiting = 0;
+	s->nopreempt = 0;
+	s->preempt_pending = 0;
 	s->joinable = joinable;
 	s->has_joiner = 0;
 	s->cl_len = 0;

@@ -91,18 +91,21 @@ struct smarm__cleanup {
 };
 
 struct smarm__slot {
-	_Atomic uint64_t word; /* gen<<32 | epoch<<8 | state */
-	void *sp;	       /* saved stack pointer while switched out */
-	uintptr_t hwm;	       /* lowest sp ever saved (sampled high-water) */
-	_Atomic uint8_t stop;  /* stop requested (set under cold lock) */
-	uint8_t exiting;       /* cleanups running; stop not observed */
-	uint8_t joinable;      /* cold: a join/detach is still owed */
-	uint8_t has_joiner;    /* cold: joiner_* is valid */
-	uint32_t index;	       /* constant: own index */
-	uint32_t next_free;    /* free-list link (free-list lock) */
-	uint32_t cl_len;       /* cleanup handlers pushed */
-	uint32_t cl_cap;       /* capacity of cl (kept across tenants) */
-	smarm_actor_cb fn;     /* body */
+	_Atomic uint64_t word;	 /* gen<<32 | epoch<<8 | state */
+	void *sp;		 /* saved stack pointer while switched out */
+	uintptr_t hwm;		 /* lowest sp ever saved (sampled high-water) */
+	_Atomic uint8_t stop;	 /* stop requested (set under cold lock) */
+	uint8_t exiting;	 /* cleanups running; stop not observed */
+	uint8_t preempt_pending; /* owner: a slice ended inside a
+				    no-preempt region; yield at its end */
+	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
+	uint8_t joinable;	 /* cold: a join/detach is still owed */
+	uint8_t has_joiner;	 /* cold: joiner_* is valid */
+	uint32_t index;		 /* constant: own index */
+	uint32_t next_free;	 /* free-list link (free-list lock) */
+	uint32_t cl_len;	 /* cleanup handlers pushed */
+	uint32_t cl_cap;	 /* capacity of cl (kept across tenants) */
+	smarm_actor_cb fn;	 /* body */
 	void *arg;
 	uint64_t parent;    /* parent pid id (0: the run itself) */
 	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
@@ -158,7 +161,8 @@ struct smarm__worker {
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
-	void *fake; /* ASan fake-stack cookie across switch */
+	void *fake;		    /* ASan fake-stack cookie across switch */
+	struct smarm__altstack alt; /* signal stack during the run */
 };
 
 struct smarm__timer_ent {
@@ -189,7 +193,7 @@ struct smarm__send_timer {
 };
 
 struct smarm_config {
-	int64_t opt[8]; /* indexed by SMARM_OPT_*; resolved values */
+	int64_t opt[32]; /* indexed by SMARM_OPT_*; resolved values */
 };
 
 struct smarm_spawn_opts {

@@ -86,7 +86,8 @@ uint64_t smarm_now_ns(void)
 
 /* ------------------------------------------------------------ config */
 
-#define OPT_MAX 6
+/* Highest option id; ids without a range entry (hi == 0) are unknown. */
+#define OPT_MAX 31
 #define MIB (1024 * 1024)
 
 static const struct {
@@ -100,9 +101,14 @@ static const struct {
 	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
 };
 
+static bool opt_known(int opt)
+{
+	return opt >= 1 && opt <= OPT_MAX && opt_range[opt].hi != 0;
+}
+
 static bool opt_valid(int opt, int64_t v)
 {
-	return opt >= 1 && opt <= OPT_MAX && v >= opt_range[opt].lo &&
+	return opt_known(opt) && v >= opt_range[opt].lo &&
 	       v <= opt_range[opt].hi;
 }
 
@@ -158,7 +164,7 @@ int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
 
 int smarm_config_get_int(const smarm_config_t *cfg, int opt, int64_t *out)
 {
-	if (cfg == NULL || out == NULL || opt < 1 || opt > OPT_MAX)
+	if (cfg == NULL || out == NULL || !opt_known(opt))
 		return SMARM_EINVAL;
 	*out = opt == SMARM_OPT_STACK_POOL_CAP ? pool_cap_of(cfg)
 					       : cfg->opt[opt];
@@ -431,6 +437,33 @@ int smarm_check(void)
 		return 0;
 	smarm__observe_stop(me);
 	smarm__check_slice(me);
+	return 0;
+}
+
+int smarm_preempt_disable(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (me->nopreempt == UINT32_MAX)
+		return SMARM_EINVAL;
+	me->nopreempt++;
+	return 0;
+}
+
+int smarm_preempt_enable(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (me->nopreempt == 0)
+		return SMARM_ESTATE;
+	if (--me->nopreempt == 0 && me->preempt_pending) {
+		/* A slice ended inside the region: this is its safe point. */
+		me->preempt_pending = 0;
+		smarm__observe_stop(me);
+		smarm__yield(me);
+	}
 	return 0;
 }
 

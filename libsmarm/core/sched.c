@@ -625,6 +625,7 @@ static void worker_loop(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 
 	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
+	smarm__altstack_enter(&w->alt);
 	for (;;) {
 		struct smarm__slot *s;
 		if (atomic_load_explicit(&n->next_deadline,
@@ -638,6 +639,7 @@ static void worker_loop(struct smarm__worker *w)
 		}
 		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
 			smarm__wake_all(n); /* terminal wake */
+			smarm__altstack_leave(&w->alt);
 			return;
 		}
 		idle(w);

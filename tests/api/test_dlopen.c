@@ -145,7 +145,7 @@ END_TEST
 START_TEST(test_dlopen_symbols_versioned_internals_hidden)
 {
 	void *h = load_api();
-	/* Public symbols carry the SMARM_0.1 version node. */
+	/* Public symbols carry the SMARM_0.1 version node (later nodes inherit it). */
 	ck_assert_ptr_nonnull(dlvsym(h, "smarm_node_run", "SMARM_0.1"));
 	ck_assert_ptr_nonnull(dlvsym(h, "smarm_chan_send", "SMARM_0.1"));
 	/* Internal symbols are not exported. */

@@ -138,6 +138,31 @@ START_TEST(test_preempt_yield_alone_returns)
 }
 END_TEST
 
+static atomic_int pe_region_rc[6];
+
+static void pe_region(void *arg)
+{
+	(void)arg;
+	atomic_store(&pe_region_rc[0], smarm_preempt_enable());
+	atomic_store(&pe_region_rc[1], smarm_preempt_disable());
+	atomic_store(&pe_region_rc[2], smarm_preempt_disable());
+	atomic_store(&pe_region_rc[3], smarm_preempt_enable());
+	atomic_store(&pe_region_rc[4], smarm_preempt_enable());
+	atomic_store(&pe_region_rc[5], smarm_preempt_enable());
+}
+
+START_TEST(test_preempt_region_nests_and_rejects_misuse)
+{
+	ck_assert_int_eq(smarm_preempt_disable(), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_preempt_enable(), SMARM_ENOTACTOR);
+	ck_assert_int_eq(harness_run(1, pe_region, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&pe_region_rc[0]), SMARM_ESTATE);
+	for (int i = 1; i < 5; i++)
+		ck_assert_int_eq(atomic_load(&pe_region_rc[i]), 0);
+	ck_assert_int_eq(atomic_load(&pe_region_rc[5]), SMARM_ESTATE);
+}
+END_TEST
+
 Suite *smarm_test_preempt_suite(void)
 {
 	Suite *s = suite_create("preempt");
@@ -147,6 +172,7 @@ Suite *smarm_test_preempt_suite(void)
 	tcase_add_test(tc,
 		       test_preempt_spinning_checker_does_not_starve_sleeper);
 	tcase_add_test(tc, test_preempt_yield_alone_returns);
+	tcase_add_test(tc, test_preempt_region_nests_and_rejects_misuse);
 	suite_add_tcase(s, tc);
 	return s;
 }
