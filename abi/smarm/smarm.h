@@ -153,6 +153,12 @@ SMARM_API const char *smarm_version_string(void);
  * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
  *                           (smarm_check, runtime calls) makes it yield,
  *                           10000..10^10. Default 2000000 (2 ms).
+ * SMARM_OPT_PREEMPT_ASYNC   1: a monitor thread interrupts (SIGURG) an
+ *                           actor that runs a whole timeslice without
+ *                           reaching a safe point and switches it out if
+ *                           it is in preemptible code (see
+ *                           smarm_preempt_allow_object); 0: preemption
+ *                           only at safe points. Default 1.
  */
 enum smarm_opt {
 	SMARM_OPT_WORKERS = 1,
@@ -161,6 +167,7 @@ enum smarm_opt {
 	SMARM_OPT_STACK_GUARD = 4,
 	SMARM_OPT_STACK_POOL_CAP = 5,
 	SMARM_OPT_TIMESLICE_NS = 6,
+	SMARM_OPT_PREEMPT_ASYNC = 10,
 };
 
 /*
@@ -276,6 +283,14 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
  *                           most one per actor for its latest bounded wait
  *                           (sleep, recv_timeout, select_timeout, lock).
+ * SMARM_STAT_PREEMPT_SIGNALS  preemption signals the monitor sent to
+ *                           workers whose actor overran its slice.
+ * SMARM_STAT_PREEMPT_ASYNC  actors switched out by such a signal.
+ * SMARM_STAT_PREEMPT_DEFERRED signals that found the actor where it must
+ *                           not be switched (libc, the runtime, a disabled
+ *                           region); it yields at its next safe point.
+ *                           The three count per run (reset when a run
+ *                           starts) and are approximate while it runs.
  */
 enum smarm_stat {
 	SMARM_STAT_LIVE_ACTORS = 1,
@@ -286,6 +301,9 @@ enum smarm_stat {
 	SMARM_STAT_WORKERS = 6,
 	SMARM_STAT_SPAWNED = 7,
 	SMARM_STAT_TIMERS = 8,
+	SMARM_STAT_PREEMPT_SIGNALS = 13,
+	SMARM_STAT_PREEMPT_ASYNC = 14,
+	SMARM_STAT_PREEMPT_DEFERRED = 15,
 };
 
 /*
@@ -456,6 +474,28 @@ SMARM_API int smarm_check(void);
  * Thread-safety: actor context only. Since: SMARM_0.2.
  */
 SMARM_API int smarm_preempt_disable(void);
+
+/*
+ * smarm_preempt_allow_object() - let actor code in the shared object that
+ * contains addr be preempted asynchronously.
+ *
+ * A signal-driven preemption switches an actor out only while it executes
+ * text the runtime may interrupt: the host executable, and the objects
+ * named here (a host whose actor code lives in its own shared library
+ * passes the address of a function in it). Code of every other object
+ * (libc, the dynamic loader, libffi, libsmarm) is never interrupted; an
+ * actor looping there yields at its next safe point or at the next signal
+ * that lands in allowed text. Allowed code must not hold locks or
+ * thread-local state across an instruction boundary that another actor
+ * on the same thread could trip over, or it must bracket that region with
+ * smarm_preempt_disable().
+ * Returns: 0 (also if the object was allowed already). Errors:
+ * SMARM_EINVAL addr NULL, or inside libsmarm, libc, the loader or
+ * another system runtime library; SMARM_ENOENT addr is in no loaded
+ * object; SMARM_ENOMEM the table of allowed text (64 segments) is full.
+ * Thread-safety: any thread, any time. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_allow_object(const void *addr);
 
 /*
  * smarm_preempt_enable() - close the innermost smarm_preempt_disable()

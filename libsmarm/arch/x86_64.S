@@ -7,8 +7,8 @@
  * callee-saved needs saving: rbx, rbp, r12-r15, the MXCSR control bits and
  * the x87 control word (a plugin may change rounding modes; the ABI says
  * they survive calls). The vector registers are caller-saved and need no
- * save here. Asynchronous preemption (a later layer) saves the full state
- * itself before it reaches this switch.
+ * save here. Asynchronous preemption saves the full state itself, in
+ * smarm__preempt_tramp below, before it reaches this switch.
  *
  * Saved frame, from the saved sp upwards (keep in sync with
  * smarm__ctx_init in context.c):
@@ -69,5 +69,104 @@ smarm__ctx_entry:
 	ud2
 	.cfi_endproc
 	.size smarm__ctx_entry, .-smarm__ctx_entry
+
+/*
+ * smarm__preempt_tramp: where an asynchronously preempted actor resumes
+ * after the SIGURG handler (core/preempt.c) rewrote its context. The
+ * handler left the interrupted pc just below the interrupted frame's
+ * 128-byte red zone and pointed rsp at it, so the stack reads
+ *   rsp+0   interrupted pc
+ *   rsp+8   128 bytes skipped (the red zone, still owned by that frame)
+ *   rsp+136 the interrupted rsp
+ * Nothing here may assume an ABI-conforming state: every general
+ * register, the flags, the x87/SSE/AVX state (xsave, or fxsave on CPUs
+ * without it) are saved, the stack is aligned to 64 for the save area,
+ * and the C side (smarm__preempt_resume) keeps errno. `ret $128` pops the
+ * pc and skips the red-zone gap, which leaves rsp exactly as interrupted.
+ */
+	.globl smarm__preempt_tramp
+	.hidden smarm__preempt_tramp
+	.type smarm__preempt_tramp, @function
+	.p2align 4
+smarm__preempt_tramp:
+	.cfi_startproc
+	.cfi_signal_frame
+	/* Unwinders see the interrupted frame: its rsp is 136 above us. */
+	.cfi_def_cfa rsp, 136
+	.cfi_offset rip, -136
+	pushfq
+	pushq %rax
+	pushq %rcx
+	pushq %rdx
+	pushq %rsi
+	pushq %rdi
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %r11
+	pushq %rbx
+	.cfi_offset rbx, -224
+	pushq %rbp
+	.cfi_offset rbp, -232
+	pushq %r12
+	.cfi_offset r12, -240
+	pushq %r13
+	.cfi_offset r13, -248
+	pushq %r14
+	.cfi_offset r14, -256
+	pushq %r15
+	.cfi_offset r15, -264
+	.cfi_def_cfa_offset 264
+	movq %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	cld
+	subq smarm__xsave_size(%rip), %rsp
+	andq $-64, %rsp
+	cmpl $0, smarm__have_xsave(%rip)
+	je 1f
+	/* XRSTOR faults unless the header's reserved bytes are zero. */
+	xorl %eax, %eax
+	movq %rax, 512(%rsp)
+	movq %rax, 520(%rsp)
+	movq %rax, 528(%rsp)
+	movq %rax, 536(%rsp)
+	movq %rax, 544(%rsp)
+	movq %rax, 552(%rsp)
+	movq %rax, 560(%rsp)
+	movq %rax, 568(%rsp)
+	movl $-1, %eax
+	movl $-1, %edx
+	xsave64 (%rsp)
+	call smarm__preempt_resume
+	movl $-1, %eax
+	movl $-1, %edx
+	xrstor64 (%rsp)
+	jmp 2f
+1:
+	fxsave64 (%rsp)
+	call smarm__preempt_resume
+	fxrstor64 (%rsp)
+2:
+	movq %rbp, %rsp
+	.cfi_def_cfa_register rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbp
+	popq %rbx
+	popq %r11
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rdi
+	popq %rsi
+	popq %rdx
+	popq %rcx
+	popq %rax
+	popfq
+	ret $128
+	.cfi_endproc
+	.size smarm__preempt_tramp, .-smarm__preempt_tramp
 
 	.section .note.GNU-stack,"",@progbits

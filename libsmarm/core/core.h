@@ -80,7 +80,12 @@ static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
 #define PID_IDX(id) ((uint32_t)(id))
 
 /* Why an actor switched back to its scheduler. */
-enum { INTENT_YIELD = 1, INTENT_PARK = 2, INTENT_DONE = 3 };
+enum {
+	INTENT_YIELD = 1,
+	INTENT_PARK = 2,
+	INTENT_DONE = 3,
+	INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
+};
 
 /* Result of an unpark attempt. */
 enum { UNPARK_NOOP = 0, UNPARK_NOTIFIED = 1, UNPARK_ENQUEUE = 2 };
@@ -120,6 +125,8 @@ struct smarm__slot {
 	uint32_t joiner_epoch;	/* cold */
 	uint32_t tm_pos;	/* TIMERS lock: heap index of this slot's
 				   live wake entry, or SMARM__NO_INDEX */
+	uint32_t pin_next;	/* worker-local pinned FIFO link */
+	uint64_t pin_ticket;	/* rq_pops value at which it is due */
 	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
 				   compare it, so an entry outlives no wrap
 				   of the 24-bit epoch */
@@ -163,6 +170,15 @@ struct smarm__worker {
 	size_t stk_size;
 	void *fake;		    /* ASan fake-stack cookie across switch */
 	struct smarm__altstack alt; /* signal stack during the run */
+	/* preemption (preempt.c) */
+	_Atomic uint32_t run_seq;     /* +1 entering and leaving actor code
+					 (odd: an actor runs), +2 on a direct
+					 actor-to-actor switch */
+	_Atomic uint32_t preempt_seq; /* run_seq the monitor signalled */
+	uint32_t pin_head, pin_tail;  /* pinned FIFO (INV-P1), owner only */
+	uint32_t pin_skips;	      /* picks that passed a pinned head */
+	uint64_t n_async;	      /* actors preempted by signal */
+	uint64_t n_deferred;	      /* signals that found no safe spot */
 };
 
 struct smarm__timer_ent {
@@ -209,6 +225,8 @@ struct smarm_node {
 	size_t stk_guard;   /* page-rounded default */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
+	uint64_t slice_ns;
+	bool preempt_async; /* the monitor signals overrunning actors */
 
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
@@ -222,7 +240,8 @@ struct smarm_node {
 	uint64_t *rq_buf;
 	uint32_t rq_cap; /* power of two */
 	uint32_t rq_head;
-	_Atomic uint32_t rq_len; /* written under rq_lock, read anywhere */
+	_Atomic uint32_t rq_len;  /* written under rq_lock, read anywhere */
+	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
@@ -256,6 +275,12 @@ struct smarm_node {
 	int root_how;
 	intptr_t root_reason;
 	struct smarm__worker workers[SMARM__MAX_WORKERS];
+
+	/* preemption monitor (preempt.c) */
+	pthread_t mon_thread;
+	bool mon_running;
+	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
+	_Atomic uint64_t pre_signals;
 };
 
 /*
@@ -371,7 +396,14 @@ static inline void smarm__observe_stop(struct smarm__slot *s)
 static inline void smarm__check_slice(struct smarm__slot *s)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	uint64_t now = smarm__cycles_fast();
+	uint64_t now;
+	if (__builtin_expect(s->preempt_pending, 0)) {
+		/* The monitor found the slice spent where it could not act. */
+		s->preempt_pending = 0;
+		smarm__yield(s);
+		return;
+	}
+	now = smarm__cycles_fast();
 	if (w->slice_start == 0)
 		w->slice_start = now;
 	else if (__builtin_expect(now - w->slice_start > w->node->slice_cycles,
@@ -430,6 +462,30 @@ static inline uint64_t smarm__deadline_after(uint64_t ns)
 {
 	uint64_t now = smarm__clock_ns();
 	return ns >= UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + ns;
+}
+
+/* ---- preemption (preempt.c) ---- */
+void smarm__preempt_setup(void);
+void smarm__monitor_start(struct smarm_node *n);
+void smarm__monitor_stop(struct smarm_node *n);
+void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s);
+struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
+
+/*
+ * Runtime code that calls user code (destructors, drop callbacks) from
+ * actor context brackets it so that no async preemption or stop lands
+ * inside a runtime operation. s may be NULL (not an actor).
+ */
+static inline void smarm__nopreempt_enter(struct smarm__slot *s)
+{
+	if (s != NULL)
+		s->nopreempt++;
+}
+
+static inline void smarm__nopreempt_leave(struct smarm__slot *s)
+{
+	if (s != NULL)
+		s->nopreempt--;
 }
 
 /* ---- misc ---- */

@@ -99,6 +99,7 @@ static const struct {
 	[SMARM_OPT_STACK_GUARD] = { 4096, 1024 * MIB },
 	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
 	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
+	[SMARM_OPT_PREEMPT_ASYNC] = { 0, 1 },
 };
 
 static bool opt_known(int opt)
@@ -123,6 +124,7 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_STACK_GUARD] = MIB;
 	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
 	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
+	c->opt[SMARM_OPT_PREEMPT_ASYNC] = 1;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -200,6 +202,8 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
 	n->slice_cycles =
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
+	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
+	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
@@ -288,6 +292,19 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		return 0;
 	case SMARM_STAT_SPAWNED:
 		*out = (int64_t)atomic_load(&n->spawned);
+		return 0;
+	case SMARM_STAT_PREEMPT_SIGNALS:
+		*out = (int64_t)atomic_load(&n->pre_signals);
+		return 0;
+	case SMARM_STAT_PREEMPT_ASYNC:
+	case SMARM_STAT_PREEMPT_DEFERRED:
+		*out = 0;
+		for (int i = 0; i < n->workers_n; i++)
+			*out += (int64_t)__atomic_load_n(
+				stat == SMARM_STAT_PREEMPT_ASYNC
+					? &n->workers[i].n_async
+					: &n->workers[i].n_deferred,
+				__ATOMIC_RELAXED);
 		return 0;
 	default:
 		return SMARM_EINVAL;

@@ -60,6 +60,12 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
 		atomic_store_explicit(&n->rq_len, len - 1,
 				      memory_order_relaxed);
+		atomic_store_explicit(
+			&n->rq_pops,
+			atomic_load_explicit(&n->rq_pops,
+					     memory_order_relaxed) +
+				1,
+			memory_order_relaxed);
 		got = true;
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
@@ -508,6 +514,10 @@ static void finish_switch(struct smarm__worker *w)
 		if (!park_return(p))
 			smarm__enqueue(n, smarm__slot_pid(p));
 		break;
+	case INTENT_PREEMPT:
+		yield_return(p);
+		smarm__pin_push(w, p); /* INV-P1: resumes only here */
+		break;
 	default:
 		smarm__finalize(w, p);
 		break;
@@ -537,6 +547,15 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 					 memory_order_relaxed) != UINT64_MAX &&
 		    (++w->due_tick & 7) == 0 && smarm__timers_due(n))
 			return NULL;
+		/* A preempted actor whose turn in FIFO order has come. */
+		if (w->pin_head != SMARM__NO_INDEX &&
+		    (s = smarm__pin_take(w, true)) != NULL) {
+			if (try_claim(s,
+				      W_GEN(atomic_load_explicit(
+					      &s->word, memory_order_relaxed))))
+				return s;
+			continue;
+		}
 		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
 			w->streak++;
 		} else if (rq_pop(n, &pid)) {
@@ -552,6 +571,12 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			 * must not be stranded here while we go idle.
 			 */
 			w->streak = 0;
+		} else if ((s = smarm__pin_take(w, false)) != NULL) {
+			if (try_claim(s,
+				      W_GEN(atomic_load_explicit(
+					      &s->word, memory_order_relaxed))))
+				return s;
+			continue;
 		} else {
 			return NULL;
 		}
@@ -580,6 +605,12 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 	if (next != NULL) {
 		w->cur = next;
 		w->slice_start = 0;
+		atomic_store_explicit(
+			&w->run_seq,
+			atomic_load_explicit(&w->run_seq,
+					     memory_order_relaxed) +
+				2,
+			memory_order_relaxed);
 		SMARM_FIBER_START(&fake, dying,
 				  (char *)next->stk_base + next->stk_guard,
 				  next->stk_reserve);
@@ -603,6 +634,15 @@ void smarm__actor_main(struct smarm__slot *s)
 	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
 }
 
+/* One plain store: only this worker writes its run_seq. */
+static inline void run_seq_bump(struct smarm__worker *w)
+{
+	atomic_store_explicit(
+		&w->run_seq,
+		atomic_load_explicit(&w->run_seq, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+}
+
 /* Scheduler side: resume s; returns when the worker has no actor left. */
 static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
 {
@@ -611,10 +651,12 @@ static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
 		return;
 	w->cur = s;
 	w->slice_start = 0; /* started lazily by the first slice check */
+	run_seq_bump(w);    /* odd: actor code runs */
 	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
 			  s->stk_reserve);
 	smarm__ctx_switch(&w->sched_sp, s->sp);
 	SMARM_FIBER_FINISH(fake);
+	run_seq_bump(w); /* even: back in the scheduler */
 	finish_switch(w);
 }
 
@@ -637,6 +679,8 @@ static void worker_loop(struct smarm__worker *w)
 			run_actor(w, s);
 			continue;
 		}
+		if (w->pin_head != SMARM__NO_INDEX)
+			continue; /* left for due timers: never idle past it */
 		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
 			smarm__wake_all(n); /* terminal wake */
 			smarm__altstack_leave(&w->alt);
@@ -674,6 +718,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;
 		n->workers[i].id = i;
+		n->workers[i].pin_head = SMARM__NO_INDEX;
+		n->workers[i].pin_tail = SMARM__NO_INDEX;
 		n->parkers[i].state = PK_EMPTY;
 	}
 	atomic_store(&n->stopping, 0);
@@ -696,9 +742,12 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		}
 	}
 
+	n->workers[0].thread = pthread_self();
+	smarm__monitor_start(n);
 	smarm__tls_worker = &n->workers[0];
 	worker_loop(&n->workers[0]);
 	smarm__tls_worker = NULL;
+	smarm__monitor_stop(n); /* before any worker thread is joined */
 
 	for (int i = 1; i < started; i++)
 		pthread_join(n->workers[i].thread, NULL);

@@ -283,7 +283,10 @@ int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 	if (st == NULL)
 		return SMARM_ENOENT;
+	/* A stop landing inside drop would leak st: no async preemption. */
+	smarm__nopreempt_enter(smarm__current());
 	st->drop(st->ctx, st->payload);
+	smarm__nopreempt_leave(smarm__current());
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	st->dropped = true;
 	free_it = st->popped;

@@ -62,10 +62,15 @@ static inline void elem_copy(void *dst, const void *src, size_t esz)
 static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf, size_t cap,
 			       size_t head, size_t len)
 {
-	if (ch->efree == NULL)
+	struct smarm__slot *me;
+	if (ch->efree == NULL || len == 0)
 		return;
+	/* No async preemption or stop inside a runtime call. */
+	me = smarm__current();
+	smarm__nopreempt_enter(me);
 	for (size_t i = 0; i < len; i++)
 		ch->efree(buf + ((head + i) & (cap - 1)) * ch->esz);
+	smarm__nopreempt_leave(me);
 }
 
 static void chan_free_mem(smarm_chan_t *ch)

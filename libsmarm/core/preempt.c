@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preempt.c - asynchronous preemption: a monitor thread per run watches
+ * the workers and signals (SIGURG) one whose actor has run a whole
+ * timeslice without reaching a safe point; the handler reroutes the actor
+ * into smarm__preempt_tramp (arch/x86_64.S), which saves the full machine
+ * state and yields from ordinary C code.
+ *
+ * Why a monitor and not a per-worker interval timer: arming a timer at
+ * every switch costs a syscall per switch; the monitor reads one counter
+ * per worker (run_seq, bumped at each switch, odd while an actor runs) and
+ * costs the switch path one plain store.
+ *
+ * When the handler may preempt (all must hold, otherwise it sets the
+ * actor's preempt_pending flag, honoured at the next safe point):
+ *   - the signal is ours (SI_TKILL from this process) and still current
+ *     (the worker's run_seq is the one the monitor saw overrun);
+ *   - the worker runs an actor and the actor has no smarm_preempt_disable
+ *     region open (runtime critical sections that call user code open one
+ *     too);
+ *   - the interrupted pc lies in preemptible text: the host executable or
+ *     an object the host allowed (smarm_preempt_allow_object). Never libc,
+ *     the loader, libffi or libsmarm itself: they hold locks and
+ *     thread-local state that another actor on this thread would break;
+ *   - the actor's stack has room for the save area below the red zone.
+ *
+ * Invariants:
+ *   INV-P1 an asynchronously preempted actor resumes on the worker that
+ *          preempted it (the interrupted code may hold addresses of this
+ *          thread's TLS): it waits in that worker's pinned FIFO, never in
+ *          the shared queue, and no other worker takes it.
+ *   INV-P2 the handler touches only its own thread's worker and the
+ *          actor on it, plus the append-only range table; it takes no
+ *          lock and calls nothing that is not async-signal-safe.
+ * See: docs/architecture.md (Preemption).
+ */
+
+#include "core.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* Read by smarm__preempt_tramp. */
+uint64_t smarm__xsave_size = 512;
+int smarm__have_xsave;
+
+void smarm__preempt_tramp(void);
+void smarm__preempt_resume(void);
+
+#define MAX_RANGES 64
+#define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
+#define MON_RETRY_NS 50000u	   /* re-signal a deferred overrun */
+#define PIN_MAX_SKIPS 32
+
+/* Room the trampoline needs below the red zone, besides the save area. */
+#if defined(SMARM_ASAN)
+#define PREEMPT_STACK_MARGIN (48 * 1024)
+#else
+#define PREEMPT_STACK_MARGIN (8 * 1024)
+#endif
+
+static struct {
+	uintptr_t lo, hi;
+} ranges[MAX_RANGES];
+static _Atomic int nranges;
+static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t preempt_once = PTHREAD_ONCE_INIT;
+static struct sigaction prior_urg;
+static _Atomic pid_t self_pid;
+
+/* ------------------------------------------------------------ text */
+
+static bool text_preemptible(uintptr_t pc)
+{
+	int k = atomic_load_explicit(&nranges, memory_order_acquire);
+	for (int i = 0; i < k; i++)
+		if (pc >= ranges[i].lo && pc < ranges[i].hi)
+			return true;
+	return false;
+}
+
+static void range_add(uintptr_t lo, uintptr_t hi)
+{
+	int k = atomic_load_explicit(&nranges, memory_order_relaxed);
+	for (int i = 0; i < k; i++)
+		if (ranges[i].lo == lo && ranges[i].hi == hi)
+			return;
+	if (k == MAX_RANGES)
+		return;
+	ranges[k].lo = lo;
+	ranges[k].hi = hi;
+	atomic_store_explicit(&nranges, k + 1, memory_order_release);
+}
+
+struct find_obj {
+	uintptr_t addr; /* in: an address inside the object, 0: the exe */
+	bool found;
+	bool exe;		/* the object is the main program */
+	uintptr_t lo[8], hi[8]; /* its executable segments */
+	int n;
+};
+
+static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_obj *f = arg;
+	bool first = f->addr == 0;
+	bool hit = first;
+	(void)size;
+	for (int i = 0; !hit && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && f->addr >= lo &&
+		    f->addr < lo + ph->p_memsz)
+			hit = true;
+	}
+	if (!hit)
+		return 0;
+	f->found = true;
+	for (int i = 0; i < info->dlpi_phnum && f->n < 8; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		f->lo[f->n] = info->dlpi_addr + ph->p_vaddr;
+		f->hi[f->n] = f->lo[f->n] + ph->p_memsz;
+		f->n++;
+	}
+	return 1; /* the first object reported is the main program */
+}
+
+/* ------------------------------------------------------------ signal */
+
+static void chain_prior(int sig, siginfo_t *si, void *ctx)
+{
+	if (prior_urg.sa_flags & SA_SIGINFO) {
+		if (prior_urg.sa_sigaction != NULL)
+			prior_urg.sa_sigaction(sig, si, ctx);
+	} else if (prior_urg.sa_handler != SIG_IGN &&
+		   prior_urg.sa_handler != SIG_DFL) {
+		prior_urg.sa_handler(sig);
+	}
+}
+
+static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
+{
+	uintptr_t low = (uintptr_t)s->stk_base + s->stk_guard;
+	uintptr_t top = low + s->stk_reserve;
+	uintptr_t need =
+		136 + 128 + smarm__xsave_size + 64 + PREEMPT_STACK_MARGIN;
+	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
+}
+
+static void on_sigurg(int sig, siginfo_t *si, void *ctx)
+{
+	int saved_errno = errno;
+	struct smarm__worker *w = smarm__tls_worker;
+	ucontext_t *uc = ctx;
+	struct smarm__slot *s;
+	uintptr_t pc, sp;
+
+	if (si->si_code != SI_TKILL ||
+	    si->si_pid !=
+		    atomic_load_explicit(&self_pid, memory_order_relaxed)) {
+		chain_prior(sig, si, ctx);
+		goto out;
+	}
+	if (w == NULL || (s = w->cur) == NULL)
+		goto out;
+	if (atomic_load_explicit(&w->run_seq, memory_order_relaxed) !=
+	    atomic_load_explicit(&w->preempt_seq, memory_order_relaxed))
+		goto out; /* late: that run already ended */
+	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (s->nopreempt != 0 || !text_preemptible(pc) ||
+	    !stack_has_room(s, sp)) {
+		s->preempt_pending = 1;
+		w->n_deferred++;
+		goto out;
+	}
+	sp -= 136; /* below the 128-byte red zone, room for the pc */
+	memcpy((void *)sp, &pc, sizeof pc);
+	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc->uc_mcontext.gregs[REG_RIP] =
+		(greg_t)(uintptr_t)smarm__preempt_tramp;
+	w->n_async++;
+out:
+	errno = saved_errno;
+}
+
+static void cpu_save_area(void)
+{
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid"
+			 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(1), "c"(0));
+	/* XSAVE supported and enabled by the OS (OSXSAVE). */
+	if ((c & (1u << 26)) && (c & (1u << 27))) {
+		__asm__ volatile("cpuid"
+				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+				 : "a"(0xd), "c"(0));
+		if (b >= 576) {
+			smarm__xsave_size = b;
+			smarm__have_xsave = 1;
+		}
+	}
+}
+
+static void preempt_init(void)
+{
+	struct find_obj f = { 0 };
+	struct sigaction sa;
+
+	cpu_save_area();
+	dl_iterate_phdr(find_obj_cb, &f);
+	for (int i = 0; i < f.n; i++)
+		range_add(f.lo[i], f.hi[i]);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigurg;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGURG, &sa, &prior_urg);
+}
+
+void smarm__preempt_setup(void)
+{
+	pthread_once(&preempt_once, preempt_init);
+	atomic_store_explicit(&self_pid, getpid(), memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ resume */
+
+static bool other_work(struct smarm__worker *w)
+{
+	return atomic_load_explicit(&w->node->rq_len, memory_order_relaxed) >
+		       0 ||
+	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
+	       w->pin_head != SMARM__NO_INDEX || smarm__timers_due(w->node);
+}
+
+/*
+ * Called by smarm__preempt_tramp on the actor's stack with the machine
+ * state saved: an ordinary safe point from here on.
+ */
+void smarm__preempt_resume(void)
+{
+	int saved_errno = errno;
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *s = w->cur;
+
+	s->preempt_pending = 0;
+	smarm__observe_stop(s);
+	if (other_work(w)) {
+		smarm__switch_out(s, INTENT_PREEMPT);
+		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
+		smarm__observe_stop(s);
+	} else {
+		w->slice_start = 0;
+	}
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------------ pinned */
+
+void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
+{
+	struct smarm_node *n = w->node;
+	/* Behind everything queued now: FIFO-fair against the shared queue. */
+	s->pin_ticket =
+		atomic_load_explicit(&n->rq_pops, memory_order_relaxed) +
+		atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	s->pin_next = SMARM__NO_INDEX;
+	if (w->pin_head == SMARM__NO_INDEX)
+		w->pin_head = s->index;
+	else
+		smarm__slot_at(n, w->pin_tail)->pin_next = s->index;
+	w->pin_tail = s->index;
+}
+
+struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due)
+{
+	struct smarm_node *n = w->node;
+	struct smarm__slot *s;
+	if (w->pin_head == SMARM__NO_INDEX)
+		return NULL;
+	s = smarm__slot_at(n, w->pin_head);
+	if (only_due &&
+	    atomic_load_explicit(&n->rq_pops, memory_order_relaxed) <
+		    s->pin_ticket &&
+	    ++w->pin_skips < PIN_MAX_SKIPS)
+		return NULL;
+	w->pin_skips = 0;
+	w->pin_head = s->pin_next;
+	return s;
+}
+
+/* ------------------------------------------------------------ monitor */
+
+static void *monitor_main(void *arg)
+{
+	struct smarm_node *n = arg;
+	uint32_t seen[SMARM__MAX_WORKERS] = { 0 };
+	uint64_t since[SMARM__MAX_WORKERS] = { 0 };
+	uint64_t tick = n->slice_ns / 2;
+	unsigned idle_ticks = 0;
+	int nw = atomic_load(&n->workers_started);
+
+	if (tick < 50000)
+		tick = 50000;
+	bool retry = false;
+	for (;;) {
+		uint64_t nap = tick << (idle_ticks < 8 ? idle_ticks : 8);
+		uint64_t now;
+		bool busy = false;
+		if (nap > MON_MAX_SLEEP_NS && nap > tick)
+			nap = MON_MAX_SLEEP_NS > tick ? MON_MAX_SLEEP_NS : tick;
+		/*
+		 * A signalled actor still on its worker was deferred (it was
+		 * in libc, say): try again soon, so that a loop spending 99%
+		 * of its time in libc is still caught in allowed text within
+		 * milliseconds.
+		 */
+		if (retry && nap > MON_RETRY_NS)
+			nap = MON_RETRY_NS;
+		retry = false;
+		if (atomic_load_explicit(&n->mon_stop, memory_order_acquire))
+			break;
+		smarm__futex_wait((uint32_t *)&n->mon_stop, 0, nap);
+		if (atomic_load_explicit(&n->mon_stop, memory_order_acquire))
+			break;
+		now = smarm__clock_ns();
+		for (int i = 0; i < nw; i++) {
+			struct smarm__worker *w = &n->workers[i];
+			uint32_t seq = atomic_load_explicit(
+				&w->run_seq, memory_order_relaxed);
+			if (!(seq & 1)) { /* in its scheduler or idle */
+				seen[i] = seq;
+				continue;
+			}
+			busy = true;
+			if (seq != seen[i]) {
+				seen[i] = seq;
+				since[i] = now;
+				continue;
+			}
+			if (now - since[i] < n->slice_ns)
+				continue;
+			retry = true;
+			atomic_store_explicit(&w->preempt_seq, seq,
+					      memory_order_relaxed);
+			if (pthread_kill(w->thread, SIGURG) == 0)
+				atomic_fetch_add_explicit(&n->pre_signals, 1,
+							  memory_order_relaxed);
+			since[i] =
+				now - n->slice_ns; /* overdue until it moves */
+		}
+		idle_ticks = busy ? 0 : idle_ticks + 1;
+	}
+	return NULL;
+}
+
+void smarm__monitor_start(struct smarm_node *n)
+{
+	n->mon_running = false;
+	if (!n->preempt_async)
+		return;
+	smarm__preempt_setup();
+	atomic_store(&n->mon_stop, 0);
+	n->mon_running =
+		pthread_create(&n->mon_thread, NULL, monitor_main, n) == 0;
+}
+
+void smarm__monitor_stop(struct smarm_node *n)
+{
+	if (!n->mon_running)
+		return;
+	atomic_store_explicit(&n->mon_stop, 1, memory_order_release);
+	smarm__futex_wake((uint32_t *)&n->mon_stop, 1);
+	pthread_join(n->mon_thread, NULL);
+	n->mon_running = false;
+}
+
+/* ------------------------------------------------------------ public */
+
+/* Objects whose text must never be preempted, whatever the host says. */
+static bool denied_object(const char *path)
+{
+	static const char *const deny[] = { "libc.so",	   "ld-linux",
+					    "libffi.so",   "libsmarm.so",
+					    "libasan.so",  "libubsan.so",
+					    "libpthread.", "libgcc_s.so",
+					    "libm.so",	   "libdl.so" };
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
+		if (strncmp(base, deny[i], strlen(deny[i])) == 0)
+			return true;
+	return false;
+}
+
+int smarm_preempt_allow_object(const void *addr)
+{
+	struct find_obj f = { 0 };
+	struct find_obj self = { 0 };
+	Dl_info info;
+
+	if (addr == NULL)
+		return SMARM_EINVAL;
+	pthread_once(&preempt_once, preempt_init);
+	f.addr = (uintptr_t)addr;
+	dl_iterate_phdr(find_obj_cb, &f);
+	if (!f.found || f.n == 0)
+		return SMARM_ENOENT;
+	self.addr = (uintptr_t)(void *)smarm_preempt_allow_object;
+	dl_iterate_phdr(find_obj_cb, &self);
+	if (self.found && self.n > 0 && self.lo[0] == f.lo[0])
+		return SMARM_EINVAL; /* libsmarm itself */
+	if (dladdr(addr, &info) != 0 && info.dli_fname != NULL &&
+	    denied_object(info.dli_fname))
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&ranges_lock);
+	if (atomic_load(&nranges) + f.n > MAX_RANGES) {
+		bool known = true;
+		for (int i = 0; i < f.n; i++)
+			known = known && text_preemptible(f.lo[i]);
+		pthread_mutex_unlock(&ranges_lock);
+		return known ? 0 : SMARM_ENOMEM;
+	}
+	for (int i = 0; i < f.n; i++)
+		range_add(f.lo[i], f.hi[i]);
+	pthread_mutex_unlock(&ranges_lock);
+	return 0;
+}
