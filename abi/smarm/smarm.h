@@ -154,11 +154,20 @@ SMARM_API const char *smarm_version_string(void);
  *                           (smarm_check, runtime calls) makes it yield,
  *                           10000..10^10. Default 2000000 (2 ms).
  * SMARM_OPT_PREEMPT_ASYNC   1: a monitor thread interrupts (SIGURG) an
- *                           actor that runs a whole timeslice without
- *                           reaching a safe point and switches it out if
- *                           it is in preemptible code (see
+ *                           actor that runs SMARM_OPT_ASYNC_SLICE_NS
+ *                           without reaching a safe point and switches it
+ *                           out if it is in preemptible code (see
  *                           smarm_preempt_allow_object); 0: preemption
  *                           only at safe points. Default 1.
+ * SMARM_OPT_ASYNC_SLICE_NS  the overrun after which the monitor interrupts
+ *                           an actor, 100000..10^10. The monitor looks at
+ *                           the workers once per this period while any
+ *                           runs actor code, so an actor overruns by one
+ *                           to two periods. Default 10000000 (10 ms, as
+ *                           Go's forced preemption): each look and each
+ *                           signal costs tens of microseconds on a VM,
+ *                           and at 2 ms that overhead reached 3-4% of a
+ *                           compute loop, at 10 ms it is under 1%.
  */
 enum smarm_opt {
 	SMARM_OPT_WORKERS = 1,
@@ -168,6 +177,7 @@ enum smarm_opt {
 	SMARM_OPT_STACK_POOL_CAP = 5,
 	SMARM_OPT_TIMESLICE_NS = 6,
 	SMARM_OPT_PREEMPT_ASYNC = 10,
+	SMARM_OPT_ASYNC_SLICE_NS = 12,
 };
 
 /*

@@ -227,6 +227,7 @@ struct smarm_node {
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
 	bool preempt_async; /* the monitor signals overrunning actors */
+	uint64_t async_ns;  /* run time that counts as an overrun */
 
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];

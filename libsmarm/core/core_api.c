@@ -100,6 +100,7 @@ static const struct {
 	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
 	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
 	[SMARM_OPT_PREEMPT_ASYNC] = { 0, 1 },
+	[SMARM_OPT_ASYNC_SLICE_NS] = { 100000, INT64_C(10000000000) },
 };
 
 static bool opt_known(int opt)
@@ -125,6 +126,7 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
 	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
 	c->opt[SMARM_OPT_PREEMPT_ASYNC] = 1;
+	c->opt[SMARM_OPT_ASYNC_SLICE_NS] = 10000000;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -204,6 +206,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
+	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);

@@ -260,7 +260,15 @@ void smarm__preempt_resume(void)
 		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
 		smarm__observe_stop(s);
 	} else {
+		/* Alone on the worker: go on, with a fresh slice (a new run
+		 * for the monitor, or it would take the signal as deferred). */
 		w->slice_start = 0;
+		atomic_store_explicit(
+			&w->run_seq,
+			atomic_load_explicit(&w->run_seq,
+					     memory_order_relaxed) +
+				2,
+			memory_order_relaxed);
 	}
 	errno = saved_errno;
 }
@@ -306,30 +314,33 @@ static void *monitor_main(void *arg)
 	struct smarm_node *n = arg;
 	uint32_t seen[SMARM__MAX_WORKERS] = { 0 };
 	uint64_t since[SMARM__MAX_WORKERS] = { 0 };
-	uint64_t tick = n->slice_ns / 2;
+	bool signalled[SMARM__MAX_WORKERS] = { false };
+	uint64_t deferred_at[SMARM__MAX_WORKERS] = { 0 };
+	uint64_t tick = n->async_ns;
 	unsigned idle_ticks = 0;
+	bool retry = false;
 	int nw = atomic_load(&n->workers_started);
 
-	if (tick < 50000)
-		tick = 50000;
-	bool retry = false;
+	/*
+	 * One look per async slice (n->async_ns): an actor is seen running
+	 * at one look and signalled at the next one that finds it still
+	 * there, so it overruns by at most that slice. When a look finds a
+	 * signalled actor still on its worker and its handler has counted a
+	 * deferral (it was in libc, say), look and signal again every
+	 * MON_RETRY_NS, so that a loop spending most of its time in libc is
+	 * still caught in allowed text within milliseconds. A signal not yet
+	 * handled (the worker thread is off the CPU) is not repeated. With no
+	 * actor running the looks back off.
+	 */
 	for (;;) {
 		uint64_t nap = tick << (idle_ticks < 8 ? idle_ticks : 8);
 		uint64_t now;
 		bool busy = false;
-		if (nap > MON_MAX_SLEEP_NS && nap > tick)
+		if (nap > MON_MAX_SLEEP_NS)
 			nap = MON_MAX_SLEEP_NS > tick ? MON_MAX_SLEEP_NS : tick;
-		/*
-		 * A signalled actor still on its worker was deferred (it was
-		 * in libc, say): try again soon, so that a loop spending 99%
-		 * of its time in libc is still caught in allowed text within
-		 * milliseconds.
-		 */
-		if (retry && nap > MON_RETRY_NS)
+		if (retry)
 			nap = MON_RETRY_NS;
 		retry = false;
-		if (atomic_load_explicit(&n->mon_stop, memory_order_acquire))
-			break;
 		smarm__futex_wait((uint32_t *)&n->mon_stop, 0, nap);
 		if (atomic_load_explicit(&n->mon_stop, memory_order_acquire))
 			break;
@@ -338,26 +349,32 @@ static void *monitor_main(void *arg)
 			struct smarm__worker *w = &n->workers[i];
 			uint32_t seq = atomic_load_explicit(
 				&w->run_seq, memory_order_relaxed);
-			if (!(seq & 1)) { /* in its scheduler or idle */
+			if (!(seq & 1) || seq != seen[i]) {
+				/* idle, in its scheduler, or a new run */
 				seen[i] = seq;
+				since[i] = now;
+				signalled[i] = false;
+				busy |= seq & 1;
 				continue;
 			}
 			busy = true;
-			if (seq != seen[i]) {
-				seen[i] = seq;
-				since[i] = now;
+			if (!signalled[i] && now - since[i] < tick / 2)
 				continue;
+			if (signalled[i]) {
+				uint64_t d = __atomic_load_n(&w->n_deferred,
+							     __ATOMIC_RELAXED);
+				if (d == deferred_at[i])
+					continue; /* not handled yet */
+				retry = true;
 			}
-			if (now - since[i] < n->slice_ns)
-				continue;
-			retry = true;
+			signalled[i] = true;
+			deferred_at[i] = __atomic_load_n(&w->n_deferred,
+							 __ATOMIC_RELAXED);
 			atomic_store_explicit(&w->preempt_seq, seq,
 					      memory_order_relaxed);
 			if (pthread_kill(w->thread, SIGURG) == 0)
 				atomic_fetch_add_explicit(&n->pre_signals, 1,
 							  memory_order_relaxed);
-			since[i] =
-				now - n->slice_ns; /* overdue until it moves */
 		}
 		idle_ticks = busy ? 0 : idle_ticks + 1;
 	}

@@ -49,10 +49,15 @@ static int ap_run(int workers, int async, int64_t slice_ns, smarm_actor_cb root,
 			 0);
 	ck_assert_int_eq(
 		smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC, async), 0);
-	if (slice_ns > 0)
+	if (slice_ns > 0) {
 		ck_assert_int_eq(smarm_config_set_int(
 					 cfg, SMARM_OPT_TIMESLICE_NS, slice_ns),
 				 0);
+		ck_assert_int_eq(smarm_config_set_int(cfg,
+						      SMARM_OPT_ASYNC_SLICE_NS,
+						      slice_ns),
+				 0);
+	}
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, NULL, &how, NULL), 0);

@@ -145,9 +145,11 @@ END_TEST
 START_TEST(test_dlopen_symbols_versioned_internals_hidden)
 {
 	void *h = load_api();
-	/* Public symbols carry the SMARM_0.1 version node (later nodes inherit it). */
+	/* SMARM_0.1 symbols keep their node; later nodes inherit it. */
 	ck_assert_ptr_nonnull(dlvsym(h, "smarm_node_run", "SMARM_0.1"));
 	ck_assert_ptr_nonnull(dlvsym(h, "smarm_chan_send", "SMARM_0.1"));
+	ck_assert_ptr_nonnull(dlvsym(h, "smarm_preempt_disable", "SMARM_0.2"));
+	ck_assert_ptr_null(dlvsym(h, "smarm_preempt_disable", "SMARM_0.1"));
 	/* Internal symbols are not exported. */
 	ck_assert_ptr_null(dlsym(h, "smarm__spawn"));
 	ck_assert_ptr_null(dlsym(h, "smarm__park"));
