@@ -153,6 +153,11 @@ SMARM_API const char *smarm_version_string(void);
  * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
  *                           (smarm_check, runtime calls) makes it yield,
  *                           10000..10^10. Default 2000000 (2 ms).
+ * SMARM_OPT_IO_POOL_THREADS threads of the blocking-work pool
+ *                           (smarm_io_blocking), 1..64. They start on the
+ *                           first smarm_io_blocking() of a run and are
+ *                           joined when the run ends. Default 4.
+ *                           Since: SMARM_0.2.
  */
 enum smarm_opt {
 	SMARM_OPT_WORKERS = 1,
@@ -161,6 +166,7 @@ enum smarm_opt {
 	SMARM_OPT_STACK_GUARD = 4,
 	SMARM_OPT_STACK_POOL_CAP = 5,
 	SMARM_OPT_TIMESLICE_NS = 6,
+	SMARM_OPT_IO_POOL_THREADS = 11,
 };
 
 /*
@@ -276,6 +282,14 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
  *                           most one per actor for its latest bounded wait
  *                           (sleep, recv_timeout, select_timeout, lock).
+ * SMARM_STAT_IO_FD_WAITERS  actors registered with the epoll thread now
+ *                           (parked on an fd). Since: SMARM_0.2.
+ * SMARM_STAT_IO_BLOCKING    smarm_io_blocking() jobs submitted and not yet
+ *                           finished, including jobs whose caller was
+ *                           stopped. Since: SMARM_0.2.
+ * SMARM_STAT_IO_THREADS     io threads running now (the epoll thread plus
+ *                           the pool threads); 0 between runs.
+ *                           Since: SMARM_0.2.
  */
 enum smarm_stat {
 	SMARM_STAT_LIVE_ACTORS = 1,
@@ -286,6 +300,9 @@ enum smarm_stat {
 	SMARM_STAT_WORKERS = 6,
 	SMARM_STAT_SPAWNED = 7,
 	SMARM_STAT_TIMERS = 8,
+	SMARM_STAT_IO_FD_WAITERS = 20,
+	SMARM_STAT_IO_BLOCKING = 21,
+	SMARM_STAT_IO_THREADS = 22,
 };
 
 /*
