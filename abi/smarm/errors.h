@@ -4,11 +4,11 @@
  *
  * Codes are negative, explicit and never renumbered or reused. They are
  * grouped in blocks: -1..-99 generic, -100.. actors, -200.. messages and
- * channels, -300.. plugins and behaviours. The enum, smarm_err_name() and
- * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
- * drift apart. New codes may be added in later ABI minors: treat any
- * unknown negative value as a failure. The codes are ABI; the wording of
- * the messages is not. Retired values, never to be reused: -103.
+ * channels, -300.. IO (file descriptors), -400.. plugins and behaviours. The
+ * enum, smarm_err_name() and smarm_strerror() are all generated from
+ * SMARM_ERROR_MAP, so they cannot drift apart. New codes may be added in later
+ * ABI minors: treat any unknown negative value as a failure. The codes are ABI;
+ * the wording of the messages is not. Retired values, never to be reused: -103.
  */
 #ifndef SMARM_ERRORS_H
 #define SMARM_ERRORS_H
@@ -28,7 +28,8 @@
 	XX(ENOPROC, -100, "no such actor (never existed or already gone)")     \
 	XX(EATCAPACITY, -101, "actor limit reached")                           \
 	XX(ENOTACTOR, -102, "must be called from an actor")                    \
-	XX(ECLOSED, -200, "channel closed")
+	XX(ECLOSED, -200, "channel closed")                                    \
+	XX(EBADF, -300, "not an open file descriptor")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),
