@@ -96,9 +96,12 @@ static void selx_undo(void *arg, struct smarm__slot *me)
 /*
  * Arm every arm in index order. Returns 0 with *ready = n when all are
  * registered, *ready = i when arm i is ready now, or an error; on a
- * ready arm or an error the arms before it are still registered.
+ * ready arm or an error the arms before it are still registered. A
+ * poll_only round (the deadline has passed: a zero timeout) leaves fd
+ * arms unregistered: it could not park anyway.
  */
-static int selx_arm(struct selx *x, struct smarm_node *node, size_t *ready)
+static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
+		    size_t *ready)
 {
 	size_t k = 0;
 	int rc = poll_now(x);
@@ -116,6 +119,8 @@ static int selx_arm(struct selx *x, struct smarm_node *node, size_t *ready)
 				rc = SMARM_EBADF;
 			} else if (pfd_ready(p)) {
 				is_ready = true;
+			} else if (poll_only) {
+				/* Left unregistered: its cancel is a no-op. */
 			} else {
 				if (x->io == NULL)
 					x->io = smarm__io_get(node);
@@ -198,7 +203,8 @@ int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
 		size_t i;
 		int rc;
 		x.epoch = smarm__begin_wait(me);
-		rc = selx_arm(&x, node, &i);
+		rc = selx_arm(&x, node, timed && smarm__clock_ns() >= deadline,
+			      &i);
 		if (rc != 0 || i < n) {
 			selx_disarm(&x);
 			smarm__retire_wait(me);

@@ -618,6 +618,7 @@ static void errors_root(void *arg)
 	R.rc[9] = smarm_select_ex(many, 65, 0, &idx);
 	R.rc[10] = smarm_select_ex(&ok, 1, 0, &idx); /* zero: polls */
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
 	harness_chan_drop(ch);
 }
 
@@ -629,6 +630,7 @@ START_TEST(test_fd_select_bad_arguments_return_einval)
 		ck_assert_int_eq(R.rc[i], SMARM_EINVAL);
 	ck_assert_int_eq(R.rc[10], SMARM_ETIMEDOUT);
 	ck_assert_int_eq(R.stat[0], 0);
+	ck_assert_int_eq(R.stat[1], 0); /* a poll needs no epoll thread */
 	close_pipes();
 }
 END_TEST
