@@ -311,6 +311,77 @@ START_TEST(test_io_epoll_foreign_thread_write_wakes_waiter)
 }
 END_TEST
 
+/* ----------------------------------------------------------- stress */
+
+#define PAIRS 16
+#define ROUNDS 500
+
+struct pong {
+	int in, out; /* read from in, echo to out */
+	int first;   /* 1: send first */
+};
+
+static void pong_actor(void *arg)
+{
+	struct pong *p = arg;
+	char c = 'p';
+	ptrdiff_t got;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (p->first &&
+		    (smarm_io_write(p->out, &c, 1, &got) != 0 || got != 1)) {
+			R.errors++;
+			return;
+		}
+		if (smarm_io_read(p->in, &c, 1, &got) != 0 || got != 1) {
+			R.errors++;
+			return;
+		}
+		if (!p->first &&
+		    (smarm_io_write(p->out, &c, 1, &got) != 0 || got != 1)) {
+			R.errors++;
+			return;
+		}
+	}
+	atomic_fetch_add(&R.flag, 1);
+}
+
+static void stress_root(void *arg)
+{
+	int fds[PAIRS][4];
+	struct pong p[PAIRS][2];
+	smarm_pid_t pid[PAIRS][2];
+	(void)arg;
+	for (int i = 0; i < PAIRS; i++) {
+		if (pipe2(&fds[i][0], O_NONBLOCK) != 0 ||
+		    pipe2(&fds[i][2], O_NONBLOCK) != 0) {
+			R.errors++;
+			return;
+		}
+		p[i][0] = (struct pong){ fds[i][2], fds[i][1], 1 };
+		p[i][1] = (struct pong){ fds[i][0], fds[i][3], 0 };
+		smarm_actor_spawn(&pid[i][0], pong_actor, &p[i][0], NULL);
+		smarm_actor_spawn(&pid[i][1], pong_actor, &p[i][1], NULL);
+	}
+	for (int i = 0; i < PAIRS; i++) {
+		smarm_actor_join(pid[i][0], NULL, NULL);
+		smarm_actor_join(pid[i][1], NULL, NULL);
+		for (int k = 0; k < 4; k++)
+			close(fds[i][k]);
+	}
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+}
+
+START_TEST(test_io_epoll_pipe_ping_pong_pairs_all_finish)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, stress_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(atomic_load(&R.flag), 2 * PAIRS);
+	ck_assert_int_eq(R.stat[0], 0);
+	close_pipe();
+}
+END_TEST
+
 /* ---------------------------------------------------------- errors */
 
 static void errors_root(void *arg)
@@ -396,6 +467,7 @@ Suite *smarm_test_io_epoll_suite(void)
 	tcase_add_test(tc,
 		       test_io_epoll_second_waiter_eexist_first_still_wakes);
 	tcase_add_test(tc, test_io_epoll_foreign_thread_write_wakes_waiter);
+	tcase_add_test(tc, test_io_epoll_pipe_ping_pong_pairs_all_finish);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
