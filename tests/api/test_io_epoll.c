@@ -234,6 +234,58 @@ START_TEST(test_io_epoll_stopped_waiter_does_not_poison_fd)
 }
 END_TEST
 
+struct foreign_stop {
+	smarm_node_t *node;
+	smarm_pid_t pid;
+	int rc;
+};
+
+static void *foreign_stopper(void *arg)
+{
+	struct foreign_stop *f = arg;
+	f->rc = smarm_node_stop_actor(f->node, f->pid);
+	return NULL;
+}
+
+static void foreign_stop_root(void *arg)
+{
+	struct foreign_stop f = { smarm_node_current(), SMARM_PID_NONE, -1 };
+	smarm_pid_t b;
+	pthread_t t;
+	(void)arg;
+	R.rc[0] = R.rc[1] = -1000;
+	smarm_actor_spawn(&f.pid, waiter, (void *)(intptr_t)0, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	if (pthread_create(&t, NULL, foreign_stopper, &f) != 0)
+		R.errors++;
+	smarm_actor_join(f.pid, &R.how[0], NULL);
+	pthread_join(t, NULL); /* returned long ago: a short block */
+	R.rc[6] = f.rc;
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	write_byte(R.pfd[1]);
+	smarm_actor_join(b, &R.how[1], NULL);
+}
+
+START_TEST(test_io_epoll_foreign_stop_of_waiter_does_not_poison_fd)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, foreign_stop_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[6], 0);
+	ck_assert_int_eq(R.how[0], SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(R.rc[0], -1000);
+	ck_assert_int_eq(R.stat[0], 0);
+	ck_assert_int_eq(R.how[1], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[2], 0);
+	close_pipe();
+}
+END_TEST
+
 static void eexist_root(void *arg)
 {
 	smarm_pid_t a;
@@ -464,6 +516,8 @@ Suite *smarm_test_io_epoll_suite(void)
 	tcase_add_test(tc,
 		       test_io_epoll_others_progress_while_one_waits_readable);
 	tcase_add_test(tc, test_io_epoll_stopped_waiter_does_not_poison_fd);
+	tcase_add_test(tc,
+		       test_io_epoll_foreign_stop_of_waiter_does_not_poison_fd);
 	tcase_add_test(tc,
 		       test_io_epoll_second_waiter_eexist_first_still_wakes);
 	tcase_add_test(tc, test_io_epoll_foreign_thread_write_wakes_waiter);
