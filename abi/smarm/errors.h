@@ -6,9 +6,10 @@
  * grouped in blocks: -1..-99 generic, -100.. actors, -200.. messages and
  * channels, -300.. plugins and behaviours. The enum, smarm_err_name() and
  * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
- * drift apart. New codes may be added in later ABI minors: treat any
- * unknown negative value as a failure. The codes are ABI; the wording of
- * the messages is not. Retired values, never to be reused: -103.
+ * drift apart. New codes may be added in later ABI minors (SMARM_EBADF came
+ * with SMARM_0.2): treat any unknown negative value as a failure. The codes
+ * are ABI; the wording of the messages is not. Retired values, never to be
+ * reused: -103.
  */
 #ifndef SMARM_ERRORS_H
 #define SMARM_ERRORS_H
@@ -25,6 +26,7 @@
 	XX(ENOENT, -7, "no such object")                                       \
 	XX(ESYSTEM, -8, "operating system call failed")                        \
 	XX(EINTERNAL, -9, "internal error")                                    \
+	XX(EBADF, -10, "not an open file descriptor")                          \
 	XX(ENOPROC, -100, "no such actor (never existed or already gone)")     \
 	XX(EATCAPACITY, -101, "actor limit reached")                           \
 	XX(ENOTACTOR, -102, "must be called from an actor")                    \

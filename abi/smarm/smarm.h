@@ -159,6 +159,7 @@ SMARM_API const char *smarm_version_string(void);
  *                           out if it is in preemptible code (see
  *                           smarm_preempt_allow_object); 0: preemption
  *                           only at safe points. Default 1.
+ *                           Since: SMARM_0.2.
  * SMARM_OPT_ASYNC_SLICE_NS  the overrun after which the monitor interrupts
  *                           an actor, 100000..10^10. The monitor looks at
  *                           the workers once per this period while any
@@ -168,6 +169,12 @@ SMARM_API const char *smarm_version_string(void);
  *                           signal costs tens of microseconds on a VM,
  *                           and at 2 ms that overhead reached 3-4% of a
  *                           compute loop, at 10 ms it is under 1%.
+ *                           Since: SMARM_0.2.
+ * SMARM_OPT_IO_POOL_THREADS threads of the blocking-work pool
+ *                           (smarm_io_blocking), 1..64. They start on the
+ *                           first smarm_io_blocking() of a run and are
+ *                           joined when the run ends. Default 4.
+ *                           Since: SMARM_0.2.
  */
 enum smarm_opt {
 	SMARM_OPT_WORKERS = 1,
@@ -177,6 +184,7 @@ enum smarm_opt {
 	SMARM_OPT_STACK_POOL_CAP = 5,
 	SMARM_OPT_TIMESLICE_NS = 6,
 	SMARM_OPT_PREEMPT_ASYNC = 10,
+	SMARM_OPT_IO_POOL_THREADS = 11,
 	SMARM_OPT_ASYNC_SLICE_NS = 12,
 };
 
@@ -301,6 +309,15 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  *                           region); it yields at its next safe point.
  *                           The three count per run (reset when a run
  *                           starts) and are approximate while it runs.
+ *                           Since: SMARM_0.2.
+ * SMARM_STAT_IO_FD_WAITERS  actors registered with the epoll thread now
+ *                           (parked on an fd). Since: SMARM_0.2.
+ * SMARM_STAT_IO_BLOCKING    smarm_io_blocking() jobs submitted and not yet
+ *                           finished, including jobs whose caller was
+ *                           stopped. Since: SMARM_0.2.
+ * SMARM_STAT_IO_THREADS     io threads running now (the epoll thread plus
+ *                           the pool threads); 0 between runs.
+ *                           Since: SMARM_0.2.
  */
 enum smarm_stat {
 	SMARM_STAT_LIVE_ACTORS = 1,
@@ -314,6 +331,9 @@ enum smarm_stat {
 	SMARM_STAT_PREEMPT_SIGNALS = 13,
 	SMARM_STAT_PREEMPT_ASYNC = 14,
 	SMARM_STAT_PREEMPT_DEFERRED = 15,
+	SMARM_STAT_IO_FD_WAITERS = 20,
+	SMARM_STAT_IO_BLOCKING = 21,
+	SMARM_STAT_IO_THREADS = 22,
 };
 
 /*
@@ -786,6 +806,178 @@ SMARM_API int smarm_mutex_try_lock(smarm_mutex_t *m);
  * from outside any actor). Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_unlock(smarm_mutex_t *m);
+
+/* ------------------------------------------------------------------------
+ * IO and blocking work
+ * --------------------------------------------------------------------- */
+
+/*
+ * Readiness events of an fd arm (a bit set).
+ *
+ * SMARM_IO_READABLE   a read would not block (POLLIN).
+ * SMARM_IO_WRITABLE   a write would not block (POLLOUT).
+ *
+ * An error or hang-up on the fd (POLLERR, POLLHUP) counts as ready for
+ * either event: the following read or write reports it.
+ * Since: SMARM_0.2.
+ */
+enum smarm_io_event {
+	SMARM_IO_READABLE = 1,
+	SMARM_IO_WRITABLE = 2,
+};
+
+/* Arm kinds of smarm_arm_t. Since: SMARM_0.2. */
+enum smarm_arm_kind {
+	SMARM_ARM_CHAN = 1,
+	SMARM_ARM_FD = 2,
+};
+
+/*
+ * smarm_arm_t - one arm of smarm_select_ex(): a channel or an fd.
+ *
+ * A plain descriptor (like struct pollfd), filled by the caller and only
+ * read by the runtime. Its layout is frozen with SMARM_0.2; a later need
+ * gets a new entry point, never a new member.
+ *
+ * kind     SMARM_ARM_CHAN or SMARM_ARM_FD.
+ * fd       fd arms: the descriptor (>= 0). Ignored for channel arms.
+ * events   fd arms: SMARM_IO_READABLE and/or SMARM_IO_WRITABLE.
+ * chan     channel arms: the channel (the caller is its only receiver).
+ * Since: SMARM_0.2.
+ */
+typedef struct smarm_arm {
+	int kind;
+	int fd;
+	uint32_t events;
+	smarm_chan_t *chan;
+} smarm_arm_t;
+
+/* Timeout value meaning "wait without a deadline". Since: SMARM_0.2. */
+#define SMARM_NO_TIMEOUT UINT64_MAX
+
+/*
+ * smarm_select_ex() - wait until one of n channel or fd arms is ready.
+ *
+ * Channel arms are ready as in smarm_select(). Fd arms are first checked
+ * with a zero-timeout poll(2), so an fd that is ready now wins without
+ * parking; otherwise the fd is registered with the node's epoll thread
+ * (level-triggered, one shot) and the actor parks. Arms are checked in
+ * index order and the lowest ready index wins. When the call returns,
+ * every arm is unregistered again, losers included (also when the actor
+ * is stopped while parked), so each fd can be waited on again at once.
+ * Report only: consume with smarm_chan_try_recv() or a read/write.
+ *
+ * One waiter per fd: an fd another actor (or another arm of this call)
+ * is waiting on gives SMARM_EEXIST, and the first waiter is unaffected.
+ * timeout_ns bounds the wait (0 polls); SMARM_NO_TIMEOUT waits for ever.
+ * A ready arm wins over the deadline.
+ * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL arms
+ * or ready NULL, n 0 or > 64, an unknown kind, a NULL channel, a negative
+ * fd, events 0 or unknown bits; SMARM_ENOTACTOR; SMARM_ESTATE as
+ * smarm_select for a channel arm; SMARM_EBADF an fd arm is not an open
+ * descriptor (found before parking; after a wake a dead fd counts as
+ * ready); SMARM_EEXIST the fd already has a waiter; SMARM_ETIMEDOUT;
+ * SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could not be started or
+ * epoll_ctl failed otherwise. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_select_ex(const smarm_arm_t arms[], size_t n,
+			      uint64_t timeout_ns, size_t *ready);
+
+/*
+ * smarm_io_wait_readable() - park the calling actor until fd is readable.
+ *
+ * A one-arm smarm_select_ex(): returns at once if fd is readable now
+ * (or has an error or hang-up pending), otherwise parks only the actor,
+ * never its worker. The epoll thread starts on the first fd wait of a run
+ * and is joined when the run ends.
+ * Returns: 0. Errors: SMARM_EINVAL fd negative; SMARM_ENOTACTOR;
+ * SMARM_EBADF fd is not open; SMARM_EEXIST another actor waits on fd;
+ * SMARM_ENOMEM; SMARM_ESYSTEM. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_readable(int fd);
+
+/*
+ * smarm_io_wait_writable() - park the calling actor until fd is writable.
+ * As smarm_io_wait_readable(), for writing.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_writable(int fd);
+
+/*
+ * smarm_io_wait_readable_timeout() - smarm_io_wait_readable() that gives
+ * up after timeout_ns (0 polls). Readiness that races the deadline wins.
+ * Returns: 0. Errors: as smarm_io_wait_readable, plus SMARM_ETIMEDOUT
+ * (the fd is unregistered and can be waited on again).
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_readable_timeout(int fd, uint64_t timeout_ns);
+
+/*
+ * smarm_io_wait_writable_timeout() - smarm_io_wait_writable() that gives
+ * up after timeout_ns. Errors: as smarm_io_wait_readable_timeout.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_writable_timeout(int fd, uint64_t timeout_ns);
+
+/*
+ * smarm_io_read() - wait until fd is readable, then read(2) once.
+ *
+ * fd should be O_NONBLOCK: the read runs on the actor's worker, and on a
+ * blocking fd it could block that worker if the readiness was consumed
+ * elsewhere. A read that fails with EAGAIN or EINTR (spurious readiness)
+ * is retried after another wait; so 0 bytes in *out means end of file.
+ * Returns: 0, *out set to the bytes read. Errors: SMARM_EINVAL out NULL,
+ * buf NULL with len > 0, or fd negative; SMARM_ENOTACTOR; SMARM_EBADF;
+ * SMARM_EEXIST; SMARM_ENOMEM; SMARM_ESYSTEM read(2) failed otherwise.
+ * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_read(int fd, void *buf, size_t len, ptrdiff_t *out);
+
+/*
+ * smarm_io_write() - wait until fd is writable, then write(2) once.
+ *
+ * Like smarm_io_read(): fd should be O_NONBLOCK, EAGAIN and EINTR are
+ * retried after another wait, and *out may be short of len (a partial
+ * write; loop for the rest). Writing to a pipe or socket whose reader is
+ * gone raises SIGPIPE in the process unless the host ignores it, and then
+ * fails with SMARM_ESYSTEM.
+ * Returns: 0, *out set to the bytes written. Errors: as smarm_io_read.
+ * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_write(int fd, const void *buf, size_t len,
+			     ptrdiff_t *out);
+
+/*
+ * smarm_io_blocking_cb - a job for the blocking-work pool. Runs on a pool
+ * thread, not in an actor: it may block (a disk read, getaddrinfo, a
+ * foreign library), but actor calls made from it return
+ * SMARM_ENOTACTOR. Since: SMARM_0.2.
+ */
+typedef intptr_t (*smarm_io_blocking_cb)(void *arg);
+
+/*
+ * smarm_io_blocking() - run fn(arg) on the node's blocking-work pool and
+ * park the calling actor until it returns.
+ *
+ * Other actors keep running on every worker meanwhile. The pool has
+ * SMARM_OPT_IO_POOL_THREADS threads, started on the first call of a run;
+ * jobs beyond that wait their turn in FIFO order. A job is never
+ * cancelled: if the caller is stopped while its job is queued or running,
+ * the caller ends at once, the job still runs to completion and its
+ * result is discarded (a result that owns memory then leaks: free such
+ * things in fn or through arg). The run does not end before every job
+ * submitted in it has finished, so arg must stay valid until fn returns.
+ * result may be NULL.
+ * Returns: 0, *result set to fn's return value. Errors: SMARM_EINVAL fn
+ * NULL; SMARM_ENOTACTOR; SMARM_ENOMEM; SMARM_ESYSTEM the pool threads
+ * could not be started. Safe point.
+ * Callbacks: fn runs once on a pool thread with no runtime lock held.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
+				intptr_t *result);
 
 #ifdef __cplusplus
 }

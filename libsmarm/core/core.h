@@ -282,6 +282,16 @@ struct smarm_node {
 	bool mon_running;
 	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
 	_Atomic uint64_t pre_signals;
+
+	/* io layer (libsmarm/io/io.h): created on first use in a run */
+	struct smarm__io *_Atomic io; /* NULL outside a run that used io */
+	void (*io_run_end)(struct smarm_node *n); /* set with io; smarm__run
+						    calls it after joining
+						    the workers */
+	int io_pool_threads;	       /* SMARM_OPT_IO_POOL_THREADS */
+	_Atomic int64_t io_fd_waiters; /* fd registrations now */
+	_Atomic int64_t io_blocking;   /* pool jobs not finished */
+	_Atomic int64_t io_threads;    /* io threads running now */
 };
 
 /*

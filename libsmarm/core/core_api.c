@@ -101,6 +101,7 @@ static const struct {
 	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
 	[SMARM_OPT_PREEMPT_ASYNC] = { 0, 1 },
 	[SMARM_OPT_ASYNC_SLICE_NS] = { 100000, INT64_C(10000000000) },
+	[SMARM_OPT_IO_POOL_THREADS] = { 1, 64 },
 };
 
 static bool opt_known(int opt)
@@ -127,6 +128,7 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
 	c->opt[SMARM_OPT_PREEMPT_ASYNC] = 1;
 	c->opt[SMARM_OPT_ASYNC_SLICE_NS] = 10000000;
+	c->opt[SMARM_OPT_IO_POOL_THREADS] = 4;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -202,6 +204,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
 	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
+	n->io_pool_threads = (int)cfg->opt[SMARM_OPT_IO_POOL_THREADS];
 	n->slice_cycles =
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
@@ -308,6 +311,15 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 					? &n->workers[i].n_async
 					: &n->workers[i].n_deferred,
 				__ATOMIC_RELAXED);
+		return 0;
+	case SMARM_STAT_IO_FD_WAITERS:
+		*out = atomic_load(&n->io_fd_waiters);
+		return 0;
+	case SMARM_STAT_IO_BLOCKING:
+		*out = atomic_load(&n->io_blocking);
+		return 0;
+	case SMARM_STAT_IO_THREADS:
+		*out = atomic_load(&n->io_threads);
 		return 0;
 	default:
 		return SMARM_EINVAL;

@@ -755,6 +755,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		smarm__stack_cache_flush(n, &n->workers[i]);
 
 	smarm__timers_clear(n);
+	if (n->io_run_end != NULL)
+		n->io_run_end(n); /* stop and join the io threads */
 	smarm__release_unjoined(n);
 	atomic_store(&n->running, 0);
 	return started == n->workers_n ? 0 : SMARM_ESYSTEM;

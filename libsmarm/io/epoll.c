@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * epoll.c - the node's epoll thread and its fd-waiter table: one actor at
+ * a time may wait on an fd; the epoll thread wakes it when the fd is
+ * ready.
+ *
+ * Design (smarm RFC 018 "driver enqueues"). Level-triggered with
+ * EPOLLONESHOT: each wait is exactly one ADD, at most one event, and one
+ * DEL (by the epoll thread on the event, or by the waiter when it leaves
+ * the wait first), so no state carries over between waits and a woken
+ * actor re-registering the same fd cannot race a stale arming. The
+ * epoll thread is a foreign thread: it takes the registration and wakes
+ * it under wlock (core.h smarm__wake_and_unlock), so the waiter cannot
+ * leave the wait, and the run cannot end, in between (core.h INV-5).
+ * Rejected: edge-triggered registrations kept across waits (a missed
+ * edge hangs a waiter; a kept registration outlives a stopped waiter and
+ * poisons the fd); one epoll fd per worker (a parked actor may resume on
+ * any worker).
+ *
+ * Protocol, waiter side (select.c): begin_wait -> smarm__fd_register
+ * (pid, epoch) -> park -> smarm__fd_cancel(pid, epoch) whatever woke it
+ * (a no-op when the epoll thread already took the entry); a stop runs
+ * the same cancel from the wait-undo hook. Epoll thread side: epoll_wait
+ * -> under wlock, if the entry's registration number matches the event,
+ * take the entry, DEL the fd, wake (pid, epoch) -> unlock.
+ *
+ * Ownership: the table and the epoll fds belong to the node's io state;
+ * the thread exists from smarm__epoll_start to smarm__epoll_stop (run
+ * end).
+ * Locking: wlock guards the table and serialises every epoll_ctl.
+ * Invariants: INV-1 an fd is in the epoll set iff its table entry has a
+ * waiter (pid != 0). INV-2 an entry is removed only by the epoll thread
+ * on its event or by a cancel naming exactly its (pid, epoch), so a
+ * stopped or timed-out waiter never removes a later waiter's entry and a
+ * leftover entry never poisons the fd. INV-3 io_fd_waiters counts the
+ * entries with a waiter.
+ * See: docs/architecture.md (IO and blocking work).
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define EP_BATCH 64
+#define STOP_TOKEN UINT64_MAX
+
+static void *epoll_thread(void *arg)
+{
+	struct smarm__io *io = arg;
+	struct smarm_node *n = io->node;
+	struct epoll_event ev[EP_BATCH];
+	bool stop = false;
+
+	while (!stop) {
+		int got = epoll_wait(io->epfd, ev, EP_BATCH, -1);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			smarm__panic("io: epoll_wait failed");
+		}
+		for (int i = 0; i < got; i++) {
+			uint64_t tok = ev[i].data.u64;
+			uint32_t fd = (uint32_t)tok;
+			struct smarm__waiter wt = { NULL, 0, 0 };
+			if (tok == STOP_TOKEN) {
+				stop = true;
+				continue;
+			}
+			smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
+			if (fd < io->fdw_cap && io->fdw[fd].pid != 0 &&
+			    io->fdw[fd].seq == (uint32_t)(tok >> 32)) {
+				/* Ours and still current (INV-2): take it. */
+				wt.node = n;
+				wt.pid = io->fdw[fd].pid;
+				wt.epoch = io->fdw[fd].epoch;
+				io->fdw[fd].pid = 0;
+				epoll_ctl(io->epfd, EPOLL_CTL_DEL, (int)fd,
+					  NULL);
+				atomic_fetch_sub(&n->io_fd_waiters, 1);
+			}
+			/* A stale event (the waiter left first) wakes nobody.
+			 */
+			smarm__wake_and_unlock(wt, &io->wlock,
+					       SMARM__RANK_CHANNEL);
+		}
+	}
+	return NULL;
+}
+
+int smarm__epoll_start(struct smarm__io *io)
+{
+	struct epoll_event ev;
+	int rc = 0;
+
+	if (atomic_load_explicit(&io->ep_ready, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&io->start_mu);
+	if (atomic_load_explicit(&io->ep_ready, memory_order_relaxed))
+		goto out_unlock;
+	io->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (io->epfd < 0) {
+		rc = errno == ENOMEM ? SMARM_ENOMEM : SMARM_ESYSTEM;
+		goto out_unlock;
+	}
+	io->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (io->stopfd < 0) {
+		rc = SMARM_ESYSTEM;
+		goto err_close_ep;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.u64 = STOP_TOKEN;
+	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->stopfd, &ev) != 0 ||
+	    pthread_create(&io->ep_thread, NULL, epoll_thread, io) != 0) {
+		rc = SMARM_ESYSTEM;
+		goto err_close_stop;
+	}
+	atomic_fetch_add(&io->node->io_threads, 1);
+	atomic_store_explicit(&io->ep_ready, true, memory_order_release);
+	goto out_unlock;
+
+err_close_stop:
+	close(io->stopfd);
+	io->stopfd = -1;
+err_close_ep:
+	close(io->epfd);
+	io->epfd = -1;
+out_unlock:
+	pthread_mutex_unlock(&io->start_mu);
+	return rc;
+}
+
+void smarm__epoll_stop(struct smarm__io *io)
+{
+	uint64_t one = 1;
+	while (write(io->stopfd, &one, sizeof one) < 0 && errno == EINTR)
+		;
+	pthread_join(io->ep_thread, NULL);
+	atomic_fetch_sub(&io->node->io_threads, 1);
+	close(io->stopfd);
+	close(io->epfd);
+	io->stopfd = io->epfd = -1;
+	free(io->fdw);
+	io->fdw = NULL;
+	io->fdw_cap = 0;
+	atomic_store(&io->ep_ready, false);
+}
+
+/* Under wlock: make fd a valid index of the table. */
+static int fdw_reserve(struct smarm__io *io, int fd)
+{
+	uint32_t cap = io->fdw_cap ? io->fdw_cap : 64;
+	struct smarm__fdw *t;
+	if ((uint32_t)fd < io->fdw_cap)
+		return 0;
+	while (cap <= (uint32_t)fd)
+		cap *= 2;
+	t = realloc(io->fdw, cap * sizeof *t);
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	memset(t + io->fdw_cap, 0, (cap - io->fdw_cap) * sizeof *t);
+	io->fdw = t;
+	io->fdw_cap = cap;
+	return 0;
+}
+
+/*
+ * Register (pid, epoch) as fd's waiter for `events` (SMARM_IO_* bits).
+ * Returns 0, or SMARM_EEXIST (fd has a waiter), SMARM_EBADF, SMARM_ENOMEM,
+ * SMARM_ESYSTEM; 1 when the kernel refuses to poll fd (EPERM: a regular
+ * file or directory, which poll(2) reports always ready).
+ */
+int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
+		       uint64_t pid, uint32_t epoch)
+{
+	struct epoll_event ev;
+	int rc;
+
+	smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
+	rc = fdw_reserve(io, fd);
+	if (rc != 0)
+		goto out_unlock;
+	if (io->fdw[fd].pid != 0) {
+		rc = SMARM_EEXIST;
+		goto out_unlock;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLONESHOT;
+	if (events & SMARM_IO_READABLE)
+		ev.events |= EPOLLIN;
+	if (events & SMARM_IO_WRITABLE)
+		ev.events |= EPOLLOUT;
+	io->fdw_seq++;
+	ev.data.u64 = ((uint64_t)io->fdw_seq << 32) | (uint32_t)fd;
+	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		switch (errno) {
+		case EBADF:
+			rc = SMARM_EBADF;
+			break;
+		case EPERM:
+			rc = 1;
+			break;
+		case ENOMEM:
+		case ENOSPC:
+			rc = SMARM_ENOMEM;
+			break;
+		default:
+			rc = SMARM_ESYSTEM;
+		}
+		goto out_unlock;
+	}
+	io->fdw[fd].pid = pid;
+	io->fdw[fd].epoch = epoch;
+	io->fdw[fd].seq = io->fdw_seq;
+	atomic_fetch_add(&io->node->io_fd_waiters, 1);
+out_unlock:
+	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);
+	return rc;
+}
+
+/*
+ * Remove fd's registration if it is still exactly (pid, epoch) (INV-2).
+ * Returns whether it was; false means the epoll thread took it (the fd
+ * fired) or it never existed.
+ */
+bool smarm__fd_cancel(struct smarm__io *io, int fd, uint64_t pid,
+		      uint32_t epoch)
+{
+	bool removed = false;
+	smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
+	if ((uint32_t)fd < io->fdw_cap && io->fdw[fd].pid == pid &&
+	    io->fdw[fd].epoch == epoch) {
+		io->fdw[fd].pid = 0;
+		/* ENOENT/EBADF: the fd was closed under the wait; fine. */
+		epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL);
+		atomic_fetch_sub(&io->node->io_fd_waiters, 1);
+		removed = true;
+	}
+	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);
+	return removed;
+}

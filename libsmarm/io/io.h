@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io.h - internal interface of the io layer: the per-node io state (epoll
+ * thread, fd-waiter table, blocking-work pool), created on first use in
+ * a run and torn down when that run ends, and select over channel and fd
+ * arms.
+ *
+ * Layering: io sits beside msg above core. It uses core.h for parking and
+ * waking, and msg.h only for the channel arms of smarm_select_ex; core
+ * reaches io only through the node's io_run_end hook.
+ *
+ * Ownership: struct smarm__io belongs to its node; io_get creates it
+ * (any worker, first io call of a run), smarm__io_run_end frees it after
+ * the run's workers are joined, so a later run starts afresh.
+ * Locking: wlock (CHANNEL rank; never nested with a channel lock) guards
+ * the fd-waiter table and every epoll_ctl; jlock (CHANNEL rank) guards
+ * the completion fields of pool jobs; start_mu (pthread) serialises the
+ * lazy starts; pmu/pcv (pthread) guard the pool's job queue.
+ * Invariants: stated in epoll.c and pool.c.
+ * See: docs/architecture.md (IO and blocking work).
+ */
+#ifndef SMARM_IO_H
+#define SMARM_IO_H
+
+#include "../core/core.h"
+#include "../msg/msg.h"
+
+#include <pthread.h>
+
+/* One fd's registration with the epoll thread (wlock). */
+struct smarm__fdw {
+	uint64_t pid;	/* waiting actor; 0: no waiter */
+	uint32_t epoch; /* its wait */
+	uint32_t seq;	/* registration number, echoed in the epoll event */
+};
+
+struct smarm__io_job;
+
+struct smarm__io {
+	struct smarm_node *node; /* constant */
+	pthread_mutex_t start_mu;
+	_Atomic bool ep_ready;	 /* epoll thread running (set under start_mu) */
+	_Atomic bool pool_ready; /* pool threads running (set under start_mu) */
+
+	/* epoll (epoll.c) */
+	int epfd;		/* constant once ep_ready */
+	int stopfd;		/* eventfd: tells the epoll thread to exit */
+	pthread_t ep_thread;	/* constant once ep_ready */
+	smarm__lock_t wlock;	/* guards fdw, fdw_cap, fdw_seq */
+	struct smarm__fdw *fdw; /* indexed by fd */
+	uint32_t fdw_cap;	/* entries in fdw */
+	uint32_t fdw_seq;	/* last registration number */
+
+	/* blocking-work pool (pool.c) */
+	pthread_mutex_t pmu;	      /* guards the queue and pstop */
+	pthread_cond_t pcv;	      /* signalled on submit and stop */
+	struct smarm__io_job *qhead;  /* FIFO of jobs not yet taken */
+	struct smarm__io_job **qtail; /* &last->next, or &qhead */
+	bool pstop;		      /* run end: exit once drained */
+	int npool;		      /* threads started */
+	pthread_t *pool_threads;      /* npool of them */
+	smarm__lock_t jlock;	      /* guards jobs' completion fields */
+};
+
+/* io.c: the node's io state, created if needed (NULL: ENOMEM). */
+struct smarm__io *smarm__io_get(struct smarm_node *n);
+void smarm__io_run_end(struct smarm_node *n);
+
+/* epoll.c */
+int smarm__epoll_start(struct smarm__io *io);
+void smarm__epoll_stop(struct smarm__io *io);
+int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
+		       uint64_t pid, uint32_t epoch);
+bool smarm__fd_cancel(struct smarm__io *io, int fd, uint64_t pid,
+		      uint32_t epoch);
+
+/* pool.c */
+int smarm__pool_start(struct smarm__io *io);
+void smarm__pool_stop(struct smarm__io *io);
+int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
+		    smarm_io_blocking_cb fn, void *arg, intptr_t *result);
+
+/* select.c: deadline 0 means none. */
+int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
+		     uint64_t deadline, size_t *ready);
+
+#endif /* SMARM_IO_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_api.c - the public entry points of the io layer: select over channel
+ * and fd arms, fd waits with and without a timeout, read/write sugar and
+ * blocking work. Each call validates its arguments and calls smarm__
+ * code; nothing below this file checks caller input again.
+ *
+ * Ownership: buffers and arm arrays stay the caller's.
+ * Locking: none of its own.
+ * Invariants: INV-1 a call that returns an argument error
+ * (SMARM_EINVAL, SMARM_ENOTACTOR) registered nothing.
+ * See: docs/embedding.md (IO and blocking work), abi/smarm/smarm.h.
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#define MAX_ARMS 64
+#define EVENTS_ALL (SMARM_IO_READABLE | SMARM_IO_WRITABLE)
+
+static bool arm_valid(const smarm_arm_t *a)
+{
+	switch (a->kind) {
+	case SMARM_ARM_CHAN:
+		return a->chan != NULL;
+	case SMARM_ARM_FD:
+		return a->fd >= 0 && a->events != 0 &&
+		       (a->events & ~(uint32_t)EVENTS_ALL) == 0;
+	default:
+		return false;
+	}
+}
+
+static int select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
+		     size_t *ready)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (arms == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
+		return SMARM_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!arm_valid(&arms[i]))
+			return SMARM_EINVAL;
+	return smarm__select_ex(me, arms, n,
+				timeout_ns == SMARM_NO_TIMEOUT
+					? 0
+					: smarm__deadline_after(timeout_ns),
+				ready);
+}
+
+int smarm_select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
+		    size_t *ready)
+{
+	return select_ex(arms, n, timeout_ns, ready);
+}
+
+static int wait_fd(int fd, uint32_t events, uint64_t timeout_ns)
+{
+	smarm_arm_t arm = { .kind = SMARM_ARM_FD, .fd = fd, .events = events };
+	size_t ready;
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (fd < 0)
+		return SMARM_EINVAL;
+	return select_ex(&arm, 1, timeout_ns, &ready);
+}
+
+int smarm_io_wait_readable(int fd)
+{
+	return wait_fd(fd, SMARM_IO_READABLE, SMARM_NO_TIMEOUT);
+}
+
+int smarm_io_wait_writable(int fd)
+{
+	return wait_fd(fd, SMARM_IO_WRITABLE, SMARM_NO_TIMEOUT);
+}
+
+int smarm_io_wait_readable_timeout(int fd, uint64_t timeout_ns)
+{
+	/* The largest finite timeout stays finite: not SMARM_NO_TIMEOUT. */
+	if (timeout_ns == SMARM_NO_TIMEOUT)
+		timeout_ns--;
+	return wait_fd(fd, SMARM_IO_READABLE, timeout_ns);
+}
+
+int smarm_io_wait_writable_timeout(int fd, uint64_t timeout_ns)
+{
+	if (timeout_ns == SMARM_NO_TIMEOUT)
+		timeout_ns--;
+	return wait_fd(fd, SMARM_IO_WRITABLE, timeout_ns);
+}
+
+/* errno of a failed read/write as a status. */
+static int io_errno(int e)
+{
+	switch (e) {
+	case EBADF:
+		return SMARM_EBADF;
+	case EINVAL:
+	case EFAULT:
+		return SMARM_EINVAL;
+	case ENOMEM:
+		return SMARM_ENOMEM;
+	default:
+		return SMARM_ESYSTEM;
+	}
+}
+
+/* Wait for `events` on fd, then one syscall; EAGAIN/EINTR wait again. */
+static int rw_once(int fd, bool wr, void *buf, size_t len, ptrdiff_t *out)
+{
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (out == NULL || (buf == NULL && len > 0) || fd < 0)
+		return SMARM_EINVAL;
+	for (;;) {
+		ssize_t r;
+		int rc = wait_fd(fd, wr ? SMARM_IO_WRITABLE : SMARM_IO_READABLE,
+				 SMARM_NO_TIMEOUT);
+		if (rc != 0)
+			return rc;
+		r = wr ? write(fd, buf, len) : read(fd, buf, len);
+		if (r >= 0) {
+			*out = r;
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return io_errno(errno);
+	}
+}
+
+int smarm_io_read(int fd, void *buf, size_t len, ptrdiff_t *out)
+{
+	return rw_once(fd, false, buf, len, out);
+}
+
+int smarm_io_write(int fd, const void *buf, size_t len, ptrdiff_t *out)
+{
+	return rw_once(fd, true, (void *)buf, len, out);
+}
+
+int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg, intptr_t *result)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (fn == NULL)
+		return SMARM_EINVAL;
+	smarm__observe_stop(me);
+	return smarm__pool_run(smarm__worker()->node, me, fn, arg, result);
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * select.c - select over channel and fd arms (smarm_select_ex), the
+ * mechanism under every fd wait of the io layer.
+ *
+ * One round: open a wait (begin_wait); one zero-timeout poll(2) over
+ * every fd arm; then, in index order, arm each channel (smarm__chan_arm:
+ * ready, or registered with this epoch) and each fd (ready per the poll,
+ * POLLNVAL -> SMARM_EBADF, or registered with the epoll thread with this
+ * epoch). The first ready arm ends the round without parking, after the
+ * arms before it are disarmed and the wait retired (core.h INV-3).
+ * Otherwise the actor parks (with a timer entry when bounded). Whatever
+ * wakes it (one arm, the timer, a stop), every arm is disarmed, fd arms
+ * by smarm__fd_cancel, then one more poll over the fd arms decides
+ * readiness (an fd whose registration the epoll thread took is ready
+ * unless someone drained it meanwhile; an fd dead by now counts as ready:
+ * a dead arm is an event, not a hang). The lowest ready index wins;
+ * nothing ready means a new round.
+ *
+ * Ownership: the arm array and the per-call bookkeeping live on the
+ * actor's stack for the duration of the call.
+ * Locking: a channel's lock and the io wlock are taken one at a time,
+ * never nested (both have CHANNEL rank).
+ * Invariants: INV-1 when the call returns, or the actor is stopped inside
+ * it (wait-undo hook), none of its registrations is left (core.h INV-5).
+ * INV-2 fd arms are registered only after their own poll found them not
+ * ready.
+ * See: docs/architecture.md (IO and blocking work).
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <poll.h>
+
+#define MAX_ARMS 64
+
+struct selx {
+	const smarm_arm_t *arms;
+	size_t n;
+	uint64_t pid;
+	uint32_t epoch;		     /* the round's wait */
+	size_t armed;		     /* arms [0, armed) may be registered */
+	struct smarm__io *io;	     /* set before the first fd registration */
+	struct pollfd pfd[MAX_ARMS]; /* fd arms, in arm order */
+	size_t npfd;
+};
+
+static short poll_events(uint32_t ev)
+{
+	short e = 0;
+	if (ev & SMARM_IO_READABLE)
+		e |= POLLIN;
+	if (ev & SMARM_IO_WRITABLE)
+		e |= POLLOUT;
+	return e;
+}
+
+/* poll(2) every fd arm once, without waiting. */
+static int poll_now(struct selx *x)
+{
+	int r;
+	if (x->npfd == 0)
+		return 0;
+	do
+		r = poll(x->pfd, x->npfd, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return errno == ENOMEM ? SMARM_ENOMEM : SMARM_ESYSTEM;
+	return 0;
+}
+
+static bool pfd_ready(const struct pollfd *p)
+{
+	return (p->revents & (p->events | POLLERR | POLLHUP | POLLNVAL)) != 0;
+}
+
+/* Drop every registration of arms [0, x->armed); fd k is pfd[k]. */
+static void selx_disarm(struct selx *x)
+{
+	for (size_t i = 0; i < x->armed; i++) {
+		const smarm_arm_t *a = &x->arms[i];
+		if (a->kind == SMARM_ARM_CHAN)
+			smarm__chan_disarm(a->chan, x->pid);
+		else if (x->io != NULL)
+			smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch);
+	}
+	x->armed = 0;
+}
+
+static void selx_undo(void *arg, struct smarm__slot *me)
+{
+	(void)me;
+	selx_disarm(arg);
+}
+
+/*
+ * Arm every arm in index order. Returns 0 with *ready = n when all are
+ * registered, *ready = i when arm i is ready now, or an error; on a
+ * ready arm or an error the arms before it are still registered. A
+ * poll_only round (the deadline has passed: a zero timeout) leaves fd
+ * arms unregistered: it could not park anyway.
+ */
+static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
+		    size_t *ready)
+{
+	size_t k = 0;
+	int rc = poll_now(x);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < x->n; i++) {
+		const smarm_arm_t *a = &x->arms[i];
+		bool is_ready = false;
+		if (a->kind == SMARM_ARM_CHAN) {
+			rc = smarm__chan_arm(a->chan, node, x->pid, x->epoch,
+					     &is_ready);
+		} else {
+			const struct pollfd *p = &x->pfd[k++];
+			if (p->revents & POLLNVAL) {
+				rc = SMARM_EBADF;
+			} else if (pfd_ready(p)) {
+				is_ready = true;
+			} else if (poll_only) {
+				/* Left unregistered: its cancel is a no-op. */
+			} else {
+				if (x->io == NULL)
+					x->io = smarm__io_get(node);
+				if (x->io == NULL)
+					rc = SMARM_ENOMEM;
+				else
+					rc = smarm__epoll_start(x->io);
+				if (rc == 0)
+					rc = smarm__fd_register(
+						x->io, a->fd, a->events, x->pid,
+						x->epoch);
+				if (rc == 1) { /* never pollable: ready */
+					rc = 0;
+					is_ready = true;
+				}
+			}
+		}
+		if (rc != 0 || is_ready) {
+			*ready = i;
+			return rc;
+		}
+		x->armed = i + 1;
+	}
+	*ready = x->n;
+	return 0;
+}
+
+/* After a wake: disarm all, then the lowest ready index, or n. */
+static size_t selx_collect(struct selx *x)
+{
+	size_t k = 0;
+	size_t first = x->n;
+	bool polled;
+	for (size_t i = 0; i < x->n; i++) {
+		const smarm_arm_t *a = &x->arms[i];
+		if (a->kind == SMARM_ARM_CHAN) {
+			if (smarm__chan_disarm_ready(a->chan, x->pid) &&
+			    first == x->n)
+				first = i;
+		} else if (x->io != NULL) {
+			smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch);
+		}
+	}
+	x->armed = 0;
+	/* A failed poll reports nothing ready: the next round retries. */
+	polled = poll_now(x) == 0;
+	for (size_t i = 0; i < x->n && i < first; i++) {
+		if (x->arms[i].kind != SMARM_ARM_FD)
+			continue;
+		if (polled && pfd_ready(&x->pfd[k]))
+			first = i;
+		k++;
+	}
+	return first;
+}
+
+int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
+		     uint64_t deadline, size_t *ready)
+{
+	struct smarm_node *node = smarm__worker()->node;
+	struct selx x;
+	bool timed = deadline != 0;
+
+	x.arms = arms;
+	x.n = n;
+	x.pid = smarm__slot_pid(me);
+	x.armed = 0;
+	x.io = NULL;
+	x.npfd = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (arms[i].kind != SMARM_ARM_FD)
+			continue;
+		x.pfd[x.npfd].fd = arms[i].fd;
+		x.pfd[x.npfd].events = poll_events(arms[i].events);
+		x.npfd++;
+	}
+	smarm__observe_stop(me);
+
+	for (;;) {
+		size_t i;
+		int rc;
+		x.epoch = smarm__begin_wait(me);
+		rc = selx_arm(&x, node, timed && smarm__clock_ns() >= deadline,
+			      &i);
+		if (rc != 0 || i < n) {
+			selx_disarm(&x);
+			smarm__retire_wait(me);
+			if (rc == 0)
+				*ready = i;
+			return rc;
+		}
+		if (timed) {
+			rc = smarm__clock_ns() >= deadline
+				     ? SMARM_ETIMEDOUT
+				     : smarm__timer_sleep(node, deadline, me,
+							  x.epoch);
+			if (rc != 0) {
+				selx_disarm(&x);
+				smarm__retire_wait(me);
+				return rc;
+			}
+		}
+		me->wc_fn = selx_undo;
+		me->wc_arg = &x;
+		smarm__park(me);
+		me->wc_fn = NULL;
+		i = selx_collect(&x);
+		if (i < n) {
+			*ready = i;
+			return 0;
+		}
+		if (timed && smarm__clock_ns() >= deadline)
+			return SMARM_ETIMEDOUT;
+	}
+}

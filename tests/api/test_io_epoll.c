@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_io_epoll.c - fd waits through the epoll thread: the read/write
+ * sugar, readiness now vs parking, other actors progressing while one
+ * waits, a stopped waiter not poisoning its fd, one waiter per fd
+ * (SMARM_EEXIST), a wake from a foreign thread's write, the run end
+ * joining the epoll thread, and argument errors.
+ *
+ * Results observed inside actors go into the global `R` and are asserted
+ * after the run returns.
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+	int rc[16];
+	ptrdiff_t got[16];
+	int steps[16];
+	atomic_int nsteps;
+	atomic_int errors;
+	atomic_int flag;
+	int how[4];
+	int64_t stat[8];
+	char buf[16];
+	int pfd[2]; /* the test pipe: [0] read end, [1] write end */
+} R;
+
+static void reset(void)
+{
+	memset(&R, 0, sizeof R);
+	ck_assert_int_eq(pipe2(R.pfd, O_NONBLOCK | O_CLOEXEC), 0);
+}
+
+static void close_pipe(void)
+{
+	close(R.pfd[0]);
+	close(R.pfd[1]);
+}
+
+static void step(int id)
+{
+	int k = atomic_fetch_add(&R.nsteps, 1);
+	if (k < 16)
+		R.steps[k] = id;
+}
+
+static int64_t stat_now(int id)
+{
+	int64_t v = -1;
+	smarm_node_get_int(smarm_node_current(), id, &v);
+	return v;
+}
+
+/* Sleep in 1 ms steps until stat `id` equals want (at most ~10 s). */
+static bool await_stat(int id, int64_t want)
+{
+	uint64_t deadline = smarm_now_ns() + MS(10000);
+	while (stat_now(id) != want) {
+		if (smarm_now_ns() > deadline)
+			return false;
+		smarm_actor_sleep(MS(1));
+	}
+	return true;
+}
+
+static void write_byte(int fd)
+{
+	char c = 'x';
+	if (write(fd, &c, 1) != 1)
+		R.errors++;
+}
+
+static void flag_actor(void *arg)
+{
+	(void)arg;
+	atomic_store(&R.flag, 1);
+}
+
+/* ------------------------------------------------------------ sugar */
+
+static void sugar_root(void *arg)
+{
+	(void)arg;
+	R.rc[0] = smarm_io_write(R.pfd[1], "hello", 5, &R.got[0]);
+	R.rc[1] = smarm_io_read(R.pfd[0], R.buf, sizeof R.buf, &R.got[1]);
+	close(R.pfd[1]);
+	R.rc[2] = smarm_io_read(R.pfd[0], R.buf + 8, 4, &R.got[2]); /* EOF */
+	R.pfd[1] = -1;
+}
+
+START_TEST(test_io_epoll_write_sugar_writes_five_bytes)
+{
+	reset();
+	ck_assert_int_eq(harness_run(2, sugar_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.got[0], 5);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.got[1], 5);
+	ck_assert_int_eq(memcmp(R.buf, "hello", 5), 0);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_int_eq(R.got[2], 0);
+	close(R.pfd[0]);
+}
+END_TEST
+
+static void writable_root(void *arg)
+{
+	uint64_t t0;
+	(void)arg;
+	/* One worker: had the wait parked, the child would have run. */
+	smarm_actor_spawn(NULL, flag_actor, NULL, NULL);
+	t0 = smarm_now_ns();
+	R.rc[0] = smarm_io_wait_writable(R.pfd[1]);
+	R.got[0] = (ptrdiff_t)harness_since(t0);
+	R.rc[1] = atomic_load(&R.flag);
+	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+}
+
+START_TEST(test_io_epoll_wait_writable_empty_pipe_returns_at_once)
+{
+	reset();
+	ck_assert_int_eq(harness_run(1, writable_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0); /* did not park */
+	ck_assert_elapsed_lt((uint64_t)R.got[0], MS(250));
+	ck_assert_int_eq(R.stat[0], 0); /* ready now: no epoll thread */
+	close_pipe();
+}
+END_TEST
+
+/* --------------------------------------------------------- progress */
+
+static void reader(void *arg)
+{
+	(void)arg;
+	step(1);
+	R.rc[0] = smarm_io_read(R.pfd[0], R.buf, sizeof R.buf, &R.got[0]);
+	step(4);
+}
+
+static void worker_actor(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100; i++)
+		smarm_actor_yield();
+	step(2);
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	step(3);
+	write_byte(R.pfd[1]);
+}
+
+static void progress_root(void *arg)
+{
+	smarm_pid_t a, b;
+	(void)arg;
+	smarm_actor_spawn(&a, reader, NULL, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	smarm_actor_spawn(&b, worker_actor, NULL, NULL);
+	smarm_actor_join(a, NULL, NULL);
+	smarm_actor_join(b, NULL, NULL);
+	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+}
+
+START_TEST(test_io_epoll_others_progress_while_one_waits_readable)
+{
+	for (int workers = 1; workers <= 4; workers += 3) {
+		reset();
+		ck_assert_int_eq(harness_run(workers, progress_root, NULL),
+				 SMARM_EXIT_NORMAL);
+		ck_assert_int_eq(R.errors, 0);
+		ck_assert_int_eq(R.rc[0], 0);
+		ck_assert_int_eq(R.got[0], 1);
+		ck_assert_int_eq(R.stat[0], 1); /* the reader was parked */
+		ck_assert_int_eq(R.stat[1], 0);
+		ck_assert_int_eq(atomic_load(&R.nsteps), 4);
+		for (int i = 0; i < 4; i++)
+			ck_assert_int_eq(R.steps[i], i + 1);
+		close_pipe();
+	}
+}
+END_TEST
+
+/* ------------------------------------------------- stop and poison */
+
+static void waiter(void *arg)
+{
+	int slot = (int)(intptr_t)arg;
+	R.rc[slot] = smarm_io_wait_readable(R.pfd[0]);
+	R.rc[slot + 1] = 1; /* returned */
+}
+
+static void no_poison_root(void *arg)
+{
+	smarm_pid_t a, b;
+	(void)arg;
+	R.rc[0] = R.rc[1] = -1000;
+	smarm_actor_spawn(&a, waiter, (void *)(intptr_t)0, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	smarm_actor_stop(a);
+	smarm_actor_join(a, &R.how[0], NULL);
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	/* A second waiter on the same fd registers and is woken. */
+	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	write_byte(R.pfd[1]);
+	smarm_actor_join(b, &R.how[1], NULL);
+	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+}
+
+START_TEST(test_io_epoll_stopped_waiter_does_not_poison_fd)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, no_poison_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.how[0], SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(R.rc[0], -1000); /* never returned */
+	ck_assert_int_eq(R.rc[1], -1000);
+	ck_assert_int_eq(R.stat[0], 0); /* registration removed */
+	ck_assert_int_eq(R.how[1], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_int_eq(R.rc[3], 1);
+	ck_assert_int_eq(R.stat[1], 0);
+	close_pipe();
+}
+END_TEST
+
+struct foreign_stop {
+	smarm_node_t *node;
+	smarm_pid_t pid;
+	int rc;
+};
+
+static void *foreign_stopper(void *arg)
+{
+	struct foreign_stop *f = arg;
+	f->rc = smarm_node_stop_actor(f->node, f->pid);
+	return NULL;
+}
+
+static void foreign_stop_root(void *arg)
+{
+	struct foreign_stop f = { smarm_node_current(), SMARM_PID_NONE, -1 };
+	smarm_pid_t b;
+	pthread_t t;
+	(void)arg;
+	R.rc[0] = R.rc[1] = -1000;
+	smarm_actor_spawn(&f.pid, waiter, (void *)(intptr_t)0, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	if (pthread_create(&t, NULL, foreign_stopper, &f) != 0)
+		R.errors++;
+	smarm_actor_join(f.pid, &R.how[0], NULL);
+	pthread_join(t, NULL); /* returned long ago: a short block */
+	R.rc[6] = f.rc;
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	write_byte(R.pfd[1]);
+	smarm_actor_join(b, &R.how[1], NULL);
+}
+
+START_TEST(test_io_epoll_foreign_stop_of_waiter_does_not_poison_fd)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, foreign_stop_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[6], 0);
+	ck_assert_int_eq(R.how[0], SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(R.rc[0], -1000);
+	ck_assert_int_eq(R.stat[0], 0);
+	ck_assert_int_eq(R.how[1], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[2], 0);
+	close_pipe();
+}
+END_TEST
+
+static void eexist_root(void *arg)
+{
+	smarm_pid_t a;
+	(void)arg;
+	R.rc[0] = -1000;
+	smarm_actor_spawn(&a, waiter, (void *)(intptr_t)0, NULL);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++;
+	R.rc[4] = smarm_io_wait_readable(R.pfd[0]);
+	R.rc[5] = smarm_io_wait_readable_timeout(R.pfd[0], MS(10));
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	write_byte(R.pfd[1]);
+	smarm_actor_join(a, &R.how[0], NULL);
+}
+
+START_TEST(test_io_epoll_second_waiter_eexist_first_still_wakes)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, eexist_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[4], SMARM_EEXIST);
+	ck_assert_int_eq(R.rc[5], SMARM_EEXIST);
+	ck_assert_int_eq(R.stat[0], 1); /* the first is still registered */
+	ck_assert_int_eq(R.how[0], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 1);
+	close_pipe();
+}
+END_TEST
+
+/* ---------------------------------------------------- foreign waker */
+
+static void *foreign_writer(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000000L };
+	(void)arg;
+	nanosleep(&ts, NULL); /* the reader is really parked by then */
+	write_byte(R.pfd[1]);
+	return NULL;
+}
+
+static void foreign_root(void *arg)
+{
+	(void)arg;
+	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.rc[0] = smarm_io_read(R.pfd[0], R.buf, sizeof R.buf, &R.got[0]);
+	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
+}
+
+START_TEST(test_io_epoll_foreign_thread_write_wakes_waiter)
+{
+	pthread_t t;
+	smarm_node_t *node = harness_open(2);
+	reset();
+	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, NULL), 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, foreign_root, NULL, &R.how[0], NULL), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(R.how[0], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.got[0], 1);
+	ck_assert_int_eq(R.stat[0], 0); /* started lazily */
+	ck_assert_int_eq(R.stat[1], 1); /* the epoll thread */
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IO_THREADS), 0);
+	/* The node runs again; the epoll thread is started afresh. */
+	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, NULL), 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, foreign_root, NULL, &R.how[0], NULL), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.got[0], 1);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IO_THREADS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	close_pipe();
+}
+END_TEST
+
+/* ----------------------------------------------------------- stress */
+
+#define PAIRS 16
+#define ROUNDS 500
+
+struct pong {
+	int in, out; /* read from in, echo to out */
+	int first;   /* 1: send first */
+};
+
+static void pong_actor(void *arg)
+{
+	struct pong *p = arg;
+	char c = 'p';
+	ptrdiff_t got;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (p->first &&
+		    (smarm_io_write(p->out, &c, 1, &got) != 0 || got != 1)) {
+			R.errors++;
+			return;
+		}
+		if (smarm_io_read(p->in, &c, 1, &got) != 0 || got != 1) {
+			R.errors++;
+			return;
+		}
+		if (!p->first &&
+		    (smarm_io_write(p->out, &c, 1, &got) != 0 || got != 1)) {
+			R.errors++;
+			return;
+		}
+	}
+	atomic_fetch_add(&R.flag, 1);
+}
+
+static void stress_root(void *arg)
+{
+	int fds[PAIRS][4];
+	struct pong p[PAIRS][2];
+	smarm_pid_t pid[PAIRS][2];
+	(void)arg;
+	for (int i = 0; i < PAIRS; i++) {
+		if (pipe2(&fds[i][0], O_NONBLOCK) != 0 ||
+		    pipe2(&fds[i][2], O_NONBLOCK) != 0) {
+			R.errors++;
+			return;
+		}
+		p[i][0] = (struct pong){ fds[i][2], fds[i][1], 1 };
+		p[i][1] = (struct pong){ fds[i][0], fds[i][3], 0 };
+		smarm_actor_spawn(&pid[i][0], pong_actor, &p[i][0], NULL);
+		smarm_actor_spawn(&pid[i][1], pong_actor, &p[i][1], NULL);
+	}
+	for (int i = 0; i < PAIRS; i++) {
+		smarm_actor_join(pid[i][0], NULL, NULL);
+		smarm_actor_join(pid[i][1], NULL, NULL);
+		for (int k = 0; k < 4; k++)
+			close(fds[i][k]);
+	}
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+}
+
+START_TEST(test_io_epoll_pipe_ping_pong_pairs_all_finish)
+{
+	reset();
+	ck_assert_int_eq(harness_run(4, stress_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(atomic_load(&R.flag), 2 * PAIRS);
+	ck_assert_int_eq(R.stat[0], 0);
+	close_pipe();
+}
+END_TEST
+
+/* ---------------------------------------------------------- errors */
+
+static void errors_root(void *arg)
+{
+	char b[4];
+	ptrdiff_t got;
+	int closed[2];
+	(void)arg;
+	R.rc[0] = smarm_io_wait_readable(-1);
+	R.rc[1] = smarm_io_wait_writable_timeout(-5, MS(1));
+	R.rc[2] = smarm_io_read(R.pfd[0], b, sizeof b, NULL);
+	R.rc[3] = smarm_io_read(R.pfd[0], NULL, 4, &got);
+	R.rc[4] = smarm_io_write(R.pfd[1], NULL, 4, &got);
+	R.rc[5] = smarm_io_read(-1, b, sizeof b, &got);
+	if (pipe(closed) != 0)
+		R.errors++;
+	close(closed[0]);
+	close(closed[1]);
+	R.rc[6] = smarm_io_wait_readable(closed[0]);
+	R.rc[7] = smarm_io_read(closed[0], b, sizeof b, &got);
+	R.rc[8] = smarm_io_write(R.pfd[1], b, 0, &got); /* 0 bytes is fine */
+	R.got[8] = got;
+}
+
+START_TEST(test_io_epoll_bad_arguments_return_errors)
+{
+	reset();
+	ck_assert_int_eq(harness_run(1, errors_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[0], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[1], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[2], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[3], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[4], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[5], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[6], SMARM_EBADF);
+	ck_assert_int_eq(R.rc[7], SMARM_EBADF);
+	ck_assert_int_eq(R.rc[8], 0);
+	ck_assert_int_eq(R.got[8], 0);
+	close_pipe();
+}
+END_TEST
+
+START_TEST(test_io_epoll_outside_actor_returns_enotactor)
+{
+	char b[4];
+	ptrdiff_t got = 0;
+	reset();
+	ck_assert_int_eq(smarm_io_wait_readable(R.pfd[0]), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_io_wait_writable(R.pfd[1]), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_io_wait_readable_timeout(R.pfd[0], 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_io_wait_writable_timeout(R.pfd[1], 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_io_read(R.pfd[0], b, sizeof b, &got),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_io_write(R.pfd[1], b, sizeof b, &got),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(got, 0);
+	close_pipe();
+}
+END_TEST
+
+START_TEST(test_io_epoll_ebadf_has_name_and_message)
+{
+	ck_assert_str_eq(smarm_err_name(SMARM_EBADF), "SMARM_EBADF");
+	ck_assert_str_eq(smarm_strerror(SMARM_EBADF),
+			 "not an open file descriptor");
+}
+END_TEST
+
+Suite *smarm_test_io_epoll_suite(void)
+{
+	Suite *s = suite_create("io_epoll");
+	TCase *tc = tcase_create("waits");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_io_epoll_write_sugar_writes_five_bytes);
+	tcase_add_test(tc,
+		       test_io_epoll_wait_writable_empty_pipe_returns_at_once);
+	tcase_add_test(tc,
+		       test_io_epoll_others_progress_while_one_waits_readable);
+	tcase_add_test(tc, test_io_epoll_stopped_waiter_does_not_poison_fd);
+	tcase_add_test(tc,
+		       test_io_epoll_foreign_stop_of_waiter_does_not_poison_fd);
+	tcase_add_test(tc,
+		       test_io_epoll_second_waiter_eexist_first_still_wakes);
+	tcase_add_test(tc, test_io_epoll_foreign_thread_write_wakes_waiter);
+	tcase_add_test(tc, test_io_epoll_pipe_ping_pong_pairs_all_finish);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_io_epoll_bad_arguments_return_errors);
+	tcase_add_test(tc, test_io_epoll_outside_actor_returns_enotactor);
+	tcase_add_test(tc, test_io_epoll_ebadf_has_name_and_message);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(io_epoll)
