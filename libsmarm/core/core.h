@@ -421,7 +421,7 @@ static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
 	}
 }
 
-/* ---- stacks (stack.c) ---- */
+/* ---- stacks (stack.c, stackdiag.c) ---- */
 #define SMARM__SHRINK_THRESHOLD (256u * 1024u) /* sp - hwm to shrink */
 #define SMARM__SHRINK_COOLDOWN 64u	       /* parks between shrinks */
 #define SMARM__RECYCLE_RETAIN (64u * 1024u)    /* kept resident on recycle */
@@ -439,6 +439,10 @@ bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
 			       size_t *len);
 bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
 			       uintptr_t *lo, size_t *len);
+void smarm__stackdiag_install(void);
+enum { SMARM__FAULT_FOREIGN = 0, SMARM__FAULT_GUARD, SMARM__FAULT_OVERSHOOT };
+int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
+			      size_t reserve, uintptr_t *below);
 
 /*
  * Park path (the scheduler, after the actor's sp is saved and before

@@ -214,6 +214,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 			return SMARM_ENOMEM;
 		}
 	}
+	smarm__stackdiag_install(); /* before any worker thread exists */
 	*out = n;
 	return 0;
 }

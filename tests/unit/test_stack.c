@@ -3,10 +3,10 @@
  * test_stack.c - actor stacks: geometry of a mapping (guard below the
  * usable reserve), page rounding, the default-shape pool, and, in Check's
  * forked children, death by SIGSEGV for writes into the guard, both from
- * the raw mapping and from a running actor. Then the pure range
- * helpers, dense stacks (chunk geometry, canary, free list, AUTO's
- * budget), the recycle zap (mincore) and the park-path shrink (LazyFree
- * in /proc/self/smaps).
+ * the raw mapping and from a running actor. Then the pure range and
+ * fault-classification helpers, dense stacks (chunk geometry, canary,
+ * free list, AUTO's budget), the recycle zap (mincore) and the park-path
+ * shrink (LazyFree in /proc/self/smaps).
  */
 #include "harness.h"
 
@@ -355,6 +355,50 @@ START_TEST(test_stack_shrink_range_edges)
 	ck_assert(smarm__stack_shrink_range(b, b + 4 * MIB, PG, &lo, &len));
 	ck_assert_uint_eq(lo, b);
 	ck_assert_uint_eq(len, 4 * MIB - PG);
+}
+END_TEST
+
+START_TEST(test_stack_classify_edges)
+{
+	uintptr_t base = 0x7f0000100000; /* guard_lo */
+	size_t guard = 64 * KIB;
+	size_t reserve = 64 * KIB;
+	uintptr_t below = 0;
+	const uintptr_t slop = MIB;
+	/* both guard edges */
+	ck_assert_int_eq(
+		smarm__stackdiag_classify(base, base, guard, reserve, &below),
+		SMARM__FAULT_GUARD);
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard - 1, base,
+						   guard, reserve, &below),
+			 SMARM__FAULT_GUARD);
+	/* the usable region and above the top are foreign */
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard + reserve, base,
+						   guard, reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	/* overshoot at 1 and at exactly SLOP, foreign at SLOP + 1 */
+	ck_assert_int_eq(smarm__stackdiag_classify(base - 1, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, 1);
+	ck_assert_int_eq(smarm__stackdiag_classify(base - slop, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, slop);
+	ck_assert_int_eq(smarm__stackdiag_classify(base - slop - 1, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	/* a stack low in memory saturates instead of wrapping */
+	ck_assert_int_eq(
+		smarm__stackdiag_classify(0, 4096, guard, reserve, &below),
+		SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, 4096);
+	ck_assert_int_eq(smarm__stackdiag_classify(UINTPTR_MAX, 4096, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
 }
 END_TEST
 
@@ -726,6 +770,7 @@ Suite *smarm_test_stack_suite(void)
 	tc = tcase_create("ranges");
 	tcase_add_test(tc, test_stack_retain_range_edges);
 	tcase_add_test(tc, test_stack_shrink_range_edges);
+	tcase_add_test(tc, test_stack_classify_edges);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dense");
