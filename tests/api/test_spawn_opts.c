@@ -273,6 +273,44 @@ static void so_root_pool(void *arg)
 	smarm_node_get_int(n, SMARM_STAT_STACK_POOL, &so_pool_after_many);
 }
 
+/* after a custom-shaped actor, the next default spawn gets the default
+ * shape (with a LIFO pool a pooled custom stack would come out first) */
+static int64_t so_next_reserve, so_next_guard;
+
+static void so_report_shape(void *arg)
+{
+	(void)arg;
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_RESERVE,
+			      &so_next_reserve);
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_GUARD,
+			      &so_next_guard);
+}
+
+static void so_root_custom_then_default(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p;
+	(void)arg;
+	smarm_spawn_opts_alloc(&o);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 128 * KIB);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD, 8 * KIB);
+	smarm_actor_spawn(&p, so_nop, NULL, o);
+	smarm_actor_join(p, NULL, NULL);
+	smarm_spawn_opts_free(o);
+	smarm_actor_spawn(&p, so_report_shape, NULL, NULL);
+	smarm_actor_join(p, NULL, NULL);
+}
+
+START_TEST(test_spawn_opts_custom_stack_never_pooled)
+{
+	so_next_reserve = so_next_guard = -1;
+	ck_assert_int_eq(harness_run(1, so_root_custom_then_default, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(so_next_reserve, 64 * KIB);
+	ck_assert_int_eq(so_next_guard, MIB);
+}
+END_TEST
+
 START_TEST(test_spawn_opts_pool_recycles_default_stacks_only)
 {
 	ck_assert_int_eq(harness_run(1, so_root_pool, NULL), SMARM_EXIT_NORMAL);
@@ -517,6 +555,7 @@ Suite *smarm_test_spawn_opts_suite(void)
 	tc = tcase_create("pool");
 	tcase_add_test(tc, test_spawn_opts_pool_recycles_default_stacks_only);
 	tcase_add_test(tc, test_spawn_opts_pool_cap_zero_keeps_no_stack);
+	tcase_add_test(tc, test_spawn_opts_custom_stack_never_pooled);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mode");

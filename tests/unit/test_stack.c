@@ -531,6 +531,25 @@ START_TEST(test_stack_auto_turns_dense_over_budget)
 }
 END_TEST
 
+START_TEST(test_stack_auto_turns_dense_when_mapping_fails)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
+	struct smarm__slot a;
+	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
+	a.stk_guard = (size_t)1 << 48; /* no such mapping can be made */
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_DENSE);
+	ck_assert_uint_eq(a.stk_guard, 0);
+	smarm__stack_release(n, &a);
+	/* explicitly guarded, the same failure is the actor's ENOMEM */
+	sk_dense_slot(n, &a, SMARM_STACK_GUARDED);
+	a.stk_guard = (size_t)1 << 48;
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), SMARM_ENOMEM);
+	ck_assert_ptr_null(a.stk_base);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 START_TEST(test_stack_explicit_guarded_ignores_budget)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_GUARDED);
@@ -781,6 +800,7 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_test_raise_signal(tc, test_stack_dense_sp_below_stack_aborts,
 				    SIGABRT);
 	tcase_add_test(tc, test_stack_auto_turns_dense_over_budget);
+	tcase_add_test(tc, test_stack_auto_turns_dense_when_mapping_fails);
 	tcase_add_test(tc, test_stack_explicit_guarded_ignores_budget);
 	suite_add_tcase(s, tc);
 
