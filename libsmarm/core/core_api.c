@@ -343,15 +343,16 @@ int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
 {
 	if (opts == NULL || !opt_valid(opt, value))
 		return SMARM_EINVAL;
-	if (opt == SMARM_OPT_STACK_RESERVE)
+	if (opt == SMARM_OPT_STACK_RESERVE) {
 		opts->reserve = page_up(value);
-	else if (opt == SMARM_OPT_STACK_GUARD)
+	} else if (opt == SMARM_OPT_STACK_GUARD) {
 		opts->guard = page_up(value);
-	else if (opt == SMARM_OPT_STACK_MODE) {
+	} else if (opt == SMARM_OPT_STACK_MODE) {
 		opts->mode = (uint8_t)value;
 		opts->mode_set = 1;
-	} else
+	} else {
 		return SMARM_EINVAL;
+	}
 	return 0;
 }
 

@@ -345,6 +345,8 @@ static void release_dense(struct smarm_node *n, struct smarm__slot *s,
 		return;
 	}
 	zap((uintptr_t)base, s->stk_reserve);
+	/* A frame that reached the bottom may have left it poisoned. */
+	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
 	smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
 	*(void **)base = n->dn_free;
 	n->dn_free = base;
@@ -369,11 +371,17 @@ smarm__stack_dense_verify(struct smarm__slot *s)
 	if (sp >= low + DENSE_HEAD && sp <= top &&
 	    *(volatile uint64_t *)low == canary_of(low))
 		return;
-	if (sp < low + DENSE_HEAD || sp > top)
+	if (sp > top)
+		len = snprintf(msg, sizeof msg,
+			       "smarm: actor %u.%u has a corrupt dense stack: "
+			       "its saved stack pointer is %zu bytes above "
+			       "the top",
+			       s->index, W_GEN(w), (size_t)(sp - top));
+	else if (sp < low + DENSE_HEAD)
 		len = snprintf(msg, sizeof msg,
 			       "smarm: actor %u.%u overflowed its dense stack "
 			       "(no guard page): its saved stack pointer is at "
-			       "depth %zu, outside the stack",
+			       "depth %zu, past the end",
 			       s->index, W_GEN(w), (size_t)(top - sp));
 	else
 		len = snprintf(msg, sizeof msg,
