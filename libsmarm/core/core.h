@@ -109,13 +109,10 @@ struct smarm__slot {
 	uint32_t cl_cap;	 /* capacity of cl (kept across tenants) */
 	smarm_actor_cb fn;	 /* body */
 	void *arg;
-	uint64_t parent;      /* parent pid id (0: the run itself) */
-	void *stk_base;	      /* mapping base (guard first); NULL: none yet */
-	size_t stk_reserve;   /* requested, page-rounded usable bytes */
-	size_t stk_guard;     /* requested, page-rounded guard bytes (0 once
-				 a dense stack is attached) */
-	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
-	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
+	uint64_t parent;    /* parent pid id (0: the run itself) */
+	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
+	size_t stk_reserve; /* requested, page-rounded usable bytes */
+	size_t stk_guard;   /* requested, page-rounded guard bytes; 0: dense */
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
 	void *wc_arg;
@@ -129,6 +126,8 @@ struct smarm__slot {
 				   compare it, so an entry outlives no wrap
 				   of the 24-bit epoch */
 	smarm__lock_t cold;	/* guards the fields marked cold */
+	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
+	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
 };
 
 /* A parked-waiter registration (channels, mutexes, joins). */
