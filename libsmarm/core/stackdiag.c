@@ -31,8 +31,13 @@
  * name them, for a fault at most 1 MiB below the stack; their overflows
  * are normally caught by the canary check in stack.c instead.
  *
- * Ownership: prior[] is written once, under the once guard, before any
- * thread can fault into the handler; read-only afterwards.
+ * A host may dlclose libsmarm; the handler's code would then be gone
+ * while the kernel still points at it. The library's destructor puts the
+ * prior handlers back if ours is still the installed one.
+ *
+ * Ownership: prior_* and installed are written once, under the once
+ * guard, before any thread can fault into the handler; read-only
+ * afterwards.
  * Locking: none (async-signal context).
  * Invariants: INV-1 the handler calls only async-signal-safe functions
  * (write, sigaction). INV-2 the slot fields it reads are stable while
@@ -52,6 +57,7 @@
 static pthread_once_t diag_once = PTHREAD_ONCE_INIT;
 static struct sigaction prior_segv;
 static struct sigaction prior_bus;
+static bool installed; /* install() ran: prior_* are valid */
 
 /* Append s to buf at *at (bounded by cap). */
 static void put_str(char *buf, size_t cap, size_t *at, const char *s)
@@ -177,6 +183,25 @@ static void install(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, &prior_segv);
 	sigaction(SIGBUS, &sa, &prior_bus);
+	installed = true;
+}
+
+/* Restore sig's prior handler if on_fault is still the one installed. */
+static void restore_if_ours(int sig, const struct sigaction *prior)
+{
+	struct sigaction cur;
+	if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_fault)
+		sigaction(sig, prior, NULL);
+}
+
+/* dlclose (or exit): leave no handler pointing into unmapped code. */
+__attribute__((destructor)) static void uninstall(void)
+{
+	if (!installed)
+		return;
+	restore_if_ours(SIGSEGV, &prior_segv);
+	restore_if_ours(SIGBUS, &prior_bus);
 }
 
 void smarm__stackdiag_install(void)
