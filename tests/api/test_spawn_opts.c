@@ -538,6 +538,90 @@ START_TEST(test_spawn_opts_node_dense_mode_applies_to_all)
 }
 END_TEST
 
+/* AUTO: guarded up to the node's budget, dense beyond it */
+static atomic_long au_started;
+static int64_t au_budget, au_guarded, au_dense, au_live;
+static int au_rc;
+
+static void au_sleeper(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&au_started, 1);
+	smarm_actor_sleep(3600ull * 1000000000ull); /* until the root ends */
+}
+
+static void au_root(void *arg)
+{
+	smarm_node_t *n = smarm_node_current();
+	long want;
+	(void)arg;
+	smarm_node_get_int(n, SMARM_STAT_STACK_GUARD_BUDGET, &au_budget);
+	want = (long)au_budget + 2000;
+	for (long i = 0; i < want && au_rc == 0; i++)
+		au_rc = smarm_actor_spawn(NULL, au_sleeper, NULL, NULL);
+	while (au_rc == 0 && atomic_load(&au_started) < want)
+		smarm_actor_sleep(MS(2));
+	smarm_node_get_int(n, SMARM_STAT_STACKS_GUARDED, &au_guarded);
+	smarm_node_get_int(n, SMARM_STAT_STACKS_DENSE, &au_dense);
+	smarm_node_get_int(n, SMARM_STAT_LIVE_ACTORS, &au_live);
+}
+
+START_TEST(test_spawn_opts_auto_spills_to_dense_beyond_budget)
+{
+	atomic_store(&au_started, 0);
+	au_rc = 0;
+	ck_assert_int_eq(harness_run(2, au_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(au_rc, 0);
+	ck_assert_int_gt(au_budget, 2000);
+	ck_assert_int_eq(au_live, au_budget + 2001);
+	/* the budget is soft by a racing spawn or two, never by much */
+	ck_assert_int_ge(au_guarded, au_budget);
+	ck_assert_int_le(au_guarded, au_budget + 4);
+	ck_assert_int_ge(au_dense, 2000 - 4);
+	ck_assert_int_eq(au_guarded + au_dense, au_budget + 2001);
+}
+END_TEST
+
+/* dense stacks recycled under churn on four workers */
+static atomic_long dc_ran;
+
+static void dc_child(void *arg)
+{
+	(void)arg;
+	smarm_actor_yield();
+	atomic_fetch_add(&dc_ran, 1);
+}
+
+static int64_t dc_dense_after;
+
+static void dc_root(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p[64];
+	(void)arg;
+	smarm_spawn_opts_alloc(&o);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, SMARM_STACK_DENSE);
+	for (int round = 0; round < 500; round++) {
+		for (int i = 0; i < 64; i++)
+			smarm_actor_spawn(&p[i], dc_child, NULL, o);
+		for (int i = 0; i < 64; i++)
+			smarm_actor_join(p[i], NULL, NULL);
+	}
+	smarm_spawn_opts_free(o);
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_STACKS_DENSE,
+			   &dc_dense_after);
+}
+
+START_TEST(test_spawn_opts_dense_stacks_recycle_under_churn)
+{
+	atomic_store(&dc_ran, 0);
+	dc_dense_after = -1;
+	ck_assert_int_eq(harness_run(4, dc_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&dc_ran), 500 * 64);
+	ck_assert_int_eq(dc_dense_after, 0);
+}
+END_TEST
+
 Suite *smarm_test_spawn_opts_suite(void)
 {
 	Suite *s = suite_create("spawn_opts");
@@ -563,6 +647,12 @@ Suite *smarm_test_spawn_opts_suite(void)
 	tcase_add_test(tc,
 		       test_spawn_opts_stack_info_reports_shape_mode_and_depth);
 	tcase_add_test(tc, test_spawn_opts_node_dense_mode_applies_to_all);
+	tcase_add_test(tc, test_spawn_opts_dense_stacks_recycle_under_churn);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("auto");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_spawn_opts_auto_spills_to_dense_beyond_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }
