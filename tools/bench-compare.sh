@@ -6,8 +6,9 @@
 #
 # build-dir (default build-rel; relative paths are tried from the current
 # directory, then from the source root) holds tools/smarm-bench.  With no
-# workload, the five workloads smarm-bench and the peers share are run:
-# spawn_join chained_spawn ping_pong_rtt ring_hop yield.
+# workload, the six workloads smarm-bench and the peers share are run:
+# spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes
+# (idle_bytes is bytes per parked actor, not ns).
 #
 # Everything runs on one worker / GOMAXPROCS=1 / erl +S 1:1.  For each
 # workload the three programs are run back to back (smarm, go, erlang), and
@@ -43,7 +44,7 @@ rounds=${ROUNDS:-2}
 peers=${PEERS:-go erlang}
 workloads=("$@")
 if [[ ${#workloads[@]} -eq 0 ]]; then
-    workloads=(spawn_join chained_spawn ping_pong_rtt ring_hop yield)
+    workloads=(spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes)
 fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/bench-compare.XXXXXX")

@@ -22,8 +22,15 @@
  * HANG_LIMIT_S makes the program exit 1. Unknown workload names are
  * reported on stderr and skipped; the other workloads still run and the
  * exit status is 2 (1 if a workload also failed). DESIGN.md §7 also
- * defines skynet_actor, idle_bytes (issue #3) and gen_server_call
- * (behaviour plugins); they join the table when they exist.
+ * defines skynet_actor and gen_server_call (behaviour plugins); they join
+ * the table when they exist.
+ *
+ * idle_bytes is a size, not a time: its last column is resident bytes
+ * per actor parked in receive (RSS growth from /proc/self/statm over N
+ * actors, each parked on its own channel, the channel counted as its
+ * mailbox, as the Go peer counts its hchan). Like the Go peer, every run
+ * of it is a fresh child process, so memory a previous run left in the
+ * allocator cannot hide the cost; --workers does not matter to it.
  *
  * Ownership: each workload allocates its channels and arrays in the root
  * actor and frees them before the root returns. Locking: none; actors of
@@ -43,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Workload sizes: DESIGN.md §7, the same as tools/peers. */
@@ -53,6 +61,7 @@ enum {
 	RING_SIZE = 1000,
 	RING_N = 1000000,
 	YIELD_N = 1000000,
+	IDLE_N = 100000,
 };
 
 /* Iterations per compute actor: about half a second each. */
@@ -63,7 +72,8 @@ enum {
 
 /* One run of one workload: filled in by the root (INV-2). */
 struct bench_run {
-	uint64_t ns;	   /* length of the timed region */
+	uint64_t ns;	   /* length of the timed region (idle_bytes:
+			      resident bytes grown) */
 	uint64_t ops;	   /* operations the timed region covered */
 	atomic_int failed; /* 0, or 1 once why holds the first failure */
 	char why[200];	   /* what went wrong (calls or result checks) */
@@ -502,6 +512,97 @@ static void wl_compute(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * idle_bytes: N actors, each parked in smarm_chan_recv on its own
+ * channel; resident growth per actor. Then each is sent 0, frees its
+ * channel and exits.
+ * --------------------------------------------------------------------- */
+
+static atomic_long idle_parked; /* actors about to park in recv */
+static atomic_long idle_done;	/* actors that got their 0 and ended */
+
+static long rss_bytes(void)
+{
+	long size = 0;
+	long resident = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
+static void idle_body(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	int64_t v = -1;
+	atomic_fetch_add_explicit(&idle_parked, 1, memory_order_relaxed);
+	int rc = smarm_chan_recv(ch, &v); /* parks: the state measured */
+	chan_drop(ch, true);
+	atomic_fetch_add_explicit(&idle_done, rc == 0 && v == 0,
+				  memory_order_relaxed);
+}
+
+/* Wait (sleeping) until *count reaches want; false after the limit. */
+static bool idle_wait(atomic_long *count, long want)
+{
+	uint64_t t0 = smarm_now_ns();
+	while (atomic_load(count) < want) {
+		if (smarm_now_ns() - t0 > RECV_LIMIT_NS)
+			return false;
+		smarm_actor_sleep(1000000);
+	}
+	return true;
+}
+
+static void wl_idle_bytes(struct bench_run *r)
+{
+	smarm_chan_t **chans = calloc(IDLE_N, sizeof *chans);
+	int64_t zero = 0;
+	size_t spawned = 0;
+	long before;
+	long after;
+
+	atomic_store(&idle_parked, 0);
+	atomic_store(&idle_done, 0);
+	if (chans == NULL) {
+		bench_fail(r, "out of memory", 0);
+		return;
+	}
+	memset(chans, 0xff, IDLE_N * sizeof *chans); /* touched before */
+	before = rss_bytes();
+	for (; spawned < IDLE_N; spawned++) {
+		int rc = smarm_chan_alloc(&chans[spawned], sizeof zero, NULL);
+		if (rc == 0)
+			rc = smarm_actor_spawn(NULL, idle_body, chans[spawned],
+					       NULL);
+		if (rc != 0) {
+			bench_fail(r, "channel or spawn", rc);
+			break;
+		}
+	}
+	/* All ran up to their recv; a little more for the last to park. */
+	if (!idle_wait(&idle_parked, (long)spawned))
+		bench_fail(r, "actors did not start", 0);
+	smarm_actor_sleep(20000000);
+	after = rss_bytes();
+	r->ns = after > before ? (uint64_t)(after - before) : 0;
+	r->ops = IDLE_N;
+	if (before < 0 || after < 0)
+		bench_fail(r, "cannot read /proc/self/statm", 0);
+
+	for (size_t i = 0; i < spawned; i++) {
+		int rc = smarm_chan_send(chans[i], &zero);
+		if (rc != 0)
+			bench_fail(r, "smarm_chan_send", rc);
+	}
+	if (!idle_wait(&idle_done, (long)spawned))
+		bench_fail(r, "actors did not all get their message", 0);
+	free(chans);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
@@ -509,17 +610,19 @@ struct workload {
 	const char *name;
 	void (*run)(struct bench_run *r);
 	int no_async; /* run with SMARM_OPT_PREEMPT_ASYNC=0 */
+	bool fresh;   /* each run in a fresh child process */
 };
 
 /* DESIGN.md §7 order, the same as the peers. */
 static const struct workload workloads[] = {
-	{ "spawn_join", wl_spawn_join, 0 },
-	{ "chained_spawn", wl_chained_spawn, 0 },
-	{ "ping_pong_rtt", wl_ping_pong_rtt, 0 },
-	{ "ring_hop", wl_ring_hop, 0 },
-	{ "yield", wl_yield, 0 },
-	{ "compute_preempted", wl_compute, 0 },
-	{ "compute_unpreempted", wl_compute, 1 },
+	{ "spawn_join", wl_spawn_join, 0, false },
+	{ "chained_spawn", wl_chained_spawn, 0, false },
+	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false },
+	{ "ring_hop", wl_ring_hop, 0, false },
+	{ "yield", wl_yield, 0, false },
+	{ "compute_preempted", wl_compute, 0, false },
+	{ "compute_unpreempted", wl_compute, 1, false },
+	{ "idle_bytes", wl_idle_bytes, 0, true },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -552,7 +655,8 @@ static void on_alarm(int sig)
 }
 
 /* One run on a fresh node; 0 and *ns_per_op, or -1 after a message. */
-static int bench_once(const struct workload *w, int workers, double *ns_per_op)
+static int bench_run_node(const struct workload *w, int workers,
+			  double *ns_per_op)
 {
 	struct bench_run r = { 0 };
 	struct root_arg ra = { w, &r };
@@ -597,6 +701,48 @@ static int bench_once(const struct workload *w, int workers, double *ns_per_op)
 		return -1;
 	}
 	*ns_per_op = (double)r.ns / (double)r.ops;
+	return 0;
+}
+
+/* bench_run_node, in a child process when the workload asks for one. */
+static int bench_once(const struct workload *w, int workers, double *ns_per_op)
+{
+	int fds[2];
+	int status = 0;
+	double v = 0;
+	pid_t pid;
+
+	if (!w->fresh)
+		return bench_run_node(w, workers, ns_per_op);
+	if (pipe(fds) != 0) {
+		perror("smarm-bench: pipe");
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		perror("smarm-bench: fork");
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		if (bench_run_node(w, workers, &v) != 0 ||
+		    write(fds[1], &v, sizeof v) != (ssize_t)sizeof v)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	ssize_t got = read(fds[0], &v, sizeof v);
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0 || got != (ssize_t)sizeof v) {
+		fprintf(stderr, "smarm-bench: %s: child run failed\n", w->name);
+		return -1;
+	}
+	*ns_per_op = v;
 	return 0;
 }
 

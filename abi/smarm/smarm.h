@@ -175,6 +175,9 @@ SMARM_API const char *smarm_version_string(void);
  *                           first smarm_io_blocking() of a run and are
  *                           joined when the run ends. Default 4.
  *                           Since: SMARM_0.2.
+ * SMARM_OPT_STACK_MODE      how stacks are laid out, a smarm_stack_mode
+ *                           value. Default SMARM_STACK_AUTO. Also a spawn
+ *                           option. Since: SMARM_0.2.
  */
 enum smarm_opt {
 	SMARM_OPT_WORKERS = 1,
@@ -186,6 +189,40 @@ enum smarm_opt {
 	SMARM_OPT_PREEMPT_ASYNC = 10,
 	SMARM_OPT_IO_POOL_THREADS = 11,
 	SMARM_OPT_ASYNC_SLICE_NS = 12,
+	SMARM_OPT_STACK_MODE = 7,
+};
+
+/*
+ * smarm_stack_mode - values of SMARM_OPT_STACK_MODE (since SMARM_0.2).
+ *
+ * SMARM_STACK_GUARDED  one mapping per stack with a PROT_NONE guard below
+ *                      it (SMARM_OPT_STACK_GUARD): an overflow faults at
+ *                      once and is reported (see "Stack overflows" in
+ *                      docs/embedding.md). Each costs two kernel mappings,
+ *                      and vm.max_map_count (65530 by default) caps the
+ *                      process near 32k guarded stacks.
+ * SMARM_STACK_DENSE    no guard: stacks are carved from large shared
+ *                      mappings, so millions fit. The lowest word of each
+ *                      stack is a canary; it and the saved stack pointer
+ *                      are checked every time the actor leaves the CPU,
+ *                      and a violation prints a diagnostic naming the
+ *                      actor and aborts the process. An overflow is
+ *                      therefore caught late: the neighbouring stack may
+ *                      already be corrupted. SMARM_OPT_STACK_GUARD does not
+ *                      apply.
+ * SMARM_STACK_AUTO     guarded while the node has fewer than its guard
+ *                      budget of guarded stacks mapped, dense beyond
+ *                      (also when a guarded mapping fails). The budget is
+ *                      (vm.max_map_count - 8192) / 2 read at node open
+ *                      (28669 by default; SMARM_STAT_STACK_GUARD_BUDGET).
+ *
+ * The mode of an actor is fixed when it first runs and its stack is
+ * attached; smarm_actor_get_stack(SMARM_STACK_INFO_MODE) reports it.
+ */
+enum smarm_stack_mode {
+	SMARM_STACK_AUTO = 0,
+	SMARM_STACK_GUARDED = 1,
+	SMARM_STACK_DENSE = 2,
 };
 
 /*
@@ -318,6 +355,15 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_IO_THREADS     io threads running now (the epoll thread plus
  *                           the pool threads); 0 between runs.
  *                           Since: SMARM_0.2.
+ * SMARM_STAT_STACKS_GUARDED guarded stacks mapped now: attached to actors
+ *                           or kept for reuse (since SMARM_0.2).
+ * SMARM_STAT_STACKS_DENSE   dense stacks attached to actors now (since
+ *                           SMARM_0.2).
+ * SMARM_STAT_STACK_SHRINKS  park-path stack shrinks since the node was
+ *                           opened (since SMARM_0.2).
+ * SMARM_STAT_STACK_GUARD_BUDGET  guarded stacks SMARM_STACK_AUTO maps
+ *                           before it turns to dense ones (since
+ *                           SMARM_0.2).
  */
 enum smarm_stat {
 	SMARM_STAT_LIVE_ACTORS = 1,
@@ -334,6 +380,10 @@ enum smarm_stat {
 	SMARM_STAT_IO_FD_WAITERS = 20,
 	SMARM_STAT_IO_BLOCKING = 21,
 	SMARM_STAT_IO_THREADS = 22,
+	SMARM_STAT_STACKS_GUARDED = 16,
+	SMARM_STAT_STACKS_DENSE = 17,
+	SMARM_STAT_STACK_SHRINKS = 18,
+	SMARM_STAT_STACK_GUARD_BUDGET = 19,
 };
 
 /*
@@ -370,8 +420,8 @@ SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
 
 /*
  * smarm_spawn_opts_alloc() - create spawn options (all fields unset: the
- * node's defaults apply). Only SMARM_OPT_STACK_RESERVE and
- * SMARM_OPT_STACK_GUARD are spawn options.
+ * node's defaults apply). Only SMARM_OPT_STACK_RESERVE,
+ * SMARM_OPT_STACK_GUARD and SMARM_OPT_STACK_MODE are spawn options.
  * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
@@ -537,6 +587,55 @@ SMARM_API int smarm_preempt_allow_object(const void *addr);
  * Thread-safety: actor context only. Since: SMARM_0.2.
  */
 SMARM_API int smarm_preempt_enable(void);
+
+/*
+ * Keys for smarm_actor_get_stack() (since SMARM_0.2).
+ *
+ * SMARM_STACK_INFO_RESERVE     usable stack bytes (page-rounded).
+ * SMARM_STACK_INFO_GUARD       guard bytes below the stack; 0 for a dense
+ *                              stack.
+ * SMARM_STACK_INFO_MODE        SMARM_STACK_GUARDED or SMARM_STACK_DENSE
+ *                              once the stack is attached (first run);
+ *                              before that the requested mode, which may
+ *                              be SMARM_STACK_AUTO.
+ * SMARM_STACK_INFO_DEPTH_HIGH_WATER  deepest stack use seen, in bytes
+ *                              from the top. Sampled each time the actor
+ *                              leaves the CPU (yield, park, preemption):
+ *                              a spike it never left the CPU inside is
+ *                              invisible, and 0 means "never descheduled
+ *                              at depth", not "never ran". A shrink
+ *                              lowers it to the depth at that park.
+ * SMARM_STACK_INFO_PARKS_SINCE_SHRINK  parks since the stack was last
+ *                              shrunk (or since the actor started).
+ * SMARM_STACK_INFO_SHRINKS     times the stack was shrunk: on a park at
+ *                              least 256 KiB shallower than the high
+ *                              water, at most once per 64 parks, the
+ *                              pages between are given back to the
+ *                              kernel (MADV_FREE), less a one-page
+ *                              redzone below the live stack pointer.
+ */
+enum smarm_stack_info {
+	SMARM_STACK_INFO_RESERVE = 1,
+	SMARM_STACK_INFO_GUARD = 2,
+	SMARM_STACK_INFO_MODE = 3,
+	SMARM_STACK_INFO_DEPTH_HIGH_WATER = 4,
+	SMARM_STACK_INFO_PARKS_SINCE_SHRINK = 5,
+	SMARM_STACK_INFO_SHRINKS = 6,
+};
+
+/*
+ * smarm_actor_get_stack() - read one fact about an actor's stack.
+ *
+ * pid names an actor of the caller's node (smarm_actor_self() for the
+ * caller). The values are lock-free snapshots, coherent with the pid: a
+ * read that raced the actor's end reports SMARM_ENOPROC rather than its
+ * successor's stack. Exact resident size is deliberately not offered.
+ * Returns: 0, *out set. Errors: SMARM_ENOTACTOR the caller is not an
+ * actor; SMARM_EINVAL out NULL or key not a SMARM_STACK_INFO_* value;
+ * SMARM_ENOPROC pid names no live actor.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_actor_get_stack(smarm_pid_t pid, int key, int64_t *out);
 
 /*
  * smarm_actor_exit() - end the calling actor normally.

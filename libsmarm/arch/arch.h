@@ -83,6 +83,9 @@ struct smarm__altstack {
 void smarm__altstack_enter(struct smarm__altstack *a);
 void smarm__altstack_leave(struct smarm__altstack *a);
 
+/* vm.max_map_count, or `fallback` when it cannot be read. */
+long smarm__max_map_count(long fallback);
+
 /*
  * Fiber annotations around a switch. `fake` is per-switch scratch; pass
  * dying=1 when the current stack is being left for good.

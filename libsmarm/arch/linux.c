@@ -10,6 +10,7 @@
 
 #include "arch.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -124,4 +125,22 @@ void smarm__altstack_leave(struct smarm__altstack *a)
 	sigaltstack(a->had_prev ? &a->prev : &off, NULL);
 	munmap(a->mem, ALTSTACK_SIZE);
 	a->mem = NULL;
+}
+
+long smarm__max_map_count(long fallback)
+{
+	char buf[32];
+	long v = 0;
+	ssize_t len;
+	int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fallback;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return fallback;
+	for (ssize_t i = 0; i < len && buf[i] >= '0' && buf[i] <= '9'; i++)
+		if (v < 1000000000L)
+			v = v * 10 + (buf[i] - '0');
+	return v > 0 ? v : fallback;
 }

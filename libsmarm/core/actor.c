@@ -68,6 +68,9 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	s->stk_reserve =
 		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
 	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
+	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
+	s->stk_parks = 0;
+	s->stk_shrinks = 0;
 	s->wc_fn = NULL;
 	s->wc_arg = NULL;
 	s->how = SMARM_EXIT_NORMAL;

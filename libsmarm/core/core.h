@@ -103,6 +103,8 @@ struct smarm__slot {
 	uint8_t exiting;	 /* cleanups running; stop not observed */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
+	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
+				    stack is attached, then GUARDED/DENSE */
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
@@ -115,7 +117,7 @@ struct smarm__slot {
 	uint64_t parent;    /* parent pid id (0: the run itself) */
 	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
 	size_t stk_reserve; /* requested, page-rounded usable bytes */
-	size_t stk_guard;   /* requested, page-rounded guard bytes */
+	size_t stk_guard;   /* requested, page-rounded guard bytes; 0: dense */
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
 	void *wc_arg;
@@ -131,6 +133,8 @@ struct smarm__slot {
 				   compare it, so an entry outlives no wrap
 				   of the 24-bit epoch */
 	smarm__lock_t cold;	/* guards the fields marked cold */
+	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
+	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
 };
 
 /* A parked-waiter registration (channels, mutexes, joins). */
@@ -213,8 +217,10 @@ struct smarm_config {
 };
 
 struct smarm_spawn_opts {
-	size_t reserve; /* 0: node default */
-	size_t guard;	/* 0: node default */
+	size_t reserve;	  /* 0: node default */
+	size_t guard;	  /* 0: node default */
+	uint8_t mode_set; /* mode below was set */
+	uint8_t mode;	  /* SMARM_STACK_* */
 };
 
 struct smarm_node {
@@ -223,6 +229,8 @@ struct smarm_node {
 	uint32_t max_actors;
 	size_t stk_reserve; /* page-rounded default */
 	size_t stk_guard;   /* page-rounded default */
+	int stk_mode;	    /* default SMARM_STACK_* of a spawn */
+	int64_t stk_budget; /* AUTO: most guarded stacks mapped at once */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
@@ -263,6 +271,16 @@ struct smarm_node {
 	smarm__lock_t pool_lock;
 	void **pool;
 	uint32_t pool_len;
+	/* dense stacks (pool_lock; see stack.c) */
+	void *dn_free;	  /* free default dense stacks, linked through
+			     their canary words */
+	char *dn_chunks;  /* every chunk, linked through its base */
+	char *dn_carve;	  /* chunk being carved, or NULL */
+	uint32_t dn_next; /* next uncarved stack of dn_carve */
+	uint32_t dn_per;  /* stacks per chunk */
+	_Atomic int64_t stk_guarded; /* guarded stacks mapped (any owner) */
+	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
+	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 
 	/* run state */
 	_Atomic int64_t live;
@@ -445,11 +463,56 @@ static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
 	}
 }
 
-/* ---- stacks (stack.c) ---- */
+/* ---- stacks (stack.c, stackdiag.c) ---- */
+#define SMARM__SHRINK_THRESHOLD (256u * 1024u) /* sp - hwm to shrink */
+#define SMARM__SHRINK_COOLDOWN 64u	       /* parks between shrinks */
+#define SMARM__RECYCLE_RETAIN (64u * 1024u)    /* kept resident on recycle */
+
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_pool_fini(struct smarm_node *n);
 void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
+void smarm__stack_node_init(struct smarm_node *n);
+void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_dense_verify(struct smarm__slot *s);
+int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key,
+		      int64_t *out);
+bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
+			       size_t *len);
+bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
+			       uintptr_t *lo, size_t *len);
+void smarm__stackdiag_install(void);
+enum { SMARM__FAULT_FOREIGN = 0, SMARM__FAULT_GUARD, SMARM__FAULT_OVERSHOOT };
+int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
+			      size_t reserve, uintptr_t *below);
+
+/*
+ * Park path (the scheduler, after the actor's sp is saved and before
+ * park_return): count the park and, rarely, give back the pages of a
+ * deep excursion the actor has returned from. The common case is an
+ * increment, two loads and a compare.
+ */
+static inline void smarm__stack_park_hook(struct smarm_node *n,
+					  struct smarm__slot *s)
+{
+	uintptr_t sp = (uintptr_t)s->sp;
+	uint32_t parks = s->stk_parks;
+	if (parks != UINT32_MAX)
+		__atomic_store_n(&s->stk_parks, parks + 1, __ATOMIC_RELAXED);
+	if (sp >= s->hwm && sp - s->hwm >= SMARM__SHRINK_THRESHOLD)
+		smarm__stack_shrink(n, s);
+}
+
+/*
+ * Switch-out check of a dense stack (no guard page catches an overflow,
+ * so the canary and the saved sp are checked every time it leaves the
+ * CPU). Guarded stacks pay one compare.
+ */
+static inline void smarm__stack_switched_out(struct smarm__slot *s)
+{
+	if (s->stk_mode == SMARM_STACK_DENSE)
+		smarm__stack_dense_verify(s);
+}
 
 /* ---- timers (timer.c) ---- */
 int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,

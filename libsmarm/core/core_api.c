@@ -102,6 +102,7 @@ static const struct {
 	[SMARM_OPT_PREEMPT_ASYNC] = { 0, 1 },
 	[SMARM_OPT_ASYNC_SLICE_NS] = { 100000, INT64_C(10000000000) },
 	[SMARM_OPT_IO_POOL_THREADS] = { 1, 64 },
+	[SMARM_OPT_STACK_MODE] = { SMARM_STACK_AUTO, SMARM_STACK_DENSE },
 };
 
 static bool opt_known(int opt)
@@ -203,6 +204,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
 	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
+	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE];
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
 	n->io_pool_threads = (int)cfg->opt[SMARM_OPT_IO_POOL_THREADS];
 	n->slice_cycles =
@@ -214,6 +216,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
 	atomic_init(&n->tk_armed, UINT64_MAX);
+	smarm__stack_node_init(n);
 	if (n->pool_cap > 0) {
 		n->pool = malloc(n->pool_cap * sizeof *n->pool);
 		if (n->pool == NULL) {
@@ -221,6 +224,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 			return SMARM_ENOMEM;
 		}
 	}
+	smarm__stackdiag_install(); /* before any worker thread exists */
 	*out = n;
 	return 0;
 }
@@ -321,6 +325,18 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 	case SMARM_STAT_IO_THREADS:
 		*out = atomic_load(&n->io_threads);
 		return 0;
+	case SMARM_STAT_STACKS_GUARDED:
+		*out = atomic_load(&n->stk_guarded);
+		return 0;
+	case SMARM_STAT_STACKS_DENSE:
+		*out = atomic_load(&n->stk_dense);
+		return 0;
+	case SMARM_STAT_STACK_SHRINKS:
+		*out = atomic_load(&n->stk_shrinks);
+		return 0;
+	case SMARM_STAT_STACK_GUARD_BUDGET:
+		*out = n->stk_budget;
+		return 0;
 	default:
 		return SMARM_EINVAL;
 	}
@@ -359,12 +375,16 @@ int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
 {
 	if (opts == NULL || !opt_valid(opt, value))
 		return SMARM_EINVAL;
-	if (opt == SMARM_OPT_STACK_RESERVE)
+	if (opt == SMARM_OPT_STACK_RESERVE) {
 		opts->reserve = page_up(value);
-	else if (opt == SMARM_OPT_STACK_GUARD)
+	} else if (opt == SMARM_OPT_STACK_GUARD) {
 		opts->guard = page_up(value);
-	else
+	} else if (opt == SMARM_OPT_STACK_MODE) {
+		opts->mode = (uint8_t)value;
+		opts->mode_set = 1;
+	} else {
 		return SMARM_EINVAL;
+	}
 	return 0;
 }
 
@@ -497,6 +517,16 @@ int smarm_preempt_enable(void)
 		smarm__yield(me);
 	}
 	return 0;
+}
+
+int smarm_actor_get_stack(smarm_pid_t pid, int key, int64_t *out)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	return smarm__stack_info(smarm__worker()->node, pid.id, key, out);
 }
 
 int smarm_actor_exit(void)

@@ -505,12 +505,14 @@ static void finish_switch(struct smarm__worker *w)
 	w->in_finish = true; /* its wakes (a joiner) go to the shared queue */
 	if ((uintptr_t)p->sp < p->hwm)
 		p->hwm = (uintptr_t)p->sp;
+	smarm__stack_switched_out(p);
 	switch (w->prev_intent) {
 	case INTENT_YIELD:
 		yield_return(p);
 		smarm__enqueue(n, smarm__slot_pid(p));
 		break;
 	case INTENT_PARK:
+		smarm__stack_park_hook(n, p);
 		if (!park_return(p))
 			smarm__enqueue(n, smarm__slot_pid(p));
 		break;

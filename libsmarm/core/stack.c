@@ -1,31 +1,162 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.c - actor stacks: one anonymous mapping each, a PROT_NONE guard
- * below the usable reserve, and a LIFO pool of default-shaped stacks.
+ * stack.c - actor stacks: guarded stacks (one mapping each, a PROT_NONE
+ * guard below the usable reserve) and dense stacks (carved from shared
+ * chunk mappings, no guard, a canary instead), their pools, the recycle
+ * zap, the park-path shrink and the stack introspection.
  *
- * Layout, low to high: [guard PROT_NONE][usable reserve]; the initial
- * frame is built at the top. A stack is given to an actor when the actor
- * first runs (not at spawn), so spawning is a slot claim and a queue push,
- * and a burst of spawned-then-exiting actors cycles through a handful of
- * pooled stacks instead of mapping one each.
+ * A stack is given to an actor when the actor first runs (not at spawn),
+ * so spawning is a slot claim and a queue push, and a burst of
+ * spawned-then-exiting actors cycles through a handful of pooled stacks
+ * instead of mapping one each. The mode (SMARM_STACK_*) is fixed then:
+ * AUTO becomes GUARDED while the node has fewer than stk_budget guarded
+ * stacks mapped (or a pooled one is at hand), else DENSE.
+ *
+ * Guarded layout, low to high: [guard PROT_NONE][usable reserve]; two
+ * kernel mappings per stack, which vm.max_map_count caps.
+ *
+ * Dense layout. A chunk is one anonymous MAP_NORESERVE mapping holding
+ * dn_per stacks of the node's default reserve R, offset so that each
+ * stack's top lands 64 bytes below a page boundary:
+ *
+ *   chunk: [link|..|c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
+ *          ^page 0     ^base+page-64     ^+R
+ *
+ * Stack i spans [low_i, low_i + R) with low_i = chunk + page - 64 + i*R.
+ * Its lowest word is a canary (ci), which sits in the same page as the
+ * top of stack i-1, so an actor parked near its top touches one page,
+ * canary included. The chunk's first word links all chunks for the node
+ * close. A free stack's canary word links the dense free list instead.
+ * There is no guard: an overflow runs into the neighbour's stack. The
+ * canary and the saved sp are checked at every switch-out
+ * (smarm__stack_dense_verify), and a violation aborts with a diagnostic.
+ * Dense stacks of another reserve are mapped one each (one mapping, no
+ * guard) and unmapped at death.
+ *
+ * Recycle zap: a default-shaped stack going back to a pool keeps its top
+ * 64 KiB resident and gives the rest back (MADV_DONTNEED), outside the
+ * pool lock; at the default 64 KiB reserve that is no syscall at all.
+ * Park-path shrink: see smarm__stack_park_hook in core.h.
  *
  * Ownership: a stack belongs to one slot from first run to finalize, then
- * returns to the releasing worker's small cache, else the node's pool
- * (default shape, not full), else it is unmapped. Worker caches are
- * flushed back to the pool when a run ends.
+ * returns to the releasing worker's small cache (guarded), else the
+ * node's pool (guarded: default shape, not full; dense: default reserve,
+ * always), else it is unmapped. Worker caches are flushed back to the
+ * pool when a run ends; dense chunks are unmapped at node close.
  * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (LEAF) guards pool and pool_len; no syscall is made under it
- * (mmap and munmap happen outside).
- * Invariants: INV-1 every pooled stack has the node's default shape.
+ * pool_lock (LEAF) guards pool, pool_len and the dn_* fields; no syscall
+ * is made and no fresh page is faulted under it (chunk pages touched
+ * there were touched before). The stack fields of a slot (hwm, stk_parks,
+ * stk_shrinks) are written by whoever holds the actor's claim and read
+ * lock-free by smarm__stack_info, which re-checks the generation.
+ * Invariants: INV-1 every pooled guarded stack has the node's default
+ * shape. INV-2 a dense stack whose reserve is the node's default lies in
+ * a chunk; no other does. INV-3 a dense stack attached to an actor holds
+ * canary_of(low) in its lowest word, and its saved sp stays within
+ * [low + DENSE_HEAD, low + reserve] while switched out (else abort).
  * See: docs/architecture.md (Stacks).
  */
 
 #include "core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-static void *map_stack(size_t reserve, size_t guard)
+#define DENSE_CHUNK_BYTES ((size_t)16 << 20) /* aim per chunk mapping */
+#define DENSE_PER_MAX 256u		     /* stacks per chunk at most */
+#define DENSE_HEAD 64u /* lowest bytes of a dense stack: canary line */
+#define CANARY_MAGIC 0x736d61726d21c0deull
+#define MAP_RESERVE_SLACK 8192 /* mappings left to the rest of the process */
+
+static size_t page_up_sz(size_t v, size_t page)
+{
+	return (v + page - 1) & ~(page - 1);
+}
+
+/* The canary of a dense stack depends on its address: a stale copy of
+ * another stack's canary does not pass. */
+static uint64_t canary_of(uintptr_t low)
+{
+	return CANARY_MAGIC ^ (uint64_t)low;
+}
+
+void smarm__stack_node_init(struct smarm_node *n)
+{
+	long maps = smarm__max_map_count(65530);
+	size_t per = DENSE_CHUNK_BYTES / n->stk_reserve;
+	n->stk_budget = maps > MAP_RESERVE_SLACK
+				? (int64_t)(maps - MAP_RESERVE_SLACK) / 2
+				: 0;
+	n->dn_per = per < 1		  ? 1
+		    : per > DENSE_PER_MAX ? DENSE_PER_MAX
+					  : (uint32_t)per;
+}
+
+/* ------------------------------------------------------------ ranges */
+
+/*
+ * The part of a stack of `size` bytes below its top `retain` bytes
+ * (rounded up to a page, so more is kept, never less): [0, *len) from the
+ * usable base. False when nothing is left to give back (retain >= size)
+ * or on overflow.
+ */
+bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
+			       size_t *len)
+{
+	size_t keep;
+	if (retain > SIZE_MAX - (page - 1))
+		return false;
+	keep = page_up_sz(retain, page);
+	if (keep >= size)
+		return false;
+	*len = size - keep;
+	return true;
+}
+
+/*
+ * The whole pages between a high-water mark and the live sp that a
+ * shrink may give back: [page_up(hwm), page_down(sp - page)), the page
+ * below sp being the redzone (the SysV red zone plus spill margin). False
+ * when no whole page fits, hwm >= sp, or the arithmetic would wrap.
+ */
+bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
+			       uintptr_t *lo, size_t *len)
+{
+	uintptr_t a;
+	uintptr_t b;
+	if (hwm >= sp || sp < page || hwm > UINTPTR_MAX - (page - 1))
+		return false;
+	a = (hwm + page - 1) & ~(uintptr_t)(page - 1);
+	b = (sp - page) & ~(uintptr_t)(page - 1);
+	if (a >= b)
+		return false;
+	*lo = a;
+	*len = b - a;
+	return true;
+}
+
+/* Give back all but the top RECYCLE_RETAIN bytes of [low, low+size). */
+static void zap(uintptr_t low, size_t size)
+{
+	size_t page = smarm__page_size();
+	size_t len;
+	uintptr_t a;
+	uintptr_t b;
+	if (!smarm__stack_retain_range(size, SMARM__RECYCLE_RETAIN, page, &len))
+		return;
+	/* Round inward: a dense stack's lowest page is shared. */
+	a = (low + page - 1) & ~(uintptr_t)(page - 1);
+	b = (low + len) & ~(uintptr_t)(page - 1);
+	if (a < b)
+		madvise((void *)a, b - a, MADV_DONTNEED); /* advisory */
+}
+
+/* ----------------------------------------------------------- guarded */
+
+static void *map_guarded(struct smarm_node *n, size_t reserve, size_t guard)
 {
 	void *base = mmap(
 		NULL, reserve + guard, PROT_READ | PROT_WRITE,
@@ -36,7 +167,14 @@ static void *map_stack(size_t reserve, size_t guard)
 		munmap(base, reserve + guard);
 		return NULL;
 	}
+	atomic_fetch_add_explicit(&n->stk_guarded, 1, memory_order_relaxed);
 	return base;
+}
+
+static void unmap_guarded(struct smarm_node *n, void *base, size_t len)
+{
+	munmap(base, len);
+	atomic_fetch_sub_explicit(&n->stk_guarded, 1, memory_order_relaxed);
 }
 
 static bool default_shaped(struct smarm_node *n, struct smarm__slot *s)
@@ -51,7 +189,14 @@ static struct smarm__worker *cache_of(struct smarm_node *n)
 	return (w != NULL && w->node == n) ? w : NULL;
 }
 
-int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
+/*
+ * A guarded stack for s: cached or pooled if default-shaped, else a new
+ * mapping. budgeted (AUTO): no new mapping once the node's guarded
+ * stacks reach the budget. Returns 0, SMARM_EAGAIN (over budget) or
+ * SMARM_ENOMEM.
+ */
+static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
+			   bool budgeted)
 {
 	struct smarm__worker *w = cache_of(n);
 	void *base = NULL;
@@ -66,24 +211,28 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 			base = n->pool[--n->pool_len];
 		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
 	}
-	if (base == NULL)
-		base = map_stack(s->stk_reserve, s->stk_guard);
+	if (base == NULL) {
+		if (budgeted &&
+		    atomic_load_explicit(&n->stk_guarded,
+					 memory_order_relaxed) >= n->stk_budget)
+			return SMARM_EAGAIN;
+		base = map_guarded(n, s->stk_reserve, s->stk_guard);
+	}
 	if (base == NULL)
 		return SMARM_ENOMEM;
 	SMARM_STACK_UNPOISON((char *)base + s->stk_guard, s->stk_reserve);
-	s->stk_base = base;
+	s->stk_mode = SMARM_STACK_GUARDED;
+	__atomic_store_n(&s->stk_base, base, __ATOMIC_RELEASE);
 	return 0;
 }
 
-void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
+			    void *base)
 {
-	void *base = s->stk_base;
-	if (base == NULL)
-		return;
-	s->stk_base = NULL;
 	if (default_shaped(n, s)) {
 		struct smarm__worker *w = cache_of(n);
 		bool kept = false;
+		zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
 		/* The cache counts against the cap: cap 0 keeps nothing. */
 		if (w != NULL && w->stk_ncache < SMARM__WORKER_STACKS &&
 		    w->stk_ncache < n->pool_cap) {
@@ -101,7 +250,183 @@ void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 		if (kept)
 			return;
 	}
-	munmap(base, s->stk_reserve + s->stk_guard);
+	unmap_guarded(n, base, s->stk_reserve + s->stk_guard);
+}
+
+/* ------------------------------------------------------------- dense */
+
+static size_t chunk_len(struct smarm_node *n)
+{
+	return (size_t)n->dn_per * n->stk_reserve + smarm__page_size();
+}
+
+static uintptr_t chunk_stack(struct smarm_node *n, char *chunk, uint32_t i)
+{
+	return (uintptr_t)chunk + smarm__page_size() - DENSE_HEAD +
+	       (uintptr_t)i * n->stk_reserve;
+}
+
+static char *map_chunk(struct smarm_node *n)
+{
+	size_t len = chunk_len(n);
+	char *c = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		       -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	/* A huge page would make one parked actor cost 2 MiB. */
+	madvise(c, len, MADV_NOHUGEPAGE);
+	*(char **)c = NULL; /* fault the link page in now, not under lock */
+	return c;
+}
+
+/* A free default dense stack (its low end), or 0 when none can be had. */
+static uintptr_t dense_take(struct smarm_node *n)
+{
+	char *fresh = NULL;
+	uintptr_t low = 0;
+	for (;;) {
+		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		if (fresh != NULL &&
+		    (n->dn_carve == NULL || n->dn_next == n->dn_per)) {
+			*(char **)fresh = n->dn_chunks;
+			n->dn_chunks = fresh;
+			n->dn_carve = fresh;
+			n->dn_next = 0;
+			fresh = NULL;
+		}
+		if (n->dn_free != NULL) {
+			low = (uintptr_t)n->dn_free;
+			n->dn_free = *(void **)n->dn_free;
+		} else if (n->dn_carve != NULL && n->dn_next < n->dn_per) {
+			low = chunk_stack(n, n->dn_carve, n->dn_next++);
+		}
+		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		if (low != 0 || fresh != NULL)
+			break;
+		fresh = map_chunk(n);
+		if (fresh == NULL)
+			return 0;
+	}
+	if (fresh != NULL) /* lost a race to another new chunk */
+		munmap(fresh, chunk_len(n));
+	return low;
+}
+
+static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
+{
+	uintptr_t low;
+	if (s->stk_reserve == n->stk_reserve) {
+		low = dense_take(n);
+	} else {
+		void *m = mmap(NULL, s->stk_reserve, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				       MAP_STACK,
+			       -1, 0);
+		low = m == MAP_FAILED ? 0 : (uintptr_t)m;
+	}
+	if (low == 0)
+		return SMARM_ENOMEM;
+	SMARM_STACK_UNPOISON((void *)low, s->stk_reserve);
+	*(uint64_t *)low = canary_of(low);
+	s->stk_guard = 0;
+	s->stk_mode = SMARM_STACK_DENSE;
+	__atomic_store_n(&s->stk_base, (void *)low, __ATOMIC_RELEASE);
+	atomic_fetch_add_explicit(&n->stk_dense, 1, memory_order_relaxed);
+	return 0;
+}
+
+static void release_dense(struct smarm_node *n, struct smarm__slot *s,
+			  void *base)
+{
+	atomic_fetch_sub_explicit(&n->stk_dense, 1, memory_order_relaxed);
+	if (s->stk_reserve != n->stk_reserve) {
+		munmap(base, s->stk_reserve);
+		return;
+	}
+	zap((uintptr_t)base, s->stk_reserve);
+	/* A frame that reached the bottom may have left it poisoned. */
+	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
+	smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+	*(void **)base = n->dn_free;
+	n->dn_free = base;
+	smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+}
+
+/*
+ * Called from finish_switch each time a dense-stacked actor leaves the
+ * CPU (INV-3). Reads the canary line that the actor's own frames may
+ * have poisoned under ASan, hence the attribute.
+ */
+__attribute__((no_sanitize_address)) void
+smarm__stack_dense_verify(struct smarm__slot *s)
+{
+	uintptr_t low = (uintptr_t)s->stk_base;
+	uintptr_t top = low + s->stk_reserve;
+	uintptr_t sp = (uintptr_t)s->sp;
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	char msg[400];
+	int len;
+
+	if (sp >= low + DENSE_HEAD && sp <= top &&
+	    *(volatile uint64_t *)low == canary_of(low))
+		return;
+	if (sp > top)
+		len = snprintf(msg, sizeof msg,
+			       "smarm: actor %u.%u has a corrupt dense stack: "
+			       "its saved stack pointer is %zu bytes above "
+			       "the top",
+			       s->index, W_GEN(w), (size_t)(sp - top));
+	else if (sp < low + DENSE_HEAD)
+		len = snprintf(msg, sizeof msg,
+			       "smarm: actor %u.%u overflowed its dense stack "
+			       "(no guard page): its saved stack pointer is at "
+			       "depth %zu, past the end",
+			       s->index, W_GEN(w), (size_t)(top - sp));
+	else
+		len = snprintf(msg, sizeof msg,
+			       "smarm: actor %u.%u overflowed its dense stack "
+			       "(no guard page): the canary at its low end was "
+			       "overwritten",
+			       s->index, W_GEN(w));
+	if (len > 0 && (size_t)len < sizeof msg)
+		len += snprintf(msg + len, sizeof msg - (size_t)len,
+				" (reserve=%zu). The memory below it (another "
+				"actor's stack) may be corrupt: aborting. "
+				"Raise SMARM_OPT_STACK_RESERVE or use "
+				"SMARM_STACK_GUARDED.\n",
+				s->stk_reserve);
+	if (len > (int)sizeof msg - 1)
+		len = (int)sizeof msg - 1;
+	if (len > 0 && write(2, msg, (size_t)len) < 0)
+		len = 0;
+	abort();
+}
+
+/* ------------------------------------------------------------ common */
+
+int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
+{
+	int rc;
+	if (s->stk_mode != SMARM_STACK_DENSE) {
+		rc = acquire_guarded(n, s, s->stk_mode == SMARM_STACK_AUTO);
+		/* AUTO turns dense over budget, or when mapping fails. */
+		if (rc == 0 || s->stk_mode == SMARM_STACK_GUARDED)
+			return rc;
+	}
+	return acquire_dense(n, s);
+}
+
+void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+{
+	void *base = s->stk_base;
+	if (base == NULL)
+		return;
+	__atomic_store_n(&s->stk_base, NULL, __ATOMIC_RELAXED);
+	if (s->stk_mode == SMARM_STACK_DENSE)
+		release_dense(n, s, base);
+	else
+		release_guarded(n, s, base);
 }
 
 /* End of a run: hand a worker's cached stacks back to the pool. */
@@ -119,15 +444,91 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 		}
 		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
 		if (!kept)
-			munmap(base, n->stk_reserve + n->stk_guard);
+			unmap_guarded(n, base, n->stk_reserve + n->stk_guard);
 	}
 }
 
 void smarm__stack_pool_fini(struct smarm_node *n)
 {
+	size_t clen = chunk_len(n);
 	for (uint32_t i = 0; i < n->pool_len; i++)
-		munmap(n->pool[i], n->stk_reserve + n->stk_guard);
+		unmap_guarded(n, n->pool[i], n->stk_reserve + n->stk_guard);
 	n->pool_len = 0;
 	free(n->pool);
 	n->pool = NULL;
+	while (n->dn_chunks != NULL) {
+		char *c = n->dn_chunks;
+		n->dn_chunks = *(char **)c;
+		munmap(c, clen);
+	}
+	n->dn_free = NULL;
+	n->dn_carve = NULL;
+}
+
+/* ---------------------------------------------------- shrink and info */
+
+/* The rare half of smarm__stack_park_hook: sp - hwm is over threshold. */
+void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s)
+{
+	uintptr_t lo;
+	size_t len;
+	if (s->stk_parks < SMARM__SHRINK_COOLDOWN)
+		return;
+	if (!smarm__stack_shrink_range(s->hwm, (uintptr_t)s->sp,
+				       smarm__page_size(), &lo, &len))
+		return;
+	/* Errors are ignored: a kernel without MADV_FREE never shrinks. */
+	madvise((void *)lo, len, MADV_FREE);
+	__atomic_store_n(&s->hwm, (uintptr_t)s->sp, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stk_parks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stk_shrinks, s->stk_shrinks + 1, __ATOMIC_RELAXED);
+	atomic_fetch_add_explicit(&n->stk_shrinks, 1, memory_order_relaxed);
+}
+
+int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
+{
+	struct smarm__slot *s = smarm__slot_live(n, pid);
+	void *base;
+	uintptr_t hwm;
+	int64_t v;
+
+	if (key < SMARM_STACK_INFO_RESERVE || key > SMARM_STACK_INFO_SHRINKS)
+		return SMARM_EINVAL;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	/* Base first (acquire): the guard and mode it was attached with are
+	 * then visible. */
+	base = __atomic_load_n(&s->stk_base, __ATOMIC_ACQUIRE);
+	switch (key) {
+	case SMARM_STACK_INFO_RESERVE:
+		v = (int64_t)__atomic_load_n(&s->stk_reserve, __ATOMIC_RELAXED);
+		break;
+	case SMARM_STACK_INFO_GUARD:
+		v = (int64_t)__atomic_load_n(&s->stk_guard, __ATOMIC_RELAXED);
+		break;
+	case SMARM_STACK_INFO_MODE:
+		v = __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED);
+		break;
+	case SMARM_STACK_INFO_DEPTH_HIGH_WATER:
+		hwm = __atomic_load_n(&s->hwm, __ATOMIC_RELAXED);
+		v = 0;
+		if (base != NULL && hwm != 0) {
+			uintptr_t top =
+				(uintptr_t)base + s->stk_guard + s->stk_reserve;
+			if (hwm <= top)
+				v = (int64_t)(top - hwm);
+		}
+		break;
+	case SMARM_STACK_INFO_PARKS_SINCE_SHRINK:
+		v = __atomic_load_n(&s->stk_parks, __ATOMIC_RELAXED);
+		break;
+	default:
+		v = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
+		break;
+	}
+	/* Coherent with the pid: the actor did not end meanwhile. */
+	if (smarm__slot_live(n, pid) != s)
+		return SMARM_ENOPROC;
+	*out = v;
+	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,29 @@ START_TEST(test_dlopen_spawn_outside_actor_returns_enotactor)
 }
 END_TEST
 
+/* The fault handler a node installs must not outlive the library. */
+START_TEST(test_dlopen_dlclose_restores_prior_segv_handler)
+{
+	struct sigaction before;
+	struct sigaction during;
+	struct sigaction after;
+	smarm_node_t *node = NULL;
+	ck_assert_int_eq(sigaction(SIGSEGV, NULL, &before), 0);
+	void *h = load_api();
+	ck_assert_int_eq(api.node_open(&node, NULL), 0);
+	ck_assert_int_eq(api.node_close(node), 0);
+	ck_assert_int_eq(sigaction(SIGSEGV, NULL, &during), 0);
+	ck_assert_ptr_ne((void *)during.sa_sigaction,
+			 (void *)before.sa_sigaction); /* ours meanwhile */
+	ck_assert_int_eq(dlclose(h), 0);
+	ck_assert_int_eq(sigaction(SIGSEGV, NULL, &after), 0);
+	ck_assert_ptr_eq((void *)after.sa_sigaction,
+			 (void *)before.sa_sigaction);
+	ck_assert_int_eq(after.sa_flags & SA_SIGINFO,
+			 before.sa_flags & SA_SIGINFO);
+}
+END_TEST
+
 Suite *smarm_test_dlopen_suite(void)
 {
 	Suite *s = suite_create("dlopen");
@@ -244,6 +268,7 @@ Suite *smarm_test_dlopen_suite(void)
 	tcase_add_test(tc, test_dlopen_symbols_versioned_internals_hidden);
 	tcase_add_test(tc, test_dlopen_run_spawn_join_through_dlsym);
 	tcase_add_test(tc, test_dlopen_spawn_outside_actor_returns_enotactor);
+	tcase_add_test(tc, test_dlopen_dlclose_restores_prior_segv_handler);
 	suite_add_tcase(s, tc);
 	return s;
 }

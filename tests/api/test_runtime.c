@@ -654,7 +654,11 @@ START_TEST(test_runtime_config_out_of_range_returns_einval)
 					      INT64_C(10000000001)),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, 0, 1), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_int(cfg, 7, 1), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_int(cfg, 31, 1), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, 3),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, -1),
+			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, 9999, 1), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_int(cfg, -1, 1), SMARM_EINVAL);
 	/* a rejected value leaves the config unchanged */
@@ -663,7 +667,7 @@ START_TEST(test_runtime_config_out_of_range_returns_einval)
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_WORKERS, &v), 0);
 	ck_assert_int_eq(v, 3);
-	ck_assert_int_eq(smarm_config_get_int(cfg, 7, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_get_int(cfg, 31, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_get_int(cfg, 0, &v), SMARM_EINVAL);
 	smarm_config_free(cfg);
 }

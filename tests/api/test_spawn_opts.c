@@ -2,7 +2,8 @@
 /*
  * test_spawn_opts.c - per-spawn stack options: validation, a large
  * reserve that allows deep recursion, default spawns after custom ones,
- * and the stack pool recycling default-shaped stacks only.
+ * the stack pool recycling default-shaped stacks only, the stack mode
+ * option, and stack introspection (smarm_actor_get_stack).
  */
 #include "harness.h"
 
@@ -53,6 +54,13 @@ START_TEST(test_spawn_opts_set_valid_and_reject_invalid)
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_MAX_ACTORS, 4),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 42, 4096), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE,
+						  SMARM_STACK_DENSE),
+			 0);
+	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, 3),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, -1),
+			 SMARM_EINVAL);
 	ck_assert_int_eq(
 		smarm_spawn_opts_set_int(NULL, SMARM_OPT_STACK_GUARD, 4096),
 		SMARM_EINVAL);
@@ -265,6 +273,44 @@ static void so_root_pool(void *arg)
 	smarm_node_get_int(n, SMARM_STAT_STACK_POOL, &so_pool_after_many);
 }
 
+/* after a custom-shaped actor, the next default spawn gets the default
+ * shape (with a LIFO pool a pooled custom stack would come out first) */
+static int64_t so_next_reserve, so_next_guard;
+
+static void so_report_shape(void *arg)
+{
+	(void)arg;
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_RESERVE,
+			      &so_next_reserve);
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_GUARD,
+			      &so_next_guard);
+}
+
+static void so_root_custom_then_default(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p;
+	(void)arg;
+	smarm_spawn_opts_alloc(&o);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 128 * KIB);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_GUARD, 8 * KIB);
+	smarm_actor_spawn(&p, so_nop, NULL, o);
+	smarm_actor_join(p, NULL, NULL);
+	smarm_spawn_opts_free(o);
+	smarm_actor_spawn(&p, so_report_shape, NULL, NULL);
+	smarm_actor_join(p, NULL, NULL);
+}
+
+START_TEST(test_spawn_opts_custom_stack_never_pooled)
+{
+	so_next_reserve = so_next_guard = -1;
+	ck_assert_int_eq(harness_run(1, so_root_custom_then_default, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(so_next_reserve, 64 * KIB);
+	ck_assert_int_eq(so_next_guard, MIB);
+}
+END_TEST
+
 START_TEST(test_spawn_opts_pool_recycles_default_stacks_only)
 {
 	ck_assert_int_eq(harness_run(1, so_root_pool, NULL), SMARM_EXIT_NORMAL);
@@ -310,6 +356,272 @@ START_TEST(test_spawn_opts_pool_cap_zero_keeps_no_stack)
 }
 END_TEST
 
+/* ------------------------------------------------------ introspection */
+
+enum { SI_KEYS = 6 };
+
+struct si_report {
+	int rc[SI_KEYS + 1];
+	int64_t v[SI_KEYS + 1];
+};
+
+static struct si_report si_self, si_child[3];
+static int si_err_null, si_err_key0, si_err_key7, si_err_stale;
+static int64_t si_dense_stat;
+
+static void si_read(smarm_pid_t p, struct si_report *r)
+{
+	for (int k = 1; k <= SI_KEYS; k++)
+		r->rc[k] = smarm_actor_get_stack(p, k, &r->v[k]);
+}
+
+static __attribute__((noinline)) long si_deep(int depth)
+{
+	volatile char buf[1024];
+	memset((char *)buf, depth & 0x7f, sizeof buf);
+	if (depth == 0) {
+		smarm_actor_sleep(US(100)); /* descheduled at depth */
+		return buf[0];
+	}
+	return si_deep(depth - 1) + buf[depth % sizeof buf];
+}
+
+struct si_arg {
+	smarm_chan_t *ready; /* child -> root: went deep, now waits */
+	smarm_chan_t *hold;  /* root -> child: done reading, end */
+	int64_t seen;	     /* the child's own high-water reading */
+};
+
+static void si_child_body(void *arg)
+{
+	struct si_arg *a = arg;
+	int v = 1;
+	si_deep(32); /* ~32 KiB deep, inside the 64 KiB default */
+	smarm_actor_get_stack(smarm_actor_self(),
+			      SMARM_STACK_INFO_DEPTH_HIGH_WATER, &a->seen);
+	smarm_chan_send(a->ready, &v);
+	smarm_chan_recv(a->hold, &v); /* parked while the root reads */
+}
+
+static void si_root(void *arg)
+{
+	static const int64_t modes[3] = { -1, SMARM_STACK_GUARDED,
+					  SMARM_STACK_DENSE };
+	struct si_arg a[3];
+	smarm_chan_t *ready = NULL;
+	smarm_pid_t p[3];
+	int64_t v;
+	int x = 0;
+	(void)arg;
+	si_read(smarm_actor_self(), &si_self);
+	smarm_chan_alloc(&ready, sizeof(int), NULL);
+	for (int i = 0; i < 3; i++) {
+		smarm_spawn_opts_t *o = NULL;
+		a[i].ready = ready;
+		smarm_chan_alloc(&a[i].hold, sizeof(int), NULL);
+		smarm_spawn_opts_alloc(&o);
+		if (modes[i] >= 0)
+			smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE,
+						 modes[i]);
+		smarm_actor_spawn(&p[i], si_child_body, &a[i], o);
+		smarm_spawn_opts_free(o);
+	}
+	for (int i = 0; i < 3; i++)
+		smarm_chan_recv(ready, &x);
+	for (int i = 0; i < 3; i++)
+		si_read(p[i], &si_child[i]);
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_STACKS_DENSE,
+			   &si_dense_stat);
+	si_err_null =
+		smarm_actor_get_stack(p[0], SMARM_STACK_INFO_RESERVE, NULL);
+	si_err_key0 = smarm_actor_get_stack(p[0], 0, &v);
+	si_err_key7 = smarm_actor_get_stack(p[0], 7, &v);
+	for (int i = 0; i < 3; i++) {
+		smarm_chan_send(a[i].hold, &x);
+		smarm_actor_join(p[i], NULL, NULL);
+		harness_chan_drop(a[i].hold);
+	}
+	harness_chan_drop(ready);
+	si_err_stale =
+		smarm_actor_get_stack(p[0], SMARM_STACK_INFO_RESERVE, &v);
+}
+
+START_TEST(test_spawn_opts_stack_info_reports_shape_mode_and_depth)
+{
+	int64_t v = 0;
+	ck_assert_int_eq(harness_run(2, si_root, NULL), SMARM_EXIT_NORMAL);
+	/* the root: default shape, AUTO resolved to guarded */
+	for (int k = 1; k <= SI_KEYS; k++)
+		ck_assert_int_eq(si_self.rc[k], 0);
+	ck_assert_int_eq(si_self.v[SMARM_STACK_INFO_RESERVE], 64 * KIB);
+	ck_assert_int_eq(si_self.v[SMARM_STACK_INFO_GUARD], MIB);
+	ck_assert_int_eq(si_self.v[SMARM_STACK_INFO_MODE], SMARM_STACK_GUARDED);
+	ck_assert_int_eq(si_self.v[SMARM_STACK_INFO_SHRINKS], 0);
+	for (int i = 0; i < 3; i++) {
+		struct si_report *r = &si_child[i];
+		for (int k = 1; k <= SI_KEYS; k++)
+			ck_assert_int_eq(r->rc[k], 0);
+		ck_assert_int_eq(r->v[SMARM_STACK_INFO_RESERVE], 64 * KIB);
+		ck_assert_int_ge(r->v[SMARM_STACK_INFO_DEPTH_HIGH_WATER],
+				 32 * KIB);
+		ck_assert_int_lt(r->v[SMARM_STACK_INFO_DEPTH_HIGH_WATER],
+				 64 * KIB);
+		ck_assert_int_ge(r->v[SMARM_STACK_INFO_PARKS_SINCE_SHRINK], 1);
+		ck_assert_int_eq(r->v[SMARM_STACK_INFO_SHRINKS], 0);
+	}
+	ck_assert_int_eq(si_child[0].v[SMARM_STACK_INFO_MODE],
+			 SMARM_STACK_GUARDED);
+	ck_assert_int_eq(si_child[1].v[SMARM_STACK_INFO_MODE],
+			 SMARM_STACK_GUARDED);
+	ck_assert_int_eq(si_child[1].v[SMARM_STACK_INFO_GUARD], MIB);
+	ck_assert_int_eq(si_child[2].v[SMARM_STACK_INFO_MODE],
+			 SMARM_STACK_DENSE);
+	ck_assert_int_eq(si_child[2].v[SMARM_STACK_INFO_GUARD], 0);
+	ck_assert_int_eq(si_dense_stat, 1);
+	ck_assert_int_eq(si_err_null, SMARM_EINVAL);
+	ck_assert_int_eq(si_err_key0, SMARM_EINVAL);
+	ck_assert_int_eq(si_err_key7, SMARM_EINVAL);
+	ck_assert_int_eq(si_err_stale, SMARM_ENOPROC);
+	/* outside an actor */
+	ck_assert_int_eq(smarm_actor_get_stack(SMARM_PID_NONE,
+					       SMARM_STACK_INFO_RESERVE, &v),
+			 SMARM_ENOTACTOR);
+}
+END_TEST
+
+/* a node-wide dense default: every actor gets a dense stack */
+static int64_t sd_mode_root, sd_mode_child, sd_guarded_stat;
+
+static void sd_mode_child_body(void *arg)
+{
+	(void)arg;
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_MODE,
+			      &sd_mode_child);
+}
+
+static void sd_mode_root_body(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	smarm_actor_get_stack(smarm_actor_self(), SMARM_STACK_INFO_MODE,
+			      &sd_mode_root);
+	for (int i = 0; i < 100; i++) {
+		smarm_actor_spawn(&p, sd_mode_child_body, NULL, NULL);
+		smarm_actor_join(p, NULL, NULL);
+	}
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_STACKS_GUARDED,
+			   &sd_guarded_stat);
+}
+
+START_TEST(test_spawn_opts_node_dense_mode_applies_to_all)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int64_t v = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 4), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE,
+					      SMARM_STACK_DENSE),
+			 0);
+	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_STACK_MODE, &v),
+			 0);
+	ck_assert_int_eq(v, SMARM_STACK_DENSE);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(
+		smarm_node_run(node, sd_mode_root_body, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(sd_mode_root, SMARM_STACK_DENSE);
+	ck_assert_int_eq(sd_mode_child, SMARM_STACK_DENSE);
+	ck_assert_int_eq(sd_guarded_stat, 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_STACKS_DENSE), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* AUTO: guarded up to the node's budget, dense beyond it */
+static atomic_long au_started;
+static int64_t au_budget, au_guarded, au_dense, au_live;
+static int au_rc;
+
+static void au_sleeper(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&au_started, 1);
+	smarm_actor_sleep(3600ull * 1000000000ull); /* until the root ends */
+}
+
+static void au_root(void *arg)
+{
+	smarm_node_t *n = smarm_node_current();
+	long want;
+	(void)arg;
+	smarm_node_get_int(n, SMARM_STAT_STACK_GUARD_BUDGET, &au_budget);
+	want = (long)au_budget + 2000;
+	for (long i = 0; i < want && au_rc == 0; i++)
+		au_rc = smarm_actor_spawn(NULL, au_sleeper, NULL, NULL);
+	while (au_rc == 0 && atomic_load(&au_started) < want)
+		smarm_actor_sleep(MS(2));
+	smarm_node_get_int(n, SMARM_STAT_STACKS_GUARDED, &au_guarded);
+	smarm_node_get_int(n, SMARM_STAT_STACKS_DENSE, &au_dense);
+	smarm_node_get_int(n, SMARM_STAT_LIVE_ACTORS, &au_live);
+}
+
+START_TEST(test_spawn_opts_auto_spills_to_dense_beyond_budget)
+{
+	atomic_store(&au_started, 0);
+	au_rc = 0;
+	ck_assert_int_eq(harness_run(2, au_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(au_rc, 0);
+	ck_assert_int_gt(au_budget, 2000);
+	ck_assert_int_eq(au_live, au_budget + 2001);
+	/* the budget is soft by a racing spawn or two, never by much */
+	ck_assert_int_ge(au_guarded, au_budget);
+	ck_assert_int_le(au_guarded, au_budget + 4);
+	ck_assert_int_ge(au_dense, 2000 - 4);
+	ck_assert_int_eq(au_guarded + au_dense, au_budget + 2001);
+}
+END_TEST
+
+/* dense stacks recycled under churn on four workers */
+static atomic_long dc_ran;
+
+static void dc_child(void *arg)
+{
+	(void)arg;
+	smarm_actor_yield();
+	atomic_fetch_add(&dc_ran, 1);
+}
+
+static int64_t dc_dense_after;
+
+static void dc_root(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p[64];
+	(void)arg;
+	smarm_spawn_opts_alloc(&o);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, SMARM_STACK_DENSE);
+	for (int round = 0; round < 500; round++) {
+		for (int i = 0; i < 64; i++)
+			smarm_actor_spawn(&p[i], dc_child, NULL, o);
+		for (int i = 0; i < 64; i++)
+			smarm_actor_join(p[i], NULL, NULL);
+	}
+	smarm_spawn_opts_free(o);
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_STACKS_DENSE,
+			   &dc_dense_after);
+}
+
+START_TEST(test_spawn_opts_dense_stacks_recycle_under_churn)
+{
+	atomic_store(&dc_ran, 0);
+	dc_dense_after = -1;
+	ck_assert_int_eq(harness_run(4, dc_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&dc_ran), 500 * 64);
+	ck_assert_int_eq(dc_dense_after, 0);
+}
+END_TEST
+
 Suite *smarm_test_spawn_opts_suite(void)
 {
 	Suite *s = suite_create("spawn_opts");
@@ -327,6 +639,20 @@ Suite *smarm_test_spawn_opts_suite(void)
 	tc = tcase_create("pool");
 	tcase_add_test(tc, test_spawn_opts_pool_recycles_default_stacks_only);
 	tcase_add_test(tc, test_spawn_opts_pool_cap_zero_keeps_no_stack);
+	tcase_add_test(tc, test_spawn_opts_custom_stack_never_pooled);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mode");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc,
+		       test_spawn_opts_stack_info_reports_shape_mode_and_depth);
+	tcase_add_test(tc, test_spawn_opts_node_dense_mode_applies_to_all);
+	tcase_add_test(tc, test_spawn_opts_dense_stacks_recycle_under_churn);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("auto");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_spawn_opts_auto_spills_to_dense_beyond_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,13 +3,17 @@
  * test_stack.c - actor stacks: geometry of a mapping (guard below the
  * usable reserve), page rounding, the default-shape pool, and, in Check's
  * forked children, death by SIGSEGV for writes into the guard, both from
- * the raw mapping and from a running actor.
+ * the raw mapping and from a running actor. Then the pure range and
+ * fault-classification helpers, dense stacks (chunk geometry, canary,
+ * free list, AUTO's budget), the recycle zap (mincore) and the park-path
+ * shrink (LazyFree in /proc/self/smaps).
  */
 #include "harness.h"
 
 #include "core/core.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -298,6 +302,459 @@ START_TEST(test_stack_actor_recursion_off_the_end_segfaults)
 }
 END_TEST
 
+/* -------------------------------------------------------------- ranges */
+
+#define PG ((size_t)4096)
+
+START_TEST(test_stack_retain_range_edges)
+{
+	size_t len = 0;
+	/* retain >= size: nothing to give back */
+	ck_assert(!smarm__stack_retain_range(64 * KIB, 64 * KIB, PG, &len));
+	ck_assert(!smarm__stack_retain_range(64 * KIB, 100 * KIB, PG, &len));
+	/* retain 0 zaps everything */
+	ck_assert(smarm__stack_retain_range(64 * KIB, 0, PG, &len));
+	ck_assert_uint_eq(len, 64 * KIB);
+	/* rounds retain up, so more is kept; the length stays page-aligned */
+	ck_assert(smarm__stack_retain_range(4 * MIB, 5000, PG, &len));
+	ck_assert_uint_eq(len, 4 * MIB - 2 * PG);
+	ck_assert_uint_eq(len % PG, 0);
+	ck_assert(smarm__stack_retain_range(4 * MIB, 64 * KIB, PG, &len));
+	ck_assert_uint_eq(len, 4 * MIB - 64 * KIB);
+	/* overflow */
+	ck_assert(!smarm__stack_retain_range(SIZE_MAX, SIZE_MAX - 1, PG, &len));
+}
+END_TEST
+
+START_TEST(test_stack_shrink_range_edges)
+{
+	uintptr_t lo = 0;
+	size_t len = 0;
+	uintptr_t b = 0x7f0000000000;
+	/* hwm >= sp */
+	ck_assert(!smarm__stack_shrink_range(b, b, PG, &lo, &len));
+	ck_assert(!smarm__stack_shrink_range(b + PG, b, PG, &lo, &len));
+	/* less than redzone + one page */
+	ck_assert(
+		!smarm__stack_shrink_range(b, b + PG + PG - 1, PG, &lo, &len));
+	/* exactly two pages frees one */
+	ck_assert(smarm__stack_shrink_range(b, b + 2 * PG, PG, &lo, &len));
+	ck_assert_uint_eq(lo, b);
+	ck_assert_uint_eq(len, PG);
+	/* unaligned ends round inward, never reaching the redzone */
+	ck_assert(smarm__stack_shrink_range(b + 1, b + 5 * PG + 100, PG, &lo,
+					    &len));
+	ck_assert_uint_eq(lo, b + PG);
+	ck_assert_uint_eq(len, 3 * PG);
+	ck_assert_uint_le(lo + len, b + 5 * PG + 100 - PG);
+	/* underflow: sp below one page */
+	ck_assert(!smarm__stack_shrink_range(0, PG - 1, PG, &lo, &len));
+	ck_assert(!smarm__stack_shrink_range(UINTPTR_MAX - 10, UINTPTR_MAX, PG,
+					     &lo, &len));
+	/* a 4 MiB spike frees everything but the redzone page */
+	ck_assert(smarm__stack_shrink_range(b, b + 4 * MIB, PG, &lo, &len));
+	ck_assert_uint_eq(lo, b);
+	ck_assert_uint_eq(len, 4 * MIB - PG);
+}
+END_TEST
+
+START_TEST(test_stack_classify_edges)
+{
+	uintptr_t base = 0x7f0000100000; /* guard_lo */
+	size_t guard = 64 * KIB;
+	size_t reserve = 64 * KIB;
+	uintptr_t below = 0;
+	const uintptr_t slop = MIB;
+	/* both guard edges */
+	ck_assert_int_eq(
+		smarm__stackdiag_classify(base, base, guard, reserve, &below),
+		SMARM__FAULT_GUARD);
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard - 1, base,
+						   guard, reserve, &below),
+			 SMARM__FAULT_GUARD);
+	/* the usable region and above the top are foreign */
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	ck_assert_int_eq(smarm__stackdiag_classify(base + guard + reserve, base,
+						   guard, reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	/* overshoot at 1 and at exactly SLOP, foreign at SLOP + 1 */
+	ck_assert_int_eq(smarm__stackdiag_classify(base - 1, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, 1);
+	ck_assert_int_eq(smarm__stackdiag_classify(base - slop, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, slop);
+	ck_assert_int_eq(smarm__stackdiag_classify(base - slop - 1, base, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+	/* a stack low in memory saturates instead of wrapping */
+	ck_assert_int_eq(
+		smarm__stackdiag_classify(0, 4096, guard, reserve, &below),
+		SMARM__FAULT_OVERSHOOT);
+	ck_assert_uint_eq(below, 4096);
+	ck_assert_int_eq(smarm__stackdiag_classify(UINTPTR_MAX, 4096, guard,
+						   reserve, &below),
+			 SMARM__FAULT_FOREIGN);
+}
+END_TEST
+
+/* --------------------------------------------------------------- dense */
+
+static smarm_node_t *sk_node_mode(int64_t mode)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *n = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, mode),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
+	smarm_config_free(cfg);
+	return n;
+}
+
+static void sk_dense_slot(smarm_node_t *n, struct smarm__slot *s, int mode)
+{
+	sk_slot(s, n->stk_reserve, n->stk_guard);
+	s->stk_mode = (uint8_t)mode;
+}
+
+START_TEST(test_stack_dense_stacks_share_pages_with_neighbours)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_DENSE);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct smarm__slot a, b;
+	uintptr_t la, lb;
+	sk_dense_slot(n, &a, SMARM_STACK_DENSE);
+	sk_dense_slot(n, &b, SMARM_STACK_DENSE);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_DENSE);
+	ck_assert_uint_eq(a.stk_guard, 0);
+	la = (uintptr_t)a.stk_base;
+	lb = (uintptr_t)b.stk_base;
+	/* carved in order, back to back; each top 64 bytes below a page
+	 * boundary, in the page that holds the next stack's canary */
+	ck_assert_uint_eq(lb, la + a.stk_reserve);
+	ck_assert_uint_eq((la + a.stk_reserve) % pg, pg - 64);
+	ck_assert_uint_eq(la % 16, 0);
+	ck_assert_uint_ne(*(uint64_t *)la, 0);
+	ck_assert_uint_ne(*(uint64_t *)lb, *(uint64_t *)la);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 2);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 0);
+	/* the whole stack is usable memory */
+	((volatile char *)la)[a.stk_reserve - 1] = 1;
+	((volatile char *)la)[64] = 1;
+	/* a switched-out stack with a sane sp passes the check */
+	a.sp = (void *)(la + a.stk_reserve - 80);
+	smarm__stack_dense_verify(&a);
+	/* freed stacks come back last-in first-out */
+	smarm__stack_release(n, &a);
+	smarm__stack_release(n, &b);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 0);
+	sk_dense_slot(n, &a, SMARM_STACK_DENSE);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_uint_eq((uintptr_t)a.stk_base, lb);
+	smarm__stack_release(n, &a);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_dense_custom_reserve_is_unmapped)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_DENSE);
+	struct smarm__slot s;
+	void *base;
+	sk_slot(&s, 256 * KIB, n->stk_guard);
+	s.stk_mode = SMARM_STACK_DENSE;
+	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
+	base = s.stk_base;
+	ck_assert_uint_eq(s.stk_guard, 0);
+	ck_assert(sk_mapped(base, 256 * KIB));
+	smarm__stack_release(n, &s);
+	ck_assert(!sk_mapped(base, (size_t)sysconf(_SC_PAGESIZE)));
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_dense_smashed_canary_aborts)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_DENSE);
+	struct smarm__slot s;
+	sk_dense_slot(n, &s, SMARM_STACK_DENSE);
+	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
+	s.sp = (char *)s.stk_base + s.stk_reserve - 80;
+	*(volatile uint64_t *)s.stk_base = 0; /* an overflow wrote here */
+	smarm__stack_dense_verify(&s);	      /* aborts */
+}
+END_TEST
+
+START_TEST(test_stack_dense_sp_below_stack_aborts)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_DENSE);
+	struct smarm__slot s;
+	sk_dense_slot(n, &s, SMARM_STACK_DENSE);
+	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
+	s.sp = (char *)s.stk_base - 512; /* canary intact, sp past the end */
+	smarm__stack_dense_verify(&s);
+}
+END_TEST
+
+START_TEST(test_stack_auto_turns_dense_over_budget)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
+	struct smarm__slot a, b;
+	ck_assert_int_gt(harness_stat(n, SMARM_STAT_STACK_GUARD_BUDGET), 1000);
+	n->stk_budget = 1; /* as if vm.max_map_count were tiny */
+	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
+	sk_dense_slot(n, &b, SMARM_STACK_AUTO);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
+	ck_assert_uint_eq(a.stk_guard, MIB);
+	ck_assert_int_eq(b.stk_mode, SMARM_STACK_DENSE);
+	ck_assert_uint_eq(b.stk_guard, 0);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 1);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 1);
+	/* a pooled guarded stack needs no new mapping: AUTO takes it */
+	smarm__stack_release(n, &a);
+	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
+	smarm__stack_release(n, &a);
+	smarm__stack_release(n, &b);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_auto_turns_dense_when_mapping_fails)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
+	struct smarm__slot a;
+	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
+	a.stk_guard = (size_t)1 << 48; /* no such mapping can be made */
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_DENSE);
+	ck_assert_uint_eq(a.stk_guard, 0);
+	smarm__stack_release(n, &a);
+	/* explicitly guarded, the same failure is the actor's ENOMEM */
+	sk_dense_slot(n, &a, SMARM_STACK_GUARDED);
+	a.stk_guard = (size_t)1 << 48;
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), SMARM_ENOMEM);
+	ck_assert_ptr_null(a.stk_base);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_explicit_guarded_ignores_budget)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_GUARDED);
+	struct smarm__slot a;
+	n->stk_budget = 0;
+	sk_dense_slot(n, &a, SMARM_STACK_GUARDED);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
+	smarm__stack_release(n, &a);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------- recycle zap */
+
+static uintptr_t rz_usable;
+static size_t rz_reserve;
+static int rz_resident_low = -1, rz_resident_top = -1;
+static bool rz_still_mapped;
+
+/* Resident pages in [p, p+len) per mincore, or -1. */
+static int sk_resident(uintptr_t p, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t npg = len / pg;
+	unsigned char *vec = malloc(npg);
+	int count = 0;
+	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < npg; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count;
+}
+
+static void rz_dirty(void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	(void)arg;
+	rz_usable = (uintptr_t)me->stk_base + me->stk_guard;
+	rz_reserve = me->stk_reserve;
+	memset((void *)rz_usable, 0x5a, 3 * MIB); /* below our live frames */
+}
+
+static void rz_root(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	smarm_actor_spawn(&p, rz_dirty, NULL, NULL);
+	smarm_actor_join(p, NULL, NULL);
+	rz_resident_low = sk_resident(rz_usable, rz_reserve - 64 * KIB);
+	rz_resident_top =
+		sk_resident(rz_usable + rz_reserve - 64 * KIB, 64 * KIB);
+	rz_still_mapped = sk_mapped((void *)rz_usable, rz_reserve);
+}
+
+START_TEST(test_stack_recycle_zaps_below_retained_top)
+{
+	smarm_node_t *n = sk_node(4 * MIB, 0);
+	ck_assert_int_eq(smarm_node_run(n, rz_root, NULL, NULL, NULL), 0);
+	ck_assert_uint_eq(rz_reserve, 4 * MIB);
+	ck_assert_int_eq(rz_resident_low, 0);
+	ck_assert_int_gt(rz_resident_top, 0); /* the entry frames stay */
+	ck_assert(rz_still_mapped);	      /* pooled, not unmapped */
+	ck_assert_int_ge(harness_stat(n, SMARM_STAT_STACK_POOL), 1);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/* ----------------------------------------------------- park-path shrink */
+
+static uintptr_t sh_lo, sh_hi;
+static int sh_intact = -1;
+static int64_t sh_shrinks = -1, sh_parks = -1, sh_hwm = -1, sh_hwm_spike;
+static long sh_lazy_kib = -1;
+
+/* LazyFree (KiB) of the smaps entry that contains addr, or -1. */
+static long sk_lazyfree_kib(uintptr_t addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kib = -1;
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned long a, b;
+		char *sp = strchr(line, ' ');
+		/* a header line ("lo-hi perms ..."), not a "Field: value" */
+		if (sp != NULL && sp[-1] != ':' &&
+		    sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			in = addr >= a && addr < b;
+			continue;
+		}
+		if (in && sscanf(line, "LazyFree: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
+}
+
+static __attribute__((noinline)) long sh_spike(int depth)
+{
+	volatile char buf[1024];
+	memset((char *)buf, depth & 0x7f, sizeof buf);
+	if (depth == 0) {
+		smarm_actor_sleep(US(100)); /* a park at depth: sampled */
+		return buf[0];
+	}
+	return sh_spike(depth - 1) + buf[depth % sizeof buf];
+}
+
+struct sh_chans {
+	smarm_chan_t *ctl;   /* root -> child: 1 = park again, 0 = quit */
+	smarm_chan_t *ready; /* child -> root: spiked, about to park */
+};
+
+static void sh_child(void *arg)
+{
+	struct sh_chans *c = arg;
+	struct smarm__slot *me = smarm__current();
+	volatile char live[64];
+	int v = 1;
+	bool deep = me->stk_reserve > MIB;
+	sh_lo = (uintptr_t)me->stk_base + me->stk_guard;
+	sh_hi = sh_lo + me->stk_reserve;
+	memset((char *)live, 0x3c, sizeof live);
+	if (deep)
+		sh_spike(3 * 1024); /* ~3 MiB */
+	smarm_actor_get_stack(smarm_actor_self(),
+			      SMARM_STACK_INFO_DEPTH_HIGH_WATER, &sh_hwm_spike);
+	smarm_chan_send(c->ready, &v);
+	while (smarm_chan_recv(c->ctl, &v) == 0 && v != 0)
+		;
+	sh_intact = 1;
+	for (size_t i = 0; i < sizeof live; i++)
+		if (live[i] != 0x3c)
+			sh_intact = 0;
+}
+
+static void sh_root(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	struct sh_chans c;
+	smarm_pid_t p;
+	int one = 1;
+	int zero = 0;
+	smarm_chan_alloc(&c.ctl, sizeof(int), NULL);
+	smarm_chan_alloc(&c.ready, sizeof(int), NULL);
+	smarm_spawn_opts_alloc(&o);
+	if (arg != NULL)
+		smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_RESERVE, 8 * MIB);
+	smarm_actor_spawn(&p, sh_child, &c, o);
+	smarm_spawn_opts_free(o);
+	/*
+	 * One worker: once the root runs again after `ready`, the child is
+	 * parked in recv; and each send + yield is exactly one more park.
+	 */
+	smarm_chan_recv(c.ready, &one);
+	for (unsigned i = 0; i < SMARM__SHRINK_COOLDOWN + 8; i++) {
+		smarm_chan_send(c.ctl, &one);
+		smarm_actor_yield();
+	}
+	sh_lazy_kib = sk_lazyfree_kib(sh_lo + 4096);
+	smarm_actor_get_stack(p, SMARM_STACK_INFO_SHRINKS, &sh_shrinks);
+	smarm_actor_get_stack(p, SMARM_STACK_INFO_PARKS_SINCE_SHRINK,
+			      &sh_parks);
+	smarm_actor_get_stack(p, SMARM_STACK_INFO_DEPTH_HIGH_WATER, &sh_hwm);
+	smarm_chan_send(c.ctl, &zero);
+	smarm_actor_join(p, NULL, NULL);
+	harness_chan_drop(c.ctl);
+	harness_chan_drop(c.ready);
+}
+
+START_TEST(test_stack_shrink_after_spike_frees_lazily)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	static int deep = 1;
+	ck_assert_int_eq(smarm_node_run(n, sh_root, &deep, NULL, NULL), 0);
+	ck_assert_int_ge(sh_hwm_spike, 3 * MIB);
+	ck_assert_int_ge(sh_shrinks, 1);
+	ck_assert_int_lt(sh_parks, SMARM__SHRINK_COOLDOWN);
+	ck_assert_int_lt(sh_hwm, 256 * KIB); /* reset below the spike */
+	ck_assert_int_ge(sh_lazy_kib, 2 * 1024);
+	ck_assert_int_eq(sh_intact, 1);
+	ck_assert_int_ge(harness_stat(n, SMARM_STAT_STACK_SHRINKS), 1);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_shallow_actor_never_shrinks)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	ck_assert_int_eq(smarm_node_run(n, sh_root, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(sh_shrinks, 0);
+	ck_assert_int_ge(sh_parks, SMARM__SHRINK_COOLDOWN + 8);
+	ck_assert_int_eq(sh_lazy_kib, 0);
+	ck_assert_int_eq(sh_intact, 1);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACK_SHRINKS), 0);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 Suite *smarm_test_stack_suite(void)
 {
 	Suite *s = suite_create("stack");
@@ -327,6 +784,34 @@ Suite *smarm_test_stack_suite(void)
 		tc, test_stack_actor_write_one_below_usable_segfaults, SIGSEGV);
 	tcase_add_test_raise_signal(
 		tc, test_stack_actor_recursion_off_the_end_segfaults, SIGSEGV);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ranges");
+	tcase_add_test(tc, test_stack_retain_range_edges);
+	tcase_add_test(tc, test_stack_shrink_range_edges);
+	tcase_add_test(tc, test_stack_classify_edges);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dense");
+	tcase_add_test(tc, test_stack_dense_stacks_share_pages_with_neighbours);
+	tcase_add_test(tc, test_stack_dense_custom_reserve_is_unmapped);
+	tcase_add_test_raise_signal(tc, test_stack_dense_smashed_canary_aborts,
+				    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_stack_dense_sp_below_stack_aborts,
+				    SIGABRT);
+	tcase_add_test(tc, test_stack_auto_turns_dense_over_budget);
+	tcase_add_test(tc, test_stack_auto_turns_dense_when_mapping_fails);
+	tcase_add_test(tc, test_stack_explicit_guarded_ignores_budget);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("recycle");
+	tcase_add_test(tc, test_stack_recycle_zaps_below_retained_top);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shrink");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_stack_shrink_after_spike_frees_lazily);
+	tcase_add_test(tc, test_stack_shallow_actor_never_shrinks);
 	suite_add_tcase(s, tc);
 	return s;
 }

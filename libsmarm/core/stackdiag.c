@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stackdiag.c - stack overflow diagnostics: one process-wide SIGSEGV and
+ * SIGBUS handler that tells an actor's stack overflow apart from any
+ * other fault, says so on stderr, and lets the process die by the signal.
+ *
+ * The handler is installed once per process (pthread_once) by the first
+ * smarm_node_open, before any worker thread of any node exists, so the
+ * handler it replaces (the *prior* one) is saved without a race. It runs
+ * on the worker's alternate signal stack (SA_ONSTACK; workers install one
+ * for the span of a run), since a guard hit leaves no stack to run on.
+ *
+ * Classification, for the actor on the faulting thread's CPU (found
+ * through smarm__tls_worker->cur, an initial-exec TLS load, safe here),
+ * with guard_hi = its usable base and guard_lo = guard_hi - guard:
+ *   guard      guard_lo <= addr < guard_hi: definitive (tier 1).
+ *   overshoot  guard_lo - SLOP <= addr < guard_lo (SLOP 1 MiB, the low
+ *              bound saturating at 0): an unprobed frame stepped over the
+ *              guard, probably (tier 2).
+ *   foreign    anything else: the usable region, above the top, another
+ *              thread's stack, no actor on the CPU.
+ * Tiers 1 and 2 write one line to fd 2 (a stack buffer, hand-rolled
+ * decimals, one write(2): no stdio, no allocation, no lock), reset the
+ * signal to SIG_DFL and return; the faulting instruction runs again and
+ * the process dies of the signal, core dump and wait status intact. A
+ * foreign fault reinstalls the prior handler and returns, so the fault
+ * reaches it (or the default action); the process is dying anyway, so
+ * smarm staying deregistered afterwards is accepted.
+ *
+ * Dense stacks have no guard (guard = 0): only the overshoot tier can
+ * name them, for a fault at most 1 MiB below the stack; their overflows
+ * are normally caught by the canary check in stack.c instead.
+ *
+ * A host may dlclose libsmarm; the handler's code would then be gone
+ * while the kernel still points at it. The library's destructor puts the
+ * prior handlers back if ours is still the installed one.
+ *
+ * Ownership: prior_* and installed are written once, under the once
+ * guard, before any thread can fault into the handler; read-only
+ * afterwards.
+ * Locking: none (async-signal context).
+ * Invariants: INV-1 the handler calls only async-signal-safe functions
+ * (write, sigaction). INV-2 the slot fields it reads are stable while
+ * the actor is on the faulting thread's CPU.
+ * See: docs/architecture.md (Stack overflow diagnostics),
+ * docs/embedding.md (Stack overflows).
+ */
+
+#include "core.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OVERSHOOT_SLOP ((uintptr_t)1 << 20)
+
+static pthread_once_t diag_once = PTHREAD_ONCE_INIT;
+static struct sigaction prior_segv;
+static struct sigaction prior_bus;
+static bool installed; /* install() ran: prior_* are valid */
+
+/* Append s to buf at *at (bounded by cap). */
+static void put_str(char *buf, size_t cap, size_t *at, const char *s)
+{
+	while (*s != '\0' && *at < cap)
+		buf[(*at)++] = *s++;
+}
+
+/* Append v in decimal. */
+static void put_u64(char *buf, size_t cap, size_t *at, uint64_t v)
+{
+	char tmp[24];
+	size_t k = 0;
+	do {
+		tmp[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (k > 0 && *at < cap)
+		buf[(*at)++] = tmp[--k];
+}
+
+static void die_by_default(int sig)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+}
+
+/*
+ * Classify a fault at addr against a stack whose mapping starts at base
+ * (the guard's low end) with `guard` guard and `reserve` usable bytes.
+ * Pure and async-signal-safe. *below: bytes under the guard (overshoot).
+ */
+int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
+			      size_t reserve, uintptr_t *below)
+{
+	uintptr_t guard_lo = base;
+	uintptr_t guard_hi = base + guard;
+	uintptr_t slop_lo =
+		guard_lo > OVERSHOOT_SLOP ? guard_lo - OVERSHOOT_SLOP : 0;
+	(void)reserve; /* the usable region and above are foreign alike */
+	if (addr >= guard_lo && addr < guard_hi)
+		return SMARM__FAULT_GUARD;
+	if (addr >= slop_lo && addr < guard_lo) {
+		*below = guard_lo - addr;
+		return SMARM__FAULT_OVERSHOOT;
+	}
+	return SMARM__FAULT_FOREIGN;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uctx)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *s = w != NULL ? w->cur : NULL;
+	uintptr_t addr = (uintptr_t)si->si_addr;
+	uintptr_t base;
+	uintptr_t top;
+	uintptr_t below = 0;
+	uint64_t word;
+	char buf[320];
+	size_t at = 0;
+	int kind;
+	bool guard_hit;
+
+	(void)uctx;
+	base = s != NULL ? (uintptr_t)s->stk_base : 0;
+	if (base == 0)
+		goto foreign;
+	kind = smarm__stackdiag_classify(addr, base, s->stk_guard,
+					 s->stk_reserve, &below);
+	if (kind == SMARM__FAULT_FOREIGN)
+		goto foreign;
+	guard_hit = kind == SMARM__FAULT_GUARD;
+	top = base + s->stk_guard + s->stk_reserve;
+
+	word = atomic_load_explicit(&s->word, memory_order_relaxed);
+	put_str(buf, sizeof buf, &at, "smarm: actor ");
+	put_u64(buf, sizeof buf, &at, s->index);
+	put_str(buf, sizeof buf, &at, ".");
+	put_u64(buf, sizeof buf, &at, W_GEN(word));
+	if (guard_hit) {
+		put_str(buf, sizeof buf, &at,
+			" overflowed its stack: fault in the guard region, "
+			"depth-at-fault=");
+		put_u64(buf, sizeof buf, &at, top - addr);
+		put_str(buf, sizeof buf, &at, " bytes");
+	} else {
+		put_str(buf, sizeof buf, &at,
+			" probably overflowed its stack: fault ");
+		put_u64(buf, sizeof buf, &at, below);
+		put_str(buf, sizeof buf, &at,
+			" bytes below the guard - an unprobed (FFI?) frame "
+			"stepped over it");
+	}
+	put_str(buf, sizeof buf, &at, " (reserve=");
+	put_u64(buf, sizeof buf, &at, s->stk_reserve);
+	put_str(buf, sizeof buf, &at, ", guard=");
+	put_u64(buf, sizeof buf, &at, s->stk_guard);
+	put_str(buf, sizeof buf, &at,
+		guard_hit ? "). Raise SMARM_OPT_STACK_RESERVE (spawn option or "
+			    "node config).\n"
+			  : "). Raise SMARM_OPT_STACK_GUARD or "
+			    "SMARM_OPT_STACK_RESERVE.\n");
+	if (at == sizeof buf)
+		buf[at - 1] = '\n';
+	if (write(2, buf, at) < 0)
+		at = 0; /* nothing more to do about it */
+	die_by_default(sig);
+	return;
+
+foreign:
+	sigaction(sig, sig == SIGBUS ? &prior_bus : &prior_segv, NULL);
+}
+
+static void install(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &prior_segv);
+	sigaction(SIGBUS, &sa, &prior_bus);
+	installed = true;
+}
+
+/* Restore sig's prior handler if on_fault is still the one installed. */
+static void restore_if_ours(int sig, const struct sigaction *prior)
+{
+	struct sigaction cur;
+	if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == on_fault)
+		sigaction(sig, prior, NULL);
+}
+
+/* dlclose (or exit): leave no handler pointing into unmapped code. */
+__attribute__((destructor)) static void uninstall(void)
+{
+	if (!installed)
+		return;
+	restore_if_ours(SIGSEGV, &prior_segv);
+	restore_if_ours(SIGBUS, &prior_bus);
+}
+
+void smarm__stackdiag_install(void)
+{
+	pthread_once(&diag_once, install);
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stack_diag.c - stack overflow diagnostics, each scenario in a
+ * child process whose stderr is captured through a pipe: a guard hit
+ * prints the tier-1 line and the child dies of SIGSEGV; an unprobed frame
+ * that jumps a small guard prints tier 2; a roomy reserve runs clean; a
+ * fault that is not an actor's overflow (NULL on the main thread, in an
+ * actor, on a plain thread) reaches the prior (default) handler with no
+ * smarm line; a dense stack overflow is caught at switch-out and aborts.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KIB 1024
+#define MIB (1024 * 1024)
+
+#if defined(__SANITIZE_ADDRESS__)
+/* Our handler, not ASan's, must see the faults (CI also sets this). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "handle_segv=0:handle_sigbus=0";
+}
+#endif
+
+void sd_burn(void); /* stack_diag_burn.c, no stack-clash probing */
+
+struct sd_result {
+	int status;	/* waitpid status */
+	char err[8192]; /* the child's stderr */
+};
+
+/* Run fn in a child process with stderr captured into r. */
+static void sd_child(void (*fn)(void), struct sd_result *r)
+{
+	int fds[2];
+	size_t len = 0;
+	pid_t pid;
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		close(fds[1]);
+		fn();
+		_exit(0);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t k = read(fds[0], r->err + len, sizeof r->err - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	r->err[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
+}
+
+static void sd_assert_signal(const struct sd_result *r, int sig)
+{
+	if (!WIFSIGNALED(r->status))
+		ck_abort_msg("child was not killed by a signal (status %#x), "
+			     "stderr: %.1500s",
+			     r->status, r->err);
+	ck_assert_int_eq(WTERMSIG(r->status), sig);
+}
+
+static void sd_assert_has(const struct sd_result *r, const char *text)
+{
+	if (strstr(r->err, text) == NULL)
+		ck_abort_msg("stderr lacks \"%s\": %.1500s", text, r->err);
+}
+
+/* Run root on a one-worker node with the given stack defaults. */
+static void sd_run(int64_t reserve, int64_t guard, int64_t mode,
+		   smarm_actor_cb root)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	smarm_config_alloc(&cfg);
+	smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1);
+	if (reserve)
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_RESERVE, reserve);
+	if (guard)
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_GUARD, guard);
+	smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, mode);
+	if (smarm_node_open(&node, cfg) != 0)
+		_exit(3);
+	smarm_config_free(cfg);
+	if (smarm_node_run(node, root, NULL, NULL, NULL) != 0)
+		_exit(4);
+	smarm_node_close(node);
+}
+
+/* -------------------------------------------------------------- tier 1 */
+
+static __attribute__((noinline)) long sd_recurse(long depth)
+{
+	volatile char buf[4096]; /* probed: the project builds with stack
+				    clash protection */
+	buf[0] = (char)depth;
+	buf[sizeof buf - 1] = (char)depth;
+	if (depth <= 0)
+		return buf[0];
+	return sd_recurse(depth - 1) + buf[0] + buf[sizeof buf - 1];
+}
+
+static void sd_root_recurse(void *arg)
+{
+	(void)arg;
+	sd_recurse(100000); /* ~400 MiB of frames: far past reserve+guard */
+}
+
+static void sd_recursion_defaults(void)
+{
+	sd_run(0, 0, SMARM_STACK_GUARDED, sd_root_recurse);
+}
+
+START_TEST(test_stack_diag_recursion_reports_guard_hit)
+{
+	static struct sd_result r;
+	sd_child(sd_recursion_defaults, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, "smarm: actor ");
+	sd_assert_has(&r, " overflowed its stack: fault in the guard region, "
+			  "depth-at-fault=");
+	sd_assert_has(&r, "reserve=65536");
+	sd_assert_has(&r, "guard=1048576");
+	sd_assert_has(&r, "SMARM_OPT_STACK_RESERVE");
+}
+END_TEST
+
+static void sd_root_burn(void *arg)
+{
+	(void)arg;
+	sd_burn();
+}
+
+static void sd_burn_defaults(void)
+{
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_burn);
+}
+
+START_TEST(test_stack_diag_unprobed_frame_in_big_guard_is_tier1)
+{
+	static struct sd_result r;
+	sd_child(sd_burn_defaults, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " overflowed its stack: fault in the guard region");
+	sd_assert_has(&r, "reserve=65536");
+	sd_assert_has(&r, "guard=1048576");
+}
+END_TEST
+
+/* -------------------------------------------------------------- tier 2 */
+
+static void sd_burn_small_guard(void)
+{
+	sd_run(0, 4096, SMARM_STACK_GUARDED, sd_root_burn);
+}
+
+START_TEST(test_stack_diag_unprobed_frame_over_small_guard_is_tier2)
+{
+	static struct sd_result r;
+	sd_child(sd_burn_small_guard, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " probably overflowed its stack: fault ");
+	sd_assert_has(&r, " bytes below the guard - an unprobed (FFI?) frame "
+			  "stepped over it");
+	sd_assert_has(&r, "guard=4096");
+	sd_assert_has(&r, "SMARM_OPT_STACK_GUARD");
+}
+END_TEST
+
+/* --------------------------------------------------------------- clean */
+
+static void sd_burn_big_reserve(void)
+{
+	sd_run(256 * KIB, 0, SMARM_STACK_AUTO, sd_root_burn);
+}
+
+START_TEST(test_stack_diag_big_reserve_runs_clean)
+{
+	static struct sd_result r;
+	sd_child(sd_burn_big_reserve, &r);
+	if (!WIFEXITED(r.status))
+		ck_abort_msg("child died (status %#x): %.1500s", r.status,
+			     r.err);
+	ck_assert_int_eq(WEXITSTATUS(r.status), 0);
+	ck_assert_ptr_null(strstr(r.err, "smarm: actor"));
+}
+END_TEST
+
+/* ------------------------------------------------------ foreign faults */
+
+/*
+ * The "NULL" of these tests is a PROT_NONE page: a real NULL store is
+ * undefined behaviour, which UBSan reports instead of letting it fault.
+ */
+static volatile int *volatile sd_null;
+
+static void sd_map_null(void)
+{
+	void *p =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(5);
+	sd_null = p;
+}
+
+static void sd_null_on_main_thread(void)
+{
+	smarm_node_t *node = NULL;
+	sd_map_null();
+	if (smarm_node_open(&node, NULL) != 0) /* installs the handler */
+		_exit(3);
+	*sd_null = 1;
+}
+
+static void sd_root_null(void *arg)
+{
+	(void)arg;
+	*sd_null = 1;
+}
+
+static void sd_null_in_actor(void)
+{
+	sd_map_null();
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_null);
+}
+
+static void *sd_thread_null(void *arg)
+{
+	(void)arg;
+	*sd_null = 1;
+	return NULL;
+}
+
+static void sd_root_thread_null(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	if (pthread_create(&t, NULL, sd_thread_null, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+static void sd_null_on_plain_thread(void)
+{
+	sd_map_null();
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_thread_null);
+}
+
+static void (*const sd_foreign[3])(void) = {
+	sd_null_on_main_thread,
+	sd_null_in_actor,
+	sd_null_on_plain_thread,
+};
+
+START_TEST(test_stack_diag_foreign_fault_goes_to_prior_handler)
+{
+	static struct sd_result r;
+	sd_child(sd_foreign[_i], &r);
+	sd_assert_signal(&r, SIGSEGV);
+	ck_assert_ptr_null(strstr(r.err, "smarm: actor"));
+}
+END_TEST
+
+/* ---------------------------------------------------------------- dense */
+
+static __attribute__((noinline)) long sd_dense_recurse(int depth)
+{
+	volatile char buf[1024];
+	memset((char *)buf, depth & 0x7f, sizeof buf);
+	if (depth == 0) {
+		/* Leave the CPU at the bottom: the switch-out check runs. */
+		smarm_actor_sleep(MS(1));
+		return buf[0];
+	}
+	return sd_dense_recurse(depth - 1) + buf[depth % sizeof buf];
+}
+
+static void sd_dense_child(void *arg)
+{
+	(void)arg;
+	sd_dense_recurse(80); /* ~80 KiB from a 64 KiB stack */
+}
+
+static void sd_root_dense(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	if (smarm_actor_spawn(&p, sd_dense_child, NULL, NULL) == 0)
+		smarm_actor_join(p, NULL, NULL);
+}
+
+static void sd_dense_overflow(void)
+{
+	sd_run(0, 0, SMARM_STACK_DENSE, sd_root_dense);
+}
+
+START_TEST(test_stack_diag_dense_overflow_aborts_at_switch_out)
+{
+	static struct sd_result r;
+	sd_child(sd_dense_overflow, &r);
+	sd_assert_signal(&r, SIGABRT);
+	sd_assert_has(&r, "smarm: actor ");
+	sd_assert_has(&r, " overflowed its dense stack (no guard page): ");
+	sd_assert_has(&r, "reserve=65536");
+}
+END_TEST
+
+Suite *smarm_test_stack_diag_suite(void)
+{
+	Suite *s = suite_create("stack_diag");
+	TCase *tc = tcase_create("overflow");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_stack_diag_recursion_reports_guard_hit);
+	tcase_add_test(tc,
+		       test_stack_diag_unprobed_frame_in_big_guard_is_tier1);
+	tcase_add_test(
+		tc, test_stack_diag_unprobed_frame_over_small_guard_is_tier2);
+	tcase_add_test(tc, test_stack_diag_big_reserve_runs_clean);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("foreign");
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(
+		tc, test_stack_diag_foreign_fault_goes_to_prior_handler, 0, 3);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("dense");
+	tcase_set_timeout(tc, 30);
+#if !defined(__SANITIZE_ADDRESS__)
+	/*
+	 * Not under ASan: the overflowing frames write into the redzones
+	 * of the neighbour's frames, and ASan reports that
+	 * (stack-buffer-underflow) before the switch-out check can run.
+	 */
+	tcase_add_test(tc, test_stack_diag_dense_overflow_aborts_at_switch_out);
+#else
+	(void)test_stack_diag_dense_overflow_aborts_at_switch_out;
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(stack_diag)
