@@ -37,6 +37,8 @@ struct ap_stats {
 	int64_t signals, async, deferred;
 };
 
+static int ap_stack_mode = SMARM_STACK_AUTO;
+
 /* Run root on a fresh node and collect the preemption counters. */
 static int ap_run(int workers, int async, int64_t slice_ns, smarm_actor_cb root,
 		  struct ap_stats *st)
@@ -49,6 +51,9 @@ static int ap_run(int workers, int async, int64_t slice_ns, smarm_actor_cb root,
 			 0);
 	ck_assert_int_eq(
 		smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC, async), 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, ap_stack_mode),
+		0);
 	if (slice_ns > 0) {
 		ck_assert_int_eq(smarm_config_set_int(
 					 cfg, SMARM_OPT_TIMESLICE_NS, slice_ns),
@@ -509,6 +514,22 @@ START_TEST(test_async_many_hogs_four_workers)
 }
 END_TEST
 
+/* Dense stacks have no guard page: the trampoline's save area must fit
+ * above the stack's canary, which every switch-out checks. */
+START_TEST(test_async_many_hogs_dense_stacks)
+{
+	struct ap_stats st;
+	atomic_store(&ap_flag, 0);
+	atomic_store(&ap_done, 0);
+	ap_stack_mode = SMARM_STACK_DENSE;
+	ck_assert_int_eq(ap_run(4, 1, 100000, ap_root_many, &st),
+			 SMARM_EXIT_NORMAL);
+	ap_stack_mode = SMARM_STACK_AUTO;
+	ck_assert_int_eq(atomic_load(&ap_done), 12);
+	ck_assert_int_ge(st.async, 1);
+}
+END_TEST
+
 /* ------------------------------------------------------ allowed objects */
 
 START_TEST(test_async_allow_object_errors)
@@ -545,6 +566,7 @@ Suite *smarm_test_async_preempt_suite(void)
 	tcase_add_test(tc, test_async_stop_ends_tight_loop_four_workers);
 	tcase_add_test(tc, test_async_root_exit_stops_hog);
 	tcase_add_test(tc, test_async_many_hogs_four_workers);
+	tcase_add_test(tc, test_async_many_hogs_dense_stacks);
 	tcase_add_test(tc, test_async_allow_object_errors);
 	suite_add_tcase(s, tc);
 	return s;
