@@ -95,28 +95,52 @@ smarm__preempt_tramp:
 	.cfi_def_cfa rsp, 136
 	.cfi_offset rip, -136
 	pushfq
+	.cfi_adjust_cfa_offset 8
 	pushq %rax
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rax, 0
 	pushq %rcx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rcx, 0
 	pushq %rdx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rdx, 0
 	pushq %rsi
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rsi, 0
 	pushq %rdi
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rdi, 0
 	pushq %r8
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r8, 0
 	pushq %r9
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r9, 0
 	pushq %r10
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r10, 0
 	pushq %r11
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r11, 0
 	pushq %rbx
-	.cfi_offset rbx, -224
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbx, 0
 	pushq %rbp
-	.cfi_offset rbp, -232
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
 	pushq %r12
-	.cfi_offset r12, -240
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r12, 0
 	pushq %r13
-	.cfi_offset r13, -248
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r13, 0
 	pushq %r14
-	.cfi_offset r14, -256
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r14, 0
 	pushq %r15
-	.cfi_offset r15, -264
-	.cfi_def_cfa_offset 264
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset r15, 0
 	movq %rsp, %rbp
 	.cfi_def_cfa_register rbp
 	cld
@@ -137,6 +161,8 @@ smarm__preempt_tramp:
 	movl $-1, %eax
 	movl $-1, %edx
 	xsave64 (%rsp)
+	/* The next actor starts from an empty x87 stack (SysV at a call). */
+	fninit
 	call smarm__preempt_resume
 	movl $-1, %eax
 	movl $-1, %edx
@@ -144,27 +170,59 @@ smarm__preempt_tramp:
 	jmp 2f
 1:
 	fxsave64 (%rsp)
+	fninit
 	call smarm__preempt_resume
 	fxrstor64 (%rsp)
 2:
 	movq %rbp, %rsp
 	.cfi_def_cfa_register rsp
 	popq %r15
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r15
 	popq %r14
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r14
 	popq %r13
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r13
 	popq %r12
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r12
 	popq %rbp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbp
 	popq %rbx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rbx
 	popq %r11
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r11
 	popq %r10
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r10
 	popq %r9
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r9
 	popq %r8
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore r8
 	popq %rdi
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rdi
 	popq %rsi
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rsi
 	popq %rdx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rdx
 	popq %rcx
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rcx
 	popq %rax
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore rax
 	popfq
+	.cfi_adjust_cfa_offset -8
 	ret $128
 	.cfi_endproc
 	.size smarm__preempt_tramp, .-smarm__preempt_tramp

@@ -106,6 +106,8 @@ struct smarm__slot {
 	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
 				    stack is attached, then GUARDED/DENSE */
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
+	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
+				    callbacks (smarm__nopreempt_enter) */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
 	uint32_t index;		 /* constant: own index */
@@ -183,6 +185,9 @@ struct smarm__worker {
 	uint32_t pin_skips;	      /* picks that passed a pinned head */
 	uint64_t n_async;	      /* actors preempted by signal */
 	uint64_t n_deferred;	      /* signals that found no safe spot */
+	int defer_why;		      /* why the last one did (preempt.c) */
+	sigset_t run_mask;	      /* the worker's signal mask in a run */
+	uint64_t n_spawned; /* spawns by actors here, this run (see actor.c) */
 };
 
 struct smarm__timer_ent {
@@ -553,13 +558,13 @@ struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
 static inline void smarm__nopreempt_enter(struct smarm__slot *s)
 {
 	if (s != NULL)
-		s->nopreempt++;
+		s->rt_nopreempt++;
 }
 
 static inline void smarm__nopreempt_leave(struct smarm__slot *s)
 {
 	if (s != NULL)
-		s->nopreempt--;
+		s->rt_nopreempt--;
 }
 
 /* ---- misc ---- */

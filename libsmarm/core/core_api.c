@@ -302,6 +302,9 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		return 0;
 	case SMARM_STAT_SPAWNED:
 		*out = (int64_t)atomic_load(&n->spawned);
+		for (int i = 0; i < n->workers_n; i++)
+			*out += (int64_t)__atomic_load_n(
+				&n->workers[i].n_spawned, __ATOMIC_RELAXED);
 		return 0;
 	case SMARM_STAT_PREEMPT_SIGNALS:
 		*out = (int64_t)atomic_load(&n->pre_signals);
@@ -510,7 +513,8 @@ int smarm_preempt_enable(void)
 		return SMARM_ENOTACTOR;
 	if (me->nopreempt == 0)
 		return SMARM_ESTATE;
-	if (--me->nopreempt == 0 && me->preempt_pending) {
+	if (--me->nopreempt == 0 && me->preempt_pending &&
+	    me->rt_nopreempt == 0) {
 		/* A slice ended inside the region: this is its safe point. */
 		me->preempt_pending = 0;
 		smarm__observe_stop(me);

@@ -57,6 +57,19 @@ void smarm__preempt_resume(void);
 #define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
 #define MON_RETRY_NS 50000u	   /* re-signal a deferred overrun */
 #define PIN_MAX_SKIPS 32
+#define URG_MAGIC 0x534d524d /* "SMRM": si_value of the monitor's signals */
+#define SYSCALL_BACKOFF_MAX                                                    \
+	6 /* re-signal a sleeping syscall at most                              \
+	     every tick << 6 */
+
+/* Why a signal found no safe spot (w->defer_why). */
+enum {
+	DEFER_NONE = 0,
+	DEFER_TEXT = 1,	   /* in libc or other code: retry soon */
+	DEFER_SYSCALL = 2, /* in a system call: retry rarely (EINTR) */
+	DEFER_REGION = 3,  /* a disabled region, a host signal handler or
+			      no stack room: retry at the next tick */
+};
 
 /* Room the trampoline needs below the red zone, besides the save area. */
 #if defined(SMARM_ASAN)
@@ -155,6 +168,38 @@ static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
 	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
 }
 
+/* Was the interrupted instruction a syscall (restarted, or returning)? */
+static bool at_syscall(uintptr_t pc)
+{
+	uint16_t here, before;
+	memcpy(&here, (const void *)pc, sizeof here);
+	memcpy(&before, (const void *)(pc - 2), sizeof before);
+	return here == 0x050f || before == 0x050f; /* 0f 05: syscall */
+}
+
+/* Why the actor cannot be switched out here, or DEFER_NONE. */
+static int defer_reason(const struct smarm__worker *w,
+			const struct smarm__slot *s, const ucontext_t *uc)
+{
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (s->nopreempt != 0 || s->rt_nopreempt != 0)
+		return DEFER_REGION;
+	/*
+	 * A signal mask other than the worker's means the actor is inside a
+	 * signal handler of the host (which may have interrupted the
+	 * runtime itself), or changed its mask: switching would carry the
+	 * mask to the next actor.
+	 */
+	if (memcmp(&uc->uc_sigmask, &w->run_mask, 8) != 0)
+		return DEFER_REGION;
+	if (!stack_has_room(s, sp))
+		return DEFER_REGION;
+	if (!text_preemptible(pc))
+		return at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
+	return DEFER_NONE;
+}
+
 static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 {
 	int saved_errno = errno;
@@ -162,8 +207,10 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	ucontext_t *uc = ctx;
 	struct smarm__slot *s;
 	uintptr_t pc, sp;
+	int why;
 
-	if (si->si_code != SI_TKILL ||
+	/* Only the monitor's signals are ours; the host's go on. */
+	if (si->si_code != SI_QUEUE || si->si_value.sival_int != URG_MAGIC ||
 	    si->si_pid !=
 		    atomic_load_explicit(&self_pid, memory_order_relaxed)) {
 		chain_prior(sig, si, ctx);
@@ -174,14 +221,16 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	if (atomic_load_explicit(&w->run_seq, memory_order_relaxed) !=
 	    atomic_load_explicit(&w->preempt_seq, memory_order_relaxed))
 		goto out; /* late: that run already ended */
-	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	if (s->nopreempt != 0 || !text_preemptible(pc) ||
-	    !stack_has_room(s, sp)) {
+	why = defer_reason(w, s, uc);
+	if (why != DEFER_NONE) {
 		s->preempt_pending = 1;
-		w->n_deferred++;
+		__atomic_store_n(&w->defer_why, why, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->n_deferred, w->n_deferred + 1,
+				 __ATOMIC_RELEASE);
 		goto out;
 	}
+	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	sp -= 136; /* below the 128-byte red zone, room for the pc */
 	memcpy((void *)sp, &pc, sizeof pc);
 	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
@@ -215,10 +264,20 @@ static void preempt_init(void)
 	struct find_obj f = { 0 };
 	struct sigaction sa;
 
+	struct find_obj self = { 0 };
+
 	cpu_save_area();
 	dl_iterate_phdr(find_obj_cb, &f);
-	for (int i = 0; i < f.n; i++)
-		range_add(f.lo[i], f.hi[i]);
+	self.addr = (uintptr_t)(void *)on_sigurg;
+	dl_iterate_phdr(find_obj_cb, &self);
+	/*
+	 * Linked statically, the runtime's own code lies in the executable's
+	 * text: allowing that text would let a signal switch out the
+	 * scheduler under its locks. Then nothing is allowed by default.
+	 */
+	if (!(self.found && self.n > 0 && f.n > 0 && self.lo[0] == f.lo[0]))
+		for (int i = 0; i < f.n; i++)
+			range_add(f.lo[i], f.hi[i]);
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sigurg;
@@ -309,29 +368,94 @@ struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due)
 
 /* ------------------------------------------------------------ monitor */
 
+/* The monitor's own mark on its signals (see on_sigurg). */
+static bool send_urg(struct smarm_node *n, struct smarm__worker *w,
+		     uint32_t seq)
+{
+	union sigval v = { .sival_int = URG_MAGIC };
+	atomic_store_explicit(&w->preempt_seq, seq, memory_order_relaxed);
+	if (pthread_sigqueue(w->thread, SIGURG, v) != 0)
+		return false;
+	atomic_fetch_add_explicit(&n->pre_signals, 1, memory_order_relaxed);
+	return true;
+}
+
+/* What the monitor knows about one worker's current run. */
+struct mon_seen {
+	uint32_t seq;	      /* run_seq at the look that began this run */
+	bool signalled;	      /* a signal was sent for this run */
+	unsigned backoff;     /* consecutive syscall deferrals */
+	uint64_t since;	      /* when this run was first seen */
+	uint64_t last_sig;    /* when the last signal went out */
+	uint64_t deferred_at; /* the worker's n_deferred at that signal */
+};
+
+/*
+ * One look at worker w; true if it wants a quick second look.
+ *
+ * An actor is seen running at one look and signalled at the next one
+ * that finds it still there, so it overruns by at most one async slice.
+ * A later look that finds it still there asks the handler's verdict: no
+ * verdict yet (the worker thread is off the CPU) sends nothing more; a
+ * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
+ * loop spending most of its time in libc is caught in allowed text within
+ * milliseconds; a deferral inside a syscall backs off exponentially
+ * (every signal there can end a sleep with EINTR); a disabled region, a
+ * host signal handler or a full stack is asked again once per tick.
+ */
+static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
+			 struct mon_seen *m, uint64_t now, uint64_t tick)
+{
+	uint32_t seq = atomic_load_explicit(&w->run_seq, memory_order_relaxed);
+	uint64_t d;
+	int why;
+
+	if (!(seq & 1) || seq != m->seq) {
+		m->seq = seq; /* idle, in its scheduler, or a new run */
+		m->since = now;
+		m->signalled = false;
+		m->backoff = 0;
+		return false;
+	}
+	if (!m->signalled) {
+		if (now - m->since < tick / 2)
+			return false;
+		m->deferred_at =
+			__atomic_load_n(&w->n_deferred, __ATOMIC_ACQUIRE);
+		m->signalled = send_urg(n, w, seq);
+		m->last_sig = now;
+		return false;
+	}
+	d = __atomic_load_n(&w->n_deferred, __ATOMIC_ACQUIRE);
+	if (d == m->deferred_at)
+		return false; /* not handled yet */
+	why = __atomic_load_n(&w->defer_why, __ATOMIC_RELAXED);
+	if (why == DEFER_SYSCALL) {
+		unsigned k = m->backoff < SYSCALL_BACKOFF_MAX
+				     ? m->backoff
+				     : SYSCALL_BACKOFF_MAX;
+		if (now - m->last_sig < (tick << k))
+			return false;
+		m->backoff++;
+	} else if (why != DEFER_TEXT && now - m->last_sig < tick) {
+		return false;
+	}
+	m->deferred_at = d;
+	m->last_sig = now;
+	send_urg(n, w, seq);
+	return why == DEFER_TEXT;
+}
+
 static void *monitor_main(void *arg)
 {
 	struct smarm_node *n = arg;
-	uint32_t seen[SMARM__MAX_WORKERS] = { 0 };
-	uint64_t since[SMARM__MAX_WORKERS] = { 0 };
-	bool signalled[SMARM__MAX_WORKERS] = { false };
-	uint64_t deferred_at[SMARM__MAX_WORKERS] = { 0 };
+	struct mon_seen seen[SMARM__MAX_WORKERS];
 	uint64_t tick = n->async_ns;
 	unsigned idle_ticks = 0;
 	bool retry = false;
 	int nw = atomic_load(&n->workers_started);
 
-	/*
-	 * One look per async slice (n->async_ns): an actor is seen running
-	 * at one look and signalled at the next one that finds it still
-	 * there, so it overruns by at most that slice. When a look finds a
-	 * signalled actor still on its worker and its handler has counted a
-	 * deferral (it was in libc, say), look and signal again every
-	 * MON_RETRY_NS, so that a loop spending most of its time in libc is
-	 * still caught in allowed text within milliseconds. A signal not yet
-	 * handled (the worker thread is off the CPU) is not repeated. With no
-	 * actor running the looks back off.
-	 */
+	memset(seen, 0, sizeof seen);
 	for (;;) {
 		uint64_t nap = tick << (idle_ticks < 8 ? idle_ticks : 8);
 		uint64_t now;
@@ -347,34 +471,10 @@ static void *monitor_main(void *arg)
 		now = smarm__clock_ns();
 		for (int i = 0; i < nw; i++) {
 			struct smarm__worker *w = &n->workers[i];
-			uint32_t seq = atomic_load_explicit(
-				&w->run_seq, memory_order_relaxed);
-			if (!(seq & 1) || seq != seen[i]) {
-				/* idle, in its scheduler, or a new run */
-				seen[i] = seq;
-				since[i] = now;
-				signalled[i] = false;
-				busy |= seq & 1;
-				continue;
-			}
-			busy = true;
-			if (!signalled[i] && now - since[i] < tick / 2)
-				continue;
-			if (signalled[i]) {
-				uint64_t d = __atomic_load_n(&w->n_deferred,
-							     __ATOMIC_RELAXED);
-				if (d == deferred_at[i])
-					continue; /* not handled yet */
-				retry = true;
-			}
-			signalled[i] = true;
-			deferred_at[i] = __atomic_load_n(&w->n_deferred,
-							 __ATOMIC_RELAXED);
-			atomic_store_explicit(&w->preempt_seq, seq,
-					      memory_order_relaxed);
-			if (pthread_kill(w->thread, SIGURG) == 0)
-				atomic_fetch_add_explicit(&n->pre_signals, 1,
-							  memory_order_relaxed);
+			retry |= monitor_look(n, w, &seen[i], now, tick);
+			busy |= atomic_load_explicit(&w->run_seq,
+						     memory_order_relaxed) &
+				1;
 		}
 		idle_ticks = busy ? 0 : idle_ticks + 1;
 	}
@@ -424,7 +524,7 @@ int smarm_preempt_allow_object(const void *addr)
 {
 	struct find_obj f = { 0 };
 	struct find_obj self = { 0 };
-	Dl_info info;
+	Dl_info info = { 0 };
 
 	if (addr == NULL)
 		return SMARM_EINVAL;
@@ -440,6 +540,14 @@ int smarm_preempt_allow_object(const void *addr)
 	if (dladdr(addr, &info) != 0 && info.dli_fname != NULL &&
 	    denied_object(info.dli_fname))
 		return SMARM_EINVAL;
+	/*
+	 * Pin the object: an allowed range must never be unloaded and reused
+	 * by another library's code. (The executable cannot be unloaded; its
+	 * dlopen by path may fail, which is fine.)
+	 */
+	if (info.dli_fname != NULL)
+		(void)dlopen(info.dli_fname,
+			     RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 	pthread_mutex_lock(&ranges_lock);
 	if (atomic_load(&nranges) + f.n > MAX_RANGES) {
 		bool known = true;

@@ -328,6 +328,7 @@ void smarm__yield(struct smarm__slot *s)
 	smarm__observe_stop(s);
 	/* Nothing else could run here: yielding would only come back. */
 	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0 &&
+	    w->pin_head == SMARM__NO_INDEX &&
 	    atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed) ==
 		    UINT64_MAX) {
@@ -549,9 +550,20 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 					 memory_order_relaxed) != UINT64_MAX &&
 		    (++w->due_tick & 7) == 0 && smarm__timers_due(n))
 			return NULL;
-		/* A preempted actor whose turn in FIFO order has come. */
+		/*
+		 * A preempted actor whose turn in FIFO order has come, or any
+		 * pinned one while another worker idles: that worker can take
+		 * the shared work, the pinned actor has only this one (and
+		 * this worker may block in what it takes next).
+		 */
 		if (w->pin_head != SMARM__NO_INDEX &&
-		    (s = smarm__pin_take(w, true)) != NULL) {
+		    (s = smarm__pin_take(
+			     w, atomic_load_explicit(&n->idle_mask,
+						     memory_order_relaxed) ==
+					0)) != NULL) {
+			if (atomic_load_explicit(&n->rq_len,
+						 memory_order_relaxed) > 0)
+				smarm__wake_one_if_idle(n);
 			if (try_claim(s,
 				      W_GEN(atomic_load_explicit(
 					      &s->word, memory_order_relaxed))))
@@ -670,6 +682,7 @@ static void worker_loop(struct smarm__worker *w)
 
 	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
 	smarm__altstack_enter(&w->alt);
+	pthread_sigmask(SIG_SETMASK, NULL, &w->run_mask);
 	for (;;) {
 		struct smarm__slot *s;
 		if (atomic_load_explicit(&n->next_deadline,
@@ -753,8 +766,12 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	for (int i = 1; i < started; i++)
 		pthread_join(n->workers[i].thread, NULL);
-	for (int i = 0; i < started; i++)
-		smarm__stack_cache_flush(n, &n->workers[i]);
+	for (int i = 0; i < started; i++) {
+		struct smarm__worker *w = &n->workers[i];
+		smarm__stack_cache_flush(n, w);
+		atomic_fetch_add(&n->spawned, w->n_spawned);
+		__atomic_store_n(&w->n_spawned, 0, __ATOMIC_RELAXED);
+	}
 
 	smarm__timers_clear(n);
 	if (n->io_run_end != NULL)

@@ -14,7 +14,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HOG_LIMIT 4000000000ull /* a few seconds of the loop below */
 
@@ -549,6 +552,260 @@ START_TEST(test_async_allow_object_errors)
 }
 END_TEST
 
+/* ------------------------------------------- regressions from review */
+
+/* A pure loop for about ms milliseconds of cycles (no calls). */
+static void spin_cycles_ms(unsigned ms)
+{
+	static uint64_t per_ms;
+	uint64_t t0, end;
+	if (per_ms == 0) {
+		uint64_t n0 = smarm_now_ns(), c0 = __builtin_ia32_rdtsc();
+		while (smarm_now_ns() - n0 < MS(2))
+			;
+		per_ms = (__builtin_ia32_rdtsc() - c0) / 2;
+	}
+	t0 = __builtin_ia32_rdtsc();
+	end = t0 + per_ms * ms;
+	while (__builtin_ia32_rdtsc() < end)
+		hog(1000);
+}
+
+/* The x87 stack of a preempted actor must not leak into the next one. */
+static atomic_long x87_wrong, x87_done;
+
+static void ap_x87_full(void *arg)
+{
+	(void)arg;
+	/* Eight x87 registers in use (as after MMX code), then a loop. */
+	__asm__ volatile("fld1; fld1; fld1; fld1; fld1; fld1; fld1; fld1" ::
+				 : "memory");
+	spin_cycles_ms(150);
+	__asm__ volatile("fninit" ::: "memory");
+}
+
+static void ap_x87_user(void *arg)
+{
+	uint64_t t0 = smarm_now_ns();
+	(void)arg;
+	while (smarm_now_ns() - t0 < MS(100)) {
+		volatile long double x = 1.5L;
+		long double r = x * x + x;
+		atomic_fetch_add(&x87_done, 1);
+		if (!(r == 3.75L))
+			atomic_fetch_add(&x87_wrong, 1);
+	}
+}
+
+static void ap_root_x87(void *arg)
+{
+	smarm_pid_t a, b;
+	(void)arg;
+	a = ap_spawn(ap_x87_full, NULL);
+	b = ap_spawn(ap_x87_user, NULL);
+	smarm_actor_join(a, NULL, NULL);
+	smarm_actor_join(b, NULL, NULL);
+}
+
+START_TEST(test_async_x87_state_not_leaked)
+{
+	struct ap_stats st;
+	atomic_store(&x87_wrong, 0);
+	atomic_store(&x87_done, 0);
+	ck_assert_int_eq(ap_run(1, 1, MS(1), ap_root_x87, &st),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_ge(st.async, 1);
+	ck_assert_int_gt(atomic_load(&x87_done), 0);
+	ck_assert_int_eq(atomic_load(&x87_wrong), 0);
+}
+END_TEST
+
+/* A yield must see the pinned FIFO: a preempted actor is other work. */
+static atomic_int pin_flag;
+static _Atomic uint64_t pin_waited;
+
+static void ap_pin_hog(void *arg)
+{
+	(void)arg;
+	spin_cycles_ms(30);
+	atomic_store(&pin_flag, 1);
+}
+
+static void ap_pin_yielder(void *arg)
+{
+	uint64_t t0 = smarm_now_ns();
+	(void)arg;
+	smarm_preempt_disable(); /* only the yields below are safe points */
+	while (!atomic_load(&pin_flag) && smarm_now_ns() - t0 < MS(3000))
+		smarm_actor_yield();
+	smarm_preempt_enable();
+	atomic_store(&pin_waited, harness_since(t0));
+}
+
+static void ap_root_pin(void *arg)
+{
+	smarm_pid_t p, x;
+	(void)arg;
+	p = ap_spawn(ap_pin_hog, NULL);
+	x = ap_spawn(ap_pin_yielder, NULL);
+	smarm_actor_join(x, NULL, NULL);
+	atomic_store(&pin_flag, 1);
+	smarm_actor_join(p, NULL, NULL);
+}
+
+START_TEST(test_async_yield_runs_pinned_actor)
+{
+	struct ap_stats st;
+	atomic_store(&pin_flag, 0);
+	ck_assert_int_eq(ap_run(1, 1, MS(1), ap_root_pin, &st),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_ge(st.async, 1);
+	ck_assert_elapsed_lt(atomic_load(&pin_waited), MS(1000));
+}
+END_TEST
+
+/* SIGURG the runtime did not send reaches the host's handler. */
+static atomic_int host_urg_hits;
+
+static void host_urg(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&host_urg_hits, 1);
+}
+
+static void ap_root_quick(void *arg)
+{
+	(void)arg;
+}
+
+static void *urg_self(void *arg)
+{
+	(void)arg;
+	pthread_kill(pthread_self(), SIGURG);
+	return NULL;
+}
+
+START_TEST(test_async_host_sigurg_chained)
+{
+	struct sigaction sa, old;
+	pthread_t t;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = host_urg;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGURG, &sa, &old), 0);
+	ck_assert_int_eq(ap_run(1, 1, 0, ap_root_quick, NULL),
+			 SMARM_EXIT_NORMAL);
+	atomic_store(&host_urg_hits, 0);
+	raise(SIGURG); /* tgkill from this process, on a former worker */
+	ck_assert_int_eq(pthread_create(&t, NULL, urg_self, NULL), 0);
+	pthread_join(t, NULL);
+	kill(getpid(), SIGURG);
+	ck_assert_int_eq(atomic_load(&host_urg_hits), 3);
+}
+END_TEST
+
+/* The runtime's brackets around destructors are not the user's regions. */
+static int dtor_enable_rc = 99;
+
+static void dtor_enabling(void *elem)
+{
+	(void)elem;
+	dtor_enable_rc = smarm_preempt_enable();
+}
+
+static int after_rc[2];
+
+static void ap_root_dtor(void *arg)
+{
+	smarm_chan_t *ch;
+	int v = 1;
+	(void)arg;
+	if (smarm_chan_alloc(&ch, sizeof v, dtor_enabling) != 0 ||
+	    smarm_chan_send(ch, &v) != 0)
+		abort();
+	harness_chan_drop(ch); /* destroys the queued element */
+	after_rc[0] = smarm_preempt_disable();
+	after_rc[1] = smarm_preempt_enable();
+}
+
+START_TEST(test_async_destructor_cannot_unbalance_regions)
+{
+	ck_assert_int_eq(ap_run(1, 1, 0, ap_root_dtor, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(dtor_enable_rc, SMARM_ESTATE);
+	ck_assert_int_eq(after_rc[0], 0);
+	ck_assert_int_eq(after_rc[1], 0);
+}
+END_TEST
+
+/*
+ * A host signal handler that runs on an actor's stack (no SA_ONSTACK) is
+ * not switched out: it may have interrupted the runtime under a lock, and
+ * its blocked mask would travel to the next actor.
+ */
+static atomic_int usr1_inside, usr1_seen_blocked, usr1_stop;
+static pthread_t usr1_target;
+
+static void host_usr1(int sig)
+{
+	(void)sig;
+	atomic_store(&usr1_inside, 1);
+	spin_cycles_ms(4);
+	atomic_store(&usr1_inside, 0);
+}
+
+static void ap_mask_yielder(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&usr1_stop)) {
+		sigset_t cur;
+		pthread_sigmask(SIG_BLOCK, NULL, &cur);
+		if (sigismember(&cur, SIGUSR1) && atomic_load(&usr1_inside))
+			atomic_fetch_add(&usr1_seen_blocked, 1);
+		smarm_actor_yield();
+	}
+}
+
+static void ap_root_usr1(void *arg)
+{
+	smarm_pid_t p[4];
+	(void)arg;
+	for (int i = 0; i < 4; i++)
+		p[i] = ap_spawn(ap_mask_yielder, NULL);
+	for (int i = 0; i < 4; i++)
+		smarm_actor_join(p[i], NULL, NULL);
+}
+
+static void *usr1_pest(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100; i++) {
+		pthread_kill(usr1_target, SIGUSR1);
+		usleep(5000);
+	}
+	atomic_store(&usr1_stop, 1);
+	return NULL;
+}
+
+START_TEST(test_async_host_signal_handler_not_switched_out)
+{
+	struct sigaction sa;
+	pthread_t t;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = host_usr1;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	usr1_target = pthread_self(); /* worker 0 */
+	atomic_store(&usr1_stop, 0);
+	atomic_store(&usr1_seen_blocked, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, usr1_pest, NULL), 0);
+	ck_assert_int_eq(ap_run(1, 1, MS(1), ap_root_usr1, NULL),
+			 SMARM_EXIT_NORMAL);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(atomic_load(&usr1_seen_blocked), 0);
+}
+END_TEST
+
 Suite *smarm_test_async_preempt_suite(void)
 {
 	Suite *s = suite_create("async_preempt");
@@ -568,6 +825,14 @@ Suite *smarm_test_async_preempt_suite(void)
 	tcase_add_test(tc, test_async_many_hogs_four_workers);
 	tcase_add_test(tc, test_async_many_hogs_dense_stacks);
 	tcase_add_test(tc, test_async_allow_object_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("review");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_async_x87_state_not_leaked);
+	tcase_add_test(tc, test_async_yield_runs_pinned_actor);
+	tcase_add_test(tc, test_async_host_sigurg_chained);
+	tcase_add_test(tc, test_async_destructor_cannot_unbalance_regions);
+	tcase_add_test(tc, test_async_host_signal_handler_not_switched_out);
 	suite_add_tcase(s, tc);
 	return s;
 }
