@@ -6,7 +6,9 @@
  * timeout, and a timed send is a watchdog that gets cancelled; (2) a
  * supervisor-like parent restarting a crashing child, learning each
  * outcome through join; (3) a timed send waking the root, which stops a
- * parked server whose cleanup handler then runs.
+ * parked server whose cleanup handler then runs; (4) runaway loops with no
+ * safe point, one per worker, preempted by the runtime's signal so that
+ * the root's short sleep still ends on time, then stopped.
  *
  *   smarm-demo [workers]      (worker threads, default 2)
  *
@@ -281,12 +283,50 @@ static void step_stop(void)
 	chan_free(alarm, true);
 }
 
+/* A loop that never calls the runtime: only a signal can take its CPU. */
+static void runaway(void *arg)
+{
+	volatile uint64_t *sink = arg;
+	uint64_t x = 1;
+	for (;;) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		*sink = x;
+	}
+}
+
+static void step_runaway(int workers)
+{
+	smarm_pid_t pid[64];
+	volatile uint64_t sink[64];
+	int stopped = 0;
+
+	printf("4. runaway loops with no safe point, one per worker (%d)\n",
+	       workers);
+	for (int i = 0; i < workers; i++)
+		must(smarm_actor_spawn(&pid[i], runaway, (void *)&sink[i],
+				       NULL),
+		     "spawn");
+	uint64_t t0 = smarm_now_ns();
+	must(smarm_actor_sleep(MS(10)), "sleep");
+	uint64_t slept = smarm_now_ns() - t0;
+	printf("    root: woke from a 10 ms sleep; stopping the loops\n");
+	check(slept < MS(500), "the root's sleep ended on time (preemption)");
+	for (int i = 0; i < workers; i++) {
+		int how = -1;
+		smarm_actor_stop(pid[i]);
+		smarm_actor_join(pid[i], &how, NULL);
+		stopped += how == SMARM_EXIT_STOPPED;
+	}
+	check(stopped == workers, "every loop ended as stopped");
+}
+
 static void demo_root(void *arg)
 {
-	(void)arg;
+	int workers = (int)(intptr_t)arg;
 	step_pipeline();
 	step_supervisor();
 	step_stop();
+	step_runaway(workers);
 }
 
 int main(int argc, char **argv)
@@ -310,7 +350,8 @@ int main(int argc, char **argv)
 	smarm_config_free(cfg);
 	printf("libsmarm %s demo, %ld worker threads\n\n",
 	       smarm_version_string(), workers);
-	rc = smarm_node_run(node, demo_root, NULL, &how, NULL);
+	rc = smarm_node_run(node, demo_root, (void *)(intptr_t)workers, &how,
+			    NULL);
 	smarm_node_close(node);
 	checks_failed += rc != 0 || how != SMARM_EXIT_NORMAL;
 	printf("\nsummary: %d checks, %d failed; the root %s\n", checks_run,
