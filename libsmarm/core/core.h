@@ -163,6 +163,16 @@ struct smarm__worker {
 	size_t stk_size;
 	void *fake;		    /* ASan fake-stack cookie across switch */
 	struct smarm__altstack alt; /* signal stack during the run */
+	/*
+	 * Statistics of the current run, zeroed at run start. Written only
+	 * by the owner with relaxed stores (plain moves, no RMW on the hot
+	 * path); smarm_node_get_int sums them with relaxed loads, so a read
+	 * during a run is approximate.
+	 */
+	uint64_t st_slot_hits;	    /* actors taken from the wake slot */
+	uint64_t st_slot_displaced; /* slot occupants pushed out by a wake */
+	uint64_t st_spin_hits;	    /* idle spins that found work */
+	uint64_t st_parks;	    /* futex sleeps of this idle worker */
 };
 
 struct smarm__timer_ent {
@@ -209,6 +219,9 @@ struct smarm_node {
 	size_t stk_guard;   /* page-rounded default */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
+	bool wake_slot;	  /* SMARM_OPT_WAKE_SLOT: actor wakes use w->next */
+	uint64_t spin_ns; /* SMARM_OPT_IDLE_SPIN_NS: 0 never spin */
+	int max_spinners; /* workers_n / 2, at least 1 */
 
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
@@ -226,8 +239,9 @@ struct smarm_node {
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
-	_Atomic int tk_holder;		/* -1: no timekeeper */
-	_Atomic uint64_t tk_armed;	/* deadline the timekeeper sleeps to */
+	_Atomic int spinning;	   /* idle workers spinning before they park */
+	_Atomic int tk_holder;	   /* -1: no timekeeper */
+	_Atomic uint64_t tk_armed; /* deadline the timekeeper sleeps to */
 	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
 	struct smarm__parker parkers[SMARM__MAX_WORKERS];
 

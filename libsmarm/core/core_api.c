@@ -99,6 +99,8 @@ static const struct {
 	[SMARM_OPT_STACK_GUARD] = { 4096, 1024 * MIB },
 	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
 	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
+	[SMARM_OPT_WAKE_SLOT] = { 0, 1 },
+	[SMARM_OPT_IDLE_SPIN_NS] = { 0, 10000000 },
 };
 
 static bool opt_known(int opt)
@@ -123,6 +125,8 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_STACK_GUARD] = MIB;
 	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
 	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
+	c->opt[SMARM_OPT_WAKE_SLOT] = 1;
+	c->opt[SMARM_OPT_IDLE_SPIN_NS] = 50000;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -200,6 +204,9 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
 	n->slice_cycles =
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
+	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
+	n->spin_ns = (uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS];
+	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
@@ -250,6 +257,27 @@ smarm_node_t *smarm_node_current(void)
 	return (w && w->cur) ? w->node : NULL;
 }
 
+/*
+ * Sum a per-worker counter over the workers of the last (or current) run.
+ * The owners write with relaxed stores, so this is exact after a run and
+ * approximate during one.
+ */
+static int64_t worker_stat_sum(struct smarm_node *n, int stat)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n->workers_n; i++) {
+		struct smarm__worker *w = &n->workers[i];
+		uint64_t *c =
+			stat == SMARM_STAT_WAKE_SLOT_HITS ? &w->st_slot_hits
+			: stat == SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
+				? &w->st_slot_displaced
+			: stat == SMARM_STAT_IDLE_SPIN_HITS ? &w->st_spin_hits
+							    : &w->st_parks;
+		sum += __atomic_load_n(c, __ATOMIC_RELAXED);
+	}
+	return (int64_t)sum;
+}
+
 int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 {
 	struct smarm_node *n = (struct smarm_node *)node;
@@ -288,6 +316,12 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		return 0;
 	case SMARM_STAT_SPAWNED:
 		*out = (int64_t)atomic_load(&n->spawned);
+		return 0;
+	case SMARM_STAT_WAKE_SLOT_HITS:
+	case SMARM_STAT_WAKE_SLOT_DISPLACEMENTS:
+	case SMARM_STAT_IDLE_SPIN_HITS:
+	case SMARM_STAT_IDLE_PARKS:
+		*out = worker_stat_sum(n, stat);
 		return 0;
 	default:
 		return SMARM_EINVAL;

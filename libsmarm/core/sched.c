@@ -57,7 +57,11 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	if (len > 0) {
 		*pid = n->rq_buf[n->rq_head];
-		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
+		/* Atomic store: spinners watch the head move (spin_sees_work).
+		 */
+		__atomic_store_n(&n->rq_head,
+				 (n->rq_head + 1) & (n->rq_cap - 1),
+				 __ATOMIC_RELAXED);
 		atomic_store_explicit(&n->rq_len, len - 1,
 				      memory_order_relaxed);
 		got = true;
@@ -144,7 +148,26 @@ static bool wake_one(struct smarm_node *n)
 	return false;
 }
 
+/*
+ * Producer side of the idle protocol, after publishing work: wake one
+ * parked worker unless a spinning worker exists (it will find the work;
+ * spin_for_work's comment gives the argument) or nobody is parked.
+ */
 void smarm__wake_one_if_idle(struct smarm_node *n)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->spinning, memory_order_relaxed) > 0)
+		return;
+	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
+		return;
+	wake_one(n);
+}
+
+/*
+ * Wake one parked worker even while others spin: for roles only a parked
+ * worker takes (slot scanner), not for work a spinner could pick up.
+ */
+static void wake_parked_one(struct smarm_node *n)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
@@ -234,6 +257,133 @@ static bool others_busy(struct smarm__worker *w)
 	return (all & ~idle & ~(1ull << w->id)) != 0;
 }
 
+/* A per-worker statistic: owner-only, a relaxed store, no RMW. */
+static inline void stat_inc(uint64_t *c)
+{
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/* Cheap polls between two clock reads of the spin loop. */
+#define SPIN_POLLS 16
+
+/*
+ * How long a lone queued actor is left to the busy workers before a
+ * spinner takes it. A busy worker about to finish its actor takes the
+ * next one itself, warm, within ~100 ns; moving a strictly sequential
+ * chain (chained_spawn) to the spinner costs several cache-line
+ * transfers per hop and made it several times slower. Go leaves a
+ * running P's runnext goroutine alone for ~3 us for the same reason.
+ */
+#define SPIN_GRACE_NS 3000
+
+/* What a spinner watches (spin_sees_work). */
+struct spin_view {
+	uint32_t head;	/* run-queue head at the last look */
+	uint64_t since; /* when that head was first seen, 0: not yet */
+};
+
+/*
+ * Whether a spinner should stop spinning and take work; plain loads, the
+ * exit path re-checks with the fences. Surplus (two or more queued) is
+ * taken at once; a lone actor only once the head has not moved for
+ * SPIN_GRACE_NS (no busy worker is about to take it). now is the time of
+ * the latest clock read.
+ */
+static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
+			   uint64_t now)
+{
+	struct smarm_node *n = w->node;
+	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	uint32_t head;
+
+	if (len >= 2 ||
+	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&n->live, memory_order_relaxed) == 0)
+		return true;
+	if (len == 0) {
+		v->since = 0;
+		return false;
+	}
+	head = __atomic_load_n(&n->rq_head, __ATOMIC_RELAXED);
+	if (v->since == 0 || head != v->head) {
+		v->head = head;
+		v->since = now;
+		return false;
+	}
+	return now - v->since >= SPIN_GRACE_NS;
+}
+
+/*
+ * Spin before parking (smarm RFC 004, Go's spinning Ms). A worker out of
+ * work polls the shared run queue, the run's end and the timers for up to
+ * spin_ns before it commits to the futex park, so a producer on another
+ * worker hands work over without a futex wake (~µs each in a VM). At most
+ * max_spinners (workers/2, at least 1) spin at once, and only while some
+ * other worker is running actors: an idle node has nobody to produce
+ * work, so its workers park at once. Spinners do not take other workers'
+ * wake slots: a fresh slot entry belongs to its waker for locality, and a
+ * stale one is the scanner's business (steal_stale_slots, after a period
+ * far longer than a spin).
+ *
+ * No lost wake. A producer publishes work, issues a SeqCst fence, and
+ * skips the futex wake if it then reads spinning > 0. A spinner leaves by
+ * decrementing spinning and issuing a SeqCst fence, and only then looks
+ * at the queue again: either to take work (pick_next, whose chain rule
+ * wakes a sleeper for any surplus) or in the park protocol's recheck
+ * (idle bit, fence, has_work). If the producer's load of spinning read a
+ * value from before the spinner's decrement, the producer's fence
+ * precedes the spinner's fence in the SeqCst order, so every later load
+ * of the spinner sees the published work (or a later state: another
+ * worker took it). Otherwise the producer saw the decrement and falls
+ * back on the idle-bit handshake, which is the unchanged Dekker pair
+ * (publish; fence; load idle_mask) against (set bit; fence; recheck).
+ * Either way some worker that will look at the queue again knows of the
+ * work. A spinner that found work and then lost the race for it calls
+ * idle() again and spins or parks under the same rules.
+ *
+ * Returns true when work (or the run's end, or a due timer) turned up.
+ */
+static bool spin_for_work(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	struct spin_view v = { 0 };
+	uint64_t now;
+	uint64_t until;
+	bool found = false;
+	int cur;
+
+	if (n->spin_ns == 0 || n->workers_started <= 1 || !others_busy(w))
+		return false;
+	cur = atomic_load_explicit(&n->spinning, memory_order_relaxed);
+	do {
+		if (cur >= n->max_spinners)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&n->spinning, &cur, cur + 1, memory_order_seq_cst,
+		memory_order_relaxed));
+
+	now = smarm__clock_ns();
+	until = now + n->spin_ns;
+	while (!found) {
+		for (int i = 0; i < SPIN_POLLS && !found; i++) {
+			found = spin_sees_work(w, &v, now);
+			smarm__cpu_relax();
+		}
+		if (found || smarm__timers_due(n))
+			break;
+		now = smarm__clock_ns();
+		if (now >= until)
+			break;
+	}
+	found = found || smarm__timers_due(n);
+
+	atomic_fetch_sub_explicit(&n->spinning, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (found)
+		stat_inc(&w->st_spin_hits);
+	return found;
+}
+
 static void idle(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
@@ -243,6 +393,8 @@ static void idle(struct smarm__worker *w)
 	bool scanning = false;
 
 	if (n->workers_started > 1 && steal_stale_slots(w))
+		return;
+	if (spin_for_work(w))
 		return;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -274,8 +426,10 @@ static void idle(struct smarm__worker *w)
 		atomic_fetch_add_explicit(&n->scanners, 1,
 					  memory_order_seq_cst);
 	}
-	if (!has_work(w))
+	if (!has_work(w)) {
+		stat_inc(&w->st_parks);
 		parker_park(&n->parkers[w->id], deadline);
+	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
 	/*
 	 * The last scanner leaving while others run hands the role on, as
@@ -285,7 +439,7 @@ static void idle(struct smarm__worker *w)
 	    atomic_fetch_sub_explicit(&n->scanners, 1, memory_order_seq_cst) ==
 		    1 &&
 	    others_busy(w))
-		smarm__wake_one_if_idle(n);
+		wake_parked_one(n);
 
 	if (keeper) {
 		/* Disarm before firing (INV-2): fired sends may insert. */
@@ -343,7 +497,8 @@ void smarm__yield(struct smarm__slot *s)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish) {
+	if (n->wake_slot && w != NULL && w->node == n && w->cur != NULL &&
+	    !w->in_finish) {
 		uint64_t old;
 		bool shared = atomic_load_explicit(&n->workers_started,
 						   memory_order_relaxed) > 1;
@@ -363,8 +518,10 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
-		if (old != 0)
+		if (old != 0) {
+			stat_inc(&w->st_slot_displaced);
 			smarm__enqueue(n, old); /* displaced: shared queue */
+		}
 		/*
 		 * Make sure some idle worker is scanning slots, so this entry
 		 * cannot be stranded if our actor then runs long (the seq_cst
@@ -372,7 +529,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		 */
 		if (shared && atomic_load_explicit(&n->scanners,
 						   memory_order_seq_cst) == 0)
-			smarm__wake_one_if_idle(n);
+			wake_parked_one(n);
 		return;
 	}
 	smarm__enqueue(n, pid);
@@ -412,10 +569,14 @@ static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 				 memory_order_relaxed) == 1) {
 		/* No thief exists with one worker: plain access. */
 		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+		stat_inc(&w->st_slot_hits);
 		return true;
 	}
 	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
-	return *pid != 0;
+	if (*pid == 0)
+		return false; /* a thief took it */
+	stat_inc(&w->st_slot_hits);
+	return true;
 }
 
 /* RUNNING|NOTIFIED -> QUEUED after a yield. */
