@@ -205,7 +205,10 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->slice_cycles =
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
-	n->spin_ns = (uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS];
+	n->spin_cycles =
+		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS]);
+	n->spin_poll_cycles = smarm__ns_to_cycles(SMARM__SPIN_POLL_NS);
+	n->spin_grace_cycles = smarm__ns_to_cycles(SMARM__SPIN_GRACE_NS);
 	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);

@@ -263,31 +263,19 @@ static inline void stat_inc(uint64_t *c)
 	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
 }
 
-/* Cheap polls between two clock reads of the spin loop. */
-#define SPIN_POLLS 16
-
-/*
- * How long a lone queued actor is left to the busy workers before a
- * spinner takes it. A busy worker about to finish its actor takes the
- * next one itself, warm, within ~100 ns; moving a strictly sequential
- * chain (chained_spawn) to the spinner costs several cache-line
- * transfers per hop and made it several times slower. Go leaves a
- * running P's runnext goroutine alone for ~3 us for the same reason.
- */
-#define SPIN_GRACE_NS 3000
-
 /* What a spinner watches (spin_sees_work). */
 struct spin_view {
 	uint32_t head;	/* run-queue head at the last look */
-	uint64_t since; /* when that head was first seen, 0: not yet */
+	uint64_t since; /* cycle count when that head was first seen, 0:
+			   not yet */
 };
 
 /*
  * Whether a spinner should stop spinning and take work; plain loads, the
  * exit path re-checks with the fences. Surplus (two or more queued) is
  * taken at once; a lone actor only once the head has not moved for
- * SPIN_GRACE_NS (no busy worker is about to take it). now is the time of
- * the latest clock read.
+ * SMARM__SPIN_GRACE_NS (no busy worker is about to take it). now is a
+ * cycle count.
  */
 static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 			   uint64_t now)
@@ -310,7 +298,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 		v->since = now;
 		return false;
 	}
-	return now - v->since >= SPIN_GRACE_NS;
+	return now - v->since >= n->spin_grace_cycles;
 }
 
 /*
@@ -352,7 +340,7 @@ static bool spin_for_work(struct smarm__worker *w)
 	bool found = false;
 	int cur;
 
-	if (n->spin_ns == 0 || n->workers_started <= 1 || !others_busy(w))
+	if (n->spin_cycles == 0 || n->workers_started <= 1 || !others_busy(w))
 		return false;
 	cur = atomic_load_explicit(&n->spinning, memory_order_relaxed);
 	do {
@@ -362,18 +350,22 @@ static bool spin_for_work(struct smarm__worker *w)
 		&n->spinning, &cur, cur + 1, memory_order_seq_cst,
 		memory_order_relaxed));
 
-	now = smarm__clock_ns();
-	until = now + n->spin_ns;
-	while (!found) {
-		for (int i = 0; i < SPIN_POLLS && !found; i++) {
-			found = spin_sees_work(w, &v, now);
+	/*
+	 * Poll every SMARM__SPIN_POLL_NS, not back to back: each look pulls
+	 * the run queue's cache lines over to this core, and the producer
+	 * then pays a transfer on its next push or pop. Timers are checked
+	 * every 8th poll (a clock read).
+	 */
+	now = smarm__cycles_fast();
+	until = now + n->spin_cycles;
+	for (uint32_t polls = 1; !found && now < until; polls++) {
+		uint64_t next = now + n->spin_poll_cycles;
+		found = spin_sees_work(w, &v, now) ||
+			((polls & 7) == 0 && smarm__timers_due(n));
+		do {
 			smarm__cpu_relax();
-		}
-		if (found || smarm__timers_due(n))
-			break;
-		now = smarm__clock_ns();
-		if (now >= until)
-			break;
+			now = smarm__cycles_fast();
+		} while (!found && now < next);
 	}
 	found = found || smarm__timers_due(n);
 
