@@ -252,9 +252,9 @@ struct smarm_node {
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
-	_Atomic int spinning;	   /* idle workers spinning before they park */
-	_Atomic int tk_holder;	   /* -1: no timekeeper */
-	_Atomic uint64_t tk_armed; /* deadline the timekeeper sleeps to */
+	_Atomic uint64_t spin_mask; /* bit i: worker i spins before parking */
+	_Atomic int tk_holder;	    /* -1: no timekeeper */
+	_Atomic uint64_t tk_armed;  /* deadline the timekeeper sleeps to */
 	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
 	struct smarm__parker parkers[SMARM__MAX_WORKERS];
 

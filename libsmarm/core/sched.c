@@ -156,7 +156,7 @@ static bool wake_one(struct smarm_node *n)
 void smarm__wake_one_if_idle(struct smarm_node *n)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->spinning, memory_order_relaxed) > 0)
+	if (atomic_load_explicit(&n->spin_mask, memory_order_relaxed) != 0)
 		return;
 	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
 		return;
@@ -245,7 +245,11 @@ static bool steal_stale_slots(struct smarm__worker *w)
 	return moved;
 }
 
-/* Whether any other worker is running actors (not parked idle). */
+/*
+ * Whether any other worker is running actors: neither parked idle nor
+ * spinning. Spinners must not count, or two of them would keep each
+ * other spinning (and scanning) forever on a node with nothing to do.
+ */
 static bool others_busy(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
@@ -253,7 +257,8 @@ static bool others_busy(struct smarm__worker *w)
 			       ? ~0ull
 			       : (1ull << n->workers_started) - 1;
 	uint64_t idle =
-		atomic_load_explicit(&n->idle_mask, memory_order_relaxed);
+		atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+		atomic_load_explicit(&n->spin_mask, memory_order_relaxed);
 	return (all & ~idle & ~(1ull << w->id)) != 0;
 }
 
@@ -314,15 +319,15 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
  * far longer than a spin).
  *
  * No lost wake. A producer publishes work, issues a SeqCst fence, and
- * skips the futex wake if it then reads spinning > 0. A spinner leaves by
- * decrementing spinning and issuing a SeqCst fence, and only then looks
+ * skips the futex wake if it then reads spin_mask != 0. A spinner leaves
+ * by clearing its bit and issuing a SeqCst fence, and only then looks
  * at the queue again: either to take work (pick_next, whose chain rule
  * wakes a sleeper for any surplus) or in the park protocol's recheck
- * (idle bit, fence, has_work). If the producer's load of spinning read a
- * value from before the spinner's decrement, the producer's fence
+ * (idle bit, fence, has_work). If the producer's load of spin_mask read
+ * a value from before the spinner's clear, the producer's fence
  * precedes the spinner's fence in the SeqCst order, so every later load
  * of the spinner sees the published work (or a later state: another
- * worker took it). Otherwise the producer saw the decrement and falls
+ * worker took it). Otherwise the producer saw the clear and falls
  * back on the idle-bit handshake, which is the unchanged Dekker pair
  * (publish; fence; load idle_mask) against (set bit; fence; recheck).
  * Either way some worker that will look at the queue again knows of the
@@ -338,16 +343,17 @@ static bool spin_for_work(struct smarm__worker *w)
 	uint64_t now;
 	uint64_t until;
 	bool found = false;
-	int cur;
+	uint64_t bit = 1ull << w->id;
+	uint64_t cur;
 
 	if (n->spin_cycles == 0 || n->workers_started <= 1 || !others_busy(w))
 		return false;
-	cur = atomic_load_explicit(&n->spinning, memory_order_relaxed);
+	cur = atomic_load_explicit(&n->spin_mask, memory_order_relaxed);
 	do {
-		if (cur >= n->max_spinners)
+		if (__builtin_popcountll(cur) >= n->max_spinners)
 			return false;
 	} while (!atomic_compare_exchange_weak_explicit(
-		&n->spinning, &cur, cur + 1, memory_order_seq_cst,
+		&n->spin_mask, &cur, cur | bit, memory_order_seq_cst,
 		memory_order_relaxed));
 
 	/*
@@ -369,7 +375,7 @@ static bool spin_for_work(struct smarm__worker *w)
 	}
 	found = found || smarm__timers_due(n);
 
-	atomic_fetch_sub_explicit(&n->spinning, 1, memory_order_seq_cst);
+	atomic_fetch_and_explicit(&n->spin_mask, ~bit, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (found)
 		stat_inc(&w->st_spin_hits);
