@@ -174,17 +174,21 @@ struct smarm__worker {
 	size_t stk_size;
 	void *fake;		    /* ASan fake-stack cookie across switch */
 	struct smarm__altstack alt; /* signal stack during the run */
-	/*
-	 * Statistics of the current run, zeroed at run start. Written only
-	 * by the owner with relaxed stores (plain moves, no RMW on the hot
-	 * path); smarm_node_get_int sums them with relaxed loads, so a read
-	 * during a run is approximate.
-	 */
-	uint64_t st_slot_hits;	    /* actors taken from the wake slot */
-	uint64_t st_slot_displaced; /* slot occupants pushed out by a wake */
-	uint64_t st_spin_hits;	    /* idle spins that found work */
-	uint64_t st_parks;	    /* futex sleeps of this idle worker */
 };
+
+/*
+ * Statistics of one worker in the current run, zeroed at run start.
+ * Written only by the worker with relaxed stores (plain moves, no RMW on
+ * the hot path); smarm_node_get_int sums them with relaxed loads, so a
+ * read during a run is approximate. One cache line each, so workers do
+ * not share lines.
+ */
+struct smarm__wstats {
+	uint64_t slot_hits;	 /* actors taken from the wake slot */
+	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
+	uint64_t spin_hits;	 /* idle spins that found work */
+	uint64_t parks;		 /* futex sleeps of this idle worker */
+} __attribute__((aligned(64)));
 
 struct smarm__timer_ent {
 	uint64_t deadline;
@@ -230,11 +234,6 @@ struct smarm_node {
 	size_t stk_guard;   /* page-rounded default */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
-	bool wake_slot;	      /* SMARM_OPT_WAKE_SLOT: actor wakes use w->next */
-	uint64_t spin_cycles; /* SMARM_OPT_IDLE_SPIN_NS; 0 never spin */
-	uint64_t spin_poll_cycles;  /* SMARM__SPIN_POLL_NS */
-	uint64_t spin_grace_cycles; /* SMARM__SPIN_GRACE_NS */
-	int max_spinners;	    /* workers_n / 2, at least 1 */
 
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
@@ -252,9 +251,8 @@ struct smarm_node {
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
-	_Atomic uint64_t spin_mask; /* bit i: worker i spins before parking */
-	_Atomic int tk_holder;	    /* -1: no timekeeper */
-	_Atomic uint64_t tk_armed;  /* deadline the timekeeper sleeps to */
+	_Atomic int tk_holder;		/* -1: no timekeeper */
+	_Atomic uint64_t tk_armed;	/* deadline the timekeeper sleeps to */
 	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
 	struct smarm__parker parkers[SMARM__MAX_WORKERS];
 
@@ -283,6 +281,20 @@ struct smarm_node {
 	int root_how;
 	intptr_t root_reason;
 	struct smarm__worker workers[SMARM__MAX_WORKERS];
+
+	/*
+	 * Idle policy (issue #3), kept after the older fields so their
+	 * layout (and the hot paths' cache-line sharing) is unchanged.
+	 * Configuration, immutable after open:
+	 */
+	bool wake_slot;		    /* SMARM_OPT_WAKE_SLOT: wakes use w->next */
+	int max_spinners;	    /* workers_n / 2, at least 1 */
+	uint64_t spin_cycles;	    /* SMARM_OPT_IDLE_SPIN_NS; 0 never spin */
+	uint64_t spin_poll_cycles;  /* SMARM__SPIN_POLL_NS */
+	uint64_t spin_grace_cycles; /* SMARM__SPIN_GRACE_NS */
+	/* bit i: worker i spins before parking (atomic RMW by worker i) */
+	_Atomic uint64_t spin_mask;
+	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
 };
 
 /*

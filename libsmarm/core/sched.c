@@ -378,7 +378,7 @@ static bool spin_for_work(struct smarm__worker *w)
 	atomic_fetch_and_explicit(&n->spin_mask, ~bit, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (found)
-		stat_inc(&w->st_spin_hits);
+		stat_inc(&n->wstats[w->id].spin_hits);
 	return found;
 }
 
@@ -425,7 +425,7 @@ static void idle(struct smarm__worker *w)
 					  memory_order_seq_cst);
 	}
 	if (!has_work(w)) {
-		stat_inc(&w->st_parks);
+		stat_inc(&n->wstats[w->id].parks);
 		parker_park(&n->parkers[w->id], deadline);
 	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
@@ -517,7 +517,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 				1,
 			memory_order_relaxed);
 		if (old != 0) {
-			stat_inc(&w->st_slot_displaced);
+			stat_inc(&n->wstats[w->id].slot_displaced);
 			smarm__enqueue(n, old); /* displaced: shared queue */
 		}
 		/*
@@ -567,13 +567,13 @@ static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 				 memory_order_relaxed) == 1) {
 		/* No thief exists with one worker: plain access. */
 		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
-		stat_inc(&w->st_slot_hits);
+		stat_inc(&w->node->wstats[w->id].slot_hits);
 		return true;
 	}
 	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
 	if (*pid == 0)
 		return false; /* a thief took it */
-	stat_inc(&w->st_slot_hits);
+	stat_inc(&w->node->wstats[w->id].slot_hits);
 	return true;
 }
 
@@ -829,6 +829,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->idle_mask, 0);
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
+	memset(n->wstats, 0, sizeof n->wstats);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;
