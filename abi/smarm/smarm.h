@@ -159,14 +159,16 @@ SMARM_API const char *smarm_version_string(void);
  *                           shared run queue; a newer wake pushes the
  *                           older one to the shared queue. Spawns, yields
  *                           and wakes from timers or other threads always
- *                           use the shared queue. Default 1 (it halves a
- *                           message round trip between two actors).
+ *                           use the shared queue. Default 1: the woken
+ *                           actor runs warm on its waker's core; with two
+ *                           workers a round trip between two actors costs
+ *                           about half as much as with the slot off.
  * SMARM_OPT_IDLE_SPIN_NS    how long a worker that ran out of work keeps
  *                           polling for new work before it sleeps in the
  *                           kernel, 0..10^7 ns; 0 never spins. At most
  *                           half the workers (at least one) spin at once,
  *                           and only while another worker is running
- *                           actors. Default 50000 (50 us): a hand-off to
+ *                           actors. Default 20000 (20 us): a hand-off to
  *                           a spinning worker costs no futex wake.
  * Options 8 and 9 are since SMARM_0.2.
  */

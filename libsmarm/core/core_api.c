@@ -126,7 +126,7 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
 	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
 	c->opt[SMARM_OPT_WAKE_SLOT] = 1;
-	c->opt[SMARM_OPT_IDLE_SPIN_NS] = 50000;
+	c->opt[SMARM_OPT_IDLE_SPIN_NS] = 20000;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)

@@ -24,6 +24,12 @@
  * actors (a try-lock), so timers fire under saturation too. When the last
  * actor ends, the run is over: wake_all releases every parked worker.
  *
+ * Before it parks, an idle worker spins for a bounded time (smarm RFC 004,
+ * SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
+ * wakes nobody while a spinner exists. At most half the workers spin.
+ * spin_for_work states why no wake is lost. Actor-to-actor wakes go to
+ * the waker's wake slot (RFC 005, SMARM_OPT_WAKE_SLOT) unless it is off.
+ *
  * Rejected: a wake pipe drained by one winner (lost completions, syscall
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
  * waking every idle worker on each push (thundering herd).
@@ -829,6 +835,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->idle_mask, 0);
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
+	atomic_store(&n->spin_mask, 0);
 	memset(n->wstats, 0, sizeof n->wstats);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);

@@ -150,7 +150,7 @@ static void is_sleep_root(void *arg)
 START_TEST(test_idle_spin_idle_node_parks_and_burns_little_cpu)
 {
 	int rc = -1;
-	smarm_node_t *node = is_open(4, _i ? 10000000 : 50000, 1);
+	smarm_node_t *node = is_open(4, _i ? 10000000 : 20000, 1);
 	uint64_t c0 = is_cpu_ns();
 	uint64_t t0 = smarm_now_ns();
 	is_run(node, is_sleep_root, &rc);
@@ -173,7 +173,7 @@ START_TEST(test_idle_spin_option_range_einval)
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_IDLE_SPIN_NS, &v),
 			 0);
-	ck_assert_int_eq(v, 50000); /* default 50 us */
+	ck_assert_int_eq(v, 20000); /* default 20 us */
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_IDLE_SPIN_NS, -1),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(
