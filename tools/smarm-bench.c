@@ -3,7 +3,8 @@
  * smarm-bench.c - libsmarm's benchmark program: the DESIGN.md §7
  * workloads, written against the public API only (smarm/smarm.h).
  *
- *   smarm-bench [--workers N] [--runs R] [workload...|all]
+ *   smarm-bench [--workers N] [--runs R] [--wake-slot 0|1] [--spin-ns NS]
+ *               [--stats] [--skynet-leaves 10^k] [workload...|all]
  *
  * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
  * (N is the worker count), the same shape as the Go and Erlang peers in
@@ -22,8 +23,14 @@
  * HANG_LIMIT_S makes the program exit 1. Unknown workload names are
  * reported on stderr and skipped; the other workloads still run and the
  * exit status is 2 (1 if a workload also failed). DESIGN.md §7 also
- * defines skynet_actor, idle_bytes (issue #3) and gen_server_call
- * (behaviour plugins); they join the table when they exist.
+ * defines idle_bytes (issue #3) and gen_server_call (behaviour plugins);
+ * they join the table when they exist.
+ *
+ * --wake-slot and --spin-ns set SMARM_OPT_WAKE_SLOT and
+ * SMARM_OPT_IDLE_SPIN_NS on every node (default: the library's); --stats
+ * adds a `# smarm-stats WORKLOAD workers=N per run: ...` line with the
+ * scheduler counters averaged over the timed runs; --skynet-leaves sizes
+ * skynet_actor's tree (default 10^6, DESIGN.md §7).
  *
  * Ownership: each workload allocates its channels and arrays in the root
  * actor and frees them before the root returns. Locking: none; actors of
