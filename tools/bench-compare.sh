@@ -10,7 +10,8 @@
 # spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes
 # (idle_bytes is bytes per parked actor, not ns).
 #
-# Everything runs on one worker / GOMAXPROCS=1 / erl +S 1:1.  For each
+# Everything runs on WORKERS (default 1) workers / GOMAXPROCS / erl +S
+# WORKERS:WORKERS.  For each
 # workload the three programs are run back to back (smarm, go, erlang), and
 # that is repeated ROUNDS times, so slow phases of a noisy machine hit all
 # three alike.  Each invocation does a warm-up and RUNS timed runs; the
@@ -18,7 +19,8 @@
 # (taken from the per-run lines on stderr; the CSV medians are the fallback)
 # and the ratios smarm/go and smarm/erlang (below 1: smarm is faster).
 #
-# Environment: RUNS (5), ROUNDS (2), PEERS ("go erlang").  The raw output of
+# Environment: RUNS (5), ROUNDS (2), PEERS ("go erlang"), WORKERS (1),
+# SMARM_ARGS (extra smarm-bench options, e.g. "--spin-ns 0").  The raw output of
 # every invocation is kept in a temporary log that is printed at the end
 # when KEEP_LOG=1, else deleted.  Exit status 1 if any program failed.
 set -euo pipefail
@@ -42,6 +44,8 @@ fi
 runs=${RUNS:-5}
 rounds=${ROUNDS:-2}
 peers=${PEERS:-go erlang}
+workers=${WORKERS:-1}
+read -r -a smarm_args <<<"${SMARM_ARGS:-}"
 workloads=("$@")
 if [[ ${#workloads[@]} -eq 0 ]]; then
     workloads=(spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes)
@@ -58,8 +62,9 @@ run() {
     local prog=$1 w=$2
     echo "## round $round $prog $w" >>"$log"
     case $prog in
-    smarm) "$bench" --workers 1 --runs "$runs" "$w" >>"$log" 2>&1 ;;
-    *) PEERS=$prog RUNS=$runs "$here/peers/run-peers.sh" 1 "$w" \
+    smarm) "$bench" --workers "$workers" --runs "$runs" \
+               ${smarm_args[@]+"${smarm_args[@]}"} "$w" >>"$log" 2>&1 ;;
+    *) PEERS=$prog RUNS=$runs "$here/peers/run-peers.sh" "$workers" "$w" \
            >>"$log" 2>&1 ;;
     esac
 }
@@ -79,7 +84,7 @@ done
 
 # Per-run lines: "# PROG WORKLOAD key=N runs: x x x ... [(warm-up y)]".
 # CSV lines: "WORKLOAD,PROG,N,median".
-awk -v workloads="${workloads[*]}" -v progs="smarm $peers" '
+awk -v workloads="${workloads[*]}" -v progs="smarm $peers" -v workers="$workers" '
 function median(list,    a, n, i, j, t) {
     n = split(list, a, " ")
     if (n == 0) return ""
@@ -105,7 +110,7 @@ function ratio(x, y) {
 END {
     nw = split(workloads, W, " ")
     np = split(progs, P, " ")
-    printf "ns per op, 1 worker / GOMAXPROCS=1 / +S 1:1; median of all timed runs\n"
+    printf "ns per op, %d worker(s) / GOMAXPROCS=%d / +S %d:%d; median of all timed runs\n", workers, workers, workers, workers
     printf "%-15s", "workload"
     for (p = 1; p <= np; p++) printf " %9s", P[p]
     for (p = 2; p <= np; p++) printf " %13s", "smarm/" P[p]

@@ -3,7 +3,8 @@
  * smarm-bench.c - libsmarm's benchmark program: the DESIGN.md §7
  * workloads, written against the public API only (smarm/smarm.h).
  *
- *   smarm-bench [--workers N] [--runs R] [workload...|all]
+ *   smarm-bench [--workers N] [--runs R] [--wake-slot 0|1] [--spin-ns NS]
+ *               [--stats] [--skynet-leaves 10^k] [workload...|all]
  *
  * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
  * (N is the worker count), the same shape as the Go and Erlang peers in
@@ -22,8 +23,8 @@
  * HANG_LIMIT_S makes the program exit 1. Unknown workload names are
  * reported on stderr and skipped; the other workloads still run and the
  * exit status is 2 (1 if a workload also failed). DESIGN.md §7 also
- * defines skynet_actor and gen_server_call (behaviour plugins); they join
- * the table when they exist.
+ * defines gen_server_call (behaviour plugins); it joins the table when it
+ * exists.
  *
  * idle_bytes is a size, not a time: its last column is resident bytes
  * per actor parked in receive (RSS growth from /proc/self/statm over N
@@ -31,6 +32,12 @@
  * mailbox, as the Go peer counts its hchan). Like the Go peer, every run
  * of it is a fresh child process, so memory a previous run left in the
  * allocator cannot hide the cost; --workers does not matter to it.
+ *
+ * --wake-slot and --spin-ns set SMARM_OPT_WAKE_SLOT and
+ * SMARM_OPT_IDLE_SPIN_NS on every node (default: the library's); --stats
+ * adds a `# smarm-stats WORKLOAD workers=N per run: ...` line with the
+ * scheduler counters averaged over the timed runs; --skynet-leaves sizes
+ * skynet_actor's tree (default 10^6, DESIGN.md §7).
  *
  * Ownership: each workload allocates its channels and arrays in the root
  * actor and frees them before the root returns. Locking: none; actors of
@@ -62,10 +69,21 @@ enum {
 	RING_N = 1000000,
 	YIELD_N = 1000000,
 	IDLE_N = 100000,
+	SKYNET_LEAVES = 1000000, /* default; --skynet-leaves changes it */
+	SKYNET_FANOUT = 10,
 };
 
 /* Iterations per compute actor: about half a second each. */
 #define COMPUTE_N 400000000ull
+
+/* Most actors skynet_actor may have alive: breadth-first, the whole
+ * tree of 1111111 at --skynet-leaves 10^6 (Erlang's peer runs with
+ * +P 2000000 for the same reason). */
+#define SKYNET_MAX_ACTORS (INT64_C(1) << 25)
+/* skynet_actor gives up when nothing was spawned or ended for this long:
+ * an actor that could not get a stack ends without reporting, and its
+ * parent would wait forever. */
+#define SKYNET_STALL_NS (5ull * 1000000000ull)
 
 #define HANG_LIMIT_S 300u		       /* one run, wall clock */
 #define RECV_LIMIT_NS (120ull * 1000000000ull) /* root waiting on done */
@@ -603,26 +621,156 @@ static void wl_idle_bytes(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * skynet_actor: a 10-ary tree of actors over the numbers 0..leaves-1.
+ * Each inner actor makes a channel, spawns ten children (detached) over
+ * its tenth of the range, receives their ten sums and sends the total to
+ * its parent; a leaf sends its own number. The root checks the total
+ * against leaves*(leaves-1)/2 (499999500000 for 10^6). ns per leaf, as
+ * the peers count.
+ * --------------------------------------------------------------------- */
+
+static long skynet_leaves = SKYNET_LEAVES; /* a power of ten */
+
+struct skynet_node {
+	struct bench_run *r;
+	smarm_chan_t *out; /* the parent's channel */
+	int64_t num;	   /* first number of this subtree */
+	int64_t size;	   /* leaves in this subtree */
+};
+
+static void skynet_body(void *arg)
+{
+	const struct skynet_node *me = arg;
+	struct skynet_node kids[SKYNET_FANOUT]; /* live until all reported */
+	int64_t sum = me->num;
+	smarm_chan_t *ch = NULL;
+	int spawned = 0;
+	int rc;
+
+	if (me->size > 1) {
+		int64_t sub = me->size / SKYNET_FANOUT;
+		sum = 0;
+		rc = smarm_chan_alloc(&ch, sizeof sum, NULL);
+		if (rc != 0)
+			bench_fail(me->r, "skynet: smarm_chan_alloc", rc);
+		for (; rc == 0 && spawned < SKYNET_FANOUT; spawned++) {
+			kids[spawned] = (struct skynet_node){
+				me->r, ch, me->num + spawned * sub, sub
+			};
+			rc = smarm_actor_spawn(NULL, skynet_body,
+					       &kids[spawned], NULL);
+			if (rc != 0) {
+				bench_fail(me->r, "skynet: smarm_actor_spawn",
+					   rc);
+				break;
+			}
+		}
+		for (int i = 0; i < spawned; i++) {
+			int64_t v = 0;
+			rc = smarm_chan_recv(ch, &v);
+			if (rc != 0) {
+				bench_fail(me->r, "skynet: smarm_chan_recv",
+					   rc);
+				break;
+			}
+			sum += v;
+		}
+		chan_drop(ch, true);
+	}
+	rc = smarm_chan_send(me->out, &sum);
+	if (rc != 0)
+		bench_fail(me->r, "skynet: smarm_chan_send", rc);
+}
+
+/* spawned + live actors of the calling actor's node: changes while the
+ * tree makes progress. */
+static int64_t skynet_progress(void)
+{
+	smarm_node_t *node = smarm_node_current();
+	int64_t spawned = 0;
+	int64_t live = 0;
+	smarm_node_get_int(node, SMARM_STAT_SPAWNED, &spawned);
+	smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &live);
+	return spawned * 3 + live; /* both only move while actors run */
+}
+
+static void wl_skynet_actor(struct bench_run *r)
+{
+	int64_t leaves = skynet_leaves;
+	int64_t want = leaves * (leaves - 1) / 2;
+	struct skynet_node top;
+	smarm_chan_t *done = NULL;
+	int64_t sum = -1;
+	int rc = smarm_chan_alloc(&done, sizeof sum, NULL);
+
+	if (rc != 0) {
+		bench_fail(r, "smarm_chan_alloc", rc);
+		return;
+	}
+	top = (struct skynet_node){ r, done, 0, leaves };
+
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_actor_spawn(NULL, skynet_body, &top, NULL);
+	if (rc != 0)
+		bench_fail(r, "smarm_actor_spawn", rc);
+	/* Wait in slices; give up once the tree stops making progress. */
+	int64_t seen = skynet_progress();
+	uint64_t still = 0;
+	while (rc == 0) {
+		rc = smarm_chan_recv_timeout(done, &sum, 1000000000ull);
+		if (rc != SMARM_ETIMEDOUT)
+			break;
+		int64_t now = skynet_progress();
+		still = now == seen ? still + 1000000000ull : 0;
+		seen = now;
+		if (still >= SKYNET_STALL_NS) {
+			bench_fail(r,
+				   "no progress for 5 s: an actor could not "
+				   "start (out of stack mappings? see "
+				   "vm.max_map_count)",
+				   0);
+			break;
+		}
+		rc = 0;
+	}
+	r->ns = smarm_now_ns() - t0;
+	r->ops = (uint64_t)leaves;
+
+	if (rc != 0 && rc != SMARM_ETIMEDOUT)
+		bench_fail(r, "skynet: wait for the sum", rc);
+	else if (rc == 0 && sum != want) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "wrong sum %lld, want %lld",
+			 (long long)sum, (long long)want);
+		bench_fail(r, msg, 0);
+	}
+	/* On failure the root's exit stops the rest of the tree. */
+	chan_drop(done, true);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
 struct workload {
 	const char *name;
 	void (*run)(struct bench_run *r);
-	int no_async; /* run with SMARM_OPT_PREEMPT_ASYNC=0 */
-	bool fresh;   /* each run in a fresh child process */
+	int no_async;	    /* run with SMARM_OPT_PREEMPT_ASYNC=0 */
+	bool fresh;	    /* each run in a fresh child process */
+	int64_t max_actors; /* SMARM_OPT_MAX_ACTORS, 0: the default */
 };
 
 /* DESIGN.md §7 order, the same as the peers. */
 static const struct workload workloads[] = {
-	{ "spawn_join", wl_spawn_join, 0, false },
-	{ "chained_spawn", wl_chained_spawn, 0, false },
-	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false },
-	{ "ring_hop", wl_ring_hop, 0, false },
-	{ "yield", wl_yield, 0, false },
-	{ "compute_preempted", wl_compute, 0, false },
-	{ "compute_unpreempted", wl_compute, 1, false },
-	{ "idle_bytes", wl_idle_bytes, 0, true },
+	{ "spawn_join", wl_spawn_join, 0, false, 0 },
+	{ "chained_spawn", wl_chained_spawn, 0, false, 0 },
+	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0 },
+	{ "ring_hop", wl_ring_hop, 0, false, 0 },
+	{ "yield", wl_yield, 0, false, 0 },
+	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS },
+	{ "idle_bytes", wl_idle_bytes, 0, true, 0 },
+	{ "compute_preempted", wl_compute, 0, false, 0 },
+	{ "compute_unpreempted", wl_compute, 1, false, 0 },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -655,6 +803,24 @@ static void on_alarm(int sig)
 }
 
 /* One run on a fresh node; 0 and *ns_per_op, or -1 after a message. */
+/* Node options from the command line; -1 leaves the library default. */
+static long opt_wake_slot = -1;
+static long opt_spin_ns = -1;
+static bool opt_stats; /* --stats: scheduler counters of each run */
+
+/* The scheduler counters --stats prints, summed over the timed runs. */
+static const struct {
+	int id;
+	const char *name;
+} stat_ids[] = {
+	{ SMARM_STAT_WAKE_SLOT_HITS, "slot_hits" },
+	{ SMARM_STAT_WAKE_SLOT_DISPLACEMENTS, "slot_displaced" },
+	{ SMARM_STAT_IDLE_SPIN_HITS, "spin_hits" },
+	{ SMARM_STAT_IDLE_PARKS, "parks" },
+};
+#define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
+static int64_t stat_last[N_STATS]; /* of the latest run */
+
 static int bench_run_node(const struct workload *w, int workers,
 			  double *ns_per_op)
 {
@@ -670,6 +836,15 @@ static int bench_run_node(const struct workload *w, int workers,
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers)) != 0 ||
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC,
 				       !w->no_async)) != 0 ||
+	    (w->max_actors > 0 &&
+	     (rc = smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
+					w->max_actors)) != 0) ||
+	    (opt_wake_slot >= 0 &&
+	     (rc = smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT,
+					opt_wake_slot)) != 0) ||
+	    (opt_spin_ns >= 0 &&
+	     (rc = smarm_config_set_int(cfg, SMARM_OPT_IDLE_SPIN_NS,
+					opt_spin_ns)) != 0) ||
 	    (rc = smarm_node_open(&node, cfg)) != 0) {
 		smarm_config_free(cfg);
 		fprintf(stderr, "smarm-bench: node setup (workers=%d): %s\n",
@@ -682,6 +857,8 @@ static int bench_run_node(const struct workload *w, int workers,
 	alarm(HANG_LIMIT_S);
 	rc = smarm_node_run(node, bench_root, &ra, &how, &reason);
 	alarm(0);
+	for (size_t i = 0; i < N_STATS; i++)
+		smarm_node_get_int(node, stat_ids[i].id, &stat_last[i]);
 	smarm_node_close(node);
 
 	if (rc != 0) {
@@ -769,6 +946,7 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 		free(xs);
 		return -1;
 	}
+	int64_t sums[N_STATS] = { 0 };
 	fprintf(stderr, "# smarm %s workers=%d runs:", w->name, workers);
 	for (int i = 0; i < runs; i++) {
 		if (bench_once(w, workers, &xs[i]) != 0) {
@@ -777,8 +955,18 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 			return -1;
 		}
 		fprintf(stderr, xs[i] < 10 ? " %.3f" : " %.1f", xs[i]);
+		for (size_t k = 0; k < N_STATS; k++)
+			sums[k] += stat_last[k];
 	}
 	fprintf(stderr, " (warm-up %.1f)\n", warm);
+	if (opt_stats) {
+		fprintf(stderr, "# smarm-stats %s workers=%d per run:", w->name,
+			workers);
+		for (size_t k = 0; k < N_STATS; k++)
+			fprintf(stderr, " %s=%lld", stat_ids[k].name,
+				(long long)(sums[k] / runs));
+		fputc('\n', stderr);
+	}
 	/* Sub-10 ns figures (the compute loops) need the extra digits. */
 	double med = median(xs, runs);
 	printf(med < 10 ? "%s,smarm,%d,%.3f\n" : "%s,smarm,%d,%.1f\n", w->name,
@@ -791,7 +979,10 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: smarm-bench [--workers N] [--runs R] "
-		   "[workload...|all]\nworkloads:");
+		   "[--wake-slot 0|1] [--spin-ns NS] [--stats]\n"
+		   "                   [--skynet-leaves 10^k]\n"
+		   "                   [workload...|all]\n"
+		   "workloads:");
 	for (size_t i = 0; i < N_WORKLOADS; i++)
 		fprintf(f, " %s%s", workloads[i].name,
 			workloads[i].run ? "" : "(later)");
@@ -804,6 +995,13 @@ static long parse_count(const char *s, long lo, long hi)
 	char *end;
 	long v = strtol(s, &end, 10);
 	return (*s == '\0' || *end != '\0' || v < lo || v > hi) ? -1 : v;
+}
+
+static bool power_of_ten(long v)
+{
+	while (v > 1 && v % 10 == 0)
+		v /= 10;
+	return v == 1;
 }
 
 static const struct workload *find_workload(const char *name)
@@ -827,10 +1025,15 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		long *dst = NULL;
+		long lo = 1;
 		long hi = 0;
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return 0;
+		}
+		if (strcmp(a, "--stats") == 0) {
+			opt_stats = true;
+			continue;
 		}
 		if (strcmp(a, "--workers") == 0 || strcmp(a, "-w") == 0) {
 			dst = &workers;
@@ -838,15 +1041,32 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--runs") == 0 || strcmp(a, "-r") == 0) {
 			dst = &runs;
 			hi = 1000;
+		} else if (strcmp(a, "--wake-slot") == 0) {
+			dst = &opt_wake_slot;
+			lo = 0;
+			hi = 1;
+		} else if (strcmp(a, "--spin-ns") == 0) {
+			dst = &opt_spin_ns;
+			lo = 0;
+			hi = 10000000;
+		} else if (strcmp(a, "--skynet-leaves") == 0) {
+			dst = &skynet_leaves;
+			lo = 10;
+			hi = 10000000;
 		}
 		if (dst != NULL) {
 			if (i + 1 >= argc ||
-			    (*dst = parse_count(argv[++i], 1, hi)) < 0) {
+			    (*dst = parse_count(argv[++i], lo, hi)) < 0) {
 				fprintf(stderr,
 					"smarm-bench: %s takes a "
-					"number in 1..%ld\n",
-					a, hi);
+					"number in %ld..%ld\n",
+					a, lo, hi);
 				usage(stderr);
+				return 2;
+			}
+			if (dst == &skynet_leaves && !power_of_ten(*dst)) {
+				fprintf(stderr, "smarm-bench: --skynet-leaves "
+						"takes a power of ten\n");
 				return 2;
 			}
 			continue;

@@ -153,6 +153,24 @@ SMARM_API const char *smarm_version_string(void);
  * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
  *                           (smarm_check, runtime calls) makes it yield,
  *                           10000..10^10. Default 2000000 (2 ms).
+ * SMARM_OPT_WAKE_SLOT       0 or 1: an actor woken by another actor runs
+ *                           next on the waker's worker (a one-entry wake
+ *                           slot, Go's runnext) instead of joining the
+ *                           shared run queue; a newer wake pushes the
+ *                           older one to the shared queue. Spawns, yields
+ *                           and wakes from timers or other threads always
+ *                           use the shared queue. Default 1: the woken
+ *                           actor runs warm on its waker's core; with two
+ *                           workers a round trip between two actors costs
+ *                           about half as much as with the slot off.
+ * SMARM_OPT_IDLE_SPIN_NS    how long a worker that ran out of work keeps
+ *                           polling for new work before it sleeps in the
+ *                           kernel, 0..10^7 ns; 0 never spins. At most
+ *                           half the workers (at least one) spin at once,
+ *                           and only while another worker is running
+ *                           actors. Default 20000 (20 us): a hand-off to
+ *                           a spinning worker costs no futex wake.
+ * Options 8 and 9 are since SMARM_0.2.
  * SMARM_OPT_PREEMPT_ASYNC   1: a monitor thread interrupts (SIGURG) an
  *                           actor that runs SMARM_OPT_ASYNC_SLICE_NS
  *                           without reaching a safe point and switches it
@@ -186,10 +204,12 @@ enum smarm_opt {
 	SMARM_OPT_STACK_GUARD = 4,
 	SMARM_OPT_STACK_POOL_CAP = 5,
 	SMARM_OPT_TIMESLICE_NS = 6,
+	SMARM_OPT_STACK_MODE = 7,
+	SMARM_OPT_WAKE_SLOT = 8,
+	SMARM_OPT_IDLE_SPIN_NS = 9,
 	SMARM_OPT_PREEMPT_ASYNC = 10,
 	SMARM_OPT_IO_POOL_THREADS = 11,
 	SMARM_OPT_ASYNC_SLICE_NS = 12,
-	SMARM_OPT_STACK_MODE = 7,
 };
 
 /*
@@ -338,6 +358,18 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
  *                           most one per actor for its latest bounded wait
  *                           (sleep, recv_timeout, select_timeout, lock).
+ * SMARM_STAT_WAKE_SLOT_HITS actors the workers took from their wake slot
+ *                           (SMARM_OPT_WAKE_SLOT) in the last run.
+ * SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
+ *                           wake-slot occupants that a newer wake pushed
+ *                           to the shared run queue in the last run.
+ * SMARM_STAT_IDLE_SPIN_HITS idle spins (SMARM_OPT_IDLE_SPIN_NS) that found
+ *                           work before they ran out, in the last run.
+ * SMARM_STAT_IDLE_PARKS     times an idle worker went to sleep in the
+ *                           kernel in the last run.
+ * These four are reset when a run starts and count the latest run; read
+ * during a run they are approximate (per-worker counts summed without
+ * synchronisation). Statistics 9 to 12 are since SMARM_0.2.
  * SMARM_STAT_PREEMPT_SIGNALS  preemption signals the monitor sent to
  *                           workers whose actor overran its slice.
  * SMARM_STAT_PREEMPT_ASYNC  actors switched out by such a signal.
@@ -374,16 +406,20 @@ enum smarm_stat {
 	SMARM_STAT_WORKERS = 6,
 	SMARM_STAT_SPAWNED = 7,
 	SMARM_STAT_TIMERS = 8,
+	SMARM_STAT_WAKE_SLOT_HITS = 9,
+	SMARM_STAT_WAKE_SLOT_DISPLACEMENTS = 10,
+	SMARM_STAT_IDLE_SPIN_HITS = 11,
+	SMARM_STAT_IDLE_PARKS = 12,
 	SMARM_STAT_PREEMPT_SIGNALS = 13,
 	SMARM_STAT_PREEMPT_ASYNC = 14,
 	SMARM_STAT_PREEMPT_DEFERRED = 15,
-	SMARM_STAT_IO_FD_WAITERS = 20,
-	SMARM_STAT_IO_BLOCKING = 21,
-	SMARM_STAT_IO_THREADS = 22,
 	SMARM_STAT_STACKS_GUARDED = 16,
 	SMARM_STAT_STACKS_DENSE = 17,
 	SMARM_STAT_STACK_SHRINKS = 18,
 	SMARM_STAT_STACK_GUARD_BUDGET = 19,
+	SMARM_STAT_IO_FD_WAITERS = 20,
+	SMARM_STAT_IO_BLOCKING = 21,
+	SMARM_STAT_IO_THREADS = 22,
 };
 
 /*

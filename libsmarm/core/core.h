@@ -54,6 +54,17 @@
 #define SMARM__MAX_SEGS 24
 #define SMARM__NO_INDEX UINT32_MAX
 #define SMARM__WORKER_STACKS 4 /* per-worker stack cache in front of pool */
+/*
+ * Idle spinning (sched.c spin_for_work). A spinner looks for work every
+ * POLL ns. It leaves a lone queued actor to the busy workers for GRACE
+ * ns: one about to finish its actor takes the next itself, warm, within
+ * ~100 ns, while moving a strictly sequential chain (chained_spawn) to
+ * the spinner costs several cache-line transfers per hop (measured 3-5x
+ * slower). Go leaves a running P's runnext goroutine alone for ~3 us for
+ * the same reason.
+ */
+#define SMARM__SPIN_POLL_NS 250
+#define SMARM__SPIN_GRACE_NS 3000
 
 /* Slot states (low 8 bits of the word). */
 enum {
@@ -190,6 +201,20 @@ struct smarm__worker {
 	uint64_t n_spawned; /* spawns by actors here, this run (see actor.c) */
 };
 
+/*
+ * Statistics of one worker in the current run, zeroed at run start.
+ * Written only by the worker with relaxed stores (plain moves, no RMW on
+ * the hot path); smarm_node_get_int sums them with relaxed loads, so a
+ * read during a run is approximate. One cache line each, so workers do
+ * not share lines.
+ */
+struct smarm__wstats {
+	uint64_t slot_hits;	 /* actors taken from the wake slot */
+	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
+	uint64_t spin_hits;	 /* idle spins that found work */
+	uint64_t parks;		 /* futex sleeps of this idle worker */
+} __attribute__((aligned(64)));
+
 struct smarm__timer_ent {
 	uint64_t deadline;
 	uint64_t seq;
@@ -315,6 +340,20 @@ struct smarm_node {
 	_Atomic int64_t io_fd_waiters; /* fd registrations now */
 	_Atomic int64_t io_blocking;   /* pool jobs not finished */
 	_Atomic int64_t io_threads;    /* io threads running now */
+
+	/*
+	 * Idle policy (issue #3), kept after the older fields so their
+	 * layout (and the hot paths' cache-line sharing) is unchanged.
+	 * Configuration, immutable after open:
+	 */
+	bool wake_slot;		    /* SMARM_OPT_WAKE_SLOT: wakes use w->next */
+	int max_spinners;	    /* workers_n / 2, at least 1 */
+	uint64_t spin_cycles;	    /* SMARM_OPT_IDLE_SPIN_NS; 0 never spin */
+	uint64_t spin_poll_cycles;  /* SMARM__SPIN_POLL_NS */
+	uint64_t spin_grace_cycles; /* SMARM__SPIN_GRACE_NS */
+	/* bit i: worker i spins before parking (atomic RMW by worker i) */
+	_Atomic uint64_t spin_mask;
+	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
 };
 
 /*

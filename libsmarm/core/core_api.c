@@ -103,6 +103,8 @@ static const struct {
 	[SMARM_OPT_ASYNC_SLICE_NS] = { 100000, INT64_C(10000000000) },
 	[SMARM_OPT_IO_POOL_THREADS] = { 1, 64 },
 	[SMARM_OPT_STACK_MODE] = { SMARM_STACK_AUTO, SMARM_STACK_DENSE },
+	[SMARM_OPT_WAKE_SLOT] = { 0, 1 },
+	[SMARM_OPT_IDLE_SPIN_NS] = { 0, 10000000 },
 };
 
 static bool opt_known(int opt)
@@ -130,6 +132,8 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_PREEMPT_ASYNC] = 1;
 	c->opt[SMARM_OPT_ASYNC_SLICE_NS] = 10000000;
 	c->opt[SMARM_OPT_IO_POOL_THREADS] = 4;
+	c->opt[SMARM_OPT_WAKE_SLOT] = 1;
+	c->opt[SMARM_OPT_IDLE_SPIN_NS] = 20000;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -197,9 +201,11 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 		config_defaults(&defaults);
 		cfg = &defaults;
 	}
-	n = calloc(1, sizeof *n);
+	/* Aligned: per-worker statistics take one cache line each. */
+	n = aligned_alloc(_Alignof(struct smarm_node), sizeof *n);
 	if (n == NULL)
 		return SMARM_ENOMEM;
+	memset(n, 0, sizeof *n);
 	n->workers_n = (int)cfg->opt[SMARM_OPT_WORKERS];
 	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
@@ -212,6 +218,12 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
+	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
+	n->spin_cycles =
+		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS]);
+	n->spin_poll_cycles = smarm__ns_to_cycles(SMARM__SPIN_POLL_NS);
+	n->spin_grace_cycles = smarm__ns_to_cycles(SMARM__SPIN_GRACE_NS);
+	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
@@ -262,6 +274,27 @@ smarm_node_t *smarm_node_current(void)
 {
 	struct smarm__worker *w = smarm__worker();
 	return (w && w->cur) ? w->node : NULL;
+}
+
+/*
+ * Sum a per-worker counter over the workers of the last (or current) run.
+ * The owners write with relaxed stores, so this is exact after a run and
+ * approximate during one.
+ */
+static int64_t worker_stat_sum(struct smarm_node *n, int stat)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n->workers_n; i++) {
+		struct smarm__wstats *ws = &n->wstats[i];
+		uint64_t *c = stat == SMARM_STAT_WAKE_SLOT_HITS ? &ws->slot_hits
+			      : stat == SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
+				      ? &ws->slot_displaced
+			      : stat == SMARM_STAT_IDLE_SPIN_HITS
+				      ? &ws->spin_hits
+				      : &ws->parks;
+		sum += __atomic_load_n(c, __ATOMIC_RELAXED);
+	}
+	return (int64_t)sum;
 }
 
 int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
@@ -339,6 +372,12 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		return 0;
 	case SMARM_STAT_STACK_GUARD_BUDGET:
 		*out = n->stk_budget;
+		return 0;
+	case SMARM_STAT_WAKE_SLOT_HITS:
+	case SMARM_STAT_WAKE_SLOT_DISPLACEMENTS:
+	case SMARM_STAT_IDLE_SPIN_HITS:
+	case SMARM_STAT_IDLE_PARKS:
+		*out = worker_stat_sum(n, stat);
 		return 0;
 	default:
 		return SMARM_EINVAL;

@@ -24,6 +24,12 @@
  * actors (a try-lock), so timers fire under saturation too. When the last
  * actor ends, the run is over: wake_all releases every parked worker.
  *
+ * Before it parks, an idle worker spins for a bounded time (smarm RFC 004,
+ * SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
+ * wakes nobody while a spinner exists. At most half the workers spin.
+ * spin_for_work states why no wake is lost. Actor-to-actor wakes go to
+ * the waker's wake slot (RFC 005, SMARM_OPT_WAKE_SLOT) unless it is off.
+ *
  * Rejected: a wake pipe drained by one winner (lost completions, syscall
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
  * waking every idle worker on each push (thundering herd).
@@ -57,7 +63,11 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	if (len > 0) {
 		*pid = n->rq_buf[n->rq_head];
-		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
+		/* Atomic store: spinners watch the head move (spin_sees_work).
+		 */
+		__atomic_store_n(&n->rq_head,
+				 (n->rq_head + 1) & (n->rq_cap - 1),
+				 __ATOMIC_RELAXED);
 		atomic_store_explicit(&n->rq_len, len - 1,
 				      memory_order_relaxed);
 		atomic_store_explicit(
@@ -150,7 +160,26 @@ static bool wake_one(struct smarm_node *n)
 	return false;
 }
 
+/*
+ * Producer side of the idle protocol, after publishing work: wake one
+ * parked worker unless a spinning worker exists (it will find the work;
+ * spin_for_work's comment gives the argument) or nobody is parked.
+ */
 void smarm__wake_one_if_idle(struct smarm_node *n)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->spin_mask, memory_order_relaxed) != 0)
+		return;
+	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
+		return;
+	wake_one(n);
+}
+
+/*
+ * Wake one parked worker even while others spin: for roles only a parked
+ * worker takes (slot scanner), not for work a spinner could pick up.
+ */
+static void wake_parked_one(struct smarm_node *n)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
@@ -228,7 +257,11 @@ static bool steal_stale_slots(struct smarm__worker *w)
 	return moved;
 }
 
-/* Whether any other worker is running actors (not parked idle). */
+/*
+ * Whether any other worker is running actors: neither parked idle nor
+ * spinning. Spinners must not count, or two of them would keep each
+ * other spinning (and scanning) forever on a node with nothing to do.
+ */
 static bool others_busy(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
@@ -236,8 +269,129 @@ static bool others_busy(struct smarm__worker *w)
 			       ? ~0ull
 			       : (1ull << n->workers_started) - 1;
 	uint64_t idle =
-		atomic_load_explicit(&n->idle_mask, memory_order_relaxed);
+		atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+		atomic_load_explicit(&n->spin_mask, memory_order_relaxed);
 	return (all & ~idle & ~(1ull << w->id)) != 0;
+}
+
+/* A per-worker statistic: owner-only, a relaxed store, no RMW. */
+static inline void stat_inc(uint64_t *c)
+{
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
+/* What a spinner watches (spin_sees_work). */
+struct spin_view {
+	uint32_t head;	/* run-queue head at the last look */
+	uint64_t since; /* cycle count when that head was first seen, 0:
+			   not yet */
+};
+
+/*
+ * Whether a spinner should stop spinning and take work; plain loads, the
+ * exit path re-checks with the fences. Surplus (two or more queued) is
+ * taken at once; a lone actor only once the head has not moved for
+ * SMARM__SPIN_GRACE_NS (no busy worker is about to take it). now is a
+ * cycle count.
+ */
+static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
+			   uint64_t now)
+{
+	struct smarm_node *n = w->node;
+	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	uint32_t head;
+
+	if (len >= 2 ||
+	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&n->live, memory_order_relaxed) == 0)
+		return true;
+	if (len == 0) {
+		v->since = 0;
+		return false;
+	}
+	head = __atomic_load_n(&n->rq_head, __ATOMIC_RELAXED);
+	if (v->since == 0 || head != v->head) {
+		v->head = head;
+		v->since = now;
+		return false;
+	}
+	return now - v->since >= n->spin_grace_cycles;
+}
+
+/*
+ * Spin before parking (smarm RFC 004, Go's spinning Ms). A worker out of
+ * work polls the shared run queue, the run's end and the timers for up to
+ * spin_ns before it commits to the futex park, so a producer on another
+ * worker hands work over without a futex wake (~µs each in a VM). At most
+ * max_spinners (workers/2, at least 1) spin at once, and only while some
+ * other worker is running actors: an idle node has nobody to produce
+ * work, so its workers park at once. Spinners do not take other workers'
+ * wake slots: a fresh slot entry belongs to its waker for locality, and a
+ * stale one is the scanner's business (steal_stale_slots, after a period
+ * far longer than a spin).
+ *
+ * No lost wake. A producer publishes work, issues a SeqCst fence, and
+ * skips the futex wake if it then reads spin_mask != 0. A spinner leaves
+ * by clearing its bit and issuing a SeqCst fence, and only then looks
+ * at the queue again: either to take work (pick_next, whose chain rule
+ * wakes a sleeper for any surplus) or in the park protocol's recheck
+ * (idle bit, fence, has_work). If the producer's load of spin_mask read
+ * a value from before the spinner's clear, the producer's fence
+ * precedes the spinner's fence in the SeqCst order, so every later load
+ * of the spinner sees the published work (or a later state: another
+ * worker took it). Otherwise the producer saw the clear and falls
+ * back on the idle-bit handshake, which is the unchanged Dekker pair
+ * (publish; fence; load idle_mask) against (set bit; fence; recheck).
+ * Either way some worker that will look at the queue again knows of the
+ * work. A spinner that found work and then lost the race for it calls
+ * idle() again and spins or parks under the same rules.
+ *
+ * Returns true when work (or the run's end, or a due timer) turned up.
+ */
+static bool spin_for_work(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	struct spin_view v = { 0 };
+	uint64_t now;
+	uint64_t until;
+	bool found = false;
+	uint64_t bit = 1ull << w->id;
+	uint64_t cur;
+
+	if (n->spin_cycles == 0 || n->workers_started <= 1 || !others_busy(w))
+		return false;
+	cur = atomic_load_explicit(&n->spin_mask, memory_order_relaxed);
+	do {
+		if (__builtin_popcountll(cur) >= n->max_spinners)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&n->spin_mask, &cur, cur | bit, memory_order_seq_cst,
+		memory_order_relaxed));
+
+	/*
+	 * Poll every SMARM__SPIN_POLL_NS, not back to back: each look pulls
+	 * the run queue's cache lines over to this core, and the producer
+	 * then pays a transfer on its next push or pop. Timers are checked
+	 * every 8th poll (a clock read).
+	 */
+	now = smarm__cycles_fast();
+	until = now + n->spin_cycles;
+	for (uint32_t polls = 1; !found && now < until; polls++) {
+		uint64_t next = now + n->spin_poll_cycles;
+		found = spin_sees_work(w, &v, now) ||
+			((polls & 7) == 0 && smarm__timers_due(n));
+		do {
+			smarm__cpu_relax();
+			now = smarm__cycles_fast();
+		} while (!found && now < next);
+	}
+	found = found || smarm__timers_due(n);
+
+	atomic_fetch_and_explicit(&n->spin_mask, ~bit, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (found)
+		stat_inc(&n->wstats[w->id].spin_hits);
+	return found;
 }
 
 static void idle(struct smarm__worker *w)
@@ -249,6 +403,8 @@ static void idle(struct smarm__worker *w)
 	bool scanning = false;
 
 	if (n->workers_started > 1 && steal_stale_slots(w))
+		return;
+	if (spin_for_work(w))
 		return;
 
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -280,8 +436,10 @@ static void idle(struct smarm__worker *w)
 		atomic_fetch_add_explicit(&n->scanners, 1,
 					  memory_order_seq_cst);
 	}
-	if (!has_work(w))
+	if (!has_work(w)) {
+		stat_inc(&n->wstats[w->id].parks);
 		parker_park(&n->parkers[w->id], deadline);
+	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
 	/*
 	 * The last scanner leaving while others run hands the role on, as
@@ -291,7 +449,7 @@ static void idle(struct smarm__worker *w)
 	    atomic_fetch_sub_explicit(&n->scanners, 1, memory_order_seq_cst) ==
 		    1 &&
 	    others_busy(w))
-		smarm__wake_one_if_idle(n);
+		wake_parked_one(n);
 
 	if (keeper) {
 		/* Disarm before firing (INV-2): fired sends may insert. */
@@ -350,7 +508,8 @@ void smarm__yield(struct smarm__slot *s)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish) {
+	if (n->wake_slot && w != NULL && w->node == n && w->cur != NULL &&
+	    !w->in_finish) {
 		uint64_t old;
 		bool shared = atomic_load_explicit(&n->workers_started,
 						   memory_order_relaxed) > 1;
@@ -370,8 +529,10 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
-		if (old != 0)
+		if (old != 0) {
+			stat_inc(&n->wstats[w->id].slot_displaced);
 			smarm__enqueue(n, old); /* displaced: shared queue */
+		}
 		/*
 		 * Make sure some idle worker is scanning slots, so this entry
 		 * cannot be stranded if our actor then runs long (the seq_cst
@@ -379,7 +540,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		 */
 		if (shared && atomic_load_explicit(&n->scanners,
 						   memory_order_seq_cst) == 0)
-			smarm__wake_one_if_idle(n);
+			wake_parked_one(n);
 		return;
 	}
 	smarm__enqueue(n, pid);
@@ -419,10 +580,14 @@ static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 				 memory_order_relaxed) == 1) {
 		/* No thief exists with one worker: plain access. */
 		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+		stat_inc(&w->node->wstats[w->id].slot_hits);
 		return true;
 	}
 	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
-	return *pid != 0;
+	if (*pid == 0)
+		return false; /* a thief took it */
+	stat_inc(&w->node->wstats[w->id].slot_hits);
+	return true;
 }
 
 /* RUNNING|NOTIFIED -> QUEUED after a yield. */
@@ -729,6 +894,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->idle_mask, 0);
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
+	atomic_store(&n->spin_mask, 0);
+	memset(n->wstats, 0, sizeof n->wstats);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;

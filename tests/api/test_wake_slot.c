@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_wake_slot.c - the wake slot (SMARM_OPT_WAKE_SLOT, smarm RFC 005,
+ * spec/core.md §15 and §23 tests/wake_slot.rs): ping-pong is correct with
+ * the slot on, messaging hits the slot, the slot off (or spawn/join
+ * alone) never does, a second wake displaces the first to the shared
+ * queue, and the counters count one run. Also the option's range.
+ */
+#include "harness.h"
+
+/* Open a node with the given worker count and wake-slot setting. */
+static smarm_node_t *slot_open(int workers, int slot)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
+			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, slot),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	return node;
+}
+
+/* Run root(arg) on node; assert a normal end with no actor left. */
+static void slot_run(smarm_node_t *node, smarm_actor_cb root, void *arg)
+{
+	int how = -1;
+	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, NULL), 0);
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+}
+
+/* ------------------------------------------------------------ ping-pong */
+
+#define PP_ROUNDS 20000
+
+struct pp {
+	smarm_chan_t *ping;
+	smarm_chan_t *pong;
+	uint64_t echoed; /* ponger only */
+	uint64_t wrong;	 /* pinger only: mismatched echoes */
+	int errors;	 /* root only, after the joins */
+};
+
+static void pp_ponger(void *arg)
+{
+	struct pp *p = arg;
+	uint64_t v;
+	while (smarm_chan_recv(p->ping, &v) == 0) {
+		if (smarm_chan_send(p->pong, &v) != 0)
+			return;
+		p->echoed++;
+	}
+}
+
+static void pp_pinger(void *arg)
+{
+	struct pp *p = arg;
+	for (uint64_t i = 0; i < PP_ROUNDS; i++) {
+		uint64_t v = UINT64_MAX;
+		if (smarm_chan_send(p->ping, &i) != 0 ||
+		    smarm_chan_recv(p->pong, &v) != 0 || v != i)
+			p->wrong++;
+	}
+}
+
+static void pp_root(void *arg)
+{
+	struct pp *p = arg;
+	smarm_pid_t a, b;
+	int ha = -1, hb = -1;
+	if (smarm_chan_alloc(&p->ping, sizeof(uint64_t), NULL) != 0 ||
+	    smarm_chan_alloc(&p->pong, sizeof(uint64_t), NULL) != 0 ||
+	    smarm_actor_spawn(&a, pp_ponger, p, NULL) != 0 ||
+	    smarm_actor_spawn(&b, pp_pinger, p, NULL) != 0) {
+		p->errors++;
+		return;
+	}
+	if (smarm_actor_join(b, &hb, NULL) != 0 || hb != SMARM_EXIT_NORMAL)
+		p->errors++;
+	smarm_chan_sender_free(p->ping); /* closes ping: the ponger ends */
+	if (smarm_actor_join(a, &ha, NULL) != 0 || ha != SMARM_EXIT_NORMAL)
+		p->errors++;
+	smarm_chan_receiver_free(p->ping);
+	harness_chan_drop(p->pong);
+}
+
+/* Loop: _i 0 one worker, 1 four workers (oversubscribed). */
+START_TEST(test_wake_slot_ping_pong_on_is_correct)
+{
+	struct pp p = { 0 };
+	smarm_node_t *node = slot_open(_i ? 4 : 1, 1);
+	slot_run(node, pp_root, &p);
+	ck_assert_int_eq(p.errors, 0);
+	ck_assert_uint_eq(p.wrong, 0);
+	ck_assert_uint_eq(p.echoed, PP_ROUNDS);
+	/* Each round trip wakes a parked actor from actor context. */
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* Loop: _i 0 one worker, 1 four workers. */
+START_TEST(test_wake_slot_off_gives_no_hits)
+{
+	struct pp p = { 0 };
+	smarm_node_t *node = slot_open(_i ? 4 : 1, 0);
+	slot_run(node, pp_root, &p);
+	ck_assert_int_eq(p.errors, 0);
+	ck_assert_uint_eq(p.wrong, 0);
+	ck_assert_uint_eq(p.echoed, PP_ROUNDS);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_DISPLACEMENTS),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ spawn/join */
+
+#define SJ_N 2000
+
+static void sj_child(void *arg)
+{
+	(void)arg;
+}
+
+static void sj_root(void *arg)
+{
+	int *errors = arg;
+	for (int i = 0; i < SJ_N; i++) {
+		smarm_pid_t pid;
+		int how = -1;
+		if (smarm_actor_spawn(&pid, sj_child, NULL, NULL) != 0 ||
+		    smarm_actor_join(pid, &how, NULL) != 0 ||
+		    how != SMARM_EXIT_NORMAL)
+			(*errors)++;
+	}
+}
+
+/*
+ * Spawns go to the shared queue and a joiner is woken by its child's
+ * finalize (scheduler context): no wake-slot traffic at all.
+ * Loop: _i 0 one worker, 1 four workers.
+ */
+START_TEST(test_wake_slot_spawn_join_gives_no_hits)
+{
+	int errors = 0;
+	smarm_node_t *node = slot_open(_i ? 4 : 1, 1);
+	slot_run(node, sj_root, &errors);
+	ck_assert_int_eq(errors, 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_DISPLACEMENTS),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------- displacement */
+
+struct disp {
+	smarm_chan_t *ch[2];
+	int got[2]; /* receiver i's own field */
+	int errors; /* root only */
+};
+
+struct disp_rx {
+	struct disp *d;
+	int i;
+};
+
+static void disp_receiver(void *arg)
+{
+	struct disp_rx *rx = arg;
+	int v = 0;
+	if (smarm_chan_recv(rx->d->ch[rx->i], &v) == 0)
+		rx->d->got[rx->i] = v;
+}
+
+/*
+ * One worker, so the order is fixed: both receivers park in recv before
+ * the root sends to each back to back. The first send fills the slot,
+ * the second displaces that occupant to the shared queue; when the root
+ * parks in join, the slot's actor runs first.
+ */
+static void disp_root(void *arg)
+{
+	struct disp *d = arg;
+	struct disp_rx rx[2] = { { d, 0 }, { d, 1 } };
+	smarm_pid_t pid[2];
+	for (int i = 0; i < 2; i++)
+		if (smarm_chan_alloc(&d->ch[i], sizeof(int), NULL) != 0 ||
+		    smarm_actor_spawn(&pid[i], disp_receiver, &rx[i], NULL) !=
+			    0) {
+			d->errors++;
+			return;
+		}
+	smarm_actor_yield(); /* both run and park in recv */
+	for (int i = 0; i < 2; i++) {
+		int v = 10 + i;
+		if (smarm_chan_send(d->ch[i], &v) != 0)
+			d->errors++;
+	}
+	for (int i = 0; i < 2; i++) {
+		int how = -1;
+		if (smarm_actor_join(pid[i], &how, NULL) != 0 ||
+		    how != SMARM_EXIT_NORMAL)
+			d->errors++;
+		harness_chan_drop(d->ch[i]);
+	}
+}
+
+START_TEST(test_wake_slot_second_wake_displaces_first)
+{
+	struct disp d = { 0 };
+	smarm_node_t *node = slot_open(1, 1);
+	slot_run(node, disp_root, &d);
+	ck_assert_int_eq(d.errors, 0);
+	ck_assert_int_eq(d.got[0], 10);
+	ck_assert_int_eq(d.got[1], 11);
+	ck_assert_int_ge(harness_stat(node, SMARM_STAT_WAKE_SLOT_DISPLACEMENTS),
+			 1);
+	ck_assert_int_ge(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 1);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* -------------------------------------------------------------- counters */
+
+/* A run with messaging, then one without: the second reads zero. */
+START_TEST(test_wake_slot_counters_reset_per_run)
+{
+	struct pp p = { 0 };
+	int errors = 0;
+	smarm_node_t *node = slot_open(1, 1);
+	slot_run(node, pp_root, &p);
+	ck_assert_int_eq(p.errors, 0);
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	slot_run(node, sj_root, &errors);
+	ck_assert_int_eq(errors, 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_DISPLACEMENTS),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+START_TEST(test_wake_slot_counters_zero_before_any_run)
+{
+	smarm_node_t *node = slot_open(2, 1);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_HITS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_WAKE_SLOT_DISPLACEMENTS),
+			 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IDLE_SPIN_HITS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IDLE_PARKS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- option */
+
+START_TEST(test_wake_slot_option_range_einval)
+{
+	smarm_config_t *cfg = NULL;
+	int64_t v = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_WAKE_SLOT, &v), 0);
+	ck_assert_int_eq(v, 1); /* default on */
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, 2),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, -1),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_WAKE_SLOT, &v), 0);
+	ck_assert_int_eq(v, 1); /* unchanged by the failed sets */
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, 0), 0);
+	ck_assert_int_eq(smarm_config_get_int(cfg, SMARM_OPT_WAKE_SLOT, &v), 0);
+	ck_assert_int_eq(v, 0);
+	smarm_config_free(cfg);
+}
+END_TEST
+
+Suite *smarm_test_wake_slot_suite(void)
+{
+	Suite *s = suite_create("wake_slot");
+	TCase *tc = tcase_create("slot");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_wake_slot_ping_pong_on_is_correct, 0, 2);
+	tcase_add_loop_test(tc, test_wake_slot_off_gives_no_hits, 0, 2);
+	tcase_add_loop_test(tc, test_wake_slot_spawn_join_gives_no_hits, 0, 2);
+	tcase_add_test(tc, test_wake_slot_second_wake_displaces_first);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("counters");
+	tcase_add_test(tc, test_wake_slot_counters_reset_per_run);
+	tcase_add_test(tc, test_wake_slot_counters_zero_before_any_run);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_wake_slot_option_range_einval);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(wake_slot)
