@@ -10,8 +10,11 @@
  * (N is the worker count), the same shape as the Go and Erlang peers in
  * tools/peers/. Each workload gets one warm-up run and then R timed runs
  * (default 5); the median is printed and the individual runs go to stderr
- * as `# smarm WORKLOAD workers=N runs: ...`. Every run opens a fresh node
- * with SMARM_OPT_WORKERS=N, runs one root actor and closes the node; the
+ * as `# smarm WORKLOAD workers=N runs: ...`. A workload's runs share one
+ * node with SMARM_OPT_WORKERS=N (each run is one smarm_node_run of a root
+ * actor; the node is closed after the workload), so the runs after the
+ * warm-up find the slot table and stack pool grown, as the peers find
+ * their heaps across iterations; the
  * root times only the workload itself with smarm_now_ns() (setup such as
  * building the ring or spawning the passive side is outside, as in the
  * peers). --workers defaults to 1, the setting the §7 targets refer to.
@@ -821,17 +824,27 @@ static const struct {
 #define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
 static int64_t stat_last[N_STATS]; /* of the latest run */
 
-static int bench_run_node(const struct workload *w, int workers,
-			  double *ns_per_op)
-{
-	struct bench_run r = { 0 };
-	struct root_arg ra = { w, &r };
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	int how = -1;
-	intptr_t reason = 0;
-	int rc;
+/*
+ * The node of the workload being measured: opened for its first run and
+ * closed after its last, so every run after the warm-up finds the slot
+ * table, stack pool and queues already grown, as the Go and Erlang peers
+ * find their heaps across iterations.
+ */
+static smarm_node_t *bench_node;
 
+static void bench_node_close(void)
+{
+	if (bench_node != NULL)
+		smarm_node_close(bench_node);
+	bench_node = NULL;
+}
+
+static int bench_node_open(const struct workload *w, int workers)
+{
+	smarm_config_t *cfg = NULL;
+	int rc;
+	if (bench_node != NULL)
+		return 0;
 	if ((rc = smarm_config_alloc(&cfg)) != 0 ||
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers)) != 0 ||
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC,
@@ -845,21 +858,36 @@ static int bench_run_node(const struct workload *w, int workers,
 	    (opt_spin_ns >= 0 &&
 	     (rc = smarm_config_set_int(cfg, SMARM_OPT_IDLE_SPIN_NS,
 					opt_spin_ns)) != 0) ||
-	    (rc = smarm_node_open(&node, cfg)) != 0) {
+	    (rc = smarm_node_open(&bench_node, cfg)) != 0) {
 		smarm_config_free(cfg);
+		bench_node = NULL;
 		fprintf(stderr, "smarm-bench: node setup (workers=%d): %s\n",
 			workers, smarm_err_name(rc));
 		return -1;
 	}
 	smarm_config_free(cfg);
+	return 0;
+}
 
+static int bench_run_node(const struct workload *w, int workers,
+			  double *ns_per_op)
+{
+	struct bench_run r = { 0 };
+	struct root_arg ra = { w, &r };
+	smarm_node_t *node;
+	int how = -1;
+	intptr_t reason = 0;
+	int rc;
+
+	if (bench_node_open(w, workers) != 0)
+		return -1;
+	node = bench_node;
 	current_name = w->name;
 	alarm(HANG_LIMIT_S);
 	rc = smarm_node_run(node, bench_root, &ra, &how, &reason);
 	alarm(0);
 	for (size_t i = 0; i < N_STATS; i++)
 		smarm_node_get_int(node, stat_ids[i].id, &stat_last[i]);
-	smarm_node_close(node);
 
 	if (rc != 0) {
 		fprintf(stderr, "smarm-bench: %s: smarm_node_run: %s\n",
@@ -937,7 +965,7 @@ static double median(double *xs, int n)
 }
 
 /* Warm-up, then runs timed runs; prints the CSV line. 0 or -1. */
-static int bench_workload(const struct workload *w, int workers, int runs)
+static int bench_workload_runs(const struct workload *w, int workers, int runs)
 {
 	double *xs = calloc((size_t)runs, sizeof *xs);
 	double warm;
@@ -974,6 +1002,14 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 	fflush(stdout);
 	free(xs);
 	return 0;
+}
+
+/* One workload on one node, closed afterwards. */
+static int bench_workload(const struct workload *w, int workers, int runs)
+{
+	int rc = bench_workload_runs(w, workers, runs);
+	bench_node_close();
+	return rc;
 }
 
 static void usage(FILE *f)
