@@ -98,7 +98,7 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 			      memory_order_release);
 	if (out != NULL)
 		*out = pid;
-	smarm__enqueue(n, pid);
+	smarm__enqueue_spawned(n, pid);
 	/*
 	 * Spawned while the run is shutting down (by a cleanup handler, or
 	 * racing the root's exit): stop it too. Pairs with stop_all, which

@@ -53,7 +53,9 @@
 #define SMARM__SEG_BASE 256u /* slots in segment 0; segment s has BASE<<s */
 #define SMARM__MAX_SEGS 24
 #define SMARM__NO_INDEX UINT32_MAX
-#define SMARM__WORKER_STACKS 4 /* per-worker stack cache in front of pool */
+#define SMARM__WORKER_STACKS 4	/* per-worker stack cache in front of pool */
+#define SMARM__SPAWN_BATCH 16	/* work-first spawns held per actor run */
+#define SMARM__FRONT_LIMIT 1024 /* front pops before older work must run */
 /*
  * Idle spinning (sched.c spin_for_work). A spinner looks for work every
  * POLL ns. It leaves a lone queued actor to the busy workers for GRACE
@@ -199,6 +201,10 @@ struct smarm__worker {
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */
 	uint64_t n_spawned; /* spawns by actors here, this run (see actor.c) */
+	/* work-first spawns (one worker, see smarm__enqueue_spawned) */
+	uint64_t sbatch[SMARM__SPAWN_BATCH]; /* spawned by the running actor,
+						not queued yet */
+	uint32_t sbatch_n;
 };
 
 /*
@@ -281,6 +287,8 @@ struct smarm_node {
 	uint32_t rq_head;
 	_Atomic uint32_t rq_len;  /* written under rq_lock, read anywhere */
 	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
+	uint32_t rq_front;	  /* RUNQ: work-first items at the front */
+	uint32_t rq_front_pops;	  /* RUNQ: front pops since an older one */
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
@@ -425,6 +433,8 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 
 /* ---- scheduling (sched.c) ---- */
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);
+void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid);
+void smarm__spawns_flush(struct smarm__worker *w);
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
 void smarm__park(struct smarm__slot *s);

@@ -299,7 +299,8 @@ static bool other_work(struct smarm__worker *w)
 	return atomic_load_explicit(&w->node->rq_len, memory_order_relaxed) >
 		       0 ||
 	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	       w->pin_head != SMARM__NO_INDEX || smarm__timers_due(w->node);
+	       w->pin_head != SMARM__NO_INDEX || w->sbatch_n > 0 ||
+	       smarm__timers_due(w->node);
 }
 
 /*

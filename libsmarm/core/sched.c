@@ -76,10 +76,74 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
+		if (n->rq_front > 0) {
+			n->rq_front--;
+			n->rq_front_pops++;
+		} else {
+			n->rq_front_pops = 0; /* older work got its turn */
+		}
 		got = true;
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	return got;
+}
+
+/*
+ * Work-first spawns. On a node with one worker, the actors an actor spawns
+ * are held until it leaves the CPU (parks, yields, ends, is preempted) and
+ * then queued at the *front* of the run queue, in spawn order: the spawn
+ * tree runs depth-first, as Cilk's work-first policy, so a tree of a
+ * million actors keeps a few dozen alive instead of all of them
+ * (skynet_actor: 1390 -> ~270 ns per leaf, the live set fitting in cache).
+ * Siblings still start in spawn order. Fairness: once SMARM__FRONT_LIMIT
+ * pops in a row came from the front while older actors wait behind, new
+ * batches go to the back until an older one has run, so a chain of spawns
+ * cannot starve queued work. With several workers spawns go to the back
+ * at once, where idle workers find them: a front batch there raced the
+ * other worker for the same subtrees (measured: chained_spawn and
+ * spawn_join up to 2x slower at two workers); work-stealing deques are the
+ * multi-worker answer and are not built yet.
+ */
+void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (n->workers_n == 1 && w != NULL && w->node == n && w->cur != NULL &&
+	    !w->in_finish && w->sbatch_n < SMARM__SPAWN_BATCH) {
+		w->sbatch[w->sbatch_n++] = pid;
+		return;
+	}
+	smarm__enqueue(n, pid);
+}
+
+/* Queue the held spawns of the actor leaving w (see above). */
+void smarm__spawns_flush(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	uint32_t k = w->sbatch_n;
+	uint32_t len, head;
+	if (k == 0)
+		return;
+	w->sbatch_n = 0;
+	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	if (SMARM_NEVER(len + k > n->rq_cap))
+		smarm__panic("sched: run queue overflow (double enqueue)");
+	if (n->rq_front_pops >= SMARM__FRONT_LIMIT && len > n->rq_front) {
+		/* Older actors have waited long enough: to the back. */
+		for (uint32_t i = 0; i < k; i++)
+			n->rq_buf[(n->rq_head + len + i) & (n->rq_cap - 1)] =
+				w->sbatch[i];
+	} else {
+		head = n->rq_head;
+		for (uint32_t i = k; i-- > 0;) {
+			head = (head - 1) & (n->rq_cap - 1);
+			n->rq_buf[head] = w->sbatch[i];
+		}
+		__atomic_store_n(&n->rq_head, head, __ATOMIC_RELAXED);
+		n->rq_front += k;
+	}
+	atomic_store_explicit(&n->rq_len, len + k, memory_order_relaxed);
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 }
 
 void smarm__enqueue(struct smarm_node *n, uint64_t pid)
@@ -484,6 +548,7 @@ void smarm__yield(struct smarm__slot *s)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm_node *n = w->node;
 	smarm__observe_stop(s);
+	smarm__spawns_flush(w);
 	/* Nothing else could run here: yielding would only come back. */
 	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0 &&
 	    w->pin_head == SMARM__NO_INDEX &&
@@ -780,6 +845,7 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 
 	w->prev = s;
 	w->prev_intent = intent;
+	smarm__spawns_flush(w);
 	next = pick_next(w);
 	if (next != NULL) {
 		w->cur = next;
@@ -892,6 +958,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		return SMARM_ESTATE;
 
 	atomic_store(&n->idle_mask, 0);
+	n->rq_front = 0;
+	n->rq_front_pops = 0;
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->spin_mask, 0);

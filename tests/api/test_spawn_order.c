@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_spawn_order.c - work-first spawns on a one-worker node: the actors
+ * an actor spawns start in spawn order, before older queued work, once
+ * their spawner leaves the CPU; a spawn tree therefore runs depth-first
+ * and keeps few actors alive; and a spawn chain cannot starve older work
+ * (SMARM__FRONT_LIMIT). With several workers spawns go to the back.
+ */
+#include "harness.h"
+
+#include <string.h>
+
+static char so_log[64];
+static atomic_int so_len;
+
+static void so_put(char c)
+{
+	int k = atomic_fetch_add(&so_len, 1);
+	if (k < (int)sizeof so_log - 1)
+		so_log[k] = c;
+}
+
+static void so_letter(void *arg)
+{
+	so_put((char)(uintptr_t)arg);
+}
+
+static smarm_pid_t so_spawn(smarm_actor_cb fn, void *arg)
+{
+	smarm_pid_t p;
+	if (smarm_actor_spawn(&p, fn, arg, NULL) != 0)
+		abort();
+	return p;
+}
+
+/* ------------------------------------------------ order among siblings */
+
+static void so_root_siblings(void *arg)
+{
+	smarm_pid_t p[3];
+	(void)arg;
+	so_put('R');
+	p[0] = so_spawn(so_letter, (void *)(uintptr_t)'a');
+	p[1] = so_spawn(so_letter, (void *)(uintptr_t)'b');
+	p[2] = so_spawn(so_letter, (void *)(uintptr_t)'c');
+	for (int i = 0; i < 3; i++)
+		smarm_actor_join(p[i], NULL, NULL);
+	so_put('E');
+}
+
+START_TEST(test_spawn_order_siblings_start_in_spawn_order)
+{
+	memset(so_log, 0, sizeof so_log);
+	atomic_store(&so_len, 0);
+	ck_assert_int_eq(harness_run(1, so_root_siblings, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_str_eq(so_log, "RabcE");
+}
+END_TEST
+
+/* Children of the actor that just ran go ahead of older queued actors. */
+static void so_parent(void *arg)
+{
+	(void)arg;
+	so_put('P');
+	so_spawn(so_letter, (void *)(uintptr_t)'c');
+}
+
+static void so_root_generations(void *arg)
+{
+	smarm_pid_t p[2];
+	(void)arg;
+	p[0] = so_spawn(so_parent, NULL);
+	p[1] = so_spawn(so_letter, (void *)(uintptr_t)'o');
+	smarm_actor_join(p[0], NULL, NULL);
+	smarm_actor_join(p[1], NULL, NULL);
+	smarm_actor_sleep(MS(1)); /* let the detached child finish */
+}
+
+START_TEST(test_spawn_order_children_before_older_work)
+{
+	memset(so_log, 0, sizeof so_log);
+	atomic_store(&so_len, 0);
+	ck_assert_int_eq(harness_run(1, so_root_generations, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_str_eq(so_log, "Pco");
+}
+END_TEST
+
+/* ------------------------------------------- a tree runs depth-first */
+
+#define TREE_FANOUT 10
+#define TREE_DEPTH 4 /* 10^4 leaves, 11111 actors */
+
+static _Atomic int64_t so_max_live;
+static atomic_long so_leaves;
+
+struct so_node {
+	int depth;
+	smarm_chan_t *up; /* parent's channel; NULL at the top */
+};
+
+static void so_tree(void *arg)
+{
+	struct so_node *me = arg;
+	int64_t live = 0, seen;
+	long one = 1, sum = 0, got;
+	smarm_node_get_int(smarm_node_current(), SMARM_STAT_LIVE_ACTORS, &live);
+	seen = atomic_load(&so_max_live);
+	while (live > seen &&
+	       !atomic_compare_exchange_weak(&so_max_live, &seen, live))
+		;
+	if (me->depth == TREE_DEPTH) {
+		atomic_fetch_add(&so_leaves, 1);
+		smarm_chan_send(me->up, &one);
+		return;
+	}
+	smarm_chan_t *down;
+	struct so_node kids[TREE_FANOUT];
+	if (smarm_chan_alloc(&down, sizeof(long), NULL) != 0)
+		abort();
+	for (int i = 0; i < TREE_FANOUT; i++) {
+		kids[i].depth = me->depth + 1;
+		kids[i].up = down;
+		so_spawn(so_tree, &kids[i]);
+	}
+	for (int i = 0; i < TREE_FANOUT; i++)
+		if (smarm_chan_recv(down, &got) == 0)
+			sum += got;
+	harness_chan_drop(down);
+	if (me->up != NULL)
+		smarm_chan_send(me->up, &sum);
+	else
+		atomic_store(&so_leaves, sum);
+}
+
+static void so_root_tree(void *arg)
+{
+	struct so_node top = { 0, NULL };
+	(void)arg;
+	so_tree(&top);
+}
+
+START_TEST(test_spawn_order_tree_keeps_few_actors_alive)
+{
+	atomic_store(&so_max_live, 0);
+	atomic_store(&so_leaves, 0);
+	ck_assert_int_eq(harness_run(1, so_root_tree, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&so_leaves), 10000);
+	/* Breadth-first, all 11111 would be alive at once. */
+	ck_assert_int_lt(atomic_load(&so_max_live), 200);
+}
+END_TEST
+
+/* ------------------------------------- a spawn chain cannot starve */
+
+static atomic_int chain_stop;
+static atomic_long chain_links;
+static _Atomic uint64_t chain_sleep_took;
+
+static void so_link(void *arg)
+{
+	(void)arg;
+	if (atomic_load(&chain_stop) ||
+	    atomic_fetch_add(&chain_links, 1) > 20000000)
+		return;
+	smarm_actor_spawn(NULL, so_link, NULL, NULL); /* detached */
+}
+
+static void so_sleeper(void *arg)
+{
+	uint64_t t0 = smarm_now_ns();
+	(void)arg;
+	smarm_actor_sleep(MS(10));
+	atomic_store(&chain_sleep_took, harness_since(t0));
+	atomic_store(&chain_stop, 1);
+}
+
+static void so_root_chain(void *arg)
+{
+	smarm_pid_t s;
+	(void)arg;
+	s = so_spawn(so_sleeper, NULL);
+	so_spawn(so_link, NULL);
+	smarm_actor_join(s, NULL, NULL);
+	while (atomic_load(&chain_links) > 0 && !atomic_load(&chain_stop))
+		smarm_actor_yield();
+	smarm_actor_sleep(MS(5)); /* the chain's last link sees the flag */
+}
+
+START_TEST(test_spawn_order_chain_does_not_starve_older_work)
+{
+	atomic_store(&chain_stop, 0);
+	atomic_store(&chain_links, 0);
+	ck_assert_int_eq(harness_run(1, so_root_chain, NULL),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_elapsed_lt(atomic_load(&chain_sleep_took), MS(500));
+	ck_assert_int_gt(atomic_load(&chain_links), 0);
+}
+END_TEST
+
+/* Several workers: spawns are queued at once, where idle workers see
+ * them; the tree still completes with the right sum. */
+START_TEST(test_spawn_order_tree_four_workers)
+{
+	atomic_store(&so_max_live, 0);
+	atomic_store(&so_leaves, 0);
+	ck_assert_int_eq(harness_run(4, so_root_tree, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&so_leaves), 10000);
+}
+END_TEST
+
+Suite *smarm_test_spawn_order_suite(void)
+{
+	Suite *s = suite_create("spawn_order");
+	TCase *tc = tcase_create("work_first");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_spawn_order_siblings_start_in_spawn_order);
+	tcase_add_test(tc, test_spawn_order_children_before_older_work);
+	tcase_add_test(tc, test_spawn_order_tree_keeps_few_actors_alive);
+	tcase_add_test(tc, test_spawn_order_chain_does_not_starve_older_work);
+	tcase_add_test(tc, test_spawn_order_tree_four_workers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(spawn_order)
