@@ -32,15 +32,15 @@
 #include <stdlib.h>
 
 /*
- * Spawns are counted per worker (plain stores, folded into the node's
- * total when the run ends): an atomic add on one node-wide line per spawn
- * was measurable at two workers.
+ * Spawns are counted per worker (plain stores by the owning worker into a
+ * per-worker total that is never reset; the stat sums them): an atomic
+ * add on one node-wide line per spawn was measurable at two workers.
  */
 static void count_spawn(struct smarm_node *n)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n)
-		__atomic_store_n(&w->n_spawned, w->n_spawned + 1,
+		__atomic_store_n(&n->spawned_w[w->id], n->spawned_w[w->id] + 1,
 				 __ATOMIC_RELAXED);
 	else
 		atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);

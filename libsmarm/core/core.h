@@ -55,6 +55,7 @@
 #define SMARM__NO_INDEX UINT32_MAX
 #define SMARM__WORKER_STACKS 4	/* per-worker stack cache in front of pool */
 #define SMARM__SPAWN_BATCH 16	/* work-first spawns held per actor run */
+#define SMARM__LDQ_CAP 256	/* a worker's local deque (power of two) */
 #define SMARM__FRONT_LIMIT 1024 /* front pops before older work must run */
 /*
  * Idle spinning (sched.c spin_for_work). A spinner looks for work every
@@ -200,11 +201,22 @@ struct smarm__worker {
 	uint64_t n_deferred;	      /* signals that found no safe spot */
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */
-	uint64_t n_spawned; /* spawns by actors here, this run (see actor.c) */
+
 	/* work-first spawns (one worker, see smarm__enqueue_spawned) */
 	uint64_t sbatch[SMARM__SPAWN_BATCH]; /* spawned by the running actor,
 						not queued yet */
 	uint32_t sbatch_n;
+	bool sbatch_spill; /* this run overflowed the batch: spawns go back */
+	/*
+	 * Local deque of work-first spawns (several workers): the owner
+	 * pushes and pops at the front, idle workers steal from the back.
+	 * ldq_lock (RUNQ rank, never nested with another RUNQ lock).
+	 */
+	smarm__lock_t ldq_lock;
+	uint32_t ldq_head;
+	_Atomic uint32_t ldq_len;
+	uint32_t ldq_picks; /* owner: local pops, for the fairness turns */
+	uint64_t ldq[SMARM__LDQ_CAP];
 };
 
 /*
@@ -323,7 +335,10 @@ struct smarm_node {
 	/* run state */
 	_Atomic int64_t live;
 	_Atomic int running;
-	_Atomic uint64_t spawned;
+	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
+	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker
+						   i; only worker i writes,
+						   never reset */
 	_Atomic int stopping;	     /* the root ended: stop everything */
 	_Atomic int scanners;	     /* idle workers parked with a slot-scan
 					deadline (see steal_stale_slots) */

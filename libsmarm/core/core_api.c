@@ -335,9 +335,9 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		return 0;
 	case SMARM_STAT_SPAWNED:
 		*out = (int64_t)atomic_load(&n->spawned);
-		for (int i = 0; i < n->workers_n; i++)
-			*out += (int64_t)__atomic_load_n(
-				&n->workers[i].n_spawned, __ATOMIC_RELAXED);
+		for (int i = 0; i < SMARM__MAX_WORKERS; i++)
+			*out += (int64_t)__atomic_load_n(&n->spawned_w[i],
+							 __ATOMIC_RELAXED);
 		return 0;
 	case SMARM_STAT_PREEMPT_SIGNALS:
 		*out = (int64_t)atomic_load(&n->pre_signals);

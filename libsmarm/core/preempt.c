@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -168,13 +169,28 @@ static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
 	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
 }
 
+/*
+ * Read n bytes of this process's memory without faulting: the pc may sit
+ * at the start of a mapping whose previous page is unreadable (JIT code,
+ * a trampoline page), or in execute-only memory. process_vm_readv is a
+ * plain system call, so it is async-signal-safe and fails with EFAULT.
+ */
+static bool peek(uintptr_t addr, void *out, size_t n)
+{
+	struct iovec local = { out, n };
+	struct iovec remote = { (void *)addr, n };
+	return process_vm_readv(
+		       atomic_load_explicit(&self_pid, memory_order_relaxed),
+		       &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
 /* Was the interrupted instruction a syscall (restarted, or returning)? */
 static bool at_syscall(uintptr_t pc)
 {
-	uint16_t here, before;
-	memcpy(&here, (const void *)pc, sizeof here);
-	memcpy(&before, (const void *)(pc - 2), sizeof before);
-	return here == 0x050f || before == 0x050f; /* 0f 05: syscall */
+	uint16_t here = 0, before = 0;
+	bool h = peek(pc, &here, sizeof here);
+	bool b = pc >= 2 && peek(pc - 2, &before, sizeof before);
+	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
 }
 
 /* Why the actor cannot be switched out here, or DEFER_NONE. */
@@ -300,6 +316,7 @@ static bool other_work(struct smarm__worker *w)
 		       0 ||
 	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       w->pin_head != SMARM__NO_INDEX || w->sbatch_n > 0 ||
+	       atomic_load_explicit(&w->ldq_len, memory_order_relaxed) > 0 ||
 	       smarm__timers_due(w->node);
 }
 
@@ -395,7 +412,9 @@ struct mon_seen {
  * One look at worker w; true if it wants a quick second look.
  *
  * An actor is seen running at one look and signalled at the next one
- * that finds it still there, so it overruns by at most one async slice.
+ * that finds it still there, so it overruns by one to two async slices
+ * (plus up to MON_MAX_SLEEP_NS when it started right after a long idle
+ * spell, while the monitor's looks were backing off).
  * A later look that finds it still there asks the handler's verdict: no
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
  * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
@@ -428,8 +447,19 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		return false;
 	}
 	d = __atomic_load_n(&w->n_deferred, __ATOMIC_ACQUIRE);
-	if (d == m->deferred_at)
-		return false; /* not handled yet */
+	if (d == m->deferred_at) {
+		/*
+		 * Not handled yet. A signal can also be lost outright (a
+		 * failed sigqueue, or merged into a host SIGURG pending at the
+		 * same time, which the handler then passes on): after a few
+		 * ticks, send again.
+		 */
+		if (now - m->last_sig < 4 * tick)
+			return false;
+		m->last_sig = now;
+		m->signalled = send_urg(n, w, seq) || m->signalled;
+		return false;
+	}
 	why = __atomic_load_n(&w->defer_why, __ATOMIC_RELAXED);
 	if (why == DEFER_SYSCALL) {
 		unsigned k = m->backoff < SYSCALL_BACKOFF_MAX

@@ -89,30 +89,110 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 }
 
 /*
- * Work-first spawns. On a node with one worker, the actors an actor spawns
- * are held until it leaves the CPU (parks, yields, ends, is preempted) and
- * then queued at the *front* of the run queue, in spawn order: the spawn
- * tree runs depth-first, as Cilk's work-first policy, so a tree of a
- * million actors keeps a few dozen alive instead of all of them
- * (skynet_actor: 1390 -> ~270 ns per leaf, the live set fitting in cache).
- * Siblings still start in spawn order. Fairness: once SMARM__FRONT_LIMIT
- * pops in a row came from the front while older actors wait behind, new
- * batches go to the back until an older one has run, so a chain of spawns
- * cannot starve queued work. With several workers spawns go to the back
- * at once, where idle workers find them: a front batch there raced the
- * other worker for the same subtrees (measured: chained_spawn and
- * spawn_join up to 2x slower at two workers); work-stealing deques are the
- * multi-worker answer and are not built yet.
+ * Work-first spawns (docs/architecture.md, "Work-first spawns"). The
+ * actors an actor spawns are held until it leaves the CPU (parks, yields,
+ * ends, is preempted) and then queued ahead of older work, in spawn
+ * order: the spawn tree runs depth-first, as Cilk's work-first policy, so
+ * a tree of a million actors keeps a few dozen alive instead of all of
+ * them (skynet_actor: 1390 -> ~250 ns per leaf at one worker, the live
+ * set fitting in cache). One worker: the front of the shared queue, with
+ * a fairness bound (once SMARM__FRONT_LIMIT pops in a row passed older
+ * actors, batches go to the back until an older one has run). Several
+ * workers: the front of this worker's deque, which idle workers steal
+ * from at the back; a spawn made while a worker idles or spins is queued
+ * shared at once instead, so that worker can take it.
  */
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (n->workers_n == 1 && w != NULL && w->node == n && w->cur != NULL &&
-	    !w->in_finish && w->sbatch_n < SMARM__SPAWN_BATCH) {
-		w->sbatch[w->sbatch_n++] = pid;
-		return;
+	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish &&
+	    !w->sbatch_spill &&
+	    (n->workers_n == 1 ||
+	     (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+	      atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) ==
+		     0)) {
+		if (w->sbatch_n < SMARM__SPAWN_BATCH) {
+			w->sbatch[w->sbatch_n++] = pid;
+			return;
+		}
+		/*
+		 * More spawns than a batch holds: this run's spawns go to the
+		 * back from now on, the held ones first, so they still start
+		 * in spawn order.
+		 */
+		for (uint32_t i = 0; i < w->sbatch_n; i++)
+			smarm__enqueue(n, w->sbatch[i]);
+		w->sbatch_n = 0;
+		w->sbatch_spill = true;
 	}
 	smarm__enqueue(n, pid);
+}
+
+/* Several workers: the batch goes to the front of w's own deque. */
+static bool ldq_push_batch(struct smarm__worker *w)
+{
+	uint32_t k = w->sbatch_n, len, head;
+	smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	len = atomic_load_explicit(&w->ldq_len, memory_order_relaxed);
+	if (len + k > SMARM__LDQ_CAP) {
+		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
+		return false;
+	}
+	head = w->ldq_head;
+	for (uint32_t i = k; i-- > 0;) {
+		head = (head - 1) & (SMARM__LDQ_CAP - 1);
+		w->ldq[head] = w->sbatch[i];
+	}
+	w->ldq_head = head;
+	atomic_store_explicit(&w->ldq_len, len + k, memory_order_seq_cst);
+	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	return true;
+}
+
+/* Take from the front (the owner) or the back (a thief, or the owner's
+ * fairness turn) of v's deque. */
+static bool ldq_take(struct smarm__worker *v, bool back, uint64_t *pid)
+{
+	uint32_t len;
+	if (atomic_load_explicit(&v->ldq_len, memory_order_relaxed) == 0)
+		return false;
+	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	len = atomic_load_explicit(&v->ldq_len, memory_order_relaxed);
+	if (len == 0) {
+		smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
+		return false;
+	}
+	if (back) {
+		*pid = v->ldq[(v->ldq_head + len - 1) & (SMARM__LDQ_CAP - 1)];
+	} else {
+		*pid = v->ldq[v->ldq_head];
+		v->ldq_head = (v->ldq_head + 1) & (SMARM__LDQ_CAP - 1);
+	}
+	atomic_store_explicit(&v->ldq_len, len - 1, memory_order_relaxed);
+	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	return true;
+}
+
+/* Steal one actor from the back of another worker's deque. */
+static bool ldq_steal(struct smarm__worker *w, uint64_t *pid)
+{
+	struct smarm_node *n = w->node;
+	int nw = n->workers_started;
+	for (int i = 1; i < nw; i++)
+		if (ldq_take(&n->workers[(w->id + i) % nw], true, pid))
+			return true;
+	return false;
+}
+
+/* Any worker's deque holds work (idle rechecks; seq_cst pairs with the
+ * pusher's store and fence before wake_one_if_idle). */
+static bool ldq_any(struct smarm_node *n)
+{
+	for (int i = 0; i < n->workers_started; i++)
+		if (atomic_load_explicit(&n->workers[i].ldq_len,
+					 memory_order_seq_cst) > 0)
+			return true;
+	return false;
 }
 
 /* Queue the held spawns of the actor leaving w (see above). */
@@ -121,15 +201,29 @@ void smarm__spawns_flush(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
 	uint32_t len, head;
+	w->sbatch_spill = false;
 	if (k == 0)
 		return;
+	if (n->workers_n > 1) {
+		if (!ldq_push_batch(w))
+			for (uint32_t i = 0; i < k; i++)
+				smarm__enqueue(n, w->sbatch[i]);
+		w->sbatch_n = 0;
+		return;
+	}
 	w->sbatch_n = 0;
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
 	len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	if (SMARM_NEVER(len + k > n->rq_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
-	if (n->rq_front_pops >= SMARM__FRONT_LIMIT && len > n->rq_front) {
-		/* Older actors have waited long enough: to the back. */
+	if ((n->rq_front_pops >= SMARM__FRONT_LIMIT ||
+	     n->rq_front >= SMARM__FRONT_LIMIT) &&
+	    len > n->rq_front) {
+		/*
+		 * Older actors have waited long enough (or would wait behind
+		 * a long front): to the back. Bounding the front itself too
+		 * keeps the wait near 2 * SMARM__FRONT_LIMIT queue pops.
+		 */
 		for (uint32_t i = 0; i < k; i++)
 			n->rq_buf[(n->rq_head + len + i) & (n->rq_cap - 1)] =
 				w->sbatch[i];
@@ -276,6 +370,7 @@ static bool has_work(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
+	       ldq_any(n) ||
 	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
 	       smarm__timers_due(n);
 }
@@ -365,7 +460,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	uint32_t head;
 
-	if (len >= 2 ||
+	if (len >= 2 || ldq_any(n) ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	    atomic_load_explicit(&n->live, memory_order_relaxed) == 0)
 		return true;
@@ -552,6 +647,7 @@ void smarm__yield(struct smarm__slot *s)
 	/* Nothing else could run here: yielding would only come back. */
 	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0 &&
 	    w->pin_head == SMARM__NO_INDEX &&
+	    atomic_load_explicit(&w->ldq_len, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0 &&
 	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed) ==
 		    UINT64_MAX) {
@@ -802,6 +898,17 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		}
 		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
 			w->streak++;
+		} else if ((++w->ldq_picks % 61) != 0 &&
+			   ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
+			/*
+			 * Own work-first spawns; every 61st pick the shared
+			 * queue goes first, every 127th the deque's oldest
+			 * entry, so neither can be starved by a spawn chain.
+			 */
+			w->streak = 0;
+			if (atomic_load_explicit(&w->ldq_len,
+						 memory_order_relaxed) > 0)
+				smarm__wake_one_if_idle(n); /* thieves */
 		} else if (rq_pop(n, &pid)) {
 			w->streak = 0;
 			if (n->workers_n > 1 &&
@@ -815,12 +922,17 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			 * must not be stranded here while we go idle.
 			 */
 			w->streak = 0;
+		} else if (ldq_take(w, false, &pid)) {
+			w->streak =
+				0; /* the fairness turn found no shared work */
 		} else if ((s = smarm__pin_take(w, false)) != NULL) {
 			if (try_claim(s,
 				      W_GEN(atomic_load_explicit(
 					      &s->word, memory_order_relaxed))))
 				return s;
 			continue;
+		} else if (n->workers_n > 1 && ldq_steal(w, &pid)) {
+			w->streak = 0;
 		} else {
 			return NULL;
 		}
@@ -1001,12 +1113,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	for (int i = 1; i < started; i++)
 		pthread_join(n->workers[i].thread, NULL);
-	for (int i = 0; i < started; i++) {
-		struct smarm__worker *w = &n->workers[i];
-		smarm__stack_cache_flush(n, w);
-		atomic_fetch_add(&n->spawned, w->n_spawned);
-		__atomic_store_n(&w->n_spawned, 0, __ATOMIC_RELAXED);
-	}
+	for (int i = 0; i < started; i++)
+		smarm__stack_cache_flush(n, &n->workers[i]);
 
 	smarm__timers_clear(n);
 	if (n->io_run_end != NULL)

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define HOG_LIMIT 4000000000ull /* a few seconds of the loop below */
@@ -806,6 +807,55 @@ START_TEST(test_async_host_signal_handler_not_switched_out)
 }
 END_TEST
 
+/*
+ * The handler looks at the code around a pc outside allowed text (is it a
+ * syscall?). A pc at the first byte of a mapping whose previous page is
+ * unreadable must not make the handler fault: `rep stosb` at a page
+ * start is interrupted with the pc on that first byte.
+ */
+static unsigned char *rs_code, *rs_buf;
+static atomic_int rs_done;
+
+static void ap_rep_stos(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20; i++) {
+		void *d = rs_buf;
+		unsigned long c = 32ul << 20;
+		__asm__ volatile(
+			"sub $128, %%rsp\n\tcall *%2\n\tadd $128, %%rsp"
+			: "+D"(d), "+c"(c)
+			: "r"(rs_code), "a"(i)
+			: "memory", "cc");
+	}
+	atomic_store(&rs_done, 1);
+}
+
+START_TEST(test_async_signal_at_mapping_start_is_safe)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	static const unsigned char body[] = { 0xf3, 0xaa, 0xc3 }; /* rep stosb;
+								     ret */
+	struct ap_stats st;
+	unsigned char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	memcpy(m + pg, body, sizeof body);
+	ck_assert_int_eq(mprotect(m, pg, PROT_NONE), 0);
+	ck_assert_int_eq(mprotect(m + pg, pg, PROT_READ | PROT_EXEC), 0);
+	rs_code = m + pg;
+	rs_buf = malloc(32ul << 20);
+	ck_assert_ptr_nonnull(rs_buf);
+	atomic_store(&rs_done, 0);
+	ck_assert_int_eq(ap_run(1, 1, 100000, ap_rep_stos, &st),
+			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&rs_done), 1);
+	ck_assert_int_ge(st.signals, 1);
+	free(rs_buf);
+	munmap(m, 2 * pg);
+}
+END_TEST
+
 Suite *smarm_test_async_preempt_suite(void)
 {
 	Suite *s = suite_create("async_preempt");
@@ -833,6 +883,7 @@ Suite *smarm_test_async_preempt_suite(void)
 	tcase_add_test(tc, test_async_host_sigurg_chained);
 	tcase_add_test(tc, test_async_destructor_cannot_unbalance_regions);
 	tcase_add_test(tc, test_async_host_signal_handler_not_switched_out);
+	tcase_add_test(tc, test_async_signal_at_mapping_start_is_safe);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -199,6 +199,103 @@ START_TEST(test_spawn_order_chain_does_not_starve_older_work)
 }
 END_TEST
 
+/* --------------------- bounds that held up in review (one worker) */
+
+#define FB_LINKS 1100 /* more chain links than SMARM__FRONT_LIMIT */
+#define FB_KIDS 15    /* a link and its kids fill one held batch */
+static long fb_runs, fb_max_gap;
+static atomic_int fb_finished;
+
+static void fb_kid(void *arg)
+{
+	(void)arg;
+	fb_runs++;
+	atomic_fetch_add(&fb_finished, 1);
+}
+
+static void fb_link(void *arg)
+{
+	uintptr_t d = (uintptr_t)arg;
+	fb_runs++;
+	if (d + 1 < FB_LINKS)
+		smarm_actor_spawn(NULL, fb_link, (void *)(d + 1), NULL);
+	for (int i = 0; i < FB_KIDS; i++)
+		smarm_actor_spawn(NULL, fb_kid, NULL, NULL);
+}
+
+static void fb_root(void *arg)
+{
+	long last;
+	(void)arg;
+	smarm_actor_spawn(NULL, fb_link, (void *)0, NULL);
+	last = fb_runs;
+	while (atomic_load(&fb_finished) < FB_LINKS * FB_KIDS) {
+		smarm_actor_yield(); /* the older actor */
+		if (fb_runs - last > fb_max_gap)
+			fb_max_gap = fb_runs - last;
+		last = fb_runs;
+	}
+}
+
+/* The front backlog is bounded too, not only the front pops: the older
+ * actor waits near 2 * 1024 runs at most (16369 before the fix). */
+START_TEST(test_spawn_order_front_backlog_bounded)
+{
+	fb_runs = fb_max_gap = 0;
+	atomic_store(&fb_finished, 0);
+	ck_assert_int_eq(harness_run(1, fb_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_le(fb_max_gap, 2 * 1024 + 64);
+}
+END_TEST
+
+#define SO_LINKS 1200 /* beyond SMARM__FRONT_LIMIT front pops */
+#define SO_KIDS 20    /* more than a held batch (16) */
+static int so_order[SO_LINKS][SO_KIDS];
+static int so_pos[SO_LINKS];
+static atomic_int so_finished;
+
+static void so_kid(void *arg)
+{
+	uintptr_t v = (uintptr_t)arg;
+	int d = (int)(v / SO_KIDS);
+	so_order[d][so_pos[d]++] = (int)(v % SO_KIDS);
+	atomic_fetch_add(&so_finished, 1);
+}
+
+static void so_chain(void *arg)
+{
+	uintptr_t d = (uintptr_t)arg;
+	if (d + 1 < SO_LINKS)
+		smarm_actor_spawn(NULL, so_chain, (void *)(d + 1), NULL);
+	for (uintptr_t i = 0; i < SO_KIDS; i++)
+		smarm_actor_spawn(NULL, so_kid, (void *)(d * SO_KIDS + i),
+				  NULL);
+}
+
+static void so_root_order(void *arg)
+{
+	(void)arg;
+	smarm_actor_spawn(NULL, so_chain, (void *)0, NULL);
+	while (atomic_load(&so_finished) < SO_LINKS * SO_KIDS)
+		smarm_actor_yield(); /* an older actor, always queued */
+}
+
+/* More spawns than a batch, with the fairness fallback active: every
+ * spawner's kids still start in spawn order. */
+START_TEST(test_spawn_order_overflow_keeps_sibling_order)
+{
+	int bad = 0;
+	memset(so_pos, 0, sizeof so_pos);
+	atomic_store(&so_finished, 0);
+	ck_assert_int_eq(harness_run(1, so_root_order, NULL),
+			 SMARM_EXIT_NORMAL);
+	for (int d = 0; d < SO_LINKS; d++)
+		for (int i = 1; i < SO_KIDS; i++)
+			bad += so_order[d][i] < so_order[d][i - 1];
+	ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
 /* Several workers: spawns are queued at once, where idle workers see
  * them; the tree still completes with the right sum. */
 START_TEST(test_spawn_order_tree_four_workers)
@@ -220,6 +317,8 @@ Suite *smarm_test_spawn_order_suite(void)
 	tcase_add_test(tc, test_spawn_order_tree_keeps_few_actors_alive);
 	tcase_add_test(tc, test_spawn_order_chain_does_not_starve_older_work);
 	tcase_add_test(tc, test_spawn_order_tree_four_workers);
+	tcase_add_test(tc, test_spawn_order_front_backlog_bounded);
+	tcase_add_test(tc, test_spawn_order_overflow_keeps_sibling_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
