@@ -607,6 +607,21 @@ static inline uint64_t smarm__deadline_after(uint64_t ns)
 	return ns >= UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + ns;
 }
 
+/*
+ * A new actor run begins on w without going through its scheduler (a
+ * direct switch, or a preempted actor that goes on alone): a fresh
+ * timeslice, and a new run_seq for the preemption monitor (+2 keeps it
+ * odd: actor code runs).
+ */
+static inline void smarm__run_restart(struct smarm__worker *w)
+{
+	w->slice_start = 0;
+	atomic_store_explicit(
+		&w->run_seq,
+		atomic_load_explicit(&w->run_seq, memory_order_relaxed) + 2,
+		memory_order_relaxed);
+}
+
 /* ---- preemption (preempt.c) ---- */
 void smarm__preempt_setup(void);
 void smarm__monitor_start(struct smarm_node *n);

@@ -337,15 +337,9 @@ void smarm__preempt_resume(void)
 		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
 		smarm__observe_stop(s);
 	} else {
-		/* Alone on the worker: go on, with a fresh slice (a new run
-		 * for the monitor, or it would take the signal as deferred). */
-		w->slice_start = 0;
-		atomic_store_explicit(
-			&w->run_seq,
-			atomic_load_explicit(&w->run_seq,
-					     memory_order_relaxed) +
-				2,
-			memory_order_relaxed);
+		/* Alone on the worker: go on as a new run, or the monitor
+		 * would take the signal as deferred. */
+		smarm__run_restart(w);
 	}
 	errno = saved_errno;
 }

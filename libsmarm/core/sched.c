@@ -961,13 +961,7 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 	next = pick_next(w);
 	if (next != NULL) {
 		w->cur = next;
-		w->slice_start = 0;
-		atomic_store_explicit(
-			&w->run_seq,
-			atomic_load_explicit(&w->run_seq,
-					     memory_order_relaxed) +
-				2,
-			memory_order_relaxed);
+		smarm__run_restart(w);
 		SMARM_FIBER_START(&fake, dying,
 				  (char *)next->stk_base + next->stk_guard,
 				  next->stk_reserve);
