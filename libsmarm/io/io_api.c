@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_api.c - the public entry points of the io layer: select over channel
- * and fd arms, fd waits with and without a timeout, read/write sugar and
- * blocking work. Each call validates its arguments and calls smarm__
- * code; nothing below this file checks caller input again.
+ * and fd arms (and smarm_select over channels, the same engine), fd waits
+ * with and without a timeout, read/write sugar and blocking work. Each call
+ * validates its arguments and calls smarm__ code; nothing below this file
+ * checks caller input again.
  *
  * Ownership: buffers and arm arrays stay the caller's.
  * Locking: none of its own.
@@ -54,6 +55,39 @@ int smarm_select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
 		    size_t *ready)
 {
 	return select_ex(arms, n, timeout_ns, ready);
+}
+
+/*
+ * smarm_select and smarm_select_timeout are select_ex over channel arms
+ * only: one select engine (select.c) serves channels and fds.
+ */
+static int select_chans(smarm_chan_t *const chans[], size_t n,
+			uint64_t timeout_ns, size_t *ready)
+{
+	smarm_arm_t arms[MAX_ARMS];
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (chans == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
+		return SMARM_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		arms[i] = (smarm_arm_t){ .kind = SMARM_ARM_CHAN,
+					 .fd = -1,
+					 .chan = chans[i] };
+	return select_ex(arms, n, timeout_ns, ready);
+}
+
+int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready)
+{
+	return select_chans(arms, n, SMARM_NO_TIMEOUT, ready);
+}
+
+int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
+			 uint64_t timeout_ns, size_t *ready)
+{
+	/* The largest finite timeout stays finite: not SMARM_NO_TIMEOUT. */
+	if (timeout_ns == SMARM_NO_TIMEOUT)
+		timeout_ns--;
+	return select_chans(arms, n, timeout_ns, ready);
 }
 
 static int wait_fd(int fd, uint32_t events, uint64_t timeout_ns)

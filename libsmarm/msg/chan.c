@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * chan.c - unbounded multi-producer single-consumer channels of fixed-size
- * elements, timed sends, and select over several channels.
+ * elements, timed sends, and the channel side of select (arming and
+ * disarming an arm; the select engine itself is io/select.c).
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. A receiver
@@ -19,9 +20,8 @@
  * sends fail with ECLOSED (the element stays the caller's). The channel
  * memory goes when both kinds of reference are gone.
  *
- * select registers the same epoch on every arm in index order; the first
- * sender to wake it wins the epoch, later wakes fail at the CAS. After
- * any wake every arm is disarmed, then the lowest ready index is returned.
+ * A select registers the same epoch on every arm in index order; the
+ * first sender to wake it wins the epoch, later wakes fail at the CAS.
  *
  * Ownership: see above; element bytes are the channel's between a
  * successful send and the receive that copies them out.
@@ -39,7 +39,6 @@
 #include <string.h>
 
 #define MAX_ELEM 65536
-#define MAX_ARMS 64
 
 /* memcpy with the common small sizes inlined (no libc call). */
 static inline void elem_copy(void *dst, const void *src, size_t esz)
@@ -447,112 +446,6 @@ int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
 	}
 	return chan_recv(ch, out, smarm__deadline_after(timeout_ns));
-}
-
-/* ------------------------------------------------------------ select */
-
-struct select_set {
-	smarm_chan_t *const *arms;
-	size_t n;
-	uint64_t pid;
-};
-
-static void select_disarm(struct select_set *set, size_t upto)
-{
-	for (size_t i = 0; i < upto; i++)
-		smarm__chan_disarm(set->arms[i], set->pid);
-}
-
-static void select_undo(void *arg, struct smarm__slot *me)
-{
-	struct select_set *set = arg;
-	(void)me;
-	select_disarm(set, set->n);
-}
-
-static int do_select(smarm_chan_t *const arms[], size_t n, uint64_t deadline,
-		     size_t *ready)
-{
-	struct smarm__slot *me = smarm__current();
-	struct smarm_node *node;
-	struct select_set set;
-	bool timed = deadline != 0;
-
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
-	if (arms == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
-		return SMARM_EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (arms[i] == NULL)
-			return SMARM_EINVAL;
-	smarm__observe_stop(me);
-	node = smarm__worker()->node;
-	set.arms = arms;
-	set.n = n;
-	set.pid = smarm__slot_pid(me);
-
-	for (;;) {
-		uint32_t e = smarm__begin_wait(me);
-		size_t i;
-		int rc = 0;
-		for (i = 0; i < n; i++) {
-			bool is_ready = false;
-			rc = smarm__chan_arm(arms[i], node, set.pid, e,
-					     &is_ready);
-			if (rc != 0 || is_ready)
-				break;
-		}
-		if (i < n) {
-			select_disarm(&set, i);
-			smarm__retire_wait(me);
-			if (rc != 0)
-				return rc;
-			*ready = i;
-			return 0;
-		}
-		if (timed) {
-			if (smarm__clock_ns() >= deadline) {
-				select_disarm(&set, n);
-				smarm__retire_wait(me);
-				return SMARM_ETIMEDOUT;
-			}
-			rc = smarm__timer_sleep(node, deadline, me, e);
-			if (rc != 0) {
-				select_disarm(&set, n);
-				smarm__retire_wait(me);
-				return rc;
-			}
-		}
-		me->wc_fn = select_undo;
-		me->wc_arg = &set;
-		smarm__park(me);
-		me->wc_fn = NULL;
-		/* Disarm every arm, noting the first ready one on the way. */
-		size_t first = n;
-		for (i = 0; i < n; i++)
-			if (smarm__chan_disarm_ready(arms[i], set.pid) &&
-			    first == n)
-				first = i;
-		if (first < n) {
-			*ready = first;
-			return 0;
-		}
-		if (timed && smarm__clock_ns() >= deadline)
-			return SMARM_ETIMEDOUT;
-	}
-}
-
-int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready)
-{
-	return do_select(arms, n, 0, ready);
-}
-
-int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
-			 uint64_t timeout_ns, size_t *ready)
-{
-	if (smarm__current() == NULL)
-		return SMARM_ENOTACTOR;
-	return do_select(arms, n, smarm__deadline_after(timeout_ns), ready);
 }
 
 /* ------------------------------------------------------- timed send */
