@@ -449,7 +449,15 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 /* ---- scheduling (sched.c) ---- */
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid);
-void smarm__spawns_flush(struct smarm__worker *w);
+void smarm__spawns_flush_slow(struct smarm__worker *w);
+
+/* Queue the spawns held for the actor leaving w (sched.c); nothing to do
+ * on the common path, which stays two loads. */
+static inline void smarm__spawns_flush(struct smarm__worker *w)
+{
+	if (w->sbatch_n != 0 || w->sbatch_spill)
+		smarm__spawns_flush_slow(w);
+}
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
 void smarm__park(struct smarm__slot *s);

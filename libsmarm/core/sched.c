@@ -196,7 +196,7 @@ static bool ldq_any(struct smarm_node *n)
 }
 
 /* Queue the held spawns of the actor leaving w (see above). */
-void smarm__spawns_flush(struct smarm__worker *w)
+void smarm__spawns_flush_slow(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
@@ -898,7 +898,9 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		}
 		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
 			w->streak++;
-		} else if ((++w->ldq_picks % 61) != 0 &&
+		} else if (atomic_load_explicit(&w->ldq_len,
+						memory_order_relaxed) > 0 &&
+			   (++w->ldq_picks % 61) != 0 &&
 			   ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
 			/*
 			 * Own work-first spawns; every 61st pick the shared
