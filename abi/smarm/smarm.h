@@ -961,37 +961,65 @@ enum smarm_io_event {
 	SMARM_IO_WRITABLE = 2,
 };
 
-/* Arm kinds of smarm_arm_t. Since: SMARM_0.2. */
-enum smarm_arm_kind {
-	SMARM_ARM_CHAN = 1,
-	SMARM_ARM_FD = 2,
-};
-
-/*
- * smarm_arm_t - one arm of smarm_select_ex(): a channel or an fd.
- *
- * A plain descriptor (like struct pollfd), filled by the caller and only
- * read by the runtime. Its layout is frozen with SMARM_0.2; a later need
- * gets a new entry point, never a new member.
- *
- * kind     SMARM_ARM_CHAN or SMARM_ARM_FD.
- * fd       fd arms: the descriptor (>= 0). Ignored for channel arms.
- * events   fd arms: SMARM_IO_READABLE and/or SMARM_IO_WRITABLE.
- * chan     channel arms: the channel (the caller is its only receiver).
- * Since: SMARM_0.2.
- */
-typedef struct smarm_arm {
-	int kind;
-	int fd;
-	uint32_t events;
-	smarm_chan_t *chan;
-} smarm_arm_t;
-
 /* Timeout value meaning "wait without a deadline". Since: SMARM_0.2. */
 #define SMARM_NO_TIMEOUT UINT64_MAX
 
 /*
- * smarm_select_ex() - wait until one of n channel or fd arms is ready.
+ * smarm_selset_t - a set of select arms (channels and fds) for
+ * smarm_selset_wait(). Opaque; build it with smarm_selset_add_chan() and
+ * smarm_selset_add_fd() (an arm's index is its position, from 0, in the
+ * order added), empty it with smarm_selset_clear() to reuse it. At most
+ * 64 arms. A set is not thread-safe: one thread at a time (an actor
+ * usually keeps its own). Since: SMARM_0.2.
+ */
+typedef struct smarm_selset smarm_selset_t;
+
+/*
+ * smarm_selset_alloc() - create an empty select set.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_alloc(smarm_selset_t **out);
+
+/*
+ * smarm_selset_free() - free a select set (NULL is a no-op). Not while a
+ * smarm_selset_wait() on it runs. Thread-safety: any thread.
+ * Since: SMARM_0.2.
+ */
+SMARM_API void smarm_selset_free(smarm_selset_t *set);
+
+/*
+ * smarm_selset_add_chan() - add a channel arm: ready when the channel has
+ * an element or is closed (as in smarm_select). The waiting actor must be
+ * the channel's only receiver.
+ * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
+ * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
+				    size_t *index);
+
+/*
+ * smarm_selset_add_fd() - add an fd arm: ready when fd is readable and/or
+ * writable (events: SMARM_IO_READABLE, SMARM_IO_WRITABLE), or has an
+ * error or hang-up pending.
+ * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
+ * SMARM_EINVAL set NULL, fd negative, events 0 or unknown bits, or the
+ * set holds 64 arms already. (Whether fd is open is checked by the wait.)
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
+				  size_t *index);
+
+/*
+ * smarm_selset_clear() - remove every arm, to reuse the set.
+ * Returns: 0. Errors: SMARM_EINVAL set NULL.
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_clear(smarm_selset_t *set);
+
+/*
+ * smarm_selset_wait() - wait until one arm of the set is ready.
  *
  * Channel arms are ready as in smarm_select(). Fd arms are first checked
  * with a zero-timeout poll(2), so an fd that is ready now wins without
@@ -1000,15 +1028,16 @@ typedef struct smarm_arm {
  * index order and the lowest ready index wins. When the call returns,
  * every arm is unregistered again, losers included (also when the actor
  * is stopped while parked), so each fd can be waited on again at once.
- * Report only: consume with smarm_chan_try_recv() or a read/write.
+ * Report only: consume with smarm_chan_try_recv() or a read/write. A stop
+ * ends the actor inside the wait: free a set you allocated for it in a
+ * cleanup handler (smarm_cleanup_push).
  *
- * One waiter per fd: an fd another actor (or another arm of this call)
- * is waiting on gives SMARM_EEXIST, and the first waiter is unaffected.
+ * One waiter per fd: an fd another actor (or another arm of this set) is
+ * waiting on gives SMARM_EEXIST, and the first waiter is unaffected.
  * timeout_ns bounds the wait (0 polls); SMARM_NO_TIMEOUT waits for ever.
  * A ready arm wins over the deadline.
- * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL arms
- * or ready NULL, n 0 or > 64, an unknown kind, a NULL channel, a negative
- * fd, events 0 or unknown bits; SMARM_ENOTACTOR; SMARM_ESTATE as
+ * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
+ * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
  * smarm_select for a channel arm; SMARM_EBADF an fd arm is not an open
  * descriptor (found before parking; after a wake a dead fd counts as
  * ready); SMARM_EEXIST the fd already has a waiter; SMARM_ETIMEDOUT;
@@ -1016,13 +1045,13 @@ typedef struct smarm_arm {
  * epoll_ctl failed otherwise. Safe point.
  * Thread-safety: actor context only. Since: SMARM_0.2.
  */
-SMARM_API int smarm_select_ex(const smarm_arm_t arms[], size_t n,
-			      uint64_t timeout_ns, size_t *ready);
+SMARM_API int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns,
+				size_t *ready);
 
 /*
  * smarm_io_wait_readable() - park the calling actor until fd is readable.
  *
- * A one-arm smarm_select_ex(): returns at once if fd is readable now
+ * A one-arm select (smarm_selset_wait): returns at once if fd is readable now
  * (or has an error or hang-up pending), otherwise parks only the actor,
  * never its worker. The epoll thread starts on the first fd wait of a run
  * and is joined when the run ends.

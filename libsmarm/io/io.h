@@ -6,7 +6,7 @@
  * arms.
  *
  * Layering: io sits beside msg above core. It uses core.h for parking and
- * waking, and msg.h only for the channel arms of smarm_select_ex; core
+ * waking, and msg.h only for the channel arms of the select engine; core
  * reaches io only through the node's io_run_end hook.
  *
  * Ownership: struct smarm__io belongs to its node; io_get creates it
@@ -81,7 +81,17 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 		    smarm_io_blocking_cb fn, void *arg, intptr_t *result);
 
 /* select.c: deadline 0 means none. */
-int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
-		     uint64_t deadline, size_t *ready);
+/* One arm of the select engine (select.c). */
+enum { SMARM__ARM_CHAN = 1, SMARM__ARM_FD = 2 };
+struct smarm__arm {
+	int kind;
+	int fd;		    /* fd arms */
+	uint32_t events;    /* fd arms: SMARM_IO_* */
+	smarm_chan_t *chan; /* channel arms */
+};
+#define SMARM__MAX_ARMS 64
+
+int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
+		     size_t n, uint64_t deadline, size_t *ready);
 
 #endif /* SMARM_IO_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_api.c - the public entry points of the io layer: select over channel
- * and fd arms (and smarm_select over channels, the same engine), fd waits
- * with and without a timeout, read/write sugar and blocking work. Each call
- * validates its arguments and calls smarm__ code; nothing below this file
+ * io_api.c - the public entry points of the io layer: select sets over
+ * channel and fd arms (and smarm_select over channels, the same engine),
+ * fd waits with and without a timeout, read/write sugar and blocking work. Each
+ * call validates its arguments and calls smarm__ code; nothing below this file
  * checks caller input again.
  *
  * Ownership: buffers and arm arrays stay the caller's.
@@ -15,17 +15,18 @@
 #include "io.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-#define MAX_ARMS 64
+#define MAX_ARMS SMARM__MAX_ARMS
 #define EVENTS_ALL (SMARM_IO_READABLE | SMARM_IO_WRITABLE)
 
-static bool arm_valid(const smarm_arm_t *a)
+static bool arm_valid(const struct smarm__arm *a)
 {
 	switch (a->kind) {
-	case SMARM_ARM_CHAN:
+	case SMARM__ARM_CHAN:
 		return a->chan != NULL;
-	case SMARM_ARM_FD:
+	case SMARM__ARM_FD:
 		return a->fd >= 0 && a->events != 0 &&
 		       (a->events & ~(uint32_t)EVENTS_ALL) == 0;
 	default:
@@ -33,8 +34,8 @@ static bool arm_valid(const smarm_arm_t *a)
 	}
 }
 
-static int select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
-		     size_t *ready)
+static int select_ex(const struct smarm__arm arms[], size_t n,
+		     uint64_t timeout_ns, size_t *ready)
 {
 	struct smarm__slot *me = smarm__current();
 	if (me == NULL)
@@ -51,10 +52,70 @@ static int select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
 				ready);
 }
 
-int smarm_select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
-		    size_t *ready)
+/* ------------------------------------------------------- select sets */
+
+struct smarm_selset {
+	size_t n;
+	struct smarm__arm arms[MAX_ARMS];
+};
+
+int smarm_selset_alloc(smarm_selset_t **out)
 {
-	return select_ex(arms, n, timeout_ns, ready);
+	if (out == NULL)
+		return SMARM_EINVAL;
+	*out = calloc(1, sizeof **out);
+	return *out == NULL ? SMARM_ENOMEM : 0;
+}
+
+void smarm_selset_free(smarm_selset_t *set)
+{
+	free(set);
+}
+
+static int selset_add(smarm_selset_t *set, struct smarm__arm a, size_t *index)
+{
+	if (set == NULL || !arm_valid(&a) || set->n == MAX_ARMS)
+		return SMARM_EINVAL;
+	if (index != NULL)
+		*index = set->n;
+	set->arms[set->n++] = a;
+	return 0;
+}
+
+int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch, size_t *index)
+{
+	return selset_add(set,
+			  (struct smarm__arm){ .kind = SMARM__ARM_CHAN,
+					       .fd = -1,
+					       .chan = ch },
+			  index);
+}
+
+int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
+			size_t *index)
+{
+	return selset_add(set,
+			  (struct smarm__arm){ .kind = SMARM__ARM_FD,
+					       .fd = fd,
+					       .events = events },
+			  index);
+}
+
+int smarm_selset_clear(smarm_selset_t *set)
+{
+	if (set == NULL)
+		return SMARM_EINVAL;
+	set->n = 0;
+	return 0;
+}
+
+int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns, size_t *ready)
+{
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (set == NULL)
+		return SMARM_EINVAL;
+	return select_ex(set->arms, set->n, timeout_ns, ready);
 }
 
 /*
@@ -64,15 +125,15 @@ int smarm_select_ex(const smarm_arm_t arms[], size_t n, uint64_t timeout_ns,
 static int select_chans(smarm_chan_t *const chans[], size_t n,
 			uint64_t timeout_ns, size_t *ready)
 {
-	smarm_arm_t arms[MAX_ARMS];
+	struct smarm__arm arms[MAX_ARMS];
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
 	if (chans == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
 		return SMARM_EINVAL;
 	for (size_t i = 0; i < n; i++)
-		arms[i] = (smarm_arm_t){ .kind = SMARM_ARM_CHAN,
-					 .fd = -1,
-					 .chan = chans[i] };
+		arms[i] = (struct smarm__arm){ .kind = SMARM__ARM_CHAN,
+					       .fd = -1,
+					       .chan = chans[i] };
 	return select_ex(arms, n, timeout_ns, ready);
 }
 
@@ -92,7 +153,9 @@ int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
 
 static int wait_fd(int fd, uint32_t events, uint64_t timeout_ns)
 {
-	smarm_arm_t arm = { .kind = SMARM_ARM_FD, .fd = fd, .events = events };
+	struct smarm__arm arm = { .kind = SMARM__ARM_FD,
+				  .fd = fd,
+				  .events = events };
 	size_t ready;
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;

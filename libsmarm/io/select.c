@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * select.c - select over channel and fd arms (smarm_select_ex), the
+ * select.c - select over channel and fd arms (smarm_selset_wait and
+ * smarm_select), the
  * mechanism under every fd wait of the io layer.
  *
  * One round: open a wait (begin_wait); one zero-timeout poll(2) over
@@ -35,7 +36,7 @@
 #define MAX_ARMS 64
 
 struct selx {
-	const smarm_arm_t *arms;
+	const struct smarm__arm *arms;
 	size_t n;
 	uint64_t pid;
 	uint32_t epoch;		     /* the round's wait */
@@ -78,8 +79,8 @@ static bool pfd_ready(const struct pollfd *p)
 static void selx_disarm(struct selx *x)
 {
 	for (size_t i = 0; i < x->armed; i++) {
-		const smarm_arm_t *a = &x->arms[i];
-		if (a->kind == SMARM_ARM_CHAN)
+		const struct smarm__arm *a = &x->arms[i];
+		if (a->kind == SMARM__ARM_CHAN)
 			smarm__chan_disarm(a->chan, x->pid);
 		else if (x->io != NULL)
 			smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch);
@@ -108,9 +109,9 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 	if (rc != 0)
 		return rc;
 	for (size_t i = 0; i < x->n; i++) {
-		const smarm_arm_t *a = &x->arms[i];
+		const struct smarm__arm *a = &x->arms[i];
 		bool is_ready = false;
-		if (a->kind == SMARM_ARM_CHAN) {
+		if (a->kind == SMARM__ARM_CHAN) {
 			rc = smarm__chan_arm(a->chan, node, x->pid, x->epoch,
 					     &is_ready);
 		} else {
@@ -155,8 +156,8 @@ static size_t selx_collect(struct selx *x)
 	size_t first = x->n;
 	bool polled;
 	for (size_t i = 0; i < x->n; i++) {
-		const smarm_arm_t *a = &x->arms[i];
-		if (a->kind == SMARM_ARM_CHAN) {
+		const struct smarm__arm *a = &x->arms[i];
+		if (a->kind == SMARM__ARM_CHAN) {
 			if (smarm__chan_disarm_ready(a->chan, x->pid) &&
 			    first == x->n)
 				first = i;
@@ -168,7 +169,7 @@ static size_t selx_collect(struct selx *x)
 	/* A failed poll reports nothing ready: the next round retries. */
 	polled = poll_now(x) == 0;
 	for (size_t i = 0; i < x->n && i < first; i++) {
-		if (x->arms[i].kind != SMARM_ARM_FD)
+		if (x->arms[i].kind != SMARM__ARM_FD)
 			continue;
 		if (polled && pfd_ready(&x->pfd[k]))
 			first = i;
@@ -177,8 +178,8 @@ static size_t selx_collect(struct selx *x)
 	return first;
 }
 
-int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
-		     uint64_t deadline, size_t *ready)
+int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
+		     size_t n, uint64_t deadline, size_t *ready)
 {
 	struct smarm_node *node = smarm__worker()->node;
 	struct selx x;
@@ -191,7 +192,7 @@ int smarm__select_ex(struct smarm__slot *me, const smarm_arm_t arms[], size_t n,
 	x.io = NULL;
 	x.npfd = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (arms[i].kind != SMARM_ARM_FD)
+		if (arms[i].kind != SMARM__ARM_FD)
 			continue;
 		x.pfd[x.npfd].fd = arms[i].fd;
 		x.pfd[x.npfd].events = poll_events(arms[i].events);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_fd_select.c - smarm_select_ex with fd arms (smarm's fd_select.rs):
- * ready-now arms win without parking, fd arms park and win, losing and
- * timed-out fd arms are unregistered and the fd stays re-waitable, EBADF
- * before parking retires the wait, a stopped selector does not poison its
+ * test_fd_select.c - select sets (smarm_selset_*) with fd arms (smarm's
+ * fd_select.rs): ready-now arms win without parking, fd arms park and win,
+ * losing and timed-out fd arms are unregistered and the fd stays re-waitable,
+ * EBADF before parking retires the wait, a stopped selector does not poison its
  * fds, one waiter per fd; the fd wait timeouts; hang-ups count as ready;
  * argument errors; and (terminal_wake.rs) a run ends promptly when root
  * exit stop-cancels an fd waiter.
@@ -47,16 +47,54 @@ static void close_pipes(void)
 	close(R.q[1]);
 }
 
-static smarm_arm_t fd_arm(int fd, uint32_t ev)
+/* The tests describe arms in arrays and wait through a select set. */
+struct tarm {
+	smarm_chan_t *chan; /* NULL: an fd arm */
+	int fd;
+	uint32_t events;
+};
+
+static struct tarm fd_arm(int fd, uint32_t ev)
 {
-	smarm_arm_t a = { .kind = SMARM_ARM_FD, .fd = fd, .events = ev };
+	struct tarm a = { .chan = NULL, .fd = fd, .events = ev };
 	return a;
 }
 
-static smarm_arm_t chan_arm(smarm_chan_t *ch)
+static struct tarm chan_arm(smarm_chan_t *ch)
 {
-	smarm_arm_t a = { .kind = SMARM_ARM_CHAN, .chan = ch };
+	struct tarm a = { .chan = ch, .fd = -1, .events = 0 };
 	return a;
+}
+
+static void set_free_cb(void *set)
+{
+	smarm_selset_free(set);
+}
+
+/*
+ * Build a set from arms, wait on it, free it. The set is freed by a
+ * cleanup handler, as an actor that may be stopped inside the wait must.
+ */
+static int sel_wait(const struct tarm *arms, size_t n, uint64_t timeout_ns,
+		    size_t *ready)
+{
+	smarm_selset_t *set;
+	int rc = smarm_selset_alloc(&set);
+	if (rc != 0)
+		return rc;
+	if (smarm_cleanup_push(set_free_cb, set) != 0) {
+		smarm_selset_free(set);
+		return SMARM_ENOMEM;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = arms[i].chan != NULL
+			     ? smarm_selset_add_chan(set, arms[i].chan, NULL)
+			     : smarm_selset_add_fd(set, arms[i].fd,
+						   arms[i].events, NULL);
+	if (rc == 0)
+		rc = smarm_selset_wait(set, timeout_ns, ready);
+	smarm_cleanup_pop(1); /* frees the set */
+	return rc;
 }
 
 static smarm_chan_t *new_chan(void)
@@ -142,12 +180,12 @@ static void flag_actor(void *arg)
 static void ready_now_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t arms[2] = { chan_arm(ch),
+	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
 	(void)arg;
 	write_byte(R.p[1]);
 	smarm_actor_spawn(NULL, flag_actor, NULL, NULL);
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.rc[1] = atomic_load(&R.flag);
 	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
 	harness_chan_drop(ch);
@@ -172,12 +210,12 @@ END_TEST
 static void park_win_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t arms[2] = { chan_arm(ch),
+	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
 	struct late l = { R.p[1], MS(20), NULL };
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
 	harness_chan_drop(ch);
@@ -200,13 +238,13 @@ END_TEST
 static void loser_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t arms[2] = { chan_arm(ch),
+	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
 	struct late l = { -1, MS(20), ch };
 	int v = 0;
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = smarm_chan_try_recv(ch, &v);
 	R.rc[2] = rewait(R.p[0], R.p[1]);
@@ -230,12 +268,12 @@ END_TEST
 static void later_ready_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t arms[2] = { fd_arm(R.p[0], SMARM_IO_READABLE),
+	struct tarm arms[2] = { fd_arm(R.p[0], SMARM_IO_READABLE),
 				chan_arm(ch) };
 	int v = 5;
 	(void)arg;
 	smarm_chan_send(ch, &v);
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
 	harness_chan_drop(ch);
@@ -257,12 +295,12 @@ END_TEST
 
 static void two_fds_root(void *arg)
 {
-	smarm_arm_t arms[2] = { fd_arm(R.p[0], SMARM_IO_READABLE),
+	struct tarm arms[2] = { fd_arm(R.p[0], SMARM_IO_READABLE),
 				fd_arm(R.q[0], SMARM_IO_READABLE) };
 	struct late l = { R.q[1], MS(20), NULL };
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
 }
@@ -284,11 +322,11 @@ END_TEST
 
 static void timer_beats_root(void *arg)
 {
-	smarm_arm_t arm = fd_arm(R.p[0], SMARM_IO_READABLE);
+	struct tarm arm = fd_arm(R.p[0], SMARM_IO_READABLE);
 	uint64_t t0;
 	(void)arg;
 	t0 = smarm_now_ns();
-	R.rc[0] = smarm_select_ex(&arm, 1, MS(30), &R.idx[0]);
+	R.rc[0] = sel_wait(&arm, 1, MS(30), &R.idx[0]);
 	R.ns[0] = harness_since(t0);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
@@ -391,7 +429,7 @@ static void ebadf_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
 	int dead[2];
-	smarm_arm_t arms[2];
+	struct tarm arms[2];
 	int v = 3;
 	(void)arg;
 	if (pipe(dead) != 0)
@@ -400,12 +438,12 @@ static void ebadf_root(void *arg)
 	close(dead[1]);
 	arms[0] = chan_arm(ch);
 	arms[1] = fd_arm(dead[0], SMARM_IO_READABLE);
-	R.rc[0] = smarm_select_ex(arms, 2, 0, &R.idx[0]);
-	R.rc[1] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
+	R.rc[0] = sel_wait(arms, 2, 0, &R.idx[0]);
+	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	/* The wait was retired: a following select and sleep behave. */
 	smarm_chan_send(ch, &v);
-	R.rc[2] = smarm_select_ex(arms, 1, SMARM_NO_TIMEOUT, &R.idx[2]);
+	R.rc[2] = sel_wait(arms, 1, SMARM_NO_TIMEOUT, &R.idx[2]);
 	uint64_t t0 = smarm_now_ns();
 	R.rc[3] = smarm_actor_sleep(MS(20));
 	R.ns[0] = harness_since(t0);
@@ -435,9 +473,9 @@ struct selector {
 static void selector_actor(void *arg)
 {
 	struct selector *s = arg;
-	smarm_arm_t arms[2] = { chan_arm(s->ch),
+	struct tarm arms[2] = { chan_arm(s->ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
-	R.rc[0] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.rc[1] = 1; /* never reached */
 }
 
@@ -481,17 +519,17 @@ END_TEST
 
 static void first_waiter(void *arg)
 {
-	smarm_arm_t arm = fd_arm(R.p[0], SMARM_IO_READABLE);
+	struct tarm arm = fd_arm(R.p[0], SMARM_IO_READABLE);
 	(void)arg;
-	R.rc[0] = smarm_select_ex(&arm, 1, SMARM_NO_TIMEOUT, &R.idx[0]);
+	R.rc[0] = sel_wait(&arm, 1, SMARM_NO_TIMEOUT, &R.idx[0]);
 }
 
 static void eexist_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t arms[2] = { chan_arm(ch),
+	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
-	smarm_arm_t twice[2] = { fd_arm(R.q[0], SMARM_IO_READABLE),
+	struct tarm twice[2] = { fd_arm(R.q[0], SMARM_IO_READABLE),
 				 fd_arm(R.q[0], SMARM_IO_WRITABLE) };
 	smarm_pid_t pid;
 	int v = 4, got = 0;
@@ -500,7 +538,7 @@ static void eexist_root(void *arg)
 	smarm_actor_spawn(&pid, first_waiter, NULL, NULL);
 	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
 		R.errors++;
-	R.rc[1] = smarm_select_ex(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
+	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	write_byte(R.p[1]);
 	smarm_actor_join(pid, &R.how[0], NULL);
@@ -508,7 +546,7 @@ static void eexist_root(void *arg)
 	smarm_chan_send(ch, &v);
 	R.rc[2] = smarm_chan_recv(ch, &got);
 	/* The same fd twice in one select: the second arm is refused. */
-	R.rc[3] = smarm_select_ex(twice, 2, SMARM_NO_TIMEOUT, &R.idx[3]);
+	R.rc[3] = sel_wait(twice, 2, SMARM_NO_TIMEOUT, &R.idx[3]);
 	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	harness_chan_drop(ch);
 }
@@ -532,21 +570,21 @@ END_TEST
 
 static void hangup_root(void *arg)
 {
-	smarm_arm_t arm = fd_arm(R.q[0], SMARM_IO_READABLE);
-	smarm_arm_t warm = fd_arm(R.p[1], SMARM_IO_WRITABLE);
+	struct tarm arm = fd_arm(R.q[0], SMARM_IO_READABLE);
+	struct tarm warm = fd_arm(R.p[1], SMARM_IO_WRITABLE);
 	char b[4];
 	ptrdiff_t got = -1;
 	(void)arg;
 	/* The writer of pipe B is gone: POLLHUP on the read end. */
 	close(R.q[1]);
 	R.q[1] = -1;
-	R.rc[0] = smarm_select_ex(&arm, 1, MS(10000), &R.idx[0]);
+	R.rc[0] = sel_wait(&arm, 1, MS(10000), &R.idx[0]);
 	R.rc[1] = smarm_io_read(R.q[0], b, sizeof b, &got);
 	R.rc[2] = (int)got;
 	/* The reader of pipe A is gone: POLLERR on the write end. */
 	close(R.p[0]);
 	R.p[0] = -1;
-	R.rc[3] = smarm_select_ex(&warm, 1, MS(10000), &R.idx[3]);
+	R.rc[3] = sel_wait(&warm, 1, MS(10000), &R.idx[3]);
 }
 
 START_TEST(test_fd_select_hangup_and_error_count_as_ready)
@@ -596,29 +634,38 @@ END_TEST
 static void errors_root(void *arg)
 {
 	smarm_chan_t *ch = new_chan();
-	smarm_arm_t ok = fd_arm(R.p[0], SMARM_IO_READABLE);
-	smarm_arm_t bad[6] = {
-		{ .kind = 0 },
-		{ .kind = SMARM_ARM_CHAN, .chan = NULL },
-		fd_arm(-1, SMARM_IO_READABLE),
-		fd_arm(R.p[0], 0),
-		fd_arm(R.p[0], 4),
-		{ .kind = 3, .fd = R.p[0], .events = 1 },
-	};
-	smarm_arm_t many[65];
-	size_t idx;
+	smarm_selset_t *set = NULL, *empty = NULL;
+	size_t idx = 99;
+	int k = 0;
 	(void)arg;
-	for (int i = 0; i < 6; i++)
-		R.rc[i] = smarm_select_ex(&bad[i], 1, 0, &idx);
-	R.rc[6] = smarm_select_ex(NULL, 1, 0, &idx);
-	R.rc[7] = smarm_select_ex(&ok, 1, 0, NULL);
-	R.rc[8] = smarm_select_ex(&ok, 0, 0, &idx);
-	for (int i = 0; i < 65; i++)
-		many[i] = chan_arm(ch);
-	R.rc[9] = smarm_select_ex(many, 65, 0, &idx);
-	R.rc[10] = smarm_select_ex(&ok, 1, 0, &idx); /* zero: polls */
+	R.rc[k++] = smarm_selset_alloc(NULL);
+	if (smarm_selset_alloc(&set) != 0 || smarm_selset_alloc(&empty) != 0)
+		abort();
+	R.rc[k++] = smarm_selset_add_chan(set, NULL, NULL);
+	R.rc[k++] = smarm_selset_add_chan(NULL, ch, NULL);
+	R.rc[k++] = smarm_selset_add_fd(set, -1, SMARM_IO_READABLE, NULL);
+	R.rc[k++] = smarm_selset_add_fd(set, R.p[0], 0, NULL);
+	R.rc[k++] = smarm_selset_add_fd(set, R.p[0], 4, NULL);
+	R.rc[k++] = smarm_selset_add_fd(NULL, R.p[0], 1, NULL);
+	R.rc[k++] = smarm_selset_wait(NULL, 0, &idx);
+	R.rc[k++] = smarm_selset_wait(empty, 0, &idx);
+	R.rc[k++] = smarm_selset_clear(NULL);
+	/* 11: a valid fd arm, then a wait without an out pointer */
+	R.rc[k++] = smarm_selset_add_fd(set, R.p[0], SMARM_IO_READABLE, &idx);
+	R.idx[0] = idx;
+	R.rc[k++] = smarm_selset_wait(set, 0, NULL);
+	for (int i = 1; i < 64; i++)
+		smarm_selset_add_chan(set, ch, &idx);
+	R.idx[1] = idx;
+	R.rc[k++] = smarm_selset_add_chan(set, ch, NULL); /* the 65th */
+	R.rc[k++] = smarm_selset_clear(set);
+	smarm_selset_add_fd(set, R.p[0], SMARM_IO_READABLE, NULL);
+	R.rc[k++] = smarm_selset_wait(set, 0, &idx); /* zero: polls */
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
+	smarm_selset_free(set);
+	smarm_selset_free(empty);
+	smarm_selset_free(NULL);
 	harness_chan_drop(ch);
 }
 
@@ -628,7 +675,13 @@ START_TEST(test_fd_select_bad_arguments_return_einval)
 	ck_assert_int_eq(harness_run(1, errors_root, NULL), SMARM_EXIT_NORMAL);
 	for (int i = 0; i < 10; i++)
 		ck_assert_int_eq(R.rc[i], SMARM_EINVAL);
-	ck_assert_int_eq(R.rc[10], SMARM_ETIMEDOUT);
+	ck_assert_int_eq(R.rc[10], 0); /* the valid fd arm */
+	ck_assert_uint_eq(R.idx[0], 0);
+	ck_assert_int_eq(R.rc[11], SMARM_EINVAL); /* ready NULL */
+	ck_assert_uint_eq(R.idx[1], 63);
+	ck_assert_int_eq(R.rc[12], SMARM_EINVAL); /* 65 arms */
+	ck_assert_int_eq(R.rc[13], 0);		  /* clear */
+	ck_assert_int_eq(R.rc[14], SMARM_ETIMEDOUT);
 	ck_assert_int_eq(R.stat[0], 0);
 	ck_assert_int_eq(R.stat[1], 0); /* a poll needs no epoll thread */
 	close_pipes();
@@ -637,10 +690,15 @@ END_TEST
 
 START_TEST(test_fd_select_outside_actor_returns_enotactor)
 {
-	smarm_arm_t arm = fd_arm(0, SMARM_IO_READABLE);
+	smarm_selset_t *set;
 	size_t idx = 7;
-	ck_assert_int_eq(smarm_select_ex(&arm, 1, 0, &idx), SMARM_ENOTACTOR);
+	/* Building a set works on any thread; waiting needs an actor. */
+	ck_assert_int_eq(smarm_selset_alloc(&set), 0);
+	ck_assert_int_eq(smarm_selset_add_fd(set, 0, SMARM_IO_READABLE, NULL),
+			 0);
+	ck_assert_int_eq(smarm_selset_wait(set, 0, &idx), SMARM_ENOTACTOR);
 	ck_assert_uint_eq(idx, 7);
+	smarm_selset_free(set);
 }
 END_TEST
 
