@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * select.c - select over channel and fd arms (smarm_selset_wait and
- * smarm_select), the
- * mechanism under every fd wait of the io layer.
+ * select.c - select over channel and fd arms: the one engine under
+ * smarm_selset_wait, smarm_select and every fd wait of the io layer.
  *
  * One round: open a wait (begin_wait); one zero-timeout poll(2) over
  * every fd arm; then, in index order, arm each channel (smarm__chan_arm:
