@@ -109,12 +109,15 @@ static void ap_sleeper(void *arg)
 	atomic_store(&ap_flag, 1);
 }
 
-static void ap_root_hog_vs_sleeper(void *arg)
+/* The contest: a hog (queued first, so it runs first) against a sleeper. */
+static smarm_actor_cb ap_contest_hog;
+
+static void ap_root_contest(void *arg)
 {
 	smarm_pid_t h, s;
 	(void)arg;
 	atomic_store(&ap_t0, smarm_now_ns());
-	h = ap_spawn(ap_hog, NULL);
+	h = ap_spawn(ap_contest_hog, NULL);
 	s = ap_spawn(ap_sleeper, NULL);
 	smarm_actor_join(s, NULL, NULL);
 	smarm_actor_join(h, NULL, NULL);
@@ -125,7 +128,8 @@ START_TEST(test_async_pure_loop_cannot_starve_sleeper)
 	struct ap_stats st;
 	atomic_store(&ap_flag, 0);
 	atomic_store(&ap_hogs, 0);
-	ck_assert_int_eq(ap_run(1, 1, 0, ap_root_hog_vs_sleeper, &st),
+	ap_contest_hog = ap_hog;
+	ck_assert_int_eq(ap_run(1, 1, 0, ap_root_contest, &st),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&ap_hogs), 1);
 	ck_assert_elapsed_lt(atomic_load(&ap_sleep_took), MS(500));
@@ -145,22 +149,12 @@ static void ap_short_hog(void *arg)
 	atomic_store(&ap_hog_end, harness_since(atomic_load(&ap_t0)));
 }
 
-static void ap_root_short_hog(void *arg)
-{
-	smarm_pid_t h, s;
-	(void)arg;
-	atomic_store(&ap_t0, smarm_now_ns());
-	h = ap_spawn(ap_short_hog, NULL);
-	s = ap_spawn(ap_sleeper, NULL);
-	smarm_actor_join(s, NULL, NULL);
-	smarm_actor_join(h, NULL, NULL);
-}
-
 START_TEST(test_async_off_leaves_pure_loop_alone)
 {
 	struct ap_stats st;
 	atomic_store(&ap_flag, 0);
-	ck_assert_int_eq(ap_run(1, 0, 0, ap_root_short_hog, &st),
+	ap_contest_hog = ap_short_hog;
+	ck_assert_int_eq(ap_run(1, 0, 0, ap_root_contest, &st),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(st.signals, 0);
 	ck_assert_int_eq(st.async, 0);
