@@ -462,6 +462,7 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
 void smarm__park(struct smarm__slot *s);
 void smarm__yield(struct smarm__slot *s);
+bool smarm__other_work(struct smarm__worker *w);
 void smarm__wake_one_if_idle(struct smarm_node *n);
 void smarm__wake_all(struct smarm_node *n);
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline);

@@ -310,16 +310,6 @@ void smarm__preempt_setup(void)
 
 /* ------------------------------------------------------------ resume */
 
-static bool other_work(struct smarm__worker *w)
-{
-	return atomic_load_explicit(&w->node->rq_len, memory_order_relaxed) >
-		       0 ||
-	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	       w->pin_head != SMARM__NO_INDEX || w->sbatch_n > 0 ||
-	       atomic_load_explicit(&w->ldq_len, memory_order_relaxed) > 0 ||
-	       smarm__timers_due(w->node);
-}
-
 /*
  * Called by smarm__preempt_tramp on the actor's stack with the machine
  * state saved: an ordinary safe point from here on.
@@ -332,7 +322,7 @@ void smarm__preempt_resume(void)
 
 	s->preempt_pending = 0;
 	smarm__observe_stop(s);
-	if (other_work(w)) {
+	if (smarm__other_work(w)) {
 		smarm__switch_out(s, INTENT_PREEMPT);
 		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
 		smarm__observe_stop(s);

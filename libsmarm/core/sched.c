@@ -638,19 +638,30 @@ void smarm__park(struct smarm__slot *s)
 	smarm__observe_stop(s);
 }
 
+/*
+ * Could anything but the running actor run on w now? Held spawns, the
+ * wake slot, pinned actors, w's deque, the shared queue, or a pending
+ * timer (checked without a clock read: it may be due). A yield or a
+ * preemption with nothing else to run just goes on.
+ */
+bool smarm__other_work(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	return w->sbatch_n > 0 ||
+	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
+	       w->pin_head != SMARM__NO_INDEX ||
+	       atomic_load_explicit(&w->ldq_len, memory_order_relaxed) > 0 ||
+	       atomic_load_explicit(&n->rq_len, memory_order_relaxed) > 0 ||
+	       atomic_load_explicit(&n->next_deadline, memory_order_relaxed) !=
+		       UINT64_MAX;
+}
+
 void smarm__yield(struct smarm__slot *s)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	struct smarm_node *n = w->node;
 	smarm__observe_stop(s);
 	smarm__spawns_flush(w);
-	/* Nothing else could run here: yielding would only come back. */
-	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0 &&
-	    w->pin_head == SMARM__NO_INDEX &&
-	    atomic_load_explicit(&w->ldq_len, memory_order_relaxed) == 0 &&
-	    atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0 &&
-	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed) ==
-		    UINT64_MAX) {
+	if (!smarm__other_work(w)) {
 		w->slice_start = 0;
 		return;
 	}
