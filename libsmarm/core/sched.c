@@ -63,11 +63,7 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
 	if (len > 0) {
 		*pid = n->rq_buf[n->rq_head];
-		/* Atomic store: spinners watch the head move (spin_sees_work).
-		 */
-		__atomic_store_n(&n->rq_head,
-				 (n->rq_head + 1) & (n->rq_cap - 1),
-				 __ATOMIC_RELAXED);
+		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
 		atomic_store_explicit(&n->rq_len, len - 1,
 				      memory_order_relaxed);
 		atomic_store_explicit(
@@ -233,7 +229,7 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 			head = (head - 1) & (n->rq_cap - 1);
 			n->rq_buf[head] = w->sbatch[i];
 		}
-		__atomic_store_n(&n->rq_head, head, __ATOMIC_RELAXED);
+		n->rq_head = head;
 		n->rq_front += k;
 	}
 	atomic_store_explicit(&n->rq_len, len + k, memory_order_relaxed);
@@ -441,15 +437,16 @@ static inline void stat_inc(uint64_t *c)
 
 /* What a spinner watches (spin_sees_work). */
 struct spin_view {
-	uint32_t head;	/* run-queue head at the last look */
-	uint64_t since; /* cycle count when that head was first seen, 0:
+	uint64_t pops;	/* run-queue pops at the last look */
+	uint64_t since; /* cycle count when that count was first seen, 0:
 			   not yet */
 };
 
 /*
  * Whether a spinner should stop spinning and take work; plain loads, the
  * exit path re-checks with the fences. Surplus (two or more queued) is
- * taken at once; a lone actor only once the head has not moved for
+ * taken at once; a lone actor only once the queue has not moved (rq_pops,
+ * the monotonic pop count that also tickets pinned actors) for
  * SMARM__SPIN_GRACE_NS (no busy worker is about to take it). now is a
  * cycle count.
  */
@@ -458,7 +455,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 {
 	struct smarm_node *n = w->node;
 	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
-	uint32_t head;
+	uint64_t pops;
 
 	if (len >= 2 || ldq_any(n) ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
@@ -468,9 +465,9 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 		v->since = 0;
 		return false;
 	}
-	head = __atomic_load_n(&n->rq_head, __ATOMIC_RELAXED);
-	if (v->since == 0 || head != v->head) {
-		v->head = head;
+	pops = atomic_load_explicit(&n->rq_pops, memory_order_relaxed);
+	if (v->since == 0 || pops != v->pops) {
+		v->pops = pops;
 		v->since = now;
 		return false;
 	}
