@@ -9,7 +9,7 @@
  * with the one wildcard wake. The target observes the flag at a safe point
  * (park entry and wake, yield, smarm_check, runtime calls), where by
  * construction it holds no runtime lock. It then runs the undo hook of the
- * wait it is in (wc_fn: unregister from a channel, a mutex queue, a
+ * wait it is in (wait.c: unregister from a channel, a mutex queue, a
  * join), its cleanup handlers newest first, and switches to its scheduler
  * for good; the stack is simply abandoned and recycled. Every exit path
  * goes through smarm__terminate, so handlers run exactly once each.
@@ -87,8 +87,7 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
 	s->stk_parks = 0;
 	s->stk_shrinks = 0;
-	s->wc_fn = NULL;
-	s->wc_arg = NULL;
+	s->wait = NULL;
 	s->how = SMARM_EXIT_NORMAL;
 	s->reason = 0;
 
@@ -122,20 +121,16 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		 * Nor may an earlier one's wake cut a handler's wait short:
 		 * request_stop wakes under this lock, so taking it here means
 		 * any such wake has landed and is eaten now. Only handlers
-		 * and the wait-undo hook (an element destructor) can wait
+		 * and the wait's undo hook (an element destructor) can wait
 		 * from here on; without either this is skipped.
 		 */
-		if (s->cl_len > 0 || s->wc_fn != NULL) {
+		if (s->cl_len > 0 || s->wait != NULL) {
 			smarm__lock(&s->cold, SMARM__RANK_LEAF);
 			smarm__clear_notify(s);
 			smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 		}
 	}
-	if (s->wc_fn != NULL) {
-		void (*undo)(void *, struct smarm__slot *) = s->wc_fn;
-		s->wc_fn = NULL;
-		undo(s->wc_arg, s);
-	}
+	smarm__wait_undo_current(s); /* wait.c WAIT-4 */
 	/* A handler may itself exit; it then finishes the rest. */
 	while (s->cl_len > 0) {
 		struct smarm__cleanup c = s->cl[--s->cl_len];
@@ -270,12 +265,12 @@ void smarm__release_unjoined(struct smarm_node *n)
 
 /* ------------------------------------------------------------ join */
 
-static void join_undo(void *arg, struct smarm__slot *me)
+static void join_undo(struct smarm__wait *w)
 {
-	struct smarm__slot *t = arg;
-	(void)me;
+	struct smarm__slot *t = w->wt_arg;
 	smarm__lock(&t->cold, SMARM__RANK_LEAF);
-	t->has_joiner = 0;
+	if (t->has_joiner && t->joiner == w->wt_pid)
+		t->has_joiner = 0;
 	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
 }
 
@@ -283,28 +278,27 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason)
 {
 	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
-	uint64_t mypid = smarm__pid_make(
-		W_GEN(atomic_load_explicit(&me->word, memory_order_relaxed)),
-		me->index);
+	struct smarm__wait w;
 
 	if (t == NULL || PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
-	if (pid == mypid)
+	if (pid == smarm__slot_pid(me))
 		return SMARM_EINVAL;
-	smarm__observe_stop(me);
+	smarm__wait_init(&w, me, 0, join_undo, t);
 	for (;;) {
-		uint64_t w;
+		struct smarm__waiter reg;
+		uint64_t word;
 		smarm__lock(&t->cold, SMARM__RANK_LEAF);
-		w = atomic_load_explicit(&t->word, memory_order_acquire);
-		if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT) {
+		word = atomic_load_explicit(&t->word, memory_order_acquire);
+		if (W_GEN(word) != PID_GEN(pid) || W_STATE(word) == ST_VACANT) {
 			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
 			return SMARM_ENOPROC;
 		}
-		if (!t->joinable || (t->has_joiner && t->joiner != mypid)) {
+		if (!t->joinable || (t->has_joiner && t->joiner != w.wt_pid)) {
 			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
 			return SMARM_ESTATE;
 		}
-		if (W_STATE(w) == ST_DONE) {
+		if (W_STATE(word) == ST_DONE) {
 			if (how)
 				*how = t->how;
 			if (reason)
@@ -314,14 +308,12 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 			smarm__slot_free(n, t->index);
 			return 0;
 		}
+		reg = smarm__wait_open(&w);
 		t->has_joiner = 1;
-		t->joiner = mypid;
-		t->joiner_epoch = smarm__begin_wait(me);
+		t->joiner = reg.pid;
+		t->joiner_epoch = reg.epoch;
 		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
-		me->wc_fn = join_undo;
-		me->wc_arg = t;
-		smarm__park(me);
-		me->wc_fn = NULL;
+		smarm__wait_park(&w); /* unbounded: cannot fail */
 	}
 }
 

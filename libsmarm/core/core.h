@@ -12,7 +12,7 @@
  *   slot    the per-actor record, found by pid index; reused for new actors
  *           with a bumped generation.
  *   word    the slot's packed atomic state: gen<<32 | epoch<<8 | state.
- *   epoch   a 24-bit wait identity. Every wait opens one (begin_wait);
+ *   epoch   a 24-bit wait identity. Every wait round opens one (wait.h);
  *           wakers register (pid, epoch); a wake succeeds only for the
  *           current epoch and consumes it, so stale wakes die at one CAS.
  *
@@ -27,7 +27,8 @@
  *         transitions into QUEUED; only a scheduler moves QUEUED->RUNNING).
  *   INV-2 the only wildcard wake is a stop request; every other waker is
  *         epoch-stamped.
- *   INV-3 a wait that ends without parking calls smarm__retire_wait.
+ *   INV-3 a wait round that ends without parking is retired (wait.c
+ *         WAIT-6).
  *   INV-4 live_actors is decremented last in finalize, after every wake it
  *         produced, so live==0 with an empty queue means the run is over.
  *   INV-5 a registration carrying a node pointer exists only while its
@@ -48,6 +49,7 @@
 #include "smarm/smarm.h"
 #include "../arch/arch.h"
 #include "lock.h"
+#include "wait.h"
 
 #define SMARM__MAX_WORKERS 64
 #define SMARM__SEG_BASE 256u /* slots in segment 0; segment s has BASE<<s */
@@ -135,29 +137,22 @@ struct smarm__slot {
 	size_t stk_reserve; /* requested, page-rounded usable bytes */
 	size_t stk_guard;   /* requested, page-rounded guard bytes; 0: dense */
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
-	void (*wc_fn)(void *arg, struct smarm__slot *s); /* undo current wait */
-	void *wc_arg;
-	int how;		/* outcome kind, valid once exiting */
-	intptr_t reason;	/* crash reason */
-	uint64_t joiner;	/* cold: pid id of the joining actor */
-	uint32_t joiner_epoch;	/* cold */
-	uint32_t tm_pos;	/* TIMERS lock: heap index of this slot's
-				   live wake entry, or SMARM__NO_INDEX */
-	uint32_t pin_next;	/* worker-local pinned FIFO link */
-	uint64_t pin_ticket;	/* rq_pops value at which it is due */
-	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
-				   compare it, so an entry outlives no wrap
-				   of the 24-bit epoch */
-	smarm__lock_t cold;	/* guards the fields marked cold */
-	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
-	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
-};
-
-/* A parked-waiter registration (channels, mutexes, joins). */
-struct smarm__waiter {
-	struct smarm_node *node; /* NULL: no registration */
-	uint64_t pid;
-	uint32_t epoch;
+	struct smarm__wait *wait;  /* owner: the wait parked in (wait.c
+				      WAIT-4), or NULL */
+	int how;		   /* outcome kind, valid once exiting */
+	intptr_t reason;	   /* crash reason */
+	uint64_t joiner;	   /* cold: pid id of the joining actor */
+	uint32_t joiner_epoch;	   /* cold */
+	uint32_t tm_pos;	   /* TIMERS lock: heap index of this slot's
+				      live wake entry, or SMARM__NO_INDEX */
+	uint32_t pin_next;	   /* worker-local pinned FIFO link */
+	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
+	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
+				      compare it, so an entry outlives no wrap
+				      of the 24-bit epoch */
+	smarm__lock_t cold;	   /* guards the fields marked cold */
+	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
+	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
 };
 
 struct smarm__parker {
@@ -516,29 +511,6 @@ static inline void smarm__check_slice(struct smarm__slot *s)
 	else if (__builtin_expect(now - w->slice_start > w->node->slice_cycles,
 				  0))
 		smarm__yield(s);
-}
-
-/* ---- waiters: wake a registration taken under `lock` ---- */
-/*
- * Hand a registration taken under `held` (rank `rank`) to the scheduler
- * and drop `held`. A waker that is a worker of the waiter's node unlocks
- * first (the node cannot go away under it); any other thread wakes under
- * the lock so the waiter, and with it the node's run, cannot end in
- * between (INV-5).
- */
-static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
-					  smarm__lock_t *held, int rank)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	if (wt.node == NULL) {
-		smarm__unlock(held, rank);
-	} else if (w != NULL && w->node == wt.node) {
-		smarm__unlock(held, rank);
-		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
-	} else {
-		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
-		smarm__unlock(held, rank);
-	}
 }
 
 /* ---- stacks (stack.c, stackdiag.c) ---- */

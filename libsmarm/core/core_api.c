@@ -507,21 +507,17 @@ int smarm_actor_yield(void)
 int smarm_actor_sleep(uint64_t ns)
 {
 	struct smarm__slot *me = smarm__current();
-	struct smarm_node *n;
-	uint32_t e;
+	struct smarm__wait w;
 	int rc;
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
-	smarm__observe_stop(me);
-	n = smarm__worker()->node;
-	e = smarm__begin_wait(me);
-	rc = smarm__timer_sleep(n, smarm__deadline_after(ns), me, e);
-	if (rc != 0) {
-		smarm__retire_wait(me);
-		return rc;
-	}
-	smarm__park(me);
-	return 0;
+	/* A wait with no registration: only its timer (or a stop) ends it. */
+	smarm__wait_init(&w, me, smarm__deadline_after(ns), NULL, NULL);
+	smarm__wait_open(&w);
+	rc = smarm__wait_park(&w);
+	if (rc != 0)
+		smarm__wait_retire(&w);
+	return rc;
 }
 
 int smarm_check(void)

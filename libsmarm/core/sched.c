@@ -726,6 +726,22 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	return r != UNPARK_NOOP;
 }
 
+/* wait.h; here so that unpark_at inlines into it (chan send's path). */
+void smarm__wake_and_unlock(struct smarm__waiter wt, smarm__lock_t *held,
+			    int rank)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (wt.node == NULL) {
+		smarm__unlock(held, rank);
+	} else if (w != NULL && w->node == wt.node) {
+		smarm__unlock(held, rank);
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
+	} else {
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch); /* WAIT-7 */
+		smarm__unlock(held, rank);
+	}
+}
+
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));

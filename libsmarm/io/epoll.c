@@ -17,10 +17,10 @@
  * poisons the fd); one epoll fd per worker (a parked actor may resume on
  * any worker).
  *
- * Protocol, waiter side (select.c): begin_wait -> smarm__fd_register
+ * Protocol, waiter side (select.c, wait.h): open -> smarm__fd_register
  * (pid, epoch) -> park -> smarm__fd_cancel(pid, epoch) whatever woke it
  * (a no-op when the epoll thread already took the entry); a stop runs
- * the same cancel from the wait-undo hook. Epoll thread side: epoll_wait
+ * the same cancel from the wait's undo hook. Epoll thread side: epoll_wait
  * -> under wlock, if the entry's registration number matches the event,
  * take the entry, DEL the fd, wake (pid, epoch) -> unlock.
  *

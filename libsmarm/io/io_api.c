@@ -245,6 +245,5 @@ int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg, intptr_t *result)
 		return SMARM_ENOTACTOR;
 	if (fn == NULL)
 		return SMARM_EINVAL;
-	smarm__observe_stop(me);
 	return smarm__pool_run(smarm__worker()->node, me, fn, arg, result);
 }

@@ -6,11 +6,11 @@
  *
  * Protocol, actor side: allocate a job on the heap (never on the actor's
  * stack: a stopped actor's stack is recycled while its job still runs),
- * begin_wait, record (node, pid, epoch) in the job, count it in
+ * open a wait (wait.h), record its registration in the job, count it in
  * io_blocking, queue it, park. On wake, under jlock: done -> take the
  * result and free the job; not done (a wake meant for something else,
  * e.g. a second stop while exiting) -> open a new wait, store the new
- * epoch, park again. A stop ends the actor through the wait-undo hook,
+ * epoch, park again. A stop ends the actor through the wait's undo hook,
  * which under jlock frees a finished job or marks a running one
  * abandoned. Pool side: take a job, run fn, then under jlock store the
  * result, uncount it, and either free it (abandoned) or wake its waiter
@@ -139,13 +139,12 @@ void smarm__pool_stop(struct smarm__io *io)
 	atomic_store(&io->pool_ready, false);
 }
 
-/* Wait-undo hook: the actor is stopped while its job is out (INV-1). */
-static void job_undo(void *arg, struct smarm__slot *me)
+/* Undo hook (wait.h): the actor is stopped while its job is out (INV-1). */
+static void job_undo(struct smarm__wait *w)
 {
-	struct smarm__io_job *job = arg;
-	struct smarm__io *io = atomic_load(&smarm__worker()->node->io);
+	struct smarm__io_job *job = w->wt_arg;
+	struct smarm__io *io = atomic_load(&w->wt_node->io);
 	bool done;
-	(void)me;
 	smarm__lock(&io->jlock, SMARM__RANK_CHANNEL);
 	done = job->done;
 	job->abandoned = true;
@@ -158,11 +157,13 @@ static void job_undo(void *arg, struct smarm__slot *me)
 int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 		    smarm_io_blocking_cb fn, void *arg, intptr_t *result)
 {
-	struct smarm__io *io = smarm__io_get(n);
+	struct smarm__io *io;
 	struct smarm__io_job *job;
-	uint64_t pid = smarm__slot_pid(me);
+	struct smarm__wait w;
 	int rc;
 
+	smarm__wait_init(&w, me, 0, job_undo, NULL); /* a safe point */
+	io = smarm__io_get(n);
 	if (io == NULL)
 		return SMARM_ENOMEM;
 	rc = smarm__pool_start(io);
@@ -173,9 +174,8 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 		return SMARM_ENOMEM;
 	job->fn = fn;
 	job->arg = arg;
-	job->wt.node = n;
-	job->wt.pid = pid;
-	job->wt.epoch = smarm__begin_wait(me);
+	w.wt_arg = job;
+	job->wt = smarm__wait_open(&w);
 	atomic_fetch_add(&n->io_blocking, 1); /* before the queue (INV-2) */
 	pthread_mutex_lock(&io->pmu);
 	*io->qtail = job;
@@ -183,23 +183,17 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 	pthread_cond_signal(&io->pcv);
 	pthread_mutex_unlock(&io->pmu);
 
-	me->wc_fn = job_undo;
-	me->wc_arg = job;
 	for (;;) {
 		bool done;
-		smarm__park(me);
+		smarm__wait_park(&w); /* unbounded: cannot fail */
 		smarm__lock(&io->jlock, SMARM__RANK_CHANNEL);
 		done = job->done;
-		if (!done) {
-			/* Woken for something else: wait on (INV-3). */
-			job->wt.node = n;
-			job->wt.epoch = smarm__begin_wait(me);
-		}
+		if (!done) /* woken for something else: wait on (INV-3) */
+			job->wt = smarm__wait_open(&w);
 		smarm__unlock(&io->jlock, SMARM__RANK_CHANNEL);
 		if (done)
 			break;
 	}
-	me->wc_fn = NULL;
 	if (result != NULL)
 		*result = job->result;
 	free(job);

@@ -3,7 +3,7 @@
  * select.c - select over channel and fd arms: the one engine under
  * smarm_selset_wait, smarm_select and every fd wait of the io layer.
  *
- * One round: open a wait (begin_wait); one zero-timeout poll(2) over
+ * One round (a round of core/wait.h's protocol): open the wait; one zero-timeout poll(2) over
  * every fd arm; then, in index order, arm each channel (smarm__chan_arm:
  * ready, or registered with this epoch) and each fd (ready per the poll,
  * POLLNVAL -> SMARM_EBADF, or registered with the epoll thread with this
@@ -22,7 +22,7 @@
  * Locking: a channel's lock and the io wlock are taken one at a time,
  * never nested (both have CHANNEL rank).
  * Invariants: INV-1 when the call returns, or the actor is stopped inside
- * it (wait-undo hook), none of its registrations is left (core.h INV-5).
+ * it (the wait's undo hook), none of its registrations is left (core.h INV-5).
  * INV-2 fd arms are registered only after their own poll found them not
  * ready.
  * See: docs/architecture.md (IO and blocking work).
@@ -87,10 +87,10 @@ static void selx_disarm(struct selx *x)
 	x->armed = 0;
 }
 
-static void selx_undo(void *arg, struct smarm__slot *me)
+/* Undo hook (wait.h): a stop ends the actor inside the select. */
+static void selx_undo(struct smarm__wait *w)
 {
-	(void)me;
-	selx_disarm(arg);
+	selx_disarm(w->wt_arg);
 }
 
 /*
@@ -180,13 +180,11 @@ static size_t selx_collect(struct selx *x)
 int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 		     size_t n, uint64_t deadline, size_t *ready)
 {
-	struct smarm_node *node = smarm__worker()->node;
+	struct smarm__wait w;
 	struct selx x;
-	bool timed = deadline != 0;
 
 	x.arms = arms;
 	x.n = n;
-	x.pid = smarm__slot_pid(me);
 	x.armed = 0;
 	x.io = NULL;
 	x.npfd = 0;
@@ -197,42 +195,34 @@ int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 		x.pfd[x.npfd].events = poll_events(arms[i].events);
 		x.npfd++;
 	}
-	smarm__observe_stop(me);
+	smarm__wait_init(&w, me, deadline, selx_undo, &x);
+	x.pid = w.wt_pid;
 
 	for (;;) {
 		size_t i;
 		int rc;
-		x.epoch = smarm__begin_wait(me);
-		rc = selx_arm(&x, node, timed && smarm__clock_ns() >= deadline,
-			      &i);
-		if (rc != 0 || i < n) {
-			selx_disarm(&x);
-			smarm__retire_wait(me);
-			if (rc == 0)
-				*ready = i;
-			return rc;
-		}
-		if (timed) {
-			rc = smarm__clock_ns() >= deadline
-				     ? SMARM_ETIMEDOUT
-				     : smarm__timer_sleep(node, deadline, me,
-							  x.epoch);
-			if (rc != 0) {
-				selx_disarm(&x);
-				smarm__retire_wait(me);
-				return rc;
+		x.epoch = smarm__wait_open(&w).epoch;
+		rc = selx_arm(&x, w.wt_node, smarm__wait_expired(&w), &i);
+		if (rc == 0 && i == n) {
+			/* Every arm is registered: block. */
+			rc = smarm__wait_expired(&w) ? SMARM_ETIMEDOUT
+						     : smarm__wait_park(&w);
+			if (rc == 0) {
+				i = selx_collect(&x);
+				if (i < n) {
+					*ready = i;
+					return 0;
+				}
+				if (smarm__wait_expired(&w))
+					return SMARM_ETIMEDOUT;
+				continue;
 			}
 		}
-		me->wc_fn = selx_undo;
-		me->wc_arg = &x;
-		smarm__park(me);
-		me->wc_fn = NULL;
-		i = selx_collect(&x);
-		if (i < n) {
+		/* Arm i was ready without parking, or an error (WAIT-6). */
+		selx_disarm(&x);
+		smarm__wait_retire(&w);
+		if (rc == 0)
 			*ready = i;
-			return 0;
-		}
-		if (timed && smarm__clock_ns() >= deadline)
-			return SMARM_ETIMEDOUT;
+		return rc;
 	}
 }

@@ -6,13 +6,13 @@
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. A receiver
- * that finds the channel empty opens a wait (begin_wait), registers
+ * that finds the channel empty opens a wait (core/wait.h), registers
  * (node, pid, epoch) under the channel lock, and parks; a sender takes
  * that registration under the lock and wakes it with its epoch (see
  * smarm__wake_and_unlock for why a foreign thread wakes under the lock).
  * The receiver removes its registration whenever it leaves the wait: on
  * wake (under the lock it takes anyway to pop), on timeout, and through
- * the wait-undo hook when a stop ends it (core.h INV-5).
+ * the wait's undo hook when a stop ends it (core.h INV-5).
  *
  * Close semantics: when the last sender reference goes the channel is
  * closed; the receiver still drains what is queued, then gets ECLOSED.
@@ -326,17 +326,17 @@ bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid)
 }
 
 /*
- * A stop ends the receiver inside its wait: drop the registration, and if
- * a sender already handed an element over, it will never be returned, so
- * it is destroyed like any undelivered element.
+ * Undo hook (wait.h): a stop ends the receiver inside its wait. Drop the
+ * registration, and if a sender already handed an element over, it will
+ * never be returned, so it is destroyed like any undelivered element.
  */
-static void recv_undo(void *arg, struct smarm__slot *me)
+static void recv_undo(struct smarm__wait *w)
 {
-	struct smarm__recv_wait *rw = arg;
+	struct smarm__recv_wait *rw = w->wt_arg;
 	smarm_chan_t *ch = rw->ch;
 	bool delivered;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	chan_unmark(ch, smarm__slot_pid(me));
+	chan_unmark(ch, w->wt_pid);
 	delivered = rw->delivered;
 	rw->delivered = false;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -345,33 +345,29 @@ static void recv_undo(void *arg, struct smarm__slot *me)
 }
 
 /*
- * The receive loop behind recv and recv_timeout. deadline 0: no timeout.
+ * The receive loop behind recv and recv_timeout (wait.h's loop).
+ * deadline 0: no timeout.
  */
 static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 {
 	struct smarm__slot *me = smarm__current();
-	struct smarm_node *n;
-	uint64_t pid;
-	bool timer_armed = false;
 	struct smarm__recv_wait rw;
+	struct smarm__wait w;
 
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
 	if (ch == NULL || out == NULL)
 		return SMARM_EINVAL;
-	smarm__observe_stop(me);
-	n = smarm__worker()->node;
-	pid = smarm__slot_pid(me);
 	rw.ch = ch;
 	rw.out = out;
 	rw.delivered = false;
-	for (;;) {
-		uint32_t e;
+	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
+	for (bool parked = false;; parked = true) {
 		int rc = 0;
-		bool parked = false;
+		bool block = false;
 
 		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-		chan_unmark(ch, pid);
+		chan_unmark(ch, w.wt_pid);
 		if (rw.delivered) {
 			rc = 0; /* handed over while a timer woke us */
 		} else if (!ch->receiver) {
@@ -382,39 +378,29 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			rc = SMARM_ECLOSED;
 		} else if (ch->waiter.node != NULL) {
 			rc = SMARM_ESTATE; /* another actor is receiving */
-		} else if (timer_armed && smarm__clock_ns() >= deadline) {
+		} else if (parked && smarm__wait_expired(&w)) {
 			rc = SMARM_ETIMEDOUT;
 		} else {
-			e = smarm__begin_wait(me);
-			ch->waiter.node = n;
-			ch->waiter.pid = pid;
-			ch->waiter.epoch = e;
+			ch->waiter = smarm__wait_open(&w);
 			ch->rwait = &rw;
-			__atomic_store_n(&ch->receiving, pid, __ATOMIC_RELAXED);
-			parked = true;
+			__atomic_store_n(&ch->receiving, w.wt_pid,
+					 __ATOMIC_RELAXED);
+			block = true;
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-		if (!parked)
+		if (!block)
 			return rc;
-		if (deadline != 0) {
-			/* A fresh wake entry per wait: the old one is inert. */
-			rc = smarm__timer_sleep(n, deadline, me, e);
-			if (rc != 0) {
-				/* A sender may have handed over meanwhile. */
-				bool got;
-				smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-				chan_unmark(ch, pid);
-				got = rw.delivered;
-				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-				smarm__retire_wait(me);
-				return got ? 0 : rc;
-			}
-			timer_armed = true;
+		rc = smarm__wait_park(&w);
+		if (rc != 0) {
+			/* Not parked: a sender may have handed over already. */
+			bool got;
+			smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+			chan_unmark(ch, w.wt_pid);
+			got = rw.delivered;
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			smarm__wait_retire(&w);
+			return got ? 0 : rc;
 		}
-		me->wc_fn = recv_undo;
-		me->wc_arg = &rw;
-		smarm__park(me);
-		me->wc_fn = NULL;
 		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE)) {
 			/*
 			 * The sender cleared our registration; the receiving

@@ -10,7 +10,7 @@
  * epoch. The woken waiter decides from state alone: holder == me means
  * granted (even if its timer fired too), otherwise it removes its entry
  * and reports the timeout. A waiter that is stopped while queued removes
- * its entry through the wait-undo hook, or passes the lock on if it had
+ * its entry through the wait's undo hook, or passes the lock on if it had
  * already been granted it, so a grant is never lost to a dead actor.
  *
  * OS threads outside any actor may lock too (they spin with sched_yield
@@ -120,10 +120,9 @@ static void hand_off_and_unlock(smarm_mutex_t *m)
 	smarm__wake_and_unlock(w, &m->lock, SMARM__RANK_CHANNEL);
 }
 
-static void lock_undo(void *arg, struct smarm__slot *me)
+/* Under no lock: pid leaves the queue, passing on a grant it got. */
+static void lock_leave(smarm_mutex_t *m, uint64_t pid)
 {
-	smarm_mutex_t *m = arg;
-	uint64_t pid = smarm__slot_pid(me);
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder == pid) {
 		hand_off_and_unlock(m); /* granted, but we are leaving */
@@ -131,6 +130,12 @@ static void lock_undo(void *arg, struct smarm__slot *me)
 	}
 	q_remove(m, pid);
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+}
+
+/* Undo hook (wait.h): a stop ends the actor while it is queued. */
+static void lock_undo(struct smarm__wait *w)
+{
+	lock_leave(w->wt_arg, w->wt_pid);
 }
 
 static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
@@ -153,23 +158,19 @@ static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
 int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
-	struct smarm_node *n;
-	uint64_t pid;
 	uint64_t deadline = smarm__deadline_after(timeout_ns);
-	uint32_t e;
+	struct smarm__wait w;
 	int rc;
 
 	if (m == NULL)
 		return SMARM_EINVAL;
 	if (me == NULL)
 		return lock_from_thread(m, deadline);
-	smarm__observe_stop(me);
-	n = smarm__worker()->node;
-	pid = smarm__slot_pid(me);
+	smarm__wait_init(&w, me, deadline, lock_undo, m);
 
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder == 0) {
-		m->holder = pid;
+		m->holder = w.wt_pid;
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return 0;
 	}
@@ -177,39 +178,38 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ETIMEDOUT;
 	}
-	if (m->holder == pid) {
-		/* Not reentrant: we would queue behind ourselves. */
+	if (m->holder == w.wt_pid) {
+		/*
+		 * Not reentrant: we would queue behind ourselves. A wait with
+		 * no registration, which only its deadline ends.
+		 */
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-		e = smarm__begin_wait(me);
-		rc = smarm__timer_sleep(n, deadline, me, e);
+		w.wt_undo = NULL;
+		smarm__wait_open(&w);
+		rc = smarm__wait_park(&w);
 		if (rc != 0) {
-			smarm__retire_wait(me);
+			smarm__wait_retire(&w);
 			return rc;
 		}
-		smarm__park(me);
 		return SMARM_ETIMEDOUT;
 	}
-	e = smarm__begin_wait(me);
-	rc = q_push(m, (struct smarm__waiter){ n, pid, e });
+	rc = q_push(m, smarm__wait_open(&w));
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	if (rc == 0)
-		rc = smarm__timer_sleep(n, deadline, me, e);
+		rc = smarm__wait_park(&w);
 	if (rc != 0) {
-		lock_undo(m, me);
-		smarm__retire_wait(me);
+		lock_leave(m, w.wt_pid);
+		smarm__wait_retire(&w);
 		return rc;
 	}
-	me->wc_fn = lock_undo;
-	me->wc_arg = m;
-	smarm__park(me);
-	me->wc_fn = NULL;
 
+	/* Woken: by unlock's grant, or by the deadline (WAIT-5). */
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
-	if (m->holder == pid) {
+	if (m->holder == w.wt_pid) {
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return 0;
 	}
-	q_remove(m, pid);
+	q_remove(m, w.wt_pid);
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	return SMARM_ETIMEDOUT;
 }

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.c - the one wait protocol (wait.h): open, park, retire and undo
+ * of a blocking wait of the running actor. Every blocking primitive of
+ * the runtime goes through these four calls; nothing else in the library
+ * opens a wait, arms a wait's timer or parks.
+ *
+ * Glossary.
+ *   wait       one blocking call of an actor (struct smarm__wait), made
+ *              of one or more rounds.
+ *   round      one epoch: opened by smarm__wait_open, ended by a wake
+ *              (the waker consumes it) or by smarm__wait_retire.
+ *   registration  (node, pid, epoch) stored by the primitive under its
+ *              lock; the only thing a waker needs.
+ *
+ * Invariants. The argument that no wake is lost and no stale wake lands
+ * is made here, once, for every primitive:
+ *   WAIT-1 open before register. A round's epoch is opened (slot.c
+ *          smarm__begin_wait) before its registration becomes visible,
+ *          so a waker holding it can only wake this round.
+ *   WAIT-2 one wake per round. A wake succeeds only with the current
+ *          epoch and consumes it (slot.c); a registration left behind
+ *          by a round that already ended is inert: its wake fails at one
+ *          CAS. A wake that lands before the actor has parked turns
+ *          RUNNING into NOTIFIED, and the park then returns at once, so
+ *          registering under a lock and parking after unlocking loses
+ *          nothing.
+ *   WAIT-3 the timer is one more waker. A bounded round inserts a timer
+ *          entry with the round's epoch after registering; entries are
+ *          never cancelled, a superseded one is inert by WAIT-2 (and by
+ *          the slot's wait counter across a 24-bit epoch wrap, timer.c).
+ *   WAIT-4 the undo hook covers the park. It is installed before the
+ *          actor leaves the CPU and removed once it is back; a stop
+ *          observed at the park (sched.c smarm__park) ends the actor,
+ *          and actor.c then runs the hook before any cleanup handler, so
+ *          no registration of a dead actor survives (core.h INV-5).
+ *   WAIT-5 woken is not ready. Park returns after the registration's
+ *          wake, the timer's, or a stop's wildcard wake that a cleanup
+ *          path cleared; callers re-check their condition under their
+ *          own lock and remove a registration still in place.
+ *   WAIT-6 retire what did not park. A round that ends without parking
+ *          (the primitive became ready after the open, or the timer
+ *          could not be armed) is retired: the epoch moves on and a wake
+ *          that already landed is eaten, in one CAS, then a stop whose
+ *          wake was eaten is observed through its flag (core.h INV-3).
+ *   WAIT-7 foreign wakers hold the lock. A waker that is not a worker of
+ *          the node wakes while still holding the primitive's lock, so
+ *          the waiter cannot leave its wait, and the run cannot end,
+ *          before the wake has landed (core.h INV-5).
+ *
+ * Ownership: a struct smarm__wait lives on the waiting actor's stack for
+ * the duration of the call; the slot points at it only while parked.
+ * Locking: none of its own; open is legal under the primitive's lock,
+ * park never is (lock.h INV-1).
+ * See: docs/architecture.md (The wait protocol).
+ */
+#include "core.h"
+
+void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
+		      uint64_t deadline, smarm__wait_undo_fn undo, void *arg)
+{
+	w->wt_me = me;
+	w->wt_node = smarm__worker()->node;
+	w->wt_pid = smarm__slot_pid(me);
+	w->wt_deadline = deadline;
+	w->wt_epoch = 0;
+	w->wt_undo = undo;
+	w->wt_arg = arg;
+	smarm__observe_stop(me);
+}
+
+struct smarm__waiter smarm__wait_open(struct smarm__wait *w)
+{
+	struct smarm__waiter reg;
+	w->wt_epoch = smarm__begin_wait(w->wt_me); /* WAIT-1 */
+	reg.node = w->wt_node;
+	reg.pid = w->wt_pid;
+	reg.epoch = w->wt_epoch;
+	return reg;
+}
+
+bool smarm__wait_expired(const struct smarm__wait *w)
+{
+	return w->wt_deadline != 0 && smarm__clock_ns() >= w->wt_deadline;
+}
+
+int smarm__wait_park(struct smarm__wait *w)
+{
+	struct smarm__slot *me = w->wt_me;
+	if (w->wt_deadline != 0) {
+		/* WAIT-3: a fresh entry per round; the old one is inert. */
+		int rc = smarm__timer_sleep(w->wt_node, w->wt_deadline, me,
+					    w->wt_epoch);
+		if (rc != 0)
+			return rc;
+	}
+	me->wait = w; /* WAIT-4 */
+	smarm__park(me);
+	me->wait = NULL;
+	return 0;
+}
+
+void smarm__wait_retire(struct smarm__wait *w)
+{
+	smarm__retire_wait(w->wt_me); /* WAIT-6 */
+}
+
+void smarm__wait_undo_current(struct smarm__slot *s)
+{
+	struct smarm__wait *w = s->wait;
+	if (w == NULL)
+		return;
+	s->wait = NULL; /* exactly once, even if the hook exits */
+	if (w->wt_undo != NULL)
+		w->wt_undo(w);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.h - the one wait protocol: how the running actor blocks on
+ * something another party will signal (a channel, a mutex, a join, a
+ * timer, an fd, a pool job), and how that party wakes it.
+ *
+ * Every blocking primitive is the same loop, written once here and used
+ * by chan.c, mutex.c, actor.c (join), core_api.c (sleep), select.c and
+ * pool.c:
+ *
+ *   smarm__wait_init(&w, me, deadline, undo, arg);   a safe point
+ *   for (;;) {
+ *           lock the primitive;
+ *           if (it can answer now) { unlock; return answer; }
+ *           reg = smarm__wait_open(&w);               new epoch
+ *           store reg in the primitive;               under its lock
+ *           unlock;
+ *           rc = smarm__wait_park(&w);                timer, hook, park
+ *           if (rc != 0) { remove reg; smarm__wait_retire(&w); return rc; }
+ *           (woken: remove reg if still there, loop to re-check)
+ *   }
+ *
+ * and on the waker's side, under the primitive's lock:
+ *
+ *   reg = the stored registration; clear it;
+ *   smarm__wake_and_unlock(reg, &lock, rank);
+ *
+ * The invariants (argued in wait.c) are cited as WAIT-n.
+ * See: docs/architecture.md (The wait protocol).
+ */
+#ifndef SMARM_CORE_WAIT_H
+#define SMARM_CORE_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+struct smarm_node;
+struct smarm__slot;
+struct smarm__worker;
+
+/*
+ * A registration: what a waker needs to wake one wait of one actor. Kept
+ * by the primitive under its lock; node == NULL means "nobody waits".
+ */
+struct smarm__waiter {
+	struct smarm_node *node; /* NULL: no registration */
+	uint64_t pid;		 /* the waiting actor */
+	uint32_t epoch;		 /* its wait (slot.c: the state word) */
+};
+
+struct smarm__wait;
+
+/*
+ * Undo hook: the actor is leaving the wait for good (a stop ended it
+ * inside the park, WAIT-4). It removes every registration of the wait and
+ * disposes of anything handed over that will now never be returned. It
+ * runs on the actor's own stack with no runtime lock held and may take
+ * the primitive's lock.
+ */
+typedef void (*smarm__wait_undo_fn)(struct smarm__wait *w);
+
+/* One wait of the running actor; lives on its stack for the call. */
+struct smarm__wait {
+	struct smarm__slot *wt_me;   /* the waiting actor (running) */
+	struct smarm_node *wt_node;  /* its node */
+	uint64_t wt_pid;	     /* its pid */
+	uint64_t wt_deadline;	     /* absolute ns; 0: unbounded */
+	uint32_t wt_epoch;	     /* the epoch opened last */
+	smarm__wait_undo_fn wt_undo; /* NULL: nothing to undo */
+	void *wt_arg;		     /* the primitive's context for undo */
+};
+
+/*
+ * Start a wait of the running actor me, bounded by an absolute deadline
+ * (0: none). A safe point: a pending stop ends the actor here.
+ */
+void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
+		      uint64_t deadline, smarm__wait_undo_fn undo, void *arg);
+
+/*
+ * Open a new round of the wait (a new epoch, WAIT-1) and return the
+ * registration to store. Lock-free: legal under the primitive's lock.
+ */
+struct smarm__waiter smarm__wait_open(struct smarm__wait *w);
+
+/* Has the deadline passed? (false for an unbounded wait) */
+bool smarm__wait_expired(const struct smarm__wait *w);
+
+/*
+ * Block in the round opened last: arm the deadline's timer (WAIT-3),
+ * install the undo hook (WAIT-4), park, remove the hook. Returns 0 once
+ * woken: by the registration's waker, the timer, or nothing at all that
+ * the caller may rely on (WAIT-5): the caller re-checks. Returns an
+ * error (SMARM_ENOMEM: no timer entry) without parking: the round is
+ * still open, the caller removes its registration and retires it.
+ * No runtime lock may be held.
+ */
+int smarm__wait_park(struct smarm__wait *w);
+
+/* End a round that did not park (WAIT-6); a stop may end the actor. */
+void smarm__wait_retire(struct smarm__wait *w);
+
+/*
+ * Stop path (actor.c): run the undo hook of the wait the actor is
+ * blocked in, if any, exactly once.
+ */
+void smarm__wait_undo_current(struct smarm__slot *s);
+
+/*
+ * Waker side: hand a registration taken under `held` (rank `rank`) to
+ * the scheduler and drop `held`. A waker that is a worker of the
+ * waiter's node unlocks first (the node cannot go away under it); any
+ * other thread wakes under the lock, so the waiter, and with it the
+ * node's run, cannot end in between (WAIT-7).
+ */
+void smarm__wake_and_unlock(struct smarm__waiter wt, smarm__lock_t *held,
+			    int rank);
+
+#endif /* SMARM_CORE_WAIT_H */
