@@ -49,6 +49,7 @@
 #include "smarm/smarm.h"
 #include "../arch/arch.h"
 #include "lock.h"
+#include "ring.h"
 #include "wait.h"
 
 #define SMARM__MAX_WORKERS 64
@@ -208,10 +209,9 @@ struct smarm__worker {
 	 * ldq_lock (RUNQ rank, never nested with another RUNQ lock).
 	 */
 	smarm__lock_t ldq_lock;
-	uint32_t ldq_head;
-	_Atomic uint32_t ldq_len;
-	uint32_t ldq_picks; /* owner: local pops, for the fairness turns */
-	uint64_t ldq[SMARM__LDQ_CAP];
+	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
+	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
+	uint64_t ldq_buf[SMARM__LDQ_CAP];
 };
 
 /*
@@ -289,10 +289,7 @@ struct smarm_node {
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
 	smarm__lock_t rq_lock;
-	uint64_t *rq_buf;
-	uint32_t rq_cap; /* power of two */
-	uint32_t rq_head;
-	_Atomic uint32_t rq_len;  /* written under rq_lock, read anywhere */
+	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
 	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
 	uint32_t rq_front;	  /* RUNQ: work-first items at the front */
 	uint32_t rq_front_pops;	  /* RUNQ: front pops since an older one */
@@ -416,19 +413,32 @@ static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 
 /* ---- slots (slot.c) ---- */
 
-/* The slot at idx (segment s holds SEG_BASE << s slots), or NULL. */
+/*
+ * Slab geometry: segment s holds SEG_BASE << s slots and starts at index
+ * SEG_BASE * (2^s - 1), so index -> segment is a count-leading-zeros.
+ */
+static inline uint32_t smarm__seg_first(uint32_t s)
+{
+	return SMARM__SEG_BASE * ((1u << s) - 1u);
+}
+
+static inline uint32_t smarm__seg_of(uint32_t idx)
+{
+	return 63u -
+	       (uint32_t)__builtin_clzll((uint64_t)idx / SMARM__SEG_BASE + 1);
+}
+
+/* The slot at idx, or NULL. */
 static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 						 uint32_t idx)
 {
-	uint64_t k;
 	uint32_t s;
 	struct smarm__slot *seg;
 	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
 		return NULL;
-	k = (uint64_t)idx / SMARM__SEG_BASE + 1;
-	s = 63u - (uint32_t)__builtin_clzll(k);
+	s = smarm__seg_of(idx);
 	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
-	return seg ? &seg[idx - SMARM__SEG_BASE * ((1u << s) - 1u)] : NULL;
+	return seg ? &seg[idx - smarm__seg_first(s)] : NULL;
 }
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);

@@ -315,7 +315,7 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
 		return 0;
 	case SMARM_STAT_RUN_QUEUE:
-		*out = atomic_load(&n->rq_len);
+		*out = smarm__ring_len(&n->rq);
 		return 0;
 	case SMARM_STAT_STACK_POOL:
 		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);

@@ -342,7 +342,7 @@ void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
 	/* Behind everything queued now: FIFO-fair against the shared queue. */
 	s->pin_ticket =
 		atomic_load_explicit(&n->rq_pops, memory_order_relaxed) +
-		atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+		smarm__ring_len(&n->rq);
 	s->pin_next = SMARM__NO_INDEX;
 	if (w->pin_head == SMARM__NO_INDEX)
 		w->pin_head = s->index;

@@ -35,9 +35,9 @@
  * waking every idle worker on each push (thundering herd).
  *
  * Ownership: workers belong to the node during a run; worker 0 is the
- * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards rq_buf/head/
- * len; tm_lock (TIMERS) serialises timekeeper arm and timer inserts.
- * Invariants: INV-1 (core.h) at-most-once queued; INV-2 the timekeeper
+ * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards the rq ring and
+ * its front counters; tm_lock (TIMERS) serialises timekeeper arm and timer
+ * inserts. Invariants: INV-1 (core.h) at-most-once queued; INV-2 the timekeeper
  * disarms before it fires timers; INV-3 live==0 and an empty queue end the
  * run (INV-4 in core.h makes that sound).
  * See: docs/architecture.md (Scheduler, Idle workers).
@@ -54,18 +54,16 @@ __thread struct smarm__worker *smarm__tls_worker
 
 /* ---------------------------------------------------------------- queue */
 
+#define RQ_ESZ sizeof(uint64_t) /* run queues and deques hold pid ids */
+
 static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 {
 	bool got = false;
-	if (atomic_load_explicit(&n->rq_len, memory_order_relaxed) == 0)
+	if (smarm__ring_len(&n->rq) == 0)
 		return false;
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
-	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
-	if (len > 0) {
-		*pid = n->rq_buf[n->rq_head];
-		n->rq_head = (n->rq_head + 1) & (n->rq_cap - 1);
-		atomic_store_explicit(&n->rq_len, len - 1,
-				      memory_order_relaxed);
+	if (smarm__ring_len(&n->rq) > 0) {
+		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
 		atomic_store_explicit(
 			&n->rq_pops,
 			atomic_load_explicit(&n->rq_pops,
@@ -127,20 +125,15 @@ void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 /* Several workers: the batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
-	uint32_t k = w->sbatch_n, len, head;
+	uint32_t k = w->sbatch_n;
 	smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
-	len = atomic_load_explicit(&w->ldq_len, memory_order_relaxed);
-	if (len + k > SMARM__LDQ_CAP) {
+	if (smarm__ring_len(&w->ldq) + k > SMARM__LDQ_CAP) {
 		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 		return false;
 	}
-	head = w->ldq_head;
-	for (uint32_t i = k; i-- > 0;) {
-		head = (head - 1) & (SMARM__LDQ_CAP - 1);
-		w->ldq[head] = w->sbatch[i];
-	}
-	w->ldq_head = head;
-	atomic_store_explicit(&w->ldq_len, len + k, memory_order_seq_cst);
+	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, w->sbatch, k);
+	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences). */
+	atomic_thread_fence(memory_order_seq_cst);
 	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	return true;
 }
@@ -149,24 +142,19 @@ static bool ldq_push_batch(struct smarm__worker *w)
  * fairness turn) of v's deque. */
 static bool ldq_take(struct smarm__worker *v, bool back, uint64_t *pid)
 {
-	uint32_t len;
-	if (atomic_load_explicit(&v->ldq_len, memory_order_relaxed) == 0)
+	bool got = false;
+	if (smarm__ring_len(&v->ldq) == 0)
 		return false;
 	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
-	len = atomic_load_explicit(&v->ldq_len, memory_order_relaxed);
-	if (len == 0) {
-		smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
-		return false;
+	if (smarm__ring_len(&v->ldq) > 0) {
+		*pid = *(
+			uint64_t *)(back ? smarm__ring_pop_back(&v->ldq, RQ_ESZ)
+					 : smarm__ring_pop_front(&v->ldq,
+								 RQ_ESZ));
+		got = true;
 	}
-	if (back) {
-		*pid = v->ldq[(v->ldq_head + len - 1) & (SMARM__LDQ_CAP - 1)];
-	} else {
-		*pid = v->ldq[v->ldq_head];
-		v->ldq_head = (v->ldq_head + 1) & (SMARM__LDQ_CAP - 1);
-	}
-	atomic_store_explicit(&v->ldq_len, len - 1, memory_order_relaxed);
 	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
-	return true;
+	return got;
 }
 
 /* Steal one actor from the back of another worker's deque. */
@@ -180,13 +168,12 @@ static bool ldq_steal(struct smarm__worker *w, uint64_t *pid)
 	return false;
 }
 
-/* Any worker's deque holds work (idle rechecks; seq_cst pairs with the
- * pusher's store and fence before wake_one_if_idle). */
+/* Any worker's deque holds work (idle rechecks after its seq_cst fence,
+ * which pairs with the pusher's fence in ldq_push_batch). */
 static bool ldq_any(struct smarm_node *n)
 {
 	for (int i = 0; i < n->workers_started; i++)
-		if (atomic_load_explicit(&n->workers[i].ldq_len,
-					 memory_order_seq_cst) > 0)
+		if (smarm__ring_len(&n->workers[i].ldq) > 0)
 			return true;
 	return false;
 }
@@ -196,7 +183,7 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
-	uint32_t len, head;
+	uint32_t len;
 	w->sbatch_spill = false;
 	if (k == 0)
 		return;
@@ -209,8 +196,8 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 	}
 	w->sbatch_n = 0;
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
-	len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
-	if (SMARM_NEVER(len + k > n->rq_cap))
+	len = smarm__ring_len(&n->rq);
+	if (SMARM_NEVER(len + k > n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
 	if ((n->rq_front_pops >= SMARM__FRONT_LIMIT ||
 	     n->rq_front >= SMARM__FRONT_LIMIT) &&
@@ -221,18 +208,12 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 		 * keeps the wait near 2 * SMARM__FRONT_LIMIT queue pops.
 		 */
 		for (uint32_t i = 0; i < k; i++)
-			n->rq_buf[(n->rq_head + len + i) & (n->rq_cap - 1)] =
+			*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) =
 				w->sbatch[i];
 	} else {
-		head = n->rq_head;
-		for (uint32_t i = k; i-- > 0;) {
-			head = (head - 1) & (n->rq_cap - 1);
-			n->rq_buf[head] = w->sbatch[i];
-		}
-		n->rq_head = head;
+		smarm__ring_push_front_n(&n->rq, RQ_ESZ, w->sbatch, k);
 		n->rq_front += k;
 	}
-	atomic_store_explicit(&n->rq_len, len + k, memory_order_relaxed);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 }
 
@@ -244,11 +225,9 @@ void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 			     &smarm__slot_at(n, PID_IDX(pid))->word,
 			     memory_order_relaxed)) == ST_QUEUED);
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
-	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
-	if (SMARM_NEVER(len >= n->rq_cap))
+	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
-	n->rq_buf[(n->rq_head + len) & (n->rq_cap - 1)] = pid;
-	atomic_store_explicit(&n->rq_len, len + 1, memory_order_relaxed);
+	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	/* A lone worker enqueuing for itself cannot be idle. */
 	if (n->workers_n == 1 && w != NULL && w->node == n)
@@ -365,8 +344,7 @@ static bool has_work(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	       atomic_load_explicit(&n->rq_len, memory_order_seq_cst) > 0 ||
-	       ldq_any(n) ||
+	       smarm__ring_len(&n->rq) > 0 || ldq_any(n) ||
 	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
 	       smarm__timers_due(n);
 }
@@ -454,7 +432,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 			   uint64_t now)
 {
 	struct smarm_node *n = w->node;
-	uint32_t len = atomic_load_explicit(&n->rq_len, memory_order_relaxed);
+	uint32_t len = smarm__ring_len(&n->rq);
 	uint64_t pops;
 
 	if (len >= 2 || ldq_any(n) ||
@@ -621,7 +599,7 @@ static void idle(struct smarm__worker *w)
 		if (n->workers_started > 1 &&
 		    atomic_load_explicit(&n->next_deadline,
 					 memory_order_relaxed) != UINT64_MAX &&
-		    atomic_load_explicit(&n->rq_len, memory_order_relaxed) > 0)
+		    smarm__ring_len(&n->rq) > 0)
 			smarm__wake_one_if_idle(n);
 	}
 }
@@ -646,9 +624,8 @@ bool smarm__other_work(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	return w->sbatch_n > 0 ||
 	       atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	       w->pin_head != SMARM__NO_INDEX ||
-	       atomic_load_explicit(&w->ldq_len, memory_order_relaxed) > 0 ||
-	       atomic_load_explicit(&n->rq_len, memory_order_relaxed) > 0 ||
+	       w->pin_head != SMARM__NO_INDEX || smarm__ring_len(&w->ldq) > 0 ||
+	       smarm__ring_len(&n->rq) > 0 ||
 	       atomic_load_explicit(&n->next_deadline, memory_order_relaxed) !=
 		       UINT64_MAX;
 }
@@ -911,8 +888,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			     w, atomic_load_explicit(&n->idle_mask,
 						     memory_order_relaxed) ==
 					0)) != NULL) {
-			if (atomic_load_explicit(&n->rq_len,
-						 memory_order_relaxed) > 0)
+			if (smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n);
 			if (try_claim(s,
 				      W_GEN(atomic_load_explicit(
@@ -922,8 +898,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		}
 		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
 			w->streak++;
-		} else if (atomic_load_explicit(&w->ldq_len,
-						memory_order_relaxed) > 0 &&
+		} else if (smarm__ring_len(&w->ldq) > 0 &&
 			   (++w->ldq_picks % 61) != 0 &&
 			   ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
 			/*
@@ -932,14 +907,11 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			 * entry, so neither can be starved by a spawn chain.
 			 */
 			w->streak = 0;
-			if (atomic_load_explicit(&w->ldq_len,
-						 memory_order_relaxed) > 0)
+			if (smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
 		} else if (rq_pop(n, &pid)) {
 			w->streak = 0;
-			if (n->workers_n > 1 &&
-			    atomic_load_explicit(&n->rq_len,
-						 memory_order_relaxed) > 0)
+			if (n->workers_n > 1 && smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n); /* chain rule */
 		} else if (take_slot(w, &pid)) {
 			/*
@@ -1102,6 +1074,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		n->workers[i].id = i;
 		n->workers[i].pin_head = SMARM__NO_INDEX;
 		n->workers[i].pin_tail = SMARM__NO_INDEX;
+		smarm__ring_init_fixed(&n->workers[i].ldq,
+				       n->workers[i].ldq_buf, SMARM__LDQ_CAP);
 		n->parkers[i].state = PK_EMPTY;
 	}
 	atomic_store(&n->stopping, 0);

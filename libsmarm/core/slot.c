@@ -30,36 +30,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t seg_of(uint32_t idx, uint32_t *off)
-{
-	uint64_t k = (uint64_t)idx / SMARM__SEG_BASE + 1;
-	uint32_t s = 63u - (uint32_t)__builtin_clzll(k);
-	*off = idx - SMARM__SEG_BASE * ((1u << s) - 1u);
-	return s;
-}
-
-/* Grow the run queue so it can hold every slot (INV-1 keeps push total). */
+/*
+ * Grow the run queue so it can hold every slot (INV-1 keeps push total).
+ * The buffer is allocated before rq_lock is taken: workers pop under it.
+ */
 static int rq_reserve(struct smarm_node *n, uint32_t want)
 {
 	uint32_t cap;
 	uint64_t *buf;
 
-	if (want <= n->rq_cap)
+	if (want <= n->rq.rg_cap)
 		return 0;
-	cap = n->rq_cap ? n->rq_cap : 64;
-	while (cap < want)
-		cap <<= 1;
-	buf = malloc((size_t)cap * sizeof *buf);
+	cap = smarm__ring_cap_for(want, n->rq.rg_cap ? n->rq.rg_cap : 64);
+	buf = cap ? malloc((size_t)cap * sizeof *buf) : NULL;
 	if (buf == NULL)
 		return SMARM_ENOMEM;
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
-	for (uint32_t i = 0; i < n->rq_len; i++)
-		buf[i] = n->rq_buf[(n->rq_head + i) & (n->rq_cap - 1)];
-	free(n->rq_buf);
-	n->rq_buf = buf;
-	n->rq_head = 0;
-	n->rq_cap = cap;
+	buf = smarm__ring_move(&n->rq, sizeof *buf, buf, cap);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	free(buf);
 	return 0;
 }
 
@@ -67,7 +56,6 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 static int grow(struct smarm_node *n)
 {
 	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
-	uint32_t off;
 	uint32_t s;
 	uint32_t count;
 	struct smarm__slot *seg;
@@ -75,8 +63,8 @@ static int grow(struct smarm_node *n)
 
 	if (have >= n->max_actors)
 		return SMARM_EATCAPACITY;
-	s = seg_of(have, &off);
-	if (s >= SMARM__MAX_SEGS || off != 0)
+	s = smarm__seg_of(have);
+	if (s >= SMARM__MAX_SEGS || smarm__seg_first(s) != have)
 		return SMARM_EATCAPACITY;
 	count = SMARM__SEG_BASE << s;
 	if (count > n->max_actors - have)
@@ -146,7 +134,7 @@ void smarm__slots_fini(struct smarm_node *n)
 	for (int i = 0; i < SMARM__MAX_SEGS; i++) {
 		struct smarm__slot *seg = n->segs[i];
 		uint32_t count = SMARM__SEG_BASE << i;
-		uint32_t first = SMARM__SEG_BASE * ((1u << i) - 1u);
+		uint32_t first = smarm__seg_first((uint32_t)i);
 		if (seg == NULL)
 			continue;
 		if (first + count > n->nslots)
@@ -156,8 +144,7 @@ void smarm__slots_fini(struct smarm_node *n)
 		free(seg);
 		n->segs[i] = NULL;
 	}
-	free(n->rq_buf);
-	n->rq_buf = NULL;
+	smarm__ring_fini(&n->rq);
 }
 
 /*

@@ -3,12 +3,12 @@
  * select.c - select over channel and fd arms: the one engine under
  * smarm_selset_wait, smarm_select and every fd wait of the io layer.
  *
- * One round (a round of core/wait.h's protocol): open the wait; one zero-timeout poll(2) over
- * every fd arm; then, in index order, arm each channel (smarm__chan_arm:
- * ready, or registered with this epoch) and each fd (ready per the poll,
- * POLLNVAL -> SMARM_EBADF, or registered with the epoll thread with this
- * epoch). The first ready arm ends the round without parking, after the
- * arms before it are disarmed and the wait retired (core.h INV-3).
+ * One round (a round of core/wait.h's protocol): open the wait; one
+ * zero-timeout poll(2) over every fd arm; then, in index order, arm each
+ * channel (smarm__chan_arm: ready, or registered with this epoch) and each fd
+ * (ready per the poll, POLLNVAL -> SMARM_EBADF, or registered with the epoll
+ * thread with this epoch). The first ready arm ends the round without parking,
+ * after the arms before it are disarmed and the wait retired (core.h INV-3).
  * Otherwise the actor parks (with a timer entry when bounded). Whatever
  * wakes it (one arm, the timer, a stop), every arm is disarmed, fd arms
  * by smarm__fd_cancel, then one more poll over the fd arms decides

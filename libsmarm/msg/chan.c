@@ -58,24 +58,25 @@ static inline void elem_copy(void *dst, const void *src, size_t esz)
 	}
 }
 
-static void chan_destroy_elems(smarm_chan_t *ch, unsigned char *buf, size_t cap,
-			       size_t head, size_t len)
+/* Destroy the elements of a ring detached from its channel, and free it. */
+static void chan_destroy_elems(smarm_chan_t *ch, struct smarm__ring *r)
 {
 	struct smarm__slot *me;
-	if (ch->efree == NULL || len == 0)
-		return;
-	/* No async preemption or stop inside a runtime call. */
-	me = smarm__current();
-	smarm__nopreempt_enter(me);
-	for (size_t i = 0; i < len; i++)
-		ch->efree(buf + ((head + i) & (cap - 1)) * ch->esz);
-	smarm__nopreempt_leave(me);
+	uint32_t len = smarm__ring_len(r);
+	if (ch->efree != NULL && len > 0) {
+		/* No async preemption or stop inside a runtime call. */
+		me = smarm__current();
+		smarm__nopreempt_enter(me);
+		for (uint32_t i = 0; i < len; i++)
+			ch->efree(smarm__ring_at(r, ch->esz, i));
+		smarm__nopreempt_leave(me);
+	}
+	smarm__ring_fini(r);
 }
 
 static void chan_free_mem(smarm_chan_t *ch)
 {
-	chan_destroy_elems(ch, ch->buf, ch->cap, ch->head, ch->len);
-	free(ch->buf);
+	chan_destroy_elems(ch, &ch->ring);
 	free(ch);
 }
 
@@ -139,8 +140,7 @@ int smarm_chan_sender_free(smarm_chan_t *ch)
 
 int smarm_chan_receiver_free(smarm_chan_t *ch)
 {
-	unsigned char *buf;
-	size_t cap, head, len;
+	struct smarm__ring elems;
 	bool gone;
 	if (ch == NULL)
 		return SMARM_EINVAL;
@@ -158,37 +158,14 @@ int smarm_chan_receiver_free(smarm_chan_t *ch)
 	ch->receiver = false;
 	ch->waiter.node = NULL;
 	ch->rwait = NULL;
-	buf = ch->buf;
-	cap = ch->cap;
-	head = ch->head;
-	len = ch->len;
-	ch->buf = NULL;
-	ch->cap = ch->head = ch->len = 0;
+	elems = ch->ring; /* detached: sends fail from now on */
+	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	gone = ch->senders == 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	/* Destructors may touch other channels: no lock held. */
-	chan_destroy_elems(ch, buf, cap, head, len);
-	free(buf);
+	chan_destroy_elems(ch, &elems);
 	if (gone)
 		free(ch);
-	return 0;
-}
-
-/* Under the lock: make room for one more element. */
-static int chan_grow(smarm_chan_t *ch)
-{
-	size_t cap = ch->cap ? ch->cap * 2 : 16;
-	unsigned char *buf = malloc(cap * ch->esz);
-	if (buf == NULL)
-		return SMARM_ENOMEM;
-	for (size_t i = 0; i < ch->len; i++)
-		memcpy(buf + i * ch->esz,
-		       ch->buf + ((ch->head + i) & (ch->cap - 1)) * ch->esz,
-		       ch->esz);
-	free(ch->buf);
-	ch->buf = buf;
-	ch->cap = cap;
-	ch->head = 0;
 	return 0;
 }
 
@@ -210,17 +187,17 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 		__atomic_store_n(&ch->rwait->delivered, true, __ATOMIC_RELEASE);
 		ch->rwait = NULL;
 	} else {
-		if (ch->len == ch->cap) {
-			int rc = chan_grow(ch);
+		uint32_t len = smarm__ring_len(&ch->ring);
+		if (len == ch->ring.rg_cap) {
+			int rc = smarm__ring_grow(&ch->ring, ch->esz, len + 1,
+						  16);
 			if (rc != 0) {
 				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 				return rc;
 			}
 		}
-		elem_copy(ch->buf + ((ch->head + ch->len) & (ch->cap - 1)) *
-					    ch->esz,
-			  elem, ch->esz);
-		ch->len++;
+		elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem,
+			  ch->esz);
 	}
 	wt = ch->waiter;
 	ch->waiter.node = NULL;
@@ -231,9 +208,7 @@ int smarm_chan_send(smarm_chan_t *ch, const void *elem)
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {
-	elem_copy(out, ch->buf + ch->head * ch->esz, ch->esz);
-	ch->head = (ch->head + 1) & (ch->cap - 1);
-	ch->len--;
+	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
 }
 
 int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
@@ -244,7 +219,7 @@ int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (!ch->receiver) {
 		rc = SMARM_ESTATE;
-	} else if (ch->len > 0) {
+	} else if (smarm__ring_len(&ch->ring) > 0) {
 		chan_pop(ch, out);
 		rc = 0;
 	} else {
@@ -260,7 +235,7 @@ int64_t smarm_chan_len(smarm_chan_t *ch)
 	if (ch == NULL)
 		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	len = (int64_t)ch->len;
+	len = (int64_t)smarm__ring_len(&ch->ring);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return len;
 }
@@ -269,7 +244,7 @@ int64_t smarm_chan_len(smarm_chan_t *ch)
 
 bool smarm__chan_ready(smarm_chan_t *ch)
 {
-	return ch->len > 0 || ch->senders == 0;
+	return smarm__ring_len(&ch->ring) > 0 || ch->senders == 0;
 }
 
 int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
@@ -372,7 +347,7 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 			rc = 0; /* handed over while a timer woke us */
 		} else if (!ch->receiver) {
 			rc = SMARM_ESTATE;
-		} else if (ch->len > 0) {
+		} else if (smarm__ring_len(&ch->ring) > 0) {
 			chan_pop(ch, out);
 		} else if (ch->senders == 0) {
 			rc = SMARM_ECLOSED;

@@ -15,10 +15,8 @@ struct smarm_chan {
 	smarm__lock_t lock;	  /* CHANNEL rank: guards every field below */
 	size_t esz;		  /* element size (constant) */
 	smarm_elem_free_cb efree; /* destructor (constant) */
-	unsigned char *buf;	  /* ring of cap elements */
-	size_t cap;		  /* power of two, or 0 before first send */
-	size_t head;		  /* index of the oldest element */
-	size_t len;		  /* queued elements */
+	struct smarm__ring ring;  /* queued elements, oldest first; no
+				     buffer before the first send */
 	uint32_t senders;	  /* sender references (timers hold one) */
 	bool receiver;		  /* receiver reference still held */
 	struct smarm__waiter waiter;	/* parked receiver, node NULL if none */

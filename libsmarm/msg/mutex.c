@@ -32,11 +32,12 @@
 #include <unistd.h>
 
 struct smarm_mutex {
-	smarm__lock_t lock;	 /* CHANNEL rank */
-	uint64_t holder;	 /* 0 free; a pid id; or THREAD_BIT|tid */
-	struct smarm__waiter *q; /* FIFO ring of waiters */
-	uint32_t qcap, qhead, qlen;
+	smarm__lock_t lock;   /* CHANNEL rank */
+	uint64_t holder;      /* 0 free; a pid id; or THREAD_BIT|tid */
+	struct smarm__ring q; /* FIFO of struct smarm__waiter */
 };
+
+#define QSZ sizeof(struct smarm__waiter)
 
 #define THREAD_BIT (1ull << 63)
 
@@ -62,11 +63,11 @@ int smarm_mutex_free(smarm_mutex_t *m)
 	if (m == NULL)
 		return 0;
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
-	busy = m->holder != 0 || m->qlen != 0;
+	busy = m->holder != 0 || smarm__ring_len(&m->q) != 0;
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	if (busy)
 		return SMARM_ESTATE;
-	free(m->q);
+	smarm__ring_fini(&m->q);
 	free(m);
 	return 0;
 }
@@ -74,45 +75,33 @@ int smarm_mutex_free(smarm_mutex_t *m)
 /* Under the lock. */
 static int q_push(smarm_mutex_t *m, struct smarm__waiter w)
 {
-	if (m->qlen == m->qcap) {
-		uint32_t cap = m->qcap ? m->qcap * 2 : 8;
-		struct smarm__waiter *q = malloc(cap * sizeof *q);
-		if (q == NULL)
-			return SMARM_ENOMEM;
-		for (uint32_t i = 0; i < m->qlen; i++)
-			q[i] = m->q[(m->qhead + i) % m->qcap];
-		free(m->q);
-		m->q = q;
-		m->qcap = cap;
-		m->qhead = 0;
-	}
-	m->q[(m->qhead + m->qlen) % m->qcap] = w;
-	m->qlen++;
-	return 0;
+	int rc = smarm__ring_grow(&m->q, QSZ, smarm__ring_len(&m->q) + 1, 8);
+	if (rc == 0)
+		*(struct smarm__waiter *)smarm__ring_push_back(&m->q, QSZ) = w;
+	return rc;
 }
 
 /* Under the lock: drop pid's entry, keeping FIFO order. */
 static void q_remove(smarm_mutex_t *m, uint64_t pid)
 {
+	uint32_t len = smarm__ring_len(&m->q);
 	uint32_t out = 0;
-	for (uint32_t i = 0; i < m->qlen; i++) {
-		struct smarm__waiter w = m->q[(m->qhead + i) % m->qcap];
-		if (w.pid == pid)
+	for (uint32_t i = 0; i < len; i++) {
+		struct smarm__waiter *w = smarm__ring_at(&m->q, QSZ, i);
+		if (w->pid == pid)
 			continue;
-		m->q[(m->qhead + out) % m->qcap] = w;
+		*(struct smarm__waiter *)smarm__ring_at(&m->q, QSZ, out) = *w;
 		out++;
 	}
-	m->qlen = out;
+	smarm__ring_set_len(&m->q, out);
 }
 
 /* Under the lock, which it releases: pass the lock to the oldest waiter. */
 static void hand_off_and_unlock(smarm_mutex_t *m)
 {
 	struct smarm__waiter w = { NULL, 0, 0 };
-	if (m->qlen > 0) {
-		w = m->q[m->qhead];
-		m->qhead = (m->qhead + 1) % m->qcap;
-		m->qlen--;
+	if (smarm__ring_len(&m->q) > 0) {
+		w = *(struct smarm__waiter *)smarm__ring_pop_front(&m->q, QSZ);
 		m->holder = w.pid;
 	} else {
 		m->holder = 0;
