@@ -1,35 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * actor.c - the actor lifecycle: spawn, entry, the exit paths (return,
- * exit, crash, stop) with their cleanup handlers, finalize, join, detach
- * and stop requests.
+ * exit, crash, stop) with their cleanup handlers and exit hooks,
+ * finalize, join, detach, stop requests, and the per-actor state that
+ * subsystems attach (the slot's `ext`).
  *
- * Cancellation without unwinding. A stop request sets the target's stop
- * flag (under its cold lock, so a reused slot is never hit) and wakes it
- * with the one wildcard wake. The target observes the flag at a safe point
- * (park entry and wake, yield, smarm_check, runtime calls), where by
- * construction it holds no runtime lock. It then runs the undo hook of the
- * wait it is in (wait.c: unregister from a channel, a mutex queue, a
- * join), its cleanup handlers newest first, and switches to its scheduler
- * for good; the stack is simply abandoned and recycled. Every exit path
- * goes through smarm__terminate, so handlers run exactly once each.
+ * Cancellation without unwinding. A stop request records its strength,
+ * requester and code in the target's cold fields, sets the stop flag
+ * (under its cold lock, so a reused slot is never hit) and wakes it with
+ * the one wildcard wake. The target observes the flag at a safe point
+ * (park entry and wake, yield, smarm_check, runtime calls, an async
+ * preemption point), where by construction it holds no runtime lock.
  *
- * finalize (scheduler side, after the actor's last switch): recycle the
- * stack; under the cold lock publish DONE and take the joiner; wake the
- * joiner; reclaim the slot if nobody owes a join; if this was the root,
- * ask every remaining actor to stop; live -= 1 last (core.h INV-4).
+ * Exit, on the dying actor's own stack (smarm__terminate_ex):
+ *   1. fix the exit record (how, code; a stop's strength and requester);
+ *   2. run the undo hook of the wait it is in (wait.c WAIT-4);
+ *   3. run its cleanup handlers, newest first;
+ *   4. publish `dying` and run the exit hook of each subsystem that has
+ *      state on this actor, in id order (core.h struct smarm__subsys),
+ *      handing it that state;
+ *   5. switch to its scheduler for good; the stack is simply abandoned.
+ * A handler may itself exit; the rest then continues from where it was,
+ * so every handler and every hook runs exactly once.
+ *
+ * finalize (scheduler side, after the actor's last switch, on whatever
+ * stack the worker runs next): recycle the stack; under the cold lock
+ * publish DONE and take the joiner; wake the joiner; reclaim the slot if
+ * nobody owes a join; if this was the root, stop every remaining actor;
+ * live -= 1 last (core.h INV-4).
  *
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
+ * Per-actor subsystem state belongs to the subsystem that attached it
+ * and is handed back to its exit hook. The exit payload belongs to the
+ * exit record until the slot is reclaimed.
  * Locking: cold (LEAF) per slot; free list (LEAF) is never nested in it.
- * Invariants: INV-1 the three-place reset: fields are set at slot
- * creation, at install (spawn) and at reclaim. INV-2 death notification
- * precedes reclamation.
- * See: docs/architecture.md (Actors, Cancellation).
+ * Invariants:
+ *   INV-1 tenant state is set in one place (slot.c smarm__slot_install)
+ *         and released in one (smarm__slot_reclaim).
+ *   INV-2 death notification (joiner wake) precedes reclamation.
+ *   INV-3 no per-actor state is stranded: an attach stores ext_used and
+ *         then reads dying, the dying actor stores dying and then reads
+ *         ext_used (all seq_cst), so at least one sees the other: the
+ *         dying actor takes the state (under the cold lock) for the
+ *         hook, or the attacher takes it back (under the same hold of
+ *         the cold lock it attached in) and reports the actor dying.
+ *   INV-4 the stop flag only grows (NONE < SHUTDOWN < KILL); a stop
+ *         request wakes its target only when it raises it from NONE.
+ * See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
 #include "core.h"
 
 #include <stdlib.h>
+
+/* The root's exit asks every remaining actor to shut down. */
+static const struct smarm__stop_req root_stop = { 0, SMARM__STOP_SHUTDOWN, 0 };
 
 /*
  * Spawns are counted per worker (plain stores by the owning worker into a
@@ -62,35 +87,9 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	gen = W_GEN(atomic_load_explicit(&s->word, memory_order_relaxed));
 	pid = smarm__pid_make(gen, idx);
 
-	/* Install (INV-1): the slot is VACANT and ours until published. */
-	atomic_store_explicit(&s->stop, 0, memory_order_relaxed);
-	s->exiting = 0;
-	s->nopreempt = 0;
-	s->rt_nopreempt = 0;
-	s->preempt_pending = 0;
-	s->joinable = joinable;
-	s->has_joiner = 0;
-	s->cl_len = 0;
-	s->fn = fn;
-	s->arg = arg;
-	s->parent = parent ? smarm__pid_make(W_GEN(atomic_load_explicit(
-						     &parent->word,
-						     memory_order_relaxed)),
-					     parent->index)
-			   : 0;
-	s->sp = NULL;
-	s->hwm = 0;
-	s->stk_base = NULL;
-	s->stk_reserve =
-		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
-	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
-	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
-	s->stk_parks = 0;
-	s->stk_shrinks = 0;
-	s->wait = NULL;
-	s->how = SMARM_EXIT_NORMAL;
-	s->reason = 0;
-
+	/* INV-1: the slot is VACANT and ours until published. */
+	smarm__slot_install(n, s, fn, arg, parent ? smarm__slot_pid(parent) : 0,
+			    opts, joinable);
 	atomic_fetch_add_explicit(&n->live, 1, memory_order_relaxed);
 	count_spawn(n);
 	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_QUEUED),
@@ -105,29 +104,42 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->stopping, memory_order_relaxed))
-		smarm__request_stop(n, pid);
+		smarm__request_stop(n, pid, &root_stop);
 	return 0;
 }
 
-void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
+/* ------------------------------------------------------------ exit */
+
+void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 {
 	if (!s->exiting) {
+		bool stopped = ex->ex_how == SMARM_EXIT_STOPPED;
 		s->exiting = 1;
-		s->how = how;
-		s->reason = reason;
-		/* Later stop requests see the flag set and do not wake us. */
-		atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
+		s->exit = *ex;
 		/*
-		 * Nor may an earlier one's wake cut a handler's wait short:
-		 * request_stop wakes under this lock, so taking it here means
-		 * any such wake has landed and is eaten now. Only handlers
-		 * and the wait's undo hook (an element destructor) can wait
-		 * from here on; without either this is skipped.
+		 * Later stop requests see the flag at its maximum and do not
+		 * wake us (INV-4). Nor may an earlier one's wake cut a
+		 * handler's wait short: request_stop wakes under the cold
+		 * lock, so taking it here means any such wake has landed and
+		 * is eaten now. Only handlers and the wait's undo hook (an
+		 * element destructor) can wait from here on; without either,
+		 * and without a stop's record to read, the lock is skipped.
 		 */
-		if (s->cl_len > 0 || s->wait != NULL) {
+		if (stopped || s->cl_len > 0 || s->wait != NULL) {
 			smarm__lock(&s->cold, SMARM__RANK_LEAF);
+			if (stopped) {
+				s->exit.ex_strength = atomic_load_explicit(
+					&s->stop, memory_order_relaxed);
+				s->exit.ex_from = s->stop_from;
+				s->exit.ex_code = s->stop_code;
+			}
+			atomic_store_explicit(&s->stop, SMARM__STOP_KILL,
+					      memory_order_relaxed);
 			smarm__clear_notify(s);
 			smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		} else {
+			atomic_store_explicit(&s->stop, SMARM__STOP_KILL,
+					      memory_order_relaxed);
 		}
 	}
 	smarm__wait_undo_current(s); /* wait.c WAIT-4 */
@@ -136,23 +148,90 @@ void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
 		struct smarm__cleanup c = s->cl[--s->cl_len];
 		c.fn(c.arg);
 	}
+	smarm__exit_hooks_run(s);
 	smarm__switch_out(s, INTENT_DONE);
 	smarm__panic("actor: a finished actor was resumed");
 }
 
-static void reclaim(struct smarm__slot *s)
+void smarm__terminate(struct smarm__slot *s, int how, intptr_t code)
 {
-	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint32_t gen = W_GEN(w) + 1;
-	if (gen == 0)
-		gen = 1; /* generation 0 is never issued (pid 0 = none) */
-	s->fn = NULL;
-	s->arg = NULL;
-	s->joinable = 0;
-	s->has_joiner = 0;
-	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_VACANT),
-			      memory_order_release);
+	struct smarm__exit ex = { how, SMARM__STOP_NONE, code, 0, NULL, NULL };
+	smarm__terminate_ex(s, &ex);
 }
+
+/* The cold half of smarm__observe_stop (the record is read there). */
+void smarm__terminate_stopped(struct smarm__slot *s)
+{
+	smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
+}
+
+/*
+ * Step 4 of the exit: publish `dying`, then hand each subsystem its
+ * per-actor state (INV-3). Also called by the scheduler for an actor
+ * that never ran. Re-entrant: a state is taken before its hook runs.
+ */
+void smarm__exit_hooks_run(struct smarm__slot *s)
+{
+	struct smarm_node *n = smarm__worker()->node;
+	atomic_store_explicit(&s->dying, 1, memory_order_seq_cst);
+	if (!atomic_load_explicit(&s->ext_used, memory_order_seq_cst))
+		return; /* the common case: no subsystem state */
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		void *state;
+		smarm__lock(&s->cold, SMARM__RANK_LEAF);
+		state = s->ext->x_state[id];
+		s->ext->x_state[id] = NULL;
+		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		if (state != NULL && n->subs[id] != NULL &&
+		    n->subs[id]->ss_actor_exit != NULL)
+			n->subs[id]->ss_actor_exit(s, &s->exit, state);
+	}
+}
+
+/* --------------------------------------------- per-actor subsystem state */
+
+/*
+ * Attach subsystem id's state to the live actor in s. Caller holds
+ * s->cold and has checked the generation. Returns 0, SMARM_EEXIST (id
+ * already has state here), SMARM_ENOMEM, or SMARM_ESTATE: the actor's
+ * exit hooks have started, its exit record (s->exit) is final, and the
+ * caller treats it as dead (INV-3).
+ */
+int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
+{
+	SMARM_ASSERT(id >= 0 && id < SMARM__SUB_MAX && state != NULL);
+	if (s->ext == NULL) {
+		s->ext = calloc(1, sizeof *s->ext);
+		if (s->ext == NULL)
+			return SMARM_ENOMEM;
+	}
+	if (s->ext->x_state[id] != NULL)
+		return SMARM_EEXIST;
+	s->ext->x_state[id] = state;
+	atomic_store_explicit(&s->ext_used, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&s->dying, memory_order_seq_cst)) {
+		s->ext->x_state[id] = NULL; /* INV-3: ours again */
+		return SMARM_ESTATE;
+	}
+	return 0;
+}
+
+/* Subsystem id's state on s, or NULL (s->cold held, or s's owner). */
+void *smarm__actor_ext_get(const struct smarm__slot *s, int id)
+{
+	return s->ext != NULL ? s->ext->x_state[id] : NULL;
+}
+
+/* Take subsystem id's state off s (s->cold held); NULL if none. */
+void *smarm__actor_ext_detach(struct smarm__slot *s, int id)
+{
+	void *state = smarm__actor_ext_get(s, id);
+	if (state != NULL)
+		s->ext->x_state[id] = NULL;
+	return state;
+}
+
+/* ------------------------------------------------------ finalize */
 
 void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 {
@@ -161,6 +240,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	uint64_t pid = smarm__pid_make(W_GEN(w0), s->index);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
+	struct smarm__exit dead = { 0 };
 	bool free_slot;
 
 	smarm__stack_release(n, s);
@@ -170,8 +250,8 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	atomic_store_explicit(&s->word, W_MAKE(W_GEN(w0), 0, ST_DONE),
 			      memory_order_release);
 	if (is_root) {
-		n->root_how = s->how;
-		n->root_reason = s->reason;
+		n->root_how = s->exit.ex_how;
+		n->root_reason = s->exit.ex_code;
 		s->joinable = 0;
 	}
 	if (s->has_joiner) {
@@ -181,13 +261,15 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	}
 	free_slot = !s->joinable;
 	if (free_slot)
-		reclaim(s);
+		smarm__slot_reclaim(s, &dead);
 	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 
 	if (joiner.node != NULL)
 		smarm__unpark_at(n, joiner.pid, joiner.epoch);
-	if (free_slot)
+	if (free_slot) {
+		smarm__exit_release(&dead);
 		smarm__slot_free(n, s->index);
+	}
 	if (is_root)
 		smarm__stop_all(n);
 	int64_t before =
@@ -196,11 +278,15 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	(void)before;
 }
 
-int smarm__request_stop(struct smarm_node *n, uint64_t pid)
+/* ---------------------------------------------------------- stops */
+
+int smarm__request_stop(struct smarm_node *n, uint64_t pid,
+			const struct smarm__stop_req *req)
 {
 	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
 	uint64_t w;
-	bool wake = false;
+	uint8_t cur;
+	bool raised = false;
 
 	if (s == NULL || PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
@@ -211,6 +297,17 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid)
 		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 		return SMARM_ENOPROC;
 	}
+	/* INV-4; the owner's own store (terminate) races only upward. */
+	cur = atomic_load_explicit(&s->stop, memory_order_relaxed);
+	while (req->sr_strength > cur &&
+	       !(raised = atomic_compare_exchange_weak_explicit(
+			 &s->stop, &cur, (uint8_t)req->sr_strength,
+			 memory_order_relaxed, memory_order_relaxed)))
+		;
+	if (raised) {
+		s->stop_from = req->sr_from;
+		s->stop_code = req->sr_code;
+	}
 	/*
 	 * Wake under the cold lock: the target cannot start exiting (its
 	 * terminate takes this lock to eat pending wakes) until the wake has
@@ -218,8 +315,7 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid)
 	 * cleanup handler; and a foreign-thread stopper cannot outlive the
 	 * run while it still touches the node.
 	 */
-	wake = atomic_exchange_explicit(&s->stop, 1, memory_order_relaxed) == 0;
-	if (wake)
+	if (raised && cur == SMARM__STOP_NONE)
 		smarm__unpark_any(n, pid);
 	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
 	return 0;
@@ -237,7 +333,8 @@ void smarm__stop_all(struct smarm_node *n)
 			atomic_load_explicit(&s->word, memory_order_acquire);
 		uint32_t st = W_STATE(w);
 		if (st != ST_VACANT && st != ST_DONE)
-			smarm__request_stop(n, smarm__pid_make(W_GEN(w), i));
+			smarm__request_stop(n, smarm__pid_make(W_GEN(w), i),
+					    &root_stop);
 	}
 }
 
@@ -251,15 +348,18 @@ void smarm__release_unjoined(struct smarm_node *n)
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
 		struct smarm__slot *s = smarm__slot_at(n, i);
+		struct smarm__exit dead;
 		bool done;
 		smarm__lock(&s->cold, SMARM__RANK_LEAF);
 		done = W_STATE(atomic_load_explicit(
 			       &s->word, memory_order_acquire)) == ST_DONE;
 		if (done)
-			reclaim(s);
+			smarm__slot_reclaim(s, &dead);
 		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
-		if (done)
+		if (done) {
+			smarm__exit_release(&dead);
 			smarm__slot_free(n, i);
+		}
 	}
 }
 
@@ -287,6 +387,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 	smarm__wait_init(&w, me, 0, join_undo, t);
 	for (;;) {
 		struct smarm__waiter reg;
+		struct smarm__exit dead;
 		uint64_t word;
 		smarm__lock(&t->cold, SMARM__RANK_LEAF);
 		word = atomic_load_explicit(&t->word, memory_order_acquire);
@@ -300,11 +401,12 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		}
 		if (W_STATE(word) == ST_DONE) {
 			if (how)
-				*how = t->how;
+				*how = t->exit.ex_how;
 			if (reason)
-				*reason = t->reason;
-			reclaim(t);
+				*reason = t->exit.ex_code;
+			smarm__slot_reclaim(t, &dead);
 			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			smarm__exit_release(&dead);
 			smarm__slot_free(n, t->index);
 			return 0;
 		}
@@ -320,6 +422,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 int smarm__detach(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__exit dead;
 	uint64_t w;
 	bool done;
 
@@ -338,10 +441,12 @@ int smarm__detach(struct smarm_node *n, uint64_t pid)
 	t->joinable = 0;
 	done = W_STATE(w) == ST_DONE;
 	if (done)
-		reclaim(t);
+		smarm__slot_reclaim(t, &dead);
 	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
-	if (done)
+	if (done) {
+		smarm__exit_release(&dead);
 		smarm__slot_free(n, t->index);
+	}
 	return 0;
 }
 

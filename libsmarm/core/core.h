@@ -112,11 +112,111 @@ struct smarm__cleanup {
 	void *arg;
 };
 
+/*
+ * Why an actor ended: what travels to its joiner today, and to its
+ * monitors, links and supervisor in the layers above. Written by the
+ * actor itself when it starts exiting (smarm__terminate_ex), final once
+ * its exit hooks start (slot `dying`), released when the slot is
+ * reclaimed.
+ */
+struct smarm__exit {
+	int ex_how;	  /* SMARM_EXIT_* */
+	int ex_strength;  /* STOPPED: the request's SMARM__STOP_* */
+	intptr_t ex_code; /* CRASHED: the reason; STOPPED: the
+			     request's code; else 0 */
+	uint64_t ex_from; /* STOPPED: pid id of the requester, 0
+			     if none (the node, a foreign thread) */
+	void *ex_payload; /* owned; NULL: none */
+	void (*ex_free)(void *payload); /* payload's destructor, or NULL */
+};
+
+/*
+ * A stop request's strength. Both end the actor as SMARM_EXIT_STOPPED in
+ * the core; the OTP layer lets an actor that traps exits turn a SHUTDOWN
+ * into a message instead (before it reaches the core), never a KILL. A
+ * stronger request overrides a weaker one that has not been observed.
+ */
+enum {
+	SMARM__STOP_NONE = 0,
+	SMARM__STOP_SHUTDOWN = 1,
+	SMARM__STOP_KILL = 2,
+};
+
+struct smarm__stop_req {
+	uint64_t sr_from; /* requester's pid id; 0: none */
+	int sr_strength;  /* SMARM__STOP_SHUTDOWN or SMARM__STOP_KILL */
+	intptr_t sr_code; /* recorded in the exit record */
+};
+
+/*
+ * Subsystems: the layers above the core (io today; otp, behaviour and obs
+ * tomorrow) plug into a node through this table of hooks, and keep their
+ * own state per node and per actor. An id is also the index of the
+ * subsystem's state; actor exit hooks run in id order.
+ */
+enum {
+	SMARM__SUB_IO = 0,
+	SMARM__SUB_OTP = 1,
+	SMARM__SUB_BEHAVIOUR = 2,
+	SMARM__SUB_OBS = 3,
+	SMARM__SUB_MAX = 4,
+};
+
+struct smarm_config;
+struct smarm__slot;
+
+/*
+ * A subsystem's hooks. Every member may be NULL. None is called with a
+ * runtime lock held. node.c calls them; see there for the order.
+ *   ss_open       smarm_node_open, in id order: create the per-node state
+ *                 (*state, NULL if none). An error fails the open (the
+ *                 subsystems opened before are closed again).
+ *   ss_close      smarm_node_close, in reverse id order (no run active).
+ *   ss_run_start  smarm_node_run, before the root actor is spawned, on
+ *                 the calling thread.
+ *   ss_run_end    smarm_node_run, after every worker is joined and timers
+ *                 are cleared: no actor exists any more.
+ *   ss_actor_exit on the dying actor's own stack, after its cleanup
+ *                 handlers, once per actor that has per-actor state of
+ *                 this subsystem (smarm__actor_ext_attach), which it is
+ *                 handed to own and free. The exit record is final and
+ *                 borrowed for the call. It may allocate, send and wake;
+ *                 a stop is no longer observed. (An actor whose stack
+ *                 could not be mapped never ran: its hooks run on the
+ *                 scheduler, which finalizes it.)
+ *   ss_get_stat   smarm_node_get_int for a stat the core does not know:
+ *                 0 with *out set, or SMARM_EINVAL for "not mine".
+ */
+struct smarm__subsys {
+	const char *ss_name;
+	int (*ss_open)(struct smarm_node *n, const struct smarm_config *cfg,
+		       void **state);
+	void (*ss_close)(struct smarm_node *n, void *state);
+	void (*ss_run_start)(struct smarm_node *n, void *state);
+	void (*ss_run_end)(struct smarm_node *n, void *state);
+	void (*ss_actor_exit)(struct smarm__slot *s,
+			      const struct smarm__exit *ex, void *actor_state);
+	int (*ss_get_stat)(const struct smarm_node *n, const void *state,
+			   int stat, int64_t *out);
+};
+
+/*
+ * The subsystems built into the library, indexed by id (NULL: none).
+ * Defined by libsmarm/subsys.c, the one file that names every layer.
+ */
+extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
+
+/* Per-actor subsystem state (slot `ext`; kept across tenants). */
+struct smarm__ext {
+	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
+};
+
 struct smarm__slot {
 	_Atomic uint64_t word;	 /* gen<<32 | epoch<<8 | state */
 	void *sp;		 /* saved stack pointer while switched out */
 	uintptr_t hwm;		 /* lowest sp ever saved (sampled high-water) */
-	_Atomic uint8_t stop;	 /* stop requested (set under cold lock) */
+	_Atomic uint8_t stop;	 /* SMARM__STOP_* requested (set under cold
+				    lock; only ever grows) */
 	uint8_t exiting;	 /* cleanups running; stop not observed */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
@@ -140,8 +240,15 @@ struct smarm__slot {
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	struct smarm__wait *wait;  /* owner: the wait parked in (wait.c
 				      WAIT-4), or NULL */
-	int how;		   /* outcome kind, valid once exiting */
-	intptr_t reason;	   /* crash reason */
+	struct smarm__exit exit;   /* valid once exiting; final once dying */
+	uint64_t stop_from;	   /* cold: the strongest stop's requester */
+	intptr_t stop_code;	   /* cold: and its code */
+	_Atomic uint8_t dying;	   /* exit hooks have started (actor.c
+				      INV-3); the exit record is final */
+	_Atomic uint8_t ext_used;  /* a subsystem attached state to this
+				      tenant (actor.c INV-3) */
+	struct smarm__ext *ext;	   /* cold: per-subsystem state; NULL until
+				      first used, then kept across tenants */
 	uint64_t joiner;	   /* cold: pid id of the joining actor */
 	uint32_t joiner_epoch;	   /* cold */
 	uint32_t tm_pos;	   /* TIMERS lock: heap index of this slot's
@@ -346,15 +453,9 @@ struct smarm_node {
 	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
 	_Atomic uint64_t pre_signals;
 
-	/* io layer (libsmarm/io/io.h): created on first use in a run */
-	struct smarm__io *_Atomic io; /* NULL outside a run that used io */
-	void (*io_run_end)(struct smarm_node *n); /* set with io; smarm__run
-						    calls it after joining
-						    the workers */
-	int io_pool_threads;	       /* SMARM_OPT_IO_POOL_THREADS */
-	_Atomic int64_t io_fd_waiters; /* fd registrations now */
-	_Atomic int64_t io_blocking;   /* pool jobs not finished */
-	_Atomic int64_t io_threads;    /* io threads running now */
+	/* subsystems (node.c): fixed at open */
+	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */
+	void *sub_state[SMARM__SUB_MAX]; /* each one's per-node state */
 
 	/*
 	 * Idle policy (issue #3), kept after the older fields so their
@@ -442,6 +543,11 @@ static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 }
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
+void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
+			 smarm_actor_cb fn, void *arg, uint64_t parent,
+			 const struct smarm_spawn_opts *opts, bool joinable);
+void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead);
+void smarm__exit_release(struct smarm__exit *dead);
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
 void smarm__slots_fini(struct smarm_node *n);
 
@@ -478,9 +584,17 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 		 uint64_t *out, smarm_actor_cb fn, void *arg,
 		 const struct smarm_spawn_opts *opts, bool joinable);
 void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s);
-void smarm__terminate(struct smarm__slot *s, int how, intptr_t reason)
+void smarm__terminate(struct smarm__slot *s, int how, intptr_t code)
 	__attribute__((noreturn));
-int smarm__request_stop(struct smarm_node *n, uint64_t pid);
+void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
+	__attribute__((noreturn));
+void smarm__terminate_stopped(struct smarm__slot *s) __attribute__((noreturn));
+void smarm__exit_hooks_run(struct smarm__slot *s);
+int smarm__request_stop(struct smarm_node *n, uint64_t pid,
+			const struct smarm__stop_req *req);
+int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state);
+void *smarm__actor_ext_get(const struct smarm__slot *s, int id);
+void *smarm__actor_ext_detach(struct smarm__slot *s, int id);
 void smarm__stop_all(struct smarm_node *n);
 void smarm__release_unjoined(struct smarm_node *n);
 void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
@@ -497,7 +611,7 @@ static inline void smarm__observe_stop(struct smarm__slot *s)
 	if (__builtin_expect(
 		    atomic_load_explicit(&s->stop, memory_order_relaxed), 0) &&
 	    !s->exiting)
-		smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
+		smarm__terminate_stopped(s);
 }
 
 /*
@@ -635,6 +749,21 @@ static inline void smarm__nopreempt_leave(struct smarm__slot *s)
 {
 	if (s != NULL)
 		s->rt_nopreempt--;
+}
+
+/* ---- node and subsystems (node.c) ---- */
+int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
+		       const struct smarm__subsys *const table[SMARM__SUB_MAX]);
+void smarm__subsys_close(struct smarm_node *n);
+void smarm__subsys_run_start(struct smarm_node *n);
+void smarm__subsys_run_end(struct smarm_node *n);
+int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out);
+int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
+
+/* The per-node state of subsystem id (NULL if it keeps none). */
+static inline void *smarm__node_sub(const struct smarm_node *n, int id)
+{
+	return n->sub_state[id];
 }
 
 /* ---- misc ---- */

@@ -194,6 +194,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 {
 	struct smarm_config defaults;
 	struct smarm_node *n;
+	int rc;
 
 	if (out == NULL)
 		return SMARM_EINVAL;
@@ -212,7 +213,6 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
 	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE];
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
-	n->io_pool_threads = (int)cfg->opt[SMARM_OPT_IO_POOL_THREADS];
 	n->slice_cycles =
 		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
@@ -236,6 +236,12 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 			return SMARM_ENOMEM;
 		}
 	}
+	rc = smarm__subsys_open(n, cfg, smarm__builtin_subsys);
+	if (rc != 0) {
+		free(n->pool);
+		free(n);
+		return rc;
+	}
 	smarm__stackdiag_install(); /* before any worker thread exists */
 	*out = n;
 	return 0;
@@ -247,6 +253,7 @@ int smarm_node_close(smarm_node_t *node)
 		return 0;
 	if (atomic_load(&node->running))
 		return SMARM_ESTATE;
+	smarm__subsys_close(node);
 	smarm__timers_fini(node);
 	smarm__stack_pool_fini(node);
 	smarm__slots_fini(node);
@@ -352,15 +359,6 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 					: &n->workers[i].n_deferred,
 				__ATOMIC_RELAXED);
 		return 0;
-	case SMARM_STAT_IO_FD_WAITERS:
-		*out = atomic_load(&n->io_fd_waiters);
-		return 0;
-	case SMARM_STAT_IO_BLOCKING:
-		*out = atomic_load(&n->io_blocking);
-		return 0;
-	case SMARM_STAT_IO_THREADS:
-		*out = atomic_load(&n->io_threads);
-		return 0;
 	case SMARM_STAT_STACKS_GUARDED:
 		*out = atomic_load(&n->stk_guarded);
 		return 0;
@@ -380,9 +378,12 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		*out = worker_stat_sum(n, stat);
 		return 0;
 	default:
-		return SMARM_EINVAL;
+		return smarm__subsys_get_stat(n, stat, out);
 	}
 }
+
+/* A stop from outside any actor (a foreign thread, the host). */
+static const struct smarm__stop_req stop_kill = { 0, SMARM__STOP_KILL, 0 };
 
 int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid)
 {
@@ -390,7 +391,7 @@ int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid)
 		return SMARM_EINVAL;
 	if (!atomic_load(&node->running))
 		return SMARM_ENOPROC;
-	return smarm__request_stop(node, pid.id);
+	return smarm__request_stop(node, pid.id, &stop_kill);
 }
 
 /* ----------------------------------------------------------- actors */
@@ -589,7 +590,9 @@ int smarm_actor_stop(smarm_pid_t pid)
 	struct smarm__slot *me = smarm__current();
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
-	return smarm__request_stop(smarm__worker()->node, pid.id);
+	struct smarm__stop_req req = { smarm__slot_pid(me), SMARM__STOP_KILL,
+				       0 };
+	return smarm__request_stop(smarm__worker()->node, pid.id, &req);
 }
 
 int smarm_cleanup_push(smarm_cleanup_cb fn, void *arg)

@@ -806,8 +806,9 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 		return true;
 	if (smarm__stack_acquire(w->node, s) != 0) {
 		s->exiting = 1;
-		s->how = SMARM_EXIT_CRASHED;
-		s->reason = SMARM_ENOMEM;
+		s->exit.ex_how = SMARM_EXIT_CRASHED;
+		s->exit.ex_code = SMARM_ENOMEM;
+		smarm__exit_hooks_run(s); /* here: it has no stack to run on */
 		smarm__finalize(w, s);
 		return false;
 	}
@@ -1082,6 +1083,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	n->root_how = SMARM_EXIT_NORMAL;
 	n->root_reason = 0;
 
+	smarm__subsys_run_start(n);
 	rc = smarm__spawn(n, NULL, &root_pid, root, arg, NULL, true);
 	if (rc != 0) {
 		atomic_store(&n->running, 0);
@@ -1111,8 +1113,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		smarm__stack_cache_flush(n, &n->workers[i]);
 
 	smarm__timers_clear(n);
-	if (n->io_run_end != NULL)
-		n->io_run_end(n); /* stop and join the io threads */
+	smarm__subsys_run_end(n); /* io: stop and join its threads */
 	smarm__release_unjoined(n);
 	atomic_store(&n->running, 0);
 	return started == n->workers_n ? 0 : SMARM_ESYSTEM;

@@ -19,6 +19,9 @@
  *   PARKED --wake--> QUEUED              RUNNING|NOTIFIED --end--> DONE
  *   DONE --reclaim (gen+1)--> VACANT
  *
+ * Tenants: smarm__slot_install sets every per-tenant field, the one
+ * place that does (actor.c INV-1); smarm__slot_reclaim ends a tenancy.
+ *
  * Ownership: the node owns the segments; smarm__slots_fini frees them.
  * Locking: free_lock (LEAF) guards free_head, nfree and growth.
  * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
@@ -115,6 +118,84 @@ void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 	smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
 }
 
+/*
+ * Install a new tenant (actor.c INV-1): every per-tenant field is set
+ * here and nowhere else. The slot is VACANT and the caller's until it
+ * publishes QUEUED. Kept across tenants: index, word (the caller
+ * publishes), next_free, the cleanup array (cl, cl_cap), the extension
+ * block (ext, whose states every exit handed back), tm_pos and the
+ * pinned-FIFO links (their owners keep them), waits, cold.
+ */
+void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
+			 smarm_actor_cb fn, void *arg, uint64_t parent,
+			 const struct smarm_spawn_opts *opts, bool joinable)
+{
+	static const struct smarm__exit normal = {
+		SMARM_EXIT_NORMAL, 0, 0, 0, NULL, NULL
+	};
+	atomic_store_explicit(&s->stop, SMARM__STOP_NONE, memory_order_relaxed);
+	s->exiting = 0;
+	s->nopreempt = 0;
+	s->rt_nopreempt = 0;
+	s->preempt_pending = 0;
+	s->joinable = joinable;
+	s->has_joiner = 0;
+	s->cl_len = 0;
+	s->fn = fn;
+	s->arg = arg;
+	s->parent = parent;
+	s->sp = NULL;
+	s->hwm = 0;
+	s->stk_base = NULL;
+	s->stk_reserve =
+		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
+	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
+	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
+	s->stk_parks = 0;
+	s->stk_shrinks = 0;
+	s->wait = NULL;
+	s->exit = normal;
+	s->stop_from = 0;
+	s->stop_code = 0;
+	atomic_store_explicit(&s->dying, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
+}
+
+/*
+ * Under s->cold, s DONE: make it VACANT with the next generation, so
+ * every pid of the old tenant is stale (INV-1). The exit record moves to
+ * *dead: the caller runs smarm__exit_release after unlocking.
+ */
+void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint32_t gen = W_GEN(w) + 1;
+	if (gen == 0)
+		gen = 1; /* generation 0 is never issued (pid 0 = none) */
+	*dead = s->exit;
+	s->exit.ex_payload = NULL;
+	s->exit.ex_free = NULL;
+	s->fn = NULL;
+	s->arg = NULL;
+	s->joinable = 0;
+	s->has_joiner = 0;
+	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_VACANT),
+			      memory_order_release);
+}
+
+/* Destroy a reclaimed exit record's payload; no runtime lock held. */
+void smarm__exit_release(struct smarm__exit *dead)
+{
+	if (dead->ex_payload != NULL && dead->ex_free != NULL) {
+		struct smarm__slot *me = smarm__current();
+		smarm__nopreempt_enter(me); /* user code inside the runtime */
+		dead->ex_free(dead->ex_payload);
+		smarm__nopreempt_leave(me);
+	}
+	dead->ex_payload = NULL;
+	dead->ex_free = NULL;
+}
+
 /* The slot of a live actor named by pid, or NULL (a lock-free snapshot). */
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid)
 {
@@ -139,8 +220,10 @@ void smarm__slots_fini(struct smarm_node *n)
 			continue;
 		if (first + count > n->nslots)
 			count = n->nslots - first;
-		for (uint32_t j = 0; j < count; j++)
+		for (uint32_t j = 0; j < count; j++) {
 			free(seg[j].cl);
+			free(seg[j].ext);
+		}
 		free(seg);
 		n->segs[i] = NULL;
 	}

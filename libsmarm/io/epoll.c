@@ -80,7 +80,7 @@ static void *epoll_thread(void *arg)
 				io->fdw[fd].pid = 0;
 				epoll_ctl(io->epfd, EPOLL_CTL_DEL, (int)fd,
 					  NULL);
-				atomic_fetch_sub(&n->io_fd_waiters, 1);
+				atomic_fetch_sub(&io->ion->fd_waiters, 1);
 			}
 			/* A stale event (the waiter left first) wakes nobody.
 			 */
@@ -119,7 +119,7 @@ int smarm__epoll_start(struct smarm__io *io)
 		rc = SMARM_ESYSTEM;
 		goto err_close_stop;
 	}
-	atomic_fetch_add(&io->node->io_threads, 1);
+	atomic_fetch_add(&io->ion->threads, 1);
 	atomic_store_explicit(&io->ep_ready, true, memory_order_release);
 	goto out_unlock;
 
@@ -140,7 +140,7 @@ void smarm__epoll_stop(struct smarm__io *io)
 	while (write(io->stopfd, &one, sizeof one) < 0 && errno == EINTR)
 		;
 	pthread_join(io->ep_thread, NULL);
-	atomic_fetch_sub(&io->node->io_threads, 1);
+	atomic_fetch_sub(&io->ion->threads, 1);
 	close(io->stopfd);
 	close(io->epfd);
 	io->stopfd = io->epfd = -1;
@@ -216,7 +216,7 @@ int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
 	io->fdw[fd].pid = pid;
 	io->fdw[fd].epoch = epoch;
 	io->fdw[fd].seq = io->fdw_seq;
-	atomic_fetch_add(&io->node->io_fd_waiters, 1);
+	atomic_fetch_add(&io->ion->fd_waiters, 1);
 out_unlock:
 	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);
 	return rc;
@@ -237,7 +237,7 @@ bool smarm__fd_cancel(struct smarm__io *io, int fd, uint64_t pid,
 		io->fdw[fd].pid = 0;
 		/* ENOENT/EBADF: the fd was closed under the wait; fine. */
 		epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL);
-		atomic_fetch_sub(&io->node->io_fd_waiters, 1);
+		atomic_fetch_sub(&io->ion->fd_waiters, 1);
 		removed = true;
 	}
 	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);

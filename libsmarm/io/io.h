@@ -7,11 +7,13 @@
  *
  * Layering: io sits beside msg above core. It uses core.h for parking and
  * waking, and msg.h only for the channel arms of the select engine; core
- * reaches io only through the node's io_run_end hook.
+ * reaches io only through its subsystem table (smarm__io_subsys).
  *
- * Ownership: struct smarm__io belongs to its node; io_get creates it
- * (any worker, first io call of a run), smarm__io_run_end frees it after
- * the run's workers are joined, so a later run starts afresh.
+ * Ownership: struct smarm__io_node is io's per-node state (subsystem
+ * open to close): configuration and counters. struct smarm__io is the
+ * per-run part; io_get creates it (any worker, first io call of a run),
+ * the subsystem's run-end hook frees it after the run's workers are
+ * joined, so a later run starts afresh.
  * Locking: wlock (CHANNEL rank; never nested with a channel lock) guards
  * the fd-waiter table and every epoll_ctl; jlock (CHANNEL rank) guards
  * the completion fields of pool jobs; start_mu (pthread) serialises the
@@ -36,8 +38,18 @@ struct smarm__fdw {
 
 struct smarm__io_job;
 
+/* io's per-node state (its subsystem state). */
+struct smarm__io_node {
+	int pool_threads;	       /* SMARM_OPT_IO_POOL_THREADS */
+	_Atomic int64_t fd_waiters;    /* fd registrations now */
+	_Atomic int64_t blocking;      /* pool jobs not finished */
+	_Atomic int64_t threads;       /* io threads running now */
+	struct smarm__io *_Atomic run; /* this run's io state, or NULL */
+};
+
 struct smarm__io {
-	struct smarm_node *node; /* constant */
+	struct smarm_node *node;    /* constant */
+	struct smarm__io_node *ion; /* constant: the node's io state */
 	pthread_mutex_t start_mu;
 	_Atomic bool ep_ready;	 /* epoll thread running (set under start_mu) */
 	_Atomic bool pool_ready; /* pool threads running (set under start_mu) */
@@ -62,9 +74,15 @@ struct smarm__io {
 	smarm__lock_t jlock;	      /* guards jobs' completion fields */
 };
 
-/* io.c: the node's io state, created if needed (NULL: ENOMEM). */
+/* io.c: the subsystem, and this run's io state, created if needed
+ * (NULL: ENOMEM). */
+extern const struct smarm__subsys smarm__io_subsys;
 struct smarm__io *smarm__io_get(struct smarm_node *n);
-void smarm__io_run_end(struct smarm_node *n);
+
+static inline struct smarm__io_node *smarm__io_node(struct smarm_node *n)
+{
+	return smarm__node_sub(n, SMARM__SUB_IO);
+}
 
 /* epoll.c */
 int smarm__epoll_start(struct smarm__io *io);

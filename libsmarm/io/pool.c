@@ -55,7 +55,7 @@ static void job_finish(struct smarm__io *io, struct smarm__io_job *job,
 	smarm__lock(&io->jlock, SMARM__RANK_CHANNEL);
 	job->result = result;
 	job->done = true;
-	atomic_fetch_sub(&io->node->io_blocking, 1);
+	atomic_fetch_sub(&io->ion->blocking, 1);
 	if (job->abandoned) {
 		smarm__unlock(&io->jlock, SMARM__RANK_CHANNEL);
 		free(job); /* INV-1: nobody else holds it */
@@ -90,7 +90,6 @@ static void *pool_thread(void *arg)
 
 int smarm__pool_start(struct smarm__io *io)
 {
-	struct smarm_node *n = io->node;
 	int rc = 0;
 	if (atomic_load_explicit(&io->pool_ready, memory_order_acquire))
 		return 0;
@@ -98,17 +97,17 @@ int smarm__pool_start(struct smarm__io *io)
 	if (atomic_load_explicit(&io->pool_ready, memory_order_relaxed))
 		goto out_unlock;
 	io->pool_threads =
-		calloc((size_t)n->io_pool_threads, sizeof *io->pool_threads);
+		calloc((size_t)io->ion->pool_threads, sizeof *io->pool_threads);
 	if (io->pool_threads == NULL) {
 		rc = SMARM_ENOMEM;
 		goto out_unlock;
 	}
 	io->pstop = false;
-	for (io->npool = 0; io->npool < n->io_pool_threads; io->npool++) {
+	for (io->npool = 0; io->npool < io->ion->pool_threads; io->npool++) {
 		if (pthread_create(&io->pool_threads[io->npool], NULL,
 				   pool_thread, io) != 0)
 			break;
-		atomic_fetch_add(&n->io_threads, 1);
+		atomic_fetch_add(&io->ion->threads, 1);
 	}
 	if (io->npool == 0) {
 		free(io->pool_threads);
@@ -131,7 +130,7 @@ void smarm__pool_stop(struct smarm__io *io)
 	pthread_mutex_unlock(&io->pmu);
 	for (int i = 0; i < io->npool; i++) {
 		pthread_join(io->pool_threads[i], NULL);
-		atomic_fetch_sub(&io->node->io_threads, 1);
+		atomic_fetch_sub(&io->ion->threads, 1);
 	}
 	free(io->pool_threads);
 	io->pool_threads = NULL;
@@ -143,7 +142,7 @@ void smarm__pool_stop(struct smarm__io *io)
 static void job_undo(struct smarm__wait *w)
 {
 	struct smarm__io_job *job = w->wt_arg;
-	struct smarm__io *io = atomic_load(&w->wt_node->io);
+	struct smarm__io *io = atomic_load(&smarm__io_node(w->wt_node)->run);
 	bool done;
 	smarm__lock(&io->jlock, SMARM__RANK_CHANNEL);
 	done = job->done;
@@ -176,7 +175,7 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 	job->arg = arg;
 	w.wt_arg = job;
 	job->wt = smarm__wait_open(&w);
-	atomic_fetch_add(&n->io_blocking, 1); /* before the queue (INV-2) */
+	atomic_fetch_add(&io->ion->blocking, 1); /* before the queue (INV-2) */
 	pthread_mutex_lock(&io->pmu);
 	*io->qtail = job;
 	io->qtail = &job->next;

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.c - a node's subsystems: the hook tables through which the layers
+ * above the core (io today; otp, behaviour, obs later) keep per-node
+ * state, hear about the node's open, runs and close, and answer stats.
+ * Per-actor state and the actor exit hook are actor.c's.
+ *
+ * Order. Open and run start go in id order (SMARM__SUB_IO first), run end
+ * and close in reverse id order, so a layer starts after, and stops
+ * before, the layers below it. Actor exit hooks run in id order.
+ *
+ * Ownership: the node owns the table (copied at open from
+ * smarm__builtin_subsys; unit tests open their own) and hands each subsystem's
+ * state to it at every call; the subsystem owns that state and frees it in
+ * ss_close. Locking: none; every call here runs on the thread that opens, runs
+ * or closes the node, never with a runtime lock held. Invariants: INV-1 a
+ * subsystem whose ss_open failed, or that was never opened, gets no further
+ * call. INV-2 ss_run_end runs after every worker of the run has been joined (no
+ * actor exists). See: docs/architecture.md (Subsystems).
+ */
+#include "core.h"
+
+int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
+{
+	return cfg->opt[opt];
+}
+
+int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
+		       const struct smarm__subsys *const table[SMARM__SUB_MAX])
+{
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = table[id];
+		int rc;
+		n->subs[id] = NULL;
+		n->sub_state[id] = NULL;
+		if (ss == NULL)
+			continue;
+		rc = ss->ss_open ? ss->ss_open(n, cfg, &n->sub_state[id]) : 0;
+		if (rc != 0) {
+			smarm__subsys_close(n); /* the ones before it (INV-1) */
+			return rc;
+		}
+		n->subs[id] = ss;
+	}
+	return 0;
+}
+
+void smarm__subsys_close(struct smarm_node *n)
+{
+	for (int id = SMARM__SUB_MAX; id-- > 0;) {
+		const struct smarm__subsys *ss = n->subs[id];
+		if (ss != NULL && ss->ss_close != NULL)
+			ss->ss_close(n, n->sub_state[id]);
+		n->subs[id] = NULL;
+		n->sub_state[id] = NULL;
+	}
+}
+
+void smarm__subsys_run_start(struct smarm_node *n)
+{
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		if (ss != NULL && ss->ss_run_start != NULL)
+			ss->ss_run_start(n, n->sub_state[id]);
+	}
+}
+
+void smarm__subsys_run_end(struct smarm_node *n)
+{
+	for (int id = SMARM__SUB_MAX; id-- > 0;) {
+		const struct smarm__subsys *ss = n->subs[id];
+		if (ss != NULL && ss->ss_run_end != NULL)
+			ss->ss_run_end(n, n->sub_state[id]);
+	}
+}
+
+int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out)
+{
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		if (ss != NULL && ss->ss_get_stat != NULL &&
+		    ss->ss_get_stat(n, n->sub_state[id], stat, out) == 0)
+			return 0;
+	}
+	return SMARM_EINVAL;
+}

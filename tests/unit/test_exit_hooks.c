@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_exit_hooks.c - the seams the layers above the core plug into: a
+ * node's subsystem table (open/close, run start/end, stats), per-actor
+ * subsystem state, the exit hooks that hand it back on the dying actor's
+ * own stack after its cleanup handlers, the exit record they see (how,
+ * code, a stop's strength and requester, an owned payload) and the
+ * attach-versus-exit race (actor.c INV-3).
+ *
+ * A test subsystem stands in for the OTP layer: it is installed in the
+ * vacant SMARM__SUB_OTP entry (and SMARM__SUB_OBS for ordering) of a
+ * node opened the ordinary way.
+ */
+#include "harness.h"
+
+#include "core/core.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* What one exit hook call saw. */
+struct eh_rec {
+	_Atomic int ran;     /* hook calls for this state */
+	int sub;	     /* which test subsystem ran it */
+	int how;	     /* ex_how */
+	intptr_t code;	     /* ex_code */
+	uint64_t from;	     /* ex_from */
+	int strength;	     /* ex_strength */
+	bool own_stack;	     /* current actor == s, sp inside its stack */
+	int seq;	     /* global order of the call */
+	smarm_chan_t *ch;    /* if set, the hook sends `code` here */
+	bool heap;	     /* free in the hook (race test) */
+	_Atomic int *hooked; /* race test: counts hook deliveries */
+};
+
+/*
+ * Checks inside actors, hooks and helper threads are recorded, not
+ * asserted (a failing assert must not fire on an actor's stack): the
+ * first failing line is asserted after the run.
+ */
+static _Atomic int eh_fail_line;
+#define EH_CHECK(c)                                                            \
+	do {                                                                   \
+		int zero_ = 0;                                                 \
+		if (!(c))                                                      \
+			atomic_compare_exchange_strong(&eh_fail_line, &zero_,  \
+						       __LINE__);              \
+	} while (0)
+#define EH_EQ(a, b) EH_CHECK((a) == (b))
+
+static _Atomic int eh_seq;
+static _Atomic int eh_hook_calls;
+static int eh_cleanup_seq;
+
+static void eh_exit(int sub, struct smarm__slot *s,
+		    const struct smarm__exit *ex, void *state)
+{
+	struct eh_rec *r = state;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)s->stk_base;
+	uintptr_t hi = lo + s->stk_guard + s->stk_reserve;
+	atomic_fetch_add(&eh_hook_calls, 1);
+	if (r->hooked != NULL) {
+		atomic_fetch_add(r->hooked, 1);
+		if (r->heap)
+			free(r);
+		return;
+	}
+	atomic_fetch_add(&r->ran, 1);
+	r->sub = sub;
+	r->how = ex->ex_how;
+	r->code = ex->ex_code;
+	r->from = ex->ex_from;
+	r->strength = ex->ex_strength;
+	r->own_stack = smarm__current() == s && sp > lo && sp < hi;
+	r->seq = atomic_fetch_add(&eh_seq, 1);
+	if (r->ch != NULL) {
+		int64_t v = (int64_t)ex->ex_code;
+		smarm_chan_send(r->ch, &v); /* a hook may allocate and send */
+	}
+}
+
+static void eh_exit_otp(struct smarm__slot *s, const struct smarm__exit *ex,
+			void *state)
+{
+	eh_exit(SMARM__SUB_OTP, s, ex, state);
+}
+
+static void eh_exit_obs(struct smarm__slot *s, const struct smarm__exit *ex,
+			void *state)
+{
+	eh_exit(SMARM__SUB_OBS, s, ex, state);
+}
+
+/* Node hooks of the test subsystem: counted, in order. */
+static int eh_opens, eh_closes, eh_starts, eh_ends;
+
+static int eh_open(struct smarm_node *n, const struct smarm_config *cfg,
+		   void **state)
+{
+	(void)n;
+	(void)cfg;
+	*state = &eh_opens;
+	eh_opens++;
+	return 0;
+}
+
+static void eh_close(struct smarm_node *n, void *state)
+{
+	(void)n;
+	EH_EQ(state, &eh_opens);
+	eh_closes++;
+}
+
+static void eh_run_start(struct smarm_node *n, void *state)
+{
+	(void)n;
+	(void)state;
+	eh_starts++;
+}
+
+static void eh_run_end(struct smarm_node *n, void *state)
+{
+	(void)n;
+	(void)state;
+	EH_EQ(atomic_load(&n->live), 0); /* INV-2: no actor */
+	eh_ends++;
+}
+
+#define EH_STAT 9999 /* an id the core does not know */
+
+static int eh_get_stat(const struct smarm_node *n, const void *state, int stat,
+		       int64_t *out)
+{
+	(void)n;
+	(void)state;
+	if (stat != EH_STAT)
+		return SMARM_EINVAL;
+	*out = 4242;
+	return 0;
+}
+
+static const struct smarm__subsys eh_otp = {
+	.ss_name = "test-otp",
+	.ss_open = eh_open,
+	.ss_close = eh_close,
+	.ss_run_start = eh_run_start,
+	.ss_run_end = eh_run_end,
+	.ss_actor_exit = eh_exit_otp,
+	.ss_get_stat = eh_get_stat,
+};
+
+static int eh_open_refuse(struct smarm_node *n, const struct smarm_config *cfg,
+			  void **state)
+{
+	(void)n;
+	(void)cfg;
+	(void)state;
+	return SMARM_ENOMEM;
+}
+
+static const struct smarm__subsys eh_failing = {
+	.ss_name = "test-failing",
+	.ss_open = eh_open_refuse,
+	.ss_close = eh_close, /* must never run: its open failed */
+};
+
+static const struct smarm__subsys eh_obs = {
+	.ss_name = "test-obs",
+	.ss_actor_exit = eh_exit_obs,
+};
+
+static smarm_node_t *eh_node(int workers)
+{
+	smarm_node_t *n = harness_open(workers);
+	n->subs[SMARM__SUB_OTP] = &eh_otp;
+	n->subs[SMARM__SUB_OBS] = &eh_obs;
+	return n;
+}
+
+static void eh_close_node(smarm_node_t *n)
+{
+	n->subs[SMARM__SUB_OTP] = NULL; /* opened by hand: no ss_close */
+	n->subs[SMARM__SUB_OBS] = NULL;
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+
+static void eh_run(smarm_node_t *n, smarm_actor_cb root, void *arg)
+{
+	int how = -1;
+	atomic_store(&eh_fail_line, 0);
+	ck_assert_int_eq(smarm_node_run(n, root, arg, &how, NULL), 0);
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_msg(atomic_load(&eh_fail_line) == 0,
+		      "check failed inside the run at line %d",
+		      atomic_load(&eh_fail_line));
+}
+
+/* Attach state to the actor in s, as a layer does: under its cold lock. */
+static int eh_attach(struct smarm__slot *s, int id, void *state)
+{
+	int rc;
+	smarm__lock(&s->cold, SMARM__RANK_LEAF);
+	rc = smarm__actor_ext_attach(s, id, state);
+	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	return rc;
+}
+
+/* -------------------------------------------------------- exit hooks */
+
+static struct eh_rec eh_a, eh_b;
+
+static void eh_cleanup(void *arg)
+{
+	(void)arg;
+	eh_cleanup_seq = atomic_fetch_add(&eh_seq, 1);
+}
+
+static void eh_body_normal(void *arg)
+{
+	(void)arg;
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	EH_EQ(smarm_cleanup_push(eh_cleanup, NULL), 0);
+}
+
+static void eh_root_normal(void *arg)
+{
+	smarm_pid_t p;
+	int how = -1;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_normal, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(p, &how, NULL), 0);
+	EH_EQ(how, SMARM_EXIT_NORMAL);
+}
+
+START_TEST(test_exit_hooks_run_once_on_own_stack_after_cleanups)
+{
+	smarm_node_t *n = eh_node(1);
+	memset(&eh_a, 0, sizeof eh_a);
+	atomic_store(&eh_seq, 0);
+	eh_run(n, eh_root_normal, NULL);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	ck_assert(eh_a.own_stack);
+	ck_assert_int_eq(eh_a.sub, SMARM__SUB_OTP);
+	ck_assert_int_eq(eh_a.how, SMARM_EXIT_NORMAL);
+	ck_assert_int_lt(eh_cleanup_seq, eh_a.seq);
+	eh_close_node(n);
+}
+END_TEST
+
+static void eh_body_crash(void *arg)
+{
+	(void)arg;
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
+	/* a second state of the same subsystem is refused */
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
+	smarm_actor_crash(42);
+}
+
+static void eh_root_crash(void *arg)
+{
+	smarm_pid_t p;
+	int how = -1;
+	intptr_t reason = 0;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_crash, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(p, &how, &reason), 0);
+	EH_EQ(how, SMARM_EXIT_CRASHED);
+	EH_EQ(reason, 42);
+}
+
+START_TEST(test_exit_hooks_run_in_id_order_with_the_crash_code)
+{
+	smarm_node_t *n = eh_node(1);
+	memset(&eh_a, 0, sizeof eh_a);
+	memset(&eh_b, 0, sizeof eh_b);
+	eh_run(n, eh_root_crash, NULL);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
+	ck_assert_int_eq(eh_a.sub, SMARM__SUB_OTP);
+	ck_assert_int_eq(eh_b.sub, SMARM__SUB_OBS);
+	ck_assert_int_lt(eh_a.seq, eh_b.seq); /* id order */
+	ck_assert_int_eq(eh_a.how, SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(eh_a.code, 42);
+	ck_assert_int_eq(eh_b.code, 42);
+	ck_assert(eh_a.own_stack && eh_b.own_stack);
+	eh_close_node(n);
+}
+END_TEST
+
+/* Victims park (a sleep nothing ends early), then get stopped. */
+static void eh_body_park(void *arg)
+{
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	smarm_actor_sleep(MS(600000));
+	EH_CHECK(0); /* not reached: stopped */
+}
+
+static uint64_t eh_root_pid;
+
+static void eh_root_stops(void *arg)
+{
+	smarm_pid_t a, b;
+	struct smarm_node *n = smarm__worker()->node;
+	struct smarm__stop_req shut = { 0, SMARM__STOP_SHUTDOWN, 5 };
+	struct smarm__stop_req kill = { 0, SMARM__STOP_KILL, 7 };
+	(void)arg;
+	eh_root_pid = smarm_actor_self().id;
+	shut.sr_from = kill.sr_from = eh_root_pid;
+	EH_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
+	EH_EQ(smarm_actor_spawn(&b, eh_body_park, &eh_b, NULL), 0);
+	smarm_actor_yield(); /* both park */
+	/* a: shutdown then kill (raised); b: kill then shutdown (kept) */
+	EH_EQ(smarm__request_stop(n, a.id, &shut), 0);
+	EH_EQ(smarm__request_stop(n, a.id, &kill), 0);
+	EH_EQ(smarm__request_stop(n, b.id, &kill), 0);
+	EH_EQ(smarm__request_stop(n, b.id, &shut), 0);
+	EH_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(b, NULL, NULL), 0);
+}
+
+START_TEST(test_exit_hooks_stop_records_requester_strength_and_code)
+{
+	smarm_node_t *n = eh_node(1);
+	memset(&eh_a, 0, sizeof eh_a);
+	memset(&eh_b, 0, sizeof eh_b);
+	eh_run(n, eh_root_stops, NULL);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	ck_assert_int_eq(eh_a.how, SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(eh_a.strength, SMARM__STOP_KILL);
+	ck_assert_int_eq(eh_a.code, 7);
+	ck_assert_uint_eq(eh_a.from, eh_root_pid);
+	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
+	ck_assert_int_eq(eh_b.strength, SMARM__STOP_KILL);
+	ck_assert_int_eq(eh_b.code, 7); /* the weaker one changed nothing */
+	ck_assert(eh_a.own_stack && eh_b.own_stack);
+	eh_close_node(n);
+}
+END_TEST
+
+/* A stop from a plain thread has no requester. */
+static _Atomic uint64_t eh_victim;
+
+static void *eh_stopper(void *arg)
+{
+	smarm_node_t *n = arg;
+	uint64_t id;
+	while ((id = atomic_load(&eh_victim)) == 0)
+		sched_yield();
+	EH_EQ(smarm_node_stop_actor(n, (smarm_pid_t){ id }), 0);
+	return NULL;
+}
+
+static void eh_root_foreign(void *arg)
+{
+	smarm_pid_t a;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
+	smarm_actor_yield();
+	atomic_store(&eh_victim, a.id);
+	EH_EQ(smarm_actor_join(a, NULL, NULL), 0);
+}
+
+START_TEST(test_exit_hooks_foreign_stop_has_no_requester)
+{
+	smarm_node_t *n = eh_node(2);
+	pthread_t t;
+	memset(&eh_a, 0, sizeof eh_a);
+	eh_a.from = 12345;
+	atomic_store(&eh_victim, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, eh_stopper, n), 0);
+	eh_run(n, eh_root_foreign, NULL);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	ck_assert_int_eq(eh_a.how, SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(eh_a.strength, SMARM__STOP_KILL);
+	ck_assert_uint_eq(eh_a.from, 0);
+	eh_close_node(n);
+}
+END_TEST
+
+/* Hooks run only for actors that have state; a hook may send. */
+static void eh_plain(void *arg)
+{
+	(void)arg;
+}
+
+static void eh_body_send(void *arg)
+{
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	smarm_actor_crash(99);
+}
+
+static void eh_root_send(void *arg)
+{
+	smarm_pid_t p;
+	smarm_chan_t *ch;
+	int64_t v = 0;
+	(void)arg;
+	for (int i = 0; i < 100; i++)
+		EH_EQ(smarm_actor_spawn(NULL, eh_plain, NULL, NULL), 0);
+	EH_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+	eh_a.ch = ch;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_send, &eh_a, NULL), 0);
+	EH_EQ(smarm_chan_recv(ch, &v), 0); /* sent by the hook */
+	EH_EQ(v, 99);
+	EH_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_exit_hooks_only_for_actors_with_state_and_may_send)
+{
+	smarm_node_t *n = eh_node(4);
+	memset(&eh_a, 0, sizeof eh_a);
+	atomic_store(&eh_hook_calls, 0);
+	eh_run(n, eh_root_send, NULL);
+	ck_assert_int_eq(atomic_load(&eh_hook_calls), 1);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	eh_close_node(n);
+}
+END_TEST
+
+/*
+ * INV-3 under load: one actor keeps attaching state to actors that are
+ * exiting on other workers. Every attach either reaches exactly one hook
+ * (0), or comes back (SMARM_ESTATE: dying), or finds no live actor
+ * (SMARM_ENOPROC); none is lost or delivered twice.
+ */
+#define EH_RACE_N 3000
+
+static uint64_t eh_pids[EH_RACE_N];
+static _Atomic int eh_spawned;
+static _Atomic int eh_hooked;
+static int eh_ok, eh_dying, eh_noproc;
+
+static void eh_short(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		smarm_actor_yield();
+}
+
+static void eh_attacher(void *arg)
+{
+	struct smarm_node *n = smarm__worker()->node;
+	(void)arg;
+	for (int i = 0; i < EH_RACE_N; i++) {
+		uint64_t pid;
+		struct smarm__slot *s;
+		struct eh_rec *r;
+		uint64_t w;
+		int rc;
+		while (atomic_load(&eh_spawned) <= i)
+			smarm_actor_yield();
+		pid = eh_pids[i];
+		s = smarm__slot_at(n, PID_IDX(pid));
+		r = calloc(1, sizeof *r);
+		if (r == NULL) {
+			EH_CHECK(0);
+			return;
+		}
+		r->hooked = &eh_hooked;
+		r->heap = true;
+		smarm__lock(&s->cold, SMARM__RANK_LEAF);
+		w = atomic_load(&s->word);
+		if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
+		    W_STATE(w) == ST_DONE)
+			rc = SMARM_ENOPROC;
+		else
+			rc = smarm__actor_ext_attach(s, SMARM__SUB_OTP, r);
+		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		if (rc == 0) {
+			eh_ok++; /* the hook owns r now */
+		} else {
+			EH_CHECK(rc == SMARM_ESTATE || rc == SMARM_ENOPROC);
+			if (rc == SMARM_ESTATE)
+				eh_dying++;
+			else
+				eh_noproc++;
+			free(r);
+		}
+	}
+}
+
+static void eh_root_race(void *arg)
+{
+	smarm_pid_t att;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&att, eh_attacher, NULL, NULL), 0);
+	for (int i = 0; i < EH_RACE_N; i++) {
+		smarm_pid_t p;
+		EH_EQ(smarm_actor_spawn(&p, eh_short, NULL, NULL), 0);
+		eh_pids[i] = p.id;
+		EH_EQ(smarm_actor_detach(p), 0);
+		atomic_store(&eh_spawned, i + 1);
+		if (i % 8 == 0)
+			smarm_actor_yield();
+	}
+	EH_EQ(smarm_actor_join(att, NULL, NULL), 0);
+}
+
+START_TEST(test_exit_hooks_attach_racing_exit_is_never_stranded)
+{
+	smarm_node_t *n = eh_node(4);
+	atomic_store(&eh_spawned, 0);
+	atomic_store(&eh_hooked, 0);
+	eh_ok = eh_dying = eh_noproc = 0;
+	eh_run(n, eh_root_race, NULL);
+	ck_assert_int_eq(eh_ok + eh_dying + eh_noproc, EH_RACE_N);
+	ck_assert_int_eq(atomic_load(&eh_hooked), eh_ok); /* exactly once */
+	ck_assert_int_gt(eh_ok, 0);			  /* the race was run */
+	eh_close_node(n);
+}
+END_TEST
+
+/* ----------------------------------------------------- exit payloads */
+
+static _Atomic int eh_freed;
+
+static void eh_payload_free(void *p)
+{
+	EH_EQ(p, &eh_freed);
+	atomic_fetch_add(&eh_freed, 1);
+}
+
+static void eh_body_payload(void *arg)
+{
+	struct smarm__exit ex = { SMARM_EXIT_CRASHED, 0, 3, 0, &eh_freed,
+				  eh_payload_free };
+	(void)arg;
+	smarm__terminate_ex(smarm__current(), &ex);
+}
+
+static int eh_freed_at_join;
+
+static void eh_root_payload(void *arg)
+{
+	smarm_pid_t p, q;
+	intptr_t reason = 0;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_payload, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(p, NULL, &reason), 0);
+	EH_EQ(reason, 3);
+	eh_freed_at_join = atomic_load(&eh_freed);
+	/* detached: released when finalize reclaims the slot */
+	EH_EQ(smarm_actor_spawn(&q, eh_body_payload, NULL, NULL), 0);
+	EH_EQ(smarm_actor_detach(q), 0);
+}
+
+START_TEST(test_exit_hooks_payload_released_once_at_reclaim)
+{
+	smarm_node_t *n = eh_node(1);
+	atomic_store(&eh_freed, 0);
+	eh_run(n, eh_root_payload, NULL);
+	ck_assert_int_eq(eh_freed_at_join, 1);
+	ck_assert_int_eq(atomic_load(&eh_freed), 2);
+	eh_close_node(n);
+}
+END_TEST
+
+/* ------------------------------------------------------- node hooks */
+
+static void eh_root_nothing(void *arg)
+{
+	(void)arg;
+}
+
+START_TEST(test_exit_hooks_node_hooks_run_start_end_and_stats)
+{
+	const struct smarm__subsys *table[SMARM__SUB_MAX] = { 0 };
+	smarm_node_t *n = harness_open(2);
+	smarm_config_t *cfg = NULL;
+	int64_t v = 0;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	table[SMARM__SUB_OTP] = &eh_otp;
+	eh_opens = eh_closes = eh_starts = eh_ends = 0;
+	/* replace the built-in table by the test one */
+	smarm__subsys_close(n);
+	ck_assert_int_eq(smarm__subsys_open(n, cfg, table), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(eh_opens, 1);
+	eh_run(n, eh_root_nothing, NULL);
+	eh_run(n, eh_root_nothing, NULL);
+	ck_assert_int_eq(eh_starts, 2);
+	ck_assert_int_eq(eh_ends, 2);
+	ck_assert_int_eq(smarm_node_get_int(n, EH_STAT, &v), 0);
+	ck_assert_int_eq(v, 4242);
+	ck_assert_int_eq(smarm_node_get_int(n, EH_STAT + 1, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+	ck_assert_int_eq(eh_closes, 1);
+}
+END_TEST
+
+START_TEST(test_exit_hooks_failed_open_closes_the_ones_before)
+{
+	const struct smarm__subsys *table[SMARM__SUB_MAX] = { 0 };
+	smarm_node_t *n = harness_open(1);
+	smarm_config_t *cfg = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	table[SMARM__SUB_OTP] = &eh_otp;     /* opens fine */
+	table[SMARM__SUB_OBS] = &eh_failing; /* refuses */
+	smarm__subsys_close(n);
+	eh_opens = eh_closes = 0;
+	ck_assert_int_eq(smarm__subsys_open(n, cfg, table), SMARM_ENOMEM);
+	ck_assert_int_eq(eh_opens, 1);
+	ck_assert_int_eq(eh_closes, 1); /* the one before it, closed again */
+	for (int id = 0; id < SMARM__SUB_MAX; id++)
+		ck_assert_ptr_null(n->subs[id]);
+	ck_assert_int_eq(smarm__subsys_open(n, cfg, smarm__builtin_subsys), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+	ck_assert_int_eq(eh_closes, 1); /* never closed twice */
+}
+END_TEST
+
+Suite *smarm_test_exit_hooks_suite(void)
+{
+	Suite *s = suite_create("exit_hooks");
+	TCase *tc = tcase_create("exit");
+	tcase_add_test(tc,
+		       test_exit_hooks_run_once_on_own_stack_after_cleanups);
+	tcase_add_test(tc, test_exit_hooks_run_in_id_order_with_the_crash_code);
+	tcase_add_test(
+		tc, test_exit_hooks_stop_records_requester_strength_and_code);
+	tcase_add_test(tc, test_exit_hooks_foreign_stop_has_no_requester);
+	tcase_add_test(tc,
+		       test_exit_hooks_only_for_actors_with_state_and_may_send);
+	tcase_add_test(tc, test_exit_hooks_payload_released_once_at_reclaim);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("race");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(
+		tc, test_exit_hooks_attach_racing_exit_is_never_stranded, 0, 5);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("node");
+	tcase_add_test(tc, test_exit_hooks_node_hooks_run_start_end_and_stats);
+	tcase_add_test(tc, test_exit_hooks_failed_open_closes_the_ones_before);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(exit_hooks)
