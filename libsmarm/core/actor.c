@@ -34,7 +34,7 @@
  * Per-actor subsystem state belongs to the subsystem that attached it
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
- * Locking: cold (LEAF) per slot; free list (LEAF) is never nested in it.
+ * Locking: cold (SLOT rank) per slot; free list (SLOT rank) is never nested in it.
  * Invariants:
  *   INV-1 tenant state is set in one place (slot.c smarm__slot_install)
  *         and released in one (smarm__slot_reclaim).
@@ -84,7 +84,8 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	if (rc != 0)
 		return rc;
 	s = smarm__slot_at(n, idx);
-	gen = W_GEN(atomic_load_explicit(&s->word, memory_order_relaxed));
+	gen = SMARM__W_GEN(
+		atomic_load_explicit(&s->word, memory_order_relaxed));
 	pid = smarm__pid_make(gen, idx);
 
 	/* INV-1: the slot is VACANT and ours until published. */
@@ -92,7 +93,7 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 			    opts, joinable);
 	atomic_fetch_add_explicit(&n->live, 1, memory_order_relaxed);
 	count_spawn(n);
-	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_QUEUED),
+	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_QUEUED),
 			      memory_order_release);
 	if (out != NULL)
 		*out = pid;
@@ -126,7 +127,7 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 		 * and without a stop's record to read, the lock is skipped.
 		 */
 		if (stopped || s->cl_len > 0 || s->wait != NULL) {
-			smarm__lock(&s->cold, SMARM__RANK_LEAF);
+			smarm__lock(&s->cold, SMARM__RANK_SLOT);
 			if (stopped) {
 				s->exit.ex_strength = atomic_load_explicit(
 					&s->stop, memory_order_relaxed);
@@ -136,7 +137,7 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 			atomic_store_explicit(&s->stop, SMARM__STOP_KILL,
 					      memory_order_relaxed);
 			smarm__clear_notify(s);
-			smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+			smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		} else {
 			atomic_store_explicit(&s->stop, SMARM__STOP_KILL,
 					      memory_order_relaxed);
@@ -149,7 +150,7 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 		c.fn(c.arg);
 	}
 	smarm__exit_hooks_run(s);
-	smarm__switch_out(s, INTENT_DONE);
+	smarm__switch_out(s, SMARM__INTENT_DONE);
 	smarm__panic("actor: a finished actor was resumed");
 }
 
@@ -178,10 +179,10 @@ void smarm__exit_hooks_run(struct smarm__slot *s)
 		return; /* the common case: no subsystem state */
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
 		void *state;
-		smarm__lock(&s->cold, SMARM__RANK_LEAF);
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
 		state = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
-		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		if (state != NULL && n->subs[id] != NULL &&
 		    n->subs[id]->ss_actor_exit != NULL)
 			n->subs[id]->ss_actor_exit(s, &s->exit, state);
@@ -237,7 +238,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
 	uint64_t w0 = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint64_t pid = smarm__pid_make(W_GEN(w0), s->index);
+	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), s->index);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
 	struct smarm__exit dead = { 0 };
@@ -246,9 +247,10 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	smarm__stack_release(n, s);
 	s->sp = NULL;
 
-	smarm__lock(&s->cold, SMARM__RANK_LEAF);
-	atomic_store_explicit(&s->word, W_MAKE(W_GEN(w0), 0, ST_DONE),
-			      memory_order_release);
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	atomic_store_explicit(
+		&s->word, SMARM__W_MAKE(SMARM__W_GEN(w0), 0, SMARM__ST_DONE),
+		memory_order_release);
 	if (is_root) {
 		n->root_how = s->exit.ex_how;
 		n->root_reason = s->exit.ex_code;
@@ -262,7 +264,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	free_slot = !s->joinable;
 	if (free_slot)
 		smarm__slot_reclaim(s, &dead);
-	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 
 	if (joiner.node != NULL)
 		smarm__unpark_at(n, joiner.pid, joiner.epoch);
@@ -283,18 +285,19 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
-	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	uint64_t w;
 	uint8_t cur;
 	bool raised = false;
 
-	if (s == NULL || PID_GEN(pid) == 0)
+	if (s == NULL || SMARM__PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
-	smarm__lock(&s->cold, SMARM__RANK_LEAF);
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	w = atomic_load_explicit(&s->word, memory_order_acquire);
-	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
-	    W_STATE(w) == ST_DONE) {
-		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
+	    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
+	    SMARM__W_STATE(w) == SMARM__ST_DONE) {
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		return SMARM_ENOPROC;
 	}
 	/* INV-4; the owner's own store (terminate) races only upward. */
@@ -317,7 +320,7 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	 */
 	if (raised && cur == SMARM__STOP_NONE)
 		smarm__unpark_any(n, pid);
-	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return 0;
 }
 
@@ -331,9 +334,10 @@ void smarm__stop_all(struct smarm_node *n)
 		struct smarm__slot *s = smarm__slot_at(n, i);
 		uint64_t w =
 			atomic_load_explicit(&s->word, memory_order_acquire);
-		uint32_t st = W_STATE(w);
-		if (st != ST_VACANT && st != ST_DONE)
-			smarm__request_stop(n, smarm__pid_make(W_GEN(w), i),
+		uint32_t st = SMARM__W_STATE(w);
+		if (st != SMARM__ST_VACANT && st != SMARM__ST_DONE)
+			smarm__request_stop(n,
+					    smarm__pid_make(SMARM__W_GEN(w), i),
 					    &root_stop);
 	}
 }
@@ -350,12 +354,13 @@ void smarm__release_unjoined(struct smarm_node *n)
 		struct smarm__slot *s = smarm__slot_at(n, i);
 		struct smarm__exit dead;
 		bool done;
-		smarm__lock(&s->cold, SMARM__RANK_LEAF);
-		done = W_STATE(atomic_load_explicit(
-			       &s->word, memory_order_acquire)) == ST_DONE;
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
+		done = SMARM__W_STATE(atomic_load_explicit(
+			       &s->word, memory_order_acquire)) ==
+		       SMARM__ST_DONE;
 		if (done)
 			smarm__slot_reclaim(s, &dead);
-		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		if (done) {
 			smarm__exit_release(&dead);
 			smarm__slot_free(n, i);
@@ -368,19 +373,19 @@ void smarm__release_unjoined(struct smarm_node *n)
 static void join_undo(struct smarm__wait *w)
 {
 	struct smarm__slot *t = w->wt_arg;
-	smarm__lock(&t->cold, SMARM__RANK_LEAF);
+	smarm__lock(&t->cold, SMARM__RANK_SLOT);
 	if (t->has_joiner && t->joiner == w->wt_pid)
 		t->has_joiner = 0;
-	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+	smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 }
 
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason)
 {
-	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__slot *t = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	struct smarm__wait w;
 
-	if (t == NULL || PID_GEN(pid) == 0)
+	if (t == NULL || SMARM__PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
 	if (pid == smarm__slot_pid(me))
 		return SMARM_EINVAL;
@@ -389,23 +394,24 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		struct smarm__waiter reg;
 		struct smarm__exit dead;
 		uint64_t word;
-		smarm__lock(&t->cold, SMARM__RANK_LEAF);
+		smarm__lock(&t->cold, SMARM__RANK_SLOT);
 		word = atomic_load_explicit(&t->word, memory_order_acquire);
-		if (W_GEN(word) != PID_GEN(pid) || W_STATE(word) == ST_VACANT) {
-			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		if (SMARM__W_GEN(word) != SMARM__PID_GEN(pid) ||
+		    SMARM__W_STATE(word) == SMARM__ST_VACANT) {
+			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			return SMARM_ENOPROC;
 		}
 		if (!t->joinable || (t->has_joiner && t->joiner != w.wt_pid)) {
-			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			return SMARM_ESTATE;
 		}
-		if (W_STATE(word) == ST_DONE) {
+		if (SMARM__W_STATE(word) == SMARM__ST_DONE) {
 			if (how)
 				*how = t->exit.ex_how;
 			if (reason)
 				*reason = t->exit.ex_code;
 			smarm__slot_reclaim(t, &dead);
-			smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			smarm__exit_release(&dead);
 			smarm__slot_free(n, t->index);
 			return 0;
@@ -414,35 +420,36 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		t->has_joiner = 1;
 		t->joiner = reg.pid;
 		t->joiner_epoch = reg.epoch;
-		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 		smarm__wait_park(&w); /* unbounded: cannot fail */
 	}
 }
 
 int smarm__detach(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *t = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__slot *t = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	struct smarm__exit dead;
 	uint64_t w;
 	bool done;
 
-	if (t == NULL || PID_GEN(pid) == 0)
+	if (t == NULL || SMARM__PID_GEN(pid) == 0)
 		return SMARM_ENOPROC;
-	smarm__lock(&t->cold, SMARM__RANK_LEAF);
+	smarm__lock(&t->cold, SMARM__RANK_SLOT);
 	w = atomic_load_explicit(&t->word, memory_order_acquire);
-	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT) {
-		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
+	    SMARM__W_STATE(w) == SMARM__ST_VACANT) {
+		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 		return SMARM_ENOPROC;
 	}
 	if (!t->joinable || t->has_joiner) {
-		smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 		return SMARM_ESTATE;
 	}
 	t->joinable = 0;
-	done = W_STATE(w) == ST_DONE;
+	done = SMARM__W_STATE(w) == SMARM__ST_DONE;
 	if (done)
 		smarm__slot_reclaim(t, &dead);
-	smarm__unlock(&t->cold, SMARM__RANK_LEAF);
+	smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 	if (done) {
 		smarm__exit_release(&dead);
 		smarm__slot_free(n, t->index);

@@ -74,18 +74,19 @@
 
 /* Slot states (low 8 bits of the word). */
 enum {
-	ST_VACANT = 0,
-	ST_QUEUED = 1,
-	ST_RUNNING = 2,
-	ST_NOTIFIED = 3, /* running, and a wake landed: next park returns */
-	ST_PARKED = 4,
-	ST_DONE = 5,
+	SMARM__ST_VACANT = 0,
+	SMARM__ST_QUEUED = 1,
+	SMARM__ST_RUNNING = 2,
+	SMARM__ST_NOTIFIED =
+		3, /* running, and a wake landed: next park returns */
+	SMARM__ST_PARKED = 4,
+	SMARM__ST_DONE = 5,
 };
 
-#define W_STATE(w) ((uint32_t)((w)&0xffu))
-#define W_EPOCH(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
-#define W_GEN(w) ((uint32_t)((w) >> 32))
-#define W_MAKE(gen, epoch, st)                                                 \
+#define SMARM__W_STATE(w) ((uint32_t)((w)&0xffu))
+#define SMARM__W_EPOCH(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
+#define SMARM__W_GEN(w) ((uint32_t)((w) >> 32))
+#define SMARM__W_MAKE(gen, epoch, st)                                          \
 	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
 	 (uint64_t)(st))
 
@@ -93,19 +94,23 @@ static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
 {
 	return ((uint64_t)gen << 32) | idx;
 }
-#define PID_GEN(id) ((uint32_t)((id) >> 32))
-#define PID_IDX(id) ((uint32_t)(id))
+#define SMARM__PID_GEN(id) ((uint32_t)((id) >> 32))
+#define SMARM__PID_IDX(id) ((uint32_t)(id))
 
 /* Why an actor switched back to its scheduler. */
 enum {
-	INTENT_YIELD = 1,
-	INTENT_PARK = 2,
-	INTENT_DONE = 3,
-	INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
+	SMARM__INTENT_YIELD = 1,
+	SMARM__INTENT_PARK = 2,
+	SMARM__INTENT_DONE = 3,
+	SMARM__INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
 };
 
 /* Result of an unpark attempt. */
-enum { UNPARK_NOOP = 0, UNPARK_NOTIFIED = 1, UNPARK_ENQUEUE = 2 };
+enum {
+	SMARM__UNPARK_NOOP = 0,
+	SMARM__UNPARK_NOTIFIED = 1,
+	SMARM__UNPARK_ENQUEUE = 2
+};
 
 struct smarm__cleanup {
 	smarm_cleanup_cb fn;
@@ -341,7 +346,7 @@ struct smarm__timer_ent {
 	uint64_t waits; /* the target's wait count at insert */
 	uint64_t pid;	/* sleep/wait wake target, or 0 */
 	uint32_t epoch;
-	struct smarm__send_timer *st; /* timed send, or NULL */
+	struct smarm__timed_call *st; /* timed send, or NULL */
 	struct smarm__slot *slot;     /* wake entry's slot, or NULL */
 };
 
@@ -351,7 +356,7 @@ struct smarm__timer_ent {
  * instead when the timer is cancelled or discarded at the end of a run.
  * Exactly one of the two runs, exactly once.
  */
-struct smarm__send_timer {
+struct smarm__timed_call {
 	uint64_t id;
 	bool cancelled; /* tm_lock: cancel took it (drop runs there) */
 	bool dropped;	/* tm_lock: cancel's drop finished */
@@ -390,7 +395,7 @@ struct smarm_node {
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
-	smarm__lock_t free_lock; /* LEAF: free_head, nfree, growth */
+	smarm__lock_t free_lock; /* SLOT rank: free_head, nfree, growth */
 	uint32_t free_head;
 	uint32_t nfree;
 
@@ -413,10 +418,10 @@ struct smarm_node {
 	struct smarm__timer_ent *tm_heap;
 	uint32_t tm_len, tm_cap;
 	uint64_t tm_seq;
-	struct smarm__send_timer **tm_map; /* open addressing by id */
+	struct smarm__timed_call **tm_map; /* open addressing by id */
 	uint32_t tm_map_cap, tm_map_used;
 
-	/* stack pool (LEAF) */
+	/* stack pool (SLOT rank) */
 	smarm__lock_t pool_lock;
 	void **pool;
 	uint32_t pool_len;
@@ -507,9 +512,9 @@ static inline struct smarm__slot *smarm__current(void)
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
-	return smarm__pid_make(
-		W_GEN(atomic_load_explicit(&s->word, memory_order_relaxed)),
-		s->index);
+	return smarm__pid_make(SMARM__W_GEN(atomic_load_explicit(
+				       &s->word, memory_order_relaxed)),
+			       s->index);
 }
 
 /* ---- slots (slot.c) ---- */

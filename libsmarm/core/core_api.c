@@ -317,17 +317,17 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		*out = atomic_load(&n->nslots);
 		return 0;
 	case SMARM_STAT_FREE_SLOTS:
-		smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
 		*out = n->nfree;
-		smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 		return 0;
 	case SMARM_STAT_RUN_QUEUE:
 		*out = smarm__ring_len(&n->rq);
 		return 0;
 	case SMARM_STAT_STACK_POOL:
-		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 		*out = n->pool_len;
-		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 		for (int i = 0; i < n->workers_n; i++)
 			*out += __atomic_load_n(&n->workers[i].stk_ncache,
 						__ATOMIC_RELAXED);
@@ -483,8 +483,8 @@ smarm_pid_t smarm_actor_self(void)
 	smarm_pid_t p = SMARM_PID_NONE;
 	if (me != NULL)
 		p.id = smarm__pid_make(
-			W_GEN(atomic_load_explicit(&me->word,
-						   memory_order_relaxed)),
+			SMARM__W_GEN(atomic_load_explicit(
+				&me->word, memory_order_relaxed)),
 			me->index);
 	return p;
 }

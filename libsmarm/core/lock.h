@@ -8,8 +8,9 @@
  * whose rank is higher than every rank it already holds (so never two of
  * the same rank):
  *
- *   LEAF (slot cold lock, free list, stack pool)
- *     < CHANNEL (a channel's or green mutex's state)
+ *   SLOT (slot cold lock, free list, stack pool): the lowest rank, taken
+ *        first; another lock may be taken under it, never it under one
+ *     < CHANNEL (a channel's or green mutex's state, io tables)
  *     < TIMERS (the node's timer heap)
  *     < RUNQ (the node's run queue; pushing is legal under anything)
  *
@@ -30,7 +31,7 @@
 #include "../arch/arch.h"
 
 enum smarm__lock_rank {
-	SMARM__RANK_LEAF = 1,
+	SMARM__RANK_SLOT = 1, /* lowest: taken before (outside) any other */
 	SMARM__RANK_CHANNEL = 2,
 	SMARM__RANK_TIMERS = 3,
 	SMARM__RANK_RUNQ = 4,

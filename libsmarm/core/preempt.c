@@ -323,7 +323,7 @@ void smarm__preempt_resume(void)
 	s->preempt_pending = 0;
 	smarm__observe_stop(s);
 	if (smarm__other_work(w)) {
-		smarm__switch_out(s, INTENT_PREEMPT);
+		smarm__switch_out(s, SMARM__INTENT_PREEMPT);
 		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
 		smarm__observe_stop(s);
 	} else {

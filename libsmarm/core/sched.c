@@ -221,9 +221,9 @@ void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	/* Only a QUEUED actor of this generation is ever pushed (INV-1). */
-	SMARM_ASSERT(W_STATE(atomic_load_explicit(
-			     &smarm__slot_at(n, PID_IDX(pid))->word,
-			     memory_order_relaxed)) == ST_QUEUED);
+	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
+			     &smarm__slot_at(n, SMARM__PID_IDX(pid))->word,
+			     memory_order_relaxed)) == SMARM__ST_QUEUED);
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
@@ -609,7 +609,7 @@ static void idle(struct smarm__worker *w)
 void smarm__park(struct smarm__slot *s)
 {
 	smarm__observe_stop(s);
-	smarm__switch_out(s, INTENT_PARK);
+	smarm__switch_out(s, SMARM__INTENT_PARK);
 	smarm__observe_stop(s);
 }
 
@@ -639,7 +639,7 @@ void smarm__yield(struct smarm__slot *s)
 		w->slice_start = 0;
 		return;
 	}
-	smarm__switch_out(s, INTENT_YIELD);
+	smarm__switch_out(s, SMARM__INTENT_YIELD);
 	smarm__observe_stop(s);
 }
 
@@ -694,13 +694,13 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 {
-	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s == NULL)
 		return false;
-	int r = smarm__word_unpark(s, PID_GEN(pid), false, epoch);
-	if (r == UNPARK_ENQUEUE)
+	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
+	if (r == SMARM__UNPARK_ENQUEUE)
 		enqueue_woken(n, pid);
-	return r != UNPARK_NOOP;
+	return r != SMARM__UNPARK_NOOP;
 }
 
 /* wait.h; here so that unpark_at inlines into it (chan send's path). */
@@ -721,9 +721,9 @@ void smarm__wake_and_unlock(struct smarm__waiter wt, smarm__lock_t *held,
 
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
-	if (s != NULL &&
-	    smarm__word_unpark(s, PID_GEN(pid), true, 0) == UNPARK_ENQUEUE)
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
+				 SMARM__UNPARK_ENQUEUE)
 		smarm__enqueue(n, pid);
 }
 
@@ -758,7 +758,8 @@ static void yield_return(struct smarm__slot *s)
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uint64_t nw;
 	do {
-		nw = W_MAKE(W_GEN(w), W_EPOCH(w), ST_QUEUED);
+		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w),
+				   SMARM__ST_QUEUED);
 	} while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
 }
@@ -768,9 +769,10 @@ static bool park_return(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	for (;;) {
-		bool parked = W_STATE(w) == ST_RUNNING;
-		uint64_t nw = W_MAKE(W_GEN(w), W_EPOCH(w),
-				     parked ? ST_PARKED : ST_QUEUED);
+		bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
+		uint64_t nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w),
+					    parked ? SMARM__ST_PARKED
+						   : SMARM__ST_QUEUED);
 		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
 							  memory_order_acq_rel,
 							  memory_order_relaxed))
@@ -786,13 +788,15 @@ static bool park_return(struct smarm__slot *s)
 static bool try_claim(struct smarm__slot *s, uint32_t gen)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
-	if (W_GEN(w) != gen)
+	if (SMARM__W_GEN(w) != gen)
 		return false;
-	if (SMARM_NEVER(W_STATE(w) != ST_QUEUED))
+	if (SMARM_NEVER(SMARM__W_STATE(w) != SMARM__ST_QUEUED))
 		smarm__panic("sched: claimed an actor that was not queued "
 			     "(double enqueue)");
-	atomic_store_explicit(&s->word, W_MAKE(gen, W_EPOCH(w), ST_RUNNING),
-			      memory_order_relaxed);
+	atomic_store_explicit(
+		&s->word,
+		SMARM__W_MAKE(gen, SMARM__W_EPOCH(w), SMARM__ST_RUNNING),
+		memory_order_relaxed);
 	return true;
 }
 
@@ -836,16 +840,16 @@ static void finish_switch(struct smarm__worker *w)
 		p->hwm = (uintptr_t)p->sp;
 	smarm__stack_switched_out(p);
 	switch (w->prev_intent) {
-	case INTENT_YIELD:
+	case SMARM__INTENT_YIELD:
 		yield_return(p);
 		smarm__enqueue(n, smarm__slot_pid(p));
 		break;
-	case INTENT_PARK:
+	case SMARM__INTENT_PARK:
 		smarm__stack_park_hook(n, p);
 		if (!park_return(p))
 			smarm__enqueue(n, smarm__slot_pid(p));
 		break;
-	case INTENT_PREEMPT:
+	case SMARM__INTENT_PREEMPT:
 		yield_return(p);
 		smarm__pin_push(w, p); /* INV-P1: resumes only here */
 		break;
@@ -892,7 +896,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			if (smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n);
 			if (try_claim(s,
-				      W_GEN(atomic_load_explicit(
+				      SMARM__W_GEN(atomic_load_explicit(
 					      &s->word, memory_order_relaxed))))
 				return s;
 			continue;
@@ -926,7 +930,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 				0; /* the fairness turn found no shared work */
 		} else if ((s = smarm__pin_take(w, false)) != NULL) {
 			if (try_claim(s,
-				      W_GEN(atomic_load_explicit(
+				      SMARM__W_GEN(atomic_load_explicit(
 					      &s->word, memory_order_relaxed))))
 				return s;
 			continue;
@@ -935,8 +939,8 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		} else {
 			return NULL;
 		}
-		s = smarm__slot_at(n, PID_IDX(pid));
-		if (s != NULL && try_claim(s, PID_GEN(pid)) &&
+		s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+		if (s != NULL && try_claim(s, SMARM__PID_GEN(pid)) &&
 		    first_run_ready(w, s))
 			return s;
 	}
@@ -952,7 +956,7 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *next;
 	void *fake = NULL;
-	bool dying = intent == INTENT_DONE;
+	bool dying = intent == SMARM__INTENT_DONE;
 
 	w->prev = s;
 	w->prev_intent = intent;

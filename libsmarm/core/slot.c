@@ -23,7 +23,7 @@
  * place that does (actor.c INV-1); smarm__slot_reclaim ends a tenancy.
  *
  * Ownership: the node owns the segments; smarm__slots_fini frees them.
- * Locking: free_lock (LEAF) guards free_head, nfree and growth.
+ * Locking: free_lock (SLOT rank) guards free_head, nfree and growth.
  * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
  * successful wake consumes its epoch (at most one wake per wait).
  * See: docs/architecture.md (Slots and pids).
@@ -81,7 +81,8 @@ static int grow(struct smarm_node *n)
 	for (uint32_t i = 0; i < count; i++) {
 		seg[i].index = have + i;
 		seg[i].tm_pos = SMARM__NO_INDEX;
-		atomic_init(&seg[i].word, W_MAKE(1, 0, ST_VACANT));
+		atomic_init(&seg[i].word,
+			    SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
 		seg[i].next_free =
 			(i + 1 < count) ? have + i + 1 : SMARM__NO_INDEX;
 	}
@@ -95,7 +96,7 @@ static int grow(struct smarm_node *n)
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 {
 	int rc = 0;
-	smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
 	if (n->free_head == SMARM__NO_INDEX)
 		rc = grow(n);
 	if (rc == 0) {
@@ -104,18 +105,18 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 		n->free_head = s->next_free;
 		n->nfree--;
 	}
-	smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 	return rc;
 }
 
 void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 {
 	struct smarm__slot *s = smarm__slot_at(n, idx);
-	smarm__lock(&n->free_lock, SMARM__RANK_LEAF);
+	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
 	s->next_free = n->free_head;
 	n->free_head = idx;
 	n->nfree++;
-	smarm__unlock(&n->free_lock, SMARM__RANK_LEAF);
+	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 }
 
 /*
@@ -169,7 +170,7 @@ void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
 void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint32_t gen = W_GEN(w) + 1;
+	uint32_t gen = SMARM__W_GEN(w) + 1;
 	if (gen == 0)
 		gen = 1; /* generation 0 is never issued (pid 0 = none) */
 	*dead = s->exit;
@@ -179,7 +180,7 @@ void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead)
 	s->arg = NULL;
 	s->joinable = 0;
 	s->has_joiner = 0;
-	atomic_store_explicit(&s->word, W_MAKE(gen, 0, ST_VACANT),
+	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_VACANT),
 			      memory_order_release);
 }
 
@@ -199,13 +200,14 @@ void smarm__exit_release(struct smarm__exit *dead)
 /* The slot of a live actor named by pid, or NULL (a lock-free snapshot). */
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	uint64_t w;
-	if (s == NULL || PID_GEN(pid) == 0)
+	if (s == NULL || SMARM__PID_GEN(pid) == 0)
 		return NULL;
 	w = atomic_load_explicit(&s->word, memory_order_acquire);
-	if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
-	    W_STATE(w) == ST_DONE)
+	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
+	    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
+	    SMARM__W_STATE(w) == SMARM__ST_DONE)
 		return NULL;
 	return s;
 }
@@ -244,10 +246,11 @@ uint32_t smarm__begin_wait(struct smarm__slot *s)
 		atomic_load_explicit(&s->waits, memory_order_relaxed) + 1,
 		memory_order_relaxed);
 	do {
-		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, W_STATE(w));
+		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
+				   SMARM__W_STATE(w));
 	} while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
-	return W_EPOCH(nw);
+	return SMARM__W_EPOCH(nw);
 }
 
 /*
@@ -261,7 +264,8 @@ void smarm__clear_notify(struct smarm__slot *s)
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uint64_t nw;
 	do {
-		nw = W_MAKE(W_GEN(w), W_EPOCH(w) + 1, ST_RUNNING);
+		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
+				   SMARM__ST_RUNNING);
 	} while (!atomic_compare_exchange_weak_explicit(
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
 }
@@ -287,19 +291,22 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
 	for (;;) {
-		uint32_t st = W_STATE(w);
+		uint32_t st = SMARM__W_STATE(w);
 		uint64_t nw;
 		int result;
-		if (W_GEN(w) != gen || (!any && W_EPOCH(w) != epoch))
-			return UNPARK_NOOP;
-		if (st == ST_PARKED) {
-			nw = W_MAKE(gen, W_EPOCH(w) + 1, ST_QUEUED);
-			result = UNPARK_ENQUEUE;
-		} else if (st == ST_RUNNING) {
-			nw = W_MAKE(gen, W_EPOCH(w) + 1, ST_NOTIFIED);
-			result = UNPARK_NOTIFIED;
+		if (SMARM__W_GEN(w) != gen ||
+		    (!any && SMARM__W_EPOCH(w) != epoch))
+			return SMARM__UNPARK_NOOP;
+		if (st == SMARM__ST_PARKED) {
+			nw = SMARM__W_MAKE(gen, SMARM__W_EPOCH(w) + 1,
+					   SMARM__ST_QUEUED);
+			result = SMARM__UNPARK_ENQUEUE;
+		} else if (st == SMARM__ST_RUNNING) {
+			nw = SMARM__W_MAKE(gen, SMARM__W_EPOCH(w) + 1,
+					   SMARM__ST_NOTIFIED);
+			result = SMARM__UNPARK_NOTIFIED;
 		} else {
-			return UNPARK_NOOP;
+			return SMARM__UNPARK_NOOP;
 		}
 		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
 							  memory_order_acq_rel,

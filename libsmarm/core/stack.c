@@ -44,7 +44,7 @@
  * always), else it is unmapped. Worker caches are flushed back to the
  * pool when a run ends; dense chunks are unmapped at node close.
  * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (LEAF) guards pool, pool_len and the dn_* fields; no syscall
+ * pool_lock (SLOT rank) guards pool, pool_len and the dn_* fields; no syscall
  * is made and no fresh page is faulted under it (chunk pages touched
  * there were touched before). The stack fields of a slot (hwm, stk_parks,
  * stk_shrinks) are written by whoever holds the actor's claim and read
@@ -206,10 +206,10 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 				 __ATOMIC_RELAXED);
 		base = w->stk_cache[w->stk_ncache];
 	} else if (default_shaped(n, s)) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (n->pool_len > 0)
 			base = n->pool[--n->pool_len];
-		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 	}
 	if (base == NULL) {
 		if (budgeted &&
@@ -241,12 +241,12 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 					 __ATOMIC_RELAXED);
 			return;
 		}
-		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (kept)
 			return;
 	}
@@ -286,7 +286,7 @@ static uintptr_t dense_take(struct smarm_node *n)
 	char *fresh = NULL;
 	uintptr_t low = 0;
 	for (;;) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (fresh != NULL &&
 		    (n->dn_carve == NULL || n->dn_next == n->dn_per)) {
 			*(char **)fresh = n->dn_chunks;
@@ -301,7 +301,7 @@ static uintptr_t dense_take(struct smarm_node *n)
 		} else if (n->dn_carve != NULL && n->dn_next < n->dn_per) {
 			low = chunk_stack(n, n->dn_carve, n->dn_next++);
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (low != 0 || fresh != NULL)
 			break;
 		fresh = map_chunk(n);
@@ -347,10 +347,10 @@ static void release_dense(struct smarm_node *n, struct smarm__slot *s,
 	zap((uintptr_t)base, s->stk_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
-	smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+	smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 	*(void **)base = n->dn_free;
 	n->dn_free = base;
-	smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+	smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 }
 
 /*
@@ -376,19 +376,19 @@ smarm__stack_dense_verify(struct smarm__slot *s)
 			       "smarm: actor %u.%u has a corrupt dense stack: "
 			       "its saved stack pointer is %zu bytes above "
 			       "the top",
-			       s->index, W_GEN(w), (size_t)(sp - top));
+			       s->index, SMARM__W_GEN(w), (size_t)(sp - top));
 	else if (sp < low + DENSE_HEAD)
 		len = snprintf(msg, sizeof msg,
 			       "smarm: actor %u.%u overflowed its dense stack "
 			       "(no guard page): its saved stack pointer is at "
 			       "depth %zu, past the end",
-			       s->index, W_GEN(w), (size_t)(top - sp));
+			       s->index, SMARM__W_GEN(w), (size_t)(top - sp));
 	else
 		len = snprintf(msg, sizeof msg,
 			       "smarm: actor %u.%u overflowed its dense stack "
 			       "(no guard page): the canary at its low end was "
 			       "overwritten",
-			       s->index, W_GEN(w));
+			       s->index, SMARM__W_GEN(w));
 	if (len > 0 && (size_t)len < sizeof msg)
 		len += snprintf(msg + len, sizeof msg - (size_t)len,
 				" (reserve=%zu). The memory below it (another "
@@ -437,12 +437,12 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 		__atomic_store_n(&w->stk_ncache, w->stk_ncache - 1,
 				 __ATOMIC_RELAXED);
 		bool kept = false;
-		smarm__lock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
 		if (!kept)
 			unmap_guarded(n, base, n->stk_reserve + n->stk_guard);
 	}

@@ -139,7 +139,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	put_str(buf, sizeof buf, &at, "smarm: actor ");
 	put_u64(buf, sizeof buf, &at, s->index);
 	put_str(buf, sizeof buf, &at, ".");
-	put_u64(buf, sizeof buf, &at, W_GEN(word));
+	put_u64(buf, sizeof buf, &at, SMARM__W_GEN(word));
 	if (guard_hit) {
 		put_str(buf, sizeof buf, &at,
 			" overflowed its stack: fault in the guard region, "

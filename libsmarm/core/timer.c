@@ -7,7 +7,7 @@
  * Two kinds of entry. A *wake* entry (pid, epoch) backs sleep and every
  * bounded wait: on expiry it is an epoch-matched unpark, so an entry whose
  * wait already ended is inert and wake entries are never cancelled. A
- * *timed call* (struct smarm__send_timer) backs smarm_chan_send_after: it
+ * *timed call* (struct smarm__timed_call) backs smarm_chan_send_after: it
  * is cancellable through a small open-addressing map from id to record;
  * cancelling marks the record, runs its drop, and leaves the heap entry
  * to be discarded when it surfaces.
@@ -149,18 +149,18 @@ static uint32_t map_slot(uint64_t id, uint32_t cap)
 	return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
-#define MAP_TOMB ((struct smarm__send_timer *)1)
+#define MAP_TOMB ((struct smarm__timed_call *)1)
 
-static int map_put(struct smarm_node *n, struct smarm__send_timer *st)
+static int map_put(struct smarm_node *n, struct smarm__timed_call *st)
 {
 	if ((n->tm_map_used + 1) * 2 > n->tm_map_cap) {
 		uint32_t cap = n->tm_map_cap ? n->tm_map_cap * 2 : 64;
-		struct smarm__send_timer **m = calloc(cap, sizeof *m);
+		struct smarm__timed_call **m = calloc(cap, sizeof *m);
 		if (m == NULL)
 			return SMARM_ENOMEM;
 		uint32_t used = 0;
 		for (uint32_t i = 0; i < n->tm_map_cap; i++) {
-			struct smarm__send_timer *o = n->tm_map[i];
+			struct smarm__timed_call *o = n->tm_map[i];
 			if (o == NULL || o == MAP_TOMB)
 				continue;
 			uint32_t j = map_slot(o->id, cap);
@@ -183,13 +183,13 @@ static int map_put(struct smarm_node *n, struct smarm__send_timer *st)
 	return 0;
 }
 
-static struct smarm__send_timer *map_take(struct smarm_node *n, uint64_t id)
+static struct smarm__timed_call *map_take(struct smarm_node *n, uint64_t id)
 {
 	if (n->tm_map_cap == 0)
 		return NULL;
 	uint32_t j = map_slot(id, n->tm_map_cap);
 	for (uint32_t k = 0; k < n->tm_map_cap; k++) {
-		struct smarm__send_timer *o = n->tm_map[j];
+		struct smarm__timed_call *o = n->tm_map[j];
 		if (o == NULL)
 			return NULL;
 		if (o != MAP_TOMB && o->id == id) {
@@ -226,7 +226,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 			    void (*drop)(void *, void *), void *ctx,
 			    const void *payload, size_t len, uint64_t *id)
 {
-	struct smarm__send_timer *st = malloc(sizeof *st + len);
+	struct smarm__timed_call *st = malloc(sizeof *st + len);
 	struct smarm__timer_ent e;
 	uint64_t new_id;
 	int rc;
@@ -274,7 +274,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
  */
 int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 {
-	struct smarm__send_timer *st;
+	struct smarm__timed_call *st;
 	bool free_it;
 	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 	st = map_take(n, id);
@@ -297,7 +297,7 @@ int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 }
 
 /* Under tm_lock: a cancelled record's heap entry is gone; true: free it. */
-static bool popped_cancelled(struct smarm__send_timer *st)
+static bool popped_cancelled(struct smarm__timed_call *st)
 {
 	st->popped = true;
 	return st->dropped;
@@ -323,7 +323,7 @@ uint64_t smarm__timers_peek(struct smarm_node *n)
  */
 static void wake_entry(struct smarm_node *n, const struct smarm__timer_ent *e)
 {
-	struct smarm__slot *s = smarm__slot_at(n, PID_IDX(e->pid));
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(e->pid));
 	if (s != NULL &&
 	    atomic_load_explicit(&s->waits, memory_order_relaxed) == e->waits)
 		smarm__unpark_at(n, e->pid, e->epoch);
@@ -362,7 +362,7 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 		smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 
 		for (uint32_t i = 0; i < got; i++) {
-			struct smarm__send_timer *st = batch[i].st;
+			struct smarm__timed_call *st = batch[i].st;
 			if (st == NULL) {
 				wake_entry(n, &batch[i]);
 			} else {
@@ -376,7 +376,7 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 void smarm__timers_clear(struct smarm_node *n)
 {
 	for (;;) {
-		struct smarm__send_timer *st = NULL;
+		struct smarm__timed_call *st = NULL;
 		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
 		while (n->tm_len > 0 && st == NULL) {
 			struct smarm__timer_ent e;

@@ -200,9 +200,9 @@ static void eh_run(smarm_node_t *n, smarm_actor_cb root, void *arg)
 static int eh_attach(struct smarm__slot *s, int id, void *state)
 {
 	int rc;
-	smarm__lock(&s->cold, SMARM__RANK_LEAF);
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	rc = smarm__actor_ext_attach(s, id, state);
-	smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
 }
 
@@ -454,7 +454,7 @@ static void eh_attacher(void *arg)
 		while (atomic_load(&eh_spawned) <= i)
 			smarm_actor_yield();
 		pid = eh_pids[i];
-		s = smarm__slot_at(n, PID_IDX(pid));
+		s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 		r = calloc(1, sizeof *r);
 		if (r == NULL) {
 			EH_CHECK(0);
@@ -462,14 +462,15 @@ static void eh_attacher(void *arg)
 		}
 		r->hooked = &eh_hooked;
 		r->heap = true;
-		smarm__lock(&s->cold, SMARM__RANK_LEAF);
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
 		w = atomic_load(&s->word);
-		if (W_GEN(w) != PID_GEN(pid) || W_STATE(w) == ST_VACANT ||
-		    W_STATE(w) == ST_DONE)
+		if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
+		    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
+		    SMARM__W_STATE(w) == SMARM__ST_DONE)
 			rc = SMARM_ENOPROC;
 		else
 			rc = smarm__actor_ext_attach(s, SMARM__SUB_OTP, r);
-		smarm__unlock(&s->cold, SMARM__RANK_LEAF);
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		if (rc == 0) {
 			eh_ok++; /* the hook owns r now */
 		} else {

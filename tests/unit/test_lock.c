@@ -19,9 +19,9 @@ START_TEST(test_lock_uncontended_increments_exact)
 {
 	lk_counter = 0;
 	for (int i = 0; i < 1000; i++) {
-		smarm__lock(&lk_lock, SMARM__RANK_LEAF);
+		smarm__lock(&lk_lock, SMARM__RANK_SLOT);
 		lk_counter++;
-		smarm__unlock(&lk_lock, SMARM__RANK_LEAF);
+		smarm__unlock(&lk_lock, SMARM__RANK_SLOT);
 	}
 	ck_assert_int_eq(lk_counter, 1000);
 	ck_assert_uint_eq(__atomic_load_n(&lk_lock.v, __ATOMIC_RELAXED), 0);
@@ -78,9 +78,9 @@ static atomic_int lk_other_got_it;
 static void *lk_try_from_other(void *arg)
 {
 	(void)arg;
-	if (smarm__trylock(&lk_held, SMARM__RANK_LEAF)) {
+	if (smarm__trylock(&lk_held, SMARM__RANK_SLOT)) {
 		atomic_store(&lk_other_got_it, 1);
-		smarm__unlock(&lk_held, SMARM__RANK_LEAF);
+		smarm__unlock(&lk_held, SMARM__RANK_SLOT);
 	}
 	return NULL;
 }
@@ -89,11 +89,11 @@ START_TEST(test_lock_held_lock_excludes_other_thread)
 {
 	pthread_t t;
 	atomic_store(&lk_other_got_it, 0);
-	smarm__lock(&lk_held, SMARM__RANK_LEAF);
+	smarm__lock(&lk_held, SMARM__RANK_SLOT);
 	ck_assert_int_eq(pthread_create(&t, NULL, lk_try_from_other, NULL), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_int_eq(atomic_load(&lk_other_got_it), 0);
-	smarm__unlock(&lk_held, SMARM__RANK_LEAF);
+	smarm__unlock(&lk_held, SMARM__RANK_SLOT);
 	ck_assert_int_eq(pthread_create(&t, NULL, lk_try_from_other, NULL), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_int_eq(atomic_load(&lk_other_got_it), 1);
@@ -105,19 +105,19 @@ END_TEST
 START_TEST(test_lock_rank_increasing_nesting_allowed)
 {
 	smarm__lock_t a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
-	smarm__lock(&a, SMARM__RANK_LEAF);
+	smarm__lock(&a, SMARM__RANK_SLOT);
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
 	smarm__lock(&c, SMARM__RANK_TIMERS);
 	smarm__lock(&d, SMARM__RANK_RUNQ);
 	smarm__unlock(&d, SMARM__RANK_RUNQ);
 	smarm__unlock(&c, SMARM__RANK_TIMERS);
 	smarm__unlock(&b, SMARM__RANK_CHANNEL);
-	smarm__unlock(&a, SMARM__RANK_LEAF);
+	smarm__unlock(&a, SMARM__RANK_SLOT);
 	/* released ranks may be taken again in any order */
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
 	smarm__unlock(&b, SMARM__RANK_CHANNEL);
-	smarm__lock(&a, SMARM__RANK_LEAF);
-	smarm__unlock(&a, SMARM__RANK_LEAF);
+	smarm__lock(&a, SMARM__RANK_SLOT);
+	smarm__unlock(&a, SMARM__RANK_SLOT);
 	/* RUNQ under CHANNEL skipping TIMERS is fine too */
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
 	smarm__lock(&d, SMARM__RANK_RUNQ);
@@ -131,15 +131,15 @@ START_TEST(test_lock_rank_leaf_under_channel_aborts)
 {
 	smarm__lock_t a = { 0 }, b = { 0 };
 	smarm__lock(&b, SMARM__RANK_CHANNEL);
-	smarm__lock(&a, SMARM__RANK_LEAF); /* aborts */
+	smarm__lock(&a, SMARM__RANK_SLOT); /* aborts */
 }
 END_TEST
 
 START_TEST(test_lock_rank_two_leaves_abort)
 {
 	smarm__lock_t a = { 0 }, b = { 0 };
-	smarm__lock(&a, SMARM__RANK_LEAF);
-	smarm__lock(&b, SMARM__RANK_LEAF); /* aborts */
+	smarm__lock(&a, SMARM__RANK_SLOT);
+	smarm__lock(&b, SMARM__RANK_SLOT); /* aborts */
 }
 END_TEST
 

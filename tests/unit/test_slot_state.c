@@ -18,7 +18,7 @@ static struct smarm__slot ss_slot;
 static void ss_set(uint32_t gen, uint32_t epoch, uint32_t st)
 {
 	memset(&ss_slot, 0, sizeof ss_slot); /* stop = 0, exiting = 0 */
-	atomic_store(&ss_slot.word, W_MAKE(gen, epoch, st));
+	atomic_store(&ss_slot.word, SMARM__W_MAKE(gen, epoch, st));
 }
 
 static uint64_t ss_word(void)
@@ -29,25 +29,25 @@ static uint64_t ss_word(void)
 #define ck_assert_word(gen, epoch, st)                                         \
 	do {                                                                   \
 		uint64_t w_ = ss_word();                                       \
-		ck_assert_uint_eq(W_GEN(w_), (gen));                           \
-		ck_assert_uint_eq(W_EPOCH(w_), (epoch));                       \
-		ck_assert_uint_eq(W_STATE(w_), (st));                          \
+		ck_assert_uint_eq(SMARM__W_GEN(w_), (gen));                    \
+		ck_assert_uint_eq(SMARM__W_EPOCH(w_), (epoch));                \
+		ck_assert_uint_eq(SMARM__W_STATE(w_), (st));                   \
 	} while (0)
 
 /* ------------------------------------------------------------ encoding */
 
 START_TEST(test_slot_state_word_packs_fields)
 {
-	uint64_t w = W_MAKE(0xdeadbeefu, 0xabcdefu, ST_PARKED);
-	ck_assert_uint_eq(W_GEN(w), 0xdeadbeefu);
-	ck_assert_uint_eq(W_EPOCH(w), 0xabcdefu);
-	ck_assert_uint_eq(W_STATE(w), ST_PARKED);
+	uint64_t w = SMARM__W_MAKE(0xdeadbeefu, 0xabcdefu, SMARM__ST_PARKED);
+	ck_assert_uint_eq(SMARM__W_GEN(w), 0xdeadbeefu);
+	ck_assert_uint_eq(SMARM__W_EPOCH(w), 0xabcdefu);
+	ck_assert_uint_eq(SMARM__W_STATE(w), SMARM__ST_PARKED);
 	/* the epoch is 24 bits: an overflow does not spill into gen */
-	w = W_MAKE(7, 0x1000005u, ST_RUNNING);
-	ck_assert_uint_eq(W_GEN(w), 7);
-	ck_assert_uint_eq(W_EPOCH(w), 5);
-	ck_assert_uint_eq(PID_GEN(smarm__pid_make(3, 99)), 3);
-	ck_assert_uint_eq(PID_IDX(smarm__pid_make(3, 99)), 99);
+	w = SMARM__W_MAKE(7, 0x1000005u, SMARM__ST_RUNNING);
+	ck_assert_uint_eq(SMARM__W_GEN(w), 7);
+	ck_assert_uint_eq(SMARM__W_EPOCH(w), 5);
+	ck_assert_uint_eq(SMARM__PID_GEN(smarm__pid_make(3, 99)), 3);
+	ck_assert_uint_eq(SMARM__PID_IDX(smarm__pid_make(3, 99)), 99);
 }
 END_TEST
 
@@ -55,27 +55,27 @@ END_TEST
 
 START_TEST(test_slot_state_begin_wait_bumps_epoch_keeps_state)
 {
-	ss_set(1, 5, ST_RUNNING);
+	ss_set(1, 5, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 6);
-	ck_assert_word(1, 6, ST_RUNNING);
+	ck_assert_word(1, 6, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 7);
-	ck_assert_word(1, 7, ST_RUNNING);
+	ck_assert_word(1, 7, SMARM__ST_RUNNING);
 	/* a pending notification (a stop's) survives a new wait */
-	ss_set(4, 9, ST_NOTIFIED);
+	ss_set(4, 9, SMARM__ST_NOTIFIED);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 10);
-	ck_assert_word(4, 10, ST_NOTIFIED);
+	ck_assert_word(4, 10, SMARM__ST_NOTIFIED);
 }
 END_TEST
 
 START_TEST(test_slot_state_epoch_wraps_without_touching_gen)
 {
-	ss_set(9, 0xffffffu, ST_RUNNING);
+	ss_set(9, 0xffffffu, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 0);
-	ck_assert_word(9, 0, ST_RUNNING);
-	ss_set(9, 0xffffffu, ST_PARKED);
+	ck_assert_word(9, 0, SMARM__ST_RUNNING);
+	ss_set(9, 0xffffffu, SMARM__ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 9, false, 0xffffffu),
-			 UNPARK_ENQUEUE);
-	ck_assert_word(9, 0, ST_QUEUED);
+			 SMARM__UNPARK_ENQUEUE);
+	ck_assert_word(9, 0, SMARM__ST_QUEUED);
 }
 END_TEST
 
@@ -83,47 +83,48 @@ END_TEST
 
 START_TEST(test_slot_state_unpark_stale_epoch_is_noop)
 {
-	ss_set(1, 7, ST_PARKED);
+	ss_set(1, 7, SMARM__ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 6),
-			 UNPARK_NOOP);
+			 SMARM__UNPARK_NOOP);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 8),
-			 UNPARK_NOOP);
-	ck_assert_word(1, 7, ST_PARKED);
+			 SMARM__UNPARK_NOOP);
+	ck_assert_word(1, 7, SMARM__ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 7),
-			 UNPARK_ENQUEUE);
-	ck_assert_word(1, 8, ST_QUEUED);
+			 SMARM__UNPARK_ENQUEUE);
+	ck_assert_word(1, 8, SMARM__ST_QUEUED);
 	/* the epoch was consumed: the same wake again does nothing */
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 7),
-			 UNPARK_NOOP);
-	ck_assert_word(1, 8, ST_QUEUED);
+			 SMARM__UNPARK_NOOP);
+	ck_assert_word(1, 8, SMARM__ST_QUEUED);
 }
 END_TEST
 
 START_TEST(test_slot_state_unpark_running_notifies_once)
 {
-	ss_set(2, 3, ST_RUNNING);
+	ss_set(2, 3, SMARM__ST_RUNNING);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
-			 UNPARK_NOTIFIED);
-	ck_assert_word(2, 4, ST_NOTIFIED);
+			 SMARM__UNPARK_NOTIFIED);
+	ck_assert_word(2, 4, SMARM__ST_NOTIFIED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
-			 UNPARK_NOOP);
+			 SMARM__UNPARK_NOOP);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 4),
-			 UNPARK_NOOP);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, true, 0), UNPARK_NOOP);
-	ck_assert_word(2, 4, ST_NOTIFIED);
+			 SMARM__UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, true, 0),
+			 SMARM__UNPARK_NOOP);
+	ck_assert_word(2, 4, SMARM__ST_NOTIFIED);
 }
 END_TEST
 
 START_TEST(test_slot_state_unpark_other_states_noop)
 {
-	static const uint32_t sts[] = { ST_VACANT, ST_QUEUED, ST_NOTIFIED,
-					ST_DONE };
+	static const uint32_t sts[] = { SMARM__ST_VACANT, SMARM__ST_QUEUED,
+					SMARM__ST_NOTIFIED, SMARM__ST_DONE };
 	for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
 		ss_set(1, 2, sts[i]);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 2),
-				 UNPARK_NOOP);
+				 SMARM__UNPARK_NOOP);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, true, 0),
-				 UNPARK_NOOP);
+				 SMARM__UNPARK_NOOP);
 		ck_assert_word(1, 2, sts[i]);
 	}
 }
@@ -131,30 +132,31 @@ END_TEST
 
 START_TEST(test_slot_state_wildcard_unpark_ignores_epoch)
 {
-	ss_set(1, 77, ST_PARKED);
+	ss_set(1, 77, SMARM__ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, true, 3),
-			 UNPARK_ENQUEUE);
-	ck_assert_word(1, 78, ST_QUEUED);
-	ss_set(1, 77, ST_RUNNING);
+			 SMARM__UNPARK_ENQUEUE);
+	ck_assert_word(1, 78, SMARM__ST_QUEUED);
+	ss_set(1, 77, SMARM__ST_RUNNING);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, true, 0),
-			 UNPARK_NOTIFIED);
-	ck_assert_word(1, 78, ST_NOTIFIED);
+			 SMARM__UNPARK_NOTIFIED);
+	ck_assert_word(1, 78, SMARM__ST_NOTIFIED);
 }
 END_TEST
 
 START_TEST(test_slot_state_stale_generation_unpark_never_lands)
 {
 	/* the slot was reclaimed (gen 5) and reused; wakes for gen 4 die */
-	static const uint32_t sts[] = { ST_VACANT, ST_QUEUED,	ST_RUNNING,
-					ST_PARKED, ST_NOTIFIED, ST_DONE };
+	static const uint32_t sts[] = { SMARM__ST_VACANT,   SMARM__ST_QUEUED,
+					SMARM__ST_RUNNING,  SMARM__ST_PARKED,
+					SMARM__ST_NOTIFIED, SMARM__ST_DONE };
 	for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
 		ss_set(5, 1, sts[i]);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 4, false, 1),
-				 UNPARK_NOOP);
+				 SMARM__UNPARK_NOOP);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 4, true, 0),
-				 UNPARK_NOOP);
+				 SMARM__UNPARK_NOOP);
 		ck_assert_int_eq(smarm__word_unpark(&ss_slot, 6, true, 0),
-				 UNPARK_NOOP);
+				 SMARM__UNPARK_NOOP);
 		ck_assert_word(5, 1, sts[i]);
 	}
 }
@@ -165,29 +167,30 @@ END_TEST
 START_TEST(test_slot_state_retire_wait_eats_notification)
 {
 	uint32_t e;
-	ss_set(1, 0, ST_RUNNING);
+	ss_set(1, 0, SMARM__ST_RUNNING);
 	e = smarm__begin_wait(&ss_slot);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e),
-			 UNPARK_NOTIFIED); /* a wake landed before the park */
-	smarm__retire_wait(&ss_slot);	   /* the wait ended without one */
-	ck_assert_word(1, e + 2, ST_RUNNING);
+	ck_assert_int_eq(
+		smarm__word_unpark(&ss_slot, 1, false, e),
+		SMARM__UNPARK_NOTIFIED); /* a wake landed before the park */
+	smarm__retire_wait(&ss_slot);	 /* the wait ended without one */
+	ck_assert_word(1, e + 2, SMARM__ST_RUNNING);
 }
 END_TEST
 
 START_TEST(test_slot_state_retire_wait_kills_in_flight_wake)
 {
 	uint32_t e;
-	ss_set(1, 10, ST_RUNNING);
+	ss_set(1, 10, SMARM__ST_RUNNING);
 	e = smarm__begin_wait(&ss_slot);
 	smarm__retire_wait(&ss_slot);
-	ck_assert_word(1, e + 1, ST_RUNNING);
+	ck_assert_word(1, e + 1, SMARM__ST_RUNNING);
 	/* a waker still holding (pid, e) arrives late */
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e),
-			 UNPARK_NOOP);
-	ck_assert_word(1, e + 1, ST_RUNNING);
+			 SMARM__UNPARK_NOOP);
+	ck_assert_word(1, e + 1, SMARM__ST_RUNNING);
 	/* and the next wait is not disturbed by it */
 	e = smarm__begin_wait(&ss_slot);
-	ck_assert_word(1, e, ST_RUNNING);
+	ck_assert_word(1, e, SMARM__ST_RUNNING);
 }
 END_TEST
 
@@ -262,7 +265,7 @@ static int ss_bad_rounds;
 static void ss_prep_parked(int r)
 {
 	ss_epoch = (uint32_t)r & 0xffffffu;
-	ss_set(3, ss_epoch, ST_PARKED);
+	ss_set(3, ss_epoch, SMARM__ST_PARKED);
 }
 
 static int ss_body_unpark_epoch(int tid)
@@ -275,12 +278,12 @@ static int ss_body_unpark_epoch(int tid)
 static void ss_check_one_enqueue(int r)
 {
 	(void)r;
-	if (atomic_load(&ss_race.results[UNPARK_ENQUEUE]) != 1 ||
-	    atomic_load(&ss_race.results[UNPARK_NOTIFIED]) != 0 ||
-	    atomic_load(&ss_race.results[UNPARK_NOOP]) !=
+	if (atomic_load(&ss_race.results[SMARM__UNPARK_ENQUEUE]) != 1 ||
+	    atomic_load(&ss_race.results[SMARM__UNPARK_NOTIFIED]) != 0 ||
+	    atomic_load(&ss_race.results[SMARM__UNPARK_NOOP]) !=
 		    ss_race.nthreads - 1 ||
-	    W_STATE(ss_word()) != ST_QUEUED ||
-	    W_EPOCH(ss_word()) != ((ss_epoch + 1) & 0xffffffu))
+	    SMARM__W_STATE(ss_word()) != SMARM__ST_QUEUED ||
+	    SMARM__W_EPOCH(ss_word()) != ((ss_epoch + 1) & 0xffffffu))
 		ss_bad_rounds++;
 }
 
@@ -304,7 +307,7 @@ static atomic_int ss_park_requeued, ss_waker_result;
 static void ss_prep_wait(int r)
 {
 	(void)r;
-	ss_set(2, 0, ST_RUNNING);
+	ss_set(2, 0, SMARM__ST_RUNNING);
 	ss_epoch = smarm__begin_wait(&ss_slot); /* registration (pid, e) */
 	atomic_store(&ss_park_requeued, 0);
 	atomic_store(&ss_waker_result, -1);
@@ -315,9 +318,10 @@ static int ss_body_park_vs_wake(int tid)
 	if (tid == 0) {
 		uint64_t w = atomic_load(&ss_slot.word);
 		for (;;) {
-			bool parked = W_STATE(w) == ST_RUNNING;
-			uint64_t nw = W_MAKE(W_GEN(w), W_EPOCH(w),
-					     parked ? ST_PARKED : ST_QUEUED);
+			bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
+			uint64_t nw = SMARM__W_MAKE(
+				SMARM__W_GEN(w), SMARM__W_EPOCH(w),
+				parked ? SMARM__ST_PARKED : SMARM__ST_QUEUED);
 			if (atomic_compare_exchange_weak(&ss_slot.word, &w,
 							 nw)) {
 				if (!parked)
@@ -337,12 +341,12 @@ static void ss_check_no_lost_wake(int r)
 	int requeued = atomic_load(&ss_park_requeued);
 	(void)r;
 	/* the wake always lands (right epoch), either before or after park */
-	if (waker == UNPARK_NOOP)
+	if (waker == SMARM__UNPARK_NOOP)
 		ss_bad_rounds++;
 	/* exactly one re-queue: the waker's ENQUEUE xor the park's */
-	if ((waker == UNPARK_ENQUEUE) == (requeued == 1))
+	if ((waker == SMARM__UNPARK_ENQUEUE) == (requeued == 1))
 		ss_bad_rounds++;
-	if (W_STATE(ss_word()) != ST_QUEUED)
+	if (SMARM__W_STATE(ss_word()) != SMARM__ST_QUEUED)
 		ss_bad_rounds++;
 }
 
@@ -359,7 +363,7 @@ END_TEST
 static void ss_prep_retire(int r)
 {
 	(void)r;
-	ss_set(6, 100, ST_RUNNING);
+	ss_set(6, 100, SMARM__ST_RUNNING);
 	ss_epoch = smarm__begin_wait(&ss_slot);
 }
 
@@ -376,13 +380,16 @@ static void ss_check_retired_clean(int r)
 {
 	(void)r;
 	/* a landed wake was eaten, a late one died: RUNNING either way */
-	if (W_STATE(ss_word()) != ST_RUNNING || W_GEN(ss_word()) != 6)
+	if (SMARM__W_STATE(ss_word()) != SMARM__ST_RUNNING ||
+	    SMARM__W_GEN(ss_word()) != 6)
 		ss_bad_rounds++;
 	/* a new wait is not disturbed by the old registration */
 	uint32_t e = smarm__begin_wait(&ss_slot);
-	if (smarm__word_unpark(&ss_slot, 6, false, ss_epoch) != UNPARK_NOOP)
+	if (smarm__word_unpark(&ss_slot, 6, false, ss_epoch) !=
+	    SMARM__UNPARK_NOOP)
 		ss_bad_rounds++;
-	if (W_STATE(ss_word()) != ST_RUNNING || W_EPOCH(ss_word()) != e)
+	if (SMARM__W_STATE(ss_word()) != SMARM__ST_RUNNING ||
+	    SMARM__W_EPOCH(ss_word()) != e)
 		ss_bad_rounds++;
 }
 
@@ -399,7 +406,7 @@ END_TEST
 static void ss_prep_reuse(int r)
 {
 	(void)r;
-	ss_set(11, 0, ST_PARKED); /* the old tenant (gen 11) is parked */
+	ss_set(11, 0, SMARM__ST_PARKED); /* the old tenant (gen 11) is parked */
 	ss_epoch = 0;
 }
 
@@ -407,16 +414,22 @@ static int ss_body_reuse(int tid)
 {
 	if (tid == 0) {
 		/* the slot ends and is reused by gen 12, which parks */
-		atomic_store(&ss_slot.word, W_MAKE(11, 0, ST_DONE));
-		atomic_store(&ss_slot.word, W_MAKE(12, 0, ST_VACANT));
-		atomic_store(&ss_slot.word, W_MAKE(12, 0, ST_QUEUED));
-		atomic_store(&ss_slot.word, W_MAKE(12, 0, ST_RUNNING));
-		atomic_store(&ss_slot.word, W_MAKE(12, 0, ST_PARKED));
+		atomic_store(&ss_slot.word,
+			     SMARM__W_MAKE(11, 0, SMARM__ST_DONE));
+		atomic_store(&ss_slot.word,
+			     SMARM__W_MAKE(12, 0, SMARM__ST_VACANT));
+		atomic_store(&ss_slot.word,
+			     SMARM__W_MAKE(12, 0, SMARM__ST_QUEUED));
+		atomic_store(&ss_slot.word,
+			     SMARM__W_MAKE(12, 0, SMARM__ST_RUNNING));
+		atomic_store(&ss_slot.word,
+			     SMARM__W_MAKE(12, 0, SMARM__ST_PARKED));
 		return 7;
 	}
 	/* a stale wildcard and a stale epoch wake for gen 11 */
 	int a = smarm__word_unpark(&ss_slot, 11, tid == 1, 0);
-	return a == UNPARK_ENQUEUE ? 6 : a; /* 6: landed on the old tenant */
+	return a == SMARM__UNPARK_ENQUEUE ? 6
+					  : a; /* 6: landed on the old tenant */
 }
 
 static void ss_check_reuse(int r)
@@ -425,9 +438,9 @@ static void ss_check_reuse(int r)
 	/* at most one old wake landed, and only while gen 11 was parked;
 	 * the new tenant is untouched in every case */
 	if (atomic_load(&ss_race.results[6]) > 1 ||
-	    atomic_load(&ss_race.results[UNPARK_NOTIFIED]) != 0)
+	    atomic_load(&ss_race.results[SMARM__UNPARK_NOTIFIED]) != 0)
 		ss_bad_rounds++;
-	if (ss_word() != W_MAKE(12, 0, ST_PARKED))
+	if (ss_word() != SMARM__W_MAKE(12, 0, SMARM__ST_PARKED))
 		ss_bad_rounds++;
 }
 
@@ -510,17 +523,17 @@ START_TEST(test_slot_state_slot_live_checks_generation_and_state)
 	struct smarm__slot *s;
 	ck_assert_int_eq(smarm__slot_alloc(n, &idx), 0);
 	s = smarm__slot_at(n, idx);
-	ck_assert_uint_eq(W_GEN(atomic_load(&s->word)), 1); /* never 0 */
+	ck_assert_uint_eq(SMARM__W_GEN(atomic_load(&s->word)), 1); /* never 0 */
 	/* VACANT with a matching gen is a forged pid: not live */
 	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, idx)));
-	atomic_store(&s->word, W_MAKE(1, 0, ST_PARKED));
+	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_PARKED));
 	ck_assert_ptr_eq(smarm__slot_live(n, smarm__pid_make(1, idx)), s);
 	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(2, idx)));
 	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(0, idx)));
 	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, 9999)));
-	atomic_store(&s->word, W_MAKE(1, 0, ST_DONE));
+	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_DONE));
 	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, idx)));
-	atomic_store(&s->word, W_MAKE(1, 0, ST_VACANT));
+	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
 END_TEST
