@@ -34,22 +34,27 @@
  * Per-actor subsystem state belongs to the subsystem that attached it
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
- * Locking: cold (SLOT rank) per slot; free list (SLOT rank) is never nested in it.
- * Invariants:
- *   INV-1 tenant state is set in one place (slot.c smarm__slot_install)
- *         and released in one (smarm__slot_reclaim).
- *   INV-2 death notification (joiner wake) precedes reclamation.
- *   INV-3 no per-actor state is stranded: an attach stores ext_used and
- *         then reads dying, the dying actor stores dying and then reads
- *         ext_used (all seq_cst), so at least one sees the other: the
- *         dying actor takes the state (under the cold lock) for the
- *         hook, or the attacher takes it back (under the same hold of
- *         the cold lock it attached in) and reports the actor dying.
- *   INV-4 the stop flag only grows (NONE < SHUTDOWN < KILL); a stop
- *         request wakes its target only when it raises it from NONE.
- * See: docs/architecture.md (Actors, Cancellation, Subsystems).
+ * Locking: cold (SLOT rank) per slot; free list (SLOT rank) is never nested in
+ * it. Invariants: INV-1 tenant state is set in one place (slot.c
+ * smarm__slot_install) and released in one (smarm__slot_reclaim). INV-2 death
+ * notification (joiner wake) precedes reclamation. INV-3 no per-actor state is
+ * stranded: an attach stores ext_used and then reads dying, the dying actor
+ * stores dying and then reads ext_used (all seq_cst), so at least one sees the
+ * other: the dying actor takes the state (under the cold lock) for the hook, or
+ * the attacher takes it back (under the same hold of the cold lock it attached
+ * in) and reports the actor dying. INV-4 the stop flag only grows (NONE <
+ * SHUTDOWN < KILL); a stop request wakes its target only when it raises it from
+ * NONE. See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
-#include "core.h"
+#include "actor.h"
+
+#include "node.h"
+#include "preempt.h"
+#include "sched.h"
+#include "slot.h"
+#include "stack.h"
+#include "subsys.h"
+#include "wait.h"
 
 #include <stdlib.h>
 

@@ -14,6 +14,16 @@
  */
 #include "core.h"
 
+#include "actor.h"
+#include "node.h"
+#include "preempt.h"
+#include "sched.h"
+#include "slot.h"
+#include "stack.h"
+#include "subsys.h"
+#include "timer.h"
+#include "wait.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +83,7 @@ static void tsc_calibrate(void)
 		tsc_per_ns_q16 = 1 << 16;
 }
 
-uint64_t smarm__ns_to_cycles(uint64_t ns)
+static uint64_t ns_to_cycles(uint64_t ns)
 {
 	pthread_once(&tsc_once, tsc_calibrate);
 	return (uint64_t)(((unsigned __int128)ns * tsc_per_ns_q16) >> 16);
@@ -214,15 +224,15 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE];
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
 	n->slice_cycles =
-		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
+		ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
 	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
 	n->spin_cycles =
-		smarm__ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS]);
-	n->spin_poll_cycles = smarm__ns_to_cycles(SMARM__SPIN_POLL_NS);
-	n->spin_grace_cycles = smarm__ns_to_cycles(SMARM__SPIN_GRACE_NS);
+		ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_IDLE_SPIN_NS]);
+	n->spin_poll_cycles = ns_to_cycles(SMARM__SPIN_POLL_NS);
+	n->spin_grace_cycles = ns_to_cycles(SMARM__SPIN_GRACE_NS);
 	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
 	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);

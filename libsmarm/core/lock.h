@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "../arch/arch.h"
+#include "assert.h"
 
 enum smarm__lock_rank {
 	SMARM__RANK_SLOT = 1, /* lowest: taken before (outside) any other */
@@ -42,7 +43,6 @@ typedef struct {
 } smarm__lock_t;
 
 void smarm__lock_slow(smarm__lock_t *l);
-void smarm__panic(const char *msg) __attribute__((noreturn));
 
 #ifndef NDEBUG
 void smarm__rank_acquire(int rank);

@@ -18,7 +18,9 @@
  * call. INV-2 ss_run_end runs after every worker of the run has been joined (no
  * actor exists). See: docs/architecture.md (Subsystems).
  */
-#include "core.h"
+#include "subsys.h"
+
+#include "node.h"
 
 int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
 {
@@ -83,4 +85,9 @@ int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out)
 			return 0;
 	}
 	return SMARM_EINVAL;
+}
+
+void *smarm__node_sub(const struct smarm_node *n, int id)
+{
+	return n->sub_state[id];
 }

@@ -35,7 +35,13 @@
  * See: docs/architecture.md (Preemption).
  */
 
-#include "core.h"
+#include "preempt.h"
+
+#include "actor.h"
+#include "node.h"
+#include "sched.h"
+#include "slot.h"
+#include "stack.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -575,4 +581,16 @@ int smarm_preempt_allow_object(const void *addr)
 		range_add(f.lo[i], f.hi[i]);
 	pthread_mutex_unlock(&ranges_lock);
 	return 0;
+}
+
+void smarm__nopreempt_enter(struct smarm__slot *s)
+{
+	if (s != NULL)
+		s->rt_nopreempt++;
+}
+
+void smarm__nopreempt_leave(struct smarm__slot *s)
+{
+	if (s != NULL)
+		s->rt_nopreempt--;
 }

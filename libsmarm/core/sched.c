@@ -43,7 +43,16 @@
  * See: docs/architecture.md (Scheduler, Idle workers).
  */
 
-#include "core.h"
+#include "sched.h"
+
+#include "actor.h"
+#include "node.h"
+#include "preempt.h"
+#include "slot.h"
+#include "stack.h"
+#include "subsys.h"
+#include "timer.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -28,7 +28,12 @@
  * successful wake consumes its epoch (at most one wake per wait).
  * See: docs/architecture.md (Slots and pids).
  */
-#include "core.h"
+#include "slot.h"
+
+#include "actor.h"
+#include "node.h"
+#include "preempt.h"
+#include "sched.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -57,7 +57,11 @@
  * See: docs/architecture.md (Stacks).
  */
 
-#include "core.h"
+#include "stack.h"
+
+#include "node.h"
+#include "sched.h"
+#include "slot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,7 +46,11 @@
  * docs/embedding.md (Stack overflows).
  */
 
-#include "core.h"
+#include "stack.h"
+
+#include "node.h"
+#include "sched.h"
+#include "slot.h"
 
 #include <signal.h>
 #include <string.h>

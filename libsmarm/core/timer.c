@@ -24,10 +24,42 @@
  * under tm_lock. INV-2 exactly one of fire or drop runs per timed call.
  * See: docs/architecture.md (Timers).
  */
-#include "core.h"
+#include "timer.h"
+
+#include "node.h"
+#include "preempt.h"
+#include "sched.h"
+#include "slot.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+struct smarm__timer_ent {
+	uint64_t deadline;
+	uint64_t seq;
+	uint64_t waits; /* the target's wait count at insert */
+	uint64_t pid;	/* sleep/wait wake target, or 0 */
+	uint32_t epoch;
+	struct smarm__timed_call *st; /* timed send, or NULL */
+	struct smarm__slot *slot;     /* wake entry's slot, or NULL */
+};
+
+/*
+ * A timed call (the mechanism under smarm_chan_send_after). fire runs on a
+ * scheduler thread with no lock held when the deadline passes; drop runs
+ * instead when the timer is cancelled or discarded at the end of a run.
+ * Exactly one of the two runs, exactly once.
+ */
+struct smarm__timed_call {
+	uint64_t id;
+	bool cancelled; /* tm_lock: cancel took it (drop runs there) */
+	bool dropped;	/* tm_lock: cancel's drop finished */
+	bool popped;	/* tm_lock: its heap entry is gone */
+	void (*fire)(void *ctx, void *payload);
+	void (*drop)(void *ctx, void *payload);
+	void *ctx;
+	max_align_t payload[]; /* caller's bytes */
+};
 
 static bool ent_less(const struct smarm__timer_ent *a,
 		     const struct smarm__timer_ent *b)

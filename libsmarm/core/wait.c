@@ -54,7 +54,13 @@
  * park never is (lock.h INV-1).
  * See: docs/architecture.md (The wait protocol).
  */
-#include "core.h"
+#include "wait.h"
+
+#include "actor.h"
+#include "node.h"
+#include "sched.h"
+#include "slot.h"
+#include "timer.h"
 
 void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
 		      uint64_t deadline, smarm__wait_undo_fn undo, void *arg)

@@ -43,10 +43,8 @@ struct smarm_mutex {
 
 static uint64_t caller_id(void)
 {
-	struct smarm__slot *me = smarm__current();
-	if (me != NULL)
-		return smarm__slot_pid(me);
-	return THREAD_BIT | (uint64_t)gettid();
+	uint64_t pid = smarm_actor_self().id;
+	return pid != 0 ? pid : THREAD_BIT | (uint64_t)gettid();
 }
 
 int smarm_mutex_alloc(smarm_mutex_t **out)

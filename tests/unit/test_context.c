@@ -9,7 +9,7 @@
 #include "harness.h"
 
 #include "arch/arch.h"
-#include "core/core.h"
+#include "core/sched.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -13,7 +13,9 @@
  */
 #include "harness.h"
 
-#include "core/core.h"
+#include "core/actor.h"
+#include "core/node.h"
+#include "core/slot.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -7,7 +7,9 @@
  */
 #include "harness.h"
 
-#include "core/core.h"
+#include "core/actor.h"
+#include "core/node.h"
+#include "core/slot.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -10,7 +10,9 @@
  */
 #include "harness.h"
 
-#include "core/core.h"
+#include "core/node.h"
+#include "core/slot.h"
+#include "core/stack.h"
 
 #include <signal.h>
 #include <stdio.h>

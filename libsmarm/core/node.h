@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * node.h - the node (struct smarm_node): its configuration, slot table,
+ * run queue, idle coordination, timers, stack pool, run state, workers
+ * and subsystems; and the configuration and spawn-option objects. The
+ * layout is private to core/: the layers above hold a node only as a
+ * pointer and reach their own state through subsys.h.
+ *
+ * Ownership: a node belongs to its opener until smarm_node_close; it owns
+ * everything it points to. Workers exist only during a run.
+ * Locking: the lock guarding each group of fields is named beside it
+ * (ranks in lock.h).
+ * See: docs/architecture.md (The node).
+ */
+#ifndef SMARM_CORE_NODE_H
+#define SMARM_CORE_NODE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smarm/smarm.h"
+#include "lock.h"
+#include "ring.h"
+#include "sched.h"
+#include "subsys.h"
+
+struct smarm__slot;
+struct smarm__timer_ent;
+struct smarm__timed_call;
+
+#define SMARM__MAX_SEGS 24 /* slab segments (slot.h) */
+
+struct smarm__parker {
+	uint32_t state; /* 0 empty, 1 parked, 2 notified (atomic) */
+	char pad[60];
+};
+
+/*
+ * Statistics of one worker in the current run, zeroed at run start.
+ * Written only by the worker with relaxed stores (plain moves, no RMW on
+ * the hot path); smarm_node_get_int sums them with relaxed loads, so a
+ * read during a run is approximate. One cache line each, so workers do
+ * not share lines.
+ */
+struct smarm__wstats {
+	uint64_t slot_hits;	 /* actors taken from the wake slot */
+	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
+	uint64_t spin_hits;	 /* idle spins that found work */
+	uint64_t parks;		 /* futex sleeps of this idle worker */
+} __attribute__((aligned(64)));
+
+struct smarm_config {
+	int64_t opt[32]; /* indexed by SMARM_OPT_*; resolved values */
+};
+
+struct smarm_spawn_opts {
+	size_t reserve;	  /* 0: node default */
+	size_t guard;	  /* 0: node default */
+	uint8_t mode_set; /* mode below was set */
+	uint8_t mode;	  /* SMARM_STACK_* */
+};
+
+struct smarm_node {
+	/* configuration (immutable after open) */
+	int workers_n;
+	uint32_t max_actors;
+	size_t stk_reserve; /* page-rounded default */
+	size_t stk_guard;   /* page-rounded default */
+	int stk_mode;	    /* default SMARM_STACK_* of a spawn */
+	int64_t stk_budget; /* AUTO: most guarded stacks mapped at once */
+	uint32_t pool_cap;
+	uint64_t slice_cycles;
+	uint64_t slice_ns;
+	bool preempt_async; /* the monitor signals overrunning actors */
+	uint64_t async_ns;  /* run time that counts as an overrun */
+
+	/* slot table */
+	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
+	_Atomic uint32_t nslots;
+	smarm__lock_t free_lock; /* SLOT rank: free_head, nfree, growth */
+	uint32_t free_head;
+	uint32_t nfree;
+
+	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
+	smarm__lock_t rq_lock;
+	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
+	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
+	uint32_t rq_front;	  /* RUNQ: work-first items at the front */
+	uint32_t rq_front_pops;	  /* RUNQ: front pops since an older one */
+
+	/* idle coordination */
+	_Atomic uint64_t idle_mask;
+	_Atomic int tk_holder;		/* -1: no timekeeper */
+	_Atomic uint64_t tk_armed;	/* deadline the timekeeper sleeps to */
+	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
+	struct smarm__parker parkers[SMARM__MAX_WORKERS];
+
+	/* timers (TIMERS lock) */
+	smarm__lock_t tm_lock;
+	struct smarm__timer_ent *tm_heap;
+	uint32_t tm_len, tm_cap;
+	uint64_t tm_seq;
+	struct smarm__timed_call **tm_map; /* open addressing by id */
+	uint32_t tm_map_cap, tm_map_used;
+
+	/* stack pool (SLOT rank) */
+	smarm__lock_t pool_lock;
+	void **pool;
+	uint32_t pool_len;
+	/* dense stacks (pool_lock; see stack.c) */
+	void *dn_free;	  /* free default dense stacks, linked through
+			     their canary words */
+	char *dn_chunks;  /* every chunk, linked through its base */
+	char *dn_carve;	  /* chunk being carved, or NULL */
+	uint32_t dn_next; /* next uncarved stack of dn_carve */
+	uint32_t dn_per;  /* stacks per chunk */
+	_Atomic int64_t stk_guarded; /* guarded stacks mapped (any owner) */
+	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
+	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
+
+	/* run state */
+	_Atomic int64_t live;
+	_Atomic int running;
+	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
+	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker
+						   i; only worker i writes,
+						   never reset */
+	_Atomic int stopping;	     /* the root ended: stop everything */
+	_Atomic int scanners;	     /* idle workers parked with a slot-scan
+					deadline (see steal_stale_slots) */
+	_Atomic int workers_started; /* workers of the current run */
+	uint64_t root;		     /* root pid id */
+	int root_how;
+	intptr_t root_reason;
+	struct smarm__worker workers[SMARM__MAX_WORKERS];
+
+	/* preemption monitor (preempt.c) */
+	pthread_t mon_thread;
+	bool mon_running;
+	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
+	_Atomic uint64_t pre_signals;
+
+	/* subsystems (node.c): fixed at open */
+	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */
+	void *sub_state[SMARM__SUB_MAX]; /* each one's per-node state */
+
+	/*
+	 * Idle policy (issue #3), kept after the older fields so their
+	 * layout (and the hot paths' cache-line sharing) is unchanged.
+	 * Configuration, immutable after open:
+	 */
+	bool wake_slot;		    /* SMARM_OPT_WAKE_SLOT: wakes use w->next */
+	int max_spinners;	    /* workers_n / 2, at least 1 */
+	uint64_t spin_cycles;	    /* SMARM_OPT_IDLE_SPIN_NS; 0 never spin */
+	uint64_t spin_poll_cycles;  /* SMARM__SPIN_POLL_NS */
+	uint64_t spin_grace_cycles; /* SMARM__SPIN_GRACE_NS */
+	/* bit i: worker i spins before parking (atomic RMW by worker i) */
+	_Atomic uint64_t spin_mask;
+	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
+};
+
+#endif /* SMARM_CORE_NODE_H */

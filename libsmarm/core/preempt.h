@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preempt.h - preemption: the monitor thread that signals overrunning
+ * actors, the pinned FIFO that resumes a preempted actor on its worker,
+ * and the runtime's no-preemption brackets around user callbacks.
+ *
+ * Ownership, locking, invariants: stated in preempt.c.
+ * See: docs/architecture.md (Preemption).
+ */
+#ifndef SMARM_CORE_PREEMPT_H
+#define SMARM_CORE_PREEMPT_H
+
+#include <stdbool.h>
+
+struct smarm_node;
+struct smarm__slot;
+struct smarm__worker;
+
+void smarm__preempt_setup(void);
+void smarm__monitor_start(struct smarm_node *n);
+void smarm__monitor_stop(struct smarm_node *n);
+void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s);
+struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
+
+/*
+ * Runtime code that calls user code (destructors, drop callbacks) from
+ * actor context brackets it so that no async preemption or stop lands
+ * inside a runtime operation. s may be NULL (not an actor).
+ */
+void smarm__nopreempt_enter(struct smarm__slot *s);
+void smarm__nopreempt_leave(struct smarm__slot *s);
+
+#endif /* SMARM_CORE_PREEMPT_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.h - the scheduler's interface: workers (struct smarm__worker),
+ * the running actor (smarm__current), queueing and waking actors,
+ * parking and yielding, and the run itself.
+ *
+ * Upper layers use smarm__current, smarm__current_node and smarm__yield;
+ * the rest is the core's. The worker layout is here because the inline
+ * helpers read it on hot paths; nothing outside core/ writes it.
+ * Ownership and locking: stated in sched.c.
+ * See: docs/architecture.md (Scheduler, Idle workers).
+ */
+#ifndef SMARM_CORE_SCHED_H
+#define SMARM_CORE_SCHED_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "smarm/smarm.h"
+#include "../arch/arch.h"
+#include "lock.h"
+#include "ring.h"
+
+struct smarm_node;
+struct smarm__slot;
+
+#define SMARM__MAX_WORKERS 64
+#define SMARM__NO_INDEX UINT32_MAX /* no index (slots, heaps, FIFOs) */
+#define SMARM__WORKER_STACKS 4	   /* per-worker stack cache in front of pool */
+#define SMARM__SPAWN_BATCH 16	   /* work-first spawns held per actor run */
+#define SMARM__LDQ_CAP 256	   /* a worker's local deque (power of two) */
+#define SMARM__FRONT_LIMIT 1024	   /* front pops before older work must run */
+/*
+ * Idle spinning (sched.c spin_for_work). A spinner looks for work every
+ * POLL ns. It leaves a lone queued actor to the busy workers for GRACE
+ * ns: one about to finish its actor takes the next itself, warm, within
+ * ~100 ns, while moving a strictly sequential chain (chained_spawn) to
+ * the spinner costs several cache-line transfers per hop (measured 3-5x
+ * slower). Go leaves a running P's runnext goroutine alone for ~3 us for
+ * the same reason.
+ */
+#define SMARM__SPIN_POLL_NS 250
+#define SMARM__SPIN_GRACE_NS 3000
+
+/* Why an actor switched back to its scheduler. */
+enum {
+	SMARM__INTENT_YIELD = 1,
+	SMARM__INTENT_PARK = 2,
+	SMARM__INTENT_DONE = 3,
+	SMARM__INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
+};
+
+struct smarm__worker {
+	struct smarm_node *node;
+	int id;
+	void *sched_sp;		   /* scheduler context while an actor runs */
+	struct smarm__slot *cur;   /* actor on this worker, or NULL */
+	struct smarm__slot *prev;  /* actor that just left: its transition
+				      is finished by whoever runs next */
+	int prev_intent;	   /* why prev left (INTENT_*) */
+	_Atomic uint64_t next;	   /* wake slot: pid woken by an actor here;
+				      taken by exchange (owner or a thief) */
+	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
+	uint32_t seen_seq[SMARM__MAX_WORKERS]; /* thief: others' seq at my
+					last idle scan */
+	uint64_t seen_pid[SMARM__MAX_WORKERS]; /* thief: others' slot then */
+	uint32_t streak;		       /* consecutive wake-slot pops */
+	uint32_t due_tick;   /* picks since the last timer check */
+	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
+	bool in_finish;	     /* finishing another actor's switch */
+	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
+	uint64_t slice_start;		       /* cycle count at resume */
+	pthread_t thread;
+	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
+	size_t stk_size;
+	void *fake;		    /* ASan fake-stack cookie across switch */
+	struct smarm__altstack alt; /* signal stack during the run */
+	/* preemption (preempt.c) */
+	_Atomic uint32_t run_seq;     /* +1 entering and leaving actor code
+					 (odd: an actor runs), +2 on a direct
+					 actor-to-actor switch */
+	_Atomic uint32_t preempt_seq; /* run_seq the monitor signalled */
+	uint32_t pin_head, pin_tail;  /* pinned FIFO (INV-P1), owner only */
+	uint32_t pin_skips;	      /* picks that passed a pinned head */
+	uint64_t n_async;	      /* actors preempted by signal */
+	uint64_t n_deferred;	      /* signals that found no safe spot */
+	int defer_why;		      /* why the last one did (preempt.c) */
+	sigset_t run_mask;	      /* the worker's signal mask in a run */
+
+	/* work-first spawns (one worker, see smarm__enqueue_spawned) */
+	uint64_t sbatch[SMARM__SPAWN_BATCH]; /* spawned by the running actor,
+						not queued yet */
+	uint32_t sbatch_n;
+	bool sbatch_spill; /* this run overflowed the batch: spawns go back */
+	/*
+	 * Local deque of work-first spawns (several workers): the owner
+	 * pushes and pops at the front, idle workers steal from the back.
+	 * ldq_lock (RUNQ rank, never nested with another RUNQ lock).
+	 */
+	smarm__lock_t ldq_lock;
+	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
+	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
+	uint64_t ldq_buf[SMARM__LDQ_CAP];
+};
+
+extern __thread struct smarm__worker *smarm__tls_worker
+	__attribute__((tls_model("initial-exec")));
+
+static inline struct smarm__worker *smarm__worker(void)
+{
+	return smarm__tls_worker;
+}
+
+/* The running actor's slot, or NULL. Re-read after every switch point. */
+static inline struct smarm__slot *smarm__current(void)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return w ? w->cur : NULL;
+}
+
+/* The node the running actor belongs to, or NULL outside an actor. */
+static inline struct smarm_node *smarm__current_node(void)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return (w && w->cur) ? w->node : NULL;
+}
+
+void smarm__enqueue(struct smarm_node *n, uint64_t pid);
+void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid);
+void smarm__spawns_flush_slow(struct smarm__worker *w);
+
+/* Queue the spawns held for the actor leaving w (sched.c); nothing to do
+ * on the common path, which stays two loads. */
+static inline void smarm__spawns_flush(struct smarm__worker *w)
+{
+	if (w->sbatch_n != 0 || w->sbatch_spill)
+		smarm__spawns_flush_slow(w);
+}
+bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
+void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
+void smarm__park(struct smarm__slot *s);
+void smarm__yield(struct smarm__slot *s);
+bool smarm__other_work(struct smarm__worker *w);
+void smarm__wake_one_if_idle(struct smarm_node *n);
+void smarm__wake_all(struct smarm_node *n);
+void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
+int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
+
+/*
+ * A new actor run begins on w without going through its scheduler (a
+ * direct switch, or a preempted actor that goes on alone): a fresh
+ * timeslice, and a new run_seq for the preemption monitor (+2 keeps it
+ * odd: actor code runs).
+ */
+static inline void smarm__run_restart(struct smarm__worker *w)
+{
+	w->slice_start = 0;
+	atomic_store_explicit(
+		&w->run_seq,
+		atomic_load_explicit(&w->run_seq, memory_order_relaxed) + 2,
+		memory_order_relaxed);
+}
+
+#endif /* SMARM_CORE_SCHED_H */

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slot.h - the slot: the per-actor record found by pid index, its packed
+ * state word (gen<<32 | epoch<<8 | state), the slab that holds slots,
+ * and the exit record and stop request a tenant carries. Private to
+ * core/: no layer above sees the slot layout.
+ *
+ * Ownership: the node owns the slab; slots never move or go away before
+ * the node is closed. A slot's tenant fields belong to its owner (the
+ * spawner before publish; the running actor; the scheduler holding the
+ * claim), except the fields marked "cold", which need the slot's cold
+ * lock.
+ * Invariants: stated in slot.c (the word) and actor.c (the tenancy).
+ * See: docs/architecture.md (Slots and pids).
+ */
+#ifndef SMARM_CORE_SLOT_H
+#define SMARM_CORE_SLOT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smarm/smarm.h"
+#include "lock.h"
+#include "node.h"
+
+struct smarm__wait;
+struct smarm__ext;
+
+#define SMARM__SEG_BASE 256u /* slots in segment 0; segment s has BASE<<s */
+#define SMARM__MAX_SEGS 24
+
+/* Slot states (low 8 bits of the word). */
+enum {
+	SMARM__ST_VACANT = 0,
+	SMARM__ST_QUEUED = 1,
+	SMARM__ST_RUNNING = 2,
+	SMARM__ST_NOTIFIED =
+		3, /* running, and a wake landed: next park returns */
+	SMARM__ST_PARKED = 4,
+	SMARM__ST_DONE = 5,
+};
+
+#define SMARM__W_STATE(w) ((uint32_t)((w)&0xffu))
+#define SMARM__W_EPOCH(w) ((uint32_t)(((w) >> 8) & 0xffffffu))
+#define SMARM__W_GEN(w) ((uint32_t)((w) >> 32))
+#define SMARM__W_MAKE(gen, epoch, st)                                          \
+	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
+	 (uint64_t)(st))
+
+static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
+{
+	return ((uint64_t)gen << 32) | idx;
+}
+#define SMARM__PID_GEN(id) ((uint32_t)((id) >> 32))
+#define SMARM__PID_IDX(id) ((uint32_t)(id))
+
+/* Result of an unpark attempt. */
+enum {
+	SMARM__UNPARK_NOOP = 0,
+	SMARM__UNPARK_NOTIFIED = 1,
+	SMARM__UNPARK_ENQUEUE = 2
+};
+
+struct smarm__cleanup {
+	smarm_cleanup_cb fn;
+	void *arg;
+};
+
+/*
+ * Why an actor ended: what travels to its joiner today, and to its
+ * monitors, links and supervisor in the layers above. Written by the
+ * actor itself when it starts exiting (smarm__terminate_ex), final once
+ * its exit hooks start (slot `dying`), released when the slot is
+ * reclaimed.
+ */
+struct smarm__exit {
+	int ex_how;	  /* SMARM_EXIT_* */
+	int ex_strength;  /* STOPPED: the request's SMARM__STOP_* */
+	intptr_t ex_code; /* CRASHED: the reason; STOPPED: the
+			     request's code; else 0 */
+	uint64_t ex_from; /* STOPPED: pid id of the requester, 0
+			     if none (the node, a foreign thread) */
+	void *ex_payload; /* owned; NULL: none */
+	void (*ex_free)(void *payload); /* payload's destructor, or NULL */
+};
+
+/*
+ * A stop request's strength. Both end the actor as SMARM_EXIT_STOPPED in
+ * the core; the OTP layer lets an actor that traps exits turn a SHUTDOWN
+ * into a message instead (before it reaches the core), never a KILL. A
+ * stronger request overrides a weaker one that has not been observed.
+ */
+enum {
+	SMARM__STOP_NONE = 0,
+	SMARM__STOP_SHUTDOWN = 1,
+	SMARM__STOP_KILL = 2,
+};
+
+struct smarm__stop_req {
+	uint64_t sr_from; /* requester's pid id; 0: none */
+	int sr_strength;  /* SMARM__STOP_SHUTDOWN or SMARM__STOP_KILL */
+	intptr_t sr_code; /* recorded in the exit record */
+};
+
+struct smarm__slot {
+	_Atomic uint64_t word;	 /* gen<<32 | epoch<<8 | state */
+	void *sp;		 /* saved stack pointer while switched out */
+	uintptr_t hwm;		 /* lowest sp ever saved (sampled high-water) */
+	_Atomic uint8_t stop;	 /* SMARM__STOP_* requested (set under cold
+				    lock; only ever grows) */
+	uint8_t exiting;	 /* cleanups running; stop not observed */
+	uint8_t preempt_pending; /* owner: a slice ended inside a
+				    no-preempt region; yield at its end */
+	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
+				    stack is attached, then GUARDED/DENSE */
+	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
+	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
+				    callbacks (smarm__nopreempt_enter) */
+	uint8_t joinable;	 /* cold: a join/detach is still owed */
+	uint8_t has_joiner;	 /* cold: joiner_* is valid */
+	uint32_t index;		 /* constant: own index */
+	uint32_t next_free;	 /* free-list link (free-list lock) */
+	uint32_t cl_len;	 /* cleanup handlers pushed */
+	uint32_t cl_cap;	 /* capacity of cl (kept across tenants) */
+	smarm_actor_cb fn;	 /* body */
+	void *arg;
+	uint64_t parent;    /* parent pid id (0: the run itself) */
+	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
+	size_t stk_reserve; /* requested, page-rounded usable bytes */
+	size_t stk_guard;   /* requested, page-rounded guard bytes; 0: dense */
+	struct smarm__cleanup *cl; /* cleanup stack, newest last */
+	struct smarm__wait *wait;  /* owner: the wait parked in (wait.c
+				      WAIT-4), or NULL */
+	struct smarm__exit exit;   /* valid once exiting; final once dying */
+	uint64_t stop_from;	   /* cold: the strongest stop's requester */
+	intptr_t stop_code;	   /* cold: and its code */
+	_Atomic uint8_t dying;	   /* exit hooks have started (actor.c
+				      INV-3); the exit record is final */
+	_Atomic uint8_t ext_used;  /* a subsystem attached state to this
+				      tenant (actor.c INV-3) */
+	struct smarm__ext *ext;	   /* cold: per-subsystem state; NULL until
+				      first used, then kept across tenants */
+	uint64_t joiner;	   /* cold: pid id of the joining actor */
+	uint32_t joiner_epoch;	   /* cold */
+	uint32_t tm_pos;	   /* TIMERS lock: heap index of this slot's
+				      live wake entry, or SMARM__NO_INDEX */
+	uint32_t pin_next;	   /* worker-local pinned FIFO link */
+	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
+	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
+				      compare it, so an entry outlives no wrap
+				      of the 24-bit epoch */
+	smarm__lock_t cold;	   /* guards the fields marked cold */
+	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
+	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
+};
+
+/* The pid of the actor in slot s (valid while s is occupied). */
+static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
+{
+	return smarm__pid_make(SMARM__W_GEN(atomic_load_explicit(
+				       &s->word, memory_order_relaxed)),
+			       s->index);
+}
+
+/*
+ * Slab geometry: segment s holds SEG_BASE << s slots and starts at index
+ * SEG_BASE * (2^s - 1), so index -> segment is a count-leading-zeros.
+ */
+static inline uint32_t smarm__seg_first(uint32_t s)
+{
+	return SMARM__SEG_BASE * ((1u << s) - 1u);
+}
+
+static inline uint32_t smarm__seg_of(uint32_t idx)
+{
+	return 63u -
+	       (uint32_t)__builtin_clzll((uint64_t)idx / SMARM__SEG_BASE + 1);
+}
+
+/* The slot at idx, or NULL. */
+static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
+						 uint32_t idx)
+{
+	uint32_t s;
+	struct smarm__slot *seg;
+	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
+		return NULL;
+	s = smarm__seg_of(idx);
+	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
+	return seg ? &seg[idx - smarm__seg_first(s)] : NULL;
+}
+int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
+void smarm__slot_free(struct smarm_node *n, uint32_t idx);
+void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
+			 smarm_actor_cb fn, void *arg, uint64_t parent,
+			 const struct smarm_spawn_opts *opts, bool joinable);
+void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead);
+void smarm__exit_release(struct smarm__exit *dead);
+struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
+void smarm__slots_fini(struct smarm_node *n);
+
+uint32_t smarm__begin_wait(struct smarm__slot *s);
+void smarm__clear_notify(struct smarm__slot *s);
+void smarm__retire_wait(struct smarm__slot *s);
+int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
+		       uint32_t epoch);
+
+#endif /* SMARM_CORE_SLOT_H */

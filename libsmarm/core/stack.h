@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stack.h - actor stacks: acquiring, recycling and shrinking them
+ * (stack.c), their introspection, and the fault diagnostics of stack
+ * overflows (stackdiag.c).
+ *
+ * Ownership, locking, invariants: stated in stack.c and stackdiag.c.
+ * See: docs/architecture.md (Stacks).
+ */
+#ifndef SMARM_CORE_STACK_H
+#define SMARM_CORE_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node.h"
+#include "slot.h"
+
+#define SMARM__SHRINK_THRESHOLD (256u * 1024u) /* sp - hwm to shrink */
+#define SMARM__SHRINK_COOLDOWN 64u	       /* parks between shrinks */
+#define SMARM__RECYCLE_RETAIN (64u * 1024u)    /* kept resident on recycle */
+
+int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_pool_fini(struct smarm_node *n);
+void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
+void smarm__stack_node_init(struct smarm_node *n);
+void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
+void smarm__stack_dense_verify(struct smarm__slot *s);
+int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key,
+		      int64_t *out);
+bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
+			       size_t *len);
+bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
+			       uintptr_t *lo, size_t *len);
+void smarm__stackdiag_install(void);
+enum { SMARM__FAULT_FOREIGN = 0, SMARM__FAULT_GUARD, SMARM__FAULT_OVERSHOOT };
+int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
+			      size_t reserve, uintptr_t *below);
+
+/*
+ * Park path (the scheduler, after the actor's sp is saved and before
+ * park_return): count the park and, rarely, give back the pages of a
+ * deep excursion the actor has returned from. The common case is an
+ * increment, two loads and a compare.
+ */
+static inline void smarm__stack_park_hook(struct smarm_node *n,
+					  struct smarm__slot *s)
+{
+	uintptr_t sp = (uintptr_t)s->sp;
+	uint32_t parks = s->stk_parks;
+	if (parks != UINT32_MAX)
+		__atomic_store_n(&s->stk_parks, parks + 1, __ATOMIC_RELAXED);
+	if (sp >= s->hwm && sp - s->hwm >= SMARM__SHRINK_THRESHOLD)
+		smarm__stack_shrink(n, s);
+}
+
+/*
+ * Switch-out check of a dense stack (no guard page catches an overflow,
+ * so the canary and the saved sp are checked every time it leaves the
+ * CPU). Guarded stacks pay one compare.
+ */
+static inline void smarm__stack_switched_out(struct smarm__slot *s)
+{
+	if (s->stk_mode == SMARM_STACK_DENSE)
+		smarm__stack_dense_verify(s);
+}
+
+#endif /* SMARM_CORE_STACK_H */
