@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * linux.c - the OS half of arch.h: futex, clock, page size, thread stack
- * bounds, and the initial frame of a fresh actor stack.
+ * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
+ * page size, online CPUs, the calling thread's stack bounds, alternate
+ * signal stacks and vm.max_map_count. The CPU half is x86_64.c and
+ * x86_64.S.
  *
- * Ownership: stateless. Invariants: INV-1 the initial frame matches the
- * pop order of smarm__ctx_switch in x86_64.S exactly. See:
- * docs/architecture.md.
+ * Ownership: stateless, apart from the page size cached on first use;
+ * callers own every buffer and struct passed in.
+ * See: docs/architecture.md.
  */
 
 #include "arch.h"
@@ -18,24 +20,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-void *smarm__ctx_init(void *top, void *arg)
-{
-	uintptr_t t = (uintptr_t)top & ~(uintptr_t)15;
-	uint64_t *w = (uint64_t *)t;
-
-	w[-1] = 0; /* fake caller: ends unwinding */
-	w[-2] = (uint64_t)(uintptr_t)smarm__ctx_entry; /* ret target */
-	w[-3] = 0;				       /* rbp */
-	w[-4] = 0;				       /* rbx */
-	w[-5] = (uint64_t)(uintptr_t)arg; /* r12: smarm__actor_main(arg) */
-	w[-6] = 0;			  /* r13 */
-	w[-7] = 0;			  /* r14 */
-	w[-8] = 0;			  /* r15 */
-	w[-9] = 0x1f80;			  /* MXCSR: SysV default */
-	w[-10] = 0x037f;		  /* x87 CW: SysV default */
-	return &w[-10];
-}
 
 uint64_t smarm__clock_ns(void)
 {

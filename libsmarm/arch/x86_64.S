@@ -11,7 +11,7 @@
  * smarm__preempt_tramp below, before it reaches this switch.
  *
  * Saved frame, from the saved sp upwards (keep in sync with
- * smarm__ctx_init in context.c):
+ * smarm__ctx_init in x86_64.c):
  *   sp+0   x87 control word (2 bytes, slot 8)
  *   sp+8   MXCSR (4 bytes, slot 8)
  *   sp+16  r15   sp+24 r14   sp+32 r13   sp+40 r12   sp+48 rbx   sp+56 rbp
