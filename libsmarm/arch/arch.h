@@ -43,6 +43,22 @@ void smarm__ctx_entry(void);
  */
 void *smarm__ctx_init(void *top, void *arg);
 
+/*
+ * Asynchronous preemption: the SIGURG handler in core/preempt.c decides
+ * whether to preempt; the arch code reads and rewrites the interrupted
+ * context and provides the trampoline (smarm__preempt_tramp) that saves
+ * the full machine state and calls smarm__preempt_resume() as plain C.
+ */
+
+/* Size the trampoline's save area for this CPU: once, before any signal. */
+void smarm__cpu_probe(void);
+
+/*
+ * Stack bytes the trampoline takes below an interrupted sp (red zone
+ * included); valid after smarm__cpu_probe. Async-signal-safe.
+ */
+size_t smarm__preempt_frame_size(void);
+
 static inline uint64_t smarm__cycles(void)
 {
 	uint32_t lo, hi;

@@ -1,18 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * x86_64.c - the CPU half of arch.h that is plain C, for x86-64 SysV:
- * the initial frame of a fresh actor stack. The context switch and the
- * entry trampoline are in x86_64.S.
+ * the initial frame of a fresh actor stack, and the probe that sizes the
+ * preemption trampoline's save area (XSAVE, else FXSAVE). The context
+ * switch and both trampolines are in x86_64.S.
  *
- * Ownership: stateless; callers own the stacks passed in.
- * Invariants: INV-1 the initial frame matches the pop order of
- * smarm__ctx_switch in x86_64.S exactly (the frame is drawn there).
- * See: docs/architecture.md.
+ * Ownership: smarm__xsave_size and smarm__have_xsave are process-wide,
+ * written only by smarm__cpu_probe, which core/preempt.c runs once (under
+ * its pthread_once) before it installs the SIGURG handler; read-only
+ * afterwards, by the trampoline and smarm__preempt_frame_size. Callers
+ * own the stacks passed in.
+ * Invariants:
+ *   INV-1 the initial frame matches the pop order of smarm__ctx_switch
+ *         in x86_64.S exactly (the frame is drawn there).
+ *   INV-2 smarm__preempt_frame_size covers everything the trampoline
+ *         puts below the interrupted sp; change them together.
+ * See: docs/architecture.md (Preemption).
  */
 
 #include "arch.h"
 
 #include <stdint.h>
+
+/*
+ * Read by smarm__preempt_tramp: the XSAVE area size for the state the OS
+ * enabled, and whether to use xsave at all (else fxsave, 512 bytes).
+ */
+uint64_t smarm__xsave_size = 512;
+int smarm__have_xsave;
 
 void *smarm__ctx_init(void *top, void *arg)
 {
@@ -30,4 +45,31 @@ void *smarm__ctx_init(void *top, void *arg)
 	w[-9] = 0x1f80;			  /* MXCSR: SysV default */
 	w[-10] = 0x037f;		  /* x87 CW: SysV default */
 	return &w[-10];
+}
+
+void smarm__cpu_probe(void)
+{
+	unsigned a, b, c, d;
+	__asm__ volatile("cpuid"
+			 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+			 : "a"(1), "c"(0));
+	/* XSAVE supported and enabled by the OS (OSXSAVE). */
+	if ((c & (1u << 26)) && (c & (1u << 27))) {
+		__asm__ volatile("cpuid"
+				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+				 : "a"(0xd), "c"(0));
+		if (b >= 576) {
+			smarm__xsave_size = b;
+			smarm__have_xsave = 1;
+		}
+	}
+}
+
+size_t smarm__preempt_frame_size(void)
+{
+	/*
+	 * The pc and the skipped 128-byte red zone (136), the trampoline's
+	 * 16 pushes (128), the save area and its alignment to 64 (INV-2).
+	 */
+	return 136 + 128 + smarm__xsave_size + 64;
 }

@@ -47,10 +47,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* Read by smarm__preempt_tramp. */
-uint64_t smarm__xsave_size = 512;
-int smarm__have_xsave;
-
 void smarm__preempt_tramp(void);
 void smarm__preempt_resume(void);
 
@@ -164,8 +160,7 @@ static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
 {
 	uintptr_t low = (uintptr_t)s->stk_base + s->stk_guard;
 	uintptr_t top = low + s->stk_reserve;
-	uintptr_t need =
-		136 + 128 + smarm__xsave_size + 64 + PREEMPT_STACK_MARGIN;
+	uintptr_t need = smarm__preempt_frame_size() + PREEMPT_STACK_MARGIN;
 	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
 }
 
@@ -257,24 +252,6 @@ out:
 	errno = saved_errno;
 }
 
-static void cpu_save_area(void)
-{
-	unsigned a, b, c, d;
-	__asm__ volatile("cpuid"
-			 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-			 : "a"(1), "c"(0));
-	/* XSAVE supported and enabled by the OS (OSXSAVE). */
-	if ((c & (1u << 26)) && (c & (1u << 27))) {
-		__asm__ volatile("cpuid"
-				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-				 : "a"(0xd), "c"(0));
-		if (b >= 576) {
-			smarm__xsave_size = b;
-			smarm__have_xsave = 1;
-		}
-	}
-}
-
 static void preempt_init(void)
 {
 	struct find_obj f = { 0 };
@@ -282,7 +259,7 @@ static void preempt_init(void)
 
 	struct find_obj self = { 0 };
 
-	cpu_save_area();
+	smarm__cpu_probe();
 	dl_iterate_phdr(find_obj_cb, &f);
 	self.addr = (uintptr_t)(void *)on_sigurg;
 	dl_iterate_phdr(find_obj_cb, &self);
