@@ -59,6 +59,21 @@ void smarm__cpu_probe(void);
  */
 size_t smarm__preempt_frame_size(void);
 
+/* The pc and sp of an interrupted context (a handler's ucontext_t *). */
+uintptr_t smarm__uc_pc(const void *uc);
+uintptr_t smarm__uc_sp(const void *uc);
+
+/*
+ * Make the interrupted context `uc` resume in smarm__preempt_tramp, which
+ * goes back to the interrupted pc and sp when smarm__preempt_resume
+ * returns. Writes below the interrupted sp: the caller checked that
+ * smarm__preempt_frame_size() bytes are free there. Async-signal-safe.
+ */
+void smarm__uc_divert(void *uc);
+
+/* Where a diverted context resumes; only smarm__uc_divert aims at it. */
+void smarm__preempt_tramp(void);
+
 static inline uint64_t smarm__cycles(void)
 {
 	uint32_t lo, hi;

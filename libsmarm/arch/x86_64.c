@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * x86_64.c - the CPU half of arch.h that is plain C, for x86-64 SysV:
- * the initial frame of a fresh actor stack, and the probe that sizes the
- * preemption trampoline's save area (XSAVE, else FXSAVE). The context
+ * the initial frame of a fresh actor stack, the probe that sizes the
+ * preemption trampoline's save area (XSAVE, else FXSAVE), and the
+ * ucontext accessors with which the SIGURG handler reads an interrupted
+ * actor's pc and sp and diverts it into that trampoline. The context
  * switch and both trampolines are in x86_64.S.
  *
  * Ownership: smarm__xsave_size and smarm__have_xsave are process-wide,
@@ -13,14 +15,25 @@
  * Invariants:
  *   INV-1 the initial frame matches the pop order of smarm__ctx_switch
  *         in x86_64.S exactly (the frame is drawn there).
- *   INV-2 smarm__preempt_frame_size covers everything the trampoline
- *         puts below the interrupted sp; change them together.
+ *   INV-2 smarm__preempt_frame_size covers everything the divert and
+ *         the trampoline put below the interrupted sp; change them
+ *         together.
+ *   INV-3 smarm__uc_divert leaves the stack the way smarm__preempt_tramp
+ *         expects it (drawn above the trampoline in x86_64.S): the
+ *         interrupted pc at the new sp, the untouched 128-byte red zone
+ *         above it, then the interrupted sp.
+ *   INV-4 the smarm__uc_* functions are async-signal-safe.
  * See: docs/architecture.md (Preemption).
  */
 
 #include "arch.h"
 
 #include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+/* Below the interrupted sp: the SysV red zone, then a slot for the pc. */
+#define DIVERT_DROP (128 + 8)
 
 /*
  * Read by smarm__preempt_tramp: the XSAVE area size for the state the OS
@@ -68,8 +81,30 @@ void smarm__cpu_probe(void)
 size_t smarm__preempt_frame_size(void)
 {
 	/*
-	 * The pc and the skipped 128-byte red zone (136), the trampoline's
-	 * 16 pushes (128), the save area and its alignment to 64 (INV-2).
+	 * The divert's drop, the trampoline's 16 pushes, its save area and
+	 * the alignment of that area to 64 (INV-2).
 	 */
-	return 136 + 128 + smarm__xsave_size + 64;
+	return DIVERT_DROP + 128 + smarm__xsave_size + 64;
+}
+
+uintptr_t smarm__uc_pc(const void *uc)
+{
+	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+}
+
+uintptr_t smarm__uc_sp(const void *uc)
+{
+	return (uintptr_t)((const ucontext_t *)uc)->uc_mcontext.gregs[REG_RSP];
+}
+
+void smarm__uc_divert(void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	sp -= DIVERT_DROP; /* below the 128-byte red zone, room for the pc */
+	memcpy((void *)sp, &pc, sizeof pc);
+	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc->uc_mcontext.gregs[REG_RIP] =
+		(greg_t)(uintptr_t)smarm__preempt_tramp;
 }

@@ -2,9 +2,11 @@
 /*
  * preempt.c - asynchronous preemption: a monitor thread per run watches
  * the workers and signals (SIGURG) one whose actor has run a whole
- * timeslice without reaching a safe point; the handler reroutes the actor
- * into smarm__preempt_tramp (arch/x86_64.S), which saves the full machine
- * state and yields from ordinary C code.
+ * timeslice without reaching a safe point; the handler has the arch code
+ * (smarm__uc_divert, arch.h) reroute the actor into smarm__preempt_tramp
+ * (arch/x86_64.S), which saves the full machine state and yields from
+ * ordinary C code. This file holds the policy (when, and why not); reading
+ * and rewriting the interrupted CPU context is the arch code's.
  *
  * Why a monitor and not a per-worker interval timer: arming a timer at
  * every switch costs a syscall per switch; the monitor reads one counter
@@ -47,7 +49,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-void smarm__preempt_tramp(void);
 void smarm__preempt_resume(void);
 
 #define MAX_RANGES 64
@@ -192,8 +193,8 @@ static bool at_syscall(uintptr_t pc)
 static int defer_reason(const struct smarm__worker *w,
 			const struct smarm__slot *s, const ucontext_t *uc)
 {
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t pc = smarm__uc_pc(uc);
+	uintptr_t sp = smarm__uc_sp(uc);
 	if (s->nopreempt != 0 || s->rt_nopreempt != 0)
 		return DEFER_REGION;
 	/*
@@ -217,7 +218,6 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	struct smarm__worker *w = smarm__tls_worker;
 	ucontext_t *uc = ctx;
 	struct smarm__slot *s;
-	uintptr_t pc, sp;
 	int why;
 
 	/* Only the monitor's signals are ours; the host's go on. */
@@ -240,13 +240,7 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 				 __ATOMIC_RELEASE);
 		goto out;
 	}
-	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	sp -= 136; /* below the 128-byte red zone, room for the pc */
-	memcpy((void *)sp, &pc, sizeof pc);
-	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-	uc->uc_mcontext.gregs[REG_RIP] =
-		(greg_t)(uintptr_t)smarm__preempt_tramp;
+	smarm__uc_divert(uc);
 	w->n_async++;
 out:
 	errno = saved_errno;
