@@ -74,6 +74,13 @@ void smarm__uc_divert(void *uc);
 /* Where a diverted context resumes; only smarm__uc_divert aims at it. */
 void smarm__preempt_tramp(void);
 
+/*
+ * Whether the instruction at pc, or the one just before it, is a system
+ * call (an interrupted context there is restarting or returning from
+ * one). Unreadable text answers false. Async-signal-safe.
+ */
+bool smarm__pc_at_syscall(uintptr_t pc);
+
 static inline uint64_t smarm__cycles(void)
 {
 	uint32_t lo, hi;
@@ -116,6 +123,12 @@ void smarm__altstack_leave(struct smarm__altstack *a);
 
 /* vm.max_map_count, or `fallback` when it cannot be read. */
 long smarm__max_map_count(long fallback);
+
+/*
+ * Copy n bytes of this process's memory at addr into out, or return false
+ * if any is unreadable; never faults. Async-signal-safe.
+ */
+bool smarm__peek(uintptr_t addr, void *out, size_t n);
 
 /*
  * Fiber annotations around a switch. `fake` is per-switch scratch; pass

@@ -2,11 +2,13 @@
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
  * page size, online CPUs, the calling thread's stack bounds, alternate
- * signal stacks and vm.max_map_count. The CPU half is x86_64.c and
- * x86_64.S.
+ * signal stacks, vm.max_map_count, and a read of this process's own
+ * memory that cannot fault. The CPU half is x86_64.c and x86_64.S.
  *
  * Ownership: stateless, apart from the page size cached on first use;
  * callers own every buffer and struct passed in.
+ * Invariants: INV-1 smarm__peek is async-signal-safe (system calls only:
+ * the SIGURG handler calls it through smarm__pc_at_syscall).
  * See: docs/architecture.md.
  */
 
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 uint64_t smarm__clock_ns(void)
@@ -127,4 +130,19 @@ long smarm__max_map_count(long fallback)
 		if (v < 1000000000L)
 			v = v * 10 + (buf[i] - '0');
 	return v > 0 ? v : fallback;
+}
+
+/*
+ * Callers read the code around an interrupted pc, which may sit at the
+ * start of a mapping whose previous page is unreadable (JIT code, a
+ * trampoline page), or in execute-only memory: process_vm_readv fails
+ * there with EFAULT instead of faulting. It and getpid are plain system
+ * calls, so this is async-signal-safe.
+ */
+bool smarm__peek(uintptr_t addr, void *out, size_t n)
+{
+	struct iovec local = { out, n };
+	struct iovec remote = { (void *)addr, n };
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+	       (ssize_t)n;
 }

@@ -4,8 +4,9 @@
  * the initial frame of a fresh actor stack, the probe that sizes the
  * preemption trampoline's save area (XSAVE, else FXSAVE), and the
  * ucontext accessors with which the SIGURG handler reads an interrupted
- * actor's pc and sp and diverts it into that trampoline. The context
- * switch and both trampolines are in x86_64.S.
+ * actor's pc and sp, tells whether it stopped at a syscall instruction,
+ * and diverts it into that trampoline. The context switch and both
+ * trampolines are in x86_64.S.
  *
  * Ownership: smarm__xsave_size and smarm__have_xsave are process-wide,
  * written only by smarm__cpu_probe, which core/preempt.c runs once (under
@@ -22,7 +23,8 @@
  *         expects it (drawn above the trampoline in x86_64.S): the
  *         interrupted pc at the new sp, the untouched 128-byte red zone
  *         above it, then the interrupted sp.
- *   INV-4 the smarm__uc_* functions are async-signal-safe.
+ *   INV-4 the smarm__uc_* functions and smarm__pc_at_syscall are
+ *         async-signal-safe.
  * See: docs/architecture.md (Preemption).
  */
 
@@ -107,4 +109,12 @@ void smarm__uc_divert(void *ctx)
 	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 	uc->uc_mcontext.gregs[REG_RIP] =
 		(greg_t)(uintptr_t)smarm__preempt_tramp;
+}
+
+bool smarm__pc_at_syscall(uintptr_t pc)
+{
+	uint16_t here = 0, before = 0;
+	bool h = smarm__peek(pc, &here, sizeof here);
+	bool b = pc >= 2 && smarm__peek(pc - 2, &before, sizeof before);
+	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
 }

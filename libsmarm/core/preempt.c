@@ -45,7 +45,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -165,30 +164,6 @@ static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
 	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
 }
 
-/*
- * Read n bytes of this process's memory without faulting: the pc may sit
- * at the start of a mapping whose previous page is unreadable (JIT code,
- * a trampoline page), or in execute-only memory. process_vm_readv is a
- * plain system call, so it is async-signal-safe and fails with EFAULT.
- */
-static bool peek(uintptr_t addr, void *out, size_t n)
-{
-	struct iovec local = { out, n };
-	struct iovec remote = { (void *)addr, n };
-	return process_vm_readv(
-		       atomic_load_explicit(&self_pid, memory_order_relaxed),
-		       &local, 1, &remote, 1, 0) == (ssize_t)n;
-}
-
-/* Was the interrupted instruction a syscall (restarted, or returning)? */
-static bool at_syscall(uintptr_t pc)
-{
-	uint16_t here = 0, before = 0;
-	bool h = peek(pc, &here, sizeof here);
-	bool b = pc >= 2 && peek(pc - 2, &before, sizeof before);
-	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
-}
-
 /* Why the actor cannot be switched out here, or DEFER_NONE. */
 static int defer_reason(const struct smarm__worker *w,
 			const struct smarm__slot *s, const ucontext_t *uc)
@@ -208,7 +183,7 @@ static int defer_reason(const struct smarm__worker *w,
 	if (!stack_has_room(s, sp))
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
-		return at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
+		return smarm__pc_at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
 	return DEFER_NONE;
 }
 
