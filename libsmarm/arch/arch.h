@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arch.h - the only door to CPU- and OS-specific code: context switch,
- * cycle counter, futex, monotonic clock, page size, and the sanitizer
- * fiber annotations that let ASan follow stack switches.
+ * the preemption trampoline and the signal-context accessors that feed
+ * it, cycle counter, futex, monotonic clock, page size, alternate signal
+ * stacks, and the sanitizer fiber annotations that let ASan follow stack
+ * switches. The CPU half is x86_64.S, x86_64.c and the inline helpers
+ * below; the OS half is linux.c. A port to another CPU replaces the CPU
+ * half and needs no change elsewhere in libsmarm/.
  *
- * Ownership: stateless helpers; callers own every buffer passed in.
+ * Ownership: stateless helpers, apart from the trampoline's save-area
+ * size that smarm__cpu_probe records once; callers own every buffer
+ * passed in.
  * Invariants: INV-1 smarm__ctx_switch is an opaque call, so the compiler
  * never keeps a TLS address or a callee-saved value across it in a way
  * the switch does not restore. See: docs/architecture.md.
