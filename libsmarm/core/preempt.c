@@ -15,8 +15,9 @@
  *
  * When the handler may preempt (all must hold, otherwise it sets the
  * actor's preempt_pending flag, honoured at the next safe point):
- *   - the signal is ours (SI_TKILL from this process) and still current
- *     (the worker's run_seq is the one the monitor saw overrun);
+ *   - the signal is ours (SI_QUEUE from this process, carrying the
+ *     monitor's mark) and still current (the worker's run_seq is the one
+ *     the monitor saw overrun);
  *   - the worker runs an actor and the actor has no smarm_preempt_disable
  *     region open (runtime critical sections that call user code open one
  *     too);
