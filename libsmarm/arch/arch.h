@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arch.h - the only door to CPU- and OS-specific code: context switch,
- * cycle counter, futex, monotonic clock, page size, and the sanitizer
- * fiber annotations that let ASan follow stack switches.
+ * the preemption trampoline and the signal-context accessors that feed
+ * it, cycle counter, futex, monotonic clock, page size, alternate signal
+ * stacks, and the sanitizer fiber annotations that let ASan follow stack
+ * switches. The CPU half is x86_64.S, x86_64.c and the inline helpers
+ * below; the OS half is linux.c. A port to another CPU replaces the CPU
+ * half and needs no change elsewhere in libsmarm/.
  *
- * Ownership: stateless helpers; callers own every buffer passed in.
+ * Ownership: stateless helpers, apart from the trampoline's save-area
+ * size that smarm__cpu_probe records once; callers own every buffer
+ * passed in.
  * Invariants: INV-1 smarm__ctx_switch is an opaque call, so the compiler
  * never keeps a TLS address or a callee-saved value across it in a way
  * the switch does not restore. See: docs/architecture.md.
@@ -42,6 +48,44 @@ void smarm__ctx_entry(void);
  * smarm__actor_main(arg) with a conforming stack.
  */
 void *smarm__ctx_init(void *top, void *arg);
+
+/*
+ * Asynchronous preemption: the SIGURG handler in core/preempt.c decides
+ * whether to preempt; the arch code reads and rewrites the interrupted
+ * context and provides the trampoline (smarm__preempt_tramp) that saves
+ * the full machine state and calls smarm__preempt_resume() as plain C.
+ */
+
+/* Size the trampoline's save area for this CPU: once, before any signal. */
+void smarm__cpu_probe(void);
+
+/*
+ * Stack bytes the trampoline takes below an interrupted sp (red zone
+ * included); valid after smarm__cpu_probe. Async-signal-safe.
+ */
+size_t smarm__preempt_frame_size(void);
+
+/* The pc and sp of an interrupted context (a handler's ucontext_t *). */
+uintptr_t smarm__uc_pc(const void *uc);
+uintptr_t smarm__uc_sp(const void *uc);
+
+/*
+ * Make the interrupted context `uc` resume in smarm__preempt_tramp, which
+ * goes back to the interrupted pc and sp when smarm__preempt_resume
+ * returns. Writes below the interrupted sp: the caller checked that
+ * smarm__preempt_frame_size() bytes are free there. Async-signal-safe.
+ */
+void smarm__uc_divert(void *uc);
+
+/* Where a diverted context resumes; only smarm__uc_divert aims at it. */
+void smarm__preempt_tramp(void);
+
+/*
+ * Whether the instruction at pc, or the one just before it, is a system
+ * call (an interrupted context there is restarting or returning from
+ * one). Unreadable text answers false. Async-signal-safe.
+ */
+bool smarm__pc_at_syscall(uintptr_t pc);
 
 static inline uint64_t smarm__cycles(void)
 {
@@ -85,6 +129,12 @@ void smarm__altstack_leave(struct smarm__altstack *a);
 
 /* vm.max_map_count, or `fallback` when it cannot be read. */
 long smarm__max_map_count(long fallback);
+
+/*
+ * Copy n bytes of this process's memory at addr into out, or return false
+ * if any is unreadable; never faults. Async-signal-safe.
+ */
+bool smarm__peek(uintptr_t addr, void *out, size_t n);
 
 /*
  * Fiber annotations around a switch. `fake` is per-switch scratch; pass

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * linux.c - the OS half of arch.h: futex, clock, page size, thread stack
- * bounds, and the initial frame of a fresh actor stack.
+ * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
+ * page size, online CPUs, the calling thread's stack bounds, alternate
+ * signal stacks, vm.max_map_count, and a read of this process's own
+ * memory that cannot fault. The CPU half is x86_64.c and x86_64.S.
  *
- * Ownership: stateless. Invariants: INV-1 the initial frame matches the
- * pop order of smarm__ctx_switch in x86_64.S exactly. See:
- * docs/architecture.md.
+ * Ownership: stateless, apart from the page size cached on first use;
+ * callers own every buffer and struct passed in.
+ * Invariants: INV-1 smarm__peek is async-signal-safe (system calls only:
+ * the SIGURG handler calls it through smarm__pc_at_syscall).
+ * See: docs/architecture.md.
  */
 
 #include "arch.h"
@@ -17,25 +21,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
-
-void *smarm__ctx_init(void *top, void *arg)
-{
-	uintptr_t t = (uintptr_t)top & ~(uintptr_t)15;
-	uint64_t *w = (uint64_t *)t;
-
-	w[-1] = 0; /* fake caller: ends unwinding */
-	w[-2] = (uint64_t)(uintptr_t)smarm__ctx_entry; /* ret target */
-	w[-3] = 0;				       /* rbp */
-	w[-4] = 0;				       /* rbx */
-	w[-5] = (uint64_t)(uintptr_t)arg; /* r12: smarm__actor_main(arg) */
-	w[-6] = 0;			  /* r13 */
-	w[-7] = 0;			  /* r14 */
-	w[-8] = 0;			  /* r15 */
-	w[-9] = 0x1f80;			  /* MXCSR: SysV default */
-	w[-10] = 0x037f;		  /* x87 CW: SysV default */
-	return &w[-10];
-}
 
 uint64_t smarm__clock_ns(void)
 {
@@ -143,4 +130,19 @@ long smarm__max_map_count(long fallback)
 		if (v < 1000000000L)
 			v = v * 10 + (buf[i] - '0');
 	return v > 0 ? v : fallback;
+}
+
+/*
+ * Callers read the code around an interrupted pc, which may sit at the
+ * start of a mapping whose previous page is unreadable (JIT code, a
+ * trampoline page), or in execute-only memory: process_vm_readv fails
+ * there with EFAULT instead of faulting. It and getpid are plain system
+ * calls, so this is async-signal-safe.
+ */
+bool smarm__peek(uintptr_t addr, void *out, size_t n)
+{
+	struct iovec local = { out, n };
+	struct iovec remote = { (void *)addr, n };
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+	       (ssize_t)n;
 }

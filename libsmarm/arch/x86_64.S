@@ -11,7 +11,7 @@
  * smarm__preempt_tramp below, before it reaches this switch.
  *
  * Saved frame, from the saved sp upwards (keep in sync with
- * smarm__ctx_init in context.c):
+ * smarm__ctx_init in x86_64.c):
  *   sp+0   x87 control word (2 bytes, slot 8)
  *   sp+8   MXCSR (4 bytes, slot 8)
  *   sp+16  r15   sp+24 r14   sp+32 r13   sp+40 r12   sp+48 rbx   sp+56 rbp
@@ -72,17 +72,19 @@ smarm__ctx_entry:
 
 /*
  * smarm__preempt_tramp: where an asynchronously preempted actor resumes
- * after the SIGURG handler (core/preempt.c) rewrote its context. The
- * handler left the interrupted pc just below the interrupted frame's
- * 128-byte red zone and pointed rsp at it, so the stack reads
+ * after the SIGURG handler (core/preempt.c) had smarm__uc_divert
+ * (x86_64.c) rewrite its context. The divert left the interrupted pc just
+ * below the interrupted frame's 128-byte red zone and pointed rsp at it,
+ * so the stack reads
  *   rsp+0   interrupted pc
  *   rsp+8   128 bytes skipped (the red zone, still owned by that frame)
  *   rsp+136 the interrupted rsp
  * Nothing here may assume an ABI-conforming state: every general
  * register, the flags, the x87/SSE/AVX state (xsave, or fxsave on CPUs
- * without it) are saved, the stack is aligned to 64 for the save area,
- * and the C side (smarm__preempt_resume) keeps errno. `ret $128` pops the
- * pc and skips the red-zone gap, which leaves rsp exactly as interrupted.
+ * without it, as smarm__cpu_probe found) are saved, the stack is aligned
+ * to 64 for the save area, and the C side (smarm__preempt_resume) keeps
+ * errno. `ret $128` pops the pc and skips the red-zone gap, which leaves
+ * rsp exactly as interrupted.
  */
 	.globl smarm__preempt_tramp
 	.hidden smarm__preempt_tramp

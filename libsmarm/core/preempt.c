@@ -2,9 +2,11 @@
 /*
  * preempt.c - asynchronous preemption: a monitor thread per run watches
  * the workers and signals (SIGURG) one whose actor has run a whole
- * timeslice without reaching a safe point; the handler reroutes the actor
- * into smarm__preempt_tramp (arch/x86_64.S), which saves the full machine
- * state and yields from ordinary C code.
+ * timeslice without reaching a safe point; the handler has the arch code
+ * (smarm__uc_divert, arch.h) reroute the actor into smarm__preempt_tramp
+ * (arch/x86_64.S), which saves the full machine state and yields from
+ * ordinary C code. This file holds the policy (when, and why not); reading
+ * and rewriting the interrupted CPU context is the arch code's.
  *
  * Why a monitor and not a per-worker interval timer: arming a timer at
  * every switch costs a syscall per switch; the monitor reads one counter
@@ -13,8 +15,9 @@
  *
  * When the handler may preempt (all must hold, otherwise it sets the
  * actor's preempt_pending flag, honoured at the next safe point):
- *   - the signal is ours (SI_TKILL from this process) and still current
- *     (the worker's run_seq is the one the monitor saw overrun);
+ *   - the signal is ours (SI_QUEUE from this process, carrying the
+ *     monitor's mark) and still current (the worker's run_seq is the one
+ *     the monitor saw overrun);
  *   - the worker runs an actor and the actor has no smarm_preempt_disable
  *     region open (runtime critical sections that call user code open one
  *     too);
@@ -49,15 +52,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-/* Read by smarm__preempt_tramp. */
-uint64_t smarm__xsave_size = 512;
-int smarm__have_xsave;
-
-void smarm__preempt_tramp(void);
 void smarm__preempt_resume(void);
 
 #define MAX_RANGES 64
@@ -170,41 +167,16 @@ static bool stack_has_room(const struct smarm__slot *s, uintptr_t sp)
 {
 	uintptr_t low = (uintptr_t)s->stk_base + s->stk_guard;
 	uintptr_t top = low + s->stk_reserve;
-	uintptr_t need =
-		136 + 128 + smarm__xsave_size + 64 + PREEMPT_STACK_MARGIN;
+	uintptr_t need = smarm__preempt_frame_size() + PREEMPT_STACK_MARGIN;
 	return s->stk_base != NULL && sp <= top && sp > low && sp - low > need;
-}
-
-/*
- * Read n bytes of this process's memory without faulting: the pc may sit
- * at the start of a mapping whose previous page is unreadable (JIT code,
- * a trampoline page), or in execute-only memory. process_vm_readv is a
- * plain system call, so it is async-signal-safe and fails with EFAULT.
- */
-static bool peek(uintptr_t addr, void *out, size_t n)
-{
-	struct iovec local = { out, n };
-	struct iovec remote = { (void *)addr, n };
-	return process_vm_readv(
-		       atomic_load_explicit(&self_pid, memory_order_relaxed),
-		       &local, 1, &remote, 1, 0) == (ssize_t)n;
-}
-
-/* Was the interrupted instruction a syscall (restarted, or returning)? */
-static bool at_syscall(uintptr_t pc)
-{
-	uint16_t here = 0, before = 0;
-	bool h = peek(pc, &here, sizeof here);
-	bool b = pc >= 2 && peek(pc - 2, &before, sizeof before);
-	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
 }
 
 /* Why the actor cannot be switched out here, or DEFER_NONE. */
 static int defer_reason(const struct smarm__worker *w,
 			const struct smarm__slot *s, const ucontext_t *uc)
 {
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t pc = smarm__uc_pc(uc);
+	uintptr_t sp = smarm__uc_sp(uc);
 	if (s->nopreempt != 0 || s->rt_nopreempt != 0)
 		return DEFER_REGION;
 	/*
@@ -218,7 +190,7 @@ static int defer_reason(const struct smarm__worker *w,
 	if (!stack_has_room(s, sp))
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
-		return at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
+		return smarm__pc_at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
 	return DEFER_NONE;
 }
 
@@ -228,7 +200,6 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	struct smarm__worker *w = smarm__tls_worker;
 	ucontext_t *uc = ctx;
 	struct smarm__slot *s;
-	uintptr_t pc, sp;
 	int why;
 
 	/* Only the monitor's signals are ours; the host's go on. */
@@ -251,34 +222,10 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 				 __ATOMIC_RELEASE);
 		goto out;
 	}
-	pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	sp -= 136; /* below the 128-byte red zone, room for the pc */
-	memcpy((void *)sp, &pc, sizeof pc);
-	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-	uc->uc_mcontext.gregs[REG_RIP] =
-		(greg_t)(uintptr_t)smarm__preempt_tramp;
+	smarm__uc_divert(uc);
 	w->n_async++;
 out:
 	errno = saved_errno;
-}
-
-static void cpu_save_area(void)
-{
-	unsigned a, b, c, d;
-	__asm__ volatile("cpuid"
-			 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-			 : "a"(1), "c"(0));
-	/* XSAVE supported and enabled by the OS (OSXSAVE). */
-	if ((c & (1u << 26)) && (c & (1u << 27))) {
-		__asm__ volatile("cpuid"
-				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
-				 : "a"(0xd), "c"(0));
-		if (b >= 576) {
-			smarm__xsave_size = b;
-			smarm__have_xsave = 1;
-		}
-	}
 }
 
 static void preempt_init(void)
@@ -288,7 +235,7 @@ static void preempt_init(void)
 
 	struct find_obj self = { 0 };
 
-	cpu_save_area();
+	smarm__cpu_probe();
 	dl_iterate_phdr(find_obj_cb, &f);
 	self.addr = (uintptr_t)(void *)on_sigurg;
 	dl_iterate_phdr(find_obj_cb, &self);
