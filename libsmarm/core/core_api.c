@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core_api.c - the public entry points of the core layer: errors,
- * version, configuration, node, actors, time. Each call validates its
+ * version, configuration, node, actors (the clock and timer cancel are
+ * in timer_api.c). Each call validates its
  * arguments, resolves ids and calls smarm__ code; nothing below this file
  * checks caller input again.
  *
@@ -87,11 +88,6 @@ static uint64_t ns_to_cycles(uint64_t ns)
 {
 	pthread_once(&tsc_once, tsc_calibrate);
 	return (uint64_t)(((unsigned __int128)ns * tsc_per_ns_q16) >> 16);
-}
-
-uint64_t smarm_now_ns(void)
-{
-	return smarm__clock_ns();
 }
 
 /* ------------------------------------------------------------ config */

@@ -2,7 +2,8 @@
 /*
  * chan.c - unbounded multi-producer single-consumer channels of fixed-size
  * elements, timed sends, and the channel side of select (arming and
- * disarming an arm; the select engine itself is io/select.c).
+ * disarming an arm; the select engine itself is io/select.c). The public
+ * calls, which validate their arguments, are in chan_api.c.
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. A receiver
@@ -37,8 +38,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_ELEM 65536
 
 /* memcpy with the common small sizes inlined (no libc call). */
 static inline void elem_copy(void *dst, const void *src, size_t esz)
@@ -80,13 +79,10 @@ static void chan_free_mem(smarm_chan_t *ch)
 	free(ch);
 }
 
-int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
-		     smarm_elem_free_cb elem_free)
+int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
+		      smarm_elem_free_cb elem_free)
 {
-	smarm_chan_t *ch;
-	if (out == NULL || elem_size == 0 || elem_size > MAX_ELEM)
-		return SMARM_EINVAL;
-	ch = calloc(1, sizeof *ch);
+	smarm_chan_t *ch = calloc(1, sizeof *ch);
 	if (ch == NULL)
 		return SMARM_ENOMEM;
 	ch->esz = elem_size;
@@ -97,11 +93,9 @@ int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
 	return 0;
 }
 
-int smarm_chan_sender_dup(smarm_chan_t *ch)
+int smarm__chan_sender_dup(smarm_chan_t *ch)
 {
 	int rc = 0;
-	if (ch == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (ch->senders == 0)
 		rc = SMARM_ECLOSED;
@@ -111,12 +105,10 @@ int smarm_chan_sender_dup(smarm_chan_t *ch)
 	return rc;
 }
 
-int smarm_chan_sender_free(smarm_chan_t *ch)
+int smarm__chan_sender_free(smarm_chan_t *ch)
 {
 	struct smarm__waiter wt = { NULL, 0, 0 };
 	bool gone;
-	if (ch == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (ch->senders == 0) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -138,12 +130,10 @@ int smarm_chan_sender_free(smarm_chan_t *ch)
 	return 0;
 }
 
-int smarm_chan_receiver_free(smarm_chan_t *ch)
+int smarm__chan_receiver_free(smarm_chan_t *ch)
 {
 	struct smarm__ring elems;
 	bool gone;
-	if (ch == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (!ch->receiver || ch->waiter.node != NULL ||
 	    __atomic_load_n(&ch->receiving, __ATOMIC_ACQUIRE) != 0) {
@@ -169,11 +159,9 @@ int smarm_chan_receiver_free(smarm_chan_t *ch)
 	return 0;
 }
 
-int smarm_chan_send(smarm_chan_t *ch, const void *elem)
+int smarm__chan_send(smarm_chan_t *ch, const void *elem)
 {
 	struct smarm__waiter wt;
-	if (ch == NULL || elem == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (!ch->receiver) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -211,11 +199,9 @@ static void chan_pop(smarm_chan_t *ch, void *out)
 	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
 }
 
-int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
+int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
 {
 	int rc;
-	if (ch == NULL || out == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (!ch->receiver) {
 		rc = SMARM_ESTATE;
@@ -229,11 +215,9 @@ int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
 	return rc;
 }
 
-int64_t smarm_chan_len(smarm_chan_t *ch)
+int64_t smarm__chan_len(smarm_chan_t *ch)
 {
 	int64_t len;
-	if (ch == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	len = (int64_t)smarm__ring_len(&ch->ring);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -320,19 +304,15 @@ static void recv_undo(struct smarm__wait *w)
 }
 
 /*
- * The receive loop behind recv and recv_timeout (wait.h's loop).
- * deadline 0: no timeout.
+ * The receive loop behind recv and recv_timeout (wait.h's loop), for the
+ * running actor me. deadline 0: no timeout.
  */
-static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
+int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
+		     uint64_t deadline)
 {
-	struct smarm__slot *me = smarm__current();
 	struct smarm__recv_wait rw;
 	struct smarm__wait w;
 
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
-	if (ch == NULL || out == NULL)
-		return SMARM_EINVAL;
 	rw.ch = ch;
 	rw.out = out;
 	rw.delivered = false;
@@ -387,36 +367,14 @@ static int chan_recv(smarm_chan_t *ch, void *out, uint64_t deadline)
 	}
 }
 
-int smarm_chan_recv(smarm_chan_t *ch, void *out)
-{
-	return chan_recv(ch, out, 0);
-}
-
-int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
-{
-	int rc;
-	if (smarm__current() == NULL)
-		return SMARM_ENOTACTOR;
-	if (timeout_ns == 0) {
-		/* A poll, but due timers (a timed send) get to run first. */
-		rc = smarm_chan_try_recv(ch, out);
-		if (rc == SMARM_EAGAIN) {
-			smarm__yield(smarm__current());
-			rc = smarm_chan_try_recv(ch, out);
-		}
-		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
-	}
-	return chan_recv(ch, out, smarm__deadline_after(timeout_ns));
-}
-
 /* ------------------------------------------------------- timed send */
 
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	if (smarm_chan_send(ch, payload) != 0 && ch->efree != NULL)
+	if (smarm__chan_send(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
-	smarm_chan_sender_free(ch);
+	smarm__chan_sender_free(ch);
 }
 
 static void send_timer_drop(void *ctx, void *payload)
@@ -424,40 +382,19 @@ static void send_timer_drop(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (ch->efree != NULL)
 		ch->efree(payload);
-	smarm_chan_sender_free(ch);
+	smarm__chan_sender_free(ch);
 }
 
-int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,
-			  smarm_timer_t *out)
+/* A timed send from an actor of node n (the timer holds a sender). */
+int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
+			   const void *elem, uint64_t delay_ns, uint64_t *id)
 {
-	struct smarm__slot *me = smarm__current();
-	uint64_t id = 0;
-	int rc;
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
-	if (ch == NULL || elem == NULL)
-		return SMARM_EINVAL;
-	rc = smarm_chan_sender_dup(ch); /* the timer's own reference */
+	int rc = smarm__chan_sender_dup(ch); /* the timer's own reference */
 	if (rc != 0)
 		return rc;
-	rc = smarm__timer_call_after(smarm__worker()->node, delay_ns,
-				     send_timer_fire, send_timer_drop, ch, elem,
-				     ch->esz, &id);
-	if (rc != 0) {
-		smarm_chan_sender_free(ch);
-		return rc;
-	}
-	if (out != NULL)
-		out->id = id;
-	return 0;
-}
-
-int smarm_timer_cancel(smarm_timer_t timer)
-{
-	struct smarm__slot *me = smarm__current();
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
-	if (timer.id == 0)
-		return SMARM_ENOENT;
-	return smarm__timer_cancel(smarm__worker()->node, timer.id);
+	rc = smarm__timer_call_after(n, delay_ns, send_timer_fire,
+				     send_timer_drop, ch, elem, ch->esz, id);
+	if (rc != 0)
+		smarm__chan_sender_free(ch);
+	return rc;
 }

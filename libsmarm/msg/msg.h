@@ -40,7 +40,32 @@ struct smarm__recv_wait {
 	bool delivered; /* written under ch->lock */
 };
 
-/* Register the current actor as the waiter; false if ready instead. */
+/*
+ * chan.c: the channel operations behind chan_api.c, which has validated
+ * every argument (non-NULL, sizes in range, actor context where needed).
+ */
+#define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
+int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
+		      smarm_elem_free_cb elem_free);
+int smarm__chan_sender_dup(smarm_chan_t *ch);
+int smarm__chan_sender_free(smarm_chan_t *ch);
+int smarm__chan_receiver_free(smarm_chan_t *ch);
+int smarm__chan_send(smarm_chan_t *ch, const void *elem);
+int smarm__chan_try_recv(smarm_chan_t *ch, void *out);
+int64_t smarm__chan_len(smarm_chan_t *ch);
+int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
+		     uint64_t deadline);
+int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
+			   const void *elem, uint64_t delay_ns, uint64_t *id);
+
+/* mutex.c: the green mutex behind mutex_api.c (arguments validated). */
+int smarm__mutex_alloc(smarm_mutex_t **out);
+int smarm__mutex_free(smarm_mutex_t *m);
+int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
+int smarm__mutex_try_lock(smarm_mutex_t *m);
+int smarm__mutex_unlock(smarm_mutex_t *m);
+
+/* select (chan.c side): register the current actor as the waiter. */
 int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 		    uint32_t epoch, bool *ready);
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);

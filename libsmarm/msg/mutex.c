@@ -2,7 +2,8 @@
 /*
  * mutex.c - the green mutex: contention parks the actor, unlock hands the
  * lock straight to the oldest waiter (FIFO, no barging), and every lock
- * has a timeout so a green deadlock surfaces as SMARM_ETIMEDOUT.
+ * has a timeout so a green deadlock surfaces as SMARM_ETIMEDOUT. The
+ * public calls, which validate their arguments, are in mutex_api.c.
  *
  * A waiter registers (node, pid, epoch) at the tail of the FIFO under the
  * state lock, arms a wake timer for its deadline and parks. unlock pops
@@ -47,19 +48,15 @@ static uint64_t caller_id(void)
 	return pid != 0 ? pid : THREAD_BIT | (uint64_t)gettid();
 }
 
-int smarm_mutex_alloc(smarm_mutex_t **out)
+int smarm__mutex_alloc(smarm_mutex_t **out)
 {
-	if (out == NULL)
-		return SMARM_EINVAL;
 	*out = calloc(1, sizeof **out);
 	return *out ? 0 : SMARM_ENOMEM;
 }
 
-int smarm_mutex_free(smarm_mutex_t *m)
+int smarm__mutex_free(smarm_mutex_t *m)
 {
 	bool busy;
-	if (m == NULL)
-		return 0;
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	busy = m->holder != 0 || smarm__ring_len(&m->q) != 0;
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
@@ -142,15 +139,13 @@ static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
 	}
 }
 
-int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
+int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
 	uint64_t deadline = smarm__deadline_after(timeout_ns);
 	struct smarm__wait w;
 	int rc;
 
-	if (m == NULL)
-		return SMARM_EINVAL;
 	if (me == NULL)
 		return lock_from_thread(m, deadline);
 	smarm__wait_init(&w, me, deadline, lock_undo, m);
@@ -201,11 +196,9 @@ int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	return SMARM_ETIMEDOUT;
 }
 
-int smarm_mutex_try_lock(smarm_mutex_t *m)
+int smarm__mutex_try_lock(smarm_mutex_t *m)
 {
 	int rc = SMARM_EAGAIN;
-	if (m == NULL)
-		return SMARM_EINVAL;
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder == 0) {
 		m->holder = caller_id();
@@ -215,12 +208,9 @@ int smarm_mutex_try_lock(smarm_mutex_t *m)
 	return rc;
 }
 
-int smarm_mutex_unlock(smarm_mutex_t *m)
+int smarm__mutex_unlock(smarm_mutex_t *m)
 {
-	uint64_t me;
-	if (m == NULL)
-		return SMARM_EINVAL;
-	me = caller_id();
+	uint64_t me = caller_id();
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 	if (m->holder != me) {
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);

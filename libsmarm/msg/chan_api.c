@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chan_api.c - the public entry points for channels (and the timed send,
+ * which the header lists under "Time and timers" but which is a channel
+ * operation). Each call validates its arguments, checks for an actor
+ * where one is required and calls the smarm__chan_* code in chan.c;
+ * nothing below this file checks caller input again.
+ *
+ * Ownership: elements are copied in and out; the caller keeps its
+ * buffers. Locking: none of its own.
+ * Invariants: INV-1 a call that returns an argument error (SMARM_EINVAL,
+ * SMARM_ENOTACTOR) changed nothing.
+ * See: docs/embedding.md (Channels), abi/smarm/smarm.h.
+ */
+#include "msg.h"
+
+int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
+		     smarm_elem_free_cb elem_free)
+{
+	if (out == NULL || elem_size == 0 || elem_size > SMARM__CHAN_MAX_ELEM)
+		return SMARM_EINVAL;
+	return smarm__chan_alloc(out, elem_size, elem_free);
+}
+
+int smarm_chan_sender_dup(smarm_chan_t *ch)
+{
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_sender_dup(ch);
+}
+
+int smarm_chan_sender_free(smarm_chan_t *ch)
+{
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_sender_free(ch);
+}
+
+int smarm_chan_receiver_free(smarm_chan_t *ch)
+{
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_receiver_free(ch);
+}
+
+int smarm_chan_send(smarm_chan_t *ch, const void *elem)
+{
+	if (ch == NULL || elem == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_send(ch, elem);
+}
+
+int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
+{
+	if (ch == NULL || out == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_try_recv(ch, out);
+}
+
+int64_t smarm_chan_len(smarm_chan_t *ch)
+{
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_len(ch);
+}
+
+int smarm_chan_recv(smarm_chan_t *ch, void *out)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL || out == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_recv(me, ch, out, 0);
+}
+
+int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
+{
+	struct smarm__slot *me = smarm__current();
+	int rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL || out == NULL)
+		return SMARM_EINVAL;
+	if (timeout_ns == 0) {
+		/* A poll, but due timers (a timed send) get to run first. */
+		rc = smarm__chan_try_recv(ch, out);
+		if (rc == SMARM_EAGAIN) {
+			smarm__yield(me);
+			rc = smarm__chan_try_recv(ch, out);
+		}
+		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
+	}
+	return smarm__chan_recv(me, ch, out, smarm__deadline_after(timeout_ns));
+}
+
+int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,
+			  smarm_timer_t *out)
+{
+	uint64_t id = 0;
+	int rc;
+	if (smarm__current() == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL || elem == NULL)
+		return SMARM_EINVAL;
+	rc = smarm__chan_send_after(smarm__current_node(), ch, elem, delay_ns,
+				    &id);
+	if (rc == 0 && out != NULL)
+		out->id = id;
+	return rc;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mutex_api.c - the public entry points for the green mutex. Each call
+ * validates its arguments and calls the smarm__mutex_* code in mutex.c;
+ * nothing below this file checks caller input again.
+ *
+ * Ownership: the caller allocates and frees the mutex. Locking: none of
+ * its own. Invariants: INV-1 a call that returns SMARM_EINVAL changed
+ * nothing.
+ * See: docs/embedding.md (Mutex), abi/smarm/smarm.h.
+ */
+#include "msg.h"
+
+int smarm_mutex_alloc(smarm_mutex_t **out)
+{
+	if (out == NULL)
+		return SMARM_EINVAL;
+	return smarm__mutex_alloc(out);
+}
+
+int smarm_mutex_free(smarm_mutex_t *m)
+{
+	if (m == NULL)
+		return 0; /* freeing NULL is a no-op */
+	return smarm__mutex_free(m);
+}
+
+int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
+{
+	if (m == NULL)
+		return SMARM_EINVAL;
+	return smarm__mutex_lock(m, timeout_ns);
+}
+
+int smarm_mutex_try_lock(smarm_mutex_t *m)
+{
+	if (m == NULL)
+		return SMARM_EINVAL;
+	return smarm__mutex_try_lock(m);
+}
+
+int smarm_mutex_unlock(smarm_mutex_t *m)
+{
+	if (m == NULL)
+		return SMARM_EINVAL;
+	return smarm__mutex_unlock(m);
+}
