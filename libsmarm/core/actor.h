@@ -32,13 +32,11 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req);
 void smarm__stop_all(struct smarm_node *n);
 void smarm__release_unjoined(struct smarm_node *n);
-void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason);
 int smarm__detach(struct smarm_node *n, uint64_t pid);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
-void smarm__switch_out(struct smarm__slot *s, int intent);
 
 /* A pending stop ends the actor here (a safe point). */
 static inline void smarm__observe_stop(struct smarm__slot *s)

@@ -1,16 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched.c - the M:N scheduler: N workers pull actor pids from one shared
- * FIFO run queue, resume them by a context switch, and park on per-worker
- * futexes when there is nothing to run.
+ * sched.c - the M:N scheduler: N workers take runnable actors, resume
+ * them by a context switch, and park on per-worker futexes when there is
+ * nothing to run.
  *
- * Design. One shared run queue under a futex mutex: the queue is not the
+ * Glossary (where a runnable actor can wait, in pick order, pick_next):
+ *   pinned FIFO  per worker: actors preempted asynchronously, which must
+ *                resume on the worker that preempted them (preempt.c).
+ *   wake slot    per worker, one pid: the actor the running actor woke,
+ *                run next here, warm (Go's runnext; WAKE_STREAK bounds it).
+ *   deque        per worker (several workers): work-first spawns; the
+ *                owner pops the front, idle workers steal from the back.
+ *   run queue    per node, shared: everything else (yields, wakes from
+ *                other threads and timers, displaced slot entries); on one
+ *                worker also work-first spawns at its front, bounded by
+ *                SMARM__FRONT_LIMIT.
+ * All three queues are the one ring (ring.h).
+ *
+ * Design. The shared queue sits under a futex mutex: it is not the
  * bottleneck (smarm's queue shoot-out found lock-free rings within 10-15%
- * in the runtime); the wake path is. An actor leaves its worker only by
- * yielding, parking or ending; the worker then finishes the transition
- * (yield_return, park_return, finalize) on its own stack, after the
- * actor's sp is saved, so a waker that re-queues the actor can never see a
- * half-saved context.
+ * in the runtime); the wake path is, hence the wake slot and the deques.
+ * An actor leaves its worker only by yielding, parking, ending or being
+ * preempted; it switches straight to the next actor (or the scheduler),
+ * and whoever runs next finishes the transition (yield_return,
+ * park_return, pin_push, finalize) after the actor's sp is saved, so a
+ * waker that re-queues the actor can never see a half-saved context.
  *
  * Idle protocol (smarm RFC 018). An idle worker sets its bit in idle_mask,
  * issues a SeqCst fence, re-checks for work, and only then sleeps on its
@@ -36,10 +50,12 @@
  *
  * Ownership: workers belong to the node during a run; worker 0 is the
  * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards the rq ring and
- * its front counters; tm_lock (TIMERS) serialises timekeeper arm and timer
- * inserts. Invariants: INV-1 (core.h) at-most-once queued; INV-2 the timekeeper
- * disarms before it fires timers; INV-3 live==0 and an empty queue end the
- * run (INV-4 in core.h makes that sound).
+ * its front counters; each ldq_lock (RUNQ, never two at once) its
+ * worker's deque; the wake slot and the pinned FIFO are atomic or
+ * owner-only; tm_lock (TIMERS) serialises timekeeper arm and timer
+ * inserts. Invariants: INV-1 (core.h) at-most-once queued; INV-2 the
+ * timekeeper disarms before it fires timers; INV-3 live==0 and empty
+ * queues end the run (INV-4 in core.h makes that sound).
  * See: docs/architecture.md (Scheduler, Idle workers).
  */
 

@@ -148,6 +148,8 @@ void smarm__wake_one_if_idle(struct smarm_node *n);
 void smarm__wake_all(struct smarm_node *n);
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
 int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
+void smarm__switch_out(struct smarm__slot *s, int intent);
+void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));
 
 /*
  * A new actor run begins on w without going through its scheduler (a

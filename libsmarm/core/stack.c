@@ -36,7 +36,7 @@
  * Recycle zap: a default-shaped stack going back to a pool keeps its top
  * 64 KiB resident and gives the rest back (MADV_DONTNEED), outside the
  * pool lock; at the default 64 KiB reserve that is no syscall at all.
- * Park-path shrink: see smarm__stack_park_hook in core.h.
+ * Park-path shrink: see smarm__stack_park_hook in stack.h.
  *
  * Ownership: a stack belongs to one slot from first run to finalize, then
  * returns to the releasing worker's small cache (guarded), else the
