@@ -16,17 +16,18 @@
  *   1. fix the exit record (how, code; a stop's strength and requester);
  *   2. run the undo hook of the wait it is in (wait.c WAIT-4);
  *   3. run its cleanup handlers, newest first;
- *   4. publish `dying` and run the exit hook of each subsystem that has
- *      state on this actor, in id order (core.h struct smarm__subsys),
- *      handing it that state;
+ *   4. run the exit hook of each subsystem that has state on this actor,
+ *      in id order (subsys.h), handing it that state;
  *   5. switch to its scheduler for good; the stack is simply abandoned.
  * A handler may itself exit; the rest then continues from where it was,
  * so every handler and every hook runs exactly once.
  *
  * finalize (scheduler side, after the actor's last switch, on whatever
- * stack the worker runs next): recycle the stack; under the cold lock
- * publish DONE and take the joiner; wake the joiner; reclaim the slot if
- * nobody owes a join; if this was the root, stop every remaining actor;
+ * stack the worker runs next): under the cold lock, if a subsystem
+ * attached state after step 4 took its look, resume the actor to run
+ * step 4 again (INV-3); else detach the stack, publish DONE and take the
+ * joiner; wake the joiner; reclaim the slot if nobody owes a join;
+ * recycle the stack; if this was the root, stop every remaining actor;
  * live -= 1 last (core.h INV-4).
  *
  * Ownership: a slot is owned by its spawner until published, then by
@@ -34,17 +35,22 @@
  * Per-actor subsystem state belongs to the subsystem that attached it
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
- * Locking: cold (SLOT rank) per slot; free list (SLOT rank) is never nested in
- * it. Invariants: INV-1 tenant state is set in one place (slot.c
- * smarm__slot_install) and released in one (smarm__slot_reclaim). INV-2 death
- * notification (joiner wake) precedes reclamation. INV-3 no per-actor state is
- * stranded: an attach stores ext_used and then reads dying, the dying actor
- * stores dying and then reads ext_used (all seq_cst), so at least one sees the
- * other: the dying actor takes the state (under the cold lock) for the hook, or
- * the attacher takes it back (under the same hold of the cold lock it attached
- * in) and reports the actor dying. INV-4 the stop flag only grows (NONE <
- * SHUTDOWN < KILL); a stop request wakes its target only when it raises it from
- * NONE. See: docs/architecture.md (Actors, Cancellation, Subsystems).
+ * Locking: cold (SLOT rank) per slot; free list and stack pool (SLOT
+ * rank) are never nested in it.
+ * Invariants:
+ *   INV-1 tenant state is set in one place (slot.h smarm__slot_install)
+ *         and released in one (smarm__slot_reclaim).
+ *   INV-2 death notification (joiner wake) precedes reclamation.
+ *   INV-3 no per-actor state is stranded, and no fence is paid for it:
+ *         state is attached under the cold lock, only to an actor that is
+ *         not DONE, and finalize looks for state in the same hold of the
+ *         cold lock in which it publishes DONE. State it finds was
+ *         attached after step 4 looked (without the lock); the actor is
+ *         then resumed inside its exit path to hand it over on its own
+ *         stack (an actor that never ran has its hooks run right there).
+ *   INV-4 the stop flag only grows (NONE < SHUTDOWN < KILL); a stop
+ *         request wakes its target only when it raises it from NONE.
+ * See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
 #include "actor.h"
 
@@ -148,15 +154,18 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 					      memory_order_relaxed);
 		}
 	}
-	smarm__wait_undo_current(s); /* wait.c WAIT-4 */
+	if (s->wait != NULL)
+		smarm__wait_undo_current(s); /* wait.c WAIT-4 */
 	/* A handler may itself exit; it then finishes the rest. */
 	while (s->cl_len > 0) {
 		struct smarm__cleanup c = s->cl[--s->cl_len];
 		c.fn(c.arg);
 	}
-	smarm__exit_hooks_run(s);
-	smarm__switch_out(s, SMARM__INTENT_DONE);
-	smarm__panic("actor: a finished actor was resumed");
+	for (;;) {
+		smarm__exit_hooks_run(s);
+		smarm__switch_out(s, SMARM__INTENT_DONE);
+		/* Resumed by finalize: state was attached late (INV-3). */
+	}
 }
 
 void smarm__terminate(struct smarm__slot *s, int how, intptr_t code)
@@ -172,15 +181,15 @@ void smarm__terminate_stopped(struct smarm__slot *s)
 }
 
 /*
- * Step 4 of the exit: publish `dying`, then hand each subsystem its
- * per-actor state (INV-3). Also called by the scheduler for an actor
- * that never ran. Re-entrant: a state is taken before its hook runs.
+ * Step 4 of the exit: hand each subsystem its per-actor state. ext_used
+ * is read without the lock: an attach this look misses is caught by
+ * finalize (INV-3). Re-entrant: a state is taken before its hook runs.
+ * Also called by the scheduler for an actor that never ran.
  */
 void smarm__exit_hooks_run(struct smarm__slot *s)
 {
 	struct smarm_node *n = smarm__worker()->node;
-	atomic_store_explicit(&s->dying, 1, memory_order_seq_cst);
-	if (!atomic_load_explicit(&s->ext_used, memory_order_seq_cst))
+	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
 		return; /* the common case: no subsystem state */
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
 		void *state;
@@ -194,18 +203,32 @@ void smarm__exit_hooks_run(struct smarm__slot *s)
 	}
 }
 
+/* Under s->cold: does any subsystem state wait for an exit hook? */
+static bool ext_left(const struct smarm__slot *s)
+{
+	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
+		return false;
+	for (int id = 0; id < SMARM__SUB_MAX; id++)
+		if (s->ext->x_state[id] != NULL)
+			return true;
+	return false;
+}
+
 /* --------------------------------------------- per-actor subsystem state */
 
 /*
- * Attach subsystem id's state to the live actor in s. Caller holds
- * s->cold and has checked the generation. Returns 0, SMARM_EEXIST (id
- * already has state here), SMARM_ENOMEM, or SMARM_ESTATE: the actor's
- * exit hooks have started, its exit record (s->exit) is final, and the
- * caller treats it as dead (INV-3).
+ * Attach subsystem id's state to the actor in s. Caller holds s->cold
+ * and has checked that the pid's generation matches and the actor is not
+ * DONE: the state then reaches the actor's exit hook exactly once
+ * (INV-3), with the exit record final. Returns 0, SMARM_EEXIST (id
+ * already has state here) or SMARM_ENOMEM.
  */
 int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
 {
 	SMARM_ASSERT(id >= 0 && id < SMARM__SUB_MAX && state != NULL);
+	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
+			     &s->word, memory_order_relaxed)) !=
+		     SMARM__ST_DONE);
 	if (s->ext == NULL) {
 		s->ext = calloc(1, sizeof *s->ext);
 		if (s->ext == NULL)
@@ -214,11 +237,7 @@ int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
 	if (s->ext->x_state[id] != NULL)
 		return SMARM_EEXIST;
 	s->ext->x_state[id] = state;
-	atomic_store_explicit(&s->ext_used, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&s->dying, memory_order_seq_cst)) {
-		s->ext->x_state[id] = NULL; /* INV-3: ours again */
-		return SMARM_ESTATE;
-	}
+	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -239,6 +258,19 @@ void *smarm__actor_ext_detach(struct smarm__slot *s, int id)
 
 /* ------------------------------------------------------ finalize */
 
+/* finalize found late state on an actor that has a stack: resume it. */
+static void resume_for_hooks(struct smarm_node *n, struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t nw;
+	do { /* RUNNING|NOTIFIED -> QUEUED: it switched out, nothing queued */
+		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w),
+				   SMARM__ST_QUEUED);
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+	smarm__enqueue(n, smarm__slot_pid(s));
+}
+
 void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
@@ -246,13 +278,25 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), s->index);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
-	struct smarm__exit dead = { 0 };
+	struct smarm__stack_desc stk;
+	struct smarm__exit dead;
 	bool free_slot;
 
-	smarm__stack_release(n, s);
-	s->sp = NULL;
-
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	while (SMARM_UNLIKELY(ext_left(s))) { /* INV-3 */
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		atomic_fetch_add_explicit(&n->ext_late, 1,
+					  memory_order_relaxed);
+		if (s->sp != NULL) {
+			resume_for_hooks(n, s);
+			return;
+		}
+		smarm__exit_hooks_run(s); /* never ran: no stack to resume */
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	}
+	/* The next tenant may be installed once DONE is out: detach first. */
+	smarm__stack_detach(s, &stk);
+	s->sp = NULL;
 	atomic_store_explicit(
 		&s->word, SMARM__W_MAKE(SMARM__W_GEN(w0), 0, SMARM__ST_DONE),
 		memory_order_release);
@@ -277,6 +321,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__exit_release(&dead);
 		smarm__slot_free(n, s->index);
 	}
+	smarm__stack_put(n, &stk);
 	if (is_root)
 		smarm__stop_all(n);
 	int64_t before =

@@ -29,6 +29,9 @@
 #define SMARM_ASSERT(c) ((void)0)
 #endif
 
+/* Branch hint for rare paths. */
+#define SMARM_UNLIKELY(c) __builtin_expect(!!(c), 0)
+
 /* Corrupted internal state: print "libsmarm: <msg>" and abort (lock.c). */
 void smarm__panic(const char *msg) __attribute__((noreturn));
 

@@ -142,6 +142,9 @@ struct smarm_node {
 	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
 	_Atomic uint64_t pre_signals;
 
+	_Atomic uint64_t ext_late; /* exits resumed to hand over state
+				      attached late (actor.c INV-3) */
+
 	/* subsystems (node.c): fixed at open */
 	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */
 	void *sub_state[SMARM__SUB_MAX]; /* each one's per-node state */

@@ -163,7 +163,6 @@ void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
 	s->exit = normal;
 	s->stop_from = 0;
 	s->stop_code = 0;
-	atomic_store_explicit(&s->dying, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
 }
 

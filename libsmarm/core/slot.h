@@ -72,7 +72,7 @@ struct smarm__cleanup {
  * Why an actor ended: what travels to its joiner today, and to its
  * monitors, links and supervisor in the layers above. Written by the
  * actor itself when it starts exiting (smarm__terminate_ex), final once
- * its exit hooks start (slot `dying`), released when the slot is
+ * its exit hooks run, released when the slot is
  * reclaimed.
  */
 struct smarm__exit {
@@ -133,11 +133,9 @@ struct smarm__slot {
 	struct smarm__cleanup *cl; /* cleanup stack, newest last */
 	struct smarm__wait *wait;  /* owner: the wait parked in (wait.c
 				      WAIT-4), or NULL */
-	struct smarm__exit exit;   /* valid once exiting; final once dying */
+	struct smarm__exit exit;   /* valid once exiting (the actor's own) */
 	uint64_t stop_from;	   /* cold: the strongest stop's requester */
 	intptr_t stop_code;	   /* cold: and its code */
-	_Atomic uint8_t dying;	   /* exit hooks have started (actor.c
-				      INV-3); the exit record is final */
 	_Atomic uint8_t ext_used;  /* a subsystem attached state to this
 				      tenant (actor.c INV-3) */
 	struct smarm__ext *ext;	   /* cold: per-subsystem state; NULL until

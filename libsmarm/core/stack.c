@@ -230,13 +230,14 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	return 0;
 }
 
-static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
-			    void *base)
+static void release_guarded(struct smarm_node *n,
+			    const struct smarm__stack_desc *d)
 {
-	if (default_shaped(n, s)) {
+	void *base = d->sd_base;
+	if (d->sd_reserve == n->stk_reserve && d->sd_guard == n->stk_guard) {
 		struct smarm__worker *w = cache_of(n);
 		bool kept = false;
-		zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
+		zap((uintptr_t)base + d->sd_guard, d->sd_reserve);
 		/* The cache counts against the cap: cap 0 keeps nothing. */
 		if (w != NULL && w->stk_ncache < SMARM__WORKER_STACKS &&
 		    w->stk_ncache < n->pool_cap) {
@@ -254,7 +255,7 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 		if (kept)
 			return;
 	}
-	unmap_guarded(n, base, s->stk_reserve + s->stk_guard);
+	unmap_guarded(n, base, d->sd_reserve + d->sd_guard);
 }
 
 /* ------------------------------------------------------------- dense */
@@ -340,15 +341,16 @@ static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 	return 0;
 }
 
-static void release_dense(struct smarm_node *n, struct smarm__slot *s,
-			  void *base)
+static void release_dense(struct smarm_node *n,
+			  const struct smarm__stack_desc *d)
 {
+	void *base = d->sd_base;
 	atomic_fetch_sub_explicit(&n->stk_dense, 1, memory_order_relaxed);
-	if (s->stk_reserve != n->stk_reserve) {
-		munmap(base, s->stk_reserve);
+	if (d->sd_reserve != n->stk_reserve) {
+		munmap(base, d->sd_reserve);
 		return;
 	}
-	zap((uintptr_t)base, s->stk_reserve);
+	zap((uintptr_t)base, d->sd_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
 	smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
@@ -421,16 +423,35 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	return acquire_dense(n, s);
 }
 
+/*
+ * Take s's stack off the slot (finalize, before DONE lets a new tenant
+ * overwrite the stack fields); smarm__stack_put recycles it afterwards.
+ */
+void smarm__stack_detach(struct smarm__slot *s, struct smarm__stack_desc *d)
+{
+	d->sd_base = s->stk_base;
+	d->sd_reserve = s->stk_reserve;
+	d->sd_guard = s->stk_guard;
+	d->sd_mode = s->stk_mode;
+	__atomic_store_n(&s->stk_base, NULL, __ATOMIC_RELAXED);
+}
+
+/* Detach and recycle at once (no new tenant can race: unit tests). */
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 {
-	void *base = s->stk_base;
-	if (base == NULL)
+	struct smarm__stack_desc d;
+	smarm__stack_detach(s, &d);
+	smarm__stack_put(n, &d);
+}
+
+void smarm__stack_put(struct smarm_node *n, const struct smarm__stack_desc *d)
+{
+	if (d->sd_base == NULL)
 		return;
-	__atomic_store_n(&s->stk_base, NULL, __ATOMIC_RELAXED);
-	if (s->stk_mode == SMARM_STACK_DENSE)
-		release_dense(n, s, base);
+	if (d->sd_mode == SMARM_STACK_DENSE)
+		release_dense(n, d);
 	else
-		release_guarded(n, s, base);
+		release_guarded(n, d);
 }
 
 /* End of a run: hand a worker's cached stacks back to the pool. */

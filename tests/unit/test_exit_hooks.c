@@ -33,6 +33,7 @@ struct eh_rec {
 	smarm_chan_t *ch;    /* if set, the hook sends `code` here */
 	bool heap;	     /* free in the hook (race test) */
 	_Atomic int *hooked; /* race test: counts hook deliveries */
+	struct eh_rec *late; /* attach this (OTP id) from inside the hook */
 };
 
 /*
@@ -79,6 +80,12 @@ static void eh_exit(int sub, struct smarm__slot *s,
 	if (r->ch != NULL) {
 		int64_t v = (int64_t)ex->ex_code;
 		smarm_chan_send(r->ch, &v); /* a hook may allocate and send */
+	}
+	if (r->late != NULL) {
+		/* state attached after its id's hook slot went by */
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
+		EH_EQ(smarm__actor_ext_attach(s, SMARM__SUB_OTP, r->late), 0);
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	}
 }
 
@@ -425,16 +432,17 @@ END_TEST
 
 /*
  * INV-3 under load: one actor keeps attaching state to actors that are
- * exiting on other workers. Every attach either reaches exactly one hook
- * (0), or comes back (SMARM_ESTATE: dying), or finds no live actor
- * (SMARM_ENOPROC); none is lost or delivered twice.
+ * exiting on other workers. Every attach to an actor not yet DONE
+ * reaches exactly one hook, also one that lands after the actor's exit
+ * hooks looked (finalize resumes the actor to hand it over); none is lost
+ * or delivered twice. The others find no live actor (SMARM_ENOPROC).
  */
 #define EH_RACE_N 3000
 
 static uint64_t eh_pids[EH_RACE_N];
 static _Atomic int eh_spawned;
 static _Atomic int eh_hooked;
-static int eh_ok, eh_dying, eh_noproc;
+static int eh_ok, eh_noproc;
 
 static void eh_short(void *arg)
 {
@@ -476,11 +484,8 @@ static void eh_attacher(void *arg)
 		if (rc == 0) {
 			eh_ok++; /* the hook owns r now */
 		} else {
-			EH_CHECK(rc == SMARM_ESTATE || rc == SMARM_ENOPROC);
-			if (rc == SMARM_ESTATE)
-				eh_dying++;
-			else
-				eh_noproc++;
+			EH_CHECK(rc == SMARM_ENOPROC);
+			eh_noproc++;
 			free(r);
 		}
 	}
@@ -508,11 +513,50 @@ START_TEST(test_exit_hooks_attach_racing_exit_is_never_stranded)
 	smarm_node_t *n = eh_node(4);
 	atomic_store(&eh_spawned, 0);
 	atomic_store(&eh_hooked, 0);
-	eh_ok = eh_dying = eh_noproc = 0;
+	eh_ok = eh_noproc = 0;
 	eh_run(n, eh_root_race, NULL);
-	ck_assert_int_eq(eh_ok + eh_dying + eh_noproc, EH_RACE_N);
+	ck_assert_int_eq(eh_ok + eh_noproc, EH_RACE_N);
 	ck_assert_int_eq(atomic_load(&eh_hooked), eh_ok); /* exactly once */
 	ck_assert_int_gt(eh_ok, 0);			  /* the race was run */
+	eh_close_node(n);
+}
+END_TEST
+
+/*
+ * The deterministic late attach: the OBS hook attaches OTP state, whose
+ * hook slot the loop has passed. finalize must resume the actor, and the
+ * OTP hook runs on its own stack (INV-3).
+ */
+static void eh_body_late(void *arg)
+{
+	(void)arg;
+	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
+	smarm_actor_crash(5);
+}
+
+static void eh_root_late(void *arg)
+{
+	smarm_pid_t p;
+	intptr_t reason = 0;
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_late, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(p, NULL, &reason), 0);
+	EH_EQ(reason, 5);
+}
+
+START_TEST(test_exit_hooks_late_attach_resumes_the_actor_for_its_hook)
+{
+	smarm_node_t *n = eh_node(1);
+	memset(&eh_a, 0, sizeof eh_a);
+	memset(&eh_b, 0, sizeof eh_b);
+	eh_b.late = &eh_a;
+	eh_run(n, eh_root_late, NULL);
+	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
+	ck_assert_int_lt(eh_b.seq, eh_a.seq);
+	ck_assert(eh_a.own_stack);
+	ck_assert_int_eq(eh_a.code, 5);
+	ck_assert_uint_eq(atomic_load(&n->ext_late), 1);
 	eh_close_node(n);
 }
 END_TEST
@@ -630,6 +674,8 @@ Suite *smarm_test_exit_hooks_suite(void)
 	tcase_add_test(tc,
 		       test_exit_hooks_only_for_actors_with_state_and_may_send);
 	tcase_add_test(tc, test_exit_hooks_payload_released_once_at_reclaim);
+	tcase_add_test(
+		tc, test_exit_hooks_late_attach_resumes_the_actor_for_its_hook);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("race");
