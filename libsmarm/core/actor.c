@@ -199,7 +199,8 @@ void smarm__exit_hooks_run(struct smarm__slot *s)
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		if (state != NULL && n->subs[id] != NULL &&
 		    n->subs[id]->ss_actor_exit != NULL)
-			n->subs[id]->ss_actor_exit(s, &s->exit, state);
+			n->subs[id]->ss_actor_exit(s, smarm__slot_pid(s),
+						   &s->exit, state);
 	}
 }
 
@@ -239,6 +240,36 @@ int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
 	s->ext->x_state[id] = state;
 	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
 	return 0;
+}
+
+int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
+			    int (*fn)(void **state, void *arg), void *arg)
+{
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	uint64_t w;
+	void *state;
+	int rc;
+
+	if (s == NULL || SMARM__PID_GEN(pid) == 0)
+		return SMARM_ENOPROC;
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	w = atomic_load_explicit(&s->word, memory_order_acquire);
+	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
+	    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
+	    SMARM__W_STATE(w) == SMARM__ST_DONE) {
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		return SMARM_ENOPROC;
+	}
+	state = smarm__actor_ext_detach(s, id);
+	rc = fn(&state, arg);
+	if (state != NULL && smarm__actor_ext_attach(s, id, state) != 0) {
+		/* Only the block's first allocation can fail: fn ran on NULL.
+		 */
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		return SMARM_ENOMEM;
+	}
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return rc;
 }
 
 /* Subsystem id's state on s, or NULL (s->cold held, or s's owner). */

@@ -28,6 +28,9 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 	__attribute__((noreturn));
 void smarm__terminate_stopped(struct smarm__slot *s) __attribute__((noreturn));
 void smarm__exit_hooks_run(struct smarm__slot *s);
+int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state);
+void *smarm__actor_ext_get(const struct smarm__slot *s, int id);
+void *smarm__actor_ext_detach(struct smarm__slot *s, int id);
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req);
 void smarm__stop_all(struct smarm_node *n);
@@ -68,6 +71,17 @@ static inline void smarm__check_slice(struct smarm__slot *s)
 	else if (__builtin_expect(now - w->slice_start > w->node->slice_cycles,
 				  0))
 		smarm__yield(s);
+}
+
+/*
+ * Leave the CPU until woken (wait.c is the one caller: every wait goes
+ * through smarm__wait_park). A safe point on both sides.
+ */
+static inline void smarm__park(struct smarm__slot *s)
+{
+	smarm__observe_stop(s);
+	smarm__switch_out(s, SMARM__INTENT_PARK);
+	smarm__observe_stop(s);
 }
 
 #endif /* SMARM_CORE_ACTOR_H */

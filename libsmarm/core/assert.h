@@ -32,7 +32,7 @@
 /* Branch hint for rare paths. */
 #define SMARM_UNLIKELY(c) __builtin_expect(!!(c), 0)
 
-/* Corrupted internal state: print "libsmarm: <msg>" and abort (lock.c). */
+/* Corrupted internal state: print "smarm: panic: <msg>", abort (lock.c). */
 void smarm__panic(const char *msg) __attribute__((noreturn));
 
 #endif /* SMARM_CORE_ASSERT_H */

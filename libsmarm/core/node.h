@@ -150,7 +150,7 @@ struct smarm_node {
 	void *sub_state[SMARM__SUB_MAX]; /* each one's per-node state */
 
 	/*
-	 * Idle policy (issue #3), kept after the older fields so their
+	 * Idle policy, kept after the older fields so their
 	 * layout (and the hot paths' cache-line sharing) is unchanged.
 	 * Configuration, immutable after open:
 	 */

@@ -488,20 +488,19 @@ static bool denied_object(const char *path)
 	return false;
 }
 
-int smarm_preempt_allow_object(const void *addr)
+/* smarm_preempt_allow_object (core_api.c validated addr). */
+int smarm__preempt_allow_object(const void *addr)
 {
 	struct find_obj f = { 0 };
 	struct find_obj self = { 0 };
 	Dl_info info = { 0 };
 
-	if (addr == NULL)
-		return SMARM_EINVAL;
 	pthread_once(&preempt_once, preempt_init);
 	f.addr = (uintptr_t)addr;
 	dl_iterate_phdr(find_obj_cb, &f);
 	if (!f.found || f.n == 0)
 		return SMARM_ENOENT;
-	self.addr = (uintptr_t)(void *)smarm_preempt_allow_object;
+	self.addr = (uintptr_t)(void *)smarm__preempt_allow_object;
 	dl_iterate_phdr(find_obj_cb, &self);
 	if (self.found && self.n > 0 && self.lo[0] == f.lo[0])
 		return SMARM_EINVAL; /* libsmarm itself */

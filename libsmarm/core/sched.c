@@ -15,7 +15,8 @@
  *                other threads and timers, displaced slot entries); on one
  *                worker also work-first spawns at its front, bounded by
  *                SMARM__FRONT_LIMIT.
- * All three queues are the one ring (ring.h).
+ * The deques and the run queue are the one ring (ring.h); the pinned
+ * FIFO is a list linked through the slots, the wake slot one atomic word.
  *
  * Design. The shared queue sits under a futex mutex: it is not the
  * bottleneck (smarm's queue shoot-out found lock-free rings within 10-15%
@@ -26,7 +27,7 @@
  * park_return, pin_push, finalize) after the actor's sp is saved, so a
  * waker that re-queues the actor can never see a half-saved context.
  *
- * Idle protocol (smarm RFC 018). An idle worker sets its bit in idle_mask,
+ * Idle protocol. An idle worker sets its bit in idle_mask,
  * issues a SeqCst fence, re-checks for work, and only then sleeps on its
  * parker (a futex word with a permit: an unpark that lands first makes the
  * park return at once). A producer publishes work (queue push), issues a
@@ -38,11 +39,11 @@
  * actors (a try-lock), so timers fire under saturation too. When the last
  * actor ends, the run is over: wake_all releases every parked worker.
  *
- * Before it parks, an idle worker spins for a bounded time (smarm RFC 004,
- * SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
+ * Before it parks, an idle worker spins for a bounded time
+ * (SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
  * wakes nobody while a spinner exists. At most half the workers spin.
  * spin_for_work states why no wake is lost. Actor-to-actor wakes go to
- * the waker's wake slot (RFC 005, SMARM_OPT_WAKE_SLOT) unless it is off.
+ * the waker's wake slot (SMARM_OPT_WAKE_SLOT) unless it is off.
  *
  * Rejected: a wake pipe drained by one winner (lost completions, syscall
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
@@ -478,7 +479,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 }
 
 /*
- * Spin before parking (smarm RFC 004, Go's spinning Ms). A worker out of
+ * Spin before parking (as Go's spinning Ms do). A worker out of
  * work polls the shared run queue, the run's end and the timers for up to
  * spin_ns before it commits to the futex park, so a producer on another
  * worker hands work over without a futex wake (~µs each in a VM). At most
@@ -631,13 +632,6 @@ static void idle(struct smarm__worker *w)
 
 /* -------------------------------------------------------------- switch */
 
-void smarm__park(struct smarm__slot *s)
-{
-	smarm__observe_stop(s);
-	smarm__switch_out(s, SMARM__INTENT_PARK);
-	smarm__observe_stop(s);
-}
-
 /*
  * Could anything but the running actor run on w now? Held spawns, the
  * wake slot, pinned actors, w's deque, the shared queue, or a pending
@@ -726,22 +720,6 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	if (r == SMARM__UNPARK_ENQUEUE)
 		enqueue_woken(n, pid);
 	return r != SMARM__UNPARK_NOOP;
-}
-
-/* wait.h; here so that unpark_at inlines into it (chan send's path). */
-void smarm__wake_and_unlock(struct smarm__waiter wt, smarm__lock_t *held,
-			    int rank)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	if (wt.node == NULL) {
-		smarm__unlock(held, rank);
-	} else if (w != NULL && w->node == wt.node) {
-		smarm__unlock(held, rank);
-		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
-	} else {
-		smarm__unpark_at(wt.node, wt.pid, wt.epoch); /* WAIT-7 */
-		smarm__unlock(held, rank);
-	}
 }
 
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
@@ -1115,6 +1093,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	smarm__subsys_run_start(n);
 	rc = smarm__spawn(n, NULL, &root_pid, root, arg, NULL, true);
 	if (rc != 0) {
+		smarm__subsys_run_end(n); /* every run_start has its run_end */
 		atomic_store(&n->running, 0);
 		return rc;
 	}

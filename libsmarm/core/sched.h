@@ -141,7 +141,6 @@ static inline void smarm__spawns_flush(struct smarm__worker *w)
 }
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
-void smarm__park(struct smarm__slot *s);
 void smarm__yield(struct smarm__slot *s);
 bool smarm__other_work(struct smarm__worker *w);
 void smarm__wake_one_if_idle(struct smarm_node *n);

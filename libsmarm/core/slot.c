@@ -10,11 +10,16 @@
  * exist; the last segment is cut short at max_actors, so "how many actors
  * can be alive" is exactly max_actors.
  *
- * State word: gen<<32 | epoch<<8 | state. Every transition is a CAS on the
- * whole word, so the generation check is atomic with it (no ABA).
+ * State word: gen<<32 | epoch<<8 | state. A transition that can race
+ * (a wake, a new wait, park and yield returns) is a CAS on the whole word,
+ * so the generation check is atomic with it (no ABA). Four are plain
+ * stores, made by the only party that can write the word then: publish
+ * (the spawner; VACANT is nobody's), claim (the scheduler; a QUEUED word
+ * is written by nobody else), DONE (finalize, under the cold lock, after
+ * the actor's last switch) and reclaim (under the cold lock, DONE).
  *
  *   VACANT --spawn publish--> QUEUED --claim--> RUNNING
- *   RUNNING --yield--> QUEUED            RUNNING --park--> PARKED
+ *   RUNNING|NOTIFIED --yield--> QUEUED   RUNNING --park--> PARKED
  *   RUNNING --wake--> NOTIFIED --park--> QUEUED (park returns at once)
  *   PARKED --wake--> QUEUED              RUNNING|NOTIFIED --end--> DONE
  *   DONE --reclaim (gen+1)--> VACANT
@@ -234,27 +239,6 @@ void smarm__slots_fini(struct smarm_node *n)
 		n->segs[i] = NULL;
 	}
 	smarm__ring_fini(&n->rq);
-}
-
-/*
- * Open a wait: bump the epoch, keep the state (RUNNING or NOTIFIED: a
- * pending stop notification must survive). Lock-free, legal under any
- * lock. Called by the running actor only.
- */
-uint32_t smarm__begin_wait(struct smarm__slot *s)
-{
-	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint64_t nw;
-	atomic_store_explicit(
-		&s->waits,
-		atomic_load_explicit(&s->waits, memory_order_relaxed) + 1,
-		memory_order_relaxed);
-	do {
-		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
-				   SMARM__W_STATE(w));
-	} while (!atomic_compare_exchange_weak_explicit(
-		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
-	return SMARM__W_EPOCH(nw);
 }
 
 /*

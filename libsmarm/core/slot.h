@@ -24,6 +24,7 @@
 #include "smarm/smarm.h"
 #include "lock.h"
 #include "node.h"
+#include "subsys.h"
 
 struct smarm__wait;
 struct smarm__ext;
@@ -66,42 +67,6 @@ enum {
 struct smarm__cleanup {
 	smarm_cleanup_cb fn;
 	void *arg;
-};
-
-/*
- * Why an actor ended: what travels to its joiner today, and to its
- * monitors, links and supervisor in the layers above. Written by the
- * actor itself when it starts exiting (smarm__terminate_ex), final once
- * its exit hooks run, released when the slot is
- * reclaimed.
- */
-struct smarm__exit {
-	int ex_how;	  /* SMARM_EXIT_* */
-	int ex_strength;  /* STOPPED: the request's SMARM__STOP_* */
-	intptr_t ex_code; /* CRASHED: the reason; STOPPED: the
-			     request's code; else 0 */
-	uint64_t ex_from; /* STOPPED: pid id of the requester, 0
-			     if none (the node, a foreign thread) */
-	void *ex_payload; /* owned; NULL: none */
-	void (*ex_free)(void *payload); /* payload's destructor, or NULL */
-};
-
-/*
- * A stop request's strength. Both end the actor as SMARM_EXIT_STOPPED in
- * the core; the OTP layer lets an actor that traps exits turn a SHUTDOWN
- * into a message instead (before it reaches the core), never a KILL. A
- * stronger request overrides a weaker one that has not been observed.
- */
-enum {
-	SMARM__STOP_NONE = 0,
-	SMARM__STOP_SHUTDOWN = 1,
-	SMARM__STOP_KILL = 2,
-};
-
-struct smarm__stop_req {
-	uint64_t sr_from; /* requester's pid id; 0: none */
-	int sr_strength;  /* SMARM__STOP_SHUTDOWN or SMARM__STOP_KILL */
-	intptr_t sr_code; /* recorded in the exit record */
 };
 
 struct smarm__slot {
@@ -199,7 +164,27 @@ void smarm__exit_release(struct smarm__exit *dead);
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
 void smarm__slots_fini(struct smarm_node *n);
 
-uint32_t smarm__begin_wait(struct smarm__slot *s);
+/*
+ * Open a wait: bump the epoch, keep the state (RUNNING or NOTIFIED: a
+ * pending stop notification must survive). Lock-free, legal under any
+ * lock. Called by the running actor only.
+ */
+static inline uint32_t smarm__begin_wait(struct smarm__slot *s)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint64_t nw;
+	atomic_store_explicit(
+		&s->waits,
+		atomic_load_explicit(&s->waits, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+	do {
+		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
+				   SMARM__W_STATE(w));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
+	return SMARM__W_EPOCH(nw);
+}
+
 void smarm__clear_notify(struct smarm__slot *s);
 void smarm__retire_wait(struct smarm__slot *s);
 int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,

@@ -18,8 +18,43 @@
 
 struct smarm_config;
 struct smarm_node;
-struct smarm__exit;
 struct smarm__slot;
+
+/*
+ * Why an actor ended: what travels to its joiner today, and to its
+ * monitors, links and supervisor in the layers above. Written by the
+ * actor itself when it starts exiting (smarm__terminate_ex), final once
+ * its exit hooks run, released when the slot is
+ * reclaimed.
+ */
+struct smarm__exit {
+	int ex_how;	  /* SMARM_EXIT_* */
+	int ex_strength;  /* STOPPED: the request's SMARM__STOP_* */
+	intptr_t ex_code; /* CRASHED: the reason; STOPPED: the
+			     request's code; else 0 */
+	uint64_t ex_from; /* STOPPED: pid id of the requester, 0
+			     if none (the node, a foreign thread) */
+	void *ex_payload; /* owned; NULL: none */
+	void (*ex_free)(void *payload); /* payload's destructor, or NULL */
+};
+
+/*
+ * A stop request's strength. Both end the actor as SMARM_EXIT_STOPPED in
+ * the core; the OTP layer lets an actor that traps exits turn a SHUTDOWN
+ * into a message instead (before it reaches the core), never a KILL. A
+ * stronger request overrides a weaker one that has not been observed.
+ */
+enum {
+	SMARM__STOP_NONE = 0,
+	SMARM__STOP_SHUTDOWN = 1,
+	SMARM__STOP_KILL = 2,
+};
+
+struct smarm__stop_req {
+	uint64_t sr_from; /* requester's pid id; 0: none */
+	int sr_strength;  /* SMARM__STOP_SHUTDOWN or SMARM__STOP_KILL */
+	intptr_t sr_code; /* recorded in the exit record */
+};
 
 /*
  * Subsystems: the layers above the core (io today; otp, behaviour and obs
@@ -48,12 +83,14 @@ enum {
  *                 are cleared: no actor exists any more.
  *   ss_actor_exit on the dying actor's own stack, after its cleanup
  *                 handlers, once per actor that has per-actor state of
- *                 this subsystem (smarm__actor_ext_attach), which it is
+ *                 this subsystem (smarm__actor_ext_update), which it is
  *                 handed to own and free. The exit record is final and
  *                 borrowed for the call. It may allocate, send and wake;
- *                 a stop is no longer observed. (An actor whose stack
- *                 could not be mapped never ran: its hooks run on the
- *                 scheduler, which finalizes it.)
+ *                 a stop is no longer observed; it must not block. (An
+ *                 actor whose stack could not be mapped never ran: its
+ *                 hooks run where the scheduler finalizes it, possibly
+ *                 on another actor's stack, so a hook uses its slot and
+ *                 pid arguments, never smarm__current().)
  *   ss_get_stat   smarm_node_get_int for a stat the core does not know:
  *                 0 with *out set, or SMARM_EINVAL for "not mine".
  */
@@ -64,7 +101,7 @@ struct smarm__subsys {
 	void (*ss_close)(struct smarm_node *n, void *state);
 	void (*ss_run_start)(struct smarm_node *n, void *state);
 	void (*ss_run_end)(struct smarm_node *n, void *state);
-	void (*ss_actor_exit)(struct smarm__slot *s,
+	void (*ss_actor_exit)(struct smarm__slot *s, uint64_t pid,
 			      const struct smarm__exit *ex, void *actor_state);
 	int (*ss_get_stat)(const struct smarm_node *n, const void *state,
 			   int stat, int64_t *out);
@@ -95,9 +132,19 @@ void *smarm__node_sub(const struct smarm_node *n, int id);
 /* A resolved configuration value (SMARM_OPT_*), for ss_open. */
 int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
 
-/* ---- actor.c: per-actor state, under the actor's cold lock ---- */
-int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state);
-void *smarm__actor_ext_get(const struct smarm__slot *s, int id);
-void *smarm__actor_ext_detach(struct smarm__slot *s, int id);
+/* ---- actor.c: per-actor state ---- */
+
+/*
+ * Run fn on subsystem id's state of the live actor pid, under that
+ * actor's cold lock: fn reads *state (NULL: none yet), may replace it,
+ * or clear it (*state = NULL, taking it back). State left in place
+ * reaches the subsystem's ss_actor_exit exactly once, with the final
+ * exit record (actor.c INV-3). fn must not block, call user code or
+ * take a lock of SLOT rank; it runs on the caller's thread.
+ * Returns fn's return value, SMARM_ENOPROC if pid names no actor that
+ * is alive (never was, stale, or DONE), or SMARM_ENOMEM.
+ */
+int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
+			    int (*fn)(void **state, void *arg), void *arg);
 
 #endif /* SMARM_CORE_SUBSYS_H */

@@ -31,7 +31,7 @@
  *          the slot's wait counter across a 24-bit epoch wrap, timer.c).
  *   WAIT-4 the undo hook covers the park. It is installed before the
  *          actor leaves the CPU and removed once it is back; a stop
- *          observed at the park (sched.c smarm__park) ends the actor,
+ *          observed at the park (actor.h smarm__park) ends the actor,
  *          and actor.c then runs the hook before any cleanup handler, so
  *          no registration of a dead actor survives (core.h INV-5).
  *   WAIT-5 woken is not ready. Park returns after the registration's
@@ -47,6 +47,10 @@
  *          the node wakes while still holding the primitive's lock, so
  *          the waiter cannot leave its wait, and the run cannot end,
  *          before the wake has landed (core.h INV-5).
+ *   WAIT-8 nothing yields between open and park. A yield's return turns
+ *          NOTIFIED into QUEUED (sched.c yield_return) and would drop a
+ *          wake that landed in between. No primitive yields there, and
+ *          async preemption never interrupts libsmarm's own text.
  *
  * Ownership: a struct smarm__wait lives on the waiting actor's stack for
  * the duration of the call; the slot points at it only while parked.

@@ -25,7 +25,8 @@
  *   reg = the stored registration; clear it;
  *   smarm__wake_and_unlock(reg, &lock, rank);
  *
- * The invariants (argued in wait.c) are cited as WAIT-n.
+ * The invariants (argued in wait.c) are cited as WAIT-n. Between the
+ * open and the park nothing may yield (WAIT-8).
  * See: docs/architecture.md (The wait protocol).
  */
 #ifndef SMARM_CORE_WAIT_H
@@ -35,6 +36,7 @@
 #include <stdint.h>
 
 #include "lock.h"
+#include "sched.h"
 
 struct smarm_node;
 struct smarm__slot;
@@ -115,7 +117,19 @@ void smarm__wait_undo_current(struct smarm__slot *s);
  * other thread wakes under the lock, so the waiter, and with it the
  * node's run, cannot end in between (WAIT-7).
  */
-void smarm__wake_and_unlock(struct smarm__waiter wt, smarm__lock_t *held,
-			    int rank);
+static inline void smarm__wake_and_unlock(struct smarm__waiter wt,
+					  smarm__lock_t *held, int rank)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (wt.node == NULL) {
+		smarm__unlock(held, rank);
+	} else if (w != NULL && w->node == wt.node) {
+		smarm__unlock(held, rank);
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch);
+	} else {
+		smarm__unpark_at(wt.node, wt.pid, wt.epoch); /* WAIT-7 */
+		smarm__unlock(held, rank);
+	}
+}
 
 #endif /* SMARM_CORE_WAIT_H */

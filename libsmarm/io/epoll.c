@@ -4,7 +4,8 @@
  * a time may wait on an fd; the epoll thread wakes it when the fd is
  * ready.
  *
- * Design (smarm RFC 018 "driver enqueues"). Level-triggered with
+ * Design ("the driver enqueues": the epoll thread itself makes the woken
+ * actor runnable, no hand-off through a worker). Level-triggered with
  * EPOLLONESHOT: each wait is exactly one ADD, at most one event, and one
  * DEL (by the epoll thread on the event, or by the waiter when it leaves
  * the wait first), so no state carries over between waits and a woken

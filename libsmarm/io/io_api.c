@@ -245,5 +245,5 @@ int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg, intptr_t *result)
 		return SMARM_ENOTACTOR;
 	if (fn == NULL)
 		return SMARM_EINVAL;
-	return smarm__pool_run(smarm__worker()->node, me, fn, arg, result);
+	return smarm__pool_run(smarm__current_node(), me, fn, arg, result);
 }

@@ -299,8 +299,11 @@ static void recv_undo(struct smarm__wait *w)
 	delivered = rw->delivered;
 	rw->delivered = false;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (delivered && ch->efree != NULL)
+	if (delivered && ch->efree != NULL) {
+		smarm__nopreempt_enter(w->wt_me); /* user code, runtime call */
 		ch->efree(rw->out);
+		smarm__nopreempt_leave(w->wt_me);
+	}
 }
 
 /*

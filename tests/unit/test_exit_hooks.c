@@ -55,7 +55,22 @@ static _Atomic int eh_seq;
 static _Atomic int eh_hook_calls;
 static int eh_cleanup_seq;
 
-static void eh_exit(int sub, struct smarm__slot *s,
+/* As a layer above the core attaches state: by pid, through subsys.h. */
+static int eh_put(void **state, void *arg)
+{
+	if (*state != NULL)
+		return SMARM_EEXIST;
+	*state = arg;
+	return 0;
+}
+
+static int eh_attach_pid(struct smarm_node *n, uint64_t pid, int id,
+			 void *state)
+{
+	return smarm__actor_ext_update(n, pid, id, eh_put, state);
+}
+
+static void eh_exit(int sub, struct smarm__slot *s, uint64_t pid,
 		    const struct smarm__exit *ex, void *state)
 {
 	struct eh_rec *r = state;
@@ -75,7 +90,8 @@ static void eh_exit(int sub, struct smarm__slot *s,
 	r->code = ex->ex_code;
 	r->from = ex->ex_from;
 	r->strength = ex->ex_strength;
-	r->own_stack = smarm__current() == s && sp > lo && sp < hi;
+	r->own_stack = smarm__current() == s && sp > lo && sp < hi &&
+		       pid == smarm__slot_pid(s);
 	r->seq = atomic_fetch_add(&eh_seq, 1);
 	if (r->ch != NULL) {
 		int64_t v = (int64_t)ex->ex_code;
@@ -83,22 +99,22 @@ static void eh_exit(int sub, struct smarm__slot *s,
 	}
 	if (r->late != NULL) {
 		/* state attached after its id's hook slot went by */
-		smarm__lock(&s->cold, SMARM__RANK_SLOT);
-		EH_EQ(smarm__actor_ext_attach(s, SMARM__SUB_OTP, r->late), 0);
-		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		EH_EQ(eh_attach_pid(smarm__current_node(), pid, SMARM__SUB_OTP,
+				    r->late),
+		      0);
 	}
 }
 
-static void eh_exit_otp(struct smarm__slot *s, const struct smarm__exit *ex,
-			void *state)
+static void eh_exit_otp(struct smarm__slot *s, uint64_t pid,
+			const struct smarm__exit *ex, void *state)
 {
-	eh_exit(SMARM__SUB_OTP, s, ex, state);
+	eh_exit(SMARM__SUB_OTP, s, pid, ex, state);
 }
 
-static void eh_exit_obs(struct smarm__slot *s, const struct smarm__exit *ex,
-			void *state)
+static void eh_exit_obs(struct smarm__slot *s, uint64_t pid,
+			const struct smarm__exit *ex, void *state)
 {
-	eh_exit(SMARM__SUB_OBS, s, ex, state);
+	eh_exit(SMARM__SUB_OBS, s, pid, ex, state);
 }
 
 /* Node hooks of the test subsystem: counted, in order. */
@@ -205,14 +221,12 @@ static void eh_run(smarm_node_t *n, smarm_actor_cb root, void *arg)
 		      atomic_load(&eh_fail_line));
 }
 
-/* Attach state to the actor in s, as a layer does: under its cold lock. */
+/* Attach state to the running actor, by its pid. */
 static int eh_attach(struct smarm__slot *s, int id, void *state)
 {
-	int rc;
-	smarm__lock(&s->cold, SMARM__RANK_SLOT);
-	rc = smarm__actor_ext_attach(s, id, state);
-	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-	return rc;
+	(void)s;
+	return eh_attach_pid(smarm__current_node(), smarm_actor_self().id, id,
+			     state);
 }
 
 /* -------------------------------------------------------- exit hooks */
@@ -453,18 +467,15 @@ static void eh_short(void *arg)
 
 static void eh_attacher(void *arg)
 {
-	struct smarm_node *n = smarm__worker()->node;
+	struct smarm_node *n = smarm__current_node();
 	(void)arg;
 	for (int i = 0; i < EH_RACE_N; i++) {
 		uint64_t pid;
-		struct smarm__slot *s;
 		struct eh_rec *r;
-		uint64_t w;
 		int rc;
 		while (atomic_load(&eh_spawned) <= i)
 			smarm_actor_yield();
 		pid = eh_pids[i];
-		s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 		r = calloc(1, sizeof *r);
 		if (r == NULL) {
 			EH_CHECK(0);
@@ -472,15 +483,7 @@ static void eh_attacher(void *arg)
 		}
 		r->hooked = &eh_hooked;
 		r->heap = true;
-		smarm__lock(&s->cold, SMARM__RANK_SLOT);
-		w = atomic_load(&s->word);
-		if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
-		    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
-		    SMARM__W_STATE(w) == SMARM__ST_DONE)
-			rc = SMARM_ENOPROC;
-		else
-			rc = smarm__actor_ext_attach(s, SMARM__SUB_OTP, r);
-		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		rc = eh_attach_pid(n, pid, SMARM__SUB_OTP, r);
 		if (rc == 0) {
 			eh_ok++; /* the hook owns r now */
 		} else {
@@ -557,6 +560,51 @@ START_TEST(test_exit_hooks_late_attach_resumes_the_actor_for_its_hook)
 	ck_assert(eh_a.own_stack);
 	ck_assert_int_eq(eh_a.code, 5);
 	ck_assert_uint_eq(atomic_load(&n->ext_late), 1);
+	eh_close_node(n);
+}
+END_TEST
+
+/* ext_update takes state back (no hook then) and refuses stale pids. */
+static int eh_take(void **state, void *arg)
+{
+	*(void **)arg = *state;
+	*state = NULL;
+	return 0;
+}
+
+static void eh_body_takeback(void *arg)
+{
+	struct smarm_node *n = smarm__current_node();
+	uint64_t me = smarm_actor_self().id;
+	void *got = NULL;
+	(void)arg;
+	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_a), 0);
+	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
+	EH_EQ(smarm__actor_ext_update(n, me, SMARM__SUB_OTP, eh_take, &got), 0);
+	EH_CHECK(got == &eh_a);
+	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OBS, &eh_b), 0);
+}
+
+static void eh_root_takeback(void *arg)
+{
+	smarm_pid_t p;
+	struct smarm_node *n = smarm__current_node();
+	(void)arg;
+	EH_EQ(smarm_actor_spawn(&p, eh_body_takeback, NULL, NULL), 0);
+	EH_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	/* joined: the pid is stale */
+	EH_EQ(eh_attach_pid(n, p.id, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
+	EH_EQ(eh_attach_pid(n, 0, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
+}
+
+START_TEST(test_exit_hooks_update_takes_back_and_refuses_stale_pids)
+{
+	smarm_node_t *n = eh_node(1);
+	memset(&eh_a, 0, sizeof eh_a);
+	memset(&eh_b, 0, sizeof eh_b);
+	eh_run(n, eh_root_takeback, NULL);
+	ck_assert_int_eq(atomic_load(&eh_a.ran), 0); /* taken back */
+	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
 	eh_close_node(n);
 }
 END_TEST
@@ -674,6 +722,8 @@ Suite *smarm_test_exit_hooks_suite(void)
 	tcase_add_test(tc,
 		       test_exit_hooks_only_for_actors_with_state_and_may_send);
 	tcase_add_test(tc, test_exit_hooks_payload_released_once_at_reclaim);
+	tcase_add_test(
+		tc, test_exit_hooks_update_takes_back_and_refuses_stale_pids);
 	tcase_add_test(
 		tc, test_exit_hooks_late_attach_resumes_the_actor_for_its_hook);
 	suite_add_tcase(s, tc);
