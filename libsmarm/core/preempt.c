@@ -67,7 +67,7 @@ void smarm__preempt_resume(void);
 enum {
 	DEFER_NONE = 0,
 	DEFER_TEXT = 1,	   /* in libc or other code: retry soon */
-	DEFER_SYSCALL = 2, /* in a system call: retry rarely (EINTR) */
+	DEFER_SYSCALL = 2, /* asleep in a system call: retry rarely */
 	DEFER_REGION = 3,  /* a disabled region, a host signal handler or
 			      no stack room: retry at the next tick */
 };
@@ -184,13 +184,20 @@ static bool peek(uintptr_t addr, void *out, size_t n)
 		       &local, 1, &remote, 1, 0) == (ssize_t)n;
 }
 
-/* Was the interrupted instruction a syscall (restarted, or returning)? */
-static bool at_syscall(uintptr_t pc)
+/*
+ * Is the actor asleep in a syscall? The pc is on one the kernel rewound
+ * to restart (SA_RESTART), or just past one our signal ended with EINTR.
+ * Just past one with any other result, the call had finished on its own
+ * (pending signals are often delivered at a syscall's exit): a loop of
+ * quick calls such as stdio's writes is in libc text, not asleep.
+ */
+static bool at_syscall(uintptr_t pc, greg_t rax)
 {
 	uint16_t here = 0, before = 0;
 	bool h = peek(pc, &here, sizeof here);
 	bool b = pc >= 2 && peek(pc - 2, &before, sizeof before);
-	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
+	return (h && here == 0x050f) || /* 0f 05 */
+	       (b && before == 0x050f && rax == -EINTR);
 }
 
 /* Why the actor cannot be switched out here, or DEFER_NONE. */
@@ -212,7 +219,9 @@ static int defer_reason(const struct smarm__worker *w,
 	if (!stack_has_room(s, sp))
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
-		return at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
+		return at_syscall(pc, uc->uc_mcontext.gregs[REG_RAX])
+			       ? DEFER_SYSCALL
+			       : DEFER_TEXT;
 	return DEFER_NONE;
 }
 
