@@ -396,6 +396,7 @@ struct mon_seen {
 	uint32_t seq;	      /* run_seq at the look that began this run */
 	bool signalled;	      /* a signal was sent for this run */
 	unsigned backoff;     /* consecutive syscall deferrals */
+	bool text;	      /* the last verdict was DEFER_TEXT */
 	uint64_t since;	      /* when this run was first seen */
 	uint64_t last_sig;    /* when the last signal went out */
 	uint64_t deferred_at; /* the worker's n_deferred at that signal */
@@ -412,9 +413,12 @@ struct mon_seen {
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
  * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
  * loop spending most of its time in libc is caught in allowed text within
- * milliseconds; a deferral inside a syscall backs off exponentially
- * (every signal there can end a sleep with EINTR); a disabled region, a
- * host signal handler or a full stack is asked again once per tick.
+ * milliseconds (and the next verdict is looked for as often, for up to
+ * a tick: a late one, the worker having been off the CPU, must not wait
+ * for the next tick); a deferral inside a syscall backs off
+ * exponentially (every signal there can end a sleep with EINTR); a
+ * disabled region, a host signal handler or a full stack is asked again
+ * once per tick.
  */
 static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 			 struct mon_seen *m, uint64_t now, uint64_t tick)
@@ -428,6 +432,7 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		m->since = now;
 		m->signalled = false;
 		m->backoff = 0;
+		m->text = false;
 		return false;
 	}
 	if (!m->signalled) {
@@ -448,7 +453,7 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		 * ticks, send again.
 		 */
 		if (now - m->last_sig < 4 * tick)
-			return false;
+			return m->text && now - m->last_sig < tick;
 		m->last_sig = now;
 		m->signalled = send_urg(n, w, seq) || m->signalled;
 		return false;
@@ -466,8 +471,9 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 	}
 	m->deferred_at = d;
 	m->last_sig = now;
+	m->text = why == DEFER_TEXT;
 	send_urg(n, w, seq);
-	return why == DEFER_TEXT;
+	return m->text;
 }
 
 static void *monitor_main(void *arg)
