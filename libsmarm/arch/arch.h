@@ -81,11 +81,15 @@ void smarm__uc_divert(void *uc);
 void smarm__preempt_tramp(void);
 
 /*
- * Whether the instruction at pc, or the one just before it, is a system
- * call (an interrupted context there is restarting or returning from
- * one). Unreadable text answers false. Async-signal-safe.
+ * Is the interrupted context asleep in a system call? Its pc is on one
+ * the kernel rewound to restart (SA_RESTART), or just past one that our
+ * signal ended with EINTR. Just past one with any other result the call
+ * had finished on its own (pending signals are often delivered at a
+ * syscall's exit): a loop of quick calls, such as stdio's writes, is in
+ * libc text, not asleep. Unreadable text answers false.
+ * Async-signal-safe.
  */
-bool smarm__pc_at_syscall(uintptr_t pc);
+bool smarm__uc_asleep_in_syscall(const void *uc);
 
 static inline uint64_t smarm__cycles(void)
 {

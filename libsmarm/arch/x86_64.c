@@ -23,13 +23,14 @@
  *         expects it (drawn above the trampoline in x86_64.S): the
  *         interrupted pc at the new sp, the untouched 128-byte red zone
  *         above it, then the interrupted sp.
- *   INV-4 the smarm__uc_* functions and smarm__pc_at_syscall are
+ *   INV-4 the smarm__uc_* functions are
  *         async-signal-safe.
  * See: docs/architecture.md (Preemption).
  */
 
 #include "arch.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
@@ -111,10 +112,14 @@ void smarm__uc_divert(void *ctx)
 		(greg_t)(uintptr_t)smarm__preempt_tramp;
 }
 
-bool smarm__pc_at_syscall(uintptr_t pc)
+bool smarm__uc_asleep_in_syscall(const void *ucv)
 {
+	const ucontext_t *uc = ucv;
+	uintptr_t pc = smarm__uc_pc(uc);
+	greg_t rax = uc->uc_mcontext.gregs[REG_RAX];
 	uint16_t here = 0, before = 0;
 	bool h = smarm__peek(pc, &here, sizeof here);
 	bool b = pc >= 2 && smarm__peek(pc - 2, &before, sizeof before);
-	return (h && here == 0x050f) || (b && before == 0x050f); /* 0f 05 */
+	return (h && here == 0x050f) || /* 0f 05: to be restarted */
+	       (b && before == 0x050f && rax == -EINTR); /* ended by us */
 }

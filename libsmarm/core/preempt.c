@@ -70,7 +70,7 @@ void smarm__preempt_resume(void);
 enum {
 	DEFER_NONE = 0,
 	DEFER_TEXT = 1,	   /* in libc or other code: retry soon */
-	DEFER_SYSCALL = 2, /* in a system call: retry rarely (EINTR) */
+	DEFER_SYSCALL = 2, /* asleep in a system call: retry rarely */
 	DEFER_REGION = 3,  /* a disabled region, a host signal handler or
 			      no stack room: retry at the next tick */
 };
@@ -190,7 +190,8 @@ static int defer_reason(const struct smarm__worker *w,
 	if (!stack_has_room(s, sp))
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
-		return smarm__pc_at_syscall(pc) ? DEFER_SYSCALL : DEFER_TEXT;
+		return smarm__uc_asleep_in_syscall(uc) ? DEFER_SYSCALL
+						       : DEFER_TEXT;
 	return DEFER_NONE;
 }
 
@@ -340,6 +341,7 @@ struct mon_seen {
 	uint32_t seq;	      /* run_seq at the look that began this run */
 	bool signalled;	      /* a signal was sent for this run */
 	unsigned backoff;     /* consecutive syscall deferrals */
+	bool text;	      /* the last verdict was DEFER_TEXT */
 	uint64_t since;	      /* when this run was first seen */
 	uint64_t last_sig;    /* when the last signal went out */
 	uint64_t deferred_at; /* the worker's n_deferred at that signal */
@@ -356,9 +358,12 @@ struct mon_seen {
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
  * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
  * loop spending most of its time in libc is caught in allowed text within
- * milliseconds; a deferral inside a syscall backs off exponentially
- * (every signal there can end a sleep with EINTR); a disabled region, a
- * host signal handler or a full stack is asked again once per tick.
+ * milliseconds (and the next verdict is looked for as often, for up to
+ * a tick: a late one, the worker having been off the CPU, must not wait
+ * for the next tick); a deferral inside a syscall backs off
+ * exponentially (every signal there can end a sleep with EINTR); a
+ * disabled region, a host signal handler or a full stack is asked again
+ * once per tick.
  */
 static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 			 struct mon_seen *m, uint64_t now, uint64_t tick)
@@ -372,6 +377,7 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		m->since = now;
 		m->signalled = false;
 		m->backoff = 0;
+		m->text = false;
 		return false;
 	}
 	if (!m->signalled) {
@@ -392,7 +398,7 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		 * ticks, send again.
 		 */
 		if (now - m->last_sig < 4 * tick)
-			return false;
+			return m->text && now - m->last_sig < tick;
 		m->last_sig = now;
 		m->signalled = send_urg(n, w, seq) || m->signalled;
 		return false;
@@ -410,8 +416,9 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 	}
 	m->deferred_at = d;
 	m->last_sig = now;
+	m->text = why == DEFER_TEXT;
 	send_urg(n, w, seq);
-	return why == DEFER_TEXT;
+	return m->text;
 }
 
 static void *monitor_main(void *arg)

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -248,6 +249,114 @@ START_TEST(test_async_hammers_on_four_workers)
 	ck_assert_int_eq(ap_run(4, 1, 0, ap_root_hammers, &st),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_elapsed_lt(atomic_load(&ap_sleep_took), MS(2000));
+}
+END_TEST
+
+/*
+ * Loops that no signal can switch out: they live in a shared object the
+ * host has not allowed (async_preempt_foreign.c), so every signal is
+ * deferred and the count of deferrals is how often the monitor asked.
+ */
+unsigned long ap_foreign_write_loop(int fd, atomic_int *stop);
+unsigned long ap_foreign_late_loop(atomic_int *stop);
+
+static atomic_int fl_stop;
+static smarm_node_t *fl_node;
+static int64_t fl_want;
+static _Atomic int64_t fl_deferred;
+
+/* Watches the node from outside: its one worker never gets free. */
+static void *fl_watch(void *arg)
+{
+	uint64_t t0 = smarm_now_ns();
+	uint64_t limit = (uint64_t)((double)MS(5000) * harness_time_scale());
+	int64_t d = 0;
+	(void)arg;
+	while (d < fl_want && harness_since(t0) < limit) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL); /* a poll of the count, not a wait */
+		if (smarm_node_get_int(fl_node, SMARM_STAT_PREEMPT_DEFERRED,
+				       &d) != 0)
+			break;
+	}
+	atomic_store(&fl_deferred, d);
+	atomic_store(&fl_stop, 1);
+	return NULL;
+}
+
+/* Deferrals of root's loop, alone on one worker, until want or 5 s. */
+static int64_t ap_foreign_deferrals(smarm_actor_cb root, int64_t slice_ns,
+				    int64_t want)
+{
+	smarm_config_t *cfg = NULL;
+	pthread_t t;
+	int how = -1;
+	atomic_store(&fl_stop, 0);
+	fl_want = want;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC, 1),
+			 0);
+	if (slice_ns > 0)
+		ck_assert_int_eq(smarm_config_set_int(cfg,
+						      SMARM_OPT_ASYNC_SLICE_NS,
+						      slice_ns),
+				 0);
+	ck_assert_int_eq(smarm_node_open(&fl_node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(pthread_create(&t, NULL, fl_watch, NULL), 0);
+	ck_assert_int_eq(smarm_node_run(fl_node, root, NULL, &how, NULL), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_stat(fl_node, SMARM_STAT_PREEMPT_ASYNC), 0);
+	ck_assert_int_eq(harness_stat(fl_node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(smarm_node_close(fl_node), 0);
+	return atomic_load(&fl_deferred);
+}
+
+static void ap_quick_syscalls(void *arg)
+{
+	int fd = open("/dev/null", O_WRONLY);
+	(void)arg;
+	if (fd < 0)
+		abort();
+	ap_foreign_write_loop(fd, &fl_stop);
+	close(fd);
+}
+
+/*
+ * A loop of system calls that never sleep (stdio flushing to a file) is
+ * not asleep in them when a signal arrives at a call's exit, where
+ * pending signals are often delivered: it is asked again soon, as in
+ * libc text, not with the backoff kept for sleeping calls, which let a
+ * stdio hammer hold its worker for seconds. With the backoff, the
+ * monitor asked about a dozen times in five seconds; asking soon, 100
+ * times within about a second even at one signal per async slice.
+ */
+START_TEST(test_async_quick_syscall_loop_asked_again_soon)
+{
+	ck_assert_int_ge(ap_foreign_deferrals(ap_quick_syscalls, 0, 100), 100);
+}
+END_TEST
+
+static void ap_late_verdicts(void *arg)
+{
+	(void)arg;
+	ap_foreign_late_loop(&fl_stop);
+}
+
+/*
+ * A verdict that comes late (the worker thread was off the CPU when its
+ * signal came) is still looked for every 50 us after a libc deferral,
+ * not left to the next tick. The loop keeps SIGURG blocked for about
+ * 1 ms at a time, so each signal is handled at the next unblock; with a
+ * 200 ms async slice, leaving it to the tick asks about 5 times a
+ * second, looking for it soon about once a millisecond.
+ */
+START_TEST(test_async_late_libc_verdict_looked_for_soon)
+{
+	ck_assert_int_ge(ap_foreign_deferrals(ap_late_verdicts, MS(200), 100),
+			 100);
 }
 END_TEST
 
@@ -861,6 +970,8 @@ Suite *smarm_test_async_preempt_suite(void)
 		tc,
 		test_async_malloc_and_stdio_loops_preempted_without_deadlock);
 	tcase_add_test(tc, test_async_hammers_on_four_workers);
+	tcase_add_test(tc, test_async_quick_syscall_loop_asked_again_soon);
+	tcase_add_test(tc, test_async_late_libc_verdict_looked_for_soon);
 	tcase_add_test(tc, test_async_keeps_fp_vector_and_errno);
 	tcase_add_test(tc, test_async_disabled_region_not_preempted);
 	tcase_add_test(tc, test_async_stop_ends_tight_loop);

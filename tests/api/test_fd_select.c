@@ -137,17 +137,21 @@ static bool await_stat(int id, int64_t want)
 	return true;
 }
 
-/* The fd is usable again: a wait registers and a write wakes it. */
+/*
+ * Writes to fd (or sends 1 on ch when set) once `waiters` fd waits are
+ * registered with the epoll thread: the waiter under test has parked.
+ */
 struct late {
 	int fd;
-	uint64_t delay;
-	smarm_chan_t *ch; /* send 1 instead when set */
+	int64_t waiters;
+	smarm_chan_t *ch;
 };
 
 static void late_writer(void *arg)
 {
 	struct late *l = arg;
-	smarm_actor_sleep(l->delay);
+	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, l->waiters))
+		R.errors++;
 	if (l->ch != NULL) {
 		int v = 1;
 		if (smarm_chan_send(l->ch, &v) != 0)
@@ -157,9 +161,10 @@ static void late_writer(void *arg)
 	}
 }
 
+/* The fd is usable again: a wait registers and a write wakes it. */
 static int rewait(int rfd, int wfd)
 {
-	struct late l = { wfd, MS(20), NULL };
+	struct late l = { wfd, 1, NULL };
 	smarm_pid_t pid;
 	int rc;
 	smarm_actor_spawn(&pid, late_writer, &l, NULL);
@@ -212,7 +217,7 @@ static void park_win_root(void *arg)
 	smarm_chan_t *ch = new_chan();
 	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
-	struct late l = { R.p[1], MS(20), NULL };
+	struct late l = { R.p[1], 1, NULL };
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
@@ -240,7 +245,7 @@ static void loser_root(void *arg)
 	smarm_chan_t *ch = new_chan();
 	struct tarm arms[2] = { chan_arm(ch),
 				fd_arm(R.p[0], SMARM_IO_READABLE) };
-	struct late l = { -1, MS(20), ch };
+	struct late l = { -1, 1, ch };
 	int v = 0;
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
@@ -297,7 +302,7 @@ static void two_fds_root(void *arg)
 {
 	struct tarm arms[2] = { fd_arm(R.p[0], SMARM_IO_READABLE),
 				fd_arm(R.q[0], SMARM_IO_READABLE) };
-	struct late l = { R.q[1], MS(20), NULL };
+	struct late l = { R.q[1], 2, NULL }; /* both arms */
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
@@ -375,7 +380,7 @@ END_TEST
 
 static void late_write_root(void *arg)
 {
-	struct late l = { R.p[1], MS(20), NULL };
+	struct late l = { R.p[1], 1, NULL };
 	uint64_t t0;
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
@@ -601,10 +606,22 @@ START_TEST(test_fd_select_hangup_and_error_count_as_ready)
 }
 END_TEST
 
+/* Closes the writer of pipe B once the reader waits on it. */
 static void *hangup_later(void *arg)
 {
-	(void)arg;
-	usleep(100000);
+	smarm_node_t *node = arg;
+	uint64_t deadline = smarm_now_ns() + MS(10000);
+	for (;;) {
+		int64_t waiters = -1;
+		smarm_node_get_int(node, SMARM_STAT_IO_FD_WAITERS, &waiters);
+		if (waiters == 1)
+			break;
+		if (smarm_now_ns() > deadline) {
+			R.errors++; /* the reader never registered */
+			break;
+		}
+		usleep(1000); /* a poll step, not a wait */
+	}
 	close(R.q[1]);
 	return NULL;
 }
@@ -617,14 +634,20 @@ static void hangup_parked_root(void *arg)
 
 START_TEST(test_fd_select_hangup_while_parked_wakes_waiter)
 {
+	smarm_node_t *node = harness_open(2);
 	pthread_t t;
+	int how = -1;
 	reset();
-	ck_assert_int_eq(pthread_create(&t, NULL, hangup_later, NULL), 0);
-	ck_assert_int_eq(harness_run(2, hangup_parked_root, NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(pthread_create(&t, NULL, hangup_later, node), 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, hangup_parked_root, NULL, &how, NULL), 0);
 	pthread_join(t, NULL);
 	R.q[1] = -1;
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
 	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
 	close_pipes();
 }
 END_TEST

@@ -318,11 +318,23 @@ END_TEST
 
 /* ---------------------------------------------------- foreign waker */
 
+/* Writes once the reader is registered with the epoll thread. */
 static void *foreign_writer(void *arg)
 {
-	struct timespec ts = { 0, 200 * 1000000L };
-	(void)arg;
-	nanosleep(&ts, NULL); /* the reader is really parked by then */
+	smarm_node_t *node = arg;
+	uint64_t deadline = smarm_now_ns() + MS(10000);
+	for (;;) {
+		struct timespec ts = { 0, 1000000L };
+		int64_t waiters = -1;
+		smarm_node_get_int(node, SMARM_STAT_IO_FD_WAITERS, &waiters);
+		if (waiters == 1)
+			break;
+		if (smarm_now_ns() > deadline) {
+			R.errors++; /* the reader never registered */
+			break;
+		}
+		nanosleep(&ts, NULL); /* a poll step, not a wait */
+	}
 	write_byte(R.pfd[1]);
 	return NULL;
 }
@@ -340,10 +352,11 @@ START_TEST(test_io_epoll_foreign_thread_write_wakes_waiter)
 	pthread_t t;
 	smarm_node_t *node = harness_open(2);
 	reset();
-	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, NULL), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, node), 0);
 	ck_assert_int_eq(
 		smarm_node_run(node, foreign_root, NULL, &R.how[0], NULL), 0);
 	pthread_join(t, NULL);
+	ck_assert_int_eq(R.errors, 0);
 	ck_assert_int_eq(R.how[0], SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.got[0], 1);
@@ -351,10 +364,11 @@ START_TEST(test_io_epoll_foreign_thread_write_wakes_waiter)
 	ck_assert_int_eq(R.stat[1], 1); /* the epoll thread */
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IO_THREADS), 0);
 	/* The node runs again; the epoll thread is started afresh. */
-	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, NULL), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, foreign_writer, node), 0);
 	ck_assert_int_eq(
 		smarm_node_run(node, foreign_root, NULL, &R.how[0], NULL), 0);
 	pthread_join(t, NULL);
+	ck_assert_int_eq(R.errors, 0);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.got[0], 1);
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_IO_THREADS), 0);

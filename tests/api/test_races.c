@@ -11,17 +11,38 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---------------------------------------------- cancel racing fire */
 
 static atomic_int rc_drops;
 static atomic_int rc_corrupt;
+static atomic_int rc_unpopped;
 
+/*
+ * A drop that outlasts the deadline: it reads the element only once the
+ * firing worker has popped the cancelled entry (no timer is left), the
+ * moment a record freed by the pop would be read after its free.
+ */
 static void rc_slow_free(void *p)
 {
-	usleep(2000); /* the firing worker pops the record meanwhile */
+	uint64_t deadline = smarm_now_ns() + MS(10000);
+	for (;;) {
+		int64_t timers = -1;
+		smarm_node_get_int(smarm_node_current(), SMARM_STAT_TIMERS,
+				   &timers);
+		if (timers == 0)
+			break;
+		if (smarm_now_ns() > deadline) {
+			atomic_fetch_add(&rc_unpopped, 1);
+			break;
+		}
+		usleep(100); /* a poll step (a drop has no safe point) */
+	}
 	if (*(volatile uint64_t *)p != 0x1234)
 		atomic_fetch_add(&rc_corrupt, 1);
 	atomic_fetch_add(&rc_drops, 1);
@@ -55,10 +76,12 @@ START_TEST(test_races_cancel_at_deadline_drops_each_element_once)
 {
 	atomic_store(&rc_drops, 0);
 	atomic_store(&rc_corrupt, 0);
+	atomic_store(&rc_unpopped, 0);
 	ck_assert_int_eq(harness_run(2, rc_root_cancel_at_deadline, NULL),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&rc_drops), 20);
 	ck_assert_int_eq(atomic_load(&rc_corrupt), 0);
+	ck_assert_int_eq(atomic_load(&rc_unpopped), 0);
 }
 END_TEST
 
@@ -67,15 +90,33 @@ END_TEST
 static smarm_mutex_t *sw_m;
 static smarm_node_t *sw_node;
 static smarm_pid_t sw_target;
-static atomic_int sw_locked;
+static atomic_int sw_locked, sw_armed, sw_stopped, sw_timeouts;
 static int sw_handler_rc;
 
+/*
+ * Holds the mutex until the stop request has returned (its wakes are
+ * all issued) and the cleanup handler waits for the mutex: its bounded
+ * lock is then the one timer entry (the holder's own poll sleeps have
+ * fired). A late wake that cut that wait short ended it by now.
+ */
 static void sw_holder(void *arg)
 {
+	uint64_t deadline;
 	(void)arg;
 	smarm_mutex_lock(sw_m, MS(10000));
 	atomic_store(&sw_locked, 1);
-	smarm_actor_sleep(MS(40));
+	deadline = smarm_now_ns() + MS(10000);
+	for (;;) {
+		int64_t timers = -1;
+		smarm_node_get_int(sw_node, SMARM_STAT_TIMERS, &timers);
+		if (atomic_load(&sw_stopped) && timers == 1)
+			break;
+		if (smarm_now_ns() > deadline) {
+			atomic_fetch_add(&sw_timeouts, 1);
+			break;
+		}
+		smarm_actor_sleep(MS(1)); /* a poll step */
+	}
 	smarm_mutex_unlock(sw_m);
 }
 
@@ -92,17 +133,19 @@ static void sw_target_body(void *arg)
 {
 	(void)arg;
 	smarm_cleanup_push(sw_cleanup, NULL);
+	atomic_store(&sw_armed, 1);
 	for (;;)
 		smarm_check();
 }
 
+/* Stops the target once the mutex is held and its cleanup is pushed. */
 static void *sw_stopper(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&sw_locked))
-		usleep(500);
-	usleep(5000);
+	while (!atomic_load(&sw_locked) || !atomic_load(&sw_armed))
+		usleep(500); /* a poll step */
 	smarm_node_stop_actor(sw_node, sw_target);
+	atomic_store(&sw_stopped, 1);
 	return NULL;
 }
 
@@ -124,6 +167,9 @@ START_TEST(test_races_stop_wake_does_not_cut_cleanup_wait_short)
 	for (int i = 0; i < 15; i++) {
 		smarm_config_t *cfg;
 		atomic_store(&sw_locked, 0);
+		atomic_store(&sw_armed, 0);
+		atomic_store(&sw_stopped, 0);
+		atomic_store(&sw_timeouts, 0);
 		sw_handler_rc = 99;
 		ck_assert_int_eq(smarm_mutex_alloc(&sw_m), 0);
 		ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
@@ -134,6 +180,7 @@ START_TEST(test_races_stop_wake_does_not_cut_cleanup_wait_short)
 			smarm_node_run(sw_node, sw_root, NULL, NULL, NULL), 0);
 		ck_assert_int_eq(smarm_node_close(sw_node), 0);
 		ck_assert_int_eq(smarm_mutex_free(sw_m), 0);
+		ck_assert_int_eq(atomic_load(&sw_timeouts), 0);
 		ck_assert_int_eq(sw_handler_rc, 0);
 	}
 }
@@ -143,12 +190,13 @@ END_TEST
 
 static smarm_chan_t *ws_in, *ws_out;
 static uint64_t ws_t_send, ws_t_recv;
-static atomic_int ws_done;
+static atomic_int ws_done, ws_waiting, ws_not_idle;
 
 static void ws_b(void *arg)
 {
 	uint64_t v;
 	(void)arg;
+	atomic_fetch_add(&ws_waiting, 1);
 	smarm_chan_recv(ws_out, &v);
 	ws_t_recv = smarm_now_ns();
 	atomic_store(&ws_done, 1);
@@ -159,6 +207,7 @@ static void ws_a(void *arg)
 	uint64_t v;
 	uint64_t give_up;
 	(void)arg;
+	atomic_fetch_add(&ws_waiting, 1);
 	smarm_chan_recv(ws_in, &v);
 	ws_t_send = smarm_now_ns();
 	smarm_chan_send(ws_out, &v);
@@ -168,11 +217,61 @@ static void ws_a(void *arg)
 		;
 }
 
+/* Does every thread but the caller sleep in the kernel (state S)? */
+static bool others_asleep(void)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool all = d != NULL;
+	while (all && (e = readdir(d)) != NULL) {
+		char path[300], line[512];
+		const char *st = NULL;
+		FILE *f;
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/stat",
+			 e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue; /* the thread is gone */
+		if (fgets(line, sizeof line, f) != NULL)
+			st = strrchr(line, ')'); /* "tid (comm) S ..." */
+		fclose(f);
+		all = st != NULL && st[1] == ' ' && st[2] == 'S';
+	}
+	if (d != NULL)
+		closedir(d);
+	return all;
+}
+
+/*
+ * Sends once A and B wait in their recvs and every worker has parked
+ * with no scan deadline: all other threads asleep at two looks 2 ms
+ * apart with no park in between (a worker that parked to scan the wake
+ * slots wakes within 1 ms and parks again).
+ */
 static void *ws_foreign(void *arg)
 {
+	smarm_node_t *node = arg;
 	uint64_t v = 1;
-	(void)arg;
-	usleep(100000); /* every worker is idle by now */
+	uint64_t deadline = smarm_now_ns() + MS(10000);
+	int64_t parks_before = -1;
+	bool asleep_before = false;
+	for (;;) {
+		int64_t parks = -1;
+		bool asleep;
+		usleep(2000); /* a poll step */
+		smarm_node_get_int(node, SMARM_STAT_IDLE_PARKS, &parks);
+		asleep = atomic_load(&ws_waiting) == 2 && others_asleep();
+		if (asleep && asleep_before && parks == parks_before)
+			break;
+		if (smarm_now_ns() > deadline) {
+			atomic_store(&ws_not_idle, 1);
+			break;
+		}
+		asleep_before = asleep;
+		parks_before = parks;
+	}
 	smarm_chan_send(ws_in, &v);
 	return NULL;
 }
@@ -186,7 +285,7 @@ static void ws_root(void *arg)
 	smarm_chan_alloc(&ws_out, sizeof(uint64_t), NULL);
 	smarm_actor_spawn(&b, ws_b, NULL, NULL);
 	smarm_actor_spawn(&a, ws_a, NULL, NULL);
-	pthread_create(&th, NULL, ws_foreign, NULL);
+	pthread_create(&th, NULL, ws_foreign, smarm_node_current());
 	smarm_actor_join(a, NULL, NULL);
 	smarm_actor_join(b, NULL, NULL);
 	pthread_join(th, NULL);
@@ -197,7 +296,10 @@ static void ws_root(void *arg)
 START_TEST(test_races_slot_entry_not_stranded_when_all_idle)
 {
 	atomic_store(&ws_done, 0);
+	atomic_store(&ws_waiting, 0);
+	atomic_store(&ws_not_idle, 0);
 	ck_assert_int_eq(harness_run(2, ws_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(atomic_load(&ws_not_idle), 0);
 	ck_assert_int_eq(atomic_load(&ws_done), 1);
 	ck_assert_uint_ge(ws_t_recv, ws_t_send);
 	ck_assert_elapsed_lt(ws_t_recv - ws_t_send, MS(200));
