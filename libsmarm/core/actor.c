@@ -25,18 +25,18 @@
  * finalize (scheduler side, after the actor's last switch, on whatever
  * stack the worker runs next): under the cold lock, if a subsystem
  * attached state after step 4 took its look, resume the actor to run
- * step 4 again (INV-3); else detach the stack, publish DONE and take the
- * joiner; wake the joiner; reclaim the slot if nobody owes a join;
- * recycle the stack; if this was the root, stop every remaining actor;
- * live -= 1 last (core.h INV-4).
+ * step 4 again (INV-3); else recycle the stack, publish DONE and take
+ * the joiner; wake the joiner; reclaim the slot if nobody owes a join;
+ * if this was the root, stop every remaining actor; live -= 1 last
+ * (core.h INV-4).
  *
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
  * Per-actor subsystem state belongs to the subsystem that attached it
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
- * Locking: cold (SLOT rank) per slot; free list and stack pool (SLOT
- * rank) are never nested in it.
+ * Locking: cold (SLOT rank) per slot; the free list (SLOT rank) is never
+ * nested in it; the stack pool (STACK rank) is, in finalize.
  * Invariants:
  *   INV-1 tenant state is set in one place (slot.h smarm__slot_install)
  *         and released in one (smarm__slot_reclaim).
@@ -122,12 +122,23 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 
 /* ------------------------------------------------------------ exit */
 
-void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
+/*
+ * The exit, steps 1-5 (see above). Step 1 happens once: a handler or
+ * hook that exits again continues the sequence where it was.
+ */
+static inline __attribute__((noreturn, always_inline)) void
+exit_path(struct smarm__slot *s, int how, intptr_t code, void *payload,
+	  void (*free_fn)(void *))
 {
 	if (!s->exiting) {
-		bool stopped = ex->ex_how == SMARM_EXIT_STOPPED;
+		bool stopped = how == SMARM_EXIT_STOPPED;
 		s->exiting = 1;
-		s->exit = *ex;
+		s->exit.ex_how = how;
+		s->exit.ex_strength = SMARM__STOP_NONE;
+		s->exit.ex_code = code;
+		s->exit.ex_from = 0;
+		s->exit.ex_payload = payload;
+		s->exit.ex_free = free_fn;
 		/*
 		 * Later stop requests see the flag at its maximum and do not
 		 * wake us (INV-4). Nor may an earlier one's wake cut a
@@ -162,16 +173,21 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 		c.fn(c.arg);
 	}
 	for (;;) {
-		smarm__exit_hooks_run(s);
+		if (atomic_load_explicit(&s->ext_used, memory_order_relaxed))
+			smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);
 		/* Resumed by finalize: state was attached late (INV-3). */
 	}
 }
 
+void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
+{
+	exit_path(s, ex->ex_how, ex->ex_code, ex->ex_payload, ex->ex_free);
+}
+
 void smarm__terminate(struct smarm__slot *s, int how, intptr_t code)
 {
-	struct smarm__exit ex = { how, SMARM__STOP_NONE, code, 0, NULL, NULL };
-	smarm__terminate_ex(s, &ex);
+	exit_path(s, how, code, NULL, NULL);
 }
 
 /* The cold half of smarm__observe_stop (the record is read there). */
@@ -309,7 +325,6 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), s->index);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
-	struct smarm__stack_desc stk;
 	struct smarm__exit dead;
 	bool free_slot;
 
@@ -325,8 +340,8 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__exit_hooks_run(s); /* never ran: no stack to resume */
 		smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	}
-	/* The next tenant may be installed once DONE is out: detach first. */
-	smarm__stack_detach(s, &stk);
+	/* Before DONE: whoever sees DONE sees the stack recycled too. */
+	smarm__stack_release(n, s);
 	s->sp = NULL;
 	atomic_store_explicit(
 		&s->word, SMARM__W_MAKE(SMARM__W_GEN(w0), 0, SMARM__ST_DONE),
@@ -352,7 +367,6 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__exit_release(&dead);
 		smarm__slot_free(n, s->index);
 	}
-	smarm__stack_put(n, &stk);
 	if (is_root)
 		smarm__stop_all(n);
 	int64_t before =
@@ -470,7 +484,8 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		return SMARM_ENOPROC;
 	if (pid == smarm__slot_pid(me))
 		return SMARM_EINVAL;
-	smarm__wait_init(&w, me, 0, join_undo, t);
+	smarm__observe_stop(me); /* a safe point, also when it is DONE */
+	w.wt_me = NULL;		 /* the wait starts when it first blocks */
 	for (;;) {
 		struct smarm__waiter reg;
 		struct smarm__exit dead;
@@ -497,6 +512,8 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 			smarm__slot_free(n, t->index);
 			return 0;
 		}
+		if (w.wt_me == NULL)
+			smarm__wait_init(&w, me, 0, join_undo, t);
 		reg = smarm__wait_open(&w);
 		t->has_joiner = 1;
 		t->joiner = reg.pid;

@@ -331,9 +331,9 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 		*out = smarm__ring_len(&n->rq);
 		return 0;
 	case SMARM_STAT_STACK_POOL:
-		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 		*out = n->pool_len;
-		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 		for (int i = 0; i < n->workers_n; i++)
 			*out += __atomic_load_n(&n->workers[i].stk_ncache,
 						__ATOMIC_RELAXED);

@@ -8,8 +8,10 @@
  * whose rank is higher than every rank it already holds (so never two of
  * the same rank):
  *
- *   SLOT (slot cold lock, free list, stack pool): the lowest rank, taken
- *        first; another lock may be taken under it, never it under one
+ *   SLOT (slot cold lock, free list): the lowest rank, taken first;
+ *        another lock may be taken under it, never it under one
+ *     < STACK (the node's stack pool: finalize recycles a stack under
+ *        the dying actor's cold lock)
  *     < CHANNEL (a channel's or green mutex's state, io tables)
  *     < TIMERS (the node's timer heap)
  *     < RUNQ (the node's run queue; pushing is legal under anything)
@@ -33,9 +35,10 @@
 
 enum smarm__lock_rank {
 	SMARM__RANK_SLOT = 1, /* lowest: taken before (outside) any other */
-	SMARM__RANK_CHANNEL = 2,
-	SMARM__RANK_TIMERS = 3,
-	SMARM__RANK_RUNQ = 4,
+	SMARM__RANK_STACK = 2,
+	SMARM__RANK_CHANNEL = 3,
+	SMARM__RANK_TIMERS = 4,
+	SMARM__RANK_RUNQ = 5,
 };
 
 typedef struct {

@@ -105,7 +105,7 @@ struct smarm_node {
 	struct smarm__timed_call **tm_map; /* open addressing by id */
 	uint32_t tm_map_cap, tm_map_used;
 
-	/* stack pool (SLOT rank) */
+	/* stack pool (STACK rank) */
 	smarm__lock_t pool_lock;
 	void **pool;
 	uint32_t pool_len;

@@ -812,9 +812,14 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 	if (s->sp != NULL)
 		return true;
 	if (smarm__stack_acquire(w->node, s) != 0) {
+		static const struct smarm__exit nomem = { SMARM_EXIT_CRASHED,
+							  SMARM__STOP_NONE,
+							  SMARM_ENOMEM,
+							  0,
+							  NULL,
+							  NULL };
 		s->exiting = 1;
-		s->exit.ex_how = SMARM_EXIT_CRASHED;
-		s->exit.ex_code = SMARM_ENOMEM;
+		s->exit = nomem;
 		smarm__exit_hooks_run(s); /* here: it has no stack to run on */
 		smarm__finalize(w, s);
 		return false;

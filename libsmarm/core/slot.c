@@ -129,74 +129,10 @@ void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 }
 
-/*
- * Install a new tenant (actor.c INV-1): every per-tenant field is set
- * here and nowhere else. The slot is VACANT and the caller's until it
- * publishes QUEUED. Kept across tenants: index, word (the caller
- * publishes), next_free, the cleanup array (cl, cl_cap), the extension
- * block (ext, whose states every exit handed back), tm_pos and the
- * pinned-FIFO links (their owners keep them), waits, cold.
- */
-void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
-			 smarm_actor_cb fn, void *arg, uint64_t parent,
-			 const struct smarm_spawn_opts *opts, bool joinable)
+/* smarm__exit_release with a payload present. */
+void smarm__exit_release_slow(struct smarm__exit *dead)
 {
-	static const struct smarm__exit normal = {
-		SMARM_EXIT_NORMAL, 0, 0, 0, NULL, NULL
-	};
-	atomic_store_explicit(&s->stop, SMARM__STOP_NONE, memory_order_relaxed);
-	s->exiting = 0;
-	s->nopreempt = 0;
-	s->rt_nopreempt = 0;
-	s->preempt_pending = 0;
-	s->joinable = joinable;
-	s->has_joiner = 0;
-	s->cl_len = 0;
-	s->fn = fn;
-	s->arg = arg;
-	s->parent = parent;
-	s->sp = NULL;
-	s->hwm = 0;
-	s->stk_base = NULL;
-	s->stk_reserve =
-		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
-	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
-	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
-	s->stk_parks = 0;
-	s->stk_shrinks = 0;
-	s->wait = NULL;
-	s->exit = normal;
-	s->stop_from = 0;
-	s->stop_code = 0;
-	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
-}
-
-/*
- * Under s->cold, s DONE: make it VACANT with the next generation, so
- * every pid of the old tenant is stale (INV-1). The exit record moves to
- * *dead: the caller runs smarm__exit_release after unlocking.
- */
-void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead)
-{
-	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint32_t gen = SMARM__W_GEN(w) + 1;
-	if (gen == 0)
-		gen = 1; /* generation 0 is never issued (pid 0 = none) */
-	*dead = s->exit;
-	s->exit.ex_payload = NULL;
-	s->exit.ex_free = NULL;
-	s->fn = NULL;
-	s->arg = NULL;
-	s->joinable = 0;
-	s->has_joiner = 0;
-	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_VACANT),
-			      memory_order_release);
-}
-
-/* Destroy a reclaimed exit record's payload; no runtime lock held. */
-void smarm__exit_release(struct smarm__exit *dead)
-{
-	if (dead->ex_payload != NULL && dead->ex_free != NULL) {
+	if (dead->ex_free != NULL) {
 		struct smarm__slot *me = smarm__current();
 		smarm__nopreempt_enter(me); /* user code inside the runtime */
 		dead->ex_free(dead->ex_payload);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "smarm/smarm.h"
+#include "assert.h"
 #include "lock.h"
 #include "node.h"
 #include "subsys.h"
@@ -156,11 +157,79 @@ static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 }
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
-void smarm__slot_install(struct smarm_node *n, struct smarm__slot *s,
-			 smarm_actor_cb fn, void *arg, uint64_t parent,
-			 const struct smarm_spawn_opts *opts, bool joinable);
-void smarm__slot_reclaim(struct smarm__slot *s, struct smarm__exit *dead);
-void smarm__exit_release(struct smarm__exit *dead);
+/*
+ * Install a new tenant (actor.c INV-1): every per-tenant field is set
+ * here and nowhere else. The slot is VACANT and the caller's until it
+ * publishes QUEUED. Kept across tenants: index, word (the caller
+ * publishes), next_free, the cleanup array (cl, cl_cap), the extension
+ * block (ext, whose states every exit handed back), tm_pos and the
+ * pinned-FIFO links (their owners keep them), waits, cold; and fields
+ * that are written before they are read in every tenancy: the exit
+ * record (written whole when the actor starts exiting; its payload was
+ * cleared by the last reclaim) and stop_from/stop_code (written by the
+ * request that raises the stop flag, read only when it was raised).
+ */
+static inline void smarm__slot_install(struct smarm_node *n,
+				       struct smarm__slot *s, smarm_actor_cb fn,
+				       void *arg, uint64_t parent,
+				       const struct smarm_spawn_opts *opts,
+				       bool joinable)
+{
+	atomic_store_explicit(&s->stop, SMARM__STOP_NONE, memory_order_relaxed);
+	s->exiting = 0;
+	s->nopreempt = 0;
+	s->rt_nopreempt = 0;
+	s->preempt_pending = 0;
+	s->joinable = joinable;
+	s->has_joiner = 0;
+	s->cl_len = 0;
+	s->fn = fn;
+	s->arg = arg;
+	s->parent = parent;
+	s->sp = NULL;
+	s->hwm = 0;
+	s->stk_base = NULL;
+	s->stk_reserve =
+		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
+	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
+	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
+	s->stk_parks = 0;
+	s->stk_shrinks = 0;
+	s->wait = NULL;
+	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
+}
+
+/*
+ * Under s->cold, s DONE: make it VACANT with the next generation, so
+ * every pid of the old tenant is stale (INV-1). The exit record moves to
+ * *dead: the caller runs smarm__exit_release after unlocking.
+ */
+static inline void smarm__slot_reclaim(struct smarm__slot *s,
+				       struct smarm__exit *dead)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uint32_t gen = SMARM__W_GEN(w) + 1;
+	if (gen == 0)
+		gen = 1; /* generation 0 is never issued (pid 0 = none) */
+	*dead = s->exit;
+	s->exit.ex_payload = NULL;
+	s->exit.ex_free = NULL;
+	s->fn = NULL;
+	s->arg = NULL;
+	s->joinable = 0;
+	s->has_joiner = 0;
+	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_VACANT),
+			      memory_order_release);
+}
+
+void smarm__exit_release_slow(struct smarm__exit *dead);
+
+/* Destroy a reclaimed exit record's payload, if any; no lock held. */
+static inline void smarm__exit_release(struct smarm__exit *dead)
+{
+	if (SMARM_UNLIKELY(dead->ex_payload != NULL))
+		smarm__exit_release_slow(dead);
+}
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
 void smarm__slots_fini(struct smarm_node *n);
 

@@ -44,7 +44,7 @@
  * always), else it is unmapped. Worker caches are flushed back to the
  * pool when a run ends; dense chunks are unmapped at node close.
  * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (SLOT rank) guards pool, pool_len and the dn_* fields; no syscall
+ * pool_lock (STACK rank) guards pool, pool_len and the dn_* fields; no syscall
  * is made and no fresh page is faulted under it (chunk pages touched
  * there were touched before). The stack fields of a slot (hwm, stk_parks,
  * stk_shrinks) are written by whoever holds the actor's claim and read
@@ -210,10 +210,10 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 				 __ATOMIC_RELAXED);
 		base = w->stk_cache[w->stk_ncache];
 	} else if (default_shaped(n, s)) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 		if (n->pool_len > 0)
 			base = n->pool[--n->pool_len];
-		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 	}
 	if (base == NULL) {
 		if (budgeted &&
@@ -230,14 +230,13 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	return 0;
 }
 
-static void release_guarded(struct smarm_node *n,
-			    const struct smarm__stack_desc *d)
+static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
+			    void *base)
 {
-	void *base = d->sd_base;
-	if (d->sd_reserve == n->stk_reserve && d->sd_guard == n->stk_guard) {
+	if (default_shaped(n, s)) {
 		struct smarm__worker *w = cache_of(n);
 		bool kept = false;
-		zap((uintptr_t)base + d->sd_guard, d->sd_reserve);
+		zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
 		/* The cache counts against the cap: cap 0 keeps nothing. */
 		if (w != NULL && w->stk_ncache < SMARM__WORKER_STACKS &&
 		    w->stk_ncache < n->pool_cap) {
@@ -246,16 +245,16 @@ static void release_guarded(struct smarm_node *n,
 					 __ATOMIC_RELAXED);
 			return;
 		}
-		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 		if (kept)
 			return;
 	}
-	unmap_guarded(n, base, d->sd_reserve + d->sd_guard);
+	unmap_guarded(n, base, s->stk_reserve + s->stk_guard);
 }
 
 /* ------------------------------------------------------------- dense */
@@ -291,7 +290,7 @@ static uintptr_t dense_take(struct smarm_node *n)
 	char *fresh = NULL;
 	uintptr_t low = 0;
 	for (;;) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 		if (fresh != NULL &&
 		    (n->dn_carve == NULL || n->dn_next == n->dn_per)) {
 			*(char **)fresh = n->dn_chunks;
@@ -306,7 +305,7 @@ static uintptr_t dense_take(struct smarm_node *n)
 		} else if (n->dn_carve != NULL && n->dn_next < n->dn_per) {
 			low = chunk_stack(n, n->dn_carve, n->dn_next++);
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 		if (low != 0 || fresh != NULL)
 			break;
 		fresh = map_chunk(n);
@@ -341,22 +340,21 @@ static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 	return 0;
 }
 
-static void release_dense(struct smarm_node *n,
-			  const struct smarm__stack_desc *d)
+static void release_dense(struct smarm_node *n, struct smarm__slot *s,
+			  void *base)
 {
-	void *base = d->sd_base;
 	atomic_fetch_sub_explicit(&n->stk_dense, 1, memory_order_relaxed);
-	if (d->sd_reserve != n->stk_reserve) {
-		munmap(base, d->sd_reserve);
+	if (s->stk_reserve != n->stk_reserve) {
+		munmap(base, s->stk_reserve);
 		return;
 	}
-	zap((uintptr_t)base, d->sd_reserve);
+	zap((uintptr_t)base, s->stk_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
-	smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+	smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 	*(void **)base = n->dn_free;
 	n->dn_free = base;
-	smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 }
 
 /*
@@ -423,35 +421,16 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	return acquire_dense(n, s);
 }
 
-/*
- * Take s's stack off the slot (finalize, before DONE lets a new tenant
- * overwrite the stack fields); smarm__stack_put recycles it afterwards.
- */
-void smarm__stack_detach(struct smarm__slot *s, struct smarm__stack_desc *d)
-{
-	d->sd_base = s->stk_base;
-	d->sd_reserve = s->stk_reserve;
-	d->sd_guard = s->stk_guard;
-	d->sd_mode = s->stk_mode;
-	__atomic_store_n(&s->stk_base, NULL, __ATOMIC_RELAXED);
-}
-
-/* Detach and recycle at once (no new tenant can race: unit tests). */
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 {
-	struct smarm__stack_desc d;
-	smarm__stack_detach(s, &d);
-	smarm__stack_put(n, &d);
-}
-
-void smarm__stack_put(struct smarm_node *n, const struct smarm__stack_desc *d)
-{
-	if (d->sd_base == NULL)
+	void *base = s->stk_base;
+	if (base == NULL)
 		return;
-	if (d->sd_mode == SMARM_STACK_DENSE)
-		release_dense(n, d);
+	__atomic_store_n(&s->stk_base, NULL, __ATOMIC_RELAXED);
+	if (s->stk_mode == SMARM_STACK_DENSE)
+		release_dense(n, s, base);
 	else
-		release_guarded(n, d);
+		release_guarded(n, s, base);
 }
 
 /* End of a run: hand a worker's cached stacks back to the pool. */
@@ -462,12 +441,12 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 		__atomic_store_n(&w->stk_ncache, w->stk_ncache - 1,
 				 __ATOMIC_RELAXED);
 		bool kept = false;
-		smarm__lock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;
 		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_SLOT);
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 		if (!kept)
 			unmap_guarded(n, base, n->stk_reserve + n->stk_guard);
 	}

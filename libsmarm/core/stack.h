@@ -22,15 +22,6 @@
 #define SMARM__RECYCLE_RETAIN (64u * 1024u)    /* kept resident on recycle */
 
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
-/* A stack taken off its slot, to be recycled (finalize). */
-struct smarm__stack_desc {
-	void *sd_base;	   /* mapping base, or NULL: none */
-	size_t sd_reserve; /* usable bytes */
-	size_t sd_guard;   /* guard bytes (0: dense) */
-	uint8_t sd_mode;   /* SMARM_STACK_GUARDED or SMARM_STACK_DENSE */
-};
-void smarm__stack_detach(struct smarm__slot *s, struct smarm__stack_desc *d);
-void smarm__stack_put(struct smarm_node *n, const struct smarm__stack_desc *d);
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_pool_fini(struct smarm_node *n);
 void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
