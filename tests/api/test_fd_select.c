@@ -439,8 +439,19 @@ static void ebadf_root(void *arg)
 	(void)arg;
 	if (pipe(dead) != 0)
 		R.errors++;
+	/*
+	 * A closed fd far above the lowest free one: an fd another thread
+	 * opens meanwhile (worker 0 reads /proc/self/maps for its stack
+	 * bounds while the root may already run on worker 1) cannot reuse
+	 * it and make it valid again.
+	 */
+	close(dead[1]);
+	dead[1] = fcntl(dead[0], F_DUPFD_CLOEXEC, 1000);
+	if (dead[1] < 1000)
+		R.errors++;
 	close(dead[0]);
 	close(dead[1]);
+	dead[0] = dead[1];
 	arms[0] = chan_arm(ch);
 	arms[1] = fd_arm(dead[0], SMARM_IO_READABLE);
 	R.rc[0] = sel_wait(arms, 2, 0, &R.idx[0]);
