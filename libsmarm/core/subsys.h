@@ -6,9 +6,10 @@
  * behaviour and obs, and they reach the node.
  *
  * Ownership: a subsystem owns its per-node state (ss_open .. ss_close)
- * and its per-actor state (attach .. its exit hook).
- * Locking: per-actor state is attached and detached under the actor's
- * cold lock (actor.c INV-3); node hooks run with no runtime lock held.
+ * and its per-actor state (from smarm__actor_ext_update putting it on an
+ * actor until the exit hook hands it back, or an update takes it back).
+ * Locking: smarm__actor_ext_update works under the actor's cold lock
+ * (actor.c INV-3); node and exit hooks run with no runtime lock held.
  * See: docs/architecture.md (Subsystems).
  */
 #ifndef SMARM_CORE_SUBSYS_H
@@ -22,10 +23,9 @@ struct smarm__slot;
 
 /*
  * Why an actor ended: what travels to its joiner today, and to its
- * monitors, links and supervisor in the layers above. Written by the
- * actor itself when it starts exiting (smarm__terminate_ex), final once
- * its exit hooks run, released when the slot is
- * reclaimed.
+ * monitors, links and supervisor in the layers above. Written whole by
+ * the actor itself when it starts exiting (smarm__terminate_ex), final
+ * from then on, released when the slot is reclaimed.
  */
 struct smarm__exit {
 	int ex_how;	  /* SMARM_EXIT_* */
