@@ -127,8 +127,8 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
  * hook that exits again continues the sequence where it was.
  */
 static inline __attribute__((noreturn, always_inline)) void
-exit_path(struct smarm__slot *s, int how, intptr_t code, void *payload,
-	  void (*free_fn)(void *))
+exit_path(struct smarm__slot *s, int how, intptr_t code,
+	  struct smarm__exit_payload *payload)
 {
 	if (!s->exiting) {
 		bool stopped = how == SMARM_EXIT_STOPPED;
@@ -138,7 +138,6 @@ exit_path(struct smarm__slot *s, int how, intptr_t code, void *payload,
 		s->exit.ex_code = code;
 		s->exit.ex_from = 0;
 		s->exit.ex_payload = payload;
-		s->exit.ex_free = free_fn;
 		/*
 		 * Later stop requests see the flag at its maximum and do not
 		 * wake us (INV-4). Nor may an earlier one's wake cut a
@@ -182,12 +181,12 @@ exit_path(struct smarm__slot *s, int how, intptr_t code, void *payload,
 
 void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 {
-	exit_path(s, ex->ex_how, ex->ex_code, ex->ex_payload, ex->ex_free);
+	exit_path(s, ex->ex_how, ex->ex_code, ex->ex_payload);
 }
 
 void smarm__terminate(struct smarm__slot *s, int how, intptr_t code)
 {
-	exit_path(s, how, code, NULL, NULL);
+	exit_path(s, how, code, NULL);
 }
 
 /* The cold half of smarm__observe_stop (the record is read there). */

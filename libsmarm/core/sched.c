@@ -812,12 +812,10 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 	if (s->sp != NULL)
 		return true;
 	if (smarm__stack_acquire(w->node, s) != 0) {
-		static const struct smarm__exit nomem = { SMARM_EXIT_CRASHED,
-							  SMARM__STOP_NONE,
-							  SMARM_ENOMEM,
-							  0,
-							  NULL,
-							  NULL };
+		static const struct smarm__exit nomem = {
+			.ex_how = SMARM_EXIT_CRASHED,
+			.ex_code = SMARM_ENOMEM,
+		};
 		s->exiting = 1;
 		s->exit = nomem;
 		smarm__exit_hooks_run(s); /* here: it has no stack to run on */

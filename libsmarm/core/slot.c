@@ -132,14 +132,13 @@ void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 /* smarm__exit_release with a payload present. */
 void smarm__exit_release_slow(struct smarm__exit *dead)
 {
-	if (dead->ex_free != NULL) {
+	{
 		struct smarm__slot *me = smarm__current();
 		smarm__nopreempt_enter(me); /* user code inside the runtime */
-		dead->ex_free(dead->ex_payload);
+		dead->ex_payload->ep_free(dead->ex_payload);
 		smarm__nopreempt_leave(me);
 	}
 	dead->ex_payload = NULL;
-	dead->ex_free = NULL;
 }
 
 /* The slot of a live actor named by pid, or NULL (a lock-free snapshot). */

@@ -86,11 +86,13 @@ struct smarm__slot {
 				    callbacks (smarm__nopreempt_enter) */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
-	uint32_t index;		 /* constant: own index */
-	uint32_t next_free;	 /* free-list link (free-list lock) */
-	uint32_t cl_len;	 /* cleanup handlers pushed */
-	uint32_t cl_cap;	 /* capacity of cl (kept across tenants) */
-	smarm_actor_cb fn;	 /* body */
+	_Atomic uint8_t ext_used; /* a subsystem attached state to this
+				     tenant (actor.c INV-3) */
+	uint32_t index;		  /* constant: own index */
+	uint32_t next_free;	  /* free-list link (free-list lock) */
+	uint32_t cl_len;	  /* cleanup handlers pushed */
+	uint32_t cl_cap;	  /* capacity of cl (kept across tenants) */
+	smarm_actor_cb fn;	  /* body */
 	void *arg;
 	uint64_t parent;    /* parent pid id (0: the run itself) */
 	void *stk_base;	    /* mapping base (guard first); NULL: none yet */
@@ -102,8 +104,6 @@ struct smarm__slot {
 	struct smarm__exit exit;   /* valid once exiting (the actor's own) */
 	uint64_t stop_from;	   /* cold: the strongest stop's requester */
 	intptr_t stop_code;	   /* cold: and its code */
-	_Atomic uint8_t ext_used;  /* a subsystem attached state to this
-				      tenant (actor.c INV-3) */
 	struct smarm__ext *ext;	   /* cold: per-subsystem state; NULL until
 				      first used, then kept across tenants */
 	uint64_t joiner;	   /* cold: pid id of the joining actor */
@@ -111,11 +111,11 @@ struct smarm__slot {
 	uint32_t tm_pos;	   /* TIMERS lock: heap index of this slot's
 				      live wake entry, or SMARM__NO_INDEX */
 	uint32_t pin_next;	   /* worker-local pinned FIFO link */
+	smarm__lock_t cold;	   /* guards the fields marked cold */
 	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
 	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
 				      compare it, so an entry outlives no wrap
 				      of the 24-bit epoch */
-	smarm__lock_t cold;	   /* guards the fields marked cold */
 	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
 	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
 };
@@ -213,7 +213,6 @@ static inline void smarm__slot_reclaim(struct smarm__slot *s,
 		gen = 1; /* generation 0 is never issued (pid 0 = none) */
 	*dead = s->exit;
 	s->exit.ex_payload = NULL;
-	s->exit.ex_free = NULL;
 	s->fn = NULL;
 	s->arg = NULL;
 	s->joinable = 0;

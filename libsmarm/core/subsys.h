@@ -27,6 +27,14 @@ struct smarm__slot;
  * the actor itself when it starts exiting (smarm__terminate_ex), final
  * from then on, released when the slot is reclaimed.
  */
+/*
+ * An owned exit payload (an error term, say): whoever makes one puts
+ * this header first in its object; ep_free destroys the whole object.
+ */
+struct smarm__exit_payload {
+	void (*ep_free)(struct smarm__exit_payload *self);
+};
+
 struct smarm__exit {
 	int ex_how;	  /* SMARM_EXIT_* */
 	int ex_strength;  /* STOPPED: the request's SMARM__STOP_* */
@@ -34,8 +42,7 @@ struct smarm__exit {
 			     request's code; else 0 */
 	uint64_t ex_from; /* STOPPED: pid id of the requester, 0
 			     if none (the node, a foreign thread) */
-	void *ex_payload; /* owned; NULL: none */
-	void (*ex_free)(void *payload); /* payload's destructor, or NULL */
+	struct smarm__exit_payload *ex_payload; /* owned; NULL: none */
 };
 
 /*

@@ -613,17 +613,31 @@ END_TEST
 
 static _Atomic int eh_freed;
 
-static void eh_payload_free(void *p)
+struct eh_payload {
+	struct smarm__exit_payload hdr; /* first: the exit record's view */
+	int tag;
+};
+
+static void eh_payload_free(struct smarm__exit_payload *p)
 {
-	EH_EQ(p, &eh_freed);
+	struct eh_payload *e = (struct eh_payload *)p;
+	EH_EQ(e->tag, 77);
 	atomic_fetch_add(&eh_freed, 1);
+	free(e);
 }
 
 static void eh_body_payload(void *arg)
 {
-	struct smarm__exit ex = { SMARM_EXIT_CRASHED, 0, 3, 0, &eh_freed,
-				  eh_payload_free };
+	struct eh_payload *e = malloc(sizeof *e);
+	struct smarm__exit ex = { SMARM_EXIT_CRASHED, 0, 3, 0, NULL };
 	(void)arg;
+	if (e == NULL) {
+		EH_CHECK(0);
+		return;
+	}
+	e->hdr.ep_free = eh_payload_free;
+	e->tag = 77;
+	ex.ex_payload = &e->hdr;
 	smarm__terminate_ex(smarm__current(), &ex);
 }
 
