@@ -14,8 +14,10 @@
 #include <check.h>
 #include <smarm/smarm.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Scale factor for time bounds on slow machines (SMARM_TEST_TIME_SCALE). */
 static inline double harness_time_scale(void)
@@ -47,6 +49,33 @@ static inline int64_t harness_stat(smarm_node_t *node, int stat)
 	int64_t v = -1;
 	ck_assert_int_eq(smarm_node_get_int(node, stat, &v), 0);
 	return v;
+}
+
+/*
+ * Poll stat of node until it equals want, in 1 ms steps (an actor
+ * sleeps, a plain thread naps), for at most 10 s (scaled by
+ * SMARM_TEST_TIME_SCALE). Returns whether it got there: wait for the
+ * condition, never for a fixed time.
+ */
+static inline bool harness_await_stat(smarm_node_t *node, int stat,
+				      int64_t want)
+{
+	uint64_t deadline =
+		smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	for (;;) {
+		int64_t v = -1;
+		smarm_node_get_int(node, stat, &v);
+		if (v == want)
+			return true;
+		if (smarm_now_ns() > deadline)
+			return false;
+		if (smarm_node_current() != NULL) {
+			smarm_actor_sleep(1000000);
+		} else {
+			struct timespec ts = { 0, 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
 }
 
 /* Nanoseconds since t0 (a smarm_now_ns() reading). */

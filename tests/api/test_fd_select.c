@@ -126,17 +126,6 @@ static int64_t stat_now(int id)
 	return v;
 }
 
-static bool await_stat(int id, int64_t want)
-{
-	uint64_t deadline = smarm_now_ns() + MS(10000);
-	while (stat_now(id) != want) {
-		if (smarm_now_ns() > deadline)
-			return false;
-		smarm_actor_sleep(MS(1));
-	}
-	return true;
-}
-
 /*
  * Writes to fd (or sends 1 on ch when set) once `waiters` fd waits are
  * registered with the epoll thread: the waiter under test has parked.
@@ -150,7 +139,8 @@ struct late {
 static void late_writer(void *arg)
 {
 	struct late *l = arg;
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, l->waiters))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				l->waiters))
 		R.errors++;
 	if (l->ch != NULL) {
 		int v = 1;
@@ -503,7 +493,8 @@ static void stopped_selector_root(void *arg)
 	(void)arg;
 	R.rc[0] = R.rc[1] = -1000;
 	smarm_actor_spawn(&pid, selector_actor, &s, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	smarm_actor_stop(pid);
 	smarm_actor_join(pid, &R.how[0], NULL);
@@ -552,7 +543,8 @@ static void eexist_root(void *arg)
 	(void)arg;
 	R.rc[0] = -1000;
 	smarm_actor_spawn(&pid, first_waiter, NULL, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
@@ -621,18 +613,8 @@ END_TEST
 static void *hangup_later(void *arg)
 {
 	smarm_node_t *node = arg;
-	uint64_t deadline = smarm_now_ns() + MS(10000);
-	for (;;) {
-		int64_t waiters = -1;
-		smarm_node_get_int(node, SMARM_STAT_IO_FD_WAITERS, &waiters);
-		if (waiters == 1)
-			break;
-		if (smarm_now_ns() > deadline) {
-			R.errors++; /* the reader never registered */
-			break;
-		}
-		usleep(1000); /* a poll step, not a wait */
-	}
+	if (!harness_await_stat(node, SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++; /* the reader never registered */
 	close(R.q[1]);
 	return NULL;
 }

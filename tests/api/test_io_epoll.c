@@ -56,18 +56,6 @@ static int64_t stat_now(int id)
 	return v;
 }
 
-/* Sleep in 1 ms steps until stat `id` equals want (at most ~10 s). */
-static bool await_stat(int id, int64_t want)
-{
-	uint64_t deadline = smarm_now_ns() + MS(10000);
-	while (stat_now(id) != want) {
-		if (smarm_now_ns() > deadline)
-			return false;
-		smarm_actor_sleep(MS(1));
-	}
-	return true;
-}
-
 static void write_byte(int fd)
 {
 	char c = 'x';
@@ -160,7 +148,8 @@ static void progress_root(void *arg)
 	smarm_pid_t a, b;
 	(void)arg;
 	smarm_actor_spawn(&a, reader, NULL, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	smarm_actor_spawn(&b, worker_actor, NULL, NULL);
 	smarm_actor_join(a, NULL, NULL);
@@ -202,14 +191,16 @@ static void no_poison_root(void *arg)
 	(void)arg;
 	R.rc[0] = R.rc[1] = -1000;
 	smarm_actor_spawn(&a, waiter, (void *)(intptr_t)0, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	smarm_actor_stop(a);
 	smarm_actor_join(a, &R.how[0], NULL);
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	/* A second waiter on the same fd registers and is woken. */
 	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	write_byte(R.pfd[1]);
 	smarm_actor_join(b, &R.how[1], NULL);
@@ -255,7 +246,8 @@ static void foreign_stop_root(void *arg)
 	(void)arg;
 	R.rc[0] = R.rc[1] = -1000;
 	smarm_actor_spawn(&f.pid, waiter, (void *)(intptr_t)0, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	if (pthread_create(&t, NULL, foreign_stopper, &f) != 0)
 		R.errors++;
@@ -264,7 +256,8 @@ static void foreign_stop_root(void *arg)
 	R.rc[6] = f.rc;
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	write_byte(R.pfd[1]);
 	smarm_actor_join(b, &R.how[1], NULL);
@@ -292,7 +285,8 @@ static void eexist_root(void *arg)
 	(void)arg;
 	R.rc[0] = -1000;
 	smarm_actor_spawn(&a, waiter, (void *)(intptr_t)0, NULL);
-	if (!await_stat(SMARM_STAT_IO_FD_WAITERS, 1))
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
 		R.errors++;
 	R.rc[4] = smarm_io_wait_readable(R.pfd[0]);
 	R.rc[5] = smarm_io_wait_readable_timeout(R.pfd[0], MS(10));
@@ -322,19 +316,8 @@ END_TEST
 static void *foreign_writer(void *arg)
 {
 	smarm_node_t *node = arg;
-	uint64_t deadline = smarm_now_ns() + MS(10000);
-	for (;;) {
-		struct timespec ts = { 0, 1000000L };
-		int64_t waiters = -1;
-		smarm_node_get_int(node, SMARM_STAT_IO_FD_WAITERS, &waiters);
-		if (waiters == 1)
-			break;
-		if (smarm_now_ns() > deadline) {
-			R.errors++; /* the reader never registered */
-			break;
-		}
-		nanosleep(&ts, NULL); /* a poll step, not a wait */
-	}
+	if (!harness_await_stat(node, SMARM_STAT_IO_FD_WAITERS, 1))
+		R.errors++; /* the reader never registered */
 	write_byte(R.pfd[1]);
 	return NULL;
 }
