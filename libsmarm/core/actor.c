@@ -257,24 +257,52 @@ int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
 	return 0;
 }
 
-int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
-			    int (*fn)(void **state, void *arg), void *arg)
+/*
+ * The slot of the tenant pid names, with its cold lock held, and the
+ * state it is in (*st: anything but VACANT); NULL if pid names no
+ * tenant (never issued, or reclaimed: SMARM_ENOPROC). Under the cold
+ * lock the answer stays true until the caller unlocks: DONE and reclaim
+ * are published under it.
+ */
+static struct smarm__slot *lock_tenant(struct smarm_node *n, uint64_t pid,
+				       uint32_t *st)
 {
 	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	uint64_t w;
-	void *state;
-	int rc;
-
 	if (s == NULL || SMARM__PID_GEN(pid) == 0)
-		return SMARM_ENOPROC;
+		return NULL;
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	w = atomic_load_explicit(&s->word, memory_order_acquire);
 	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
-	    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
-	    SMARM__W_STATE(w) == SMARM__ST_DONE) {
+	    SMARM__W_STATE(w) == SMARM__ST_VACANT) {
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-		return SMARM_ENOPROC;
+		return NULL;
 	}
+	*st = SMARM__W_STATE(w);
+	return s;
+}
+
+/* lock_tenant, for a tenant that is still alive (not DONE). */
+static struct smarm__slot *lock_live(struct smarm_node *n, uint64_t pid)
+{
+	uint32_t st;
+	struct smarm__slot *s = lock_tenant(n, pid, &st);
+	if (s != NULL && st == SMARM__ST_DONE) {
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		return NULL;
+	}
+	return s;
+}
+
+int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
+			    int (*fn)(void **state, void *arg), void *arg)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	void *state;
+	int rc;
+
+	if (s == NULL)
+		return SMARM_ENOPROC;
 	state = smarm__actor_ext_detach(s, id);
 	rc = fn(&state, arg);
 	if (state != NULL && smarm__actor_ext_attach(s, id, state) != 0) {
@@ -379,21 +407,12 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
-	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
-	uint64_t w;
+	struct smarm__slot *s = lock_live(n, pid);
 	uint8_t cur;
 	bool raised = false;
 
-	if (s == NULL || SMARM__PID_GEN(pid) == 0)
+	if (s == NULL)
 		return SMARM_ENOPROC;
-	smarm__lock(&s->cold, SMARM__RANK_SLOT);
-	w = atomic_load_explicit(&s->word, memory_order_acquire);
-	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
-	    SMARM__W_STATE(w) == SMARM__ST_VACANT ||
-	    SMARM__W_STATE(w) == SMARM__ST_DONE) {
-		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-		return SMARM_ENOPROC;
-	}
 	/* INV-4; the owner's own store (terminate) races only upward. */
 	cur = atomic_load_explicit(&s->stop, memory_order_relaxed);
 	while (req->sr_strength > cur &&
@@ -476,11 +495,8 @@ static void join_undo(struct smarm__wait *w)
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason)
 {
-	struct smarm__slot *t = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	struct smarm__wait w;
 
-	if (t == NULL || SMARM__PID_GEN(pid) == 0)
-		return SMARM_ENOPROC;
 	if (pid == smarm__slot_pid(me))
 		return SMARM_EINVAL;
 	smarm__observe_stop(me); /* a safe point, also when it is DONE */
@@ -488,19 +504,15 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 	for (;;) {
 		struct smarm__waiter reg;
 		struct smarm__exit dead;
-		uint64_t word;
-		smarm__lock(&t->cold, SMARM__RANK_SLOT);
-		word = atomic_load_explicit(&t->word, memory_order_acquire);
-		if (SMARM__W_GEN(word) != SMARM__PID_GEN(pid) ||
-		    SMARM__W_STATE(word) == SMARM__ST_VACANT) {
-			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
+		uint32_t st;
+		struct smarm__slot *t = lock_tenant(n, pid, &st);
+		if (t == NULL)
 			return SMARM_ENOPROC;
-		}
 		if (!t->joinable || (t->has_joiner && t->joiner != w.wt_pid)) {
 			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			return SMARM_ESTATE;
 		}
-		if (SMARM__W_STATE(word) == SMARM__ST_DONE) {
+		if (st == SMARM__ST_DONE) {
 			if (how)
 				*how = t->exit.ex_how;
 			if (reason)
@@ -524,26 +536,19 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 
 int smarm__detach(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *t = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	struct smarm__exit dead;
-	uint64_t w;
+	uint32_t st;
+	struct smarm__slot *t = lock_tenant(n, pid, &st);
 	bool done;
 
-	if (t == NULL || SMARM__PID_GEN(pid) == 0)
+	if (t == NULL)
 		return SMARM_ENOPROC;
-	smarm__lock(&t->cold, SMARM__RANK_SLOT);
-	w = atomic_load_explicit(&t->word, memory_order_acquire);
-	if (SMARM__W_GEN(w) != SMARM__PID_GEN(pid) ||
-	    SMARM__W_STATE(w) == SMARM__ST_VACANT) {
-		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
-		return SMARM_ENOPROC;
-	}
 	if (!t->joinable || t->has_joiner) {
 		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 		return SMARM_ESTATE;
 	}
 	t->joinable = 0;
-	done = SMARM__W_STATE(w) == SMARM__ST_DONE;
+	done = st == SMARM__ST_DONE;
 	if (done)
 		smarm__slot_reclaim(t, &dead);
 	smarm__unlock(&t->cold, SMARM__RANK_SLOT);
