@@ -78,6 +78,32 @@ static inline bool harness_await_stat(smarm_node_t *node, int stat,
 	}
 }
 
+/*
+ * Checks inside actors, hooks and helper threads: recorded, not asserted
+ * (a failing assert must not fire on an actor's stack). HARNESS_CHECK
+ * keeps the first failing line; harness_checks_assert() asserts after
+ * the run that there was none, harness_checks_reset() before it.
+ */
+static _Atomic int harness_fail_line;
+#define HARNESS_CHECK(c)                                                       \
+	do {                                                                   \
+		int zero_ = 0;                                                 \
+		if (!(c))                                                      \
+			atomic_compare_exchange_strong(&harness_fail_line,     \
+						       &zero_, __LINE__);      \
+	} while (0)
+#define HARNESS_EQ(a, b) HARNESS_CHECK((a) == (b))
+
+static inline void harness_checks_reset(void)
+{
+	atomic_store(&harness_fail_line, 0);
+}
+
+#define harness_checks_assert()                                                \
+	ck_assert_msg(atomic_load(&harness_fail_line) == 0,                    \
+		      "check failed inside the run at line %d",                \
+		      atomic_load(&harness_fail_line))
+
 /* Nanoseconds since t0 (a smarm_now_ns() reading). */
 static inline uint64_t harness_since(uint64_t t0)
 {

@@ -36,21 +36,6 @@ struct eh_rec {
 	struct eh_rec *late; /* attach this (OTP id) from inside the hook */
 };
 
-/*
- * Checks inside actors, hooks and helper threads are recorded, not
- * asserted (a failing assert must not fire on an actor's stack): the
- * first failing line is asserted after the run.
- */
-static _Atomic int eh_fail_line;
-#define EH_CHECK(c)                                                            \
-	do {                                                                   \
-		int zero_ = 0;                                                 \
-		if (!(c))                                                      \
-			atomic_compare_exchange_strong(&eh_fail_line, &zero_,  \
-						       __LINE__);              \
-	} while (0)
-#define EH_EQ(a, b) EH_CHECK((a) == (b))
-
 static _Atomic int eh_seq;
 static _Atomic int eh_hook_calls;
 static int eh_cleanup_seq;
@@ -99,9 +84,9 @@ static void eh_exit(int sub, struct smarm__slot *s, uint64_t pid,
 	}
 	if (r->late != NULL) {
 		/* state attached after its id's hook slot went by */
-		EH_EQ(eh_attach_pid(smarm__current_node(), pid, SMARM__SUB_OTP,
-				    r->late),
-		      0);
+		HARNESS_EQ(eh_attach_pid(smarm__current_node(), pid,
+					 SMARM__SUB_OTP, r->late),
+			   0);
 	}
 }
 
@@ -133,7 +118,7 @@ static int eh_open(struct smarm_node *n, const struct smarm_config *cfg,
 static void eh_close(struct smarm_node *n, void *state)
 {
 	(void)n;
-	EH_EQ(state, &eh_opens);
+	HARNESS_EQ(state, &eh_opens);
 	eh_closes++;
 }
 
@@ -148,7 +133,7 @@ static void eh_run_end(struct smarm_node *n, void *state)
 {
 	(void)n;
 	(void)state;
-	EH_EQ(atomic_load(&n->live), 0); /* INV-2: no actor */
+	HARNESS_EQ(atomic_load(&n->live), 0); /* INV-2: no actor */
 	eh_ends++;
 }
 
@@ -213,12 +198,10 @@ static void eh_close_node(smarm_node_t *n)
 static void eh_run(smarm_node_t *n, smarm_actor_cb root, void *arg)
 {
 	int how = -1;
-	atomic_store(&eh_fail_line, 0);
+	harness_checks_reset();
 	ck_assert_int_eq(smarm_node_run(n, root, arg, &how, NULL), 0);
 	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
-	ck_assert_msg(atomic_load(&eh_fail_line) == 0,
-		      "check failed inside the run at line %d",
-		      atomic_load(&eh_fail_line));
+	harness_checks_assert();
 }
 
 /* Attach state to the running actor, by its pid. */
@@ -242,8 +225,8 @@ static void eh_cleanup(void *arg)
 static void eh_body_normal(void *arg)
 {
 	(void)arg;
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
-	EH_EQ(smarm_cleanup_push(eh_cleanup, NULL), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	HARNESS_EQ(smarm_cleanup_push(eh_cleanup, NULL), 0);
 }
 
 static void eh_root_normal(void *arg)
@@ -251,9 +234,9 @@ static void eh_root_normal(void *arg)
 	smarm_pid_t p;
 	int how = -1;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_normal, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(p, &how, NULL), 0);
-	EH_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_normal, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
 }
 
 START_TEST(test_exit_hooks_run_once_on_own_stack_after_cleanups)
@@ -274,10 +257,11 @@ END_TEST
 static void eh_body_crash(void *arg)
 {
 	(void)arg;
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
 	/* a second state of the same subsystem is refused */
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_b),
+		   SMARM_EEXIST);
 	smarm_actor_crash(42);
 }
 
@@ -287,10 +271,10 @@ static void eh_root_crash(void *arg)
 	int how = -1;
 	intptr_t reason = 0;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_crash, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(p, &how, &reason), 0);
-	EH_EQ(how, SMARM_EXIT_CRASHED);
-	EH_EQ(reason, 42);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_crash, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, &how, &reason), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(reason, 42);
 }
 
 START_TEST(test_exit_hooks_run_in_id_order_with_the_crash_code)
@@ -315,9 +299,9 @@ END_TEST
 /* Victims park (a sleep nothing ends early), then get stopped. */
 static void eh_body_park(void *arg)
 {
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
 	smarm_actor_sleep(MS(600000));
-	EH_CHECK(0); /* not reached: stopped */
+	HARNESS_CHECK(0); /* not reached: stopped */
 }
 
 static uint64_t eh_root_pid;
@@ -331,16 +315,16 @@ static void eh_root_stops(void *arg)
 	(void)arg;
 	eh_root_pid = smarm_actor_self().id;
 	shut.sr_from = kill.sr_from = eh_root_pid;
-	EH_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
-	EH_EQ(smarm_actor_spawn(&b, eh_body_park, &eh_b, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, eh_body_park, &eh_b, NULL), 0);
 	smarm_actor_yield(); /* both park */
 	/* a: shutdown then kill (raised); b: kill then shutdown (kept) */
-	EH_EQ(smarm__request_stop(n, a.id, &shut), 0);
-	EH_EQ(smarm__request_stop(n, a.id, &kill), 0);
-	EH_EQ(smarm__request_stop(n, b.id, &kill), 0);
-	EH_EQ(smarm__request_stop(n, b.id, &shut), 0);
-	EH_EQ(smarm_actor_join(a, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	HARNESS_EQ(smarm__request_stop(n, a.id, &shut), 0);
+	HARNESS_EQ(smarm__request_stop(n, a.id, &kill), 0);
+	HARNESS_EQ(smarm__request_stop(n, b.id, &kill), 0);
+	HARNESS_EQ(smarm__request_stop(n, b.id, &shut), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
 }
 
 START_TEST(test_exit_hooks_stop_records_requester_strength_and_code)
@@ -371,7 +355,7 @@ static void *eh_stopper(void *arg)
 	uint64_t id;
 	while ((id = atomic_load(&eh_victim)) == 0)
 		sched_yield();
-	EH_EQ(smarm_node_stop_actor(n, (smarm_pid_t){ id }), 0);
+	HARNESS_EQ(smarm_node_stop_actor(n, (smarm_pid_t){ id }), 0);
 	return NULL;
 }
 
@@ -379,10 +363,10 @@ static void eh_root_foreign(void *arg)
 {
 	smarm_pid_t a;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, eh_body_park, &eh_a, NULL), 0);
 	smarm_actor_yield();
 	atomic_store(&eh_victim, a.id);
-	EH_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
 }
 
 START_TEST(test_exit_hooks_foreign_stop_has_no_requester)
@@ -411,7 +395,7 @@ static void eh_plain(void *arg)
 
 static void eh_body_send(void *arg)
 {
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
 	smarm_actor_crash(99);
 }
 
@@ -422,13 +406,13 @@ static void eh_root_send(void *arg)
 	int64_t v = 0;
 	(void)arg;
 	for (int i = 0; i < 100; i++)
-		EH_EQ(smarm_actor_spawn(NULL, eh_plain, NULL, NULL), 0);
-	EH_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+		HARNESS_EQ(smarm_actor_spawn(NULL, eh_plain, NULL, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
 	eh_a.ch = ch;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_send, &eh_a, NULL), 0);
-	EH_EQ(smarm_chan_recv(ch, &v), 0); /* sent by the hook */
-	EH_EQ(v, 99);
-	EH_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_send, &eh_a, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(ch, &v), 0); /* sent by the hook */
+	HARNESS_EQ(v, 99);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
 	harness_chan_drop(ch);
 }
 
@@ -478,7 +462,7 @@ static void eh_attacher(void *arg)
 		pid = eh_pids[i];
 		r = calloc(1, sizeof *r);
 		if (r == NULL) {
-			EH_CHECK(0);
+			HARNESS_CHECK(0);
 			return;
 		}
 		r->hooked = &eh_hooked;
@@ -487,7 +471,7 @@ static void eh_attacher(void *arg)
 		if (rc == 0) {
 			eh_ok++; /* the hook owns r now */
 		} else {
-			EH_CHECK(rc == SMARM_ENOPROC);
+			HARNESS_CHECK(rc == SMARM_ENOPROC);
 			eh_noproc++;
 			free(r);
 		}
@@ -498,17 +482,17 @@ static void eh_root_race(void *arg)
 {
 	smarm_pid_t att;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&att, eh_attacher, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&att, eh_attacher, NULL, NULL), 0);
 	for (int i = 0; i < EH_RACE_N; i++) {
 		smarm_pid_t p;
-		EH_EQ(smarm_actor_spawn(&p, eh_short, NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_spawn(&p, eh_short, NULL, NULL), 0);
 		eh_pids[i] = p.id;
-		EH_EQ(smarm_actor_detach(p), 0);
+		HARNESS_EQ(smarm_actor_detach(p), 0);
 		atomic_store(&eh_spawned, i + 1);
 		if (i % 8 == 0)
 			smarm_actor_yield();
 	}
-	EH_EQ(smarm_actor_join(att, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(att, NULL, NULL), 0);
 }
 
 START_TEST(test_exit_hooks_attach_racing_exit_is_never_stranded)
@@ -533,7 +517,7 @@ END_TEST
 static void eh_body_late(void *arg)
 {
 	(void)arg;
-	EH_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
 	smarm_actor_crash(5);
 }
 
@@ -542,9 +526,9 @@ static void eh_root_late(void *arg)
 	smarm_pid_t p;
 	intptr_t reason = 0;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_late, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(p, NULL, &reason), 0);
-	EH_EQ(reason, 5);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_late, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, &reason), 0);
+	HARNESS_EQ(reason, 5);
 }
 
 START_TEST(test_exit_hooks_late_attach_resumes_the_actor_for_its_hook)
@@ -578,11 +562,13 @@ static void eh_body_takeback(void *arg)
 	uint64_t me = smarm_actor_self().id;
 	void *got = NULL;
 	(void)arg;
-	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_a), 0);
-	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
-	EH_EQ(smarm__actor_ext_update(n, me, SMARM__SUB_OTP, eh_take, &got), 0);
-	EH_CHECK(got == &eh_a);
-	EH_EQ(eh_attach_pid(n, me, SMARM__SUB_OBS, &eh_b), 0);
+	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_a), 0);
+	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
+	HARNESS_EQ(
+		smarm__actor_ext_update(n, me, SMARM__SUB_OTP, eh_take, &got),
+		0);
+	HARNESS_CHECK(got == &eh_a);
+	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OBS, &eh_b), 0);
 }
 
 static void eh_root_takeback(void *arg)
@@ -590,11 +576,12 @@ static void eh_root_takeback(void *arg)
 	smarm_pid_t p;
 	struct smarm_node *n = smarm__current_node();
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_takeback, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_takeback, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
 	/* joined: the pid is stale */
-	EH_EQ(eh_attach_pid(n, p.id, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
-	EH_EQ(eh_attach_pid(n, 0, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
+	HARNESS_EQ(eh_attach_pid(n, p.id, SMARM__SUB_OTP, &eh_a),
+		   SMARM_ENOPROC);
+	HARNESS_EQ(eh_attach_pid(n, 0, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
 }
 
 START_TEST(test_exit_hooks_update_takes_back_and_refuses_stale_pids)
@@ -621,7 +608,7 @@ struct eh_payload {
 static void eh_payload_free(struct smarm__exit_payload *p)
 {
 	struct eh_payload *e = (struct eh_payload *)p;
-	EH_EQ(e->tag, 77);
+	HARNESS_EQ(e->tag, 77);
 	atomic_fetch_add(&eh_freed, 1);
 	free(e);
 }
@@ -632,7 +619,7 @@ static void eh_body_payload(void *arg)
 	struct smarm__exit ex = { SMARM_EXIT_CRASHED, 0, 3, 0, NULL };
 	(void)arg;
 	if (e == NULL) {
-		EH_CHECK(0);
+		HARNESS_CHECK(0);
 		return;
 	}
 	e->hdr.ep_free = eh_payload_free;
@@ -648,13 +635,13 @@ static void eh_root_payload(void *arg)
 	smarm_pid_t p, q;
 	intptr_t reason = 0;
 	(void)arg;
-	EH_EQ(smarm_actor_spawn(&p, eh_body_payload, NULL, NULL), 0);
-	EH_EQ(smarm_actor_join(p, NULL, &reason), 0);
-	EH_EQ(reason, 3);
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_payload, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, &reason), 0);
+	HARNESS_EQ(reason, 3);
 	eh_freed_at_join = atomic_load(&eh_freed);
 	/* detached: released when finalize reclaims the slot */
-	EH_EQ(smarm_actor_spawn(&q, eh_body_payload, NULL, NULL), 0);
-	EH_EQ(smarm_actor_detach(q), 0);
+	HARNESS_EQ(smarm_actor_spawn(&q, eh_body_payload, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_detach(q), 0);
 }
 
 START_TEST(test_exit_hooks_payload_released_once_at_reclaim)

@@ -18,23 +18,11 @@
 #include <pthread.h>
 #include <sched.h>
 
-/* Checks on actor stacks are recorded, and asserted after the run. */
-static _Atomic int wt_fail_line;
-#define WT_CHECK(c)                                                            \
-	do {                                                                   \
-		int zero_ = 0;                                                 \
-		if (!(c))                                                      \
-			atomic_compare_exchange_strong(&wt_fail_line, &zero_,  \
-						       __LINE__);              \
-	} while (0)
-
 static void wt_run(int workers, smarm_actor_cb root)
 {
-	atomic_store(&wt_fail_line, 0);
+	harness_checks_reset();
 	ck_assert_int_eq(harness_run(workers, root, NULL), SMARM_EXIT_NORMAL);
-	ck_assert_msg(atomic_load(&wt_fail_line) == 0,
-		      "check failed inside the run at line %d",
-		      atomic_load(&wt_fail_line));
+	harness_checks_assert();
 }
 
 /* The registration a waiter publishes, and whether it has returned. */
@@ -45,7 +33,7 @@ static _Atomic int wt_undos;
 
 static void wt_undo(struct smarm__wait *w)
 {
-	WT_CHECK(w->wt_arg == &wt_reg);
+	HARNESS_CHECK(w->wt_arg == &wt_reg);
 	atomic_fetch_add(&wt_undos, 1);
 }
 
@@ -62,9 +50,9 @@ static void wt_waiter_two_rounds(void *arg)
 	wt_old = smarm__wait_open(&w);
 	smarm__wait_retire(&w);
 	wt_reg = smarm__wait_open(&w);
-	WT_CHECK(wt_reg.epoch != wt_old.epoch);
+	HARNESS_CHECK(wt_reg.epoch != wt_old.epoch);
 	atomic_store(&wt_published, 1);
-	WT_CHECK(smarm__wait_park(&w) == 0);
+	HARNESS_CHECK(smarm__wait_park(&w) == 0);
 	atomic_store(&wt_woke, 1);
 }
 
@@ -76,22 +64,23 @@ static void wt_root_two_rounds(void *arg)
 	atomic_store(&wt_published, 0);
 	atomic_store(&wt_woke, 0);
 	atomic_store(&wt_undos, 0);
-	WT_CHECK(smarm_actor_spawn(&p, wt_waiter_two_rounds, NULL, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&p, wt_waiter_two_rounds, NULL, NULL) ==
+		      0);
 	while (!atomic_load(&wt_published))
 		smarm_actor_yield();
 	for (int i = 0; i < 10; i++)
 		smarm_actor_yield(); /* let it park */
 	/* the old round's wake is inert: nothing happens */
-	WT_CHECK(!smarm__unpark_at(n, wt_old.pid, wt_old.epoch));
+	HARNESS_CHECK(!smarm__unpark_at(n, wt_old.pid, wt_old.epoch));
 	for (int i = 0; i < 10; i++)
 		smarm_actor_yield();
-	WT_CHECK(!atomic_load(&wt_woke));
+	HARNESS_CHECK(!atomic_load(&wt_woke));
 	/* the live one wakes it, exactly once */
-	WT_CHECK(smarm__unpark_at(n, wt_reg.pid, wt_reg.epoch));
-	WT_CHECK(!smarm__unpark_at(n, wt_reg.pid, wt_reg.epoch));
-	WT_CHECK(smarm_actor_join(p, NULL, NULL) == 0);
-	WT_CHECK(atomic_load(&wt_woke));
-	WT_CHECK(atomic_load(&wt_undos) == 0); /* a wake runs no undo */
+	HARNESS_CHECK(smarm__unpark_at(n, wt_reg.pid, wt_reg.epoch));
+	HARNESS_CHECK(!smarm__unpark_at(n, wt_reg.pid, wt_reg.epoch));
+	HARNESS_CHECK(smarm_actor_join(p, NULL, NULL) == 0);
+	HARNESS_CHECK(atomic_load(&wt_woke));
+	HARNESS_CHECK(atomic_load(&wt_undos) == 0); /* a wake runs no undo */
 }
 
 START_TEST(test_wait_registration_wakes_only_its_round)
@@ -111,15 +100,15 @@ static void wt_root_early_wake(void *arg)
 	smarm__wait_init(&w, smarm__current(), 0, NULL, NULL);
 	reg = smarm__wait_open(&w);
 	/* a waker runs between registering and parking (here: ourselves) */
-	WT_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
-	WT_CHECK(smarm__wait_park(&w) == 0); /* returns at once */
+	HARNESS_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
+	HARNESS_CHECK(smarm__wait_park(&w) == 0); /* returns at once */
 	/* a retired round eats a wake that already landed */
 	reg = smarm__wait_open(&w);
-	WT_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
+	HARNESS_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
 	smarm__wait_retire(&w);
 	reg = smarm__wait_open(&w);
-	WT_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
-	WT_CHECK(smarm__wait_park(&w) == 0); /* only its own wake */
+	HARNESS_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
+	HARNESS_CHECK(smarm__wait_park(&w) == 0); /* only its own wake */
 }
 
 START_TEST(test_wait_wake_before_park_is_kept_and_retire_eats_it)
@@ -138,11 +127,11 @@ static void wt_root_deadline(void *arg)
 	uint64_t t0 = smarm_now_ns();
 	(void)arg;
 	smarm__wait_init(&w, smarm__current(), t0 + MS(20), NULL, NULL);
-	WT_CHECK(!smarm__wait_expired(&w));
+	HARNESS_CHECK(!smarm__wait_expired(&w));
 	smarm__wait_open(&w); /* registered nowhere: only the timer wakes */
-	WT_CHECK(smarm__wait_park(&w) == 0);
+	HARNESS_CHECK(smarm__wait_park(&w) == 0);
 	wt_slept_ns = smarm_now_ns() - t0;
-	WT_CHECK(smarm__wait_expired(&w));
+	HARNESS_CHECK(smarm__wait_expired(&w));
 }
 
 START_TEST(test_wait_deadline_wakes_an_unregistered_round)
@@ -163,7 +152,7 @@ static void wt_victim(void *arg)
 	wt_reg = smarm__wait_open(&w);
 	atomic_store(&wt_published, 1);
 	smarm__wait_park(&w);
-	WT_CHECK(0); /* not reached: stopped inside the park */
+	HARNESS_CHECK(0); /* not reached: stopped inside the park */
 }
 
 static void wt_root_stop(void *arg)
@@ -173,13 +162,13 @@ static void wt_root_stop(void *arg)
 	(void)arg;
 	atomic_store(&wt_published, 0);
 	atomic_store(&wt_undos, 0);
-	WT_CHECK(smarm_actor_spawn(&p, wt_victim, NULL, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&p, wt_victim, NULL, NULL) == 0);
 	while (!atomic_load(&wt_published))
 		smarm_actor_yield();
-	WT_CHECK(smarm_actor_stop(p) == 0);
-	WT_CHECK(smarm_actor_join(p, &how, NULL) == 0);
-	WT_CHECK(how == SMARM_EXIT_STOPPED);
-	WT_CHECK(atomic_load(&wt_undos) == 1);
+	HARNESS_CHECK(smarm_actor_stop(p) == 0);
+	HARNESS_CHECK(smarm_actor_join(p, &how, NULL) == 0);
+	HARNESS_CHECK(how == SMARM_EXIT_STOPPED);
+	HARNESS_CHECK(atomic_load(&wt_undos) == 1);
 }
 
 START_TEST(test_wait_stop_in_park_runs_undo_exactly_once)
@@ -213,7 +202,7 @@ static void wt_root_foreign(void *arg)
 	pthread_t t;
 	(void)arg;
 	atomic_store(&wt_published, 0);
-	WT_CHECK(pthread_create(&t, NULL, wt_foreign, NULL) == 0);
+	HARNESS_CHECK(pthread_create(&t, NULL, wt_foreign, NULL) == 0);
 	smarm__wait_init(&w, smarm__current(), 0, NULL, NULL);
 	for (;;) {
 		bool gone;
@@ -227,7 +216,7 @@ static void wt_root_foreign(void *arg)
 		if (gone)
 			break; /* woken, and the waker cleared the registration
 				*/
-		WT_CHECK(smarm__wait_park(&w) == 0);
+		HARNESS_CHECK(smarm__wait_park(&w) == 0);
 	}
 	pthread_join(t, NULL);
 }
