@@ -442,9 +442,14 @@ static _Atomic int eh_spawned;
 static _Atomic int eh_hooked;
 static int eh_ok, eh_noproc;
 
+static _Atomic int eh_attacher_on;
+
+/* Lives until the attacher runs, then a few yields more: races it. */
 static void eh_short(void *arg)
 {
 	(void)arg;
+	while (!atomic_load(&eh_attacher_on))
+		smarm_actor_yield();
 	for (int i = 0; i < 3; i++)
 		smarm_actor_yield();
 }
@@ -453,6 +458,7 @@ static void eh_attacher(void *arg)
 {
 	struct smarm_node *n = smarm__current_node();
 	(void)arg;
+	atomic_store(&eh_attacher_on, 1);
 	for (int i = 0; i < EH_RACE_N; i++) {
 		uint64_t pid;
 		struct eh_rec *r;
@@ -500,6 +506,7 @@ START_TEST(test_exit_hooks_attach_racing_exit_is_never_stranded)
 	smarm_node_t *n = eh_node(4);
 	atomic_store(&eh_spawned, 0);
 	atomic_store(&eh_hooked, 0);
+	atomic_store(&eh_attacher_on, 0);
 	eh_ok = eh_noproc = 0;
 	eh_run(n, eh_root_race, NULL);
 	ck_assert_int_eq(eh_ok + eh_noproc, EH_RACE_N);
