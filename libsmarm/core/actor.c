@@ -239,7 +239,7 @@ static bool ext_left(const struct smarm__slot *s)
  * (INV-3), with the exit record final. Returns 0, SMARM_EEXIST (id
  * already has state here) or SMARM_ENOMEM.
  */
-int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
+static int ext_attach(struct smarm__slot *s, int id, void *state)
 {
 	SMARM_ASSERT(id >= 0 && id < SMARM__SUB_MAX && state != NULL);
 	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
@@ -255,6 +255,21 @@ int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state)
 	s->ext->x_state[id] = state;
 	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
 	return 0;
+}
+
+/* Subsystem id's state on s, or NULL (s->cold held, or s's owner). */
+static void *ext_get(const struct smarm__slot *s, int id)
+{
+	return s->ext != NULL ? s->ext->x_state[id] : NULL;
+}
+
+/* Take subsystem id's state off s (s->cold held); NULL if none. */
+static void *ext_detach(struct smarm__slot *s, int id)
+{
+	void *state = ext_get(s, id);
+	if (state != NULL)
+		s->ext->x_state[id] = NULL;
+	return state;
 }
 
 /*
@@ -303,9 +318,9 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	state = smarm__actor_ext_detach(s, id);
+	state = ext_detach(s, id);
 	rc = fn(&state, arg);
-	if (state != NULL && smarm__actor_ext_attach(s, id, state) != 0) {
+	if (state != NULL && ext_attach(s, id, state) != 0) {
 		/* Only the block's first allocation can fail: fn ran on NULL.
 		 */
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
@@ -313,21 +328,6 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
-}
-
-/* Subsystem id's state on s, or NULL (s->cold held, or s's owner). */
-void *smarm__actor_ext_get(const struct smarm__slot *s, int id)
-{
-	return s->ext != NULL ? s->ext->x_state[id] : NULL;
-}
-
-/* Take subsystem id's state off s (s->cold held); NULL if none. */
-void *smarm__actor_ext_detach(struct smarm__slot *s, int id)
-{
-	void *state = smarm__actor_ext_get(s, id);
-	if (state != NULL)
-		s->ext->x_state[id] = NULL;
-	return state;
 }
 
 /* ------------------------------------------------------ finalize */

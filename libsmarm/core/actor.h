@@ -28,9 +28,6 @@ void smarm__terminate_ex(struct smarm__slot *s, const struct smarm__exit *ex)
 	__attribute__((noreturn));
 void smarm__terminate_stopped(struct smarm__slot *s) __attribute__((noreturn));
 void smarm__exit_hooks_run(struct smarm__slot *s);
-int smarm__actor_ext_attach(struct smarm__slot *s, int id, void *state);
-void *smarm__actor_ext_get(const struct smarm__slot *s, int id);
-void *smarm__actor_ext_detach(struct smarm__slot *s, int id);
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req);
 void smarm__stop_all(struct smarm_node *n);
