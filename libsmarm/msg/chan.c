@@ -57,17 +57,22 @@ static inline void elem_copy(void *dst, const void *src, size_t esz)
 	}
 }
 
-/* Destroy the elements of a ring detached from its channel, and free it. */
-static void chan_destroy_elems(smarm_chan_t *ch, struct smarm__ring *r)
+/*
+ * Destroy the elements of a ring detached from its channel, and free
+ * it. It takes the element size and destructor by value: a destructor
+ * may drop the channel's last reference, and then the channel is gone.
+ */
+static void chan_destroy_elems(struct smarm__ring *r, size_t esz,
+			       smarm_elem_free_cb efree)
 {
 	struct smarm__slot *me;
 	uint32_t len = smarm__ring_len(r);
-	if (ch->efree != NULL && len > 0) {
+	if (efree != NULL && len > 0) {
 		/* No async preemption or stop inside a runtime call. */
 		me = smarm__current();
 		smarm__nopreempt_enter(me);
 		for (uint32_t i = 0; i < len; i++)
-			ch->efree(smarm__ring_at(r, ch->esz, i));
+			efree(smarm__ring_at(r, esz, i));
 		smarm__nopreempt_leave(me);
 	}
 	smarm__ring_fini(r);
@@ -75,7 +80,7 @@ static void chan_destroy_elems(smarm_chan_t *ch, struct smarm__ring *r)
 
 static void chan_free_mem(smarm_chan_t *ch)
 {
-	chan_destroy_elems(ch, &ch->ring);
+	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
 	free(ch);
 }
 
@@ -133,6 +138,8 @@ int smarm__chan_sender_free(smarm_chan_t *ch)
 int smarm__chan_receiver_free(smarm_chan_t *ch)
 {
 	struct smarm__ring elems;
+	size_t esz = ch->esz;		      /* constant */
+	smarm_elem_free_cb efree = ch->efree; /* constant */
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (!ch->receiver || ch->waiter.node != NULL ||
@@ -152,8 +159,12 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	gone = ch->senders == 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	/* Destructors may touch other channels: no lock held. */
-	chan_destroy_elems(ch, &elems);
+	/*
+	 * Destructors may touch other channels, and this one: no lock held,
+	 * and ch is not read again unless this call frees it (gone: no
+	 * reference is left that a destructor could drop).
+	 */
+	chan_destroy_elems(&elems, esz, efree);
 	if (gone)
 		free(ch);
 	return 0;

@@ -1016,6 +1016,34 @@ START_TEST(test_channel_growth_while_wrapped_keeps_order)
 }
 END_TEST
 
+/*
+ * An element destructor may drop the last sender reference: the channel
+ * is then freed while receiver_free is still destroying elements, which
+ * must not read it any more (it used to read the destructor and element
+ * size from the freed channel on every following element).
+ */
+static smarm_chan_t *df_ch;
+static int df_calls;
+
+static void df_elem_free(void *e)
+{
+	(void)e;
+	if (df_calls++ == 0)
+		smarm_chan_sender_free(df_ch); /* the last sender reference */
+}
+
+START_TEST(test_channel_destructor_dropping_last_sender_is_safe)
+{
+	int64_t v = 5;
+	df_calls = 0;
+	ck_assert_int_eq(smarm_chan_alloc(&df_ch, sizeof v, df_elem_free), 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(smarm_chan_send(df_ch, &v), 0);
+	ck_assert_int_eq(smarm_chan_receiver_free(df_ch), 0);
+	ck_assert_int_eq(df_calls, 8);
+}
+END_TEST
+
 Suite *smarm_test_channel_suite(void)
 {
 	Suite *s = suite_create("channel");
@@ -1048,6 +1076,8 @@ Suite *smarm_test_channel_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("receiver");
+	tcase_add_test(tc,
+		       test_channel_destructor_dropping_last_sender_is_safe);
 	tcase_add_test(
 		tc, test_channel_second_receiver_while_parked_returns_estate);
 	tcase_add_test(
