@@ -825,7 +825,9 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
  * does. Wakes a receiver parked on the channel, also from a plain OS
  * thread. Elements are received in the order sends completed.
  * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED the
- * receiver is gone; SMARM_ENOMEM the queue could not grow.
+ * receiver is gone, or every sender reference has been freed (the
+ * channel is closed: a receiver drains what was queued, then gets
+ * SMARM_ECLOSED); SMARM_ENOMEM the queue could not grow.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);

@@ -174,7 +174,7 @@ int smarm__chan_send(smarm_chan_t *ch, const void *elem)
 {
 	struct smarm__waiter wt;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver) {
+	if (!ch->receiver || ch->senders == 0) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
 	}

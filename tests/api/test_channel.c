@@ -1044,6 +1044,26 @@ START_TEST(test_channel_destructor_dropping_last_sender_is_safe)
 }
 END_TEST
 
+/*
+ * A send after the last sender reference is gone is refused: the
+ * channel is closed (try_recv says ECLOSED), and queueing an element
+ * behind the close would leave it undelivered (it used to return 0).
+ */
+START_TEST(test_channel_send_after_last_sender_free_returns_eclosed)
+{
+	smarm_chan_t *ch;
+	int64_t v = 1, out = 0;
+	ck_assert_int_eq(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+	ck_assert_int_eq(smarm_chan_send(ch, &v), 0);
+	ck_assert_int_eq(smarm_chan_sender_free(ch), 0);
+	ck_assert_int_eq(smarm_chan_send(ch, &v), SMARM_ECLOSED);
+	ck_assert_int_eq(smarm_chan_try_recv(ch, &out), 0); /* drains */
+	ck_assert_int_eq(out, 1);
+	ck_assert_int_eq(smarm_chan_try_recv(ch, &out), SMARM_ECLOSED);
+	ck_assert_int_eq(smarm_chan_receiver_free(ch), 0);
+}
+END_TEST
+
 Suite *smarm_test_channel_suite(void)
 {
 	Suite *s = suite_create("channel");
@@ -1058,6 +1078,8 @@ Suite *smarm_test_channel_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ownership");
+	tcase_add_test(
+		tc, test_channel_send_after_last_sender_free_returns_eclosed);
 	tcase_add_test(tc,
 		       test_channel_send_after_receiver_free_returns_eclosed);
 	tcase_add_test(tc, test_channel_receiver_free_destroys_queued_elements);
