@@ -223,6 +223,18 @@ out_unlock:
 	return rc;
 }
 
+/* Is an actor registered as fd's waiter now? (io NULL: none can be.) */
+bool smarm__fd_has_waiter(struct smarm__io *io, int fd)
+{
+	bool busy;
+	if (io == NULL || fd < 0)
+		return false;
+	smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
+	busy = (uint32_t)fd < io->fdw_cap && io->fdw[fd].pid != 0;
+	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);
+	return busy;
+}
+
 /*
  * Remove fd's registration if it is still exactly (pid, epoch) (INV-2).
  * Returns whether it was; false means the epoll thread took it (the fd

@@ -61,6 +61,12 @@ struct smarm__io *smarm__io_get(struct smarm_node *n)
 	return io;
 }
 
+struct smarm__io *smarm__io_peek(struct smarm_node *n)
+{
+	return atomic_load_explicit(&smarm__io_node(n)->run,
+				    memory_order_acquire);
+}
+
 /* ------------------------------------------------------- subsystem */
 
 static int io_open(struct smarm_node *n, const struct smarm_config *cfg,

@@ -78,6 +78,8 @@ struct smarm__io {
  * (NULL: ENOMEM). */
 extern const struct smarm__subsys smarm__io_subsys;
 struct smarm__io *smarm__io_get(struct smarm_node *n);
+/* This run's io state if some io call created it, else NULL. */
+struct smarm__io *smarm__io_peek(struct smarm_node *n);
 
 static inline struct smarm__io_node *smarm__io_node(struct smarm_node *n)
 {
@@ -91,6 +93,7 @@ int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
 		       uint64_t pid, uint32_t epoch);
 bool smarm__fd_cancel(struct smarm__io *io, int fd, uint64_t pid,
 		      uint32_t epoch);
+bool smarm__fd_has_waiter(struct smarm__io *io, int fd);
 
 /* pool.c */
 int smarm__pool_start(struct smarm__io *io);

@@ -93,6 +93,15 @@ static void selx_undo(struct smarm__wait *w)
 	selx_disarm(w->wt_arg);
 }
 
+/* Does an arm before arm i wait on fd too? */
+static bool fd_armed_before(const struct selx *x, size_t i, int fd)
+{
+	for (size_t j = 0; j < i; j++)
+		if (x->arms[j].kind == SMARM__ARM_FD && x->arms[j].fd == fd)
+			return true;
+	return false;
+}
+
 /*
  * Arm every arm in index order. Returns 0 with *ready = n when all are
  * registered, *ready = i when arm i is ready now, or an error; on a
@@ -120,7 +129,16 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 			} else if (pfd_ready(p)) {
 				is_ready = true;
 			} else if (poll_only) {
-				/* Left unregistered: its cancel is a no-op. */
+				/*
+				 * Left unregistered (its cancel is a no-op):
+				 * it could not park anyway. A wait that the
+				 * registration would refuse is refused here
+				 * too, not timed out (one waiter per fd).
+				 */
+				if (fd_armed_before(x, i, a->fd) ||
+				    smarm__fd_has_waiter(smarm__io_peek(node),
+							 a->fd))
+					rc = SMARM_EEXIST;
 			} else {
 				if (x->io == NULL)
 					x->io = smarm__io_get(node);

@@ -210,11 +210,16 @@ static void chan_pop(smarm_chan_t *ch, void *out)
 	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
 }
 
-int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
+/*
+ * Take an element without waiting. strict (recv_timeout's zero timeout):
+ * another actor waiting to receive is SMARM_ESTATE, as for a blocking
+ * receive; try_recv only reports a freed receiver reference.
+ */
+static int chan_take(smarm_chan_t *ch, void *out, bool strict)
 {
 	int rc;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver) {
+	if (!ch->receiver || (strict && ch->waiter.node != NULL)) {
 		rc = SMARM_ESTATE;
 	} else if (smarm__ring_len(&ch->ring) > 0) {
 		chan_pop(ch, out);
@@ -224,6 +229,16 @@ int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
+}
+
+int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
+{
+	return chan_take(ch, out, false);
+}
+
+int smarm__chan_poll(smarm_chan_t *ch, void *out)
+{
+	return chan_take(ch, out, true);
 }
 
 int64_t smarm__chan_len(smarm_chan_t *ch)

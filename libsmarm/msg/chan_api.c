@@ -84,10 +84,10 @@ int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 		return SMARM_EINVAL;
 	if (timeout_ns == 0) {
 		/* A poll, but due timers (a timed send) get to run first. */
-		rc = smarm__chan_try_recv(ch, out);
+		rc = smarm__chan_poll(ch, out);
 		if (rc == SMARM_EAGAIN) {
 			smarm__yield(me);
-			rc = smarm__chan_try_recv(ch, out);
+			rc = smarm__chan_poll(ch, out);
 		}
 		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
 	}

@@ -394,6 +394,10 @@ static void second_receiver_root(void *arg)
 	R.rc[3] = smarm_select((smarm_chan_t *const[]){ ch }, 1, &idx);
 	R.rc[4] = smarm_select_timeout((smarm_chan_t *const[]){ ch }, 1, MS(10),
 				       &idx);
+	/* A zero timeout is refused the same way, not timed out. */
+	R.rc[5] = smarm_chan_recv_timeout(ch, &tmp, 0);
+	R.rc[6] =
+		smarm_select_timeout((smarm_chan_t *const[]){ ch }, 1, 0, &idx);
 	/* The first receiver is undisturbed and still gets the message. */
 	smarm_chan_send(ch, &v);
 	smarm_actor_join(pid, NULL, NULL);
@@ -409,6 +413,8 @@ START_TEST(test_channel_second_receiver_while_parked_returns_estate)
 	ck_assert_int_eq(R.rc[2], SMARM_ESTATE);
 	ck_assert_int_eq(R.rc[3], SMARM_ESTATE);
 	ck_assert_int_eq(R.rc[4], SMARM_ESTATE);
+	ck_assert_int_eq(R.rc[5], SMARM_ESTATE);
+	ck_assert_int_eq(R.rc[6], SMARM_ESTATE);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.val[0], 99);
 }

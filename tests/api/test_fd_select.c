@@ -547,6 +547,7 @@ static void eexist_root(void *arg)
 				1))
 		R.errors++;
 	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
+	R.rc[4] = sel_wait(arms, 2, 0, &R.idx[4]); /* a poll: refused too */
 	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	write_byte(R.p[1]);
 	smarm_actor_join(pid, &R.how[0], NULL);
@@ -555,6 +556,7 @@ static void eexist_root(void *arg)
 	R.rc[2] = smarm_chan_recv(ch, &got);
 	/* The same fd twice in one select: the second arm is refused. */
 	R.rc[3] = sel_wait(twice, 2, SMARM_NO_TIMEOUT, &R.idx[3]);
+	R.rc[5] = sel_wait(twice, 2, 0, &R.idx[5]);
 	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
 	harness_chan_drop(ch);
 }
@@ -571,6 +573,8 @@ START_TEST(test_fd_select_second_waiter_eexist_first_still_wakes)
 	ck_assert_uint_eq(R.idx[0], 0);
 	ck_assert_int_eq(R.rc[2], 0);
 	ck_assert_int_eq(R.rc[3], SMARM_EEXIST);
+	ck_assert_int_eq(R.rc[4], SMARM_EEXIST);
+	ck_assert_int_eq(R.rc[5], SMARM_EEXIST);
 	ck_assert_int_eq(R.stat[1], 0);
 	close_pipes();
 }
