@@ -82,7 +82,7 @@ enum {
 /* Most actors skynet_actor may have alive: breadth-first, the whole
  * tree of 1111111 at --skynet-leaves 10^6 (Erlang's peer runs with
  * +P 2000000 for the same reason). */
-#define SKYNET_MAX_ACTORS (INT64_C(1) << 25)
+#define SKYNET_MAX_ACTORS (INT64_C(1) << 24) /* the most a node allows */
 /* skynet_actor gives up when nothing was spawned or ended for this long:
  * an actor that could not get a stack ends without reporting, and its
  * parent would wait forever. */

@@ -61,7 +61,10 @@ typedef struct smarm_mutex smarm_mutex_t;
 /*
  * smarm_pid_t - an actor id, passed by value. Treat `id` as opaque; two
  * pids name the same actor iff smarm_pid_eq() says so. The all-zero value
- * (SMARM_PID_NONE) never names an actor.
+ * (SMARM_PID_NONE) never names an actor. A pid names one actor of one
+ * node: used with another node (one open at the same time, or one opened
+ * after its own was closed) it names nothing there (SMARM_ENOPROC, or
+ * false from smarm_actor_is_alive()).
  */
 typedef struct {
 	uint64_t id;
@@ -138,8 +141,9 @@ SMARM_API const char *smarm_version_string(void);
  *                           smarm_node_run() is one of them. Default: the
  *                           number of online CPUs (at most 64).
  * SMARM_OPT_MAX_ACTORS      most actors alive at once, including the root,
- *                           1..2^31. The slot table grows on demand up to
- *                           it. Default 1048576.
+ *                           1..2^24 (2^31 before SMARM_0.3: a pid now
+ *                           also names its node). The slot table grows on
+ *                           demand up to it. Default 1048576.
  * SMARM_OPT_STACK_RESERVE   usable stack bytes per actor, rounded up to a
  *                           page, 4096..1 GiB. Default 65536. Also a spawn
  *                           option.
@@ -288,7 +292,8 @@ SMARM_API int smarm_config_get_int(const smarm_config_t *cfg, int opt,
  *
  * cfg may be NULL for all defaults; it is copied. No thread starts until
  * smarm_node_run(). Several nodes may exist in one process.
- * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM;
+ * SMARM_EATCAPACITY 255 nodes are open in the process already.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg);

@@ -97,7 +97,7 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	s = smarm__slot_at(n, idx);
 	gen = SMARM__W_GEN(
 		atomic_load_explicit(&s->word, memory_order_relaxed));
-	pid = smarm__pid_make(gen, idx);
+	pid = smarm__pid_make(gen, n->serial, idx);
 
 	/* INV-1: the slot is VACANT and ours until published. */
 	smarm__slot_install(n, s, fn, arg, parent ? smarm__slot_pid(parent) : 0,
@@ -282,7 +282,7 @@ static void *ext_detach(struct smarm__slot *s, int id)
 static struct smarm__slot *lock_tenant(struct smarm_node *n, uint64_t pid,
 				       uint32_t *st)
 {
-	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_of(n, pid);
 	uint64_t w;
 	if (s == NULL || SMARM__PID_GEN(pid) == 0)
 		return NULL;
@@ -349,7 +349,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
 	uint64_t w0 = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), s->index);
+	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), n->serial, s->index);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
 	struct smarm__exit dead;
@@ -449,9 +449,10 @@ void smarm__stop_all(struct smarm_node *n)
 			atomic_load_explicit(&s->word, memory_order_acquire);
 		uint32_t st = SMARM__W_STATE(w);
 		if (st != SMARM__ST_VACANT && st != SMARM__ST_DONE)
-			smarm__request_stop(n,
-					    smarm__pid_make(SMARM__W_GEN(w), i),
-					    &root_stop);
+			smarm__request_stop(
+				n,
+				smarm__pid_make(SMARM__W_GEN(w), n->serial, i),
+				&root_stop);
 	}
 }
 

@@ -8,8 +8,10 @@
  *
  * Ownership: config and spawn-option objects belong to the caller; a node
  * belongs to its opener until smarm_node_close.
- * Locking: none of its own. The TSC calibration is the one process-wide
- * value (a property of the machine), computed once under pthread_once.
+ * Locking: serial_mu guards the node serials. The process-wide values
+ * are those serials (which keep two nodes' pids apart) and the TSC
+ * calibration (a property of the machine, computed once under
+ * pthread_once).
  * Invariants: INV-1 a call that returns an error changed nothing.
  * See: docs/embedding.md, abi/smarm/smarm.h.
  */
@@ -100,7 +102,7 @@ static const struct {
 	int64_t lo, hi;
 } opt_range[OPT_MAX + 1] = {
 	[SMARM_OPT_WORKERS] = { 1, SMARM__MAX_WORKERS },
-	[SMARM_OPT_MAX_ACTORS] = { 1, INT64_C(1) << 31 },
+	[SMARM_OPT_MAX_ACTORS] = { 1, SMARM__PID_IDX_MAX }, /* pid index */
 	[SMARM_OPT_STACK_RESERVE] = { 4096, 1024 * MIB },
 	[SMARM_OPT_STACK_GUARD] = { 4096, 1024 * MIB },
 	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
@@ -196,6 +198,42 @@ static size_t page_up(int64_t v)
 
 /* ------------------------------------------------------------- node */
 
+/*
+ * Node serials, the one other process-wide value: a pid carries its
+ * node's serial (slot.h), so no two open nodes may share one, and a
+ * closed node's serial is handed out again only after every other free
+ * one has been (round robin), so its pids stay stale as long as it can
+ * be. 0 is never used. Guarded by serial_mu.
+ */
+static pthread_mutex_t serial_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t serial_used[4]; /* bit s: serial s belongs to an open node */
+static unsigned serial_last;	/* the serial handed out last */
+
+static int serial_take(uint8_t *out)
+{
+	int rc = SMARM_EATCAPACITY;
+	pthread_mutex_lock(&serial_mu);
+	for (unsigned k = 1; k <= 255; k++) {
+		unsigned s = (serial_last + k - 1) % 255 + 1; /* 1..255 */
+		if (!(serial_used[s / 64] & (UINT64_C(1) << (s % 64)))) {
+			serial_used[s / 64] |= UINT64_C(1) << (s % 64);
+			serial_last = s;
+			*out = (uint8_t)s;
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&serial_mu);
+	return rc;
+}
+
+static void serial_give(uint8_t s)
+{
+	pthread_mutex_lock(&serial_mu);
+	serial_used[s / 64] &= ~(UINT64_C(1) << (s % 64));
+	pthread_mutex_unlock(&serial_mu);
+}
+
 int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 {
 	struct smarm_config defaults;
@@ -213,6 +251,11 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	if (n == NULL)
 		return SMARM_ENOMEM;
 	memset(n, 0, sizeof *n);
+	rc = serial_take(&n->serial);
+	if (rc != 0) {
+		free(n);
+		return rc;
+	}
 	n->workers_n = (int)cfg->opt[SMARM_OPT_WORKERS];
 	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
@@ -238,12 +281,14 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	if (n->pool_cap > 0) {
 		n->pool = malloc(n->pool_cap * sizeof *n->pool);
 		if (n->pool == NULL) {
+			serial_give(n->serial);
 			free(n);
 			return SMARM_ENOMEM;
 		}
 	}
 	rc = smarm__subsys_open(n, cfg, smarm__builtin_subsys);
 	if (rc != 0) {
+		serial_give(n->serial);
 		free(n->pool);
 		free(n);
 		return rc;
@@ -263,6 +308,7 @@ int smarm_node_close(smarm_node_t *node)
 	smarm__timers_fini(node);
 	smarm__stack_pool_fini(node);
 	smarm__slots_fini(node);
+	serial_give(node->serial);
 	free(node);
 	return 0;
 }
@@ -488,10 +534,7 @@ smarm_pid_t smarm_actor_self(void)
 	struct smarm__slot *me = smarm__current();
 	smarm_pid_t p = SMARM_PID_NONE;
 	if (me != NULL)
-		p.id = smarm__pid_make(
-			SMARM__W_GEN(atomic_load_explicit(
-				&me->word, memory_order_relaxed)),
-			me->index);
+		p.id = smarm__slot_pid(me);
 	return p;
 }
 

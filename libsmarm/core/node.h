@@ -63,6 +63,8 @@ struct smarm_spawn_opts {
 };
 
 struct smarm_node {
+	uint8_t serial; /* 1..255, unique among the open nodes (pids) */
+
 	/* configuration (immutable after open) */
 	int workers_n;
 	uint32_t max_actors;

@@ -713,7 +713,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 {
-	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_of(n, pid);
 	if (s == NULL)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
@@ -724,7 +724,7 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_of(n, pid);
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
 				 SMARM__UNPARK_ENQUEUE)
 		smarm__enqueue(n, pid);

@@ -90,6 +90,7 @@ static int grow(struct smarm_node *n)
 		return SMARM_ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
 		seg[i].index = have + i;
+		seg[i].node_serial = n->serial;
 		seg[i].tm_pos = SMARM__NO_INDEX;
 		atomic_init(&seg[i].word,
 			    SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
@@ -144,7 +145,7 @@ void smarm__exit_release_slow(struct smarm__exit *dead)
 /* The slot of a live actor named by pid, or NULL (a lock-free snapshot). */
 struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	struct smarm__slot *s = smarm__slot_of(n, pid);
 	uint64_t w;
 	if (s == NULL || SMARM__PID_GEN(pid) == 0)
 		return NULL;

@@ -51,12 +51,24 @@ enum {
 	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
 	 (uint64_t)(st))
 
-static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t idx)
+/*
+ * A pid: gen<<32 | node<<24 | index. The generation tells tenants of a
+ * slot apart, the node serial (node.h) nodes in a process, and the index
+ * is the slot's: 24 bits, which is why SMARM_OPT_MAX_ACTORS stops at
+ * 2^24.
+ */
+#define SMARM__PID_IDX_BITS 24
+#define SMARM__PID_IDX_MAX (UINT32_C(1) << SMARM__PID_IDX_BITS)
+
+static inline uint64_t smarm__pid_make(uint32_t gen, uint32_t node,
+				       uint32_t idx)
 {
-	return ((uint64_t)gen << 32) | idx;
+	return ((uint64_t)gen << 32) |
+	       ((uint64_t)(node & 0xffu) << SMARM__PID_IDX_BITS) | idx;
 }
 #define SMARM__PID_GEN(id) ((uint32_t)((id) >> 32))
-#define SMARM__PID_IDX(id) ((uint32_t)(id))
+#define SMARM__PID_NODE(id) ((uint32_t)((id) >> SMARM__PID_IDX_BITS) & 0xffu)
+#define SMARM__PID_IDX(id) ((uint32_t)(id) & (SMARM__PID_IDX_MAX - 1))
 
 /* Result of an unpark attempt. */
 enum {
@@ -86,6 +98,7 @@ struct smarm__slot {
 				    callbacks (smarm__nopreempt_enter) */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
+	uint8_t node_serial;	 /* constant: its node's serial (pids) */
 	_Atomic uint8_t ext_used; /* a subsystem attached state to this
 				     tenant (actor.c INV-3) */
 	uint32_t index;		  /* constant: own index */
@@ -125,7 +138,7 @@ static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
 	return smarm__pid_make(SMARM__W_GEN(atomic_load_explicit(
 				       &s->word, memory_order_relaxed)),
-			       s->index);
+			       s->node_serial, s->index);
 }
 
 /*
@@ -155,6 +168,19 @@ static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
 	return seg ? &seg[idx - smarm__seg_first(s)] : NULL;
 }
+/*
+ * The slot a pid names on node n, or NULL: a pid of another node (or
+ * of a node closed since), or an index beyond the table. The generation
+ * is for the caller to check, atomically with what it does.
+ */
+static inline struct smarm__slot *smarm__slot_of(struct smarm_node *n,
+						 uint64_t pid)
+{
+	if (SMARM__PID_NODE(pid) != n->serial)
+		return NULL;
+	return smarm__slot_at(n, SMARM__PID_IDX(pid));
+}
+
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
 /*

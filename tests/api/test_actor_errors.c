@@ -515,6 +515,138 @@ START_TEST(test_actor_errors_safe_points_inside_actor_return_zero)
 }
 END_TEST
 
+/* ------------------------------------------------- pids and nodes */
+
+/*
+ * A pid names one actor of one node. Two nodes run at once (A on a
+ * thread of its own, B on the test's): B's first child must not share a
+ * pid with A's, and A's pid must name nothing on B. It used to: both
+ * nodes gave their first child the same pid, and a stop of A's pid on B
+ * stopped B's actor.
+ */
+static _Atomic uint64_t pn_pid_a; /* A's parked child */
+static _Atomic int pn_b_done;	  /* B has finished its checks */
+static smarm_node_t *pn_node_a;
+static int pn_rc[8];
+static bool pn_alive[4];
+static uint64_t pn_pid_b;
+
+static void pn_sleeper(void *arg)
+{
+	(void)arg;
+	smarm_actor_sleep(MS(600000)); /* until stopped */
+}
+
+static void pn_root_a(void *arg)
+{
+	smarm_pid_t c;
+	(void)arg;
+	if (smarm_actor_spawn(&c, pn_sleeper, NULL, NULL) != 0)
+		return;
+	atomic_store(&pn_pid_a, c.id);
+	while (!atomic_load(&pn_b_done))
+		smarm_actor_sleep(MS(1));
+	pn_rc[7] = smarm_actor_stop(c); /* A's own pid works on A */
+	smarm_actor_join(c, NULL, NULL);
+}
+
+static void *pn_thread_a(void *arg)
+{
+	(void)arg;
+	smarm_node_run(pn_node_a, pn_root_a, NULL, NULL, NULL);
+	return NULL;
+}
+
+static void pn_root_b(void *arg)
+{
+	smarm_pid_t c, a;
+	(void)arg;
+	while ((a.id = atomic_load(&pn_pid_a)) == 0)
+		smarm_actor_sleep(MS(1));
+	pn_rc[0] = smarm_actor_spawn(&c, pn_sleeper, NULL, NULL);
+	pn_pid_b = c.id;
+	smarm_actor_yield(); /* it parks */
+	pn_alive[0] = smarm_actor_is_alive(a);
+	pn_rc[1] = smarm_actor_stop(a);
+	pn_rc[2] = smarm_actor_join(a, NULL, NULL);
+	pn_rc[3] = smarm_node_stop_actor(smarm_node_current(), a);
+	pn_rc[4] = smarm_actor_detach(a);
+	pn_alive[1] = smarm_actor_is_alive(c); /* untouched by all that */
+	atomic_store(&pn_b_done, 1);
+	pn_rc[5] = smarm_actor_stop(c);
+	smarm_actor_join(c, NULL, NULL);
+}
+
+START_TEST(test_actor_errors_pid_of_another_node_is_enoproc)
+{
+	smarm_node_t *b = harness_open(2);
+	pthread_t t;
+	atomic_store(&pn_pid_a, 0);
+	atomic_store(&pn_b_done, 0);
+	pn_node_a = harness_open(2);
+	ck_assert_int_eq(pthread_create(&t, NULL, pn_thread_a, NULL), 0);
+	ck_assert_int_eq(smarm_node_run(b, pn_root_b, NULL, NULL, NULL), 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(pn_rc[0], 0);
+	ck_assert_uint_ne(pn_pid_b, atomic_load(&pn_pid_a));
+	ck_assert(!pn_alive[0]);
+	ck_assert_int_eq(pn_rc[1], SMARM_ENOPROC);
+	ck_assert_int_eq(pn_rc[2], SMARM_ENOPROC);
+	ck_assert_int_eq(pn_rc[3], SMARM_ENOPROC);
+	ck_assert_int_eq(pn_rc[4], SMARM_ENOPROC);
+	ck_assert(pn_alive[1]);
+	ck_assert_int_eq(pn_rc[5], 0);
+	ck_assert_int_eq(pn_rc[7], 0);
+	ck_assert_int_eq(smarm_node_close(pn_node_a), 0);
+	ck_assert_int_eq(smarm_node_close(b), 0);
+}
+END_TEST
+
+/* A closed node's pids name nothing on the node opened after it. */
+static uint64_t pn_old;
+
+static void pn_root_old(void *arg)
+{
+	smarm_pid_t c;
+	(void)arg;
+	if (smarm_actor_spawn(&c, pn_sleeper, NULL, NULL) == 0) {
+		pn_old = c.id;
+		smarm_actor_stop(c);
+		smarm_actor_join(c, NULL, NULL);
+	}
+}
+
+static void pn_root_new(void *arg)
+{
+	smarm_pid_t c, old = { pn_old };
+	(void)arg;
+	pn_rc[0] = smarm_actor_spawn(&c, pn_sleeper, NULL, NULL);
+	pn_pid_b = c.id;
+	smarm_actor_yield();
+	pn_alive[0] = smarm_actor_is_alive(old);
+	pn_rc[1] = smarm_actor_stop(old);
+	pn_alive[1] = smarm_actor_is_alive(c);
+	pn_rc[2] = smarm_actor_stop(c);
+	smarm_actor_join(c, NULL, NULL);
+}
+
+START_TEST(test_actor_errors_pid_of_a_closed_node_is_enoproc)
+{
+	smarm_node_t *n = harness_open(1);
+	ck_assert_int_eq(smarm_node_run(n, pn_root_old, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+	n = harness_open(1);
+	ck_assert_int_eq(smarm_node_run(n, pn_root_new, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(pn_rc[0], 0);
+	ck_assert_uint_ne(pn_pid_b, pn_old);
+	ck_assert(!pn_alive[0]);
+	ck_assert_int_eq(pn_rc[1], SMARM_ENOPROC);
+	ck_assert(pn_alive[1]);
+	ck_assert_int_eq(pn_rc[2], 0);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 Suite *smarm_test_actor_errors_suite(void)
 {
 	Suite *s = suite_create("actor_errors");
@@ -535,6 +667,11 @@ Suite *smarm_test_actor_errors_suite(void)
 		test_actor_errors_foreign_thread_during_run_returns_enotactor);
 	tcase_add_test(tc,
 		       test_actor_errors_safe_points_inside_actor_return_zero);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("nodes");
+	tcase_add_test(tc, test_actor_errors_pid_of_another_node_is_enoproc);
+	tcase_add_test(tc, test_actor_errors_pid_of_a_closed_node_is_enoproc);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("state");

@@ -48,8 +48,13 @@ START_TEST(test_slot_state_word_packs_fields)
 	w = SMARM__W_MAKE(7, 0x1000005u, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(SMARM__W_GEN(w), 7);
 	ck_assert_uint_eq(SMARM__W_EPOCH(w), 5);
-	ck_assert_uint_eq(SMARM__PID_GEN(smarm__pid_make(3, 99)), 3);
-	ck_assert_uint_eq(SMARM__PID_IDX(smarm__pid_make(3, 99)), 99);
+	ck_assert_uint_eq(SMARM__PID_GEN(smarm__pid_make(3, 7, 99)), 3);
+	ck_assert_uint_eq(SMARM__PID_NODE(smarm__pid_make(3, 7, 99)), 7);
+	ck_assert_uint_eq(SMARM__PID_IDX(smarm__pid_make(3, 7, 99)), 99);
+	/* the index is 24 bits: it never spills into the node serial */
+	ck_assert_uint_eq(
+		SMARM__PID_NODE(smarm__pid_make(3, 7, SMARM__PID_IDX_MAX - 1)),
+		7);
 }
 END_TEST
 
@@ -527,14 +532,23 @@ START_TEST(test_slot_state_slot_live_checks_generation_and_state)
 	s = smarm__slot_at(n, idx);
 	ck_assert_uint_eq(SMARM__W_GEN(atomic_load(&s->word)), 1); /* never 0 */
 	/* VACANT with a matching gen is a forged pid: not live */
-	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, idx)));
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(1, n->serial, idx)));
 	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_PARKED));
-	ck_assert_ptr_eq(smarm__slot_live(n, smarm__pid_make(1, idx)), s);
-	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(2, idx)));
-	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(0, idx)));
-	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, 9999)));
+	ck_assert_ptr_eq(
+		smarm__slot_live(n, smarm__pid_make(1, n->serial, idx)), s);
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(2, n->serial, idx)));
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(0, n->serial, idx)));
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(1, n->serial, 9999)));
+	/* the same index and generation on another node names nothing here */
+	ck_assert_ptr_null(smarm__slot_live(
+		n, smarm__pid_make(1, (n->serial % 255) + 1, idx)));
 	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_DONE));
-	ck_assert_ptr_null(smarm__slot_live(n, smarm__pid_make(1, idx)));
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(1, n->serial, idx)));
 	atomic_store(&s->word, SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
