@@ -63,8 +63,6 @@ struct smarm_spawn_opts {
 };
 
 struct smarm_node {
-	uint8_t serial; /* 1..255, unique among the open nodes (pids) */
-
 	/* configuration (immutable after open) */
 	int workers_n;
 	uint32_t max_actors;
@@ -146,6 +144,13 @@ struct smarm_node {
 
 	_Atomic uint64_t ext_late; /* exits resumed to hand over state
 				      attached late (actor.c INV-3) */
+
+	/*
+	 * The node's serial, 1..255, unique among the open nodes (a pid
+	 * carries it, slot.h). Here, after the older fields, so that their
+	 * layout (and the hot paths' cache-line sharing) is unchanged.
+	 */
+	uint8_t serial;
 
 	/* subsystems (node.c): fixed at open */
 	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */

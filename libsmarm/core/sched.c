@@ -711,9 +711,14 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	smarm__enqueue(n, pid);
 }
 
+/*
+ * pid comes from a registration or a wake entry of this node's own
+ * actors (never from a caller), so it is not checked against the node
+ * serial: that is done where a caller's pid enters (slot.h).
+ */
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 {
-	struct smarm__slot *s = smarm__slot_of(n, pid);
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s == NULL)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
@@ -722,9 +727,10 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	return r != SMARM__UNPARK_NOOP;
 }
 
+/* pid was resolved by the caller (request_stop, under the cold lock). */
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
-	struct smarm__slot *s = smarm__slot_of(n, pid);
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
 				 SMARM__UNPARK_ENQUEUE)
 		smarm__enqueue(n, pid);

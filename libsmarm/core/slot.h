@@ -171,7 +171,9 @@ static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 /*
  * The slot a pid names on node n, or NULL: a pid of another node (or
  * of a node closed since), or an index beyond the table. The generation
- * is for the caller to check, atomically with what it does.
+ * is for the caller to check, atomically with what it does. Every pid a
+ * caller hands in is resolved through this; the runtime's own (wakes,
+ * run queues, timers) use smarm__slot_at on the index directly.
  */
 static inline struct smarm__slot *smarm__slot_of(struct smarm_node *n,
 						 uint64_t pid)

@@ -355,7 +355,8 @@ uint64_t smarm__timers_peek(struct smarm_node *n)
  */
 static void wake_entry(struct smarm_node *n, const struct smarm__timer_ent *e)
 {
-	struct smarm__slot *s = smarm__slot_of(n, e->pid);
+	/* e->pid is this node's own (a wait's): no serial check needed */
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(e->pid));
 	if (s != NULL &&
 	    atomic_load_explicit(&s->waits, memory_order_relaxed) == e->waits)
 		smarm__unpark_at(n, e->pid, e->epoch);
