@@ -349,7 +349,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
 	uint64_t w0 = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint64_t pid = smarm__pid_make(SMARM__W_GEN(w0), n->serial, s->index);
+	uint64_t pid = smarm__slot_pid(s);
 	bool is_root = pid == n->root;
 	struct smarm__waiter joiner = { NULL, 0, 0 };
 	struct smarm__exit dead;
@@ -392,7 +392,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__unpark_at(n, joiner.pid, joiner.epoch);
 	if (free_slot) {
 		smarm__exit_release(&dead);
-		smarm__slot_free(n, s->index);
+		smarm__slot_free(n, smarm__slot_index(s));
 	}
 	if (is_root)
 		smarm__stop_all(n);
@@ -521,7 +521,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 			smarm__slot_reclaim(t, &dead);
 			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			smarm__exit_release(&dead);
-			smarm__slot_free(n, t->index);
+			smarm__slot_free(n, smarm__slot_index(t));
 			return 0;
 		}
 		if (w.wt_me == NULL)
@@ -555,7 +555,7 @@ int smarm__detach(struct smarm_node *n, uint64_t pid)
 	smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 	if (done) {
 		smarm__exit_release(&dead);
-		smarm__slot_free(n, t->index);
+		smarm__slot_free(n, smarm__slot_index(t));
 	}
 	return 0;
 }

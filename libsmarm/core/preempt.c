@@ -299,10 +299,10 @@ void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__ring_len(&n->rq);
 	s->pin_next = SMARM__NO_INDEX;
 	if (w->pin_head == SMARM__NO_INDEX)
-		w->pin_head = s->index;
+		w->pin_head = smarm__slot_index(s);
 	else
-		smarm__slot_at(n, w->pin_tail)->pin_next = s->index;
-	w->pin_tail = s->index;
+		smarm__slot_at(n, w->pin_tail)->pin_next = smarm__slot_index(s);
+	w->pin_tail = smarm__slot_index(s);
 }
 
 struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due)

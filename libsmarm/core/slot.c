@@ -89,8 +89,8 @@ static int grow(struct smarm_node *n)
 	if (seg == NULL)
 		return SMARM_ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
-		seg[i].index = have + i;
-		seg[i].node_serial = n->serial;
+		seg[i].pid_lo =
+			(uint32_t)smarm__pid_make(0, n->serial, have + i);
 		seg[i].tm_pos = SMARM__NO_INDEX;
 		atomic_init(&seg[i].word,
 			    SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));

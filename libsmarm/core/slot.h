@@ -98,10 +98,10 @@ struct smarm__slot {
 				    callbacks (smarm__nopreempt_enter) */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
-	uint8_t node_serial;	 /* constant: its node's serial (pids) */
 	_Atomic uint8_t ext_used; /* a subsystem attached state to this
 				     tenant (actor.c INV-3) */
-	uint32_t index;		  /* constant: own index */
+	uint32_t pid_lo;	  /* constant: node serial << 24 | own index,
+				     the low half of every pid of this slot */
 	uint32_t next_free;	  /* free-list link (free-list lock) */
 	uint32_t cl_len;	  /* cleanup handlers pushed */
 	uint32_t cl_cap;	  /* capacity of cl (kept across tenants) */
@@ -136,9 +136,16 @@ struct smarm__slot {
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
-	return smarm__pid_make(SMARM__W_GEN(atomic_load_explicit(
-				       &s->word, memory_order_relaxed)),
-			       s->node_serial, s->index);
+	return ((uint64_t)SMARM__W_GEN(
+			atomic_load_explicit(&s->word, memory_order_relaxed))
+		<< 32) |
+	       s->pid_lo;
+}
+
+/* The slot's own index in the table. */
+static inline uint32_t smarm__slot_index(const struct smarm__slot *s)
+{
+	return SMARM__PID_IDX(s->pid_lo);
 }
 
 /*

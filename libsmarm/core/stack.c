@@ -380,19 +380,21 @@ smarm__stack_dense_verify(struct smarm__slot *s)
 			       "smarm: actor %u.%u has a corrupt dense stack: "
 			       "its saved stack pointer is %zu bytes above "
 			       "the top",
-			       s->index, SMARM__W_GEN(w), (size_t)(sp - top));
+			       smarm__slot_index(s), SMARM__W_GEN(w),
+			       (size_t)(sp - top));
 	else if (sp < low + DENSE_HEAD)
 		len = snprintf(msg, sizeof msg,
 			       "smarm: actor %u.%u overflowed its dense stack "
 			       "(no guard page): its saved stack pointer is at "
 			       "depth %zu, past the end",
-			       s->index, SMARM__W_GEN(w), (size_t)(top - sp));
+			       smarm__slot_index(s), SMARM__W_GEN(w),
+			       (size_t)(top - sp));
 	else
 		len = snprintf(msg, sizeof msg,
 			       "smarm: actor %u.%u overflowed its dense stack "
 			       "(no guard page): the canary at its low end was "
 			       "overwritten",
-			       s->index, SMARM__W_GEN(w));
+			       smarm__slot_index(s), SMARM__W_GEN(w));
 	if (len > 0 && (size_t)len < sizeof msg)
 		len += snprintf(msg + len, sizeof msg - (size_t)len,
 				" (reserve=%zu). The memory below it (another "

@@ -141,7 +141,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 
 	word = atomic_load_explicit(&s->word, memory_order_relaxed);
 	put_str(buf, sizeof buf, &at, "smarm: actor ");
-	put_u64(buf, sizeof buf, &at, s->index);
+	put_u64(buf, sizeof buf, &at, smarm__slot_index(s));
 	put_str(buf, sizeof buf, &at, ".");
 	put_u64(buf, sizeof buf, &at, SMARM__W_GEN(word));
 	if (guard_hit) {
