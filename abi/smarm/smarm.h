@@ -70,7 +70,11 @@ typedef struct {
 	uint64_t id;
 } smarm_pid_t;
 
+#ifdef __cplusplus
+#define SMARM_PID_NONE (smarm_pid_t{ 0 })
+#else
 #define SMARM_PID_NONE ((smarm_pid_t){ 0 })
+#endif
 
 /*
  * smarm_timer_t - a pending timed send, passed by value (see
@@ -80,7 +84,11 @@ typedef struct {
 	uint64_t id;
 } smarm_timer_t;
 
+#ifdef __cplusplus
+#define SMARM_TIMER_NONE (smarm_timer_t{ 0 })
+#else
 #define SMARM_TIMER_NONE ((smarm_timer_t){ 0 })
+#endif
 
 /* An actor's body. It runs on the actor's own stack. */
 typedef void (*smarm_actor_cb)(void *arg);
