@@ -15,7 +15,7 @@
  *
  * Invariants. The argument that no wake is lost and no stale wake lands
  * is made here, once, for every primitive:
- *   WAIT-1 open before register. A round's epoch is opened (slot.c
+ *   WAIT-1 open before register. A round's epoch is opened (slot.h
  *          smarm__begin_wait) before its registration becomes visible,
  *          so a waker holding it can only wake this round.
  *   WAIT-2 one wake per round. A wake succeeds only with the current

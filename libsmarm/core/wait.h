@@ -49,7 +49,7 @@ struct smarm__worker;
 struct smarm__waiter {
 	struct smarm_node *node; /* NULL: no registration */
 	uint64_t pid;		 /* the waiting actor */
-	uint32_t epoch;		 /* its wait (slot.c: the state word) */
+	uint32_t epoch;		 /* its wait (slot.h: the state word) */
 };
 
 struct smarm__wait;
