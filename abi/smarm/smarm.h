@@ -1049,13 +1049,19 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
  *
  * One waiter per fd: an fd another actor (or another arm of this set) is
  * waiting on gives SMARM_EEXIST, and the first waiter is unaffected.
+ * Closing an fd while an actor waits on it: the kernel drops it from the
+ * epoll set without an event, so nothing wakes that actor for it; a wait
+ * with a timeout then ends at its deadline with SMARM_EBADF (or earlier,
+ * if another arm wakes it), one without waits until another arm, or a
+ * stop, ends it. Close an fd only when no actor waits on it.
  * timeout_ns bounds the wait (0 polls); SMARM_NO_TIMEOUT waits for ever.
  * A ready arm wins over the deadline.
  * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
  * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
  * smarm_select for a channel arm; SMARM_EBADF an fd arm is not an open
- * descriptor (found before parking; after a wake a dead fd counts as
- * ready); SMARM_EEXIST the fd already has a waiter; SMARM_ETIMEDOUT;
+ * descriptor, found before parking or after a wake (it was closed while
+ * the actor waited); SMARM_EEXIST the fd already has a waiter;
+ * SMARM_ETIMEDOUT;
  * SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could not be started or
  * epoll_ctl failed otherwise. Safe point.
  * Thread-safety: actor context only. Since: SMARM_0.2.

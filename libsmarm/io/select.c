@@ -13,9 +13,11 @@
  * wakes it (one arm, the timer, a stop), every arm is disarmed, fd arms
  * by smarm__fd_cancel, then one more poll over the fd arms decides
  * readiness (an fd whose registration the epoll thread took is ready
- * unless someone drained it meanwhile; an fd dead by now counts as ready:
- * a dead arm is an event, not a hang). The lowest ready index wins;
- * nothing ready means a new round.
+ * unless someone drained it meanwhile). The lowest index with an event
+ * wins; if that event is an fd closed meanwhile (POLLNVAL) the wait ends
+ * with SMARM_EBADF: the kernel drops a closed fd from epoll without an
+ * event, so only the timer, a stop or another arm can have woken us, and
+ * a closed fd must not read as ready. Nothing ready means a new round.
  *
  * Ownership: the arm array and the per-call bookkeeping live on the
  * actor's stack for the duration of the call.
@@ -166,8 +168,13 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 	return 0;
 }
 
-/* After a wake: disarm all, then the lowest ready index, or n. */
-static size_t selx_collect(struct selx *x)
+/*
+ * After a wake: disarm all, then the lowest index with an event, or n.
+ * *dead says that event is a closed fd (POLLNVAL): the kernel drops a
+ * closed fd from epoll without an event, so the timer or another arm
+ * woke us, and the wait reports SMARM_EBADF rather than a ready arm.
+ */
+static size_t selx_collect(struct selx *x, bool *dead)
 {
 	size_t k = 0;
 	size_t first = x->n;
@@ -185,11 +192,14 @@ static size_t selx_collect(struct selx *x)
 	x->armed = 0;
 	/* A failed poll reports nothing ready: the next round retries. */
 	polled = poll_now(x) == 0;
+	*dead = false;
 	for (size_t i = 0; i < x->n && i < first; i++) {
 		if (x->arms[i].kind != SMARM__ARM_FD)
 			continue;
-		if (polled && pfd_ready(&x->pfd[k]))
+		if (polled && pfd_ready(&x->pfd[k])) {
 			first = i;
+			*dead = (x->pfd[k].revents & POLLNVAL) != 0;
+		}
 		k++;
 	}
 	return first;
@@ -226,7 +236,11 @@ int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 			rc = smarm__wait_expired(&w) ? SMARM_ETIMEDOUT
 						     : smarm__wait_park(&w);
 			if (rc == 0) {
-				i = selx_collect(&x);
+				bool dead;
+				i = selx_collect(&x, &dead);
+				if (i < n && dead)
+					return SMARM_EBADF; /* closed under us
+							     */
 				if (i < n) {
 					*ready = i;
 					return 0;

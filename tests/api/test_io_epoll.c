@@ -504,6 +504,47 @@ START_TEST(test_io_epoll_ebadf_has_name_and_message)
 }
 END_TEST
 
+/*
+ * An fd closed while an actor waits on it with a timeout: the kernel
+ * drops it from epoll without an event, so the wait ends at its
+ * deadline, and with SMARM_EBADF (it used to return 0: the dead fd
+ * counted as ready). The fd is a duplicate numbered 1000 or more, so no
+ * other thread's open can reuse the number meanwhile.
+ */
+static int cu_fd;
+
+static void cu_waiter(void *arg)
+{
+	(void)arg;
+	R.rc[0] = smarm_io_wait_readable_timeout(cu_fd, MS(300));
+}
+
+static void cu_root(void *arg)
+{
+	smarm_pid_t w;
+	(void)arg;
+	smarm_actor_spawn(&w, cu_waiter, NULL, NULL);
+	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
+				1))
+		R.errors++;
+	close(cu_fd); /* under the waiter */
+	smarm_actor_join(w, NULL, NULL);
+	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+}
+
+START_TEST(test_io_epoll_fd_closed_under_a_timed_wait_gives_ebadf)
+{
+	reset();
+	cu_fd = fcntl(R.pfd[0], F_DUPFD_CLOEXEC, 1000);
+	ck_assert_int_ge(cu_fd, 1000);
+	ck_assert_int_eq(harness_run(2, cu_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[0], SMARM_EBADF);
+	ck_assert_int_eq(R.stat[0], 0);
+	close_pipe();
+}
+END_TEST
+
 Suite *smarm_test_io_epoll_suite(void)
 {
 	Suite *s = suite_create("io_epoll");
@@ -524,6 +565,8 @@ Suite *smarm_test_io_epoll_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
+	tcase_add_test(tc,
+		       test_io_epoll_fd_closed_under_a_timed_wait_gives_ebadf);
 	tcase_add_test(tc, test_io_epoll_bad_arguments_return_errors);
 	tcase_add_test(tc, test_io_epoll_outside_actor_returns_enotactor);
 	tcase_add_test(tc, test_io_epoll_ebadf_has_name_and_message);
