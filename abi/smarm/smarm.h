@@ -1115,7 +1115,9 @@ SMARM_API int smarm_io_wait_writable_timeout(int fd, uint64_t timeout_ns);
  * is retried after another wait; so 0 bytes in *out means end of file.
  * Returns: 0, *out set to the bytes read. Errors: SMARM_EINVAL out NULL,
  * buf NULL with len > 0, or fd negative; SMARM_ENOTACTOR; SMARM_EBADF;
- * SMARM_EEXIST; SMARM_ENOMEM; SMARM_ESYSTEM read(2) failed otherwise.
+ * SMARM_EEXIST; SMARM_ENOMEM; SMARM_ESYSTEM read(2) failed otherwise:
+ * errno then holds read(2)'s error (EISDIR, EIO, ...), as the call left
+ * it.
  * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
  */
 SMARM_API int smarm_io_read(int fd, void *buf, size_t len, ptrdiff_t *out);
@@ -1127,8 +1129,9 @@ SMARM_API int smarm_io_read(int fd, void *buf, size_t len, ptrdiff_t *out);
  * retried after another wait, and *out may be short of len (a partial
  * write; loop for the rest). Writing to a pipe or socket whose reader is
  * gone raises SIGPIPE in the process unless the host ignores it, and then
- * fails with SMARM_ESYSTEM.
- * Returns: 0, *out set to the bytes written. Errors: as smarm_io_read.
+ * fails with SMARM_ESYSTEM (errno EPIPE).
+ * Returns: 0, *out set to the bytes written. Errors: as smarm_io_read
+ * (with SMARM_ESYSTEM, errno holds write(2)'s error).
  * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
  */
 SMARM_API int smarm_io_write(int fd, const void *buf, size_t len,

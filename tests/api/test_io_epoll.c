@@ -11,7 +11,9 @@
  */
 #include "harness.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -545,6 +547,42 @@ START_TEST(test_io_epoll_fd_closed_under_a_timed_wait_gives_ebadf)
 }
 END_TEST
 
+/*
+ * SMARM_ESYSTEM from a read or write leaves errno as the system call set
+ * it (the header promises it): a read of a directory is EISDIR, a write
+ * to a pipe whose reader is gone EPIPE (SIGPIPE ignored for the test).
+ */
+static int es_errno[2];
+
+static void es_root(void *arg)
+{
+	char buf[8] = "x";
+	ptrdiff_t got = 0;
+	int dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	(void)arg;
+	errno = 0;
+	R.rc[0] = smarm_io_read(dir, buf, sizeof buf, &got);
+	es_errno[0] = errno;
+	close(dir);
+	close(R.pfd[0]); /* the reader is gone */
+	errno = 0;
+	R.rc[1] = smarm_io_write(R.pfd[1], buf, 1, &got);
+	es_errno[1] = errno;
+}
+
+START_TEST(test_io_epoll_esystem_leaves_the_syscall_errno)
+{
+	reset();
+	signal(SIGPIPE, SIG_IGN);
+	ck_assert_int_eq(harness_run(1, es_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], SMARM_ESYSTEM);
+	ck_assert_int_eq(es_errno[0], EISDIR);
+	ck_assert_int_eq(R.rc[1], SMARM_ESYSTEM);
+	ck_assert_int_eq(es_errno[1], EPIPE);
+	close(R.pfd[1]);
+}
+END_TEST
+
 Suite *smarm_test_io_epoll_suite(void)
 {
 	Suite *s = suite_create("io_epoll");
@@ -567,6 +605,7 @@ Suite *smarm_test_io_epoll_suite(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc,
 		       test_io_epoll_fd_closed_under_a_timed_wait_gives_ebadf);
+	tcase_add_test(tc, test_io_epoll_esystem_leaves_the_syscall_errno);
 	tcase_add_test(tc, test_io_epoll_bad_arguments_return_errors);
 	tcase_add_test(tc, test_io_epoll_outside_actor_returns_enotactor);
 	tcase_add_test(tc, test_io_epoll_ebadf_has_name_and_message);
