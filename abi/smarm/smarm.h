@@ -148,7 +148,9 @@ SMARM_API const char *smarm_version_string(void);
  * SMARM_OPT_WORKERS         worker threads, 1..64; the thread calling
  *                           smarm_node_run() is one of them. Default: the
  *                           number of online CPUs (at most 64).
- * SMARM_OPT_MAX_ACTORS      most actors alive at once, including the root,
+ * SMARM_OPT_MAX_ACTORS      most actor slots, including the root's: each
+ *                           actor alive holds one, and so does each ended
+ *                           actor until it is joined or detached,
  *                           1..2^24 (2^31 before SMARM_0.3: a pid now
  *                           also names its node). The slot table grows on
  *                           demand up to it. Default 1048576.
@@ -505,8 +507,11 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * with reason SMARM_ENOMEM.
  *
  * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR caller is not
- * an actor; SMARM_EATCAPACITY SMARM_OPT_MAX_ACTORS actors are alive;
- * SMARM_ENOMEM the slot table could not grow.
+ * an actor; SMARM_EATCAPACITY all SMARM_OPT_MAX_ACTORS slots are taken:
+ * a slot is held by each actor alive and by each ended actor still owed
+ * a join or detach (SMARM_STAT_SLOTS - SMARM_STAT_FREE_SLOTS counts
+ * both, SMARM_STAT_LIVE_ACTORS only the first); SMARM_ENOMEM the slot
+ * table could not grow.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
