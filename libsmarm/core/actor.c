@@ -172,8 +172,7 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 		c.fn(c.arg);
 	}
 	for (;;) {
-		if (atomic_load_explicit(&s->ext_used, memory_order_relaxed))
-			smarm__exit_hooks_run(s);
+		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);
 		/* Resumed by finalize: state was attached late (INV-3). */
 	}
