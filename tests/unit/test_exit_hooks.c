@@ -180,9 +180,13 @@ static const struct smarm__subsys eh_obs = {
 	.ss_actor_exit = eh_exit_obs,
 };
 
+static struct eh_rec eh_a, eh_b; /* what the hooks saw; eh_node clears */
+
 static smarm_node_t *eh_node(int workers)
 {
 	smarm_node_t *n = harness_open(workers);
+	memset(&eh_a, 0, sizeof eh_a);
+	memset(&eh_b, 0, sizeof eh_b);
 	n->subs[SMARM__SUB_OTP] = &eh_otp;
 	n->subs[SMARM__SUB_OBS] = &eh_obs;
 	return n;
@@ -214,8 +218,6 @@ static int eh_attach(struct smarm__slot *s, int id, void *state)
 
 /* -------------------------------------------------------- exit hooks */
 
-static struct eh_rec eh_a, eh_b;
-
 static void eh_cleanup(void *arg)
 {
 	(void)arg;
@@ -242,7 +244,6 @@ static void eh_root_normal(void *arg)
 START_TEST(test_exit_hooks_run_once_on_own_stack_after_cleanups)
 {
 	smarm_node_t *n = eh_node(1);
-	memset(&eh_a, 0, sizeof eh_a);
 	atomic_store(&eh_seq, 0);
 	eh_run(n, eh_root_normal, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
@@ -280,8 +281,6 @@ static void eh_root_crash(void *arg)
 START_TEST(test_exit_hooks_run_in_id_order_with_the_crash_code)
 {
 	smarm_node_t *n = eh_node(1);
-	memset(&eh_a, 0, sizeof eh_a);
-	memset(&eh_b, 0, sizeof eh_b);
 	eh_run(n, eh_root_crash, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
 	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
@@ -330,8 +329,6 @@ static void eh_root_stops(void *arg)
 START_TEST(test_exit_hooks_stop_records_requester_strength_and_code)
 {
 	smarm_node_t *n = eh_node(1);
-	memset(&eh_a, 0, sizeof eh_a);
-	memset(&eh_b, 0, sizeof eh_b);
 	eh_run(n, eh_root_stops, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
 	ck_assert_int_eq(eh_a.how, SMARM_EXIT_STOPPED);
@@ -373,7 +370,6 @@ START_TEST(test_exit_hooks_foreign_stop_has_no_requester)
 {
 	smarm_node_t *n = eh_node(2);
 	pthread_t t;
-	memset(&eh_a, 0, sizeof eh_a);
 	eh_a.from = 12345;
 	atomic_store(&eh_victim, 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, eh_stopper, n), 0);
@@ -419,7 +415,6 @@ static void eh_root_send(void *arg)
 START_TEST(test_exit_hooks_only_for_actors_with_state_and_may_send)
 {
 	smarm_node_t *n = eh_node(4);
-	memset(&eh_a, 0, sizeof eh_a);
 	atomic_store(&eh_hook_calls, 0);
 	eh_run(n, eh_root_send, NULL);
 	ck_assert_int_eq(atomic_load(&eh_hook_calls), 1);
@@ -546,8 +541,6 @@ static void eh_root_late(void *arg)
 START_TEST(test_exit_hooks_late_attach_resumes_the_actor_for_its_hook)
 {
 	smarm_node_t *n = eh_node(1);
-	memset(&eh_a, 0, sizeof eh_a);
-	memset(&eh_b, 0, sizeof eh_b);
 	eh_b.late = &eh_a;
 	eh_run(n, eh_root_late, NULL);
 	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
@@ -599,8 +592,6 @@ static void eh_root_takeback(void *arg)
 START_TEST(test_exit_hooks_update_takes_back_and_refuses_stale_pids)
 {
 	smarm_node_t *n = eh_node(1);
-	memset(&eh_a, 0, sizeof eh_a);
-	memset(&eh_b, 0, sizeof eh_b);
 	eh_run(n, eh_root_takeback, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 0); /* taken back */
 	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
