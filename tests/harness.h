@@ -110,6 +110,13 @@ static inline uint64_t harness_since(uint64_t t0)
 	return smarm_now_ns() - t0;
 }
 
+/* smarm_chan_len's count, or -1 if the call failed (usable in actors). */
+static inline int64_t harness_chan_len(smarm_chan_t *ch)
+{
+	size_t n;
+	return smarm_chan_len(ch, &n) == 0 ? (int64_t)n : -1;
+}
+
 /* Give up the caller's sender and receiver references of ch. */
 static inline void harness_chan_drop(smarm_chan_t *ch)
 {

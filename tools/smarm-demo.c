@@ -116,15 +116,13 @@ static void worker(void *arg)
 	smarm_chan_sender_free(p->results);
 }
 
-static void collector(void *arg)
+static void collect(struct pipeline *p, smarm_selset_t *set)
 {
-	struct pipeline *p = arg;
-	smarm_chan_t *arms[2] = { p->results, p->watchdog };
 	size_t ready;
 	long square;
 
 	for (;;) {
-		int rc = smarm_select_timeout(arms, 2, MS(10), &ready);
+		int rc = smarm_selset_wait(set, MS(10), &ready);
 		if (rc == SMARM_ETIMEDOUT) {
 			if (!p->waited)
 				printf("    collector: nothing after 10 ms, "
@@ -141,6 +139,21 @@ static void collector(void *arg)
 		p->collected += square;
 		p->received++;
 	}
+}
+
+static void collector(void *arg)
+{
+	struct pipeline *p = arg;
+	smarm_selset_t *set = NULL;
+
+	if (smarm_selset_alloc(&set) != 0 ||
+	    smarm_selset_add_chan(set, p->results, NULL) != 0 ||
+	    smarm_selset_add_chan(set, p->watchdog, NULL) != 0) {
+		p->stalled = true;
+	} else {
+		collect(p, set);
+	}
+	smarm_selset_free(set);
 }
 
 static void step_pipeline(void)

@@ -20,6 +20,19 @@
  *     results come back through out-parameters. smarm_strerror() names a
  *     code. No call aborts the process on bad input.
  *   - Durations are nanoseconds (uint64_t).
+ *   - Timeouts. Every call that can wait for something takes a uint64_t
+ *     timeout_ns (or has a form that does), with one meaning:
+ *       0                 check once and never park or yield: the answer
+ *                         is what the call finds now (SMARM_ETIMEDOUT if
+ *                         it would have to wait); the refusals the call
+ *                         makes before waiting (another waiter, a bad fd)
+ *                         come first, and a pending stop is observed;
+ *       SMARM_NO_TIMEOUT  wait without a deadline (no timer is armed);
+ *       anything else     wait at most about that long, then
+ *                         SMARM_ETIMEDOUT.
+ *     What is ready when the deadline passes wins over SMARM_ETIMEDOUT.
+ *     smarm_actor_sleep() and smarm_chan_send_after() take a duration,
+ *     not a timeout.
  *   - "Actor context only" calls return SMARM_ENOTACTOR from any thread that
  *     is not currently running an actor.
  *   - Blocking calls park the calling actor, never the worker thread. They
@@ -47,6 +60,12 @@ extern "C" {
 #else
 #define SMARM_API
 #endif
+
+/*
+ * The timeout that means "wait without a deadline" (see Conventions).
+ * Since: SMARM_0.2 (for every timed call since SMARM_0.3).
+ */
+#define SMARM_NO_TIMEOUT UINT64_MAX
 
 /* ------------------------------------------------------------------------
  * Opaque types
@@ -372,7 +391,8 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
  * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
  *                           most one per actor for its latest bounded wait
- *                           (sleep, recv_timeout, select_timeout, lock).
+ *                           (sleep, recv_timeout, selset_wait, lock,
+ *                           io waits); an unbounded wait has none.
  * SMARM_STAT_WAKE_SLOT_HITS actors the workers took from their wake slot
  *                           (SMARM_OPT_WAKE_SLOT) in the last run.
  * SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
@@ -511,22 +531,13 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * a slot is held by each actor alive and by each ended actor still owed
  * a join or detach (SMARM_STAT_SLOTS - SMARM_STAT_FREE_SLOTS counts
  * both, SMARM_STAT_LIVE_ACTORS only the first); SMARM_ENOMEM the slot
- * table could not grow.
+ * table could not grow. The slot is claimed before anything else is
+ * touched, so a refusal costs one lock and no allocation: an accept loop
+ * under overload may simply try and back off.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
 				const smarm_spawn_opts_t *opts);
-
-/*
- * smarm_actor_try_spawn() - smarm_actor_spawn() for callers that expect to
- * run into the actor limit (an accept loop under overload).
- *
- * Identical results and errors; the slot is claimed before anything else
- * is touched, so a refusal costs one lock and no allocation.
- * Thread-safety: actor context only. Since: SMARM_0.1.
- */
-SMARM_API int smarm_actor_try_spawn(smarm_pid_t *out, smarm_actor_cb fn,
-				    void *arg, const smarm_spawn_opts_t *opts);
 
 /*
  * smarm_actor_join() - wait for a joinable actor to end and learn how.
@@ -863,11 +874,13 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
 SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
 
 /*
- * smarm_chan_recv_timeout() - smarm_chan_recv() that gives up after
- * timeout_ns. A message that races the deadline wins. 0 polls (it still
- * lets due timers run first).
+ * smarm_chan_recv_timeout() - smarm_chan_recv() bounded by timeout_ns,
+ * under the timeout rule of the Conventions: 0 takes an element only if
+ * one is queued now, SMARM_NO_TIMEOUT is smarm_chan_recv(). An element
+ * that races the deadline wins.
  * Returns: 0. Errors: as smarm_chan_recv, plus SMARM_ETIMEDOUT.
- * Thread-safety: actor context only. Since: SMARM_0.1.
+ * Thread-safety: actor context only. Since: SMARM_0.1 (the timeout rule
+ * since SMARM_0.3: 0 no longer yields first).
  */
 SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
 				      uint64_t timeout_ns);
@@ -882,35 +895,12 @@ SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
 SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
 
 /*
- * smarm_chan_len() - elements queued now (a snapshot), or a negative
- * SMARM_EINVAL when ch is NULL. Thread-safety: any thread. Since: SMARM_0.1.
+ * smarm_chan_len() - the number of elements queued now (a snapshot).
+ * Returns: 0, *out set. Errors: SMARM_EINVAL ch or out NULL.
+ * Thread-safety: any thread. Since: SMARM_0.3 (SMARM_0.1 returned the
+ * count or an error in one int64_t).
  */
-SMARM_API int64_t smarm_chan_len(smarm_chan_t *ch);
-
-/*
- * smarm_select() - wait until one of n channels is ready and say which.
- *
- * Ready means a receive would not park: an element is queued or the
- * channel is closed. Arms are checked in index order, so a lower index
- * wins when several are ready (priority, no fairness). A closed arm stays
- * ready forever: drop it from the set once seen. select only reports the
- * index; consume with smarm_chan_try_recv. The caller must be the only
- * receiver of every arm.
- * Returns: 0, *ready set. Errors: SMARM_EINVAL arms or ready NULL, a NULL
- * arm, n 0 or > 64; SMARM_ENOTACTOR; SMARM_ESTATE an arm's receiver
- * reference was freed or another actor is receiving on it. Safe point.
- * Thread-safety: actor context only. Since: SMARM_0.1.
- */
-SMARM_API int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready);
-
-/*
- * smarm_select_timeout() - smarm_select() that gives up after timeout_ns
- * (0 polls). A ready arm, closed ones included, wins over the deadline.
- * Returns: 0. Errors: as smarm_select, plus SMARM_ETIMEDOUT.
- * Thread-safety: actor context only. Since: SMARM_0.1.
- */
-SMARM_API int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
-				   uint64_t timeout_ns, size_t *ready);
+SMARM_API int smarm_chan_len(smarm_chan_t *ch, size_t *out);
 
 /* ------------------------------------------------------------------------
  * Green mutex
@@ -935,15 +925,20 @@ SMARM_API int smarm_mutex_alloc(smarm_mutex_t **out);
 SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
 
 /*
- * smarm_mutex_lock() - acquire m, waiting at most timeout_ns.
+ * smarm_mutex_lock() - acquire m, waiting at most timeout_ns (the timeout
+ * rule of the Conventions: 0 takes m only if it is free now,
+ * SMARM_NO_TIMEOUT waits as long as it takes).
  *
- * The timeout is mandatory: a green deadlock becomes SMARM_ETIMEDOUT
- * instead of a hang. From a plain OS thread the call spins with
- * sched_yield until the deadline.
+ * A bounded wait turns a green deadlock into SMARM_ETIMEDOUT instead of a
+ * hang. From a plain OS thread the call spins with sched_yield until it
+ * gets m or the deadline passes.
  * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL;
+ * SMARM_ESTATE the caller (actor, or plain thread) already holds m: the
+ * mutex is not reentrant, and waiting for itself would never end;
  * SMARM_ETIMEDOUT. Safe point in an actor (a stop ends the caller, who
  * then does not hold m).
- * Thread-safety: any thread. Since: SMARM_0.1.
+ * Thread-safety: any thread. Since: SMARM_0.1 (SMARM_NO_TIMEOUT and
+ * SMARM_ESTATE since SMARM_0.3; a relock used to wait for its deadline).
  */
 SMARM_API int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
 
@@ -981,16 +976,15 @@ enum smarm_io_event {
 	SMARM_IO_WRITABLE = 2,
 };
 
-/* Timeout value meaning "wait without a deadline". Since: SMARM_0.2. */
-#define SMARM_NO_TIMEOUT UINT64_MAX
-
 /*
  * smarm_selset_t - a set of select arms (channels and fds) for
  * smarm_selset_wait(). Opaque; build it with smarm_selset_add_chan() and
  * smarm_selset_add_fd() (an arm's index is its position, from 0, in the
  * order added), empty it with smarm_selset_clear() to reuse it. At most
  * 64 arms. A set is not thread-safe: one thread at a time (an actor
- * usually keeps its own). Since: SMARM_0.2.
+ * usually keeps its own). This is libsmarm's one select: SMARM_0.1's
+ * smarm_select() over an array of channels left the header in SMARM_0.3.
+ * Since: SMARM_0.2.
  */
 typedef struct smarm_selset smarm_selset_t;
 
@@ -1010,7 +1004,8 @@ SMARM_API void smarm_selset_free(smarm_selset_t *set);
 
 /*
  * smarm_selset_add_chan() - add a channel arm: ready when the channel has
- * an element or is closed (as in smarm_select). The waiting actor must be
+ * an element or is closed (a receive would not park; a closed arm stays
+ * ready for ever: drop it from the set once seen). The waiting actor must be
  * the channel's only receiver.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
  * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
@@ -1041,8 +1036,8 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
 /*
  * smarm_selset_wait() - wait until one arm of the set is ready.
  *
- * Channel arms are ready as in smarm_select(). Fd arms are first checked
- * with a zero-timeout poll(2), so an fd that is ready now wins without
+ * Channel arms are ready as smarm_selset_add_chan() says. Fd arms are first
+ * checked with a zero-timeout poll(2), so an fd that is ready now wins without
  * parking; otherwise the fd is registered with the node's epoll thread
  * (level-triggered, one shot) and the actor parks. Arms are checked in
  * index order and the lowest ready index wins. When the call returns,
@@ -1059,11 +1054,13 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
  * with a timeout then ends at its deadline with SMARM_EBADF (or earlier,
  * if another arm wakes it), one without waits until another arm, or a
  * stop, ends it. Close an fd only when no actor waits on it.
- * timeout_ns bounds the wait (0 polls); SMARM_NO_TIMEOUT waits for ever.
- * A ready arm wins over the deadline.
+ * timeout_ns bounds the wait under the timeout rule of the Conventions (0
+ * polls every arm once and never parks; SMARM_NO_TIMEOUT waits for
+ * ever). A ready arm wins over the deadline.
  * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
  * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
- * smarm_select for a channel arm; SMARM_EBADF an fd arm is not an open
+ * for a channel arm: its receiver reference was freed or another actor
+ * is receiving on it; SMARM_EBADF an fd arm is not an open
  * descriptor, found before parking or after a wake (it was closed while
  * the actor waited); SMARM_EEXIST the fd already has a waiter;
  * SMARM_ETIMEDOUT;
@@ -1096,8 +1093,10 @@ SMARM_API int smarm_io_wait_readable(int fd);
 SMARM_API int smarm_io_wait_writable(int fd);
 
 /*
- * smarm_io_wait_readable_timeout() - smarm_io_wait_readable() that gives
- * up after timeout_ns (0 polls). Readiness that races the deadline wins.
+ * smarm_io_wait_readable_timeout() - smarm_io_wait_readable() bounded by
+ * timeout_ns under the timeout rule of the Conventions (0 polls the fd
+ * once; SMARM_NO_TIMEOUT waits for ever, as smarm_io_wait_readable).
+ * Readiness that races the deadline wins.
  * Returns: 0. Errors: as smarm_io_wait_readable, plus SMARM_ETIMEDOUT
  * (the fd is unregistered and can be waited on again).
  * Thread-safety: actor context only. Since: SMARM_0.2.

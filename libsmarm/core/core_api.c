@@ -483,8 +483,8 @@ int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
 	return 0;
 }
 
-static int spawn_common(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
-			const smarm_spawn_opts_t *opts)
+int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+		      const smarm_spawn_opts_t *opts)
 {
 	struct smarm__slot *me = smarm__current();
 	uint64_t pid = 0;
@@ -499,18 +499,6 @@ static int spawn_common(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
 	if (rc == 0 && out != NULL)
 		out->id = pid;
 	return rc;
-}
-
-int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
-		      const smarm_spawn_opts_t *opts)
-{
-	return spawn_common(out, fn, arg, opts);
-}
-
-int smarm_actor_try_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
-			  const smarm_spawn_opts_t *opts)
-{
-	return spawn_common(out, fn, arg, opts);
 }
 
 int smarm_actor_join(smarm_pid_t pid, int *how, intptr_t *reason)

@@ -35,8 +35,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "smarm/smarm.h"
 #include "lock.h"
 #include "sched.h"
+#include "timer.h"
 
 struct smarm_node;
 struct smarm__slot;
@@ -73,6 +75,23 @@ struct smarm__wait {
 	smarm__wait_undo_fn wt_undo; /* NULL: nothing to undo */
 	void *wt_arg;		     /* the primitive's context for undo */
 };
+
+/*
+ * The one timeout rule (smarm.h, Conventions) as a wait's deadline:
+ * SMARM_NO_TIMEOUT is unbounded (0); 0 is a deadline that has always
+ * passed (1), so the primitive answers from what it finds and never
+ * parks (its refusals still come first); anything else is now + the
+ * timeout, saturating. Every timed call converts its timeout here.
+ */
+#define SMARM__DEADLINE_PASSED 1
+static inline uint64_t smarm__timeout_deadline(uint64_t timeout_ns)
+{
+	if (timeout_ns == SMARM_NO_TIMEOUT)
+		return 0;
+	if (timeout_ns == 0)
+		return SMARM__DEADLINE_PASSED;
+	return smarm__deadline_after(timeout_ns);
+}
 
 /*
  * Start a wait of the running actor me, bounded by an absolute deadline

@@ -112,6 +112,9 @@ struct smarm__arm {
 };
 #define SMARM__MAX_ARMS 64
 
+/* A select over channel arms only (the retired smarm_select). */
+int smarm__select_chans(smarm_chan_t *const chans[], size_t n,
+			uint64_t timeout_ns, size_t *ready);
 int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 		     size_t n, uint64_t deadline, size_t *ready);
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_api.c - the public entry points of the io layer: select sets over
- * channel and fd arms (and smarm_select over channels, the same engine),
- * fd waits with and without a timeout, read/write sugar and blocking work. Each
- * call validates its arguments and calls smarm__ code; nothing below this file
- * checks caller input again.
+ * channel and fd arms (and the retired smarm_select's channel-only form,
+ * the same engine), fd waits with and without a timeout, read/write sugar and
+ * blocking work. Each call validates its arguments and calls smarm__ code;
+ * nothing below this file checks caller input again.
  *
  * Ownership: buffers and arm arrays stay the caller's.
  * Locking: none of its own.
@@ -46,10 +46,7 @@ static int select_ex(const struct smarm__arm arms[], size_t n,
 		if (!arm_valid(&arms[i]))
 			return SMARM_EINVAL;
 	return smarm__select_ex(me, arms, n,
-				timeout_ns == SMARM_NO_TIMEOUT
-					? 0
-					: smarm__deadline_after(timeout_ns),
-				ready);
+				smarm__timeout_deadline(timeout_ns), ready);
 }
 
 /* ------------------------------------------------------- select sets */
@@ -119,10 +116,10 @@ int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns, size_t *ready)
 }
 
 /*
- * smarm_select and smarm_select_timeout are select_ex over channel arms
- * only: one select engine (select.c) serves channels and fds.
+ * A select over channel arms only, for the retired smarm_select (compat.c):
+ * the same engine as a select set.
  */
-static int select_chans(smarm_chan_t *const chans[], size_t n,
+int smarm__select_chans(smarm_chan_t *const chans[], size_t n,
 			uint64_t timeout_ns, size_t *ready)
 {
 	struct smarm__arm arms[MAX_ARMS];
@@ -135,20 +132,6 @@ static int select_chans(smarm_chan_t *const chans[], size_t n,
 					       .fd = -1,
 					       .chan = chans[i] };
 	return select_ex(arms, n, timeout_ns, ready);
-}
-
-int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready)
-{
-	return select_chans(arms, n, SMARM_NO_TIMEOUT, ready);
-}
-
-int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
-			 uint64_t timeout_ns, size_t *ready)
-{
-	/* The largest finite timeout stays finite: not SMARM_NO_TIMEOUT. */
-	if (timeout_ns == SMARM_NO_TIMEOUT)
-		timeout_ns--;
-	return select_chans(arms, n, timeout_ns, ready);
 }
 
 static int wait_fd(int fd, uint32_t events, uint64_t timeout_ns)
@@ -176,16 +159,11 @@ int smarm_io_wait_writable(int fd)
 
 int smarm_io_wait_readable_timeout(int fd, uint64_t timeout_ns)
 {
-	/* The largest finite timeout stays finite: not SMARM_NO_TIMEOUT. */
-	if (timeout_ns == SMARM_NO_TIMEOUT)
-		timeout_ns--;
 	return wait_fd(fd, SMARM_IO_READABLE, timeout_ns);
 }
 
 int smarm_io_wait_writable_timeout(int fd, uint64_t timeout_ns)
 {
-	if (timeout_ns == SMARM_NO_TIMEOUT)
-		timeout_ns--;
 	return wait_fd(fd, SMARM_IO_WRITABLE, timeout_ns);
 }
 

@@ -241,11 +241,11 @@ int smarm__chan_poll(smarm_chan_t *ch, void *out)
 	return chan_take(ch, out, true);
 }
 
-int64_t smarm__chan_len(smarm_chan_t *ch)
+size_t smarm__chan_len(smarm_chan_t *ch)
 {
-	int64_t len;
+	size_t len;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	len = (int64_t)smarm__ring_len(&ch->ring);
+	len = smarm__ring_len(&ch->ring);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return len;
 }
@@ -346,7 +346,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 	rw.out = out;
 	rw.delivered = false;
 	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
-	for (bool parked = false;; parked = true) {
+	for (;;) {
 		int rc = 0;
 		bool block = false;
 
@@ -362,7 +362,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 			rc = SMARM_ECLOSED;
 		} else if (ch->waiter.node != NULL) {
 			rc = SMARM_ESTATE; /* another actor is receiving */
-		} else if (parked && smarm__wait_expired(&w)) {
+		} else if (smarm__wait_expired(&w)) {
 			rc = SMARM_ETIMEDOUT;
 		} else {
 			ch->waiter = smarm__wait_open(&w);

@@ -57,11 +57,19 @@ int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
 	return smarm__chan_try_recv(ch, out);
 }
 
-int64_t smarm_chan_len(smarm_chan_t *ch)
+/*
+ * smarm_chan_len, the default version (SMARM_0.3). It has a versioned
+ * name because the symbol has two versions: SMARM_0.1's int64_t form is
+ * in compat.c. A static link sees it as plain smarm_chan_len.
+ */
+SMARM_API int smarm__chan_len_v03(smarm_chan_t *ch, size_t *out);
+__attribute__((symver("smarm_chan_len@@SMARM_0.3"))) int
+smarm__chan_len_v03(smarm_chan_t *ch, size_t *out)
 {
-	if (ch == NULL)
+	if (ch == NULL || out == NULL)
 		return SMARM_EINVAL;
-	return smarm__chan_len(ch);
+	*out = smarm__chan_len(ch);
+	return 0;
 }
 
 int smarm_chan_recv(smarm_chan_t *ch, void *out)
@@ -77,21 +85,12 @@ int smarm_chan_recv(smarm_chan_t *ch, void *out)
 int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
-	int rc;
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
 	if (ch == NULL || out == NULL)
 		return SMARM_EINVAL;
-	if (timeout_ns == 0) {
-		/* A poll, but due timers (a timed send) get to run first. */
-		rc = smarm__chan_poll(ch, out);
-		if (rc == SMARM_EAGAIN) {
-			smarm__yield(me);
-			rc = smarm__chan_poll(ch, out);
-		}
-		return rc == SMARM_EAGAIN ? SMARM_ETIMEDOUT : rc;
-	}
-	return smarm__chan_recv(me, ch, out, smarm__deadline_after(timeout_ns));
+	return smarm__chan_recv(me, ch, out,
+				smarm__timeout_deadline(timeout_ns));
 }
 
 int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,

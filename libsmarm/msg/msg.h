@@ -53,7 +53,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch);
 int smarm__chan_send(smarm_chan_t *ch, const void *elem);
 int smarm__chan_try_recv(smarm_chan_t *ch, void *out);
 int smarm__chan_poll(smarm_chan_t *ch, void *out);
-int64_t smarm__chan_len(smarm_chan_t *ch);
+size_t smarm__chan_len(smarm_chan_t *ch);
 int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 		     uint64_t deadline);
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,

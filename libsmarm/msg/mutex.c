@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mutex.c - the green mutex: contention parks the actor, unlock hands the
- * lock straight to the oldest waiter (FIFO, no barging), and every lock
- * has a timeout so a green deadlock surfaces as SMARM_ETIMEDOUT. The
+ * lock straight to the oldest waiter (FIFO, no barging), and a bounded
+ * lock turns a green deadlock into SMARM_ETIMEDOUT; a relock by the
+ * holder is refused (SMARM_ESTATE), never waited for. The
  * public calls, which validate their arguments, are in mutex_api.c.
  *
  * A waiter registers (node, pid, epoch) at the tail of the FIFO under the
@@ -15,8 +16,8 @@
  * already been granted it, so a grant is never lost to a dead actor.
  *
  * OS threads outside any actor may lock too (they spin with sched_yield
- * until the deadline); their holder id is the thread id with the top bit
- * set, so it can never equal a pid.
+ * until they get it or the deadline passes); their holder id is the thread id
+ * with the top bit set, so it can never equal a pid.
  *
  * Ownership: the caller allocates and frees the mutex. Locking: lock
  * (CHANNEL rank) guards holder and the queue. Invariants: INV-1 holder == 0
@@ -126,15 +127,19 @@ static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
 {
 	uint64_t me = caller_id();
 	for (;;) {
+		int rc = SMARM_ETIMEDOUT;
 		smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
 		if (m->holder == 0) {
 			m->holder = me;
-			smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-			return 0;
+			rc = 0;
+		} else if (m->holder == me) {
+			rc = SMARM_ESTATE; /* not reentrant */
+		} else if (deadline == 0 || smarm__clock_ns() < deadline) {
+			rc = SMARM_EAGAIN;
 		}
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-		if (smarm__clock_ns() >= deadline)
-			return SMARM_ETIMEDOUT;
+		if (rc != SMARM_EAGAIN)
+			return rc;
 		sched_yield();
 	}
 }
@@ -142,7 +147,7 @@ static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
 int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
-	uint64_t deadline = smarm__deadline_after(timeout_ns);
+	uint64_t deadline = smarm__timeout_deadline(timeout_ns);
 	struct smarm__wait w;
 	int rc;
 
@@ -156,23 +161,13 @@ int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return 0;
 	}
-	if (timeout_ns == 0) {
-		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-		return SMARM_ETIMEDOUT;
-	}
 	if (m->holder == w.wt_pid) {
-		/*
-		 * Not reentrant: we would queue behind ourselves. A wait with
-		 * no registration, which only its deadline ends.
-		 */
+		/* Not reentrant: we would wait behind ourselves for ever. */
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-		w.wt_undo = NULL;
-		smarm__wait_open(&w);
-		rc = smarm__wait_park(&w);
-		if (rc != 0) {
-			smarm__wait_retire(&w);
-			return rc;
-		}
+		return SMARM_ESTATE;
+	}
+	if (smarm__wait_expired(&w)) {
+		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ETIMEDOUT;
 	}
 	rc = q_push(m, smarm__wait_open(&w));

@@ -5,6 +5,7 @@
  * stale pids, join/detach state errors, and node state errors.
  */
 #include "harness.h"
+#include "retired.h"
 
 #include <pthread.h>
 

@@ -460,21 +460,27 @@ static void reentrant_root(void *arg)
 	R.rc[1] = smarm_mutex_lock(M, MS(30));
 	R.ns[1] = harness_since(t0);
 	R.rc[2] = smarm_mutex_lock(M, 0);
+	t0 = smarm_now_ns();
+	R.rc[6] = smarm_mutex_lock(M, SMARM_NO_TIMEOUT); /* must not hang */
+	R.ns[6] = harness_since(t0);
 	/* Still held once, by us; the failed relock left no queue entry. */
 	R.rc[3] = smarm_mutex_unlock(M);
 	R.rc[4] = smarm_mutex_unlock(M);
 	R.rc[5] = smarm_mutex_free(M);
 }
 
-START_TEST(test_mutex_relock_by_holder_times_out)
+/* A relock is refused at once, whatever the timeout: never a wait. */
+START_TEST(test_mutex_relock_by_holder_is_estate_at_once)
 {
 	reset();
 	ck_assert_int_eq(harness_run(1, reentrant_root, NULL),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(R.rc[0], 0);
-	ck_assert_int_eq(R.rc[1], SMARM_ETIMEDOUT);
-	ck_assert_uint_ge(R.ns[1], MS(30));
-	ck_assert_int_eq(R.rc[2], SMARM_ETIMEDOUT);
+	ck_assert_int_eq(R.rc[1], SMARM_ESTATE);
+	ck_assert_uint_lt(R.ns[1], MS(30));
+	ck_assert_int_eq(R.rc[2], SMARM_ESTATE);
+	ck_assert_int_eq(R.rc[6], SMARM_ESTATE);
+	ck_assert_uint_lt(R.ns[6], MS(1000));
 	ck_assert_int_eq(R.rc[3], 0);
 	ck_assert_int_eq(R.rc[4], SMARM_ESTATE);
 	ck_assert_int_eq(R.rc[5], 0);
@@ -635,7 +641,9 @@ START_TEST(test_mutex_lock_from_plain_thread_succeeds)
 	ck_assert_int_eq(smarm_mutex_alloc(&m), 0);
 	ck_assert_int_eq(smarm_mutex_lock(m, MS(1000)), 0);
 	ck_assert_int_eq(smarm_mutex_try_lock(m), SMARM_EAGAIN);
-	ck_assert_int_eq(smarm_mutex_lock(m, MS(10)), SMARM_ETIMEDOUT);
+	/* The holder thread relocking is refused, not spun on. */
+	ck_assert_int_eq(smarm_mutex_lock(m, MS(10)), SMARM_ESTATE);
+	ck_assert_int_eq(smarm_mutex_lock(m, SMARM_NO_TIMEOUT), SMARM_ESTATE);
 	ck_assert_int_eq(smarm_mutex_free(m), SMARM_ESTATE);
 	/* Another thread is not the holder. */
 	M = m;
@@ -738,7 +746,7 @@ Suite *smarm_test_mutex_suite(void)
 	tcase_add_test(tc, test_mutex_lock_unlock_in_actor_succeeds);
 	tcase_add_test(tc, test_mutex_contention_parks_actor_not_worker);
 	tcase_add_test(tc, test_mutex_waiters_acquire_in_fifo_order);
-	tcase_add_test(tc, test_mutex_relock_by_holder_times_out);
+	tcase_add_test(tc, test_mutex_relock_by_holder_is_estate_at_once);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("timeout");

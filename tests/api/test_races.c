@@ -10,6 +10,7 @@
  *     without a scan deadline waited until its waker stopped computing.
  */
 #include "harness.h"
+#include "retired.h"
 
 #include <dirent.h>
 #include <pthread.h>

@@ -9,6 +9,7 @@
  * after the run returns.
  */
 #include "harness.h"
+#include "retired.h"
 
 #include <string.h>
 

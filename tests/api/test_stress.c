@@ -7,6 +7,7 @@
  * recv_timeout racing sends, stop racing a wake).
  */
 #include "harness.h"
+#include "retired.h"
 
 #include <string.h>
 

@@ -44,7 +44,7 @@ static int ts_fill(int *ok)
 	int rc = 0;
 	*ok = 0;
 	for (int i = 0; i < TS_CAP; i++) {
-		rc = smarm_actor_try_spawn(&ts_h[i].pid, ts_hold, &ts_h[i],
+		rc = smarm_actor_spawn(&ts_h[i].pid, ts_hold, &ts_h[i],
 					   NULL);
 		if (rc != 0)
 			break;
@@ -72,8 +72,8 @@ static void ts_root_cap(void *arg)
 	smarm_node_get_int(smarm_node_current(), SMARM_STAT_LIVE_ACTORS,
 			   &ts_live_at_cap);
 	smarm_actor_yield(); /* let the holders run and park */
-	ts_refusals[1] = smarm_actor_try_spawn(&extra, ts_nop, NULL, NULL);
-	ts_refusals[2] = smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
+	ts_refusals[1] = smarm_actor_spawn(&extra, ts_nop, NULL, NULL);
+	ts_refusals[2] = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 	ts_plain_rc = smarm_actor_spawn(&extra, ts_nop, NULL, NULL);
 	ts_plain_null_rc = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 
@@ -81,7 +81,7 @@ static void ts_root_cap(void *arg)
 	ts_release(&ts_h[0]);
 	smarm_actor_join(ts_h[0].pid, NULL, NULL);
 	ts_after_one_rc =
-		smarm_actor_try_spawn(&ts_h[0].pid, ts_hold, &ts_h[0], NULL);
+		smarm_actor_spawn(&ts_h[0].pid, ts_hold, &ts_h[0], NULL);
 	ts_drain(ts_ok_first);
 
 	/* all gone: the node is whole again */
@@ -122,9 +122,9 @@ static void ts_root_unjoined(void *arg)
 	smarm_actor_spawn(&p, ts_nop, NULL, NULL); /* the only free slot */
 	smarm_actor_yield(); /* 1 worker: it runs to its end */
 	ts_refused_while_unjoined =
-		smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
+		smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 	ts_detach_rc = smarm_actor_detach(p);
-	ts_after_detach_rc = smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
+	ts_after_detach_rc = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 }
 
 START_TEST(test_try_spawn_unjoined_holds_slot_until_detached)
@@ -143,7 +143,7 @@ static int ts_only_root_rc;
 static void ts_root_alone(void *arg)
 {
 	(void)arg;
-	ts_only_root_rc = smarm_actor_try_spawn(NULL, ts_nop, NULL, NULL);
+	ts_only_root_rc = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 }
 
 START_TEST(test_try_spawn_max1_root_only_refuses)
@@ -178,7 +178,7 @@ static void ts_spawner(void *arg)
 	smarm_chan_recv(ts_go[me], &v);
 	for (;;) {
 		smarm_pid_t p;
-		rc = smarm_actor_try_spawn(&p, ts_sleep_forever, NULL, NULL);
+		rc = smarm_actor_spawn(&p, ts_sleep_forever, NULL, NULL);
 		if (rc != 0)
 			break;
 		ts_kids[atomic_fetch_add(&ts_kid_n, 1)] = p;
@@ -255,7 +255,7 @@ static void ts_root_grow(void *arg)
 	smarm_node_get_int(n, SMARM_STAT_SLOTS, &ts_slots_start);
 	/* 1 worker, no switch: all TS_GROW stay alive (queued) at once */
 	for (int i = 0; i < TS_GROW; i++)
-		if (smarm_actor_try_spawn(&p[i], ts_nop, NULL, NULL) != 0)
+		if (smarm_actor_spawn(&p[i], ts_nop, NULL, NULL) != 0)
 			ts_grow_fail++;
 	smarm_node_get_int(n, SMARM_STAT_SLOTS, &ts_slots_end);
 	smarm_node_get_int(n, SMARM_STAT_LIVE_ACTORS, &ts_live_end);
@@ -287,7 +287,7 @@ static void ts_root_odd_cap(void *arg)
 	(void)arg;
 	ts_odd_ok = 0;
 	while (ts_odd_ok < 400 &&
-	       (rc = smarm_actor_try_spawn(&p[ts_odd_ok], ts_nop, NULL,
+	       (rc = smarm_actor_spawn(&p[ts_odd_ok], ts_nop, NULL,
 					   NULL)) == 0)
 		ts_odd_ok++;
 	ts_odd_rc = rc;
