@@ -479,6 +479,27 @@ SMARM_API int smarm_node_get_int(const smarm_node_t *node, int stat,
  */
 SMARM_API int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid);
 
+/*
+ * smarm_node_stop() - end a running node's run from outside, with the
+ * same effect as its root actor ending: every actor alive, the root
+ * included, is asked to stop (as by smarm_actor_stop, but with the
+ * shutdown strength the root's end uses), runs its cleanup handlers and
+ * ends, and smarm_node_run() returns once they all have (the root's `how`
+ * is then SMARM_EXIT_STOPPED, unless it ended on its own first). Actors
+ * spawned while the run winds down are stopped too. Calling it again, or
+ * while the root is ending anyway, is harmless. It concerns the run in
+ * progress only: nothing carries over to a later run.
+ *
+ * Use it from a signal-handling thread (sigwait / signalfd on SIGINT),
+ * a host's shutdown path or a watchdog. It takes locks, so it is not
+ * async-signal-safe: call it from a thread, never from inside a signal
+ * handler.
+ * Returns: 0 the stop was requested. Errors: SMARM_EINVAL node NULL;
+ * SMARM_ESTATE the node is not running (nothing to stop).
+ * Thread-safety: any thread, also an actor of the node. Since: SMARM_0.3.
+ */
+SMARM_API int smarm_node_stop(smarm_node_t *node);
+
 /* ------------------------------------------------------------------------
  * Actors
  * --------------------------------------------------------------------- */

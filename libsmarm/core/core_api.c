@@ -446,6 +446,16 @@ int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid)
 	return smarm__request_stop(node, pid.id, &stop_kill);
 }
 
+int smarm_node_stop(smarm_node_t *node)
+{
+	if (node == NULL)
+		return SMARM_EINVAL;
+	if (!atomic_load(&node->running))
+		return SMARM_ESTATE;
+	smarm__stop_all(node); /* what the root's end does */
+	return 0;
+}
+
 /* ----------------------------------------------------------- actors */
 
 bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b)
