@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/errors.h - status codes returned by every fallible libsmarm call.
+ *
+ * Codes are negative, explicit and never renumbered or reused. They are
+ * grouped in blocks: -1..-99 generic, -100.. actors, -200.. messages and
+ * channels, -300.. plugins and behaviours. The enum, smarm_err_name() and
+ * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
+ * drift apart. New codes may be added in later ABI minors (SMARM_EBADF came
+ * with SMARM_0.2): treat any unknown negative value as a failure. The codes
+ * are ABI; the wording of the messages is not. Retired values, never to be
+ * reused: -103.
+ */
+#ifndef SMARM_ERRORS_H
+#define SMARM_ERRORS_H
+
+/* XX(name, value, message) */
+#define SMARM_ERROR_MAP(XX)                                                    \
+	XX(OK, 0, "success")                                                   \
+	XX(EINVAL, -1, "invalid argument")                                     \
+	XX(ENOMEM, -2, "out of memory")                                        \
+	XX(ESTATE, -3, "operation not valid in the current state")             \
+	XX(ETIMEDOUT, -4, "timed out")                                         \
+	XX(EAGAIN, -5, "nothing available now; try again later")               \
+	XX(EEXIST, -6, "already exists")                                       \
+	XX(ENOENT, -7, "no such object")                                       \
+	XX(ESYSTEM, -8, "operating system call failed")                        \
+	XX(EINTERNAL, -9, "internal error")                                    \
+	XX(EBADF, -10, "not an open file descriptor")                          \
+	XX(ENOPROC, -100, "no such actor (never existed or already gone)")     \
+	XX(EATCAPACITY, -101, "actor limit reached")                           \
+	XX(ENOTACTOR, -102, "must be called from an actor")                    \
+	XX(ECLOSED, -200, "channel closed")
+
+enum smarm_status {
+#define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),
+	SMARM_ERROR_MAP(SMARM__ERR_ENUM)
+#undef SMARM__ERR_ENUM
+};
+
+#endif /* SMARM_ERRORS_H */

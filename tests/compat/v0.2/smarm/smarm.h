@@ -1,0 +1,1179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/smarm.h - the libsmarm public API: an Erlang/OTP-style actor
+ * runtime for C.
+ *
+ * This header (with smarm/version.h and smarm/errors.h, which it includes)
+ * is the whole contract. Nothing outside abi/ is API: using any symbol or
+ * layout not declared here is unsupported and may break at any release.
+ *
+ * Model. A *node* is one runtime instance: N worker OS threads running
+ * stackful green-thread *actors* from a shared run queue. Actors are named
+ * by pids: by-value (index, generation) ids that can be copied, compared
+ * and sent in messages; a pid of an actor that is gone is detected and
+ * reported as SMARM_ENOPROC, never aliased to a new actor. Actors talk
+ * through *channels* (unbounded MPSC queues of fixed-size elements), wait
+ * on several channels with select, and share state through a green mutex.
+ *
+ * Conventions.
+ *   - Every fallible call returns 0 (SMARM_OK) or a negative SMARM_E* code;
+ *     results come back through out-parameters. smarm_strerror() names a
+ *     code. No call aborts the process on bad input.
+ *   - Durations are nanoseconds (uint64_t).
+ *   - "Actor context only" calls return SMARM_ENOTACTOR from any thread that
+ *     is not currently running an actor.
+ *   - Blocking calls park the calling actor, never the worker thread. They
+ *     are also *safe points*: a pending stop request is observed there, and
+ *     the actor then ends (its cleanup handlers run) instead of returning.
+ *   - Thread-safety is stated per call; a call that states nothing is not
+ *     thread-safe.
+ */
+#ifndef SMARM_SMARM_H
+#define SMARM_SMARM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SMARM_API __attribute__((visibility("default")))
+#else
+#define SMARM_API
+#endif
+
+/* ------------------------------------------------------------------------
+ * Opaque types
+ * --------------------------------------------------------------------- */
+
+typedef struct smarm_config smarm_config_t;
+typedef struct smarm_node smarm_node_t;
+typedef struct smarm_spawn_opts smarm_spawn_opts_t;
+typedef struct smarm_chan smarm_chan_t;
+typedef struct smarm_mutex smarm_mutex_t;
+
+/*
+ * smarm_pid_t - an actor id, passed by value. Treat `id` as opaque; two
+ * pids name the same actor iff smarm_pid_eq() says so. The all-zero value
+ * (SMARM_PID_NONE) never names an actor. A pid names one actor of one
+ * node: used with another node (one open at the same time, or one opened
+ * after its own was closed) it names nothing there (SMARM_ENOPROC, or
+ * false from smarm_actor_is_alive()).
+ */
+typedef struct {
+	uint64_t id;
+} smarm_pid_t;
+
+#ifdef __cplusplus
+#define SMARM_PID_NONE (smarm_pid_t{ 0 })
+#else
+#define SMARM_PID_NONE ((smarm_pid_t){ 0 })
+#endif
+
+/*
+ * smarm_timer_t - a pending timed send, passed by value (see
+ * smarm_chan_send_after). The all-zero value names no timer.
+ */
+typedef struct {
+	uint64_t id;
+} smarm_timer_t;
+
+#ifdef __cplusplus
+#define SMARM_TIMER_NONE (smarm_timer_t{ 0 })
+#else
+#define SMARM_TIMER_NONE ((smarm_timer_t){ 0 })
+#endif
+
+/* An actor's body. It runs on the actor's own stack. */
+typedef void (*smarm_actor_cb)(void *arg);
+
+/* A cleanup handler (see smarm_cleanup_push). */
+typedef void (*smarm_cleanup_cb)(void *arg);
+
+/*
+ * A channel element destructor: called with a pointer to an element that
+ * was sent but will never be received (the receiver is gone, the channel
+ * was freed with elements queued, or a timed send was cancelled or could
+ * not be delivered). It must not block.
+ */
+typedef void (*smarm_elem_free_cb)(void *elem);
+
+/* ------------------------------------------------------------------------
+ * Errors and version
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_strerror() - a static description of a status code.
+ *
+ * Never NULL, also for unknown codes. The wording is not ABI.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_strerror(int status);
+
+/*
+ * smarm_err_name() - the symbolic name of a status code ("SMARM_ENOPROC").
+ *
+ * Never NULL; unknown codes give "SMARM_E?".
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_err_name(int status);
+
+/*
+ * smarm_version() - the library's version as SMARM_VERSION_HEX packs it.
+ *
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API unsigned smarm_version(void);
+
+/*
+ * smarm_version_string() - the library's version as "MAJOR.MINOR.PATCH".
+ *
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API const char *smarm_version_string(void);
+
+/* ------------------------------------------------------------------------
+ * Configuration
+ * --------------------------------------------------------------------- */
+
+/*
+ * Option ids for smarm_config_set_int() and smarm_spawn_opts_set_int().
+ *
+ * SMARM_OPT_WORKERS         worker threads, 1..64; the thread calling
+ *                           smarm_node_run() is one of them. Default: the
+ *                           number of online CPUs (at most 64).
+ * SMARM_OPT_MAX_ACTORS      most actor slots, including the root's: each
+ *                           actor alive holds one, and so does each ended
+ *                           actor until it is joined or detached,
+ *                           1..2^24 (2^31 before SMARM_0.3: a pid now
+ *                           also names its node). The slot table grows on
+ *                           demand up to it. Default 1048576.
+ * SMARM_OPT_STACK_RESERVE   usable stack bytes per actor, rounded up to a
+ *                           page, 4096..1 GiB. Default 65536. Also a spawn
+ *                           option.
+ * SMARM_OPT_STACK_GUARD     PROT_NONE guard bytes below each stack, rounded
+ *                           up to a page, 4096..1 GiB. Default 1 MiB. Also
+ *                           a spawn option.
+ * SMARM_OPT_STACK_POOL_CAP  recycled default-shaped stacks kept for reuse
+ *                           in the node's pool, 0..1048576; each worker
+ *                           also caches up to min(4, cap) in front of it.
+ *                           0 keeps none. Default max(16, 4 * workers).
+ * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
+ *                           (smarm_check, runtime calls) makes it yield,
+ *                           10000..10^10. Default 2000000 (2 ms).
+ * SMARM_OPT_WAKE_SLOT       0 or 1: an actor woken by another actor runs
+ *                           next on the waker's worker (a one-entry wake
+ *                           slot, Go's runnext) instead of joining the
+ *                           shared run queue; a newer wake pushes the
+ *                           older one to the shared queue. Spawns, yields
+ *                           and wakes from timers or other threads always
+ *                           use the shared queue. Default 1: the woken
+ *                           actor runs warm on its waker's core; with two
+ *                           workers a round trip between two actors costs
+ *                           about half as much as with the slot off.
+ * SMARM_OPT_IDLE_SPIN_NS    how long a worker that ran out of work keeps
+ *                           polling for new work before it sleeps in the
+ *                           kernel, 0..10^7 ns; 0 never spins. At most
+ *                           half the workers (at least one) spin at once,
+ *                           and only while another worker is running
+ *                           actors. Default 20000 (20 us): a hand-off to
+ *                           a spinning worker costs no futex wake.
+ * Options 8 and 9 are since SMARM_0.2.
+ * SMARM_OPT_PREEMPT_ASYNC   1: a monitor thread interrupts (SIGURG) an
+ *                           actor that runs SMARM_OPT_ASYNC_SLICE_NS
+ *                           without reaching a safe point and switches it
+ *                           out if it is in preemptible code (see
+ *                           smarm_preempt_allow_object); 0: preemption
+ *                           only at safe points. Default 1.
+ *                           Since: SMARM_0.2.
+ * SMARM_OPT_ASYNC_SLICE_NS  the overrun after which the monitor interrupts
+ *                           an actor, 100000..10^10. The monitor looks at
+ *                           the workers once per this period while any
+ *                           runs actor code, so an actor overruns by one
+ *                           to two periods. Default 10000000 (10 ms, as
+ *                           Go's forced preemption): each look and each
+ *                           signal costs tens of microseconds on a VM,
+ *                           and at 2 ms that overhead reached 3-4% of a
+ *                           compute loop, at 10 ms it is under 1%.
+ *                           Since: SMARM_0.2.
+ * SMARM_OPT_IO_POOL_THREADS threads of the blocking-work pool
+ *                           (smarm_io_blocking), 1..64. They start on the
+ *                           first smarm_io_blocking() of a run and are
+ *                           joined when the run ends. Default 4.
+ *                           Since: SMARM_0.2.
+ * SMARM_OPT_STACK_MODE      how stacks are laid out, a smarm_stack_mode
+ *                           value. Default SMARM_STACK_AUTO. Also a spawn
+ *                           option. Since: SMARM_0.2.
+ */
+enum smarm_opt {
+	SMARM_OPT_WORKERS = 1,
+	SMARM_OPT_MAX_ACTORS = 2,
+	SMARM_OPT_STACK_RESERVE = 3,
+	SMARM_OPT_STACK_GUARD = 4,
+	SMARM_OPT_STACK_POOL_CAP = 5,
+	SMARM_OPT_TIMESLICE_NS = 6,
+	SMARM_OPT_STACK_MODE = 7,
+	SMARM_OPT_WAKE_SLOT = 8,
+	SMARM_OPT_IDLE_SPIN_NS = 9,
+	SMARM_OPT_PREEMPT_ASYNC = 10,
+	SMARM_OPT_IO_POOL_THREADS = 11,
+	SMARM_OPT_ASYNC_SLICE_NS = 12,
+};
+
+/*
+ * smarm_stack_mode - values of SMARM_OPT_STACK_MODE (since SMARM_0.2).
+ *
+ * SMARM_STACK_GUARDED  one mapping per stack with a PROT_NONE guard below
+ *                      it (SMARM_OPT_STACK_GUARD): an overflow faults at
+ *                      once and is reported (see "Stack overflows" in
+ *                      docs/embedding.md). Each costs two kernel mappings,
+ *                      and vm.max_map_count (65530 by default) caps the
+ *                      process near 32k guarded stacks.
+ * SMARM_STACK_DENSE    no guard: stacks are carved from large shared
+ *                      mappings, so millions fit. The lowest word of each
+ *                      stack is a canary; it and the saved stack pointer
+ *                      are checked every time the actor leaves the CPU,
+ *                      and a violation prints a diagnostic naming the
+ *                      actor and aborts the process. An overflow is
+ *                      therefore caught late: the neighbouring stack may
+ *                      already be corrupted. SMARM_OPT_STACK_GUARD does not
+ *                      apply.
+ * SMARM_STACK_AUTO     guarded while the node has fewer than its guard
+ *                      budget of guarded stacks mapped, dense beyond
+ *                      (also when a guarded mapping fails). The budget is
+ *                      (vm.max_map_count - 8192) / 2 read at node open
+ *                      (28669 by default; SMARM_STAT_STACK_GUARD_BUDGET).
+ *
+ * The mode of an actor is fixed when it first runs and its stack is
+ * attached; smarm_actor_get_stack(SMARM_STACK_INFO_MODE) reports it.
+ */
+enum smarm_stack_mode {
+	SMARM_STACK_AUTO = 0,
+	SMARM_STACK_GUARDED = 1,
+	SMARM_STACK_DENSE = 2,
+};
+
+/*
+ * smarm_config_alloc() - create a configuration holding every default.
+ *
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out is NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread; one config must not be used by two threads
+ * at once. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_alloc(smarm_config_t **out);
+
+/*
+ * smarm_config_free() - free a configuration. NULL is a no-op. A node
+ * opened from it keeps its own copy. Thread-safety: any thread.
+ * Since: SMARM_0.1.
+ */
+SMARM_API void smarm_config_free(smarm_config_t *cfg);
+
+/*
+ * smarm_config_set_int() - set one SMARM_OPT_* value.
+ *
+ * The value is checked against the range documented for the option.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, unknown option, or value out
+ * of range (the config is unchanged). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value);
+
+/*
+ * smarm_config_get_int() - read one SMARM_OPT_* value (defaults resolved).
+ *
+ * Returns: 0. Errors: SMARM_EINVAL cfg or out NULL, or unknown option.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_config_get_int(const smarm_config_t *cfg, int opt,
+				   int64_t *out);
+
+/* ------------------------------------------------------------------------
+ * Node
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_node_open() - create a node (a runtime instance).
+ *
+ * cfg may be NULL for all defaults; it is copied. No thread starts until
+ * smarm_node_run(). Several nodes may exist in one process.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM;
+ * SMARM_EATCAPACITY 255 nodes are open in the process already.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg);
+
+/*
+ * smarm_node_close() - destroy a node. NULL is a no-op (returns 0).
+ *
+ * The node must not be running. Pointers to it held by other threads
+ * become invalid.
+ * Returns: 0. Errors: SMARM_ESTATE the node is running (nothing is freed).
+ * Thread-safety: any thread except the node's own workers. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_close(smarm_node_t *node);
+
+/*
+ * smarm_exit_kind - how an actor ended (smarm_actor_join, smarm_node_run).
+ *
+ * SMARM_EXIT_NORMAL   its body returned or it called smarm_actor_exit().
+ * SMARM_EXIT_CRASHED  it called smarm_actor_crash(reason), or the runtime
+ *                     could not give it a stack (reason SMARM_ENOMEM).
+ * SMARM_EXIT_STOPPED  it observed a stop request (smarm_actor_stop).
+ */
+enum smarm_exit_kind {
+	SMARM_EXIT_NORMAL = 0,
+	SMARM_EXIT_CRASHED = 1,
+	SMARM_EXIT_STOPPED = 2,
+};
+
+/*
+ * smarm_node_run() - run `root` as the root actor until no actor is left.
+ *
+ * The calling thread becomes worker 0; the other workers are started for
+ * the run and joined before it returns. When the root actor ends, every
+ * actor still alive is asked to stop (root exit means the program is done)
+ * and the run returns once they have all ended. Pending timers do not keep
+ * a run open. A node can run again after a run returns.
+ *
+ * how and reason (either may be NULL) receive how the root ended and its
+ * crash reason (0 unless crashed).
+ * Returns: 0 once the run is over, whatever the root's outcome.
+ * Errors: SMARM_EINVAL node or root NULL; SMARM_ESTATE the node is already
+ * running, or the caller is an actor; SMARM_ENOMEM the root could not be
+ * spawned (nothing ran); SMARM_ESYSTEM fewer worker threads than
+ * configured could be started (the run still completed on the others).
+ * Thread-safety: any thread that is not an actor. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg,
+			     int *how, intptr_t *reason);
+
+/*
+ * smarm_node_current() - the node of the calling actor, or NULL when the
+ * caller is not an actor. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API smarm_node_t *smarm_node_current(void);
+
+/*
+ * Statistics ids for smarm_node_get_int().
+ *
+ * SMARM_STAT_LIVE_ACTORS    actors alive now.
+ * SMARM_STAT_SLOTS          slots in the slot table (grows on demand).
+ * SMARM_STAT_FREE_SLOTS     slots not occupied by any actor.
+ * SMARM_STAT_RUN_QUEUE      actors waiting in the run queue (approximate).
+ * SMARM_STAT_STACK_POOL     recycled stacks held for reuse (the node's
+ *                           pool plus the workers' small caches).
+ * SMARM_STAT_WORKERS        worker threads of a run.
+ * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
+ * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
+ *                           most one per actor for its latest bounded wait
+ *                           (sleep, recv_timeout, select_timeout, lock).
+ * SMARM_STAT_WAKE_SLOT_HITS actors the workers took from their wake slot
+ *                           (SMARM_OPT_WAKE_SLOT) in the last run.
+ * SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
+ *                           wake-slot occupants that a newer wake pushed
+ *                           to the shared run queue in the last run.
+ * SMARM_STAT_IDLE_SPIN_HITS idle spins (SMARM_OPT_IDLE_SPIN_NS) that found
+ *                           work before they ran out, in the last run.
+ * SMARM_STAT_IDLE_PARKS     times an idle worker went to sleep in the
+ *                           kernel in the last run.
+ * These four are reset when a run starts and count the latest run; read
+ * during a run they are approximate (per-worker counts summed without
+ * synchronisation). Statistics 9 to 12 are since SMARM_0.2.
+ * SMARM_STAT_PREEMPT_SIGNALS  preemption signals the monitor sent to
+ *                           workers whose actor overran its slice.
+ * SMARM_STAT_PREEMPT_ASYNC  actors switched out by such a signal.
+ * SMARM_STAT_PREEMPT_DEFERRED signals that found the actor where it must
+ *                           not be switched (libc, the runtime, a disabled
+ *                           region); it yields at its next safe point.
+ *                           The three count per run (reset when a run
+ *                           starts) and are approximate while it runs.
+ *                           Since: SMARM_0.2.
+ * SMARM_STAT_IO_FD_WAITERS  actors registered with the epoll thread now
+ *                           (parked on an fd). Since: SMARM_0.2.
+ * SMARM_STAT_IO_BLOCKING    smarm_io_blocking() jobs submitted and not yet
+ *                           finished, including jobs whose caller was
+ *                           stopped. Since: SMARM_0.2.
+ * SMARM_STAT_IO_THREADS     io threads running now (the epoll thread plus
+ *                           the pool threads); 0 between runs.
+ *                           Since: SMARM_0.2.
+ * SMARM_STAT_STACKS_GUARDED guarded stacks mapped now: attached to actors
+ *                           or kept for reuse (since SMARM_0.2).
+ * SMARM_STAT_STACKS_DENSE   dense stacks attached to actors now (since
+ *                           SMARM_0.2).
+ * SMARM_STAT_STACK_SHRINKS  park-path stack shrinks since the node was
+ *                           opened (since SMARM_0.2).
+ * SMARM_STAT_STACK_GUARD_BUDGET  guarded stacks SMARM_STACK_AUTO maps
+ *                           before it turns to dense ones (since
+ *                           SMARM_0.2).
+ */
+enum smarm_stat {
+	SMARM_STAT_LIVE_ACTORS = 1,
+	SMARM_STAT_SLOTS = 2,
+	SMARM_STAT_FREE_SLOTS = 3,
+	SMARM_STAT_RUN_QUEUE = 4,
+	SMARM_STAT_STACK_POOL = 5,
+	SMARM_STAT_WORKERS = 6,
+	SMARM_STAT_SPAWNED = 7,
+	SMARM_STAT_TIMERS = 8,
+	SMARM_STAT_WAKE_SLOT_HITS = 9,
+	SMARM_STAT_WAKE_SLOT_DISPLACEMENTS = 10,
+	SMARM_STAT_IDLE_SPIN_HITS = 11,
+	SMARM_STAT_IDLE_PARKS = 12,
+	SMARM_STAT_PREEMPT_SIGNALS = 13,
+	SMARM_STAT_PREEMPT_ASYNC = 14,
+	SMARM_STAT_PREEMPT_DEFERRED = 15,
+	SMARM_STAT_STACKS_GUARDED = 16,
+	SMARM_STAT_STACKS_DENSE = 17,
+	SMARM_STAT_STACK_SHRINKS = 18,
+	SMARM_STAT_STACK_GUARD_BUDGET = 19,
+	SMARM_STAT_IO_FD_WAITERS = 20,
+	SMARM_STAT_IO_BLOCKING = 21,
+	SMARM_STAT_IO_THREADS = 22,
+};
+
+/*
+ * smarm_node_get_int() - read one SMARM_STAT_* value.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL node or out NULL, or unknown id.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_get_int(const smarm_node_t *node, int stat,
+				 int64_t *out);
+
+/*
+ * smarm_node_stop_actor() - ask an actor of `node` to stop, from any thread.
+ *
+ * The same as smarm_actor_stop() but usable from plain OS threads (a
+ * signal-handling thread, a foreign event loop): the target observes the
+ * request at its next safe point, runs its cleanup handlers and ends with
+ * SMARM_EXIT_STOPPED. A parked target is woken.
+ * Returns: 0. Errors: SMARM_EINVAL node NULL; SMARM_ENOPROC pid names no
+ * live actor of this node (also when the node is not running).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid);
+
+/* ------------------------------------------------------------------------
+ * Actors
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_pid_eq() - whether two pids name the same actor.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
+
+/*
+ * smarm_spawn_opts_alloc() - create spawn options (all fields unset: the
+ * node's defaults apply). Only SMARM_OPT_STACK_RESERVE,
+ * SMARM_OPT_STACK_GUARD and SMARM_OPT_STACK_MODE are spawn options.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_spawn_opts_alloc(smarm_spawn_opts_t **out);
+
+/*
+ * smarm_spawn_opts_free() - free spawn options; NULL is a no-op. Actors
+ * already spawned with them are unaffected.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API void smarm_spawn_opts_free(smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_spawn_opts_set_int() - set a stack option for spawns using opts.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL opts NULL, not a spawn option, or out
+ * of the option's range. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
+				       int64_t value);
+
+/*
+ * smarm_actor_spawn() - start a new actor running fn(arg).
+ *
+ * The new actor is queued to run; the caller continues. Its parent is the
+ * caller. If out is non-NULL the actor is *joinable*: its slot is kept
+ * after it ends until smarm_actor_join() or smarm_actor_detach() is called
+ * on it (as with pthreads), or until the run ends. If out is NULL the
+ * actor starts detached.
+ * opts may be NULL. The stack is given to the actor when it first runs: a
+ * stack that cannot be mapped then ends the actor as SMARM_EXIT_CRASHED
+ * with reason SMARM_ENOMEM.
+ *
+ * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR caller is not
+ * an actor; SMARM_EATCAPACITY all SMARM_OPT_MAX_ACTORS slots are taken:
+ * a slot is held by each actor alive and by each ended actor still owed
+ * a join or detach (SMARM_STAT_SLOTS - SMARM_STAT_FREE_SLOTS counts
+ * both, SMARM_STAT_LIVE_ACTORS only the first); SMARM_ENOMEM the slot
+ * table could not grow.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
+				const smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_actor_try_spawn() - smarm_actor_spawn() for callers that expect to
+ * run into the actor limit (an accept loop under overload).
+ *
+ * Identical results and errors; the slot is claimed before anything else
+ * is touched, so a refusal costs one lock and no allocation.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_try_spawn(smarm_pid_t *out, smarm_actor_cb fn,
+				    void *arg, const smarm_spawn_opts_t *opts);
+
+/*
+ * smarm_actor_join() - wait for a joinable actor to end and learn how.
+ *
+ * Parks until the actor has ended, then releases its slot. how (a
+ * smarm_exit_kind) and reason (the crash reason, else 0) may be NULL.
+ * Each joinable actor is joined or detached exactly once.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_EINVAL pid is the caller;
+ * SMARM_ENOPROC pid names no actor (never spawned, already joined or
+ * detached and gone); SMARM_ESTATE the actor is detached or another actor
+ * is already joining it. Safe point (a stop request ends the caller).
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_join(smarm_pid_t pid, int *how, intptr_t *reason);
+
+/*
+ * smarm_actor_detach() - give up the right to join an actor; its slot is
+ * released as soon as it ends (or now, if it already has).
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOPROC; SMARM_ESTATE already
+ * detached or being joined. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_detach(smarm_pid_t pid);
+
+/*
+ * smarm_actor_self() - the calling actor's pid, SMARM_PID_NONE when the
+ * caller is not an actor. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API smarm_pid_t smarm_actor_self(void);
+
+/*
+ * smarm_actor_is_alive() - whether pid names a live actor of the caller's
+ * node (false outside an actor). Thread-safety: any thread.
+ * Since: SMARM_0.1.
+ */
+SMARM_API bool smarm_actor_is_alive(smarm_pid_t pid);
+
+/*
+ * smarm_actor_yield() - let other queued actors run, then continue.
+ *
+ * Returns: 0. Errors: SMARM_ENOTACTOR. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_yield(void);
+
+/*
+ * smarm_actor_sleep() - park the calling actor for at least ns nanoseconds.
+ *
+ * Returns: 0. Errors: SMARM_ENOTACTOR. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_sleep(uint64_t ns);
+
+/*
+ * smarm_check() - an explicit safe point for long computations.
+ *
+ * Observes a pending stop request (the actor ends) and yields if the
+ * actor has used up its timeslice (SMARM_OPT_TIMESLICE_NS). Cheap enough
+ * for inner loops: a TLS load and a clock read.
+ * Returns: 0, also outside an actor (then it does nothing).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_check(void);
+
+/*
+ * smarm_preempt_disable() - open a region in which the calling actor is
+ * not preempted asynchronously.
+ *
+ * Use it around calls into code that is not reentrant across actors on
+ * one thread: a library holding a pthread mutex or thread-local state
+ * between two of its calls, for instance. Regions nest; each disable
+ * needs one smarm_preempt_enable(). Inside a region the actor still
+ * yields, parks and observes stop requests at the runtime's explicit
+ * safe points (any blocking call, smarm_check, smarm_actor_yield). A
+ * timeslice that ends inside a region is honoured when the outermost
+ * region ends.
+ * Returns: 0. Errors: SMARM_ENOTACTOR outside an actor; SMARM_EINVAL
+ * nesting deeper than 2^32-1.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_disable(void);
+
+/*
+ * smarm_preempt_allow_object() - let actor code in the shared object that
+ * contains addr be preempted asynchronously.
+ *
+ * A signal-driven preemption switches an actor out only while it executes
+ * text the runtime may interrupt: the host executable, and the objects
+ * named here (a host whose actor code lives in its own shared library
+ * passes the address of a function in it). Code of every other object
+ * (libc, the dynamic loader, libffi, libsmarm) is never interrupted; an
+ * actor looping there yields at its next safe point or at the next signal
+ * that lands in allowed text. Allowed code must not hold locks or
+ * thread-local state across an instruction boundary that another actor
+ * on the same thread could trip over, or it must bracket that region with
+ * smarm_preempt_disable().
+ * Returns: 0 (also if the object was allowed already). Errors:
+ * SMARM_EINVAL addr NULL, or inside libsmarm, libc, the loader or
+ * another system runtime library; SMARM_ENOENT addr is in no loaded
+ * object; SMARM_ENOMEM the table of allowed text (64 segments) is full.
+ * Thread-safety: any thread, any time. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_allow_object(const void *addr);
+
+/*
+ * smarm_preempt_enable() - close the innermost smarm_preempt_disable()
+ * region. Closing the outermost one is a safe point: if the timeslice
+ * ended inside the region the actor yields here (and a pending stop
+ * request ends it).
+ * Returns: 0. Errors: SMARM_ENOTACTOR outside an actor; SMARM_ESTATE no
+ * region is open.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_preempt_enable(void);
+
+/*
+ * Keys for smarm_actor_get_stack() (since SMARM_0.2).
+ *
+ * SMARM_STACK_INFO_RESERVE     usable stack bytes (page-rounded).
+ * SMARM_STACK_INFO_GUARD       guard bytes below the stack; 0 for a dense
+ *                              stack.
+ * SMARM_STACK_INFO_MODE        SMARM_STACK_GUARDED or SMARM_STACK_DENSE
+ *                              once the stack is attached (first run);
+ *                              before that the requested mode, which may
+ *                              be SMARM_STACK_AUTO.
+ * SMARM_STACK_INFO_DEPTH_HIGH_WATER  deepest stack use seen, in bytes
+ *                              from the top. Sampled each time the actor
+ *                              leaves the CPU (yield, park, preemption):
+ *                              a spike it never left the CPU inside is
+ *                              invisible, and 0 means "never descheduled
+ *                              at depth", not "never ran". A shrink
+ *                              lowers it to the depth at that park.
+ * SMARM_STACK_INFO_PARKS_SINCE_SHRINK  parks since the stack was last
+ *                              shrunk (or since the actor started).
+ * SMARM_STACK_INFO_SHRINKS     times the stack was shrunk: on a park at
+ *                              least 256 KiB shallower than the high
+ *                              water, at most once per 64 parks, the
+ *                              pages between are given back to the
+ *                              kernel (MADV_FREE), less a one-page
+ *                              redzone below the live stack pointer.
+ */
+enum smarm_stack_info {
+	SMARM_STACK_INFO_RESERVE = 1,
+	SMARM_STACK_INFO_GUARD = 2,
+	SMARM_STACK_INFO_MODE = 3,
+	SMARM_STACK_INFO_DEPTH_HIGH_WATER = 4,
+	SMARM_STACK_INFO_PARKS_SINCE_SHRINK = 5,
+	SMARM_STACK_INFO_SHRINKS = 6,
+};
+
+/*
+ * smarm_actor_get_stack() - read one fact about an actor's stack.
+ *
+ * pid names an actor of the caller's node (smarm_actor_self() for the
+ * caller). The values are lock-free snapshots, coherent with the pid: a
+ * read that raced the actor's end reports SMARM_ENOPROC rather than its
+ * successor's stack. Exact resident size is deliberately not offered.
+ * Returns: 0, *out set. Errors: SMARM_ENOTACTOR the caller is not an
+ * actor; SMARM_EINVAL out NULL or key not a SMARM_STACK_INFO_* value;
+ * SMARM_ENOPROC pid names no live actor.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_actor_get_stack(smarm_pid_t pid, int key, int64_t *out);
+
+/*
+ * smarm_actor_exit() - end the calling actor normally.
+ *
+ * Its cleanup handlers run (newest first), then it ends with
+ * SMARM_EXIT_NORMAL. Does not return when called from an actor.
+ * Returns: only SMARM_ENOTACTOR. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_exit(void);
+
+/*
+ * smarm_actor_crash() - end the calling actor as crashed.
+ *
+ * Only the calling actor ends: its cleanup handlers run, then it ends with
+ * SMARM_EXIT_CRASHED and `reason`, which its joiner receives. reason is
+ * opaque to the runtime (an error code, or a pointer the application
+ * keeps valid). Does not return when called from an actor.
+ * Returns: only SMARM_ENOTACTOR. Thread-safety: actor context only.
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_crash(intptr_t reason);
+
+/*
+ * smarm_actor_stop() - ask an actor of the caller's node to stop.
+ *
+ * Sets the target's stop flag and wakes it if parked. The target ends with
+ * SMARM_EXIT_STOPPED at its next safe point (park entry or wake, yield,
+ * smarm_check, a runtime call), after its cleanup handlers ran. A stop of
+ * the caller itself takes effect at its next safe point. Stopping an
+ * actor that is already exiting is harmless.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOPROC no such live actor.
+ * Thread-safety: actor context only (see smarm_node_stop_actor for other
+ * threads). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_actor_stop(smarm_pid_t pid);
+
+/*
+ * smarm_cleanup_push() - register fn(arg) to run when the actor ends.
+ *
+ * Handlers run newest first on every exit path: the body returning,
+ * smarm_actor_exit, smarm_actor_crash and a stop. They run on the actor's
+ * stack with no runtime lock held and may call the runtime (including
+ * blocking calls); a stop request is not observed again while they run.
+ * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_cleanup_push(smarm_cleanup_cb fn, void *arg);
+
+/*
+ * smarm_cleanup_pop() - remove the newest cleanup handler, running it
+ * first if execute is true.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ENOENT no handler is pushed.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_cleanup_pop(bool execute);
+
+/* ------------------------------------------------------------------------
+ * Time and timers
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_now_ns() - CLOCK_MONOTONIC in nanoseconds.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API uint64_t smarm_now_ns(void);
+
+/*
+ * smarm_chan_send_after() - send a copy of *elem on ch after delay_ns.
+ *
+ * The element is copied now; ownership of what it refers to passes to the
+ * timer. When the timer fires the element is sent as by smarm_chan_send;
+ * if that fails (the receiver is gone) the channel's destructor runs on it.
+ * A timer that has not fired when the run ends is dropped (destructor
+ * runs): timers never keep a run open. The timer holds a sender reference
+ * on ch until it fires or is cancelled, so the channel does not close
+ * before then.
+ * out (may be NULL) receives an id for smarm_timer_cancel.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ENOTACTOR;
+ * SMARM_ECLOSED every sender reference is gone; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
+				    uint64_t delay_ns, smarm_timer_t *out);
+
+/*
+ * smarm_timer_cancel() - cancel a pending timed send of the caller's node.
+ *
+ * On success the element is never sent and the channel's destructor runs
+ * on it.
+ * Returns: 0 cancelled. Errors: SMARM_ENOTACTOR; SMARM_ENOENT the timer
+ * already fired, was cancelled, or never existed.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_timer_cancel(smarm_timer_t timer);
+
+/* ------------------------------------------------------------------------
+ * Channels
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_chan_alloc() - create an unbounded multi-producer, single-consumer
+ * channel of elem_size-byte elements.
+ *
+ * The caller receives the channel holding one *sender reference* and the
+ * *receiver reference*. More sender references come from
+ * smarm_chan_sender_dup(). When the last sender reference is freed the
+ * channel is *closed*: the receiver still gets every queued element, then
+ * SMARM_ECLOSED. When the receiver reference is freed, queued elements are
+ * destroyed and later sends fail with SMARM_ECLOSED. The channel's memory
+ * is released when both kinds of reference are gone.
+ *
+ * Elements are copied in and out (memcpy); elem_free (may be NULL) is run
+ * on any element that is never received.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL or elem_size 0 or > 65536;
+ * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
+			       smarm_elem_free_cb elem_free);
+
+/*
+ * smarm_chan_sender_dup() - take one more sender reference.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ECLOSED the last sender
+ * reference is already gone. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_sender_free() - give up one sender reference. The last one
+ * closes the channel and wakes a parked receiver.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no sender
+ * reference is left. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_receiver_free() - give up the receiver reference. Queued
+ * elements are destroyed (elem_free runs on each, outside any lock).
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE already freed,
+ * or an actor is inside a recv or select wait on ch (parked, or woken and
+ * not yet resumed; nothing is freed).
+ * Thread-safety: any thread; but the receiver reference must not be freed
+ * while its actor may still start a receive on ch. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_send() - append a copy of *elem; never blocks.
+ *
+ * On success the channel owns the element; on failure the caller still
+ * does. Wakes a receiver parked on the channel, also from a plain OS
+ * thread. Elements are received in the order sends completed.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED the
+ * receiver is gone, or every sender reference has been freed (the
+ * channel is closed: a receiver drains what was queued, then gets
+ * SMARM_ECLOSED); SMARM_ENOMEM the queue could not grow.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
+
+/*
+ * smarm_chan_recv() - take the oldest element into *out, parking while the
+ * channel is empty and open.
+ *
+ * Only one actor may receive on a channel at a time.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR;
+ * SMARM_ECLOSED closed and drained; SMARM_ESTATE the receiver reference
+ * was freed, or another actor is parked receiving on ch. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
+
+/*
+ * smarm_chan_recv_timeout() - smarm_chan_recv() that gives up after
+ * timeout_ns. A message that races the deadline wins. 0 polls (it still
+ * lets due timers run first).
+ * Returns: 0. Errors: as smarm_chan_recv, plus SMARM_ETIMEDOUT.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
+				      uint64_t timeout_ns);
+
+/*
+ * smarm_chan_try_recv() - take the oldest element if there is one; never
+ * parks.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN empty and open;
+ * SMARM_ECLOSED closed and drained; SMARM_ESTATE receiver freed.
+ * Thread-safety: any thread, one receiver at a time. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
+
+/*
+ * smarm_chan_len() - elements queued now (a snapshot), or a negative
+ * SMARM_EINVAL when ch is NULL. Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int64_t smarm_chan_len(smarm_chan_t *ch);
+
+/*
+ * smarm_select() - wait until one of n channels is ready and say which.
+ *
+ * Ready means a receive would not park: an element is queued or the
+ * channel is closed. Arms are checked in index order, so a lower index
+ * wins when several are ready (priority, no fairness). A closed arm stays
+ * ready forever: drop it from the set once seen. select only reports the
+ * index; consume with smarm_chan_try_recv. The caller must be the only
+ * receiver of every arm.
+ * Returns: 0, *ready set. Errors: SMARM_EINVAL arms or ready NULL, a NULL
+ * arm, n 0 or > 64; SMARM_ENOTACTOR; SMARM_ESTATE an arm's receiver
+ * reference was freed or another actor is receiving on it. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_select(smarm_chan_t *const arms[], size_t n, size_t *ready);
+
+/*
+ * smarm_select_timeout() - smarm_select() that gives up after timeout_ns
+ * (0 polls). A ready arm, closed ones included, wins over the deadline.
+ * Returns: 0. Errors: as smarm_select, plus SMARM_ETIMEDOUT.
+ * Thread-safety: actor context only. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_select_timeout(smarm_chan_t *const arms[], size_t n,
+				   uint64_t timeout_ns, size_t *ready);
+
+/* ------------------------------------------------------------------------
+ * Green mutex
+ * --------------------------------------------------------------------- */
+
+/*
+ * smarm_mutex_alloc() - create an unlocked green mutex.
+ *
+ * Contention parks the actor, not the worker. Unlock hands the lock
+ * directly to the oldest waiter (FIFO; no barging). Not reentrant and
+ * never poisoned.
+ * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_alloc(smarm_mutex_t **out);
+
+/*
+ * smarm_mutex_free() - free an unlocked mutex with no waiters. NULL is a
+ * no-op. Returns: 0. Errors: SMARM_ESTATE locked or waited on (not freed).
+ * Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
+
+/*
+ * smarm_mutex_lock() - acquire m, waiting at most timeout_ns.
+ *
+ * The timeout is mandatory: a green deadlock becomes SMARM_ETIMEDOUT
+ * instead of a hang. From a plain OS thread the call spins with
+ * sched_yield until the deadline.
+ * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL;
+ * SMARM_ETIMEDOUT. Safe point in an actor (a stop ends the caller, who
+ * then does not hold m).
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
+
+/*
+ * smarm_mutex_try_lock() - acquire m only if it is free and nobody waits.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN it is held.
+ * Thread-safety: any thread. Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_try_lock(smarm_mutex_t *m);
+
+/*
+ * smarm_mutex_unlock() - release m, handing it to the oldest waiter.
+ * Returns: 0. Errors: SMARM_EINVAL; SMARM_ESTATE the caller does not hold
+ * m. Thread-safety: the holder (an actor, or the OS thread that locked it
+ * from outside any actor). Since: SMARM_0.1.
+ */
+SMARM_API int smarm_mutex_unlock(smarm_mutex_t *m);
+
+/* ------------------------------------------------------------------------
+ * IO and blocking work
+ * --------------------------------------------------------------------- */
+
+/*
+ * Readiness events of an fd arm (a bit set).
+ *
+ * SMARM_IO_READABLE   a read would not block (POLLIN).
+ * SMARM_IO_WRITABLE   a write would not block (POLLOUT).
+ *
+ * An error or hang-up on the fd (POLLERR, POLLHUP) counts as ready for
+ * either event: the following read or write reports it.
+ * Since: SMARM_0.2.
+ */
+enum smarm_io_event {
+	SMARM_IO_READABLE = 1,
+	SMARM_IO_WRITABLE = 2,
+};
+
+/* Timeout value meaning "wait without a deadline". Since: SMARM_0.2. */
+#define SMARM_NO_TIMEOUT UINT64_MAX
+
+/*
+ * smarm_selset_t - a set of select arms (channels and fds) for
+ * smarm_selset_wait(). Opaque; build it with smarm_selset_add_chan() and
+ * smarm_selset_add_fd() (an arm's index is its position, from 0, in the
+ * order added), empty it with smarm_selset_clear() to reuse it. At most
+ * 64 arms. A set is not thread-safe: one thread at a time (an actor
+ * usually keeps its own). Since: SMARM_0.2.
+ */
+typedef struct smarm_selset smarm_selset_t;
+
+/*
+ * smarm_selset_alloc() - create an empty select set.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_alloc(smarm_selset_t **out);
+
+/*
+ * smarm_selset_free() - free a select set (NULL is a no-op). Not while a
+ * smarm_selset_wait() on it runs. Thread-safety: any thread.
+ * Since: SMARM_0.2.
+ */
+SMARM_API void smarm_selset_free(smarm_selset_t *set);
+
+/*
+ * smarm_selset_add_chan() - add a channel arm: ready when the channel has
+ * an element or is closed (as in smarm_select). The waiting actor must be
+ * the channel's only receiver.
+ * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
+ * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
+				    size_t *index);
+
+/*
+ * smarm_selset_add_fd() - add an fd arm: ready when fd is readable and/or
+ * writable (events: SMARM_IO_READABLE, SMARM_IO_WRITABLE), or has an
+ * error or hang-up pending.
+ * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
+ * SMARM_EINVAL set NULL, fd negative, events 0 or unknown bits, or the
+ * set holds 64 arms already. (Whether fd is open is checked by the wait.)
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
+				  size_t *index);
+
+/*
+ * smarm_selset_clear() - remove every arm, to reuse the set.
+ * Returns: 0. Errors: SMARM_EINVAL set NULL.
+ * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_clear(smarm_selset_t *set);
+
+/*
+ * smarm_selset_wait() - wait until one arm of the set is ready.
+ *
+ * Channel arms are ready as in smarm_select(). Fd arms are first checked
+ * with a zero-timeout poll(2), so an fd that is ready now wins without
+ * parking; otherwise the fd is registered with the node's epoll thread
+ * (level-triggered, one shot) and the actor parks. Arms are checked in
+ * index order and the lowest ready index wins. When the call returns,
+ * every arm is unregistered again, losers included (also when the actor
+ * is stopped while parked), so each fd can be waited on again at once.
+ * Report only: consume with smarm_chan_try_recv() or a read/write. A stop
+ * ends the actor inside the wait: free a set you allocated for it in a
+ * cleanup handler (smarm_cleanup_push).
+ *
+ * One waiter per fd: an fd another actor (or another arm of this set) is
+ * waiting on gives SMARM_EEXIST, and the first waiter is unaffected.
+ * Closing an fd while an actor waits on it: the kernel drops it from the
+ * epoll set without an event, so nothing wakes that actor for it; a wait
+ * with a timeout then ends at its deadline with SMARM_EBADF (or earlier,
+ * if another arm wakes it), one without waits until another arm, or a
+ * stop, ends it. Close an fd only when no actor waits on it.
+ * timeout_ns bounds the wait (0 polls); SMARM_NO_TIMEOUT waits for ever.
+ * A ready arm wins over the deadline.
+ * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
+ * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
+ * smarm_select for a channel arm; SMARM_EBADF an fd arm is not an open
+ * descriptor, found before parking or after a wake (it was closed while
+ * the actor waited); SMARM_EEXIST the fd already has a waiter;
+ * SMARM_ETIMEDOUT;
+ * SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could not be started or
+ * epoll_ctl failed otherwise. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns,
+				size_t *ready);
+
+/*
+ * smarm_io_wait_readable() - park the calling actor until fd is readable.
+ *
+ * A one-arm select (smarm_selset_wait): returns at once if fd is readable now
+ * (or has an error or hang-up pending), otherwise parks only the actor,
+ * never its worker. The epoll thread starts on the first fd wait of a run
+ * and is joined when the run ends.
+ * Returns: 0. Errors: SMARM_EINVAL fd negative; SMARM_ENOTACTOR;
+ * SMARM_EBADF fd is not open; SMARM_EEXIST another actor waits on fd;
+ * SMARM_ENOMEM; SMARM_ESYSTEM. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_readable(int fd);
+
+/*
+ * smarm_io_wait_writable() - park the calling actor until fd is writable.
+ * As smarm_io_wait_readable(), for writing.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_writable(int fd);
+
+/*
+ * smarm_io_wait_readable_timeout() - smarm_io_wait_readable() that gives
+ * up after timeout_ns (0 polls). Readiness that races the deadline wins.
+ * Returns: 0. Errors: as smarm_io_wait_readable, plus SMARM_ETIMEDOUT
+ * (the fd is unregistered and can be waited on again).
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_readable_timeout(int fd, uint64_t timeout_ns);
+
+/*
+ * smarm_io_wait_writable_timeout() - smarm_io_wait_writable() that gives
+ * up after timeout_ns. Errors: as smarm_io_wait_readable_timeout.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_wait_writable_timeout(int fd, uint64_t timeout_ns);
+
+/*
+ * smarm_io_read() - wait until fd is readable, then read(2) once.
+ *
+ * fd should be O_NONBLOCK: the read runs on the actor's worker, and on a
+ * blocking fd it could block that worker if the readiness was consumed
+ * elsewhere. A read that fails with EAGAIN or EINTR (spurious readiness)
+ * is retried after another wait; so 0 bytes in *out means end of file.
+ * Returns: 0, *out set to the bytes read. Errors: SMARM_EINVAL out NULL,
+ * buf NULL with len > 0, or fd negative; SMARM_ENOTACTOR; SMARM_EBADF;
+ * SMARM_EEXIST; SMARM_ENOMEM; SMARM_ESYSTEM read(2) failed otherwise:
+ * errno then holds read(2)'s error (EISDIR, EIO, ...), as the call left
+ * it.
+ * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_read(int fd, void *buf, size_t len, ptrdiff_t *out);
+
+/*
+ * smarm_io_write() - wait until fd is writable, then write(2) once.
+ *
+ * Like smarm_io_read(): fd should be O_NONBLOCK, EAGAIN and EINTR are
+ * retried after another wait, and *out may be short of len (a partial
+ * write; loop for the rest). Writing to a pipe or socket whose reader is
+ * gone raises SIGPIPE in the process unless the host ignores it, and then
+ * fails with SMARM_ESYSTEM (errno EPIPE).
+ * Returns: 0, *out set to the bytes written. Errors: as smarm_io_read
+ * (with SMARM_ESYSTEM, errno holds write(2)'s error).
+ * Safe point. Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_write(int fd, const void *buf, size_t len,
+			     ptrdiff_t *out);
+
+/*
+ * smarm_io_blocking_cb - a job for the blocking-work pool. Runs on a pool
+ * thread, not in an actor: it may block (a disk read, getaddrinfo, a
+ * foreign library), but actor calls made from it return
+ * SMARM_ENOTACTOR. Since: SMARM_0.2.
+ */
+typedef intptr_t (*smarm_io_blocking_cb)(void *arg);
+
+/*
+ * smarm_io_blocking() - run fn(arg) on the node's blocking-work pool and
+ * park the calling actor until it returns.
+ *
+ * Other actors keep running on every worker meanwhile. The pool has
+ * SMARM_OPT_IO_POOL_THREADS threads, started on the first call of a run;
+ * jobs beyond that wait their turn in FIFO order. A job is never
+ * cancelled: if the caller is stopped while its job is queued or running,
+ * the caller ends at once, the job still runs to completion and its
+ * result is discarded (a result that owns memory then leaks: free such
+ * things in fn or through arg). The run does not end before every job
+ * submitted in it has finished, so arg must stay valid until fn returns.
+ * result may be NULL.
+ * Returns: 0, *result set to fn's return value. Errors: SMARM_EINVAL fn
+ * NULL; SMARM_ENOTACTOR; SMARM_ENOMEM; SMARM_ESYSTEM the pool threads
+ * could not be started. Safe point.
+ * Callbacks: fn runs once on a pool thread with no runtime lock held.
+ * Thread-safety: actor context only. Since: SMARM_0.2.
+ */
+SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
+				intptr_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMARM_SMARM_H */
