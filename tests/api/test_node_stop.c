@@ -24,13 +24,28 @@ static void ns_count(void *arg)
 	atomic_fetch_add(&ns_cleanups, 1);
 }
 
+static void ns_free_chan(void *arg)
+{
+	harness_chan_drop(arg);
+}
+
+/* Park on a channel of its own that nobody sends on; a stop frees it. */
+static void ns_park_forever(void)
+{
+	smarm_chan_t *ch;
+	int v;
+	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
+		return;
+	smarm_cleanup_push(ns_free_chan, ch);
+	smarm_chan_recv(ch, &v);
+}
+
 static void ns_parked(void *arg)
 {
-	smarm_chan_t *ch = arg;
-	int v;
+	(void)arg;
 	smarm_cleanup_push(ns_count, NULL);
 	atomic_fetch_add(&ns_started, 1);
-	smarm_chan_recv(ch, &v); /* nobody sends */
+	ns_park_forever();
 }
 
 static void ns_hog(void *arg)
@@ -48,16 +63,13 @@ static void ns_hog(void *arg)
 /* The root parks for ever; only a stop from outside ends the run. */
 static void ns_root(void *arg)
 {
-	smarm_chan_t *ch;
-	int v;
 	(void)arg;
-	smarm_chan_alloc(&ch, sizeof v, NULL);
 	smarm_cleanup_push(ns_count, NULL);
 	for (int i = 0; i < NS_PARKED; i++)
-		smarm_actor_spawn(NULL, ns_parked, ch, NULL);
+		smarm_actor_spawn(NULL, ns_parked, NULL, NULL);
 	for (int i = 0; i < NS_HOGS; i++)
 		smarm_actor_spawn(NULL, ns_hog, NULL, NULL);
-	smarm_chan_recv(ch, &v);
+	ns_park_forever();
 }
 
 static int ns_stop_rc[2];
@@ -114,13 +126,10 @@ static void *ns_sigwaiter(void *arg)
 
 static void ns_sig_root(void *arg)
 {
-	smarm_chan_t *ch;
-	int v;
 	(void)arg;
-	smarm_chan_alloc(&ch, sizeof v, NULL);
 	smarm_cleanup_push(ns_count, NULL);
 	kill(getpid(), SIGINT); /* "the user pressed ^C" */
-	smarm_chan_recv(ch, &v);
+	ns_park_forever();
 }
 
 START_TEST(test_node_stop_from_sigwait_thread_on_sigint)
@@ -160,12 +169,9 @@ static void ns_stopping_child(void *arg)
 
 static void ns_actor_root(void *arg)
 {
-	smarm_chan_t *ch;
-	int v;
 	(void)arg;
-	smarm_chan_alloc(&ch, sizeof v, NULL);
 	smarm_actor_spawn(NULL, ns_stopping_child, NULL, NULL);
-	smarm_chan_recv(ch, &v);
+	ns_park_forever();
 }
 
 START_TEST(test_node_stop_from_an_actor_stops_everything)
