@@ -12,7 +12,13 @@
 #   - the installed libsmarm.so.0 exports exactly the smarm_* symbols of
 #     abi/libsmarm.map (version-node symbols such as SMARM_0.1 ignored)
 #     and has SONAME libsmarm.so.0, with the libsmarm.so dev link;
-#   - smarm.pc is relocatable: libdir and includedir follow ${prefix}.
+#   - smarm.pc is relocatable: libdir and includedir follow ${prefix};
+#   - libsmarm.a is installed beside libsmarm.so.0 and defines exactly
+#     the map's smarm_* as global symbols (nothing internal);
+#   - consumer.c links statically, with `cc -static ... $(pkg-config
+#     --static ...)` and with the archive named beside a shared libc, as
+#     docs/embedding.md "Static linking" says, and runs without
+#     libsmarm.so.
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -37,7 +43,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=10
+PLAN=14
 n=0
 failed=0
 
@@ -234,6 +240,83 @@ else
 		"smarm.pc.in is filled with absolute paths" \
 		"libdir with prefix=$STAGE$prefix: $reloc_lib" \
 		"includedir with prefix=$STAGE$prefix: $reloc_inc"
+fi
+
+# --------------------------------------------------------------- 11
+ARCHIVE=$S_LIBDIR/libsmarm.a
+if [ -f "$ARCHIVE" ]; then
+	globals=$("$NM" --defined-only -g "$ARCHIVE" 2>&1 |
+		awk 'NF == 3 { print $3 }' | sort -u)
+	only_map=$(comm -23 <(printf '%s\n' "$declared") \
+		<(printf '%s\n' "$globals"))
+	only_ar=$(comm -13 <(printf '%s\n' "$declared") \
+		<(printf '%s\n' "$globals"))
+	if [ -n "$globals" ] && [ -z "$only_map" ] && [ -z "$only_ar" ]; then
+		ok "libsmarm.a is installed; its globals are the map's smarm_*"
+	else
+		not_ok "libsmarm.a is installed; its globals are the map's smarm_*" \
+			"in the map, not global: ${only_map:-(none)}" \
+			"global, not in the map: ${only_ar:-(none)}"
+	fi
+else
+	not_ok "libsmarm.a is installed; its globals are the map's smarm_*" \
+		"no $ARCHIVE"
+fi
+
+# needed FILE - the DT_NEEDED entries of an ELF file, one per line.
+needed() {
+	"$READELF" -d "$1" 2>/dev/null |
+		sed -n 's/.*(NEEDED).*\[\(.*\)\].*/\1/p'
+}
+
+# run_plain EXE ARGS... - run with no library path of the caller's.
+run_plain() {
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "$@"
+}
+
+# --------------------------------------------------------------- 12
+# The docs' fully static link: cc -static app.c $(pkg-config --static
+# --cflags --libs smarm). The linker's warning about dlopen in a static
+# program is expected (docs/embedding.md).
+LIBS_STATIC=$(pc_stage --static --libs)
+STATIC_EXE=$TMP/consumer-static
+# shellcheck disable=SC2086
+if out=$("$CC" -static -std=gnu11 -Wall -Wextra -Werror -o "$STATIC_EXE" \
+	"$HERE/consumer.c" $CFLAGS_PC $LIBS_STATIC 2>&1); then
+	ok "consumer.c links with cc -static and pkg-config --static"
+else
+	not_ok "consumer.c links with cc -static and pkg-config --static" \
+		"libs: $LIBS_STATIC" "$out"
+fi
+
+# --------------------------------------------------------------- 13
+if [ -x "$STATIC_EXE" ] && [ -z "$(needed "$STATIC_EXE")" ] &&
+	! "$READELF" -l "$STATIC_EXE" | grep -q INTERP &&
+	actual=$(run_plain "$STATIC_EXE" 2>&1) &&
+	[ "$actual" = "$expected" ]; then
+	ok "the -static consumer has no dynamic dependency and runs"
+else
+	not_ok "the -static consumer has no dynamic dependency and runs" \
+		"needed: $(needed "$STATIC_EXE" 2>&1 | tr '\n' ' ')" \
+		"expected:" "$expected" "actual:" "${actual:-}"
+fi
+
+# --------------------------------------------------------------- 14
+# The docs' archive link beside a shared libc: cc app.c $(pkg-config
+# --cflags smarm) "$(pkg-config --variable=libdir smarm)/libsmarm.a"
+# -pthread
+AR_EXE=$TMP/consumer-archive
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$AR_EXE" \
+	"$HERE/consumer.c" $CFLAGS_PC "$(pc_stage --variable=libdir)/libsmarm.a" \
+	-pthread 2>&1) &&
+	! needed "$AR_EXE" | grep -q libsmarm &&
+	actual=$(run_plain "$AR_EXE" 2>&1) && [ "$actual" = "$expected" ]; then
+	ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs"
+else
+	not_ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs" \
+		"$out" "needed: $(needed "$AR_EXE" 2>&1 | tr '\n' ' ')" \
+		"expected:" "$expected" "actual:" "${actual:-}"
 fi
 
 if [ "$failed" -ne 0 ]; then
