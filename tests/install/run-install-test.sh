@@ -18,7 +18,11 @@
 #   - consumer.c links statically, with `cc -static ... $(pkg-config
 #     --static ...)` and with the archive named beside a shared libc, as
 #     docs/embedding.md "Static linking" says, and runs without
-#     libsmarm.so.
+#     libsmarm.so;
+#   - static_preempt.c checks that docs' statement on preemption in a
+#     static link (never in the executable's text; in an allowed shared
+#     object of the host's, yes) and, as a control, that the same
+#     program linked with libsmarm.so is preempted in its own text.
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -43,7 +47,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=14
+PLAN=17
 n=0
 failed=0
 
@@ -317,6 +321,63 @@ else
 	not_ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs" \
 		"$out" "needed: $(needed "$AR_EXE" 2>&1 | tr '\n' ' ')" \
 		"expected:" "$expected" "actual:" "${actual:-}"
+fi
+
+# --------------------------------------------------------------- 15
+# Preemption in a static link (docs/embedding.md "Static linking"): a
+# -static program's own text is never preempted, and cannot be allowed.
+SP_STATIC=$TMP/static_preempt-static
+# shellcheck disable=SC2086
+if out=$("$CC" -static -std=gnu11 -Wall -Wextra -Werror -o "$SP_STATIC" \
+	"$HERE/static_preempt.c" $CFLAGS_PC $LIBS_STATIC 2>&1) &&
+	out=$(run_plain "$SP_STATIC" exe 2>&1); then
+	ok "-static: the executable's text is never preempted"
+	diag "$out"
+else
+	not_ok "-static: the executable's text is never preempted" "$out"
+fi
+
+# --------------------------------------------------------------- 16
+# With libsmarm.a beside a shared libc: the executable's text is not
+# preemptible either, a shared object of the host's is once allowed.
+SP_AR=$TMP/static_preempt-archive
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -shared -fPIC \
+	-o "$TMP/libhostcode.so" "$HERE/hostcode.c" 2>&1) &&
+	out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -DWITH_HOSTCODE \
+		-o "$SP_AR" "$HERE/static_preempt.c" $CFLAGS_PC \
+		"$(pc_stage --variable=libdir)/libsmarm.a" -pthread \
+		-L"$TMP" -lhostcode -Wl,-rpath,"$TMP" 2>&1) &&
+	out_exe=$(run_plain "$SP_AR" exe 2>&1) &&
+	out_so=$(run_plain "$SP_AR" so 2>&1); then
+	ok "libsmarm.a: host text not preempted, an allowed host .so is"
+	diag "exe: $out_exe" "so:  $out_so"
+else
+	not_ok "libsmarm.a: host text not preempted, an allowed host .so is" \
+		"$out" "exe: ${out_exe:-}" "so:  ${out_so:-}"
+fi
+
+# --------------------------------------------------------------- 17
+# Control: the same program on libsmarm.so is preempted in its own text,
+# so 15 and 16 measure the static link, not a preemption that is off.
+SP_SO=$TMP/static_preempt-shared
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$SP_SO" \
+	"$HERE/static_preempt.c" $CFLAGS_PC $LIBS_PC 2>&1); then
+	out=$(LD_LIBRARY_PATH="$S_LIBDIR" "$SP_SO" exe 2>&1)
+	case "$out" in
+	"allow SMARM_OK, spinner preempted "*)
+		ok "control: linked with libsmarm.so, its own text is preempted"
+		diag "$out"
+		;;
+	*)
+		not_ok "control: linked with libsmarm.so, its own text is preempted" \
+			"$out"
+		;;
+	esac
+else
+	not_ok "control: linked with libsmarm.so, its own text is preempted" \
+		"$out"
 fi
 
 if [ "$failed" -ne 0 ]; then
