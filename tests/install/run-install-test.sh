@@ -22,7 +22,13 @@
 #   - static_preempt.c checks that docs' statement on preemption in a
 #     static link (never in the executable's text; in an allowed shared
 #     object of the host's, yes) and, as a control, that the same
-#     program linked with libsmarm.so is preempted in its own text.
+#     program linked with libsmarm.so is preempted in its own text;
+#   - an install into a prefix of one's own runs exactly as
+#     docs/embedding.md "Into a prefix of your own" says: its two shell
+#     blocks are read from the page and run (in a separate build
+#     directory under a temporary $HOME, so the caller's build directory
+#     is never touched), building README's program, which then runs
+#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0.
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -47,7 +53,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=17
+PLAN=18
 n=0
 failed=0
 
@@ -378,6 +384,49 @@ if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$SP_SO" \
 else
 	not_ok "control: linked with libsmarm.so, its own text is preempted" \
 		"$out"
+fi
+
+# --------------------------------------------------------------- 18
+# A prefix of one's own, exactly as docs/embedding.md says: its two
+# blocks, run in one shell under a temporary $HOME (the docs' prefix is
+# $HOME/opt/smarm). The build directory the docs name, build-prefix, is
+# put under $TMP instead of the source tree; nothing else is changed.
+# doc_block FILE MARK - the fenced block after the line "<!-- MARK -->".
+doc_block() {
+	awk -v m="<!-- $2 -->" '
+		$0 == m { st = 1; next }
+		st == 1 && /^```/ { st = 2; next }
+		st == 2 && /^```/ { exit }
+		st == 2 { print }' "$1"
+}
+DOC=$SRC/docs/embedding.md
+install_block=$(doc_block "$DOC" install-test:\ prefix-install)
+build_block=$(doc_block "$DOC" install-test:\ prefix-build)
+program=$(doc_block "$SRC/README.md" .ci/run:\ readme-program)
+mkdir -p "$TMP/home" "$TMP/app"
+printf '%s\n' "$program" >"$TMP/app/app.c"
+{
+	echo 'set -eu'
+	printf 'cd %q\n' "$SRC"
+	printf '%s\n' "$install_block" |
+		sed "s|build-prefix|$TMP/build-prefix|g"
+	printf 'cd %q\n' "$TMP/app"
+	printf '%s\n' "$build_block"
+	echo 'ldd ./a.out'
+} >"$TMP/prefix-flow.sh"
+if [ -z "$install_block" ] || [ -z "$build_block" ] || [ -z "$program" ]; then
+	not_ok "custom prefix: the docs' commands install, build and run" \
+		"blocks not found in docs/embedding.md or README.md"
+elif out=$(HOME=$TMP/home env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH \
+	-u PKG_CONFIG_LIBDIR bash "$TMP/prefix-flow.sh" 2>&1) &&
+	printf '%s\n' "$out" | grep -qx 'hello from an actor' &&
+	printf '%s\n' "$out" | grep -q "libsmarm.so.0 => $TMP/home/opt/smarm/"
+then
+	ok "custom prefix: the docs' commands install, build and run"
+else
+	not_ok "custom prefix: the docs' commands install, build and run" \
+		"script:" "$(cat "$TMP/prefix-flow.sh")" "output:" \
+		"$(printf '%s\n' "$out" | tail -n 30)"
 fi
 
 if [ "$failed" -ne 0 ]; then
