@@ -12,7 +12,23 @@
 #   - the installed libsmarm.so.0 exports exactly the smarm_* symbols of
 #     abi/libsmarm.map (version-node symbols such as SMARM_0.1 ignored)
 #     and has SONAME libsmarm.so.0, with the libsmarm.so dev link;
-#   - smarm.pc is relocatable: libdir and includedir follow ${prefix}.
+#   - smarm.pc is relocatable: libdir and includedir follow ${prefix};
+#   - libsmarm.a is installed beside libsmarm.so.0 and defines exactly
+#     the map's smarm_* as global symbols (nothing internal);
+#   - consumer.c links statically, with `cc -static ... $(pkg-config
+#     --static ...)` and with the archive named beside a shared libc, as
+#     docs/embedding.md "Static linking" says, and runs without
+#     libsmarm.so;
+#   - static_preempt.c checks that docs' statement on preemption in a
+#     static link (never in the executable's text; in an allowed shared
+#     object of the host's, yes) and, as a control, that the same
+#     program linked with libsmarm.so is preempted in its own text;
+#   - an install into a prefix of one's own runs exactly as
+#     docs/embedding.md "Into a prefix of your own" says: its two shell
+#     blocks are read from the page and run (in a separate build
+#     directory under a temporary $HOME, so the caller's build directory
+#     is never touched), building README's program, which then runs
+#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0.
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -37,7 +53,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=10
+PLAN=18
 n=0
 failed=0
 
@@ -234,6 +250,183 @@ else
 		"smarm.pc.in is filled with absolute paths" \
 		"libdir with prefix=$STAGE$prefix: $reloc_lib" \
 		"includedir with prefix=$STAGE$prefix: $reloc_inc"
+fi
+
+# --------------------------------------------------------------- 11
+ARCHIVE=$S_LIBDIR/libsmarm.a
+if [ -f "$ARCHIVE" ]; then
+	globals=$("$NM" --defined-only -g "$ARCHIVE" 2>&1 |
+		awk 'NF == 3 { print $3 }' | sort -u)
+	only_map=$(comm -23 <(printf '%s\n' "$declared") \
+		<(printf '%s\n' "$globals"))
+	only_ar=$(comm -13 <(printf '%s\n' "$declared") \
+		<(printf '%s\n' "$globals"))
+	if [ -n "$globals" ] && [ -z "$only_map" ] && [ -z "$only_ar" ]; then
+		ok "libsmarm.a is installed; its globals are the map's smarm_*"
+	else
+		not_ok "libsmarm.a is installed; its globals are the map's smarm_*" \
+			"in the map, not global: ${only_map:-(none)}" \
+			"global, not in the map: ${only_ar:-(none)}"
+	fi
+else
+	not_ok "libsmarm.a is installed; its globals are the map's smarm_*" \
+		"no $ARCHIVE"
+fi
+
+# needed FILE - the DT_NEEDED entries of an ELF file, one per line.
+needed() {
+	"$READELF" -d "$1" 2>/dev/null |
+		sed -n 's/.*(NEEDED).*\[\(.*\)\].*/\1/p'
+}
+
+# run_plain EXE ARGS... - run with no library path of the caller's.
+run_plain() {
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "$@"
+}
+
+# --------------------------------------------------------------- 12
+# The docs' fully static link: cc -static app.c $(pkg-config --static
+# --cflags --libs smarm). The linker's warning about dlopen in a static
+# program is expected (docs/embedding.md).
+LIBS_STATIC=$(pc_stage --static --libs)
+STATIC_EXE=$TMP/consumer-static
+# shellcheck disable=SC2086
+if out=$("$CC" -static -std=gnu11 -Wall -Wextra -Werror -o "$STATIC_EXE" \
+	"$HERE/consumer.c" $CFLAGS_PC $LIBS_STATIC 2>&1); then
+	ok "consumer.c links with cc -static and pkg-config --static"
+else
+	not_ok "consumer.c links with cc -static and pkg-config --static" \
+		"libs: $LIBS_STATIC" "$out"
+fi
+
+# --------------------------------------------------------------- 13
+if [ -x "$STATIC_EXE" ] && [ -z "$(needed "$STATIC_EXE")" ] &&
+	! "$READELF" -l "$STATIC_EXE" | grep -q INTERP &&
+	actual=$(run_plain "$STATIC_EXE" 2>&1) &&
+	[ "$actual" = "$expected" ]; then
+	ok "the -static consumer has no dynamic dependency and runs"
+else
+	not_ok "the -static consumer has no dynamic dependency and runs" \
+		"needed: $(needed "$STATIC_EXE" 2>&1 | tr '\n' ' ')" \
+		"expected:" "$expected" "actual:" "${actual:-}"
+fi
+
+# --------------------------------------------------------------- 14
+# The docs' archive link beside a shared libc: cc app.c $(pkg-config
+# --cflags smarm) "$(pkg-config --variable=libdir smarm)/libsmarm.a"
+# -pthread
+AR_EXE=$TMP/consumer-archive
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$AR_EXE" \
+	"$HERE/consumer.c" $CFLAGS_PC "$(pc_stage --variable=libdir)/libsmarm.a" \
+	-pthread 2>&1) &&
+	! needed "$AR_EXE" | grep -q libsmarm &&
+	actual=$(run_plain "$AR_EXE" 2>&1) && [ "$actual" = "$expected" ]; then
+	ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs"
+else
+	not_ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs" \
+		"$out" "needed: $(needed "$AR_EXE" 2>&1 | tr '\n' ' ')" \
+		"expected:" "$expected" "actual:" "${actual:-}"
+fi
+
+# --------------------------------------------------------------- 15
+# Preemption in a static link (docs/embedding.md "Static linking"): a
+# -static program's own text is never preempted, and cannot be allowed.
+SP_STATIC=$TMP/static_preempt-static
+# shellcheck disable=SC2086
+if out=$("$CC" -static -std=gnu11 -Wall -Wextra -Werror -o "$SP_STATIC" \
+	"$HERE/static_preempt.c" $CFLAGS_PC $LIBS_STATIC 2>&1) &&
+	out=$(run_plain "$SP_STATIC" exe 2>&1); then
+	ok "-static: the executable's text is never preempted"
+	diag "$out"
+else
+	not_ok "-static: the executable's text is never preempted" "$out"
+fi
+
+# --------------------------------------------------------------- 16
+# With libsmarm.a beside a shared libc: the executable's text is not
+# preemptible either, a shared object of the host's is once allowed.
+SP_AR=$TMP/static_preempt-archive
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -shared -fPIC \
+	-o "$TMP/libhostcode.so" "$HERE/hostcode.c" 2>&1) &&
+	out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -DWITH_HOSTCODE \
+		-o "$SP_AR" "$HERE/static_preempt.c" $CFLAGS_PC \
+		"$(pc_stage --variable=libdir)/libsmarm.a" -pthread \
+		-L"$TMP" -lhostcode -Wl,-rpath,"$TMP" 2>&1) &&
+	out_exe=$(run_plain "$SP_AR" exe 2>&1) &&
+	out_so=$(run_plain "$SP_AR" so 2>&1); then
+	ok "libsmarm.a: host text not preempted, an allowed host .so is"
+	diag "exe: $out_exe" "so:  $out_so"
+else
+	not_ok "libsmarm.a: host text not preempted, an allowed host .so is" \
+		"$out" "exe: ${out_exe:-}" "so:  ${out_so:-}"
+fi
+
+# --------------------------------------------------------------- 17
+# Control: the same program on libsmarm.so is preempted in its own text,
+# so 15 and 16 measure the static link, not a preemption that is off.
+SP_SO=$TMP/static_preempt-shared
+# shellcheck disable=SC2086
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$SP_SO" \
+	"$HERE/static_preempt.c" $CFLAGS_PC $LIBS_PC 2>&1); then
+	out=$(LD_LIBRARY_PATH="$S_LIBDIR" "$SP_SO" exe 2>&1)
+	case "$out" in
+	"allow SMARM_OK, spinner preempted "*)
+		ok "control: linked with libsmarm.so, its own text is preempted"
+		diag "$out"
+		;;
+	*)
+		not_ok "control: linked with libsmarm.so, its own text is preempted" \
+			"$out"
+		;;
+	esac
+else
+	not_ok "control: linked with libsmarm.so, its own text is preempted" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 18
+# A prefix of one's own, exactly as docs/embedding.md says: its two
+# blocks, run in one shell under a temporary $HOME (the docs' prefix is
+# $HOME/opt/smarm). The build directory the docs name, build-prefix, is
+# put under $TMP instead of the source tree; nothing else is changed.
+# doc_block FILE MARK - the fenced block after the line "<!-- MARK -->".
+doc_block() {
+	awk -v m="<!-- $2 -->" '
+		$0 == m { st = 1; next }
+		st == 1 && /^```/ { st = 2; next }
+		st == 2 && /^```/ { exit }
+		st == 2 { print }' "$1"
+}
+DOC=$SRC/docs/embedding.md
+install_block=$(doc_block "$DOC" install-test:\ prefix-install)
+build_block=$(doc_block "$DOC" install-test:\ prefix-build)
+program=$(doc_block "$SRC/README.md" .ci/run:\ readme-program)
+mkdir -p "$TMP/home" "$TMP/app"
+printf '%s\n' "$program" >"$TMP/app/app.c"
+{
+	echo 'set -eu'
+	printf 'cd %q\n' "$SRC"
+	printf '%s\n' "$install_block" |
+		sed "s|build-prefix|$TMP/build-prefix|g"
+	printf 'cd %q\n' "$TMP/app"
+	printf '%s\n' "$build_block"
+	echo 'ldd ./a.out'
+} >"$TMP/prefix-flow.sh"
+if [ -z "$install_block" ] || [ -z "$build_block" ] || [ -z "$program" ]; then
+	not_ok "custom prefix: the docs' commands install, build and run" \
+		"blocks not found in docs/embedding.md or README.md"
+elif out=$(HOME=$TMP/home env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH \
+	-u PKG_CONFIG_LIBDIR bash "$TMP/prefix-flow.sh" 2>&1) &&
+	printf '%s\n' "$out" | grep -qx 'hello from an actor' &&
+	printf '%s\n' "$out" | grep -q "libsmarm.so.0 => $TMP/home/opt/smarm/"
+then
+	ok "custom prefix: the docs' commands install, build and run"
+else
+	not_ok "custom prefix: the docs' commands install, build and run" \
+		"script:" "$(cat "$TMP/prefix-flow.sh")" "output:" \
+		"$(printf '%s\n' "$out" | tail -n 30)"
 fi
 
 if [ "$failed" -ne 0 ]; then
