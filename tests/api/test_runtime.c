@@ -524,7 +524,7 @@ static void rt_root_fill(void *arg)
 	rt_rerun_spawned = 0;
 	while (rt_rerun_spawned < 8 &&
 	       (rc = smarm_actor_spawn(&p[rt_rerun_spawned], rt_nop, NULL,
-					   NULL)) == 0)
+				       NULL)) == 0)
 		rt_rerun_spawned++;
 	rt_rerun_rc = rc;
 	for (int i = 0; i < rt_rerun_spawned; i++)

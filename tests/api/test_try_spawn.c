@@ -44,8 +44,7 @@ static int ts_fill(int *ok)
 	int rc = 0;
 	*ok = 0;
 	for (int i = 0; i < TS_CAP; i++) {
-		rc = smarm_actor_spawn(&ts_h[i].pid, ts_hold, &ts_h[i],
-					   NULL);
+		rc = smarm_actor_spawn(&ts_h[i].pid, ts_hold, &ts_h[i], NULL);
 		if (rc != 0)
 			break;
 		(*ok)++;
@@ -121,8 +120,7 @@ static void ts_root_unjoined(void *arg)
 	(void)arg;
 	smarm_actor_spawn(&p, ts_nop, NULL, NULL); /* the only free slot */
 	smarm_actor_yield(); /* 1 worker: it runs to its end */
-	ts_refused_while_unjoined =
-		smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
+	ts_refused_while_unjoined = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 	ts_detach_rc = smarm_actor_detach(p);
 	ts_after_detach_rc = smarm_actor_spawn(NULL, ts_nop, NULL, NULL);
 }
@@ -287,8 +285,7 @@ static void ts_root_odd_cap(void *arg)
 	(void)arg;
 	ts_odd_ok = 0;
 	while (ts_odd_ok < 400 &&
-	       (rc = smarm_actor_spawn(&p[ts_odd_ok], ts_nop, NULL,
-					   NULL)) == 0)
+	       (rc = smarm_actor_spawn(&p[ts_odd_ok], ts_nop, NULL, NULL)) == 0)
 		ts_odd_ok++;
 	ts_odd_rc = rc;
 	for (int i = 0; i < ts_odd_ok; i++)

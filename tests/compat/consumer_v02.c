@@ -40,7 +40,7 @@ static void holder(void *arg)
 
 static void root(void *arg)
 {
-	smarm_chan_t *a, *b, *hold;
+	smarm_chan_t *a, *b, *hold, *hc[CAP];
 	smarm_pid_t p[CAP];
 	int v = 7, got;
 	size_t idx = 99;
@@ -67,18 +67,26 @@ static void root(void *arg)
 					 5000000, &idx);
 	R.selt_bad = smarm_select(NULL, 1, &idx);
 
-	/* smarm_actor_try_spawn: the actor limit (CAP, the root included). */
-	smarm_chan_alloc(&hold, sizeof v, NULL);
-	for (int i = 0; i < CAP - 1; i++)
-		R.try_ok +=
-			smarm_actor_try_spawn(&p[i], holder, hold, NULL) == 0;
-	R.try_refused = smarm_actor_try_spawn(&p[CAP - 1], holder, hold, NULL);
+	/* smarm_actor_try_spawn: the actor limit (CAP, the root included).
+	 * Each holder parks on a channel of its own (0.2 channels have one
+	 * receiver at a time). */
 	for (int i = 0; i < CAP - 1; i++) {
-		smarm_chan_send(hold, &v);
-		smarm_actor_join(p[i], NULL, NULL);
+		smarm_chan_alloc(&hc[i], sizeof v, NULL);
+		R.try_ok +=
+			smarm_actor_try_spawn(&p[i], holder, hc[i], NULL) == 0;
 	}
-	R.try_again = smarm_actor_try_spawn(NULL, holder, hold, NULL);
-	smarm_chan_send(hold, &v);
+	R.try_refused = smarm_actor_try_spawn(&p[CAP - 1], holder, hc[0], NULL);
+	for (int i = 0; i < CAP - 1; i++) {
+		smarm_chan_send(hc[i], &v);
+		smarm_actor_join(p[i], NULL, NULL);
+		smarm_chan_sender_free(hc[i]);
+		smarm_chan_receiver_free(hc[i]);
+	}
+	smarm_chan_alloc(&hold, sizeof v, NULL);
+	smarm_chan_send(hold, &v); /* queued first: the holder never parks */
+	R.try_again = smarm_actor_try_spawn(&p[0], holder, hold, NULL);
+	if (R.try_again == 0)
+		smarm_actor_join(p[0], NULL, NULL);
 
 	smarm_chan_sender_free(hold);
 	smarm_chan_receiver_free(hold);
