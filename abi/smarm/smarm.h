@@ -188,8 +188,9 @@ SMARM_API const char *smarm_version_string(void);
 	XX(WORKERS, 1, 1, 64, -1, NODE)                                        \
 	/* Most actor slots, including the root's: each actor alive holds      \
 	 * one, and so does each ended actor until it is joined or             \
-	 * detached. The slot table grows on demand up to it. At most 2^24     \
-	 * since SMARM_0.3 (2^31 before: a pid now also names its node). */    \
+	 * detached (SMARM_STAT_ENDED_UNJOINED counts those). The slot         \
+	 * table grows on demand up to it. At most 2^24 since SMARM_0.3        \
+	 * (2^31 before: a pid now also names its node). */                    \
 	XX(MAX_ACTORS, 2, 1, 16777216, 1048576, NODE)                          \
 	/* Usable stack bytes per actor, rounded up to a page. */              \
 	XX(STACK_RESERVE, 3, 4096, 1073741824, 65536, SPAWN)                   \
@@ -465,7 +466,13 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	XX(IO_BLOCKING, 21, IO)                                                \
 	/* Io threads running now (the epoll thread plus the pool              \
 	 * threads); 0 between runs. Since: SMARM_0.2. */                      \
-	XX(IO_THREADS, 22, IO)
+	XX(IO_THREADS, 22, IO)                                                 \
+	/* Actors that ended and are still owed a smarm_actor_join() or        \
+	 * smarm_actor_detach() (zombies): each holds a slot against           \
+	 * SMARM_OPT_MAX_ACTORS, though SMARM_STAT_LIVE_ACTORS no longer       \
+	 * counts it. 0 between runs (a run's end releases them).              \
+	 * Since: SMARM_0.3. */                                                \
+	XX(ENDED_UNJOINED, 23, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -578,12 +585,12 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  *
  * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR caller is not
  * an actor; SMARM_EATCAPACITY all SMARM_OPT_MAX_ACTORS slots are taken:
- * a slot is held by each actor alive and by each ended actor still owed
- * a join or detach (SMARM_STAT_SLOTS - SMARM_STAT_FREE_SLOTS counts
- * both, SMARM_STAT_LIVE_ACTORS only the first); SMARM_ENOMEM the slot
- * table could not grow. The slot is claimed before anything else is
- * touched, so a refusal costs one lock and no allocation: an accept loop
- * under overload may simply try and back off.
+ * a slot is held by each actor alive (SMARM_STAT_LIVE_ACTORS) and by
+ * each ended actor still owed a join or detach
+ * (SMARM_STAT_ENDED_UNJOINED); SMARM_ENOMEM the slot table could not
+ * grow. The slot is claimed before anything else is touched, so a
+ * refusal costs one lock and no allocation: an accept loop under
+ * overload may simply try and back off.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,

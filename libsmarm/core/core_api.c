@@ -498,6 +498,11 @@ static int64_t stat_STACK_GUARD_BUDGET(struct smarm_node *n)
 	return n->stk_budget;
 }
 
+static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->ended_unjoined, memory_order_relaxed);
+}
+
 #define STAT_LIMIT 64 /* ids are below it */
 #define STAT_FN_CORE(name) stat_##name
 #define STAT_FN_IO(name) NULL

@@ -126,6 +126,8 @@ struct smarm_node {
 
 	/* run state */
 	_Atomic int64_t live;
+	_Atomic int64_t ended_unjoined; /* DONE slots owed a join or detach
+					   (actor.c INV-5) */
 	_Atomic int running;
 	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
 	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker

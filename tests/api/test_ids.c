@@ -3,7 +3,9 @@
  * test_ids.c - option and statistic ids: a frozen record of every id's
  * value (checked at compile time); the library honours every entry of
  * SMARM_OPT_MAP (range, default, scope) and answers every entry of
- * SMARM_STAT_MAP; smarm_opt_name() and smarm_stat_name().
+ * SMARM_STAT_MAP; smarm_opt_name() and smarm_stat_name(); and
+ * SMARM_STAT_ENDED_UNJOINED, the ended actors still owed a join or
+ * detach.
  */
 #include "harness.h"
 
@@ -52,6 +54,7 @@ static_assert(SMARM_STAT_STACK_GUARD_BUDGET == 19,
 static_assert(SMARM_STAT_IO_FD_WAITERS == 20, "SMARM_STAT_IO_FD_WAITERS");
 static_assert(SMARM_STAT_IO_BLOCKING == 21, "SMARM_STAT_IO_BLOCKING");
 static_assert(SMARM_STAT_IO_THREADS == 22, "SMARM_STAT_IO_THREADS");
+static_assert(SMARM_STAT_ENDED_UNJOINED == 23, "SMARM_STAT_ENDED_UNJOINED");
 
 /* ------------------------------------------------------------- names */
 
@@ -65,6 +68,8 @@ START_TEST(test_ids_names_match_ids)
 			 "SMARM_STAT_LIVE_ACTORS");
 	ck_assert_str_eq(smarm_stat_name(SMARM_STAT_IO_THREADS),
 			 "SMARM_STAT_IO_THREADS");
+	ck_assert_str_eq(smarm_stat_name(SMARM_STAT_ENDED_UNJOINED),
+			 "SMARM_STAT_ENDED_UNJOINED");
 #define XX(name, value, lo, hi, def, scope)                                    \
 	ck_assert_str_eq(smarm_opt_name(value), "SMARM_OPT_" #name);
 	SMARM_OPT_MAP(XX)
@@ -98,7 +103,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_IO_THREADS);
+	ck_assert_int_eq(n, SMARM_STAT_ENDED_UNJOINED);
 }
 END_TEST
 
@@ -195,6 +200,124 @@ START_TEST(test_ids_every_stat_answers)
 }
 END_TEST
 
+/* ---------------------------------------------------- ended unjoined */
+
+#define EU_N 99
+
+static smarm_pid_t eu_pids[EU_N];
+static int64_t eu_ended, eu_live, eu_held, eu_after_join, eu_after_detach;
+static int64_t eu_detached_early, eu_join_rc, eu_detach_rc;
+
+static void eu_nop(void *arg)
+{
+	(void)arg;
+}
+
+static int64_t eu_stat(int stat)
+{
+	int64_t v = -1;
+	smarm_node_get_int(smarm_node_current(), stat, &v);
+	return v;
+}
+
+/* Spawn EU_N joinable actors and wait until all of them have ended. */
+static bool eu_spawn_and_wait(void)
+{
+	for (int i = 0; i < EU_N; i++)
+		if (smarm_actor_spawn(&eu_pids[i], eu_nop, NULL, NULL) != 0)
+			return false;
+	return harness_await_stat(smarm_node_current(), SMARM_STAT_LIVE_ACTORS,
+				  1);
+}
+
+static void eu_root(void *arg)
+{
+	(void)arg;
+	/* joined */
+	HARNESS_CHECK(eu_spawn_and_wait());
+	eu_ended = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_live = eu_stat(SMARM_STAT_LIVE_ACTORS);
+	eu_held = eu_stat(SMARM_STAT_SLOTS) - eu_stat(SMARM_STAT_FREE_SLOTS);
+	for (int i = 0; i < EU_N; i++)
+		eu_join_rc |= smarm_actor_join(eu_pids[i], NULL, NULL);
+	eu_after_join = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	/* detached after they ended */
+	HARNESS_CHECK(eu_spawn_and_wait());
+	HARNESS_EQ(eu_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
+	for (int i = 0; i < EU_N; i++)
+		eu_detach_rc |= smarm_actor_detach(eu_pids[i]);
+	eu_after_detach = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	/* detached before they ended: never counted */
+	for (int i = 0; i < EU_N; i++) {
+		HARNESS_EQ(smarm_actor_spawn(&eu_pids[i], eu_nop, NULL, NULL),
+			   0);
+		eu_detach_rc |= smarm_actor_detach(eu_pids[i]);
+	}
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_LIVE_ACTORS, 1));
+	eu_detached_early = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	/* left unjoined: the run's end releases them */
+	HARNESS_CHECK(eu_spawn_and_wait());
+	HARNESS_EQ(eu_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
+}
+
+START_TEST(test_ids_ended_unjoined_counts_until_join_or_detach)
+{
+	int workers = _i == 0 ? 1 : 4;
+	smarm_node_t *node = harness_open(workers);
+	harness_checks_reset();
+	eu_join_rc = eu_detach_rc = 0;
+	ck_assert_int_eq(smarm_node_run(node, eu_root, NULL, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(eu_ended, EU_N);
+	ck_assert_int_eq(eu_live, 1);
+	ck_assert_int_eq(eu_held, EU_N + 1);
+	ck_assert_int_eq(eu_join_rc, 0);
+	ck_assert_int_eq(eu_after_join, 0);
+	ck_assert_int_eq(eu_detach_rc, 0);
+	ck_assert_int_eq(eu_after_detach, 0);
+	ck_assert_int_eq(eu_detached_early, 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_ENDED_UNJOINED), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FREE_SLOTS),
+			 harness_stat(node, SMARM_STAT_SLOTS));
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+/* The count is what SMARM_EATCAPACITY is about: at the limit with ended
+ * actors only, joining one makes room for a spawn. */
+static int eu_cap_refused, eu_cap_after_join;
+static int64_t eu_cap_ended;
+
+static void eu_cap_root(void *arg)
+{
+	smarm_pid_t extra;
+	(void)arg;
+	for (int i = 0; i < 7; i++)
+		HARNESS_EQ(smarm_actor_spawn(&eu_pids[i], eu_nop, NULL, NULL),
+			   0);
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_LIVE_ACTORS, 1));
+	eu_cap_ended = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_cap_refused = smarm_actor_spawn(&extra, eu_nop, NULL, NULL);
+	HARNESS_EQ(smarm_actor_join(eu_pids[0], NULL, NULL), 0);
+	eu_cap_after_join = smarm_actor_spawn(&extra, eu_nop, NULL, NULL);
+	if (eu_cap_after_join == 0)
+		HARNESS_EQ(smarm_actor_join(extra, NULL, NULL), 0);
+}
+
+START_TEST(test_ids_ended_unjoined_hold_slots_against_max_actors)
+{
+	harness_checks_reset();
+	harness_run_ex(4, 8, eu_cap_root, NULL, NULL);
+	harness_checks_assert();
+	ck_assert_int_eq(eu_cap_ended, 7);
+	ck_assert_int_eq(eu_cap_refused, SMARM_EATCAPACITY);
+	ck_assert_int_eq(eu_cap_after_join, 0);
+}
+END_TEST
+
 Suite *smarm_test_ids_suite(void)
 {
 	Suite *s = suite_create("ids");
@@ -210,6 +333,13 @@ Suite *smarm_test_ids_suite(void)
 	tcase_add_test(tc, test_ids_every_stat_answers);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("ended_unjoined");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(
+		tc, test_ids_ended_unjoined_counts_until_join_or_detach, 0, 2);
+	tcase_add_test(tc,
+		       test_ids_ended_unjoined_hold_slots_against_max_actors);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
