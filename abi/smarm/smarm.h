@@ -691,13 +691,47 @@ SMARM_API int smarm_preempt_disable(void);
  * thread-local state across an instruction boundary that another actor
  * on the same thread could trip over, or it must bracket that region with
  * smarm_preempt_disable().
+ *
+ * While it is allowed the runtime holds a dlopen(3) reference on the
+ * object, so a dlclose() by the host does not unmap it; to unload it,
+ * end the allowance with smarm_preempt_disallow_object() (before
+ * SMARM_0.3 an allowed object was pinned for the life of the process).
+ * An allowance is a set membership, not a count: allowing an object
+ * twice takes one reference, and one disallow ends it.
  * Returns: 0 (also if the object was allowed already). Errors:
  * SMARM_EINVAL addr NULL, or inside libsmarm, libc, the loader or
  * another system runtime library; SMARM_ENOENT addr is in no loaded
- * object; SMARM_ENOMEM the table of allowed text (64 segments) is full.
- * Thread-safety: any thread, any time. Since: SMARM_0.2.
+ * object (or in one being unloaded); SMARM_ENOMEM the table of allowed
+ * text (64 segments) is full.
+ * Thread-safety: any thread, any time (not from a signal handler).
+ * Since: SMARM_0.2.
  */
 SMARM_API int smarm_preempt_allow_object(const void *addr);
+
+/*
+ * smarm_preempt_disallow_object() - end the allowance of the shared
+ * object that contains addr, so that it can be unloaded.
+ *
+ * From its return on, no signal switches an actor out while it executes
+ * that object's text: the call waits for any preemption signal that is
+ * being handled on another thread at that moment and might still act on
+ * the allowance (microseconds). Then it drops the runtime's dlopen
+ * reference; if that was the last one, the object is unloaded inside
+ * this call (its destructors run on the calling thread, with no runtime
+ * lock held). Unload an object only when no actor can be executing its
+ * code or be parked with its code on the stack: that is the host's part,
+ * preemption or not. The host executable can be disallowed too (and
+ * allowed again); it is never unloaded. The object may be allowed again
+ * later, also after it was unloaded and loaded anew.
+ * Returns: 0. Errors: SMARM_EINVAL addr NULL; SMARM_ENOENT addr is in no
+ * loaded object, or its object is not allowed now (never was, or was
+ * disallowed already; libc and the other objects that are never
+ * preemptible are never allowed).
+ * Thread-safety: any thread, any time (not from a signal handler); also
+ * from an actor, which then blocks its worker for the short wait.
+ * Since: SMARM_0.3.
+ */
+SMARM_API int smarm_preempt_disallow_object(const void *addr);
 
 /*
  * smarm_preempt_enable() - close the innermost smarm_preempt_disable()

@@ -747,6 +747,13 @@ int smarm_preempt_allow_object(const void *addr)
 	return smarm__preempt_allow_object(addr);
 }
 
+int smarm_preempt_disallow_object(const void *addr)
+{
+	if (addr == NULL)
+		return SMARM_EINVAL;
+	return smarm__preempt_disallow_object(addr);
+}
+
 int smarm_actor_get_stack(smarm_pid_t pid, int key, int64_t *out)
 {
 	struct smarm__slot *me = smarm__current();
