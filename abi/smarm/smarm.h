@@ -162,87 +162,90 @@ SMARM_API const char *smarm_version_string(void);
  * --------------------------------------------------------------------- */
 
 /*
- * Option ids for smarm_config_set_int() and smarm_spawn_opts_set_int().
+ * Options: ids for smarm_config_set_int(), smarm_config_get_int() and, for
+ * the spawn options, smarm_spawn_opts_set_int().
  *
- * SMARM_OPT_WORKERS         worker threads, 1..64; the thread calling
- *                           smarm_node_run() is one of them. Default: the
- *                           number of online CPUs (at most 64).
- * SMARM_OPT_MAX_ACTORS      most actor slots, including the root's: each
- *                           actor alive holds one, and so does each ended
- *                           actor until it is joined or detached,
- *                           1..2^24 (2^31 before SMARM_0.3: a pid now
- *                           also names its node). The slot table grows on
- *                           demand up to it. Default 1048576.
- * SMARM_OPT_STACK_RESERVE   usable stack bytes per actor, rounded up to a
- *                           page, 4096..1 GiB. Default 65536. Also a spawn
- *                           option.
- * SMARM_OPT_STACK_GUARD     PROT_NONE guard bytes below each stack, rounded
- *                           up to a page, 4096..1 GiB. Default 1 MiB. Also
- *                           a spawn option.
- * SMARM_OPT_STACK_POOL_CAP  recycled default-shaped stacks kept for reuse
- *                           in the node's pool, 0..1048576; each worker
- *                           also caches up to min(4, cap) in front of it.
- *                           0 keeps none. Default max(16, 4 * workers).
- * SMARM_OPT_TIMESLICE_NS    how long an actor runs before a safe point
- *                           (smarm_check, runtime calls) makes it yield,
- *                           10000..10^10. Default 2000000 (2 ms).
- * SMARM_OPT_WAKE_SLOT       0 or 1: an actor woken by another actor runs
- *                           next on the waker's worker (a one-entry wake
- *                           slot, Go's runnext) instead of joining the
- *                           shared run queue; a newer wake pushes the
- *                           older one to the shared queue. Spawns, yields
- *                           and wakes from timers or other threads always
- *                           use the shared queue. Default 1: the woken
- *                           actor runs warm on its waker's core; with two
- *                           workers a round trip between two actors costs
- *                           about half as much as with the slot off.
- * SMARM_OPT_IDLE_SPIN_NS    how long a worker that ran out of work keeps
- *                           polling for new work before it sleeps in the
- *                           kernel, 0..10^7 ns; 0 never spins. At most
- *                           half the workers (at least one) spin at once,
- *                           and only while another worker is running
- *                           actors. Default 20000 (20 us): a hand-off to
- *                           a spinning worker costs no futex wake.
- * Options 8 and 9 are since SMARM_0.2.
- * SMARM_OPT_PREEMPT_ASYNC   1: a monitor thread interrupts (SIGURG) an
- *                           actor that runs SMARM_OPT_ASYNC_SLICE_NS
- *                           without reaching a safe point and switches it
- *                           out if it is in preemptible code (see
- *                           smarm_preempt_allow_object); 0: preemption
- *                           only at safe points. Default 1.
- *                           Since: SMARM_0.2.
- * SMARM_OPT_ASYNC_SLICE_NS  the overrun after which the monitor interrupts
- *                           an actor, 100000..10^10. The monitor looks at
- *                           the workers once per this period while any
- *                           runs actor code, so an actor overruns by one
- *                           to two periods. Default 10000000 (10 ms, as
- *                           Go's forced preemption): each look and each
- *                           signal costs tens of microseconds on a VM,
- *                           and at 2 ms that overhead reached 3-4% of a
- *                           compute loop, at 10 ms it is under 1%.
- *                           Since: SMARM_0.2.
- * SMARM_OPT_IO_POOL_THREADS threads of the blocking-work pool
- *                           (smarm_io_blocking), 1..64. They start on the
- *                           first smarm_io_blocking() of a run and are
- *                           joined when the run ends. Default 4.
- *                           Since: SMARM_0.2.
- * SMARM_OPT_STACK_MODE      how stacks are laid out, a smarm_stack_mode
- *                           value. Default SMARM_STACK_AUTO. Also a spawn
- *                           option. Since: SMARM_0.2.
+ * SMARM_OPT_MAP is the one list of them: the enum smarm_opt below, the
+ * library's range checks and defaults, which ids are spawn options and
+ * smarm_opt_name() are all generated from it, so they cannot drift apart.
+ * Each entry is XX(name, value, lo, hi, default, scope):
+ *   value    the id, SMARM_OPT_<name>; ids are ABI, never renumbered or
+ *            reused;
+ *   lo, hi   the range smarm_config_set_int() accepts (inclusive);
+ *   default  the value of a fresh config, or -1: derived when the config
+ *            is made or read (the entry says how; smarm_config_get_int()
+ *            reports the value in effect);
+ *   scope    NODE, or SPAWN: also a spawn option.
+ * The ranges and defaults are those of this header's library version;
+ * later versions may widen a range or change a default, and the library
+ * always applies its own. New options may be added in later ABI minors:
+ * an id the library does not know is SMARM_EINVAL.
  */
+/* XX(name, value, lo, hi, default, scope) */
+#define SMARM_OPT_MAP(XX)                                                      \
+	/* Worker threads; the thread calling smarm_node_run() is one of       \
+	 * them. Default: the number of online CPUs (at most 64). */           \
+	XX(WORKERS, 1, 1, 64, -1, NODE)                                        \
+	/* Most actor slots, including the root's: each actor alive holds      \
+	 * one, and so does each ended actor until it is joined or             \
+	 * detached (SMARM_STAT_ENDED_UNJOINED counts those). The slot         \
+	 * table grows on demand up to it. At most 2^24 since SMARM_0.3        \
+	 * (2^31 before: a pid now also names its node). */                    \
+	XX(MAX_ACTORS, 2, 1, 16777216, 1048576, NODE)                          \
+	/* Usable stack bytes per actor, rounded up to a page. */              \
+	XX(STACK_RESERVE, 3, 4096, 1073741824, 65536, SPAWN)                   \
+	/* PROT_NONE guard bytes below each stack, rounded up to a page. */    \
+	XX(STACK_GUARD, 4, 4096, 1073741824, 1048576, SPAWN)                   \
+	/* Recycled default-shaped stacks kept for reuse in the node's         \
+	 * pool; each worker also caches up to min(4, cap) in front of it.     \
+	 * 0 keeps none. Default: max(16, 4 * workers). */                     \
+	XX(STACK_POOL_CAP, 5, 0, 1048576, -1, NODE)                            \
+	/* How long an actor runs before a safe point (smarm_check,            \
+	 * runtime calls) makes it yield. Default 2 ms. */                     \
+	XX(TIMESLICE_NS, 6, 10000, 10000000000, 2000000, NODE)                 \
+	/* How stacks are laid out, a smarm_stack_mode value.                  \
+	 * Since: SMARM_0.2. */                                                \
+	XX(STACK_MODE, 7, SMARM_STACK_AUTO, SMARM_STACK_DENSE,                 \
+	   SMARM_STACK_AUTO, SPAWN)                                            \
+	/* 0 or 1: an actor woken by another actor runs next on the            \
+	 * waker's worker (a one-entry wake slot, Go's runnext) instead of     \
+	 * joining the shared run queue; a newer wake pushes the older one     \
+	 * to the shared queue. Spawns, yields and wakes from timers or        \
+	 * other threads always use the shared queue. Default 1: the woken     \
+	 * actor runs warm on its waker's core; with two workers a round       \
+	 * trip between two actors costs about half as much as with the        \
+	 * slot off. Since: SMARM_0.2. */                                      \
+	XX(WAKE_SLOT, 8, 0, 1, 1, NODE)                                        \
+	/* How long a worker that ran out of work keeps polling for new        \
+	 * work before it sleeps in the kernel; 0 never spins. At most         \
+	 * half the workers (at least one) spin at once, and only while        \
+	 * another worker is running actors. Default 20 us: a hand-off to      \
+	 * a spinning worker costs no futex wake. Since: SMARM_0.2. */         \
+	XX(IDLE_SPIN_NS, 9, 0, 10000000, 20000, NODE)                          \
+	/* 1: a monitor thread interrupts (SIGURG) an actor that runs          \
+	 * SMARM_OPT_ASYNC_SLICE_NS without reaching a safe point and          \
+	 * switches it out if it is in preemptible code (see                   \
+	 * smarm_preempt_allow_object); 0: preemption only at safe points.     \
+	 * Since: SMARM_0.2. */                                                \
+	XX(PREEMPT_ASYNC, 10, 0, 1, 1, NODE)                                   \
+	/* Threads of the blocking-work pool (smarm_io_blocking). They         \
+	 * start on the first smarm_io_blocking() of a run and are joined      \
+	 * when the run ends. Since: SMARM_0.2. */                             \
+	XX(IO_POOL_THREADS, 11, 1, 64, 4, NODE)                                \
+	/* The overrun after which the monitor interrupts an actor. The        \
+	 * monitor looks at the workers once per this period while any         \
+	 * runs actor code, so an actor overruns by one to two periods.        \
+	 * Default 10 ms, as Go's forced preemption: each look and each        \
+	 * signal costs tens of microseconds on a VM, and at 2 ms that         \
+	 * overhead reached 3-4% of a compute loop, at 10 ms it is under       \
+	 * 1%. Since: SMARM_0.2. */                                            \
+	XX(ASYNC_SLICE_NS, 12, 100000, 10000000000, 10000000, NODE)
+
 enum smarm_opt {
-	SMARM_OPT_WORKERS = 1,
-	SMARM_OPT_MAX_ACTORS = 2,
-	SMARM_OPT_STACK_RESERVE = 3,
-	SMARM_OPT_STACK_GUARD = 4,
-	SMARM_OPT_STACK_POOL_CAP = 5,
-	SMARM_OPT_TIMESLICE_NS = 6,
-	SMARM_OPT_STACK_MODE = 7,
-	SMARM_OPT_WAKE_SLOT = 8,
-	SMARM_OPT_IDLE_SPIN_NS = 9,
-	SMARM_OPT_PREEMPT_ASYNC = 10,
-	SMARM_OPT_IO_POOL_THREADS = 11,
-	SMARM_OPT_ASYNC_SLICE_NS = 12,
+#define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
+	SMARM_OPT_##name = (value),
+	SMARM_OPT_MAP(SMARM__OPT_ENUM)
+#undef SMARM__OPT_ENUM
 };
 
 /*
@@ -297,7 +300,8 @@ SMARM_API void smarm_config_free(smarm_config_t *cfg);
 /*
  * smarm_config_set_int() - set one SMARM_OPT_* value.
  *
- * The value is checked against the range documented for the option.
+ * The value is checked against the option's range (lo..hi of its
+ * SMARM_OPT_MAP entry).
  * Returns: 0. Errors: SMARM_EINVAL cfg NULL, unknown option, or value out
  * of range (the config is unchanged). Since: SMARM_0.1.
  */
@@ -311,6 +315,14 @@ SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value);
  */
 SMARM_API int smarm_config_get_int(const smarm_config_t *cfg, int opt,
 				   int64_t *out);
+
+/*
+ * smarm_opt_name() - the symbolic name of an option id ("SMARM_OPT_WORKERS").
+ *
+ * Never NULL; an id this library does not know gives "SMARM_OPT_?".
+ * Thread-safety: any thread. Since: SMARM_0.3.
+ */
+SMARM_API const char *smarm_opt_name(int opt);
 
 /* ------------------------------------------------------------------------
  * Node
@@ -379,82 +391,93 @@ SMARM_API int smarm_node_run(smarm_node_t *node, smarm_actor_cb root, void *arg,
 SMARM_API smarm_node_t *smarm_node_current(void);
 
 /*
- * Statistics ids for smarm_node_get_int().
+ * Statistics: ids for smarm_node_get_int().
  *
- * SMARM_STAT_LIVE_ACTORS    actors alive now.
- * SMARM_STAT_SLOTS          slots in the slot table (grows on demand).
- * SMARM_STAT_FREE_SLOTS     slots not occupied by any actor.
- * SMARM_STAT_RUN_QUEUE      actors waiting in the run queue (approximate).
- * SMARM_STAT_STACK_POOL     recycled stacks held for reuse (the node's
- *                           pool plus the workers' small caches).
- * SMARM_STAT_WORKERS        worker threads of a run.
- * SMARM_STAT_SPAWNED        actors spawned since the node was opened.
- * SMARM_STAT_TIMERS         timer entries pending: timed sends, plus at
- *                           most one per actor for its latest bounded wait
- *                           (sleep, recv_timeout, selset_wait, lock,
- *                           io waits); an unbounded wait has none.
- * SMARM_STAT_WAKE_SLOT_HITS actors the workers took from their wake slot
- *                           (SMARM_OPT_WAKE_SLOT) in the last run.
- * SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
- *                           wake-slot occupants that a newer wake pushed
- *                           to the shared run queue in the last run.
- * SMARM_STAT_IDLE_SPIN_HITS idle spins (SMARM_OPT_IDLE_SPIN_NS) that found
- *                           work before they ran out, in the last run.
- * SMARM_STAT_IDLE_PARKS     times an idle worker went to sleep in the
- *                           kernel in the last run.
- * These four are reset when a run starts and count the latest run; read
- * during a run they are approximate (per-worker counts summed without
- * synchronisation). Statistics 9 to 12 are since SMARM_0.2.
- * SMARM_STAT_PREEMPT_SIGNALS  preemption signals the monitor sent to
- *                           workers whose actor overran its slice.
- * SMARM_STAT_PREEMPT_ASYNC  actors switched out by such a signal.
- * SMARM_STAT_PREEMPT_DEFERRED signals that found the actor where it must
- *                           not be switched (libc, the runtime, a disabled
- *                           region); it yields at its next safe point.
- *                           The three count per run (reset when a run
- *                           starts) and are approximate while it runs.
- *                           Since: SMARM_0.2.
- * SMARM_STAT_IO_FD_WAITERS  actors registered with the epoll thread now
- *                           (parked on an fd). Since: SMARM_0.2.
- * SMARM_STAT_IO_BLOCKING    smarm_io_blocking() jobs submitted and not yet
- *                           finished, including jobs whose caller was
- *                           stopped. Since: SMARM_0.2.
- * SMARM_STAT_IO_THREADS     io threads running now (the epoll thread plus
- *                           the pool threads); 0 between runs.
- *                           Since: SMARM_0.2.
- * SMARM_STAT_STACKS_GUARDED guarded stacks mapped now: attached to actors
- *                           or kept for reuse (since SMARM_0.2).
- * SMARM_STAT_STACKS_DENSE   dense stacks attached to actors now (since
- *                           SMARM_0.2).
- * SMARM_STAT_STACK_SHRINKS  park-path stack shrinks since the node was
- *                           opened (since SMARM_0.2).
- * SMARM_STAT_STACK_GUARD_BUDGET  guarded stacks SMARM_STACK_AUTO maps
- *                           before it turns to dense ones (since
- *                           SMARM_0.2).
+ * SMARM_STAT_MAP is the one list of them: the enum smarm_stat below, the
+ * library's dispatch to the code that keeps each one, and
+ * smarm_stat_name() are generated from it. Each entry is
+ * XX(name, value, layer): value is the id, SMARM_STAT_<name> (ABI, never
+ * renumbered or reused); layer names the part of the library that keeps
+ * it (CORE, IO) and is of no use to a caller. Values that count "in the
+ * last run" are reset when a run starts; read during a run, the counts
+ * summed over workers are approximate (no synchronisation). New
+ * statistics may be added in later ABI minors: an id the library does
+ * not know is SMARM_EINVAL.
  */
+/* XX(name, value, layer) */
+#define SMARM_STAT_MAP(XX)                                                     \
+	/* Actors alive now (ended ones not counted). */                       \
+	XX(LIVE_ACTORS, 1, CORE)                                               \
+	/* Slots in the slot table (grows on demand). */                       \
+	XX(SLOTS, 2, CORE)                                                     \
+	/* Slots not held by any actor, alive or ended-unjoined. */            \
+	XX(FREE_SLOTS, 3, CORE)                                                \
+	/* Actors waiting in the run queue (approximate). */                   \
+	XX(RUN_QUEUE, 4, CORE)                                                 \
+	/* Recycled stacks held for reuse (the node's pool plus the            \
+	 * workers' small caches). */                                          \
+	XX(STACK_POOL, 5, CORE)                                                \
+	/* Worker threads of a run. */                                         \
+	XX(WORKERS, 6, CORE)                                                   \
+	/* Actors spawned since the node was opened. */                        \
+	XX(SPAWNED, 7, CORE)                                                   \
+	/* Timer entries pending: timed sends, plus at most one per actor      \
+	 * for its latest bounded wait (sleep, recv_timeout, selset_wait,      \
+	 * lock, io waits); an unbounded wait has none. */                     \
+	XX(TIMERS, 8, CORE)                                                    \
+	/* Actors the workers took from their wake slot                        \
+	 * (SMARM_OPT_WAKE_SLOT), in the last run. Since: SMARM_0.2. */        \
+	XX(WAKE_SLOT_HITS, 9, CORE)                                            \
+	/* Wake-slot occupants that a newer wake pushed to the shared run      \
+	 * queue, in the last run. Since: SMARM_0.2. */                        \
+	XX(WAKE_SLOT_DISPLACEMENTS, 10, CORE)                                  \
+	/* Idle spins (SMARM_OPT_IDLE_SPIN_NS) that found work before they     \
+	 * ran out, in the last run. Since: SMARM_0.2. */                      \
+	XX(IDLE_SPIN_HITS, 11, CORE)                                           \
+	/* Times an idle worker went to sleep in the kernel, in the last       \
+	 * run. Since: SMARM_0.2. */                                           \
+	XX(IDLE_PARKS, 12, CORE)                                               \
+	/* Preemption signals the monitor sent to workers whose actor          \
+	 * overran its slice, in the last run. Since: SMARM_0.2. */            \
+	XX(PREEMPT_SIGNALS, 13, CORE)                                          \
+	/* Actors switched out by such a signal, in the last run.              \
+	 * Since: SMARM_0.2. */                                                \
+	XX(PREEMPT_ASYNC, 14, CORE)                                            \
+	/* Signals that found the actor where it must not be switched          \
+	 * (libc, the runtime, a disabled region); it yields at its next       \
+	 * safe point. In the last run. Since: SMARM_0.2. */                   \
+	XX(PREEMPT_DEFERRED, 15, CORE)                                         \
+	/* Guarded stacks mapped now: attached to actors or kept for           \
+	 * reuse. Since: SMARM_0.2. */                                         \
+	XX(STACKS_GUARDED, 16, CORE)                                           \
+	/* Dense stacks attached to actors now. Since: SMARM_0.2. */           \
+	XX(STACKS_DENSE, 17, CORE)                                             \
+	/* Park-path stack shrinks since the node was opened.                  \
+	 * Since: SMARM_0.2. */                                                \
+	XX(STACK_SHRINKS, 18, CORE)                                            \
+	/* Guarded stacks SMARM_STACK_AUTO maps before it turns to dense       \
+	 * ones. Since: SMARM_0.2. */                                          \
+	XX(STACK_GUARD_BUDGET, 19, CORE)                                       \
+	/* Actors registered with the epoll thread now (parked on an fd).      \
+	 * Since: SMARM_0.2. */                                                \
+	XX(IO_FD_WAITERS, 20, IO)                                              \
+	/* smarm_io_blocking() jobs submitted and not yet finished,            \
+	 * including jobs whose caller was stopped. Since: SMARM_0.2. */       \
+	XX(IO_BLOCKING, 21, IO)                                                \
+	/* Io threads running now (the epoll thread plus the pool              \
+	 * threads); 0 between runs. Since: SMARM_0.2. */                      \
+	XX(IO_THREADS, 22, IO)                                                 \
+	/* Actors that ended and are still owed a smarm_actor_join() or        \
+	 * smarm_actor_detach() (zombies): each holds a slot against           \
+	 * SMARM_OPT_MAX_ACTORS, though SMARM_STAT_LIVE_ACTORS no longer       \
+	 * counts it. 0 between runs (a run's end releases them).              \
+	 * Since: SMARM_0.3. */                                                \
+	XX(ENDED_UNJOINED, 23, CORE)
+
 enum smarm_stat {
-	SMARM_STAT_LIVE_ACTORS = 1,
-	SMARM_STAT_SLOTS = 2,
-	SMARM_STAT_FREE_SLOTS = 3,
-	SMARM_STAT_RUN_QUEUE = 4,
-	SMARM_STAT_STACK_POOL = 5,
-	SMARM_STAT_WORKERS = 6,
-	SMARM_STAT_SPAWNED = 7,
-	SMARM_STAT_TIMERS = 8,
-	SMARM_STAT_WAKE_SLOT_HITS = 9,
-	SMARM_STAT_WAKE_SLOT_DISPLACEMENTS = 10,
-	SMARM_STAT_IDLE_SPIN_HITS = 11,
-	SMARM_STAT_IDLE_PARKS = 12,
-	SMARM_STAT_PREEMPT_SIGNALS = 13,
-	SMARM_STAT_PREEMPT_ASYNC = 14,
-	SMARM_STAT_PREEMPT_DEFERRED = 15,
-	SMARM_STAT_STACKS_GUARDED = 16,
-	SMARM_STAT_STACKS_DENSE = 17,
-	SMARM_STAT_STACK_SHRINKS = 18,
-	SMARM_STAT_STACK_GUARD_BUDGET = 19,
-	SMARM_STAT_IO_FD_WAITERS = 20,
-	SMARM_STAT_IO_BLOCKING = 21,
-	SMARM_STAT_IO_THREADS = 22,
+#define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
+	SMARM_STAT_MAP(SMARM__STAT_ENUM)
+#undef SMARM__STAT_ENUM
 };
 
 /*
@@ -465,6 +488,18 @@ enum smarm_stat {
  */
 SMARM_API int smarm_node_get_int(const smarm_node_t *node, int stat,
 				 int64_t *out);
+
+/*
+ * smarm_stat_name() - the symbolic name of a statistic id
+ * ("SMARM_STAT_LIVE_ACTORS").
+ *
+ * Never NULL; an id this library does not know gives "SMARM_STAT_?". A
+ * monitoring tool can walk the ids from 1 until it meets the first unknown
+ * one to list every statistic of the library it runs with, also those
+ * newer than the header it was compiled against.
+ * Thread-safety: any thread. Since: SMARM_0.3.
+ */
+SMARM_API const char *smarm_stat_name(int stat);
 
 /*
  * smarm_node_stop_actor() - ask an actor of `node` to stop, from any thread.
@@ -512,8 +547,9 @@ SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
 
 /*
  * smarm_spawn_opts_alloc() - create spawn options (all fields unset: the
- * node's defaults apply). Only SMARM_OPT_STACK_RESERVE,
- * SMARM_OPT_STACK_GUARD and SMARM_OPT_STACK_MODE are spawn options.
+ * node's defaults apply). The spawn options are the SMARM_OPT_MAP entries
+ * of scope SPAWN: SMARM_OPT_STACK_RESERVE, SMARM_OPT_STACK_GUARD and
+ * SMARM_OPT_STACK_MODE.
  * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
@@ -529,8 +565,8 @@ SMARM_API void smarm_spawn_opts_free(smarm_spawn_opts_t *opts);
 /*
  * smarm_spawn_opts_set_int() - set a stack option for spawns using opts.
  *
- * Returns: 0. Errors: SMARM_EINVAL opts NULL, not a spawn option, or out
- * of the option's range. Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL opts NULL, not a spawn option (scope
+ * SPAWN in SMARM_OPT_MAP), or out of the option's range. Since: SMARM_0.1.
  */
 SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
 				       int64_t value);
@@ -549,12 +585,12 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  *
  * Returns: 0. Errors: SMARM_EINVAL fn NULL; SMARM_ENOTACTOR caller is not
  * an actor; SMARM_EATCAPACITY all SMARM_OPT_MAX_ACTORS slots are taken:
- * a slot is held by each actor alive and by each ended actor still owed
- * a join or detach (SMARM_STAT_SLOTS - SMARM_STAT_FREE_SLOTS counts
- * both, SMARM_STAT_LIVE_ACTORS only the first); SMARM_ENOMEM the slot
- * table could not grow. The slot is claimed before anything else is
- * touched, so a refusal costs one lock and no allocation: an accept loop
- * under overload may simply try and back off.
+ * a slot is held by each actor alive (SMARM_STAT_LIVE_ACTORS) and by
+ * each ended actor still owed a join or detach
+ * (SMARM_STAT_ENDED_UNJOINED); SMARM_ENOMEM the slot table could not
+ * grow. The slot is claimed before anything else is touched, so a
+ * refusal costs one lock and no allocation: an accept loop under
+ * overload may simply try and back off.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
@@ -655,13 +691,47 @@ SMARM_API int smarm_preempt_disable(void);
  * thread-local state across an instruction boundary that another actor
  * on the same thread could trip over, or it must bracket that region with
  * smarm_preempt_disable().
+ *
+ * While it is allowed the runtime holds a dlopen(3) reference on the
+ * object, so a dlclose() by the host does not unmap it; to unload it,
+ * end the allowance with smarm_preempt_disallow_object() (before
+ * SMARM_0.3 an allowed object was pinned for the life of the process).
+ * An allowance is a set membership, not a count: allowing an object
+ * twice takes one reference, and one disallow ends it.
  * Returns: 0 (also if the object was allowed already). Errors:
  * SMARM_EINVAL addr NULL, or inside libsmarm, libc, the loader or
  * another system runtime library; SMARM_ENOENT addr is in no loaded
- * object; SMARM_ENOMEM the table of allowed text (64 segments) is full.
- * Thread-safety: any thread, any time. Since: SMARM_0.2.
+ * object (or in one being unloaded); SMARM_ENOMEM the table of allowed
+ * text (64 segments) is full.
+ * Thread-safety: any thread, any time (not from a signal handler).
+ * Since: SMARM_0.2.
  */
 SMARM_API int smarm_preempt_allow_object(const void *addr);
+
+/*
+ * smarm_preempt_disallow_object() - end the allowance of the shared
+ * object that contains addr, so that it can be unloaded.
+ *
+ * From its return on, no signal switches an actor out while it executes
+ * that object's text: the call waits for any preemption signal that is
+ * being handled on another thread at that moment and might still act on
+ * the allowance (microseconds). Then it drops the runtime's dlopen
+ * reference; if that was the last one, the object is unloaded inside
+ * this call (its destructors run on the calling thread, with no runtime
+ * lock held). Unload an object only when no actor can be executing its
+ * code or be parked with its code on the stack: that is the host's part,
+ * preemption or not. The host executable can be disallowed too (and
+ * allowed again); it is never unloaded. The object may be allowed again
+ * later, also after it was unloaded and loaded anew.
+ * Returns: 0. Errors: SMARM_EINVAL addr NULL; SMARM_ENOENT addr is in no
+ * loaded object, or its object is not allowed now (never was, or was
+ * disallowed already; libc and the other objects that are never
+ * preemptible are never allowed).
+ * Thread-safety: any thread, any time (not from a signal handler); also
+ * from an actor, which then blocks its worker for the short wait.
+ * Since: SMARM_0.3.
+ */
+SMARM_API int smarm_preempt_disallow_object(const void *addr);
 
 /*
  * smarm_preempt_enable() - close the innermost smarm_preempt_disable()

@@ -50,6 +50,12 @@
  *         stack (an actor that never ran has its hooks run right there).
  *   INV-4 the stop flag only grows (NONE < SHUTDOWN < KILL); a stop
  *         request wakes its target only when it raises it from NONE.
+ *   INV-5 n->ended_unjoined counts the DONE slots that are still owed a
+ *         join or detach: finalize adds one where it publishes DONE on a
+ *         joinable slot, and reclaim_unjoined takes it off where join,
+ *         detach or the run's end reclaims such a slot (both under the
+ *         slot's cold lock). Detached actors never touch it, so the
+ *         common exit pays nothing for it.
  * See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
 #include "actor.h"
@@ -385,6 +391,9 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	free_slot = !s->joinable;
 	if (free_slot)
 		smarm__slot_reclaim(s, &dead);
+	else /* INV-5 */
+		atomic_fetch_add_explicit(&n->ended_unjoined, 1,
+					  memory_order_relaxed);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 
 	if (joiner.node != NULL)
@@ -399,6 +408,17 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
 	SMARM_ASSERT(before > 0); /* else: an actor finalized twice */
 	(void)before;
+}
+
+/*
+ * Under t->cold, t DONE and joinable (a slot finalize kept): reclaim it,
+ * leaving INV-5's count.
+ */
+static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
+			     struct smarm__exit *dead)
+{
+	smarm__slot_reclaim(t, dead);
+	atomic_fetch_sub_explicit(&n->ended_unjoined, 1, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------- stops */
@@ -472,7 +492,7 @@ void smarm__release_unjoined(struct smarm_node *n)
 			       &s->word, memory_order_acquire)) ==
 		       SMARM__ST_DONE;
 		if (done)
-			smarm__slot_reclaim(s, &dead);
+			reclaim_unjoined(n, s, &dead);
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		if (done) {
 			smarm__exit_release(&dead);
@@ -517,7 +537,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 				*how = t->exit.ex_how;
 			if (reason)
 				*reason = t->exit.ex_code;
-			smarm__slot_reclaim(t, &dead);
+			reclaim_unjoined(n, t, &dead);
 			smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 			smarm__exit_release(&dead);
 			smarm__slot_free(n, smarm__slot_index(t));
@@ -550,7 +570,7 @@ int smarm__detach(struct smarm_node *n, uint64_t pid)
 	t->joinable = 0;
 	done = st == SMARM__ST_DONE;
 	if (done)
-		smarm__slot_reclaim(t, &dead);
+		reclaim_unjoined(n, t, &dead);
 	smarm__unlock(&t->cold, SMARM__RANK_SLOT);
 	if (done) {
 		smarm__exit_release(&dead);

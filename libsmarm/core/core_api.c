@@ -94,54 +94,71 @@ static uint64_t ns_to_cycles(uint64_t ns)
 
 /* ------------------------------------------------------------ config */
 
-/* Highest option id; ids without a range entry (hi == 0) are unknown. */
-#define OPT_MAX 31
+/*
+ * Everything the library knows of an option comes from SMARM_OPT_MAP
+ * (smarm.h): its id, range, default and scope. What an option does is
+ * its reader's (smarm_node_open, a subsystem's ss_open) and, for a spawn
+ * option, its spawn_set_<name> below: adding an option is one map entry
+ * plus that code.
+ */
 #define MIB (1024 * 1024)
 
-static const struct {
-	int64_t lo, hi;
-} opt_range[OPT_MAX + 1] = {
-	[SMARM_OPT_WORKERS] = { 1, SMARM__MAX_WORKERS },
-	[SMARM_OPT_MAX_ACTORS] = { 1, SMARM__PID_IDX_MAX }, /* pid index */
-	[SMARM_OPT_STACK_RESERVE] = { 4096, 1024 * MIB },
-	[SMARM_OPT_STACK_GUARD] = { 4096, 1024 * MIB },
-	[SMARM_OPT_STACK_POOL_CAP] = { 0, MIB },
-	[SMARM_OPT_TIMESLICE_NS] = { 10000, INT64_C(10000000000) },
-	[SMARM_OPT_PREEMPT_ASYNC] = { 0, 1 },
-	[SMARM_OPT_ASYNC_SLICE_NS] = { 100000, INT64_C(10000000000) },
-	[SMARM_OPT_IO_POOL_THREADS] = { 1, 64 },
-	[SMARM_OPT_STACK_MODE] = { SMARM_STACK_AUTO, SMARM_STACK_DENSE },
-	[SMARM_OPT_WAKE_SLOT] = { 0, 1 },
-	[SMARM_OPT_IDLE_SPIN_NS] = { 0, 10000000 },
+#define XX(name, value, lo, hi, def, scope)                                    \
+	static_assert((value) >= 1 && (value) < SMARM__OPT_SLOTS,              \
+		      "SMARM_OPT_" #name ": id outside the config storage");   \
+	static_assert((lo) <= (hi), "SMARM_OPT_" #name ": empty range");       \
+	static_assert((def) == -1 || ((def) >= (lo) && (def) <= (hi)),         \
+		      "SMARM_OPT_" #name ": default outside its range");
+SMARM_OPT_MAP(XX)
+#undef XX
+/* The ranges the map publishes are the runtime's own limits. */
+static_assert(SMARM__MAX_WORKERS == 64, "SMARM_OPT_WORKERS range");
+static_assert(SMARM__PID_IDX_MAX == 16777216, "SMARM_OPT_MAX_ACTORS range");
+
+enum { SCOPE_NODE = 0, SCOPE_SPAWN = 1 };
+
+static const struct opt_info {
+	int64_t oi_lo;	  /* range, inclusive */
+	int64_t oi_hi;	  /* range, inclusive */
+	int64_t oi_def;	  /* a fresh config's value; -1: derived */
+	uint8_t oi_known; /* 1: an option of this library */
+	uint8_t oi_scope; /* SCOPE_* */
+	const char *oi_name;
+} opt_info[SMARM__OPT_SLOTS] = {
+#define XX(name, value, lo, hi, def, scope)                                    \
+	[value] = { (lo), (hi), (def), 1, SCOPE_##scope, "SMARM_OPT_" #name },
+	SMARM_OPT_MAP(XX)
+#undef XX
 };
 
-static bool opt_known(int opt)
+static const struct opt_info *opt_find(int opt)
 {
-	return opt >= 1 && opt <= OPT_MAX && opt_range[opt].hi != 0;
+	if (opt < 1 || opt >= SMARM__OPT_SLOTS || !opt_info[opt].oi_known)
+		return NULL;
+	return &opt_info[opt];
 }
 
-static bool opt_valid(int opt, int64_t v)
+static bool opt_valid(const struct opt_info *oi, int64_t v)
 {
-	return opt_known(opt) && v >= opt_range[opt].lo &&
-	       v <= opt_range[opt].hi;
+	return oi != NULL && v >= oi->oi_lo && v <= oi->oi_hi;
+}
+
+const char *smarm_opt_name(int opt)
+{
+	const struct opt_info *oi = opt_find(opt);
+	return oi ? oi->oi_name : "SMARM_OPT_?";
 }
 
 static void config_defaults(struct smarm_config *c)
 {
 	int cpus = smarm__online_cpus();
 	memset(c, 0, sizeof *c);
+	for (int i = 0; i < SMARM__OPT_SLOTS; i++)
+		c->opt[i] = opt_info[i].oi_def;
+	/* Derived defaults (-1 in the map). STACK_POOL_CAP stays -1: it
+	 * follows WORKERS until set (pool_cap_of). */
 	c->opt[SMARM_OPT_WORKERS] =
 		cpus > SMARM__MAX_WORKERS ? SMARM__MAX_WORKERS : cpus;
-	c->opt[SMARM_OPT_MAX_ACTORS] = 1048576;
-	c->opt[SMARM_OPT_STACK_RESERVE] = 65536;
-	c->opt[SMARM_OPT_STACK_GUARD] = MIB;
-	c->opt[SMARM_OPT_STACK_POOL_CAP] = -1; /* derived from workers */
-	c->opt[SMARM_OPT_TIMESLICE_NS] = 2000000;
-	c->opt[SMARM_OPT_PREEMPT_ASYNC] = 1;
-	c->opt[SMARM_OPT_ASYNC_SLICE_NS] = 10000000;
-	c->opt[SMARM_OPT_IO_POOL_THREADS] = 4;
-	c->opt[SMARM_OPT_WAKE_SLOT] = 1;
-	c->opt[SMARM_OPT_IDLE_SPIN_NS] = 20000;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -175,7 +192,7 @@ void smarm_config_free(smarm_config_t *cfg)
 
 int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
 {
-	if (cfg == NULL || !opt_valid(opt, value))
+	if (cfg == NULL || !opt_valid(opt_find(opt), value))
 		return SMARM_EINVAL;
 	cfg->opt[opt] = value;
 	return 0;
@@ -183,7 +200,7 @@ int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
 
 int smarm_config_get_int(const smarm_config_t *cfg, int opt, int64_t *out)
 {
-	if (cfg == NULL || out == NULL || !opt_known(opt))
+	if (cfg == NULL || out == NULL || opt_find(opt) == NULL)
 		return SMARM_EINVAL;
 	*out = opt == SMARM_OPT_STACK_POOL_CAP ? pool_cap_of(cfg)
 					       : cfg->opt[opt];
@@ -336,24 +353,181 @@ smarm_node_t *smarm_node_current(void)
 }
 
 /*
+ * Statistics. SMARM_STAT_MAP (smarm.h) names each one and the layer that
+ * keeps it: a CORE statistic is read by its stat_<name> below (a CORE
+ * entry without one does not compile); any other id is asked of the
+ * subsystems (ss_get_stat), which answer for their layer's entries.
+ * Adding a statistic is one map entry plus its reader.
+ */
+typedef int64_t (*stat_fn)(struct smarm_node *n);
+
+/*
  * Sum a per-worker counter over the workers of the last (or current) run.
  * The owners write with relaxed stores, so this is exact after a run and
  * approximate during one.
  */
-static int64_t worker_stat_sum(struct smarm_node *n, int stat)
+static int64_t wstats_sum(struct smarm_node *n, size_t offset)
 {
 	uint64_t sum = 0;
-	for (int i = 0; i < n->workers_n; i++) {
-		struct smarm__wstats *ws = &n->wstats[i];
-		uint64_t *c = stat == SMARM_STAT_WAKE_SLOT_HITS ? &ws->slot_hits
-			      : stat == SMARM_STAT_WAKE_SLOT_DISPLACEMENTS
-				      ? &ws->slot_displaced
-			      : stat == SMARM_STAT_IDLE_SPIN_HITS
-				      ? &ws->spin_hits
-				      : &ws->parks;
-		sum += __atomic_load_n(c, __ATOMIC_RELAXED);
-	}
+	for (int i = 0; i < n->workers_n; i++)
+		sum += __atomic_load_n(
+			(uint64_t *)((char *)&n->wstats[i] + offset),
+			__ATOMIC_RELAXED);
 	return (int64_t)sum;
+}
+
+static int64_t stat_LIVE_ACTORS(struct smarm_node *n)
+{
+	return atomic_load(&n->live);
+}
+
+static int64_t stat_SLOTS(struct smarm_node *n)
+{
+	return atomic_load(&n->nslots);
+}
+
+static int64_t stat_FREE_SLOTS(struct smarm_node *n)
+{
+	int64_t v;
+	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
+	v = n->nfree;
+	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
+	return v;
+}
+
+static int64_t stat_RUN_QUEUE(struct smarm_node *n)
+{
+	return (int64_t)smarm__ring_len(&n->rq);
+}
+
+static int64_t stat_STACK_POOL(struct smarm_node *n)
+{
+	int64_t v;
+	smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+	v = n->pool_len;
+	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+	for (int i = 0; i < n->workers_n; i++)
+		v += __atomic_load_n(&n->workers[i].stk_ncache,
+				     __ATOMIC_RELAXED);
+	return v;
+}
+
+static int64_t stat_WORKERS(struct smarm_node *n)
+{
+	return n->workers_n;
+}
+
+static int64_t stat_SPAWNED(struct smarm_node *n)
+{
+	int64_t v = (int64_t)atomic_load(&n->spawned);
+	for (int i = 0; i < SMARM__MAX_WORKERS; i++)
+		v += (int64_t)__atomic_load_n(&n->spawned_w[i],
+					      __ATOMIC_RELAXED);
+	return v;
+}
+
+static int64_t stat_TIMERS(struct smarm_node *n)
+{
+	int64_t v;
+	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	v = n->tm_len;
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	return v;
+}
+
+static int64_t stat_WAKE_SLOT_HITS(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, slot_hits));
+}
+
+static int64_t stat_WAKE_SLOT_DISPLACEMENTS(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, slot_displaced));
+}
+
+static int64_t stat_IDLE_SPIN_HITS(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, spin_hits));
+}
+
+static int64_t stat_IDLE_PARKS(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, parks));
+}
+
+static int64_t stat_PREEMPT_SIGNALS(struct smarm_node *n)
+{
+	return (int64_t)atomic_load(&n->pre_signals);
+}
+
+static int64_t stat_PREEMPT_ASYNC(struct smarm_node *n)
+{
+	int64_t v = 0;
+	for (int i = 0; i < n->workers_n; i++)
+		v += (int64_t)__atomic_load_n(&n->workers[i].n_async,
+					      __ATOMIC_RELAXED);
+	return v;
+}
+
+static int64_t stat_PREEMPT_DEFERRED(struct smarm_node *n)
+{
+	int64_t v = 0;
+	for (int i = 0; i < n->workers_n; i++)
+		v += (int64_t)__atomic_load_n(&n->workers[i].n_deferred,
+					      __ATOMIC_RELAXED);
+	return v;
+}
+
+static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
+{
+	return atomic_load(&n->stk_guarded);
+}
+
+static int64_t stat_STACKS_DENSE(struct smarm_node *n)
+{
+	return atomic_load(&n->stk_dense);
+}
+
+static int64_t stat_STACK_SHRINKS(struct smarm_node *n)
+{
+	return atomic_load(&n->stk_shrinks);
+}
+
+static int64_t stat_STACK_GUARD_BUDGET(struct smarm_node *n)
+{
+	return n->stk_budget;
+}
+
+static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->ended_unjoined, memory_order_relaxed);
+}
+
+#define STAT_LIMIT 64 /* ids are below it */
+#define STAT_FN_CORE(name) stat_##name
+#define STAT_FN_IO(name) NULL
+
+static const struct {
+	stat_fn si_read; /* CORE: its reader; NULL: a subsystem's */
+	const char *si_name;
+} stat_info[STAT_LIMIT] = {
+#define XX(name, value, layer)                                                 \
+	[value] = { STAT_FN_##layer(name), "SMARM_STAT_" #name },
+	SMARM_STAT_MAP(XX)
+#undef XX
+};
+
+#define XX(name, value, layer)                                                 \
+	static_assert((value) >= 1 && (value) < STAT_LIMIT,                    \
+		      "SMARM_STAT_" #name ": id outside the table");
+SMARM_STAT_MAP(XX)
+#undef XX
+
+const char *smarm_stat_name(int stat)
+{
+	if (stat < 1 || stat >= STAT_LIMIT || stat_info[stat].si_name == NULL)
+		return "SMARM_STAT_?";
+	return stat_info[stat].si_name;
 }
 
 int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
@@ -361,77 +535,12 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 	struct smarm_node *n = (struct smarm_node *)node;
 	if (n == NULL || out == NULL)
 		return SMARM_EINVAL;
-	switch (stat) {
-	case SMARM_STAT_LIVE_ACTORS:
-		*out = atomic_load(&n->live);
+	if (stat >= 1 && stat < STAT_LIMIT && stat_info[stat].si_read != NULL) {
+		*out = stat_info[stat].si_read(n);
 		return 0;
-	case SMARM_STAT_SLOTS:
-		*out = atomic_load(&n->nslots);
-		return 0;
-	case SMARM_STAT_FREE_SLOTS:
-		smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
-		*out = n->nfree;
-		smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
-		return 0;
-	case SMARM_STAT_RUN_QUEUE:
-		*out = smarm__ring_len(&n->rq);
-		return 0;
-	case SMARM_STAT_STACK_POOL:
-		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
-		*out = n->pool_len;
-		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
-		for (int i = 0; i < n->workers_n; i++)
-			*out += __atomic_load_n(&n->workers[i].stk_ncache,
-						__ATOMIC_RELAXED);
-		return 0;
-	case SMARM_STAT_WORKERS:
-		*out = n->workers_n;
-		return 0;
-	case SMARM_STAT_TIMERS:
-		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
-		*out = n->tm_len;
-		smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
-		return 0;
-	case SMARM_STAT_SPAWNED:
-		*out = (int64_t)atomic_load(&n->spawned);
-		for (int i = 0; i < SMARM__MAX_WORKERS; i++)
-			*out += (int64_t)__atomic_load_n(&n->spawned_w[i],
-							 __ATOMIC_RELAXED);
-		return 0;
-	case SMARM_STAT_PREEMPT_SIGNALS:
-		*out = (int64_t)atomic_load(&n->pre_signals);
-		return 0;
-	case SMARM_STAT_PREEMPT_ASYNC:
-	case SMARM_STAT_PREEMPT_DEFERRED:
-		*out = 0;
-		for (int i = 0; i < n->workers_n; i++)
-			*out += (int64_t)__atomic_load_n(
-				stat == SMARM_STAT_PREEMPT_ASYNC
-					? &n->workers[i].n_async
-					: &n->workers[i].n_deferred,
-				__ATOMIC_RELAXED);
-		return 0;
-	case SMARM_STAT_STACKS_GUARDED:
-		*out = atomic_load(&n->stk_guarded);
-		return 0;
-	case SMARM_STAT_STACKS_DENSE:
-		*out = atomic_load(&n->stk_dense);
-		return 0;
-	case SMARM_STAT_STACK_SHRINKS:
-		*out = atomic_load(&n->stk_shrinks);
-		return 0;
-	case SMARM_STAT_STACK_GUARD_BUDGET:
-		*out = n->stk_budget;
-		return 0;
-	case SMARM_STAT_WAKE_SLOT_HITS:
-	case SMARM_STAT_WAKE_SLOT_DISPLACEMENTS:
-	case SMARM_STAT_IDLE_SPIN_HITS:
-	case SMARM_STAT_IDLE_PARKS:
-		*out = worker_stat_sum(n, stat);
-		return 0;
-	default:
-		return smarm__subsys_get_stat(n, stat, out);
 	}
+	/* Another layer's (or none's: the subsystems answer EINVAL). */
+	return smarm__subsys_get_stat(n, stat, out);
 }
 
 /* A stop from outside any actor (a foreign thread, the host). */
@@ -476,21 +585,46 @@ void smarm_spawn_opts_free(smarm_spawn_opts_t *opts)
 	free(opts);
 }
 
+/*
+ * Spawn options: each SCOPE SPAWN entry of SMARM_OPT_MAP has its
+ * spawn_set_<name>, storing an already validated value (an entry without
+ * one does not compile).
+ */
+static void spawn_set_STACK_RESERVE(struct smarm_spawn_opts *o, int64_t v)
+{
+	o->reserve = page_up(v);
+}
+
+static void spawn_set_STACK_GUARD(struct smarm_spawn_opts *o, int64_t v)
+{
+	o->guard = page_up(v);
+}
+
+static void spawn_set_STACK_MODE(struct smarm_spawn_opts *o, int64_t v)
+{
+	o->mode = (uint8_t)v;
+	o->mode_set = 1;
+}
+
 int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
 {
-	if (opts == NULL || !opt_valid(opt, value))
+	const struct opt_info *oi = opt_find(opt);
+	if (opts == NULL || !opt_valid(oi, value) ||
+	    oi->oi_scope != SCOPE_SPAWN)
 		return SMARM_EINVAL;
-	if (opt == SMARM_OPT_STACK_RESERVE) {
-		opts->reserve = page_up(value);
-	} else if (opt == SMARM_OPT_STACK_GUARD) {
-		opts->guard = page_up(value);
-	} else if (opt == SMARM_OPT_STACK_MODE) {
-		opts->mode = (uint8_t)value;
-		opts->mode_set = 1;
-	} else {
-		return SMARM_EINVAL;
+	switch (opt) {
+#define SPAWN_CASE_NODE(name)
+#define SPAWN_CASE_SPAWN(name)                                                 \
+	case SMARM_OPT_##name:                                                 \
+		spawn_set_##name(opts, value);                                 \
+		return 0;
+#define XX(name, id, lo, hi, def, scope) SPAWN_CASE_##scope(name)
+		SMARM_OPT_MAP(XX)
+#undef XX
+#undef SPAWN_CASE_SPAWN
+#undef SPAWN_CASE_NODE
 	}
-	return 0;
+	return SMARM_EINTERNAL; /* unreachable: every SPAWN id has a case */
 }
 
 int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
@@ -611,6 +745,13 @@ int smarm_preempt_allow_object(const void *addr)
 	if (addr == NULL)
 		return SMARM_EINVAL;
 	return smarm__preempt_allow_object(addr);
+}
+
+int smarm_preempt_disallow_object(const void *addr)
+{
+	if (addr == NULL)
+		return SMARM_EINVAL;
+	return smarm__preempt_disallow_object(addr);
 }
 
 int smarm_actor_get_stack(smarm_pid_t pid, int key, int64_t *out)

@@ -51,8 +51,12 @@ struct smarm__wstats {
 	uint64_t parks;		 /* futex sleeps of this idle worker */
 } __attribute__((aligned(64)));
 
+/* Config storage: one value per option id (SMARM_OPT_MAP, smarm.h); every
+ * id is below it (core_api.c checks at compile time). */
+#define SMARM__OPT_SLOTS 32
+
 struct smarm_config {
-	int64_t opt[32]; /* indexed by SMARM_OPT_*; resolved values */
+	int64_t opt[SMARM__OPT_SLOTS]; /* by SMARM_OPT_*; -1: derived */
 };
 
 struct smarm_spawn_opts {
@@ -122,6 +126,8 @@ struct smarm_node {
 
 	/* run state */
 	_Atomic int64_t live;
+	_Atomic int64_t ended_unjoined; /* DONE slots owed a join or detach
+					   (actor.c INV-5) */
 	_Atomic int running;
 	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
 	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker

@@ -33,8 +33,47 @@
  *          thread's TLS): it waits in that worker's pinned FIFO, never in
  *          the shared queue, and no other worker takes it.
  *   INV-P2 the handler touches only its own thread's worker and the
- *          actor on it, plus the append-only range table; it takes no
- *          lock and calls nothing that is not async-signal-safe.
+ *          actor on it, plus the range table and its reader counts; it
+ *          takes no lock and calls nothing that is not async-signal-safe.
+ *   INV-P3 a range entry's hi is its valid mark: 0 means empty. Entries
+ *          are written under ranges_lock only: filled lo first, then hi;
+ *          emptied by storing hi = 0 alone (lo stays until reuse); an
+ *          emptied entry is refilled only after a grace period.
+ *   INV-P4 (grace period) when smarm_preempt_disallow_object() returns,
+ *          no handler that could have seen the removed entries is still
+ *          running: every verdict and divert made from them is over.
+ *
+ * Removable allowances. The table of allowed text (ranges[]) is read by
+ * the handler on any thread at any time, and an allowance can be
+ * removed so that its object can be unloaded. A handler must never
+ * judge from a half-written entry (a torn lo/hi pair could span libc),
+ * nor from an entry of an object that is gone and whose addresses now
+ * hold another object's code. The protocol:
+ *   handler: 1. p = phase; readers[p] += 1 (seq_cst);
+ *            2. for each entry: h = hi; if h != 0, l = lo; match
+ *               l <= pc < h (seq_cst loads: plain loads on x86);
+ *            3. decide, divert if allowed;
+ *            4. readers[p] -= 1.
+ *   removal (under ranges_lock): 1. hi = 0 on each entry of the object
+ *            (seq_cst); 2. flip phase; 3. wait until readers[old phase]
+ *            is 0; 4. drop the object's dlopen reference, unlocked.
+ *   adding (under ranges_lock): lo, then hi, into an empty entry.
+ * A handler counted in step 1 before the flip is waited for (INV-P4).
+ * One that is not waited for incremented after the remover saw the old
+ * count at 0, so (all of it seq_cst) its loads in step 2 come after the
+ * remover's hi = 0 and it cannot see the removed entry. Handlers arriving
+ * during the wait count on the new phase, so the wait ends (no
+ * livelock); it lasts as long as the slowest handler already running,
+ * microseconds. A hi read as nonzero was stored after its lo (step 2
+ * reads hi first), and that lo stays until a grace period that waits for
+ * this handler, so a handler never mixes two entries. The actor a
+ * handler interrupts cannot move while the handler runs, so a verdict
+ * "allowed" is about text the actor is executing at that moment; that
+ * text must stay mapped while an actor executes it, preemption or not,
+ * which is the host's part (it unloads an object only when no actor can
+ * be running its code).
+ * Allowed objects hold one dlopen reference each (never RTLD_NODELETE),
+ * so a host's dlclose cannot unmap allowed text; the removal drops it.
  * See: docs/architecture.md (Preemption).
  */
 
@@ -49,6 +88,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,10 +122,29 @@ enum {
 #define PREEMPT_STACK_MARGIN (8 * 1024)
 #endif
 
+/*
+ * The allowed text, read by the handler (INV-P3). nranges is the high
+ * water of used entries; it only grows.
+ */
 static struct {
-	uintptr_t lo, hi;
+	_Atomic uintptr_t lo; /* first byte */
+	_Atomic uintptr_t hi; /* one past the last byte; 0: empty entry */
 } ranges[MAX_RANGES];
 static _Atomic int nranges;
+static _Atomic unsigned gp_phase;      /* the grace period's phase (bit 0) */
+static _Atomic unsigned gp_readers[2]; /* handlers reading, by phase */
+
+/*
+ * The allowed objects, behind the entries: writers' bookkeeping, never
+ * read by the handler. Guarded by ranges_lock.
+ */
+#define MAX_SEGS 8 /* executable segments recorded per object */
+static struct allowed {
+	uintptr_t a_key;       /* its first executable segment; 0: free */
+	void *a_handle;	       /* its dlopen reference; NULL: the exe */
+	int a_nseg;	       /* entries it has in ranges[] */
+	int a_entry[MAX_SEGS]; /* their indexes */
+} allowed[MAX_RANGES];
 static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t preempt_once = PTHREAD_ONCE_INIT;
 static struct sigaction prior_urg;
@@ -93,33 +152,88 @@ static _Atomic pid_t self_pid;
 
 /* ------------------------------------------------------------ text */
 
+/* Handler side (INV-P3): whether pc lies in an allowed range. */
 static bool text_preemptible(uintptr_t pc)
 {
-	int k = atomic_load_explicit(&nranges, memory_order_acquire);
-	for (int i = 0; i < k; i++)
-		if (pc >= ranges[i].lo && pc < ranges[i].hi)
+	int k = atomic_load(&nranges);
+	for (int i = 0; i < k; i++) {
+		uintptr_t hi = atomic_load(&ranges[i].hi);
+		if (hi != 0 && pc < hi && pc >= atomic_load(&ranges[i].lo))
 			return true;
+	}
 	return false;
 }
 
-static void range_add(uintptr_t lo, uintptr_t hi)
+/* Under ranges_lock: the object whose first executable segment is key. */
+static struct allowed *allowed_find(uintptr_t key)
 {
-	int k = atomic_load_explicit(&nranges, memory_order_relaxed);
+	for (int i = 0; i < MAX_RANGES; i++)
+		if (allowed[i].a_key == key)
+			return &allowed[i];
+	return NULL;
+}
+
+/* Under ranges_lock: empty entries, counting those never used. */
+static int ranges_free(void)
+{
+	int k = atomic_load(&nranges);
+	int n = MAX_RANGES - k;
 	for (int i = 0; i < k; i++)
-		if (ranges[i].lo == lo && ranges[i].hi == hi)
-			return;
-	if (k == MAX_RANGES)
-		return;
-	ranges[k].lo = lo;
-	ranges[k].hi = hi;
-	atomic_store_explicit(&nranges, k + 1, memory_order_release);
+		n += atomic_load(&ranges[i].hi) == 0;
+	return n;
+}
+
+/*
+ * Under ranges_lock, with room checked (ranges_free, a free allowed
+ * record): publish an object's segments, lo before hi (INV-P3).
+ */
+static void allowed_add(uintptr_t key, void *handle, int nseg,
+			const uintptr_t *lo, const uintptr_t *hi)
+{
+	struct allowed *a = allowed_find(0);
+	int k = atomic_load(&nranges);
+	int e = 0;
+	SMARM_ASSERT(a != NULL && nseg <= MAX_SEGS);
+	a->a_key = key;
+	a->a_handle = handle;
+	a->a_nseg = nseg;
+	for (int i = 0; i < nseg; i++) {
+		while (e < k && atomic_load(&ranges[e].hi) != 0)
+			e++;
+		if (e == k)
+			atomic_store(&nranges, ++k);
+		atomic_store(&ranges[e].lo, lo[i]);
+		atomic_store(&ranges[e].hi, hi[i]);
+		a->a_entry[i] = e++;
+	}
+}
+
+/*
+ * Under ranges_lock: empty a's entries and wait out the handlers that
+ * may have seen them (INV-P4). Returns its dlopen reference for the
+ * caller to drop once unlocked.
+ */
+static void *allowed_remove(struct allowed *a)
+{
+	void *handle = a->a_handle;
+	unsigned old;
+	for (int i = 0; i < a->a_nseg; i++)
+		atomic_store(&ranges[a->a_entry[i]].hi, 0);
+	memset(a, 0, sizeof *a);
+	old = atomic_fetch_add(&gp_phase, 1) & 1;
+	while (atomic_load(&gp_readers[old]) != 0)
+		sched_yield();
+	return handle;
 }
 
 struct find_obj {
 	uintptr_t addr; /* in: an address inside the object, 0: the exe */
 	bool found;
 	bool exe;		/* the object is the main program */
-	uintptr_t lo[8], hi[8]; /* its executable segments */
+	int seen;		/* objects looked at so far */
+	uintptr_t base;		/* its load bias (dlpi_addr) */
+	uintptr_t lo[MAX_SEGS]; /* its executable segments */
+	uintptr_t hi[MAX_SEGS];
 	int n;
 };
 
@@ -129,6 +243,7 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	bool first = f->addr == 0;
 	bool hit = first;
 	(void)size;
+	f->exe = f->seen++ == 0; /* the first object reported is the exe */
 	for (int i = 0; !hit && i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -139,7 +254,8 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!hit)
 		return 0;
 	f->found = true;
-	for (int i = 0; i < info->dlpi_phnum && f->n < 8; i++) {
+	f->base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum && f->n < MAX_SEGS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
@@ -147,7 +263,7 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		f->hi[f->n] = f->lo[f->n] + ph->p_memsz;
 		f->n++;
 	}
-	return 1; /* the first object reported is the main program */
+	return 1;
 }
 
 /* ------------------------------------------------------------ signal */
@@ -201,6 +317,7 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	struct smarm__worker *w = smarm__tls_worker;
 	ucontext_t *uc = ctx;
 	struct smarm__slot *s;
+	unsigned phase;
 	int why;
 
 	/* Only the monitor's signals are ours; the host's go on. */
@@ -215,16 +332,20 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	if (atomic_load_explicit(&w->run_seq, memory_order_relaxed) !=
 	    atomic_load_explicit(&w->preempt_seq, memory_order_relaxed))
 		goto out; /* late: that run already ended */
+	/* Counted while it reads the range table and acts on it (INV-P4). */
+	phase = atomic_load(&gp_phase) & 1;
+	atomic_fetch_add(&gp_readers[phase], 1);
 	why = defer_reason(w, s, uc);
 	if (why != DEFER_NONE) {
 		s->preempt_pending = 1;
 		__atomic_store_n(&w->defer_why, why, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->n_deferred, w->n_deferred + 1,
 				 __ATOMIC_RELEASE);
-		goto out;
+	} else {
+		smarm__uc_divert(uc);
+		w->n_async++;
 	}
-	smarm__uc_divert(uc);
-	w->n_async++;
+	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
 out:
 	errno = saved_errno;
 }
@@ -245,9 +366,11 @@ static void preempt_init(void)
 	 * text: allowing that text would let a signal switch out the
 	 * scheduler under its locks. Then nothing is allowed by default.
 	 */
-	if (!(self.found && self.n > 0 && f.n > 0 && self.lo[0] == f.lo[0]))
-		for (int i = 0; i < f.n; i++)
-			range_add(f.lo[i], f.hi[i]);
+	if (!(self.found && self.n > 0 && f.n > 0 && self.lo[0] == f.lo[0])) {
+		pthread_mutex_lock(&ranges_lock);
+		allowed_add(f.lo[0], NULL, f.n, f.lo, f.hi);
+		pthread_mutex_unlock(&ranges_lock);
+	}
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sigurg;
@@ -495,45 +618,101 @@ static bool denied_object(const char *path)
 	return false;
 }
 
+/*
+ * The object containing addr, with a dlopen reference on it (*handle;
+ * NULL for the executable, which cannot be unloaded), or an error:
+ * SMARM_ENOENT in no loaded object (or being unloaded), SMARM_EINVAL an
+ * object that must never be preemptible.
+ */
+static int object_hold(const void *addr, struct find_obj *f, void **handle)
+{
+	struct find_obj self = { 0 };
+	Dl_info info = { 0 };
+	struct link_map *lm = NULL;
+
+	*handle = NULL;
+	memset(f, 0, sizeof *f);
+	f->addr = (uintptr_t)addr;
+	dl_iterate_phdr(find_obj_cb, f);
+	if (!f->found || f->n == 0)
+		return SMARM_ENOENT;
+	self.addr = (uintptr_t)(void *)smarm__preempt_allow_object;
+	dl_iterate_phdr(find_obj_cb, &self);
+	if (self.found && self.n > 0 && self.lo[0] == f->lo[0])
+		return SMARM_EINVAL; /* libsmarm itself */
+	if (f->exe)
+		return 0;
+	if (dladdr(addr, &info) == 0 || info.dli_fname == NULL)
+		return SMARM_ENOENT;
+	if (denied_object(info.dli_fname))
+		return SMARM_EINVAL;
+	/*
+	 * A reference by name, then a check that it is the object we found
+	 * (it could have been unloaded and another loaded meanwhile): from
+	 * here on its text cannot be unmapped.
+	 */
+	*handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (*handle == NULL)
+		return SMARM_ENOENT;
+	if (dlinfo(*handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL ||
+	    (uintptr_t)lm->l_addr != f->base) {
+		dlclose(*handle);
+		*handle = NULL;
+		return SMARM_ENOENT;
+	}
+	return 0;
+}
+
 /* smarm_preempt_allow_object (core_api.c validated addr). */
 int smarm__preempt_allow_object(const void *addr)
 {
+	struct find_obj f;
+	void *handle;
+	void *drop = NULL;
+	int rc;
+
+	pthread_once(&preempt_once, preempt_init);
+	rc = object_hold(addr, &f, &handle);
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&ranges_lock);
+	if (allowed_find(f.lo[0]) != NULL) {
+		drop = handle; /* allowed already: one reference is enough */
+	} else if (ranges_free() < f.n || allowed_find(0) == NULL) {
+		drop = handle;
+		rc = SMARM_ENOMEM;
+	} else {
+		allowed_add(f.lo[0], handle, f.n, f.lo, f.hi);
+	}
+	pthread_mutex_unlock(&ranges_lock);
+	if (drop != NULL)
+		dlclose(drop); /* may run the object's destructors: unlocked */
+	return rc;
+}
+
+/* smarm_preempt_disallow_object (core_api.c validated addr). */
+int smarm__preempt_disallow_object(const void *addr)
+{
 	struct find_obj f = { 0 };
-	struct find_obj self = { 0 };
-	Dl_info info = { 0 };
+	struct allowed *a;
+	void *drop = NULL;
+	int rc = SMARM_ENOENT;
 
 	pthread_once(&preempt_once, preempt_init);
 	f.addr = (uintptr_t)addr;
 	dl_iterate_phdr(find_obj_cb, &f);
 	if (!f.found || f.n == 0)
 		return SMARM_ENOENT;
-	self.addr = (uintptr_t)(void *)smarm__preempt_allow_object;
-	dl_iterate_phdr(find_obj_cb, &self);
-	if (self.found && self.n > 0 && self.lo[0] == f.lo[0])
-		return SMARM_EINVAL; /* libsmarm itself */
-	if (dladdr(addr, &info) != 0 && info.dli_fname != NULL &&
-	    denied_object(info.dli_fname))
-		return SMARM_EINVAL;
-	/*
-	 * Pin the object: an allowed range must never be unloaded and reused
-	 * by another library's code. (The executable cannot be unloaded; its
-	 * dlopen by path may fail, which is fine.)
-	 */
-	if (info.dli_fname != NULL)
-		(void)dlopen(info.dli_fname,
-			     RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
 	pthread_mutex_lock(&ranges_lock);
-	if (atomic_load(&nranges) + f.n > MAX_RANGES) {
-		bool known = true;
-		for (int i = 0; i < f.n; i++)
-			known = known && text_preemptible(f.lo[i]);
-		pthread_mutex_unlock(&ranges_lock);
-		return known ? 0 : SMARM_ENOMEM;
+	a = allowed_find(f.lo[0]);
+	if (a != NULL) {
+		drop = allowed_remove(a);
+		rc = 0;
 	}
-	for (int i = 0; i < f.n; i++)
-		range_add(f.lo[i], f.hi[i]);
 	pthread_mutex_unlock(&ranges_lock);
-	return 0;
+	if (drop != NULL)
+		dlclose(drop); /* the last reference unloads: unlocked */
+	return rc;
 }
 
 void smarm__nopreempt_enter(struct smarm__slot *s)

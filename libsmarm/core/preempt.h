@@ -28,6 +28,7 @@ struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
  * inside a runtime operation. s may be NULL (not an actor).
  */
 int smarm__preempt_allow_object(const void *addr);
+int smarm__preempt_disallow_object(const void *addr);
 void smarm__nopreempt_enter(struct smarm__slot *s);
 void smarm__nopreempt_leave(struct smarm__slot *s);
 
