@@ -1233,6 +1233,113 @@ SMARM_API int smarm_io_write(int fd, const void *buf, size_t len,
 			     ptrdiff_t *out);
 
 /*
+ * struct sockaddr - the POSIX socket address of <sys/socket.h>, declared
+ * here only by its tag. smarm_io_accept() and smarm_io_connect() take it
+ * by pointer, as accept(2), connect(2) and libuv's uv_tcp_connect() do,
+ * so the compiler still checks what is passed (void * would take
+ * anything; a struct sockaddr_in is cast, as for connect(2)), and any
+ * address family works; declaring the tag rather than including
+ * <sys/socket.h> keeps the socket headers out of every file that
+ * includes this one, and a file that builds addresses includes them
+ * anyway. Lengths are size_t, like every length in this header (not
+ * socklen_t, which would need that include); a length over INT_MAX is
+ * SMARM_EINVAL. Since: SMARM_0.3.
+ */
+struct sockaddr;
+
+/*
+ * smarm_io_accept() - wait until a listening socket has a connection,
+ * then accept it.
+ *
+ * A connection pending now is accepted at once; otherwise the actor
+ * waits for one as smarm_io_wait_readable_timeout() waits (one waiter
+ * per fd; a wait that ends by its deadline or by a stop leaves fd
+ * unregistered and usable). A connection aborted by its peer before it
+ * was accepted (ECONNABORTED), EINTR, and a connection another accept
+ * took first are retried within the same deadline. The new fd is
+ * O_NONBLOCK and close-on-exec (accept4(2) with SOCK_NONBLOCK |
+ * SOCK_CLOEXEC), ready for smarm_io_read() and smarm_io_write(); it is
+ * the caller's to close.
+ *
+ * fd is a listening socket (listen(2) was called). The accept runs on
+ * the actor's worker, which must never block: an fd without O_NONBLOCK
+ * is checked to be a listening socket and then given O_NONBLOCK, which
+ * it keeps (the flag belongs to the open file description, so dup(2)s
+ * of fd share it).
+ *
+ * addr and addrlen are both NULL (the peer's address is not wanted) or
+ * both set: then *addrlen is the size of the buffer at addr on entry,
+ * and on success the peer's address is stored there and *addrlen set to
+ * its full size, which exceeds the buffer if the address was truncated
+ * (as accept(2); a struct sockaddr_storage always fits).
+ *
+ * timeout_ns: 0 checks once and never parks; SMARM_NO_TIMEOUT waits
+ * without a deadline; any other value bounds the wait. A connection
+ * ready at the deadline is accepted.
+ * Returns: 0, *out set to the new connection's fd (addr and *addrlen
+ * filled if given). Errors: SMARM_EINVAL fd negative, out NULL, only one
+ * of addr and addrlen given, *addrlen over INT_MAX, or fd is not a
+ * socket; SMARM_ENOTACTOR; SMARM_EBADF fd is not open; SMARM_ESTATE fd
+ * is a socket that is not listening (no listen(2), or a datagram
+ * socket); SMARM_EEXIST another actor waits on fd (and no connection is
+ * pending); SMARM_ETIMEDOUT no connection within timeout_ns; SMARM_ENOMEM;
+ * SMARM_ESYSTEM accept4(2) failed otherwise: errno then holds its error
+ * (EMFILE, ENFILE, EPERM, ...), as the call left it; or the epoll thread
+ * could not be started. Safe point (a stop ends the actor with no
+ * connection taken). Thread-safety: actor context only.
+ * Since: SMARM_0.3.
+ */
+SMARM_API int smarm_io_accept(int fd, struct sockaddr *addr, size_t *addrlen,
+			      uint64_t timeout_ns, int *out);
+
+/*
+ * smarm_io_connect() - connect a socket to addr, waiting for the
+ * connection to be established.
+ *
+ * Starts a non-blocking connect(2) and, while it is in progress
+ * (EINPROGRESS), waits for fd to become writable as
+ * smarm_io_wait_writable_timeout() waits (one waiter per fd; a wait that
+ * ends by its deadline or by a stop leaves fd unregistered), then reads
+ * the outcome from SO_ERROR: no EINPROGRESS or SO_ERROR is left to the
+ * caller. A connection that completes at once (a Unix-domain socket, a
+ * datagram socket) returns without waiting.
+ *
+ * fd is a socket, typically fresh from socket(2). The connect runs on
+ * the actor's worker, which must never block: an fd without O_NONBLOCK
+ * is checked to be a socket and then given O_NONBLOCK, which it keeps
+ * (as smarm_io_read() and smarm_io_write() want it; the flag belongs to
+ * the open file description, so dup(2)s of fd share it).
+ *
+ * An attempt still in progress when the wait ends (SMARM_ETIMEDOUT, or a
+ * stop of the actor) is not cancelled: the kernel carries on with it.
+ * Calling smarm_io_connect() on fd again waits for that same attempt
+ * (addr is then not used), so with timeout_ns 0 the first call starts
+ * the attempt and checks once, and each later call checks again; close
+ * fd to give up. After a failure (SMARM_ESYSTEM) close fd and use a
+ * new socket, as connect(2) requires.
+ *
+ * timeout_ns: 0 checks once and never parks; SMARM_NO_TIMEOUT waits
+ * without a deadline (the kernel still gives up after its own SYN
+ * retries: SMARM_ESYSTEM, errno ETIMEDOUT); any other value bounds the
+ * wait. A connection established at the deadline wins.
+ * Returns: 0 fd is connected. Errors: SMARM_EINVAL fd negative, addr
+ * NULL, addrlen 0 or over INT_MAX, fd is not a socket, or addr is not an
+ * address for fd (EAFNOSUPPORT, EINVAL); SMARM_ENOTACTOR; SMARM_EBADF fd
+ * is not open; SMARM_ESTATE fd is already connected (EISCONN);
+ * SMARM_EEXIST another actor waits on fd (also: another
+ * smarm_io_connect() of fd); SMARM_ETIMEDOUT not connected within
+ * timeout_ns (the attempt goes on, see above); SMARM_ENOMEM;
+ * SMARM_ESYSTEM the connection failed: errno then holds connect(2)'s
+ * error or the one SO_ERROR reported (ECONNREFUSED, ENETUNREACH,
+ * EHOSTUNREACH, EADDRNOTAVAIL, EACCES, ETIMEDOUT, or EAGAIN for a
+ * Unix-domain listener whose backlog is full, which is not waited for),
+ * as the call left it; or the epoll thread could not be started. Safe
+ * point. Thread-safety: actor context only. Since: SMARM_0.3.
+ */
+SMARM_API int smarm_io_connect(int fd, const struct sockaddr *addr,
+			       size_t addrlen, uint64_t timeout_ns);
+
+/*
  * smarm_io_blocking_cb - a job for the blocking-work pool. Runs on a pool
  * thread, not in an actor: it may block (a disk read, getaddrinfo, a
  * foreign library), but actor calls made from it return

@@ -2,8 +2,8 @@
 /*
  * io.h - internal interface of the io layer: the per-node io state (epoll
  * thread, fd-waiter table, blocking-work pool), created on first use in
- * a run and torn down when that run ends, and select over channel and fd
- * arms.
+ * a run and torn down when that run ends, select over channel and fd
+ * arms, and accept/connect on top of the fd wait.
  *
  * Layering: io sits beside msg above core. It uses core.h for parking and
  * waking, and msg.h only for the channel arms of the select engine; core
@@ -18,7 +18,7 @@
  * the fd-waiter table and every epoll_ctl; jlock (CHANNEL rank) guards
  * the completion fields of pool jobs; start_mu (pthread) serialises the
  * lazy starts; pmu/pcv (pthread) guard the pool's job queue.
- * Invariants: stated in epoll.c and pool.c.
+ * Invariants: stated in epoll.c, pool.c and sock.c.
  * See: docs/architecture.md (IO and blocking work).
  */
 #ifndef SMARM_IO_H
@@ -28,6 +28,7 @@
 #include "../msg/msg.h"
 
 #include <pthread.h>
+#include <sys/socket.h>
 
 /* One fd's registration with the epoll thread (wlock). */
 struct smarm__fdw {
@@ -117,5 +118,15 @@ int smarm__select_chans(smarm_chan_t *const chans[], size_t n,
 			uint64_t timeout_ns, size_t *ready);
 int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 		     size_t n, uint64_t deadline, size_t *ready);
+
+/*
+ * sock.c: smarm_io_accept and smarm_io_connect after their argument
+ * checks; deadline 0 means none. addrlen NULL: no peer address.
+ */
+int smarm__sock_accept(struct smarm__slot *me, int fd, struct sockaddr *addr,
+		       socklen_t *addrlen, uint64_t deadline, int *out);
+int smarm__sock_connect(struct smarm__slot *me, int fd,
+			const struct sockaddr *addr, socklen_t addrlen,
+			uint64_t deadline);
 
 #endif /* SMARM_IO_H */

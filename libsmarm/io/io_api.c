@@ -2,9 +2,10 @@
 /*
  * io_api.c - the public entry points of the io layer: select sets over
  * channel and fd arms (and the retired smarm_select's channel-only form,
- * the same engine), fd waits with and without a timeout, read/write sugar and
- * blocking work. Each call validates its arguments and calls smarm__ code;
- * nothing below this file checks caller input again.
+ * the same engine), fd waits with and without a timeout, read/write sugar,
+ * accept and connect (their loops are in sock.c) and blocking work. Each
+ * call validates its arguments and calls smarm__ code; nothing below this
+ * file checks caller input again.
  *
  * Ownership: buffers and arm arrays stay the caller's.
  * Locking: none of its own.
@@ -15,6 +16,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -224,4 +226,38 @@ int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg, intptr_t *result)
 	if (fn == NULL)
 		return SMARM_EINVAL;
 	return smarm__pool_run(smarm__current_node(), me, fn, arg, result);
+}
+
+/* ------------------------------------------------- accept and connect */
+
+int smarm_io_accept(int fd, struct sockaddr *addr, size_t *addrlen,
+		    uint64_t timeout_ns, int *out)
+{
+	struct smarm__slot *me = smarm__current();
+	socklen_t len = 0;
+	int rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (fd < 0 || out == NULL || (addr == NULL) != (addrlen == NULL) ||
+	    (addrlen != NULL && *addrlen > INT_MAX))
+		return SMARM_EINVAL;
+	if (addrlen != NULL)
+		len = (socklen_t)*addrlen;
+	rc = smarm__sock_accept(me, fd, addr, addrlen != NULL ? &len : NULL,
+				smarm__timeout_deadline(timeout_ns), out);
+	if (rc == 0 && addrlen != NULL)
+		*addrlen = len;
+	return rc;
+}
+
+int smarm_io_connect(int fd, const struct sockaddr *addr, size_t addrlen,
+		     uint64_t timeout_ns)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	if (fd < 0 || addr == NULL || addrlen == 0 || addrlen > INT_MAX)
+		return SMARM_EINVAL;
+	return smarm__sock_connect(me, fd, addr, (socklen_t)addrlen,
+				   smarm__timeout_deadline(timeout_ns));
 }

@@ -6,6 +6,10 @@
 
 #include <smarm/smarm.h>
 
+// After smarm.h, which declares only the tag: the same struct sockaddr.
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cstdio>
 
 static int checks;
@@ -32,7 +36,7 @@ int main()
 	smarm_node_t *node = nullptr;
 	int how = -1;
 
-	std::printf("1..5\n");
+	std::printf("1..6\n");
 	check(none.id == 0 && no_timer.id == 0, "the zero ids are zero");
 	check(smarm_node_open(&node, nullptr) == SMARM_OK, "a node opens");
 	check(smarm_node_run(node, root, &self, &how, nullptr) == SMARM_OK &&
@@ -40,5 +44,10 @@ int main()
 	      "a root actor runs");
 	check(!smarm_pid_eq(self, none), "the root had a pid");
 	check(smarm_node_close(node) == SMARM_OK, "the node closes");
+	sockaddr_in sin = {};
+	sin.sin_family = AF_INET;
+	check(smarm_io_connect(0, reinterpret_cast<const sockaddr *>(&sin),
+			       sizeof sin, 0) == SMARM_ENOTACTOR,
+	      "smarm_io_connect takes the system's struct sockaddr");
 	return failed == 0 ? 0 : 1;
 }
