@@ -12,7 +12,8 @@
  * by pids: by-value (index, generation) ids that can be copied, compared
  * and sent in messages; a pid of an actor that is gone is detected and
  * reported as SMARM_ENOPROC, never aliased to a new actor. Actors talk
- * through *channels* (unbounded MPSC queues of fixed-size elements), wait
+ * through *channels* (unbounded many-to-many queues of fixed-size
+ * elements), wait
  * on several channels with select, and share state through a green mutex.
  *
  * Conventions.
@@ -893,16 +894,25 @@ SMARM_API int smarm_timer_cancel(smarm_timer_t timer);
  * --------------------------------------------------------------------- */
 
 /*
- * smarm_chan_alloc() - create an unbounded multi-producer, single-consumer
+ * smarm_chan_alloc() - create an unbounded multi-producer, multi-consumer
  * channel of elem_size-byte elements.
  *
- * The caller receives the channel holding one *sender reference* and the
- * *receiver reference*. More sender references come from
- * smarm_chan_sender_dup(). When the last sender reference is freed the
- * channel is *closed*: the receiver still gets every queued element, then
- * SMARM_ECLOSED. When the receiver reference is freed, queued elements are
+ * The caller receives the channel holding one *sender reference* and one
+ * *receiver reference*. More come from smarm_chan_sender_dup() and
+ * smarm_chan_receiver_dup(): typically each producer and each consumer
+ * owns one and frees it when done. When the last sender reference is
+ * freed the channel is *closed*: receivers still get every queued
+ * element, then SMARM_ECLOSED; every waiting receiver is woken to see it.
+ * When the last receiver reference is freed, queued elements are
  * destroyed and later sends fail with SMARM_ECLOSED. The channel's memory
  * is released when both kinds of reference are gone.
+ *
+ * Many receivers (work sharing): each element goes to exactly one
+ * receiver. Receivers that wait on an empty channel (actors in
+ * smarm_chan_recv, plain threads in smarm_chan_recv, actors in a select
+ * with an arm on it) are served in the order they started waiting: each
+ * send wakes the oldest. Receivers that do not wait (try_recv, a receive
+ * that finds an element queued) take the oldest element at once.
  *
  * Elements are copied in and out (memcpy); elem_free (may be NULL) is run
  * on any element that is never received.
@@ -928,13 +938,25 @@ SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
 SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
 
 /*
- * smarm_chan_receiver_free() - give up the receiver reference. Queued
- * elements are destroyed (elem_free runs on each, outside any lock).
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE already freed,
- * or an actor is inside a recv or select wait on ch (parked, or woken and
- * not yet resumed; nothing is freed).
- * Thread-safety: any thread; but the receiver reference must not be freed
- * while its actor may still start a receive on ch. Since: SMARM_0.1.
+ * smarm_chan_receiver_dup() - take one more receiver reference, for one
+ * more consumer of ch.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE the last
+ * receiver reference is already gone; SMARM_ENOMEM 2^32 - 1 references
+ * are held. Thread-safety: any thread. Since: SMARM_0.3.
+ */
+SMARM_API int smarm_chan_receiver_dup(smarm_chan_t *ch);
+
+/*
+ * smarm_chan_receiver_free() - give up one receiver reference. The last
+ * one destroys queued elements (elem_free runs on each, outside any
+ * lock) and closes the notify fd (smarm_chan_notify_fd), if any.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no receiver
+ * reference is left, or this is the last one and a receive or select
+ * wait on ch is in progress (an actor or thread parked, or woken and not
+ * yet resumed; nothing is freed).
+ * Thread-safety: any thread; but a reference must not be freed while its
+ * holder may still start a receive on ch. Since: SMARM_0.1 (counted
+ * references since SMARM_0.3).
  */
 SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
 
@@ -942,10 +964,10 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
  * smarm_chan_send() - append a copy of *elem; never blocks.
  *
  * On success the channel owns the element; on failure the caller still
- * does. Wakes a receiver parked on the channel, also from a plain OS
- * thread. Elements are received in the order sends completed.
- * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED the
- * receiver is gone, or every sender reference has been freed (the
+ * does. Wakes the receiver that has waited longest, also from a plain
+ * OS thread. Elements are taken in the order sends completed.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED every
+ * receiver reference is gone, or every sender reference has been freed (the
  * channel is closed: a receiver drains what was queued, then gets
  * SMARM_ECLOSED); SMARM_ENOMEM the queue could not grow.
  * Thread-safety: any thread. Since: SMARM_0.1.
@@ -953,14 +975,21 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
 SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
 
 /*
- * smarm_chan_recv() - take the oldest element into *out, parking while the
+ * smarm_chan_recv() - take the oldest element into *out, waiting while the
  * channel is empty and open.
  *
- * Only one actor may receive on a channel at a time.
- * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR;
- * SMARM_ECLOSED closed and drained; SMARM_ESTATE the receiver reference
- * was freed, or another actor is parked receiving on ch. Safe point.
- * Thread-safety: actor context only. Since: SMARM_0.1.
+ * An actor parks; a plain OS thread (not a node's worker) blocks in the
+ * kernel. Either queues behind the receivers already waiting on ch and is
+ * served in that order (see smarm_chan_alloc); it is woken by a send from
+ * any actor or thread, and by the close. An actor stopped while parked
+ * loses nothing: an element already handed to it goes back to the front
+ * of the queue for the next receiver.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR called
+ * on a worker thread outside an actor (a runtime callback); SMARM_ECLOSED
+ * closed and drained; SMARM_ESTATE every receiver reference was freed;
+ * SMARM_ENOMEM no room to queue the waiter. Safe point in an actor.
+ * Thread-safety: any thread. Since: SMARM_0.1 (plain threads and many
+ * receivers since SMARM_0.3).
  */
 SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
 
@@ -970,8 +999,9 @@ SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
  * one is queued now, SMARM_NO_TIMEOUT is smarm_chan_recv(). An element
  * that races the deadline wins.
  * Returns: 0. Errors: as smarm_chan_recv, plus SMARM_ETIMEDOUT.
- * Thread-safety: actor context only. Since: SMARM_0.1 (the timeout rule
- * since SMARM_0.3: 0 no longer yields first).
+ * Thread-safety: any thread (as smarm_chan_recv). Since: SMARM_0.1 (the
+ * timeout rule since SMARM_0.3: 0 no longer yields first; plain threads
+ * since SMARM_0.3).
  */
 SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
 				      uint64_t timeout_ns);
@@ -980,8 +1010,9 @@ SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
  * smarm_chan_try_recv() - take the oldest element if there is one; never
  * parks.
  * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN empty and open;
- * SMARM_ECLOSED closed and drained; SMARM_ESTATE receiver freed.
- * Thread-safety: any thread, one receiver at a time. Since: SMARM_0.1.
+ * SMARM_ECLOSED closed and drained; SMARM_ESTATE every receiver
+ * reference was freed.
+ * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
 
@@ -992,6 +1023,37 @@ SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
  * count or an error in one int64_t).
  */
 SMARM_API int smarm_chan_len(smarm_chan_t *ch, size_t *out);
+
+/*
+ * smarm_chan_notify_fd() - an eventfd that is readable while ch may be
+ * ready, so a foreign event loop (epoll, poll, libuv, a GUI loop) can
+ * wait for ch without polling it.
+ *
+ * The first call makes the fd (non-blocking, close-on-exec; readable at
+ * once if ch is ready now); later calls return the same fd. The channel
+ * owns it: it is closed when the last receiver reference is freed, so
+ * take it out of your event loop before that, and never close it
+ * yourself. The runtime adds 1 to its counter each time ch becomes ready:
+ * an element is sent while none is queued, or the channel closes.
+ *
+ * Protocol, which loses no notification in any interleaving: when the fd
+ * is readable, (1) read(2) 8 bytes from it, which resets it; then (2)
+ * drain with smarm_chan_try_recv() until it returns SMARM_EAGAIN (or
+ * SMARM_ECLOSED: closed and drained, stop watching). An element sent
+ * after the reset either finds the queue non-empty, and the drain takes
+ * it, or finds it empty and makes the fd readable again. Other receivers
+ * may take elements first: a wake-up can find nothing to drain (EAGAIN
+ * on the first try_recv); that is not an error.
+ *
+ * Cost: a channel without a notify fd pays one predictable branch per
+ * send; with one, a send that finds the queue empty also makes one
+ * write(2) on the eventfd.
+ * Returns: 0, *fd set. Errors: SMARM_EINVAL ch or fd NULL; SMARM_ESTATE
+ * every receiver reference was freed; SMARM_ENOMEM; SMARM_ESYSTEM
+ * eventfd(2) failed otherwise (errno tells why, e.g. EMFILE).
+ * Thread-safety: any thread. Since: SMARM_0.3.
+ */
+SMARM_API int smarm_chan_notify_fd(smarm_chan_t *ch, int *fd);
 
 /* ------------------------------------------------------------------------
  * Green mutex
@@ -1096,8 +1158,16 @@ SMARM_API void smarm_selset_free(smarm_selset_t *set);
 /*
  * smarm_selset_add_chan() - add a channel arm: ready when the channel has
  * an element or is closed (a receive would not park; a closed arm stays
- * ready for ever: drop it from the set once seen). The waiting actor must be
- * the channel's only receiver.
+ * ready for ever: drop it from the set once seen).
+ *
+ * The channel may have other receivers (actors or threads in recv, other
+ * selectors): the waiting actor then queues among the channel's waiting
+ * receivers like them, and a send may wake it. A select only reports, so
+ * another receiver can take the element before the caller does:
+ * smarm_chan_try_recv() may return SMARM_EAGAIN after the wait reported
+ * the arm; wait again. Nothing is lost meanwhile: a selector woken for
+ * an element it does not take leaves the wake to the next waiting
+ * receiver while elements are still queued.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
  * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
@@ -1149,10 +1219,10 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
  * polls every arm once and never parks; SMARM_NO_TIMEOUT waits for
  * ever). A ready arm wins over the deadline.
  * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
- * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
- * for a channel arm: its receiver reference was freed or another actor
- * is receiving on it; SMARM_EBADF an fd arm is not an open
- * descriptor, found before parking or after a wake (it was closed while
+ * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE every
+ * receiver reference of a channel arm's channel was freed (another
+ * receiver on it is no error since SMARM_0.3); SMARM_EBADF an fd arm is not an
+ * open descriptor, found before parking or after a wake (it was closed while
  * the actor waited); SMARM_EEXIST the fd already has a waiter;
  * SMARM_ETIMEDOUT;
  * SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could not be started or

@@ -5,7 +5,9 @@
  *
  * One round (a round of core/wait.h's protocol): open the wait; one
  * zero-timeout poll(2) over every fd arm; then, in index order, arm each
- * channel (smarm__chan_arm: ready, or registered with this epoch) and each fd
+ * channel (smarm__chan_arm: ready, or queued with this epoch among the
+ * channel's waiting receivers; its disarm passes on a wake it took but
+ * did not use, chan.c INV-3) and each fd
  * (ready per the poll, POLLNVAL -> SMARM_EBADF, or registered with the epoll
  * thread with this epoch). The first ready arm ends the round without parking,
  * after the arms before it are disarmed and the wait retired (core.h INV-3).

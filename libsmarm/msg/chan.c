@@ -1,43 +1,81 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * chan.c - unbounded multi-producer single-consumer channels of fixed-size
- * elements, timed sends, and the channel side of select (arming and
- * disarming an arm; the select engine itself is io/select.c). The public
- * calls, which validate their arguments, are in chan_api.c.
+ * chan.c - unbounded multi-producer multi-consumer channels of fixed-size
+ * elements, receivers that are actors or plain threads, the notify fd,
+ * timed sends, and the channel side of select (arming and disarming an
+ * arm; the select engine itself is io/select.c). The public calls, which
+ * validate their arguments, are in chan_api.c.
  *
  * Elements live by value in a ring buffer that doubles when full, so a
- * send is one memcpy and no allocation in the steady state. A receiver
- * that finds the channel empty opens a wait (core/wait.h), registers
- * (node, pid, epoch) under the channel lock, and parks; a sender takes
- * that registration under the lock and wakes it with its epoch (see
- * smarm__wake_and_unlock for why a foreign thread wakes under the lock).
- * The receiver removes its registration whenever it leaves the wait: on
- * wake (under the lock it takes anyway to pop), on timeout, and through
- * the wait's undo hook when a stop ends it (core.h INV-5).
+ * send is one memcpy and no allocation in the steady state. Receivers
+ * that find the channel empty queue up in a second ring, rx_q, a FIFO of
+ * waiters (struct smarm__chan_rx) served oldest first:
+ *   - an actor in recv opens a wait (core/wait.h), queues (node, pid,
+ *     epoch) with its out buffer under the channel lock, and parks;
+ *   - a select arm queues the same kind of registration, without a
+ *     buffer (select only reports);
+ *   - a plain thread in recv queues its out buffer and blocks on a futex
+ *     word in its record (node NULL).
+ * A send pops the oldest waiter. If it is in recv and the queue is empty
+ * the element is copied straight into its buffer (delivered, Go's direct
+ * hand-off); otherwise the element is queued and the waiter is woken to
+ * take it. Each send wakes exactly one waiter; the close (last sender
+ * reference freed) wakes them all.
+ *
+ * No wake is lost (INV-3). A woken waiter that leaves without taking an
+ * element (a selector, which only reports, or a receiver stopped while
+ * parked) passes its wake on to the next waiter if elements are queued;
+ * a stopped receiver that had been handed an element puts it back at the
+ * front of the queue first. So an element is never queued behind a
+ * parked receiver with nobody due to come and take it.
  *
  * Close semantics: when the last sender reference goes the channel is
- * closed; the receiver still drains what is queued, then gets ECLOSED.
- * When the receiver reference goes, queued elements are destroyed and
- * sends fail with ECLOSED (the element stays the caller's). The channel
- * memory goes when both kinds of reference are gone.
+ * closed; receivers still drain what is queued, then get ECLOSED. When
+ * the last receiver reference goes, queued elements are destroyed, the
+ * notify fd is closed and sends fail with ECLOSED (the element stays the
+ * caller's). The channel memory goes when both kinds of reference are
+ * gone.
  *
- * A select registers the same epoch on every arm in index order; the
- * first sender to wake it wins the epoch, later wakes fail at the CAS.
+ * Notify fd: an eventfd, made on request and written (under the lock)
+ * whenever the channel becomes ready: an element enters an empty queue,
+ * or the channel closes. A channel without one pays one predictable
+ * branch per send.
  *
  * Ownership: see above; element bytes are the channel's between a
- * successful send and the receive that copies them out.
+ * successful send and the receive that copies them out. The waiter
+ * records (struct smarm__recv_wait) live on the receivers' stacks; a
+ * sender writes one only under the lock, which the receiver must take
+ * before it leaves its wait (or it has been handed over and reads its
+ * own record only).
  * Locking: lock (CHANNEL) guards all mutable fields; nothing else is
- * taken under it except the run queue (waking under it) and the free of
- * the channel itself, done after unlock. Element destructors run with no
- * lock held.
- * Invariants: INV-1 waiter.node != NULL only while that actor is inside a
- * wait on this channel. INV-2 senders == 0 and !receiver => freed.
+ * taken under it except the run queue (waking under it), the futex wake
+ * of a thread waiter, and the eventfd write. Element destructors run
+ * with no lock held.
+ * Invariants: INV-1 an rx_q entry exists only while its waiter is inside
+ * its wait on this channel (core.h INV-5). INV-2 senders == 0 and
+ * receivers == 0 => freed. INV-3 if elements are queued and rx_q is not
+ * empty, at least as many woken waiters are still due to lock ch again
+ * as there are queued elements; each of them takes an element or passes
+ * its wake on (rx_pass_on). Registration happens only on an empty queue.
+ * INV-4 rx_inside counts the waits on ch that will lock it again:
+ * queued waiters and woken ones not yet back. A receiver handed an
+ * element is counted out by the sender, since it normally returns
+ * without touching ch; only if a timer or a stop woke it at the same
+ * moment does it lock ch once more, covered then by the receiver
+ * reference it holds (a reference must not be freed under its holder).
+ * The last receiver_free refuses while rx_inside is not 0. INV-5 nfd >= 0 only
+ * while receivers > 0.
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define RXSZ sizeof(struct smarm__chan_rx)
 
 /* memcpy with the common small sizes inlined (no libc call). */
 static inline void elem_copy(void *dst, const void *src, size_t esz)
@@ -81,8 +119,116 @@ static void chan_destroy_elems(struct smarm__ring *r, size_t esz,
 static void chan_free_mem(smarm_chan_t *ch)
 {
 	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
+	smarm__ring_fini(&ch->rx_q);
 	free(ch);
 }
+
+/* ------------------------------------------------- waiters (rx_q) */
+
+/* Under the lock: room for one more waiter (before opening a round). */
+static int rx_reserve(smarm_chan_t *ch)
+{
+	uint32_t len = smarm__ring_len(&ch->rx_q);
+	if (len < ch->rx_q.rg_cap)
+		return 0;
+	return smarm__ring_grow(&ch->rx_q, RXSZ, len + 1, 4);
+}
+
+/* Under the lock, after rx_reserve: queue a waiter at the tail. */
+static void rx_push(smarm_chan_t *ch, struct smarm__waiter wt,
+		    struct smarm__recv_wait *rw)
+{
+	struct smarm__chan_rx *e = smarm__ring_push_back(&ch->rx_q, RXSZ);
+	e->wt = wt;
+	e->rw = rw;
+	ch->rx_inside++;
+}
+
+/* Under the lock: take the oldest waiter (rx_q not empty). */
+static struct smarm__chan_rx rx_pop(smarm_chan_t *ch)
+{
+	return *(struct smarm__chan_rx *)smarm__ring_pop_front(&ch->rx_q, RXSZ);
+}
+
+/*
+ * Under the lock: remove the waiter (pid's select arm when rw is NULL,
+ * else the recv record rw), keeping FIFO order. false: it is no longer
+ * queued, a waker took it (its wake is on the way, or landed).
+ */
+static bool rx_remove(smarm_chan_t *ch, uint64_t pid,
+		      const struct smarm__recv_wait *rw)
+{
+	uint32_t len = smarm__ring_len(&ch->rx_q);
+	for (uint32_t i = 0; i < len; i++) {
+		struct smarm__chan_rx *e = smarm__ring_at(&ch->rx_q, RXSZ, i);
+		if (e->rw != rw || (rw == NULL && e->wt.pid != pid))
+			continue;
+		for (uint32_t j = i; j + 1 < len; j++)
+			*(struct smarm__chan_rx *)smarm__ring_at(&ch->rx_q,
+								 RXSZ, j) =
+				*(struct smarm__chan_rx *)smarm__ring_at(
+					&ch->rx_q, RXSZ, j + 1);
+		smarm__ring_set_len(&ch->rx_q, len - 1);
+		return true;
+	}
+	return false;
+}
+
+/* Under the lock: wake a plain thread blocked in recv (it must lock ch
+ * before it leaves, so its record outlives this). */
+static void rx_thread_wake(struct smarm__recv_wait *rw)
+{
+	__atomic_store_n(&rw->futex, 1, __ATOMIC_RELEASE);
+	smarm__futex_wake(&rw->futex, 1);
+}
+
+/* Under the lock, kept: wake a waiter taken from rx_q. */
+static void rx_wake_locked(struct smarm__chan_rx e)
+{
+	if (e.wt.node != NULL)
+		smarm__unpark_at(e.wt.node, e.wt.pid, e.wt.epoch);
+	else
+		rx_thread_wake(e.rw);
+}
+
+/*
+ * Under the lock: a woken waiter leaves without taking an element. If
+ * elements are queued, the next waiter gets the wake instead (INV-3).
+ */
+static void rx_pass_on(smarm_chan_t *ch)
+{
+	if (smarm__ring_len(&ch->ring) > 0 && smarm__ring_len(&ch->rx_q) > 0)
+		rx_wake_locked(rx_pop(ch));
+}
+
+/* Under the lock: ch just became ready; tell the notify fd, if any. */
+static void chan_notify(smarm_chan_t *ch)
+{
+	uint64_t one = 1;
+	/*
+	 * Cannot block (EFD_NONBLOCK) and cannot overflow in practice (one
+	 * count per empty-to-ready change); a failure leaves it readable.
+	 */
+	ssize_t r = write(ch->nfd, &one, sizeof one);
+	(void)r;
+}
+
+/* Under the lock: append a copy of elem to the queue. */
+static int chan_push(smarm_chan_t *ch, const void *elem)
+{
+	uint32_t len = smarm__ring_len(&ch->ring);
+	if (len == ch->ring.rg_cap) {
+		int rc = smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16);
+		if (rc != 0)
+			return rc;
+	}
+	elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem, ch->esz);
+	if (SMARM_UNLIKELY(ch->nfd >= 0) && len == 0)
+		chan_notify(ch);
+	return 0;
+}
+
+/* ----------------------------------------------------- references */
 
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free)
@@ -93,7 +239,8 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch->esz = elem_size;
 	ch->efree = elem_free;
 	ch->senders = 1;
-	ch->receiver = true;
+	ch->receivers = 1;
+	ch->nfd = -1;
 	*out = ch;
 	return 0;
 }
@@ -104,6 +251,8 @@ int smarm__chan_sender_dup(smarm_chan_t *ch)
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (ch->senders == 0)
 		rc = SMARM_ECLOSED;
+	else if (ch->senders == UINT32_MAX)
+		rc = SMARM_ENOMEM;
 	else
 		ch->senders++;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -112,7 +261,6 @@ int smarm__chan_sender_dup(smarm_chan_t *ch)
 
 int smarm__chan_sender_free(smarm_chan_t *ch)
 {
-	struct smarm__waiter wt = { NULL, 0, 0 };
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (ch->senders == 0) {
@@ -120,19 +268,34 @@ int smarm__chan_sender_free(smarm_chan_t *ch)
 		return SMARM_ESTATE;
 	}
 	if (--ch->senders == 0) {
-		/* Closed: a parked receiver must see it, even mid-queue. */
-		wt = ch->waiter;
-		ch->waiter.node = NULL;
-		ch->rwait = NULL;
+		/*
+		 * Closed: every waiter must see it. Woken under the lock
+		 * (legal from any thread, WAIT-7): there may be many.
+		 */
+		while (smarm__ring_len(&ch->rx_q) > 0)
+			rx_wake_locked(rx_pop(ch));
+		if (ch->nfd >= 0)
+			chan_notify(ch);
 	}
-	gone = ch->senders == 0 && !ch->receiver;
-	if (gone) {
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	gone = ch->senders == 0 && ch->receivers == 0;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (gone)
 		chan_free_mem(ch);
-		return 0;
-	}
-	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
+}
+
+int smarm__chan_receiver_dup(smarm_chan_t *ch)
+{
+	int rc = 0;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (ch->receivers == 0)
+		rc = SMARM_ESTATE;
+	else if (ch->receivers == UINT32_MAX)
+		rc = SMARM_ENOMEM;
+	else
+		ch->receivers++;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
 }
 
 int smarm__chan_receiver_free(smarm_chan_t *ch)
@@ -140,67 +303,79 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	struct smarm__ring elems;
 	size_t esz = ch->esz;		      /* constant */
 	smarm_elem_free_cb efree = ch->efree; /* constant */
+	int nfd;
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver || ch->waiter.node != NULL ||
-	    __atomic_load_n(&ch->receiving, __ATOMIC_ACQUIRE) != 0) {
+	if (ch->receivers == 0 || (ch->receivers == 1 && ch->rx_inside != 0)) {
 		/*
-		 * Already freed, or an actor is parked receiving (in recv or
-		 * select): freeing under it would strand it, or free the
-		 * memory it is about to lock again.
+		 * Already freed, or this is the last reference and a receive
+		 * or select on ch is in progress (INV-4): freeing under it
+		 * would strand it, or free the memory it is about to touch.
 		 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}
-	ch->receiver = false;
-	ch->waiter.node = NULL;
-	ch->rwait = NULL;
+	if (--ch->receivers > 0) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return 0;
+	}
 	elems = ch->ring; /* detached: sends fail from now on */
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
+	ch->nfd = -1;
 	gone = ch->senders == 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (nfd >= 0)
+		close(nfd);
 	/*
 	 * Destructors may touch other channels, and this one: no lock held,
 	 * and ch is not read again unless this call frees it (gone: no
 	 * reference is left that a destructor could drop).
 	 */
 	chan_destroy_elems(&elems, esz, efree);
-	if (gone)
+	if (gone) {
+		smarm__ring_fini(&ch->rx_q);
 		free(ch);
+	}
 	return 0;
 }
 
+/* ----------------------------------------------------- send, take */
+
 int smarm__chan_send(smarm_chan_t *ch, const void *elem)
 {
-	struct smarm__waiter wt;
+	struct smarm__chan_rx e;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver || ch->senders == 0) {
+	if (ch->receivers == 0 || ch->senders == 0) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
 	}
-	if (ch->rwait != NULL) {
-		/* Parked in recv on an empty queue: hand over directly. */
-		elem_copy(ch->rwait->out, elem, ch->esz);
-		/* Release: a receiver woken by its timer may read it unlocked.
-		 */
-		__atomic_store_n(&ch->rwait->delivered, true, __ATOMIC_RELEASE);
-		ch->rwait = NULL;
-	} else {
-		uint32_t len = smarm__ring_len(&ch->ring);
-		if (len == ch->ring.rg_cap) {
-			int rc = smarm__ring_grow(&ch->ring, ch->esz, len + 1,
-						  16);
-			if (rc != 0) {
-				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-				return rc;
-			}
-		}
-		elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem,
-			  ch->esz);
+	if (smarm__ring_len(&ch->rx_q) == 0) {
+		int rc = chan_push(ch, elem); /* nobody waits */
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return rc;
 	}
-	wt = ch->waiter;
-	ch->waiter.node = NULL;
-	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
+	e = *(struct smarm__chan_rx *)smarm__ring_at(&ch->rx_q, RXSZ, 0);
+	if (e.rw != NULL && smarm__ring_len(&ch->ring) == 0) {
+		/* The oldest waiter is in recv on an empty queue: hand over. */
+		elem_copy(e.rw->out, elem, ch->esz);
+		/* Release: the receiver reads it without the lock. */
+		__atomic_store_n(&e.rw->delivered, true, __ATOMIC_RELEASE);
+		ch->rx_inside--; /* it returns without ch (INV-4) */
+	} else {
+		int rc = chan_push(ch, elem); /* it wakes and takes one */
+		if (rc != 0) {
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return rc;
+		}
+	}
+	smarm__ring_pop_front(&ch->rx_q, RXSZ);
+	if (e.wt.node != NULL) {
+		smarm__wake_and_unlock(e.wt, &ch->lock, SMARM__RANK_CHANNEL);
+	} else {
+		rx_thread_wake(e.rw);
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	}
 	return 0;
 }
 
@@ -210,16 +385,11 @@ static void chan_pop(smarm_chan_t *ch, void *out)
 	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
 }
 
-/*
- * Take an element without waiting. strict (recv_timeout's zero timeout):
- * another actor waiting to receive is SMARM_ESTATE, as for a blocking
- * receive; try_recv only reports a freed receiver reference.
- */
-static int chan_take(smarm_chan_t *ch, void *out, bool strict)
+int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
 {
 	int rc;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver || (strict && ch->waiter.node != NULL)) {
+	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else if (smarm__ring_len(&ch->ring) > 0) {
 		chan_pop(ch, out);
@@ -231,16 +401,6 @@ static int chan_take(smarm_chan_t *ch, void *out, bool strict)
 	return rc;
 }
 
-int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
-{
-	return chan_take(ch, out, false);
-}
-
-int smarm__chan_poll(smarm_chan_t *ch, void *out)
-{
-	return chan_take(ch, out, true);
-}
-
 size_t smarm__chan_len(smarm_chan_t *ch)
 {
 	size_t len;
@@ -248,6 +408,27 @@ size_t smarm__chan_len(smarm_chan_t *ch)
 	len = smarm__ring_len(&ch->ring);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return len;
+}
+
+int smarm__chan_notify_fd(smarm_chan_t *ch, int *fd)
+{
+	int rc = 0;
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (ch->receivers == 0) {
+		rc = SMARM_ESTATE;
+	} else if (ch->nfd < 0) {
+		/* Ready already: the fd starts readable. */
+		unsigned init = smarm__chan_ready(ch) ? 1 : 0;
+		int e = eventfd(init, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (e >= 0)
+			ch->nfd = e;
+		else
+			rc = errno == ENOMEM ? SMARM_ENOMEM : SMARM_ESYSTEM;
+	}
+	if (rc == 0)
+		*fd = ch->nfd;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
 }
 
 /* ------------------------------------------------- arming (select too) */
@@ -262,40 +443,39 @@ int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 {
 	int rc = 0;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver) {
+	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
-	} else if (ch->waiter.node != NULL && ch->waiter.pid != pid) {
-		rc = SMARM_ESTATE; /* a second receiver */
 	} else if (smarm__chan_ready(ch)) {
 		*ready = true;
 	} else {
-		*ready = false;
-		ch->waiter.node = n;
-		ch->waiter.pid = pid;
-		ch->waiter.epoch = epoch;
-		ch->rwait = NULL;
-		__atomic_store_n(&ch->receiving, pid, __ATOMIC_RELAXED);
+		rc = rx_reserve(ch);
+		if (rc == 0) {
+			struct smarm__waiter wt = { n, pid, epoch };
+			*ready = false;
+			rx_push(ch, wt, NULL);
+		}
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
 }
 
-/* Under ch->lock: drop pid's registration and its receiving mark. */
-static void chan_unmark(smarm_chan_t *ch, uint64_t pid)
+/*
+ * Under ch->lock: pid's select arm leaves its wait on ch for good. If a
+ * waker had taken the arm's entry, the wake is passed on (select only
+ * reports: INV-3 must not rest on what its caller does next).
+ */
+static void arm_leave(smarm_chan_t *ch, uint64_t pid)
 {
-	if (ch->waiter.node != NULL && ch->waiter.pid == pid) {
-		ch->waiter.node = NULL;
-		ch->rwait = NULL;
-	}
-	if (__atomic_load_n(&ch->receiving, __ATOMIC_RELAXED) == pid)
-		__atomic_store_n(&ch->receiving, 0, __ATOMIC_RELEASE);
+	if (!rx_remove(ch, pid, NULL))
+		rx_pass_on(ch);
+	SMARM_ASSERT(ch->rx_inside > 0);
+	ch->rx_inside--;
 }
 
-/* pid leaves its wait on ch for good: it will not touch ch after this. */
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
 {
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	chan_unmark(ch, pid);
+	arm_leave(ch, pid);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 }
 
@@ -304,32 +484,91 @@ bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid)
 {
 	bool ready;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	chan_unmark(ch, pid);
-	ready = smarm__chan_ready(ch) || !ch->receiver;
+	arm_leave(ch, pid);
+	ready = smarm__chan_ready(ch) || ch->receivers == 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return ready;
 }
 
+/* ------------------------------------------------------- receive */
+
+/*
+ * Under the lock: put an element that was handed to a receiver which
+ * will never return it back at the front of the queue, for the next
+ * receiver. false: no room (out of memory), the caller destroys it.
+ */
+static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
+{
+	uint32_t len = smarm__ring_len(&ch->ring);
+	if (ch->receivers == 0 ||
+	    smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16) != 0)
+		return false;
+	smarm__ring_push_front_n(&ch->ring, ch->esz, elem, 1);
+	if (ch->nfd >= 0 && len == 0)
+		chan_notify(ch);
+	rx_pass_on(ch);
+	return true;
+}
+
+/*
+ * Under the lock: the recv record rw (woken, or leaving) checks out. A
+ * handed-over element is the receiver's (true). Otherwise its entry, or
+ * the wake that took it, is dealt with (INV-3, INV-4).
+ */
+static bool recv_leave(smarm_chan_t *ch, struct smarm__recv_wait *rw,
+		       bool will_take)
+{
+	if (rw->delivered)
+		return true; /* the sender counted it out (INV-4) */
+	if (!rx_remove(ch, 0, rw) && !will_take)
+		rx_pass_on(ch);
+	SMARM_ASSERT(ch->rx_inside > 0);
+	ch->rx_inside--;
+	return false;
+}
+
 /*
  * Undo hook (wait.h): a stop ends the receiver inside its wait. Drop the
- * registration, and if a sender already handed an element over, it will
- * never be returned, so it is destroyed like any undelivered element.
+ * registration; an element a sender already handed over goes back to the
+ * front of the queue for another receiver (destroyed only if that fails).
  */
 static void recv_undo(struct smarm__wait *w)
 {
 	struct smarm__recv_wait *rw = w->wt_arg;
 	smarm_chan_t *ch = rw->ch;
-	bool delivered;
+	smarm_elem_free_cb efree = ch->efree; /* constant */
+	bool lost = false;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	chan_unmark(ch, w->wt_pid);
-	delivered = rw->delivered;
-	rw->delivered = false;
+	if (recv_leave(ch, rw, false)) {
+		rw->delivered = false;
+		lost = !chan_requeue_front(ch, rw->out);
+	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (delivered && ch->efree != NULL) {
+	if (lost && efree != NULL) {
 		smarm__nopreempt_enter(w->wt_me); /* user code, runtime call */
-		ch->efree(rw->out);
+		efree(rw->out);
 		smarm__nopreempt_leave(w->wt_me);
 	}
+}
+
+/*
+ * Under the lock, with nothing handed over: answer now (*block false,
+ * the status returned) or register rw with reg() and block. expired: the
+ * deadline has passed (a queued element still wins).
+ */
+static int recv_check(smarm_chan_t *ch, void *out, bool expired)
+{
+	if (ch->receivers == 0)
+		return SMARM_ESTATE;
+	if (smarm__ring_len(&ch->ring) > 0) {
+		chan_pop(ch, out);
+		return 0;
+	}
+	if (ch->senders == 0)
+		return SMARM_ECLOSED;
+	if (expired)
+		return SMARM_ETIMEDOUT;
+	return SMARM_EAGAIN; /* register and wait */
 }
 
 /*
@@ -345,53 +584,90 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 	rw.ch = ch;
 	rw.out = out;
 	rw.delivered = false;
+	rw.futex = 0;
 	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
-	for (;;) {
-		int rc = 0;
-		bool block = false;
+	for (bool parked = false;; parked = true) {
+		int rc;
 
 		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-		chan_unmark(ch, w.wt_pid);
-		if (rw.delivered) {
-			rc = 0; /* handed over while a timer woke us */
-		} else if (!ch->receiver) {
-			rc = SMARM_ESTATE;
-		} else if (smarm__ring_len(&ch->ring) > 0) {
-			chan_pop(ch, out);
-		} else if (ch->senders == 0) {
-			rc = SMARM_ECLOSED;
-		} else if (ch->waiter.node != NULL) {
-			rc = SMARM_ESTATE; /* another actor is receiving */
-		} else if (smarm__wait_expired(&w)) {
-			rc = SMARM_ETIMEDOUT;
-		} else {
-			ch->waiter = smarm__wait_open(&w);
-			ch->rwait = &rw;
-			__atomic_store_n(&ch->receiving, w.wt_pid,
-					 __ATOMIC_RELAXED);
-			block = true;
+		if (parked && recv_leave(ch, &rw, true)) {
+			/* Handed over while a timer woke us. */
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return 0;
+		}
+		rc = recv_check(ch, out, smarm__wait_expired(&w));
+		if (rc == SMARM_EAGAIN) {
+			rc = rx_reserve(ch);
+			if (rc == 0) {
+				rx_push(ch, smarm__wait_open(&w), &rw);
+				rc = SMARM_EAGAIN;
+			}
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-		if (!block)
+		if (rc != SMARM_EAGAIN)
 			return rc;
 		rc = smarm__wait_park(&w);
 		if (rc != 0) {
 			/* Not parked: a sender may have handed over already. */
 			bool got;
 			smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-			chan_unmark(ch, w.wt_pid);
-			got = rw.delivered;
+			got = recv_leave(ch, &rw, false);
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			smarm__wait_retire(&w);
 			return got ? 0 : rc;
 		}
-		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE)) {
-			/*
-			 * The sender cleared our registration; the receiving
-			 * mark is ours to drop, and we touch ch no more.
-			 */
-			__atomic_store_n(&ch->receiving, 0, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
+			return 0; /* the sender took our entry: ch untouched */
+	}
+}
+
+/*
+ * The same loop for a plain thread (no actor, not a worker): it queues
+ * like an actor and blocks on the futex word of its record until a send,
+ * the close or its deadline (absolute, from smarm__timeout_deadline: 0
+ * none, SMARM__DEADLINE_PASSED checks once and never blocks).
+ */
+int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline)
+{
+	struct smarm__recv_wait rw;
+
+	rw.ch = ch;
+	rw.out = out;
+	rw.delivered = false;
+	rw.futex = 0;
+	for (bool parked = false;; parked = true) {
+		struct smarm__waiter none = { NULL, 0, 0 };
+		bool expired = deadline != 0 && smarm__clock_ns() >= deadline;
+		int rc;
+
+		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (parked && recv_leave(ch, &rw, true)) {
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			return 0;
+		}
+		rc = recv_check(ch, out, expired);
+		if (rc == SMARM_EAGAIN) {
+			rc = rx_reserve(ch);
+			if (rc == 0) {
+				rw.futex = 0;
+				rx_push(ch, none, &rw);
+				rc = SMARM_EAGAIN;
+			}
+		}
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (rc != SMARM_EAGAIN)
+			return rc;
+		/* Block until woken (futex 1) or the deadline; then re-check.
+		 */
+		while (__atomic_load_n(&rw.futex, __ATOMIC_ACQUIRE) == 0) {
+			uint64_t rel = 0;
+			if (deadline != 0) {
+				uint64_t now = smarm__clock_ns();
+				if (now >= deadline)
+					break;
+				rel = deadline - now;
+			}
+			smarm__futex_wait(&rw.futex, 0, rel);
 		}
 	}
 }

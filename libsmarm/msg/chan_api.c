@@ -6,6 +6,9 @@
  * where one is required and calls the smarm__chan_* code in chan.c;
  * nothing below this file checks caller input again.
  *
+ * Receives work from actors and from plain threads; a worker thread
+ * outside any actor gets SMARM_ENOTACTOR.
+ *
  * Ownership: elements are copied in and out; the caller keeps its
  * buffers. Locking: none of its own.
  * Invariants: INV-1 a call that returns an argument error (SMARM_EINVAL,
@@ -72,25 +75,51 @@ smarm__chan_len_v03(smarm_chan_t *ch, size_t *out)
 	return 0;
 }
 
+/*
+ * A plain thread may block in a receive; a worker thread outside any
+ * actor (a runtime callback) may not: it would stall the node.
+ */
+static bool plain_thread(void)
+{
+	return smarm__tls_worker == NULL;
+}
+
 int smarm_chan_recv(smarm_chan_t *ch, void *out)
 {
 	struct smarm__slot *me = smarm__current();
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
 	if (ch == NULL || out == NULL)
 		return SMARM_EINVAL;
+	if (me == NULL)
+		return plain_thread() ? smarm__chan_recv_thread(ch, out, 0)
+				      : SMARM_ENOTACTOR;
 	return smarm__chan_recv(me, ch, out, 0);
 }
 
 int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
-	if (me == NULL)
-		return SMARM_ENOTACTOR;
+	uint64_t deadline = smarm__timeout_deadline(timeout_ns);
 	if (ch == NULL || out == NULL)
 		return SMARM_EINVAL;
-	return smarm__chan_recv(me, ch, out,
-				smarm__timeout_deadline(timeout_ns));
+	if (me == NULL)
+		return plain_thread()
+			       ? smarm__chan_recv_thread(ch, out, deadline)
+			       : SMARM_ENOTACTOR;
+	return smarm__chan_recv(me, ch, out, deadline);
+}
+
+int smarm_chan_receiver_dup(smarm_chan_t *ch)
+{
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_receiver_dup(ch);
+}
+
+int smarm_chan_notify_fd(smarm_chan_t *ch, int *fd)
+{
+	if (ch == NULL || fd == NULL)
+		return SMARM_EINVAL;
+	return smarm__chan_notify_fd(ch, fd);
 }
 
 int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,

@@ -11,25 +11,40 @@
 
 #include "../core/core.h"
 
+/*
+ * One receiver waiting on a channel, an entry of the channel's FIFO of
+ * waiters (rx_q). An actor in recv or a select arm has an actor
+ * registration (wt.node != NULL); a plain thread in recv has wt.node ==
+ * NULL and is woken through rw->futex. rw is NULL for a select arm
+ * (report only: nothing is handed over).
+ */
+struct smarm__chan_rx {
+	struct smarm__waiter wt;     /* actor registration, or node NULL */
+	struct smarm__recv_wait *rw; /* recv: hand-off target; NULL: select */
+};
+
 struct smarm_chan {
 	smarm__lock_t lock;	  /* CHANNEL rank: guards every field below */
 	size_t esz;		  /* element size (constant) */
 	smarm_elem_free_cb efree; /* destructor (constant) */
 	struct smarm__ring ring;  /* queued elements, oldest first; no
 				     buffer before the first send */
+	struct smarm__ring rx_q;  /* waiting receivers (struct smarm__chan_rx),
+				     oldest first; non-empty only while ring
+				     is empty or a woken one is due (chan.c
+				     INV-3) */
 	uint32_t senders;	  /* sender references (timers hold one) */
-	bool receiver;		  /* receiver reference still held */
-	struct smarm__waiter waiter;	/* parked receiver, node NULL if none */
-	struct smarm__recv_wait *rwait; /* its out buffer (recv), or NULL */
-	uint64_t receiving; /* atomic: pid of the actor inside a recv or
-			       select wait on ch (0: none); set under lock,
-			       cleared only by that actor, once it will not
-			       touch ch again: receiver_free refuses while
-			       it is set (the woken-not-yet-resumed window) */
+	uint32_t receivers;	  /* receiver references */
+	uint32_t rx_inside;	  /* waits on ch that will lock it again:
+				     queued, plus woken ones not yet back;
+				     the last receiver_free refuses while
+				     it is not 0 (chan.c INV-4) */
+	int nfd;		  /* notify eventfd, -1: none (INV-5) */
 };
 
 /*
- * A receiver parked in recv on an empty channel: a sender copies the
+ * A receiver in recv (an actor parked, or a plain thread blocked): a
+ * sender finding it at the head of the FIFO on an empty queue copies the
  * element straight into `out` and marks it delivered, so the woken
  * receiver returns without touching the channel again (Go's direct
  * hand-off). Lives on the receiver's stack for the duration of the wait.
@@ -38,6 +53,7 @@ struct smarm__recv_wait {
 	smarm_chan_t *ch;
 	void *out;
 	bool delivered; /* written under ch->lock */
+	uint32_t futex; /* plain thread: 0 blocked, 1 woken (under lock) */
 };
 
 /*
@@ -49,13 +65,15 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
 int smarm__chan_sender_dup(smarm_chan_t *ch);
 int smarm__chan_sender_free(smarm_chan_t *ch);
+int smarm__chan_receiver_dup(smarm_chan_t *ch);
 int smarm__chan_receiver_free(smarm_chan_t *ch);
 int smarm__chan_send(smarm_chan_t *ch, const void *elem);
 int smarm__chan_try_recv(smarm_chan_t *ch, void *out);
-int smarm__chan_poll(smarm_chan_t *ch, void *out);
 size_t smarm__chan_len(smarm_chan_t *ch);
 int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 		     uint64_t deadline);
+int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline);
+int smarm__chan_notify_fd(smarm_chan_t *ch, int *fd);
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const void *elem, uint64_t delay_ns, uint64_t *id);
 
@@ -66,7 +84,11 @@ int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
 int smarm__mutex_try_lock(smarm_mutex_t *m);
 int smarm__mutex_unlock(smarm_mutex_t *m);
 
-/* select (chan.c side): register the current actor as the waiter. */
+/*
+ * select (chan.c side): queue the current actor's round as one of the
+ * channel's waiters, or report it ready. Every arm that registered is
+ * disarmed exactly once (smarm__chan_disarm or _disarm_ready).
+ */
 int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
 		    uint32_t epoch, bool *ready);
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);
