@@ -57,13 +57,15 @@
  * empty, at least as many woken waiters are still due to lock ch again
  * as there are queued elements; each of them takes an element or passes
  * its wake on (rx_pass_on). Registration happens only on an empty queue.
- * INV-4 rx_inside counts the waits on ch that will lock it again:
- * queued waiters and woken ones not yet back. A receiver handed an
- * element is counted out by the sender, since it normally returns
- * without touching ch; only if a timer or a stop woke it at the same
- * moment does it lock ch once more, covered then by the receiver
- * reference it holds (a reference must not be freed under its holder).
- * The last receiver_free refuses while rx_inside is not 0. INV-5 nfd >= 0 only
+ * INV-4 rx_inside counts the waits on ch that are not over: queued
+ * waiters, and woken ones that have not yet checked out. Every wait
+ * checks itself out, exactly once, as its last access to ch: under the
+ * lock as it leaves, or, for a receiver handed an element, with one
+ * atomic decrement and no lock (it may have been woken by its timer or
+ * a stop as well, and be about to lock ch, so a sender cannot count it
+ * out). The last receiver_free refuses while rx_inside is not 0; it is
+ * changed only by atomic operations, so the lock-free check-out and the
+ * reads under the lock agree. INV-5 nfd >= 0 only
  * while receivers > 0.
  * See: docs/architecture.md (Channels, Select).
  */
@@ -141,7 +143,18 @@ static void rx_push(smarm_chan_t *ch, struct smarm__waiter wt,
 	struct smarm__chan_rx *e = smarm__ring_push_back(&ch->rx_q, RXSZ);
 	e->wt = wt;
 	e->rw = rw;
-	ch->rx_inside++;
+	__atomic_add_fetch(&ch->rx_inside, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A wait on ch is over (INV-4): its last access to ch. Under the lock,
+ * or without it for a receiver that was handed an element.
+ */
+static void rx_check_out(smarm_chan_t *ch)
+{
+	uint32_t was = __atomic_fetch_sub(&ch->rx_inside, 1, __ATOMIC_RELEASE);
+	SMARM_ASSERT(was > 0);
+	(void)was;
 }
 
 /* Under the lock: take the oldest waiter (rx_q not empty). */
@@ -306,7 +319,9 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	int nfd;
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->receivers == 0 || (ch->receivers == 1 && ch->rx_inside != 0)) {
+	if (ch->receivers == 0 ||
+	    (ch->receivers == 1 &&
+	     __atomic_load_n(&ch->rx_inside, __ATOMIC_ACQUIRE) != 0)) {
 		/*
 		 * Already freed, or this is the last reference and a receive
 		 * or select on ch is in progress (INV-4): freeing under it
@@ -361,7 +376,6 @@ int smarm__chan_send(smarm_chan_t *ch, const void *elem)
 		elem_copy(e.rw->out, elem, ch->esz);
 		/* Release: the receiver reads it without the lock. */
 		__atomic_store_n(&e.rw->delivered, true, __ATOMIC_RELEASE);
-		ch->rx_inside--; /* it returns without ch (INV-4) */
 	} else {
 		int rc = chan_push(ch, elem); /* it wakes and takes one */
 		if (rc != 0) {
@@ -468,8 +482,7 @@ static void arm_leave(smarm_chan_t *ch, uint64_t pid)
 {
 	if (!rx_remove(ch, pid, NULL))
 		rx_pass_on(ch);
-	SMARM_ASSERT(ch->rx_inside > 0);
-	ch->rx_inside--;
+	rx_check_out(ch);
 }
 
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
@@ -518,13 +531,11 @@ static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
 static bool recv_leave(smarm_chan_t *ch, struct smarm__recv_wait *rw,
 		       bool will_take)
 {
-	if (rw->delivered)
-		return true; /* the sender counted it out (INV-4) */
-	if (!rx_remove(ch, 0, rw) && !will_take)
+	bool got = rw->delivered;
+	if (!got && !rx_remove(ch, 0, rw) && !will_take)
 		rx_pass_on(ch);
-	SMARM_ASSERT(ch->rx_inside > 0);
-	ch->rx_inside--;
-	return false;
+	rx_check_out(ch);
+	return got;
 }
 
 /*
@@ -616,8 +627,11 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 			smarm__wait_retire(&w);
 			return got ? 0 : rc;
 		}
-		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-			return 0; /* the sender took our entry: ch untouched */
+		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE)) {
+			/* The sender took our entry: check out, lock-free. */
+			rx_check_out(ch);
+			return 0;
+		}
 	}
 }
 

@@ -35,10 +35,10 @@ struct smarm_chan {
 				     INV-3) */
 	uint32_t senders;	  /* sender references (timers hold one) */
 	uint32_t receivers;	  /* receiver references */
-	uint32_t rx_inside;	  /* waits on ch that will lock it again:
-				     queued, plus woken ones not yet back;
-				     the last receiver_free refuses while
-				     it is not 0 (chan.c INV-4) */
+	uint32_t rx_inside;	  /* atomic: waits on ch not yet over,
+				     each checks itself out; the last
+				     receiver_free refuses while it is
+				     not 0 (chan.c INV-4) */
 	int nfd;		  /* notify eventfd, -1: none (INV-5) */
 };
 
