@@ -797,8 +797,9 @@ SMARM_API uint64_t smarm_now_ns(void);
  * if that fails (the receiver is gone) the channel's destructor runs on it.
  * A timer that has not fired when the run ends is dropped (destructor
  * runs): timers never keep a run open. The timer holds a sender reference
- * on ch until it fires or is cancelled, so the channel does not close
- * before then.
+ * of its own on ch until it fires or is cancelled, so the channel does
+ * not close before then; the caller's smarm_chan_sender_free never
+ * gives that reference up.
  * out (may be NULL) receives an id for smarm_timer_cancel.
  * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ENOTACTOR;
  * SMARM_ECLOSED every sender reference is gone; SMARM_ENOMEM.
@@ -853,7 +854,8 @@ SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
  * smarm_chan_sender_free() - give up one sender reference. The last one
  * closes the channel and wakes a parked receiver.
  * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no sender
- * reference is left. Thread-safety: any thread. Since: SMARM_0.1.
+ * reference is left but those of pending timed sends (which are theirs).
+ * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
 

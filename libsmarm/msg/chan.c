@@ -19,7 +19,9 @@
  * closed; the receiver still drains what is queued, then gets ECLOSED.
  * When the receiver reference goes, queued elements are destroyed and
  * sends fail with ECLOSED (the element stays the caller's). The channel
- * memory goes when both kinds of reference are gone.
+ * memory goes when both kinds of reference are gone. A pending timed
+ * send holds a sender reference of its own (timer_senders), which the
+ * caller's sender_free never gives up.
  *
  * A select registers the same epoch on every arm in index order; the
  * first sender to wake it wins the epoch, later wakes fail at the CAS.
@@ -32,6 +34,7 @@
  * lock held.
  * Invariants: INV-1 waiter.node != NULL only while that actor is inside a
  * wait on this channel. INV-2 senders == 0 and !receiver => freed.
+ * INV-3 timer_senders <= senders.
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
@@ -98,27 +101,41 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	return 0;
 }
 
-int smarm__chan_sender_dup(smarm_chan_t *ch)
+/* Take a sender reference; timer: for a pending timed send. */
+static int chan_sender_take(smarm_chan_t *ch, bool timer)
 {
 	int rc = 0;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->senders == 0)
+	if (ch->senders == 0) {
 		rc = SMARM_ECLOSED;
-	else
+	} else {
 		ch->senders++;
+		ch->timer_senders += timer;
+	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
 }
 
-int smarm__chan_sender_free(smarm_chan_t *ch)
+int smarm__chan_sender_dup(smarm_chan_t *ch)
+{
+	return chan_sender_take(ch, false);
+}
+
+/*
+ * Give up a sender reference: the caller's, or (timer) a timed send's.
+ * A timer's references are not the caller's to give up.
+ */
+static int chan_sender_drop(smarm_chan_t *ch, bool timer)
 {
 	struct smarm__waiter wt = { NULL, 0, 0 };
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->senders == 0) {
+	if (!timer && ch->senders == ch->timer_senders) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}
+	SMARM_ASSERT(ch->senders > 0 && (!timer || ch->timer_senders > 0));
+	ch->timer_senders -= timer;
 	if (--ch->senders == 0) {
 		/* Closed: a parked receiver must see it, even mid-queue. */
 		wt = ch->waiter;
@@ -133,6 +150,11 @@ int smarm__chan_sender_free(smarm_chan_t *ch)
 	}
 	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
+}
+
+int smarm__chan_sender_free(smarm_chan_t *ch)
+{
+	return chan_sender_drop(ch, false);
 }
 
 int smarm__chan_receiver_free(smarm_chan_t *ch)
@@ -403,7 +425,7 @@ static void send_timer_fire(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (smarm__chan_send(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
-	smarm__chan_sender_free(ch);
+	chan_sender_drop(ch, true);
 }
 
 static void send_timer_drop(void *ctx, void *payload)
@@ -411,19 +433,23 @@ static void send_timer_drop(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (ch->efree != NULL)
 		ch->efree(payload);
-	smarm__chan_sender_free(ch);
+	chan_sender_drop(ch, true);
 }
 
-/* A timed send from an actor of node n (the timer holds a sender). */
+/*
+ * A timed send from an actor of node n. The timer holds a sender
+ * reference of its own (counted in timer_senders, so the caller's
+ * sender_free cannot give it up) until it fires or is dropped.
+ */
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const void *elem, uint64_t delay_ns, uint64_t *id)
 {
-	int rc = smarm__chan_sender_dup(ch); /* the timer's own reference */
+	int rc = chan_sender_take(ch, true);
 	if (rc != 0)
 		return rc;
 	rc = smarm__timer_call_after(n, delay_ns, send_timer_fire,
 				     send_timer_drop, ch, elem, ch->esz, id);
 	if (rc != 0)
-		smarm__chan_sender_free(ch);
+		chan_sender_drop(ch, true);
 	return rc;
 }

@@ -18,6 +18,7 @@ struct smarm_chan {
 	struct smarm__ring ring;  /* queued elements, oldest first; no
 				     buffer before the first send */
 	uint32_t senders;	  /* sender references (timers hold one) */
+	uint32_t timer_senders;	  /* of those, held by pending timed sends */
 	bool receiver;		  /* receiver reference still held */
 	struct smarm__waiter waiter;	/* parked receiver, node NULL if none */
 	struct smarm__recv_wait *rwait; /* its out buffer (recv), or NULL */
