@@ -40,6 +40,26 @@
  *     the actor then ends (its cleanup handlers run) instead of returning.
  *   - Thread-safety is stated per call; a call that states nothing is not
  *     thread-safe.
+ *   - Channels, mutexes and select sets are *handles*: the smarm_chan_t *,
+ *     smarm_mutex_t * and smarm_selset_t * values the alloc calls return
+ *     are not addresses (never dereference or compare them for order);
+ *     each names one object until that object is freed. One rule for
+ *     every call that takes one (since SMARM_0.3): a handle of a freed
+ *     object is SMARM_ESTATE, never a use after free or a hang;
+ *     smarm_selset_free, which returns nothing, ignores it. NULL, and a
+ *     value that is no handle of that type (a wild pointer, another
+ *     type's handle), is SMARM_EINVAL. Of two frees of the same reference
+ *     racing on two threads, one succeeds and the other is SMARM_ESTATE.
+ *     Limits: an object's memory is reused for later objects of its type,
+ *     oldest freed first, and a freed handle could name a new object
+ *     only after that memory was reused 65535 times. The fixed part of
+ *     a freed object (at most 128 bytes for a channel, 64 for a mutex,
+ *     2 KiB for a set) is kept for reuse, never returned to the system:
+ *     the process keeps its peak count of each; buffers (a channel's
+ *     queue, a mutex's wait list) are freed. A call that runs while
+ *     another thread frees the same channel or set is a race in the
+ *     caller: it touches no unmapped memory, but may act on the object
+ *     that reused it (mutex calls are exact: they see the free or not).
  */
 #ifndef SMARM_SMARM_H
 #define SMARM_SMARM_H
@@ -74,6 +94,7 @@ extern "C" {
 typedef struct smarm_config smarm_config_t;
 typedef struct smarm_node smarm_node_t;
 typedef struct smarm_spawn_opts smarm_spawn_opts_t;
+/* Handles, not addresses: see Conventions. */
 typedef struct smarm_chan smarm_chan_t;
 typedef struct smarm_mutex smarm_mutex_t;
 
@@ -798,11 +819,12 @@ SMARM_API uint64_t smarm_now_ns(void);
  * A timer that has not fired when the run ends is dropped (destructor
  * runs): timers never keep a run open. The timer holds a sender reference
  * of its own on ch until it fires or is cancelled, so the channel does
- * not close before then; the caller's smarm_chan_sender_free never
- * gives that reference up.
+ * not close (nor is it freed) before then; the caller's
+ * smarm_chan_sender_free never gives that reference up.
  * out (may be NULL) receives an id for smarm_timer_cancel.
- * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ENOTACTOR;
- * SMARM_ECLOSED every sender reference is gone; SMARM_ENOMEM.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL, or ch no channel
+ * handle; SMARM_ENOTACTOR; SMARM_ECLOSED every sender reference is gone;
+ * SMARM_ESTATE ch was freed; SMARM_ENOMEM.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
@@ -832,8 +854,13 @@ SMARM_API int smarm_timer_cancel(smarm_timer_t timer);
  * smarm_chan_sender_dup(). When the last sender reference is freed the
  * channel is *closed*: the receiver still gets every queued element, then
  * SMARM_ECLOSED. When the receiver reference is freed, queued elements are
- * destroyed and later sends fail with SMARM_ECLOSED. The channel's memory
- * is released when both kinds of reference are gone.
+ * destroyed and later sends fail with SMARM_ECLOSED. The channel is freed
+ * when both kinds of reference are gone (a pending timed send holds a
+ * sender reference of its own): from then on every call with its handle
+ * returns SMARM_ESTATE (see Conventions). A call with the handle after
+ * the caller gave up every reference of its own is misuse: SMARM_ESTATE
+ * once the channel is freed, its usual result while a pending timed send
+ * still holds the channel.
  *
  * Elements are copied in and out (memcpy); elem_free (may be NULL) is run
  * on any element that is never received.
@@ -845,16 +872,18 @@ SMARM_API int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
 
 /*
  * smarm_chan_sender_dup() - take one more sender reference.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ECLOSED the last sender
- * reference is already gone. Thread-safety: any thread. Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ECLOSED the last sender reference is already gone; SMARM_ESTATE
+ * ch was freed. Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
 
 /*
  * smarm_chan_sender_free() - give up one sender reference. The last one
  * closes the channel and wakes a parked receiver.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no sender
- * reference is left but those of pending timed sends (which are theirs).
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ESTATE no sender reference is left but those of pending timed
+ * sends (which are theirs), or ch was freed.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
@@ -862,9 +891,10 @@ SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
 /*
  * smarm_chan_receiver_free() - give up the receiver reference. Queued
  * elements are destroyed (elem_free runs on each, outside any lock).
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE already freed,
- * or an actor is inside a recv or select wait on ch (parked, or woken and
- * not yet resumed; nothing is freed).
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ESTATE already freed (the channel too, or not), or an actor is
+ * inside a recv or select wait on ch (parked, or woken and not yet
+ * resumed; nothing is freed).
  * Thread-safety: any thread; but the receiver reference must not be freed
  * while its actor may still start a receive on ch. Since: SMARM_0.1.
  */
@@ -876,10 +906,11 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
  * On success the channel owns the element; on failure the caller still
  * does. Wakes a receiver parked on the channel, also from a plain OS
  * thread. Elements are received in the order sends completed.
- * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED the
- * receiver is gone, or every sender reference has been freed (the
- * channel is closed: a receiver drains what was queued, then gets
- * SMARM_ECLOSED); SMARM_ENOMEM the queue could not grow.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL, or ch no channel
+ * handle; SMARM_ECLOSED the receiver is gone, or every sender reference
+ * has been freed (the channel is closed: a receiver drains what was
+ * queued, then gets SMARM_ECLOSED); SMARM_ESTATE ch was freed;
+ * SMARM_ENOMEM the queue could not grow.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
@@ -889,9 +920,10 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
  * channel is empty and open.
  *
  * Only one actor may receive on a channel at a time.
- * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR;
- * SMARM_ECLOSED closed and drained; SMARM_ESTATE the receiver reference
- * was freed, or another actor is parked receiving on ch. Safe point.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
+ * handle; SMARM_ENOTACTOR; SMARM_ECLOSED closed and drained; SMARM_ESTATE
+ * the receiver reference (or the channel) was freed, or another actor is
+ * parked receiving on ch. Safe point.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
@@ -911,15 +943,17 @@ SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
 /*
  * smarm_chan_try_recv() - take the oldest element if there is one; never
  * parks.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN empty and open;
- * SMARM_ECLOSED closed and drained; SMARM_ESTATE receiver freed.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
+ * handle; SMARM_EAGAIN empty and open; SMARM_ECLOSED closed and drained;
+ * SMARM_ESTATE the receiver reference (or the channel) was freed.
  * Thread-safety: any thread, one receiver at a time. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
 
 /*
  * smarm_chan_len() - the number of elements queued now (a snapshot).
- * Returns: 0, *out set. Errors: SMARM_EINVAL ch or out NULL.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL ch or out NULL, or ch no
+ * channel handle; SMARM_ESTATE ch was freed.
  * Thread-safety: any thread. Since: SMARM_0.3 (SMARM_0.1 returned the
  * count or an error in one int64_t).
  */
@@ -942,8 +976,9 @@ SMARM_API int smarm_mutex_alloc(smarm_mutex_t **out);
 
 /*
  * smarm_mutex_free() - free an unlocked mutex with no waiters. NULL is a
- * no-op. Returns: 0. Errors: SMARM_ESTATE locked or waited on (not freed).
- * Since: SMARM_0.1.
+ * no-op. Returns: 0. Errors: SMARM_EINVAL m is no mutex handle;
+ * SMARM_ESTATE locked or waited on (not freed), or already freed.
+ * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
 
@@ -955,11 +990,11 @@ SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
  * A bounded wait turns a green deadlock into SMARM_ETIMEDOUT instead of a
  * hang. From a plain OS thread the call spins with sched_yield until it
  * gets m or the deadline passes.
- * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL;
- * SMARM_ESTATE the caller (actor, or plain thread) already holds m: the
- * mutex is not reentrant, and waiting for itself would never end;
- * SMARM_ETIMEDOUT. Safe point in an actor (a stop ends the caller, who
- * then does not hold m).
+ * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL or no mutex
+ * handle; SMARM_ESTATE m was freed, or the caller (actor, or plain
+ * thread) already holds m: the mutex is not reentrant, and waiting for
+ * itself would never end; SMARM_ETIMEDOUT. Safe point in an actor (a
+ * stop ends the caller, who then does not hold m).
  * Thread-safety: any thread. Since: SMARM_0.1 (SMARM_NO_TIMEOUT and
  * SMARM_ESTATE since SMARM_0.3; a relock used to wait for its deadline).
  */
@@ -967,16 +1002,18 @@ SMARM_API int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
 
 /*
  * smarm_mutex_try_lock() - acquire m only if it is free and nobody waits.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN it is held.
+ * Returns: 0. Errors: SMARM_EINVAL m NULL or no mutex handle;
+ * SMARM_ESTATE m was freed; SMARM_EAGAIN it is held.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_try_lock(smarm_mutex_t *m);
 
 /*
  * smarm_mutex_unlock() - release m, handing it to the oldest waiter.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_ESTATE the caller does not hold
- * m. Thread-safety: the holder (an actor, or the OS thread that locked it
- * from outside any actor). Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL m NULL or no mutex handle;
+ * SMARM_ESTATE the caller does not hold m, or m was freed. Thread-safety: the
+ * holder (an actor, or the OS thread that locked it from outside any actor).
+ * Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_unlock(smarm_mutex_t *m);
 
@@ -1020,7 +1057,8 @@ SMARM_API int smarm_selset_alloc(smarm_selset_t **out);
 
 /*
  * smarm_selset_free() - free a select set (NULL is a no-op). Not while a
- * smarm_selset_wait() on it runs. Thread-safety: any thread.
+ * smarm_selset_wait() on it runs. A set freed already, or a value that
+ * is no set handle, is ignored. Thread-safety: any thread.
  * Since: SMARM_0.2.
  */
 SMARM_API void smarm_selset_free(smarm_selset_t *set);
@@ -1030,8 +1068,10 @@ SMARM_API void smarm_selset_free(smarm_selset_t *set);
  * an element or is closed (a receive would not park; a closed arm stays
  * ready for ever: drop it from the set once seen). The waiting actor must be
  * the channel's only receiver.
+ * The arm keeps the handle: every wait checks it again.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
- * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
+ * SMARM_EINVAL set or ch NULL or no handle of its type, or the set holds
+ * 64 arms already; SMARM_ESTATE set or ch was freed.
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
@@ -1042,8 +1082,9 @@ SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
  * writable (events: SMARM_IO_READABLE, SMARM_IO_WRITABLE), or has an
  * error or hang-up pending.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
- * SMARM_EINVAL set NULL, fd negative, events 0 or unknown bits, or the
- * set holds 64 arms already. (Whether fd is open is checked by the wait.)
+ * SMARM_EINVAL set NULL or no set handle, fd negative, events 0 or
+ * unknown bits, or the set holds 64 arms already; SMARM_ESTATE set was
+ * freed. (Whether fd is open is checked by the wait.)
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
@@ -1051,7 +1092,8 @@ SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
 
 /*
  * smarm_selset_clear() - remove every arm, to reuse the set.
- * Returns: 0. Errors: SMARM_EINVAL set NULL.
+ * Returns: 0. Errors: SMARM_EINVAL set NULL or no set handle;
+ * SMARM_ESTATE set was freed.
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_clear(smarm_selset_t *set);
@@ -1081,9 +1123,10 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
  * polls every arm once and never parks; SMARM_NO_TIMEOUT waits for
  * ever). A ready arm wins over the deadline.
  * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
- * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE as
- * for a channel arm: its receiver reference was freed or another actor
- * is receiving on it; SMARM_EBADF an fd arm is not an open
+ * ready NULL, set no set handle, or the set is empty; SMARM_ENOTACTOR;
+ * SMARM_ESTATE set was freed, a channel arm's channel was freed since it
+ * was added, or for a channel arm: its receiver reference was freed or
+ * another actor is receiving on it; SMARM_EBADF an fd arm is not an open
  * descriptor, found before parking or after a wake (it was closed while
  * the actor waited); SMARM_EEXIST the fd already has a waiter;
  * SMARM_ETIMEDOUT;

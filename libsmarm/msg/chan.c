@@ -3,7 +3,8 @@
  * chan.c - unbounded multi-producer single-consumer channels of fixed-size
  * elements, timed sends, and the channel side of select (arming and
  * disarming an arm; the select engine itself is io/select.c). The public
- * calls, which validate their arguments, are in chan_api.c.
+ * calls, which validate their arguments and decode the caller's handles,
+ * are in chan_api.c.
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. A receiver
@@ -19,8 +20,10 @@
  * closed; the receiver still drains what is queued, then gets ECLOSED.
  * When the receiver reference goes, queued elements are destroyed and
  * sends fail with ECLOSED (the element stays the caller's). The channel
- * memory goes when both kinds of reference are gone. A pending timed
- * send holds a sender reference of its own (timer_senders), which the
+ * memory goes when both kinds of reference are gone: the cell is retired
+ * (its handle decodes to SMARM_ESTATE) and goes back to the channel pool
+ * (core/handle.h), while the element ring is freed. A pending timed send
+ * holds a sender reference of its own (timer_senders), which the
  * caller's sender_free never gives up.
  *
  * A select registers the same epoch on every arm in index order; the
@@ -29,16 +32,17 @@
  * Ownership: see above; element bytes are the channel's between a
  * successful send and the receive that copies them out.
  * Locking: lock (CHANNEL) guards all mutable fields; nothing else is
- * taken under it except the run queue (waking under it) and the free of
- * the channel itself, done after unlock. Element destructors run with no
- * lock held.
+ * taken under it except the run queue (waking under it). The free of the
+ * channel itself (the pool's HANDLE lock) comes after unlock. Element
+ * destructors run with no lock held.
  * Invariants: INV-1 waiter.node != NULL only while that actor is inside a
- * wait on this channel. INV-2 senders == 0 and !receiver => freed.
- * INV-3 timer_senders <= senders.
+ * wait on this channel. INV-2 senders == 0 and !receiver => retired (under
+ * the lock) and freed. INV-3 timer_senders <= senders.
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,23 +85,55 @@ static void chan_destroy_elems(struct smarm__ring *r, size_t esz,
 	smarm__ring_fini(r);
 }
 
+/*
+ * Channels come from a type-stable pool (core/handle.h): a handle the
+ * caller still holds after the free reads a retired cell, never freed
+ * memory. 4 GiB of address space, reserved, not committed: 2^25
+ * channels of 128 bytes at most.
+ */
+#define CHAN_REGION ((size_t)4 << 30)
+struct smarm__hpool smarm__chan_pool =
+	SMARM__HPOOL_INIT(sizeof(struct smarm_chan), CHAN_REGION);
+_Static_assert(sizeof(struct smarm_chan) <= 4096, "a channel fits a cell");
+_Static_assert(offsetof(struct smarm_chan, hdr) == 0,
+	       "the handle header is the cell's first word");
+
+/*
+ * The last sender reference went after the receiver's: ch was retired
+ * under its lock and nobody reaches it but this call. Its ring was
+ * detached by the receiver's free (empty; this frees no elements).
+ */
 static void chan_free_mem(smarm_chan_t *ch)
 {
 	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
-	free(ch);
+	smarm__hpool_free(&smarm__chan_pool, ch);
 }
 
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free)
 {
-	smarm_chan_t *ch = calloc(1, sizeof *ch);
-	if (ch == NULL)
-		return SMARM_ENOMEM;
+	smarm_chan_t *ch;
+	uint64_t h;
+	void *cell;
+	int rc = smarm__hpool_alloc(&smarm__chan_pool, &cell, &h);
+	if (rc != 0)
+		return rc;
+	/*
+	 * Every field but the header and the lock (a stale caller may hold
+	 * it): this cell may have had tenants before.
+	 */
+	ch = cell;
 	ch->esz = elem_size;
 	ch->efree = elem_free;
+	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	ch->senders = 1;
+	ch->timer_senders = 0;
 	ch->receiver = true;
-	*out = ch;
+	ch->waiter = (struct smarm__waiter){ NULL, 0, 0 };
+	ch->rwait = NULL;
+	__atomic_store_n(&ch->receiving, 0, __ATOMIC_RELAXED);
+	smarm__handle_publish(ch, h);
+	*out = (smarm_chan_t *)(uintptr_t)h;
 	return 0;
 }
 
@@ -122,20 +158,22 @@ int smarm__chan_sender_dup(smarm_chan_t *ch)
 }
 
 /*
- * Give up a sender reference: the caller's, or (timer) a timed send's.
- * A timer's references are not the caller's to give up.
+ * Give up a sender reference: the caller's (h its handle, checked again
+ * under the lock; a timer's references are not the caller's to give
+ * up), or a timer's (h NULL).
  */
-static int chan_sender_drop(smarm_chan_t *ch, bool timer)
+static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	struct smarm__waiter wt = { NULL, 0, 0 };
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!timer && ch->senders == ch->timer_senders) {
+	if (h != NULL &&
+	    (!smarm__handle_live(ch, h) || ch->senders == ch->timer_senders)) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}
-	SMARM_ASSERT(ch->senders > 0 && (!timer || ch->timer_senders > 0));
-	ch->timer_senders -= timer;
+	SMARM_ASSERT(ch->senders > 0 && (h != NULL || ch->timer_senders > 0));
+	ch->timer_senders -= h == NULL;
 	if (--ch->senders == 0) {
 		/* Closed: a parked receiver must see it, even mid-queue. */
 		wt = ch->waiter;
@@ -144,6 +182,7 @@ static int chan_sender_drop(smarm_chan_t *ch, bool timer)
 	}
 	gone = ch->senders == 0 && !ch->receiver;
 	if (gone) {
+		smarm__handle_retire(ch); /* INV-2 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		chan_free_mem(ch);
 		return 0;
@@ -152,24 +191,26 @@ static int chan_sender_drop(smarm_chan_t *ch, bool timer)
 	return 0;
 }
 
-int smarm__chan_sender_free(smarm_chan_t *ch)
+int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
-	return chan_sender_drop(ch, false);
+	return chan_sender_drop(ch, h);
 }
 
-int smarm__chan_receiver_free(smarm_chan_t *ch)
+int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	struct smarm__ring elems;
 	size_t esz = ch->esz;		      /* constant */
 	smarm_elem_free_cb efree = ch->efree; /* constant */
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!ch->receiver || ch->waiter.node != NULL ||
+	if (!smarm__handle_live(ch, h) || !ch->receiver ||
+	    ch->waiter.node != NULL ||
 	    __atomic_load_n(&ch->receiving, __ATOMIC_ACQUIRE) != 0) {
 		/*
-		 * Already freed, or an actor is parked receiving (in recv or
-		 * select): freeing under it would strand it, or free the
-		 * memory it is about to lock again.
+		 * Freed (a racing free won), already given up, or an actor is
+		 * parked receiving (in recv or select): freeing under it
+		 * would strand it, or free the memory it is about to lock
+		 * again.
 		 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
@@ -180,6 +221,8 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	elems = ch->ring; /* detached: sends fail from now on */
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	gone = ch->senders == 0;
+	if (gone)
+		smarm__handle_retire(ch); /* INV-2 */
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	/*
 	 * Destructors may touch other channels, and this one: no lock held,
@@ -188,7 +231,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	 */
 	chan_destroy_elems(&elems, esz, efree);
 	if (gone)
-		free(ch);
+		smarm__hpool_free(&smarm__chan_pool, ch);
 	return 0;
 }
 
@@ -425,7 +468,7 @@ static void send_timer_fire(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (smarm__chan_send(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
-	chan_sender_drop(ch, true);
+	chan_sender_drop(ch, NULL);
 }
 
 static void send_timer_drop(void *ctx, void *payload)
@@ -433,13 +476,14 @@ static void send_timer_drop(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (ch->efree != NULL)
 		ch->efree(payload);
-	chan_sender_drop(ch, true);
+	chan_sender_drop(ch, NULL);
 }
 
 /*
  * A timed send from an actor of node n. The timer holds a sender
  * reference of its own (counted in timer_senders, so the caller's
- * sender_free cannot give it up) until it fires or is dropped.
+ * sender_free cannot give it up), which keeps ch's cell live until the
+ * timer fires or is dropped.
  */
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const void *elem, uint64_t delay_ns, uint64_t *id)
@@ -450,6 +494,6 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 	rc = smarm__timer_call_after(n, delay_ns, send_timer_fire,
 				     send_timer_drop, ch, elem, ch->esz, id);
 	if (rc != 0)
-		chan_sender_drop(ch, true);
+		chan_sender_drop(ch, NULL);
 	return rc;
 }
