@@ -41,6 +41,26 @@
  *     the actor then ends (its cleanup handlers run) instead of returning.
  *   - Thread-safety is stated per call; a call that states nothing is not
  *     thread-safe.
+ *   - Channels, mutexes and select sets are *handles*: the smarm_chan_t *,
+ *     smarm_mutex_t * and smarm_selset_t * values the alloc calls return
+ *     are not addresses (never dereference or compare them for order);
+ *     each names one object until that object is freed. One rule for
+ *     every call that takes one (since SMARM_0.3): a handle of a freed
+ *     object is SMARM_ESTATE, never a use after free or a hang;
+ *     smarm_selset_free, which returns nothing, ignores it. NULL, and a
+ *     value that is no handle of that type (a wild pointer, another
+ *     type's handle), is SMARM_EINVAL. Of two frees of the same reference
+ *     racing on two threads, one succeeds and the other is SMARM_ESTATE.
+ *     Limits: an object's memory is reused for later objects of its type,
+ *     oldest freed first, and a freed handle could name a new object
+ *     only after that memory was reused 65535 times. The fixed part of
+ *     a freed object (at most 128 bytes for a channel, 64 for a mutex,
+ *     2 KiB for a set) is kept for reuse, never returned to the system:
+ *     the process keeps its peak count of each; buffers (a channel's
+ *     queue, a mutex's wait list) are freed. A call that runs while
+ *     another thread frees the same channel or set is a race in the
+ *     caller: it touches no unmapped memory, but may act on the object
+ *     that reused it (mutex calls are exact: they see the free or not).
  */
 #ifndef SMARM_SMARM_H
 #define SMARM_SMARM_H
@@ -75,6 +95,7 @@ extern "C" {
 typedef struct smarm_config smarm_config_t;
 typedef struct smarm_node smarm_node_t;
 typedef struct smarm_spawn_opts smarm_spawn_opts_t;
+/* Handles, not addresses: see Conventions. */
 typedef struct smarm_chan smarm_chan_t;
 typedef struct smarm_mutex smarm_mutex_t;
 
@@ -868,11 +889,13 @@ SMARM_API uint64_t smarm_now_ns(void);
  * if that fails (the receiver is gone) the channel's destructor runs on it.
  * A timer that has not fired when the run ends is dropped (destructor
  * runs): timers never keep a run open. The timer holds a sender reference
- * on ch until it fires or is cancelled, so the channel does not close
- * before then.
+ * of its own on ch until it fires or is cancelled, so the channel does
+ * not close (nor is it freed) before then; the caller's
+ * smarm_chan_sender_free never gives that reference up.
  * out (may be NULL) receives an id for smarm_timer_cancel.
- * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ENOTACTOR;
- * SMARM_ECLOSED every sender reference is gone; SMARM_ENOMEM.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL, or ch no channel
+ * handle; SMARM_ENOTACTOR; SMARM_ECLOSED every sender reference is gone;
+ * SMARM_ESTATE ch was freed; SMARM_ENOMEM.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_send_after(smarm_chan_t *ch, const void *elem,
@@ -904,8 +927,13 @@ SMARM_API int smarm_timer_cancel(smarm_timer_t timer);
  * freed the channel is *closed*: receivers still get every queued
  * element, then SMARM_ECLOSED; every waiting receiver is woken to see it.
  * When the last receiver reference is freed, queued elements are
- * destroyed and later sends fail with SMARM_ECLOSED. The channel's memory
- * is released when both kinds of reference are gone.
+ * destroyed and later sends fail with SMARM_ECLOSED. The channel is freed
+ * when both kinds of reference are gone (a pending timed send holds a
+ * sender reference of its own): from then on every call with its handle
+ * returns SMARM_ESTATE (see Conventions). A call with the handle after
+ * the caller gave up every reference of its own is misuse: SMARM_ESTATE
+ * once the channel is freed, its usual result while a pending timed send
+ * still holds the channel.
  *
  * Many receivers (work sharing): each element goes to exactly one
  * receiver. Receivers that wait on an empty channel (actors in
@@ -924,25 +952,29 @@ SMARM_API int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
 
 /*
  * smarm_chan_sender_dup() - take one more sender reference.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ECLOSED the last sender
- * reference is already gone. Thread-safety: any thread. Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ECLOSED the last sender reference is already gone; SMARM_ESTATE
+ * ch was freed. Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
 
 /*
  * smarm_chan_sender_free() - give up one sender reference. The last one
  * closes the channel and wakes a parked receiver.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no sender
- * reference is left. Thread-safety: any thread. Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ESTATE no sender reference is left but those of pending timed
+ * sends (which are theirs), or ch was freed.
+ * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);
 
 /*
  * smarm_chan_receiver_dup() - take one more receiver reference, for one
  * more consumer of ch.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE the last
- * receiver reference is already gone; SMARM_ENOMEM 2^32 - 1 references
- * are held. Thread-safety: any thread. Since: SMARM_0.3.
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ESTATE the channel was freed, or its last receiver reference is
+ * already gone; SMARM_ENOMEM 2^32 - 1 references are held.
+ * Thread-safety: any thread. Since: SMARM_0.3.
  */
 SMARM_API int smarm_chan_receiver_dup(smarm_chan_t *ch);
 
@@ -950,10 +982,11 @@ SMARM_API int smarm_chan_receiver_dup(smarm_chan_t *ch);
  * smarm_chan_receiver_free() - give up one receiver reference. The last
  * one destroys queued elements (elem_free runs on each, outside any
  * lock) and closes the notify fd (smarm_chan_notify_fd), if any.
- * Returns: 0. Errors: SMARM_EINVAL ch NULL; SMARM_ESTATE no receiver
- * reference is left, or this is the last one and a receive or select
- * wait on ch is in progress (an actor or thread parked, or woken and not
- * yet resumed; nothing is freed).
+ * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
+ * SMARM_ESTATE the channel was freed, no receiver reference is left, or
+ * this is the last one and a receive or select wait on ch is in progress
+ * (an actor or thread parked, or woken and not yet resumed; nothing is
+ * freed).
  * Thread-safety: any thread; but a reference must not be freed while its
  * holder may still start a receive on ch. Since: SMARM_0.1 (counted
  * references since SMARM_0.3).
@@ -966,10 +999,11 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
  * On success the channel owns the element; on failure the caller still
  * does. Wakes the receiver that has waited longest, also from a plain
  * OS thread. Elements are taken in the order sends completed.
- * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL; SMARM_ECLOSED every
- * receiver reference is gone, or every sender reference has been freed (the
- * channel is closed: a receiver drains what was queued, then gets
- * SMARM_ECLOSED); SMARM_ENOMEM the queue could not grow.
+ * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL, or ch no channel
+ * handle; SMARM_ECLOSED every receiver reference is gone, or every sender
+ * reference has been freed (the channel is closed: a receiver drains what
+ * was queued, then gets SMARM_ECLOSED); SMARM_ESTATE ch was freed;
+ * SMARM_ENOMEM the queue could not grow.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
@@ -984,10 +1018,11 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
  * any actor or thread, and by the close. An actor stopped while parked
  * loses nothing: an element already handed to it goes back to the front
  * of the queue for the next receiver.
- * Returns: 0. Errors: SMARM_EINVAL ch or out NULL; SMARM_ENOTACTOR called
- * on a worker thread outside an actor (a runtime callback); SMARM_ECLOSED
- * closed and drained; SMARM_ESTATE every receiver reference was freed;
- * SMARM_ENOMEM no room to queue the waiter. Safe point in an actor.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
+ * handle; SMARM_ENOTACTOR called on a worker thread outside an actor (a
+ * runtime callback); SMARM_ECLOSED closed and drained; SMARM_ESTATE the
+ * channel was freed, or every receiver reference was; SMARM_ENOMEM no
+ * room to queue the waiter. Safe point in an actor.
  * Thread-safety: any thread. Since: SMARM_0.1 (plain threads and many
  * receivers since SMARM_0.3).
  */
@@ -1009,16 +1044,17 @@ SMARM_API int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out,
 /*
  * smarm_chan_try_recv() - take the oldest element if there is one; never
  * parks.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN empty and open;
- * SMARM_ECLOSED closed and drained; SMARM_ESTATE every receiver
- * reference was freed.
+ * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
+ * handle; SMARM_EAGAIN empty and open; SMARM_ECLOSED closed and drained;
+ * SMARM_ESTATE the channel was freed, or every receiver reference was.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_try_recv(smarm_chan_t *ch, void *out);
 
 /*
  * smarm_chan_len() - the number of elements queued now (a snapshot).
- * Returns: 0, *out set. Errors: SMARM_EINVAL ch or out NULL.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL ch or out NULL, or ch no
+ * channel handle; SMARM_ESTATE ch was freed.
  * Thread-safety: any thread. Since: SMARM_0.3 (SMARM_0.1 returned the
  * count or an error in one int64_t).
  */
@@ -1048,8 +1084,9 @@ SMARM_API int smarm_chan_len(smarm_chan_t *ch, size_t *out);
  * Cost: a channel without a notify fd pays one predictable branch per
  * send; with one, a send that finds the queue empty also makes one
  * write(2) on the eventfd.
- * Returns: 0, *fd set. Errors: SMARM_EINVAL ch or fd NULL; SMARM_ESTATE
- * every receiver reference was freed; SMARM_ENOMEM; SMARM_ESYSTEM
+ * Returns: 0, *fd set. Errors: SMARM_EINVAL ch or fd NULL, or ch no
+ * channel handle; SMARM_ESTATE the channel was freed, or every receiver
+ * reference was; SMARM_ENOMEM; SMARM_ESYSTEM
  * eventfd(2) failed otherwise (errno tells why, e.g. EMFILE).
  * Thread-safety: any thread. Since: SMARM_0.3.
  */
@@ -1072,8 +1109,9 @@ SMARM_API int smarm_mutex_alloc(smarm_mutex_t **out);
 
 /*
  * smarm_mutex_free() - free an unlocked mutex with no waiters. NULL is a
- * no-op. Returns: 0. Errors: SMARM_ESTATE locked or waited on (not freed).
- * Since: SMARM_0.1.
+ * no-op. Returns: 0. Errors: SMARM_EINVAL m is no mutex handle;
+ * SMARM_ESTATE locked or waited on (not freed), or already freed.
+ * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
 
@@ -1085,11 +1123,11 @@ SMARM_API int smarm_mutex_free(smarm_mutex_t *m);
  * A bounded wait turns a green deadlock into SMARM_ETIMEDOUT instead of a
  * hang. From a plain OS thread the call spins with sched_yield until it
  * gets m or the deadline passes.
- * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL;
- * SMARM_ESTATE the caller (actor, or plain thread) already holds m: the
- * mutex is not reentrant, and waiting for itself would never end;
- * SMARM_ETIMEDOUT. Safe point in an actor (a stop ends the caller, who
- * then does not hold m).
+ * Returns: 0 the caller holds m. Errors: SMARM_EINVAL m NULL or no mutex
+ * handle; SMARM_ESTATE m was freed, or the caller (actor, or plain
+ * thread) already holds m: the mutex is not reentrant, and waiting for
+ * itself would never end; SMARM_ETIMEDOUT. Safe point in an actor (a
+ * stop ends the caller, who then does not hold m).
  * Thread-safety: any thread. Since: SMARM_0.1 (SMARM_NO_TIMEOUT and
  * SMARM_ESTATE since SMARM_0.3; a relock used to wait for its deadline).
  */
@@ -1097,16 +1135,18 @@ SMARM_API int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
 
 /*
  * smarm_mutex_try_lock() - acquire m only if it is free and nobody waits.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_EAGAIN it is held.
+ * Returns: 0. Errors: SMARM_EINVAL m NULL or no mutex handle;
+ * SMARM_ESTATE m was freed; SMARM_EAGAIN it is held.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_try_lock(smarm_mutex_t *m);
 
 /*
  * smarm_mutex_unlock() - release m, handing it to the oldest waiter.
- * Returns: 0. Errors: SMARM_EINVAL; SMARM_ESTATE the caller does not hold
- * m. Thread-safety: the holder (an actor, or the OS thread that locked it
- * from outside any actor). Since: SMARM_0.1.
+ * Returns: 0. Errors: SMARM_EINVAL m NULL or no mutex handle;
+ * SMARM_ESTATE the caller does not hold m, or m was freed. Thread-safety: the
+ * holder (an actor, or the OS thread that locked it from outside any actor).
+ * Since: SMARM_0.1.
  */
 SMARM_API int smarm_mutex_unlock(smarm_mutex_t *m);
 
@@ -1150,7 +1190,8 @@ SMARM_API int smarm_selset_alloc(smarm_selset_t **out);
 
 /*
  * smarm_selset_free() - free a select set (NULL is a no-op). Not while a
- * smarm_selset_wait() on it runs. Thread-safety: any thread.
+ * smarm_selset_wait() on it runs. A set freed already, or a value that
+ * is no set handle, is ignored. Thread-safety: any thread.
  * Since: SMARM_0.2.
  */
 SMARM_API void smarm_selset_free(smarm_selset_t *set);
@@ -1168,8 +1209,10 @@ SMARM_API void smarm_selset_free(smarm_selset_t *set);
  * the arm; wait again. Nothing is lost meanwhile: a selector woken for
  * an element it does not take leaves the wake to the next waiting
  * receiver while elements are still queued.
+ * The arm keeps the handle: every wait checks it again.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
- * SMARM_EINVAL set or ch NULL, or the set holds 64 arms already.
+ * SMARM_EINVAL set or ch NULL or no handle of its type, or the set holds
+ * 64 arms already; SMARM_ESTATE set or ch was freed.
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
@@ -1180,8 +1223,9 @@ SMARM_API int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch,
  * writable (events: SMARM_IO_READABLE, SMARM_IO_WRITABLE), or has an
  * error or hang-up pending.
  * Returns: 0, *index (if not NULL) set to the arm's index. Errors:
- * SMARM_EINVAL set NULL, fd negative, events 0 or unknown bits, or the
- * set holds 64 arms already. (Whether fd is open is checked by the wait.)
+ * SMARM_EINVAL set NULL or no set handle, fd negative, events 0 or
+ * unknown bits, or the set holds 64 arms already; SMARM_ESTATE set was
+ * freed. (Whether fd is open is checked by the wait.)
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
@@ -1189,7 +1233,8 @@ SMARM_API int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
 
 /*
  * smarm_selset_clear() - remove every arm, to reuse the set.
- * Returns: 0. Errors: SMARM_EINVAL set NULL.
+ * Returns: 0. Errors: SMARM_EINVAL set NULL or no set handle;
+ * SMARM_ESTATE set was freed.
  * Thread-safety: any thread, one at a time per set. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_clear(smarm_selset_t *set);
@@ -1219,15 +1264,15 @@ SMARM_API int smarm_selset_clear(smarm_selset_t *set);
  * polls every arm once and never parks; SMARM_NO_TIMEOUT waits for
  * ever). A ready arm wins over the deadline.
  * Returns: 0, *ready set to the winning index. Errors: SMARM_EINVAL set or
- * ready NULL, or the set is empty; SMARM_ENOTACTOR; SMARM_ESTATE every
- * receiver reference of a channel arm's channel was freed (another
- * receiver on it is no error since SMARM_0.3); SMARM_EBADF an fd arm is not an
- * open descriptor, found before parking or after a wake (it was closed while
- * the actor waited); SMARM_EEXIST the fd already has a waiter;
- * SMARM_ETIMEDOUT;
- * SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could not be started or
- * epoll_ctl failed otherwise. Safe point.
- * Thread-safety: actor context only. Since: SMARM_0.2.
+ * ready NULL, set no set handle, or the set is empty; SMARM_ENOTACTOR;
+ * SMARM_ESTATE set was freed, a channel arm's channel was freed since it
+ * was added, or every receiver reference of a channel arm's channel was
+ * (another receiver on it is no error since SMARM_0.3); SMARM_EBADF an fd
+ * arm is not an open descriptor, found before parking or after a wake (it
+ * was closed while the actor waited); SMARM_EEXIST the fd already has a
+ * waiter; SMARM_ETIMEDOUT; SMARM_ENOMEM; SMARM_ESYSTEM the epoll thread could
+ * not be started or epoll_ctl failed otherwise. Safe point. Thread-safety:
+ * actor context only. Since: SMARM_0.2.
  */
 SMARM_API int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns,
 				size_t *ready);

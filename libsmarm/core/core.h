@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core.h - the core layer as the layers above see it (msg, io, and later
- * otp, behaviour, obs): the wait protocol, locks and rings, the running
- * actor, timers, the no-preemption brackets and the subsystem table. It
- * defines no slot or node layout: those stay in core/ (slot.h, node.h),
- * with each module's own header (actor.h, sched.h, stack.h, timer.h,
- * preempt.h, subsys.h, wait.h, ring.h, lock.h, assert.h).
+ * otp, behaviour, obs): the wait protocol, locks and rings, handles, the
+ * running actor, timers, the no-preemption brackets and the subsystem
+ * table. It defines no slot or node layout: those stay in core/ (slot.h,
+ * node.h), with each module's own header (actor.h, sched.h, stack.h,
+ * timer.h, preempt.h, subsys.h, wait.h, ring.h, lock.h, assert.h,
+ * handle.h).
  *
  * Glossary.
  *   node    one runtime instance (smarm_node_t): config, slot table, run
@@ -46,6 +47,7 @@
 #include "smarm/smarm.h"
 #include "../arch/arch.h"
 #include "assert.h"
+#include "handle.h"
 #include "lock.h"
 #include "preempt.h"
 #include "ring.h"

@@ -15,6 +15,8 @@
  *     < CHANNEL (a channel's or green mutex's state, io tables)
  *     < TIMERS (the node's timer heap)
  *     < RUNQ (the node's run queue; pushing is legal under anything)
+ *     < HANDLE (a handle pool's free list, handle.h: a leaf, taken
+ *        under anything, nothing under it)
  *
  * Debug builds check the order on every acquire (a per-thread bitmask) and
  * panic with "lock order violated". Actor code never parks, yields or
@@ -39,6 +41,7 @@ enum smarm__lock_rank {
 	SMARM__RANK_CHANNEL = 3,
 	SMARM__RANK_TIMERS = 4,
 	SMARM__RANK_RUNQ = 5,
+	SMARM__RANK_HANDLE = 6,
 };
 
 typedef struct {

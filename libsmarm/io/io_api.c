@@ -7,8 +7,14 @@
  * call validates its arguments and calls smarm__ code; nothing below this
  * file checks caller input again.
  *
- * Ownership: buffers and arm arrays stay the caller's.
- * Locking: none of its own.
+ * Select sets live in cells of a type-stable pool (core/handle.h): the
+ * caller holds generation-tagged handles, each call decodes them (no set
+ * is SMARM_EINVAL, a freed one SMARM_ESTATE), and so is every channel arm,
+ * at each wait: a channel freed after it was added is SMARM_ESTATE.
+ *
+ * Ownership: buffers and arm arrays stay the caller's; a set is the
+ * caller's from alloc to free, then its cell goes back to the pool.
+ * Locking: none of its own (a set is used by one thread at a time).
  * Invariants: INV-1 a call that returns an argument error
  * (SMARM_EINVAL, SMARM_ENOTACTOR) registered nothing.
  * See: docs/embedding.md (IO and blocking work), abi/smarm/smarm.h.
@@ -17,64 +23,119 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #define MAX_ARMS SMARM__MAX_ARMS
 #define EVENTS_ALL (SMARM_IO_READABLE | SMARM_IO_WRITABLE)
 
-static bool arm_valid(const struct smarm__arm *a)
+/*
+ * Check an arm and decode its channel handle in place (the arms are the
+ * call's own copy). 0; SMARM_EINVAL a bad arm; SMARM_ESTATE a freed
+ * channel.
+ */
+static int arm_decode(struct smarm__arm *a)
 {
 	switch (a->kind) {
 	case SMARM__ARM_CHAN:
-		return a->chan != NULL;
+		return smarm__chan_decode(a->chan, &a->chan);
 	case SMARM__ARM_FD:
 		return a->fd >= 0 && a->events != 0 &&
-		       (a->events & ~(uint32_t)EVENTS_ALL) == 0;
+				       (a->events & ~(uint32_t)EVENTS_ALL) == 0
+			       ? 0
+			       : SMARM_EINVAL;
 	default:
-		return false;
+		return SMARM_EINVAL;
 	}
 }
 
-static int select_ex(const struct smarm__arm arms[], size_t n,
-		     uint64_t timeout_ns, size_t *ready)
+/* arms: the caller's copy, n in range; channel arms hold handles. */
+static int select_ex(struct smarm__arm arms[], size_t n, uint64_t timeout_ns,
+		     size_t *ready)
 {
 	struct smarm__slot *me = smarm__current();
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
-	if (arms == NULL || ready == NULL || n == 0 || n > MAX_ARMS)
+	if (ready == NULL || n == 0 || n > MAX_ARMS)
 		return SMARM_EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!arm_valid(&arms[i]))
-			return SMARM_EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		int rc = arm_decode(&arms[i]);
+		if (rc != 0)
+			return rc;
+	}
 	return smarm__select_ex(me, arms, n,
 				smarm__timeout_deadline(timeout_ns), ready);
 }
 
 /* ------------------------------------------------------- select sets */
 
+/*
+ * A set's cell (core/handle.h); callers hold handles to it. Channel arms
+ * keep the caller's channel handles, decoded again by every wait (the
+ * channel may have been freed since it was added).
+ */
 struct smarm_selset {
+	struct smarm__hcell hdr; /* handle header: first (decode reads it) */
 	size_t n;
 	struct smarm__arm arms[MAX_ARMS];
 };
 
+/* 1 GiB of address space, reserved, not committed: 2^19 sets. */
+#define SELSET_REGION ((size_t)1 << 30)
+static struct smarm__hpool selset_pool =
+	SMARM__HPOOL_INIT(sizeof(struct smarm_selset), SELSET_REGION);
+_Static_assert(sizeof(struct smarm_selset) <= 4096, "a set fits a cell");
+_Static_assert(offsetof(struct smarm_selset, hdr) == 0,
+	       "the handle header is the cell's first word");
+
+static int selset_decode(const smarm_selset_t *h, smarm_selset_t **set)
+{
+	void *c;
+	int rc = smarm__handle_decode(&selset_pool, h, &c);
+	if (rc == 0)
+		*set = c;
+	return rc;
+}
+
 int smarm_selset_alloc(smarm_selset_t **out)
 {
+	smarm_selset_t *set;
+	uint64_t h;
+	void *cell;
+	int rc;
 	if (out == NULL)
 		return SMARM_EINVAL;
-	*out = calloc(1, sizeof **out);
-	return *out == NULL ? SMARM_ENOMEM : 0;
+	rc = smarm__hpool_alloc(&selset_pool, &cell, &h);
+	if (rc != 0)
+		return rc;
+	set = cell;
+	set->n = 0;
+	smarm__handle_publish(set, h);
+	*out = (smarm_selset_t *)(uintptr_t)h;
+	return 0;
 }
 
-void smarm_selset_free(smarm_selset_t *set)
+void smarm_selset_free(smarm_selset_t *h)
 {
-	free(set);
+	smarm_selset_t *set;
+	if (selset_decode(h, &set) != 0)
+		return; /* NULL, no set, or freed already: nothing to do */
+	smarm__handle_retire(set);
+	smarm__hpool_free(&selset_pool, set);
 }
 
-static int selset_add(smarm_selset_t *set, struct smarm__arm a, size_t *index)
+static int selset_add(smarm_selset_t *h, struct smarm__arm a, size_t *index)
 {
-	if (set == NULL || !arm_valid(&a) || set->n == MAX_ARMS)
-		return SMARM_EINVAL;
+	smarm_selset_t *set;
+	struct smarm__arm probe = a;
+	int rc = selset_decode(h, &set);
+	if (rc == 0)
+		rc = arm_decode(&probe); /* the arm keeps the handle */
+	if (rc == 0 && set->n == MAX_ARMS)
+		rc = SMARM_EINVAL;
+	if (rc != 0)
+		return rc;
 	if (index != NULL)
 		*index = set->n;
 	set->arms[set->n++] = a;
@@ -100,21 +161,28 @@ int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
 			  index);
 }
 
-int smarm_selset_clear(smarm_selset_t *set)
+int smarm_selset_clear(smarm_selset_t *h)
 {
-	if (set == NULL)
-		return SMARM_EINVAL;
-	set->n = 0;
-	return 0;
+	smarm_selset_t *set;
+	int rc = selset_decode(h, &set);
+	if (rc == 0)
+		set->n = 0;
+	return rc;
 }
 
-int smarm_selset_wait(smarm_selset_t *set, uint64_t timeout_ns, size_t *ready)
+int smarm_selset_wait(smarm_selset_t *h, uint64_t timeout_ns, size_t *ready)
 {
+	struct smarm__arm arms[MAX_ARMS];
+	smarm_selset_t *set;
+	int rc;
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
-	if (set == NULL)
-		return SMARM_EINVAL;
-	return select_ex(set->arms, set->n, timeout_ns, ready);
+	rc = selset_decode(h, &set);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < set->n; i++)
+		arms[i] = set->arms[i];
+	return select_ex(arms, set->n, timeout_ns, ready);
 }
 
 /*

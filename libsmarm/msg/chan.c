@@ -4,7 +4,8 @@
  * elements, receivers that are actors or plain threads, the notify fd,
  * timed sends, and the channel side of select (arming and disarming an
  * arm; the select engine itself is io/select.c). The public calls, which
- * validate their arguments, are in chan_api.c.
+ * validate their arguments and decode the caller's handles, are in
+ * chan_api.c.
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. Receivers
@@ -34,7 +35,11 @@
  * the last receiver reference goes, queued elements are destroyed, the
  * notify fd is closed and sends fail with ECLOSED (the element stays the
  * caller's). The channel memory goes when both kinds of reference are
- * gone.
+ * gone: the cell is retired (its handle decodes to SMARM_ESTATE) and goes
+ * back to the channel pool (core/handle.h), while the element ring and
+ * the waiter ring are freed. A pending timed send holds a sender
+ * reference of its own (timer_senders), which the caller's sender_free
+ * never gives up.
  *
  * Notify fd: an eventfd, made on request and written (under the lock)
  * whenever the channel becomes ready: an element enters an empty queue,
@@ -49,14 +54,16 @@
  * own record only).
  * Locking: lock (CHANNEL) guards all mutable fields; nothing else is
  * taken under it except the run queue (waking under it), the futex wake
- * of a thread waiter, and the eventfd write. Element destructors run
- * with no lock held.
+ * of a thread waiter, and the eventfd write. The free of the channel
+ * itself (the pool's HANDLE lock) comes after unlock. Element destructors
+ * run with no lock held.
  * Invariants: INV-1 an rx_q entry exists only while its waiter is inside
  * its wait on this channel (core.h INV-5). INV-2 senders == 0 and
- * receivers == 0 => freed. INV-3 if elements are queued and rx_q is not
- * empty, at least as many woken waiters are still due to lock ch again
- * as there are queued elements; each of them takes an element or passes
- * its wake on (rx_pass_on). Registration happens only on an empty queue.
+ * receivers == 0 => retired (under the lock) and freed. INV-3 if elements
+ * are queued and rx_q is not empty, at least as many woken waiters are
+ * still due to lock ch again as there are queued elements; each of them
+ * takes an element or passes its wake on (rx_pass_on). Registration
+ * happens only on an empty queue.
  * INV-4 rx_inside counts the waits on ch that are not over: queued
  * waiters, and woken ones that have not yet checked out. Every wait
  * checks itself out, exactly once, as its last access to ch: under the
@@ -65,13 +72,14 @@
  * a stop as well, and be about to lock ch, so a sender cannot count it
  * out). The last receiver_free refuses while rx_inside is not 0; it is
  * changed only by atomic operations, so the lock-free check-out and the
- * reads under the lock agree. INV-5 nfd >= 0 only
- * while receivers > 0.
+ * reads under the lock agree. INV-5 nfd >= 0 only while receivers > 0.
+ * INV-6 timer_senders <= senders.
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -118,11 +126,29 @@ static void chan_destroy_elems(struct smarm__ring *r, size_t esz,
 	smarm__ring_fini(r);
 }
 
+/*
+ * Channels come from a type-stable pool (core/handle.h): a handle the
+ * caller still holds after the free reads a retired cell, never freed
+ * memory. 4 GiB of address space, reserved, not committed: 2^25
+ * channels of 128 bytes at most.
+ */
+#define CHAN_REGION ((size_t)4 << 30)
+struct smarm__hpool smarm__chan_pool =
+	SMARM__HPOOL_INIT(sizeof(struct smarm_chan), CHAN_REGION);
+_Static_assert(sizeof(struct smarm_chan) <= 4096, "a channel fits a cell");
+_Static_assert(offsetof(struct smarm_chan, hdr) == 0,
+	       "the handle header is the cell's first word");
+
+/*
+ * The last sender reference went after the receiver's: ch was retired
+ * under its lock and nobody reaches it but this call. Its ring was
+ * detached by the receiver's free (empty; this frees no elements).
+ */
 static void chan_free_mem(smarm_chan_t *ch)
 {
 	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
 	smarm__ring_fini(&ch->rx_q);
-	free(ch);
+	smarm__hpool_free(&smarm__chan_pool, ch);
 }
 
 /* ------------------------------------------------- waiters (rx_q) */
@@ -246,40 +272,69 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free)
 {
-	smarm_chan_t *ch = calloc(1, sizeof *ch);
-	if (ch == NULL)
-		return SMARM_ENOMEM;
+	smarm_chan_t *ch;
+	uint64_t h;
+	void *cell;
+	int rc = smarm__hpool_alloc(&smarm__chan_pool, &cell, &h);
+	if (rc != 0)
+		return rc;
+	/*
+	 * Every field but the header and the lock (a stale caller may hold
+	 * it): this cell may have had tenants before.
+	 */
+	ch = cell;
 	ch->esz = elem_size;
 	ch->efree = elem_free;
+	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	ch->senders = 1;
+	smarm__ring_init_fixed(&ch->rx_q, NULL, 0);
+	ch->timer_senders = 0;
 	ch->receivers = 1;
+	__atomic_store_n(&ch->rx_inside, 0, __ATOMIC_RELAXED);
 	ch->nfd = -1;
-	*out = ch;
+	smarm__handle_publish(ch, h);
+	*out = (smarm_chan_t *)(uintptr_t)h;
 	return 0;
 }
 
-int smarm__chan_sender_dup(smarm_chan_t *ch)
+/* Take a sender reference; timer: for a pending timed send. */
+static int chan_sender_take(smarm_chan_t *ch, bool timer)
 {
 	int rc = 0;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->senders == 0)
+	if (ch->senders == 0) {
 		rc = SMARM_ECLOSED;
-	else if (ch->senders == UINT32_MAX)
+	} else if (ch->senders == UINT32_MAX) {
 		rc = SMARM_ENOMEM;
-	else
+	} else {
 		ch->senders++;
+		ch->timer_senders += timer;
+	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
 }
 
-int smarm__chan_sender_free(smarm_chan_t *ch)
+int smarm__chan_sender_dup(smarm_chan_t *ch)
+{
+	return chan_sender_take(ch, false);
+}
+
+/*
+ * Give up a sender reference: the caller's (h its handle, checked again
+ * under the lock; a timer's references are not the caller's to give
+ * up), or a timer's (h NULL).
+ */
+static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->senders == 0) {
+	if (h != NULL &&
+	    (!smarm__handle_live(ch, h) || ch->senders == ch->timer_senders)) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}
+	SMARM_ASSERT(ch->senders > 0 && (h != NULL || ch->timer_senders > 0));
+	ch->timer_senders -= h == NULL;
 	if (--ch->senders == 0) {
 		/*
 		 * Closed: every waiter must see it. Woken under the lock
@@ -291,10 +346,17 @@ int smarm__chan_sender_free(smarm_chan_t *ch)
 			chan_notify(ch);
 	}
 	gone = ch->senders == 0 && ch->receivers == 0;
+	if (gone)
+		smarm__handle_retire(ch); /* INV-2 */
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (gone)
 		chan_free_mem(ch);
 	return 0;
+}
+
+int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h)
+{
+	return chan_sender_drop(ch, h);
 }
 
 int smarm__chan_receiver_dup(smarm_chan_t *ch)
@@ -311,7 +373,7 @@ int smarm__chan_receiver_dup(smarm_chan_t *ch)
 	return rc;
 }
 
-int smarm__chan_receiver_free(smarm_chan_t *ch)
+int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	struct smarm__ring elems;
 	size_t esz = ch->esz;		      /* constant */
@@ -319,13 +381,14 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	int nfd;
 	bool gone;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (ch->receivers == 0 ||
+	if (!smarm__handle_live(ch, h) || ch->receivers == 0 ||
 	    (ch->receivers == 1 &&
 	     __atomic_load_n(&ch->rx_inside, __ATOMIC_ACQUIRE) != 0)) {
 		/*
-		 * Already freed, or this is the last reference and a receive
-		 * or select on ch is in progress (INV-4): freeing under it
-		 * would strand it, or free the memory it is about to touch.
+		 * Freed (a racing free won), already given up, or this is the
+		 * last reference and a receive or select on ch is in progress
+		 * (INV-4): freeing under it would strand it, or retire the
+		 * cell it is about to touch.
 		 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
@@ -339,6 +402,8 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
 	ch->nfd = -1;
 	gone = ch->senders == 0;
+	if (gone)
+		smarm__handle_retire(ch); /* INV-2 */
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	if (nfd >= 0)
 		close(nfd);
@@ -350,7 +415,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch)
 	chan_destroy_elems(&elems, esz, efree);
 	if (gone) {
 		smarm__ring_fini(&ch->rx_q);
-		free(ch);
+		smarm__hpool_free(&smarm__chan_pool, ch);
 	}
 	return 0;
 }
@@ -693,7 +758,7 @@ static void send_timer_fire(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (smarm__chan_send(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
-	smarm__chan_sender_free(ch);
+	chan_sender_drop(ch, NULL);
 }
 
 static void send_timer_drop(void *ctx, void *payload)
@@ -701,19 +766,24 @@ static void send_timer_drop(void *ctx, void *payload)
 	smarm_chan_t *ch = ctx;
 	if (ch->efree != NULL)
 		ch->efree(payload);
-	smarm__chan_sender_free(ch);
+	chan_sender_drop(ch, NULL);
 }
 
-/* A timed send from an actor of node n (the timer holds a sender). */
+/*
+ * A timed send from an actor of node n. The timer holds a sender
+ * reference of its own (counted in timer_senders, so the caller's
+ * sender_free cannot give it up), which keeps ch's cell live until the
+ * timer fires or is dropped.
+ */
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const void *elem, uint64_t delay_ns, uint64_t *id)
 {
-	int rc = smarm__chan_sender_dup(ch); /* the timer's own reference */
+	int rc = chan_sender_take(ch, true);
 	if (rc != 0)
 		return rc;
 	rc = smarm__timer_call_after(n, delay_ns, send_timer_fire,
 				     send_timer_drop, ch, elem, ch->esz, id);
 	if (rc != 0)
-		smarm__chan_sender_free(ch);
+		chan_sender_drop(ch, NULL);
 	return rc;
 }

@@ -3,8 +3,10 @@
  * chan_api.c - the public entry points for channels (and the timed send,
  * which the header lists under "Time and timers" but which is a channel
  * operation). Each call validates its arguments, checks for an actor
- * where one is required and calls the smarm__chan_* code in chan.c;
- * nothing below this file checks caller input again.
+ * where one is required, decodes the caller's handle (core/handle.h: no
+ * channel handle is SMARM_EINVAL, a freed channel SMARM_ESTATE) and calls
+ * the smarm__chan_* code in chan.c with the channel itself; nothing below
+ * this file checks caller input again.
  *
  * Receives work from actors and from plain threads; a worker thread
  * outside any actor gets SMARM_ENOTACTOR.
@@ -25,39 +27,45 @@ int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
 	return smarm__chan_alloc(out, elem_size, elem_free);
 }
 
-int smarm_chan_sender_dup(smarm_chan_t *ch)
+int smarm_chan_sender_dup(smarm_chan_t *h)
 {
-	if (ch == NULL)
-		return SMARM_EINVAL;
-	return smarm__chan_sender_dup(ch);
+	smarm_chan_t *ch;
+	int rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_sender_dup(ch);
 }
 
-int smarm_chan_sender_free(smarm_chan_t *ch)
+int smarm_chan_sender_free(smarm_chan_t *h)
 {
-	if (ch == NULL)
-		return SMARM_EINVAL;
-	return smarm__chan_sender_free(ch);
+	smarm_chan_t *ch;
+	int rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_sender_free(ch, h);
 }
 
-int smarm_chan_receiver_free(smarm_chan_t *ch)
+int smarm_chan_receiver_free(smarm_chan_t *h)
 {
-	if (ch == NULL)
-		return SMARM_EINVAL;
-	return smarm__chan_receiver_free(ch);
+	smarm_chan_t *ch;
+	int rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_receiver_free(ch, h);
 }
 
-int smarm_chan_send(smarm_chan_t *ch, const void *elem)
+int smarm_chan_send(smarm_chan_t *h, const void *elem)
 {
-	if (ch == NULL || elem == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (elem == NULL)
 		return SMARM_EINVAL;
-	return smarm__chan_send(ch, elem);
+	rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_send(ch, elem);
 }
 
-int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
+int smarm_chan_try_recv(smarm_chan_t *h, void *out)
 {
-	if (ch == NULL || out == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (out == NULL)
 		return SMARM_EINVAL;
-	return smarm__chan_try_recv(ch, out);
+	rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_try_recv(ch, out);
 }
 
 /*
@@ -65,12 +73,17 @@ int smarm_chan_try_recv(smarm_chan_t *ch, void *out)
  * name because the symbol has two versions: SMARM_0.1's int64_t form is
  * in compat.c. A static link sees it as plain smarm_chan_len.
  */
-SMARM_API int smarm__chan_len_v03(smarm_chan_t *ch, size_t *out);
+SMARM_API int smarm__chan_len_v03(smarm_chan_t *h, size_t *out);
 __attribute__((symver("smarm_chan_len@@SMARM_0.3"))) int
-smarm__chan_len_v03(smarm_chan_t *ch, size_t *out)
+smarm__chan_len_v03(smarm_chan_t *h, size_t *out)
 {
-	if (ch == NULL || out == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (out == NULL)
 		return SMARM_EINVAL;
+	rc = smarm__chan_decode(h, &ch);
+	if (rc != 0)
+		return rc;
 	*out = smarm__chan_len(ch);
 	return 0;
 }
@@ -84,23 +97,33 @@ static bool plain_thread(void)
 	return smarm__tls_worker == NULL;
 }
 
-int smarm_chan_recv(smarm_chan_t *ch, void *out)
+int smarm_chan_recv(smarm_chan_t *h, void *out)
 {
 	struct smarm__slot *me = smarm__current();
-	if (ch == NULL || out == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (out == NULL)
 		return SMARM_EINVAL;
+	rc = smarm__chan_decode(h, &ch);
+	if (rc != 0)
+		return rc;
 	if (me == NULL)
 		return plain_thread() ? smarm__chan_recv_thread(ch, out, 0)
 				      : SMARM_ENOTACTOR;
 	return smarm__chan_recv(me, ch, out, 0);
 }
 
-int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
+int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
 	uint64_t deadline = smarm__timeout_deadline(timeout_ns);
-	if (ch == NULL || out == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (out == NULL)
 		return SMARM_EINVAL;
+	rc = smarm__chan_decode(h, &ch);
+	if (rc != 0)
+		return rc;
 	if (me == NULL)
 		return plain_thread()
 			       ? smarm__chan_recv_thread(ch, out, deadline)
@@ -108,29 +131,36 @@ int smarm_chan_recv_timeout(smarm_chan_t *ch, void *out, uint64_t timeout_ns)
 	return smarm__chan_recv(me, ch, out, deadline);
 }
 
-int smarm_chan_receiver_dup(smarm_chan_t *ch)
+int smarm_chan_receiver_dup(smarm_chan_t *h)
 {
-	if (ch == NULL)
-		return SMARM_EINVAL;
-	return smarm__chan_receiver_dup(ch);
+	smarm_chan_t *ch;
+	int rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_receiver_dup(ch);
 }
 
-int smarm_chan_notify_fd(smarm_chan_t *ch, int *fd)
+int smarm_chan_notify_fd(smarm_chan_t *h, int *fd)
 {
-	if (ch == NULL || fd == NULL)
+	smarm_chan_t *ch;
+	int rc;
+	if (fd == NULL)
 		return SMARM_EINVAL;
-	return smarm__chan_notify_fd(ch, fd);
+	rc = smarm__chan_decode(h, &ch);
+	return rc != 0 ? rc : smarm__chan_notify_fd(ch, fd);
 }
 
-int smarm_chan_send_after(smarm_chan_t *ch, const void *elem, uint64_t delay_ns,
+int smarm_chan_send_after(smarm_chan_t *h, const void *elem, uint64_t delay_ns,
 			  smarm_timer_t *out)
 {
+	smarm_chan_t *ch;
 	uint64_t id = 0;
 	int rc;
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
-	if (ch == NULL || elem == NULL)
+	if (elem == NULL)
 		return SMARM_EINVAL;
+	rc = smarm__chan_decode(h, &ch);
+	if (rc != 0)
+		return rc;
 	rc = smarm__chan_send_after(smarm__current_node(), ch, elem, delay_ns,
 				    &id);
 	if (rc == 0 && out != NULL)

@@ -23,8 +23,14 @@ struct smarm__chan_rx {
 	struct smarm__recv_wait *rw; /* recv: hand-off target; NULL: select */
 };
 
+/*
+ * A channel's cell (core/handle.h); smarm_chan_t * values the caller
+ * holds are handles to it, decoded by chan_api.c.
+ */
 struct smarm_chan {
-	smarm__lock_t lock;	  /* CHANNEL rank: guards every field below */
+	struct smarm__hcell hdr;  /* handle header: first (decode reads it) */
+	smarm__lock_t lock;	  /* CHANNEL rank: guards every field below;
+				     kept across tenants, never reset */
 	size_t esz;		  /* element size (constant) */
 	smarm_elem_free_cb efree; /* destructor (constant) */
 	struct smarm__ring ring;  /* queued elements, oldest first; no
@@ -34,6 +40,7 @@ struct smarm_chan {
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
 	uint32_t senders;	  /* sender references (timers hold one) */
+	uint32_t timer_senders;	  /* of those, held by pending timed sends */
 	uint32_t receivers;	  /* receiver references */
 	uint32_t rx_inside;	  /* atomic: waits on ch not yet over,
 				     each checks itself out; the last
@@ -58,15 +65,20 @@ struct smarm__recv_wait {
 
 /*
  * chan.c: the channel operations behind chan_api.c, which has validated
- * every argument (non-NULL, sizes in range, actor context where needed).
+ * every argument (non-NULL, sizes in range, actor context where needed)
+ * and decoded every handle to a live channel (smarm__chan_decode). The
+ * free calls also take the caller's handle, to check it again under the
+ * lock (of two racing frees, one wins). smarm__chan_alloc writes the new
+ * channel's handle.
  */
 #define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
+extern struct smarm__hpool smarm__chan_pool;
 int smarm__chan_sender_dup(smarm_chan_t *ch);
-int smarm__chan_sender_free(smarm_chan_t *ch);
+int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_receiver_dup(smarm_chan_t *ch);
-int smarm__chan_receiver_free(smarm_chan_t *ch);
+int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_send(smarm_chan_t *ch, const void *elem);
 int smarm__chan_try_recv(smarm_chan_t *ch, void *out);
 size_t smarm__chan_len(smarm_chan_t *ch);
@@ -77,12 +89,32 @@ int smarm__chan_notify_fd(smarm_chan_t *ch, int *fd);
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const void *elem, uint64_t delay_ns, uint64_t *id);
 
-/* mutex.c: the green mutex behind mutex_api.c (arguments validated). */
+/*
+ * A channel handle's object: 0; SMARM_EINVAL h is no channel handle
+ * (NULL included); SMARM_ESTATE the channel was freed.
+ */
+static inline int smarm__chan_decode(const smarm_chan_t *h, smarm_chan_t **ch)
+{
+	void *c;
+	int rc = smarm__handle_decode(&smarm__chan_pool, h, &c);
+	if (rc == 0)
+		*ch = c;
+	return rc;
+}
+
+/*
+ * mutex.c: the green mutex behind mutex_api.c (arguments validated, the
+ * handle decoded). Each call takes the caller's handle too and checks it
+ * again under the mutex's lock, so a call racing a free of the same
+ * mutex either runs before it or returns SMARM_ESTATE.
+ */
 int smarm__mutex_alloc(smarm_mutex_t **out);
-int smarm__mutex_free(smarm_mutex_t *m);
-int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns);
-int smarm__mutex_try_lock(smarm_mutex_t *m);
-int smarm__mutex_unlock(smarm_mutex_t *m);
+int smarm__mutex_decode(const smarm_mutex_t *h, smarm_mutex_t **m);
+int smarm__mutex_free(smarm_mutex_t *m, const smarm_mutex_t *h);
+int smarm__mutex_lock(smarm_mutex_t *m, const smarm_mutex_t *h,
+		      uint64_t timeout_ns);
+int smarm__mutex_try_lock(smarm_mutex_t *m, const smarm_mutex_t *h);
+int smarm__mutex_unlock(smarm_mutex_t *m, const smarm_mutex_t *h);
 
 /*
  * select (chan.c side): queue the current actor's round as one of the

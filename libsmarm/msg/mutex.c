@@ -19,25 +19,43 @@
  * until they get it or the deadline passes); their holder id is the thread id
  * with the top bit set, so it can never equal a pid.
  *
- * Ownership: the caller allocates and frees the mutex. Locking: lock
- * (CHANNEL rank) guards holder and the queue. Invariants: INV-1 holder == 0
- * implies the queue is empty (unlock hands off directly). INV-2 a queued
- * entry's actor is inside lock() (core.h INV-5).
+ * Handles: a mutex lives in a cell of a type-stable pool (core/handle.h)
+ * and callers hold generation-tagged handles to it. Every call checks
+ * the caller's handle again under the mutex's lock, so a call racing the
+ * free of the same mutex either runs first or returns SMARM_ESTATE; a
+ * parked waiter keeps the mutex from being freed (it is waited on).
+ *
+ * Ownership: the caller allocates and frees the mutex; the cell goes
+ * back to the pool. Locking: lock (CHANNEL rank) guards holder and the
+ * queue. Invariants: INV-1 holder == 0 implies the queue is empty (unlock
+ * hands off directly). INV-2 a queued entry's actor is inside lock()
+ * (core.h INV-5). INV-3 a retired mutex has no holder and no waiter.
  * See: docs/architecture.md (Mutex).
  */
 
 #include "msg.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* A mutex's cell (core/handle.h); callers hold handles to it. */
 struct smarm_mutex {
-	smarm__lock_t lock;   /* CHANNEL rank */
-	uint64_t holder;      /* 0 free; a pid id; or THREAD_BIT|tid */
-	struct smarm__ring q; /* FIFO of struct smarm__waiter */
+	struct smarm__hcell hdr; /* handle header: first (decode reads it) */
+	smarm__lock_t lock;	 /* CHANNEL rank; kept across tenants */
+	uint64_t holder;	 /* 0 free; a pid id; or THREAD_BIT|tid */
+	struct smarm__ring q;	 /* FIFO of struct smarm__waiter */
 };
+
+/* 1 GiB of address space, reserved, not committed: 2^24 mutexes. */
+#define MUTEX_REGION ((size_t)1 << 30)
+static struct smarm__hpool mutex_pool =
+	SMARM__HPOOL_INIT(sizeof(struct smarm_mutex), MUTEX_REGION);
+_Static_assert(sizeof(struct smarm_mutex) <= 4096, "a mutex fits a cell");
+_Static_assert(offsetof(struct smarm_mutex, hdr) == 0,
+	       "the handle header is the cell's first word");
 
 #define QSZ sizeof(struct smarm__waiter)
 
@@ -51,20 +69,41 @@ static uint64_t caller_id(void)
 
 int smarm__mutex_alloc(smarm_mutex_t **out)
 {
-	*out = calloc(1, sizeof **out);
-	return *out ? 0 : SMARM_ENOMEM;
+	smarm_mutex_t *m;
+	uint64_t h;
+	void *cell;
+	int rc = smarm__hpool_alloc(&mutex_pool, &cell, &h);
+	if (rc != 0)
+		return rc;
+	m = cell; /* not the lock: a stale caller may hold it */
+	m->holder = 0;
+	smarm__ring_init_fixed(&m->q, NULL, 0);
+	smarm__handle_publish(m, h);
+	*out = (smarm_mutex_t *)(uintptr_t)h;
+	return 0;
 }
 
-int smarm__mutex_free(smarm_mutex_t *m)
+int smarm__mutex_decode(const smarm_mutex_t *h, smarm_mutex_t **m)
 {
-	bool busy;
+	void *c;
+	int rc = smarm__handle_decode(&mutex_pool, h, &c);
+	if (rc == 0)
+		*m = c;
+	return rc;
+}
+
+int smarm__mutex_free(smarm_mutex_t *m, const smarm_mutex_t *h)
+{
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
-	busy = m->holder != 0 || smarm__ring_len(&m->q) != 0;
+	if (!smarm__handle_live(m, h) || m->holder != 0 ||
+	    smarm__ring_len(&m->q) != 0) {
+		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ESTATE; /* freed (a racing free won), or busy */
+	}
+	smarm__handle_retire(m);
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
-	if (busy)
-		return SMARM_ESTATE;
 	smarm__ring_fini(&m->q);
-	free(m);
+	smarm__hpool_free(&mutex_pool, m);
 	return 0;
 }
 
@@ -123,12 +162,17 @@ static void lock_undo(struct smarm__wait *w)
 	lock_leave(w->wt_arg, w->wt_pid);
 }
 
-static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
+static int lock_from_thread(smarm_mutex_t *m, const smarm_mutex_t *h,
+			    uint64_t deadline)
 {
 	uint64_t me = caller_id();
 	for (;;) {
 		int rc = SMARM_ETIMEDOUT;
 		smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
+		if (!smarm__handle_live(m, h)) {
+			smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+			return SMARM_ESTATE;
+		}
 		if (m->holder == 0) {
 			m->holder = me;
 			rc = 0;
@@ -144,7 +188,8 @@ static int lock_from_thread(smarm_mutex_t *m, uint64_t deadline)
 	}
 }
 
-int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
+int smarm__mutex_lock(smarm_mutex_t *m, const smarm_mutex_t *h,
+		      uint64_t timeout_ns)
 {
 	struct smarm__slot *me = smarm__current();
 	uint64_t deadline = smarm__timeout_deadline(timeout_ns);
@@ -152,10 +197,14 @@ int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	int rc;
 
 	if (me == NULL)
-		return lock_from_thread(m, deadline);
+		return lock_from_thread(m, h, deadline);
 	smarm__wait_init(&w, me, deadline, lock_undo, m);
 
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
+	if (!smarm__handle_live(m, h)) {
+		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ESTATE;
+	}
 	if (m->holder == 0) {
 		m->holder = w.wt_pid;
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
@@ -191,11 +240,13 @@ int smarm__mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
 	return SMARM_ETIMEDOUT;
 }
 
-int smarm__mutex_try_lock(smarm_mutex_t *m)
+int smarm__mutex_try_lock(smarm_mutex_t *m, const smarm_mutex_t *h)
 {
 	int rc = SMARM_EAGAIN;
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
-	if (m->holder == 0) {
+	if (!smarm__handle_live(m, h)) {
+		rc = SMARM_ESTATE;
+	} else if (m->holder == 0) {
 		m->holder = caller_id();
 		rc = 0;
 	}
@@ -203,11 +254,11 @@ int smarm__mutex_try_lock(smarm_mutex_t *m)
 	return rc;
 }
 
-int smarm__mutex_unlock(smarm_mutex_t *m)
+int smarm__mutex_unlock(smarm_mutex_t *m, const smarm_mutex_t *h)
 {
 	uint64_t me = caller_id();
 	smarm__lock(&m->lock, SMARM__RANK_CHANNEL);
-	if (m->holder != me) {
+	if (!smarm__handle_live(m, h) || m->holder != me) {
 		smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mutex_api.c - the public entry points for the green mutex. Each call
- * validates its arguments and calls the smarm__mutex_* code in mutex.c;
- * nothing below this file checks caller input again.
+ * validates its arguments, decodes the caller's handle (core/handle.h:
+ * no mutex handle is SMARM_EINVAL, a freed mutex SMARM_ESTATE) and calls
+ * the smarm__mutex_* code in mutex.c; nothing below this file checks
+ * caller input again.
  *
  * Ownership: the caller allocates and frees the mutex. Locking: none of
  * its own. Invariants: INV-1 a call that returns SMARM_EINVAL changed
@@ -18,30 +20,33 @@ int smarm_mutex_alloc(smarm_mutex_t **out)
 	return smarm__mutex_alloc(out);
 }
 
-int smarm_mutex_free(smarm_mutex_t *m)
+int smarm_mutex_free(smarm_mutex_t *h)
 {
-	if (m == NULL)
+	smarm_mutex_t *m;
+	int rc;
+	if (h == NULL)
 		return 0; /* freeing NULL is a no-op */
-	return smarm__mutex_free(m);
+	rc = smarm__mutex_decode(h, &m);
+	return rc != 0 ? rc : smarm__mutex_free(m, h);
 }
 
-int smarm_mutex_lock(smarm_mutex_t *m, uint64_t timeout_ns)
+int smarm_mutex_lock(smarm_mutex_t *h, uint64_t timeout_ns)
 {
-	if (m == NULL)
-		return SMARM_EINVAL;
-	return smarm__mutex_lock(m, timeout_ns);
+	smarm_mutex_t *m;
+	int rc = smarm__mutex_decode(h, &m);
+	return rc != 0 ? rc : smarm__mutex_lock(m, h, timeout_ns);
 }
 
-int smarm_mutex_try_lock(smarm_mutex_t *m)
+int smarm_mutex_try_lock(smarm_mutex_t *h)
 {
-	if (m == NULL)
-		return SMARM_EINVAL;
-	return smarm__mutex_try_lock(m);
+	smarm_mutex_t *m;
+	int rc = smarm__mutex_decode(h, &m);
+	return rc != 0 ? rc : smarm__mutex_try_lock(m, h);
 }
 
-int smarm_mutex_unlock(smarm_mutex_t *m)
+int smarm_mutex_unlock(smarm_mutex_t *h)
 {
-	if (m == NULL)
-		return SMARM_EINVAL;
-	return smarm__mutex_unlock(m);
+	smarm_mutex_t *m;
+	int rc = smarm__mutex_decode(h, &m);
+	return rc != 0 ? rc : smarm__mutex_unlock(m, h);
 }

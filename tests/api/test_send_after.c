@@ -3,7 +3,8 @@
  * test_send_after.c - timed sends: delivery after the delay, cancel before
  * and after firing, deadline ordering, timers never keeping a run open,
  * firing into a channel whose receiver is gone, and the sender reference
- * a pending timer holds.
+ * a pending timer holds (its own: the caller's sender_free cannot take
+ * it).
  *
  * Results observed inside actors go into the global `R` and are asserted
  * after the run returns.
@@ -361,6 +362,56 @@ START_TEST(test_send_after_pending_timer_holds_channel_open)
 }
 END_TEST
 
+/*
+ * The timer's sender reference is its own: once the caller's are gone,
+ * another sender_free is refused, and the pending send (or its cancel)
+ * still decides when the channel closes.
+ */
+static void spares_root(void *arg)
+{
+	smarm_chan_t *ch;
+	smarm_timer_t t;
+	int v = 7;
+	(void)arg;
+	smarm_chan_alloc(&ch, sizeof(int), int_dtor);
+	R.rc[0] = smarm_chan_send_after(ch, &v, MS(30), NULL);
+	R.rc[1] = smarm_chan_sender_free(ch);
+	R.rc[2] = smarm_chan_sender_free(ch); /* the timer's: refused */
+	R.rc[3] = smarm_chan_recv(ch, &R.val[3]);
+	R.rc[4] = smarm_chan_recv(ch, &R.val[4]);
+	smarm_chan_receiver_free(ch);
+	/* The same with a cancel: the channel closes with the timer. */
+	smarm_chan_alloc(&ch, sizeof(int), int_dtor);
+	R.rc[5] = smarm_chan_send_after(ch, &v, MS(10000), &t);
+	R.rc[6] = smarm_chan_sender_free(ch);
+	R.rc[7] = smarm_chan_sender_free(ch);
+	R.rc[8] = smarm_chan_try_recv(ch, &R.val[8]);
+	R.rc[9] = smarm_timer_cancel(t);
+	R.rc[10] = smarm_chan_recv(ch, &R.val[10]);
+	smarm_chan_receiver_free(ch);
+}
+
+START_TEST(test_send_after_sender_free_spares_timer_reference)
+{
+	reset();
+	atomic_store(&dtor_count, 0);
+	ck_assert_int_eq(harness_run(1, spares_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.rc[2], SMARM_ESTATE);
+	ck_assert_int_eq(R.rc[3], 0);
+	ck_assert_int_eq(R.val[3], 7);
+	ck_assert_int_eq(R.rc[4], SMARM_ECLOSED);
+	ck_assert_int_eq(R.rc[5], 0);
+	ck_assert_int_eq(R.rc[6], 0);
+	ck_assert_int_eq(R.rc[7], SMARM_ESTATE);
+	ck_assert_int_eq(R.rc[8], SMARM_EAGAIN); /* still open */
+	ck_assert_int_eq(R.rc[9], 0);
+	ck_assert_int_eq(R.rc[10], SMARM_ECLOSED);
+	ck_assert_int_eq(atomic_load(&dtor_count), 1); /* the cancelled one */
+}
+END_TEST
+
 /* Many timers from several actors on 4 workers: all delivered. */
 #define TM_ACTORS 4
 #define TM_EACH 250
@@ -496,6 +547,7 @@ Suite *smarm_test_send_after_suite(void)
 	tcase_add_test(tc,
 		       test_send_after_receiver_freed_destructor_runs_at_fire);
 	tcase_add_test(tc, test_send_after_pending_timer_holds_channel_open);
+	tcase_add_test(tc, test_send_after_sender_free_spares_timer_reference);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
