@@ -57,10 +57,12 @@
  *     a freed object (at most 128 bytes for a channel, 64 for a mutex,
  *     2 KiB for a set) is kept for reuse, never returned to the system:
  *     the process keeps its peak count of each; buffers (a channel's
- *     queue, a mutex's wait list) are freed. A call that runs while
- *     another thread frees the same channel or set is a race in the
- *     caller: it touches no unmapped memory, but may act on the object
- *     that reused it (mutex calls are exact: they see the free or not).
+ *     queue, a mutex's wait list) are freed. A channel or mutex call
+ *     that runs while another thread frees the same object is exact: it
+ *     runs before the free or is SMARM_ESTATE, and never acts on an
+ *     object that reused the memory. A select set is used by one thread
+ *     at a time: a set call racing the set's own free is a race in the
+ *     caller (it touches no unmapped memory).
  */
 #ifndef SMARM_SMARM_H
 #define SMARM_SMARM_H

@@ -107,9 +107,11 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 enum { SMARM__ARM_CHAN = 1, SMARM__ARM_FD = 2 };
 struct smarm__arm {
 	int kind;
-	int fd;		    /* fd arms */
-	uint32_t events;    /* fd arms: SMARM_IO_* */
-	smarm_chan_t *chan; /* channel arms */
+	int fd;			    /* fd arms */
+	uint32_t events;	    /* fd arms: SMARM_IO_* */
+	smarm_chan_t *chan;	    /* channel arms: the channel (decoded) */
+	const smarm_chan_t *chan_h; /* its handle, checked again under the
+				       channel's lock at each arming */
 };
 #define SMARM__MAX_ARMS 64
 

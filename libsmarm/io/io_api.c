@@ -39,7 +39,8 @@ static int arm_decode(struct smarm__arm *a)
 {
 	switch (a->kind) {
 	case SMARM__ARM_CHAN:
-		return smarm__chan_decode(a->chan, &a->chan);
+		a->chan_h = a->chan;
+		return smarm__chan_decode(a->chan_h, &a->chan);
 	case SMARM__ARM_FD:
 		return a->fd >= 0 && a->events != 0 &&
 				       (a->events & ~(uint32_t)EVENTS_ALL) == 0

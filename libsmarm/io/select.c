@@ -124,8 +124,8 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 		const struct smarm__arm *a = &x->arms[i];
 		bool is_ready = false;
 		if (a->kind == SMARM__ARM_CHAN) {
-			rc = smarm__chan_arm(a->chan, node, x->pid, x->epoch,
-					     &is_ready);
+			rc = smarm__chan_arm(a->chan, a->chan_h, node, x->pid,
+					     x->epoch, &is_ready);
 		} else {
 			const struct pollfd *p = &x->pfd[k++];
 			if (p->revents & POLLNVAL) {

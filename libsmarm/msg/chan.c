@@ -269,6 +269,23 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
 
 /* ----------------------------------------------------- references */
 
+/*
+ * Lock ch for a call made with the caller's handle h, decoded before
+ * without the lock. false (and unlocked): h no longer names ch, the
+ * channel was freed since (and its cell may have a new tenant). Frees
+ * retire the cell under this lock, so a true answer holds for the whole
+ * hold. h NULL: an internal caller that holds a reference (a timer).
+ */
+static bool chan_lock_live(smarm_chan_t *ch, const smarm_chan_t *h)
+{
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (SMARM_UNLIKELY(h != NULL && !smarm__handle_live(ch, h))) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return false;
+	}
+	return true;
+}
+
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free)
 {
@@ -298,10 +315,11 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 }
 
 /* Take a sender reference; timer: for a pending timed send. */
-static int chan_sender_take(smarm_chan_t *ch, bool timer)
+static int chan_sender_take(smarm_chan_t *ch, const smarm_chan_t *h, bool timer)
 {
 	int rc = 0;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->senders == 0) {
 		rc = SMARM_ECLOSED;
 	} else if (ch->senders == UINT32_MAX) {
@@ -314,9 +332,9 @@ static int chan_sender_take(smarm_chan_t *ch, bool timer)
 	return rc;
 }
 
-int smarm__chan_sender_dup(smarm_chan_t *ch)
+int smarm__chan_sender_dup(smarm_chan_t *ch, const smarm_chan_t *h)
 {
-	return chan_sender_take(ch, false);
+	return chan_sender_take(ch, h, false);
 }
 
 /*
@@ -359,10 +377,11 @@ int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	return chan_sender_drop(ch, h);
 }
 
-int smarm__chan_receiver_dup(smarm_chan_t *ch)
+int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	int rc = 0;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->receivers == 0)
 		rc = SMARM_ESTATE;
 	else if (ch->receivers == UINT32_MAX)
@@ -422,10 +441,11 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 
 /* ----------------------------------------------------- send, take */
 
-int smarm__chan_send(smarm_chan_t *ch, const void *elem)
+int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
 	struct smarm__chan_rx e;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->receivers == 0 || ch->senders == 0) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
@@ -464,10 +484,11 @@ static void chan_pop(smarm_chan_t *ch, void *out)
 	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
 }
 
-int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
+int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out)
 {
 	int rc;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else if (smarm__ring_len(&ch->ring) > 0) {
@@ -480,19 +501,20 @@ int smarm__chan_try_recv(smarm_chan_t *ch, void *out)
 	return rc;
 }
 
-size_t smarm__chan_len(smarm_chan_t *ch)
+int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out)
 {
-	size_t len;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	len = smarm__ring_len(&ch->ring);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	*out = smarm__ring_len(&ch->ring);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	return len;
+	return 0;
 }
 
-int smarm__chan_notify_fd(smarm_chan_t *ch, int *fd)
+int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd)
 {
 	int rc = 0;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else if (ch->nfd < 0) {
@@ -517,11 +539,13 @@ bool smarm__chan_ready(smarm_chan_t *ch)
 	return smarm__ring_len(&ch->ring) > 0 || ch->senders == 0;
 }
 
-int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
-		    uint32_t epoch, bool *ready)
+int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
+		    struct smarm_node *n, uint64_t pid, uint32_t epoch,
+		    bool *ready)
 {
 	int rc = 0;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else if (smarm__chan_ready(ch)) {
@@ -651,8 +675,8 @@ static int recv_check(smarm_chan_t *ch, void *out, bool expired)
  * The receive loop behind recv and recv_timeout (wait.h's loop), for the
  * running actor me. deadline 0: no timeout.
  */
-int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
-		     uint64_t deadline)
+int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
+		     const smarm_chan_t *h, void *out, uint64_t deadline)
 {
 	struct smarm__recv_wait rw;
 	struct smarm__wait w;
@@ -665,7 +689,9 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
 	for (bool parked = false;; parked = true) {
 		int rc;
 
-		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+		/* Later rounds: the wait keeps ch live (INV-4). */
+		if (!chan_lock_live(ch, parked ? NULL : h))
+			return SMARM_ESTATE;
 		if (parked && recv_leave(ch, &rw, true)) {
 			/* Handed over while a timer woke us. */
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -706,7 +732,8 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
  * the close or its deadline (absolute, from smarm__timeout_deadline: 0
  * none, SMARM__DEADLINE_PASSED checks once and never blocks).
  */
-int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline)
+int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
+			    uint64_t deadline)
 {
 	struct smarm__recv_wait rw;
 
@@ -719,7 +746,8 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline)
 		bool expired = deadline != 0 && smarm__clock_ns() >= deadline;
 		int rc;
 
-		smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (!chan_lock_live(ch, parked ? NULL : h))
+			return SMARM_ESTATE;
 		if (parked && recv_leave(ch, &rw, true)) {
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			return 0;
@@ -756,7 +784,7 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline)
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	if (smarm__chan_send(ch, payload) != 0 && ch->efree != NULL)
+	if (smarm__chan_send(ch, NULL, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
 	chan_sender_drop(ch, NULL);
 }
@@ -776,9 +804,10 @@ static void send_timer_drop(void *ctx, void *payload)
  * timer fires or is dropped.
  */
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
-			   const void *elem, uint64_t delay_ns, uint64_t *id)
+			   const smarm_chan_t *h, const void *elem,
+			   uint64_t delay_ns, uint64_t *id)
 {
-	int rc = chan_sender_take(ch, true);
+	int rc = chan_sender_take(ch, h, true);
 	if (rc != 0)
 		return rc;
 	rc = smarm__timer_call_after(n, delay_ns, send_timer_fire,

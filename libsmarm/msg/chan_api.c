@@ -31,7 +31,7 @@ int smarm_chan_sender_dup(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
 	int rc = smarm__chan_decode(h, &ch);
-	return rc != 0 ? rc : smarm__chan_sender_dup(ch);
+	return rc != 0 ? rc : smarm__chan_sender_dup(ch, h);
 }
 
 int smarm_chan_sender_free(smarm_chan_t *h)
@@ -55,7 +55,7 @@ int smarm_chan_send(smarm_chan_t *h, const void *elem)
 	if (elem == NULL)
 		return SMARM_EINVAL;
 	rc = smarm__chan_decode(h, &ch);
-	return rc != 0 ? rc : smarm__chan_send(ch, elem);
+	return rc != 0 ? rc : smarm__chan_send(ch, h, elem);
 }
 
 int smarm_chan_try_recv(smarm_chan_t *h, void *out)
@@ -65,7 +65,7 @@ int smarm_chan_try_recv(smarm_chan_t *h, void *out)
 	if (out == NULL)
 		return SMARM_EINVAL;
 	rc = smarm__chan_decode(h, &ch);
-	return rc != 0 ? rc : smarm__chan_try_recv(ch, out);
+	return rc != 0 ? rc : smarm__chan_try_recv(ch, h, out);
 }
 
 /*
@@ -84,8 +84,7 @@ smarm__chan_len_v03(smarm_chan_t *h, size_t *out)
 	rc = smarm__chan_decode(h, &ch);
 	if (rc != 0)
 		return rc;
-	*out = smarm__chan_len(ch);
-	return 0;
+	return smarm__chan_len(ch, h, out);
 }
 
 /*
@@ -108,9 +107,9 @@ int smarm_chan_recv(smarm_chan_t *h, void *out)
 	if (rc != 0)
 		return rc;
 	if (me == NULL)
-		return plain_thread() ? smarm__chan_recv_thread(ch, out, 0)
+		return plain_thread() ? smarm__chan_recv_thread(ch, h, out, 0)
 				      : SMARM_ENOTACTOR;
-	return smarm__chan_recv(me, ch, out, 0);
+	return smarm__chan_recv(me, ch, h, out, 0);
 }
 
 int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
@@ -126,16 +125,16 @@ int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
 		return rc;
 	if (me == NULL)
 		return plain_thread()
-			       ? smarm__chan_recv_thread(ch, out, deadline)
+			       ? smarm__chan_recv_thread(ch, h, out, deadline)
 			       : SMARM_ENOTACTOR;
-	return smarm__chan_recv(me, ch, out, deadline);
+	return smarm__chan_recv(me, ch, h, out, deadline);
 }
 
 int smarm_chan_receiver_dup(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
 	int rc = smarm__chan_decode(h, &ch);
-	return rc != 0 ? rc : smarm__chan_receiver_dup(ch);
+	return rc != 0 ? rc : smarm__chan_receiver_dup(ch, h);
 }
 
 int smarm_chan_notify_fd(smarm_chan_t *h, int *fd)
@@ -145,7 +144,7 @@ int smarm_chan_notify_fd(smarm_chan_t *h, int *fd)
 	if (fd == NULL)
 		return SMARM_EINVAL;
 	rc = smarm__chan_decode(h, &ch);
-	return rc != 0 ? rc : smarm__chan_notify_fd(ch, fd);
+	return rc != 0 ? rc : smarm__chan_notify_fd(ch, h, fd);
 }
 
 int smarm_chan_send_after(smarm_chan_t *h, const void *elem, uint64_t delay_ns,
@@ -161,8 +160,8 @@ int smarm_chan_send_after(smarm_chan_t *h, const void *elem, uint64_t delay_ns,
 	rc = smarm__chan_decode(h, &ch);
 	if (rc != 0)
 		return rc;
-	rc = smarm__chan_send_after(smarm__current_node(), ch, elem, delay_ns,
-				    &id);
+	rc = smarm__chan_send_after(smarm__current_node(), ch, h, elem,
+				    delay_ns, &id);
 	if (rc == 0 && out != NULL)
 		out->id = id;
 	return rc;

@@ -75,19 +75,21 @@ struct smarm__recv_wait {
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
 extern struct smarm__hpool smarm__chan_pool;
-int smarm__chan_sender_dup(smarm_chan_t *ch);
+int smarm__chan_sender_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h);
-int smarm__chan_receiver_dup(smarm_chan_t *ch);
+int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h);
-int smarm__chan_send(smarm_chan_t *ch, const void *elem);
-int smarm__chan_try_recv(smarm_chan_t *ch, void *out);
-size_t smarm__chan_len(smarm_chan_t *ch);
-int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch, void *out,
-		     uint64_t deadline);
-int smarm__chan_recv_thread(smarm_chan_t *ch, void *out, uint64_t deadline);
-int smarm__chan_notify_fd(smarm_chan_t *ch, int *fd);
+int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem);
+int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out);
+int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out);
+int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
+		     const smarm_chan_t *h, void *out, uint64_t deadline);
+int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
+			    uint64_t deadline);
+int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd);
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
-			   const void *elem, uint64_t delay_ns, uint64_t *id);
+			   const smarm_chan_t *h, const void *elem,
+			   uint64_t delay_ns, uint64_t *id);
 
 /*
  * A channel handle's object: 0; SMARM_EINVAL h is no channel handle
@@ -121,8 +123,9 @@ int smarm__mutex_unlock(smarm_mutex_t *m, const smarm_mutex_t *h);
  * channel's waiters, or report it ready. Every arm that registered is
  * disarmed exactly once (smarm__chan_disarm or _disarm_ready).
  */
-int smarm__chan_arm(smarm_chan_t *ch, struct smarm_node *n, uint64_t pid,
-		    uint32_t epoch, bool *ready);
+int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
+		    struct smarm_node *n, uint64_t pid, uint32_t epoch,
+		    bool *ready);
 void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);
 bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid);
 bool smarm__chan_ready(smarm_chan_t *ch);

@@ -9,7 +9,8 @@
  * TCase timeout is the watchdog for the hangs these used to be (a
  * second free after both channel references were gone parked the
  * caller in a futex inside freed memory). Racing frees from threads and
- * actors decide each free exactly once.
+ * actors decide each free exactly once, and a send racing its channel's
+ * free never lands in the channel that reused the memory.
  */
 #include "harness.h"
 
@@ -456,6 +457,73 @@ START_TEST(test_handles_racing_frees_from_actors_win_once)
 }
 END_TEST
 
+/*
+ * A send racing the free of its channel: it runs before the free or
+ * returns SMARM_ESTATE (or SMARM_ECLOSED, the receiving side being gone
+ * first), and never lands in the channel that took the freed cell. The
+ * freeing thread frees a one-element cycle of channels, so the next alloc
+ * reuses the cell at once, and looks into each new tenant before it is
+ * used: an element it did not send is a stale sender's.
+ */
+#define STALE_MS 1500
+
+static struct {
+	_Atomic(smarm_chan_t *) cur;
+	atomic_int stop;
+	atomic_long sends_ok, sends_stale, strays, others;
+} SR;
+
+static void *stale_sender(void *arg)
+{
+	int v = 7;
+	(void)arg;
+	while (!atomic_load_explicit(&SR.stop, memory_order_relaxed)) {
+		smarm_chan_t *h = atomic_load(&SR.cur);
+		int rc = smarm_chan_send(h, &v);
+		if (rc == 0)
+			atomic_fetch_add(&SR.sends_ok, 1);
+		else if (rc == SMARM_ESTATE || rc == SMARM_ECLOSED)
+			atomic_fetch_add(&SR.sends_stale, 1);
+		else
+			atomic_fetch_add(&SR.others, 1);
+	}
+	return NULL;
+}
+
+START_TEST(test_handles_send_racing_free_spares_new_tenant)
+{
+	pthread_t t;
+	uint64_t t0 = smarm_now_ns();
+	smarm_chan_t *ch = NULL;
+	memset(&SR, 0, sizeof SR);
+	ck_assert_int_eq(smarm_chan_alloc(&ch, sizeof(int), NULL), 0);
+	atomic_store(&SR.cur, ch);
+	ck_assert_int_eq(pthread_create(&t, NULL, stale_sender, NULL), 0);
+	while (harness_since(t0) < MS(STALE_MS)) {
+		smarm_chan_t *next = NULL;
+		int v;
+		/* Free ch (both references): its cell goes back to the pool. */
+		ck_assert_int_eq(smarm_chan_receiver_free(ch), 0);
+		ck_assert_int_eq(smarm_chan_sender_free(ch), 0);
+		ck_assert_int_eq(smarm_chan_alloc(&next, sizeof(int), NULL), 0);
+		/* Nobody was given `next`: it must be empty. */
+		if (smarm_chan_try_recv(next, &v) != SMARM_EAGAIN)
+			atomic_fetch_add(&SR.strays, 1);
+		atomic_store(&SR.cur, next);
+		ch = next;
+	}
+	atomic_store(&SR.stop, 1);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(smarm_chan_receiver_free(ch), 0);
+	ck_assert_int_eq(smarm_chan_sender_free(ch), 0);
+	long others = atomic_load(&SR.others), strays = atomic_load(&SR.strays);
+	long stale = atomic_load(&SR.sends_stale);
+	ck_assert_int_eq(others, 0);
+	ck_assert_int_eq(strays, 0);
+	ck_assert_int_gt(stale, 0); /* it raced */
+}
+END_TEST
+
 Suite *smarm_test_handles_suite(void)
 {
 	Suite *s = suite_create("handles");
@@ -480,6 +548,7 @@ Suite *smarm_test_handles_suite(void)
 	tcase_set_timeout(tc, WATCHDOG_S);
 	tcase_add_test(tc, test_handles_racing_frees_from_threads_win_once);
 	tcase_add_test(tc, test_handles_racing_frees_from_actors_win_once);
+	tcase_add_test(tc, test_handles_send_racing_free_spares_new_tenant);
 	suite_add_tcase(s, tc);
 	return s;
 }
