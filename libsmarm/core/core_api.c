@@ -104,16 +104,16 @@ static uint64_t ns_to_cycles(uint64_t ns)
 #define MIB (1024 * 1024)
 
 #define XX(name, value, lo, hi, def, scope)                                    \
-	static_assert((value) >= 1 && (value) < SMARM__OPT_SLOTS,              \
-		      "SMARM_OPT_" #name ": id outside the config storage");   \
-	static_assert((lo) <= (hi), "SMARM_OPT_" #name ": empty range");       \
-	static_assert((def) == -1 || ((def) >= (lo) && (def) <= (hi)),         \
-		      "SMARM_OPT_" #name ": default outside its range");
+	_Static_assert((value) >= 1 && (value) < SMARM__OPT_SLOTS,             \
+		       "SMARM_OPT_" #name ": id outside the config storage");  \
+	_Static_assert((lo) <= (hi), "SMARM_OPT_" #name ": empty range");      \
+	_Static_assert((def) == -1 || ((def) >= (lo) && (def) <= (hi)),        \
+		       "SMARM_OPT_" #name ": default outside its range");
 SMARM_OPT_MAP(XX)
 #undef XX
 /* The ranges the map publishes are the runtime's own limits. */
-static_assert(SMARM__MAX_WORKERS == 64, "SMARM_OPT_WORKERS range");
-static_assert(SMARM__PID_IDX_MAX == 16777216, "SMARM_OPT_MAX_ACTORS range");
+_Static_assert(SMARM__MAX_WORKERS == 64, "SMARM_OPT_WORKERS range");
+_Static_assert(SMARM__PID_IDX_MAX == 16777216, "SMARM_OPT_MAX_ACTORS range");
 
 enum { SCOPE_NODE = 0, SCOPE_SPAWN = 1 };
 
@@ -518,8 +518,8 @@ static const struct {
 };
 
 #define XX(name, value, layer)                                                 \
-	static_assert((value) >= 1 && (value) < STAT_LIMIT,                    \
-		      "SMARM_STAT_" #name ": id outside the table");
+	_Static_assert((value) >= 1 && (value) < STAT_LIMIT,                   \
+		       "SMARM_STAT_" #name ": id outside the table");
 SMARM_STAT_MAP(XX)
 #undef XX
 
