@@ -65,14 +65,17 @@
  * takes an element or passes its wake on (rx_pass_on). Registration
  * happens only on an empty queue.
  * INV-4 rx_inside counts the waits on ch that are not over: queued
- * waiters, and woken ones that have not yet checked out. Every wait
- * checks itself out, exactly once, as its last access to ch: under the
- * lock as it leaves, or, for a receiver handed an element, with one
- * atomic decrement and no lock (it may have been woken by its timer or
- * a stop as well, and be about to lock ch, so a sender cannot count it
- * out). The last receiver_free refuses while rx_inside is not 0; it is
- * changed only by atomic operations, so the lock-free check-out and the
- * reads under the lock agree. INV-5 nfd >= 0 only while receivers > 0.
+ * waiters, and woken ones that have not yet checked out (under the lock,
+ * as they leave). A receiver handed an element is counted out by its
+ * sender, since it normally returns without touching ch again. The last
+ * receiver_free refuses while rx_inside is not 0, so a wait that has not
+ * checked out keeps ch's cell live. A receiver counted out that locks ch
+ * once more anyway (its timer or a stop woke it as the hand-off landed)
+ * re-checks its handle first: ch may have been freed since, but its
+ * cell is type-stable and its lock kept across tenants (core/handle.h),
+ * so it finds the cell retired and returns what it was handed, or finds
+ * ch live and reads only its own record. INV-5 nfd >= 0 only while
+ * receivers > 0.
  * INV-6 timer_senders <= senders.
  * See: docs/architecture.md (Channels, Select).
  */
@@ -169,18 +172,14 @@ static void rx_push(smarm_chan_t *ch, struct smarm__waiter wt,
 	struct smarm__chan_rx *e = smarm__ring_push_back(&ch->rx_q, RXSZ);
 	e->wt = wt;
 	e->rw = rw;
-	__atomic_add_fetch(&ch->rx_inside, 1, __ATOMIC_RELAXED);
+	ch->rx_inside++;
 }
 
-/*
- * A wait on ch is over (INV-4): its last access to ch. Under the lock,
- * or without it for a receiver that was handed an element.
- */
+/* Under the lock: a wait on ch is over (INV-4). */
 static void rx_check_out(smarm_chan_t *ch)
 {
-	uint32_t was = __atomic_fetch_sub(&ch->rx_inside, 1, __ATOMIC_RELEASE);
-	SMARM_ASSERT(was > 0);
-	(void)was;
+	SMARM_ASSERT(ch->rx_inside > 0);
+	ch->rx_inside--;
 }
 
 /* Under the lock: take the oldest waiter (rx_q not empty). */
@@ -307,7 +306,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	smarm__ring_init_fixed(&ch->rx_q, NULL, 0);
 	ch->timer_senders = 0;
 	ch->receivers = 1;
-	__atomic_store_n(&ch->rx_inside, 0, __ATOMIC_RELAXED);
+	ch->rx_inside = 0;
 	ch->nfd = -1;
 	smarm__handle_publish(ch, h);
 	*out = (smarm_chan_t *)(uintptr_t)h;
@@ -395,19 +394,17 @@ int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h)
 int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	struct smarm__ring elems;
-	size_t esz = ch->esz;		      /* constant */
-	smarm_elem_free_cb efree = ch->efree; /* constant */
+	smarm_elem_free_cb efree;
+	size_t esz;
 	int nfd;
 	bool gone;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (!smarm__handle_live(ch, h) || ch->receivers == 0 ||
-	    (ch->receivers == 1 &&
-	     __atomic_load_n(&ch->rx_inside, __ATOMIC_ACQUIRE) != 0)) {
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE; /* freed (a racing free won) */
+	if (ch->receivers == 0 || (ch->receivers == 1 && ch->rx_inside != 0)) {
 		/*
-		 * Freed (a racing free won), already given up, or this is the
-		 * last reference and a receive or select on ch is in progress
-		 * (INV-4): freeing under it would strand it, or retire the
-		 * cell it is about to touch.
+		 * Already given up, or this is the last reference and a
+		 * receive or select on ch is in progress (INV-4): freeing
+		 * under it would strand it, or retire the cell under it.
 		 */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ESTATE;
@@ -416,6 +413,8 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return 0;
 	}
+	esz = ch->esz;
+	efree = ch->efree;
 	elems = ch->ring; /* detached: sends fail from now on */
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
@@ -461,6 +460,7 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 		elem_copy(e.rw->out, elem, ch->esz);
 		/* Release: the receiver reads it without the lock. */
 		__atomic_store_n(&e.rw->delivered, true, __ATOMIC_RELEASE);
+		rx_check_out(ch); /* it returns without ch (INV-4) */
 	} else {
 		int rc = chan_push(ch, elem); /* it wakes and takes one */
 		if (rc != 0) {
@@ -614,17 +614,32 @@ static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
 
 /*
  * Under the lock: the recv record rw (woken, or leaving) checks out. A
- * handed-over element is the receiver's (true). Otherwise its entry, or
- * the wake that took it, is dealt with (INV-3, INV-4).
+ * handed-over element is the receiver's (true): its sender counted it
+ * out. Otherwise its entry, or the wake that took it, is dealt with
+ * (INV-3, INV-4).
  */
 static bool recv_leave(smarm_chan_t *ch, struct smarm__recv_wait *rw,
 		       bool will_take)
 {
-	bool got = rw->delivered;
-	if (!got && !rx_remove(ch, 0, rw) && !will_take)
+	if (rw->delivered)
+		return true;
+	if (!rx_remove(ch, 0, rw) && !will_take)
 		rx_pass_on(ch);
 	rx_check_out(ch);
-	return got;
+	return false;
+}
+
+/*
+ * Lock ch again inside rw's wait. false (unlocked): ch was freed, which
+ * is possible only after a sender handed rw an element and counted it
+ * out (INV-4), so the element is the receiver's.
+ */
+static bool recv_relock(struct smarm__recv_wait *rw)
+{
+	if (chan_lock_live(rw->ch, rw->h))
+		return true;
+	SMARM_ASSERT(__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE));
+	return false;
 }
 
 /*
@@ -636,17 +651,18 @@ static void recv_undo(struct smarm__wait *w)
 {
 	struct smarm__recv_wait *rw = w->wt_arg;
 	smarm_chan_t *ch = rw->ch;
-	smarm_elem_free_cb efree = ch->efree; /* constant */
-	bool lost = false;
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (recv_leave(ch, rw, false)) {
-		rw->delivered = false;
-		lost = !chan_requeue_front(ch, rw->out);
+	bool lost = true; /* ch gone: nobody left to take it */
+	if (recv_relock(rw)) {
+		lost = false;
+		if (recv_leave(ch, rw, false)) {
+			rw->delivered = false;
+			lost = !chan_requeue_front(ch, rw->out);
+		}
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	}
-	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (lost && efree != NULL) {
+	if (lost && rw->efree != NULL) {
 		smarm__nopreempt_enter(w->wt_me); /* user code, runtime call */
-		efree(rw->out);
+		rw->efree(rw->out);
 		smarm__nopreempt_leave(w->wt_me);
 	}
 }
@@ -682,6 +698,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	struct smarm__wait w;
 
 	rw.ch = ch;
+	rw.h = h;
 	rw.out = out;
 	rw.delivered = false;
 	rw.futex = 0;
@@ -689,9 +706,14 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	for (bool parked = false;; parked = true) {
 		int rc;
 
-		/* Later rounds: the wait keeps ch live (INV-4). */
-		if (!chan_lock_live(ch, parked ? NULL : h))
-			return SMARM_ESTATE;
+		if (!parked) {
+			/* Freed since the decode: refused. */
+			if (!chan_lock_live(ch, h))
+				return SMARM_ESTATE;
+			rw.efree = ch->efree; /* for recv_undo */
+		} else if (!recv_relock(&rw)) {
+			return 0; /* handed over, then ch was freed */
+		}
 		if (parked && recv_leave(ch, &rw, true)) {
 			/* Handed over while a timer woke us. */
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -711,18 +733,16 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		rc = smarm__wait_park(&w);
 		if (rc != 0) {
 			/* Not parked: a sender may have handed over already. */
-			bool got;
-			smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-			got = recv_leave(ch, &rw, false);
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			bool got = true;
+			if (recv_relock(&rw)) {
+				got = recv_leave(ch, &rw, false);
+				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			}
 			smarm__wait_retire(&w);
 			return got ? 0 : rc;
 		}
-		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE)) {
-			/* The sender took our entry: check out, lock-free. */
-			rx_check_out(ch);
-			return 0;
-		}
+		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
+			return 0; /* the sender took our entry: ch untouched */
 	}
 }
 
@@ -738,16 +758,20 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	struct smarm__recv_wait rw;
 
 	rw.ch = ch;
+	rw.h = h;
 	rw.out = out;
 	rw.delivered = false;
 	rw.futex = 0;
+	rw.efree = NULL; /* a thread is not stopped: no undo */
 	for (bool parked = false;; parked = true) {
 		struct smarm__waiter none = { NULL, 0, 0 };
 		bool expired = deadline != 0 && smarm__clock_ns() >= deadline;
 		int rc;
 
-		if (!chan_lock_live(ch, parked ? NULL : h))
+		if (!parked && !chan_lock_live(ch, h))
 			return SMARM_ESTATE;
+		if (parked && !recv_relock(&rw))
+			return 0; /* handed over, then ch was freed */
 		if (parked && recv_leave(ch, &rw, true)) {
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			return 0;

@@ -42,8 +42,8 @@ struct smarm_chan {
 	uint32_t senders;	  /* sender references (timers hold one) */
 	uint32_t timer_senders;	  /* of those, held by pending timed sends */
 	uint32_t receivers;	  /* receiver references */
-	uint32_t rx_inside;	  /* atomic: waits on ch not yet over,
-				     each checks itself out; the last
+	uint32_t rx_inside;	  /* waits on ch not yet over (queued, or
+				     woken and not checked out); the last
 				     receiver_free refuses while it is
 				     not 0 (chan.c INV-4) */
 	int nfd;		  /* notify eventfd, -1: none (INV-5) */
@@ -58,6 +58,8 @@ struct smarm_chan {
  */
 struct smarm__recv_wait {
 	smarm_chan_t *ch;
+	const smarm_chan_t *h;	  /* the caller's handle (recv_relock) */
+	smarm_elem_free_cb efree; /* ch's destructor, read while ch lived */
 	void *out;
 	bool delivered; /* written under ch->lock */
 	uint32_t futex; /* plain thread: 0 blocked, 1 woken (under lock) */
