@@ -5,8 +5,9 @@
  * under an oversubscribed load (actors in recv, recv_timeout and select,
  * and a plain thread, on 4 workers), the close waking every waiter, a
  * receiver stopped while parked (its element goes to the next receiver
- * or stays queued), a timed-out receiver making way, and a selector whose
- * wake another arm consumed passing it on (no stranded element).
+ * or stays queued, or is destroyed if the channel was freed under it), a
+ * timed-out receiver making way, and a selector whose wake another arm
+ * consumed passing it on (no stranded element).
  *
  * Checks inside actors use HARNESS_CHECK; results are asserted after the
  * run. Every wait in a test has a generous deadline, so a lost wake fails
@@ -423,6 +424,54 @@ START_TEST(test_chan_multi_stopped_receiver_element_stays_queued)
 }
 END_TEST
 
+/*
+ * Handed an element and stopped before it runs again, and then the
+ * channel is freed under it (the sender counted it out, so the last
+ * receiver reference may go): the stopped receiver finds the channel
+ * gone and destroys the element, once (no receiver is left to take it),
+ * and leaves alone the channel that reused the memory.
+ */
+static void stop_freed_root(void *arg)
+{
+	struct rx_arg a = { 0, 0 };
+	smarm_chan_t *next = NULL;
+	smarm_pid_t p0;
+	int how = -1;
+	int v = 78;
+	bool stop_first = arg != NULL;
+	HARNESS_EQ(smarm_chan_alloc(&R.ch, sizeof(int), int_dtor), 0);
+	p0 = spawn_parked(fifo_receiver, &a, 1);
+	if (stop_first)
+		HARNESS_EQ(smarm_actor_stop(p0), 0);
+	HARNESS_EQ(smarm_chan_send(R.ch, &v), 0);
+	if (!stop_first)
+		HARNESS_EQ(smarm_actor_stop(p0), 0);
+	R.rc[4] = smarm_chan_receiver_free(R.ch);
+	R.rc[5] = smarm_chan_sender_free(R.ch);
+	/* Likely in the freed channel's memory: it must stay untouched. */
+	HARNESS_EQ(smarm_chan_alloc(&next, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p0, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
+	R.val[4] = (int)harness_chan_len(next);
+	harness_chan_drop(next);
+}
+
+START_TEST(test_chan_multi_stopped_receiver_of_freed_channel_destroys)
+{
+	for (int stop_first = 0; stop_first < 2; stop_first++) {
+		reset();
+		ck_assert_int_eq(run_coop(1, stop_freed_root,
+					  stop_first ? (void *)1 : NULL),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		ck_assert_int_eq(R.rc[4], 0);
+		ck_assert_int_eq(R.rc[5], 0);
+		ck_assert_int_eq(atomic_load(&dtor_count), 1);
+		ck_assert_int_eq(R.val[4], 0);
+	}
+}
+END_TEST
+
 /* A parked receiver stopped before any send: the send serves the next. */
 static void stop_idle_root(void *arg)
 {
@@ -594,6 +643,8 @@ Suite *smarm_test_chan_multi_suite(void)
 	tcase_add_test(tc,
 		       test_chan_multi_stopped_receiver_element_stays_queued);
 	tcase_add_test(tc, test_chan_multi_stopped_waiter_leaves_the_queue);
+	tcase_add_test(
+		tc, test_chan_multi_stopped_receiver_of_freed_channel_destroys);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("load");
