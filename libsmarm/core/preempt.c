@@ -416,10 +416,22 @@ void smarm__preempt_resume(void)
 void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
-	/* Behind everything queued now: FIFO-fair against the shared queue. */
+	/*
+	 * Behind everything queued now, in the shared queue and on this
+	 * worker (its wake slot and deque): FIFO-fair against both. Local
+	 * work stolen meanwhile leaves the ticket unmet, but pick_next takes
+	 * a pinned actor anyway once the other sources are empty.
+	 */
 	s->pin_ticket =
 		atomic_load_explicit(&n->rq_pops, memory_order_relaxed) +
 		smarm__ring_len(&n->rq);
+	s->pin_ticket_local =
+		w->local_picks + smarm__ring_len(&w->ldq) +
+		(atomic_load_explicit(&w->next, memory_order_relaxed) != 0);
+	atomic_store_explicit(
+		&w->pin_count,
+		atomic_load_explicit(&w->pin_count, memory_order_relaxed) + 1,
+		memory_order_relaxed);
 	s->pin_next = SMARM__NO_INDEX;
 	if (w->pin_head == SMARM__NO_INDEX)
 		w->pin_head = smarm__slot_index(s);
@@ -436,12 +448,17 @@ struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due)
 		return NULL;
 	s = smarm__slot_at(n, w->pin_head);
 	if (only_due &&
-	    atomic_load_explicit(&n->rq_pops, memory_order_relaxed) <
-		    s->pin_ticket &&
+	    (atomic_load_explicit(&n->rq_pops, memory_order_relaxed) <
+		     s->pin_ticket ||
+	     w->local_picks < s->pin_ticket_local) &&
 	    ++w->pin_skips < PIN_MAX_SKIPS)
 		return NULL;
 	w->pin_skips = 0;
 	w->pin_head = s->pin_next;
+	atomic_store_explicit(
+		&w->pin_count,
+		atomic_load_explicit(&w->pin_count, memory_order_relaxed) - 1,
+		memory_order_relaxed);
 	return s;
 }
 

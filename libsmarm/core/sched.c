@@ -5,10 +5,13 @@
  * nothing to run.
  *
  * Glossary (where a runnable actor can wait, in pick order, pick_next):
+ *   wake slot    per worker, one pid: the actor the running actor woke,
+ *                or a timer fired here woke, run next here, warm (Go's
+ *                runnext; WAKE_STREAK bounds it).
  *   pinned FIFO  per worker: actors preempted asynchronously, which must
  *                resume on the worker that preempted them (preempt.c).
- *   wake slot    per worker, one pid: the actor the running actor woke,
- *                run next here, warm (Go's runnext; WAKE_STREAK bounds it).
+ *                Each is due once everything queued before it (shared
+ *                queue, wake slot, deque) has had its turn (tickets).
  *   deque        per worker (several workers): work-first spawns; the
  *                owner pops the front, idle workers steal from the back.
  *   run queue    per node, shared: everything else (yields, wakes from
@@ -38,6 +41,16 @@
  * earlier timer wakes it directly. Busy workers fire due timers between
  * actors (a try-lock), so timers fire under saturation too. When the last
  * actor ends, the run is over: wake_all releases every parked worker.
+ *
+ * Fairness under saturation. Pinned actors never move (INV-P1), so
+ * they are spread while they still can be, as deque entries: at the end
+ * of a slice a worker steals from the deque of a worker with a longer
+ * backlog (balance_steal), and a worker holding more pinned actors than
+ * another leaves its deque to thieves for up to LEAVE_DEQUE_MAX slice
+ * ends (leave_deque). Then call-free spinners end up at most one apart
+ * per worker, and round-robin within each. A slice end also looks at
+ * the timers at once, and their wakes go to the wake slot, so an actor
+ * woken by a timer or by an actor runs within about a slice.
  *
  * Before it parks, an idle worker spins for a bounded time
  * (SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
@@ -673,8 +686,8 @@ void smarm__yield(struct smarm__slot *s)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (n->wake_slot && w != NULL && w->node == n && w->cur != NULL &&
-	    !w->in_finish) {
+	if (n->wake_slot && w != NULL && w->node == n &&
+	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
 		uint64_t old;
 		bool shared = atomic_load_explicit(&n->workers_started,
 						   memory_order_relaxed) > 1;
@@ -873,6 +886,66 @@ static void finish_switch(struct smarm__worker *w)
 }
 
 /*
+ * Runnable actors waiting on worker v, not counting the one it runs:
+ * its pinned FIFO and its deque. A racy snapshot (relaxed loads).
+ */
+static uint32_t worker_backlog(struct smarm__worker *v)
+{
+	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
+	       smarm__ring_len(&v->ldq);
+}
+
+/*
+ * Balance at the end of a slice. Async-preempted actors never move
+ * (INV-P1), so actors are spread while they still can be: before their
+ * first preemption, from a deque. w, whose actor was just preempted,
+ * takes one from the back of the deque of a worker with a longer
+ * backlog than its own (which counts that actor: it stays here). So
+ * call-free spinners spawned on one worker end up spread with at most
+ * one more per worker than the others, instead of waiting behind the
+ * pinned ones of the worker that spawned them.
+ */
+static bool balance_steal(struct smarm__worker *w, uint64_t *pid)
+{
+	struct smarm_node *n = w->node;
+	int nw = n->workers_started;
+	uint32_t mine = worker_backlog(w) + 1; /* + w->prev, pinned next */
+	for (int i = 1; i < nw; i++) {
+		struct smarm__worker *v = &n->workers[(w->id + i) % nw];
+		if (smarm__ring_len(&v->ldq) > 0 && worker_backlog(v) > mine &&
+		    ldq_take(v, true, pid))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * At the end of a slice on w, with actors waiting in w's deque: whether
+ * w should leave them to be stolen and run one of its pinned actors
+ * instead. True when some other worker holds fewer actors than w would
+ * keep after taking one more (its pinned ones, the one just preempted,
+ * and the new one): that worker steals at its next slice end
+ * (balance_steal), so a burst of spawns does not get pinned here.
+ */
+#define LEAVE_DEQUE_MAX 8 /* consecutive slice ends */
+
+static bool leave_deque(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	int nw = n->workers_started;
+	uint32_t mine =
+		atomic_load_explicit(&w->pin_count, memory_order_relaxed) + 1;
+	for (int i = 1; i < nw; i++) {
+		struct smarm__worker *v = &n->workers[(w->id + i) % nw];
+		if (atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
+			    1 <
+		    mine)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The next actor for this worker, claimed and ready to resume, or NULL
  * when the scheduler loop must run (nothing queued, or timers are due).
  * The wake slot comes first, but after WAKE_STREAK consecutive slot pops
@@ -882,6 +955,17 @@ static void finish_switch(struct smarm__worker *w)
 static struct smarm__slot *pick_next(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
+	bool preempted =
+		w->prev != NULL && w->prev_intent == SMARM__INTENT_PREEMPT;
+	bool skip_ldq = false; /* this pick leaves w's deque to thieves */
+	if (preempted) {
+		/*
+		 * A slice ended (the slow path): due timers are looked at
+		 * now, not on the 8th pick, which under saturation could be
+		 * 8 slices away.
+		 */
+		w->due_tick |= 7;
+	}
 	for (;;) {
 		uint64_t pid;
 		struct smarm__slot *s;
@@ -894,6 +978,32 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 					 memory_order_relaxed) != UINT64_MAX &&
 		    (++w->due_tick & 7) == 0 && smarm__timers_due(n))
 			return NULL;
+		if (preempted && n->workers_n > 1) {
+			if (balance_steal(w, &pid)) {
+				preempted = false;
+				w->streak = 0;
+				goto claim;
+			}
+			/*
+			 * Bounded: a lighter worker that is never preempted
+			 * never steals, so after that the deque is ours again.
+			 */
+			skip_ldq = smarm__ring_len(&w->ldq) > 0 &&
+				   w->left_deque < LEAVE_DEQUE_MAX &&
+				   leave_deque(w);
+			w->left_deque = skip_ldq ? w->left_deque + 1 : 0;
+		}
+		preempted = false;
+		/*
+		 * The wake slot first (Go's runnext): an actor just woken here,
+		 * by a message or a timer, runs within a slice even when every
+		 * worker is saturated. WAKE_STREAK bounds it.
+		 */
+		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
+			w->streak++;
+			w->local_picks++;
+			goto claim;
+		}
 		/*
 		 * A preempted actor whose turn in FIFO order has come, or any
 		 * pinned one while another worker idles: that worker can take
@@ -905,6 +1015,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			     w, atomic_load_explicit(&n->idle_mask,
 						     memory_order_relaxed) ==
 					0)) != NULL) {
+			w->streak = 0;
 			if (smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n);
 			if (try_claim(s,
@@ -913,17 +1024,16 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 				return s;
 			continue;
 		}
-		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
-			w->streak++;
-		} else if (smarm__ring_len(&w->ldq) > 0 &&
-			   (++w->ldq_picks % 61) != 0 &&
-			   ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
+		if (!skip_ldq && smarm__ring_len(&w->ldq) > 0 &&
+		    (++w->ldq_picks % 61) != 0 &&
+		    ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
 			/*
 			 * Own work-first spawns; every 61st pick the shared
 			 * queue goes first, every 127th the deque's oldest
 			 * entry, so neither can be starved by a spawn chain.
 			 */
 			w->streak = 0;
+			w->local_picks++;
 			if (smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
 		} else if (rq_pop(n, &pid)) {
@@ -937,9 +1047,11 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			 * must not be stranded here while we go idle.
 			 */
 			w->streak = 0;
-		} else if (ldq_take(w, false, &pid)) {
-			w->streak =
-				0; /* the fairness turn found no shared work */
+			w->local_picks++;
+		} else if (!skip_ldq && ldq_take(w, false, &pid)) {
+			/* The fairness turn found no shared work. */
+			w->streak = 0;
+			w->local_picks++;
 		} else if ((s = smarm__pin_take(w, false)) != NULL) {
 			if (try_claim(s,
 				      SMARM__W_GEN(atomic_load_explicit(
@@ -951,6 +1063,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		} else {
 			return NULL;
 		}
+	claim:
 		s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 		if (s != NULL && try_claim(s, SMARM__PID_GEN(pid)) &&
 		    first_run_ready(w, s))
@@ -1039,8 +1152,12 @@ static void worker_loop(struct smarm__worker *w)
 		struct smarm__slot *s;
 		if (atomic_load_explicit(&n->next_deadline,
 					 memory_order_relaxed) != UINT64_MAX &&
-		    smarm__timers_due(n))
+		    smarm__timers_due(n)) {
+			/* Its wakes go to this worker's wake slot: run next. */
+			w->fire_local = true;
 			smarm__timers_fire(n, true);
+			w->fire_local = false;
+		}
 		s = pick_next(w);
 		if (s != NULL) {
 			run_actor(w, s);

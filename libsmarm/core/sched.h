@@ -71,6 +71,8 @@ struct smarm__worker {
 	uint32_t due_tick;   /* picks since the last timer check */
 	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
 	bool in_finish;	     /* finishing another actor's switch */
+	bool fire_local;     /* firing due timers between actors: their
+				wakes go to the wake slot */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	pthread_t thread;
@@ -85,6 +87,12 @@ struct smarm__worker {
 	_Atomic uint32_t preempt_seq; /* run_seq the monitor signalled */
 	uint32_t pin_head, pin_tail;  /* pinned FIFO (INV-P1), owner only */
 	uint32_t pin_skips;	      /* picks that passed a pinned head */
+	_Atomic uint32_t pin_count;   /* actors in the pinned FIFO (owner
+					 writes; balancers read, relaxed) */
+	uint64_t local_picks;	      /* owner: picks from its wake slot and
+					 deque, for the pinned tickets */
+	uint32_t left_deque;	      /* owner: consecutive slice ends that
+					 left the deque to thieves */
 	uint64_t n_async;	      /* actors preempted by signal */
 	uint64_t n_deferred;	      /* signals that found no safe spot */
 	int defer_why;		      /* why the last one did (preempt.c) */

@@ -126,6 +126,7 @@ struct smarm__slot {
 	uint32_t pin_next;	   /* worker-local pinned FIFO link */
 	smarm__lock_t cold;	   /* guards the fields marked cold */
 	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
+	uint64_t pin_ticket_local; /* and its worker's local_picks value */
 	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
 				      compare it, so an entry outlives no wrap
 				      of the 24-bit epoch */

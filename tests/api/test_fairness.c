@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fairness.c - the scheduler under saturation: call-free spinners
+ * (never a safe point, so only asynchronous preemption moves them) on 1
+ * to 4 workers each get a share of the CPU near the fair one; an actor
+ * spawned while every worker spins gets to run; an actor woken by its
+ * timer, or by a message from an actor, while every worker spins runs
+ * within a few slices; a stop lands on a pinned spinner.
+ *
+ * Shares are counted in loop iterations (every spinner runs the same
+ * loop). The nodes use a 2 ms slice (SMARM_OPT_ASYNC_SLICE_NS) so that a
+ * short window holds many slices. Bounds are generous for a noisy 2-core
+ * machine, and widened by SMARM_TEST_TIME_SCALE; the figures they guard
+ * against were starvation (a share of 0, a sleeper never woken) and a
+ * timer wake ~8 slices late.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SLICE_NS MS(2)
+#define MAX_SPIN 16
+
+static struct {
+	atomic_int stop;
+	atomic_int started;
+	_Atomic unsigned long long count[MAX_SPIN];
+	int n;
+	uint64_t late[64]; /* ns past each deadline */
+	int n_late;
+	int got;	  /* wakes recorded */
+	atomic_int flag;  /* the late spawn ran */
+	uint64_t stop_ns; /* stop request to join */
+	uint64_t window;  /* spinning time */
+} F;
+
+static int run_sat(int workers, smarm_actor_cb root, void *arg)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
+			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS, SLICE_NS),
+		0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, NULL), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	return how;
+}
+
+static void reset(int n)
+{
+	memset(&F, 0, sizeof F);
+	F.n = n;
+	harness_checks_reset();
+}
+
+/* A call-free loop: only asynchronous preemption takes the CPU from it. */
+static void spinner(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	unsigned long long c = 0;
+	atomic_fetch_add(&F.started, 1);
+	while (!atomic_load_explicit(&F.stop, memory_order_relaxed)) {
+		c++;
+		if ((c & 1023) == 0)
+			atomic_store_explicit(&F.count[i], c,
+					      memory_order_relaxed);
+	}
+	atomic_store(&F.count[i], c);
+}
+
+static void spawn_spinners(smarm_pid_t p[])
+{
+	for (int i = 0; i < F.n; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i], spinner,
+					     (void *)(intptr_t)i, NULL),
+			   0);
+}
+
+static void stop_spinners(smarm_pid_t p[])
+{
+	atomic_store(&F.stop, 1);
+	for (int i = 0; i < F.n; i++)
+		HARNESS_EQ(smarm_actor_join(p[i], NULL, NULL), 0);
+}
+
+/* ------------------------------------------------------- CPU shares */
+
+static void share_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN];
+	(void)arg;
+	spawn_spinners(p);
+	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
+	stop_spinners(p);
+}
+
+/* Each spinner's share of the total, as a multiple of the fair one. */
+static void assert_shares(int workers, double lo, double hi)
+{
+	unsigned long long total = 0;
+	for (int i = 0; i < F.n; i++)
+		total += atomic_load(&F.count[i]);
+	ck_assert_uint_gt(total, 0);
+	for (int i = 0; i < F.n; i++) {
+		double share = (double)atomic_load(&F.count[i]) * F.n / total;
+		ck_assert_msg(share >= lo && share <= hi,
+			      "%d workers, %d spinners: spinner %d got %.2f of "
+			      "a fair share (bounds %.2f..%.2f)",
+			      workers, F.n, i, share, lo, hi);
+	}
+}
+
+START_TEST(test_fairness_spinners_share_the_cpu)
+{
+	/* Two spinners per worker: they can be spread evenly. */
+	for (int workers = 1; workers <= 4; workers++) {
+		reset(2 * workers);
+		F.window = MS(400);
+		ck_assert_int_eq(run_sat(workers, share_root, NULL),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		assert_shares(workers, 0.4, 2.0);
+	}
+}
+END_TEST
+
+START_TEST(test_fairness_odd_spinners_all_run)
+{
+	/*
+	 * Six spinners on two workers used to leave two of them at 0:
+	 * they waited in the spawning worker's deque behind its pinned
+	 * spinners for ever.
+	 */
+	reset(6);
+	F.window = MS(400);
+	ck_assert_int_eq(run_sat(2, share_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	assert_shares(2, 0.4, 2.0);
+}
+END_TEST
+
+/* ------------------------------------------- spawned under saturation */
+
+static void flagger(void *arg)
+{
+	(void)arg;
+	atomic_store(&F.flag, 1);
+}
+
+static void spawn_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN], q;
+	uint64_t t0;
+	(void)arg;
+	spawn_spinners(p);
+	while (atomic_load(&F.started) < F.n)
+		smarm_actor_yield();
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_actor_spawn(&q, flagger, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(q, NULL, NULL), 0);
+	F.stop_ns = smarm_now_ns() - t0;
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_spawn_under_saturation_runs)
+{
+	reset(4);
+	ck_assert_int_eq(run_sat(2, spawn_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&F.flag), 1);
+	ck_assert_elapsed_lt(F.stop_ns, MS(500));
+}
+END_TEST
+
+/* --------------------------------------------- wakes under saturation */
+
+#define WAKES 25
+#define SLEEP_NS MS(3)
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sleeps WAKES times; records how late each timer wake ran. */
+static void sleeper(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		uint64_t t0 = smarm_now_ns();
+		HARNESS_EQ(smarm_actor_sleep(SLEEP_NS), 0);
+		F.late[F.n_late++] = smarm_now_ns() - t0 - SLEEP_NS;
+	}
+}
+
+/*
+ * A ticker (itself woken by timers) sends a timestamp WAKES times; the
+ * receiver records how long each message took to be received.
+ */
+static smarm_chan_t *tick_ch;
+
+static void ticker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		uint64_t t;
+		HARNESS_EQ(smarm_actor_sleep(SLEEP_NS), 0);
+		t = smarm_now_ns();
+		HARNESS_EQ(smarm_chan_send(tick_ch, &t), 0);
+	}
+}
+
+static void tick_receiver(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		uint64_t t = 0;
+		HARNESS_EQ(smarm_chan_recv_timeout(tick_ch, &t, MS(5000)), 0);
+		F.late[F.n_late++] = smarm_now_ns() - t;
+	}
+}
+
+static void wake_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN], a, b = SMARM_PID_NONE;
+	bool messages = arg != NULL;
+	spawn_spinners(p);
+	while (atomic_load(&F.started) < F.n)
+		smarm_actor_yield();
+	if (messages) {
+		HARNESS_EQ(smarm_chan_alloc(&tick_ch, sizeof(uint64_t), NULL),
+			   0);
+		HARNESS_EQ(smarm_actor_spawn(&b, tick_receiver, NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_spawn(&a, ticker, NULL, NULL), 0);
+	} else {
+		HARNESS_EQ(smarm_actor_spawn(&a, sleeper, NULL, NULL), 0);
+	}
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	if (messages) {
+		HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+		harness_chan_drop(tick_ch);
+	}
+	stop_spinners(p);
+}
+
+static void run_wakes(void *messages)
+{
+	reset(4); /* two per worker: every worker saturated */
+	ck_assert_int_eq(run_sat(2, wake_root, messages), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(F.n_late, WAKES);
+	qsort(F.late, WAKES, sizeof F.late[0], cmp_u64);
+	/* Within about a slice, with room for a noisy machine. */
+	ck_assert_msg(F.late[WAKES / 2] <
+			      (uint64_t)(MS(20) * harness_time_scale()),
+		      "median lateness %.1f ms", F.late[WAKES / 2] / 1e6);
+	ck_assert_msg(F.late[WAKES - 1] <
+			      (uint64_t)(MS(250) * harness_time_scale()),
+		      "worst lateness %.1f ms", F.late[WAKES - 1] / 1e6);
+}
+
+START_TEST(test_fairness_timer_wake_under_saturation_is_prompt)
+{
+	run_wakes(NULL);
+}
+END_TEST
+
+START_TEST(test_fairness_message_wake_under_saturation_is_prompt)
+{
+	run_wakes((void *)1);
+}
+END_TEST
+
+/* ------------------------------------------------ stop of a pinned hog */
+
+static void stop_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN];
+	int how = -1;
+	uint64_t t0;
+	(void)arg;
+	spawn_spinners(p);
+	while (atomic_load(&F.started) < F.n)
+		smarm_actor_yield();
+	/* Let them all be preempted (pinned) a few times. */
+	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0);
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_actor_stop(p[0]), 0);
+	HARNESS_EQ(smarm_actor_join(p[0], &how, NULL), 0);
+	F.stop_ns = smarm_now_ns() - t0;
+	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
+	for (int i = 1; i < F.n; i++)
+		p[i - 1] = p[i];
+	F.n--;
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_stop_lands_on_a_pinned_spinner)
+{
+	reset(4);
+	ck_assert_int_eq(run_sat(2, stop_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_elapsed_lt(F.stop_ns, MS(500));
+}
+END_TEST
+
+Suite *smarm_test_fairness_suite(void)
+{
+	Suite *s = suite_create("fairness");
+	TCase *tc = tcase_create("shares");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fairness_spinners_share_the_cpu);
+	tcase_add_test(tc, test_fairness_odd_spinners_all_run);
+	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("latency");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fairness_timer_wake_under_saturation_is_prompt);
+	tcase_add_test(tc,
+		       test_fairness_message_wake_under_saturation_is_prompt);
+	tcase_add_test(tc, test_fairness_stop_lands_on_a_pinned_spinner);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(fairness)
