@@ -36,6 +36,11 @@
  * of it is a fresh child process, so memory a previous run left in the
  * allocator cannot hide the cost; --workers does not matter to it.
  *
+ * fairness measures the scheduler under saturation: 3*N call-free
+ * spinner actors; it prints a ratio, max/min of the spinners' progress
+ * over a 1 s window (1e9 if one made none), and adds a `# smarm-note
+ * WORKLOAD workers=N per run ...:` line with the min/max counts.
+ *
  * --wake-slot and --spin-ns set SMARM_OPT_WAKE_SLOT and
  * SMARM_OPT_IDLE_SPIN_NS on every node (default: the library's); --stats
  * adds a `# smarm-stats WORKLOAD workers=N per run: ...` line with the
@@ -55,6 +60,7 @@
 #include <smarm/smarm.h>
 
 #include <signal.h>
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +102,9 @@ struct bench_run {
 	uint64_t ns;	   /* length of the timed region (idle_bytes:
 			      resident bytes grown) */
 	uint64_t ops;	   /* operations the timed region covered */
+	double figure;	   /* printed as is when ops is 0 (fairness:
+			      a ratio) */
+	char note[48];	   /* the run's detail for `# smarm-note` */
 	atomic_int failed; /* 0, or 1 once why holds the first failure */
 	char why[200];	   /* what went wrong (calls or result checks) */
 };
@@ -752,28 +761,161 @@ static void wl_skynet_actor(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * fairness: 3*W call-free spinners on W workers; after a settling pause
+ * the root snapshots every spinner's counter, sleeps FAIR_WINDOW_NS,
+ * snapshots again, then raises the stop flag and joins them. The figure
+ * is max/min of the spinners' progress over the window (a ratio, not ns;
+ * 1 is perfectly fair). A spinner that made no progress at all gives
+ * FAIR_STARVED. Only asynchronous preemption moves a spinner: its loop
+ * calls nothing.
+ * --------------------------------------------------------------------- */
+
+#define FAIR_SETTLE_NS 100000000ull  /* spinners all started */
+#define FAIR_WINDOW_NS 1000000000ull /* the measured window */
+#define FAIR_STARVED 1e9	     /* the ratio printed for a 0 count */
+#define SPIN_CHUNK 1024		     /* iterations between counter stores */
+
+/* One spinner: its counter has a cache line to itself, so spinners on
+ * different workers do not slow each other down by false sharing. */
+struct spinner {
+	_Alignas(64) atomic_uint_least64_t count; /* iterations so far */
+	uint64_t x;		 /* the loop's result, kept live */
+	const atomic_bool *stop; /* the root's stop flag */
+};
+
+static_assert(sizeof(struct spinner) == 64, "one cache line a spinner");
+
+/* No call and no safe point in the loop: only asynchronous preemption
+ * switches this actor out. The counter is stored relaxed: only the root
+ * reads it, and a slightly stale snapshot is harmless. */
+static void spinner_body(void *arg)
+{
+	struct spinner *s = arg;
+	uint64_t x = 1;
+	uint64_t n = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		for (int i = 0; i < SPIN_CHUNK; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		n += SPIN_CHUNK;
+		atomic_store_explicit(&s->count, n, memory_order_relaxed);
+	}
+	s->x = x;
+}
+
+/* The spinners of one run and the flag that stops them. */
+struct spin_set {
+	struct spinner *sp; /* n spinners, 64-byte aligned */
+	smarm_pid_t *pids;
+	size_t n;	  /* spinners asked for */
+	size_t spawned;	  /* spinners running */
+	atomic_bool stop; /* set by the root to end them */
+};
+
+static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n)
+{
+	ss->n = n;
+	ss->spawned = 0;
+	atomic_store(&ss->stop, false);
+	ss->sp = aligned_alloc(64, n * sizeof *ss->sp);
+	ss->pids = calloc(n, sizeof *ss->pids);
+	if (ss->sp == NULL || ss->pids == NULL) {
+		bench_fail(r, "out of memory", 0);
+		return -1;
+	}
+	memset(ss->sp, 0, n * sizeof *ss->sp);
+	for (; ss->spawned < n; ss->spawned++) {
+		struct spinner *s = &ss->sp[ss->spawned];
+		s->stop = &ss->stop;
+		int rc = smarm_actor_spawn(&ss->pids[ss->spawned], spinner_body,
+					   s, NULL);
+		if (rc != 0) {
+			bench_fail(r, "spawn spinner", rc);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void spin_set_stop(struct bench_run *r, struct spin_set *ss)
+{
+	atomic_store(&ss->stop, true);
+	for (size_t i = 0; i < ss->spawned; i++)
+		bench_join(r, ss->pids[i], "spinner did not exit normally");
+	free(ss->pids);
+	free(ss->sp);
+}
+
+/* --workers: the spinner workloads size themselves by it. */
+static long bench_workers = 1;
+
+static void wl_fairness(struct bench_run *r)
+{
+	struct spin_set ss;
+	size_t n = 3 * (size_t)bench_workers;
+	uint64_t *base = calloc(n, sizeof *base);
+	uint64_t lo = UINT64_MAX;
+	uint64_t hi = 0;
+	int rc;
+
+	r->ops = 0; /* the figure is a ratio */
+	if (base == NULL) {
+		bench_fail(r, "out of memory", 0);
+		return;
+	}
+	if (spin_set_start(r, &ss, n) != 0)
+		goto out_stop;
+	if ((rc = smarm_actor_sleep(FAIR_SETTLE_NS)) != 0) {
+		bench_fail(r, "smarm_actor_sleep", rc);
+		goto out_stop;
+	}
+	for (size_t i = 0; i < n; i++)
+		base[i] = atomic_load_explicit(&ss.sp[i].count,
+					       memory_order_relaxed);
+	if ((rc = smarm_actor_sleep(FAIR_WINDOW_NS)) != 0) {
+		bench_fail(r, "smarm_actor_sleep", rc);
+		goto out_stop;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = atomic_load_explicit(&ss.sp[i].count,
+						  memory_order_relaxed) -
+			     base[i];
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	r->figure = lo == 0 ? FAIR_STARVED : (double)hi / (double)lo;
+	snprintf(r->note, sizeof r->note, "%llu/%llu", (unsigned long long)lo,
+		 (unsigned long long)hi);
+out_stop:
+	spin_set_stop(r, &ss);
+	free(base);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
 struct workload {
 	const char *name;
 	void (*run)(struct bench_run *r);
-	int no_async;	    /* run with SMARM_OPT_PREEMPT_ASYNC=0 */
-	bool fresh;	    /* each run in a fresh child process */
-	int64_t max_actors; /* SMARM_OPT_MAX_ACTORS, 0: the default */
+	int no_async;	       /* run with SMARM_OPT_PREEMPT_ASYNC=0 */
+	bool fresh;	       /* each run in a fresh child process */
+	int64_t max_actors;    /* SMARM_OPT_MAX_ACTORS, 0: the default */
+	const char *note_what; /* what its bench_run.note holds, or NULL */
 };
 
 /* DESIGN.md §7 order, the same as the peers. */
 static const struct workload workloads[] = {
-	{ "spawn_join", wl_spawn_join, 0, false, 0 },
-	{ "chained_spawn", wl_chained_spawn, 0, false, 0 },
-	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0 },
-	{ "ring_hop", wl_ring_hop, 0, false, 0 },
-	{ "yield", wl_yield, 0, false, 0 },
-	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS },
-	{ "idle_bytes", wl_idle_bytes, 0, true, 0 },
-	{ "compute_preempted", wl_compute, 0, false, 0 },
-	{ "compute_unpreempted", wl_compute, 1, false, 0 },
+	{ "spawn_join", wl_spawn_join, 0, false, 0, NULL },
+	{ "chained_spawn", wl_chained_spawn, 0, false, 0, NULL },
+	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0, NULL },
+	{ "ring_hop", wl_ring_hop, 0, false, 0, NULL },
+	{ "yield", wl_yield, 0, false, 0, NULL },
+	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
+	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
+	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
+	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
+	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -823,6 +965,7 @@ static const struct {
 };
 #define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
 static int64_t stat_last[N_STATS]; /* of the latest run */
+static char note_last[48];	   /* bench_run.note of the latest run */
 
 /*
  * The node of the workload being measured: opened for its first run and
@@ -905,7 +1048,8 @@ static int bench_run_node(const struct workload *w, int workers,
 		fprintf(stderr, "smarm-bench: %s: %s\n", w->name, r.why);
 		return -1;
 	}
-	*ns_per_op = (double)r.ns / (double)r.ops;
+	*ns_per_op = r.ops ? (double)r.ns / (double)r.ops : r.figure;
+	snprintf(note_last, sizeof note_last, "%s", r.note);
 	return 0;
 }
 
@@ -975,18 +1119,38 @@ static int bench_workload_runs(const struct workload *w, int workers, int runs)
 		return -1;
 	}
 	int64_t sums[N_STATS] = { 0 };
+	char *notes = calloc((size_t)runs, sizeof note_last);
+	if (notes == NULL) {
+		free(xs);
+		return -1;
+	}
 	fprintf(stderr, "# smarm %s workers=%d runs:", w->name, workers);
 	for (int i = 0; i < runs; i++) {
 		if (bench_once(w, workers, &xs[i]) != 0) {
 			fputc('\n', stderr);
+			free(notes);
 			free(xs);
 			return -1;
 		}
 		fprintf(stderr, xs[i] < 10 ? " %.3f" : " %.1f", xs[i]);
 		for (size_t k = 0; k < N_STATS; k++)
 			sums[k] += stat_last[k];
+		memcpy(&notes[(size_t)i * sizeof note_last], note_last,
+		       sizeof note_last);
 	}
 	fprintf(stderr, " (warm-up %.1f)\n", warm);
+	/* The workload's per-run detail (fairness: min/max counts), on a
+	 * line bench-compare.sh skips. */
+	if (notes[0] != '\0') {
+		fprintf(stderr,
+			"# smarm-note %s workers=%d per run %s:", w->name,
+			workers, w->note_what);
+		for (int i = 0; i < runs; i++)
+			fprintf(stderr, " %s",
+				&notes[(size_t)i * sizeof note_last]);
+		fputc('\n', stderr);
+	}
+	free(notes);
 	if (opt_stats) {
 		fprintf(stderr, "# smarm-stats %s workers=%d per run:", w->name,
 			workers);
@@ -1054,7 +1218,6 @@ int main(int argc, char **argv)
 	size_t n_sel = 0;
 	bool named = false; /* any workload word on the command line */
 	bool all = false;   /* "all" among them */
-	long workers = 1;
 	long runs = 5;
 	int status = 0;
 
@@ -1072,7 +1235,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (strcmp(a, "--workers") == 0 || strcmp(a, "-w") == 0) {
-			dst = &workers;
+			dst = &bench_workers;
 			hi = 64;
 		} else if (strcmp(a, "--runs") == 0 || strcmp(a, "-r") == 0) {
 			dst = &runs;
@@ -1136,7 +1299,7 @@ int main(int argc, char **argv)
 	sigaction(SIGALRM, &sa, NULL);
 
 	for (size_t i = 0; i < n_sel; i++)
-		if (bench_workload(sel[i], (int)workers, (int)runs) != 0)
+		if (bench_workload(sel[i], (int)bench_workers, (int)runs) != 0)
 			status = 1;
 	return status;
 }
