@@ -36,10 +36,12 @@
  * of it is a fresh child process, so memory a previous run left in the
  * allocator cannot hide the cost; --workers does not matter to it.
  *
- * fairness measures the scheduler under saturation: 3*N call-free
- * spinner actors; it prints a ratio, max/min of the spinners' progress
- * over a 1 s window (1e9 if one made none), and adds a `# smarm-note
- * WORKLOAD workers=N per run ...:` line with the min/max counts.
+ * fairness and wake_latency measure the scheduler under saturation by
+ * call-free spinner actors (3*N and 2*N of them). fairness prints a ratio,
+ * max/min of the spinners' progress over a 1 s window (1e9 if one made
+ * none); wake_latency prints the p99 of how late a 10 ms smarm_actor_sleep
+ * wakes among them, in ns. Both add a `# smarm-note WORKLOAD workers=N
+ * per run ...:` line (min/max counts; p50/p99 ms).
  *
  * --wake-slot and --spin-ns set SMARM_OPT_WAKE_SLOT and
  * SMARM_OPT_IDLE_SPIN_NS on every node (default: the library's); --stats
@@ -103,7 +105,7 @@ struct bench_run {
 			      resident bytes grown) */
 	uint64_t ops;	   /* operations the timed region covered */
 	double figure;	   /* printed as is when ops is 0 (fairness:
-			      a ratio) */
+			      a ratio; wake_latency: p99 ns) */
 	char note[48];	   /* the run's detail for `# smarm-note` */
 	atomic_int failed; /* 0, or 1 once why holds the first failure */
 	char why[200];	   /* what went wrong (calls or result checks) */
@@ -768,11 +770,19 @@ static void wl_skynet_actor(struct bench_run *r)
  * 1 is perfectly fair). A spinner that made no progress at all gives
  * FAIR_STARVED. Only asynchronous preemption moves a spinner: its loop
  * calls nothing.
+ *
+ * wake_latency: 2*W spinners saturate every worker while a sleeper actor
+ * does WAKE_N sleeps of WAKE_SLEEP_NS with smarm_actor_sleep and records
+ * how late each wake-up was (now - start - WAKE_SLEEP_NS). The figure is
+ * the run's p99 lateness in ns (nearest rank: of 50 samples, the
+ * largest); p50 and p99 of every run go to the `# smarm-note` line.
  * --------------------------------------------------------------------- */
 
 #define FAIR_SETTLE_NS 100000000ull  /* spinners all started */
 #define FAIR_WINDOW_NS 1000000000ull /* the measured window */
 #define FAIR_STARVED 1e9	     /* the ratio printed for a 0 count */
+#define WAKE_N 50		     /* sleeps per run */
+#define WAKE_SLEEP_NS 10000000ull    /* each 10 ms */
 #define SPIN_CHUNK 1024		     /* iterations between counter stores */
 
 /* One spinner: its counter has a cache line to itself, so spinners on
@@ -891,6 +901,69 @@ out_stop:
 	free(base);
 }
 
+/* wake_latency's sleeper and what it measured. */
+struct sleeper {
+	struct bench_run *r;
+	uint64_t late[WAKE_N]; /* ns late per sleep; this sleeper's field */
+};
+
+static void sleeper_body(void *arg)
+{
+	struct sleeper *s = arg;
+	for (int i = 0; i < WAKE_N; i++) {
+		uint64_t t0 = smarm_now_ns();
+		int rc = smarm_actor_sleep(WAKE_SLEEP_NS);
+		uint64_t el = smarm_now_ns() - t0;
+		if (rc != 0) {
+			bench_fail(s->r, "sleeper: smarm_actor_sleep", rc);
+			return;
+		}
+		if (el < WAKE_SLEEP_NS) {
+			bench_fail(s->r, "sleeper woke early", 0);
+			return;
+		}
+		s->late[i] = el - WAKE_SLEEP_NS;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a;
+	uint64_t y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of n sorted samples, pct in 1..100. */
+static uint64_t pct_rank(const uint64_t *sorted, size_t n, unsigned pct)
+{
+	size_t k = (n * pct + 99) / 100;
+	return sorted[k > 0 ? k - 1 : 0];
+}
+
+static void wl_wake_latency(struct bench_run *r)
+{
+	struct spin_set ss;
+	struct sleeper sl = { .r = r };
+	smarm_pid_t pid;
+	int rc;
+
+	r->ops = 0; /* the figure is the p99 itself */
+	if (spin_set_start(r, &ss, 2 * (size_t)bench_workers) != 0)
+		goto out_stop;
+	if ((rc = smarm_actor_spawn(&pid, sleeper_body, &sl, NULL)) != 0) {
+		bench_fail(r, "spawn sleeper", rc);
+		goto out_stop;
+	}
+	bench_join(r, pid, "sleeper did not exit normally");
+	qsort(sl.late, WAKE_N, sizeof sl.late[0], cmp_u64);
+	uint64_t p50 = pct_rank(sl.late, WAKE_N, 50);
+	uint64_t p99 = pct_rank(sl.late, WAKE_N, 99);
+	r->figure = (double)p99;
+	snprintf(r->note, sizeof r->note, "%.3f/%.3f", p50 / 1e6, p99 / 1e6);
+out_stop:
+	spin_set_stop(r, &ss);
+}
+
 /* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
@@ -916,6 +989,7 @@ static const struct workload workloads[] = {
 	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
+	{ "wake_latency", wl_wake_latency, 0, false, 0, "p50/p99 ms" },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -1139,8 +1213,8 @@ static int bench_workload_runs(const struct workload *w, int workers, int runs)
 		       sizeof note_last);
 	}
 	fprintf(stderr, " (warm-up %.1f)\n", warm);
-	/* The workload's per-run detail (fairness: min/max counts), on a
-	 * line bench-compare.sh skips. */
+	/* The workload's per-run detail (fairness: min/max counts,
+	 * wake_latency: p50/p99 ms), on a line bench-compare.sh skips. */
 	if (notes[0] != '\0') {
 		fprintf(stderr,
 			"# smarm-note %s workers=%d per run %s:", w->name,
