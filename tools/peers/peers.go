@@ -9,7 +9,9 @@
 //
 //	WORKLOAD,go,GOMAXPROCS,ns_per_op
 //
-// For idle_bytes the last column is resident bytes per parked goroutine.
+// For idle_bytes the last column is resident bytes per parked goroutine, for
+// fairness a ratio (max/min of call-free spinners' progress) and for
+// wake_latency the p99 lateness of a 10 ms time.Sleep among spinners, in ns.
 // Per-run figures go to stderr.
 //
 // Every workload runs in a fresh child process (this program re-executes
@@ -33,21 +35,28 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 const (
-	spawnN    = 100000
-	chainN    = 100000
-	pingN     = 1000000
-	ringSize  = 1000
-	ringN     = 1000000
-	yieldN    = 1000000
-	skynetN   = 1000000
-	skynetDiv = 10
-	skynetSum = int64(499999500000)
-	callN     = 1000000
-	idleN     = 100000
+	spawnN      = 100000
+	chainN      = 100000
+	pingN       = 1000000
+	ringSize    = 1000
+	ringN       = 1000000
+	yieldN      = 1000000
+	skynetN     = 1000000
+	skynetDiv   = 10
+	skynetSum   = int64(499999500000)
+	callN       = 1000000
+	idleN       = 100000
+	fairSettle  = 100 * time.Millisecond // spinners all started
+	fairWindow  = time.Second            // the measured window
+	fairStarved = 1e9                    // the ratio printed for a 0 count
+	wakeN       = 50                     // sleeps per wake_latency run
+	wakeSleep   = 10 * time.Millisecond
+	spinChunk   = 1024 // iterations between counter stores
 )
 
 type workload struct {
@@ -64,7 +73,16 @@ var workloads = []workload{
 	{"skynet_actor", skynetBench},
 	{"gen_server_call", genServerCall},
 	{"idle_bytes", idleBytes},
+	{"fairness", fairness},
+	{"wake_latency", wakeLatency},
 }
+
+// notes holds the per-run detail of fairness and wake_latency (min/max
+// counts, p50/p99 ms) for the "# go-note" line; noteWhat says what it is.
+var (
+	notes    []string
+	noteWhat = map[string]string{"fairness": "min/max count", "wake_latency": "p50/p99 ms"}
+)
 
 func find(name string) *workload {
 	for i := range workloads {
@@ -306,6 +324,105 @@ func idleBytes() float64 {
 	return float64(after-before) / idleN
 }
 
+// spinner: one call-free spinning goroutine's counter, alone on its cache
+// line.  The sync/atomic calls are compiler intrinsics on amd64, so the loop
+// has no call and no safe point: only asynchronous preemption (sysmon's
+// signal, Go >= 1.14) switches it out.
+type spinner struct {
+	count uint64 // iterations so far, stored atomically every spinChunk
+	x     uint64 // the loop's result, kept live
+	_     [48]byte
+}
+
+func spin(s *spinner, stop *uint32, wg *sync.WaitGroup) {
+	defer wg.Done()
+	x, n := uint64(1), uint64(0)
+	for atomic.LoadUint32(stop) == 0 {
+		for i := 0; i < spinChunk; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		n += spinChunk
+		atomic.StoreUint64(&s.count, n)
+	}
+	s.x = x
+}
+
+// startSpinners starts n spinners; the returned function stops and joins them.
+func startSpinners(n int) ([]spinner, func()) {
+	sp := make([]spinner, n)
+	var stop uint32
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := range sp {
+		go spin(&sp[i], &stop, &wg)
+	}
+	return sp, func() {
+		atomic.StoreUint32(&stop, 1)
+		wg.Wait()
+	}
+}
+
+// fairness: 3*GOMAXPROCS spinners; after a settling pause main snapshots the
+// counters, sleeps fairWindow, snapshots again and stops them.  Result:
+// max/min of the spinners' progress over the window (a ratio, not ns).
+func fairness() float64 {
+	sp, stop := startSpinners(3 * runtime.GOMAXPROCS(0))
+	time.Sleep(fairSettle)
+	base := make([]uint64, len(sp))
+	for i := range sp {
+		base[i] = atomic.LoadUint64(&sp[i].count)
+	}
+	time.Sleep(fairWindow)
+	lo, hi := ^uint64(0), uint64(0)
+	for i := range sp {
+		d := atomic.LoadUint64(&sp[i].count) - base[i]
+		if d < lo {
+			lo = d
+		}
+		if d > hi {
+			hi = d
+		}
+	}
+	stop()
+	notes = append(notes, fmt.Sprintf("%d/%d", lo, hi))
+	if lo == 0 {
+		return fairStarved
+	}
+	return float64(hi) / float64(lo)
+}
+
+// wake_latency: 2*GOMAXPROCS spinners saturate every P while a goroutine does
+// wakeN time.Sleep(10ms) and records how late each wake-up was.  Result: p99
+// lateness in ns (nearest rank: of 50 samples, the largest).
+func wakeLatency() float64 {
+	_, stop := startSpinners(2 * runtime.GOMAXPROCS(0))
+	late := make([]float64, wakeN)
+	done := make(chan bool)
+	go func() {
+		for i := range late {
+			t0 := time.Now()
+			time.Sleep(wakeSleep)
+			el := time.Since(t0)
+			if el < wakeSleep {
+				done <- false
+				return
+			}
+			late[i] = float64((el - wakeSleep).Nanoseconds())
+		}
+		done <- true
+	}()
+	ok := <-done
+	stop()
+	if !ok {
+		fmt.Fprintln(os.Stderr, "wake_latency: the sleeper woke early")
+		os.Exit(1)
+	}
+	sort.Float64s(late)
+	rank := func(pct int) float64 { return late[(len(late)*pct+99)/100-1] }
+	notes = append(notes, fmt.Sprintf("%.3f/%.3f", rank(50)/1e6, rank(99)/1e6))
+	return rank(99)
+}
+
 // ---------------------------------------------------------------------------
 // Driver
 
@@ -319,10 +436,19 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
+// fmtFigure: 3 decimals below 10 (the fairness ratios), else 1, as
+// smarm-bench prints.
+func fmtFigure(x float64) string {
+	if x < 10 {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64)
+}
+
 func fmtRuns(xs []float64) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
-		parts[i] = strconv.FormatFloat(x, 'f', 1, 64)
+		parts[i] = fmtFigure(x)
 	}
 	return strings.Join(parts, " ")
 }
@@ -350,9 +476,14 @@ func runChild(w *workload, runs int, budget time.Duration) {
 			runs = fit
 		}
 	}
+	notes = nil // the warm-up's
 	for i := 0; i < runs; i++ {
 		runtime.GC()
 		fmt.Println(w.run())
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(os.Stderr, "# go-note %s procs=%d per run %s: %s\n", w.name,
+			runtime.GOMAXPROCS(0), noteWhat[w.name], strings.Join(notes, " "))
 	}
 }
 
@@ -445,7 +576,7 @@ func main() {
 			failed = true
 			continue
 		}
-		fmt.Printf("%s,go,%d,%.1f\n", w.name, *procs, m)
+		fmt.Printf("%s,go,%d,%s\n", w.name, *procs, fmtFigure(m))
 	}
 	if failed {
 		os.Exit(1)
