@@ -18,7 +18,8 @@
 %%
 %% SCHEDULERS is erlang:system_info(schedulers_online).  For idle_bytes the
 %% last column is bytes per parked process (see idle_bytes/0 for what is
-%% counted).  Per-run figures go to stderr.  Each workload runs one warm-up
+%% counted), for fairness a ratio (max/min of spinners' progress) and for
+%% wake_latency the p99 lateness of a 10 ms sleep among spinners, in ns.  Per-run figures go to stderr.  Each workload runs one warm-up
 %% run and then R timed runs (default 5, fewer if one run is so slow that the
 %% workload would overrun its time budget); the median is printed.
 -module(peers).
@@ -39,6 +40,12 @@
 -define(SKYNET_SUM, 499999500000).
 -define(CALL_N, 1000000).
 -define(IDLE_N, 100000).
+-define(FAIR_SETTLE_MS, 100).       % spinners all started
+-define(FAIR_WINDOW_MS, 1000).      % the measured window
+-define(FAIR_STARVED, 1.0e9).       % the ratio printed for a 0 count
+-define(WAKE_N, 50).                % sleeps per wake_latency run
+-define(WAKE_SLEEP_MS, 10).
+-define(SPIN_CHUNK, 1024).          % iterations between counter stores
 
 workloads() ->
     [{"spawn_join", fun spawn_join/0},
@@ -48,7 +55,9 @@ workloads() ->
      {"yield", fun yield_bench/0},
      {"skynet_actor", fun skynet_bench/0},
      {"gen_server_call", fun gen_server_call/0},
-     {"idle_bytes", fun idle_bytes/0}].
+     {"idle_bytes", fun idle_bytes/0},
+     {"fairness", fun fairness/0},
+     {"wake_latency", fun wake_latency/0}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -79,9 +88,17 @@ run(Args) ->
     Scheds = erlang:system_info(schedulers_online),
     lists:foreach(
       fun({Name, Fun}) ->
-              Xs = in_fresh_process(fun() -> samples(Name, Fun, Opts) end),
+              Rs = in_fresh_process(fun() -> samples(Name, Fun, Opts) end),
+              %% fairness and wake_latency return {Figure, Note}.
+              Xs = [case R of {X, _} -> X; X -> X end || R <- Rs],
               err("# erlang ~s schedulers=~b runs: ~s~n",
                   [Name, Scheds, string:join([fmt(X) || X <- Xs], " ")]),
+              case [N || {_, N} <- Rs] of
+                  [] -> ok;
+                  Notes -> err("# erlang-note ~s schedulers=~b per run ~s: ~s~n",
+                               [Name, Scheds, note_what(Name),
+                                string:join(Notes, " ")])
+              end,
               io:format("~s,erlang,~b,~s~n", [Name, Scheds, fmt(median(Xs))])
       end, Sel),
     0.
@@ -108,7 +125,12 @@ usage(Msg) ->
 
 err(Fmt, Args) -> io:format(standard_error, Fmt, Args).
 
+%% 3 decimals below 10 (the fairness ratios), as smarm-bench prints.
+fmt(X) when X < 10 -> float_to_list(float(X), [{decimals, 3}]);
 fmt(X) -> float_to_list(float(X), [{decimals, 1}]).
+
+note_what("fairness") -> "min/max count";
+note_what("wake_latency") -> "p50/p99 ms".
 
 %% Run F in a new process (fresh heap, empty mailbox) and return its result.
 in_fresh_process(F) ->
@@ -347,3 +369,75 @@ page_size() ->
         {N, _} when is_integer(N), N > 0 -> N;
         _ -> 4096
     end.
+
+%% ---------------------------------------------------------------------------
+%% Saturation: spinners that never block.  A spinner is a tight tail-recursive
+%% loop (a small LCG), so only reduction-based preemption moves it.  Counter I
+%% of the atomics array is spinner I's progress (stored every SPIN_CHUNK
+%% iterations); the last slot is the stop flag.
+
+spin(Ref, I, Stop, X, N) when N rem ?SPIN_CHUNK =:= 0 ->
+    atomics:put(Ref, I, N),
+    case atomics:get(Ref, Stop) of
+        0 -> spin(Ref, I, Stop, lcg(X), N + 1);
+        _ -> X
+    end;
+spin(Ref, I, Stop, X, N) -> spin(Ref, I, Stop, lcg(X), N + 1).
+
+lcg(X) -> (X * 1103515245 + 12345) band 16#FFFFF.   % stays a small integer
+
+%% Start K spinners; returns {Ref, StopFun}.
+start_spinners(K) ->
+    Ref = atomics:new(K + 1, [{signed, false}]),
+    Ms = [spawn_monitor(fun() -> spin(Ref, I, K + 1, 1, 1) end)
+          || I <- lists:seq(1, K)],
+    {Ref, fun() ->
+                  atomics:put(Ref, K + 1, 1),
+                  [receive {'DOWN', M, process, P, normal} -> ok;
+                           {'DOWN', M, process, P, Why} -> error({spinner, Why})
+                   end || {P, M} <- Ms],
+                  ok
+          end}.
+
+%% fairness: 3*schedulers spinners; after a settling pause the counters are
+%% read, then again after FAIR_WINDOW_MS.  Result: max/min of the progress
+%% over the window (a ratio, not ns).
+fairness() ->
+    K = 3 * erlang:system_info(schedulers_online),
+    {Ref, Stop} = start_spinners(K),
+    timer:sleep(?FAIR_SETTLE_MS),
+    Base = [atomics:get(Ref, I) || I <- lists:seq(1, K)],
+    timer:sleep(?FAIR_WINDOW_MS),
+    Ds = [atomics:get(Ref, I) - B || {I, B} <- lists:zip(lists:seq(1, K), Base)],
+    Stop(),
+    Lo = lists:min(Ds),
+    Hi = lists:max(Ds),
+    Note = lists:flatten(io_lib:format("~b/~b", [Lo, Hi])),
+    case Lo of
+        0 -> {?FAIR_STARVED, Note};
+        _ -> {Hi / Lo, Note}
+    end.
+
+%% wake_latency: 2*schedulers spinners; another process does WAKE_N sleeps of
+%% 10 ms (timer:sleep) and records how late each one woke.  Result: p99
+%% lateness in ns (nearest rank: of 50 samples, the largest).
+wake_latency() ->
+    {_, Stop} = start_spinners(2 * erlang:system_info(schedulers_online)),
+    Self = self(),
+    Sleep = ?WAKE_SLEEP_MS * 1000000,
+    spawn_link(fun() ->
+                       Late = [begin
+                                   T0 = now_ns(),
+                                   timer:sleep(?WAKE_SLEEP_MS),
+                                   El = now_ns() - T0,
+                                   El >= Sleep orelse error(woke_early),
+                                   El - Sleep
+                               end || _ <- lists:seq(1, ?WAKE_N)],
+                       Self ! {late, Late}
+               end),
+    Late = receive {late, L} -> lists:sort(L) end,
+    Stop(),
+    Rank = fun(Pct) -> lists:nth((?WAKE_N * Pct + 99) div 100, Late) end,
+    Note = lists:flatten(io_lib:format("~.3f/~.3f",
+                                       [Rank(50) / 1.0e6, Rank(99) / 1.0e6])),
+    {float(Rank(99)), Note}.
