@@ -8,7 +8,9 @@
 # directory, then from the source root) holds tools/smarm-bench.  With no
 # workload, the six workloads smarm-bench and the peers share are run:
 # spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes
-# (idle_bytes is bytes per parked actor, not ns).
+# (idle_bytes is bytes per parked actor, not ns). fairness (a max/min
+# ratio, not ns) and wake_latency (p99 ns) are shared too but must be
+# named; their p50 and counts are on the `# PROG-note` lines of the log.
 #
 # Everything runs on WORKERS (default 1) workers / GOMAXPROCS / erl +S
 # WORKERS:WORKERS.  For each
@@ -110,7 +112,7 @@ function ratio(x, y) {
 END {
     nw = split(workloads, W, " ")
     np = split(progs, P, " ")
-    printf "ns per op, %d worker(s) / GOMAXPROCS=%d / +S %d:%d; median of all timed runs\n", workers, workers, workers, workers
+    printf "ns per op (idle_bytes: bytes, fairness: ratio), %d worker(s) / GOMAXPROCS=%d / +S %d:%d; median of all timed runs\n", workers, workers, workers, workers
     printf "%-15s", "workload"
     for (p = 1; p <= np; p++) printf " %9s", P[p]
     for (p = 2; p <= np; p++) printf " %13s", "smarm/" P[p]
@@ -120,7 +122,7 @@ END {
         for (p = 1; p <= np; p++) {
             key = P[p] SUBSEP W[k]
             m[p] = (key in samples) ? median(samples[key]) : median(csv[key])
-            printf " %9s", m[p] == "" ? "-" : sprintf("%.1f", m[p])
+            printf " %9s", m[p] == "" ? "-" : sprintf(m[p] < 10 ? "%.3f" : "%.1f", m[p])
         }
         for (p = 2; p <= np; p++) printf " %13s", ratio(m[1], m[p])
         printf "\n"

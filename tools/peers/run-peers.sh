@@ -9,6 +9,8 @@
 #   WORKLOAD,go,GOMAXPROCS,ns_per_op
 #   WORKLOAD,erlang,SCHEDULERS,ns_per_op
 #
+# (idle_bytes: bytes per actor; fairness: a max/min ratio; wake_latency:
+# p99 lateness in ns.)
 # Per-run figures and notes go to stderr.  Environment knobs:
 #   PEERS="go erlang"   which peers to run (default both)
 #   RUNS=5              timed runs per workload (median reported)
