@@ -114,7 +114,7 @@ END {
     np = split(progs, P, " ")
     printf "ns per op (idle_bytes: bytes, fairness: ratio), %d worker(s) / GOMAXPROCS=%d / +S %d:%d; median of all timed runs\n", workers, workers, workers, workers
     printf "%-15s", "workload"
-    for (p = 1; p <= np; p++) printf " %9s", P[p]
+    for (p = 1; p <= np; p++) printf " %11s", P[p]
     for (p = 2; p <= np; p++) printf " %13s", "smarm/" P[p]
     printf "\n"
     for (k = 1; k <= nw; k++) {
@@ -122,7 +122,7 @@ END {
         for (p = 1; p <= np; p++) {
             key = P[p] SUBSEP W[k]
             m[p] = (key in samples) ? median(samples[key]) : median(csv[key])
-            printf " %9s", m[p] == "" ? "-" : sprintf(m[p] < 10 ? "%.3f" : "%.1f", m[p])
+            printf " %11s", m[p] == "" ? "-" : sprintf(m[p] < 10 ? "%.3f" : "%.1f", m[p])
         }
         for (p = 2; p <= np; p++) printf " %13s", ratio(m[1], m[p])
         printf "\n"
