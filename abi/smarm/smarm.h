@@ -1023,8 +1023,8 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
  * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
  * handle; SMARM_ENOTACTOR called on a worker thread outside an actor (a
  * runtime callback); SMARM_ECLOSED closed and drained; SMARM_ESTATE the
- * channel was freed, or every receiver reference was; SMARM_ENOMEM no
- * room to queue the waiter. Safe point in an actor.
+ * channel was freed, or every receiver reference was. Safe point in an
+ * actor.
  * Thread-safety: any thread. Since: SMARM_0.1 (plain threads and many
  * receivers since SMARM_0.3).
  */

@@ -46,6 +46,8 @@ struct selx {
 	size_t armed;		     /* arms [0, armed) may be registered */
 	struct smarm__io *io;	     /* set before the first fd registration */
 	struct pollfd pfd[MAX_ARMS]; /* fd arms, in arm order */
+	struct smarm__chan_rx rec[MAX_ARMS]; /* channel arms' waiter records:
+						queued on their channels */
 	size_t npfd;
 };
 
@@ -84,7 +86,7 @@ static void selx_disarm(struct selx *x)
 	for (size_t i = 0; i < x->armed; i++) {
 		const struct smarm__arm *a = &x->arms[i];
 		if (a->kind == SMARM__ARM_CHAN)
-			smarm__chan_disarm(a->chan, x->pid);
+			smarm__chan_disarm(a->chan, &x->rec[i]);
 		else if (x->io != NULL)
 			smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch);
 	}
@@ -124,8 +126,10 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 		const struct smarm__arm *a = &x->arms[i];
 		bool is_ready = false;
 		if (a->kind == SMARM__ARM_CHAN) {
-			rc = smarm__chan_arm(a->chan, a->chan_h, node, x->pid,
-					     x->epoch, &is_ready);
+			x->rec[i].wt = (struct smarm__waiter){ node, x->pid,
+							       x->epoch };
+			rc = smarm__chan_arm(a->chan, a->chan_h, &x->rec[i],
+					     &is_ready);
 		} else {
 			const struct pollfd *p = &x->pfd[k++];
 			if (p->revents & POLLNVAL) {
@@ -184,7 +188,7 @@ static size_t selx_collect(struct selx *x, bool *dead)
 	for (size_t i = 0; i < x->n; i++) {
 		const struct smarm__arm *a = &x->arms[i];
 		if (a->kind == SMARM__ARM_CHAN) {
-			if (smarm__chan_disarm_ready(a->chan, x->pid) &&
+			if (smarm__chan_disarm_ready(a->chan, &x->rec[i]) &&
 			    first == x->n)
 				first = i;
 		} else if (x->io != NULL) {

@@ -9,8 +9,11 @@
  *
  * Elements live by value in a ring buffer that doubles when full, so a
  * send is one memcpy and no allocation in the steady state. Receivers
- * that find the channel empty queue up in a second ring, rx_q, a FIFO of
- * waiters (struct smarm__chan_rx) served oldest first:
+ * that find the channel empty queue up in a FIFO of waiters served
+ * oldest first: an intrusive list (rx_head, rx_tail) through records
+ * (struct smarm__chan_rx) on the waiters' own stacks, so waiting
+ * allocates nothing and a send finds its receiver's record on the
+ * cache line it writes the element to:
  *   - an actor in recv opens a wait (core/wait.h), queues (node, pid,
  *     epoch) with its out buffer under the channel lock, and parks;
  *   - a select arm queues the same kind of registration, without a
@@ -57,10 +60,10 @@
  * of a thread waiter, and the eventfd write. The free of the channel
  * itself (the pool's HANDLE lock) comes after unlock. Element destructors
  * run with no lock held.
- * Invariants: INV-1 an rx_q entry exists only while its waiter is inside
+ * Invariants: INV-1 a FIFO entry exists only while its waiter is inside
  * its wait on this channel (core.h INV-5). INV-2 senders == 0 and
  * receivers == 0 => retired (under the lock) and freed. INV-3 if elements
- * are queued and rx_q is not empty, at least as many woken waiters are
+ * are queued and the FIFO is not empty, at least as many woken waiters are
  * still due to lock ch again as there are queued elements; each of them
  * takes an element or passes its wake on (rx_pass_on). Registration
  * happens only on an empty queue.
@@ -87,8 +90,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-#define RXSZ sizeof(struct smarm__chan_rx)
 
 /* memcpy with the common small sizes inlined (no libc call). */
 static inline void elem_copy(void *dst, const void *src, size_t esz)
@@ -150,32 +151,20 @@ _Static_assert(offsetof(struct smarm_chan, hdr) == 0,
 static void chan_free_mem(smarm_chan_t *ch)
 {
 	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
-	smarm__ring_fini(&ch->rx_q);
 	smarm__hpool_free(&smarm__chan_pool, ch);
 }
 
-/* ------------------------------------------------- waiters (rx_q) */
+/* ------------------------------------------------- waiters (rx FIFO) */
 
-/*
- * Under the lock: room for one more waiter (before opening a round). The
- * first buffer holds one: most channels only ever have one receiver, and
- * an actor parked on its own channel is the idle_bytes benchmark's unit.
- */
-static int rx_reserve(smarm_chan_t *ch)
+/* Under the lock: queue a waiter's record at the tail. */
+static void rx_push(smarm_chan_t *ch, struct smarm__chan_rx *e)
 {
-	uint32_t len = smarm__ring_len(&ch->rx_q);
-	if (len < ch->rx_q.rg_cap)
-		return 0;
-	return smarm__ring_grow(&ch->rx_q, RXSZ, len + 1, 1);
-}
-
-/* Under the lock, after rx_reserve: queue a waiter at the tail. */
-static void rx_push(smarm_chan_t *ch, struct smarm__waiter wt,
-		    struct smarm__recv_wait *rw)
-{
-	struct smarm__chan_rx *e = smarm__ring_push_back(&ch->rx_q, RXSZ);
-	e->wt = wt;
-	e->rw = rw;
+	e->next = NULL;
+	if (ch->rx_tail != NULL)
+		ch->rx_tail->next = e;
+	else
+		ch->rx_head = e;
+	ch->rx_tail = e;
 	ch->rx_inside++;
 }
 
@@ -186,31 +175,33 @@ static void rx_check_out(smarm_chan_t *ch)
 	ch->rx_inside--;
 }
 
-/* Under the lock: take the oldest waiter (rx_q not empty). */
-static struct smarm__chan_rx rx_pop(smarm_chan_t *ch)
+/* Under the lock: take the oldest waiter (the FIFO is not empty). */
+static struct smarm__chan_rx *rx_pop(smarm_chan_t *ch)
 {
-	return *(struct smarm__chan_rx *)smarm__ring_pop_front(&ch->rx_q, RXSZ);
+	struct smarm__chan_rx *e = ch->rx_head;
+	ch->rx_head = e->next;
+	if (ch->rx_head == NULL)
+		ch->rx_tail = NULL;
+	return e;
 }
 
 /*
- * Under the lock: remove the waiter (pid's select arm when rw is NULL,
- * else the recv record rw), keeping FIFO order. false: it is no longer
- * queued, a waker took it (its wake is on the way, or landed).
+ * Under the lock: unlink the record e, keeping FIFO order. false: it is
+ * no longer queued, a waker took it (its wake is on the way, or landed).
  */
-static bool rx_remove(smarm_chan_t *ch, uint64_t pid,
-		      const struct smarm__recv_wait *rw)
+static bool rx_remove(smarm_chan_t *ch, struct smarm__chan_rx *e)
 {
-	uint32_t len = smarm__ring_len(&ch->rx_q);
-	for (uint32_t i = 0; i < len; i++) {
-		struct smarm__chan_rx *e = smarm__ring_at(&ch->rx_q, RXSZ, i);
-		if (e->rw != rw || (rw == NULL && e->wt.pid != pid))
+	struct smarm__chan_rx *prev = NULL;
+	for (struct smarm__chan_rx *c = ch->rx_head; c != NULL;
+	     prev = c, c = c->next) {
+		if (c != e)
 			continue;
-		for (uint32_t j = i; j + 1 < len; j++)
-			*(struct smarm__chan_rx *)smarm__ring_at(&ch->rx_q,
-								 RXSZ, j) =
-				*(struct smarm__chan_rx *)smarm__ring_at(
-					&ch->rx_q, RXSZ, j + 1);
-		smarm__ring_set_len(&ch->rx_q, len - 1);
+		if (prev != NULL)
+			prev->next = c->next;
+		else
+			ch->rx_head = c->next;
+		if (ch->rx_tail == c)
+			ch->rx_tail = prev;
 		return true;
 	}
 	return false;
@@ -224,13 +215,17 @@ static void rx_thread_wake(struct smarm__recv_wait *rw)
 	smarm__futex_wake(&rw->futex, 1);
 }
 
-/* Under the lock, kept: wake a waiter taken from rx_q. */
-static void rx_wake_locked(struct smarm__chan_rx e)
+/*
+ * Under the lock, kept: wake a waiter taken from the FIFO. Its record
+ * stays valid: a waiter that was not handed an element locks ch before
+ * it leaves its wait.
+ */
+static void rx_wake_locked(struct smarm__chan_rx *e)
 {
-	if (e.wt.node != NULL)
-		smarm__unpark_at(e.wt.node, e.wt.pid, e.wt.epoch);
+	if (e->wt.node != NULL)
+		smarm__unpark_at(e->wt.node, e->wt.pid, e->wt.epoch);
 	else
-		rx_thread_wake(e.rw);
+		rx_thread_wake(e->rw);
 }
 
 /*
@@ -239,7 +234,7 @@ static void rx_wake_locked(struct smarm__chan_rx e)
  */
 static void rx_pass_on(smarm_chan_t *ch)
 {
-	if (smarm__ring_len(&ch->ring) > 0 && smarm__ring_len(&ch->rx_q) > 0)
+	if (smarm__ring_len(&ch->ring) > 0 && ch->rx_head != NULL)
 		rx_wake_locked(rx_pop(ch));
 }
 
@@ -307,7 +302,8 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch->efree = elem_free;
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	ch->senders = 1;
-	smarm__ring_init_fixed(&ch->rx_q, NULL, 0);
+	ch->rx_head = NULL;
+	ch->rx_tail = NULL;
 	ch->timer_senders = 0;
 	ch->receivers = 1;
 	ch->rx_inside = 0;
@@ -361,7 +357,7 @@ static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 		 * Closed: every waiter must see it. Woken under the lock
 		 * (legal from any thread, WAIT-7): there may be many.
 		 */
-		while (smarm__ring_len(&ch->rx_q) > 0)
+		while (ch->rx_head != NULL)
 			rx_wake_locked(rx_pop(ch));
 		if (ch->nfd >= 0)
 			chan_notify(ch);
@@ -435,10 +431,8 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	 * reference is left that a destructor could drop).
 	 */
 	chan_destroy_elems(&elems, esz, efree);
-	if (gone) {
-		smarm__ring_fini(&ch->rx_q);
+	if (gone)
 		smarm__hpool_free(&smarm__chan_pool, ch);
-	}
 	return 0;
 }
 
@@ -446,24 +440,33 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
-	struct smarm__chan_rx e;
+	struct smarm__chan_rx *e;
+	struct smarm__recv_wait *rw;
+	struct smarm__waiter wt;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	if (ch->receivers == 0 || ch->senders == 0) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
 	}
-	if (smarm__ring_len(&ch->rx_q) == 0) {
+	e = ch->rx_head;
+	if (e == NULL) {
 		int rc = chan_push(ch, elem); /* nobody waits */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
-	e = *(struct smarm__chan_rx *)smarm__ring_at(&ch->rx_q, RXSZ, 0);
-	if (e.rw != NULL && smarm__ring_len(&ch->ring) == 0) {
+	/*
+	 * Read the record before the hand-off: once delivered is set, a
+	 * receiver its timer woke may return, and its record is gone.
+	 */
+	rw = e->rw;
+	wt = e->wt;
+	if (rw != NULL && smarm__ring_len(&ch->ring) == 0) {
 		/* The oldest waiter is in recv on an empty queue: hand over. */
-		elem_copy(e.rw->out, elem, ch->esz);
+		rx_pop(ch);
+		elem_copy(rw->out, elem, ch->esz);
 		/* Release: the receiver reads it without the lock. */
-		__atomic_store_n(&e.rw->delivered, true, __ATOMIC_RELEASE);
+		__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
 		rx_check_out(ch); /* it returns without ch (INV-4) */
 	} else {
 		int rc = chan_push(ch, elem); /* it wakes and takes one */
@@ -471,12 +474,12 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			return rc;
 		}
+		rx_pop(ch);
 	}
-	smarm__ring_pop_front(&ch->rx_q, RXSZ);
-	if (e.wt.node != NULL) {
-		smarm__wake_and_unlock(e.wt, &ch->lock, SMARM__RANK_CHANNEL);
+	if (wt.node != NULL) {
+		smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
 	} else {
-		rx_thread_wake(e.rw);
+		rx_thread_wake(rw); /* it locks ch before it leaves */
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	}
 	return 0;
@@ -544,8 +547,7 @@ bool smarm__chan_ready(smarm_chan_t *ch)
 }
 
 int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
-		    struct smarm_node *n, uint64_t pid, uint32_t epoch,
-		    bool *ready)
+		    struct smarm__chan_rx *rec, bool *ready)
 {
 	int rc = 0;
 	if (!chan_lock_live(ch, h))
@@ -555,12 +557,9 @@ int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
 	} else if (smarm__chan_ready(ch)) {
 		*ready = true;
 	} else {
-		rc = rx_reserve(ch);
-		if (rc == 0) {
-			struct smarm__waiter wt = { n, pid, epoch };
-			*ready = false;
-			rx_push(ch, wt, NULL);
-		}
+		*ready = false;
+		rec->rw = NULL; /* select only reports */
+		rx_push(ch, rec);
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
@@ -571,26 +570,26 @@ int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
  * waker had taken the arm's entry, the wake is passed on (select only
  * reports: INV-3 must not rest on what its caller does next).
  */
-static void arm_leave(smarm_chan_t *ch, uint64_t pid)
+static void arm_leave(smarm_chan_t *ch, struct smarm__chan_rx *rec)
 {
-	if (!rx_remove(ch, pid, NULL))
+	if (!rx_remove(ch, rec))
 		rx_pass_on(ch);
 	rx_check_out(ch);
 }
 
-void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid)
+void smarm__chan_disarm(smarm_chan_t *ch, struct smarm__chan_rx *rec)
 {
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	arm_leave(ch, pid);
+	arm_leave(ch, rec);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 }
 
 /* smarm__chan_disarm, reporting in the same hold whether ch is ready. */
-bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid)
+bool smarm__chan_disarm_ready(smarm_chan_t *ch, struct smarm__chan_rx *rec)
 {
 	bool ready;
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	arm_leave(ch, pid);
+	arm_leave(ch, rec);
 	ready = smarm__chan_ready(ch) || ch->receivers == 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return ready;
@@ -627,7 +626,7 @@ static bool recv_leave(smarm_chan_t *ch, struct smarm__recv_wait *rw,
 {
 	if (rw->delivered)
 		return true;
-	if (!rx_remove(ch, 0, rw) && !will_take)
+	if (!rx_remove(ch, &rw->rx) && !will_take)
 		rx_pass_on(ch);
 	rx_check_out(ch);
 	return false;
@@ -706,6 +705,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	rw.out = out;
 	rw.delivered = false;
 	rw.futex = 0;
+	rw.rx.rw = &rw;
 	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
 	for (bool parked = false;; parked = true) {
 		int rc;
@@ -725,11 +725,8 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		}
 		rc = recv_check(ch, out, smarm__wait_expired(&w));
 		if (rc == SMARM_EAGAIN) {
-			rc = rx_reserve(ch);
-			if (rc == 0) {
-				rx_push(ch, smarm__wait_open(&w), &rw);
-				rc = SMARM_EAGAIN;
-			}
+			rw.rx.wt = smarm__wait_open(&w);
+			rx_push(ch, &rw.rx);
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		if (rc != SMARM_EAGAIN)
@@ -766,6 +763,7 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	rw.out = out;
 	rw.delivered = false;
 	rw.futex = 0;
+	rw.rx.rw = &rw;
 	rw.efree = NULL; /* a thread is not stopped: no undo */
 	for (bool parked = false;; parked = true) {
 		struct smarm__waiter none = { NULL, 0, 0 };
@@ -782,12 +780,9 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 		}
 		rc = recv_check(ch, out, expired);
 		if (rc == SMARM_EAGAIN) {
-			rc = rx_reserve(ch);
-			if (rc == 0) {
-				rw.futex = 0;
-				rx_push(ch, none, &rw);
-				rc = SMARM_EAGAIN;
-			}
+			rw.futex = 0;
+			rw.rx.wt = none;
+			rx_push(ch, &rw.rx);
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		if (rc != SMARM_EAGAIN)

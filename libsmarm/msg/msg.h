@@ -12,13 +12,16 @@
 #include "../core/core.h"
 
 /*
- * One receiver waiting on a channel, an entry of the channel's FIFO of
- * waiters (rx_q). An actor in recv or a select arm has an actor
- * registration (wt.node != NULL); a plain thread in recv has wt.node ==
- * NULL and is woken through rw->futex. rw is NULL for a select arm
- * (report only: nothing is handed over).
+ * One receiver waiting on a channel: an entry of the channel's FIFO of
+ * waiters, an intrusive list through records that live on the waiters'
+ * own stacks (a recv record's rx, a select round's per-arm records), so
+ * queueing allocates nothing. An actor in recv or a select arm has an
+ * actor registration (wt.node != NULL); a plain thread in recv has
+ * wt.node == NULL and is woken through rw->futex. rw is NULL for a select
+ * arm (report only: nothing is handed over).
  */
 struct smarm__chan_rx {
+	struct smarm__chan_rx *next; /* FIFO link (channel lock) */
 	struct smarm__waiter wt;     /* actor registration, or node NULL */
 	struct smarm__recv_wait *rw; /* recv: hand-off target; NULL: select */
 };
@@ -35,18 +38,18 @@ struct smarm_chan {
 	smarm_elem_free_cb efree; /* destructor (constant) */
 	struct smarm__ring ring;  /* queued elements, oldest first; no
 				     buffer before the first send */
-	struct smarm__ring rx_q;  /* waiting receivers (struct smarm__chan_rx),
+	struct smarm__chan_rx *rx_head, *rx_tail; /* waiting receivers,
 				     oldest first; non-empty only while ring
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
-	uint32_t senders;	  /* sender references (timers hold one) */
-	uint32_t timer_senders;	  /* of those, held by pending timed sends */
-	uint32_t receivers;	  /* receiver references */
-	uint32_t rx_inside;	  /* waits on ch not yet over (queued, or
-				     woken and not checked out); the last
-				     receiver_free refuses while it is
-				     not 0 (chan.c INV-4) */
-	int nfd;		  /* notify eventfd, -1: none (INV-5) */
+	uint32_t senders;	/* sender references (timers hold one) */
+	uint32_t timer_senders; /* of those, held by pending timed sends */
+	uint32_t receivers;	/* receiver references */
+	uint32_t rx_inside;	/* waits on ch not yet over (queued, or
+				   woken and not checked out); the last
+				   receiver_free refuses while it is
+				   not 0 (chan.c INV-4) */
+	int nfd;		/* notify eventfd, -1: none (INV-5) */
 };
 
 /*
@@ -63,6 +66,7 @@ struct smarm__recv_wait {
 	void *out;
 	bool delivered; /* written under ch->lock */
 	uint32_t futex; /* plain thread: 0 blocked, 1 woken (under lock) */
+	struct smarm__chan_rx rx; /* its entry in ch's FIFO of waiters */
 };
 
 /*
@@ -122,14 +126,15 @@ int smarm__mutex_unlock(smarm_mutex_t *m, const smarm_mutex_t *h);
 
 /*
  * select (chan.c side): queue the current actor's round as one of the
- * channel's waiters, or report it ready. Every arm that registered is
- * disarmed exactly once (smarm__chan_disarm or _disarm_ready).
+ * channel's waiters, or report it ready. rec (the caller's, with wt set
+ * to the round's registration) must live until the arm is disarmed:
+ * every arm that registered is disarmed exactly once
+ * (smarm__chan_disarm or _disarm_ready).
  */
 int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
-		    struct smarm_node *n, uint64_t pid, uint32_t epoch,
-		    bool *ready);
-void smarm__chan_disarm(smarm_chan_t *ch, uint64_t pid);
-bool smarm__chan_disarm_ready(smarm_chan_t *ch, uint64_t pid);
+		    struct smarm__chan_rx *rec, bool *ready);
+void smarm__chan_disarm(smarm_chan_t *ch, struct smarm__chan_rx *rec);
+bool smarm__chan_disarm_ready(smarm_chan_t *ch, struct smarm__chan_rx *rec);
 bool smarm__chan_ready(smarm_chan_t *ch);
 
 #endif /* SMARM_MSG_H */
