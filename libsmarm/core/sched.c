@@ -50,7 +50,9 @@
  * ends (leave_deque). Then call-free spinners end up at most one apart
  * per worker, and round-robin within each. A slice end also looks at
  * the timers at once, and their wakes go to the wake slot, so an actor
- * woken by a timer or by an actor runs within about a slice.
+ * woken by a timer or by an actor runs within about a slice; woken
+ * actors in the shared queue (rq_woken) go before pinned ones, up to
+ * PIN_YIELDS in a row, so a wake from another thread does too.
  *
  * Before it parks, an idle worker spins for a bounded time
  * (SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
@@ -103,6 +105,15 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
 	if (smarm__ring_len(&n->rq) > 0) {
 		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
+		/* Approximate: the oldest pops consume the woken count. */
+		if (atomic_load_explicit(&n->rq_woken, memory_order_relaxed) >
+		    0)
+			atomic_store_explicit(
+				&n->rq_woken,
+				atomic_load_explicit(&n->rq_woken,
+						     memory_order_relaxed) -
+					1,
+				memory_order_relaxed);
 		atomic_store_explicit(
 			&n->rq_pops,
 			atomic_load_explicit(&n->rq_pops,
@@ -256,7 +267,14 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 }
 
-void smarm__enqueue(struct smarm_node *n, uint64_t pid)
+/*
+ * Push pid on the shared queue. woken: it was parked (a wake from
+ * another thread, a timer fired while idle, a stop, a displaced slot
+ * entry), which counts it in rq_woken: pinned actors let such entries
+ * go first (pick_next), so a wake under saturation waits about a slice,
+ * not a slice per pinned actor.
+ */
+static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	/* Only a QUEUED actor of this generation is ever pushed (INV-1). */
@@ -267,11 +285,23 @@ void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
 	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
+	if (woken)
+		atomic_store_explicit(
+			&n->rq_woken,
+			atomic_load_explicit(&n->rq_woken,
+					     memory_order_relaxed) +
+				1,
+			memory_order_relaxed);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	/* A lone worker enqueuing for itself cannot be idle. */
 	if (n->workers_n == 1 && w != NULL && w->node == n)
 		return;
 	smarm__wake_one_if_idle(n);
+}
+
+void smarm__enqueue(struct smarm_node *n, uint64_t pid)
+{
+	rq_push(n, pid, false);
 }
 
 /* --------------------------------------------------------------- parker */
@@ -709,7 +739,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 			memory_order_relaxed);
 		if (old != 0) {
 			stat_inc(&n->wstats[w->id].slot_displaced);
-			smarm__enqueue(n, old); /* displaced: shared queue */
+			rq_push(n, old, true); /* displaced: shared queue */
 		}
 		/*
 		 * Make sure some idle worker is scanning slots, so this entry
@@ -721,7 +751,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 			wake_parked_one(n);
 		return;
 	}
-	smarm__enqueue(n, pid);
+	rq_push(n, pid, true);
 }
 
 /*
@@ -746,7 +776,7 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
 				 SMARM__UNPARK_ENQUEUE)
-		smarm__enqueue(n, pid);
+		rq_push(n, pid, true);
 }
 
 #define WAKE_STREAK 16
@@ -928,6 +958,7 @@ static bool balance_steal(struct smarm__worker *w, uint64_t *pid)
  * (balance_steal), so a burst of spawns does not get pinned here.
  */
 #define LEAVE_DEQUE_MAX 8 /* consecutive slice ends */
+#define PIN_YIELDS 4	  /* woken actors let through before a pinned */
 
 static bool leave_deque(struct smarm__worker *w)
 {
@@ -1005,6 +1036,19 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			goto claim;
 		}
 		/*
+		 * A woken actor in the shared queue goes before the pinned
+		 * ones, up to PIN_YIELDS picks in a row (a stream of wakes
+		 * must not starve them).
+		 */
+		if (w->pin_head != SMARM__NO_INDEX &&
+		    atomic_load_explicit(&n->rq_woken, memory_order_relaxed) >
+			    0 &&
+		    w->pin_yields < PIN_YIELDS && rq_pop(n, &pid)) {
+			w->pin_yields++;
+			w->streak = 0;
+			goto claim;
+		}
+		/*
 		 * A preempted actor whose turn in FIFO order has come, or any
 		 * pinned one while another worker idles: that worker can take
 		 * the shared work, the pinned actor has only this one (and
@@ -1016,6 +1060,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 						     memory_order_relaxed) ==
 					0)) != NULL) {
 			w->streak = 0;
+			w->pin_yields = 0;
 			if (smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n);
 			if (try_claim(s,
@@ -1197,6 +1242,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	atomic_store(&n->idle_mask, 0);
 	n->rq_front = 0;
+	atomic_store(&n->rq_woken, 0);
 	n->rq_front_pops = 0;
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);

@@ -93,6 +93,8 @@ struct smarm__worker {
 					 deque, for the pinned tickets */
 	uint32_t left_deque;	      /* owner: consecutive slice ends that
 					 left the deque to thieves */
+	uint32_t pin_yields;	      /* owner: woken actors taken before a
+					 due pinned one, in a row */
 	uint64_t n_async;	      /* actors preempted by signal */
 	uint64_t n_deferred;	      /* signals that found no safe spot */
 	int defer_why;		      /* why the last one did (preempt.c) */

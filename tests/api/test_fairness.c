@@ -4,8 +4,9 @@
  * (never a safe point, so only asynchronous preemption moves them) on 1
  * to 4 workers each get a share of the CPU near the fair one; an actor
  * spawned while every worker spins gets to run; an actor woken by its
- * timer, or by a message from an actor, while every worker spins runs
- * within a few slices; a stop lands on a pinned spinner.
+ * timer, by a message from an actor or from a plain thread, while every
+ * worker spins runs within a few slices; a stop lands on a pinned
+ * spinner.
  *
  * Shares are counted in loop iterations (every spinner runs the same
  * loop). The nodes use a 2 ms slice (SMARM_OPT_ASYNC_SLICE_NS) so that a
@@ -16,8 +17,10 @@
  */
 #include "harness.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SLICE_NS MS(2)
 #define MAX_SPIN 16
@@ -35,6 +38,8 @@ static struct {
 	uint64_t window;  /* spinning time */
 } F;
 
+static uint64_t slice_ns = SLICE_NS;
+
 static int run_sat(int workers, smarm_actor_cb root, void *arg)
 {
 	smarm_config_t *cfg = NULL;
@@ -44,7 +49,7 @@ static int run_sat(int workers, smarm_actor_cb root, void *arg)
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
 			 0);
 	ck_assert_int_eq(
-		smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS, SLICE_NS),
+		smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS, slice_ns),
 		0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
@@ -58,6 +63,7 @@ static void reset(int n)
 {
 	memset(&F, 0, sizeof F);
 	F.n = n;
+	slice_ns = SLICE_NS;
 	harness_checks_reset();
 }
 
@@ -280,6 +286,59 @@ START_TEST(test_fairness_message_wake_under_saturation_is_prompt)
 }
 END_TEST
 
+/*
+ * A plain thread sends a timestamp every SLEEP_NS to an actor among 8
+ * spinners on 2 workers (4 pinned per worker), with the default 10 ms
+ * slice: the woken receiver goes before the pinned spinners, so it waits
+ * about one slice, not one per spinner (~40 ms).
+ */
+static void *thread_ticker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		struct timespec ts = { 0, (long)SLEEP_NS };
+		uint64_t t;
+		nanosleep(&ts, NULL);
+		t = smarm_now_ns();
+		if (smarm_chan_send(tick_ch, &t) != 0)
+			break;
+	}
+	return NULL;
+}
+
+static void thread_wake_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN], b;
+	pthread_t t;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&tick_ch, sizeof(uint64_t), NULL), 0);
+	spawn_spinners(p);
+	/* Let the spinners settle (spread and pinned) first. */
+	HARNESS_EQ(smarm_actor_sleep(MS(50)), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, tick_receiver, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0);
+	HARNESS_EQ(pthread_create(&t, NULL, thread_ticker, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	pthread_join(t, NULL);
+	harness_chan_drop(tick_ch);
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_thread_message_wake_under_saturation_is_prompt)
+{
+	reset(8);
+	slice_ns = MS(10);
+	ck_assert_int_eq(run_sat(2, thread_wake_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(F.n_late, WAKES);
+	qsort(F.late, WAKES, sizeof F.late[0], cmp_u64);
+	/* About one slice; it was 22-40 ms (one per pinned spinner). */
+	ck_assert_msg(F.late[WAKES / 2] <
+			      (uint64_t)(MS(20) * harness_time_scale()),
+		      "median lateness %.1f ms", F.late[WAKES / 2] / 1e6);
+}
+END_TEST
+
 /* ------------------------------------------------ stop of a pinned hog */
 
 static void stop_root(void *arg)
@@ -327,6 +386,9 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_add_test(tc, test_fairness_timer_wake_under_saturation_is_prompt);
 	tcase_add_test(tc,
 		       test_fairness_message_wake_under_saturation_is_prompt);
+	tcase_add_test(
+		tc,
+		test_fairness_thread_message_wake_under_saturation_is_prompt);
 	tcase_add_test(tc, test_fairness_stop_lands_on_a_pinned_spinner);
 	suite_add_tcase(s, tc);
 	return s;
