@@ -126,22 +126,42 @@ static inline bool smarm__handle_live(const void *cell, const void *handle)
 }
 
 /*
- * Decode handle h of pool p into *cell. Returns 0; SMARM_EINVAL h is no
- * handle of this type (NULL, outside the region, not a cell boundary);
- * SMARM_ESTATE the object was freed (or the handle is forged). On an
- * error *cell is unchanged.
+ * The cell handle h of pool p names, live or not, into *cell: safe to
+ * lock (the lock outlives tenants), but nothing else may be read before
+ * smarm__handle_live under that lock says it is still h's object. For
+ * objects whose every call takes their lock and checks there (channels,
+ * mutexes): one check, not one before the lock and its twin under it.
+ * Returns 0; SMARM_EINVAL h is no handle of this type (NULL, outside the
+ * region, not a cell boundary). On an error *cell is unchanged.
  */
-static inline int smarm__handle_decode(struct smarm__hpool *p, const void *h,
-				       void **cell)
+static inline int smarm__handle_cell(struct smarm__hpool *p, const void *h,
+				     void **cell)
 {
 	uintptr_t addr = (uintptr_t)h & SMARM__HANDLE_ADDR_MASK;
 	size_t committed = __atomic_load_n(&p->hp_committed, __ATOMIC_ACQUIRE);
 	uintptr_t off = addr - __atomic_load_n(&p->hp_base, __ATOMIC_RELAXED);
 	if (SMARM_UNLIKELY(off >= committed || (off & (p->hp_cell - 1)) != 0))
 		return SMARM_EINVAL;
-	if (SMARM_UNLIKELY(!smarm__handle_live((void *)addr, h)))
-		return SMARM_ESTATE;
 	*cell = (void *)addr;
+	return 0;
+}
+
+/*
+ * Decode handle h of pool p into *cell (smarm__handle_cell, and the
+ * object must be live now). Returns 0; SMARM_EINVAL as there;
+ * SMARM_ESTATE the object was freed (or the handle is forged). On an
+ * error *cell is unchanged.
+ */
+static inline int smarm__handle_decode(struct smarm__hpool *p, const void *h,
+				       void **cell)
+{
+	void *c;
+	int rc = smarm__handle_cell(p, h, &c);
+	if (rc != 0)
+		return rc;
+	if (SMARM_UNLIKELY(!smarm__handle_live(c, h)))
+		return SMARM_ESTATE;
+	*cell = c;
 	return 0;
 }
 

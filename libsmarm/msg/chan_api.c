@@ -3,10 +3,11 @@
  * chan_api.c - the public entry points for channels (and the timed send,
  * which the header lists under "Time and timers" but which is a channel
  * operation). Each call validates its arguments, checks for an actor
- * where one is required, decodes the caller's handle (core/handle.h: no
- * channel handle is SMARM_EINVAL, a freed channel SMARM_ESTATE) and calls
- * the smarm__chan_* code in chan.c with the channel itself; nothing below
- * this file checks caller input again.
+ * where one is required, finds the caller's handle's cell (core/handle.h:
+ * no channel handle is SMARM_EINVAL) and calls the smarm__chan_* code in
+ * chan.c with the cell and the handle, which it checks under the channel
+ * lock (a freed channel is SMARM_ESTATE there); nothing else below this
+ * file checks caller input again.
  *
  * Receives work from actors and from plain threads; a worker thread
  * outside any actor gets SMARM_ENOTACTOR.
@@ -30,21 +31,21 @@ int smarm_chan_alloc(smarm_chan_t **out, size_t elem_size,
 int smarm_chan_sender_dup(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
-	int rc = smarm__chan_decode(h, &ch);
+	int rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_sender_dup(ch, h);
 }
 
 int smarm_chan_sender_free(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
-	int rc = smarm__chan_decode(h, &ch);
+	int rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_sender_free(ch, h);
 }
 
 int smarm_chan_receiver_free(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
-	int rc = smarm__chan_decode(h, &ch);
+	int rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_receiver_free(ch, h);
 }
 
@@ -54,7 +55,7 @@ int smarm_chan_send(smarm_chan_t *h, const void *elem)
 	int rc;
 	if (elem == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_send(ch, h, elem);
 }
 
@@ -64,7 +65,7 @@ int smarm_chan_try_recv(smarm_chan_t *h, void *out)
 	int rc;
 	if (out == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_try_recv(ch, h, out);
 }
 
@@ -81,7 +82,7 @@ smarm__chan_len_v03(smarm_chan_t *h, size_t *out)
 	int rc;
 	if (out == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	if (rc != 0)
 		return rc;
 	return smarm__chan_len(ch, h, out);
@@ -96,31 +97,15 @@ static bool plain_thread(void)
 	return smarm__tls_worker == NULL;
 }
 
-int smarm_chan_recv(smarm_chan_t *h, void *out)
+/* recv and recv_timeout; deadline from smarm__timeout_deadline. */
+static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 {
 	struct smarm__slot *me = smarm__current();
 	smarm_chan_t *ch;
 	int rc;
 	if (out == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
-	if (rc != 0)
-		return rc;
-	if (me == NULL)
-		return plain_thread() ? smarm__chan_recv_thread(ch, h, out, 0)
-				      : SMARM_ENOTACTOR;
-	return smarm__chan_recv(me, ch, h, out, 0);
-}
-
-int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
-{
-	struct smarm__slot *me = smarm__current();
-	uint64_t deadline = smarm__timeout_deadline(timeout_ns);
-	smarm_chan_t *ch;
-	int rc;
-	if (out == NULL)
-		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	if (rc != 0)
 		return rc;
 	if (me == NULL)
@@ -130,10 +115,20 @@ int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
 	return smarm__chan_recv(me, ch, h, out, deadline);
 }
 
+int smarm_chan_recv(smarm_chan_t *h, void *out)
+{
+	return chan_recv(h, out, 0);
+}
+
+int smarm_chan_recv_timeout(smarm_chan_t *h, void *out, uint64_t timeout_ns)
+{
+	return chan_recv(h, out, smarm__timeout_deadline(timeout_ns));
+}
+
 int smarm_chan_receiver_dup(smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
-	int rc = smarm__chan_decode(h, &ch);
+	int rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_receiver_dup(ch, h);
 }
 
@@ -143,7 +138,7 @@ int smarm_chan_notify_fd(smarm_chan_t *h, int *fd)
 	int rc;
 	if (fd == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	return rc != 0 ? rc : smarm__chan_notify_fd(ch, h, fd);
 }
 
@@ -157,7 +152,7 @@ int smarm_chan_send_after(smarm_chan_t *h, const void *elem, uint64_t delay_ns,
 		return SMARM_ENOTACTOR;
 	if (elem == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__chan_decode(h, &ch);
+	rc = smarm__chan_cell(h, &ch);
 	if (rc != 0)
 		return rc;
 	rc = smarm__chan_send_after(smarm__current_node(), ch, h, elem,

@@ -72,9 +72,10 @@ struct smarm__recv_wait {
 /*
  * chan.c: the channel operations behind chan_api.c, which has validated
  * every argument (non-NULL, sizes in range, actor context where needed)
- * and decoded every handle to a live channel (smarm__chan_decode). The
- * free calls also take the caller's handle, to check it again under the
- * lock (of two racing frees, one wins). smarm__chan_alloc writes the new
+ * and found every handle's cell (smarm__chan_cell). Each call takes the
+ * caller's handle too and checks it under the channel lock, where frees
+ * retire the cell (chan_lock_live): a freed channel is SMARM_ESTATE, and
+ * of two racing frees one wins. smarm__chan_alloc writes the new
  * channel's handle.
  */
 #define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
@@ -111,13 +112,29 @@ static inline int smarm__chan_decode(const smarm_chan_t *h, smarm_chan_t **ch)
 }
 
 /*
+ * A channel handle's cell, for a call that goes straight to a
+ * smarm__chan_* operation: each checks h under the channel lock (a freed
+ * channel is SMARM_ESTATE there), so no check is made before. 0;
+ * SMARM_EINVAL h is no channel handle (NULL included).
+ */
+static inline int smarm__chan_cell(const smarm_chan_t *h, smarm_chan_t **ch)
+{
+	void *c;
+	int rc = smarm__handle_cell(&smarm__chan_pool, h, &c);
+	if (rc == 0)
+		*ch = c;
+	return rc;
+}
+
+/*
  * mutex.c: the green mutex behind mutex_api.c (arguments validated, the
- * handle decoded). Each call takes the caller's handle too and checks it
- * again under the mutex's lock, so a call racing a free of the same
- * mutex either runs before it or returns SMARM_ESTATE.
+ * handle's cell found by smarm__mutex_cell: SMARM_EINVAL for no mutex
+ * handle). Each call takes the caller's handle too and checks it under
+ * the mutex's lock, so a freed mutex is SMARM_ESTATE and a call racing a
+ * free of the same mutex either runs before it or returns SMARM_ESTATE.
  */
 int smarm__mutex_alloc(smarm_mutex_t **out);
-int smarm__mutex_decode(const smarm_mutex_t *h, smarm_mutex_t **m);
+int smarm__mutex_cell(const smarm_mutex_t *h, smarm_mutex_t **m);
 int smarm__mutex_free(smarm_mutex_t *m, const smarm_mutex_t *h);
 int smarm__mutex_lock(smarm_mutex_t *m, const smarm_mutex_t *h,
 		      uint64_t timeout_ns);

@@ -83,10 +83,10 @@ int smarm__mutex_alloc(smarm_mutex_t **out)
 	return 0;
 }
 
-int smarm__mutex_decode(const smarm_mutex_t *h, smarm_mutex_t **m)
+int smarm__mutex_cell(const smarm_mutex_t *h, smarm_mutex_t **m)
 {
 	void *c;
-	int rc = smarm__handle_decode(&mutex_pool, h, &c);
+	int rc = smarm__handle_cell(&mutex_pool, h, &c);
 	if (rc == 0)
 		*m = c;
 	return rc;

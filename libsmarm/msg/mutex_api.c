@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mutex_api.c - the public entry points for the green mutex. Each call
- * validates its arguments, decodes the caller's handle (core/handle.h:
- * no mutex handle is SMARM_EINVAL, a freed mutex SMARM_ESTATE) and calls
- * the smarm__mutex_* code in mutex.c; nothing below this file checks
- * caller input again.
+ * validates its arguments, finds the caller's handle's cell
+ * (core/handle.h: no mutex handle is SMARM_EINVAL) and calls the
+ * smarm__mutex_* code in mutex.c, which checks the handle under the
+ * mutex lock (a freed mutex is SMARM_ESTATE there); nothing else below
+ * this file checks caller input again.
  *
  * Ownership: the caller allocates and frees the mutex. Locking: none of
  * its own. Invariants: INV-1 a call that returns SMARM_EINVAL changed
@@ -26,27 +27,27 @@ int smarm_mutex_free(smarm_mutex_t *h)
 	int rc;
 	if (h == NULL)
 		return 0; /* freeing NULL is a no-op */
-	rc = smarm__mutex_decode(h, &m);
+	rc = smarm__mutex_cell(h, &m);
 	return rc != 0 ? rc : smarm__mutex_free(m, h);
 }
 
 int smarm_mutex_lock(smarm_mutex_t *h, uint64_t timeout_ns)
 {
 	smarm_mutex_t *m;
-	int rc = smarm__mutex_decode(h, &m);
+	int rc = smarm__mutex_cell(h, &m);
 	return rc != 0 ? rc : smarm__mutex_lock(m, h, timeout_ns);
 }
 
 int smarm_mutex_try_lock(smarm_mutex_t *h)
 {
 	smarm_mutex_t *m;
-	int rc = smarm__mutex_decode(h, &m);
+	int rc = smarm__mutex_cell(h, &m);
 	return rc != 0 ? rc : smarm__mutex_try_lock(m, h);
 }
 
 int smarm_mutex_unlock(smarm_mutex_t *h)
 {
 	smarm_mutex_t *m;
-	int rc = smarm__mutex_decode(h, &m);
+	int rc = smarm__mutex_cell(h, &m);
 	return rc != 0 ? rc : smarm__mutex_unlock(m, h);
 }
