@@ -690,6 +690,38 @@ static int recv_check(smarm_chan_t *ch, void *out, bool expired)
 	return SMARM_EAGAIN; /* register and wait */
 }
 
+/* A receive's record, before its first round. */
+static void recv_wait_init(struct smarm__recv_wait *rw, smarm_chan_t *ch,
+			   const smarm_chan_t *h, void *out)
+{
+	rw->ch = ch;
+	rw->h = h;
+	rw->efree = NULL;
+	rw->out = out;
+	rw->delivered = false;
+	rw->futex = 0;
+	rw->rx.rw = rw;
+}
+
+/*
+ * Lock ch for a round of rw's wait. false (unlocked), with *rc: the
+ * first round found ch freed since the decode (SMARM_ESTATE), or a later
+ * one found it freed after a hand-off (0: the element is the receiver's,
+ * recv_relock). The first round reads the destructor for recv_undo.
+ */
+static bool recv_round_lock(struct smarm__recv_wait *rw, bool parked, int *rc)
+{
+	if (parked) {
+		*rc = 0;
+		return recv_relock(rw);
+	}
+	*rc = SMARM_ESTATE;
+	if (!chan_lock_live(rw->ch, rw->h))
+		return false;
+	rw->efree = rw->ch->efree;
+	return true;
+}
+
 /*
  * The receive loop behind recv and recv_timeout (wait.h's loop), for the
  * running actor me. deadline 0: no timeout.
@@ -700,24 +732,13 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	struct smarm__recv_wait rw;
 	struct smarm__wait w;
 
-	rw.ch = ch;
-	rw.h = h;
-	rw.out = out;
-	rw.delivered = false;
-	rw.futex = 0;
-	rw.rx.rw = &rw;
+	recv_wait_init(&rw, ch, h, out);
 	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
 	for (bool parked = false;; parked = true) {
 		int rc;
 
-		if (!parked) {
-			/* Freed since the decode: refused. */
-			if (!chan_lock_live(ch, h))
-				return SMARM_ESTATE;
-			rw.efree = ch->efree; /* for recv_undo */
-		} else if (!recv_relock(&rw)) {
-			return 0; /* handed over, then ch was freed */
-		}
+		if (!recv_round_lock(&rw, parked, &rc))
+			return rc;
 		if (parked && recv_leave(ch, &rw, true)) {
 			/* Handed over while a timer woke us. */
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -758,22 +779,14 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 {
 	struct smarm__recv_wait rw;
 
-	rw.ch = ch;
-	rw.h = h;
-	rw.out = out;
-	rw.delivered = false;
-	rw.futex = 0;
-	rw.rx.rw = &rw;
-	rw.efree = NULL; /* a thread is not stopped: no undo */
+	recv_wait_init(&rw, ch, h, out);
 	for (bool parked = false;; parked = true) {
 		struct smarm__waiter none = { NULL, 0, 0 };
 		bool expired = deadline != 0 && smarm__clock_ns() >= deadline;
 		int rc;
 
-		if (!parked && !chan_lock_live(ch, h))
-			return SMARM_ESTATE;
-		if (parked && !recv_relock(&rw))
-			return 0; /* handed over, then ch was freed */
+		if (!recv_round_lock(&rw, parked, &rc))
+			return rc;
 		if (parked && recv_leave(ch, &rw, true)) {
 			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 			return 0;
