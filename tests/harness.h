@@ -125,13 +125,13 @@ static inline void harness_chan_drop(smarm_chan_t *ch)
 }
 
 /*
- * Open a node with `workers` workers (and optional max_actors, 0 = default),
- * run root(arg), close the node. Asserts the run succeeded and returns how
- * the root ended.
+ * Open a node with `workers` workers and one more option (opt > 0: opt =
+ * val), run root(arg), close the node. Asserts the run succeeded and no
+ * actor is left, and returns how the root ended.
  */
-static inline int harness_run_ex(int workers, int64_t max_actors,
-				 smarm_actor_cb root, void *arg,
-				 intptr_t *reason)
+static inline int harness_run_opt(int workers, int opt, int64_t val,
+				  smarm_actor_cb root, void *arg,
+				  intptr_t *reason)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
@@ -139,10 +139,8 @@ static inline int harness_run_ex(int workers, int64_t max_actors,
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
 			 0);
-	if (max_actors > 0)
-		ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
-						      max_actors),
-				 0);
+	if (opt > 0)
+		ck_assert_int_eq(smarm_config_set_int(cfg, opt, val), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, reason), 0);
@@ -152,6 +150,16 @@ static inline int harness_run_ex(int workers, int64_t max_actors,
 	ck_assert_int_eq(live, 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	return how;
+}
+
+/* harness_run_opt with optional max_actors (0 = default). */
+static inline int harness_run_ex(int workers, int64_t max_actors,
+				 smarm_actor_cb root, void *arg,
+				 intptr_t *reason)
+{
+	return harness_run_opt(workers,
+			       max_actors > 0 ? SMARM_OPT_MAX_ACTORS : 0,
+			       max_actors, root, arg, reason);
 }
 
 static inline int harness_run(int workers, smarm_actor_cb root, void *arg)

@@ -42,21 +42,8 @@ static uint64_t slice_ns = SLICE_NS;
 
 static int run_sat(int workers, smarm_actor_cb root, void *arg)
 {
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	int how = -1;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
-			 0);
-	ck_assert_int_eq(
-		smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS, slice_ns),
-		0);
-	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
-	smarm_config_free(cfg);
-	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, NULL), 0);
-	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
-	ck_assert_int_eq(smarm_node_close(node), 0);
-	return how;
+	return harness_run_opt(workers, SMARM_OPT_ASYNC_SLICE_NS,
+			       (int64_t)slice_ns, root, arg, NULL);
 }
 
 static void reset(int n)
