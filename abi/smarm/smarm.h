@@ -464,7 +464,8 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Preemption signals the monitor sent to workers whose actor          \
 	 * overran its slice, in the last run. Since: SMARM_0.2. */            \
 	XX(PREEMPT_SIGNALS, 13, CORE)                                          \
-	/* Actors switched out by such a signal, in the last run.              \
+	/* Actors switched out by such a signal, in the last run (also at a    \
+	 * patched libc return: SMARM_STAT_PREEMPT_RETURNS).                   \
 	 * Since: SMARM_0.2. */                                                \
 	XX(PREEMPT_ASYNC, 14, CORE)                                            \
 	/* Signals that found the actor where it must not be switched          \
@@ -496,7 +497,12 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * SMARM_OPT_MAX_ACTORS, though SMARM_STAT_LIVE_ACTORS no longer       \
 	 * counts it. 0 between runs (a run's end releases them).              \
 	 * Since: SMARM_0.3. */                                                \
-	XX(ENDED_UNJOINED, 23, CORE)
+	XX(ENDED_UNJOINED, 23, CORE)                                           \
+	/* Of SMARM_STAT_PREEMPT_ASYNC, the actors switched out at the         \
+	 * return of a libc call, where a signal that found them inside libc   \
+	 * had made that return a safe point. In the last run.                 \
+	 * Since: SMARM_0.4. */                                                \
+	XX(PREEMPT_RETURNS, 24, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -91,6 +91,45 @@ void smarm__preempt_tramp(void);
  */
 bool smarm__uc_asleep_in_syscall(const void *uc);
 
+/*
+ * Return-path preemption: a frame of an interrupted context (pc, sp, the
+ * frame register) and, once unwound, the stack slot that holds the
+ * address it returns to.
+ */
+struct smarm__frame {
+	uintptr_t pc;
+	uintptr_t sp;
+	uintptr_t bp;
+	uintptr_t *ra_slot; /* after a step: where the caller's pc is kept */
+	bool first;	    /* pc is the interrupted one, not a return */
+};
+
+/* The innermost frame of an interrupted context. Async-signal-safe. */
+void smarm__uc_frame(const void *uc, struct smarm__frame *f);
+
+/*
+ * Unwind f by one frame with the call-frame information of the object
+ * whose .eh_frame_hdr is eh_frame_hdr (the object must hold f->pc and
+ * stay mapped): f becomes its caller, f->ra_slot the stack word that held
+ * the new f->pc. Reads the stack only inside [stk_lo, stk_hi). False if
+ * the rules for f->pc are missing or not understood (then f is
+ * unchanged). Async-signal-safe: no allocation, no lock, no call out.
+ */
+bool smarm__unwind_step(const void *eh_frame_hdr, struct smarm__frame *f,
+			uintptr_t stk_lo, uintptr_t stk_hi);
+
+/*
+ * Where a patched return lands: smarm__preempt_tramp's twin for a
+ * context stopped at a return into preemptible code. It saves the full
+ * machine state and calls smarm__preempt_ret_resume(pc_slot), which
+ * must store the real return address at *pc_slot (INV-3 layout).
+ */
+void smarm__preempt_ret_stub(void);
+
+/* Is control-flow enforcement (a shadow stack) on for this thread? A
+ * patched return would fault under it. */
+bool smarm__shadow_stack_on(void);
+
 static inline uint64_t smarm__cycles(void)
 {
 	uint32_t lo, hi;

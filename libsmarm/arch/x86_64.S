@@ -82,20 +82,21 @@ smarm__ctx_entry:
  * Nothing here may assume an ABI-conforming state: every general
  * register, the flags, the x87/SSE/AVX state (xsave, or fxsave on CPUs
  * without it, as smarm__cpu_probe found) are saved, the stack is aligned
- * to 64 for the save area, and the C side (smarm__preempt_resume) keeps
- * errno. `ret $128` pops the pc and skips the red-zone gap, which leaves
- * rsp exactly as interrupted.
+ * to 64 for the save area, and the C side keeps errno. The C function
+ * gets the address of the pc word (rdi) and may rewrite it. `ret $128`
+ * pops the pc and skips the red-zone gap, which leaves rsp exactly as
+ * interrupted.
+ *
+ * smarm__preempt_ret_stub: the same for an actor stopped at a return.
+ * The handler replaced a return address into preemptible code, on the
+ * stack of an actor running inside libc, with this stub's address (and
+ * kept the real one in the actor's slot); the libc function's `ret` lands
+ * here with rsp just above that word. The stub makes the frame above
+ * (the pc word is filled in by smarm__preempt_ret_resume) and shares the
+ * rest. At a return, caller-saved registers other than the return values
+ * are dead, but everything is saved anyway: one body, one frame layout.
  */
-	.globl smarm__preempt_tramp
-	.hidden smarm__preempt_tramp
-	.type smarm__preempt_tramp, @function
-	.p2align 4
-smarm__preempt_tramp:
-	.cfi_startproc
-	.cfi_signal_frame
-	/* Unwinders see the interrupted frame: its rsp is 136 above us. */
-	.cfi_def_cfa rsp, 136
-	.cfi_offset rip, -136
+	.macro PREEMPT_BODY fn
 	pushfq
 	.cfi_adjust_cfa_offset 8
 	pushq %rax
@@ -165,7 +166,8 @@ smarm__preempt_tramp:
 	xsave64 (%rsp)
 	/* The next actor starts from an empty x87 stack (SysV at a call). */
 	fninit
-	call smarm__preempt_resume
+	leaq 128(%rbp), %rdi /* the pc word, above the 16 pushes */
+	call \fn
 	movl $-1, %eax
 	movl $-1, %edx
 	xrstor64 (%rsp)
@@ -173,7 +175,8 @@ smarm__preempt_tramp:
 1:
 	fxsave64 (%rsp)
 	fninit
-	call smarm__preempt_resume
+	leaq 128(%rbp), %rdi
+	call \fn
 	fxrstor64 (%rsp)
 2:
 	movq %rbp, %rsp
@@ -226,7 +229,37 @@ smarm__preempt_tramp:
 	popfq
 	.cfi_adjust_cfa_offset -8
 	ret $128
+	.endm
+
+	.globl smarm__preempt_tramp
+	.hidden smarm__preempt_tramp
+	.type smarm__preempt_tramp, @function
+	.p2align 4
+smarm__preempt_tramp:
+	.cfi_startproc
+	.cfi_signal_frame
+	/* Unwinders see the interrupted frame: its rsp is 136 above us. */
+	.cfi_def_cfa rsp, 136
+	.cfi_offset rip, -136
+	PREEMPT_BODY smarm__preempt_resume
 	.cfi_endproc
 	.size smarm__preempt_tramp, .-smarm__preempt_tramp
+
+	.globl smarm__preempt_ret_stub
+	.hidden smarm__preempt_ret_stub
+	.type smarm__preempt_ret_stub, @function
+	.p2align 4
+smarm__preempt_ret_stub:
+	.cfi_startproc
+	.cfi_signal_frame
+	/* Entered by a ret: rsp is the interrupted frame's own. The pc word
+	 * is filled in by the C side before anything unwinds through it. */
+	.cfi_def_cfa rsp, 0
+	leaq -136(%rsp), %rsp /* leaves the flags alone */
+	.cfi_def_cfa rsp, 136
+	.cfi_offset rip, -136
+	PREEMPT_BODY smarm__preempt_ret_resume
+	.cfi_endproc
+	.size smarm__preempt_ret_stub, .-smarm__preempt_ret_stub
 
 	.section .note.GNU-stack,"",@progbits

@@ -33,7 +33,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 /* Below the interrupted sp: the SysV red zone, then a slot for the pc. */
 #define DIVERT_DROP (128 + 8)
@@ -122,4 +124,474 @@ bool smarm__uc_asleep_in_syscall(const void *ucv)
 	bool b = pc >= 2 && smarm__peek(pc - 2, &before, sizeof before);
 	return (h && here == 0x050f) || /* 0f 05: to be restarted */
 	       (b && before == 0x050f && rax == -EINTR); /* ended by us */
+}
+
+/* ------------------------------------------------- return-path unwinding */
+
+/*
+ * A small reader of DWARF call-frame information (.eh_frame, found
+ * through .eh_frame_hdr's sorted table), for one question: from a pc and
+ * sp inside a non-preemptible object, where on the stack is the address
+ * its outermost frame returns to? It understands the rules compilers and
+ * glibc's assembly emit for x86-64 (CFA = rsp or rbp + offset, the return
+ * address and rbp saved at CFA + offset, remember/restore state) and
+ * answers "unknown" to anything else (expressions, 64-bit lengths, other
+ * table encodings): the caller then just defers, as before.
+ */
+
+/* DWARF register numbers (x86-64 psABI). */
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
+
+#define UW_STATE_DEPTH 8
+
+struct uw_rule {
+	int how; /* UW_SAME, UW_OFFSET, UW_BAD */
+	int64_t off;
+};
+
+enum { UW_SAME = 0, UW_OFFSET = 1, UW_BAD = 2 };
+
+struct uw_row {
+	int cfa_reg; /* DW_RSP or DW_RBP; -1: not understood */
+	int64_t cfa_off;
+	struct uw_rule ra, bp;
+};
+
+struct uw_cursor {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static uint64_t uw_uleb(struct uw_cursor *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	while (c->p < c->end) {
+		uint8_t b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = true;
+	return 0;
+}
+
+static int64_t uw_sleb(struct uw_cursor *c)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+	while (c->p < c->end) {
+		b = *c->p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= -((int64_t)1 << shift);
+			return v;
+		}
+	}
+	c->bad = true;
+	return 0;
+}
+
+static uint64_t uw_fixed(struct uw_cursor *c, size_t n)
+{
+	uint64_t v = 0;
+	if ((size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	memcpy(&v, c->p, n); /* little-endian */
+	c->p += n;
+	return v;
+}
+
+/* A pointer in DWARF EH encoding enc; pcrel is relative to its field. */
+static uintptr_t uw_ptr(struct uw_cursor *c, uint8_t enc)
+{
+	const uint8_t *field = c->p;
+	uint64_t v;
+	if (enc == 0xff) { /* DW_EH_PE_omit */
+		c->bad = true;
+		return 0;
+	}
+	switch (enc & 0x0f) {
+	case 0x00:
+		v = uw_fixed(c, 8);
+		break; /* absptr */
+	case 0x01:
+		v = uw_uleb(c);
+		break; /* uleb128 */
+	case 0x02:
+		v = uw_fixed(c, 2);
+		break; /* udata2 */
+	case 0x03:
+		v = uw_fixed(c, 4);
+		break; /* udata4 */
+	case 0x04:
+		v = uw_fixed(c, 8);
+		break; /* udata8 */
+	case 0x09:
+		v = (uint64_t)uw_sleb(c);
+		break; /* sleb128 */
+	case 0x0a:
+		v = (uint64_t)(int16_t)uw_fixed(c, 2);
+		break;
+	case 0x0b:
+		v = (uint64_t)(int32_t)uw_fixed(c, 4);
+		break;
+	case 0x0c:
+		v = uw_fixed(c, 8);
+		break;
+	default:
+		c->bad = true;
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00:
+		break; /* absolute */
+	case 0x10:
+		v += (uint64_t)(uintptr_t)field;
+		break; /* pcrel */
+	default:
+		c->bad = true;
+		return 0;
+	}
+	return (uintptr_t)v;
+}
+
+/* The FDE covering pc, through the binary-search table of .eh_frame_hdr. */
+static const uint8_t *uw_find_fde(const uint8_t *hdr, uintptr_t pc)
+{
+	const int32_t *tab;
+	uint32_t lo = 0, hi;
+	/* version 1, eh_frame_ptr pcrel|sdata4, count udata4,
+	 * table datarel|sdata4: what GNU ld and lld write. */
+	if (hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+		return NULL;
+	memcpy(&hi, hdr + 8, 4);
+	tab = (const int32_t *)(const void *)(hdr + 12);
+	if (hi == 0 || pc < (uintptr_t)hdr + (intptr_t)tab[0])
+		return NULL;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)hdr + (intptr_t)tab[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hdr + (intptr_t)tab[2 * lo + 1];
+}
+
+/* Run CFA instructions [c) until the row for pc (loc starts at *loc). */
+static void uw_exec(struct uw_cursor *c, struct uw_row *row,
+		    const struct uw_row *init, uint64_t caf, int64_t daf,
+		    uintptr_t loc, uintptr_t pc)
+{
+	struct uw_row stack[UW_STATE_DEPTH];
+	int depth = 0;
+	while (c->p < c->end && !c->bad) {
+		uint8_t op = *c->p++;
+		uint64_t reg, delta = 0;
+		int64_t off;
+		struct uw_rule *r;
+		switch (op & 0xc0) {
+		case 0x40: /* advance_loc */
+			delta = (op & 0x3f) * caf;
+			goto advance;
+		case 0x80: /* offset */
+			reg = op & 0x3f;
+			off = (int64_t)uw_uleb(c) * daf;
+			goto set_offset;
+		case 0xc0: /* restore */
+			reg = op & 0x3f;
+			goto restore;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			continue;
+		case 0x02:
+			delta = uw_fixed(c, 1) * caf;
+			goto advance;
+		case 0x03:
+			delta = uw_fixed(c, 2) * caf;
+			goto advance;
+		case 0x04:
+			delta = uw_fixed(c, 4) * caf;
+			goto advance;
+		case 0x05: /* offset_extended */
+			reg = uw_uleb(c);
+			off = (int64_t)uw_uleb(c) * daf;
+			goto set_offset;
+		case 0x06: /* restore_extended */
+			reg = uw_uleb(c);
+			goto restore;
+		case 0x07: /* undefined */
+		case 0x08: /* same_value */
+			reg = uw_uleb(c);
+			r = reg == DW_RA    ? &row->ra
+			    : reg == DW_RBP ? &row->bp
+					    : NULL;
+			if (r != NULL)
+				r->how = op == 0x07 && reg == DW_RA ? UW_BAD
+								    : UW_SAME;
+			continue;
+		case 0x09: /* register */
+			reg = uw_uleb(c);
+			(void)uw_uleb(c);
+			if (reg == DW_RA)
+				row->ra.how = UW_BAD;
+			else if (reg == DW_RBP)
+				row->bp.how = UW_BAD;
+			continue;
+		case 0x0a: /* remember_state */
+			if (depth == UW_STATE_DEPTH) {
+				c->bad = true;
+				return;
+			}
+			stack[depth++] = *row;
+			continue;
+		case 0x0b: /* restore_state */
+			if (depth == 0) {
+				c->bad = true;
+				return;
+			}
+			*row = stack[--depth];
+			continue;
+		case 0x0c: /* def_cfa */
+			row->cfa_reg = (int)uw_uleb(c);
+			row->cfa_off = (int64_t)uw_uleb(c);
+			continue;
+		case 0x0d: /* def_cfa_register */
+			row->cfa_reg = (int)uw_uleb(c);
+			continue;
+		case 0x0e: /* def_cfa_offset */
+			row->cfa_off = (int64_t)uw_uleb(c);
+			continue;
+		case 0x0f: /* def_cfa_expression */
+			delta = uw_uleb(c);
+			row->cfa_reg = -1;
+			goto skip;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = uw_uleb(c);
+			delta = uw_uleb(c);
+			if (reg == DW_RA)
+				row->ra.how = UW_BAD;
+			else if (reg == DW_RBP)
+				row->bp.how = UW_BAD;
+			goto skip;
+		case 0x11: /* offset_extended_sf */
+			reg = uw_uleb(c);
+			off = uw_sleb(c) * daf;
+			goto set_offset;
+		case 0x12: /* def_cfa_sf */
+			row->cfa_reg = (int)uw_uleb(c);
+			row->cfa_off = uw_sleb(c) * daf;
+			continue;
+		case 0x13: /* def_cfa_offset_sf */
+			row->cfa_off = uw_sleb(c) * daf;
+			continue;
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf */
+			reg = uw_uleb(c);
+			if (op == 0x14)
+				(void)uw_uleb(c);
+			else
+				(void)uw_sleb(c);
+			if (reg == DW_RA)
+				row->ra.how = UW_BAD;
+			else if (reg == DW_RBP)
+				row->bp.how = UW_BAD;
+			continue;
+		case 0x2e: /* GNU_args_size */
+			(void)uw_uleb(c);
+			continue;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = uw_uleb(c);
+			off = -(int64_t)uw_uleb(c) * daf;
+			goto set_offset;
+		default: /* set_loc and anything unknown */
+			c->bad = true;
+			return;
+		}
+	advance:
+		if (loc + delta > pc)
+			return; /* the row for pc is complete */
+		loc += delta;
+		continue;
+	set_offset:
+		r = reg == DW_RA ? &row->ra : reg == DW_RBP ? &row->bp : NULL;
+		if (r != NULL) {
+			r->how = UW_OFFSET;
+			r->off = off;
+		}
+		continue;
+	restore:
+		if (init == NULL) {
+			c->bad = true; /* restore inside the CIE itself */
+			return;
+		}
+		if (reg == DW_RA)
+			row->ra = init->ra;
+		else if (reg == DW_RBP)
+			row->bp = init->bp;
+		continue;
+	skip:
+		if ((uint64_t)(c->end - c->p) < delta) {
+			c->bad = true;
+			return;
+		}
+		c->p += delta;
+	}
+}
+
+/* The rule row for pc from its FDE, or false if not understood. */
+static bool uw_row_for(const uint8_t *fde, uintptr_t pc, struct uw_row *row)
+{
+	struct uw_cursor c, ci;
+	uint32_t len, cie_off, cie_len;
+	const uint8_t *cie;
+	const char *aug;
+	uint8_t fde_enc = 0, version;
+	uint64_t caf;
+	int64_t daf;
+	uintptr_t begin, range;
+	bool has_z = false;
+	struct uw_row init;
+
+	memcpy(&len, fde, 4);
+	if (len == 0 || len == 0xffffffffu)
+		return false;
+	memcpy(&cie_off, fde + 4, 4);
+	if (cie_off == 0)
+		return false; /* a CIE, not an FDE */
+	cie = fde + 4 - cie_off;
+	memcpy(&cie_len, cie, 4);
+	if (cie_len == 0 || cie_len == 0xffffffffu)
+		return false;
+	ci.p = cie + 8; /* past length and CIE id */
+	ci.end = cie + 4 + cie_len;
+	ci.bad = false;
+	version = (uint8_t)uw_fixed(&ci, 1);
+	if (version != 1 && version != 3)
+		return false;
+	aug = (const char *)ci.p;
+	while (ci.p < ci.end && *ci.p != 0)
+		ci.p++;
+	if (ci.p == ci.end)
+		return false;
+	ci.p++;
+	caf = uw_uleb(&ci);
+	daf = uw_sleb(&ci);
+	if ((version == 1 ? uw_fixed(&ci, 1) : uw_uleb(&ci)) != DW_RA)
+		return false;
+	if (aug[0] == 'z') {
+		uint64_t alen = uw_uleb(&ci);
+		const uint8_t *aend = ci.p + alen;
+		has_z = true;
+		if (alen > (uint64_t)(ci.end - ci.p))
+			return false;
+		for (const char *a = aug + 1; *a != 0 && !ci.bad; a++) {
+			if (*a == 'R') {
+				fde_enc = (uint8_t)uw_fixed(&ci, 1);
+			} else if (*a == 'P') {
+				uint8_t penc = (uint8_t)uw_fixed(&ci, 1);
+				(void)uw_ptr(&ci, penc & 0x7f);
+			} else if (*a == 'L') {
+				(void)uw_fixed(&ci, 1);
+			} else if (*a != 'S') {
+				return false;
+			}
+		}
+		ci.p = aend;
+	} else if (aug[0] != 0) {
+		return false;
+	}
+	if (ci.bad)
+		return false;
+
+	c.p = fde + 8;
+	c.end = fde + 4 + len;
+	c.bad = false;
+	begin = uw_ptr(&c, fde_enc);
+	range = uw_ptr(&c, fde_enc & 0x0f);
+	if (c.bad || pc < begin || pc - begin >= range)
+		return false;
+	if (has_z) {
+		uint64_t alen = uw_uleb(&c);
+		if (alen > (uint64_t)(c.end - c.p))
+			return false;
+		c.p += alen;
+	}
+
+	memset(row, 0, sizeof *row);
+	row->cfa_reg = -1;
+	uw_exec(&ci, row, NULL, caf, daf, 0, UINTPTR_MAX);
+	if (ci.bad)
+		return false;
+	init = *row;
+	uw_exec(&c, row, &init, caf, daf, begin, pc);
+	return !c.bad && (row->cfa_reg == DW_RSP || row->cfa_reg == DW_RBP) &&
+	       row->ra.how == UW_OFFSET;
+}
+
+static bool uw_load(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *v)
+{
+	if (addr < lo || addr > hi - sizeof *v || (addr & 7) != 0)
+		return false;
+	memcpy(v, (const void *)addr, sizeof *v);
+	return true;
+}
+
+bool smarm__unwind_step(const void *eh_frame_hdr, struct smarm__frame *f,
+			uintptr_t stk_lo, uintptr_t stk_hi)
+{
+	struct uw_row row;
+	const uint8_t *fde;
+	uintptr_t look = f->first ? f->pc : f->pc - 1; /* the call insn */
+	uintptr_t cfa, ra, bp = f->bp;
+
+	fde = uw_find_fde(eh_frame_hdr, look);
+	if (fde == NULL || !uw_row_for(fde, look, &row))
+		return false;
+	cfa = (row.cfa_reg == DW_RSP ? f->sp : f->bp) + (uintptr_t)row.cfa_off;
+	if (!uw_load(cfa + (uintptr_t)row.ra.off, stk_lo, stk_hi, &ra))
+		return false;
+	if (row.bp.how == UW_BAD ||
+	    (row.bp.how == UW_OFFSET &&
+	     !uw_load(cfa + (uintptr_t)row.bp.off, stk_lo, stk_hi, &bp)))
+		return false;
+	f->ra_slot = (uintptr_t *)(cfa + (uintptr_t)row.ra.off);
+	f->pc = ra;
+	f->sp = cfa;
+	f->bp = bp;
+	f->first = false;
+	return true;
+}
+
+void smarm__uc_frame(const void *ucv, struct smarm__frame *f)
+{
+	const ucontext_t *uc = ucv;
+	f->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	f->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	f->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	f->ra_slot = NULL;
+	f->first = true;
+}
+
+bool smarm__shadow_stack_on(void)
+{
+	/* ARCH_SHSTK_STATUS (Linux 6.6+): bit 0 set while a shadow stack is
+	 * enabled. Older kernels refuse the code: no shadow stack. */
+	unsigned long features = 0;
+	if (syscall(SYS_arch_prctl, 0x5005, &features) != 0)
+		return false;
+	return (features & 1) != 0;
 }

@@ -478,6 +478,15 @@ static int64_t stat_PREEMPT_DEFERRED(struct smarm_node *n)
 	return v;
 }
 
+static int64_t stat_PREEMPT_RETURNS(struct smarm_node *n)
+{
+	int64_t v = 0;
+	for (int i = 0; i < n->workers_n; i++)
+		v += (int64_t)__atomic_load_n(&n->workers[i].n_ret_taken,
+					      __ATOMIC_RELAXED);
+	return v;
+}
+
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
 {
 	return atomic_load(&n->stk_guarded);

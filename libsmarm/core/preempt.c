@@ -91,11 +91,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-void smarm__preempt_resume(void);
+void smarm__preempt_resume(uintptr_t *pc_slot);
+void smarm__preempt_ret_resume(uintptr_t *pc_slot);
 
 #define MAX_RANGES 64
 #define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
@@ -235,6 +237,7 @@ struct find_obj {
 	uintptr_t lo[MAX_SEGS]; /* its executable segments */
 	uintptr_t hi[MAX_SEGS];
 	int n;
+	uintptr_t eh_hdr; /* its .eh_frame_hdr, 0: none */
 };
 
 static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -257,6 +260,8 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	f->base = info->dlpi_addr;
 	for (int i = 0; i < info->dlpi_phnum && f->n < MAX_SEGS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			f->eh_hdr = info->dlpi_addr + ph->p_vaddr;
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		f->lo[f->n] = info->dlpi_addr + ph->p_vaddr;
@@ -264,6 +269,125 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		f->n++;
 	}
 	return 1;
+}
+
+/* ------------------------------------------------------- return path */
+
+/*
+ * Return-path preemption. A hog that spends nearly all its time inside
+ * libc (malloc/free, stdio) is almost never interrupted in allowed text,
+ * so retried signals alone leave it running for many slices. Instead,
+ * when a signal finds the actor in one of the objects below, the handler
+ * unwinds the actor's stack with the object's call-frame information
+ * (arch: smarm__unwind_step) to the frame that returns into allowed text,
+ * keeps that return address in the slot (ret_pc) and puts the address
+ * of smarm__preempt_ret_stub in its place: the libc call runs to its end
+ * undisturbed, and its return is a safe point (the actor is back in
+ * allowed code with every libc lock released and every libc frame gone),
+ * where smarm__preempt_ret_resume yields exactly as an async preemption
+ * at that pc would.
+ *
+ * Which objects: those holding malloc, free, snprintf, memcpy and
+ * pthread_mutex_lock (libc, and a sanitizer runtime that interposes
+ * malloc), found once; they are pinned by a dlopen reference that is
+ * never dropped, so their unwind tables stay mapped while a handler
+ * reads them. An unwind stops at the first return address that is not
+ * in one of them: it patches only a return into allowed text (never into
+ * libsmarm, whose own calls reach safe points).
+ *
+ * Invariants:
+ *   INV-P5 a slot has at most one patched return (ret_pc != 0), and its
+ *          ret_slot holds the stub's address while that frame is live;
+ *          only the actor's own thread (its handler, its stub) reads or
+ *          writes ret_pc/ret_slot, and the stub clears them.
+ *   INV-P6 a patch whose frame is gone without returning (a longjmp out
+ *          of a callback libc made) is recognised as stale by the next
+ *          handler (the sp is above ret_slot, or ret_slot no longer holds
+ *          the stub) and forgotten; the stub is never run for it.
+ * Not used where a shadow stack is enforced (the patched return would
+ * fault): there the deferral works as before.
+ */
+#define MAX_UNWIND_OBJS 4
+#define MAX_UNWIND_FRAMES 16
+
+static struct uw_obj {
+	uintptr_t lo[MAX_SEGS];
+	uintptr_t hi[MAX_SEGS];
+	int n;
+	const void *eh_hdr;
+} uw_objs[MAX_UNWIND_OBJS];
+static int n_uw_objs; /* written before the handler is installed */
+
+static const struct uw_obj *uw_obj_of(uintptr_t pc)
+{
+	for (int i = 0; i < n_uw_objs; i++)
+		for (int j = 0; j < uw_objs[i].n; j++)
+			if (pc >= uw_objs[i].lo[j] && pc < uw_objs[i].hi[j])
+				return &uw_objs[i];
+	return NULL;
+}
+
+/* preempt_init: record the object holding addr, unless it is known. */
+static void uw_obj_add(uintptr_t addr, uintptr_t self_lo)
+{
+	struct find_obj f = { .addr = addr };
+	Dl_info di;
+	dl_iterate_phdr(find_obj_cb, &f);
+	if (!f.found || f.exe || f.n == 0 || f.eh_hdr == 0 ||
+	    f.lo[0] == self_lo || uw_obj_of(addr) != NULL ||
+	    n_uw_objs == MAX_UNWIND_OBJS)
+		return;
+	/* Pin it: its tables must outlive every handler that reads them. */
+	if (dladdr((void *)addr, &di) == 0 || di.dli_fname == NULL ||
+	    dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD) == NULL)
+		return;
+	memcpy(uw_objs[n_uw_objs].lo, f.lo, sizeof f.lo);
+	memcpy(uw_objs[n_uw_objs].hi, f.hi, sizeof f.hi);
+	uw_objs[n_uw_objs].n = f.n;
+	uw_objs[n_uw_objs].eh_hdr = (const void *)f.eh_hdr;
+	n_uw_objs++;
+}
+
+/* Handler side: forget a patch whose frame is gone (INV-P6). */
+static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t sp)
+{
+	uintptr_t *slot = s->ret_slot;
+	if (s->ret_pc == 0)
+		return;
+	if (sp > (uintptr_t)slot ||
+	    *slot != (uintptr_t)(void *)smarm__preempt_ret_stub) {
+		s->ret_pc = 0;
+		s->ret_slot = NULL;
+	}
+}
+
+/*
+ * Handler side, for an actor deferred in libc text: patch the return of
+ * its outermost libc frame into allowed text. True if a patch is in
+ * place (made now or before).
+ */
+static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
+{
+	struct smarm__frame f;
+	uintptr_t lo, hi;
+	smarm__uc_frame(uc, &f);
+	ret_patch_forget_stale(s, f.sp);
+	if (s->ret_pc != 0)
+		return true;
+	lo = f.sp;
+	hi = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
+	for (int i = 0; i < MAX_UNWIND_FRAMES; i++) {
+		const struct uw_obj *o = uw_obj_of(f.first ? f.pc : f.pc - 1);
+		if (o == NULL || !smarm__unwind_step(o->eh_hdr, &f, lo, hi))
+			return false;
+		if (text_preemptible(f.pc)) {
+			s->ret_pc = f.pc;
+			s->ret_slot = f.ra_slot;
+			*f.ra_slot = (uintptr_t)(void *)smarm__preempt_ret_stub;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------ signal */
@@ -336,6 +460,8 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	phase = atomic_load(&gp_phase) & 1;
 	atomic_fetch_add(&gp_readers[phase], 1);
 	why = defer_reason(w, s, uc);
+	if (why == DEFER_TEXT && n_uw_objs > 0)
+		(void)ret_patch(s, uc);
 	if (why != DEFER_NONE) {
 		s->preempt_pending = 1;
 		__atomic_store_n(&w->defer_why, why, __ATOMIC_RELAXED);
@@ -371,6 +497,13 @@ static void preempt_init(void)
 		allowed_add(f.lo[0], NULL, f.n, f.lo, f.hi);
 		pthread_mutex_unlock(&ranges_lock);
 	}
+	if (!smarm__shadow_stack_on() && self.found && self.n > 0) {
+		uw_obj_add((uintptr_t)(void *)malloc, self.lo[0]);
+		uw_obj_add((uintptr_t)(void *)free, self.lo[0]);
+		uw_obj_add((uintptr_t)(void *)snprintf, self.lo[0]);
+		uw_obj_add((uintptr_t)(void *)memcpy, self.lo[0]);
+		uw_obj_add((uintptr_t)(void *)pthread_mutex_lock, self.lo[0]);
+	}
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sigurg;
@@ -391,9 +524,10 @@ void smarm__preempt_setup(void)
  * Called by smarm__preempt_tramp on the actor's stack with the machine
  * state saved: an ordinary safe point from here on.
  */
-void smarm__preempt_resume(void)
+void smarm__preempt_resume(uintptr_t *pc_slot)
 {
 	int saved_errno = errno;
+	(void)pc_slot; /* the interrupted pc stays */
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *s = w->cur;
 
@@ -409,6 +543,30 @@ void smarm__preempt_resume(void)
 		smarm__run_restart(w);
 	}
 	errno = saved_errno;
+}
+
+/*
+ * Called by smarm__preempt_ret_stub: a patched return landed (INV-P5).
+ * The actor is back in allowed text with libc's frames gone; it yields
+ * as an async preemption at the return address would, unless it opened
+ * a no-preempt region meanwhile (a callback that libc made), which then
+ * ends with the yield (preempt_pending).
+ */
+void smarm__preempt_ret_resume(uintptr_t *pc_slot)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *s = w->cur;
+	*pc_slot = s->ret_pc;
+	s->ret_pc = 0;
+	s->ret_slot = NULL;
+	/* Counted by the worker it lands on, its own thread (INV-P2). */
+	__atomic_store_n(&w->n_ret_taken, w->n_ret_taken + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->n_async, w->n_async + 1, __ATOMIC_RELAXED);
+	if (s->nopreempt != 0 || s->rt_nopreempt != 0) {
+		s->preempt_pending = 1;
+		return;
+	}
+	smarm__preempt_resume(pc_slot);
 }
 
 /* ------------------------------------------------------------ pinned */

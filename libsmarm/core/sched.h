@@ -96,6 +96,7 @@ struct smarm__worker {
 	uint32_t pin_yields;	      /* owner: woken actors taken before a
 					 due pinned one, in a row */
 	uint64_t n_async;	      /* actors preempted by signal */
+	uint64_t n_ret_taken;	      /* patched returns landed (preempt.c) */
 	uint64_t n_deferred;	      /* signals that found no safe spot */
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */

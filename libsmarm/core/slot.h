@@ -96,6 +96,9 @@ struct smarm__slot {
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
 				    callbacks (smarm__nopreempt_enter) */
+	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
+				    address, 0: none (preempt.c INV-P5) */
+	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */
 	uint8_t joinable;	 /* cold: a join/detach is still owed */
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
 	_Atomic uint8_t ext_used; /* a subsystem attached state to this
@@ -216,6 +219,8 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
 	s->preempt_pending = 0;
+	s->ret_pc = 0;
+	s->ret_slot = NULL;
 	s->joinable = joinable;
 	s->has_joiner = 0;
 	s->cl_len = 0;

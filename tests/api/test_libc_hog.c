@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_libc_hog.c - actors that spend nearly all their time inside libc
+ * (snprintf of long floats, strtod, malloc/free, qsort) are still
+ * switched out within a few slices: a preemption signal that lands in
+ * libc cannot switch them there, so the runtime makes the libc call's
+ * return into the actor's own code a safe point (SMARM_STAT_PREEMPT_RETURNS).
+ * The results libc returns (integers, pointers, doubles) must survive that
+ * return untouched, and a frame left by a longjmp out of a libc callback
+ * must not be returned into.
+ *
+ * The hogs check every result and count mismatches; they stop on a flag
+ * or after a few seconds, so a broken preemption fails a time bound
+ * instead of hanging the suite.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define HOG_SECONDS 4 /* a hog gives up after this long */
+
+static atomic_int lh_stop;
+static atomic_int lh_bad;		/* wrong results seen by the hogs */
+static atomic_uint_least64_t lh_rounds; /* hog rounds done */
+
+/* The hogs read the clock through libc: no runtime call, no safe point. */
+static uint64_t lh_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool lh_expired(uint64_t t0)
+{
+	return atomic_load_explicit(&lh_stop, memory_order_relaxed) ||
+	       lh_now() - t0 > MS(1000) * HOG_SECONDS;
+}
+
+/*
+ * Almost all of a round is libc: a 300-digit float printed and parsed
+ * back, a buffer allocated, filled and freed. The checks are a few
+ * instructions of our own.
+ */
+static void lh_round(unsigned i, bool alloc)
+{
+	char buf[512];
+	double x = 1.0 + i * 0.25;
+	int n = snprintf(buf, sizeof buf, "%.300f", x);
+	double y = strtod(buf, NULL);
+	unsigned char *p;
+	if (!alloc) {
+		if (n != (int)strlen(buf) || y != x)
+			atomic_fetch_add(&lh_bad, 1);
+		return;
+	}
+	p = malloc(256 + (i % 4096));
+	if (n != (int)strlen(buf) || y != x || p == NULL) {
+		atomic_fetch_add(&lh_bad, 1);
+	} else {
+		memset(p, (int)(i & 0xff), 256);
+		if (p[255] != (unsigned char)(i & 0xff))
+			atomic_fetch_add(&lh_bad, 1);
+	}
+	free(p);
+}
+
+/* arg non-NULL: no allocation (a stop may end it anywhere). */
+static void lh_hog(void *arg)
+{
+	uint64_t t0 = lh_now();
+	unsigned i = 0;
+	while (!lh_expired(t0)) {
+		lh_round(i++, arg == NULL);
+		atomic_fetch_add_explicit(&lh_rounds, 1, memory_order_relaxed);
+	}
+}
+
+static int64_t lh_returns;
+
+/* Run root on a node with `workers` workers and an async slice of slice. */
+static void lh_run(int workers, uint64_t slice, smarm_actor_cb root)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers),
+			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
+					      (int64_t)slice),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, root, NULL, &how, NULL), 0);
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	lh_returns = harness_stat(node, SMARM_STAT_PREEMPT_RETURNS);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+
+static void lh_reset(void)
+{
+	atomic_store(&lh_stop, 0);
+	atomic_store(&lh_bad, 0);
+	atomic_store(&lh_rounds, 0);
+	lh_returns = -1;
+}
+
+/* ------------------------------------------- a sleeper among libc hogs */
+
+#define LH_SLICE MS(10)
+#define LH_SLEEPS 20
+
+static _Atomic uint64_t lh_worst; /* the sleeper's worst lateness */
+
+static void lh_sleeper(void *arg)
+{
+	uint64_t worst = 0;
+	(void)arg;
+	for (int i = 0; i < LH_SLEEPS; i++) {
+		uint64_t t0 = smarm_now_ns();
+		smarm_actor_sleep(MS(5));
+		uint64_t late = harness_since(t0) - MS(5);
+		worst = late > worst ? late : worst;
+	}
+	atomic_store(&lh_worst, worst);
+	atomic_store(&lh_stop, 1);
+}
+
+static void lh_root_sleeper(void *arg)
+{
+	smarm_pid_t h[2], s;
+	(void)arg;
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(smarm_actor_spawn(&h[i], lh_hog, NULL, NULL),
+				 0);
+	ck_assert_int_eq(smarm_actor_spawn(&s, lh_sleeper, NULL, NULL), 0);
+	smarm_actor_join(s, NULL, NULL);
+	for (int i = 0; i < 2; i++)
+		smarm_actor_join(h[i], NULL, NULL);
+}
+
+/*
+ * One worker, two hogs, a sleeper: each wake must wait for at most the
+ * rest of one hog's slice and one more (the other hog's), plus a libc
+ * call. Without the return path the signals keep landing in libc and a
+ * hog keeps its worker for many slices.
+ */
+START_TEST(test_libc_hog_sleeper_wakes_within_slices)
+{
+	lh_reset();
+	lh_run(1, LH_SLICE, lh_root_sleeper);
+	ck_assert_int_eq(atomic_load(&lh_bad), 0);
+	ck_assert_int_ge(lh_returns, 1);
+	ck_assert_elapsed_lt(atomic_load(&lh_worst), 8 * LH_SLICE);
+}
+END_TEST
+
+/* ------------------------------------------------- a stop lands soon */
+
+static _Atomic uint64_t lh_stop_took;
+static _Atomic uint64_t lh_stop_at; /* when the thread asked */
+static int lh_stop_how;
+
+struct lh_stopper {
+	smarm_node_t *node;
+	smarm_pid_t pid;
+};
+
+/* A plain thread stops the hog while it runs on the only worker. */
+static void *lh_stopper_main(void *arg)
+{
+	struct lh_stopper *st = arg;
+	struct timespec d = { 0, 50 * 1000000L };
+	nanosleep(&d, NULL);
+	atomic_store(&lh_stop_at, smarm_now_ns());
+	if (smarm_node_stop_actor(st->node, st->pid) != 0)
+		atomic_fetch_add(&lh_bad, 1);
+	return NULL;
+}
+
+static void lh_root_stop(void *arg)
+{
+	struct lh_stopper st;
+	pthread_t th;
+	(void)arg;
+	st.node = smarm_node_current();
+	ck_assert_int_eq(smarm_actor_spawn(&st.pid, lh_hog, &st, NULL), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, lh_stopper_main, &st), 0);
+	smarm_actor_join(st.pid, &lh_stop_how, NULL);
+	atomic_store(&lh_stop_took, harness_since(atomic_load(&lh_stop_at)));
+	pthread_join(th, NULL);
+}
+
+/* A stop of an actor inside libc lands at the return of its libc call. */
+START_TEST(test_libc_hog_stop_lands_within_a_slice)
+{
+	lh_reset();
+	lh_stop_how = -1;
+	lh_run(1, LH_SLICE, lh_root_stop);
+	ck_assert_int_eq(lh_stop_how, SMARM_EXIT_STOPPED);
+	ck_assert_int_eq(atomic_load(&lh_bad), 0);
+	ck_assert_elapsed_lt(atomic_load(&lh_stop_took), 10 * LH_SLICE);
+}
+END_TEST
+
+/* ----------------------- results intact, many hogs, four workers, 1 ms */
+
+static void lh_root_many(void *arg)
+{
+	smarm_pid_t h[8];
+	(void)arg;
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(smarm_actor_spawn(&h[i], lh_hog, NULL, NULL),
+				 0);
+	smarm_actor_sleep(MS(800));
+	atomic_store(&lh_stop, 1);
+	for (int i = 0; i < 8; i++)
+		smarm_actor_join(h[i], NULL, NULL);
+}
+
+/*
+ * Eight hogs on four workers (two cores), 1 ms slices: hundreds of
+ * patched returns, each of which must hand back snprintf's count,
+ * strtod's double and malloc's pointer as libc returned them.
+ */
+START_TEST(test_libc_hog_results_intact_four_workers)
+{
+	lh_reset();
+	lh_run(4, MS(1), lh_root_many);
+	ck_assert_int_eq(atomic_load(&lh_bad), 0);
+	ck_assert_int_ge(lh_returns, 10);
+	ck_assert_uint_gt(atomic_load(&lh_rounds), 100);
+}
+END_TEST
+
+/* --------------------------- a frame left by a longjmp is not returned to */
+
+struct lh_jump {
+	jmp_buf jb;
+	unsigned cmps;
+	uint64_t r; /* the fill's generator (not a local: setjmp) */
+};
+
+static int lh_cmp(const void *a, const void *b, void *arg)
+{
+	struct lh_jump *j = arg;
+	double x = *(const double *)a, y = *(const double *)b;
+	if (++j->cmps % 2000 == 0)
+		longjmp(j->jb, 1); /* out of qsort_r, past its return */
+	return (x > y) - (x < y);
+}
+
+/*
+ * qsort_r of a long array, left by a longjmp from its comparator every
+ * few thousand comparisons: a return patched inside qsort_r dies with its
+ * frame and must be forgotten, never run, while the hog goes on being
+ * switched out at later returns. (Per-actor state only: two hogs share a
+ * worker thread.)
+ */
+static void lh_jump_hog(void *arg)
+{
+	enum { N = 100 }; /* 800 bytes: qsort_r sorts it without malloc */
+	struct lh_jump *j = malloc(sizeof *j);
+	double *v = malloc(N * sizeof *v);
+	uint64_t t0 = lh_now();
+	volatile unsigned rounds = 0;
+	(void)arg;
+	ck_assert_ptr_nonnull(j);
+	ck_assert_ptr_nonnull(v);
+	j->cmps = 0;
+	j->r = 88172645463325252ull;
+	while (!lh_expired(t0)) {
+		for (int i = 0; i < N; i++) {
+			j->r = j->r * 6364136223846793005ull +
+			       1442695040888963407ull;
+			v[i] = (double)(j->r >> 11);
+		}
+		if (setjmp(j->jb) == 0)
+			qsort_r(v, N, sizeof v[0], lh_cmp, j);
+		lh_round(rounds, true);
+		rounds = rounds + 1;
+		atomic_fetch_add_explicit(&lh_rounds, 1, memory_order_relaxed);
+	}
+	free(v);
+	free(j);
+}
+
+static void lh_root_jump(void *arg)
+{
+	smarm_pid_t h[3];
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(
+			smarm_actor_spawn(&h[i], lh_jump_hog, NULL, NULL), 0);
+	smarm_actor_sleep(MS(600));
+	atomic_store(&lh_stop, 1);
+	for (int i = 0; i < 3; i++)
+		smarm_actor_join(h[i], NULL, NULL);
+}
+
+START_TEST(test_libc_hog_longjmp_past_patched_return)
+{
+	lh_reset();
+	lh_run(2, MS(1), lh_root_jump);
+	ck_assert_int_eq(atomic_load(&lh_bad), 0);
+	ck_assert_uint_gt(atomic_load(&lh_rounds), 3);
+}
+END_TEST
+
+Suite *smarm_test_libc_hog_suite(void)
+{
+	Suite *s = suite_create("libc_hog");
+	TCase *tc = tcase_create("libc_hog");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_libc_hog_sleeper_wakes_within_slices);
+	tcase_add_test(tc, test_libc_hog_stop_lands_within_a_slice);
+	tcase_add_test(tc, test_libc_hog_results_intact_four_workers);
+	tcase_add_test(tc, test_libc_hog_longjmp_past_patched_return);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(libc_hog)
