@@ -4,7 +4,8 @@
  * workloads, written against the public API only (smarm/smarm.h).
  *
  *   smarm-bench [--workers N] [--runs R] [--wake-slot 0|1] [--spin-ns NS]
- *               [--stats] [--skynet-leaves 10^k] [workload...|all]
+ *               [--async-slice-us US] [--stats] [--skynet-leaves 10^k]
+ *               [workload...|all]
  *
  * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
  * (N is the worker count), the same shape as the Go and Erlang peers in
@@ -41,10 +42,13 @@
  * max/min of the spinners' progress over a 1 s window (1e9 if one made
  * none); wake_latency prints the p99 of how late a 10 ms smarm_actor_sleep
  * wakes among them, in ns. Both add a `# smarm-note WORKLOAD workers=N
- * per run ...:` line (min/max counts; p50/p99 ms).
+ * per run ...:` line (min/max counts; p50/p99 ms). wake_latency_libc is
+ * wake_latency with hogs that spend most of their time inside libc
+ * (malloc/free and snprintf), where a preemption signal is deferred.
  *
- * --wake-slot and --spin-ns set SMARM_OPT_WAKE_SLOT and
- * SMARM_OPT_IDLE_SPIN_NS on every node (default: the library's); --stats
+ * --wake-slot, --spin-ns and --async-slice-us set SMARM_OPT_WAKE_SLOT,
+ * SMARM_OPT_IDLE_SPIN_NS and SMARM_OPT_ASYNC_SLICE_NS (in microseconds) on
+ * every node (default: the library's); --stats
  * adds a `# smarm-stats WORKLOAD workers=N per run: ...` line with the
  * scheduler counters averaged over the timed runs; --skynet-leaves sizes
  * skynet_actor's tree (default 10^6, DESIGN.md §7).
@@ -791,9 +795,41 @@ struct spinner {
 	_Alignas(64) atomic_uint_least64_t count; /* iterations so far */
 	uint64_t x;		 /* the loop's result, kept live */
 	const atomic_bool *stop; /* the root's stop flag */
+	bool libc;		 /* spend the time in malloc/snprintf */
 };
 
 static_assert(sizeof(struct spinner) == 64, "one cache line a spinner");
+
+/*
+ * A hog that spends most of its time inside libc, where a preemption
+ * signal cannot switch it out (the runtime defers it): malloc/free of
+ * varying sizes and snprintf, with a little work of its own.
+ */
+static void libc_hog_body(struct spinner *s)
+{
+	void *keep[16] = { 0 };
+	char buf[64];
+	uint64_t x = 1;
+	uint64_t n = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		unsigned k;
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		k = (unsigned)(x >> 60);
+		free(keep[k]);
+		keep[k] = malloc(64 + (x >> 32) % 4096);
+		if (keep[k] != NULL)
+			memset(keep[k], (int)k, 64);
+		snprintf(buf, sizeof buf, "%llu %f", (unsigned long long)n,
+			 (double)n * 0.5);
+		x += (unsigned char)buf[1];
+		n++;
+		atomic_store_explicit(&s->count, n, memory_order_relaxed);
+	}
+	for (int i = 0; i < 16; i++)
+		free(keep[i]);
+	s->x = x;
+}
 
 /* No call and no safe point in the loop: only asynchronous preemption
  * switches this actor out. The counter is stored relaxed: only the root
@@ -804,6 +840,10 @@ static void spinner_body(void *arg)
 	uint64_t x = 1;
 	uint64_t n = 0;
 
+	if (s->libc) {
+		libc_hog_body(s);
+		return;
+	}
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		for (int i = 0; i < SPIN_CHUNK; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -822,7 +862,8 @@ struct spin_set {
 	atomic_bool stop; /* set by the root to end them */
 };
 
-static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n)
+static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n,
+			  bool libc)
 {
 	ss->n = n;
 	ss->spawned = 0;
@@ -837,6 +878,7 @@ static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n)
 	for (; ss->spawned < n; ss->spawned++) {
 		struct spinner *s = &ss->sp[ss->spawned];
 		s->stop = &ss->stop;
+		s->libc = libc;
 		int rc = smarm_actor_spawn(&ss->pids[ss->spawned], spinner_body,
 					   s, NULL);
 		if (rc != 0) {
@@ -873,7 +915,7 @@ static void wl_fairness(struct bench_run *r)
 		bench_fail(r, "out of memory", 0);
 		return;
 	}
-	if (spin_set_start(r, &ss, n) != 0)
+	if (spin_set_start(r, &ss, n, false) != 0)
 		goto out_stop;
 	if ((rc = smarm_actor_sleep(FAIR_SETTLE_NS)) != 0) {
 		bench_fail(r, "smarm_actor_sleep", rc);
@@ -940,7 +982,7 @@ static uint64_t pct_rank(const uint64_t *sorted, size_t n, unsigned pct)
 	return sorted[k > 0 ? k - 1 : 0];
 }
 
-static void wl_wake_latency(struct bench_run *r)
+static void wake_latency(struct bench_run *r, bool libc)
 {
 	struct spin_set ss;
 	struct sleeper sl = { .r = r };
@@ -948,7 +990,7 @@ static void wl_wake_latency(struct bench_run *r)
 	int rc;
 
 	r->ops = 0; /* the figure is the p99 itself */
-	if (spin_set_start(r, &ss, 2 * (size_t)bench_workers) != 0)
+	if (spin_set_start(r, &ss, 2 * (size_t)bench_workers, libc) != 0)
 		goto out_stop;
 	if ((rc = smarm_actor_spawn(&pid, sleeper_body, &sl, NULL)) != 0) {
 		bench_fail(r, "spawn sleeper", rc);
@@ -962,6 +1004,16 @@ static void wl_wake_latency(struct bench_run *r)
 	snprintf(r->note, sizeof r->note, "%.3f/%.3f", p50 / 1e6, p99 / 1e6);
 out_stop:
 	spin_set_stop(r, &ss);
+}
+
+static void wl_wake_latency(struct bench_run *r)
+{
+	wake_latency(r, false);
+}
+
+static void wl_wake_latency_libc(struct bench_run *r)
+{
+	wake_latency(r, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -990,6 +1042,8 @@ static const struct workload workloads[] = {
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
 	{ "wake_latency", wl_wake_latency, 0, false, 0, "p50/p99 ms" },
+	{ "wake_latency_libc", wl_wake_latency_libc, 0, false, 0,
+	  "p50/p99 ms" },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
@@ -1025,6 +1079,7 @@ static void on_alarm(int sig)
 /* Node options from the command line; -1 leaves the library default. */
 static long opt_wake_slot = -1;
 static long opt_spin_ns = -1;
+static long opt_async_slice_us = -1;
 static bool opt_stats; /* --stats: scheduler counters of each run */
 
 /* The scheduler counters --stats prints, summed over the timed runs. */
@@ -1036,6 +1091,10 @@ static const struct {
 	{ SMARM_STAT_WAKE_SLOT_DISPLACEMENTS, "slot_displaced" },
 	{ SMARM_STAT_IDLE_SPIN_HITS, "spin_hits" },
 	{ SMARM_STAT_IDLE_PARKS, "parks" },
+	{ SMARM_STAT_PREEMPT_SIGNALS, "preempt_signals" },
+	{ SMARM_STAT_PREEMPT_ASYNC, "preempt_async" },
+	{ SMARM_STAT_PREEMPT_DEFERRED, "preempt_deferred" },
+	{ SMARM_STAT_PREEMPT_RETURNS, "preempt_returns" },
 };
 #define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
 static int64_t stat_last[N_STATS]; /* of the latest run */
@@ -1075,6 +1134,9 @@ static int bench_node_open(const struct workload *w, int workers)
 	    (opt_spin_ns >= 0 &&
 	     (rc = smarm_config_set_int(cfg, SMARM_OPT_IDLE_SPIN_NS,
 					opt_spin_ns)) != 0) ||
+	    (opt_async_slice_us >= 0 &&
+	     (rc = smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
+					opt_async_slice_us * 1000)) != 0) ||
 	    (rc = smarm_node_open(&bench_node, cfg)) != 0) {
 		smarm_config_free(cfg);
 		bench_node = NULL;
@@ -1254,7 +1316,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: smarm-bench [--workers N] [--runs R] "
 		   "[--wake-slot 0|1] [--spin-ns NS] [--stats]\n"
-		   "                   [--skynet-leaves 10^k]\n"
+		   "                   [--async-slice-us US] "
+		   "[--skynet-leaves 10^k]\n"
 		   "                   [workload...|all]\n"
 		   "workloads:");
 	for (size_t i = 0; i < N_WORKLOADS; i++)
@@ -1321,6 +1384,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--spin-ns") == 0) {
 			dst = &opt_spin_ns;
 			lo = 0;
+			hi = 10000000;
+		} else if (strcmp(a, "--async-slice-us") == 0) {
+			dst = &opt_async_slice_us;
+			lo = 100;
 			hi = 10000000;
 		} else if (strcmp(a, "--skynet-leaves") == 0) {
 			dst = &skynet_leaves;
