@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arch.h - the only door to CPU- and OS-specific code: context switch,
- * the preemption trampoline and the signal-context accessors that feed
- * it, cycle counter, futex, monotonic clock, page size, alternate signal
- * stacks, and the sanitizer fiber annotations that let ASan follow stack
- * switches. The CPU half is x86_64.S, x86_64.c and the inline helpers
- * below; the OS half is linux.c. A port to another CPU replaces the CPU
+ * the preemption trampolines and the signal-context accessors and
+ * unwinder that feed them, cycle counter, futex, monotonic clock, page size,
+ * alternate signal stacks, and the sanitizer fiber annotations that let ASan
+ * follow stack switches. The CPU half is x86_64.S, x86_64.c and the inline
+ * helpers below; the OS half is linux.c. A port to another CPU replaces the CPU
  * half and needs no change elsewhere in libsmarm/.
  *
  * Ownership: stateless helpers, apart from the trampoline's save-area

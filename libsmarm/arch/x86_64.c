@@ -5,8 +5,10 @@
  * preemption trampoline's save area (XSAVE, else FXSAVE), and the
  * ucontext accessors with which the SIGURG handler reads an interrupted
  * actor's pc and sp, tells whether it stopped at a syscall instruction,
- * and diverts it into that trampoline. The context switch and both
- * trampolines are in x86_64.S.
+ * and diverts it into that trampoline; and a reader of DWARF call-frame
+ * information (.eh_frame_hdr / .eh_frame) that unwinds an interrupted
+ * actor one frame at a time, for return-path preemption. The context
+ * switch and the trampolines are in x86_64.S.
  *
  * Ownership: smarm__xsave_size and smarm__have_xsave are process-wide,
  * written only by smarm__cpu_probe, which core/preempt.c runs once (under
@@ -23,8 +25,11 @@
  *         expects it (drawn above the trampoline in x86_64.S): the
  *         interrupted pc at the new sp, the untouched 128-byte red zone
  *         above it, then the interrupted sp.
- *   INV-4 the smarm__uc_* functions are
- *         async-signal-safe.
+ *   INV-4 the smarm__uc_* functions and smarm__unwind_step are
+ *         async-signal-safe: no allocation, lock or call out; the
+ *         unwinder reads only the unwind tables it is given and stack
+ *         words inside the bounds it is given, and treats every rule it
+ *         does not know as "cannot unwind".
  * See: docs/architecture.md (Preemption).
  */
 

@@ -42,6 +42,8 @@
  *   INV-P4 (grace period) when smarm_preempt_disallow_object() returns,
  *          no handler that could have seen the removed entries is still
  *          running: every verdict and divert made from them is over.
+ *   INV-P5, INV-P6 (patched returns of actors inside libc): below, at
+ *          "Return-path preemption".
  *
  * Removable allowances. The table of allowed text (ranges[]) is read by
  * the handler on any thread at any time, and an allowance can be
