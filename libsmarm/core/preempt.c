@@ -306,6 +306,9 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
  *          of a callback libc made) is recognised as stale by the next
  *          handler (the sp is above ret_slot, or ret_slot no longer holds
  *          the stub) and forgotten; the stub is never run for it.
+ * A process forked inside the patched call (fork, vfork) returns
+ * through the stub too; there smarm__preempt_ret_resume only resumes the
+ * return (its pid is not the node's) and leaves the patch to the parent.
  * Not used where a shadow stack is enforced (the patched return would
  * fault): there the deferral works as before.
  */
@@ -559,6 +562,14 @@ void smarm__preempt_ret_resume(uintptr_t *pc_slot)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *s = w->cur;
 	*pc_slot = s->ret_pc;
+	/*
+	 * A child of fork or vfork that the actor made inside the patched
+	 * call returns here too, with no scheduler of its own: it just goes
+	 * on. It leaves the patch alone, for the parent's return (vfork
+	 * shares this memory; the parent has not returned yet).
+	 */
+	if (getpid() != atomic_load_explicit(&self_pid, memory_order_relaxed))
+		return;
 	s->ret_pc = 0;
 	s->ret_slot = NULL;
 	/* Counted by the worker it lands on, its own thread (INV-P2). */
