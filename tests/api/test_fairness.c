@@ -4,9 +4,9 @@
  * (never a safe point, so only asynchronous preemption moves them) on 1
  * to 4 workers each get a share of the CPU near the fair one; an actor
  * spawned while every worker spins gets to run; an actor woken by its
- * timer, by a message from an actor or from a plain thread, while every
- * worker spins runs within a few slices; a stop lands on a pinned
- * spinner.
+ * timer, by a message from an actor or from a plain thread, or by an fd
+ * a plain thread writes to, while every worker spins runs within a few
+ * slices; a stop lands on a pinned spinner.
  *
  * Shares are counted in loop iterations (every spinner runs the same
  * loop). The nodes use a 2 ms slice (SMARM_OPT_ASYNC_SLICE_NS) so that a
@@ -17,10 +17,12 @@
  */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SLICE_NS MS(2)
 #define MAX_SPIN 16
@@ -326,6 +328,77 @@ START_TEST(test_fairness_thread_message_wake_under_saturation_is_prompt)
 }
 END_TEST
 
+/*
+ * The same with an fd: a plain thread writes a timestamp into a pipe
+ * every SLEEP_NS and the actor among the spinners waits for it to be
+ * readable. The epoll thread's wake takes the shared queue's path, so it
+ * too goes before the pinned spinners.
+ */
+static int fd_pipe[2];
+
+static void *fd_ticker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		struct timespec ts = { 0, (long)SLEEP_NS };
+		uint64_t t;
+		nanosleep(&ts, NULL);
+		t = smarm_now_ns();
+		if (write(fd_pipe[1], &t, sizeof t) != (ssize_t)sizeof t)
+			break;
+	}
+	return NULL;
+}
+
+static void fd_receiver(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < WAKES; i++) {
+		uint64_t t = 0;
+		ptrdiff_t got = 0;
+		HARNESS_EQ(smarm_io_wait_readable_timeout(fd_pipe[0], MS(5000)),
+			   0);
+		HARNESS_EQ(smarm_io_read(fd_pipe[0], &t, sizeof t, &got), 0);
+		HARNESS_EQ(got, (ptrdiff_t)sizeof t);
+		F.late[F.n_late++] = smarm_now_ns() - t;
+	}
+}
+
+static void fd_wake_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN], b;
+	pthread_t t;
+	(void)arg;
+	spawn_spinners(p);
+	HARNESS_EQ(smarm_actor_sleep(MS(50)), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, fd_receiver, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0);
+	HARNESS_EQ(pthread_create(&t, NULL, fd_ticker, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	pthread_join(t, NULL);
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_fd_wake_under_saturation_is_prompt)
+{
+	reset(8);
+	slice_ns = MS(10);
+	ck_assert_int_eq(pipe2(fd_pipe, O_NONBLOCK | O_CLOEXEC), 0);
+	ck_assert_int_eq(run_sat(2, fd_wake_root, NULL), SMARM_EXIT_NORMAL);
+	close(fd_pipe[0]);
+	close(fd_pipe[1]);
+	harness_checks_assert();
+	ck_assert_int_eq(F.n_late, WAKES);
+	qsort(F.late, WAKES, sizeof F.late[0], cmp_u64);
+	ck_assert_msg(F.late[WAKES / 2] <
+			      (uint64_t)(MS(20) * harness_time_scale()),
+		      "median lateness %.1f ms", F.late[WAKES / 2] / 1e6);
+	ck_assert_msg(F.late[WAKES - 1] <
+			      (uint64_t)(MS(250) * harness_time_scale()),
+		      "worst lateness %.1f ms", F.late[WAKES - 1] / 1e6);
+}
+END_TEST
+
 /* ------------------------------------------------ stop of a pinned hog */
 
 static void stop_root(void *arg)
@@ -376,6 +449,7 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_add_test(
 		tc,
 		test_fairness_thread_message_wake_under_saturation_is_prompt);
+	tcase_add_test(tc, test_fairness_fd_wake_under_saturation_is_prompt);
 	tcase_add_test(tc, test_fairness_stop_lands_on_a_pinned_spinner);
 	suite_add_tcase(s, tc);
 	return s;
