@@ -433,7 +433,11 @@ out_close:
 }
 
 /* ------------------------------------------------------------------------
- * yield: two actors wait at their start gate, then each yields N times.
+ * yield: two actors per worker wait at their start gate, then each yields
+ * N times. ns per yield = elapsed / (2N): what one worker spends per
+ * yield, each yield a switch to the other actor on its worker (with one
+ * actor per worker a yield would find nothing to switch to). Equal
+ * figures at 1 and W workers mean perfect scaling.
  * --------------------------------------------------------------------- */
 
 struct yielder {
@@ -456,20 +460,31 @@ static void yielder_body(void *arg)
 		bench_fail(y->r, "yielder: gate or yield", rc);
 }
 
+/* --workers: the yield and spinner workloads size themselves by it. */
+static long bench_workers = 1;
+
 static void wl_yield(struct bench_run *r)
 {
-	struct yielder y[2] = { { .r = r }, { .r = r } };
-	smarm_pid_t pids[2];
+	size_t n = 2 * (size_t)bench_workers;
+	struct yielder *y = calloc(n, sizeof *y);
+	smarm_pid_t *pids = calloc(n, sizeof *pids);
 	size_t spawned = 0;
 	uint64_t go = 1;
 	int rc = 0;
 
-	for (; spawned < 2; spawned++) {
+	if (y == NULL || pids == NULL) {
+		bench_fail(r, "out of memory", 0);
+		goto out;
+	}
+	for (; spawned < n; spawned++) {
+		y[spawned].r = r;
 		rc = smarm_chan_alloc(&y[spawned].gate, sizeof go, NULL);
 		if (rc == 0)
 			rc = smarm_actor_spawn(&pids[spawned], yielder_body,
 					       &y[spawned], NULL);
 		if (rc != 0) {
+			if (y[spawned].gate != NULL)
+				chan_drop(y[spawned].gate, true);
 			bench_fail(r, "setup", rc);
 			break;
 		}
@@ -482,12 +497,16 @@ static void wl_yield(struct bench_run *r)
 	for (size_t i = 0; i < spawned; i++)
 		bench_join(r, pids[i], "yielder did not exit normally");
 	r->ns = smarm_now_ns() - t0;
-	r->ops = 2ull * YIELD_N;
+	r->ops = 2ull * YIELD_N; /* per worker: see above */
 
-	if (spawned == 2 && (y[0].yields != YIELD_N || y[1].yields != YIELD_N))
-		bench_fail(r, "wrong number of yields", 0);
-	chan_drop(y[0].gate, true);
-	chan_drop(y[1].gate, true);
+	for (size_t i = 0; i < spawned; i++) {
+		if (spawned == n && y[i].yields != YIELD_N)
+			bench_fail(r, "wrong number of yields", 0);
+		chan_drop(y[i].gate, true);
+	}
+out:
+	free(pids);
+	free(y);
 }
 
 /* ------------------------------------------------------------------------
@@ -897,9 +916,6 @@ static void spin_set_stop(struct bench_run *r, struct spin_set *ss)
 	free(ss->pids);
 	free(ss->sp);
 }
-
-/* --workers: the spinner workloads size themselves by it. */
-static long bench_workers = 1;
 
 static void wl_fairness(struct bench_run *r)
 {

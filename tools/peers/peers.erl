@@ -245,17 +245,16 @@ ring_node(Next, Parent) ->
         stop -> ok
     end.
 
-%% yield: two processes each call erlang:yield() N times.
-%% ns per yield = total / (2N).
+%% yield: two processes per scheduler each call erlang:yield() N times.
+%% ns per yield = total / (2N): one scheduler's cost per yield.
 yield_bench() ->
     Parent = self(),
+    N = 2 * erlang:system_info(schedulers_online),
     Body = fun() -> receive go -> ok end, yield_n(?YIELD_N), Parent ! done end,
-    A = spawn(Body),
-    B = spawn(Body),
+    Ps = [spawn(Body) || _ <- lists:seq(1, N)],
     T0 = now_ns(),
-    A ! go,
-    B ! go,
-    wait_n(2),
+    [P ! go || P <- Ps],
+    wait_n(N),
     per_op(T0, 2 * ?YIELD_N).
 
 yield_n(0) -> ok;

@@ -189,12 +189,13 @@ func ringHop() float64 {
 	return float64(el.Nanoseconds()) / ringN
 }
 
-// yield: two goroutines each call runtime.Gosched() N times.
-// ns per yield = total / (2N).
+// yield: two goroutines per P each call runtime.Gosched() N times.
+// ns per yield = total / (2N): one P's cost per yield.
 func yieldBench() float64 {
 	var start, wg sync.WaitGroup
+	n := 2 * runtime.GOMAXPROCS(0)
 	start.Add(1)
-	wg.Add(2)
+	wg.Add(n)
 	body := func() {
 		defer wg.Done()
 		start.Wait()
@@ -202,8 +203,9 @@ func yieldBench() float64 {
 			runtime.Gosched()
 		}
 	}
-	go body()
-	go body()
+	for i := 0; i < n; i++ {
+		go body()
+	}
 	t0 := time.Now()
 	start.Done()
 	wg.Wait()
