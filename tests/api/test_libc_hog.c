@@ -117,20 +117,23 @@ static void lh_reset(void)
 #define LH_SLICE MS(10)
 #define LH_SLEEPS 20
 
-static _Atomic uint64_t lh_worst; /* the sleeper's worst lateness */
+static uint64_t lh_late[LH_SLEEPS]; /* the sleeper's, read after join */
 
 static void lh_sleeper(void *arg)
 {
-	uint64_t worst = 0;
 	(void)arg;
 	for (int i = 0; i < LH_SLEEPS; i++) {
 		uint64_t t0 = smarm_now_ns();
 		smarm_actor_sleep(MS(5));
-		uint64_t late = harness_since(t0) - MS(5);
-		worst = late > worst ? late : worst;
+		lh_late[i] = harness_since(t0) - MS(5);
 	}
-	atomic_store(&lh_worst, worst);
 	atomic_store(&lh_stop, 1);
+}
+
+static int lh_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
 }
 
 static void lh_root_sleeper(void *arg)
@@ -147,19 +150,21 @@ static void lh_root_sleeper(void *arg)
 }
 
 /*
- * One worker, two hogs, a sleeper: each wake must wait for at most the
- * rest of one hog's slice and one more (the other hog's), plus a libc
- * call; 20-45 ms is typical on a loaded 2-core machine, the bound leaves
- * room for a heavily loaded one. Without the return path the signals keep
- * landing in libc and a hog keeps its worker for many slices.
+ * One worker, two hogs, a sleeper: a wake waits for at most the rest of
+ * one hog's slice and one more (the other hog's), plus a libc call. The
+ * median of 20 wakes is checked (a loaded machine adds outliers): about
+ * 10-20 ms with the return path. Without it the signals keep landing in
+ * libc, a hog keeps its worker for hundreds of milliseconds, and the
+ * median wake waits for that.
  */
 START_TEST(test_libc_hog_sleeper_wakes_within_slices)
 {
 	lh_reset();
 	lh_run(1, LH_SLICE, lh_root_sleeper);
 	ck_assert_int_eq(atomic_load(&lh_bad), 0);
+	qsort(lh_late, LH_SLEEPS, sizeof lh_late[0], lh_cmp_u64);
+	ck_assert_elapsed_lt(lh_late[LH_SLEEPS / 2], 5 * LH_SLICE);
 	ck_assert_int_ge(lh_returns, 1);
-	ck_assert_elapsed_lt(atomic_load(&lh_worst), 12 * LH_SLICE);
 }
 END_TEST
 
