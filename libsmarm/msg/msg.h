@@ -79,6 +79,8 @@ struct smarm__recv_wait {
  * channel's handle.
  */
 #define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
+/* A channel's cell size: smarm__chan_pool's, known at compile time. */
+#define SMARM__CHAN_CELL SMARM__CELL_SIZE(sizeof(struct smarm_chan))
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
 extern struct smarm__hpool smarm__chan_pool;
@@ -120,7 +122,8 @@ static inline int smarm__chan_decode(const smarm_chan_t *h, smarm_chan_t **ch)
 static inline int smarm__chan_cell(const smarm_chan_t *h, smarm_chan_t **ch)
 {
 	void *c;
-	int rc = smarm__handle_cell(&smarm__chan_pool, h, &c);
+	int rc = smarm__handle_cell_sized(&smarm__chan_pool, SMARM__CHAN_CELL,
+					  h, &c);
 	if (rc == 0)
 		*ch = c;
 	return rc;
