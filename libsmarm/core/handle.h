@@ -126,6 +126,26 @@ static inline bool smarm__handle_live(const void *cell, const void *handle)
 }
 
 /*
+ * smarm__handle_cell for a pool whose cell size the caller knows at
+ * compile time (cell_size == p->hp_cell, SMARM__CELL_SIZE of the object):
+ * the boundary check is then a test against a constant, with no load of
+ * the pool's cell size. The hot channel calls use it.
+ */
+static inline int smarm__handle_cell_sized(struct smarm__hpool *p,
+					   size_t cell_size, const void *h,
+					   void **cell)
+{
+	uintptr_t addr = (uintptr_t)h & SMARM__HANDLE_ADDR_MASK;
+	size_t committed = __atomic_load_n(&p->hp_committed, __ATOMIC_ACQUIRE);
+	uintptr_t off = addr - __atomic_load_n(&p->hp_base, __ATOMIC_RELAXED);
+	SMARM_ASSERT(cell_size == p->hp_cell);
+	if (SMARM_UNLIKELY(off >= committed || (off & (cell_size - 1)) != 0))
+		return SMARM_EINVAL;
+	*cell = (void *)addr;
+	return 0;
+}
+
+/*
  * The cell handle h of pool p names, live or not, into *cell: safe to
  * lock (the lock outlives tenants), but nothing else may be read before
  * smarm__handle_live under that lock says it is still h's object. For
@@ -137,13 +157,7 @@ static inline bool smarm__handle_live(const void *cell, const void *handle)
 static inline int smarm__handle_cell(struct smarm__hpool *p, const void *h,
 				     void **cell)
 {
-	uintptr_t addr = (uintptr_t)h & SMARM__HANDLE_ADDR_MASK;
-	size_t committed = __atomic_load_n(&p->hp_committed, __ATOMIC_ACQUIRE);
-	uintptr_t off = addr - __atomic_load_n(&p->hp_base, __ATOMIC_RELAXED);
-	if (SMARM_UNLIKELY(off >= committed || (off & (p->hp_cell - 1)) != 0))
-		return SMARM_EINVAL;
-	*cell = (void *)addr;
-	return 0;
+	return smarm__handle_cell_sized(p, p->hp_cell, h, cell);
 }
 
 /*

@@ -67,19 +67,23 @@
  * still due to lock ch again as there are queued elements; each of them
  * takes an element or passes its wake on (rx_pass_on). Registration
  * happens only on an empty queue.
- * INV-4 rx_inside counts the waits on ch that are not over: queued
- * waiters, and woken ones that have not yet checked out (under the lock,
- * as they leave). A receiver handed an element is counted out by its
- * sender, since it normally returns without touching ch again. The last
- * receiver_free refuses while rx_inside is not 0, so a wait that has not
- * checked out keeps ch's cell live. A receiver counted out that locks ch
- * once more anyway (its timer or a stop woke it as the hand-off landed)
- * re-checks its handle first: ch may have been freed since, but its
- * cell is type-stable and its lock kept across tenants (core/handle.h),
- * so it finds the cell retired and returns what it was handed, or finds
- * ch live and reads only its own record. INV-5 nfd >= 0 only while
- * receivers > 0.
+ * INV-4 the waits on ch that are not over are the queued waiters (the
+ * FIFO) and the woken ones that have not yet checked out, which
+ * rx_inside counts: a waker that takes a waiter off the FIFO to wake it
+ * (rx_take) counts it in, and it counts itself out under the lock as it
+ * leaves. A receiver handed an element is not counted, since it
+ * normally returns without touching ch again. The last receiver_free
+ * refuses while the FIFO is not empty or rx_inside is not 0, so a wait
+ * that has not checked out keeps ch's cell live. A receiver handed an
+ * element that locks ch once more anyway (its timer or a stop woke it
+ * as the hand-off landed) re-checks its handle first: ch may have been
+ * freed since, but its cell is type-stable and its lock kept across
+ * tenants (core/handle.h), so it finds the cell retired and returns
+ * what it was handed, or finds ch live and reads only its own record.
+ * INV-5 nfd >= 0 only while receivers > 0.
  * INV-6 timer_senders <= senders.
+ * INV-7 closed == (senders == 0 || receivers == 0); neither count grows
+ * back from 0.
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
@@ -142,6 +146,8 @@ struct smarm__hpool smarm__chan_pool =
 _Static_assert(sizeof(struct smarm_chan) <= 4096, "a channel fits a cell");
 _Static_assert(offsetof(struct smarm_chan, hdr) == 0,
 	       "the handle header is the cell's first word");
+_Static_assert(_Alignof(struct smarm__recv_wait) > 1,
+	       "bit 0 of a recv record's address is free (rx hand)");
 
 /*
  * The last sender reference went after the receiver's: ch was retired
@@ -156,19 +162,22 @@ static void chan_free_mem(smarm_chan_t *ch)
 
 /* ------------------------------------------------- waiters (rx FIFO) */
 
-/* Under the lock: queue a waiter's record at the tail. */
+/*
+ * Under the lock: queue a waiter's record at the tail. rx_tail means
+ * something only while rx_head is not NULL (a pop that empties the FIFO
+ * leaves it stale, one store fewer on the hand-off).
+ */
 static void rx_push(smarm_chan_t *ch, struct smarm__chan_rx *e)
 {
 	e->next = NULL;
-	if (ch->rx_tail != NULL)
-		ch->rx_tail->next = e;
-	else
+	if (!SMARM_UNLIKELY(ch->rx_head != NULL)) /* one receiver: common */
 		ch->rx_head = e;
+	else
+		ch->rx_tail->next = e;
 	ch->rx_tail = e;
-	ch->rx_inside++;
 }
 
-/* Under the lock: a wait on ch is over (INV-4). */
+/* Under the lock: a waiter a waker took (rx_take) leaves (INV-4). */
 static void rx_check_out(smarm_chan_t *ch)
 {
 	SMARM_ASSERT(ch->rx_inside > 0);
@@ -179,10 +188,18 @@ static void rx_check_out(smarm_chan_t *ch)
 static struct smarm__chan_rx *rx_pop(smarm_chan_t *ch)
 {
 	struct smarm__chan_rx *e = ch->rx_head;
-	ch->rx_head = e->next;
-	if (ch->rx_head == NULL)
-		ch->rx_tail = NULL;
+	ch->rx_head = e->next; /* rx_tail may go stale (rx_push) */
 	return e;
+}
+
+/*
+ * Under the lock: take the oldest waiter to wake it without handing it
+ * anything; it is due to lock ch again and check out (INV-4).
+ */
+static struct smarm__chan_rx *rx_take(smarm_chan_t *ch)
+{
+	ch->rx_inside++;
+	return rx_pop(ch);
 }
 
 /*
@@ -225,7 +242,7 @@ static void rx_wake_locked(struct smarm__chan_rx *e)
 	if (e->wt.node != NULL)
 		smarm__unpark_at(e->wt.node, e->wt.pid, e->wt.epoch);
 	else
-		rx_thread_wake(e->rw);
+		rx_thread_wake(smarm__rx_rw(e));
 }
 
 /*
@@ -235,7 +252,7 @@ static void rx_wake_locked(struct smarm__chan_rx *e)
 static void rx_pass_on(smarm_chan_t *ch)
 {
 	if (smarm__ring_len(&ch->ring) > 0 && ch->rx_head != NULL)
-		rx_wake_locked(rx_pop(ch));
+		rx_wake_locked(rx_take(ch));
 }
 
 /* Under the lock: ch just became ready; tell the notify fd, if any. */
@@ -272,12 +289,13 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
  * without the lock. false (and unlocked): h no longer names ch, the
  * channel was freed since (and its cell may have a new tenant). Frees
  * retire the cell under this lock, so a true answer holds for the whole
- * hold. h NULL: an internal caller that holds a reference (a timer).
+ * hold. Internal callers that hold a reference of their own (a timer)
+ * have no handle: they take the lock directly.
  */
-static bool chan_lock_live(smarm_chan_t *ch, const smarm_chan_t *h)
+static inline bool chan_lock_live(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (SMARM_UNLIKELY(h != NULL && !smarm__handle_live(ch, h))) {
+	if (SMARM_UNLIKELY(!smarm__handle_live(ch, h))) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return false;
 	}
@@ -301,6 +319,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch->esz = elem_size;
 	ch->efree = elem_free;
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	ch->closed = false;
 	ch->senders = 1;
 	ch->rx_head = NULL;
 	ch->rx_tail = NULL;
@@ -357,8 +376,9 @@ static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 		 * Closed: every waiter must see it. Woken under the lock
 		 * (legal from any thread, WAIT-7): there may be many.
 		 */
+		ch->closed = true;
 		while (ch->rx_head != NULL)
-			rx_wake_locked(rx_pop(ch));
+			rx_wake_locked(rx_take(ch));
 		if (ch->nfd >= 0)
 			chan_notify(ch);
 	}
@@ -400,7 +420,9 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	bool gone;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE; /* freed (a racing free won) */
-	if (ch->receivers == 0 || (ch->receivers == 1 && ch->rx_inside != 0)) {
+	if (ch->receivers == 0 ||
+	    (ch->receivers == 1 &&
+	     (ch->rx_inside != 0 || ch->rx_head != NULL))) {
 		/*
 		 * Already given up, or this is the last reference and a
 		 * receive or select on ch is in progress (INV-4): freeing
@@ -415,6 +437,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	}
 	esz = ch->esz;
 	efree = ch->efree;
+	ch->closed = true;
 	elems = ch->ring; /* detached: sends fail from now on */
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
@@ -438,14 +461,57 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 
 /* ----------------------------------------------------- send, take */
 
-int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+/*
+ * Under the lock, which it releases: the send of elem when the oldest
+ * waiter e is not an actor parked in recv on an empty queue (a select
+ * arm, a plain thread, or elements are queued already). Out of line, so
+ * that the hand-off in chan_send_locked keeps a light frame.
+ */
+static __attribute__((noinline)) int
+chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
+{
+	struct smarm__recv_wait *rw = smarm__rx_rw(e);
+	struct smarm__waiter wt = e->wt; /* before a hand-off (see below) */
+	if (rw != NULL && smarm__ring_len(&ch->ring) == 0) {
+		/*
+		 * A plain thread in recv on an empty queue: hand over. It
+		 * locks ch before it leaves, so rw outlives this hold; it
+		 * takes nothing more, so it is not counted (INV-4).
+		 */
+		SMARM_ASSERT(wt.node == NULL);
+		rx_pop(ch);
+		elem_copy(rw->out, elem, ch->esz);
+		__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
+	} else {
+		int rc = chan_push(ch, elem); /* it wakes and takes one */
+		if (rc != 0) {
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return rc;
+		}
+		rx_take(ch);
+	}
+	if (wt.node != NULL) {
+		smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
+	} else {
+		rx_thread_wake(rw); /* it locks ch before it leaves */
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	}
+	return 0;
+}
+
+/*
+ * Under the lock, which it releases: send a copy of elem. The common
+ * case stays inline: nobody waits (queue it), or the oldest waiter is an
+ * actor parked in recv on an empty queue (hand it over, Go's direct
+ * hand-off).
+ */
+static inline __attribute__((always_inline)) int
+chan_send_locked(smarm_chan_t *ch, const void *elem)
 {
 	struct smarm__chan_rx *e;
 	struct smarm__recv_wait *rw;
 	struct smarm__waiter wt;
-	if (!chan_lock_live(ch, h))
-		return SMARM_ESTATE;
-	if (ch->receivers == 0 || ch->senders == 0) {
+	if (ch->closed) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return SMARM_ECLOSED;
 	}
@@ -455,34 +521,30 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
+	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
+			   smarm__ring_len(&ch->ring) != 0))
+		return chan_send_other(ch, e, elem);
+	rw = (struct smarm__recv_wait *)e->hand;
+	ch->rx_head = e->next; /* rx_pop, with e in hand */
+	elem_copy(rw->out, elem, ch->esz);
 	/*
-	 * Read the record before the hand-off: once delivered is set, a
+	 * Read the registration after the copy (fewer values live across
+	 * a memcpy call) and before the hand-off: once delivered is set, a
 	 * receiver its timer woke may return, and its record is gone.
 	 */
-	rw = e->rw;
 	wt = e->wt;
-	if (rw != NULL && smarm__ring_len(&ch->ring) == 0) {
-		/* The oldest waiter is in recv on an empty queue: hand over. */
-		rx_pop(ch);
-		elem_copy(rw->out, elem, ch->esz);
-		/* Release: the receiver reads it without the lock. */
-		__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
-		rx_check_out(ch); /* it returns without ch (INV-4) */
-	} else {
-		int rc = chan_push(ch, elem); /* it wakes and takes one */
-		if (rc != 0) {
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			return rc;
-		}
-		rx_pop(ch);
-	}
-	if (wt.node != NULL) {
-		smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
-	} else {
-		rx_thread_wake(rw); /* it locks ch before it leaves */
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	}
+	/* Release: the receiver reads it without the lock. */
+	__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
+	/* It returns without ch: not counted (INV-4). */
+	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
+}
+
+int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+{
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	return chan_send_locked(ch, elem);
 }
 
 /* Under the lock: pop the oldest element into out. */
@@ -558,7 +620,7 @@ int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
 		*ready = true;
 	} else {
 		*ready = false;
-		rec->rw = NULL; /* select only reports */
+		rec->hand = SMARM__RX_NOT_ACTOR; /* select only reports */
 		rx_push(ch, rec);
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
@@ -572,9 +634,10 @@ int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
  */
 static void arm_leave(smarm_chan_t *ch, struct smarm__chan_rx *rec)
 {
-	if (!rx_remove(ch, rec))
+	if (!rx_remove(ch, rec)) {
 		rx_pass_on(ch);
-	rx_check_out(ch);
+		rx_check_out(ch);
+	}
 }
 
 void smarm__chan_disarm(smarm_chan_t *ch, struct smarm__chan_rx *rec)
@@ -626,9 +689,11 @@ static bool recv_leave(smarm_chan_t *ch, struct smarm__recv_wait *rw,
 {
 	if (rw->delivered)
 		return true;
-	if (!rx_remove(ch, &rw->rx) && !will_take)
-		rx_pass_on(ch);
-	rx_check_out(ch);
+	if (!rx_remove(ch, &rw->rx)) {
+		if (!will_take)
+			rx_pass_on(ch);
+		rx_check_out(ch);
+	}
 	return false;
 }
 
@@ -671,11 +736,14 @@ static void recv_undo(struct smarm__wait *w)
 }
 
 /*
- * Under the lock, with nothing handed over: answer now (*block false,
- * the status returned) or register rw with reg() and block. expired: the
- * deadline has passed (a queued element still wins).
+ * Under the lock, with nothing handed over: the answer now, or
+ * SMARM_EAGAIN: register and wait. The deadline (the actor's wait w, or
+ * a plain thread's absolute deadline when w is NULL; 0 none) is looked
+ * at last: a queued element or the close wins over SMARM_ETIMEDOUT,
+ * and an answer found without waiting reads no clock.
  */
-static int recv_check(smarm_chan_t *ch, void *out, bool expired)
+static int recv_check(smarm_chan_t *ch, void *out, const struct smarm__wait *w,
+		      uint64_t deadline)
 {
 	if (ch->receivers == 0)
 		return SMARM_ESTATE;
@@ -685,87 +753,108 @@ static int recv_check(smarm_chan_t *ch, void *out, bool expired)
 	}
 	if (ch->senders == 0)
 		return SMARM_ECLOSED;
-	if (expired)
+	if (w != NULL ? smarm__wait_expired(w)
+		      : deadline != 0 && smarm__clock_ns() >= deadline)
 		return SMARM_ETIMEDOUT;
 	return SMARM_EAGAIN; /* register and wait */
 }
 
-/* A receive's record, before its first round. */
+/*
+ * Under the lock, ch live: a receive's record, before it registers. It
+ * reads the destructor for recv_undo (ch may be gone by then).
+ */
 static void recv_wait_init(struct smarm__recv_wait *rw, smarm_chan_t *ch,
 			   const smarm_chan_t *h, void *out)
 {
 	rw->ch = ch;
 	rw->h = h;
-	rw->efree = NULL;
+	rw->efree = ch->efree;
 	rw->out = out;
 	rw->delivered = false;
-	rw->futex = 0;
-	rw->rx.rw = rw;
+	rw->rx.hand = (uintptr_t)rw; /* an actor's, until the thread loop */
 }
 
 /*
- * Lock ch for a round of rw's wait. false (unlocked), with *rc: the
- * first round found ch freed since the decode (SMARM_ESTATE), or a later
- * one found it freed after a hand-off (0: the element is the receiver's,
- * recv_relock). The first round reads the destructor for recv_undo.
+ * A round of the actor's wait did not park (smarm__wait_park failed, rc):
+ * leave the wait. A sender may have handed over already, and then the
+ * element is the receiver's (0).
  */
-static bool recv_round_lock(struct smarm__recv_wait *rw, bool parked, int *rc)
+static int recv_not_parked(struct smarm__wait *w, struct smarm__recv_wait *rw,
+			   int rc)
 {
-	if (parked) {
-		*rc = 0;
-		return recv_relock(rw);
+	bool got = true;
+	if (recv_relock(rw)) {
+		got = recv_leave(rw->ch, rw, false);
+		smarm__unlock(&rw->ch->lock, SMARM__RANK_CHANNEL);
 	}
-	*rc = SMARM_ESTATE;
-	if (!chan_lock_live(rw->ch, rw->h))
-		return false;
-	rw->efree = rw->ch->efree;
-	return true;
+	smarm__wait_retire(w);
+	return got ? 0 : rc;
+}
+
+/*
+ * The rest of smarm__chan_recv's loop (wait.h's), after its first park
+ * returned without a hand-off: rc is the park's status. Woken by the
+ * timer, a wake passed on, the close or nothing (WAIT-5): re-check under
+ * the lock, and register and park again while there is nothing to take.
+ * Out of line: the hand-off path never comes here.
+ */
+static __attribute__((noinline)) int
+recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
+{
+	smarm_chan_t *ch = rw->ch;
+	for (;;) {
+		if (rc != 0)
+			return recv_not_parked(w, rw, rc);
+		if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
+			return 0; /* the sender took our entry: ch untouched */
+		if (!recv_relock(rw))
+			return 0; /* freed after a hand-off: ours */
+		if (recv_leave(ch, rw, true)) {
+			/* Handed over while a timer woke us. */
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return 0;
+		}
+		rc = recv_check(ch, rw->out, w, 0);
+		if (rc == SMARM_EAGAIN) {
+			rw->rx.wt = smarm__wait_open(w);
+			rx_push(ch, &rw->rx);
+		}
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (rc != SMARM_EAGAIN)
+			return rc;
+		rc = smarm__wait_park(w);
+	}
 }
 
 /*
  * The receive loop behind recv and recv_timeout (wait.h's loop), for the
- * running actor me. deadline 0: no timeout.
+ * running actor me. deadline 0: no timeout. The first round is written
+ * out here: an element already queued is taken with no record set up,
+ * and a hand-off into the parked receiver returns from the first park.
  */
 int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		     const smarm_chan_t *h, void *out, uint64_t deadline)
 {
 	struct smarm__recv_wait rw;
 	struct smarm__wait w;
+	int rc;
 
-	recv_wait_init(&rw, ch, h, out);
 	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
-	for (bool parked = false;; parked = true) {
-		int rc;
-
-		if (!recv_round_lock(&rw, parked, &rc))
-			return rc;
-		if (parked && recv_leave(ch, &rw, true)) {
-			/* Handed over while a timer woke us. */
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			return 0;
-		}
-		rc = recv_check(ch, out, smarm__wait_expired(&w));
-		if (rc == SMARM_EAGAIN) {
-			rw.rx.wt = smarm__wait_open(&w);
-			rx_push(ch, &rw.rx);
-		}
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	rc = recv_check(ch, out, &w, 0);
+	if (rc != SMARM_EAGAIN) {
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-		if (rc != SMARM_EAGAIN)
-			return rc;
-		rc = smarm__wait_park(&w);
-		if (rc != 0) {
-			/* Not parked: a sender may have handed over already. */
-			bool got = true;
-			if (recv_relock(&rw)) {
-				got = recv_leave(ch, &rw, false);
-				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			}
-			smarm__wait_retire(&w);
-			return got ? 0 : rc;
-		}
-		if (__atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-			return 0; /* the sender took our entry: ch untouched */
+		return rc;
 	}
+	recv_wait_init(&rw, ch, h, out);
+	rw.rx.wt = smarm__wait_open(&w);
+	rx_push(ch, &rw.rx);
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	rc = smarm__wait_park(&w);
+	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
+		return 0; /* the sender took our entry: ch untouched */
+	return recv_wait_more(&w, &rw, rc);
 }
 
 /*
@@ -779,20 +868,25 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 {
 	struct smarm__recv_wait rw;
 
-	recv_wait_init(&rw, ch, h, out);
 	for (bool parked = false;; parked = true) {
-		struct smarm__waiter none = { NULL, 0, 0 };
-		bool expired = deadline != 0 && smarm__clock_ns() >= deadline;
 		int rc;
 
-		if (!recv_round_lock(&rw, parked, &rc))
-			return rc;
-		if (parked && recv_leave(ch, &rw, true)) {
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			return 0;
+		if (!parked) {
+			if (!chan_lock_live(ch, h))
+				return SMARM_ESTATE;
+			recv_wait_init(&rw, ch, h, out);
+			rw.rx.hand |= SMARM__RX_NOT_ACTOR;
+		} else {
+			if (!recv_relock(&rw))
+				return 0; /* freed after a hand-off: ours */
+			if (recv_leave(ch, &rw, true)) {
+				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+				return 0;
+			}
 		}
-		rc = recv_check(ch, out, expired);
+		rc = recv_check(ch, out, NULL, deadline);
 		if (rc == SMARM_EAGAIN) {
+			struct smarm__waiter none = { NULL, 0, 0 };
 			rw.futex = 0;
 			rw.rx.wt = none;
 			rx_push(ch, &rw.rx);
@@ -820,7 +914,9 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	if (smarm__chan_send(ch, NULL, payload) != 0 && ch->efree != NULL)
+	/* The timer's own sender reference keeps ch live: no handle. */
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	if (chan_send_locked(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
 	chan_sender_drop(ch, NULL);
 }

@@ -17,14 +17,28 @@
  * own stacks (a recv record's rx, a select round's per-arm records), so
  * queueing allocates nothing. An actor in recv or a select arm has an
  * actor registration (wt.node != NULL); a plain thread in recv has
- * wt.node == NULL and is woken through rw->futex. rw is NULL for a select
- * arm (report only: nothing is handed over).
+ * wt.node == NULL and is woken through its record's futex. hand says
+ * which of the three it is in one word, so that a send tests one bit to
+ * know it may hand over to a parked actor: an actor's recv record
+ * (struct smarm__recv_wait, aligned: bit 0 clear), a plain thread's
+ * record with SMARM__RX_NOT_ACTOR set, or SMARM__RX_NOT_ACTOR alone for
+ * a select arm (report only: nothing is handed over). smarm__rx_rw
+ * reads the record back.
  */
 struct smarm__chan_rx {
 	struct smarm__chan_rx *next; /* FIFO link (channel lock) */
 	struct smarm__waiter wt;     /* actor registration, or node NULL */
-	struct smarm__recv_wait *rw; /* recv: hand-off target; NULL: select */
+	uintptr_t hand;		     /* recv record | kind bit (above) */
 };
+
+#define SMARM__RX_NOT_ACTOR ((uintptr_t)1) /* hand: no parked actor recv */
+
+/* The recv record of e, NULL for a select arm. */
+static inline struct smarm__recv_wait *
+smarm__rx_rw(const struct smarm__chan_rx *e)
+{
+	return (struct smarm__recv_wait *)(e->hand & ~SMARM__RX_NOT_ACTOR);
+}
 
 /*
  * A channel's cell (core/handle.h); smarm_chan_t * values the caller
@@ -42,13 +56,16 @@ struct smarm_chan {
 				     oldest first; non-empty only while ring
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
+	bool closed;		/* senders == 0 or receivers == 0: sends
+				   fail (one test on the send path) */
 	uint32_t senders;	/* sender references (timers hold one) */
 	uint32_t timer_senders; /* of those, held by pending timed sends */
 	uint32_t receivers;	/* receiver references */
-	uint32_t rx_inside;	/* waits on ch not yet over (queued, or
-				   woken and not checked out); the last
-				   receiver_free refuses while it is
-				   not 0 (chan.c INV-4) */
+	uint32_t rx_inside;	/* waiters a waker took off the FIFO and
+				   woke, not yet checked out; the last
+				   receiver_free refuses while it is not
+				   0 or the FIFO is not empty (chan.c
+				   INV-4) */
 	int nfd;		/* notify eventfd, -1: none (INV-5) */
 };
 
@@ -60,7 +77,7 @@ struct smarm_chan {
  * hand-off). Lives on the receiver's stack for the duration of the wait.
  */
 struct smarm__recv_wait {
-	smarm_chan_t *ch;
+	smarm_chan_t *ch;	  /* h's cell */
 	const smarm_chan_t *h;	  /* the caller's handle (recv_relock) */
 	smarm_elem_free_cb efree; /* ch's destructor, read while ch lived */
 	void *out;
@@ -79,6 +96,8 @@ struct smarm__recv_wait {
  * channel's handle.
  */
 #define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
+/* A channel's cell size: smarm__chan_pool's, known at compile time. */
+#define SMARM__CHAN_CELL SMARM__CELL_SIZE(sizeof(struct smarm_chan))
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
 extern struct smarm__hpool smarm__chan_pool;
@@ -120,7 +139,8 @@ static inline int smarm__chan_decode(const smarm_chan_t *h, smarm_chan_t **ch)
 static inline int smarm__chan_cell(const smarm_chan_t *h, smarm_chan_t **ch)
 {
 	void *c;
-	int rc = smarm__handle_cell(&smarm__chan_pool, h, &c);
+	int rc = smarm__handle_cell_sized(&smarm__chan_pool, SMARM__CHAN_CELL,
+					  h, &c);
 	if (rc == 0)
 		*ch = c;
 	return rc;

@@ -86,7 +86,9 @@ int smarm__mutex_alloc(smarm_mutex_t **out)
 int smarm__mutex_cell(const smarm_mutex_t *h, smarm_mutex_t **m)
 {
 	void *c;
-	int rc = smarm__handle_cell(&mutex_pool, h, &c);
+	int rc = smarm__handle_cell_sized(
+		&mutex_pool, SMARM__CELL_SIZE(sizeof(struct smarm_mutex)), h,
+		&c);
 	if (rc == 0)
 		*m = c;
 	return rc;
