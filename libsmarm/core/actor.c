@@ -27,8 +27,15 @@
  * attached state after step 4 took its look, resume the actor to run
  * step 4 again (INV-3); else recycle the stack, publish DONE and take
  * the joiner; wake the joiner; reclaim the slot if nobody owes a join;
- * if this was the root, stop every remaining actor; live -= 1 last
+ * if this was the root, shut down every forest root (root exit, below);
+ * during a root exit, shut down the children it left; live -= 1 last
  * (core.h INV-4).
+ *
+ * Root exit ("the program is done"): every forest root (a live actor
+ * whose parent is no actor or has ended) gets a SHUTDOWN request, which
+ * the layers above may deliver as a message (trapping exits); an actor
+ * below a live parent is noted in the orphan table and shut down when
+ * its parent ends. smarm_node_stop instead kills every actor.
  *
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
@@ -36,7 +43,8 @@
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
  * Locking: cold (SLOT rank) per slot; the free list (SLOT rank) is never
- * nested in it; the stack pool (STACK rank) is, in finalize.
+ * nested in it; the stack pool (STACK rank) is, in finalize. The orphan
+ * table's orph_lock (TABLE rank) is taken with no other lock held.
  * Invariants:
  *   INV-1 tenant state is set in one place (slot.h smarm__slot_install)
  *         and released in one (smarm__slot_reclaim).
@@ -101,6 +109,48 @@ static void count_spawn(struct smarm_node *n)
 		atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);
 }
 
+/*
+ * Spawn options for the layers above: their ss_spawn hooks, with the
+ * child published but not queued, so it cannot run before them. On an
+ * error the child (queued by the caller all the same) ends at once
+ * without running its body.
+ */
+static __attribute__((noinline, cold)) int
+spawn_hooks(struct smarm_node *n, struct smarm__slot *s,
+	    struct smarm__slot *parent, uint64_t pid,
+	    const struct smarm_spawn_opts *opts)
+{
+	int rc = smarm__subsys_spawn(n, parent ? smarm__slot_pid(parent) : 0,
+				     pid, opts);
+	if (rc != 0) {
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
+		s->fn = spawn_refused_body;
+		s->joinable = 0;
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	}
+	return rc;
+}
+
+/*
+ * Spawned while the run is ending (one side of the fence pair with
+ * stop_all sees the other): after smarm_node_stop, kill it too; after
+ * the root's exit, shut it down if it is a forest root (its spawner is
+ * exiting, or is no actor), else leave it to its parent, noting it for
+ * when that parent ends.
+ */
+static __attribute__((noinline, cold)) void
+spawn_while_stopping(struct smarm_node *n, struct smarm__slot *parent,
+		     uint64_t pid)
+{
+	if (atomic_load_explicit(&n->stopping, memory_order_relaxed) !=
+	    SMARM__STOPPING_ROOT)
+		smarm__request_stop(n, pid, &stop_all_kill);
+	else if (parent == NULL || parent->exiting)
+		smarm__request_stop(n, pid, &root_stop);
+	else
+		orphan_add(n, smarm__slot_pid(parent), pid);
+}
+
 int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 		 uint64_t *out, smarm_actor_cb fn, void *arg,
 		 const struct smarm_spawn_opts *opts, bool joinable)
@@ -126,43 +176,17 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_QUEUED),
 			      memory_order_release);
 	if (SMARM_UNLIKELY(n->link_default ||
-			   (opts != NULL && (opts->so_ext | opts->link_set)))) {
-		/* Published, not queued: it cannot run before the hooks. */
-		rc = smarm__subsys_spawn(
-			n, parent ? smarm__slot_pid(parent) : 0, pid, opts);
-		if (rc != 0) {
-			smarm__lock(&s->cold, SMARM__RANK_SLOT);
-			s->fn = spawn_refused_body;
-			s->joinable = 0;
-			smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-			smarm__enqueue_spawned(n, pid);
-			return rc;
-		}
-	}
-	if (out != NULL)
+			   (opts != NULL && (opts->so_ext | opts->link_set))))
+		rc = spawn_hooks(n, s, parent, pid, opts);
+	if (out != NULL && rc == 0)
 		*out = pid;
 	smarm__enqueue_spawned(n, pid);
-	/*
-	 * Spawned while the run is shutting down: after smarm_node_stop,
-	 * stop it too; after the root's exit, shut it down if it is a
-	 * forest root (its spawner is exiting, or is no actor), else leave
-	 * it to its parent, noting it for when that parent ends. Pairs with
-	 * stop_all, which sets `stopping` before it scans: one side sees
-	 * the other.
-	 */
+	if (SMARM_UNLIKELY(rc != 0))
+		return rc; /* it ends at once (spawn_hooks) */
+	/* Pairs with stop_all, which sets `stopping` before it scans. */
 	atomic_thread_fence(memory_order_seq_cst);
-	switch (atomic_load_explicit(&n->stopping, memory_order_relaxed)) {
-	case SMARM__STOPPING_NO:
-		break;
-	case SMARM__STOPPING_ROOT:
-		if (parent == NULL || parent->exiting)
-			smarm__request_stop(n, pid, &root_stop);
-		else
-			orphan_add(n, smarm__slot_pid(parent), pid);
-		break;
-	default:
-		smarm__request_stop(n, pid, &stop_all_kill);
-	}
+	if (atomic_load_explicit(&n->stopping, memory_order_relaxed))
+		spawn_while_stopping(n, parent, pid);
 	return 0;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * node.c - a node's subsystems: the hook tables through which the layers
- * above the core (io today; otp, behaviour, obs later) keep per-node
- * state, hear about the node's open, runs and close, and answer stats.
- * Per-actor state and the actor exit hook are actor.c's.
+ * above the core (io and otp today; behaviour, obs later) keep per-node
+ * state, hear about the node's open, runs and close, answer stats, take
+ * trappable stop requests (ss_trap) and act on spawn options (ss_spawn);
+ * and the spawn options' part for those layers. Per-actor state and the
+ * actor exit hook are actor.c's.
  *
  * Order. Open and run start go in id order (SMARM__SUB_IO first), run end
  * and close in reverse id order, so a layer starts after, and stops

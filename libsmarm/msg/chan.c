@@ -2,7 +2,9 @@
 /*
  * chan.c - unbounded multi-producer multi-consumer channels of fixed-size
  * elements, receivers that are actors or plain threads, the notify fd,
- * timed sends, and the channel side of select (arming and disarming an
+ * timed sends, the runtime's own sender references and the removal of
+ * matching queued elements (the OTP layer's monitor channels), and the
+ * channel side of select (arming and disarming an
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c.
@@ -380,6 +382,17 @@ static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	return chan_sender_drop(ch, h);
+}
+
+/*
+ * A send on a reference the runtime holds (a timer's, the OTP layer's):
+ * no handle to check. Out of line, so that smarm_chan_send keeps
+ * smarm__chan_send inlined (two callers, as before these existed).
+ */
+__attribute__((noinline)) int smarm__chan_send_held(smarm_chan_t *ch,
+						    const void *elem)
+{
+	return smarm__chan_send(ch, NULL, elem);
 }
 
 int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h)
@@ -884,7 +897,7 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	if (smarm__chan_send(ch, NULL, payload) != 0 && ch->efree != NULL)
+	if (smarm__chan_send_held(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
 	chan_sender_drop(ch, NULL);
 }

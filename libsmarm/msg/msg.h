@@ -101,11 +101,12 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
  * A sender reference the runtime keeps for itself (counted with the
  * timers', so the caller's sender_free cannot give it up): _hold takes
  * one with the caller's handle (0, SMARM_ESTATE freed, SMARM_ECLOSED no
- * sender is left, SMARM_ENOMEM); with one held, smarm__chan_send(ch,
- * NULL, elem) sends without a handle check; _release gives it up (it
- * may close and free the channel).
+ * sender is left, SMARM_ENOMEM); with one held, smarm__chan_send_held
+ * sends without a handle check (as smarm__chan_send); _release gives it
+ * up (it may close and free the channel).
  */
 int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h);
+int smarm__chan_send_held(smarm_chan_t *ch, const void *elem);
 void smarm__chan_sender_release(smarm_chan_t *ch);
 /*
  * Remove the queued elements match accepts (run under the channel

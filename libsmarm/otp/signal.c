@@ -140,7 +140,7 @@ void smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 	sig.from.id = from;
 	sig.ref = ref;
 	sig.reason = reason;
-	(void)smarm__chan_send(cell, NULL, &sig);
+	(void)smarm__chan_send_held(cell, &sig);
 }
 
 /* ------------------------------------------------ exit signals */
