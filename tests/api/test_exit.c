@@ -8,7 +8,7 @@
  * signal is ignored unless the target traps (or signals itself); a
  * crash signal carries its reason; a signal to a dead pid is
  * SMARM_ENOPROC; a plain thread shuts an actor down; every misuse.
- * Ports spec/otp.md 14 tests/shutdown.rs.
+ * Ports the Rust smarm runtime's tests/shutdown.rs.
  */
 #include "harness.h"
 

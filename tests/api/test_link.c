@@ -7,8 +7,8 @@
  * propagate; unlink stops propagation; linking a dead pid (noproc) ends a
  * non-trapping caller and messages a trapping one; link at spawn is in
  * place before the child runs; SMARM_STAT_LINKS; every misuse; a cascade
- * of 10,000 linked actors on 4 workers all ends. Ports spec/otp.md 14
- * tests/link.rs.
+ * of 10,000 linked actors on 4 workers all ends. Ports the Rust smarm
+ * runtime's tests/link.rs.
  */
 #include "harness.h"
 

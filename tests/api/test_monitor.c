@@ -7,8 +7,8 @@
  * reported when monitored at spawn, a watcher's end freeing its monitors
  * (SMARM_STAT_MONITORS), every misuse, and the race of a target ending
  * while other workers set monitors on it (exactly one Down each).
- * Ports spec/otp.md 14 tests/monitor.rs and the local cases of OTP's
- * monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
+ * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
+ * of OTP's monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
  * local_remove_monitor).
  */
 #include "harness.h"

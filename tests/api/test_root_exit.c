@@ -6,7 +6,7 @@
  * gets the shutdown as a message and may finish its work with timers; a
  * parked-forever daemon and a periodic timer daemon do not keep the run
  * open; actors below a live parent are left to it, and shut down when it
- * ends. Ports spec/otp.md 14 tests/root_exit.rs.
+ * ends. Ports the Rust smarm runtime's tests/root_exit.rs.
  */
 #include "harness.h"
 

@@ -6,8 +6,8 @@
  * really ended instead of SMARM_EXIT_NOPROC; an anonymous death keeps
  * nothing; marking a dead pid invents nothing; a live actor has no
  * record; the record survives the slot's reuse by an anonymous tenant
- * and is overwritten by the next watchable one. Ports spec/otp.md 14
- * tests/terminal_outcome_after_death.rs.
+ * and is overwritten by the next watchable one. Ports the Rust smarm
+ * runtime's tests/terminal_outcome_after_death.rs.
  */
 #include "harness.h"
 
