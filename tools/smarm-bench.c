@@ -297,7 +297,7 @@ out:
  * --------------------------------------------------------------------- */
 
 struct cascade {
-	smarm_spawn_opts_t *opts; /* linked, small dense stacks */
+	smarm_spawn_opts_t *opts; /* linked, dense stacks */
 	smarm_chan_t *tail;	  /* pid of the tail, or SMARM_PID_NONE */
 };
 
@@ -338,14 +338,12 @@ static void wl_link_cascade(struct bench_run *r)
 		rc = smarm_spawn_opts_alloc(&cascade.opts);
 	if (rc == 0)
 		rc = smarm_spawn_opts_alloc(&head_opts);
-	for (int i = 0; rc == 0 && i < 2; i++) {
-		smarm_spawn_opts_t *o = i ? head_opts : cascade.opts;
-		rc = smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE,
+	/* Dense stacks of the default shape: pooled in chunks, so 100,000
+	 * parked actors cost no mapping each (an odd shape maps one). */
+	for (int i = 0; rc == 0 && i < 2; i++)
+		rc = smarm_spawn_opts_set_int(i ? head_opts : cascade.opts,
+					      SMARM_OPT_STACK_MODE,
 					      SMARM_STACK_DENSE);
-		if (rc == 0)
-			rc = smarm_spawn_opts_set_int(
-				o, SMARM_OPT_STACK_RESERVE, 16384);
-	}
 	if (rc == 0)
 		rc = smarm_spawn_opts_set_int(cascade.opts, SMARM_OPT_LINK, 1);
 	if (rc == 0) /* the head is not linked to the root */
