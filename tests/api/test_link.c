@@ -398,6 +398,40 @@ START_TEST(test_link_spawn_option_links_before_the_child_runs)
 }
 END_TEST
 
+/* The node default (a config value) links every spawn to its spawner;
+ * a spawn option of 0 overrides it. */
+static void root_link_default(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t c;
+	int how = -1;
+	(void)arg;
+	HARNESS_EQ(smarm_spawn_opts_alloc(&o), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_int(o, SMARM_OPT_LINK, 0), 0);
+	HARNESS_EQ(smarm_actor_spawn(&c, body_crash_at_once, (void *)21, o), 0);
+	HARNESS_EQ(smarm_actor_join(c, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED); /* not linked: the root lives */
+	smarm_spawn_opts_free(o);
+	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(
+		smarm_actor_spawn(NULL, body_crash_at_once, (void *)22, NULL),
+		0);
+	park(); /* the linked child's crash ends the root */
+	HARNESS_CHECK(0);
+}
+
+START_TEST(test_link_config_default_links_every_spawn)
+{
+	intptr_t reason = 0;
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run_opt(2, SMARM_OPT_LINK, 1,
+					 root_link_default, NULL, &reason),
+			 SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(reason, 22);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------- errors */
 
 static void root_errors(void *arg)
@@ -499,6 +533,7 @@ Suite *smarm_test_link_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("spawn");
 	tcase_add_test(t, test_link_spawn_option_links_before_the_child_runs);
+	tcase_add_test(t, test_link_config_default_links_every_spawn);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_link_misuse_returns_errors);
