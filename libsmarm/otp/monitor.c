@@ -206,13 +206,34 @@ struct mon_arg {
 	bool found;		 /* take: out */
 };
 
+/* Room for one more monitor entry: the inline one first, then a heap
+ * array (the inline one is never handed to realloc). */
+static int mons_reserve(struct smarm__sig_actor *a)
+{
+	struct smarm__sig_mon *m;
+	if (a->sa_capmons == 0) {
+		a->sa_mons = &a->sa_mon1;
+		a->sa_capmons = 1;
+	}
+	if (a->sa_nmons < a->sa_capmons)
+		return 0;
+	if (a->sa_mons != &a->sa_mon1)
+		return smarm__sig_vec_grow((void **)&a->sa_mons, &a->sa_capmons,
+					   a->sa_nmons + 1, sizeof *a->sa_mons);
+	m = malloc(4 * sizeof *m);
+	if (m == NULL)
+		return SMARM_ENOMEM;
+	m[0] = a->sa_mon1;
+	a->sa_mons = m;
+	a->sa_capmons = 4;
+	return 0;
+}
+
 static int mon_add_fn(void **state, void *arg)
 {
 	struct mon_arg *ma = arg;
 	struct smarm__sig_actor *a = state_get(state);
-	if (a == NULL ||
-	    smarm__sig_vec_grow((void **)&a->sa_mons, &a->sa_capmons,
-				a->sa_nmons + 1, sizeof *a->sa_mons) != 0) {
+	if (a == NULL || mons_reserve(a) != 0) {
 		state_trim(state);
 		return SMARM_ENOMEM;
 	}

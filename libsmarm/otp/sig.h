@@ -52,8 +52,10 @@ struct smarm__sig_wref {
  * smarm__actor_ext_update), or by the exit hook that owns it.
  */
 struct smarm__sig_actor {
-	struct smarm__sig_mon *sa_mons; /* monitors watching this actor */
+	struct smarm__sig_mon *sa_mons; /* monitors watching this actor:
+					   sa_mon1 while there is room */
 	uint32_t sa_nmons, sa_capmons;
+	struct smarm__sig_mon sa_mon1;	  /* the first: most targets have one */
 	struct smarm__sig_wref *sa_wrefs; /* monitors this actor set: a
 					     table by ref (monitor.c) */
 	uint32_t sa_nwrefs, sa_capwrefs;

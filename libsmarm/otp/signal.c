@@ -99,7 +99,8 @@ bool smarm__sig_actor_empty(const struct smarm__sig_actor *a)
 
 void smarm__sig_actor_free(struct smarm__sig_actor *a)
 {
-	free(a->sa_mons);
+	if (a->sa_mons != &a->sa_mon1)
+		free(a->sa_mons);
 	free(a->sa_wrefs);
 	free(a->sa_flush);
 	free(a->sa_links);
