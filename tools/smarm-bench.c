@@ -241,6 +241,154 @@ static void wl_chained_spawn(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * monitor_down: N actors spawned with a monitor (the spawn option), each
+ * exits at once; the root receives the N Downs (spawn_monitor + 'DOWN').
+ * --------------------------------------------------------------------- */
+
+static void monitor_down_body(void *arg)
+{
+	(void)arg;
+}
+
+static void wl_monitor_down(struct bench_run *r)
+{
+	smarm_chan_t *downs = NULL;
+	smarm_spawn_opts_t *opts = NULL;
+	smarm_signal_t s;
+	uint64_t ref = 0;
+	size_t spawned = 0, got = 0;
+	int rc = smarm_chan_alloc(&downs, sizeof s, NULL);
+	if (rc == 0)
+		rc = smarm_spawn_opts_alloc(&opts);
+	if (rc == 0)
+		rc = smarm_spawn_opts_set_monitor(opts, downs, &ref);
+	if (rc != 0) {
+		bench_fail(r, "setup", rc);
+		goto out;
+	}
+	uint64_t t0 = smarm_now_ns();
+	for (; spawned < SPAWN_N; spawned++) {
+		rc = smarm_actor_spawn(NULL, monitor_down_body, NULL, opts);
+		if (rc != 0) {
+			bench_fail(r, "smarm_actor_spawn", rc);
+			break;
+		}
+	}
+	for (; got < spawned; got++) {
+		rc = smarm_chan_recv_timeout(downs, &s, RECV_LIMIT_NS);
+		if (rc != 0) {
+			bench_fail(r, "receive a Down", rc);
+			break;
+		}
+		if (s.kind != SMARM_SIGNAL_DOWN || s.how != SMARM_EXIT_NORMAL)
+			bench_fail(r, "a Down that is not a normal end", 0);
+	}
+	r->ns = smarm_now_ns() - t0;
+	r->ops = SPAWN_N;
+out:
+	smarm_spawn_opts_free(opts);
+	if (downs != NULL) {
+		smarm_chan_sender_free(downs);
+		smarm_chan_receiver_free(downs);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * link_cascade: a chain of CHAIN_N actors, each spawned linked by the one
+ * before and parked; the root kills the head and waits for the tail's
+ * Down: every actor is gone by then (each dies before it signals the
+ * next). Timed from the kill; ns per actor.
+ * --------------------------------------------------------------------- */
+
+struct cascade {
+	smarm_spawn_opts_t *opts; /* linked, dense stacks */
+	smarm_chan_t *tail;	  /* pid of the tail, or SMARM_PID_NONE */
+};
+
+static struct cascade cascade;
+
+static void cascade_body(void *arg)
+{
+	uintptr_t depth = (uintptr_t)arg;
+	smarm_chan_t *park = NULL;
+	smarm_pid_t me = smarm_actor_self();
+	int v;
+	if (depth < CHAIN_N) {
+		if (smarm_actor_spawn(NULL, cascade_body, (void *)(depth + 1),
+				      cascade.opts) != 0) {
+			me = SMARM_PID_NONE;
+			smarm_chan_send(cascade.tail, &me);
+			return;
+		}
+	} else {
+		smarm_chan_send(cascade.tail, &me);
+	}
+	if (smarm_chan_alloc(&park, sizeof v, NULL) == 0)
+		smarm_chan_recv(park, &v); /* until the cascade kills it */
+}
+
+static void wl_link_cascade(struct bench_run *r)
+{
+	smarm_chan_t *downs = NULL;
+	smarm_spawn_opts_t *head_opts = NULL;
+	smarm_pid_t head, tail;
+	smarm_signal_t s;
+	int rc = smarm_chan_alloc(&downs, sizeof s, NULL);
+	cascade.opts = NULL;
+	cascade.tail = NULL;
+	if (rc == 0)
+		rc = smarm_chan_alloc(&cascade.tail, sizeof tail, NULL);
+	if (rc == 0)
+		rc = smarm_spawn_opts_alloc(&cascade.opts);
+	if (rc == 0)
+		rc = smarm_spawn_opts_alloc(&head_opts);
+	/* Dense stacks of the default shape: pooled in chunks, so 100,000
+	 * parked actors cost no mapping each (an odd shape maps one). */
+	for (int i = 0; rc == 0 && i < 2; i++)
+		rc = smarm_spawn_opts_set_int(i ? head_opts : cascade.opts,
+					      SMARM_OPT_STACK_MODE,
+					      SMARM_STACK_DENSE);
+	if (rc == 0)
+		rc = smarm_spawn_opts_set_int(cascade.opts, SMARM_OPT_LINK, 1);
+	if (rc == 0) /* the head is not linked to the root */
+		rc = smarm_actor_spawn(&head, cascade_body, (void *)1,
+				       head_opts);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(cascade.tail, &tail,
+					     RECV_LIMIT_NS);
+	if (rc == 0 && tail.id == 0)
+		rc = SMARM_ENOMEM;
+	if (rc == 0)
+		rc = smarm_monitor(tail, downs, NULL);
+	if (rc != 0) {
+		bench_fail(r, "building the chain", rc);
+		goto out;
+	}
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_actor_stop(head);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(downs, &s, RECV_LIMIT_NS);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = CHAIN_N;
+	if (rc != 0)
+		bench_fail(r, "kill the head, wait for the tail", rc);
+	else if (s.how != SMARM_EXIT_STOPPED)
+		bench_fail(r, "the tail did not end killed", 0);
+	smarm_actor_join(head, NULL, NULL);
+out:
+	smarm_spawn_opts_free(cascade.opts);
+	smarm_spawn_opts_free(head_opts);
+	if (cascade.tail != NULL) {
+		smarm_chan_sender_free(cascade.tail);
+		smarm_chan_receiver_free(cascade.tail);
+	}
+	if (downs != NULL) {
+		smarm_chan_sender_free(downs);
+		smarm_chan_receiver_free(downs);
+	}
+}
+
+/* ------------------------------------------------------------------------
  * ping_pong_rtt: the pinger sends i on ping and waits for it on pong, N
  * times; the ponger echoes until ping is closed.
  * --------------------------------------------------------------------- */
@@ -1060,6 +1208,8 @@ static const struct workload workloads[] = {
 	{ "wake_latency", wl_wake_latency, 0, false, 0, "p50/p99 ms" },
 	{ "wake_latency_libc", wl_wake_latency_libc, 0, false, 0,
 	  "p50/p99 ms" },
+	{ "monitor_down", wl_monitor_down, 0, false, 0, NULL },
+	{ "link_cascade", wl_link_cascade, 0, false, 0, NULL },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])

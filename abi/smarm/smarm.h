@@ -263,7 +263,12 @@ SMARM_API const char *smarm_version_string(void);
 	 * signal costs tens of microseconds on a VM, and at 2 ms that         \
 	 * overhead reached 3-4% of a compute loop, at 10 ms it is under       \
 	 * 1%. Since: SMARM_0.2. */                                            \
-	XX(ASYNC_SLICE_NS, 12, 100000, 10000000000, 10000000, NODE)
+	XX(ASYNC_SLICE_NS, 12, 100000, 10000000000, 10000000, NODE)            \
+	/* 0 or 1: link each new actor to its spawner (smarm_link), in         \
+	 * place before the child can run, so no death goes unobserved; as     \
+	 * a node default (a config) it links every spawn made by an actor.    \
+	 * Default 0. Since: SMARM_0.4. */                                     \
+	XX(LINK, 13, 0, 1, 0, SPAWN)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -374,27 +379,52 @@ SMARM_API int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg);
 SMARM_API int smarm_node_close(smarm_node_t *node);
 
 /*
- * smarm_exit_kind - how an actor ended (smarm_actor_join, smarm_node_run).
+ * smarm_exit_kind - how an actor ended (smarm_actor_join, smarm_node_run,
+ * and the `how` of a smarm_signal_t).
  *
  * SMARM_EXIT_NORMAL   its body returned or it called smarm_actor_exit().
  * SMARM_EXIT_CRASHED  it called smarm_actor_crash(reason), or the runtime
- *                     could not give it a stack (reason SMARM_ENOMEM).
- * SMARM_EXIT_STOPPED  it observed a stop request (smarm_actor_stop).
+ *                     could not give it a stack (reason SMARM_ENOMEM), or
+ *                     a crash reached it through a link or an exit signal
+ *                     while it did not trap exits (that reason).
+ * SMARM_EXIT_STOPPED  it was killed: it observed a stop request
+ *                     (smarm_actor_stop, smarm_node_stop_actor,
+ *                     smarm_node_stop, smarm_actor_send_exit with
+ *                     SMARM_EXIT_STOPPED), or a linked actor that was
+ *                     killed took it along.
+ * SMARM_EXIT_SHUTDOWN it was shut down: it called smarm_actor_shutdown(),
+ *                     or a shutdown (smarm_node_shutdown_actor, the root
+ *                     actor's end, an exit signal, a linked actor that
+ *                     was shut down) reached it while it did not trap
+ *                     exits. Since: SMARM_0.4.
+ * SMARM_EXIT_NOPROC   only in signals: the actor was already gone (or
+ *                     never existed) when it was monitored or linked.
+ *                     Since: SMARM_0.4.
  */
 enum smarm_exit_kind {
 	SMARM_EXIT_NORMAL = 0,
 	SMARM_EXIT_CRASHED = 1,
 	SMARM_EXIT_STOPPED = 2,
+	SMARM_EXIT_SHUTDOWN = 3,
+	SMARM_EXIT_NOPROC = 4,
 };
 
 /*
  * smarm_node_run() - run `root` as the root actor until no actor is left.
  *
  * The calling thread becomes worker 0; the other workers are started for
- * the run and joined before it returns. When the root actor ends, every
- * actor still alive is asked to stop (root exit means the program is done)
- * and the run returns once they have all ended. Pending timers do not keep
- * a run open. A node can run again after a run returns.
+ * the run and joined before it returns. When the root actor ends, the
+ * program is done: every *forest root* (an actor alive whose parent is no
+ * actor or has ended) is shut down, as by smarm_node_shutdown_actor(),
+ * and so is every actor whose parent ends from then on. An actor that
+ * does not trap exits ends with SMARM_EXIT_SHUTDOWN; one that traps gets
+ * the shutdown as a message and may finish its work (timers, channels
+ * and children still work) and end when it likes; actors below a live
+ * parent are left to it (a supervisor shuts its own children down). The
+ * run returns once every actor has ended: one that traps and never ends
+ * keeps it open. Pending timers do not keep a run open. A node can run
+ * again after a run returns. (Before SMARM_0.4 every actor was stopped,
+ * SMARM_EXIT_STOPPED.)
  *
  * how and reason (either may be NULL) receive how the root ended and its
  * crash reason (0 unless crashed).
@@ -502,7 +532,13 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * return of a libc call, where a signal that found them inside libc   \
 	 * had made that return a safe point. In the last run.                 \
 	 * Since: SMARM_0.4. */                                                \
-	XX(PREEMPT_RETURNS, 24, CORE)
+	XX(PREEMPT_RETURNS, 24, CORE)                                          \
+	/* Monitors in place (set and not yet fired, demonitored or freed      \
+	 * by their watcher's end). Since: SMARM_0.4. */                       \
+	XX(MONITORS, 25, OTP)                                                  \
+	/* Links held, counted at each end: a link between two live actors     \
+	 * counts 2. Since: SMARM_0.4. */                                      \
+	XX(LINKS, 26, OTP)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -545,15 +581,16 @@ SMARM_API const char *smarm_stat_name(int stat);
 SMARM_API int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid);
 
 /*
- * smarm_node_stop() - end a running node's run from outside, with the
- * same effect as its root actor ending: every actor alive, the root
- * included, is asked to stop (as by smarm_actor_stop, but with the
- * shutdown strength the root's end uses), runs its cleanup handlers and
- * ends, and smarm_node_run() returns once they all have (the root's `how`
- * is then SMARM_EXIT_STOPPED, unless it ended on its own first). Actors
- * spawned while the run winds down are stopped too. Calling it again, or
- * while the root is ending anyway, is harmless. It concerns the run in
- * progress only: nothing carries over to a later run.
+ * smarm_node_stop() - end a running node's run from outside: every actor
+ * alive, the root included, is killed (as by smarm_actor_stop: trapping
+ * exits does not turn it into a message), runs its cleanup handlers and
+ * ends with SMARM_EXIT_STOPPED, and smarm_node_run() returns once they
+ * all have (the root's `how` is then SMARM_EXIT_STOPPED, unless it ended
+ * on its own first). Actors spawned while the run winds down are killed
+ * too. Calling it again, or while the root is ending anyway, is harmless
+ * (after the root's end it kills the actors that were left to drain). It
+ * concerns the run in progress only: nothing carries over to a later
+ * run.
  *
  * Use it from a signal-handling thread (sigwait / signalfd on SIGINT),
  * a host's shutdown path or a watchdog. It takes locks, so it is not
@@ -1495,5 +1532,8 @@ SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
 #ifdef __cplusplus
 }
 #endif
+
+/* The OTP layer (monitors, links, exit signals; names and groups). */
+#include "otp.h"
 
 #endif /* SMARM_SMARM_H */

@@ -27,8 +27,15 @@
  * attached state after step 4 took its look, resume the actor to run
  * step 4 again (INV-3); else recycle the stack, publish DONE and take
  * the joiner; wake the joiner; reclaim the slot if nobody owes a join;
- * if this was the root, stop every remaining actor; live -= 1 last
+ * if this was the root, shut down every forest root (root exit, below);
+ * during a root exit, shut down the children it left; live -= 1 last
  * (core.h INV-4).
+ *
+ * Root exit ("the program is done"): every forest root (a live actor
+ * whose parent is no actor or has ended) gets a SHUTDOWN request, which
+ * the layers above may deliver as a message (trapping exits); an actor
+ * below a live parent is noted in the orphan table and shut down when
+ * its parent ends. smarm_node_stop instead kills every actor.
  *
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
@@ -36,7 +43,8 @@
  * and is handed back to its exit hook. The exit payload belongs to the
  * exit record until the slot is reclaimed.
  * Locking: cold (SLOT rank) per slot; the free list (SLOT rank) is never
- * nested in it; the stack pool (STACK rank) is, in finalize.
+ * nested in it; the stack pool (STACK rank) is, in finalize. The orphan
+ * table's orph_lock (TABLE rank) is taken with no other lock held.
  * Invariants:
  *   INV-1 tenant state is set in one place (slot.h smarm__slot_install)
  *         and released in one (smarm__slot_reclaim).
@@ -70,8 +78,21 @@
 
 #include <stdlib.h>
 
-/* The root's exit asks every remaining actor to shut down. */
-static const struct smarm__stop_req root_stop = { 0, SMARM__STOP_SHUTDOWN, 0 };
+/* The root's exit asks every forest root to shut down. */
+static const struct smarm__stop_req root_stop = { 0, SMARM__STOP_SHUTDOWN, 0,
+						  SMARM_EXIT_SHUTDOWN };
+/* smarm_node_stop kills every actor alive. */
+static const struct smarm__stop_req stop_all_kill = { 0, SMARM__STOP_KILL, 0,
+						      SMARM_EXIT_STOPPED };
+
+static void orphan_add(struct smarm_node *n, uint64_t parent, uint64_t child);
+static void orphans_release(struct smarm_node *n, uint64_t parent);
+
+/* A spawn failed in a layer's ss_spawn hook: the child ends at once. */
+static void spawn_refused_body(void *arg)
+{
+	(void)arg;
+}
 
 /*
  * Spawns are counted per worker (plain stores by the owning worker into a
@@ -86,6 +107,48 @@ static void count_spawn(struct smarm_node *n)
 				 __ATOMIC_RELAXED);
 	else
 		atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);
+}
+
+/*
+ * Spawn options for the layers above: their ss_spawn hooks, with the
+ * child published but not queued, so it cannot run before them. On an
+ * error the child (queued by the caller all the same) ends at once
+ * without running its body.
+ */
+static __attribute__((noinline, cold)) int
+spawn_hooks(struct smarm_node *n, struct smarm__slot *s,
+	    struct smarm__slot *parent, uint64_t pid,
+	    const struct smarm_spawn_opts *opts)
+{
+	int rc = smarm__subsys_spawn(n, parent ? smarm__slot_pid(parent) : 0,
+				     pid, opts);
+	if (rc != 0) {
+		smarm__lock(&s->cold, SMARM__RANK_SLOT);
+		s->fn = spawn_refused_body;
+		s->joinable = 0;
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	}
+	return rc;
+}
+
+/*
+ * Spawned while the run is ending (one side of the fence pair with
+ * stop_all sees the other): after smarm_node_stop, kill it too; after
+ * the root's exit, shut it down if it is a forest root (its spawner is
+ * exiting, or is no actor), else leave it to its parent, noting it for
+ * when that parent ends.
+ */
+static __attribute__((noinline, cold)) void
+spawn_while_stopping(struct smarm_node *n, struct smarm__slot *parent,
+		     uint64_t pid)
+{
+	if (atomic_load_explicit(&n->stopping, memory_order_relaxed) !=
+	    SMARM__STOPPING_ROOT)
+		smarm__request_stop(n, pid, &stop_all_kill);
+	else if (parent == NULL || parent->exiting)
+		smarm__request_stop(n, pid, &root_stop);
+	else
+		orphan_add(n, smarm__slot_pid(parent), pid);
 }
 
 int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
@@ -112,17 +175,18 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	count_spawn(n);
 	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_QUEUED),
 			      memory_order_release);
-	if (out != NULL)
+	if (SMARM_UNLIKELY(n->link_default ||
+			   (opts != NULL && (opts->so_ext | opts->link_set))))
+		rc = spawn_hooks(n, s, parent, pid, opts);
+	if (out != NULL && rc == 0)
 		*out = pid;
 	smarm__enqueue_spawned(n, pid);
-	/*
-	 * Spawned while the run is shutting down (by a cleanup handler, or
-	 * racing the root's exit): stop it too. Pairs with stop_all, which
-	 * sets `stopping` before it scans: one side sees the other.
-	 */
+	if (SMARM_UNLIKELY(rc != 0))
+		return rc; /* it ends at once (spawn_hooks) */
+	/* Pairs with stop_all, which sets `stopping` before it scans. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&n->stopping, memory_order_relaxed))
-		smarm__request_stop(n, pid, &root_stop);
+		spawn_while_stopping(n, parent, pid);
 	return 0;
 }
 
@@ -156,6 +220,7 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 		if (stopped || s->cl_len > 0 || s->wait != NULL) {
 			smarm__lock(&s->cold, SMARM__RANK_SLOT);
 			if (stopped) {
+				s->exit.ex_how = s->stop_how;
 				s->exit.ex_strength = atomic_load_explicit(
 					&s->stop, memory_order_relaxed);
 				s->exit.ex_from = s->stop_from;
@@ -403,7 +468,11 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 		smarm__slot_free(n, smarm__slot_index(s));
 	}
 	if (is_root)
-		smarm__stop_all(n);
+		smarm__stop_all(n, SMARM__STOPPING_ROOT);
+	else if (SMARM_UNLIKELY(atomic_load_explicit(&n->stopping,
+						     memory_order_relaxed) ==
+				SMARM__STOPPING_ROOT))
+		orphans_release(n, pid); /* its children are forest roots now */
 	int64_t before =
 		atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
 	SMARM_ASSERT(before > 0); /* else: an actor finalized twice */
@@ -426,10 +495,17 @@ static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
-	struct smarm__slot *s = lock_live(n, pid);
+	struct smarm__slot *s;
 	uint8_t cur;
 	bool raised = false;
 
+	if (req->sr_strength == SMARM__STOP_SHUTDOWN) {
+		/* Trappable: a layer may deliver it as a message instead. */
+		int rc = smarm__subsys_trap(n, pid, req);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+	s = lock_live(n, pid);
 	if (s == NULL)
 		return SMARM_ENOPROC;
 	/* INV-4; the owner's own store (terminate) races only upward. */
@@ -442,6 +518,7 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	if (raised) {
 		s->stop_from = req->sr_from;
 		s->stop_code = req->sr_code;
+		s->stop_how = (uint8_t)req->sr_how;
 	}
 	/*
 	 * Wake under the cold lock: the target cannot start exiting (its
@@ -456,10 +533,49 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	return 0;
 }
 
-/* Root exit: the program is done; every actor still alive is stopped. */
-void smarm__stop_all(struct smarm_node *n)
+int smarm__actor_request_stop(struct smarm_node *n, uint64_t pid,
+			      const struct smarm__stop_req *req)
 {
-	atomic_store_explicit(&n->stopping, 1, memory_order_seq_cst);
+	return smarm__request_stop(n, pid, req);
+}
+
+uint64_t smarm__self_pid(void)
+{
+	struct smarm__slot *me = smarm__current();
+	return me != NULL ? smarm__slot_pid(me) : 0;
+}
+
+bool smarm__node_is_running(const struct smarm_node *n)
+{
+	return atomic_load(&((struct smarm_node *)n)->running) != 0;
+}
+
+void smarm__self_exit(int how, intptr_t code)
+{
+	struct smarm__slot *me = smarm__current();
+	SMARM_ASSERT(me != NULL);
+	smarm__terminate(me, how, code);
+}
+
+/*
+ * The end of a run (mode SMARM__STOPPING_*). Root exit, "the program is
+ * done": every forest root (a live actor whose parent is no actor, or
+ * has ended) gets a shutdown, which one that traps exits receives as a
+ * message (it may drain and end when it likes); the others are left to
+ * their parents, and noted so that each gets its shutdown when its
+ * parent ends (orphans_release). smarm_node_stop: every actor is
+ * killed. A kill after a root exit still kills; a root exit after a
+ * kill adds nothing.
+ */
+void smarm__stop_all(struct smarm_node *n, int mode)
+{
+	int cur = atomic_load_explicit(&n->stopping, memory_order_relaxed);
+	do {
+		if (cur >= mode)
+			return;
+	} while (!atomic_compare_exchange_weak_explicit(
+		&n->stopping, &cur, mode, memory_order_seq_cst,
+		memory_order_relaxed));
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with spawn */
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
@@ -467,12 +583,123 @@ void smarm__stop_all(struct smarm_node *n)
 		uint64_t w =
 			atomic_load_explicit(&s->word, memory_order_acquire);
 		uint32_t st = SMARM__W_STATE(w);
-		if (st != SMARM__ST_VACANT && st != SMARM__ST_DONE)
-			smarm__request_stop(
-				n,
-				smarm__pid_make(SMARM__W_GEN(w), n->serial, i),
-				&root_stop);
+		uint64_t pid = smarm__pid_make(SMARM__W_GEN(w), n->serial, i);
+		uint64_t parent;
+		if (st == SMARM__ST_VACANT || st == SMARM__ST_DONE)
+			continue;
+		if (mode == SMARM__STOPPING_KILL_ALL) {
+			smarm__request_stop(n, pid, &stop_all_kill);
+			continue;
+		}
+		/*
+		 * The parent was written before the tenant was published
+		 * (acquire above); a tenant that changed since is simply
+		 * asked about under its cold lock, and found stale.
+		 */
+		parent = s->parent;
+		if (parent == 0 || smarm__slot_live(n, parent) == NULL) {
+			smarm__request_stop(n, pid, &root_stop);
+			continue;
+		}
+		orphan_add(n, parent, pid);
+		/*
+		 * The parent may have ended since it was looked at. Its
+		 * finalize publishes DONE before it takes the table lock, so
+		 * it either finds this pair or this look finds it ended.
+		 */
+		if (smarm__slot_live(n, parent) == NULL)
+			orphans_release(n, parent);
 	}
+}
+
+/* ------------------------------------------------------ orphans */
+
+/*
+ * The orphan table, from a root exit to the run's end: (parent, child)
+ * pairs in a chained hash by parent, under orph_lock (TABLE rank, taken
+ * with no other lock held). A pair is added for each live actor the
+ * root-exit sweep leaves to its live parent, and for each actor a live
+ * parent spawns after it; when a parent ends (finalize) its pairs are
+ * taken out and its children shut down, as forest roots. A child may
+ * have ended long before: its shutdown then finds it stale.
+ */
+struct smarm__orphan {
+	uint64_t or_parent; /* 0: taken */
+	uint64_t or_child;
+	uint32_t or_next; /* next entry in the bucket: index + 1, 0 none */
+};
+
+static uint32_t orphan_bucket(const struct smarm_node *n, uint64_t parent)
+{
+	return (uint32_t)((parent * 0x9e3779b97f4a7c15ull) >> 32) &
+	       (n->orph_nb - 1);
+}
+
+static void orphan_add(struct smarm_node *n, uint64_t parent, uint64_t child)
+{
+	smarm__lock(&n->orph_lock, SMARM__RANK_TABLE);
+	if (n->orph_heads == NULL) {
+		uint32_t nb = 64;
+		while (nb < atomic_load(&n->nslots) && nb < (1u << 24))
+			nb <<= 1;
+		n->orph_heads = calloc(nb, sizeof *n->orph_heads);
+		n->orph_nb = n->orph_heads != NULL ? nb : 0;
+	}
+	if (n->orph_len == n->orph_cap && n->orph_heads != NULL) {
+		uint32_t cap = n->orph_cap ? n->orph_cap * 2 : 64;
+		struct smarm__orphan *o = realloc(n->orph, cap * sizeof *o);
+		if (o != NULL) {
+			n->orph = o;
+			n->orph_cap = cap;
+		}
+	}
+	if (n->orph_heads != NULL && n->orph_len < n->orph_cap) {
+		/* Out of memory leaves the child to its parent alone. */
+		uint32_t b = orphan_bucket(n, parent);
+		struct smarm__orphan *o = &n->orph[n->orph_len];
+		o->or_parent = parent;
+		o->or_child = child;
+		o->or_next = n->orph_heads[b];
+		n->orph_heads[b] = ++n->orph_len;
+	}
+	smarm__unlock(&n->orph_lock, SMARM__RANK_TABLE);
+}
+
+/* parent ended during a root exit: shut down the children it left. */
+static void orphans_release(struct smarm_node *n, uint64_t parent)
+{
+	for (;;) {
+		uint64_t child = 0;
+		smarm__lock(&n->orph_lock, SMARM__RANK_TABLE);
+		if (n->orph_heads != NULL) {
+			uint32_t *link =
+				&n->orph_heads[orphan_bucket(n, parent)];
+			while (*link != 0) {
+				struct smarm__orphan *o = &n->orph[*link - 1];
+				if (o->or_parent == parent) {
+					child = o->or_child;
+					*link = o->or_next; /* unlink it */
+					o->or_parent = 0;
+					break;
+				}
+				link = &o->or_next;
+			}
+		}
+		smarm__unlock(&n->orph_lock, SMARM__RANK_TABLE);
+		if (child == 0)
+			return;
+		smarm__request_stop(n, child, &root_stop);
+	}
+}
+
+/* End of a run: the orphan table goes (no actor is left). */
+void smarm__orphans_fini(struct smarm_node *n)
+{
+	free(n->orph);
+	free(n->orph_heads);
+	n->orph = NULL;
+	n->orph_heads = NULL;
+	n->orph_len = n->orph_cap = n->orph_nb = 0;
 }
 
 /*

@@ -30,7 +30,8 @@ void smarm__terminate_stopped(struct smarm__slot *s) __attribute__((noreturn));
 void smarm__exit_hooks_run(struct smarm__slot *s);
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req);
-void smarm__stop_all(struct smarm_node *n);
+void smarm__stop_all(struct smarm_node *n, int mode);
+void smarm__orphans_fini(struct smarm_node *n);
 void smarm__release_unjoined(struct smarm_node *n);
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason);

@@ -283,6 +283,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 		ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
+	n->link_default = cfg->opt[SMARM_OPT_LINK] != 0;
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
 	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
 	n->spin_cycles =
@@ -515,6 +516,7 @@ static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
 #define STAT_LIMIT 64 /* ids are below it */
 #define STAT_FN_CORE(name) stat_##name
 #define STAT_FN_IO(name) NULL
+#define STAT_FN_OTP(name) NULL
 
 static const struct {
 	stat_fn si_read; /* CORE: its reader; NULL: a subsystem's */
@@ -553,7 +555,8 @@ int smarm_node_get_int(const smarm_node_t *node, int stat, int64_t *out)
 }
 
 /* A stop from outside any actor (a foreign thread, the host). */
-static const struct smarm__stop_req stop_kill = { 0, SMARM__STOP_KILL, 0 };
+static const struct smarm__stop_req stop_kill = { 0, SMARM__STOP_KILL, 0,
+						  SMARM_EXIT_STOPPED };
 
 int smarm_node_stop_actor(smarm_node_t *node, smarm_pid_t pid)
 {
@@ -570,7 +573,7 @@ int smarm_node_stop(smarm_node_t *node)
 		return SMARM_EINVAL;
 	if (!atomic_load(&node->running))
 		return SMARM_ESTATE;
-	smarm__stop_all(node); /* what the root's end does */
+	smarm__stop_all(node, SMARM__STOPPING_KILL_ALL);
 	return 0;
 }
 
@@ -613,6 +616,12 @@ static void spawn_set_STACK_MODE(struct smarm_spawn_opts *o, int64_t v)
 {
 	o->mode = (uint8_t)v;
 	o->mode_set = 1;
+}
+
+static void spawn_set_LINK(struct smarm_spawn_opts *o, int64_t v)
+{
+	o->link = (uint8_t)v;
+	o->link_set = 1;
 }
 
 int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)
@@ -794,8 +803,8 @@ int smarm_actor_stop(smarm_pid_t pid)
 	struct smarm__slot *me = smarm__current();
 	if (me == NULL)
 		return SMARM_ENOTACTOR;
-	struct smarm__stop_req req = { smarm__slot_pid(me), SMARM__STOP_KILL,
-				       0 };
+	struct smarm__stop_req req = { smarm__slot_pid(me), SMARM__STOP_KILL, 0,
+				       SMARM_EXIT_STOPPED };
 	return smarm__request_stop(smarm__worker()->node, pid.id, &req);
 }
 

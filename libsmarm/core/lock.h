@@ -17,6 +17,8 @@
  *     < RUNQ (the node's run queue; pushing is legal under anything)
  *     < HANDLE (a handle pool's free list, handle.h: a leaf, taken
  *        under anything, nothing under it)
+ *     < TABLE (the root-exit orphan table, the OTP terminal records:
+ *        taken with no other runtime lock held, nothing under it)
  *
  * Debug builds check the order on every acquire (a per-thread bitmask) and
  * panic with "lock order violated". Actor code never parks, yields or
@@ -42,6 +44,8 @@ enum smarm__lock_rank {
 	SMARM__RANK_TIMERS = 4,
 	SMARM__RANK_RUNQ = 5,
 	SMARM__RANK_HANDLE = 6,
+	SMARM__RANK_TABLE = 7, /* a leaf: the root-exit orphan table, the
+				  OTP layer's terminal records */
 };
 
 typedef struct {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * node.c - a node's subsystems: the hook tables through which the layers
- * above the core (io today; otp, behaviour, obs later) keep per-node
- * state, hear about the node's open, runs and close, and answer stats.
- * Per-actor state and the actor exit hook are actor.c's.
+ * above the core (io and otp today; behaviour, obs later) keep per-node
+ * state, hear about the node's open, runs and close, answer stats, take
+ * trappable stop requests (ss_trap) and act on spawn options (ss_spawn);
+ * and the spawn options' part for those layers. Per-actor state and the
+ * actor exit hook are actor.c's.
  *
  * Order. Open and run start go in id order (SMARM__SUB_IO first), run end
  * and close in reverse id order, so a layer starts after, and stops
@@ -21,6 +23,28 @@
 #include "subsys.h"
 
 #include "node.h"
+
+const struct smarm__spawn_ext *
+smarm__spawn_opts_ext(const struct smarm_spawn_opts *opts)
+{
+	return opts != NULL && opts->so_ext ? &opts->ext : NULL;
+}
+
+void smarm__spawn_opts_set_ext(struct smarm_spawn_opts *opts,
+			       const struct smarm__spawn_ext *ext)
+{
+	opts->so_ext = ext != NULL;
+	if (ext != NULL)
+		opts->ext = *ext;
+}
+
+bool smarm__spawn_opts_link(const struct smarm_node *n,
+			    const struct smarm_spawn_opts *opts)
+{
+	if (opts != NULL && opts->link_set)
+		return opts->link != 0;
+	return n->link_default;
+}
 
 int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
 {
@@ -85,6 +109,36 @@ int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out)
 			return 0;
 	}
 	return SMARM_EINVAL;
+}
+
+int smarm__subsys_trap(struct smarm_node *n, uint64_t pid,
+		       const struct smarm__stop_req *req)
+{
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		int rc;
+		if (ss == NULL || ss->ss_trap == NULL)
+			continue;
+		rc = ss->ss_trap(n, n->sub_state[id], pid, req);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int smarm__subsys_spawn(struct smarm_node *n, uint64_t parent, uint64_t child,
+			const struct smarm_spawn_opts *opts)
+{
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		int rc;
+		if (ss == NULL || ss->ss_spawn == NULL)
+			continue;
+		rc = ss->ss_spawn(n, n->sub_state[id], parent, child, opts);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
 }
 
 void *smarm__node_sub(const struct smarm_node *n, int id)

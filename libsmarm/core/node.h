@@ -64,6 +64,10 @@ struct smarm_spawn_opts {
 	size_t guard;	  /* 0: node default */
 	uint8_t mode_set; /* mode below was set */
 	uint8_t mode;	  /* SMARM_STACK_* */
+	uint8_t link_set; /* link below was set */
+	uint8_t link;	  /* SMARM_OPT_LINK: link the child to its spawner */
+	uint8_t so_ext;	  /* ext below holds a request (subsys.h ss_spawn) */
+	struct smarm__spawn_ext ext; /* for the layers above the core */
 };
 
 struct smarm_node {
@@ -135,7 +139,8 @@ struct smarm_node {
 	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker
 						   i; only worker i writes,
 						   never reset */
-	_Atomic int stopping;	     /* the root ended: stop everything */
+	_Atomic int stopping;	     /* SMARM__STOPPING_*: the root ended,
+					or smarm_node_stop was called */
 	_Atomic int scanners;	     /* idle workers parked with a slot-scan
 					deadline (see steal_stale_slots) */
 	_Atomic int workers_started; /* workers of the current run */
@@ -177,6 +182,27 @@ struct smarm_node {
 	/* bit i: worker i spins before parking (atomic RMW by worker i) */
 	_Atomic uint64_t spin_mask;
 	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
+	/*
+	 * Root exit (actor.c), after the older fields. link_default is
+	 * configuration (SMARM_OPT_LINK); the orphan table is guarded by
+	 * orph_lock (TABLE rank) and exists only from a root exit to the
+	 * run's end: live actors whose parent was alive at the sweep (or
+	 * that a live parent spawned since), by parent, so that each gets
+	 * its shutdown when its parent ends.
+	 */
+	bool link_default;
+	smarm__lock_t orph_lock;
+	struct smarm__orphan *orph;  /* entries; NULL: none */
+	uint32_t orph_len, orph_cap; /* entries used, allocated */
+	uint32_t *orph_heads;	     /* buckets: entry index + 1, 0 none */
+	uint32_t orph_nb;	     /* buckets (a power of two) */
+};
+
+/* n->stopping: what the end of the run does to the actors still alive. */
+enum {
+	SMARM__STOPPING_NO = 0,	      /* the run goes on */
+	SMARM__STOPPING_ROOT = 1,     /* root exit: forest roots shut down */
+	SMARM__STOPPING_KILL_ALL = 2, /* smarm_node_stop: all are killed */
 };
 
 #endif /* SMARM_CORE_NODE_H */

@@ -1295,6 +1295,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	smarm__timers_clear(n);
 	smarm__subsys_run_end(n); /* io: stop and join its threads */
 	smarm__release_unjoined(n);
+	smarm__orphans_fini(n);
 	atomic_store(&n->running, 0);
 	return started == n->workers_n ? 0 : SMARM_ESYSTEM;
 }

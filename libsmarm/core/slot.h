@@ -103,6 +103,8 @@ struct smarm__slot {
 	uint8_t has_joiner;	 /* cold: joiner_* is valid */
 	_Atomic uint8_t ext_used; /* a subsystem attached state to this
 				     tenant (actor.c INV-3) */
+	uint8_t stop_how;	  /* cold: the strongest stop's SMARM_EXIT_*
+				     (in what was padding) */
 	uint32_t pid_lo;	  /* constant: node serial << 24 | own index,
 				     the low half of every pid of this slot */
 	uint32_t next_free;	  /* free-list link (free-list lock) */

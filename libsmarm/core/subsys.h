@@ -15,11 +15,13 @@
 #ifndef SMARM_CORE_SUBSYS_H
 #define SMARM_CORE_SUBSYS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct smarm_config;
 struct smarm_node;
 struct smarm__slot;
+struct smarm_spawn_opts;
 
 /*
  * Why an actor ended: what travels to its joiner today, and to its
@@ -46,10 +48,12 @@ struct smarm__exit {
 };
 
 /*
- * A stop request's strength. Both end the actor as SMARM_EXIT_STOPPED in
- * the core; the OTP layer lets an actor that traps exits turn a SHUTDOWN
- * into a message instead (before it reaches the core), never a KILL. A
+ * A stop request's strength. A SHUTDOWN is trappable: before it reaches
+ * the target, the subsystems' ss_trap hooks may turn it into a message
+ * (the OTP layer does, for an actor that traps exits); a KILL is not. A
  * stronger request overrides a weaker one that has not been observed.
+ * The actor ends with the request's sr_how (SMARM_EXIT_STOPPED for a
+ * kill; SHUTDOWN, CRASHED, STOPPED or NORMAL for an exit signal).
  */
 enum {
 	SMARM__STOP_NONE = 0,
@@ -61,6 +65,7 @@ struct smarm__stop_req {
 	uint64_t sr_from; /* requester's pid id; 0: none */
 	int sr_strength;  /* SMARM__STOP_SHUTDOWN or SMARM__STOP_KILL */
 	intptr_t sr_code; /* recorded in the exit record */
+	int sr_how;	  /* SMARM_EXIT_* the target ends with */
 };
 
 /*
@@ -71,10 +76,11 @@ struct smarm__stop_req {
  */
 enum {
 	SMARM__SUB_IO = 0,
-	SMARM__SUB_OTP = 1,
-	SMARM__SUB_BEHAVIOUR = 2,
-	SMARM__SUB_OBS = 3,
-	SMARM__SUB_MAX = 4,
+	SMARM__SUB_REG = 1,
+	SMARM__SUB_OTP = 2,
+	SMARM__SUB_BEHAVIOUR = 3,
+	SMARM__SUB_OBS = 4,
+	SMARM__SUB_MAX = 5,
 };
 
 /*
@@ -100,6 +106,22 @@ enum {
  *                 pid arguments, never smarm__current().)
  *   ss_get_stat   smarm_node_get_int for a stat the core does not know:
  *                 0 with *out set, or SMARM_EINVAL for "not mine".
+ *   ss_trap       smarm__actor_request_stop, for a SHUTDOWN-strength
+ *                 request, before the core looks at the target, on the
+ *                 requester's thread (an actor, a plain thread, or a
+ *                 finalizing worker): 1 it took the request (delivered
+ *                 it as a message, the target is not stopped), 0 not
+ *                 its business (the core stops the target), or
+ *                 SMARM_ENOPROC (no such live actor). It may send and
+ *                 wake; it must not block.
+ *   ss_spawn      smarm__spawn, when the spawn options ask for
+ *                 something of a layer above (spawn_opts.so_ext or
+ *                 so_link): after the child is published (not DONE, so
+ *                 smarm__actor_ext_update works on it) and before it is
+ *                 queued, so the child cannot run, let alone end, before
+ *                 the hook returns. parent is the spawner's pid. An
+ *                 error fails the spawn: the child is stopped before its
+ *                 body runs and the spawn returns the error.
  */
 struct smarm__subsys {
 	const char *ss_name;
@@ -112,6 +134,10 @@ struct smarm__subsys {
 			      const struct smarm__exit *ex, void *actor_state);
 	int (*ss_get_stat)(const struct smarm_node *n, const void *state,
 			   int stat, int64_t *out);
+	int (*ss_trap)(struct smarm_node *n, void *state, uint64_t pid,
+		       const struct smarm__stop_req *req);
+	int (*ss_spawn)(struct smarm_node *n, void *state, uint64_t parent,
+			uint64_t child, const struct smarm_spawn_opts *opts);
 };
 
 /*
@@ -132,6 +158,21 @@ void smarm__subsys_close(struct smarm_node *n);
 void smarm__subsys_run_start(struct smarm_node *n);
 void smarm__subsys_run_end(struct smarm_node *n);
 int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out);
+/* ss_trap in id order until one takes the request (1) or refuses (<0). */
+int smarm__subsys_trap(struct smarm_node *n, uint64_t pid,
+		       const struct smarm__stop_req *req);
+/* ss_spawn in id order; the first error stops it. */
+int smarm__subsys_spawn(struct smarm_node *n, uint64_t parent, uint64_t child,
+			const struct smarm_spawn_opts *opts);
+/* The layers' part of spawn options: NULL if none was set. */
+const struct smarm__spawn_ext *
+smarm__spawn_opts_ext(const struct smarm_spawn_opts *opts);
+/* Set it (a copy; ext NULL clears it). */
+void smarm__spawn_opts_set_ext(struct smarm_spawn_opts *opts,
+			       const struct smarm__spawn_ext *ext);
+/* Whether the spawn options link the child (SMARM_OPT_LINK). */
+bool smarm__spawn_opts_link(const struct smarm_node *n,
+			    const struct smarm_spawn_opts *opts);
 
 /* The per-node state of subsystem id (NULL if it keeps none). */
 void *smarm__node_sub(const struct smarm_node *n, int id);
@@ -153,5 +194,37 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
  */
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg);
+
+/*
+ * Ask the actor pid to end (actor.c): a KILL at once, a SHUTDOWN after
+ * the ss_trap hooks had their say (which may deliver it as a message
+ * instead). The target ends with req->sr_how at its next safe point.
+ * Returns 0, or SMARM_ENOPROC if pid names no live actor. Legal with no
+ * runtime lock held, from any thread of the node's process.
+ */
+int smarm__actor_request_stop(struct smarm_node *n, uint64_t pid,
+			      const struct smarm__stop_req *req);
+
+/* The pid id of the actor running on this thread, 0 if none. */
+uint64_t smarm__self_pid(void);
+
+/* Whether n is inside smarm_node_run (workers exist). */
+bool smarm__node_is_running(const struct smarm_node *n);
+
+/*
+ * End the calling actor (its cleanup handlers, then its exit hooks) with
+ * how and code, as smarm_actor_exit/crash do. Actor context only.
+ */
+void smarm__self_exit(int how, intptr_t code) __attribute__((noreturn));
+
+/*
+ * What spawn options carry for the layers above the core, read by their
+ * ss_spawn hooks (the core only tests so_ext and so_link). Set by the
+ * public setters of those layers.
+ */
+struct smarm__spawn_ext {
+	void *so_mon_ch;      /* OTP: a channel to monitor the child into */
+	uint64_t *so_mon_ref; /* OTP: where to write that monitor's ref */
+};
 
 #endif /* SMARM_CORE_SUBSYS_H */

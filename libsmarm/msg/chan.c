@@ -2,7 +2,9 @@
 /*
  * chan.c - unbounded multi-producer multi-consumer channels of fixed-size
  * elements, receivers that are actors or plain threads, the notify fd,
- * timed sends, and the channel side of select (arming and disarming an
+ * timed sends, the runtime's own sender references and the removal of
+ * matching queued elements (the OTP layer's monitor channels), and the
+ * channel side of select (arming and disarming an
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c.
@@ -81,7 +83,9 @@
  * tenants (core/handle.h), so it finds the cell retired and returns
  * what it was handed, or finds ch live and reads only its own record.
  * INV-5 nfd >= 0 only while receivers > 0.
- * INV-6 timer_senders <= senders.
+ * INV-6 timer_senders <= senders. (timer_senders counts every sender
+ * reference the runtime holds for itself: pending timed sends, and the
+ * OTP layer's monitor and trap channels, smarm__chan_sender_hold.)
  * INV-7 closed == (senders == 0 || receivers == 0); neither count grows
  * back from 0.
  * See: docs/architecture.md (Channels, Select).
@@ -332,7 +336,11 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	return 0;
 }
 
-/* Take a sender reference; timer: for a pending timed send. */
+/*
+ * Take a sender reference; timer: one of the runtime's own (a pending
+ * timed send, a monitor or trap channel of the OTP layer), which the
+ * caller's sender_free never gives up.
+ */
 static int chan_sender_take(smarm_chan_t *ch, const smarm_chan_t *h, bool timer)
 {
 	int rc = 0;
@@ -394,6 +402,16 @@ static int chan_sender_drop(smarm_chan_t *ch, const smarm_chan_t *h)
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
 	return chan_sender_drop(ch, h);
+}
+
+int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h)
+{
+	return chan_sender_take(ch, h, true);
+}
+
+void smarm__chan_sender_release(smarm_chan_t *ch)
+{
+	chan_sender_drop(ch, NULL);
 }
 
 int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h)
@@ -547,6 +565,19 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 	return chan_send_locked(ch, elem);
 }
 
+/*
+ * A send on a reference the runtime holds (a timer's, the OTP layer's):
+ * that reference keeps ch live, so there is no handle to check. Out of
+ * line, so that chan_send_locked is inlined into smarm__chan_send alone
+ * on the API path.
+ */
+__attribute__((noinline)) int smarm__chan_send_held(smarm_chan_t *ch,
+						    const void *elem)
+{
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	return chan_send_locked(ch, elem);
+}
+
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {
@@ -599,6 +630,54 @@ int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd)
 		*fd = ch->nfd;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
+}
+
+/*
+ * Remove every queued element match() accepts, keeping the others in
+ * order; the removed ones are destroyed (efree) after unlocking, like
+ * any element that will never be received. Returns how many went, or
+ * SMARM_ESTATE (h no longer names ch). match runs under the lock: it
+ * must only read the element. Out of memory for the removed copies
+ * (only with a destructor) leaves the elements that did not fit queued.
+ */
+int smarm__chan_remove_if(smarm_chan_t *ch, const smarm_chan_t *h,
+			  bool (*match)(const void *elem, void *arg), void *arg)
+{
+	struct smarm__ring gone;
+	smarm_elem_free_cb efree;
+	size_t esz;
+	uint32_t len, kept = 0;
+	int removed = 0;
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	esz = ch->esz;
+	efree = ch->efree;
+	smarm__ring_init_fixed(&gone, NULL, 0);
+	len = smarm__ring_len(&ch->ring);
+	for (uint32_t i = 0; i < len; i++) {
+		void *e = smarm__ring_at(&ch->ring, esz, i);
+		bool drop = match(e, arg);
+		if (drop && efree != NULL) {
+			uint32_t glen = smarm__ring_len(&gone);
+			if (glen == gone.rg_cap &&
+			    smarm__ring_grow(&gone, esz, glen + 1, 4) != 0)
+				drop = false; /* no room to destroy it later */
+			else
+				elem_copy(smarm__ring_push_back(&gone, esz), e,
+					  esz);
+		}
+		if (drop) {
+			removed++;
+			continue;
+		}
+		if (kept != i)
+			elem_copy(smarm__ring_at(&ch->ring, esz, kept), e, esz);
+		kept++;
+	}
+	smarm__ring_set_len(&ch->ring, kept);
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	chan_destroy_elems(&gone, esz, efree);
+	return removed;
 }
 
 /* ------------------------------------------------- arming (select too) */
@@ -914,9 +993,7 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	/* The timer's own sender reference keeps ch live: no handle. */
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	if (chan_send_locked(ch, payload) != 0 && ch->efree != NULL)
+	if (smarm__chan_send_held(ch, payload) != 0 && ch->efree != NULL)
 		ch->efree(payload);
 	chan_sender_drop(ch, NULL);
 }

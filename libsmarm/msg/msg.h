@@ -116,6 +116,24 @@ int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd);
 int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 			   const smarm_chan_t *h, const void *elem,
 			   uint64_t delay_ns, uint64_t *id);
+/*
+ * A sender reference the runtime keeps for itself (counted with the
+ * timers', so the caller's sender_free cannot give it up): _hold takes
+ * one with the caller's handle (0, SMARM_ESTATE freed, SMARM_ECLOSED no
+ * sender is left, SMARM_ENOMEM); with one held, smarm__chan_send_held
+ * sends without a handle check (as smarm__chan_send); _release gives it
+ * up (it may close and free the channel).
+ */
+int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h);
+int smarm__chan_send_held(smarm_chan_t *ch, const void *elem);
+void smarm__chan_sender_release(smarm_chan_t *ch);
+/*
+ * Remove the queued elements match accepts (run under the channel
+ * lock; it only reads), destroying them: the count, or SMARM_ESTATE.
+ */
+int smarm__chan_remove_if(smarm_chan_t *ch, const smarm_chan_t *h,
+			  bool (*match)(const void *elem, void *arg),
+			  void *arg);
 
 /*
  * A channel handle's object: 0; SMARM_EINVAL h is no channel handle

@@ -30,6 +30,7 @@ static_assert(SMARM_OPT_IDLE_SPIN_NS == 9, "SMARM_OPT_IDLE_SPIN_NS");
 static_assert(SMARM_OPT_PREEMPT_ASYNC == 10, "SMARM_OPT_PREEMPT_ASYNC");
 static_assert(SMARM_OPT_IO_POOL_THREADS == 11, "SMARM_OPT_IO_POOL_THREADS");
 static_assert(SMARM_OPT_ASYNC_SLICE_NS == 12, "SMARM_OPT_ASYNC_SLICE_NS");
+static_assert(SMARM_OPT_LINK == 13, "SMARM_OPT_LINK");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -56,6 +57,16 @@ static_assert(SMARM_STAT_IO_BLOCKING == 21, "SMARM_STAT_IO_BLOCKING");
 static_assert(SMARM_STAT_IO_THREADS == 22, "SMARM_STAT_IO_THREADS");
 static_assert(SMARM_STAT_ENDED_UNJOINED == 23, "SMARM_STAT_ENDED_UNJOINED");
 static_assert(SMARM_STAT_PREEMPT_RETURNS == 24, "SMARM_STAT_PREEMPT_RETURNS");
+static_assert(SMARM_STAT_MONITORS == 25, "SMARM_STAT_MONITORS");
+static_assert(SMARM_STAT_LINKS == 26, "SMARM_STAT_LINKS");
+static_assert(SMARM_EXIT_NORMAL == 0, "SMARM_EXIT_NORMAL");
+static_assert(SMARM_EXIT_CRASHED == 1, "SMARM_EXIT_CRASHED");
+static_assert(SMARM_EXIT_STOPPED == 2, "SMARM_EXIT_STOPPED");
+static_assert(SMARM_EXIT_SHUTDOWN == 3, "SMARM_EXIT_SHUTDOWN");
+static_assert(SMARM_EXIT_NOPROC == 4, "SMARM_EXIT_NOPROC");
+static_assert(SMARM_SIGNAL_DOWN == 1, "SMARM_SIGNAL_DOWN");
+static_assert(SMARM_SIGNAL_EXIT == 2, "SMARM_SIGNAL_EXIT");
+static_assert(SMARM_DEMONITOR_FLUSH == 1, "SMARM_DEMONITOR_FLUSH");
 
 /* ------------------------------------------------------------- names */
 
@@ -84,10 +95,10 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 13, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 14, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 25, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 27, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -104,7 +115,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_PREEMPT_RETURNS);
+	ck_assert_int_eq(n, SMARM_STAT_LINKS);
 }
 END_TEST
 
@@ -140,7 +151,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 12);
+	ck_assert_int_eq(count, 13);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -167,7 +178,7 @@ START_TEST(test_ids_spawn_options_are_the_spawn_scope)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(spawn, 3);
+	ck_assert_int_eq(spawn, 4);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_WORKERS, 2),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 0, 4096), SMARM_EINVAL);
@@ -190,7 +201,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 25, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 27, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

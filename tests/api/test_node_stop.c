@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_node_stop.c - smarm_node_stop: a plain thread (a SIGINT thread, a
- * host's shutdown path) ends a whole run, as the root's end would: every
+ * host's shutdown path) ends a whole run by killing every actor: every
  * actor's cleanup handlers run, parked, computing and late-spawned actors
  * alike, smarm_node_run returns with the root STOPPED, and the next run
  * of the node is unaffected. Misuse: NULL, a node that is not running.

@@ -7,8 +7,8 @@
  * code, a stop's strength and requester, an owned payload) and the
  * attach-versus-exit race (actor.c INV-3).
  *
- * A test subsystem stands in for the OTP layer: it is installed in the
- * vacant SMARM__SUB_OTP entry (and SMARM__SUB_OBS for ordering) of a
+ * A test subsystem stands in for a layer above: it is installed in the
+ * vacant SMARM__SUB_BEHAVIOUR entry (and SMARM__SUB_OBS for ordering) of a
  * node opened the ordinary way.
  */
 #include "harness.h"
@@ -85,7 +85,7 @@ static void eh_exit(int sub, struct smarm__slot *s, uint64_t pid,
 	if (r->late != NULL) {
 		/* state attached after its id's hook slot went by */
 		HARNESS_EQ(eh_attach_pid(smarm__current_node(), pid,
-					 SMARM__SUB_OTP, r->late),
+					 SMARM__SUB_BEHAVIOUR, r->late),
 			   0);
 	}
 }
@@ -93,7 +93,7 @@ static void eh_exit(int sub, struct smarm__slot *s, uint64_t pid,
 static void eh_exit_otp(struct smarm__slot *s, uint64_t pid,
 			const struct smarm__exit *ex, void *state)
 {
-	eh_exit(SMARM__SUB_OTP, s, pid, ex, state);
+	eh_exit(SMARM__SUB_BEHAVIOUR, s, pid, ex, state);
 }
 
 static void eh_exit_obs(struct smarm__slot *s, uint64_t pid,
@@ -187,14 +187,14 @@ static smarm_node_t *eh_node(int workers)
 	smarm_node_t *n = harness_open(workers);
 	memset(&eh_a, 0, sizeof eh_a);
 	memset(&eh_b, 0, sizeof eh_b);
-	n->subs[SMARM__SUB_OTP] = &eh_otp;
+	n->subs[SMARM__SUB_BEHAVIOUR] = &eh_otp;
 	n->subs[SMARM__SUB_OBS] = &eh_obs;
 	return n;
 }
 
 static void eh_close_node(smarm_node_t *n)
 {
-	n->subs[SMARM__SUB_OTP] = NULL; /* opened by hand: no ss_close */
+	n->subs[SMARM__SUB_BEHAVIOUR] = NULL; /* opened by hand: no ss_close */
 	n->subs[SMARM__SUB_OBS] = NULL;
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
@@ -227,7 +227,7 @@ static void eh_cleanup(void *arg)
 static void eh_body_normal(void *arg)
 {
 	(void)arg;
-	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_BEHAVIOUR, &eh_a), 0);
 	HARNESS_EQ(smarm_cleanup_push(eh_cleanup, NULL), 0);
 }
 
@@ -248,7 +248,7 @@ START_TEST(test_exit_hooks_run_once_on_own_stack_after_cleanups)
 	eh_run(n, eh_root_normal, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
 	ck_assert(eh_a.own_stack);
-	ck_assert_int_eq(eh_a.sub, SMARM__SUB_OTP);
+	ck_assert_int_eq(eh_a.sub, SMARM__SUB_BEHAVIOUR);
 	ck_assert_int_eq(eh_a.how, SMARM_EXIT_NORMAL);
 	ck_assert_int_lt(eh_cleanup_seq, eh_a.seq);
 	eh_close_node(n);
@@ -258,10 +258,10 @@ END_TEST
 static void eh_body_crash(void *arg)
 {
 	(void)arg;
-	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_a), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_BEHAVIOUR, &eh_a), 0);
 	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OBS, &eh_b), 0);
 	/* a second state of the same subsystem is refused */
-	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, &eh_b),
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_BEHAVIOUR, &eh_b),
 		   SMARM_EEXIST);
 	smarm_actor_crash(42);
 }
@@ -284,7 +284,7 @@ START_TEST(test_exit_hooks_run_in_id_order_with_the_crash_code)
 	eh_run(n, eh_root_crash, NULL);
 	ck_assert_int_eq(atomic_load(&eh_a.ran), 1);
 	ck_assert_int_eq(atomic_load(&eh_b.ran), 1);
-	ck_assert_int_eq(eh_a.sub, SMARM__SUB_OTP);
+	ck_assert_int_eq(eh_a.sub, SMARM__SUB_BEHAVIOUR);
 	ck_assert_int_eq(eh_b.sub, SMARM__SUB_OBS);
 	ck_assert_int_lt(eh_a.seq, eh_b.seq); /* id order */
 	ck_assert_int_eq(eh_a.how, SMARM_EXIT_CRASHED);
@@ -298,7 +298,7 @@ END_TEST
 /* Victims park (a sleep nothing ends early), then get stopped. */
 static void eh_body_park(void *arg)
 {
-	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_BEHAVIOUR, arg), 0);
 	smarm_actor_sleep(MS(600000));
 	HARNESS_CHECK(0); /* not reached: stopped */
 }
@@ -309,8 +309,10 @@ static void eh_root_stops(void *arg)
 {
 	smarm_pid_t a, b;
 	struct smarm_node *n = smarm__worker()->node;
-	struct smarm__stop_req shut = { 0, SMARM__STOP_SHUTDOWN, 5 };
-	struct smarm__stop_req kill = { 0, SMARM__STOP_KILL, 7 };
+	struct smarm__stop_req shut = { 0, SMARM__STOP_SHUTDOWN, 5,
+					SMARM_EXIT_STOPPED };
+	struct smarm__stop_req kill = { 0, SMARM__STOP_KILL, 7,
+					SMARM_EXIT_STOPPED };
 	(void)arg;
 	eh_root_pid = smarm_actor_self().id;
 	shut.sr_from = kill.sr_from = eh_root_pid;
@@ -391,7 +393,7 @@ static void eh_plain(void *arg)
 
 static void eh_body_send(void *arg)
 {
-	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_OTP, arg), 0);
+	HARNESS_EQ(eh_attach(smarm__current(), SMARM__SUB_BEHAVIOUR, arg), 0);
 	smarm_actor_crash(99);
 }
 
@@ -470,7 +472,7 @@ static void eh_attacher(void *arg)
 		}
 		r->hooked = &eh_hooked;
 		r->heap = true;
-		rc = eh_attach_pid(n, pid, SMARM__SUB_OTP, r);
+		rc = eh_attach_pid(n, pid, SMARM__SUB_BEHAVIOUR, r);
 		if (rc == 0) {
 			eh_ok++; /* the hook owns r now */
 		} else {
@@ -567,11 +569,12 @@ static void eh_body_takeback(void *arg)
 	uint64_t me = smarm_actor_self().id;
 	void *got = NULL;
 	(void)arg;
-	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_a), 0);
-	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OTP, &eh_b), SMARM_EEXIST);
-	HARNESS_EQ(
-		smarm__actor_ext_update(n, me, SMARM__SUB_OTP, eh_take, &got),
-		0);
+	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_BEHAVIOUR, &eh_a), 0);
+	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_BEHAVIOUR, &eh_b),
+		   SMARM_EEXIST);
+	HARNESS_EQ(smarm__actor_ext_update(n, me, SMARM__SUB_BEHAVIOUR, eh_take,
+					   &got),
+		   0);
 	HARNESS_CHECK(got == &eh_a);
 	HARNESS_EQ(eh_attach_pid(n, me, SMARM__SUB_OBS, &eh_b), 0);
 }
@@ -584,9 +587,10 @@ static void eh_root_takeback(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&p, eh_body_takeback, NULL, NULL), 0);
 	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
 	/* joined: the pid is stale */
-	HARNESS_EQ(eh_attach_pid(n, p.id, SMARM__SUB_OTP, &eh_a),
+	HARNESS_EQ(eh_attach_pid(n, p.id, SMARM__SUB_BEHAVIOUR, &eh_a),
 		   SMARM_ENOPROC);
-	HARNESS_EQ(eh_attach_pid(n, 0, SMARM__SUB_OTP, &eh_a), SMARM_ENOPROC);
+	HARNESS_EQ(eh_attach_pid(n, 0, SMARM__SUB_BEHAVIOUR, &eh_a),
+		   SMARM_ENOPROC);
 }
 
 START_TEST(test_exit_hooks_update_takes_back_and_refuses_stale_pids)
@@ -672,7 +676,7 @@ START_TEST(test_exit_hooks_node_hooks_run_start_end_and_stats)
 	smarm_config_t *cfg = NULL;
 	int64_t v = 0;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	table[SMARM__SUB_OTP] = &eh_otp;
+	table[SMARM__SUB_BEHAVIOUR] = &eh_otp;
 	eh_opens = eh_closes = eh_starts = eh_ends = 0;
 	/* replace the built-in table by the test one */
 	smarm__subsys_close(n);
@@ -697,8 +701,8 @@ START_TEST(test_exit_hooks_failed_open_closes_the_ones_before)
 	smarm_node_t *n = harness_open(1);
 	smarm_config_t *cfg = NULL;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	table[SMARM__SUB_OTP] = &eh_otp;     /* opens fine */
-	table[SMARM__SUB_OBS] = &eh_failing; /* refuses */
+	table[SMARM__SUB_BEHAVIOUR] = &eh_otp; /* opens fine */
+	table[SMARM__SUB_OBS] = &eh_failing;   /* refuses */
 	smarm__subsys_close(n);
 	eh_opens = eh_closes = 0;
 	ck_assert_int_eq(smarm__subsys_open(n, cfg, table), SMARM_ENOMEM);

@@ -57,7 +57,9 @@ workloads() ->
      {"gen_server_call", fun gen_server_call/0},
      {"idle_bytes", fun idle_bytes/0},
      {"fairness", fun fairness/0},
-     {"wake_latency", fun wake_latency/0}].
+     {"wake_latency", fun wake_latency/0},
+     {"monitor_down", fun monitor_down/0},
+     {"link_cascade", fun link_cascade/0}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -184,6 +186,43 @@ spawn_n(N, Parent) ->
 
 wait_n(0) -> ok;
 wait_n(N) -> receive done -> wait_n(N - 1) end.
+
+%% monitor_down: spawn_monitor N processes that exit at once; the parent
+%% receives the N 'DOWN' messages (smarm-bench's monitor_down: spawn with
+%% the monitor option, one Down each).
+monitor_down() ->
+    process_flag(message_queue_data, off_heap),  % see spawn_join/0
+    T0 = now_ns(),
+    spawn_monitor_n(?SPAWN_N),
+    wait_down(?SPAWN_N),
+    per_op(T0, ?SPAWN_N).
+
+spawn_monitor_n(0) -> ok;
+spawn_monitor_n(N) ->
+    spawn_monitor(fun() -> ok end),
+    spawn_monitor_n(N - 1).
+
+wait_down(0) -> ok;
+wait_down(N) -> receive {'DOWN', _, process, _, normal} -> wait_down(N - 1) end.
+
+%% link_cascade: a chain of N processes, each spawn_linked by the one
+%% before and waiting; the tail reports itself, the parent monitors it,
+%% kills the head and waits for the tail's 'DOWN' (killed propagates along
+%% the links). Timed from the kill; ns per process.
+link_cascade() ->
+    Parent = self(),
+    Head = spawn(fun() -> cascade(?CHAIN_N - 1, Parent) end),
+    Tail = receive {tail, P} -> P end,
+    Ref = monitor(process, Tail),
+    T0 = now_ns(),
+    exit(Head, kill),
+    receive {'DOWN', Ref, process, _, _} -> ok end,
+    per_op(T0, ?CHAIN_N).
+
+cascade(0, Parent) -> Parent ! {tail, self()}, receive never -> ok end;
+cascade(N, Parent) ->
+    spawn_link(fun() -> cascade(N - 1, Parent) end),
+    receive never -> ok end.
 
 %% chained_spawn: each process spawns the next; the last one tells the parent.
 chained_spawn() ->

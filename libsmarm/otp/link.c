@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * link.c - links (smarm_link, smarm_unlink, the spawn option), trapping
+ * exits (smarm_trap_exit) and the trap hook that turns a trappable exit
+ * signal into a SMARM_SIGNAL_EXIT message; the links' part of the exit
+ * hook.
+ *
+ * A link is a pid in each side's list (per-actor state). link records
+ * the target side first, then the caller's: once the caller is in the
+ * target's list the target's end reaches it; if the target ends in
+ * between, the entry left on the caller's side is stale and harmless
+ * (the exit hook that finds it signals a dead pid: SMARM_ENOPROC).
+ * unlink removes the target side first too. Propagation is decided by
+ * the dying actor's list: for each peer it first takes itself off the
+ * peer's list (so the peer's own end never signals back: the cascade is
+ * acyclic), then, unless it ended normally, sends the peer an exit
+ * signal with its how and reason (signal.c), which the trap hook below
+ * delivers as a message to a trapping peer. Never two cold locks at once.
+ *
+ * Trapping: the trap channel's cell, with a runtime sender reference, in
+ * the actor's state; a new tenant has no state, so starts untrapped.
+ *
+ * Ownership, locking, invariants: signal.c.
+ * See: docs/architecture.md (OTP layer).
+ */
+#include "sig.h"
+
+#include <stdlib.h>
+
+struct link_arg {
+	struct smarm__sig_node *sn;
+	uint64_t peer;
+	bool changed; /* out: an entry was added or removed */
+};
+
+static int link_add_fn(void **state, void *arg)
+{
+	struct link_arg *la = arg;
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL) {
+		a = calloc(1, sizeof *a);
+		if (a == NULL)
+			return SMARM_ENOMEM;
+		*state = a;
+	}
+	for (uint32_t i = 0; i < a->sa_nlinks; i++)
+		if (a->sa_links[i] == la->peer)
+			return 0; /* idempotent */
+	if (smarm__sig_vec_grow((void **)&a->sa_links, &a->sa_caplinks,
+				a->sa_nlinks + 1, sizeof *a->sa_links) != 0) {
+		if (smarm__sig_actor_empty(a)) {
+			smarm__sig_actor_free(a);
+			*state = NULL;
+		}
+		return SMARM_ENOMEM;
+	}
+	a->sa_links[a->sa_nlinks++] = la->peer;
+	atomic_fetch_add(&la->sn->sn_links, 1);
+	la->changed = true;
+	return 0;
+}
+
+static int link_del_fn(void **state, void *arg)
+{
+	struct link_arg *la = arg;
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL)
+		return 0;
+	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
+		if (a->sa_links[i] != la->peer)
+			continue;
+		a->sa_links[i] = a->sa_links[--a->sa_nlinks];
+		atomic_fetch_sub(&la->sn->sn_links, 1);
+		la->changed = true;
+		break;
+	}
+	if (smarm__sig_actor_empty(a)) {
+		smarm__sig_actor_free(a);
+		*state = NULL;
+	}
+	return 0;
+}
+
+/* Under the actor's cold lock: send sig into its trap channel, if any. */
+struct trap_arg {
+	int how;
+	uint64_t from;
+	intptr_t reason;
+	bool trapped; /* out */
+};
+
+static int trap_send_fn(void **state, void *arg)
+{
+	struct trap_arg *ta = arg;
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL || a->sa_trap == NULL)
+		return 0;
+	smarm__sig_send(a->sa_trap, SMARM_SIGNAL_EXIT, ta->how, ta->from, 0,
+			ta->reason);
+	ta->trapped = true;
+	return 0;
+}
+
+int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer)
+{
+	struct link_arg la = { smarm__sig_node(n), me, false };
+	int rc;
+	if (peer == me)
+		return 0;
+	rc = smarm__actor_ext_update(n, peer, SMARM__SUB_OTP, link_add_fn,
+				     &la); /* the target side first */
+	if (rc == SMARM_ENOPROC) {
+		/* OTP's link/1 on a dead pid: noproc. */
+		struct trap_arg ta = { SMARM_EXIT_NOPROC, peer, 0, false };
+		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
+					      trap_send_fn, &ta);
+		if (ta.trapped)
+			return 0;
+		return SMARM_ENOPROC; /* the caller decides how to end */
+	}
+	if (rc != 0)
+		return rc;
+	la.peer = peer;
+	la.changed = false;
+	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, link_add_fn, &la);
+	if (rc != 0) { /* undo the target side */
+		la.peer = me;
+		(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
+					      link_del_fn, &la);
+	}
+	return rc;
+}
+
+int smarm__sig_unlink(struct smarm_node *n, uint64_t me, uint64_t peer)
+{
+	struct link_arg la = { smarm__sig_node(n), me, false };
+	if (peer == me)
+		return 0;
+	(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP, link_del_fn,
+				      &la);
+	la.peer = peer;
+	(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP, link_del_fn, &la);
+	return 0;
+}
+
+struct trap_set_arg {
+	smarm_chan_t *cell; /* in: new (NULL: stop trapping); out: old */
+};
+
+static int trap_set_fn(void **state, void *arg)
+{
+	struct trap_set_arg *ts = arg;
+	struct smarm__sig_actor *a = *state;
+	smarm_chan_t *old;
+	if (a == NULL) {
+		if (ts->cell == NULL)
+			return 0;
+		a = calloc(1, sizeof *a);
+		if (a == NULL)
+			return SMARM_ENOMEM;
+		*state = a;
+	}
+	old = a->sa_trap;
+	a->sa_trap = ts->cell;
+	ts->cell = old;
+	if (smarm__sig_actor_empty(a)) {
+		smarm__sig_actor_free(a);
+		*state = NULL;
+	}
+	return 0;
+}
+
+int smarm__sig_trap_exit(struct smarm_node *n, uint64_t me, smarm_chan_t *h)
+{
+	struct trap_set_arg ts = { NULL };
+	smarm_chan_t *cell = NULL;
+	int rc;
+	if (h != NULL) {
+		rc = smarm__sig_chan_take(h, &cell);
+		if (rc != 0)
+			return rc;
+	}
+	ts.cell = cell;
+	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, trap_set_fn, &ts);
+	if (rc != 0) { /* ENOMEM; nothing changed */
+		if (cell != NULL)
+			smarm__chan_sender_release(cell);
+		return rc;
+	}
+	if (ts.cell != NULL)
+		smarm__chan_sender_release(ts.cell); /* the one replaced */
+	return 0;
+}
+
+/*
+ * ss_trap: a SHUTDOWN-strength request to `to` (an exit signal). A
+ * trapping target gets it as a message (1: taken). A normal signal to a
+ * non-trapping target is dropped (1), unless the target sent it itself
+ * (0: the core ends it normally, as OTP's exit(self(), normal)). Else 0:
+ * the core ends the target with the request's how and reason.
+ */
+int smarm__sig_trap_hook(struct smarm_node *n, uint64_t to,
+			 const struct smarm__stop_req *req)
+{
+	struct trap_arg ta = { req->sr_how, req->sr_from, req->sr_code, false };
+	int rc = smarm__actor_ext_update(n, to, SMARM__SUB_OTP, trap_send_fn,
+					 &ta);
+	if (rc != 0)
+		return rc; /* SMARM_ENOPROC */
+	if (ta.trapped)
+		return 1;
+	if (req->sr_how == SMARM_EXIT_NORMAL && req->sr_from != to)
+		return 1;
+	return 0;
+}
+
+/* The exit hook's part (signal.c): propagate over every link. */
+void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
+			   struct smarm__sig_actor *a, int how, intptr_t reason)
+{
+	struct smarm__sig_node *sn = smarm__sig_node(n);
+	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
+		uint64_t peer = a->sa_links[i];
+		struct link_arg la = { sn, pid, false };
+		/* Off the peer's list first: its end never signals back. */
+		(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
+					      link_del_fn, &la);
+		atomic_fetch_sub(&sn->sn_links, 1); /* this side's end */
+		if (how != SMARM_EXIT_NORMAL)
+			(void)smarm__sig_exit_signal(n, peer, pid, how, reason,
+						     false);
+	}
+	a->sa_nlinks = 0;
+}

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * monitor.c - monitors: one-shot Down messages from a target's end into
+ * a channel its watcher named (smarm_monitor, smarm_demonitor, the
+ * spawn option), and their removal when the watcher ends.
+ *
+ * A monitor is two records: on the target (ref, watcher, channel cell,
+ * holding a runtime sender reference) and on the watcher (ref, target,
+ * the caller's channel handle). Set: the watcher's record first, then
+ * the target's under its cold lock (smarm__actor_ext_update): a target
+ * found DONE gets its Down queued at once, NOPROC or its terminal record
+ * (signal.c INV-4). Fire (the target's exit hook): for each record on
+ * the target, under the watcher's cold lock, remove the watcher's record
+ * and send the Down in the same hold (signal.c INV-2). demonitor: remove
+ * the watcher's record (which decides: present means no Down will be
+ * sent), then the target's, giving back its sender reference (INV-1).
+ * The watcher's end removes each record it set from its target.
+ *
+ * Ownership, locking, invariants: signal.c (INV-1..INV-3).
+ * See: docs/architecture.md (OTP layer).
+ */
+#include "sig.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------ watcher side */
+
+/*
+ * The watcher's records are an open-addressed table by ref (linear
+ * probing, capacity a power of two, at most half full, deletion by
+ * backward shift): a watcher with many monitors in flight (a pool, a
+ * supervisor) finds each in O(1) when its Down fires. sw_ref 0: empty.
+ */
+static uint32_t wref_home(uint64_t ref, uint32_t cap)
+{
+	return (uint32_t)((ref * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static struct smarm__sig_wref *wref_find(struct smarm__sig_actor *a,
+					 uint64_t ref)
+{
+	if (a->sa_capwrefs == 0)
+		return NULL;
+	for (uint32_t i = wref_home(ref, a->sa_capwrefs);;
+	     i = (i + 1) & (a->sa_capwrefs - 1)) {
+		if (a->sa_wrefs[i].sw_ref == ref)
+			return &a->sa_wrefs[i];
+		if (a->sa_wrefs[i].sw_ref == 0)
+			return NULL;
+	}
+}
+
+static void wref_put(struct smarm__sig_wref *t, uint32_t cap,
+		     const struct smarm__sig_wref *w)
+{
+	uint32_t i = wref_home(w->sw_ref, cap);
+	while (t[i].sw_ref != 0)
+		i = (i + 1) & (cap - 1);
+	t[i] = *w;
+}
+
+static int wref_insert(struct smarm__sig_actor *a,
+		       const struct smarm__sig_wref *w)
+{
+	if ((a->sa_nwrefs + 1) * 2 > a->sa_capwrefs) {
+		uint32_t cap = a->sa_capwrefs ? a->sa_capwrefs * 2 : 8;
+		struct smarm__sig_wref *t = calloc(cap, sizeof *t);
+		if (t == NULL)
+			return SMARM_ENOMEM;
+		for (uint32_t i = 0; i < a->sa_capwrefs; i++)
+			if (a->sa_wrefs[i].sw_ref != 0)
+				wref_put(t, cap, &a->sa_wrefs[i]);
+		free(a->sa_wrefs);
+		a->sa_wrefs = t;
+		a->sa_capwrefs = cap;
+	}
+	wref_put(a->sa_wrefs, a->sa_capwrefs, w);
+	a->sa_nwrefs++;
+	return 0;
+}
+
+/* Remove the record at e (backward shift: no tombstones). */
+static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
+{
+	uint32_t mask = a->sa_capwrefs - 1;
+	uint32_t i = (uint32_t)(e - a->sa_wrefs);
+	for (uint32_t j = (i + 1) & mask; a->sa_wrefs[j].sw_ref != 0;
+	     j = (j + 1) & mask) {
+		uint32_t h = wref_home(a->sa_wrefs[j].sw_ref, a->sa_capwrefs);
+		/* Move j back to the hole at i unless its home lies in
+		 * (i, j] (cyclically). */
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			a->sa_wrefs[i] = a->sa_wrefs[j];
+			i = j;
+		}
+	}
+	a->sa_wrefs[i].sw_ref = 0;
+	a->sa_nwrefs--;
+}
+
+struct wref_arg {
+	struct smarm__sig_node *sn;
+	struct smarm__sig_wref w; /* in: ref (+ target, h to add) */
+	bool found;		  /* out: the record was there */
+	/* fire: send this Down while holding the watcher's lock */
+	smarm_chan_t *cell;
+	int how;
+	intptr_t reason;
+	/* flush: copies of the handles Downs went to (malloc'd) */
+	smarm_chan_t **flush;
+	uint32_t nflush;
+};
+
+static struct smarm__sig_actor *state_get(void **state)
+{
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL) {
+		a = calloc(1, sizeof *a);
+		if (a != NULL)
+			*state = a;
+	}
+	return a;
+}
+
+/* Free the state if it holds nothing any more (signal.c INV-3). */
+static void state_trim(void **state)
+{
+	struct smarm__sig_actor *a = *state;
+	if (a != NULL && smarm__sig_actor_empty(a)) {
+		smarm__sig_actor_free(a);
+		*state = NULL;
+	}
+}
+
+static int wref_add_fn(void **state, void *arg)
+{
+	struct wref_arg *wa = arg;
+	struct smarm__sig_actor *a = state_get(state);
+	if (a == NULL || wref_insert(a, &wa->w) != 0) {
+		state_trim(state);
+		return SMARM_ENOMEM;
+	}
+	return 0;
+}
+
+/* Remember that a Down went into h, for SMARM_DEMONITOR_FLUSH. */
+static void flush_note(struct smarm__sig_actor *a, smarm_chan_t *h)
+{
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < a->sa_nflush; i++) {
+		smarm_chan_t *c;
+		if (a->sa_flush[i] == h)
+			return;
+		/* Prune handles of channels freed since. */
+		if (smarm__chan_decode(a->sa_flush[i], &c) == 0)
+			a->sa_flush[keep++] = a->sa_flush[i];
+	}
+	a->sa_nflush = keep;
+	if (smarm__sig_vec_grow((void **)&a->sa_flush, &a->sa_capflush,
+				a->sa_nflush + 1, sizeof *a->sa_flush) == 0)
+		a->sa_flush[a->sa_nflush++] = h;
+	/* Out of memory: a later flush may miss this channel's Down. */
+}
+
+/*
+ * Take the record of wa->w.sw_ref off the watcher. Fire (wa->cell set):
+ * send the Down in the same hold (INV-2) and note its channel. Flush
+ * (wa->flush requested): copy out the channels Downs went to.
+ */
+static int wref_take_fn(void **state, void *arg)
+{
+	struct wref_arg *wa = arg;
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL)
+		return 0; /* its exit hook has it: it ends, nobody to tell */
+	struct smarm__sig_wref *e = wref_find(a, wa->w.sw_ref);
+	if (e != NULL) {
+		wa->w = *e;
+		wref_erase(a, e);
+		wa->found = true;
+	}
+	if (wa->found && wa->cell != NULL) {
+		smarm__sig_send(wa->cell, SMARM_SIGNAL_DOWN, wa->how,
+				wa->w.sw_target, wa->w.sw_ref, wa->reason);
+		flush_note(a, wa->w.sw_h);
+	}
+	if (wa->flush != NULL && a->sa_nflush > 0) {
+		smarm_chan_t **c = malloc(a->sa_nflush * sizeof *c);
+		if (c != NULL) {
+			for (uint32_t i = 0; i < a->sa_nflush; i++)
+				c[i] = a->sa_flush[i];
+			free(wa->flush);
+			wa->flush = c;
+			wa->nflush = a->sa_nflush;
+		}
+	}
+	state_trim(state);
+	return 0;
+}
+
+/* ------------------------------------------------ target side */
+
+struct mon_arg {
+	struct smarm__sig_node *sn;
+	struct smarm__sig_mon m; /* in: the entry (add) or its ref (take) */
+	bool found;		 /* take: out */
+};
+
+/* Room for one more monitor entry: the inline one first, then a heap
+ * array (the inline one is never handed to realloc). */
+static int mons_reserve(struct smarm__sig_actor *a)
+{
+	struct smarm__sig_mon *m;
+	if (a->sa_capmons == 0) {
+		a->sa_mons = &a->sa_mon1;
+		a->sa_capmons = 1;
+	}
+	if (a->sa_nmons < a->sa_capmons)
+		return 0;
+	if (a->sa_mons != &a->sa_mon1)
+		return smarm__sig_vec_grow((void **)&a->sa_mons, &a->sa_capmons,
+					   a->sa_nmons + 1, sizeof *a->sa_mons);
+	m = malloc(4 * sizeof *m);
+	if (m == NULL)
+		return SMARM_ENOMEM;
+	m[0] = a->sa_mon1;
+	a->sa_mons = m;
+	a->sa_capmons = 4;
+	return 0;
+}
+
+static int mon_add_fn(void **state, void *arg)
+{
+	struct mon_arg *ma = arg;
+	struct smarm__sig_actor *a = state_get(state);
+	if (a == NULL || mons_reserve(a) != 0) {
+		state_trim(state);
+		return SMARM_ENOMEM;
+	}
+	a->sa_mons[a->sa_nmons++] = ma->m;
+	atomic_fetch_add(&ma->sn->sn_monitors, 1);
+	return 0;
+}
+
+static int mon_take_fn(void **state, void *arg)
+{
+	struct mon_arg *ma = arg;
+	struct smarm__sig_actor *a = *state;
+	if (a == NULL)
+		return 0; /* its exit hook has the entries (INV-1) */
+	for (uint32_t i = 0; i < a->sa_nmons; i++) {
+		if (a->sa_mons[i].sm_ref != ma->m.sm_ref)
+			continue;
+		ma->m = a->sa_mons[i];
+		a->sa_mons[i] = a->sa_mons[--a->sa_nmons];
+		ma->found = true;
+		atomic_fetch_sub(&ma->sn->sn_monitors, 1);
+		break;
+	}
+	state_trim(state);
+	return 0;
+}
+
+/* Remove the target's entry of ref; give back its sender reference. */
+static bool mon_remove(struct smarm_node *n, uint64_t target, uint64_t ref)
+{
+	struct mon_arg ma = { smarm__sig_node(n), { ref, 0, NULL }, false };
+	(void)smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_take_fn,
+				      &ma);
+	if (ma.found)
+		smarm__chan_sender_release(ma.m.sm_ch); /* INV-1 */
+	return ma.found;
+}
+
+/* ------------------------------------------------ calls */
+
+int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
+		       smarm_chan_t *h, uint64_t *ref)
+{
+	struct smarm__sig_node *sn = smarm__sig_node(n);
+	struct wref_arg wa = { 0 };
+	struct mon_arg ma = { 0 };
+	smarm_chan_t *cell;
+	int how = SMARM_EXIT_NOPROC;
+	intptr_t reason = 0;
+	int rc = smarm__sig_chan_take(h, &cell);
+
+	if (rc != 0)
+		return rc;
+	wa.sn = sn;
+	wa.w.sw_ref = atomic_fetch_add(&sn->sn_next_ref, 1) + 1;
+	wa.w.sw_target = target;
+	wa.w.sw_h = h;
+	/* The watcher (the caller, running) cannot end in between. */
+	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, wref_add_fn, &wa);
+	if (rc != 0) {
+		smarm__chan_sender_release(cell);
+		return rc;
+	}
+	ma.sn = sn;
+	ma.m.sm_ref = wa.w.sw_ref;
+	ma.m.sm_watcher = me;
+	ma.m.sm_ch = cell;
+	rc = smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_add_fn,
+				     &ma);
+	if (rc == SMARM_ENOPROC) {
+		/* Gone (or never was): its Down now, as it really ended if
+		 * a terminal record says so (INV-4), else NOPROC. */
+		(void)smarm__sig_term_lookup(n, target, &how, &reason);
+		wa.cell = cell;
+		wa.how = how;
+		wa.reason = reason;
+		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
+					      wref_take_fn, &wa);
+		smarm__chan_sender_release(cell);
+		rc = 0;
+	} else if (rc != 0) {
+		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
+					      wref_take_fn, &wa);
+		smarm__chan_sender_release(cell);
+		return rc;
+	}
+	if (ref != NULL)
+		*ref = wa.w.sw_ref;
+	return 0;
+}
+
+static bool down_match(const void *elem, void *arg)
+{
+	const smarm_signal_t *sig = elem;
+	return sig->kind == SMARM_SIGNAL_DOWN && sig->ref == *(uint64_t *)arg;
+}
+
+int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
+			 int flags)
+{
+	struct wref_arg wa = { 0 };
+	bool flush = (flags & SMARM_DEMONITOR_FLUSH) != 0;
+
+	wa.sn = smarm__sig_node(n);
+	wa.w.sw_ref = ref;
+	if (flush)
+		wa.flush = malloc(sizeof *wa.flush); /* replaced by a copy */
+	(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP, wref_take_fn, &wa);
+	if (wa.found) {
+		/* We won (INV-2): no Down of ref was or will be sent. */
+		(void)mon_remove(n, wa.w.sw_target, ref);
+	} else if (flush) {
+		/* It fired: its Down is in one of these channels. */
+		for (uint32_t i = 0; i < wa.nflush; i++) {
+			smarm_chan_t *c;
+			if (smarm__chan_cell(wa.flush[i], &c) == 0)
+				(void)smarm__chan_remove_if(c, wa.flush[i],
+							    down_match, &ref);
+		}
+	}
+	free(wa.flush);
+	return wa.found ? 0 : SMARM_ENOENT;
+}
+
+/*
+ * The exit hook's part (signal.c): fire the monitors on the dead actor,
+ * then remove from their targets the monitors it had set.
+ */
+void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
+			      struct smarm__sig_actor *a, int how,
+			      intptr_t reason)
+{
+	struct smarm__sig_node *sn = smarm__sig_node(n);
+	for (uint32_t i = 0; i < a->sa_nmons; i++) {
+		struct smarm__sig_mon *m = &a->sa_mons[i];
+		struct wref_arg wa = { 0 };
+		wa.sn = sn;
+		wa.w.sw_ref = m->sm_ref;
+		wa.cell = m->sm_ch;
+		wa.how = how;
+		wa.reason = reason;
+		(void)pid;
+		/* Sends under the watcher's lock if it still waits (INV-2). */
+		(void)smarm__actor_ext_update(n, m->sm_watcher, SMARM__SUB_OTP,
+					      wref_take_fn, &wa);
+		smarm__chan_sender_release(m->sm_ch); /* INV-1 */
+		atomic_fetch_sub(&sn->sn_monitors, 1);
+	}
+	a->sa_nmons = 0;
+	for (uint32_t i = 0; i < a->sa_capwrefs; i++)
+		if (a->sa_wrefs[i].sw_ref != 0)
+			(void)mon_remove(n, a->sa_wrefs[i].sw_target,
+					 a->sa_wrefs[i].sw_ref);
+	a->sa_nwrefs = 0;
+}

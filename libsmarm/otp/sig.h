@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sig.h - internal interface of the OTP layer's signal half: monitors
+ * (monitor.c), links and trapping (link.c), exit signals, the shutdown
+ * exit kind, the terminal record and the subsystem table (signal.c); the
+ * public calls are in sig_api.c. It sits on msg and core (msg.h,
+ * core.h), never on io.
+ *
+ * The first part is what other modules use (the registry marks a name
+ * holder watchable); the rest is shared by the files of this half only.
+ * Ownership, locking and invariants are stated in signal.c.
+ * See: docs/architecture.md (OTP layer).
+ */
+#ifndef SMARM_OTP_SIG_H
+#define SMARM_OTP_SIG_H
+
+#include "../msg/msg.h"
+
+/* ---- for other modules ---- */
+
+extern const struct smarm__subsys smarm__sig_subsys;
+
+/*
+ * Make the live actor pid's tenancy watchable: when it ends, its
+ * (how, reason) is kept by slot, so that a monitor set after its death
+ * reports them instead of SMARM_EXIT_NOPROC (signal.c INV-4). Returns 0,
+ * SMARM_ENOPROC (pid names no live actor: history is not invented) or
+ * SMARM_ENOMEM. Any thread; no runtime lock held.
+ */
+int smarm__sig_mark_watchable(struct smarm_node *n, uint64_t pid);
+
+/* ---- inside the signal half ---- */
+
+/* A monitor, on its target: the runtime holds a sender reference on ch. */
+struct smarm__sig_mon {
+	uint64_t sm_ref;     /* the monitor's ref */
+	uint64_t sm_watcher; /* the watcher's pid id */
+	smarm_chan_t *sm_ch; /* channel cell (sender reference held) */
+};
+
+/* A monitor, on its watcher: enough to demonitor and to flush. */
+struct smarm__sig_wref {
+	uint64_t sw_ref;    /* the monitor's ref */
+	uint64_t sw_target; /* the monitored actor's pid id */
+	smarm_chan_t *sw_h; /* the caller's handle of the channel */
+};
+
+/*
+ * The OTP state of one actor (per-actor subsystem state, subsys.h):
+ * created on first use, handed to the exit hook, freed when empty. Every
+ * field is read and written under the actor's cold lock (inside
+ * smarm__actor_ext_update), or by the exit hook that owns it.
+ */
+struct smarm__sig_actor {
+	struct smarm__sig_mon *sa_mons; /* monitors watching this actor:
+					   sa_mon1 while there is room */
+	uint32_t sa_nmons, sa_capmons;
+	struct smarm__sig_mon sa_mon1;	  /* the first: most targets have one */
+	struct smarm__sig_wref *sa_wrefs; /* monitors this actor set: a
+					     table by ref (monitor.c) */
+	uint32_t sa_nwrefs, sa_capwrefs;
+	smarm_chan_t **sa_flush; /* handles Downs for it went into */
+	uint32_t sa_nflush, sa_capflush;
+	uint64_t *sa_links; /* linked peers' pid ids */
+	uint32_t sa_nlinks, sa_caplinks;
+	smarm_chan_t *sa_trap; /* trap channel cell (sender held), or NULL */
+	bool sa_watchable;     /* its end is stamped (signal.c INV-4) */
+};
+
+/* Per-node state of the signal half. */
+struct smarm__sig_node {
+	_Atomic uint64_t sn_next_ref;	 /* last monitor ref issued */
+	_Atomic int64_t sn_monitors;	 /* SMARM_STAT_MONITORS */
+	_Atomic int64_t sn_links;	 /* SMARM_STAT_LINKS */
+	smarm__lock_t sn_term_lock;	 /* TABLE rank: the terminal records */
+	struct smarm__sig_term *sn_term; /* open addressing, by slot */
+	uint32_t sn_nterm, sn_capterm;	 /* used, capacity (power of 2) */
+};
+
+/* signal.c */
+struct smarm__sig_node *smarm__sig_node(struct smarm_node *n);
+int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz);
+bool smarm__sig_actor_empty(const struct smarm__sig_actor *a);
+void smarm__sig_actor_free(struct smarm__sig_actor *a);
+int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell);
+void smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
+		     uint64_t ref, intptr_t reason);
+bool smarm__sig_term_lookup(struct smarm_node *n, uint64_t pid, int *how,
+			    intptr_t *reason);
+int smarm__sig_exit_signal(struct smarm_node *n, uint64_t to, uint64_t from,
+			   int how, intptr_t reason, bool kill);
+
+/* monitor.c */
+int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
+		       smarm_chan_t *h, uint64_t *ref);
+int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
+			 int flags);
+void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
+			      struct smarm__sig_actor *a, int how,
+			      intptr_t reason);
+
+/* link.c */
+int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer);
+int smarm__sig_unlink(struct smarm_node *n, uint64_t me, uint64_t peer);
+int smarm__sig_trap_exit(struct smarm_node *n, uint64_t me, smarm_chan_t *h);
+int smarm__sig_trap_hook(struct smarm_node *n, uint64_t to,
+			 const struct smarm__stop_req *req);
+void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
+			   struct smarm__sig_actor *a, int how,
+			   intptr_t reason);
+
+#endif /* SMARM_OTP_SIG_H */

@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_monitor.c - monitors (smarm_monitor, smarm_demonitor, the spawn
+ * option): one Down per monitor with how and reason, NOPROC at once for
+ * a dead or stale target, independent monitors, demonitor before and
+ * after the Down, SMARM_DEMONITOR_FLUSH, a child that ends at once still
+ * reported when monitored at spawn, a watcher's end freeing its monitors
+ * (SMARM_STAT_MONITORS), every misuse, and the race of a target ending
+ * while other workers set monitors on it (exactly one Down each).
+ * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
+ * of OTP's monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
+ * local_remove_monitor).
+ */
+#include "harness.h"
+
+#include <string.h>
+
+#define SIG_SZ sizeof(smarm_signal_t)
+
+static smarm_chan_t *mk_chan(void)
+{
+	smarm_chan_t *ch = NULL;
+	HARNESS_EQ(smarm_chan_alloc(&ch, SIG_SZ, NULL), 0);
+	return ch;
+}
+
+/* A stat read inside an actor (no assert on an actor's stack). */
+static int64_t stat_of(int id)
+{
+	int64_t v = -1;
+	smarm_node_get_int(smarm_node_current(), id, &v);
+	return v;
+}
+
+static void drop_chan(void *arg)
+{
+	harness_chan_drop(arg);
+}
+
+static void body_exit(void *arg)
+{
+	(void)arg;
+}
+
+static void body_crash(void *arg)
+{
+	smarm_actor_crash((intptr_t)arg);
+}
+
+/* Park until stopped (a channel nobody sends on). */
+static void body_park(void *arg)
+{
+	smarm_chan_t *ch = NULL;
+	int v;
+	(void)arg;
+	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
+		return;
+	smarm_cleanup_push(drop_chan, ch);
+	smarm_chan_recv(ch, &v);
+}
+
+static int recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
+{
+	return smarm_chan_recv_timeout(ch, s, MS(5000) * harness_time_scale());
+}
+
+/* ------------------------------------------------------------ downs */
+
+static void root_down_reasons(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t a, b;
+	uint64_t ra = 0, rb = 0;
+	smarm_signal_t s;
+	(void)arg;
+	/* Monitored before they can run (spawn queues them). */
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_crash, (void *)42, NULL), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &ra), 0);
+	HARNESS_EQ(smarm_monitor(b, ch, &rb), 0);
+	HARNESS_CHECK(ra != 0 && rb != 0 && ra != rb);
+	for (int i = 0; i < 2; i++) {
+		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+		if (s.ref == ra) {
+			HARNESS_CHECK(smarm_pid_eq(s.from, a));
+			HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+			HARNESS_EQ(s.reason, 0);
+		} else {
+			HARNESS_EQ(s.ref, rb);
+			HARNESS_CHECK(smarm_pid_eq(s.from, b));
+			HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+			HARNESS_EQ(s.reason, 42);
+		}
+	}
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN); /* one-shot */
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_down_carries_how_and_reason)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_down_reasons, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+static void root_dead_noproc(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t a;
+	uint64_t ref = 0;
+	smarm_signal_t s;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0); /* now stale */
+	HARNESS_EQ(smarm_monitor(a, ch, &ref), 0);
+	/* Queued at once: no wait. */
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+	HARNESS_EQ(s.how, SMARM_EXIT_NOPROC);
+	HARNESS_EQ(s.ref, ref);
+	HARNESS_CHECK(smarm_pid_eq(s.from, a));
+	HARNESS_EQ(smarm_demonitor(ref, 0), SMARM_ENOENT);
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_already_dead_target_is_noproc)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_dead_noproc, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+static void root_multiple(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t a;
+	uint64_t r[3];
+	smarm_signal_t s;
+	int seen = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(smarm_monitor(a, ch, &r[i]), 0);
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 3);
+	HARNESS_EQ(smarm_actor_stop(a), 0);
+	for (int i = 0; i < 3; i++) {
+		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(s.how, SMARM_EXIT_STOPPED);
+		for (int j = 0; j < 3; j++)
+			if (s.ref == r[j])
+				seen |= 1 << j;
+	}
+	HARNESS_EQ(seen, 7);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_multiple_monitors_all_notified)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_multiple, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------------- demonitor */
+
+static void root_demonitor(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t a;
+	uint64_t r1, r2;
+	smarm_signal_t s;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &r1), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &r2), 0);
+	HARNESS_EQ(smarm_demonitor(r1, 0), 0);		  /* it was active */
+	HARNESS_EQ(smarm_demonitor(r1, 0), SMARM_ENOENT); /* demon_2 */
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 1);
+	HARNESS_EQ(smarm_actor_stop(a), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	/* Only the sibling fires (demonitor_one_of_many). */
+	HARNESS_EQ(recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.ref, r2);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
+	HARNESS_EQ(smarm_demonitor(r2, 0), SMARM_ENOENT);     /* after fire */
+	HARNESS_EQ(smarm_demonitor(999999, 0), SMARM_ENOENT); /* demon_1 */
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_demonitor_stops_delivery)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_demonitor, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+static void root_flush(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t a, b;
+	uint64_t ra, rb;
+	smarm_signal_t s, other;
+	(void)arg;
+	memset(&other, 0, sizeof other);
+	other.kind = SMARM_SIGNAL_DOWN;
+	other.ref = 7777777; /* not a ref of ours: must survive the flush */
+	HARNESS_EQ(smarm_actor_spawn(&a, body_crash, (void *)3, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &ra), 0);
+	HARNESS_EQ(smarm_monitor(b, ch, &rb), 0);
+	HARNESS_EQ(smarm_chan_send(ch, &other), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0); /* Down is queued */
+	HARNESS_EQ(harness_chan_len(ch), 2);
+	/* Fired: not active, but the queued Down goes. */
+	HARNESS_EQ(smarm_demonitor(ra, SMARM_DEMONITOR_FLUSH), SMARM_ENOENT);
+	HARNESS_EQ(harness_chan_len(ch), 1);
+	/* Active: removed, and nothing will come. */
+	HARNESS_EQ(smarm_demonitor(rb, SMARM_DEMONITOR_FLUSH), 0);
+	HARNESS_EQ(smarm_actor_stop(b), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), 0);
+	HARNESS_EQ(s.ref, other.ref);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
+	/* The only monitor of this watcher fires: still flushable. */
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &ra), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(harness_chan_len(ch), 1);
+	HARNESS_EQ(smarm_demonitor(ra, SMARM_DEMONITOR_FLUSH), SMARM_ENOENT);
+	HARNESS_EQ(harness_chan_len(ch), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_demonitor_flush_removes_queued_down)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_flush, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------- spawn option */
+
+static void root_spawn_monitor(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t a;
+	uint64_t ref = 0;
+	smarm_signal_t s;
+	(void)arg;
+	HARNESS_EQ(smarm_spawn_opts_alloc(&o), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(o, ch, &ref), 0);
+	for (int i = 0; i < 50; i++) {
+		/* Detached, crashing at once: only the monitor can tell. */
+		ref = 0;
+		HARNESS_EQ(smarm_actor_spawn(NULL, body_crash, (void *)5, o),
+			   0);
+		HARNESS_CHECK(ref != 0);
+		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(s.ref, ref);
+		HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+		HARNESS_EQ(s.reason, 5);
+	}
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, o), 0);
+	HARNESS_EQ(recv_sig(ch, &s), 0);
+	HARNESS_CHECK(smarm_pid_eq(s.from, a));
+	HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(o, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(NULL, body_exit, NULL, o), 0);
+	HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(50)), SMARM_ETIMEDOUT);
+	smarm_spawn_opts_free(o);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_spawn_option_reports_a_child_that_exits_at_once)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_spawn_monitor, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------- watcher death */
+
+#define WD_N 10
+static smarm_pid_t wd_targets[WD_N];
+
+static void watcher_sets_and_exits(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	for (int i = 0; i < WD_N; i++)
+		HARNESS_EQ(smarm_monitor(wd_targets[i], ch, NULL), 0);
+}
+
+static void root_watcher_death(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_pid_t w;
+	(void)arg;
+	for (int i = 0; i < WD_N; i++)
+		HARNESS_EQ(smarm_actor_spawn(&wd_targets[i], body_park, NULL,
+					     NULL),
+			   0);
+	HARNESS_EQ(smarm_actor_spawn(&w, watcher_sets_and_exits, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(w, NULL, NULL), 0);
+	/* The watcher's end removed its monitors from their targets. */
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	for (int i = 0; i < WD_N; i++) {
+		HARNESS_EQ(smarm_actor_stop(wd_targets[i]), 0);
+		HARNESS_EQ(smarm_actor_join(wd_targets[i], NULL, NULL), 0);
+	}
+	HARNESS_EQ(harness_chan_len(ch), 0); /* no Down for a dead watcher */
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_watcher_death_frees_its_monitors)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_watcher_death, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------------- errors */
+
+static void other_watcher(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	uint64_t ref = 0;
+	smarm_signal_t s;
+	HARNESS_EQ(smarm_monitor(wd_targets[0], ch, &ref), 0);
+	wd_targets[1].id = ref;		 /* hand the ref to the root */
+	HARNESS_EQ(recv_sig(ch, &s), 0); /* still fires for us */
+	HARNESS_EQ(s.ref, ref);
+}
+
+static void root_errors(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *bad = NULL;
+	smarm_chan_t *freed = NULL;
+	smarm_chan_t *closed = NULL;
+	smarm_pid_t a, w;
+	uint64_t ref = 1234;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&bad, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&freed, SIG_SZ, NULL), 0);
+	harness_chan_drop(freed);
+	HARNESS_EQ(smarm_chan_alloc(&closed, SIG_SZ, NULL), 0);
+	HARNESS_EQ(smarm_chan_sender_free(closed), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(smarm_actor_self(), ch, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor(SMARM_PID_NONE, ch, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor(a, NULL, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor(a, bad, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor(a, (smarm_chan_t *)&ref, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor(a, freed, &ref), SMARM_ESTATE);
+	HARNESS_EQ(smarm_monitor(a, closed, &ref), SMARM_ECLOSED);
+	HARNESS_EQ(ref, 1234); /* untouched on error */
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(smarm_demonitor(1, 2), SMARM_EINVAL);
+	HARNESS_EQ(smarm_demonitor(0, 0), SMARM_ENOENT);
+	/* A ref of another watcher is not ours to remove (demon_e_1). */
+	wd_targets[0] = a;
+	wd_targets[1].id = 0;
+	HARNESS_EQ(smarm_actor_spawn(&w, other_watcher, ch, NULL), 0);
+	while (wd_targets[1].id == 0)
+		smarm_actor_yield();
+	HARNESS_EQ(smarm_demonitor(wd_targets[1].id, SMARM_DEMONITOR_FLUSH),
+		   SMARM_ENOENT);
+	HARNESS_EQ(smarm_actor_stop(a), 0);
+	HARNESS_EQ(smarm_actor_join(w, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(NULL, ch, NULL), SMARM_EINVAL);
+	harness_chan_drop(ch);
+	harness_chan_drop(bad);
+	smarm_chan_receiver_free(closed);
+}
+
+START_TEST(test_monitor_misuse_returns_errors)
+{
+	uint64_t ref = 0;
+	smarm_spawn_opts_t *o = NULL;
+	smarm_chan_t *bad = NULL;
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_errors, NULL), 0);
+	harness_checks_assert();
+	/* Outside an actor. */
+	ck_assert_int_eq(smarm_monitor(SMARM_PID_NONE, NULL, &ref),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_demonitor(1, 0), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_spawn_opts_alloc(&o), 0);
+	ck_assert_int_eq(smarm_chan_alloc(&bad, 3, NULL), 0);
+	ck_assert_int_eq(smarm_spawn_opts_set_monitor(o, bad, &ref),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_spawn_opts_set_monitor(o, (smarm_chan_t *)o, &ref),
+		SMARM_EINVAL);
+	harness_chan_drop(bad);
+	ck_assert_int_eq(smarm_spawn_opts_set_monitor(o, bad, &ref),
+			 SMARM_ESTATE);
+	smarm_spawn_opts_free(o);
+}
+END_TEST
+
+/* ------------------------------------------------------- the race */
+
+#define RACE_WATCHERS 8
+#define RACE_EACH 40
+static smarm_pid_t race_target;
+static _Atomic int race_ready;
+
+static void race_watcher(void *arg)
+{
+	smarm_chan_t *ch = mk_chan();
+	uint64_t refs[RACE_EACH];
+	int got[RACE_EACH] = { 0 };
+	smarm_signal_t s;
+	(void)arg;
+	atomic_fetch_add(&race_ready, 1);
+	for (int i = 0; i < RACE_EACH; i++) {
+		HARNESS_EQ(smarm_monitor(race_target, ch, &refs[i]), 0);
+		if (i % 8 == 0)
+			smarm_actor_yield();
+	}
+	for (int i = 0; i < RACE_EACH; i++) {
+		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+		HARNESS_CHECK(s.how == SMARM_EXIT_STOPPED ||
+			      s.how == SMARM_EXIT_NOPROC);
+		for (int j = 0; j < RACE_EACH; j++)
+			if (refs[j] == s.ref)
+				got[j]++;
+	}
+	for (int j = 0; j < RACE_EACH; j++)
+		HARNESS_EQ(got[j], 1);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
+	harness_chan_drop(ch);
+}
+
+static void race_killer(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&race_ready) < RACE_WATCHERS / 2)
+		smarm_actor_yield();
+	smarm_actor_stop(race_target);
+}
+
+static void root_race(void *arg)
+{
+	smarm_pid_t w[RACE_WATCHERS], k;
+	(void)arg;
+	for (int round = 0; round < 5; round++) {
+		atomic_store(&race_ready, 0);
+		HARNESS_EQ(
+			smarm_actor_spawn(&race_target, body_park, NULL, NULL),
+			0);
+		for (int i = 0; i < RACE_WATCHERS; i++)
+			HARNESS_EQ(smarm_actor_spawn(&w[i], race_watcher, NULL,
+						     NULL),
+				   0);
+		HARNESS_EQ(smarm_actor_spawn(&k, race_killer, NULL, NULL), 0);
+		for (int i = 0; i < RACE_WATCHERS; i++)
+			HARNESS_EQ(smarm_actor_join(w[i], NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_join(k, NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_join(race_target, NULL, NULL), 0);
+		HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	}
+}
+
+START_TEST(test_monitor_race_target_dies_while_monitored_one_down_each)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_race, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+Suite *smarm_test_monitor_suite(void)
+{
+	Suite *s = suite_create("monitor");
+	TCase *t = tcase_create("down");
+	tcase_add_test(t, test_monitor_down_carries_how_and_reason);
+	tcase_add_test(t, test_monitor_already_dead_target_is_noproc);
+	tcase_add_test(t, test_monitor_multiple_monitors_all_notified);
+	suite_add_tcase(s, t);
+	t = tcase_create("demonitor");
+	tcase_add_test(t, test_monitor_demonitor_stops_delivery);
+	tcase_add_test(t, test_monitor_demonitor_flush_removes_queued_down);
+	suite_add_tcase(s, t);
+	t = tcase_create("lifetime");
+	tcase_add_test(
+		t,
+		test_monitor_spawn_option_reports_a_child_that_exits_at_once);
+	tcase_add_test(t, test_monitor_watcher_death_frees_its_monitors);
+	suite_add_tcase(s, t);
+	t = tcase_create("errors");
+	tcase_add_test(t, test_monitor_misuse_returns_errors);
+	suite_add_tcase(s, t);
+	t = tcase_create("race");
+	tcase_add_test(
+		t, test_monitor_race_target_dies_while_monitored_one_down_each);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+SMARM_TEST_MAIN(monitor)
