@@ -10,6 +10,9 @@
  *
  *   SLOT (slot cold lock, free list): the lowest rank, taken first;
  *        another lock may be taken under it, never it under one
+ *     < REG (a node's registry of names, mailboxes and groups, and the
+ *        process-wide message-type table: taken under a cold lock
+ *        where state is attached to an actor, never two at once)
  *     < STACK (the node's stack pool: finalize recycles a stack under
  *        the dying actor's cold lock)
  *     < CHANNEL (a channel's or green mutex's state, io tables)
@@ -37,11 +40,12 @@
 
 enum smarm__lock_rank {
 	SMARM__RANK_SLOT = 1, /* lowest: taken before (outside) any other */
-	SMARM__RANK_STACK = 2,
-	SMARM__RANK_CHANNEL = 3,
-	SMARM__RANK_TIMERS = 4,
-	SMARM__RANK_RUNQ = 5,
-	SMARM__RANK_HANDLE = 6,
+	SMARM__RANK_REG = 2,
+	SMARM__RANK_STACK = 3,
+	SMARM__RANK_CHANNEL = 4,
+	SMARM__RANK_TIMERS = 5,
+	SMARM__RANK_RUNQ = 6,
+	SMARM__RANK_HANDLE = 7,
 };
 
 typedef struct {

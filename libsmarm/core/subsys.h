@@ -71,10 +71,11 @@ struct smarm__stop_req {
  */
 enum {
 	SMARM__SUB_IO = 0,
-	SMARM__SUB_OTP = 1,
-	SMARM__SUB_BEHAVIOUR = 2,
-	SMARM__SUB_OBS = 3,
-	SMARM__SUB_MAX = 4,
+	SMARM__SUB_REG = 1,
+	SMARM__SUB_OTP = 2,
+	SMARM__SUB_BEHAVIOUR = 3,
+	SMARM__SUB_OBS = 4,
+	SMARM__SUB_MAX = 5,
 };
 
 /*
