@@ -11,7 +11,9 @@
  */
 #include "core/core.h"
 #include "io/io.h"
+#include "otp/reg.h"
 
 const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX] = {
 	[SMARM__SUB_IO] = &smarm__io_subsys,
+	[SMARM__SUB_REG] = &smarm__reg_subsys,
 };

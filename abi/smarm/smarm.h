@@ -3,9 +3,10 @@
  * smarm/smarm.h - the libsmarm public API: an Erlang/OTP-style actor
  * runtime for C.
  *
- * This header (with smarm/version.h and smarm/errors.h, which it includes)
- * is the whole contract. Nothing outside abi/ is API: using any symbol or
- * layout not declared here is unsupported and may break at any release.
+ * This header (with smarm/version.h, smarm/errors.h and smarm/otp.h,
+ * which it includes) is the whole contract. Nothing outside abi/ is API: using
+ * any symbol or layout not declared here is unsupported and may break at any
+ * release.
  *
  * Model. A *node* is one runtime instance: N worker OS threads running
  * stackful green-thread *actors* from a shared run queue. Actors are named
@@ -422,7 +423,7 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * smarm_stat_name() are generated from it. Each entry is
  * XX(name, value, layer): value is the id, SMARM_STAT_<name> (ABI, never
  * renumbered or reused); layer names the part of the library that keeps
- * it (CORE, IO) and is of no use to a caller. Values that count "in the
+ * it (CORE, IO, REG) and is of no use to a caller. Values that count "in the
  * last run" are reset when a run starts; read during a run, the counts
  * summed over workers are approximate (no synchronisation). New
  * statistics may be added in later ABI minors: an id the library does
@@ -496,7 +497,15 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * SMARM_OPT_MAX_ACTORS, though SMARM_STAT_LIVE_ACTORS no longer       \
 	 * counts it. 0 between runs (a run's end releases them).              \
 	 * Since: SMARM_0.3. */                                                \
-	XX(ENDED_UNJOINED, 23, CORE)
+	XX(ENDED_UNJOINED, 23, CORE)                                           \
+	/* Names bound to actors now (smarm_register). Since: SMARM_0.4. */    \
+	XX(REG_NAMES, 24, REG)                                                 \
+	/* Mailboxes published now (smarm_mailbox_publish).                    \
+	 * Since: SMARM_0.4. */                                                \
+	XX(REG_MAILBOXES, 25, REG)                                             \
+	/* Process-group memberships now, summed over the groups               \
+	 * (smarm_group_join). Since: SMARM_0.4. */                            \
+	XX(REG_MEMBERSHIPS, 26, REG)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -1489,5 +1498,8 @@ SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
 #ifdef __cplusplus
 }
 #endif
+
+/* The OTP layer: message types, mailboxes, names, groups. */
+#include "otp.h"
 
 #endif /* SMARM_SMARM_H */
