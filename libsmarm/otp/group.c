@@ -178,7 +178,7 @@ int smarm__group_leave(struct smarm_node *n, const char *name, size_t len,
 			rc = 0;
 			break;
 		}
-	smarm__reg_unlock(r);
+	smarm__reg_wrunlock(r);
 	return rc;
 }
 
@@ -195,7 +195,7 @@ int smarm__group_members(struct smarm_node *n, const char *name, size_t len,
 		for (size_t i = 0; i < k && i < cap; i++)
 			buf[i].id = g->gr_m[i]->me_actor->ra_pid;
 	}
-	smarm__reg_unlock(r);
+	smarm__reg_rdunlock(r);
 	*count = k;
 	return 0;
 }
@@ -209,7 +209,7 @@ int smarm__group_pick(struct smarm_node *n, const char *name, size_t len,
 	g = group_find(r, name, len);
 	/* INV-3: the first member is live. */
 	*pid = g != NULL ? g->gr_m[0]->me_actor->ra_pid : 0;
-	smarm__reg_unlock(r);
+	smarm__reg_rdunlock(r);
 	return g != NULL ? 0 : SMARM_ENOMEMBER;
 }
 
@@ -222,12 +222,12 @@ int smarm__group_dispatch(struct smarm_node *n, const char *name, size_t len,
 	smarm__reg_rdlock(r);
 	g = group_find(r, name, len);
 	if (g == NULL) {
-		smarm__reg_unlock(r);
+		smarm__reg_rdunlock(r);
 		return SMARM_ENOMEMBER;
 	}
 	mb = smarm__reg_mbox_find(g->gr_m[0]->me_actor, t);
 	if (mb != NULL)
 		smarm__reg_mbox_ref(mb);
-	smarm__reg_unlock(r);
+	smarm__reg_rdunlock(r);
 	return mb != NULL ? smarm__reg_mbox_send(mb, elem) : SMARM_ENOCHAN;
 }

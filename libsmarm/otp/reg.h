@@ -20,7 +20,6 @@
 #include "../core/core.h"
 #include "../msg/msg.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -60,13 +59,27 @@ static inline int smarm__name_check(const char *name, size_t *len)
 	return 0;
 }
 
-/* FNV-1a of len bytes. */
+/*
+ * A name's hash: eight bytes at a time (a name is at most 63), each word
+ * mixed by a multiply and a shift; the send path hashes once per send.
+ */
 static inline uint64_t smarm__name_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
+	uint64_t h = len * 0x9e3779b97f4a7c15ull, w = 0;
+	size_t i = 0;
+	if (len >= 8) {
+		for (; i + 8 < len; i += 8) {
+			memcpy(&w, s + i, 8);
+			h = (h ^ w) * 0xff51afd7ed558ccdull;
+			h ^= h >> 29;
+		}
+		memcpy(&w, s + len - 8, 8); /* the last 8, overlapping */
+	} else {
+		for (; i < len; i++)
+			w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	}
+	h = (h ^ w) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
 }
 
 /* ---- registry.c: the tables ---- */
@@ -127,12 +140,12 @@ static inline void smarm__rlist_remove(struct smarm__rlist *e)
 
 /* A node's registry (SMARM__SUB_REG per-node state). */
 struct smarm__reg {
-	pthread_rwlock_t rg_rw;		       /* REG rank: everything below and
-						  every record it reaches */
-	struct smarm__htab rg_names;	       /* smarm__reg_name by name */
-	struct smarm__htab rg_actors;	       /* smarm__reg_actor by pid, those
-						  that ever held a record */
-	struct smarm__htab rg_groups;	       /* smarm__reg_group by name */
+	smarm__rwlock_t rg_rw;	      /* REG rank: everything below and every
+					 record it reaches */
+	struct smarm__htab rg_names;  /* smarm__reg_name by name */
+	struct smarm__htab rg_actors; /* smarm__reg_actor by pid, those
+					 that ever held a record */
+	struct smarm__htab rg_groups; /* smarm__reg_group by name */
 	int64_t rg_nnames, rg_nmbox, rg_nmemb; /* stats (written under the
 						  write lock, read relaxed) */
 };
@@ -163,22 +176,24 @@ struct smarm__reg_mbox {
 	_Atomic uint32_t mb_refs;	     /* see above */
 };
 
-static inline int smarm__reg_rdlock(struct smarm__reg *r)
+static inline void smarm__reg_rdlock(struct smarm__reg *r)
 {
-	smarm__rank_acquire(SMARM__RANK_REG);
-	return pthread_rwlock_rdlock(&r->rg_rw);
+	smarm__rw_rdlock(&r->rg_rw, SMARM__RANK_REG);
 }
 
-static inline int smarm__reg_wrlock(struct smarm__reg *r)
+static inline void smarm__reg_rdunlock(struct smarm__reg *r)
 {
-	smarm__rank_acquire(SMARM__RANK_REG);
-	return pthread_rwlock_wrlock(&r->rg_rw);
+	smarm__rw_rdunlock(&r->rg_rw, SMARM__RANK_REG);
 }
 
-static inline void smarm__reg_unlock(struct smarm__reg *r)
+static inline void smarm__reg_wrlock(struct smarm__reg *r)
 {
-	pthread_rwlock_unlock(&r->rg_rw);
-	smarm__rank_release(SMARM__RANK_REG);
+	smarm__rw_wrlock(&r->rg_rw, SMARM__RANK_REG);
+}
+
+static inline void smarm__reg_wrunlock(struct smarm__reg *r)
+{
+	smarm__rw_wrunlock(&r->rg_rw, SMARM__RANK_REG);
 }
 
 static inline struct smarm__reg *smarm__reg_of(const struct smarm_node *n)
