@@ -91,8 +91,8 @@ SMARM_API size_t smarm_msgtype_size(const smarm_msgtype_t *type);
  * many types; several actors may publish the same channel.
  * Returns: 0. Errors: SMARM_EINVAL type is no message type, ch is no
  * channel handle, or ch's element size or destructor differ from the
- * type's; SMARM_ESTATE ch was freed, or has no sender reference left
- * (closed); SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * type's; SMARM_ESTATE ch was freed; SMARM_ECLOSED ch has no sender
+ * reference left; SMARM_ENOTACTOR; SMARM_ENOMEM.
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_mailbox_publish(const smarm_msgtype_t *type,

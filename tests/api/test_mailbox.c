@@ -123,8 +123,12 @@ static void errors_root(void *arg)
 	R.rc[k++] = smarm_mailbox_unpublish(t);		     /* 22 ENOENT */
 	R.rc[k++] = (int)harness_stat(smarm_node_current(),
 				      SMARM_STAT_REG_MAILBOXES); /* 23 */
-	harness_chan_drop(ch);
 	harness_chan_drop(ch8);
+	smarm_chan_alloc(&ch8, sizeof(int), NULL);
+	smarm_chan_sender_free(ch8);		   /* no sender left */
+	R.rc[k++] = smarm_mailbox_publish(t, ch8); /* 24 ECLOSED */
+	harness_chan_drop(ch);
+	smarm_chan_receiver_free(ch8);
 	harness_chan_drop(chf);
 }
 
@@ -160,6 +164,7 @@ START_TEST(test_mailbox_publish_and_send_errors)
 	ck_assert_int_eq(R.rc[21], SMARM_ENOCHAN);
 	ck_assert_int_eq(R.rc[22], SMARM_ENOENT);
 	ck_assert_int_eq(R.rc[23], 1); /* the counted one */
+	ck_assert_int_eq(R.rc[24], SMARM_ECLOSED);
 	/* Outside an actor. */
 	ck_assert_int_eq(smarm_mailbox_publish(t, NULL), SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_mailbox_unpublish(t), SMARM_ENOTACTOR);
