@@ -52,7 +52,7 @@ static struct reg_group *group_find(const struct smarm__reg *r,
 		struct reg_group *g =
 			SMARM__CONTAINER(e, struct reg_group, gr_h);
 		if (e->hn_hash == h && g->gr_len == len &&
-		    memcmp(g->gr_name, name, len) == 0)
+		    smarm__name_eq(g->gr_name, name, len))
 			return g;
 	}
 	return NULL;

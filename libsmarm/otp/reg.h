@@ -82,6 +82,30 @@ static inline uint64_t smarm__name_hash(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
+/*
+ * Do a and b, both len bytes long, hold the same bytes? Word-wise, like
+ * smarm__name_hash (a libc memcmp call costs more than a short name).
+ */
+static inline bool smarm__name_eq(const char *a, const char *b, size_t len)
+{
+	uint64_t x, y;
+	if (len < 8) {
+		for (size_t i = 0; i < len; i++)
+			if (a[i] != b[i])
+				return false;
+		return true;
+	}
+	for (size_t i = 0; i + 8 < len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + len - 8, 8); /* the last 8, overlapping */
+	memcpy(&y, b + len - 8, 8);
+	return x == y;
+}
+
 /* ---- registry.c: the tables ---- */
 
 /*

@@ -167,7 +167,7 @@ static struct reg_name *name_find(const struct smarm__reg *r, const char *name,
 		struct reg_name *nm =
 			SMARM__CONTAINER(e, struct reg_name, nm_h);
 		if (e->hn_hash == h && nm->nm_len == len &&
-		    memcmp(nm->nm_name, name, len) == 0)
+		    smarm__name_eq(nm->nm_name, name, len))
 			return nm;
 	}
 	return NULL;
