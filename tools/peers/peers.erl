@@ -227,14 +227,19 @@ send_by_name() ->
     true = register(peers_pong, Pong),
     Pong ! go,
     T0 = now_ns(),
-    spawn(fun() ->
-                  true = register(peers_ping, self()),
-                  name_ping(?PING_N),
-                  Parent ! done
-          end),
+    Ping = spawn(fun() ->
+                         true = register(peers_ping, self()),
+                         name_ping(?PING_N),
+                         Parent ! done
+                 end),
     receive done -> ok end,
     R = per_op(T0, ?PING_N),
+    %% Both names are free again before the next run registers them.
+    PingRef = monitor(process, Ping),
+    PongRef = monitor(process, Pong),
     peers_pong ! stop,
+    receive {'DOWN', PingRef, process, _, _} -> ok end,
+    receive {'DOWN', PongRef, process, _, _} -> ok end,
     R.
 
 name_ping(0) -> ok;
