@@ -101,7 +101,8 @@ SMARM_API int smarm_mailbox_publish(const smarm_msgtype_t *type,
 /*
  * smarm_mailbox_unpublish() - withdraw the calling actor's mailbox for
  * type, dropping the runtime's sender reference (which may close the
- * channel). A send racing the unpublish is delivered or is SMARM_ENOCHAN.
+ * channel). A send racing the unpublish is delivered, or is SMARM_ENOCHAN
+ * (or SMARM_ECLOSED if that reference was the channel's last sender).
  * Returns: 0. Errors: SMARM_EINVAL type is no message type; SMARM_ENOENT
  * the actor has no mailbox for type; SMARM_ENOTACTOR.
  * Thread-safety: actor context only. Since: SMARM_0.4.

@@ -218,16 +218,16 @@ int smarm__group_dispatch(struct smarm_node *n, const char *name, size_t len,
 {
 	struct smarm__reg *r = smarm__reg_of(n);
 	struct reg_group *g;
-	struct smarm__reg_mbox *mb = NULL;
+	struct smarm__reg_mbox *mb;
+	smarm_chan_t *h = NULL;
 	smarm__reg_rdlock(r);
 	g = group_find(r, name, len);
 	if (g == NULL) {
 		smarm__reg_rdunlock(r);
 		return SMARM_ENOMEMBER;
 	}
-	mb = smarm__reg_mbox_find(g->gr_m[0]->me_actor, t);
-	if (mb != NULL)
-		smarm__reg_mbox_ref(mb);
+	if ((mb = smarm__reg_mbox_find(g->gr_m[0]->me_actor, t)) != NULL)
+		h = mb->mb_h;
 	smarm__reg_rdunlock(r);
-	return mb != NULL ? smarm__reg_mbox_send(mb, elem) : SMARM_ENOCHAN;
+	return h != NULL ? smarm__reg_chan_send(h, elem) : SMARM_ENOCHAN;
 }

@@ -10,8 +10,8 @@
  * from ss_open to ss_close. An actor's records (names, mailboxes,
  * memberships) hang off its SMARM__SUB_REG per-actor state (struct
  * smarm__reg_actor), created on its first use, freed by its exit hook.
- * Locking: rg_rw (REG rank) guards every table and record of a node;
- * a mailbox's reference count is atomic. See registry.c.
+ * Locking: rg_rw (REG rank) guards every table and record of a node.
+ * See registry.c for the protocol.
  * See: docs/architecture.md (OTP layer).
  */
 #ifndef SMARM_OTP_REG_H
@@ -188,16 +188,17 @@ struct smarm__reg_actor {
 };
 
 /*
- * A published mailbox. The table (the owner's list) holds one reference,
- * each send in flight one more; the last one gives the runtime's sender
- * reference back (outside every lock) and frees the record.
+ * A published mailbox: the channel handle whose sender reference the
+ * runtime holds, given back (outside every lock) when the record is
+ * removed. A send copies the handle out under the read lock and sends
+ * after dropping it: the handle is generation-checked, so a channel
+ * that was closed or freed meanwhile is refused, never touched.
  */
 struct smarm__reg_mbox {
 	struct smarm__rlist mb_link;	     /* in ra_mboxes (rg_rw) */
 	const struct smarm_msgtype *mb_type; /* constant */
 	smarm_chan_t *mb_h;		     /* the channel's handle */
 	smarm_chan_t *mb_ch;		     /* its cell */
-	_Atomic uint32_t mb_refs;	     /* see above */
 };
 
 static inline void smarm__reg_rdlock(struct smarm__reg *r)
@@ -246,20 +247,15 @@ struct smarm__reg_actor *smarm__reg_actor_find(const struct smarm__reg *r,
 struct smarm__reg_mbox *smarm__reg_mbox_find(const struct smarm__reg_actor *ra,
 					     const struct smarm_msgtype *t);
 
-/* Under rg_rw (read is enough): one more reference on mb. */
-static inline void smarm__reg_mbox_ref(struct smarm__reg_mbox *mb)
-{
-	atomic_fetch_add_explicit(&mb->mb_refs, 1, memory_order_relaxed);
-}
-
-/* No lock held: drop a reference (the last one frees mb). */
-void smarm__reg_mbox_unref(struct smarm__reg_mbox *mb);
+/* No lock held: give mb's sender reference back and free it. */
+void smarm__reg_mbox_free(struct smarm__reg_mbox *mb);
 
 /*
- * No lock held, mb referenced: send elem to mb's channel and drop the
- * reference. 0, SMARM_ECLOSED or SMARM_ENOMEM; elem untouched on error.
+ * No lock held: send elem through a mailbox's channel handle h, copied
+ * out under the read lock. 0, SMARM_ECLOSED (closed or freed since) or
+ * SMARM_ENOMEM; elem untouched on error.
  */
-int smarm__reg_mbox_send(struct smarm__reg_mbox *mb, const void *elem);
+int smarm__reg_chan_send(smarm_chan_t *h, const void *elem);
 
 /* Is pid a live actor of n? (No lock held; takes its cold lock.) */
 bool smarm__reg_alive(struct smarm_node *n, uint64_t pid);

@@ -26,22 +26,25 @@
  * parallel and only registration, publication, membership changes and
  * deaths take it exclusively (writers are preferred, so a stream of
  * senders cannot starve a death). A send resolves the mailbox and
- * takes a reference on its record under the read lock, drops the lock,
- * then sends: no channel is sent to under the registry lock (the send
- * may wake and enqueue), and the record's sender reference outlives the
- * send even if a racing unpublish or death removes the record.
+ * copies its channel handle out under the read lock, drops the lock,
+ * then sends through the handle: no channel is sent to under the
+ * registry lock (the send may wake and enqueue), and a mailbox removed
+ * meanwhile is harmless, since the handle is generation-checked: the
+ * channel is still open (delivered, as if the send came first), closed
+ * (SMARM_ECLOSED) or freed (refused, never touched).
  * Rejected: one mutex (serialises every sender, a spinning hot spot at
  * four workers); dup/free of a channel sender per send (two channel-lock
- * round trips per message where one atomic add and sub do).
+ * round trips per message); a reference count on the mailbox record
+ * (two more atomic operations per send for what the handle's generation
+ * check already gives).
  *
  * Ownership: the registry belongs to the node (ss_open..ss_close); an
  * actor's records to its per-actor state (created by the first update,
- * freed by its exit hook); a mailbox record to its references (the
- * table's and in-flight sends'), the last of which gives the runtime's
- * sender reference back to the channel.
+ * freed by its exit hook); a mailbox record holds the runtime's sender
+ * reference, given back when the record is removed.
  * Locking: rg_rw (REG rank) guards the three tables, every record's
  * links and the stats; it is taken under a cold lock (SLOT rank) by
- * updates and never around a channel call. mb_refs is atomic.
+ * updates and never around a channel call.
  * Invariants:
  *   INV-1 every record belongs to an actor that has not run its
  *         SMARM__SUB_REG exit hook (created under its cold lock while it
@@ -50,6 +53,8 @@
  *         looked up and inserted under the write lock).
  *   INV-3 an actor has at most one mailbox per message type.
  *   INV-4 no channel call and no free of a sender runs under rg_rw.
+ *   INV-5 a send uses a channel handle copied under the read lock; the
+ *         handle may name a channel freed since (handle.h: refused).
  * See: docs/architecture.md (OTP layer).
  */
 #include "reg.h"
@@ -182,29 +187,24 @@ static void name_drop(struct smarm__reg *r, struct reg_name *nm)
 	free(nm);
 }
 
-void smarm__reg_mbox_unref(struct smarm__reg_mbox *mb)
+void smarm__reg_mbox_free(struct smarm__reg_mbox *mb)
 {
-	if (atomic_fetch_sub_explicit(&mb->mb_refs, 1, memory_order_acq_rel) !=
-	    1)
-		return;
 	/* INV-4: no lock held. ESTATE: the owner freed our reference. */
 	(void)smarm__chan_sender_free(mb->mb_ch, mb->mb_h);
 	free(mb);
 }
 
-int smarm__reg_mbox_send(struct smarm__reg_mbox *mb, const void *elem)
+int smarm__reg_chan_send(smarm_chan_t *h, const void *elem)
 {
 	/*
 	 * Through the public entry (one more handle check): a third caller
 	 * of smarm__chan_send would make link-time optimisation stop
 	 * inlining it into smarm_chan_send, a cost every channel send pays.
+	 * The handle may be stale by now (INV-5): the channel was freed
+	 * (SMARM_ESTATE) or lost its last sender (SMARM_ECLOSED): for the
+	 * sender both mean closed.
 	 */
-	int rc = smarm_chan_send(mb->mb_h, elem);
-	smarm__reg_mbox_unref(mb);
-	/*
-	 * ESTATE: the channel was freed under us, which takes more sender
-	 * frees than its owners had: for the sender it is closed.
-	 */
+	int rc = smarm_chan_send(h, elem);
 	return rc == SMARM_ESTATE ? SMARM_ECLOSED : rc;
 }
 
@@ -324,14 +324,13 @@ int smarm__reg_publish(struct smarm_node *n, uint64_t self,
 	p.p_new->mb_type = t;
 	p.p_new->mb_h = h;
 	p.p_new->mb_ch = ch;
-	atomic_init(&p.p_new->mb_refs, 1);
 	rc = smarm__reg_update(n, self, publish_op, &p);
 	if (rc != 0) {
-		smarm__reg_mbox_unref(p.p_new);
+		smarm__reg_mbox_free(p.p_new);
 		return rc;
 	}
 	if (p.p_old != NULL)
-		smarm__reg_mbox_unref(p.p_old); /* INV-4: after the lock */
+		smarm__reg_mbox_free(p.p_old); /* INV-4: after the lock */
 	return 0;
 }
 
@@ -353,7 +352,7 @@ int smarm__reg_unpublish(struct smarm_node *n, uint64_t self,
 	smarm__reg_wrunlock(r);
 	if (mb == NULL)
 		return SMARM_ENOENT;
-	smarm__reg_mbox_unref(mb);
+	smarm__reg_mbox_free(mb);
 	return 0;
 }
 
@@ -363,16 +362,14 @@ int smarm__reg_send(struct smarm_node *n, uint64_t pid,
 	struct smarm__reg *r = smarm__reg_of(n);
 	struct smarm__reg_actor *ra;
 	struct smarm__reg_mbox *mb = NULL;
+	smarm_chan_t *h = NULL;
 	smarm__reg_rdlock(r);
 	ra = smarm__reg_actor_find(r, pid);
-	if (ra != NULL) {
-		mb = smarm__reg_mbox_find(ra, t);
-		if (mb != NULL)
-			smarm__reg_mbox_ref(mb);
-	}
+	if (ra != NULL && (mb = smarm__reg_mbox_find(ra, t)) != NULL)
+		h = mb->mb_h;
 	smarm__reg_rdunlock(r);
-	if (mb != NULL)
-		return smarm__reg_mbox_send(mb, elem);
+	if (h != NULL)
+		return smarm__reg_chan_send(h, elem); /* INV-4 */
 	/* Records exist only for live actors (INV-1); else ask the core. */
 	if (ra != NULL || smarm__reg_alive(n, pid))
 		return SMARM_ENOCHAN;
@@ -384,18 +381,18 @@ int smarm__reg_send_name(struct smarm_node *n, const char *name, size_t len,
 {
 	struct smarm__reg *r = smarm__reg_of(n);
 	struct reg_name *nm;
-	struct smarm__reg_mbox *mb = NULL;
+	struct smarm__reg_mbox *mb;
+	smarm_chan_t *h = NULL;
 	smarm__reg_rdlock(r);
 	nm = name_find(r, name, len);
 	if (nm == NULL) {
 		smarm__reg_rdunlock(r);
 		return SMARM_ENONAME;
 	}
-	mb = smarm__reg_mbox_find(nm->nm_owner, t);
-	if (mb != NULL)
-		smarm__reg_mbox_ref(mb);
+	if ((mb = smarm__reg_mbox_find(nm->nm_owner, t)) != NULL)
+		h = mb->mb_h;
 	smarm__reg_rdunlock(r);
-	return mb != NULL ? smarm__reg_mbox_send(mb, elem) : SMARM_ENOCHAN;
+	return h != NULL ? smarm__reg_chan_send(h, elem) : SMARM_ENOCHAN;
 }
 
 /* --------------------------------------------------------------- names */
@@ -516,7 +513,7 @@ static int reg_open(struct smarm_node *n, const struct smarm_config *cfg,
 
 /*
  * The exit hook: remove every record of the dying actor (INV-1), then,
- * with no lock held, give back its mailboxes' references (INV-4).
+ * with no lock held, give back its mailboxes' sender references (INV-4).
  */
 static void reg_actor_exit(struct smarm__slot *s, uint64_t pid,
 			   const struct smarm__exit *ex, void *state)
@@ -547,7 +544,7 @@ static void reg_actor_exit(struct smarm__slot *s, uint64_t pid,
 	while (gone.l_next != &gone) {
 		struct smarm__rlist *l = gone.l_next;
 		smarm__rlist_remove(l);
-		smarm__reg_mbox_unref(
+		smarm__reg_mbox_free(
 			SMARM__CONTAINER(l, struct smarm__reg_mbox, mb_link));
 	}
 	free(ra);
