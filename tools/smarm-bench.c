@@ -20,6 +20,9 @@
  * building the ring or spawning the passive side is outside, as in the
  * peers). --workers defaults to 1, the setting the §7 targets refer to.
  *
+ * send_by_name is ping_pong_rtt with every send made by registered name
+ * (smarm_send_name, resolved per send).
+ *
  * No workload word (or "all") runs every workload.
  *
  * Every workload checks its result (counts, echoed values); a wrong
@@ -480,6 +483,119 @@ static void wl_ping_pong_rtt(struct bench_run *r)
 		bench_fail(r, "wrong number of echoes", 0);
 	chan_drop(pp.ping, false);
 	chan_drop(pp.pong, true);
+}
+
+/* ------------------------------------------------------------------------
+ * send_by_name: ping_pong_rtt through registered names: each side
+ * publishes its receiving channel as its mailbox for one message type and
+ * registers a name; every send is smarm_send_name, resolved per send (the
+ * Erlang peer: register/2 and Name ! Msg). A round trip is two sends by
+ * name. The pinger's last element, UINT64_MAX, ends the ponger.
+ * --------------------------------------------------------------------- */
+
+struct by_name {
+	struct bench_run *r;
+	const smarm_msgtype_t *type;
+	smarm_chan_t *ping; /* the ponger's mailbox */
+	smarm_chan_t *pong; /* the pinger's mailbox */
+	uint64_t echoed;    /* written by the ponger only */
+};
+
+static void name_ponger(void *arg)
+{
+	struct by_name *bn = arg;
+	uint64_t v;
+	int rc = smarm_mailbox_publish(bn->type, bn->ping);
+	if (rc == 0)
+		rc = smarm_register("bench_pong", NULL);
+	if (rc != 0) {
+		bench_fail(bn->r, "ponger: publish or register", rc);
+		return;
+	}
+	while ((rc = smarm_chan_recv(bn->ping, &v)) == 0 && v != UINT64_MAX) {
+		rc = smarm_send_name("bench_ping", bn->type, &v);
+		if (rc != 0) {
+			bench_fail(bn->r, "ponger: smarm_send_name", rc);
+			return;
+		}
+		bn->echoed++;
+	}
+	if (rc != 0)
+		bench_fail(bn->r, "ponger: smarm_chan_recv", rc);
+}
+
+static void name_pinger(void *arg)
+{
+	struct by_name *bn = arg;
+	uint64_t end = UINT64_MAX;
+	int rc = smarm_mailbox_publish(bn->type, bn->pong);
+	if (rc == 0)
+		rc = smarm_register("bench_ping", NULL);
+	if (rc != 0) {
+		bench_fail(bn->r, "pinger: publish or register", rc);
+		return;
+	}
+	for (uint64_t i = 0; i < PING_N; i++) {
+		uint64_t v = UINT64_MAX;
+		rc = smarm_send_name("bench_pong", bn->type, &i);
+		if (rc == 0)
+			rc = smarm_chan_recv(bn->pong, &v);
+		if (rc != 0) {
+			bench_fail(bn->r, "pinger: send by name or receive",
+				   rc);
+			return;
+		}
+		if (v != i) {
+			bench_fail(bn->r, "wrong value echoed", 0);
+			return;
+		}
+	}
+	rc = smarm_send_name("bench_pong", bn->type, &end);
+	if (rc != 0)
+		bench_fail(bn->r, "pinger: the last send", rc);
+}
+
+static void wl_send_by_name(struct bench_run *r)
+{
+	struct by_name bn = { .r = r };
+	smarm_pid_t ponger, pinger, where;
+	int rc;
+
+	if ((rc = smarm_msgtype_define("bench.u64", sizeof(uint64_t), NULL,
+				       &bn.type)) != 0 ||
+	    (rc = smarm_chan_alloc(&bn.ping, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_chan_alloc(&bn.pong, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_actor_spawn(&ponger, name_ponger, &bn, NULL)) != 0) {
+		bench_fail(r, "setup", rc);
+		chan_drop(bn.ping, true);
+		chan_drop(bn.pong, true);
+		return;
+	}
+	/* The ponger is registered before the clock starts. */
+	while (smarm_whereis("bench_pong", &where) != 0 &&
+	       smarm_actor_is_alive(ponger))
+		smarm_actor_yield();
+
+	uint64_t t0 = smarm_now_ns();
+	rc = smarm_actor_spawn(&pinger, name_pinger, &bn, NULL);
+	if (rc == 0)
+		bench_join(r, pinger, "pinger did not exit normally");
+	r->ns = smarm_now_ns() - t0;
+	r->ops = PING_N;
+	if (rc != 0)
+		bench_fail(r, "spawn pinger", rc);
+	if (atomic_load(&r->failed)) {
+		/* The end may never come: stop the ponger (a failure anyway).
+		 */
+		smarm_actor_stop(ponger);
+		smarm_actor_join(ponger, NULL, NULL);
+	} else {
+		bench_join(r, ponger, "ponger did not exit normally");
+	}
+	if (bn.echoed != PING_N)
+		bench_fail(r, "wrong number of echoes", 0);
+	chan_drop(bn.ping, true);
+	chan_drop(bn.pong, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -1198,6 +1314,7 @@ static const struct workload workloads[] = {
 	{ "spawn_join", wl_spawn_join, 0, false, 0, NULL },
 	{ "chained_spawn", wl_chained_spawn, 0, false, 0, NULL },
 	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0, NULL },
+	{ "send_by_name", wl_send_by_name, 0, false, 0, NULL },
 	{ "ring_hop", wl_ring_hop, 0, false, 0, NULL },
 	{ "yield", wl_yield, 0, false, 0, NULL },
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },

@@ -3,9 +3,10 @@
  * smarm/smarm.h - the libsmarm public API: an Erlang/OTP-style actor
  * runtime for C.
  *
- * This header (with smarm/version.h and smarm/errors.h, which it includes)
- * is the whole contract. Nothing outside abi/ is API: using any symbol or
- * layout not declared here is unsupported and may break at any release.
+ * This header (with smarm/version.h, smarm/errors.h and smarm/otp.h,
+ * which it includes) is the whole contract. Nothing outside abi/ is API: using
+ * any symbol or layout not declared here is unsupported and may break at any
+ * release.
  *
  * Model. A *node* is one runtime instance: N worker OS threads running
  * stackful green-thread *actors* from a shared run queue. Actors are named
@@ -452,7 +453,7 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  * smarm_stat_name() are generated from it. Each entry is
  * XX(name, value, layer): value is the id, SMARM_STAT_<name> (ABI, never
  * renumbered or reused); layer names the part of the library that keeps
- * it (CORE, IO) and is of no use to a caller. Values that count "in the
+ * it (CORE, IO, REG) and is of no use to a caller. Values that count "in the
  * last run" are reset when a run starts; read during a run, the counts
  * summed over workers are approximate (no synchronisation). New
  * statistics may be added in later ABI minors: an id the library does
@@ -538,7 +539,15 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	XX(MONITORS, 25, OTP)                                                  \
 	/* Links held, counted at each end: a link between two live actors     \
 	 * counts 2. Since: SMARM_0.4. */                                      \
-	XX(LINKS, 26, OTP)
+	XX(LINKS, 26, OTP)                                                     \
+	/* Names bound to actors now (smarm_register). Since: SMARM_0.4. */    \
+	XX(REG_NAMES, 27, REG)                                                 \
+	/* Mailboxes published now (smarm_mailbox_publish).                    \
+	 * Since: SMARM_0.4. */                                                \
+	XX(REG_MAILBOXES, 28, REG)                                             \
+	/* Process-group memberships now, summed over the groups               \
+	 * (smarm_group_join). Since: SMARM_0.4. */                            \
+	XX(REG_MEMBERSHIPS, 29, REG)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -1533,7 +1542,8 @@ SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
 }
 #endif
 
-/* The OTP layer (monitors, links, exit signals; names and groups). */
+/* The OTP layer (monitors, links, exit signals; message types,
+ * mailboxes, names, groups). */
 #include "otp.h"
 
 #endif /* SMARM_SMARM_H */

@@ -59,6 +59,9 @@ static_assert(SMARM_STAT_ENDED_UNJOINED == 23, "SMARM_STAT_ENDED_UNJOINED");
 static_assert(SMARM_STAT_PREEMPT_RETURNS == 24, "SMARM_STAT_PREEMPT_RETURNS");
 static_assert(SMARM_STAT_MONITORS == 25, "SMARM_STAT_MONITORS");
 static_assert(SMARM_STAT_LINKS == 26, "SMARM_STAT_LINKS");
+static_assert(SMARM_STAT_REG_NAMES == 27, "SMARM_STAT_REG_NAMES");
+static_assert(SMARM_STAT_REG_MAILBOXES == 28, "SMARM_STAT_REG_MAILBOXES");
+static_assert(SMARM_STAT_REG_MEMBERSHIPS == 29, "SMARM_STAT_REG_MEMBERSHIPS");
 static_assert(SMARM_EXIT_NORMAL == 0, "SMARM_EXIT_NORMAL");
 static_assert(SMARM_EXIT_CRASHED == 1, "SMARM_EXIT_CRASHED");
 static_assert(SMARM_EXIT_STOPPED == 2, "SMARM_EXIT_STOPPED");
@@ -98,7 +101,7 @@ START_TEST(test_ids_unknown_ids_named_never_null)
 	static const int bad[] = { 0, -1, 14, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 27, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 30, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -115,7 +118,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_LINKS);
+	ck_assert_int_eq(n, SMARM_STAT_REG_MEMBERSHIPS);
 }
 END_TEST
 
@@ -201,7 +204,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 27, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 30, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

@@ -2,7 +2,9 @@
 /*
  * test_lock.c - the internal futex mutex (core/lock.h): mutual exclusion
  * under contention, trylock, and (debug builds) the lock-rank checker
- * aborting on an order violation.
+ * aborting on an order violation; the reader-writer lock: writers
+ * exclude readers and each other, readers share, a writer is not
+ * starved by a stream of readers.
  */
 #include "harness.h"
 
@@ -11,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 
 static smarm__lock_t lk_lock;
 static long lk_counter; /* deliberately non-atomic */
@@ -160,6 +163,110 @@ START_TEST(test_lock_rank_channel_under_runq_aborts)
 END_TEST
 #endif
 
+/* ------------------------------------------------------ rwlock */
+
+static smarm__rwlock_t rw_lock;
+static long rw_a, rw_b;	     /* a writer keeps them equal */
+static atomic_int rw_bad;    /* a reader saw them differ */
+static atomic_int rw_inside; /* readers inside now */
+static atomic_int rw_writers_done;
+
+#define RW_WRITERS 2
+#define RW_WRITES 20000
+
+static void *rw_reader(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&rw_writers_done) < RW_WRITERS) {
+		smarm__rw_rdlock(&rw_lock, SMARM__RANK_REG);
+		atomic_fetch_add(&rw_inside, 1);
+		long a = __atomic_load_n(&rw_a, __ATOMIC_RELAXED);
+		sched_yield(); /* widen the window */
+		if (__atomic_load_n(&rw_b, __ATOMIC_RELAXED) != a)
+			atomic_store(&rw_bad, 1);
+		atomic_fetch_sub(&rw_inside, 1);
+		smarm__rw_rdunlock(&rw_lock, SMARM__RANK_REG);
+	}
+	return NULL;
+}
+
+static void *rw_writer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < RW_WRITES; i++) {
+		smarm__rw_wrlock(&rw_lock, SMARM__RANK_REG);
+		if (atomic_load(&rw_inside) != 0)
+			atomic_store(&rw_bad, 2);
+		__atomic_store_n(&rw_a, rw_a + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rw_b, rw_b + 1, __ATOMIC_RELAXED);
+		smarm__rw_wrunlock(&rw_lock, SMARM__RANK_REG);
+	}
+	atomic_fetch_add(&rw_writers_done, 1);
+	return NULL;
+}
+
+/*
+ * 6 readers in a tight loop and 2 writers: every write lands (the
+ * writers finish although readers never stop trying), no reader sees a
+ * half-done write, and no writer meets a reader inside.
+ */
+START_TEST(test_lock_rwlock_excludes_writers_not_starved)
+{
+	pthread_t r[6], w[RW_WRITERS];
+	memset(&rw_lock, 0, sizeof rw_lock);
+	rw_a = rw_b = 0;
+	atomic_store(&rw_bad, 0);
+	atomic_store(&rw_inside, 0);
+	atomic_store(&rw_writers_done, 0);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(pthread_create(&r[i], NULL, rw_reader, NULL),
+				 0);
+	for (int i = 0; i < RW_WRITERS; i++)
+		ck_assert_int_eq(pthread_create(&w[i], NULL, rw_writer, NULL),
+				 0);
+	for (int i = 0; i < RW_WRITERS; i++)
+		ck_assert_int_eq(pthread_join(w[i], NULL), 0);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(pthread_join(r[i], NULL), 0);
+	ck_assert_int_eq(atomic_load(&rw_bad), 0);
+	ck_assert_int_eq(rw_a, RW_WRITERS * RW_WRITES);
+	ck_assert_int_eq(rw_b, RW_WRITERS * RW_WRITES);
+	ck_assert_uint_eq(__atomic_load_n(&rw_lock.rw_word, __ATOMIC_RELAXED),
+			  0);
+}
+END_TEST
+
+static void *rw_second_reader(void *arg)
+{
+	(void)arg;
+	smarm__rw_rdlock(&rw_lock, SMARM__RANK_REG);
+	atomic_store(&rw_inside, 2);
+	smarm__rw_rdunlock(&rw_lock, SMARM__RANK_REG);
+	return NULL;
+}
+
+/*
+ * A second reader enters while the first holds the lock (the join would
+ * hang, and the case time out, if readers excluded each other); a
+ * writer waits for the reader to leave.
+ */
+START_TEST(test_lock_rwlock_readers_share)
+{
+	pthread_t t;
+	memset(&rw_lock, 0, sizeof rw_lock);
+	atomic_store(&rw_inside, 0);
+	smarm__rw_rdlock(&rw_lock, SMARM__RANK_REG);
+	ck_assert_int_eq(pthread_create(&t, NULL, rw_second_reader, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_eq(atomic_load(&rw_inside), 2);
+	smarm__rw_rdunlock(&rw_lock, SMARM__RANK_REG);
+	smarm__rw_wrlock(&rw_lock, SMARM__RANK_REG);
+	smarm__rw_wrunlock(&rw_lock, SMARM__RANK_REG);
+	ck_assert_uint_eq(__atomic_load_n(&rw_lock.rw_word, __ATOMIC_RELAXED),
+			  0);
+}
+END_TEST
+
 Suite *smarm_test_lock_suite(void)
 {
 	Suite *s = suite_create("lock");
@@ -169,6 +276,8 @@ Suite *smarm_test_lock_suite(void)
 	tcase_add_test(tc, test_lock_eight_threads_exact_count);
 	tcase_add_test(tc, test_lock_trylock_fails_while_held);
 	tcase_add_test(tc, test_lock_held_lock_excludes_other_thread);
+	tcase_add_test(tc, test_lock_rwlock_excludes_writers_not_starved);
+	tcase_add_test(tc, test_lock_rwlock_readers_share);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ranks");

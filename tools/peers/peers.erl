@@ -51,6 +51,7 @@ workloads() ->
     [{"spawn_join", fun spawn_join/0},
      {"chained_spawn", fun chained_spawn/0},
      {"ping_pong_rtt", fun ping_pong/0},
+     {"send_by_name", fun send_by_name/0},
      {"ring_hop", fun ring_hop/0},
      {"yield", fun yield_bench/0},
      {"skynet_actor", fun skynet_bench/0},
@@ -255,6 +256,40 @@ pong() ->
     receive
         {From, N} -> From ! N, pong();
         stop -> ok
+    end.
+
+%% send_by_name: ping_pong_rtt with both sides registered and every send
+%% addressed by name (register/2 and Name ! Msg, resolved per send).
+send_by_name() ->
+    Parent = self(),
+    Pong = spawn(fun() -> receive go -> name_pong() end end),
+    true = register(peers_pong, Pong),
+    Pong ! go,
+    T0 = now_ns(),
+    Ping = spawn(fun() ->
+                         true = register(peers_ping, self()),
+                         name_ping(?PING_N),
+                         Parent ! done
+                 end),
+    receive done -> ok end,
+    R = per_op(T0, ?PING_N),
+    %% Both names are free again before the next run registers them.
+    PingRef = monitor(process, Ping),
+    PongRef = monitor(process, Pong),
+    peers_pong ! stop,
+    receive {'DOWN', PingRef, process, _, _} -> ok end,
+    receive {'DOWN', PongRef, process, _, _} -> ok end,
+    R.
+
+name_ping(0) -> ok;
+name_ping(N) ->
+    peers_pong ! N,
+    receive N -> name_ping(N - 1) end.
+
+name_pong() ->
+    receive
+        stop -> ok;
+        N -> peers_ping ! N, name_pong()
     end.
 
 %% ring_hop: RING_SIZE processes in a ring pass a counter that is decremented
