@@ -320,7 +320,7 @@ static void *epoll_loop(void *arg)
 			E.err = 2;
 			break;
 		}
-		E.wakeups++;
+		__atomic_store_n(&E.wakeups, E.wakeups + 1, __ATOMIC_RELAXED);
 		/* (1) reset, (2) drain until EAGAIN. */
 		if (read(fd, &cnt, sizeof cnt) != (ssize_t)sizeof cnt) {
 			E.err = 3;
@@ -354,6 +354,16 @@ static void ep_producer(void *arg)
 	int base = (int)(intptr_t)arg * EP_PER;
 	for (int i = 0; i < EP_PER; i++) {
 		int v = base + i;
+		/*
+		 * Halfway, wait (up to 5 s) for the loop's first wake-up, so
+		 * that the rest must notify it again: on a loaded machine its
+		 * thread could otherwise sleep through the whole stream.
+		 */
+		for (int k = 0;
+		     i == EP_PER / 2 && k < 25000 &&
+		     __atomic_load_n(&E.wakeups, __ATOMIC_RELAXED) == 0;
+		     k++)
+			smarm_actor_sleep(US(200));
 		HARNESS_EQ(smarm_chan_send(T.ch, &v), 0);
 		if (i % 97 == 0)
 			smarm_actor_sleep(US(50)); /* let the loop run dry */
