@@ -496,7 +496,12 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * SMARM_OPT_MAX_ACTORS, though SMARM_STAT_LIVE_ACTORS no longer       \
 	 * counts it. 0 between runs (a run's end releases them).              \
 	 * Since: SMARM_0.3. */                                                \
-	XX(ENDED_UNJOINED, 23, CORE)
+	XX(ENDED_UNJOINED, 23, CORE)                                           \
+	/* Acquisitions of the node's shared locks (the slot free list, the    \
+	 * shared run queue, the stack pool, the timers) in the last run: a    \
+	 * measure of how often workers serialise on node-wide state. Not      \
+	 * counting the statistics' own reads. Since: SMARM_0.4. */            \
+	XX(GLOBAL_LOCKS, 24, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -498,6 +498,13 @@ static int64_t stat_STACK_GUARD_BUDGET(struct smarm_node *n)
 	return n->stk_budget;
 }
 
+static int64_t stat_GLOBAL_LOCKS(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, glocks)) +
+	       (int64_t)atomic_load_explicit(&n->glocks_ext,
+					     memory_order_relaxed);
+}
+
 static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
 {
 	return atomic_load_explicit(&n->ended_unjoined, memory_order_relaxed);

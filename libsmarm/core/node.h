@@ -49,6 +49,7 @@ struct smarm__wstats {
 	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
 	uint64_t spin_hits;	 /* idle spins that found work */
 	uint64_t parks;		 /* futex sleeps of this idle worker */
+	uint64_t glocks; /* node-wide lock acquisitions (smarm__glock) */
 } __attribute__((aligned(64)));
 
 /* Config storage: one value per option id (SMARM_OPT_MAP, smarm.h); every
@@ -177,6 +178,43 @@ struct smarm_node {
 	/* bit i: worker i spins before parking (atomic RMW by worker i) */
 	_Atomic uint64_t spin_mask;
 	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
+	/* node-wide lock acquisitions outside the workers (smarm__glock) */
+	_Atomic uint64_t glocks_ext;
 };
+
+/*
+ * The node's shared locks (free_lock, rq_lock, pool_lock, tm_lock) are
+ * taken through smarm__glock / smarm__gtrylock, which count every
+ * acquisition for SMARM_STAT_GLOBAL_LOCKS: a worker of this node in its
+ * own wstats line (a plain store, no RMW), any other thread (the run's
+ * caller before and after the loop, the monitor, io and host threads) in
+ * glocks_ext. The statistics' own readers lock uncounted.
+ */
+static inline void smarm__glock_count(struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (w != NULL && w->node == n)
+		__atomic_store_n(&n->wstats[w->id].glocks,
+				 n->wstats[w->id].glocks + 1, __ATOMIC_RELAXED);
+	else
+		atomic_fetch_add_explicit(&n->glocks_ext, 1,
+					  memory_order_relaxed);
+}
+
+static inline void smarm__glock(struct smarm_node *n, smarm__lock_t *l,
+				int rank)
+{
+	smarm__lock(l, rank);
+	smarm__glock_count(n);
+}
+
+static inline bool smarm__gtrylock(struct smarm_node *n, smarm__lock_t *l,
+				   int rank)
+{
+	if (!smarm__trylock(l, rank))
+		return false;
+	smarm__glock_count(n);
+	return true;
+}
 
 #endif /* SMARM_CORE_NODE_H */

@@ -102,7 +102,7 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	bool got = false;
 	if (smarm__ring_len(&n->rq) == 0)
 		return false;
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
 	if (smarm__ring_len(&n->rq) > 0) {
 		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
 		/* Approximate: the oldest pops consume the woken count. */
@@ -245,7 +245,7 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 		return;
 	}
 	w->sbatch_n = 0;
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
 	len = smarm__ring_len(&n->rq);
 	if (SMARM_NEVER(len + k > n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
@@ -281,7 +281,7 @@ static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
 			     &smarm__slot_at(n, SMARM__PID_IDX(pid))->word,
 			     memory_order_relaxed)) == SMARM__ST_QUEUED);
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
 	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
@@ -610,7 +610,7 @@ static void idle(struct smarm__worker *w)
 	if (spin_for_work(w))
 		return;
 
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(n, &n->tm_lock, SMARM__RANK_TIMERS);
 	uint64_t d = smarm__timers_peek(n);
 	if (d != UINT64_MAX) {
 		int none = -1;
@@ -1248,6 +1248,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->spin_mask, 0);
 	memset(n->wstats, 0, sizeof n->wstats);
+	atomic_store(&n->glocks_ext, 0);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;

@@ -58,7 +58,7 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 	buf = cap ? malloc((size_t)cap * sizeof *buf) : NULL;
 	if (buf == NULL)
 		return SMARM_ENOMEM;
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
 	buf = smarm__ring_move(&n->rq, sizeof *buf, buf, cap);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	free(buf);
@@ -107,7 +107,7 @@ static int grow(struct smarm_node *n)
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 {
 	int rc = 0;
-	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
+	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
 	if (n->free_head == SMARM__NO_INDEX)
 		rc = grow(n);
 	if (rc == 0) {
@@ -123,7 +123,7 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 {
 	struct smarm__slot *s = smarm__slot_at(n, idx);
-	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
+	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
 	s->next_free = n->free_head;
 	n->free_head = idx;
 	n->nfree++;

@@ -55,6 +55,7 @@ static_assert(SMARM_STAT_IO_FD_WAITERS == 20, "SMARM_STAT_IO_FD_WAITERS");
 static_assert(SMARM_STAT_IO_BLOCKING == 21, "SMARM_STAT_IO_BLOCKING");
 static_assert(SMARM_STAT_IO_THREADS == 22, "SMARM_STAT_IO_THREADS");
 static_assert(SMARM_STAT_ENDED_UNJOINED == 23, "SMARM_STAT_ENDED_UNJOINED");
+static_assert(SMARM_STAT_GLOBAL_LOCKS == 24, "SMARM_STAT_GLOBAL_LOCKS");
 
 /* ------------------------------------------------------------- names */
 
@@ -86,7 +87,7 @@ START_TEST(test_ids_unknown_ids_named_never_null)
 	static const int bad[] = { 0, -1, 13, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 24, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 25, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -103,7 +104,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_ENDED_UNJOINED);
+	ck_assert_int_eq(n, SMARM_STAT_GLOBAL_LOCKS);
 }
 END_TEST
 
@@ -189,7 +190,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 24, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 25, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),
