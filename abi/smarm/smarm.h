@@ -618,7 +618,8 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * each ended actor still owed a join or detach
  * (SMARM_STAT_ENDED_UNJOINED); SMARM_ENOMEM the slot table could not
  * grow. The slot is claimed before anything else is touched, so a
- * refusal costs one lock and no allocation: an accept loop under
+ * refusal costs a few uncontended locks (the slot free list and each
+ * worker's slot cache) and no allocation: an accept loop under
  * overload may simply try and back off.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */

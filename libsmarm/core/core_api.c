@@ -388,11 +388,7 @@ static int64_t stat_SLOTS(struct smarm_node *n)
 
 static int64_t stat_FREE_SLOTS(struct smarm_node *n)
 {
-	int64_t v;
-	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
-	v = n->nfree;
-	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
-	return v;
+	return smarm__slots_free_count(n);
 }
 
 static int64_t stat_RUN_QUEUE(struct smarm_node *n)

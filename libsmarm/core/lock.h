@@ -17,6 +17,8 @@
  *     < RUNQ (the node's run queue; pushing is legal under anything)
  *     < HANDLE (a handle pool's free list, handle.h: a leaf, taken
  *        under anything, nothing under it)
+ *     < SCACHE (a worker's free-slot cache, slot.c: a leaf, taken alone
+ *        or under the free list)
  *
  * Debug builds check the order on every acquire (a per-thread bitmask) and
  * panic with "lock order violated". Actor code never parks, yields or
@@ -42,6 +44,7 @@ enum smarm__lock_rank {
 	SMARM__RANK_TIMERS = 4,
 	SMARM__RANK_RUNQ = 5,
 	SMARM__RANK_HANDLE = 6,
+	SMARM__RANK_SCACHE = 7,
 };
 
 typedef struct {

@@ -94,8 +94,6 @@ struct smarm_node {
 	_Atomic uint64_t rq_pops;  /* pops ever (rq_lock writes) */
 	_Atomic uint32_t rq_woken; /* about how many woken actors are in
 				      rq (rq_lock writes; sched.c) */
-	uint32_t rq_front;	   /* RUNQ: work-first items at the front */
-	uint32_t rq_front_pops;	   /* RUNQ: front pops since an older one */
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;

@@ -12,12 +12,10 @@
  *                resume on the worker that preempted them (preempt.c).
  *                Each is due once everything queued before it (shared
  *                queue, wake slot, deque) has had its turn (tickets).
- *   deque        per worker (several workers): work-first spawns; the
- *                owner pops the front, idle workers steal from the back.
+ *   deque        per worker: work-first spawns; the owner pops the
+ *                front, idle workers steal from the back.
  *   run queue    per node, shared: everything else (yields, wakes from
- *                other threads and timers, displaced slot entries); on one
- *                worker also work-first spawns at its front, bounded by
- *                SMARM__FRONT_LIMIT.
+ *                other threads and timers, displaced slot entries).
  * The deques and the run queue are the one ring (ring.h); the pinned
  * FIFO is a list linked through the slots, the wake slot one atomic word.
  *
@@ -120,12 +118,6 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
-		if (n->rq_front > 0) {
-			n->rq_front--;
-			n->rq_front_pops++;
-		} else {
-			n->rq_front_pops = 0; /* older work got its turn */
-		}
 		got = true;
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
@@ -139,12 +131,12 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
  * order: the spawn tree runs depth-first, as Cilk's work-first policy, so
  * a tree of a million actors keeps a few dozen alive instead of all of
  * them (skynet_actor: 1390 -> ~250 ns per leaf at one worker, the live
- * set fitting in cache). One worker: the front of the shared queue, with
- * a fairness bound (once SMARM__FRONT_LIMIT pops in a row passed older
- * actors, batches go to the back until an older one has run). Several
- * workers: the front of this worker's deque, which idle workers steal
- * from at the back; a spawn made while a worker idles or spins is queued
- * shared at once instead, so that worker can take it.
+ * set fitting in cache). The batch goes to the front of this worker's
+ * deque, which idle workers steal from at the back (pick_next's 61st and
+ * 127th picks keep older work moving); with several workers a spawn made
+ * while a worker idles or spins is queued shared at once instead, so
+ * that worker can take it. One worker uses its deque too, so neither its
+ * spawns nor their first runs touch the node-wide run-queue lock.
  */
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
@@ -172,7 +164,7 @@ void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 	smarm__enqueue(n, pid);
 }
 
-/* Several workers: the batch goes to the front of w's own deque. */
+/* The batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
 	uint32_t k = w->sbatch_n;
@@ -182,8 +174,10 @@ static bool ldq_push_batch(struct smarm__worker *w)
 		return false;
 	}
 	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, w->sbatch, k);
-	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences). */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences);
+	 * a lone worker pushing for itself has nobody to tell. */
+	if (w->node->workers_n > 1)
+		atomic_thread_fence(memory_order_seq_cst);
 	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	return true;
 }
@@ -233,38 +227,13 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
-	uint32_t len;
 	w->sbatch_spill = false;
 	if (k == 0)
 		return;
-	if (n->workers_n > 1) {
-		if (!ldq_push_batch(w))
-			for (uint32_t i = 0; i < k; i++)
-				smarm__enqueue(n, w->sbatch[i]);
-		w->sbatch_n = 0;
-		return;
-	}
-	w->sbatch_n = 0;
-	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
-	len = smarm__ring_len(&n->rq);
-	if (SMARM_NEVER(len + k > n->rq.rg_cap))
-		smarm__panic("sched: run queue overflow (double enqueue)");
-	if ((n->rq_front_pops >= SMARM__FRONT_LIMIT ||
-	     n->rq_front >= SMARM__FRONT_LIMIT) &&
-	    len > n->rq_front) {
-		/*
-		 * Older actors have waited long enough (or would wait behind
-		 * a long front): to the back. Bounding the front itself too
-		 * keeps the wait near 2 * SMARM__FRONT_LIMIT queue pops.
-		 */
+	if (!ldq_push_batch(w))
 		for (uint32_t i = 0; i < k; i++)
-			*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) =
-				w->sbatch[i];
-	} else {
-		smarm__ring_push_front_n(&n->rq, RQ_ESZ, w->sbatch, k);
-		n->rq_front += k;
-	}
-	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+			smarm__enqueue(n, w->sbatch[i]);
+	w->sbatch_n = 0;
 }
 
 /*
@@ -1071,15 +1040,18 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		}
 		if (!skip_ldq && smarm__ring_len(&w->ldq) > 0 &&
 		    (++w->ldq_picks % 61) != 0 &&
-		    ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
+		    ldq_take(w, n->workers_n > 1 && (w->ldq_picks % 127) == 0,
+			     &pid)) {
 			/*
 			 * Own work-first spawns; every 61st pick the shared
-			 * queue goes first, every 127th the deque's oldest
-			 * entry, so neither can be starved by a spawn chain.
+			 * queue goes first, and with several workers every
+			 * 127th the deque's oldest entry, so neither can be
+			 * starved by a spawn chain. (One worker stays
+			 * depth-first: an oldest entry is a whole subtree.)
 			 */
 			w->streak = 0;
 			w->local_picks++;
-			if (smarm__ring_len(&w->ldq) > 0)
+			if (n->workers_n > 1 && smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
 		} else if (rq_pop(n, &pid)) {
 			w->streak = 0;
@@ -1241,9 +1213,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		return SMARM_ESTATE;
 
 	atomic_store(&n->idle_mask, 0);
-	n->rq_front = 0;
 	atomic_store(&n->rq_woken, 0);
-	n->rq_front_pops = 0;
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->spin_mask, 0);
@@ -1290,8 +1260,10 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	for (int i = 1; i < started; i++)
 		pthread_join(n->workers[i].thread, NULL);
-	for (int i = 0; i < started; i++)
+	for (int i = 0; i < started; i++) {
 		smarm__stack_cache_flush(n, &n->workers[i]);
+		smarm__slot_cache_flush(n, &n->workers[i]);
+	}
 
 	smarm__timers_clear(n);
 	smarm__subsys_run_end(n); /* io: stop and join its threads */

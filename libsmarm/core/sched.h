@@ -30,9 +30,10 @@ struct smarm__slot;
 #define SMARM__MAX_WORKERS 64
 #define SMARM__NO_INDEX UINT32_MAX /* no index (slots, heaps, FIFOs) */
 #define SMARM__WORKER_STACKS 4	   /* per-worker stack cache in front of pool */
+#define SMARM__WORKER_SLOTS 32	   /* per-worker free-slot cache (slot.c) */
+#define SMARM__SLOT_BATCH 16	   /* slots moved to or from it at once */
 #define SMARM__SPAWN_BATCH 16	   /* work-first spawns held per actor run */
 #define SMARM__LDQ_CAP 256	   /* a worker's local deque (power of two) */
-#define SMARM__FRONT_LIMIT 1024	   /* front pops before older work must run */
 /*
  * Idle spinning (sched.c spin_for_work). A spinner looks for work every
  * POLL ns. It leaves a lone queued actor to the busy workers for GRACE
@@ -100,7 +101,7 @@ struct smarm__worker {
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */
 
-	/* work-first spawns (one worker, see smarm__enqueue_spawned) */
+	/* work-first spawns (see smarm__enqueue_spawned) */
 	uint64_t sbatch[SMARM__SPAWN_BATCH]; /* spawned by the running actor,
 						not queued yet */
 	uint32_t sbatch_n;
@@ -114,6 +115,17 @@ struct smarm__worker {
 	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
 	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
 	uint64_t ldq_buf[SMARM__LDQ_CAP];
+
+	/*
+	 * Free-slot cache (slot.c): slots this worker's spawns take and its
+	 * finalizes return without the node's free list; refilled and
+	 * spilled in batches under it. sc_lock (SCACHE rank): the owner
+	 * takes it alone; a spawn that finds the table full takes it, under
+	 * the free list, to use another worker's cached slot.
+	 */
+	smarm__lock_t sc_lock;
+	uint32_t sc_n;
+	uint32_t sc_idx[SMARM__WORKER_SLOTS];
 };
 
 extern __thread struct smarm__worker *smarm__tls_worker

@@ -27,10 +27,29 @@
  * Tenants: smarm__slot_install sets every per-tenant field, the one
  * place that does (actor.c INV-1); smarm__slot_reclaim ends a tenancy.
  *
+ * Free slots sit in the node's free list or in a worker's slot cache (up
+ * to SMARM__WORKER_SLOTS, sched.h): a worker's spawns take from its cache
+ * and its finalizes give back to it, so spawn and exit in a steady state
+ * take no node-wide lock; an empty cache is refilled, a full one
+ * spilled, SMARM__SLOT_BATCH at a time under free_lock. Capacity stays
+ * exact by stealing (INV-3): a spawn that finds the free list empty and
+ * the table at max_actors takes a slot from another worker's cache
+ * before it reports SMARM_EATCAPACITY. Stealing was chosen over counting
+ * reservations globally because it costs nothing until the table is
+ * full, and a full table is where a spawn is refused anyway. The caches
+ * are emptied into the free list when a run ends.
+ *
  * Ownership: the node owns the segments; smarm__slots_fini frees them.
- * Locking: free_lock (SLOT rank) guards free_head, nfree and growth.
+ * Locking: free_lock (SLOT rank) guards free_head, nfree and growth; a
+ * worker's sc_lock (SCACHE rank) its cache, taken alone by its owner or
+ * under free_lock (refill, spill, steal, flush, counting).
  * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
- * successful wake consumes its epoch (at most one wake per wait).
+ * successful wake consumes its epoch (at most one wake per wait). INV-3
+ * every free slot is in exactly one place, the free list or one cache,
+ * and moves between them only under free_lock; so a spawn holding
+ * free_lock that finds the list empty, the table full and every cache
+ * empty has found no free slot: max_actors actors (live or owed a join)
+ * hold them all.
  * See: docs/architecture.md (Slots and pids).
  */
 #include "slot.h"
@@ -104,17 +123,89 @@ static int grow(struct smarm_node *n)
 	return 0;
 }
 
+/* Under free_lock: the head of the free list (not empty). */
+static uint32_t free_pop(struct smarm_node *n)
+{
+	uint32_t idx = n->free_head;
+	n->free_head = smarm__slot_at(n, idx)->next_free;
+	n->nfree--;
+	return idx;
+}
+
+/* Under free_lock. */
+static void free_push(struct smarm_node *n, uint32_t idx)
+{
+	smarm__slot_at(n, idx)->next_free = n->free_head;
+	n->free_head = idx;
+	n->nfree++;
+}
+
+/* The calling worker if it is one of n's (its cache may be used). */
+static struct smarm__worker *cache_owner(struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return (w != NULL && w->node == n) ? w : NULL;
+}
+
+/*
+ * Under free_lock, the free list empty and the table unable to grow:
+ * take a slot from any worker's cache (INV-3). Caches only change
+ * size under free_lock (refill, spill) or by their owner's own spawns
+ * and finalizes, so every slot free when this is called is found, bar
+ * one a concurrent finalize frees meanwhile (that spawn then simply came
+ * first).
+ */
+static bool cache_steal(struct smarm_node *n, uint32_t *idx)
+{
+	for (int i = 0; i < n->workers_n; i++) {
+		struct smarm__worker *v = &n->workers[i];
+		bool got = false;
+		smarm__lock(&v->sc_lock, SMARM__RANK_SCACHE);
+		if (v->sc_n > 0) {
+			*idx = v->sc_idx[--v->sc_n];
+			got = true;
+		}
+		smarm__unlock(&v->sc_lock, SMARM__RANK_SCACHE);
+		if (got)
+			return true;
+	}
+	return false;
+}
+
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 {
+	struct smarm__worker *w = cache_owner(n);
 	int rc = 0;
+
+	if (w != NULL) {
+		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+		if (w->sc_n > 0) {
+			*idx = w->sc_idx[--w->sc_n];
+			smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+			return 0;
+		}
+		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	}
 	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
 	if (n->free_head == SMARM__NO_INDEX)
 		rc = grow(n);
 	if (rc == 0) {
-		struct smarm__slot *s = smarm__slot_at(n, n->free_head);
-		*idx = n->free_head;
-		n->free_head = s->next_free;
-		n->nfree--;
+		*idx = free_pop(n);
+		if (w != NULL) {
+			/* Refill: lowest index on top, so it is reused first.
+			 */
+			uint32_t k = 0;
+			uint32_t got[SMARM__SLOT_BATCH];
+			while (k < SMARM__SLOT_BATCH - 1 &&
+			       n->free_head != SMARM__NO_INDEX)
+				got[k++] = free_pop(n);
+			smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+			while (k > 0)
+				w->sc_idx[w->sc_n++] = got[--k];
+			smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+		}
+	} else if (cache_steal(n, idx)) {
+		rc = 0;
 	}
 	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 	return rc;
@@ -122,12 +213,54 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 
 void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 {
-	struct smarm__slot *s = smarm__slot_at(n, idx);
+	struct smarm__worker *w = cache_owner(n);
+
+	if (w != NULL) {
+		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+		if (w->sc_n < SMARM__WORKER_SLOTS) {
+			w->sc_idx[w->sc_n++] = idx;
+			smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+			return;
+		}
+		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	}
 	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
-	s->next_free = n->free_head;
-	n->free_head = idx;
-	n->nfree++;
+	free_push(n, idx);
+	if (w != NULL) {
+		/* Spill a batch: the cache keeps room for as many frees. */
+		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+		while (w->sc_n > SMARM__WORKER_SLOTS - SMARM__SLOT_BATCH)
+			free_push(n, w->sc_idx[--w->sc_n]);
+		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	}
 	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
+}
+
+/* End of a run (no worker runs): w's cached slots back to the list. */
+void smarm__slot_cache_flush(struct smarm_node *n, struct smarm__worker *w)
+{
+	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
+	smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+	while (w->sc_n > 0)
+		free_push(n, w->sc_idx[--w->sc_n]);
+	smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
+}
+
+/* Free slots: the free list plus every worker's cache. */
+uint32_t smarm__slots_free_count(struct smarm_node *n)
+{
+	uint32_t v;
+	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
+	v = n->nfree;
+	for (int i = 0; i < n->workers_n; i++) {
+		struct smarm__worker *w = &n->workers[i];
+		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+		v += w->sc_n;
+		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	}
+	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
+	return v;
 }
 
 /* smarm__exit_release with a payload present. */

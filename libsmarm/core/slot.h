@@ -193,6 +193,8 @@ static inline struct smarm__slot *smarm__slot_of(struct smarm_node *n,
 
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
+void smarm__slot_cache_flush(struct smarm_node *n, struct smarm__worker *w);
+uint32_t smarm__slots_free_count(struct smarm_node *n);
 /*
  * Install a new tenant (actor.c INV-1): every per-tenant field is set
  * here and nowhere else. The slot is VACANT and the caller's until it

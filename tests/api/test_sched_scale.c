@@ -2,7 +2,9 @@
 /*
  * test_sched_scale.c - what the scheduler shares between workers:
  * SMARM_STAT_GLOBAL_LOCKS counts the node-wide lock acquisitions and is
- * reset when a run starts.
+ * reset when a run starts; spawn, exit, send and wake on one worker take
+ * none per operation in a steady state (the workers' slot caches); the
+ * caches keep SMARM_OPT_MAX_ACTORS exact on four workers.
  */
 #include "harness.h"
 
@@ -81,6 +83,190 @@ START_TEST(test_sched_scale_global_locks_reset_per_run)
 }
 END_TEST
 
+/* ------------------------------------- steady state: no global lock */
+
+#define SS_ROUNDS 2000
+#define SS_BURST 8 /* spawns held as one batch until the root parks */
+static smarm_chan_t *ss_done;
+static int64_t ss_growth;
+
+static void ss_child(void *arg)
+{
+	uint64_t v = (uintptr_t)arg;
+	HARNESS_EQ(smarm_chan_send(ss_done, &v), 0); /* wakes the root */
+}
+
+/* One round: SS_BURST spawns, as many sends, wakes and exits. */
+static void ss_round(void)
+{
+	for (uintptr_t k = 0; k < SS_BURST; k++)
+		HARNESS_EQ(smarm_actor_spawn(NULL, ss_child, (void *)k, NULL),
+			   0);
+	for (int k = 0; k < SS_BURST; k++) {
+		uint64_t v;
+		HARNESS_EQ(smarm_chan_recv(ss_done, &v), 0);
+	}
+}
+
+static void ss_root(void *arg)
+{
+	int64_t before;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&ss_done, sizeof(uint64_t), NULL), 0);
+	for (int i = 0; i < 64; i++)
+		ss_round(); /* the slot table, stack and slot caches grow */
+	before = gl_stat();
+	for (int i = 0; i < SS_ROUNDS; i++)
+		ss_round();
+	ss_growth = gl_stat() - before;
+	harness_chan_drop(ss_done);
+}
+
+/*
+ * 2000 rounds are 16000 spawns, exits, sends and wakes. Before the slot
+ * caches and the one-worker deque they took node-wide locks each
+ * round: 25 (the free list at each spawn and exit, the run queue for the
+ * batch and for each child's first run); now none in a steady state
+ * (measured 0; the bound leaves room for a refill or spill).
+ */
+START_TEST(test_sched_scale_steady_state_takes_no_global_lock)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, ss_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_lt(ss_growth, SS_ROUNDS * SS_BURST / 100);
+}
+END_TEST
+
+/* ----------------------------------------- exact capacity, 4 workers */
+
+#define CAP_MAX 300 /* beyond the first slab segment (256) */
+#define CAP_FILLERS 4
+#define CAP_CHURN 200
+static smarm_chan_t *cap_gate;
+static atomic_int cap_blockers;
+static atomic_int cap_fillers_done;
+static int64_t cap_live_full, cap_free_full, cap_slots_full;
+static int cap_extra_rc, cap_refill;
+
+static void cap_blocker(void *arg)
+{
+	uint64_t v;
+	(void)arg;
+	atomic_fetch_add(&cap_blockers, 1);
+	HARNESS_EQ(smarm_chan_recv(cap_gate, &v), 0);
+	atomic_fetch_sub(&cap_blockers, 1);
+}
+
+static void cap_nop(void *arg)
+{
+	(void)arg;
+}
+
+/* Spawn and end actors on whatever worker this runs on: its cache fills. */
+static void cap_churner(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < CAP_CHURN; i++) {
+		smarm_pid_t p;
+		HARNESS_EQ(smarm_actor_spawn(&p, cap_nop, NULL, NULL), 0);
+		if (i % 3 == 0)
+			smarm_actor_yield();
+		HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	}
+}
+
+static atomic_int cap_spawned;
+
+/* Spawn blockers until the table is full; count them. */
+static void cap_filler(void *arg)
+{
+	int rc;
+	(void)arg;
+	while ((rc = smarm_actor_spawn(NULL, cap_blocker, NULL, NULL)) == 0) {
+		atomic_fetch_add(&cap_spawned, 1);
+		smarm_actor_yield();
+	}
+	HARNESS_EQ(rc, SMARM_EATCAPACITY);
+	atomic_fetch_add(&cap_fillers_done, 1);
+}
+
+static int cap_fill_from_root(void)
+{
+	int rc;
+	int got = 0;
+	while ((rc = smarm_actor_spawn(NULL, cap_blocker, NULL, NULL)) == 0)
+		got++;
+	HARNESS_EQ(rc, SMARM_EATCAPACITY);
+	return got;
+}
+
+static void cap_root(void *arg)
+{
+	smarm_node_t *node = smarm_node_current();
+	smarm_pid_t p[CAP_FILLERS];
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&cap_gate, sizeof(uint64_t), NULL), 0);
+	/* Leave free slots in the caches of as many workers as ran these. */
+	for (int i = 0; i < CAP_FILLERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i], cap_churner, NULL, NULL),
+			   0);
+	for (int i = 0; i < CAP_FILLERS; i++)
+		HARNESS_EQ(smarm_actor_join(p[i], NULL, NULL), 0);
+	/* Fill from several workers at once. */
+	for (int i = 0; i < CAP_FILLERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i], cap_filler, NULL, NULL), 0);
+	for (int i = 0; i < CAP_FILLERS; i++)
+		HARNESS_EQ(smarm_actor_join(p[i], NULL, NULL), 0);
+	/* The fillers' slots are free again, wherever they were cached. */
+	atomic_fetch_add(&cap_spawned, cap_fill_from_root());
+	HARNESS_EQ(atomic_load(&cap_spawned), CAP_MAX - 1);
+	/* A joined filler's finalize may still be about to count its end. */
+	HARNESS_CHECK(
+		harness_await_stat(node, SMARM_STAT_LIVE_ACTORS, CAP_MAX));
+	cap_live_full = harness_stat(node, SMARM_STAT_LIVE_ACTORS);
+	cap_free_full = harness_stat(node, SMARM_STAT_FREE_SLOTS);
+	cap_slots_full = harness_stat(node, SMARM_STAT_SLOTS);
+	cap_extra_rc = smarm_actor_spawn(NULL, cap_nop, NULL, NULL);
+	/* Let them all end, then every slot can be had again. */
+	for (int i = 0; i < CAP_MAX - 1; i++) {
+		uint64_t v = (uint64_t)i;
+		HARNESS_EQ(smarm_chan_send(cap_gate, &v), 0);
+	}
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_LIVE_ACTORS, 1));
+	cap_refill = cap_fill_from_root();
+	for (int i = 0; i < cap_refill; i++) {
+		uint64_t v = (uint64_t)i;
+		HARNESS_EQ(smarm_chan_send(cap_gate, &v), 0);
+	}
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_LIVE_ACTORS, 1));
+	harness_chan_drop(cap_gate);
+}
+
+/*
+ * With max_actors = 300, exactly 300 actors can be alive whatever the
+ * workers' slot caches hold: the 301st spawn is refused, and every slot
+ * freed is found again (also from another worker's cache).
+ */
+START_TEST(test_sched_scale_capacity_exact_with_caches)
+{
+	harness_checks_reset();
+	atomic_store(&cap_spawned, 0);
+	atomic_store(&cap_blockers, 0);
+	atomic_store(&cap_fillers_done, 0);
+	cap_extra_rc = 0;
+	ck_assert_int_eq(harness_run_ex(4, CAP_MAX, cap_root, NULL, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&cap_fillers_done), CAP_FILLERS);
+	ck_assert_int_eq(cap_live_full, CAP_MAX);
+	ck_assert_int_eq(cap_slots_full, CAP_MAX);
+	ck_assert_int_eq(cap_free_full, 0);
+	ck_assert_int_eq(cap_extra_rc, SMARM_EATCAPACITY);
+	ck_assert_int_eq(cap_refill, CAP_MAX - 1);
+}
+END_TEST
+
 Suite *smarm_test_sched_scale_suite(void)
 {
 	Suite *s = suite_create("sched_scale");
@@ -88,6 +274,11 @@ Suite *smarm_test_sched_scale_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sched_scale_global_locks_counts_run_queue);
 	tcase_add_test(tc, test_sched_scale_global_locks_reset_per_run);
+	tcase_add_test(tc, test_sched_scale_steady_state_takes_no_global_lock);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("slot_caches");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_sched_scale_capacity_exact_with_caches);
 	suite_add_tcase(s, tc);
 	return s;
 }
