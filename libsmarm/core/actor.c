@@ -27,8 +27,8 @@
  * attached state after step 4 took its look, resume the actor to run
  * step 4 again (INV-3); else recycle the stack, publish DONE and take
  * the joiner; wake the joiner; reclaim the slot if nobody owes a join;
- * if this was the root, stop every remaining actor; live -= 1 last
- * (core.h INV-4).
+ * if this was the root, stop every remaining actor; count the end last,
+ * on the worker's own line (core.h INV-4).
  *
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
@@ -74,15 +74,18 @@
 static const struct smarm__stop_req root_stop = { 0, SMARM__STOP_SHUTDOWN, 0 };
 
 /*
- * Spawns are counted per worker (plain stores by the owning worker into a
- * per-worker total that is never reset; the stat sums them): an atomic
- * add on one node-wide line per spawn was measurable at two workers.
+ * Spawns are counted per worker (plain stores by the owning worker into
+ * its own line of wcount, never reset); the live count and the stat sum
+ * them. An atomic add on one node-wide line per spawn and per end was
+ * measurable at two workers. Before the actor is published: its end, on
+ * whatever worker, is ordered after this count (smarm__live).
  */
 static void count_spawn(struct smarm_node *n)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n)
-		__atomic_store_n(&n->spawned_w[w->id], n->spawned_w[w->id] + 1,
+		__atomic_store_n(&n->wcount[w->id].spawned,
+				 n->wcount[w->id].spawned + 1,
 				 __ATOMIC_RELAXED);
 	else
 		atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);
@@ -108,7 +111,6 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	/* INV-1: the slot is VACANT and ours until published. */
 	smarm__slot_install(n, s, fn, arg, parent ? smarm__slot_pid(parent) : 0,
 			    opts, joinable);
-	atomic_fetch_add_explicit(&n->live, 1, memory_order_relaxed);
 	count_spawn(n);
 	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_QUEUED),
 			      memory_order_release);
@@ -404,10 +406,10 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	}
 	if (is_root)
 		smarm__stop_all(n);
-	int64_t before =
-		atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
-	SMARM_ASSERT(before > 0); /* else: an actor finalized twice */
-	(void)before;
+	SMARM_ASSERT(smarm__live(n) > 0); /* else: finalized twice */
+	/* Last (core.h INV-4): a release store on w's own line. */
+	__atomic_store_n(&n->wcount[w->id].ended, n->wcount[w->id].ended + 1,
+			 __ATOMIC_RELEASE);
 }
 
 /*

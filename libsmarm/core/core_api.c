@@ -378,7 +378,7 @@ static int64_t wstats_sum(struct smarm_node *n, size_t offset)
 
 static int64_t stat_LIVE_ACTORS(struct smarm_node *n)
 {
-	return atomic_load(&n->live);
+	return smarm__live(n);
 }
 
 static int64_t stat_SLOTS(struct smarm_node *n)
@@ -416,8 +416,8 @@ static int64_t stat_WORKERS(struct smarm_node *n)
 static int64_t stat_SPAWNED(struct smarm_node *n)
 {
 	int64_t v = (int64_t)atomic_load(&n->spawned);
-	for (int i = 0; i < SMARM__MAX_WORKERS; i++)
-		v += (int64_t)__atomic_load_n(&n->spawned_w[i],
+	for (int i = 0; i < n->workers_n; i++)
+		v += (int64_t)__atomic_load_n(&n->wcount[i].spawned,
 					      __ATOMIC_RELAXED);
 	return v;
 }

@@ -52,6 +52,17 @@ struct smarm__wstats {
 	uint64_t glocks; /* node-wide lock acquisitions (smarm__glock) */
 } __attribute__((aligned(64)));
 
+/*
+ * Spawns by actors running on one worker and finalizes done there, since
+ * the node was opened (never reset: their difference, summed over the
+ * workers, is the live count, smarm__live). Only worker i writes its
+ * line, with plain stores; one cache line each.
+ */
+struct smarm__wcount {
+	uint64_t spawned;
+	uint64_t ended; /* release stores: an end is counted last */
+} __attribute__((aligned(64)));
+
 /* Config storage: one value per option id (SMARM_OPT_MAP, smarm.h); every
  * id is below it (core_api.c checks at compile time). */
 #define SMARM__OPT_SLOTS 32
@@ -126,14 +137,10 @@ struct smarm_node {
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 
 	/* run state */
-	_Atomic int64_t live;
 	_Atomic int64_t ended_unjoined; /* DONE slots owed a join or detach
 					   (actor.c INV-5) */
 	_Atomic int running;
-	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
-	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker
-						   i; only worker i writes,
-						   never reset */
+	_Atomic uint64_t spawned;    /* spawns outside any worker (the root) */
 	_Atomic int stopping;	     /* the root ended: stop everything */
 	_Atomic int scanners;	     /* idle workers parked with a slot-scan
 					deadline (see steal_stale_slots) */
@@ -178,7 +185,31 @@ struct smarm_node {
 	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
 	/* node-wide lock acquisitions outside the workers (smarm__glock) */
 	_Atomic uint64_t glocks_ext;
+	struct smarm__wcount wcount[SMARM__MAX_WORKERS];
 };
+
+/*
+ * Actors alive: spawns minus ends, summed over the per-worker counts
+ * (core.h INV-4). The ends are read first, with acquire loads, then the
+ * spawns: an end a reader counts was released after its actor's spawn
+ * was counted, so the spawns read later include it, and the sum is never
+ * below the number of actors alive at the first load. In particular it
+ * is 0 only if every actor counted so far has ended, and then none can
+ * spawn another (an actor's spawns come before its end). Summed on every
+ * read, so the spawn and exit paths write no shared line.
+ */
+static inline int64_t smarm__live(struct smarm_node *n)
+{
+	uint64_t ended = 0;
+	uint64_t spawned;
+	for (int i = 0; i < n->workers_n; i++)
+		ended += __atomic_load_n(&n->wcount[i].ended, __ATOMIC_ACQUIRE);
+	spawned = atomic_load_explicit(&n->spawned, memory_order_acquire);
+	for (int i = 0; i < n->workers_n; i++)
+		spawned += __atomic_load_n(&n->wcount[i].spawned,
+					   __ATOMIC_RELAXED);
+	return (int64_t)(spawned - ended);
+}
 
 /*
  * The node's shared locks (free_lock, rq_lock, pool_lock, tm_lock) are

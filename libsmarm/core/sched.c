@@ -383,8 +383,7 @@ static bool has_work(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       smarm__ring_len(&n->rq) > 0 || ldq_any(n) ||
-	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
-	       smarm__timers_due(n);
+	       smarm__live(n) == 0 || smarm__timers_due(n);
 }
 
 /*
@@ -475,7 +474,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 
 	if (len >= 2 || ldq_any(n) ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	    atomic_load_explicit(&n->live, memory_order_relaxed) == 0)
+	    smarm__live(n) == 0)
 		return true;
 	if (len == 0) {
 		v->since = 0;
@@ -1182,7 +1181,7 @@ static void worker_loop(struct smarm__worker *w)
 		}
 		if (w->pin_head != SMARM__NO_INDEX)
 			continue; /* left for due timers: never idle past it */
-		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
+		if (smarm__live(n) == 0) {
 			smarm__wake_all(n); /* terminal wake */
 			smarm__altstack_leave(&w->alt);
 			return;

@@ -4,9 +4,12 @@
  * SMARM_STAT_GLOBAL_LOCKS counts the node-wide lock acquisitions and is
  * reset when a run starts; spawn, exit, send and wake on one worker take
  * none per operation in a steady state (the workers' slot caches); the
- * caches keep SMARM_OPT_MAX_ACTORS exact on four workers.
+ * caches keep SMARM_OPT_MAX_ACTORS exact on four workers; the live
+ * count, summed from per-worker counts, is never read low.
  */
 #include "harness.h"
+
+#include <pthread.h>
 
 static int64_t gl_stat(void)
 {
@@ -267,6 +270,125 @@ START_TEST(test_sched_scale_capacity_exact_with_caches)
 }
 END_TEST
 
+/* ------------------------------- per-worker live and spawn counts */
+
+#define LC_BLOCKERS 50
+#define LC_CHURNERS 4
+#define LC_CHURN 3000
+static smarm_chan_t *lc_gate;
+static atomic_int lc_churning;
+static atomic_int lc_reading; /* the plain-thread reader is still at it */
+static atomic_int lc_low;     /* a LIVE read below the known floor */
+static _Atomic int64_t lc_min;
+static atomic_long lc_reads;
+
+static void lc_blocker(void *arg)
+{
+	uint64_t v;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_recv(lc_gate, &v), 0);
+}
+
+static void lc_nop(void *arg)
+{
+	(void)arg;
+}
+
+/* Spawns that end at once, on whatever workers take them. */
+static void lc_churner(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < LC_CHURN; i++) {
+		HARNESS_EQ(smarm_actor_spawn(NULL, lc_nop, NULL, NULL), 0);
+		if (i % 4 == 0)
+			smarm_actor_yield();
+	}
+	atomic_fetch_sub(&lc_churning, 1);
+}
+
+static void lc_check(int64_t v)
+{
+	int64_t m = atomic_load(&lc_min);
+	/* The root and the blockers are alive throughout. */
+	if (v < LC_BLOCKERS + 1)
+		atomic_store(&lc_low, 1);
+	while (v < m && !atomic_compare_exchange_weak(&lc_min, &m, v))
+		;
+	atomic_fetch_add(&lc_reads, 1);
+}
+
+static void *lc_reader(void *arg)
+{
+	smarm_node_t *node = arg;
+	while (atomic_load(&lc_churning) > 0) {
+		int64_t v = -1;
+		smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &v);
+		lc_check(v);
+	}
+	atomic_store(&lc_reading, 0); /* the blockers may go now */
+	return NULL;
+}
+
+static void lc_root(void *arg)
+{
+	smarm_node_t *node = smarm_node_current();
+	pthread_t th;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&lc_gate, sizeof(uint64_t), NULL), 0);
+	for (int i = 0; i < LC_BLOCKERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(NULL, lc_blocker, NULL, NULL), 0);
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_LIVE_ACTORS,
+					 LC_BLOCKERS + 1));
+	atomic_store(&lc_churning, LC_CHURNERS);
+	atomic_store(&lc_reading, 1);
+	HARNESS_EQ(pthread_create(&th, NULL, lc_reader, node), 0);
+	for (int i = 0; i < LC_CHURNERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(NULL, lc_churner, NULL, NULL), 0);
+	while (atomic_load(&lc_churning) > 0) {
+		int64_t v = -1;
+		smarm_node_get_int(node, SMARM_STAT_LIVE_ACTORS, &v);
+		lc_check(v);
+		smarm_actor_yield();
+	}
+	while (atomic_load(&lc_reading))
+		smarm_actor_yield();
+	for (int i = 0; i < LC_BLOCKERS; i++) {
+		uint64_t v = (uint64_t)i;
+		HARNESS_EQ(smarm_chan_send(lc_gate, &v), 0);
+	}
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_LIVE_ACTORS, 1));
+	harness_chan_drop(lc_gate);
+	pthread_join(th, NULL);
+}
+
+/*
+ * Live and spawn counts are per worker, summed when read. On four
+ * workers, with actors spawned on one worker and ended on another, no
+ * read (from an actor or a plain thread) falls below the actors known to
+ * be alive; the run ends when the last one does; SPAWNED is exact.
+ */
+START_TEST(test_sched_scale_live_count_summed_never_low)
+{
+	smarm_node_t *node = harness_open(4);
+	int how = -1;
+	harness_checks_reset();
+	atomic_store(&lc_low, 0);
+	atomic_store(&lc_min, INT64_MAX);
+	atomic_store(&lc_reads, 0);
+	ck_assert_int_eq(smarm_node_run(node, lc_root, NULL, &how, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_gt(atomic_load(&lc_reads), 100);
+	ck_assert_msg(!atomic_load(&lc_low), "LIVE read %lld, below %d",
+		      (long long)atomic_load(&lc_min), LC_BLOCKERS + 1);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_SPAWNED),
+			 1 + LC_BLOCKERS + LC_CHURNERS +
+				 LC_CHURNERS * LC_CHURN);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
 Suite *smarm_test_sched_scale_suite(void)
 {
 	Suite *s = suite_create("sched_scale");
@@ -279,6 +401,10 @@ Suite *smarm_test_sched_scale_suite(void)
 	tc = tcase_create("slot_caches");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sched_scale_capacity_exact_with_caches);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("live_count");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_sched_scale_live_count_summed_never_low);
 	suite_add_tcase(s, tc);
 	return s;
 }
