@@ -1036,6 +1036,7 @@ static const struct {
 	{ SMARM_STAT_WAKE_SLOT_DISPLACEMENTS, "slot_displaced" },
 	{ SMARM_STAT_IDLE_SPIN_HITS, "spin_hits" },
 	{ SMARM_STAT_IDLE_PARKS, "parks" },
+	{ SMARM_STAT_GLOBAL_LOCKS, "global_locks" },
 };
 #define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
 static int64_t stat_last[N_STATS]; /* of the latest run */
