@@ -142,8 +142,6 @@ struct smarm_node {
 	_Atomic int running;
 	_Atomic uint64_t spawned;    /* spawns outside any worker (the root) */
 	_Atomic int stopping;	     /* the root ended: stop everything */
-	_Atomic int scanners;	     /* idle workers parked with a slot-scan
-					deadline (see steal_stale_slots) */
 	_Atomic int workers_started; /* workers of the current run */
 	uint64_t root;		     /* root pid id */
 	int root_how;
@@ -154,6 +152,8 @@ struct smarm_node {
 	pthread_t mon_thread;
 	bool mon_running;
 	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
+	_Atomic uint32_t mon_deep; /* 1: the monitor naps longer than a slot
+				      scan; a poke clears it and wakes it */
 	_Atomic uint64_t pre_signals;
 
 	_Atomic uint64_t ext_late; /* exits resumed to hand over state

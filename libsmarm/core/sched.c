@@ -346,18 +346,6 @@ void smarm__wake_one_if_idle(struct smarm_node *n)
 	wake_one(n);
 }
 
-/*
- * Wake one parked worker even while others spin: for roles only a parked
- * worker takes (slot scanner), not for work a spinner could pick up.
- */
-static void wake_parked_one(struct smarm_node *n)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
-		return;
-	wake_one(n);
-}
-
 void smarm__wake_all(struct smarm_node *n)
 {
 	atomic_store_explicit(&n->idle_mask, 0, memory_order_seq_cst);
@@ -373,9 +361,23 @@ void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 		atomic_store_explicit(&n->next_deadline, deadline,
 				      memory_order_release);
 	int holder = atomic_load_explicit(&n->tk_holder, memory_order_seq_cst);
-	if (holder >= 0 &&
-	    deadline < atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
-		parker_unpark(&n->parkers[holder]);
+	if (holder >= 0) {
+		if (deadline <
+		    atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
+			parker_unpark(&n->parkers[holder]);
+	} else if (n->workers_n > 1 || smarm__tls_worker == NULL ||
+		   smarm__tls_worker->node != n) {
+		/*
+		 * No timekeeper: a parked worker takes the role (idle, on its
+		 * way back to the park), or nobody would fire this timer while
+		 * every running worker computes (a lone worker inserting is not
+		 * parked). Pairs with has_work's look at tk_holder after the
+		 * idle bit's fence.
+		 */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed))
+			wake_one(n);
+	}
 }
 
 static bool has_work(struct smarm__worker *w)
@@ -383,48 +385,46 @@ static bool has_work(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       smarm__ring_len(&n->rq) > 0 || ldq_any(n) ||
-	       smarm__live(n) == 0 || smarm__timers_due(n);
+	       smarm__live(n) == 0 || smarm__timers_due(n) ||
+	       /* timers wait and nobody keeps time: take the role */
+	       (atomic_load_explicit(&n->next_deadline, memory_order_relaxed) !=
+			UINT64_MAX &&
+		atomic_load_explicit(&n->tk_holder, memory_order_seq_cst) < 0);
 }
 
 /*
  * A wake slot is only ever emptied by its owner, which does so when its
  * current actor stops running. If that actor computes for long without
  * a safe point (or blocks in a foreign call), the woken actor would wait
- * behind it while other workers sit idle. So an idle worker, while some
- * worker is busy, wakes every SLOT_SCAN_NS and moves to the shared queue
- * any slot entry it saw at its previous scan and that is still there
- * (same fill sequence): a slot entry waits at most about two scan
- * periods. Fresh entries are left alone, so a ping-pong pair keeps its
- * locality. Returns true if it moved something.
+ * behind it while other workers sit idle. So the preemption monitor,
+ * while some worker idles and another is busy, calls this every
+ * SMARM__SLOT_SCAN_NS: it moves to the shared queue (waking an idle
+ * worker) any slot entry it saw at its previous scan and that is still
+ * there (same fill sequence), so a slot entry waits at most about two
+ * scan periods. Fresh entries are left alone, so a ping-pong pair keeps
+ * its locality. The monitor thread is no worker: its pushes go through
+ * rq_push's foreign-thread path.
  */
-#define SLOT_SCAN_NS 1000000
-
-static bool steal_stale_slots(struct smarm__worker *w)
+void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen)
 {
-	struct smarm_node *n = w->node;
-	bool moved = false;
-	for (int i = 0; i < n->workers_n; i++) {
+	int nw =
+		atomic_load_explicit(&n->workers_started, memory_order_relaxed);
+	for (int i = 0; i < nw; i++) {
 		struct smarm__worker *v = &n->workers[i];
 		uint32_t seq;
 		uint64_t pid;
-		if (v == w)
-			continue;
 		seq = atomic_load_explicit(&v->next_seq, memory_order_acquire);
 		pid = atomic_load_explicit(&v->next, memory_order_acquire);
-		if (pid != 0 && pid == w->seen_pid[i] &&
-		    seq == w->seen_seq[i]) {
+		if (pid != 0 && pid == seen[i].pid && seq == seen[i].seq) {
 			uint64_t got = atomic_exchange_explicit(
 				&v->next, 0, memory_order_acq_rel);
-			if (got != 0) {
-				smarm__enqueue(n, got);
-				moved = true;
-			}
+			if (got != 0)
+				rq_push(n, got, true);
 			pid = 0;
 		}
-		w->seen_pid[i] = pid;
-		w->seen_seq[i] = seq;
+		seen[i].pid = pid;
+		seen[i].seq = seq;
 	}
-	return moved;
 }
 
 /*
@@ -498,7 +498,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
  * other worker is running actors: an idle node has nobody to produce
  * work, so its workers park at once. Spinners do not take other workers'
  * wake slots: a fresh slot entry belongs to its waker for locality, and a
- * stale one is the scanner's business (steal_stale_slots, after a period
+ * stale one is the monitor's business (smarm__slots_scan, after a period
  * far longer than a spin).
  *
  * No lost wake. A producer publishes work, issues a SeqCst fence, and
@@ -571,10 +571,7 @@ static void idle(struct smarm__worker *w)
 	uint64_t bit = 1ull << w->id;
 	uint64_t deadline = 0;
 	bool keeper = false;
-	bool scanning = false;
 
-	if (n->workers_started > 1 && steal_stale_slots(w))
-		return;
 	if (spin_for_work(w))
 		return;
 
@@ -595,32 +592,24 @@ static void idle(struct smarm__worker *w)
 	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
 	atomic_thread_fence(memory_order_seq_cst);
 	/*
-	 * Decide to scan only after our idle bit is published and fenced: a
-	 * worker that fills its slot after this sees either our scanner
-	 * count or our idle bit (and wakes us), never neither.
+	 * After the idle bit is published and fenced: a monitor in a long
+	 * nap is woken to scan the others' wake slots while this one idles
+	 * (preempt.c; its own fence pairs with ours).
 	 */
-	if (n->workers_started > 1 && others_busy(w)) {
-		uint64_t scan = smarm__clock_ns() + SLOT_SCAN_NS;
-		if (deadline == 0 || scan < deadline)
-			deadline = scan;
-		scanning = true;
-		atomic_fetch_add_explicit(&n->scanners, 1,
-					  memory_order_seq_cst);
-	}
+	if (n->workers_started > 1 && others_busy(w))
+		smarm__monitor_poke(n);
 	if (!has_work(w)) {
 		stat_inc(&n->wstats[w->id].parks);
 		parker_park(&n->parkers[w->id], deadline);
+		/*
+		 * Leaving a sleep: the monitor may have backed off while the
+		 * node idled. Woken now, it watches this worker's next actor
+		 * from its start, so a saturating one is preempted after the
+		 * usual one to two slices, not after a backed-off nap too.
+		 */
+		smarm__monitor_poke(n);
 	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
-	/*
-	 * The last scanner leaving while others run hands the role on, as
-	 * the timekeeper does, or an entry filled meanwhile could strand.
-	 */
-	if (scanning &&
-	    atomic_fetch_sub_explicit(&n->scanners, 1, memory_order_seq_cst) ==
-		    1 &&
-	    others_busy(w))
-		wake_parked_one(n);
 
 	if (keeper) {
 		/* Disarm before firing (INV-2): fired sends may insert. */
@@ -709,14 +698,8 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 			stat_inc(&n->wstats[w->id].slot_displaced);
 			rq_push(n, old, true); /* displaced: shared queue */
 		}
-		/*
-		 * Make sure some idle worker is scanning slots, so this entry
-		 * cannot be stranded if our actor then runs long (the seq_cst
-		 * fill above pairs with idle()'s scanner count).
-		 */
-		if (shared && atomic_load_explicit(&n->scanners,
-						   memory_order_seq_cst) == 0)
-			wake_parked_one(n);
+		/* If our actor then runs long, the monitor's slot scan moves
+		 * this entry (smarm__slots_scan). */
 		return;
 	}
 	rq_push(n, pid, true);
@@ -750,8 +733,8 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 #define WAKE_STREAK 16
 
 /*
- * Take the pid in w's wake slot. An exchange, because an idle worker may
- * steal a slot entry its owner has left standing (steal_stale_slots).
+ * Take the pid in w's wake slot. An exchange, because the monitor may
+ * move a slot entry its owner has left standing (smarm__slots_scan).
  */
 static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 {

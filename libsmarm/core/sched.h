@@ -44,6 +44,8 @@ struct smarm__slot;
  * the same reason.
  */
 #define SMARM__SPIN_POLL_NS 250
+/* The monitor's wake-slot scan period (smarm__slots_scan). */
+#define SMARM__SLOT_SCAN_NS 1000000
 #define SMARM__SPIN_GRACE_NS 3000
 
 /* Why an actor switched back to its scheduler. */
@@ -65,15 +67,12 @@ struct smarm__worker {
 	_Atomic uint64_t next;	   /* wake slot: pid woken by an actor here;
 				      taken by exchange (owner or a thief) */
 	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
-	uint32_t seen_seq[SMARM__MAX_WORKERS]; /* thief: others' seq at my
-					last idle scan */
-	uint64_t seen_pid[SMARM__MAX_WORKERS]; /* thief: others' slot then */
-	uint32_t streak;		       /* consecutive wake-slot pops */
-	uint32_t due_tick;   /* picks since the last timer check */
-	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
-	bool in_finish;	     /* finishing another actor's switch */
-	bool fire_local;     /* firing due timers between actors: their
-				wakes go to the wake slot */
+	uint32_t streak;	   /* consecutive wake-slot pops */
+	uint32_t due_tick;	   /* picks since the last timer check */
+	uint32_t stk_ncache;	   /* default-shaped stacks in stk_cache */
+	bool in_finish;		   /* finishing another actor's switch */
+	bool fire_local;	   /* firing due timers between actors: their
+				      wakes go to the wake slot */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	pthread_t thread;
@@ -167,6 +166,13 @@ void smarm__yield(struct smarm__slot *s);
 bool smarm__other_work(struct smarm__worker *w);
 void smarm__wake_one_if_idle(struct smarm_node *n);
 void smarm__wake_all(struct smarm_node *n);
+
+/* A wake slot as the monitor saw it at its previous scan. */
+struct smarm__slot_seen {
+	uint64_t pid;
+	uint32_t seq;
+};
+void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen);
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
 int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
 void smarm__switch_out(struct smarm__slot *s, int intent);
