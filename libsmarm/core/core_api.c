@@ -496,9 +496,10 @@ static int64_t stat_STACK_GUARD_BUDGET(struct smarm_node *n)
 
 static int64_t stat_GLOBAL_LOCKS(struct smarm_node *n)
 {
-	return wstats_sum(n, offsetof(struct smarm__wstats, glocks)) +
-	       (int64_t)atomic_load_explicit(&n->glocks_ext,
-					     memory_order_relaxed);
+	return (int64_t)(__atomic_load_n(&n->free_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->rq_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->pool_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->tm_lock_n, __ATOMIC_RELAXED));
 }
 
 static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)

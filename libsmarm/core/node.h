@@ -96,13 +96,15 @@ struct smarm_node {
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
 	smarm__lock_t free_lock; /* SLOT rank: free_head, nfree, growth */
+	uint64_t free_lock_n;	 /* its acquisitions this run (smarm__glock) */
 	uint32_t free_head;
 	uint32_t nfree;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
 	smarm__lock_t rq_lock;
-	struct smarm__ring rq;	   /* rg_len is read anywhere (a snapshot) */
-	_Atomic uint64_t rq_pops;  /* pops ever (rq_lock writes) */
+	uint64_t rq_lock_n;	  /* its acquisitions this run (smarm__glock) */
+	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
+	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
 	_Atomic uint32_t rq_woken; /* about how many woken actors are in
 				      rq (rq_lock writes; sched.c) */
 
@@ -115,6 +117,7 @@ struct smarm_node {
 
 	/* timers (TIMERS lock) */
 	smarm__lock_t tm_lock;
+	uint64_t tm_lock_n; /* its acquisitions this run (smarm__glock) */
 	struct smarm__timer_ent *tm_heap;
 	uint32_t tm_len, tm_cap;
 	uint64_t tm_seq;
@@ -123,6 +126,7 @@ struct smarm_node {
 
 	/* stack pool (STACK rank) */
 	smarm__lock_t pool_lock;
+	uint64_t pool_lock_n; /* its acquisitions this run (smarm__glock) */
 	void **pool;
 	uint32_t pool_len;
 	/* dense stacks (pool_lock; see stack.c) */
@@ -183,8 +187,6 @@ struct smarm_node {
 	/* bit i: worker i spins before parking (atomic RMW by worker i) */
 	_Atomic uint64_t spin_mask;
 	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
-	/* node-wide lock acquisitions outside the workers (smarm__glock) */
-	_Atomic uint64_t glocks_ext;
 	struct smarm__wcount wcount[SMARM__MAX_WORKERS];
 };
 
@@ -214,35 +216,22 @@ static inline int64_t smarm__live(struct smarm_node *n)
 /*
  * The node's shared locks (free_lock, rq_lock, pool_lock, tm_lock) are
  * taken through smarm__glock / smarm__gtrylock, which count every
- * acquisition for SMARM_STAT_GLOBAL_LOCKS: a worker of this node in its
- * own wstats line (a plain store, no RMW), any other thread (the run's
- * caller before and after the loop, the monitor, io and host threads) in
- * glocks_ext. The statistics' own readers lock uncounted.
+ * acquisition for SMARM_STAT_GLOBAL_LOCKS in the counter declared beside
+ * the lock (*cnt): written under the lock, on the cache line the lock
+ * word already brought over, so counting costs a load and a store and no
+ * extra line transfer. The statistics' own readers lock uncounted.
  */
-static inline void smarm__glock_count(struct smarm_node *n)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n)
-		__atomic_store_n(&n->wstats[w->id].glocks,
-				 n->wstats[w->id].glocks + 1, __ATOMIC_RELAXED);
-	else
-		atomic_fetch_add_explicit(&n->glocks_ext, 1,
-					  memory_order_relaxed);
-}
-
-static inline void smarm__glock(struct smarm_node *n, smarm__lock_t *l,
-				int rank)
+static inline void smarm__glock(smarm__lock_t *l, uint64_t *cnt, int rank)
 {
 	smarm__lock(l, rank);
-	smarm__glock_count(n);
+	__atomic_store_n(cnt, *cnt + 1, __ATOMIC_RELAXED);
 }
 
-static inline bool smarm__gtrylock(struct smarm_node *n, smarm__lock_t *l,
-				   int rank)
+static inline bool smarm__gtrylock(smarm__lock_t *l, uint64_t *cnt, int rank)
 {
 	if (!smarm__trylock(l, rank))
 		return false;
-	smarm__glock_count(n);
+	__atomic_store_n(cnt, *cnt + 1, __ATOMIC_RELAXED);
 	return true;
 }
 

@@ -100,7 +100,7 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	bool got = false;
 	if (smarm__ring_len(&n->rq) == 0)
 		return false;
-	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	if (smarm__ring_len(&n->rq) > 0) {
 		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
 		/* Approximate: the oldest pops consume the woken count. */
@@ -250,7 +250,7 @@ static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
 			     &smarm__slot_at(n, SMARM__PID_IDX(pid))->word,
 			     memory_order_relaxed)) == SMARM__ST_QUEUED);
-	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
 	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
@@ -575,7 +575,7 @@ static void idle(struct smarm__worker *w)
 	if (spin_for_work(w))
 		return;
 
-	smarm__glock(n, &n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	uint64_t d = smarm__timers_peek(n);
 	if (d != UINT64_MAX) {
 		int none = -1;
@@ -1200,7 +1200,12 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->spin_mask, 0);
 	memset(n->wstats, 0, sizeof n->wstats);
-	atomic_store(&n->glocks_ext, 0);
+	/* No worker runs yet: GLOBAL_LOCKS restarts (the run's caller may
+	 * still race a stat reader, which only reads). */
+	__atomic_store_n(&n->free_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->rq_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->pool_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->tm_lock_n, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;

@@ -77,7 +77,7 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 	buf = cap ? malloc((size_t)cap * sizeof *buf) : NULL;
 	if (buf == NULL)
 		return SMARM_ENOMEM;
-	smarm__glock(n, &n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	buf = smarm__ring_move(&n->rq, sizeof *buf, buf, cap);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	free(buf);
@@ -186,7 +186,7 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 		}
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
-	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
+	smarm__glock(&n->free_lock, &n->free_lock_n, SMARM__RANK_SLOT);
 	if (n->free_head == SMARM__NO_INDEX)
 		rc = grow(n);
 	if (rc == 0) {
@@ -224,7 +224,7 @@ void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 		}
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
-	smarm__glock(n, &n->free_lock, SMARM__RANK_SLOT);
+	smarm__glock(&n->free_lock, &n->free_lock_n, SMARM__RANK_SLOT);
 	free_push(n, idx);
 	if (w != NULL) {
 		/* Spill a batch: the cache keeps room for as many frees. */
