@@ -290,7 +290,6 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->spin_poll_cycles = ns_to_cycles(SMARM__SPIN_POLL_NS);
 	n->spin_grace_cycles = ns_to_cycles(SMARM__SPIN_GRACE_NS);
 	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
-	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
 	atomic_init(&n->tk_armed, UINT64_MAX);

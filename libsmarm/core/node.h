@@ -95,9 +95,10 @@ struct smarm_node {
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
-	smarm__lock_t free_lock; /* SLOT rank: free_head, nfree, growth */
+	smarm__lock_t free_lock; /* SLOT rank: free_stk, nfree, growth */
 	uint64_t free_lock_n;	 /* its acquisitions this run (smarm__glock) */
-	uint32_t free_head;
+	uint32_t *free_stk;	 /* free slot indices, a stack (top: newest) */
+	uint32_t free_cap;	 /* its room: every slot of the table */
 	uint32_t nfree;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */

@@ -40,7 +40,8 @@
  * are emptied into the free list when a run ends.
  *
  * Ownership: the node owns the segments; smarm__slots_fini frees them.
- * Locking: free_lock (SLOT rank) guards free_head, nfree and growth; a
+ * Locking: free_lock (SLOT rank) guards the free stack (free_stk, nfree)
+ * and growth; a
  * worker's sc_lock (SCACHE rank) its cache, taken alone by its owner or
  * under free_lock (refill, spill, steal, flush, counting).
  * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
@@ -104,6 +105,15 @@ static int grow(struct smarm_node *n)
 	rc = rq_reserve(n, have + count);
 	if (rc != 0)
 		return rc;
+	if (have + count > n->free_cap) {
+		/* The free stack holds every slot, so a push never fails. */
+		uint32_t *stk = realloc(n->free_stk,
+					(size_t)(have + count) * sizeof *stk);
+		if (stk == NULL)
+			return SMARM_ENOMEM;
+		n->free_stk = stk;
+		n->free_cap = have + count;
+	}
 	seg = calloc(count, sizeof *seg);
 	if (seg == NULL)
 		return SMARM_ENOMEM;
@@ -113,31 +123,28 @@ static int grow(struct smarm_node *n)
 		seg[i].tm_pos = SMARM__NO_INDEX;
 		atomic_init(&seg[i].word,
 			    SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
-		seg[i].next_free =
-			(i + 1 < count) ? have + i + 1 : SMARM__NO_INDEX;
 	}
 	atomic_store_explicit(&n->segs[s], seg, memory_order_release);
 	atomic_store_explicit(&n->nslots, have + count, memory_order_release);
-	n->free_head = have; /* low indices first */
-	n->nfree += count;
+	for (uint32_t i = count; i > 0; i--) /* low indices on top */
+		n->free_stk[n->nfree++] = have + i - 1;
 	return 0;
 }
 
-/* Under free_lock: the head of the free list (not empty). */
+/*
+ * Under free_lock: the top of the free stack (not empty). An array, not
+ * a list through the slots: a refill takes a batch without touching a
+ * slot (a list made it a chain of dependent cache misses).
+ */
 static uint32_t free_pop(struct smarm_node *n)
 {
-	uint32_t idx = n->free_head;
-	n->free_head = smarm__slot_at(n, idx)->next_free;
-	n->nfree--;
-	return idx;
+	return n->free_stk[--n->nfree];
 }
 
-/* Under free_lock. */
+/* Under free_lock; the stack has room for every slot. */
 static void free_push(struct smarm_node *n, uint32_t idx)
 {
-	smarm__slot_at(n, idx)->next_free = n->free_head;
-	n->free_head = idx;
-	n->nfree++;
+	n->free_stk[n->nfree++] = idx;
 }
 
 /* The calling worker if it is one of n's (its cache may be used). */
@@ -187,17 +194,15 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
 	smarm__glock(&n->free_lock, &n->free_lock_n, SMARM__RANK_SLOT);
-	if (n->free_head == SMARM__NO_INDEX)
+	if (n->nfree == 0)
 		rc = grow(n);
 	if (rc == 0) {
 		*idx = free_pop(n);
 		if (w != NULL) {
-			/* Refill: lowest index on top, so it is reused first.
-			 */
+			/* Refill: the stack's top stays on top. */
 			uint32_t k = 0;
 			uint32_t got[SMARM__SLOT_BATCH];
-			while (k < SMARM__SLOT_BATCH - 1 &&
-			       n->free_head != SMARM__NO_INDEX)
+			while (k < SMARM__SLOT_BATCH - 1 && n->nfree > 0)
 				got[k++] = free_pop(n);
 			smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
 			while (k > 0)
@@ -323,6 +328,9 @@ void smarm__slots_fini(struct smarm_node *n)
 		free(seg);
 		n->segs[i] = NULL;
 	}
+	free(n->free_stk);
+	n->free_stk = NULL;
+	n->free_cap = n->nfree = 0;
 	smarm__ring_fini(&n->rq);
 }
 
