@@ -6,7 +6,10 @@
  * (smarm__uc_divert, arch.h) reroute the actor into smarm__preempt_tramp
  * (arch/x86_64.S), which saves the full machine state and yields from
  * ordinary C code. This file holds the policy (when, and why not); reading
- * and rewriting the interrupted CPU context is the arch code's.
+ * and rewriting the interrupted CPU context is the arch code's. The same
+ * monitor thread runs the scheduler's wake-slot scan (smarm__slots_scan,
+ * sched.c) while one worker is busy and another idle, so with several
+ * workers it runs even when async preemption is off.
  *
  * Why a monitor and not a per-worker interval timer: arming a timer at
  * every switch costs a syscall per switch; the monitor reads one counter

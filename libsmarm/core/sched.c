@@ -56,7 +56,11 @@
  * (SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
  * wakes nobody while a spinner exists. At most half the workers spin.
  * spin_for_work states why no wake is lost. Actor-to-actor wakes go to
- * the waker's wake slot (SMARM_OPT_WAKE_SLOT) unless it is off.
+ * the waker's wake slot (SMARM_OPT_WAKE_SLOT) unless it is off; an entry
+ * left standing behind a long-running actor is moved to the shared queue
+ * by the preemption monitor (smarm__slots_scan), not by idle workers.
+ * A timer inserted while nobody keeps time wakes a parked worker to
+ * take the role (smarm__timer_note, has_work).
  *
  * Rejected: a wake pipe drained by one winner (lost completions, syscall
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
