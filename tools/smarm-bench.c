@@ -1378,6 +1378,7 @@ static const struct {
 	{ SMARM_STAT_PREEMPT_ASYNC, "preempt_async" },
 	{ SMARM_STAT_PREEMPT_DEFERRED, "preempt_deferred" },
 	{ SMARM_STAT_PREEMPT_RETURNS, "preempt_returns" },
+	{ SMARM_STAT_GLOBAL_LOCKS, "global_locks" },
 };
 #define N_STATS (sizeof stat_ids / sizeof stat_ids[0])
 static int64_t stat_last[N_STATS]; /* of the latest run */

@@ -547,7 +547,12 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	XX(REG_MAILBOXES, 28, REG)                                             \
 	/* Process-group memberships now, summed over the groups               \
 	 * (smarm_group_join). Since: SMARM_0.4. */                            \
-	XX(REG_MEMBERSHIPS, 29, REG)
+	XX(REG_MEMBERSHIPS, 29, REG)                                           \
+	/* Acquisitions of the node's shared locks (the slot free list, the    \
+	 * shared run queue, the stack pool, the timers) in the last run: a    \
+	 * measure of how often workers serialise on node-wide state. Not      \
+	 * counting the statistics' own reads. Since: SMARM_0.4. */            \
+	XX(GLOBAL_LOCKS, 30, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -665,7 +670,8 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
  * each ended actor still owed a join or detach
  * (SMARM_STAT_ENDED_UNJOINED); SMARM_ENOMEM the slot table could not
  * grow. The slot is claimed before anything else is touched, so a
- * refusal costs one lock and no allocation: an accept loop under
+ * refusal costs a few uncontended locks (the slot free list and each
+ * worker's slot cache) and no allocation: an accept loop under
  * overload may simply try and back off.
  * Thread-safety: actor context only. Since: SMARM_0.1.
  */

@@ -28,8 +28,8 @@
  * step 4 again (INV-3); else recycle the stack, publish DONE and take
  * the joiner; wake the joiner; reclaim the slot if nobody owes a join;
  * if this was the root, shut down every forest root (root exit, below);
- * during a root exit, shut down the children it left; live -= 1 last
- * (core.h INV-4).
+ * during a root exit, shut down the children it left; count the end
+ * last, on the worker's own line (core.h INV-4).
  *
  * Root exit ("the program is done"): every forest root (a live actor
  * whose parent is no actor or has ended) gets a SHUTDOWN request, which
@@ -95,15 +95,18 @@ static void spawn_refused_body(void *arg)
 }
 
 /*
- * Spawns are counted per worker (plain stores by the owning worker into a
- * per-worker total that is never reset; the stat sums them): an atomic
- * add on one node-wide line per spawn was measurable at two workers.
+ * Spawns are counted per worker (plain stores by the owning worker into
+ * its own line of wcount, never reset); the live count and the stat sum
+ * them. An atomic add on one node-wide line per spawn and per end was
+ * measurable at two workers. Before the actor is published: its end, on
+ * whatever worker, is ordered after this count (smarm__live).
  */
 static void count_spawn(struct smarm_node *n)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n)
-		__atomic_store_n(&n->spawned_w[w->id], n->spawned_w[w->id] + 1,
+		__atomic_store_n(&n->wcount[w->id].spawned,
+				 n->wcount[w->id].spawned + 1,
 				 __ATOMIC_RELAXED);
 	else
 		atomic_fetch_add_explicit(&n->spawned, 1, memory_order_relaxed);
@@ -171,7 +174,6 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	/* INV-1: the slot is VACANT and ours until published. */
 	smarm__slot_install(n, s, fn, arg, parent ? smarm__slot_pid(parent) : 0,
 			    opts, joinable);
-	atomic_fetch_add_explicit(&n->live, 1, memory_order_relaxed);
 	count_spawn(n);
 	atomic_store_explicit(&s->word, SMARM__W_MAKE(gen, 0, SMARM__ST_QUEUED),
 			      memory_order_release);
@@ -473,10 +475,10 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 						     memory_order_relaxed) ==
 				SMARM__STOPPING_ROOT))
 		orphans_release(n, pid); /* its children are forest roots now */
-	int64_t before =
-		atomic_fetch_sub_explicit(&n->live, 1, memory_order_seq_cst);
-	SMARM_ASSERT(before > 0); /* else: an actor finalized twice */
-	(void)before;
+	SMARM_ASSERT(smarm__live(n) > 0); /* else: finalized twice */
+	/* Last (core.h INV-4): a release store on w's own line. */
+	__atomic_store_n(&n->wcount[w->id].ended, n->wcount[w->id].ended + 1,
+			 __ATOMIC_RELEASE);
 }
 
 /*

@@ -33,8 +33,9 @@
  *         epoch-stamped.
  *   INV-3 a wait round that ends without parking is retired (wait.c
  *         WAIT-6).
- *   INV-4 live_actors is decremented last in finalize, after every wake it
- *         produced, so live==0 with an empty queue means the run is over.
+ *   INV-4 an actor's end is counted last in finalize, after every wake it
+ *         produced, so live==0 (smarm__live: per-worker spawn and end
+ *         counts, summed) with empty queues means the run is over.
  *   INV-5 a registration carrying a node pointer exists only while its
  *         actor is inside that wait (removed on wake, timeout or stop), so
  *         a foreign-thread waker never touches a node whose run ended.

@@ -291,7 +291,6 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->spin_poll_cycles = ns_to_cycles(SMARM__SPIN_POLL_NS);
 	n->spin_grace_cycles = ns_to_cycles(SMARM__SPIN_GRACE_NS);
 	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
-	n->free_head = SMARM__NO_INDEX;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
 	atomic_init(&n->tk_armed, UINT64_MAX);
@@ -379,7 +378,7 @@ static int64_t wstats_sum(struct smarm_node *n, size_t offset)
 
 static int64_t stat_LIVE_ACTORS(struct smarm_node *n)
 {
-	return atomic_load(&n->live);
+	return smarm__live(n);
 }
 
 static int64_t stat_SLOTS(struct smarm_node *n)
@@ -389,11 +388,7 @@ static int64_t stat_SLOTS(struct smarm_node *n)
 
 static int64_t stat_FREE_SLOTS(struct smarm_node *n)
 {
-	int64_t v;
-	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
-	v = n->nfree;
-	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
-	return v;
+	return smarm__slots_free_count(n);
 }
 
 static int64_t stat_RUN_QUEUE(struct smarm_node *n)
@@ -421,8 +416,8 @@ static int64_t stat_WORKERS(struct smarm_node *n)
 static int64_t stat_SPAWNED(struct smarm_node *n)
 {
 	int64_t v = (int64_t)atomic_load(&n->spawned);
-	for (int i = 0; i < SMARM__MAX_WORKERS; i++)
-		v += (int64_t)__atomic_load_n(&n->spawned_w[i],
+	for (int i = 0; i < n->workers_n; i++)
+		v += (int64_t)__atomic_load_n(&n->wcount[i].spawned,
 					      __ATOMIC_RELAXED);
 	return v;
 }
@@ -506,6 +501,14 @@ static int64_t stat_STACK_SHRINKS(struct smarm_node *n)
 static int64_t stat_STACK_GUARD_BUDGET(struct smarm_node *n)
 {
 	return n->stk_budget;
+}
+
+static int64_t stat_GLOBAL_LOCKS(struct smarm_node *n)
+{
+	return (int64_t)(__atomic_load_n(&n->free_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->rq_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->pool_lock_n, __ATOMIC_RELAXED) +
+			 __atomic_load_n(&n->tm_lock_n, __ATOMIC_RELAXED));
 }
 
 static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)

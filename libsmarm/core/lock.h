@@ -24,6 +24,8 @@
  *        under anything, nothing under it)
  *     < TABLE (the root-exit orphan table, the OTP terminal records:
  *        taken with no other runtime lock held, nothing under it)
+ *     < SCACHE (a worker's free-slot cache, slot.c: a leaf, taken alone
+ *        or under the free list)
  *
  * Debug builds check the order on every acquire (a per-thread bitmask) and
  * panic with "lock order violated". Actor code never parks, yields or
@@ -50,8 +52,9 @@ enum smarm__lock_rank {
 	SMARM__RANK_TIMERS = 5,
 	SMARM__RANK_RUNQ = 6,
 	SMARM__RANK_HANDLE = 7,
-	SMARM__RANK_TABLE = 8, /* a leaf: the root-exit orphan table, the
-				  OTP layer's terminal records */
+	SMARM__RANK_TABLE = 8,	/* a leaf: the root-exit orphan table, the
+				   OTP layer's terminal records */
+	SMARM__RANK_SCACHE = 9, /* a leaf: a worker's free-slot cache */
 };
 
 typedef struct {

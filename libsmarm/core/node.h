@@ -49,6 +49,18 @@ struct smarm__wstats {
 	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
 	uint64_t spin_hits;	 /* idle spins that found work */
 	uint64_t parks;		 /* futex sleeps of this idle worker */
+	uint64_t glocks; /* node-wide lock acquisitions (smarm__glock) */
+} __attribute__((aligned(64)));
+
+/*
+ * Spawns by actors running on one worker and finalizes done there, since
+ * the node was opened (never reset: their difference, summed over the
+ * workers, is the live count, smarm__live). Only worker i writes its
+ * line, with plain stores; one cache line each.
+ */
+struct smarm__wcount {
+	uint64_t spawned;
+	uint64_t ended; /* release stores: an end is counted last */
 } __attribute__((aligned(64)));
 
 /* Config storage: one value per option id (SMARM_OPT_MAP, smarm.h); every
@@ -87,18 +99,19 @@ struct smarm_node {
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
-	smarm__lock_t free_lock; /* SLOT rank: free_head, nfree, growth */
-	uint32_t free_head;
+	smarm__lock_t free_lock; /* SLOT rank: free_stk, nfree, growth */
+	uint64_t free_lock_n;	 /* its acquisitions this run (smarm__glock) */
+	uint32_t *free_stk;	 /* free slot indices, a stack (top: newest) */
+	uint32_t free_cap;	 /* its room: every slot of the table */
 	uint32_t nfree;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
 	smarm__lock_t rq_lock;
-	struct smarm__ring rq;	   /* rg_len is read anywhere (a snapshot) */
-	_Atomic uint64_t rq_pops;  /* pops ever (rq_lock writes) */
+	uint64_t rq_lock_n;	  /* its acquisitions this run (smarm__glock) */
+	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
+	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
 	_Atomic uint32_t rq_woken; /* about how many woken actors are in
 				      rq (rq_lock writes; sched.c) */
-	uint32_t rq_front;	   /* RUNQ: work-first items at the front */
-	uint32_t rq_front_pops;	   /* RUNQ: front pops since an older one */
 
 	/* idle coordination */
 	_Atomic uint64_t idle_mask;
@@ -109,6 +122,7 @@ struct smarm_node {
 
 	/* timers (TIMERS lock) */
 	smarm__lock_t tm_lock;
+	uint64_t tm_lock_n; /* its acquisitions this run (smarm__glock) */
 	struct smarm__timer_ent *tm_heap;
 	uint32_t tm_len, tm_cap;
 	uint64_t tm_seq;
@@ -117,6 +131,7 @@ struct smarm_node {
 
 	/* stack pool (STACK rank) */
 	smarm__lock_t pool_lock;
+	uint64_t pool_lock_n; /* its acquisitions this run (smarm__glock) */
 	void **pool;
 	uint32_t pool_len;
 	/* dense stacks (pool_lock; see stack.c) */
@@ -131,18 +146,12 @@ struct smarm_node {
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 
 	/* run state */
-	_Atomic int64_t live;
 	_Atomic int64_t ended_unjoined; /* DONE slots owed a join or detach
 					   (actor.c INV-5) */
 	_Atomic int running;
-	_Atomic uint64_t spawned; /* spawns outside any worker (the root) */
-	uint64_t spawned_w[SMARM__MAX_WORKERS]; /* spawns by actors on worker
-						   i; only worker i writes,
-						   never reset */
+	_Atomic uint64_t spawned;    /* spawns outside any worker (the root) */
 	_Atomic int stopping;	     /* SMARM__STOPPING_*: the root ended,
 					or smarm_node_stop was called */
-	_Atomic int scanners;	     /* idle workers parked with a slot-scan
-					deadline (see steal_stale_slots) */
 	_Atomic int workers_started; /* workers of the current run */
 	uint64_t root;		     /* root pid id */
 	int root_how;
@@ -153,6 +162,8 @@ struct smarm_node {
 	pthread_t mon_thread;
 	bool mon_running;
 	_Atomic uint32_t mon_stop; /* futex word: 1 ends the monitor */
+	_Atomic uint32_t mon_deep; /* 1: the monitor naps longer than a slot
+				      scan; a poke clears it and wakes it */
 	_Atomic uint64_t pre_signals;
 
 	_Atomic uint64_t ext_late; /* exits resumed to hand over state
@@ -182,6 +193,8 @@ struct smarm_node {
 	/* bit i: worker i spins before parking (atomic RMW by worker i) */
 	_Atomic uint64_t spin_mask;
 	struct smarm__wstats wstats[SMARM__MAX_WORKERS];
+	struct smarm__wcount wcount[SMARM__MAX_WORKERS];
+
 	/*
 	 * Root exit (actor.c), after the older fields. link_default is
 	 * configuration (SMARM_OPT_LINK); the orphan table is guarded by
@@ -204,5 +217,50 @@ enum {
 	SMARM__STOPPING_ROOT = 1,     /* root exit: forest roots shut down */
 	SMARM__STOPPING_KILL_ALL = 2, /* smarm_node_stop: all are killed */
 };
+
+/*
+ * Actors alive: spawns minus ends, summed over the per-worker counts
+ * (core.h INV-4). The ends are read first, with acquire loads, then the
+ * spawns: an end a reader counts was released after its actor's spawn
+ * was counted, so the spawns read later include it, and the sum is never
+ * below the number of actors alive at the first load. In particular it
+ * is 0 only if every actor counted so far has ended, and then none can
+ * spawn another (an actor's spawns come before its end). Summed on every
+ * read, so the spawn and exit paths write no shared line.
+ */
+static inline int64_t smarm__live(struct smarm_node *n)
+{
+	uint64_t ended = 0;
+	uint64_t spawned;
+	for (int i = 0; i < n->workers_n; i++)
+		ended += __atomic_load_n(&n->wcount[i].ended, __ATOMIC_ACQUIRE);
+	spawned = atomic_load_explicit(&n->spawned, memory_order_acquire);
+	for (int i = 0; i < n->workers_n; i++)
+		spawned += __atomic_load_n(&n->wcount[i].spawned,
+					   __ATOMIC_RELAXED);
+	return (int64_t)(spawned - ended);
+}
+
+/*
+ * The node's shared locks (free_lock, rq_lock, pool_lock, tm_lock) are
+ * taken through smarm__glock / smarm__gtrylock, which count every
+ * acquisition for SMARM_STAT_GLOBAL_LOCKS in the counter declared beside
+ * the lock (*cnt): written under the lock, on the cache line the lock
+ * word already brought over, so counting costs a load and a store and no
+ * extra line transfer. The statistics' own readers lock uncounted.
+ */
+static inline void smarm__glock(smarm__lock_t *l, uint64_t *cnt, int rank)
+{
+	smarm__lock(l, rank);
+	__atomic_store_n(cnt, *cnt + 1, __ATOMIC_RELAXED);
+}
+
+static inline bool smarm__gtrylock(smarm__lock_t *l, uint64_t *cnt, int rank)
+{
+	if (!smarm__trylock(l, rank))
+		return false;
+	__atomic_store_n(cnt, *cnt + 1, __ATOMIC_RELAXED);
+	return true;
+}
 
 #endif /* SMARM_CORE_NODE_H */

@@ -6,7 +6,10 @@
  * (smarm__uc_divert, arch.h) reroute the actor into smarm__preempt_tramp
  * (arch/x86_64.S), which saves the full machine state and yields from
  * ordinary C code. This file holds the policy (when, and why not); reading
- * and rewriting the interrupted CPU context is the arch code's.
+ * and rewriting the interrupted CPU context is the arch code's. The same
+ * monitor thread runs the scheduler's wake-slot scan (smarm__slots_scan,
+ * sched.c) while one worker is busy and another idle, so with several
+ * workers it runs even when async preemption is off.
  *
  * Why a monitor and not a per-worker interval timer: arming a timer at
  * every switch costs a syscall per switch; the monitor reads one counter
@@ -663,8 +666,8 @@ struct mon_seen {
  *
  * An actor is seen running at one look and signalled at the next one
  * that finds it still there, so it overruns by one to two async slices
- * (plus up to MON_MAX_SLEEP_NS when it started right after a long idle
- * spell, while the monitor's looks were backing off).
+ * (also right after an idle spell: a worker leaving a sleep pokes the
+ * monitor out of its backed-off nap, monitor_main).
  * A later look that finds it still there asks the handler's verdict: no
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
  * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
@@ -732,47 +735,127 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 	return m->text;
 }
 
+/*
+ * Whether the monitor must scan wake slots: several workers, one busy
+ * and another idle (parked or spinning). Only then can a slot entry wait
+ * behind a long-running actor while a worker could take it.
+ */
+static bool scan_wanted(struct smarm_node *n, int nw, bool busy)
+{
+	return nw > 1 && busy &&
+	       (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) != 0;
+}
+
+/*
+ * The monitor thread: preemption looks (when async preemption is on) and
+ * the wake-slot scan (several workers). It naps one async slice while a
+ * worker runs actors, backs off to MON_MAX_SLEEP_NS while none does, and
+ * naps SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
+ * scan period it sets mon_deep (seq_cst) and then looks once more at what
+ * would shorten it; a worker that starts idling while others run, or
+ * leaves a sleep, pokes it (smarm__monitor_poke: idle bit or leaving
+ * first, fence, then mon_deep). Dekker again: either the monitor sees
+ * the idle or running worker and naps short, or the worker sees mon_deep
+ * and wakes it. A poked monitor forgets its back-off, so the first actor
+ * after an idle spell is watched from its start.
+ */
 static void *monitor_main(void *arg)
 {
 	struct smarm_node *n = arg;
 	struct mon_seen seen[SMARM__MAX_WORKERS];
+	struct smarm__slot_seen slots[SMARM__MAX_WORKERS];
 	uint64_t tick = n->async_ns;
 	unsigned idle_ticks = 0;
 	bool retry = false;
+	bool scan = false;
 	int nw = atomic_load(&n->workers_started);
 
 	memset(seen, 0, sizeof seen);
+	memset(slots, 0, sizeof slots);
 	for (;;) {
 		uint64_t nap = tick << (idle_ticks < 8 ? idle_ticks : 8);
 		uint64_t now;
 		bool busy = false;
+		bool deep;
+		bool poked = false;
 		if (nap > MON_MAX_SLEEP_NS)
 			nap = MON_MAX_SLEEP_NS > tick ? MON_MAX_SLEEP_NS : tick;
+		if (scan && nap > SMARM__SLOT_SCAN_NS)
+			nap = SMARM__SLOT_SCAN_NS;
 		if (retry)
 			nap = MON_RETRY_NS;
 		retry = false;
+		deep = nap > SMARM__SLOT_SCAN_NS;
+		if (deep) {
+			atomic_store_explicit(&n->mon_deep, 1,
+					      memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			for (int i = 0; i < nw; i++)
+				busy |= atomic_load_explicit(
+						&n->workers[i].run_seq,
+						memory_order_relaxed) &
+					1;
+			if (scan_wanted(n, nw, busy))
+				nap = SMARM__SLOT_SCAN_NS;
+			else if (idle_ticks > 0 &&
+				 atomic_load_explicit(&n->idle_mask,
+						      memory_order_relaxed) !=
+					 (nw == 64 ? ~0ull : (1ull << nw) - 1))
+				nap = tick; /* a worker is up again */
+		}
 		smarm__futex_wait((uint32_t *)&n->mon_stop, 0, nap);
+		if (deep)
+			poked = atomic_exchange_explicit(
+					&n->mon_deep, 0,
+					memory_order_seq_cst) == 0;
 		if (atomic_load_explicit(&n->mon_stop, memory_order_acquire))
 			break;
 		now = smarm__clock_ns();
+		busy = false;
 		for (int i = 0; i < nw; i++) {
 			struct smarm__worker *w = &n->workers[i];
-			retry |= monitor_look(n, w, &seen[i], now, tick);
+			if (n->preempt_async)
+				retry |=
+					monitor_look(n, w, &seen[i], now, tick);
 			busy |= atomic_load_explicit(&w->run_seq,
 						     memory_order_relaxed) &
 				1;
 		}
-		idle_ticks = busy ? 0 : idle_ticks + 1;
+		idle_ticks = busy || poked ? 0 : idle_ticks + 1;
+		scan = scan_wanted(n, nw, busy);
+		if (scan)
+			smarm__slots_scan(n, slots);
 	}
 	return NULL;
 }
 
+/*
+ * A worker began idling while others run, or left a sleep: wake the
+ * monitor if it naps long (see monitor_main). One relaxed load when it
+ * does not; a futex wake at most once per long nap.
+ */
+void smarm__monitor_poke(struct smarm_node *n)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&n->mon_deep, memory_order_relaxed) != 0 &&
+	    atomic_exchange_explicit(&n->mon_deep, 0, memory_order_seq_cst) !=
+		    0)
+		smarm__futex_wake((uint32_t *)&n->mon_stop, 1);
+}
+
+/*
+ * The monitor runs when async preemption is on, and with several workers
+ * for the wake-slot scan even when it is off.
+ */
 void smarm__monitor_start(struct smarm_node *n)
 {
 	n->mon_running = false;
-	if (!n->preempt_async)
+	atomic_store(&n->mon_deep, 0);
+	if (!n->preempt_async && n->workers_n < 2)
 		return;
-	smarm__preempt_setup();
+	if (n->preempt_async)
+		smarm__preempt_setup();
 	atomic_store(&n->mon_stop, 0);
 	n->mon_running =
 		pthread_create(&n->mon_thread, NULL, monitor_main, n) == 0;

@@ -19,6 +19,7 @@ struct smarm__worker;
 void smarm__preempt_setup(void);
 void smarm__monitor_start(struct smarm_node *n);
 void smarm__monitor_stop(struct smarm_node *n);
+void smarm__monitor_poke(struct smarm_node *n);
 void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s);
 struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
 

@@ -12,12 +12,10 @@
  *                resume on the worker that preempted them (preempt.c).
  *                Each is due once everything queued before it (shared
  *                queue, wake slot, deque) has had its turn (tickets).
- *   deque        per worker (several workers): work-first spawns; the
- *                owner pops the front, idle workers steal from the back.
+ *   deque        per worker: work-first spawns; the owner pops the
+ *                front, idle workers steal from the back.
  *   run queue    per node, shared: everything else (yields, wakes from
- *                other threads and timers, displaced slot entries); on one
- *                worker also work-first spawns at its front, bounded by
- *                SMARM__FRONT_LIMIT.
+ *                other threads and timers, displaced slot entries).
  * The deques and the run queue are the one ring (ring.h); the pinned
  * FIFO is a list linked through the slots, the wake slot one atomic word.
  *
@@ -58,7 +56,11 @@
  * (SMARM_OPT_IDLE_SPIN_NS) while another worker runs actors; a producer
  * wakes nobody while a spinner exists. At most half the workers spin.
  * spin_for_work states why no wake is lost. Actor-to-actor wakes go to
- * the waker's wake slot (SMARM_OPT_WAKE_SLOT) unless it is off.
+ * the waker's wake slot (SMARM_OPT_WAKE_SLOT) unless it is off; an entry
+ * left standing behind a long-running actor is moved to the shared queue
+ * by the preemption monitor (smarm__slots_scan), not by idle workers.
+ * A timer inserted while nobody keeps time wakes a parked worker to
+ * take the role (smarm__timer_note, has_work).
  *
  * Rejected: a wake pipe drained by one winner (lost completions, syscall
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
@@ -102,7 +104,7 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 	bool got = false;
 	if (smarm__ring_len(&n->rq) == 0)
 		return false;
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	if (smarm__ring_len(&n->rq) > 0) {
 		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
 		/* Approximate: the oldest pops consume the woken count. */
@@ -120,12 +122,6 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 					     memory_order_relaxed) +
 				1,
 			memory_order_relaxed);
-		if (n->rq_front > 0) {
-			n->rq_front--;
-			n->rq_front_pops++;
-		} else {
-			n->rq_front_pops = 0; /* older work got its turn */
-		}
 		got = true;
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
@@ -139,12 +135,12 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
  * order: the spawn tree runs depth-first, as Cilk's work-first policy, so
  * a tree of a million actors keeps a few dozen alive instead of all of
  * them (skynet_actor: 1390 -> ~250 ns per leaf at one worker, the live
- * set fitting in cache). One worker: the front of the shared queue, with
- * a fairness bound (once SMARM__FRONT_LIMIT pops in a row passed older
- * actors, batches go to the back until an older one has run). Several
- * workers: the front of this worker's deque, which idle workers steal
- * from at the back; a spawn made while a worker idles or spins is queued
- * shared at once instead, so that worker can take it.
+ * set fitting in cache). The batch goes to the front of this worker's
+ * deque, which idle workers steal from at the back (pick_next's 61st and
+ * 127th picks keep older work moving); with several workers a spawn made
+ * while a worker idles or spins is queued shared at once instead, so
+ * that worker can take it. One worker uses its deque too, so neither its
+ * spawns nor their first runs touch the node-wide run-queue lock.
  */
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
@@ -172,7 +168,7 @@ void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 	smarm__enqueue(n, pid);
 }
 
-/* Several workers: the batch goes to the front of w's own deque. */
+/* The batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
 	uint32_t k = w->sbatch_n;
@@ -182,8 +178,10 @@ static bool ldq_push_batch(struct smarm__worker *w)
 		return false;
 	}
 	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, w->sbatch, k);
-	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences). */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences);
+	 * a lone worker pushing for itself has nobody to tell. */
+	if (w->node->workers_n > 1)
+		atomic_thread_fence(memory_order_seq_cst);
 	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	return true;
 }
@@ -233,38 +231,13 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
-	uint32_t len;
 	w->sbatch_spill = false;
 	if (k == 0)
 		return;
-	if (n->workers_n > 1) {
-		if (!ldq_push_batch(w))
-			for (uint32_t i = 0; i < k; i++)
-				smarm__enqueue(n, w->sbatch[i]);
-		w->sbatch_n = 0;
-		return;
-	}
-	w->sbatch_n = 0;
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
-	len = smarm__ring_len(&n->rq);
-	if (SMARM_NEVER(len + k > n->rq.rg_cap))
-		smarm__panic("sched: run queue overflow (double enqueue)");
-	if ((n->rq_front_pops >= SMARM__FRONT_LIMIT ||
-	     n->rq_front >= SMARM__FRONT_LIMIT) &&
-	    len > n->rq_front) {
-		/*
-		 * Older actors have waited long enough (or would wait behind
-		 * a long front): to the back. Bounding the front itself too
-		 * keeps the wait near 2 * SMARM__FRONT_LIMIT queue pops.
-		 */
+	if (!ldq_push_batch(w))
 		for (uint32_t i = 0; i < k; i++)
-			*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) =
-				w->sbatch[i];
-	} else {
-		smarm__ring_push_front_n(&n->rq, RQ_ESZ, w->sbatch, k);
-		n->rq_front += k;
-	}
-	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+			smarm__enqueue(n, w->sbatch[i]);
+	w->sbatch_n = 0;
 }
 
 /*
@@ -281,7 +254,7 @@ static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
 			     &smarm__slot_at(n, SMARM__PID_IDX(pid))->word,
 			     memory_order_relaxed)) == SMARM__ST_QUEUED);
-	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
 	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
@@ -377,18 +350,6 @@ void smarm__wake_one_if_idle(struct smarm_node *n)
 	wake_one(n);
 }
 
-/*
- * Wake one parked worker even while others spin: for roles only a parked
- * worker takes (slot scanner), not for work a spinner could pick up.
- */
-static void wake_parked_one(struct smarm_node *n)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) == 0)
-		return;
-	wake_one(n);
-}
-
 void smarm__wake_all(struct smarm_node *n)
 {
 	atomic_store_explicit(&n->idle_mask, 0, memory_order_seq_cst);
@@ -404,9 +365,23 @@ void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 		atomic_store_explicit(&n->next_deadline, deadline,
 				      memory_order_release);
 	int holder = atomic_load_explicit(&n->tk_holder, memory_order_seq_cst);
-	if (holder >= 0 &&
-	    deadline < atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
-		parker_unpark(&n->parkers[holder]);
+	if (holder >= 0) {
+		if (deadline <
+		    atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
+			parker_unpark(&n->parkers[holder]);
+	} else if (n->workers_n > 1 || smarm__tls_worker == NULL ||
+		   smarm__tls_worker->node != n) {
+		/*
+		 * No timekeeper: a parked worker takes the role (idle, on its
+		 * way back to the park), or nobody would fire this timer while
+		 * every running worker computes (a lone worker inserting is not
+		 * parked). Pairs with has_work's look at tk_holder after the
+		 * idle bit's fence.
+		 */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&n->idle_mask, memory_order_relaxed))
+			wake_one(n);
+	}
 }
 
 static bool has_work(struct smarm__worker *w)
@@ -414,49 +389,46 @@ static bool has_work(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	return atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	       smarm__ring_len(&n->rq) > 0 || ldq_any(n) ||
-	       atomic_load_explicit(&n->live, memory_order_seq_cst) == 0 ||
-	       smarm__timers_due(n);
+	       smarm__live(n) == 0 || smarm__timers_due(n) ||
+	       /* timers wait and nobody keeps time: take the role */
+	       (atomic_load_explicit(&n->next_deadline, memory_order_relaxed) !=
+			UINT64_MAX &&
+		atomic_load_explicit(&n->tk_holder, memory_order_seq_cst) < 0);
 }
 
 /*
  * A wake slot is only ever emptied by its owner, which does so when its
  * current actor stops running. If that actor computes for long without
  * a safe point (or blocks in a foreign call), the woken actor would wait
- * behind it while other workers sit idle. So an idle worker, while some
- * worker is busy, wakes every SLOT_SCAN_NS and moves to the shared queue
- * any slot entry it saw at its previous scan and that is still there
- * (same fill sequence): a slot entry waits at most about two scan
- * periods. Fresh entries are left alone, so a ping-pong pair keeps its
- * locality. Returns true if it moved something.
+ * behind it while other workers sit idle. So the preemption monitor,
+ * while some worker idles and another is busy, calls this every
+ * SMARM__SLOT_SCAN_NS: it moves to the shared queue (waking an idle
+ * worker) any slot entry it saw at its previous scan and that is still
+ * there (same fill sequence), so a slot entry waits at most about two
+ * scan periods. Fresh entries are left alone, so a ping-pong pair keeps
+ * its locality. The monitor thread is no worker: its pushes go through
+ * rq_push's foreign-thread path.
  */
-#define SLOT_SCAN_NS 1000000
-
-static bool steal_stale_slots(struct smarm__worker *w)
+void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen)
 {
-	struct smarm_node *n = w->node;
-	bool moved = false;
-	for (int i = 0; i < n->workers_n; i++) {
+	int nw =
+		atomic_load_explicit(&n->workers_started, memory_order_relaxed);
+	for (int i = 0; i < nw; i++) {
 		struct smarm__worker *v = &n->workers[i];
 		uint32_t seq;
 		uint64_t pid;
-		if (v == w)
-			continue;
 		seq = atomic_load_explicit(&v->next_seq, memory_order_acquire);
 		pid = atomic_load_explicit(&v->next, memory_order_acquire);
-		if (pid != 0 && pid == w->seen_pid[i] &&
-		    seq == w->seen_seq[i]) {
+		if (pid != 0 && pid == seen[i].pid && seq == seen[i].seq) {
 			uint64_t got = atomic_exchange_explicit(
 				&v->next, 0, memory_order_acq_rel);
-			if (got != 0) {
-				smarm__enqueue(n, got);
-				moved = true;
-			}
+			if (got != 0)
+				rq_push(n, got, true);
 			pid = 0;
 		}
-		w->seen_pid[i] = pid;
-		w->seen_seq[i] = seq;
+		seen[i].pid = pid;
+		seen[i].seq = seq;
 	}
-	return moved;
 }
 
 /*
@@ -506,7 +478,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 
 	if (len >= 2 || ldq_any(n) ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
-	    atomic_load_explicit(&n->live, memory_order_relaxed) == 0)
+	    smarm__live(n) == 0)
 		return true;
 	if (len == 0) {
 		v->since = 0;
@@ -530,7 +502,7 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
  * other worker is running actors: an idle node has nobody to produce
  * work, so its workers park at once. Spinners do not take other workers'
  * wake slots: a fresh slot entry belongs to its waker for locality, and a
- * stale one is the scanner's business (steal_stale_slots, after a period
+ * stale one is the monitor's business (smarm__slots_scan, after a period
  * far longer than a spin).
  *
  * No lost wake. A producer publishes work, issues a SeqCst fence, and
@@ -603,14 +575,11 @@ static void idle(struct smarm__worker *w)
 	uint64_t bit = 1ull << w->id;
 	uint64_t deadline = 0;
 	bool keeper = false;
-	bool scanning = false;
 
-	if (n->workers_started > 1 && steal_stale_slots(w))
-		return;
 	if (spin_for_work(w))
 		return;
 
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	uint64_t d = smarm__timers_peek(n);
 	if (d != UINT64_MAX) {
 		int none = -1;
@@ -627,32 +596,24 @@ static void idle(struct smarm__worker *w)
 	atomic_fetch_or_explicit(&n->idle_mask, bit, memory_order_acq_rel);
 	atomic_thread_fence(memory_order_seq_cst);
 	/*
-	 * Decide to scan only after our idle bit is published and fenced: a
-	 * worker that fills its slot after this sees either our scanner
-	 * count or our idle bit (and wakes us), never neither.
+	 * After the idle bit is published and fenced: a monitor in a long
+	 * nap is woken to scan the others' wake slots while this one idles
+	 * (preempt.c; its own fence pairs with ours).
 	 */
-	if (n->workers_started > 1 && others_busy(w)) {
-		uint64_t scan = smarm__clock_ns() + SLOT_SCAN_NS;
-		if (deadline == 0 || scan < deadline)
-			deadline = scan;
-		scanning = true;
-		atomic_fetch_add_explicit(&n->scanners, 1,
-					  memory_order_seq_cst);
-	}
+	if (n->workers_started > 1 && others_busy(w))
+		smarm__monitor_poke(n);
 	if (!has_work(w)) {
 		stat_inc(&n->wstats[w->id].parks);
 		parker_park(&n->parkers[w->id], deadline);
+		/*
+		 * Leaving a sleep: the monitor may have backed off while the
+		 * node idled. Woken now, it watches this worker's next actor
+		 * from its start, so a saturating one is preempted after the
+		 * usual one to two slices, not after a backed-off nap too.
+		 */
+		smarm__monitor_poke(n);
 	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
-	/*
-	 * The last scanner leaving while others run hands the role on, as
-	 * the timekeeper does, or an entry filled meanwhile could strand.
-	 */
-	if (scanning &&
-	    atomic_fetch_sub_explicit(&n->scanners, 1, memory_order_seq_cst) ==
-		    1 &&
-	    others_busy(w))
-		wake_parked_one(n);
 
 	if (keeper) {
 		/* Disarm before firing (INV-2): fired sends may insert. */
@@ -741,14 +702,8 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 			stat_inc(&n->wstats[w->id].slot_displaced);
 			rq_push(n, old, true); /* displaced: shared queue */
 		}
-		/*
-		 * Make sure some idle worker is scanning slots, so this entry
-		 * cannot be stranded if our actor then runs long (the seq_cst
-		 * fill above pairs with idle()'s scanner count).
-		 */
-		if (shared && atomic_load_explicit(&n->scanners,
-						   memory_order_seq_cst) == 0)
-			wake_parked_one(n);
+		/* If our actor then runs long, the monitor's slot scan moves
+		 * this entry (smarm__slots_scan). */
 		return;
 	}
 	rq_push(n, pid, true);
@@ -782,8 +737,8 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 #define WAKE_STREAK 16
 
 /*
- * Take the pid in w's wake slot. An exchange, because an idle worker may
- * steal a slot entry its owner has left standing (steal_stale_slots).
+ * Take the pid in w's wake slot. An exchange, because the monitor may
+ * move a slot entry its owner has left standing (smarm__slots_scan).
  */
 static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 {
@@ -1071,15 +1026,18 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 		}
 		if (!skip_ldq && smarm__ring_len(&w->ldq) > 0 &&
 		    (++w->ldq_picks % 61) != 0 &&
-		    ldq_take(w, (w->ldq_picks % 127) == 0, &pid)) {
+		    ldq_take(w, n->workers_n > 1 && (w->ldq_picks % 127) == 0,
+			     &pid)) {
 			/*
 			 * Own work-first spawns; every 61st pick the shared
-			 * queue goes first, every 127th the deque's oldest
-			 * entry, so neither can be starved by a spawn chain.
+			 * queue goes first, and with several workers every
+			 * 127th the deque's oldest entry, so neither can be
+			 * starved by a spawn chain. (One worker stays
+			 * depth-first: an oldest entry is a whole subtree.)
 			 */
 			w->streak = 0;
 			w->local_picks++;
-			if (smarm__ring_len(&w->ldq) > 0)
+			if (n->workers_n > 1 && smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
 		} else if (rq_pop(n, &pid)) {
 			w->streak = 0;
@@ -1210,7 +1168,7 @@ static void worker_loop(struct smarm__worker *w)
 		}
 		if (w->pin_head != SMARM__NO_INDEX)
 			continue; /* left for due timers: never idle past it */
-		if (atomic_load_explicit(&n->live, memory_order_seq_cst) == 0) {
+		if (smarm__live(n) == 0) {
 			smarm__wake_all(n); /* terminal wake */
 			smarm__altstack_leave(&w->alt);
 			return;
@@ -1241,13 +1199,17 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		return SMARM_ESTATE;
 
 	atomic_store(&n->idle_mask, 0);
-	n->rq_front = 0;
 	atomic_store(&n->rq_woken, 0);
-	n->rq_front_pops = 0;
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->spin_mask, 0);
 	memset(n->wstats, 0, sizeof n->wstats);
+	/* No worker runs yet: GLOBAL_LOCKS restarts (the run's caller may
+	 * still race a stat reader, which only reads). */
+	__atomic_store_n(&n->free_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->rq_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->pool_lock_n, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->tm_lock_n, 0, __ATOMIC_RELAXED);
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;
@@ -1289,8 +1251,10 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	for (int i = 1; i < started; i++)
 		pthread_join(n->workers[i].thread, NULL);
-	for (int i = 0; i < started; i++)
+	for (int i = 0; i < started; i++) {
 		smarm__stack_cache_flush(n, &n->workers[i]);
+		smarm__slot_cache_flush(n, &n->workers[i]);
+	}
 
 	smarm__timers_clear(n);
 	smarm__subsys_run_end(n); /* io: stop and join its threads */

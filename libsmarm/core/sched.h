@@ -30,9 +30,10 @@ struct smarm__slot;
 #define SMARM__MAX_WORKERS 64
 #define SMARM__NO_INDEX UINT32_MAX /* no index (slots, heaps, FIFOs) */
 #define SMARM__WORKER_STACKS 4	   /* per-worker stack cache in front of pool */
+#define SMARM__WORKER_SLOTS 32	   /* per-worker free-slot cache (slot.c) */
+#define SMARM__SLOT_BATCH 16	   /* slots moved to or from it at once */
 #define SMARM__SPAWN_BATCH 16	   /* work-first spawns held per actor run */
 #define SMARM__LDQ_CAP 256	   /* a worker's local deque (power of two) */
-#define SMARM__FRONT_LIMIT 1024	   /* front pops before older work must run */
 /*
  * Idle spinning (sched.c spin_for_work). A spinner looks for work every
  * POLL ns. It leaves a lone queued actor to the busy workers for GRACE
@@ -43,6 +44,8 @@ struct smarm__slot;
  * the same reason.
  */
 #define SMARM__SPIN_POLL_NS 250
+/* The monitor's wake-slot scan period (smarm__slots_scan). */
+#define SMARM__SLOT_SCAN_NS 1000000
 #define SMARM__SPIN_GRACE_NS 3000
 
 /* Why an actor switched back to its scheduler. */
@@ -64,15 +67,12 @@ struct smarm__worker {
 	_Atomic uint64_t next;	   /* wake slot: pid woken by an actor here;
 				      taken by exchange (owner or a thief) */
 	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
-	uint32_t seen_seq[SMARM__MAX_WORKERS]; /* thief: others' seq at my
-					last idle scan */
-	uint64_t seen_pid[SMARM__MAX_WORKERS]; /* thief: others' slot then */
-	uint32_t streak;		       /* consecutive wake-slot pops */
-	uint32_t due_tick;   /* picks since the last timer check */
-	uint32_t stk_ncache; /* default-shaped stacks in stk_cache */
-	bool in_finish;	     /* finishing another actor's switch */
-	bool fire_local;     /* firing due timers between actors: their
-				wakes go to the wake slot */
+	uint32_t streak;	   /* consecutive wake-slot pops */
+	uint32_t due_tick;	   /* picks since the last timer check */
+	uint32_t stk_ncache;	   /* default-shaped stacks in stk_cache */
+	bool in_finish;		   /* finishing another actor's switch */
+	bool fire_local;	   /* firing due timers between actors: their
+				      wakes go to the wake slot */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	pthread_t thread;
@@ -101,7 +101,7 @@ struct smarm__worker {
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */
 
-	/* work-first spawns (one worker, see smarm__enqueue_spawned) */
+	/* work-first spawns (see smarm__enqueue_spawned) */
 	uint64_t sbatch[SMARM__SPAWN_BATCH]; /* spawned by the running actor,
 						not queued yet */
 	uint32_t sbatch_n;
@@ -115,6 +115,17 @@ struct smarm__worker {
 	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
 	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
 	uint64_t ldq_buf[SMARM__LDQ_CAP];
+
+	/*
+	 * Free-slot cache (slot.c): slots this worker's spawns take and its
+	 * finalizes return without the node's free list; refilled and
+	 * spilled in batches under it. sc_lock (SCACHE rank): the owner
+	 * takes it alone; a spawn that finds the table full takes it, under
+	 * the free list, to use another worker's cached slot.
+	 */
+	smarm__lock_t sc_lock;
+	uint32_t sc_n;
+	uint32_t sc_idx[SMARM__WORKER_SLOTS];
 };
 
 extern __thread struct smarm__worker *smarm__tls_worker
@@ -156,6 +167,13 @@ void smarm__yield(struct smarm__slot *s);
 bool smarm__other_work(struct smarm__worker *w);
 void smarm__wake_one_if_idle(struct smarm_node *n);
 void smarm__wake_all(struct smarm_node *n);
+
+/* A wake slot as the monitor saw it at its previous scan. */
+struct smarm__slot_seen {
+	uint64_t pid;
+	uint32_t seq;
+};
+void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen);
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
 int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
 void smarm__switch_out(struct smarm__slot *s, int intent);

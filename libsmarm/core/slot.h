@@ -107,7 +107,6 @@ struct smarm__slot {
 				     (in what was padding) */
 	uint32_t pid_lo;	  /* constant: node serial << 24 | own index,
 				     the low half of every pid of this slot */
-	uint32_t next_free;	  /* free-list link (free-list lock) */
 	uint32_t cl_len;	  /* cleanup handlers pushed */
 	uint32_t cl_cap;	  /* capacity of cl (kept across tenants) */
 	smarm_actor_cb fn;	  /* body */
@@ -198,11 +197,13 @@ static inline struct smarm__slot *smarm__slot_of(struct smarm_node *n,
 
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx);
 void smarm__slot_free(struct smarm_node *n, uint32_t idx);
+void smarm__slot_cache_flush(struct smarm_node *n, struct smarm__worker *w);
+uint32_t smarm__slots_free_count(struct smarm_node *n);
 /*
  * Install a new tenant (actor.c INV-1): every per-tenant field is set
  * here and nowhere else. The slot is VACANT and the caller's until it
  * publishes QUEUED. Kept across tenants: index, word (the caller
- * publishes), next_free, the cleanup array (cl, cl_cap), the extension
+ * publishes), the cleanup array (cl, cl_cap), the extension
  * block (ext, whose states every exit handed back), tm_pos and the
  * pinned-FIFO links (their owners keep them), waits, cold; and fields
  * that are written before they are read in every tenancy: the exit

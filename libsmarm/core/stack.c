@@ -210,7 +210,7 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 				 __ATOMIC_RELAXED);
 		base = w->stk_cache[w->stk_ncache];
 	} else if (default_shaped(n, s)) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (n->pool_len > 0)
 			base = n->pool[--n->pool_len];
 		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
@@ -245,7 +245,7 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 					 __ATOMIC_RELAXED);
 			return;
 		}
-		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;
@@ -290,7 +290,7 @@ static uintptr_t dense_take(struct smarm_node *n)
 	char *fresh = NULL;
 	uintptr_t low = 0;
 	for (;;) {
-		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (fresh != NULL &&
 		    (n->dn_carve == NULL || n->dn_next == n->dn_per)) {
 			*(char **)fresh = n->dn_chunks;
@@ -351,7 +351,7 @@ static void release_dense(struct smarm_node *n, struct smarm__slot *s,
 	zap((uintptr_t)base, s->stk_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
-	smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+	smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 	*(void **)base = n->dn_free;
 	n->dn_free = base;
 	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
@@ -443,7 +443,7 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 		__atomic_store_n(&w->stk_ncache, w->stk_ncache - 1,
 				 __ATOMIC_RELAXED);
 		bool kept = false;
-		smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
+		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (n->pool_len < n->pool_cap) {
 			n->pool[n->pool_len++] = base;
 			kept = true;

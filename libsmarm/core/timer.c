@@ -247,7 +247,7 @@ int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
 	e.epoch = epoch;
 	e.st = NULL;
 	e.slot = me;
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	rc = heap_push(n, &e);
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
 	return rc;
@@ -279,7 +279,7 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	e.st = st;
 	e.slot = NULL;
 
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	new_id = n->tm_seq + 1; /* heap_push assigns this seq */
 	st->id = new_id;
 	rc = map_put(n, st);
@@ -308,7 +308,7 @@ int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 {
 	struct smarm__timed_call *st;
 	bool free_it;
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	st = map_take(n, id);
 	if (st != NULL)
 		st->cancelled = true;
@@ -319,7 +319,7 @@ int smarm__timer_cancel(struct smarm_node *n, uint64_t id)
 	smarm__nopreempt_enter(smarm__current());
 	st->drop(st->ctx, st->payload);
 	smarm__nopreempt_leave(smarm__current());
-	smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 	st->dropped = true;
 	free_it = st->popped;
 	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
@@ -373,10 +373,12 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 		uint64_t now = smarm__clock_ns();
 		got = 0;
 		if (try_only) {
-			if (!smarm__trylock(&n->tm_lock, SMARM__RANK_TIMERS))
+			if (!smarm__gtrylock(&n->tm_lock, &n->tm_lock_n,
+					     SMARM__RANK_TIMERS))
 				return;
 		} else {
-			smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+			smarm__glock(&n->tm_lock, &n->tm_lock_n,
+				     SMARM__RANK_TIMERS);
 		}
 		while (got < FIRE_BATCH && n->tm_len > 0 &&
 		       n->tm_heap[0].deadline <= now) {
@@ -410,7 +412,7 @@ void smarm__timers_clear(struct smarm_node *n)
 {
 	for (;;) {
 		struct smarm__timed_call *st = NULL;
-		smarm__lock(&n->tm_lock, SMARM__RANK_TIMERS);
+		smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
 		while (n->tm_len > 0 && st == NULL) {
 			struct smarm__timer_ent e;
 			heap_remove(n, n->tm_len - 1, &e);

@@ -4,7 +4,8 @@
  * an actor spawns start in spawn order, before older queued work, once
  * their spawner leaves the CPU; a spawn tree therefore runs depth-first
  * and keeps few actors alive; and a spawn chain cannot starve older work
- * (SMARM__FRONT_LIMIT). With several workers spawns go to the back.
+ * (the shared queue's turn every 61st pick). With several workers spawns
+ * go to the back.
  */
 #include "harness.h"
 
@@ -201,7 +202,7 @@ END_TEST
 
 /* --------------------- bounds that held up in review (one worker) */
 
-#define FB_LINKS 1100 /* more chain links than SMARM__FRONT_LIMIT */
+#define FB_LINKS 1100 /* more chain links than the old 1024 front limit */
 #define FB_KIDS 15    /* a link and its kids fill one held batch */
 static long fb_runs, fb_max_gap;
 static atomic_int fb_finished;
@@ -248,7 +249,7 @@ START_TEST(test_spawn_order_front_backlog_bounded)
 }
 END_TEST
 
-#define SO_LINKS 1200 /* beyond SMARM__FRONT_LIMIT front pops */
+#define SO_LINKS 1200 /* beyond the old 1024-front-pop limit */
 #define SO_KIDS 20    /* more than a held batch (16) */
 static int so_order[SO_LINKS][SO_KIDS];
 static int so_pos[SO_LINKS];

@@ -131,9 +131,8 @@ static void eh_run_start(struct smarm_node *n, void *state)
 
 static void eh_run_end(struct smarm_node *n, void *state)
 {
-	(void)n;
 	(void)state;
-	HARNESS_EQ(atomic_load(&n->live), 0); /* INV-2: no actor */
+	HARNESS_EQ(smarm__live(n), 0); /* INV-2: no actor */
 	eh_ends++;
 }
 
