@@ -314,7 +314,9 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
  *   INV-P6 a patch whose frame is gone without returning (a longjmp out
  *          of a callback libc made) is recognised as stale by the next
  *          handler (the sp is above ret_slot, or ret_slot no longer holds
- *          the stub) and forgotten; the stub is never run for it.
+ *          the stub) and forgotten; the stub is never run for it. A
+ *          handler that finds the actor on the stub's first instruction
+ *          (sp just above ret_slot: the return has landed) keeps it.
  * An unwind through a patched frame before its return (an exception
  * thrown by a callback libc made) meets the stub's frame, whose
  * personality (smarm__preempt_ret_personality) puts the real return
@@ -367,10 +369,19 @@ static void uw_obj_add(uintptr_t addr, uintptr_t self_lo)
 }
 
 /* Handler side: forget a patch whose frame is gone (INV-P6). */
-static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t sp)
+static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t pc,
+				   uintptr_t sp)
 {
 	uintptr_t *slot = s->ret_slot;
 	if (s->ret_pc == 0)
+		return;
+	/*
+	 * On the stub's first instruction the patched return has just
+	 * landed: the ret popped the word (sp is one word above it) and the
+	 * stub is about to read ret_pc. Forgetting it there would send the
+	 * actor to address 0.
+	 */
+	if (pc == (uintptr_t)(void *)smarm__preempt_ret_stub)
 		return;
 	if (sp > (uintptr_t)slot ||
 	    *slot != (uintptr_t)(void *)smarm__preempt_ret_stub) {
@@ -389,7 +400,7 @@ static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 	struct smarm__frame f;
 	uintptr_t lo, hi;
 	smarm__uc_frame(uc, &f);
-	ret_patch_forget_stale(s, f.sp);
+	ret_patch_forget_stale(s, f.pc, f.sp);
 	if (s->ret_pc != 0)
 		return true;
 	lo = f.sp;
