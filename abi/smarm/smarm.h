@@ -1022,8 +1022,9 @@ SMARM_API int smarm_chan_sender_dup(smarm_chan_t *ch);
  * smarm_chan_sender_free() - give up one sender reference. The last one
  * closes the channel and wakes a parked receiver.
  * Returns: 0. Errors: SMARM_EINVAL ch NULL or no channel handle;
- * SMARM_ESTATE no sender reference is left but those of pending timed
- * sends (which are theirs), or ch was freed.
+ * SMARM_ESTATE no sender reference is left but the runtime's own (those
+ * of pending timed sends, monitors, trapped exits and mailboxes), or ch
+ * was freed.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
 SMARM_API int smarm_chan_sender_free(smarm_chan_t *ch);

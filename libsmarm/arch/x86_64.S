@@ -95,6 +95,9 @@ smarm__ctx_entry:
  * (the pc word is filled in by smarm__preempt_ret_resume) and shares the
  * rest. At a return, caller-saved registers other than the return values
  * are dead, but everything is saved anyway: one body, one frame layout.
+ * Its FDE names a personality (smarm__preempt_ret_personality): an
+ * exception that unwinds out of the patched libc call meets this frame
+ * before the return, and the personality restores the patched word.
  */
 	.macro PREEMPT_BODY fn
 	pushfq
@@ -249,17 +252,35 @@ smarm__preempt_tramp:
 	.hidden smarm__preempt_ret_stub
 	.type smarm__preempt_ret_stub, @function
 	.p2align 4
-smarm__preempt_ret_stub:
+	/*
+	 * Not a signal frame: the pc word above holds a return address (the
+	 * patched one), which an unwinder must look up at address - 1, as
+	 * any caller's. So is this frame's own address looked up: the FDE
+	 * covers the byte before the stub. An unwind that meets this frame
+	 * before the patched return (a C++ exception out of a libc callback)
+	 * has the real return address put back first, by the personality.
+	 */
 	.cfi_startproc
-	.cfi_signal_frame
-	/* Entered by a ret: rsp is the interrupted frame's own. The pc word
-	 * is filled in by the C side before anything unwinds through it. */
+	.cfi_personality 0x9b, .Lret_personality_ref
+	/* Entered by a ret: rsp is the interrupted frame's own, just above
+	 * the patched word (the return address, for an unwinder). The pc
+	 * word is filled in by the C side before anything unwinds through
+	 * the frame made below. */
 	.cfi_def_cfa rsp, 0
+	nop
+smarm__preempt_ret_stub:
 	leaq -136(%rsp), %rsp /* leaves the flags alone */
 	.cfi_def_cfa rsp, 136
 	.cfi_offset rip, -136
 	PREEMPT_BODY smarm__preempt_ret_resume
 	.cfi_endproc
 	.size smarm__preempt_ret_stub, .-smarm__preempt_ret_stub
+
+	/* The stub's personality, for its FDE (indirect, pc-relative). */
+	.section .data.rel.ro.local,"aw",@progbits
+	.p2align 3
+.Lret_personality_ref:
+	.quad smarm__preempt_ret_personality
+	.text
 
 	.section .note.GNU-stack,"",@progbits

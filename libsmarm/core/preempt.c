@@ -100,9 +100,15 @@
 #include <string.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 void smarm__preempt_resume(uintptr_t *pc_slot);
 void smarm__preempt_ret_resume(uintptr_t *pc_slot);
+_Unwind_Reason_Code smarm__preempt_ret_personality(int version,
+						   _Unwind_Action actions,
+						   _Unwind_Exception_Class cls,
+						   struct _Unwind_Exception *ue,
+						   struct _Unwind_Context *ctx);
 
 #define MAX_RANGES 64
 #define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
@@ -308,7 +314,13 @@ static int find_obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
  *   INV-P6 a patch whose frame is gone without returning (a longjmp out
  *          of a callback libc made) is recognised as stale by the next
  *          handler (the sp is above ret_slot, or ret_slot no longer holds
- *          the stub) and forgotten; the stub is never run for it.
+ *          the stub) and forgotten; the stub is never run for it. A
+ *          handler that finds the actor on the stub's first instruction
+ *          (sp just above ret_slot: the return has landed) keeps it.
+ * An unwind through a patched frame before its return (an exception
+ * thrown by a callback libc made) meets the stub's frame, whose
+ * personality (smarm__preempt_ret_personality) puts the real return
+ * address back and forgets the patch before the unwinder reads it.
  * A process forked inside the patched call (fork, vfork) returns
  * through the stub too; there smarm__preempt_ret_resume only resumes the
  * return (its pid is not the node's) and leaves the patch to the parent.
@@ -357,10 +369,19 @@ static void uw_obj_add(uintptr_t addr, uintptr_t self_lo)
 }
 
 /* Handler side: forget a patch whose frame is gone (INV-P6). */
-static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t sp)
+static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t pc,
+				   uintptr_t sp)
 {
 	uintptr_t *slot = s->ret_slot;
 	if (s->ret_pc == 0)
+		return;
+	/*
+	 * On the stub's first instruction the patched return has just
+	 * landed: the ret popped the word (sp is one word above it) and the
+	 * stub is about to read ret_pc. Forgetting it there would send the
+	 * actor to address 0.
+	 */
+	if (pc == (uintptr_t)(void *)smarm__preempt_ret_stub)
 		return;
 	if (sp > (uintptr_t)slot ||
 	    *slot != (uintptr_t)(void *)smarm__preempt_ret_stub) {
@@ -379,7 +400,7 @@ static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 	struct smarm__frame f;
 	uintptr_t lo, hi;
 	smarm__uc_frame(uc, &f);
-	ret_patch_forget_stale(s, f.sp);
+	ret_patch_forget_stale(s, f.pc, f.sp);
 	if (s->ret_pc != 0)
 		return true;
 	lo = f.sp;
@@ -583,6 +604,45 @@ void smarm__preempt_ret_resume(uintptr_t *pc_slot)
 		return;
 	}
 	smarm__preempt_resume(pc_slot);
+}
+
+/*
+ * The personality of smarm__preempt_ret_stub's frame (x86_64.S). An
+ * exception, or a forced unwind, that leaves a patched libc call through
+ * a callback libc made (a C++ comparator throwing out of qsort) finds
+ * the stub where the real return address should be: the stub's frame
+ * reads its return address from the patched word, which holds the stub
+ * itself, and the unwind would end there (std::terminate). The unwinder
+ * calls this before it reads that word: put the real address back and
+ * give up the patch (the call ends by unwinding, never by its return).
+ * Called on the actor's own thread (INV-P5); the patch is forgotten
+ * before the word is restored, so a handler that interrupts in between
+ * finds no patch and makes none here (libsmarm and the unwinder's own
+ * object are not unwound).
+ */
+_Unwind_Reason_Code smarm__preempt_ret_personality(int version,
+						   _Unwind_Action actions,
+						   _Unwind_Exception_Class cls,
+						   struct _Unwind_Exception *ue,
+						   struct _Unwind_Context *ctx)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *s = w != NULL ? w->cur : NULL;
+	(void)version;
+	(void)actions;
+	(void)cls;
+	(void)ue;
+	(void)ctx;
+	if (s != NULL && s->ret_pc != 0 &&
+	    *s->ret_slot == (uintptr_t)(void *)smarm__preempt_ret_stub) {
+		uintptr_t pc = s->ret_pc;
+		uintptr_t *slot = s->ret_slot;
+		s->ret_pc = 0;
+		s->ret_slot = NULL;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* before the word */
+		*slot = pc;
+	}
+	return _URC_CONTINUE_UNWIND;
 }
 
 /* ------------------------------------------------------------ pinned */

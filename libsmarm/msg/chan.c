@@ -85,7 +85,7 @@
  * INV-5 nfd >= 0 only while receivers > 0.
  * INV-6 timer_senders <= senders. (timer_senders counts every sender
  * reference the runtime holds for itself: pending timed sends, and the
- * OTP layer's monitor and trap channels, smarm__chan_sender_hold.)
+ * OTP layer's monitor, trap and mailbox channels, smarm__chan_sender_hold.)
  * INV-7 closed == (senders == 0 || receivers == 0); neither count grows
  * back from 0.
  * See: docs/architecture.md (Channels, Select).

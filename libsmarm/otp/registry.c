@@ -40,8 +40,9 @@
  *
  * Ownership: the registry belongs to the node (ss_open..ss_close); an
  * actor's records to its per-actor state (created by the first update,
- * freed by its exit hook); a mailbox record holds the runtime's sender
- * reference, given back when the record is removed.
+ * freed by its exit hook); a mailbox record holds a runtime sender
+ * reference (smarm__chan_sender_hold: the owner cannot free it), given
+ * back when the record is removed.
  * Locking: rg_rw (REG rank) guards the three tables, every record's
  * links and the stats; it is taken under a cold lock (SLOT rank) by
  * updates and never around a channel call.
@@ -190,8 +191,8 @@ static void name_drop(struct smarm__reg *r, struct reg_name *nm)
 
 void smarm__reg_mbox_free(struct smarm__reg_mbox *mb)
 {
-	/* INV-4: no lock held. ESTATE: the owner freed our reference. */
-	(void)smarm__chan_sender_free(mb->mb_ch, mb->mb_h);
+	/* INV-4: no lock held. Held, so the channel is still ours. */
+	smarm__chan_sender_release(mb->mb_ch);
 	free(mb);
 }
 
@@ -316,7 +317,9 @@ int smarm__reg_publish(struct smarm_node *n, uint64_t self,
 	p.p_new = calloc(1, sizeof *p.p_new);
 	if (p.p_new == NULL)
 		return SMARM_ENOMEM;
-	rc = smarm__chan_sender_dup(ch, h); /* the runtime's reference */
+	/* The runtime's reference: held, so the owner's sender_free
+	 * cannot give it up (counted with the timers', chan.c INV-6). */
+	rc = smarm__chan_sender_hold(ch, h);
 	if (rc != 0) {
 		free(p.p_new);
 		return rc;

@@ -185,6 +185,7 @@ static atomic_long st_recv, st_recv_sum; /* taken by a server */
 static atomic_long st_gone, st_gone_sum; /* destroyed with a channel */
 static atomic_int st_bad;		 /* an unexpected status */
 static atomic_int st_senders_done;
+static atomic_int st_servers_up; /* servers that joined "pool" */
 static int64_t st_end_stats[3];
 
 static void storm_free(void *elem)
@@ -230,6 +231,7 @@ static void storm_server(void *arg)
 	}
 	if (smarm_group_join("pool", smarm_actor_self(), NULL) != 0)
 		atomic_store(&st_bad, __LINE__);
+	atomic_fetch_add(&st_servers_up, 1);
 	if (sa->round % 3 == 0)
 		smarm_group_join("pool2", smarm_actor_self(), NULL);
 	for (int i = 0; i < quota; i++) {
@@ -286,6 +288,13 @@ static void storm_sender(void *arg)
 	int me = (int)(intptr_t)arg;
 	const smarm_msgtype_t *t = storm_type();
 	unsigned seed = 12345u + (unsigned)me;
+	/*
+	 * Start with every slot's first server in place: on a loaded host
+	 * the senders could otherwise finish before any server ran, and
+	 * nothing would have been sent (st_sent 0).
+	 */
+	while (atomic_load(&st_servers_up) < STORM_SERVERS)
+		smarm_actor_yield();
 	for (int k = 1; k <= STORM_SENDS; k++) {
 		char name[16];
 		int v = me * 1000000 + k, rc;
@@ -350,6 +359,7 @@ START_TEST(test_group_storm_counts_every_element_once)
 	atomic_store(&st_gone_sum, 0);
 	atomic_store(&st_bad, 0);
 	atomic_store(&st_senders_done, 0);
+	atomic_store(&st_servers_up, 0);
 	ck_assert_int_eq(harness_run(4, storm_root, NULL), SMARM_EXIT_NORMAL);
 	ck_assert_int_eq(atomic_load(&st_bad), 0);
 	ck_assert_int_gt(atomic_load(&st_sent), 0);

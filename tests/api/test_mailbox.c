@@ -5,8 +5,9 @@
  * smarm_send by pid: delivery, SMARM_ENOCHAN (no mailbox, wrong type),
  * SMARM_ECLOSED, ownership of the element on every failure, a pid of a
  * dead incarnation whose slot holds a new actor (SMARM_ENOPROC, nothing
- * delivered to the new tenant), calls outside an actor, and the node
- * variants from a plain thread.
+ * delivered to the new tenant), calls outside an actor, the node
+ * variants from a plain thread, and the runtime's sender reference on a
+ * mailbox, which the owner cannot give up.
  */
 #include "harness.h"
 
@@ -452,6 +453,49 @@ START_TEST(test_mailbox_node_variants_from_plain_thread)
 }
 END_TEST
 
+/* ------------------------------- the runtime's reference is its own */
+
+static struct {
+	int free1, free2, send, got, v;
+} K;
+
+/*
+ * The runtime's sender reference on a mailbox is not the owner's to
+ * give up: a surplus smarm_chan_sender_free is refused (as for the
+ * references of timed sends) and sends keep arriving.
+ */
+static void own_ref_root(void *arg)
+{
+	const smarm_msgtype_t *t = arg;
+	smarm_chan_t *ch = NULL;
+	int v = 41;
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_mailbox_publish(t, ch), 0);
+	K.free1 = smarm_chan_sender_free(ch); /* the caller's own */
+	K.free2 = smarm_chan_sender_free(ch); /* the runtime's: refused */
+	K.send = smarm_send(smarm_actor_self(), t, &v);
+	K.got = smarm_chan_try_recv(ch, &K.v);
+	HARNESS_EQ(smarm_mailbox_unpublish(t), 0); /* closes it */
+	HARNESS_EQ(smarm_chan_try_recv(ch, &v), SMARM_ECLOSED);
+	HARNESS_EQ(smarm_chan_receiver_free(ch), 0);
+}
+
+START_TEST(test_mailbox_runtime_reference_is_not_the_owners)
+{
+	const smarm_msgtype_t *t = int_type();
+	memset(&K, 0, sizeof K);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, own_ref_root, (void *)t),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(K.free1, 0);
+	ck_assert_int_eq(K.free2, SMARM_ESTATE);
+	ck_assert_int_eq(K.send, 0);
+	ck_assert_int_eq(K.got, 0);
+	ck_assert_int_eq(K.v, 41);
+}
+END_TEST
+
 Suite *smarm_test_mailbox_suite(void)
 {
 	Suite *s = suite_create("mailbox");
@@ -466,6 +510,7 @@ Suite *smarm_test_mailbox_suite(void)
 	tcase_add_test(tc, test_mailbox_refused_send_destroys_nothing);
 	tcase_add_test(tc, test_mailbox_send_to_dead_incarnation_is_enoproc);
 	tcase_add_test(tc, test_mailbox_node_variants_from_plain_thread);
+	tcase_add_test(tc, test_mailbox_runtime_reference_is_not_the_owners);
 	suite_add_tcase(s, tc);
 	return s;
 }

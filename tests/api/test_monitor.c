@@ -66,6 +66,26 @@ static int recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
 
 /* ------------------------------------------------------------ downs */
 
+/*
+ * Held until the root has set its monitors: a spawned actor may run on
+ * the other worker at once, and end before smarm_monitor (NOPROC).
+ */
+static atomic_int dr_go;
+
+static void body_exit_gated(void *arg)
+{
+	while (!atomic_load(&dr_go))
+		smarm_actor_yield();
+	body_exit(arg);
+}
+
+static void body_crash_gated(void *arg)
+{
+	while (!atomic_load(&dr_go))
+		smarm_actor_yield();
+	body_crash(arg);
+}
+
 static void root_down_reasons(void *arg)
 {
 	smarm_chan_t *ch = mk_chan();
@@ -73,11 +93,13 @@ static void root_down_reasons(void *arg)
 	uint64_t ra = 0, rb = 0;
 	smarm_signal_t s;
 	(void)arg;
-	/* Monitored before they can run (spawn queues them). */
-	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, NULL), 0);
-	HARNESS_EQ(smarm_actor_spawn(&b, body_crash, (void *)42, NULL), 0);
+	atomic_store(&dr_go, 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit_gated, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_crash_gated, (void *)42, NULL),
+		   0);
 	HARNESS_EQ(smarm_monitor(a, ch, &ra), 0);
 	HARNESS_EQ(smarm_monitor(b, ch, &rb), 0);
+	atomic_store(&dr_go, 1);
 	HARNESS_CHECK(ra != 0 && rb != 0 && ra != rb);
 	for (int i = 0; i < 2; i++) {
 		HARNESS_EQ(recv_sig(ch, &s), 0);
