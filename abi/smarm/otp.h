@@ -731,6 +731,105 @@ SMARM_API int smarm_sup_ready(void);
  */
 SMARM_API int smarm_sup_start_failed(int status);
 
+/*
+ * Calls to a running supervisor, from any other actor (OTP's
+ * start_child, terminate_child, restart_child, delete_child,
+ * which_children, count_children). Each is a request to the
+ * supervisor's control mailbox (a message type of its own, published
+ * by every supervisor) answered on a reply channel of the caller's,
+ * while the caller monitors the supervisor; the supervisor serves one
+ * request at a time, between the restarts it makes. timeout_ns bounds
+ * the wait for the answer under the timeout rule of the Conventions; on
+ * SMARM_ETIMEDOUT the request may still be carried out later. Errors
+ * common to all: SMARM_ENOTACTOR; SMARM_EINVAL sup is SMARM_PID_NONE,
+ * the caller, or an actor that is no supervisor (it has no control
+ * mailbox); SMARM_ENOPROC sup names no live actor, or it ended before
+ * it answered; SMARM_ETIMEDOUT; SMARM_ENOMEM. Dynamic children are
+ * started as soon as spawned (no readiness report) and appended after
+ * the others in start order. OTP's simple_one_for_one is a
+ * supervisor with no children in its spec and anonymous dynamic
+ * children (id NULL).
+ */
+
+/* One child as smarm_sup_which_children() reports it. Since: SMARM_0.4. */
+typedef struct smarm_sup_child {
+	char id[SMARM_NAME_MAX + 1]; /* its id, NUL-terminated */
+	smarm_pid_t pid;	     /* running tenancy, or SMARM_PID_NONE */
+	int restart;		     /* smarm_sup_restart */
+} smarm_sup_child_t;
+
+/*
+ * smarm_sup_start_child() - add a child to the running supervisor sup
+ * and start it, as smarm_sup_spec_add_child() describes the arguments.
+ * id NULL makes an anonymous child: the supervisor names it "#<n>".
+ * Returns: 0, *child (may be NULL) set to its pid. Errors: the common
+ * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
+ * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
+ * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
+ * actor slot is left for the child (nothing is recorded).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
+				    smarm_actor_cb fn, void *arg, int restart,
+				    uint64_t shutdown_ns, uint64_t timeout_ns,
+				    smarm_pid_t *child);
+
+/*
+ * smarm_sup_terminate_child() - stop the child id per its shutdown
+ * policy; it is not restarted, and its spec stays (a temporary child's
+ * goes). Stopping a child that is not running succeeds.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
+ * too long; SMARM_ENOENT sup has no child of that id.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
+					uint64_t timeout_ns);
+
+/*
+ * smarm_sup_restart_child() - start again the child id, which is not
+ * running (terminated, or a transient child that ended normally).
+ * Returns: 0, *child (may be NULL) set. Errors: the common ones;
+ * SMARM_EINVAL id NULL, empty or too long; SMARM_ENOENT no child of that
+ * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
+				      uint64_t timeout_ns, smarm_pid_t *child);
+
+/*
+ * smarm_sup_delete_child() - remove the spec of the child id, which is
+ * not running.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
+ * too long; SMARM_ENOENT no child of that id; SMARM_ESTATE it is
+ * running (terminate it first).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_delete_child(smarm_pid_t sup, const char *id,
+				     uint64_t timeout_ns);
+
+/*
+ * smarm_sup_which_children() - sup's children in start order.
+ *
+ * Copies up to cap entries into buf and sets *n to the number of
+ * children: *n > cap means the list was cut to the first cap (as
+ * smarm_group_members). buf may be NULL when cap is 0.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL n NULL, or buf NULL
+ * with cap > 0.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+				       size_t cap, size_t *n,
+				       uint64_t timeout_ns);
+
+/*
+ * smarm_sup_count_children() - how many children sup has (*specs) and
+ * how many of them are running (*active); either may be NULL.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL both NULL.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
+				       size_t *active, uint64_t timeout_ns);
+
 #ifdef __cplusplus
 }
 #endif

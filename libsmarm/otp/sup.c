@@ -10,7 +10,14 @@
  * "smarm.sup.ready" type, through which children report readiness
  * (smarm_sup_ready sends to the caller's spawner). So one channel
  * carries everything a supervisor waits for: Downs of children, exit
- * signals from its parent, readiness reports.
+ * signals from its parent, readiness reports. A second channel, its
+ * mailbox of the "smarm.sup.ctl" type, takes the requests of the calls
+ * to a running supervisor (smarm_sup_start_child and the rest, at the
+ * end of this file): each names a reply channel of the caller's, into
+ * which the caller also monitors the supervisor, so a supervisor that
+ * dies before it answers is a Down, not a hang. The main loop (sup_loop)
+ * serves the signal channel first and a request only when no Down is
+ * pending.
  *
  * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
  * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
@@ -20,20 +27,26 @@
  * with its Down consumed, never pending.
  *
  * Ownership: a spec is the caller's (alloc/free). A supervisor owns a
- * copy of its spec and everything in struct sup; sup_free, a cleanup
+ * copy of its spec's children and everything in struct sup; a
+ * which_children reply's array belongs to whoever takes it from the
+ * reply channel (or to the channel's destructor); sup_free, a cleanup
  * handler, frees it on every way the actor ends (a kill included).
  * Locking: none: a struct sup is touched only by its own actor.
  * Invariants:
  *   INV-1 a child is in su_pend at most once (ch_inring), so su_pend
  *         never holds more than the number of children.
- *   INV-2 su_hist holds the instants of at most sp_max restarts, oldest
+ *   INV-2 su_hist holds the instants of at most su_max restarts, oldest
  *         first: admitting a restart is O(1) (sup_admit).
  *   INV-3 each child's Down is consumed exactly once: by a wait for it
  *         (sup_await_down), or by sup_take, which marks it pending.
+ *   INV-4 child indexes change only by sup_compact, and only while
+ *         su_pend is empty; deleted children (temporary ones that
+ *         ended, smarm_sup_delete_child) are holes until then.
  * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
  */
 #include "../core/core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,27 +73,63 @@ struct smarm_sup_spec {
 };
 
 struct sup_child {
-	const struct sup_cspec *ch_spec; /* in su_spec */
-	uint64_t ch_pid;		 /* running tenancy, 0: none */
-	bool ch_pending;		 /* its Down awaits sup_death */
-	bool ch_inring;			 /* in su_pend (INV-1) */
-	int ch_how;			 /* of the last Down */
-	intptr_t ch_reason;		 /* of the last Down */
+	struct sup_cspec ch_cs; /* its spec */
+	uint64_t ch_pid;	/* running tenancy, 0: none */
+	bool ch_pending;	/* its Down awaits sup_death */
+	bool ch_inring;		/* in su_pend (INV-1) */
+	bool ch_gone;		/* deleted: a hole until sup_compact */
+	int ch_how;		/* of the last Down */
+	intptr_t ch_reason;	/* of the last Down */
 };
 
 struct sup {
-	struct smarm_sup_spec su_spec; /* the copy this supervisor runs */
-	struct sup_child *su_kids;     /* su_spec.sp_n entries */
-	smarm_chan_t *su_sig;	       /* trap, Downs and readiness */
-	smarm_spawn_opts_t *su_opts;   /* link + monitor into su_sig */
-	uint64_t su_ref;	       /* each spawn's monitor ref */
-	uint64_t su_parent;	       /* spawner's pid id */
-	struct smarm__ring su_hist;    /* restart instants (INV-2) */
-	struct smarm__ring su_pend;    /* child indexes (INV-1) */
-	bool su_stop;		       /* an exit signal asked us to end */
-	int su_stop_how;	       /* ... with this how */
-	intptr_t su_stop_reason;       /* ... and reason */
+	int su_strategy;	     /* smarm_sup_strategy */
+	uint32_t su_max;	     /* intensity: restarts ... */
+	uint64_t su_period;	     /* ... per window (ns) */
+	struct sup_child *su_kids;   /* su_n entries, start order */
+	uint32_t su_n;		     /* entries (holes included) */
+	uint32_t su_cap;	     /* allocated entries */
+	uint32_t su_gone;	     /* holes (ch_gone) */
+	uint64_t su_seq;	     /* ids of anonymous dynamic children */
+	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
+	smarm_chan_t *su_ctl;	     /* control mailbox (struct sup_ctl) */
+	smarm_selset_t *su_set;	     /* su_sig, su_ctl */
+	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
+	uint64_t su_ref;	     /* each spawn's monitor ref */
+	uint64_t su_parent;	     /* spawner's pid id */
+	struct smarm__ring su_hist;  /* restart instants (INV-2) */
+	struct smarm__ring su_pend;  /* child indexes (INV-1) */
+	bool su_stop;		     /* an exit signal asked us to end */
+	int su_stop_how;	     /* ... with this how */
+	intptr_t su_stop_reason;     /* ... and reason */
 };
+
+/* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
+enum sup_op {
+	SUP_OP_START = 1,
+	SUP_OP_TERMINATE,
+	SUP_OP_RESTART,
+	SUP_OP_DELETE,
+	SUP_OP_WHICH,
+	SUP_OP_COUNT,
+};
+
+struct sup_ctl {
+	int op;		     /* enum sup_op */
+	bool anon;	     /* START without an id */
+	struct sup_cspec cs; /* START: the child; others: cs_id */
+	smarm_chan_t *reply; /* the caller's (smarm_signal_t elements) */
+};
+
+/*
+ * A reply is a smarm_signal_t in the caller's channel, beside the Down
+ * of the supervisor's monitor: kind SUP_KIND_REPLY (or _ITEMS, whose
+ * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
+ * the channel's destructor if nobody takes it), how the status, from
+ * the child's pid, ref a count, reason the other count.
+ */
+#define SUP_KIND_REPLY 17
+#define SUP_KIND_ITEMS 18
 
 /* ---------------------------------------------------------------- spec */
 
@@ -257,18 +306,34 @@ int smarm_sup_start_failed(int status)
 
 /* ---------------------------------------------------------- supervisor */
 
+/* The process-wide control type (never freed: cached). */
+static const smarm_msgtype_t *ctl_type(void)
+{
+	static const smarm_msgtype_t *_Atomic cached;
+	const smarm_msgtype_t *t = atomic_load(&cached);
+	if (t == NULL &&
+	    smarm_msgtype_define("smarm.sup.ctl", sizeof(struct sup_ctl), NULL,
+				 &t) == 0)
+		atomic_store(&cached, t);
+	return t;
+}
+
 static void sup_free(void *arg)
 {
 	struct sup *su = arg;
 	smarm_spawn_opts_free(su->su_opts);
+	smarm_selset_free(su->su_set);
 	if (su->su_sig != NULL) {
 		smarm_chan_sender_free(su->su_sig);
 		smarm_chan_receiver_free(su->su_sig);
 	}
+	if (su->su_ctl != NULL) {
+		smarm_chan_sender_free(su->su_ctl);
+		smarm_chan_receiver_free(su->su_ctl);
+	}
 	free(su->su_hist.rg_buf);
 	free(su->su_pend.rg_buf);
 	free(su->su_kids);
-	free(su->su_spec.sp_kids);
 	free(su);
 }
 
@@ -280,48 +345,112 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-/* Build the state for the spec `owned` (taken over, freed on failure). */
+/* Room for `want` children: the table and the pending ring, which must
+ * be empty (its buffer is replaced). */
+static int sup_reserve(struct sup *su, uint32_t want)
+{
+	uint32_t pcap = pow2_at_least(want ? want : 1);
+	if (want > su->su_cap) {
+		uint32_t cap = su->su_cap ? su->su_cap : 8;
+		void *p;
+		while (cap < want)
+			cap *= 2;
+		p = realloc(su->su_kids, cap * sizeof *su->su_kids);
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		su->su_kids = p;
+		su->su_cap = cap;
+	}
+	if (pcap > su->su_pend.rg_cap) {
+		void *p;
+		SMARM_ASSERT(smarm__ring_len(&su->su_pend) == 0);
+		p = malloc(pcap * sizeof(uint32_t));
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		free(su->su_pend.rg_buf);
+		smarm__ring_init_fixed(&su->su_pend, p, pcap);
+	}
+	return 0;
+}
+
+/* Build the state for the spec `owned` (taken over and freed). */
 static struct sup *sup_new(struct smarm_sup_spec *owned)
 {
 	struct sup *su = calloc(1, sizeof *su);
 	uint32_t n = owned->sp_n;
 	uint32_t hcap = pow2_at_least(owned->sp_max ? owned->sp_max : 1);
-	uint32_t pcap = pow2_at_least(n ? n : 1);
-	void *hbuf;
-	void *pbuf;
-	if (su == NULL) {
-		free(owned->sp_kids);
-		free(owned);
-		return NULL;
-	}
-	su->su_spec = *owned;
-	free(owned);
-	su->su_kids = calloc(n ? n : 1, sizeof *su->su_kids);
-	hbuf = malloc(hcap * sizeof(uint64_t));
-	pbuf = malloc(pcap * sizeof(uint32_t));
-	smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
-	smarm__ring_init_fixed(&su->su_pend, pbuf, pcap);
-	if (su->su_kids == NULL || hbuf == NULL || pbuf == NULL ||
+	void *hbuf = malloc(hcap * sizeof(uint64_t));
+	if (su != NULL)
+		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
+	if (su == NULL || hbuf == NULL || sup_reserve(su, n) != 0 ||
 	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
+	    smarm_chan_alloc(&su->su_ctl, sizeof(struct sup_ctl), NULL) != 0 ||
+	    smarm_selset_alloc(&su->su_set) != 0 ||
+	    smarm_selset_add_chan(su->su_set, su->su_sig, NULL) != 0 ||
+	    smarm_selset_add_chan(su->su_set, su->su_ctl, NULL) != 0 ||
 	    smarm_spawn_opts_alloc(&su->su_opts) != 0 ||
 	    smarm_spawn_opts_set_int(su->su_opts, SMARM_OPT_LINK, 1) != 0 ||
 	    smarm_spawn_opts_set_monitor(su->su_opts, su->su_sig,
 					 &su->su_ref) != 0) {
-		sup_free(su);
+		if (su != NULL)
+			sup_free(su);
+		else
+			free(hbuf);
+		free(owned->sp_kids);
+		free(owned);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		su->su_kids[i].ch_spec = &su->su_spec.sp_kids[i];
+	su->su_strategy = owned->sp_strategy;
+	su->su_max = owned->sp_max;
+	su->su_period = owned->sp_period;
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
+		su->su_kids[i].ch_cs = owned->sp_kids[i];
+	}
+	su->su_n = n;
+	free(owned->sp_kids);
+	free(owned);
 	return su;
 }
 
 /* The child whose running tenancy is pid, or -1. */
 static int sup_find(const struct sup *su, uint64_t pid)
 {
-	for (uint32_t i = 0; i < su->su_spec.sp_n; i++)
+	for (uint32_t i = 0; i < su->su_n; i++)
 		if (su->su_kids[i].ch_pid == pid)
 			return (int)i;
 	return -1;
+}
+
+/* The child of that id (holes skipped), or -1. */
+static int sup_find_id(const struct sup *su, const char *id)
+{
+	for (uint32_t i = 0; i < su->su_n; i++)
+		if (!su->su_kids[i].ch_gone &&
+		    strcmp(su->su_kids[i].ch_cs.cs_id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Delete child i (not running) from the table: a hole for now. */
+static void sup_delete(struct sup *su, int i)
+{
+	SMARM_ASSERT(su->su_kids[i].ch_pid == 0);
+	su->su_kids[i].ch_gone = true;
+	su->su_kids[i].ch_pending = false;
+	su->su_gone++;
+}
+
+/* Close the holes, keeping start order; su_pend must be empty. */
+static void sup_compact(struct sup *su)
+{
+	uint32_t w = 0;
+	SMARM_ASSERT(smarm__ring_len(&su->su_pend) == 0);
+	for (uint32_t r = 0; r < su->su_n; r++)
+		if (!su->su_kids[r].ch_gone)
+			su->su_kids[w++] = su->su_kids[r];
+	su->su_n = w;
+	su->su_gone = 0;
 }
 
 /*
@@ -402,7 +531,7 @@ static int sup_await_down(struct sup *su, int i, uint64_t timeout_ns)
 static void sup_stop_child(struct sup *su, int i)
 {
 	struct sup_child *c = &su->su_kids[i];
-	uint64_t sd = c->ch_spec->cs_shutdown;
+	uint64_t sd = c->ch_cs.cs_shutdown;
 	smarm_pid_t pid = { c->ch_pid };
 	if (pid.id == 0)
 		return;
@@ -425,7 +554,7 @@ static void sup_stop_child(struct sup *su, int i)
 static int sup_start_child(struct sup *su, int i)
 {
 	struct sup_child *c = &su->su_kids[i];
-	const struct sup_cspec *cs = c->ch_spec;
+	const struct sup_cspec *cs = &c->ch_cs;
 	smarm_pid_t pid;
 	uint64_t deadline;
 	int rc;
@@ -473,7 +602,7 @@ static int sup_start_child(struct sup *su, int i)
 /* Stop every child, last started first. */
 static void sup_stop_all(struct sup *su)
 {
-	for (int i = (int)su->su_spec.sp_n - 1; i >= 0; i--)
+	for (int i = (int)su->su_n - 1; i >= 0; i--)
 		sup_stop_child(su, i);
 }
 
@@ -482,12 +611,12 @@ static bool sup_admit(struct sup *su)
 {
 	uint64_t now = smarm_now_ns();
 	uint64_t *slot;
-	if (su->su_spec.sp_max == 0)
+	if (su->su_max == 0)
 		return false;
-	if (smarm__ring_len(&su->su_hist) == su->su_spec.sp_max) {
+	if (smarm__ring_len(&su->su_hist) == su->su_max) {
 		uint64_t oldest = *(uint64_t *)smarm__ring_at(
 			&su->su_hist, sizeof(uint64_t), 0);
-		if (now - oldest < su->su_spec.sp_period)
+		if (now - oldest < su->su_period)
 			return false;
 		(void)smarm__ring_pop_front(&su->su_hist, sizeof(uint64_t));
 	}
@@ -504,11 +633,14 @@ static bool abnormal(int how)
 /* Child i ended on its own (its Down taken): restart per the spec. */
 static void sup_death(struct sup *su, int i)
 {
-	int n = (int)su->su_spec.sp_n;
-	const struct sup_cspec *cs = su->su_kids[i].ch_spec;
-	if (cs->cs_restart == SMARM_SUP_TEMPORARY ||
-	    (cs->cs_restart == SMARM_SUP_TRANSIENT &&
-	     !abnormal(su->su_kids[i].ch_how)))
+	int n = (int)su->su_n;
+	const struct sup_cspec *cs = &su->su_kids[i].ch_cs;
+	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
+		sup_delete(su, i); /* as OTP: its spec goes with it */
+		return;
+	}
+	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
+	    !abnormal(su->su_kids[i].ch_how))
 		return;
 	for (;;) {
 		int lo = i;
@@ -518,17 +650,22 @@ static void sup_death(struct sup *su, int i)
 			sup_stop_all(su);
 			smarm__self_exit(SMARM_EXIT_CRASHED, SMARM_EINTENSITY);
 		}
-		if (su->su_spec.sp_strategy == SMARM_SUP_ONE_FOR_ALL)
+		if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
 			lo = 0, hi = n - 1;
-		else if (su->su_spec.sp_strategy == SMARM_SUP_REST_FOR_ONE)
+		else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
 			hi = n - 1;
 		for (int k = hi; k >= lo; k--)
 			if (k != i)
 				sup_stop_child(su, k);
 		for (int k = lo; k <= hi && failed < 0; k++) {
-			if (k != i && su->su_kids[k].ch_spec->cs_restart ==
-					      SMARM_SUP_TEMPORARY)
+			struct sup_child *c = &su->su_kids[k];
+			if (c->ch_gone)
 				continue;
+			if (k != i &&
+			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
+				sup_delete(su, k); /* stopped, not restarted */
+				continue;
+			}
 			if (sup_start_child(su, k) != 0)
 				failed = k;
 		}
@@ -551,13 +688,154 @@ static void sup_end(struct sup *su)
 	smarm__self_exit(how, reason);
 }
 
+static void items_free(void *elem)
+{
+	smarm_signal_t *m = elem;
+	if (m->kind == SUP_KIND_ITEMS)
+		free((void *)m->reason);
+}
+
+/* Answer one control request; su_pend is empty (see sup_loop). */
+static void sup_ctl(struct sup *su, struct sup_ctl *q)
+{
+	smarm_signal_t r = { .kind = SUP_KIND_REPLY };
+	int i = -1;
+	if (su->su_gone != 0)
+		sup_compact(su);
+	if (q->op != SUP_OP_START && q->op != SUP_OP_WHICH &&
+	    q->op != SUP_OP_COUNT) {
+		i = sup_find_id(su, q->cs.cs_id);
+		if (i < 0) {
+			r.how = SMARM_ENOENT;
+			goto reply;
+		}
+	}
+	switch (q->op) {
+	case SUP_OP_START:
+		if (q->anon) {
+			do
+				snprintf(q->cs.cs_id, sizeof q->cs.cs_id,
+					 "#%llu",
+					 (unsigned long long)++su->su_seq);
+			while (sup_find_id(su, q->cs.cs_id) >= 0);
+		} else if (sup_find_id(su, q->cs.cs_id) >= 0) {
+			r.how = SMARM_EEXIST;
+			break;
+		}
+		if (su->su_n >= SMARM_SUP_CHILDREN_MAX) {
+			r.how = SMARM_EATCAPACITY;
+			break;
+		}
+		r.how = sup_reserve(su, su->su_n + 1);
+		if (r.how != 0)
+			break;
+		i = (int)su->su_n++;
+		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
+		su->su_kids[i].ch_cs = q->cs;
+		/* FALLTHROUGH */
+	case SUP_OP_RESTART:
+		if (su->su_kids[i].ch_pid != 0) {
+			r.how = SMARM_ESTATE; /* running */
+			break;
+		}
+		r.how = sup_start_child(su, i);
+		if (r.how != 0) {
+			if (q->op == SUP_OP_START)
+				su->su_n--; /* nothing recorded */
+			break;
+		}
+		r.from.id = su->su_kids[i].ch_pid;
+		break;
+	case SUP_OP_TERMINATE:
+		sup_stop_child(su, i);
+		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
+			sup_delete(su, i);
+		break;
+	case SUP_OP_DELETE:
+		if (su->su_kids[i].ch_pid != 0)
+			r.how = SMARM_ESTATE; /* running */
+		else
+			sup_delete(su, i);
+		break;
+	case SUP_OP_WHICH: {
+		smarm_sup_child_t *items =
+			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
+		if (items == NULL) {
+			r.how = SMARM_ENOMEM;
+			break;
+		}
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			memcpy(items[k].id, su->su_kids[k].ch_cs.cs_id,
+			       sizeof items[k].id);
+			items[k].pid.id = su->su_kids[k].ch_pid;
+			items[k].restart = su->su_kids[k].ch_cs.cs_restart;
+		}
+		r.kind = SUP_KIND_ITEMS;
+		r.ref = su->su_n;
+		r.reason = (intptr_t)items;
+		break;
+	}
+	case SUP_OP_COUNT:
+		r.ref = su->su_n;
+		for (uint32_t k = 0; k < su->su_n; k++)
+			r.reason += su->su_kids[k].ch_pid != 0;
+		break;
+	default:
+		r.how = SMARM_EINVAL;
+	}
+reply:
+	/* the caller may have given up: its channel is then refused */
+	if (smarm_chan_send(q->reply, &r) != 0)
+		items_free(&r);
+}
+
+/* Supervise until an exit signal says to end; then stop the children. */
+static void sup_loop(struct sup *su) __attribute__((noreturn));
+static void sup_loop(struct sup *su)
+{
+	for (;;) {
+		smarm_signal_t m;
+		struct sup_ctl q;
+		size_t ready;
+		while (smarm__ring_len(&su->su_pend) != 0) {
+			uint32_t k = *(uint32_t *)smarm__ring_pop_front(
+				&su->su_pend, sizeof(uint32_t));
+			su->su_kids[k].ch_inring = false;
+			if (su->su_kids[k].ch_pending) {
+				su->su_kids[k].ch_pending = false;
+				sup_death(su, (int)k);
+			}
+		}
+		if (su->su_gone * 2 > su->su_n)
+			sup_compact(su); /* amortised O(1) per deletion */
+		if (su->su_stop)
+			break;
+		if (smarm_chan_try_recv(su->su_sig, &m) == 0) {
+			int j = sup_take(su, &m);
+			if (j >= 0)
+				sup_death(su, j);
+			continue;
+		}
+		if (smarm_chan_try_recv(su->su_ctl, &q) == 0) {
+			sup_ctl(su, &q);
+			continue;
+		}
+		if (smarm_selset_wait(su->su_set, SMARM_NO_TIMEOUT, &ready) !=
+		    0)
+			break; /* cannot happen: we hold every reference */
+	}
+	sup_stop_all(su);
+	sup_end(su);
+}
+
 /* Run the supervisor of `owned` (taken over) on the calling actor. */
 static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 {
 	struct sup *su = sup_new(owned);
 	const smarm_msgtype_t *t = ready_type();
+	const smarm_msgtype_t *ct = ctl_type();
 	int rc;
-	if (su == NULL || t == NULL) {
+	if (su == NULL || t == NULL || ct == NULL) {
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
@@ -574,16 +852,19 @@ static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 	rc = smarm_trap_exit(su->su_sig);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(t, su->su_sig);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(ct, su->su_ctl);
 	if (rc != 0) {
 		(void)smarm_trap_exit(NULL);
 		(void)smarm_mailbox_unpublish(t);
+		(void)smarm_mailbox_unpublish(ct);
 		(void)smarm_cleanup_pop(true); /* sup_free */
 		if (report_setup_failure)
 			(void)report(rc);
 		return rc;
 	}
 	su->su_parent = smarm__self_parent();
-	for (uint32_t i = 0; i < su->su_spec.sp_n; i++) {
+	for (uint32_t i = 0; i < su->su_n; i++) {
 		rc = sup_start_child(su, (int)i);
 		if (rc != 0) {
 			for (int k = (int)i - 1; k >= 0; k--)
@@ -593,28 +874,7 @@ static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		}
 	}
 	(void)report(0);
-	for (;;) {
-		smarm_signal_t m;
-		int j;
-		while (smarm__ring_len(&su->su_pend) != 0) {
-			uint32_t k = *(uint32_t *)smarm__ring_pop_front(
-				&su->su_pend, sizeof(uint32_t));
-			su->su_kids[k].ch_inring = false;
-			if (su->su_kids[k].ch_pending) {
-				su->su_kids[k].ch_pending = false;
-				sup_death(su, (int)k);
-			}
-		}
-		if (su->su_stop)
-			break;
-		if (smarm_chan_recv(su->su_sig, &m) != 0)
-			break; /* cannot happen: we hold both references */
-		j = sup_take(su, &m);
-		if (j >= 0)
-			sup_death(su, j);
-	}
-	sup_stop_all(su);
-	sup_end(su);
+	sup_loop(su);
 }
 
 int smarm_sup_run(const smarm_sup_spec_t *spec)
@@ -706,4 +966,184 @@ out:
 	if (ch != NULL)
 		drop_chan(ch);
 	return rc;
+}
+
+/* ------------------------------------------- calls to a running one */
+
+/*
+ * Send q to sup's control mailbox and wait up to timeout_ns for the
+ * reply, watching sup with a monitor into the same channel. Returns the
+ * transport status (0: *r holds the reply).
+ */
+static int sup_call(smarm_pid_t sup, struct sup_ctl *q, uint64_t timeout_ns,
+		    smarm_signal_t *r)
+{
+	const smarm_msgtype_t *ct = ctl_type();
+	smarm_chan_t *ch = NULL;
+	uint64_t ref = 0;
+	uint64_t deadline = deadline_of(timeout_ns);
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (sup.id == 0 || sup.id == smarm__self_pid())
+		return SMARM_EINVAL;
+	if (ct == NULL)
+		return SMARM_ENOMEM;
+	rc = smarm_chan_alloc(&ch, sizeof(smarm_signal_t), items_free);
+	if (rc != 0)
+		return rc;
+	rc = smarm_monitor(sup, ch, &ref);
+	if (rc != 0)
+		goto out;
+	q->reply = ch;
+	rc = smarm_send(sup, ct, q);
+	if (rc == SMARM_ENOCHAN)
+		rc = SMARM_EINVAL; /* alive, but no supervisor */
+	if (rc != 0)
+		goto out;
+	for (;;) {
+		rc = smarm_chan_recv_timeout(ch, r, remaining(deadline));
+		if (rc != 0)
+			break;
+		if (r->kind == SUP_KIND_REPLY || r->kind == SUP_KIND_ITEMS) {
+			break;
+		}
+		if (r->kind == SMARM_SIGNAL_DOWN) {
+			ref = 0; /* fired */
+			rc = SMARM_ENOPROC;
+			break;
+		}
+	}
+out:
+	if (ref != 0)
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch); /* a late reply: items_free */
+	return rc;
+}
+
+static int id_req(struct sup_ctl *q, int op, const char *id)
+{
+	memset(q, 0, sizeof *q);
+	q->op = op;
+	if (!id_ok(id))
+		return SMARM_EINVAL;
+	strcpy(q->cs.cs_id, id);
+	return 0;
+}
+
+int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
+			  void *arg, int restart, uint64_t shutdown_ns,
+			  uint64_t timeout_ns, smarm_pid_t *child)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_START;
+	if (id == NULL)
+		q.anon = true;
+	else if (!id_ok(id))
+		return SMARM_EINVAL;
+	else
+		strcpy(q.cs.cs_id, id);
+	if (fn == NULL || restart < SMARM_SUP_PERMANENT ||
+	    restart > SMARM_SUP_TEMPORARY)
+		return SMARM_EINVAL;
+	q.cs.cs_fn = fn;
+	q.cs.cs_arg = arg;
+	q.cs.cs_restart = restart;
+	q.cs.cs_shutdown = shutdown_ns;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
+		   smarm_pid_t *child)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	rc = id_req(&q, op, id);
+	if (rc == 0)
+		rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
+			      uint64_t timeout_ns)
+{
+	return id_call(sup, SUP_OP_TERMINATE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
+			    uint64_t timeout_ns, smarm_pid_t *child)
+{
+	return id_call(sup, SUP_OP_RESTART, id, timeout_ns, child);
+}
+
+int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
+{
+	return id_call(sup, SUP_OP_DELETE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+			     size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_WHICH;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	*n = (size_t)r.ref;
+	if (cap > 0)
+		memcpy(buf, (void *)r.reason,
+		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
+	free((void *)r.reason);
+	return 0;
+}
+
+int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
+			     uint64_t timeout_ns)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (specs == NULL && active == NULL)
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_COUNT;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	if (specs != NULL)
+		*specs = (size_t)r.ref;
+	if (active != NULL)
+		*active = (size_t)r.reason;
+	return 0;
 }

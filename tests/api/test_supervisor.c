@@ -523,6 +523,181 @@ START_TEST(test_supervisor_misuse_returns_errors)
 }
 END_TEST
 
+/* ---------------------------------------------------------- dynamic */
+
+static int count_of(smarm_pid_t sup, size_t *active)
+{
+	size_t specs = 0;
+	HARNESS_EQ(smarm_sup_count_children(sup, &specs, active, MS(5000)), 0);
+	return (int)specs;
+}
+
+static smarm_pid_t pid_of(smarm_pid_t sup, const char *id)
+{
+	smarm_sup_child_t buf[16];
+	size_t n = 0;
+	HARNESS_EQ(smarm_sup_which_children(sup, buf, 16, &n, MS(5000)), 0);
+	for (size_t i = 0; i < n && i < 16; i++)
+		if (strcmp(buf[i].id, id) == 0)
+			return buf[i].pid;
+	return SMARM_PID_NONE;
+}
+
+static void root_dynamic(void *arg)
+{
+	smarm_sup_spec_t *sp = NULL;
+	struct kid *a = kid_new(1, KID_PARK);
+	struct kid *b = kid_new(2, KID_PARK);
+	struct kid *t = kid_new(3, KID_PARK);
+	smarm_pid_t sup, pb, pb2, other;
+	smarm_sup_child_t buf[16];
+	size_t n = 0;
+	size_t active = 0;
+	int rc;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "a", kid_body, a,
+					    SMARM_SUP_PERMANENT, MS(3000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(count_of(sup, &active), 1);
+	HARNESS_EQ(active, 1);
+	HARNESS_EQ(smarm_sup_start_child(sup, "b", kid_body, b,
+					 SMARM_SUP_TRANSIENT, MS(3000),
+					 MS(5000), &pb),
+		   0);
+	HARNESS_EQ(smarm_sup_start_child(sup, "a", kid_body, b,
+					 SMARM_SUP_TRANSIENT, MS(3000),
+					 MS(5000), NULL),
+		   SMARM_EEXIST);
+	for (int i = 0; i < 3; i++) /* simple_one_for_one style */
+		HARNESS_EQ(smarm_sup_start_child(
+				   sup, NULL, kid_body, t, SMARM_SUP_TEMPORARY,
+				   SMARM_SUP_BRUTAL_KILL, MS(5000), NULL),
+			   0);
+	/* which_children: truncation, then the whole list in order */
+	HARNESS_EQ(smarm_sup_which_children(sup, buf, 2, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 5);
+	HARNESS_CHECK(strcmp(buf[0].id, "a") == 0);
+	HARNESS_CHECK(strcmp(buf[1].id, "b") == 0);
+	HARNESS_CHECK(smarm_pid_eq(buf[1].pid, pb));
+	HARNESS_EQ(buf[1].restart, SMARM_SUP_TRANSIENT);
+	HARNESS_EQ(smarm_sup_which_children(sup, NULL, 0, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 5);
+	HARNESS_EQ(smarm_sup_which_children(sup, buf, 16, &n, MS(5000)), 0);
+	HARNESS_CHECK(strcmp(buf[2].id, "#1") == 0);
+	HARNESS_CHECK(strcmp(buf[4].id, "#3") == 0);
+	HARNESS_EQ(buf[4].restart, SMARM_SUP_TEMPORARY);
+	HARNESS_CHECK(!smarm_pid_eq(buf[4].pid, SMARM_PID_NONE));
+	/* after a restart: b's new pid */
+	HARNESS_CHECK(kid_await(&b->starts, 1));
+	HARNESS_EQ(smarm_actor_send_exit(pb, SMARM_EXIT_CRASHED, 3), 0);
+	HARNESS_CHECK(kid_await(&b->starts, 2));
+	pb2 = pid_of(sup, "b");
+	HARNESS_CHECK(!smarm_pid_eq(pb2, pb));
+	HARNESS_CHECK(smarm_pid_eq(pb2, kid_pid(b)));
+	HARNESS_EQ(count_of(sup, &active), 5);
+	HARNESS_EQ(active, 5);
+	/* terminate, restart, delete */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "b", MS(5000)), 0);
+	HARNESS_CHECK(!smarm_actor_is_alive(pb2));
+	HARNESS_CHECK(smarm_pid_eq(pid_of(sup, "b"), SMARM_PID_NONE));
+	HARNESS_EQ(count_of(sup, &active), 5);
+	HARNESS_EQ(active, 4);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "b", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "b", MS(5000), &pb), 0);
+	HARNESS_CHECK(smarm_pid_eq(pid_of(sup, "b"), pb));
+	HARNESS_EQ(smarm_sup_restart_child(sup, "b", MS(5000), NULL),
+		   SMARM_ESTATE);
+	HARNESS_EQ(smarm_sup_delete_child(sup, "b", MS(5000)), SMARM_ESTATE);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "b", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_delete_child(sup, "b", MS(5000)), 0);
+	HARNESS_EQ(count_of(sup, NULL), 4);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "zz", MS(5000)),
+		   SMARM_ENOENT);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "b", MS(5000), NULL),
+		   SMARM_ENOENT);
+	HARNESS_EQ(smarm_sup_delete_child(sup, "b", MS(5000)), SMARM_ENOENT);
+	/* temporary children: terminated or crashed, their spec goes */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "#1", MS(5000)), 0);
+	HARNESS_EQ(count_of(sup, NULL), 3);
+	other = pid_of(sup, "#2");
+	HARNESS_EQ(smarm_actor_send_exit(other, SMARM_EXIT_CRASHED, 1), 0);
+	HARNESS_EQ(await_end(other, NULL), SMARM_EXIT_CRASHED);
+	for (int i = 0; i < 1000 && count_of(sup, NULL) != 2; i++)
+		smarm_actor_sleep(MS(1));
+	HARNESS_EQ(count_of(sup, &active), 2);
+	HARNESS_EQ(active, 2);
+	/* a late answer (timeout 0) is dropped without a leak */
+	rc = smarm_sup_which_children(sup, buf, 16, &n, 0);
+	HARNESS_CHECK(rc == SMARM_ETIMEDOUT || rc == 0);
+	HARNESS_EQ(count_of(sup, NULL), 2);
+	/* misuse */
+	HARNESS_EQ(smarm_sup_count_children(sup, NULL, NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children(sup, buf, 16, NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children(sup, NULL, 1, &n, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_start_child(sup, "x", NULL, NULL, 0, 0, MS(5000),
+					 NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_start_child(sup, "x", kid_body, NULL, 3, 0,
+					 MS(5000), NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_start_child(sup, "", kid_body, NULL, 0, 0,
+					 MS(5000), NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_delete_child(sup, "", MS(5000)), SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_count_children(SMARM_PID_NONE, &n, NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_count_children(smarm_actor_self(), &n, NULL,
+					    MS(5000)),
+		   SMARM_EINVAL);
+	/* an actor that is no supervisor; a dead one */
+	other = kid_pid(a);
+	HARNESS_EQ(smarm_sup_count_children(other, &n, NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, NULL, MS(5000)),
+		   SMARM_ENOPROC);
+	HARNESS_EQ(smarm_sup_start_child(sup, NULL, kid_body, t, 0, 0, MS(5000),
+					 NULL),
+		   SMARM_ENOPROC);
+	HARNESS_EQ(sup_stat(SMARM_STAT_LIVE_ACTORS), 1);
+	HARNESS_EQ(sup_stat(SMARM_STAT_REG_MAILBOXES), 0);
+	HARNESS_EQ(sup_stat(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(sup_stat(SMARM_STAT_LINKS), 0);
+	free(a);
+	free(b);
+	free(t);
+}
+
+START_TEST(test_supervisor_dynamic_children_and_queries)
+{
+	smarm_pid_t p = SMARM_PID_NONE;
+	size_t n;
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_sup_count_children(p, &n, NULL, 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_which_children(p, NULL, 0, &n, 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(
+		smarm_sup_start_child(p, NULL, NULL, NULL, 0, 0, 0, NULL),
+		SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_terminate_child(p, "a", 0), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_restart_child(p, "a", 0, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_delete_child(p, "a", 0), SMARM_ENOTACTOR);
+	ck_assert_int_eq(harness_run(2, root_dynamic, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------------ storm */
 
 #define STORM_SUPS 100
@@ -624,6 +799,9 @@ Suite *smarm_test_supervisor_suite(void)
 	t = tcase_create("start");
 	tcase_add_test(t, test_supervisor_child_start_failure_fails_the_start);
 	tcase_add_test(t, test_supervisor_readiness_orders_starts_by_name);
+	suite_add_tcase(s, t);
+	t = tcase_create("dynamic");
+	tcase_add_test(t, test_supervisor_dynamic_children_and_queries);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_supervisor_misuse_returns_errors);
