@@ -187,13 +187,16 @@ static smarm_chan_t *sig_chan(void)
 	return ch;
 }
 
-/* Wait for pid's end: monitor it into ch and take the Down. */
-static int await_end(smarm_pid_t pid, intptr_t *reason)
+/* Send pid an exit signal and wait for its end (monitored first, so
+ * an end however quick is seen with its real how). */
+static int exit_and_await(smarm_pid_t pid, int how, intptr_t code,
+			  intptr_t *reason)
 {
 	smarm_chan_t *ch = sig_chan();
 	smarm_signal_t s = { 0 };
 	int rc;
 	HARNESS_EQ(smarm_monitor(pid, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(pid, how, code), 0);
 	rc = smarm_chan_recv_timeout(ch, &s, MS(10000) * harness_time_scale());
 	HARNESS_EQ(rc, 0);
 	harness_chan_drop(ch);

@@ -57,8 +57,8 @@ static void root_order(void *arg)
 		HARNESS_EQ(smarm_monitor(kp[i], ch, NULL), 0);
 	}
 	kid_log_reset();
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, &reason), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, &reason),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(reason, 0);
 	HARNESS_EQ(atomic_load(&kid_log_n), 3);
 	for (int i = 0; i < 3; i++) { /* [3, 2, 1] */
@@ -98,8 +98,8 @@ static int stop_one(int mode, uint64_t shutdown, uint64_t *took, int *saw)
 		smarm_actor_sleep(MS(10)); /* let it reach its trap */
 	HARNESS_EQ(smarm_monitor(kid_pid(k[0]), ch, NULL), 0);
 	t0 = smarm_now_ns();
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	*took = smarm_now_ns() - t0;
 	HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(5000)), 0);
 	*saw = atomic_load(&k[0]->saw_exit);
@@ -162,8 +162,8 @@ static void root_killed(void *arg)
 	smarm_actor_sleep(MS(10));
 	for (int i = 0; i < 3; i++)
 		HARNESS_EQ(smarm_monitor(kid_pid(k[i]), ch, NULL), 0);
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_STOPPED, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_STOPPED);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_STOPPED, 0, NULL),
+		   SMARM_EXIT_STOPPED);
 	for (int i = 0; i < 2; i++) {
 		smarm_signal_t s;
 		HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(5000)), 0);
@@ -226,8 +226,8 @@ static void root_nested(void *arg)
 	HARNESS_CHECK(kid_await(&ten->starts, 1));
 	HARNESS_CHECK(kid_await(&eleven->starts, 1));
 	kid_log_reset();
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(atomic_load(&kid_log_n), 4);
 	HARNESS_EQ(atomic_load(&kid_log[0]), 11);
 	HARNESS_EQ(atomic_load(&kid_log[1]), 10);
@@ -269,8 +269,8 @@ static void root_cycle(void *arg)
 	HARNESS_EQ(atomic_load(&k[1]->saw_exit), 1);
 	HARNESS_EQ(atomic_load(&k[0]->starts), 2);
 	smarm_actor_sleep(MS(10));
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(atomic_load(&k[1]->saw_exit), 2); /* cycle + final */
 	smarm_sup_spec_free(sp);
 	free(k[0]);

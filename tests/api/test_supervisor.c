@@ -131,8 +131,8 @@ static int run_one(int mode, int restart, int settle_starts)
 	smarm_actor_sleep(MS(30)); /* no further start */
 	starts = atomic_load(&k->starts);
 	HARNESS_CHECK(smarm_actor_is_alive(sup)); /* within intensity */
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	free(k);
 	return starts;
 }
@@ -159,9 +159,8 @@ static void root_kinds(void *arg)
 		HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
 		smarm_sup_spec_free(sp);
 		HARNESS_CHECK(kid_await(&k->starts, 2));
-		HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0),
-			   0);
-		HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+		HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+			   SMARM_EXIT_SHUTDOWN);
 		HARNESS_EQ(atomic_load(&k->starts), 2);
 		free(k);
 	}
@@ -419,8 +418,8 @@ static void root_ready(void *arg)
 	HARNESS_EQ(smarm_whereis("sup_ready_a", &holder), 0);
 	HARNESS_CHECK(smarm_pid_eq(holder, kid_pid(a)));
 	/* a restart of a re-registers before b is cycled (rest_for_one) */
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, SMARM_SUP_REST_FOR_ONE), 0);
 	atomic_store(&b->found, 0);
 	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
@@ -429,8 +428,8 @@ static void root_ready(void *arg)
 	HARNESS_EQ(smarm_actor_send_exit(kid_pid(a), SMARM_EXIT_CRASHED, 1), 0);
 	HARNESS_CHECK(kid_await(&b->starts, 3));
 	HARNESS_EQ(atomic_load(&b->found), 1);
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	smarm_sup_spec_free(sp);
 	free(a);
 	free(b);
@@ -503,8 +502,8 @@ static void root_errors(void *arg)
 	smarm_sup_spec_free(sp);
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	HARNESS_EQ(smarm_sup_start(sp, &p), 0);
-	HARNESS_EQ(smarm_actor_send_exit(p, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(p, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(p, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	smarm_sup_spec_free(sp);
 }
 
@@ -623,8 +622,8 @@ static void root_dynamic(void *arg)
 	HARNESS_EQ(smarm_sup_terminate_child(sup, "#1", MS(5000)), 0);
 	HARNESS_EQ(count_of(sup, NULL), 3);
 	other = pid_of(sup, "#2");
-	HARNESS_EQ(smarm_actor_send_exit(other, SMARM_EXIT_CRASHED, 1), 0);
-	HARNESS_EQ(await_end(other, NULL), SMARM_EXIT_CRASHED);
+	HARNESS_EQ(exit_and_await(other, SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
 	for (int i = 0; i < 1000 && count_of(sup, NULL) != 2; i++)
 		smarm_actor_sleep(MS(1));
 	HARNESS_EQ(count_of(sup, &active), 2);
@@ -661,8 +660,8 @@ static void root_dynamic(void *arg)
 	other = kid_pid(a);
 	HARNESS_EQ(smarm_sup_count_children(other, &n, NULL, MS(5000)),
 		   SMARM_EINVAL);
-	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
-	HARNESS_EQ(await_end(sup, NULL), SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(smarm_sup_count_children(sup, &n, NULL, MS(5000)),
 		   SMARM_ENOPROC);
 	HARNESS_EQ(smarm_sup_start_child(sup, NULL, kid_body, t, 0, 0, MS(5000),
