@@ -697,6 +697,67 @@ START_TEST(test_supervisor_dynamic_children_and_queries)
 }
 END_TEST
 
+/* A caller that keeps the supervisor busy: terminate a slow child. */
+static void body_terminate(void *arg)
+{
+	smarm_pid_t sup = { (uint64_t)(uintptr_t)arg };
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "slow", MS(10000)), 0);
+}
+
+static void root_busy(void *arg)
+{
+	smarm_sup_spec_t *sp = NULL;
+	struct kid *k = kid_new(1, KID_TRAP_SLOW);
+	struct kid *p = kid_new(2, KID_PARK);
+	smarm_pid_t sup, helper;
+	size_t n = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "slow", kid_body, k,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_CHECK(kid_await(&k->starts, 1));
+	smarm_actor_sleep(MS(10)); /* it reaches its trap */
+	HARNESS_EQ(smarm_actor_spawn(&helper, body_terminate,
+				     (void *)(uintptr_t)sup.id, NULL),
+		   0);
+	/* the supervisor now waits 200 ms for the slow child's end */
+	HARNESS_CHECK(kid_await(&k->saw_exit, 1));
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, NULL, MS(50)),
+		   SMARM_ETIMEDOUT);
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, NULL, 0), SMARM_ETIMEDOUT);
+	HARNESS_EQ(smarm_actor_join(helper, NULL, NULL), 0);
+	HARNESS_EQ(count_of(sup, NULL), 1); /* it still answers */
+	HARNESS_EQ(smarm_sup_restart_child(sup, "slow", MS(5000), NULL), 0);
+	/* no actor slot for a dynamic child: nothing recorded */
+	HARNESS_EQ(smarm_sup_start_child(sup, "p", kid_body, p,
+					 SMARM_SUP_PERMANENT, 0, MS(5000),
+					 NULL),
+		   0);
+	HARNESS_EQ(smarm_sup_start_child(sup, "q", kid_body, p,
+					 SMARM_SUP_PERMANENT, 0, MS(5000),
+					 NULL),
+		   SMARM_EATCAPACITY);
+	HARNESS_EQ(count_of(sup, NULL), 2);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	free(k);
+	free(p);
+}
+
+START_TEST(test_supervisor_busy_supervisor_times_out_and_capacity)
+{
+	harness_checks_reset();
+	/* 4 slots: root, supervisor, slow, helper; then root,
+	 * supervisor, slow (restarted) and "p" */
+	ck_assert_int_eq(harness_run_ex(2, 4, root_busy, NULL, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------------ storm */
 
 #define STORM_SUPS 100
@@ -801,6 +862,8 @@ Suite *smarm_test_supervisor_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("dynamic");
 	tcase_add_test(t, test_supervisor_dynamic_children_and_queries);
+	tcase_add_test(t,
+		       test_supervisor_busy_supervisor_times_out_and_capacity);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_supervisor_misuse_returns_errors);
