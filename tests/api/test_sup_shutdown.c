@@ -8,8 +8,9 @@
  * child; a killed supervisor takes its children along (links); nested
  * trees shut down bottom-up; sibling cycling uses the graceful
  * shutdown; the root's end shuts a tree down through its supervisor.
- * Ports tests/supervisor_shutdown.rs and OTP supervisor_SUITE's
- * sup_stop_infinity, sup_stop_timeout, sup_stop_brutal_kill and tree.
+ * Ports the Rust smarm runtime's tests/supervisor_shutdown.rs and OTP
+ * supervisor_SUITE's sup_stop_infinity, sup_stop_timeout,
+ * sup_stop_brutal_kill and tree.
  */
 #include "sup_kids.h"
 

@@ -8,10 +8,13 @@
  * smarm_sup_start and stops the started ones; readiness orders starts
  * (a later child finds an earlier one by name); every misuse; a crash
  * storm of 10,000 children on 4 workers with exact restart counts and
- * nothing leaked. Ports tests/supervisor.rs and the restart cases of
- * OTP's supervisor_SUITE (one_for_one, one_for_all, rest_for_one,
- * *_escalation, permanent/transient/temporary_normal, _shutdown,
- * _abnormal, multiple_restarts, sup_start_fail).
+ * nothing leaked; calls to a running supervisor (dynamic children,
+ * which/count after restarts, timeouts). Ports the Rust smarm runtime's
+ * tests/supervisor.rs and the restart cases of OTP's supervisor_SUITE
+ * (one_for_one, one_for_all, rest_for_one, *_escalation,
+ * permanent/transient/temporary_normal, _shutdown, _abnormal,
+ * multiple_restarts, sup_start_fail, child_adm, count_children,
+ * which_children).
  */
 #include "sup_kids.h"
 
