@@ -1297,6 +1297,102 @@ static void wl_wake_latency_libc(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * sup_restart, sup_restart_100k: a one_for_one supervisor with one
+ * permanent child that crashes at once on every start until it has been
+ * started n + 1 times; the last tenancy reports and parks. Timed from
+ * smarm_sup_start to that report; ns per restart. The intensity (65536
+ * restarts per 1 ns) never trips and keeps the ring of restart instants
+ * full, so both sizes pay the same bookkeeping per restart.
+ * --------------------------------------------------------------------- */
+
+struct sup_bench {
+	atomic_ulong starts; /* bodies run */
+	unsigned long n;     /* restarts wanted */
+	smarm_chan_t *done;  /* the last tenancy's report */
+};
+
+static struct sup_bench sup_bench;
+
+static void sup_bench_child(void *arg)
+{
+	int v = 1;
+	smarm_chan_t *park = NULL;
+	(void)arg;
+	if (atomic_fetch_add(&sup_bench.starts, 1) < sup_bench.n)
+		smarm_actor_crash(1);
+	smarm_chan_send(sup_bench.done, &v);
+	if (smarm_chan_alloc(&park, sizeof v, NULL) == 0)
+		smarm_chan_recv(park, &v); /* until the shutdown */
+}
+
+static void sup_restart_n(struct bench_run *r, unsigned long n)
+{
+	smarm_sup_spec_t *spec = NULL;
+	smarm_chan_t *downs = NULL;
+	smarm_pid_t sup;
+	smarm_signal_t s;
+	uint64_t t0;
+	int v;
+	int rc = smarm_chan_alloc(&sup_bench.done, sizeof v, NULL);
+	atomic_store(&sup_bench.starts, 0);
+	sup_bench.n = n;
+	if (rc == 0)
+		rc = smarm_chan_alloc(&downs, sizeof s, NULL);
+	if (rc == 0)
+		rc = smarm_sup_spec_alloc(&spec);
+	if (rc == 0)
+		rc = smarm_sup_spec_set_intensity(spec, 65536, 1);
+	if (rc == 0)
+		rc = smarm_sup_spec_add_child(spec, "c", sup_bench_child, NULL,
+					      SMARM_SUP_PERMANENT,
+					      SMARM_SUP_BRUTAL_KILL);
+	if (rc != 0) {
+		bench_fail(r, "building the spec", rc);
+		goto out;
+	}
+	t0 = smarm_now_ns();
+	rc = smarm_sup_start(spec, &sup);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(sup_bench.done, &v, RECV_LIMIT_NS);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = n;
+	if (rc != 0) {
+		bench_fail(r, "start, wait for the last tenancy", rc);
+		goto out;
+	}
+	if (atomic_load(&sup_bench.starts) != n + 1)
+		bench_fail(r, "wrong number of starts", 0);
+	rc = smarm_monitor(sup, downs, NULL);
+	if (rc == 0)
+		rc = smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(downs, &s, RECV_LIMIT_NS);
+	if (rc != 0 || s.how != SMARM_EXIT_SHUTDOWN)
+		bench_fail(r, "shut the supervisor down", rc);
+out:
+	smarm_sup_spec_free(spec);
+	if (downs != NULL) {
+		smarm_chan_sender_free(downs);
+		smarm_chan_receiver_free(downs);
+	}
+	if (sup_bench.done != NULL) {
+		smarm_chan_sender_free(sup_bench.done);
+		smarm_chan_receiver_free(sup_bench.done);
+		sup_bench.done = NULL;
+	}
+}
+
+static void wl_sup_restart(struct bench_run *r)
+{
+	sup_restart_n(r, 1000);
+}
+
+static void wl_sup_restart_100k(struct bench_run *r)
+{
+	sup_restart_n(r, 100000);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
@@ -1327,6 +1423,8 @@ static const struct workload workloads[] = {
 	  "p50/p99 ms" },
 	{ "monitor_down", wl_monitor_down, 0, false, 0, NULL },
 	{ "link_cascade", wl_link_cascade, 0, false, 0, NULL },
+	{ "sup_restart", wl_sup_restart, 0, false, 0, NULL },
+	{ "sup_restart_100k", wl_sup_restart_100k, 0, false, 0, NULL },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])

@@ -7,10 +7,10 @@
  * channels, -300.. plugins and behaviours. The enum, smarm_err_name() and
  * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
  * drift apart. New codes may be added in later ABI minors (SMARM_EBADF came
- * with SMARM_0.2; SMARM_ENONAME, SMARM_ENOCHAN and SMARM_ENOMEMBER with
- * SMARM_0.4): treat any unknown negative value as a failure. The codes
- * are ABI; the wording of the messages is not. Retired values, never to be
- * reused: -103.
+ * with SMARM_0.2; SMARM_ENONAME, SMARM_ENOCHAN, SMARM_ENOMEMBER,
+ * SMARM_EINTENSITY and SMARM_ESTARTFAILED with SMARM_0.4): treat any unknown
+ * negative value as a failure. The codes are ABI; the wording of the messages
+ * is not. Retired values, never to be reused: -103.
  */
 #ifndef SMARM_ERRORS_H
 #define SMARM_ERRORS_H
@@ -31,6 +31,8 @@
 	XX(ENOPROC, -100, "no such actor (never existed or already gone)")     \
 	XX(EATCAPACITY, -101, "actor limit reached")                           \
 	XX(ENOTACTOR, -102, "must be called from an actor")                    \
+	XX(EINTENSITY, -104, "supervisor gave up: restart intensity reached")  \
+	XX(ESTARTFAILED, -105, "child ended before it reported ready")         \
 	XX(ENONAME, -110, "no live actor holds that name")                     \
 	XX(ECLOSED, -200, "channel closed")                                    \
 	XX(ENOCHAN, -201, "actor has no channel for that message type")        \

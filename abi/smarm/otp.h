@@ -2,8 +2,8 @@
 /*
  * smarm/otp.h - the OTP layer of the libsmarm API: monitors, links,
  * trapping exits and exit signals; message types, mailboxes, names and
- * process groups. Included by smarm/smarm.h, which states the conventions
- * every call here follows; include either.
+ * process groups; supervisors. Included by smarm/smarm.h, which states
+ * the conventions every call here follows; include either.
  *
  * Model. A *message type* (smarm_msgtype_t) is a process-wide, interned
  * name with an element size and destructor, like an Erlang atom: defined
@@ -16,7 +16,8 @@
  * set of live actors. Everything an actor published, registered or
  * joined goes away when it ends, before its monitors and links hear of
  * its death: a name read after a Down of its holder is never found bound
- * to the dead actor.
+ * to the dead actor. A *supervisor* is an actor, built on all of this,
+ * that starts children and restarts them as OTP's supervisor does.
  */
 #ifndef SMARM_OTP_H
 #define SMARM_OTP_H
@@ -500,6 +501,334 @@ SMARM_API int smarm_group_pick(const char *group, smarm_pid_t *pid);
 SMARM_API int smarm_group_dispatch(const char *group,
 				   const smarm_msgtype_t *type,
 				   const void *elem);
+
+/* ==== Supervisors ==== */
+
+/*
+ * A *supervisor* is an actor that starts child actors from a spec, in
+ * order, watches them and restarts them as OTP's supervisor does. It
+ * traps exits, links to each child (so a supervisor that is killed
+ * takes its children along) and monitors each (so every end, a normal
+ * one too, is seen). Build a spec (smarm_sup_spec_alloc and its
+ * setters), then start it as an actor of its own (smarm_sup_start) or
+ * run it on the calling actor (smarm_sup_run, the form for a child
+ * supervisor in a tree).
+ *
+ * Restart kinds (a child's `restart`): SMARM_SUP_PERMANENT is restarted
+ * after any end; SMARM_SUP_TRANSIENT only after an abnormal one
+ * (SMARM_EXIT_CRASHED or SMARM_EXIT_STOPPED: NORMAL and SHUTDOWN are
+ * not abnormal); SMARM_SUP_TEMPORARY never. Strategies say which
+ * siblings are cycled with a child that is restarted: ONE_FOR_ONE none,
+ * ONE_FOR_ALL all, REST_FOR_ONE those started after it. Cycled siblings
+ * are stopped in reverse start order, each per its shutdown policy and
+ * each stop awaited; then all are started again in start order
+ * (temporary ones are stopped and not restarted). One failure is one
+ * restart, however many siblings it cycles.
+ *
+ * Intensity: more than max_restarts restarts within period_ns make the
+ * supervisor give up: it shuts its children down (reverse order) and
+ * ends SMARM_EXIT_CRASHED with reason SMARM_EINTENSITY, so a parent
+ * supervisor sees an abnormal end and restarts it, counting it against
+ * its own intensity (escalation).
+ *
+ * Shutdown policies (a child's `shutdown`): SMARM_SUP_BRUTAL_KILL kills
+ * it at once (SMARM_EXIT_STOPPED, untrappable); a timeout in ns sends a
+ * shutdown (a trapping child gets a SMARM_SIGNAL_EXIT message, any
+ * other ends SMARM_EXIT_SHUTDOWN) and kills it if it has not ended in
+ * that time; SMARM_SUP_INFINITY sends the shutdown and waits as long as
+ * it takes (use it for child supervisors, so their own children get
+ * their full grace).
+ *
+ * Ending a supervisor: an exit signal from its parent (the actor that
+ * called smarm_sup_start or that spawned the smarm_sup_run actor; a
+ * parent supervisor's link) or from no actor (smarm_node_shutdown_actor,
+ * the root's end) makes it stop its children in reverse start order and
+ * then end with that signal's how (SMARM_EXIT_SHUTDOWN for a shutdown).
+ * Exit signals from other actors are ignored, as in OTP.
+ *
+ * Readiness. A child is *ready* as soon as it is spawned, unless its
+ * spec asks for a report (smarm_sup_spec_set_child_ready): then its body
+ * calls smarm_sup_ready() when it is set up (a name registered, a
+ * mailbox published), or smarm_sup_start_failed(). The next sibling is
+ * started only after the previous one is ready, so it finds what that
+ * one registered. A supervisor is itself ready once all its children
+ * are, and reports so to its parent.
+ */
+
+/* Strategies (smarm_sup_spec_set_strategy). Since: SMARM_0.4. */
+enum smarm_sup_strategy {
+	SMARM_SUP_ONE_FOR_ONE = 0,
+	SMARM_SUP_ONE_FOR_ALL = 1,
+	SMARM_SUP_REST_FOR_ONE = 2,
+};
+
+/* Restart kinds (smarm_sup_spec_add_child). Since: SMARM_0.4. */
+enum smarm_sup_restart {
+	SMARM_SUP_PERMANENT = 0,
+	SMARM_SUP_TRANSIENT = 1,
+	SMARM_SUP_TEMPORARY = 2,
+};
+
+/*
+ * Shutdown policies (smarm_sup_spec_add_child's shutdown_ns): any other
+ * value is a timeout in ns. SMARM_SUP_SHUTDOWN_DEFAULT is OTP's worker
+ * default, 5 s. Since: SMARM_0.4.
+ */
+#define SMARM_SUP_BRUTAL_KILL ((uint64_t)0)
+#define SMARM_SUP_INFINITY UINT64_MAX
+#define SMARM_SUP_SHUTDOWN_DEFAULT ((uint64_t)5000000000)
+
+/* The most children one spec holds. Since: SMARM_0.4. */
+#define SMARM_SUP_CHILDREN_MAX 65536
+
+/*
+ * smarm_sup_spec_t - what a supervisor starts and how it restarts: a
+ * strategy, an intensity and an ordered list of children. A plain
+ * memory object: the supervisor copies it when it starts.
+ */
+typedef struct smarm_sup_spec smarm_sup_spec_t;
+
+/*
+ * smarm_sup_spec_alloc() - create an empty spec: ONE_FOR_ONE, intensity
+ * 3 restarts in 5 s, no children.
+ *
+ * The default intensity differs from OTP's (1 in 5 s) on purpose: with
+ * 1, a transient worker that crashes twice in quick succession (a retry
+ * after a transient fault, then a clean exit) takes its whole supervisor
+ * down; 3 still stops a crash loop within milliseconds.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_spec_alloc(smarm_sup_spec_t **out);
+
+/*
+ * smarm_sup_spec_free() - free a spec; NULL is a no-op. Supervisors
+ * started from it are unaffected (they hold a copy).
+ * Thread-safety: any thread. Since: SMARM_0.4.
+ */
+SMARM_API void smarm_sup_spec_free(smarm_sup_spec_t *spec);
+
+/*
+ * smarm_sup_spec_set_strategy() - set the restart strategy.
+ * Returns: 0. Errors: SMARM_EINVAL spec NULL or strategy not a
+ * smarm_sup_strategy.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy);
+
+/*
+ * smarm_sup_spec_set_intensity() - allow at most max_restarts restarts
+ * in any period_ns window; one more makes the supervisor give up (see
+ * Intensity above). max_restarts 0 gives up at the first restart. The
+ * supervisor keeps the instants of the last max_restarts restarts in a
+ * ring, so each restart costs the same however many came before.
+ * Returns: 0. Errors: SMARM_EINVAL spec NULL, max_restarts above 65536
+ * or period_ns 0.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec,
+					   uint32_t max_restarts,
+					   uint64_t period_ns);
+
+/*
+ * smarm_sup_spec_add_child() - append a child: the supervisor spawns
+ * fn(arg) as it, after the children added before.
+ *
+ * id names the child in the spec (1..SMARM_NAME_MAX bytes, copied); it
+ * is not an actor name (register one in fn if others should find the
+ * child). arg is passed as is to every start and restart: it must stay
+ * valid while a supervisor of this spec may start the child. restart is
+ * a smarm_sup_restart; shutdown_ns is SMARM_SUP_BRUTAL_KILL,
+ * SMARM_SUP_INFINITY or a timeout in ns (SMARM_SUP_SHUTDOWN_DEFAULT for
+ * OTP's).
+ * Returns: 0. Errors: SMARM_EINVAL spec, id or fn NULL, id empty or
+ * longer than SMARM_NAME_MAX, restart not a smarm_sup_restart, or the
+ * spec holds SMARM_SUP_CHILDREN_MAX children; SMARM_EEXIST the spec has
+ * a child of that id; SMARM_ENOMEM.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
+				       smarm_actor_cb fn, void *arg,
+				       int restart, uint64_t shutdown_ns);
+
+/*
+ * smarm_sup_spec_set_child_ready() - make the child id report readiness:
+ * at each start the supervisor waits until its body calls
+ * smarm_sup_ready() (or smarm_sup_start_failed(), or ends) before it
+ * starts the next child. timeout_ns bounds that wait under the timeout
+ * rule of the Conventions (0: it must be ready at once, which only an
+ * actor that is already running can be; SMARM_NO_TIMEOUT: no bound); a
+ * child not ready by then is killed and its start fails with
+ * SMARM_ETIMEDOUT.
+ * Returns: 0. Errors: SMARM_EINVAL spec or id NULL, id empty or too
+ * long; SMARM_ENOENT the spec has no child of that id.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec,
+					     const char *id,
+					     uint64_t timeout_ns);
+
+/*
+ * smarm_sup_start() - spawn a supervisor actor for spec and wait until
+ * it has started every child.
+ *
+ * The spec is copied before the call returns. The supervisor is a child
+ * of the caller (its parent: see Ending a supervisor) but is not linked
+ * to it; link it (smarm_link) to be taken along when it gives up. If a
+ * child fails to start, the supervisor stops those it started, in
+ * reverse order, and ends; the call then returns that child's failure.
+ * The wait is as long as the children's readiness takes (each child's
+ * smarm_sup_spec_set_child_ready bound applies).
+ * Returns: 0, *out set to the supervisor's pid (out may be NULL).
+ * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; the status a child
+ * passed to smarm_sup_start_failed(); SMARM_ESTARTFAILED a child ended
+ * before it was ready; SMARM_ETIMEDOUT a child was not ready in time;
+ * SMARM_EATCAPACITY, SMARM_ENOMEM a spawn failed. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
+
+/*
+ * smarm_sup_run() - run a supervisor for spec on the calling actor:
+ * start the children, report readiness to the caller's parent (as
+ * smarm_sup_ready would; ignored if no supervisor waits), then
+ * supervise until it ends. The form for a child supervisor: a child
+ * body that calls smarm_sup_run(child_spec) (with shutdown
+ * SMARM_SUP_INFINITY and a readiness report in the parent's spec).
+ *
+ * The spec is copied first. Does not return once it started: the
+ * caller ends as the supervisor does (SMARM_EXIT_SHUTDOWN after a
+ * shutdown, SMARM_EXIT_CRASHED with SMARM_EINTENSITY when it gave up;
+ * SMARM_EXIT_NORMAL after a failed start, which it reports with
+ * smarm_sup_start_failed's status). The caller must not trap exits or
+ * use SMARM_SIGNAL_DOWN monitors of its own before: the supervisor
+ * takes both.
+ * Returns: only on misuse. Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec
+ * NULL; SMARM_ENOMEM (nothing was started).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
+
+/*
+ * smarm_sup_ready() - report the calling child ready to the supervisor
+ * that started it (see Readiness). A report nobody waits for (the child
+ * is not set to report, or reports twice) is ignored.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ESTATE the caller was not
+ * started by a supervisor (its spawner is gone or is none).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_ready(void);
+
+/*
+ * smarm_sup_start_failed() - report that the calling child could not
+ * start, with status (a negative SMARM_E* code or any negative value of
+ * the application's), then end the caller with SMARM_EXIT_NORMAL (its
+ * cleanup handlers run). A supervisor waiting for this child's
+ * readiness fails its start with status (smarm_sup_start returns it).
+ * Returns: only on misuse, else does not return. Errors:
+ * SMARM_ENOTACTOR; SMARM_EINVAL status is not negative.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_start_failed(int status);
+
+/*
+ * Calls to a running supervisor, from any other actor (OTP's
+ * start_child, terminate_child, restart_child, delete_child,
+ * which_children, count_children). Each is a request to the
+ * supervisor's control mailbox (a message type of its own, published
+ * by every supervisor) answered on a reply channel of the caller's,
+ * while the caller monitors the supervisor; the supervisor serves one
+ * request at a time, between the restarts it makes. timeout_ns bounds
+ * the wait for the answer under the timeout rule of the Conventions; on
+ * SMARM_ETIMEDOUT the request may still be carried out later. Errors
+ * common to all: SMARM_ENOTACTOR; SMARM_EINVAL sup is SMARM_PID_NONE,
+ * the caller, or an actor that is no supervisor (it has no control
+ * mailbox); SMARM_ENOPROC sup names no live actor, or it ended before
+ * it answered; SMARM_ETIMEDOUT; SMARM_ENOMEM. Dynamic children are
+ * started as soon as spawned (no readiness report) and appended after
+ * the others in start order. OTP's simple_one_for_one is a
+ * supervisor with no children in its spec and anonymous dynamic
+ * children (id NULL).
+ */
+
+/* One child as smarm_sup_which_children() reports it. Since: SMARM_0.4. */
+typedef struct smarm_sup_child {
+	char id[SMARM_NAME_MAX + 1]; /* its id, NUL-terminated */
+	smarm_pid_t pid;	     /* running tenancy, or SMARM_PID_NONE */
+	int restart;		     /* smarm_sup_restart */
+} smarm_sup_child_t;
+
+/*
+ * smarm_sup_start_child() - add a child to the running supervisor sup
+ * and start it, as smarm_sup_spec_add_child() describes the arguments.
+ * id NULL makes an anonymous child: the supervisor names it "#<n>".
+ * Returns: 0, *child (may be NULL) set to its pid. Errors: the common
+ * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
+ * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
+ * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
+ * actor slot is left for the child (nothing is recorded).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
+				    smarm_actor_cb fn, void *arg, int restart,
+				    uint64_t shutdown_ns, uint64_t timeout_ns,
+				    smarm_pid_t *child);
+
+/*
+ * smarm_sup_terminate_child() - stop the child id per its shutdown
+ * policy; it is not restarted, and its spec stays (a temporary child's
+ * goes). Stopping a child that is not running succeeds.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
+ * too long; SMARM_ENOENT sup has no child of that id.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
+					uint64_t timeout_ns);
+
+/*
+ * smarm_sup_restart_child() - start again the child id, which is not
+ * running (terminated, or a transient child that ended normally).
+ * Returns: 0, *child (may be NULL) set. Errors: the common ones;
+ * SMARM_EINVAL id NULL, empty or too long; SMARM_ENOENT no child of that
+ * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
+				      uint64_t timeout_ns, smarm_pid_t *child);
+
+/*
+ * smarm_sup_delete_child() - remove the spec of the child id, which is
+ * not running.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
+ * too long; SMARM_ENOENT no child of that id; SMARM_ESTATE it is
+ * running (terminate it first).
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_delete_child(smarm_pid_t sup, const char *id,
+				     uint64_t timeout_ns);
+
+/*
+ * smarm_sup_which_children() - sup's children in start order.
+ *
+ * Copies up to cap entries into buf and sets *n to the number of
+ * children: *n > cap means the list was cut to the first cap (as
+ * smarm_group_members). buf may be NULL when cap is 0.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL n NULL, or buf NULL
+ * with cap > 0.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+				       size_t cap, size_t *n,
+				       uint64_t timeout_ns);
+
+/*
+ * smarm_sup_count_children() - how many children sup has (*specs) and
+ * how many of them are running (*active); either may be NULL.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL both NULL.
+ * Thread-safety: actor context only. Since: SMARM_0.4.
+ */
+SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
+				       size_t *active, uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }

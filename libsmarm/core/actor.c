@@ -547,6 +547,12 @@ uint64_t smarm__self_pid(void)
 	return me != NULL ? smarm__slot_pid(me) : 0;
 }
 
+uint64_t smarm__self_parent(void)
+{
+	struct smarm__slot *me = smarm__current();
+	return me != NULL ? me->parent : 0;
+}
+
 bool smarm__node_is_running(const struct smarm_node *n)
 {
 	return atomic_load(&((struct smarm_node *)n)->running) != 0;

@@ -208,6 +208,11 @@ int smarm__actor_request_stop(struct smarm_node *n, uint64_t pid,
 /* The pid id of the actor running on this thread, 0 if none. */
 uint64_t smarm__self_pid(void);
 
+/* The pid id of the running actor's spawner (0: the run itself, or no
+ * actor runs on this thread). Written once before the actor is
+ * published, so read without a lock. */
+uint64_t smarm__self_parent(void);
+
 /* Whether n is inside smarm_node_run (workers exist). */
 bool smarm__node_is_running(const struct smarm_node *n);
 

@@ -28,6 +28,8 @@
 -export([main/1]).
 %% gen_server callbacks for gen_server_call
 -export([init/1, handle_call/3, handle_cast/2]).
+%% supervisor child start for sup_restart
+-export([sup_child/3]).
 
 -define(SPAWN_N, 100000).
 -define(CHAIN_N, 100000).
@@ -60,7 +62,9 @@ workloads() ->
      {"fairness", fun fairness/0},
      {"wake_latency", fun wake_latency/0},
      {"monitor_down", fun monitor_down/0},
-     {"link_cascade", fun link_cascade/0}].
+     {"link_cascade", fun link_cascade/0},
+     {"sup_restart", fun() -> sup_restart(1000) end},
+     {"sup_restart_100k", fun() -> sup_restart(100000) end}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -384,6 +388,42 @@ call_n(Srv, I, N) ->
     I = gen_server:call(Srv, {add, 1}),
     call_n(Srv, I + 1, N).
 
+%% sup_restart: a one_for_one supervisor with one permanent child that
+%% crashes at once on every start until it has been started N + 1 times;
+%% the last one reports.  Timed from supervisor:start_link to the report;
+%% ns per restart.  Logging is off (a crash report per restart would be
+%% most of the cost).  OTP's period is whole seconds, so the intensity is
+%% N + 1 restarts per 3600 s: it never trips, and the supervisor's list of
+%% restart instants grows to N (pruned on each restart, so each restart
+%% costs more as N grows).
+sup_restart(N) ->
+    logger:set_primary_config(level, none),
+    C = counters:new(1, []),
+    Parent = self(),
+    process_flag(trap_exit, true),
+    T0 = now_ns(),
+    {ok, Sup} = supervisor:start_link(?MODULE, {sup_restart, C, Parent, N}),
+    receive sup_done -> ok end,
+    R = per_op(T0, N),
+    unlink(Sup),
+    exit(Sup, shutdown),
+    receive {'EXIT', Sup, _} -> ok after 0 -> ok end,
+    process_flag(trap_exit, false),
+    R.
+
+sup_child(C, Parent, N) ->
+    {ok, spawn_link(fun() ->
+        counters:add(C, 1, 1),
+        case counters:get(C, 1) > N of
+            true -> Parent ! sup_done, receive never -> ok end;
+            false -> exit(crash)
+        end
+    end)}.
+
+init({sup_restart, C, Parent, N}) ->
+    {ok, {#{strategy => one_for_one, intensity => N + 1, period => 3600},
+          [#{id => c, start => {?MODULE, sup_child, [C, Parent, N]},
+             restart => permanent, shutdown => brutal_kill}]}};
 init(S) -> {ok, S}.
 handle_call({add, X}, _From, S) -> {reply, S + X, S + X}.
 handle_cast(_Msg, S) -> {noreply, S}.

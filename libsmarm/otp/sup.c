@@ -1,0 +1,1149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sup.c - supervisors (abi/smarm/otp.h, "Supervisors"): the spec object
+ * and its setters, and the supervisor itself, an actor built only on the
+ * public OTP calls. It traps exits into one channel, spawns each child
+ * linked to it (SMARM_OPT_LINK: a supervisor that is killed takes its
+ * children along) and monitored into that same channel
+ * (smarm_spawn_opts_set_monitor: every end, a normal one too, arrives as
+ * one Down), and publishes that channel as its mailbox of the
+ * "smarm.sup.ready" type, through which children report readiness
+ * (smarm_sup_ready sends to the caller's spawner). So one channel
+ * carries everything a supervisor waits for: Downs of children, exit
+ * signals from its parent, readiness reports. A second channel, its
+ * mailbox of the "smarm.sup.ctl" type, takes the requests of the calls
+ * to a running supervisor (smarm_sup_start_child and the rest, at the
+ * end of this file): each names a reply channel of the caller's, into
+ * which the caller also monitors the supervisor, so a supervisor that
+ * dies before it answers is a Down, not a hang. The main loop (sup_loop)
+ * serves the signal channel first and a request only when no Down is
+ * pending.
+ *
+ * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
+ * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
+ * supervisor waited for something else; sup_take) -> handled
+ * (sup_death: restarted by sup_start_child, or left stopped). A child
+ * the supervisor stops itself (sup_stop_child) goes RUNNING -> stopped
+ * with its Down consumed, never pending.
+ *
+ * Ownership: a spec is the caller's (alloc/free). A supervisor owns a
+ * copy of its spec's children and everything in struct sup; a
+ * which_children reply's array belongs to whoever takes it from the
+ * reply channel (or to the channel's destructor); sup_free, a cleanup
+ * handler, frees it on every way the actor ends (a kill included).
+ * Locking: none: a struct sup is touched only by its own actor.
+ * Invariants:
+ *   INV-1 a child is in su_pend at most once (ch_inring), so su_pend
+ *         never holds more than the number of children.
+ *   INV-2 su_hist holds the instants of at most su_max restarts, oldest
+ *         first: admitting a restart is O(1) (sup_admit).
+ *   INV-3 each child's Down is consumed exactly once: by a wait for it
+ *         (sup_await_down), or by sup_take, which marks it pending.
+ *   INV-4 child indexes change only by sup_compact, and only while
+ *         su_pend is empty; deleted children (temporary ones that
+ *         ended, smarm_sup_delete_child) are holes until then.
+ * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
+ */
+#include "../core/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The readiness report's smarm_signal_t kind (never a public kind). */
+#define SUP_KIND_READY 16
+
+struct sup_cspec {
+	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */
+	smarm_actor_cb cs_fn;		/* body */
+	void *cs_arg;			/* its argument, the caller's */
+	int cs_restart;			/* smarm_sup_restart */
+	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
+	bool cs_await;			/* reports readiness */
+	uint64_t cs_ready_ns;		/* bound of that wait */
+};
+
+struct smarm_sup_spec {
+	int sp_strategy;	   /* smarm_sup_strategy */
+	uint32_t sp_max;	   /* restarts allowed ... */
+	uint64_t sp_period;	   /* ... within this window (ns) */
+	uint32_t sp_n;		   /* children */
+	uint32_t sp_cap;	   /* allocated entries of sp_kids */
+	struct sup_cspec *sp_kids; /* in start order */
+};
+
+struct sup_child {
+	struct sup_cspec ch_cs; /* its spec */
+	uint64_t ch_pid;	/* running tenancy, 0: none */
+	bool ch_pending;	/* its Down awaits sup_death */
+	bool ch_inring;		/* in su_pend (INV-1) */
+	bool ch_gone;		/* deleted: a hole until sup_compact */
+	int ch_how;		/* of the last Down */
+	intptr_t ch_reason;	/* of the last Down */
+};
+
+struct sup {
+	int su_strategy;	     /* smarm_sup_strategy */
+	uint32_t su_max;	     /* intensity: restarts ... */
+	uint64_t su_period;	     /* ... per window (ns) */
+	struct sup_child *su_kids;   /* su_n entries, start order */
+	uint32_t su_n;		     /* entries (holes included) */
+	uint32_t su_cap;	     /* allocated entries */
+	uint32_t su_gone;	     /* holes (ch_gone) */
+	uint64_t su_seq;	     /* ids of anonymous dynamic children */
+	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
+	smarm_chan_t *su_ctl;	     /* control mailbox (struct sup_ctl) */
+	smarm_selset_t *su_set;	     /* su_sig, su_ctl */
+	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
+	uint64_t su_ref;	     /* each spawn's monitor ref */
+	uint64_t su_parent;	     /* spawner's pid id */
+	struct smarm__ring su_hist;  /* restart instants (INV-2) */
+	struct smarm__ring su_pend;  /* child indexes (INV-1) */
+	bool su_stop;		     /* an exit signal asked us to end */
+	int su_stop_how;	     /* ... with this how */
+	intptr_t su_stop_reason;     /* ... and reason */
+};
+
+/* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
+enum sup_op {
+	SUP_OP_START = 1,
+	SUP_OP_TERMINATE,
+	SUP_OP_RESTART,
+	SUP_OP_DELETE,
+	SUP_OP_WHICH,
+	SUP_OP_COUNT,
+};
+
+struct sup_ctl {
+	int op;		     /* enum sup_op */
+	bool anon;	     /* START without an id */
+	struct sup_cspec cs; /* START: the child; others: cs_id */
+	smarm_chan_t *reply; /* the caller's (smarm_signal_t elements) */
+};
+
+/*
+ * A reply is a smarm_signal_t in the caller's channel, beside the Down
+ * of the supervisor's monitor: kind SUP_KIND_REPLY (or _ITEMS, whose
+ * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
+ * the channel's destructor if nobody takes it), how the status, from
+ * the child's pid, ref a count, reason the other count.
+ */
+#define SUP_KIND_REPLY 17
+#define SUP_KIND_ITEMS 18
+
+/* ---------------------------------------------------------------- spec */
+
+int smarm_sup_spec_alloc(smarm_sup_spec_t **out)
+{
+	struct smarm_sup_spec *sp;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	sp = calloc(1, sizeof *sp);
+	if (sp == NULL)
+		return SMARM_ENOMEM;
+	sp->sp_strategy = SMARM_SUP_ONE_FOR_ONE;
+	sp->sp_max = 3;
+	sp->sp_period = 5000000000ull;
+	*out = sp;
+	return 0;
+}
+
+void smarm_sup_spec_free(smarm_sup_spec_t *spec)
+{
+	if (spec == NULL)
+		return;
+	free(spec->sp_kids);
+	free(spec);
+}
+
+int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
+{
+	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
+	    strategy > SMARM_SUP_REST_FOR_ONE)
+		return SMARM_EINVAL;
+	spec->sp_strategy = strategy;
+	return 0;
+}
+
+int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
+				 uint64_t period_ns)
+{
+	if (spec == NULL || max_restarts > 65536 || period_ns == 0)
+		return SMARM_EINVAL;
+	spec->sp_max = max_restarts;
+	spec->sp_period = period_ns;
+	return 0;
+}
+
+static bool id_ok(const char *id)
+{
+	size_t len;
+	if (id == NULL)
+		return false;
+	len = strnlen(id, SMARM_NAME_MAX + 1);
+	return len > 0 && len <= SMARM_NAME_MAX;
+}
+
+static struct sup_cspec *spec_find(smarm_sup_spec_t *spec, const char *id)
+{
+	for (uint32_t i = 0; i < spec->sp_n; i++)
+		if (strcmp(spec->sp_kids[i].cs_id, id) == 0)
+			return &spec->sp_kids[i];
+	return NULL;
+}
+
+int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
+			     smarm_actor_cb fn, void *arg, int restart,
+			     uint64_t shutdown_ns)
+{
+	struct sup_cspec *c;
+	if (spec == NULL || fn == NULL || !id_ok(id) ||
+	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
+	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
+		return SMARM_EINVAL;
+	if (spec_find(spec, id) != NULL)
+		return SMARM_EEXIST;
+	if (spec->sp_n == spec->sp_cap) {
+		uint32_t cap = spec->sp_cap ? spec->sp_cap * 2 : 8;
+		void *p = realloc(spec->sp_kids, cap * sizeof *spec->sp_kids);
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		spec->sp_kids = p;
+		spec->sp_cap = cap;
+	}
+	c = &spec->sp_kids[spec->sp_n++];
+	memset(c, 0, sizeof *c);
+	strcpy(c->cs_id, id);
+	c->cs_fn = fn;
+	c->cs_arg = arg;
+	c->cs_restart = restart;
+	c->cs_shutdown = shutdown_ns;
+	return 0;
+}
+
+int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
+				   uint64_t timeout_ns)
+{
+	struct sup_cspec *c;
+	if (spec == NULL || !id_ok(id))
+		return SMARM_EINVAL;
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return SMARM_ENOENT;
+	c->cs_await = true;
+	c->cs_ready_ns = timeout_ns;
+	return 0;
+}
+
+/* A heap copy of spec, or NULL (out of memory). */
+static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
+{
+	struct smarm_sup_spec *d = malloc(sizeof *d);
+	if (d == NULL)
+		return NULL;
+	*d = *spec;
+	d->sp_cap = spec->sp_n;
+	d->sp_kids = NULL;
+	if (spec->sp_n != 0) {
+		d->sp_kids = malloc(spec->sp_n * sizeof *d->sp_kids);
+		if (d->sp_kids == NULL) {
+			free(d);
+			return NULL;
+		}
+		memcpy(d->sp_kids, spec->sp_kids,
+		       spec->sp_n * sizeof *d->sp_kids);
+	}
+	return d;
+}
+
+/* ----------------------------------------------------------- readiness */
+
+/* The process-wide readiness type (types are never freed: cache it). */
+static const smarm_msgtype_t *ready_type(void)
+{
+	static const smarm_msgtype_t *_Atomic cached;
+	const smarm_msgtype_t *t = atomic_load(&cached);
+	if (t == NULL &&
+	    smarm_msgtype_define("smarm.sup.ready", sizeof(smarm_signal_t),
+				 NULL, &t) == 0)
+		atomic_store(&cached, t);
+	return t;
+}
+
+/* Send a readiness report (status 0: ready) to the caller's spawner. */
+static int report(int status)
+{
+	smarm_signal_t m = { .kind = SUP_KIND_READY,
+			     .from = smarm_actor_self(),
+			     .reason = status };
+	smarm_pid_t parent = { smarm__self_parent() };
+	const smarm_msgtype_t *t = ready_type();
+	int rc;
+	if (parent.id == 0 || t == NULL)
+		return SMARM_ESTATE;
+	rc = smarm_send(parent, t, &m);
+	if (rc == SMARM_ENOPROC || rc == SMARM_ENOCHAN || rc == SMARM_ECLOSED)
+		return SMARM_ESTATE;
+	return rc;
+}
+
+int smarm_sup_ready(void)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	return report(0);
+}
+
+int smarm_sup_start_failed(int status)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (status >= 0)
+		return SMARM_EINVAL;
+	(void)report(status);
+	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+}
+
+/* ---------------------------------------------------------- supervisor */
+
+/* The process-wide control type (never freed: cached). */
+static const smarm_msgtype_t *ctl_type(void)
+{
+	static const smarm_msgtype_t *_Atomic cached;
+	const smarm_msgtype_t *t = atomic_load(&cached);
+	if (t == NULL &&
+	    smarm_msgtype_define("smarm.sup.ctl", sizeof(struct sup_ctl), NULL,
+				 &t) == 0)
+		atomic_store(&cached, t);
+	return t;
+}
+
+static void sup_free(void *arg)
+{
+	struct sup *su = arg;
+	smarm_spawn_opts_free(su->su_opts);
+	smarm_selset_free(su->su_set);
+	if (su->su_sig != NULL) {
+		smarm_chan_sender_free(su->su_sig);
+		smarm_chan_receiver_free(su->su_sig);
+	}
+	if (su->su_ctl != NULL) {
+		smarm_chan_sender_free(su->su_ctl);
+		smarm_chan_receiver_free(su->su_ctl);
+	}
+	free(su->su_hist.rg_buf);
+	free(su->su_pend.rg_buf);
+	free(su->su_kids);
+	free(su);
+}
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* Room for `want` children: the table and the pending ring, which must
+ * be empty (its buffer is replaced). */
+static int sup_reserve(struct sup *su, uint32_t want)
+{
+	uint32_t pcap = pow2_at_least(want ? want : 1);
+	if (want > su->su_cap) {
+		uint32_t cap = su->su_cap ? su->su_cap : 8;
+		void *p;
+		while (cap < want)
+			cap *= 2;
+		p = realloc(su->su_kids, cap * sizeof *su->su_kids);
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		su->su_kids = p;
+		su->su_cap = cap;
+	}
+	if (pcap > su->su_pend.rg_cap) {
+		void *p;
+		SMARM_ASSERT(smarm__ring_len(&su->su_pend) == 0);
+		p = malloc(pcap * sizeof(uint32_t));
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		free(su->su_pend.rg_buf);
+		smarm__ring_init_fixed(&su->su_pend, p, pcap);
+	}
+	return 0;
+}
+
+/* Build the state for the spec `owned` (taken over and freed). */
+static struct sup *sup_new(struct smarm_sup_spec *owned)
+{
+	struct sup *su = calloc(1, sizeof *su);
+	uint32_t n = owned->sp_n;
+	uint32_t hcap = pow2_at_least(owned->sp_max ? owned->sp_max : 1);
+	void *hbuf = malloc(hcap * sizeof(uint64_t));
+	if (su != NULL)
+		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
+	if (su == NULL || hbuf == NULL || sup_reserve(su, n) != 0 ||
+	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
+	    smarm_chan_alloc(&su->su_ctl, sizeof(struct sup_ctl), NULL) != 0 ||
+	    smarm_selset_alloc(&su->su_set) != 0 ||
+	    smarm_selset_add_chan(su->su_set, su->su_sig, NULL) != 0 ||
+	    smarm_selset_add_chan(su->su_set, su->su_ctl, NULL) != 0 ||
+	    smarm_spawn_opts_alloc(&su->su_opts) != 0 ||
+	    smarm_spawn_opts_set_int(su->su_opts, SMARM_OPT_LINK, 1) != 0 ||
+	    smarm_spawn_opts_set_monitor(su->su_opts, su->su_sig,
+					 &su->su_ref) != 0) {
+		if (su != NULL)
+			sup_free(su);
+		else
+			free(hbuf);
+		free(owned->sp_kids);
+		free(owned);
+		return NULL;
+	}
+	su->su_strategy = owned->sp_strategy;
+	su->su_max = owned->sp_max;
+	su->su_period = owned->sp_period;
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
+		su->su_kids[i].ch_cs = owned->sp_kids[i];
+	}
+	su->su_n = n;
+	free(owned->sp_kids);
+	free(owned);
+	return su;
+}
+
+/* The child whose running tenancy is pid, or -1. */
+static int sup_find(const struct sup *su, uint64_t pid)
+{
+	for (uint32_t i = 0; i < su->su_n; i++)
+		if (su->su_kids[i].ch_pid == pid)
+			return (int)i;
+	return -1;
+}
+
+/* The child of that id (holes skipped), or -1. */
+static int sup_find_id(const struct sup *su, const char *id)
+{
+	for (uint32_t i = 0; i < su->su_n; i++)
+		if (!su->su_kids[i].ch_gone &&
+		    strcmp(su->su_kids[i].ch_cs.cs_id, id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Delete child i (not running) from the table: a hole for now. */
+static void sup_delete(struct sup *su, int i)
+{
+	SMARM_ASSERT(su->su_kids[i].ch_pid == 0);
+	su->su_kids[i].ch_gone = true;
+	su->su_kids[i].ch_pending = false;
+	su->su_gone++;
+}
+
+/* Close the holes, keeping start order; su_pend must be empty. */
+static void sup_compact(struct sup *su)
+{
+	uint32_t w = 0;
+	SMARM_ASSERT(smarm__ring_len(&su->su_pend) == 0);
+	for (uint32_t r = 0; r < su->su_n; r++)
+		if (!su->su_kids[r].ch_gone)
+			su->su_kids[w++] = su->su_kids[r];
+	su->su_n = w;
+	su->su_gone = 0;
+}
+
+/*
+ * Take one message of su_sig that is not a readiness report: a Down of
+ * a child ends its tenancy (returns its index); an exit signal from the
+ * parent or from no actor asks the supervisor to end; the rest (exit
+ * signals of children's links, duplicates of their Downs, and of
+ * others) is ignored. Returns -1 when no child ended.
+ */
+static int sup_take(struct sup *su, const smarm_signal_t *m)
+{
+	if (m->kind == SMARM_SIGNAL_DOWN) {
+		int i = m->from.id ? sup_find(su, m->from.id) : -1;
+		if (i >= 0) {
+			su->su_kids[i].ch_pid = 0;
+			su->su_kids[i].ch_how = m->how;
+			su->su_kids[i].ch_reason = m->reason;
+		}
+		return i;
+	}
+	if (m->kind == SMARM_SIGNAL_EXIT && !su->su_stop &&
+	    (m->from.id == 0 || m->from.id == su->su_parent)) {
+		su->su_stop = true;
+		su->su_stop_how = m->how;
+		su->su_stop_reason = m->reason;
+	}
+	return -1;
+}
+
+/* Note that child i's Down was taken: sup_death handles it later. */
+static void sup_pend(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	c->ch_pending = true;
+	if (!c->ch_inring) { /* INV-1 */
+		c->ch_inring = true;
+		*(uint32_t *)smarm__ring_push_back(
+			&su->su_pend, sizeof(uint32_t)) = (uint32_t)i;
+	}
+}
+
+static uint64_t remaining(uint64_t deadline)
+{
+	uint64_t now;
+	if (deadline == SMARM_NO_TIMEOUT)
+		return SMARM_NO_TIMEOUT;
+	now = smarm_now_ns();
+	return now >= deadline ? 0 : deadline - now;
+}
+
+static uint64_t deadline_of(uint64_t timeout_ns)
+{
+	uint64_t now = smarm_now_ns();
+	if (timeout_ns == SMARM_NO_TIMEOUT || timeout_ns > UINT64_MAX - now)
+		return SMARM_NO_TIMEOUT;
+	return now + timeout_ns;
+}
+
+/* Wait up to timeout_ns for child i's Down (INV-3). 0 or ETIMEDOUT. */
+static int sup_await_down(struct sup *su, int i, uint64_t timeout_ns)
+{
+	uint64_t deadline = deadline_of(timeout_ns);
+	while (su->su_kids[i].ch_pid != 0) {
+		smarm_signal_t m;
+		int j;
+		int rc = smarm_chan_recv_timeout(su->su_sig, &m,
+						 remaining(deadline));
+		if (rc != 0)
+			return rc;
+		j = sup_take(su, &m);
+		if (j >= 0 && j != i)
+			sup_pend(su, j);
+	}
+	return 0;
+}
+
+/* Stop child i per its shutdown policy and wait for its end. */
+static void sup_stop_child(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	uint64_t sd = c->ch_cs.cs_shutdown;
+	smarm_pid_t pid = { c->ch_pid };
+	if (pid.id == 0)
+		return;
+	if (sd == SMARM_SUP_BRUTAL_KILL) {
+		(void)smarm_actor_send_exit(pid, SMARM_EXIT_STOPPED, 0);
+	} else {
+		/* SMARM_ENOPROC: it is ending anyway; its Down still comes */
+		(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
+		if (sup_await_down(su, i, sd) == 0) {
+			c->ch_pending = false;
+			return;
+		}
+		(void)smarm_actor_send_exit(pid, SMARM_EXIT_STOPPED, 0);
+	}
+	(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
+	c->ch_pending = false;
+}
+
+/* Start child i (and wait for its readiness). 0 or its failure. */
+static int sup_start_child(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	const struct sup_cspec *cs = &c->ch_cs;
+	smarm_pid_t pid;
+	uint64_t deadline;
+	int rc;
+	c->ch_pending = false;
+	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
+	if (rc != 0)
+		return rc;
+	(void)smarm_actor_detach(pid);
+	c->ch_pid = pid.id;
+	if (!cs->cs_await)
+		return 0;
+	deadline = deadline_of(cs->cs_ready_ns);
+	for (;;) {
+		smarm_signal_t m;
+		int j;
+		rc = smarm_chan_recv_timeout(su->su_sig, &m,
+					     remaining(deadline));
+		if (rc == SMARM_ETIMEDOUT) {
+			(void)smarm_actor_send_exit(pid, SMARM_EXIT_STOPPED, 0);
+			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
+			c->ch_pending = false;
+			return SMARM_ETIMEDOUT;
+		}
+		if (rc != 0)
+			return rc;
+		if (m.kind == SUP_KIND_READY) {
+			if (m.from.id != pid.id || c->ch_pid != pid.id)
+				continue; /* stale: nobody waits for it */
+			if (m.reason == 0)
+				return 0;
+			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
+			c->ch_pending = false;
+			return (int)m.reason;
+		}
+		j = sup_take(su, &m);
+		if (j == i) {
+			c->ch_pending = false;
+			return SMARM_ESTARTFAILED;
+		}
+		if (j >= 0)
+			sup_pend(su, j);
+	}
+}
+
+/* Stop every child, last started first. */
+static void sup_stop_all(struct sup *su)
+{
+	for (int i = (int)su->su_n - 1; i >= 0; i--)
+		sup_stop_child(su, i);
+}
+
+/* Admit one restart now, or say the intensity is exceeded (INV-2). */
+static bool sup_admit(struct sup *su)
+{
+	uint64_t now = smarm_now_ns();
+	uint64_t *slot;
+	if (su->su_max == 0)
+		return false;
+	if (smarm__ring_len(&su->su_hist) == su->su_max) {
+		uint64_t oldest = *(uint64_t *)smarm__ring_at(
+			&su->su_hist, sizeof(uint64_t), 0);
+		if (now - oldest < su->su_period)
+			return false;
+		(void)smarm__ring_pop_front(&su->su_hist, sizeof(uint64_t));
+	}
+	slot = smarm__ring_push_back(&su->su_hist, sizeof(uint64_t));
+	*slot = now;
+	return true;
+}
+
+static bool abnormal(int how)
+{
+	return how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_STOPPED;
+}
+
+/* Child i ended on its own (its Down taken): restart per the spec. */
+static void sup_death(struct sup *su, int i)
+{
+	int n = (int)su->su_n;
+	const struct sup_cspec *cs = &su->su_kids[i].ch_cs;
+	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
+		sup_delete(su, i); /* as OTP: its spec goes with it */
+		return;
+	}
+	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
+	    !abnormal(su->su_kids[i].ch_how))
+		return;
+	for (;;) {
+		int lo = i;
+		int hi = i;
+		int failed = -1;
+		if (!sup_admit(su)) {
+			sup_stop_all(su);
+			smarm__self_exit(SMARM_EXIT_CRASHED, SMARM_EINTENSITY);
+		}
+		if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
+			lo = 0, hi = n - 1;
+		else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
+			hi = n - 1;
+		for (int k = hi; k >= lo; k--)
+			if (k != i)
+				sup_stop_child(su, k);
+		for (int k = lo; k <= hi && failed < 0; k++) {
+			struct sup_child *c = &su->su_kids[k];
+			if (c->ch_gone)
+				continue;
+			if (k != i &&
+			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
+				sup_delete(su, k); /* stopped, not restarted */
+				continue;
+			}
+			if (sup_start_child(su, k) != 0)
+				failed = k;
+		}
+		if (failed < 0)
+			return;
+		i = failed; /* a restart that fails is one more restart */
+	}
+}
+
+/* End the calling actor as the exit signal that stopped it said. */
+static void sup_end(struct sup *su) __attribute__((noreturn));
+static void sup_end(struct sup *su)
+{
+	int how = su->su_stop_how;
+	intptr_t reason = su->su_stop_reason;
+	if (how != SMARM_EXIT_CRASHED)
+		reason = 0;
+	if (how == SMARM_EXIT_NOPROC)
+		how = SMARM_EXIT_SHUTDOWN;
+	smarm__self_exit(how, reason);
+}
+
+static void items_free(void *elem)
+{
+	smarm_signal_t *m = elem;
+	if (m->kind == SUP_KIND_ITEMS)
+		free((void *)m->reason);
+}
+
+/* Answer one control request; su_pend is empty (see sup_loop). */
+static void sup_ctl(struct sup *su, struct sup_ctl *q)
+{
+	smarm_signal_t r = { .kind = SUP_KIND_REPLY };
+	int i = -1;
+	if (su->su_gone != 0)
+		sup_compact(su);
+	if (q->op != SUP_OP_START && q->op != SUP_OP_WHICH &&
+	    q->op != SUP_OP_COUNT) {
+		i = sup_find_id(su, q->cs.cs_id);
+		if (i < 0) {
+			r.how = SMARM_ENOENT;
+			goto reply;
+		}
+	}
+	switch (q->op) {
+	case SUP_OP_START:
+		if (q->anon) {
+			do
+				snprintf(q->cs.cs_id, sizeof q->cs.cs_id,
+					 "#%llu",
+					 (unsigned long long)++su->su_seq);
+			while (sup_find_id(su, q->cs.cs_id) >= 0);
+		} else if (sup_find_id(su, q->cs.cs_id) >= 0) {
+			r.how = SMARM_EEXIST;
+			break;
+		}
+		if (su->su_n >= SMARM_SUP_CHILDREN_MAX) {
+			r.how = SMARM_EATCAPACITY;
+			break;
+		}
+		r.how = sup_reserve(su, su->su_n + 1);
+		if (r.how != 0)
+			break;
+		i = (int)su->su_n++;
+		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
+		su->su_kids[i].ch_cs = q->cs;
+		/* FALLTHROUGH */
+	case SUP_OP_RESTART:
+		if (su->su_kids[i].ch_pid != 0) {
+			r.how = SMARM_ESTATE; /* running */
+			break;
+		}
+		r.how = sup_start_child(su, i);
+		if (r.how != 0) {
+			if (q->op == SUP_OP_START)
+				su->su_n--; /* nothing recorded */
+			break;
+		}
+		r.from.id = su->su_kids[i].ch_pid;
+		break;
+	case SUP_OP_TERMINATE:
+		sup_stop_child(su, i);
+		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
+			sup_delete(su, i);
+		break;
+	case SUP_OP_DELETE:
+		if (su->su_kids[i].ch_pid != 0)
+			r.how = SMARM_ESTATE; /* running */
+		else
+			sup_delete(su, i);
+		break;
+	case SUP_OP_WHICH: {
+		smarm_sup_child_t *items =
+			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
+		if (items == NULL) {
+			r.how = SMARM_ENOMEM;
+			break;
+		}
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			memcpy(items[k].id, su->su_kids[k].ch_cs.cs_id,
+			       sizeof items[k].id);
+			items[k].pid.id = su->su_kids[k].ch_pid;
+			items[k].restart = su->su_kids[k].ch_cs.cs_restart;
+		}
+		r.kind = SUP_KIND_ITEMS;
+		r.ref = su->su_n;
+		r.reason = (intptr_t)items;
+		break;
+	}
+	case SUP_OP_COUNT:
+		r.ref = su->su_n;
+		for (uint32_t k = 0; k < su->su_n; k++)
+			r.reason += su->su_kids[k].ch_pid != 0;
+		break;
+	default:
+		r.how = SMARM_EINVAL;
+	}
+reply:
+	/* the caller may have given up: its channel is then refused */
+	if (smarm_chan_send(q->reply, &r) != 0)
+		items_free(&r);
+}
+
+/* Supervise until an exit signal says to end; then stop the children. */
+static void sup_loop(struct sup *su) __attribute__((noreturn));
+static void sup_loop(struct sup *su)
+{
+	for (;;) {
+		smarm_signal_t m;
+		struct sup_ctl q;
+		size_t ready;
+		while (smarm__ring_len(&su->su_pend) != 0) {
+			uint32_t k = *(uint32_t *)smarm__ring_pop_front(
+				&su->su_pend, sizeof(uint32_t));
+			su->su_kids[k].ch_inring = false;
+			if (su->su_kids[k].ch_pending) {
+				su->su_kids[k].ch_pending = false;
+				sup_death(su, (int)k);
+			}
+		}
+		if (su->su_gone * 2 > su->su_n)
+			sup_compact(su); /* amortised O(1) per deletion */
+		if (su->su_stop)
+			break;
+		if (smarm_chan_try_recv(su->su_sig, &m) == 0) {
+			int j = sup_take(su, &m);
+			if (j >= 0)
+				sup_death(su, j);
+			continue;
+		}
+		if (smarm_chan_try_recv(su->su_ctl, &q) == 0) {
+			sup_ctl(su, &q);
+			continue;
+		}
+		if (smarm_selset_wait(su->su_set, SMARM_NO_TIMEOUT, &ready) !=
+		    0)
+			break; /* cannot happen: we hold every reference */
+	}
+	sup_stop_all(su);
+	sup_end(su);
+}
+
+/* Run the supervisor of `owned` (taken over) on the calling actor. */
+static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
+{
+	struct sup *su = sup_new(owned);
+	const smarm_msgtype_t *t = ready_type();
+	const smarm_msgtype_t *ct = ctl_type();
+	int rc;
+	if (su == NULL || t == NULL || ct == NULL) {
+		if (su != NULL)
+			sup_free(su);
+		if (report_setup_failure)
+			(void)report(SMARM_ENOMEM);
+		return SMARM_ENOMEM;
+	}
+	rc = smarm_cleanup_push(sup_free, su);
+	if (rc != 0) {
+		sup_free(su);
+		if (report_setup_failure)
+			(void)report(rc);
+		return rc;
+	}
+	rc = smarm_trap_exit(su->su_sig);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(t, su->su_sig);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(ct, su->su_ctl);
+	if (rc != 0) {
+		(void)smarm_trap_exit(NULL);
+		(void)smarm_mailbox_unpublish(t);
+		(void)smarm_mailbox_unpublish(ct);
+		(void)smarm_cleanup_pop(true); /* sup_free */
+		if (report_setup_failure)
+			(void)report(rc);
+		return rc;
+	}
+	su->su_parent = smarm__self_parent();
+	for (uint32_t i = 0; i < su->su_n; i++) {
+		rc = sup_start_child(su, (int)i);
+		if (rc != 0) {
+			for (int k = (int)i - 1; k >= 0; k--)
+				sup_stop_child(su, k);
+			(void)report(rc);
+			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+		}
+	}
+	(void)report(0);
+	sup_loop(su);
+}
+
+int smarm_sup_run(const smarm_sup_spec_t *spec)
+{
+	struct smarm_sup_spec *copy;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (spec == NULL)
+		return SMARM_EINVAL;
+	copy = spec_dup(spec);
+	if (copy == NULL)
+		return SMARM_ENOMEM;
+	return sup_run(copy, false);
+}
+
+static void sup_body(void *arg)
+{
+	(void)sup_run(arg, true);
+}
+
+static void drop_chan(smarm_chan_t *ch)
+{
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch);
+}
+
+int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
+{
+	const smarm_msgtype_t *t;
+	struct smarm_sup_spec *copy;
+	smarm_spawn_opts_t *opts = NULL;
+	smarm_chan_t *ch = NULL;
+	smarm_pid_t pid;
+	uint64_t ref = 0;
+	int status = 1; /* no report yet */
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (spec == NULL)
+		return SMARM_EINVAL;
+	t = ready_type();
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	copy = spec_dup(spec);
+	if (copy == NULL)
+		return SMARM_ENOMEM;
+	rc = smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL);
+	if (rc == 0)
+		rc = smarm_spawn_opts_alloc(&opts);
+	if (rc == 0)
+		rc = smarm_spawn_opts_set_monitor(opts, ch, &ref);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(t, ch);
+	if (rc == 0)
+		rc = smarm_actor_spawn(&pid, sup_body, copy, opts);
+	if (rc != 0) {
+		free(copy->sp_kids);
+		free(copy);
+		goto out;
+	}
+	(void)smarm_actor_detach(pid);
+	for (;;) {
+		smarm_signal_t m;
+		rc = smarm_chan_recv(ch, &m);
+		if (rc != 0)
+			break;
+		if (m.from.id != pid.id)
+			continue;
+		if (m.kind == SUP_KIND_READY && status == 1) {
+			status = (int)m.reason;
+			if (status == 0)
+				break;
+		} else if (m.kind == SMARM_SIGNAL_DOWN) {
+			if (status == 1)
+				status = SMARM_ESTARTFAILED;
+			ref = 0;
+			break;
+		}
+	}
+	if (rc == 0)
+		rc = status;
+	if (ref != 0)
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	if (rc == 0 && out != NULL)
+		*out = pid;
+out:
+	(void)smarm_mailbox_unpublish(t);
+	smarm_spawn_opts_free(opts);
+	if (ch != NULL)
+		drop_chan(ch);
+	return rc;
+}
+
+/* ------------------------------------------- calls to a running one */
+
+/*
+ * Send q to sup's control mailbox and wait up to timeout_ns for the
+ * reply, watching sup with a monitor into the same channel. Returns the
+ * transport status (0: *r holds the reply).
+ */
+static int sup_call(smarm_pid_t sup, struct sup_ctl *q, uint64_t timeout_ns,
+		    smarm_signal_t *r)
+{
+	const smarm_msgtype_t *ct = ctl_type();
+	smarm_chan_t *ch = NULL;
+	uint64_t ref = 0;
+	uint64_t deadline = deadline_of(timeout_ns);
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (sup.id == 0 || sup.id == smarm__self_pid())
+		return SMARM_EINVAL;
+	if (ct == NULL)
+		return SMARM_ENOMEM;
+	rc = smarm_chan_alloc(&ch, sizeof(smarm_signal_t), items_free);
+	if (rc != 0)
+		return rc;
+	rc = smarm_monitor(sup, ch, &ref);
+	if (rc != 0)
+		goto out;
+	q->reply = ch;
+	rc = smarm_send(sup, ct, q);
+	if (rc == SMARM_ENOCHAN)
+		rc = SMARM_EINVAL; /* alive, but no supervisor */
+	if (rc != 0)
+		goto out;
+	for (;;) {
+		rc = smarm_chan_recv_timeout(ch, r, remaining(deadline));
+		if (rc != 0)
+			break;
+		if (r->kind == SUP_KIND_REPLY || r->kind == SUP_KIND_ITEMS) {
+			break;
+		}
+		if (r->kind == SMARM_SIGNAL_DOWN) {
+			ref = 0; /* fired */
+			rc = SMARM_ENOPROC;
+			break;
+		}
+	}
+out:
+	if (ref != 0)
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch); /* a late reply: items_free */
+	return rc;
+}
+
+static int id_req(struct sup_ctl *q, int op, const char *id)
+{
+	memset(q, 0, sizeof *q);
+	q->op = op;
+	if (!id_ok(id))
+		return SMARM_EINVAL;
+	strcpy(q->cs.cs_id, id);
+	return 0;
+}
+
+int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
+			  void *arg, int restart, uint64_t shutdown_ns,
+			  uint64_t timeout_ns, smarm_pid_t *child)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_START;
+	if (id == NULL)
+		q.anon = true;
+	else if (!id_ok(id))
+		return SMARM_EINVAL;
+	else
+		strcpy(q.cs.cs_id, id);
+	if (fn == NULL || restart < SMARM_SUP_PERMANENT ||
+	    restart > SMARM_SUP_TEMPORARY)
+		return SMARM_EINVAL;
+	q.cs.cs_fn = fn;
+	q.cs.cs_arg = arg;
+	q.cs.cs_restart = restart;
+	q.cs.cs_shutdown = shutdown_ns;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
+		   smarm_pid_t *child)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	rc = id_req(&q, op, id);
+	if (rc == 0)
+		rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
+			      uint64_t timeout_ns)
+{
+	return id_call(sup, SUP_OP_TERMINATE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
+			    uint64_t timeout_ns, smarm_pid_t *child)
+{
+	return id_call(sup, SUP_OP_RESTART, id, timeout_ns, child);
+}
+
+int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
+{
+	return id_call(sup, SUP_OP_DELETE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+			     size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_WHICH;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	*n = (size_t)r.ref;
+	if (cap > 0)
+		memcpy(buf, (void *)r.reason,
+		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
+	free((void *)r.reason);
+	return 0;
+}
+
+int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
+			     uint64_t timeout_ns)
+{
+	struct sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (specs == NULL && active == NULL)
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SUP_OP_COUNT;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	if (specs != NULL)
+		*specs = (size_t)r.ref;
+	if (active != NULL)
+		*active = (size_t)r.reason;
+	return 0;
+}
