@@ -101,6 +101,7 @@ struct smarm__frame {
 	uintptr_t sp;
 	uintptr_t bp;
 	uintptr_t *ra_slot; /* after a step: where the caller's pc is kept */
+	uintptr_t fn;	    /* after a step: the start of the function left */
 	bool first;	    /* pc is the interrupted one, not a return */
 };
 

@@ -458,7 +458,8 @@ static void uw_exec(struct uw_cursor *c, struct uw_row *row,
 }
 
 /* The rule row for pc from its FDE, or false if not understood. */
-static bool uw_row_for(const uint8_t *fde, uintptr_t pc, struct uw_row *row)
+static bool uw_row_for(const uint8_t *fde, uintptr_t pc, struct uw_row *row,
+		       uintptr_t *fn)
 {
 	struct uw_cursor c, ci;
 	uint32_t len, cie_off, cie_len;
@@ -536,6 +537,7 @@ static bool uw_row_for(const uint8_t *fde, uintptr_t pc, struct uw_row *row)
 		c.p += alen;
 	}
 
+	*fn = begin;
 	memset(row, 0, sizeof *row);
 	row->cfa_reg = -1;
 	uw_exec(&ci, row, NULL, caf, daf, 0, UINTPTR_MAX);
@@ -561,10 +563,10 @@ bool smarm__unwind_step(const void *eh_frame_hdr, struct smarm__frame *f,
 	struct uw_row row;
 	const uint8_t *fde;
 	uintptr_t look = f->first ? f->pc : f->pc - 1; /* the call insn */
-	uintptr_t cfa, ra, bp = f->bp;
+	uintptr_t cfa, ra, bp = f->bp, fn = 0;
 
 	fde = uw_find_fde(eh_frame_hdr, look);
-	if (fde == NULL || !uw_row_for(fde, look, &row))
+	if (fde == NULL || !uw_row_for(fde, look, &row, &fn))
 		return false;
 	cfa = (row.cfa_reg == DW_RSP ? f->sp : f->bp) + (uintptr_t)row.cfa_off;
 	if (!uw_load(cfa + (uintptr_t)row.ra.off, stk_lo, stk_hi, &ra))
@@ -577,6 +579,7 @@ bool smarm__unwind_step(const void *eh_frame_hdr, struct smarm__frame *f,
 	f->pc = ra;
 	f->sp = cfa;
 	f->bp = bp;
+	f->fn = fn;
 	f->first = false;
 	return true;
 }

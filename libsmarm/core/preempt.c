@@ -338,6 +338,43 @@ static struct uw_obj {
 } uw_objs[MAX_UNWIND_OBJS];
 static int n_uw_objs; /* written before the handler is installed */
 
+/*
+ * Functions that read their own return address (to save it: setjmp's
+ * jmp_buf, getcontext's ucontext): a patch made before they read it
+ * would be saved as the stub's address and jumped to later, long after
+ * the patch was used. Their returns are never patched. Written before
+ * the handler is installed.
+ */
+#define MAX_RA_READERS 24
+static uintptr_t ra_readers[MAX_RA_READERS];
+static int n_ra_readers;
+
+static bool ra_reader(uintptr_t fn)
+{
+	for (int i = 0; i < n_ra_readers; i++)
+		if (ra_readers[i] == fn)
+			return true;
+	return false;
+}
+
+static void ra_readers_init(void)
+{
+	static const char *const names[] = {
+		"setjmp",     "_setjmp",     "__sigsetjmp", "sigsetjmp",
+		"getcontext", "swapcontext", "vfork",	    "__vfork",
+	};
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		void *a[2] = { dlsym(RTLD_DEFAULT, names[i]),
+			       libc != NULL ? dlsym(libc, names[i]) : NULL };
+		for (int k = 0; k < 2; k++)
+			if (a[k] != NULL && n_ra_readers < MAX_RA_READERS &&
+			    !ra_reader((uintptr_t)a[k]))
+				ra_readers[n_ra_readers++] = (uintptr_t)a[k];
+	}
+	/* libc stays loaded (the reference is kept, like uw_obj_add's). */
+}
+
 static const struct uw_obj *uw_obj_of(uintptr_t pc)
 {
 	for (int i = 0; i < n_uw_objs; i++)
@@ -410,6 +447,8 @@ static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 		if (o == NULL || !smarm__unwind_step(o->eh_hdr, &f, lo, hi))
 			return false;
 		if (text_preemptible(f.pc)) {
+			if (ra_reader(f.fn))
+				return false; /* see ra_readers */
 			s->ret_pc = f.pc;
 			s->ret_slot = f.ra_slot;
 			*f.ra_slot = (uintptr_t)(void *)smarm__preempt_ret_stub;
@@ -532,6 +571,7 @@ static void preempt_init(void)
 		uw_obj_add((uintptr_t)(void *)snprintf, self.lo[0]);
 		uw_obj_add((uintptr_t)(void *)memcpy, self.lo[0]);
 		uw_obj_add((uintptr_t)(void *)pthread_mutex_lock, self.lo[0]);
+		ra_readers_init();
 	}
 
 	memset(&sa, 0, sizeof sa);
