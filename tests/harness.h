@@ -124,6 +124,37 @@ static inline void harness_chan_drop(smarm_chan_t *ch)
 	smarm_chan_receiver_free(ch);
 }
 
+/* harness_chan_drop as a cleanup handler (smarm_cleanup_push). */
+static inline void harness_chan_drop_cb(void *ch)
+{
+	harness_chan_drop(ch);
+}
+
+/* A channel of smarm_signal_t, for monitors and trapped exits. */
+static inline smarm_chan_t *harness_sig_chan(void)
+{
+	smarm_chan_t *ch = NULL;
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL), 0);
+	return ch;
+}
+
+/* Receive one signal, with a generous bound (a lost one fails). */
+static inline int harness_recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
+{
+	return smarm_chan_recv_timeout(ch, s, MS(5000) * harness_time_scale());
+}
+
+/* Park the calling actor until it is stopped or signalled. */
+static inline void harness_park(void)
+{
+	smarm_chan_t *ch = NULL;
+	int v;
+	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
+		return;
+	smarm_cleanup_push(harness_chan_drop_cb, ch);
+	smarm_chan_recv(ch, &v);
+}
+
 /*
  * Open a node with `workers` workers and one more option (opt > 0: opt =
  * val), run root(arg), close the node. Asserts the run succeeded and no

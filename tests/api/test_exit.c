@@ -17,30 +17,10 @@
 
 #define SIG_SZ sizeof(smarm_signal_t)
 
-static void drop_chan(void *arg)
-{
-	harness_chan_drop(arg);
-}
-
-static int recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
-{
-	return smarm_chan_recv_timeout(ch, s, MS(5000) * harness_time_scale());
-}
-
-static void park(void)
-{
-	smarm_chan_t *ch = NULL;
-	int v;
-	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
-		return;
-	smarm_cleanup_push(drop_chan, ch);
-	smarm_chan_recv(ch, &v);
-}
-
 static void body_park(void *arg)
 {
 	(void)arg;
-	park();
+	harness_park();
 }
 
 /* Traps into its own channel, reports the first signal into *arg's
@@ -58,7 +38,7 @@ static void body_trapper(void *arg)
 	HARNESS_EQ(smarm_chan_alloc(&ch, SIG_SZ, NULL), 0);
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
 	HARNESS_EQ(smarm_chan_send(t->ready, &one), 0);
-	HARNESS_EQ(recv_sig(ch, &t->got), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &t->got), 0);
 	HARNESS_EQ(smarm_actor_sleep(MS(2)), 0); /* not unwound */
 	harness_chan_drop(ch);
 }

@@ -23,33 +23,6 @@ static int64_t stat_of(int id)
 	return v;
 }
 
-static smarm_chan_t *mk_chan(void)
-{
-	smarm_chan_t *ch = NULL;
-	HARNESS_EQ(smarm_chan_alloc(&ch, SIG_SZ, NULL), 0);
-	return ch;
-}
-
-static void drop_chan(void *arg)
-{
-	harness_chan_drop(arg);
-}
-
-static int recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
-{
-	return smarm_chan_recv_timeout(ch, s, MS(5000) * harness_time_scale());
-}
-
-static void park(void)
-{
-	smarm_chan_t *ch = NULL;
-	int v;
-	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
-		return;
-	smarm_cleanup_push(drop_chan, ch);
-	smarm_chan_recv(ch, &v);
-}
-
 static _Atomic int cleanups;
 
 static void count_cleanup(void *arg)
@@ -63,13 +36,13 @@ static void body_link_park(void *arg)
 {
 	smarm_cleanup_push(count_cleanup, NULL);
 	HARNESS_EQ(smarm_link(*(smarm_pid_t *)arg), 0);
-	park();
+	harness_park();
 }
 
 static void body_park(void *arg)
 {
 	(void)arg;
-	park();
+	harness_park();
 }
 
 /* --------------------------------------------------- propagation */
@@ -201,7 +174,7 @@ static void body_link_unlink(void *arg)
 	HARNESS_EQ(smarm_link(smarm_actor_self()), 0); /* self: nothing */
 	HARNESS_EQ(smarm_unlink(smarm_actor_self()), 0);
 	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
-	park();
+	harness_park();
 }
 
 static void root_unlink(void *arg)
@@ -234,11 +207,11 @@ static smarm_signal_t trap_got;
 /* Trap, link to a, get one EXIT, keep running, end normally. */
 static void body_trapper(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a = *(smarm_pid_t *)arg;
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
 	HARNESS_EQ(smarm_link(a), 0);
-	HARNESS_EQ(recv_sig(ch, &trap_got), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &trap_got), 0);
 	HARNESS_EQ(smarm_actor_sleep(MS(5)), 0); /* not unwound */
 	HARNESS_EQ(smarm_trap_exit(NULL), 0);
 	harness_chan_drop(ch);
@@ -283,7 +256,7 @@ static void body_link_dead(void *arg)
 
 static void body_link_dead_trapping(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_signal_t s;
 	(void)arg;
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
@@ -341,13 +314,13 @@ static void body_spawn_linked(void *arg)
 	smarm_spawn_opts_t *o = arg;
 	HARNESS_EQ(smarm_actor_spawn(NULL, body_crash_at_once, (void *)11, o),
 		   0);
-	park();
+	harness_park();
 }
 
 static void body_spawn_linked_trapping(void *arg)
 {
 	smarm_spawn_opts_t *o = arg;
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_signal_t s;
 	smarm_pid_t c;
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
@@ -355,7 +328,7 @@ static void body_spawn_linked_trapping(void *arg)
 		HARNESS_EQ(smarm_actor_spawn(&c, body_crash_at_once, (void *)12,
 					     o),
 			   0);
-		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 		HARNESS_EQ(s.kind, SMARM_SIGNAL_EXIT);
 		HARNESS_CHECK(smarm_pid_eq(s.from, c));
 		HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
@@ -416,7 +389,7 @@ static void root_link_default(void *arg)
 	HARNESS_EQ(
 		smarm_actor_spawn(NULL, body_crash_at_once, (void *)22, NULL),
 		0);
-	park(); /* the linked child's crash ends the root */
+	harness_park(); /* the linked child's crash ends the root */
 	HARNESS_CHECK(0);
 }
 
@@ -476,7 +449,7 @@ static void body_chain(void *arg)
 	int left = atomic_fetch_add(&cascade_built, 1) + 1;
 	if (left < CASCADE_N)
 		HARNESS_EQ(smarm_actor_spawn(NULL, body_chain, o, o), 0);
-	park();
+	harness_park();
 }
 
 static void root_cascade(void *arg)

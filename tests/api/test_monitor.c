@@ -17,24 +17,12 @@
 
 #define SIG_SZ sizeof(smarm_signal_t)
 
-static smarm_chan_t *mk_chan(void)
-{
-	smarm_chan_t *ch = NULL;
-	HARNESS_EQ(smarm_chan_alloc(&ch, SIG_SZ, NULL), 0);
-	return ch;
-}
-
 /* A stat read inside an actor (no assert on an actor's stack). */
 static int64_t stat_of(int id)
 {
 	int64_t v = -1;
 	smarm_node_get_int(smarm_node_current(), id, &v);
 	return v;
-}
-
-static void drop_chan(void *arg)
-{
-	harness_chan_drop(arg);
 }
 
 static void body_exit(void *arg)
@@ -55,13 +43,8 @@ static void body_park(void *arg)
 	(void)arg;
 	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
 		return;
-	smarm_cleanup_push(drop_chan, ch);
+	smarm_cleanup_push(harness_chan_drop_cb, ch);
 	smarm_chan_recv(ch, &v);
-}
-
-static int recv_sig(smarm_chan_t *ch, smarm_signal_t *s)
-{
-	return smarm_chan_recv_timeout(ch, s, MS(5000) * harness_time_scale());
 }
 
 /* ------------------------------------------------------------ downs */
@@ -88,7 +71,7 @@ static void body_crash_gated(void *arg)
 
 static void root_down_reasons(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a, b;
 	uint64_t ra = 0, rb = 0;
 	smarm_signal_t s;
@@ -102,7 +85,7 @@ static void root_down_reasons(void *arg)
 	atomic_store(&dr_go, 1);
 	HARNESS_CHECK(ra != 0 && rb != 0 && ra != rb);
 	for (int i = 0; i < 2; i++) {
-		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
 		if (s.ref == ra) {
 			HARNESS_CHECK(smarm_pid_eq(s.from, a));
@@ -132,7 +115,7 @@ END_TEST
 
 static void root_dead_noproc(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a;
 	uint64_t ref = 0;
 	smarm_signal_t s;
@@ -161,7 +144,7 @@ END_TEST
 
 static void root_multiple(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a;
 	uint64_t r[3];
 	smarm_signal_t s;
@@ -173,7 +156,7 @@ static void root_multiple(void *arg)
 	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 3);
 	HARNESS_EQ(smarm_actor_stop(a), 0);
 	for (int i = 0; i < 3; i++) {
-		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 		HARNESS_EQ(s.how, SMARM_EXIT_STOPPED);
 		for (int j = 0; j < 3; j++)
 			if (s.ref == r[j])
@@ -197,7 +180,7 @@ END_TEST
 
 static void root_demonitor(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a;
 	uint64_t r1, r2;
 	smarm_signal_t s;
@@ -211,7 +194,7 @@ static void root_demonitor(void *arg)
 	HARNESS_EQ(smarm_actor_stop(a), 0);
 	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
 	/* Only the sibling fires (demonitor_one_of_many). */
-	HARNESS_EQ(recv_sig(ch, &s), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 	HARNESS_EQ(s.ref, r2);
 	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
 	HARNESS_EQ(smarm_demonitor(r2, 0), SMARM_ENOENT);     /* after fire */
@@ -230,7 +213,7 @@ END_TEST
 
 static void root_flush(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t a, b;
 	uint64_t ra, rb;
 	smarm_signal_t s, other;
@@ -277,7 +260,7 @@ END_TEST
 
 static void root_spawn_monitor(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_spawn_opts_t *o = NULL;
 	smarm_pid_t a;
 	uint64_t ref = 0;
@@ -291,13 +274,13 @@ static void root_spawn_monitor(void *arg)
 		HARNESS_EQ(smarm_actor_spawn(NULL, body_crash, (void *)5, o),
 			   0);
 		HARNESS_CHECK(ref != 0);
-		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 		HARNESS_EQ(s.ref, ref);
 		HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
 		HARNESS_EQ(s.reason, 5);
 	}
 	HARNESS_EQ(smarm_actor_spawn(&a, body_exit, NULL, o), 0);
-	HARNESS_EQ(recv_sig(ch, &s), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 	HARNESS_CHECK(smarm_pid_eq(s.from, a));
 	HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
 	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
@@ -330,7 +313,7 @@ static void watcher_sets_and_exits(void *arg)
 
 static void root_watcher_death(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_pid_t w;
 	(void)arg;
 	for (int i = 0; i < WD_N; i++)
@@ -365,14 +348,14 @@ static void other_watcher(void *arg)
 	uint64_t ref = 0;
 	smarm_signal_t s;
 	HARNESS_EQ(smarm_monitor(wd_targets[0], ch, &ref), 0);
-	wd_targets[1].id = ref;		 /* hand the ref to the root */
-	HARNESS_EQ(recv_sig(ch, &s), 0); /* still fires for us */
+	wd_targets[1].id = ref;			 /* hand the ref to the root */
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0); /* still fires for us */
 	HARNESS_EQ(s.ref, ref);
 }
 
 static void root_errors(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	smarm_chan_t *bad = NULL;
 	smarm_chan_t *freed = NULL;
 	smarm_chan_t *closed = NULL;
@@ -448,7 +431,7 @@ static _Atomic int race_ready;
 
 static void race_watcher(void *arg)
 {
-	smarm_chan_t *ch = mk_chan();
+	smarm_chan_t *ch = harness_sig_chan();
 	uint64_t refs[RACE_EACH];
 	int got[RACE_EACH] = { 0 };
 	smarm_signal_t s;
@@ -460,7 +443,7 @@ static void race_watcher(void *arg)
 			smarm_actor_yield();
 	}
 	for (int i = 0; i < RACE_EACH; i++) {
-		HARNESS_EQ(recv_sig(ch, &s), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
 		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
 		HARNESS_CHECK(s.how == SMARM_EXIT_STOPPED ||
 			      s.how == SMARM_EXIT_NOPROC);

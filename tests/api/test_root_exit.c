@@ -22,21 +22,6 @@ static void count_cleanup(void *arg)
 	atomic_fetch_add(&cleanups, 1);
 }
 
-static void drop_chan(void *arg)
-{
-	harness_chan_drop(arg);
-}
-
-static void park(void)
-{
-	smarm_chan_t *ch = NULL;
-	int v;
-	if (smarm_chan_alloc(&ch, sizeof v, NULL) != 0)
-		return;
-	smarm_cleanup_push(drop_chan, ch);
-	smarm_chan_recv(ch, &v);
-}
-
 static void reset(void)
 {
 	harness_checks_reset();
@@ -160,7 +145,7 @@ static void body_parked_daemon(void *arg)
 {
 	(void)arg;
 	smarm_cleanup_push(count_cleanup, NULL);
-	park();
+	harness_park();
 }
 
 static void body_ticker(void *arg)
@@ -205,7 +190,7 @@ static void body_parent_of_parked(void *arg)
 	(void)arg;
 	smarm_cleanup_push(count_cleanup, NULL);
 	HARNESS_EQ(smarm_actor_spawn(NULL, body_parked_daemon, NULL, NULL), 0);
-	park();
+	harness_park();
 }
 
 /* A trapping parent: its child is left to it while it drains. */
@@ -265,7 +250,7 @@ static void body_trap_forever(void *arg)
 	(void)arg;
 	smarm_cleanup_push(count_cleanup, NULL);
 	HARNESS_EQ(smarm_chan_alloc(&ch, SIG_SZ, NULL), 0);
-	smarm_cleanup_push(drop_chan, ch);
+	smarm_cleanup_push(harness_chan_drop_cb, ch);
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
 	HARNESS_EQ(smarm_chan_send(tr_ready, &one), 0);
 	for (;;) {
