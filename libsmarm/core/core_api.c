@@ -376,6 +376,17 @@ static int64_t wstats_sum(struct smarm_node *n, size_t offset)
 	return (int64_t)sum;
 }
 
+/* The sum over workers of the uint64_t counter at offset in the worker. */
+static int64_t worker_sum(struct smarm_node *n, size_t offset)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n->workers_n; i++)
+		sum += __atomic_load_n(
+			(uint64_t *)((char *)&n->workers[i] + offset),
+			__ATOMIC_RELAXED);
+	return (int64_t)sum;
+}
+
 static int64_t stat_LIVE_ACTORS(struct smarm_node *n)
 {
 	return smarm__live(n);
@@ -458,29 +469,17 @@ static int64_t stat_PREEMPT_SIGNALS(struct smarm_node *n)
 
 static int64_t stat_PREEMPT_ASYNC(struct smarm_node *n)
 {
-	int64_t v = 0;
-	for (int i = 0; i < n->workers_n; i++)
-		v += (int64_t)__atomic_load_n(&n->workers[i].n_async,
-					      __ATOMIC_RELAXED);
-	return v;
+	return worker_sum(n, offsetof(struct smarm__worker, n_async));
 }
 
 static int64_t stat_PREEMPT_DEFERRED(struct smarm_node *n)
 {
-	int64_t v = 0;
-	for (int i = 0; i < n->workers_n; i++)
-		v += (int64_t)__atomic_load_n(&n->workers[i].n_deferred,
-					      __ATOMIC_RELAXED);
-	return v;
+	return worker_sum(n, offsetof(struct smarm__worker, n_deferred));
 }
 
 static int64_t stat_PREEMPT_RETURNS(struct smarm_node *n)
 {
-	int64_t v = 0;
-	for (int i = 0; i < n->workers_n; i++)
-		v += (int64_t)__atomic_load_n(&n->workers[i].n_ret_taken,
-					      __ATOMIC_RELAXED);
-	return v;
+	return worker_sum(n, offsetof(struct smarm__worker, n_ret_taken));
 }
 
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
