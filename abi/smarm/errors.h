@@ -8,7 +8,8 @@
  * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
  * drift apart. New codes may be added in later ABI minors (SMARM_EBADF came
  * with SMARM_0.2; SMARM_ENONAME, SMARM_ENOCHAN, SMARM_ENOMEMBER,
- * SMARM_EINTENSITY and SMARM_ESTARTFAILED with SMARM_0.4): treat any unknown
+ * SMARM_EINTENSITY and SMARM_ESTARTFAILED with SMARM_0.4, the -300 block
+ * with SMARM_0.5): treat any unknown
  * negative value as a failure. The codes are ABI; the wording of the messages
  * is not. Retired values, never to be reused: -103.
  */
@@ -36,7 +37,23 @@
 	XX(ENONAME, -110, "no live actor holds that name")                     \
 	XX(ECLOSED, -200, "channel closed")                                    \
 	XX(ENOCHAN, -201, "actor has no channel for that message type")        \
-	XX(ENOMEMBER, -202, "group has no live member")
+	XX(ENOMEMBER, -202, "group has no live member")                        \
+	XX(EPLUGINOPEN, -300, "plugin not found or not a shared object")       \
+	XX(ENOENTRY, -301, "plugin has no entry symbol")                       \
+	XX(EPLUGINABI, -302,                                                   \
+	   "plugin built for an ABI this runtime cannot serve")                \
+	XX(ESTRUCTSIZE, -303, "plugin descriptor smaller than its ABI needs")  \
+	XX(EPROTOCOL, -304, "malformed protocol text")                         \
+	XX(ENOHANDLER, -305, "protocol operation without a handler")           \
+	XX(EDUPNAME, -306, "two behaviours of one name")                       \
+	XX(ENOTEXHAUSTIVE, -307, "state machine table misses a row")           \
+	XX(EUNREACHABLE, -308, "state machine row can never match")            \
+	XX(ENOBEHAVIOUR, -309, "plugin has no behaviour of that name")         \
+	XX(ENOOP, -310, "behaviour has no such operation")                     \
+	XX(EARGS, -311, "wrong argument count or type for the operation")      \
+	XX(ETOOBIG, -312, "str or bytes value over SMARM_BYTES_MAX")           \
+	XX(EDOWN, -313, "server ended before it replied")                      \
+	XX(ECALLSELF, -314, "a server called itself")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/smarm_plugin.h - behaviours: the plugin ABI (what a plugin .so
+ * exports), the typed protocols its servers speak, and the calls a host
+ * makes to load plugins, start servers and call them. Includes
+ * smarm/smarm.h; its Conventions hold here too.
+ *
+ * Model. A *plugin* is a shared object built against smarm.pc that
+ * exports one function, SMARM_PLUGIN_ENTRY_NAME, returning a
+ * smarm_plugin_desc_t: the behaviours it provides, each a gen_server
+ * (smarm_gs_desc_t) or a gen_statem (smarm_sm_desc_t). A behaviour speaks
+ * a *protocol*: text listing its operations, one per line (or separated
+ * by ';'), '#' starting a comment to the end of the line:
+ *
+ *     call add(i64, i64) -> i64
+ *     call get() -> i64
+ *     cast reset()
+ *     call put(str, bytes) -> bool
+ *     info tick(u64)
+ *
+ * `call` waits for a reply (a call without `->` replies with nothing),
+ * `cast` does not, `info` is a message the server sends itself (timers)
+ * or that others send with smarm_server_info(). Operation names are C
+ * identifiers of at most SMARM_OP_NAME_MAX bytes, unique in a protocol;
+ * at most SMARM_OP_ARGS_MAX arguments. The types are those of
+ * smarm_vtype. The runtime parses the protocol once, at load, and
+ * prepares one libffi call interface per operation.
+ *
+ * Handlers. Each operation has a native handler in the plugin, found by
+ * the operation's name in the behaviour's handler table, called as
+ *
+ *     R op(void *state, smarm_gs_ctx_t *cx, A1 a1, A2 a2, ...)
+ *
+ * where each protocol type maps to C as smarm_vtype says (bytes takes
+ * two parameters, pointer then length) and R is void for a cast, an
+ * info or a call without a reply type. Arguments of type str and bytes
+ * point into the message and are valid until the handler returns. A
+ * handler returning str or bytes returns memory it keeps valid until it
+ * returns (the state's, or static): the runtime copies it into the
+ * reply before anything else runs.
+ *
+ * Servers. A server is an actor running a behaviour: it holds the
+ * behaviour's state (create, then init), serves one message at a time in
+ * a fixed priority (exit signals when it traps exits, then Downs of the
+ * monitors it set, then its own control messages and timers, then infos,
+ * then calls and casts in the order they were sent), and ends only when
+ * a handler asks (smarm_gs_stop), when it is shut down or killed, or when
+ * a handler crashes (smarm_actor_crash, or a failed call into the
+ * runtime that the handler reports so). terminate runs on every path.
+ * A client handle (smarm_server_t) is an address, not an owner: freeing
+ * it never ends the server.
+ *
+ * Lifetime of plugin code. A plugin stays mapped while anything can
+ * still reach its code: a server of its behaviours, a queued message or
+ * timer whose destructor is in it, a reply token, a stub. smarm_plugin_close
+ * only drops the host's reference; the object is unloaded when the last
+ * one goes. While mapped, its text is allowed for asynchronous
+ * preemption (smarm_preempt_allow_object).
+ */
+#ifndef SMARM_SMARM_PLUGIN_H
+#define SMARM_SMARM_PLUGIN_H
+
+#include "smarm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Versions and limits ==== */
+
+/*
+ * The plugin ABI this header describes. A plugin records the version it
+ * was built against in its descriptor; the runtime serves every plugin
+ * of its own major and of any minor up to its own (fields a newer struct
+ * added take their defaults when an older plugin's struct_size stops
+ * before them), and refuses other majors (SMARM_EPLUGINABI).
+ * Since: SMARM_0.5.
+ */
+#define SMARM_PLUGIN_ABI_MAJOR 1
+#define SMARM_PLUGIN_ABI_MINOR 0
+
+/* The entry symbol every plugin exports (see smarm_plugin_entry_fn). */
+#define SMARM_PLUGIN_ENTRY_NAME "smarm_plugin_entry"
+
+/* The longest operation or behaviour name, in bytes without the NUL. */
+#define SMARM_OP_NAME_MAX 63
+
+/* The most arguments an operation takes. */
+#define SMARM_OP_ARGS_MAX 16
+
+/* The most operations a protocol declares. */
+#define SMARM_OPS_MAX 256
+
+/*
+ * The longest str or bytes value a message may carry, in bytes (a str
+ * without its NUL). Longer ones are SMARM_ETOOBIG.
+ */
+#define SMARM_BYTES_MAX ((size_t)16 << 20)
+
+/* ==== Values ==== */
+
+/*
+ * Protocol types, with the C type a handler sees for each.
+ * Since: SMARM_0.5.
+ */
+enum smarm_vtype {
+	SMARM_T_VOID = 0,   /* only as a reply type: no value */
+	SMARM_T_I8 = 1,	    /* int8_t */
+	SMARM_T_I16 = 2,    /* int16_t */
+	SMARM_T_I32 = 3,    /* int32_t */
+	SMARM_T_I64 = 4,    /* int64_t */
+	SMARM_T_U8 = 5,	    /* uint8_t */
+	SMARM_T_U16 = 6,    /* uint16_t */
+	SMARM_T_U32 = 7,    /* uint32_t */
+	SMARM_T_U64 = 8,    /* uint64_t */
+	SMARM_T_F32 = 9,    /* float */
+	SMARM_T_F64 = 10,   /* double */
+	SMARM_T_BOOL = 11,  /* bool */
+	SMARM_T_STR = 12,   /* const char * (NUL-terminated) */
+	SMARM_T_BYTES = 13, /* const void *, size_t (two parameters); a
+			       handler returns smarm_bytes_t */
+	SMARM_T_PID = 14,   /* smarm_pid_t */
+};
+
+/* A bytes value a handler returns. Since: SMARM_0.5. */
+typedef struct smarm_bytes {
+	const void *ptr;
+	size_t len;
+} smarm_bytes_t;
+
+/*
+ * smarm_value_t - one typed value, for the generic client calls
+ * (smarm_server_call and friends) and the replies they return.
+ *   type  a smarm_vtype.
+ *   len   STR, BYTES: length in bytes (a str's without its NUL);
+ *         otherwise ignored.
+ *   v     the value in the member of its type: i for I8..I64, u for
+ *         U8..U64 (in range of the type, else SMARM_EARGS), f32, f64, b,
+ *         pid, p for STR and BYTES (a str need not be NUL-terminated:
+ *         len counts its bytes, which must contain no NUL).
+ * A value the runtime returns as a reply with p set owns that memory:
+ * release it with smarm_value_release().
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_value {
+	int type;
+	uint32_t len;
+	union {
+		int64_t i;
+		uint64_t u;
+		float f32;
+		double f64;
+		bool b;
+		smarm_pid_t pid;
+		const void *p;
+	} v;
+} smarm_value_t;
+
+/*
+ * smarm_value_release() - free the memory a reply value owns (STR,
+ * BYTES) and make it SMARM_T_VOID. Other values: only the latter. NULL
+ * is a no-op.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API void smarm_value_release(smarm_value_t *v);
+
+/* ==== What a plugin exports ==== */
+
+typedef struct smarm_gs_ctx smarm_gs_ctx_t;
+typedef struct smarm_sm_ctx smarm_sm_ctx_t;
+typedef struct smarm_reply smarm_reply_t;
+
+/* One entry of a handler table: an operation's name and its handler. */
+typedef struct smarm_handler {
+	const char *op;
+	void (*fn)(void); /* the handler, cast to this type */
+} smarm_handler_t;
+
+/* smarm_gs_desc_t.handle_shutdown answers. Since: SMARM_0.5. */
+enum {
+	SMARM_GS_EXIT = 0,     /* end the server (normally) */
+	SMARM_GS_CONTINUE = 1, /* keep serving; end later with smarm_gs_stop */
+};
+
+/*
+ * smarm_gs_desc_t - a gen_server behaviour. Every callback but create
+ * may be NULL (its default in brackets).
+ *   struct_size  sizeof(smarm_gs_desc_t) as the plugin was built.
+ *   name         the behaviour's name, unique in its plugin.
+ *   protocol     its protocol text.
+ *   handlers     one entry per operation of the protocol (order free;
+ *                an operation with no entry refuses the plugin).
+ *   create       build the state from the start arguments (the text an
+ *                application file gives, or NULL): 0 and *state set, or
+ *                a negative status that fails the start. Runs in the
+ *                server actor.
+ *   destroy      free the state, after terminate [nothing].
+ *   init         set the server up (trap exits, timers, monitors, idle
+ *                window: the smarm_gs_* calls): 0, or a negative status
+ *                that fails the start (then terminate does not run,
+ *                destroy does) [0].
+ *   handle_continue  runs, before the next message, after a callback
+ *                that called smarm_gs_continue(cx, tag) [nothing].
+ *   handle_down  a Down of a monitor set with smarm_gs_monitor [drop].
+ *   handle_exit  an exit signal other than a shutdown, while trapping
+ *                [drop].
+ *   handle_shutdown  a shutdown while trapping: SMARM_GS_EXIT or
+ *                SMARM_GS_CONTINUE [SMARM_GS_EXIT].
+ *   handle_idle  the idle window (smarm_gs_set_idle) passed with no
+ *                message; fires again after each further window [nothing].
+ *   terminate    the server ends: how/reason as its monitors will see
+ *                them; may_block false on the paths where it must not
+ *                park (a kill, a crash, an untrapped shutdown): a
+ *                blocking call there returns SMARM_ESTATE at once
+ *                [nothing].
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_gs_desc {
+	uint32_t struct_size;
+	uint32_t reserved0;
+	const char *name;
+	const char *protocol;
+	const smarm_handler_t *handlers;
+	size_t n_handlers;
+	int (*create)(const char *args, void **state);
+	void (*destroy)(void *state);
+	int (*init)(void *state, smarm_gs_ctx_t *cx);
+	void (*handle_continue)(void *state, smarm_gs_ctx_t *cx, uint64_t tag);
+	void (*handle_down)(void *state, smarm_gs_ctx_t *cx,
+			    const smarm_signal_t *down);
+	void (*handle_exit)(void *state, smarm_gs_ctx_t *cx,
+			    const smarm_signal_t *sig);
+	int (*handle_shutdown)(void *state, smarm_gs_ctx_t *cx);
+	void (*handle_idle)(void *state, smarm_gs_ctx_t *cx);
+	void (*terminate)(void *state, int how, intptr_t reason,
+			  bool may_block);
+	void *reserved[8];
+} smarm_gs_desc_t;
+
+/* gen_statem event kinds (smarm_sm_row_t.kind). Since: SMARM_0.5. */
+enum smarm_sm_kind {
+	SMARM_SM_CAST = 1,	    /* a cast operation (op names it) */
+	SMARM_SM_CALL = 2,	    /* a call operation (op names it) */
+	SMARM_SM_INFO = 3,	    /* an info operation (op names it) */
+	SMARM_SM_STATE_TIMEOUT = 4, /* the state timeout fired */
+	SMARM_SM_EVENT_TIMEOUT = 5, /* the event timeout fired */
+	SMARM_SM_TIMEOUT = 6,	    /* a generic timeout; op names it */
+	SMARM_SM_SHUTDOWN = 7,	    /* a shutdown, while trapping */
+	SMARM_SM_EXIT = 8,	    /* another exit signal, while trapping */
+};
+
+/* Row tails (smarm_sm_row_t.tail). Since: SMARM_0.5. */
+enum smarm_sm_tail {
+	SMARM_SM_TO = 1,	/* go to `target` (a stay if it is current) */
+	SMARM_SM_STAY = 2,	/* stay: no enter, no timer reset */
+	SMARM_SM_DYNAMIC = 3,	/* go to the state the action returns */
+	SMARM_SM_POSTPONE = 4,	/* keep the event until a real transition
+				   (CAST, CALL, INFO rows only) */
+	SMARM_SM_STOP = 5,	/* end normally after the action */
+	SMARM_SM_UNHANDLED = 6, /* refuse: dropped; a call's caller gets
+				   SMARM_EDOWN */
+	SMARM_SM_REPEAT = 7,	/* stay, but run the state's enter again */
+};
+
+/* A row's state for "any state". */
+#define SMARM_SM_ANY (-1)
+
+/*
+ * smarm_sm_row_t - one row of a gen_statem table: in `state` (or any),
+ * an event of `kind` (and operation or timeout name `op`, NULL for any)
+ * for which `guard` (NULL: always) returns true runs `action` (NULL:
+ * nothing) and then `tail`. The first matching row in table order wins,
+ * except that POSTPONE rows are tried first, in a pass that runs only
+ * their guards. guard and action are called with the event's arguments
+ * as a handler is (see Handlers):
+ *     bool guard(const void *data, A1 a1, ...)
+ *     int32_t action(void *data, smarm_sm_ctx_t *cx, int32_t state, A1 a1, ...)
+ * where action's return value is the next state for SMARM_SM_DYNAMIC
+ * (ignored otherwise). TIMEOUT, STATE_TIMEOUT, EVENT_TIMEOUT and
+ * SHUTDOWN events have no arguments; EXIT has one, const smarm_signal_t *.
+ * A call is answered with smarm_sm_reply (now or later, from any state).
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_sm_row {
+	int32_t state;
+	int32_t kind;
+	const char *op;
+	void (*guard)(void);
+	void (*action)(void);
+	int32_t tail;
+	int32_t target;
+} smarm_sm_row_t;
+
+/*
+ * smarm_sm_desc_t - a gen_statem behaviour.
+ *   struct_size, name, protocol  as for smarm_gs_desc_t.
+ *   n_states, state_names  the states 0..n_states-1 and their names.
+ *   initial      the state it starts in.
+ *   timeouts, n_timeouts   the generic timeout names rows may use.
+ *   rows, n_rows the table. The loader checks it: every state must have
+ *                a row for every cast and call operation and for every
+ *                timeout kind it can arm (a STATE_TIMEOUT row if any
+ *                row's action or enter may arm one: declared by
+ *                has_state_timeout), and no row may be shadowed by
+ *                earlier ones. Built in after the user's rows: INFO
+ *                unhandled, EXIT dropped, SHUTDOWN stop.
+ *   enter        per-state entry action (NULL or n_states entries, each
+ *                nullable), run at start and after each real transition:
+ *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
+ *                int32_t prev).
+ *   create, destroy, init, terminate  as for smarm_gs_desc_t (init gets
+ *                the smarm_sm_ctx_t; trapping is set there).
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_sm_desc {
+	uint32_t struct_size;
+	uint32_t n_states;
+	const char *name;
+	const char *protocol;
+	const char *const *state_names;
+	int32_t initial;
+	uint32_t flags; /* SMARM_SM_F_* */
+	const char *const *timeouts;
+	size_t n_timeouts;
+	const smarm_sm_row_t *rows;
+	size_t n_rows;
+	void (*const *enter)(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			     int32_t prev);
+	int (*create)(const char *args, void **data);
+	void (*destroy)(void *data);
+	int (*init)(void *data, smarm_sm_ctx_t *cx);
+	void (*terminate)(void *data, int how, intptr_t reason, bool may_block);
+	void *reserved[8];
+} smarm_sm_desc_t;
+
+/* smarm_sm_desc_t.flags. */
+enum {
+	SMARM_SM_F_STATE_TIMEOUT = 1, /* actions or enters arm state timeouts */
+	SMARM_SM_F_EVENT_TIMEOUT = 2, /* actions or enters arm event timeouts */
+};
+
+/*
+ * smarm_plugin_desc_t - what the entry symbol returns.
+ *   abi_major, abi_minor  SMARM_PLUGIN_ABI_MAJOR/MINOR as built.
+ *   struct_size  sizeof(smarm_plugin_desc_t) as built.
+ *   name         the plugin's name (for messages).
+ *   servers, n_servers    its gen_server behaviours.
+ *   machines, n_machines  its gen_statem behaviours.
+ * Behaviour names are unique across both lists.
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_plugin_desc {
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t struct_size;
+	const char *name;
+	const smarm_gs_desc_t *const *servers;
+	size_t n_servers;
+	const smarm_sm_desc_t *const *machines;
+	size_t n_machines;
+	void *reserved[8];
+} smarm_plugin_desc_t;
+
+/*
+ * The entry symbol's type. host_major/host_minor are the runtime's plugin
+ * ABI; a plugin may return NULL to refuse a host it cannot run on.
+ */
+typedef const smarm_plugin_desc_t *(*smarm_plugin_entry_fn)(
+	uint32_t host_major, uint32_t host_minor);
+
+/* ==== Inside a gen_server: the context calls ==== */
+
+/*
+ * The smarm_gs_* calls take the cx the server's callbacks receive and
+ * are valid only in that server's callbacks (cx may be kept in the state
+ * for later callbacks of the same server). Errors common to all:
+ * SMARM_EINVAL cx NULL or not this actor's server; SMARM_ENOTACTOR.
+ */
+
+/* smarm_gs_trap_exit() - trap exits for the server's life (in init only;
+ * SMARM_ESTATE later). Shutdowns then reach handle_shutdown, other exit
+ * signals handle_exit. Since: SMARM_0.5. */
+SMARM_API int smarm_gs_trap_exit(smarm_gs_ctx_t *cx);
+
+/*
+ * smarm_gs_stop() - end the server after the current callback, with how
+ * (SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN or SMARM_EXIT_CRASHED) and
+ * reason; terminate gets them (may_block true). Calls still queued get
+ * SMARM_EDOWN. Errors: SMARM_EINVAL how is another value.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);
+
+/* smarm_gs_continue() - run handle_continue(tag) after the current
+ * callback, before the next message. Since: SMARM_0.5. */
+SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
+
+/* smarm_gs_set_idle() - set the idle window (0: none). Since: SMARM_0.5. */
+SMARM_API int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns);
+
+/*
+ * smarm_gs_monitor() - monitor pid; its Down goes to handle_down, ahead
+ * of control messages, infos and calls. *ref (may be NULL) set.
+ * Errors: as smarm_monitor(). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid,
+			       uint64_t *ref);
+
+/*
+ * smarm_gs_send_after() - after delay_ns, deliver the info operation op
+ * with args to this server (as smarm_server_info would); with period_ns
+ * non-zero, again every period_ns after that until cancelled. *id (may
+ * be NULL) names the timer. Timers are cancelled when the server ends,
+ * before terminate. Errors: SMARM_ENOOP no info op of that name;
+ * SMARM_EARGS; SMARM_ETOOBIG; SMARM_ENOMEM. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
+				  uint64_t period_ns, const char *op,
+				  const smarm_value_t *args, size_t nargs,
+				  uint64_t *id);
+
+/*
+ * smarm_gs_cancel_timer() - cancel a timer of this server: 0 it will
+ * not fire again (a periodic one's tick already queued is dropped too);
+ * SMARM_ENOENT it fired (one-shot), was cancelled, or is unknown.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id);
+
+/*
+ * smarm_gs_reply_later() - in a call handler: answer this call later.
+ * *tok receives the reply token; the handler's return value is then
+ * ignored. The token goes to whoever will answer (another actor too):
+ * smarm_reply() or smarm_reply_drop(). A server that ends answers the
+ * tokens it still holds with SMARM_EDOWN. Errors: SMARM_ESTATE not in a
+ * call handler, or a token was taken for this call. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok);
+
+/*
+ * smarm_reply() - answer a deferred call with v (of the operation's
+ * reply type; NULL for a call without one) and free the token. A caller
+ * that timed out or is gone is not an error: the reply is dropped.
+ * Errors: SMARM_EINVAL tok NULL or not a live token; SMARM_EARGS v does
+ * not match the reply type (the token stays valid). Thread-safety: any
+ * thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_reply(smarm_reply_t *tok, const smarm_value_t *v);
+
+/* smarm_reply_drop() - free a token unanswered: the caller gets
+ * SMARM_EDOWN. Thread-safety: any thread. Since: SMARM_0.5. */
+SMARM_API int smarm_reply_drop(smarm_reply_t *tok);
+
+/* ==== Inside a gen_statem ==== */
+
+/* Valid in the machine's init, enter and action callbacks. Errors as
+ * for the smarm_gs_* calls. */
+
+/* smarm_sm_trap_exit() - trap exits (in init only). Since: SMARM_0.5. */
+SMARM_API int smarm_sm_trap_exit(smarm_sm_ctx_t *cx);
+
+/* smarm_sm_state_timeout() - arm the state timeout (replacing one armed):
+ * a STATE_TIMEOUT event after ns unless a real transition comes first.
+ * Since: SMARM_0.5. */
+SMARM_API int smarm_sm_state_timeout(smarm_sm_ctx_t *cx, uint64_t ns);
+
+/* smarm_sm_event_timeout() - arm the event timeout: an EVENT_TIMEOUT
+ * event after ns unless any event comes first. Since: SMARM_0.5. */
+SMARM_API int smarm_sm_event_timeout(smarm_sm_ctx_t *cx, uint64_t ns);
+
+/* smarm_sm_timeout() - arm (re-arm) the generic timeout `name` (one of
+ * the descriptor's timeouts; SMARM_ENOENT otherwise); it survives
+ * transitions. Since: SMARM_0.5. */
+SMARM_API int smarm_sm_timeout(smarm_sm_ctx_t *cx, const char *name,
+			       uint64_t ns);
+
+/* smarm_sm_cancel_timeout() - cancel the generic timeout name: 0, or
+ * SMARM_ENOENT it is not armed. Since: SMARM_0.5. */
+SMARM_API int smarm_sm_cancel_timeout(smarm_sm_ctx_t *cx, const char *name);
+
+/* smarm_sm_next_event() - insert the cast or info op with args as the
+ * next event, before any queued one. Since: SMARM_0.5. */
+SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
+				  const smarm_value_t *args, size_t nargs);
+
+/* smarm_sm_reply() - answer the call being handled with v (see
+ * smarm_reply); smarm_sm_reply_later as smarm_gs_reply_later. */
+SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v);
+SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
+
+/* smarm_sm_stop() - end normally after this event. Since: SMARM_0.5. */
+SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
+
+/* ==== The host side ==== */
+
+typedef struct smarm_plugin smarm_plugin_t;
+typedef struct smarm_behaviour smarm_behaviour_t;
+typedef struct smarm_server smarm_server_t;
+
+/*
+ * smarm_plugin_open() - load the plugin at path (as dlopen(3) finds it)
+ * and check every behaviour it provides. Opening a plugin already open
+ * returns the same plugin with one more reference. msg (may be NULL)
+ * receives, on failure, a message naming the cause (the path, the
+ * behaviour, the protocol column), cut to msglen bytes with its NUL.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL;
+ * SMARM_EPLUGINOPEN no such file or not a loadable shared object;
+ * SMARM_ENOENTRY no entry symbol, or it returned NULL; SMARM_EPLUGINABI
+ * an ABI major this runtime does not serve (or a newer minor);
+ * SMARM_ESTRUCTSIZE a descriptor smaller than its ABI requires;
+ * SMARM_EPROTOCOL a protocol does not parse; SMARM_ENOHANDLER an
+ * operation has no handler (or a handler names no operation);
+ * SMARM_EDUPNAME two behaviours of one name; SMARM_ENOTEXHAUSTIVE a
+ * gen_statem table misses a row; SMARM_EUNREACHABLE a row is shadowed;
+ * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_open(const char *path, smarm_plugin_t **out,
+				char *msg, size_t msglen);
+
+/*
+ * smarm_plugin_close() - drop a reference from smarm_plugin_open. The
+ * object is unloaded once nothing can reach its code (see Lifetime);
+ * behaviours of it stay usable by what still holds them. Errors:
+ * SMARM_EINVAL pl NULL or not an open plugin. Thread-safety: any
+ * thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_close(smarm_plugin_t *pl);
+
+/*
+ * smarm_plugin_behaviour() - the behaviour name of plugin pl. It is
+ * valid while pl is open (and while a server or handle of it lives).
+ * Errors: SMARM_EINVAL an argument NULL; SMARM_ENOBEHAVIOUR no such
+ * behaviour. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_behaviour(smarm_plugin_t *pl, const char *name,
+				     const smarm_behaviour_t **out);
+
+/*
+ * smarm_server_start() - spawn a server of behaviour b with start
+ * arguments args (may be NULL) and wait until its init returned. With
+ * name not NULL the server registers it before init (so a taken name
+ * fails before anything ran). *out (may be NULL) receives a handle to it.
+ * Returns: 0. Errors: SMARM_EINVAL b NULL; SMARM_EEXIST the name is
+ * taken; the status create or init returned; SMARM_ENOTACTOR;
+ * SMARM_EATCAPACITY; SMARM_ENOMEM. Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_start(const smarm_behaviour_t *b, const char *args,
+				 const char *name, smarm_server_t **out);
+
+/*
+ * smarm_server_run() - run a server of b on the calling actor (the
+ * supervised shape). Registers name (if not NULL), creates the state,
+ * runs init, reports readiness to a supervisor that waits for it
+ * (smarm_sup_ready; smarm_sup_start_failed with init's status), then
+ * serves until the server ends, and the caller ends with it. Returns
+ * only on misuse. Errors: SMARM_EINVAL b NULL; SMARM_ENOTACTOR.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_run(const smarm_behaviour_t *b, const char *args,
+			       const char *name);
+
+/*
+ * smarm_sup_spec_add_server() - append to spec a child that runs a server
+ * of b (smarm_server_run with args and name, both copied), reporting
+ * readiness (waited for at most ready_ns). restart and shutdown_ns as
+ * smarm_sup_spec_add_child. Errors: those of smarm_sup_spec_add_child;
+ * SMARM_EINVAL b NULL. Thread-safety: as smarm_sup_spec_add_child.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
+					const smarm_behaviour_t *b,
+					const char *args, const char *name,
+					int restart, uint64_t shutdown_ns,
+					uint64_t ready_ns);
+
+/*
+ * smarm_server_open() / smarm_server_open_name() - a client handle to
+ * the server of b that is pid, or that holds name (resolved again at
+ * each call, so it follows a restarted server). node is the node the
+ * server lives in: NULL means the caller's (actor context); from a
+ * plain thread it must be given. One handle is used by one caller at a
+ * time; take one per caller. Errors: SMARM_EINVAL an argument NULL, name
+ * empty or too long, node NULL outside an actor; SMARM_ENOMEM.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_open(smarm_node_t *node, const smarm_behaviour_t *b,
+				smarm_pid_t pid, smarm_server_t **out);
+SMARM_API int smarm_server_open_name(smarm_node_t *node,
+				     const smarm_behaviour_t *b,
+				     const char *name, smarm_server_t **out);
+
+/* smarm_server_free() - free a handle; the server is not affected. NULL
+ * is a no-op. Since: SMARM_0.5. */
+SMARM_API void smarm_server_free(smarm_server_t *s);
+
+/* smarm_server_pid() - the server's pid now (by name: resolved now).
+ * Errors: SMARM_EINVAL; SMARM_ENONAME; SMARM_ENOPROC. Since: SMARM_0.5. */
+SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
+
+/*
+ * smarm_server_call() - call the operation op with args[0..nargs) and
+ * wait at most timeout_ns for the reply, written to *reply (may be NULL
+ * to discard it; release a STR or BYTES reply with smarm_value_release).
+ * After SMARM_ETIMEDOUT the request may still be served; its reply is
+ * discarded and never reaches a later call. Works from an actor and from
+ * a plain thread. Errors: SMARM_EINVAL s or op NULL, args NULL with
+ * nargs > 0; SMARM_ENOOP no call op of that name; SMARM_EARGS wrong
+ * count or type; SMARM_ETOOBIG; SMARM_ENONAME, SMARM_ENOPROC the server
+ * is not there; SMARM_EDOWN it ended (or dropped the call) before it
+ * replied; SMARM_ECALLSELF the caller is the server; SMARM_ETIMEDOUT;
+ * SMARM_ENOMEM. Safe point. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_call(smarm_server_t *s, const char *op,
+				const smarm_value_t *args, size_t nargs,
+				smarm_value_t *reply, uint64_t timeout_ns);
+
+/* smarm_server_cast() / smarm_server_info() - send the cast (info)
+ * operation op; never waits. Errors: as smarm_server_call without
+ * SMARM_EDOWN and SMARM_ETIMEDOUT. Since: SMARM_0.5. */
+SMARM_API int smarm_server_cast(smarm_server_t *s, const char *op,
+				const smarm_value_t *args, size_t nargs);
+SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
+				const smarm_value_t *args, size_t nargs);
+
+/*
+ * smarm_server_callv() / smarm_server_castv() - the same with the
+ * arguments as C varargs in the operation's types (after the default
+ * promotions: i8..i32, u8..u32 and bool as int or unsigned, f32 as
+ * double; str as const char *; bytes as const void *, size_t; pid as
+ * smarm_pid_t). reply points at an object of the reply type's C type
+ * (smarm_bytes_t for str and bytes, whose ptr the caller frees with
+ * free(3)), or is NULL. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
+				 uint64_t timeout_ns, void *reply, ...);
+SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
+
+/*
+ * smarm_server_stub() - a native client function for the call or cast op
+ * of b, made with a libffi closure:
+ *     R stub(smarm_server_t *s, A1 a1, ...)
+ * in the handler's types (without state and cx), waiting without a
+ * deadline. A STR or BYTES reply comes as smarm_bytes_t whose ptr the
+ * caller frees with free(3). The call's status goes to
+ * smarm_server_status(s); on failure R is zero. The stub lives as long
+ * as b's plugin is mapped. Errors: SMARM_EINVAL; SMARM_ENOOP;
+ * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_stub(const smarm_behaviour_t *b, const char *op,
+				void (**fn)(void));
+
+/* smarm_server_status() - the status of the last stub call made through
+ * s (0 when none failed). Since: SMARM_0.5. */
+SMARM_API int smarm_server_status(const smarm_server_t *s);
+
+/*
+ * smarm_server_send_request() / smarm_server_wait_response() - a call in
+ * two halves (OTP's send_request / wait_response): send now, collect the
+ * reply later; *req names the request. wait_response with timeout
+ * SMARM_ETIMEDOUT keeps the request pending; any other result frees it.
+ * smarm_request_free() abandons a pending request (its reply is
+ * discarded). Errors: as smarm_server_call. Since: SMARM_0.5.
+ */
+typedef struct smarm_request smarm_request_t;
+SMARM_API int smarm_server_send_request(smarm_server_t *s, const char *op,
+					const smarm_value_t *args, size_t nargs,
+					smarm_request_t **req);
+SMARM_API int smarm_server_wait_response(smarm_request_t *req,
+					 smarm_value_t *reply,
+					 uint64_t timeout_ns);
+SMARM_API void smarm_request_free(smarm_request_t *req);
+
+/*
+ * smarm_server_shutdown() - shut the server down and wait until it has
+ * ended: a trapping server gets handle_shutdown, any other ends
+ * SMARM_EXIT_SHUTDOWN. *how (may be NULL) receives how it ended.
+ * A server already gone: 0 with SMARM_EXIT_NOPROC. Errors: SMARM_EINVAL;
+ * SMARM_ECALLSELF; SMARM_ENOTACTOR; SMARM_ETIMEDOUT (it is still
+ * ending). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns,
+				    int *how);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMARM_SMARM_PLUGIN_H */
