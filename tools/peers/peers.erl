@@ -26,8 +26,10 @@
 -mode(compile).
 
 -export([main/1]).
-%% gen_server callbacks for gen_server_call
+%% gen_server callbacks for gen_server_call and gen_server_cast
 -export([init/1, handle_call/3, handle_cast/2]).
+%% gen_statem callbacks for gen_statem_event (init/1 is shared)
+-export([callback_mode/0, handle_event/4]).
 %% supervisor child start for sup_restart
 -export([sup_child/3]).
 
@@ -41,6 +43,8 @@
 -define(SKYNET_DIV, 10).
 -define(SKYNET_SUM, 499999500000).
 -define(CALL_N, 1000000).
+-define(CAST_N, 1000000).
+-define(EVENT_N, 1000000).
 -define(IDLE_N, 100000).
 -define(FAIR_SETTLE_MS, 100).       % spinners all started
 -define(FAIR_WINDOW_MS, 1000).      % the measured window
@@ -58,6 +62,8 @@ workloads() ->
      {"yield", fun yield_bench/0},
      {"skynet_actor", fun skynet_bench/0},
      {"gen_server_call", fun gen_server_call/0},
+     {"gen_server_cast", fun gen_server_cast/0},
+     {"gen_statem_event", fun gen_statem_event/0},
      {"idle_bytes", fun idle_bytes/0},
      {"fairness", fun fairness/0},
      {"wake_latency", fun wake_latency/0},
@@ -383,6 +389,38 @@ gen_server_call() ->
     gen_server:stop(Srv),
     R.
 
+%% gen_server_cast: N gen_server:cast/2 of {inc, 1} into a minimal
+%% gen_server, then one gen_server:call/2 that returns N once every cast was
+%% served; ns per cast.
+gen_server_cast() ->
+    {ok, Srv} = gen_server:start(?MODULE, 0, []),
+    T0 = now_ns(),
+    ok = cast_n(Srv, ?CAST_N),
+    ?CAST_N = gen_server:call(Srv, get),
+    R = per_op(T0, ?CAST_N),
+    gen_server:stop(Srv),
+    R.
+
+cast_n(_Srv, 0) -> ok;
+cast_n(Srv, K) -> gen_server:cast(Srv, {inc, 1}), cast_n(Srv, K - 1).
+
+%% gen_statem_event: N button casts into the door machine, alternating push
+%% and pull (every event a transition), then one call that returns N once
+%% every event was handled; ns per event.
+gen_statem_event() ->
+    {ok, Door} = gen_statem:start(?MODULE, door, []),
+    T0 = now_ns(),
+    ok = press_n(Door, ?EVENT_N),
+    ?EVENT_N = gen_statem:call(Door, get_count),
+    R = per_op(T0, ?EVENT_N),
+    gen_statem:stop(Door),
+    R.
+
+press_n(_Door, 0) -> ok;
+press_n(Door, K) when K band 1 =:= 0 ->
+    gen_statem:cast(Door, push), press_n(Door, K - 1);
+press_n(Door, K) -> gen_statem:cast(Door, pull), press_n(Door, K - 1).
+
 call_n(_Srv, I, N) when I > N -> ok;
 call_n(Srv, I, N) ->
     I = gen_server:call(Srv, {add, 1}),
@@ -424,9 +462,22 @@ init({sup_restart, C, Parent, N}) ->
     {ok, {#{strategy => one_for_one, intensity => N + 1, period => 3600},
           [#{id => c, start => {?MODULE, sup_child, [C, Parent, N]},
              restart => permanent, shutdown => brutal_kill}]}};
+init(door) -> {ok, closed, 0};
 init(S) -> {ok, S}.
-handle_call({add, X}, _From, S) -> {reply, S + X, S + X}.
+handle_call({add, X}, _From, S) -> {reply, S + X, S + X};
+handle_call(get, _From, S) -> {reply, S, S}.
+handle_cast({inc, X}, S) -> {noreply, S + X};
 handle_cast(_Msg, S) -> {noreply, S}.
+
+%% The door of gen_statem_event: push opens a closed door, pull closes an
+%% open one (each a real transition), the data counts the events; a call
+%% get_count answers with it.
+callback_mode() -> handle_event_function.
+handle_event(cast, push, closed, N) -> {next_state, open, N + 1};
+handle_event(cast, pull, open, N) -> {next_state, closed, N + 1};
+handle_event(cast, _, _S, N) -> {keep_state, N + 1};
+handle_event({call, From}, get_count, _S, N) ->
+    {keep_state_and_data, [{reply, From, N}]}.
 
 %% idle_bytes: N processes, each parked in a receive.  Reported figure:
 %%   (delta erlang:memory(processes) - delta of the measuring process's own

@@ -50,6 +50,7 @@ const (
 	skynetDiv   = 10
 	skynetSum   = int64(499999500000)
 	callN       = 1000000
+	castN       = 1000000
 	idleN       = 100000
 	fairSettle  = 100 * time.Millisecond // spinners all started
 	fairWindow  = time.Second            // the measured window
@@ -72,6 +73,7 @@ var workloads = []workload{
 	{"yield", yieldBench},
 	{"skynet_actor", skynetBench},
 	{"gen_server_call", genServerCall},
+	{"gen_server_cast", genServerCast},
 	{"idle_bytes", idleBytes},
 	{"fairness", fairness},
 	{"wake_latency", wakeLatency},
@@ -277,6 +279,41 @@ func genServerCall() float64 {
 	el := time.Since(t0)
 	close(reqs)
 	return float64(el.Nanoseconds()) / callN
+}
+
+// gen_server_cast: N one-way messages into a server goroutine through a
+// buffered channel (casts do not wait for the server), then one request
+// with a reply channel that answers once every cast was served; ns per cast.
+type castMsg struct {
+	arg   int
+	reply chan int // nil for a cast
+}
+
+func genServerCast() float64 {
+	msgs := make(chan castMsg, 1024)
+	go func() {
+		state := 0
+		for m := range msgs {
+			if m.reply == nil {
+				state += m.arg
+			} else {
+				m.reply <- state
+			}
+		}
+	}()
+	t0 := time.Now()
+	for i := 0; i < castN; i++ {
+		msgs <- castMsg{1, nil}
+	}
+	reply := make(chan int)
+	msgs <- castMsg{0, reply}
+	if <-reply != castN {
+		fmt.Fprintln(os.Stderr, "gen_server_cast: wrong count")
+		os.Exit(1)
+	}
+	el := time.Since(t0)
+	close(msgs)
+	return float64(el.Nanoseconds()) / castN
 }
 
 // idle_bytes: N goroutines, each parked on a receive from its own unbuffered
