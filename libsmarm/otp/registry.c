@@ -219,7 +219,8 @@ static int noop(void **state, void *arg)
 
 bool smarm__reg_alive(struct smarm_node *n, uint64_t pid)
 {
-	return smarm__actor_ext_update(n, pid, SMARM__SUB_REG, noop, NULL) == 0;
+	int rc = smarm__actor_ext_update(n, pid, SMARM__SUB_REG, noop, NULL);
+	return rc == 0 || rc == SMARM_ENOMEM; /* ENOMEM: live, no block */
 }
 
 /* ------------------------------------------------------------- updates */
