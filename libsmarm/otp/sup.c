@@ -42,10 +42,15 @@
  *   INV-4 child indexes change only by sup_compact, and only while
  *         su_pend is empty; deleted children (temporary ones that
  *         ended, smarm_sup_delete_child) are holes until then.
+ *   INV-5 su_bypid holds exactly the children with ch_pid != 0, keyed
+ *         on a bijective hash of the pid (sup_pid_set, sup_pid_clear),
+ *         so a Down finds its child in O(1); it is rebuilt whenever
+ *         su_kids moves (sup_reserve, sup_compact).
  * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
  */
-#include "../core/core.h"
+#include "reg.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +78,14 @@ struct smarm_sup_spec {
 };
 
 struct sup_child {
-	struct sup_cspec ch_cs; /* its spec */
-	uint64_t ch_pid;	/* running tenancy, 0: none */
-	bool ch_pending;	/* its Down awaits sup_death */
-	bool ch_inring;		/* in su_pend (INV-1) */
-	bool ch_gone;		/* deleted: a hole until sup_compact */
-	int ch_how;		/* of the last Down */
-	intptr_t ch_reason;	/* of the last Down */
+	struct sup_cspec ch_cs;	      /* its spec */
+	uint64_t ch_pid;	      /* running tenancy, 0: none */
+	struct smarm__htab_node ch_h; /* in su_bypid while ch_pid != 0 */
+	bool ch_pending;	      /* its Down awaits sup_death */
+	bool ch_inring;		      /* in su_pend (INV-1) */
+	bool ch_gone;		      /* deleted: a hole until sup_compact */
+	int ch_how;		      /* of the last Down */
+	intptr_t ch_reason;	      /* of the last Down */
 };
 
 struct sup {
@@ -87,6 +93,7 @@ struct sup {
 	uint32_t su_max;	     /* intensity: restarts ... */
 	uint64_t su_period;	     /* ... per window (ns) */
 	struct sup_child *su_kids;   /* su_n entries, start order */
+	struct smarm__htab su_bypid; /* running children by pid (INV-5) */
 	uint32_t su_n;		     /* entries (holes included) */
 	uint32_t su_cap;	     /* allocated entries */
 	uint32_t su_gone;	     /* holes (ch_gone) */
@@ -333,6 +340,7 @@ static void sup_free(void *arg)
 	}
 	free(su->su_hist.rg_buf);
 	free(su->su_pend.rg_buf);
+	free(su->su_bypid.ht_b);
 	free(su->su_kids);
 	free(su);
 }
@@ -343,6 +351,39 @@ static uint32_t pow2_at_least(uint32_t v)
 	while (p < v)
 		p <<= 1;
 	return p;
+}
+
+static uint64_t pid_key(uint64_t pid)
+{
+	return pid * 0x9e3779b97f4a7c15ull; /* odd: a bijection */
+}
+
+/* Child i now runs as pid (INV-5). */
+static void sup_pid_set(struct sup *su, int i, uint64_t pid)
+{
+	struct sup_child *c = &su->su_kids[i];
+	SMARM_ASSERT(c->ch_pid == 0 && pid != 0);
+	c->ch_pid = pid;
+	c->ch_h.hn_hash = pid_key(pid);
+	smarm__htab_insert(&su->su_bypid, &c->ch_h);
+}
+
+/* Child i's tenancy ended (INV-5). */
+static void sup_pid_clear(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	SMARM_ASSERT(c->ch_pid != 0);
+	smarm__htab_remove(&su->su_bypid, &c->ch_h);
+	c->ch_pid = 0;
+}
+
+/* su_kids moved: index the running children again (INV-5). */
+static void sup_reindex(struct sup *su)
+{
+	smarm__htab_clear(&su->su_bypid);
+	for (uint32_t i = 0; i < su->su_n; i++)
+		if (su->su_kids[i].ch_pid != 0)
+			smarm__htab_insert(&su->su_bypid, &su->su_kids[i].ch_h);
 }
 
 /* Room for `want` children: the table and the pending ring, which must
@@ -360,6 +401,7 @@ static int sup_reserve(struct sup *su, uint32_t want)
 			return SMARM_ENOMEM;
 		su->su_kids = p;
 		su->su_cap = cap;
+		sup_reindex(su);
 	}
 	if (pcap > su->su_pend.rg_cap) {
 		void *p;
@@ -382,7 +424,8 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	void *hbuf = malloc(hcap * sizeof(uint64_t));
 	if (su != NULL)
 		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
-	if (su == NULL || hbuf == NULL || sup_reserve(su, n) != 0 ||
+	if (su == NULL || hbuf == NULL ||
+	    smarm__htab_init(&su->su_bypid) != 0 || sup_reserve(su, n) != 0 ||
 	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
 	    smarm_chan_alloc(&su->su_ctl, sizeof(struct sup_ctl), NULL) != 0 ||
 	    smarm_selset_alloc(&su->su_set) != 0 ||
@@ -413,12 +456,18 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	return su;
 }
 
-/* The child whose running tenancy is pid, or -1. */
+/* The child whose running tenancy is pid, or -1: O(1) (INV-5). */
 static int sup_find(const struct sup *su, uint64_t pid)
 {
-	for (uint32_t i = 0; i < su->su_n; i++)
-		if (su->su_kids[i].ch_pid == pid)
-			return (int)i;
+	uint64_t key = pid_key(pid);
+	for (struct smarm__htab_node *e = smarm__htab_first(&su->su_bypid, key);
+	     e != NULL; e = e->hn_next)
+		if (e->hn_hash == key) /* the hash is a bijection */
+			return (int)((struct sup_child
+					      *)((char *)e -
+						 offsetof(struct sup_child,
+							  ch_h)) -
+				     su->su_kids);
 	return -1;
 }
 
@@ -451,6 +500,7 @@ static void sup_compact(struct sup *su)
 			su->su_kids[w++] = su->su_kids[r];
 	su->su_n = w;
 	su->su_gone = 0;
+	sup_reindex(su);
 }
 
 /*
@@ -465,7 +515,7 @@ static int sup_take(struct sup *su, const smarm_signal_t *m)
 	if (m->kind == SMARM_SIGNAL_DOWN) {
 		int i = m->from.id ? sup_find(su, m->from.id) : -1;
 		if (i >= 0) {
-			su->su_kids[i].ch_pid = 0;
+			sup_pid_clear(su, i);
 			su->su_kids[i].ch_how = m->how;
 			su->su_kids[i].ch_reason = m->reason;
 		}
@@ -563,7 +613,7 @@ static int sup_start_child(struct sup *su, int i)
 	if (rc != 0)
 		return rc;
 	(void)smarm_actor_detach(pid);
-	c->ch_pid = pid.id;
+	sup_pid_set(su, i, pid.id);
 	if (!cs->cs_await)
 		return 0;
 	deadline = deadline_of(cs->cs_ready_ns);
