@@ -351,6 +351,21 @@ START_TEST(test_otp_faults_orphan_table_stays_bounded)
 }
 END_TEST
 
+/* The same scenarios on 4 workers (2 cores here): no order is assumed
+ * beyond the handshakes, so each must hold under any interleaving. */
+START_TEST(test_otp_faults_oversubscribed_scenarios_hold)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_down_lost, NULL), 0);
+	ck_assert_int_eq(harness_run(4, root_trap_dead, NULL), 0);
+	ck_assert_int_eq(harness_run(4, root_unjoined, NULL), 0);
+	atomic_store(&orph_cap_seen, UINT32_MAX);
+	ck_assert_int_eq(harness_run(4, root_drain, NULL), 0);
+	harness_checks_assert();
+	ck_assert_uint_le(atomic_load(&orph_cap_seen), 256);
+}
+END_TEST
+
 Suite *smarm_test_otp_faults_suite(void)
 {
 	Suite *s = suite_create("otp_faults");
@@ -360,6 +375,7 @@ Suite *smarm_test_otp_faults_suite(void)
 	tcase_add_test(t, test_otp_faults_dead_trap_channel_acts_untrapped);
 	tcase_add_test(t, test_otp_faults_monitor_of_unjoined_reports_its_end);
 	tcase_add_test(t, test_otp_faults_orphan_table_stays_bounded);
+	tcase_add_test(t, test_otp_faults_oversubscribed_scenarios_hold);
 	suite_add_tcase(s, t);
 	return s;
 }
