@@ -62,15 +62,23 @@ static void note_end(void *name)
 		ended[i] = name;
 }
 
+/* A cleanup handler: give up the worker's receiver of its inbox. */
+static void inbox_free(void *inbox)
+{
+	smarm_chan_receiver_free(inbox);
+}
+
 /*
- * What every worker does first: a mailbox for requests, its name, a
- * cleanup handler that notes its end, then the readiness report the
- * supervisor waits for before it starts the next child.
+ * What every worker does first: a mailbox for requests, freed however
+ * the worker ends (a cleanup handler), its name, a cleanup handler that
+ * notes its end, then the readiness report the supervisor waits for
+ * before it starts the next child.
  */
 static smarm_chan_t *worker_setup(const char *name)
 {
 	smarm_chan_t *inbox = NULL;
 	CHECK(smarm_chan_alloc(&inbox, sizeof(struct req), NULL) == 0);
+	CHECK(smarm_cleanup_push(inbox_free, inbox) == 0);
 	CHECK(smarm_mailbox_publish(req_type, inbox) == 0);
 	CHECK(smarm_chan_sender_free(inbox) == 0); /* the runtime keeps one */
 	CHECK(smarm_register(name, NULL) == 0);
