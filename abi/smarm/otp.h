@@ -49,8 +49,20 @@ extern "C" {
  * or each kind its own. Such a channel must have elements of exactly
  * sizeof(smarm_signal_t) bytes. The runtime holds a sender reference
  * of its own (smarm_chan_sender_dup) for as long as it may still send
- * into it, so the user may free theirs; a channel whose receiver is
- * gone simply drops signals.
+ * into it, so the user may free theirs.
+ *
+ * No signal is lost silently. An Erlang process always has its mailbox;
+ * a channel can lose its receiver (smarm_chan_receiver_free), and
+ * memory can run out. So, when a signal's channel refuses it:
+ *   - a Down (the target ended) becomes an exit signal to the watcher
+ *     from the target, how SMARM_EXIT_CRASHED, reason the refusal
+ *     (SMARM_ECLOSED no receiver is left, SMARM_ENOMEM): a watcher that
+ *     does not trap crashes with that reason; one that traps gets it
+ *     as a SMARM_SIGNAL_EXIT message instead. A Down due at once (the
+ *     target was already gone) fails smarm_monitor instead.
+ *   - an exit signal to a trapping actor whose trap channel refuses it
+ *     acts as if the actor did not trap: a normal one is ignored, any
+ *     other ends the actor with its how and reason.
  */
 
 /* smarm_signal_t kinds. Since: SMARM_0.4. */
@@ -93,16 +105,22 @@ typedef struct smarm_signal {
  * independent, each delivers its own. A target already gone (ended, or a
  * stale pid, a pid of no actor of this node) is not an error: its Down is
  * queued at once, with how SMARM_EXIT_NOPROC, or with how it really ended when
- * the runtime still knows (it had registered a name, for instance). refs are
+ * the runtime still knows (it ended but was not joined yet, or it had
+ * registered a name, for instance). refs are
  * unique within the node and never reused. When the watcher (the
  * caller) ends, its monitors are removed. ch must have elements of
  * sizeof(smarm_signal_t) bytes; the runtime keeps a sender reference
  * until the Down is sent or the monitor removed.
  * ref may be NULL (the Down's `from` still names the target).
+ * A Down ch later refuses (no receiver left, out of memory) crashes the
+ * caller (see "No signal is lost silently" above).
  * Returns: 0, *ref set. Errors: SMARM_ENOTACTOR; SMARM_EINVAL pid is
  * the caller or SMARM_PID_NONE, or ch is no channel handle or has
  * another element size; SMARM_ESTATE ch was
- * freed; SMARM_ECLOSED ch has no sender reference left; SMARM_ENOMEM.
+ * freed; SMARM_ECLOSED ch has no sender reference left, or the target
+ * was gone and ch has no receiver left to take its Down (no monitor is
+ * set, *ref untouched); SMARM_ENOMEM (also: the Down due at once could
+ * not be queued).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_monitor(smarm_pid_t pid, smarm_chan_t *ch, uint64_t *ref);
@@ -170,7 +188,9 @@ SMARM_API int smarm_unlink(smarm_pid_t pid);
  * call replaces the channel. Trapping belongs to the actor that asked:
  * a new actor starts without it, and a restarted one must ask again. ch
  * must have elements of sizeof(smarm_signal_t) bytes; the runtime keeps
- * a sender reference while it traps into ch.
+ * a sender reference while it traps into ch. A signal ch refuses (its
+ * receiver was freed, or memory ran out) acts as if the caller did not
+ * trap: trapping needs a mailbox that can take the message.
  * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_EINVAL ch is no channel
  * handle or has another element size; SMARM_ESTATE ch was freed;
  * SMARM_ECLOSED ch has no sender reference left; SMARM_ENOMEM.

@@ -305,28 +305,42 @@ static bool ext_left(const struct smarm__slot *s)
 /* --------------------------------------------- per-actor subsystem state */
 
 /*
- * Attach subsystem id's state to the actor in s. Caller holds s->cold
- * and has checked that the pid's generation matches and the actor is not
- * DONE: the state then reaches the actor's exit hook exactly once
- * (INV-3), with the exit record final. Returns 0, SMARM_EEXIST (id
- * already has state here) or SMARM_ENOMEM.
+ * The slot's block of per-actor state, allocated on first use (s->cold
+ * held). Before the subsystem's fn runs, so that state fn creates can
+ * always be attached: nothing fn did has to be undone on ENOMEM (INV-3).
+ * n->test_ext_fail lets a test make this allocation fail.
  */
-static int ext_attach(struct smarm__slot *s, int id, void *state)
+static int ext_block(struct smarm_node *n, struct smarm__slot *s)
+{
+	uint32_t f;
+	if (s->ext != NULL)
+		return 0;
+	f = atomic_load_explicit(&n->test_ext_fail, memory_order_relaxed);
+	if (SMARM_UNLIKELY(f > 0)) {
+		atomic_store_explicit(&n->test_ext_fail, f - 1,
+				      memory_order_relaxed);
+		return SMARM_ENOMEM;
+	}
+	s->ext = calloc(1, sizeof *s->ext);
+	return s->ext != NULL ? 0 : SMARM_ENOMEM;
+}
+
+/*
+ * Attach subsystem id's state to the actor in s. Caller holds s->cold,
+ * has allocated the block (ext_block) and has checked that the pid's
+ * generation matches and the actor is not DONE: the state then reaches
+ * the actor's exit hook exactly once (INV-3), with the exit record
+ * final.
+ */
+static void ext_attach(struct smarm__slot *s, int id, void *state)
 {
 	SMARM_ASSERT(id >= 0 && id < SMARM__SUB_MAX && state != NULL);
 	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
 			     &s->word, memory_order_relaxed)) !=
 		     SMARM__ST_DONE);
-	if (s->ext == NULL) {
-		s->ext = calloc(1, sizeof *s->ext);
-		if (s->ext == NULL)
-			return SMARM_ENOMEM;
-	}
-	if (s->ext->x_state[id] != NULL)
-		return SMARM_EEXIST;
+	SMARM_ASSERT(s->ext != NULL && s->ext->x_state[id] == NULL);
 	s->ext->x_state[id] = state;
 	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
-	return 0;
 }
 
 /* Subsystem id's state on s, or NULL (s->cold held, or s's owner). */
@@ -390,16 +404,34 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	state = ext_detach(s, id);
-	rc = fn(&state, arg);
-	if (state != NULL && ext_attach(s, id, state) != 0) {
-		/* Only the block's first allocation can fail: fn ran on NULL.
-		 */
+	if (ext_block(n, s) != 0) { /* before fn: it has nothing to undo */
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 		return SMARM_ENOMEM;
 	}
+	state = ext_detach(s, id);
+	rc = fn(&state, arg);
+	if (state != NULL)
+		ext_attach(s, id, state);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
+}
+
+int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
+			 intptr_t *code)
+{
+	uint32_t st;
+	struct smarm__slot *s = lock_tenant(n, pid, &st);
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	if (st != SMARM__ST_DONE) {
+		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		return SMARM_ESTATE;
+	}
+	/* Final since the actor began exiting; kept until reclaim. */
+	*how = s->exit.ex_how;
+	*code = s->exit.ex_code;
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return 0;
 }
 
 /* ------------------------------------------------------ finalize */
@@ -630,6 +662,13 @@ void smarm__stop_all(struct smarm_node *n, int mode)
  * parent spawns after it; when a parent ends (finalize) its pairs are
  * taken out and its children shut down, as forest roots. A child may
  * have ended long before: its shutdown then finds it stale.
+ *
+ * Bound: a parent that drains for long may spawn and reap many children
+ * (a supervisor restarting, a pool). When the entries are used up, the
+ * table is compacted first (orphan_compact): pairs taken, and pairs
+ * whose child is no longer alive (it needs no shutdown), are dropped;
+ * it grows only if that left it more than half full. So it holds O(live
+ * actors) entries, at amortised O(1) per add.
  */
 struct smarm__orphan {
 	uint64_t or_parent; /* 0: taken */
@@ -641,6 +680,25 @@ static uint32_t orphan_bucket(const struct smarm_node *n, uint64_t parent)
 {
 	return (uint32_t)((parent * 0x9e3779b97f4a7c15ull) >> 32) &
 	       (n->orph_nb - 1);
+}
+
+/* Under orph_lock: drop the pairs nobody needs; rebuild the chains. */
+static void orphan_compact(struct smarm_node *n)
+{
+	uint32_t keep = 0;
+	memset(n->orph_heads, 0, n->orph_nb * sizeof *n->orph_heads);
+	for (uint32_t i = 0; i < n->orph_len; i++) {
+		struct smarm__orphan o = n->orph[i];
+		uint32_t b;
+		/* Lock-free look; a child found ended stays ended. */
+		if (o.or_parent == 0 || smarm__slot_live(n, o.or_child) == NULL)
+			continue;
+		b = orphan_bucket(n, o.or_parent);
+		o.or_next = n->orph_heads[b];
+		n->orph[keep] = o;
+		n->orph_heads[b] = ++keep;
+	}
+	n->orph_len = keep;
 }
 
 static void orphan_add(struct smarm_node *n, uint64_t parent, uint64_t child)
@@ -655,10 +713,14 @@ static void orphan_add(struct smarm_node *n, uint64_t parent, uint64_t child)
 	}
 	if (n->orph_len == n->orph_cap && n->orph_heads != NULL) {
 		uint32_t cap = n->orph_cap ? n->orph_cap * 2 : 64;
-		struct smarm__orphan *o = realloc(n->orph, cap * sizeof *o);
-		if (o != NULL) {
-			n->orph = o;
-			n->orph_cap = cap;
+		orphan_compact(n);
+		if (n->orph_cap == 0 || n->orph_len * 2 > n->orph_cap) {
+			struct smarm__orphan *o =
+				realloc(n->orph, cap * sizeof *o);
+			if (o != NULL) {
+				n->orph = o;
+				n->orph_cap = cap;
+			}
 		}
 	}
 	if (n->orph_heads != NULL && n->orph_len < n->orph_cap) {

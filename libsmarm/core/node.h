@@ -166,8 +166,11 @@ struct smarm_node {
 				      scan; a poke clears it and wakes it */
 	_Atomic uint64_t pre_signals;
 
-	_Atomic uint64_t ext_late; /* exits resumed to hand over state
-				      attached late (actor.c INV-3) */
+	_Atomic uint64_t ext_late;	/* exits resumed to hand over state
+					   attached late (actor.c INV-3) */
+	_Atomic uint32_t test_ext_fail; /* test-only: this many per-actor
+					   state blocks fail to allocate
+					   (actor.c ext_block) */
 
 	/*
 	 * The node's serial, 1..255, unique among the open nodes (a pid

@@ -188,12 +188,26 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
  * or clear it (*state = NULL, taking it back). State left in place
  * reaches the subsystem's ss_actor_exit exactly once, with the final
  * exit record (actor.c INV-3). fn must not block, call user code or
- * take a lock of SLOT rank; it runs on the caller's thread.
+ * take a lock of SLOT rank; it runs on the caller's thread. The slot's
+ * block of state is allocated before fn runs, so whatever fn leaves is
+ * attached: fn never has to undo anything.
  * Returns fn's return value, SMARM_ENOPROC if pid names no actor that
- * is alive (never was, stale, or DONE), or SMARM_ENOMEM.
+ * is alive (never was, stale, or DONE), or SMARM_ENOMEM: the actor is
+ * alive but its block could not be allocated, so fn did not run and
+ * the actor has no state of any subsystem (fn would have found NULL).
  */
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg);
+
+/*
+ * How the ended actor pid ended, while its slot still holds its exit
+ * record (it is DONE and not yet joined or reclaimed): 0 with *how and
+ * *code as its joiner would get them (smarm__exit ex_how, ex_code);
+ * SMARM_ESTATE it is still alive; SMARM_ENOPROC no tenant of that pid is
+ * left (never was, or reclaimed). Any thread; no runtime lock held.
+ */
+int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
+			 intptr_t *code);
 
 /*
  * Ask the actor pid to end (actor.c): a KILL at once, a SHUTDOWN after

@@ -18,7 +18,10 @@
  * delivers as a message to a trapping peer. Never two cold locks at once.
  *
  * Trapping: the trap channel's cell, with a runtime sender reference, in
- * the actor's state; a new tenant has no state, so starts untrapped.
+ * the actor's state; a new tenant has no state, so starts untrapped. A
+ * signal the trap channel refuses (its receiver is gone, or memory is)
+ * is handled as for an actor that does not trap (signal.c INV-5): OTP's
+ * process always has its mailbox, so the signal is never just lost.
  *
  * Ownership, locking, invariants: signal.c.
  * See: docs/architecture.md (OTP layer).
@@ -81,7 +84,8 @@ static int link_del_fn(void **state, void *arg)
 	return 0;
 }
 
-/* Under the actor's cold lock: send sig into its trap channel, if any. */
+/* Under the actor's cold lock: send sig into its trap channel, if any
+ * (trapped: it was queued). */
 struct trap_arg {
 	int how;
 	uint64_t from;
@@ -95,9 +99,10 @@ static int trap_send_fn(void **state, void *arg)
 	struct smarm__sig_actor *a = *state;
 	if (a == NULL || a->sa_trap == NULL)
 		return 0;
-	smarm__sig_send(a->sa_trap, SMARM_SIGNAL_EXIT, ta->how, ta->from, 0,
-			ta->reason);
-	ta->trapped = true;
+	/* A trap channel that refuses it (dead, out of memory) is no
+	 * mailbox: the signal acts as if the actor did not trap (INV-5). */
+	ta->trapped = smarm__sig_send(a->sa_trap, SMARM_SIGNAL_EXIT, ta->how,
+				      ta->from, 0, ta->reason) == 0;
 	return 0;
 }
 
@@ -205,8 +210,9 @@ int smarm__sig_trap_hook(struct smarm_node *n, uint64_t to,
 	struct trap_arg ta = { req->sr_how, req->sr_from, req->sr_code, false };
 	int rc = smarm__actor_ext_update(n, to, SMARM__SUB_OTP, trap_send_fn,
 					 &ta);
-	if (rc != 0)
-		return rc; /* SMARM_ENOPROC */
+	if (rc == SMARM_ENOPROC)
+		return rc;
+	/* ENOMEM: no state block, so no trap channel: it does not trap. */
 	if (ta.trapped)
 		return 1;
 	if (req->sr_how == SMARM_EXIT_NORMAL && req->sr_from != to)

@@ -8,15 +8,18 @@
  * holding a runtime sender reference) and on the watcher (ref, target,
  * the caller's channel handle). Set: the watcher's record first, then
  * the target's under its cold lock (smarm__actor_ext_update): a target
- * found DONE gets its Down queued at once, NOPROC or its terminal record
- * (signal.c INV-4). Fire (the target's exit hook): for each record on
- * the target, under the watcher's cold lock, remove the watcher's record
- * and send the Down in the same hold (signal.c INV-2). demonitor: remove
- * the watcher's record (which decides: present means no Down will be
- * sent), then the target's, giving back its sender reference (INV-1).
- * The watcher's end removes each record it set from its target.
+ * found DONE gets its Down queued at once, with the exit record its slot
+ * still holds (ended, not joined), its terminal record (signal.c INV-4)
+ * or NOPROC; a channel that refuses it fails the call. Fire (the target's exit
+ * hook): for each record on the target, under the watcher's cold lock, remove
+ * the watcher's record and send the Down in the same hold (signal.c INV-2).
+ * demonitor: remove the watcher's record (which decides: present means no Down
+ * will be sent), then the target's, giving back its sender reference (INV-1).
+ * The watcher's end removes each record it set from its target. A Down
+ * its channel refuses (no receiver left, out of memory) becomes an exit
+ * signal to the watcher, CRASHED with the refusal as reason (INV-5).
  *
- * Ownership, locking, invariants: signal.c (INV-1..INV-3).
+ * Ownership, locking, invariants: signal.c (INV-1..INV-3, INV-5).
  * See: docs/architecture.md (OTP layer).
  */
 #include "sig.h"
@@ -106,6 +109,7 @@ struct wref_arg {
 	smarm_chan_t *cell;
 	int how;
 	intptr_t reason;
+	int lost; /* fire: out, the channel's refusal (0: queued) */
 	/* flush: copies of the handles Downs went to (malloc'd) */
 	smarm_chan_t **flush;
 	uint32_t nflush;
@@ -180,9 +184,11 @@ static int wref_take_fn(void **state, void *arg)
 		wa->found = true;
 	}
 	if (wa->found && wa->cell != NULL) {
-		smarm__sig_send(wa->cell, SMARM_SIGNAL_DOWN, wa->how,
-				wa->w.sw_target, wa->w.sw_ref, wa->reason);
-		flush_note(a, wa->w.sw_h);
+		wa->lost = smarm__sig_send(wa->cell, SMARM_SIGNAL_DOWN, wa->how,
+					   wa->w.sw_target, wa->w.sw_ref,
+					   wa->reason);
+		if (wa->lost == 0)
+			flush_note(a, wa->w.sw_h);
 	}
 	if (wa->flush != NULL && a->sa_nflush > 0) {
 		smarm_chan_t **c = malloc(a->sa_nflush * sizeof *c);
@@ -304,15 +310,22 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 	rc = smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_add_fn,
 				     &ma);
 	if (rc == SMARM_ENOPROC) {
-		/* Gone (or never was): its Down now, as it really ended if
-		 * a terminal record says so (INV-4), else NOPROC. */
-		(void)smarm__sig_term_lookup(n, target, &how, &reason);
+		/*
+		 * Gone (or never was): its Down now, as it really ended if
+		 * its slot still holds its exit record (ended, not joined)
+		 * or a terminal record says so (INV-4), else NOPROC. A
+		 * channel that refuses it fails the call (INV-5).
+		 */
+		if (smarm__actor_exit_of(n, target, &how, &reason) != 0)
+			(void)smarm__sig_term_lookup(n, target, &how, &reason);
 		wa.cell = cell;
 		wa.how = how;
 		wa.reason = reason;
 		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
 					      wref_take_fn, &wa);
 		smarm__chan_sender_release(cell);
+		if (wa.lost != 0)
+			return wa.lost;
 		rc = 0;
 	} else if (rc != 0) {
 		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
@@ -375,12 +388,17 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 		wa.cell = m->sm_ch;
 		wa.how = how;
 		wa.reason = reason;
-		(void)pid;
 		/* Sends under the watcher's lock if it still waits (INV-2). */
 		(void)smarm__actor_ext_update(n, m->sm_watcher, SMARM__SUB_OTP,
 					      wref_take_fn, &wa);
 		smarm__chan_sender_release(m->sm_ch); /* INV-1 */
 		atomic_fetch_sub(&sn->sn_monitors, 1);
+		/* Its channel refused the Down: the watcher is told, by an
+		 * exit signal from the target (INV-5), outside its lock. */
+		if (wa.lost != 0)
+			(void)smarm__sig_exit_signal(n, m->sm_watcher, pid,
+						     SMARM_EXIT_CRASHED,
+						     wa.lost, false);
 	}
 	a->sa_nmons = 0;
 	for (uint32_t i = 0; i < a->sa_capwrefs; i++)

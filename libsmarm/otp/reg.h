@@ -124,6 +124,10 @@ struct smarm__htab {
 	size_t ht_n;			/* entries */
 };
 
+/* Empty buckets (0 or SMARM_ENOMEM); freed with free(t->ht_b). */
+int smarm__htab_init(struct smarm__htab *t);
+/* Forget every entry (the entries themselves are the caller's). */
+void smarm__htab_clear(struct smarm__htab *t);
 void smarm__htab_insert(struct smarm__htab *t, struct smarm__htab_node *e);
 void smarm__htab_remove(struct smarm__htab *t, struct smarm__htab_node *e);
 

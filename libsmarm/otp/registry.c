@@ -62,12 +62,13 @@
 #include "sig.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ hash table */
 
 #define HTAB_INIT 64 /* buckets of a fresh table */
 
-static int htab_init(struct smarm__htab *t)
+int smarm__htab_init(struct smarm__htab *t)
 {
 	t->ht_b = calloc(HTAB_INIT, sizeof *t->ht_b);
 	if (t->ht_b == NULL)
@@ -95,6 +96,12 @@ static void htab_grow(struct smarm__htab *t)
 	free(t->ht_b);
 	t->ht_b = b;
 	t->ht_mask = nb - 1;
+}
+
+void smarm__htab_clear(struct smarm__htab *t)
+{
+	memset(t->ht_b, 0, (t->ht_mask + 1) * sizeof *t->ht_b);
+	t->ht_n = 0;
 }
 
 void smarm__htab_insert(struct smarm__htab *t, struct smarm__htab_node *e)
@@ -219,7 +226,8 @@ static int noop(void **state, void *arg)
 
 bool smarm__reg_alive(struct smarm_node *n, uint64_t pid)
 {
-	return smarm__actor_ext_update(n, pid, SMARM__SUB_REG, noop, NULL) == 0;
+	int rc = smarm__actor_ext_update(n, pid, SMARM__SUB_REG, noop, NULL);
+	return rc == 0 || rc == SMARM_ENOMEM; /* ENOMEM: live, no block */
 }
 
 /* ------------------------------------------------------------- updates */
@@ -509,8 +517,9 @@ static int reg_open(struct smarm_node *n, const struct smarm_config *cfg,
 	(void)cfg;
 	if (r == NULL)
 		return SMARM_ENOMEM;
-	if (htab_init(&r->rg_names) != 0 || htab_init(&r->rg_actors) != 0 ||
-	    htab_init(&r->rg_groups) != 0) {
+	if (smarm__htab_init(&r->rg_names) != 0 ||
+	    smarm__htab_init(&r->rg_actors) != 0 ||
+	    smarm__htab_init(&r->rg_groups) != 0) {
 		free(r->rg_names.ht_b);
 		free(r->rg_actors.ht_b);
 		free(r->rg_groups.ht_b);

@@ -83,8 +83,8 @@ int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz);
 bool smarm__sig_actor_empty(const struct smarm__sig_actor *a);
 void smarm__sig_actor_free(struct smarm__sig_actor *a);
 int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell);
-void smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
-		     uint64_t ref, intptr_t reason);
+int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
+		    uint64_t ref, intptr_t reason);
 bool smarm__sig_term_lookup(struct smarm_node *n, uint64_t pid, int *how,
 			    intptr_t *reason);
 int smarm__sig_exit_signal(struct smarm_node *n, uint64_t to, uint64_t from,

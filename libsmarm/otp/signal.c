@@ -53,6 +53,12 @@
  *         published), so a watcher that finds the actor DONE finds the
  *         record; it is overwritten only by the slot's next watchable
  *         tenant's end.
+ *   INV-5 no signal is dropped silently: a Down its channel refuses
+ *         (SMARM_ECLOSED, SMARM_ENOMEM) becomes an exit signal to the
+ *         watcher from the target, how SMARM_EXIT_CRASHED, reason the
+ *         refusal (a Down due at smarm_monitor fails the call instead);
+ *         an exit signal a trap channel refuses is handled as if the
+ *         actor did not trap.
  * See: docs/architecture.md (OTP layer).
  */
 #include "sig.h"
@@ -129,10 +135,13 @@ int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell)
 	return 0;
 }
 
-/* Send one signal into a channel whose sender reference the runtime
- * holds; a channel nobody receives from any more drops it. */
-void smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
-		     uint64_t ref, intptr_t reason)
+/*
+ * Send one signal into a channel whose sender reference the runtime
+ * holds: 0, or the channel's refusal (SMARM_ECLOSED nobody receives from
+ * it any more, SMARM_ENOMEM), which the caller must act on (INV-5).
+ */
+int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
+		    uint64_t ref, intptr_t reason)
 {
 	smarm_signal_t sig;
 	memset(&sig, 0, sizeof sig);
@@ -141,7 +150,7 @@ void smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 	sig.from.id = from;
 	sig.ref = ref;
 	sig.reason = reason;
-	(void)smarm__chan_send_held(cell, &sig);
+	return smarm__chan_send_held(cell, &sig);
 }
 
 /* ------------------------------------------------ exit signals */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sup.c - supervisors (abi/smarm/otp.h, "Supervisors"): the spec object
- * and its setters, and the supervisor itself, an actor built only on the
- * public OTP calls. It traps exits into one channel, spawns each child
+ * sup.c - supervisors (abi/smarm/otp.h, "Supervisors"): the supervisor
+ * itself, an actor built only on the public OTP calls, and the transport
+ * of the calls to a running one; the public calls and the spec object
+ * are sup_api.c's. It traps exits into one channel, spawns each child
  * linked to it (SMARM_OPT_LINK: a supervisor that is killed takes its
  * children along) and monitored into that same channel
  * (smarm_spawn_opts_set_monitor: every end, a normal one too, arrives as
@@ -12,12 +13,12 @@
  * carries everything a supervisor waits for: Downs of children, exit
  * signals from its parent, readiness reports. A second channel, its
  * mailbox of the "smarm.sup.ctl" type, takes the requests of the calls
- * to a running supervisor (smarm_sup_start_child and the rest, at the
- * end of this file): each names a reply channel of the caller's, into
- * which the caller also monitors the supervisor, so a supervisor that
- * dies before it answers is a Down, not a hang. The main loop (sup_loop)
- * serves the signal channel first and a request only when no Down is
- * pending.
+ * to a running supervisor (smarm_sup_start_child and the rest, sent by
+ * smarm__sup_call at the end of this file): each names a reply channel
+ * of the caller's, into which the caller also monitors the supervisor,
+ * so a supervisor that dies before it answers is a Down, not a hang.
+ * The main loop (sup_loop) serves the signal channel first and a
+ * request only when no Down is pending.
  *
  * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
  * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
@@ -26,7 +27,7 @@
  * the supervisor stops itself (sup_stop_child) goes RUNNING -> stopped
  * with its Down consumed, never pending.
  *
- * Ownership: a spec is the caller's (alloc/free). A supervisor owns a
+ * Ownership: a spec is the caller's (sup_api.c). A supervisor owns a
  * copy of its spec's children and everything in struct sup; a
  * which_children reply's array belongs to whoever takes it from the
  * reply channel (or to the channel's destructor); sup_free, a cleanup
@@ -42,44 +43,30 @@
  *   INV-4 child indexes change only by sup_compact, and only while
  *         su_pend is empty; deleted children (temporary ones that
  *         ended, smarm_sup_delete_child) are holes until then.
+ *   INV-5 su_bypid holds exactly the children with ch_pid != 0, keyed
+ *         on a bijective hash of the pid (sup_pid_set, sup_pid_clear),
+ *         so a Down finds its child in O(1); it is rebuilt whenever
+ *         su_kids moves (sup_reserve, sup_compact).
  * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
  */
-#include "../core/core.h"
+#include "sup.h"
 
+#include "reg.h"
+
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The readiness report's smarm_signal_t kind (never a public kind). */
-#define SUP_KIND_READY 16
-
-struct sup_cspec {
-	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */
-	smarm_actor_cb cs_fn;		/* body */
-	void *cs_arg;			/* its argument, the caller's */
-	int cs_restart;			/* smarm_sup_restart */
-	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
-	bool cs_await;			/* reports readiness */
-	uint64_t cs_ready_ns;		/* bound of that wait */
-};
-
-struct smarm_sup_spec {
-	int sp_strategy;	   /* smarm_sup_strategy */
-	uint32_t sp_max;	   /* restarts allowed ... */
-	uint64_t sp_period;	   /* ... within this window (ns) */
-	uint32_t sp_n;		   /* children */
-	uint32_t sp_cap;	   /* allocated entries of sp_kids */
-	struct sup_cspec *sp_kids; /* in start order */
-};
-
 struct sup_child {
-	struct sup_cspec ch_cs; /* its spec */
-	uint64_t ch_pid;	/* running tenancy, 0: none */
-	bool ch_pending;	/* its Down awaits sup_death */
-	bool ch_inring;		/* in su_pend (INV-1) */
-	bool ch_gone;		/* deleted: a hole until sup_compact */
-	int ch_how;		/* of the last Down */
-	intptr_t ch_reason;	/* of the last Down */
+	struct smarm__sup_cspec ch_cs; /* its spec */
+	uint64_t ch_pid;	       /* running tenancy, 0: none */
+	struct smarm__htab_node ch_h;  /* in su_bypid while ch_pid != 0 */
+	bool ch_pending;	       /* its Down awaits sup_death */
+	bool ch_inring;		       /* in su_pend (INV-1) */
+	bool ch_gone;		       /* deleted: a hole until sup_compact */
+	int ch_how;		       /* of the last Down */
+	intptr_t ch_reason;	       /* of the last Down */
 };
 
 struct sup {
@@ -87,13 +74,14 @@ struct sup {
 	uint32_t su_max;	     /* intensity: restarts ... */
 	uint64_t su_period;	     /* ... per window (ns) */
 	struct sup_child *su_kids;   /* su_n entries, start order */
+	struct smarm__htab su_bypid; /* running children by pid (INV-5) */
 	uint32_t su_n;		     /* entries (holes included) */
 	uint32_t su_cap;	     /* allocated entries */
 	uint32_t su_gone;	     /* holes (ch_gone) */
 	uint64_t su_seq;	     /* ids of anonymous dynamic children */
 	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
-	smarm_chan_t *su_ctl;	     /* control mailbox (struct sup_ctl) */
-	smarm_selset_t *su_set;	     /* su_sig, su_ctl */
+	smarm_chan_t *su_ctl;	/* control mailbox (struct smarm__sup_ctl) */
+	smarm_selset_t *su_set; /* su_sig, su_ctl */
 	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
 	uint64_t su_ref;	     /* each spawn's monitor ref */
 	uint64_t su_parent;	     /* spawner's pid id */
@@ -103,158 +91,6 @@ struct sup {
 	int su_stop_how;	     /* ... with this how */
 	intptr_t su_stop_reason;     /* ... and reason */
 };
-
-/* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
-enum sup_op {
-	SUP_OP_START = 1,
-	SUP_OP_TERMINATE,
-	SUP_OP_RESTART,
-	SUP_OP_DELETE,
-	SUP_OP_WHICH,
-	SUP_OP_COUNT,
-};
-
-struct sup_ctl {
-	int op;		     /* enum sup_op */
-	bool anon;	     /* START without an id */
-	struct sup_cspec cs; /* START: the child; others: cs_id */
-	smarm_chan_t *reply; /* the caller's (smarm_signal_t elements) */
-};
-
-/*
- * A reply is a smarm_signal_t in the caller's channel, beside the Down
- * of the supervisor's monitor: kind SUP_KIND_REPLY (or _ITEMS, whose
- * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
- * the channel's destructor if nobody takes it), how the status, from
- * the child's pid, ref a count, reason the other count.
- */
-#define SUP_KIND_REPLY 17
-#define SUP_KIND_ITEMS 18
-
-/* ---------------------------------------------------------------- spec */
-
-int smarm_sup_spec_alloc(smarm_sup_spec_t **out)
-{
-	struct smarm_sup_spec *sp;
-	if (out == NULL)
-		return SMARM_EINVAL;
-	sp = calloc(1, sizeof *sp);
-	if (sp == NULL)
-		return SMARM_ENOMEM;
-	sp->sp_strategy = SMARM_SUP_ONE_FOR_ONE;
-	sp->sp_max = 3;
-	sp->sp_period = 5000000000ull;
-	*out = sp;
-	return 0;
-}
-
-void smarm_sup_spec_free(smarm_sup_spec_t *spec)
-{
-	if (spec == NULL)
-		return;
-	free(spec->sp_kids);
-	free(spec);
-}
-
-int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
-{
-	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
-	    strategy > SMARM_SUP_REST_FOR_ONE)
-		return SMARM_EINVAL;
-	spec->sp_strategy = strategy;
-	return 0;
-}
-
-int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
-				 uint64_t period_ns)
-{
-	if (spec == NULL || max_restarts > 65536 || period_ns == 0)
-		return SMARM_EINVAL;
-	spec->sp_max = max_restarts;
-	spec->sp_period = period_ns;
-	return 0;
-}
-
-static bool id_ok(const char *id)
-{
-	size_t len;
-	if (id == NULL)
-		return false;
-	len = strnlen(id, SMARM_NAME_MAX + 1);
-	return len > 0 && len <= SMARM_NAME_MAX;
-}
-
-static struct sup_cspec *spec_find(smarm_sup_spec_t *spec, const char *id)
-{
-	for (uint32_t i = 0; i < spec->sp_n; i++)
-		if (strcmp(spec->sp_kids[i].cs_id, id) == 0)
-			return &spec->sp_kids[i];
-	return NULL;
-}
-
-int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
-			     smarm_actor_cb fn, void *arg, int restart,
-			     uint64_t shutdown_ns)
-{
-	struct sup_cspec *c;
-	if (spec == NULL || fn == NULL || !id_ok(id) ||
-	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
-	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
-		return SMARM_EINVAL;
-	if (spec_find(spec, id) != NULL)
-		return SMARM_EEXIST;
-	if (spec->sp_n == spec->sp_cap) {
-		uint32_t cap = spec->sp_cap ? spec->sp_cap * 2 : 8;
-		void *p = realloc(spec->sp_kids, cap * sizeof *spec->sp_kids);
-		if (p == NULL)
-			return SMARM_ENOMEM;
-		spec->sp_kids = p;
-		spec->sp_cap = cap;
-	}
-	c = &spec->sp_kids[spec->sp_n++];
-	memset(c, 0, sizeof *c);
-	strcpy(c->cs_id, id);
-	c->cs_fn = fn;
-	c->cs_arg = arg;
-	c->cs_restart = restart;
-	c->cs_shutdown = shutdown_ns;
-	return 0;
-}
-
-int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
-				   uint64_t timeout_ns)
-{
-	struct sup_cspec *c;
-	if (spec == NULL || !id_ok(id))
-		return SMARM_EINVAL;
-	c = spec_find(spec, id);
-	if (c == NULL)
-		return SMARM_ENOENT;
-	c->cs_await = true;
-	c->cs_ready_ns = timeout_ns;
-	return 0;
-}
-
-/* A heap copy of spec, or NULL (out of memory). */
-static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
-{
-	struct smarm_sup_spec *d = malloc(sizeof *d);
-	if (d == NULL)
-		return NULL;
-	*d = *spec;
-	d->sp_cap = spec->sp_n;
-	d->sp_kids = NULL;
-	if (spec->sp_n != 0) {
-		d->sp_kids = malloc(spec->sp_n * sizeof *d->sp_kids);
-		if (d->sp_kids == NULL) {
-			free(d);
-			return NULL;
-		}
-		memcpy(d->sp_kids, spec->sp_kids,
-		       spec->sp_n * sizeof *d->sp_kids);
-	}
-	return d;
-}
 
 /* ----------------------------------------------------------- readiness */
 
@@ -271,9 +107,9 @@ static const smarm_msgtype_t *ready_type(void)
 }
 
 /* Send a readiness report (status 0: ready) to the caller's spawner. */
-static int report(int status)
+int smarm__sup_report(int status)
 {
-	smarm_signal_t m = { .kind = SUP_KIND_READY,
+	smarm_signal_t m = { .kind = SMARM__SUP_KIND_READY,
 			     .from = smarm_actor_self(),
 			     .reason = status };
 	smarm_pid_t parent = { smarm__self_parent() };
@@ -287,23 +123,6 @@ static int report(int status)
 	return rc;
 }
 
-int smarm_sup_ready(void)
-{
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	return report(0);
-}
-
-int smarm_sup_start_failed(int status)
-{
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (status >= 0)
-		return SMARM_EINVAL;
-	(void)report(status);
-	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
-}
-
 /* ---------------------------------------------------------- supervisor */
 
 /* The process-wide control type (never freed: cached). */
@@ -312,8 +131,8 @@ static const smarm_msgtype_t *ctl_type(void)
 	static const smarm_msgtype_t *_Atomic cached;
 	const smarm_msgtype_t *t = atomic_load(&cached);
 	if (t == NULL &&
-	    smarm_msgtype_define("smarm.sup.ctl", sizeof(struct sup_ctl), NULL,
-				 &t) == 0)
+	    smarm_msgtype_define("smarm.sup.ctl", sizeof(struct smarm__sup_ctl),
+				 NULL, &t) == 0)
 		atomic_store(&cached, t);
 	return t;
 }
@@ -333,6 +152,7 @@ static void sup_free(void *arg)
 	}
 	free(su->su_hist.rg_buf);
 	free(su->su_pend.rg_buf);
+	free(su->su_bypid.ht_b);
 	free(su->su_kids);
 	free(su);
 }
@@ -343,6 +163,39 @@ static uint32_t pow2_at_least(uint32_t v)
 	while (p < v)
 		p <<= 1;
 	return p;
+}
+
+static uint64_t pid_key(uint64_t pid)
+{
+	return pid * 0x9e3779b97f4a7c15ull; /* odd: a bijection */
+}
+
+/* Child i now runs as pid (INV-5). */
+static void sup_pid_set(struct sup *su, int i, uint64_t pid)
+{
+	struct sup_child *c = &su->su_kids[i];
+	SMARM_ASSERT(c->ch_pid == 0 && pid != 0);
+	c->ch_pid = pid;
+	c->ch_h.hn_hash = pid_key(pid);
+	smarm__htab_insert(&su->su_bypid, &c->ch_h);
+}
+
+/* Child i's tenancy ended (INV-5). */
+static void sup_pid_clear(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	SMARM_ASSERT(c->ch_pid != 0);
+	smarm__htab_remove(&su->su_bypid, &c->ch_h);
+	c->ch_pid = 0;
+}
+
+/* su_kids moved: index the running children again (INV-5). */
+static void sup_reindex(struct sup *su)
+{
+	smarm__htab_clear(&su->su_bypid);
+	for (uint32_t i = 0; i < su->su_n; i++)
+		if (su->su_kids[i].ch_pid != 0)
+			smarm__htab_insert(&su->su_bypid, &su->su_kids[i].ch_h);
 }
 
 /* Room for `want` children: the table and the pending ring, which must
@@ -360,6 +213,7 @@ static int sup_reserve(struct sup *su, uint32_t want)
 			return SMARM_ENOMEM;
 		su->su_kids = p;
 		su->su_cap = cap;
+		sup_reindex(su);
 	}
 	if (pcap > su->su_pend.rg_cap) {
 		void *p;
@@ -382,9 +236,11 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	void *hbuf = malloc(hcap * sizeof(uint64_t));
 	if (su != NULL)
 		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
-	if (su == NULL || hbuf == NULL || sup_reserve(su, n) != 0 ||
+	if (su == NULL || hbuf == NULL ||
+	    smarm__htab_init(&su->su_bypid) != 0 || sup_reserve(su, n) != 0 ||
 	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
-	    smarm_chan_alloc(&su->su_ctl, sizeof(struct sup_ctl), NULL) != 0 ||
+	    smarm_chan_alloc(&su->su_ctl, sizeof(struct smarm__sup_ctl),
+			     NULL) != 0 ||
 	    smarm_selset_alloc(&su->su_set) != 0 ||
 	    smarm_selset_add_chan(su->su_set, su->su_sig, NULL) != 0 ||
 	    smarm_selset_add_chan(su->su_set, su->su_ctl, NULL) != 0 ||
@@ -413,12 +269,18 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	return su;
 }
 
-/* The child whose running tenancy is pid, or -1. */
+/* The child whose running tenancy is pid, or -1: O(1) (INV-5). */
 static int sup_find(const struct sup *su, uint64_t pid)
 {
-	for (uint32_t i = 0; i < su->su_n; i++)
-		if (su->su_kids[i].ch_pid == pid)
-			return (int)i;
+	uint64_t key = pid_key(pid);
+	for (struct smarm__htab_node *e = smarm__htab_first(&su->su_bypid, key);
+	     e != NULL; e = e->hn_next)
+		if (e->hn_hash == key) /* the hash is a bijection */
+			return (int)((struct sup_child
+					      *)((char *)e -
+						 offsetof(struct sup_child,
+							  ch_h)) -
+				     su->su_kids);
 	return -1;
 }
 
@@ -451,6 +313,7 @@ static void sup_compact(struct sup *su)
 			su->su_kids[w++] = su->su_kids[r];
 	su->su_n = w;
 	su->su_gone = 0;
+	sup_reindex(su);
 }
 
 /*
@@ -465,7 +328,7 @@ static int sup_take(struct sup *su, const smarm_signal_t *m)
 	if (m->kind == SMARM_SIGNAL_DOWN) {
 		int i = m->from.id ? sup_find(su, m->from.id) : -1;
 		if (i >= 0) {
-			su->su_kids[i].ch_pid = 0;
+			sup_pid_clear(su, i);
 			su->su_kids[i].ch_how = m->how;
 			su->su_kids[i].ch_reason = m->reason;
 		}
@@ -554,7 +417,7 @@ static void sup_stop_child(struct sup *su, int i)
 static int sup_start_child(struct sup *su, int i)
 {
 	struct sup_child *c = &su->su_kids[i];
-	const struct sup_cspec *cs = &c->ch_cs;
+	const struct smarm__sup_cspec *cs = &c->ch_cs;
 	smarm_pid_t pid;
 	uint64_t deadline;
 	int rc;
@@ -563,7 +426,7 @@ static int sup_start_child(struct sup *su, int i)
 	if (rc != 0)
 		return rc;
 	(void)smarm_actor_detach(pid);
-	c->ch_pid = pid.id;
+	sup_pid_set(su, i, pid.id);
 	if (!cs->cs_await)
 		return 0;
 	deadline = deadline_of(cs->cs_ready_ns);
@@ -580,7 +443,7 @@ static int sup_start_child(struct sup *su, int i)
 		}
 		if (rc != 0)
 			return rc;
-		if (m.kind == SUP_KIND_READY) {
+		if (m.kind == SMARM__SUP_KIND_READY) {
 			if (m.from.id != pid.id || c->ch_pid != pid.id)
 				continue; /* stale: nobody waits for it */
 			if (m.reason == 0)
@@ -634,7 +497,7 @@ static bool abnormal(int how)
 static void sup_death(struct sup *su, int i)
 {
 	int n = (int)su->su_n;
-	const struct sup_cspec *cs = &su->su_kids[i].ch_cs;
+	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
 	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
 		sup_delete(su, i); /* as OTP: its spec goes with it */
 		return;
@@ -691,19 +554,19 @@ static void sup_end(struct sup *su)
 static void items_free(void *elem)
 {
 	smarm_signal_t *m = elem;
-	if (m->kind == SUP_KIND_ITEMS)
+	if (m->kind == SMARM__SUP_KIND_ITEMS)
 		free((void *)m->reason);
 }
 
 /* Answer one control request; su_pend is empty (see sup_loop). */
-static void sup_ctl(struct sup *su, struct sup_ctl *q)
+static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 {
-	smarm_signal_t r = { .kind = SUP_KIND_REPLY };
+	smarm_signal_t r = { .kind = SMARM__SUP_KIND_REPLY };
 	int i = -1;
 	if (su->su_gone != 0)
 		sup_compact(su);
-	if (q->op != SUP_OP_START && q->op != SUP_OP_WHICH &&
-	    q->op != SUP_OP_COUNT) {
+	if (q->op != SMARM__SUP_OP_START && q->op != SMARM__SUP_OP_WHICH &&
+	    q->op != SMARM__SUP_OP_COUNT) {
 		i = sup_find_id(su, q->cs.cs_id);
 		if (i < 0) {
 			r.how = SMARM_ENOENT;
@@ -711,7 +574,7 @@ static void sup_ctl(struct sup *su, struct sup_ctl *q)
 		}
 	}
 	switch (q->op) {
-	case SUP_OP_START:
+	case SMARM__SUP_OP_START:
 		if (q->anon) {
 			do
 				snprintf(q->cs.cs_id, sizeof q->cs.cs_id,
@@ -733,31 +596,31 @@ static void sup_ctl(struct sup *su, struct sup_ctl *q)
 		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
 		su->su_kids[i].ch_cs = q->cs;
 		/* FALLTHROUGH */
-	case SUP_OP_RESTART:
+	case SMARM__SUP_OP_RESTART:
 		if (su->su_kids[i].ch_pid != 0) {
 			r.how = SMARM_ESTATE; /* running */
 			break;
 		}
 		r.how = sup_start_child(su, i);
 		if (r.how != 0) {
-			if (q->op == SUP_OP_START)
+			if (q->op == SMARM__SUP_OP_START)
 				su->su_n--; /* nothing recorded */
 			break;
 		}
 		r.from.id = su->su_kids[i].ch_pid;
 		break;
-	case SUP_OP_TERMINATE:
+	case SMARM__SUP_OP_TERMINATE:
 		sup_stop_child(su, i);
 		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
 			sup_delete(su, i);
 		break;
-	case SUP_OP_DELETE:
+	case SMARM__SUP_OP_DELETE:
 		if (su->su_kids[i].ch_pid != 0)
 			r.how = SMARM_ESTATE; /* running */
 		else
 			sup_delete(su, i);
 		break;
-	case SUP_OP_WHICH: {
+	case SMARM__SUP_OP_WHICH: {
 		smarm_sup_child_t *items =
 			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
 		if (items == NULL) {
@@ -770,12 +633,12 @@ static void sup_ctl(struct sup *su, struct sup_ctl *q)
 			items[k].pid.id = su->su_kids[k].ch_pid;
 			items[k].restart = su->su_kids[k].ch_cs.cs_restart;
 		}
-		r.kind = SUP_KIND_ITEMS;
+		r.kind = SMARM__SUP_KIND_ITEMS;
 		r.ref = su->su_n;
 		r.reason = (intptr_t)items;
 		break;
 	}
-	case SUP_OP_COUNT:
+	case SMARM__SUP_OP_COUNT:
 		r.ref = su->su_n;
 		for (uint32_t k = 0; k < su->su_n; k++)
 			r.reason += su->su_kids[k].ch_pid != 0;
@@ -795,7 +658,7 @@ static void sup_loop(struct sup *su)
 {
 	for (;;) {
 		smarm_signal_t m;
-		struct sup_ctl q;
+		struct smarm__sup_ctl q;
 		size_t ready;
 		while (smarm__ring_len(&su->su_pend) != 0) {
 			uint32_t k = *(uint32_t *)smarm__ring_pop_front(
@@ -828,8 +691,7 @@ static void sup_loop(struct sup *su)
 	sup_end(su);
 }
 
-/* Run the supervisor of `owned` (taken over) on the calling actor. */
-static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
+int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 {
 	struct sup *su = sup_new(owned);
 	const smarm_msgtype_t *t = ready_type();
@@ -839,14 +701,14 @@ static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
-			(void)report(SMARM_ENOMEM);
+			(void)smarm__sup_report(SMARM_ENOMEM);
 		return SMARM_ENOMEM;
 	}
 	rc = smarm_cleanup_push(sup_free, su);
 	if (rc != 0) {
 		sup_free(su);
 		if (report_setup_failure)
-			(void)report(rc);
+			(void)smarm__sup_report(rc);
 		return rc;
 	}
 	rc = smarm_trap_exit(su->su_sig);
@@ -860,7 +722,7 @@ static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		(void)smarm_mailbox_unpublish(ct);
 		(void)smarm_cleanup_pop(true); /* sup_free */
 		if (report_setup_failure)
-			(void)report(rc);
+			(void)smarm__sup_report(rc);
 		return rc;
 	}
 	su->su_parent = smarm__self_parent();
@@ -869,30 +731,17 @@ static int sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		if (rc != 0) {
 			for (int k = (int)i - 1; k >= 0; k--)
 				sup_stop_child(su, k);
-			(void)report(rc);
+			(void)smarm__sup_report(rc);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}
 	}
-	(void)report(0);
+	(void)smarm__sup_report(0);
 	sup_loop(su);
-}
-
-int smarm_sup_run(const smarm_sup_spec_t *spec)
-{
-	struct smarm_sup_spec *copy;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (spec == NULL)
-		return SMARM_EINVAL;
-	copy = spec_dup(spec);
-	if (copy == NULL)
-		return SMARM_ENOMEM;
-	return sup_run(copy, false);
 }
 
 static void sup_body(void *arg)
 {
-	(void)sup_run(arg, true);
+	(void)smarm__sup_run(arg, true);
 }
 
 static void drop_chan(smarm_chan_t *ch)
@@ -901,27 +750,17 @@ static void drop_chan(smarm_chan_t *ch)
 	smarm_chan_receiver_free(ch);
 }
 
-int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
+/* Spawn a supervisor of copy (taken over); wait for its report. */
+int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 {
-	const smarm_msgtype_t *t;
-	struct smarm_sup_spec *copy;
+	const smarm_msgtype_t *t = ready_type();
 	smarm_spawn_opts_t *opts = NULL;
 	smarm_chan_t *ch = NULL;
 	smarm_pid_t pid;
 	uint64_t ref = 0;
 	int status = 1; /* no report yet */
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (spec == NULL)
-		return SMARM_EINVAL;
-	t = ready_type();
-	if (t == NULL)
-		return SMARM_ENOMEM;
-	copy = spec_dup(spec);
-	if (copy == NULL)
-		return SMARM_ENOMEM;
-	rc = smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL);
+	int rc = t != NULL ? smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL)
+			   : SMARM_ENOMEM;
 	if (rc == 0)
 		rc = smarm_spawn_opts_alloc(&opts);
 	if (rc == 0)
@@ -943,7 +782,7 @@ int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
 			break;
 		if (m.from.id != pid.id)
 			continue;
-		if (m.kind == SUP_KIND_READY && status == 1) {
+		if (m.kind == SMARM__SUP_KIND_READY && status == 1) {
 			status = (int)m.reason;
 			if (status == 0)
 				break;
@@ -970,23 +809,14 @@ out:
 
 /* ------------------------------------------- calls to a running one */
 
-/*
- * Send q to sup's control mailbox and wait up to timeout_ns for the
- * reply, watching sup with a monitor into the same channel. Returns the
- * transport status (0: *r holds the reply).
- */
-static int sup_call(smarm_pid_t sup, struct sup_ctl *q, uint64_t timeout_ns,
-		    smarm_signal_t *r)
+int smarm__sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
+		    uint64_t timeout_ns, smarm_signal_t *r)
 {
 	const smarm_msgtype_t *ct = ctl_type();
 	smarm_chan_t *ch = NULL;
 	uint64_t ref = 0;
 	uint64_t deadline = deadline_of(timeout_ns);
 	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (sup.id == 0 || sup.id == smarm__self_pid())
-		return SMARM_EINVAL;
 	if (ct == NULL)
 		return SMARM_ENOMEM;
 	rc = smarm_chan_alloc(&ch, sizeof(smarm_signal_t), items_free);
@@ -1005,7 +835,8 @@ static int sup_call(smarm_pid_t sup, struct sup_ctl *q, uint64_t timeout_ns,
 		rc = smarm_chan_recv_timeout(ch, r, remaining(deadline));
 		if (rc != 0)
 			break;
-		if (r->kind == SUP_KIND_REPLY || r->kind == SUP_KIND_ITEMS) {
+		if (r->kind == SMARM__SUP_KIND_REPLY ||
+		    r->kind == SMARM__SUP_KIND_ITEMS) {
 			break;
 		}
 		if (r->kind == SMARM_SIGNAL_DOWN) {
@@ -1020,130 +851,4 @@ out:
 	smarm_chan_sender_free(ch);
 	smarm_chan_receiver_free(ch); /* a late reply: items_free */
 	return rc;
-}
-
-static int id_req(struct sup_ctl *q, int op, const char *id)
-{
-	memset(q, 0, sizeof *q);
-	q->op = op;
-	if (!id_ok(id))
-		return SMARM_EINVAL;
-	strcpy(q->cs.cs_id, id);
-	return 0;
-}
-
-int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
-			  void *arg, int restart, uint64_t shutdown_ns,
-			  uint64_t timeout_ns, smarm_pid_t *child)
-{
-	struct sup_ctl q;
-	smarm_signal_t r;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	memset(&q, 0, sizeof q);
-	q.op = SUP_OP_START;
-	if (id == NULL)
-		q.anon = true;
-	else if (!id_ok(id))
-		return SMARM_EINVAL;
-	else
-		strcpy(q.cs.cs_id, id);
-	if (fn == NULL || restart < SMARM_SUP_PERMANENT ||
-	    restart > SMARM_SUP_TEMPORARY)
-		return SMARM_EINVAL;
-	q.cs.cs_fn = fn;
-	q.cs.cs_arg = arg;
-	q.cs.cs_restart = restart;
-	q.cs.cs_shutdown = shutdown_ns;
-	rc = sup_call(sup, &q, timeout_ns, &r);
-	if (rc == 0)
-		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
-	return rc;
-}
-
-static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
-		   smarm_pid_t *child)
-{
-	struct sup_ctl q;
-	smarm_signal_t r;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	rc = id_req(&q, op, id);
-	if (rc == 0)
-		rc = sup_call(sup, &q, timeout_ns, &r);
-	if (rc == 0)
-		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
-	return rc;
-}
-
-int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
-			      uint64_t timeout_ns)
-{
-	return id_call(sup, SUP_OP_TERMINATE, id, timeout_ns, NULL);
-}
-
-int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
-			    uint64_t timeout_ns, smarm_pid_t *child)
-{
-	return id_call(sup, SUP_OP_RESTART, id, timeout_ns, child);
-}
-
-int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
-{
-	return id_call(sup, SUP_OP_DELETE, id, timeout_ns, NULL);
-}
-
-int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
-			     size_t cap, size_t *n, uint64_t timeout_ns)
-{
-	struct sup_ctl q;
-	smarm_signal_t r;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (n == NULL || (buf == NULL && cap > 0))
-		return SMARM_EINVAL;
-	memset(&q, 0, sizeof q);
-	q.op = SUP_OP_WHICH;
-	rc = sup_call(sup, &q, timeout_ns, &r);
-	if (rc == 0)
-		rc = r.how;
-	if (rc != 0)
-		return rc;
-	*n = (size_t)r.ref;
-	if (cap > 0)
-		memcpy(buf, (void *)r.reason,
-		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
-	free((void *)r.reason);
-	return 0;
-}
-
-int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
-			     uint64_t timeout_ns)
-{
-	struct sup_ctl q;
-	smarm_signal_t r;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (specs == NULL && active == NULL)
-		return SMARM_EINVAL;
-	memset(&q, 0, sizeof q);
-	q.op = SUP_OP_COUNT;
-	rc = sup_call(sup, &q, timeout_ns, &r);
-	if (rc == 0)
-		rc = r.how;
-	if (rc != 0)
-		return rc;
-	if (specs != NULL)
-		*specs = (size_t)r.ref;
-	if (active != NULL)
-		*active = (size_t)r.reason;
-	return 0;
 }

@@ -842,6 +842,79 @@ START_TEST(test_supervisor_crash_storm_counts_exactly_and_leaks_nothing)
 }
 END_TEST
 
+/*
+ * Many dynamic children (the table grows past its first capacities,
+ * and deleted temporary children are compacted away): each crash still
+ * restarts exactly the child that crashed, so a Down is matched to its
+ * child by pid however the table moved.
+ */
+#define MANY_KIDS 40
+
+static _Atomic int many_starts[MANY_KIDS];
+
+static void many_body(void *arg)
+{
+	atomic_fetch_add(&many_starts[(intptr_t)arg], 1);
+	kid_park();
+}
+
+static void root_many(void *arg)
+{
+	smarm_sup_spec_t *sp = NULL;
+	smarm_pid_t sup, pids[MANY_KIDS];
+	size_t active = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 65536, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	for (intptr_t i = 0; i < MANY_KIDS; i++) {
+		char id[16];
+		atomic_store(&many_starts[i], 0);
+		snprintf(id, sizeof id, "m%d", (int)i);
+		/* every third one temporary: deleted when it is stopped */
+		HARNESS_EQ(smarm_sup_start_child(
+				   sup, id, many_body, (void *)i,
+				   i % 3 == 0 ? SMARM_SUP_TEMPORARY
+					      : SMARM_SUP_PERMANENT,
+				   SMARM_SUP_BRUTAL_KILL, MS(5000), &pids[i]),
+			   0);
+	}
+	for (int i = 0; i < MANY_KIDS; i += 3) { /* holes, then compaction */
+		char id[16];
+		snprintf(id, sizeof id, "m%d", i);
+		HARNESS_EQ(smarm_sup_terminate_child(sup, id, MS(5000)), 0);
+	}
+	HARNESS_EQ(count_of(sup, &active), MANY_KIDS - (MANY_KIDS + 2) / 3);
+	/* Crash the permanent ones, last first: each restarts itself. */
+	for (int i = MANY_KIDS - 1; i >= 0; i--) {
+		if (i % 3 == 0)
+			continue;
+		HARNESS_EQ(exit_and_await(pids[i], SMARM_EXIT_CRASHED, i, NULL),
+			   SMARM_EXIT_CRASHED);
+		HARNESS_CHECK(kid_await(&many_starts[i], 2));
+	}
+	for (int i = 0; i < MANY_KIDS; i++)
+		HARNESS_EQ(atomic_load(&many_starts[i]), i % 3 == 0 ? 1 : 2);
+	HARNESS_EQ(count_of(sup, &active), MANY_KIDS - (MANY_KIDS + 2) / 3);
+	HARNESS_EQ(active, MANY_KIDS - (MANY_KIDS + 2) / 3);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	/* Its own monitors go after its Down was sent: wait for them. */
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_MONITORS, 0));
+	HARNESS_CHECK(
+		harness_await_stat(smarm_node_current(), SMARM_STAT_LINKS, 0));
+}
+
+START_TEST(test_supervisor_many_children_each_restart_finds_its_child)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_many, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_supervisor_suite(void)
 {
 	Suite *s = suite_create("supervisor");
@@ -865,6 +938,8 @@ Suite *smarm_test_supervisor_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("dynamic");
 	tcase_add_test(t, test_supervisor_dynamic_children_and_queries);
+	tcase_add_test(
+		t, test_supervisor_many_children_each_restart_finds_its_child);
 	tcase_add_test(t,
 		       test_supervisor_busy_supervisor_times_out_and_capacity);
 	suite_add_tcase(s, t);

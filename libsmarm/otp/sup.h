@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sup.h - internal interface of supervisors: the spec object's layout
+ * and the control requests (shared by sup_api.c, the public calls, which
+ * check their arguments, and sup.c, the supervisor actor and the calls'
+ * transport, which checks nothing again).
+ * Ownership, locking and invariants are stated in sup.c.
+ * See: docs/architecture.md (OTP layer, Supervisors).
+ */
+#ifndef SMARM_OTP_SUP_H
+#define SMARM_OTP_SUP_H
+
+#include "../core/core.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SMARM__SUP_KIND_READY 16
+
+struct smarm__sup_cspec {
+	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */
+	smarm_actor_cb cs_fn;		/* body */
+	void *cs_arg;			/* its argument, the caller's */
+	int cs_restart;			/* smarm_sup_restart */
+	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
+	bool cs_await;			/* reports readiness */
+	uint64_t cs_ready_ns;		/* bound of that wait */
+};
+
+struct smarm_sup_spec {
+	int sp_strategy;		  /* smarm_sup_strategy */
+	uint32_t sp_max;		  /* restarts allowed ... */
+	uint64_t sp_period;		  /* ... within this window (ns) */
+	uint32_t sp_n;			  /* children */
+	uint32_t sp_cap;		  /* allocated entries of sp_kids */
+	struct smarm__sup_cspec *sp_kids; /* in start order */
+};
+
+/* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
+enum smarm__sup_op {
+	SMARM__SUP_OP_START = 1,
+	SMARM__SUP_OP_TERMINATE,
+	SMARM__SUP_OP_RESTART,
+	SMARM__SUP_OP_DELETE,
+	SMARM__SUP_OP_WHICH,
+	SMARM__SUP_OP_COUNT,
+};
+
+struct smarm__sup_ctl {
+	int op;			    /* enum smarm__sup_op */
+	bool anon;		    /* START without an id */
+	struct smarm__sup_cspec cs; /* START: the child; others: cs_id */
+	smarm_chan_t *reply;	    /* the caller's (smarm_signal_t elements) */
+};
+
+/*
+ * A reply is a smarm_signal_t in the caller's channel, beside the Down
+ * of the supervisor's monitor: kind SMARM__SUP_KIND_REPLY (or _ITEMS, whose
+ * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
+ * the channel's destructor if nobody takes it), how the status, from
+ * the child's pid, ref a count, reason the other count.
+ */
+#define SMARM__SUP_KIND_REPLY 17
+#define SMARM__SUP_KIND_ITEMS 18
+
+/* sup.c */
+
+/*
+ * Run the supervisor of owned (taken over and freed) on the calling
+ * actor. Returns only if it could not be set up (the code; reported to
+ * the spawner first if report_setup_failure); else it ends the actor.
+ */
+int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
+
+/* Spawn a supervisor of owned (taken over) and wait for its report. */
+int smarm__sup_start(struct smarm_sup_spec *owned, smarm_pid_t *out);
+
+/* Send a readiness report (status 0: ready) to the caller's spawner:
+ * 0, SMARM_ESTATE nobody waits for one, or a send error. */
+int smarm__sup_report(int status);
+
+/*
+ * Send q to the supervisor sup (a pid the caller checked: not its own,
+ * not SMARM_PID_NONE) and wait up to timeout_ns for the reply, watching
+ * sup with a monitor into the reply channel. Returns the transport
+ * status (0: *r holds the reply; its how is the request's status).
+ */
+int smarm__sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
+		    uint64_t timeout_ns, smarm_signal_t *r);
+
+#endif /* SMARM_OTP_SUP_H */

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sup_api.c - the public calls of supervisors (abi/smarm/otp.h,
+ * "Supervisors"): the spec object and its setters, readiness reports,
+ * smarm_sup_run and smarm_sup_start, and the calls to a running
+ * supervisor. Each checks its arguments and its context, then calls
+ * sup.c, which checks nothing again.
+ *
+ * Ownership: a spec is the caller's, from smarm_sup_spec_alloc to
+ * smarm_sup_spec_free; a supervisor runs on a copy of it. Locking: none
+ * taken here. Invariants: INV-1 a call that returns an argument error
+ * (SMARM_EINVAL, SMARM_ENOTACTOR) has changed nothing.
+ * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
+ */
+#include "sup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- spec */
+
+int smarm_sup_spec_alloc(smarm_sup_spec_t **out)
+{
+	struct smarm_sup_spec *sp;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	sp = calloc(1, sizeof *sp);
+	if (sp == NULL)
+		return SMARM_ENOMEM;
+	sp->sp_strategy = SMARM_SUP_ONE_FOR_ONE;
+	sp->sp_max = 3;
+	sp->sp_period = 5000000000ull;
+	*out = sp;
+	return 0;
+}
+
+void smarm_sup_spec_free(smarm_sup_spec_t *spec)
+{
+	if (spec == NULL)
+		return;
+	free(spec->sp_kids);
+	free(spec);
+}
+
+int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
+{
+	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
+	    strategy > SMARM_SUP_REST_FOR_ONE)
+		return SMARM_EINVAL;
+	spec->sp_strategy = strategy;
+	return 0;
+}
+
+int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
+				 uint64_t period_ns)
+{
+	if (spec == NULL || max_restarts > 65536 || period_ns == 0)
+		return SMARM_EINVAL;
+	spec->sp_max = max_restarts;
+	spec->sp_period = period_ns;
+	return 0;
+}
+
+static bool id_ok(const char *id)
+{
+	size_t len;
+	if (id == NULL)
+		return false;
+	len = strnlen(id, SMARM_NAME_MAX + 1);
+	return len > 0 && len <= SMARM_NAME_MAX;
+}
+
+static struct smarm__sup_cspec *spec_find(smarm_sup_spec_t *spec,
+					  const char *id)
+{
+	for (uint32_t i = 0; i < spec->sp_n; i++)
+		if (strcmp(spec->sp_kids[i].cs_id, id) == 0)
+			return &spec->sp_kids[i];
+	return NULL;
+}
+
+int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
+			     smarm_actor_cb fn, void *arg, int restart,
+			     uint64_t shutdown_ns)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || fn == NULL || !id_ok(id) ||
+	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
+	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
+		return SMARM_EINVAL;
+	if (spec_find(spec, id) != NULL)
+		return SMARM_EEXIST;
+	if (spec->sp_n == spec->sp_cap) {
+		uint32_t cap = spec->sp_cap ? spec->sp_cap * 2 : 8;
+		void *p = realloc(spec->sp_kids, cap * sizeof *spec->sp_kids);
+		if (p == NULL)
+			return SMARM_ENOMEM;
+		spec->sp_kids = p;
+		spec->sp_cap = cap;
+	}
+	c = &spec->sp_kids[spec->sp_n++];
+	memset(c, 0, sizeof *c);
+	strcpy(c->cs_id, id);
+	c->cs_fn = fn;
+	c->cs_arg = arg;
+	c->cs_restart = restart;
+	c->cs_shutdown = shutdown_ns;
+	return 0;
+}
+
+int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
+				   uint64_t timeout_ns)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || !id_ok(id))
+		return SMARM_EINVAL;
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return SMARM_ENOENT;
+	c->cs_await = true;
+	c->cs_ready_ns = timeout_ns;
+	return 0;
+}
+
+/* A heap copy of spec, or NULL (out of memory). */
+static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
+{
+	struct smarm_sup_spec *d = malloc(sizeof *d);
+	if (d == NULL)
+		return NULL;
+	*d = *spec;
+	d->sp_cap = spec->sp_n;
+	d->sp_kids = NULL;
+	if (spec->sp_n != 0) {
+		d->sp_kids = malloc(spec->sp_n * sizeof *d->sp_kids);
+		if (d->sp_kids == NULL) {
+			free(d);
+			return NULL;
+		}
+		memcpy(d->sp_kids, spec->sp_kids,
+		       spec->sp_n * sizeof *d->sp_kids);
+	}
+	return d;
+}
+
+int smarm_sup_ready(void)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__sup_report(0);
+}
+
+int smarm_sup_start_failed(int status)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (status >= 0)
+		return SMARM_EINVAL;
+	(void)smarm__sup_report(status);
+	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+}
+
+int smarm_sup_run(const smarm_sup_spec_t *spec)
+{
+	struct smarm_sup_spec *copy;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (spec == NULL)
+		return SMARM_EINVAL;
+	copy = spec_dup(spec);
+	if (copy == NULL)
+		return SMARM_ENOMEM;
+	return smarm__sup_run(copy, false);
+}
+
+int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
+{
+	struct smarm_sup_spec *copy;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (spec == NULL)
+		return SMARM_EINVAL;
+	copy = spec_dup(spec);
+	if (copy == NULL)
+		return SMARM_ENOMEM;
+	return smarm__sup_start(copy, out);
+}
+
+/* ------------------------------------------- calls to a running one */
+
+/* A request to the supervisor sup, once its pid is checked. */
+static int sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
+		    uint64_t timeout_ns, smarm_signal_t *r)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (sup.id == 0 || sup.id == smarm__self_pid())
+		return SMARM_EINVAL;
+	return smarm__sup_call(sup, q, timeout_ns, r);
+}
+
+static int id_req(struct smarm__sup_ctl *q, int op, const char *id)
+{
+	memset(q, 0, sizeof *q);
+	q->op = op;
+	if (!id_ok(id))
+		return SMARM_EINVAL;
+	strcpy(q->cs.cs_id, id);
+	return 0;
+}
+
+int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
+			  void *arg, int restart, uint64_t shutdown_ns,
+			  uint64_t timeout_ns, smarm_pid_t *child)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_START;
+	if (id == NULL)
+		q.anon = true;
+	else if (!id_ok(id))
+		return SMARM_EINVAL;
+	else
+		strcpy(q.cs.cs_id, id);
+	if (fn == NULL || restart < SMARM_SUP_PERMANENT ||
+	    restart > SMARM_SUP_TEMPORARY)
+		return SMARM_EINVAL;
+	q.cs.cs_fn = fn;
+	q.cs.cs_arg = arg;
+	q.cs.cs_restart = restart;
+	q.cs.cs_shutdown = shutdown_ns;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
+		   smarm_pid_t *child)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	rc = id_req(&q, op, id);
+	if (rc == 0)
+		rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && child != NULL)
+		*child = r.from;
+	return rc;
+}
+
+int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
+			      uint64_t timeout_ns)
+{
+	return id_call(sup, SMARM__SUP_OP_TERMINATE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
+			    uint64_t timeout_ns, smarm_pid_t *child)
+{
+	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, child);
+}
+
+int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
+{
+	return id_call(sup, SMARM__SUP_OP_DELETE, id, timeout_ns, NULL);
+}
+
+int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+			     size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_WHICH;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	*n = (size_t)r.ref;
+	if (cap > 0)
+		memcpy(buf, (void *)r.reason,
+		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
+	free((void *)r.reason);
+	return 0;
+}
+
+int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
+			     uint64_t timeout_ns)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (specs == NULL && active == NULL)
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_COUNT;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc != 0)
+		return rc;
+	if (specs != NULL)
+		*specs = (size_t)r.ref;
+	if (active != NULL)
+		*active = (size_t)r.reason;
+	return 0;
+}
