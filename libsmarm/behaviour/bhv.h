@@ -200,6 +200,9 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 /* The ffi type of a protocol type (a bytes argument is two: see cif). */
 ffi_type *smarm__bhv_ffi_type(int vtype);
 
+/* smarm_bytes_t's ffi type (a stub's STR and BYTES return). */
+ffi_type *smarm__bhv_ffi_bytes(void);
+
 /*
  * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
  * then op's arguments, returning ret (NULL: the C type of op's reply,
