@@ -34,7 +34,7 @@
  * freed by the actor's cleanup handler; it holds one plugin reference.
  * Only its actor touches it, except sv_toks (sv_lock).
  * Locking: sv_lock (a pthread mutex, a leaf: no runtime call is made
- * under it) guards the token list and each token's tk_srv.
+ * under it) guards the token list and each token's tk_owner.
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
@@ -129,15 +129,14 @@ void smarm__bhv_env_free(void *elem)
 /* ---- tokens ---- */
 
 struct smarm_reply {
-	struct smarm_reply *tk_next, *tk_prev; /* in the server's list
-						  (sv_lock), while tk_srv */
-	struct smarm_gs_ctx *tk_srv;	       /* NULL once the server ended */
-	const struct smarm_behaviour *tk_be;   /* plugin reference held */
-	const struct bhv_op *tk_op;	       /* the call's operation */
-	smarm_chan_t *tk_reply;		       /* the caller's channel */
-	uint64_t tk_seq;		       /* the call's number */
-	uint64_t tk_magic;		       /* TOKEN_MAGIC while live */
-	bool tk_answered;		       /* EDOWN sent at server end */
+	struct smarm_reply *tk_next, *tk_prev; /* tok_all (tok_lock) */
+	const void *tk_owner; /* its server; NULL once it ended */
+	const struct smarm_behaviour *tk_be; /* plugin reference held */
+	const struct bhv_op *tk_op;	     /* the call's operation */
+	smarm_chan_t *tk_reply;		     /* the caller's channel */
+	uint64_t tk_seq;		     /* the call's number */
+	uint64_t tk_magic;		     /* TOKEN_MAGIC while live */
+	bool tk_answered;		     /* EDOWN sent at server end */
 };
 
 #define TOKEN_MAGIC 0x6273746f6b656e31ull
@@ -174,20 +173,20 @@ static void tok_free(struct smarm_reply *t)
 	smarm__bhv_plugin_unref(be);
 }
 
-int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			smarm_chan_t *reply, uint64_t seq,
-			struct smarm_reply **out)
+int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
+			 const struct bhv_op *op, smarm_chan_t *reply,
+			 uint64_t seq, struct smarm_reply **out)
 {
 	struct smarm_reply *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return SMARM_ENOMEM;
-	t->tk_srv = sv;
-	t->tk_be = sv->sv_be;
+	t->tk_owner = owner;
+	t->tk_be = be;
 	t->tk_op = op;
 	t->tk_reply = reply;
 	t->tk_seq = seq;
 	t->tk_magic = TOKEN_MAGIC;
-	smarm__bhv_plugin_ref(sv->sv_be);
+	smarm__bhv_plugin_ref(be);
 	pthread_mutex_lock(&tok_lock);
 	t->tk_next = tok_all;
 	if (tok_all != NULL)
@@ -198,14 +197,13 @@ int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	return 0;
 }
 
-/* The server sv ends: answer its live tokens with SMARM_EDOWN. */
-static void tokens_end(struct smarm_gs_ctx *sv)
+void smarm__bhv_tokens_end(const void *owner)
 {
 	pthread_mutex_lock(&tok_lock);
 	for (struct smarm_reply *t = tok_all; t != NULL; t = t->tk_next) {
-		if (t->tk_srv != sv)
+		if (t->tk_owner != owner)
 			continue;
-		t->tk_srv = NULL;
+		t->tk_owner = NULL;
 		if (!t->tk_answered) {
 			t->tk_answered = true;
 			smarm__bhv_reply_send(t->tk_reply, t->tk_seq,
@@ -597,7 +595,7 @@ static void server_end(void *arg)
 	}
 	if (sv->sv_set != NULL)
 		smarm_selset_free(sv->sv_set);
-	tokens_end(sv);
+	smarm__bhv_tokens_end(sv);
 	live_remove(sv);
 	if (sv->sv_start != NULL && !sv->sv_reported) {
 		int st = sv->sv_start_rc ? sv->sv_start_rc : SMARM_EDOWN;

@@ -55,10 +55,6 @@ struct smarm_gs_ctx {
 /* Is cx a live server whose actor is self? */
 bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);
 
-/* The message types of inboxes and infos (defined on first use). */
-const smarm_msgtype_t *smarm__gs_inbox_type(void);
-const smarm_msgtype_t *smarm__gs_info_type(void);
-
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
@@ -71,11 +67,6 @@ int smarm__gs_reply_chan(smarm_chan_t **out);
  */
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup);
-
-/* A reply token for the call in service (smarm_gs_reply_later). */
-int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			smarm_chan_t *reply, uint64_t seq,
-			struct smarm_reply **out);
 
 /* Arm a timer of sv (smarm_gs_send_after, arguments validated). */
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
