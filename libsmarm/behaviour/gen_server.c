@@ -32,9 +32,12 @@
  *
  * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor and
  * freed by the actor's cleanup handler; it holds one plugin reference.
- * Only its actor touches it, except sv_toks (sv_lock).
- * Locking: sv_lock (a pthread mutex, a leaf: no runtime call is made
- * under it) guards the token list and each token's tk_owner.
+ * Only its actor touches it. Reply tokens are process-wide, in one
+ * registry (tok_all), so a freed token is refused, not used.
+ * Locking: tok_lock (a pthread mutex; no plugin code runs and no lock
+ * but a channel's is taken under it) guards the token registry and each
+ * token's tk_owner and tk_answered; live_lock (a leaf) guards the list
+ * of live servers, by which a context pointer is checked before use.
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
@@ -163,14 +166,19 @@ static bool tok_live(const struct smarm_reply *t)
 	return false;
 }
 
-/* Under tok_lock: take t out and free it. */
+/* Under tok_lock: take t out of the registry (it is then ours alone). */
+static void tok_take(struct smarm_reply *t)
+{
+	tok_unlink(t);
+	t->tk_magic = 0;
+}
+
+/* No lock held: free a token taken out. */
 static void tok_free(struct smarm_reply *t)
 {
 	const struct smarm_behaviour *be = t->tk_be;
-	tok_unlink(t);
-	t->tk_magic = 0;
 	free(t);
-	smarm__bhv_plugin_unref(be);
+	smarm__bhv_plugin_unref(be); /* may unload: no lock held */
 }
 
 int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
@@ -216,6 +224,7 @@ void smarm__bhv_tokens_end(const void *owner)
 int smarm_reply(smarm_reply_t *t, const smarm_value_t *v)
 {
 	smarm_value_t out;
+	bool answered;
 	int rc;
 	if (t == NULL)
 		return SMARM_EINVAL;
@@ -225,21 +234,24 @@ int smarm_reply(smarm_reply_t *t, const smarm_value_t *v)
 		return SMARM_EINVAL;
 	}
 	rc = smarm__bhv_value_copy(t->tk_op->op_reply, v, &out);
-	if (rc != 0) {
+	if (rc != 0) { /* the token stays valid */
 		pthread_mutex_unlock(&tok_lock);
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
 	}
-	if (!t->tk_answered)
+	tok_take(t);
+	answered = t->tk_answered; /* by the server's end: EDOWN sent */
+	pthread_mutex_unlock(&tok_lock);
+	if (!answered)
 		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, 0, &out);
 	else
 		smarm_value_release(&out);
 	tok_free(t);
-	pthread_mutex_unlock(&tok_lock);
 	return 0;
 }
 
 int smarm_reply_drop(smarm_reply_t *t)
 {
+	bool answered;
 	if (t == NULL)
 		return SMARM_EINVAL;
 	pthread_mutex_lock(&tok_lock);
@@ -247,11 +259,13 @@ int smarm_reply_drop(smarm_reply_t *t)
 		pthread_mutex_unlock(&tok_lock);
 		return SMARM_EINVAL;
 	}
-	if (!t->tk_answered)
+	tok_take(t);
+	answered = t->tk_answered;
+	pthread_mutex_unlock(&tok_lock);
+	if (!answered)
 		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
 				      NULL);
 	tok_free(t);
-	pthread_mutex_unlock(&tok_lock);
 	return 0;
 }
 

@@ -8,10 +8,10 @@
  *
  * Ownership: a client handle (struct smarm_server) is malloc'd by
  * smarm_server_open* and freed by smarm_server_free; it holds one
- * plugin reference and owns its reply channel. Live servers are listed
- * (live_lock) so that a context pointer is checked before use.
- * Locking: live_lock (a pthread mutex, a leaf) guards the list of live
- * servers.
+ * plugin reference and owns its reply channel; a supervised server's
+ * spec data is kept for the life of the process (sup_args).
+ * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. Context
+ * pointers are checked against gen_server.c's list of live servers.
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
