@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * statem.c - gen_statem as data: the checker the loader runs on every
- * machine table (smarm_sm_desc_t of abi/smarm/smarm_plugin.h).
+ * machine table (smarm_sm_desc_t of abi/smarm/smarm_plugin.h), the
+ * dispatch tables built from it, and the interpreter that runs a table.
  *
  * The checker. A table is accepted only if
  *   1. every field and row is well formed: at least one state, each
@@ -29,11 +30,46 @@
  * One pass over the rows in that order does 2 and 3: a cell per
  * (kind, state, operation) holds the first unguarded row that takes it.
  *
- * Ownership: the checker allocates its cell map and frees it before it
- * returns; it keeps nothing. Locking: none (pure).
+ * The interpreter. A machine (struct smarm_sm_ctx) is fed events by its
+ * loop (smarm__sm_step, smarm__sm_fire). Each event goes to the first
+ * row of its cell's candidate list whose guard passes (the tables keep,
+ * per cell, the rows that match it in matching order, so a POSTPONE row
+ * is tried before the others and its action never runs). Then:
+ *   POSTPONE   the event joins m_post (FIFO);
+ *   UNHANDLED  the action runs, the event is dropped (a call: EDOWN);
+ *   TO, DYNAMIC, STAY, REPEAT, STOP  the action runs, then the next
+ *              state is the target, the action's value, the current
+ *              one, or the machine ends; a next state other than the
+ *              current one is a real transition: the state timeout is
+ *              cancelled, the new state's enter runs (with the previous
+ *              state), and the postponed events go to the front of the
+ *              internal queue m_q; REPEAT runs the current enter again
+ *              and is no transition. The action's next events
+ *              (smarm_sm_next_event) then go to the front of m_q.
+ * No row: SHUTDOWN ends the machine, anything else is dropped. Every
+ * event but the event timeout's own cancels the event timeout. m_q is
+ * drained before the loop takes another external event. A dynamic tail
+ * to a state that does not exist ends the machine as crashed.
+ *
+ * Phases (m_phase): IDLE -> INIT (init runs) -> IDLE; IDLE -> ENTER
+ * (sm_enter) -> IDLE; IDLE -> ACTION (sm_dispatch) -> IDLE; any -> DONE
+ * (smarm__sm_fini). The smarm_sm_* calls check it (statem_api.c).
+ *
+ * Ownership: the checker keeps nothing. The tables belong to the
+ * behaviour (built at load, freed at unload). A machine belongs to its
+ * actor; each event it takes it hands back to the loop's sh_drop exactly
+ * once (handled, dropped, or at the end in smarm__sm_fini).
+ * Locking: none: tables are constant once built; a machine is touched
+ * only by its own actor.
  * Invariants:
- *   INV-1 a cell, once set, holds the first unguarded row in matching
- *         order that takes its event: it is never overwritten.
+ *   INV-1 a checker cell, once set, holds the first unguarded row in
+ *         matching order that takes its event: it is never overwritten.
+ *   INV-2 after an event, m_q is: its next events, then (after a real
+ *         transition) every event postponed before it in FIFO order,
+ *         then what m_q held; so next events run before postponed ones,
+ *         and both before any external event.
+ *   INV-3 a timer's fire counts only while its generation is the live
+ *         one (tm_gen); arming again or cancelling makes it stale.
  * See: docs/plugins.md (gen_statem).
  */
 #include "statem.h"
@@ -398,4 +434,407 @@ out_free:
 	for (int k = 0; k < SM_NKINDS; k++)
 		free(c.c_cell[k]);
 	return rc;
+}
+
+/* ==== The dispatch tables ==== */
+
+/*
+ * A cell's candidate list holds more entries than this in total: the
+ * tables keep only the matching order and each event scans it.
+ */
+#define SM_LIST_MAX ((size_t)1 << 20)
+
+struct smarm__sm_tables {
+	const smarm_sm_desc_t *st_d;   /* the machine */
+	size_t st_nops;		       /* protocol operations */
+	int32_t *st_slot;	       /* op index -> slot among its kind */
+	size_t st_width[SM_NKINDS];    /* slots per state, by kind - 1 */
+	long *st_rslot;		       /* row -> its slot (-1: any) */
+	uint32_t *st_ord;	       /* rows in matching order */
+	uint32_t *st_start[SM_NKINDS]; /* cell -> offset in st_list */
+	uint32_t *st_list;	       /* candidate rows, each list ends
+					  with UINT32_MAX; NULL: scan */
+};
+
+static bool sm_row_takes(const struct smarm__sm_tables *t, size_t i, int kind,
+			 int32_t state, long slot)
+{
+	const smarm_sm_row_t *r = &t->st_d->rows[i];
+	return r->kind == kind &&
+	       (r->state == SMARM_SM_ANY || r->state == state) &&
+	       (t->st_rslot[i] < 0 || t->st_rslot[i] == slot);
+}
+
+void smarm__sm_tables_free(struct smarm__sm_tables *t)
+{
+	if (t == NULL)
+		return;
+	free(t->st_slot);
+	free(t->st_rslot);
+	free(t->st_ord);
+	for (int k = 0; k < SM_NKINDS; k++)
+		free(t->st_start[k]);
+	free(t->st_list);
+	free(t);
+}
+
+int smarm__sm_tables_build(const smarm_sm_desc_t *d,
+			   const struct smarm__sm_op *ops, size_t n_ops,
+			   struct smarm__sm_tables **out)
+{
+	struct smarm__sm_tables *t = calloc(1, sizeof *t);
+	struct sm_chk c = { .c_d = d, .c_ops = ops, .c_nops = n_ops };
+	size_t n = 0;
+	size_t total = 0;
+
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	t->st_d = d;
+	t->st_nops = n_ops;
+	t->st_slot = calloc(n_ops + 1, sizeof *t->st_slot);
+	t->st_rslot = calloc(d->n_rows + 1, sizeof *t->st_rslot);
+	t->st_ord = calloc(d->n_rows + 1, sizeof *t->st_ord);
+	if (t->st_slot == NULL || t->st_rslot == NULL || t->st_ord == NULL)
+		goto err_free;
+	for (int kind = 1; kind <= SM_NKINDS; kind++)
+		t->st_width[kind - 1] = kind == SMARM_SM_TIMEOUT ? d->n_timeouts
+					: sm_kind_is_op(kind)	 ? 0
+								 : 1;
+	for (size_t i = 0; i < n_ops; i++)
+		t->st_slot[i] = (int32_t)t->st_width[ops[i].so_kind - 1]++;
+	for (size_t i = 0; i < d->n_rows; i++)
+		t->st_rslot[i] = sm_row_slot(&c, &d->rows[i]);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < d->n_rows; i++)
+			if ((d->rows[i].tail == SMARM_SM_POSTPONE) ==
+			    (pass == 0))
+				t->st_ord[n++] = (uint32_t)i;
+	/* Size the lists; past SM_LIST_MAX events scan st_ord instead. */
+	for (int k = 0; k < SM_NKINDS && total <= SM_LIST_MAX; k++) {
+		size_t cells = (size_t)d->n_states * t->st_width[k];
+		for (size_t cell = 0; cell < cells; cell++) {
+			int32_t s = (int32_t)(cell / t->st_width[k]);
+			long o = (long)(cell % t->st_width[k]);
+			total++;
+			for (size_t j = 0; j < n; j++)
+				total += sm_row_takes(t, t->st_ord[j], k + 1, s,
+						      o);
+		}
+	}
+	if (total <= SM_LIST_MAX) {
+		size_t at = 0;
+		t->st_list = malloc((total + 1) * sizeof *t->st_list);
+		if (t->st_list == NULL)
+			goto err_free;
+		for (int k = 0; k < SM_NKINDS; k++) {
+			size_t cells = (size_t)d->n_states * t->st_width[k];
+			t->st_start[k] =
+				malloc((cells + 1) * sizeof *t->st_start[k]);
+			if (t->st_start[k] == NULL)
+				goto err_free;
+			for (size_t cell = 0; cell < cells; cell++) {
+				int32_t s = (int32_t)(cell / t->st_width[k]);
+				long o = (long)(cell % t->st_width[k]);
+				t->st_start[k][cell] = (uint32_t)at;
+				for (size_t j = 0; j < n; j++)
+					if (sm_row_takes(t, t->st_ord[j], k + 1,
+							 s, o))
+						t->st_list[at++] = t->st_ord[j];
+				t->st_list[at++] = UINT32_MAX;
+			}
+		}
+	}
+	*out = t;
+	return 0;
+err_free:
+	smarm__sm_tables_free(t);
+	return SMARM_ENOMEM;
+}
+
+/* ==== The interpreter ==== */
+
+/* The first row that takes ev in m's state (guards run), or -1. */
+static long sm_match(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	const struct smarm__sm_tables *t = m->m_t;
+	const smarm_sm_row_t *rows = m->m_d->rows;
+	int k = ev->ev_kind - 1;
+	long slot = 0;
+
+	if (sm_kind_is_op(ev->ev_kind))
+		slot = t->st_slot[ev->ev_op];
+	else if (ev->ev_kind == SMARM_SM_TIMEOUT)
+		slot = ev->ev_op;
+	if (t->st_list != NULL) {
+		size_t cell =
+			(size_t)m->m_state * t->st_width[k] + (size_t)slot;
+		for (const uint32_t *p = &t->st_list[t->st_start[k][cell]];
+		     *p != UINT32_MAX; p++)
+			if (rows[*p].guard == NULL ||
+			    m->m_h->sh_guard(m, rows[*p].guard, ev))
+				return (long)*p;
+		return -1;
+	}
+	for (size_t j = 0; j < m->m_d->n_rows; j++) {
+		uint32_t i = t->st_ord[j];
+		if (!sm_row_takes(t, i, ev->ev_kind, m->m_state, slot))
+			continue;
+		if (rows[i].guard == NULL ||
+		    m->m_h->sh_guard(m, rows[i].guard, ev))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Push ev at the back of ring r. 0 or SMARM_ENOMEM. */
+static int sm_push(struct smarm__ring *r, const struct smarm__sm_ev *ev)
+{
+	const size_t esz = sizeof *ev;
+	int rc = smarm__ring_grow(r, esz, smarm__ring_len(r) + 1, 8);
+	if (rc != 0)
+		return rc;
+	memcpy(smarm__ring_push_back(r, esz), ev, esz);
+	return 0;
+}
+
+/* Move every event of from to the front of to, in order. */
+static int sm_prepend(struct smarm__ring *to, struct smarm__ring *from)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+	uint32_t k = smarm__ring_len(from);
+	int rc;
+
+	if (k == 0)
+		return 0;
+	rc = smarm__ring_grow(to, esz, smarm__ring_len(to) + k, 8);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = k; i-- > 0;)
+		smarm__ring_push_front_n(to, esz, smarm__ring_at(from, esz, i),
+					 1);
+	smarm__ring_set_len(from, 0);
+	from->rg_head = 0;
+	return 0;
+}
+
+/* Run state's enter (from prev); its next events are refused. */
+static void sm_enter(struct smarm_sm_ctx *m, int32_t prev)
+{
+	void (*fn)(void *, smarm_sm_ctx_t *, int32_t, int32_t);
+
+	if (m->m_d->enter == NULL)
+		return;
+	fn = m->m_d->enter[m->m_state];
+	if (fn == NULL)
+		return;
+	m->m_phase = SMARM__SM_ENTER;
+	fn(m->m_data, m, m->m_state, prev);
+	m->m_phase = SMARM__SM_IDLE;
+}
+
+/*
+ * A real transition to next: cancel the state timeout, enter, and queue
+ * the postponed events before the internal queue (INV-2).
+ */
+static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
+{
+	int32_t prev = m->m_state;
+
+	m->m_state = next;
+	smarm__sm_disarm(m, SMARM__SM_TM_STATE);
+	sm_enter(m, prev);
+	if (sm_prepend(&m->m_q, &m->m_post) != 0)
+		m->m_stop = m->m_crash = true;
+}
+
+/* Dispatch one event (m owns it now). */
+static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
+{
+	const smarm_sm_row_t *r;
+	int32_t next;
+	int32_t ret = 0;
+	long i;
+
+	if (ev->ev_kind != SMARM_SM_EVENT_TIMEOUT)
+		smarm__sm_disarm(m, SMARM__SM_TM_EVENT);
+	i = sm_match(m, ev);
+	if (i < 0) {
+		/* The built-in rows: SHUTDOWN stops, the rest is dropped. */
+		if (ev->ev_kind == SMARM_SM_SHUTDOWN)
+			m->m_stop = true;
+		m->m_h->sh_drop(m, ev, SMARM_EDOWN);
+		return;
+	}
+	r = &m->m_d->rows[i];
+	if (r->tail == SMARM_SM_POSTPONE) {
+		if (sm_push(&m->m_post, ev) != 0) {
+			m->m_stop = m->m_crash = true;
+			m->m_h->sh_drop(m, ev, SMARM_EDOWN);
+		}
+		return;
+	}
+	if (r->action != NULL) {
+		m->m_cur = ev;
+		m->m_phase = SMARM__SM_ACTION;
+		ret = m->m_h->sh_action(m, r->action, ev);
+		m->m_phase = SMARM__SM_IDLE;
+		m->m_cur = NULL;
+	}
+	m->m_h->sh_drop(m, ev, r->tail == SMARM_SM_UNHANDLED ? SMARM_EDOWN : 0);
+	next = m->m_state;
+	switch (r->tail) {
+	case SMARM_SM_TO:
+		next = r->target;
+		break;
+	case SMARM_SM_DYNAMIC:
+		if (ret < 0 || (uint32_t)ret >= m->m_d->n_states) {
+			/* A state that does not exist: the plugin's bug. */
+			m->m_stop = m->m_crash = true;
+			return;
+		}
+		next = ret;
+		break;
+	case SMARM_SM_STOP:
+		m->m_stop = true;
+		break;
+	default:
+		break;
+	}
+	if (!m->m_stop && next != m->m_state)
+		sm_transition(m, next);
+	else if (!m->m_stop && r->tail == SMARM_SM_REPEAT)
+		sm_enter(m, m->m_state);
+	/* This callback's next events go before anything queued, the
+	 * postponed events a transition released included (INV-2). */
+	if (sm_prepend(&m->m_q, &m->m_next) != 0)
+		m->m_stop = m->m_crash = true;
+}
+
+/* Dispatch the internal queue until it is empty or the machine ends. */
+static bool sm_drain(struct smarm_sm_ctx *m)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+
+	while (!m->m_stop && smarm__ring_len(&m->m_q) > 0) {
+		struct smarm__sm_ev e;
+		memcpy(&e, smarm__ring_pop_front(&m->m_q, esz), esz);
+		sm_dispatch(m, &e);
+	}
+	return m->m_stop;
+}
+
+int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
+		   const struct smarm__sm_tables *t,
+		   const struct smarm__sm_hooks *h, void *loop, void *data)
+{
+	memset(m, 0, sizeof *m);
+	m->m_tm = calloc(SMARM__SM_TM_NAMED + d->n_timeouts, sizeof *m->m_tm);
+	if (m->m_tm == NULL)
+		return SMARM_ENOMEM;
+	m->m_magic = SMARM__SM_MAGIC;
+	m->m_d = d;
+	m->m_t = t;
+	m->m_h = h;
+	m->m_loop = loop;
+	m->m_data = data;
+	m->m_self = smarm_actor_self();
+	m->m_state = d->initial;
+	return 0;
+}
+
+void smarm__sm_start(struct smarm_sm_ctx *m)
+{
+	sm_enter(m, m->m_state);
+	sm_drain(m);
+}
+
+bool smarm__sm_step(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	struct smarm__sm_ev e = *ev;
+
+	sm_dispatch(m, &e);
+	return sm_drain(m);
+}
+
+bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
+		    bool pending)
+{
+	struct smarm__sm_ev e = { .ev_op = -1 };
+
+	if (which < 0 ||
+	    (size_t)which >= SMARM__SM_TM_NAMED + m->m_d->n_timeouts ||
+	    m->m_tm[which].tm_gen != gen || gen == 0)
+		return m->m_stop; /* stale: replaced or cancelled */
+	m->m_tm[which].tm_gen = 0;
+	if (which == SMARM__SM_TM_EVENT && pending)
+		return m->m_stop; /* an event came first: it cancels this */
+	if (which == SMARM__SM_TM_STATE) {
+		e.ev_kind = SMARM_SM_STATE_TIMEOUT;
+	} else if (which == SMARM__SM_TM_EVENT) {
+		e.ev_kind = SMARM_SM_EVENT_TIMEOUT;
+	} else {
+		e.ev_kind = SMARM_SM_TIMEOUT;
+		e.ev_op = which - SMARM__SM_TM_NAMED;
+	}
+	return smarm__sm_step(m, &e);
+}
+
+int smarm__sm_arm(struct smarm_sm_ctx *m, int which, uint64_t ns)
+{
+	struct smarm__sm_timer *tm = &m->m_tm[which];
+	uint64_t gen = ++m->m_gen;
+	smarm_timer_t t;
+	int rc;
+
+	smarm__sm_disarm(m, which);
+	rc = m->m_h->sh_timer(m, which, ns, gen, &t);
+	if (rc != 0)
+		return rc;
+	tm->tm_t = t;
+	tm->tm_gen = gen;
+	return 0;
+}
+
+int smarm__sm_disarm(struct smarm_sm_ctx *m, int which)
+{
+	struct smarm__sm_timer *tm = &m->m_tm[which];
+
+	if (tm->tm_gen == 0)
+		return SMARM_ENOENT;
+	tm->tm_gen = 0; /* a fire already queued is stale now */
+	m->m_h->sh_cancel(m, tm->tm_t);
+	return 0;
+}
+
+int smarm__sm_push_next(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	return sm_push(&m->m_next, ev);
+}
+
+/* Hand every event of r to sh_drop (SMARM_EDOWN) and free r. */
+static void sm_drop_all(struct smarm_sm_ctx *m, struct smarm__ring *r)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+
+	while (smarm__ring_len(r) > 0) {
+		struct smarm__sm_ev e;
+		memcpy(&e, smarm__ring_pop_front(r, esz), esz);
+		m->m_h->sh_drop(m, &e, SMARM_EDOWN);
+	}
+	smarm__ring_fini(r);
+}
+
+void smarm__sm_fini(struct smarm_sm_ctx *m)
+{
+	if (m->m_magic != SMARM__SM_MAGIC)
+		return;
+	m->m_phase = SMARM__SM_DONE;
+	for (size_t w = 0; w < SMARM__SM_TM_NAMED + m->m_d->n_timeouts; w++)
+		smarm__sm_disarm(m, (int)w);
+	sm_drop_all(m, &m->m_next);
+	sm_drop_all(m, &m->m_q);
+	sm_drop_all(m, &m->m_post);
+	free(m->m_tm);
+	m->m_tm = NULL;
+	m->m_magic = 0;
 }
