@@ -74,6 +74,8 @@
  */
 #include "statem.h"
 
+#include "bhv.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -434,6 +436,36 @@ out_free:
 	for (int k = 0; k < SM_NKINDS; k++)
 		free(c.c_cell[k]);
 	return rc;
+}
+
+/*
+ * The protocol's operations as the checker sees them (kinds as
+ * smarm_sm_kind), in protocol order. 0 or SMARM_EPROTOCOL (too many).
+ */
+static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
+{
+	if (p->pr_n > SMARM_OPS_MAX)
+		return SMARM_EPROTOCOL;
+	for (size_t i = 0; i < p->pr_n; i++) {
+		int k = p->pr_ops[i].op_kind;
+		ops[i].so_name = p->pr_ops[i].op_name;
+		ops[i].so_kind = k == BHV_CALL	 ? SMARM_SM_CALL
+				 : k == BHV_CAST ? SMARM_SM_CAST
+						 : SMARM_SM_INFO;
+	}
+	return 0;
+}
+
+int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
+		    char *msg, size_t msglen)
+{
+	struct smarm__sm_op ops[SMARM_OPS_MAX];
+
+	if (d == NULL || p == NULL)
+		return SMARM_EINVAL;
+	if (sm_ops_of(p, ops) != 0)
+		return SMARM_EPROTOCOL;
+	return smarm__sm_check_ops(d, ops, p->pr_n, msg, msglen);
 }
 
 /* ==== The dispatch tables ==== */

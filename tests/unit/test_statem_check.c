@@ -7,6 +7,7 @@
  */
 #include "harness.h"
 
+#include "behaviour/bhv.h"
 #include "behaviour/statem.h"
 
 #include <string.h>
@@ -315,6 +316,40 @@ START_TEST(test_statem_check_shadowed_rows_are_eunreachable)
 }
 END_TEST
 
+/* The loader's entry: the operations come from the parsed protocol. */
+START_TEST(test_statem_check_loader_entry_reads_the_protocol)
+{
+	struct bhv_proto p = { 0 };
+
+	reset();
+	ck_assert_int_eq(
+		smarm__bhv_proto_parse("cast push(); cast pull()\n"
+				       "cast lock(); call get() -> i64\n"
+				       "info tick(u64)",
+				       &p, NULL, 0),
+		0);
+	ck_assert_int_eq(smarm__sm_check(&d, &p, msg, sizeof msg), 0);
+	t[6].state = OPEN;
+	ck_assert_int_eq(smarm__sm_check(&d, &p, msg, sizeof msg),
+			 SMARM_ENOTEXHAUSTIVE);
+	ck_assert_msg(strstr(msg, "call get") != NULL, "msg: %s", msg);
+	ck_assert_int_eq(smarm__sm_check(NULL, &p, msg, sizeof msg),
+			 SMARM_EINVAL);
+	smarm__bhv_proto_free(&p);
+	/* A protocol where get is a cast: the call row names nothing. */
+	reset();
+	ck_assert_int_eq(smarm__bhv_proto_parse("cast push(); cast pull(); "
+						"cast lock(); cast get(); "
+						"info tick()",
+						&p, NULL, 0),
+			 0);
+	ck_assert_int_eq(smarm__sm_check(&d, &p, msg, sizeof msg),
+			 SMARM_EPROTOCOL);
+	ck_assert_msg(strstr(msg, "row 6") != NULL, "msg: %s", msg);
+	smarm__bhv_proto_free(&p);
+}
+END_TEST
+
 Suite *smarm_test_statem_check_suite(void)
 {
 	Suite *s = suite_create("statem_check");
@@ -324,6 +359,7 @@ Suite *smarm_test_statem_check_suite(void)
 	tcase_add_test(tc, test_statem_check_bad_rows_are_eprotocol);
 	tcase_add_test(tc, test_statem_check_missing_rows_are_enotexhaustive);
 	tcase_add_test(tc, test_statem_check_shadowed_rows_are_eunreachable);
+	tcase_add_test(tc, test_statem_check_loader_entry_reads_the_protocol);
 	suite_add_tcase(s, tc);
 	return s;
 }
