@@ -270,15 +270,42 @@ enum {
 };
 
 /*
- * The gen_statem loader seam: check machine d, whose protocol parsed
- * to p; 0, or SMARM_ENOTEXHAUSTIVE / SMARM_EUNREACHABLE / SMARM_EINVAL /
- * SMARM_ENOMEM with a message in msg. It may set *engine (and
- * *engine_free) to per-behaviour data kept until the plugin unloads.
- * Until a gen_statem engine exists, plugin.c refuses every machine with
- * SMARM_ENOTEXHAUSTIVE ("gen_statem not supported yet").
+ * The gen_statem loader seam (statem.c): check machine d, whose protocol
+ * parsed to p; 0, or SMARM_EPROTOCOL / SMARM_ENOTEXHAUSTIVE /
+ * SMARM_EUNREACHABLE / SMARM_EINVAL / SMARM_ENOMEM with a message in
+ * msg. The engine builds its per-behaviour data (bh_engine) when the
+ * first machine of the behaviour starts.
  */
 int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 		    char *msg, size_t msglen);
+
+/*
+ * Is b a behaviour of a plugin still loaded (a pointer check against
+ * the plugin table; never dereferences b)? For argument validation.
+ */
+bool smarm__bhv_valid(const struct smarm_behaviour *b);
+
+/*
+ * A stub's closure (smarm_server_stub): the libffi closure calling fun
+ * with user data the struct bhv_stub itself. Owned by the plugin, freed
+ * when it unloads.
+ */
+struct bhv_stub {
+	struct bhv_stub *st_next;	     /* the plugin's list */
+	ffi_closure *st_closure;	     /* libffi's */
+	struct bhv_cif st_cif;		     /* (server, args...) -> reply */
+	const struct smarm_behaviour *st_be; /* its behaviour */
+	const struct bhv_op *st_op;	     /* its operation */
+	void (*st_fn)(void);		     /* the executable address */
+};
+
+/* Make a stub for op of b running fun; 0 and *fn, SMARM_ENOMEM,
+ * SMARM_EINTERNAL. */
+int smarm__bhv_stub_add(const struct smarm_behaviour *b,
+			const struct bhv_op *op,
+			void (*fun)(ffi_cif *cif, void *ret, void **args,
+				    void *user),
+			void (**fn)(void));
 
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
