@@ -70,6 +70,10 @@
  *         and both before any external event.
  *   INV-3 a timer's fire counts only while its generation is the live
  *         one (tm_gen); arming again or cancelling makes it stale.
+ *   INV-4 while an event's guards or action run, m_cur names it and no
+ *         queue holds it: a machine ending then (a crash, a stop) hands
+ *         it to sh_drop from m_cur; at any other time every event the
+ *         machine holds is in m_q, m_post or m_next.
  * See: docs/plugins.md (gen_statem).
  */
 #include "statem.h"
@@ -689,16 +693,21 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 
 	if (ev->ev_kind != SMARM_SM_EVENT_TIMEOUT)
 		smarm__sm_disarm(m, SMARM__SM_TM_EVENT);
+	/* m_cur names the event while guards and the action run, so a
+	 * machine that ends inside them still answers it (INV-4). */
+	m->m_cur = ev;
 	i = sm_match(m, ev);
 	if (i < 0) {
 		/* The built-in rows: SHUTDOWN stops, the rest is dropped. */
 		if (ev->ev_kind == SMARM_SM_SHUTDOWN)
 			m->m_stop = true;
+		m->m_cur = NULL;
 		m->m_h->sh_drop(m, ev, SMARM_EDOWN);
 		return;
 	}
 	r = &m->m_d->rows[i];
 	if (r->tail == SMARM_SM_POSTPONE) {
+		m->m_cur = NULL;
 		if (sm_push(&m->m_post, ev) != 0) {
 			m->m_stop = m->m_crash = true;
 			m->m_h->sh_drop(m, ev, SMARM_EDOWN);
@@ -706,12 +715,11 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 		return;
 	}
 	if (r->action != NULL) {
-		m->m_cur = ev;
 		m->m_phase = SMARM__SM_ACTION;
 		ret = m->m_h->sh_action(m, r->action, ev);
 		m->m_phase = SMARM__SM_IDLE;
-		m->m_cur = NULL;
 	}
+	m->m_cur = NULL;
 	m->m_h->sh_drop(m, ev, r->tail == SMARM_SM_UNHANDLED ? SMARM_EDOWN : 0);
 	next = m->m_state;
 	switch (r->tail) {
