@@ -195,7 +195,7 @@ int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 }
 
 /* The server sv ends: answer its live tokens with SMARM_EDOWN. */
-static void tokens_end(struct smarm_gs_ctx *sv)
+void smarm__gs_tokens_end(struct smarm_gs_ctx *sv)
 {
 	pthread_mutex_lock(&tok_lock);
 	for (struct smarm_reply *t = tok_all; t != NULL; t = t->tk_next) {
@@ -448,7 +448,7 @@ static void server_end(void *arg)
 	}
 	if (sv->sv_set != NULL)
 		smarm_selset_free(sv->sv_set);
-	tokens_end(sv);
+	smarm__gs_tokens_end(sv);
 	live_remove(sv);
 	if (sv->sv_start != NULL && !sv->sv_reported) {
 		int st = sv->sv_start_rc ? sv->sv_start_rc : SMARM_EDOWN;

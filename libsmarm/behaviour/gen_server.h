@@ -63,6 +63,12 @@ int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			smarm_chan_t *reply, uint64_t seq,
 			struct smarm_reply **out);
 
+/*
+ * The owner sv ends: answer its live tokens with SMARM_EDOWN (a server,
+ * or a gen_statem machine's sv, which owns its tokens the same way).
+ */
+void smarm__gs_tokens_end(struct smarm_gs_ctx *sv);
+
 /* Requests served by every server (SMARM_STAT_SERVER_REQUESTS). */
 int64_t smarm__gs_served(void);
 

@@ -200,4 +200,16 @@ int smarm__sm_push_next(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev);
  */
 void smarm__sm_fini(struct smarm_sm_ctx *m);
 
+struct smarm_behaviour;
+
+/*
+ * Run a machine of be on the calling actor (gen_statem.c), as
+ * smarm__gs_run runs a server: never returns once it started. start
+ * (may be NULL) gets one int, the start's status, and its sender
+ * reference is given up; sup: report to a waiting supervisor. Returns a
+ * status only when nothing could be set up (then it was reported).
+ */
+int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
+		  const char *name, smarm_chan_t *start, bool sup);
+
 #endif /* SMARM_BEHAVIOUR_STATEM_H */

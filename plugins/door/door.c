@@ -2,8 +2,9 @@
 /*
  * door.c - the door-lock gen_statem plugin (door.so): states Closed,
  * Open and Locked; casts push, pull, lock, unlock(u32 key) and knock;
- * calls get_state (answered in any state) and when_unlocked (answered at
- * once unless Locked, else later, from the state unlock leads to).
+ * calls get_state and knocks (answered in any state) and when_unlocked
+ * (answered at once unless Locked, else later, from the state unlock
+ * leads to).
  * A knock while Locked is postponed and replayed after the unlock. With
  * a relock time (start arguments "code=K relock_ms=M"), a door left
  * Closed for M ms locks itself again (a state timeout, cancelled by any
@@ -106,6 +107,14 @@ static int32_t a_unlock(void *data, smarm_sm_ctx_t *cx, int32_t state,
 	return CLOSED;
 }
 
+static int32_t a_knocks(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	struct door *d = data;
+	smarm_value_t v = { .type = SMARM_T_U64, .v.u = d->d_knocks };
+	smarm_sm_reply(cx, &v);
+	return state;
+}
+
 static int32_t a_get_state(void *data, smarm_sm_ctx_t *cx, int32_t state)
 {
 	smarm_value_t v = { .type = SMARM_T_I32, .v.i = state };
@@ -143,6 +152,7 @@ static const smarm_sm_row_t door_rows[] = {
 	  SMARM_SM_STAY, 0 },
 	{ ANY, SMARM_SM_CALL, "when_unlocked", NULL, A(a_get_state),
 	  SMARM_SM_STAY, 0 },
+	{ ANY, SMARM_SM_CALL, "knocks", NULL, A(a_knocks), SMARM_SM_STAY, 0 },
 	{ CLOSED, SMARM_SM_STATE_TIMEOUT, NULL, NULL, NULL, SMARM_SM_TO,
 	  LOCKED },
 	{ ANY, SMARM_SM_STATE_TIMEOUT, NULL, NULL, NULL, SMARM_SM_STAY, 0 },
@@ -161,7 +171,8 @@ static const smarm_sm_desc_t door_desc = {
 	.protocol = "cast push(); cast pull(); cast lock()\n"
 		    "cast unlock(u32); cast knock()\n"
 		    "call get_state() -> i32\n"
-		    "call when_unlocked() -> i32\n",
+		    "call when_unlocked() -> i32\n"
+		    "call knocks() -> u64\n",
 	.state_names = door_states,
 	.initial = CLOSED,
 	.flags = SMARM_SM_F_STATE_TIMEOUT,

@@ -3,7 +3,14 @@
  * test_gen_statem.c - gen_statem behaviours through the public API:
  * the loader's table checks, each refusal provoked by a broken plugin of
  * tests/plugins_bad/bad_sm.c with its status and a message naming the
- * machine, the state, the op and the row.
+ * machine, the state, the op and the row; then machines running, through
+ * the gen_server client calls: the probe (tests/plugins_sm/probe.c),
+ * whose log shows what ran in which state, for the cases of OTP's
+ * gen_statem_SUITE (postpone ordering, state_timeout, event_order,
+ * generic timers, timeout_cancel_and_update, state_enter) and the
+ * event timeout, next events and repeat; a crashing action ends the
+ * machine, not the node; an unhandled call and a call postponed when
+ * the machine stops are SMARM_EDOWN at the caller; the door lock.
  */
 #include "harness.h"
 
@@ -57,11 +64,448 @@ START_TEST(test_gen_statem_load_checks_each_table)
 }
 END_TEST
 
+/* ---- running machines ---- */
+
+/* The probe's states. */
+enum { A, B, C };
+
+static smarm_plugin_t *g_pl;
+static const smarm_behaviour_t *g_be;
+static char g_out[16][1024]; /* what the roots observed */
+static int g_rc[32];
+
+static void open_probe(void)
+{
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &g_pl,
+					   msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(g_pl, "probe", &g_be), 0);
+}
+
+static int cast0(smarm_server_t *s, const char *op)
+{
+	return smarm_server_cast(s, op, NULL, 0);
+}
+
+static int cast_i(smarm_server_t *s, const char *op, int64_t i)
+{
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = i };
+	return smarm_server_cast(s, op, &v, 1);
+}
+
+static int cast_u(smarm_server_t *s, const char *op, uint64_t u)
+{
+	smarm_value_t v = { .type = SMARM_T_U64, .v.u = u };
+	return smarm_server_cast(s, op, &v, 1);
+}
+
+static int call_i(smarm_server_t *s, const char *op, int64_t *out)
+{
+	smarm_value_t r = { 0 };
+	int rc = smarm_server_call(s, op, NULL, 0, &r, MS(10000));
+	if (rc == 0 && out != NULL)
+		*out = r.v.i;
+	smarm_value_release(&r);
+	return rc;
+}
+
+/* The probe's log since the last one, into g_out[i]. */
+static void take_log(smarm_server_t *s, int i)
+{
+	smarm_value_t r = { 0 };
+	int rc = smarm_server_call(s, "log", NULL, 0, &r, MS(10000));
+	if (rc != 0) {
+		snprintf(g_out[i], sizeof g_out[i], "<log: %d>", rc);
+		return;
+	}
+	snprintf(g_out[i], sizeof g_out[i], "%.*s", (int)r.len,
+		 (const char *)r.v.p);
+	smarm_value_release(&r);
+}
+
+/* Poll the log until it holds want (10 s, scaled), appending to g_out[i]. */
+static void await_log(smarm_server_t *s, int i, const char *want)
+{
+	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	char acc[1024] = "";
+	while (strstr(acc, want) == NULL && smarm_now_ns() < end) {
+		take_log(s, i);
+		if (g_out[i][0] != '\0') {
+			if (acc[0] != '\0')
+				strncat(acc, " ", sizeof acc - strlen(acc) - 1);
+			strncat(acc, g_out[i], sizeof acc - strlen(acc) - 1);
+		}
+		if (strstr(acc, want) == NULL)
+			smarm_actor_sleep(MS(1));
+	}
+	snprintf(g_out[i], sizeof g_out[i], "%s", acc);
+}
+
+static smarm_server_t *start_probe(void)
+{
+	smarm_server_t *s = NULL;
+	g_rc[31] = smarm_server_start(g_be, NULL, NULL, &s);
+	return s;
+}
+
+static void stop_probe(smarm_server_t *s)
+{
+	int how = -1;
+	smarm_server_shutdown(s, MS(10000), &how);
+	smarm_server_free(s);
+}
+
+/* state_enter, postpone ordering, event_order, next events, repeat. */
+static void order_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0); /* enter at start */
+	cast_i(s, "go", B);
+	cast_i(s, "ev", 1);
+	cast_i(s, "ev", 2);
+	cast_i(s, "go", B); /* a stay: no enter, no replay */
+	cast0(s, "next2");  /* inserted before ev 3, still postponed */
+	cast_i(s, "ev", 3);
+	take_log(s, 1);
+	cast_i(s, "go", C); /* replays 1 2 100 101 3 in C */
+	cast_i(s, "ev", 4);
+	take_log(s, 2);
+	cast0(s, "repeat");  /* enter again, no replay */
+	cast_i(s, "go", -1); /* the guard refuses: unhandled, dropped */
+	take_log(s, 3);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_enter_postpone_and_event_order)
+{
+	open_probe();
+	harness_run(4, order_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[0], "E0/0");
+	ck_assert_str_eq(g_out[1], "go1@0 E1/0 go1@1 next2@1");
+	ck_assert_str_eq(g_out[2], "go2@1 E2/1 ev1@2 ev2@2 ev100@2 ev101@2 "
+				   "ev3@2 ev4@2");
+	ck_assert_str_eq(g_out[3], "repeat@2 E2/2");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * state_timeout: a transition cancels it; it fires in the state that
+ * armed it; generic timers survive a transition; a re-armed one fires
+ * once (update); a cancelled one never (the t1 that follows proves the
+ * time passed).
+ */
+static void timeout_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_u(s, "arm_st", MS(20));
+	cast_i(s, "go", B); /* cancels the state timeout */
+	cast_u(s, "arm_t", MS(60));
+	await_log(s, 1, "t1@1");
+	cast_u(s, "arm_st", MS(5));
+	await_log(s, 2, "st@1");
+	/* Generic: survives a transition, re-arming replaces. */
+	cast_u(s, "arm_t", MS(1000));
+	cast_i(s, "go", A);
+	cast_u(s, "arm_t", MS(10));
+	await_log(s, 3, "t1@0");
+	/* Cancel: 0 while armed, ENOENT after. */
+	cast_u(s, "arm_t", MS(5000));
+	cast0(s, "cancel_t");
+	cast0(s, "cancel_t");
+	take_log(s, 4);
+	cast_u(s, "arm_st", MS(30));
+	await_log(s, 5, "st@0");
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_state_and_generic_timeouts)
+{
+	open_probe();
+	harness_run(4, timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "go1@0 E1/0 t1@1");
+	ck_assert_str_eq(g_out[2], "st@1");
+	ck_assert_str_eq(g_out[3], "go0@1 E0/1 t1@0");
+	ck_assert_str_eq(g_out[4], "cancel0 cancel-7");
+	ck_assert_str_eq(g_out[5], "st@0");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * The event timeout: any event cancels it, a next event too (a zero one
+ * with a next event pending never fires); alone it fires (the probe's
+ * event timeout row stops it: the log calls of a poll are events too).
+ */
+static void event_timeout_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_u(s, "arm_ev", MS(30));
+	cast_i(s, "ev", 1); /* cancels it */
+	cast_u(s, "arm_t", MS(90));
+	await_log(s, 1, "t1@0");
+	cast0(s, "ev0next");
+	take_log(s, 2);
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast_u(s, "arm_ev", MS(5));
+	g_rc[0] = harness_recv_sig(ch, &sig);
+	g_rc[1] = sig.how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_event_timeout_cancelled_by_any_event)
+{
+	open_probe();
+	harness_run(4, event_timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "ev1@0 t1@0");
+	ck_assert_str_eq(g_out[2], "ev0next@0 ev7@0");
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* A caller actor: its call's status and value into g_rc[slot], +1. */
+struct caller {
+	smarm_server_t *c_s; /* its own handle */
+	const char *c_op;
+	int c_slot;
+};
+
+static void caller_body(void *arg)
+{
+	struct caller *c = arg;
+	int64_t v = -1;
+	g_rc[c->c_slot] = call_i(c->c_s, c->c_op, &v);
+	g_rc[c->c_slot + 1] = (int)v;
+}
+
+/* Run a caller of op on its own handle to the machine of s. */
+static smarm_pid_t spawn_caller(smarm_server_t *s, struct caller *c,
+				const char *op, int slot)
+{
+	smarm_pid_t pid = SMARM_PID_NONE, srv = SMARM_PID_NONE;
+	smarm_server_pid(s, &srv);
+	c->c_s = NULL;
+	smarm_server_open(NULL, g_be, srv, &c->c_s);
+	c->c_op = op;
+	c->c_slot = slot;
+	g_rc[slot] = 1; /* not answered yet */
+	smarm_actor_spawn(&pid, caller_body, c, NULL);
+	return pid;
+}
+
+static void join_caller(smarm_pid_t pid, struct caller *c)
+{
+	smarm_actor_join(pid, NULL, NULL);
+	smarm_server_free(c->c_s);
+}
+
+/*
+ * Calls: answered later from another state (a postponed call; a token),
+ * an unhandled call is EDOWN, a call without a reply type is answered
+ * with nothing, a call still postponed when the machine stops is EDOWN.
+ */
+static void calls_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	struct caller c1, c2, c3;
+	smarm_pid_t p;
+	int64_t v = -1;
+	(void)arg;
+	if (s == NULL)
+		return;
+	g_rc[0] = call_i(s, "nothing", &v);
+	g_rc[1] = smarm_server_call(s, "noreply", NULL, 0, NULL, MS(10000));
+	/* Postponed in B, answered in C. */
+	cast_i(s, "go", B);
+	p = spawn_caller(s, &c1, "later", 2);
+	await_log(s, 0, "pp");
+	cast_i(s, "go", C);
+	join_caller(p, &c1);
+	/* A token taken in A, answered from C. */
+	cast_i(s, "go", A);
+	p = spawn_caller(s, &c2, "hold", 4);
+	await_log(s, 1, "hold@0");
+	cast_i(s, "go", C);
+	cast0(s, "release");
+	join_caller(p, &c2);
+	/* Postponed in B when the machine stops: EDOWN. */
+	cast_i(s, "go", B);
+	p = spawn_caller(s, &c3, "later", 6);
+	await_log(s, 2, "pp");
+	cast0(s, "stop");
+	join_caller(p, &c3);
+	g_rc[8] = call_i(s, "get", &v);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_statem_calls_answered_later_or_edown)
+{
+	open_probe();
+	harness_run(4, calls_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], C);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], 1000 + C);
+	ck_assert_int_eq(g_rc[6], SMARM_EDOWN);
+	ck_assert_msg(g_rc[8] == SMARM_ENOPROC || g_rc[8] == SMARM_EDOWN,
+		      "call after stop: %d", g_rc[8]);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* A crashing action ends the machine (its monitor sees the crash), not
+ * the node; a dynamic tail to no state crashes it too. */
+static void crash_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE;
+	int64_t v = -1;
+	(void)arg;
+	if (s == NULL)
+		return;
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast0(s, "crash");
+	g_rc[0] = harness_recv_sig(ch, &sig);
+	g_rc[1] = sig.how;
+	g_rc[2] = (int)sig.reason;
+	smarm_server_free(s);
+	s = start_probe();
+	g_rc[3] = call_i(s, "get", &v);
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast_i(s, "go", 99);
+	g_rc[4] = harness_recv_sig(ch, &sig);
+	g_rc[5] = sig.how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_crashing_action_ends_the_machine)
+{
+	open_probe();
+	harness_run(4, crash_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(g_rc[2], 42);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* The door lock: knocks postponed while Locked, heard after the unlock;
+ * a wrong key keeps it locked; a closed door re-locks (state timeout). */
+static void door_root(void *arg)
+{
+	const smarm_behaviour_t *be = arg;
+	smarm_server_t *s = NULL;
+	smarm_value_t key = { .type = SMARM_T_U32 };
+	int64_t v = -1;
+	uint64_t end;
+
+	g_rc[0] = smarm_server_start(be, "code=7 relock_ms=0", NULL, &s);
+	if (g_rc[0] != 0)
+		return;
+	cast0(s, "push");
+	g_rc[1] = call_i(s, "get_state", &v);
+	g_rc[2] = (int)v; /* Open */
+	cast0(s, "pull");
+	cast0(s, "lock");
+	cast0(s, "knock");
+	cast0(s, "knock");
+	call_i(s, "knocks", &v);
+	g_rc[3] = (int)v; /* 0: postponed */
+	key.v.u = 6;
+	smarm_server_cast(s, "unlock", &key, 1);
+	call_i(s, "get_state", &v);
+	g_rc[4] = (int)v; /* Locked */
+	key.v.u = 7;
+	smarm_server_cast(s, "unlock", &key, 1);
+	call_i(s, "get_state", &v);
+	g_rc[5] = (int)v; /* Closed */
+	call_i(s, "knocks", &v);
+	g_rc[6] = (int)v; /* 2 */
+	stop_probe(s);
+	/* Re-locking: Closed for 10 ms becomes Locked. */
+	g_rc[7] = smarm_server_start(be, "code=7 relock_ms=10", NULL, &s);
+	if (g_rc[7] != 0)
+		return;
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do {
+		call_i(s, "get_state", &v);
+		if (v != 2)
+			smarm_actor_sleep(MS(1));
+	} while (v != 2 && smarm_now_ns() < end);
+	g_rc[8] = (int)v;
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_door_lock)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *be = NULL;
+
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_DOOR"), &pl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "door", &be), 0);
+	harness_run(4, door_root, (void *)be);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 1);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 2);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(g_rc[6], 2);
+	ck_assert_int_eq(g_rc[7], 0);
+	ck_assert_int_eq(g_rc[8], 2);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
 	TCase *tc = tcase_create("load");
 	tcase_add_test(tc, test_gen_statem_load_checks_each_table);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("run");
+	tcase_add_test(tc, test_gen_statem_enter_postpone_and_event_order);
+	tcase_add_test(tc, test_gen_statem_state_and_generic_timeouts);
+	tcase_add_test(tc,
+		       test_gen_statem_event_timeout_cancelled_by_any_event);
+	tcase_add_test(tc, test_gen_statem_calls_answered_later_or_edown);
+	tcase_add_test(tc, test_gen_statem_crashing_action_ends_the_machine);
+	tcase_add_test(tc, test_gen_statem_door_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -39,7 +39,7 @@ START_TEST(test_statem_door_table_is_accepted)
 	ck_assert_str_eq(d->name, "door");
 	ck_assert_int_eq(
 		smarm__bhv_proto_parse(d->protocol, &p, msg, sizeof msg), 0);
-	ck_assert_uint_eq(p.pr_n, 7);
+	ck_assert_uint_eq(p.pr_n, 8);
 	ck_assert_int_eq(smarm__sm_check(d, &p, msg, sizeof msg), 0);
 	/* Without the row that refuses other casts, Open misses push. */
 	ck_assert_uint_le(d->n_rows, 32);
