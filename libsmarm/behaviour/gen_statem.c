@@ -15,12 +15,13 @@
  *
  * The loop (sm_serve_one). Priority: exit (a shutdown or an exit signal
  * becomes a SHUTDOWN or EXIT event), then ctl (timer fires), then infos,
- * then the inbox. Each takes what is queued without parking; when
- * nothing is, a machine that neither traps nor has a timer armed parks
- * on the inbox alone (an info nudges it), any other waits on a select
- * set of its arms. An event timeout fires only if no other event waits:
- * the loop looks into the inbox for a real envelope (skipping nudges)
- * and keeps one it finds in sm_held, served before the inbox.
+ * then the inbox. A machine that neither traps nor has a timer armed
+ * takes an info if one is queued and otherwise waits on the inbox alone
+ * (an info nudges it: the fast path, gen_server's); any other takes
+ * what is queued in that order without parking and, when nothing is,
+ * waits on a select set of its arms. An event timeout fires only if no other
+ * event waits: the loop looks into the inbox for a real envelope (skipping
+ * nudges) and keeps one it finds in sm_held, served before the inbox.
  *
  * Engine data. The dispatch tables and, per operation, the call
  * interfaces of a guard (data, args...) -> bool and an action (data, cx,
@@ -452,15 +453,16 @@ static void sm_serve_one(struct sm *s)
 {
 	struct bhv_env e;
 
-	if (sm_take(s))
-		return;
-	if (s->sm_gs.sv_exit == NULL && !sm_armed(s)) {
-		/* The fast path: only the inbox can wake us (an info
-		 * sends a nudge there). */
-		if (smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
+	if (s->sm_gs.sv_exit == NULL && !sm_armed(s) && !s->sm_has_held) {
+		/* The fast path: no exit or timer arm, so an info (which
+		 * also nudges the inbox) and then the inbox. */
+		if (smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0 ||
+		    smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
 			sm_envelope(s, &e);
 		return;
 	}
+	if (sm_take(s))
+		return;
 	smarm_selset_clear(s->sm_gs.sv_set);
 	if (s->sm_gs.sv_exit != NULL)
 		smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_exit, NULL);
