@@ -30,6 +30,8 @@
 -export([init/1, handle_call/3, handle_cast/2]).
 %% supervisor child start for sup_restart
 -export([sup_child/3]).
+%% gen_statem callbacks for gen_statem_event
+-export([callback_mode/0, handle_event/4]).
 
 -define(SPAWN_N, 100000).
 -define(CHAIN_N, 100000).
@@ -41,6 +43,8 @@
 -define(SKYNET_DIV, 10).
 -define(SKYNET_SUM, 499999500000).
 -define(CALL_N, 1000000).
+-define(STATEM_N, 1000000).
+-define(STATEM_BATCH, 1000).
 -define(IDLE_N, 100000).
 -define(FAIR_SETTLE_MS, 100).       % spinners all started
 -define(FAIR_WINDOW_MS, 1000).      % the measured window
@@ -64,7 +68,8 @@ workloads() ->
      {"monitor_down", fun monitor_down/0},
      {"link_cascade", fun link_cascade/0},
      {"sup_restart", fun() -> sup_restart(1000) end},
-     {"sup_restart_100k", fun() -> sup_restart(100000) end}].
+     {"sup_restart_100k", fun() -> sup_restart(100000) end},
+     {"gen_statem_event", fun gen_statem_event/0}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -424,9 +429,38 @@ init({sup_restart, C, Parent, N}) ->
     {ok, {#{strategy => one_for_one, intensity => N + 1, period => 3600},
           [#{id => c, start => {?MODULE, sup_child, [C, Parent, N]},
              restart => permanent, shutdown => brutal_kill}]}};
+init(door) -> {ok, closed, 0};
 init(S) -> {ok, S}.
 handle_call({add, X}, _From, S) -> {reply, S + X, S + X}.
 handle_cast(_Msg, S) -> {noreply, S}.
+
+%% gen_statem_event: STATEM_N button casts through a door-lock gen_statem
+%% (push closed -> open, pull open -> closed), a get_state call after
+%% every STATEM_BATCH of them; ns per event (smarm-bench's workload of
+%% the same name, through plugins/door.so).
+gen_statem_event() ->
+    {ok, Door} = gen_statem:start(?MODULE, door, []),
+    T0 = now_ns(),
+    ok = buttons(Door, 0, ?STATEM_N),
+    R = per_op(T0, ?STATEM_N),
+    gen_statem:stop(Door),
+    R.
+
+buttons(_Door, N, N) -> ok;
+buttons(Door, I, N) ->
+    gen_statem:cast(Door, case I rem 2 of 0 -> push; 1 -> pull end),
+    case (I + 1) rem ?STATEM_BATCH of
+        0 -> closed = gen_statem:call(Door, get_state);
+        _ -> ok
+    end,
+    buttons(Door, I + 1, N).
+
+callback_mode() -> handle_event_function.
+handle_event(cast, push, closed, D) -> {next_state, open, D};
+handle_event(cast, pull, open, D) -> {next_state, closed, D};
+handle_event(cast, _, _, _) -> keep_state_and_data;
+handle_event({call, From}, get_state, S, _) ->
+    {keep_state_and_data, [{reply, From, S}]}.
 
 %% idle_bytes: N processes, each parked in a receive.  Reported figure:
 %%   (delta erlang:memory(processes) - delta of the measuring process's own
