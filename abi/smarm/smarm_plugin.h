@@ -587,7 +587,11 @@ SMARM_API int smarm_plugin_behaviour(smarm_plugin_t *pl, const char *name,
 
 /*
  * smarm_server_start() - spawn a server of behaviour b with start
- * arguments args (may be NULL) and wait until its init returned. With
+ * arguments args (may be NULL) and wait until its init returned. b may
+ * be a gen_statem behaviour: its server is a machine, whose initial
+ * enter runs after the start returned, and every smarm_server_* call
+ * below (and smarm_sup_spec_add_server) serves it as it does a
+ * gen_server. With
  * name not NULL the server registers it before init (so a taken name
  * fails before anything ran). *out (may be NULL) receives a handle to it.
  * Returns: 0. Errors: SMARM_EINVAL b NULL; SMARM_EEXIST the name is
