@@ -76,9 +76,9 @@ static int g_rc[32];
 
 static void open_probe(void)
 {
-	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &g_pl,
-					   msg, sizeof msg),
-			 0);
+	int rc = smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &g_pl, msg,
+				   sizeof msg);
+	ck_assert_msg(rc == 0, "open the probe: %d %s", rc, msg);
 	ck_assert_int_eq(smarm_plugin_behaviour(g_pl, "probe", &g_be), 0);
 }
 
@@ -492,6 +492,162 @@ START_TEST(test_gen_statem_door_lock)
 }
 END_TEST
 
+/* A peer for the probe to link to: parks until stopped. */
+static void peer_body(void *arg)
+{
+	(void)arg;
+	harness_park();
+}
+
+/*
+ * Lifetime: freeing every handle does not end a machine; a call whose
+ * action crashes is EDOWN; a linked peer's death reaches the EXIT row
+ * of a trapping machine; a trapping machine's shutdown (no shutdown
+ * row) ends it normally, a non-trapping one's ends it SHUTDOWN.
+ */
+static void lifetime_root(void *arg)
+{
+	const smarm_behaviour_t *door = arg;
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_value_t pv = { .type = SMARM_T_PID };
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE, peer = SMARM_PID_NONE;
+	int64_t v = -1;
+	int how = -1;
+
+	if (s == NULL)
+		return;
+	smarm_server_pid(s, &pid);
+	smarm_server_free(s);
+	s = NULL;
+	smarm_server_open(NULL, g_be, pid, &s);
+	g_rc[0] = call_i(s, "get", &v);
+	smarm_monitor(pid, ch, NULL);
+	g_rc[1] = call_i(s, "boom", &v);
+	harness_recv_sig(ch, &sig);
+	g_rc[2] = sig.how;
+	smarm_server_free(s);
+	/* A linked peer's end: an EXIT event. */
+	s = start_probe();
+	take_log(s, 0);
+	smarm_actor_spawn(&peer, peer_body, NULL, NULL);
+	pv.v.pid = peer;
+	smarm_server_cast(s, "link_to", &pv, 1);
+	await_log(s, 1, "linked0");
+	smarm_actor_stop(peer);
+	await_log(s, 2, "exit");
+	g_rc[3] = smarm_server_shutdown(s, MS(10000), &how);
+	g_rc[4] = how;
+	smarm_server_free(s);
+	/* A machine that does not trap: stopped outright. */
+	g_rc[5] = smarm_server_start(door, NULL, NULL, &s);
+	how = -1;
+	g_rc[6] = smarm_server_shutdown(s, MS(10000), &how);
+	g_rc[7] = how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_lifetime_and_shutdown)
+{
+	smarm_plugin_t *dpl = NULL;
+	const smarm_behaviour_t *door = NULL;
+	char want[64];
+
+	open_probe();
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_DOOR"), &dpl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(dpl, "door", &door), 0);
+	harness_run(4, lifetime_root, (void *)door);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[2], SMARM_EXIT_CRASHED);
+	ck_assert_str_eq(g_out[1], "linked0");
+	snprintf(want, sizeof want, "exit%d@0", SMARM_EXIT_STOPPED);
+	ck_assert_str_eq(g_out[2], want);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(g_rc[6], 0);
+	ck_assert_int_eq(g_rc[7], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(smarm_plugin_close(dpl), 0);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * Supervised and named: a stop tail ends the machine normally, the
+ * permanent child restarts with fresh data in the initial state, under
+ * the same name; the name is gone once the supervisor is.
+ */
+static void supervised_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_server_t *s = NULL;
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t sup = SMARM_PID_NONE, first = SMARM_PID_NONE,
+		    second = SMARM_PID_NONE;
+	uint64_t end;
+	int64_t v = -1;
+	int rc;
+	(void)arg;
+
+	smarm_sup_spec_alloc(&spec);
+	g_rc[0] = smarm_sup_spec_add_server(spec, "p", g_be, NULL, "probe1",
+					    SMARM_SUP_PERMANENT, MS(1000),
+					    MS(5000));
+	g_rc[1] = smarm_sup_start(spec, &sup);
+	smarm_sup_spec_free(spec);
+	if (g_rc[1] != 0)
+		return;
+	smarm_server_open_name(NULL, g_be, "probe1", &s);
+	smarm_server_pid(s, &first);
+	cast_i(s, "go", B);
+	g_rc[2] = call_i(s, "get", &v);
+	g_rc[3] = (int)v;
+	cast0(s, "stop");
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do {
+		rc = call_i(s, "get", &v);
+		smarm_server_pid(s, &second);
+		if (rc != 0 || smarm_pid_eq(first, second))
+			smarm_actor_sleep(MS(1));
+	} while ((rc != 0 || smarm_pid_eq(first, second)) &&
+		 smarm_now_ns() < end);
+	g_rc[4] = rc;
+	g_rc[5] = (int)v;
+	g_rc[6] = !smarm_pid_eq(first, second);
+	take_log(s, 0);
+	smarm_monitor(sup, ch, NULL);
+	smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	g_rc[7] = harness_recv_sig(ch, &sig);
+	g_rc[8] = smarm_whereis("probe1", &second);
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_supervised_named_restart)
+{
+	open_probe();
+	harness_run(4, supervised_root, NULL);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], B);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], A);
+	ck_assert_int_eq(g_rc[6], 1);
+	ck_assert_str_eq(g_out[0], "E0/0"); /* fresh data */
+	ck_assert_int_eq(g_rc[7], 0);
+	ck_assert_int_eq(g_rc[8], SMARM_ENONAME);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
@@ -506,6 +662,10 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_calls_answered_later_or_edown);
 	tcase_add_test(tc, test_gen_statem_crashing_action_ends_the_machine);
 	tcase_add_test(tc, test_gen_statem_door_lock);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lifetime");
+	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
+	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }

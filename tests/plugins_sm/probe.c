@@ -164,6 +164,22 @@ static int32_t a_crash(void *data, smarm_sm_ctx_t *cx, int32_t state)
 	return state;
 }
 
+static int32_t a_link_to(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			 smarm_pid_t pid)
+{
+	(void)cx;
+	logw(data, "linked%d", smarm_link(pid));
+	return state;
+}
+
+static int32_t a_exit(void *data, smarm_sm_ctx_t *cx, int32_t state,
+		      const smarm_signal_t *sig)
+{
+	(void)cx;
+	logw(data, "exit%d@%d", sig->how, state);
+	return state;
+}
+
 static int32_t a_get(void *data, smarm_sm_ctx_t *cx, int32_t state)
 {
 	smarm_value_t v = { .type = SMARM_T_I32, .v.i = state };
@@ -251,6 +267,9 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, CALL, "later", a_later, STAY),
 	ROW(ANY, CALL, "hold", a_hold, STAY),
 	ROW(ANY, CALL, "nothing", NULL, UNHANDLED),
+	ROW(ANY, CALL, "boom", a_crash, STAY),
+	ROW(ANY, CAST, "link_to", a_link_to, STAY),
+	ROW(ANY, EXIT, NULL, a_exit, STAY),
 	ROW(ANY, CALL, "noreply", a_noreply, STAY),
 	ROW(ANY, CALL, "log", a_log, STAY),
 	ROW(ANY, INFO, "tick", a_tick, STAY),
@@ -277,6 +296,7 @@ static const smarm_sm_desc_t probe = {
 		"call get() -> i32; call later() -> i32\n"
 		"call hold() -> i32; call nothing() -> i32\n"
 		"call noreply(); call log() -> str\n"
+		"call boom() -> i32; cast link_to(pid)\n"
 		"info tick()\n",
 	.state_names = states,
 	.initial = A,
