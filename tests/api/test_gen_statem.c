@@ -501,7 +501,7 @@ static void peer_body(void *arg)
 
 /*
  * Lifetime: freeing every handle does not end a machine; a call whose
- * action crashes is EDOWN; a linked peer's death reaches the EXIT row
+ * action or guard crashes is EDOWN; a linked peer's death reaches the EXIT row
  * of a trapping machine; a trapping machine's shutdown (no shutdown
  * row) ends it normally, a non-trapping one's ends it SHUTDOWN.
  */
@@ -527,6 +527,14 @@ static void lifetime_root(void *arg)
 	g_rc[1] = call_i(s, "boom", &v);
 	harness_recv_sig(ch, &sig);
 	g_rc[2] = sig.how;
+	smarm_server_free(s);
+	/* A guard that crashes: its call is EDOWN too. */
+	s = start_probe();
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	g_rc[9] = call_i(s, "gboom", &v);
+	harness_recv_sig(ch, &sig);
+	g_rc[10] = (int)sig.reason;
 	smarm_server_free(s);
 	/* A linked peer's end: an EXIT event. */
 	s = start_probe();
@@ -565,6 +573,8 @@ START_TEST(test_gen_statem_lifetime_and_shutdown)
 	ck_assert_int_eq(g_rc[0], 0);
 	ck_assert_int_eq(g_rc[1], SMARM_EDOWN);
 	ck_assert_int_eq(g_rc[2], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(g_rc[9], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[10], 43);
 	ck_assert_str_eq(g_out[1], "linked0");
 	snprintf(want, sizeof want, "exit%d@0", SMARM_EXIT_STOPPED);
 	ck_assert_str_eq(g_out[2], want);

@@ -232,6 +232,14 @@ static bool g_pp(const void *data)
 	return true;
 }
 
+/* gboom's guard crashes the machine while it decides. */
+static bool g_crash(const void *data)
+{
+	(void)data;
+	smarm_actor_crash(43);
+	return true;
+}
+
 /* go's guard: a negative state falls through to the unhandled row;
  * any other goes (one that does not exist crashes the machine). */
 static bool g_go(const void *data, int32_t to)
@@ -268,6 +276,8 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, CALL, "hold", a_hold, STAY),
 	ROW(ANY, CALL, "nothing", NULL, UNHANDLED),
 	ROW(ANY, CALL, "boom", a_crash, STAY),
+	{ ANY, SMARM_SM_CALL, "gboom", F(g_crash), F(a_get), SMARM_SM_STAY, 0 },
+	ROW(ANY, CALL, "gboom", a_get, STAY),
 	ROW(ANY, CAST, "link_to", a_link_to, STAY),
 	ROW(ANY, EXIT, NULL, a_exit, STAY),
 	ROW(ANY, CALL, "noreply", a_noreply, STAY),
@@ -296,7 +306,8 @@ static const smarm_sm_desc_t probe = {
 		"call get() -> i32; call later() -> i32\n"
 		"call hold() -> i32; call nothing() -> i32\n"
 		"call noreply(); call log() -> str\n"
-		"call boom() -> i32; cast link_to(pid)\n"
+		"call boom() -> i32; call gboom() -> i32\n"
+		"cast link_to(pid)\n"
 		"info tick()\n",
 	.state_names = states,
 	.initial = A,
