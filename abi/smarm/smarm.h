@@ -552,7 +552,10 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * shared run queue, the stack pool, the timers) in the last run: a    \
 	 * measure of how often workers serialise on node-wide state. Not      \
 	 * counting the statistics' own reads. Since: SMARM_0.4. */            \
-	XX(GLOBAL_LOCKS, 30, CORE)
+	XX(GLOBAL_LOCKS, 30, CORE)                                             \
+	/* Calls, casts and infos served by the node's gen_servers since it    \
+	 * was opened. Since: SMARM_0.5. */                                    \
+	XX(SERVER_REQUESTS, 31, BEHAVIOUR)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

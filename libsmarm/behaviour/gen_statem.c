@@ -320,8 +320,8 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 		   smarm_reply_t **tok)
 {
 	struct sm *s = sm_of(m);
-	int rc = smarm__gs_token_new(&s->sm_gs, ev_op(s, ev), ev->ev_call,
-				     ev->ev_seq, tok);
+	int rc = smarm__bhv_token_new(s, s->sm_be, ev_op(s, ev), ev->ev_call,
+				      ev->ev_seq, tok);
 	if (rc == 0)
 		ev->ev_call = NULL;
 	return rc;
@@ -524,7 +524,7 @@ static void sm_end(void *arg)
 	chan_drop(&s->sm_ctl);
 	if (s->sm_gs.sv_set != NULL)
 		smarm_selset_free(s->sm_gs.sv_set);
-	smarm__gs_tokens_end(&s->sm_gs);
+	smarm__bhv_tokens_end(s);
 	if (s->sm_gs.sv_start != NULL && !s->sm_gs.sv_reported) {
 		int st = s->sm_gs.sv_start_rc ? s->sm_gs.sv_start_rc
 					      : SMARM_EDOWN;

@@ -76,7 +76,7 @@ static int g_rc[32];
 
 static void open_probe(void)
 {
-	int rc = smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &g_pl, msg,
+	int rc = smarm_plugin_open(getenv("SMARM_TEST_SM_PROBE"), &g_pl, msg,
 				   sizeof msg);
 	ck_assert_msg(rc == 0, "open the probe: %d %s", rc, msg);
 	ck_assert_int_eq(smarm_plugin_behaviour(g_pl, "probe", &g_be), 0);
