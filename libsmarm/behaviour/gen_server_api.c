@@ -797,8 +797,7 @@ int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
 		      void (**fn)(void))
 {
 	const struct bhv_op *op;
-	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
-	    opname == NULL || fn == NULL)
+	if (!smarm__bhv_valid(b) || opname == NULL || fn == NULL)
 		return SMARM_EINVAL;
 	op = smarm__bhv_proto_find(&b->bh_proto, opname, 0);
 	if (op == NULL || op->op_kind == BHV_INFO)

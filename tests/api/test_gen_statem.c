@@ -448,10 +448,20 @@ static void door_root(void *arg)
 	smarm_server_cast(s, "unlock", &key, 1);
 	call_i(s, "get_state", &v);
 	g_rc[4] = (int)v; /* Locked */
-	key.v.u = 7;
-	smarm_server_cast(s, "unlock", &key, 1);
-	call_i(s, "get_state", &v);
-	g_rc[5] = (int)v; /* Closed */
+	/* The varargs and stub clients serve machines too. */
+	g_rc[9] = smarm_server_castv(s, "unlock", 7u);
+	g_rc[5] = -1;
+	{
+		int32_t st = -1;
+		int32_t (*get)(smarm_server_t *) = NULL;
+		g_rc[10] = smarm_server_stub(be, "get_state",
+					     (void (**)(void)) & get);
+		if (g_rc[10] == 0)
+			g_rc[5] = get(s); /* Closed */
+		g_rc[11] = smarm_server_status(s);
+		g_rc[12] = smarm_server_callv(s, "get_state", MS(10000), &st);
+		g_rc[13] = st;
+	}
 	call_i(s, "knocks", &v);
 	g_rc[6] = (int)v; /* 2 */
 	stop_probe(s);
@@ -488,6 +498,11 @@ START_TEST(test_gen_statem_door_lock)
 	ck_assert_int_eq(g_rc[6], 2);
 	ck_assert_int_eq(g_rc[7], 0);
 	ck_assert_int_eq(g_rc[8], 2);
+	ck_assert_int_eq(g_rc[9], 0);
+	ck_assert_int_eq(g_rc[10], 0);
+	ck_assert_int_eq(g_rc[11], 0);
+	ck_assert_int_eq(g_rc[12], 0);
+	ck_assert_int_eq(g_rc[13], 0);
 	ck_assert_int_eq(smarm_plugin_close(pl), 0);
 }
 END_TEST
