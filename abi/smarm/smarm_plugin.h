@@ -210,9 +210,9 @@ enum {
  *                message; fires again after each further window [nothing].
  *   terminate    the server ends: how/reason as its monitors will see
  *                them; may_block false on the paths where it must not
- *                park (a kill, a crash, an untrapped shutdown): a
- *                blocking call there returns SMARM_ESTATE at once
- *                [nothing].
+ *                park (a kill, a crash, an untrapped shutdown): it
+ *                must not make a blocking call there (this release
+ *                does not refuse one; the end waits for it) [nothing].
  * Since: SMARM_0.5.
  */
 typedef struct smarm_gs_desc {

@@ -62,6 +62,9 @@ struct bhv_cif {
 	ffi_type *bc_types[BHV_FFI_ARGS_MAX]; /* its argument types */
 	unsigned bc_nlead;		      /* leading parameters */
 	unsigned bc_nffi;		      /* bc_nlead + op's ffi args */
+	unsigned bc_direct;		      /* 1 + the 64-bit integer args
+						 of a direct call, or 0:
+						 through libffi (pack.c) */
 };
 
 /* One operation of a protocol. Constant once parsed. */

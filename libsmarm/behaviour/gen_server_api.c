@@ -359,6 +359,9 @@ struct smarm_server {
 	smarm_pid_t sc_pid;		     /* by pid: the server */
 	bool sc_named;			     /* by name: sc_name */
 	char sc_name[SMARM_NAME_MAX + 1];
+	smarm_chan_t *sc_inbox; /* by pid: the server's inbox handle, looked
+				   up once (no reference: a closed or freed
+				   channel is refused, then looked up again) */
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	int sc_status;		/* the last stub call's status */
@@ -472,7 +475,20 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 
 	if (rc == 0) {
 		smarm__bhv_plugin_ref(s->sc_be);
-		rc = smarm_node_send(s->sc_node, pid, t, &e);
+		rc = SMARM_ECLOSED;
+		if (op->op_kind != BHV_INFO && !s->sc_named) {
+			const struct smarm_msgtype *it;
+			if (s->sc_inbox == NULL &&
+			    smarm__msgtype_decode(t, &it) == 0)
+				(void)smarm__reg_mailbox_of(s->sc_node, pid.id,
+							    it, &s->sc_inbox);
+			if (s->sc_inbox != NULL)
+				rc = smarm__reg_chan_send(s->sc_inbox, &e);
+		}
+		if (rc != 0) { /* no cached inbox, or it is gone: resolve */
+			s->sc_inbox = NULL;
+			rc = smarm_node_send(s->sc_node, pid, t, &e);
+		}
 		if (rc != 0)
 			smarm__bhv_plugin_unref(s->sc_be);
 	}

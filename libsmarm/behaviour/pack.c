@@ -83,6 +83,46 @@ ffi_type *smarm__bhv_ffi_bytes(void)
 	return &bytes_ffi;
 }
 
+/*
+ * The direct call. The commonest handler shape, two pointers then up to
+ * three 64-bit integer arguments returning nothing or a 64-bit integer
+ * (a counter's add(i64) -> i64), is called through a C function type of
+ * exactly that shape, with uint64_t for each integer (the same
+ * representation as int64_t, passed the same way): no libffi on the hot
+ * path. Every other shape goes through ffi_call.
+ */
+typedef uint64_t (*direct0_fn)(void *, void *);
+typedef uint64_t (*direct1_fn)(void *, void *, uint64_t);
+typedef uint64_t (*direct2_fn)(void *, void *, uint64_t, uint64_t);
+typedef uint64_t (*direct3_fn)(void *, void *, uint64_t, uint64_t, uint64_t);
+typedef void (*vdirect0_fn)(void *, void *);
+typedef void (*vdirect1_fn)(void *, void *, uint64_t);
+typedef void (*vdirect2_fn)(void *, void *, uint64_t, uint64_t);
+typedef void (*vdirect3_fn)(void *, void *, uint64_t, uint64_t, uint64_t);
+
+/* bc_direct: 1 + args, plus DIRECT_VOID for a handler returning void. */
+#define DIRECT_VOID 8u
+
+static bool int64_type(int t)
+{
+	return t == SMARM_T_I64 || t == SMARM_T_U64;
+}
+
+static unsigned direct_shape(const struct bhv_op *op, ffi_type *const *lead,
+			     unsigned nlead, ffi_type *ret)
+{
+	if (nlead != 2 || lead[0] != &ffi_type_pointer ||
+	    lead[1] != &ffi_type_pointer || ret != NULL || op->op_nargs > 3)
+		return 0;
+	if (op->op_reply != SMARM_T_VOID && !int64_type(op->op_reply))
+		return 0;
+	for (unsigned i = 0; i < op->op_nargs; i++)
+		if (!int64_type(op->op_args[i]))
+			return 0;
+	return 1u + op->op_nargs +
+	       (op->op_reply == SMARM_T_VOID ? DIRECT_VOID : 0u);
+}
+
 int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 			ffi_type *const *lead, unsigned nlead, ffi_type *ret)
 {
@@ -98,6 +138,7 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	}
 	c->bc_nlead = nlead;
 	c->bc_nffi = k;
+	c->bc_direct = direct_shape(op, lead, nlead, ret);
 	if (ret == NULL) {
 		if (op->op_reply == SMARM_T_BYTES)
 			ret = &bytes_ffi;
@@ -114,8 +155,51 @@ void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
 		       struct bhv_unpacked *u, union bhv_ret *ret)
 {
 	union bhv_ret dummy;
-	ffi_call((ffi_cif *)&c->bc_cif, fn, ret != NULL ? ret : &dummy,
-		 u->ua_av);
+	void *const *av = u->ua_av;
+	uint64_t r;
+
+	if (ret == NULL)
+		ret = &dummy;
+	switch (c->bc_direct) {
+	case 1:
+		r = ((direct0_fn)(void *)fn)(*(void **)av[0], *(void **)av[1]);
+		break;
+	case 2:
+		r = ((direct1_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
+					     *(uint64_t *)av[2]);
+		break;
+	case 3:
+		r = ((direct2_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
+					     *(uint64_t *)av[2],
+					     *(uint64_t *)av[3]);
+		break;
+	case 4:
+		r = ((direct3_fn)(void *)fn)(
+			*(void **)av[0], *(void **)av[1], *(uint64_t *)av[2],
+			*(uint64_t *)av[3], *(uint64_t *)av[4]);
+		break;
+	case DIRECT_VOID + 1:
+		((vdirect0_fn)(void *)fn)(*(void **)av[0], *(void **)av[1]);
+		return;
+	case DIRECT_VOID + 2:
+		((vdirect1_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
+					  *(uint64_t *)av[2]);
+		return;
+	case DIRECT_VOID + 3:
+		((vdirect2_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
+					  *(uint64_t *)av[2],
+					  *(uint64_t *)av[3]);
+		return;
+	case DIRECT_VOID + 4:
+		((vdirect3_fn)(void *)fn)(
+			*(void **)av[0], *(void **)av[1], *(uint64_t *)av[2],
+			*(uint64_t *)av[3], *(uint64_t *)av[4]);
+		return;
+	default:
+		ffi_call((ffi_cif *)&c->bc_cif, fn, ret, u->ua_av);
+		return;
+	}
+	ret->a = (ffi_arg)r;
 }
 
 /* ---- packing ---- */

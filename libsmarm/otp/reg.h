@@ -268,6 +268,15 @@ int smarm__reg_unpublish(struct smarm_node *n, uint64_t self,
 			 const struct smarm_msgtype *t);
 int smarm__reg_send(struct smarm_node *n, uint64_t pid,
 		    const struct smarm_msgtype *t, const void *elem);
+/*
+ * The handle of pid's mailbox for t now (no reference taken: send
+ * through it with smarm__reg_chan_send, which refuses a channel closed
+ * or freed since): 0, or SMARM_ENOCHAN (no such mailbox, or no such
+ * live actor). For a sender that sends to one actor many times (a
+ * gen_server client) and would otherwise look it up at each send.
+ */
+int smarm__reg_mailbox_of(struct smarm_node *n, uint64_t pid,
+			  const struct smarm_msgtype *t, smarm_chan_t **h);
 int smarm__reg_send_name(struct smarm_node *n, const char *name, size_t len,
 			 const struct smarm_msgtype *t, const void *elem);
 int smarm__reg_register(struct smarm_node *n, uint64_t self, const char *name,

@@ -380,6 +380,21 @@ int smarm__reg_send(struct smarm_node *n, uint64_t pid,
 	return SMARM_ENOPROC;
 }
 
+int smarm__reg_mailbox_of(struct smarm_node *n, uint64_t pid,
+			  const struct smarm_msgtype *t, smarm_chan_t **h)
+{
+	struct smarm__reg *r = smarm__reg_of(n);
+	struct smarm__reg_actor *ra;
+	struct smarm__reg_mbox *mb = NULL;
+	*h = NULL;
+	smarm__reg_rdlock(r);
+	ra = smarm__reg_actor_find(r, pid);
+	if (ra != NULL && (mb = smarm__reg_mbox_find(ra, t)) != NULL)
+		*h = mb->mb_h;
+	smarm__reg_rdunlock(r);
+	return *h != NULL ? 0 : SMARM_ENOCHAN;
+}
+
 int smarm__reg_send_name(struct smarm_node *n, const char *name, size_t len,
 			 const struct smarm_msgtype *t, const void *elem)
 {

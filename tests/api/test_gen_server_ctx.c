@@ -107,8 +107,17 @@ static smarm_server_t *start(const char *args, smarm_chan_t *ch)
 
 struct caller {
 	smarm_server_t *s;
-	smarm_chan_t *out; /* int status, then int64 value */
+	smarm_chan_t *out;   /* int64 value, then int64 status */
+	smarm_chan_t *ready; /* NULL, or told just before the call */
 };
+
+/* Tell the root the call comes next (it then sends without parking). */
+static void caller_ready(struct caller *c)
+{
+	int64_t one = 1;
+	if (c->ready != NULL)
+		smarm_chan_send(c->ready, &one);
+}
 
 static void later_caller(void *arg)
 {
@@ -136,6 +145,7 @@ static void deferred_root(void *arg)
 	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
 	c.s = mine;
 	c.out = out;
+	c.ready = NULL;
 	HARNESS_EQ(smarm_actor_spawn(NULL, later_caller, &c, NULL), 0);
 	smarm_actor_sleep(MS(20));
 	HARNESS_EQ(smarm_server_cast(s, "answer", &a, 1), 0);
@@ -223,6 +233,7 @@ static void echo_caller(void *arg)
 {
 	struct caller *c = arg;
 	smarm_value_t a = v_i64(5), r;
+	caller_ready(c);
 	int rc = smarm_server_call(c->s, "echo", &a, 1, &r, MS(10000));
 	int64_t v = 0, rc64 = rc;
 	smarm_chan_send(c->out, &v);
@@ -233,6 +244,7 @@ static void block_caller(void *arg)
 {
 	struct caller *c = arg;
 	smarm_value_t a = v_u64(MS(60000));
+	caller_ready(c);
 	int rc = smarm_server_call(c->s, "block", &a, 1, NULL, MS(10000));
 	int64_t v = 1, rc64 = rc;
 	smarm_chan_send(c->out, &v);
@@ -241,7 +253,7 @@ static void block_caller(void *arg)
 
 static void queued_root(void *arg)
 {
-	smarm_chan_t *out;
+	smarm_chan_t *out, *ready;
 	smarm_server_t *s = NULL, *s1 = NULL, *s2 = NULL;
 	struct caller c1, c2;
 	int64_t who, rc;
@@ -252,13 +264,19 @@ static void queued_root(void *arg)
 	HARNESS_EQ(smarm_server_start(probe, NULL, "queued", &s), 0);
 	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s1), 0);
 	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s2), 0);
+	HARNESS_EQ(smarm_chan_alloc(&ready, 8, NULL), 0);
 	c1.s = s1;
 	c1.out = out;
+	c1.ready = ready;
 	c2.s = s2;
 	c2.out = out;
+	c2.ready = ready;
+	/* each call is sent right after its ready; the sleeps let it land */
 	HARNESS_EQ(smarm_actor_spawn(NULL, block_caller, &c1, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(ready, &who), 0);
 	smarm_actor_sleep(MS(20));
 	HARNESS_EQ(smarm_actor_spawn(NULL, echo_caller, &c2, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(ready, &who), 0);
 	smarm_actor_sleep(MS(20));
 	t0 = smarm_now_ns();
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
@@ -274,6 +292,7 @@ static void queued_root(void *arg)
 	smarm_server_free(s1);
 	smarm_server_free(s2);
 	harness_chan_drop(out);
+	harness_chan_drop(ready);
 }
 
 START_TEST(test_gen_server_stop_with_queued_call)

@@ -307,6 +307,92 @@ START_TEST(test_bhv_pack_returns_and_reply_values)
 }
 END_TEST
 
+/* The direct shapes: (ptr, ptr, up to three 64-bit ints) -> void/i64. */
+static int64_t direct_seen;
+static int64_t d0(void *st, void *cx)
+{
+	return (int64_t)((char *)cx - (char *)st);
+}
+static int64_t d3(void *st, void *cx, int64_t a, uint64_t b, int64_t c)
+{
+	(void)st;
+	(void)cx;
+	return a * 100 + (int64_t)b * 10 + c;
+}
+static void v2(void *st, void *cx, uint64_t a, int64_t b)
+{
+	(void)st;
+	(void)cx;
+	direct_seen = (int64_t)a - b;
+}
+
+static void v2i(void *st, void *cx, int32_t a, int64_t b)
+{
+	(void)st;
+	(void)cx;
+	direct_seen = a - b;
+}
+
+static int64_t run_direct(const char *text, void (*fn)(void),
+			  const smarm_value_t *args, size_t n, bool direct)
+{
+	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_pointer };
+	const struct bhv_op *op = op_of(text);
+	struct bhv_block *b;
+	struct bhv_cif c;
+	struct bhv_unpacked u;
+	union bhv_ret r;
+	smarm_value_t v;
+	char base[8];
+	void *st = base, *cx = base + 5;
+
+	ck_assert_int_eq(smarm__bhv_cif_prep(&c, op, lead, 2, NULL), 0);
+	ck_assert_int_eq(c.bc_direct != 0, direct);
+	ck_assert_int_eq(smarm__bhv_pack(op, args, n, &b), 0);
+	smarm__bhv_unpack(op, b, 2, &u);
+	u.ua_av[0] = &st;
+	u.ua_av[1] = &cx;
+	memset(&r, 0, sizeof r);
+	smarm__bhv_invoke(&c, fn, &u, &r);
+	free(b);
+	ck_assert_int_eq(smarm__bhv_ret_value(op->op_reply, &r, &v), 0);
+	return v.v.i;
+}
+
+START_TEST(test_bhv_pack_direct_calls_match_libffi)
+{
+	smarm_value_t a[3];
+	memset(a, 0, sizeof a);
+	a[0].type = SMARM_T_I64;
+	a[0].v.i = -3;
+	a[1].type = SMARM_T_U64;
+	a[1].v.u = 4;
+	a[2].type = SMARM_T_I64;
+	a[2].v.i = 5;
+	ck_assert_int_eq(run_direct("call z() -> i64", (void (*)(void))d0, NULL,
+				    0, true),
+			 5);
+	ck_assert_int_eq(run_direct("call t(i64, u64, i64) -> i64",
+				    (void (*)(void))d3, a, 3, true),
+			 -300 + 40 + 5);
+	a[0].type = SMARM_T_U64;
+	a[0].v.u = 10;
+	a[1].type = SMARM_T_I64;
+	a[1].v.i = 4;
+	direct_seen = 0;
+	run_direct("cast w(u64, i64)", (void (*)(void))v2, a, 2, true);
+	ck_assert_int_eq(direct_seen, 6);
+	/* an i32 argument is not a direct shape: libffi, same answer */
+	a[0].type = SMARM_T_I32;
+	a[0].v.i = 10;
+	a[1].type = SMARM_T_I64;
+	a[1].v.i = 4;
+	direct_seen = 0;
+	run_direct("cast w(i32, i64)", (void (*)(void))v2i, a, 2, false);
+	ck_assert_int_eq(direct_seen, 6);
+}
+END_TEST
+
 Suite *smarm_test_bhv_pack_suite(void)
 {
 	Suite *s = suite_create("bhv_pack");
@@ -318,6 +404,7 @@ Suite *smarm_test_bhv_pack_suite(void)
 	tcase_add_test(tc, test_bhv_pack_refusals);
 	tcase_add_test(tc, test_bhv_pack_block_check_refuses_every_corruption);
 	tcase_add_test(tc, test_bhv_pack_returns_and_reply_values);
+	tcase_add_test(tc, test_bhv_pack_direct_calls_match_libffi);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,8 +8,9 @@
  * attach-versus-exit race (actor.c INV-3).
  *
  * A test subsystem stands in for a layer above: it is installed in the
- * vacant SMARM__SUB_BEHAVIOUR entry (and SMARM__SUB_OBS for ordering) of a
- * node opened the ordinary way.
+ * SMARM__SUB_BEHAVIOUR entry (the behaviour layer's own is put back
+ * before the close, which frees its state) and in the vacant
+ * SMARM__SUB_OBS entry (for ordering) of a node opened the ordinary way.
  */
 #include "harness.h"
 
@@ -181,9 +182,12 @@ static const struct smarm__subsys eh_obs = {
 
 static struct eh_rec eh_a, eh_b; /* what the hooks saw; eh_node clears */
 
+static const struct smarm__subsys *eh_saved; /* the behaviour layer's */
+
 static smarm_node_t *eh_node(int workers)
 {
 	smarm_node_t *n = harness_open(workers);
+	eh_saved = n->subs[SMARM__SUB_BEHAVIOUR];
 	memset(&eh_a, 0, sizeof eh_a);
 	memset(&eh_b, 0, sizeof eh_b);
 	n->subs[SMARM__SUB_BEHAVIOUR] = &eh_otp;
@@ -193,8 +197,8 @@ static smarm_node_t *eh_node(int workers)
 
 static void eh_close_node(smarm_node_t *n)
 {
-	n->subs[SMARM__SUB_BEHAVIOUR] = NULL; /* opened by hand: no ss_close */
-	n->subs[SMARM__SUB_OBS] = NULL;
+	n->subs[SMARM__SUB_BEHAVIOUR] = eh_saved; /* its ss_close frees */
+	n->subs[SMARM__SUB_OBS] = NULL; /* opened by hand: no ss_close */
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
 
