@@ -63,6 +63,11 @@
  * Invariants: INV-1 no field of a workload context is written by two
  * actors. INV-2 a run's bench_run is filled in only by its root actor,
  * apart from the failure record, which the first failing actor claims.
+ * gen_statem_event casts buttons (push, pull: a transition each)
+ * through the door-lock machine of plugins/door.so (its path is built in;
+ * SMARM_BENCH_DOOR overrides it), synchronising with a get_state call
+ * every STATEM_BATCH events; ns per event.
+ *
  * See: docs/benchmarks.md, tools/peers/README.md.
  */
 
@@ -1536,6 +1541,59 @@ static void wl_gen_server_cast(struct bench_run *r)
  * Driver
  * --------------------------------------------------------------------- */
 
+/* ------------------------------------------------------------------------
+ * gen_statem_event: STATEM_N button casts through the door lock (push
+ * Closed -> Open, pull Open -> Closed), with a get_state call after every
+ * STATEM_BATCH of them (the machine has handled them all then). Timed
+ * from the first cast to the last call's reply; ns per event.
+ * --------------------------------------------------------------------- */
+
+enum { STATEM_N = 1000000, STATEM_BATCH = 1000 };
+
+static void wl_gen_statem_event(struct bench_run *r)
+{
+	const char *path = getenv("SMARM_BENCH_DOOR");
+	const smarm_behaviour_t *be = NULL;
+	smarm_plugin_t *pl = NULL;
+	smarm_server_t *s = NULL;
+	smarm_value_t v = { 0 };
+	char msg[256] = "";
+	uint64_t t0;
+	int rc;
+
+	if (path == NULL)
+		path = SMARM_BENCH_DOOR_SO;
+	rc = smarm_plugin_open(path, &pl, msg, sizeof msg);
+	if (rc != 0) {
+		bench_fail(r, msg[0] ? msg : "smarm_plugin_open", rc);
+		return;
+	}
+	rc = smarm_plugin_behaviour(pl, "door", &be);
+	if (rc == 0)
+		rc = smarm_server_start(be, "code=7", NULL, &s);
+	if (rc != 0) {
+		bench_fail(r, "start the door", rc);
+		goto out;
+	}
+	t0 = smarm_now_ns();
+	for (size_t i = 0; i < STATEM_N && rc == 0; i++) {
+		rc = smarm_server_cast(s, i % 2 ? "pull" : "push", NULL, 0);
+		if (rc == 0 && (i + 1) % STATEM_BATCH == 0)
+			rc = smarm_server_call(s, "get_state", NULL, 0, &v,
+					       SMARM_NO_TIMEOUT);
+	}
+	r->ns = smarm_now_ns() - t0;
+	r->ops = STATEM_N;
+	if (rc != 0)
+		bench_fail(r, "a button", rc);
+	else if (v.v.i != 0)
+		bench_fail(r, "the door is not closed after an even count", 0);
+	smarm_server_shutdown(s, SMARM_NO_TIMEOUT, NULL);
+	smarm_server_free(s);
+out:
+	smarm_plugin_close(pl);
+}
+
 struct workload {
 	const char *name;
 	void (*run)(struct bench_run *r);
@@ -1569,6 +1627,7 @@ static const struct workload workloads[] = {
 	{ "gen_server_call_generic", wl_gen_server_call_generic, 0, false, 0,
 	  NULL },
 	{ "gen_server_cast", wl_gen_server_cast, 0, false, 0, NULL },
+	{ "gen_statem_event", wl_gen_statem_event, 0, false, 0, NULL },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])

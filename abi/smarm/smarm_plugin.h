@@ -276,8 +276,10 @@ enum smarm_sm_tail {
  *     bool guard(const void *data, A1 a1, ...)
  *     int32_t action(void *data, smarm_sm_ctx_t *cx, int32_t state, A1 a1, ...)
  * where action's return value is the next state for SMARM_SM_DYNAMIC
- * (ignored otherwise). TIMEOUT, STATE_TIMEOUT, EVENT_TIMEOUT and
- * SHUTDOWN events have no arguments; EXIT has one, const smarm_signal_t *.
+ * (ignored otherwise; a state that does not exist ends the machine as
+ * crashed). A POSTPONE row's action is never called. TIMEOUT,
+ * STATE_TIMEOUT, EVENT_TIMEOUT and SHUTDOWN events have no arguments;
+ * EXIT has one, const smarm_signal_t *.
  * A call is answered with smarm_sm_reply (now or later, from any state).
  * Since: SMARM_0.5.
  */
@@ -453,42 +455,83 @@ SMARM_API int smarm_reply_drop(smarm_reply_t *tok);
 
 /* ==== Inside a gen_statem ==== */
 
-/* Valid in the machine's init, enter and action callbacks. Errors as
- * for the smarm_gs_* calls. */
+/*
+ * The smarm_sm_* calls take the cx a machine's callbacks receive and are
+ * valid only while one of that machine's init, enter or action
+ * callbacks runs (cx may be kept in the data for later callbacks).
+ * Errors common to all: SMARM_EINVAL cx NULL, or not a live machine of
+ * the calling actor; SMARM_ENOTACTOR; SMARM_ESTATE no callback of the
+ * machine runs (between events, in create, destroy or terminate).
+ * Thread-safety: the machine's actor only.
+ */
 
-/* smarm_sm_trap_exit() - trap exits (in init only). Since: SMARM_0.5. */
+/* smarm_sm_trap_exit() - trap exits for the machine's life: shutdowns
+ * then reach SHUTDOWN rows, other exit signals EXIT rows. Returns: 0.
+ * Errors: SMARM_ESTATE not in init. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_trap_exit(smarm_sm_ctx_t *cx);
 
-/* smarm_sm_state_timeout() - arm the state timeout (replacing one armed):
- * a STATE_TIMEOUT event after ns unless a real transition comes first.
- * Since: SMARM_0.5. */
+/*
+ * smarm_sm_state_timeout() - arm the state timeout (replacing one armed):
+ * a STATE_TIMEOUT event after ns unless a real transition comes first;
+ * SMARM_NO_TIMEOUT cancels it. Returns: 0. Errors: SMARM_ESTATE the
+ * descriptor's flags lack SMARM_SM_F_STATE_TIMEOUT; SMARM_ENOMEM.
+ * Since: SMARM_0.5.
+ */
 SMARM_API int smarm_sm_state_timeout(smarm_sm_ctx_t *cx, uint64_t ns);
 
-/* smarm_sm_event_timeout() - arm the event timeout: an EVENT_TIMEOUT
- * event after ns unless any event comes first. Since: SMARM_0.5. */
+/*
+ * smarm_sm_event_timeout() - arm the event timeout (replacing one armed):
+ * an EVENT_TIMEOUT event after ns unless any event comes first (one
+ * already waiting when it fires cancels it too); SMARM_NO_TIMEOUT
+ * cancels it. Returns: 0. Errors: SMARM_ESTATE the flags lack
+ * SMARM_SM_F_EVENT_TIMEOUT; SMARM_ENOMEM. Since: SMARM_0.5.
+ */
 SMARM_API int smarm_sm_event_timeout(smarm_sm_ctx_t *cx, uint64_t ns);
 
-/* smarm_sm_timeout() - arm (re-arm) the generic timeout `name` (one of
- * the descriptor's timeouts; SMARM_ENOENT otherwise); it survives
- * transitions. Since: SMARM_0.5. */
+/*
+ * smarm_sm_timeout() - arm (re-arm) the generic timeout `name`: a
+ * TIMEOUT event of that name after ns; it survives transitions;
+ * SMARM_NO_TIMEOUT cancels it. Returns: 0. Errors: SMARM_EINVAL name
+ * NULL; SMARM_ENOENT name is none of the descriptor's timeouts;
+ * SMARM_ENOMEM. Since: SMARM_0.5.
+ */
 SMARM_API int smarm_sm_timeout(smarm_sm_ctx_t *cx, const char *name,
 			       uint64_t ns);
 
-/* smarm_sm_cancel_timeout() - cancel the generic timeout name: 0, or
- * SMARM_ENOENT it is not armed. Since: SMARM_0.5. */
+/* smarm_sm_cancel_timeout() - cancel the generic timeout name. Returns:
+ * 0. Errors: SMARM_EINVAL name NULL; SMARM_ENOENT not declared, or not
+ * armed. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_cancel_timeout(smarm_sm_ctx_t *cx, const char *name);
 
-/* smarm_sm_next_event() - insert the cast or info op with args as the
- * next event, before any queued one. Since: SMARM_0.5. */
+/*
+ * smarm_sm_next_event() - insert the cast or info op with args as an
+ * event to handle after the current one, before any queued one (and
+ * before postponed events a transition releases); several run in the
+ * order inserted. Returns: 0. Errors: SMARM_ESTATE not in init or an
+ * action (an enter may not insert events); SMARM_EINVAL op NULL, args
+ * NULL with nargs > 0; SMARM_ENOOP no cast or info op of that name;
+ * SMARM_EARGS; SMARM_ETOOBIG; SMARM_ENOMEM. Since: SMARM_0.5.
+ */
 SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
 				  const smarm_value_t *args, size_t nargs);
 
-/* smarm_sm_reply() - answer the call being handled with v (see
- * smarm_reply); smarm_sm_reply_later as smarm_gs_reply_later. */
+/*
+ * smarm_sm_reply() - answer the call the running action handles with v
+ * (as smarm_reply). A call the action neither answers nor takes a token
+ * for is answered when the action returns: with no value if its op has
+ * no reply type, else SMARM_EDOWN. smarm_sm_reply_later() - take the
+ * call's reply token instead (as smarm_gs_reply_later): answer it later,
+ * from any state, with smarm_reply or smarm_reply_drop. Returns: 0.
+ * Errors: SMARM_ESTATE no call is being handled, or it was answered or
+ * its token taken; SMARM_EINVAL tok NULL; SMARM_EARGS v does not match
+ * the reply type. Since: SMARM_0.5.
+ */
 SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v);
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
 
-/* smarm_sm_stop() - end normally after this event. Since: SMARM_0.5. */
+/* smarm_sm_stop() - end normally after this event: events still queued
+ * or postponed are dropped (calls among them get SMARM_EDOWN). Returns:
+ * 0. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
 
 /* ==== The host side ==== */
@@ -513,8 +556,12 @@ typedef struct smarm_server smarm_server_t;
  * SMARM_ESTRUCTSIZE a descriptor smaller than its ABI requires;
  * SMARM_EPROTOCOL a protocol does not parse; SMARM_ENOHANDLER an
  * operation has no handler (or a handler names no operation);
- * SMARM_EDUPNAME two behaviours of one name; SMARM_ENOTEXHAUSTIVE a
- * gen_statem table misses a row; SMARM_EUNREACHABLE a row is shadowed;
+ * SMARM_EDUPNAME two behaviours of one name; SMARM_EPROTOCOL also a
+ * malformed gen_statem descriptor or row (a state, kind, tail or target
+ * out of range, POSTPONE on a row that is no CAST, CALL or INFO row,
+ * DYNAMIC without an action, an op naming no operation of the row's kind
+ * or no declared timeout); SMARM_ENOTEXHAUSTIVE a gen_statem table
+ * misses a row; SMARM_EUNREACHABLE a row is shadowed;
  * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API int smarm_plugin_open(const char *path, smarm_plugin_t **out,
@@ -540,7 +587,11 @@ SMARM_API int smarm_plugin_behaviour(smarm_plugin_t *pl, const char *name,
 
 /*
  * smarm_server_start() - spawn a server of behaviour b with start
- * arguments args (may be NULL) and wait until its init returned. With
+ * arguments args (may be NULL) and wait until its init returned. b may
+ * be a gen_statem behaviour: its server is a machine, whose initial
+ * enter runs after the start returned, and every smarm_server_* call
+ * below (and smarm_sup_spec_add_server) serves it as it does a
+ * gen_server. With
  * name not NULL the server registers it before init (so a taken name
  * fails before anything ran). *out (may be NULL) receives a handle to it.
  * Returns: 0. Errors: SMARM_EINVAL b NULL; SMARM_EEXIST the name is

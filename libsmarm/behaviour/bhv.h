@@ -276,12 +276,11 @@ enum {
 };
 
 /*
- * The gen_statem loader seam: check machine d, whose protocol parsed
- * to p; 0, or SMARM_ENOTEXHAUSTIVE / SMARM_EUNREACHABLE / SMARM_EINVAL /
- * SMARM_ENOMEM with a message in msg. It may set *engine (and
- * *engine_free) to per-behaviour data kept until the plugin unloads.
- * Until a gen_statem engine exists, plugin.c refuses every machine with
- * SMARM_ENOTEXHAUSTIVE ("gen_statem not supported yet").
+ * The gen_statem loader seam (statem.c): check machine d, whose protocol
+ * parsed to p; 0, or SMARM_EPROTOCOL / SMARM_ENOTEXHAUSTIVE /
+ * SMARM_EUNREACHABLE / SMARM_EINVAL / SMARM_ENOMEM with a message in
+ * msg. The engine builds its per-behaviour data (bh_engine) when the
+ * first machine of the behaviour starts.
  */
 int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 		    char *msg, size_t msglen);

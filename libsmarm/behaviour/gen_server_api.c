@@ -19,6 +19,7 @@
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
 #include "gen_server.h"
+#include "statem.h"
 
 #include "../otp/reg.h"
 
@@ -163,6 +164,15 @@ int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
 
 /* ---- starting servers ---- */
 
+/* Run a server or a machine of be on the calling actor, by its kind. */
+static int bhv_run(const struct smarm_behaviour *be, const char *args,
+		   const char *name, smarm_chan_t *start, bool sup)
+{
+	if (be->bh_kind == BHV_GEN_STATEM)
+		return smarm__sm_run(be, args, name, start, sup);
+	return smarm__gs_run(be, args, name, start, sup);
+}
+
 /* What a spawned server's actor starts from (freed by the actor). */
 struct start_arg {
 	const struct smarm_behaviour *sa_be; /* plugin reference held */
@@ -200,7 +210,7 @@ static void start_body(void *arg)
 		smarm_chan_sender_free(a.sa_start);
 		smarm_actor_exit(); /* frees what was pushed */
 	}
-	smarm__gs_run(a.sa_be, a.sa_args, a.sa_name, a.sa_start, false);
+	bhv_run(a.sa_be, a.sa_args, a.sa_name, a.sa_start, false);
 }
 
 static int dup_opt(const char *s, char **out)
@@ -231,8 +241,7 @@ int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 
 	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
-	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
-	    name_check(name) != 0)
+	if (!smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
 	a = calloc(1, sizeof *a);
 	if (a == NULL)
@@ -281,10 +290,9 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
 {
 	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
-	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
-	    name_check(name) != 0)
+	if (!smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	return smarm__gs_run(b, args, name, NULL, true);
+	return bhv_run(b, args, name, NULL, true);
 }
 
 /*
@@ -304,7 +312,7 @@ static struct sup_arg *sup_args;
 static void sup_body(void *arg)
 {
 	struct sup_arg *a = arg;
-	smarm__gs_run(a->su_be, a->su_args, a->su_name, NULL, true);
+	bhv_run(a->su_be, a->su_args, a->su_name, NULL, true);
 }
 
 int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
@@ -314,8 +322,7 @@ int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
 {
 	struct sup_arg *a;
 	int rc;
-	if (spec == NULL || !smarm__bhv_valid(b) ||
-	    b->bh_kind != BHV_GEN_SERVER || name_check(name) != 0)
+	if (spec == NULL || !smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
 	a = calloc(1, sizeof *a);
 	if (a == NULL)
@@ -806,8 +813,7 @@ int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
 		      void (**fn)(void))
 {
 	const struct bhv_op *op;
-	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
-	    opname == NULL || fn == NULL)
+	if (!smarm__bhv_valid(b) || opname == NULL || fn == NULL)
 		return SMARM_EINVAL;
 	op = smarm__bhv_proto_find(&b->bh_proto, opname, 0);
 	if (op == NULL || op->op_kind == BHV_INFO)

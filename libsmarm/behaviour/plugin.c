@@ -75,21 +75,6 @@ say(int rc, char *msg, size_t msglen, const char *fmt, ...)
 #define GS_MIN offsetof(smarm_gs_desc_t, reserved)
 #define SM_MIN offsetof(smarm_sm_desc_t, reserved)
 
-/*
- * The gen_statem seam's default: no engine yet. A gen_statem engine
- * defines smarm__sm_check (behaviour/gen_statem.c) and this weak one
- * steps aside.
- */
-__attribute__((weak)) int smarm__sm_check(const smarm_sm_desc_t *d,
-					  const struct bhv_proto *p, char *msg,
-					  size_t msglen)
-{
-	(void)d;
-	(void)p;
-	return say(SMARM_ENOTEXHAUSTIVE, msg, msglen,
-		   "gen_statem not supported yet");
-}
-
 static void behaviours_free(struct bhv_plugin *pl)
 {
 	for (size_t i = 0; i < pl->pl_nbeh; i++) {

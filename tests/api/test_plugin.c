@@ -93,8 +93,7 @@ START_TEST(test_plugin_every_refusal_names_its_cause)
 	refused("extrahandler", SMARM_ENOHANDLER,
 		"names no operation ('nosuchop')");
 	refused("dupname", SMARM_EDUPNAME, "two behaviours named 'one'");
-	refused("machine", SMARM_ENOTEXHAUSTIVE,
-		"gen_statem not supported yet");
+	refused("machine", SMARM_EPROTOCOL, "state_names is NULL");
 	/* a message cut to its buffer, and none at all */
 	char small[8];
 	ck_assert_int_eq(

@@ -28,10 +28,10 @@
 -export([main/1]).
 %% gen_server callbacks for gen_server_call and gen_server_cast
 -export([init/1, handle_call/3, handle_cast/2]).
-%% gen_statem callbacks for gen_statem_event (init/1 is shared)
--export([callback_mode/0, handle_event/4]).
 %% supervisor child start for sup_restart
 -export([sup_child/3]).
+%% gen_statem callbacks for gen_statem_event
+-export([callback_mode/0, handle_event/4]).
 
 -define(SPAWN_N, 100000).
 -define(CHAIN_N, 100000).
@@ -44,7 +44,8 @@
 -define(SKYNET_SUM, 499999500000).
 -define(CALL_N, 1000000).
 -define(CAST_N, 1000000).
--define(EVENT_N, 1000000).
+-define(STATEM_N, 1000000).
+-define(STATEM_BATCH, 1000).
 -define(IDLE_N, 100000).
 -define(FAIR_SETTLE_MS, 100).       % spinners all started
 -define(FAIR_WINDOW_MS, 1000).      % the measured window
@@ -63,14 +64,14 @@ workloads() ->
      {"skynet_actor", fun skynet_bench/0},
      {"gen_server_call", fun gen_server_call/0},
      {"gen_server_cast", fun gen_server_cast/0},
-     {"gen_statem_event", fun gen_statem_event/0},
      {"idle_bytes", fun idle_bytes/0},
      {"fairness", fun fairness/0},
      {"wake_latency", fun wake_latency/0},
      {"monitor_down", fun monitor_down/0},
      {"link_cascade", fun link_cascade/0},
      {"sup_restart", fun() -> sup_restart(1000) end},
-     {"sup_restart_100k", fun() -> sup_restart(100000) end}].
+     {"sup_restart_100k", fun() -> sup_restart(100000) end},
+     {"gen_statem_event", fun gen_statem_event/0}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -404,23 +405,6 @@ gen_server_cast() ->
 cast_n(_Srv, 0) -> ok;
 cast_n(Srv, K) -> gen_server:cast(Srv, {inc, 1}), cast_n(Srv, K - 1).
 
-%% gen_statem_event: N button casts into the door machine, alternating push
-%% and pull (every event a transition), then one call that returns N once
-%% every event was handled; ns per event.
-gen_statem_event() ->
-    {ok, Door} = gen_statem:start(?MODULE, door, []),
-    T0 = now_ns(),
-    ok = press_n(Door, ?EVENT_N),
-    ?EVENT_N = gen_statem:call(Door, get_count),
-    R = per_op(T0, ?EVENT_N),
-    gen_statem:stop(Door),
-    R.
-
-press_n(_Door, 0) -> ok;
-press_n(Door, K) when K band 1 =:= 0 ->
-    gen_statem:cast(Door, push), press_n(Door, K - 1);
-press_n(Door, K) -> gen_statem:cast(Door, pull), press_n(Door, K - 1).
-
 call_n(_Srv, I, N) when I > N -> ok;
 call_n(Srv, I, N) ->
     I = gen_server:call(Srv, {add, 1}),
@@ -469,15 +453,33 @@ handle_call(get, _From, S) -> {reply, S, S}.
 handle_cast({inc, X}, S) -> {noreply, S + X};
 handle_cast(_Msg, S) -> {noreply, S}.
 
-%% The door of gen_statem_event: push opens a closed door, pull closes an
-%% open one (each a real transition), the data counts the events; a call
-%% get_count answers with it.
+%% gen_statem_event: STATEM_N button casts through a door-lock gen_statem
+%% (push closed -> open, pull open -> closed), a get_state call after
+%% every STATEM_BATCH of them; ns per event (smarm-bench's workload of
+%% the same name, through plugins/door.so).
+gen_statem_event() ->
+    {ok, Door} = gen_statem:start(?MODULE, door, []),
+    T0 = now_ns(),
+    ok = buttons(Door, 0, ?STATEM_N),
+    R = per_op(T0, ?STATEM_N),
+    gen_statem:stop(Door),
+    R.
+
+buttons(_Door, N, N) -> ok;
+buttons(Door, I, N) ->
+    gen_statem:cast(Door, case I rem 2 of 0 -> push; 1 -> pull end),
+    case (I + 1) rem ?STATEM_BATCH of
+        0 -> closed = gen_statem:call(Door, get_state);
+        _ -> ok
+    end,
+    buttons(Door, I + 1, N).
+
 callback_mode() -> handle_event_function.
-handle_event(cast, push, closed, N) -> {next_state, open, N + 1};
-handle_event(cast, pull, open, N) -> {next_state, closed, N + 1};
-handle_event(cast, _, _S, N) -> {keep_state, N + 1};
-handle_event({call, From}, get_count, _S, N) ->
-    {keep_state_and_data, [{reply, From, N}]}.
+handle_event(cast, push, closed, D) -> {next_state, open, D};
+handle_event(cast, pull, open, D) -> {next_state, closed, D};
+handle_event(cast, _, _, _) -> keep_state_and_data;
+handle_event({call, From}, get_state, S, _) ->
+    {keep_state_and_data, [{reply, From, S}]}.
 
 %% idle_bytes: N processes, each parked in a receive.  Reported figure:
 %%   (delta erlang:memory(processes) - delta of the measuring process's own

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_statem.c - the gen_statem engine's actor: a machine actor holding a
+ * behaviour's data and feeding the interpreter (statem.c) one event at
+ * a time, and the hooks through which the interpreter reaches messages,
+ * timers and libffi.
+ *
+ * Glossary. A machine speaks to clients exactly as a gen_server does: it
+ * publishes an *inbox* of calls and casts and an *info* channel under
+ * gen_server's message types (smarm__gs_inbox_type, smarm__gs_info_type),
+ * so smarm_server_call, _cast and _info reach it unchanged, by pid or by
+ * name, and envelopes, replies and reply tokens are gen_server's. Its own
+ * channels: *ctl* takes timer fires (struct sm_tick), *exit* the trapped
+ * exit signals.
+ *
+ * The loop (sm_serve_one). Priority: exit (a shutdown or an exit signal
+ * becomes a SHUTDOWN or EXIT event), then ctl (timer fires), then infos,
+ * then the inbox. A machine that neither traps nor has a timer armed
+ * takes an info if one is queued and otherwise waits on the inbox alone
+ * (an info nudges it: the fast path, gen_server's); any other takes
+ * what is queued in that order without parking and, when nothing is,
+ * waits on a select set of its arms. An event timeout fires only if no other
+ * event waits: the loop looks into the inbox for a real envelope (skipping
+ * nudges) and keeps one it finds in sm_held, served before the inbox.
+ *
+ * Engine data. The dispatch tables and, per operation, the call
+ * interfaces of a guard (data, args...) -> bool and an action (data, cx,
+ * state, args...) -> int32_t, are built when the behaviour's first
+ * machine starts and kept in bh_engine until the plugin unloads.
+ * Events without arguments call guards and actions directly.
+ *
+ * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
+ * the actor's cleanup handler (sm_end); it holds one plugin reference,
+ * and each event with a block one more (INV-3 of gen_server.c).
+ * Locking: none here: a machine is touched only by its own actor; the
+ * engine data is published once with a compare-and-swap and constant
+ * after.
+ * Invariants:
+ *   INV-1 every call received is answered exactly once: by its action
+ *         (smarm_sm_reply), by a token, by sh_drop when the interpreter
+ *         is done with it (no value for a call without a reply type,
+ *         else SMARM_EDOWN), or with SMARM_EDOWN when the machine ends.
+ *   INV-2 terminate runs once, after init succeeded, once every timer
+ *         is cancelled and every queued event dropped; destroy once
+ *         after create succeeded.
+ * See: docs/plugins.md (gen_statem), docs/architecture.md (Behaviour
+ * layer).
+ */
+#include "gen_server.h"
+#include "statem.h"
+
+#include "../core/slot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A timer fire, in ctl. */
+struct sm_tick {
+	int32_t tk_which; /* SMARM__SM_TM_* */
+	uint64_t tk_gen;  /* the generation armed */
+};
+
+/* A behaviour's engine data (bh_engine). */
+struct sm_engine {
+	struct smarm__sm_tables *en_t; /* dispatch tables */
+	struct bhv_cif *en_guard;      /* per op: guard's interface */
+	struct bhv_cif *en_action;     /* per op: action's interface */
+};
+
+/* A running machine. Only its actor touches it. */
+struct sm {
+	struct smarm_sm_ctx sm_m;	     /* the interpreter's (the cx) */
+	struct smarm_gs_ctx sm_gs;	     /* token owner and mailboxes */
+	const struct smarm_behaviour *sm_be; /* plugin reference held */
+	const struct sm_engine *sm_en;	     /* its engine data */
+	smarm_chan_t *sm_ctl;		     /* timer fires */
+	struct bhv_env sm_held;		     /* an envelope taken early */
+	bool sm_has_held;		     /* sm_held is set */
+	bool sm_created, sm_started;	     /* create, init succeeded */
+	bool sm_inited;			     /* smarm__sm_init ran */
+};
+
+/* ---- engine data ---- */
+
+static void sm_engine_free(void *p)
+{
+	struct sm_engine *en = p;
+	if (en == NULL)
+		return;
+	smarm__sm_tables_free(en->en_t);
+	free(en->en_guard);
+	free(en->en_action);
+	free(en);
+}
+
+static int sm_engine_build(const struct smarm_behaviour *be,
+			   struct sm_engine **out)
+{
+	static ffi_type *guard_lead[1] = { &ffi_type_pointer };
+	static ffi_type *action_lead[3] = { &ffi_type_pointer,
+					    &ffi_type_pointer,
+					    &ffi_type_sint32 };
+	const struct bhv_proto *p = &be->bh_proto;
+	struct smarm__sm_op ops[SMARM_OPS_MAX];
+	struct sm_engine *en = calloc(1, sizeof *en);
+	int rc = SMARM_ENOMEM;
+
+	if (en == NULL)
+		return SMARM_ENOMEM;
+	en->en_guard = calloc(p->pr_n + 1, sizeof *en->en_guard);
+	en->en_action = calloc(p->pr_n + 1, sizeof *en->en_action);
+	if (en->en_guard == NULL || en->en_action == NULL)
+		goto err_free;
+	for (size_t i = 0; i < p->pr_n; i++) {
+		const struct bhv_op *op = &p->pr_ops[i];
+		ops[i].so_name = op->op_name;
+		ops[i].so_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
+				 : op->op_kind == BHV_CAST ? SMARM_SM_CAST
+							   : SMARM_SM_INFO;
+		rc = smarm__bhv_cif_prep(&en->en_guard[i], op, guard_lead, 1,
+					 &ffi_type_uint8);
+		if (rc == 0)
+			rc = smarm__bhv_cif_prep(&en->en_action[i], op,
+						 action_lead, 3,
+						 &ffi_type_sint32);
+		if (rc != 0)
+			goto err_free;
+	}
+	rc = smarm__sm_tables_build(be->bh_sm, ops, p->pr_n, &en->en_t);
+	if (rc != 0)
+		goto err_free;
+	*out = en;
+	return 0;
+err_free:
+	sm_engine_free(en);
+	return rc;
+}
+
+/* The engine data of be, built by its first machine (INV: published
+ * once, never changed). */
+static int sm_engine_of(const struct smarm_behaviour *be,
+			const struct sm_engine **out)
+{
+	struct smarm_behaviour *mb = (struct smarm_behaviour *)be;
+	struct sm_engine *en =
+		__atomic_load_n(&mb->bh_engine, __ATOMIC_ACQUIRE);
+	void *expect = NULL;
+	int rc;
+
+	if (en == NULL) {
+		rc = sm_engine_build(be, &en);
+		if (rc != 0)
+			return rc;
+		__atomic_store_n(&mb->bh_engine_free, sm_engine_free,
+				 __ATOMIC_RELAXED);
+		if (!__atomic_compare_exchange_n(&mb->bh_engine, &expect, en,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			sm_engine_free(en); /* another machine was first */
+			en = expect;
+		}
+	}
+	*out = en;
+	return 0;
+}
+
+/* ---- hooks ---- */
+
+static struct sm *sm_of(smarm_sm_ctx_t *m)
+{
+	return (struct sm *)((char *)m - offsetof(struct sm, sm_m));
+}
+
+static const struct bhv_op *ev_op(const struct sm *s,
+				  const struct smarm__sm_ev *ev)
+{
+	if (ev->ev_kind != SMARM_SM_CAST && ev->ev_kind != SMARM_SM_CALL &&
+	    ev->ev_kind != SMARM_SM_INFO)
+		return NULL;
+	return &s->sm_be->bh_proto.pr_ops[ev->ev_op];
+}
+
+static bool h_guard(smarm_sm_ctx_t *m, void (*fn)(void),
+		    const struct smarm__sm_ev *ev)
+{
+	struct sm *s = sm_of(m);
+	const struct bhv_op *op = ev_op(s, ev);
+	struct bhv_unpacked u;
+	union bhv_ret r;
+
+	if (ev->ev_kind == SMARM_SM_EXIT)
+		return ((bool (*)(const void *, const smarm_signal_t *))fn)(
+			m->m_data, &ev->ev_sig);
+	if (op == NULL || op->op_nargs == 0)
+		return ((bool (*)(const void *))fn)(m->m_data);
+	smarm__bhv_unpack(op, ev->ev_args, 1, &u);
+	u.ua_av[0] = &m->m_data;
+	smarm__bhv_invoke(&s->sm_en->en_guard[ev->ev_op], fn, &u, &r);
+	return (uint8_t)r.a != 0;
+}
+
+static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
+			struct smarm__sm_ev *ev)
+{
+	struct sm *s = sm_of(m);
+	const struct bhv_op *op = ev_op(s, ev);
+	struct bhv_unpacked u;
+	union bhv_ret r;
+	void *cx = m;
+
+	if (ev->ev_kind == SMARM_SM_EXIT)
+		return ((int32_t(*)(void *, smarm_sm_ctx_t *, int32_t,
+				    const smarm_signal_t *))fn)(
+			m->m_data, m, m->m_state, &ev->ev_sig);
+	if (op == NULL || op->op_nargs == 0)
+		return ((int32_t(*)(void *, smarm_sm_ctx_t *, int32_t))fn)(
+			m->m_data, m, m->m_state);
+	smarm__bhv_unpack(op, ev->ev_args, 3, &u);
+	u.ua_av[0] = &m->m_data;
+	u.ua_av[1] = &cx;
+	u.ua_av[2] = &m->m_state;
+	smarm__bhv_invoke(&s->sm_en->en_action[ev->ev_op], fn, &u, &r);
+	return (int32_t)r.s;
+}
+
+/* Give an event's block and its plugin reference back. */
+static void ev_release(struct sm *s, struct smarm__sm_ev *ev)
+{
+	if (ev->ev_args != NULL) {
+		free(ev->ev_args);
+		ev->ev_args = NULL;
+		smarm__bhv_plugin_unref(s->sm_be);
+	}
+}
+
+static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
+{
+	struct sm *s = sm_of(m);
+	const struct bhv_op *op = ev_op(s, ev);
+
+	if (ev->ev_call != NULL && op != NULL) {
+		/* INV-1: a call without a reply type is answered with
+		 * nothing once handled; any other unanswered is EDOWN. */
+		int st = status != 0 || op->op_reply != SMARM_T_VOID
+				 ? SMARM_EDOWN
+				 : 0;
+		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL);
+		ev->ev_call = NULL;
+	}
+	ev_release(s, ev);
+}
+
+static int h_timer(smarm_sm_ctx_t *m, int which, uint64_t ns, uint64_t gen,
+		   smarm_timer_t *t)
+{
+	struct sm_tick tk = { .tk_which = which, .tk_gen = gen };
+	return smarm_chan_send_after(sm_of(m)->sm_ctl, &tk, ns, t);
+}
+
+static void h_cancel(smarm_sm_ctx_t *m, smarm_timer_t t)
+{
+	(void)m;
+	smarm_timer_cancel(t); /* SMARM_ENOENT: fired; stale by gen */
+}
+
+static int h_trap(smarm_sm_ctx_t *m)
+{
+	struct sm *s = sm_of(m);
+	int rc = smarm_chan_alloc(&s->sm_gs.sv_exit, sizeof(smarm_signal_t),
+				  NULL);
+	if (rc != 0)
+		return rc;
+	rc = smarm_trap_exit(s->sm_gs.sv_exit);
+	if (rc != 0) {
+		smarm_chan_receiver_free(s->sm_gs.sv_exit);
+		smarm_chan_sender_free(s->sm_gs.sv_exit);
+		s->sm_gs.sv_exit = NULL;
+	}
+	return rc;
+}
+
+static int h_next(smarm_sm_ctx_t *m, const char *name,
+		  const smarm_value_t *args, size_t nargs,
+		  struct smarm__sm_ev *ev)
+{
+	struct sm *s = sm_of(m);
+	const struct bhv_op *op =
+		smarm__bhv_proto_find(&s->sm_be->bh_proto, name, 0);
+	struct bhv_block *blk;
+	int rc;
+
+	if (op == NULL || op->op_kind == BHV_CALL)
+		return SMARM_ENOOP;
+	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	if (rc != 0)
+		return rc;
+	smarm__bhv_plugin_ref(s->sm_be);
+	memset(ev, 0, sizeof *ev);
+	ev->ev_kind = op->op_kind == BHV_CAST ? SMARM_SM_CAST : SMARM_SM_INFO;
+	ev->ev_op = op->op_index;
+	ev->ev_args = blk;
+	return 0;
+}
+
+static int h_reply(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
+		   const smarm_value_t *v)
+{
+	const struct bhv_op *op = ev_op(sm_of(m), ev);
+	smarm_value_t out;
+	int rc = smarm__bhv_value_copy(op->op_reply, v, &out);
+
+	if (rc != 0)
+		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
+	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, 0, &out);
+	ev->ev_call = NULL;
+	return 0;
+}
+
+static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
+		   smarm_reply_t **tok)
+{
+	struct sm *s = sm_of(m);
+	int rc = smarm__bhv_token_new(s, s->sm_be, ev_op(s, ev), ev->ev_call,
+				      ev->ev_seq, tok);
+	if (rc == 0)
+		ev->ev_call = NULL;
+	return rc;
+}
+
+static const struct smarm__sm_hooks sm_hooks = {
+	.sh_guard = h_guard,
+	.sh_action = h_action,
+	.sh_drop = h_drop,
+	.sh_timer = h_timer,
+	.sh_cancel = h_cancel,
+	.sh_trap = h_trap,
+	.sh_next = h_next,
+	.sh_reply = h_reply,
+	.sh_token = h_token,
+};
+
+/* ---- the loop ---- */
+
+/* Whether a timer of m is armed. */
+static bool sm_armed(const struct sm *s)
+{
+	const smarm_sm_ctx_t *m = &s->sm_m;
+	for (size_t w = 0; w < SMARM__SM_TM_NAMED + m->m_d->n_timeouts; w++)
+		if (m->m_tm[w].tm_gen != 0)
+			return true;
+	return false;
+}
+
+/* Feed envelope e (from the inbox or infos) to the interpreter. */
+static void sm_envelope(struct sm *s, struct bhv_env *e)
+{
+	const struct bhv_op *op = e->en_op;
+	struct smarm__sm_ev ev;
+
+	if (op == NULL)
+		return; /* a nudge */
+	if (e->en_be != s->sm_be ||
+	    smarm__bhv_block_check(op, e->en_blk, e->en_blk->bk_size) != 0) {
+		/* Not this machine's behaviour (a stale pid's tenant). */
+		if (e->en_reply != NULL)
+			smarm__bhv_reply_send(e->en_reply, e->en_seq,
+					      SMARM_ENOOP, NULL);
+		free(e->en_blk);
+		smarm__bhv_plugin_unref(e->en_be);
+		return;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
+		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
+					       : SMARM_SM_INFO;
+	ev.ev_op = op->op_index;
+	ev.ev_args = e->en_blk; /* its plugin reference passes too */
+	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
+	ev.ev_seq = e->en_seq;
+	smarm__sm_step(&s->sm_m, &ev);
+}
+
+/* Is an external event waiting? Keeps a real envelope found in sm_held. */
+static bool sm_pending(struct sm *s)
+{
+	size_t n = 0;
+
+	if (s->sm_has_held)
+		return true;
+	if (smarm_chan_len(s->sm_gs.sv_info, &n) == 0 && n > 0)
+		return true;
+	while (smarm_chan_try_recv(s->sm_gs.sv_inbox, &s->sm_held) == 0) {
+		if (s->sm_held.en_op != NULL) {
+			s->sm_has_held = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void sm_signal(struct sm *s, const smarm_signal_t *sig)
+{
+	struct smarm__sm_ev ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.ev_op = -1;
+	if (sig->how == SMARM_EXIT_SHUTDOWN) {
+		ev.ev_kind = SMARM_SM_SHUTDOWN;
+	} else {
+		ev.ev_kind = SMARM_SM_EXIT;
+		ev.ev_sig = *sig;
+	}
+	smarm__sm_step(&s->sm_m, &ev);
+}
+
+/* Take one message in priority order; false if none was queued. */
+static bool sm_take(struct sm *s)
+{
+	smarm_signal_t sig;
+	struct sm_tick tk;
+	struct bhv_env e;
+
+	if (s->sm_gs.sv_exit != NULL &&
+	    smarm_chan_try_recv(s->sm_gs.sv_exit, &sig) == 0) {
+		sm_signal(s, &sig);
+		return true;
+	}
+	if (smarm_chan_try_recv(s->sm_ctl, &tk) == 0) {
+		bool pending =
+			tk.tk_which == SMARM__SM_TM_EVENT && sm_pending(s);
+		smarm__sm_fire(&s->sm_m, tk.tk_which, tk.tk_gen, pending);
+		return true;
+	}
+	if (smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0) {
+		sm_envelope(s, &e);
+		return true;
+	}
+	if (s->sm_has_held) {
+		s->sm_has_held = false;
+		e = s->sm_held;
+		sm_envelope(s, &e);
+		return true;
+	}
+	if (smarm_chan_try_recv(s->sm_gs.sv_inbox, &e) == 0) {
+		sm_envelope(s, &e);
+		return true;
+	}
+	return false;
+}
+
+/* Serve one message, waiting for one if none is queued. */
+static void sm_serve_one(struct sm *s)
+{
+	struct bhv_env e;
+
+	if (s->sm_gs.sv_exit == NULL && !sm_armed(s) && !s->sm_has_held) {
+		/* The fast path: no exit or timer arm, so an info (which
+		 * also nudges the inbox) and then the inbox. */
+		if (smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0 ||
+		    smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
+			sm_envelope(s, &e);
+		return;
+	}
+	if (sm_take(s))
+		return;
+	smarm_selset_clear(s->sm_gs.sv_set);
+	if (s->sm_gs.sv_exit != NULL)
+		smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_exit, NULL);
+	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_ctl, NULL);
+	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_info, NULL);
+	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_inbox, NULL);
+	smarm_selset_wait(s->sm_gs.sv_set, SMARM_NO_TIMEOUT, NULL);
+}
+
+static void chan_drop(smarm_chan_t **ch)
+{
+	if (*ch == NULL)
+		return;
+	smarm_chan_receiver_free(*ch);
+	smarm_chan_sender_free(*ch);
+	*ch = NULL;
+}
+
+/*
+ * The machine ends, on any path (the actor's cleanup handler): the call
+ * in progress, the timers and every queued or postponed event first,
+ * then terminate and destroy (INV-2), then the mailboxes (queued
+ * envelopes get SMARM_EDOWN from their destructor) and the tokens.
+ */
+static void sm_end(void *arg)
+{
+	struct sm *s = arg;
+	smarm_sm_ctx_t *m = &s->sm_m;
+	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
+	struct smarm__slot *me = smarm__current();
+	bool graceful = m->m_stop && !m->m_crash;
+	int how = graceful ? SMARM_EXIT_NORMAL : me->exit.ex_how;
+	intptr_t reason = graceful ? 0 : me->exit.ex_code;
+
+	if (s->sm_inited) {
+		if (m->m_cur != NULL) {
+			/* The action crashed or was stopped. */
+			h_drop(m, m->m_cur, SMARM_EDOWN);
+			m->m_cur = NULL;
+		}
+		smarm__sm_fini(m);
+	}
+	if (s->sm_has_held) {
+		smarm__bhv_env_free(&s->sm_held);
+		s->sm_has_held = false;
+	}
+	if (s->sm_started && d->terminate != NULL)
+		d->terminate(s->sm_m.m_data, how, reason, graceful);
+	if (s->sm_created && d->destroy != NULL)
+		d->destroy(s->sm_m.m_data);
+	smarm_mailbox_unpublish(smarm__gs_inbox_type());
+	smarm_mailbox_unpublish(smarm__gs_info_type());
+	chan_drop(&s->sm_gs.sv_inbox);
+	chan_drop(&s->sm_gs.sv_info);
+	if (s->sm_gs.sv_exit != NULL) {
+		smarm_trap_exit(NULL);
+		chan_drop(&s->sm_gs.sv_exit);
+	}
+	chan_drop(&s->sm_ctl);
+	if (s->sm_gs.sv_set != NULL)
+		smarm_selset_free(s->sm_gs.sv_set);
+	smarm__bhv_tokens_end(s);
+	if (s->sm_gs.sv_start != NULL && !s->sm_gs.sv_reported) {
+		int st = s->sm_gs.sv_start_rc ? s->sm_gs.sv_start_rc
+					      : SMARM_EDOWN;
+		smarm_chan_send(s->sm_gs.sv_start, &st);
+		smarm_chan_sender_free(s->sm_gs.sv_start);
+	}
+	smarm__bhv_plugin_unref(s->sm_be);
+	free(s);
+}
+
+/* Report the start's outcome to whoever waits for it. */
+static void sm_report(struct sm *s, int rc)
+{
+	struct smarm_gs_ctx *g = &s->sm_gs;
+	if (g->sv_reported)
+		return;
+	g->sv_reported = true;
+	if (g->sv_start != NULL) {
+		smarm_chan_send(g->sv_start, &rc);
+		smarm_chan_sender_free(g->sv_start);
+		g->sv_start = NULL;
+	}
+	if (g->sv_sup) {
+		if (rc == 0)
+			smarm_sup_ready();
+		else
+			smarm_sup_start_failed(rc);
+	}
+}
+
+/* A start that failed before anything could be cleaned up by sm_end. */
+static int sm_fail_early(smarm_chan_t *start, bool sup, int rc)
+{
+	if (start != NULL) {
+		smarm_chan_send(start, &rc);
+		smarm_chan_sender_free(start);
+	} else if (sup) {
+		smarm_sup_start_failed(rc);
+	}
+	return rc;
+}
+
+int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
+		  const char *name, smarm_chan_t *start, bool sup)
+{
+	const smarm_sm_desc_t *d = be->bh_sm;
+	const struct sm_engine *en = NULL;
+	struct sm *s;
+	int rc;
+
+	rc = sm_engine_of(be, &en);
+	if (rc != 0)
+		return sm_fail_early(start, sup, rc);
+	s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return sm_fail_early(start, sup, SMARM_ENOMEM);
+	s->sm_be = be;
+	s->sm_en = en;
+	s->sm_gs.sv_be = be;
+	s->sm_gs.sv_self = smarm_actor_self();
+	s->sm_gs.sv_start = start;
+	s->sm_gs.sv_sup = sup;
+	smarm__bhv_plugin_ref(be);
+	rc = smarm_cleanup_push(sm_end, s);
+	if (rc != 0) {
+		smarm__bhv_plugin_unref(be);
+		free(s);
+		return sm_fail_early(start, sup, rc);
+	}
+	/* From here on sm_end cleans up on every path. */
+	rc = smarm_chan_alloc(&s->sm_gs.sv_inbox, sizeof(struct bhv_env),
+			      smarm__bhv_env_free);
+	if (rc == 0)
+		rc = smarm_chan_alloc(&s->sm_gs.sv_info, sizeof(struct bhv_env),
+				      smarm__bhv_env_free);
+	if (rc == 0)
+		rc = smarm_chan_alloc(&s->sm_ctl, sizeof(struct sm_tick), NULL);
+	if (rc == 0)
+		rc = smarm_selset_alloc(&s->sm_gs.sv_set);
+	if (rc == 0 && name != NULL)
+		rc = smarm_register(name, NULL);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
+					   s->sm_gs.sv_inbox);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(smarm__gs_info_type(),
+					   s->sm_gs.sv_info);
+	if (rc == 0 && d->create != NULL)
+		rc = d->create(args, &s->sm_m.m_data);
+	if (rc != 0)
+		goto failed;
+	s->sm_created = d->create != NULL;
+	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
+			    s->sm_m.m_data);
+	if (rc != 0)
+		goto failed;
+	s->sm_inited = true;
+	if (d->init != NULL) {
+		s->sm_m.m_phase = SMARM__SM_INIT;
+		rc = d->init(s->sm_m.m_data, &s->sm_m);
+		s->sm_m.m_phase = SMARM__SM_IDLE;
+		if (rc != 0)
+			goto failed;
+	}
+	s->sm_started = true;
+	sm_report(s, 0);
+	smarm__sm_start(&s->sm_m);
+	while (!s->sm_m.m_stop) {
+		sm_serve_one(s);
+		smarm_check();
+	}
+	if (s->sm_m.m_crash)
+		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
+	smarm_actor_exit();
+	return 0;
+failed:
+	if (rc > 0)
+		rc = SMARM_EINTERNAL;
+	s->sm_gs.sv_start_rc = rc;
+	sm_report(s, rc);
+	s->sm_m.m_stop = true;
+	smarm_actor_exit();
+	return rc;
+}

@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * statem.c - gen_statem as data: the checker the loader runs on every
+ * machine table (smarm_sm_desc_t of abi/smarm/smarm_plugin.h), the
+ * dispatch tables built from it, and the interpreter that runs a table.
+ *
+ * The checker. A table is accepted only if
+ *   1. every field and row is well formed: at least one state, each
+ *      named; initial in range; each row's state in range or
+ *      SMARM_SM_ANY, its kind and tail known, POSTPONE only on CAST,
+ *      CALL and INFO rows, a TO target in range, DYNAMIC with an
+ *      action, and op naming an operation of the row's kind (CAST,
+ *      CALL, INFO), a declared timeout (TIMEOUT) or NULL for any;
+ *      kinds without a name (STATE_TIMEOUT, EVENT_TIMEOUT, SHUTDOWN,
+ *      EXIT) take op NULL. Else SMARM_EPROTOCOL.
+ *   2. every row can match (SMARM_EUNREACHABLE otherwise). Rows are
+ *      tried in the interpreter's order: the POSTPONE rows first, in
+ *      table order, then the others in table order. A row is shadowed
+ *      when every event it matches - each state it names (one, or all
+ *      for ANY) times each operation it names (one, or all of its kind
+ *      for NULL) - is already taken by an earlier unguarded row. So a
+ *      union of earlier rows shadows too, and a NULL-op row of a kind
+ *      the protocol has no operation of matches nothing.
+ *   3. every event that can reach a state has a row that always takes
+ *      it, an unguarded one (SMARM_ENOTEXHAUSTIVE otherwise): each cast
+ *      and call operation, each declared timeout name, STATE_TIMEOUT
+ *      and EVENT_TIMEOUT when flags say the machine arms them. INFO,
+ *      SHUTDOWN and EXIT have built-in rows after the table's
+ *      (unhandled, stop, dropped), so need none.
+ * One pass over the rows in that order does 2 and 3: a cell per
+ * (kind, state, operation) holds the first unguarded row that takes it.
+ *
+ * The interpreter. A machine (struct smarm_sm_ctx) is fed events by its
+ * loop (smarm__sm_step, smarm__sm_fire). Each event goes to the first
+ * row of its cell's candidate list whose guard passes (the tables keep,
+ * per cell, the rows that match it in matching order, so a POSTPONE row
+ * is tried before the others and its action never runs). Then:
+ *   POSTPONE   the event joins m_post (FIFO);
+ *   UNHANDLED  the action runs, the event is dropped (a call: EDOWN);
+ *   TO, DYNAMIC, STAY, REPEAT, STOP  the action runs, then the next
+ *              state is the target, the action's value, the current
+ *              one, or the machine ends; a next state other than the
+ *              current one is a real transition: the state timeout is
+ *              cancelled, the new state's enter runs (with the previous
+ *              state), and the postponed events go to the front of the
+ *              internal queue m_q; REPEAT runs the current enter again
+ *              and is no transition. The action's next events
+ *              (smarm_sm_next_event) then go to the front of m_q.
+ * No row: SHUTDOWN ends the machine, anything else is dropped. Every
+ * event but the event timeout's own cancels the event timeout. m_q is
+ * drained before the loop takes another external event. A dynamic tail
+ * to a state that does not exist ends the machine as crashed.
+ *
+ * Phases (m_phase): IDLE -> INIT (init runs) -> IDLE; IDLE -> ENTER
+ * (sm_enter) -> IDLE; IDLE -> ACTION (sm_dispatch) -> IDLE; any -> DONE
+ * (smarm__sm_fini). The smarm_sm_* calls check it (statem_api.c).
+ *
+ * Ownership: the checker keeps nothing. The tables belong to the
+ * behaviour (built at load, freed at unload). A machine belongs to its
+ * actor; each event it takes it hands back to the loop's sh_drop exactly
+ * once (handled, dropped, or at the end in smarm__sm_fini).
+ * Locking: none: tables are constant once built; a machine is touched
+ * only by its own actor.
+ * Invariants:
+ *   INV-1 a checker cell, once set, holds the first unguarded row in
+ *         matching order that takes its event: it is never overwritten.
+ *   INV-2 after an event, m_q is: its next events, then (after a real
+ *         transition) every event postponed before it in FIFO order,
+ *         then what m_q held; so next events run before postponed ones,
+ *         and both before any external event.
+ *   INV-3 a timer's fire counts only while its generation is the live
+ *         one (tm_gen); arming again or cancelling makes it stale.
+ *   INV-4 while an event's guards or action run, m_cur names it and no
+ *         queue holds it: a machine ending then (a crash, a stop) hands
+ *         it to sh_drop from m_cur; at any other time every event the
+ *         machine holds is in m_q, m_post or m_next.
+ * See: docs/plugins.md (gen_statem).
+ */
+#include "statem.h"
+
+#include "bhv.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The most states a machine declares (keeps the cell map small). */
+#define SM_STATES_MAX 4096
+
+/* The kinds, for the cell map: index by kind - 1. */
+#define SM_NKINDS 8
+
+static const char *const sm_kind_names[SM_NKINDS + 1] = {
+	"?",	   "cast",     "call", "info", "state_timeout", "event_timeout",
+	"timeout", "shutdown", "exit",
+};
+
+/* Whether rows of kind carry an operation index (CAST, CALL, INFO). */
+static bool sm_kind_is_op(int kind)
+{
+	return kind == SMARM_SM_CAST || kind == SMARM_SM_CALL ||
+	       kind == SMARM_SM_INFO;
+}
+
+static const char *sm_kind_name(int kind)
+{
+	return kind >= 1 && kind <= SM_NKINDS ? sm_kind_names[kind] : "?";
+}
+
+/* The checker's view of one machine. */
+struct sm_chk {
+	const smarm_sm_desc_t *c_d;	  /* the machine */
+	const struct smarm__sm_op *c_ops; /* its operations */
+	size_t c_nops;			  /* count of c_ops */
+	size_t c_width[SM_NKINDS];	  /* slots per state, by kind - 1 */
+	int32_t *c_cell[SM_NKINDS]; /* [state * width + slot]: row or -1 */
+	char *c_msg;		    /* failure message, or NULL */
+	size_t c_msglen;	    /* its size */
+};
+
+__attribute__((format(printf, 3, 4))) static int
+sm_fail(struct sm_chk *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->c_msg == NULL || c->c_msglen == 0)
+		return rc;
+	n = snprintf(c->c_msg, c->c_msglen,
+		     "machine %s: ", c->c_d->name != NULL ? c->c_d->name : "?");
+	if (n < 0 || (size_t)n >= c->c_msglen)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(c->c_msg + n, c->c_msglen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static const char *sm_state_name(const struct sm_chk *c, int32_t s)
+{
+	if (s == SMARM_SM_ANY)
+		return "any";
+	return c->c_d->state_names[s];
+}
+
+/* The name of slot `slot` of kind (an operation, a timeout, or none). */
+static const char *sm_slot_name(const struct sm_chk *c, int kind, size_t slot)
+{
+	if (sm_kind_is_op(kind)) {
+		for (size_t i = 0; i < c->c_nops; i++)
+			if (c->c_ops[i].so_kind == kind && slot-- == 0)
+				return c->c_ops[i].so_name;
+		return "?";
+	}
+	if (kind == SMARM_SM_TIMEOUT)
+		return c->c_d->timeouts[slot];
+	return "";
+}
+
+/* The name a row's op gives, for messages ("any" for NULL). */
+static const char *sm_row_op(const smarm_sm_row_t *r)
+{
+	if (sm_kind_is_op(r->kind) || r->kind == SMARM_SM_TIMEOUT)
+		return r->op != NULL ? r->op : "any";
+	return "";
+}
+
+/*
+ * The slot of row r's op among its kind's: 0.. ; -1 for any (op NULL);
+ * -2 the op names nothing of that kind.
+ */
+static long sm_row_slot(const struct sm_chk *c, const smarm_sm_row_t *r)
+{
+	long slot = 0;
+
+	if (r->op == NULL)
+		return -1;
+	if (sm_kind_is_op(r->kind)) {
+		for (size_t i = 0; i < c->c_nops; i++) {
+			if (c->c_ops[i].so_kind != r->kind)
+				continue;
+			if (strcmp(c->c_ops[i].so_name, r->op) == 0)
+				return slot;
+			slot++;
+		}
+		return -2;
+	}
+	if (r->kind == SMARM_SM_TIMEOUT) {
+		for (size_t i = 0; i < c->c_d->n_timeouts; i++)
+			if (strcmp(c->c_d->timeouts[i], r->op) == 0)
+				return (long)i;
+		return -2;
+	}
+	return -2; /* a kind without names: op must be NULL */
+}
+
+/* Part 1 for the descriptor's own fields. */
+static int sm_check_fields(struct sm_chk *c)
+{
+	const smarm_sm_desc_t *d = c->c_d;
+
+	if (d->n_states == 0 || d->n_states > SM_STATES_MAX)
+		return sm_fail(c, SMARM_EPROTOCOL, "n_states is %u (1..%d)",
+			       d->n_states, SM_STATES_MAX);
+	if (d->state_names == NULL)
+		return sm_fail(c, SMARM_EPROTOCOL, "state_names is NULL");
+	for (uint32_t s = 0; s < d->n_states; s++)
+		if (d->state_names[s] == NULL)
+			return sm_fail(c, SMARM_EPROTOCOL,
+				       "state %u has no name", s);
+	if (d->initial < 0 || (uint32_t)d->initial >= d->n_states)
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "initial state %d out of range", d->initial);
+	if ((d->flags & ~(uint32_t)(SMARM_SM_F_STATE_TIMEOUT |
+				    SMARM_SM_F_EVENT_TIMEOUT)) != 0)
+		return sm_fail(c, SMARM_EPROTOCOL, "unknown flags 0x%x",
+			       d->flags);
+	if (d->n_timeouts > 0 && d->timeouts == NULL)
+		return sm_fail(c, SMARM_EPROTOCOL, "timeouts is NULL");
+	if (d->n_timeouts > SMARM_OPS_MAX)
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "%zu timeout names (at most %d)", d->n_timeouts,
+			       SMARM_OPS_MAX);
+	for (size_t i = 0; i < d->n_timeouts; i++) {
+		const char *t = d->timeouts[i];
+		size_t len = t != NULL ? strlen(t) : 0;
+		if (len == 0 || len > SMARM_OP_NAME_MAX)
+			return sm_fail(c, SMARM_EPROTOCOL,
+				       "timeout name %zu empty or too long", i);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(d->timeouts[j], t) == 0)
+				return sm_fail(c, SMARM_EPROTOCOL,
+					       "timeout name %s declared twice",
+					       t);
+	}
+	if (d->n_rows > 0 && d->rows == NULL)
+		return sm_fail(c, SMARM_EPROTOCOL, "rows is NULL");
+	return 0;
+}
+
+/* Part 1 for row i. */
+static int sm_check_row(struct sm_chk *c, size_t i)
+{
+	const smarm_sm_desc_t *d = c->c_d;
+	const smarm_sm_row_t *r = &d->rows[i];
+	const char *kn = sm_kind_name(r->kind);
+
+	if (r->state != SMARM_SM_ANY &&
+	    (r->state < 0 || (uint32_t)r->state >= d->n_states))
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu: state %d out of range", i, r->state);
+	if (r->kind < SMARM_SM_CAST || r->kind > SMARM_SM_EXIT)
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s): unknown kind %d", i,
+			       sm_state_name(c, r->state), r->kind);
+	if (r->tail < SMARM_SM_TO || r->tail > SMARM_SM_REPEAT)
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s, %s %s): unknown tail %d", i,
+			       sm_state_name(c, r->state), kn, sm_row_op(r),
+			       r->tail);
+	if (r->tail == SMARM_SM_POSTPONE && !sm_kind_is_op(r->kind))
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s, %s %s): only cast, call and "
+			       "info rows may postpone",
+			       i, sm_state_name(c, r->state), kn, sm_row_op(r));
+	if (r->tail == SMARM_SM_TO &&
+	    (r->target < 0 || (uint32_t)r->target >= d->n_states))
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s, %s %s): target %d out of "
+			       "range",
+			       i, sm_state_name(c, r->state), kn, sm_row_op(r),
+			       r->target);
+	if (r->tail == SMARM_SM_DYNAMIC && r->action == NULL)
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s, %s %s): a dynamic tail "
+			       "needs an action",
+			       i, sm_state_name(c, r->state), kn, sm_row_op(r));
+	if (r->op != NULL && sm_row_slot(c, r) == -2) {
+		if (sm_kind_is_op(r->kind))
+			return sm_fail(c, SMARM_EPROTOCOL,
+				       "row %zu (state %s): no %s operation "
+				       "%s in the protocol",
+				       i, sm_state_name(c, r->state), kn,
+				       r->op);
+		if (r->kind == SMARM_SM_TIMEOUT)
+			return sm_fail(c, SMARM_EPROTOCOL,
+				       "row %zu (state %s): timeout %s is not "
+				       "declared",
+				       i, sm_state_name(c, r->state), r->op);
+		return sm_fail(c, SMARM_EPROTOCOL,
+			       "row %zu (state %s, %s): op must be NULL", i,
+			       sm_state_name(c, r->state), kn);
+	}
+	return 0;
+}
+
+/*
+ * Parts 2 and 3 for row i (in matching order): whether some cell it
+ * matches is still free (else it is shadowed); then, if unguarded, it
+ * takes the free ones (INV-1).
+ */
+static int sm_place_row(struct sm_chk *c, size_t i)
+{
+	const smarm_sm_desc_t *d = c->c_d;
+	const smarm_sm_row_t *r = &d->rows[i];
+	size_t k = (size_t)r->kind - 1;
+	size_t w = c->c_width[k];
+	long slot = sm_row_slot(c, r);
+	uint32_t s0 = r->state == SMARM_SM_ANY ? 0 : (uint32_t)r->state;
+	uint32_t s1 = r->state == SMARM_SM_ANY ? d->n_states : s0 + 1;
+	size_t o0 = slot >= 0 ? (size_t)slot : 0;
+	size_t o1 = slot >= 0 ? o0 + 1 : w;
+	int32_t by = -1;
+	bool live = false;
+
+	for (uint32_t s = s0; s < s1; s++) {
+		for (size_t o = o0; o < o1; o++) {
+			int32_t *cell = &c->c_cell[k][(size_t)s * w + o];
+			if (*cell < 0) {
+				live = true;
+				if (r->guard == NULL)
+					*cell = (int32_t)i;
+			} else if (by < 0) {
+				by = *cell;
+			}
+		}
+	}
+	if (live)
+		return 0;
+	if (by < 0)
+		return sm_fail(c, SMARM_EUNREACHABLE,
+			       "row %zu (state %s, %s %s) matches no event: %s",
+			       i, sm_state_name(c, r->state),
+			       sm_kind_name(r->kind), sm_row_op(r),
+			       r->kind == SMARM_SM_TIMEOUT
+				       ? "no timeout is declared"
+				       : "the protocol has no operation of "
+					 "that kind");
+	return sm_fail(c, SMARM_EUNREACHABLE,
+		       "row %zu (state %s, %s %s) is shadowed by earlier "
+		       "unguarded rows (row %d first)",
+		       i, sm_state_name(c, r->state), sm_kind_name(r->kind),
+		       sm_row_op(r), (int)by);
+}
+
+/* Part 3: the first event of a state that no row always takes. */
+static int sm_check_exhaustive(struct sm_chk *c)
+{
+	static const int kinds[] = { SMARM_SM_CAST, SMARM_SM_CALL,
+				     SMARM_SM_STATE_TIMEOUT,
+				     SMARM_SM_EVENT_TIMEOUT, SMARM_SM_TIMEOUT };
+	const smarm_sm_desc_t *d = c->c_d;
+
+	for (uint32_t s = 0; s < d->n_states; s++) {
+		for (size_t j = 0; j < sizeof kinds / sizeof kinds[0]; j++) {
+			int kind = kinds[j];
+			size_t k = (size_t)kind - 1;
+			size_t w = c->c_width[k];
+			if (kind == SMARM_SM_STATE_TIMEOUT &&
+			    !(d->flags & SMARM_SM_F_STATE_TIMEOUT))
+				continue;
+			if (kind == SMARM_SM_EVENT_TIMEOUT &&
+			    !(d->flags & SMARM_SM_F_EVENT_TIMEOUT))
+				continue;
+			for (size_t o = 0; o < w; o++) {
+				const char *on = sm_slot_name(c, kind, o);
+				if (c->c_cell[k][(size_t)s * w + o] >= 0)
+					continue;
+				return sm_fail(
+					c, SMARM_ENOTEXHAUSTIVE,
+					"state %s has no unguarded row "
+					"for %s%s%s (rows 0..%zu)",
+					d->state_names[s], sm_kind_name(kind),
+					on[0] ? " " : "", on,
+					d->n_rows > 0 ? d->n_rows - 1 : 0);
+			}
+		}
+	}
+	return 0;
+}
+
+int smarm__sm_check_ops(const smarm_sm_desc_t *d,
+			const struct smarm__sm_op *ops, size_t n_ops, char *msg,
+			size_t msglen)
+{
+	struct sm_chk c = { 0 };
+	int rc;
+
+	if (d == NULL || (n_ops > 0 && ops == NULL))
+		return SMARM_EINVAL;
+	c.c_d = d;
+	c.c_ops = ops;
+	c.c_nops = n_ops;
+	c.c_msg = msg;
+	c.c_msglen = msglen;
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	rc = sm_check_fields(&c);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < d->n_rows; i++) {
+		rc = sm_check_row(&c, i);
+		if (rc != 0)
+			return rc;
+	}
+	for (int kind = 1; kind <= SM_NKINDS; kind++) {
+		size_t w = 1;
+		if (sm_kind_is_op(kind)) {
+			w = 0;
+			for (size_t i = 0; i < n_ops; i++)
+				w += ops[i].so_kind == kind;
+		} else if (kind == SMARM_SM_TIMEOUT) {
+			w = d->n_timeouts;
+		}
+		c.c_width[kind - 1] = w;
+		/* +1: calloc of 0 may return NULL */
+		c.c_cell[kind - 1] =
+			malloc(((size_t)d->n_states * w + 1) * sizeof(int32_t));
+		if (c.c_cell[kind - 1] == NULL) {
+			rc = SMARM_ENOMEM;
+			goto out_free;
+		}
+		memset(c.c_cell[kind - 1], 0xff,
+		       ((size_t)d->n_states * w + 1) * sizeof(int32_t));
+	}
+	/* Matching order: POSTPONE rows first, then the rest. */
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
+			bool pp = d->rows[i].tail == SMARM_SM_POSTPONE;
+			if (pp == (pass == 0))
+				rc = sm_place_row(&c, i);
+		}
+	}
+	if (rc == 0)
+		rc = sm_check_exhaustive(&c);
+out_free:
+	for (int k = 0; k < SM_NKINDS; k++)
+		free(c.c_cell[k]);
+	return rc;
+}
+
+/*
+ * The protocol's operations as the checker sees them (kinds as
+ * smarm_sm_kind), in protocol order. 0 or SMARM_EPROTOCOL (too many).
+ */
+static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
+{
+	if (p->pr_n > SMARM_OPS_MAX)
+		return SMARM_EPROTOCOL;
+	for (size_t i = 0; i < p->pr_n; i++) {
+		int k = p->pr_ops[i].op_kind;
+		ops[i].so_name = p->pr_ops[i].op_name;
+		ops[i].so_kind = k == BHV_CALL	 ? SMARM_SM_CALL
+				 : k == BHV_CAST ? SMARM_SM_CAST
+						 : SMARM_SM_INFO;
+	}
+	return 0;
+}
+
+int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
+		    char *msg, size_t msglen)
+{
+	struct smarm__sm_op ops[SMARM_OPS_MAX];
+
+	if (d == NULL || p == NULL)
+		return SMARM_EINVAL;
+	if (sm_ops_of(p, ops) != 0)
+		return SMARM_EPROTOCOL;
+	return smarm__sm_check_ops(d, ops, p->pr_n, msg, msglen);
+}
+
+/* ==== The dispatch tables ==== */
+
+/*
+ * A cell's candidate list holds more entries than this in total: the
+ * tables keep only the matching order and each event scans it.
+ */
+#define SM_LIST_MAX ((size_t)1 << 20)
+
+struct smarm__sm_tables {
+	const smarm_sm_desc_t *st_d;   /* the machine */
+	size_t st_nops;		       /* protocol operations */
+	int32_t *st_slot;	       /* op index -> slot among its kind */
+	size_t st_width[SM_NKINDS];    /* slots per state, by kind - 1 */
+	long *st_rslot;		       /* row -> its slot (-1: any) */
+	uint32_t *st_ord;	       /* rows in matching order */
+	uint32_t *st_start[SM_NKINDS]; /* cell -> offset in st_list */
+	uint32_t *st_list;	       /* candidate rows, each list ends
+					  with UINT32_MAX; NULL: scan */
+};
+
+static bool sm_row_takes(const struct smarm__sm_tables *t, size_t i, int kind,
+			 int32_t state, long slot)
+{
+	const smarm_sm_row_t *r = &t->st_d->rows[i];
+	return r->kind == kind &&
+	       (r->state == SMARM_SM_ANY || r->state == state) &&
+	       (t->st_rslot[i] < 0 || t->st_rslot[i] == slot);
+}
+
+void smarm__sm_tables_free(struct smarm__sm_tables *t)
+{
+	if (t == NULL)
+		return;
+	free(t->st_slot);
+	free(t->st_rslot);
+	free(t->st_ord);
+	for (int k = 0; k < SM_NKINDS; k++)
+		free(t->st_start[k]);
+	free(t->st_list);
+	free(t);
+}
+
+int smarm__sm_tables_build(const smarm_sm_desc_t *d,
+			   const struct smarm__sm_op *ops, size_t n_ops,
+			   struct smarm__sm_tables **out)
+{
+	struct smarm__sm_tables *t = calloc(1, sizeof *t);
+	struct sm_chk c = { .c_d = d, .c_ops = ops, .c_nops = n_ops };
+	size_t n = 0;
+	size_t total = 0;
+
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	t->st_d = d;
+	t->st_nops = n_ops;
+	t->st_slot = calloc(n_ops + 1, sizeof *t->st_slot);
+	t->st_rslot = calloc(d->n_rows + 1, sizeof *t->st_rslot);
+	t->st_ord = calloc(d->n_rows + 1, sizeof *t->st_ord);
+	if (t->st_slot == NULL || t->st_rslot == NULL || t->st_ord == NULL)
+		goto err_free;
+	for (int kind = 1; kind <= SM_NKINDS; kind++)
+		t->st_width[kind - 1] = kind == SMARM_SM_TIMEOUT ? d->n_timeouts
+					: sm_kind_is_op(kind)	 ? 0
+								 : 1;
+	for (size_t i = 0; i < n_ops; i++)
+		t->st_slot[i] = (int32_t)t->st_width[ops[i].so_kind - 1]++;
+	for (size_t i = 0; i < d->n_rows; i++)
+		t->st_rslot[i] = sm_row_slot(&c, &d->rows[i]);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < d->n_rows; i++)
+			if ((d->rows[i].tail == SMARM_SM_POSTPONE) ==
+			    (pass == 0))
+				t->st_ord[n++] = (uint32_t)i;
+	/* Size the lists; past SM_LIST_MAX events scan st_ord instead. */
+	for (int k = 0; k < SM_NKINDS && total <= SM_LIST_MAX; k++) {
+		size_t cells = (size_t)d->n_states * t->st_width[k];
+		for (size_t cell = 0; cell < cells; cell++) {
+			int32_t s = (int32_t)(cell / t->st_width[k]);
+			long o = (long)(cell % t->st_width[k]);
+			total++;
+			for (size_t j = 0; j < n; j++)
+				total += sm_row_takes(t, t->st_ord[j], k + 1, s,
+						      o);
+		}
+	}
+	if (total <= SM_LIST_MAX) {
+		size_t at = 0;
+		t->st_list = malloc((total + 1) * sizeof *t->st_list);
+		if (t->st_list == NULL)
+			goto err_free;
+		for (int k = 0; k < SM_NKINDS; k++) {
+			size_t cells = (size_t)d->n_states * t->st_width[k];
+			t->st_start[k] =
+				malloc((cells + 1) * sizeof *t->st_start[k]);
+			if (t->st_start[k] == NULL)
+				goto err_free;
+			for (size_t cell = 0; cell < cells; cell++) {
+				int32_t s = (int32_t)(cell / t->st_width[k]);
+				long o = (long)(cell % t->st_width[k]);
+				t->st_start[k][cell] = (uint32_t)at;
+				for (size_t j = 0; j < n; j++)
+					if (sm_row_takes(t, t->st_ord[j], k + 1,
+							 s, o))
+						t->st_list[at++] = t->st_ord[j];
+				t->st_list[at++] = UINT32_MAX;
+			}
+		}
+	}
+	*out = t;
+	return 0;
+err_free:
+	smarm__sm_tables_free(t);
+	return SMARM_ENOMEM;
+}
+
+/* ==== The interpreter ==== */
+
+/* The first row that takes ev in m's state (guards run), or -1. */
+static long sm_match(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	const struct smarm__sm_tables *t = m->m_t;
+	const smarm_sm_row_t *rows = m->m_d->rows;
+	int k = ev->ev_kind - 1;
+	long slot = 0;
+
+	if (sm_kind_is_op(ev->ev_kind))
+		slot = t->st_slot[ev->ev_op];
+	else if (ev->ev_kind == SMARM_SM_TIMEOUT)
+		slot = ev->ev_op;
+	if (t->st_list != NULL) {
+		size_t cell =
+			(size_t)m->m_state * t->st_width[k] + (size_t)slot;
+		for (const uint32_t *p = &t->st_list[t->st_start[k][cell]];
+		     *p != UINT32_MAX; p++)
+			if (rows[*p].guard == NULL ||
+			    m->m_h->sh_guard(m, rows[*p].guard, ev))
+				return (long)*p;
+		return -1;
+	}
+	for (size_t j = 0; j < m->m_d->n_rows; j++) {
+		uint32_t i = t->st_ord[j];
+		if (!sm_row_takes(t, i, ev->ev_kind, m->m_state, slot))
+			continue;
+		if (rows[i].guard == NULL ||
+		    m->m_h->sh_guard(m, rows[i].guard, ev))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Push ev at the back of ring r. 0 or SMARM_ENOMEM. */
+static int sm_push(struct smarm__ring *r, const struct smarm__sm_ev *ev)
+{
+	const size_t esz = sizeof *ev;
+	int rc = smarm__ring_grow(r, esz, smarm__ring_len(r) + 1, 8);
+	if (rc != 0)
+		return rc;
+	memcpy(smarm__ring_push_back(r, esz), ev, esz);
+	return 0;
+}
+
+/* Move every event of from to the front of to, in order. */
+static int sm_prepend(struct smarm__ring *to, struct smarm__ring *from)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+	uint32_t k = smarm__ring_len(from);
+	int rc;
+
+	if (k == 0)
+		return 0;
+	rc = smarm__ring_grow(to, esz, smarm__ring_len(to) + k, 8);
+	if (rc != 0)
+		return rc;
+	for (uint32_t i = k; i-- > 0;)
+		smarm__ring_push_front_n(to, esz, smarm__ring_at(from, esz, i),
+					 1);
+	smarm__ring_set_len(from, 0);
+	from->rg_head = 0;
+	return 0;
+}
+
+/* Run state's enter (from prev); its next events are refused. */
+static void sm_enter(struct smarm_sm_ctx *m, int32_t prev)
+{
+	void (*fn)(void *, smarm_sm_ctx_t *, int32_t, int32_t);
+
+	if (m->m_d->enter == NULL)
+		return;
+	fn = m->m_d->enter[m->m_state];
+	if (fn == NULL)
+		return;
+	m->m_phase = SMARM__SM_ENTER;
+	fn(m->m_data, m, m->m_state, prev);
+	m->m_phase = SMARM__SM_IDLE;
+}
+
+/*
+ * A real transition to next: cancel the state timeout, enter, and queue
+ * the postponed events before the internal queue (INV-2).
+ */
+static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
+{
+	int32_t prev = m->m_state;
+
+	m->m_state = next;
+	smarm__sm_disarm(m, SMARM__SM_TM_STATE);
+	sm_enter(m, prev);
+	if (sm_prepend(&m->m_q, &m->m_post) != 0)
+		m->m_stop = m->m_crash = true;
+}
+
+/* Dispatch one event (m owns it now). */
+static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
+{
+	const smarm_sm_row_t *r;
+	int32_t next;
+	int32_t ret = 0;
+	long i;
+
+	if (ev->ev_kind != SMARM_SM_EVENT_TIMEOUT)
+		smarm__sm_disarm(m, SMARM__SM_TM_EVENT);
+	/* m_cur names the event while guards and the action run, so a
+	 * machine that ends inside them still answers it (INV-4). */
+	m->m_cur = ev;
+	i = sm_match(m, ev);
+	if (i < 0) {
+		/* The built-in rows: SHUTDOWN stops, the rest is dropped. */
+		if (ev->ev_kind == SMARM_SM_SHUTDOWN)
+			m->m_stop = true;
+		m->m_cur = NULL;
+		m->m_h->sh_drop(m, ev, SMARM_EDOWN);
+		return;
+	}
+	r = &m->m_d->rows[i];
+	if (r->tail == SMARM_SM_POSTPONE) {
+		m->m_cur = NULL;
+		if (sm_push(&m->m_post, ev) != 0) {
+			m->m_stop = m->m_crash = true;
+			m->m_h->sh_drop(m, ev, SMARM_EDOWN);
+		}
+		return;
+	}
+	if (r->action != NULL) {
+		m->m_phase = SMARM__SM_ACTION;
+		ret = m->m_h->sh_action(m, r->action, ev);
+		m->m_phase = SMARM__SM_IDLE;
+	}
+	m->m_cur = NULL;
+	m->m_h->sh_drop(m, ev, r->tail == SMARM_SM_UNHANDLED ? SMARM_EDOWN : 0);
+	next = m->m_state;
+	switch (r->tail) {
+	case SMARM_SM_TO:
+		next = r->target;
+		break;
+	case SMARM_SM_DYNAMIC:
+		if (ret < 0 || (uint32_t)ret >= m->m_d->n_states) {
+			/* A state that does not exist: the plugin's bug. */
+			m->m_stop = m->m_crash = true;
+			return;
+		}
+		next = ret;
+		break;
+	case SMARM_SM_STOP:
+		m->m_stop = true;
+		break;
+	default:
+		break;
+	}
+	if (!m->m_stop && next != m->m_state)
+		sm_transition(m, next);
+	else if (!m->m_stop && r->tail == SMARM_SM_REPEAT)
+		sm_enter(m, m->m_state);
+	/* This callback's next events go before anything queued, the
+	 * postponed events a transition released included (INV-2). */
+	if (sm_prepend(&m->m_q, &m->m_next) != 0)
+		m->m_stop = m->m_crash = true;
+}
+
+/* Dispatch the internal queue until it is empty or the machine ends. */
+static bool sm_drain(struct smarm_sm_ctx *m)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+
+	while (!m->m_stop && smarm__ring_len(&m->m_q) > 0) {
+		struct smarm__sm_ev e;
+		memcpy(&e, smarm__ring_pop_front(&m->m_q, esz), esz);
+		sm_dispatch(m, &e);
+	}
+	return m->m_stop;
+}
+
+int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
+		   const struct smarm__sm_tables *t,
+		   const struct smarm__sm_hooks *h, void *loop, void *data)
+{
+	memset(m, 0, sizeof *m);
+	m->m_tm = calloc(SMARM__SM_TM_NAMED + d->n_timeouts, sizeof *m->m_tm);
+	if (m->m_tm == NULL)
+		return SMARM_ENOMEM;
+	m->m_magic = SMARM__SM_MAGIC;
+	m->m_d = d;
+	m->m_t = t;
+	m->m_h = h;
+	m->m_loop = loop;
+	m->m_data = data;
+	m->m_self = smarm_actor_self();
+	m->m_state = d->initial;
+	return 0;
+}
+
+void smarm__sm_start(struct smarm_sm_ctx *m)
+{
+	sm_enter(m, m->m_state);
+	sm_drain(m);
+}
+
+bool smarm__sm_step(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	struct smarm__sm_ev e = *ev;
+
+	sm_dispatch(m, &e);
+	return sm_drain(m);
+}
+
+bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
+		    bool pending)
+{
+	struct smarm__sm_ev e = { .ev_op = -1 };
+
+	if (which < 0 ||
+	    (size_t)which >= SMARM__SM_TM_NAMED + m->m_d->n_timeouts ||
+	    m->m_tm[which].tm_gen != gen || gen == 0)
+		return m->m_stop; /* stale: replaced or cancelled */
+	m->m_tm[which].tm_gen = 0;
+	if (which == SMARM__SM_TM_EVENT && pending)
+		return m->m_stop; /* an event came first: it cancels this */
+	if (which == SMARM__SM_TM_STATE) {
+		e.ev_kind = SMARM_SM_STATE_TIMEOUT;
+	} else if (which == SMARM__SM_TM_EVENT) {
+		e.ev_kind = SMARM_SM_EVENT_TIMEOUT;
+	} else {
+		e.ev_kind = SMARM_SM_TIMEOUT;
+		e.ev_op = which - SMARM__SM_TM_NAMED;
+	}
+	return smarm__sm_step(m, &e);
+}
+
+int smarm__sm_arm(struct smarm_sm_ctx *m, int which, uint64_t ns)
+{
+	struct smarm__sm_timer *tm = &m->m_tm[which];
+	uint64_t gen = ++m->m_gen;
+	smarm_timer_t t;
+	int rc;
+
+	smarm__sm_disarm(m, which);
+	rc = m->m_h->sh_timer(m, which, ns, gen, &t);
+	if (rc != 0)
+		return rc;
+	tm->tm_t = t;
+	tm->tm_gen = gen;
+	return 0;
+}
+
+int smarm__sm_disarm(struct smarm_sm_ctx *m, int which)
+{
+	struct smarm__sm_timer *tm = &m->m_tm[which];
+
+	if (tm->tm_gen == 0)
+		return SMARM_ENOENT;
+	tm->tm_gen = 0; /* a fire already queued is stale now */
+	m->m_h->sh_cancel(m, tm->tm_t);
+	return 0;
+}
+
+int smarm__sm_push_next(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+{
+	return sm_push(&m->m_next, ev);
+}
+
+/* Hand every event of r to sh_drop (SMARM_EDOWN) and free r. */
+static void sm_drop_all(struct smarm_sm_ctx *m, struct smarm__ring *r)
+{
+	const size_t esz = sizeof(struct smarm__sm_ev);
+
+	while (smarm__ring_len(r) > 0) {
+		struct smarm__sm_ev e;
+		memcpy(&e, smarm__ring_pop_front(r, esz), esz);
+		m->m_h->sh_drop(m, &e, SMARM_EDOWN);
+	}
+	smarm__ring_fini(r);
+}
+
+void smarm__sm_fini(struct smarm_sm_ctx *m)
+{
+	if (m->m_magic != SMARM__SM_MAGIC)
+		return;
+	m->m_phase = SMARM__SM_DONE;
+	for (size_t w = 0; w < SMARM__SM_TM_NAMED + m->m_d->n_timeouts; w++)
+		smarm__sm_disarm(m, (int)w);
+	sm_drop_all(m, &m->m_next);
+	sm_drop_all(m, &m->m_q);
+	sm_drop_all(m, &m->m_post);
+	free(m->m_tm);
+	m->m_tm = NULL;
+	m->m_magic = 0;
+}

@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_gen_statem.c - gen_statem behaviours through the public API:
+ * the loader's table checks, each refusal provoked by a broken plugin of
+ * tests/plugins_bad/bad_sm.c with its status and a message naming the
+ * machine, the state, the op and the row; then machines running, through
+ * the gen_server client calls: the probe (tests/plugins_sm/probe.c),
+ * whose log shows what ran in which state, for the cases of OTP's
+ * gen_statem_SUITE (postpone ordering, state_timeout, event_order,
+ * generic timers, timeout_cancel_and_update, state_enter) and the
+ * event timeout, next events and repeat; a crashing action ends the
+ * machine, not the node; an unhandled call and a call postponed when
+ * the machine stops are SMARM_EDOWN at the caller; the door lock.
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <string.h>
+
+static char path[4096];
+static char msg[512];
+
+static const char *bad_sm(const char *variant)
+{
+	const char *dir = getenv("SMARM_TEST_BAD_DIR");
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof path, "%s/bad_sm_%s.so", dir, variant);
+	return path;
+}
+
+/* The open of variant fails with rc and its message has every needle. */
+static void refused(const char *variant, int rc, const char *n1, const char *n2,
+		    const char *n3)
+{
+	smarm_plugin_t *pl = NULL;
+	msg[0] = '\0';
+	ck_assert_int_eq(
+		smarm_plugin_open(bad_sm(variant), &pl, msg, sizeof msg), rc);
+	ck_assert_ptr_null(pl);
+	ck_assert_msg(strstr(msg, "behaviour 'sm'") != NULL, "%s", msg);
+	ck_assert_msg(strstr(msg, n1) != NULL, "%s: lacks %s", msg, n1);
+	ck_assert_msg(n2 == NULL || strstr(msg, n2) != NULL, "%s: lacks %s",
+		      msg, n2);
+	ck_assert_msg(n3 == NULL || strstr(msg, n3) != NULL, "%s: lacks %s",
+		      msg, n3);
+}
+
+START_TEST(test_gen_statem_load_checks_each_table)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *be = NULL;
+
+	ck_assert_int_eq(
+		smarm_plugin_open(bad_sm("good"), &pl, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "sm", &be), 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+	refused("malformed", SMARM_EPROTOCOL, "row 3", "state Open",
+		"postpone");
+	refused("notexh", SMARM_ENOTEXHAUSTIVE, "state Idle", "cast pull",
+		NULL);
+	refused("unreach", SMARM_EUNREACHABLE, "row 3", "state Open",
+		"cast push");
+}
+END_TEST
+
+/* ---- running machines ---- */
+
+/* The probe's states. */
+enum { A, B, C };
+
+static smarm_plugin_t *g_pl;
+static const smarm_behaviour_t *g_be;
+static char g_out[16][1024]; /* what the roots observed */
+static int g_rc[32];
+
+static void open_probe(void)
+{
+	int rc = smarm_plugin_open(getenv("SMARM_TEST_SM_PROBE"), &g_pl, msg,
+				   sizeof msg);
+	ck_assert_msg(rc == 0, "open the probe: %d %s", rc, msg);
+	ck_assert_int_eq(smarm_plugin_behaviour(g_pl, "probe", &g_be), 0);
+}
+
+static int cast0(smarm_server_t *s, const char *op)
+{
+	return smarm_server_cast(s, op, NULL, 0);
+}
+
+static int cast_i(smarm_server_t *s, const char *op, int64_t i)
+{
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = i };
+	return smarm_server_cast(s, op, &v, 1);
+}
+
+static int cast_u(smarm_server_t *s, const char *op, uint64_t u)
+{
+	smarm_value_t v = { .type = SMARM_T_U64, .v.u = u };
+	return smarm_server_cast(s, op, &v, 1);
+}
+
+static int call_i(smarm_server_t *s, const char *op, int64_t *out)
+{
+	smarm_value_t r = { 0 };
+	int rc = smarm_server_call(s, op, NULL, 0, &r, MS(10000));
+	if (rc == 0 && out != NULL)
+		*out = r.v.i;
+	smarm_value_release(&r);
+	return rc;
+}
+
+/* The probe's log since the last one, into g_out[i]. */
+static void take_log(smarm_server_t *s, int i)
+{
+	smarm_value_t r = { 0 };
+	int rc = smarm_server_call(s, "log", NULL, 0, &r, MS(10000));
+	if (rc != 0) {
+		snprintf(g_out[i], sizeof g_out[i], "<log: %d>", rc);
+		return;
+	}
+	snprintf(g_out[i], sizeof g_out[i], "%.*s", (int)r.len,
+		 (const char *)r.v.p);
+	smarm_value_release(&r);
+}
+
+/* Poll the log until it holds want (10 s, scaled), appending to g_out[i]. */
+static void await_log(smarm_server_t *s, int i, const char *want)
+{
+	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	char acc[1024] = "";
+	while (strstr(acc, want) == NULL && smarm_now_ns() < end) {
+		take_log(s, i);
+		if (g_out[i][0] != '\0') {
+			if (acc[0] != '\0')
+				strncat(acc, " ", sizeof acc - strlen(acc) - 1);
+			strncat(acc, g_out[i], sizeof acc - strlen(acc) - 1);
+		}
+		if (strstr(acc, want) == NULL)
+			smarm_actor_sleep(MS(1));
+	}
+	snprintf(g_out[i], sizeof g_out[i], "%s", acc);
+}
+
+static smarm_server_t *start_probe(void)
+{
+	smarm_server_t *s = NULL;
+	g_rc[31] = smarm_server_start(g_be, NULL, NULL, &s);
+	return s;
+}
+
+static void stop_probe(smarm_server_t *s)
+{
+	int how = -1;
+	smarm_server_shutdown(s, MS(10000), &how);
+	smarm_server_free(s);
+}
+
+/* state_enter, postpone ordering, event_order, next events, repeat. */
+static void order_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0); /* enter at start */
+	cast_i(s, "go", B);
+	cast_i(s, "ev", 1);
+	cast_i(s, "ev", 2);
+	cast_i(s, "go", B); /* a stay: no enter, no replay */
+	cast0(s, "next2");  /* inserted before ev 3, still postponed */
+	cast_i(s, "ev", 3);
+	take_log(s, 1);
+	cast_i(s, "go", C); /* replays 1 2 100 101 3 in C */
+	cast_i(s, "ev", 4);
+	take_log(s, 2);
+	cast0(s, "repeat");  /* enter again, no replay */
+	cast_i(s, "go", -1); /* the guard refuses: unhandled, dropped */
+	take_log(s, 3);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_enter_postpone_and_event_order)
+{
+	open_probe();
+	harness_run(4, order_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[0], "E0/0");
+	ck_assert_str_eq(g_out[1], "go1@0 E1/0 go1@1 next2@1");
+	ck_assert_str_eq(g_out[2], "go2@1 E2/1 ev1@2 ev2@2 ev100@2 ev101@2 "
+				   "ev3@2 ev4@2");
+	ck_assert_str_eq(g_out[3], "repeat@2 E2/2");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * state_timeout: a transition cancels it; it fires in the state that
+ * armed it; generic timers survive a transition; a re-armed one fires
+ * once (update); a cancelled one never (the t1 that follows proves the
+ * time passed).
+ */
+static void timeout_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_u(s, "arm_st", MS(20));
+	cast_i(s, "go", B); /* cancels the state timeout */
+	cast_u(s, "arm_t", MS(60));
+	await_log(s, 1, "t1@1");
+	cast_u(s, "arm_st", MS(5));
+	await_log(s, 2, "st@1");
+	/* Generic: survives a transition, re-arming replaces. */
+	cast_u(s, "arm_t", MS(1000));
+	cast_i(s, "go", A);
+	cast_u(s, "arm_t", MS(10));
+	await_log(s, 3, "t1@0");
+	/* Cancel: 0 while armed, ENOENT after. */
+	cast_u(s, "arm_t", MS(5000));
+	cast0(s, "cancel_t");
+	cast0(s, "cancel_t");
+	take_log(s, 4);
+	cast_u(s, "arm_st", MS(30));
+	await_log(s, 5, "st@0");
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_state_and_generic_timeouts)
+{
+	open_probe();
+	harness_run(4, timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "go1@0 E1/0 t1@1");
+	ck_assert_str_eq(g_out[2], "st@1");
+	ck_assert_str_eq(g_out[3], "go0@1 E0/1 t1@0");
+	ck_assert_str_eq(g_out[4], "cancel0 cancel-7");
+	ck_assert_str_eq(g_out[5], "st@0");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * The event timeout: any event cancels it, a next event too (a zero one
+ * with a next event pending never fires); alone it fires (the probe's
+ * event timeout row stops it: the log calls of a poll are events too).
+ */
+static void event_timeout_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_u(s, "arm_ev", MS(30));
+	cast_i(s, "ev", 1); /* cancels it */
+	cast_u(s, "arm_t", MS(90));
+	await_log(s, 1, "t1@0");
+	cast0(s, "ev0next");
+	take_log(s, 2);
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast_u(s, "arm_ev", MS(5));
+	g_rc[0] = harness_recv_sig(ch, &sig);
+	g_rc[1] = sig.how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_event_timeout_cancelled_by_any_event)
+{
+	open_probe();
+	harness_run(4, event_timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "ev1@0 t1@0");
+	ck_assert_str_eq(g_out[2], "ev0next@0 ev7@0");
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* A caller actor: its call's status and value into g_rc[slot], +1. */
+struct caller {
+	smarm_server_t *c_s; /* its own handle */
+	const char *c_op;
+	int c_slot;
+};
+
+static void caller_body(void *arg)
+{
+	struct caller *c = arg;
+	int64_t v = -1;
+	g_rc[c->c_slot] = call_i(c->c_s, c->c_op, &v);
+	g_rc[c->c_slot + 1] = (int)v;
+}
+
+/* Run a caller of op on its own handle to the machine of s. */
+static smarm_pid_t spawn_caller(smarm_server_t *s, struct caller *c,
+				const char *op, int slot)
+{
+	smarm_pid_t pid = SMARM_PID_NONE, srv = SMARM_PID_NONE;
+	smarm_server_pid(s, &srv);
+	c->c_s = NULL;
+	smarm_server_open(NULL, g_be, srv, &c->c_s);
+	c->c_op = op;
+	c->c_slot = slot;
+	g_rc[slot] = 1; /* not answered yet */
+	smarm_actor_spawn(&pid, caller_body, c, NULL);
+	return pid;
+}
+
+static void join_caller(smarm_pid_t pid, struct caller *c)
+{
+	smarm_actor_join(pid, NULL, NULL);
+	smarm_server_free(c->c_s);
+}
+
+/*
+ * Calls: answered later from another state (a postponed call; a token),
+ * an unhandled call is EDOWN, a call without a reply type is answered
+ * with nothing, a call still postponed when the machine stops is EDOWN.
+ */
+static void calls_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	struct caller c1, c2, c3;
+	smarm_pid_t p;
+	int64_t v = -1;
+	(void)arg;
+	if (s == NULL)
+		return;
+	g_rc[0] = call_i(s, "nothing", &v);
+	g_rc[1] = smarm_server_call(s, "noreply", NULL, 0, NULL, MS(10000));
+	/* Postponed in B, answered in C. */
+	cast_i(s, "go", B);
+	p = spawn_caller(s, &c1, "later", 2);
+	await_log(s, 0, "pp");
+	cast_i(s, "go", C);
+	join_caller(p, &c1);
+	/* A token taken in A, answered from C. */
+	cast_i(s, "go", A);
+	p = spawn_caller(s, &c2, "hold", 4);
+	await_log(s, 1, "hold@0");
+	cast_i(s, "go", C);
+	cast0(s, "release");
+	join_caller(p, &c2);
+	/* Postponed in B when the machine stops: EDOWN. */
+	cast_i(s, "go", B);
+	p = spawn_caller(s, &c3, "later", 6);
+	await_log(s, 2, "pp");
+	cast0(s, "stop");
+	join_caller(p, &c3);
+	g_rc[8] = call_i(s, "get", &v);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_statem_calls_answered_later_or_edown)
+{
+	open_probe();
+	harness_run(4, calls_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], C);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], 1000 + C);
+	ck_assert_int_eq(g_rc[6], SMARM_EDOWN);
+	ck_assert_msg(g_rc[8] == SMARM_ENOPROC || g_rc[8] == SMARM_EDOWN,
+		      "call after stop: %d", g_rc[8]);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* A crashing action ends the machine (its monitor sees the crash), not
+ * the node; a dynamic tail to no state crashes it too. */
+static void crash_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE;
+	int64_t v = -1;
+	(void)arg;
+	if (s == NULL)
+		return;
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast0(s, "crash");
+	g_rc[0] = harness_recv_sig(ch, &sig);
+	g_rc[1] = sig.how;
+	g_rc[2] = (int)sig.reason;
+	smarm_server_free(s);
+	s = start_probe();
+	g_rc[3] = call_i(s, "get", &v);
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	cast_i(s, "go", 99);
+	g_rc[4] = harness_recv_sig(ch, &sig);
+	g_rc[5] = sig.how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_crashing_action_ends_the_machine)
+{
+	open_probe();
+	harness_run(4, crash_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(g_rc[2], 42);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* The door lock: knocks postponed while Locked, heard after the unlock;
+ * a wrong key keeps it locked; a closed door re-locks (state timeout). */
+static void door_root(void *arg)
+{
+	const smarm_behaviour_t *be = arg;
+	smarm_server_t *s = NULL;
+	smarm_value_t key = { .type = SMARM_T_U32 };
+	int64_t v = -1;
+	uint64_t end;
+
+	g_rc[0] = smarm_server_start(be, "code=7 relock_ms=0", NULL, &s);
+	if (g_rc[0] != 0)
+		return;
+	cast0(s, "push");
+	g_rc[1] = call_i(s, "get_state", &v);
+	g_rc[2] = (int)v; /* Open */
+	cast0(s, "pull");
+	cast0(s, "lock");
+	cast0(s, "knock");
+	cast0(s, "knock");
+	call_i(s, "knocks", &v);
+	g_rc[3] = (int)v; /* 0: postponed */
+	key.v.u = 6;
+	smarm_server_cast(s, "unlock", &key, 1);
+	call_i(s, "get_state", &v);
+	g_rc[4] = (int)v; /* Locked */
+	/* The varargs and stub clients serve machines too. */
+	g_rc[9] = smarm_server_castv(s, "unlock", 7u);
+	g_rc[5] = -1;
+	{
+		int32_t st = -1;
+		int32_t (*get)(smarm_server_t *) = NULL;
+		g_rc[10] = smarm_server_stub(be, "get_state",
+					     (void (**)(void)) & get);
+		if (g_rc[10] == 0)
+			g_rc[5] = get(s); /* Closed */
+		g_rc[11] = smarm_server_status(s);
+		g_rc[12] = smarm_server_callv(s, "get_state", MS(10000), &st);
+		g_rc[13] = st;
+	}
+	call_i(s, "knocks", &v);
+	g_rc[6] = (int)v; /* 2 */
+	stop_probe(s);
+	/* Re-locking: Closed for 10 ms becomes Locked. */
+	g_rc[7] = smarm_server_start(be, "code=7 relock_ms=10", NULL, &s);
+	if (g_rc[7] != 0)
+		return;
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do {
+		call_i(s, "get_state", &v);
+		if (v != 2)
+			smarm_actor_sleep(MS(1));
+	} while (v != 2 && smarm_now_ns() < end);
+	g_rc[8] = (int)v;
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_door_lock)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *be = NULL;
+
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_DOOR"), &pl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "door", &be), 0);
+	harness_run(4, door_root, (void *)be);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 1);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 2);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(g_rc[6], 2);
+	ck_assert_int_eq(g_rc[7], 0);
+	ck_assert_int_eq(g_rc[8], 2);
+	ck_assert_int_eq(g_rc[9], 0);
+	ck_assert_int_eq(g_rc[10], 0);
+	ck_assert_int_eq(g_rc[11], 0);
+	ck_assert_int_eq(g_rc[12], 0);
+	ck_assert_int_eq(g_rc[13], 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+}
+END_TEST
+
+/* A peer for the probe to link to: parks until stopped. */
+static void peer_body(void *arg)
+{
+	(void)arg;
+	harness_park();
+}
+
+/*
+ * Lifetime: freeing every handle does not end a machine; a call whose
+ * action or guard crashes is EDOWN; a linked peer's death reaches the EXIT row
+ * of a trapping machine; a trapping machine's shutdown (no shutdown
+ * row) ends it normally, a non-trapping one's ends it SHUTDOWN.
+ */
+static void lifetime_root(void *arg)
+{
+	const smarm_behaviour_t *door = arg;
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_value_t pv = { .type = SMARM_T_PID };
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE, peer = SMARM_PID_NONE;
+	int64_t v = -1;
+	int how = -1;
+
+	if (s == NULL)
+		return;
+	smarm_server_pid(s, &pid);
+	smarm_server_free(s);
+	s = NULL;
+	smarm_server_open(NULL, g_be, pid, &s);
+	g_rc[0] = call_i(s, "get", &v);
+	smarm_monitor(pid, ch, NULL);
+	g_rc[1] = call_i(s, "boom", &v);
+	harness_recv_sig(ch, &sig);
+	g_rc[2] = sig.how;
+	smarm_server_free(s);
+	/* A guard that crashes: its call is EDOWN too. */
+	s = start_probe();
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	g_rc[9] = call_i(s, "gboom", &v);
+	harness_recv_sig(ch, &sig);
+	g_rc[10] = (int)sig.reason;
+	smarm_server_free(s);
+	/* A linked peer's end: an EXIT event. */
+	s = start_probe();
+	take_log(s, 0);
+	smarm_actor_spawn(&peer, peer_body, NULL, NULL);
+	pv.v.pid = peer;
+	smarm_server_cast(s, "link_to", &pv, 1);
+	await_log(s, 1, "linked0");
+	smarm_actor_stop(peer);
+	await_log(s, 2, "exit");
+	g_rc[3] = smarm_server_shutdown(s, MS(10000), &how);
+	g_rc[4] = how;
+	smarm_server_free(s);
+	/* A machine that does not trap: stopped outright. */
+	g_rc[5] = smarm_server_start(door, NULL, NULL, &s);
+	how = -1;
+	g_rc[6] = smarm_server_shutdown(s, MS(10000), &how);
+	g_rc[7] = how;
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_lifetime_and_shutdown)
+{
+	smarm_plugin_t *dpl = NULL;
+	const smarm_behaviour_t *door = NULL;
+	char want[64];
+
+	open_probe();
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_DOOR"), &dpl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(dpl, "door", &door), 0);
+	harness_run(4, lifetime_root, (void *)door);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[2], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(g_rc[9], SMARM_EDOWN);
+	ck_assert_int_eq(g_rc[10], 43);
+	ck_assert_str_eq(g_out[1], "linked0");
+	snprintf(want, sizeof want, "exit%d@0", SMARM_EXIT_STOPPED);
+	ck_assert_str_eq(g_out[2], want);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(g_rc[6], 0);
+	ck_assert_int_eq(g_rc[7], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(smarm_plugin_close(dpl), 0);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * Supervised and named: a stop tail ends the machine normally, the
+ * permanent child restarts with fresh data in the initial state, under
+ * the same name; the name is gone once the supervisor is.
+ */
+static void supervised_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_server_t *s = NULL;
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t sup = SMARM_PID_NONE, first = SMARM_PID_NONE,
+		    second = SMARM_PID_NONE;
+	uint64_t end;
+	int64_t v = -1;
+	int rc;
+	(void)arg;
+
+	smarm_sup_spec_alloc(&spec);
+	g_rc[0] = smarm_sup_spec_add_server(spec, "p", g_be, NULL, "probe1",
+					    SMARM_SUP_PERMANENT, MS(1000),
+					    MS(5000));
+	g_rc[1] = smarm_sup_start(spec, &sup);
+	smarm_sup_spec_free(spec);
+	if (g_rc[1] != 0)
+		return;
+	smarm_server_open_name(NULL, g_be, "probe1", &s);
+	smarm_server_pid(s, &first);
+	cast_i(s, "go", B);
+	g_rc[2] = call_i(s, "get", &v);
+	g_rc[3] = (int)v;
+	cast0(s, "stop");
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do {
+		rc = call_i(s, "get", &v);
+		smarm_server_pid(s, &second);
+		if (rc != 0 || smarm_pid_eq(first, second))
+			smarm_actor_sleep(MS(1));
+	} while ((rc != 0 || smarm_pid_eq(first, second)) &&
+		 smarm_now_ns() < end);
+	g_rc[4] = rc;
+	g_rc[5] = (int)v;
+	g_rc[6] = !smarm_pid_eq(first, second);
+	take_log(s, 0);
+	smarm_monitor(sup, ch, NULL);
+	smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	g_rc[7] = harness_recv_sig(ch, &sig);
+	g_rc[8] = smarm_whereis("probe1", &second);
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_supervised_named_restart)
+{
+	open_probe();
+	harness_run(4, supervised_root, NULL);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], B);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], A);
+	ck_assert_int_eq(g_rc[6], 1);
+	ck_assert_str_eq(g_out[0], "E0/0"); /* fresh data */
+	ck_assert_int_eq(g_rc[7], 0);
+	ck_assert_int_eq(g_rc[8], SMARM_ENONAME);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+Suite *smarm_test_gen_statem_suite(void)
+{
+	Suite *s = suite_create("gen_statem");
+	TCase *tc = tcase_create("load");
+	tcase_add_test(tc, test_gen_statem_load_checks_each_table);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("run");
+	tcase_add_test(tc, test_gen_statem_enter_postpone_and_event_order);
+	tcase_add_test(tc, test_gen_statem_state_and_generic_timeouts);
+	tcase_add_test(tc,
+		       test_gen_statem_event_timeout_cancelled_by_any_event);
+	tcase_add_test(tc, test_gen_statem_calls_answered_later_or_edown);
+	tcase_add_test(tc, test_gen_statem_crashing_action_ends_the_machine);
+	tcase_add_test(tc, test_gen_statem_door_lock);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lifetime");
+	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
+	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(gen_statem)

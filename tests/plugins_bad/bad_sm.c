@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bad_sm.c - gen_statem plugins for the loader's table checks, one
+ * module per SM_* variant: GOOD loads; MALFORMED (a POSTPONE tail on a
+ * state timeout row), NOTEXH (Idle has no row for the cast pull) and
+ * UNREACH (a row behind an unguarded any-state row) are refused.
+ */
+#include <smarm/smarm_plugin.h>
+
+enum { IDLE, OPEN, NSTATES };
+
+static int32_t act(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	(void)data;
+	(void)cx;
+	return state;
+}
+
+#define A ((void (*)(void))act)
+
+static const smarm_sm_row_t rows[] = {
+	{ IDLE, SMARM_SM_CAST, "push", NULL, A, SMARM_SM_TO, OPEN },
+	{ SMARM_SM_ANY, SMARM_SM_CALL, "get", NULL, A, SMARM_SM_STAY, 0 },
+#ifdef SM_UNREACH
+	{ SMARM_SM_ANY, SMARM_SM_CAST, NULL, NULL, NULL, SMARM_SM_STAY, 0 },
+	{ OPEN, SMARM_SM_CAST, "push", NULL, A, SMARM_SM_STAY, 0 },
+#endif
+#ifndef SM_NOTEXH
+	{ OPEN, SMARM_SM_CAST, "pull", NULL, A, SMARM_SM_TO, IDLE },
+#endif
+#ifdef SM_MALFORMED
+	{ OPEN, SMARM_SM_STATE_TIMEOUT, NULL, NULL, NULL, SMARM_SM_POSTPONE,
+	  0 },
+#endif
+#ifndef SM_NOTEXH
+	{ SMARM_SM_ANY, SMARM_SM_CAST, NULL, NULL, NULL, SMARM_SM_UNHANDLED,
+	  0 },
+#endif
+};
+
+static const char *const states[NSTATES] = { "Idle", "Open" };
+
+static const smarm_sm_desc_t machine = {
+	.struct_size = sizeof(smarm_sm_desc_t),
+	.n_states = NSTATES,
+	.name = "sm",
+	.protocol = "cast push(); cast pull(); call get() -> i32",
+	.state_names = states,
+	.initial = IDLE,
+	.rows = rows,
+	.n_rows = sizeof rows / sizeof rows[0],
+};
+
+static const smarm_sm_desc_t *const machines[] = { &machine };
+
+static const smarm_plugin_desc_t plugin = {
+	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
+	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(smarm_plugin_desc_t),
+	.name = "bad_sm",
+	.machines = machines,
+	.n_machines = 1,
+};
+
+__attribute__((visibility("default"))) const smarm_plugin_desc_t *
+smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
+{
+	(void)host_major;
+	(void)host_minor;
+	return &plugin;
+}

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.c - a gen_statem plugin for the API suite (test_gen_statem.c):
+ * states A, B and C; every action and enter appends a word to a log
+ * that the call log() returns (and clears). B postpones ev and later.
+ * Operations arm and cancel each kind of timeout, insert next events,
+ * repeat the state, crash, stop, take a reply token and answer it later.
+ * The event timeout's row stops the machine (a test sees it fire by the
+ * machine's end: polling the log would cancel it).
+ */
+#include <smarm/smarm_plugin.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { A, B, C, NSTATES };
+
+struct probe {
+	char p_log[4096];      /* words, space separated */
+	smarm_reply_t *p_held; /* hold()'s token, or NULL */
+};
+
+static void logw(struct probe *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void logw(struct probe *p, const char *fmt, ...)
+{
+	size_t n = strlen(p->p_log);
+	va_list ap;
+	if (n + 2 >= sizeof p->p_log)
+		return;
+	if (n > 0)
+		p->p_log[n++] = ' ';
+	va_start(ap, fmt);
+	vsnprintf(p->p_log + n, sizeof p->p_log - n, fmt, ap);
+	va_end(ap);
+}
+
+static int p_create(const char *args, void **data)
+{
+	struct probe *p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return SMARM_ENOMEM;
+	*data = p;
+	(void)args;
+	return 0;
+}
+
+static void p_destroy(void *data)
+{
+	free(data);
+}
+
+static int p_init(void *data, smarm_sm_ctx_t *cx)
+{
+	(void)data;
+	/* The probe traps: shutdowns arrive as SHUTDOWN events (no row:
+	 * the built-in one stops it normally). */
+	return smarm_sm_trap_exit(cx);
+}
+
+static void p_terminate(void *data, int how, intptr_t reason, bool may_block)
+{
+	struct probe *p = data;
+	(void)reason;
+	(void)may_block;
+	(void)how;
+	if (p->p_held != NULL)
+		smarm_reply_drop(p->p_held);
+}
+
+static void p_enter(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t prev)
+{
+	(void)cx;
+	logw(data, "E%d/%d", state, prev);
+}
+
+#define ACT(name, word)                                                        \
+	static int32_t name(void *data, smarm_sm_ctx_t *cx, int32_t state)     \
+	{                                                                      \
+		(void)cx;                                                      \
+		logw(data, "%s@%d", word, state);                              \
+		return state;                                                  \
+	}
+
+ACT(a_repeat, "repeat")
+ACT(a_stop, "stop")
+ACT(a_tick, "tick")
+ACT(a_st, "st")
+ACT(a_et, "et")
+ACT(a_t1, "t1")
+ACT(a_noreply, "noreply")
+
+static int32_t a_go(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t to)
+{
+	(void)cx;
+	logw(data, "go%d@%d", to, state);
+	return to;
+}
+
+static int32_t a_ev(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t n)
+{
+	(void)cx;
+	logw(data, "ev%d@%d", n, state);
+	return state;
+}
+
+static int32_t a_next2(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	smarm_value_t v = { .type = SMARM_T_I32 };
+	logw(data, "next2@%d", state);
+	v.v.i = 100;
+	smarm_sm_next_event(cx, "ev", &v, 1);
+	v.v.i = 101;
+	smarm_sm_next_event(cx, "ev", &v, 1);
+	return state;
+}
+
+static int32_t a_arm_st(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			uint64_t ns)
+{
+	(void)data;
+	smarm_sm_state_timeout(cx, ns);
+	return state;
+}
+
+static int32_t a_arm_ev(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			uint64_t ns)
+{
+	(void)data;
+	smarm_sm_event_timeout(cx, ns);
+	return state;
+}
+
+static int32_t a_ev0next(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = 7 };
+	logw(data, "ev0next@%d", state);
+	smarm_sm_event_timeout(cx, 0);
+	smarm_sm_next_event(cx, "ev", &v, 1);
+	return state;
+}
+
+static int32_t a_arm_t(void *data, smarm_sm_ctx_t *cx, int32_t state,
+		       uint64_t ns)
+{
+	(void)data;
+	smarm_sm_timeout(cx, "t1", ns);
+	return state;
+}
+
+static int32_t a_cancel_t(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	logw(data, "cancel%d", smarm_sm_cancel_timeout(cx, "t1"));
+	return state;
+}
+
+static int32_t a_crash(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	(void)data;
+	(void)cx;
+	smarm_actor_crash(42);
+	return state;
+}
+
+static int32_t a_link_to(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			 smarm_pid_t pid)
+{
+	(void)cx;
+	logw(data, "linked%d", smarm_link(pid));
+	return state;
+}
+
+static int32_t a_exit(void *data, smarm_sm_ctx_t *cx, int32_t state,
+		      const smarm_signal_t *sig)
+{
+	(void)cx;
+	logw(data, "exit%d@%d", sig->how, state);
+	return state;
+}
+
+static int32_t a_get(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = state };
+	(void)data;
+	smarm_sm_reply(cx, &v);
+	return state;
+}
+
+static int32_t a_later(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	logw(data, "later@%d", state);
+	return a_get(data, cx, state);
+}
+
+static int32_t a_hold(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	struct probe *p = data;
+	if (p->p_held == NULL)
+		smarm_sm_reply_later(cx, &p->p_held);
+	logw(p, "hold@%d", state);
+	return state;
+}
+
+static int32_t a_release(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	struct probe *p = data;
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = 1000 + state };
+	(void)cx;
+	if (p->p_held != NULL)
+		smarm_reply(p->p_held, &v);
+	p->p_held = NULL;
+	return state;
+}
+
+static int32_t a_log(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	struct probe *p = data;
+	smarm_value_t v = { .type = SMARM_T_STR, .v.p = p->p_log };
+	v.len = (uint32_t)strlen(p->p_log);
+	smarm_sm_reply(cx, &v);
+	p->p_log[0] = '\0';
+	return state;
+}
+
+/* later's postpone guard: logs "pp" (a test's sign that the call is
+ * in the machine) and postpones. */
+static bool g_pp(const void *data)
+{
+	logw((struct probe *)data, "pp");
+	return true;
+}
+
+/* gboom's guard crashes the machine while it decides. */
+static bool g_crash(const void *data)
+{
+	(void)data;
+	smarm_actor_crash(43);
+	return true;
+}
+
+/* go's guard: a negative state falls through to the unhandled row;
+ * any other goes (one that does not exist crashes the machine). */
+static bool g_go(const void *data, int32_t to)
+{
+	(void)data;
+	return to >= 0;
+}
+
+#define F(f) ((void (*)(void))(f))
+#define ANY SMARM_SM_ANY
+#define ROW(st, kind, op, act, tail)                                           \
+	{                                                                      \
+		st, SMARM_SM_##kind, op, NULL, F(act), SMARM_SM_##tail, 0      \
+	}
+
+static const smarm_sm_row_t rows[] = {
+	{ B, SMARM_SM_CAST, "ev", NULL, NULL, SMARM_SM_POSTPONE, 0 },
+	{ B, SMARM_SM_CALL, "later", F(g_pp), NULL, SMARM_SM_POSTPONE, 0 },
+	{ ANY, SMARM_SM_CAST, "go", F(g_go), F(a_go), SMARM_SM_DYNAMIC, 0 },
+	ROW(ANY, CAST, "go", NULL, UNHANDLED),
+	ROW(ANY, CAST, "ev", a_ev, STAY),
+	ROW(ANY, CAST, "next2", a_next2, STAY),
+	ROW(ANY, CAST, "arm_st", a_arm_st, STAY),
+	ROW(ANY, CAST, "arm_ev", a_arm_ev, STAY),
+	ROW(ANY, CAST, "arm_t", a_arm_t, STAY),
+	ROW(ANY, CAST, "ev0next", a_ev0next, STAY),
+	ROW(ANY, CAST, "cancel_t", a_cancel_t, STAY),
+	ROW(ANY, CAST, "repeat", a_repeat, REPEAT),
+	ROW(ANY, CAST, "crash", a_crash, STAY),
+	ROW(ANY, CAST, "stop", a_stop, STOP),
+	ROW(ANY, CAST, "release", a_release, STAY),
+	ROW(ANY, CALL, "get", a_get, STAY),
+	ROW(ANY, CALL, "later", a_later, STAY),
+	ROW(ANY, CALL, "hold", a_hold, STAY),
+	ROW(ANY, CALL, "nothing", NULL, UNHANDLED),
+	ROW(ANY, CALL, "boom", a_crash, STAY),
+	{ ANY, SMARM_SM_CALL, "gboom", F(g_crash), F(a_get), SMARM_SM_STAY, 0 },
+	ROW(ANY, CALL, "gboom", a_get, STAY),
+	ROW(ANY, CAST, "link_to", a_link_to, STAY),
+	ROW(ANY, EXIT, NULL, a_exit, STAY),
+	ROW(ANY, CALL, "noreply", a_noreply, STAY),
+	ROW(ANY, CALL, "log", a_log, STAY),
+	ROW(ANY, INFO, "tick", a_tick, STAY),
+	ROW(ANY, STATE_TIMEOUT, NULL, a_st, STAY),
+	ROW(ANY, EVENT_TIMEOUT, NULL, a_et, STOP),
+	ROW(ANY, TIMEOUT, "t1", a_t1, STAY),
+};
+
+static const char *const states[NSTATES] = { "A", "B", "C" };
+static const char *const touts[] = { "t1" };
+static void (*const enters[NSTATES])(void *, smarm_sm_ctx_t *, int32_t,
+				     int32_t) = { p_enter, p_enter, p_enter };
+
+static const smarm_sm_desc_t probe = {
+	.struct_size = sizeof(smarm_sm_desc_t),
+	.n_states = NSTATES,
+	.name = "probe",
+	.protocol =
+		"cast go(i32); cast ev(i32); cast next2()\n"
+		"cast arm_st(u64); cast arm_ev(u64); cast arm_t(u64)\n"
+		"cast ev0next()\n"
+		"cast cancel_t(); cast repeat(); cast crash(); cast stop()\n"
+		"cast release()\n"
+		"call get() -> i32; call later() -> i32\n"
+		"call hold() -> i32; call nothing() -> i32\n"
+		"call noreply(); call log() -> str\n"
+		"call boom() -> i32; call gboom() -> i32\n"
+		"cast link_to(pid)\n"
+		"info tick()\n",
+	.state_names = states,
+	.initial = A,
+	.flags = SMARM_SM_F_STATE_TIMEOUT | SMARM_SM_F_EVENT_TIMEOUT,
+	.timeouts = touts,
+	.n_timeouts = 1,
+	.rows = rows,
+	.n_rows = sizeof rows / sizeof rows[0],
+	.enter = enters,
+	.create = p_create,
+	.destroy = p_destroy,
+	.init = p_init,
+	.terminate = p_terminate,
+};
+
+static const smarm_sm_desc_t *const machines[] = { &probe };
+
+static const smarm_plugin_desc_t plugin = {
+	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
+	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(smarm_plugin_desc_t),
+	.name = "probe",
+	.machines = machines,
+	.n_machines = 1,
+};
+
+__attribute__((visibility("default"))) const smarm_plugin_desc_t *
+smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
+{
+	(void)host_major;
+	(void)host_minor;
+	return &plugin;
+}
