@@ -552,7 +552,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * shared run queue, the stack pool, the timers) in the last run: a    \
 	 * measure of how often workers serialise on node-wide state. Not      \
 	 * counting the statistics' own reads. Since: SMARM_0.4. */            \
-	XX(GLOBAL_LOCKS, 30, CORE)
+	XX(GLOBAL_LOCKS, 30, CORE)                                             \
+	/* Restarts made by the node's supervisors since the node was          \
+	 * opened: one per child failure admitted by a supervisor's            \
+	 * intensity, however many siblings it cycled. Since: SMARM_0.5. */    \
+	XX(SUP_RESTARTS, 32, OTP)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
