@@ -12,7 +12,7 @@
 #define SMARM_VERSION_H
 
 #define SMARM_VERSION_MAJOR 0
-#define SMARM_VERSION_MINOR 4
+#define SMARM_VERSION_MINOR 5
 #define SMARM_VERSION_PATCH 0
 
 #define SMARM_VERSION_HEX                                                      \

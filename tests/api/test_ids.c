@@ -71,6 +71,22 @@ static_assert(SMARM_SIGNAL_DOWN == 1, "SMARM_SIGNAL_DOWN");
 static_assert(SMARM_SIGNAL_EXIT == 2, "SMARM_SIGNAL_EXIT");
 static_assert(SMARM_DEMONITOR_FLUSH == 1, "SMARM_DEMONITOR_FLUSH");
 static_assert(SMARM_STAT_GLOBAL_LOCKS == 30, "SMARM_STAT_GLOBAL_LOCKS");
+/* The plugin and behaviour block of status codes (SMARM_0.5). */
+static_assert(SMARM_EPLUGINOPEN == -300, "SMARM_EPLUGINOPEN");
+static_assert(SMARM_ENOENTRY == -301, "SMARM_ENOENTRY");
+static_assert(SMARM_EPLUGINABI == -302, "SMARM_EPLUGINABI");
+static_assert(SMARM_ESTRUCTSIZE == -303, "SMARM_ESTRUCTSIZE");
+static_assert(SMARM_EPROTOCOL == -304, "SMARM_EPROTOCOL");
+static_assert(SMARM_ENOHANDLER == -305, "SMARM_ENOHANDLER");
+static_assert(SMARM_EDUPNAME == -306, "SMARM_EDUPNAME");
+static_assert(SMARM_ENOTEXHAUSTIVE == -307, "SMARM_ENOTEXHAUSTIVE");
+static_assert(SMARM_EUNREACHABLE == -308, "SMARM_EUNREACHABLE");
+static_assert(SMARM_ENOBEHAVIOUR == -309, "SMARM_ENOBEHAVIOUR");
+static_assert(SMARM_ENOOP == -310, "SMARM_ENOOP");
+static_assert(SMARM_EARGS == -311, "SMARM_EARGS");
+static_assert(SMARM_ETOOBIG == -312, "SMARM_ETOOBIG");
+static_assert(SMARM_EDOWN == -313, "SMARM_EDOWN");
+static_assert(SMARM_ECALLSELF == -314, "SMARM_ECALLSELF");
 static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 
 /* ------------------------------------------------------------- names */
@@ -95,6 +111,19 @@ START_TEST(test_ids_names_match_ids)
 	ck_assert_str_eq(smarm_stat_name(value), "SMARM_STAT_" #name);
 	SMARM_STAT_MAP(XX)
 #undef XX
+}
+END_TEST
+
+/* Every status code is named by its own name and has a message. */
+START_TEST(test_ids_every_error_named)
+{
+#define XX(name, value, text)                                                  \
+	ck_assert_str_eq(smarm_err_name(value), "SMARM_" #name);               \
+	ck_assert_str_eq(smarm_strerror(value), text);
+	SMARM_ERROR_MAP(XX)
+#undef XX
+	ck_assert_str_eq(smarm_err_name(-315), "SMARM_E?");
+	ck_assert_str_eq(smarm_err_name(-299), "SMARM_E?");
 }
 END_TEST
 
@@ -340,6 +369,7 @@ Suite *smarm_test_ids_suite(void)
 	Suite *s = suite_create("ids");
 	TCase *tc = tcase_create("names");
 	tcase_add_test(tc, test_ids_names_match_ids);
+	tcase_add_test(tc, test_ids_every_error_named);
 	tcase_add_test(tc, test_ids_unknown_ids_named_never_null);
 	tcase_add_test(tc, test_ids_stat_walk_finds_every_stat);
 	suite_add_tcase(s, tc);

@@ -5,7 +5,7 @@
 # directory and check it the way a packager and an embedder would:
 #
 #   - `meson install --destdir` succeeds and installs the pkg-config file
-#     and the three public headers;
+#     and the public headers;
 #   - tests/install/consumer.c builds with `pkg-config --cflags --libs
 #     smarm` (paths rewritten into the staging directory), links the
 #     staged library (not the build tree's) and prints the expected text;
@@ -112,9 +112,12 @@ if [ -z "$PC_FILE" ]; then
 fi
 PC_DIR=$(dirname "$PC_FILE")
 
-# Only the staged .pc is visible to pkg-config.
+# The staged .pc comes first; the system's directories follow, for the
+# packages smarm.pc requires (libffi).
+SYS_PC=$(env -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR "$PKG_CONFIG" \
+	--variable pc_path pkg-config 2>/dev/null)
 pc() {
-	PKG_CONFIG_PATH="$PC_DIR" PKG_CONFIG_LIBDIR="$PC_DIR" \
+	PKG_CONFIG_PATH="$PC_DIR" PKG_CONFIG_LIBDIR="$PC_DIR${SYS_PC:+:$SYS_PC}" \
 		"$PKG_CONFIG" "$@"
 }
 
@@ -146,7 +149,7 @@ pc_stage() {
 
 # ---------------------------------------------------------------- 3
 missing=""
-for h in smarm.h errors.h version.h; do
+for h in smarm.h errors.h version.h otp.h smarm_plugin.h; do
 	[ -f "$S_INCDIR/smarm/$h" ] || missing="$missing $h"
 done
 if [ -z "$missing" ]; then
@@ -314,12 +317,12 @@ fi
 # --------------------------------------------------------------- 14
 # The docs' archive link beside a shared libc: cc app.c $(pkg-config
 # --cflags smarm) "$(pkg-config --variable=libdir smarm)/libsmarm.a"
-# -pthread
+# -pthread -lffi
 AR_EXE=$TMP/consumer-archive
 # shellcheck disable=SC2086
 if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$AR_EXE" \
 	"$HERE/consumer.c" $CFLAGS_PC "$(pc_stage --variable=libdir)/libsmarm.a" \
-	-pthread 2>&1) &&
+	-pthread -lffi 2>&1) &&
 	! needed "$AR_EXE" | grep -q libsmarm &&
 	actual=$(run_plain "$AR_EXE" 2>&1) && [ "$actual" = "$expected" ]; then
 	ok "consumer.c linked with libsmarm.a needs no libsmarm.so and runs"
@@ -352,7 +355,7 @@ if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -shared -fPIC \
 	-o "$TMP/libhostcode.so" "$HERE/hostcode.c" 2>&1) &&
 	out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -DWITH_HOSTCODE \
 		-o "$SP_AR" "$HERE/static_preempt.c" $CFLAGS_PC \
-		"$(pc_stage --variable=libdir)/libsmarm.a" -pthread \
+		"$(pc_stage --variable=libdir)/libsmarm.a" -pthread -lffi \
 		-L"$TMP" -lhostcode -Wl,-rpath,"$TMP" 2>&1) &&
 	out_exe=$(run_plain "$SP_AR" exe 2>&1) &&
 	out_so=$(run_plain "$SP_AR" so 2>&1); then

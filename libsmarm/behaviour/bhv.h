@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bhv.h - internal interface of the behaviour layer (libsmarm/behaviour/):
+ * what the files of the layer share and what a behaviour engine
+ * (gen_server.c, a gen_statem engine) builds on. The layer sits on otp,
+ * msg and core and is the only one that knows libffi or dlopen(3).
+ *
+ *   proto.c   the protocol text -> struct bhv_proto (ops, types, limits)
+ *   pack.c    smarm_value_t / varargs -> one self-contained message
+ *             block, its validation, and unpacking into ffi arguments;
+ *             the prepared call interfaces and the native call
+ *   plugin.c  the loader: dlopen, checks, handler matching, the plugin
+ *             reference count and the deferred dlclose
+ *
+ * Ownership: a struct bhv_proto belongs to its behaviour (plugin.c), a
+ * message block to whoever holds the envelope carrying it (see struct
+ * bhv_env). Every object that can lead to plugin code holds a reference
+ * on the plugin (smarm__bhv_plugin_ref) and gives it back when it goes.
+ * Locking: nothing here is locked; a parsed protocol is constant once
+ * its behaviour is published.
+ * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
+ */
+#ifndef SMARM_BEHAVIOUR_BHV_H
+#define SMARM_BEHAVIOUR_BHV_H
+
+#include "../../abi/smarm/smarm_plugin.h"
+#include "../core/assert.h"
+
+#include <ffi.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ==== Protocols (proto.c) ==== */
+
+/* An operation's kind. */
+enum bhv_kind {
+	BHV_CALL = 1,
+	BHV_CAST = 2,
+	BHV_INFO = 3,
+};
+
+/*
+ * The most leading parameters a native function takes before the
+ * operation's arguments (a handler: state, cx; a gen_statem action:
+ * data, cx, state).
+ */
+#define BHV_LEAD_MAX 4
+
+/* The most ffi arguments a native function takes (bytes counts two). */
+#define BHV_FFI_ARGS_MAX (BHV_LEAD_MAX + 2 * SMARM_OP_ARGS_MAX)
+
+/*
+ * A prepared call interface: lead parameters then the operation's
+ * arguments in their C types, returning ret. The cif points into this
+ * struct (bc_types), which must therefore not move once prepared.
+ */
+struct bhv_cif {
+	ffi_cif bc_cif;			      /* prepared */
+	ffi_type *bc_types[BHV_FFI_ARGS_MAX]; /* its argument types */
+	unsigned bc_nlead;		      /* leading parameters */
+	unsigned bc_nffi;		      /* bc_nlead + op's ffi args */
+};
+
+/* One operation of a protocol. Constant once parsed. */
+struct bhv_op {
+	uint8_t op_kind;		     /* enum bhv_kind */
+	uint8_t op_nargs;		     /* protocol arguments */
+	uint8_t op_reply;		     /* smarm_vtype; VOID: none */
+	uint8_t op_args[SMARM_OP_ARGS_MAX];  /* smarm_vtype of each */
+	uint16_t op_index;		     /* position in the protocol */
+	uint32_t op_line, op_col;	     /* where it was declared */
+	char op_name[SMARM_OP_NAME_MAX + 1]; /* NUL-terminated */
+	void (*op_fn)(void);		     /* its handler (the loader sets it;
+						NULL for a gen_statem's ops) */
+	struct bhv_cif op_cif;		     /* (state, cx, args...) -> reply,
+						prepared by the loader */
+};
+
+/* A parsed protocol: ops in declaration order. */
+struct bhv_proto {
+	struct bhv_op *pr_ops; /* pr_n ops (malloc'd; never moves) */
+	size_t pr_n;
+};
+
+/*
+ * Parse text (the grammar of smarm_plugin.h's Model) into *p. 0, or
+ * SMARM_EPROTOCOL with a message "line L, column C: expected ..." in msg
+ * (cut to msglen, NUL-terminated; msg may be NULL), or SMARM_ENOMEM. On
+ * failure *p is empty. An empty protocol (no op) is valid.
+ */
+int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
+			   size_t msglen);
+
+/* Free what smarm__bhv_proto_parse allocated (an empty *p is fine). */
+void smarm__bhv_proto_free(struct bhv_proto *p);
+
+/* The op called name (of kind kind, or any kind if 0), or NULL. */
+const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
+					   const char *name, int kind);
+
+/* A type's protocol spelling ("i64", ...), "?" if unknown. */
+const char *smarm__bhv_type_name(int type);
+
+/* ==== Message blocks (pack.c) ==== */
+
+/*
+ * A message block: an operation's arguments, self-contained (str and
+ * bytes values copied in), one malloc'd object. Layout:
+ *
+ *     struct bhv_block  header
+ *     struct bhv_slot   bk_nargs slots, one per argument
+ *     bytes             the str (with their NUL) and bytes values, each
+ *                       at the offset its slot names
+ *
+ * A block that comes from outside the packer is validated before use
+ * (smarm__bhv_block_check): sizes, offsets, lengths, types, NULs.
+ */
+struct bhv_slot {
+	uint8_t sl_type; /* smarm_vtype */
+	uint8_t sl_pad[3];
+	uint32_t sl_len; /* STR, BYTES: bytes (a str's without its NUL) */
+	union {
+		int64_t i;
+		uint64_t u;
+		float f32;
+		double f64;
+		bool b;
+		uint64_t pid;
+		uint64_t off; /* STR, BYTES: offset from the block's start */
+	} sl_v;
+};
+
+struct bhv_block {
+	uint32_t bk_size;  /* the whole block, in bytes */
+	uint16_t bk_nargs; /* slots */
+	uint16_t bk_flags; /* 0 */
+	struct bhv_slot bk_slots[];
+};
+
+/*
+ * Pack args[0..nargs) for op into a new block. 0 and *out, or
+ * SMARM_EINVAL (args NULL with nargs > 0), SMARM_EARGS (count, type, a
+ * value out of its type's range, a str with a NUL), SMARM_ETOOBIG (a str
+ * or bytes over SMARM_BYTES_MAX), SMARM_ENOMEM. Nothing of args is kept.
+ */
+int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
+		    size_t nargs, struct bhv_block **out);
+
+/* The same from C varargs (smarm_server_callv's promotions). */
+int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
+		       struct bhv_block **out);
+
+/*
+ * The same from a native call's ffi argument array (a stub's): avalues
+ * point at each argument in the op's C types (bytes: two).
+ */
+int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
+			struct bhv_block **out);
+
+/*
+ * Is the size-byte block b a well-formed block for op? 0, or
+ * SMARM_EARGS (what is wrong is not said). Never reads past size bytes.
+ */
+int smarm__bhv_block_check(const struct bhv_op *op, const void *b, size_t size);
+
+/*
+ * A block's arguments as ffi argument values, after the caller's lead
+ * values: ua_av[0..nlead) are the caller's to set; ua_av[nlead..) point
+ * into ua_tmp and into the block, valid while both live.
+ */
+struct bhv_unpacked {
+	void *ua_av[BHV_FFI_ARGS_MAX];
+	union {
+		int8_t i8;
+		int16_t i16;
+		int32_t i32;
+		int64_t i64;
+		uint8_t u8;
+		uint16_t u16;
+		uint32_t u32;
+		uint64_t u64;
+		float f32;
+		double f64;
+		bool b;
+		smarm_pid_t pid;
+		const void *p;
+		size_t sz;
+	} ua_tmp[2 * SMARM_OP_ARGS_MAX];
+};
+
+/* Unpack a checked block of op after nlead lead slots. */
+void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
+		       unsigned nlead, struct bhv_unpacked *u);
+
+/* ==== Native calls (pack.c) ==== */
+
+/* The ffi type of a protocol type (a bytes argument is two: see cif). */
+ffi_type *smarm__bhv_ffi_type(int vtype);
+
+/*
+ * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
+ * then op's arguments, returning ret (NULL: the C type of op's reply,
+ * smarm_bytes_t for STR and BYTES). 0, or SMARM_EINTERNAL (libffi
+ * refused).
+ */
+int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
+			ffi_type *const *lead, unsigned nlead, ffi_type *ret);
+
+/*
+ * A return value of any protocol type, as ffi_call writes it (ffi widens
+ * small integer returns to a full register: ffi_arg).
+ */
+union bhv_ret {
+	ffi_arg a;
+	ffi_sarg s;
+	float f32;
+	double f64;
+	smarm_pid_t pid;
+	smarm_bytes_t bytes;
+	int32_t i32;
+	bool b;
+};
+
+/*
+ * Call fn through c with the unpacked arguments (ua_av[0..nlead) set by
+ * the caller); the return value lands in *ret (may be NULL for void).
+ */
+void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
+		       struct bhv_unpacked *u, union bhv_ret *ret);
+
+/*
+ * A handler's raw return (of op's reply type) as a smarm_value_t: STR and
+ * BYTES copied into malloc'd memory the value owns. 0, SMARM_ETOOBIG,
+ * SMARM_EARGS (a str return over SMARM_BYTES_MAX or with a NULL ptr and
+ * a length) or SMARM_ENOMEM.
+ */
+int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v);
+
+/*
+ * Check v (may be NULL for VOID) against reply type and copy it into an
+ * owned value *out (STR and BYTES duplicated). 0, SMARM_EARGS,
+ * SMARM_ETOOBIG, SMARM_ENOMEM.
+ */
+int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out);
+
+/* ==== Plugins and behaviours (plugin.c) ==== */
+
+struct bhv_plugin;
+
+/* A behaviour of a loaded plugin (smarm_behaviour_t is this). */
+struct smarm_behaviour {
+	struct bhv_plugin *bh_pl;     /* its plugin (no reference) */
+	int bh_kind;		      /* BHV_GEN_SERVER / BHV_GEN_STATEM */
+	const char *bh_name;	      /* the descriptor's */
+	struct bhv_proto bh_proto;    /* parsed at load */
+	smarm_gs_desc_t bh_gs;	      /* a gen_server's descriptor, fields
+					 past its struct_size zeroed */
+	const smarm_sm_desc_t *bh_sm; /* a gen_statem's descriptor */
+	void *bh_engine;	      /* an engine's per-behaviour data
+					 (gen_statem tables) */
+	void (*bh_engine_free)(void *data); /* frees bh_engine at unload */
+};
+
+enum {
+	BHV_GEN_SERVER = 1,
+	BHV_GEN_STATEM = 2,
+};
+
+/*
+ * The gen_statem loader seam: check machine d, whose protocol parsed
+ * to p; 0, or SMARM_ENOTEXHAUSTIVE / SMARM_EUNREACHABLE / SMARM_EINVAL /
+ * SMARM_ENOMEM with a message in msg. It may set *engine (and
+ * *engine_free) to per-behaviour data kept until the plugin unloads.
+ * Until a gen_statem engine exists, plugin.c refuses every machine with
+ * SMARM_ENOTEXHAUSTIVE ("gen_statem not supported yet").
+ */
+int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
+		    char *msg, size_t msglen);
+
+/*
+ * Is b a behaviour of a plugin still loaded (a pointer check against
+ * the plugin table; never dereferences b)? For argument validation.
+ */
+bool smarm__bhv_valid(const struct smarm_behaviour *b);
+
+/*
+ * A stub's closure (smarm_server_stub): the libffi closure calling fun
+ * with user data the struct bhv_stub itself. Owned by the plugin, freed
+ * when it unloads.
+ */
+struct bhv_stub {
+	struct bhv_stub *st_next;	     /* the plugin's list */
+	ffi_closure *st_closure;	     /* libffi's */
+	struct bhv_cif st_cif;		     /* (server, args...) -> reply */
+	const struct smarm_behaviour *st_be; /* its behaviour */
+	const struct bhv_op *st_op;	     /* its operation */
+	void (*st_fn)(void);		     /* the executable address */
+};
+
+/* Make a stub for op of b running fun; 0 and *fn, SMARM_ENOMEM,
+ * SMARM_EINTERNAL. */
+int smarm__bhv_stub_add(const struct smarm_behaviour *b,
+			const struct bhv_op *op,
+			void (*fun)(ffi_cif *cif, void *ret, void **args,
+				    void *user),
+			void (**fn)(void));
+
+/* Take / give back a reference that keeps b's plugin mapped. */
+void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
+void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
+
+/* ==== Envelopes and replies (gen_server.c) ==== */
+
+/*
+ * What travels in a server's inbox and info channels (one channel
+ * element): an operation of behaviour be with its block, and for a call
+ * where the reply goes. The envelope holds one plugin reference while
+ * en_blk is set; the channels' destructor (smarm__bhv_env_free) answers
+ * a call never received with SMARM_EDOWN and gives everything back.
+ * en_op NULL: a wake-up with nothing in it (an info's nudge).
+ */
+struct bhv_env {
+	const struct smarm_behaviour *en_be; /* the behaviour (plugin ref) */
+	const struct bhv_op *en_op;	     /* the operation, or NULL */
+	struct bhv_block *en_blk;	     /* its arguments (owned) */
+	smarm_chan_t *en_reply;		     /* a call's reply channel handle */
+	uint64_t en_seq;		     /* the call's sequence number */
+};
+
+/*
+ * A reply, in a client's reply channel: the call's sequence number, its
+ * status (0 or a SMARM_E*), and its value (STR, BYTES owned by it).
+ */
+struct bhv_reply {
+	uint64_t rp_seq;
+	int rp_status;
+	smarm_value_t rp_v;
+};
+
+/* Destroy an envelope never received (channel destructor). */
+void smarm__bhv_env_free(void *elem);
+
+/*
+ * Send a reply (status, and *v when status is 0: its memory passes to
+ * the reply) for call (reply, seq). A caller that is gone is no error:
+ * the value is freed.
+ */
+void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
+			   smarm_value_t *v);
+
+#endif /* SMARM_BEHAVIOUR_BHV_H */

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pack.c - typed values in and out of messages: an operation's
+ * arguments (smarm_value_t arrays, C varargs, a stub's ffi arguments)
+ * into one self-contained message block (bhv.h), the validation of a
+ * block before use, unpacking into ffi argument arrays, the prepared
+ * libffi call interfaces and the native call, and handler returns into
+ * owned reply values. The one place that knows the C type of each
+ * protocol type.
+ *
+ * Ownership: a block is malloc'd here and belongs to whoever holds it
+ * (an envelope); reply values own their STR/BYTES memory (malloc'd
+ * here, freed by smarm_value_release). No locks; no shared state but
+ * the constant ffi type descriptions.
+ * Invariants: INV-1 a block smarm__bhv_pack made passes
+ * smarm__bhv_block_check for its op; every str in it is NUL-terminated
+ * with no NUL inside and every str/bytes lies inside the block. INV-2 a
+ * failed pack allocates nothing and keeps nothing of its input.
+ * See: docs/architecture.md (Behaviour layer).
+ */
+#include "bhv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* smarm_pid_t and smarm_bytes_t as libffi sees them. */
+static ffi_type *pid_elems[] = { &ffi_type_uint64, NULL };
+static ffi_type pid_ffi = { 0, 0, FFI_TYPE_STRUCT, pid_elems };
+static ffi_type *bytes_elems[] = { &ffi_type_pointer, &ffi_type_uint64, NULL };
+static ffi_type bytes_ffi = { 0, 0, FFI_TYPE_STRUCT, bytes_elems };
+_Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t is 64 bits");
+_Static_assert(sizeof(bool) == 1, "bool is one byte");
+
+void smarm_value_release(smarm_value_t *v)
+{
+	if (v == NULL)
+		return;
+	if ((v->type == SMARM_T_STR || v->type == SMARM_T_BYTES) &&
+	    v->v.p != NULL)
+		free((void *)v->v.p);
+	memset(v, 0, sizeof *v);
+	v->type = SMARM_T_VOID;
+}
+
+ffi_type *smarm__bhv_ffi_type(int vtype)
+{
+	switch (vtype) {
+	case SMARM_T_I8:
+		return &ffi_type_sint8;
+	case SMARM_T_I16:
+		return &ffi_type_sint16;
+	case SMARM_T_I32:
+		return &ffi_type_sint32;
+	case SMARM_T_I64:
+		return &ffi_type_sint64;
+	case SMARM_T_U8:
+		return &ffi_type_uint8;
+	case SMARM_T_U16:
+		return &ffi_type_uint16;
+	case SMARM_T_U32:
+		return &ffi_type_uint32;
+	case SMARM_T_U64:
+		return &ffi_type_uint64;
+	case SMARM_T_F32:
+		return &ffi_type_float;
+	case SMARM_T_F64:
+		return &ffi_type_double;
+	case SMARM_T_BOOL:
+		return &ffi_type_uint8;
+	case SMARM_T_STR:
+		return &ffi_type_pointer;
+	case SMARM_T_BYTES:
+		return &ffi_type_pointer; /* then a size_t */
+	case SMARM_T_PID:
+		return &pid_ffi;
+	default:
+		return &ffi_type_void;
+	}
+}
+
+int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
+			ffi_type *const *lead, unsigned nlead, ffi_type *ret)
+{
+	unsigned k = 0;
+	if (SMARM_NEVER(nlead > BHV_LEAD_MAX))
+		return SMARM_EINTERNAL;
+	for (unsigned i = 0; i < nlead; i++)
+		c->bc_types[k++] = lead[i];
+	for (unsigned i = 0; i < op->op_nargs; i++) {
+		c->bc_types[k++] = smarm__bhv_ffi_type(op->op_args[i]);
+		if (op->op_args[i] == SMARM_T_BYTES)
+			c->bc_types[k++] = &ffi_type_uint64;
+	}
+	c->bc_nlead = nlead;
+	c->bc_nffi = k;
+	if (ret == NULL) {
+		if (op->op_reply == SMARM_T_BYTES)
+			ret = &bytes_ffi;
+		else
+			ret = smarm__bhv_ffi_type(op->op_reply);
+	}
+	if (ffi_prep_cif(&c->bc_cif, FFI_DEFAULT_ABI, k, ret, c->bc_types) !=
+	    FFI_OK)
+		return SMARM_EINTERNAL;
+	return 0;
+}
+
+void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
+		       struct bhv_unpacked *u, union bhv_ret *ret)
+{
+	union bhv_ret dummy;
+	ffi_call((ffi_cif *)&c->bc_cif, fn, ret != NULL ? ret : &dummy,
+		 u->ua_av);
+}
+
+/* ---- packing ---- */
+
+/* Is v a value of type t in range? Its data length for STR/BYTES. */
+static int value_check(int t, const smarm_value_t *v, size_t *dlen)
+{
+	*dlen = 0;
+	if (v->type != t)
+		return SMARM_EARGS;
+	switch (t) {
+	case SMARM_T_I8:
+		return v->v.i >= INT8_MIN && v->v.i <= INT8_MAX ? 0
+								: SMARM_EARGS;
+	case SMARM_T_I16:
+		return v->v.i >= INT16_MIN && v->v.i <= INT16_MAX ? 0
+								  : SMARM_EARGS;
+	case SMARM_T_I32:
+		return v->v.i >= INT32_MIN && v->v.i <= INT32_MAX ? 0
+								  : SMARM_EARGS;
+	case SMARM_T_U8:
+		return v->v.u <= UINT8_MAX ? 0 : SMARM_EARGS;
+	case SMARM_T_U16:
+		return v->v.u <= UINT16_MAX ? 0 : SMARM_EARGS;
+	case SMARM_T_U32:
+		return v->v.u <= UINT32_MAX ? 0 : SMARM_EARGS;
+	case SMARM_T_I64:
+	case SMARM_T_U64:
+	case SMARM_T_F32:
+	case SMARM_T_F64:
+	case SMARM_T_PID:
+		return 0;
+	case SMARM_T_BOOL:
+		return 0;
+	case SMARM_T_STR:
+		if (v->len > SMARM_BYTES_MAX)
+			return SMARM_ETOOBIG;
+		if (v->len > 0 && v->v.p == NULL)
+			return SMARM_EARGS;
+		if (v->len > 0 && memchr(v->v.p, '\0', v->len) != NULL)
+			return SMARM_EARGS;
+		*dlen = (size_t)v->len + 1;
+		return 0;
+	case SMARM_T_BYTES:
+		if (v->len > SMARM_BYTES_MAX)
+			return SMARM_ETOOBIG;
+		if (v->len > 0 && v->v.p == NULL)
+			return SMARM_EARGS;
+		*dlen = v->len;
+		return 0;
+	default:
+		return SMARM_EARGS;
+	}
+}
+
+int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
+		    size_t nargs, struct bhv_block **out)
+{
+	size_t dlen[SMARM_OP_ARGS_MAX], size, off;
+	struct bhv_block *b;
+	int rc;
+
+	if (args == NULL && nargs > 0)
+		return SMARM_EINVAL;
+	if (nargs != op->op_nargs)
+		return SMARM_EARGS;
+	size = sizeof *b + nargs * sizeof(struct bhv_slot);
+	for (size_t i = 0; i < nargs; i++) {
+		rc = value_check(op->op_args[i], &args[i], &dlen[i]);
+		if (rc != 0)
+			return rc;
+		size += dlen[i];
+	}
+	b = malloc(size);
+	if (b == NULL)
+		return SMARM_ENOMEM;
+	b->bk_size = (uint32_t)size;
+	b->bk_nargs = (uint16_t)nargs;
+	b->bk_flags = 0;
+	off = sizeof *b + nargs * sizeof(struct bhv_slot);
+	for (size_t i = 0; i < nargs; i++) {
+		struct bhv_slot *s = &b->bk_slots[i];
+		const smarm_value_t *v = &args[i];
+		memset(s, 0, sizeof *s);
+		s->sl_type = (uint8_t)v->type;
+		switch (v->type) {
+		case SMARM_T_F32:
+			s->sl_v.f32 = v->v.f32;
+			break;
+		case SMARM_T_F64:
+			s->sl_v.f64 = v->v.f64;
+			break;
+		case SMARM_T_BOOL:
+			s->sl_v.b = v->v.b;
+			break;
+		case SMARM_T_PID:
+			s->sl_v.pid = v->v.pid.id;
+			break;
+		case SMARM_T_STR:
+		case SMARM_T_BYTES:
+			s->sl_len = v->len;
+			s->sl_v.off = off;
+			if (v->len > 0)
+				memcpy((char *)b + off, v->v.p, v->len);
+			if (v->type == SMARM_T_STR)
+				((char *)b)[off + v->len] = '\0';
+			off += dlen[i];
+			break;
+		default:
+			s->sl_v.u = v->v.u;
+			break; /* i and u share it */
+		}
+	}
+	*out = b;
+	return 0;
+}
+
+int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
+		       struct bhv_block **out)
+{
+	smarm_value_t v[SMARM_OP_ARGS_MAX];
+	for (unsigned i = 0; i < op->op_nargs; i++) {
+		int t = op->op_args[i];
+		memset(&v[i], 0, sizeof v[i]);
+		v[i].type = t;
+		switch (t) {
+		case SMARM_T_I8:
+		case SMARM_T_I16:
+		case SMARM_T_I32:
+			v[i].v.i = va_arg(ap, int);
+			break;
+		case SMARM_T_I64:
+			v[i].v.i = va_arg(ap, int64_t);
+			break;
+		case SMARM_T_U8:
+		case SMARM_T_U16:
+		case SMARM_T_U32:
+			v[i].v.u = va_arg(ap, unsigned);
+			break;
+		case SMARM_T_U64:
+			v[i].v.u = va_arg(ap, uint64_t);
+			break;
+		case SMARM_T_F32:
+			v[i].v.f32 = (float)va_arg(ap, double);
+			break;
+		case SMARM_T_F64:
+			v[i].v.f64 = va_arg(ap, double);
+			break;
+		case SMARM_T_BOOL:
+			v[i].v.b = va_arg(ap, int) != 0;
+			break;
+		case SMARM_T_PID:
+			v[i].v.pid = va_arg(ap, smarm_pid_t);
+			break;
+		case SMARM_T_STR: {
+			const char *s = va_arg(ap, const char *);
+			size_t n;
+			if (s == NULL)
+				return SMARM_EARGS;
+			n = strnlen(s, SMARM_BYTES_MAX + 1);
+			if (n > SMARM_BYTES_MAX)
+				return SMARM_ETOOBIG;
+			v[i].v.p = s;
+			v[i].len = (uint32_t)n;
+			break;
+		}
+		case SMARM_T_BYTES: {
+			const void *p = va_arg(ap, const void *);
+			size_t n = va_arg(ap, size_t);
+			if (n > SMARM_BYTES_MAX)
+				return SMARM_ETOOBIG;
+			v[i].v.p = p;
+			v[i].len = (uint32_t)n;
+			break;
+		}
+		default:
+			return SMARM_EARGS;
+		}
+	}
+	return smarm__bhv_pack(op, v, op->op_nargs, out);
+}
+
+int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
+			struct bhv_block **out)
+{
+	smarm_value_t v[SMARM_OP_ARGS_MAX];
+	unsigned k = 0;
+	for (unsigned i = 0; i < op->op_nargs; i++) {
+		int t = op->op_args[i];
+		const void *a = av[k++];
+		memset(&v[i], 0, sizeof v[i]);
+		v[i].type = t;
+		switch (t) {
+		case SMARM_T_I8:
+			v[i].v.i = *(const int8_t *)a;
+			break;
+		case SMARM_T_I16:
+			v[i].v.i = *(const int16_t *)a;
+			break;
+		case SMARM_T_I32:
+			v[i].v.i = *(const int32_t *)a;
+			break;
+		case SMARM_T_I64:
+			v[i].v.i = *(const int64_t *)a;
+			break;
+		case SMARM_T_U8:
+			v[i].v.u = *(const uint8_t *)a;
+			break;
+		case SMARM_T_U16:
+			v[i].v.u = *(const uint16_t *)a;
+			break;
+		case SMARM_T_U32:
+			v[i].v.u = *(const uint32_t *)a;
+			break;
+		case SMARM_T_U64:
+			v[i].v.u = *(const uint64_t *)a;
+			break;
+		case SMARM_T_F32:
+			v[i].v.f32 = *(const float *)a;
+			break;
+		case SMARM_T_F64:
+			v[i].v.f64 = *(const double *)a;
+			break;
+		case SMARM_T_BOOL:
+			v[i].v.b = *(const bool *)a;
+			break;
+		case SMARM_T_PID:
+			v[i].v.pid = *(const smarm_pid_t *)a;
+			break;
+		case SMARM_T_STR: {
+			const char *s = *(const char *const *)a;
+			size_t n;
+			if (s == NULL)
+				return SMARM_EARGS;
+			n = strnlen(s, SMARM_BYTES_MAX + 1);
+			if (n > SMARM_BYTES_MAX)
+				return SMARM_ETOOBIG;
+			v[i].v.p = s;
+			v[i].len = (uint32_t)n;
+			break;
+		}
+		case SMARM_T_BYTES: {
+			size_t n = *(const size_t *)av[k++];
+			if (n > SMARM_BYTES_MAX)
+				return SMARM_ETOOBIG;
+			v[i].v.p = *(const void *const *)a;
+			v[i].len = (uint32_t)n;
+			break;
+		}
+		default:
+			return SMARM_EARGS;
+		}
+	}
+	return smarm__bhv_pack(op, v, op->op_nargs, out);
+}
+
+/* ---- validation and unpacking ---- */
+
+int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
+{
+	const struct bhv_block *b = p;
+	size_t hdr, end;
+
+	if (p == NULL || size < sizeof *b)
+		return SMARM_EARGS;
+	if (b->bk_size != size || b->bk_flags != 0 ||
+	    b->bk_nargs != op->op_nargs)
+		return SMARM_EARGS;
+	hdr = sizeof *b + (size_t)b->bk_nargs * sizeof(struct bhv_slot);
+	if (hdr > size)
+		return SMARM_EARGS;
+	end = hdr;
+	for (unsigned i = 0; i < b->bk_nargs; i++) {
+		const struct bhv_slot *s = &b->bk_slots[i];
+		size_t n;
+		if (s->sl_type != op->op_args[i])
+			return SMARM_EARGS;
+		switch (s->sl_type) {
+		case SMARM_T_I8:
+			if (s->sl_v.i < INT8_MIN || s->sl_v.i > INT8_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_I16:
+			if (s->sl_v.i < INT16_MIN || s->sl_v.i > INT16_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_I32:
+			if (s->sl_v.i < INT32_MIN || s->sl_v.i > INT32_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_U8:
+			if (s->sl_v.u > UINT8_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_U16:
+			if (s->sl_v.u > UINT16_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_U32:
+			if (s->sl_v.u > UINT32_MAX)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_BOOL:
+			if (s->sl_v.u > 1)
+				return SMARM_EARGS;
+			break;
+		case SMARM_T_STR:
+		case SMARM_T_BYTES:
+			if (s->sl_len > SMARM_BYTES_MAX)
+				return SMARM_EARGS;
+			n = s->sl_len + (s->sl_type == SMARM_T_STR);
+			/* Data lies after the slots and inside the block. */
+			if (s->sl_v.off < hdr || s->sl_v.off > size ||
+			    n > size - s->sl_v.off)
+				return SMARM_EARGS;
+			if (s->sl_type == SMARM_T_STR) {
+				const char *d = (const char *)p + s->sl_v.off;
+				if (d[s->sl_len] != '\0' ||
+				    memchr(d, '\0', s->sl_len) != NULL)
+					return SMARM_EARGS;
+			}
+			if (s->sl_v.off + n > end)
+				end = s->sl_v.off + n;
+			break;
+		default:
+			break;
+		}
+	}
+	(void)end;
+	return 0;
+}
+
+void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
+		       unsigned nlead, struct bhv_unpacked *u)
+{
+	unsigned k = nlead, t = 0;
+	for (unsigned i = 0; i < op->op_nargs; i++) {
+		const struct bhv_slot *s = &b->bk_slots[i];
+		switch (s->sl_type) {
+		case SMARM_T_I8:
+			u->ua_tmp[t].i8 = (int8_t)s->sl_v.i;
+			break;
+		case SMARM_T_I16:
+			u->ua_tmp[t].i16 = (int16_t)s->sl_v.i;
+			break;
+		case SMARM_T_I32:
+			u->ua_tmp[t].i32 = (int32_t)s->sl_v.i;
+			break;
+		case SMARM_T_I64:
+			u->ua_tmp[t].i64 = s->sl_v.i;
+			break;
+		case SMARM_T_U8:
+			u->ua_tmp[t].u8 = (uint8_t)s->sl_v.u;
+			break;
+		case SMARM_T_U16:
+			u->ua_tmp[t].u16 = (uint16_t)s->sl_v.u;
+			break;
+		case SMARM_T_U32:
+			u->ua_tmp[t].u32 = (uint32_t)s->sl_v.u;
+			break;
+		case SMARM_T_U64:
+			u->ua_tmp[t].u64 = s->sl_v.u;
+			break;
+		case SMARM_T_F32:
+			u->ua_tmp[t].f32 = s->sl_v.f32;
+			break;
+		case SMARM_T_F64:
+			u->ua_tmp[t].f64 = s->sl_v.f64;
+			break;
+		case SMARM_T_BOOL:
+			u->ua_tmp[t].b = s->sl_v.b;
+			break;
+		case SMARM_T_PID:
+			u->ua_tmp[t].pid.id = s->sl_v.pid;
+			break;
+		case SMARM_T_STR:
+			u->ua_tmp[t].p = (const char *)b + s->sl_v.off;
+			break;
+		case SMARM_T_BYTES:
+			u->ua_tmp[t].p = (const char *)b + s->sl_v.off;
+			u->ua_av[k++] = &u->ua_tmp[t++];
+			u->ua_tmp[t].sz = s->sl_len;
+			break;
+		default:
+			break;
+		}
+		u->ua_av[k++] = &u->ua_tmp[t++];
+	}
+}
+
+/* ---- replies ---- */
+
+static int dup_data(int type, const void *p, size_t n, smarm_value_t *v)
+{
+	char *d;
+	if (n > SMARM_BYTES_MAX)
+		return SMARM_ETOOBIG;
+	if (p == NULL && n > 0)
+		return SMARM_EARGS;
+	if (type == SMARM_T_STR && n > 0 && memchr(p, '\0', n) != NULL)
+		return SMARM_EARGS;
+	d = malloc(n + 1);
+	if (d == NULL)
+		return SMARM_ENOMEM;
+	if (n > 0)
+		memcpy(d, p, n);
+	d[n] = '\0';
+	v->type = type;
+	v->len = (uint32_t)n;
+	v->v.p = d;
+	return 0;
+}
+
+int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v)
+{
+	memset(v, 0, sizeof *v);
+	v->type = type;
+	switch (type) {
+	case SMARM_T_VOID:
+		return 0;
+	case SMARM_T_I8:
+		v->v.i = (int8_t)r->s;
+		return 0;
+	case SMARM_T_I16:
+		v->v.i = (int16_t)r->s;
+		return 0;
+	case SMARM_T_I32:
+		v->v.i = (int32_t)r->s;
+		return 0;
+	case SMARM_T_I64:
+		v->v.i = (int64_t)r->s;
+		return 0;
+	case SMARM_T_U8:
+		v->v.u = (uint8_t)r->a;
+		return 0;
+	case SMARM_T_U16:
+		v->v.u = (uint16_t)r->a;
+		return 0;
+	case SMARM_T_U32:
+		v->v.u = (uint32_t)r->a;
+		return 0;
+	case SMARM_T_U64:
+		v->v.u = (uint64_t)r->a;
+		return 0;
+	case SMARM_T_F32:
+		v->v.f32 = r->f32;
+		return 0;
+	case SMARM_T_F64:
+		v->v.f64 = r->f64;
+		return 0;
+	case SMARM_T_BOOL:
+		v->v.b = (uint8_t)r->a != 0;
+		return 0;
+	case SMARM_T_PID:
+		v->v.pid = r->pid;
+		return 0;
+	case SMARM_T_STR: {
+		const char *s = (const char *)(uintptr_t)r->a;
+		if (s == NULL)
+			return dup_data(type, "", 0, v);
+		return dup_data(type, s, strnlen(s, SMARM_BYTES_MAX + 1), v);
+	}
+	case SMARM_T_BYTES:
+		return dup_data(type, r->bytes.ptr, r->bytes.len, v);
+	default:
+		return SMARM_EARGS;
+	}
+}
+
+int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out)
+{
+	size_t dlen;
+	int rc;
+	memset(out, 0, sizeof *out);
+	out->type = SMARM_T_VOID;
+	if (type == SMARM_T_VOID)
+		return v == NULL || v->type == SMARM_T_VOID ? 0 : SMARM_EARGS;
+	if (v == NULL)
+		return SMARM_EARGS;
+	rc = value_check(type, v, &dlen);
+	if (rc != 0)
+		return rc;
+	if (type == SMARM_T_STR || type == SMARM_T_BYTES)
+		return dup_data(type, v->v.p, v->len, out);
+	*out = *v;
+	return 0;
+}

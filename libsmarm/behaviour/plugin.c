@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plugin.c - the plugin loader: dlopen(3) a plugin, check its
+ * descriptor (ABI major and minor, struct sizes), parse each behaviour's
+ * protocol, match handlers to operations, prepare one libffi call
+ * interface per operation, and keep the object mapped while anything
+ * can still reach its code; then unload it.
+ *
+ * Lifetime. A plugin is counted: pl_refs holds one reference per host
+ * open (smarm_plugin_open; pl_opens counts those), per running server of
+ * one of its behaviours, per envelope carrying one of its messages, per
+ * reply token and per timer. The last reference unloads it: out of the
+ * table, the preemption allowance of its text ended, its stubs' closures
+ * freed, then dlclose. Nothing is unloaded while a reference is held, so
+ * no code of it can run after dlclose.
+ *
+ *   OPENING --(checks pass)--> OPEN (pl_opens > 0, in the table)
+ *   OPEN --(close: pl_opens 0, refs left)--> HELD (in the table: a
+ *         new open of the same object revives it)
+ *   OPEN/HELD --(last reference)--> unloaded (freed)
+ *
+ * Ownership: struct bhv_plugin and its behaviours are malloc'd here and
+ * freed by the last unref. Behaviour descriptors are the plugin's (its
+ * const data), copied (gen_server: up to struct_size, the rest zeroed).
+ * Locking: plugins_lock (a process-wide pthread mutex: plugin loading
+ * is process-wide, like dlopen itself; never held while plugin code
+ * runs, taken inside no runtime lock) guards the table (pl_next) and
+ * pl_opens and pl_stubs. pl_refs is atomic.
+ * Invariants: INV-1 a plugin in the table has pl_refs > 0. INV-2
+ * pl_refs >= pl_opens. INV-3 a behaviour's protocol is constant once
+ * the plugin is in the table. INV-4 pl_refs reaches 0 once, and only
+ * then is the object unloaded.
+ * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
+ */
+#include "bhv.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bhv_plugin {
+	struct bhv_plugin *pl_next;	    /* the table (plugins_lock) */
+	atomic_long pl_refs;		    /* every reference (INV-2) */
+	long pl_opens;			    /* host opens (plugins_lock) */
+	void *pl_dl;			    /* dlopen's handle */
+	const void *pl_text;		    /* an address in its text */
+	bool pl_allowed;		    /* pl_text allowed for preemption */
+	const smarm_plugin_desc_t *pl_desc; /* what the entry returned */
+	size_t pl_nbeh;			    /* behaviours */
+	struct smarm_behaviour *pl_beh;	    /* pl_nbeh of them */
+	struct bhv_stub *pl_stubs;	    /* closures (plugins_lock) */
+};
+
+static pthread_mutex_t plugins_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bhv_plugin *plugins; /* the table (plugins_lock) */
+
+/* Write "fmt..." into msg (cut, NUL-terminated); return rc. */
+__attribute__((format(printf, 4, 5))) static int
+say(int rc, char *msg, size_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+	if (msg == NULL || msglen == 0)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The minimum sizes ABI 1.0 requires: every field before reserved. */
+#define DESC_MIN offsetof(smarm_plugin_desc_t, reserved)
+#define GS_MIN offsetof(smarm_gs_desc_t, reserved)
+#define SM_MIN offsetof(smarm_sm_desc_t, reserved)
+
+/*
+ * The gen_statem seam's default: no engine yet. A gen_statem engine
+ * defines smarm__sm_check (behaviour/gen_statem.c) and this weak one
+ * steps aside.
+ */
+__attribute__((weak)) int smarm__sm_check(const smarm_sm_desc_t *d,
+					  const struct bhv_proto *p, char *msg,
+					  size_t msglen)
+{
+	(void)d;
+	(void)p;
+	return say(SMARM_ENOTEXHAUSTIVE, msg, msglen,
+		   "gen_statem not supported yet");
+}
+
+static void behaviours_free(struct bhv_plugin *pl)
+{
+	for (size_t i = 0; i < pl->pl_nbeh; i++) {
+		struct smarm_behaviour *b = &pl->pl_beh[i];
+		if (b->bh_engine_free != NULL)
+			b->bh_engine_free(b->bh_engine);
+		smarm__bhv_proto_free(&b->bh_proto);
+	}
+	free(pl->pl_beh);
+	pl->pl_beh = NULL;
+	pl->pl_nbeh = 0;
+}
+
+/* Match gen_server b's handler table to its protocol (sets op_fn). */
+static int match_handlers(struct smarm_behaviour *b, const char *path,
+			  char *msg, size_t msglen)
+{
+	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_pointer };
+	const smarm_gs_desc_t *d = &b->bh_gs;
+	struct bhv_proto *p = &b->bh_proto;
+
+	if (d->n_handlers > 0 && d->handlers == NULL)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "%s: behaviour '%s': handlers NULL, n_handlers %zu",
+			   path, b->bh_name, d->n_handlers);
+	for (size_t i = 0; i < d->n_handlers; i++) {
+		const smarm_handler_t *h = &d->handlers[i];
+		struct bhv_op *op = NULL;
+		if (h->op != NULL)
+			op = (struct bhv_op *)smarm__bhv_proto_find(p, h->op,
+								    0);
+		if (op == NULL)
+			return say(SMARM_ENOHANDLER, msg, msglen,
+				   "%s: behaviour '%s': handler %zu names no "
+				   "operation ('%s')",
+				   path, b->bh_name, i,
+				   h->op != NULL ? h->op : "(null)");
+		if (h->fn == NULL || op->op_fn != NULL)
+			return say(SMARM_ENOHANDLER, msg, msglen,
+				   "%s: behaviour '%s': operation '%s' has %s "
+				   "handler",
+				   path, b->bh_name, op->op_name,
+				   h->fn == NULL ? "a NULL" : "a second");
+		op->op_fn = h->fn;
+	}
+	for (size_t i = 0; i < p->pr_n; i++) {
+		struct bhv_op *op = &p->pr_ops[i];
+		if (op->op_fn == NULL)
+			return say(SMARM_ENOHANDLER, msg, msglen,
+				   "%s: behaviour '%s': operation '%s' "
+				   "(line %u) has no handler",
+				   path, b->bh_name, op->op_name, op->op_line);
+		if (smarm__bhv_cif_prep(&op->op_cif, op, lead, 2, NULL) != 0)
+			return say(SMARM_EINTERNAL, msg, msglen,
+				   "%s: behaviour '%s': libffi refused "
+				   "operation '%s'",
+				   path, b->bh_name, op->op_name);
+	}
+	return 0;
+}
+
+static int name_ok(const char *name)
+{
+	size_t n;
+	if (name == NULL)
+		return 0;
+	n = strnlen(name, SMARM_OP_NAME_MAX + 1);
+	return n > 0 && n <= SMARM_OP_NAME_MAX;
+}
+
+/* Check pl's descriptor and build its behaviours. */
+static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
+			   size_t msglen)
+{
+	const smarm_plugin_desc_t *d = pl->pl_desc;
+	size_t n = d->n_servers + d->n_machines, k = 0;
+	int rc;
+
+	if ((d->n_servers > 0 && d->servers == NULL) ||
+	    (d->n_machines > 0 && d->machines == NULL) ||
+	    d->n_servers > SIZE_MAX / 4 || d->n_machines > SIZE_MAX / 4)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "%s: a behaviour list is NULL with a count", path);
+	pl->pl_beh = calloc(n ? n : 1, sizeof *pl->pl_beh);
+	if (pl->pl_beh == NULL)
+		return SMARM_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct smarm_behaviour *b = &pl->pl_beh[i];
+		bool gs = i < d->n_servers;
+		const smarm_gs_desc_t *g = gs ? d->servers[i] : NULL;
+		const smarm_sm_desc_t *m =
+			gs ? NULL : d->machines[i - d->n_servers];
+		uint32_t size = gs ? (g ? g->struct_size : 0)
+				   : (m ? m->struct_size : 0);
+		const char *name =
+			gs ? (g ? g->name : NULL) : (m ? m->name : NULL);
+		const char *proto = gs ? (g ? g->protocol : NULL)
+				       : (m ? m->protocol : NULL);
+		char pmsg[160];
+
+		b->bh_pl = pl;
+		b->bh_kind = gs ? BHV_GEN_SERVER : BHV_GEN_STATEM;
+		if (gs ? g == NULL : m == NULL)
+			return say(SMARM_EINVAL, msg, msglen,
+				   "%s: %s %zu is NULL", path,
+				   gs ? "server" : "machine",
+				   gs ? i : i - d->n_servers);
+		if (size < (gs ? GS_MIN : SM_MIN))
+			return say(SMARM_ESTRUCTSIZE, msg, msglen,
+				   "%s: %s %zu: struct_size %u, ABI %d.%d "
+				   "needs %zu",
+				   path, gs ? "server" : "machine",
+				   gs ? i : i - d->n_servers, size,
+				   SMARM_PLUGIN_ABI_MAJOR,
+				   SMARM_PLUGIN_ABI_MINOR,
+				   gs ? GS_MIN : SM_MIN);
+		if (!name_ok(name))
+			return say(SMARM_EINVAL, msg, msglen,
+				   "%s: %s %zu: name NULL, empty or longer "
+				   "than %d bytes",
+				   path, gs ? "server" : "machine",
+				   gs ? i : i - d->n_servers,
+				   SMARM_OP_NAME_MAX);
+		b->bh_name = name;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(pl->pl_beh[j].bh_name, name) == 0)
+				return say(SMARM_EDUPNAME, msg, msglen,
+					   "%s: two behaviours named '%s'",
+					   path, name);
+		if (proto == NULL)
+			return say(SMARM_EINVAL, msg, msglen,
+				   "%s: behaviour '%s': protocol NULL", path,
+				   name);
+		rc = smarm__bhv_proto_parse(proto, &b->bh_proto, pmsg,
+					    sizeof pmsg);
+		k = i + 1;
+		if (rc == SMARM_EPROTOCOL)
+			return say(rc, msg, msglen,
+				   "%s: behaviour '%s': protocol %s", path,
+				   name, pmsg);
+		if (rc != 0)
+			return rc;
+		if (gs) {
+			memcpy(&b->bh_gs, g,
+			       size < sizeof *g ? size : sizeof *g);
+			rc = match_handlers(b, path, msg, msglen);
+		} else {
+			b->bh_sm = m;
+			rc = smarm__sm_check(m, &b->bh_proto, pmsg,
+					     sizeof pmsg);
+			if (rc != 0)
+				rc = say(rc, msg, msglen,
+					 "%s: behaviour '%s': %s", path, name,
+					 pmsg);
+		}
+		if (rc != 0)
+			return rc;
+	}
+	(void)k;
+	pl->pl_nbeh = n;
+	return 0;
+}
+
+/* The last reference is gone: unload (INV-4). No lock held. */
+static void plugin_unload(struct bhv_plugin *pl)
+{
+	struct bhv_plugin **pp;
+	struct bhv_stub *st;
+
+	pthread_mutex_lock(&plugins_lock);
+	for (pp = &plugins; *pp != NULL; pp = &(*pp)->pl_next) {
+		if (*pp == pl) {
+			*pp = pl->pl_next;
+			break;
+		}
+	}
+	st = pl->pl_stubs;
+	pl->pl_stubs = NULL;
+	pthread_mutex_unlock(&plugins_lock);
+	while (st != NULL) {
+		struct bhv_stub *next = st->st_next;
+		ffi_closure_free(st->st_closure);
+		free(st);
+		st = next;
+	}
+	if (pl->pl_allowed)
+		smarm_preempt_disallow_object(pl->pl_text);
+	behaviours_free(pl);
+	dlclose(pl->pl_dl);
+	free(pl);
+}
+
+void smarm__bhv_plugin_ref(const struct smarm_behaviour *b)
+{
+	atomic_fetch_add_explicit(&b->bh_pl->pl_refs, 1, memory_order_relaxed);
+}
+
+static void plugin_unref(struct bhv_plugin *pl)
+{
+	if (atomic_fetch_sub_explicit(&pl->pl_refs, 1, memory_order_acq_rel) ==
+	    1)
+		plugin_unload(pl);
+}
+
+void smarm__bhv_plugin_unref(const struct smarm_behaviour *b)
+{
+	plugin_unref(b->bh_pl);
+}
+
+/* Under plugins_lock: the plugin of dlopen handle dl, revived, or NULL. */
+static struct bhv_plugin *find_open(void *dl)
+{
+	for (struct bhv_plugin *pl = plugins; pl != NULL; pl = pl->pl_next) {
+		long r;
+		if (pl->pl_dl != dl)
+			continue;
+		/* Take a reference only while one is held (INV-1, INV-4). */
+		r = atomic_load_explicit(&pl->pl_refs, memory_order_relaxed);
+		while (r > 0 &&
+		       !atomic_compare_exchange_weak_explicit(
+			       &pl->pl_refs, &r, r + 1, memory_order_relaxed,
+			       memory_order_relaxed))
+			;
+		if (r > 0)
+			return pl;
+	}
+	return NULL;
+}
+
+int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
+		      size_t msglen)
+{
+	struct bhv_plugin *pl, *old;
+	smarm_plugin_entry_fn entry;
+	const smarm_plugin_desc_t *d;
+	void *dl;
+	int rc;
+
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (path == NULL || out == NULL)
+		return say(SMARM_EINVAL, msg, msglen, "path or out NULL");
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (dl == NULL) {
+		const char *e = dlerror();
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s",
+			   e != NULL ? e : path);
+	}
+	pthread_mutex_lock(&plugins_lock);
+	old = find_open(dl);
+	if (old != NULL)
+		old->pl_opens++;
+	pthread_mutex_unlock(&plugins_lock);
+	if (old != NULL) {
+		dlclose(dl); /* the table's plugin holds the object */
+		*out = (smarm_plugin_t *)old;
+		return 0;
+	}
+	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
+	if (entry == NULL) {
+		dlclose(dl);
+		return say(SMARM_ENOENTRY, msg, msglen, "%s: no symbol %s",
+			   path, SMARM_PLUGIN_ENTRY_NAME);
+	}
+	d = entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR);
+	if (d == NULL) {
+		dlclose(dl);
+		return say(SMARM_ENOENTRY, msg, msglen,
+			   "%s: %s returned NULL (refused this host)", path,
+			   SMARM_PLUGIN_ENTRY_NAME);
+	}
+	/* Each refusal reads the descriptor before the object goes. */
+	if (d->abi_major != SMARM_PLUGIN_ABI_MAJOR ||
+	    d->abi_minor > SMARM_PLUGIN_ABI_MINOR) {
+		rc = say(SMARM_EPLUGINABI, msg, msglen,
+			 "%s: built for plugin ABI %u.%u, this runtime "
+			 "serves %d.0 to %d.%d",
+			 path, d->abi_major, d->abi_minor,
+			 SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MAJOR,
+			 SMARM_PLUGIN_ABI_MINOR);
+		dlclose(dl);
+		return rc;
+	}
+	if (d->struct_size < DESC_MIN) {
+		rc = say(SMARM_ESTRUCTSIZE, msg, msglen,
+			 "%s: descriptor struct_size %u, ABI %u.%u needs %zu",
+			 path, d->struct_size, d->abi_major, d->abi_minor,
+			 DESC_MIN);
+		dlclose(dl);
+		return rc;
+	}
+	pl = calloc(1, sizeof *pl);
+	if (pl == NULL) {
+		dlclose(dl);
+		return SMARM_ENOMEM;
+	}
+	pl->pl_dl = dl;
+	pl->pl_desc = d;
+	pl->pl_text = *(const void **)&entry;
+	atomic_init(&pl->pl_refs, 1);
+	pl->pl_opens = 1;
+	rc = load_behaviours(pl, path, msg, msglen);
+	if (rc != 0) {
+		behaviours_free(pl);
+		dlclose(dl);
+		free(pl);
+		return rc;
+	}
+	pl->pl_allowed = smarm_preempt_allow_object(pl->pl_text) == 0;
+	pthread_mutex_lock(&plugins_lock);
+	/* Another thread may have opened the same object meanwhile. */
+	old = find_open(dl);
+	if (old != NULL) {
+		old->pl_opens++;
+	} else {
+		pl->pl_next = plugins;
+		plugins = pl;
+	}
+	pthread_mutex_unlock(&plugins_lock);
+	if (old != NULL) {
+		/* Ours was never published: unload it (the allowance is a
+		 * set membership the table's plugin shares, so keep it). */
+		behaviours_free(pl);
+		dlclose(dl);
+		free(pl);
+		pl = old;
+	}
+	*out = (smarm_plugin_t *)pl;
+	return 0;
+}
+
+/* Under plugins_lock: is p an open plugin? */
+static bool is_open(const struct bhv_plugin *p)
+{
+	for (struct bhv_plugin *pl = plugins; pl != NULL; pl = pl->pl_next)
+		if (pl == p)
+			return pl->pl_opens > 0;
+	return false;
+}
+
+int smarm_plugin_close(smarm_plugin_t *h)
+{
+	struct bhv_plugin *pl = (struct bhv_plugin *)h;
+	if (pl == NULL)
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&plugins_lock);
+	if (!is_open(pl)) {
+		pthread_mutex_unlock(&plugins_lock);
+		return SMARM_EINVAL;
+	}
+	pl->pl_opens--;
+	pthread_mutex_unlock(&plugins_lock);
+	plugin_unref(pl);
+	return 0;
+}
+
+int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
+			   const smarm_behaviour_t **out)
+{
+	struct bhv_plugin *pl = (struct bhv_plugin *)h;
+	int rc = SMARM_ENOBEHAVIOUR;
+	if (pl == NULL || name == NULL || out == NULL)
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&plugins_lock);
+	if (!is_open(pl)) {
+		rc = SMARM_EINVAL;
+	} else {
+		for (size_t i = 0; i < pl->pl_nbeh; i++) {
+			if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
+				*out = &pl->pl_beh[i];
+				rc = 0;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&plugins_lock);
+	return rc;
+}
+
+bool smarm__bhv_valid(const struct smarm_behaviour *b)
+{
+	bool ok = false;
+	if (b == NULL)
+		return false;
+	pthread_mutex_lock(&plugins_lock);
+	for (struct bhv_plugin *pl = plugins; pl != NULL && !ok;
+	     pl = pl->pl_next)
+		ok = b >= pl->pl_beh && b < pl->pl_beh + pl->pl_nbeh &&
+		     atomic_load_explicit(&pl->pl_refs, memory_order_relaxed) >
+			     0;
+	pthread_mutex_unlock(&plugins_lock);
+	return ok;
+}
+
+int smarm__bhv_stub_add(const struct smarm_behaviour *b,
+			const struct bhv_op *op,
+			void (*fun)(ffi_cif *, void *, void **, void *),
+			void (**fn)(void))
+{
+	static ffi_type *lead[] = { &ffi_type_pointer };
+	struct bhv_stub *st = calloc(1, sizeof *st);
+	void *code = NULL;
+	if (st == NULL)
+		return SMARM_ENOMEM;
+	st->st_be = b;
+	st->st_op = op;
+	st->st_closure = ffi_closure_alloc(sizeof(ffi_closure), &code);
+	if (st->st_closure == NULL) {
+		free(st);
+		return SMARM_ENOMEM;
+	}
+	if (smarm__bhv_cif_prep(&st->st_cif, op, lead, 1, NULL) != 0 ||
+	    ffi_prep_closure_loc(st->st_closure, &st->st_cif.bc_cif, fun, st,
+				 code) != FFI_OK) {
+		ffi_closure_free(st->st_closure);
+		free(st);
+		return SMARM_EINTERNAL;
+	}
+	*(void **)&st->st_fn = code;
+	pthread_mutex_lock(&plugins_lock);
+	st->st_next = b->bh_pl->pl_stubs;
+	b->bh_pl->pl_stubs = st;
+	pthread_mutex_unlock(&plugins_lock);
+	*fn = st->st_fn;
+	return 0;
+}

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proto.c - the protocol parser: a behaviour's protocol text (the
+ * grammar of smarm_plugin.h's Model) into a struct bhv_proto, once, at
+ * load. The grammar, with '#' starting a comment to the end of a line:
+ *
+ *     protocol := { sep } [ op { sep { sep } op } { sep } ]
+ *     sep      := newline | ';'
+ *     op       := kind name '(' [ type { ',' type } ] ')' [ '->' type ]
+ *     kind     := 'call' | 'cast' | 'info'     ('->' only after a call)
+ *     name     := [A-Za-z_][A-Za-z0-9_]*       (at most SMARM_OP_NAME_MAX)
+ *     type     := i8 | i16 | i32 | i64 | u8 | u16 | u32 | u64 | f32 |
+ *                 f64 | bool | str | bytes | pid
+ *
+ * with spaces and tabs between tokens. A refusal names the line and
+ * column (both from 1) of the offending token and what was expected.
+ *
+ * Ownership: the parsed ops array is malloc'd here and freed by
+ * smarm__bhv_proto_free. No locks, no state: a pure function.
+ * Invariants: INV-1 a parsed protocol has at most SMARM_OPS_MAX ops, each
+ * of at most SMARM_OP_ARGS_MAX arguments, names unique and valid C
+ * identifiers; arguments are never VOID. INV-2 a failed parse leaves
+ * nothing allocated.
+ * See: docs/plugins.md (Protocols).
+ */
+#include "bhv.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const type_names[] = {
+	[SMARM_T_VOID] = "void", [SMARM_T_I8] = "i8",
+	[SMARM_T_I16] = "i16",	 [SMARM_T_I32] = "i32",
+	[SMARM_T_I64] = "i64",	 [SMARM_T_U8] = "u8",
+	[SMARM_T_U16] = "u16",	 [SMARM_T_U32] = "u32",
+	[SMARM_T_U64] = "u64",	 [SMARM_T_F32] = "f32",
+	[SMARM_T_F64] = "f64",	 [SMARM_T_BOOL] = "bool",
+	[SMARM_T_STR] = "str",	 [SMARM_T_BYTES] = "bytes",
+	[SMARM_T_PID] = "pid",
+};
+
+const char *smarm__bhv_type_name(int type)
+{
+	if (type < 0 || type > SMARM_T_PID)
+		return "?";
+	return type_names[type];
+}
+
+/* The parser's position in the text. */
+struct cursor {
+	const char *s;	 /* the next byte */
+	unsigned line;	 /* of s, from 1 */
+	const char *bol; /* the start of s's line */
+	char *msg;	 /* the caller's message buffer, or NULL */
+	size_t msglen;
+};
+
+static unsigned col_of(const struct cursor *c)
+{
+	return (unsigned)(c->s - c->bol) + 1;
+}
+
+/* Fill the message: "line L, column C: <fmt>". SMARM_EPROTOCOL. */
+__attribute__((format(printf, 2, 3))) static int refuse(struct cursor *c,
+							const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	if (c->msg == NULL || c->msglen == 0)
+		return SMARM_EPROTOCOL;
+	n = snprintf(c->msg, c->msglen, "line %u, column %u: ", c->line,
+		     col_of(c));
+	if (n >= 0 && (size_t)n < c->msglen) {
+		va_start(ap, fmt);
+		vsnprintf(c->msg + n, c->msglen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return SMARM_EPROTOCOL;
+}
+
+/* Skip spaces, tabs, carriage returns and a comment (not the newline). */
+static void skip_blank(struct cursor *c)
+{
+	for (;;) {
+		if (*c->s == ' ' || *c->s == '\t' || *c->s == '\r') {
+			c->s++;
+		} else if (*c->s == '#') {
+			while (*c->s != '\0' && *c->s != '\n')
+				c->s++;
+		} else {
+			return;
+		}
+	}
+}
+
+/* Skip blanks and separators. */
+static void skip_seps(struct cursor *c)
+{
+	for (;;) {
+		skip_blank(c);
+		if (*c->s == '\n') {
+			c->s++;
+			c->line++;
+			c->bol = c->s;
+		} else if (*c->s == ';') {
+			c->s++;
+		} else {
+			return;
+		}
+	}
+}
+
+static bool is_id0(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       ch == '_';
+}
+
+static bool is_id(char ch)
+{
+	return is_id0(ch) || (ch >= '0' && ch <= '9');
+}
+
+/* An identifier's length at c->s (0: none). */
+static size_t id_len(const struct cursor *c)
+{
+	size_t n = 0;
+	if (!is_id0(c->s[0]))
+		return 0;
+	while (is_id(c->s[n]))
+		n++;
+	return n;
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* Parse a type at c->s into *t (argument types refuse void). */
+static int parse_type(struct cursor *c, bool arg, uint8_t *t)
+{
+	size_t n = id_len(c);
+	for (int i = SMARM_T_I8; n > 0 && i <= SMARM_T_PID; i++) {
+		if (word_is(c->s, n, type_names[i])) {
+			*t = (uint8_t)i;
+			c->s += n;
+			return 0;
+		}
+	}
+	if (n > 0 && word_is(c->s, n, "void"))
+		return refuse(c, arg ? "expected an argument type (void is "
+				       "no value)"
+				     : "expected a reply type (a call "
+				       "without a reply has no '->')");
+	return refuse(c, "expected a type (i8, i16, i32, i64, u8, u16, u32, "
+			 "u64, f32, f64, bool, str, bytes, pid)");
+}
+
+static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
+{
+	size_t n = id_len(c);
+	int rc;
+
+	memset(op, 0, sizeof *op);
+	op->op_line = c->line;
+	op->op_col = col_of(c);
+	if (word_is(c->s, n, "call"))
+		op->op_kind = BHV_CALL;
+	else if (word_is(c->s, n, "cast"))
+		op->op_kind = BHV_CAST;
+	else if (word_is(c->s, n, "info"))
+		op->op_kind = BHV_INFO;
+	else
+		return refuse(c, "expected 'call', 'cast' or 'info'");
+	c->s += n;
+	if (*c->s != ' ' && *c->s != '\t')
+		return refuse(c, "expected a space before the operation name");
+	skip_blank(c);
+	n = id_len(c);
+	if (n == 0)
+		return refuse(c, "expected an operation name (a C identifier)");
+	if (n > SMARM_OP_NAME_MAX)
+		return refuse(c, "operation name longer than %d bytes",
+			      SMARM_OP_NAME_MAX);
+	for (size_t i = 0; i < p->pr_n; i++)
+		if (word_is(c->s, n, p->pr_ops[i].op_name))
+			return refuse(c,
+				      "operation '%s' already declared on "
+				      "line %u",
+				      p->pr_ops[i].op_name,
+				      p->pr_ops[i].op_line);
+	memcpy(op->op_name, c->s, n);
+	c->s += n;
+	skip_blank(c);
+	if (*c->s != '(')
+		return refuse(c, "expected '(' after '%s'", op->op_name);
+	c->s++;
+	skip_blank(c);
+	if (*c->s != ')') {
+		for (;;) {
+			if (op->op_nargs == SMARM_OP_ARGS_MAX)
+				return refuse(c, "more than %d arguments",
+					      SMARM_OP_ARGS_MAX);
+			rc = parse_type(c, true, &op->op_args[op->op_nargs]);
+			if (rc != 0)
+				return rc;
+			op->op_nargs++;
+			skip_blank(c);
+			if (*c->s == ')')
+				break;
+			if (*c->s != ',')
+				return refuse(c, "expected ',' or ')'");
+			c->s++;
+			skip_blank(c);
+		}
+	}
+	c->s++; /* ')' */
+	skip_blank(c);
+	op->op_reply = SMARM_T_VOID;
+	if (c->s[0] == '-' && c->s[1] == '>') {
+		if (op->op_kind != BHV_CALL)
+			return refuse(c, "only a call has a reply ('->')");
+		c->s += 2;
+		skip_blank(c);
+		rc = parse_type(c, false, &op->op_reply);
+		if (rc != 0)
+			return rc;
+		skip_blank(c);
+	}
+	if (*c->s != '\0' && *c->s != '\n' && *c->s != ';')
+		return refuse(
+			c,
+			op->op_kind == BHV_CALL && op->op_reply == SMARM_T_VOID
+				? "expected '->', ';' or the end of the line"
+				: "expected ';' or the end of the line");
+	return 0;
+}
+
+int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
+			   size_t msglen)
+{
+	struct cursor c = { text, 1, text, msg, msglen };
+	struct bhv_op *ops = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	p->pr_ops = NULL;
+	p->pr_n = 0;
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	for (;;) {
+		skip_seps(&c);
+		if (*c.s == '\0')
+			break;
+		if (p->pr_n == SMARM_OPS_MAX) {
+			rc = refuse(&c, "more than %d operations",
+				    SMARM_OPS_MAX);
+			break;
+		}
+		if (p->pr_n == cap) {
+			size_t ncap = cap ? 2 * cap : 8;
+			struct bhv_op *nops;
+			if (ncap > SMARM_OPS_MAX)
+				ncap = SMARM_OPS_MAX;
+			nops = realloc(ops, ncap * sizeof *ops);
+			if (nops == NULL) {
+				rc = SMARM_ENOMEM;
+				break;
+			}
+			ops = nops;
+			cap = ncap;
+			p->pr_ops = ops;
+		}
+		rc = parse_op(&c, p, &ops[p->pr_n]);
+		if (rc != 0)
+			break;
+		ops[p->pr_n].op_index = (uint16_t)p->pr_n;
+		p->pr_n++;
+	}
+	if (rc != 0) {
+		free(ops);
+		p->pr_ops = NULL;
+		p->pr_n = 0;
+		return rc;
+	}
+	p->pr_ops = ops;
+	return 0;
+}
+
+void smarm__bhv_proto_free(struct bhv_proto *p)
+{
+	free(p->pr_ops);
+	p->pr_ops = NULL;
+	p->pr_n = 0;
+}
+
+const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
+					   const char *name, int kind)
+{
+	for (size_t i = 0; i < p->pr_n; i++) {
+		const struct bhv_op *op = &p->pr_ops[i];
+		if (strcmp(op->op_name, name) == 0)
+			return kind == 0 || op->op_kind == kind ? op : NULL;
+	}
+	return NULL;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counter.c - the "counter" gen_server behaviour: a 64-bit counter.
+ *
+ *     cast inc(i64)            add to the counter
+ *     call add(i64) -> i64     add, and reply with the new value
+ *     call get() -> i64        the value
+ *     cast reset()             back to the start value
+ *
+ * The start arguments, if any, are the start value in decimal.
+ */
+#include <smarm/smarm_plugin.h>
+
+#include <stdlib.h>
+
+struct counter {
+	int64_t n, start;
+};
+
+static int counter_create(const char *args, void **state)
+{
+	struct counter *c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return SMARM_ENOMEM;
+	if (args != NULL)
+		c->n = c->start = strtoll(args, NULL, 10);
+	*state = c;
+	return 0;
+}
+
+static void counter_destroy(void *state)
+{
+	free(state);
+}
+
+static void inc(void *state, smarm_gs_ctx_t *cx, int64_t by)
+{
+	(void)cx;
+	((struct counter *)state)->n += by;
+}
+
+static int64_t add(void *state, smarm_gs_ctx_t *cx, int64_t by)
+{
+	(void)cx;
+	return ((struct counter *)state)->n += by;
+}
+
+static int64_t get(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)cx;
+	return ((struct counter *)state)->n;
+}
+
+static void reset(void *state, smarm_gs_ctx_t *cx)
+{
+	struct counter *c = state;
+	(void)cx;
+	c->n = c->start;
+}
+
+static const smarm_handler_t handlers[] = {
+	{ "inc", (void (*)(void))inc },
+	{ "add", (void (*)(void))add },
+	{ "get", (void (*)(void))get },
+	{ "reset", (void (*)(void))reset },
+};
+
+static const smarm_gs_desc_t counter = {
+	.struct_size = sizeof(smarm_gs_desc_t),
+	.name = "counter",
+	.protocol = "cast inc(i64)\n"
+		    "call add(i64) -> i64\n"
+		    "call get() -> i64\n"
+		    "cast reset()\n",
+	.handlers = handlers,
+	.n_handlers = sizeof handlers / sizeof handlers[0],
+	.create = counter_create,
+	.destroy = counter_destroy,
+};
+
+static const smarm_gs_desc_t *const servers[] = { &counter };
+
+static const smarm_plugin_desc_t plugin = {
+	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
+	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(smarm_plugin_desc_t),
+	.name = "counter",
+	.servers = servers,
+	.n_servers = 1,
+};
+
+__attribute__((visibility("default"))) const smarm_plugin_desc_t *
+smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
+{
+	(void)host_minor;
+	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &plugin : NULL;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * crasher.c - the "crasher" gen_server behaviour, which ends its server
+ * on request (for tests and demos of crash handling).
+ *
+ *     call ping() -> i64        the number of pings so far, this one too
+ *     cast crash(i64)           crash the server with that reason
+ *     call crash_now(i64) -> i64  crash mid-call with that reason
+ *
+ * terminate records how and why the server ended in a counter the host
+ * can read through smarm_crasher_last (a plain exported function: the
+ * plugin's own test hook, not part of any behaviour).
+ */
+#include <smarm/smarm_plugin.h>
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static _Atomic int64_t pings;
+static _Atomic int last_how = -1;
+static _Atomic intptr_t last_reason;
+static _Atomic int last_may_block = -1;
+
+__attribute__((visibility("default"))) void
+smarm_crasher_last(int *how, intptr_t *reason, int *may_block)
+{
+	*how = atomic_load(&last_how);
+	*reason = atomic_load(&last_reason);
+	*may_block = atomic_load(&last_may_block);
+}
+
+static int crasher_create(const char *args, void **state)
+{
+	(void)args;
+	*state = NULL;
+	atomic_store(&last_how, -1);
+	return 0;
+}
+
+static void crasher_terminate(void *state, int how, intptr_t reason,
+			      bool may_block)
+{
+	(void)state;
+	atomic_store(&last_reason, reason);
+	atomic_store(&last_may_block, may_block);
+	atomic_store(&last_how, how);
+}
+
+static int64_t ping(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	(void)cx;
+	return atomic_fetch_add(&pings, 1) + 1;
+}
+
+static void crash(void *state, smarm_gs_ctx_t *cx, int64_t reason)
+{
+	(void)state;
+	(void)cx;
+	smarm_actor_crash((intptr_t)reason);
+}
+
+static int64_t crash_now(void *state, smarm_gs_ctx_t *cx, int64_t reason)
+{
+	(void)state;
+	(void)cx;
+	smarm_actor_crash((intptr_t)reason);
+	return 0;
+}
+
+static const smarm_handler_t handlers[] = {
+	{ "ping", (void (*)(void))ping },
+	{ "crash", (void (*)(void))crash },
+	{ "crash_now", (void (*)(void))crash_now },
+};
+
+static const smarm_gs_desc_t crasher = {
+	.struct_size = sizeof(smarm_gs_desc_t),
+	.name = "crasher",
+	.protocol = "call ping() -> i64\n"
+		    "cast crash(i64)\n"
+		    "call crash_now(i64) -> i64\n",
+	.handlers = handlers,
+	.n_handlers = sizeof handlers / sizeof handlers[0],
+	.create = crasher_create,
+	.terminate = crasher_terminate,
+};
+
+static const smarm_gs_desc_t *const servers[] = { &crasher };
+
+static const smarm_plugin_desc_t plugin = {
+	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
+	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(smarm_plugin_desc_t),
+	.name = "crasher",
+	.servers = servers,
+	.n_servers = 1,
+};
+
+__attribute__((visibility("default"))) const smarm_plugin_desc_t *
+smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
+{
+	(void)host_minor;
+	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &plugin : NULL;
+}

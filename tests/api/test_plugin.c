@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_plugin.c - smarm_plugin_open and friends: a good plugin loads, a
+ * second open returns the same plugin, closes count; every refusal of
+ * smarm_plugin_open, each provoked by a deliberately broken plugin of
+ * tests/plugins_bad/bad.c, with its status and a message naming the
+ * cause; misuse of every loader call.
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <string.h>
+
+static char path[4096];
+static char msg[512];
+
+static const char *bad(const char *variant)
+{
+	const char *dir = getenv("SMARM_TEST_BAD_DIR");
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof path, "%s/bad_%s.so", dir, variant);
+	return path;
+}
+
+static void refused(const char *variant, int rc, const char *what)
+{
+	smarm_plugin_t *pl = (void *)0x1;
+	msg[0] = 'x';
+	ck_assert_int_eq(smarm_plugin_open(bad(variant), &pl, msg, sizeof msg),
+			 rc);
+	ck_assert_msg(strstr(msg, what) != NULL,
+		      "%s: message \"%s\" lacks \"%s\"", variant, msg, what);
+}
+
+START_TEST(test_plugin_good_opens_twice_as_one)
+{
+	smarm_plugin_t *a = NULL, *b = NULL;
+	const smarm_behaviour_t *be = NULL, *be2 = NULL;
+	ck_assert_int_eq(smarm_plugin_open(bad("good"), &a, msg, sizeof msg),
+			 0);
+	ck_assert_str_eq(msg, "");
+	ck_assert_int_eq(smarm_plugin_open(bad("good"), &b, NULL, 0), 0);
+	ck_assert_ptr_eq(a, b);
+	ck_assert_int_eq(smarm_plugin_behaviour(a, "one", &be), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(b, "one", &be2), 0);
+	ck_assert_ptr_eq(be, be2);
+	ck_assert_int_eq(smarm_plugin_behaviour(a, "two", &be),
+			 SMARM_ENOBEHAVIOUR);
+	ck_assert_int_eq(smarm_plugin_close(a), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(b, "one", &be), 0);
+	ck_assert_int_eq(smarm_plugin_close(b), 0);
+	/* both references gone: no longer an open plugin */
+	ck_assert_int_eq(smarm_plugin_close(b), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_behaviour(b, "one", &be), SMARM_EINVAL);
+	/* and it opens again */
+	ck_assert_int_eq(smarm_plugin_open(bad("good"), &a, NULL, 0), 0);
+	ck_assert_int_eq(smarm_plugin_close(a), 0);
+}
+END_TEST
+
+START_TEST(test_plugin_short_descriptors_load)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *be = NULL;
+	ck_assert_int_eq(smarm_plugin_open(bad("short"), &pl, msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "one", &be), 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+}
+END_TEST
+
+START_TEST(test_plugin_every_refusal_names_its_cause)
+{
+	smarm_plugin_t *pl = NULL;
+	ck_assert_int_eq(
+		smarm_plugin_open("/nonexistent/x.so", &pl, msg, sizeof msg),
+		SMARM_EPLUGINOPEN);
+	ck_assert_ptr_nonnull(strstr(msg, "/nonexistent/x.so"));
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_NOT_SO"), &pl,
+					   msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	refused("noentry", SMARM_ENOENTRY, "no symbol smarm_plugin_entry");
+	refused("nullentry", SMARM_ENOENTRY, "returned NULL");
+	refused("major", SMARM_EPLUGINABI, "built for plugin ABI 2.0");
+	refused("minor", SMARM_EPLUGINABI, "built for plugin ABI 1.1");
+	refused("smalldesc", SMARM_ESTRUCTSIZE, "descriptor struct_size 8");
+	refused("smallgs", SMARM_ESTRUCTSIZE, "server 0: struct_size 16");
+	refused("proto", SMARM_EPROTOCOL,
+		"behaviour 'one': protocol line 2, column 11: expected a type");
+	refused("nohandler", SMARM_ENOHANDLER,
+		"operation 'poke' (line 2) has no handler");
+	refused("extrahandler", SMARM_ENOHANDLER,
+		"names no operation ('nosuchop')");
+	refused("dupname", SMARM_EDUPNAME, "two behaviours named 'one'");
+	refused("machine", SMARM_ENOTEXHAUSTIVE,
+		"gen_statem not supported yet");
+	/* a message cut to its buffer, and none at all */
+	char small[8];
+	ck_assert_int_eq(
+		smarm_plugin_open(bad("major"), &pl, small, sizeof small),
+		SMARM_EPLUGINABI);
+	ck_assert_uint_eq(strlen(small), sizeof small - 1);
+	ck_assert_int_eq(smarm_plugin_open(bad("major"), &pl, NULL, 0),
+			 SMARM_EPLUGINABI);
+}
+END_TEST
+
+START_TEST(test_plugin_misuse_is_einval)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *be = NULL;
+	ck_assert_int_eq(smarm_plugin_open(NULL, &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_open(bad("good"), NULL, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_close(NULL), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_close((smarm_plugin_t *)msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_open(bad("good"), &pl, NULL, 0), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(NULL, "one", &be),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, NULL, &be), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "one", NULL), SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_plugin_behaviour((smarm_plugin_t *)msg, "one", &be),
+		SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+}
+END_TEST
+
+START_TEST(test_plugin_shipped_plugins_load)
+{
+	static const char *const names[][2] = {
+		{ "SMARM_TEST_COUNTER", "counter" },
+		{ "SMARM_TEST_KV", "kv" },
+		{ "SMARM_TEST_CRASHER", "crasher" },
+	};
+	for (size_t i = 0; i < 3; i++) {
+		smarm_plugin_t *pl = NULL;
+		const smarm_behaviour_t *be = NULL;
+		ck_assert_int_eq(smarm_plugin_open(getenv(names[i][0]), &pl,
+						   msg, sizeof msg),
+				 0);
+		ck_assert_int_eq(smarm_plugin_behaviour(pl, names[i][1], &be),
+				 0);
+		ck_assert_int_eq(smarm_plugin_close(pl), 0);
+	}
+}
+END_TEST
+
+Suite *smarm_test_plugin_suite(void)
+{
+	Suite *s = suite_create("plugin");
+	TCase *tc = tcase_create("open");
+	tcase_add_test(tc, test_plugin_good_opens_twice_as_one);
+	tcase_add_test(tc, test_plugin_short_descriptors_load);
+	tcase_add_test(tc, test_plugin_every_refusal_names_its_cause);
+	tcase_add_test(tc, test_plugin_misuse_is_einval);
+	tcase_add_test(tc, test_plugin_shipped_plugins_load);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(plugin)

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_bhv_pack.c - message blocks (behaviour/pack.c): every type packed
+ * and handed to a native function through a prepared cif after lead
+ * parameters; range, count, type, NUL and size refusals; varargs and
+ * ffi-argument packing; the validation of blocks from outside (every
+ * corruption refused, never a read past the block); handler returns and
+ * reply values.
+ */
+#include "harness.h"
+
+#include "behaviour/bhv.h"
+
+#include <string.h>
+
+static struct bhv_proto p;
+
+static const struct bhv_op *op_of(const char *text)
+{
+	char msg[128];
+	smarm__bhv_proto_free(&p);
+	ck_assert_int_eq(smarm__bhv_proto_parse(text, &p, msg, sizeof msg), 0);
+	return &p.pr_ops[0];
+}
+
+static void teardown(void)
+{
+	smarm__bhv_proto_free(&p);
+}
+
+/* A native function as a handler would be: two lead pointers. */
+static void *seen_state, *seen_cx;
+static char seen[512];
+static int64_t all_types(void *state, void *cx, int8_t a, int16_t b, int32_t c,
+			 int64_t d, uint8_t e, uint16_t f, uint32_t g,
+			 uint64_t h, float i, double j, bool k, const char *l,
+			 const void *m, size_t mlen, smarm_pid_t n)
+{
+	seen_state = state;
+	seen_cx = cx;
+	snprintf(seen, sizeof seen,
+		 "%d %d %d %lld %u %u %u %llu %.1f %.2f %d %s %.*s/%zu %llu", a,
+		 b, c, (long long)d, e, f, g, (unsigned long long)h, i, j, k, l,
+		 (int)mlen, (const char *)m, mlen, (unsigned long long)n.id);
+	return d * 2;
+}
+
+#define ALL                                                                    \
+	"call all(i8,i16,i32,i64,u8,u16,u32,u64,f32,f64,bool,str,bytes,"       \
+	"pid) -> i64"
+#define ALL_SEEN "-8 -16 -32 -64 8 16 32 64 1.5 2.25 1 hi by/2 77"
+
+static void all_values(smarm_value_t v[14])
+{
+	memset(v, 0, 14 * sizeof *v);
+	for (int i = 0; i < 14; i++)
+		v[i].type = i + 1;
+	v[0].v.i = -8;
+	v[1].v.i = -16;
+	v[2].v.i = -32;
+	v[3].v.i = -64;
+	v[4].v.u = 8;
+	v[5].v.u = 16;
+	v[6].v.u = 32;
+	v[7].v.u = 64;
+	v[8].v.f32 = 1.5f;
+	v[9].v.f64 = 2.25;
+	v[10].v.b = true;
+	v[11].v.p = "hi";
+	v[11].len = 2;
+	v[12].v.p = "by";
+	v[12].len = 2;
+	v[13].v.pid.id = 77;
+}
+
+static int64_t call_block(const struct bhv_op *op, struct bhv_block *b)
+{
+	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_pointer };
+	struct bhv_cif c;
+	struct bhv_unpacked u;
+	union bhv_ret r;
+	void *st = (void *)0x5, *cx = (void *)0x6;
+	smarm_value_t v;
+
+	ck_assert_int_eq(smarm__bhv_block_check(op, b, b->bk_size), 0);
+	ck_assert_int_eq(smarm__bhv_cif_prep(&c, op, lead, 2, NULL), 0);
+	ck_assert_uint_eq(c.bc_nffi, 2 + 15);
+	smarm__bhv_unpack(op, b, 2, &u);
+	u.ua_av[0] = &st;
+	u.ua_av[1] = &cx;
+	seen[0] = '\0';
+	smarm__bhv_invoke(&c, (void (*)(void))all_types, &u, &r);
+	ck_assert_ptr_eq(seen_state, st);
+	ck_assert_ptr_eq(seen_cx, cx);
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_I64, &r, &v), 0);
+	return v.v.i;
+}
+
+START_TEST(test_bhv_pack_every_type_reaches_the_native_function)
+{
+	const struct bhv_op *op = op_of(ALL);
+	smarm_value_t v[14];
+	struct bhv_block *b = NULL;
+	all_values(v);
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 14, &b), 0);
+	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_str_eq(seen, ALL_SEEN);
+	free(b);
+}
+END_TEST
+
+static int pack_va(const struct bhv_op *op, struct bhv_block **b, ...)
+{
+	va_list ap;
+	int rc;
+	va_start(ap, b);
+	rc = smarm__bhv_pack_va(op, ap, b);
+	va_end(ap);
+	return rc;
+}
+
+START_TEST(test_bhv_pack_varargs_and_ffi_arguments)
+{
+	const struct bhv_op *op = op_of(ALL);
+	struct bhv_block *b = NULL;
+	smarm_pid_t pid = { 77 };
+	ck_assert_int_eq(pack_va(op, &b, -8, -16, -32, (int64_t)-64, 8u, 16u,
+				 32u, (uint64_t)64, 1.5, 2.25, 1, "hi",
+				 (const void *)"by", (size_t)2, pid),
+			 0);
+	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_str_eq(seen, ALL_SEEN);
+	free(b);
+
+	int8_t a = -8;
+	int16_t bb = -16;
+	int32_t c = -32;
+	int64_t d = -64;
+	uint8_t e = 8;
+	uint16_t f = 16;
+	uint32_t g = 32;
+	uint64_t h = 64;
+	float i = 1.5f;
+	double j = 2.25;
+	bool k = true;
+	const char *l = "hi";
+	const void *m = "by";
+	size_t mlen = 2;
+	void *av[] = { &a, &bb, &c, &d, &e, &f,	   &g,	&h,
+		       &i, &j,	&k, &l, &m, &mlen, &pid };
+	ck_assert_int_eq(smarm__bhv_pack_ffi(op, av, &b), 0);
+	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_str_eq(seen, ALL_SEEN);
+	free(b);
+	l = NULL;
+	ck_assert_int_eq(smarm__bhv_pack_ffi(op, av, &b), SMARM_EARGS);
+	ck_assert_int_eq(pack_va(op, &b, -8, -16, -32, (int64_t)-64, 8u, 16u,
+				 32u, (uint64_t)64, 1.5, 2.25, 1,
+				 (const char *)NULL, (const void *)"by",
+				 (size_t)2, pid),
+			 SMARM_EARGS);
+}
+END_TEST
+
+START_TEST(test_bhv_pack_refusals)
+{
+	const struct bhv_op *op;
+	struct bhv_block *b = (void *)0x1;
+	smarm_value_t v[2];
+
+	memset(v, 0, sizeof v);
+	op = op_of("cast x(i8)");
+	ck_assert_int_eq(smarm__bhv_pack(op, NULL, 1, &b), SMARM_EINVAL);
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 0, &b), SMARM_EARGS);
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 2, &b), SMARM_EARGS);
+	v[0].type = SMARM_T_I16;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].type = SMARM_T_I8;
+	v[0].v.i = 128;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].v.i = -129;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].v.i = -128;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
+	free(b);
+	op = op_of("cast x(u32)");
+	v[0].type = SMARM_T_U32;
+	v[0].v.u = (uint64_t)UINT32_MAX + 1;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	op = op_of("cast x(str)");
+	v[0].type = SMARM_T_STR;
+	v[0].v.p = "a\0b";
+	v[0].len = 3;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].v.p = NULL;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].len = 0; /* the empty str needs no pointer */
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
+	free(b);
+	op = op_of("cast x(bytes)");
+	v[0].type = SMARM_T_BYTES;
+	v[0].len = (uint32_t)SMARM_BYTES_MAX + 1;
+	v[0].v.p = "";
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_ETOOBIG);
+	char *big = calloc(1, SMARM_BYTES_MAX);
+	ck_assert_ptr_nonnull(big);
+	v[0].v.p = big;
+	v[0].len = (uint32_t)SMARM_BYTES_MAX;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
+	ck_assert_int_eq(smarm__bhv_block_check(op, b, b->bk_size), 0);
+	free(b);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_bhv_pack_block_check_refuses_every_corruption)
+{
+	const struct bhv_op *op = op_of("cast x(i8, str, bytes)");
+	smarm_value_t v[3];
+	struct bhv_block *b;
+	unsigned char *raw;
+	size_t size;
+
+	memset(v, 0, sizeof v);
+	v[0].type = SMARM_T_I8;
+	v[1].type = SMARM_T_STR;
+	v[1].v.p = "abc";
+	v[1].len = 3;
+	v[2].type = SMARM_T_BYTES;
+	v[2].v.p = "xy";
+	v[2].len = 2;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 3, &b), 0);
+	size = b->bk_size;
+	raw = malloc(size);
+	ck_assert_int_eq(smarm__bhv_block_check(op, NULL, size), SMARM_EARGS);
+	ck_assert_int_eq(smarm__bhv_block_check(op, b, 4), SMARM_EARGS);
+	ck_assert_int_eq(smarm__bhv_block_check(op, b, size - 1), SMARM_EARGS);
+#define MUTATE(stmt)                                                           \
+	do {                                                                   \
+		memcpy(raw, b, size);                                          \
+		struct bhv_block *m = (struct bhv_block *)raw;                 \
+		stmt;                                                          \
+		ck_assert_int_eq(smarm__bhv_block_check(op, m, size),          \
+				 SMARM_EARGS);                                 \
+	} while (0)
+	MUTATE(m->bk_nargs = 2);
+	MUTATE(m->bk_flags = 1);
+	MUTATE(m->bk_slots[0].sl_type = SMARM_T_I16);
+	MUTATE(m->bk_slots[0].sl_v.i = 300);
+	MUTATE(m->bk_slots[1].sl_v.off = size);
+	MUTATE(m->bk_slots[1].sl_v.off = 2);
+	MUTATE(m->bk_slots[1].sl_v.off = UINT64_MAX - 1);
+	MUTATE(m->bk_slots[1].sl_len = 4);
+	MUTATE(m->bk_slots[1].sl_len = UINT32_MAX);
+	MUTATE(raw[m->bk_slots[1].sl_v.off + 1] = '\0');
+	MUTATE(raw[m->bk_slots[1].sl_v.off + 3] = 'd');
+	MUTATE(m->bk_slots[2].sl_len = 100);
+	free(raw);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_bhv_pack_returns_and_reply_values)
+{
+	union bhv_ret r;
+	smarm_value_t v, in;
+
+	memset(&r, 0, sizeof r);
+	r.s = -1;
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_I8, &r, &v), 0);
+	ck_assert_int_eq(v.v.i, -1);
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_U8, &r, &v), 0);
+	ck_assert_uint_eq(v.v.u, 255);
+	r.a = (ffi_arg)(uintptr_t) "text";
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_STR, &r, &v), 0);
+	ck_assert_str_eq(v.v.p, "text");
+	ck_assert_uint_eq(v.len, 4);
+	smarm_value_release(&v);
+	ck_assert_int_eq(v.type, SMARM_T_VOID);
+	ck_assert_ptr_null(v.v.p);
+	smarm_value_release(NULL);
+	r.bytes.ptr = NULL;
+	r.bytes.len = 3;
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_BYTES, &r, &v),
+			 SMARM_EARGS);
+	r.bytes.ptr = "abc";
+	ck_assert_int_eq(smarm__bhv_ret_value(SMARM_T_BYTES, &r, &v), 0);
+	ck_assert_int_eq(memcmp(v.v.p, "abc", 3), 0);
+	smarm_value_release(&v);
+
+	memset(&in, 0, sizeof in);
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_VOID, NULL, &v), 0);
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_I64, NULL, &v),
+			 SMARM_EARGS);
+	in.type = SMARM_T_I32;
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_I64, &in, &v),
+			 SMARM_EARGS);
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_VOID, &in, &v),
+			 SMARM_EARGS);
+	in.type = SMARM_T_STR;
+	in.v.p = "zz";
+	in.len = 2;
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_STR, &in, &v), 0);
+	ck_assert_ptr_ne(v.v.p, in.v.p);
+	ck_assert_str_eq(v.v.p, "zz");
+	smarm_value_release(&v);
+}
+END_TEST
+
+Suite *smarm_test_bhv_pack_suite(void)
+{
+	Suite *s = suite_create("bhv_pack");
+	TCase *tc = tcase_create("pack");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc,
+		       test_bhv_pack_every_type_reaches_the_native_function);
+	tcase_add_test(tc, test_bhv_pack_varargs_and_ffi_arguments);
+	tcase_add_test(tc, test_bhv_pack_refusals);
+	tcase_add_test(tc, test_bhv_pack_block_check_refuses_every_corruption);
+	tcase_add_test(tc, test_bhv_pack_returns_and_reply_values);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(bhv_pack)

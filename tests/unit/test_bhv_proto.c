@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_bhv_proto.c - the protocol parser (behaviour/proto.c): the
+ * grammar's forms, every refusal with its line, column and expectation,
+ * and every limit (name length, arguments, operations) at and past it.
+ */
+#include "harness.h"
+
+#include "behaviour/bhv.h"
+
+#include <string.h>
+
+static struct bhv_proto p;
+static char msg[256];
+
+static int parse(const char *t)
+{
+	smarm__bhv_proto_free(&p);
+	return smarm__bhv_proto_parse(t, &p, msg, sizeof msg);
+}
+
+/* The text must be refused with a message that starts with where. */
+static void refused(const char *t, const char *where, const char *what)
+{
+	ck_assert_int_eq(parse(t), SMARM_EPROTOCOL);
+	ck_assert_msg(strncmp(msg, where, strlen(where)) == 0,
+		      "text \"%s\": message \"%s\", wanted \"%s...\"", t, msg,
+		      where);
+	ck_assert_msg(strstr(msg, what) != NULL,
+		      "text \"%s\": message \"%s\" lacks \"%s\"", t, msg, what);
+	ck_assert_ptr_null(p.pr_ops);
+	ck_assert_uint_eq(p.pr_n, 0);
+}
+
+static void teardown(void)
+{
+	smarm__bhv_proto_free(&p);
+}
+
+START_TEST(test_bhv_proto_header_example_parses)
+{
+	ck_assert_int_eq(parse("call add(i64, i64) -> i64\n"
+			       "call get() -> i64\n"
+			       "cast reset()\n"
+			       "call put(str, bytes) -> bool\n"
+			       "info tick(u64)\n"),
+			 0);
+	ck_assert_uint_eq(p.pr_n, 5);
+	ck_assert_str_eq(p.pr_ops[0].op_name, "add");
+	ck_assert_int_eq(p.pr_ops[0].op_kind, BHV_CALL);
+	ck_assert_int_eq(p.pr_ops[0].op_nargs, 2);
+	ck_assert_int_eq(p.pr_ops[0].op_args[1], SMARM_T_I64);
+	ck_assert_int_eq(p.pr_ops[0].op_reply, SMARM_T_I64);
+	ck_assert_int_eq(p.pr_ops[2].op_kind, BHV_CAST);
+	ck_assert_int_eq(p.pr_ops[2].op_reply, SMARM_T_VOID);
+	ck_assert_int_eq(p.pr_ops[3].op_args[0], SMARM_T_STR);
+	ck_assert_int_eq(p.pr_ops[3].op_args[1], SMARM_T_BYTES);
+	ck_assert_int_eq(p.pr_ops[4].op_kind, BHV_INFO);
+	ck_assert_uint_eq(p.pr_ops[4].op_line, 5);
+	ck_assert_uint_eq(p.pr_ops[4].op_index, 4);
+	ck_assert_ptr_eq(smarm__bhv_proto_find(&p, "tick", BHV_INFO),
+			 &p.pr_ops[4]);
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "tick", BHV_CALL));
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "nope", 0));
+}
+END_TEST
+
+START_TEST(test_bhv_proto_separators_comments_and_types)
+{
+	ck_assert_int_eq(parse(""), 0);
+	ck_assert_uint_eq(p.pr_n, 0);
+	ck_assert_int_eq(parse("  # only a comment\n\n;;\n"), 0);
+	ck_assert_uint_eq(p.pr_n, 0);
+	ck_assert_int_eq(parse("cast a();cast b() ; call c()#x\r\n"
+			       "\tcall  d ( i8,i16 , i32,u8,u16,u32,u64,f32,"
+			       "f64,bool,str,bytes,pid )->pid;"),
+			 0);
+	ck_assert_uint_eq(p.pr_n, 4);
+	ck_assert_int_eq(p.pr_ops[2].op_reply, SMARM_T_VOID);
+	ck_assert_int_eq(p.pr_ops[3].op_nargs, 13);
+	ck_assert_int_eq(p.pr_ops[3].op_args[12], SMARM_T_PID);
+	ck_assert_int_eq(p.pr_ops[3].op_reply, SMARM_T_PID);
+	ck_assert_uint_eq(p.pr_ops[3].op_line, 2);
+	ck_assert_uint_eq(p.pr_ops[3].op_col, 2);
+	ck_assert_str_eq(smarm__bhv_type_name(SMARM_T_BYTES), "bytes");
+	ck_assert_str_eq(smarm__bhv_type_name(99), "?");
+}
+END_TEST
+
+START_TEST(test_bhv_proto_every_refusal_names_line_and_column)
+{
+	refused("bogus x()", "line 1, column 1:", "'call', 'cast' or 'info'");
+	refused("call\n", "line 1, column 5:", "space before");
+	refused("cast 9x()", "line 1, column 6:", "operation name");
+	refused("cast x", "line 1, column 7:", "expected '('");
+	refused("cast x(i65)", "line 1, column 8:", "expected a type");
+	refused("cast x(void)", "line 1, column 8:", "argument type");
+	refused("call x() -> void", "line 1, column 13:", "reply type");
+	refused("call x() -> ", "line 1, column 13:", "expected a type");
+	refused("cast x(i8 i8)", "line 1, column 11:", "',' or ')'");
+	refused("cast x(i8,)", "line 1, column 11:", "expected a type");
+	refused("cast x(", "line 1, column 8:", "expected a type");
+	refused("cast x() -> i8", "line 1, column 10:", "only a call");
+	refused("info x() -> i8", "line 1, column 10:", "only a call");
+	refused("call x() y", "line 1, column 10:", "'->', ';'");
+	refused("call x() -> i8 z", "line 1, column 16:", "';' or the end");
+	refused("cast x()\n\n  cast x()",
+		"line 3, column 8:", "'x' already declared on line 1");
+	refused("cast a()\ncast b(str,\n",
+		"line 2, column 12:", "expected a type");
+}
+END_TEST
+
+START_TEST(test_bhv_proto_limits_at_and_past)
+{
+	char name[SMARM_OP_NAME_MAX + 2];
+	char text[SMARM_OPS_MAX * 16 + 64];
+	size_t n = 0;
+
+	memset(name, 'n', sizeof name);
+	name[SMARM_OP_NAME_MAX] = '\0';
+	snprintf(text, sizeof text, "cast %s()", name);
+	ck_assert_int_eq(parse(text), 0);
+	ck_assert_str_eq(p.pr_ops[0].op_name, name);
+	name[SMARM_OP_NAME_MAX] = 'n';
+	name[SMARM_OP_NAME_MAX + 1] = '\0';
+	snprintf(text, sizeof text, "cast %s()", name);
+	refused(text, "line 1, column 6:", "longer than 63");
+
+	n = (size_t)snprintf(text, sizeof text, "cast x(");
+	for (int i = 0; i < SMARM_OP_ARGS_MAX; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%si8",
+				      i ? "," : "");
+	snprintf(text + n, sizeof text - n, ")");
+	ck_assert_int_eq(parse(text), 0);
+	ck_assert_int_eq(p.pr_ops[0].op_nargs, SMARM_OP_ARGS_MAX);
+	snprintf(text + n, sizeof text - n, ",i8)");
+	refused(text, "line 1, column ", "more than 16 arguments");
+
+	n = 0;
+	for (int i = 0; i < SMARM_OPS_MAX; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "cast o%d();",
+				      i);
+	ck_assert_int_eq(parse(text), 0);
+	ck_assert_uint_eq(p.pr_n, SMARM_OPS_MAX);
+	snprintf(text + n, sizeof text - n, "cast one_more()");
+	refused(text, "line 1, column ", "more than 256 operations");
+}
+END_TEST
+
+START_TEST(test_bhv_proto_message_cut_and_optional)
+{
+	char small[12];
+	struct bhv_proto q;
+	ck_assert_int_eq(
+		smarm__bhv_proto_parse("cast (", &q, small, sizeof small),
+		SMARM_EPROTOCOL);
+	ck_assert_uint_eq(strlen(small), sizeof small - 1);
+	ck_assert_int_eq(smarm__bhv_proto_parse("cast (", &q, NULL, 0),
+			 SMARM_EPROTOCOL);
+	ck_assert_int_eq(smarm__bhv_proto_parse("cast (", &q, small, 0),
+			 SMARM_EPROTOCOL);
+}
+END_TEST
+
+Suite *smarm_test_bhv_proto_suite(void)
+{
+	Suite *s = suite_create("bhv_proto");
+	TCase *tc = tcase_create("parse");
+	tcase_add_checked_fixture(tc, NULL, teardown);
+	tcase_add_test(tc, test_bhv_proto_header_example_parses);
+	tcase_add_test(tc, test_bhv_proto_separators_comments_and_types);
+	tcase_add_test(tc, test_bhv_proto_every_refusal_names_line_and_column);
+	tcase_add_test(tc, test_bhv_proto_limits_at_and_past);
+	tcase_add_test(tc, test_bhv_proto_message_cut_and_optional);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(bhv_proto)
