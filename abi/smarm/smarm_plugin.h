@@ -503,8 +503,11 @@ typedef struct smarm_server smarm_server_t;
  * returns the same plugin with one more reference. msg (may be NULL)
  * receives, on failure, a message naming the cause (the path, the
  * behaviour, the protocol column), cut to msglen bytes with its NUL.
- * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL;
- * SMARM_EPLUGINOPEN no such file or not a loadable shared object;
+ * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, or a
+ * descriptor field is unusable (a behaviour NULL, its name NULL, empty
+ * or longer than SMARM_OP_NAME_MAX, its protocol NULL, a list or handler
+ * table NULL with a count); SMARM_EPLUGINOPEN no such file or not a
+ * loadable shared object;
  * SMARM_ENOENTRY no entry symbol, or it returned NULL; SMARM_EPLUGINABI
  * an ABI major this runtime does not serve (or a newer minor);
  * SMARM_ESTRUCTSIZE a descriptor smaller than its ABI requires;
@@ -562,8 +565,10 @@ SMARM_API int smarm_server_run(const smarm_behaviour_t *b, const char *args,
 
 /*
  * smarm_sup_spec_add_server() - append to spec a child that runs a server
- * of b (smarm_server_run with args and name, both copied), reporting
- * readiness (waited for at most ready_ns). restart and shutdown_ns as
+ * of b (smarm_server_run with args and name, both copied and kept for
+ * the life of the process), reporting readiness (waited for at most
+ * ready_ns). b must stay valid (its plugin open) while a supervisor of
+ * spec may start the child. restart and shutdown_ns as
  * smarm_sup_spec_add_child. Errors: those of smarm_sup_spec_add_child;
  * SMARM_EINVAL b NULL. Thread-safety: as smarm_sup_spec_add_child.
  * Since: SMARM_0.5.

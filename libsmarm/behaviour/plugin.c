@@ -176,6 +176,7 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 	pl->pl_beh = calloc(n ? n : 1, sizeof *pl->pl_beh);
 	if (pl->pl_beh == NULL)
 		return SMARM_ENOMEM;
+	pl->pl_nbeh = n; /* zeroed: behaviours_free copes with any prefix */
 	for (size_t i = 0; i < n; i++) {
 		struct smarm_behaviour *b = &pl->pl_beh[i];
 		bool gs = i < d->n_servers;

@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_server.c - the gen_server engine: a server actor holding a
+ * behaviour's state and serving one message at a time, the envelopes
+ * that carry operations into it, replies and reply tokens.
+ *
+ * Glossary. The *inbox* is the server's channel of calls and casts, a
+ * mailbox of message type "smarm.gs.inbox" (so clients reach it by pid
+ * or name through the registry's one send path); *infos* have a channel
+ * and mailbox of their own ("smarm.gs.info"), each info followed by an
+ * empty envelope (a nudge) into the inbox that wakes a server parked on
+ * the inbox alone. The *exit* channel gets trapped exit signals, the
+ * *down* channel the Downs of smarm_gs_monitor.
+ *
+ * The loop. Arms in priority order: exit, downs, infos, inbox (timers,
+ * when they come, go between downs and infos). With no exit or down arm
+ * the loop takes an info if one is queued and otherwise parks on the
+ * inbox alone (the fast path); else it waits on a select set of the
+ * arms and takes from the lowest ready one.
+ *
+ * Calls. A client sends an envelope naming its reply channel and a
+ * sequence number; the server answers with one struct bhv_reply of that
+ * number. A client discards replies of other numbers (a call that timed
+ * out earlier), so no late reply reaches a later call, and no channel or
+ * monitor is made per call. A server that ends answers the call it is in
+ * (unless a token took it), the calls still queued (the inbox's element
+ * destructor, when the server frees the inbox) and its live tokens with
+ * SMARM_EDOWN; a call sent after that finds the inbox closed (EDOWN) or
+ * the server gone (ENOPROC).
+ *
+ * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor and
+ * freed by the actor's cleanup handler; it holds one plugin reference.
+ * Only its actor touches it, except sv_toks (sv_lock).
+ * Locking: sv_lock (a pthread mutex, a leaf: no runtime call is made
+ * under it) guards the token list and each token's tk_srv.
+ * Invariants: INV-1 every call received is answered exactly once: by
+ * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
+ * when the server ends. INV-2 terminate runs once, on every path after
+ * init succeeded; destroy runs once after create succeeded. INV-3 an
+ * envelope holds a plugin reference while its block is set.
+ * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
+ */
+#include "gen_server.h"
+
+#include "../core/slot.h"
+#include "../otp/reg.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- message types ---- */
+
+static void reply_free(void *elem)
+{
+	struct bhv_reply *r = elem;
+	smarm_value_release(&r->rp_v);
+}
+
+static const smarm_msgtype_t *inbox_type, *info_type;
+static pthread_once_t types_once = PTHREAD_ONCE_INIT;
+
+static void types_define(void)
+{
+	if (smarm_msgtype_define("smarm.gs.inbox", sizeof(struct bhv_env),
+				 smarm__bhv_env_free, &inbox_type) != 0 ||
+	    smarm_msgtype_define("smarm.gs.info", sizeof(struct bhv_env),
+				 smarm__bhv_env_free, &info_type) != 0)
+		smarm__panic("gen_server: message types");
+}
+
+const smarm_msgtype_t *smarm__gs_inbox_type(void)
+{
+	pthread_once(&types_once, types_define);
+	return inbox_type;
+}
+
+const smarm_msgtype_t *smarm__gs_info_type(void)
+{
+	pthread_once(&types_once, types_define);
+	return info_type;
+}
+
+int smarm__gs_reply_chan(smarm_chan_t **out)
+{
+	return smarm_chan_alloc(out, sizeof(struct bhv_reply), reply_free);
+}
+
+/* ---- envelopes and replies ---- */
+
+void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
+			   smarm_value_t *v)
+{
+	struct bhv_reply r;
+	memset(&r, 0, sizeof r);
+	r.rp_seq = seq;
+	r.rp_status = status;
+	r.rp_v.type = SMARM_T_VOID;
+	if (status == 0 && v != NULL) {
+		r.rp_v = *v;
+		memset(v, 0, sizeof *v);
+	}
+	if (smarm_chan_send(reply, &r) != 0)
+		smarm_value_release(&r.rp_v); /* the caller is gone */
+}
+
+static void env_release(struct bhv_env *e)
+{
+	if (e->en_blk != NULL) {
+		free(e->en_blk);
+		e->en_blk = NULL;
+		smarm__bhv_plugin_unref(e->en_be);
+	}
+}
+
+void smarm__bhv_env_free(void *elem)
+{
+	struct bhv_env *e = elem;
+	if (e->en_op != NULL && e->en_reply != NULL)
+		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_EDOWN,
+				      NULL);
+	env_release(e);
+}
+
+/* ---- tokens ---- */
+
+struct smarm_reply {
+	struct smarm_reply *tk_next, *tk_prev; /* in the server's list
+						  (sv_lock), while tk_srv */
+	struct smarm_gs_ctx *tk_srv;	       /* NULL once the server ended */
+	const struct smarm_behaviour *tk_be;   /* plugin reference held */
+	const struct bhv_op *tk_op;	       /* the call's operation */
+	smarm_chan_t *tk_reply;		       /* the caller's channel */
+	uint64_t tk_seq;		       /* the call's number */
+	uint64_t tk_magic;		       /* TOKEN_MAGIC while live */
+	bool tk_answered;		       /* EDOWN sent at server end */
+};
+
+#define TOKEN_MAGIC 0x6273746f6b656e31ull
+
+/* The live tokens (a tokens' registry, so a freed one is refused). */
+static pthread_mutex_t tok_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct smarm_reply *tok_all; /* every live token (tk_next/prev) */
+
+static void tok_unlink(struct smarm_reply *t)
+{
+	if (t->tk_prev != NULL)
+		t->tk_prev->tk_next = t->tk_next;
+	else
+		tok_all = t->tk_next;
+	if (t->tk_next != NULL)
+		t->tk_next->tk_prev = t->tk_prev;
+}
+
+static bool tok_live(const struct smarm_reply *t)
+{
+	for (struct smarm_reply *p = tok_all; p != NULL; p = p->tk_next)
+		if (p == t)
+			return true;
+	return false;
+}
+
+/* Under tok_lock: take t out and free it. */
+static void tok_free(struct smarm_reply *t)
+{
+	const struct smarm_behaviour *be = t->tk_be;
+	tok_unlink(t);
+	t->tk_magic = 0;
+	free(t);
+	smarm__bhv_plugin_unref(be);
+}
+
+int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
+			smarm_chan_t *reply, uint64_t seq,
+			struct smarm_reply **out)
+{
+	struct smarm_reply *t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	t->tk_srv = sv;
+	t->tk_be = sv->sv_be;
+	t->tk_op = op;
+	t->tk_reply = reply;
+	t->tk_seq = seq;
+	t->tk_magic = TOKEN_MAGIC;
+	smarm__bhv_plugin_ref(sv->sv_be);
+	pthread_mutex_lock(&tok_lock);
+	t->tk_next = tok_all;
+	if (tok_all != NULL)
+		tok_all->tk_prev = t;
+	tok_all = t;
+	pthread_mutex_unlock(&tok_lock);
+	*out = t;
+	return 0;
+}
+
+/* The server sv ends: answer its live tokens with SMARM_EDOWN. */
+static void tokens_end(struct smarm_gs_ctx *sv)
+{
+	pthread_mutex_lock(&tok_lock);
+	for (struct smarm_reply *t = tok_all; t != NULL; t = t->tk_next) {
+		if (t->tk_srv != sv)
+			continue;
+		t->tk_srv = NULL;
+		if (!t->tk_answered) {
+			t->tk_answered = true;
+			smarm__bhv_reply_send(t->tk_reply, t->tk_seq,
+					      SMARM_EDOWN, NULL);
+		}
+	}
+	pthread_mutex_unlock(&tok_lock);
+}
+
+int smarm_reply(smarm_reply_t *t, const smarm_value_t *v)
+{
+	smarm_value_t out;
+	int rc;
+	if (t == NULL)
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&tok_lock);
+	if (!tok_live(t) || t->tk_magic != TOKEN_MAGIC) {
+		pthread_mutex_unlock(&tok_lock);
+		return SMARM_EINVAL;
+	}
+	rc = smarm__bhv_value_copy(t->tk_op->op_reply, v, &out);
+	if (rc != 0) {
+		pthread_mutex_unlock(&tok_lock);
+		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
+	}
+	if (!t->tk_answered)
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, 0, &out);
+	else
+		smarm_value_release(&out);
+	tok_free(t);
+	pthread_mutex_unlock(&tok_lock);
+	return 0;
+}
+
+int smarm_reply_drop(smarm_reply_t *t)
+{
+	if (t == NULL)
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&tok_lock);
+	if (!tok_live(t) || t->tk_magic != TOKEN_MAGIC) {
+		pthread_mutex_unlock(&tok_lock);
+		return SMARM_EINVAL;
+	}
+	if (!t->tk_answered)
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
+				      NULL);
+	tok_free(t);
+	pthread_mutex_unlock(&tok_lock);
+	return 0;
+}
+
+/* ---- the server ---- */
+
+/* The live servers, so a context pointer is checked before use. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct smarm_gs_ctx *live; /* sv_live_next (live_lock) */
+
+bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self)
+{
+	bool ok = false;
+	pthread_mutex_lock(&live_lock);
+	for (struct smarm_gs_ctx *p = live; p != NULL && !ok;
+	     p = p->sv_live_next)
+		ok = p == cx && smarm_pid_eq(p->sv_self, self);
+	pthread_mutex_unlock(&live_lock);
+	return ok;
+}
+
+static void live_add(struct smarm_gs_ctx *sv)
+{
+	pthread_mutex_lock(&live_lock);
+	sv->sv_live_next = live;
+	live = sv;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(struct smarm_gs_ctx *sv)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct smarm_gs_ctx **pp = &live; *pp != NULL;
+	     pp = &(*pp)->sv_live_next) {
+		if (*pp == sv) {
+			*pp = sv->sv_live_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static _Atomic int64_t served; /* SMARM_STAT_SERVER_REQUESTS */
+
+int64_t smarm__gs_served(void)
+{
+	return atomic_load_explicit(&served, memory_order_relaxed);
+}
+
+/* Run the operation of envelope e (received from the inbox or infos). */
+static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
+{
+	const struct bhv_op *op = e->en_op;
+	struct bhv_unpacked u;
+	union bhv_ret r;
+	smarm_value_t v;
+	void *cx = sv;
+	int rc;
+
+	if (op == NULL)
+		return; /* a nudge */
+	if (e->en_be != sv->sv_be ||
+	    smarm__bhv_block_check(op, e->en_blk, e->en_blk->bk_size) != 0) {
+		/* Not this server's behaviour (a stale pid's new tenant). */
+		if (e->en_reply != NULL)
+			smarm__bhv_reply_send(e->en_reply, e->en_seq,
+					      SMARM_ENOOP, NULL);
+		env_release(e);
+		return;
+	}
+	atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
+	sv->sv_cur = e;
+	sv->sv_deferred = false;
+	smarm__bhv_unpack(op, e->en_blk, 2, &u);
+	u.ua_av[0] = &sv->sv_state;
+	u.ua_av[1] = &cx;
+	smarm__bhv_invoke(&op->op_cif, op->op_fn, &u, &r);
+	sv->sv_cur = NULL;
+	if (op->op_kind == BHV_CALL && !sv->sv_deferred) {
+		rc = smarm__bhv_ret_value(op->op_reply, &r, &v);
+		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
+	}
+	env_release(e);
+}
+
+static void on_signal_exit(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
+{
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	if (s->how == SMARM_EXIT_SHUTDOWN) {
+		int a = d->handle_shutdown != NULL
+				? d->handle_shutdown(sv->sv_state, sv)
+				: SMARM_GS_EXIT;
+		if (a != SMARM_GS_CONTINUE && !sv->sv_stop) {
+			sv->sv_stop = true; /* an exit, normal (OTP's) */
+			sv->sv_how = SMARM_EXIT_NORMAL;
+			sv->sv_reason = 0;
+		}
+		return;
+	}
+	if (d->handle_exit != NULL)
+		d->handle_exit(sv->sv_state, sv, s);
+}
+
+/* Wait for and serve one message. */
+static void serve_one(struct smarm_gs_ctx *sv)
+{
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	struct bhv_env e;
+	smarm_signal_t sig;
+	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
+	int rc;
+
+	if (sv->sv_exit == NULL && sv->sv_nmon == 0) {
+		if (smarm_chan_try_recv(sv->sv_info, &e) == 0) {
+			dispatch(sv, &e);
+			return;
+		}
+		rc = smarm_chan_recv_timeout(sv->sv_inbox, &e, wait);
+		if (rc == 0)
+			dispatch(sv, &e);
+		else if (rc == SMARM_ETIMEDOUT && d->handle_idle != NULL)
+			d->handle_idle(sv->sv_state, sv);
+		return;
+	}
+	smarm_selset_clear(sv->sv_set);
+	if (sv->sv_exit != NULL)
+		smarm_selset_add_chan(sv->sv_set, sv->sv_exit, NULL);
+	if (sv->sv_nmon > 0)
+		smarm_selset_add_chan(sv->sv_set, sv->sv_down, NULL);
+	smarm_selset_add_chan(sv->sv_set, sv->sv_info, NULL);
+	smarm_selset_add_chan(sv->sv_set, sv->sv_inbox, NULL);
+	rc = smarm_selset_wait(sv->sv_set, wait, NULL);
+	if (rc == SMARM_ETIMEDOUT) {
+		if (d->handle_idle != NULL)
+			d->handle_idle(sv->sv_state, sv);
+		return;
+	}
+	/* Take from the highest band that has something. */
+	if (sv->sv_exit != NULL &&
+	    smarm_chan_try_recv(sv->sv_exit, &sig) == 0) {
+		on_signal_exit(sv, &sig);
+	} else if (sv->sv_nmon > 0 &&
+		   smarm_chan_try_recv(sv->sv_down, &sig) == 0) {
+		sv->sv_nmon--;
+		if (d->handle_down != NULL)
+			d->handle_down(sv->sv_state, sv, &sig);
+	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0 ||
+		   smarm_chan_try_recv(sv->sv_inbox, &e) == 0) {
+		dispatch(sv, &e);
+	}
+}
+
+/*
+ * The server ends, on any path (the actor's cleanup handler): answer
+ * the call in progress, terminate, destroy, close the inbox (queued
+ * calls get SMARM_EDOWN), end the tokens, free.
+ */
+static void server_end(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	struct smarm__slot *me = smarm__current();
+	int how = sv->sv_how;
+	intptr_t reason = sv->sv_reason;
+	bool may_block = sv->sv_stop;
+
+	if (!sv->sv_stop) { /* a crash, a kill, an untrapped shutdown */
+		how = me->exit.ex_how;
+		reason = me->exit.ex_code;
+	}
+	if (sv->sv_cur != NULL) {
+		struct bhv_env *e = sv->sv_cur;
+		sv->sv_cur = NULL;
+		if (e->en_op->op_kind == BHV_CALL && !sv->sv_deferred)
+			smarm__bhv_reply_send(e->en_reply, e->en_seq,
+					      SMARM_EDOWN, NULL);
+		env_release(e);
+	}
+	if (sv->sv_started && d->terminate != NULL)
+		d->terminate(sv->sv_state, how, reason, may_block);
+	if (sv->sv_created && d->destroy != NULL)
+		d->destroy(sv->sv_state);
+	smarm_mailbox_unpublish(smarm__gs_inbox_type());
+	smarm_mailbox_unpublish(smarm__gs_info_type());
+	smarm_chan_receiver_free(sv->sv_inbox);
+	smarm_chan_sender_free(sv->sv_inbox);
+	smarm_chan_receiver_free(sv->sv_info);
+	smarm_chan_sender_free(sv->sv_info);
+	if (sv->sv_exit != NULL) {
+		smarm_trap_exit(NULL);
+		smarm_chan_receiver_free(sv->sv_exit);
+		smarm_chan_sender_free(sv->sv_exit);
+	}
+	if (sv->sv_down != NULL) {
+		smarm_chan_receiver_free(sv->sv_down);
+		smarm_chan_sender_free(sv->sv_down);
+	}
+	if (sv->sv_set != NULL)
+		smarm_selset_free(sv->sv_set);
+	tokens_end(sv);
+	live_remove(sv);
+	if (sv->sv_start != NULL && !sv->sv_reported) {
+		int st = sv->sv_start_rc ? sv->sv_start_rc : SMARM_EDOWN;
+		smarm_chan_send(sv->sv_start, &st);
+		smarm_chan_sender_free(sv->sv_start);
+	}
+	smarm__bhv_plugin_unref(sv->sv_be);
+	free(sv);
+}
+
+/* Report the start's outcome to whoever waits for it. */
+static void report(struct smarm_gs_ctx *sv, int rc)
+{
+	if (sv->sv_reported)
+		return;
+	sv->sv_reported = true;
+	if (sv->sv_start != NULL) {
+		smarm_chan_send(sv->sv_start, &rc);
+		smarm_chan_sender_free(sv->sv_start);
+		sv->sv_start = NULL;
+	}
+	if (sv->sv_sup) {
+		if (rc == 0)
+			smarm_sup_ready();
+		else
+			smarm_sup_start_failed(rc);
+	}
+}
+
+static int chan_pair(smarm_chan_t **inbox, smarm_chan_t **info)
+{
+	int rc = smarm_chan_alloc(inbox, sizeof(struct bhv_env),
+				  smarm__bhv_env_free);
+	if (rc != 0)
+		return rc;
+	rc = smarm_chan_alloc(info, sizeof(struct bhv_env),
+			      smarm__bhv_env_free);
+	if (rc != 0) {
+		smarm_chan_receiver_free(*inbox);
+		smarm_chan_sender_free(*inbox);
+	}
+	return rc;
+}
+
+int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
+		  const char *name, smarm_chan_t *start, bool sup)
+{
+	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
+	const smarm_gs_desc_t *d = &be->bh_gs;
+	int rc;
+
+	if (sv == NULL) {
+		if (start != NULL) {
+			rc = SMARM_ENOMEM;
+			smarm_chan_send(start, &rc);
+			smarm_chan_sender_free(start);
+		} else if (sup) {
+			smarm_sup_start_failed(SMARM_ENOMEM);
+		}
+		return SMARM_ENOMEM;
+	}
+	sv->sv_be = be;
+	sv->sv_self = smarm_actor_self();
+	sv->sv_start = start;
+	sv->sv_sup = sup;
+	smarm__bhv_plugin_ref(be);
+	rc = chan_pair(&sv->sv_inbox, &sv->sv_info);
+	if (rc != 0) {
+		smarm__bhv_plugin_unref(be);
+		free(sv);
+		if (start != NULL) {
+			smarm_chan_send(start, &rc);
+			smarm_chan_sender_free(start);
+		} else if (sup) {
+			smarm_sup_start_failed(rc);
+		}
+		return rc;
+	}
+	rc = smarm_cleanup_push(server_end, sv);
+	if (rc != 0) {
+		/* Nothing ran: undo by hand, as server_end would. */
+		sv->sv_reported = true;
+		smarm_chan_receiver_free(sv->sv_inbox);
+		smarm_chan_sender_free(sv->sv_inbox);
+		smarm_chan_receiver_free(sv->sv_info);
+		smarm_chan_sender_free(sv->sv_info);
+		smarm__bhv_plugin_unref(be);
+		free(sv);
+		if (start != NULL) {
+			smarm_chan_send(start, &rc);
+			smarm_chan_sender_free(start);
+		} else if (sup) {
+			smarm_sup_start_failed(rc);
+		}
+		return rc;
+	}
+	/* From here on server_end cleans up on every path. */
+	live_add(sv);
+	if (name != NULL && (rc = smarm_register(name, NULL)) != 0)
+		goto failed;
+	rc = smarm_selset_alloc(&sv->sv_set);
+	if (rc != 0)
+		goto failed;
+	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(smarm__gs_info_type(), sv->sv_info);
+	if (rc != 0)
+		goto failed;
+	rc = d->create(args, &sv->sv_state);
+	if (rc != 0)
+		goto failed;
+	sv->sv_created = true;
+	sv->sv_in_init = true;
+	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
+	sv->sv_in_init = false;
+	if (rc != 0)
+		goto failed;
+	sv->sv_started = true;
+	report(sv, 0);
+	while (!sv->sv_stop) {
+		if (sv->sv_cont) {
+			sv->sv_cont = false;
+			if (d->handle_continue != NULL)
+				d->handle_continue(sv->sv_state, sv,
+						   sv->sv_tag);
+			continue;
+		}
+		serve_one(sv);
+		smarm_check();
+	}
+	rc = 0;
+	if (sv->sv_how == SMARM_EXIT_CRASHED) {
+		intptr_t reason = sv->sv_reason;
+		smarm_actor_crash(reason); /* server_end runs terminate */
+	}
+	smarm_actor_exit();
+	return 0;
+failed:
+	if (rc > 0)
+		rc = SMARM_EINTERNAL;
+	sv->sv_start_rc = rc;
+	report(sv, rc);
+	sv->sv_stop = true; /* terminate does not run (not started) */
+	smarm_actor_exit();
+	return rc;
+}

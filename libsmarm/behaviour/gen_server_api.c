@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_server_api.c - the public gen_server calls: the context calls a
+ * server's callbacks make (smarm_gs_*), starting servers (alone, on the
+ * calling actor, under a supervisor), client handles and the calls,
+ * casts and infos they send, and shutdown. Arguments are validated
+ * here; the engine is gen_server.c.
+ *
+ * Ownership: a client handle (struct smarm_server) is malloc'd by
+ * smarm_server_open* and freed by smarm_server_free; it holds one
+ * plugin reference and owns its reply channel. Live servers are listed
+ * (live_lock) so that a context pointer is checked before use.
+ * Locking: live_lock (a pthread mutex, a leaf) guards the list of live
+ * servers.
+ * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
+ * number is discarded, never returned. INV-2 a call returns only after
+ * its envelope was refused (nothing sent) or its reply (or the
+ * deadline) came.
+ * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
+ */
+#include "gen_server.h"
+
+#include "../otp/reg.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the context calls ---- */
+
+/* Is cx the calling actor's server, in one of its callbacks? */
+static int ctx_check(const smarm_gs_ctx_t *cx)
+{
+	smarm_pid_t self = smarm_actor_self();
+	if (self.id == 0)
+		return SMARM_ENOTACTOR;
+	if (cx == NULL || !smarm__gs_is_server(cx, self))
+		return SMARM_EINVAL;
+	return 0;
+}
+
+int smarm_gs_trap_exit(smarm_gs_ctx_t *cx)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (!cx->sv_in_init)
+		return SMARM_ESTATE;
+	if (cx->sv_exit != NULL)
+		return 0;
+	rc = smarm_chan_alloc(&cx->sv_exit, sizeof(smarm_signal_t), NULL);
+	if (rc != 0)
+		return rc;
+	rc = smarm_trap_exit(cx->sv_exit);
+	if (rc != 0) {
+		smarm_chan_receiver_free(cx->sv_exit);
+		smarm_chan_sender_free(cx->sv_exit);
+		cx->sv_exit = NULL;
+	}
+	return rc;
+}
+
+int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
+	    how != SMARM_EXIT_CRASHED)
+		return SMARM_EINVAL;
+	if (!cx->sv_stop) {
+		cx->sv_stop = true;
+		cx->sv_how = how;
+		cx->sv_reason = reason;
+	}
+	return 0;
+}
+
+int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	cx->sv_cont = true;
+	cx->sv_tag = tag;
+	return 0;
+}
+
+int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	cx->sv_idle_ns = ns;
+	return 0;
+}
+
+int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid, uint64_t *ref)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (cx->sv_down == NULL) {
+		rc = smarm_chan_alloc(&cx->sv_down, sizeof(smarm_signal_t),
+				      NULL);
+		if (rc != 0) {
+			cx->sv_down = NULL;
+			return rc;
+		}
+	}
+	rc = smarm_monitor(pid, cx->sv_down, ref);
+	if (rc == 0)
+		cx->sv_nmon++;
+	return rc;
+}
+
+int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
+{
+	struct bhv_env *e;
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (tok == NULL)
+		return SMARM_EINVAL;
+	e = cx->sv_cur;
+	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+		return SMARM_ESTATE;
+	rc = smarm__gs_token_new(cx, e->en_op, e->en_reply, e->en_seq, tok);
+	if (rc == 0)
+		cx->sv_deferred = true;
+	return rc;
+}
+
+/* ---- starting servers ---- */
+
+/* What a spawned server's actor starts from (freed by the actor). */
+struct start_arg {
+	const struct smarm_behaviour *sa_be; /* plugin reference held */
+	smarm_chan_t *sa_start;		     /* the starter's channel */
+	char *sa_args;			     /* copies, or NULL */
+	char *sa_name;
+};
+
+static void start_arg_free(struct start_arg *a)
+{
+	free(a->sa_args);
+	free(a->sa_name);
+	free(a);
+}
+
+static void unref_cb(void *be)
+{
+	smarm__bhv_plugin_unref(be);
+}
+
+static void start_body(void *arg)
+{
+	struct start_arg a = *(struct start_arg *)arg;
+	free(arg);
+	/* The copies and the reference live until this actor ends. */
+	if (smarm_cleanup_push(unref_cb, (void *)a.sa_be) != 0) {
+		smarm__bhv_plugin_unref(a.sa_be);
+		free(a.sa_args);
+		free(a.sa_name);
+		smarm_chan_sender_free(a.sa_start); /* the starter: EDOWN */
+		return;
+	}
+	if (smarm_cleanup_push(free, a.sa_args) != 0 ||
+	    smarm_cleanup_push(free, a.sa_name) != 0) {
+		smarm_chan_sender_free(a.sa_start);
+		smarm_actor_exit(); /* frees what was pushed */
+	}
+	smarm__gs_run(a.sa_be, a.sa_args, a.sa_name, a.sa_start, false);
+}
+
+static int dup_opt(const char *s, char **out)
+{
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	*out = strdup(s);
+	return *out != NULL ? 0 : SMARM_ENOMEM;
+}
+
+static int name_check(const char *name)
+{
+	size_t n;
+	if (name == NULL)
+		return 0;
+	n = strnlen(name, SMARM_NAME_MAX + 1);
+	return n == 0 || n > SMARM_NAME_MAX ? SMARM_EINVAL : 0;
+}
+
+int smarm_server_start(const smarm_behaviour_t *b, const char *args,
+		       const char *name, smarm_server_t **out)
+{
+	struct start_arg *a;
+	smarm_chan_t *start;
+	smarm_pid_t pid;
+	int rc, st;
+
+	if (smarm_actor_self().id == 0)
+		return SMARM_ENOTACTOR;
+	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
+	    name_check(name) != 0)
+		return SMARM_EINVAL;
+	a = calloc(1, sizeof *a);
+	if (a == NULL)
+		return SMARM_ENOMEM;
+	if (dup_opt(args, &a->sa_args) != 0 ||
+	    dup_opt(name, &a->sa_name) != 0) {
+		start_arg_free(a);
+		return SMARM_ENOMEM;
+	}
+	rc = smarm_chan_alloc(&start, sizeof(int), NULL);
+	if (rc != 0) {
+		start_arg_free(a);
+		return rc;
+	}
+	a->sa_be = b;
+	a->sa_start = start;
+	smarm__bhv_plugin_ref(b);
+	rc = smarm_actor_spawn(&pid, start_body, a, NULL);
+	if (rc != 0) {
+		smarm__bhv_plugin_unref(b);
+		start_arg_free(a);
+		smarm_chan_sender_free(start);
+		smarm_chan_receiver_free(start);
+		return rc;
+	}
+	smarm_actor_detach(pid);
+	/* The child owns the sender: a status, or the close if it died. */
+	rc = smarm_chan_recv(start, &st);
+	smarm_chan_receiver_free(start);
+	if (rc == SMARM_ECLOSED)
+		return SMARM_EDOWN;
+	if (rc != 0)
+		return rc;
+	if (st != 0)
+		return st;
+	if (out != NULL) {
+		rc = smarm_server_open(NULL, b, pid, out);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int smarm_server_run(const smarm_behaviour_t *b, const char *args,
+		     const char *name)
+{
+	if (smarm_actor_self().id == 0)
+		return SMARM_ENOTACTOR;
+	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
+	    name_check(name) != 0)
+		return SMARM_EINVAL;
+	return smarm__gs_run(b, args, name, NULL, true);
+}
+
+/*
+ * A supervised server's spec data. A spec has no destructor for its
+ * children's arguments, so these are kept for the life of the process,
+ * on a list (sup_lock) that keeps them reachable.
+ */
+struct sup_arg {
+	struct sup_arg *su_next; /* sup_args (sup_lock) */
+	const struct smarm_behaviour *su_be;
+	char *su_args, *su_name;
+};
+
+static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sup_arg *sup_args;
+
+static void sup_body(void *arg)
+{
+	struct sup_arg *a = arg;
+	smarm__gs_run(a->su_be, a->su_args, a->su_name, NULL, true);
+}
+
+int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
+			      const smarm_behaviour_t *b, const char *args,
+			      const char *name, int restart,
+			      uint64_t shutdown_ns, uint64_t ready_ns)
+{
+	struct sup_arg *a;
+	int rc;
+	if (spec == NULL || !smarm__bhv_valid(b) ||
+	    b->bh_kind != BHV_GEN_SERVER || name_check(name) != 0)
+		return SMARM_EINVAL;
+	a = calloc(1, sizeof *a);
+	if (a == NULL)
+		return SMARM_ENOMEM;
+	a->su_be = b;
+	if (dup_opt(args, &a->su_args) != 0 ||
+	    dup_opt(name, &a->su_name) != 0) {
+		free(a->su_args);
+		free(a);
+		return SMARM_ENOMEM;
+	}
+	rc = smarm_sup_spec_add_child(spec, id, sup_body, a, restart,
+				      shutdown_ns);
+	if (rc == 0)
+		rc = smarm_sup_spec_set_child_ready(spec, id, ready_ns);
+	if (rc != 0) {
+		free(a->su_args);
+		free(a->su_name);
+		free(a);
+		return rc;
+	}
+	pthread_mutex_lock(&sup_lock);
+	a->su_next = sup_args;
+	sup_args = a;
+	pthread_mutex_unlock(&sup_lock);
+	return 0;
+}
+
+/* ---- client handles ---- */
+
+struct smarm_server {
+	smarm_node_t *sc_node;		     /* the server's node */
+	const struct smarm_behaviour *sc_be; /* plugin reference held */
+	smarm_pid_t sc_pid;		     /* by pid: the server */
+	bool sc_named;			     /* by name: sc_name */
+	char sc_name[SMARM_NAME_MAX + 1];
+	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
+	uint64_t sc_seq;	/* the last call's number (INV-1) */
+	int sc_status;		/* the last stub call's status */
+};
+
+static int open_common(smarm_node_t *node, const smarm_behaviour_t *b,
+		       smarm_server_t **out)
+{
+	struct smarm_server *s;
+	if (out == NULL || !smarm__bhv_valid(b))
+		return SMARM_EINVAL;
+	if (node == NULL)
+		node = smarm_node_current();
+	if (node == NULL)
+		return SMARM_EINVAL;
+	s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return SMARM_ENOMEM;
+	s->sc_node = node;
+	s->sc_be = b;
+	smarm__bhv_plugin_ref(b);
+	*out = s;
+	return 0;
+}
+
+int smarm_server_open(smarm_node_t *node, const smarm_behaviour_t *b,
+		      smarm_pid_t pid, smarm_server_t **out)
+{
+	int rc;
+	if (pid.id == 0)
+		return SMARM_EINVAL;
+	rc = open_common(node, b, out);
+	if (rc == 0)
+		(*out)->sc_pid = pid;
+	return rc;
+}
+
+int smarm_server_open_name(smarm_node_t *node, const smarm_behaviour_t *b,
+			   const char *name, smarm_server_t **out)
+{
+	int rc;
+	if (name == NULL || name_check(name) != 0)
+		return SMARM_EINVAL;
+	rc = open_common(node, b, out);
+	if (rc == 0) {
+		(*out)->sc_named = true;
+		strcpy((*out)->sc_name, name);
+	}
+	return rc;
+}
+
+void smarm_server_free(smarm_server_t *s)
+{
+	if (s == NULL)
+		return;
+	if (s->sc_reply != NULL) {
+		smarm_chan_receiver_free(s->sc_reply);
+		smarm_chan_sender_free(s->sc_reply);
+	}
+	smarm__bhv_plugin_unref(s->sc_be);
+	free(s);
+}
+
+int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid)
+{
+	if (s == NULL || pid == NULL)
+		return SMARM_EINVAL;
+	if (s->sc_named)
+		return smarm_node_whereis(s->sc_node, s->sc_name, pid);
+	if (!smarm_actor_is_alive(s->sc_pid) &&
+	    smarm_node_current() == s->sc_node)
+		return SMARM_ENOPROC;
+	*pid = s->sc_pid;
+	return 0;
+}
+
+int smarm_server_status(const smarm_server_t *s)
+{
+	return s != NULL ? s->sc_status : SMARM_EINVAL;
+}
+
+/* The server's pid now, and the caller must not be it. */
+static int resolve(struct smarm_server *s, smarm_pid_t *pid)
+{
+	int rc = 0;
+	if (s->sc_named)
+		rc = smarm_node_whereis(s->sc_node, s->sc_name, pid);
+	else
+		*pid = s->sc_pid;
+	if (rc != 0)
+		return rc;
+	if (smarm_pid_eq(*pid, smarm_actor_self()))
+		return SMARM_ECALLSELF;
+	return 0;
+}
+
+/*
+ * Send op with block blk to s (ownership of blk passes: freed on
+ * failure). For a call, reply and seq name where the answer goes.
+ */
+static int send_op(struct smarm_server *s, const struct bhv_op *op,
+		   struct bhv_block *blk, smarm_chan_t *reply, uint64_t seq)
+{
+	struct bhv_env e = { s->sc_be, op, blk, reply, seq };
+	struct bhv_env nudge = { s->sc_be, NULL, NULL, NULL, 0 };
+	const smarm_msgtype_t *t = op->op_kind == BHV_INFO
+					   ? smarm__gs_info_type()
+					   : smarm__gs_inbox_type();
+	smarm_pid_t pid;
+	int rc = resolve(s, &pid);
+
+	if (rc == 0) {
+		smarm__bhv_plugin_ref(s->sc_be);
+		rc = smarm_node_send(s->sc_node, pid, t, &e);
+		if (rc != 0)
+			smarm__bhv_plugin_unref(s->sc_be);
+	}
+	if (rc != 0) {
+		free(blk);
+		if (rc == SMARM_ECLOSED)
+			return op->op_kind == BHV_CALL ? SMARM_EDOWN
+						       : SMARM_ENOPROC;
+		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
+	}
+	if (op->op_kind == BHV_INFO) /* wake a server parked on the inbox */
+		(void)smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
+				      &nudge);
+	return 0;
+}
+
+static const struct bhv_op *op_find(struct smarm_server *s, const char *op,
+				    int kind)
+{
+	return smarm__bhv_proto_find(&s->sc_be->bh_proto, op, kind);
+}
+
+/* Wait for the reply numbered seq until the deadline. */
+static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
+		 uint64_t timeout_ns)
+{
+	uint64_t deadline = 0;
+	struct bhv_reply r;
+	int rc;
+
+	if (timeout_ns != SMARM_NO_TIMEOUT && timeout_ns != 0)
+		deadline = smarm_now_ns() + timeout_ns;
+	for (;;) {
+		uint64_t left = timeout_ns;
+		if (deadline != 0) {
+			uint64_t now = smarm_now_ns();
+			left = now < deadline ? deadline - now : 0;
+		}
+		rc = smarm_chan_recv_timeout(s->sc_reply, &r, left);
+		if (rc != 0)
+			return rc;
+		if (r.rp_seq != seq) { /* a late reply (INV-1) */
+			smarm_value_release(&r.rp_v);
+			continue;
+		}
+		if (r.rp_status != 0 || reply == NULL)
+			smarm_value_release(&r.rp_v);
+		else
+			*reply = r.rp_v;
+		return r.rp_status;
+	}
+}
+
+/* A call with its block packed: send, wait. */
+static int call_block(struct smarm_server *s, const struct bhv_op *op,
+		      struct bhv_block *blk, smarm_value_t *reply,
+		      uint64_t timeout_ns)
+{
+	int rc;
+	if (s->sc_reply == NULL) {
+		rc = smarm__gs_reply_chan(&s->sc_reply);
+		if (rc != 0) {
+			s->sc_reply = NULL;
+			free(blk);
+			return rc;
+		}
+	}
+	s->sc_seq++;
+	rc = send_op(s, op, blk, s->sc_reply, s->sc_seq);
+	if (rc != 0)
+		return rc;
+	return await(s, s->sc_seq, reply, timeout_ns);
+}
+
+int smarm_server_call(smarm_server_t *s, const char *opname,
+		      const smarm_value_t *args, size_t nargs,
+		      smarm_value_t *reply, uint64_t timeout_ns)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	int rc;
+
+	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	op = op_find(s, opname, BHV_CALL);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	if (rc != 0)
+		return rc;
+	return call_block(s, op, blk, reply, timeout_ns);
+}
+
+static int send_kind(smarm_server_t *s, const char *opname,
+		     const smarm_value_t *args, size_t nargs, int kind)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	int rc;
+
+	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	op = op_find(s, opname, kind);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	if (rc != 0)
+		return rc;
+	return send_op(s, op, blk, NULL, 0);
+}
+
+int smarm_server_cast(smarm_server_t *s, const char *op,
+		      const smarm_value_t *args, size_t nargs)
+{
+	return send_kind(s, op, args, nargs, BHV_CAST);
+}
+
+int smarm_server_info(smarm_server_t *s, const char *op,
+		      const smarm_value_t *args, size_t nargs)
+{
+	return send_kind(s, op, args, nargs, BHV_INFO);
+}
+
+int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
+{
+	smarm_chan_t *ch;
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	uint64_t ref;
+	int rc;
+
+	if (s == NULL)
+		return SMARM_EINVAL;
+	if (smarm_actor_self().id == 0)
+		return SMARM_ENOTACTOR;
+	rc = resolve(s, &pid);
+	if (rc == SMARM_ENONAME) {
+		if (how != NULL)
+			*how = SMARM_EXIT_NOPROC;
+		return 0;
+	}
+	if (rc != 0)
+		return rc;
+	rc = smarm_chan_alloc(&ch, sizeof sig, NULL);
+	if (rc != 0)
+		return rc;
+	rc = smarm_monitor(pid, ch, &ref);
+	if (rc == 0) {
+		(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
+		rc = smarm_chan_recv_timeout(ch, &sig, timeout_ns);
+		if (rc == 0 && how != NULL)
+			*how = sig.how;
+		if (rc != 0)
+			smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	}
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+	return rc;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_gen_server.c - gen_server over the shipped plugins (counter, kv,
+ * crasher): calls and casts in order, str/bytes replies, a call timeout
+ * whose late reply never reaches the next call (gen_server_SUITE's
+ * call timeouts), calling self, a crash mid-call (SMARM_EDOWN, the node
+ * lives, terminate sees the crash with may_block false), a cast
+ * crashing its server, calls from a plain thread, named servers that
+ * follow a restart, shutdown (stop with reason), a supervised server,
+ * unloading while a server is alive, and every misuse error of the
+ * client calls.
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+static smarm_plugin_t *pl_counter, *pl_kv, *pl_crasher;
+static const smarm_behaviour_t *counter, *kv, *crasher;
+
+static void setup(void)
+{
+	char msg[256];
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_COUNTER"),
+					   &pl_counter, msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_KV"), &pl_kv, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_CRASHER"),
+					   &pl_crasher, msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(
+		smarm_plugin_behaviour(pl_counter, "counter", &counter), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl_kv, "kv", &kv), 0);
+	ck_assert_int_eq(
+		smarm_plugin_behaviour(pl_crasher, "crasher", &crasher), 0);
+	harness_checks_reset();
+}
+
+static void teardown(void)
+{
+	smarm_plugin_close(pl_counter);
+	smarm_plugin_close(pl_kv);
+	smarm_plugin_close(pl_crasher);
+}
+
+static smarm_value_t i64(int64_t v)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_I64;
+	x.v.i = v;
+	return x;
+}
+
+static smarm_value_t str(const char *s)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_STR;
+	x.v.p = s;
+	x.len = (uint32_t)strlen(s);
+	return x;
+}
+
+static smarm_value_t bytes(const void *p, size_t n)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_BYTES;
+	x.v.p = p;
+	x.len = (uint32_t)n;
+	return x;
+}
+
+static int64_t get(smarm_server_t *s)
+{
+	smarm_value_t r;
+	r.v.i = -999;
+	HARNESS_EQ(smarm_server_call(s, "get", NULL, 0, &r, SMARM_NO_TIMEOUT),
+		   0);
+	HARNESS_EQ(r.type, SMARM_T_I64);
+	return r.v.i;
+}
+
+/* ---------------------------------------------------------- basics */
+
+static void roundtrip_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(5), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, "10", NULL, &s), 0);
+	HARNESS_EQ(get(s), 10);
+	for (int i = 0; i < 100; i++)
+		HARNESS_EQ(smarm_server_cast(s, "inc", &a, 1), 0);
+	HARNESS_EQ(smarm_server_call(s, "add", &a, 1, &r, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(r.v.i, 515);
+	HARNESS_EQ(smarm_server_cast(s, "reset", NULL, 0), 0);
+	HARNESS_EQ(get(s), 10);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_call_cast_roundtrip_in_order)
+{
+	ck_assert_int_eq(harness_run(4, roundtrip_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+static void kv_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a[2] = { str("k"), bytes("v\0w", 3) }, r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_call(s, "put", a, 2, &r, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(r.type, SMARM_T_BOOL);
+	HARNESS_EQ(r.v.b, true);
+	HARNESS_EQ(smarm_server_call(s, "put", a, 2, &r, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(r.v.b, false);
+	HARNESS_EQ(smarm_server_call(s, "get", a, 1, &r, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(r.type, SMARM_T_BYTES);
+	HARNESS_EQ(r.len, 3);
+	HARNESS_CHECK(r.v.p != NULL && memcmp(r.v.p, "v\0w", 3) == 0);
+	smarm_value_release(&r);
+	HARNESS_EQ(smarm_server_call(s, "size", NULL, 0, &r, SMARM_NO_TIMEOUT),
+		   0);
+	HARNESS_EQ(r.v.u, 1);
+	HARNESS_EQ(smarm_server_call(s, "del", a, 1, &r, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(r.v.b, true);
+	HARNESS_EQ(smarm_server_call(s, "get", a, 1, NULL, SMARM_NO_TIMEOUT),
+		   0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_kv_str_and_bytes)
+{
+	ck_assert_int_eq(harness_run(2, kv_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------- call timeouts */
+
+static void timeout_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	for (int i = 1; i <= 200; i++) {
+		/* timed out at once; its reply comes later and is dropped */
+		int rc = smarm_server_call(s, "add", &a, 1, &r, 0);
+		HARNESS_CHECK(rc == SMARM_ETIMEDOUT || rc == 0);
+		if (rc == 0)
+			HARNESS_EQ(r.v.i, 2 * i - 1);
+		/* the next call gets its own reply, never the late one */
+		HARNESS_EQ(get(s), 2 * i - 1);
+		HARNESS_EQ(smarm_server_call(s, "add", &a, 1, &r, MS(5000)), 0);
+		HARNESS_EQ(r.v.i, 2 * i);
+	}
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_call_timeout_no_late_reply)
+{
+	ck_assert_int_eq(harness_run(1, timeout_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run(4, timeout_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------ calling self */
+
+static void self_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_server_open(NULL, counter, smarm_actor_self(), &s), 0);
+	HARNESS_EQ(smarm_server_call(s, "get", NULL, 0, NULL, MS(100)),
+		   SMARM_ECALLSELF);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_calling_self)
+{
+	ck_assert_int_eq(harness_run(2, self_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------------------------- crashes */
+
+static void crasher_last(int *how, intptr_t *reason, int *may_block)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_CRASHER"), RTLD_NOW | RTLD_NOLOAD);
+	void (*f)(int *, intptr_t *, int *);
+	HARNESS_CHECK(dl != NULL);
+	*(void **)&f = dlsym(dl, "smarm_crasher_last");
+	f(how, reason, may_block);
+	dlclose(dl);
+}
+
+static void crash_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(42), r;
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	int how, mb;
+	intptr_t reason;
+	(void)arg;
+	/* a crash mid-call: the caller gets SMARM_EDOWN */
+	HARNESS_EQ(smarm_server_start(crasher, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_monitor(pid, ch, NULL), 0);
+	HARNESS_EQ(smarm_server_call(s, "ping", NULL, 0, &r, MS(5000)), 0);
+	HARNESS_EQ(smarm_server_call(s, "crash_now", &a, 1, &r, MS(5000)),
+		   SMARM_EDOWN);
+	HARNESS_EQ(harness_recv_sig(ch, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(sig.reason, 42);
+	crasher_last(&how, &reason, &mb);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(reason, 42);
+	HARNESS_EQ(mb, 0);
+	/* the server is gone: calls and casts say so */
+	int rc = smarm_server_call(s, "ping", NULL, 0, &r, MS(5000));
+	HARNESS_CHECK(rc == SMARM_ENOPROC || rc == SMARM_EDOWN);
+	HARNESS_EQ(smarm_server_cast(s, "crash", &a, 1), SMARM_ENOPROC);
+	smarm_server_free(s);
+
+	/* a cast crashing its server, with queued calls behind it */
+	a = i64(7);
+	HARNESS_EQ(smarm_server_start(crasher, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_monitor(pid, ch, NULL), 0);
+	HARNESS_EQ(smarm_server_cast(s, "crash", &a, 1), 0);
+	rc = smarm_server_call(s, "ping", NULL, 0, &r, MS(5000));
+	HARNESS_CHECK(rc == SMARM_EDOWN || rc == SMARM_ENOPROC);
+	HARNESS_EQ(harness_recv_sig(ch, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(sig.reason, 7);
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_server_crash_ends_server_not_node)
+{
+	ck_assert_int_eq(harness_run(2, crash_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------- plain threads */
+
+static smarm_node_t *thread_node;
+static smarm_pid_t thread_server;
+static smarm_chan_t *thread_done;
+
+static void *thread_client(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_open(NULL, counter, thread_server, &s),
+		   SMARM_EINVAL); /* no node outside an actor */
+	HARNESS_EQ(smarm_server_open(thread_node, counter, thread_server, &s),
+		   0);
+	for (int i = 0; i < 1000; i++)
+		HARNESS_EQ(smarm_server_call(s, "add", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(smarm_server_cast(s, "inc", &a, 1), 0);
+	smarm_server_free(s);
+	int one = 1;
+	smarm_chan_send(thread_done, &one);
+	return NULL;
+}
+
+static void thread_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	pthread_t t[2];
+	int v;
+	(void)arg;
+	thread_node = smarm_node_current();
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &thread_server), 0);
+	HARNESS_EQ(smarm_chan_alloc(&thread_done, sizeof(int), NULL), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, thread_client, NULL);
+	for (int i = 0; i < 2; i++)
+		HARNESS_EQ(smarm_chan_recv(thread_done, &v), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	HARNESS_EQ(get(s), 2002);
+	harness_chan_drop(thread_done);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_calls_from_plain_threads)
+{
+	ck_assert_int_eq(harness_run(4, thread_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------ names, shutdown, restart */
+
+static void named_root(void *arg)
+{
+	smarm_server_t *s = NULL, *byname = NULL, *s2 = NULL;
+	smarm_value_t a = i64(3), r;
+	int how = -1;
+	(void)arg;
+	HARNESS_EQ(smarm_server_open_name(NULL, counter, "ctr", &byname), 0);
+	HARNESS_EQ(smarm_server_call(byname, "get", NULL, 0, &r, MS(100)),
+		   SMARM_ENONAME);
+	HARNESS_EQ(smarm_server_start(counter, "1", "ctr", &s), 0);
+	HARNESS_EQ(smarm_server_start(counter, "1", "ctr", &s2), SMARM_EEXIST);
+	HARNESS_EQ(smarm_server_call(byname, "add", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 4);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(smarm_server_call(byname, "get", NULL, 0, &r, MS(100)),
+		   SMARM_ENONAME);
+	how = -1;
+	HARNESS_EQ(smarm_server_shutdown(byname, MS(5000), &how), 0);
+	HARNESS_EQ(how, SMARM_EXIT_NOPROC);
+	/* a new server under the name: the handle follows it */
+	HARNESS_EQ(smarm_server_start(counter, "100", "ctr", &s2), 0);
+	HARNESS_EQ(get(byname), 100);
+	smarm_server_free(s);
+	smarm_server_free(s2);
+	smarm_server_free(byname);
+}
+
+START_TEST(test_gen_server_named_follow_restart_and_shutdown)
+{
+	ck_assert_int_eq(harness_run(2, named_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------- supervised */
+
+static void sup_root(void *arg)
+{
+	smarm_sup_spec_t *spec = NULL;
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(42), r;
+	smarm_pid_t sup, first, second;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "c", crasher, NULL, "crs",
+					     SMARM_SUP_PERMANENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_add_server(NULL, "c", crasher, NULL, "crs",
+					     SMARM_SUP_PERMANENT, MS(1000),
+					     MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "d", NULL, NULL, "crs",
+					     SMARM_SUP_PERMANENT, MS(1000),
+					     MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	HARNESS_EQ(smarm_server_open_name(NULL, crasher, "crs", &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &first), 0);
+	HARNESS_EQ(smarm_server_call(s, "ping", NULL, 0, &r, MS(5000)), 0);
+	/* crash it: the supervisor restarts it under the same name */
+	HARNESS_EQ(smarm_server_call(s, "crash_now", &a, 1, &r, MS(5000)),
+		   SMARM_EDOWN);
+	uint64_t t0 = smarm_now_ns();
+	int rc;
+	do {
+		smarm_actor_sleep(MS(1));
+		rc = smarm_server_call(s, "ping", NULL, 0, &r, MS(5000));
+	} while (rc != 0 && harness_since(t0) < MS(5000));
+	HARNESS_EQ(rc, 0);
+	HARNESS_EQ(smarm_server_pid(s, &second), 0);
+	HARNESS_CHECK(!smarm_pid_eq(first, second));
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_supervised_restart)
+{
+	ck_assert_int_eq(harness_run(2, sup_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* --------------------------------------------------- unloading */
+
+static void unload_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, "5", NULL, &s), 0);
+	HARNESS_EQ(smarm_plugin_close(pl_counter), 0); /* the host's ref */
+	pl_counter = NULL;
+	/* still mapped: the server and the handle hold it */
+	HARNESS_CHECK(dlopen(getenv("SMARM_TEST_COUNTER"),
+			     RTLD_NOW | RTLD_NOLOAD) != NULL);
+	HARNESS_EQ(get(s), 5);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_unload_while_alive)
+{
+	void *dl;
+	ck_assert_int_eq(harness_run(2, unload_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	/* the last reference went: unmapped (the test's NOLOAD ref too) */
+	dl = dlopen(getenv("SMARM_TEST_COUNTER"), RTLD_NOW | RTLD_NOLOAD);
+	if (dl != NULL) {
+		dlclose(dl); /* the one NOLOAD in unload_root took */
+		dlclose(dl);
+		dl = dlopen(getenv("SMARM_TEST_COUNTER"),
+			    RTLD_NOW | RTLD_NOLOAD);
+	}
+	ck_assert_ptr_null(dl);
+}
+END_TEST
+
+/* ------------------------------------------------------ misuse */
+
+static void misuse_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = i64(1), bad = str("x"), r;
+	char *big;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(NULL, NULL, NULL, &s), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_start((void *)&a, NULL, NULL, &s),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_start(counter, NULL, "", &s), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_run(NULL, NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open(NULL, NULL, smarm_actor_self(), &s),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open(NULL, counter, SMARM_PID_NONE, &s),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open(NULL, counter, smarm_actor_self(), NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open_name(NULL, counter, NULL, &s),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open_name(NULL, counter, "", &s), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_call(NULL, "get", NULL, 0, &r, 0),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_call(s, NULL, NULL, 0, &r, 0), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_call(s, "add", NULL, 1, &r, 0), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_call(s, "nope", NULL, 0, &r, 0), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_call(s, "inc", &a, 1, &r, 0), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_cast(s, "get", NULL, 0), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_info(s, "get", NULL, 0), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_call(s, "add", NULL, 0, &r, 0), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_call(s, "add", &bad, 1, &r, 0), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_cast(s, "inc", &bad, 1), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_cast(NULL, "inc", &a, 1), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_pid(NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_shutdown(NULL, 0, NULL), SMARM_EINVAL);
+	smarm_server_free(NULL);
+	smarm_server_free(s);
+	/* ETOOBIG through kv */
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &s), 0);
+	big = calloc(1, SMARM_BYTES_MAX + 1);
+	smarm_value_t kb[2] = { str("k"), bytes(big, SMARM_BYTES_MAX + 1) };
+	HARNESS_EQ(smarm_server_call(s, "put", kb, 2, &r, MS(5000)),
+		   SMARM_ETOOBIG);
+	free(big);
+	smarm_server_free(s);
+	/* context calls outside a server */
+	HARNESS_EQ(smarm_gs_stop(NULL, SMARM_EXIT_NORMAL, 0), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_trap_exit((void *)&a), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_continue(NULL, 0), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_set_idle(NULL, 0), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_monitor(NULL, smarm_actor_self(), NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_reply_later(NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply(NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply((void *)&a, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_drop(NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_drop((void *)&a), SMARM_EINVAL);
+}
+
+START_TEST(test_gen_server_every_misuse_error)
+{
+	smarm_server_t *s = NULL;
+	ck_assert_int_eq(harness_run(2, misuse_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	/* actor-only calls from a plain thread */
+	ck_assert_int_eq(smarm_server_start(counter, NULL, NULL, &s),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_server_run(counter, NULL, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_gs_stop(NULL, 0, 0), SMARM_ENOTACTOR);
+}
+END_TEST
+
+Suite *smarm_test_gen_server_suite(void)
+{
+	Suite *s = suite_create("gen_server");
+	TCase *tc = tcase_create("gen_server");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_gen_server_call_cast_roundtrip_in_order);
+	tcase_add_test(tc, test_gen_server_kv_str_and_bytes);
+	tcase_add_test(tc, test_gen_server_call_timeout_no_late_reply);
+	tcase_add_test(tc, test_gen_server_calling_self);
+	tcase_add_test(tc, test_gen_server_crash_ends_server_not_node);
+	tcase_add_test(tc, test_gen_server_calls_from_plain_threads);
+	tcase_add_test(tc, test_gen_server_named_follow_restart_and_shutdown);
+	tcase_add_test(tc, test_gen_server_supervised_restart);
+	tcase_add_test(tc, test_gen_server_unload_while_alive);
+	tcase_add_test(tc, test_gen_server_every_misuse_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(gen_server)
