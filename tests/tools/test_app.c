@@ -4,7 +4,11 @@
  * parses into the tree it describes (nesting, defaults, quoting,
  * relative plugin paths); every error the format defines is reported as
  * "file:line[:col]: text" at the right place, one case per error; and
- * bad input is refused without a crash or an overrun.
+ * the load step (tools/app_load.c) reports a plugin that does not open,
+ * a shared object that is no plugin, and a behaviour a plugin lacks at
+ * the line that names it, and builds a nested tree's specs. Needs
+ * TAGGER_SO (a plugin) and NOT_A_PLUGIN_SO (a shared object without the
+ * entry symbol) in the environment.
  */
 #include "../harness.h"
 
@@ -386,6 +390,7 @@ START_TEST(test_app_misuse_and_read)
 {
 	struct app *a = NULL;
 	char err[APP_ERR_MAX];
+	const smarm_sup_spec_t *spec = NULL;
 	ck_assert_int_eq(app_parse("f", "app t", 5, NULL, err, sizeof err), -1);
 	ck_assert_int_eq(app_parse("f", NULL, 3, &a, err, sizeof err), -1);
 	ck_assert_int_eq(app_parse("f", "app t", 5, &a, NULL, 0), -1);
@@ -393,6 +398,8 @@ START_TEST(test_app_misuse_and_read)
 			 -1);
 	ck_assert_msg(strncmp(err, "/nonexistent/x.app: cannot open", 31) == 0,
 		      "%s", err);
+	ck_assert_int_eq(app_load(NULL, err, sizeof err), -1);
+	ck_assert_int_eq(app_build(NULL, &spec, err, sizeof err), -1);
 	app_free(NULL);
 	/* a tiny message buffer is cut, never overrun */
 	{
@@ -403,6 +410,96 @@ START_TEST(test_app_misuse_and_read)
 				 -1);
 		ck_assert_int_eq(strlen(small), 7);
 	}
+}
+END_TEST
+
+/* Write text to a file of its own (the plugin paths resolve against
+ * that file's directory); returns its path (static). */
+static const char *write_app(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	snprintf(path, sizeof path, "/tmp/smarm-test-app-%d.app",
+		 (int)getpid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+/* Read, load and build path; returns app_load's or app_build's rc. */
+static int load(const char *path, struct app **out, char *err, size_t len)
+{
+	const smarm_sup_spec_t *spec = NULL;
+	int rc = app_read(path, out, err, len);
+	ck_assert_msg(rc == 0, "%s", err);
+	rc = app_load(*out, err, len);
+	if (rc == 0) {
+		rc = app_build(*out, &spec, err, len);
+		ck_assert_ptr_nonnull(spec);
+	}
+	return rc;
+}
+
+START_TEST(test_app_load_opens_plugins_and_finds_behaviours)
+{
+	const char *tagger = getenv("TAGGER_SO");
+	const char *other = getenv("NOT_A_PLUGIN_SO");
+	char text[1024], err[APP_ERR_MAX], want[256];
+	struct app *a = NULL;
+	const char *path;
+	ck_assert_ptr_nonnull(tagger);
+	ck_assert_ptr_nonnull(other);
+
+	/* a whole tree: servers and a nested supervisor, specs built */
+	snprintf(text, sizeof text,
+		 "app t\nplugin p %s\nsupervisor s one_for_one\n"
+		 "  server p.tagger id=a\n  supervisor u rest_for_one\n"
+		 "    server p.tagger id=b name=bee\n",
+		 tagger);
+	path = write_app(text);
+	ck_assert_msg(load(path, &a, err, sizeof err) == 0, "%s", err);
+	ck_assert_ptr_nonnull(a->a_root->an_kids[0]->an_b);
+	ck_assert_ptr_nonnull(a->a_root->an_kids[1]->an_spec);
+	app_free(a);
+
+	/* no such file: the loader's message at the plugin line */
+	path = write_app("app t\nplugin p ./no-such-plugin.so\n"
+			 "supervisor s one_for_one\n");
+	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	snprintf(want, sizeof want, "%s:2: plugin 'p': ", path);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "no-such-plugin.so") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "(SMARM_EPLUGINOPEN)") != NULL, "%s", err);
+	app_free(a);
+
+	/* a shared object that is no plugin */
+	snprintf(text, sizeof text,
+		 "app t\nplugin t %s\nplugin p %s\n"
+		 "supervisor s one_for_one\n",
+		 tagger, other);
+	path = write_app(text);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	snprintf(want, sizeof want, "%s:3: plugin 'p': ", path);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "(SMARM_ENOENTRY)") != NULL, "%s", err);
+	app_free(a); /* closes the one plugin that did open */
+
+	/* a behaviour the plugin lacks: at the server's line and column */
+	snprintf(text, sizeof text,
+		 "app t\nplugin p %s\nsupervisor s one_for_one\n"
+		 "  server p.tagger\n  server p.nope\n",
+		 tagger);
+	path = write_app(text);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	snprintf(want, sizeof want,
+		 "%s:5:3: plugin 'p' (%s) has no behaviour 'nope' "
+		 "(SMARM_ENOBEHAVIOUR)",
+		 path, tagger);
+	ck_assert_str_eq(err, want);
+	app_free(a);
+	unlink(path);
 }
 END_TEST
 
@@ -426,6 +523,9 @@ Suite *smarm_test_app_suite(void)
 	tcase_add_test(t, test_app_error_over_long_names);
 	tcase_add_test(t, test_app_error_lexical);
 	tcase_add_test(t, test_app_misuse_and_read);
+	suite_add_tcase(s, t);
+	t = tcase_create("load");
+	tcase_add_test(t, test_app_load_opens_plugins_and_finds_behaviours);
 	suite_add_tcase(s, t);
 	return s;
 }
