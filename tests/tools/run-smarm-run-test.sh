@@ -17,7 +17,7 @@
 #     a behaviour a plugin lacks exit 2 with a file:line message;
 #   - --check loads without starting anything.
 # Every run is bounded by timeout(1), so a hang is a failure, not a
-# stuck test.
+# stuck test. The demo and the signal runs oversubscribe (4 workers).
 
 set -u
 
@@ -52,7 +52,7 @@ check() { # name, condition-result (0 ok), diagnostics...
 FINAL_RE='^smarm-run: [a-z_]+: done after [0-9]+\.[0-9]{2} s: [0-9]+ requests \([0-9]+/s\), [0-9]+ restarts$'
 
 # 1. the demo, start to end
-out=$(timeout 60 "$RUN" -q "$DEMO" 2>"$TMP/demo.err"); rc=$?
+out=$(timeout 60 "$RUN" -q -w 4 "$DEMO" 2>"$TMP/demo.err"); rc=$?
 last=$(printf '%s\n' "$out" | tail -n 1)
 req=$(printf '%s' "$last" | sed -nE 's/.* ([0-9]+) requests .*/\1/p')
 rst=$(printf '%s' "$last" | sed -nE 's/.*, ([0-9]+) restarts$/\1/p')
@@ -64,6 +64,7 @@ check "the demo runs to its end: exit 0, requests, restarts, final line" \
 # 2, 3. SIGTERM and SIGINT mid-run: ordered shutdown, exit 0
 cat >"$TMP/order.app" <<'EOF'
 app order
+workers 4
 plugin t ./tagger.so
 supervisor root one_for_one
   server t.tagger id=a args="tag=a"
