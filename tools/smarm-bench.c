@@ -67,6 +67,7 @@
  */
 
 #include <smarm/smarm.h>
+#include <smarm/smarm_plugin.h>
 
 #include <signal.h>
 #include <assert.h>
@@ -1393,6 +1394,145 @@ static void wl_sup_restart_100k(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * gen_server_call, gen_server_call_generic, gen_server_cast: the counter
+ * plugin (plugins/counter) as a gen_server. _call: 1000000 calls of
+ * add(1) through a typed stub (smarm_server_stub), ns per call;
+ * _generic: the same by name with smarm_server_call and an argument
+ * array; _cast: 1000000 casts of inc(1) into the server, then one get, ns
+ * per cast. The plugin's path is SMARM_COUNTER_PLUGIN or the build's.
+ * --------------------------------------------------------------------- */
+
+/* The operations per run: 1000000, or SMARM_BENCH_GS_N (fewer, for a
+ * run under callgrind). */
+static int gs_n(void)
+{
+	const char *e = getenv("SMARM_BENCH_GS_N");
+	long n = e != NULL ? strtol(e, NULL, 10) : 0;
+	return n > 0 && n <= 100000000 ? (int)n : 1000000;
+}
+
+#ifndef SMARM_BENCH_COUNTER
+#define SMARM_BENCH_COUNTER "counter.so"
+#endif
+
+static int gs_open(struct bench_run *r, smarm_plugin_t **pl,
+		   const smarm_behaviour_t **b, smarm_server_t **s,
+		   const char *name)
+{
+	const char *path = getenv("SMARM_COUNTER_PLUGIN");
+	char msg[256];
+	int rc;
+	if (path == NULL)
+		path = SMARM_BENCH_COUNTER;
+	if ((rc = smarm_plugin_open(path, pl, msg, sizeof msg)) != 0) {
+		fprintf(stderr, "smarm-bench: %s\n", msg);
+		bench_fail(r, "smarm_plugin_open", rc);
+		return rc;
+	}
+	if ((rc = smarm_plugin_behaviour(*pl, "counter", b)) != 0 ||
+	    (rc = smarm_server_start(*b, NULL, name, s)) != 0) {
+		bench_fail(r, "start counter", rc);
+		smarm_plugin_close(*pl);
+		return rc;
+	}
+	return 0;
+}
+
+static void gs_close(smarm_plugin_t *pl, smarm_server_t *s)
+{
+	smarm_server_shutdown(s, SMARM_NO_TIMEOUT, NULL);
+	smarm_server_free(s);
+	smarm_plugin_close(pl);
+}
+
+static void wl_gen_server_call(struct bench_run *r)
+{
+	smarm_plugin_t *pl;
+	const smarm_behaviour_t *b;
+	smarm_server_t *s;
+	void (*fn)(void);
+	int64_t (*add)(smarm_server_t *, int64_t), v = 0;
+	int rc;
+
+	if (gs_open(r, &pl, &b, &s, NULL) != 0)
+		return;
+	if ((rc = smarm_server_stub(b, "add", &fn)) != 0) {
+		bench_fail(r, "smarm_server_stub", rc);
+		gs_close(pl, s);
+		return;
+	}
+	add = (int64_t(*)(smarm_server_t *, int64_t))fn;
+	int n = gs_n();
+	uint64_t t0 = smarm_now_ns();
+	for (int i = 0; i < n; i++)
+		v = add(s, 1);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = (uint64_t)n;
+	if (smarm_server_status(s) != 0 || v != n)
+		bench_fail(r, "wrong sum", smarm_server_status(s));
+	gs_close(pl, s);
+}
+
+static void wl_gen_server_call_generic(struct bench_run *r)
+{
+	smarm_plugin_t *pl;
+	const smarm_behaviour_t *b;
+	smarm_server_t *s, *byname;
+	smarm_value_t one, rv;
+	int rc = 0;
+
+	if (gs_open(r, &pl, &b, &s, "bench_counter") != 0)
+		return;
+	if ((rc = smarm_server_open_name(NULL, b, "bench_counter", &byname)) !=
+	    0) {
+		bench_fail(r, "smarm_server_open_name", rc);
+		gs_close(pl, s);
+		return;
+	}
+	memset(&one, 0, sizeof one);
+	one.type = SMARM_T_I64;
+	one.v.i = 1;
+	int n = gs_n();
+	uint64_t t0 = smarm_now_ns();
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = smarm_server_call(byname, "add", &one, 1, &rv,
+				       SMARM_NO_TIMEOUT);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = (uint64_t)n;
+	if (rc != 0 || rv.v.i != n)
+		bench_fail(r, "smarm_server_call", rc);
+	smarm_server_free(byname);
+	gs_close(pl, s);
+}
+
+static void wl_gen_server_cast(struct bench_run *r)
+{
+	smarm_plugin_t *pl;
+	const smarm_behaviour_t *b;
+	smarm_server_t *s;
+	smarm_value_t one, rv;
+	int rc = 0;
+
+	if (gs_open(r, &pl, &b, &s, NULL) != 0)
+		return;
+	memset(&one, 0, sizeof one);
+	one.type = SMARM_T_I64;
+	one.v.i = 1;
+	int n = gs_n();
+	uint64_t t0 = smarm_now_ns();
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = smarm_server_cast(s, "inc", &one, 1);
+	if (rc == 0)
+		rc = smarm_server_call(s, "get", NULL, 0, &rv,
+				       SMARM_NO_TIMEOUT);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = (uint64_t)n;
+	if (rc != 0 || rv.v.i != n)
+		bench_fail(r, "cast", rc);
+	gs_close(pl, s);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
@@ -1425,6 +1565,10 @@ static const struct workload workloads[] = {
 	{ "link_cascade", wl_link_cascade, 0, false, 0, NULL },
 	{ "sup_restart", wl_sup_restart, 0, false, 0, NULL },
 	{ "sup_restart_100k", wl_sup_restart_100k, 0, false, 0, NULL },
+	{ "gen_server_call", wl_gen_server_call, 0, false, 0, NULL },
+	{ "gen_server_call_generic", wl_gen_server_call_generic, 0, false, 0,
+	  NULL },
+	{ "gen_server_cast", wl_gen_server_cast, 0, false, 0, NULL },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])

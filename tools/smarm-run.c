@@ -33,9 +33,7 @@
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 #define TICK_NS 1000000000ull
-/* SMARM_STAT_SERVER_REQUESTS: by its id (ids are ABI) until the stat
- * map of this tree names it. */
-#define STAT_SERVER_REQUESTS 31
+#define DEBOUNCE_NS 1000000000ull
 
 struct run {
 	struct app *app;
@@ -74,7 +72,7 @@ static void status(struct run *r, uint64_t t0, bool final_tick)
 		return;
 	printf("%s%s: up %.1fs  requests %lld  restarts %lld  actors %lld%s",
 	       r->tty ? "\r\033[K" : "", r->app->a_name, up,
-	       (long long)stat_of(STAT_SERVER_REQUESTS),
+	       (long long)stat_of(SMARM_STAT_SERVER_REQUESTS),
 	       (long long)stat_of(SMARM_STAT_SUP_RESTARTS),
 	       (long long)stat_of(SMARM_STAT_LIVE_ACTORS),
 	       r->tty && !final_tick ? "" : "\n");
@@ -138,7 +136,7 @@ static void root(void *arg)
 	smarm_selset_t *set = NULL;
 	smarm_pid_t sup = SMARM_PID_NONE;
 	smarm_signal_t down;
-	uint64_t t0, deadline, next_tick;
+	uint64_t t0, deadline, next_tick, t_stop;
 	const char *why = "run time over";
 	int signo = 0;
 	int rc;
@@ -215,23 +213,29 @@ static void root(void *arg)
 	printf("smarm-run: %s: %s: shutting down\n", r->app->a_name, why);
 	fflush(stdout);
 	smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	t_stop = smarm_now_ns();
 	for (;;) {
 		ev = wait_event(r, set, ch, UINT64_MAX, &down, &signo);
 		if (ev == 1)
 			break;
-		if (ev == 2) {
+		/* A signal within DEBOUNCE_NS of the shutdown is the same one
+		 * delivered twice (to the process and to its group, by a
+		 * terminal and a wrapper); a later one kills the node. */
+		if (ev == 2 && smarm_now_ns() - t_stop >= DEBOUNCE_NS) {
 			fprintf(stderr,
-				"smarm-run: %s: second signal: "
-				"killing the tree\n",
+				"smarm-run: %s: second signal: killing the "
+				"tree\n",
 				r->app->a_name);
-			smarm_actor_stop(sup);
+			/* Every actor, trapping or not, the root too:
+			 * r->rc stays EXIT_RUNTIME. */
+			smarm_node_stop(smarm_node_current());
 		}
 		if (ev < 0)
 			return;
 	}
 	{
 		double up = (double)(smarm_now_ns() - t0) / 1e9;
-		int64_t req = stat_of(STAT_SERVER_REQUESTS);
+		int64_t req = stat_of(SMARM_STAT_SERVER_REQUESTS);
 		if (down.how != SMARM_EXIT_SHUTDOWN) {
 			fprintf(stderr,
 				"smarm-run: %s: the tree ended %s, not shut "

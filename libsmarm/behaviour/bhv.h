@@ -200,6 +200,9 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 /* The ffi type of a protocol type (a bytes argument is two: see cif). */
 ffi_type *smarm__bhv_ffi_type(int vtype);
 
+/* smarm_bytes_t's ffi type (a stub's STR and BYTES return). */
+ffi_type *smarm__bhv_ffi_bytes(void);
+
 /*
  * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
  * then op's arguments, returning ret (NULL: the C type of op's reply,
@@ -339,6 +342,27 @@ struct bhv_reply {
 	int rp_status;
 	smarm_value_t rp_v;
 };
+
+/*
+ * A reply token (smarm_reply_t) for the call (reply, seq) of op being
+ * served by owner (a server or machine; compared, never dereferenced).
+ * It holds a plugin reference of be until smarm_reply or
+ * smarm_reply_drop frees it. 0 and *out, or SMARM_ENOMEM. Any thread.
+ */
+int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
+			 const struct bhv_op *op, smarm_chan_t *reply,
+			 uint64_t seq, struct smarm_reply **out);
+
+/*
+ * owner ends: answer each of its tokens not yet answered with
+ * SMARM_EDOWN (the tokens stay valid until replied to or dropped,
+ * which then do nothing more).
+ */
+void smarm__bhv_tokens_end(const void *owner);
+
+/* The message types of a server's (or machine's) inbox and infos. */
+const smarm_msgtype_t *smarm__gs_inbox_type(void);
+const smarm_msgtype_t *smarm__gs_info_type(void);
 
 /* Destroy an envelope never received (channel destructor). */
 void smarm__bhv_env_free(void *elem);

@@ -12,8 +12,10 @@
  * the inbox alone. The *exit* channel gets trapped exit signals, the
  * *down* channel the Downs of smarm_gs_monitor.
  *
- * The loop. Arms in priority order: exit, downs, infos, inbox (timers,
- * when they come, go between downs and infos). With no exit or down arm
+ * The loop. Arms in priority order: exit, downs, timer ticks (the
+ * *control* channel: each tick names a timer whose record holds the
+ * info operation and its arguments), infos, inbox. With no exit, down
+ * or timer arm
  * the loop takes an info if one is queued and otherwise parks on the
  * inbox alone (the fast path); else it waits on a select set of the
  * arms and takes from the lowest ready one.
@@ -32,7 +34,7 @@
  * freed by the actor's cleanup handler; it holds one plugin reference.
  * Only its actor touches it, except sv_toks (sv_lock).
  * Locking: sv_lock (a pthread mutex, a leaf: no runtime call is made
- * under it) guards the token list and each token's tk_srv.
+ * under it) guards the token list and each token's tk_owner.
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
@@ -42,7 +44,9 @@
  */
 #include "gen_server.h"
 
+#include "../core/sched.h"
 #include "../core/slot.h"
+#include "../core/subsys.h"
 #include "../otp/reg.h"
 
 #include <pthread.h>
@@ -125,15 +129,14 @@ void smarm__bhv_env_free(void *elem)
 /* ---- tokens ---- */
 
 struct smarm_reply {
-	struct smarm_reply *tk_next, *tk_prev; /* in the server's list
-						  (sv_lock), while tk_srv */
-	struct smarm_gs_ctx *tk_srv;	       /* NULL once the server ended */
-	const struct smarm_behaviour *tk_be;   /* plugin reference held */
-	const struct bhv_op *tk_op;	       /* the call's operation */
-	smarm_chan_t *tk_reply;		       /* the caller's channel */
-	uint64_t tk_seq;		       /* the call's number */
-	uint64_t tk_magic;		       /* TOKEN_MAGIC while live */
-	bool tk_answered;		       /* EDOWN sent at server end */
+	struct smarm_reply *tk_next, *tk_prev; /* tok_all (tok_lock) */
+	const void *tk_owner; /* its server; NULL once it ended */
+	const struct smarm_behaviour *tk_be; /* plugin reference held */
+	const struct bhv_op *tk_op;	     /* the call's operation */
+	smarm_chan_t *tk_reply;		     /* the caller's channel */
+	uint64_t tk_seq;		     /* the call's number */
+	uint64_t tk_magic;		     /* TOKEN_MAGIC while live */
+	bool tk_answered;		     /* EDOWN sent at server end */
 };
 
 #define TOKEN_MAGIC 0x6273746f6b656e31ull
@@ -170,20 +173,20 @@ static void tok_free(struct smarm_reply *t)
 	smarm__bhv_plugin_unref(be);
 }
 
-int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			smarm_chan_t *reply, uint64_t seq,
-			struct smarm_reply **out)
+int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
+			 const struct bhv_op *op, smarm_chan_t *reply,
+			 uint64_t seq, struct smarm_reply **out)
 {
 	struct smarm_reply *t = calloc(1, sizeof *t);
 	if (t == NULL)
 		return SMARM_ENOMEM;
-	t->tk_srv = sv;
-	t->tk_be = sv->sv_be;
+	t->tk_owner = owner;
+	t->tk_be = be;
 	t->tk_op = op;
 	t->tk_reply = reply;
 	t->tk_seq = seq;
 	t->tk_magic = TOKEN_MAGIC;
-	smarm__bhv_plugin_ref(sv->sv_be);
+	smarm__bhv_plugin_ref(be);
 	pthread_mutex_lock(&tok_lock);
 	t->tk_next = tok_all;
 	if (tok_all != NULL)
@@ -194,14 +197,13 @@ int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	return 0;
 }
 
-/* The server sv ends: answer its live tokens with SMARM_EDOWN. */
-static void tokens_end(struct smarm_gs_ctx *sv)
+void smarm__bhv_tokens_end(const void *owner)
 {
 	pthread_mutex_lock(&tok_lock);
 	for (struct smarm_reply *t = tok_all; t != NULL; t = t->tk_next) {
-		if (t->tk_srv != sv)
+		if (t->tk_owner != owner)
 			continue;
-		t->tk_srv = NULL;
+		t->tk_owner = NULL;
 		if (!t->tk_answered) {
 			t->tk_answered = true;
 			smarm__bhv_reply_send(t->tk_reply, t->tk_seq,
@@ -291,12 +293,43 @@ static void live_remove(struct smarm_gs_ctx *sv)
 	pthread_mutex_unlock(&live_lock);
 }
 
-static _Atomic int64_t served; /* SMARM_STAT_SERVER_REQUESTS */
+/* Per node: the requests served (SMARM_STAT_SERVER_REQUESTS). */
+struct bhv_node {
+	_Atomic int64_t bn_served; /* relaxed: a statistic */
+};
 
-int64_t smarm__gs_served(void)
+static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
+		    void **state)
 {
-	return atomic_load_explicit(&served, memory_order_relaxed);
+	(void)n;
+	(void)cfg;
+	*state = calloc(1, sizeof(struct bhv_node));
+	return *state != NULL ? 0 : SMARM_ENOMEM;
 }
+
+static void bhv_close(struct smarm_node *n, void *state)
+{
+	(void)n;
+	free(state);
+}
+
+static int bhv_get_stat(const struct smarm_node *n, const void *state, int stat,
+			int64_t *out)
+{
+	const struct bhv_node *b = state;
+	(void)n;
+	if (stat != SMARM_STAT_SERVER_REQUESTS)
+		return SMARM_EINVAL;
+	*out = atomic_load_explicit(&b->bn_served, memory_order_relaxed);
+	return 0;
+}
+
+const struct smarm__subsys smarm__bhv_subsys = {
+	.ss_name = "behaviour",
+	.ss_open = bhv_open,
+	.ss_close = bhv_close,
+	.ss_get_stat = bhv_get_stat,
+};
 
 /* Run the operation of envelope e (received from the inbox or infos). */
 static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
@@ -319,7 +352,8 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 		env_release(e);
 		return;
 	}
-	atomic_fetch_add_explicit(&served, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sv->sv_stats->bn_served, 1,
+				  memory_order_relaxed);
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
 	smarm__bhv_unpack(op, e->en_blk, 2, &u);
@@ -352,16 +386,114 @@ static void on_signal_exit(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 		d->handle_exit(sv->sv_state, sv, s);
 }
 
+/* ---- timers ---- */
+
+static struct gs_timer *timer_find(struct smarm_gs_ctx *sv, uint64_t id)
+{
+	for (size_t i = 0; i < sv->sv_ntimers; i++)
+		if (sv->sv_timers[i].gt_id == id)
+			return &sv->sv_timers[i];
+	return NULL;
+}
+
+static void timer_remove(struct smarm_gs_ctx *sv, struct gs_timer *t)
+{
+	free(t->gt_blk);
+	*t = sv->sv_timers[--sv->sv_ntimers];
+}
+
+int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
+			struct bhv_block *blk, uint64_t delay_ns,
+			uint64_t period_ns, uint64_t *id)
+{
+	struct gs_timer *t;
+	uint64_t tid;
+	int rc;
+
+	if (sv->sv_ctl == NULL) {
+		rc = smarm_chan_alloc(&sv->sv_ctl, sizeof(uint64_t), NULL);
+		if (rc != 0) {
+			sv->sv_ctl = NULL;
+			free(blk);
+			return rc;
+		}
+	}
+	if (sv->sv_ntimers == sv->sv_captimers) {
+		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
+		struct gs_timer *nt = realloc(sv->sv_timers, cap * sizeof *nt);
+		if (nt == NULL) {
+			free(blk);
+			return SMARM_ENOMEM;
+		}
+		sv->sv_timers = nt;
+		sv->sv_captimers = cap;
+	}
+	tid = ++sv->sv_timer_seq;
+	t = &sv->sv_timers[sv->sv_ntimers];
+	t->gt_id = tid;
+	t->gt_op = op;
+	t->gt_blk = blk;
+	t->gt_period = period_ns;
+	rc = smarm_chan_send_after(sv->sv_ctl, &tid, delay_ns, &t->gt_tm);
+	if (rc != 0) {
+		free(blk);
+		return rc;
+	}
+	sv->sv_ntimers++;
+	if (id != NULL)
+		*id = tid;
+	return 0;
+}
+
+int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id)
+{
+	struct gs_timer *t = id != 0 ? timer_find(sv, id) : NULL;
+	if (t == NULL)
+		return SMARM_ENOENT;
+	/* A tick already queued finds no record and is dropped. */
+	(void)smarm_timer_cancel(t->gt_tm);
+	timer_remove(sv, t);
+	return 0;
+}
+
+/* A tick of timer id came: re-arm a periodic first, then the info. */
+static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
+{
+	struct gs_timer *t = timer_find(sv, id);
+	struct bhv_env e;
+	struct bhv_block *copy;
+
+	if (t == NULL)
+		return; /* cancelled: its last tick is dropped */
+	copy = malloc(t->gt_blk->bk_size);
+	if (copy == NULL)
+		smarm_actor_crash(SMARM_ENOMEM);
+	memcpy(copy, t->gt_blk, t->gt_blk->bk_size);
+	e.en_be = sv->sv_be;
+	e.en_op = t->gt_op;
+	e.en_blk = copy;
+	e.en_reply = NULL;
+	e.en_seq = 0;
+	smarm__bhv_plugin_ref(sv->sv_be); /* the envelope's (INV-3) */
+	if (t->gt_period == 0)
+		timer_remove(sv, t);
+	else if (smarm_chan_send_after(sv->sv_ctl, &id, t->gt_period,
+				       &t->gt_tm) != 0)
+		timer_remove(sv, t); /* could not re-arm: it ends */
+	dispatch(sv, &e);
+}
+
 /* Wait for and serve one message. */
 static void serve_one(struct smarm_gs_ctx *sv)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	struct bhv_env e;
 	smarm_signal_t sig;
+	uint64_t tick;
 	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
 	int rc;
 
-	if (sv->sv_exit == NULL && sv->sv_nmon == 0) {
+	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
 		if (smarm_chan_try_recv(sv->sv_info, &e) == 0) {
 			dispatch(sv, &e);
 			return;
@@ -378,6 +510,8 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		smarm_selset_add_chan(sv->sv_set, sv->sv_exit, NULL);
 	if (sv->sv_nmon > 0)
 		smarm_selset_add_chan(sv->sv_set, sv->sv_down, NULL);
+	if (sv->sv_ntimers > 0)
+		smarm_selset_add_chan(sv->sv_set, sv->sv_ctl, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_info, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_inbox, NULL);
 	rc = smarm_selset_wait(sv->sv_set, wait, NULL);
@@ -395,6 +529,9 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		sv->sv_nmon--;
 		if (d->handle_down != NULL)
 			d->handle_down(sv->sv_state, sv, &sig);
+	} else if (sv->sv_ntimers > 0 &&
+		   smarm_chan_try_recv(sv->sv_ctl, &tick) == 0) {
+		on_tick(sv, tick);
 	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0 ||
 		   smarm_chan_try_recv(sv->sv_inbox, &e) == 0) {
 		dispatch(sv, &e);
@@ -427,6 +564,16 @@ static void server_end(void *arg)
 					      SMARM_EDOWN, NULL);
 		env_release(e);
 	}
+	/* Timers go before terminate: none fires after the server. */
+	while (sv->sv_ntimers > 0) {
+		(void)smarm_timer_cancel(sv->sv_timers[0].gt_tm);
+		timer_remove(sv, &sv->sv_timers[0]);
+	}
+	free(sv->sv_timers);
+	if (sv->sv_ctl != NULL) {
+		smarm_chan_receiver_free(sv->sv_ctl);
+		smarm_chan_sender_free(sv->sv_ctl);
+	}
 	if (sv->sv_started && d->terminate != NULL)
 		d->terminate(sv->sv_state, how, reason, may_block);
 	if (sv->sv_created && d->destroy != NULL)
@@ -448,7 +595,7 @@ static void server_end(void *arg)
 	}
 	if (sv->sv_set != NULL)
 		smarm_selset_free(sv->sv_set);
-	tokens_end(sv);
+	smarm__bhv_tokens_end(sv);
 	live_remove(sv);
 	if (sv->sv_start != NULL && !sv->sv_reported) {
 		int st = sv->sv_start_rc ? sv->sv_start_rc : SMARM_EDOWN;
@@ -512,6 +659,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	}
 	sv->sv_be = be;
 	sv->sv_self = smarm_actor_self();
+	sv->sv_stats =
+		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	smarm__bhv_plugin_ref(be);

@@ -10,6 +10,15 @@
 
 #include "bhv.h"
 
+/* A timer of a server (smarm_gs_send_after). */
+struct gs_timer {
+	uint64_t gt_id;		    /* its id (never 0) */
+	const struct bhv_op *gt_op; /* the info operation */
+	struct bhv_block *gt_blk;   /* its arguments (copied per tick) */
+	uint64_t gt_period;	    /* 0: one-shot */
+	smarm_timer_t gt_tm;	    /* the pending timed send */
+};
+
 /* A server. Only its own actor touches it (gen_server.c). */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
@@ -20,15 +29,19 @@ struct smarm_gs_ctx {
 	smarm_chan_t *sv_exit;		     /* trapped exits, or NULL */
 	smarm_chan_t *sv_down;		     /* Downs, or NULL */
 	size_t sv_nmon;			     /* monitors not yet Down */
-	smarm_selset_t *sv_set;		     /* the loop's select set */
-	smarm_chan_t *sv_start;		     /* a starter waits here, or NULL */
-	int sv_start_rc;		     /* the failed start's status */
-	bool sv_sup;			     /* report to a supervisor */
-	bool sv_reported;		     /* the start was reported */
-	bool sv_created, sv_started;	     /* create, init succeeded */
-	bool sv_in_init;		     /* inside init */
-	bool sv_stop;			     /* end after this callback */
-	int sv_how;			     /* ... with how and reason */
+	smarm_chan_t *sv_ctl;		     /* timer ticks (uint64_t ids) */
+	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
+	size_t sv_ntimers, sv_captimers;
+	uint64_t sv_timer_seq;	     /* the last timer id */
+	smarm_selset_t *sv_set;	     /* the loop's select set */
+	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
+	int sv_start_rc;	     /* the failed start's status */
+	bool sv_sup;		     /* report to a supervisor */
+	bool sv_reported;	     /* the start was reported */
+	bool sv_created, sv_started; /* create, init succeeded */
+	bool sv_in_init;	     /* inside init */
+	bool sv_stop;		     /* end after this callback */
+	int sv_how;		     /* ... with how and reason */
 	intptr_t sv_reason;
 	bool sv_cont;			   /* handle_continue next */
 	uint64_t sv_tag;		   /* ... with this tag */
@@ -36,14 +49,11 @@ struct smarm_gs_ctx {
 	struct bhv_env *sv_cur;		   /* the message in service */
 	bool sv_deferred;		   /* its reply went to a token */
 	struct smarm_gs_ctx *sv_live_next; /* the live list (gen_server.c) */
+	struct bhv_node *sv_stats;	   /* its node's counters */
 };
 
 /* Is cx a live server whose actor is self? */
 bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);
-
-/* The message types of inboxes and infos (defined on first use). */
-const smarm_msgtype_t *smarm__gs_inbox_type(void);
-const smarm_msgtype_t *smarm__gs_info_type(void);
 
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
@@ -58,12 +68,19 @@ int smarm__gs_reply_chan(smarm_chan_t **out);
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup);
 
-/* A reply token for the call in service (smarm_gs_reply_later). */
-int smarm__gs_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			smarm_chan_t *reply, uint64_t seq,
-			struct smarm_reply **out);
+/* Arm a timer of sv (smarm_gs_send_after, arguments validated). */
+int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
+			struct bhv_block *blk, uint64_t delay_ns,
+			uint64_t period_ns, uint64_t *id);
 
-/* Requests served by every server (SMARM_STAT_SERVER_REQUESTS). */
-int64_t smarm__gs_served(void);
+/* Cancel timer id of sv: 0, or SMARM_ENOENT. */
+int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);
+
+/*
+ * The behaviour layer's subsystem (SMARM__SUB_BEHAVIOUR): per node, the
+ * count of requests its servers served (SMARM_STAT_SERVER_REQUESTS).
+ */
+struct smarm__subsys;
+extern const struct smarm__subsys smarm__bhv_subsys;
 
 #endif /* SMARM_BEHAVIOUR_GEN_SERVER_H */

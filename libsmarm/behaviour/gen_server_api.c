@@ -23,6 +23,7 @@
 #include "../otp/reg.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,10 +126,39 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	e = cx->sv_cur;
 	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
 		return SMARM_ESTATE;
-	rc = smarm__gs_token_new(cx, e->en_op, e->en_reply, e->en_seq, tok);
+	rc = smarm__bhv_token_new(cx, cx->sv_be, e->en_op, e->en_reply,
+				  e->en_seq, tok);
 	if (rc == 0)
 		cx->sv_deferred = true;
 	return rc;
+}
+
+int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
+			uint64_t period_ns, const char *opname,
+			const smarm_value_t *args, size_t nargs, uint64_t *id)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (opname == NULL || (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	op = smarm__bhv_proto_find(&cx->sv_be->bh_proto, opname, BHV_INFO);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	if (rc != 0)
+		return rc;
+	return smarm__gs_timer_add(cx, op, blk, delay_ns, period_ns, id);
+}
+
+int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	return smarm__gs_timer_cancel(cx, id);
 }
 
 /* ---- starting servers ---- */
@@ -593,5 +623,252 @@ int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
 	}
 	smarm_chan_receiver_free(ch);
 	smarm_chan_sender_free(ch);
+	return rc;
+}
+
+/* ---- varargs ---- */
+
+/* Store reply value v as the C object of its type at out (may be NULL). */
+static void store_c(const smarm_value_t *v, void *out)
+{
+	smarm_value_t tmp = *v;
+	if (out == NULL) {
+		smarm_value_release(&tmp);
+		return;
+	}
+	switch (v->type) {
+	case SMARM_T_I8:
+		*(int8_t *)out = (int8_t)v->v.i;
+		break;
+	case SMARM_T_I16:
+		*(int16_t *)out = (int16_t)v->v.i;
+		break;
+	case SMARM_T_I32:
+		*(int32_t *)out = (int32_t)v->v.i;
+		break;
+	case SMARM_T_I64:
+		*(int64_t *)out = v->v.i;
+		break;
+	case SMARM_T_U8:
+		*(uint8_t *)out = (uint8_t)v->v.u;
+		break;
+	case SMARM_T_U16:
+		*(uint16_t *)out = (uint16_t)v->v.u;
+		break;
+	case SMARM_T_U32:
+		*(uint32_t *)out = (uint32_t)v->v.u;
+		break;
+	case SMARM_T_U64:
+		*(uint64_t *)out = v->v.u;
+		break;
+	case SMARM_T_F32:
+		*(float *)out = v->v.f32;
+		break;
+	case SMARM_T_F64:
+		*(double *)out = v->v.f64;
+		break;
+	case SMARM_T_BOOL:
+		*(bool *)out = v->v.b;
+		break;
+	case SMARM_T_PID:
+		*(smarm_pid_t *)out = v->v.pid;
+		break;
+	case SMARM_T_STR:
+	case SMARM_T_BYTES: {
+		smarm_bytes_t *b = out; /* the caller frees ptr */
+		b->ptr = v->v.p;
+		b->len = v->len;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int smarm_server_callv(smarm_server_t *s, const char *opname,
+		       uint64_t timeout_ns, void *reply, ...)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	smarm_value_t v;
+	va_list ap;
+	int rc;
+
+	if (s == NULL || opname == NULL)
+		return SMARM_EINVAL;
+	op = op_find(s, opname, BHV_CALL);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	va_start(ap, reply);
+	rc = smarm__bhv_pack_va(op, ap, &blk);
+	va_end(ap);
+	if (rc != 0)
+		return rc;
+	memset(&v, 0, sizeof v);
+	rc = call_block(s, op, blk, &v, timeout_ns);
+	if (rc == 0)
+		store_c(&v, reply);
+	return rc;
+}
+
+int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	va_list ap;
+	int rc;
+
+	if (s == NULL || opname == NULL)
+		return SMARM_EINVAL;
+	op = op_find(s, opname, BHV_CAST);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	va_start(ap, opname);
+	rc = smarm__bhv_pack_va(op, ap, &blk);
+	va_end(ap);
+	if (rc != 0)
+		return rc;
+	return send_op(s, op, blk, NULL, 0);
+}
+
+/* ---- stubs ---- */
+
+/* A stub's body: (server, args...) in C, to a call or a cast. */
+static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
+{
+	struct bhv_stub *st = user;
+	const struct bhv_op *op = st->st_op;
+	struct smarm_server *s = *(struct smarm_server **)args[0];
+	struct bhv_block *blk;
+	smarm_value_t v;
+	int rc;
+
+	(void)cif;
+	memset(&v, 0, sizeof v);
+	if (op->op_reply == SMARM_T_STR || op->op_reply == SMARM_T_BYTES)
+		memset(ret, 0, sizeof(smarm_bytes_t));
+	else if (op->op_reply != SMARM_T_VOID)
+		memset(ret, 0, sizeof(ffi_arg)); /* every other fits one */
+	if (s == NULL)
+		return;
+	if (s->sc_be != st->st_be) {
+		s->sc_status = SMARM_EINVAL;
+		return;
+	}
+	rc = smarm__bhv_pack_ffi(op, args + 1, &blk);
+	if (rc == 0 && op->op_kind == BHV_CALL)
+		rc = call_block(s, op, blk, &v, SMARM_NO_TIMEOUT);
+	else if (rc == 0)
+		rc = send_op(s, op, blk, NULL, 0);
+	s->sc_status = rc;
+	if (rc != 0 || op->op_reply == SMARM_T_VOID)
+		return;
+	/* libffi widens integral returns to a full ffi_arg. */
+	switch (v.type) {
+	case SMARM_T_I8:
+	case SMARM_T_I16:
+	case SMARM_T_I32:
+	case SMARM_T_I64:
+		*(ffi_sarg *)ret = (ffi_sarg)v.v.i;
+		break;
+	case SMARM_T_U8:
+	case SMARM_T_U16:
+	case SMARM_T_U32:
+	case SMARM_T_U64:
+		*(ffi_arg *)ret = (ffi_arg)v.v.u;
+		break;
+	case SMARM_T_BOOL:
+		*(ffi_arg *)ret = v.v.b;
+		break;
+	default:
+		store_c(&v, ret);
+		break;
+	}
+}
+
+int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
+		      void (**fn)(void))
+{
+	const struct bhv_op *op;
+	if (!smarm__bhv_valid(b) || b->bh_kind != BHV_GEN_SERVER ||
+	    opname == NULL || fn == NULL)
+		return SMARM_EINVAL;
+	op = smarm__bhv_proto_find(&b->bh_proto, opname, 0);
+	if (op == NULL || op->op_kind == BHV_INFO)
+		return SMARM_ENOOP;
+	return smarm__bhv_stub_add(b, op, stub_fun, fn);
+}
+
+/* ---- requests ---- */
+
+struct smarm_request {
+	struct smarm_server rq_s; /* a handle of its own (its reply
+				     channel, sequence 1) */
+};
+
+int smarm_server_send_request(smarm_server_t *s, const char *opname,
+			      const smarm_value_t *args, size_t nargs,
+			      smarm_request_t **req)
+{
+	const struct bhv_op *op;
+	struct bhv_block *blk;
+	struct smarm_request *rq;
+	int rc;
+
+	if (s == NULL || opname == NULL || req == NULL ||
+	    (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	op = op_find(s, opname, BHV_CALL);
+	if (op == NULL)
+		return SMARM_ENOOP;
+	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	if (rc != 0)
+		return rc;
+	rq = calloc(1, sizeof *rq);
+	if (rq == NULL) {
+		free(blk);
+		return SMARM_ENOMEM;
+	}
+	rq->rq_s = *s;
+	rq->rq_s.sc_reply = NULL;
+	rq->rq_s.sc_seq = 0;
+	rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
+	if (rc != 0) {
+		free(blk);
+		free(rq);
+		return rc;
+	}
+	rq->rq_s.sc_seq = 1;
+	rc = send_op(&rq->rq_s, op, blk, rq->rq_s.sc_reply, 1);
+	if (rc != 0) {
+		smarm_chan_receiver_free(rq->rq_s.sc_reply);
+		smarm_chan_sender_free(rq->rq_s.sc_reply);
+		free(rq);
+		return rc;
+	}
+	smarm__bhv_plugin_ref(rq->rq_s.sc_be); /* the request's own */
+	*req = rq;
+	return 0;
+}
+
+void smarm_request_free(smarm_request_t *req)
+{
+	if (req == NULL)
+		return;
+	smarm_chan_receiver_free(req->rq_s.sc_reply);
+	smarm_chan_sender_free(req->rq_s.sc_reply);
+	smarm__bhv_plugin_unref(req->rq_s.sc_be);
+	free(req);
+}
+
+int smarm_server_wait_response(smarm_request_t *req, smarm_value_t *reply,
+			       uint64_t timeout_ns)
+{
+	int rc;
+	if (req == NULL)
+		return SMARM_EINVAL;
+	rc = await(&req->rq_s, 1, reply, timeout_ns);
+	if (rc != SMARM_ETIMEDOUT)
+		smarm_request_free(req);
 	return rc;
 }

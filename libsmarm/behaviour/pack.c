@@ -78,6 +78,11 @@ ffi_type *smarm__bhv_ffi_type(int vtype)
 	}
 }
 
+ffi_type *smarm__bhv_ffi_bytes(void)
+{
+	return &bytes_ffi;
+}
+
 int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 			ffi_type *const *lead, unsigned nlead, ffi_type *ret)
 {

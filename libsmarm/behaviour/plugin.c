@@ -502,7 +502,11 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 		free(st);
 		return SMARM_ENOMEM;
 	}
-	if (smarm__bhv_cif_prep(&st->st_cif, op, lead, 1, NULL) != 0 ||
+	if (smarm__bhv_cif_prep(&st->st_cif, op, lead, 1,
+				(op->op_reply == SMARM_T_STR ||
+				 op->op_reply == SMARM_T_BYTES)
+					? smarm__bhv_ffi_bytes()
+					: NULL) != 0 ||
 	    ffi_prep_closure_loc(st->st_closure, &st->st_cif.bc_cif, fun, st,
 				 code) != FFI_OK) {
 		ffi_closure_free(st->st_closure);

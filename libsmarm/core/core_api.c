@@ -520,6 +520,7 @@ static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
 #define STAT_FN_IO(name) NULL
 #define STAT_FN_OTP(name) NULL
 #define STAT_FN_REG(name) NULL
+#define STAT_FN_BEHAVIOUR(name) NULL
 
 static const struct {
 	stat_fn si_read; /* CORE: its reader; NULL: a subsystem's */

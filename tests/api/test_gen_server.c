@@ -102,6 +102,12 @@ static void roundtrip_root(void *arg)
 	HARNESS_EQ(r.v.i, 515);
 	HARNESS_EQ(smarm_server_cast(s, "reset", NULL, 0), 0);
 	HARNESS_EQ(get(s), 10);
+	/* 1 get, 100 casts, add, reset, get: each one request served */
+	int64_t n = -1;
+	HARNESS_EQ(smarm_node_get_int(smarm_node_current(),
+				      SMARM_STAT_SERVER_REQUESTS, &n),
+		   0);
+	HARNESS_EQ(n, 104);
 	smarm_server_free(s);
 }
 
@@ -431,6 +437,118 @@ START_TEST(test_gen_server_unload_while_alive)
 }
 END_TEST
 
+/* ------------------------------------- varargs, stubs, requests */
+
+static void clients_root(void *arg)
+{
+	smarm_server_t *s = NULL, *k = NULL, *dead = NULL;
+	int64_t (*add)(smarm_server_t *, int64_t) = NULL;
+	void (*inc)(smarm_server_t *, int64_t) = NULL;
+	smarm_bytes_t (*kget)(smarm_server_t *, const char *) = NULL;
+	bool (*kput)(smarm_server_t *, const char *, const void *, size_t) =
+		NULL;
+	void (*fn)(void) = NULL;
+	smarm_request_t *r1 = NULL, *r2 = NULL, *r3 = NULL;
+	smarm_value_t one = i64(1), rv;
+	smarm_bytes_t b;
+	int64_t out = 0;
+	bool put = false;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &k), 0);
+	/* varargs */
+	HARNESS_EQ(smarm_server_castv(s, "inc", (int64_t)4), 0);
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, (int64_t)3), 0);
+	HARNESS_EQ(out, 7);
+	HARNESS_EQ(smarm_server_callv(s, "get", MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_server_callv(k, "put", MS(5000), &put, "key",
+				      (const void *)"val", (size_t)3),
+		   0);
+	HARNESS_EQ(put, true);
+	memset(&b, 0, sizeof b);
+	HARNESS_EQ(smarm_server_callv(k, "get", MS(5000), &b, "key"), 0);
+	HARNESS_EQ(b.len, 3);
+	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "val", 3) == 0);
+	free((void *)b.ptr);
+	HARNESS_EQ(smarm_server_callv(s, "inc", MS(5000), NULL, (int64_t)1),
+		   SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_castv(s, "add", (int64_t)1), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_callv(NULL, "add", 0, NULL, (int64_t)1),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_castv(s, NULL), SMARM_EINVAL);
+	HARNESS_EQ(
+		smarm_server_callv(k, "get", MS(5000), &b, (const char *)NULL),
+		SMARM_EARGS);
+	/* stubs */
+	HARNESS_EQ(smarm_server_stub(counter, "add", &fn), 0);
+	add = (int64_t(*)(smarm_server_t *, int64_t))fn;
+	HARNESS_EQ(smarm_server_stub(counter, "inc", &fn), 0);
+	inc = (void (*)(smarm_server_t *, int64_t))fn;
+	inc(s, 10);
+	HARNESS_EQ(smarm_server_status(s), 0);
+	HARNESS_EQ(add(s, 5), 22);
+	HARNESS_EQ(smarm_server_status(s), 0);
+	HARNESS_EQ(smarm_server_stub(kv, "get", &fn), 0);
+	kget = (smarm_bytes_t(*)(smarm_server_t *, const char *))fn;
+	HARNESS_EQ(smarm_server_stub(kv, "put", &fn), 0);
+	kput = (bool (*)(smarm_server_t *, const char *, const void *,
+			 size_t))fn;
+	HARNESS_EQ(kput(k, "a", "xyz", 3), true);
+	b = kget(k, "a");
+	HARNESS_EQ(b.len, 3);
+	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "xyz", 3) == 0);
+	free((void *)b.ptr);
+	/* a stub of another behaviour's handle, a dead server */
+	HARNESS_EQ(add(k, 1), 0);
+	HARNESS_EQ(smarm_server_status(k), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_open(NULL, counter, smarm_actor_self(), &dead),
+		   0);
+	HARNESS_EQ(add(dead, 1), 0);
+	HARNESS_EQ(smarm_server_status(dead), SMARM_ECALLSELF);
+	smarm_server_free(dead);
+	HARNESS_EQ(smarm_server_stub(counter, "nope", &fn), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_stub(NULL, "add", &fn), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_stub(counter, NULL, &fn), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_stub(counter, "add", NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_status(NULL), SMARM_EINVAL);
+	/* requests: two in flight, collected in any order */
+	HARNESS_EQ(smarm_server_send_request(s, "add", &one, 1, &r1), 0);
+	HARNESS_EQ(smarm_server_send_request(s, "add", &one, 1, &r2), 0);
+	HARNESS_EQ(smarm_server_wait_response(r2, &rv, MS(5000)), 0);
+	HARNESS_EQ(rv.v.i, 24);
+	HARNESS_EQ(smarm_server_wait_response(r1, &rv, MS(5000)), 0);
+	HARNESS_EQ(rv.v.i, 23);
+	/* a timeout keeps the request; freeing abandons it */
+	HARNESS_EQ(smarm_server_send_request(s, "get", NULL, 0, &r3), 0);
+	int rc = smarm_server_wait_response(r3, &rv, 0);
+	if (rc == SMARM_ETIMEDOUT)
+		rc = smarm_server_wait_response(r3, &rv, MS(5000));
+	HARNESS_EQ(rc, 0);
+	HARNESS_EQ(rv.v.i, 24);
+	HARNESS_EQ(smarm_server_send_request(s, "get", NULL, 0, &r3), 0);
+	smarm_request_free(r3);
+	smarm_request_free(NULL);
+	HARNESS_EQ(smarm_server_send_request(NULL, "get", NULL, 0, &r3),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_send_request(s, "get", NULL, 0, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_send_request(s, "inc", &one, 1, &r3),
+		   SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_send_request(s, "add", NULL, 0, &r3),
+		   SMARM_EARGS);
+	HARNESS_EQ(smarm_server_wait_response(NULL, &rv, 0), SMARM_EINVAL);
+	HARNESS_EQ(get(s), 24);
+	smarm_server_free(s);
+	smarm_server_free(k);
+}
+
+START_TEST(test_gen_server_varargs_stubs_requests)
+{
+	ck_assert_int_eq(harness_run(2, clients_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------ misuse */
 
 static void misuse_root(void *arg)
@@ -522,6 +640,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_supervised_restart);
 	tcase_add_test(tc, test_gen_server_unload_while_alive);
 	tcase_add_test(tc, test_gen_server_every_misuse_error);
+	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,6 +71,7 @@ static_assert(SMARM_SIGNAL_DOWN == 1, "SMARM_SIGNAL_DOWN");
 static_assert(SMARM_SIGNAL_EXIT == 2, "SMARM_SIGNAL_EXIT");
 static_assert(SMARM_DEMONITOR_FLUSH == 1, "SMARM_DEMONITOR_FLUSH");
 static_assert(SMARM_STAT_GLOBAL_LOCKS == 30, "SMARM_STAT_GLOBAL_LOCKS");
+static_assert(SMARM_STAT_SERVER_REQUESTS == 31, "SMARM_STAT_SERVER_REQUESTS");
 /* The plugin and behaviour block of status codes (SMARM_0.5). */
 static_assert(SMARM_EPLUGINOPEN == -300, "SMARM_EPLUGINOPEN");
 static_assert(SMARM_ENOENTRY == -301, "SMARM_ENOENTRY");
@@ -235,7 +236,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 31, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 33, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

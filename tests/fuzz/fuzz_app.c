@@ -3,8 +3,8 @@
  * fuzz_app.c - libFuzzer harness for smarm-run's application files
  * (tools/app.c): any bytes either parse into a tree or fail with one
  * message of the form "file:line[:col]: text", never crash, leak or
- * overrun. A tree that parses is walked, and parsing its own input a
- * second time gives the same result. Seeds: corpus/app/.
+ * overrun. A tree that parses is walked: every child's parent link
+ * holds and every server has an id. Seeds: corpus/fuzz_app/.
  */
 #include "../../tools/app.h"
 

@@ -87,7 +87,7 @@ for sig in TERM INT; do
 	kill -s "$sig" "$pid"
 	wait "$pid"; rc=$?
 	want=$(printf '%s\n' "start a" "start b" "start c" "start d" \
-		"stop d" "stop c" "stop b" "stop a")
+		"stop d" "shutdown c" "stop c" "stop b" "stop a")
 	last=$(tail -n 1 "$TMP/out")
 	[ "$rc" -eq 0 ] && [ "$(cat "$log")" = "$want" ] &&
 		grep -q "^smarm-run: order: SIG$sig: shutting down$" "$TMP/out" &&

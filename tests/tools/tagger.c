@@ -9,6 +9,8 @@
  *   crash_in=MS  crash once that many milliseconds pass without a
  *                message (the idle window)
  *   trap=1       trap exits (a shutdown reaches handle_shutdown)
+ *   linger=1     with trap=1: a shutdown is answered SMARM_GS_CONTINUE
+ *                (the server keeps serving; only a kill ends it)
  * Log lines "start T" and "stop T" are appended to the file named
  * by the environment variable TAGGER_LOG (nothing is logged without it),
  * each with one write(2) on an O_APPEND descriptor, so lines of servers
@@ -26,6 +28,7 @@ struct tagger {
 	char tag[32];
 	long crash_in_ms;
 	int trap;
+	int linger;
 	int64_t pings;
 };
 
@@ -64,6 +67,8 @@ static int t_create(const char *args, void **state)
 			t->crash_in_ms = strtol(p + 9, NULL, 10);
 		else if (n == 6 && strncmp(p, "trap=1", 6) == 0)
 			t->trap = 1;
+		else if (n == 8 && strncmp(p, "linger=1", 8) == 0)
+			t->linger = 1;
 		p += n;
 		while (*p == ' ')
 			p++;
@@ -98,6 +103,14 @@ static int64_t t_ping(void *state, smarm_gs_ctx_t *cx)
 	return ++t->pings;
 }
 
+static int t_shutdown(void *state, smarm_gs_ctx_t *cx)
+{
+	struct tagger *t = state;
+	(void)cx;
+	log_line("shutdown %s\n", t->tag, 0);
+	return t->linger ? SMARM_GS_CONTINUE : SMARM_GS_EXIT;
+}
+
 /* The idle window of crash_in passed: crash. */
 static void t_idle(void *state, smarm_gs_ctx_t *cx)
 {
@@ -128,6 +141,7 @@ static const smarm_gs_desc_t tagger = {
 	.destroy = t_destroy,
 	.init = t_init,
 	.handle_idle = t_idle,
+	.handle_shutdown = t_shutdown,
 	.terminate = t_terminate,
 };
 

@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_gen_server_ctx.c - gen_server's context calls and lifecycle over
+ * the test plugin tests/plugins/probe.c, whose callbacks log events:
+ * deferred replies (answered, dropped, left to a server that ends),
+ * handle_continue before the next message, stop with a reason, a call
+ * queued behind a blocked handler when the server is shut down
+ * (stop_with_queued_call), trapping with handle_shutdown (exit and
+ * continue), Downs, infos ahead of queued calls, the idle window,
+ * timers (one-shot, periodic, cancelled), start failures, and unloading
+ * while a message is queued.
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <dlfcn.h>
+#include <string.h>
+
+static smarm_plugin_t *pl;
+static const smarm_behaviour_t *probe;
+static char evbuf[8192];
+
+static void setup(void)
+{
+	char msg[256];
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &pl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "probe", &probe), 0);
+	harness_checks_reset();
+}
+
+static void teardown(void)
+{
+	if (pl != NULL)
+		smarm_plugin_close(pl);
+	pl = NULL;
+}
+
+/* The probe's event log since the last read. */
+static const char *events(void)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	void (*f)(char *, size_t);
+	evbuf[0] = '\0';
+	if (dl == NULL)
+		return "(unloaded)";
+	*(void **)&f = dlsym(dl, "probe_events");
+	f(evbuf, sizeof evbuf);
+	dlclose(dl);
+	return evbuf;
+}
+
+#define EVENTS_ARE(want)                                                       \
+	do {                                                                   \
+		const char *got_ = events();                                   \
+		if (strcmp(got_, (want)) != 0)                                 \
+			fprintf(stderr,                                        \
+				"line %d: events \"%s\", want "                \
+				"\"%s\"\n",                                    \
+				__LINE__, got_, (want));                       \
+		HARNESS_CHECK(strcmp(got_, (want)) == 0);                      \
+	} while (0)
+
+static smarm_value_t v_i64(int64_t v)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_I64;
+	x.v.i = v;
+	return x;
+}
+
+static smarm_value_t v_u64(uint64_t v)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_U64;
+	x.v.u = v;
+	return x;
+}
+
+static smarm_value_t v_i32(int32_t v)
+{
+	smarm_value_t x;
+	memset(&x, 0, sizeof x);
+	x.type = SMARM_T_I32;
+	x.v.i = v;
+	return x;
+}
+
+/* Start a probe with args; its pid, monitored into ch. */
+static smarm_server_t *start(const char *args, smarm_chan_t *ch)
+{
+	smarm_server_t *s = NULL;
+	smarm_pid_t pid;
+	HARNESS_EQ(smarm_server_start(probe, args, NULL, &s), 0);
+	if (s != NULL && ch != NULL) {
+		HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+		HARNESS_EQ(smarm_monitor(pid, ch, NULL), 0);
+	}
+	return s;
+}
+
+/* ---------------------------------------------- deferred replies */
+
+struct caller {
+	smarm_server_t *s;
+	smarm_chan_t *out; /* int status, then int64 value */
+};
+
+static void later_caller(void *arg)
+{
+	struct caller *c = arg;
+	smarm_value_t r;
+	int rc = smarm_server_call(c->s, "later", NULL, 0, &r, MS(10000));
+	int64_t v = rc == 0 ? r.v.i : -12345, rc64 = rc;
+	smarm_chan_send(c->out, &v);
+	smarm_chan_send(c->out, &rc64);
+}
+
+static void deferred_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan(), *out;
+	smarm_server_t *s = start(NULL, down), *mine = NULL;
+	smarm_value_t a = v_i64(77);
+	struct caller c;
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	int64_t v, rc;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&out, 8, NULL), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	/* answered later by a cast: the caller gets the value */
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
+	c.s = mine;
+	c.out = out;
+	HARNESS_EQ(smarm_actor_spawn(NULL, later_caller, &c, NULL), 0);
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_server_cast(s, "answer", &a, 1), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &v), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
+	HARNESS_EQ(rc, 0);
+	HARNESS_EQ(v, 77);
+	/* dropped: SMARM_EDOWN */
+	HARNESS_EQ(smarm_actor_spawn(NULL, later_caller, &c, NULL), 0);
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_server_cast(s, "drop", NULL, 0), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &v), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
+	HARNESS_EQ(rc, SMARM_EDOWN);
+	/* left with the token when the server ends: SMARM_EDOWN */
+	HARNESS_EQ(smarm_actor_spawn(NULL, later_caller, &c, NULL), 0);
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &v), 0);
+	HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
+	HARNESS_EQ(rc, SMARM_EDOWN);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	/* reply_later: 0 then ESTATE for a second token; in a cast ESTATE;
+	 * a reply of the wrong type EARGS (token still valid), then 0 */
+	EVENTS_ARE("init later:0:-3 answer:-3:-311:0 later:0:-3 drop:0 "
+		   "later:0:-3 term:3:0:0 destroy");
+	smarm_server_free(mine);
+	smarm_server_free(s);
+	harness_chan_drop(out);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_deferred_reply)
+{
+	ck_assert_int_eq(harness_run(2, deferred_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------------- continue, stop, reason */
+
+static void continue_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_server_t *s = start(NULL, down);
+	smarm_value_t t = v_u64(9), e = v_i64(1), r;
+	smarm_value_t st[2] = { v_i32(SMARM_EXIT_CRASHED), v_i64(99) };
+	smarm_signal_t sig;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "cont", &t, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.u, 9);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	/* stop with a reason from a call: the call is answered first */
+	HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(sig.reason, 99);
+	EVENTS_ARE("init cont_req:0 cont:9 echo:1 stop:0 term:1:99:1 destroy");
+	/* a bad how is EINVAL */
+	smarm_server_free(s);
+	s = start(NULL, down);
+	st[0] = v_i32(77);
+	HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)), 0);
+	st[0] = v_i32(SMARM_EXIT_NORMAL);
+	HARNESS_EQ(smarm_server_cast(s, "stop_cast", st, 2), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_NORMAL);
+	EVENTS_ARE("init stop:-1 stop:0 term:0:99:1 destroy");
+	smarm_server_free(s);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_continue_and_stop_with_reason)
+{
+	ck_assert_int_eq(harness_run(2, continue_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------- stop_with_queued_call */
+
+static void echo_caller(void *arg)
+{
+	struct caller *c = arg;
+	smarm_value_t a = v_i64(5), r;
+	int rc = smarm_server_call(c->s, "echo", &a, 1, &r, MS(10000));
+	int64_t v = 0, rc64 = rc;
+	smarm_chan_send(c->out, &v);
+	smarm_chan_send(c->out, &rc64);
+}
+
+static void block_caller(void *arg)
+{
+	struct caller *c = arg;
+	smarm_value_t a = v_u64(MS(60000));
+	int rc = smarm_server_call(c->s, "block", &a, 1, NULL, MS(10000));
+	int64_t v = 1, rc64 = rc;
+	smarm_chan_send(c->out, &v);
+	smarm_chan_send(c->out, &rc64);
+}
+
+static void queued_root(void *arg)
+{
+	smarm_chan_t *out;
+	smarm_server_t *s = NULL, *s1 = NULL, *s2 = NULL;
+	struct caller c1, c2;
+	int64_t who, rc;
+	int how = -1;
+	uint64_t t0;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&out, 8, NULL), 0);
+	HARNESS_EQ(smarm_server_start(probe, NULL, "queued", &s), 0);
+	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s1), 0);
+	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s2), 0);
+	c1.s = s1;
+	c1.out = out;
+	c2.s = s2;
+	c2.out = out;
+	HARNESS_EQ(smarm_actor_spawn(NULL, block_caller, &c1, NULL), 0);
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_actor_spawn(NULL, echo_caller, &c2, NULL), 0);
+	smarm_actor_sleep(MS(20));
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
+	for (int i = 0; i < 2; i++) {
+		HARNESS_EQ(smarm_chan_recv(out, &who), 0);
+		HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
+		HARNESS_EQ(rc, SMARM_EDOWN);
+	}
+	HARNESS_CHECK(harness_since(t0) < MS(3000));
+	EVENTS_ARE("init block term:3:0:0 destroy");
+	smarm_server_free(s);
+	smarm_server_free(s1);
+	smarm_server_free(s2);
+	harness_chan_drop(out);
+}
+
+START_TEST(test_gen_server_stop_with_queued_call)
+{
+	ck_assert_int_eq(harness_run(4, queued_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* --------------------------------------------------- trapping */
+
+static void trap_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_server_t *s = start("trap", down);
+	smarm_value_t e = v_i64(3), r;
+	smarm_value_t st[2] = { v_i32(SMARM_EXIT_NORMAL), v_i64(0) };
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	int how = -1;
+	(void)arg;
+	/* trapping only in init */
+	HARNESS_EQ(smarm_server_call(s, "trap_late", NULL, 0, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, SMARM_ESTATE);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	EVENTS_ARE("init shutdown term:0:0:1 destroy");
+	smarm_server_free(s);
+
+	/* handle_shutdown CONTINUE: keeps serving, then stops itself */
+	s = start("trap,continue", down);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(50), &how), SMARM_ETIMEDOUT);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 3);
+	/* another exit signal reaches handle_exit */
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_actor_send_exit(pid, SMARM_EXIT_CRASHED, 5), 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_NORMAL);
+	/* (the exit signal's delivery is asynchronous: it may come after
+	 * the next call) */
+	const char *ev = events();
+	HARNESS_CHECK(strncmp(ev, "init shutdown echo:3 ", 21) == 0);
+	HARNESS_CHECK(strstr(ev, " exit:1 ") != NULL);
+	HARNESS_CHECK(strstr(ev, "stop:0 term:0:0:1 destroy") != NULL);
+	smarm_server_free(s);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_trap_handle_shutdown)
+{
+	ck_assert_int_eq(harness_run(2, trap_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------ downs, infos first, idle */
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	smarm_actor_sleep(MS(30));
+}
+
+static void bands_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_server_t *s = start(NULL, down);
+	smarm_value_t p, r, n = v_i64(1), b = v_u64(MS(50)), e = v_i64(2);
+	smarm_pid_t kid;
+	smarm_signal_t sig;
+	(void)arg;
+	HARNESS_CHECK(strcmp(events(), "init") == 0);
+	HARNESS_EQ(smarm_actor_spawn(&kid, sleeper, NULL, NULL), 0);
+	smarm_actor_detach(kid);
+	memset(&p, 0, sizeof p);
+	p.type = SMARM_T_PID;
+	p.v.pid = kid;
+	HARNESS_EQ(smarm_server_call(s, "monitor", &p, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	smarm_actor_sleep(MS(100));
+	/* block it, queue a cast and then an info: the info goes first */
+	HARNESS_EQ(smarm_server_cast(s, "block", &b, 1), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_info(s, "cnote", &n, 1), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("down:0 echo:2");
+	smarm_server_free(s);
+	harness_chan_drop(down);
+	(void)sig;
+}
+
+struct blocker {
+	smarm_server_t *s;
+	uint64_t ns;
+	int want; /* the block call's status */
+};
+
+static void block_once(void *arg)
+{
+	struct blocker *b = arg;
+	smarm_value_t a = v_u64(b->ns);
+	int rc = smarm_server_call(b->s, "block", &a, 1, NULL, MS(10000));
+	if (rc != b->want)
+		fprintf(stderr, "block: %d, want %d\n", rc, b->want);
+	HARNESS_EQ(rc, b->want);
+}
+
+static void priority_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL), *mine = NULL;
+	smarm_value_t n = v_i64(1), m = v_i64(2), r;
+	struct blocker b;
+	smarm_pid_t pid;
+	(void)arg;
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
+	b.s = mine;
+	b.ns = MS(50);
+	b.want = 0;
+	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
+	smarm_actor_sleep(MS(10));
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &n, 1), 0);
+	HARNESS_EQ(smarm_server_info(s, "note", &m, 1), 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &n, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("init block unblock note:2 cnote:1 echo:1");
+	smarm_server_free(mine);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_downs_and_info_priority)
+{
+	ck_assert_int_eq(harness_run(2, priority_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	events(); /* the end of that run */
+	ck_assert_int_eq(harness_run(2, bands_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+static void idle_root(void *arg)
+{
+	smarm_server_t *s = start("idle", NULL);
+	smarm_value_t e = v_i64(4), r;
+	(void)arg;
+	smarm_actor_sleep(MS(70)); /* windows of 20 ms pass */
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	const char *ev = events();
+	HARNESS_CHECK(strncmp(ev, "init idle idle", 14) == 0);
+	HARNESS_CHECK(strstr(ev, "echo:4") != NULL);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_idle_window_fires_repeatedly)
+{
+	ck_assert_int_eq(harness_run(2, idle_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------------ timers */
+
+static void timer_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL);
+	smarm_value_t a[2] = { v_u64(MS(10)), v_u64(0) }, r;
+	const char *ev;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "tick_after", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	smarm_actor_sleep(MS(60));
+	HARNESS_EQ(smarm_server_call(s, "tick_cancel", NULL, 0, &r, MS(5000)),
+		   0);
+	HARNESS_EQ(r.v.i, SMARM_ENOENT); /* a one-shot that fired */
+	EVENTS_ARE("init note:10000000");
+	/* periodic: fires again and again until cancelled */
+	a[0] = v_u64(MS(5));
+	a[1] = v_u64(MS(5));
+	HARNESS_EQ(smarm_server_call(s, "tick_after", a, 2, &r, MS(5000)), 0);
+	smarm_actor_sleep(MS(60));
+	HARNESS_EQ(smarm_server_call(s, "tick_cancel", NULL, 0, &r, MS(5000)),
+		   0);
+	HARNESS_EQ(r.v.i, 0);
+	ev = events();
+	HARNESS_CHECK(
+		strncmp(ev, "note:5000000 note:5000000 note:5000000", 38) == 0);
+	smarm_actor_sleep(MS(30));
+	EVENTS_ARE(""); /* none after the cancel */
+	/* a pending timer is cancelled when the server ends */
+	a[0] = v_u64(MS(20));
+	a[1] = v_u64(0);
+	HARNESS_EQ(smarm_server_call(s, "tick_after", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_actor_sleep(MS(40));
+	EVENTS_ARE("term:3:0:0 destroy");
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_timers)
+{
+	ck_assert_int_eq(harness_run(2, timer_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------ start failures */
+
+static void fail_root(void *arg)
+{
+	smarm_server_t *s = (void *)0x1;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(probe, "failcreate", NULL, &s),
+		   SMARM_ENOENT);
+	EVENTS_ARE("");
+	HARNESS_EQ(smarm_server_start(probe, "failinit", "f", &s),
+		   SMARM_EEXIST);
+	EVENTS_ARE("init destroy"); /* no terminate after a failed init */
+	/* the name was given back */
+	HARNESS_EQ(smarm_server_start(probe, NULL, "f", &s), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_start_failures)
+{
+	ck_assert_int_eq(harness_run(2, fail_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* --------------------------------- supervised start failure */
+
+static void supfail_root(void *arg)
+{
+	smarm_sup_spec_t *spec = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "p", probe, "failinit", "pf",
+					     SMARM_SUP_PERMANENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, NULL), SMARM_EEXIST);
+	smarm_sup_spec_free(spec);
+	events();
+}
+
+START_TEST(test_gen_server_supervised_init_failure)
+{
+	ck_assert_int_eq(harness_run(2, supfail_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* -------------------------------- unload with a queued message */
+
+static void unload_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL), *mine = NULL;
+	smarm_value_t n = v_i64(1);
+	struct blocker b;
+	smarm_pid_t pid;
+	(void)arg;
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
+	b.s = mine;
+	b.ns = MS(60000);
+	b.want = SMARM_EDOWN;
+	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
+	smarm_actor_sleep(MS(10));
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &n, 1), 0); /* queued */
+	HARNESS_EQ(smarm_plugin_close(pl), 0);
+	pl = NULL;
+	smarm_server_free(s); /* no handle of ours keeps it */
+	/* a kill: the queued cast's envelope is destroyed, the plugin
+	 * unloads after the last reference (the blocked caller's handle) */
+	HARNESS_EQ(smarm_actor_stop(pid), 0);
+	smarm_actor_sleep(MS(50));
+	smarm_server_free(mine);
+}
+
+START_TEST(test_gen_server_unload_with_queued_message)
+{
+	ck_assert_int_eq(harness_run(2, unload_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_ptr_null(
+		dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD));
+}
+END_TEST
+
+Suite *smarm_test_gen_server_ctx_suite(void)
+{
+	Suite *s = suite_create("gen_server_ctx");
+	TCase *tc = tcase_create("ctx");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_gen_server_deferred_reply);
+	tcase_add_test(tc, test_gen_server_continue_and_stop_with_reason);
+	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
+	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
+	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
+	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
+	tcase_add_test(tc, test_gen_server_timers);
+	tcase_add_test(tc, test_gen_server_start_failures);
+	tcase_add_test(tc, test_gen_server_supervised_init_failure);
+	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(gen_server_ctx)

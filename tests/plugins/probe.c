@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe.c - the "probe" gen_server behaviour for test_gen_server_ctx.c:
+ * each callback appends an event to a process-wide log the suite reads
+ * through probe_events() (a plain export of this test plugin), and its
+ * operations reach every context call: deferred replies, continue, stop
+ * with reason, monitors, timers, blocking handlers.
+ *
+ * Start arguments: a comma-separated set of words: "trap" (trap exits
+ * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
+ * idle window), "failinit" (init fails with SMARM_EEXIST), "failcreate"
+ * (create fails with SMARM_ENOENT).
+ */
+#include <smarm/smarm_plugin.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char events[8192];
+
+static void ev(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void ev(const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+	pthread_mutex_lock(&log_lock);
+	n = strlen(events);
+	if (n + 2 < sizeof events) {
+		if (n > 0)
+			events[n++] = ' ';
+		va_start(ap, fmt);
+		vsnprintf(events + n, sizeof events - n, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+/* Copy the log into buf and clear it. */
+__attribute__((visibility("default"))) void probe_events(char *buf, size_t len)
+{
+	pthread_mutex_lock(&log_lock);
+	snprintf(buf, len, "%s", events);
+	events[0] = '\0';
+	pthread_mutex_unlock(&log_lock);
+}
+
+struct probe {
+	bool trap, cont, idle, failinit;
+	smarm_reply_t *tok;
+	smarm_gs_ctx_t *cx;
+	uint64_t timer;
+};
+
+static int create(const char *args, void **state)
+{
+	struct probe *p;
+	if (args != NULL && strstr(args, "failcreate") != NULL)
+		return SMARM_ENOENT;
+	p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return SMARM_ENOMEM;
+	if (args != NULL) {
+		p->trap = strstr(args, "trap") != NULL;
+		p->cont = strstr(args, "continue") != NULL;
+		p->idle = strstr(args, "idle") != NULL;
+		p->failinit = strstr(args, "failinit") != NULL;
+	}
+	*state = p;
+	return 0;
+}
+
+static void destroy(void *state)
+{
+	struct probe *p = state;
+	ev("destroy");
+	free(p);
+}
+
+static int init(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	p->cx = cx;
+	ev("init");
+	if (p->failinit)
+		return SMARM_EEXIST;
+	if (p->trap && smarm_gs_trap_exit(cx) != 0)
+		return SMARM_EINTERNAL;
+	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
+		return SMARM_EINTERNAL;
+	return 0;
+}
+
+static void handle_continue(void *state, smarm_gs_ctx_t *cx, uint64_t tag)
+{
+	(void)state;
+	(void)cx;
+	ev("cont:%llu", (unsigned long long)tag);
+}
+
+static void handle_down(void *state, smarm_gs_ctx_t *cx,
+			const smarm_signal_t *d)
+{
+	(void)state;
+	(void)cx;
+	ev("down:%d", d->how);
+}
+
+static void handle_exit(void *state, smarm_gs_ctx_t *cx,
+			const smarm_signal_t *s)
+{
+	(void)state;
+	(void)cx;
+	ev("exit:%d", s->how);
+}
+
+static int handle_shutdown(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	(void)cx;
+	ev("shutdown");
+	return p->cont ? SMARM_GS_CONTINUE : SMARM_GS_EXIT;
+}
+
+static void handle_idle(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	(void)cx;
+	ev("idle");
+}
+
+static void terminate(void *state, int how, intptr_t reason, bool may_block)
+{
+	struct probe *p = state;
+	ev("term:%d:%ld:%d", how, (long)reason, may_block);
+	if (p->tok != NULL) /* left to the runtime's EDOWN */
+		p->tok = NULL;
+}
+
+static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	(void)state;
+	(void)cx;
+	ev("echo:%lld", (long long)v);
+	return v;
+}
+
+static int64_t later(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	smarm_reply_t *t2;
+	int rc = smarm_gs_reply_later(cx, &p->tok);
+	ev("later:%d:%d", rc, smarm_gs_reply_later(cx, &t2));
+	return -1; /* ignored */
+}
+
+static void answer(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	struct probe *p = state;
+	smarm_value_t bad = { .type = SMARM_T_STR },
+		      good = { .type = SMARM_T_I64 };
+	smarm_reply_t *t;
+	(void)cx;
+	int r1, r2, r3;
+	good.v.i = v;
+	r1 = smarm_gs_reply_later(cx, &t);
+	r2 = smarm_reply(p->tok, &bad);
+	r3 = smarm_reply(p->tok, &good);
+	ev("answer:%d:%d:%d", r1, r2, r3);
+	p->tok = NULL;
+}
+
+static void drop(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	(void)cx;
+	ev("drop:%d", smarm_reply_drop(p->tok));
+	p->tok = NULL;
+}
+
+static uint64_t cont(void *state, smarm_gs_ctx_t *cx, uint64_t tag)
+{
+	(void)state;
+	ev("cont_req:%d", smarm_gs_continue(cx, tag));
+	return tag;
+}
+
+static void block(void *state, smarm_gs_ctx_t *cx, uint64_t ns)
+{
+	(void)state;
+	(void)cx;
+	ev("block");
+	smarm_actor_sleep(ns);
+	ev("unblock");
+}
+
+static void stop(void *state, smarm_gs_ctx_t *cx, int32_t how, int64_t why)
+{
+	(void)state;
+	ev("stop:%d", smarm_gs_stop(cx, how, (intptr_t)why));
+}
+
+static int32_t monitor(void *state, smarm_gs_ctx_t *cx, smarm_pid_t pid)
+{
+	(void)state;
+	return smarm_gs_monitor(cx, pid, NULL);
+}
+
+static int32_t trap_late(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	return smarm_gs_trap_exit(cx);
+}
+
+static void note(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	(void)state;
+	(void)cx;
+	ev("note:%lld", (long long)v);
+}
+
+static void cnote(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	(void)state;
+	(void)cx;
+	ev("cnote:%lld", (long long)v);
+}
+
+static int32_t tick_after(void *state, smarm_gs_ctx_t *cx, uint64_t delay,
+			  uint64_t period)
+{
+	struct probe *p = state;
+	smarm_value_t v = { .type = SMARM_T_I64 };
+	v.v.i = (int64_t)delay;
+	return smarm_gs_send_after(cx, delay, period, "note", &v, 1, &p->timer);
+}
+
+static int32_t tick_cancel(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	return smarm_gs_cancel_timer(cx, p->timer);
+}
+
+static const smarm_handler_t handlers[] = {
+	{ "echo", (void (*)(void))echo },
+	{ "later", (void (*)(void))later },
+	{ "answer", (void (*)(void))answer },
+	{ "drop", (void (*)(void))drop },
+	{ "cont", (void (*)(void))cont },
+	{ "block", (void (*)(void))block },
+	{ "stop", (void (*)(void))stop },
+	{ "stop_cast", (void (*)(void))stop },
+	{ "monitor", (void (*)(void))monitor },
+	{ "trap_late", (void (*)(void))trap_late },
+	{ "note", (void (*)(void))note },
+	{ "cnote", (void (*)(void))cnote },
+	{ "tick_after", (void (*)(void))tick_after },
+	{ "tick_cancel", (void (*)(void))tick_cancel },
+};
+
+static const smarm_gs_desc_t probe = {
+	.struct_size = sizeof(smarm_gs_desc_t),
+	.name = "probe",
+	.protocol = "call echo(i64) -> i64\n"
+		    "call later() -> i64\n"
+		    "cast answer(i64)\n"
+		    "cast drop()\n"
+		    "call cont(u64) -> u64\n"
+		    "call block(u64)\n"
+		    "call stop(i32, i64)\n"
+		    "cast stop_cast(i32, i64)\n"
+		    "call monitor(pid) -> i32\n"
+		    "call trap_late() -> i32\n"
+		    "info note(i64)\n"
+		    "cast cnote(i64)\n"
+		    "call tick_after(u64, u64) -> i32\n"
+		    "call tick_cancel() -> i32\n",
+	.handlers = handlers,
+	.n_handlers = sizeof handlers / sizeof handlers[0],
+	.create = create,
+	.destroy = destroy,
+	.init = init,
+	.handle_continue = handle_continue,
+	.handle_down = handle_down,
+	.handle_exit = handle_exit,
+	.handle_shutdown = handle_shutdown,
+	.handle_idle = handle_idle,
+	.terminate = terminate,
+};
+
+static const smarm_gs_desc_t *const servers[] = { &probe };
+
+static const smarm_plugin_desc_t plugin = {
+	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
+	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(smarm_plugin_desc_t),
+	.name = "probe",
+	.servers = servers,
+	.n_servers = 1,
+};
+
+__attribute__((visibility("default"))) const smarm_plugin_desc_t *
+smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
+{
+	(void)host_major;
+	(void)host_minor;
+	return &plugin;
+}
