@@ -555,7 +555,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	XX(GLOBAL_LOCKS, 30, CORE)                                             \
 	/* Calls, casts and infos served by the node's gen_servers since it    \
 	 * was opened. Since: SMARM_0.5. */                                    \
-	XX(SERVER_REQUESTS, 31, BEHAVIOUR)
+	XX(SERVER_REQUESTS, 31, BEHAVIOUR)                                     \
+	/* Restarts made by the node's supervisors since the node was          \
+	 * opened: one per child failure admitted by a supervisor's            \
+	 * intensity, however many siblings it cycled. Since: SMARM_0.5. */    \
+	XX(SUP_RESTARTS, 32, OTP)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

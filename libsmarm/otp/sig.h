@@ -72,6 +72,7 @@ struct smarm__sig_node {
 	_Atomic uint64_t sn_next_ref;	 /* last monitor ref issued */
 	_Atomic int64_t sn_monitors;	 /* SMARM_STAT_MONITORS */
 	_Atomic int64_t sn_links;	 /* SMARM_STAT_LINKS */
+	_Atomic int64_t sn_sup_restarts; /* SMARM_STAT_SUP_RESTARTS (sup.c) */
 	smarm__lock_t sn_term_lock;	 /* TABLE rank: the terminal records */
 	struct smarm__sig_term *sn_term; /* open addressing, by slot */
 	uint32_t sn_nterm, sn_capterm;	 /* used, capacity (power of 2) */

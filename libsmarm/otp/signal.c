@@ -353,6 +353,9 @@ static int sig_get_stat(const struct smarm_node *n, const void *state, int stat,
 	case SMARM_STAT_LINKS:
 		*out = atomic_load(&sn->sn_links);
 		return 0;
+	case SMARM_STAT_SUP_RESTARTS:
+		*out = atomic_load(&sn->sn_sup_restarts);
+		return 0;
 	default:
 		return SMARM_EINVAL;
 	}

@@ -19,6 +19,8 @@
  * so a supervisor that dies before it answers is a Down, not a hang.
  * The main loop (sup_loop) serves the signal channel first and a
  * request only when no Down is pending.
+ * Each restart admitted by the intensity (sup_admit) counts one in the
+ * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state).
  *
  * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
  * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
@@ -485,6 +487,10 @@ static bool sup_admit(struct sup *su)
 	}
 	slot = smarm__ring_push_back(&su->su_hist, sizeof(uint64_t));
 	*slot = now;
+	/* SMARM_STAT_SUP_RESTARTS: one per admitted restart, node-wide. */
+	atomic_fetch_add_explicit(
+		&smarm__sig_node(smarm_node_current())->sn_sup_restarts, 1,
+		memory_order_relaxed);
 	return true;
 }
 

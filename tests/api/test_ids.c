@@ -88,6 +88,7 @@ static_assert(SMARM_EARGS == -311, "SMARM_EARGS");
 static_assert(SMARM_ETOOBIG == -312, "SMARM_ETOOBIG");
 static_assert(SMARM_EDOWN == -313, "SMARM_EDOWN");
 static_assert(SMARM_ECALLSELF == -314, "SMARM_ECALLSELF");
+static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 
 /* ------------------------------------------------------------- names */
 
@@ -132,7 +133,7 @@ START_TEST(test_ids_unknown_ids_named_never_null)
 	static const int bad[] = { 0, -1, 14, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 32, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 33, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -149,7 +150,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_SERVER_REQUESTS);
+	ck_assert_int_eq(n, SMARM_STAT_SUP_RESTARTS);
 }
 END_TEST
 
@@ -235,7 +236,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 32, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 33, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

@@ -42,6 +42,7 @@ static void run_strategy(int strategy, const int *want, const int *order,
 	smarm_sup_spec_t *sp = spec3(strategy, k, KID_PARK);
 	smarm_pid_t sup;
 	smarm_pid_t before[3];
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS), 0);
 	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
 	smarm_sup_spec_free(sp);
 	for (int i = 0; i < 3; i++) {
@@ -53,6 +54,8 @@ static void run_strategy(int strategy, const int *want, const int *order,
 	for (int i = 0; i < 3; i++)
 		HARNESS_CHECK(kid_await(&k[i]->starts, want[i]));
 	smarm_actor_sleep(MS(20)); /* nothing more happens */
+	/* one failure is one restart, however many siblings it cycled */
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS), 1);
 	for (int i = 0; i < 3; i++) {
 		HARNESS_EQ(atomic_load(&k[i]->starts), want[i]);
 		HARNESS_EQ(smarm_pid_eq(kid_pid(k[i]), before[i]),

@@ -28,7 +28,13 @@
 #     blocks are read from the page and run (in a separate build
 #     directory under a temporary $HOME, so the caller's build directory
 #     is never touched), building README's program, which then runs
-#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0.
+#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0;
+#   - the ecosystem: oot_plugin.c, a plugin built out of tree with
+#     `pkg-config --cflags --libs smarm`, runs under the installed
+#     smarm-run; dl_host.c, a host not linked with libsmarm, dlopen()s
+#     the installed libsmarm.so.0, loads that plugin and calls its
+#     server from a plain thread; tests/python/ctypes_client.py does the
+#     same from Python with ctypes alone (skipped without python3).
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -53,7 +59,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=18
+PLAN=22
 n=0
 failed=0
 
@@ -430,6 +436,73 @@ else
 	not_ok "custom prefix: the docs' commands install, build and run" \
 		"script:" "$(cat "$TMP/prefix-flow.sh")" "output:" \
 		"$(printf '%s\n' "$out" | tail -n 30)"
+fi
+
+# --------------------------------------------------------------- 19
+# The ecosystem: an out-of-tree plugin built against the staged install
+# with pkg-config, loaded by the staged smarm-run, by a host that is not
+# linked with libsmarm, and by Python through ctypes.
+OOT=$TMP/adder.so
+# shellcheck disable=SC2086 # pkg-config output is a word list
+if out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -shared -fPIC -o "$OOT" \
+	"$HERE/oot_plugin.c" $CFLAGS_PC $LIBS_PC 2>&1); then
+	ok "an out-of-tree plugin builds with pkg-config --cflags --libs smarm"
+else
+	not_ok "an out-of-tree plugin builds with pkg-config --cflags --libs smarm" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 20
+RUN_EXE=$(find "$STAGE" -name smarm-run -type f | head -n 1)
+cat >"$TMP/oot.app" <<'APP'
+app oot
+run 1s
+plugin adder ./adder.so
+supervisor root one_for_one
+  server adder.adder name=adder args="start=5"
+APP
+if [ -z "$RUN_EXE" ]; then
+	not_ok "the installed smarm-run runs an app of the out-of-tree plugin" \
+		"no bin/smarm-run under $STAGE"
+elif out=$(cd / && LD_LIBRARY_PATH="$S_LIBDIR" timeout 60 "$RUN_EXE" -q \
+	"$TMP/oot.app" 2>&1) &&
+	printf '%s\n' "$out" | tail -n 1 |
+	grep -Eqx 'smarm-run: oot: done after [0-9.]+ s: [0-9]+ requests \([0-9]+/s\), 0 restarts'
+then
+	ok "the installed smarm-run runs an app of the out-of-tree plugin"
+else
+	not_ok "the installed smarm-run runs an app of the out-of-tree plugin" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 21
+# shellcheck disable=SC2086
+if ! out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$TMP/dl_host" \
+	"$HERE/dl_host.c" $CFLAGS_PC -ldl -lpthread 2>&1); then
+	not_ok "a host not linked with libsmarm dlopens it and calls a server" \
+		"$out"
+elif "$READELF" -d "$TMP/dl_host" | grep -q 'NEEDED.*libsmarm'; then
+	not_ok "a host not linked with libsmarm dlopens it and calls a server" \
+		"dl_host links libsmarm"
+elif out=$(env -u LD_LIBRARY_PATH timeout 60 "$TMP/dl_host" \
+	"$S_LIBDIR/libsmarm.so.0" "$OOT" 2>&1) && [ "$out" = "dl host: ok" ]
+then
+	ok "a host not linked with libsmarm dlopens it and calls a server"
+else
+	not_ok "a host not linked with libsmarm dlopens it and calls a server" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 22
+if ! command -v python3 >/dev/null; then
+	n=$((n + 1))
+	echo "ok $n - a Python ctypes client calls a server # SKIP python3 not found"
+elif out=$(env -u LD_LIBRARY_PATH timeout 60 python3 \
+	"$SRC/tests/python/ctypes_client.py" "$S_LIBDIR/libsmarm.so.0" \
+	"$OOT" 2>&1) && [ "$out" = "python client: ok" ]; then
+	ok "a Python ctypes client calls a server"
+else
+	not_ok "a Python ctypes client calls a server" "$out"
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# run-smarm-run-test.sh SMARM_RUN TAGGER_SO DEMO_APP - smarm-run end to
+# end (docs/smarm-run.md), TAP output:
+#
+#   - the demo (DEMO_APP) runs by itself to its end: exit 0, requests
+#     served, restarts made, and the documented final line last;
+#   - SIGTERM mid-run shuts a nested tree of tagger servers (TAGGER_SO)
+#     down in reverse start order, nested supervisors first taking their
+#     own children down, then exits 0 with the final line; SIGINT the
+#     same;
+#   - a tree that does not start (a create that fails) exits 1;
+#   - a root supervisor that gives up (a crash beyond its intensity)
+#     exits 1 without waiting for a signal;
+#   - bad usage, a bad application file, a plugin that does not load and
+#     a behaviour a plugin lacks exit 2 with a file:line message;
+#   - --check loads without starting anything.
+# Every run is bounded by timeout(1), so a hang is a failure, not a
+# stuck test. The demo and the signal runs oversubscribe (4 workers).
+
+set -u
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 SMARM_RUN TAGGER_SO DEMO_APP" >&2
+	exit 2
+fi
+RUN=$1
+TAGGER=$2
+DEMO=$3
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-run-test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+cp "$TAGGER" "$TMP/tagger.so"
+
+PLAN=11
+n=0
+failed=0
+echo "1..$PLAN"
+
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	shift; [ $# -gt 0 ] && diag "$@"
+}
+check() { # name, condition-result (0 ok), diagnostics...
+	local name=$1 rc=$2
+	shift 2
+	if [ "$rc" -eq 0 ]; then ok "$name"; else not_ok "$name" "$@"; fi
+}
+
+FINAL_RE='^smarm-run: [a-z_]+: done after [0-9]+\.[0-9]{2} s: [0-9]+ requests \([0-9]+/s\), [0-9]+ restarts$'
+
+# 1. the demo, start to end
+out=$(timeout 60 "$RUN" -q -w 4 "$DEMO" 2>"$TMP/demo.err"); rc=$?
+last=$(printf '%s\n' "$out" | tail -n 1)
+req=$(printf '%s' "$last" | sed -nE 's/.* ([0-9]+) requests .*/\1/p')
+rst=$(printf '%s' "$last" | sed -nE 's/.*, ([0-9]+) restarts$/\1/p')
+[ "$rc" -eq 0 ] && [[ "$last" =~ $FINAL_RE ]] && [ "${req:-0}" -gt 0 ] &&
+	[ "${rst:-0}" -gt 0 ]
+check "the demo runs to its end: exit 0, requests, restarts, final line" \
+	$? "exit $rc" "$out" "$(cat "$TMP/demo.err")"
+
+# 2, 3. SIGTERM and SIGINT mid-run: ordered shutdown, exit 0
+cat >"$TMP/order.app" <<'EOF'
+app order
+workers 4
+plugin t ./tagger.so
+supervisor root one_for_one
+  server t.tagger id=a args="tag=a"
+  supervisor mid rest_for_one
+    server t.tagger id=b args="tag=b"
+    server t.tagger id=c args="tag=c trap=1"
+  server t.tagger id=d args="tag=d"
+EOF
+for sig in TERM INT; do
+	log=$TMP/order.$sig.log
+	: >"$log"
+	TAGGER_LOG=$log timeout 60 "$RUN" "$TMP/order.app" >"$TMP/out" \
+		2>"$TMP/err" &
+	pid=$!
+	for _ in $(seq 1 200); do # until all four started (10 s at most)
+		[ "$(grep -c '^start' "$log")" -eq 4 ] && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -s "$sig" "$pid"
+	wait "$pid"; rc=$?
+	want=$(printf '%s\n' "start a" "start b" "start c" "start d" \
+		"stop d" "shutdown c" "stop c" "stop b" "stop a")
+	last=$(tail -n 1 "$TMP/out")
+	[ "$rc" -eq 0 ] && [ "$(cat "$log")" = "$want" ] &&
+		grep -q "^smarm-run: order: SIG$sig: shutting down$" "$TMP/out" &&
+		[[ "$last" =~ $FINAL_RE ]]
+	check "SIG$sig mid-run: reverse-order shutdown, exit 0" $? \
+		"exit $rc" "log:" "$(cat "$log")" "out:" "$(cat "$TMP/out")" \
+		"err:" "$(cat "$TMP/err")"
+done
+
+# 4. a tree that does not start: exit 1, nothing left running
+cat >"$TMP/nostart.app" <<'EOF'
+app nostart
+plugin t ./tagger.so
+supervisor root one_for_one
+  server t.tagger id=a args="tag=a"
+  server t.tagger id=b args="tag=b fail=1"
+EOF
+: >"$TMP/nostart.log"
+TAGGER_LOG=$TMP/nostart.log timeout 60 "$RUN" -q "$TMP/nostart.app" \
+	>"$TMP/out" 2>"$TMP/err"; rc=$?
+[ "$rc" -eq 1 ] && grep -q "the tree did not start" "$TMP/err" &&
+	[ "$(cat "$TMP/nostart.log")" = "$(printf 'start a\nstop a')" ]
+check "a create that fails: exit 1, started ones stopped" $? "exit $rc" \
+	"$(cat "$TMP/err")" "$(cat "$TMP/nostart.log")"
+
+# 5. the root gives up: exit 1 on its own, long before the run time
+cat >"$TMP/giveup.app" <<'EOF'
+app giveup
+run 60s
+plugin t ./tagger.so
+supervisor root one_for_one intensity 2/10s
+  server t.tagger id=a args="tag=a crash_in=20"
+EOF
+t0=$(date +%s)
+timeout 60 "$RUN" -q "$TMP/giveup.app" >"$TMP/out" 2>"$TMP/err"; rc=$?
+t1=$(date +%s)
+[ "$rc" -eq 1 ] && [ $((t1 - t0)) -lt 30 ] &&
+	grep -q "root supervisor ended on its own: crashed (SMARM_EINTENSITY)" \
+		"$TMP/err"
+check "intensity exceeded: exit 1 at once" $? "exit $rc" "$(cat "$TMP/err")"
+
+# 6. usage
+timeout 10 "$RUN" >/dev/null 2>"$TMP/err"; r1=$?
+timeout 10 "$RUN" -w 0 "$TMP/order.app" >/dev/null 2>&1; r2=$?
+timeout 10 "$RUN" -t 5 "$TMP/order.app" >/dev/null 2>&1; r3=$?
+timeout 10 "$RUN" --bogus "$TMP/order.app" >/dev/null 2>&1; r4=$?
+timeout 10 "$RUN" "$TMP/order.app" extra >/dev/null 2>&1; r5=$?
+[ "$r1$r2$r3$r4$r5" = 22222 ] && grep -q '^usage: smarm-run' "$TMP/err"
+check "bad usage: exit 2" $? "$r1 $r2 $r3 $r4 $r5"
+
+# 7. a bad application file
+printf 'app bad\nplugin t ./tagger.so\nsupervisor root one_for_two\n' \
+	>"$TMP/bad.app"
+timeout 10 "$RUN" "$TMP/bad.app" >/dev/null 2>"$TMP/err"; rc=$?
+[ "$rc" -eq 2 ] &&
+	grep -qx "$TMP/bad.app:3:17: bad strategy 'one_for_two' (one_for_one, one_for_all or rest_for_one)" "$TMP/err"
+check "a bad file: exit 2, file:line:col message" $? "exit $rc" \
+	"$(cat "$TMP/err")"
+
+# 8. a plugin that does not load (relative to the file, not the cwd)
+printf 'app bad\nplugin t ./nothere.so\nsupervisor root one_for_one\n' \
+	>"$TMP/noplugin.app"
+(cd / && timeout 10 "$RUN" "$TMP/noplugin.app") >/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "^$TMP/noplugin.app:2: plugin 't': .*nothere.so" \
+	"$TMP/err" && grep -q "SMARM_EPLUGINOPEN" "$TMP/err"
+check "a plugin that does not open: exit 2 at its line" $? "exit $rc" \
+	"$(cat "$TMP/err")"
+
+# 9. a behaviour the plugin lacks
+printf 'app bad\nplugin t ./tagger.so\nsupervisor root one_for_one\n  server t.nope\n' \
+	>"$TMP/nobhv.app"
+timeout 10 "$RUN" "$TMP/nobhv.app" >/dev/null 2>"$TMP/err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "^$TMP/nobhv.app:4:3: plugin 't' (./tagger.so) has no behaviour 'nope'" "$TMP/err"
+check "a missing behaviour: exit 2 at the server's line" $? "exit $rc" \
+	"$(cat "$TMP/err")"
+
+# 10. --check starts nothing
+: >"$TMP/check.log"
+out=$(TAGGER_LOG=$TMP/check.log timeout 10 "$RUN" -c "$TMP/order.app")
+rc=$?
+[ "$rc" -eq 0 ] && [ ! -s "$TMP/check.log" ] &&
+	[ "$out" = "$TMP/order.app: ok: app order, 4 servers, 2 supervisors, 1 plugins" ]
+check "--check loads and starts nothing" $? "exit $rc" "$out"
+
+# 11. a run line ends the run by itself; the status lines are printed
+printf 'app short\nrun 1500ms\nplugin t ./tagger.so\nsupervisor root one_for_one\n  server t.tagger\n' \
+	>"$TMP/short.app"
+timeout 30 "$RUN" "$TMP/short.app" >"$TMP/out" 2>"$TMP/err"; rc=$?
+[ "$rc" -eq 0 ] && grep -q '^short: up 1\.[0-9]s  requests [0-9]+  restarts 0  actors [0-9]+$' -E "$TMP/out" &&
+	grep -q '^smarm-run: short: run time over: shutting down$' "$TMP/out" &&
+	[[ "$(tail -n 1 "$TMP/out")" =~ $FINAL_RE ]]
+check "a run line: status lines, ends by itself, exit 0" $? "exit $rc" \
+	"$(cat "$TMP/out")" "$(cat "$TMP/err")"
+
+[ "$n" -eq "$PLAN" ] || { echo "# ran $n of $PLAN"; exit 1; }
+[ "$failed" -eq 0 ]
