@@ -52,6 +52,7 @@
  * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
  */
 #include "sup.h"
+#include "sig.h"
 
 #include "reg.h"
 
