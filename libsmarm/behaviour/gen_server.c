@@ -505,6 +505,7 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	smarm_signal_t sig;
 	uint64_t tick;
 	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
+	size_t ready;
 	int rc;
 
 	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
@@ -528,12 +529,14 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		smarm_selset_add_chan(sv->sv_set, sv->sv_ctl, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_info, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_inbox, NULL);
-	rc = smarm_selset_wait(sv->sv_set, wait, NULL);
+	rc = smarm_selset_wait(sv->sv_set, wait, &ready);
 	if (rc == SMARM_ETIMEDOUT) {
 		if (d->handle_idle != NULL)
 			d->handle_idle(sv->sv_state, sv);
 		return;
 	}
+	if (rc != 0) /* it cannot wait: end, never spin */
+		smarm_actor_crash(rc);
 	/* Take from the highest band that has something. */
 	if (sv->sv_exit != NULL &&
 	    smarm_chan_try_recv(sv->sv_exit, &sig) == 0) {

@@ -452,6 +452,8 @@ static bool sm_take(struct sm *s)
 static void sm_serve_one(struct sm *s)
 {
 	struct bhv_env e;
+	size_t ready;
+	int rc;
 
 	if (s->sm_gs.sv_exit == NULL && !sm_armed(s) && !s->sm_has_held) {
 		/* The fast path: no exit or timer arm, so an info (which
@@ -469,7 +471,9 @@ static void sm_serve_one(struct sm *s)
 	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_ctl, NULL);
 	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_info, NULL);
 	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_inbox, NULL);
-	smarm_selset_wait(s->sm_gs.sv_set, SMARM_NO_TIMEOUT, NULL);
+	rc = smarm_selset_wait(s->sm_gs.sv_set, SMARM_NO_TIMEOUT, &ready);
+	if (rc != 0) /* it cannot wait: end, never spin */
+		smarm_actor_crash(rc);
 }
 
 static void chan_drop(smarm_chan_t **ch)

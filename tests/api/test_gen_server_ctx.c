@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static smarm_plugin_t *pl;
 static const smarm_behaviour_t *probe;
@@ -345,6 +346,42 @@ static void trap_root(void *arg)
 	harness_chan_drop(down);
 }
 
+/*
+ * A server on the select path (it traps exits) parks while nothing
+ * comes: before the fix its wait failed at once (SMARM_EINVAL, no index
+ * out-parameter) and it spun, using 25-40% of a CPU while idle.
+ */
+static uint64_t cpu_ns(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return (uint64_t)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000u +
+	       (uint64_t)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000u;
+}
+
+static void idle_trap_root(void *arg)
+{
+	smarm_server_t *s = start("trap", NULL);
+	uint64_t c0;
+	(void)arg;
+	smarm_actor_sleep(MS(20)); /* let it reach its wait */
+	c0 = cpu_ns();
+	smarm_actor_sleep(MS(300));
+	/* an idle node uses ~1 ms here; a spinning server 70-120 ms */
+	HARNESS_CHECK(cpu_ns() - c0 < MS(30));
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_trapping_server_parks_when_idle)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, idle_trap_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_trap_handle_shutdown)
 {
 	ck_assert_int_eq(harness_run(2, trap_root, NULL), SMARM_EXIT_NORMAL);
@@ -613,6 +650,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_continue_and_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
+	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
 	tcase_add_test(tc, test_gen_server_timers);
