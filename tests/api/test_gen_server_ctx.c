@@ -60,7 +60,8 @@ static const char *events(void)
 			fprintf(stderr,                                        \
 				"line %d: events \"%s\", want "                \
 				"\"%s\"\n",                                    \
-				__LINE__, got_, (want));                       \
+				__LINE__, got_ != NULL ? got_ : "(none)",      \
+				(want));                                       \
 		HARNESS_CHECK(strcmp(got_, (want)) == 0);                      \
 	} while (0)
 
