@@ -623,8 +623,8 @@ static void server_end(void *arg)
 	free(sv);
 }
 
-/* Report the start's outcome to whoever waits for it. */
-static void report(struct smarm_gs_ctx *sv, int rc)
+/* Report the start's outcome to whoever waits for it (once). */
+void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 {
 	if (sv->sv_reported)
 		return;
@@ -733,7 +733,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0)
 		goto failed;
 	sv->sv_started = true;
-	report(sv, 0);
+	smarm__gs_report(sv, 0);
 	while (!sv->sv_stop) {
 		if (sv->sv_cont) {
 			sv->sv_cont = false;
@@ -756,7 +756,7 @@ failed:
 	if (rc > 0)
 		rc = SMARM_EINTERNAL;
 	sv->sv_start_rc = rc;
-	report(sv, rc);
+	smarm__gs_report(sv, rc);
 	sv->sv_stop = true; /* terminate does not run (not started) */
 	smarm_actor_exit();
 	return rc;

@@ -59,6 +59,13 @@ bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
 /*
+ * Report a start's outcome, once: to the starter waiting on sv_start,
+ * and to a supervisor waiting for readiness (sv_sup). Servers and
+ * machines alike.
+ */
+void smarm__gs_report(struct smarm_gs_ctx *sv, int rc);
+
+/*
  * Run a server of be on the calling actor (smarm_server_run's body):
  * never returns once the server started. start (may be NULL) gets one
  * int, the start's status, and its sender reference is given up; sup:

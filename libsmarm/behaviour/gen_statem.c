@@ -539,26 +539,6 @@ static void sm_end(void *arg)
 	free(s);
 }
 
-/* Report the start's outcome to whoever waits for it. */
-static void sm_report(struct sm *s, int rc)
-{
-	struct smarm_gs_ctx *g = &s->sm_gs;
-	if (g->sv_reported)
-		return;
-	g->sv_reported = true;
-	if (g->sv_start != NULL) {
-		smarm_chan_send(g->sv_start, &rc);
-		smarm_chan_sender_free(g->sv_start);
-		g->sv_start = NULL;
-	}
-	if (g->sv_sup) {
-		if (rc == 0)
-			smarm_sup_ready();
-		else
-			smarm_sup_start_failed(rc);
-	}
-}
-
 /* A start that failed before anything could be cleaned up by sm_end. */
 static int sm_fail_early(smarm_chan_t *start, bool sup, int rc)
 {
@@ -634,7 +614,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 			goto failed;
 	}
 	s->sm_started = true;
-	sm_report(s, 0);
+	smarm__gs_report(&s->sm_gs, 0);
 	smarm__sm_start(&s->sm_m);
 	while (!s->sm_m.m_stop) {
 		sm_serve_one(s);
@@ -648,7 +628,7 @@ failed:
 	if (rc > 0)
 		rc = SMARM_EINTERNAL;
 	s->sm_gs.sv_start_rc = rc;
-	sm_report(s, rc);
+	smarm__gs_report(&s->sm_gs, rc);
 	s->sm_m.m_stop = true;
 	smarm_actor_exit();
 	return rc;
