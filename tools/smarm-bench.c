@@ -29,9 +29,7 @@
  * result, a failing call or a run that does not finish within
  * HANG_LIMIT_S makes the program exit 1. Unknown workload names are
  * reported on stderr and skipped; the other workloads still run and the
- * exit status is 2 (1 if a workload also failed). DESIGN.md §7 also
- * defines gen_server_call (behaviour plugins); it joins the table when it
- * exists.
+ * exit status is 2 (1 if a workload also failed).
  *
  * idle_bytes is a size, not a time: its last column is resident bytes
  * per actor parked in receive (RSS growth from /proc/self/statm over N
