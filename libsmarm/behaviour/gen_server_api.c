@@ -708,6 +708,19 @@ static void store_c(const smarm_value_t *v, void *out)
 	}
 }
 
+/* Find opname of kind and pack the varargs ap for it (callv, castv). */
+static int pack_va_op(struct smarm_server *s, const char *opname, int kind,
+		      va_list ap, const struct bhv_op **op,
+		      struct bhv_block **blk)
+{
+	if (s == NULL || opname == NULL)
+		return SMARM_EINVAL;
+	*op = op_find(s, opname, kind);
+	if (*op == NULL)
+		return SMARM_ENOOP;
+	return smarm__bhv_pack_va(*op, ap, blk);
+}
+
 int smarm_server_callv(smarm_server_t *s, const char *opname,
 		       uint64_t timeout_ns, void *reply, ...)
 {
@@ -717,13 +730,8 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 	va_list ap;
 	int rc;
 
-	if (s == NULL || opname == NULL)
-		return SMARM_EINVAL;
-	op = op_find(s, opname, BHV_CALL);
-	if (op == NULL)
-		return SMARM_ENOOP;
 	va_start(ap, reply);
-	rc = smarm__bhv_pack_va(op, ap, &blk);
+	rc = pack_va_op(s, opname, BHV_CALL, ap, &op, &blk);
 	va_end(ap);
 	if (rc != 0)
 		return rc;
@@ -741,13 +749,8 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 	va_list ap;
 	int rc;
 
-	if (s == NULL || opname == NULL)
-		return SMARM_EINVAL;
-	op = op_find(s, opname, BHV_CAST);
-	if (op == NULL)
-		return SMARM_ENOOP;
 	va_start(ap, opname);
-	rc = smarm__bhv_pack_va(op, ap, &blk);
+	rc = pack_va_op(s, opname, BHV_CAST, ap, &op, &blk);
 	va_end(ap);
 	if (rc != 0)
 		return rc;
