@@ -671,9 +671,16 @@ SMARM_API int smarm_server_call(smarm_server_t *s, const char *op,
 				const smarm_value_t *args, size_t nargs,
 				smarm_value_t *reply, uint64_t timeout_ns);
 
-/* smarm_server_cast() / smarm_server_info() - send the cast (info)
- * operation op; never waits. Errors: as smarm_server_call without
- * SMARM_EDOWN and SMARM_ETIMEDOUT. Since: SMARM_0.5. */
+/*
+ * smarm_server_cast() / smarm_server_info() - send the cast (info)
+ * operation op; never waits. Pacing: every 256 casts and infos through
+ * one handle, a caller that is an actor yields (smarm_actor_yield) when
+ * the server has 256 or more queued (a handle by name: always), so a
+ * producer faster than its server lets it catch up instead of growing
+ * its inbox without bound; a plain thread never yields. Errors: as
+ * smarm_server_call without SMARM_EDOWN and SMARM_ETIMEDOUT.
+ * Since: SMARM_0.5.
+ */
 SMARM_API int smarm_server_cast(smarm_server_t *s, const char *op,
 				const smarm_value_t *args, size_t nargs);
 SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,

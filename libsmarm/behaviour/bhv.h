@@ -111,7 +111,8 @@ const char *smarm__bhv_type_name(int type);
 
 /*
  * A message block: an operation's arguments, self-contained (str and
- * bytes values copied in), one malloc'd object. Layout:
+ * bytes values copied in), one object (inline in a struct bhv_msg or
+ * malloc'd). Layout:
  *
  *     struct bhv_block  header
  *     struct bhv_slot   bk_nargs slots, one per argument
@@ -144,24 +145,72 @@ struct bhv_block {
 };
 
 /*
- * Pack args[0..nargs) for op into a new block. 0 and *out, or
- * SMARM_EINVAL (args NULL with nargs > 0), SMARM_EARGS (count, type, a
- * value out of its type's range, a str with a NUL), SMARM_ETOOBIG (a str
- * or bytes over SMARM_BYTES_MAX), SMARM_ENOMEM. Nothing of args is kept.
+ * The most bytes of a block carried inside its message (struct bhv_msg)
+ * instead of malloc'd: the header and three scalar slots, or shorter
+ * str/bytes values.
+ */
+#define BHV_INLINE_MAX 64
+
+/*
+ * An operation's arguments as they travel and wait: the block inline
+ * when it fits in BHV_INLINE_MAX bytes (no allocation on the message
+ * path), else malloc'd and pointed at. A block's offsets are relative
+ * to its start, so copying a bhv_msg by value moves an inline block
+ * with it. Empty (no block): mg_heap NULL and an inline bk_size of 0;
+ * a zeroed bhv_msg is empty.
+ */
+struct bhv_msg {
+	struct bhv_block *mg_heap; /* a block over BHV_INLINE_MAX, or NULL */
+	union {
+		struct bhv_block mg_hdr;
+		uint64_t mg_words[BHV_INLINE_MAX / 8];
+	} mg_inl;
+};
+
+/* m's block (m not empty). */
+static inline const struct bhv_block *bhv_msg_block(const struct bhv_msg *m)
+{
+	return m->mg_heap != NULL ? m->mg_heap : &m->mg_inl.mg_hdr;
+}
+
+/* Does m hold no block? */
+static inline bool bhv_msg_empty(const struct bhv_msg *m)
+{
+	return m->mg_heap == NULL && m->mg_inl.mg_hdr.bk_size == 0;
+}
+
+/* Free what m holds and leave it empty (an empty m is fine). */
+void smarm__bhv_msg_free(struct bhv_msg *m);
+
+/* Copy src (not empty) into *dst: 0, or SMARM_ENOMEM (dst empty). */
+int smarm__bhv_msg_copy(struct bhv_msg *dst, const struct bhv_msg *src);
+
+/*
+ * Is m (not empty) a well-formed message for op? smarm__bhv_block_check
+ * of its block, an inline one no larger than BHV_INLINE_MAX.
+ */
+int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m);
+
+/*
+ * Pack args[0..nargs) for op into *out (inline or one malloc'd block).
+ * 0, or SMARM_EINVAL (args NULL with nargs > 0), SMARM_EARGS (count,
+ * type, a value out of its type's range, a str with a NUL),
+ * SMARM_ETOOBIG (a str or bytes over SMARM_BYTES_MAX), SMARM_ENOMEM.
+ * Nothing of args is kept; on failure *out is empty.
  */
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
-		    size_t nargs, struct bhv_block **out);
+		    size_t nargs, struct bhv_msg *out);
 
 /* The same from C varargs (smarm_server_callv's promotions). */
 int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
-		       struct bhv_block **out);
+		       struct bhv_msg *out);
 
 /*
  * The same from a native call's ffi argument array (a stub's): avalues
  * point at each argument in the op's C types (bytes: two).
  */
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
-			struct bhv_block **out);
+			struct bhv_msg *out);
 
 /*
  * Is the size-byte block b a well-formed block for op? 0, or
@@ -321,16 +370,17 @@ void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
 
 /*
  * What travels in a server's inbox and info channels (one channel
- * element): an operation of behaviour be with its block, and for a call
- * where the reply goes. The envelope holds one plugin reference while
- * en_blk is set; the channels' destructor (smarm__bhv_env_free) answers
- * a call never received with SMARM_EDOWN and gives everything back.
+ * element): an operation of behaviour be with its arguments, and for a
+ * call where the reply goes. It holds no plugin reference (the server
+ * that takes it holds one; en_be is compared with the server's before
+ * en_op is read). The channels' destructor (smarm__bhv_env_free)
+ * answers a call never received with SMARM_EDOWN and frees the block.
  * en_op NULL: a wake-up with nothing in it (an info's nudge).
  */
 struct bhv_env {
-	const struct smarm_behaviour *en_be; /* the behaviour (plugin ref) */
+	const struct smarm_behaviour *en_be; /* the behaviour (no reference) */
 	const struct bhv_op *en_op;	     /* the operation, or NULL */
-	struct bhv_block *en_blk;	     /* its arguments (owned) */
+	struct bhv_msg en_msg;		     /* its arguments (owned) */
 	smarm_chan_t *en_reply;		     /* a call's reply channel handle */
 	uint64_t en_seq;		     /* the call's sequence number */
 };

@@ -42,7 +42,11 @@
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
  * init succeeded; destroy runs once after create succeeded. INV-3 an
- * envelope holds a plugin reference while its block is set.
+ * envelope holds no plugin reference: it reaches plugin code only
+ * through the server that takes it, which holds one, and that server
+ * trusts its operation only when its behaviour pointer equals its own
+ * (a behaviour alive when the envelope was sent is the receiver's or
+ * never compares equal to it: both existed at once).
  * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
  */
 #include "gen_server.h"
@@ -113,11 +117,7 @@ void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 
 static void env_release(struct bhv_env *e)
 {
-	if (e->en_blk != NULL) {
-		free(e->en_blk);
-		e->en_blk = NULL;
-		smarm__bhv_plugin_unref(e->en_be);
-	}
+	smarm__bhv_msg_free(&e->en_msg);
 }
 
 void smarm__bhv_env_free(void *elem)
@@ -358,7 +358,7 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	if (op == NULL)
 		return; /* a nudge */
 	if (e->en_be != sv->sv_be ||
-	    smarm__bhv_block_check(op, e->en_blk, e->en_blk->bk_size) != 0) {
+	    smarm__bhv_msg_check(op, &e->en_msg) != 0) {
 		/* Not this server's behaviour (a stale pid's new tenant). */
 		if (e->en_reply != NULL)
 			smarm__bhv_reply_send(e->en_reply, e->en_seq,
@@ -370,7 +370,7 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 				  memory_order_relaxed);
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
-	smarm__bhv_unpack(op, e->en_blk, 2, &u);
+	smarm__bhv_unpack(op, bhv_msg_block(&e->en_msg), 2, &u);
 	u.ua_av[0] = &sv->sv_state;
 	u.ua_av[1] = &cx;
 	smarm__bhv_invoke(&op->op_cif, op->op_fn, &u, &r);
@@ -412,12 +412,12 @@ static struct gs_timer *timer_find(struct smarm_gs_ctx *sv, uint64_t id)
 
 static void timer_remove(struct smarm_gs_ctx *sv, struct gs_timer *t)
 {
-	free(t->gt_blk);
+	smarm__bhv_msg_free(&t->gt_msg);
 	*t = sv->sv_timers[--sv->sv_ntimers];
 }
 
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			struct bhv_block *blk, uint64_t delay_ns,
+			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id)
 {
 	struct gs_timer *t;
@@ -428,7 +428,7 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 		rc = smarm_chan_alloc(&sv->sv_ctl, sizeof(uint64_t), NULL);
 		if (rc != 0) {
 			sv->sv_ctl = NULL;
-			free(blk);
+			smarm__bhv_msg_free(blk);
 			return rc;
 		}
 	}
@@ -436,7 +436,7 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
 		struct gs_timer *nt = realloc(sv->sv_timers, cap * sizeof *nt);
 		if (nt == NULL) {
-			free(blk);
+			smarm__bhv_msg_free(blk);
 			return SMARM_ENOMEM;
 		}
 		sv->sv_timers = nt;
@@ -446,11 +446,11 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	t = &sv->sv_timers[sv->sv_ntimers];
 	t->gt_id = tid;
 	t->gt_op = op;
-	t->gt_blk = blk;
+	t->gt_msg = *blk;
 	t->gt_period = period_ns;
 	rc = smarm_chan_send_after(sv->sv_ctl, &tid, delay_ns, &t->gt_tm);
 	if (rc != 0) {
-		free(blk);
+		smarm__bhv_msg_free(blk);
 		return rc;
 	}
 	sv->sv_ntimers++;
@@ -475,20 +475,15 @@ static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
 {
 	struct gs_timer *t = timer_find(sv, id);
 	struct bhv_env e;
-	struct bhv_block *copy;
 
 	if (t == NULL)
 		return; /* cancelled: its last tick is dropped */
-	copy = malloc(t->gt_blk->bk_size);
-	if (copy == NULL)
+	if (smarm__bhv_msg_copy(&e.en_msg, &t->gt_msg) != 0)
 		smarm_actor_crash(SMARM_ENOMEM);
-	memcpy(copy, t->gt_blk, t->gt_blk->bk_size);
 	e.en_be = sv->sv_be;
 	e.en_op = t->gt_op;
-	e.en_blk = copy;
 	e.en_reply = NULL;
 	e.en_seq = 0;
-	smarm__bhv_plugin_ref(sv->sv_be); /* the envelope's (INV-3) */
 	if (t->gt_period == 0)
 		timer_remove(sv, t);
 	else if (smarm_chan_send_after(sv->sv_ctl, &id, t->gt_period,

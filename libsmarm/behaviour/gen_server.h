@@ -14,7 +14,7 @@
 struct gs_timer {
 	uint64_t gt_id;		    /* its id (never 0) */
 	const struct bhv_op *gt_op; /* the info operation */
-	struct bhv_block *gt_blk;   /* its arguments (copied per tick) */
+	struct bhv_msg gt_msg;	    /* its arguments (copied per tick) */
 	uint64_t gt_period;	    /* 0: one-shot */
 	smarm_timer_t gt_tm;	    /* the pending timed send */
 };
@@ -77,7 +77,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 
 /* Arm a timer of sv (smarm_gs_send_after, arguments validated). */
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
-			struct bhv_block *blk, uint64_t delay_ns,
+			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id);
 
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */

@@ -139,7 +139,7 @@ int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
 			const smarm_value_t *args, size_t nargs, uint64_t *id)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
@@ -151,7 +151,7 @@ int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
 	rc = smarm__bhv_pack(op, args, nargs, &blk);
 	if (rc != 0)
 		return rc;
-	return smarm__gs_timer_add(cx, op, blk, delay_ns, period_ns, id);
+	return smarm__gs_timer_add(cx, op, &blk, delay_ns, period_ns, id);
 }
 
 int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
@@ -365,7 +365,17 @@ struct smarm_server {
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	int sc_status;		/* the last stub call's status */
+	uint32_t sc_burst;	/* casts and infos since the last pace() */
 };
+
+/*
+ * Every BHV_BURST casts or infos through one handle an actor caller
+ * yields when the server has at least that many queued (or when that
+ * cannot be seen cheaply: by name), so a producer faster than its server
+ * lets it catch up instead of growing the inbox without bound, and the
+ * queued messages stay in cache. A yield, never a wait.
+ */
+#define BHV_BURST 256
 
 static int open_common(smarm_node_t *node, const smarm_behaviour_t *b,
 		       smarm_server_t **out)
@@ -458,15 +468,29 @@ static int resolve(struct smarm_server *s, smarm_pid_t *pid)
 	return 0;
 }
 
+/* BHV_BURST casts went out through s: yield if its server is behind. */
+static void pace(struct smarm_server *s)
+{
+	size_t n = BHV_BURST;
+	s->sc_burst = 0;
+	if (s->sc_inbox != NULL && smarm_chan_len(s->sc_inbox, &n) != 0)
+		return;
+	if (n >= BHV_BURST)
+		(void)smarm_actor_yield(); /* SMARM_ENOTACTOR: a thread */
+}
+
 /*
- * Send op with block blk to s (ownership of blk passes: freed on
- * failure). For a call, reply and seq name where the answer goes.
+ * Send op with arguments *blk to s (ownership of *blk passes: freed
+ * on failure). For a call, reply and seq name where the answer goes.
  */
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
-		   struct bhv_block *blk, smarm_chan_t *reply, uint64_t seq)
+		   struct bhv_msg *blk, smarm_chan_t *reply, uint64_t seq)
 {
-	struct bhv_env e = { s->sc_be, op, blk, reply, seq };
-	struct bhv_env nudge = { s->sc_be, NULL, NULL, NULL, 0 };
+	struct bhv_env e = { .en_be = s->sc_be,
+			     .en_op = op,
+			     .en_msg = *blk,
+			     .en_reply = reply,
+			     .en_seq = seq };
 	const smarm_msgtype_t *t = op->op_kind == BHV_INFO
 					   ? smarm__gs_info_type()
 					   : smarm__gs_inbox_type();
@@ -474,7 +498,6 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	int rc = resolve(s, &pid);
 
 	if (rc == 0) {
-		smarm__bhv_plugin_ref(s->sc_be);
 		rc = SMARM_ECLOSED;
 		if (op->op_kind != BHV_INFO && !s->sc_named) {
 			const struct smarm_msgtype *it;
@@ -489,19 +512,21 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 			s->sc_inbox = NULL;
 			rc = smarm_node_send(s->sc_node, pid, t, &e);
 		}
-		if (rc != 0)
-			smarm__bhv_plugin_unref(s->sc_be);
 	}
 	if (rc != 0) {
-		free(blk);
+		smarm__bhv_msg_free(blk);
 		if (rc == SMARM_ECLOSED)
 			return op->op_kind == BHV_CALL ? SMARM_EDOWN
 						       : SMARM_ENOPROC;
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
-	if (op->op_kind == BHV_INFO) /* wake a server parked on the inbox */
+	if (op->op_kind == BHV_INFO) { /* wake a server parked on the inbox */
+		struct bhv_env nudge = { .en_be = s->sc_be };
 		(void)smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
 				      &nudge);
+	}
+	if (op->op_kind != BHV_CALL && ++s->sc_burst >= BHV_BURST)
+		pace(s);
 	return 0;
 }
 
@@ -544,7 +569,7 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 
 /* A call with its block packed: send, wait. */
 static int call_block(struct smarm_server *s, const struct bhv_op *op,
-		      struct bhv_block *blk, smarm_value_t *reply,
+		      struct bhv_msg *blk, smarm_value_t *reply,
 		      uint64_t timeout_ns)
 {
 	int rc;
@@ -552,7 +577,7 @@ static int call_block(struct smarm_server *s, const struct bhv_op *op,
 		rc = smarm__gs_reply_chan(&s->sc_reply);
 		if (rc != 0) {
 			s->sc_reply = NULL;
-			free(blk);
+			smarm__bhv_msg_free(blk);
 			return rc;
 		}
 	}
@@ -568,7 +593,7 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 		      smarm_value_t *reply, uint64_t timeout_ns)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	int rc;
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
@@ -579,14 +604,14 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 	rc = smarm__bhv_pack(op, args, nargs, &blk);
 	if (rc != 0)
 		return rc;
-	return call_block(s, op, blk, reply, timeout_ns);
+	return call_block(s, op, &blk, reply, timeout_ns);
 }
 
 static int send_kind(smarm_server_t *s, const char *opname,
 		     const smarm_value_t *args, size_t nargs, int kind)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	int rc;
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
@@ -597,7 +622,7 @@ static int send_kind(smarm_server_t *s, const char *opname,
 	rc = smarm__bhv_pack(op, args, nargs, &blk);
 	if (rc != 0)
 		return rc;
-	return send_op(s, op, blk, NULL, 0);
+	return send_op(s, op, &blk, NULL, 0);
 }
 
 int smarm_server_cast(smarm_server_t *s, const char *op,
@@ -710,8 +735,7 @@ static void store_c(const smarm_value_t *v, void *out)
 
 /* Find opname of kind and pack the varargs ap for it (callv, castv). */
 static int pack_va_op(struct smarm_server *s, const char *opname, int kind,
-		      va_list ap, const struct bhv_op **op,
-		      struct bhv_block **blk)
+		      va_list ap, const struct bhv_op **op, struct bhv_msg *blk)
 {
 	if (s == NULL || opname == NULL)
 		return SMARM_EINVAL;
@@ -725,7 +749,7 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 		       uint64_t timeout_ns, void *reply, ...)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	smarm_value_t v;
 	va_list ap;
 	int rc;
@@ -736,7 +760,7 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 	if (rc != 0)
 		return rc;
 	memset(&v, 0, sizeof v);
-	rc = call_block(s, op, blk, &v, timeout_ns);
+	rc = call_block(s, op, &blk, &v, timeout_ns);
 	if (rc == 0)
 		store_c(&v, reply);
 	return rc;
@@ -745,7 +769,7 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	va_list ap;
 	int rc;
 
@@ -754,7 +778,7 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 	va_end(ap);
 	if (rc != 0)
 		return rc;
-	return send_op(s, op, blk, NULL, 0);
+	return send_op(s, op, &blk, NULL, 0);
 }
 
 /* ---- stubs ---- */
@@ -765,7 +789,7 @@ static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 	struct bhv_stub *st = user;
 	const struct bhv_op *op = st->st_op;
 	struct smarm_server *s = *(struct smarm_server **)args[0];
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	smarm_value_t v;
 	int rc;
 
@@ -783,9 +807,9 @@ static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 	}
 	rc = smarm__bhv_pack_ffi(op, args + 1, &blk);
 	if (rc == 0 && op->op_kind == BHV_CALL)
-		rc = call_block(s, op, blk, &v, SMARM_NO_TIMEOUT);
+		rc = call_block(s, op, &blk, &v, SMARM_NO_TIMEOUT);
 	else if (rc == 0)
-		rc = send_op(s, op, blk, NULL, 0);
+		rc = send_op(s, op, &blk, NULL, 0);
 	s->sc_status = rc;
 	if (rc != 0 || op->op_reply == SMARM_T_VOID)
 		return;
@@ -836,7 +860,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 			      smarm_request_t **req)
 {
 	const struct bhv_op *op;
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	struct smarm_request *rq;
 	int rc;
 
@@ -851,7 +875,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 		return rc;
 	rq = calloc(1, sizeof *rq);
 	if (rq == NULL) {
-		free(blk);
+		smarm__bhv_msg_free(&blk);
 		return SMARM_ENOMEM;
 	}
 	rq->rq_s = *s;
@@ -859,12 +883,12 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	rq->rq_s.sc_seq = 0;
 	rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
 	if (rc != 0) {
-		free(blk);
+		smarm__bhv_msg_free(&blk);
 		free(rq);
 		return rc;
 	}
 	rq->rq_s.sc_seq = 1;
-	rc = send_op(&rq->rq_s, op, blk, rq->rq_s.sc_reply, 1);
+	rc = send_op(&rq->rq_s, op, &blk, rq->rq_s.sc_reply, 1);
 	if (rc != 0) {
 		smarm_chan_receiver_free(rq->rq_s.sc_reply);
 		smarm_chan_sender_free(rq->rq_s.sc_reply);

@@ -30,8 +30,8 @@
  * Events without arguments call guards and actions directly.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * the actor's cleanup handler (sm_end); it holds one plugin reference,
- * and each event with a block one more (INV-3 of gen_server.c).
+ * the actor's cleanup handler (sm_end); it holds one plugin reference
+ * (its events none: INV-3 of gen_server.c).
  * Locking: none here: a machine is touched only by its own actor; the
  * engine data is published once with a compare-and-swap and constant
  * after.
@@ -193,7 +193,7 @@ static bool h_guard(smarm_sm_ctx_t *m, void (*fn)(void),
 			m->m_data, &ev->ev_sig);
 	if (op == NULL || op->op_nargs == 0)
 		return ((bool (*)(const void *))fn)(m->m_data);
-	smarm__bhv_unpack(op, ev->ev_args, 1, &u);
+	smarm__bhv_unpack(op, bhv_msg_block(&ev->ev_args), 1, &u);
 	u.ua_av[0] = &m->m_data;
 	smarm__bhv_invoke(&s->sm_en->en_guard[ev->ev_op], fn, &u, &r);
 	return (uint8_t)r.a != 0;
@@ -215,7 +215,7 @@ static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
 	if (op == NULL || op->op_nargs == 0)
 		return ((int32_t(*)(void *, smarm_sm_ctx_t *, int32_t))fn)(
 			m->m_data, m, m->m_state);
-	smarm__bhv_unpack(op, ev->ev_args, 3, &u);
+	smarm__bhv_unpack(op, bhv_msg_block(&ev->ev_args), 3, &u);
 	u.ua_av[0] = &m->m_data;
 	u.ua_av[1] = &cx;
 	u.ua_av[2] = &m->m_state;
@@ -223,14 +223,10 @@ static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
 	return (int32_t)r.s;
 }
 
-/* Give an event's block and its plugin reference back. */
-static void ev_release(struct sm *s, struct smarm__sm_ev *ev)
+/* Free an event's block. */
+static void ev_release(struct smarm__sm_ev *ev)
 {
-	if (ev->ev_args != NULL) {
-		free(ev->ev_args);
-		ev->ev_args = NULL;
-		smarm__bhv_plugin_unref(s->sm_be);
-	}
+	smarm__bhv_msg_free(&ev->ev_args);
 }
 
 static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
@@ -247,7 +243,7 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL);
 		ev->ev_call = NULL;
 	}
-	ev_release(s, ev);
+	ev_release(ev);
 }
 
 static int h_timer(smarm_sm_ctx_t *m, int which, uint64_t ns, uint64_t gen,
@@ -286,7 +282,7 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 	struct sm *s = sm_of(m);
 	const struct bhv_op *op =
 		smarm__bhv_proto_find(&s->sm_be->bh_proto, name, 0);
-	struct bhv_block *blk;
+	struct bhv_msg blk;
 	int rc;
 
 	if (op == NULL || op->op_kind == BHV_CALL)
@@ -294,7 +290,6 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 	rc = smarm__bhv_pack(op, args, nargs, &blk);
 	if (rc != 0)
 		return rc;
-	smarm__bhv_plugin_ref(s->sm_be);
 	memset(ev, 0, sizeof *ev);
 	ev->ev_kind = op->op_kind == BHV_CAST ? SMARM_SM_CAST : SMARM_SM_INFO;
 	ev->ev_op = op->op_index;
@@ -359,14 +354,12 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 
 	if (op == NULL)
 		return; /* a nudge */
-	if (e->en_be != s->sm_be ||
-	    smarm__bhv_block_check(op, e->en_blk, e->en_blk->bk_size) != 0) {
+	if (e->en_be != s->sm_be || smarm__bhv_msg_check(op, &e->en_msg) != 0) {
 		/* Not this machine's behaviour (a stale pid's tenant). */
 		if (e->en_reply != NULL)
 			smarm__bhv_reply_send(e->en_reply, e->en_seq,
 					      SMARM_ENOOP, NULL);
-		free(e->en_blk);
-		smarm__bhv_plugin_unref(e->en_be);
+		smarm__bhv_msg_free(&e->en_msg);
 		return;
 	}
 	memset(&ev, 0, sizeof ev);
@@ -374,7 +367,7 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
 					       : SMARM_SM_INFO;
 	ev.ev_op = op->op_index;
-	ev.ev_args = e->en_blk; /* its plugin reference passes too */
+	ev.ev_args = e->en_msg; /* its block passes */
 	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
 	ev.ev_seq = e->en_seq;
 	smarm__sm_step(&s->sm_m, &ev);

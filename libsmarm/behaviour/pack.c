@@ -8,15 +8,15 @@
  * owned reply values. The one place that knows the C type of each
  * protocol type.
  *
- * Ownership: a block is malloc'd here and belongs to whoever holds it
- * (an envelope); reply values own their STR/BYTES memory (malloc'd
- * here, freed by smarm_value_release). No locks; no shared state but
- * the constant ffi type descriptions.
- * Invariants: INV-1 a block smarm__bhv_pack made passes
- * smarm__bhv_block_check for its op; every str in it is NUL-terminated
- * with no NUL inside and every str/bytes lies inside the block. INV-2 a
- * failed pack allocates nothing and keeps nothing of its input.
- * See: docs/architecture.md (Behaviour layer).
+ * Ownership: a block is packed here, inline in its struct bhv_msg when
+ * it fits (BHV_INLINE_MAX) or malloc'd, and belongs to whoever holds
+ * the bhv_msg (an envelope, an event, a timer); reply values own their
+ * STR/BYTES memory (malloc'd here, freed by smarm_value_release). No locks; no
+ * shared state but the constant ffi type descriptions. Invariants: INV-1 a
+ * block smarm__bhv_pack made passes smarm__bhv_block_check for its op; every
+ * str in it is NUL-terminated with no NUL inside and every str/bytes lies
+ * inside the block. INV-2 a failed pack allocates nothing and keeps nothing of
+ * its input. See: docs/architecture.md (Behaviour layer).
  */
 #include "bhv.h"
 
@@ -255,13 +255,48 @@ static int value_check(int t, const smarm_value_t *v, size_t *dlen)
 	}
 }
 
+static void msg_clear(struct bhv_msg *m)
+{
+	m->mg_heap = NULL;
+	m->mg_inl.mg_hdr.bk_size = 0;
+}
+
+void smarm__bhv_msg_free(struct bhv_msg *m)
+{
+	free(m->mg_heap);
+	msg_clear(m);
+}
+
+int smarm__bhv_msg_copy(struct bhv_msg *dst, const struct bhv_msg *src)
+{
+	*dst = *src;
+	if (src->mg_heap == NULL)
+		return 0;
+	dst->mg_heap = malloc(src->mg_heap->bk_size);
+	if (dst->mg_heap == NULL) {
+		msg_clear(dst);
+		return SMARM_ENOMEM;
+	}
+	memcpy(dst->mg_heap, src->mg_heap, src->mg_heap->bk_size);
+	return 0;
+}
+
+int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m)
+{
+	const struct bhv_block *b = bhv_msg_block(m);
+	if (m->mg_heap == NULL && b->bk_size > BHV_INLINE_MAX)
+		return SMARM_EARGS;
+	return smarm__bhv_block_check(op, b, b->bk_size);
+}
+
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
-		    size_t nargs, struct bhv_block **out)
+		    size_t nargs, struct bhv_msg *out)
 {
 	size_t dlen[SMARM_OP_ARGS_MAX], size, off;
 	struct bhv_block *b;
 	int rc;
 
+	msg_clear(out);
 	if (args == NULL && nargs > 0)
 		return SMARM_EINVAL;
 	if (nargs != op->op_nargs)
@@ -273,9 +308,14 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 			return rc;
 		size += dlen[i];
 	}
-	b = malloc(size);
-	if (b == NULL)
-		return SMARM_ENOMEM;
+	if (size <= BHV_INLINE_MAX) {
+		b = &out->mg_inl.mg_hdr;
+	} else {
+		b = malloc(size);
+		if (b == NULL)
+			return SMARM_ENOMEM;
+		out->mg_heap = b;
+	}
 	b->bk_size = (uint32_t)size;
 	b->bk_nargs = (uint16_t)nargs;
 	b->bk_flags = 0;
@@ -313,14 +353,13 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 			break; /* i and u share it */
 		}
 	}
-	*out = b;
 	return 0;
 }
 
-int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
-		       struct bhv_block **out)
+int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
+	msg_clear(out);
 	for (unsigned i = 0; i < op->op_nargs; i++) {
 		int t = op->op_args[i];
 		memset(&v[i], 0, sizeof v[i]);
@@ -383,9 +422,10 @@ int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
 }
 
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
-			struct bhv_block **out)
+			struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
+	msg_clear(out);
 	unsigned k = 0;
 	for (unsigned i = 0; i < op->op_nargs; i++) {
 		int t = op->op_args[i];

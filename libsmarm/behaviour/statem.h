@@ -14,6 +14,7 @@
 #include <smarm/smarm_plugin.h>
 
 #include "../core/ring.h"
+#include "bhv.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,17 +60,18 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t);
 /*
  * One event. ev_op: CAST, CALL, INFO: the operation's index in the
  * protocol; TIMEOUT: the timeout's index in the descriptor; else -1.
- * ev_args and ev_call are the loop's (a message block, a call's reply
- * route) and pass with the event: the interpreter hands every event it
+ * ev_args and ev_call are the loop's (the arguments, a call's reply
+ * route) and pass with the event (copied by value: ev_args may hold
+ * its block inline): the interpreter hands every event it
  * takes back through sh_drop exactly once.
  */
 struct smarm__sm_ev {
-	int32_t ev_kind;       /* enum smarm_sm_kind */
-	int32_t ev_op;	       /* see above */
-	void *ev_args;	       /* the arguments, or NULL */
-	void *ev_call;	       /* a call's reply route; NULL once answered */
-	uint64_t ev_seq;       /* the loop's, with ev_call */
-	smarm_signal_t ev_sig; /* EXIT: the signal */
+	int32_t ev_kind;	/* enum smarm_sm_kind */
+	int32_t ev_op;		/* see above */
+	struct bhv_msg ev_args; /* the arguments, or empty */
+	void *ev_call;		/* a call's reply route; NULL once answered */
+	uint64_t ev_seq;	/* the loop's, with ev_call */
+	smarm_signal_t ev_sig;	/* EXIT: the signal */
 };
 
 /* Timers a machine arms (smarm__sm_hooks.sh_timer's which). */

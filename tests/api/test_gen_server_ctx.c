@@ -641,6 +641,45 @@ START_TEST(test_gen_server_unload_with_queued_message)
 }
 END_TEST
 
+/* ---------------------------------------------- cast pacing */
+
+/*
+ * One worker: a root that only casts (never blocks) still lets the
+ * server catch up every 256 casts, so the server has handled the first
+ * ones before the root makes any blocking call; all arrive in order.
+ */
+static void pacing_root(void *arg)
+{
+	smarm_server_t *s = start("", NULL);
+	smarm_value_t v, r;
+	const char *got;
+	(void)arg;
+	if (s == NULL)
+		return;
+	(void)events();
+	for (int64_t i = 0; i < 600; i++) {
+		v = v_i64(i);
+		HARNESS_EQ(smarm_server_cast(s, "cnote", &v, 1), 0);
+	}
+	got = events(); /* no blocking call yet */
+	HARNESS_CHECK(strncmp(got, "cnote:0 cnote:1 cnote:2 ", 24) == 0);
+	HARNESS_CHECK(strstr(got, "cnote:255") != NULL);
+	v = v_i64(7);
+	HARNESS_EQ(smarm_server_call(s, "echo", &v, 1, &r, MS(10000)), 0);
+	got = events();
+	HARNESS_CHECK(strstr(got, "cnote:599") != NULL);
+	HARNESS_CHECK(strstr(got, "cnote:0 ") == NULL);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(10000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_casts_let_a_slower_server_catch_up)
+{
+	ck_assert_int_eq(harness_run(1, pacing_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_gen_server_ctx_suite(void)
 {
 	Suite *s = suite_create("gen_server_ctx");
@@ -658,6 +697,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_start_failures);
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
+	tcase_add_test(tc, test_gen_server_casts_let_a_slower_server_catch_up);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -73,8 +73,9 @@ static void all_values(smarm_value_t v[14])
 	v[13].v.pid.id = 77;
 }
 
-static int64_t call_block(const struct bhv_op *op, struct bhv_block *b)
+static int64_t call_block(const struct bhv_op *op, const struct bhv_msg *m)
 {
+	const struct bhv_block *b = bhv_msg_block(m);
 	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_pointer };
 	struct bhv_cif c;
 	struct bhv_unpacked u;
@@ -82,7 +83,7 @@ static int64_t call_block(const struct bhv_op *op, struct bhv_block *b)
 	void *st = (void *)0x5, *cx = (void *)0x6;
 	smarm_value_t v;
 
-	ck_assert_int_eq(smarm__bhv_block_check(op, b, b->bk_size), 0);
+	ck_assert_int_eq(smarm__bhv_msg_check(op, m), 0);
 	ck_assert_int_eq(smarm__bhv_cif_prep(&c, op, lead, 2, NULL), 0);
 	ck_assert_uint_eq(c.bc_nffi, 2 + 15);
 	smarm__bhv_unpack(op, b, 2, &u);
@@ -100,16 +101,16 @@ START_TEST(test_bhv_pack_every_type_reaches_the_native_function)
 {
 	const struct bhv_op *op = op_of(ALL);
 	smarm_value_t v[14];
-	struct bhv_block *b = NULL;
+	struct bhv_msg b;
 	all_values(v);
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 14, &b), 0);
-	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_int_eq(call_block(op, &b), -128);
 	ck_assert_str_eq(seen, ALL_SEEN);
-	free(b);
+	smarm__bhv_msg_free(&b);
 }
 END_TEST
 
-static int pack_va(const struct bhv_op *op, struct bhv_block **b, ...)
+static int pack_va(const struct bhv_op *op, struct bhv_msg *b, ...)
 {
 	va_list ap;
 	int rc;
@@ -122,15 +123,15 @@ static int pack_va(const struct bhv_op *op, struct bhv_block **b, ...)
 START_TEST(test_bhv_pack_varargs_and_ffi_arguments)
 {
 	const struct bhv_op *op = op_of(ALL);
-	struct bhv_block *b = NULL;
+	struct bhv_msg b;
 	smarm_pid_t pid = { 77 };
 	ck_assert_int_eq(pack_va(op, &b, -8, -16, -32, (int64_t)-64, 8u, 16u,
 				 32u, (uint64_t)64, 1.5, 2.25, 1, "hi",
 				 (const void *)"by", (size_t)2, pid),
 			 0);
-	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_int_eq(call_block(op, &b), -128);
 	ck_assert_str_eq(seen, ALL_SEEN);
-	free(b);
+	smarm__bhv_msg_free(&b);
 
 	int8_t a = -8;
 	int16_t bb = -16;
@@ -149,9 +150,9 @@ START_TEST(test_bhv_pack_varargs_and_ffi_arguments)
 	void *av[] = { &a, &bb, &c, &d, &e, &f,	   &g,	&h,
 		       &i, &j,	&k, &l, &m, &mlen, &pid };
 	ck_assert_int_eq(smarm__bhv_pack_ffi(op, av, &b), 0);
-	ck_assert_int_eq(call_block(op, b), -128);
+	ck_assert_int_eq(call_block(op, &b), -128);
 	ck_assert_str_eq(seen, ALL_SEEN);
-	free(b);
+	smarm__bhv_msg_free(&b);
 	l = NULL;
 	ck_assert_int_eq(smarm__bhv_pack_ffi(op, av, &b), SMARM_EARGS);
 	ck_assert_int_eq(pack_va(op, &b, -8, -16, -32, (int64_t)-64, 8u, 16u,
@@ -165,7 +166,7 @@ END_TEST
 START_TEST(test_bhv_pack_refusals)
 {
 	const struct bhv_op *op;
-	struct bhv_block *b = (void *)0x1;
+	struct bhv_msg b;
 	smarm_value_t v[2];
 
 	memset(v, 0, sizeof v);
@@ -182,7 +183,7 @@ START_TEST(test_bhv_pack_refusals)
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
 	v[0].v.i = -128;
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
-	free(b);
+	smarm__bhv_msg_free(&b);
 	op = op_of("cast x(u32)");
 	v[0].type = SMARM_T_U32;
 	v[0].v.u = (uint64_t)UINT32_MAX + 1;
@@ -196,7 +197,7 @@ START_TEST(test_bhv_pack_refusals)
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
 	v[0].len = 0; /* the empty str needs no pointer */
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
-	free(b);
+	smarm__bhv_msg_free(&b);
 	op = op_of("cast x(bytes)");
 	v[0].type = SMARM_T_BYTES;
 	v[0].len = (uint32_t)SMARM_BYTES_MAX + 1;
@@ -207,8 +208,9 @@ START_TEST(test_bhv_pack_refusals)
 	v[0].v.p = big;
 	v[0].len = (uint32_t)SMARM_BYTES_MAX;
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
-	ck_assert_int_eq(smarm__bhv_block_check(op, b, b->bk_size), 0);
-	free(b);
+	ck_assert_ptr_nonnull(b.mg_heap); /* too big to go inline */
+	ck_assert_int_eq(smarm__bhv_msg_check(op, &b), 0);
+	smarm__bhv_msg_free(&b);
 	free(big);
 }
 END_TEST
@@ -217,7 +219,8 @@ START_TEST(test_bhv_pack_block_check_refuses_every_corruption)
 {
 	const struct bhv_op *op = op_of("cast x(i8, str, bytes)");
 	smarm_value_t v[3];
-	struct bhv_block *b;
+	struct bhv_msg msg;
+	const struct bhv_block *b;
 	unsigned char *raw;
 	size_t size;
 
@@ -229,7 +232,8 @@ START_TEST(test_bhv_pack_block_check_refuses_every_corruption)
 	v[2].type = SMARM_T_BYTES;
 	v[2].v.p = "xy";
 	v[2].len = 2;
-	ck_assert_int_eq(smarm__bhv_pack(op, v, 3, &b), 0);
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 3, &msg), 0);
+	b = bhv_msg_block(&msg);
 	size = b->bk_size;
 	raw = malloc(size);
 	ck_assert_int_eq(smarm__bhv_block_check(op, NULL, size), SMARM_EARGS);
@@ -256,7 +260,7 @@ START_TEST(test_bhv_pack_block_check_refuses_every_corruption)
 	MUTATE(raw[m->bk_slots[1].sl_v.off + 3] = 'd');
 	MUTATE(m->bk_slots[2].sl_len = 100);
 	free(raw);
-	free(b);
+	smarm__bhv_msg_free(&msg);
 }
 END_TEST
 
@@ -338,7 +342,7 @@ static int64_t run_direct(const char *text, void (*fn)(void),
 {
 	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_pointer };
 	const struct bhv_op *op = op_of(text);
-	struct bhv_block *b;
+	struct bhv_msg b;
 	struct bhv_cif c;
 	struct bhv_unpacked u;
 	union bhv_ret r;
@@ -349,12 +353,12 @@ static int64_t run_direct(const char *text, void (*fn)(void),
 	ck_assert_int_eq(smarm__bhv_cif_prep(&c, op, lead, 2, NULL), 0);
 	ck_assert_int_eq(c.bc_direct != 0, direct);
 	ck_assert_int_eq(smarm__bhv_pack(op, args, n, &b), 0);
-	smarm__bhv_unpack(op, b, 2, &u);
+	smarm__bhv_unpack(op, bhv_msg_block(&b), 2, &u);
 	u.ua_av[0] = &st;
 	u.ua_av[1] = &cx;
 	memset(&r, 0, sizeof r);
 	smarm__bhv_invoke(&c, fn, &u, &r);
-	free(b);
+	smarm__bhv_msg_free(&b);
 	ck_assert_int_eq(smarm__bhv_ret_value(op->op_reply, &r, &v), 0);
 	return v.v.i;
 }
