@@ -237,9 +237,8 @@ static void echo_caller(void *arg)
 	smarm_value_t a = v_i64(5), r;
 	caller_ready(c);
 	int rc = smarm_server_call(c->s, "echo", &a, 1, &r, MS(10000));
-	int64_t v = 0, rc64 = rc;
-	smarm_chan_send(c->out, &v);
-	smarm_chan_send(c->out, &rc64);
+	int64_t pair[2] = { 0, rc }; /* one element: callers do not mix */
+	smarm_chan_send(c->out, pair);
 }
 
 static void block_caller(void *arg)
@@ -248,9 +247,8 @@ static void block_caller(void *arg)
 	smarm_value_t a = v_u64(MS(60000));
 	caller_ready(c);
 	int rc = smarm_server_call(c->s, "block", &a, 1, NULL, MS(10000));
-	int64_t v = 1, rc64 = rc;
-	smarm_chan_send(c->out, &v);
-	smarm_chan_send(c->out, &rc64);
+	int64_t pair[2] = { 1, rc };
+	smarm_chan_send(c->out, pair);
 }
 
 static void queued_root(void *arg)
@@ -258,11 +256,11 @@ static void queued_root(void *arg)
 	smarm_chan_t *out, *ready;
 	smarm_server_t *s = NULL, *s1 = NULL, *s2 = NULL;
 	struct caller c1, c2;
-	int64_t who, rc;
+	int64_t who, pair[2];
 	int how = -1;
 	uint64_t t0;
 	(void)arg;
-	HARNESS_EQ(smarm_chan_alloc(&out, 8, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&out, sizeof pair, NULL), 0);
 	HARNESS_EQ(smarm_server_start(probe, NULL, "queued", &s), 0);
 	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s1), 0);
 	HARNESS_EQ(smarm_server_open_name(NULL, probe, "queued", &s2), 0);
@@ -284,9 +282,8 @@ static void queued_root(void *arg)
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
 	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
 	for (int i = 0; i < 2; i++) {
-		HARNESS_EQ(smarm_chan_recv(out, &who), 0);
-		HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
-		HARNESS_EQ(rc, SMARM_EDOWN);
+		HARNESS_EQ(smarm_chan_recv(out, pair), 0);
+		HARNESS_EQ(pair[1], SMARM_EDOWN);
 	}
 	HARNESS_CHECK(harness_since(t0) < MS(3000));
 	EVENTS_ARE("init block term:3:0:0 destroy");
@@ -428,7 +425,9 @@ static void bands_root(void *arg)
 struct blocker {
 	smarm_server_t *s;
 	uint64_t ns;
-	int want; /* the block call's status */
+	int want;	    /* the block call's status */
+	smarm_chan_t *done; /* told when it is over (b lives on the root's
+			       stack until then) */
 };
 
 static void block_once(void *arg)
@@ -436,9 +435,19 @@ static void block_once(void *arg)
 	struct blocker *b = arg;
 	smarm_value_t a = v_u64(b->ns);
 	int rc = smarm_server_call(b->s, "block", &a, 1, NULL, MS(10000));
+	int64_t one = 1;
 	if (rc != b->want)
 		fprintf(stderr, "block: %d, want %d\n", rc, b->want);
 	HARNESS_EQ(rc, b->want);
+	HARNESS_EQ(smarm_chan_send(b->done, &one), 0);
+}
+
+/* Wait until block_once of b is over and drop its channel. */
+static void blocker_join(struct blocker *b)
+{
+	int64_t one;
+	HARNESS_EQ(smarm_chan_recv(b->done, &one), 0);
+	harness_chan_drop(b->done);
 }
 
 static void priority_root(void *arg)
@@ -453,12 +462,14 @@ static void priority_root(void *arg)
 	b.s = mine;
 	b.ns = MS(50);
 	b.want = 0;
+	HARNESS_EQ(smarm_chan_alloc(&b.done, sizeof(int64_t), NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
 	smarm_actor_sleep(MS(10));
 	HARNESS_EQ(smarm_server_cast(s, "cnote", &n, 1), 0);
 	HARNESS_EQ(smarm_server_info(s, "note", &m, 1), 0);
 	HARNESS_EQ(smarm_server_call(s, "echo", &n, 1, &r, MS(5000)), 0);
 	EVENTS_ARE("init block unblock note:2 cnote:1 echo:1");
+	blocker_join(&b);
 	smarm_server_free(mine);
 	smarm_server_free(s);
 }
@@ -619,6 +630,7 @@ static void unload_root(void *arg)
 	b.s = mine;
 	b.ns = MS(60000);
 	b.want = SMARM_EDOWN;
+	HARNESS_EQ(smarm_chan_alloc(&b.done, sizeof(int64_t), NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
 	smarm_actor_sleep(MS(10));
 	HARNESS_EQ(smarm_server_cast(s, "cnote", &n, 1), 0); /* queued */
@@ -628,7 +640,7 @@ static void unload_root(void *arg)
 	/* a kill: the queued cast's envelope is destroyed, the plugin
 	 * unloads after the last reference (the blocked caller's handle) */
 	HARNESS_EQ(smarm_actor_stop(pid), 0);
-	smarm_actor_sleep(MS(50));
+	blocker_join(&b);
 	smarm_server_free(mine);
 }
 
