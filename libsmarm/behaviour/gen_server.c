@@ -504,7 +504,8 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	int rc;
 
 	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
-		if (smarm_chan_try_recv(sv->sv_info, &e) == 0) {
+		if (smarm__chan_maybe_ready(sv->sv_info) &&
+		    smarm_chan_try_recv(sv->sv_info, &e) == 0) {
 			dispatch(sv, &e);
 			return;
 		}

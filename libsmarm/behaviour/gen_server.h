@@ -8,6 +8,7 @@
 #ifndef SMARM_BEHAVIOUR_GEN_SERVER_H
 #define SMARM_BEHAVIOUR_GEN_SERVER_H
 
+#include "../msg/msg.h"
 #include "bhv.h"
 
 /* A timer of a server (smarm_gs_send_after). */

@@ -451,7 +451,8 @@ static void sm_serve_one(struct sm *s)
 	if (s->sm_gs.sv_exit == NULL && !sm_armed(s) && !s->sm_has_held) {
 		/* The fast path: no exit or timer arm, so an info (which
 		 * also nudges the inbox) and then the inbox. */
-		if (smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0 ||
+		if ((smarm__chan_maybe_ready(s->sm_gs.sv_info) &&
+		     smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0) ||
 		    smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
 			sm_envelope(s, &e);
 		return;

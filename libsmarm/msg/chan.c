@@ -88,6 +88,8 @@
  * OTP layer's monitor, trap and mailbox channels, smarm__chan_sender_hold.)
  * INV-7 closed == (senders == 0 || receivers == 0); neither count grows
  * back from 0.
+ * INV-8 qhint == the ring's length at the end of every hold of the
+ * lock (a reader without the lock sees a recent length, never a torn one).
  * See: docs/architecture.md (Channels, Select).
  */
 #include "msg.h"
@@ -100,6 +102,13 @@
 #include <unistd.h>
 
 /* memcpy with the common small sizes inlined (no libc call). */
+/* Under the lock, after the ring's length changed: publish it (INV-8). */
+static inline void chan_qhint(smarm_chan_t *ch)
+{
+	atomic_store_explicit(&ch->qhint, smarm__ring_len(&ch->ring),
+			      memory_order_relaxed);
+}
+
 static inline void elem_copy(void *dst, const void *src, size_t esz)
 {
 	switch (esz) {
@@ -281,6 +290,7 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
 			return rc;
 	}
 	elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem, ch->esz);
+	chan_qhint(ch);
 	if (SMARM_UNLIKELY(ch->nfd >= 0) && len == 0)
 		chan_notify(ch);
 	return 0;
@@ -323,6 +333,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch->esz = elem_size;
 	ch->efree = elem_free;
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	chan_qhint(ch);
 	ch->closed = false;
 	ch->senders = 1;
 	ch->rx_head = NULL;
@@ -458,6 +469,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	ch->closed = true;
 	elems = ch->ring; /* detached: sends fail from now on */
 	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	chan_qhint(ch);
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
 	ch->nfd = -1;
 	gone = ch->senders == 0;
@@ -582,6 +594,7 @@ __attribute__((noinline)) int smarm__chan_send_held(smarm_chan_t *ch,
 static void chan_pop(smarm_chan_t *ch, void *out)
 {
 	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
+	chan_qhint(ch);
 }
 
 int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out)
@@ -675,6 +688,7 @@ int smarm__chan_remove_if(smarm_chan_t *ch, const smarm_chan_t *h,
 		kept++;
 	}
 	smarm__ring_set_len(&ch->ring, kept);
+	chan_qhint(ch);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	chan_destroy_elems(&gone, esz, efree);
 	return removed;
@@ -751,6 +765,7 @@ static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
 	    smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16) != 0)
 		return false;
 	smarm__ring_push_front_n(&ch->ring, ch->esz, elem, 1);
+	chan_qhint(ch);
 	if (ch->nfd >= 0 && len == 0)
 		chan_notify(ch);
 	rx_pass_on(ch);

@@ -67,6 +67,9 @@ struct smarm_chan {
 				   0 or the FIFO is not empty (chan.c
 				   INV-4) */
 	int nfd;		/* notify eventfd, -1: none (INV-5) */
+	_Atomic uint32_t qhint; /* the ring's length, stored (relaxed) under
+				   the lock at each change, read without it
+				   (smarm__chan_maybe_ready; INV-8) */
 };
 
 /*
@@ -162,6 +165,21 @@ static inline int smarm__chan_cell(const smarm_chan_t *h, smarm_chan_t **ch)
 	if (rc == 0)
 		*ch = c;
 	return rc;
+}
+
+/*
+ * Might the channel of handle h (one the caller holds a reference of)
+ * have an element queued? A snapshot without the lock: false means
+ * none was queued a moment ago, so a send that races with it counts as
+ * arriving just after. For a receiver that polls one channel before
+ * another on every message (a server's infos before its inbox) and
+ * would pay a lock each time. A handle that is no channel: false.
+ */
+static inline bool smarm__chan_maybe_ready(const smarm_chan_t *h)
+{
+	smarm_chan_t *ch;
+	return smarm__chan_cell(h, &ch) == 0 &&
+	       atomic_load_explicit(&ch->qhint, memory_order_relaxed) != 0;
 }
 
 /*
