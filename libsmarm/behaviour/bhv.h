@@ -161,22 +161,29 @@ struct bhv_block {
  */
 struct bhv_msg {
 	struct bhv_block *mg_heap; /* a block over BHV_INLINE_MAX, or NULL */
-	union {
-		struct bhv_block mg_hdr;
-		uint64_t mg_words[BHV_INLINE_MAX / 8];
-	} mg_inl;
+	uint64_t mg_inl[BHV_INLINE_MAX / 8]; /* an inline block: only ever
+						read and written as one
+						(bhv_msg_inline) */
 };
+
+/* m's inline block storage. */
+static inline struct bhv_block *bhv_msg_inline(struct bhv_msg *m)
+{
+	return (struct bhv_block *)m->mg_inl;
+}
 
 /* m's block (m not empty). */
 static inline const struct bhv_block *bhv_msg_block(const struct bhv_msg *m)
 {
-	return m->mg_heap != NULL ? m->mg_heap : &m->mg_inl.mg_hdr;
+	return m->mg_heap != NULL ? m->mg_heap
+				  : (const struct bhv_block *)m->mg_inl;
 }
 
 /* Does m hold no block? */
 static inline bool bhv_msg_empty(const struct bhv_msg *m)
 {
-	return m->mg_heap == NULL && m->mg_inl.mg_hdr.bk_size == 0;
+	return m->mg_heap == NULL &&
+	       ((const struct bhv_block *)m->mg_inl)->bk_size == 0;
 }
 
 /* Free what m holds and leave it empty (an empty m is fine). */

@@ -258,7 +258,7 @@ static int value_check(int t, const smarm_value_t *v, size_t *dlen)
 static void msg_clear(struct bhv_msg *m)
 {
 	m->mg_heap = NULL;
-	m->mg_inl.mg_hdr.bk_size = 0;
+	bhv_msg_inline(m)->bk_size = 0;
 }
 
 void smarm__bhv_msg_free(struct bhv_msg *m)
@@ -309,7 +309,7 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		size += dlen[i];
 	}
 	if (size <= BHV_INLINE_MAX) {
-		b = &out->mg_inl.mg_hdr;
+		b = bhv_msg_inline(out);
 	} else {
 		b = malloc(size);
 		if (b == NULL)
