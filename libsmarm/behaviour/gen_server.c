@@ -493,6 +493,28 @@ static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
 }
 
 /* Wait for and serve one message. */
+bool smarm__gs_inbox_take(struct smarm_gs_ctx *sv, struct bhv_env *e)
+{
+	if (sv->sv_bi == sv->sv_bn) {
+		smarm_chan_t *ch;
+		size_t n;
+		if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
+		    smarm__chan_try_recv_n(ch, sv->sv_inbox, sv->sv_batch,
+					   BHV_BATCH, &n) != 0)
+			return false;
+		sv->sv_bi = 0;
+		sv->sv_bn = (unsigned)n;
+	}
+	*e = sv->sv_batch[sv->sv_bi++];
+	return true;
+}
+
+void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
+{
+	while (sv->sv_bi < sv->sv_bn)
+		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi++]);
+}
+
 static void serve_one(struct smarm_gs_ctx *sv)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
@@ -506,6 +528,13 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
 		if (smarm__chan_maybe_ready(sv->sv_info) &&
 		    smarm_chan_try_recv(sv->sv_info, &e) == 0) {
+			dispatch(sv, &e);
+			return;
+		}
+		/* A backlog is served in batches: one lock per BHV_BATCH. */
+		if ((sv->sv_bi < sv->sv_bn ||
+		     smarm__chan_maybe_ready(sv->sv_inbox)) &&
+		    smarm__gs_inbox_take(sv, &e)) {
 			dispatch(sv, &e);
 			return;
 		}
@@ -525,7 +554,10 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		smarm_selset_add_chan(sv->sv_set, sv->sv_ctl, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_info, NULL);
 	smarm_selset_add_chan(sv->sv_set, sv->sv_inbox, NULL);
-	rc = smarm_selset_wait(sv->sv_set, wait, &ready);
+	/* A batch taken earlier is ready: only look at the bands above. */
+	rc = sv->sv_bi < sv->sv_bn
+		     ? 0
+		     : smarm_selset_wait(sv->sv_set, wait, &ready);
 	if (rc == SMARM_ETIMEDOUT) {
 		if (d->handle_idle != NULL)
 			d->handle_idle(sv->sv_state, sv);
@@ -546,7 +578,7 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		   smarm_chan_try_recv(sv->sv_ctl, &tick) == 0) {
 		on_tick(sv, tick);
 	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0 ||
-		   smarm_chan_try_recv(sv->sv_inbox, &e) == 0) {
+		   smarm__gs_inbox_take(sv, &e)) {
 		dispatch(sv, &e);
 	}
 }
@@ -593,6 +625,7 @@ static void server_end(void *arg)
 		d->destroy(sv->sv_state);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	smarm_mailbox_unpublish(smarm__gs_info_type());
+	smarm__gs_batch_drop(sv);
 	smarm_chan_receiver_free(sv->sv_inbox);
 	smarm_chan_sender_free(sv->sv_inbox);
 	smarm_chan_receiver_free(sv->sv_info);

@@ -20,6 +20,9 @@ struct gs_timer {
 	smarm_timer_t gt_tm;	    /* the pending timed send */
 };
 
+/* Inbox envelopes a server takes in one hold of the inbox's lock. */
+#define BHV_BATCH 16
+
 /* A server. Only its own actor touches it (gen_server.c). */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
@@ -44,14 +47,26 @@ struct smarm_gs_ctx {
 	bool sv_stop;		     /* end after this callback */
 	int sv_how;		     /* ... with how and reason */
 	intptr_t sv_reason;
-	bool sv_cont;			   /* handle_continue next */
-	uint64_t sv_tag;		   /* ... with this tag */
-	uint64_t sv_idle_ns;		   /* the idle window, 0: none */
-	struct bhv_env *sv_cur;		   /* the message in service */
+	bool sv_cont;			    /* handle_continue next */
+	uint64_t sv_tag;		    /* ... with this tag */
+	uint64_t sv_idle_ns;		    /* the idle window, 0: none */
+	struct bhv_env *sv_cur;		    /* the message in service */
+	struct bhv_env sv_batch[BHV_BATCH]; /* taken from the inbox, not
+					       served yet: [sv_bi, sv_bn) */
+	unsigned sv_bi, sv_bn;
 	bool sv_deferred;		   /* its reply went to a token */
 	struct smarm_gs_ctx *sv_live_next; /* the live list (gen_server.c) */
 	struct bhv_node *sv_stats;	   /* its node's counters */
 };
+
+/*
+ * The next inbox envelope of sv without waiting: the oldest of its
+ * batch, else a new batch taken from the inbox. false: none queued.
+ */
+bool smarm__gs_inbox_take(struct smarm_gs_ctx *sv, struct bhv_env *e);
+
+/* The server ends: its batch's envelopes go as queued ones do. */
+void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);
 
 /* Is cx a live server whose actor is self? */
 bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);

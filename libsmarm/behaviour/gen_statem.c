@@ -382,7 +382,7 @@ static bool sm_pending(struct sm *s)
 		return true;
 	if (smarm_chan_len(s->sm_gs.sv_info, &n) == 0 && n > 0)
 		return true;
-	while (smarm_chan_try_recv(s->sm_gs.sv_inbox, &s->sm_held) == 0) {
+	while (smarm__gs_inbox_take(&s->sm_gs, &s->sm_held)) {
 		if (s->sm_held.en_op != NULL) {
 			s->sm_has_held = true;
 			return true;
@@ -434,7 +434,7 @@ static bool sm_take(struct sm *s)
 		sm_envelope(s, &e);
 		return true;
 	}
-	if (smarm_chan_try_recv(s->sm_gs.sv_inbox, &e) == 0) {
+	if (smarm__gs_inbox_take(&s->sm_gs, &e)) {
 		sm_envelope(s, &e);
 		return true;
 	}
@@ -453,6 +453,9 @@ static void sm_serve_one(struct sm *s)
 		 * also nudges the inbox) and then the inbox. */
 		if ((smarm__chan_maybe_ready(s->sm_gs.sv_info) &&
 		     smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0) ||
+		    ((s->sm_gs.sv_bi < s->sm_gs.sv_bn ||
+		      smarm__chan_maybe_ready(s->sm_gs.sv_inbox)) &&
+		     smarm__gs_inbox_take(&s->sm_gs, &e)) ||
 		    smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
 			sm_envelope(s, &e);
 		return;
@@ -513,6 +516,7 @@ static void sm_end(void *arg)
 		d->destroy(s->sm_m.m_data);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	smarm_mailbox_unpublish(smarm__gs_info_type());
+	smarm__gs_batch_drop(&s->sm_gs);
 	chan_drop(&s->sm_gs.sv_inbox);
 	chan_drop(&s->sm_gs.sv_info);
 	if (s->sm_gs.sv_exit != NULL) {

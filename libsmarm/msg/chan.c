@@ -597,21 +597,33 @@ static void chan_pop(smarm_chan_t *ch, void *out)
 	chan_qhint(ch);
 }
 
-int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out)
+int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
+			   size_t max, size_t *n)
 {
-	int rc;
+	size_t k = 0;
+	int rc = 0;
+	*n = 0;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
-	} else if (smarm__ring_len(&ch->ring) > 0) {
-		chan_pop(ch, out);
-		rc = 0;
 	} else {
-		rc = ch->senders == 0 ? SMARM_ECLOSED : SMARM_EAGAIN;
+		while (k < max && smarm__ring_len(&ch->ring) > 0) {
+			chan_pop(ch, (char *)out + k * ch->esz);
+			k++;
+		}
+		if (k == 0)
+			rc = ch->senders == 0 ? SMARM_ECLOSED : SMARM_EAGAIN;
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	*n = k;
 	return rc;
+}
+
+int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out)
+{
+	size_t n;
+	return smarm__chan_try_recv_n(ch, h, out, 1, &n);
 }
 
 int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out)

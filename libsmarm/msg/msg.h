@@ -110,6 +110,14 @@ int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem);
 int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out);
+/*
+ * Take up to max queued elements into out[0..*n), oldest first, in one
+ * hold of the lock (a receiver that serves a backlog pays one lock per
+ * batch). 0 with *n >= 1; SMARM_EAGAIN none queued, SMARM_ECLOSED none
+ * and no sender left, SMARM_ESTATE (*n 0 on every error).
+ */
+int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
+			   size_t max, size_t *n);
 int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out);
 int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		     const smarm_chan_t *h, void *out, uint64_t deadline);

@@ -616,6 +616,72 @@ START_TEST(test_gen_server_supervised_init_failure)
 }
 END_TEST
 
+/* ------------------------------ stop with a batch of queued calls */
+
+/*
+ * The server takes queued inbox messages in batches. Calls queued
+ * behind a long one are taken together with it; when the server is
+ * shut down in the long one, those taken but not served are answered
+ * SMARM_EDOWN like calls still in the inbox.
+ */
+static void batch_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL), *h[4] = { NULL };
+	struct caller c[3];
+	struct blocker b;
+	smarm_chan_t *out, *ready;
+	int64_t pair[2], who;
+	smarm_pid_t pid;
+	uint64_t t0;
+	int how = -1;
+	(void)arg;
+	if (s == NULL)
+		return;
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	for (int i = 0; i < 4; i++)
+		HARNESS_EQ(smarm_server_open(NULL, probe, pid, &h[i]), 0);
+	HARNESS_EQ(smarm_chan_alloc(&out, sizeof pair, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&ready, sizeof who, NULL), 0);
+	b.s = h[0];
+	b.ns = MS(300);
+	b.want = 0;
+	HARNESS_EQ(smarm_chan_alloc(&b.done, sizeof(int64_t), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
+	smarm_actor_sleep(MS(50)); /* the server is in the first block */
+	for (int i = 0; i < 3; i++) {
+		c[i].s = h[i + 1];
+		c[i].out = out;
+		c[i].ready = ready;
+		HARNESS_EQ(smarm_actor_spawn(
+				   NULL, i == 0 ? block_caller : echo_caller,
+				   &c[i], NULL),
+			   0);
+		HARNESS_EQ(smarm_chan_recv(ready, &who), 0);
+	}
+	blocker_join(&b); /* then it took the three queued calls at once */
+	smarm_actor_sleep(MS(50));
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
+	for (int i = 0; i < 3; i++) {
+		HARNESS_EQ(smarm_chan_recv_timeout(out, pair, MS(5000)), 0);
+		HARNESS_EQ(pair[1], SMARM_EDOWN);
+	}
+	HARNESS_CHECK(harness_since(t0) < MS(3000));
+	for (int i = 0; i < 4; i++)
+		smarm_server_free(h[i]);
+	smarm_server_free(s);
+	harness_chan_drop(out);
+	harness_chan_drop(ready);
+}
+
+START_TEST(test_gen_server_stop_answers_a_taken_batch)
+{
+	ck_assert_int_eq(harness_run(4, batch_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* -------------------------------- unload with a queued message */
 
 static void unload_root(void *arg)
@@ -710,6 +776,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
 	tcase_add_test(tc, test_gen_server_casts_let_a_slower_server_catch_up);
+	tcase_add_test(tc, test_gen_server_stop_answers_a_taken_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }
