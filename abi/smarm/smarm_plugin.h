@@ -208,8 +208,10 @@ enum {
  *                SMARM_GS_CONTINUE [SMARM_GS_EXIT].
  *   handle_idle  the idle window (smarm_gs_set_idle) passed with no
  *                message; fires again after each further window [nothing].
- *   terminate    the server ends: how/reason as its monitors will see
- *                them; may_block false on the paths where it must not
+ *   terminate    the server ends: how as its monitors will see it, and
+ *                reason (a crash's; smarm_gs_stop's as given, which a
+ *                monitor sees only with CRASHED; else 0); may_block
+ *                false on the paths where it must not
  *                park (a kill, a crash, an untrapped shutdown): it
  *                must not make a blocking call there (this release
  *                does not refuse one; the end waits for it) [nothing].
@@ -387,9 +389,15 @@ SMARM_API int smarm_gs_trap_exit(smarm_gs_ctx_t *cx);
 /*
  * smarm_gs_stop() - end the server after the current callback, with how
  * (SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN or SMARM_EXIT_CRASHED) and
- * reason; terminate gets them (may_block true). Calls still queued get
- * SMARM_EDOWN. Errors: SMARM_EINVAL how is another value.
- * Since: SMARM_0.5.
+ * reason (OTP's {stop, Reason, State}); terminate gets both (may_block
+ * true). The server's actor then ends with that how, as its monitors,
+ * links and supervisor see it: NORMAL as smarm_actor_exit, SHUTDOWN as
+ * smarm_actor_shutdown (not abnormal: a transient child is not
+ * restarted; links that do not trap are shut down too), CRASHED as
+ * smarm_actor_crash(reason) (restarted). Only a CRASHED end carries
+ * reason beyond terminate (a Down's reason is 0 otherwise). Calls still
+ * queued get SMARM_EDOWN. The first stop of a callback wins. Returns: 0.
+ * Errors: SMARM_EINVAL how is another value. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);
 

@@ -7,8 +7,9 @@
  * queued behind a blocked handler when the server is shut down
  * (stop_with_queued_call), trapping with handle_shutdown (exit and
  * continue), Downs, infos ahead of queued calls, the idle window,
- * timers (one-shot, periodic, cancelled), start failures, and unloading
- * while a message is queued.
+ * timers (one-shot, periodic, cancelled), how a stop's how is seen by
+ * monitors and a supervisor, start failures, and unloading while a
+ * message is queued.
  */
 #include "harness.h"
 
@@ -224,6 +225,107 @@ static void continue_root(void *arg)
 START_TEST(test_gen_server_continue_and_stop_with_reason)
 {
 	ck_assert_int_eq(harness_run(2, continue_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------- stop: how monitors and a sup see */
+
+static const char *await_events(const char *want);
+
+/* The pid of sup's only child now. */
+static smarm_pid_t sup_kid(smarm_pid_t sup)
+{
+	smarm_sup_child_t c;
+	size_t n = 0;
+	memset(&c, 0, sizeof c);
+	HARNESS_EQ(smarm_sup_which_children(sup, &c, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	return c.pid;
+}
+
+/* Wait until sup's child is no longer old (its Down was taken). */
+static smarm_pid_t sup_kid_after(smarm_pid_t sup, smarm_pid_t old)
+{
+	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	smarm_pid_t now = sup_kid(sup);
+	while (smarm_pid_eq(now, old) && smarm_now_ns() < end) {
+		smarm_actor_sleep(MS(1));
+		now = sup_kid(sup);
+	}
+	return now;
+}
+
+/*
+ * smarm_gs_stop(cx, how, 7) for each how: the server's actor ends with
+ * that how, its monitors see it (the reason only with CRASHED, as every
+ * actor end carries one), terminate gets how and 7, and a transient
+ * child is restarted only after the CRASHED one.
+ */
+static void stop_how_root(void *arg)
+{
+	static const int hows[] = { SMARM_EXIT_SHUTDOWN, SMARM_EXIT_NORMAL,
+				    SMARM_EXIT_CRASHED };
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE, kid, next;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "t", probe, NULL, "tp",
+					     SMARM_SUP_TRANSIENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	for (size_t i = 0; i < sizeof hows / sizeof hows[0]; i++) {
+		smarm_value_t st[2] = { v_i32(hows[i]), v_i64(7) };
+		smarm_server_t *s = NULL;
+		smarm_signal_t sig;
+		char want[64];
+		kid = sup_kid(sup);
+		HARNESS_CHECK(!smarm_pid_eq(kid, SMARM_PID_NONE));
+		HARNESS_EQ(smarm_server_open(NULL, probe, kid, &s), 0);
+		HARNESS_EQ(smarm_monitor(kid, down, NULL), 0);
+		HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)),
+			   0);
+		HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+		if (sig.how != hows[i])
+			fprintf(stderr, "stop how %d: the Down says %d\n",
+				hows[i], sig.how);
+		HARNESS_EQ(sig.how, hows[i]);
+		HARNESS_EQ(sig.reason, hows[i] == SMARM_EXIT_CRASHED ? 7 : 0);
+		snprintf(want, sizeof want, "stop:0 term:%d:7:1 destroy",
+			 hows[i]);
+		HARNESS_CHECK(strstr(await_events(want), want) != NULL);
+		next = sup_kid_after(sup, kid);
+		if (hows[i] == SMARM_EXIT_CRASHED) {
+			HARNESS_CHECK(!smarm_pid_eq(next, SMARM_PID_NONE));
+		} else {
+			/* not restarted: it is started again by hand */
+			HARNESS_CHECK(smarm_pid_eq(next, SMARM_PID_NONE));
+			HARNESS_EQ(smarm_sup_restart_child(sup, "t", MS(5000),
+							   NULL),
+				   0);
+		}
+		smarm_server_free(s);
+	}
+	HARNESS_EQ(smarm_monitor(sup, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	for (;;) { /* the child's Down, then the supervisor's */
+		smarm_signal_t sig;
+		int rc = harness_recv_sig(down, &sig);
+		HARNESS_EQ(rc, 0);
+		if (rc != 0 || smarm_pid_eq(sig.from, sup))
+			break;
+	}
+	events();
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_stop_how_is_the_actor_end)
+{
+	ck_assert_int_eq(harness_run(4, stop_how_root, NULL),
 			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
@@ -706,6 +808,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
 	tcase_add_test(tc, test_gen_server_timers);
+	tcase_add_test(tc, test_gen_server_stop_how_is_the_actor_end);
 	tcase_add_test(tc, test_gen_server_start_failures);
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
