@@ -372,6 +372,14 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 				    void *user),
 			void (**fn)(void));
 
+/*
+ * The behaviour called name in b's plugin (name NULL: b itself), for a
+ * server or machine of b (which holds a reference, so the plugin's
+ * behaviours cannot change or go: no lock). 0 and *out, or SMARM_ENOENT.
+ */
+int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
+		       const struct smarm_behaviour **out);
+
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
 void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);

@@ -322,6 +322,12 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 	return rc;
 }
 
+static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
+		       const smarm_behaviour_t **out)
+{
+	return smarm__bhv_sibling(sm_of(m)->sm_be, name, out);
+}
+
 static const struct smarm__sm_hooks sm_hooks = {
 	.sh_guard = h_guard,
 	.sh_action = h_action,
@@ -332,6 +338,7 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_next = h_next,
 	.sh_reply = h_reply,
 	.sh_token = h_token,
+	.sh_behaviour = h_behaviour,
 };
 
 /* ---- the loop ---- */

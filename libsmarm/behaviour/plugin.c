@@ -461,6 +461,24 @@ int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
 	return rc;
 }
 
+int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
+		       const struct smarm_behaviour **out)
+{
+	const struct bhv_plugin *pl = b->bh_pl;
+	if (name == NULL) {
+		*out = b;
+		return 0;
+	}
+	/* The caller's reference keeps pl_beh constant (INV-3). */
+	for (size_t i = 0; i < pl->pl_nbeh; i++) {
+		if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
+			*out = &pl->pl_beh[i];
+			return 0;
+		}
+	}
+	return SMARM_ENOENT;
+}
+
 bool smarm__bhv_valid(const struct smarm_behaviour *b)
 {
 	bool ok = false;

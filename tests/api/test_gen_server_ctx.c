@@ -8,7 +8,8 @@
  * (stop_with_queued_call), trapping with handle_shutdown (exit and
  * continue), Downs, infos ahead of queued calls, the idle window,
  * timers (one-shot, periodic, cancelled), how a stop's how is seen by
- * monitors and a supervisor, start failures, and unloading while a
+ * monitors and a supervisor, casts and infos to itself, a sibling
+ * behaviour found from inside, start failures, and unloading while a
  * message is queued.
  */
 #include "harness.h"
@@ -671,6 +672,81 @@ START_TEST(test_gen_server_timers)
 }
 END_TEST
 
+/* ------------------------------------- sends to itself, siblings */
+
+/*
+ * From inside a handler, a handle to the server itself: the cast, the
+ * info and the castv are queued and served after the handler (the info
+ * first, its band), the call and the shutdown are SMARM_ECALLSELF.
+ */
+static void self_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL);
+	smarm_value_t a = v_i64(5), e = v_i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "self_send", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("init self:0:0:0:-314:-314:0 note:6 cnote:5 cnote:7 "
+		   "echo:1");
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_cast_and_info_to_self)
+{
+	ck_assert_int_eq(harness_run(2, self_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * smarm_gs_behaviour: a probe finds its sibling behaviour "peer" by
+ * name, opens a handle to the peer server registered as "pp" and calls
+ * it from its handler; a name that is no behaviour is SMARM_ENOENT, out
+ * NULL SMARM_EINVAL; a context that is not the caller's server
+ * SMARM_EINVAL; outside an actor SMARM_ENOTACTOR.
+ */
+static void sibling_root(void *arg)
+{
+	const smarm_behaviour_t *peer = NULL, *b = NULL;
+	smarm_server_t *s = start(NULL, NULL), *p = NULL;
+	smarm_value_t a[2], r;
+	(void)arg;
+	HARNESS_EQ(smarm_plugin_behaviour(pl, "peer", &peer), 0);
+	HARNESS_EQ(smarm_server_start(peer, NULL, "pp", &p), 0);
+	memset(a, 0, sizeof a);
+	a[0].type = SMARM_T_STR;
+	a[0].v.p = "pp";
+	a[0].len = 2;
+	a[1] = v_i64(5);
+	HARNESS_EQ(smarm_server_call(s, "peer_call", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 1005);
+	/* no server of that name: the peer's handle says so */
+	a[0].v.p = "zz";
+	HARNESS_EQ(smarm_server_call(s, "peer_call", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, -1);
+	EVENTS_ARE("init peer:0:0:0:-7:-1 peer:0:0:-110:-7:-1");
+	HARNESS_EQ(smarm_gs_behaviour(NULL, NULL, &b), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_behaviour((smarm_gs_ctx_t *)&b, NULL, &b),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_shutdown(p, MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(p);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_behaviour_of_a_sibling)
+{
+	const smarm_behaviour_t *b = NULL;
+	ck_assert_int_eq(smarm_gs_behaviour(NULL, NULL, &b), SMARM_ENOTACTOR);
+	ck_assert_int_eq(harness_run(2, sibling_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------ start failures */
 
 static void fail_root(void *arg)
@@ -809,6 +885,8 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
 	tcase_add_test(tc, test_gen_server_timers);
 	tcase_add_test(tc, test_gen_server_stop_how_is_the_actor_end);
+	tcase_add_test(tc, test_gen_server_cast_and_info_to_self);
+	tcase_add_test(tc, test_gen_server_behaviour_of_a_sibling);
 	tcase_add_test(tc, test_gen_server_start_failures);
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
