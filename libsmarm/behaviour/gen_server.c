@@ -307,11 +307,6 @@ static void live_remove(struct smarm_gs_ctx *sv)
 	pthread_mutex_unlock(&live_lock);
 }
 
-/* Per node: the requests served (SMARM_STAT_SERVER_REQUESTS). */
-struct bhv_node {
-	_Atomic int64_t bn_served; /* relaxed: a statistic */
-};
-
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
 		    void **state)
 {

@@ -50,6 +50,7 @@
 #include "statem.h"
 
 #include "../core/slot.h"
+#include "../core/subsys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,8 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 		smarm__bhv_msg_free(&e->en_msg);
 		return;
 	}
+	atomic_fetch_add_explicit(&s->sm_gs.sv_stats->bn_served, 1,
+				  memory_order_relaxed);
 	memset(&ev, 0, sizeof ev);
 	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
 		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
@@ -570,6 +573,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s->sm_en = en;
 	s->sm_gs.sv_be = be;
 	s->sm_gs.sv_self = smarm_actor_self();
+	s->sm_gs.sv_stats =
+		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	s->sm_gs.sv_start = start;
 	s->sm_gs.sv_sup = sup;
 	smarm__bhv_plugin_ref(be);

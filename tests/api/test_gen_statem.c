@@ -733,6 +733,57 @@ START_TEST(test_gen_statem_sends_to_itself_and_calls_a_sibling)
 }
 END_TEST
 
+/*
+ * SMARM_STAT_SERVER_REQUESTS counts the external events a machine
+ * handles: three casts, an info and a call are five (a state timeout
+ * that fires is none).
+ */
+static void stat_root(void *arg)
+{
+	smarm_node_t *n = smarm_node_current();
+	smarm_server_t *s = start_probe();
+	int64_t v0 = -1, v1 = -1, v2 = -1, st = -1, logs = 0;
+	uint64_t end;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	g_rc[0] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v0);
+	cast_i(s, "ev", 1);
+	cast_i(s, "ev", 2);
+	cast_u(s, "arm_st", MS(1));
+	smarm_server_info(s, "tick", NULL, 0);
+	g_rc[1] = call_i(s, "get", &st);
+	g_rc[2] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v1);
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do { /* until the state timeout fired; each log call counts */
+		take_log(s, 1);
+		logs++;
+		if (strstr(g_out[1], "st@0") == NULL)
+			smarm_actor_sleep(MS(1));
+	} while (strstr(g_out[1], "st@0") == NULL && smarm_now_ns() < end);
+	g_rc[3] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v2);
+	g_rc[4] = (int)(v1 - v0);
+	g_rc[5] = (int)(v2 - v1 - logs); /* the timeout: none */
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_events_count_as_server_requests)
+{
+	open_probe();
+	harness_run(2, stat_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 5);
+	ck_assert_msg(strstr(g_out[1], "st@0") != NULL, "log: %s", g_out[1]);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
@@ -752,6 +803,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
+	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }
