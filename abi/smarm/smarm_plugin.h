@@ -457,8 +457,9 @@ SMARM_API int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok);
  * *out stays valid while the server lives (and, like any behaviour,
  * while a handle of it is open). A handle the server keeps in its state
  * is freed in terminate or destroy.
- * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOENT no
- * behaviour of that name in the plugin. Since: SMARM_0.5.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL;
+ * SMARM_ENOBEHAVIOUR no behaviour of that name in the plugin (as
+ * smarm_plugin_behaviour). Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_behaviour(smarm_gs_ctx_t *cx, const char *name,
 				 const smarm_behaviour_t **out);
@@ -563,7 +564,7 @@ SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
  * smarm_gs_behaviour: name NULL the machine's own behaviour, else the
  * one of that name in the same plugin; *out valid while the machine
  * lives. Returns: 0, *out set. Errors: SMARM_EINVAL out NULL;
- * SMARM_ENOENT no behaviour of that name in the plugin.
+ * SMARM_ENOBEHAVIOUR no behaviour of that name in the plugin.
  * Since: SMARM_0.5.
  */
 SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,

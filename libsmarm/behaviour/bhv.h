@@ -375,7 +375,7 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 /*
  * The behaviour called name in b's plugin (name NULL: b itself), for a
  * server or machine of b (which holds a reference, so the plugin's
- * behaviours cannot change or go: no lock). 0 and *out, or SMARM_ENOENT.
+ * behaviours cannot change or go: no lock). 0 and *out, or SMARM_ENOBEHAVIOUR.
  */
 int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 		       const struct smarm_behaviour **out);

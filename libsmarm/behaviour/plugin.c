@@ -476,7 +476,7 @@ int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 			return 0;
 		}
 	}
-	return SMARM_ENOENT;
+	return SMARM_ENOBEHAVIOUR;
 }
 
 bool smarm__bhv_valid(const struct smarm_behaviour *b)

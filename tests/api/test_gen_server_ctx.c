@@ -704,7 +704,7 @@ END_TEST
 /*
  * smarm_gs_behaviour: a probe finds its sibling behaviour "peer" by
  * name, opens a handle to the peer server registered as "pp" and calls
- * it from its handler; a name that is no behaviour is SMARM_ENOENT, out
+ * it from its handler; a name that is no behaviour is SMARM_ENOBEHAVIOUR, out
  * NULL SMARM_EINVAL; a context that is not the caller's server
  * SMARM_EINVAL; outside an actor SMARM_ENOTACTOR.
  */
@@ -727,7 +727,7 @@ static void sibling_root(void *arg)
 	a[0].v.p = "zz";
 	HARNESS_EQ(smarm_server_call(s, "peer_call", a, 2, &r, MS(5000)), 0);
 	HARNESS_EQ(r.v.i, -1);
-	EVENTS_ARE("init peer:0:0:0:-7:-1 peer:0:0:-110:-7:-1");
+	EVENTS_ARE("init peer:0:0:0:-309:-1 peer:0:0:-110:-309:-1");
 	HARNESS_EQ(smarm_gs_behaviour(NULL, NULL, &b), SMARM_EINVAL);
 	HARNESS_EQ(smarm_gs_behaviour((smarm_gs_ctx_t *)&b, NULL, &b),
 		   SMARM_EINVAL);

@@ -681,7 +681,7 @@ END_TEST
  * handled after the action (the info first, its band), and refuses a
  * call and a shutdown (SMARM_ECALLSELF); a handle to the sibling
  * machine "mirror" registered as "mir" is called; "nope" is no
- * behaviour (SMARM_ENOENT), out NULL SMARM_EINVAL.
+ * behaviour (SMARM_ENOBEHAVIOUR), out NULL SMARM_EINVAL.
  */
 static void inside_root(void *arg)
 {
@@ -726,7 +726,7 @@ START_TEST(test_gen_statem_sends_to_itself_and_calls_a_sibling)
 	ck_assert_int_eq(g_rc[2], 0);
 	ck_assert_int_eq(g_rc[3], 0);
 	ck_assert_int_eq(g_rc[4], 1005);
-	ck_assert_str_eq(g_out[2], "peer:0:0:0:-7:-1");
+	ck_assert_str_eq(g_out[2], "peer:0:0:0:-309:-1");
 	ck_assert_int_eq(g_rc[5], SMARM_EINVAL);
 	ck_assert_int_eq(g_rc[6], SMARM_EINVAL);
 	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
