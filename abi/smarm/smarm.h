@@ -553,8 +553,10 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * measure of how often workers serialise on node-wide state. Not      \
 	 * counting the statistics' own reads. Since: SMARM_0.4. */            \
 	XX(GLOBAL_LOCKS, 30, CORE)                                             \
-	/* Calls, casts and infos served by the node's gen_servers since it    \
-	 * was opened. Since: SMARM_0.5. */                                    \
+	/* Calls, casts and infos served by the node's gen_servers (timer      \
+	 * infos included) and handled by its gen_statem machines (the calls,  \
+	 * casts and infos they received; not timeouts or inserted events)     \
+	 * since it was opened. Since: SMARM_0.5. */                           \
 	XX(SERVER_REQUESTS, 31, BEHAVIOUR)                                     \
 	/* Restarts made by the node's supervisors since the node was          \
 	 * opened: one per child failure admitted by a supervisor's            \

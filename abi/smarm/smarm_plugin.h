@@ -169,6 +169,7 @@ SMARM_API void smarm_value_release(smarm_value_t *v);
 typedef struct smarm_gs_ctx smarm_gs_ctx_t;
 typedef struct smarm_sm_ctx smarm_sm_ctx_t;
 typedef struct smarm_reply smarm_reply_t;
+typedef struct smarm_behaviour smarm_behaviour_t;
 
 /* One entry of a handler table: an operation's name and its handler. */
 typedef struct smarm_handler {
@@ -208,8 +209,10 @@ enum {
  *                SMARM_GS_CONTINUE [SMARM_GS_EXIT].
  *   handle_idle  the idle window (smarm_gs_set_idle) passed with no
  *                message; fires again after each further window [nothing].
- *   terminate    the server ends: how/reason as its monitors will see
- *                them; may_block false on the paths where it must not
+ *   terminate    the server ends: how as its monitors will see it, and
+ *                reason (a crash's; smarm_gs_stop's as given, which a
+ *                monitor sees only with CRASHED; else 0); may_block
+ *                false on the paths where it must not
  *                park (a kill, a crash, an untrapped shutdown): it
  *                must not make a blocking call there (this release
  *                does not refuse one; the end waits for it) [nothing].
@@ -387,9 +390,15 @@ SMARM_API int smarm_gs_trap_exit(smarm_gs_ctx_t *cx);
 /*
  * smarm_gs_stop() - end the server after the current callback, with how
  * (SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN or SMARM_EXIT_CRASHED) and
- * reason; terminate gets them (may_block true). Calls still queued get
- * SMARM_EDOWN. Errors: SMARM_EINVAL how is another value.
- * Since: SMARM_0.5.
+ * reason (OTP's {stop, Reason, State}); terminate gets both (may_block
+ * true). The server's actor then ends with that how, as its monitors,
+ * links and supervisor see it: NORMAL as smarm_actor_exit, SHUTDOWN as
+ * smarm_actor_shutdown (not abnormal: a transient child is not
+ * restarted; links that do not trap are shut down too), CRASHED as
+ * smarm_actor_crash(reason) (restarted). Only a CRASHED end carries
+ * reason beyond terminate (a Down's reason is 0 otherwise). Calls still
+ * queued get SMARM_EDOWN. The first stop of a callback wins. Returns: 0.
+ * Errors: SMARM_EINVAL how is another value. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);
 
@@ -438,6 +447,21 @@ SMARM_API int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id);
  * call handler, or a token was taken for this call. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok);
+
+/*
+ * smarm_gs_behaviour() - a behaviour of the server's own plugin, for
+ * opening client handles from inside it (smarm_server_open,
+ * smarm_server_open_name): name NULL gives the server's own behaviour
+ * (a handle to itself, or to another server of it), else the behaviour
+ * of that name in the same plugin (a gen_server or a gen_statem).
+ * *out stays valid while the server lives (and, like any behaviour,
+ * while a handle of it is open). A handle the server keeps in its state
+ * is freed in terminate or destroy.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOENT no
+ * behaviour of that name in the plugin. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_behaviour(smarm_gs_ctx_t *cx, const char *name,
+				 const smarm_behaviour_t **out);
 
 /*
  * smarm_reply() - answer a deferred call with v (of the operation's
@@ -534,10 +558,20 @@ SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
  * 0. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
 
+/*
+ * smarm_sm_behaviour() - a behaviour of the machine's own plugin, as
+ * smarm_gs_behaviour: name NULL the machine's own behaviour, else the
+ * one of that name in the same plugin; *out valid while the machine
+ * lives. Returns: 0, *out set. Errors: SMARM_EINVAL out NULL;
+ * SMARM_ENOENT no behaviour of that name in the plugin.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,
+				 const smarm_behaviour_t **out);
+
 /* ==== The host side ==== */
 
 typedef struct smarm_plugin smarm_plugin_t;
-typedef struct smarm_behaviour smarm_behaviour_t;
 typedef struct smarm_server smarm_server_t;
 
 /*
@@ -664,7 +698,8 @@ SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
  * nargs > 0; SMARM_ENOOP no call op of that name; SMARM_EARGS wrong
  * count or type; SMARM_ETOOBIG; SMARM_ENONAME, SMARM_ENOPROC the server
  * is not there; SMARM_EDOWN it ended (or dropped the call) before it
- * replied; SMARM_ECALLSELF the caller is the server; SMARM_ETIMEDOUT;
+ * replied; SMARM_ECALLSELF the caller is the server (it would wait for
+ * its own answer: cast to itself instead); SMARM_ETIMEDOUT;
  * SMARM_ENOMEM. Safe point. Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_call(smarm_server_t *s, const char *op,
@@ -673,12 +708,15 @@ SMARM_API int smarm_server_call(smarm_server_t *s, const char *op,
 
 /*
  * smarm_server_cast() / smarm_server_info() - send the cast (info)
- * operation op; never waits. Pacing: every 256 casts and infos through
- * one handle, a caller that is an actor yields (smarm_actor_yield) when
- * the server has 256 or more queued (a handle by name: always), so a
- * producer faster than its server lets it catch up instead of growing
- * its inbox without bound; a plain thread never yields. Errors: as
- * smarm_server_call without SMARM_EDOWN and SMARM_ETIMEDOUT.
+ * operation op; never waits. A server (or machine) may send to itself,
+ * from any of its callbacks: the message is queued as any other and
+ * served after the running callback. Pacing: every 256 casts and infos
+ * through one handle, a caller that is an actor yields
+ * (smarm_actor_yield) when the server has 256 or more queued (a handle
+ * by name: always), so a producer faster than its server lets it catch
+ * up instead of growing its inbox without bound; a plain thread never
+ * yields. Errors: as smarm_server_call without SMARM_EDOWN,
+ * SMARM_ECALLSELF and SMARM_ETIMEDOUT.
  * Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_cast(smarm_server_t *s, const char *op,
@@ -693,7 +731,8 @@ SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
  * double; str as const char *; bytes as const void *, size_t; pid as
  * smarm_pid_t). reply points at an object of the reply type's C type
  * (smarm_bytes_t for str and bytes, whose ptr the caller frees with
- * free(3)), or is NULL. Since: SMARM_0.5.
+ * free(3)), or is NULL. Errors: as smarm_server_call and
+ * smarm_server_cast (a castv to itself is queued). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
 				 uint64_t timeout_ns, void *reply, ...);
@@ -723,7 +762,8 @@ SMARM_API int smarm_server_status(const smarm_server_t *s);
  * reply later; *req names the request. wait_response with timeout
  * SMARM_ETIMEDOUT keeps the request pending; any other result frees it.
  * smarm_request_free() abandons a pending request (its reply is
- * discarded). Errors: as smarm_server_call. Since: SMARM_0.5.
+ * discarded). Errors: as smarm_server_call (SMARM_ECALLSELF too: a
+ * server never sends a request to itself). Since: SMARM_0.5.
  */
 typedef struct smarm_request smarm_request_t;
 SMARM_API int smarm_server_send_request(smarm_server_t *s, const char *op,
@@ -739,8 +779,9 @@ SMARM_API void smarm_request_free(smarm_request_t *req);
  * ended: a trapping server gets handle_shutdown, any other ends
  * SMARM_EXIT_SHUTDOWN. *how (may be NULL) receives how it ended.
  * A server already gone: 0 with SMARM_EXIT_NOPROC. Errors: SMARM_EINVAL;
- * SMARM_ECALLSELF; SMARM_ENOTACTOR; SMARM_ETIMEDOUT (it is still
- * ending). Since: SMARM_0.5.
+ * SMARM_ECALLSELF the caller is the server (it ends itself with
+ * smarm_gs_stop or smarm_sm_stop); SMARM_ENOTACTOR; SMARM_ETIMEDOUT (it
+ * is still ending). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns,
 				    int *how);

@@ -320,7 +320,9 @@ struct smarm_behaviour {
 	struct bhv_proto bh_proto;    /* parsed at load */
 	smarm_gs_desc_t bh_gs;	      /* a gen_server's descriptor, fields
 					 past its struct_size zeroed */
-	const smarm_sm_desc_t *bh_sm; /* a gen_statem's descriptor */
+	smarm_sm_desc_t bh_smd;	      /* a gen_statem's descriptor, fields
+					 past its struct_size zeroed */
+	const smarm_sm_desc_t *bh_sm; /* &bh_smd (a gen_statem), or NULL */
 	void *bh_engine;	      /* an engine's per-behaviour data
 					 (gen_statem tables) */
 	void (*bh_engine_free)(void *data); /* frees bh_engine at unload */
@@ -332,7 +334,8 @@ enum {
 };
 
 /*
- * The gen_statem loader seam (statem.c): check machine d, whose protocol
+ * The gen_statem loader seam (statem.c): check machine d (the
+ * behaviour's full-size copy, bh_smd), whose protocol
  * parsed to p; 0, or SMARM_EPROTOCOL / SMARM_ENOTEXHAUSTIVE /
  * SMARM_EUNREACHABLE / SMARM_EINVAL / SMARM_ENOMEM with a message in
  * msg. The engine builds its per-behaviour data (bh_engine) when the
@@ -368,6 +371,14 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 			void (*fun)(ffi_cif *cif, void *ret, void **args,
 				    void *user),
 			void (**fn)(void));
+
+/*
+ * The behaviour called name in b's plugin (name NULL: b itself), for a
+ * server or machine of b (which holds a reference, so the plugin's
+ * behaviours cannot change or go: no lock). 0 and *out, or SMARM_ENOENT.
+ */
+int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
+		       const struct smarm_behaviour **out);
 
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);

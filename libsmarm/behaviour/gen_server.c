@@ -307,11 +307,6 @@ static void live_remove(struct smarm_gs_ctx *sv)
 	pthread_mutex_unlock(&live_lock);
 }
 
-/* Per node: the requests served (SMARM_STAT_SERVER_REQUESTS). */
-struct bhv_node {
-	_Atomic int64_t bn_served; /* relaxed: a statistic */
-};
-
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
 		    void **state)
 {
@@ -774,11 +769,12 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		serve_one(sv);
 		smarm_check();
 	}
-	rc = 0;
-	if (sv->sv_how == SMARM_EXIT_CRASHED) {
-		intptr_t reason = sv->sv_reason;
-		smarm_actor_crash(reason); /* server_end runs terminate */
-	}
+	/* The actor ends as smarm_gs_stop said (server_end runs
+	 * terminate): monitors, links and a supervisor see that how. */
+	if (sv->sv_how == SMARM_EXIT_CRASHED)
+		smarm_actor_crash(sv->sv_reason);
+	if (sv->sv_how == SMARM_EXIT_SHUTDOWN)
+		smarm_actor_shutdown();
 	smarm_actor_exit();
 	return 0;
 failed:

@@ -23,6 +23,15 @@ struct gs_timer {
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
 
+/*
+ * Per node: the requests its servers served and the external events its
+ * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
+ * engines, read by the subsystem's stat hook (gen_server.c).
+ */
+struct bhv_node {
+	_Atomic int64_t bn_served; /* relaxed: a statistic */
+};
+
 /* A server. Only its own actor touches it (gen_server.c). */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
@@ -100,8 +109,8 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);
 
 /*
- * The behaviour layer's subsystem (SMARM__SUB_BEHAVIOUR): per node, the
- * count of requests its servers served (SMARM_STAT_SERVER_REQUESTS).
+ * The behaviour layer's subsystem (SMARM__SUB_BEHAVIOUR): per node, a
+ * struct bhv_node (SMARM_STAT_SERVER_REQUESTS).
  */
 struct smarm__subsys;
 extern const struct smarm__subsys smarm__bhv_subsys;

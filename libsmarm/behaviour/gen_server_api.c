@@ -134,6 +134,17 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	return rc;
 }
 
+int smarm_gs_behaviour(smarm_gs_ctx_t *cx, const char *name,
+		       const smarm_behaviour_t **out)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	return smarm__bhv_sibling(cx->sv_be, name, out);
+}
+
 int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
 			uint64_t period_ns, const char *opname,
 			const smarm_value_t *args, size_t nargs, uint64_t *id)
@@ -453,8 +464,12 @@ int smarm_server_status(const smarm_server_t *s)
 	return s != NULL ? s->sc_status : SMARM_EINVAL;
 }
 
-/* The server's pid now, and the caller must not be it. */
-static int resolve(struct smarm_server *s, smarm_pid_t *pid)
+/*
+ * The server's pid now. A call (kind BHV_CALL) must not come from the
+ * server itself: it would wait for its own answer. A cast or an info to
+ * itself is queued and served after the running callback.
+ */
+static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 {
 	int rc = 0;
 	if (s->sc_named)
@@ -463,7 +478,7 @@ static int resolve(struct smarm_server *s, smarm_pid_t *pid)
 		*pid = s->sc_pid;
 	if (rc != 0)
 		return rc;
-	if (smarm_pid_eq(*pid, smarm_actor_self()))
+	if (kind == BHV_CALL && smarm_pid_eq(*pid, smarm_actor_self()))
 		return SMARM_ECALLSELF;
 	return 0;
 }
@@ -495,7 +510,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 					   ? smarm__gs_info_type()
 					   : smarm__gs_inbox_type();
 	smarm_pid_t pid;
-	int rc = resolve(s, &pid);
+	int rc = resolve(s, op->op_kind, &pid);
 
 	if (rc == 0) {
 		rc = SMARM_ECLOSED;
@@ -649,7 +664,7 @@ int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
 		return SMARM_EINVAL;
 	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
-	rc = resolve(s, &pid);
+	rc = resolve(s, BHV_CALL, &pid); /* it would wait for itself */
 	if (rc == SMARM_ENONAME) {
 		if (how != NULL)
 			*how = SMARM_EXIT_NOPROC;

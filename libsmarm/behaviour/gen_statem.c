@@ -50,6 +50,7 @@
 #include "statem.h"
 
 #include "../core/slot.h"
+#include "../core/subsys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,12 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 	return rc;
 }
 
+static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
+		       const smarm_behaviour_t **out)
+{
+	return smarm__bhv_sibling(sm_of(m)->sm_be, name, out);
+}
+
 static const struct smarm__sm_hooks sm_hooks = {
 	.sh_guard = h_guard,
 	.sh_action = h_action,
@@ -332,6 +339,7 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_next = h_next,
 	.sh_reply = h_reply,
 	.sh_token = h_token,
+	.sh_behaviour = h_behaviour,
 };
 
 /* ---- the loop ---- */
@@ -362,6 +370,8 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 		smarm__bhv_msg_free(&e->en_msg);
 		return;
 	}
+	atomic_fetch_add_explicit(&s->sm_gs.sv_stats->bn_served, 1,
+				  memory_order_relaxed);
 	memset(&ev, 0, sizeof ev);
 	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
 		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
@@ -567,6 +577,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s->sm_en = en;
 	s->sm_gs.sv_be = be;
 	s->sm_gs.sv_self = smarm_actor_self();
+	s->sm_gs.sv_stats =
+		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	s->sm_gs.sv_start = start;
 	s->sm_gs.sv_sup = sup;
 	smarm__bhv_plugin_ref(be);

@@ -21,14 +21,17 @@
  *
  * Ownership: struct bhv_plugin and its behaviours are malloc'd here and
  * freed by the last unref. Behaviour descriptors are the plugin's (its
- * const data), copied (gen_server: up to struct_size, the rest zeroed).
+ * const data), copied into the behaviour up to struct_size, the rest
+ * zeroed (an older minor's descriptor reads as the current struct with
+ * its newer fields at their defaults).
  * Locking: plugins_lock (a process-wide pthread mutex: plugin loading
  * is process-wide, like dlopen itself; never held while plugin code
  * runs, taken inside no runtime lock) guards the table (pl_next) and
  * pl_opens and pl_stubs. pl_refs is atomic.
  * Invariants: INV-1 a plugin in the table has pl_refs > 0. INV-2
- * pl_refs >= pl_opens. INV-3 a behaviour's protocol is constant once
- * the plugin is in the table. INV-4 pl_refs reaches 0 once, and only
+ * pl_refs >= pl_opens. INV-3 a plugin's behaviours (pl_beh, pl_nbeh,
+ * each protocol and descriptor copy) are constant once it is in the
+ * table. INV-4 pl_refs reaches 0 once, and only
  * then is the object unloaded.
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
@@ -223,8 +226,11 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 			       size < sizeof *g ? size : sizeof *g);
 			rc = match_handlers(b, path, msg, msglen);
 		} else {
-			b->bh_sm = m;
-			rc = smarm__sm_check(m, &b->bh_proto, pmsg,
+			/* Read no further than the plugin wrote. */
+			memcpy(&b->bh_smd, m,
+			       size < sizeof *m ? size : sizeof *m);
+			b->bh_sm = &b->bh_smd;
+			rc = smarm__sm_check(b->bh_sm, &b->bh_proto, pmsg,
 					     sizeof pmsg);
 			if (rc != 0)
 				rc = say(rc, msg, msglen,
@@ -453,6 +459,24 @@ int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
 	}
 	pthread_mutex_unlock(&plugins_lock);
 	return rc;
+}
+
+int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
+		       const struct smarm_behaviour **out)
+{
+	const struct bhv_plugin *pl = b->bh_pl;
+	if (name == NULL) {
+		*out = b;
+		return 0;
+	}
+	/* The caller's reference keeps pl_beh constant (INV-3). */
+	for (size_t i = 0; i < pl->pl_nbeh; i++) {
+		if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
+			*out = &pl->pl_beh[i];
+			return 0;
+		}
+	}
+	return SMARM_ENOENT;
 }
 
 bool smarm__bhv_valid(const struct smarm_behaviour *b)

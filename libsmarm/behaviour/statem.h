@@ -103,6 +103,8 @@ struct smarm_sm_ctx;
  *   sh_reply   answer the call of ev with v and clear ev->ev_call; the
  *              statuses of smarm_reply (ev->ev_call kept on failure).
  *   sh_token   turn the call of ev into a reply token (clears ev_call).
+ *   sh_behaviour  the behaviour name of the machine's plugin (NULL: its
+ *              own): smarm_sm_behaviour's statuses.
  */
 struct smarm__sm_hooks {
 	bool (*sh_guard)(struct smarm_sm_ctx *m, void (*fn)(void),
@@ -122,6 +124,8 @@ struct smarm__sm_hooks {
 			const smarm_value_t *v);
 	int (*sh_token)(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev,
 			smarm_reply_t **tok);
+	int (*sh_behaviour)(struct smarm_sm_ctx *m, const char *name,
+			    const smarm_behaviour_t **out);
 };
 
 /* Where a machine is: what its callbacks may do (statem.c INV-3). */

@@ -184,3 +184,14 @@ SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
 	cx->m_stop = true;
 	return 0;
 }
+
+SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,
+				 const smarm_behaviour_t **out)
+{
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	if (out == NULL)
+		return SMARM_EINVAL;
+	return cx->m_h->sh_behaviour(cx, name, out);
+}

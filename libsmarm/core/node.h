@@ -99,14 +99,24 @@ struct smarm_node {
 	/* slot table */
 	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
 	_Atomic uint32_t nslots;
-	smarm__lock_t free_lock; /* SLOT rank: free_stk, nfree, growth */
-	uint64_t free_lock_n;	 /* its acquisitions this run (smarm__glock) */
-	uint32_t *free_stk;	 /* free slot indices, a stack (top: newest) */
-	uint32_t free_cap;	 /* its room: every slot of the table */
+	/*
+	 * Each group below that some worker writes in the normal course
+	 * starts a cache line of its own (_Alignas(64)), so that writing it
+	 * does not take a line that another group's readers poll: the run
+	 * state (workers_started, stopping), read at every pick and spawn,
+	 * used to share one with ended_unjoined, written at every joinable
+	 * actor's end and join, and next_deadline (read at every pick) one
+	 * with idle_mask.
+	 */
+	_Alignas(64) smarm__lock_t free_lock; /* SLOT rank: free_stk, nfree,
+						 growth */
+	uint64_t free_lock_n; /* its acquisitions this run (smarm__glock) */
+	uint32_t *free_stk;   /* free slot indices, a stack (top: newest) */
+	uint32_t free_cap;    /* its room: every slot of the table */
 	uint32_t nfree;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
-	smarm__lock_t rq_lock;
+	_Alignas(64) smarm__lock_t rq_lock;
 	uint64_t rq_lock_n;	  /* its acquisitions this run (smarm__glock) */
 	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
 	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
@@ -114,14 +124,15 @@ struct smarm_node {
 				      rq (rq_lock writes; sched.c) */
 
 	/* idle coordination */
-	_Atomic uint64_t idle_mask;
-	_Atomic int tk_holder;		/* -1: no timekeeper */
-	_Atomic uint64_t tk_armed;	/* deadline the timekeeper sleeps to */
-	_Atomic uint64_t next_deadline; /* earliest timer, UINT64_MAX none */
-	struct smarm__parker parkers[SMARM__MAX_WORKERS];
+	_Alignas(64) _Atomic uint64_t idle_mask;
+	_Atomic int tk_holder;	   /* -1: no timekeeper */
+	_Atomic uint64_t tk_armed; /* deadline the timekeeper sleeps to */
+	_Alignas(64) _Atomic uint64_t next_deadline; /* earliest timer,
+							UINT64_MAX none */
+	_Alignas(64) struct smarm__parker parkers[SMARM__MAX_WORKERS];
 
 	/* timers (TIMERS lock) */
-	smarm__lock_t tm_lock;
+	_Alignas(64) smarm__lock_t tm_lock;
 	uint64_t tm_lock_n; /* its acquisitions this run (smarm__glock) */
 	struct smarm__timer_ent *tm_heap;
 	uint32_t tm_len, tm_cap;
@@ -130,7 +141,7 @@ struct smarm_node {
 	uint32_t tm_map_cap, tm_map_used;
 
 	/* stack pool (STACK rank) */
-	smarm__lock_t pool_lock;
+	_Alignas(64) smarm__lock_t pool_lock;
 	uint64_t pool_lock_n; /* its acquisitions this run (smarm__glock) */
 	void **pool;
 	uint32_t pool_len;
@@ -146,9 +157,10 @@ struct smarm_node {
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 
 	/* run state */
-	_Atomic int64_t ended_unjoined; /* DONE slots owed a join or detach
-					   (actor.c INV-5) */
-	_Atomic int running;
+	_Alignas(64) _Atomic int64_t ended_unjoined; /* DONE slots owed a
+							join or detach
+							(actor.c INV-5) */
+	_Alignas(64) _Atomic int running;
 	_Atomic uint64_t spawned;    /* spawns outside any worker (the root) */
 	_Atomic int stopping;	     /* SMARM__STOPPING_*: the root ended,
 					or smarm_node_stop was called */

@@ -99,33 +99,38 @@ __thread struct smarm__worker *smarm__tls_worker
 
 #define RQ_ESZ sizeof(uint64_t) /* run queues and deques hold pid ids */
 
-static bool rq_pop(struct smarm_node *n, uint64_t *pid)
+/*
+ * Pop up to max pids from the front of the shared queue into out[], in
+ * queue order; returns how many (0: it was empty).
+ */
+static uint32_t rq_pop_n(struct smarm_node *n, uint64_t *out, uint32_t max)
 {
-	bool got = false;
+	uint32_t k = 0;
 	if (smarm__ring_len(&n->rq) == 0)
-		return false;
+		return 0;
 	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
-	if (smarm__ring_len(&n->rq) > 0) {
-		*pid = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
+	while (k < max && smarm__ring_len(&n->rq) > 0)
+		out[k++] = *(uint64_t *)smarm__ring_pop_front(&n->rq, RQ_ESZ);
+	if (k > 0) {
 		/* Approximate: the oldest pops consume the woken count. */
-		if (atomic_load_explicit(&n->rq_woken, memory_order_relaxed) >
-		    0)
-			atomic_store_explicit(
-				&n->rq_woken,
-				atomic_load_explicit(&n->rq_woken,
-						     memory_order_relaxed) -
-					1,
-				memory_order_relaxed);
+		uint32_t woken = atomic_load_explicit(&n->rq_woken,
+						      memory_order_relaxed);
+		atomic_store_explicit(&n->rq_woken, woken > k ? woken - k : 0,
+				      memory_order_relaxed);
 		atomic_store_explicit(
 			&n->rq_pops,
 			atomic_load_explicit(&n->rq_pops,
 					     memory_order_relaxed) +
-				1,
+				k,
 			memory_order_relaxed);
-		got = true;
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
-	return got;
+	return k;
+}
+
+static bool rq_pop(struct smarm_node *n, uint64_t *pid)
+{
+	return rq_pop_n(n, pid, 1) == 1;
 }
 
 /*
@@ -136,21 +141,19 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
  * a tree of a million actors keeps a few dozen alive instead of all of
  * them (skynet_actor: 1390 -> ~250 ns per leaf at one worker, the live
  * set fitting in cache). The batch goes to the front of this worker's
- * deque, which idle workers steal from at the back (pick_next's 61st and
- * 127th picks keep older work moving); with several workers a spawn made
- * while a worker idles or spins is queued shared at once instead, so
- * that worker can take it. One worker uses its deque too, so neither its
- * spawns nor their first runs touch the node-wide run-queue lock.
+ * deque, which idle workers steal from at the back (pick_next's 61st
+ * pick keeps the shared queue moving, and it wakes a thief while entries
+ * remain). Spawns are held whatever the other workers do: queueing them
+ * shared at once while a worker idled or spun (until 0.5.0) sent a spawn
+ * tree through the FIFO breadth-first and a spawn chain across workers
+ * at every hop. One worker uses its deque too, so neither its spawns
+ * nor their first runs touch the node-wide run-queue lock.
  */
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish &&
-	    !w->sbatch_spill &&
-	    (n->workers_n == 1 ||
-	     (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
-	      atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) ==
-		     0)) {
+	    !w->sbatch_spill) {
 		if (w->sbatch_n < SMARM__SPAWN_BATCH) {
 			w->sbatch[w->sbatch_n++] = pid;
 			return;
@@ -186,8 +189,8 @@ static bool ldq_push_batch(struct smarm__worker *w)
 	return true;
 }
 
-/* Take from the front (the owner) or the back (a thief, or the owner's
- * fairness turn) of v's deque. */
+/* Take from the front (the owner) or the back (a thief, or a balancing
+ * steal at a slice end) of v's deque. */
 static bool ldq_take(struct smarm__worker *v, bool back, uint64_t *pid)
 {
 	bool got = false;
@@ -878,6 +881,45 @@ static void finish_switch(struct smarm__worker *w)
 	w->in_finish = false;
 }
 
+#define RQ_TAKE_MAX 32
+
+/*
+ * The shared queue's turn in pick_next. Several workers, w's deque
+ * empty: take a block, its share (the queue's length over the workers,
+ * plus one; at most RQ_TAKE_MAX), run the first and put the rest at
+ * the front of w's deque in queue order, where they run next and other
+ * workers can steal them. A spawner's spawns past its held batch go to
+ * the shared queue (spawn_join), and taking one per lock cost the
+ * consumer a node-wide lock per actor, on a line the spawner pushes to;
+ * Go's globrunqget takes the same share into the local queue. Otherwise
+ * one. (Steals from a deque stay one at a time: taking half of a deque
+ * at once placed call-free spinners unevenly before their first run,
+ * and a spinner never leaves the worker it was first preempted on.)
+ */
+static bool rq_take(struct smarm__worker *w, uint64_t *pid)
+{
+	struct smarm_node *n = w->node;
+	uint64_t got[RQ_TAKE_MAX];
+	uint32_t want = 1;
+	uint32_t k;
+	int nw = n->workers_started;
+	if (nw > 1 && smarm__ring_len(&w->ldq) == 0) {
+		want = smarm__ring_len(&n->rq) / (uint32_t)nw + 1;
+		if (want > RQ_TAKE_MAX)
+			want = RQ_TAKE_MAX;
+	}
+	k = rq_pop_n(n, got, want);
+	if (k == 0)
+		return false;
+	*pid = got[0];
+	if (k > 1) {
+		smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
+		smarm__ring_push_front_n(&w->ldq, RQ_ESZ, got + 1, k - 1);
+		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	}
+	return true;
+}
+
 /*
  * Runnable actors waiting on worker v, not counting the one it runs:
  * its pinned FIFO and its deque. A racy snapshot (relaxed loads).
@@ -1033,21 +1075,24 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			continue;
 		}
 		if (!skip_ldq && smarm__ring_len(&w->ldq) > 0 &&
-		    (++w->ldq_picks % 61) != 0 &&
-		    ldq_take(w, n->workers_n > 1 && (w->ldq_picks % 127) == 0,
-			     &pid)) {
+		    (++w->ldq_picks % 61) != 0 && ldq_take(w, false, &pid)) {
 			/*
-			 * Own work-first spawns; every 61st pick the shared
-			 * queue goes first, and with several workers every
-			 * 127th the deque's oldest entry, so neither can be
-			 * starved by a spawn chain. (One worker stays
-			 * depth-first: an oldest entry is a whole subtree.)
+			 * Own work-first spawns, newest first; every 61st pick
+			 * the shared queue goes first, so a spawn chain cannot
+			 * starve it. The deque's oldest entries are left to
+			 * thieves: an oldest entry is a whole untouched
+			 * subtree, and taking it here (every 127th pick, until
+			 * 0.5.0) opened a new subtree while the current one's
+			 * path stayed parked, which turned a spawn tree
+			 * breadth-first (skynet_actor on two workers: some
+			 * 4000 live stacks instead of a few dozen, 12000
+			 * mapped and unmapped per run).
 			 */
 			w->streak = 0;
 			w->local_picks++;
 			if (n->workers_n > 1 && smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
-		} else if (rq_pop(n, &pid)) {
+		} else if (rq_take(w, &pid)) {
 			w->streak = 0;
 			if (n->workers_n > 1 && smarm__ring_len(&n->rq) > 0)
 				smarm__wake_one_if_idle(n); /* chain rule */

@@ -56,6 +56,14 @@ enum {
 	SMARM__INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
 };
 
+/*
+ * One per worker, in the node's workers[] array. Aligned to a cache line,
+ * and the deque (the one part other workers write in the normal course:
+ * thieves) starts a line of its own: the end of one worker (its slot
+ * cache, written at every spawn and exit) used to share a line with the
+ * start of the next (cur, prev, the wake slot, written at every switch),
+ * and the deque lock one with the held spawns.
+ */
 struct smarm__worker {
 	struct smarm_node *node;
 	int id;
@@ -111,7 +119,7 @@ struct smarm__worker {
 	 * pushes and pops at the front, idle workers steal from the back.
 	 * ldq_lock (RUNQ rank, never nested with another RUNQ lock).
 	 */
-	smarm__lock_t ldq_lock;
+	_Alignas(64) smarm__lock_t ldq_lock;
 	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
 	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
 	uint64_t ldq_buf[SMARM__LDQ_CAP];
@@ -126,7 +134,7 @@ struct smarm__worker {
 	smarm__lock_t sc_lock;
 	uint32_t sc_n;
 	uint32_t sc_idx[SMARM__WORKER_SLOTS];
-};
+} __attribute__((aligned(64)));
 
 extern __thread struct smarm__worker *smarm__tls_worker
 	__attribute__((tls_model("initial-exec")));

@@ -7,8 +7,10 @@
  * queued behind a blocked handler when the server is shut down
  * (stop_with_queued_call), trapping with handle_shutdown (exit and
  * continue), Downs, infos ahead of queued calls, the idle window,
- * timers (one-shot, periodic, cancelled), start failures, and unloading
- * while a message is queued.
+ * timers (one-shot, periodic, cancelled), how a stop's how is seen by
+ * monitors and a supervisor, casts and infos to itself, a sibling
+ * behaviour found from inside, start failures, and unloading while a
+ * message is queued.
  */
 #include "harness.h"
 
@@ -224,6 +226,107 @@ static void continue_root(void *arg)
 START_TEST(test_gen_server_continue_and_stop_with_reason)
 {
 	ck_assert_int_eq(harness_run(2, continue_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------- stop: how monitors and a sup see */
+
+static const char *await_events(const char *want);
+
+/* The pid of sup's only child now. */
+static smarm_pid_t sup_kid(smarm_pid_t sup)
+{
+	smarm_sup_child_t c;
+	size_t n = 0;
+	memset(&c, 0, sizeof c);
+	HARNESS_EQ(smarm_sup_which_children(sup, &c, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	return c.pid;
+}
+
+/* Wait until sup's child is no longer old (its Down was taken). */
+static smarm_pid_t sup_kid_after(smarm_pid_t sup, smarm_pid_t old)
+{
+	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	smarm_pid_t now = sup_kid(sup);
+	while (smarm_pid_eq(now, old) && smarm_now_ns() < end) {
+		smarm_actor_sleep(MS(1));
+		now = sup_kid(sup);
+	}
+	return now;
+}
+
+/*
+ * smarm_gs_stop(cx, how, 7) for each how: the server's actor ends with
+ * that how, its monitors see it (the reason only with CRASHED, as every
+ * actor end carries one), terminate gets how and 7, and a transient
+ * child is restarted only after the CRASHED one.
+ */
+static void stop_how_root(void *arg)
+{
+	static const int hows[] = { SMARM_EXIT_SHUTDOWN, SMARM_EXIT_NORMAL,
+				    SMARM_EXIT_CRASHED };
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE, kid, next;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "t", probe, NULL, "tp",
+					     SMARM_SUP_TRANSIENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	for (size_t i = 0; i < sizeof hows / sizeof hows[0]; i++) {
+		smarm_value_t st[2] = { v_i32(hows[i]), v_i64(7) };
+		smarm_server_t *s = NULL;
+		smarm_signal_t sig;
+		char want[64];
+		kid = sup_kid(sup);
+		HARNESS_CHECK(!smarm_pid_eq(kid, SMARM_PID_NONE));
+		HARNESS_EQ(smarm_server_open(NULL, probe, kid, &s), 0);
+		HARNESS_EQ(smarm_monitor(kid, down, NULL), 0);
+		HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)),
+			   0);
+		HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+		if (sig.how != hows[i])
+			fprintf(stderr, "stop how %d: the Down says %d\n",
+				hows[i], sig.how);
+		HARNESS_EQ(sig.how, hows[i]);
+		HARNESS_EQ(sig.reason, hows[i] == SMARM_EXIT_CRASHED ? 7 : 0);
+		snprintf(want, sizeof want, "stop:0 term:%d:7:1 destroy",
+			 hows[i]);
+		HARNESS_CHECK(strstr(await_events(want), want) != NULL);
+		next = sup_kid_after(sup, kid);
+		if (hows[i] == SMARM_EXIT_CRASHED) {
+			HARNESS_CHECK(!smarm_pid_eq(next, SMARM_PID_NONE));
+		} else {
+			/* not restarted: it is started again by hand */
+			HARNESS_CHECK(smarm_pid_eq(next, SMARM_PID_NONE));
+			HARNESS_EQ(smarm_sup_restart_child(sup, "t", MS(5000),
+							   NULL),
+				   0);
+		}
+		smarm_server_free(s);
+	}
+	HARNESS_EQ(smarm_monitor(sup, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	for (;;) { /* the child's Down, then the supervisor's */
+		smarm_signal_t sig;
+		int rc = harness_recv_sig(down, &sig);
+		HARNESS_EQ(rc, 0);
+		if (rc != 0 || smarm_pid_eq(sig.from, sup))
+			break;
+	}
+	events();
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_stop_how_is_the_actor_end)
+{
+	ck_assert_int_eq(harness_run(4, stop_how_root, NULL),
 			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
@@ -569,6 +672,81 @@ START_TEST(test_gen_server_timers)
 }
 END_TEST
 
+/* ------------------------------------- sends to itself, siblings */
+
+/*
+ * From inside a handler, a handle to the server itself: the cast, the
+ * info and the castv are queued and served after the handler (the info
+ * first, its band), the call and the shutdown are SMARM_ECALLSELF.
+ */
+static void self_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL);
+	smarm_value_t a = v_i64(5), e = v_i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "self_send", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("init self:0:0:0:-314:-314:0 note:6 cnote:5 cnote:7 "
+		   "echo:1");
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_cast_and_info_to_self)
+{
+	ck_assert_int_eq(harness_run(2, self_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * smarm_gs_behaviour: a probe finds its sibling behaviour "peer" by
+ * name, opens a handle to the peer server registered as "pp" and calls
+ * it from its handler; a name that is no behaviour is SMARM_ENOENT, out
+ * NULL SMARM_EINVAL; a context that is not the caller's server
+ * SMARM_EINVAL; outside an actor SMARM_ENOTACTOR.
+ */
+static void sibling_root(void *arg)
+{
+	const smarm_behaviour_t *peer = NULL, *b = NULL;
+	smarm_server_t *s = start(NULL, NULL), *p = NULL;
+	smarm_value_t a[2], r;
+	(void)arg;
+	HARNESS_EQ(smarm_plugin_behaviour(pl, "peer", &peer), 0);
+	HARNESS_EQ(smarm_server_start(peer, NULL, "pp", &p), 0);
+	memset(a, 0, sizeof a);
+	a[0].type = SMARM_T_STR;
+	a[0].v.p = "pp";
+	a[0].len = 2;
+	a[1] = v_i64(5);
+	HARNESS_EQ(smarm_server_call(s, "peer_call", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 1005);
+	/* no server of that name: the peer's handle says so */
+	a[0].v.p = "zz";
+	HARNESS_EQ(smarm_server_call(s, "peer_call", a, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, -1);
+	EVENTS_ARE("init peer:0:0:0:-7:-1 peer:0:0:-110:-7:-1");
+	HARNESS_EQ(smarm_gs_behaviour(NULL, NULL, &b), SMARM_EINVAL);
+	HARNESS_EQ(smarm_gs_behaviour((smarm_gs_ctx_t *)&b, NULL, &b),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_shutdown(p, MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(p);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_behaviour_of_a_sibling)
+{
+	const smarm_behaviour_t *b = NULL;
+	ck_assert_int_eq(smarm_gs_behaviour(NULL, NULL, &b), SMARM_ENOTACTOR);
+	ck_assert_int_eq(harness_run(2, sibling_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------ start failures */
 
 static void fail_root(void *arg)
@@ -772,6 +950,9 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
 	tcase_add_test(tc, test_gen_server_timers);
+	tcase_add_test(tc, test_gen_server_stop_how_is_the_actor_end);
+	tcase_add_test(tc, test_gen_server_cast_and_info_to_self);
+	tcase_add_test(tc, test_gen_server_behaviour_of_a_sibling);
 	tcase_add_test(tc, test_gen_server_start_failures);
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);

@@ -10,7 +10,9 @@
  * generic timers, timeout_cancel_and_update, state_enter) and the
  * event timeout, next events and repeat; a crashing action ends the
  * machine, not the node; an unhandled call and a call postponed when
- * the machine stops are SMARM_EDOWN at the caller; the door lock.
+ * the machine stops are SMARM_EDOWN at the caller; the door lock;
+ * casts and infos a machine sends itself, a sibling machine called
+ * from inside.
  */
 #include "harness.h"
 
@@ -673,6 +675,115 @@ START_TEST(test_gen_statem_supervised_named_restart)
 }
 END_TEST
 
+/*
+ * From inside an action: a handle to the machine itself (its own
+ * behaviour, smarm_sm_behaviour(cx, NULL)) takes a cast and an info,
+ * handled after the action (the info first, its band), and refuses a
+ * call and a shutdown (SMARM_ECALLSELF); a handle to the sibling
+ * machine "mirror" registered as "mir" is called; "nope" is no
+ * behaviour (SMARM_ENOENT), out NULL SMARM_EINVAL.
+ */
+static void inside_root(void *arg)
+{
+	const smarm_behaviour_t *mirror = NULL, *b = NULL;
+	smarm_server_t *s = start_probe(), *m = NULL;
+	smarm_value_t a[2] = { { 0 } }, r = { 0 };
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0); /* enter at start */
+	g_rc[0] = call_i(s, "selfsend", NULL);
+	take_log(s, 1);
+	g_rc[1] = smarm_plugin_behaviour(g_pl, "mirror", &mirror);
+	g_rc[2] = smarm_server_start(mirror, NULL, "mir", &m);
+	a[0].type = SMARM_T_STR;
+	a[0].v.p = "mir";
+	a[0].len = 3;
+	a[1].type = SMARM_T_I32;
+	a[1].v.i = 5;
+	g_rc[3] = smarm_server_call(s, "peer", a, 2, &r, MS(10000));
+	g_rc[4] = (int)r.v.i;
+	take_log(s, 2);
+	g_rc[5] = smarm_sm_behaviour(NULL, NULL, &b);
+	g_rc[6] = smarm_sm_behaviour((smarm_sm_ctx_t *)&b, NULL, &b);
+	stop_probe(m);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_sends_to_itself_and_calls_a_sibling)
+{
+	const smarm_behaviour_t *b = NULL;
+	open_probe();
+	ck_assert_int_eq(smarm_sm_behaviour(NULL, NULL, &b), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_sm_behaviour((smarm_sm_ctx_t *)&b, NULL, &b),
+			 SMARM_ENOTACTOR);
+	harness_run(4, inside_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[0], "E0/0");
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_str_eq(g_out[1], "self:0:0:0:-314:-314 tick@0 ev5@0");
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 1005);
+	ck_assert_str_eq(g_out[2], "peer:0:0:0:-7:-1");
+	ck_assert_int_eq(g_rc[5], SMARM_EINVAL);
+	ck_assert_int_eq(g_rc[6], SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
+ * SMARM_STAT_SERVER_REQUESTS counts the external events a machine
+ * handles: three casts, an info and a call are five (a state timeout
+ * that fires is none).
+ */
+static void stat_root(void *arg)
+{
+	smarm_node_t *n = smarm_node_current();
+	smarm_server_t *s = start_probe();
+	int64_t v0 = -1, v1 = -1, v2 = -1, st = -1, logs = 0;
+	uint64_t end;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	g_rc[0] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v0);
+	cast_i(s, "ev", 1);
+	cast_i(s, "ev", 2);
+	cast_u(s, "arm_st", MS(1));
+	smarm_server_info(s, "tick", NULL, 0);
+	g_rc[1] = call_i(s, "get", &st);
+	g_rc[2] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v1);
+	end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
+	do { /* until the state timeout fired; each log call counts */
+		take_log(s, 1);
+		logs++;
+		if (strstr(g_out[1], "st@0") == NULL)
+			smarm_actor_sleep(MS(1));
+	} while (strstr(g_out[1], "st@0") == NULL && smarm_now_ns() < end);
+	g_rc[3] = smarm_node_get_int(n, SMARM_STAT_SERVER_REQUESTS, &v2);
+	g_rc[4] = (int)(v1 - v0);
+	g_rc[5] = (int)(v2 - v1 - logs); /* the timeout: none */
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_events_count_as_server_requests)
+{
+	open_probe();
+	harness_run(2, stat_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 5);
+	ck_assert_msg(strstr(g_out[1], "st@0") != NULL, "log: %s", g_out[1]);
+	ck_assert_int_eq(g_rc[5], 0);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
@@ -691,6 +802,8 @@ Suite *smarm_test_gen_statem_suite(void)
 	tc = tcase_create("lifetime");
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
+	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
+	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);
 	suite_add_tcase(s, tc);
 	return s;
 }

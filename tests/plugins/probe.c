@@ -4,7 +4,8 @@
  * each callback appends an event to a process-wide log the suite reads
  * through probe_events() (a plain export of this test plugin), and its
  * operations reach every context call: deferred replies, continue, stop
- * with reason, monitors, timers, blocking handlers.
+ * with reason, monitors, timers, blocking handlers, sends to itself and
+ * calls to its sibling behaviour "peer" through handles opened inside.
  *
  * Start arguments: a comma-separated set of words: "trap" (trap exits
  * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
@@ -244,6 +245,59 @@ static int32_t tick_cancel(void *state, smarm_gs_ctx_t *cx)
 	return smarm_gs_cancel_timer(cx, p->timer);
 }
 
+/*
+ * A handle to the server itself (its own behaviour, its own pid): a
+ * cast, an info and a castv are queued and served after this handler;
+ * a call and a shutdown are SMARM_ECALLSELF. Logs each status.
+ */
+static int32_t self_send(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	const smarm_behaviour_t *b = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 };
+	int rc[6] = { smarm_gs_behaviour(cx, NULL, &b), -1, -1, -1, -1, -1 };
+	(void)state;
+	if (rc[0] == 0 &&
+	    smarm_server_open(NULL, b, smarm_actor_self(), &h) == 0) {
+		a.v.i = v;
+		rc[1] = smarm_server_cast(h, "cnote", &a, 1);
+		a.v.i = v + 1;
+		rc[2] = smarm_server_info(h, "note", &a, 1);
+		rc[3] = smarm_server_call(h, "echo", &a, 1, NULL, 1000000000);
+		rc[4] = smarm_server_shutdown(h, 1000000000, NULL);
+		rc[5] = smarm_server_castv(h, "cnote", (int64_t)(v + 2));
+		smarm_server_free(h);
+	}
+	ev("self:%d:%d:%d:%d:%d:%d", rc[0], rc[1], rc[2], rc[3], rc[4], rc[5]);
+	return rc[1];
+}
+
+/*
+ * Call ping(v) on the server registered as name, of this plugin's
+ * behaviour "peer" (found from inside); return its answer. Logs the
+ * statuses, and those of a name that is no behaviour and of out NULL.
+ */
+static int64_t peer_call(void *state, smarm_gs_ctx_t *cx, const char *name,
+			 int64_t v)
+{
+	const smarm_behaviour_t *b = NULL, *x = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 }, r = { .type = SMARM_T_I64 };
+	int rb = smarm_gs_behaviour(cx, "peer", &b), ro = -1, rc = -1;
+	(void)state;
+	a.v.i = v;
+	r.v.i = -1;
+	if (rb == 0)
+		ro = smarm_server_open_name(NULL, b, name, &h);
+	if (ro == 0)
+		rc = smarm_server_call(h, "ping", &a, 1, &r, 5000000000u);
+	smarm_server_free(h);
+	ev("peer:%d:%d:%d:%d:%d", rb, ro, rc,
+	   smarm_gs_behaviour(cx, "nope", &x),
+	   smarm_gs_behaviour(cx, NULL, NULL));
+	return r.v.i;
+}
+
 static const smarm_handler_t handlers[] = {
 	{ "echo", (void (*)(void))echo },
 	{ "later", (void (*)(void))later },
@@ -259,6 +313,8 @@ static const smarm_handler_t handlers[] = {
 	{ "cnote", (void (*)(void))cnote },
 	{ "tick_after", (void (*)(void))tick_after },
 	{ "tick_cancel", (void (*)(void))tick_cancel },
+	{ "self_send", (void (*)(void))self_send },
+	{ "peer_call", (void (*)(void))peer_call },
 };
 
 static const smarm_gs_desc_t probe = {
@@ -277,7 +333,9 @@ static const smarm_gs_desc_t probe = {
 		    "info note(i64)\n"
 		    "cast cnote(i64)\n"
 		    "call tick_after(u64, u64) -> i32\n"
-		    "call tick_cancel() -> i32\n",
+		    "call tick_cancel() -> i32\n"
+		    "call self_send(i64) -> i32\n"
+		    "call peer_call(str, i64) -> i64\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,
@@ -291,7 +349,35 @@ static const smarm_gs_desc_t probe = {
 	.terminate = terminate,
 };
 
-static const smarm_gs_desc_t *const servers[] = { &probe };
+/* "peer": a sibling of probe that the probe calls from inside. */
+static int peer_create(const char *args, void **state)
+{
+	(void)args;
+	*state = NULL;
+	return 0;
+}
+
+static int64_t ping(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	(void)state;
+	(void)cx;
+	return v + 1000;
+}
+
+static const smarm_handler_t peer_handlers[] = {
+	{ "ping", (void (*)(void))ping },
+};
+
+static const smarm_gs_desc_t peer = {
+	.struct_size = sizeof(smarm_gs_desc_t),
+	.name = "peer",
+	.protocol = "call ping(i64) -> i64\n",
+	.handlers = peer_handlers,
+	.n_handlers = 1,
+	.create = peer_create,
+};
+
+static const smarm_gs_desc_t *const servers[] = { &probe, &peer };
 
 static const smarm_plugin_desc_t plugin = {
 	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
@@ -299,7 +385,7 @@ static const smarm_plugin_desc_t plugin = {
 	.struct_size = sizeof(smarm_plugin_desc_t),
 	.name = "probe",
 	.servers = servers,
-	.n_servers = 1,
+	.n_servers = 2,
 };
 
 __attribute__((visibility("default"))) const smarm_plugin_desc_t *

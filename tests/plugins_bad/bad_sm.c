@@ -3,7 +3,10 @@
  * bad_sm.c - gen_statem plugins for the loader's table checks, one
  * module per SM_* variant: GOOD loads; MALFORMED (a POSTPONE tail on a
  * state timeout row), NOTEXH (Idle has no row for the cast pull) and
- * UNREACH (a row behind an unguarded any-state row) are refused.
+ * UNREACH (a row behind an unguarded any-state row) are refused; SHORT
+ * loads a descriptor of the smallest size accepted (struct_size ends
+ * before reserved), whose bytes past it are not zero: the loader must
+ * not read them as fields.
  */
 #include <smarm/smarm_plugin.h>
 
@@ -40,8 +43,14 @@ static const smarm_sm_row_t rows[] = {
 
 static const char *const states[NSTATES] = { "Idle", "Open" };
 
+#ifdef SM_SHORT
+#define SM_SIZE offsetof(smarm_sm_desc_t, reserved)
+#else
+#define SM_SIZE sizeof(smarm_sm_desc_t)
+#endif
+
 static const smarm_sm_desc_t machine = {
-	.struct_size = sizeof(smarm_sm_desc_t),
+	.struct_size = SM_SIZE,
 	.n_states = NSTATES,
 	.name = "sm",
 	.protocol = "cast push(); cast pull(); call get() -> i32",
@@ -49,6 +58,13 @@ static const smarm_sm_desc_t machine = {
 	.initial = IDLE,
 	.rows = rows,
 	.n_rows = sizeof rows / sizeof rows[0],
+#ifdef SM_SHORT
+	/* what follows a short descriptor in the plugin's memory */
+	.reserved = { (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
+		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
+		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
+		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a },
+#endif
 };
 
 static const smarm_sm_desc_t *const machines[] = { &machine };

@@ -6,7 +6,9 @@
  * Operations arm and cancel each kind of timeout, insert next events,
  * repeat the state, crash, stop, take a reply token and answer it later.
  * The event timeout's row stops the machine (a test sees it fire by the
- * machine's end: polling the log would cancel it).
+ * machine's end: polling the log would cancel it). selfsend and peer
+ * reach the machine itself and a sibling machine, mirror, through
+ * handles opened from inside (smarm_sm_behaviour).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -224,6 +226,58 @@ static int32_t a_log(void *data, smarm_sm_ctx_t *cx, int32_t state)
 	return state;
 }
 
+/*
+ * selfsend: a handle to the machine itself (its own behaviour, its own
+ * pid): a cast and an info are queued and handled after this event; a
+ * call and a shutdown are SMARM_ECALLSELF. Logs each status.
+ */
+static int32_t a_selfsend(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	const smarm_behaviour_t *b = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t five = { .type = SMARM_T_I32, .v.i = 5 };
+	smarm_value_t r = { .type = SMARM_T_I32 };
+	int rc[5] = { smarm_sm_behaviour(cx, NULL, &b), -1, -1, -1, -1 };
+	if (rc[0] == 0 &&
+	    smarm_server_open(NULL, b, smarm_actor_self(), &h) == 0) {
+		rc[1] = smarm_server_cast(h, "ev", &five, 1);
+		rc[2] = smarm_server_info(h, "tick", NULL, 0);
+		rc[3] = smarm_server_call(h, "get", NULL, 0, NULL, 1000000000);
+		rc[4] = smarm_server_shutdown(h, 1000000000, NULL);
+		smarm_server_free(h);
+	}
+	logw(data, "self:%d:%d:%d:%d:%d", rc[0], rc[1], rc[2], rc[3], rc[4]);
+	r.v.i = rc[1];
+	smarm_sm_reply(cx, &r);
+	return state;
+}
+
+/*
+ * peer: call ping(v) on the machine registered as name, of this
+ * plugin's behaviour "mirror" (found from inside); reply its answer.
+ * Logs the statuses, and those of a name that is no behaviour and of
+ * out NULL.
+ */
+static int32_t a_peer(void *data, smarm_sm_ctx_t *cx, int32_t state,
+		      const char *name, int32_t v)
+{
+	const smarm_behaviour_t *b = NULL, *x = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t a = { .type = SMARM_T_I32, .v.i = v };
+	smarm_value_t r = { .type = SMARM_T_I32, .v.i = -1 };
+	int rb = smarm_sm_behaviour(cx, "mirror", &b), ro = -1, rc = -1;
+	if (rb == 0)
+		ro = smarm_server_open_name(NULL, b, name, &h);
+	if (ro == 0)
+		rc = smarm_server_call(h, "ping", &a, 1, &r, 5000000000u);
+	smarm_server_free(h);
+	logw(data, "peer:%d:%d:%d:%d:%d", rb, ro, rc,
+	     smarm_sm_behaviour(cx, "nope", &x),
+	     smarm_sm_behaviour(cx, NULL, NULL));
+	smarm_sm_reply(cx, &r);
+	return state;
+}
+
 /* later's postpone guard: logs "pp" (a test's sign that the call is
  * in the machine) and postpones. */
 static bool g_pp(const void *data)
@@ -282,6 +336,8 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, EXIT, NULL, a_exit, STAY),
 	ROW(ANY, CALL, "noreply", a_noreply, STAY),
 	ROW(ANY, CALL, "log", a_log, STAY),
+	ROW(ANY, CALL, "selfsend", a_selfsend, STAY),
+	ROW(ANY, CALL, "peer", a_peer, STAY),
 	ROW(ANY, INFO, "tick", a_tick, STAY),
 	ROW(ANY, STATE_TIMEOUT, NULL, a_st, STAY),
 	ROW(ANY, EVENT_TIMEOUT, NULL, a_et, STOP),
@@ -308,6 +364,7 @@ static const smarm_sm_desc_t probe = {
 		"call noreply(); call log() -> str\n"
 		"call boom() -> i32; call gboom() -> i32\n"
 		"cast link_to(pid)\n"
+		"call selfsend() -> i32; call peer(str, i32) -> i32\n"
 		"info tick()\n",
 	.state_names = states,
 	.initial = A,
@@ -323,7 +380,32 @@ static const smarm_sm_desc_t probe = {
 	.terminate = p_terminate,
 };
 
-static const smarm_sm_desc_t *const machines[] = { &probe };
+/* mirror: one state; ping(v) answers v + 1000 (probe's peer). */
+static int32_t a_ping(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t v)
+{
+	smarm_value_t r = { .type = SMARM_T_I32, .v.i = 1000 + (int64_t)v };
+	(void)data;
+	smarm_sm_reply(cx, &r);
+	return state;
+}
+
+static const smarm_sm_row_t mirror_rows[] = {
+	ROW(ANY, CALL, "ping", a_ping, STAY),
+};
+
+static const char *const mirror_states[] = { "M" };
+
+static const smarm_sm_desc_t mirror = {
+	.struct_size = sizeof(smarm_sm_desc_t),
+	.n_states = 1,
+	.name = "mirror",
+	.protocol = "call ping(i32) -> i32",
+	.state_names = mirror_states,
+	.rows = mirror_rows,
+	.n_rows = 1,
+};
+
+static const smarm_sm_desc_t *const machines[] = { &probe, &mirror };
 
 static const smarm_plugin_desc_t plugin = {
 	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
@@ -331,7 +413,7 @@ static const smarm_plugin_desc_t plugin = {
 	.struct_size = sizeof(smarm_plugin_desc_t),
 	.name = "probe",
 	.machines = machines,
-	.n_machines = 1,
+	.n_machines = 2,
 };
 
 __attribute__((visibility("default"))) const smarm_plugin_desc_t *

@@ -151,9 +151,19 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 	return 0;
 }
 
+/* No plugin behind these machines: no behaviour to give. */
+static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
+		       const smarm_behaviour_t **out)
+{
+	(void)m;
+	(void)name;
+	(void)out;
+	return SMARM_ENOENT;
+}
+
 static const struct smarm__sm_hooks hooks = {
 	h_guard, h_action, h_drop,  h_timer, h_cancel,
-	h_trap,	 h_next,   h_reply, h_token,
+	h_trap,	 h_next,   h_reply, h_token, h_behaviour,
 };
 
 /* ---- the machine ---- */
