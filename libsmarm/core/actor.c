@@ -270,25 +270,34 @@ void smarm__terminate_stopped(struct smarm__slot *s)
 /*
  * Step 4 of the exit: hand each subsystem its per-actor state. ext_used
  * is read without the lock: an attach this look misses is caught by
- * finalize (INV-3). Re-entrant: a state is taken before its hook runs.
- * Also called by the scheduler for an actor that never ran.
+ * finalize (INV-3). All states are taken in one hold of the cold lock,
+ * then their hooks run in subsystem order; a state attached while they
+ * run (by a hook) is one such late attach. Re-entrant: a state is taken
+ * before its hook runs. Also called by the scheduler for an actor that
+ * never ran.
  */
-void smarm__exit_hooks_run(struct smarm__slot *s)
+static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 {
 	struct smarm_node *n = smarm__worker()->node;
-	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
-		return; /* the common case: no subsystem state */
+	void *state[SMARM__SUB_MAX];
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
-		void *state;
-		smarm__lock(&s->cold, SMARM__RANK_SLOT);
-		state = s->ext->x_state[id];
+		state[id] = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
-		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-		if (state != NULL && n->subs[id] != NULL &&
+	}
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	for (int id = 0; id < SMARM__SUB_MAX; id++)
+		if (state[id] != NULL && n->subs[id] != NULL &&
 		    n->subs[id]->ss_actor_exit != NULL)
 			n->subs[id]->ss_actor_exit(s, smarm__slot_pid(s),
-						   &s->exit, state);
-	}
+						   &s->exit, state[id]);
+}
+
+void smarm__exit_hooks_run(struct smarm__slot *s)
+{
+	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
+		return; /* the common case: no subsystem state */
+	exit_hooks_slow(s);
 }
 
 /* Under s->cold: does any subsystem state wait for an exit hook? */

@@ -675,7 +675,12 @@ void smarm__yield(struct smarm__slot *s)
  * runnext): the woken actor runs next on this worker, warm in cache, with
  * no run-queue lock on either side. A newer wake displaces the older one
  * to the shared queue. Wakes from scheduler context (timers, finalize)
- * and from other threads, spawns and yields use the shared queue.
+ * and from other threads, spawns and yields use the shared queue. So do
+ * wakes by an actor that is exiting (its Downs and exit signals) when
+ * there are other workers: the slot would hold the woken actor (a
+ * supervisor, a watcher) until the exit and its finalize are over, while
+ * an idle worker can take it from the queue at once. With one worker the
+ * slot is the faster way to the same order.
  */
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
@@ -685,6 +690,8 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		uint64_t old;
 		bool shared = atomic_load_explicit(&n->workers_started,
 						   memory_order_relaxed) > 1;
+		if (shared && w->cur != NULL && w->cur->exiting)
+			goto queue; /* an exit's wake: see above */
 		if (!shared) {
 			/* No thief exists with one worker: plain access. */
 			old = atomic_load_explicit(&w->next,
@@ -709,6 +716,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		 * this entry (smarm__slots_scan). */
 		return;
 	}
+queue:
 	rq_push(n, pid, true);
 }
 

@@ -36,6 +36,31 @@ struct link_arg {
 	bool changed; /* out: an entry was added or removed */
 };
 
+/* Room for one more link: the inline pair first, then a heap array
+ * (the inline pair is never handed to realloc), as mons_reserve. */
+static int links_reserve(struct smarm__sig_actor *a)
+{
+	uint64_t *l;
+	if (a->sa_caplinks == 0) {
+		a->sa_links = a->sa_link2;
+		a->sa_caplinks = 2;
+	}
+	if (a->sa_nlinks < a->sa_caplinks)
+		return 0;
+	if (a->sa_links != a->sa_link2)
+		return smarm__sig_vec_grow((void **)&a->sa_links,
+					   &a->sa_caplinks, a->sa_nlinks + 1,
+					   sizeof *a->sa_links);
+	l = malloc(4 * sizeof *l);
+	if (l == NULL)
+		return SMARM_ENOMEM;
+	l[0] = a->sa_link2[0];
+	l[1] = a->sa_link2[1];
+	a->sa_links = l;
+	a->sa_caplinks = 4;
+	return 0;
+}
+
 static int link_add_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
@@ -49,8 +74,7 @@ static int link_add_fn(void **state, void *arg)
 	for (uint32_t i = 0; i < a->sa_nlinks; i++)
 		if (a->sa_links[i] == la->peer)
 			return 0; /* idempotent */
-	if (smarm__sig_vec_grow((void **)&a->sa_links, &a->sa_caplinks,
-				a->sa_nlinks + 1, sizeof *a->sa_links) != 0) {
+	if (links_reserve(a) != 0) {
 		if (smarm__sig_actor_empty(a)) {
 			smarm__sig_actor_free(a);
 			*state = NULL;

@@ -61,8 +61,10 @@ struct smarm__sig_actor {
 	uint32_t sa_nwrefs, sa_capwrefs;
 	smarm_chan_t **sa_flush; /* handles Downs for it went into */
 	uint32_t sa_nflush, sa_capflush;
-	uint64_t *sa_links; /* linked peers' pid ids */
+	uint64_t *sa_links; /* linked peers' pid ids: sa_link2 while
+			       there is room */
 	uint32_t sa_nlinks, sa_caplinks;
+	uint64_t sa_link2[2];  /* the first two: a chain's parent and child */
 	smarm_chan_t *sa_trap; /* trap channel cell (sender held), or NULL */
 	bool sa_watchable;     /* its end is stamped (signal.c INV-4) */
 };

@@ -105,11 +105,15 @@ bool smarm__sig_actor_empty(const struct smarm__sig_actor *a)
 
 void smarm__sig_actor_free(struct smarm__sig_actor *a)
 {
-	if (a->sa_mons != &a->sa_mon1)
+	/* Most states hold one of these arrays at most: skip the calls. */
+	if (a->sa_mons != &a->sa_mon1 && a->sa_mons != NULL)
 		free(a->sa_mons);
-	free(a->sa_wrefs);
-	free(a->sa_flush);
-	free(a->sa_links);
+	if (a->sa_wrefs != NULL)
+		free(a->sa_wrefs);
+	if (a->sa_flush != NULL)
+		free(a->sa_flush);
+	if (a->sa_links != a->sa_link2 && a->sa_links != NULL)
+		free(a->sa_links);
 	free(a);
 }
 

@@ -35,6 +35,7 @@ struct kid {
 	_Atomic int starts;    /* bodies run */
 	_Atomic uint64_t pid;  /* latest tenancy */
 	_Atomic int saw_exit;  /* trapped exit signals */
+	_Atomic int trapped;   /* tenancies that set their trap */
 	_Atomic int found;     /* KID_FIND: 1 found, -1 not */
 };
 
@@ -108,11 +109,13 @@ static void kid_body(void *arg)
 		break;
 	case KID_TRAP_IGNORE:
 		ch = kid_trap();
+		atomic_fetch_add(&k->trapped, 1);
 		while (smarm_chan_recv(ch, &s) == 0)
 			atomic_fetch_add(&k->saw_exit, 1);
 		break;
 	case KID_TRAP_SLOW:
 		ch = kid_trap();
+		atomic_fetch_add(&k->trapped, 1);
 		if (smarm_chan_recv(ch, &s) == 0)
 			atomic_fetch_add(&k->saw_exit, 1);
 		smarm_actor_sleep(MS(200));
@@ -172,11 +175,21 @@ static smarm_pid_t kid_pid(struct kid *k)
 	return p;
 }
 
-static int64_t sup_stat(int id)
+static inline int64_t sup_stat(int id)
 {
 	int64_t v = -1;
 	smarm_node_get_int(smarm_node_current(), id, &v);
 	return v;
+}
+
+/*
+ * Wait (bounded) until stat id reads want: an actor that sent its Down
+ * or exit signal may still be finishing its exit on another worker, so
+ * counts such as live actors or links settle just after the event.
+ */
+static inline bool sup_await(int id, int64_t want)
+{
+	return harness_await_stat(smarm_node_current(), id, want);
 }
 
 /* A fresh channel of signals, dropped by the caller's cleanup. */

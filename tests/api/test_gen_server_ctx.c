@@ -557,7 +557,7 @@ static void priority_root(void *arg)
 {
 	smarm_server_t *s = start(NULL, NULL), *mine = NULL;
 	smarm_value_t n = v_i64(1), m = v_i64(2), r;
-	struct blocker b;
+	static struct blocker b; /* block_once may run on after we end */
 	smarm_pid_t pid;
 	(void)arg;
 	HARNESS_EQ(smarm_server_pid(s, &pid), 0);

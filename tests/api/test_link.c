@@ -200,6 +200,72 @@ START_TEST(test_link_unlink_prevents_propagation)
 }
 END_TEST
 
+/*
+ * A hub linked to more peers than its state holds inline (two): each
+ * peer links to it, one of them (in the middle of its list) unlinks
+ * again, then the hub crashes: every other peer ends alike, that one
+ * lives. Counts go 2 per link, back to 0.
+ */
+#define HUB_PEERS 6
+
+static void body_hub_peer(void *arg)
+{
+	smarm_pid_t hub = *(smarm_pid_t *)arg;
+	HARNESS_EQ(smarm_link(hub), 0);
+	harness_park();
+}
+
+static void body_hub_unlinker(void *arg)
+{
+	smarm_pid_t hub = *(smarm_pid_t *)arg;
+	HARNESS_EQ(smarm_link(hub), 0);
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(), SMARM_STAT_LINKS,
+					 2 * HUB_PEERS));
+	HARNESS_EQ(smarm_unlink(hub), 0);
+	harness_park();
+}
+
+static void root_hub(void *arg)
+{
+	static smarm_pid_t hub; /* the peers read it */
+	smarm_pid_t p[HUB_PEERS];
+	int how = -1;
+	intptr_t reason = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&hub, body_park, NULL, NULL), 0);
+	for (int i = 0; i < HUB_PEERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i],
+					     i == 3 ? body_hub_unlinker
+						    : body_hub_peer,
+					     &hub, NULL),
+			   0);
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(), SMARM_STAT_LINKS,
+					 2 * (HUB_PEERS - 1)));
+	HARNESS_EQ(smarm_actor_send_exit(hub, SMARM_EXIT_CRASHED, 5), 0);
+	HARNESS_EQ(smarm_actor_join(hub, NULL, NULL), 0);
+	for (int i = 0; i < HUB_PEERS; i++) {
+		if (i == 3)
+			continue;
+		HARNESS_EQ(smarm_actor_join(p[i], &how, &reason), 0);
+		HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+		HARNESS_EQ(reason, 5);
+	}
+	HARNESS_CHECK(smarm_actor_is_alive(p[3]));
+	HARNESS_EQ(smarm_actor_stop(p[3]), 0);
+	HARNESS_EQ(smarm_actor_join(p[3], &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
+	HARNESS_CHECK(
+		harness_await_stat(smarm_node_current(), SMARM_STAT_LINKS, 0));
+}
+
+START_TEST(test_link_hub_of_many_peers_propagates_to_each)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_hub, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------ trapping */
 
 static smarm_signal_t trap_got;
@@ -497,6 +563,7 @@ Suite *smarm_test_link_suite(void)
 	tcase_add_test(t, test_link_kill_and_shutdown_propagate_with_their_how);
 	tcase_add_test(t, test_link_normal_exit_does_not_propagate);
 	tcase_add_test(t, test_link_unlink_prevents_propagation);
+	tcase_add_test(t, test_link_hub_of_many_peers_propagates_to_each);
 	suite_add_tcase(s, t);
 	t = tcase_create("trap");
 	tcase_add_test(t,

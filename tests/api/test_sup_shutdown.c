@@ -96,7 +96,7 @@ static int stop_one(int mode, uint64_t shutdown, uint64_t *took, int *saw)
 	smarm_signal_t s = { 0 };
 	uint64_t t0;
 	if (mode == KID_TRAP_IGNORE || mode == KID_TRAP_SLOW)
-		smarm_actor_sleep(MS(10)); /* let it reach its trap */
+		HARNESS_CHECK(kid_await(&k[0]->trapped, 1));
 	HARNESS_EQ(smarm_monitor(kid_pid(k[0]), ch, NULL), 0);
 	t0 = smarm_now_ns();
 	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
@@ -160,7 +160,7 @@ static void root_killed(void *arg)
 	smarm_pid_t sup = start_and_settle(sp, k, 3);
 	smarm_chan_t *ch = sig_chan();
 	(void)arg;
-	smarm_actor_sleep(MS(10));
+	HARNESS_CHECK(kid_await(&k[2]->trapped, 1));
 	for (int i = 0; i < 3; i++)
 		HARNESS_EQ(smarm_monitor(kid_pid(k[i]), ch, NULL), 0);
 	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_STOPPED, 0, NULL),
@@ -178,8 +178,8 @@ static void root_killed(void *arg)
 		smarm_signal_t s;
 		HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(5000)), 0);
 	}
-	HARNESS_EQ(sup_stat(SMARM_STAT_LIVE_ACTORS), 1);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LINKS), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
 	harness_chan_drop(ch);
 	smarm_sup_spec_free(sp);
 	for (int i = 0; i < 3; i++)
@@ -234,7 +234,7 @@ static void root_nested(void *arg)
 	HARNESS_EQ(atomic_load(&kid_log[1]), 10);
 	HARNESS_EQ(atomic_load(&kid_log[2]), 2); /* S itself */
 	HARNESS_EQ(atomic_load(&kid_log[3]), 1);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LIVE_ACTORS), 1);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 	smarm_sup_spec_free(top);
 	smarm_sup_spec_free(sub);
 	free(one);
@@ -269,7 +269,7 @@ static void root_cycle(void *arg)
 	HARNESS_CHECK(kid_await(&k[1]->starts, 2));
 	HARNESS_EQ(atomic_load(&k[1]->saw_exit), 1);
 	HARNESS_EQ(atomic_load(&k[0]->starts), 2);
-	smarm_actor_sleep(MS(10));
+	HARNESS_CHECK(kid_await(&k[1]->trapped, 2)); /* traps the shutdown */
 	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
 		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(atomic_load(&k[1]->saw_exit), 2); /* cycle + final */

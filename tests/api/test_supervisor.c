@@ -379,10 +379,10 @@ static void root_start_fail(void *arg)
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "b", MS(50)), 0);
 	HARNESS_EQ(smarm_sup_start(sp, NULL), SMARM_ETIMEDOUT);
 	HARNESS_EQ(atomic_load(&c->starts), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LIVE_ACTORS), 1); /* only the root */
-	HARNESS_EQ(sup_stat(SMARM_STAT_REG_MAILBOXES), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_MONITORS), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LINKS), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1)); /* only the root */
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MAILBOXES, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
 	smarm_sup_spec_free(sp);
 	free(a);
 	free(b);
@@ -668,15 +668,17 @@ static void root_dynamic(void *arg)
 		   SMARM_EINVAL);
 	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
 		   SMARM_EXIT_SHUTDOWN);
+	/* its Down may come before its exit is over (on another worker) */
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 	HARNESS_EQ(smarm_sup_count_children(sup, &n, NULL, MS(5000)),
 		   SMARM_ENOPROC);
 	HARNESS_EQ(smarm_sup_start_child(sup, NULL, kid_body, t, 0, 0, MS(5000),
 					 NULL),
 		   SMARM_ENOPROC);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LIVE_ACTORS), 1);
-	HARNESS_EQ(sup_stat(SMARM_STAT_REG_MAILBOXES), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_MONITORS), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LINKS), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MAILBOXES, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
 	free(a);
 	free(b);
 	free(t);
@@ -726,7 +728,7 @@ static void root_busy(void *arg)
 	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
 	smarm_sup_spec_free(sp);
 	HARNESS_CHECK(kid_await(&k->starts, 1));
-	smarm_actor_sleep(MS(10)); /* it reaches its trap */
+	HARNESS_CHECK(kid_await(&k->trapped, 1));
 	HARNESS_EQ(smarm_actor_spawn(&helper, body_terminate,
 				     (void *)(uintptr_t)sup.id, NULL),
 		   0);
@@ -738,6 +740,9 @@ static void root_busy(void *arg)
 	HARNESS_EQ(smarm_actor_join(helper, NULL, NULL), 0);
 	HARNESS_EQ(count_of(sup, NULL), 1); /* it still answers */
 	HARNESS_EQ(smarm_sup_restart_child(sup, "slow", MS(5000), NULL), 0);
+	/* the helper's and the old child's slots are free once they finish
+	 * their exits, which may lag their Downs on another worker */
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 3));
 	/* no actor slot for a dynamic child: nothing recorded */
 	HARNESS_EQ(smarm_sup_start_child(sup, "p", kid_body, p,
 					 SMARM_SUP_PERMANENT, 0, MS(5000),
@@ -829,12 +834,12 @@ static void root_storm(void *arg)
 	for (int i = 0; i < STORM_SUPS * STORM_KIDS; i++)
 		HARNESS_EQ(atomic_load(&storm[i].starts), storm[i].plan + 1);
 	HARNESS_EQ(atomic_load(&storm_starts), want);
-	HARNESS_EQ(sup_stat(SMARM_STAT_TIMERS), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_REG_NAMES), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_REG_MAILBOXES), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_MONITORS), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_LINKS), 0);
-	HARNESS_EQ(sup_stat(SMARM_STAT_REG_MEMBERSHIPS), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_TIMERS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_NAMES, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MAILBOXES, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MEMBERSHIPS, 0));
 }
 
 START_TEST(test_supervisor_crash_storm_counts_exactly_and_leaks_nothing)
