@@ -160,30 +160,29 @@ int smarm_sup_start_failed(int status)
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
 
-int smarm_sup_run(const smarm_sup_spec_t *spec)
+/* The checks of a start or run, then the copy of spec it runs from. */
+static int spec_take(const smarm_sup_spec_t *spec, struct smarm_sup_spec **copy)
 {
-	struct smarm_sup_spec *copy;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
 	if (spec == NULL)
 		return SMARM_EINVAL;
-	copy = spec_dup(spec);
-	if (copy == NULL)
-		return SMARM_ENOMEM;
-	return smarm__sup_run(copy, false);
+	*copy = spec_dup(spec);
+	return *copy != NULL ? 0 : SMARM_ENOMEM;
+}
+
+int smarm_sup_run(const smarm_sup_spec_t *spec)
+{
+	struct smarm_sup_spec *copy;
+	int rc = spec_take(spec, &copy);
+	return rc != 0 ? rc : smarm__sup_run(copy, false);
 }
 
 int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
 {
 	struct smarm_sup_spec *copy;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (spec == NULL)
-		return SMARM_EINVAL;
-	copy = spec_dup(spec);
-	if (copy == NULL)
-		return SMARM_ENOMEM;
-	return smarm__sup_start(copy, out);
+	int rc = spec_take(spec, &copy);
+	return rc != 0 ? rc : smarm__sup_start(copy, out);
 }
 
 /* ------------------------------------------- calls to a running one */
