@@ -73,6 +73,8 @@ struct bhv_op {
 	uint8_t op_nargs;		     /* protocol arguments */
 	uint8_t op_reply;		     /* smarm_vtype; VOID: none */
 	uint8_t op_args[SMARM_OP_ARGS_MAX];  /* smarm_vtype of each */
+	bool op_small;			     /* scalar arguments only, packed
+						inline (see BHV_INLINE_MAX) */
 	uint16_t op_index;		     /* position in the protocol */
 	uint32_t op_line, op_col;	     /* where it was declared */
 	char op_name[SMARM_OP_NAME_MAX + 1]; /* NUL-terminated */

@@ -289,6 +289,51 @@ int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m)
 	return smarm__bhv_block_check(op, b, b->bk_size);
 }
 
+/* Write scalar v (checked) into slot s. */
+static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
+{
+	memset(s, 0, sizeof *s);
+	s->sl_type = (uint8_t)v->type;
+	switch (v->type) {
+	case SMARM_T_F32:
+		s->sl_v.f32 = v->v.f32;
+		break;
+	case SMARM_T_F64:
+		s->sl_v.f64 = v->v.f64;
+		break;
+	case SMARM_T_BOOL:
+		s->sl_v.b = v->v.b;
+		break;
+	case SMARM_T_PID:
+		s->sl_v.pid = v->v.pid.id;
+		break;
+	default:
+		s->sl_v.u = v->v.u;
+		break; /* i and u share it */
+	}
+}
+
+/* The fast path: an op_small op's arguments, inline. */
+static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
+		      struct bhv_msg *out)
+{
+	struct bhv_block *b = bhv_msg_inline(out);
+	size_t nargs = op->op_nargs, dlen;
+
+	for (size_t i = 0; i < nargs; i++) {
+		int rc = value_check(op->op_args[i], &args[i], &dlen);
+		if (rc != 0) {
+			msg_clear(out);
+			return rc;
+		}
+		slot_put(&b->bk_slots[i], &args[i]);
+	}
+	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
+	b->bk_nargs = (uint16_t)nargs;
+	b->bk_flags = 0;
+	return 0;
+}
+
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		    size_t nargs, struct bhv_msg *out)
 {
@@ -301,6 +346,8 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		return SMARM_EINVAL;
 	if (nargs != op->op_nargs)
 		return SMARM_EARGS;
+	if (op->op_small)
+		return pack_small(op, args, out);
 	size = sizeof *b + nargs * sizeof(struct bhv_slot);
 	for (size_t i = 0; i < nargs; i++) {
 		rc = value_check(op->op_args[i], &args[i], &dlen[i]);
@@ -323,35 +370,19 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 	for (size_t i = 0; i < nargs; i++) {
 		struct bhv_slot *s = &b->bk_slots[i];
 		const smarm_value_t *v = &args[i];
+		if (v->type != SMARM_T_STR && v->type != SMARM_T_BYTES) {
+			slot_put(s, v);
+			continue;
+		}
 		memset(s, 0, sizeof *s);
 		s->sl_type = (uint8_t)v->type;
-		switch (v->type) {
-		case SMARM_T_F32:
-			s->sl_v.f32 = v->v.f32;
-			break;
-		case SMARM_T_F64:
-			s->sl_v.f64 = v->v.f64;
-			break;
-		case SMARM_T_BOOL:
-			s->sl_v.b = v->v.b;
-			break;
-		case SMARM_T_PID:
-			s->sl_v.pid = v->v.pid.id;
-			break;
-		case SMARM_T_STR:
-		case SMARM_T_BYTES:
-			s->sl_len = v->len;
-			s->sl_v.off = off;
-			if (v->len > 0)
-				memcpy((char *)b + off, v->v.p, v->len);
-			if (v->type == SMARM_T_STR)
-				((char *)b)[off + v->len] = '\0';
-			off += dlen[i];
-			break;
-		default:
-			s->sl_v.u = v->v.u;
-			break; /* i and u share it */
-		}
+		s->sl_len = v->len;
+		s->sl_v.off = off;
+		if (v->len > 0)
+			memcpy((char *)b + off, v->v.p, v->len);
+		if (v->type == SMARM_T_STR)
+			((char *)b)[off + v->len] = '\0';
+		off += dlen[i];
 	}
 	return 0;
 }

@@ -219,6 +219,13 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 	}
 	c->s++; /* ')' */
 	skip_blank(c);
+	op->op_small = sizeof(struct bhv_block) +
+			       op->op_nargs * sizeof(struct bhv_slot) <=
+		       BHV_INLINE_MAX;
+	for (unsigned i = 0; i < op->op_nargs; i++)
+		if (op->op_args[i] == SMARM_T_STR ||
+		    op->op_args[i] == SMARM_T_BYTES)
+			op->op_small = false;
 	op->op_reply = SMARM_T_VOID;
 	if (c->s[0] == '-' && c->s[1] == '>') {
 		if (op->op_kind != BHV_CALL)
