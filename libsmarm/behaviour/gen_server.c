@@ -46,7 +46,11 @@
  * through the server that takes it, which holds one, and that server
  * trusts its operation only when its behaviour pointer equals its own
  * (a behaviour alive when the envelope was sent is the receiver's or
- * never compares equal to it: both existed at once).
+ * never compares equal to it: both existed at once). INV-4 only this
+ * layer makes envelopes (their message types' destructor is internal,
+ * so no other code can define those types), each block packed for its
+ * operation (pack.c INV-1): a server does not re-check a block it
+ * takes; debug builds assert it (smarm__bhv_msg_check).
  * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
  */
 #include "gen_server.h"
@@ -56,6 +60,7 @@
 #include "../core/subsys.h"
 #include "../otp/reg.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,8 +357,7 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 
 	if (op == NULL)
 		return; /* a nudge */
-	if (e->en_be != sv->sv_be ||
-	    smarm__bhv_msg_check(op, &e->en_msg) != 0) {
+	if (e->en_be != sv->sv_be) {
 		/* Not this server's behaviour (a stale pid's new tenant). */
 		if (e->en_reply != NULL)
 			smarm__bhv_reply_send(e->en_reply, e->en_seq,
@@ -361,6 +365,7 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 		env_release(e);
 		return;
 	}
+	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0); /* INV-4 */
 	atomic_fetch_add_explicit(&sv->sv_stats->bn_served, 1,
 				  memory_order_relaxed);
 	sv->sv_cur = e;
@@ -488,7 +493,7 @@ static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
 }
 
 /* Wait for and serve one message. */
-bool smarm__gs_inbox_take(struct smarm_gs_ctx *sv, struct bhv_env *e)
+struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_bi == sv->sv_bn) {
 		smarm_chan_t *ch;
@@ -496,12 +501,11 @@ bool smarm__gs_inbox_take(struct smarm_gs_ctx *sv, struct bhv_env *e)
 		if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
 		    smarm__chan_try_recv_n(ch, sv->sv_inbox, sv->sv_batch,
 					   BHV_BATCH, &n) != 0)
-			return false;
+			return NULL;
 		sv->sv_bi = 0;
 		sv->sv_bn = (unsigned)n;
 	}
-	*e = sv->sv_batch[sv->sv_bi++];
-	return true;
+	return &sv->sv_batch[sv->sv_bi++];
 }
 
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
@@ -513,7 +517,7 @@ void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
 static void serve_one(struct smarm_gs_ctx *sv)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-	struct bhv_env e;
+	struct bhv_env e, *b;
 	smarm_signal_t sig;
 	uint64_t tick;
 	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
@@ -529,8 +533,8 @@ static void serve_one(struct smarm_gs_ctx *sv)
 		/* A backlog is served in batches: one lock per BHV_BATCH. */
 		if ((sv->sv_bi < sv->sv_bn ||
 		     smarm__chan_maybe_ready(sv->sv_inbox)) &&
-		    smarm__gs_inbox_take(sv, &e)) {
-			dispatch(sv, &e);
+		    (b = smarm__gs_inbox_take(sv)) != NULL) {
+			dispatch(sv, b);
 			return;
 		}
 		rc = smarm_chan_recv_timeout(sv->sv_inbox, &e, wait);
@@ -572,9 +576,10 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	} else if (sv->sv_ntimers > 0 &&
 		   smarm_chan_try_recv(sv->sv_ctl, &tick) == 0) {
 		on_tick(sv, tick);
-	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0 ||
-		   smarm__gs_inbox_take(sv, &e)) {
+	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0) {
 		dispatch(sv, &e);
+	} else if ((b = smarm__gs_inbox_take(sv)) != NULL) {
+		dispatch(sv, b);
 	}
 }
 
@@ -686,6 +691,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 {
 	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
 	const smarm_gs_desc_t *d = &be->bh_gs;
+	unsigned served = 0;
 	int rc;
 
 	if (sv == NULL) {
@@ -767,7 +773,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 			continue;
 		}
 		serve_one(sv);
-		smarm_check();
+		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
+			smarm_check();
 	}
 	/* The actor ends as smarm_gs_stop said (server_end runs
 	 * terminate): monitors, links and a supervisor see that how. */

@@ -24,6 +24,14 @@ struct gs_timer {
 #define BHV_BATCH 16
 
 /*
+ * Messages a server or machine serves between two smarm_check safe
+ * points when it never parks (a backlog): a power of two. Its plugin's
+ * code is preempted asynchronously in between; a stop waits at most
+ * this many messages.
+ */
+#define BHV_CHECK_EVERY 16
+
+/*
  * Per node: the requests its servers served and the external events its
  * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
  * engines, read by the subsystem's stat hook (gen_server.c).
@@ -70,9 +78,11 @@ struct smarm_gs_ctx {
 
 /*
  * The next inbox envelope of sv without waiting: the oldest of its
- * batch, else a new batch taken from the inbox. false: none queued.
+ * batch, else a new batch taken from the inbox; NULL: none queued. The
+ * envelope stays in the batch, the caller's to consume (free, copy out
+ * or dispatch), valid until the next take.
  */
-bool smarm__gs_inbox_take(struct smarm_gs_ctx *sv, struct bhv_env *e);
+struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
 
 /* The server ends: its batch's envelopes go as queued ones do. */
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);

@@ -52,6 +52,7 @@
 #include "../core/slot.h"
 #include "../core/subsys.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -344,16 +345,6 @@ static const struct smarm__sm_hooks sm_hooks = {
 
 /* ---- the loop ---- */
 
-/* Whether a timer of m is armed. */
-static bool sm_armed(const struct sm *s)
-{
-	const smarm_sm_ctx_t *m = &s->sm_m;
-	for (size_t w = 0; w < SMARM__SM_TM_NAMED + m->m_d->n_timeouts; w++)
-		if (m->m_tm[w].tm_gen != 0)
-			return true;
-	return false;
-}
-
 /* Feed envelope e (from the inbox or infos) to the interpreter. */
 static void sm_envelope(struct sm *s, struct bhv_env *e)
 {
@@ -362,7 +353,7 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 
 	if (op == NULL)
 		return; /* a nudge */
-	if (e->en_be != s->sm_be || smarm__bhv_msg_check(op, &e->en_msg) != 0) {
+	if (e->en_be != s->sm_be) {
 		/* Not this machine's behaviour (a stale pid's tenant). */
 		if (e->en_reply != NULL)
 			smarm__bhv_reply_send(e->en_reply, e->en_seq,
@@ -370,6 +361,8 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 		smarm__bhv_msg_free(&e->en_msg);
 		return;
 	}
+	/* Only the behaviour layer packs envelopes (gen_server.c INV-4). */
+	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0);
 	atomic_fetch_add_explicit(&s->sm_gs.sv_stats->bn_served, 1,
 				  memory_order_relaxed);
 	memset(&ev, 0, sizeof ev);
@@ -386,14 +379,16 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 /* Is an external event waiting? Keeps a real envelope found in sm_held. */
 static bool sm_pending(struct sm *s)
 {
+	struct bhv_env *b;
 	size_t n = 0;
 
 	if (s->sm_has_held)
 		return true;
 	if (smarm_chan_len(s->sm_gs.sv_info, &n) == 0 && n > 0)
 		return true;
-	while (smarm__gs_inbox_take(&s->sm_gs, &s->sm_held)) {
-		if (s->sm_held.en_op != NULL) {
+	while ((b = smarm__gs_inbox_take(&s->sm_gs)) != NULL) {
+		if (b->en_op != NULL) {
+			s->sm_held = *b;
 			s->sm_has_held = true;
 			return true;
 		}
@@ -421,7 +416,7 @@ static bool sm_take(struct sm *s)
 {
 	smarm_signal_t sig;
 	struct sm_tick tk;
-	struct bhv_env e;
+	struct bhv_env e, *b;
 
 	if (s->sm_gs.sv_exit != NULL &&
 	    smarm_chan_try_recv(s->sm_gs.sv_exit, &sig) == 0) {
@@ -444,8 +439,8 @@ static bool sm_take(struct sm *s)
 		sm_envelope(s, &e);
 		return true;
 	}
-	if (smarm__gs_inbox_take(&s->sm_gs, &e)) {
-		sm_envelope(s, &e);
+	if ((b = smarm__gs_inbox_take(&s->sm_gs)) != NULL) {
+		sm_envelope(s, b);
 		return true;
 	}
 	return false;
@@ -454,19 +449,22 @@ static bool sm_take(struct sm *s)
 /* Serve one message, waiting for one if none is queued. */
 static void sm_serve_one(struct sm *s)
 {
-	struct bhv_env e;
+	struct bhv_env e, *b;
 	size_t ready;
 	int rc;
 
-	if (s->sm_gs.sv_exit == NULL && !sm_armed(s) && !s->sm_has_held) {
+	if (s->sm_gs.sv_exit == NULL && !smarm__sm_armed(&s->sm_m) &&
+	    !s->sm_has_held) {
 		/* The fast path: no exit or timer arm, so an info (which
 		 * also nudges the inbox) and then the inbox. */
-		if ((smarm__chan_maybe_ready(s->sm_gs.sv_info) &&
-		     smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0) ||
-		    ((s->sm_gs.sv_bi < s->sm_gs.sv_bn ||
-		      smarm__chan_maybe_ready(s->sm_gs.sv_inbox)) &&
-		     smarm__gs_inbox_take(&s->sm_gs, &e)) ||
-		    smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
+		if (smarm__chan_maybe_ready(s->sm_gs.sv_info) &&
+		    smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0)
+			sm_envelope(s, &e);
+		else if ((s->sm_gs.sv_bi < s->sm_gs.sv_bn ||
+			  smarm__chan_maybe_ready(s->sm_gs.sv_inbox)) &&
+			 (b = smarm__gs_inbox_take(&s->sm_gs)) != NULL)
+			sm_envelope(s, b);
+		else if (smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
 			sm_envelope(s, &e);
 		return;
 	}
@@ -565,6 +563,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	const smarm_sm_desc_t *d = be->bh_sm;
 	const struct sm_engine *en = NULL;
 	struct sm *s;
+	unsigned served = 0;
 	int rc;
 
 	rc = sm_engine_of(be, &en);
@@ -628,7 +627,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	smarm__sm_start(&s->sm_m);
 	while (!s->sm_m.m_stop) {
 		sm_serve_one(s);
-		smarm_check();
+		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
+			smarm_check();
 	}
 	if (s->sm_m.m_crash)
 		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */

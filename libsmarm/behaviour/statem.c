@@ -70,6 +70,7 @@
  *         and both before any external event.
  *   INV-3 a timer's fire counts only while its generation is the live
  *         one (tm_gen); arming again or cancelling makes it stale.
+ *         m_narmed counts the timers whose tm_gen is not 0.
  *   INV-4 while an event's guards or action run, m_cur names it and no
  *         queue holds it: a machine ending then (a crash, a stop) hands
  *         it to sh_drop from m_cur; at any other time every event the
@@ -677,9 +678,11 @@ static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
 	int32_t prev = m->m_state;
 
 	m->m_state = next;
-	smarm__sm_disarm(m, SMARM__SM_TM_STATE);
+	if (m->m_narmed != 0)
+		smarm__sm_disarm(m, SMARM__SM_TM_STATE);
 	sm_enter(m, prev);
-	if (sm_prepend(&m->m_q, &m->m_post) != 0)
+	if (smarm__ring_len(&m->m_post) > 0 &&
+	    sm_prepend(&m->m_q, &m->m_post) != 0)
 		m->m_stop = m->m_crash = true;
 }
 
@@ -691,7 +694,7 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	int32_t ret = 0;
 	long i;
 
-	if (ev->ev_kind != SMARM_SM_EVENT_TIMEOUT)
+	if (m->m_narmed != 0 && ev->ev_kind != SMARM_SM_EVENT_TIMEOUT)
 		smarm__sm_disarm(m, SMARM__SM_TM_EVENT);
 	/* m_cur names the event while guards and the action run, so a
 	 * machine that ends inside them still answers it (INV-4). */
@@ -746,7 +749,8 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 		sm_enter(m, m->m_state);
 	/* This callback's next events go before anything queued, the
 	 * postponed events a transition released included (INV-2). */
-	if (sm_prepend(&m->m_q, &m->m_next) != 0)
+	if (smarm__ring_len(&m->m_next) > 0 &&
+	    sm_prepend(&m->m_q, &m->m_next) != 0)
 		m->m_stop = m->m_crash = true;
 }
 
@@ -788,11 +792,9 @@ void smarm__sm_start(struct smarm_sm_ctx *m)
 	sm_drain(m);
 }
 
-bool smarm__sm_step(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
+bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 {
-	struct smarm__sm_ev e = *ev;
-
-	sm_dispatch(m, &e);
+	sm_dispatch(m, ev);
 	return sm_drain(m);
 }
 
@@ -806,6 +808,7 @@ bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
 	    m->m_tm[which].tm_gen != gen || gen == 0)
 		return m->m_stop; /* stale: replaced or cancelled */
 	m->m_tm[which].tm_gen = 0;
+	m->m_narmed--;
 	if (which == SMARM__SM_TM_EVENT && pending)
 		return m->m_stop; /* an event came first: it cancels this */
 	if (which == SMARM__SM_TM_STATE) {
@@ -832,6 +835,7 @@ int smarm__sm_arm(struct smarm_sm_ctx *m, int which, uint64_t ns)
 		return rc;
 	tm->tm_t = t;
 	tm->tm_gen = gen;
+	m->m_narmed++;
 	return 0;
 }
 
@@ -842,6 +846,7 @@ int smarm__sm_disarm(struct smarm_sm_ctx *m, int which)
 	if (tm->tm_gen == 0)
 		return SMARM_ENOENT;
 	tm->tm_gen = 0; /* a fire already queued is stale now */
+	m->m_narmed--;
 	m->m_h->sh_cancel(m, tm->tm_t);
 	return 0;
 }

@@ -165,6 +165,7 @@ struct smarm_sm_ctx {
 	struct smarm__ring m_next;	    /* next_events of this callback */
 	uint64_t m_gen;			    /* last timer generation given */
 	struct smarm__sm_timer *m_tm;	    /* 2 + n_timeouts timers */
+	uint32_t m_narmed;		    /* of m_tm, those armed */
 };
 
 #define SMARM__SM_MAGIC 0x736d6d31u
@@ -178,11 +179,18 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 void smarm__sm_start(struct smarm_sm_ctx *m);
 
 /*
- * Dispatch *ev (it passes to the interpreter) and every internal event
- * it leads to (next events, replayed postponed ones). Returns whether
- * the machine is to end now (m_stop; m_crash says how).
+ * Dispatch *ev (it passes to the interpreter, which may change *ev) and
+ * every internal event it leads to (next events, replayed postponed
+ * ones). Returns whether the machine is to end now (m_stop; m_crash
+ * says how).
  */
-bool smarm__sm_step(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev);
+bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev);
+
+/* Whether a timer of m is armed. */
+static inline bool smarm__sm_armed(const struct smarm_sm_ctx *m)
+{
+	return m->m_narmed != 0;
+}
 
 /*
  * Timer `which` fired with gen: dispatch its event if gen is still the
