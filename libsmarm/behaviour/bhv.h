@@ -296,6 +296,14 @@ void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
 		       struct bhv_unpacked *u, union bhv_ret *ret);
 
 /*
+ * Call op's handler through its cif with (p0, p1) and block b's
+ * arguments: smarm__bhv_unpack then smarm__bhv_invoke, but a direct
+ * shape reads its integers straight from the block. *ret as there.
+ */
+void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
+			     void *p0, void *p1, union bhv_ret *ret);
+
+/*
  * A handler's raw return (of op's reply type) as a smarm_value_t: STR and
  * BYTES copied into malloc'd memory the value owns. 0, SMARM_ETOOBIG,
  * SMARM_EARGS (a str return over SMARM_BYTES_MAX or with a NULL ptr and

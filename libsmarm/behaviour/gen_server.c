@@ -349,7 +349,6 @@ const struct smarm__subsys smarm__bhv_subsys = {
 static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
 	const struct bhv_op *op = e->en_op;
-	struct bhv_unpacked u;
 	union bhv_ret r;
 	smarm_value_t v;
 	void *cx = sv;
@@ -370,10 +369,8 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 				  memory_order_relaxed);
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
-	smarm__bhv_unpack(op, bhv_msg_block(&e->en_msg), 2, &u);
-	u.ua_av[0] = &sv->sv_state;
-	u.ua_av[1] = &cx;
-	smarm__bhv_invoke(&op->op_cif, op->op_fn, &u, &r);
+	smarm__bhv_invoke_block(op, bhv_msg_block(&e->en_msg), sv->sv_state, cx,
+				&r);
 	sv->sv_cur = NULL;
 	if (op->op_kind == BHV_CALL && !sv->sv_deferred) {
 		rc = smarm__bhv_ret_value(op->op_reply, &r, &v);

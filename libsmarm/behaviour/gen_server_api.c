@@ -495,23 +495,23 @@ static void pace(struct smarm_server *s)
 }
 
 /*
- * Send op with arguments *blk to s (ownership of *blk passes: freed
- * on failure). For a call, reply and seq name where the answer goes.
+ * Send op to s in envelope *e, its arguments packed in e->en_msg
+ * (ownership passes: freed on failure); the rest of *e is set here. For
+ * a call, reply and seq name where the answer goes.
  */
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
-		   struct bhv_msg *blk, smarm_chan_t *reply, uint64_t seq)
+		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
 {
-	struct bhv_env e = { .en_be = s->sc_be,
-			     .en_op = op,
-			     .en_msg = *blk,
-			     .en_reply = reply,
-			     .en_seq = seq };
 	const smarm_msgtype_t *t = op->op_kind == BHV_INFO
 					   ? smarm__gs_info_type()
 					   : smarm__gs_inbox_type();
 	smarm_pid_t pid;
 	int rc = resolve(s, op->op_kind, &pid);
 
+	e->en_be = s->sc_be;
+	e->en_op = op;
+	e->en_reply = reply;
+	e->en_seq = seq;
 	if (rc == 0) {
 		rc = SMARM_ECLOSED;
 		if (op->op_kind != BHV_INFO && !s->sc_named) {
@@ -521,15 +521,15 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 				(void)smarm__reg_mailbox_of(s->sc_node, pid.id,
 							    it, &s->sc_inbox);
 			if (s->sc_inbox != NULL)
-				rc = smarm__reg_chan_send(s->sc_inbox, &e);
+				rc = smarm__reg_chan_send(s->sc_inbox, e);
 		}
 		if (rc != 0) { /* no cached inbox, or it is gone: resolve */
 			s->sc_inbox = NULL;
-			rc = smarm_node_send(s->sc_node, pid, t, &e);
+			rc = smarm_node_send(s->sc_node, pid, t, e);
 		}
 	}
 	if (rc != 0) {
-		smarm__bhv_msg_free(blk);
+		smarm__bhv_msg_free(&e->en_msg);
 		if (rc == SMARM_ECLOSED)
 			return op->op_kind == BHV_CALL ? SMARM_EDOWN
 						       : SMARM_ENOPROC;
@@ -582,9 +582,9 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 	}
 }
 
-/* A call with its block packed: send, wait. */
+/* A call with its arguments packed in e->en_msg: send, wait. */
 static int call_block(struct smarm_server *s, const struct bhv_op *op,
-		      struct bhv_msg *blk, smarm_value_t *reply,
+		      struct bhv_env *e, smarm_value_t *reply,
 		      uint64_t timeout_ns)
 {
 	int rc;
@@ -592,12 +592,12 @@ static int call_block(struct smarm_server *s, const struct bhv_op *op,
 		rc = smarm__gs_reply_chan(&s->sc_reply);
 		if (rc != 0) {
 			s->sc_reply = NULL;
-			smarm__bhv_msg_free(blk);
+			smarm__bhv_msg_free(&e->en_msg);
 			return rc;
 		}
 	}
 	s->sc_seq++;
-	rc = send_op(s, op, blk, s->sc_reply, s->sc_seq);
+	rc = send_op(s, op, e, s->sc_reply, s->sc_seq);
 	if (rc != 0)
 		return rc;
 	return await(s, s->sc_seq, reply, timeout_ns);
@@ -608,7 +608,7 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 		      smarm_value_t *reply, uint64_t timeout_ns)
 {
 	const struct bhv_op *op;
-	struct bhv_msg blk;
+	struct bhv_env e;
 	int rc;
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
@@ -616,17 +616,17 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 	op = op_find(s, opname, BHV_CALL);
 	if (op == NULL)
 		return SMARM_ENOOP;
-	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;
-	return call_block(s, op, &blk, reply, timeout_ns);
+	return call_block(s, op, &e, reply, timeout_ns);
 }
 
 static int send_kind(smarm_server_t *s, const char *opname,
 		     const smarm_value_t *args, size_t nargs, int kind)
 {
 	const struct bhv_op *op;
-	struct bhv_msg blk;
+	struct bhv_env e;
 	int rc;
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
@@ -634,10 +634,10 @@ static int send_kind(smarm_server_t *s, const char *opname,
 	op = op_find(s, opname, kind);
 	if (op == NULL)
 		return SMARM_ENOOP;
-	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;
-	return send_op(s, op, &blk, NULL, 0);
+	return send_op(s, op, &e, NULL, 0);
 }
 
 int smarm_server_cast(smarm_server_t *s, const char *op,
@@ -764,18 +764,18 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 		       uint64_t timeout_ns, void *reply, ...)
 {
 	const struct bhv_op *op;
-	struct bhv_msg blk;
+	struct bhv_env e;
 	smarm_value_t v;
 	va_list ap;
 	int rc;
 
 	va_start(ap, reply);
-	rc = pack_va_op(s, opname, BHV_CALL, ap, &op, &blk);
+	rc = pack_va_op(s, opname, BHV_CALL, ap, &op, &e.en_msg);
 	va_end(ap);
 	if (rc != 0)
 		return rc;
 	memset(&v, 0, sizeof v);
-	rc = call_block(s, op, &blk, &v, timeout_ns);
+	rc = call_block(s, op, &e, &v, timeout_ns);
 	if (rc == 0)
 		store_c(&v, reply);
 	return rc;
@@ -784,16 +784,16 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 {
 	const struct bhv_op *op;
-	struct bhv_msg blk;
+	struct bhv_env e;
 	va_list ap;
 	int rc;
 
 	va_start(ap, opname);
-	rc = pack_va_op(s, opname, BHV_CAST, ap, &op, &blk);
+	rc = pack_va_op(s, opname, BHV_CAST, ap, &op, &e.en_msg);
 	va_end(ap);
 	if (rc != 0)
 		return rc;
-	return send_op(s, op, &blk, NULL, 0);
+	return send_op(s, op, &e, NULL, 0);
 }
 
 /* ---- stubs ---- */
@@ -804,7 +804,7 @@ static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 	struct bhv_stub *st = user;
 	const struct bhv_op *op = st->st_op;
 	struct smarm_server *s = *(struct smarm_server **)args[0];
-	struct bhv_msg blk;
+	struct bhv_env e;
 	smarm_value_t v;
 	int rc;
 
@@ -820,11 +820,11 @@ static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 		s->sc_status = SMARM_EINVAL;
 		return;
 	}
-	rc = smarm__bhv_pack_ffi(op, args + 1, &blk);
+	rc = smarm__bhv_pack_ffi(op, args + 1, &e.en_msg);
 	if (rc == 0 && op->op_kind == BHV_CALL)
-		rc = call_block(s, op, &blk, &v, SMARM_NO_TIMEOUT);
+		rc = call_block(s, op, &e, &v, SMARM_NO_TIMEOUT);
 	else if (rc == 0)
-		rc = send_op(s, op, &blk, NULL, 0);
+		rc = send_op(s, op, &e, NULL, 0);
 	s->sc_status = rc;
 	if (rc != 0 || op->op_reply == SMARM_T_VOID)
 		return;
@@ -875,7 +875,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 			      smarm_request_t **req)
 {
 	const struct bhv_op *op;
-	struct bhv_msg blk;
+	struct bhv_env e;
 	struct smarm_request *rq;
 	int rc;
 
@@ -885,12 +885,12 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	op = op_find(s, opname, BHV_CALL);
 	if (op == NULL)
 		return SMARM_ENOOP;
-	rc = smarm__bhv_pack(op, args, nargs, &blk);
+	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	rq = calloc(1, sizeof *rq);
 	if (rq == NULL) {
-		smarm__bhv_msg_free(&blk);
+		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_ENOMEM;
 	}
 	rq->rq_s = *s;
@@ -898,12 +898,12 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	rq->rq_s.sc_seq = 0;
 	rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
 	if (rc != 0) {
-		smarm__bhv_msg_free(&blk);
+		smarm__bhv_msg_free(&e.en_msg);
 		free(rq);
 		return rc;
 	}
 	rq->rq_s.sc_seq = 1;
-	rc = send_op(&rq->rq_s, op, &blk, rq->rq_s.sc_reply, 1);
+	rc = send_op(&rq->rq_s, op, &e, rq->rq_s.sc_reply, 1);
 	if (rc != 0) {
 		smarm_chan_receiver_free(rq->rq_s.sc_reply);
 		smarm_chan_sender_free(rq->rq_s.sc_reply);

@@ -225,10 +225,11 @@ static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
 	return (int32_t)r.s;
 }
 
-/* Free an event's block. */
+/* Free an event's block (an exit signal's event has none). */
 static void ev_release(struct smarm__sm_ev *ev)
 {
-	smarm__bhv_msg_free(&ev->ev_args);
+	if (ev->ev_kind != SMARM_SM_EXIT)
+		smarm__bhv_msg_free(&ev->ev_args);
 }
 
 static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
@@ -365,7 +366,6 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0);
 	atomic_fetch_add_explicit(&s->sm_gs.sv_stats->bn_served, 1,
 				  memory_order_relaxed);
-	memset(&ev, 0, sizeof ev);
 	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
 		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
 					       : SMARM_SM_INFO;

@@ -151,55 +151,80 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	return 0;
 }
 
+/*
+ * A direct shape's call (bc_direct not 0): the two pointers and up to
+ * three 64-bit integers a[]; the return value into *ret.
+ */
+static void direct_call(unsigned shape, void (*fn)(void), void *p0, void *p1,
+			const uint64_t *a, union bhv_ret *ret)
+{
+	uint64_t r;
+
+	switch (shape) {
+	case 1:
+		r = ((direct0_fn)(void *)fn)(p0, p1);
+		break;
+	case 2:
+		r = ((direct1_fn)(void *)fn)(p0, p1, a[0]);
+		break;
+	case 3:
+		r = ((direct2_fn)(void *)fn)(p0, p1, a[0], a[1]);
+		break;
+	case 4:
+		r = ((direct3_fn)(void *)fn)(p0, p1, a[0], a[1], a[2]);
+		break;
+	case DIRECT_VOID + 1:
+		((vdirect0_fn)(void *)fn)(p0, p1);
+		return;
+	case DIRECT_VOID + 2:
+		((vdirect1_fn)(void *)fn)(p0, p1, a[0]);
+		return;
+	case DIRECT_VOID + 3:
+		((vdirect2_fn)(void *)fn)(p0, p1, a[0], a[1]);
+		return;
+	default:
+		((vdirect3_fn)(void *)fn)(p0, p1, a[0], a[1], a[2]);
+		return;
+	}
+	if (ret != NULL)
+		ret->a = (ffi_arg)r;
+}
+
 void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
 		       struct bhv_unpacked *u, union bhv_ret *ret)
 {
 	union bhv_ret dummy;
 	void *const *av = u->ua_av;
-	uint64_t r;
+	uint64_t a[3] = { 0, 0, 0 };
 
 	if (ret == NULL)
 		ret = &dummy;
-	switch (c->bc_direct) {
-	case 1:
-		r = ((direct0_fn)(void *)fn)(*(void **)av[0], *(void **)av[1]);
-		break;
-	case 2:
-		r = ((direct1_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
-					     *(uint64_t *)av[2]);
-		break;
-	case 3:
-		r = ((direct2_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
-					     *(uint64_t *)av[2],
-					     *(uint64_t *)av[3]);
-		break;
-	case 4:
-		r = ((direct3_fn)(void *)fn)(
-			*(void **)av[0], *(void **)av[1], *(uint64_t *)av[2],
-			*(uint64_t *)av[3], *(uint64_t *)av[4]);
-		break;
-	case DIRECT_VOID + 1:
-		((vdirect0_fn)(void *)fn)(*(void **)av[0], *(void **)av[1]);
-		return;
-	case DIRECT_VOID + 2:
-		((vdirect1_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
-					  *(uint64_t *)av[2]);
-		return;
-	case DIRECT_VOID + 3:
-		((vdirect2_fn)(void *)fn)(*(void **)av[0], *(void **)av[1],
-					  *(uint64_t *)av[2],
-					  *(uint64_t *)av[3]);
-		return;
-	case DIRECT_VOID + 4:
-		((vdirect3_fn)(void *)fn)(
-			*(void **)av[0], *(void **)av[1], *(uint64_t *)av[2],
-			*(uint64_t *)av[3], *(uint64_t *)av[4]);
-		return;
-	default:
+	if (c->bc_direct == 0) {
 		ffi_call((ffi_cif *)&c->bc_cif, fn, ret, u->ua_av);
 		return;
 	}
-	ret->a = (ffi_arg)r;
+	for (unsigned i = 0; i < (c->bc_direct & (DIRECT_VOID - 1)) - 1; i++)
+		a[i] = *(const uint64_t *)av[2 + i];
+	direct_call(c->bc_direct, fn, *(void **)av[0], *(void **)av[1], a, ret);
+}
+
+void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
+			     void *p0, void *p1, union bhv_ret *ret)
+{
+	const struct bhv_cif *c = &op->op_cif;
+	uint64_t a[3] = { 0, 0, 0 };
+	struct bhv_unpacked u;
+
+	if (c->bc_direct == 0) {
+		smarm__bhv_unpack(op, b, 2, &u);
+		u.ua_av[0] = &p0;
+		u.ua_av[1] = &p1;
+		smarm__bhv_invoke(c, op->op_fn, &u, ret);
+		return;
+	}
+	for (unsigned i = 0; i < op->op_nargs; i++)
+		a[i] = b->bk_slots[i].sl_v.u; /* i64 and u64 share it */
+	direct_call(c->bc_direct, op->op_fn, p0, p1, a, ret);
 }
 
 /* ---- packing ---- */
@@ -320,6 +345,7 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 	struct bhv_block *b = bhv_msg_inline(out);
 	size_t nargs = op->op_nargs, dlen;
 
+	out->mg_heap = NULL;
 	for (size_t i = 0; i < nargs; i++) {
 		int rc = value_check(op->op_args[i], &args[i], &dlen);
 		if (rc != 0) {
@@ -334,8 +360,10 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 	return 0;
 }
 
-int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
-		    size_t nargs, struct bhv_msg *out)
+/* Any op's arguments (str and bytes copied in), inline or malloc'd. */
+__attribute__((noinline)) static int pack_any(const struct bhv_op *op,
+					      const smarm_value_t *args,
+					      size_t nargs, struct bhv_msg *out)
 {
 	size_t dlen[SMARM_OP_ARGS_MAX], size, off;
 	struct bhv_block *b;
@@ -346,8 +374,6 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		return SMARM_EINVAL;
 	if (nargs != op->op_nargs)
 		return SMARM_EARGS;
-	if (op->op_small)
-		return pack_small(op, args, out);
 	size = sizeof *b + nargs * sizeof(struct bhv_slot);
 	for (size_t i = 0; i < nargs; i++) {
 		rc = value_check(op->op_args[i], &args[i], &dlen[i]);
@@ -385,6 +411,15 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		off += dlen[i];
 	}
 	return 0;
+}
+
+int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
+		    size_t nargs, struct bhv_msg *out)
+{
+	if (op->op_small && nargs == op->op_nargs &&
+	    (args != NULL || nargs == 0))
+		return pack_small(op, args, out);
+	return pack_any(op, args, nargs, out);
 }
 
 int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)

@@ -66,12 +66,14 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t);
  * takes back through sh_drop exactly once.
  */
 struct smarm__sm_ev {
-	int32_t ev_kind;	/* enum smarm_sm_kind */
-	int32_t ev_op;		/* see above */
-	struct bhv_msg ev_args; /* the arguments, or empty */
-	void *ev_call;		/* a call's reply route; NULL once answered */
-	uint64_t ev_seq;	/* the loop's, with ev_call */
-	smarm_signal_t ev_sig;	/* EXIT: the signal */
+	int32_t ev_kind; /* enum smarm_sm_kind */
+	int32_t ev_op;	 /* see above */
+	union {
+		struct bhv_msg ev_args; /* not EXIT: the arguments, or empty */
+		smarm_signal_t ev_sig;	/* EXIT: the signal */
+	};
+	void *ev_call;	 /* a call's reply route; NULL once answered */
+	uint64_t ev_seq; /* the loop's, with ev_call */
 };
 
 /* Timers a machine arms (smarm__sm_hooks.sh_timer's which). */
