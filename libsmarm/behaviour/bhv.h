@@ -78,6 +78,8 @@ struct bhv_op {
 	uint16_t op_index;		     /* position in the protocol */
 	uint32_t op_line, op_col;	     /* where it was declared */
 	char op_name[SMARM_OP_NAME_MAX + 1]; /* NUL-terminated */
+	uint64_t op_key;		     /* its first 8 bytes, zero-padded
+						(smarm__bhv_proto_find) */
 	void (*op_fn)(void);		     /* its handler (the loader sets it;
 						NULL for a gen_statem's ops) */
 	struct bhv_cif op_cif;		     /* (state, cx, args...) -> reply,

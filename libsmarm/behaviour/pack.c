@@ -288,7 +288,8 @@ static void msg_clear(struct bhv_msg *m)
 
 void smarm__bhv_msg_free(struct bhv_msg *m)
 {
-	free(m->mg_heap);
+	if (m->mg_heap != NULL) /* an inline block: nothing to call */
+		free(m->mg_heap);
 	msg_clear(m);
 }
 

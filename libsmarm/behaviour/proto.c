@@ -140,6 +140,25 @@ static bool word_is(const char *s, size_t n, const char *w)
 }
 
 /* Parse a type at c->s into *t (argument types refuse void). */
+/*
+ * The first 8 bytes of NUL-terminated name as one word, zero-padded (a
+ * shorter name's NUL and what follows it are zeros); *len (if not
+ * NULL): how many of them are the name's (8: it may go on).
+ */
+static uint64_t name_key(const char *name, size_t *len)
+{
+	uint64_t key = 0;
+	size_t n = 0;
+
+	while (n < 8 && name[n] != '\0') {
+		key |= (uint64_t)(unsigned char)name[n] << (8 * n);
+		n++;
+	}
+	if (len != NULL)
+		*len = n;
+	return key;
+}
+
 static int parse_type(struct cursor *c, bool arg, uint8_t *t)
 {
 	size_t n = id_len(c);
@@ -193,6 +212,7 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 				      p->pr_ops[i].op_name,
 				      p->pr_ops[i].op_line);
 	memcpy(op->op_name, c->s, n);
+	op->op_key = name_key(op->op_name, NULL);
 	c->s += n;
 	skip_blank(c);
 	if (*c->s != '(')
@@ -307,9 +327,14 @@ void smarm__bhv_proto_free(struct bhv_proto *p)
 const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
 					   const char *name, int kind)
 {
+	size_t n;
+	uint64_t key = name_key(name, &n);
+
 	for (size_t i = 0; i < p->pr_n; i++) {
 		const struct bhv_op *op = &p->pr_ops[i];
-		if (strcmp(op->op_name, name) == 0)
+		/* Equal keys of a name shorter than 8 are equal names. */
+		if (op->op_key == key &&
+		    (n < 8 || strcmp(op->op_name + 8, name + 8) == 0))
 			return kind == 0 || op->op_kind == kind ? op : NULL;
 	}
 	return NULL;
