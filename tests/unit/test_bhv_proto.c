@@ -65,6 +65,28 @@ START_TEST(test_bhv_proto_header_example_parses)
 }
 END_TEST
 
+/* Names that share 8 bytes, or are prefixes of one another. */
+START_TEST(test_bhv_proto_find_names_sharing_a_prefix)
+{
+	static const char *const names[] = { "abcdefgh",  "abcdefghX",
+					     "abcdefghY", "abcdefg",
+					     "a",	  "abcdefghXlonger" };
+	ck_assert_int_eq(parse("cast abcdefgh(); cast abcdefghX()\n"
+			       "cast abcdefghY(); cast abcdefg(); cast a()\n"
+			       "cast abcdefghXlonger()\n"),
+			 0);
+	ck_assert_uint_eq(p.pr_n, 6);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_ptr_eq(smarm__bhv_proto_find(&p, names[i], 0),
+				 &p.pr_ops[i]);
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "abcdefghZ", 0));
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "abcdef", 0));
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "abcdefghXlonge", 0));
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "b", 0));
+	ck_assert_ptr_null(smarm__bhv_proto_find(&p, "", 0));
+}
+END_TEST
+
 START_TEST(test_bhv_proto_separators_comments_and_types)
 {
 	ck_assert_int_eq(parse(""), 0);
@@ -169,6 +191,7 @@ Suite *smarm_test_bhv_proto_suite(void)
 	TCase *tc = tcase_create("parse");
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, test_bhv_proto_header_example_parses);
+	tcase_add_test(tc, test_bhv_proto_find_names_sharing_a_prefix);
 	tcase_add_test(tc, test_bhv_proto_separators_comments_and_types);
 	tcase_add_test(tc, test_bhv_proto_every_refusal_names_line_and_column);
 	tcase_add_test(tc, test_bhv_proto_limits_at_and_past);
