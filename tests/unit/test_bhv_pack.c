@@ -358,8 +358,21 @@ static int64_t run_direct(const char *text, void (*fn)(void),
 	u.ua_av[1] = &cx;
 	memset(&r, 0, sizeof r);
 	smarm__bhv_invoke(&c, fn, &u, &r);
-	smarm__bhv_msg_free(&b);
 	ck_assert_int_eq(smarm__bhv_ret_value(op->op_reply, &r, &v), 0);
+	/* The same call straight from the block (a server's dispatch). */
+	struct bhv_op own = *op;
+	union bhv_ret r2;
+	smarm_value_t v2v;
+	int64_t seen = direct_seen;
+	own.op_cif = c;
+	own.op_fn = fn;
+	direct_seen = 0;
+	memset(&r2, 0, sizeof r2);
+	smarm__bhv_invoke_block(&own, bhv_msg_block(&b), st, cx, &r2);
+	ck_assert_int_eq(smarm__bhv_ret_value(op->op_reply, &r2, &v2v), 0);
+	ck_assert_int_eq(v2v.v.i, v.v.i);
+	ck_assert_int_eq(direct_seen, seen);
+	smarm__bhv_msg_free(&b);
 	return v.v.i;
 }
 
