@@ -762,9 +762,11 @@ SMARM_API int smarm_sup_start_failed(int status);
  * the wait for the answer under the timeout rule of the Conventions; on
  * SMARM_ETIMEDOUT the request may still be carried out later. Errors
  * common to all: SMARM_ENOTACTOR; SMARM_EINVAL sup is SMARM_PID_NONE,
- * the caller, or an actor that is no supervisor (it has no control
- * mailbox); SMARM_ENOPROC sup names no live actor, or it ended before
- * it answered; SMARM_ETIMEDOUT; SMARM_ENOMEM. Dynamic children are
+ * the caller, or a live actor that is no supervisor (it has no control
+ * mailbox and is not ending); SMARM_ENOPROC sup names no live actor, it
+ * is ending (shutting down, or in its exit, even once its control
+ * mailbox is gone), or it ended before it answered; SMARM_ETIMEDOUT;
+ * SMARM_ENOMEM. Dynamic children are
  * started as soon as spawned (no readiness report) and appended after
  * the others in start order. OTP's simple_one_for_one is a
  * supervisor with no children in its spec and anonymous dynamic

@@ -63,6 +63,7 @@
 #include "smarm.h"
 
 #ifdef __cplusplus
+#include <type_traits> /* SMARM__IS_ARRAY */
 extern "C" {
 #endif
 
@@ -372,6 +373,91 @@ typedef struct smarm_plugin_desc {
  */
 typedef const smarm_plugin_desc_t *(*smarm_plugin_entry_fn)(
 	uint32_t host_major, uint32_t host_minor);
+
+/*
+ * SMARM_PLUGIN_DEFINE() - define a plugin's descriptor and its entry
+ * symbol in one line, at file scope, once per plugin:
+ *
+ *     static const smarm_gs_desc_t *const servers[] = { &counter };
+ *     SMARM_PLUGIN_DEFINE_SERVERS("counter", servers);
+ *
+ * SMARM_PLUGIN_DEFINE(name, servers, machines) for a plugin of both
+ * kinds, SMARM_PLUGIN_DEFINE_SERVERS(name, servers) for gen_servers
+ * only, SMARM_PLUGIN_DEFINE_MACHINES(name, machines) for gen_statems
+ * only.
+ *   name      the plugin's name: a string constant.
+ *   servers   an array (not a pointer) of const smarm_gs_desc_t *const.
+ *   machines  an array of const smarm_sm_desc_t *const.
+ * Expands to a static const smarm_plugin_desc_t filled with this
+ * header's SMARM_PLUGIN_ABI_MAJOR/MINOR, sizeof(smarm_plugin_desc_t),
+ * name, the arrays and their element counts (NULL and 0 for the kind
+ * a one-kind form omits), then to a prototype and the definition of
+ * smarm_plugin_entry (SMARM_PLUGIN_ENTRY_NAME), SMARM_API visibility
+ * and C linkage in C++ too, which returns the descriptor when
+ * host_major is SMARM_PLUGIN_ABI_MAJOR and NULL for any other major.
+ * It accepts every host minor: the host refuses a plugin of a newer
+ * minor itself, with SMARM_EPLUGINABI, and reads an older one's
+ * descriptor up to its struct_size. Last comes a static assertion
+ * (which takes the ';'): a pointer given for an array fails it (GNU C
+ * and C++). The static descriptor is named smarm__plugin_desc. A macro
+ * only: it adds no symbol to libsmarm. A plugin that refuses hosts on
+ * other grounds writes its entry by hand (smarm_plugin_entry_fn).
+ * Since: SMARM_0.5.
+ */
+#define SMARM_PLUGIN_DEFINE(name, servers, machines)                           \
+	SMARM__PLUGIN_DEFINE(name, servers, SMARM__COUNT(servers), machines,   \
+			     SMARM__COUNT(machines),                           \
+			     SMARM__IS_ARRAY(servers) &&                       \
+				     SMARM__IS_ARRAY(machines))
+#define SMARM_PLUGIN_DEFINE_SERVERS(name, servers)                             \
+	SMARM__PLUGIN_DEFINE(name, servers, SMARM__COUNT(servers), NULL, 0,    \
+			     SMARM__IS_ARRAY(servers))
+#define SMARM_PLUGIN_DEFINE_MACHINES(name, machines)                           \
+	SMARM__PLUGIN_DEFINE(name, NULL, 0, machines, SMARM__COUNT(machines),  \
+			     SMARM__IS_ARRAY(machines))
+
+/* What SMARM_PLUGIN_DEFINE is made of; not for direct use. */
+#define SMARM__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#ifdef __cplusplus
+#define SMARM__PLUGIN_EXTERN extern "C" SMARM_API
+#define SMARM__STATIC_ASSERT static_assert
+#define SMARM__IS_ARRAY(a)                                                     \
+	std::is_array<std::remove_reference<decltype(a)>::type>::value
+#else
+#define SMARM__PLUGIN_EXTERN SMARM_API
+#define SMARM__STATIC_ASSERT _Static_assert
+#if defined(__GNUC__)
+#define SMARM__IS_ARRAY(a)                                                     \
+	(!__builtin_types_compatible_p(__typeof__(a), __typeof__(&(a)[0])))
+#else
+#define SMARM__IS_ARRAY(a) 1
+#endif
+#endif
+#define SMARM__PLUGIN_DEFINE(name, servers, n_servers, machines, n_machines,   \
+			     arrays)                                           \
+	static const smarm_plugin_desc_t smarm__plugin_desc = {                \
+		SMARM_PLUGIN_ABI_MAJOR,                                        \
+		SMARM_PLUGIN_ABI_MINOR,                                        \
+		sizeof(smarm_plugin_desc_t),                                   \
+		(name),                                                        \
+		(servers),                                                     \
+		(n_servers),                                                   \
+		(machines),                                                    \
+		(n_machines),                                                  \
+		{ NULL },                                                      \
+	};                                                                     \
+	SMARM__PLUGIN_EXTERN const smarm_plugin_desc_t *smarm_plugin_entry(    \
+		uint32_t host_major, uint32_t host_minor);                     \
+	SMARM__PLUGIN_EXTERN const smarm_plugin_desc_t *smarm_plugin_entry(    \
+		uint32_t host_major, uint32_t host_minor)                      \
+	{                                                                      \
+		(void)host_minor;                                              \
+		return host_major == SMARM_PLUGIN_ABI_MAJOR                    \
+			       ? &smarm__plugin_desc                           \
+			       : NULL;                                         \
+	}                                                                      \
+	SMARM__STATIC_ASSERT(arrays, "SMARM_PLUGIN_DEFINE: give arrays, "      \
+				     "not pointers")
 
 /* ==== Inside a gen_server: the context calls ==== */
 

@@ -443,6 +443,27 @@ int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
 	return 0;
 }
 
+bool smarm__actor_ending(struct smarm_node *n, uint64_t pid)
+{
+	uint32_t st;
+	bool ending;
+	struct smarm__slot *s = lock_tenant(n, pid, &st);
+	if (s == NULL)
+		return true;
+	/*
+	 * Step 1 of the exit raises the flag to KILL (INV-4) before any
+	 * handler or hook runs, so whoever saw the effect of one (through
+	 * the lock that effect was published under) reads KILL here. A
+	 * KILL request not yet observed: the actor ends at its next safe
+	 * point.
+	 */
+	ending = st == SMARM__ST_DONE ||
+		 atomic_load_explicit(&s->stop, memory_order_relaxed) ==
+			 SMARM__STOP_KILL;
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return ending;
+}
+
 /* ------------------------------------------------------ finalize */
 
 /* finalize found late state on an actor that has a stack: resume it. */

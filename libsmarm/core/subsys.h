@@ -210,6 +210,17 @@ int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
 			 intptr_t *code);
 
 /*
+ * Whether the actor pid is ending or gone: true once it began its exit
+ * (its cleanup handlers or exit hooks may be running), after a KILL
+ * request it has not yet observed, once it is DONE, or if no tenant of
+ * pid is left; false while it lives (a trappable SHUTDOWN pending
+ * included). What an exit handler or hook of pid did, seen through the
+ * lock it was published under, implies true. Any thread; no runtime
+ * lock held.
+ */
+bool smarm__actor_ending(struct smarm_node *n, uint64_t pid);
+
+/*
  * Ask the actor pid to end (actor.c): a KILL at once, a SHUTDOWN after
  * the ss_trap hooks had their say (which may deliver it as a message
  * instead). The target ends with req->sr_how at its next safe point.

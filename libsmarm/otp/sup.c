@@ -834,8 +834,10 @@ int smarm__sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
 		goto out;
 	q->reply = ch;
 	rc = smarm_send(sup, ct, q);
-	if (rc == SMARM_ENOCHAN)
-		rc = SMARM_EINVAL; /* alive, but no supervisor */
+	if (rc == SMARM_ENOCHAN || rc == SMARM_ECLOSED)
+		rc = smarm__actor_ending(smarm__current_node(), sup.id)
+			     ? SMARM_ENOPROC /* its mailbox went with its end */
+			     : SMARM_EINVAL; /* alive, but no supervisor */
 	if (rc != 0)
 		goto out;
 	for (;;) {

@@ -83,7 +83,10 @@ int smarm__sup_report(int status);
  * Send q to the supervisor sup (a pid the caller checked: not its own,
  * not SMARM_PID_NONE) and wait up to timeout_ns for the reply, watching
  * sup with a monitor into the reply channel. Returns the transport
- * status (0: *r holds the reply; its how is the request's status).
+ * status (0: *r holds the reply; its how is the request's status):
+ * SMARM_ENOPROC for a supervisor that is gone, ending (its mailbox
+ * refused the send: smarm__actor_ending) or that ended before it
+ * answered; SMARM_EINVAL for a live actor with no control mailbox.
  */
 int smarm__sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
 		    uint64_t timeout_ns, smarm_signal_t *r);

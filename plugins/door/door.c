@@ -186,18 +186,4 @@ static const smarm_sm_desc_t door_desc = {
 
 static const smarm_sm_desc_t *const door_machines[] = { &door_desc };
 
-static const smarm_plugin_desc_t door_plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "door",
-	.machines = door_machines,
-	.n_machines = 1,
-};
-
-SMARM_API const smarm_plugin_desc_t *smarm_plugin_entry(uint32_t host_major,
-							uint32_t host_minor)
-{
-	(void)host_minor;
-	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &door_plugin : NULL;
-}
+SMARM_PLUGIN_DEFINE_MACHINES("door", door_machines);

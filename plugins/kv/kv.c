@@ -136,18 +136,4 @@ static const smarm_gs_desc_t kv = {
 
 static const smarm_gs_desc_t *const servers[] = { &kv };
 
-static const smarm_plugin_desc_t plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "kv",
-	.servers = servers,
-	.n_servers = 1,
-};
-
-__attribute__((visibility("default"))) const smarm_plugin_desc_t *
-smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
-{
-	(void)host_minor;
-	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &plugin : NULL;
-}
+SMARM_PLUGIN_DEFINE_SERVERS("kv", servers);

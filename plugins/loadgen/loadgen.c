@@ -236,18 +236,4 @@ static const smarm_gs_desc_t loadgen = {
 
 static const smarm_gs_desc_t *const servers[] = { &loadgen };
 
-static const smarm_plugin_desc_t plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "loadgen",
-	.servers = servers,
-	.n_servers = 1,
-};
-
-__attribute__((visibility("default"))) const smarm_plugin_desc_t *
-smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
-{
-	(void)host_minor;
-	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &plugin : NULL;
-}
+SMARM_PLUGIN_DEFINE_SERVERS("loadgen", servers);

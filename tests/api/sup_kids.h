@@ -42,7 +42,7 @@ struct kid {
 static _Atomic int kid_log[256];
 static _Atomic int kid_log_n;
 
-static void kid_log_reset(void)
+static inline void kid_log_reset(void)
 {
 	atomic_store(&kid_log_n, 0);
 }
@@ -169,7 +169,7 @@ static bool kid_await(_Atomic int *v, int want)
 	return true;
 }
 
-static smarm_pid_t kid_pid(struct kid *k)
+static inline smarm_pid_t kid_pid(struct kid *k)
 {
 	smarm_pid_t p = { atomic_load(&k->pid) };
 	return p;

@@ -4,12 +4,14 @@
  * second open returns the same plugin, closes count; every refusal of
  * smarm_plugin_open, each provoked by a deliberately broken plugin of
  * tests/plugins_bad/bad.c, with its status and a message naming the
- * cause; misuse of every loader call.
+ * cause; misuse of every loader call; the descriptor and entry that
+ * SMARM_PLUGIN_DEFINE and its one-kind forms make.
  */
 #include "harness.h"
 
 #include <smarm/smarm_plugin.h>
 
+#include <dlfcn.h>
 #include <string.h>
 
 static char path[4096];
@@ -148,6 +150,57 @@ START_TEST(test_plugin_shipped_plugins_load)
 }
 END_TEST
 
+/*
+ * What SMARM_PLUGIN_DEFINE_SERVERS (bad_good, counter),
+ * SMARM_PLUGIN_DEFINE_MACHINES (door) and SMARM_PLUGIN_DEFINE (bad_machine)
+ * made, read through the entry itself: this header's version and size,
+ * the counts of the arrays, NULL and 0 for the kind left out; NULL for
+ * a host of another major, the descriptor for any minor.
+ */
+static void check_defined(const char *so, const char *name, size_t n_servers,
+			  size_t n_machines)
+{
+	void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	smarm_plugin_entry_fn entry;
+	const smarm_plugin_desc_t *d;
+	ck_assert_msg(dl != NULL, "%s: %s", so, dlerror());
+	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
+	ck_assert_ptr_nonnull(entry);
+	ck_assert_ptr_null(entry(SMARM_PLUGIN_ABI_MAJOR + 1, 0));
+	ck_assert_ptr_null(entry(0, SMARM_PLUGIN_ABI_MINOR));
+	ck_assert_ptr_eq(
+		entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR + 1),
+		entry(SMARM_PLUGIN_ABI_MAJOR, 0));
+	d = entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->abi_major, SMARM_PLUGIN_ABI_MAJOR);
+	ck_assert_uint_eq(d->abi_minor, SMARM_PLUGIN_ABI_MINOR);
+	ck_assert_uint_eq(d->struct_size, sizeof(smarm_plugin_desc_t));
+	ck_assert_str_eq(d->name, name);
+	ck_assert_uint_eq(d->n_servers, n_servers);
+	ck_assert_uint_eq(d->n_machines, n_machines);
+	ck_assert(n_servers > 0 ? d->servers != NULL : d->servers == NULL);
+	ck_assert(n_machines > 0 ? d->machines != NULL : d->machines == NULL);
+	for (size_t i = 0; i < n_servers; i++)
+		ck_assert_ptr_nonnull(d->servers[i]);
+	for (size_t i = 0; i < n_machines; i++)
+		ck_assert_ptr_nonnull(d->machines[i]);
+	for (size_t i = 0; i < sizeof d->reserved / sizeof d->reserved[0]; i++)
+		ck_assert_ptr_null(d->reserved[i]);
+	dlclose(dl);
+}
+
+START_TEST(test_plugin_define_makes_the_descriptor_and_entry)
+{
+	check_defined(bad("good"), "bad", 1, 0);
+	check_defined(getenv("SMARM_TEST_COUNTER"), "counter", 1, 0);
+	check_defined(getenv("SMARM_TEST_DOOR"), "door", 0, 1);
+	check_defined(bad("machine"), "bad", 1, 1);
+	/* the two-kind plugin's refusal is its broken machine's */
+	refused("machine", SMARM_EPROTOCOL, "state_names is NULL");
+}
+END_TEST
+
 Suite *smarm_test_plugin_suite(void)
 {
 	Suite *s = suite_create("plugin");
@@ -157,6 +210,7 @@ Suite *smarm_test_plugin_suite(void)
 	tcase_add_test(tc, test_plugin_every_refusal_names_its_cause);
 	tcase_add_test(tc, test_plugin_misuse_is_einval);
 	tcase_add_test(tc, test_plugin_shipped_plugins_load);
+	tcase_add_test(tc, test_plugin_define_makes_the_descriptor_and_entry);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -71,21 +71,4 @@ static const smarm_gs_desc_t adder = {
 
 static const smarm_gs_desc_t *const servers[] = { &adder };
 
-static const smarm_plugin_desc_t plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "adder",
-	.servers = servers,
-	.n_servers = 1,
-};
-
-const smarm_plugin_desc_t *smarm_plugin_entry(uint32_t host_major,
-					      uint32_t host_minor);
-
-const smarm_plugin_desc_t *smarm_plugin_entry(uint32_t host_major,
-					      uint32_t host_minor)
-{
-	(void)host_minor;
-	return host_major == SMARM_PLUGIN_ABI_MAJOR ? &plugin : NULL;
-}
+SMARM_PLUGIN_DEFINE_SERVERS("adder", servers);

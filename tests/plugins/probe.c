@@ -379,19 +379,4 @@ static const smarm_gs_desc_t peer = {
 
 static const smarm_gs_desc_t *const servers[] = { &probe, &peer };
 
-static const smarm_plugin_desc_t plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "probe",
-	.servers = servers,
-	.n_servers = 2,
-};
-
-__attribute__((visibility("default"))) const smarm_plugin_desc_t *
-smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
-{
-	(void)host_major;
-	(void)host_minor;
-	return &plugin;
-}
+SMARM_PLUGIN_DEFINE_SERVERS("probe", servers);

@@ -79,6 +79,12 @@ static const smarm_sm_desc_t machine = {
 static const smarm_sm_desc_t *const machines[] = { &machine };
 #endif
 
+/*
+ * The variants that break the plugin descriptor or the entry write both
+ * by hand; the others take SMARM_PLUGIN_DEFINE, as a plugin author does.
+ */
+#if defined(BAD_MAJOR) || defined(BAD_MINOR) || defined(BAD_SMALLDESC) ||      \
+	defined(BAD_SHORT) || defined(BAD_NOENTRY) || defined(BAD_NULLENTRY)
 static const smarm_plugin_desc_t plugin = {
 #ifdef BAD_MAJOR
 	.abi_major = SMARM_PLUGIN_ABI_MAJOR + 1,
@@ -100,10 +106,6 @@ static const smarm_plugin_desc_t plugin = {
 	.name = "bad",
 	.servers = servers,
 	.n_servers = sizeof servers / sizeof servers[0],
-#ifdef BAD_MACHINE
-	.machines = machines,
-	.n_machines = 1,
-#endif
 };
 
 #ifndef BAD_NOENTRY
@@ -123,4 +125,9 @@ __attribute__((visibility("default"))) const void *not_the_entry(void)
 {
 	return &plugin;
 }
+#endif
+#elif defined(BAD_MACHINE)
+SMARM_PLUGIN_DEFINE("bad", servers, machines);
+#else
+SMARM_PLUGIN_DEFINE_SERVERS("bad", servers);
 #endif

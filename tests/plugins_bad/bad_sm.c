@@ -69,19 +69,4 @@ static const smarm_sm_desc_t machine = {
 
 static const smarm_sm_desc_t *const machines[] = { &machine };
 
-static const smarm_plugin_desc_t plugin = {
-	.abi_major = SMARM_PLUGIN_ABI_MAJOR,
-	.abi_minor = SMARM_PLUGIN_ABI_MINOR,
-	.struct_size = sizeof(smarm_plugin_desc_t),
-	.name = "bad_sm",
-	.machines = machines,
-	.n_machines = 1,
-};
-
-__attribute__((visibility("default"))) const smarm_plugin_desc_t *
-smarm_plugin_entry(uint32_t host_major, uint32_t host_minor)
-{
-	(void)host_major;
-	(void)host_minor;
-	return &plugin;
-}
+SMARM_PLUGIN_DEFINE_MACHINES("bad_sm", machines);
