@@ -461,7 +461,10 @@ SMARM_API smarm_node_t *smarm_node_current(void);
  */
 /* XX(name, value, layer) */
 #define SMARM_STAT_MAP(XX)                                                     \
-	/* Actors alive now (ended ones not counted). */                       \
+	/* Actors alive now (ended ones not counted). Read while actors        \
+	 * spawn, it may count some spawned during the read, never misses      \
+	 * one alive throughout it, and is exact when none is spawned          \
+	 * meanwhile. */                                                       \
 	XX(LIVE_ACTORS, 1, CORE)                                               \
 	/* Slots in the slot table (grows on demand). */                       \
 	XX(SLOTS, 2, CORE)                                                     \

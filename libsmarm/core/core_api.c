@@ -389,7 +389,7 @@ static int64_t worker_sum(struct smarm_node *n, size_t offset)
 
 static int64_t stat_LIVE_ACTORS(struct smarm_node *n)
 {
-	return smarm__live(n);
+	return smarm__live_read(n);
 }
 
 static int64_t stat_SLOTS(struct smarm_node *n)
