@@ -179,7 +179,7 @@ typedef struct smarm_handler {
 
 /* smarm_gs_desc_t.handle_shutdown answers. Since: SMARM_0.5. */
 enum {
-	SMARM_GS_EXIT = 0,     /* end the server (normally) */
+	SMARM_GS_EXIT = 0,     /* end the server, SMARM_EXIT_SHUTDOWN */
 	SMARM_GS_CONTINUE = 1, /* keep serving; end later with smarm_gs_stop */
 };
 
@@ -205,8 +205,10 @@ enum {
  *   handle_down  a Down of a monitor set with smarm_gs_monitor [drop].
  *   handle_exit  an exit signal other than a shutdown, while trapping
  *                [drop].
- *   handle_shutdown  a shutdown while trapping: SMARM_GS_EXIT or
- *                SMARM_GS_CONTINUE [SMARM_GS_EXIT].
+ *   handle_shutdown  a shutdown while trapping: SMARM_GS_EXIT (the
+ *                server ends with SMARM_EXIT_SHUTDOWN, as its monitors
+ *                and supervisor see it; terminate gets that how with
+ *                may_block true) or SMARM_GS_CONTINUE [SMARM_GS_EXIT].
  *   handle_idle  the idle window (smarm_gs_set_idle) passed with no
  *                message; fires again after each further window [nothing].
  *   terminate    the server ends: how as its monitors will see it, and
@@ -308,7 +310,9 @@ typedef struct smarm_sm_row {
  *                row's action or enter may arm one: declared by
  *                has_state_timeout), and no row may be shadowed by
  *                earlier ones. Built in after the user's rows: INFO
- *                unhandled, EXIT dropped, SHUTDOWN stop.
+ *                unhandled, EXIT dropped, SHUTDOWN stop. A machine that
+ *                stops while it handles a SHUTDOWN event ends with
+ *                SMARM_EXIT_SHUTDOWN (terminate gets that how).
  *   enter        per-state entry action (NULL or n_states entries, each
  *                nullable), run at start and after each real transition:
  *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
@@ -554,7 +558,8 @@ SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
 SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v);
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
 
-/* smarm_sm_stop() - end normally after this event: events still queued
+/* smarm_sm_stop() - end normally after this event (SMARM_EXIT_SHUTDOWN
+ * if the event is a SHUTDOWN): events still queued
  * or postponed are dropped (calls among them get SMARM_EDOWN). Returns:
  * 0. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);

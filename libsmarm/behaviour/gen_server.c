@@ -385,8 +385,9 @@ static void on_signal_exit(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 				? d->handle_shutdown(sv->sv_state, sv)
 				: SMARM_GS_EXIT;
 		if (a != SMARM_GS_CONTINUE && !sv->sv_stop) {
-			sv->sv_stop = true; /* an exit, normal (OTP's) */
-			sv->sv_how = SMARM_EXIT_NORMAL;
+			/* It ends on the shutdown: as OTP's {stop, shutdown} */
+			sv->sv_stop = true;
+			sv->sv_how = SMARM_EXIT_SHUTDOWN;
 			sv->sv_reason = 0;
 		}
 		return;

@@ -5,12 +5,11 @@
  * deferred replies (answered, dropped, left to a server that ends),
  * handle_continue before the next message, stop with a reason, a call
  * queued behind a blocked handler when the server is shut down
- * (stop_with_queued_call), trapping with handle_shutdown (exit and
- * continue), Downs, infos ahead of queued calls, the idle window,
- * timers (one-shot, periodic, cancelled), how a stop's how is seen by
- * monitors and a supervisor, casts and infos to itself, a sibling
- * behaviour found from inside, start failures, and unloading while a
- * message is queued.
+ * (stop_with_queued_call), trapping with handle_shutdown (exit, which
+ * ends SHUTDOWN, and continue), Downs, infos ahead of queued calls, the idle
+ * window, timers (one-shot, periodic, cancelled), how a stop's how is seen by
+ * monitors and a supervisor, casts and infos to itself, a sibling behaviour
+ * found from inside, start failures, and unloading while a message is queued.
  */
 #include "harness.h"
 
@@ -419,10 +418,13 @@ static void trap_root(void *arg)
 	/* trapping only in init */
 	HARNESS_EQ(smarm_server_call(s, "trap_late", NULL, 0, &r, MS(5000)), 0);
 	HARNESS_EQ(r.v.i, SMARM_ESTATE);
+	/* handle_shutdown EXIT: it ends on the shutdown, SHUTDOWN (OTP's
+	 * {stop, shutdown}); terminate may block (a clean end) */
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
-	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
-	EVENTS_ARE("init shutdown term:0:0:1 destroy");
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	EVENTS_ARE("init shutdown term:3:0:1 destroy");
 	smarm_server_free(s);
 
 	/* handle_shutdown CONTINUE: keeps serving, then stops itself */
@@ -486,6 +488,46 @@ END_TEST
 START_TEST(test_gen_server_trap_handle_shutdown)
 {
 	ck_assert_int_eq(harness_run(2, trap_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A supervised transient trapping server that ends on a shutdown
+ * signal (handle_shutdown EXIT): its supervisor and monitors see
+ * SHUTDOWN, terminate gets it, and it is not restarted (not abnormal).
+ */
+static void trap_sup_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE, kid;
+	smarm_signal_t sig;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "t", probe, "trap", "tp",
+					     SMARM_SUP_TRANSIENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	kid = sup_kid(sup);
+	HARNESS_EQ(smarm_monitor(kid, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(kid, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(smarm_pid_eq(sup_kid_after(sup, kid), SMARM_PID_NONE));
+	EVENTS_ARE("init shutdown term:3:0:1 destroy");
+	HARNESS_EQ(smarm_monitor(sup, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_trapped_shutdown_ends_shutdown)
+{
+	ck_assert_int_eq(harness_run(4, trap_sup_root, NULL),
+			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
 END_TEST
@@ -946,6 +988,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_continue_and_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
+	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
