@@ -214,10 +214,11 @@ enum {
  *   terminate    the server ends: how as its monitors will see it, and
  *                reason (a crash's; smarm_gs_stop's as given, which a
  *                monitor sees only with CRASHED; else 0); may_block
- *                false on the paths where it must not
- *                park (a kill, a crash, an untrapped shutdown): it
- *                must not make a blocking call there (this release
- *                does not refuse one; the end waits for it) [nothing].
+ *                false on the paths where it must not park (a kill, a
+ *                crash, an untrapped shutdown): there every call that
+ *                would park returns SMARM_EAGAIN at once instead
+ *                (smarm.h, Conventions), while calls that need not
+ *                wait work as anywhere [nothing].
  * Since: SMARM_0.5.
  */
 typedef struct smarm_gs_desc {
@@ -318,7 +319,9 @@ typedef struct smarm_sm_row {
  *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
  *                int32_t prev).
  *   create, destroy, init, terminate  as for smarm_gs_desc_t (init gets
- *                the smarm_sm_ctx_t; trapping is set there).
+ *                the smarm_sm_ctx_t; trapping is set there; terminate's
+ *                may_block is true only when the machine stopped itself:
+ *                a STOP tail, smarm_sm_stop, the built-in SHUTDOWN row).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_sm_desc {

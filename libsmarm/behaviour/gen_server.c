@@ -615,8 +615,14 @@ static void server_end(void *arg)
 		smarm_chan_receiver_free(sv->sv_ctl);
 		smarm_chan_sender_free(sv->sv_ctl);
 	}
-	if (sv->sv_started && d->terminate != NULL)
+	if (sv->sv_started && d->terminate != NULL) {
+		/* It must not block: every park fails (wait.c WAIT-9). */
+		if (!may_block)
+			smarm__wait_refuse(me, true);
 		d->terminate(sv->sv_state, how, reason, may_block);
+		if (!may_block)
+			smarm__wait_refuse(me, false);
+	}
 	if (sv->sv_created && d->destroy != NULL)
 		d->destroy(sv->sv_state);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());

@@ -526,8 +526,14 @@ static void sm_end(void *arg)
 		smarm__bhv_env_free(&s->sm_held);
 		s->sm_has_held = false;
 	}
-	if (s->sm_started && d->terminate != NULL)
+	if (s->sm_started && d->terminate != NULL) {
+		/* It must not block: every park fails (wait.c WAIT-9). */
+		if (!graceful)
+			smarm__wait_refuse(me, true);
 		d->terminate(s->sm_m.m_data, how, reason, graceful);
+		if (!graceful)
+			smarm__wait_refuse(me, false);
+	}
 	if (s->sm_created && d->destroy != NULL)
 		d->destroy(s->sm_m.m_data);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());

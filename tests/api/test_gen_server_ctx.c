@@ -6,10 +6,11 @@
  * handle_continue before the next message, stop with a reason, a call
  * queued behind a blocked handler when the server is shut down
  * (stop_with_queued_call), trapping with handle_shutdown (exit, which
- * ends SHUTDOWN, and continue), Downs, infos ahead of queued calls, the idle
- * window, timers (one-shot, periodic, cancelled), how a stop's how is seen by
- * monitors and a supervisor, casts and infos to itself, a sibling behaviour
- * found from inside, start failures, and unloading while a message is queued.
+ * ends SHUTDOWN, and continue), a terminate that may not block (its
+ * parks refused), Downs, infos ahead of queued calls, the idle window, timers
+ * (one-shot, periodic, cancelled), how a stop's how is seen by monitors and a
+ * supervisor, casts and infos to itself, a sibling behaviour found from inside,
+ * start failures, and unloading while a message is queued.
  */
 #include "harness.h"
 
@@ -532,6 +533,73 @@ START_TEST(test_gen_server_trapped_shutdown_ends_shutdown)
 }
 END_TEST
 
+/*
+ * terminate where it must not block (a kill, a crash, an untrapped
+ * shutdown: may_block false): each of its calls that would park (a
+ * receive, a sleep of 2.5 s, a call, a join, a pool job, a select) is
+ * SMARM_EAGAIN at once and the end is prompt, while those that need not
+ * park (try_recv, a receive of a queued element, a name lookup) work.
+ * After a clean stop (may_block true) the same calls wait and succeed.
+ */
+static void noblock_root(void *arg)
+{
+	static const char *const want[4] = {
+		"init term:2:0:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init term:1:9:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init term:3:0:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init stop:0 term:0:0:1 bt:-4:0:0:0:0:-4|0:0:0 destroy",
+	};
+	static const int hows[4] = { SMARM_EXIT_STOPPED, SMARM_EXIT_CRASHED,
+				     SMARM_EXIT_SHUTDOWN, SMARM_EXIT_NORMAL };
+	const smarm_behaviour_t *peer = NULL;
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_server_t *pp = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_plugin_behaviour(pl, "peer", &peer), 0);
+	HARNESS_EQ(smarm_server_start(peer, NULL, "pp", &pp), 0);
+	for (int i = 0; i < 4; i++) {
+		smarm_server_t *s = start("blockterm", down);
+		smarm_value_t c = v_i64(9);
+		smarm_value_t st[2] = { v_i32(SMARM_EXIT_NORMAL), v_i64(0) };
+		smarm_signal_t sig;
+		smarm_pid_t pid;
+		uint64_t t0;
+		int how = -1;
+		HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+		t0 = smarm_now_ns();
+		if (i == 0)
+			HARNESS_EQ(smarm_actor_stop(pid), 0);
+		else if (i == 1)
+			HARNESS_EQ(smarm_server_cast(s, "crash", &c, 1), 0);
+		else if (i == 2)
+			HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+		else
+			HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL,
+						     MS(5000)),
+				   0);
+		HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+		HARNESS_EQ(sig.how, hows[i]);
+		if (i < 3)
+			HARNESS_CHECK(harness_since(t0) < MS(2000));
+		const char *got = events();
+		if (strcmp(got, want[i]) != 0)
+			fprintf(stderr, "noblock %d: \"%s\", want \"%s\"\n", i,
+				got, want[i]);
+		HARNESS_CHECK(strcmp(got, want[i]) == 0);
+		smarm_server_free(s);
+	}
+	HARNESS_EQ(smarm_server_shutdown(pp, MS(5000), NULL), 0);
+	smarm_server_free(pp);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_terminate_may_not_block)
+{
+	ck_assert_int_eq(harness_run(4, noblock_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------ downs, infos first, idle */
 
 static void sleeper(void *arg)
@@ -989,6 +1057,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
 	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
+	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);
