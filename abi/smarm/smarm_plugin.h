@@ -768,11 +768,17 @@ SMARM_API int smarm_server_status(const smarm_server_t *s);
 /*
  * smarm_server_send_request() / smarm_server_wait_response() - a call in
  * two halves (OTP's send_request / wait_response): send now, collect the
- * reply later; *req names the request. wait_response with timeout
- * SMARM_ETIMEDOUT keeps the request pending; any other result frees it.
- * smarm_request_free() abandons a pending request (its reply is
- * discarded). Errors: as smarm_server_call (SMARM_ECALLSELF too: a
- * server never sends a request to itself). Since: SMARM_0.5.
+ * reply later; *req names the request (a handle by name: sent to the
+ * pid the name has now). A server (or machine) may send a request to
+ * itself: it is queued and served after the running callback. Waiting
+ * for a request sent to the caller itself, with a timeout other than 0,
+ * is SMARM_ECALLSELF at once (no answer can come while it waits); a
+ * poll (timeout 0) from a later callback picks the reply up.
+ * wait_response with result SMARM_ETIMEDOUT, SMARM_ECALLSELF or
+ * SMARM_EAGAIN (a terminate that may not park) keeps the request
+ * pending; any other result frees it. smarm_request_free() abandons a
+ * pending request (its reply is discarded). Errors: as smarm_server_call
+ * but SMARM_ECALLSELF only as said. Since: SMARM_0.5.
  */
 typedef struct smarm_request smarm_request_t;
 SMARM_API int smarm_server_send_request(smarm_server_t *s, const char *op,

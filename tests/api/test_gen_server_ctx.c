@@ -7,10 +7,11 @@
  * queued behind a blocked handler when the server is shut down
  * (stop_with_queued_call), trapping with handle_shutdown (exit, which
  * ends SHUTDOWN, and continue), a terminate that may not block (its
- * parks refused), Downs, infos ahead of queued calls, the idle window, timers
- * (one-shot, periodic, cancelled), how a stop's how is seen by monitors and a
- * supervisor, casts and infos to itself, a sibling behaviour found from inside,
- * start failures, and unloading while a message is queued.
+ * parks refused), a request to itself, Downs, infos ahead of queued
+ * calls, the idle window, timers (one-shot, periodic, cancelled), how a
+ * stop's how is seen by monitors and a supervisor, casts and infos to
+ * itself, a sibling behaviour found from inside, start failures, and
+ * unloading while a message is queued.
  */
 #include "harness.h"
 
@@ -600,6 +601,35 @@ START_TEST(test_gen_server_terminate_may_not_block)
 }
 END_TEST
 
+/*
+ * A request to itself (OTP's send_request(self(), Req)): sent from a
+ * handler, not waited for there (SMARM_ECALLSELF at once, bounded or
+ * not; the request stays pending), a poll says not yet, and a later
+ * callback (a cast it sent itself, queued after the request) picks the
+ * reply up with a poll.
+ */
+static void req_self_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL);
+	smarm_value_t a = v_i64(41), e = v_i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "req_self", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("init rs:0:-314:-314:-4:1:0 echo:41 check:0:41 echo:1");
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_request_to_self)
+{
+	ck_assert_int_eq(harness_run(2, req_self_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------ downs, infos first, idle */
 
 static void sleeper(void *arg)
@@ -1058,6 +1088,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
 	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
+	tcase_add_test(tc, test_gen_server_request_to_self);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);

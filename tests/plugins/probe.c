@@ -5,8 +5,9 @@
  * through probe_events() (a plain export of this test plugin), and its
  * operations reach every context call: deferred replies, continue, stop
  * with reason, monitors, timers, blocking handlers, sends to itself, a
- * crash, and calls to its sibling behaviour "peer" (ping, nap) through
- * handles opened inside.
+ * request to itself picked up by a later callback (req_self, check),
+ * a crash, and calls to its sibling behaviour "peer" (ping, nap)
+ * through handles opened inside.
  *
  * Start arguments: a comma-separated set of words: "trap" (trap exits
  * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
@@ -59,6 +60,7 @@ struct probe {
 	smarm_gs_ctx_t *cx;
 	uint64_t timer;
 	smarm_server_t *peer; /* blockterm: the "pp" server */
+	smarm_request_t *req; /* req_self's request to itself */
 };
 
 static int create(const char *args, void **state)
@@ -85,6 +87,7 @@ static void destroy(void *state)
 	struct probe *p = state;
 	ev("destroy");
 	smarm_server_free(p->peer);
+	smarm_request_free(p->req);
 	free(p);
 }
 
@@ -356,6 +359,53 @@ static int32_t self_send(void *state, smarm_gs_ctx_t *cx, int64_t v)
 }
 
 /*
+ * A request to itself (OTP's send_request(self(), ...)): sent, but not
+ * waited for in this callback (SMARM_ECALLSELF at once, timed or not),
+ * a poll says not yet (SMARM_ETIMEDOUT); then a cast of "check" to
+ * itself, served after the request, picks the reply up. Logs
+ * "rs:<send>:<timed wait>:<unbounded wait>:<poll>:<fast>:<cast>".
+ */
+static int32_t req_self(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	struct probe *p = state;
+	const smarm_behaviour_t *b = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 }, r;
+	int rc[6] = { -1, -1, -1, -1, -1, -1 };
+	if (smarm_gs_behaviour(cx, NULL, &b) == 0 &&
+	    smarm_server_open(NULL, b, smarm_actor_self(), &h) == 0) {
+		uint64_t t0 = smarm_now_ns();
+		a.v.i = v;
+		rc[0] = smarm_server_send_request(h, "echo", &a, 1, &p->req);
+		rc[1] = smarm_server_wait_response(p->req, &r, 1000000000);
+		rc[2] = smarm_server_wait_response(p->req, &r,
+						   SMARM_NO_TIMEOUT);
+		rc[3] = smarm_server_wait_response(p->req, &r, 0);
+		rc[4] = smarm_now_ns() - t0 < 500000000;
+		rc[5] = smarm_server_cast(h, "check", NULL, 0);
+		smarm_server_free(h);
+	}
+	ev("rs:%d:%d:%d:%d:%d:%d", rc[0], rc[1], rc[2], rc[3], rc[4], rc[5]);
+	return rc[0];
+}
+
+/* The reply to req_self's request, by a poll: "check:<status>:<v>". */
+static void check(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	smarm_value_t r = { .type = SMARM_T_I64 };
+	int rc = SMARM_ENOENT;
+	(void)cx;
+	r.v.i = -1;
+	if (p->req != NULL) {
+		rc = smarm_server_wait_response(p->req, &r, 0);
+		if (rc != SMARM_ETIMEDOUT)
+			p->req = NULL; /* freed by the answer */
+	}
+	ev("check:%d:%lld", rc, (long long)r.v.i);
+}
+
+/*
  * Call ping(v) on the server registered as name, of this plugin's
  * behaviour "peer" (found from inside); return its answer. Logs the
  * statuses, and those of a name that is no behaviour and of out NULL.
@@ -399,6 +449,8 @@ static const smarm_handler_t handlers[] = {
 	{ "self_send", (void (*)(void))self_send },
 	{ "peer_call", (void (*)(void))peer_call },
 	{ "crash", (void (*)(void))crash },
+	{ "req_self", (void (*)(void))req_self },
+	{ "check", (void (*)(void))check },
 };
 
 static const smarm_gs_desc_t probe = {
@@ -420,7 +472,9 @@ static const smarm_gs_desc_t probe = {
 		    "call tick_cancel() -> i32\n"
 		    "call self_send(i64) -> i32\n"
 		    "call peer_call(str, i64) -> i64\n"
-		    "cast crash(i64)\n",
+		    "cast crash(i64)\n"
+		    "call req_self(i64) -> i32\n"
+		    "cast check()\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,
