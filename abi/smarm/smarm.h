@@ -40,6 +40,11 @@
  *   - Blocking calls park the calling actor, never the worker thread. They
  *     are also *safe points*: a pending stop request is observed there, and
  *     the actor then ends (its cleanup handlers run) instead of returning.
+ *     Where parking is refused (a behaviour's terminate on a path that
+ *     must not block, smarm/smarm_plugin.h) a call that would park
+ *     returns SMARM_EAGAIN at once instead; what it can answer without
+ *     parking (an element already queued, a free mutex, a timeout of 0)
+ *     it still answers.
  *   - Thread-safety is stated per call; a call that states nothing is not
  *     thread-safe.
  *   - Channels, mutexes and select sets are *handles*: the smarm_chan_t *,

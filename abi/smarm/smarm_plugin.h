@@ -180,7 +180,7 @@ typedef struct smarm_handler {
 
 /* smarm_gs_desc_t.handle_shutdown answers. Since: SMARM_0.5. */
 enum {
-	SMARM_GS_EXIT = 0,     /* end the server (normally) */
+	SMARM_GS_EXIT = 0,     /* end the server, SMARM_EXIT_SHUTDOWN */
 	SMARM_GS_CONTINUE = 1, /* keep serving; end later with smarm_gs_stop */
 };
 
@@ -206,17 +206,20 @@ enum {
  *   handle_down  a Down of a monitor set with smarm_gs_monitor [drop].
  *   handle_exit  an exit signal other than a shutdown, while trapping
  *                [drop].
- *   handle_shutdown  a shutdown while trapping: SMARM_GS_EXIT or
- *                SMARM_GS_CONTINUE [SMARM_GS_EXIT].
+ *   handle_shutdown  a shutdown while trapping: SMARM_GS_EXIT (the
+ *                server ends with SMARM_EXIT_SHUTDOWN, as its monitors
+ *                and supervisor see it; terminate gets that how with
+ *                may_block true) or SMARM_GS_CONTINUE [SMARM_GS_EXIT].
  *   handle_idle  the idle window (smarm_gs_set_idle) passed with no
  *                message; fires again after each further window [nothing].
  *   terminate    the server ends: how as its monitors will see it, and
  *                reason (a crash's; smarm_gs_stop's as given, which a
  *                monitor sees only with CRASHED; else 0); may_block
- *                false on the paths where it must not
- *                park (a kill, a crash, an untrapped shutdown): it
- *                must not make a blocking call there (this release
- *                does not refuse one; the end waits for it) [nothing].
+ *                false on the paths where it must not park (a kill, a
+ *                crash, an untrapped shutdown): there every call that
+ *                would park returns SMARM_EAGAIN at once instead
+ *                (smarm.h, Conventions), while calls that need not
+ *                wait work as anywhere [nothing].
  * Since: SMARM_0.5.
  */
 typedef struct smarm_gs_desc {
@@ -309,13 +312,17 @@ typedef struct smarm_sm_row {
  *                row's action or enter may arm one: declared by
  *                has_state_timeout), and no row may be shadowed by
  *                earlier ones. Built in after the user's rows: INFO
- *                unhandled, EXIT dropped, SHUTDOWN stop.
+ *                unhandled, EXIT dropped, SHUTDOWN stop. A machine that
+ *                stops while it handles a SHUTDOWN event ends with
+ *                SMARM_EXIT_SHUTDOWN (terminate gets that how).
  *   enter        per-state entry action (NULL or n_states entries, each
  *                nullable), run at start and after each real transition:
  *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
  *                int32_t prev).
  *   create, destroy, init, terminate  as for smarm_gs_desc_t (init gets
- *                the smarm_sm_ctx_t; trapping is set there).
+ *                the smarm_sm_ctx_t; trapping is set there; terminate's
+ *                may_block is true only when the machine stopped itself:
+ *                a STOP tail, smarm_sm_stop, the built-in SHUTDOWN row).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_sm_desc {
@@ -640,7 +647,8 @@ SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
 SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v);
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
 
-/* smarm_sm_stop() - end normally after this event: events still queued
+/* smarm_sm_stop() - end normally after this event (SMARM_EXIT_SHUTDOWN
+ * if the event is a SHUTDOWN): events still queued
  * or postponed are dropped (calls among them get SMARM_EDOWN). Returns:
  * 0. Since: SMARM_0.5. */
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
@@ -846,11 +854,17 @@ SMARM_API int smarm_server_status(const smarm_server_t *s);
 /*
  * smarm_server_send_request() / smarm_server_wait_response() - a call in
  * two halves (OTP's send_request / wait_response): send now, collect the
- * reply later; *req names the request. wait_response with timeout
- * SMARM_ETIMEDOUT keeps the request pending; any other result frees it.
- * smarm_request_free() abandons a pending request (its reply is
- * discarded). Errors: as smarm_server_call (SMARM_ECALLSELF too: a
- * server never sends a request to itself). Since: SMARM_0.5.
+ * reply later; *req names the request (a handle by name: sent to the
+ * pid the name has now). A server (or machine) may send a request to
+ * itself: it is queued and served after the running callback. Waiting
+ * for a request sent to the caller itself, with a timeout other than 0,
+ * is SMARM_ECALLSELF at once (no answer can come while it waits); a
+ * poll (timeout 0) from a later callback picks the reply up.
+ * wait_response with result SMARM_ETIMEDOUT, SMARM_ECALLSELF or
+ * SMARM_EAGAIN (a terminate that may not park) keeps the request
+ * pending; any other result frees it. smarm_request_free() abandons a
+ * pending request (its reply is discarded). Errors: as smarm_server_call
+ * but SMARM_ECALLSELF only as said. Since: SMARM_0.5.
  */
 typedef struct smarm_request smarm_request_t;
 SMARM_API int smarm_server_send_request(smarm_server_t *s, const char *op,

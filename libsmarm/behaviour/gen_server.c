@@ -387,8 +387,9 @@ static void on_signal_exit(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 				? d->handle_shutdown(sv->sv_state, sv)
 				: SMARM_GS_EXIT;
 		if (a != SMARM_GS_CONTINUE && !sv->sv_stop) {
-			sv->sv_stop = true; /* an exit, normal (OTP's) */
-			sv->sv_how = SMARM_EXIT_NORMAL;
+			/* It ends on the shutdown: as OTP's {stop, shutdown} */
+			sv->sv_stop = true;
+			sv->sv_how = SMARM_EXIT_SHUTDOWN;
 			sv->sv_reason = 0;
 		}
 		return;
@@ -616,8 +617,14 @@ static void server_end(void *arg)
 		smarm_chan_receiver_free(sv->sv_ctl);
 		smarm_chan_sender_free(sv->sv_ctl);
 	}
-	if (sv->sv_started && d->terminate != NULL)
+	if (sv->sv_started && d->terminate != NULL) {
+		/* It must not block: every park fails (wait.c WAIT-9). */
+		if (!may_block)
+			smarm__wait_refuse(me, true);
 		d->terminate(sv->sv_state, how, reason, may_block);
+		if (!may_block)
+			smarm__wait_refuse(me, false);
+	}
 	if (sv->sv_created && d->destroy != NULL)
 		d->destroy(sv->sv_state);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());

@@ -377,6 +377,8 @@ struct smarm_server {
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	int sc_status;		/* the last stub call's status */
 	uint32_t sc_burst;	/* casts and infos since the last pace() */
+	bool sc_req;		/* a request's own handle: by pid, and it
+				   may go to the caller itself */
 };
 
 /*
@@ -466,8 +468,9 @@ int smarm_server_status(const smarm_server_t *s)
 
 /*
  * The server's pid now. A call (kind BHV_CALL) must not come from the
- * server itself: it would wait for its own answer. A cast or an info to
- * itself is queued and served after the running callback.
+ * server itself: it would wait for its own answer. A cast, an info or a
+ * request (sc_req, only its wait is refused) to itself is queued and
+ * served after the running callback.
  */
 static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 {
@@ -478,7 +481,8 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 		*pid = s->sc_pid;
 	if (rc != 0)
 		return rc;
-	if (kind == BHV_CALL && smarm_pid_eq(*pid, smarm_actor_self()))
+	if (kind == BHV_CALL && smarm_pid_eq(*pid, smarm_actor_self()) &&
+	    !s->sc_req)
 		return SMARM_ECALLSELF;
 	return 0;
 }
@@ -896,6 +900,17 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	rq->rq_s = *s;
 	rq->rq_s.sc_reply = NULL;
 	rq->rq_s.sc_seq = 0;
+	rq->rq_s.sc_req = true;
+	if (s->sc_named) { /* by the pid the name has now: its target */
+		rc = smarm_node_whereis(s->sc_node, s->sc_name,
+					&rq->rq_s.sc_pid);
+		if (rc != 0) {
+			smarm__bhv_msg_free(&e.en_msg);
+			free(rq);
+			return rc;
+		}
+		rq->rq_s.sc_named = false;
+	}
 	rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
 	if (rc != 0) {
 		smarm__bhv_msg_free(&e.en_msg);
@@ -931,8 +946,12 @@ int smarm_server_wait_response(smarm_request_t *req, smarm_value_t *reply,
 	int rc;
 	if (req == NULL)
 		return SMARM_EINVAL;
+	/* Sent to the caller itself: no answer can come while it waits. */
+	if (timeout_ns != 0 &&
+	    smarm_pid_eq(req->rq_s.sc_pid, smarm_actor_self()))
+		return SMARM_ECALLSELF;
 	rc = await(&req->rq_s, 1, reply, timeout_ns);
-	if (rc != SMARM_ETIMEDOUT)
+	if (rc != SMARM_ETIMEDOUT && rc != SMARM_EAGAIN)
 		smarm_request_free(req);
 	return rc;
 }

@@ -80,6 +80,7 @@ struct sm {
 	bool sm_has_held;		     /* sm_held is set */
 	bool sm_created, sm_started;	     /* create, init succeeded */
 	bool sm_inited;			     /* smarm__sm_init ran */
+	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
 };
 
 /* ---- engine data ---- */
@@ -408,7 +409,10 @@ static void sm_signal(struct sm *s, const smarm_signal_t *sig)
 		ev.ev_kind = SMARM_SM_EXIT;
 		ev.ev_sig = *sig;
 	}
-	smarm__sm_step(&s->sm_m, &ev);
+	/* Stopped by the shutdown it handled: it ends SHUTDOWN (OTP's). */
+	if (smarm__sm_step(&s->sm_m, &ev) && !s->sm_m.m_crash &&
+	    ev.ev_kind == SMARM_SM_SHUTDOWN)
+		s->sm_shutdown = true;
 }
 
 /* Take one message in priority order; false if none was queued. */
@@ -503,7 +507,9 @@ static void sm_end(void *arg)
 	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
 	struct smarm__slot *me = smarm__current();
 	bool graceful = m->m_stop && !m->m_crash;
-	int how = graceful ? SMARM_EXIT_NORMAL : me->exit.ex_how;
+	int how = !graceful	   ? me->exit.ex_how
+		  : s->sm_shutdown ? SMARM_EXIT_SHUTDOWN
+				   : SMARM_EXIT_NORMAL;
 	intptr_t reason = graceful ? 0 : me->exit.ex_code;
 
 	if (s->sm_inited) {
@@ -518,8 +524,14 @@ static void sm_end(void *arg)
 		smarm__bhv_env_free(&s->sm_held);
 		s->sm_has_held = false;
 	}
-	if (s->sm_started && d->terminate != NULL)
+	if (s->sm_started && d->terminate != NULL) {
+		/* It must not block: every park fails (wait.c WAIT-9). */
+		if (!graceful)
+			smarm__wait_refuse(me, true);
 		d->terminate(s->sm_m.m_data, how, reason, graceful);
+		if (!graceful)
+			smarm__wait_refuse(me, false);
+	}
 	if (s->sm_created && d->destroy != NULL)
 		d->destroy(s->sm_m.m_data);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
@@ -632,6 +644,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	}
 	if (s->sm_m.m_crash)
 		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
+	if (s->sm_shutdown)
+		smarm_actor_shutdown();
 	smarm_actor_exit();
 	return 0;
 failed:

@@ -15,7 +15,8 @@
  * Exit, on the dying actor's own stack (smarm__terminate_ex):
  *   1. fix the exit record (how, code; a stop's strength and requester);
  *   2. run the undo hook of the wait it is in (wait.c WAIT-4);
- *   3. run its cleanup handlers, newest first;
+ *   3. run its cleanup handlers, newest first (each may park again:
+ *      wait.c WAIT-9);
  *   4. run the exit hook of each subsystem that has state on this actor,
  *      in id order (subsys.h), handing it that state;
  *   5. switch to its scheduler for good; the stack is simply abandoned.
@@ -239,11 +240,15 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	}
 	if (s->wait != NULL)
 		smarm__wait_undo_current(s); /* wait.c WAIT-4 */
-	/* A handler may itself exit; it then finishes the rest. */
+	/* A handler may itself exit; it then finishes the rest. One that
+	 * exits while it refused parking (wait.c WAIT-9) does not pass the
+	 * refusal on. */
 	while (s->cl_len > 0) {
 		struct smarm__cleanup c = s->cl[--s->cl_len];
+		s->no_park = 0;
 		c.fn(c.arg);
 	}
+	s->no_park = 0;
 	for (;;) {
 		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);
@@ -851,6 +856,7 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 	for (;;) {
 		struct smarm__waiter reg;
 		struct smarm__exit dead;
+		int rc;
 		uint32_t st;
 		struct smarm__slot *t = lock_tenant(n, pid, &st);
 		if (t == NULL)
@@ -877,7 +883,12 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		t->joiner = reg.pid;
 		t->joiner_epoch = reg.epoch;
 		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
-		smarm__wait_park(&w); /* unbounded: cannot fail */
+		rc = smarm__wait_park(&w); /* unbounded: only WAIT-9 */
+		if (rc != 0) {
+			join_undo(&w);
+			smarm__wait_retire(&w);
+			return rc;
+		}
 	}
 }
 

@@ -96,6 +96,8 @@ struct smarm__slot {
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
 				    callbacks (smarm__nopreempt_enter) */
+	uint8_t no_park;	 /* owner: parking refused (wait.c WAIT-9;
+				    in what was padding) */
 	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
 				    address, 0: none (preempt.c INV-P5) */
 	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */
@@ -221,6 +223,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->exiting = 0;
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
+	s->no_park = 0;
 	s->preempt_pending = 0;
 	s->ret_pc = 0;
 	s->ret_slot = NULL;

@@ -3,7 +3,8 @@
  * wait.c - the one wait protocol (wait.h): open, park, retire and undo
  * of a blocking wait of the running actor. Every blocking primitive of
  * the runtime goes through these four calls; nothing else in the library
- * opens a wait, arms a wait's timer or parks.
+ * opens a wait, arms a wait's timer or parks, so refusing every park of
+ * an actor (WAIT-9) is one flag checked here.
  *
  * Glossary.
  *   wait       one blocking call of an actor (struct smarm__wait), made
@@ -51,6 +52,14 @@
  *          NOTIFIED into QUEUED (sched.c yield_return) and would drop a
  *          wake that landed in between. No primitive yields there, and
  *          async preemption never interrupts libsmarm's own text.
+ *   WAIT-9 a refused park is a round that did not park. While the
+ *          actor's no_park flag is set (smarm__wait_refuse: a
+ *          behaviour's terminate on a path that must not block), park
+ *          returns SMARM_EAGAIN before it arms a timer or installs the
+ *          hook, and the primitive leaves the round as after a failed
+ *          timer (WAIT-6): every blocking call then returns at once,
+ *          while one that can answer without parking still does. This
+ *          is the one check: a primitive needs none of its own.
  *
  * Ownership: a struct smarm__wait lives on the waiting actor's stack for
  * the duration of the call; the slot points at it only while parked.
@@ -114,6 +123,8 @@ __attribute__((always_inline)) inline int
 smarm__wait_park(struct smarm__wait *w)
 {
 	struct smarm__slot *me = w->wt_me;
+	if (__builtin_expect(me->no_park, 0))
+		return SMARM_EAGAIN; /* WAIT-9 */
 	if (w->wt_deadline != 0) {
 		int rc = wait_arm_timer(w);
 		if (rc != 0)
@@ -123,6 +134,11 @@ smarm__wait_park(struct smarm__wait *w)
 	smarm__park(me);
 	me->wait = NULL;
 	return 0;
+}
+
+void smarm__wait_refuse(struct smarm__slot *me, bool on)
+{
+	me->no_park = on; /* WAIT-9 */
 }
 
 void smarm__wait_retire(struct smarm__wait *w)

@@ -114,11 +114,21 @@ bool smarm__wait_expired(const struct smarm__wait *w);
  * install the undo hook (WAIT-4), park, remove the hook. Returns 0 once
  * woken: by the registration's waker, the timer, or nothing at all that
  * the caller may rely on (WAIT-5): the caller re-checks. Returns an
- * error (SMARM_ENOMEM: no timer entry) without parking: the round is
- * still open, the caller removes its registration and retires it.
+ * error without parking (SMARM_ENOMEM: no timer entry; SMARM_EAGAIN:
+ * parking is refused, WAIT-9): the round is still open, the caller
+ * removes its registration, retires it and returns that status.
  * No runtime lock may be held.
  */
 int smarm__wait_park(struct smarm__wait *w);
+
+/*
+ * Refuse (on true) or allow again (false) every park of the running
+ * actor me (WAIT-9): the behaviour layer brackets a terminate that must
+ * not block with it. A wait that finds its answer without parking is
+ * not affected. The exit path allows parking again before each cleanup
+ * handler and before the exit hooks.
+ */
+void smarm__wait_refuse(struct smarm__slot *me, bool on);
 
 /* End a round that did not park (WAIT-6); a stop may end the actor. */
 void smarm__wait_retire(struct smarm__wait *w);

@@ -12,9 +12,11 @@
  * e.g. a second stop while exiting) -> open a new wait, store the new
  * epoch, park again. A stop ends the actor through the wait's undo hook,
  * which under jlock frees a finished job or marks a running one
- * abandoned. Pool side: take a job, run fn, then under jlock store the
- * result, uncount it, and either free it (abandoned) or wake its waiter
- * under the lock (a foreign-thread wake, core.h INV-5).
+ * abandoned; a park refused (wait.c WAIT-9) abandons the job the same
+ * way and returns SMARM_EAGAIN. Pool side: take a job, run fn, then
+ * under jlock store the result, uncount it, and either free it
+ * (abandoned) or wake its waiter under the lock (a foreign-thread wake,
+ * core.h INV-5).
  *
  * Run end: smarm__pool_stop sets pstop and joins the threads, which exit
  * only once the queue is empty, so every job submitted in a run runs to
@@ -184,7 +186,12 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 
 	for (;;) {
 		bool done;
-		smarm__wait_park(&w); /* unbounded: cannot fail */
+		rc = smarm__wait_park(&w); /* unbounded: only WAIT-9 */
+		if (rc != 0) { /* refused: the job runs on, abandoned */
+			job_undo(&w);
+			smarm__wait_retire(&w);
+			return rc;
+		}
 		smarm__lock(&io->jlock, SMARM__RANK_CHANNEL);
 		done = job->done;
 		if (!done) /* woken for something else: wait on (INV-3) */

@@ -5,12 +5,13 @@
  * deferred replies (answered, dropped, left to a server that ends),
  * handle_continue before the next message, stop with a reason, a call
  * queued behind a blocked handler when the server is shut down
- * (stop_with_queued_call), trapping with handle_shutdown (exit and
- * continue), Downs, infos ahead of queued calls, the idle window,
- * timers (one-shot, periodic, cancelled), how a stop's how is seen by
- * monitors and a supervisor, casts and infos to itself, a sibling
- * behaviour found from inside, start failures, and unloading while a
- * message is queued.
+ * (stop_with_queued_call), trapping with handle_shutdown (exit, which
+ * ends SHUTDOWN, and continue), a terminate that may not block (its
+ * parks refused), a request to itself, Downs, infos ahead of queued
+ * calls, the idle window, timers (one-shot, periodic, cancelled), how a
+ * stop's how is seen by monitors and a supervisor, casts and infos to
+ * itself, a sibling behaviour found from inside, start failures, and
+ * unloading while a message is queued.
  */
 #include "harness.h"
 
@@ -419,10 +420,13 @@ static void trap_root(void *arg)
 	/* trapping only in init */
 	HARNESS_EQ(smarm_server_call(s, "trap_late", NULL, 0, &r, MS(5000)), 0);
 	HARNESS_EQ(r.v.i, SMARM_ESTATE);
+	/* handle_shutdown EXIT: it ends on the shutdown, SHUTDOWN (OTP's
+	 * {stop, shutdown}); terminate may block (a clean end) */
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
-	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
-	EVENTS_ARE("init shutdown term:0:0:1 destroy");
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	EVENTS_ARE("init shutdown term:3:0:1 destroy");
 	smarm_server_free(s);
 
 	/* handle_shutdown CONTINUE: keeps serving, then stops itself */
@@ -486,6 +490,142 @@ END_TEST
 START_TEST(test_gen_server_trap_handle_shutdown)
 {
 	ck_assert_int_eq(harness_run(2, trap_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A supervised transient trapping server that ends on a shutdown
+ * signal (handle_shutdown EXIT): its supervisor and monitors see
+ * SHUTDOWN, terminate gets it, and it is not restarted (not abnormal).
+ */
+static void trap_sup_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE, kid;
+	smarm_signal_t sig;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(spec, "t", probe, "trap", "tp",
+					     SMARM_SUP_TRANSIENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	kid = sup_kid(sup);
+	HARNESS_EQ(smarm_monitor(kid, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(kid, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(smarm_pid_eq(sup_kid_after(sup, kid), SMARM_PID_NONE));
+	EVENTS_ARE("init shutdown term:3:0:1 destroy");
+	HARNESS_EQ(smarm_monitor(sup, down, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_trapped_shutdown_ends_shutdown)
+{
+	ck_assert_int_eq(harness_run(4, trap_sup_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * terminate where it must not block (a kill, a crash, an untrapped
+ * shutdown: may_block false): each of its calls that would park (a
+ * receive, a sleep of 2.5 s, a call, a join, a pool job, a select) is
+ * SMARM_EAGAIN at once and the end is prompt, while those that need not
+ * park (try_recv, a receive of a queued element, a name lookup) work.
+ * After a clean stop (may_block true) the same calls wait and succeed.
+ */
+static void noblock_root(void *arg)
+{
+	static const char *const want[4] = {
+		"init term:2:0:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init term:1:9:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init term:3:0:0 bt:-5:-5:-5:-5:-5:-5|0:0:0 destroy",
+		"init stop:0 term:0:0:1 bt:-4:0:0:0:0:-4|0:0:0 destroy",
+	};
+	static const int hows[4] = { SMARM_EXIT_STOPPED, SMARM_EXIT_CRASHED,
+				     SMARM_EXIT_SHUTDOWN, SMARM_EXIT_NORMAL };
+	const smarm_behaviour_t *peer = NULL;
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_server_t *pp = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_plugin_behaviour(pl, "peer", &peer), 0);
+	HARNESS_EQ(smarm_server_start(peer, NULL, "pp", &pp), 0);
+	for (int i = 0; i < 4; i++) {
+		smarm_server_t *s = start("blockterm", down);
+		smarm_value_t c = v_i64(9);
+		smarm_value_t st[2] = { v_i32(SMARM_EXIT_NORMAL), v_i64(0) };
+		smarm_signal_t sig;
+		smarm_pid_t pid;
+		uint64_t t0;
+		int how = -1;
+		HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+		t0 = smarm_now_ns();
+		if (i == 0)
+			HARNESS_EQ(smarm_actor_stop(pid), 0);
+		else if (i == 1)
+			HARNESS_EQ(smarm_server_cast(s, "crash", &c, 1), 0);
+		else if (i == 2)
+			HARNESS_EQ(smarm_server_shutdown(s, MS(5000), &how), 0);
+		else
+			HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL,
+						     MS(5000)),
+				   0);
+		HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+		HARNESS_EQ(sig.how, hows[i]);
+		if (i < 3)
+			HARNESS_CHECK(harness_since(t0) < MS(2000));
+		const char *got = events();
+		if (strcmp(got, want[i]) != 0)
+			fprintf(stderr, "noblock %d: \"%s\", want \"%s\"\n", i,
+				got, want[i]);
+		HARNESS_CHECK(strcmp(got, want[i]) == 0);
+		smarm_server_free(s);
+	}
+	HARNESS_EQ(smarm_server_shutdown(pp, MS(5000), NULL), 0);
+	smarm_server_free(pp);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_terminate_may_not_block)
+{
+	ck_assert_int_eq(harness_run(4, noblock_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A request to itself (OTP's send_request(self(), Req)): sent from a
+ * handler, not waited for there (SMARM_ECALLSELF at once, bounded or
+ * not; the request stays pending), a poll says not yet, and a later
+ * callback (a cast it sent itself, queued after the request) picks the
+ * reply up with a poll.
+ */
+static void req_self_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL);
+	smarm_value_t a = v_i64(41), e = v_i64(1), r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_call(s, "req_self", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("init rs:0:-314:-314:-4:1:0 echo:41 check:0:41 echo:1");
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	events();
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_request_to_self)
+{
+	ck_assert_int_eq(harness_run(2, req_self_root, NULL),
+			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
 END_TEST
@@ -946,6 +1086,9 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_continue_and_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
+	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
+	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
+	tcase_add_test(tc, test_gen_server_request_to_self);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);
 	tcase_add_test(tc, test_gen_server_idle_window_fires_repeatedly);

@@ -18,6 +18,8 @@
 
 #include <smarm/smarm_plugin.h>
 
+#include <dlfcn.h>
+
 #include <string.h>
 
 static char path[4096];
@@ -109,6 +111,21 @@ static int call_i(smarm_server_t *s, const char *op, int64_t *out)
 		*out = r.v.i;
 	smarm_value_release(&r);
 	return rc;
+}
+
+/* The probe's last terminate (how, may_block, its sleep's status). */
+static void term_seen(int out[3])
+{
+	void *dl =
+		dlopen(getenv("SMARM_TEST_SM_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	void (*f)(int *);
+	out[0] = out[1] = out[2] = -200;
+	if (dl == NULL)
+		return;
+	*(void **)&f = dlsym(dl, "sm_probe_term");
+	if (f != NULL)
+		f(out);
+	dlclose(dl);
 }
 
 /* The probe's log since the last one, into g_out[i]. */
@@ -520,7 +537,9 @@ static void peer_body(void *arg)
  * Lifetime: freeing every handle does not end a machine; a call whose
  * action or guard crashes is EDOWN; a linked peer's death reaches the EXIT row
  * of a trapping machine; a trapping machine's shutdown (no shutdown
- * row) ends it normally, a non-trapping one's ends it SHUTDOWN.
+ * row: the built-in one stops it) ends it SHUTDOWN, with a terminate
+ * that may block, and so does a non-trapping one's. A crash's terminate
+ * may not block: its sleep is SMARM_EAGAIN at once.
  */
 static void lifetime_root(void *arg)
 {
@@ -541,9 +560,12 @@ static void lifetime_root(void *arg)
 	smarm_server_open(NULL, g_be, pid, &s);
 	g_rc[0] = call_i(s, "get", &v);
 	smarm_monitor(pid, ch, NULL);
+	uint64_t t0 = smarm_now_ns();
 	g_rc[1] = call_i(s, "boom", &v);
 	harness_recv_sig(ch, &sig);
 	g_rc[2] = sig.how;
+	g_rc[14] = harness_since(t0) < MS(2000);
+	term_seen(&g_rc[11]);
 	smarm_server_free(s);
 	/* A guard that crashes: its call is EDOWN too. */
 	s = start_probe();
@@ -564,6 +586,7 @@ static void lifetime_root(void *arg)
 	await_log(s, 2, "exit");
 	g_rc[3] = smarm_server_shutdown(s, MS(10000), &how);
 	g_rc[4] = how;
+	term_seen(&g_rc[15]);
 	smarm_server_free(s);
 	/* A machine that does not trap: stopped outright. */
 	g_rc[5] = smarm_server_start(door, NULL, NULL, &s);
@@ -596,7 +619,14 @@ START_TEST(test_gen_statem_lifetime_and_shutdown)
 	snprintf(want, sizeof want, "exit%d@0", SMARM_EXIT_STOPPED);
 	ck_assert_str_eq(g_out[2], want);
 	ck_assert_int_eq(g_rc[3], 0);
-	ck_assert_int_eq(g_rc[4], SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(g_rc[4], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[11], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(g_rc[12], 0);
+	ck_assert_int_eq(g_rc[13], SMARM_EAGAIN);
+	ck_assert_int_eq(g_rc[14], 1);
+	ck_assert_int_eq(g_rc[15], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[16], 1);
+	ck_assert_int_eq(g_rc[17], 0);
 	ck_assert_int_eq(g_rc[5], 0);
 	ck_assert_int_eq(g_rc[6], 0);
 	ck_assert_int_eq(g_rc[7], SMARM_EXIT_SHUTDOWN);

@@ -4,13 +4,17 @@
  * each callback appends an event to a process-wide log the suite reads
  * through probe_events() (a plain export of this test plugin), and its
  * operations reach every context call: deferred replies, continue, stop
- * with reason, monitors, timers, blocking handlers, sends to itself and
- * calls to its sibling behaviour "peer" through handles opened inside.
+ * with reason, monitors, timers, blocking handlers, sends to itself, a
+ * request to itself picked up by a later callback (req_self, check),
+ * a crash, and calls to its sibling behaviour "peer" (ping, nap)
+ * through handles opened inside.
  *
  * Start arguments: a comma-separated set of words: "trap" (trap exits
  * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
  * idle window), "failinit" (init fails with SMARM_EEXIST), "failcreate"
- * (create fails with SMARM_ENOENT).
+ * (create fails with SMARM_ENOENT), "blockterm" (terminate makes
+ * blocking and non-blocking calls and logs their statuses: see
+ * term_calls; needs a "peer" server registered as "pp").
  */
 #include <smarm/smarm_plugin.h>
 
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char events[8192];
@@ -50,10 +55,12 @@ __attribute__((visibility("default"))) void probe_events(char *buf, size_t len)
 }
 
 struct probe {
-	bool trap, cont, idle, failinit;
+	bool trap, cont, idle, failinit, blockterm;
 	smarm_reply_t *tok;
 	smarm_gs_ctx_t *cx;
 	uint64_t timer;
+	smarm_server_t *peer; /* blockterm: the "pp" server */
+	smarm_request_t *req; /* req_self's request to itself */
 };
 
 static int create(const char *args, void **state)
@@ -69,6 +76,7 @@ static int create(const char *args, void **state)
 		p->cont = strstr(args, "continue") != NULL;
 		p->idle = strstr(args, "idle") != NULL;
 		p->failinit = strstr(args, "failinit") != NULL;
+		p->blockterm = strstr(args, "blockterm") != NULL;
 	}
 	*state = p;
 	return 0;
@@ -78,6 +86,8 @@ static void destroy(void *state)
 {
 	struct probe *p = state;
 	ev("destroy");
+	smarm_server_free(p->peer);
+	smarm_request_free(p->req);
 	free(p);
 }
 
@@ -92,6 +102,12 @@ static int init(void *state, smarm_gs_ctx_t *cx)
 		return SMARM_EINTERNAL;
 	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
 		return SMARM_EINTERNAL;
+	if (p->blockterm) {
+		const smarm_behaviour_t *b = NULL;
+		if (smarm_gs_behaviour(cx, "peer", &b) != 0 ||
+		    smarm_server_open_name(NULL, b, "pp", &p->peer) != 0)
+			return SMARM_EINTERNAL;
+	}
 	return 0;
 }
 
@@ -133,12 +149,75 @@ static void handle_idle(void *state, smarm_gs_ctx_t *cx)
 	ev("idle");
 }
 
+static void kid_sleeps(void *arg)
+{
+	(void)arg;
+	smarm_actor_sleep(20000000);
+}
+
+static intptr_t job_sleeps(void *arg)
+{
+	(void)arg;
+	struct timespec ts = { 0, 5000000 };
+	nanosleep(&ts, NULL);
+	return 7;
+}
+
+/*
+ * blockterm: six calls that park (a receive, a sleep, a call to the
+ * peer, a join, a pool job, a select), then three that need not (a
+ * try_recv and a receive with an element queued, a name lookup), logged
+ * as "bt:<six>|<three>". With may_block false every one of the six is
+ * SMARM_EAGAIN at once; the sleep is then 2.5 s, so a runtime that let
+ * it park would end the server late.
+ */
+static void term_calls(struct probe *p, bool may_block)
+{
+	smarm_value_t a = { .type = SMARM_T_I64 }, r;
+	smarm_chan_t *ch = NULL;
+	smarm_selset_t *set = NULL;
+	smarm_pid_t kid, pp;
+	intptr_t res = 0;
+	int64_t x = 1;
+	size_t ready;
+	int b[6], n[3];
+
+	smarm_chan_alloc(&ch, sizeof x, NULL);
+	b[0] = smarm_chan_recv_timeout(ch, &x, 50000000);
+	b[1] = smarm_actor_sleep(may_block ? 10000000 : 2500000000u);
+	a.type = SMARM_T_U64;
+	a.v.u = 50000000; /* its reply cannot be there before the wait */
+	b[2] = smarm_server_call(p->peer, "nap", &a, 1, &r, 5000000000u);
+	b[3] = smarm_actor_spawn(&kid, kid_sleeps, NULL, NULL);
+	if (b[3] == 0) {
+		b[3] = smarm_actor_join(kid, NULL, NULL);
+		if (b[3] != 0)
+			smarm_actor_detach(kid);
+	}
+	b[4] = smarm_io_blocking(job_sleeps, NULL, &res);
+	smarm_selset_alloc(&set);
+	smarm_selset_add_chan(set, ch, NULL);
+	b[5] = smarm_selset_wait(set, 20000000, &ready);
+	smarm_selset_free(set);
+	smarm_chan_send(ch, &x);
+	n[0] = smarm_chan_try_recv(ch, &x);
+	smarm_chan_send(ch, &x);
+	n[1] = smarm_chan_recv_timeout(ch, &x, 50000000);
+	n[2] = smarm_node_whereis(smarm_node_current(), "pp", &pp);
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+	ev("bt:%d:%d:%d:%d:%d:%d|%d:%d:%d", b[0], b[1], b[2], b[3], b[4], b[5],
+	   n[0], n[1], n[2]);
+}
+
 static void terminate(void *state, int how, intptr_t reason, bool may_block)
 {
 	struct probe *p = state;
 	ev("term:%d:%ld:%d", how, (long)reason, may_block);
 	if (p->tok != NULL) /* left to the runtime's EDOWN */
 		p->tok = NULL;
+	if (p->blockterm)
+		term_calls(p, may_block);
 }
 
 static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
@@ -196,6 +275,13 @@ static void block(void *state, smarm_gs_ctx_t *cx, uint64_t ns)
 	ev("block");
 	smarm_actor_sleep(ns);
 	ev("unblock");
+}
+
+static void crash(void *state, smarm_gs_ctx_t *cx, int64_t why)
+{
+	(void)state;
+	(void)cx;
+	smarm_actor_crash((intptr_t)why);
 }
 
 static void stop(void *state, smarm_gs_ctx_t *cx, int32_t how, int64_t why)
@@ -273,6 +359,53 @@ static int32_t self_send(void *state, smarm_gs_ctx_t *cx, int64_t v)
 }
 
 /*
+ * A request to itself (OTP's send_request(self(), ...)): sent, but not
+ * waited for in this callback (SMARM_ECALLSELF at once, timed or not),
+ * a poll says not yet (SMARM_ETIMEDOUT); then a cast of "check" to
+ * itself, served after the request, picks the reply up. Logs
+ * "rs:<send>:<timed wait>:<unbounded wait>:<poll>:<fast>:<cast>".
+ */
+static int32_t req_self(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	struct probe *p = state;
+	const smarm_behaviour_t *b = NULL;
+	smarm_server_t *h = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 }, r;
+	int rc[6] = { -1, -1, -1, -1, -1, -1 };
+	if (smarm_gs_behaviour(cx, NULL, &b) == 0 &&
+	    smarm_server_open(NULL, b, smarm_actor_self(), &h) == 0) {
+		uint64_t t0 = smarm_now_ns();
+		a.v.i = v;
+		rc[0] = smarm_server_send_request(h, "echo", &a, 1, &p->req);
+		rc[1] = smarm_server_wait_response(p->req, &r, 1000000000);
+		rc[2] = smarm_server_wait_response(p->req, &r,
+						   SMARM_NO_TIMEOUT);
+		rc[3] = smarm_server_wait_response(p->req, &r, 0);
+		rc[4] = smarm_now_ns() - t0 < 500000000;
+		rc[5] = smarm_server_cast(h, "check", NULL, 0);
+		smarm_server_free(h);
+	}
+	ev("rs:%d:%d:%d:%d:%d:%d", rc[0], rc[1], rc[2], rc[3], rc[4], rc[5]);
+	return rc[0];
+}
+
+/* The reply to req_self's request, by a poll: "check:<status>:<v>". */
+static void check(void *state, smarm_gs_ctx_t *cx)
+{
+	struct probe *p = state;
+	smarm_value_t r = { .type = SMARM_T_I64 };
+	int rc = SMARM_ENOENT;
+	(void)cx;
+	r.v.i = -1;
+	if (p->req != NULL) {
+		rc = smarm_server_wait_response(p->req, &r, 0);
+		if (rc != SMARM_ETIMEDOUT)
+			p->req = NULL; /* freed by the answer */
+	}
+	ev("check:%d:%lld", rc, (long long)r.v.i);
+}
+
+/*
  * Call ping(v) on the server registered as name, of this plugin's
  * behaviour "peer" (found from inside); return its answer. Logs the
  * statuses, and those of a name that is no behaviour and of out NULL.
@@ -315,6 +448,9 @@ static const smarm_handler_t handlers[] = {
 	{ "tick_cancel", (void (*)(void))tick_cancel },
 	{ "self_send", (void (*)(void))self_send },
 	{ "peer_call", (void (*)(void))peer_call },
+	{ "crash", (void (*)(void))crash },
+	{ "req_self", (void (*)(void))req_self },
+	{ "check", (void (*)(void))check },
 };
 
 static const smarm_gs_desc_t probe = {
@@ -335,7 +471,10 @@ static const smarm_gs_desc_t probe = {
 		    "call tick_after(u64, u64) -> i32\n"
 		    "call tick_cancel() -> i32\n"
 		    "call self_send(i64) -> i32\n"
-		    "call peer_call(str, i64) -> i64\n",
+		    "call peer_call(str, i64) -> i64\n"
+		    "cast crash(i64)\n"
+		    "call req_self(i64) -> i32\n"
+		    "cast check()\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,
@@ -364,16 +503,26 @@ static int64_t ping(void *state, smarm_gs_ctx_t *cx, int64_t v)
 	return v + 1000;
 }
 
+/* Sleep ns, then reply. */
+static void nap(void *state, smarm_gs_ctx_t *cx, uint64_t ns)
+{
+	(void)state;
+	(void)cx;
+	smarm_actor_sleep(ns);
+}
+
 static const smarm_handler_t peer_handlers[] = {
 	{ "ping", (void (*)(void))ping },
+	{ "nap", (void (*)(void))nap },
 };
 
 static const smarm_gs_desc_t peer = {
 	.struct_size = sizeof(smarm_gs_desc_t),
 	.name = "peer",
-	.protocol = "call ping(i64) -> i64\n",
+	.protocol = "call ping(i64) -> i64\n"
+		    "call nap(u64)\n",
 	.handlers = peer_handlers,
-	.n_handlers = 1,
+	.n_handlers = 2,
 	.create = peer_create,
 };
 

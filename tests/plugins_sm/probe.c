@@ -8,10 +8,13 @@
  * The event timeout's row stops the machine (a test sees it fire by the
  * machine's end: polling the log would cancel it). selfsend and peer
  * reach the machine itself and a sibling machine, mirror, through
- * handles opened from inside (smarm_sm_behaviour).
+ * handles opened from inside (smarm_sm_behaviour). terminate sleeps (1 ms
+ * when it may block, else 2.5 s) and records how, may_block and the
+ * sleep's status for sm_probe_term (a plain export of this plugin).
  */
 #include <smarm/smarm_plugin.h>
 
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,14 +65,26 @@ static int p_init(void *data, smarm_sm_ctx_t *cx)
 	return smarm_sm_trap_exit(cx);
 }
 
+/* The last terminate: how, may_block, its sleep's status (-100: none). */
+static _Atomic int term_how = -100, term_may = -100, term_sleep = -100;
+
+__attribute__((visibility("default"))) void sm_probe_term(int out[3])
+{
+	out[0] = atomic_exchange(&term_how, -100);
+	out[1] = atomic_exchange(&term_may, -100);
+	out[2] = atomic_exchange(&term_sleep, -100);
+}
+
 static void p_terminate(void *data, int how, intptr_t reason, bool may_block)
 {
 	struct probe *p = data;
 	(void)reason;
-	(void)may_block;
-	(void)how;
 	if (p->p_held != NULL)
 		smarm_reply_drop(p->p_held);
+	atomic_store(&term_sleep,
+		     smarm_actor_sleep(may_block ? 1000000 : 2500000000u));
+	atomic_store(&term_may, may_block);
+	atomic_store(&term_how, how);
 }
 
 static void p_enter(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t prev)
