@@ -438,25 +438,28 @@ int smarm_plugin_close(smarm_plugin_t *h)
 	return 0;
 }
 
+/* pl's behaviour called name: 0, or SMARM_ENOBEHAVIOUR. */
+static int beh_find(const struct bhv_plugin *pl, const char *name,
+		    const struct smarm_behaviour **out)
+{
+	for (size_t i = 0; i < pl->pl_nbeh; i++) {
+		if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
+			*out = &pl->pl_beh[i];
+			return 0;
+		}
+	}
+	return SMARM_ENOBEHAVIOUR;
+}
+
 int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
 			   const smarm_behaviour_t **out)
 {
 	struct bhv_plugin *pl = (struct bhv_plugin *)h;
-	int rc = SMARM_ENOBEHAVIOUR;
+	int rc;
 	if (pl == NULL || name == NULL || out == NULL)
 		return SMARM_EINVAL;
 	pthread_mutex_lock(&plugins_lock);
-	if (!is_open(pl)) {
-		rc = SMARM_EINVAL;
-	} else {
-		for (size_t i = 0; i < pl->pl_nbeh; i++) {
-			if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
-				*out = &pl->pl_beh[i];
-				rc = 0;
-				break;
-			}
-		}
-	}
+	rc = is_open(pl) ? beh_find(pl, name, out) : SMARM_EINVAL;
 	pthread_mutex_unlock(&plugins_lock);
 	return rc;
 }
@@ -470,13 +473,7 @@ int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 		return 0;
 	}
 	/* The caller's reference keeps pl_beh constant (INV-3). */
-	for (size_t i = 0; i < pl->pl_nbeh; i++) {
-		if (strcmp(pl->pl_beh[i].bh_name, name) == 0) {
-			*out = &pl->pl_beh[i];
-			return 0;
-		}
-	}
-	return SMARM_ENOBEHAVIOUR;
+	return beh_find(pl, name, out);
 }
 
 bool smarm__bhv_valid(const struct smarm_behaviour *b)
