@@ -490,7 +490,6 @@ static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
 	dispatch(sv, &e);
 }
 
-/* Wait for and serve one message. */
 struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_bi == sv->sv_bn) {
@@ -512,6 +511,7 @@ void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
 		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi++]);
 }
 
+/* Wait for and serve one message. */
 static void serve_one(struct smarm_gs_ctx *sv)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
@@ -523,21 +523,9 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	int rc;
 
 	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
-		if (smarm__chan_maybe_ready(sv->sv_info) &&
-		    smarm_chan_try_recv(sv->sv_info, &e) == 0) {
-			dispatch(sv, &e);
-			return;
-		}
-		/* A backlog is served in batches: one lock per BHV_BATCH. */
-		if ((sv->sv_bi < sv->sv_bn ||
-		     smarm__chan_maybe_ready(sv->sv_inbox)) &&
-		    (b = smarm__gs_inbox_take(sv)) != NULL) {
+		b = smarm__gs_next(sv, &e, wait, &rc);
+		if (b != NULL)
 			dispatch(sv, b);
-			return;
-		}
-		rc = smarm_chan_recv_timeout(sv->sv_inbox, &e, wait);
-		if (rc == 0)
-			dispatch(sv, &e);
 		else if (rc == SMARM_ETIMEDOUT && d->handle_idle != NULL)
 			d->handle_idle(sv->sv_state, sv);
 		return;

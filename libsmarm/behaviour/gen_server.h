@@ -84,6 +84,31 @@ struct smarm_gs_ctx {
  */
 struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
 
+/*
+ * The next envelope on the fast path (no exit, down or timer arm): an
+ * info if one is queued, else the batch's next, else one received from
+ * the inbox within wait (the one timeout rule). It is *tmp or in the
+ * batch (as smarm__gs_inbox_take's); NULL with *rc the receive's status
+ * (SMARM_ETIMEDOUT: the window passed with no message).
+ */
+static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
+					     struct bhv_env *tmp, uint64_t wait,
+					     int *rc)
+{
+	struct bhv_env *b;
+
+	*rc = 0;
+	if (smarm__chan_maybe_ready(sv->sv_info) &&
+	    smarm_chan_try_recv(sv->sv_info, tmp) == 0)
+		return tmp;
+	/* A backlog is served in batches: one lock per BHV_BATCH. */
+	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
+	    (b = smarm__gs_inbox_take(sv)) != NULL)
+		return b;
+	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
+	return *rc == 0 ? tmp : NULL;
+}
+
 /* The server ends: its batch's envelopes go as queued ones do. */
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);
 

@@ -461,15 +461,9 @@ static void sm_serve_one(struct sm *s)
 	    !s->sm_has_held) {
 		/* The fast path: no exit or timer arm, so an info (which
 		 * also nudges the inbox) and then the inbox. */
-		if (smarm__chan_maybe_ready(s->sm_gs.sv_info) &&
-		    smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0)
-			sm_envelope(s, &e);
-		else if ((s->sm_gs.sv_bi < s->sm_gs.sv_bn ||
-			  smarm__chan_maybe_ready(s->sm_gs.sv_inbox)) &&
-			 (b = smarm__gs_inbox_take(&s->sm_gs)) != NULL)
+		b = smarm__gs_next(&s->sm_gs, &e, SMARM_NO_TIMEOUT, &rc);
+		if (b != NULL)
 			sm_envelope(s, b);
-		else if (smarm_chan_recv(s->sm_gs.sv_inbox, &e) == 0)
-			sm_envelope(s, &e);
 		return;
 	}
 	if (sm_take(s))
