@@ -25,80 +25,110 @@
 #include "sig.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------ watcher side */
 
 /*
- * The watcher's records are an open-addressed table by ref (linear
- * probing, capacity a power of two, at most half full, deletion by
- * backward shift): a watcher with many monitors in flight (a pool, a
- * supervisor) finds each in O(1) when its Down fires. sw_ref 0: empty.
+ * The watcher's records, in ref order, in sa_wrefs[sa_wfirst, sa_wend):
+ * refs come from one node counter and a watcher sets its own monitors,
+ * so a new record goes at the end (an older ref arriving late is moved
+ * into its place). A removed record is marked dead and dropped when an
+ * end passes it or a compaction does (when the end reaches the room);
+ * both ends are always live records. Found by binary search after a look
+ * at both ends: Downs mostly fire oldest first (the front) and a call's
+ * monitor comes off newest first (the back), so most finds are O(1) and
+ * the rest O(log n). In order, consecutive records share cache lines
+ * and pages: a hashed table cost a cache and a TLB miss per insert and
+ * per fire with 100,000 monitors in flight (docs/benchmarks.md).
  */
-static uint32_t wref_home(uint64_t ref, uint32_t cap)
+
+/* The first index in [lo, hi) whose ref is ref or above. */
+static uint32_t wref_bound(const struct smarm__sig_wref *t, uint32_t lo,
+			   uint32_t hi, uint64_t ref)
 {
-	return (uint32_t)((ref * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t[mid].sw_ref < ref)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static struct smarm__sig_wref *wref_find(struct smarm__sig_actor *a,
 					 uint64_t ref)
 {
-	if (a->sa_capwrefs == 0)
+	struct smarm__sig_wref *t = a->sa_wrefs;
+	uint32_t lo = a->sa_wfirst, hi = a->sa_wend, i;
+	if (lo == hi)
 		return NULL;
-	for (uint32_t i = wref_home(ref, a->sa_capwrefs);;
-	     i = (i + 1) & (a->sa_capwrefs - 1)) {
-		if (a->sa_wrefs[i].sw_ref == ref)
-			return &a->sa_wrefs[i];
-		if (a->sa_wrefs[i].sw_ref == 0)
-			return NULL;
-	}
+	if (t[lo].sw_ref == ref)
+		return &t[lo];
+	if (t[hi - 1].sw_ref == ref)
+		return &t[hi - 1];
+	i = wref_bound(t, lo, hi, ref);
+	if (i == hi || t[i].sw_ref != ref || t[i].sw_dead)
+		return NULL;
+	return &t[i];
 }
 
-static void wref_put(struct smarm__sig_wref *t, uint32_t cap,
-		     const struct smarm__sig_wref *w)
+/* Drop the dead records: the live ones move to the front, in order. */
+static void wref_compact(struct smarm__sig_actor *a)
 {
-	uint32_t i = wref_home(w->sw_ref, cap);
-	while (t[i].sw_ref != 0)
-		i = (i + 1) & (cap - 1);
-	t[i] = *w;
+	uint32_t keep = 0;
+	for (uint32_t i = a->sa_wfirst; i < a->sa_wend; i++)
+		if (!a->sa_wrefs[i].sw_dead)
+			a->sa_wrefs[keep++] = a->sa_wrefs[i];
+	a->sa_wfirst = 0;
+	a->sa_wend = keep;
 }
 
 static int wref_insert(struct smarm__sig_actor *a,
 		       const struct smarm__sig_wref *w)
 {
-	if ((a->sa_nwrefs + 1) * 2 > a->sa_capwrefs) {
-		uint32_t cap = a->sa_capwrefs ? a->sa_capwrefs * 2 : 8;
-		struct smarm__sig_wref *t = calloc(cap, sizeof *t);
-		if (t == NULL)
-			return SMARM_ENOMEM;
-		for (uint32_t i = 0; i < a->sa_capwrefs; i++)
-			if (a->sa_wrefs[i].sw_ref != 0)
-				wref_put(t, cap, &a->sa_wrefs[i]);
-		free(a->sa_wrefs);
-		a->sa_wrefs = t;
-		a->sa_capwrefs = cap;
+	struct smarm__sig_wref *t;
+	uint32_t i;
+	if (a->sa_wend == a->sa_capwrefs) {
+		/* Full to the end: grow if live records fill half the
+		 * room, else compact (at least cap/2 inserts before the
+		 * next: O(1) amortized). */
+		if ((a->sa_nwrefs + 1) * 2 > a->sa_capwrefs) {
+			uint32_t cap = a->sa_capwrefs ? a->sa_capwrefs * 2 : 4;
+			t = realloc(a->sa_wrefs, cap * sizeof *t);
+			if (t == NULL)
+				return SMARM_ENOMEM;
+			a->sa_wrefs = t;
+			a->sa_capwrefs = cap;
+		}
+		wref_compact(a);
 	}
-	wref_put(a->sa_wrefs, a->sa_capwrefs, w);
+	t = a->sa_wrefs;
+	i = a->sa_wend;
+	if (i > a->sa_wfirst && t[i - 1].sw_ref > w->sw_ref) {
+		i = wref_bound(t, a->sa_wfirst, i, w->sw_ref);
+		memmove(&t[i + 1], &t[i], (a->sa_wend - i) * sizeof *t);
+	}
+	t[i] = *w;
+	t[i].sw_dead = false;
+	a->sa_wend++;
 	a->sa_nwrefs++;
 	return 0;
 }
 
-/* Remove the record at e (backward shift: no tombstones). */
+/* Remove the record at e: dead, and the ends moved past the dead. */
 static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 {
-	uint32_t mask = a->sa_capwrefs - 1;
-	uint32_t i = (uint32_t)(e - a->sa_wrefs);
-	for (uint32_t j = (i + 1) & mask; a->sa_wrefs[j].sw_ref != 0;
-	     j = (j + 1) & mask) {
-		uint32_t h = wref_home(a->sa_wrefs[j].sw_ref, a->sa_capwrefs);
-		/* Move j back to the hole at i unless its home lies in
-		 * (i, j] (cyclically). */
-		if (((j - h) & mask) >= ((j - i) & mask)) {
-			a->sa_wrefs[i] = a->sa_wrefs[j];
-			i = j;
-		}
-	}
-	a->sa_wrefs[i].sw_ref = 0;
+	struct smarm__sig_wref *t = a->sa_wrefs;
+	e->sw_dead = true;
 	a->sa_nwrefs--;
+	while (a->sa_wfirst < a->sa_wend && t[a->sa_wfirst].sw_dead)
+		a->sa_wfirst++;
+	while (a->sa_wend > a->sa_wfirst && t[a->sa_wend - 1].sw_dead)
+		a->sa_wend--;
+	if (a->sa_wfirst == a->sa_wend)
+		a->sa_wfirst = a->sa_wend = 0;
 }
 
 struct wref_arg {
@@ -401,9 +431,10 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 						     wa.lost, false);
 	}
 	a->sa_nmons = 0;
-	for (uint32_t i = 0; i < a->sa_capwrefs; i++)
-		if (a->sa_wrefs[i].sw_ref != 0)
+	for (uint32_t i = a->sa_wfirst; i < a->sa_wend; i++)
+		if (!a->sa_wrefs[i].sw_dead)
 			(void)mon_remove(n, a->sa_wrefs[i].sw_target,
 					 a->sa_wrefs[i].sw_ref);
 	a->sa_nwrefs = 0;
+	a->sa_wfirst = a->sa_wend = 0;
 }

@@ -43,6 +43,7 @@ struct smarm__sig_wref {
 	uint64_t sw_ref;    /* the monitor's ref */
 	uint64_t sw_target; /* the monitored actor's pid id */
 	smarm_chan_t *sw_h; /* the caller's handle of the channel */
+	bool sw_dead;	    /* removed: kept only for the order */
 };
 
 /*
@@ -56,10 +57,11 @@ struct smarm__sig_actor {
 					   sa_mon1 while there is room */
 	uint32_t sa_nmons, sa_capmons;
 	struct smarm__sig_mon sa_mon1;	  /* the first: most targets have one */
-	struct smarm__sig_wref *sa_wrefs; /* monitors this actor set: a
-					     table by ref (monitor.c) */
-	uint32_t sa_nwrefs, sa_capwrefs;
-	smarm_chan_t **sa_flush; /* handles Downs for it went into */
+	struct smarm__sig_wref *sa_wrefs; /* monitors this actor set, in
+					     ref order (monitor.c) */
+	uint32_t sa_nwrefs, sa_capwrefs;  /* live ones; room */
+	uint32_t sa_wfirst, sa_wend;	  /* the span in use */
+	smarm_chan_t **sa_flush;	  /* handles Downs for it went into */
 	uint32_t sa_nflush, sa_capflush;
 	uint64_t *sa_links; /* linked peers' pid ids: sa_link2 while
 			       there is room */

@@ -6,7 +6,8 @@
  * after the Down, SMARM_DEMONITOR_FLUSH, a child that ends at once still
  * reported when monitored at spawn, a watcher's end freeing its monitors
  * (SMARM_STAT_MONITORS), every misuse, and the race of a target ending
- * while other workers set monitors on it (exactly one Down each).
+ * while other workers set monitors on it (exactly one Down each), and
+ * thousands of monitors of one watcher taken off in random order.
  * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
  * of OTP's monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
  * local_remove_monitor).
@@ -299,6 +300,144 @@ START_TEST(test_monitor_spawn_option_reports_a_child_that_exits_at_once)
 }
 END_TEST
 
+/* ---------------------------------------------- many, any order */
+
+/*
+ * One watcher with thousands of monitors in flight, taken off in no
+ * particular order: demonitored at random, fired at random (stops from
+ * this worker, ends on either), more set in between, the same target
+ * watched twice. Each demonitor answers by its ref alone (0 while
+ * active, ENOENT after its Down or its demonitor), each Down names one
+ * active ref once, and nothing is left afterwards. The watcher's records
+ * are kept in ref order (monitor.c): this walks its finds at both ends
+ * and in the middle, its compaction and its growth.
+ */
+#define MA_N 3000
+enum { MA_ACTIVE = 1, MA_OFF, MA_FIRED };
+
+static uint64_t ma_ref[2 * MA_N]; /* [i]: on target i % MA_N */
+static uint8_t ma_st[2 * MA_N];
+static smarm_pid_t ma_pid[MA_N];
+static bool ma_stopped[MA_N];
+
+static uint32_t ma_rand(uint32_t *x)
+{
+	*x = *x * 1103515245u + 12345u;
+	return *x >> 8;
+}
+
+/* Monitor k's index by ref (refs are few: a scan is fine here). */
+static int ma_find(uint64_t ref, int nmon)
+{
+	for (int k = 0; k < nmon; k++)
+		if (ma_ref[k] == ref)
+			return k;
+	return -1;
+}
+
+/* Stop target i and take the Down of each active monitor on it. */
+static void ma_fire(smarm_chan_t *ch, int i, int nmon)
+{
+	int want = 0;
+	smarm_signal_t s;
+	for (int k = i; k < nmon; k += MA_N)
+		want += ma_st[k] == MA_ACTIVE;
+	HARNESS_EQ(smarm_actor_stop(ma_pid[i]), 0);
+	HARNESS_EQ(smarm_actor_join(ma_pid[i], NULL, NULL), 0);
+	ma_stopped[i] = true;
+	for (; want > 0; want--) {
+		int k;
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+		k = ma_find(s.ref, nmon);
+		HARNESS_CHECK(k >= 0 && k % MA_N == i);
+		if (k < 0 || k % MA_N != i)
+			return;
+		HARNESS_EQ(ma_st[k],
+			   MA_ACTIVE); /* once, and never demonitored */
+		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+		HARNESS_EQ(s.how, SMARM_EXIT_STOPPED);
+		ma_st[k] = MA_FIRED;
+	}
+}
+
+static void root_many_any_order(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	uint32_t x = 20261202u;
+	int nmon = MA_N;
+	(void)arg;
+	memset(ma_st, 0, sizeof ma_st);
+	memset(ma_stopped, 0, sizeof ma_stopped);
+	for (int i = 0; i < MA_N; i++) {
+		HARNESS_EQ(smarm_actor_spawn(&ma_pid[i], body_park, NULL, NULL),
+			   0);
+		HARNESS_EQ(smarm_monitor(ma_pid[i], ch, &ma_ref[i]), 0);
+		ma_st[i] = MA_ACTIVE;
+	}
+	/* A third demonitored, a sixth fired, at random. */
+	for (int j = 0; j < MA_N / 3; j++) {
+		int k = (int)(ma_rand(&x) % MA_N);
+		int want = ma_st[k] == MA_ACTIVE ? 0 : SMARM_ENOENT;
+		HARNESS_EQ(smarm_demonitor(ma_ref[k], 0), want);
+		if (want == 0)
+			ma_st[k] = MA_OFF;
+	}
+	for (int j = 0; j < MA_N / 6; j++) {
+		int i = (int)(ma_rand(&x) % MA_N);
+		if (!ma_stopped[i])
+			ma_fire(ch, i, nmon);
+	}
+	/* A second monitor on every target, dead ones included (NOPROC
+	 * at once, taken here), then the oldest and the newest off. */
+	for (int i = 0; i < MA_N; i++) {
+		smarm_signal_t s;
+		HARNESS_EQ(smarm_monitor(ma_pid[i], ch, &ma_ref[MA_N + i]), 0);
+		ma_st[MA_N + i] = MA_ACTIVE;
+		if (ma_stopped[i]) {
+			HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+			HARNESS_EQ(s.ref, ma_ref[MA_N + i]);
+			HARNESS_EQ(s.how, SMARM_EXIT_NOPROC); /* joined */
+			ma_st[MA_N + i] = MA_FIRED;
+		}
+	}
+	nmon = 2 * MA_N;
+	for (int k = 0; k < nmon; k += nmon - 1) {
+		int want = ma_st[k] == MA_ACTIVE ? 0 : SMARM_ENOENT;
+		HARNESS_EQ(smarm_demonitor(ma_ref[k], 0), want);
+		if (want == 0)
+			ma_st[k] = MA_OFF;
+	}
+	/* Every ref answers as its state says, twice over. */
+	for (int k = 0; k < nmon; k++)
+		if (ma_st[k] != MA_ACTIVE)
+			HARNESS_EQ(smarm_demonitor(ma_ref[k], 0), SMARM_ENOENT);
+	/* The rest fired in random order. */
+	int left = 0;
+	for (int i = 0; i < MA_N; i++)
+		left += !ma_stopped[i];
+	for (; left > 0; left--) {
+		int i = (int)(ma_rand(&x) % MA_N);
+		while (ma_stopped[i])
+			i = (i + 1) % MA_N;
+		ma_fire(ch, i, nmon);
+	}
+	for (int k = 0; k < nmon; k++) {
+		HARNESS_CHECK(ma_st[k] == MA_OFF || ma_st[k] == MA_FIRED);
+		HARNESS_EQ(smarm_demonitor(ma_ref[k], 0), SMARM_ENOENT);
+	}
+	HARNESS_EQ(harness_chan_len(ch), 0);
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_many_in_flight_any_order)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_many_any_order, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------- watcher death */
 
 #define WD_N 10
@@ -506,6 +645,7 @@ Suite *smarm_test_monitor_suite(void)
 	t = tcase_create("demonitor");
 	tcase_add_test(t, test_monitor_demonitor_stops_delivery);
 	tcase_add_test(t, test_monitor_demonitor_flush_removes_queued_down);
+	tcase_add_test(t, test_monitor_many_in_flight_any_order);
 	suite_add_tcase(s, t);
 	t = tcase_create("lifetime");
 	tcase_add_test(
