@@ -561,6 +561,24 @@ static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
 
 /* ---------------------------------------------------------- stops */
 
+/*
+ * A parked actor told to stop will resume and unwind on a stack nobody
+ * has touched since it parked (a killed chain, a supervisor's shutdown of
+ * thousands): ask for its lines now, while the stopper still runs, so the
+ * resume and the exit path do not wait on a miss per frame. Under s->cold
+ * (s->sp is stable: the target is switched out or about to be).
+ */
+enum { STOP_PREFETCH_BELOW = 1024 }; /* bytes of the frames it will push */
+
+static void stop_prefetch(const struct smarm__slot *s)
+{
+	const char *sp = __atomic_load_n(&s->sp, __ATOMIC_RELAXED);
+	if (sp == NULL)
+		return;
+	for (int off = -STOP_PREFETCH_BELOW; off < 128; off += 64)
+		__builtin_prefetch(sp + off, 1, 3);
+}
+
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
@@ -596,8 +614,10 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	 * cleanup handler; and a foreign-thread stopper cannot outlive the
 	 * run while it still touches the node.
 	 */
-	if (raised && cur == SMARM__STOP_NONE)
+	if (raised && cur == SMARM__STOP_NONE) {
+		stop_prefetch(s);
 		smarm__unpark_any(n, pid);
+	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return 0;
 }
