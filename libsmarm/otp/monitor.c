@@ -91,10 +91,11 @@ static int wref_insert(struct smarm__sig_actor *a,
 	struct smarm__sig_wref *t;
 	uint32_t i;
 	if (a->sa_wend == a->sa_capwrefs) {
-		/* Full to the end: grow if live records fill half the
-		 * room, else compact (at least cap/2 inserts before the
-		 * next: O(1) amortized). */
-		if ((a->sa_nwrefs + 1) * 2 > a->sa_capwrefs) {
+		/* Full to the end: compact, and grow if live records still
+		 * fill half the room (so at least cap/2 inserts come before
+		 * the next compaction: O(1) amortized). */
+		wref_compact(a);
+		if ((a->sa_wend + 1) * 2 > a->sa_capwrefs) {
 			uint32_t cap = a->sa_capwrefs ? a->sa_capwrefs * 2 : 4;
 			t = realloc(a->sa_wrefs, cap * sizeof *t);
 			if (t == NULL)
@@ -102,7 +103,6 @@ static int wref_insert(struct smarm__sig_actor *a,
 			a->sa_wrefs = t;
 			a->sa_capwrefs = cap;
 		}
-		wref_compact(a);
 	}
 	t = a->sa_wrefs;
 	i = a->sa_wend;
@@ -113,7 +113,6 @@ static int wref_insert(struct smarm__sig_actor *a,
 	t[i] = *w;
 	t[i].sw_dead = false;
 	a->sa_wend++;
-	a->sa_nwrefs++;
 	return 0;
 }
 
@@ -122,7 +121,6 @@ static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 {
 	struct smarm__sig_wref *t = a->sa_wrefs;
 	e->sw_dead = true;
-	a->sa_nwrefs--;
 	while (a->sa_wfirst < a->sa_wend && t[a->sa_wfirst].sw_dead)
 		a->sa_wfirst++;
 	while (a->sa_wend > a->sa_wfirst && t[a->sa_wend - 1].sw_dead)
@@ -435,6 +433,5 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 		if (!a->sa_wrefs[i].sw_dead)
 			(void)mon_remove(n, a->sa_wrefs[i].sw_target,
 					 a->sa_wrefs[i].sw_ref);
-	a->sa_nwrefs = 0;
 	a->sa_wfirst = a->sa_wend = 0;
 }

@@ -99,8 +99,9 @@ int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz)
 bool smarm__sig_actor_empty(const struct smarm__sig_actor *a)
 {
 	/* The flush list counts: a Down it names may still be queued. */
-	return a->sa_nmons == 0 && a->sa_nwrefs == 0 && a->sa_nlinks == 0 &&
-	       a->sa_nflush == 0 && a->sa_trap == NULL && !a->sa_watchable;
+	return a->sa_nmons == 0 && a->sa_wfirst == a->sa_wend &&
+	       a->sa_nlinks == 0 && a->sa_nflush == 0 && a->sa_trap == NULL &&
+	       !a->sa_watchable;
 }
 
 void smarm__sig_actor_free(struct smarm__sig_actor *a)
