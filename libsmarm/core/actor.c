@@ -568,7 +568,7 @@ static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
  * resume and the exit path do not wait on a miss per frame. Under s->cold
  * (s->sp is stable: the target is switched out or about to be).
  */
-enum { STOP_PREFETCH_BELOW = 1024 }; /* bytes of the frames it will push */
+enum { STOP_PREFETCH_BELOW = 512 }; /* bytes of the frames it will push */
 
 static void stop_prefetch(const struct smarm__slot *s)
 {
