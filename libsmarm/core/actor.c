@@ -565,10 +565,12 @@ static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
  * A parked actor told to stop will resume and unwind on a stack nobody
  * has touched since it parked (a killed chain, a supervisor's shutdown of
  * thousands): ask for its lines now, while the stopper still runs, so the
- * resume and the exit path do not wait on a miss per frame. Under s->cold
- * (s->sp is stable: the target is switched out or about to be).
+ * resume and the exit path do not wait on a miss per frame. 512 bytes
+ * below the saved sp measured best (docs/benchmarks.md); more lines stall
+ * the stopper on its fill buffers. s->sp is stale if the target runs on
+ * another worker: a prefetch never faults, so that costs one wasted fetch.
  */
-enum { STOP_PREFETCH_BELOW = 512 }; /* bytes of the frames it will push */
+enum { STOP_PREFETCH_BELOW = 512 }; /* bytes of frames it will push */
 
 static void stop_prefetch(const struct smarm__slot *s)
 {
