@@ -117,6 +117,8 @@ static int wref_insert(struct smarm__sig_actor *a,
 }
 
 /* Remove the record at e: dead, and the ends moved past the dead. */
+enum { WREF_KEEP = 1024 }; /* room an emptied watcher keeps (32 KiB) */
+
 static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 {
 	struct smarm__sig_wref *t = a->sa_wrefs;
@@ -125,8 +127,15 @@ static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 		a->sa_wfirst++;
 	while (a->sa_wend > a->sa_wfirst && t[a->sa_wend - 1].sw_dead)
 		a->sa_wend--;
-	if (a->sa_wfirst == a->sa_wend)
+	if (a->sa_wfirst == a->sa_wend) {
 		a->sa_wfirst = a->sa_wend = 0;
+		/* A burst is over: an idle watcher keeps no large room. */
+		if (a->sa_capwrefs > WREF_KEEP) {
+			free(a->sa_wrefs);
+			a->sa_wrefs = NULL;
+			a->sa_capwrefs = 0;
+		}
+	}
 }
 
 struct wref_arg {
