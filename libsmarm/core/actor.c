@@ -3,7 +3,8 @@
  * actor.c - the actor lifecycle: spawn, entry, the exit paths (return,
  * exit, crash, stop) with their cleanup handlers and exit hooks,
  * finalize, join, detach, stop requests, and the per-actor state that
- * subsystems attach (the slot's `ext`).
+ * subsystems attach (the slot's `ext`, with the sized subsystems' rooms:
+ * subsys.h).
  *
  * Cancellation without unwinding. A stop request records its strength,
  * requester and code in the target's cold fields, sets the stop flag
@@ -78,6 +79,7 @@
 #include "wait.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The root's exit asks every forest root to shut down. */
 static const struct smarm__stop_req root_stop = { 0, SMARM__STOP_SHUTDOWN, 0,
@@ -272,6 +274,13 @@ void smarm__terminate_stopped(struct smarm__slot *s)
 	smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
 }
 
+/* Subsystem id's room in s's extension block; NULL if id is not sized. */
+static void *ext_room(const struct smarm_node *n, const struct smarm__slot *s,
+		      int id)
+{
+	return n->ext_room[id] != 0 ? (char *)s->ext + n->ext_room[id] : NULL;
+}
+
 /*
  * Step 4 of the exit: hand each subsystem its per-actor state. ext_used
  * is read without the lock: an attach this look misses is caught by
@@ -289,13 +298,21 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
 		state[id] = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
+		/* A room is lent to the hooks until the slot's reclaim. */
+		if (state[id] != NULL && state[id] == ext_room(n, s, id))
+			s->ext->x_lent |= (uint8_t)(1u << id);
 	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-	for (int id = 0; id < SMARM__SUB_MAX; id++)
-		if (state[id] != NULL && n->subs[id] != NULL &&
-		    n->subs[id]->ss_actor_exit != NULL)
-			n->subs[id]->ss_actor_exit(s, smarm__slot_pid(s),
-						   &s->exit, state[id]);
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		if (state[id] == NULL || ss == NULL)
+			continue;
+		if (ss->ss_actor_exit != NULL)
+			ss->ss_actor_exit(s, smarm__slot_pid(s), &s->exit,
+					  state[id]);
+		if (ss->ss_actor_size != 0 && state[id] != ext_room(n, s, id))
+			free(state[id]); /* a late attach's block */
+	}
 }
 
 void smarm__exit_hooks_run(struct smarm__slot *s)
@@ -335,8 +352,23 @@ static int ext_block(struct smarm_node *n, struct smarm__slot *s)
 				      memory_order_relaxed);
 		return SMARM_ENOMEM;
 	}
-	s->ext = calloc(1, sizeof *s->ext);
+	s->ext = calloc(1, n->ext_bytes);
 	return s->ext != NULL ? 0 : SMARM_ENOMEM;
+}
+
+/*
+ * A zeroed state of sized subsystem id for the actor in s, which has
+ * none (s->cold held): its room, unless the room is lent to the
+ * tenant's exit hooks; then a heap block (NULL: out of memory).
+ */
+static void *ext_fresh(struct smarm_node *n, struct smarm__slot *s, int id)
+{
+	size_t size = n->subs[id]->ss_actor_size;
+	void *room = ext_room(n, s, id);
+	if (SMARM_UNLIKELY(s->ext->x_lent & (1u << id)))
+		return calloc(1, size);
+	memset(room, 0, size);
+	return room;
 }
 
 /*
@@ -413,6 +445,7 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg)
 {
 	struct smarm__slot *s = lock_live(n, pid);
+	const struct smarm__subsys *ss;
 	void *state;
 	int rc;
 
@@ -423,7 +456,24 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 		return SMARM_ENOMEM;
 	}
 	state = ext_detach(s, id);
-	rc = fn(&state, arg);
+	ss = n->subs[id];
+	if (ss == NULL || ss->ss_actor_size == 0) {
+		rc = fn(&state, arg);
+	} else {
+		void *held = state;
+		if (held == NULL && (held = ext_fresh(n, s, id)) == NULL) {
+			smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+			return SMARM_ENOMEM;
+		}
+		state = held;
+		rc = fn(&state, arg);
+		SMARM_ASSERT(state == held); /* sized: the core's block */
+		if (ss->ss_actor_trim(held)) {
+			if (held != ext_room(n, s, id))
+				free(held);
+			state = NULL;
+		}
+	}
 	if (state != NULL)
 		ext_attach(s, id, state);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);

@@ -4,8 +4,9 @@
  * above the core (io and otp today; behaviour, obs later) keep per-node
  * state, hear about the node's open, runs and close, answer stats, take
  * trappable stop requests (ss_trap) and act on spawn options (ss_spawn);
- * and the spawn options' part for those layers. Per-actor state and the
- * actor exit hook are actor.c's.
+ * and the spawn options' part for those layers; where the sized
+ * subsystems' rooms lie in a slot's extension block (ext_layout).
+ * Per-actor state and the actor exit hook are actor.c's.
  *
  * Order. Open and run start go in id order (SMARM__SUB_IO first), run end
  * and close in reverse id order, so a layer starts after, and stops
@@ -51,6 +52,23 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
 	return cfg->opt[opt];
 }
 
+/* Where each sized subsystem's room lies in a slot's extension block. */
+static void ext_layout(struct smarm_node *n)
+{
+	size_t at = sizeof(struct smarm__ext);
+	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+		const struct smarm__subsys *ss = n->subs[id];
+		n->ext_room[id] = 0;
+		if (ss == NULL || ss->ss_actor_size == 0)
+			continue;
+		SMARM_ASSERT(ss->ss_actor_trim != NULL);
+		at = (at + 15) & ~(size_t)15;
+		n->ext_room[id] = (uint32_t)at;
+		at += ss->ss_actor_size;
+	}
+	n->ext_bytes = (uint32_t)at;
+}
+
 int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
 		       const struct smarm__subsys *const table[SMARM__SUB_MAX])
 {
@@ -68,6 +86,7 @@ int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
 		}
 		n->subs[id] = ss;
 	}
+	ext_layout(n);
 	return 0;
 }
 

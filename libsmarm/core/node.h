@@ -193,7 +193,10 @@ struct smarm_node {
 
 	/* subsystems (node.c): fixed at open */
 	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */
-	void *sub_state[SMARM__SUB_MAX]; /* each one's per-node state */
+	void *sub_state[SMARM__SUB_MAX];   /* each one's per-node state */
+	uint32_t ext_room[SMARM__SUB_MAX]; /* sized: room offset in a slot's
+					      extension block, else 0 */
+	uint32_t ext_bytes;		   /* one extension block */
 
 	/*
 	 * Idle policy, kept after the older fields so their

@@ -260,6 +260,8 @@ static inline void smarm__slot_reclaim(struct smarm__slot *s,
 		gen = 1; /* generation 0 is never issued (pid 0 = none) */
 	*dead = s->exit;
 	s->exit.ex_payload = NULL;
+	if (atomic_load_explicit(&s->ext_used, memory_order_relaxed))
+		s->ext->x_lent = 0; /* the exit hooks are done with the rooms */
 	s->fn = NULL;
 	s->arg = NULL;
 	s->joinable = 0;

@@ -16,6 +16,7 @@
 #define SMARM_CORE_SUBSYS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct smarm_config;
@@ -97,7 +98,9 @@ enum {
  *   ss_actor_exit on the dying actor's own stack, after its cleanup
  *                 handlers, once per actor that has per-actor state of
  *                 this subsystem (smarm__actor_ext_update), which it is
- *                 handed to own and free. The exit record is final and
+ *                 handed to own and free (a sized subsystem, below: to
+ *                 empty, freeing what hangs off it; the core keeps the
+ *                 block itself). The exit record is final and
  *                 borrowed for the call. It may allocate, send and wake;
  *                 a stop is no longer observed; it must not block. (An
  *                 actor whose stack could not be mapped never ran: its
@@ -123,6 +126,17 @@ enum {
  *                 error fails the spawn: the child is stopped before its
  *                 body runs and the spawn returns the error.
  */
+/*
+ * A sized subsystem (ss_actor_size > 0) lets the core hold its per-actor
+ * state: each slot's extension block has a zeroed room of that size for
+ * it, kept across tenants, so an actor's state costs no allocation.
+ *   ss_actor_size  bytes of one actor's state (0: the subsystem
+ *                  allocates its own, as described above).
+ *   ss_actor_trim  after each update of a sized state, under the cold
+ *                  lock: true if it holds nothing any more, having freed
+ *                  whatever hung off it; the core then takes the block
+ *                  back (no exit hook for it). Required when sized.
+ */
 struct smarm__subsys {
 	const char *ss_name;
 	int (*ss_open)(struct smarm_node *n, const struct smarm_config *cfg,
@@ -138,6 +152,8 @@ struct smarm__subsys {
 		       const struct smarm__stop_req *req);
 	int (*ss_spawn)(struct smarm_node *n, void *state, uint64_t parent,
 			uint64_t child, const struct smarm_spawn_opts *opts);
+	size_t ss_actor_size;
+	bool (*ss_actor_trim)(void *actor_state);
 };
 
 /*
@@ -146,9 +162,16 @@ struct smarm__subsys {
  */
 extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
 
-/* Per-actor subsystem state (slot `ext`; kept across tenants). */
+/*
+ * Per-actor subsystem state (slot `ext`; kept across tenants), followed
+ * by the rooms of the sized subsystems (at n->ext_room[id]). A room is
+ * free, attached (x_state[id] points at it) or lent: taken by the
+ * tenant's exit hooks, until the slot is reclaimed. State attached while
+ * the room is lent (late, actor.c INV-3) is a heap block instead.
+ */
 struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
+	uint8_t x_lent;		       /* cold: bit id set: room id is lent */
 };
 
 /* ---- node.c ---- */
@@ -185,16 +208,19 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
 /*
  * Run fn on subsystem id's state of the live actor pid, under that
  * actor's cold lock: fn reads *state (NULL: none yet), may replace it,
- * or clear it (*state = NULL, taking it back). State left in place
- * reaches the subsystem's ss_actor_exit exactly once, with the final
+ * or clear it (*state = NULL, taking it back). For a sized subsystem
+ * *state is never NULL (a zeroed block when the actor has none) and fn
+ * leaves the pointer alone: ss_actor_trim decides whether it stays. State left
+ * in place reaches the subsystem's ss_actor_exit exactly once, with the final
  * exit record (actor.c INV-3). fn must not block, call user code or
  * take a lock of SLOT rank; it runs on the caller's thread. The slot's
  * block of state is allocated before fn runs, so whatever fn leaves is
  * attached: fn never has to undo anything.
  * Returns fn's return value, SMARM_ENOPROC if pid names no actor that
  * is alive (never was, stale, or DONE), or SMARM_ENOMEM: the actor is
- * alive but its block could not be allocated, so fn did not run and
- * the actor has no state of any subsystem (fn would have found NULL).
+ * alive but its block (or, for a sized subsystem whose room is lent, a
+ * heap block) could not be allocated, so fn did not run and the actor
+ * has no state of that subsystem (fn would have found it empty).
  */
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg);

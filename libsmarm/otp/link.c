@@ -65,22 +65,11 @@ static int link_add_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
 	struct smarm__sig_actor *a = *state;
-	if (a == NULL) {
-		a = calloc(1, sizeof *a);
-		if (a == NULL)
-			return SMARM_ENOMEM;
-		*state = a;
-	}
 	for (uint32_t i = 0; i < a->sa_nlinks; i++)
 		if (a->sa_links[i] == la->peer)
 			return 0; /* idempotent */
-	if (links_reserve(a) != 0) {
-		if (smarm__sig_actor_empty(a)) {
-			smarm__sig_actor_free(a);
-			*state = NULL;
-		}
+	if (links_reserve(a) != 0)
 		return SMARM_ENOMEM;
-	}
 	a->sa_links[a->sa_nlinks++] = la->peer;
 	atomic_fetch_add(&la->sn->sn_links, 1);
 	la->changed = true;
@@ -91,8 +80,6 @@ static int link_del_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
 	struct smarm__sig_actor *a = *state;
-	if (a == NULL)
-		return 0;
 	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
 		if (a->sa_links[i] != la->peer)
 			continue;
@@ -100,10 +87,6 @@ static int link_del_fn(void **state, void *arg)
 		atomic_fetch_sub(&la->sn->sn_links, 1);
 		la->changed = true;
 		break;
-	}
-	if (smarm__sig_actor_empty(a)) {
-		smarm__sig_actor_free(a);
-		*state = NULL;
 	}
 	return 0;
 }
@@ -121,7 +104,7 @@ static int trap_send_fn(void **state, void *arg)
 {
 	struct trap_arg *ta = arg;
 	struct smarm__sig_actor *a = *state;
-	if (a == NULL || a->sa_trap == NULL)
+	if (a->sa_trap == NULL)
 		return 0;
 	/* A trap channel that refuses it (dead, out of memory) is no
 	 * mailbox: the signal acts as if the actor did not trap (INV-5). */
@@ -180,22 +163,9 @@ static int trap_set_fn(void **state, void *arg)
 {
 	struct trap_set_arg *ts = arg;
 	struct smarm__sig_actor *a = *state;
-	smarm_chan_t *old;
-	if (a == NULL) {
-		if (ts->cell == NULL)
-			return 0;
-		a = calloc(1, sizeof *a);
-		if (a == NULL)
-			return SMARM_ENOMEM;
-		*state = a;
-	}
-	old = a->sa_trap;
+	smarm_chan_t *old = a->sa_trap;
 	a->sa_trap = ts->cell;
 	ts->cell = old;
-	if (smarm__sig_actor_empty(a)) {
-		smarm__sig_actor_free(a);
-		*state = NULL;
-	}
 	return 0;
 }
 

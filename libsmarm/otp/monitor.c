@@ -152,36 +152,10 @@ struct wref_arg {
 	uint32_t nflush;
 };
 
-static struct smarm__sig_actor *state_get(void **state)
-{
-	struct smarm__sig_actor *a = *state;
-	if (a == NULL) {
-		a = calloc(1, sizeof *a);
-		if (a != NULL)
-			*state = a;
-	}
-	return a;
-}
-
-/* Free the state if it holds nothing any more (signal.c INV-3). */
-static void state_trim(void **state)
-{
-	struct smarm__sig_actor *a = *state;
-	if (a != NULL && smarm__sig_actor_empty(a)) {
-		smarm__sig_actor_free(a);
-		*state = NULL;
-	}
-}
-
 static int wref_add_fn(void **state, void *arg)
 {
 	struct wref_arg *wa = arg;
-	struct smarm__sig_actor *a = state_get(state);
-	if (a == NULL || wref_insert(a, &wa->w) != 0) {
-		state_trim(state);
-		return SMARM_ENOMEM;
-	}
-	return 0;
+	return wref_insert(*state, &wa->w) != 0 ? SMARM_ENOMEM : 0;
 }
 
 /* Remember that a Down went into h, for SMARM_DEMONITOR_FLUSH. */
@@ -212,8 +186,7 @@ static int wref_take_fn(void **state, void *arg)
 {
 	struct wref_arg *wa = arg;
 	struct smarm__sig_actor *a = *state;
-	if (a == NULL)
-		return 0; /* its exit hook has it: it ends, nobody to tell */
+	/* Not found if its exit hook has it: it ends, nobody to tell. */
 	struct smarm__sig_wref *e = wref_find(a, wa->w.sw_ref);
 	if (e != NULL) {
 		wa->w = *e;
@@ -237,7 +210,6 @@ static int wref_take_fn(void **state, void *arg)
 			wa->nflush = a->sa_nflush;
 		}
 	}
-	state_trim(state);
 	return 0;
 }
 
@@ -275,11 +247,9 @@ static int mons_reserve(struct smarm__sig_actor *a)
 static int mon_add_fn(void **state, void *arg)
 {
 	struct mon_arg *ma = arg;
-	struct smarm__sig_actor *a = state_get(state);
-	if (a == NULL || mons_reserve(a) != 0) {
-		state_trim(state);
+	struct smarm__sig_actor *a = *state;
+	if (mons_reserve(a) != 0)
 		return SMARM_ENOMEM;
-	}
 	a->sa_mons[a->sa_nmons++] = ma->m;
 	atomic_fetch_add(&ma->sn->sn_monitors, 1);
 	return 0;
@@ -289,8 +259,7 @@ static int mon_take_fn(void **state, void *arg)
 {
 	struct mon_arg *ma = arg;
 	struct smarm__sig_actor *a = *state;
-	if (a == NULL)
-		return 0; /* its exit hook has the entries (INV-1) */
+	/* None found if its exit hook has the entries (INV-1). */
 	for (uint32_t i = 0; i < a->sa_nmons; i++) {
 		if (a->sa_mons[i].sm_ref != ma->m.sm_ref)
 			continue;
@@ -300,7 +269,6 @@ static int mon_take_fn(void **state, void *arg)
 		atomic_fetch_sub(&ma->sn->sn_monitors, 1);
 		break;
 	}
-	state_trim(state);
 	return 0;
 }
 

@@ -47,8 +47,9 @@ struct smarm__sig_wref {
 };
 
 /*
- * The OTP state of one actor (per-actor subsystem state, subsys.h):
- * created on first use, handed to the exit hook, freed when empty. Every
+ * The OTP state of one actor (per-actor state of a sized subsystem,
+ * core subsys.h: a room in the slot's extension block): zeroed on first
+ * use, handed to the exit hook, taken back when empty. Every
  * field is read and written under the actor's cold lock (inside
  * smarm__actor_ext_update), or by the exit hook that owns it.
  */
@@ -72,13 +73,12 @@ struct smarm__sig_actor {
 };
 
 /*
- * Every monitored, monitoring or linked actor has one, allocated when it
- * is set up and freed when it ends (a chain of 100,000 frees them in a
- * row): at most 120 bytes keeps it in a glibc fast bin, whose free is a
- * push, not a merge with neighbours nobody has touched in a while.
+ * Every slot that ever held a monitored, monitoring or linked actor
+ * keeps room for one in its extension block, and a fresh one is zeroed
+ * whole: keep it to two cache lines.
  */
-_Static_assert(sizeof(struct smarm__sig_actor) <= 120,
-	       "struct smarm__sig_actor outgrew a malloc fast bin");
+_Static_assert(sizeof(struct smarm__sig_actor) <= 128,
+	       "struct smarm__sig_actor outgrew two cache lines");
 
 /* Per-node state of the signal half. */
 struct smarm__sig_node {
@@ -94,8 +94,6 @@ struct smarm__sig_node {
 /* signal.c */
 struct smarm__sig_node *smarm__sig_node(struct smarm_node *n);
 int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz);
-bool smarm__sig_actor_empty(const struct smarm__sig_actor *a);
-void smarm__sig_actor_free(struct smarm__sig_actor *a);
 int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell);
 int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 		    uint64_t ref, intptr_t reason);

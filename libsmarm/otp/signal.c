@@ -10,8 +10,13 @@
  *
  * State. An actor that uses none of this has no OTP state: nothing is
  * added to the slot, the spawn path or the exit path. The first monitor,
- * link, trap or mark creates its struct smarm__sig_actor through
- * smarm__actor_ext_update, which works under the actor's cold lock and
+ * link, trap or mark gives it a struct smarm__sig_actor through
+ * smarm__actor_ext_update. This is a sized subsystem (core subsys.h): the
+ * state lives in a room of the slot's extension block, kept across
+ * tenants, so setting it up and ending it allocate nothing; the core
+ * hands every update a zeroed state when the actor has none, and takes
+ * it back when sig_actor_trim finds it empty. ext_update works under
+ * the actor's cold lock and
  * guarantees (core actor.c INV-3) that state attached to a live actor
  * reaches this file's exit hook exactly once, with the final exit
  * record. That is the whole no-lost-window argument: a monitor or link
@@ -28,7 +33,8 @@
  *
  * Ownership: the per-node state is created at open and freed at close;
  * per-actor state belongs to its actor's slot (cold lock) until the exit
- * hook takes it, then to the hook, which frees it. The runtime's sender
+ * hook takes it, then to the hook, which empties it (the core keeps the
+ * block). The runtime's sender
  * references (monitor and trap channels) are released by whoever removes
  * the entry that holds them.
  * Locking: per-actor state only under the actor's cold lock (SLOT rank,
@@ -44,10 +50,10 @@
  *         removes that record under the same lock. So exactly one of
  *         them wins, and a demonitor that loses finds the Down already
  *         queued (which SMARM_DEMONITOR_FLUSH then removes).
- *   INV-3 an actor's OTP state is freed when it becomes empty (no
+ *   INV-3 an actor's OTP state is taken back when it becomes empty (no
  *         monitor, link, trap channel, mark, or channel a Down of its
- *         monitors went into), so an actor that stopped using the layer
- *         costs its exit nothing.
+ *         monitors went into: sig_actor_trim), so an actor that stopped
+ *         using the layer costs its exit nothing.
  *   INV-4 a terminal record is stamped only for a tenancy that was made
  *         watchable while alive, by the exit hook (before DONE is
  *         published), so a watcher that finds the actor DONE finds the
@@ -96,7 +102,7 @@ int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz)
 	return 0;
 }
 
-bool smarm__sig_actor_empty(const struct smarm__sig_actor *a)
+static bool sig_actor_empty(const struct smarm__sig_actor *a)
 {
 	/* The flush list counts: a Down it names may still be queued. */
 	return a->sa_nmons == 0 && a->sa_wfirst == a->sa_wend &&
@@ -104,7 +110,8 @@ bool smarm__sig_actor_empty(const struct smarm__sig_actor *a)
 	       !a->sa_watchable;
 }
 
-void smarm__sig_actor_free(struct smarm__sig_actor *a)
+/* Free what hangs off a state (its arrays); the block is the core's. */
+static void sig_actor_clear(struct smarm__sig_actor *a)
 {
 	/* Most states hold one of these arrays at most: skip the calls. */
 	if (a->sa_mons != &a->sa_mon1 && a->sa_mons != NULL)
@@ -115,7 +122,16 @@ void smarm__sig_actor_free(struct smarm__sig_actor *a)
 		free(a->sa_flush);
 	if (a->sa_links != a->sa_link2 && a->sa_links != NULL)
 		free(a->sa_links);
-	free(a);
+}
+
+/* ss_actor_trim: after every update (INV-3). */
+static bool sig_actor_trim(void *actor_state)
+{
+	struct smarm__sig_actor *a = actor_state;
+	if (!sig_actor_empty(a))
+		return false;
+	sig_actor_clear(a);
+	return true;
 }
 
 /*
@@ -261,12 +277,6 @@ static int mark_fn(void **state, void *arg)
 {
 	struct smarm__sig_actor *a = *state;
 	(void)arg;
-	if (a == NULL) {
-		a = calloc(1, sizeof *a);
-		if (a == NULL)
-			return SMARM_ENOMEM;
-		*state = a;
-	}
 	a->sa_watchable = true;
 	return 0;
 }
@@ -316,7 +326,7 @@ static void sig_actor_exit(struct smarm__slot *s, uint64_t pid,
 	smarm__sig_links_exit(n, pid, a, ex->ex_how, ex->ex_code);
 	if (a->sa_trap != NULL)
 		smarm__chan_sender_release(a->sa_trap);
-	smarm__sig_actor_free(a);
+	sig_actor_clear(a);
 }
 
 static int sig_trap(struct smarm_node *n, void *state, uint64_t pid,
@@ -374,4 +384,6 @@ const struct smarm__subsys smarm__sig_subsys = {
 	.ss_get_stat = sig_get_stat,
 	.ss_trap = sig_trap,
 	.ss_spawn = sig_spawn,
+	.ss_actor_size = sizeof(struct smarm__sig_actor),
+	.ss_actor_trim = sig_actor_trim,
 };

@@ -665,6 +665,152 @@ START_TEST(test_exit_hooks_payload_released_once_at_reclaim)
 }
 END_TEST
 
+/* --------------------------------------------- a sized subsystem */
+
+/*
+ * A sized subsystem keeps its per-actor state in a room of the slot's
+ * extension block: fn always gets a zeroed state, the room is reused by
+ * the slot's next tenant, an emptied state is taken back (no hook), and
+ * state attached while the exit hooks hold the room is a heap block of
+ * its own, freed by the core after its hook.
+ */
+struct eh_sz {
+	int items;    /* kept while > 0 */
+	int scribble; /* the hook leaves garbage: the next tenant sees 0 */
+	int late;     /* the hook attaches again, once */
+	void *seen;   /* the state's address, as fn saw it */
+};
+
+static struct {
+	_Atomic int hooks;
+	void *hook_at[4];
+	bool zeroed[4]; /* fn found a zeroed state, per tenant round */
+	void *got[4];
+	int round;
+} eh_sz_log;
+
+static bool eh_sz_trim(void *state)
+{
+	return ((struct eh_sz *)state)->items == 0;
+}
+
+static int eh_sz_add(void **state, void *arg)
+{
+	struct eh_sz *z = *state;
+	int r = eh_sz_log.round;
+	if (z->items == 0 && r < 4) {
+		eh_sz_log.zeroed[r] =
+			z->scribble == 0 && z->late == 0 && z->seen == NULL;
+		eh_sz_log.got[r] = z;
+	}
+	z->seen = z;
+	z->items += *(int *)arg;
+	if (*(int *)arg < 0)
+		z->late = 0;
+	return 0;
+}
+
+static int eh_sz_put(uint64_t pid, int delta)
+{
+	return smarm__actor_ext_update(smarm__current_node(), pid,
+				       SMARM__SUB_BEHAVIOUR, eh_sz_add, &delta);
+}
+
+static int eh_sz_mark_late(void **state, void *arg)
+{
+	(void)arg;
+	((struct eh_sz *)*state)->late = 1;
+	return 0;
+}
+
+static void eh_sz_exit(struct smarm__slot *s, uint64_t pid,
+		       const struct smarm__exit *ex, void *state)
+{
+	struct eh_sz *z = state;
+	int k = atomic_fetch_add(&eh_sz_log.hooks, 1);
+	(void)s;
+	(void)ex;
+	if (k < 4)
+		eh_sz_log.hook_at[k] = z;
+	z->scribble = 0x5a5a; /* emptied, but not zeroed */
+	if (z->late) {
+		/* The room is lent to this hook: a late state is a block. */
+		eh_sz_log.round = 3;
+		HARNESS_EQ(eh_sz_put(pid, 1), 0);
+	}
+}
+
+static const struct smarm__subsys eh_sized = {
+	.ss_name = "test-sized",
+	.ss_actor_exit = eh_sz_exit,
+	.ss_actor_size = sizeof(struct eh_sz),
+	.ss_actor_trim = eh_sz_trim,
+};
+
+static void eh_sz_body(void *arg)
+{
+	uint64_t me = smarm_actor_self().id;
+	int mode = (int)(intptr_t)arg;
+	HARNESS_EQ(eh_sz_put(me, 2), 0);
+	if (mode == 1) {
+		HARNESS_EQ(eh_sz_put(me, -2), 0); /* emptied: taken back */
+	} else if (mode == 2) {
+		HARNESS_EQ(smarm__actor_ext_update(smarm__current_node(), me,
+						   SMARM__SUB_BEHAVIOUR,
+						   eh_sz_mark_late, NULL),
+			   0);
+	}
+}
+
+static void eh_sz_root(void *arg)
+{
+	smarm_pid_t p[3];
+	(void)arg;
+	for (int r = 0; r < 3; r++) {
+		eh_sz_log.round = r;
+		/* round 0 keeps its state to its end; round 1 empties it
+		 * first; round 2 attaches again from its exit hook */
+		HARNESS_EQ(smarm_actor_spawn(&p[r], eh_sz_body,
+					     (void *)(intptr_t)r, NULL),
+			   0);
+		HARNESS_EQ(smarm_actor_join(p[r], NULL, NULL), 0);
+	}
+	/* one worker, LIFO slot reuse: the same slot every round */
+	HARNESS_EQ(SMARM__PID_IDX(p[1].id), SMARM__PID_IDX(p[0].id));
+	HARNESS_EQ(SMARM__PID_IDX(p[2].id), SMARM__PID_IDX(p[0].id));
+}
+
+START_TEST(test_exit_hooks_sized_state_lives_in_the_slot_room)
+{
+	const struct smarm__subsys *table[SMARM__SUB_MAX] = { 0 };
+	smarm_node_t *n = harness_open(1);
+	smarm_config_t *cfg = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	table[SMARM__SUB_BEHAVIOUR] = &eh_sized;
+	smarm__subsys_close(n);
+	ck_assert_int_eq(smarm__subsys_open(n, cfg, table), 0);
+	smarm_config_free(cfg);
+	ck_assert_uint_gt(n->ext_room[SMARM__SUB_BEHAVIOUR], 0);
+	ck_assert_uint_ge(n->ext_bytes, n->ext_room[SMARM__SUB_BEHAVIOUR] +
+						sizeof(struct eh_sz));
+	memset(&eh_sz_log, 0, sizeof eh_sz_log);
+	eh_run(n, eh_sz_root, NULL);
+	/* rounds 0 and 2 ended with state, round 2's late block too */
+	ck_assert_int_eq(atomic_load(&eh_sz_log.hooks), 3);
+	for (int r = 0; r < 4; r++)
+		ck_assert_msg(eh_sz_log.zeroed[r], "round %d: not zeroed", r);
+	/* the room: the same address for every tenant of the slot */
+	ck_assert_ptr_eq(eh_sz_log.got[1], eh_sz_log.got[0]);
+	ck_assert_ptr_eq(eh_sz_log.got[2], eh_sz_log.got[0]);
+	ck_assert_ptr_eq(eh_sz_log.hook_at[0], eh_sz_log.got[0]);
+	ck_assert_ptr_eq(eh_sz_log.hook_at[1], eh_sz_log.got[0]);
+	/* lent to round 2's hook: the late state is a heap block */
+	ck_assert_ptr_ne(eh_sz_log.got[3], eh_sz_log.got[0]);
+	ck_assert_ptr_eq(eh_sz_log.hook_at[2], eh_sz_log.got[3]);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------- node hooks */
 
 static void eh_root_nothing(void *arg)
@@ -748,6 +894,7 @@ Suite *smarm_test_exit_hooks_suite(void)
 	tc = tcase_create("node");
 	tcase_add_test(tc, test_exit_hooks_node_hooks_run_start_end_and_stats);
 	tcase_add_test(tc, test_exit_hooks_failed_open_closes_the_ones_before);
+	tcase_add_test(tc, test_exit_hooks_sized_state_lives_in_the_slot_room);
 	suite_add_tcase(s, tc);
 	return s;
 }
