@@ -149,26 +149,27 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
  * at every hop. One worker uses its deque too, so neither its spawns
  * nor their first runs touch the node-wide run-queue lock.
  */
+static void rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k);
+
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n && w->cur != NULL && !w->in_finish &&
-	    !w->sbatch_spill) {
-		if (w->sbatch_n < SMARM__SPAWN_BATCH) {
-			w->sbatch[w->sbatch_n++] = pid;
-			return;
-		}
+	if (w == NULL || w->node != n || w->cur == NULL || w->in_finish) {
+		smarm__enqueue(n, pid);
+		return;
+	}
+	if (w->sbatch_n == SMARM__SPAWN_BATCH) {
 		/*
 		 * More spawns than a batch holds: this run's spawns go to the
-		 * back from now on, the held ones first, so they still start
-		 * in spawn order.
+		 * back of the shared queue from now on, a full batch per lock
+		 * (spawn_join: one node-wide lock per spawn before), the held
+		 * ones first, so they still start in spawn order.
 		 */
-		for (uint32_t i = 0; i < w->sbatch_n; i++)
-			smarm__enqueue(n, w->sbatch[i]);
+		rq_push_n(n, w->sbatch, w->sbatch_n);
 		w->sbatch_n = 0;
 		w->sbatch_spill = true;
 	}
-	smarm__enqueue(n, pid);
+	w->sbatch[w->sbatch_n++] = pid;
 }
 
 /* The batch goes to the front of w's own deque. */
@@ -234,12 +235,13 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	uint32_t k = w->sbatch_n;
+	bool spilled = w->sbatch_spill;
 	w->sbatch_spill = false;
 	if (k == 0)
 		return;
-	if (!ldq_push_batch(w))
-		for (uint32_t i = 0; i < k; i++)
-			smarm__enqueue(n, w->sbatch[i]);
+	/* After a spill, the rest follow the spilled ones to the back. */
+	if (spilled || !ldq_push_batch(w))
+		rq_push_n(n, w->sbatch, k);
 	w->sbatch_n = 0;
 }
 
@@ -278,6 +280,27 @@ static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 {
 	rq_push(n, pid, false);
+}
+
+/* Push k spawned pids on the back of the shared queue, in one hold. */
+static void rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
+	if (SMARM_NEVER(smarm__ring_len(&n->rq) + k > n->rq.rg_cap))
+		smarm__panic("sched: run queue overflow (double enqueue)");
+	for (uint32_t i = 0; i < k; i++) {
+		SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
+				     &smarm__slot_at(n, SMARM__PID_IDX(pids[i]))
+					      ->word,
+				     memory_order_relaxed)) ==
+			     SMARM__ST_QUEUED);
+		*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pids[i];
+	}
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	if (n->workers_n == 1 && w != NULL && w->node == n)
+		return; /* as rq_push */
+	smarm__wake_one_if_idle(n);
 }
 
 /* --------------------------------------------------------------- parker */

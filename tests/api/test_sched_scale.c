@@ -175,11 +175,11 @@ static void sb_root(void *arg)
 }
 
 /*
- * Past the held batch, a burst's spawns overflow into the shared queue;
- * a worker takes its share of it as a block into its deque instead of
- * one per lock, so the burst costs about one node-wide lock per spawn
- * (the push) instead of two: measured 1.17 per spawn in the debug
- * build, 2.13 before.
+ * Past the held batch, a burst's spawns overflow into the shared queue,
+ * a full batch per lock, and a worker takes its share of it as a block
+ * into its deque instead of one per lock: measured 0.24 node-wide locks
+ * per spawn in the debug build; 1.17 while each overflowing spawn was
+ * pushed on its own, 2.13 before the blocks.
  */
 START_TEST(test_sched_scale_spawn_burst_takes_shared_queue_in_blocks)
 {
@@ -188,7 +188,7 @@ START_TEST(test_sched_scale_spawn_burst_takes_shared_queue_in_blocks)
 	ck_assert_int_eq(harness_run(2, sb_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&sb_ran), SB_SPAWNS + 256);
-	ck_assert_int_lt(sb_locks, SB_SPAWNS * 3 / 2);
+	ck_assert_int_lt(sb_locks, SB_SPAWNS / 2);
 }
 END_TEST
 
