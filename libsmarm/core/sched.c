@@ -172,6 +172,15 @@ void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 	w->sbatch[w->sbatch_n++] = pid;
 }
 
+/* Under v->ldq_lock: note a push or pop (spin_sees_work reads it). */
+static void ldq_moved(struct smarm__worker *v)
+{
+	atomic_store_explicit(
+		&v->ldq_ops,
+		atomic_load_explicit(&v->ldq_ops, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+}
+
 /* The batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
@@ -182,10 +191,14 @@ static bool ldq_push_batch(struct smarm__worker *w)
 		return false;
 	}
 	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, w->sbatch, k);
-	/* Pairs with idle()'s fence before ldq_any (Dekker, by fences);
-	 * a lone worker pushing for itself has nobody to tell. */
-	if (w->node->workers_n > 1)
-		atomic_thread_fence(memory_order_seq_cst);
+	ldq_moved(w);
+	/*
+	 * No fence: the push announces nothing. The owner pops the front
+	 * next, and a pop that leaves entries wakes a thief through
+	 * smarm__wake_one_if_idle, whose fence pairs with idle()'s before
+	 * it re-checks the deques (a seq_cst fence here, until 0.5.x, had
+	 * no load after it to pair with: 10 ns per hop on two workers).
+	 */
 	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	return true;
 }
@@ -203,6 +216,7 @@ static bool ldq_take(struct smarm__worker *v, bool back, uint64_t *pid)
 			uint64_t *)(back ? smarm__ring_pop_back(&v->ldq, RQ_ESZ)
 					 : smarm__ring_pop_front(&v->ldq,
 								 RQ_ESZ));
+		ldq_moved(v);
 		got = true;
 	}
 	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
@@ -482,10 +496,39 @@ static inline void stat_inc(uint64_t *c)
 
 /* What a spinner watches (spin_sees_work). */
 struct spin_view {
-	uint64_t pops;	/* run-queue pops at the last look */
-	uint64_t since; /* cycle count when that count was first seen, 0:
-			   not yet */
+	uint64_t pops;	   /* run-queue pops at the last look */
+	uint64_t since;	   /* cycle count when that count was first seen, 0:
+			      not yet */
+	uint64_t dq;	   /* the deques' fronts and lengths at the last look */
+	uint64_t dq_since; /* as since, for dq */
 };
+
+/*
+ * The deques at a glance: whether any holds two entries or more
+ * (*surplus), and a signature that changes whenever a non-empty one is
+ * pushed or popped (0: all empty).
+ */
+static uint64_t ldq_glance(struct smarm__worker *w, bool *surplus)
+{
+	struct smarm_node *n = w->node;
+	uint64_t sig = 0;
+	*surplus = false;
+	for (int i = 0; i < n->workers_started; i++) {
+		const struct smarm__ring *q = &n->workers[i].ldq;
+		uint32_t len = smarm__ring_len(q);
+		if (len == 0)
+			continue;
+		if (len >= 2)
+			*surplus = true;
+		sig = sig * 0x9e3779b97f4a7c15ull +
+		      (((uint64_t)atomic_load_explicit(&n->workers[i].ldq_ops,
+						       memory_order_relaxed)
+			<< 32) |
+		       len);
+		sig |= 1; /* non-zero: something is queued */
+	}
+	return sig;
+}
 
 /*
  * Whether a spinner should stop spinning and take work; plain loads, the
@@ -501,11 +544,27 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 	struct smarm_node *n = w->node;
 	uint32_t len = smarm__ring_len(&n->rq);
 	uint64_t pops;
+	bool surplus;
+	uint64_t dq = ldq_glance(w, &surplus);
 
-	if (len >= 2 || ldq_any(n) ||
+	if (len >= 2 || surplus ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
 	    smarm__live(n) == 0)
 		return true;
+	/*
+	 * A lone deque entry is usually its owner's next pick (a spawn
+	 * chain's next hop, pushed as its spawner left the CPU): taken only
+	 * once the deques have not moved for the grace, as a lone entry in
+	 * the shared queue below.
+	 */
+	if (dq == 0) {
+		v->dq_since = 0;
+	} else if (v->dq_since == 0 || dq != v->dq) {
+		v->dq = dq;
+		v->dq_since = now;
+	} else if (now - v->dq_since >= n->spin_grace_cycles) {
+		return true;
+	}
 	if (len == 0) {
 		v->since = 0;
 		return false;
@@ -938,6 +997,7 @@ static bool rq_take(struct smarm__worker *w, uint64_t *pid)
 	if (k > 1) {
 		smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
 		smarm__ring_push_front_n(&w->ldq, RQ_ESZ, got + 1, k - 1);
+		ldq_moved(w);
 		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	}
 	return true;

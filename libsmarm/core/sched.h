@@ -120,8 +120,10 @@ struct smarm__worker {
 	 * ldq_lock (RUNQ rank, never nested with another RUNQ lock).
 	 */
 	_Alignas(64) smarm__lock_t ldq_lock;
-	struct smarm__ring ldq; /* of pid ids, in ldq_buf (fixed) */
-	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
+	struct smarm__ring ldq;	  /* of pid ids, in ldq_buf (fixed) */
+	_Atomic uint32_t ldq_ops; /* pushes and pops, under ldq_lock: a
+				     spinner sees the deque move */
+	uint32_t ldq_picks; /* owner: local pops, for the fairness turns */
 	uint64_t ldq_buf[SMARM__LDQ_CAP];
 
 	/*
