@@ -4,14 +4,14 @@
  * handles (handle.h): reserving a type's region, growing its read/write
  * part, and the free FIFO.
  *
- * A region is reserved PROT_NONE (no memory, no commit charge) on the
- * first alloc of its type and made read/write GROW_BYTES at a time as
- * cells are first handed out; it is never unmapped or made unreadable
- * again, which is what lets a decode read the first word of any cell in
- * [base, base + committed) without a lock. Freed cells go to the tail of
- * a FIFO and allocs take the head, so a cell comes back only after every
- * cell freed before it; new cells are cut from the region only when the
- * FIFO is empty.
+ * A region (region.h) is reserved PROT_NONE (no memory, no commit
+ * charge) on the first alloc of its type and made read/write GROW_BYTES
+ * at a time as cells are first handed out; it is never unmapped or made
+ * unreadable again, which is what lets a decode read the first word of
+ * any cell in [base, base + committed) without a lock. Freed cells go
+ * to the tail of a FIFO and allocs take the head, so a cell comes back
+ * only after every cell freed before it; new cells are cut from the
+ * region only when the FIFO is empty.
  *
  * Ownership: process-wide; regions are never returned. Memory: a pool
  * keeps as many cells as were ever live at once (its peak), rounded up
@@ -26,6 +26,7 @@
 #include "handle.h"
 
 #include "assert.h"
+#include "region.h"
 
 #include <sys/mman.h>
 
@@ -37,9 +38,8 @@ static int pool_reserve(struct smarm__hpool *p)
 	void *base;
 	if (p->hp_base != 0)
 		return 0;
-	base = mmap(NULL, p->hp_reserve, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED)
+	base = smarm__region_reserve(p->hp_reserve);
+	if (base == NULL)
 		return SMARM_ENOMEM;
 	if ((uintptr_t)base + p->hp_reserve > SMARM__HANDLE_ADDR_MASK) {
 		/* INV-3: never on x86-64 Linux without an explicit hint. */
@@ -59,8 +59,7 @@ static int pool_grow(struct smarm__hpool *p)
 		return SMARM_ENOMEM;
 	if (add > p->hp_reserve - have)
 		add = p->hp_reserve - have;
-	if (mprotect((void *)(p->hp_base + have), add,
-		     PROT_READ | PROT_WRITE) != 0)
+	if (smarm__region_commit(p->hp_base, have, have + add) != 0)
 		return SMARM_ENOMEM;
 	/* Release: a decode that sees the new size sees readable bytes. */
 	__atomic_store_n(&p->hp_committed, have + add, __ATOMIC_RELEASE);

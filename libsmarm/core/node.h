@@ -30,8 +30,6 @@ struct smarm__slot;
 struct smarm__timer_ent;
 struct smarm__timed_call;
 
-#define SMARM__MAX_SEGS 24 /* slab segments (slot.h) */
-
 struct smarm__parker {
 	uint32_t state; /* 0 empty, 1 parked, 2 notified (atomic) */
 	char pad[60];
@@ -96,8 +94,10 @@ struct smarm_node {
 	bool preempt_async; /* the monitor signals overrunning actors */
 	uint64_t async_ns;  /* run time that counts as an overrun */
 
-	/* slot table */
-	struct smarm__slot *_Atomic segs[SMARM__MAX_SEGS];
+	/* slot table: max_actors slots reserved (region.h), nslots usable */
+	struct smarm__slot *slots; /* set before nslots is first published */
+	size_t slots_reserved;	   /* bytes reserved at slots (free_lock) */
+	size_t slots_committed;	   /* bytes read/write (free_lock) */
 	_Atomic uint32_t nslots;
 	/*
 	 * Each group below that some worker writes in the normal course

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slot.c - the slot table (a segmented slab that grows on demand), its
- * free list, and the transitions of the packed state word.
+ * slot.c - the slot table (one array that grows in place), its free
+ * list, and the transitions of the packed state word.
  *
- * Slab: segment s holds SEG_BASE << s slots, so index -> (segment, offset)
- * is a count-leading-zeros and the table never moves a slot (pointers to
- * slots stay valid for the node's life). It grows, under the free-list
- * lock, when the free list is empty and fewer than max_actors slots
- * exist; the last segment is cut short at max_actors, so "how many actors
- * can be alive" is exactly max_actors.
+ * Table: room for max_actors slots is reserved as one region (region.h)
+ * at the first spawn and made read/write as the table grows, so a slot
+ * is found by index with one bound check (smarm__slot_at) and never
+ * moves (pointers to slots stay valid for the node's life). It grows,
+ * doubling from SEG_BASE slots, under the free-list lock, when the free
+ * list is empty and fewer than max_actors slots exist; the last growth
+ * is cut short at max_actors, so "how many actors can be alive" is
+ * exactly max_actors. (Until 0.5.x the table was a list of segments of
+ * 256 << s slots, and every lookup computed the segment from the index
+ * with a count-leading-zeros: some 15 instructions per lookup, several
+ * lookups per message and per actor.)
  *
  * State word: gen<<32 | epoch<<8 | state. A transition that can race
  * (a wake, a new wait, park and yield returns) is a CAS on the whole word,
@@ -39,7 +44,7 @@
  * full, and a full table is where a spawn is refused anyway. The caches
  * are emptied into the free list when a run ends.
  *
- * Ownership: the node owns the segments; smarm__slots_fini frees them.
+ * Ownership: the node owns the table; smarm__slots_fini unmaps it.
  * Locking: free_lock (SLOT rank) guards the free stack (free_stk, nfree)
  * and growth; a
  * worker's sc_lock (SCACHE rank) its cache, taken alone by its owner or
@@ -58,10 +63,13 @@
 #include "actor.h"
 #include "node.h"
 #include "preempt.h"
+#include "region.h"
 #include "sched.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /*
  * Grow the run queue so it can hold every slot (INV-1 keeps push total).
@@ -85,21 +93,45 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 	return 0;
 }
 
+/*
+ * Under free_lock: make the table's first `want` bytes read/write,
+ * reserving room for max_actors slots on first use.
+ */
+static int table_commit(struct smarm_node *n, size_t want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	want = (want + page - 1) & ~(page - 1);
+	if (n->slots == NULL) {
+		size_t all = (size_t)n->max_actors * sizeof(struct smarm__slot);
+		void *base;
+		all = (all + page - 1) & ~(page - 1);
+		base = smarm__region_reserve(all);
+		if (base == NULL)
+			return SMARM_ENOMEM;
+		n->slots = base;
+		n->slots_reserved = all;
+	}
+	if (want > n->slots_reserved)
+		want = n->slots_reserved;
+	if (smarm__region_commit((uintptr_t)n->slots, n->slots_committed,
+				 want) != 0)
+		return SMARM_ENOMEM;
+	if (want > n->slots_committed)
+		n->slots_committed = want;
+	return 0;
+}
+
 /* Called with free_lock held and an empty free list. */
 static int grow(struct smarm_node *n)
 {
 	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
-	uint32_t s;
 	uint32_t count;
 	struct smarm__slot *seg;
 	int rc;
 
 	if (have >= n->max_actors)
 		return SMARM_EATCAPACITY;
-	s = smarm__seg_of(have);
-	if (s >= SMARM__MAX_SEGS || smarm__seg_first(s) != have)
-		return SMARM_EATCAPACITY;
-	count = SMARM__SEG_BASE << s;
+	count = have + SMARM__SEG_BASE; /* the table doubles */
 	if (count > n->max_actors - have)
 		count = n->max_actors - have;
 	rc = rq_reserve(n, have + count);
@@ -114,9 +146,10 @@ static int grow(struct smarm_node *n)
 		n->free_stk = stk;
 		n->free_cap = have + count;
 	}
-	seg = calloc(count, sizeof *seg);
-	if (seg == NULL)
-		return SMARM_ENOMEM;
+	rc = table_commit(n, (size_t)(have + count) * sizeof *seg);
+	if (rc != 0)
+		return rc;
+	seg = n->slots + have; /* fresh pages: zero-filled */
 	for (uint32_t i = 0; i < count; i++) {
 		seg[i].pid_lo =
 			(uint32_t)smarm__pid_make(0, n->serial, have + i);
@@ -124,7 +157,6 @@ static int grow(struct smarm_node *n)
 		atomic_init(&seg[i].word,
 			    SMARM__W_MAKE(1, 0, SMARM__ST_VACANT));
 	}
-	atomic_store_explicit(&n->segs[s], seg, memory_order_release);
 	atomic_store_explicit(&n->nslots, have + count, memory_order_release);
 	for (uint32_t i = count; i > 0; i--) /* low indices on top */
 		n->free_stk[n->nfree++] = have + i - 1;
@@ -313,21 +345,16 @@ struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid)
 
 void smarm__slots_fini(struct smarm_node *n)
 {
-	for (int i = 0; i < SMARM__MAX_SEGS; i++) {
-		struct smarm__slot *seg = n->segs[i];
-		uint32_t count = SMARM__SEG_BASE << i;
-		uint32_t first = smarm__seg_first((uint32_t)i);
-		if (seg == NULL)
-			continue;
-		if (first + count > n->nslots)
-			count = n->nslots - first;
-		for (uint32_t j = 0; j < count; j++) {
-			free(seg[j].cl);
-			free(seg[j].ext);
-		}
-		free(seg);
-		n->segs[i] = NULL;
+	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
+	for (uint32_t i = 0; i < have; i++) {
+		free(n->slots[i].cl);
+		free(n->slots[i].ext);
 	}
+	if (n->slots != NULL)
+		munmap(n->slots, n->slots_reserved);
+	n->slots = NULL;
+	n->slots_reserved = n->slots_committed = 0;
+	atomic_store_explicit(&n->nslots, 0, memory_order_relaxed);
 	free(n->free_stk);
 	n->free_stk = NULL;
 	n->free_cap = n->nfree = 0;

@@ -30,8 +30,8 @@
 struct smarm__wait;
 struct smarm__ext;
 
-#define SMARM__SEG_BASE 256u /* slots in segment 0; segment s has BASE<<s */
-#define SMARM__MAX_SEGS 24
+/* Slots the table's first growth adds; each later one doubles it. */
+#define SMARM__SEG_BASE 256u
 
 /* Slot states (low 8 bits of the word). */
 enum {
@@ -159,28 +159,14 @@ static inline uint32_t smarm__slot_index(const struct smarm__slot *s)
  * Slab geometry: segment s holds SEG_BASE << s slots and starts at index
  * SEG_BASE * (2^s - 1), so index -> segment is a count-leading-zeros.
  */
-static inline uint32_t smarm__seg_first(uint32_t s)
-{
-	return SMARM__SEG_BASE * ((1u << s) - 1u);
-}
-
-static inline uint32_t smarm__seg_of(uint32_t idx)
-{
-	return 63u -
-	       (uint32_t)__builtin_clzll((uint64_t)idx / SMARM__SEG_BASE + 1);
-}
-
-/* The slot at idx, or NULL. */
+/* The slot at idx, or NULL beyond the table. */
 static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 						 uint32_t idx)
 {
-	uint32_t s;
-	struct smarm__slot *seg;
+	/* Acquire: the slots below nslots are initialised (slot.c grow). */
 	if (idx >= atomic_load_explicit(&n->nslots, memory_order_acquire))
 		return NULL;
-	s = smarm__seg_of(idx);
-	seg = atomic_load_explicit(&n->segs[s], memory_order_acquire);
-	return seg ? &seg[idx - smarm__seg_first(s)] : NULL;
+	return &n->slots[idx];
 }
 /*
  * The slot a pid names on node n, or NULL: a pid of another node (or

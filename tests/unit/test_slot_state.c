@@ -497,6 +497,8 @@ START_TEST(test_slot_state_table_low_indices_first_and_exact_limit)
 		struct smarm__slot *s = smarm__slot_at(n, i);
 		ck_assert_ptr_nonnull(s);
 		ck_assert_uint_eq(smarm__slot_index(s), i);
+		/* one array across growths: the lookup is a bound check */
+		ck_assert_ptr_eq(s, smarm__slot_at(n, 0) + i);
 		smarm__slot_free(n, i);
 	}
 	ck_assert_ptr_null(smarm__slot_at(n, 300));
