@@ -441,30 +441,28 @@ static struct smarm__slot *lock_live(struct smarm_node *n, uint64_t pid)
 	return s;
 }
 
-int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
-			    int (*fn)(void **state, void *arg), void *arg)
+/*
+ * The body of smarm__actor_ext_update, on s, whose cold lock the caller
+ * holds and keeps: fn's return value, or SMARM_ENOMEM if fn could not
+ * run (subsys.h).
+ */
+static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
+			     int id, int (*fn)(void **state, void *arg),
+			     void *arg)
 {
-	struct smarm__slot *s = lock_live(n, pid);
-	const struct smarm__subsys *ss;
+	const struct smarm__subsys *ss = n->subs[id];
 	void *state;
 	int rc;
 
-	if (s == NULL)
-		return SMARM_ENOPROC;
-	if (ext_block(n, s) != 0) { /* before fn: it has nothing to undo */
-		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	if (ext_block(n, s) != 0) /* before fn: it has nothing to undo */
 		return SMARM_ENOMEM;
-	}
 	state = ext_detach(s, id);
-	ss = n->subs[id];
 	if (ss == NULL || ss->ss_actor_size == 0) {
 		rc = fn(&state, arg);
 	} else {
 		void *held = state;
-		if (held == NULL && (held = ext_fresh(n, s, id)) == NULL) {
-			smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+		if (held == NULL && (held = ext_fresh(n, s, id)) == NULL)
 			return SMARM_ENOMEM;
-		}
 		state = held;
 		rc = fn(&state, arg);
 		SMARM_ASSERT(state == held); /* sized: the core's block */
@@ -476,6 +474,17 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 	}
 	if (state != NULL)
 		ext_attach(s, id, state);
+	return rc;
+}
+
+int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
+			    int (*fn)(void **state, void *arg), void *arg)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	int rc;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	rc = ext_update_locked(n, s, id, fn, arg);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
 }
@@ -631,12 +640,13 @@ static void stop_prefetch(const struct smarm__slot *s)
 		__builtin_prefetch(sp + off, 1, 3);
 }
 
+static void stop_locked(struct smarm_node *n, struct smarm__slot *s,
+			uint64_t pid, const struct smarm__stop_req *req);
+
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
 	struct smarm__slot *s;
-	uint8_t cur;
-	bool raised = false;
 
 	if (req->sr_strength == SMARM__STOP_SHUTDOWN) {
 		/* Trappable: a layer may deliver it as a message instead. */
@@ -647,6 +657,36 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	s = lock_live(n, pid);
 	if (s == NULL)
 		return SMARM_ENOPROC;
+	stop_locked(n, s, pid, req);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return 0;
+}
+
+int smarm__actor_ext_update_stop(struct smarm_node *n, uint64_t pid, int id,
+				 int (*fn)(void **state, void *arg), void *arg,
+				 const struct smarm__stop_req *req)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	int rc;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	rc = ext_update_locked(n, s, id, fn, arg);
+	if (rc == SMARM__EXT_STOP || rc == SMARM_ENOMEM)
+		stop_locked(n, s, pid, req);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return rc == SMARM__EXT_STOP ? 0 : rc;
+}
+
+/*
+ * Under the live actor s's cold lock: raise its stop flag to req's
+ * strength, record the request if it raised it, and wake it if it was
+ * the first (INV-4).
+ */
+static void stop_locked(struct smarm_node *n, struct smarm__slot *s,
+			uint64_t pid, const struct smarm__stop_req *req)
+{
+	uint8_t cur;
+	bool raised = false;
 	/* INV-4; the owner's own store (terminate) races only upward. */
 	cur = atomic_load_explicit(&s->stop, memory_order_relaxed);
 	while (req->sr_strength > cur &&
@@ -670,8 +710,6 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 		stop_prefetch(s);
 		smarm__unpark_any(n, pid);
 	}
-	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-	return 0;
 }
 
 int smarm__actor_request_stop(struct smarm_node *n, uint64_t pid,

@@ -226,6 +226,21 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg);
 
 /*
+ * smarm__actor_ext_update, and then, in the same hold of the actor's
+ * cold lock, the stop request req as smarm__actor_request_stop makes it
+ * (but not offered to ss_trap: fn, run by the subsystem whose ss_trap
+ * would take it, has decided) if fn returns
+ * SMARM__EXT_STOP, or if fn could not run for want of memory (the actor
+ * then has no state of id, so nothing of it could take the request).
+ * One lock hold instead of three for an exit signal over a link.
+ * Returns 0 if fn returned SMARM__EXT_STOP, else as ext_update.
+ */
+#define SMARM__EXT_STOP 1
+int smarm__actor_ext_update_stop(struct smarm_node *n, uint64_t pid, int id,
+				 int (*fn)(void **state, void *arg), void *arg,
+				 const struct smarm__stop_req *req);
+
+/*
  * How the ended actor pid ended, while its slot still holds its exit
  * record (it is DONE and not yet joined or reclaimed): 0 with *how and
  * *code as its joiner would get them (smarm__exit ex_how, ex_code);

@@ -214,6 +214,26 @@ int smarm__sig_trap_hook(struct smarm_node *n, uint64_t to,
 	return 0;
 }
 
+/* An abnormal end, over one link: both halves in one hold of the peer. */
+struct link_exit_arg {
+	struct link_arg la;
+	struct trap_arg ta;
+};
+
+/*
+ * Under the peer's cold lock: take the ended actor off its links, then
+ * deliver the exit signal to its trap channel if it traps; if not, ask
+ * for the stop (SMARM__EXT_STOP), which the core makes in the same hold,
+ * as smarm__sig_trap_hook would have left it to.
+ */
+static int link_exit_fn(void **state, void *arg)
+{
+	struct link_exit_arg *x = arg;
+	(void)link_del_fn(state, &x->la);
+	(void)trap_send_fn(state, &x->ta);
+	return x->ta.trapped ? 0 : SMARM__EXT_STOP;
+}
+
 /* The exit hook's part (signal.c): propagate over every link. */
 void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 			   struct smarm__sig_actor *a, int how, intptr_t reason)
@@ -221,14 +241,21 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 	struct smarm__sig_node *sn = smarm__sig_node(n);
 	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
 		uint64_t peer = a->sa_links[i];
-		struct link_arg la = { sn, pid, false };
-		/* Off the peer's list first: its end never signals back. */
-		(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
-					      link_del_fn, &la);
-		atomic_fetch_sub(&sn->sn_links, 1); /* this side's end */
-		if (how != SMARM_EXIT_NORMAL)
-			(void)smarm__sig_exit_signal(n, peer, pid, how, reason,
-						     false);
+		struct link_exit_arg x = { { sn, pid, false },
+					   { how, pid, reason, false } };
+		struct smarm__stop_req req = { pid, SMARM__STOP_SHUTDOWN,
+					       reason, how };
+		/* Off the peer's list first: its end never signals back. A
+		 * normal end sends nothing (OTP). */
+		if (how == SMARM_EXIT_NORMAL)
+			(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
+						      link_del_fn, &x.la);
+		else
+			(void)smarm__actor_ext_update_stop(
+				n, peer, SMARM__SUB_OTP, link_exit_fn, &x,
+				&req);
 	}
+	/* This side's ends, in one subtraction. */
+	atomic_fetch_sub(&sn->sn_links, (int64_t)a->sa_nlinks);
 	a->sa_nlinks = 0;
 }

@@ -665,6 +665,74 @@ START_TEST(test_exit_hooks_payload_released_once_at_reclaim)
 }
 END_TEST
 
+/* ------------------------------------------ update, then stop */
+
+/*
+ * smarm__actor_ext_update_stop: fn's verdict stops the actor in the same
+ * hold (SMARM__EXT_STOP), or leaves it be (0); a state block that cannot
+ * be allocated stops it too (nothing of it could have taken the
+ * request). The stopped actor ends with the request's how and code.
+ */
+static int eh_verdict(void **state, void *arg)
+{
+	(void)state;
+	return *(int *)arg;
+}
+
+static void eh_parked(void *arg)
+{
+	(void)arg;
+	harness_park();
+}
+
+static void eh_root_update_stop(void *arg)
+{
+	struct smarm_node *n = smarm__current_node();
+	struct smarm__stop_req req = { smarm_actor_self().id,
+				       SMARM__STOP_SHUTDOWN, 33,
+				       SMARM_EXIT_CRASHED };
+	int keep = 0, stop = SMARM__EXT_STOP;
+	smarm_pid_t p, q;
+	int how = -1;
+	intptr_t code = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&p, eh_parked, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&q, eh_parked, NULL, NULL), 0);
+	smarm_actor_yield(); /* both park; neither slot has a block yet */
+	/* no block for q: stopped all the same */
+	atomic_store(&n->test_ext_fail, 1);
+	HARNESS_EQ(smarm__actor_ext_update_stop(n, q.id, SMARM__SUB_BEHAVIOUR,
+						eh_verdict, &keep, &req),
+		   SMARM_ENOMEM);
+	HARNESS_EQ(atomic_load(&n->test_ext_fail), 0);
+	HARNESS_EQ(smarm_actor_join(q, &how, &code), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(code, 33);
+	/* fn's verdict: keep, then stop */
+	HARNESS_EQ(smarm__actor_ext_update_stop(n, p.id, SMARM__SUB_BEHAVIOUR,
+						eh_verdict, &keep, &req),
+		   0);
+	HARNESS_CHECK(!smarm__actor_ending(n, p.id));
+	HARNESS_EQ(smarm__actor_ext_update_stop(n, p.id, SMARM__SUB_BEHAVIOUR,
+						eh_verdict, &stop, &req),
+		   0);
+	HARNESS_EQ(smarm_actor_join(p, &how, &code), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(code, 33);
+	/* a stale pid */
+	HARNESS_EQ(smarm__actor_ext_update_stop(n, p.id, SMARM__SUB_BEHAVIOUR,
+						eh_verdict, &stop, &req),
+		   SMARM_ENOPROC);
+}
+
+START_TEST(test_exit_hooks_update_stop_in_one_hold)
+{
+	smarm_node_t *n = eh_node(1);
+	eh_run(n, eh_root_update_stop, NULL);
+	eh_close_node(n);
+}
+END_TEST
+
 /* --------------------------------------------- a sized subsystem */
 
 /*
@@ -883,6 +951,7 @@ Suite *smarm_test_exit_hooks_suite(void)
 		tc, test_exit_hooks_update_takes_back_and_refuses_stale_pids);
 	tcase_add_test(
 		tc, test_exit_hooks_late_attach_resumes_the_actor_for_its_hook);
+	tcase_add_test(tc, test_exit_hooks_update_stop_in_one_hold);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("race");
