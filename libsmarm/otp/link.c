@@ -239,6 +239,9 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 			   struct smarm__sig_actor *a, int how, intptr_t reason)
 {
 	struct smarm__sig_node *sn = smarm__sig_node(n);
+	/* This side's ends, in one subtraction, before any peer hears of
+	 * the end (whoever sees its effect sees the count settled). */
+	atomic_fetch_sub(&sn->sn_links, (int64_t)a->sa_nlinks);
 	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
 		uint64_t peer = a->sa_links[i];
 		struct link_exit_arg x = { { sn, pid, false },
@@ -255,7 +258,5 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 				n, peer, SMARM__SUB_OTP, link_exit_fn, &x,
 				&req);
 	}
-	/* This side's ends, in one subtraction. */
-	atomic_fetch_sub(&sn->sn_links, (int64_t)a->sa_nlinks);
 	a->sa_nlinks = 0;
 }
