@@ -443,27 +443,30 @@ static struct smarm__slot *lock_live(struct smarm_node *n, uint64_t pid)
 
 /*
  * The body of smarm__actor_ext_update, on s, whose cold lock the caller
- * holds and keeps: fn's return value, or SMARM_ENOMEM if fn could not
- * run (subsys.h).
+ * holds and keeps: fn's return value, or SMARM_ENOMEM with *ran false
+ * if fn could not run (subsys.h).
  */
 static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
 			     int id, int (*fn)(void **state, void *arg),
-			     void *arg)
+			     void *arg, bool *ran)
 {
 	const struct smarm__subsys *ss = n->subs[id];
 	void *state;
 	int rc;
 
+	*ran = false;
 	if (ext_block(n, s) != 0) /* before fn: it has nothing to undo */
 		return SMARM_ENOMEM;
 	state = ext_detach(s, id);
 	if (ss == NULL || ss->ss_actor_size == 0) {
+		*ran = true;
 		rc = fn(&state, arg);
 	} else {
 		void *held = state;
 		if (held == NULL && (held = ext_fresh(n, s, id)) == NULL)
 			return SMARM_ENOMEM;
 		state = held;
+		*ran = true;
 		rc = fn(&state, arg);
 		SMARM_ASSERT(state == held); /* sized: the core's block */
 		if (ss->ss_actor_trim(held)) {
@@ -481,10 +484,11 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg)
 {
 	struct smarm__slot *s = lock_live(n, pid);
+	bool ran;
 	int rc;
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	rc = ext_update_locked(n, s, id, fn, arg);
+	rc = ext_update_locked(n, s, id, fn, arg, &ran);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
 }
@@ -667,11 +671,12 @@ int smarm__actor_ext_update_stop(struct smarm_node *n, uint64_t pid, int id,
 				 const struct smarm__stop_req *req)
 {
 	struct smarm__slot *s = lock_live(n, pid);
+	bool ran;
 	int rc;
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	rc = ext_update_locked(n, s, id, fn, arg);
-	if (rc == SMARM__EXT_STOP || rc == SMARM_ENOMEM)
+	rc = ext_update_locked(n, s, id, fn, arg, &ran);
+	if (rc == SMARM__EXT_STOP || !ran)
 		stop_locked(n, s, pid, req);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc == SMARM__EXT_STOP ? 0 : rc;
