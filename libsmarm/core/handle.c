@@ -46,7 +46,8 @@ static int pool_reserve(struct smarm__hpool *p)
 		munmap(base, p->hp_reserve);
 		return SMARM_ENOMEM;
 	}
-	__atomic_store_n(&p->hp_base, (uintptr_t)base, __ATOMIC_RELEASE);
+	atomic_store_explicit(&p->hp_base, (uintptr_t)base,
+			      memory_order_release);
 	return 0;
 }
 
@@ -62,7 +63,8 @@ static int pool_grow(struct smarm__hpool *p)
 	if (smarm__region_commit(p->hp_base, have, have + add) != 0)
 		return SMARM_ENOMEM;
 	/* Release: a decode that sees the new size sees readable bytes. */
-	__atomic_store_n(&p->hp_committed, have + add, __ATOMIC_RELEASE);
+	atomic_store_explicit(&p->hp_committed, have + add,
+			      memory_order_release);
 	return 0;
 }
 
@@ -99,7 +101,8 @@ int smarm__hpool_alloc(struct smarm__hpool *p, void **cell, uint64_t *handle)
 		c = (struct smarm__hcell *)(p->hp_base + p->hp_used);
 		p->hp_used += p->hp_cell;
 	}
-	SMARM_ASSERT(__atomic_load_n(&c->hc_self, __ATOMIC_RELAXED) == 0);
+	SMARM_ASSERT(atomic_load_explicit(&c->hc_self, memory_order_relaxed) ==
+		     0);
 	gen = (uint16_t)(c->hc_gen + 1);
 	if (gen == 0)
 		gen = 1; /* generation 0 is never issued: no handle is 0 */
@@ -116,7 +119,8 @@ void smarm__hpool_free(struct smarm__hpool *p, void *cell)
 {
 	struct smarm__hcell *c = cell;
 	uint32_t i;
-	SMARM_ASSERT(__atomic_load_n(&c->hc_self, __ATOMIC_RELAXED) == 0);
+	SMARM_ASSERT(atomic_load_explicit(&c->hc_self, memory_order_relaxed) ==
+		     0);
 	smarm__lock(&p->hp_lock, SMARM__RANK_HANDLE);
 	i = cell_index(p, c);
 	c->hc_next = SMARM__HPOOL_NONE;

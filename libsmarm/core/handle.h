@@ -43,6 +43,7 @@
 #ifndef SMARM_CORE_HANDLE_H
 #define SMARM_CORE_HANDLE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,21 +108,21 @@ uint64_t smarm__hpool_live(struct smarm__hpool *p);
 static inline void smarm__handle_publish(void *cell, uint64_t handle)
 {
 	struct smarm__hcell *c = cell;
-	__atomic_store_n(&c->hc_self, handle, __ATOMIC_RELEASE);
+	atomic_store_explicit(&c->hc_self, handle, memory_order_release);
 }
 
 /* The object is gone: its handle decodes to SMARM_ESTATE from now on. */
 static inline void smarm__handle_retire(void *cell)
 {
 	struct smarm__hcell *c = cell;
-	__atomic_store_n(&c->hc_self, 0, __ATOMIC_RELEASE);
+	atomic_store_explicit(&c->hc_self, 0, memory_order_release);
 }
 
 /* Does handle still name the object in cell? (Under its lock: exact.) */
 static inline bool smarm__handle_live(const void *cell, const void *handle)
 {
 	const struct smarm__hcell *c = cell;
-	return __atomic_load_n(&c->hc_self, __ATOMIC_ACQUIRE) ==
+	return atomic_load_explicit(&c->hc_self, memory_order_acquire) ==
 	       (uint64_t)(uintptr_t)handle;
 }
 
@@ -136,8 +137,10 @@ static inline int smarm__handle_cell_sized(struct smarm__hpool *p,
 					   void **cell)
 {
 	uintptr_t addr = (uintptr_t)h & SMARM__HANDLE_ADDR_MASK;
-	size_t committed = __atomic_load_n(&p->hp_committed, __ATOMIC_ACQUIRE);
-	uintptr_t off = addr - __atomic_load_n(&p->hp_base, __ATOMIC_RELAXED);
+	size_t committed =
+		atomic_load_explicit(&p->hp_committed, memory_order_acquire);
+	uintptr_t off =
+		addr - atomic_load_explicit(&p->hp_base, memory_order_relaxed);
 	SMARM_ASSERT(cell_size == p->hp_cell);
 	if (SMARM_UNLIKELY(off >= committed || (off & (cell_size - 1)) != 0))
 		return SMARM_EINVAL;
