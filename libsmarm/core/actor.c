@@ -480,8 +480,17 @@ static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
 	return rc;
 }
 
-int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
-			    int (*fn)(void **state, void *arg), void *arg)
+static void stop_locked(struct smarm_node *n, struct smarm__slot *s,
+			uint64_t pid, const struct smarm__stop_req *req);
+
+/*
+ * smarm__actor_ext_update (req NULL) and smarm__actor_ext_update_stop:
+ * the update, then req's stop in the same hold if fn asked for it or
+ * could not run.
+ */
+static int ext_update_pid(struct smarm_node *n, uint64_t pid, int id,
+			  int (*fn)(void **state, void *arg), void *arg,
+			  const struct smarm__stop_req *req)
 {
 	struct smarm__slot *s = lock_live(n, pid);
 	bool ran;
@@ -489,8 +498,19 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 	if (s == NULL)
 		return SMARM_ENOPROC;
 	rc = ext_update_locked(n, s, id, fn, arg, &ran);
+	if (req != NULL && (rc == SMARM__EXT_STOP || !ran)) {
+		stop_locked(n, s, pid, req);
+		if (rc == SMARM__EXT_STOP)
+			rc = 0;
+	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
+}
+
+int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
+			    int (*fn)(void **state, void *arg), void *arg)
+{
+	return ext_update_pid(n, pid, id, fn, arg, NULL);
 }
 
 int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
@@ -644,9 +664,6 @@ static void stop_prefetch(const struct smarm__slot *s)
 		__builtin_prefetch(sp + off, 1, 3);
 }
 
-static void stop_locked(struct smarm_node *n, struct smarm__slot *s,
-			uint64_t pid, const struct smarm__stop_req *req);
-
 int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 			const struct smarm__stop_req *req)
 {
@@ -670,16 +687,7 @@ int smarm__actor_ext_update_stop(struct smarm_node *n, uint64_t pid, int id,
 				 int (*fn)(void **state, void *arg), void *arg,
 				 const struct smarm__stop_req *req)
 {
-	struct smarm__slot *s = lock_live(n, pid);
-	bool ran;
-	int rc;
-	if (s == NULL)
-		return SMARM_ENOPROC;
-	rc = ext_update_locked(n, s, id, fn, arg, &ran);
-	if (rc == SMARM__EXT_STOP || !ran)
-		stop_locked(n, s, pid, req);
-	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-	return rc == SMARM__EXT_STOP ? 0 : rc;
+	return ext_update_pid(n, pid, id, fn, arg, req);
 }
 
 /*
