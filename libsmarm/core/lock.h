@@ -71,7 +71,8 @@ void smarm__rank_release(int rank);
 #define smarm__rank_release(r) ((void)(r))
 #endif
 
-static inline void smarm__lock(smarm__lock_t *l, int rank)
+static inline __attribute__((always_inline)) void smarm__lock(smarm__lock_t *l,
+							      int rank)
 {
 	uint32_t expect = 0;
 	smarm__rank_acquire(rank);
@@ -90,7 +91,8 @@ static inline bool smarm__trylock(smarm__lock_t *l, int rank)
 	return true;
 }
 
-static inline void smarm__unlock(smarm__lock_t *l, int rank)
+static inline __attribute__((always_inline)) void
+smarm__unlock(smarm__lock_t *l, int rank)
 {
 	smarm__rank_release(rank);
 	if (__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)
