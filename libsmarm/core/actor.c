@@ -365,6 +365,7 @@ static void *ext_fresh(struct smarm_node *n, struct smarm__slot *s, int id)
 {
 	size_t size = n->subs[id]->ss_actor_size;
 	void *room = ext_room(n, s, id);
+	SMARM_ASSERT(room != NULL); /* laid out at open (node.c) */
 	if (SMARM_UNLIKELY(s->ext->x_lent & (1u << id)))
 		return calloc(1, size);
 	memset(room, 0, size);

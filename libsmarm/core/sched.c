@@ -149,7 +149,8 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
  * at every hop. One worker uses its deque too, so neither its spawns
  * nor their first runs touch the node-wide run-queue lock.
  */
-static void rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k);
+static inline void rq_push_n(struct smarm_node *n, const uint64_t *pids,
+			     uint32_t k, bool woken);
 
 void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 {
@@ -165,7 +166,7 @@ void smarm__enqueue_spawned(struct smarm_node *n, uint64_t pid)
 		 * (spawn_join: one node-wide lock per spawn before), the held
 		 * ones first, so they still start in spawn order.
 		 */
-		rq_push_n(n, w->sbatch, w->sbatch_n);
+		rq_push_n(n, w->sbatch, w->sbatch_n, false);
 		w->sbatch_n = 0;
 		w->sbatch_spill = true;
 	}
@@ -255,34 +256,40 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 		return;
 	/* After a spill, the rest follow the spilled ones to the back. */
 	if (spilled || !ldq_push_batch(w))
-		rq_push_n(n, w->sbatch, k);
+		rq_push_n(n, w->sbatch, k, false);
 	w->sbatch_n = 0;
 }
 
 /*
- * Push pid on the shared queue. woken: it was parked (a wake from
- * another thread, a timer fired while idle, a stop, a displaced slot
- * entry), which counts it in rq_woken: pinned actors let such entries
- * go first (pick_next), so a wake under saturation waits about a slice,
- * not a slice per pinned actor.
+ * Push k pids on the back of the shared queue, in one hold of its lock.
+ * woken: they were parked (a wake from another thread, a timer fired
+ * while idle, a stop, a displaced slot entry), which counts them in
+ * rq_woken: pinned actors let such entries go first (pick_next), so a
+ * wake under saturation waits about a slice, not a slice per pinned
+ * actor. Spawns past a held batch come 16 at a time (not woken).
  */
-static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
+static inline __attribute__((always_inline)) void
+rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k, bool woken)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	/* Only a QUEUED actor of this generation is ever pushed (INV-1). */
-	SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
-			     &smarm__slot_at(n, SMARM__PID_IDX(pid))->word,
-			     memory_order_relaxed)) == SMARM__ST_QUEUED);
 	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
-	if (SMARM_NEVER(smarm__ring_len(&n->rq) >= n->rq.rg_cap))
+	if (SMARM_NEVER(smarm__ring_len(&n->rq) + k > n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
-	*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pid;
+	for (uint32_t i = 0; i < k; i++) {
+		/* Only a QUEUED actor of this generation (INV-1). */
+		SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
+				     &smarm__slot_at(n, SMARM__PID_IDX(pids[i]))
+					      ->word,
+				     memory_order_relaxed)) ==
+			     SMARM__ST_QUEUED);
+		*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pids[i];
+	}
 	if (woken)
 		atomic_store_explicit(
 			&n->rq_woken,
 			atomic_load_explicit(&n->rq_woken,
 					     memory_order_relaxed) +
-				1,
+				k,
 			memory_order_relaxed);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	/* A lone worker enqueuing for itself cannot be idle. */
@@ -291,30 +298,14 @@ static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
 	smarm__wake_one_if_idle(n);
 }
 
+static void rq_push(struct smarm_node *n, uint64_t pid, bool woken)
+{
+	rq_push_n(n, &pid, 1, woken);
+}
+
 void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 {
 	rq_push(n, pid, false);
-}
-
-/* Push k spawned pids on the back of the shared queue, in one hold. */
-static void rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
-	if (SMARM_NEVER(smarm__ring_len(&n->rq) + k > n->rq.rg_cap))
-		smarm__panic("sched: run queue overflow (double enqueue)");
-	for (uint32_t i = 0; i < k; i++) {
-		SMARM_ASSERT(SMARM__W_STATE(atomic_load_explicit(
-				     &smarm__slot_at(n, SMARM__PID_IDX(pids[i]))
-					      ->word,
-				     memory_order_relaxed)) ==
-			     SMARM__ST_QUEUED);
-		*(uint64_t *)smarm__ring_push_back(&n->rq, RQ_ESZ) = pids[i];
-	}
-	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
-	if (n->workers_n == 1 && w != NULL && w->node == n)
-		return; /* as rq_push */
-	smarm__wake_one_if_idle(n);
 }
 
 /* --------------------------------------------------------------- parker */
@@ -495,39 +486,57 @@ static inline void stat_inc(uint64_t *c)
 }
 
 /* What a spinner watches (spin_sees_work). */
+/* A lone queued actor left to the busy workers: what moved, and when. */
+struct spin_still {
+	uint64_t mark;	/* the queue's move count at the last look */
+	uint64_t since; /* cycle count when that count was first seen, 0:
+			   nothing queued */
+};
+
 struct spin_view {
-	uint64_t pops;	   /* run-queue pops at the last look */
-	uint64_t since;	   /* cycle count when that count was first seen, 0:
-			      not yet */
-	uint64_t dq;	   /* the deques' fronts and lengths at the last look */
-	uint64_t dq_since; /* as since, for dq */
+	struct spin_still rq; /* the shared queue: rq_pops */
+	struct spin_still dq; /* the deques: their ldq_ops */
 };
 
 /*
- * The deques at a glance: whether any holds two entries or more
- * (*surplus), and a signature that changes whenever a non-empty one is
- * pushed or popped (0: all empty).
+ * Whether the lone entry of a queue (queued: it holds one) has sat
+ * there, the queue not moving (mark unchanged), for the grace.
  */
-static uint64_t ldq_glance(struct smarm__worker *w, bool *surplus)
+static bool still_for_grace(struct spin_still *g, bool queued, uint64_t mark,
+			    uint64_t now, uint64_t grace)
+{
+	if (!queued) {
+		g->since = 0;
+		return false;
+	}
+	if (g->since == 0 || mark != g->mark) {
+		g->mark = mark;
+		g->since = now;
+		return false;
+	}
+	return now - g->since >= grace;
+}
+
+/*
+ * The deques at a glance: whether any holds two entries or more
+ * (*surplus), any one at all (*queued), and the sum of the non-empty
+ * ones' ldq_ops, which changes whenever one is pushed or popped.
+ */
+static uint64_t ldq_glance(struct smarm__worker *w, bool *surplus, bool *queued)
 {
 	struct smarm_node *n = w->node;
-	uint64_t sig = 0;
-	*surplus = false;
+	uint64_t ops = 0;
+	*surplus = *queued = false;
 	for (int i = 0; i < n->workers_started; i++) {
-		const struct smarm__ring *q = &n->workers[i].ldq;
-		uint32_t len = smarm__ring_len(q);
+		uint32_t len = smarm__ring_len(&n->workers[i].ldq);
 		if (len == 0)
 			continue;
-		if (len >= 2)
-			*surplus = true;
-		sig = sig * 0x9e3779b97f4a7c15ull +
-		      (((uint64_t)atomic_load_explicit(&n->workers[i].ldq_ops,
-						       memory_order_relaxed)
-			<< 32) |
-		       len);
-		sig |= 1; /* non-zero: something is queued */
+		*queued = true;
+		*surplus = *surplus || len >= 2;
+		ops += atomic_load_explicit(&n->workers[i].ldq_ops,
+					    memory_order_relaxed);
 	}
-	return sig;
+	return ops;
 }
 
 /*
@@ -543,9 +552,8 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 {
 	struct smarm_node *n = w->node;
 	uint32_t len = smarm__ring_len(&n->rq);
-	uint64_t pops;
-	bool surplus;
-	uint64_t dq = ldq_glance(w, &surplus);
+	bool surplus, queued;
+	uint64_t ops = ldq_glance(w, &surplus, &queued);
 
 	if (len >= 2 || surplus ||
 	    atomic_load_explicit(&w->next, memory_order_relaxed) != 0 ||
@@ -553,29 +561,15 @@ static bool spin_sees_work(struct smarm__worker *w, struct spin_view *v,
 		return true;
 	/*
 	 * A lone deque entry is usually its owner's next pick (a spawn
-	 * chain's next hop, pushed as its spawner left the CPU): taken only
-	 * once the deques have not moved for the grace, as a lone entry in
-	 * the shared queue below.
+	 * chain's next hop, pushed as its spawner left the CPU): taken, as
+	 * a lone entry of the shared queue, only once it has not moved for
+	 * the grace.
 	 */
-	if (dq == 0) {
-		v->dq_since = 0;
-	} else if (v->dq_since == 0 || dq != v->dq) {
-		v->dq = dq;
-		v->dq_since = now;
-	} else if (now - v->dq_since >= n->spin_grace_cycles) {
-		return true;
-	}
-	if (len == 0) {
-		v->since = 0;
-		return false;
-	}
-	pops = atomic_load_explicit(&n->rq_pops, memory_order_relaxed);
-	if (v->since == 0 || pops != v->pops) {
-		v->pops = pops;
-		v->since = now;
-		return false;
-	}
-	return now - v->since >= n->spin_grace_cycles;
+	return still_for_grace(&v->dq, queued, ops, now, n->spin_grace_cycles) |
+	       still_for_grace(
+		       &v->rq, len > 0,
+		       atomic_load_explicit(&n->rq_pops, memory_order_relaxed),
+		       now, n->spin_grace_cycles);
 }
 
 /*
