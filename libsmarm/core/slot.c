@@ -7,13 +7,13 @@
  * at the first spawn and made read/write as the table grows, so a slot
  * is found by index with one bound check (smarm__slot_at) and never
  * moves (pointers to slots stay valid for the node's life). It grows,
- * doubling from SEG_BASE slots, under the free-list lock, when the free
- * list is empty and fewer than max_actors slots exist; the last growth
- * is cut short at max_actors, so "how many actors can be alive" is
- * exactly max_actors. (Until 0.5.x the table was a list of segments of
- * 256 << s slots, and every lookup computed the segment from the index
- * with a count-leading-zeros: some 15 instructions per lookup, several
- * lookups per message and per actor.)
+ * doubling from SMARM__SLOTS_FIRST slots, under the free-list lock,
+ * when the free list is empty and fewer than max_actors slots exist;
+ * the last growth is cut short at max_actors, so "how many actors can
+ * be alive" is exactly max_actors. (Until 0.5.x the table was a list of
+ * segments of 256 << s slots, and every lookup computed the segment
+ * from the index with a count-leading-zeros: some 15 instructions per
+ * lookup, several lookups per message and per actor.)
  *
  * State word: gen<<32 | epoch<<8 | state. A transition that can race
  * (a wake, a new wait, park and yield returns) is a CAS on the whole word,
@@ -131,7 +131,7 @@ static int grow(struct smarm_node *n)
 
 	if (have >= n->max_actors)
 		return SMARM_EATCAPACITY;
-	count = have + SMARM__SEG_BASE; /* the table doubles */
+	count = have + SMARM__SLOTS_FIRST; /* the table doubles */
 	if (count > n->max_actors - have)
 		count = n->max_actors - have;
 	rc = rq_reserve(n, have + count);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * slot.h - the slot: the per-actor record found by pid index, its packed
- * state word (gen<<32 | epoch<<8 | state), the slab that holds slots,
+ * state word (gen<<32 | epoch<<8 | state), the table that holds slots,
  * and the exit record and stop request a tenant carries. Private to
  * core/: no layer above sees the slot layout.
  *
- * Ownership: the node owns the slab; slots never move or go away before
+ * Ownership: the node owns the table; slots never move or go away before
  * the node is closed. A slot's tenant fields belong to its owner (the
  * spawner before publish; the running actor; the scheduler holding the
  * claim), except the fields marked "cold", which need the slot's cold
@@ -31,7 +31,7 @@ struct smarm__wait;
 struct smarm__ext;
 
 /* Slots the table's first growth adds; each later one doubles it. */
-#define SMARM__SEG_BASE 256u
+#define SMARM__SLOTS_FIRST 256u
 
 /* Slot states (low 8 bits of the word). */
 enum {
@@ -155,11 +155,7 @@ static inline uint32_t smarm__slot_index(const struct smarm__slot *s)
 	return SMARM__PID_IDX(s->pid_lo);
 }
 
-/*
- * Slab geometry: segment s holds SEG_BASE << s slots and starts at index
- * SEG_BASE * (2^s - 1), so index -> segment is a count-leading-zeros.
- */
-/* The slot at idx, or NULL beyond the table. */
+/* The slot at idx, or NULL beyond the table (one array: slot.c). */
 static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 						 uint32_t idx)
 {
@@ -168,6 +164,7 @@ static inline struct smarm__slot *smarm__slot_at(struct smarm_node *n,
 		return NULL;
 	return &n->slots[idx];
 }
+
 /*
  * The slot a pid names on node n, or NULL: a pid of another node (or
  * of a node closed since), or an index beyond the table. The generation

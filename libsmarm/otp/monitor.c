@@ -116,8 +116,9 @@ static int wref_insert(struct smarm__sig_actor *a,
 	return 0;
 }
 
-/* Remove the record at e: dead, and the ends moved past the dead. */
 enum { WREF_KEEP = 1024 }; /* room an emptied watcher keeps (32 KiB) */
+
+/* Remove the record at e: dead, and the ends moved past the dead. */
 
 static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 {

@@ -483,7 +483,7 @@ START_TEST(test_slot_state_table_low_indices_first_and_exact_limit)
 		ck_assert_uint_eq(idx, i);
 		if (i == 0)
 			ck_assert_uint_eq(atomic_load(&n->nslots),
-					  SMARM__SEG_BASE);
+					  SMARM__SLOTS_FIRST);
 	}
 	ck_assert_uint_eq(atomic_load(&n->nslots), 300); /* cut at the limit */
 	ck_assert_int_eq(smarm__slot_alloc(n, &idx), SMARM_EATCAPACITY);
