@@ -69,6 +69,7 @@
  * See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
 #include "actor.h"
+#include "membar.h"
 
 #include "node.h"
 #include "preempt.h"
@@ -188,8 +189,9 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 	smarm__enqueue_spawned(n, pid);
 	if (SMARM_UNLIKELY(rc != 0))
 		return rc; /* it ends at once (spawn_hooks) */
-	/* Pairs with stop_all, which sets `stopping` before it scans. */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* Pairs with stop_all, which sets `stopping` before it scans: the
+	 * publish above before this load (membar.h, the hot side). */
+	smarm__membar_light();
 	if (atomic_load_explicit(&n->stopping, memory_order_relaxed))
 		spawn_while_stopping(n, parent, pid);
 	return 0;
@@ -775,7 +777,7 @@ void smarm__stop_all(struct smarm_node *n, int mode)
 	} while (!atomic_compare_exchange_weak_explicit(
 		&n->stopping, &cur, mode, memory_order_seq_cst,
 		memory_order_relaxed));
-	atomic_thread_fence(memory_order_seq_cst); /* pairs with spawn */
+	smarm__membar_heavy(); /* pairs with spawn (membar.h) */
 	uint32_t count = atomic_load_explicit(&n->nslots, memory_order_acquire);
 	for (uint32_t i = 0; i < count; i++) {
 		struct smarm__slot *s = smarm__slot_at(n, i);

@@ -18,6 +18,7 @@
 #include "core.h"
 
 #include "actor.h"
+#include "membar.h"
 #include "node.h"
 #include "preempt.h"
 #include "sched.h"
@@ -263,6 +264,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 		config_defaults(&defaults);
 		cfg = &defaults;
 	}
+	smarm__membar_init(); /* before any spawn of this node (membar.h) */
 	/* Aligned: per-worker statistics take one cache line each. */
 	n = aligned_alloc(_Alignof(struct smarm_node), sizeof *n);
 	if (n == NULL)

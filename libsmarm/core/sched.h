@@ -129,11 +129,14 @@ struct smarm__worker {
 	/*
 	 * Free-slot cache (slot.c): slots this worker's spawns take and its
 	 * finalizes return without the node's free list; refilled and
-	 * spilled in batches under it. sc_lock (SCACHE rank): the owner
-	 * takes it alone; a spawn that finds the table full takes it, under
-	 * the free list, to use another worker's cached slot.
+	 * spilled in batches under it. The owner uses it with no lock while
+	 * no other thread visits (sc_busy flags its access, slot.c INV-4);
+	 * sc_lock (SCACHE rank) guards it otherwise: a spawn that finds the
+	 * table full takes it, under the free list, to use another worker's
+	 * cached slot.
 	 */
 	smarm__lock_t sc_lock;
+	_Atomic uint32_t sc_busy; /* owner: in a lock-free cache access */
 	uint32_t sc_n;
 	uint32_t sc_idx[SMARM__WORKER_SLOTS];
 } __attribute__((aligned(64)));

@@ -46,26 +46,36 @@
  *
  * Ownership: the node owns the table; smarm__slots_fini unmaps it.
  * Locking: free_lock (SLOT rank) guards the free stack (free_stk, nfree)
- * and growth; a
- * worker's sc_lock (SCACHE rank) its cache, taken alone by its owner or
- * under free_lock (refill, spill, steal, flush, counting).
+ * and growth; a worker's sc_lock (SCACHE rank) its cache whenever the
+ * owner's lock-free access is not in use (INV-4), taken alone by its
+ * owner or under free_lock (refill, spill, steal, flush, counting).
  * Invariants: INV-1 generation never 0, so pid 0 names nothing. INV-2 a
  * successful wake consumes its epoch (at most one wake per wait). INV-3
  * every free slot is in exactly one place, the free list or one cache,
  * and moves between them only under free_lock; so a spawn holding
  * free_lock that finds the list empty, the table full and every cache
  * empty has found no free slot: max_actors actors (live or owed a join)
- * hold them all.
+ * hold them all. INV-4 a worker's cache is changed or read either under
+ * its sc_lock, or by its owner alone with sc_busy set while
+ * sc_visitors is 0: the owner sets sc_busy before it reads sc_visitors
+ * (a compiler barrier, membar.h), a visitor (a steal, a count) raises
+ * sc_visitors and runs the heavy barrier before it waits for sc_busy
+ * to clear and locks; so either the owner sees the visitor and locks
+ * too, or the visitor sees the owner's access and waits it out. The
+ * owner's common path costs no atomic read-modify-write. (Until 0.5.x
+ * it took sc_lock: two locked instructions per spawn and two per exit.)
  * See: docs/architecture.md (Slots and pids).
  */
 #include "slot.h"
 
 #include "actor.h"
+#include "membar.h"
 #include "node.h"
 #include "preempt.h"
 #include "region.h"
 #include "sched.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -194,21 +204,74 @@ static struct smarm__worker *cache_owner(struct smarm_node *n)
  * one a concurrent finalize frees meanwhile (that spawn then simply came
  * first).
  */
+/*
+ * The owner's way into its cache (INV-4): flag the access, then look
+ * for visitors; none (the common case): no lock, and *locked false.
+ * Else the lock, as any visitor takes it.
+ */
+static inline __attribute__((always_inline)) void
+cache_enter(struct smarm_node *n, struct smarm__worker *w, bool *locked)
+{
+	atomic_store_explicit(&w->sc_busy, 1, memory_order_relaxed);
+	smarm__membar_light();
+	*locked = atomic_load_explicit(&n->sc_visitors, memory_order_relaxed) !=
+		  0;
+	if (SMARM_UNLIKELY(*locked)) {
+		atomic_store_explicit(&w->sc_busy, 0, memory_order_relaxed);
+		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+	}
+}
+
+static inline __attribute__((always_inline)) void
+cache_leave(struct smarm__worker *w, bool locked)
+{
+	if (SMARM_UNLIKELY(locked))
+		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+	else /* release: the cache's new state before the flag's end */
+		atomic_store_explicit(&w->sc_busy, 0, memory_order_release);
+}
+
+/* A visitor's way in (INV-4): announce, wait out lock-free accesses
+ * begun before the announcement, then lock worker v's cache. */
+static void visit_begin(struct smarm_node *n)
+{
+	atomic_fetch_add(&n->sc_visitors, 1);
+	smarm__membar_heavy();
+}
+
+static void visit_end(struct smarm_node *n)
+{
+	atomic_fetch_sub(&n->sc_visitors, 1);
+}
+
+static void visit_lock(struct smarm__worker *v)
+{
+	for (unsigned spins = 0;
+	     atomic_load_explicit(&v->sc_busy, memory_order_acquire) != 0;
+	     spins++) {
+		if (spins < 64)
+			smarm__cpu_relax();
+		else
+			sched_yield(); /* the owner lost its CPU meanwhile */
+	}
+	smarm__lock(&v->sc_lock, SMARM__RANK_SCACHE);
+}
+
 static bool cache_steal(struct smarm_node *n, uint32_t *idx)
 {
-	for (int i = 0; i < n->workers_n; i++) {
+	bool got = false;
+	visit_begin(n);
+	for (int i = 0; i < n->workers_n && !got; i++) {
 		struct smarm__worker *v = &n->workers[i];
-		bool got = false;
-		smarm__lock(&v->sc_lock, SMARM__RANK_SCACHE);
+		visit_lock(v);
 		if (v->sc_n > 0) {
 			*idx = v->sc_idx[--v->sc_n];
 			got = true;
 		}
 		smarm__unlock(&v->sc_lock, SMARM__RANK_SCACHE);
-		if (got)
-			return true;
 	}
-	return false;
+	visit_end(n);
+	return got;
 }
 
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
@@ -217,13 +280,14 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 	int rc = 0;
 
 	if (w != NULL) {
-		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
-		if (w->sc_n > 0) {
+		bool locked, hit;
+		cache_enter(n, w, &locked);
+		hit = w->sc_n > 0;
+		if (hit)
 			*idx = w->sc_idx[--w->sc_n];
-			smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+		cache_leave(w, locked);
+		if (hit)
 			return 0;
-		}
-		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
 	smarm__glock(&n->free_lock, &n->free_lock_n, SMARM__RANK_SLOT);
 	if (n->nfree == 0)
@@ -253,13 +317,14 @@ void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 	struct smarm__worker *w = cache_owner(n);
 
 	if (w != NULL) {
-		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
-		if (w->sc_n < SMARM__WORKER_SLOTS) {
+		bool locked, room;
+		cache_enter(n, w, &locked);
+		room = w->sc_n < SMARM__WORKER_SLOTS;
+		if (room)
 			w->sc_idx[w->sc_n++] = idx;
-			smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
+		cache_leave(w, locked);
+		if (room)
 			return;
-		}
-		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
 	smarm__glock(&n->free_lock, &n->free_lock_n, SMARM__RANK_SLOT);
 	if (w == NULL) {
@@ -306,12 +371,14 @@ uint32_t smarm__slots_free_count(struct smarm_node *n)
 	uint32_t v;
 	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
 	v = n->nfree;
+	visit_begin(n);
 	for (int i = 0; i < n->workers_n; i++) {
 		struct smarm__worker *w = &n->workers[i];
-		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
+		visit_lock(w);
 		v += w->sc_n;
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
+	visit_end(n);
 	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 	return v;
 }

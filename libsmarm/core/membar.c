@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * membar.c - the heavy side of membar.h: membarrier(2) with
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered once per process.
+ *
+ * Invariant: smarm__membar_heavy_ok becomes true only after the
+ * registration succeeded, and never goes back; a node is opened (and so
+ * every light side of it runs) after its open called smarm__membar_init,
+ * so both sides of a pair agree on which barriers they use.
+ * See: docs/architecture.md (Locks).
+ */
+#include "membar.h"
+
+#include "assert.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+bool smarm__membar_heavy_ok;
+
+static pthread_once_t membar_once = PTHREAD_ONCE_INIT;
+
+static void membar_register(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return; /* seccomp, an old kernel: fences on both sides */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		    0, 0) != 0)
+		return;
+	__atomic_store_n(&smarm__membar_heavy_ok, true, __ATOMIC_RELEASE);
+}
+
+void smarm__membar_init(void)
+{
+	(void)pthread_once(&membar_once, membar_register);
+}
+
+void smarm__membar_heavy(void)
+{
+	if (!smarm__membar_heavy_ok) {
+		atomic_thread_fence(memory_order_seq_cst);
+		return;
+	}
+	/*
+	 * The light sides rely on it: no fence here would do instead. It
+	 * fails only for want of kernel memory (ENOMEM: try again) or in
+	 * an unregistered process (EPERM, a child forked before a kernel
+	 * kept registrations across fork: register it).
+	 */
+	for (int tries = 0; tries < 1000; tries++) {
+		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,
+			    0) == 0)
+			return;
+		if (errno == EPERM)
+			(void)syscall(SYS_membarrier,
+				      MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+				      0, 0);
+		else
+			sched_yield();
+	}
+	smarm__panic("membarrier(2) keeps failing");
+}
