@@ -24,6 +24,7 @@
 #include "subsys.h"
 
 #include "node.h"
+#include "sched.h"
 
 const struct smarm__spawn_ext *
 smarm__spawn_opts_ext(const struct smarm_spawn_opts *opts)
@@ -163,4 +164,52 @@ int smarm__subsys_spawn(struct smarm_node *n, uint64_t parent, uint64_t child,
 void *smarm__node_sub(const struct smarm_node *n, int id)
 {
 	return n->sub_state[id];
+}
+
+/* Worker w's counts if w is one of n's workers, else NULL. */
+static struct smarm__wcount *own_counts(struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__worker();
+	return (w != NULL && w->node == n) ? &n->wcount[w->id] : NULL;
+}
+
+void smarm__gauge_add(struct smarm_node *n, int gauge, int64_t delta)
+{
+	struct smarm__wcount *c = own_counts(n);
+	SMARM_ASSERT(gauge >= 0 && gauge < SMARM__GAUGES);
+	if (c == NULL) {
+		atomic_fetch_add(&n->gauge_shared[gauge], delta);
+		return;
+	}
+	/* Only this worker writes its part: a load and a store, no RMW. */
+	__atomic_store_n(&c->gauge[gauge],
+			 __atomic_load_n(&c->gauge[gauge], __ATOMIC_RELAXED) +
+				 delta,
+			 __ATOMIC_RELAXED);
+}
+
+int64_t smarm__gauge_read(const struct smarm_node *n, int gauge)
+{
+	int64_t sum = atomic_load(&n->gauge_shared[gauge]);
+	for (int i = 0; i < n->workers_n; i++)
+		sum += __atomic_load_n(&n->wcount[i].gauge[gauge],
+				       __ATOMIC_RELAXED);
+	/* An add on one worker and its undo on another, read across. */
+	return sum < 0 ? 0 : sum;
+}
+
+uint64_t smarm__ref_next(struct smarm_node *n, uint64_t above)
+{
+	struct smarm__wcount *c = own_counts(n);
+	uint64_t first;
+	if (c == NULL)
+		return atomic_fetch_add(&n->ref_blocks, 1) + 1;
+	/* Blocks rise: a block taken now is above every ref issued so
+	 * far, `above` included, on any worker. */
+	if (c->ref_next == c->ref_end || c->ref_next <= above) {
+		first = atomic_fetch_add(&n->ref_blocks, SMARM__REF_BLOCK) + 1;
+		c->ref_next = first;
+		c->ref_end = first + SMARM__REF_BLOCK;
+	}
+	return c->ref_next++;
 }

@@ -59,7 +59,12 @@ struct smarm__wstats {
 struct smarm__wcount {
 	uint64_t spawned;
 	uint64_t ended; /* release stores: an end is counted last */
+	/* the layers' gauges, this worker's part (subsys.h; relaxed) */
+	int64_t gauge[SMARM__GAUGES];
+	uint64_t ref_next, ref_end; /* owner only: its block of refs */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct smarm__wcount) == 64,
+	       "a worker's counts outgrew their cache line");
 
 /* Config storage: one value per option id (SMARM_OPT_MAP, smarm.h); every
  * id is below it (core_api.c checks at compile time). */
@@ -230,6 +235,11 @@ struct smarm_node {
 	uint32_t orph_len, orph_cap; /* entries used, allocated */
 	uint32_t *orph_heads;	     /* buckets: entry index + 1, 0 none */
 	uint32_t orph_nb;	     /* buckets (a power of two) */
+
+	/* The gauges' and refs' shared parts, for threads that are not
+	 * the node's workers (node.c; after the older fields). */
+	_Atomic int64_t gauge_shared[SMARM__GAUGES];
+	_Atomic uint64_t ref_blocks; /* refs handed out in blocks so far */
 };
 
 /* n->stopping: what the end of the run does to the actors still alive. */

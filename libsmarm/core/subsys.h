@@ -197,6 +197,31 @@ void smarm__spawn_opts_set_ext(struct smarm_spawn_opts *opts,
 bool smarm__spawn_opts_link(const struct smarm_node *n,
 			    const struct smarm_spawn_opts *opts);
 
+/*
+ * Gauges of the layers above (SMARM_STAT_MONITORS, SMARM_STAT_LINKS):
+ * counts that go up and down on their hot paths. Each worker keeps its
+ * own part in its line of the node's per-worker counts, written with
+ * plain stores; a thread that is not one of the node's workers adds to
+ * a shared atomic. A read sums the parts: exact whenever no update runs
+ * meanwhile, never below 0.
+ */
+enum {
+	SMARM__GAUGE_MONITORS = 0,
+	SMARM__GAUGE_LINKS = 1,
+	SMARM__GAUGES = 2,
+};
+void smarm__gauge_add(struct smarm_node *n, int gauge, int64_t delta);
+int64_t smarm__gauge_read(const struct smarm_node *n, int gauge);
+
+/*
+ * A number unique on the node (never 0), and above `above` (a rising
+ * sequence per caller, such as a watcher's monitor refs). A worker hands
+ * them out from a block of SMARM__REF_BLOCK it took from the node's
+ * counter with one atomic add; other threads take a block of one.
+ */
+#define SMARM__REF_BLOCK 1024
+uint64_t smarm__ref_next(struct smarm_node *n, uint64_t above);
+
 /* The per-node state of subsystem id (NULL if it keeps none). */
 void *smarm__node_sub(const struct smarm_node *n, int id);
 

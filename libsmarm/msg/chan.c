@@ -590,6 +590,25 @@ __attribute__((noinline)) int smarm__chan_send_held(smarm_chan_t *ch,
 	return chan_send_locked(ch, elem);
 }
 
+/*
+ * smarm__chan_send_held, and give that reference (a runtime one,
+ * timer_senders) back in the same hold if another sender remains: the
+ * drop then cannot close the channel. The last one is left to the
+ * caller's smarm__chan_sender_release, which may close and free the
+ * channel, with no lock held (*released false).
+ */
+int smarm__chan_send_release(smarm_chan_t *ch, const void *elem, bool *released)
+{
+	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
+	SMARM_ASSERT(ch->timer_senders > 0 && ch->senders >= ch->timer_senders);
+	*released = ch->senders > 1;
+	if (*released) {
+		ch->senders--;
+		ch->timer_senders--;
+	}
+	return chan_send_locked(ch, elem);
+}
+
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {

@@ -137,6 +137,11 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
  */
 int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_send_held(smarm_chan_t *ch, const void *elem);
+/* smarm__chan_send_held, and that reference given back in the same
+ * hold (*released) unless it is the last sender, which the caller then
+ * gives up with smarm__chan_sender_release, outside its locks. */
+int smarm__chan_send_release(smarm_chan_t *ch, const void *elem,
+			     bool *released);
 void smarm__chan_sender_release(smarm_chan_t *ch);
 /*
  * Remove the queued elements match accepts (run under the channel

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 
 struct link_arg {
-	struct smarm__sig_node *sn;
+	struct smarm_node *n;
 	uint64_t peer;
 	bool changed; /* out: an entry was added or removed */
 };
@@ -71,7 +71,7 @@ static int link_add_fn(void **state, void *arg)
 	if (links_reserve(a) != 0)
 		return SMARM_ENOMEM;
 	a->sa_links[a->sa_nlinks++] = la->peer;
-	atomic_fetch_add(&la->sn->sn_links, 1);
+	smarm__gauge_add(la->n, SMARM__GAUGE_LINKS, 1);
 	la->changed = true;
 	return 0;
 }
@@ -84,7 +84,7 @@ static int link_del_fn(void **state, void *arg)
 		if (a->sa_links[i] != la->peer)
 			continue;
 		a->sa_links[i] = a->sa_links[--a->sa_nlinks];
-		atomic_fetch_sub(&la->sn->sn_links, 1);
+		smarm__gauge_add(la->n, SMARM__GAUGE_LINKS, -1);
 		la->changed = true;
 		break;
 	}
@@ -115,7 +115,7 @@ static int trap_send_fn(void **state, void *arg)
 
 int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer)
 {
-	struct link_arg la = { smarm__sig_node(n), me, false };
+	struct link_arg la = { n, me, false };
 	int rc;
 	if (peer == me)
 		return 0;
@@ -145,7 +145,7 @@ int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer)
 
 int smarm__sig_unlink(struct smarm_node *n, uint64_t me, uint64_t peer)
 {
-	struct link_arg la = { smarm__sig_node(n), me, false };
+	struct link_arg la = { n, me, false };
 	if (peer == me)
 		return 0;
 	(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP, link_del_fn,
@@ -238,13 +238,12 @@ static int link_exit_fn(void **state, void *arg)
 void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 			   struct smarm__sig_actor *a, int how, intptr_t reason)
 {
-	struct smarm__sig_node *sn = smarm__sig_node(n);
 	/* This side's ends, in one subtraction, before any peer hears of
 	 * the end (whoever sees its effect sees the count settled). */
-	atomic_fetch_sub(&sn->sn_links, (int64_t)a->sa_nlinks);
+	smarm__gauge_add(n, SMARM__GAUGE_LINKS, -(int64_t)a->sa_nlinks);
 	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
 		uint64_t peer = a->sa_links[i];
-		struct link_exit_arg x = { { sn, pid, false },
+		struct link_exit_arg x = { { n, pid, false },
 					   { how, pid, reason, false } };
 		struct smarm__stop_req req = { pid, SMARM__STOP_SHUTDOWN,
 					       reason, how };

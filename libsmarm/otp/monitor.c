@@ -140,23 +140,32 @@ static void wref_erase(struct smarm__sig_actor *a, struct smarm__sig_wref *e)
 }
 
 struct wref_arg {
-	struct smarm__sig_node *sn;
+	struct smarm_node *n;
 	struct smarm__sig_wref w; /* in: ref (+ target, h to add) */
 	bool found;		  /* out: the record was there */
 	/* fire: send this Down while holding the watcher's lock */
 	smarm_chan_t *cell;
 	int how;
 	intptr_t reason;
-	int lost; /* fire: out, the channel's refusal (0: queued) */
+	int lost;      /* fire: out, the channel's refusal (0: queued) */
+	bool release;  /* fire: in, give cell's sender reference back */
+	bool released; /* fire: out, it was (with the Down) */
 	/* flush: copies of the handles Downs went to (malloc'd) */
 	smarm_chan_t **flush;
 	uint32_t nflush;
 };
 
+/* Issue the monitor's ref, above the watcher's newest (so it goes at
+ * the end), and insert its record. */
 static int wref_add_fn(void **state, void *arg)
 {
 	struct wref_arg *wa = arg;
-	return wref_insert(*state, &wa->w) != 0 ? SMARM_ENOMEM : 0;
+	struct smarm__sig_actor *a = *state;
+	uint64_t newest = a->sa_wend > a->sa_wfirst
+				  ? a->sa_wrefs[a->sa_wend - 1].sw_ref
+				  : 0;
+	wa->w.sw_ref = smarm__ref_next(wa->n, newest);
+	return wref_insert(a, &wa->w) != 0 ? SMARM_ENOMEM : 0;
 }
 
 /* Remember that a Down went into h, for SMARM_DEMONITOR_FLUSH. */
@@ -195,9 +204,12 @@ static int wref_take_fn(void **state, void *arg)
 		wa->found = true;
 	}
 	if (wa->found && wa->cell != NULL) {
-		wa->lost = smarm__sig_send(wa->cell, SMARM_SIGNAL_DOWN, wa->how,
-					   wa->w.sw_target, wa->w.sw_ref,
-					   wa->reason);
+		/* The target's exit hook has the entry's sender reference
+		 * given back in the same channel hold (INV-1). */
+		wa->lost = smarm__sig_send_ref(
+			wa->cell, SMARM_SIGNAL_DOWN, wa->how, wa->w.sw_target,
+			wa->w.sw_ref, wa->reason,
+			wa->release ? &wa->released : NULL);
 		if (wa->lost == 0)
 			flush_note(a, wa->w.sw_h);
 	}
@@ -217,7 +229,7 @@ static int wref_take_fn(void **state, void *arg)
 /* ------------------------------------------------ target side */
 
 struct mon_arg {
-	struct smarm__sig_node *sn;
+	struct smarm_node *n;
 	struct smarm__sig_mon m; /* in: the entry (add) or its ref (take) */
 	bool found;		 /* take: out */
 };
@@ -252,7 +264,7 @@ static int mon_add_fn(void **state, void *arg)
 	if (mons_reserve(a) != 0)
 		return SMARM_ENOMEM;
 	a->sa_mons[a->sa_nmons++] = ma->m;
-	atomic_fetch_add(&ma->sn->sn_monitors, 1);
+	smarm__gauge_add(ma->n, SMARM__GAUGE_MONITORS, 1);
 	return 0;
 }
 
@@ -267,7 +279,7 @@ static int mon_take_fn(void **state, void *arg)
 		ma->m = a->sa_mons[i];
 		a->sa_mons[i] = a->sa_mons[--a->sa_nmons];
 		ma->found = true;
-		atomic_fetch_sub(&ma->sn->sn_monitors, 1);
+		smarm__gauge_add(ma->n, SMARM__GAUGE_MONITORS, -1);
 		break;
 	}
 	return 0;
@@ -276,7 +288,7 @@ static int mon_take_fn(void **state, void *arg)
 /* Remove the target's entry of ref; give back its sender reference. */
 static bool mon_remove(struct smarm_node *n, uint64_t target, uint64_t ref)
 {
-	struct mon_arg ma = { smarm__sig_node(n), { ref, 0, NULL }, false };
+	struct mon_arg ma = { n, { ref, 0, NULL }, false };
 	(void)smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_take_fn,
 				      &ma);
 	if (ma.found)
@@ -289,7 +301,6 @@ static bool mon_remove(struct smarm_node *n, uint64_t target, uint64_t ref)
 int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 		       smarm_chan_t *h, uint64_t *ref)
 {
-	struct smarm__sig_node *sn = smarm__sig_node(n);
 	struct wref_arg wa = { 0 };
 	struct mon_arg ma = { 0 };
 	smarm_chan_t *cell;
@@ -299,9 +310,8 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 
 	if (rc != 0)
 		return rc;
-	wa.sn = sn;
-	wa.w.sw_ref = atomic_fetch_add(&sn->sn_next_ref, 1) + 1;
-	wa.w.sw_target = target;
+	wa.n = n;
+	wa.w.sw_target = target; /* the ref is issued under the lock */
 	wa.w.sw_h = h;
 	/* The watcher (the caller, running) cannot end in between. */
 	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, wref_add_fn, &wa);
@@ -309,7 +319,7 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 		smarm__chan_sender_release(cell);
 		return rc;
 	}
-	ma.sn = sn;
+	ma.n = n;
 	ma.m.sm_ref = wa.w.sw_ref;
 	ma.m.sm_watcher = me;
 	ma.m.sm_ch = cell;
@@ -356,7 +366,7 @@ int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
 	struct wref_arg wa = { 0 };
 	bool flush = (flags & SMARM_DEMONITOR_FLUSH) != 0;
 
-	wa.sn = smarm__sig_node(n);
+	wa.n = n;
 	wa.w.sw_ref = ref;
 	if (flush)
 		wa.flush = malloc(sizeof *wa.flush); /* replaced by a copy */
@@ -385,20 +395,21 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 			      struct smarm__sig_actor *a, int how,
 			      intptr_t reason)
 {
-	struct smarm__sig_node *sn = smarm__sig_node(n);
 	for (uint32_t i = 0; i < a->sa_nmons; i++) {
 		struct smarm__sig_mon *m = &a->sa_mons[i];
 		struct wref_arg wa = { 0 };
-		wa.sn = sn;
+		wa.n = n;
 		wa.w.sw_ref = m->sm_ref;
 		wa.cell = m->sm_ch;
 		wa.how = how;
 		wa.reason = reason;
+		wa.release = true;
 		/* Sends under the watcher's lock if it still waits (INV-2). */
 		(void)smarm__actor_ext_update(n, m->sm_watcher, SMARM__SUB_OTP,
 					      wref_take_fn, &wa);
-		smarm__chan_sender_release(m->sm_ch); /* INV-1 */
-		atomic_fetch_sub(&sn->sn_monitors, 1);
+		if (!wa.released)
+			smarm__chan_sender_release(m->sm_ch); /* INV-1 */
+		smarm__gauge_add(n, SMARM__GAUGE_MONITORS, -1);
 		/* Its channel refused the Down: the watcher is told, by an
 		 * exit signal from the target (INV-5), outside its lock. */
 		if (wa.lost != 0)

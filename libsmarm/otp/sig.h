@@ -82,9 +82,6 @@ _Static_assert(sizeof(struct smarm__sig_actor) <= 128,
 
 /* Per-node state of the signal half. */
 struct smarm__sig_node {
-	_Atomic uint64_t sn_next_ref;	 /* last monitor ref issued */
-	_Atomic int64_t sn_monitors;	 /* SMARM_STAT_MONITORS */
-	_Atomic int64_t sn_links;	 /* SMARM_STAT_LINKS */
 	_Atomic int64_t sn_sup_restarts; /* SMARM_STAT_SUP_RESTARTS (sup.c) */
 	smarm__lock_t sn_term_lock;	 /* TABLE rank: the terminal records */
 	struct smarm__sig_term *sn_term; /* open addressing, by slot */
@@ -97,6 +94,8 @@ int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz);
 int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell);
 int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 		    uint64_t ref, intptr_t reason);
+int smarm__sig_send_ref(smarm_chan_t *cell, int kind, int how, uint64_t from,
+			uint64_t ref, intptr_t reason, bool *released);
 bool smarm__sig_term_lookup(struct smarm_node *n, uint64_t pid, int *how,
 			    intptr_t *reason);
 int smarm__sig_exit_signal(struct smarm_node *n, uint64_t to, uint64_t from,

@@ -164,6 +164,15 @@ int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell)
 int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 		    uint64_t ref, intptr_t reason)
 {
+	return smarm__sig_send_ref(cell, kind, how, from, ref, reason, NULL);
+}
+
+/* smarm__sig_send; released non-NULL: and give the reference back in
+ * the same hold if that cannot close the channel (smarm__chan_send_release:
+ * *released says whether it was). */
+int smarm__sig_send_ref(smarm_chan_t *cell, int kind, int how, uint64_t from,
+			uint64_t ref, intptr_t reason, bool *released)
+{
 	smarm_signal_t sig;
 	memset(&sig, 0, sizeof sig);
 	sig.kind = kind;
@@ -171,7 +180,8 @@ int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 	sig.from.id = from;
 	sig.ref = ref;
 	sig.reason = reason;
-	return smarm__chan_send_held(cell, &sig);
+	return released != NULL ? smarm__chan_send_release(cell, &sig, released)
+				: smarm__chan_send_held(cell, &sig);
 }
 
 /* ------------------------------------------------ exit signals */
@@ -360,13 +370,12 @@ static int sig_get_stat(const struct smarm_node *n, const void *state, int stat,
 			int64_t *out)
 {
 	struct smarm__sig_node *sn = (struct smarm__sig_node *)state;
-	(void)n;
 	switch (stat) {
 	case SMARM_STAT_MONITORS:
-		*out = atomic_load(&sn->sn_monitors);
+		*out = smarm__gauge_read(n, SMARM__GAUGE_MONITORS);
 		return 0;
 	case SMARM_STAT_LINKS:
-		*out = atomic_load(&sn->sn_links);
+		*out = smarm__gauge_read(n, SMARM__GAUGE_LINKS);
 		return 0;
 	case SMARM_STAT_SUP_RESTARTS:
 		*out = atomic_load(&sn->sn_sup_restarts);

@@ -7,13 +7,16 @@
  * reported when monitored at spawn, a watcher's end freeing its monitors
  * (SMARM_STAT_MONITORS), every misuse, and the race of a target ending
  * while other workers set monitors on it (exactly one Down each), and
- * thousands of monitors of one watcher taken off in random order.
+ * thousands of monitors of one watcher taken off in random order, a
+ * Down giving back its sender reference once, and refs unique and
+ * rising per watcher on four workers.
  * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
  * of OTP's monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
  * local_remove_monitor).
  */
 #include "harness.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SIG_SZ sizeof(smarm_signal_t)
@@ -479,6 +482,133 @@ START_TEST(test_monitor_watcher_death_frees_its_monitors)
 }
 END_TEST
 
+/*
+ * A monitor's runtime sender reference is given back with its Down,
+ * exactly once: while the caller still holds its sender, the channel
+ * stays open after the Down (the reference went back in the same hold
+ * as the send); when the caller's sender is gone first, the runtime's
+ * was the last, and the channel closes right after its Down.
+ */
+static void root_down_sender_refs(void *arg)
+{
+	smarm_chan_t *kept = harness_sig_chan();
+	smarm_chan_t *left = harness_sig_chan();
+	smarm_pid_t a, b;
+	uint64_t ra = 0, rb = 0;
+	smarm_signal_t s;
+	(void)arg;
+	atomic_store(&dr_go, 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, body_exit_gated, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_crash_gated, (void *)7, NULL), 0);
+	HARNESS_EQ(smarm_monitor(a, kept, &ra), 0);
+	HARNESS_EQ(smarm_monitor(b, left, &rb), 0);
+	/* The runtime's reference keeps `left` open without ours. */
+	HARNESS_EQ(smarm_chan_sender_free(left), 0);
+	HARNESS_EQ(smarm_chan_try_recv(left, &s), SMARM_EAGAIN);
+	atomic_store(&dr_go, 1);
+	HARNESS_EQ(harness_recv_sig(kept, &s), 0);
+	HARNESS_EQ(s.ref, ra);
+	HARNESS_EQ(harness_recv_sig(left, &s), 0);
+	HARNESS_EQ(s.ref, rb);
+	HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	/* Ours is the one sender left of `kept`; none is left of `left`. */
+	HARNESS_EQ(smarm_chan_try_recv(kept, &s), SMARM_EAGAIN);
+	HARNESS_EQ(harness_recv_sig(left, &s), SMARM_ECLOSED);
+	HARNESS_EQ(smarm_chan_sender_free(kept), 0);
+	HARNESS_EQ(smarm_chan_try_recv(kept, &s), SMARM_ECLOSED);
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	smarm_chan_receiver_free(kept);
+	smarm_chan_receiver_free(left);
+}
+
+START_TEST(test_monitor_down_gives_back_its_sender_reference_once)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_down_sender_refs, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * Refs are unique on the node and rise per watcher, whichever worker
+ * issues them (workers hand them out from blocks of their own): eight
+ * watchers on four workers each set RF_N monitors on one parked target,
+ * yielding in between so they move, then check their refs rise, and
+ * the root checks no ref was issued twice and SMARM_STAT_MONITORS
+ * counted every monitor (each worker counts its part).
+ */
+#define RF_WATCHERS 8
+#define RF_N 1500
+
+static uint64_t rf_refs[RF_WATCHERS][RF_N];
+static smarm_pid_t rf_target;
+static atomic_int rf_set;
+
+static void rf_watcher(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+	smarm_chan_t *ch = harness_sig_chan();
+	for (int i = 0; i < RF_N; i++) {
+		HARNESS_EQ(smarm_monitor(rf_target, ch, &rf_refs[me][i]), 0);
+		if (i > 0)
+			HARNESS_CHECK(rf_refs[me][i] > rf_refs[me][i - 1]);
+		if (i % 16 == 0)
+			smarm_actor_yield();
+	}
+	atomic_fetch_add(&rf_set, 1);
+	while (atomic_load(&rf_set) < RF_WATCHERS + 1)
+		smarm_actor_yield(); /* the root has read the count */
+	for (int i = 0; i < RF_N; i++)
+		HARNESS_EQ(smarm_demonitor(rf_refs[me][i], 0), 0);
+	harness_chan_drop(ch);
+}
+
+static int rf_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void root_refs(void *arg)
+{
+	smarm_pid_t w[RF_WATCHERS];
+	static uint64_t all[RF_WATCHERS * RF_N];
+	(void)arg;
+	atomic_store(&rf_set, 0);
+	HARNESS_EQ(smarm_actor_spawn(&rf_target, body_park, NULL, NULL), 0);
+	for (int i = 0; i < RF_WATCHERS; i++)
+		HARNESS_EQ(smarm_actor_spawn(&w[i], rf_watcher,
+					     (void *)(intptr_t)i, NULL),
+			   0);
+	while (atomic_load(&rf_set) < RF_WATCHERS)
+		smarm_actor_yield();
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), RF_WATCHERS * RF_N);
+	atomic_fetch_add(&rf_set, 1);
+	for (int i = 0; i < RF_WATCHERS; i++)
+		HARNESS_EQ(smarm_actor_join(w[i], NULL, NULL), 0);
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	memcpy(all, rf_refs, sizeof all);
+	qsort(all, RF_WATCHERS * RF_N, sizeof all[0], rf_cmp);
+	HARNESS_CHECK(all[0] != 0);
+	for (int i = 1; i < RF_WATCHERS * RF_N; i++)
+		if (all[i] == all[i - 1]) {
+			HARNESS_CHECK(!"a ref issued twice");
+			break;
+		}
+	HARNESS_EQ(smarm_actor_stop(rf_target), 0);
+	HARNESS_EQ(smarm_actor_join(rf_target, NULL, NULL), 0);
+}
+
+START_TEST(test_monitor_refs_unique_and_rising_across_workers)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_refs, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------- errors */
 
 static void other_watcher(void *arg)
@@ -652,6 +782,9 @@ Suite *smarm_test_monitor_suite(void)
 		t,
 		test_monitor_spawn_option_reports_a_child_that_exits_at_once);
 	tcase_add_test(t, test_monitor_watcher_death_frees_its_monitors);
+	tcase_add_test(t,
+		       test_monitor_down_gives_back_its_sender_reference_once);
+	tcase_add_test(t, test_monitor_refs_unique_and_rising_across_workers);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_monitor_misuse_returns_errors);
