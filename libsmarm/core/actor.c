@@ -107,8 +107,8 @@ static void spawn_refused_body(void *arg)
  */
 static void count_spawn(struct smarm_node *n)
 {
-	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->node == n)
+	struct smarm__worker *w = smarm__worker_of(n);
+	if (w != NULL)
 		__atomic_store_n(&n->wcount[w->id].spawned,
 				 n->wcount[w->id].spawned + 1,
 				 __ATOMIC_RELAXED);

@@ -166,11 +166,11 @@ void *smarm__node_sub(const struct smarm_node *n, int id)
 	return n->sub_state[id];
 }
 
-/* Worker w's counts if w is one of n's workers, else NULL. */
+/* The calling worker's counts if it is one of n's workers, else NULL. */
 static struct smarm__wcount *own_counts(struct smarm_node *n)
 {
-	struct smarm__worker *w = smarm__worker();
-	return (w != NULL && w->node == n) ? &n->wcount[w->id] : NULL;
+	struct smarm__worker *w = smarm__worker_of(n);
+	return w != NULL ? &n->wcount[w->id] : NULL;
 }
 
 void smarm__gauge_add(struct smarm_node *n, int gauge, int64_t delta)

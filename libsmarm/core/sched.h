@@ -149,6 +149,15 @@ static inline struct smarm__worker *smarm__worker(void)
 	return smarm__tls_worker;
 }
 
+/* The calling thread's worker if it is one of n's, else NULL (a plain
+ * thread, or a worker of another node): whose per-worker caches and
+ * counts the caller may use. */
+static inline struct smarm__worker *smarm__worker_of(const struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return (w != NULL && w->node == n) ? w : NULL;
+}
+
 /* The running actor's slot, or NULL. Re-read after every switch point. */
 static inline struct smarm__slot *smarm__current(void)
 {

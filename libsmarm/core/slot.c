@@ -189,13 +189,6 @@ static void free_push(struct smarm_node *n, uint32_t idx)
 	n->free_stk[n->nfree++] = idx;
 }
 
-/* The calling worker if it is one of n's (its cache may be used). */
-static struct smarm__worker *cache_owner(struct smarm_node *n)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	return (w != NULL && w->node == n) ? w : NULL;
-}
-
 /*
  * Under free_lock, the free list empty and the table unable to grow:
  * take a slot from any worker's cache (INV-3). Caches only change
@@ -276,7 +269,7 @@ static bool cache_steal(struct smarm_node *n, uint32_t *idx)
 
 int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 {
-	struct smarm__worker *w = cache_owner(n);
+	struct smarm__worker *w = smarm__worker_of(n);
 	int rc = 0;
 
 	if (w != NULL) {
@@ -314,7 +307,7 @@ int smarm__slot_alloc(struct smarm_node *n, uint32_t *idx)
 
 void smarm__slot_free(struct smarm_node *n, uint32_t idx)
 {
-	struct smarm__worker *w = cache_owner(n);
+	struct smarm__worker *w = smarm__worker_of(n);
 
 	if (w != NULL) {
 		bool locked, room;

@@ -186,13 +186,6 @@ static bool default_shaped(struct smarm_node *n, struct smarm__slot *s)
 	return s->stk_reserve == n->stk_reserve && s->stk_guard == n->stk_guard;
 }
 
-/* This thread's worker cache if it is a worker of n, else NULL. */
-static struct smarm__worker *cache_of(struct smarm_node *n)
-{
-	struct smarm__worker *w = smarm__tls_worker;
-	return (w != NULL && w->node == n) ? w : NULL;
-}
-
 /*
  * A guarded stack for s: cached or pooled if default-shaped, else a new
  * mapping. budgeted (AUTO): no new mapping once the node's guarded
@@ -202,7 +195,7 @@ static struct smarm__worker *cache_of(struct smarm_node *n)
 static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 			   bool budgeted)
 {
-	struct smarm__worker *w = cache_of(n);
+	struct smarm__worker *w = smarm__worker_of(n);
 	void *base = NULL;
 	if (default_shaped(n, s) && w != NULL && w->stk_ncache > 0) {
 		/* Relaxed atomic stores: SMARM_STAT_STACK_POOL reads it. */
@@ -234,7 +227,7 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 			    void *base)
 {
 	if (default_shaped(n, s)) {
-		struct smarm__worker *w = cache_of(n);
+		struct smarm__worker *w = smarm__worker_of(n);
 		bool kept = false;
 		zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
 		/* The cache counts against the cap: cap 0 keeps nothing. */
