@@ -726,7 +726,10 @@ SMARM_API smarm_pid_t smarm_actor_self(void);
 
 /*
  * smarm_actor_is_alive() - whether pid names a live actor of the caller's
- * node (false outside an actor). Thread-safety: any thread.
+ * node (false outside an actor). An actor stops being alive when it has
+ * ended (its cleanup handlers done): anyone who has received its Down,
+ * its exit signal or a supervisor's word that it is gone sees false.
+ * Thread-safety: any thread.
  * Since: SMARM_0.1.
  */
 SMARM_API bool smarm_actor_is_alive(smarm_pid_t pid);

@@ -209,7 +209,8 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 {
 	if (!s->exiting) {
 		bool stopped = how == SMARM_EXIT_STOPPED;
-		s->exiting = 1;
+		__atomic_store_n(&s->exiting, SMARM__EXITING_CLEANUP,
+				 __ATOMIC_RELAXED);
 		s->exit.ex_how = how;
 		s->exit.ex_strength = SMARM__STOP_NONE;
 		s->exit.ex_code = code;
@@ -253,6 +254,7 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 		c.fn(c.arg);
 	}
 	s->no_park = 0;
+	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
 	for (;;) {
 		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);

@@ -697,8 +697,13 @@ smarm_pid_t smarm_actor_self(void)
 bool smarm_actor_is_alive(smarm_pid_t pid)
 {
 	struct smarm__worker *w = smarm__worker();
-	return w != NULL && w->cur != NULL &&
-	       smarm__slot_live(w->node, pid.id) != NULL;
+	struct smarm__slot *s;
+	if (w == NULL || w->cur == NULL)
+		return false;
+	s = smarm__slot_live(w->node, pid.id);
+	/* Ended: its Down may have reached the caller already. */
+	return s != NULL && __atomic_load_n(&s->exiting, __ATOMIC_RELAXED) !=
+				    SMARM__EXITING_ENDED;
 }
 
 int smarm_actor_yield(void)

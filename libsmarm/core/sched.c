@@ -907,7 +907,8 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 			.ex_how = SMARM_EXIT_CRASHED,
 			.ex_code = SMARM_ENOMEM,
 		};
-		s->exiting = 1;
+		__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED,
+				 __ATOMIC_RELAXED);
 		s->exit = nomem;
 		smarm__exit_hooks_run(s); /* here: it has no stack to run on */
 		smarm__finalize(w, s);

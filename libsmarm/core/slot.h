@@ -82,13 +82,25 @@ struct smarm__cleanup {
 	void *arg;
 };
 
+/*
+ * s->exiting. ENDED: the exit hooks have begun, so a Down or an exit
+ * signal of this tenant may be out: smarm_actor_is_alive says false from
+ * here (set by the actor, before any hook; read by others with relaxed
+ * loads, ordered by whatever carried the Down to them).
+ */
+enum {
+	SMARM__EXITING_CLEANUP = 1,
+	SMARM__EXITING_ENDED = 2,
+};
+
 struct smarm__slot {
 	_Atomic uint64_t word;	 /* gen<<32 | epoch<<8 | state */
 	void *sp;		 /* saved stack pointer while switched out */
 	uintptr_t hwm;		 /* lowest sp ever saved (sampled high-water) */
 	_Atomic uint8_t stop;	 /* SMARM__STOP_* requested (set under cold
 				    lock; only ever grows) */
-	uint8_t exiting;	 /* cleanups running; stop not observed */
+	uint8_t exiting;	 /* SMARM__EXITING_*: 0 alive; cleanups
+				    running (stop not observed); ended */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
 	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
@@ -203,7 +215,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 				       bool joinable)
 {
 	atomic_store_explicit(&s->stop, SMARM__STOP_NONE, memory_order_relaxed);
-	s->exiting = 0;
+	__atomic_store_n(&s->exiting, 0, __ATOMIC_RELAXED); /* is_alive reads */
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
 	s->no_park = 0;

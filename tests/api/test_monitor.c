@@ -609,6 +609,43 @@ START_TEST(test_monitor_refs_unique_and_rising_across_workers)
 }
 END_TEST
 
+/*
+ * A Down means the target is gone: smarm_actor_is_alive is false for it
+ * as soon as its Down is received, though the target's worker may not
+ * have finalized its slot yet (the Down is sent from its exit hooks).
+ * Many times over, on two workers, so the two often overlap.
+ */
+#define DA_N 2000
+
+static void root_down_then_dead(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_spawn_opts_t *opts = NULL;
+	smarm_signal_t s;
+	int alive = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_spawn_opts_alloc(&opts), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(opts, ch, NULL), 0);
+	for (int i = 0; i < DA_N; i++) {
+		smarm_pid_t p;
+		HARNESS_EQ(smarm_actor_spawn(&p, body_exit, NULL, opts), 0);
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+		HARNESS_CHECK(smarm_pid_eq(s.from, p));
+		alive += smarm_actor_is_alive(p);
+	}
+	HARNESS_EQ(alive, 0);
+	smarm_spawn_opts_free(opts);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_target_is_dead_once_its_down_is_received)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_down_then_dead, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------- errors */
 
 static void other_watcher(void *arg)
@@ -785,6 +822,8 @@ Suite *smarm_test_monitor_suite(void)
 	tcase_add_test(t,
 		       test_monitor_down_gives_back_its_sender_reference_once);
 	tcase_add_test(t, test_monitor_refs_unique_and_rising_across_workers);
+	tcase_add_test(t,
+		       test_monitor_target_is_dead_once_its_down_is_received);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_monitor_misuse_returns_errors);
