@@ -148,8 +148,8 @@ struct wref_arg {
 	int how;
 	intptr_t reason;
 	int lost;      /* fire: out, the channel's refusal (0: queued) */
-	bool release;  /* fire: in, give cell's sender reference back */
-	bool released; /* fire: out, it was (with the Down) */
+	bool released; /* fire: out, cell's sender reference went back
+			  with the Down (else the caller gives it back) */
 	/* flush: copies of the handles Downs went to (malloc'd) */
 	smarm_chan_t **flush;
 	uint32_t nflush;
@@ -204,12 +204,11 @@ static int wref_take_fn(void **state, void *arg)
 		wa->found = true;
 	}
 	if (wa->found && wa->cell != NULL) {
-		/* The target's exit hook has the entry's sender reference
-		 * given back in the same channel hold (INV-1). */
+		/* The sender reference the Down is sent on goes back in
+		 * the same channel hold if it can (INV-1). */
 		wa->lost = smarm__sig_send_ref(
 			wa->cell, SMARM_SIGNAL_DOWN, wa->how, wa->w.sw_target,
-			wa->w.sw_ref, wa->reason,
-			wa->release ? &wa->released : NULL);
+			wa->w.sw_ref, wa->reason, &wa->released);
 		if (wa->lost == 0)
 			flush_note(a, wa->w.sw_h);
 	}
@@ -339,7 +338,8 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 		wa.reason = reason;
 		(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP,
 					      wref_take_fn, &wa);
-		smarm__chan_sender_release(cell);
+		if (!wa.released)
+			smarm__chan_sender_release(cell);
 		if (wa.lost != 0)
 			return wa.lost;
 		rc = 0;
@@ -403,7 +403,6 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 		wa.cell = m->sm_ch;
 		wa.how = how;
 		wa.reason = reason;
-		wa.release = true;
 		/* Sends under the watcher's lock if it still waits (INV-2). */
 		(void)smarm__actor_ext_update(n, m->sm_watcher, SMARM__SUB_OTP,
 					      wref_take_fn, &wa);
