@@ -49,8 +49,8 @@ void smarm__membar_heavy(void)
 	/*
 	 * The light sides rely on it: no fence here would do instead. It
 	 * fails only for want of kernel memory (ENOMEM: try again) or in
-	 * an unregistered process (EPERM, a child forked before a kernel
-	 * kept registrations across fork: register it).
+	 * an unregistered process (EPERM: a child of fork on a kernel that
+	 * does not carry the registration over; register it).
 	 */
 	for (int tries = 0; tries < 1000; tries++) {
 		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0,

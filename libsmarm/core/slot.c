@@ -190,14 +190,6 @@ static void free_push(struct smarm_node *n, uint32_t idx)
 }
 
 /*
- * Under free_lock, the free list empty and the table unable to grow:
- * take a slot from any worker's cache (INV-3). Caches only change
- * size under free_lock (refill, spill) or by their owner's own spawns
- * and finalizes, so every slot free when this is called is found, bar
- * one a concurrent finalize frees meanwhile (that spawn then simply came
- * first).
- */
-/*
  * The owner's way into its cache (INV-4): flag the access, then look
  * for visitors; none (the common case): no lock, and *locked false.
  * Else the lock, as any visitor takes it.
@@ -250,6 +242,14 @@ static void visit_lock(struct smarm__worker *v)
 	smarm__lock(&v->sc_lock, SMARM__RANK_SCACHE);
 }
 
+/*
+ * Under free_lock, the free list empty and the table unable to grow:
+ * take a slot from any worker's cache (INV-3). Caches only change
+ * size under free_lock (refill, spill) or by their owner's own spawns
+ * and finalizes, so every slot free when this is called is found, bar
+ * one a concurrent finalize frees meanwhile (that spawn then simply came
+ * first).
+ */
 static bool cache_steal(struct smarm_node *n, uint32_t *idx)
 {
 	bool got = false;
