@@ -6,7 +6,8 @@
  * Invariant: smarm__membar_heavy_ok becomes true only after the
  * registration succeeded, and never goes back; a node is opened (and so
  * every light side of it runs) after its open called smarm__membar_init,
- * so both sides of a pair agree on which barriers they use.
+ * so both sides of a pair agree on which barriers they use. The
+ * visitor's side of the owner/visitor handshake is here too (membar.h).
  * See: docs/architecture.md (Locks).
  */
 #include "membar.h"
@@ -64,4 +65,21 @@ void smarm__membar_heavy(void)
 			sched_yield();
 	}
 	smarm__panic("membarrier(2) keeps failing");
+}
+
+void smarm__visit_begin(_Atomic uint32_t *visitors)
+{
+	atomic_fetch_add_explicit(visitors, 1, memory_order_seq_cst);
+	smarm__membar_heavy();
+}
+
+void smarm__visit_wait(_Atomic uint32_t *busy)
+{
+	for (unsigned spins = 0;
+	     atomic_load_explicit(busy, memory_order_acquire) != 0; spins++) {
+		if (spins < 64)
+			smarm__cpu_relax();
+		else
+			sched_yield(); /* the owner lost its CPU meanwhile */
+	}
 }

@@ -11,6 +11,19 @@
  * `store B; smarm__membar_heavy(); load A`: at least one side sees the
  * other's store. The node open registers the process (smarm__membar_init)
  * before any hot side of that node can run.
+ *
+ * Built on the pair: the owner/visitor handshake, for state that one
+ * thread (its owner) changes on a hot path and other threads touch
+ * rarely (a worker's slot cache and wake slot). The owner flags its
+ * access (busy), then looks for visitors: with none, it may use plain
+ * loads and stores until it clears the flag; with some, it clears the
+ * flag and takes the shared way (a lock, an exchange), as visitors do.
+ * A visitor announces itself (visitors), runs the heavy barrier, then
+ * waits for busy to clear before it takes the shared way. So either the
+ * owner sees the visitor, or the visitor sees the owner's access and
+ * waits it out; the owner's path has no atomic read-modify-write. An
+ * owner access must not nest in another on the same flag (none runs in
+ * a signal handler: runtime text is never preempted).
  * Ownership: one process-wide flag, set once. Locking: none.
  * See: docs/architecture.md (Locks).
  */
@@ -39,5 +52,39 @@ static inline __attribute__((always_inline)) void smarm__membar_light(void)
 
 /* The rare side: a barrier on every thread of the process. */
 void smarm__membar_heavy(void);
+
+/* The owner's way in: true if it may use plain accesses until
+ * smarm__owner_leave; false (busy cleared) if it must take the shared
+ * way, as a visitor does. */
+static inline __attribute__((always_inline)) bool
+smarm__owner_enter(_Atomic uint32_t *busy, _Atomic uint32_t *visitors)
+{
+	atomic_store_explicit(busy, 1, memory_order_relaxed);
+	smarm__membar_light();
+	if (__builtin_expect(
+		    atomic_load_explicit(visitors, memory_order_relaxed) == 0,
+		    1))
+		return true;
+	atomic_store_explicit(busy, 0, memory_order_relaxed);
+	return false;
+}
+
+/* The end of a plain access: its stores before the flag's end. */
+static inline __attribute__((always_inline)) void
+smarm__owner_leave(_Atomic uint32_t *busy)
+{
+	atomic_store_explicit(busy, 0, memory_order_release);
+}
+
+/* A visitor's way in: announce, then the heavy barrier. */
+void smarm__visit_begin(_Atomic uint32_t *visitors);
+
+/* Wait out an owner's plain access begun before the announcement. */
+void smarm__visit_wait(_Atomic uint32_t *busy);
+
+static inline void smarm__visit_end(_Atomic uint32_t *visitors)
+{
+	atomic_fetch_sub_explicit(visitors, 1, memory_order_release);
+}
 
 #endif

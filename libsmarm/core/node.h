@@ -119,9 +119,10 @@ struct smarm_node {
 	uint32_t *free_stk;   /* free slot indices, a stack (top: newest) */
 	uint32_t free_cap;    /* its room: every slot of the table */
 	uint32_t nfree;
-	/* threads reaching into the workers' slot caches (slot.c: a
-	 * steal, a count); read by every owner's cache access */
-	_Atomic uint32_t sc_visitors;
+	/* threads reaching into worker-owned state (membar.h's handshake:
+	 * a slot-cache steal or count, slot.c; the monitor's wake-slot
+	 * scan, sched.c); read by every owner's access */
+	_Atomic uint32_t own_visitors;
 
 	/* run queue (RUNQ lock): ring of pid ids, capacity >= nslots */
 	_Alignas(64) smarm__lock_t rq_lock;

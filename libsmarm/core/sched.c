@@ -80,6 +80,7 @@
 #include "sched.h"
 
 #include "actor.h"
+#include "membar.h"
 #include "node.h"
 #include "preempt.h"
 #include "slot.h"
@@ -451,8 +452,14 @@ void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen)
 		seq = atomic_load_explicit(&v->next_seq, memory_order_acquire);
 		pid = atomic_load_explicit(&v->next, memory_order_acquire);
 		if (pid != 0 && pid == seen[i].pid && seq == seen[i].seq) {
-			uint64_t got = atomic_exchange_explicit(
-				&v->next, 0, memory_order_acq_rel);
+			uint64_t got;
+			/* The owner's accesses are plain while nobody
+			 * visits (membar.h): announce, wait them out. */
+			smarm__visit_begin(&n->own_visitors);
+			smarm__visit_wait(&v->own_busy);
+			got = atomic_exchange_explicit(&v->next, 0,
+						       memory_order_acq_rel);
+			smarm__visit_end(&n->own_visitors);
 			if (got != 0)
 				rq_push(n, got, true);
 			pid = 0;
@@ -764,19 +771,20 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	if (n->wake_slot && w != NULL && w->node == n &&
 	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
 		uint64_t old;
-		bool shared = atomic_load_explicit(&n->workers_started,
-						   memory_order_relaxed) > 1;
-		if (shared && w->cur != NULL && w->cur->exiting)
+		if (atomic_load_explicit(&n->workers_started,
+					 memory_order_relaxed) > 1 &&
+		    w->cur != NULL && w->cur->exiting)
 			goto queue; /* an exit's wake: see above */
-		if (!shared) {
-			/* No thief exists with one worker: plain access. */
+		if (smarm__owner_enter(&w->own_busy, &n->own_visitors)) {
+			/* The monitor is not scanning: plain access. */
 			old = atomic_load_explicit(&w->next,
 						   memory_order_relaxed);
 			atomic_store_explicit(&w->next, pid,
 					      memory_order_relaxed);
+			smarm__owner_leave(&w->own_busy);
 		} else {
 			old = atomic_exchange_explicit(&w->next, pid,
-						       memory_order_seq_cst);
+						       memory_order_acq_rel);
 		}
 		atomic_store_explicit(
 			&w->next_seq,
@@ -824,24 +832,25 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 #define WAKE_STREAK 16
 
 /*
- * Take the pid in w's wake slot. An exchange, because the monitor may
- * move a slot entry its owner has left standing (smarm__slots_scan).
+ * Take the pid in w's wake slot: a plain access, or an exchange while
+ * the monitor may move an entry its owner has left standing
+ * (smarm__slots_scan; membar.h's handshake).
  */
 static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 {
 	*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
 	if (*pid == 0)
 		return false;
-	if (atomic_load_explicit(&w->node->workers_started,
-				 memory_order_relaxed) == 1) {
-		/* No thief exists with one worker: plain access. */
+	if (smarm__owner_enter(&w->own_busy, &w->node->own_visitors)) {
+		*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
 		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
-		stat_inc(&w->node->wstats[w->id].slot_hits);
-		return true;
+		smarm__owner_leave(&w->own_busy);
+	} else {
+		*pid = atomic_exchange_explicit(&w->next, 0,
+						memory_order_acq_rel);
 	}
-	*pid = atomic_exchange_explicit(&w->next, 0, memory_order_acq_rel);
 	if (*pid == 0)
-		return false; /* a thief took it */
+		return false; /* the monitor took it */
 	stat_inc(&w->node->wstats[w->id].slot_hits);
 	return true;
 }

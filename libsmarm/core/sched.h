@@ -73,7 +73,10 @@ struct smarm__worker {
 				      is finished by whoever runs next */
 	int prev_intent;	   /* why prev left (INTENT_*) */
 	_Atomic uint64_t next;	   /* wake slot: pid woken by an actor here;
-				      taken by exchange (owner or a thief) */
+				      the owner's plain access or an
+				      exchange (sched.c, take_slot) */
+	_Atomic uint32_t own_busy; /* owner: in a plain access to its wake
+				      slot or slot cache (membar.h) */
 	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
 	uint32_t streak;	   /* consecutive wake-slot pops */
 	uint32_t due_tick;	   /* picks since the last timer check */
@@ -130,13 +133,12 @@ struct smarm__worker {
 	 * Free-slot cache (slot.c): slots this worker's spawns take and its
 	 * finalizes return without the node's free list; refilled and
 	 * spilled in batches under it. The owner uses it with no lock while
-	 * no other thread visits (sc_busy flags its access, slot.c INV-4);
+	 * no other thread visits (own_busy flags its access, slot.c INV-4);
 	 * sc_lock (SCACHE rank) guards it otherwise: a spawn that finds the
 	 * table full takes it, under the free list, to use another worker's
 	 * cached slot.
 	 */
 	smarm__lock_t sc_lock;
-	_Atomic uint32_t sc_busy; /* owner: in a lock-free cache access */
 	uint32_t sc_n;
 	uint32_t sc_idx[SMARM__WORKER_SLOTS];
 } __attribute__((aligned(64)));

@@ -56,13 +56,11 @@
  * free_lock that finds the list empty, the table full and every cache
  * empty has found no free slot: max_actors actors (live or owed a join)
  * hold them all. INV-4 a worker's cache is changed or read either under
- * its sc_lock, or by its owner alone with sc_busy set while
- * sc_visitors is 0: the owner sets sc_busy before it reads sc_visitors
- * (a compiler barrier, membar.h), a visitor (a steal, a count) raises
- * sc_visitors and runs the heavy barrier before it waits for sc_busy
- * to clear and locks; so either the owner sees the visitor and locks
- * too, or the visitor sees the owner's access and waits it out. The
- * owner's common path costs no atomic read-modify-write. (Until 0.5.x
+ * its sc_lock, or by its owner alone inside membar.h's owner/visitor
+ * handshake (own_busy set while own_visitors is 0): a visitor (a steal,
+ * a count) announces itself and waits out the owner's access before it
+ * locks; an owner that sees a visitor locks too. The owner's common
+ * path costs no atomic read-modify-write. (Until 0.5.x
  * it took sc_lock: two locked instructions per spawn and two per exit.)
  * See: docs/architecture.md (Slots and pids).
  */
@@ -190,21 +188,16 @@ static void free_push(struct smarm_node *n, uint32_t idx)
 }
 
 /*
- * The owner's way into its cache (INV-4): flag the access, then look
- * for visitors; none (the common case): no lock, and *locked false.
- * Else the lock, as any visitor takes it.
+ * The owner's way into its cache (INV-4, membar.h's handshake): no
+ * visitor (the common case): no lock, and *locked false. Else the
+ * lock, as any visitor takes it.
  */
 static inline __attribute__((always_inline)) void
 cache_enter(struct smarm_node *n, struct smarm__worker *w, bool *locked)
 {
-	atomic_store_explicit(&w->sc_busy, 1, memory_order_relaxed);
-	smarm__membar_light();
-	*locked = atomic_load_explicit(&n->sc_visitors, memory_order_relaxed) !=
-		  0;
-	if (SMARM_UNLIKELY(*locked)) {
-		atomic_store_explicit(&w->sc_busy, 0, memory_order_relaxed);
+	*locked = !smarm__owner_enter(&w->own_busy, &n->own_visitors);
+	if (SMARM_UNLIKELY(*locked))
 		smarm__lock(&w->sc_lock, SMARM__RANK_SCACHE);
-	}
 }
 
 static inline __attribute__((always_inline)) void
@@ -212,33 +205,14 @@ cache_leave(struct smarm__worker *w, bool locked)
 {
 	if (SMARM_UNLIKELY(locked))
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
-	else /* release: the cache's new state before the flag's end */
-		atomic_store_explicit(&w->sc_busy, 0, memory_order_release);
+	else /* the cache's new state before the flag's end */
+		smarm__owner_leave(&w->own_busy);
 }
 
-/* A visitor's way in (INV-4): announce, wait out lock-free accesses
- * begun before the announcement, then lock worker v's cache. */
-static void visit_begin(struct smarm_node *n)
-{
-	atomic_fetch_add(&n->sc_visitors, 1);
-	smarm__membar_heavy();
-}
-
-static void visit_end(struct smarm_node *n)
-{
-	atomic_fetch_sub(&n->sc_visitors, 1);
-}
-
+/* A visitor's way into worker v's cache, once announced (INV-4). */
 static void visit_lock(struct smarm__worker *v)
 {
-	for (unsigned spins = 0;
-	     atomic_load_explicit(&v->sc_busy, memory_order_acquire) != 0;
-	     spins++) {
-		if (spins < 64)
-			smarm__cpu_relax();
-		else
-			sched_yield(); /* the owner lost its CPU meanwhile */
-	}
+	smarm__visit_wait(&v->own_busy);
 	smarm__lock(&v->sc_lock, SMARM__RANK_SCACHE);
 }
 
@@ -253,7 +227,7 @@ static void visit_lock(struct smarm__worker *v)
 static bool cache_steal(struct smarm_node *n, uint32_t *idx)
 {
 	bool got = false;
-	visit_begin(n);
+	smarm__visit_begin(&n->own_visitors);
 	for (int i = 0; i < n->workers_n && !got; i++) {
 		struct smarm__worker *v = &n->workers[i];
 		visit_lock(v);
@@ -263,7 +237,7 @@ static bool cache_steal(struct smarm_node *n, uint32_t *idx)
 		}
 		smarm__unlock(&v->sc_lock, SMARM__RANK_SCACHE);
 	}
-	visit_end(n);
+	smarm__visit_end(&n->own_visitors);
 	return got;
 }
 
@@ -364,14 +338,14 @@ uint32_t smarm__slots_free_count(struct smarm_node *n)
 	uint32_t v;
 	smarm__lock(&n->free_lock, SMARM__RANK_SLOT);
 	v = n->nfree;
-	visit_begin(n);
+	smarm__visit_begin(&n->own_visitors);
 	for (int i = 0; i < n->workers_n; i++) {
 		struct smarm__worker *w = &n->workers[i];
 		visit_lock(w);
 		v += w->sc_n;
 		smarm__unlock(&w->sc_lock, SMARM__RANK_SCACHE);
 	}
-	visit_end(n);
+	smarm__visit_end(&n->own_visitors);
 	smarm__unlock(&n->free_lock, SMARM__RANK_SLOT);
 	return v;
 }
