@@ -60,12 +60,13 @@
  *         stack (an actor that never ran has its hooks run right there).
  *   INV-4 the stop flag only grows (NONE < SHUTDOWN < KILL); a stop
  *         request wakes its target only when it raises it from NONE.
- *   INV-5 n->ended_unjoined counts the DONE slots that are still owed a
- *         join or detach: finalize adds one where it publishes DONE on a
- *         joinable slot, and reclaim_unjoined takes it off where join,
- *         detach or the run's end reclaims such a slot (both under the
- *         slot's cold lock). Detached actors never touch it, so the
- *         common exit pays nothing for it.
+ *   INV-5 the gauge SMARM__GAUGE_UNJOINED counts the DONE slots that
+ *         are still owed a join or detach: finalize adds one where it
+ *         publishes DONE on a joinable slot, and reclaim_unjoined takes
+ *         it off where join, detach or the run's end reclaims such a slot
+ *         (both under the slot's cold lock). Detached actors never touch
+ *         it; a joinable one's end and join write their workers' own
+ *         lines (node.c: gauges), not a node-wide one.
  * See: docs/architecture.md (Actors, Cancellation, Subsystems).
  */
 #include "actor.h"
@@ -614,8 +615,7 @@ void smarm__finalize(struct smarm__worker *w, struct smarm__slot *s)
 	if (free_slot)
 		smarm__slot_reclaim(s, &dead);
 	else /* INV-5 */
-		atomic_fetch_add_explicit(&n->ended_unjoined, 1,
-					  memory_order_relaxed);
+		smarm__gauge_add(n, SMARM__GAUGE_UNJOINED, 1);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 
 	if (joiner.node != NULL)
@@ -644,7 +644,7 @@ static void reclaim_unjoined(struct smarm_node *n, struct smarm__slot *t,
 			     struct smarm__exit *dead)
 {
 	smarm__slot_reclaim(t, dead);
-	atomic_fetch_sub_explicit(&n->ended_unjoined, 1, memory_order_relaxed);
+	smarm__gauge_add(n, SMARM__GAUGE_UNJOINED, -1);
 }
 
 /* ---------------------------------------------------------- stops */

@@ -514,7 +514,7 @@ static int64_t stat_GLOBAL_LOCKS(struct smarm_node *n)
 
 static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
 {
-	return atomic_load_explicit(&n->ended_unjoined, memory_order_relaxed);
+	return smarm__gauge_read(n, SMARM__GAUGE_UNJOINED);
 }
 
 #define STAT_LIMIT 64 /* ids are below it */

@@ -109,9 +109,9 @@ struct smarm_node {
 	 * starts a cache line of its own (_Alignas(64)), so that writing it
 	 * does not take a line that another group's readers poll: the run
 	 * state (workers_started, stopping), read at every pick and spawn,
-	 * used to share one with ended_unjoined, written at every joinable
-	 * actor's end and join, and next_deadline (read at every pick) one
-	 * with idle_mask.
+	 * used to share one with the ended-unjoined count, written at every
+	 * joinable actor's end and join (a per-worker gauge since 0.5.x),
+	 * and next_deadline (read at every pick) one with idle_mask.
 	 */
 	_Alignas(64) smarm__lock_t free_lock; /* SLOT rank: free_stk, nfree,
 						 growth */
@@ -166,9 +166,6 @@ struct smarm_node {
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 
 	/* run state */
-	_Alignas(64) _Atomic int64_t ended_unjoined; /* DONE slots owed a
-							join or detach
-							(actor.c INV-5) */
 	_Alignas(64) _Atomic int running;
 	_Atomic uint64_t spawned;    /* spawns outside any worker (the root) */
 	_Atomic int stopping;	     /* SMARM__STOPPING_*: the root ended,

@@ -198,8 +198,9 @@ bool smarm__spawn_opts_link(const struct smarm_node *n,
 			    const struct smarm_spawn_opts *opts);
 
 /*
- * Gauges of the layers above (SMARM_STAT_MONITORS, SMARM_STAT_LINKS):
- * counts that go up and down on their hot paths. Each worker keeps its
+ * Gauges: counts that go up and down on hot paths, the core's
+ * (SMARM_STAT_ENDED_UNJOINED) and the layers' (SMARM_STAT_MONITORS,
+ * SMARM_STAT_LINKS). Each worker keeps its
  * own part in its line of the node's per-worker counts, written with
  * plain stores; a thread that is not one of the node's workers adds to
  * a shared atomic. A read sums the parts: exact whenever no update runs
@@ -208,7 +209,8 @@ bool smarm__spawn_opts_link(const struct smarm_node *n,
 enum {
 	SMARM__GAUGE_MONITORS = 0,
 	SMARM__GAUGE_LINKS = 1,
-	SMARM__GAUGES = 2,
+	SMARM__GAUGE_UNJOINED = 2, /* the core's: actor.c INV-5 */
+	SMARM__GAUGES = 3,
 };
 void smarm__gauge_add(struct smarm_node *n, int gauge, int64_t delta);
 int64_t smarm__gauge_read(const struct smarm_node *n, int gauge);
