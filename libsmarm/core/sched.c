@@ -225,6 +225,24 @@ static bool ldq_take(struct smarm__worker *v, bool back, uint64_t *pid)
 	return got;
 }
 
+/*
+ * The owner's pop from the front of its deque. The spawns held for the
+ * actor that just left come first: they are the front, not pushed yet
+ * (pick_next pushes what it does not take). So a spawn chain's next hop
+ * (one held spawn) is taken with no lock, where pushing it and popping
+ * it again cost two lock holds.
+ */
+static bool ldq_take_own(struct smarm__worker *w, uint64_t *pid)
+{
+	if (w->sbatch_n == 0 || w->sbatch_spill)
+		return ldq_take(w, false, pid);
+	*pid = w->sbatch[0];
+	w->sbatch_n--;
+	memmove(w->sbatch, w->sbatch + 1, w->sbatch_n * sizeof w->sbatch[0]);
+	smarm__spawns_flush(w); /* the rest: the deque's front, in order */
+	return true;
+}
+
 /* Steal one actor from the back of another worker's deque. */
 static bool ldq_steal(struct smarm__worker *w, uint64_t *pid)
 {
@@ -1075,7 +1093,7 @@ static bool leave_deque(struct smarm__worker *w)
  * the shared queue gets a turn: two actors handing a message back and
  * forth cannot starve the rest.
  */
-static struct smarm__slot *pick_next(struct smarm__worker *w)
+static struct smarm__slot *pick_from(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	bool preempted =
@@ -1161,8 +1179,9 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 				return s;
 			continue;
 		}
-		if (!skip_ldq && smarm__ring_len(&w->ldq) > 0 &&
-		    (++w->ldq_picks % 61) != 0 && ldq_take(w, false, &pid)) {
+		if (!skip_ldq &&
+		    (w->sbatch_n > 0 || smarm__ring_len(&w->ldq) > 0) &&
+		    (++w->ldq_picks % 61) != 0 && ldq_take_own(w, &pid)) {
 			/*
 			 * Own work-first spawns, newest first; every 61st pick
 			 * the shared queue goes first, so a spawn chain cannot
@@ -1191,7 +1210,7 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 			 */
 			w->streak = 0;
 			w->local_picks++;
-		} else if (!skip_ldq && ldq_take(w, false, &pid)) {
+		} else if (!skip_ldq && ldq_take_own(w, &pid)) {
 			/* The fairness turn found no shared work. */
 			w->streak = 0;
 			w->local_picks++;
@@ -1215,6 +1234,23 @@ static struct smarm__slot *pick_next(struct smarm__worker *w)
 }
 
 /*
+ * pick_from, with the spawns held for the actor that just left (w->prev)
+ * as the front of w's deque (ldq_take_own): whatever the pick does not
+ * take is queued before it returns (spawns_flush), so no held spawn
+ * outlasts it. A slice end queues them first: balancing counts the
+ * deque.
+ */
+static struct smarm__slot *pick_next(struct smarm__worker *w)
+{
+	struct smarm__slot *s;
+	if (w->prev != NULL && w->prev_intent == SMARM__INTENT_PREEMPT)
+		smarm__spawns_flush(w);
+	s = pick_from(w);
+	smarm__spawns_flush(w);
+	return s;
+}
+
+/*
  * Actor side: leave the CPU (yield, park or end) and switch straight to
  * the next actor of this worker, or to its scheduler when there is none.
  * One switch per hand-off instead of two.
@@ -1228,8 +1264,7 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 
 	w->prev = s;
 	w->prev_intent = intent;
-	smarm__spawns_flush(w);
-	next = pick_next(w);
+	next = pick_next(w); /* it queues the held spawns (pick_next) */
 	if (next != NULL) {
 		w->cur = next;
 		smarm__run_restart(w);
