@@ -4,9 +4,13 @@
  * spec/core.md §15 and §23 tests/wake_slot.rs): ping-pong is correct with
  * the slot on, messaging hits the slot, the slot off (or spawn/join
  * alone) never does, a second wake displaces the first to the shared
- * queue, and the counters count one run. Also the option's range.
+ * queue, an entry left standing behind a busy actor is taken by the
+ * monitor's scan and run by an idle worker, and the counters count one
+ * run. Also the option's range.
  */
 #include "harness.h"
+
+#include <pthread.h>
 
 /* Open a node with the given worker count and wake-slot setting. */
 static smarm_node_t *slot_open(int workers, int slot)
@@ -227,6 +231,71 @@ START_TEST(test_wake_slot_second_wake_displaces_first)
 }
 END_TEST
 
+/* ------------------------------------------------------------ stranded */
+
+/*
+ * The waker computes call-free (no safe point; its slice is 5 s) right
+ * after it woke b into its worker's slot. The other worker idles, so the
+ * monitor's scan takes the standing entry (the visitor side of membar.h's
+ * handshake: the owner fills its slot with plain stores) and that worker
+ * runs b, while the waker still computes. Without the scan b waits for
+ * the waker's 2 s and then runs on the waker's thread.
+ */
+struct stranded {
+	smarm_chan_t *ch;
+	pthread_t waker, woken;
+	_Atomic int ran;
+	uint64_t waited; /* ns from the send until the waker saw b run */
+};
+
+static void stranded_woken(void *arg)
+{
+	struct stranded *st = arg;
+	int v = 0;
+	HARNESS_EQ(smarm_chan_recv(st->ch, &v), 0);
+	st->woken = pthread_self();
+	atomic_store(&st->ran, 1);
+}
+
+static void stranded_root(void *arg)
+{
+	struct stranded *st = arg;
+	smarm_pid_t b;
+	int v = 1;
+	uint64_t t0;
+	HARNESS_EQ(smarm_chan_alloc(&st->ch, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, stranded_woken, st, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(MS(50)), 0); /* b parks in its recv */
+	st->waker = pthread_self();
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_chan_send(st->ch, &v), 0); /* b: this worker's slot */
+	while (!atomic_load(&st->ran) && smarm_now_ns() - t0 < MS(2000))
+		; /* call-free: only the scan can move b */
+	st->waited = smarm_now_ns() - t0;
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	smarm_chan_sender_free(st->ch);
+	smarm_chan_receiver_free(st->ch);
+}
+
+START_TEST(test_wake_slot_stranded_entry_runs_on_an_idle_worker)
+{
+	struct stranded st = { 0 };
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run_opt(2, SMARM_OPT_ASYNC_SLICE_NS,
+					 (int64_t)MS(5000), stranded_root, &st,
+					 NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&st.ran), 1);
+	ck_assert_msg(!pthread_equal(st.waker, st.woken),
+		      "b ran on the waker's worker (waited %.1f ms)",
+		      st.waited / 1e6);
+	/* Two scan periods are ~2 ms; generous for a loaded machine. */
+	ck_assert_msg(st.waited < MS(1000) * harness_time_scale(),
+		      "b waited %.1f ms", st.waited / 1e6);
+}
+END_TEST
+
 /* -------------------------------------------------------------- counters */
 
 /* A run with messaging, then one without: the second reads zero. */
@@ -290,6 +359,8 @@ Suite *smarm_test_wake_slot_suite(void)
 	tcase_add_loop_test(tc, test_wake_slot_off_gives_no_hits, 0, 2);
 	tcase_add_loop_test(tc, test_wake_slot_spawn_join_gives_no_hits, 0, 2);
 	tcase_add_test(tc, test_wake_slot_second_wake_displaces_first);
+	tcase_add_test(tc,
+		       test_wake_slot_stranded_entry_runs_on_an_idle_worker);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("counters");
