@@ -789,11 +789,17 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 	if (n->wake_slot && w != NULL && w->node == n &&
 	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
 		uint64_t old;
-		if (atomic_load_explicit(&n->workers_started,
-					 memory_order_relaxed) > 1 &&
-		    w->cur != NULL && w->cur->exiting)
+		bool shared = atomic_load_explicit(&n->workers_started,
+						   memory_order_relaxed) > 1;
+		if (shared && w->cur != NULL && w->cur->exiting)
 			goto queue; /* an exit's wake: see above */
-		if (smarm__owner_enter(&w->own_busy, &n->own_visitors)) {
+		if (!shared) {
+			/* One worker: the monitor never scans. */
+			old = atomic_load_explicit(&w->next,
+						   memory_order_relaxed);
+			atomic_store_explicit(&w->next, pid,
+					      memory_order_relaxed);
+		} else if (smarm__owner_enter(&w->own_busy, &n->own_visitors)) {
 			/* The monitor is not scanning: plain access. */
 			old = atomic_load_explicit(&w->next,
 						   memory_order_relaxed);
@@ -859,7 +865,11 @@ static bool take_slot(struct smarm__worker *w, uint64_t *pid)
 	*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
 	if (*pid == 0)
 		return false;
-	if (smarm__owner_enter(&w->own_busy, &w->node->own_visitors)) {
+	if (atomic_load_explicit(&w->node->workers_started,
+				 memory_order_relaxed) == 1) {
+		/* One worker: the monitor never scans. */
+		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
+	} else if (smarm__owner_enter(&w->own_busy, &w->node->own_visitors)) {
 		*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
 		atomic_store_explicit(&w->next, 0, memory_order_relaxed);
 		smarm__owner_leave(&w->own_busy);
@@ -1240,11 +1250,14 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
  * outlasts it. A slice end queues them first: balancing counts the
  * deque.
  */
-static struct smarm__slot *pick_next(struct smarm__worker *w)
+static inline __attribute__((always_inline)) struct smarm__slot *
+pick_next(struct smarm__worker *w)
 {
 	struct smarm__slot *s;
+	if (!SMARM_UNLIKELY(w->sbatch_n != 0 || w->sbatch_spill))
+		return pick_from(w); /* nothing held: the common hand-off */
 	if (w->prev != NULL && w->prev_intent == SMARM__INTENT_PREEMPT)
-		smarm__spawns_flush(w);
+		smarm__spawns_flush_slow(w);
 	s = pick_from(w);
 	smarm__spawns_flush(w);
 	return s;
