@@ -579,32 +579,26 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 
 /*
  * A send on a reference the runtime holds (a timer's, the OTP layer's):
- * that reference keeps ch live, so there is no handle to check. Out of
+ * that reference keeps ch live, so there is no handle to check. With
+ * released, the reference also goes back in the same hold if another
+ * sender remains (the drop then cannot close the channel); the last one
+ * is left to the caller's smarm__chan_sender_release, which may close
+ * and free the channel, with no lock held (*released false). Out of
  * line, so that chan_send_locked is inlined into smarm__chan_send alone
  * on the API path.
  */
-__attribute__((noinline)) int smarm__chan_send_held(smarm_chan_t *ch,
-						    const void *elem)
+__attribute__((noinline)) int
+smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released)
 {
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	return chan_send_locked(ch, elem);
-}
-
-/*
- * smarm__chan_send_held, and give that reference (a runtime one,
- * timer_senders) back in the same hold if another sender remains: the
- * drop then cannot close the channel. The last one is left to the
- * caller's smarm__chan_sender_release, which may close and free the
- * channel, with no lock held (*released false).
- */
-int smarm__chan_send_release(smarm_chan_t *ch, const void *elem, bool *released)
-{
-	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
-	SMARM_ASSERT(ch->timer_senders > 0 && ch->senders >= ch->timer_senders);
-	*released = ch->senders > 1;
-	if (*released) {
-		ch->senders--;
-		ch->timer_senders--;
+	if (released != NULL) {
+		SMARM_ASSERT(ch->timer_senders > 0 &&
+			     ch->senders >= ch->timer_senders);
+		*released = ch->senders > 1;
+		if (*released) {
+			ch->senders--;
+			ch->timer_senders--;
+		}
 	}
 	return chan_send_locked(ch, elem);
 }
@@ -1039,7 +1033,7 @@ int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 static void send_timer_fire(void *ctx, void *payload)
 {
 	smarm_chan_t *ch = ctx;
-	if (smarm__chan_send_held(ch, payload) != 0 && ch->efree != NULL)
+	if (smarm__chan_send_held(ch, payload, NULL) != 0 && ch->efree != NULL)
 		ch->efree(payload);
 	chan_sender_drop(ch, NULL);
 }

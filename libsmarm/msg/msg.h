@@ -132,16 +132,14 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
  * timers', so the caller's sender_free cannot give it up): _hold takes
  * one with the caller's handle (0, SMARM_ESTATE freed, SMARM_ECLOSED no
  * sender is left, SMARM_ENOMEM); with one held, smarm__chan_send_held
- * sends without a handle check (as smarm__chan_send); _release gives it
- * up (it may close and free the channel).
+ * sends without a handle check (as smarm__chan_send), and with released
+ * non-NULL gives the reference back in the same hold (*released) unless
+ * it is the last sender, which the caller then gives up with _release
+ * outside its locks; _release gives it up (it may close and free the
+ * channel).
  */
 int smarm__chan_sender_hold(smarm_chan_t *ch, const smarm_chan_t *h);
-int smarm__chan_send_held(smarm_chan_t *ch, const void *elem);
-/* smarm__chan_send_held, and that reference given back in the same
- * hold (*released) unless it is the last sender, which the caller then
- * gives up with smarm__chan_sender_release, outside its locks. */
-int smarm__chan_send_release(smarm_chan_t *ch, const void *elem,
-			     bool *released);
+int smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released);
 void smarm__chan_sender_release(smarm_chan_t *ch);
 /*
  * Remove the queued elements match accepts (run under the channel

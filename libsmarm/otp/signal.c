@@ -168,7 +168,7 @@ int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,
 }
 
 /* smarm__sig_send; released non-NULL: and give the reference back in
- * the same hold if that cannot close the channel (smarm__chan_send_release:
+ * the same hold if that cannot close the channel (smarm__chan_send_held:
  * *released says whether it was). */
 int smarm__sig_send_ref(smarm_chan_t *cell, int kind, int how, uint64_t from,
 			uint64_t ref, intptr_t reason, bool *released)
@@ -180,8 +180,7 @@ int smarm__sig_send_ref(smarm_chan_t *cell, int kind, int how, uint64_t from,
 	sig.from.id = from;
 	sig.ref = ref;
 	sig.reason = reason;
-	return released != NULL ? smarm__chan_send_release(cell, &sig, released)
-				: smarm__chan_send_held(cell, &sig);
+	return smarm__chan_send_held(cell, &sig, released);
 }
 
 /* ------------------------------------------------ exit signals */
