@@ -73,6 +73,15 @@ static void body_crash_gated(void *arg)
 	body_crash(arg);
 }
 
+/* a ends normally, b crashes with code; neither before dr_go is set. */
+static void spawn_gated_pair(smarm_pid_t *a, smarm_pid_t *b, intptr_t code)
+{
+	atomic_store(&dr_go, 0);
+	HARNESS_EQ(smarm_actor_spawn(a, body_exit_gated, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(b, body_crash_gated, (void *)code, NULL),
+		   0);
+}
+
 static void root_down_reasons(void *arg)
 {
 	smarm_chan_t *ch = harness_sig_chan();
@@ -80,10 +89,7 @@ static void root_down_reasons(void *arg)
 	uint64_t ra = 0, rb = 0;
 	smarm_signal_t s;
 	(void)arg;
-	atomic_store(&dr_go, 0);
-	HARNESS_EQ(smarm_actor_spawn(&a, body_exit_gated, NULL, NULL), 0);
-	HARNESS_EQ(smarm_actor_spawn(&b, body_crash_gated, (void *)42, NULL),
-		   0);
+	spawn_gated_pair(&a, &b, 42);
 	HARNESS_EQ(smarm_monitor(a, ch, &ra), 0);
 	HARNESS_EQ(smarm_monitor(b, ch, &rb), 0);
 	atomic_store(&dr_go, 1);
@@ -497,9 +503,7 @@ static void root_down_sender_refs(void *arg)
 	uint64_t ra = 0, rb = 0;
 	smarm_signal_t s;
 	(void)arg;
-	atomic_store(&dr_go, 0);
-	HARNESS_EQ(smarm_actor_spawn(&a, body_exit_gated, NULL, NULL), 0);
-	HARNESS_EQ(smarm_actor_spawn(&b, body_crash_gated, (void *)7, NULL), 0);
+	spawn_gated_pair(&a, &b, 7);
 	HARNESS_EQ(smarm_monitor(a, kept, &ra), 0);
 	HARNESS_EQ(smarm_monitor(b, left, &rb), 0);
 	/* The runtime's reference keeps `left` open without ours. */
