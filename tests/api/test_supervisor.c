@@ -786,6 +786,12 @@ static void storm_body(void *arg)
 {
 	struct storm_kid *k = arg;
 	int n = atomic_fetch_add(&k->starts, 1) + 1;
+	char name[16];
+	/* Every incarnation holds a name and a group membership, so the
+	 * zero counts at the end show that deaths gave them back. */
+	snprintf(name, sizeof name, "s%d", (int)(k - storm));
+	HARNESS_EQ(smarm_register(name, NULL), 0);
+	HARNESS_EQ(smarm_group_join("storm", smarm_actor_self(), NULL), 0);
 	atomic_fetch_add(&storm_starts, 1);
 	if (n <= k->plan) {
 		smarm_actor_sleep((uint64_t)(rand() % 1000) * 1000);
@@ -840,6 +846,22 @@ static void root_storm(void *arg)
 	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
 	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
 	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MEMBERSHIPS, 0));
+	{
+		smarm_node_t *node = smarm_node_current();
+		int64_t restarts = -1, slots = -1, free_slots = -1;
+		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_SUP_RESTARTS,
+					      &restarts),
+			   0);
+		/* exact: every start after a child's first is one restart */
+		HARNESS_EQ(restarts, want - STORM_SUPS * STORM_KIDS);
+		HARNESS_CHECK(sup_await(SMARM_STAT_ENDED_UNJOINED, 0));
+		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_SLOTS, &slots),
+			   0);
+		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_FREE_SLOTS,
+					      &free_slots),
+			   0);
+		HARNESS_EQ(free_slots, slots - 1); /* only the root's is held */
+	}
 }
 
 START_TEST(test_supervisor_crash_storm_counts_exactly_and_leaks_nothing)
