@@ -126,7 +126,9 @@ static void so_tree(void *arg)
 	for (int i = 0; i < TREE_FANOUT; i++) {
 		kids[i].depth = me->depth + 1;
 		kids[i].up = down;
-		so_spawn(so_tree, &kids[i]);
+		/* detached, as skynet's: nothing holds an ended child */
+		if (smarm_actor_spawn(NULL, so_tree, &kids[i], NULL) != 0)
+			abort();
 	}
 	for (int i = 0; i < TREE_FANOUT; i++)
 		if (smarm_chan_recv(down, &got) == 0)
@@ -138,18 +140,48 @@ static void so_tree(void *arg)
 		atomic_store(&so_leaves, sum);
 }
 
+static int64_t so_stat(int stat)
+{
+	int64_t v = -1;
+	HARNESS_EQ(smarm_node_get_int(smarm_node_current(), stat, &v), 0);
+	return v;
+}
+
+/*
+ * After a tree, once every actor but the root is gone: every slot but
+ * the root's is free, and every stack but the root's is back in the
+ * pool (a stack mapped now is attached or pooled). The four- and
+ * two-worker trees (so_tree_runs) check it after each of their runs.
+ */
+static void so_check_no_leak(void)
+{
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_EQ(so_stat(SMARM_STAT_ENDED_UNJOINED), 0);
+	HARNESS_EQ(so_stat(SMARM_STAT_FREE_SLOTS),
+		   so_stat(SMARM_STAT_SLOTS) - 1);
+	/* attached stacks: the root's alone */
+	HARNESS_EQ(so_stat(SMARM_STAT_STACKS_GUARDED) +
+			   so_stat(SMARM_STAT_STACKS_DENSE) -
+			   so_stat(SMARM_STAT_STACK_POOL),
+		   1);
+}
+
 static void so_root_tree(void *arg)
 {
 	struct so_node top = { 0, NULL };
 	(void)arg;
 	so_tree(&top);
+	so_check_no_leak();
 }
 
 START_TEST(test_spawn_order_tree_keeps_few_actors_alive)
 {
 	atomic_store(&so_max_live, 0);
 	atomic_store(&so_leaves, 0);
+	harness_checks_reset();
 	ck_assert_int_eq(harness_run(1, so_root_tree, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&so_leaves), 10000);
 	/* Breadth-first, all 11111 would be alive at once. */
 	ck_assert_int_lt(atomic_load(&so_max_live), 200);
@@ -319,8 +351,10 @@ static void so_tree_runs(int workers)
 		atomic_store(&so_max_live, 0);
 		atomic_store(&so_leaves, 0);
 		so_depth = TREE_DEPTH + 1;
+		harness_checks_reset();
 		ck_assert_int_eq(harness_run(workers, so_root_tree, NULL),
 				 SMARM_EXIT_NORMAL);
+		harness_checks_assert(); /* so_check_no_leak */
 		so_depth = TREE_DEPTH;
 		ck_assert_int_eq(atomic_load(&so_leaves), 100000);
 		peak = atomic_load(&so_max_live);
