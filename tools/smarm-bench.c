@@ -3,14 +3,16 @@
  * smarm-bench.c - libsmarm's benchmark program: the DESIGN.md §7
  * workloads, written against the public API only (smarm/smarm.h).
  *
- *   smarm-bench [--workers N] [--runs R] [--wake-slot 0|1] [--spin-ns NS]
+ *   smarm-bench [--workers N] [--runs|--repeat R] [--wake-slot 0|1]
+ *               [--spin-ns NS]
  *               [--async-slice-us US] [--stats] [--skynet-leaves 10^k]
  *               [workload...|all]
  *
  * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
  * (N is the worker count), the same shape as the Go and Erlang peers in
  * tools/peers/. Each workload gets one warm-up run and then R timed runs
- * (default 5); the median is printed and the individual runs go to stderr
+ * (default 5; --repeat is another name for --runs); the median is
+ * printed and the individual runs go to stderr
  * as `# smarm WORKLOAD workers=N runs: ...`. A workload's runs share one
  * node with SMARM_OPT_WORKERS=N (each run is one smarm_node_run of a root
  * actor; the node is closed after the workload), so the runs after the
@@ -1898,7 +1900,7 @@ static int bench_workload(const struct workload *w, int workers, int runs)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: smarm-bench [--workers N] [--runs R] "
+	fprintf(f, "usage: smarm-bench [--workers N] [--runs|--repeat R] "
 		   "[--wake-slot 0|1] [--spin-ns NS] [--stats]\n"
 		   "                   [--async-slice-us US] "
 		   "[--skynet-leaves 10^k]\n"
@@ -1958,7 +1960,8 @@ int main(int argc, char **argv)
 		if (strcmp(a, "--workers") == 0 || strcmp(a, "-w") == 0) {
 			dst = &bench_workers;
 			hi = 64;
-		} else if (strcmp(a, "--runs") == 0 || strcmp(a, "-r") == 0) {
+		} else if (strcmp(a, "--runs") == 0 ||
+			   strcmp(a, "--repeat") == 0 || strcmp(a, "-r") == 0) {
 			dst = &runs;
 			hi = 1000;
 		} else if (strcmp(a, "--wake-slot") == 0) {
