@@ -11,8 +11,8 @@
  * Down giving back its sender reference once, and refs unique and
  * rising per watcher on four workers.
  * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
- * of OTP's monitor_SUITE (mon_1, demon_1, demon_2, demonitor_flush,
- * local_remove_monitor).
+ * of OTP's monitor_SUITE (case_1a, mon_1, demon_1, demon_2,
+ * demonitor_flush, local_remove_monitor).
  */
 #include "harness.h"
 
@@ -480,6 +480,81 @@ static void root_watcher_death(void *arg)
 	harness_chan_drop(ch);
 }
 
+/*
+ * OTP monitor_SUITE case_1a: A monitors B, B kills A and then exits.
+ * The watcher dies while its target is still alive and the target ends
+ * right after: A ends stopped without ever receiving B's Down (which
+ * may still reach A's channel first, as B's exit can run before A is
+ * scheduled to die), B ends normally, and the monitor is gone with A.
+ */
+static _Atomic int c1_set;	  /* A's monitor on B is set */
+static _Atomic uint64_t c1_a;	  /* A's pid */
+static _Atomic uintptr_t c1_chan; /* A's signal channel */
+
+static void c1_b(void *arg)
+{
+	smarm_pid_t a;
+	(void)arg;
+	while (!atomic_load(&c1_set))
+		smarm_actor_yield();
+	a.id = atomic_load(&c1_a);
+	HARNESS_EQ(smarm_actor_send_exit(a, SMARM_EXIT_STOPPED, 0), 0);
+}
+
+static void c1_a_body(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_pid_t b;
+	smarm_signal_t s;
+	uint64_t ref = 0;
+	(void)arg;
+	atomic_store(&c1_a, smarm_actor_self().id);
+	atomic_store(&c1_chan, (uintptr_t)ch);
+	HARNESS_EQ(smarm_actor_spawn(&b, c1_b, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(b, ch, &ref), 0);
+	atomic_store(&c1_set, 1);
+	/* Killed while it waits; a Down here would be a bug: B is alive. */
+	HARNESS_EQ(smarm_chan_recv(ch, &s), 0);
+	HARNESS_CHECK(0);
+}
+
+static void root_case_1a(void *arg)
+{
+	smarm_pid_t a;
+	int how = -1;
+	(void)arg;
+	atomic_store(&c1_set, 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, c1_a_body, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
+	/* B (joinable, unjoined) ended normally; A's monitor went with A. */
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	{
+		smarm_chan_t *ch = (smarm_chan_t *)atomic_load(&c1_chan);
+		smarm_signal_t s;
+		/* B's Down may have reached the channel before the kill
+		 * took A (it is never received: A's check above). */
+		int rc = smarm_chan_try_recv(ch, &s);
+		HARNESS_CHECK(rc == SMARM_EAGAIN ||
+			      (rc == 0 && s.how == SMARM_EXIT_NORMAL));
+		HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
+		HARNESS_EQ(smarm_chan_sender_free(ch), 0);
+		smarm_chan_receiver_free(ch);
+	}
+}
+
+START_TEST(test_monitor_case_1a_target_kills_its_watcher_then_exits)
+{
+	for (int workers = 1; workers <= 4; workers *= 2) {
+		harness_checks_reset();
+		ck_assert_int_eq(harness_run(workers, root_case_1a, NULL), 0);
+		harness_checks_assert();
+	}
+}
+END_TEST
+
 START_TEST(test_monitor_watcher_death_frees_its_monitors)
 {
 	harness_checks_reset();
@@ -823,6 +898,8 @@ Suite *smarm_test_monitor_suite(void)
 		t,
 		test_monitor_spawn_option_reports_a_child_that_exits_at_once);
 	tcase_add_test(t, test_monitor_watcher_death_frees_its_monitors);
+	tcase_add_test(
+		t, test_monitor_case_1a_target_kills_its_watcher_then_exits);
 	tcase_add_test(t,
 		       test_monitor_down_gives_back_its_sender_reference_once);
 	tcase_add_test(t, test_monitor_refs_unique_and_rising_across_workers);
