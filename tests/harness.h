@@ -107,6 +107,18 @@ static _Atomic int harness_fail_line;
 	} while (0)
 #define HARNESS_EQ(a, b) HARNESS_CHECK((a) == (b))
 
+/*
+ * One SMARM_STAT_* value of the calling actor's node (-1 if it cannot
+ * be read, which is also recorded as a failed check): for actors,
+ * whose stacks must not run ck_assert.
+ */
+static inline int64_t harness_actor_stat(int stat)
+{
+	int64_t v = -1;
+	HARNESS_EQ(smarm_node_get_int(smarm_node_current(), stat, &v), 0);
+	return v;
+}
+
 static inline void harness_checks_reset(void)
 {
 	atomic_store(&harness_fail_line, 0);

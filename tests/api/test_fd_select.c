@@ -119,13 +119,6 @@ static void drain(int fd)
 		;
 }
 
-static int64_t stat_now(int id)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), id, &v);
-	return v;
-}
-
 /*
  * Writes to fd (or sends 1 on ch when set) once `waiters` fd waits are
  * registered with the epoll thread: the waiter under test has parked.
@@ -182,7 +175,7 @@ static void ready_now_root(void *arg)
 	smarm_actor_spawn(NULL, flag_actor, NULL, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
 	R.rc[1] = atomic_load(&R.flag);
-	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	harness_chan_drop(ch);
 }
 
@@ -211,8 +204,8 @@ static void park_win_root(void *arg)
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
-	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	harness_chan_drop(ch);
 }
 
@@ -240,7 +233,7 @@ static void loser_root(void *arg)
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = smarm_chan_try_recv(ch, &v);
 	R.rc[2] = rewait(R.p[0], R.p[1]);
 	harness_chan_drop(ch);
@@ -269,7 +262,7 @@ static void later_ready_root(void *arg)
 	(void)arg;
 	smarm_chan_send(ch, &v);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
 	harness_chan_drop(ch);
 }
@@ -296,7 +289,7 @@ static void two_fds_root(void *arg)
 	(void)arg;
 	smarm_actor_spawn(NULL, late_writer, &l, NULL);
 	R.rc[0] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[0]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
 }
 
@@ -323,7 +316,7 @@ static void timer_beats_root(void *arg)
 	t0 = smarm_now_ns();
 	R.rc[0] = sel_wait(&arm, 1, MS(30), &R.idx[0]);
 	R.ns[0] = harness_since(t0);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[1] = rewait(R.p[0], R.p[1]);
 }
 
@@ -351,7 +344,7 @@ static void wait_timeout_root(void *arg)
 	write_byte(R.p[1]);
 	R.rc[1] = smarm_io_wait_readable_timeout(R.p[0], MS(30));
 	drain(R.p[0]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_fd_select_wait_readable_timeout_times_out_then_succeeds)
@@ -446,7 +439,7 @@ static void ebadf_root(void *arg)
 	arms[1] = fd_arm(dead[0], SMARM_IO_READABLE);
 	R.rc[0] = sel_wait(arms, 2, 0, &R.idx[0]);
 	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* The wait was retired: a following select and sleep behave. */
 	smarm_chan_send(ch, &v);
 	R.rc[2] = sel_wait(arms, 1, SMARM_NO_TIMEOUT, &R.idx[2]);
@@ -498,7 +491,7 @@ static void stopped_selector_root(void *arg)
 		R.errors++;
 	smarm_actor_stop(pid);
 	smarm_actor_join(pid, &R.how[0], NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.rc[2] = rewait(R.p[0], R.p[1]);
 	/* The channel arm was unregistered too: a plain recv works. */
 	smarm_chan_send(s.ch, &v);
@@ -548,7 +541,7 @@ static void eexist_root(void *arg)
 		R.errors++;
 	R.rc[1] = sel_wait(arms, 2, SMARM_NO_TIMEOUT, &R.idx[1]);
 	R.rc[4] = sel_wait(arms, 2, 0, &R.idx[4]); /* a poll: refused too */
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	write_byte(R.p[1]);
 	smarm_actor_join(pid, &R.how[0], NULL);
 	/* Our channel arm was disarmed on the error. */
@@ -557,7 +550,7 @@ static void eexist_root(void *arg)
 	/* The same fd twice in one select: the second arm is refused. */
 	R.rc[3] = sel_wait(twice, 2, SMARM_NO_TIMEOUT, &R.idx[3]);
 	R.rc[5] = sel_wait(twice, 2, 0, &R.idx[5]);
-	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	harness_chan_drop(ch);
 }
 
@@ -681,8 +674,8 @@ static void errors_root(void *arg)
 	R.rc[k++] = smarm_selset_clear(set);
 	smarm_selset_add_fd(set, R.p[0], SMARM_IO_READABLE, NULL);
 	R.rc[k++] = smarm_selset_wait(set, 0, &idx); /* zero: polls */
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
-	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	smarm_selset_free(set);
 	smarm_selset_free(empty);
 	smarm_selset_free(NULL);

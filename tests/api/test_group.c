@@ -23,13 +23,6 @@ static const smarm_msgtype_t *int_type(void)
 	return t;
 }
 
-static int64_t stat_now(int stat)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), stat, &v);
-	return v;
-}
-
 /* A member: waits on its go channel (an element or a stop ends it). */
 static void sleeper(void *arg)
 {
@@ -72,9 +65,10 @@ static void basics_root(void *arg)
 	G.rc[k++] = smarm_group_members("g1", G.m, 8, &G.n[0]); /* 7 */
 	G.rc[k++] = smarm_group_members("g1", buf, 1, &G.n[1]); /* 8 cut */
 	G.p[3] = buf[0];
-	G.rc[k++] = (int)stat_now(SMARM_STAT_REG_MEMBERSHIPS); /* 9: 5 */
-	G.rc[k++] = smarm_group_pick("g1", &G.p[0]);	       /* 10: b */
-	G.rc[k++] = smarm_group_dispatch("g1", t, &v);	       /* 11 ENOCHAN */
+	G.rc[k++] =
+		(int)harness_actor_stat(SMARM_STAT_REG_MEMBERSHIPS); /* 9: 5 */
+	G.rc[k++] = smarm_group_pick("g1", &G.p[0]);		     /* 10: b */
+	G.rc[k++] = smarm_group_dispatch("g1", t, &v); /* 11 ENOCHAN */
 	/* the root joins too and dispatch reaches it once it is first */
 	G.rc[k++] = smarm_group_join("g3", smarm_actor_self(), NULL); /* 12 */
 	G.rc[k++] = smarm_mailbox_publish(t, inbox);		      /* 13 */
@@ -85,7 +79,8 @@ static void basics_root(void *arg)
 	smarm_actor_join(a, NULL, NULL);
 	G.rc[k++] = smarm_group_members("g2", buf, 4, &G.n[2]); /* 16 */
 	G.p[1] = buf[0];					/* c */
-	G.rc[k++] = (int)stat_now(SMARM_STAT_REG_MEMBERSHIPS);	/* 17: 4 */
+	G.rc[k++] =
+		(int)harness_actor_stat(SMARM_STAT_REG_MEMBERSHIPS); /* 17: 4 */
 	/* leave */
 	G.rc[k++] = smarm_group_leave("g1", b);	       /* 18 */
 	G.rc[k++] = smarm_group_leave("g1", b);	       /* 19 ENOENT */
@@ -107,7 +102,8 @@ static void basics_root(void *arg)
 	smarm_chan_sender_free(go); /* the rest end */
 	smarm_actor_join(b, NULL, NULL);
 	smarm_actor_join(c, NULL, NULL);
-	G.rc[k++] = (int)stat_now(SMARM_STAT_REG_MEMBERSHIPS); /* 34: 1 */
+	G.rc[k++] =
+		(int)harness_actor_stat(SMARM_STAT_REG_MEMBERSHIPS); /* 34: 1 */
 	smarm_chan_receiver_free(go);
 	harness_chan_drop(inbox);
 }
@@ -343,9 +339,9 @@ static void storm_root(void *arg)
 		smarm_actor_join(senders[i], NULL, NULL);
 	for (int i = 0; i < STORM_SERVERS; i++)
 		smarm_actor_join(slots[i], NULL, NULL);
-	st_end_stats[0] = stat_now(SMARM_STAT_REG_NAMES);
-	st_end_stats[1] = stat_now(SMARM_STAT_REG_MAILBOXES);
-	st_end_stats[2] = stat_now(SMARM_STAT_REG_MEMBERSHIPS);
+	st_end_stats[0] = harness_actor_stat(SMARM_STAT_REG_NAMES);
+	st_end_stats[1] = harness_actor_stat(SMARM_STAT_REG_MAILBOXES);
+	st_end_stats[2] = harness_actor_stat(SMARM_STAT_REG_MEMBERSHIPS);
 }
 
 START_TEST(test_group_storm_counts_every_element_once)

@@ -260,13 +260,6 @@ static void eu_nop(void *arg)
 	(void)arg;
 }
 
-static int64_t eu_stat(int stat)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), stat, &v);
-	return v;
-}
-
 /* Spawn EU_N joinable actors and wait until all of them have ended. */
 static bool eu_spawn_and_wait(void)
 {
@@ -282,18 +275,19 @@ static void eu_root(void *arg)
 	(void)arg;
 	/* joined */
 	HARNESS_CHECK(eu_spawn_and_wait());
-	eu_ended = eu_stat(SMARM_STAT_ENDED_UNJOINED);
-	eu_live = eu_stat(SMARM_STAT_LIVE_ACTORS);
-	eu_held = eu_stat(SMARM_STAT_SLOTS) - eu_stat(SMARM_STAT_FREE_SLOTS);
+	eu_ended = harness_actor_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_live = harness_actor_stat(SMARM_STAT_LIVE_ACTORS);
+	eu_held = harness_actor_stat(SMARM_STAT_SLOTS) -
+		  harness_actor_stat(SMARM_STAT_FREE_SLOTS);
 	for (int i = 0; i < EU_N; i++)
 		eu_join_rc |= smarm_actor_join(eu_pids[i], NULL, NULL);
-	eu_after_join = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_after_join = harness_actor_stat(SMARM_STAT_ENDED_UNJOINED);
 	/* detached after they ended */
 	HARNESS_CHECK(eu_spawn_and_wait());
-	HARNESS_EQ(eu_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
 	for (int i = 0; i < EU_N; i++)
 		eu_detach_rc |= smarm_actor_detach(eu_pids[i]);
-	eu_after_detach = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_after_detach = harness_actor_stat(SMARM_STAT_ENDED_UNJOINED);
 	/* detached before they ended: never counted */
 	for (int i = 0; i < EU_N; i++) {
 		HARNESS_EQ(smarm_actor_spawn(&eu_pids[i], eu_nop, NULL, NULL),
@@ -302,10 +296,10 @@ static void eu_root(void *arg)
 	}
 	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
 					 SMARM_STAT_LIVE_ACTORS, 1));
-	eu_detached_early = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_detached_early = harness_actor_stat(SMARM_STAT_ENDED_UNJOINED);
 	/* left unjoined: the run's end releases them */
 	HARNESS_CHECK(eu_spawn_and_wait());
-	HARNESS_EQ(eu_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_ENDED_UNJOINED), EU_N);
 }
 
 START_TEST(test_ids_ended_unjoined_counts_until_join_or_detach)
@@ -346,7 +340,7 @@ static void eu_cap_root(void *arg)
 			   0);
 	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
 					 SMARM_STAT_LIVE_ACTORS, 1));
-	eu_cap_ended = eu_stat(SMARM_STAT_ENDED_UNJOINED);
+	eu_cap_ended = harness_actor_stat(SMARM_STAT_ENDED_UNJOINED);
 	eu_cap_refused = smarm_actor_spawn(&extra, eu_nop, NULL, NULL);
 	HARNESS_EQ(smarm_actor_join(eu_pids[0], NULL, NULL), 0);
 	eu_cap_after_join = smarm_actor_spawn(&extra, eu_nop, NULL, NULL);

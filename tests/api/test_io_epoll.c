@@ -51,13 +51,6 @@ static void step(int id)
 		R.steps[k] = id;
 }
 
-static int64_t stat_now(int id)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), id, &v);
-	return v;
-}
-
 static void write_byte(int fd)
 {
 	char c = 'x';
@@ -108,7 +101,7 @@ static void writable_root(void *arg)
 	R.rc[0] = smarm_io_wait_writable(R.pfd[1]);
 	R.got[0] = (ptrdiff_t)harness_since(t0);
 	R.rc[1] = atomic_load(&R.flag);
-	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 }
 
 START_TEST(test_io_epoll_wait_writable_empty_pipe_returns_at_once)
@@ -140,7 +133,7 @@ static void worker_actor(void *arg)
 	for (int i = 0; i < 100; i++)
 		smarm_actor_yield();
 	step(2);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	step(3);
 	write_byte(R.pfd[1]);
 }
@@ -156,7 +149,7 @@ static void progress_root(void *arg)
 	smarm_actor_spawn(&b, worker_actor, NULL, NULL);
 	smarm_actor_join(a, NULL, NULL);
 	smarm_actor_join(b, NULL, NULL);
-	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_epoll_others_progress_while_one_waits_readable)
@@ -198,7 +191,7 @@ static void no_poison_root(void *arg)
 		R.errors++;
 	smarm_actor_stop(a);
 	smarm_actor_join(a, &R.how[0], NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* A second waiter on the same fd registers and is woken. */
 	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
 	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
@@ -206,7 +199,7 @@ static void no_poison_root(void *arg)
 		R.errors++;
 	write_byte(R.pfd[1]);
 	smarm_actor_join(b, &R.how[1], NULL);
-	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_epoll_stopped_waiter_does_not_poison_fd)
@@ -256,7 +249,7 @@ static void foreign_stop_root(void *arg)
 	smarm_actor_join(f.pid, &R.how[0], NULL);
 	pthread_join(t, NULL); /* returned long ago: a short block */
 	R.rc[6] = f.rc;
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	smarm_actor_spawn(&b, waiter, (void *)(intptr_t)2, NULL);
 	if (!harness_await_stat(smarm_node_current(), SMARM_STAT_IO_FD_WAITERS,
 				1))
@@ -293,7 +286,7 @@ static void eexist_root(void *arg)
 	R.rc[4] = smarm_io_wait_readable(R.pfd[0]);
 	R.rc[5] = smarm_io_wait_readable_timeout(R.pfd[0], MS(10));
 	R.rc[6] = smarm_io_wait_readable_timeout(R.pfd[0], 0); /* a poll */
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	write_byte(R.pfd[1]);
 	smarm_actor_join(a, &R.how[0], NULL);
 }
@@ -329,9 +322,9 @@ static void *foreign_writer(void *arg)
 static void foreign_root(void *arg)
 {
 	(void)arg;
-	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	R.rc[0] = smarm_io_read(R.pfd[0], R.buf, sizeof R.buf, &R.got[0]);
-	R.stat[1] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 }
 
 START_TEST(test_io_epoll_foreign_thread_write_wakes_waiter)
@@ -421,7 +414,7 @@ static void stress_root(void *arg)
 		for (int k = 0; k < 4; k++)
 			close(fds[i][k]);
 	}
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_epoll_pipe_ping_pong_pairs_all_finish)
@@ -531,7 +524,7 @@ static void cu_root(void *arg)
 		R.errors++;
 	close(cu_fd); /* under the waiter */
 	smarm_actor_join(w, NULL, NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_epoll_fd_closed_under_a_timed_wait_gives_ebadf)

@@ -59,13 +59,6 @@ static void close_fds(void)
 			close(R.fd[i]);
 }
 
-static int64_t stat_now(int id)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), id, &v);
-	return v;
-}
-
 /* A TCP listener on 127.0.0.1, any port; its address into *addr. */
 static int listen_tcp(int backlog, bool nonblock, struct sockaddr_in *addr)
 {
@@ -237,7 +230,7 @@ static void echo_root(void *arg)
 	for (int i = 0; i < CLIENTS; i++)
 		smarm_actor_join(cl[i], NULL, NULL);
 	smarm_actor_join(srv, NULL, NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_echo_many_clients_round_trip)
@@ -317,7 +310,7 @@ static void accept_timeout_root(void *arg)
 	t0 = smarm_now_ns();
 	R.rc[0] = smarm_io_accept(R.lfd, NULL, NULL, MS(100), &c);
 	R.ns[0] = harness_since(t0);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* The listener is not poisoned: a real connection is accepted. */
 	R.fd[0] = tcp_socket();
 	R.rc[1] = smarm_io_connect(R.fd[0], sa(&R.addr), sizeof R.addr,
@@ -356,7 +349,7 @@ static void accept_zero_root(void *arg)
 	smarm_actor_spawn(NULL, flag_actor, NULL, NULL);
 	R.rc[0] = smarm_io_accept(R.lfd, NULL, NULL, 0, &c);
 	R.rc[1] = atomic_load(&R.flag);
-	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	R.fd[0] = tcp_socket();
 	R.rc[2] = smarm_io_connect(R.fd[0], sa(&R.addr), sizeof R.addr,
 				   MS(10000));
@@ -448,7 +441,7 @@ static void connect_timeout_root(void *arg)
 	R.rc[1] =
 		smarm_io_connect(R.fd[1], sa(&R.addr), sizeof R.addr, MS(200));
 	R.ns[0] = harness_since(t0);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* Still in progress: a zero-timeout call checks it again. */
 	R.rc[2] = smarm_io_connect(R.fd[1], sa(&R.addr), sizeof R.addr, 0);
 	/* Make room; the retransmitted SYN gets in, the same attempt ends. */
@@ -507,7 +500,7 @@ static void connect_zero_root(void *arg)
 		rc = smarm_io_connect(R.fd[0], sa(&R.addr), sizeof R.addr, 0);
 	}
 	R.rc[1] = rc;
-	R.stat[0] = stat_now(SMARM_STAT_IO_THREADS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	R.rc[2] = smarm_io_connect(R.fd[0], sa(&R.addr), sizeof R.addr, 0);
 }
 
@@ -547,7 +540,7 @@ static void refused_root(void *arg)
 					 i == 0 ? MS(10000) : SMARM_NO_TIMEOUT);
 		R.err[i] = errno;
 	}
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_connect_refused_sets_errno)
@@ -587,7 +580,7 @@ static void accept_eexist_root(void *arg)
 	R.rc[3] = smarm_io_accept(R.lfd, NULL, NULL, 0, &c);
 	R.rc[4] = smarm_io_accept(R.lfd, NULL, NULL, SMARM_NO_TIMEOUT, &c);
 	R.rc[5] = smarm_io_wait_readable_timeout(R.lfd, 0);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* The first waiter is untouched: it takes a connection. */
 	R.fd[3] = tcp_socket();
 	R.rc[6] = smarm_io_connect(R.fd[3], sa(&R.addr), sizeof R.addr,
@@ -635,11 +628,11 @@ static void connect_eexist_root(void *arg)
 		R.rc[8] = -1;
 	R.rc[2] = smarm_io_connect(R.fd[1], sa(&R.addr), sizeof R.addr, MS(10));
 	R.rc[3] = smarm_io_connect(R.fd[1], sa(&R.addr), sizeof R.addr, 0);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* Make room: the first waiter's attempt completes. */
 	R.rc[4] = smarm_io_accept(R.lfd, NULL, NULL, MS(10000), &R.fd[2]);
 	smarm_actor_join(a, &R.how[0], NULL);
-	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_connect_second_waiter_eexist)
@@ -675,14 +668,14 @@ static void accept_stop_root(void *arg)
 		R.rc[9] = -1;
 	smarm_actor_stop(a);
 	smarm_actor_join(a, &R.how[0], NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	/* The listener is not poisoned: a second acceptor gets a client. */
 	smarm_actor_spawn(&b, acceptor, (void *)(intptr_t)2, NULL);
 	R.fd[4] = tcp_socket();
 	R.rc[6] = smarm_io_connect(R.fd[4], sa(&R.addr), sizeof R.addr,
 				   MS(10000));
 	smarm_actor_join(b, &R.how[1], NULL);
-	R.stat[1] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_stop_while_accepting_leaves_nothing)
@@ -735,7 +728,7 @@ static void connect_stop_root(void *arg)
 		R.rc[8] = -1;
 	smarm_actor_stop(a);
 	smarm_actor_join(a, &R.how[0], NULL);
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_stop_while_connecting_leaves_nothing)
@@ -802,7 +795,7 @@ static void accept_misuse_root(void *arg)
 	fcntl(R.fd[4], F_SETFL, O_NONBLOCK);
 	R.rc[13] = smarm_io_accept(R.fd[4], NULL, NULL, SMARM_NO_TIMEOUT, &c);
 	R.rc[14] = c; /* never written */
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_accept_misuse_returns_errors)
@@ -890,7 +883,7 @@ static void connect_misuse_root(void *arg)
 	R.rc[12] = smarm_io_connect(R.fd[5], (struct sockaddr *)&un, sizeof un,
 				    SMARM_NO_TIMEOUT);
 	R.err[12] = errno;
-	R.stat[0] = stat_now(SMARM_STAT_IO_FD_WAITERS);
+	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 }
 
 START_TEST(test_io_sock_connect_misuse_returns_errors)

@@ -16,13 +16,6 @@
 
 #define SIG_SZ sizeof(smarm_signal_t)
 
-static int64_t stat_of(int id)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), id, &v);
-	return v;
-}
-
 static _Atomic int cleanups;
 
 static void count_cleanup(void *arg)
@@ -55,7 +48,7 @@ static void root_crash_propagates(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(&b, body_link_park, &a, NULL), 0);
-	while (stat_of(SMARM_STAT_LINKS) != 2)
+	while (harness_actor_stat(SMARM_STAT_LINKS) != 2)
 		smarm_actor_yield();
 	HARNESS_EQ(smarm_actor_send_exit(a, SMARM_EXIT_CRASHED, 9), 0);
 	HARNESS_EQ(smarm_actor_join(a, &how, &reason), 0);
@@ -65,7 +58,7 @@ static void root_crash_propagates(void *arg)
 	HARNESS_EQ(how, SMARM_EXIT_CRASHED); /* same how and reason */
 	HARNESS_EQ(reason, 9);
 	HARNESS_EQ(atomic_load(&cleanups), 1); /* its cleanup ran */
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 }
 
 START_TEST(test_link_linked_pair_one_crashes_other_ends_alike)
@@ -88,7 +81,7 @@ static void root_kinds(void *arg)
 		int how = -1;
 		HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
 		HARNESS_EQ(smarm_actor_spawn(&b, body_link_park, &a, NULL), 0);
-		while (stat_of(SMARM_STAT_LINKS) != 2)
+		while (harness_actor_stat(SMARM_STAT_LINKS) != 2)
 			smarm_actor_yield();
 		if (kinds[k] == SMARM_EXIT_NORMAL) {
 			/* A normal exit signal is ignored: end a itself. */
@@ -112,7 +105,7 @@ static void root_kinds(void *arg)
 		HARNESS_EQ(smarm_actor_join(b, &how, NULL), 0);
 		HARNESS_EQ(how, kinds[k]);
 	}
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 }
 
 START_TEST(test_link_kill_and_shutdown_propagate_with_their_how)
@@ -139,7 +132,7 @@ static void root_normal(void *arg)
 	HARNESS_EQ(smarm_chan_alloc(&go, sizeof v, NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(&a, body_exit_soon, go, NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(&b, body_link_park, &a, NULL), 0);
-	while (stat_of(SMARM_STAT_LINKS) != 2)
+	while (harness_actor_stat(SMARM_STAT_LINKS) != 2)
 		smarm_actor_yield();
 	HARNESS_EQ(smarm_chan_send(go, &v), 0);
 	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
@@ -147,7 +140,7 @@ static void root_normal(void *arg)
 	/* Normal does not propagate; the link is gone with a. */
 	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0);
 	HARNESS_CHECK(smarm_actor_is_alive(b));
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	HARNESS_EQ(smarm_actor_stop(b), 0);
 	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
 	harness_chan_drop(go);
@@ -167,13 +160,13 @@ static void body_link_unlink(void *arg)
 	smarm_pid_t a = *(smarm_pid_t *)arg;
 	HARNESS_EQ(smarm_link(a), 0);
 	HARNESS_EQ(smarm_link(a), 0); /* idempotent */
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 2);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 2);
 	HARNESS_EQ(smarm_unlink(a), 0);
 	HARNESS_EQ(smarm_unlink(a), 0);
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	HARNESS_EQ(smarm_link(smarm_actor_self()), 0); /* self: nothing */
 	HARNESS_EQ(smarm_unlink(smarm_actor_self()), 0);
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	harness_park();
 }
 
@@ -290,7 +283,7 @@ static void root_trap(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(&b, body_trapper, &a, NULL), 0);
-	while (stat_of(SMARM_STAT_LINKS) != 2)
+	while (harness_actor_stat(SMARM_STAT_LINKS) != 2)
 		smarm_actor_yield();
 	HARNESS_EQ(smarm_actor_send_exit(a, SMARM_EXIT_CRASHED, 77), 0);
 	HARNESS_EQ(smarm_actor_join(b, &how, NULL), 0);
@@ -331,7 +324,7 @@ static void body_link_dead_trapping(void *arg)
 	HARNESS_EQ(s.kind, SMARM_SIGNAL_EXIT);
 	HARNESS_EQ(s.how, SMARM_EXIT_NOPROC);
 	HARNESS_CHECK(smarm_pid_eq(s.from, dead_pid));
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	HARNESS_EQ(smarm_trap_exit(NULL), 0);
 	harness_chan_drop(ch);
 }
@@ -425,7 +418,7 @@ static void root_spawn_link(void *arg)
 		   0);
 	HARNESS_EQ(smarm_actor_join(p, &how, NULL), 0);
 	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	smarm_spawn_opts_free(o);
 }
 
@@ -451,7 +444,7 @@ static void root_link_default(void *arg)
 	HARNESS_EQ(smarm_actor_join(c, &how, NULL), 0);
 	HARNESS_EQ(how, SMARM_EXIT_CRASHED); /* not linked: the root lives */
 	smarm_spawn_opts_free(o);
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	HARNESS_EQ(
 		smarm_actor_spawn(NULL, body_crash_at_once, (void *)22, NULL),
 		0);
@@ -486,7 +479,7 @@ static void root_errors(void *arg)
 	HARNESS_EQ(smarm_trap_exit((smarm_chan_t *)&bad), SMARM_EINVAL);
 	HARNESS_EQ(smarm_trap_exit(freed), SMARM_ESTATE);
 	HARNESS_EQ(smarm_trap_exit(NULL), 0); /* not trapping: fine */
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	harness_chan_drop(bad);
 }
 
@@ -536,13 +529,13 @@ static void root_cascade(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&cascade_head, body_chain, o, head), 0);
 	HARNESS_CHECK(harness_await_stat(
 		smarm_node_current(), SMARM_STAT_LIVE_ACTORS, CASCADE_N + 1));
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 2 * (CASCADE_N - 1));
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 2 * (CASCADE_N - 1));
 	HARNESS_EQ(smarm_actor_stop(cascade_head), 0);
 	HARNESS_EQ(smarm_actor_join(cascade_head, &how, NULL), 0);
 	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
 	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
 					 SMARM_STAT_LIVE_ACTORS, 1));
-	HARNESS_EQ(stat_of(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
 	smarm_spawn_opts_free(o);
 	smarm_spawn_opts_free(head);
 }

@@ -23,13 +23,6 @@ static const smarm_msgtype_t *int_type(void)
 	return t;
 }
 
-static int64_t stat_now(int stat)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), stat, &v);
-	return v;
-}
-
 /* Spin (yielding) until stat reaches want, for at most ~10 s. */
 static bool await(int stat, int64_t want)
 {
@@ -95,7 +88,7 @@ static void basics_root(void *arg)
 	B.rc[k++] = smarm_names_of(me, B.names, 4, &B.n); /* 5 */
 	B.n5 = B.n;
 	memcpy(B.names5, B.names, sizeof B.names);
-	B.rc[k++] = (int)stat_now(SMARM_STAT_REG_NAMES); /* 6: 2 */
+	B.rc[k++] = (int)harness_actor_stat(SMARM_STAT_REG_NAMES); /* 6: 2 */
 	/* name_held_by_live_actor_is_taken */
 	holder_start(&h, "gamma", &hp);
 	await(SMARM_STAT_REG_NAMES, 3);
@@ -134,7 +127,7 @@ static void basics_root(void *arg)
 	B.rc[k++] = smarm_unregister("alpha");
 	B.rc[k++] = smarm_unregister("gamma");
 	B.rc[k++] = smarm_unregister(longname);
-	B.rc[k++] = (int)stat_now(SMARM_STAT_REG_NAMES); /* 33: 0 */
+	B.rc[k++] = (int)harness_actor_stat(SMARM_STAT_REG_NAMES); /* 33: 0 */
 }
 
 START_TEST(test_registry_basics_and_errors)
@@ -244,10 +237,10 @@ static void sendname_root(void *arg)
 	v = 2;
 	SN.rc[k++] = smarm_send_name("srv", t, &v); /* 4 */
 	smarm_actor_join(b, NULL, NULL);
-	SN.rc[k++] = smarm_send_name("srv", t, NULL);	  /* 5 */
-	SN.rc[k++] = smarm_send_name("srv", NULL, &v);	  /* 6 */
-	SN.rc[k++] = smarm_send_name(NULL, t, &v);	  /* 7 */
-	SN.rc[k++] = (int)stat_now(SMARM_STAT_REG_NAMES); /* 8 */
+	SN.rc[k++] = smarm_send_name("srv", t, NULL);		    /* 5 */
+	SN.rc[k++] = smarm_send_name("srv", NULL, &v);		    /* 6 */
+	SN.rc[k++] = smarm_send_name(NULL, t, &v);		    /* 7 */
+	SN.rc[k++] = (int)harness_actor_stat(SMARM_STAT_REG_NAMES); /* 8 */
 	/* a name without a mailbox: ENOCHAN */
 	smarm_register("bare", NULL);
 	SN.rc[k++] = smarm_send_name("bare", t, &v); /* 9 */

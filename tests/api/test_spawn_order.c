@@ -140,13 +140,6 @@ static void so_tree(void *arg)
 		atomic_store(&so_leaves, sum);
 }
 
-static int64_t so_stat(int stat)
-{
-	int64_t v = -1;
-	HARNESS_EQ(smarm_node_get_int(smarm_node_current(), stat, &v), 0);
-	return v;
-}
-
 /*
  * After a tree, once every actor but the root is gone: every slot but
  * the root's is free, and every stack but the root's is back in the
@@ -157,13 +150,13 @@ static void so_check_no_leak(void)
 {
 	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
 					 SMARM_STAT_LIVE_ACTORS, 1));
-	HARNESS_EQ(so_stat(SMARM_STAT_ENDED_UNJOINED), 0);
-	HARNESS_EQ(so_stat(SMARM_STAT_FREE_SLOTS),
-		   so_stat(SMARM_STAT_SLOTS) - 1);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_ENDED_UNJOINED), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_FREE_SLOTS),
+		   harness_actor_stat(SMARM_STAT_SLOTS) - 1);
 	/* attached stacks: the root's alone */
-	HARNESS_EQ(so_stat(SMARM_STAT_STACKS_GUARDED) +
-			   so_stat(SMARM_STAT_STACKS_DENSE) -
-			   so_stat(SMARM_STAT_STACK_POOL),
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACKS_GUARDED) +
+			   harness_actor_stat(SMARM_STAT_STACKS_DENSE) -
+			   harness_actor_stat(SMARM_STAT_STACK_POOL),
 		   1);
 }
 

@@ -846,22 +846,13 @@ static void root_storm(void *arg)
 	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
 	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
 	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MEMBERSHIPS, 0));
-	{
-		smarm_node_t *node = smarm_node_current();
-		int64_t restarts = -1, slots = -1, free_slots = -1;
-		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_SUP_RESTARTS,
-					      &restarts),
-			   0);
-		/* exact: every start after a child's first is one restart */
-		HARNESS_EQ(restarts, want - STORM_SUPS * STORM_KIDS);
-		HARNESS_CHECK(sup_await(SMARM_STAT_ENDED_UNJOINED, 0));
-		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_SLOTS, &slots),
-			   0);
-		HARNESS_EQ(smarm_node_get_int(node, SMARM_STAT_FREE_SLOTS,
-					      &free_slots),
-			   0);
-		HARNESS_EQ(free_slots, slots - 1); /* only the root's is held */
-	}
+	/* exact: every start after a child's first is one restart */
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_SUP_RESTARTS),
+		   want - STORM_SUPS * STORM_KIDS);
+	HARNESS_CHECK(sup_await(SMARM_STAT_ENDED_UNJOINED, 0));
+	/* only the root's slot is held */
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_FREE_SLOTS),
+		   harness_actor_stat(SMARM_STAT_SLOTS) - 1);
 }
 
 START_TEST(test_supervisor_crash_storm_counts_exactly_and_leaks_nothing)
