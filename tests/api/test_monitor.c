@@ -21,14 +21,6 @@
 
 #define SIG_SZ sizeof(smarm_signal_t)
 
-/* A stat read inside an actor (no assert on an actor's stack). */
-static int64_t stat_of(int id)
-{
-	int64_t v = -1;
-	smarm_node_get_int(smarm_node_current(), id, &v);
-	return v;
-}
-
 static void body_exit(void *arg)
 {
 	(void)arg;
@@ -111,7 +103,7 @@ static void root_down_reasons(void *arg)
 	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
 	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
 	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN); /* one-shot */
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	harness_chan_drop(ch);
 }
 
@@ -140,7 +132,7 @@ static void root_dead_noproc(void *arg)
 	HARNESS_EQ(s.ref, ref);
 	HARNESS_CHECK(smarm_pid_eq(s.from, a));
 	HARNESS_EQ(smarm_demonitor(ref, 0), SMARM_ENOENT);
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	harness_chan_drop(ch);
 }
 
@@ -163,7 +155,7 @@ static void root_multiple(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
 	for (int i = 0; i < 3; i++)
 		HARNESS_EQ(smarm_monitor(a, ch, &r[i]), 0);
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 3);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 3);
 	HARNESS_EQ(smarm_actor_stop(a), 0);
 	for (int i = 0; i < 3; i++) {
 		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
@@ -200,7 +192,7 @@ static void root_demonitor(void *arg)
 	HARNESS_EQ(smarm_monitor(a, ch, &r2), 0);
 	HARNESS_EQ(smarm_demonitor(r1, 0), 0);		  /* it was active */
 	HARNESS_EQ(smarm_demonitor(r1, 0), SMARM_ENOENT); /* demon_2 */
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 1);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 1);
 	HARNESS_EQ(smarm_actor_stop(a), 0);
 	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
 	/* Only the sibling fires (demonitor_one_of_many). */
@@ -209,7 +201,7 @@ static void root_demonitor(void *arg)
 	HARNESS_EQ(smarm_chan_try_recv(ch, &s), SMARM_EAGAIN);
 	HARNESS_EQ(smarm_demonitor(r2, 0), SMARM_ENOENT);     /* after fire */
 	HARNESS_EQ(smarm_demonitor(999999, 0), SMARM_ENOENT); /* demon_1 */
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	harness_chan_drop(ch);
 }
 
@@ -435,7 +427,7 @@ static void root_many_any_order(void *arg)
 		HARNESS_EQ(smarm_demonitor(ma_ref[k], 0), SMARM_ENOENT);
 	}
 	HARNESS_EQ(harness_chan_len(ch), 0);
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	harness_chan_drop(ch);
 }
 
@@ -471,7 +463,7 @@ static void root_watcher_death(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&w, watcher_sets_and_exits, ch, NULL), 0);
 	HARNESS_EQ(smarm_actor_join(w, NULL, NULL), 0);
 	/* The watcher's end removed its monitors from their targets. */
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	for (int i = 0; i < WD_N; i++) {
 		HARNESS_EQ(smarm_actor_stop(wd_targets[i]), 0);
 		HARNESS_EQ(smarm_actor_join(wd_targets[i], NULL, NULL), 0);
@@ -488,16 +480,13 @@ static void root_watcher_death(void *arg)
  * scheduled to die), B ends normally, and the monitor is gone with A.
  */
 static _Atomic int c1_set;	  /* A's monitor on B is set */
-static _Atomic uint64_t c1_a;	  /* A's pid */
 static _Atomic uintptr_t c1_chan; /* A's signal channel */
 
 static void c1_b(void *arg)
 {
-	smarm_pid_t a;
-	(void)arg;
+	smarm_pid_t a = { (uint64_t)(uintptr_t)arg }; /* its watcher */
 	while (!atomic_load(&c1_set))
 		smarm_actor_yield();
-	a.id = atomic_load(&c1_a);
 	HARNESS_EQ(smarm_actor_send_exit(a, SMARM_EXIT_STOPPED, 0), 0);
 }
 
@@ -508,12 +497,15 @@ static void c1_a_body(void *arg)
 	smarm_signal_t s;
 	uint64_t ref = 0;
 	(void)arg;
-	atomic_store(&c1_a, smarm_actor_self().id);
 	atomic_store(&c1_chan, (uintptr_t)ch);
-	HARNESS_EQ(smarm_actor_spawn(&b, c1_b, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, c1_b,
+				     (void *)(uintptr_t)smarm_actor_self().id,
+				     NULL),
+		   0);
 	HARNESS_EQ(smarm_monitor(b, ch, &ref), 0);
 	atomic_store(&c1_set, 1);
-	/* Killed while it waits; a Down here would be a bug: B is alive. */
+	/* The kill ends A in this wait (or at its start): receiving B's
+	 * Down would mean A ran past the kill B sent before exiting. */
 	HARNESS_EQ(smarm_chan_recv(ch, &s), 0);
 	HARNESS_CHECK(0);
 }
@@ -530,7 +522,7 @@ static void root_case_1a(void *arg)
 	/* B (joinable, unjoined) ended normally; A's monitor went with A. */
 	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
 					 SMARM_STAT_LIVE_ACTORS, 1));
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	{
 		smarm_chan_t *ch = (smarm_chan_t *)atomic_load(&c1_chan);
 		smarm_signal_t s;
@@ -597,7 +589,7 @@ static void root_down_sender_refs(void *arg)
 	HARNESS_EQ(harness_recv_sig(left, &s), SMARM_ECLOSED);
 	HARNESS_EQ(smarm_chan_sender_free(kept), 0);
 	HARNESS_EQ(smarm_chan_try_recv(kept, &s), SMARM_ECLOSED);
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	smarm_chan_receiver_free(kept);
 	smarm_chan_receiver_free(left);
 }
@@ -663,11 +655,11 @@ static void root_refs(void *arg)
 			   0);
 	while (atomic_load(&rf_set) < RF_WATCHERS)
 		smarm_actor_yield();
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), RF_WATCHERS * RF_N);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), RF_WATCHERS * RF_N);
 	atomic_fetch_add(&rf_set, 1);
 	for (int i = 0; i < RF_WATCHERS; i++)
 		HARNESS_EQ(smarm_actor_join(w[i], NULL, NULL), 0);
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	memcpy(all, rf_refs, sizeof all);
 	qsort(all, RF_WATCHERS * RF_N, sizeof all[0], rf_cmp);
 	HARNESS_CHECK(all[0] != 0);
@@ -761,7 +753,7 @@ static void root_errors(void *arg)
 	HARNESS_EQ(smarm_monitor(a, freed, &ref), SMARM_ESTATE);
 	HARNESS_EQ(smarm_monitor(a, closed, &ref), SMARM_ECLOSED);
 	HARNESS_EQ(ref, 1234); /* untouched on error */
-	HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	HARNESS_EQ(smarm_demonitor(1, 2), SMARM_EINVAL);
 	HARNESS_EQ(smarm_demonitor(0, 0), SMARM_ENOENT);
 	/* A ref of another watcher is not ours to remove (demon_e_1). */
@@ -868,7 +860,7 @@ static void root_race(void *arg)
 			HARNESS_EQ(smarm_actor_join(w[i], NULL, NULL), 0);
 		HARNESS_EQ(smarm_actor_join(k, NULL, NULL), 0);
 		HARNESS_EQ(smarm_actor_join(race_target, NULL, NULL), 0);
-		HARNESS_EQ(stat_of(SMARM_STAT_MONITORS), 0);
+		HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
 	}
 }
 
