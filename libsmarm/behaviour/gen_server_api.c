@@ -233,13 +233,11 @@ static int dup_opt(const char *s, char **out)
 	return *out != NULL ? 0 : SMARM_ENOMEM;
 }
 
+/* An optional name: NULL, or one the registry takes (reg.h). */
 static int name_check(const char *name)
 {
 	size_t n;
-	if (name == NULL)
-		return 0;
-	n = strnlen(name, SMARM_NAME_MAX + 1);
-	return n == 0 || n > SMARM_NAME_MAX ? SMARM_EINVAL : 0;
+	return name == NULL ? 0 : smarm__name_check(name, &n);
 }
 
 int smarm_server_start(const smarm_behaviour_t *b, const char *args,

@@ -14,6 +14,8 @@
  */
 #include "sup.h"
 
+#include "reg.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,13 +63,11 @@ int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
 	return 0;
 }
 
+/* A child id follows the rule of names (reg.h). */
 static bool id_ok(const char *id)
 {
 	size_t len;
-	if (id == NULL)
-		return false;
-	len = strnlen(id, SMARM_NAME_MAX + 1);
-	return len > 0 && len <= SMARM_NAME_MAX;
+	return smarm__name_check(id, &len) == 0;
 }
 
 static struct smarm__sup_cspec *spec_find(smarm_sup_spec_t *spec,
