@@ -462,7 +462,8 @@ SMARM_API int smarm_names_of(smarm_pid_t pid, char (*names)[SMARM_NAME_MAX + 1],
  *
  * Any actor may add any live actor. Joining is idempotent: a member that
  * joins again stays where it was; *added (if not NULL) says whether this
- * call added it (true) or it was a member already (false). A member
+ * call added it (true) or not (false: it was a member already, or the
+ * call failed). A member
  * leaves every group it joined when it ends; a group without members
  * does not exist.
  * Returns: 0. Errors: SMARM_EINVAL group NULL, empty or too long;
