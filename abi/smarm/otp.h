@@ -800,7 +800,9 @@ SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
 /*
  * smarm_sup_terminate_child() - stop the child id per its shutdown
  * policy; it is not restarted, and its spec stays (a temporary child's
- * goes). Stopping a child that is not running succeeds.
+ * goes). Stopping a child that is not running succeeds. As in OTP, a
+ * sibling's restart that cycles it (ONE_FOR_ALL, REST_FOR_ONE) starts
+ * it again with the others; delete it to keep it out.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
  * too long; SMARM_ENOENT sup has no child of that id.
  * Thread-safety: actor context only. Since: SMARM_0.4.

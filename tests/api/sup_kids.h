@@ -25,6 +25,8 @@ enum kid_mode {
 	KID_END_EARLY,	     /* end normally before reporting ready */
 	KID_SUB,	     /* smarm_sup_run(kid->sub) */
 	KID_CRASH_ON_SECOND, /* park on the first start, crash after */
+	KID_FAIL_ON_SECOND,  /* 2nd start: once kid->gate is set, fail it
+				with -4243; other starts: ready, park */
 };
 
 struct kid {
@@ -37,6 +39,7 @@ struct kid {
 	_Atomic int saw_exit;  /* trapped exit signals */
 	_Atomic int trapped;   /* tenancies that set their trap */
 	_Atomic int found;     /* KID_FIND: 1 found, -1 not */
+	_Atomic int gate;      /* KID_FAIL_ON_SECOND: fail now */
 };
 
 static _Atomic int kid_log[256];
@@ -145,6 +148,15 @@ static void kid_body(void *arg)
 		if (n == 1)
 			kid_park();
 		smarm_actor_crash(9);
+		break;
+	case KID_FAIL_ON_SECOND:
+		if (n == 2) {
+			while (!atomic_load(&k->gate))
+				smarm_actor_sleep(MS(1));
+			smarm_sup_start_failed(-4243);
+		}
+		HARNESS_EQ(smarm_sup_ready(), 0);
+		kid_park();
 		break;
 	}
 }

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sup_otp.c - cases of OTP's supervisor_SUITE, each under its OTP
+ * name, that test_supervisor.c does not cover under one_for_one alone:
+ *   one_for_all_escalation, rest_for_one_escalation - a supervisor of
+ *     each cycling strategy that exceeds its intensity stops every child
+ *     (reverse order) and ends CRASHED with SMARM_EINTENSITY;
+ *   one_for_all_other_child_fails_restart - a sibling whose start fails
+ *     during a restart: the children restarted before it are stopped
+ *     again and the restart is tried again (one more restart);
+ *   rest_for_one_other_child_fails_restart - the same under
+ *     rest_for_one: only the failed child and those after it are tried
+ *     again, the ones before it keep running;
+ *   child_adm under one_for_all and rest_for_one - dynamic children take
+ *     part in the strategy as the spec's children do, and a terminated
+ *     child is started again by a sibling's restart that cycles it (as
+ *     OTP's start_children does);
+ *   sup_start_restart_child_returns_error - restart_child of a child
+ *     whose start fails returns that failure and leaves it not running;
+ *   sup_start_fail through a nested supervisor - a failed start deep in
+ *     a tree fails the top smarm_sup_start with the child's own status.
+ */
+#include "sup_kids.h"
+
+/* A spec of the strategy with children "a", "b", "c" of kids k. */
+static smarm_sup_spec_t *spec_of(int strategy, struct kid **k, int n,
+				 uint32_t max_restarts)
+{
+	smarm_sup_spec_t *sp = NULL;
+	static const char *ids[] = { "a", "b", "c" };
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, strategy), 0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, max_restarts, MS(60000)),
+		   0);
+	for (int i = 0; i < n; i++)
+		HARNESS_EQ(smarm_sup_spec_add_child(sp, ids[i], kid_body, k[i],
+						    SMARM_SUP_PERMANENT,
+						    SMARM_SUP_SHUTDOWN_DEFAULT),
+			   0);
+	return sp;
+}
+
+/*
+ * Wait until each kid's first start ran: a child without a readiness
+ * report counts as started once spawned, before its body has run.
+ */
+static void kids_await_first(struct kid **k, int n)
+{
+	for (int i = 0; i < n; i++)
+		HARNESS_CHECK(kid_await(&k[i]->starts, 1));
+}
+
+static void kids_free(struct kid **k, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(k[i]);
+}
+
+/* ------------------------------------------------------- escalation */
+
+/*
+ * Intensity 1: b is crashed twice. The first crash is one restart (the
+ * strategy's siblings cycle with b); the second is one too many: the
+ * supervisor stops the running children, last started first, and ends
+ * CRASHED with SMARM_EINTENSITY. want_starts: starts of a, b, c after
+ * the first restart; end_order: the end log from the second crash on.
+ */
+static void run_escalation(int strategy, const int *want_starts,
+			   const int *end_order)
+{
+	struct kid *k[3] = { kid_new(1, KID_PARK), kid_new(2, KID_PARK),
+			     kid_new(3, KID_PARK) };
+	smarm_sup_spec_t *sp = spec_of(strategy, k, 3, 1);
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+	kids_await_first(k, 3);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[1]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	for (int i = 0; i < 3; i++)
+		HARNESS_CHECK(kid_await(&k[i]->starts, want_starts[i]));
+	HARNESS_CHECK(smarm_actor_is_alive(sup));
+	kid_log_reset();
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[1]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(s.reason, SMARM_EINTENSITY);
+	/* every child ended before the supervisor did; none restarted */
+	HARNESS_EQ(atomic_load(&kid_log_n), 3);
+	for (int i = 0; i < 3; i++) {
+		HARNESS_EQ(atomic_load(&kid_log[i]), end_order[i]);
+		HARNESS_EQ(atomic_load(&k[i]->starts), want_starts[i]);
+	}
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0, 1);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
+	harness_chan_drop(ch);
+	kids_free(k, 3);
+}
+
+static void root_one_for_all_escalation(void *arg)
+{
+	static const int starts[] = { 2, 2, 2 };
+	static const int order[] = { 2, 3, 1 }; /* b crashed; then c, a */
+	(void)arg;
+	run_escalation(SMARM_SUP_ONE_FOR_ALL, starts, order);
+}
+
+static void root_rest_for_one_escalation(void *arg)
+{
+	static const int starts[] = { 1, 2, 2 };
+	static const int order[] = { 2, 3, 1 };
+	(void)arg;
+	run_escalation(SMARM_SUP_REST_FOR_ONE, starts, order);
+}
+
+START_TEST(test_sup_otp_one_for_all_escalation)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_one_for_all_escalation, NULL),
+			 0);
+	harness_checks_assert();
+}
+END_TEST
+
+START_TEST(test_sup_otp_rest_for_one_escalation)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(
+		harness_run(_i + 1, root_rest_for_one_escalation, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------- another child fails its restart */
+
+/*
+ * a parks; b's second start fails (once its gate opens). a is crashed:
+ * the restart starts a again, then b, which fails. one_for_all: a's new
+ * tenancy is stopped (a shutdown) and both start a third time.
+ * rest_for_one: a's new tenancy keeps running; only b starts again.
+ */
+static void run_other_child_fails(int strategy)
+{
+	bool all = strategy == SMARM_SUP_ONE_FOR_ALL;
+	struct kid *k[2] = { kid_new(1, KID_PARK),
+			     kid_new(2, KID_FAIL_ON_SECOND) };
+	smarm_sup_spec_t *sp = spec_of(strategy, k, 2, 10);
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup, a2;
+	size_t specs = 0, active = 0;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "b", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	kids_await_first(k, 2);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	/* a runs again; b's second start waits for its gate */
+	HARNESS_CHECK(kid_await(&k[0]->starts, 2));
+	HARNESS_CHECK(kid_await(&k[1]->starts, 2));
+	a2 = kid_pid(k[0]);
+	HARNESS_EQ(smarm_monitor(a2, ch, NULL), 0);
+	atomic_store(&k[1]->gate, 1);
+	HARNESS_CHECK(kid_await(&k[1]->starts, 3));
+	if (all) {
+		HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+		HARNESS_CHECK(smarm_pid_eq(s.from, a2));
+		HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN); /* stopped again */
+		HARNESS_CHECK(kid_await(&k[0]->starts, 3));
+	} else {
+		smarm_actor_sleep(MS(50));
+		HARNESS_EQ(harness_chan_len(ch), 0);
+		HARNESS_CHECK(smarm_actor_is_alive(a2));
+		HARNESS_EQ(atomic_load(&k[0]->starts), 2);
+	}
+	/* the failed start was one restart more */
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0, 2);
+	HARNESS_EQ(smarm_sup_count_children(sup, &specs, &active, MS(5000)), 0);
+	HARNESS_EQ(specs, 2);
+	HARNESS_EQ(active, 2);
+	HARNESS_EQ(atomic_load(&k[1]->starts), 3);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	harness_chan_drop(ch);
+	kids_free(k, 2);
+}
+
+static void root_one_for_all_other_fails(void *arg)
+{
+	(void)arg;
+	run_other_child_fails(SMARM_SUP_ONE_FOR_ALL);
+}
+
+static void root_rest_for_one_other_fails(void *arg)
+{
+	(void)arg;
+	run_other_child_fails(SMARM_SUP_REST_FOR_ONE);
+}
+
+START_TEST(test_sup_otp_one_for_all_other_child_fails_restart)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(
+		harness_run(_i + 1, root_one_for_all_other_fails, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+START_TEST(test_sup_otp_rest_for_one_other_child_fails_restart)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(
+		harness_run(_i + 1, root_rest_for_one_other_fails, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------ child_adm, other strategies */
+
+/* Crash the child of kid k and wait for the starts each kid then has. */
+static void crash_and_await(struct kid *k, struct kid **all, const int *want,
+			    int n)
+{
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k), SMARM_EXIT_CRASHED, 1), 0);
+	for (int i = 0; i < n; i++)
+		HARNESS_CHECK(kid_await(&all[i]->starts, want[i]));
+	smarm_actor_sleep(MS(20)); /* nothing more happens */
+	for (int i = 0; i < n; i++)
+		HARNESS_EQ(atomic_load(&all[i]->starts), want[i]);
+}
+
+/*
+ * Spec children a, b; a dynamic child d after them. Under one_for_all a
+ * crash of any of them cycles all three; under rest_for_one a crash of
+ * a cycles all, a crash of d only d. A terminated d is started again by
+ * a restart that cycles it; a deleted one is gone for good.
+ */
+static void run_child_adm(int strategy)
+{
+	bool all = strategy == SMARM_SUP_ONE_FOR_ALL;
+	struct kid *k[3] = { kid_new(1, KID_PARK), kid_new(2, KID_PARK),
+			     kid_new(3, KID_PARK) };
+	smarm_sup_spec_t *sp = spec_of(strategy, k, 2, 100);
+	smarm_sup_child_t items[4];
+	smarm_pid_t sup, d;
+	size_t n = 0, active = 0;
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	kids_await_first(k, 2);
+	HARNESS_EQ(smarm_sup_start_child(
+			   sup, "d", kid_body, k[2], SMARM_SUP_PERMANENT,
+			   SMARM_SUP_SHUTDOWN_DEFAULT, MS(5000), &d),
+		   0);
+	HARNESS_CHECK(kid_await(&k[2]->starts, 1));
+	HARNESS_CHECK(smarm_pid_eq(d, kid_pid(k[2])));
+	{
+		/* the dynamic child's crash */
+		const int w_all[] = { 2, 2, 2 }, w_rest[] = { 1, 1, 2 };
+		crash_and_await(k[2], k, all ? w_all : w_rest, 3);
+	}
+	{
+		/* the first spec child's crash cycles d too */
+		const int w_all[] = { 3, 3, 3 }, w_rest[] = { 2, 2, 3 };
+		crash_and_await(k[0], k, all ? w_all : w_rest, 3);
+	}
+	HARNESS_EQ(smarm_sup_which_children(sup, items, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 3);
+	HARNESS_EQ(strcmp(items[2].id, "d"), 0);
+	HARNESS_CHECK(smarm_pid_eq(items[2].pid, kid_pid(k[2])));
+
+	/* terminated: not running, still a spec; b's restart starts it */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "d", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, &active, MS(5000)), 0);
+	HARNESS_EQ(n, 3);
+	HARNESS_EQ(active, 2);
+	{
+		const int w_all[] = { 4, 4, 4 }, w_rest[] = { 2, 3, 4 };
+		crash_and_await(k[1], k, all ? w_all : w_rest, 3);
+	}
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, &active, MS(5000)), 0);
+	HARNESS_EQ(active, 3);
+
+	/* deleted: a later restart does not bring it back */
+	HARNESS_EQ(smarm_sup_delete_child(sup, "d", MS(5000)), SMARM_ESTATE);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "d", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_delete_child(sup, "d", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "d", MS(5000), NULL),
+		   SMARM_ENOENT);
+	{
+		const int w_all[] = { 5, 5, 4 }, w_rest[] = { 3, 4, 4 };
+		crash_and_await(k[0], k, all ? w_all : w_rest, 3);
+	}
+	HARNESS_EQ(smarm_sup_count_children(sup, &n, &active, MS(5000)), 0);
+	HARNESS_EQ(n, 2);
+	HARNESS_EQ(active, 2);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	kids_free(k, 3);
+}
+
+static void root_child_adm_one_for_all(void *arg)
+{
+	(void)arg;
+	run_child_adm(SMARM_SUP_ONE_FOR_ALL);
+}
+
+static void root_child_adm_rest_for_one(void *arg)
+{
+	(void)arg;
+	run_child_adm(SMARM_SUP_REST_FOR_ONE);
+}
+
+START_TEST(test_sup_otp_child_adm_one_for_all)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_child_adm_one_for_all, NULL),
+			 0);
+	harness_checks_assert();
+}
+END_TEST
+
+START_TEST(test_sup_otp_child_adm_rest_for_one)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_child_adm_rest_for_one, NULL),
+			 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------------- failed starts, other paths */
+
+/* restart_child of a child whose start fails: its failure, not running */
+static void root_restart_child_error(void *arg)
+{
+	struct kid *k[1] = { kid_new(1, KID_FAIL_ON_SECOND) };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 1, 3);
+	smarm_sup_child_t item;
+	smarm_pid_t sup, c = SMARM_PID_NONE;
+	size_t n = 0, active = 9;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	atomic_store(&k[0]->gate, 1);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "a", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(10000), &c), -4243);
+	HARNESS_EQ(c.id, 0); /* untouched */
+	HARNESS_EQ(smarm_sup_which_children(sup, &item, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_EQ(item.pid.id, 0); /* kept, not running */
+	HARNESS_EQ(smarm_sup_count_children(sup, NULL, &active, MS(5000)), 0);
+	HARNESS_EQ(active, 0);
+	/* a failed restart_child is no restart: nothing counted, no retry */
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(atomic_load(&k[0]->starts), 2);
+	HARNESS_CHECK(smarm_actor_is_alive(sup));
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(10000), &c), 0);
+	HARNESS_CHECK(smarm_pid_eq(c, kid_pid(k[0])));
+	HARNESS_EQ(atomic_load(&k[0]->starts), 3);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	kids_free(k, 1);
+}
+
+START_TEST(test_sup_otp_sup_start_restart_child_returns_error)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_restart_child_error, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * top: "w" (parks), then "mid", a child supervisor (readiness reported)
+ * whose children are "x" (parks) and "f", which fails its start with
+ * -4242. mid stops x and reports -4242 to top, which stops w and fails
+ * smarm_sup_start with -4242; nothing of the tree is left.
+ */
+static void root_nested_start_fail(void *arg)
+{
+	struct kid *w = kid_new(1, KID_PARK);
+	struct kid *mid = kid_new(2, KID_SUB);
+	struct kid *x = kid_new(3, KID_PARK);
+	struct kid *f = kid_new(4, KID_FAIL);
+	smarm_sup_spec_t *top = NULL, *sub = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sub), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sub, "x", kid_body, x,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sub, "f", kid_body, f,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "f", MS(10000)), 0);
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "w", kid_body, w,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
+		   0);
+	kid_log_reset();
+	HARNESS_EQ(smarm_sup_start(top, &sup), -4242);
+	HARNESS_EQ(sup.id, 0);
+	/* f failed, mid stopped x and ended, top stopped w */
+	HARNESS_EQ(atomic_load(&kid_log_n), 4);
+	HARNESS_EQ(atomic_load(&kid_log[0]), 4);
+	HARNESS_EQ(atomic_load(&kid_log[1]), 3);
+	HARNESS_EQ(atomic_load(&kid_log[2]), 2);
+	HARNESS_EQ(atomic_load(&kid_log[3]), 1);
+	for (int i = 0; i < 4; i++) {
+		struct kid *each[] = { w, mid, x, f };
+		HARNESS_EQ(atomic_load(&each[i]->starts), 1);
+	}
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	HARNESS_CHECK(sup_await(SMARM_STAT_REG_MAILBOXES, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LINKS, 0));
+	HARNESS_CHECK(sup_await(SMARM_STAT_MONITORS, 0));
+	smarm_sup_spec_free(top);
+	smarm_sup_spec_free(sub);
+	free(w);
+	free(mid);
+	free(x);
+	free(f);
+}
+
+START_TEST(test_sup_otp_sup_start_fail_through_a_nested_supervisor)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_nested_start_fail, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
+static void add_123(TCase *tc, const TTest *t)
+{
+	tcase_add_loop_test(tc, t, 0, 2);
+	tcase_add_loop_test(tc, t, 3, 4);
+}
+
+Suite *smarm_test_sup_otp_suite(void)
+{
+	Suite *s = suite_create("sup_otp");
+	TCase *tc = tcase_create("restart");
+	tcase_set_timeout(tc, 60);
+	add_123(tc, test_sup_otp_one_for_all_escalation);
+	add_123(tc, test_sup_otp_rest_for_one_escalation);
+	add_123(tc, test_sup_otp_one_for_all_other_child_fails_restart);
+	add_123(tc, test_sup_otp_rest_for_one_other_child_fails_restart);
+	add_123(tc, test_sup_otp_child_adm_one_for_all);
+	add_123(tc, test_sup_otp_child_adm_rest_for_one);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("start");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_sup_otp_sup_start_restart_child_returns_error);
+	add_123(tc, test_sup_otp_sup_start_fail_through_a_nested_supervisor);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(sup_otp)
