@@ -9,10 +9,10 @@
  * while other workers set monitors on it (exactly one Down each), and
  * thousands of monitors of one watcher taken off in random order, a
  * Down giving back its sender reference once, and refs unique and
- * rising per watcher on four workers.
+ * rising per watcher on four workers, and demonitor racing the Down.
  * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
- * of OTP's monitor_SUITE (case_1a, mon_1, demon_1, demon_2,
- * demonitor_flush, local_remove_monitor).
+ * of OTP's monitor_SUITE, named in the tests (case_1a, mon_1, mon_e_1,
+ * demon_1, demon_2, demon_e_1, demonitor_flush, local_remove_monitor).
  */
 #include "harness.h"
 
@@ -107,7 +107,7 @@ static void root_down_reasons(void *arg)
 	harness_chan_drop(ch);
 }
 
-START_TEST(test_monitor_down_carries_how_and_reason)
+START_TEST(test_monitor_mon_1_down_carries_how_and_reason)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_down_reasons, NULL), 0);
@@ -136,7 +136,7 @@ static void root_dead_noproc(void *arg)
 	harness_chan_drop(ch);
 }
 
-START_TEST(test_monitor_already_dead_target_is_noproc)
+START_TEST(test_monitor_mon_1_dead_target_is_noproc_at_once)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_dead_noproc, NULL), 0);
@@ -205,7 +205,7 @@ static void root_demonitor(void *arg)
 	harness_chan_drop(ch);
 }
 
-START_TEST(test_monitor_demonitor_stops_delivery)
+START_TEST(test_monitor_demon_1_demon_2_demonitor_stops_delivery)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_demonitor, NULL), 0);
@@ -773,7 +773,7 @@ static void root_errors(void *arg)
 	smarm_chan_receiver_free(closed);
 }
 
-START_TEST(test_monitor_misuse_returns_errors)
+START_TEST(test_monitor_mon_e_1_demon_e_1_misuse_returns_errors)
 {
 	uint64_t ref = 0;
 	smarm_spawn_opts_t *o = NULL;
@@ -872,16 +872,117 @@ START_TEST(test_monitor_race_target_dies_while_monitored_one_down_each)
 }
 END_TEST
 
+/*
+ * local_remove_monitor (monitor_SUITE): demonitor racing the Down. Each
+ * round, RM_WATCHERS watchers on any worker monitor one target, then
+ * demonitor it at about the moment it ends. Whatever wins, the answer
+ * and the mailbox agree: 0 (it was in place) and no Down ever; or
+ * SMARM_ENOENT (it had fired) and its Down once, unless the demonitor
+ * asked SMARM_DEMONITOR_FLUSH, which leaves none. Checked after the
+ * root joined the target, when every Down it sends has been sent.
+ */
+#define RM_WATCHERS 8
+#define RM_ROUNDS 150
+
+static struct {
+	smarm_pid_t target;
+	smarm_chan_t *go; /* the target ends when it gets an element */
+	_Atomic int ready, fire, joined;
+	_Atomic long in_place, fired;
+} rm;
+
+static void rm_target(void *arg)
+{
+	int v;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_recv(rm.go, &v), 0);
+}
+
+static void rm_watcher(void *arg)
+{
+	int flags = (int)(intptr_t)arg % 2 ? SMARM_DEMONITOR_FLUSH : 0;
+	unsigned spin = (unsigned)(intptr_t)arg * 997u % 8000u;
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_signal_t s = { 0 };
+	uint64_t ref = 0;
+	int rc;
+	HARNESS_EQ(smarm_monitor(rm.target, ch, &ref), 0);
+	atomic_fetch_add(&rm.ready, 1);
+	while (!atomic_load(&rm.fire))
+		smarm_actor_yield();
+	for (volatile unsigned i = 0; i < spin; i++)
+		;
+	rc = smarm_demonitor(ref, flags);
+	HARNESS_CHECK(rc == 0 || rc == SMARM_ENOENT);
+	atomic_fetch_add(rc == 0 ? &rm.in_place : &rm.fired, 1);
+	while (!atomic_load(&rm.joined))
+		smarm_actor_sleep(US(200));
+	if (rc == SMARM_ENOENT && flags == 0) {
+		HARNESS_EQ(smarm_chan_try_recv(ch, &s), 0);
+		HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+		HARNESS_EQ(s.ref, ref);
+		HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+	}
+	HARNESS_EQ(harness_chan_len(ch), 0); /* none, or no second one */
+	harness_chan_drop(ch);
+}
+
+static void root_remove_monitor(void *arg)
+{
+	smarm_pid_t w[RM_WATCHERS];
+	int v = 1;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&rm.go, sizeof(int), NULL), 0);
+	atomic_store(&rm.in_place, 0);
+	atomic_store(&rm.fired, 0);
+	for (int round = 0; round < RM_ROUNDS; round++) {
+		atomic_store(&rm.ready, 0);
+		atomic_store(&rm.fire, 0);
+		atomic_store(&rm.joined, 0);
+		HARNESS_EQ(smarm_actor_spawn(&rm.target, rm_target, NULL, NULL),
+			   0);
+		for (int i = 0; i < RM_WATCHERS; i++)
+			HARNESS_EQ(smarm_actor_spawn(
+					   &w[i], rm_watcher,
+					   (void *)(intptr_t)(i + round), NULL),
+				   0);
+		while (atomic_load(&rm.ready) < RM_WATCHERS)
+			smarm_actor_yield();
+		atomic_store(&rm.fire, 1);
+		/* a varying head start for the watchers: both outcomes */
+		for (int j = 0; j < round % 2; j++)
+			smarm_actor_yield();
+		HARNESS_EQ(smarm_chan_send(rm.go, &v), 0);
+		HARNESS_EQ(smarm_actor_join(rm.target, NULL, NULL), 0);
+		atomic_store(&rm.joined, 1);
+		for (int i = 0; i < RM_WATCHERS; i++)
+			HARNESS_EQ(smarm_actor_join(w[i], NULL, NULL), 0);
+		HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
+	}
+	HARNESS_EQ(atomic_load(&rm.in_place) + atomic_load(&rm.fired),
+		   (long)RM_ROUNDS * RM_WATCHERS);
+	harness_chan_drop(rm.go);
+}
+
+START_TEST(test_monitor_local_remove_monitor_demonitor_races_the_down)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i, root_remove_monitor, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_monitor_suite(void)
 {
 	Suite *s = suite_create("monitor");
 	TCase *t = tcase_create("down");
-	tcase_add_test(t, test_monitor_down_carries_how_and_reason);
-	tcase_add_test(t, test_monitor_already_dead_target_is_noproc);
+	tcase_add_test(t, test_monitor_mon_1_down_carries_how_and_reason);
+	tcase_add_test(t, test_monitor_mon_1_dead_target_is_noproc_at_once);
 	tcase_add_test(t, test_monitor_multiple_monitors_all_notified);
 	suite_add_tcase(s, t);
 	t = tcase_create("demonitor");
-	tcase_add_test(t, test_monitor_demonitor_stops_delivery);
+	tcase_add_test(t,
+		       test_monitor_demon_1_demon_2_demonitor_stops_delivery);
 	tcase_add_test(t, test_monitor_demonitor_flush_removes_queued_down);
 	tcase_add_test(t, test_monitor_many_in_flight_any_order);
 	suite_add_tcase(s, t);
@@ -899,11 +1000,18 @@ Suite *smarm_test_monitor_suite(void)
 		       test_monitor_target_is_dead_once_its_down_is_received);
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
-	tcase_add_test(t, test_monitor_misuse_returns_errors);
+	tcase_add_test(t, test_monitor_mon_e_1_demon_e_1_misuse_returns_errors);
 	suite_add_tcase(s, t);
 	t = tcase_create("race");
 	tcase_add_test(
 		t, test_monitor_race_target_dies_while_monitored_one_down_each);
+	/* 2 workers, and 4 on 2 cores */
+	tcase_add_loop_test(
+		t, test_monitor_local_remove_monitor_demonitor_races_the_down,
+		2, 3);
+	tcase_add_loop_test(
+		t, test_monitor_local_remove_monitor_demonitor_races_the_down,
+		4, 5);
 	suite_add_tcase(s, t);
 	return s;
 }

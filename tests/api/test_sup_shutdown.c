@@ -150,7 +150,7 @@ static void root_policies(void *arg)
 		   SMARM_EXIT_SHUTDOWN);
 }
 
-START_TEST(test_sup_shutdown_policies_brutal_timeout_infinity)
+START_TEST(test_sup_shutdown_sup_stop_brutal_kill_timeout_infinity)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_policies, NULL), 0);
@@ -252,7 +252,7 @@ static void root_nested(void *arg)
 	free(eleven);
 }
 
-START_TEST(test_sup_shutdown_nested_tree_goes_bottom_up)
+START_TEST(test_sup_shutdown_tree_nested_goes_bottom_up)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_nested, NULL), 0);
@@ -330,10 +330,11 @@ Suite *smarm_test_sup_shutdown_suite(void)
 	Suite *s = suite_create("sup_shutdown");
 	TCase *t = tcase_create("shutdown");
 	tcase_add_test(t, test_sup_shutdown_stops_children_in_reverse_order);
-	tcase_add_test(t, test_sup_shutdown_policies_brutal_timeout_infinity);
+	tcase_add_test(t,
+		       test_sup_shutdown_sup_stop_brutal_kill_timeout_infinity);
 	tcase_add_test(t,
 		       test_sup_shutdown_killed_supervisor_takes_its_children);
-	tcase_add_test(t, test_sup_shutdown_nested_tree_goes_bottom_up);
+	tcase_add_test(t, test_sup_shutdown_tree_nested_goes_bottom_up);
 	tcase_add_test(t, test_sup_shutdown_sibling_cycling_is_graceful);
 	tcase_add_test(t,
 		       test_sup_shutdown_root_exit_goes_through_the_supervisor);

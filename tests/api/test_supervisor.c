@@ -10,11 +10,12 @@
  * storm of 10,000 children on 4 workers with exact restart counts and
  * nothing leaked; calls to a running supervisor (dynamic children,
  * which/count after restarts, timeouts). Ports the Rust smarm runtime's
- * tests/supervisor.rs and the restart cases of OTP's supervisor_SUITE
- * (one_for_one, one_for_all, rest_for_one, *_escalation,
- * permanent/transient/temporary_normal, _shutdown, _abnormal,
- * multiple_restarts, sup_start_fail, child_adm, count_children,
- * which_children).
+ * tests/supervisor.rs and the restart cases of OTP's supervisor_SUITE,
+ * named in the tests (one_for_one, one_for_all, rest_for_one,
+ * one_for_one_escalation, the normal/shutdown/abnormal_termination
+ * groups, multiple_restarts, sup_start_fail, child_adm_simple,
+ * count_children, which_children); test_sup_otp.c has the cases of the
+ * other strategies.
  */
 #include "sup_kids.h"
 
@@ -172,7 +173,7 @@ static void root_kinds(void *arg)
 	}
 }
 
-START_TEST(test_supervisor_restart_kinds_follow_otp_reason_rules)
+START_TEST(test_supervisor_normal_shutdown_abnormal_termination_by_kind)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_kinds, NULL), 0);
@@ -237,7 +238,7 @@ static void root_intensity(void *arg)
 	free(k);
 }
 
-START_TEST(test_supervisor_intensity_exceeded_crashes_with_eintensity)
+START_TEST(test_supervisor_multiple_restarts_crash_with_eintensity)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_intensity, NULL), 0);
@@ -329,7 +330,7 @@ static void root_escalation(void *arg)
 	free(s);
 }
 
-START_TEST(test_supervisor_escalation_reaches_the_parent_supervisor)
+START_TEST(test_supervisor_one_for_one_escalation_reaches_the_parent)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_escalation, NULL), 0);
@@ -389,7 +390,7 @@ static void root_start_fail(void *arg)
 	free(c);
 }
 
-START_TEST(test_supervisor_child_start_failure_fails_the_start)
+START_TEST(test_supervisor_sup_start_fail_child_failure_fails_the_start)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(2, root_start_fail, NULL), 0);
@@ -684,7 +685,7 @@ static void root_dynamic(void *arg)
 	free(t);
 }
 
-START_TEST(test_supervisor_dynamic_children_and_queries)
+START_TEST(test_supervisor_child_adm_simple_which_count_children)
 {
 	smarm_pid_t p = SMARM_PID_NONE;
 	size_t n;
@@ -943,22 +944,26 @@ Suite *smarm_test_supervisor_suite(void)
 	tcase_add_test(t, test_supervisor_one_for_one_restarts_only_the_child);
 	tcase_add_test(t, test_supervisor_one_for_all_cycles_every_sibling);
 	tcase_add_test(t, test_supervisor_rest_for_one_cycles_later_siblings);
-	tcase_add_test(t,
-		       test_supervisor_restart_kinds_follow_otp_reason_rules);
+	tcase_add_test(
+		t,
+		test_supervisor_normal_shutdown_abnormal_termination_by_kind);
 	suite_add_tcase(s, t);
 	t = tcase_create("intensity");
-	tcase_add_test(
-		t, test_supervisor_intensity_exceeded_crashes_with_eintensity);
+	tcase_add_test(t,
+		       test_supervisor_multiple_restarts_crash_with_eintensity);
 	tcase_add_test(t, test_supervisor_intensity_counts_only_the_window);
 	tcase_add_test(
-		t, test_supervisor_escalation_reaches_the_parent_supervisor);
+		t, test_supervisor_one_for_one_escalation_reaches_the_parent);
 	suite_add_tcase(s, t);
 	t = tcase_create("start");
-	tcase_add_test(t, test_supervisor_child_start_failure_fails_the_start);
+	tcase_add_test(
+		t,
+		test_supervisor_sup_start_fail_child_failure_fails_the_start);
 	tcase_add_test(t, test_supervisor_readiness_orders_starts_by_name);
 	suite_add_tcase(s, t);
 	t = tcase_create("dynamic");
-	tcase_add_test(t, test_supervisor_dynamic_children_and_queries);
+	tcase_add_test(t,
+		       test_supervisor_child_adm_simple_which_count_children);
 	tcase_add_test(
 		t, test_supervisor_many_children_each_restart_finds_its_child);
 	tcase_add_test(t,
