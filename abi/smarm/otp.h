@@ -565,6 +565,10 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * parent supervisor's link) or from no actor (smarm_node_shutdown_actor,
  * the root's end) makes it stop its children in reverse start order and
  * then end with that signal's how (SMARM_EXIT_SHUTDOWN for a shutdown).
+ * It does so also while it waits for a child's readiness, at a first
+ * start or a restart: that start is given up (the child stopped per its
+ * policy) and nothing more is started, so a child that never gets ready
+ * cannot keep its supervisor from ending (OTP's hanging_restart_loop).
  * Exit signals from other actors are ignored, as in OTP.
  *
  * Readiness. A child is *ready* as soon as it is spawned, unless its

@@ -49,6 +49,11 @@
  *         on a bijective hash of the pid (sup_pid_set, sup_pid_clear),
  *         so a Down finds its child in O(1); it is rebuilt whenever
  *         su_kids moves (sup_reserve, sup_compact).
+ *   INV-6 once told to end (su_stop), the supervisor starts nothing: a
+ *         start waiting for readiness is given up (that child stopped
+ *         per its policy), a restart in progress is abandoned and no
+ *         later one begins, so a child that never gets ready cannot
+ *         keep its supervisor from ending.
  * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
  */
 #include "sup.h"
@@ -462,6 +467,11 @@ static int sup_start_child(struct sup *su, int i)
 		}
 		if (j >= 0)
 			sup_pend(su, j);
+		if (su->su_stop) {
+			/* told to end: give the start up (INV-6) */
+			sup_stop_child(su, i);
+			return SMARM_ESTARTFAILED;
+		}
 	}
 }
 
@@ -500,11 +510,16 @@ static bool abnormal(int how)
 	return how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_STOPPED;
 }
 
-/* Child i ended on its own (its Down taken): restart per the spec. */
+/*
+ * Child i ended on its own (its Down taken): restart per the spec, or
+ * not at all once the supervisor is told to end (INV-6).
+ */
 static void sup_death(struct sup *su, int i)
 {
 	int n = (int)su->su_n;
 	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
+	if (su->su_stop)
+		return;
 	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
 		sup_delete(su, i); /* as OTP: its spec goes with it */
 		return;
@@ -527,7 +542,7 @@ static void sup_death(struct sup *su, int i)
 		for (int k = hi; k >= lo; k--)
 			if (k != i)
 				sup_stop_child(su, k);
-		for (int k = lo; k <= hi && failed < 0; k++) {
+		for (int k = lo; k <= hi && failed < 0 && !su->su_stop; k++) {
 			struct sup_child *c = &su->su_kids[k];
 			if (c->ch_gone)
 				continue;
@@ -539,7 +554,7 @@ static void sup_death(struct sup *su, int i)
 			if (sup_start_child(su, k) != 0)
 				failed = k;
 		}
-		if (failed < 0)
+		if (failed < 0 || su->su_stop)
 			return;
 		i = failed; /* a restart that fails is one more restart */
 	}
@@ -738,6 +753,8 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		if (rc != 0) {
 			for (int k = (int)i - 1; k >= 0; k--)
 				sup_stop_child(su, k);
+			if (su->su_stop)
+				sup_end(su); /* told to end while starting */
 			(void)smarm__sup_report(rc);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}

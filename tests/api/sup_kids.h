@@ -27,6 +27,7 @@ enum kid_mode {
 	KID_CRASH_ON_SECOND, /* park on the first start, crash after */
 	KID_FAIL_ON_SECOND,  /* 2nd start: once kid->gate is set, fail it
 				with -4243; other starts: ready, park */
+	KID_HANG_ON_RESTART, /* 1st start: ready, park; later: park unready */
 };
 
 struct kid {
@@ -156,6 +157,11 @@ static void kid_body(void *arg)
 			smarm_sup_start_failed(-4243);
 		}
 		HARNESS_EQ(smarm_sup_ready(), 0);
+		kid_park();
+		break;
+	case KID_HANG_ON_RESTART:
+		if (n == 1)
+			HARNESS_EQ(smarm_sup_ready(), 0);
 		kid_park();
 		break;
 	}

@@ -450,6 +450,157 @@ START_TEST(test_sup_otp_sup_start_fail_through_a_nested_supervisor)
 }
 END_TEST
 
+/*
+ * hanging_restart_loop: a child whose restart never reports ready (its
+ * readiness wait has no bound) must not make its supervisor deaf to the
+ * shutdown from its parent: the supervisor gives up the start, stops
+ * that child per its policy and the others in reverse order, and ends
+ * SHUTDOWN. Also when the hang is in a child supervisor's restart, two
+ * levels down, in a restart_child call, and in a first start.
+ */
+static void run_hanging_restart(bool nested)
+{
+	struct kid *h = kid_new(1, KID_HANG_ON_RESTART);
+	struct kid *p = kid_new(2, KID_PARK);
+	struct kid *mid = kid_new(3, KID_SUB);
+	struct kid *k[2] = { p, h };
+	smarm_sup_spec_t *sub = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 2, 10);
+	smarm_sup_spec_t *top = NULL;
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "b", SMARM_NO_TIMEOUT),
+		   0);
+	if (nested) {
+		mid->sub = sub;
+		HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+		HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
+						    SMARM_SUP_PERMANENT,
+						    SMARM_SUP_INFINITY),
+			   0);
+		HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid",
+							  SMARM_NO_TIMEOUT),
+			   0);
+	}
+	HARNESS_EQ(smarm_sup_start(nested ? top : sub, &sup), 0);
+	kids_await_first(k, 2);
+	kid_log_reset();
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(h), SMARM_EXIT_CRASHED, 1), 0);
+	HARNESS_CHECK(kid_await(&h->starts, 2)); /* the restart hangs */
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN);
+	/* h crashed, then its unready tenancy and p were stopped */
+	HARNESS_EQ(atomic_load(&kid_log_n), nested ? 4 : 3);
+	HARNESS_EQ(atomic_load(&kid_log[0]), 1);
+	HARNESS_EQ(atomic_load(&kid_log[1]), 1);
+	HARNESS_EQ(atomic_load(&kid_log[2]), 2);
+	HARNESS_EQ(atomic_load(&h->starts), 2);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sub);
+	smarm_sup_spec_free(top);
+	harness_chan_drop(ch);
+	free(h);
+	free(p);
+	free(mid);
+}
+
+/* The same hang in restart_child: the caller times out, the shutdown
+ * still ends the supervisor. */
+static void run_hanging_restart_child(void)
+{
+	struct kid *h = kid_new(1, KID_HANG_ON_RESTART);
+	struct kid *k[1] = { h };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 1, 10);
+	smarm_pid_t sup;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", SMARM_NO_TIMEOUT),
+		   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "a", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(50), NULL),
+		   SMARM_ETIMEDOUT);
+	HARNESS_EQ(atomic_load(&h->starts), 2);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(h);
+}
+
+static void start_top(void *arg)
+{
+	HARNESS_EQ(smarm_sup_start(arg, NULL), SMARM_ESTARTFAILED);
+}
+
+/*
+ * And in a first start: top starts "mid", whose child "h" never gets
+ * ready. A shutdown of mid from no actor (smarm_node_shutdown_actor)
+ * makes mid give the start up and end SHUTDOWN; top's start then fails
+ * with SMARM_ESTARTFAILED (mid ended before it was ready).
+ */
+static void run_hanging_first_start(void)
+{
+	struct kid *h = kid_new(1, KID_PARK);
+	struct kid *mid = kid_new(2, KID_SUB);
+	struct kid *k[1] = { h };
+	smarm_sup_spec_t *sub = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 1, 10);
+	smarm_sup_spec_t *top = NULL;
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t starter;
+	int how = -1;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "a", SMARM_NO_TIMEOUT),
+		   0);
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
+		   0);
+	kid_log_reset();
+	HARNESS_EQ(smarm_actor_spawn(&starter, start_top, top, NULL), 0);
+	HARNESS_CHECK(kid_await(&h->starts, 1));
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(smarm_monitor(kid_pid(mid), ch, NULL), 0);
+	HARNESS_EQ(
+		smarm_node_shutdown_actor(smarm_node_current(), kid_pid(mid)),
+		0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN); /* as told, not a failure */
+	HARNESS_EQ(smarm_actor_join(starter, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(atomic_load(&kid_log_n), 2); /* h stopped, then mid */
+	HARNESS_EQ(atomic_load(&kid_log[0]), 1);
+	HARNESS_EQ(atomic_load(&kid_log[1]), 2);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sub);
+	smarm_sup_spec_free(top);
+	harness_chan_drop(ch);
+	free(h);
+	free(mid);
+}
+
+static void root_hanging_restart(void *arg)
+{
+	(void)arg;
+	run_hanging_restart(false);
+	run_hanging_restart(true);
+	run_hanging_restart_child();
+	run_hanging_first_start();
+}
+
+START_TEST(test_sup_otp_hanging_restart_loop_does_not_block_shutdown)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_hanging_restart, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
 {
@@ -468,6 +619,7 @@ Suite *smarm_test_sup_otp_suite(void)
 	add_123(tc, test_sup_otp_rest_for_one_other_child_fails_restart);
 	add_123(tc, test_sup_otp_child_adm_one_for_all);
 	add_123(tc, test_sup_otp_child_adm_rest_for_one);
+	add_123(tc, test_sup_otp_hanging_restart_loop_does_not_block_shutdown);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("start");
 	tcase_set_timeout(tc, 60);
