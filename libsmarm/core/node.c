@@ -166,11 +166,22 @@ void *smarm__node_sub(const struct smarm_node *n, int id)
 	return n->sub_state[id];
 }
 
+int smarm__node_workers(const struct smarm_node *n)
+{
+	return n->workers_n;
+}
+
+int smarm__worker_index(const struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__worker_of(n);
+	return w != NULL ? w->id : -1;
+}
+
 /* The calling worker's counts if it is one of n's workers, else NULL. */
 static struct smarm__wcount *own_counts(struct smarm_node *n)
 {
-	struct smarm__worker *w = smarm__worker_of(n);
-	return w != NULL ? &n->wcount[w->id] : NULL;
+	int i = smarm__worker_index(n);
+	return i >= 0 ? &n->wcount[i] : NULL;
 }
 
 void smarm__gauge_add(struct smarm_node *n, int gauge, int64_t delta)

@@ -227,6 +227,18 @@ uint64_t smarm__ref_next(struct smarm_node *n, uint64_t above);
 /* The per-node state of subsystem id (NULL if it keeps none). */
 void *smarm__node_sub(const struct smarm_node *n, int id);
 
+/*
+ * Per-worker state of a layer: a subsystem that keeps something per
+ * worker (a cache only its worker touches, with no lock) sizes it by
+ * smarm__node_workers at ss_open and indexes it by smarm__worker_index:
+ * the calling thread's worker number on n (0 .. workers - 1), or -1 for
+ * a thread that is not one of n's workers. Only runtime code with no
+ * switch point in between may rely on the index it read (an actor can
+ * move to another worker at any switch).
+ */
+int smarm__node_workers(const struct smarm_node *n);
+int smarm__worker_index(const struct smarm_node *n);
+
 /* A resolved configuration value (SMARM_OPT_*), for ss_open. */
 int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
 

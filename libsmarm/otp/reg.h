@@ -166,6 +166,28 @@ static inline void smarm__rlist_remove(struct smarm__rlist *e)
 #define SMARM__CONTAINER(p, type, member)                                      \
 	((type *)(void *)((char *)(p)-offsetof(type, member)))
 
+/*
+ * A send by name resolved recently on one worker (registry.c, "Resolve
+ * cache"): name and type led to the mailbox handle rh_h while the
+ * registry's removal count was rh_gen. Only its worker reads or writes
+ * it; rh_gen 0 is an empty entry.
+ */
+struct smarm__reg_hit {
+	uint64_t rh_gen;  /* rg_gen when resolved */
+	uint64_t rh_hash; /* smarm__name_hash of the name */
+	const struct smarm_msgtype *rh_type;
+	smarm_chan_t *rh_h; /* the mailbox's channel handle */
+	size_t rh_len;	    /* strlen(rh_name) */
+	char rh_name[SMARM_NAME_MAX + 1];
+};
+
+#define SMARM__REG_HITS 4 /* entries per worker, a power of two */
+
+/* One worker's resolve cache, on lines of its own. */
+struct smarm__reg_hits {
+	struct smarm__reg_hit rh[SMARM__REG_HITS];
+} __attribute__((aligned(64)));
+
 /* A node's registry (SMARM__SUB_REG per-node state). */
 struct smarm__reg {
 	smarm__rwlock_t rg_rw;	      /* REG rank: everything below and every
@@ -176,6 +198,14 @@ struct smarm__reg {
 	struct smarm__htab rg_groups; /* smarm__reg_group by name */
 	int64_t rg_nnames, rg_nmbox, rg_nmemb; /* stats (written under the
 						  write lock, read relaxed) */
+	struct smarm__reg_hits *rg_hits;       /* one per worker (constant) */
+	int rg_nhits;			       /* how many (constant) */
+	/*
+	 * Removals of a name binding or a mailbox so far, plus 1: written
+	 * under the write lock (release), read by the resolve cache with
+	 * no lock. Its own line: senders poll it, only removals write it.
+	 */
+	_Alignas(64) uint64_t rg_gen;
 };
 
 /*

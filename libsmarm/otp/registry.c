@@ -12,6 +12,9 @@
  *            smarm__reg_actor), which the actor table finds by full pid.
  *   resolve  name -> holder's records -> mailbox for a type, under the
  *            read lock; the send itself runs after the lock is dropped.
+ *   gen      rg_gen, the count of removals (a name unbound, a mailbox
+ *            withdrawn or replaced) plus 1: what a cached resolution
+ *            is checked against.
  *
  * Design. Every record is created through smarm__reg_update, which runs
  * under the target actor's cold lock (smarm__actor_ext_update: the actor
@@ -31,7 +34,10 @@
  * registry lock (the send may wake and enqueue), and a mailbox removed
  * meanwhile is harmless, since the handle is generation-checked: the
  * channel is still open (delivered, as if the send came first), closed
- * (SMARM_ECLOSED) or freed (refused, never touched).
+ * (SMARM_ECLOSED) or freed (refused, never touched). A send by name
+ * from a worker first tries that worker's resolve cache (below, at
+ * smarm__reg_send_name), which takes no lock while no binding or
+ * mailbox was removed since it resolved.
  * Rejected: one mutex (serialises every sender, a spinning hot spot at
  * four workers); dup/free of a channel sender per send (two channel-lock
  * round trips per message); a reference count on the mailbox record
@@ -56,6 +62,10 @@
  *   INV-4 no channel call and no free of a sender runs under rg_rw.
  *   INV-5 a send uses a channel handle copied under the read lock; the
  *         handle may name a channel freed since (handle.h: refused).
+ *   INV-6 a resolve cache entry is used only while rg_gen equals the
+ *         count it was filled at: every removal of a name binding or a
+ *         mailbox bumps rg_gen under the write lock (gen_bump), so an
+ *         entry in use names what the tables still say.
  * See: docs/architecture.md (OTP layer).
  */
 #include "reg.h"
@@ -171,11 +181,10 @@ struct smarm__reg_mbox *smarm__reg_mbox_find(const struct smarm__reg_actor *ra,
 	return NULL;
 }
 
-/* Under rg_rw: the binding of name, or NULL. */
-static struct reg_name *name_find(const struct smarm__reg *r, const char *name,
-				  size_t len)
+/* Under rg_rw: the binding of name, whose hash is h, or NULL. */
+static struct reg_name *name_find_h(const struct smarm__reg *r,
+				    const char *name, size_t len, uint64_t h)
 {
-	uint64_t h = smarm__name_hash(name, len);
 	for (struct smarm__htab_node *e = smarm__htab_first(&r->rg_names, h);
 	     e != NULL; e = e->hn_next) {
 		struct reg_name *nm =
@@ -187,12 +196,37 @@ static struct reg_name *name_find(const struct smarm__reg *r, const char *name,
 	return NULL;
 }
 
+/* Under rg_rw: the binding of name, or NULL. */
+static struct reg_name *name_find(const struct smarm__reg *r, const char *name,
+				  size_t len)
+{
+	return name_find_h(r, name, len, smarm__name_hash(name, len));
+}
+
+/*
+ * Under the write lock: a name binding or a mailbox was removed, so a
+ * resolve cache entry may be wrong now (INV-6).
+ */
+static void gen_bump(struct smarm__reg *r)
+{
+	__atomic_store_n(&r->rg_gen, r->rg_gen + 1, __ATOMIC_RELEASE);
+}
+
+/* Under the write lock: take mb off its actor's list (freed later). */
+static void mbox_unlink(struct smarm__reg *r, struct smarm__reg_mbox *mb)
+{
+	smarm__rlist_remove(&mb->mb_link);
+	__atomic_store_n(&r->rg_nmbox, r->rg_nmbox - 1, __ATOMIC_RELAXED);
+	gen_bump(r);
+}
+
 /* Under the write lock: unbind nm and free it. */
 static void name_drop(struct smarm__reg *r, struct reg_name *nm)
 {
 	smarm__htab_remove(&r->rg_names, &nm->nm_h);
 	smarm__rlist_remove(&nm->nm_link);
 	__atomic_store_n(&r->rg_nnames, r->rg_nnames - 1, __ATOMIC_RELAXED);
+	gen_bump(r);
 	free(nm);
 }
 
@@ -308,10 +342,8 @@ static int publish_op(struct smarm__reg *r, struct smarm__reg_actor *ra,
 	struct publish *p = arg;
 	p->p_old = smarm__reg_mbox_find(ra, p->p_new->mb_type);
 	if (p->p_old != NULL) /* INV-3: the new one replaces it */
-		smarm__rlist_remove(&p->p_old->mb_link);
-	else
-		__atomic_store_n(&r->rg_nmbox, r->rg_nmbox + 1,
-				 __ATOMIC_RELAXED);
+		mbox_unlink(r, p->p_old);
+	__atomic_store_n(&r->rg_nmbox, r->rg_nmbox + 1, __ATOMIC_RELAXED);
 	smarm__rlist_append(&ra->ra_mboxes, &p->p_new->mb_link);
 	return 0;
 }
@@ -356,11 +388,8 @@ int smarm__reg_unpublish(struct smarm_node *n, uint64_t self,
 	ra = smarm__reg_actor_find(r, self);
 	if (ra != NULL)
 		mb = smarm__reg_mbox_find(ra, t);
-	if (mb != NULL) {
-		smarm__rlist_remove(&mb->mb_link);
-		__atomic_store_n(&r->rg_nmbox, r->rg_nmbox - 1,
-				 __ATOMIC_RELAXED);
-	}
+	if (mb != NULL)
+		mbox_unlink(r, mb);
 	smarm__reg_wrunlock(r);
 	if (mb == NULL)
 		return SMARM_ENOENT;
@@ -403,21 +432,53 @@ int smarm__reg_mailbox_of(struct smarm_node *n, uint64_t pid,
 	return *h != NULL ? 0 : SMARM_ENOCHAN;
 }
 
+/*
+ * Resolve cache. A send by name on a worker first looks in that
+ * worker's few entries (by the name's hash) for the same name and type
+ * resolved while the registry's removal count was what it is now: no
+ * binding or mailbox was removed since, so the name still leads to that
+ * mailbox (additions cannot change a resolution that succeeded), and
+ * the send needs no lock and no table walk. A sender that learned of a
+ * removal (a Down, a message, a return) reads the count it bumped, so
+ * it re-resolves; a send racing a removal is ordered before it, as a
+ * send that copied the handle under the read lock is. Misses resolve
+ * under the read lock and fill the entry.
+ */
 int smarm__reg_send_name(struct smarm_node *n, const char *name, size_t len,
 			 const struct smarm_msgtype *t, const void *elem)
 {
 	struct smarm__reg *r = smarm__reg_of(n);
+	uint64_t hash = smarm__name_hash(name, len);
+	int wi = smarm__worker_index(n);
+	struct smarm__reg_hit *e = NULL;
 	struct reg_name *nm;
 	struct smarm__reg_mbox *mb;
 	smarm_chan_t *h = NULL;
+	if (wi >= 0) {
+		e = &r->rg_hits[wi].rh[hash & (SMARM__REG_HITS - 1)];
+		if (e->rh_gen ==
+			    __atomic_load_n(&r->rg_gen, __ATOMIC_ACQUIRE) &&
+		    e->rh_hash == hash && e->rh_type == t && e->rh_len == len &&
+		    smarm__name_eq(e->rh_name, name, len))
+			return smarm__reg_chan_send(e->rh_h, elem); /* INV-6 */
+	}
 	smarm__reg_rdlock(r);
-	nm = name_find(r, name, len);
+	nm = name_find_h(r, name, len, hash);
 	if (nm == NULL) {
 		smarm__reg_rdunlock(r);
 		return SMARM_ENONAME;
 	}
-	if ((mb = smarm__reg_mbox_find(nm->nm_owner, t)) != NULL)
+	if ((mb = smarm__reg_mbox_find(nm->nm_owner, t)) != NULL) {
 		h = mb->mb_h;
+		if (e != NULL) { /* the count cannot move under the lock */
+			e->rh_gen = r->rg_gen;
+			e->rh_hash = hash;
+			e->rh_type = t;
+			e->rh_h = h;
+			e->rh_len = len;
+			memcpy(e->rh_name, name, len);
+		}
+	}
 	smarm__reg_rdunlock(r);
 	return h != NULL ? smarm__reg_chan_send(h, elem) : SMARM_ENOCHAN;
 }
@@ -527,17 +588,25 @@ int smarm__reg_names_of(struct smarm_node *n, uint64_t pid,
 static int reg_open(struct smarm_node *n, const struct smarm_config *cfg,
 		    void **state)
 {
-	struct smarm__reg *r = calloc(1, sizeof *r);
-	(void)n;
+	struct smarm__reg *r =
+		aligned_alloc(_Alignof(struct smarm__reg), sizeof *r);
+	size_t hits = (size_t)smarm__node_workers(n) * sizeof *r->rg_hits;
 	(void)cfg;
 	if (r == NULL)
 		return SMARM_ENOMEM;
-	if (smarm__htab_init(&r->rg_names) != 0 ||
+	memset(r, 0, sizeof *r);
+	r->rg_gen = 1; /* 0 marks an empty resolve cache entry */
+	r->rg_nhits = smarm__node_workers(n);
+	r->rg_hits = aligned_alloc(_Alignof(struct smarm__reg_hits), hits);
+	if (r->rg_hits != NULL)
+		memset(r->rg_hits, 0, hits);
+	if (r->rg_hits == NULL || smarm__htab_init(&r->rg_names) != 0 ||
 	    smarm__htab_init(&r->rg_actors) != 0 ||
 	    smarm__htab_init(&r->rg_groups) != 0) {
 		free(r->rg_names.ht_b);
 		free(r->rg_actors.ht_b);
 		free(r->rg_groups.ht_b);
+		free(r->rg_hits);
 		free(r);
 		return SMARM_ENOMEM;
 	}
@@ -566,10 +635,9 @@ static void reg_actor_exit(struct smarm__slot *s, uint64_t pid,
 					      struct reg_name, nm_link));
 	while (ra->ra_mboxes.l_next != &ra->ra_mboxes) {
 		struct smarm__rlist *l = ra->ra_mboxes.l_next;
-		smarm__rlist_remove(l);
+		mbox_unlink(r, SMARM__CONTAINER(l, struct smarm__reg_mbox,
+						mb_link));
 		smarm__rlist_append(&gone, l);
-		__atomic_store_n(&r->rg_nmbox, r->rg_nmbox - 1,
-				 __ATOMIC_RELAXED);
 	}
 	smarm__group_leave_all(r, ra);
 	if (ra->ra_in)
@@ -594,6 +662,7 @@ static void reg_close(struct smarm_node *n, void *state)
 	free(r->rg_names.ht_b);
 	free(r->rg_actors.ht_b);
 	free(r->rg_groups.ht_b);
+	free(r->rg_hits);
 	free(r);
 }
 

@@ -269,6 +269,118 @@ START_TEST(test_registry_send_name_follows_reregister)
 }
 END_TEST
 
+/*
+ * A send by name resolves through its worker's cache while nothing was
+ * removed from the registry: every kind of removal (a mailbox replaced
+ * or withdrawn, a name unbound, the holder's death) must make the next
+ * send resolve again, on whichever worker the sender runs and whichever
+ * worker made the change. Each step sends twice (a fill and a hit).
+ */
+enum { CMD_EXIT, CMD_REGISTER, CMD_UNREGISTER, CMD_PUBLISH, CMD_UNPUBLISH };
+
+struct commanded {
+	smarm_chan_t *cmd, *ack; /* ints; cmd: CMD_* * 8 + channel index */
+	smarm_chan_t **box;	 /* the channels it may publish */
+};
+
+static void commanded_actor(void *arg)
+{
+	struct commanded *c = arg;
+	int cmd, rc;
+	while (smarm_chan_recv(c->cmd, &cmd) == 0 && cmd != CMD_EXIT) {
+		switch (cmd / 8) {
+		case CMD_REGISTER:
+			rc = smarm_register("cached", NULL);
+			break;
+		case CMD_UNREGISTER:
+			rc = smarm_unregister("cached");
+			break;
+		case CMD_PUBLISH:
+			rc = smarm_mailbox_publish(int_type(), c->box[cmd % 8]);
+			break;
+		default:
+			rc = smarm_mailbox_unpublish(int_type());
+			break;
+		}
+		HARNESS_EQ(smarm_chan_send(c->ack, &rc), 0);
+	}
+}
+
+static void command(struct commanded *c, int op, int box)
+{
+	int cmd = op * 8 + box, rc = -1;
+	HARNESS_EQ(smarm_chan_send(c->cmd, &cmd), 0);
+	if (op == CMD_EXIT)
+		return; /* no answer: the caller joins it */
+	HARNESS_EQ(smarm_chan_recv_timeout(c->ack, &rc, MS(10000)), 0);
+	HARNESS_EQ(rc, 0);
+}
+
+/* Send v twice by name: both return want; with 0, box b got both. */
+static void send2(smarm_chan_t **box, int b, int v, int want)
+{
+	int got;
+	for (int k = 0; k < 2; k++)
+		HARNESS_EQ(smarm_send_name("cached", int_type(), &v), want);
+	for (int i = 0; i < 3; i++) {
+		for (int k = 0; k < (want == 0 && i == b ? 2 : 0); k++) {
+			HARNESS_EQ(smarm_chan_try_recv(box[i], &got), 0);
+			HARNESS_EQ(got, v);
+		}
+		HARNESS_EQ(smarm_chan_try_recv(box[i], &got), SMARM_EAGAIN);
+	}
+}
+
+static void cache_root(void *arg)
+{
+	smarm_chan_t *box[3];
+	struct commanded c = { NULL, NULL, box };
+	smarm_pid_t a, b;
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(smarm_chan_alloc(&box[i], sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&c.cmd, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&c.ack, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, commanded_actor, &c, NULL), 0);
+	command(&c, CMD_REGISTER, 0);
+	command(&c, CMD_PUBLISH, 0);
+	send2(box, 0, 1, 0);
+	command(&c, CMD_PUBLISH, 1); /* replaced */
+	send2(box, 1, 2, 0);
+	command(&c, CMD_UNPUBLISH, 0); /* withdrawn */
+	send2(box, 0, 3, SMARM_ENOCHAN);
+	command(&c, CMD_PUBLISH, 0);
+	send2(box, 0, 4, 0);
+	command(&c, CMD_UNREGISTER, 0); /* unbound */
+	send2(box, 0, 5, SMARM_ENONAME);
+	command(&c, CMD_REGISTER, 0);
+	send2(box, 0, 6, 0);
+	command(&c, CMD_EXIT, 0); /* the holder dies */
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	send2(box, 0, 7, SMARM_ENONAME);
+	/* a new holder of the name, with another mailbox */
+	HARNESS_EQ(smarm_actor_spawn(&b, commanded_actor, &c, NULL), 0);
+	command(&c, CMD_REGISTER, 0);
+	command(&c, CMD_PUBLISH, 2);
+	send2(box, 2, 8, 0);
+	command(&c, CMD_EXIT, 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		harness_chan_drop(box[i]);
+	harness_chan_drop(c.cmd);
+	harness_chan_drop(c.ack);
+}
+
+/* loop values 0..2: 1, 2 and 4 workers */
+START_TEST(test_registry_send_name_cache_sees_every_removal)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1 << _i, cache_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ---------------------------------------- stale_name_slot_reuse */
 
 static struct {
@@ -383,6 +495,8 @@ Suite *smarm_test_registry_suite(void)
 	tcase_add_test(tc, test_registry_names_of_lists_in_order);
 	tcase_add_test(tc, test_registry_outside_actor_is_enotactor);
 	tcase_add_test(tc, test_registry_send_name_follows_reregister);
+	tcase_add_loop_test(
+		tc, test_registry_send_name_cache_sees_every_removal, 0, 3);
 	tcase_add_test(
 		tc,
 		test_registry_dead_name_with_reused_slot_must_be_re_registrable);
