@@ -23,7 +23,8 @@
  * peers). --workers defaults to 1, the setting the §7 targets refer to.
  *
  * send_by_name is ping_pong_rtt with every send made by registered name
- * (smarm_send_name, resolved per send).
+ * (smarm_send_name, resolved per send); send_by_name_pairs runs 2W such
+ * pairs at once on W workers (no peer).
  *
  * No workload word (or "all") runs every workload.
  *
@@ -498,14 +499,27 @@ static void wl_ping_pong_rtt(struct bench_run *r)
  * registers a name; every send is smarm_send_name, resolved per send (the
  * Erlang peer: register/2 and Name ! Msg). A round trip is two sends by
  * name. The pinger's last element, UINT64_MAX, ends the ponger.
+ *
+ * send_by_name_pairs: the same with 2W pairs at once on W workers (pair i
+ * named bench_ping<i> and bench_pong<i>), PING_N round trips in all;
+ * every sender resolves names in the one registry of the node, so it
+ * shows what senders on several workers share. ns per round trip (the
+ * run's time over all pairs' round trips). No peer.
  * --------------------------------------------------------------------- */
+
+/* --workers: the yield, spinner and pairs workloads size themselves by
+ * it. */
+static long bench_workers = 1;
 
 struct by_name {
 	struct bench_run *r;
 	const smarm_msgtype_t *type;
 	smarm_chan_t *ping; /* the ponger's mailbox */
 	smarm_chan_t *pong; /* the pinger's mailbox */
-	uint64_t echoed;    /* written by the ponger only */
+	char ping_name[24], pong_name[24];
+	uint64_t n;	 /* round trips */
+	uint64_t echoed; /* written by the ponger only */
+	smarm_pid_t ponger, pinger;
 };
 
 static void name_ponger(void *arg)
@@ -514,13 +528,13 @@ static void name_ponger(void *arg)
 	uint64_t v;
 	int rc = smarm_mailbox_publish(bn->type, bn->ping);
 	if (rc == 0)
-		rc = smarm_register("bench_pong", NULL);
+		rc = smarm_register(bn->pong_name, NULL);
 	if (rc != 0) {
 		bench_fail(bn->r, "ponger: publish or register", rc);
 		return;
 	}
 	while ((rc = smarm_chan_recv(bn->ping, &v)) == 0 && v != UINT64_MAX) {
-		rc = smarm_send_name("bench_ping", bn->type, &v);
+		rc = smarm_send_name(bn->ping_name, bn->type, &v);
 		if (rc != 0) {
 			bench_fail(bn->r, "ponger: smarm_send_name", rc);
 			return;
@@ -537,14 +551,14 @@ static void name_pinger(void *arg)
 	uint64_t end = UINT64_MAX;
 	int rc = smarm_mailbox_publish(bn->type, bn->pong);
 	if (rc == 0)
-		rc = smarm_register("bench_ping", NULL);
+		rc = smarm_register(bn->ping_name, NULL);
 	if (rc != 0) {
 		bench_fail(bn->r, "pinger: publish or register", rc);
 		return;
 	}
-	for (uint64_t i = 0; i < PING_N; i++) {
+	for (uint64_t i = 0; i < bn->n; i++) {
 		uint64_t v = UINT64_MAX;
-		rc = smarm_send_name("bench_pong", bn->type, &i);
+		rc = smarm_send_name(bn->pong_name, bn->type, &i);
 		if (rc == 0)
 			rc = smarm_chan_recv(bn->pong, &v);
 		if (rc != 0) {
@@ -557,52 +571,88 @@ static void name_pinger(void *arg)
 			return;
 		}
 	}
-	rc = smarm_send_name("bench_pong", bn->type, &end);
+	rc = smarm_send_name(bn->pong_name, bn->type, &end);
 	if (rc != 0)
 		bench_fail(bn->r, "pinger: the last send", rc);
 }
 
+/*
+ * Set up pair i of bn[]: its channels and names, and its ponger, which is
+ * registered before this returns (before the clock starts). 0 or the
+ * failing call's status.
+ */
+static int by_name_setup(struct bench_run *r, struct by_name *bn, size_t i,
+			 uint64_t n)
+{
+	smarm_pid_t where;
+	int rc;
+	bn->r = r;
+	bn->n = n;
+	snprintf(bn->ping_name, sizeof bn->ping_name, "bench_ping%zu", i);
+	snprintf(bn->pong_name, sizeof bn->pong_name, "bench_pong%zu", i);
+	if ((rc = smarm_msgtype_define("bench.u64", sizeof(uint64_t), NULL,
+				       &bn->type)) != 0 ||
+	    (rc = smarm_chan_alloc(&bn->ping, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_chan_alloc(&bn->pong, sizeof(uint64_t), NULL)) != 0 ||
+	    (rc = smarm_actor_spawn(&bn->ponger, name_ponger, bn, NULL)) != 0)
+		return rc;
+	while (smarm_whereis(bn->pong_name, &where) != 0 &&
+	       smarm_actor_is_alive(bn->ponger))
+		smarm_actor_yield();
+	return 0;
+}
+
+/* The pair's end: join both (stop the ponger after a failure, when its
+ * end may never come), check the echoes, free the channels. */
+static void by_name_finish(struct bench_run *r, struct by_name *bn)
+{
+	if (!smarm_pid_eq(bn->pinger, SMARM_PID_NONE))
+		bench_join(r, bn->pinger, "pinger did not exit normally");
+	if (!smarm_pid_eq(bn->ponger, SMARM_PID_NONE)) {
+		if (atomic_load(&r->failed)) {
+			smarm_actor_stop(bn->ponger);
+			smarm_actor_join(bn->ponger, NULL, NULL);
+		} else {
+			bench_join(r, bn->ponger,
+				   "ponger did not exit normally");
+		}
+	}
+	if (!atomic_load(&r->failed) && bn->echoed != bn->n)
+		bench_fail(r, "wrong number of echoes", 0);
+	chan_drop(bn->ping, true);
+	chan_drop(bn->pong, true);
+}
+
+/* npairs pairs, PING_N round trips in all. */
+static void by_name_run(struct bench_run *r, size_t npairs)
+{
+	struct by_name *bn = calloc(npairs, sizeof *bn);
+	size_t i, ready = 0;
+	int rc = bn == NULL ? SMARM_ENOMEM : 0;
+	for (i = 0; rc == 0 && i < npairs; i++, ready++)
+		rc = by_name_setup(r, &bn[i], i, PING_N / npairs);
+	uint64_t t0 = smarm_now_ns();
+	for (i = 0; rc == 0 && i < npairs; i++)
+		rc = smarm_actor_spawn(&bn[i].pinger, name_pinger, &bn[i],
+				       NULL);
+	if (rc !=
+	    0) /* before the joins: a ponger without a pinger is stopped */
+		bench_fail(r, "setup or spawn", rc);
+	for (i = 0; i < ready; i++)
+		by_name_finish(r, &bn[i]);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = (PING_N / npairs) * npairs;
+	free(bn);
+}
+
 static void wl_send_by_name(struct bench_run *r)
 {
-	struct by_name bn = { .r = r };
-	smarm_pid_t ponger, pinger, where;
-	int rc;
+	by_name_run(r, 1);
+}
 
-	if ((rc = smarm_msgtype_define("bench.u64", sizeof(uint64_t), NULL,
-				       &bn.type)) != 0 ||
-	    (rc = smarm_chan_alloc(&bn.ping, sizeof(uint64_t), NULL)) != 0 ||
-	    (rc = smarm_chan_alloc(&bn.pong, sizeof(uint64_t), NULL)) != 0 ||
-	    (rc = smarm_actor_spawn(&ponger, name_ponger, &bn, NULL)) != 0) {
-		bench_fail(r, "setup", rc);
-		chan_drop(bn.ping, true);
-		chan_drop(bn.pong, true);
-		return;
-	}
-	/* The ponger is registered before the clock starts. */
-	while (smarm_whereis("bench_pong", &where) != 0 &&
-	       smarm_actor_is_alive(ponger))
-		smarm_actor_yield();
-
-	uint64_t t0 = smarm_now_ns();
-	rc = smarm_actor_spawn(&pinger, name_pinger, &bn, NULL);
-	if (rc == 0)
-		bench_join(r, pinger, "pinger did not exit normally");
-	r->ns = smarm_now_ns() - t0;
-	r->ops = PING_N;
-	if (rc != 0)
-		bench_fail(r, "spawn pinger", rc);
-	if (atomic_load(&r->failed)) {
-		/* The end may never come: stop the ponger (a failure anyway).
-		 */
-		smarm_actor_stop(ponger);
-		smarm_actor_join(ponger, NULL, NULL);
-	} else {
-		bench_join(r, ponger, "ponger did not exit normally");
-	}
-	if (bn.echoed != PING_N)
-		bench_fail(r, "wrong number of echoes", 0);
-	chan_drop(bn.ping, true);
-	chan_drop(bn.pong, true);
+static void wl_send_by_name_pairs(struct bench_run *r)
+{
+	by_name_run(r, 2 * (size_t)bench_workers);
 }
 
 /* ------------------------------------------------------------------------
@@ -730,9 +780,6 @@ static void yielder_body(void *arg)
 	if (rc != 0)
 		bench_fail(y->r, "yielder: gate or yield", rc);
 }
-
-/* --workers: the yield and spinner workloads size themselves by it. */
-static long bench_workers = 1;
 
 static void wl_yield(struct bench_run *r)
 {
@@ -1610,6 +1657,7 @@ static const struct workload workloads[] = {
 	{ "chained_spawn", wl_chained_spawn, 0, false, 0, NULL },
 	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0, NULL },
 	{ "send_by_name", wl_send_by_name, 0, false, 0, NULL },
+	{ "send_by_name_pairs", wl_send_by_name_pairs, 0, false, 0, NULL },
 	{ "ring_hop", wl_ring_hop, 0, false, 0, NULL },
 	{ "yield", wl_yield, 0, false, 0, NULL },
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
