@@ -150,7 +150,7 @@ struct smarm__slot {
 				      of the 24-bit epoch */
 	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
 	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
-};
+} __attribute__((aligned(64)));
 
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
