@@ -12,10 +12,12 @@
  *                resume on the worker that preempted them (preempt.c).
  *                Each is due once everything queued before it (shared
  *                queue, wake slot, deque) has had its turn (tickets).
- *   deque        per worker: work-first spawns; the owner pops the
- *                front, idle workers steal from the back.
+ *   deque        per worker: work-first spawns and wake-slot entries a
+ *                newer wake displaced; the owner pops the front, idle
+ *                workers steal from the back.
  *   run queue    per node, shared: everything else (yields, wakes from
- *                other threads and timers, displaced slot entries).
+ *                other threads and timers, entries displaced while
+ *                pinned actors wait).
  * The deques and the run queue are the one ring (ring.h); the pinned
  * FIFO is a list linked through the slots, the wake slot one atomic word.
  *
@@ -183,16 +185,16 @@ static void ldq_moved(struct smarm__worker *v)
 		memory_order_relaxed);
 }
 
-/* The batch goes to the front of w's own deque. */
-static bool ldq_push_batch(struct smarm__worker *w)
+/* k pids go to the front of w's own deque, in order; false: no room. */
+static bool ldq_push_front(struct smarm__worker *w, const uint64_t *pids,
+			   uint32_t k)
 {
-	uint32_t k = w->sbatch_n;
 	smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	if (smarm__ring_len(&w->ldq) + k > SMARM__LDQ_CAP) {
 		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 		return false;
 	}
-	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, w->sbatch, k);
+	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, pids, k);
 	ldq_moved(w);
 	/*
 	 * No fence: the push announces nothing. The owner pops the front
@@ -203,6 +205,12 @@ static bool ldq_push_batch(struct smarm__worker *w)
 	 */
 	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
 	return true;
+}
+
+/* The held batch goes to the front of w's own deque. */
+static bool ldq_push_batch(struct smarm__worker *w)
+{
+	return ldq_push_front(w, w->sbatch, w->sbatch_n);
 }
 
 /* Take from the front (the owner) or the back (a thief, or a balancing
@@ -282,7 +290,8 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 /*
  * Push k pids on the back of the shared queue, in one hold of its lock.
  * woken: they were parked (a wake from another thread, a timer fired
- * while idle, a stop, a displaced slot entry), which counts them in
+ * while idle, a stop, a slot entry displaced while pinned actors wait),
+ * which counts them in
  * rq_woken: pinned actors let such entries go first (pick_next), so a
  * wake under saturation waits about a slice, not a slice per pinned
  * actor. Spawns past a held batch come 16 at a time (not woken).
@@ -775,13 +784,16 @@ void smarm__yield(struct smarm__slot *s)
  * on a worker of the same node goes to that worker's wake slot (Go's
  * runnext): the woken actor runs next on this worker, warm in cache, with
  * no run-queue lock on either side. A newer wake displaces the older one
- * to the shared queue. Wakes from scheduler context (timers, finalize)
- * and from other threads, spawns and yields use the shared queue. So do
- * wakes by an actor that is exiting (its Downs and exit signals) when
- * there are other workers: the slot would hold the woken actor (a
- * supervisor, a watcher) until the exit and its finalize are over, while
- * an idle worker can take it from the queue at once. With one worker the
- * slot is the faster way to the same order.
+ * to the front of this worker's deque (Go puts it at the tail of its P's
+ * runq): through the shared queue, two ping-pong pairs per worker were
+ * spread over the workers at every displacement, and each message then
+ * crossed between them (send_by_name_pairs on two workers: 3x slower). Wakes
+ * from scheduler context (timers, finalize) and from other threads, spawns and
+ * yields use the shared queue. So do wakes by an actor that is exiting (its
+ * Downs and exit signals) when there are other workers: the slot would hold the
+ * woken actor (a supervisor, a watcher) until the exit and its finalize are
+ * over, while an idle worker can take it from the queue at once. With one
+ * worker the slot is the faster way to the same order.
  */
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
@@ -817,8 +829,22 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 				1,
 			memory_order_relaxed);
 		if (old != 0) {
+			/*
+			 * Displaced: it stays on this worker, at the front of
+			 * its deque, so actors that talk to each other here
+			 * are not spread over the workers through the shared
+			 * queue; a worker that idles is woken to steal it (from
+			 * the back) rather than let it wait behind our actor.
+			 * Not while pinned actors wait here: a woken actor in
+			 * the shared queue goes before them (rq_woken), one in
+			 * the deque would wait for their turns.
+			 */
 			stat_inc(&n->wstats[w->id].slot_displaced);
-			rq_push(n, old, true); /* displaced: shared queue */
+			if (w->pin_head != SMARM__NO_INDEX ||
+			    !ldq_push_front(w, &old, 1))
+				rq_push(n, old, true);
+			else if (shared)
+				smarm__wake_one_if_idle(n);
 		}
 		/* If our actor then runs long, the monitor's slot scan moves
 		 * this entry (smarm__slots_scan). */

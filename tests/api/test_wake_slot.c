@@ -3,8 +3,9 @@
  * test_wake_slot.c - the wake slot (SMARM_OPT_WAKE_SLOT, smarm RFC 005,
  * spec/core.md §15 and §23 tests/wake_slot.rs): ping-pong is correct with
  * the slot on, messaging hits the slot, the slot off (or spawn/join
- * alone) never does, a second wake displaces the first to the shared
- * queue, an entry left standing behind a busy actor is taken by the
+ * alone) never does, a second wake displaces the first (to the front of
+ * the worker's deque, an idle worker woken to steal it), an entry left
+ * standing behind a busy actor is taken by the
  * monitor's scan and run by an idle worker, and the counters count one
  * run. Also the option's range.
  */
@@ -296,6 +297,93 @@ START_TEST(test_wake_slot_stranded_entry_runs_on_an_idle_worker)
 }
 END_TEST
 
+/* ------------------------------------------------------- displaced */
+
+/*
+ * A displaced entry stays on its worker (the front of its deque), but a
+ * worker that idles is woken to steal it: the root wakes b, then c,
+ * which displaces b, and parks; c then computes call-free on that worker
+ * (its slice is 5 s) until b has run. b must run on the other worker
+ * meanwhile. Without the wake the idle worker sleeps on, and b waits
+ * the 2 s of c's loop in the deque behind it.
+ */
+struct displaced {
+	smarm_chan_t *ch[2];
+	pthread_t hog, woken;
+	_Atomic int ran;
+	uint64_t t0;	 /* when c was woken (the root's clock) */
+	uint64_t waited; /* ns from then until c saw b run */
+};
+
+static void displaced_b(void *arg)
+{
+	struct displaced *d = arg;
+	int v = 0;
+	HARNESS_EQ(smarm_chan_recv(d->ch[0], &v), 0);
+	d->woken = pthread_self();
+	atomic_store(&d->ran, 1);
+}
+
+static void displaced_c(void *arg)
+{
+	struct displaced *d = arg;
+	int v = 0;
+	HARNESS_EQ(smarm_chan_recv(d->ch[1], &v), 0);
+	d->hog = pthread_self();
+	while (!atomic_load(&d->ran) && smarm_now_ns() - d->t0 < MS(2000))
+		; /* call-free: the worker is taken */
+	d->waited = smarm_now_ns() - d->t0;
+}
+
+static void displaced_root(void *arg)
+{
+	struct displaced *d = arg;
+	smarm_pid_t b, c;
+	int v = 1;
+	for (int i = 0; i < 2; i++)
+		HARNESS_EQ(smarm_chan_alloc(&d->ch[i], sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, displaced_b, d, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&c, displaced_c, d, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(MS(50)), 0); /* both park in recv */
+	d->t0 = smarm_now_ns();
+	while (smarm_now_ns() - d->t0 < MS(20))
+		; /* call-free: the other worker, woken with us, parks again */
+	HARNESS_EQ(smarm_chan_send(d->ch[0], &v), 0); /* b: our slot */
+	d->t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_chan_send(d->ch[1], &v), 0);	/* c displaces b */
+	HARNESS_EQ(smarm_actor_join(c, NULL, NULL), 0); /* c runs here */
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		harness_chan_drop(d->ch[i]);
+}
+
+START_TEST(test_wake_slot_displaced_entry_runs_on_an_idle_worker)
+{
+	struct displaced d = { 0 };
+	smarm_node_t *node = NULL;
+	smarm_config_t *cfg = NULL;
+	/* No idle spin: the other worker sleeps, as it would after one. */
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 2), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
+					      (int64_t)MS(5000)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_IDLE_SPIN_NS, 0),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	harness_checks_reset();
+	slot_run(node, displaced_root, &d);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&d.ran), 1);
+	ck_assert_msg(!pthread_equal(d.hog, d.woken),
+		      "b ran on c's worker (waited %.1f ms)", d.waited / 1e6);
+	ck_assert_msg(d.waited < MS(1000) * harness_time_scale(),
+		      "b waited %.1f ms", d.waited / 1e6);
+}
+END_TEST
+
 /* -------------------------------------------------------------- counters */
 
 /* A run with messaging, then one without: the second reads zero. */
@@ -359,6 +447,8 @@ Suite *smarm_test_wake_slot_suite(void)
 	tcase_add_loop_test(tc, test_wake_slot_off_gives_no_hits, 0, 2);
 	tcase_add_loop_test(tc, test_wake_slot_spawn_join_gives_no_hits, 0, 2);
 	tcase_add_test(tc, test_wake_slot_second_wake_displaces_first);
+	tcase_add_test(tc,
+		       test_wake_slot_displaced_entry_runs_on_an_idle_worker);
 	tcase_add_test(tc,
 		       test_wake_slot_stranded_entry_runs_on_an_idle_worker);
 	suite_add_tcase(s, tc);
