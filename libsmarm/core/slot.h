@@ -148,9 +148,10 @@ struct smarm__slot {
 	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
 				      compare it, so an entry outlives no wrap
 				      of the 24-bit epoch */
-	uint32_t stk_parks;   /* parks since the last shrink (saturating) */
-	uint32_t stk_shrinks; /* park-path shrinks of this actor's stack */
-} __attribute__((aligned(64)));
+	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
+	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
+} __attribute__((aligned(64))); /* lines of its own: its neighbours' owners
+				   write their tails at every wait */
 
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
