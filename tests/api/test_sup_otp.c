@@ -451,6 +451,25 @@ START_TEST(test_sup_otp_sup_start_fail_through_a_nested_supervisor)
 END_TEST
 
 /*
+ * A top supervisor over one child supervisor "mid" (mid's kid runs the
+ * spec sub), shut down with no time limit, whose start waits for mid's
+ * readiness with no time limit.
+ */
+static smarm_sup_spec_t *top_over(struct kid *mid, smarm_sup_spec_t *sub)
+{
+	smarm_sup_spec_t *top = NULL;
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
+		   0);
+	return top;
+}
+
+/*
  * hanging_restart_loop: a child whose restart never reports ready (its
  * readiness wait has no bound) must not make its supervisor deaf to the
  * shutdown from its parent: the supervisor gives up the start, stops
@@ -471,17 +490,8 @@ static void run_hanging_restart(bool nested)
 	smarm_pid_t sup;
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "b", SMARM_NO_TIMEOUT),
 		   0);
-	if (nested) {
-		mid->sub = sub;
-		HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
-		HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
-						    SMARM_SUP_PERMANENT,
-						    SMARM_SUP_INFINITY),
-			   0);
-		HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid",
-							  SMARM_NO_TIMEOUT),
-			   0);
-	}
+	if (nested)
+		top = top_over(mid, sub);
 	HARNESS_EQ(smarm_sup_start(nested ? top : sub, &sup), 0);
 	kids_await_first(k, 2);
 	kid_log_reset();
@@ -553,14 +563,7 @@ static void run_hanging_first_start(void)
 	int how = -1;
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "a", SMARM_NO_TIMEOUT),
 		   0);
-	mid->sub = sub;
-	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_INFINITY),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
-		   0);
+	top = top_over(mid, sub);
 	kid_log_reset();
 	HARNESS_EQ(smarm_actor_spawn(&starter, start_top, top, NULL), 0);
 	HARNESS_CHECK(kid_await(&h->starts, 1));
