@@ -264,7 +264,8 @@ SMARM_API const char *smarm_version_string(void);
 	XX(IO_POOL_THREADS, 11, 1, 64, 4, NODE)                                \
 	/* The overrun after which the monitor interrupts an actor. The        \
 	 * monitor looks at the workers once per this period while any         \
-	 * runs actor code, so an actor overruns by one to two periods.        \
+	 * runs actor code, so an actor overruns by one to two periods (one,   \
+	 * about, when it began where the monitor preempted another).          \
 	 * Default 10 ms, as Go's forced preemption: each look and each        \
 	 * signal costs tens of microseconds on a VM, and at 2 ms that         \
 	 * overhead reached 3-4% of a compute loop, at 10 ms it is under       \

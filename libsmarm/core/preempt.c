@@ -537,7 +537,8 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 				 __ATOMIC_RELEASE);
 	} else {
 		smarm__uc_divert(uc);
-		w->n_async++;
+		/* The monitor reads it (monitor_look). */
+		__atomic_store_n(&w->n_async, w->n_async + 1, __ATOMIC_RELAXED);
 	}
 	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
 out:
@@ -759,6 +760,7 @@ struct mon_seen {
 	uint64_t since;	      /* when this run was first seen */
 	uint64_t last_sig;    /* when the last signal went out */
 	uint64_t deferred_at; /* the worker's n_deferred at that signal */
+	uint64_t async_at;    /* and its n_async at the run's first signal */
 };
 
 /*
@@ -767,7 +769,9 @@ struct mon_seen {
  * An actor is seen running at one look and signalled at the next one
  * that finds it still there, so it overruns by one to two async slices
  * (also right after an idle spell: a worker leaving a sleep pokes the
- * monitor out of its backed-off nap, monitor_main).
+ * monitor out of its backed-off nap, monitor_main); an actor that began
+ * running where the monitor's signal preempted the one before it is
+ * signalled at the first look that finds it, after about one slice.
  * A later look that finds it still there asks the handler's verdict: no
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
  * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
@@ -787,16 +791,31 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 	int why;
 
 	if (!(seq & 1) || seq != m->seq) {
+		/*
+		 * A run that began where our signal preempted the last one
+		 * (that signal's preemption counted, and one switch since)
+		 * has run since about that signal: judged from then, it is
+		 * signalled at this look. Judged from now, every run that
+		 * follows a preemption (which lands just after a look) would
+		 * be first seen one look later and signalled at the one after
+		 * that: two slices each under saturation, and an actor woken
+		 * meanwhile waited for them.
+		 */
+		bool follows = m->signalled && (seq & 1) && seq == m->seq + 2 &&
+			       __atomic_load_n(&w->n_async, __ATOMIC_RELAXED) ==
+				       m->async_at + 1;
 		m->seq = seq; /* idle, in its scheduler, or a new run */
-		m->since = now;
+		m->since = follows ? m->last_sig : now;
 		m->signalled = false;
 		m->backoff = 0;
 		m->text = false;
-		return false;
+		if (!follows)
+			return false;
 	}
 	if (!m->signalled) {
 		if (now - m->since < tick / 2)
 			return false;
+		m->async_at = __atomic_load_n(&w->n_async, __ATOMIC_RELAXED);
 		m->deferred_at =
 			__atomic_load_n(&w->n_deferred, __ATOMIC_ACQUIRE);
 		m->signalled = send_urg(n, w, seq);

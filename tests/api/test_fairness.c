@@ -130,7 +130,15 @@ START_TEST(test_fairness_spinners_share_the_cpu)
 		ck_assert_int_eq(run_sat(workers, share_root, NULL),
 				 SMARM_EXIT_NORMAL);
 		harness_checks_assert();
-		assert_shares(workers, 0.4, 2.0);
+		/*
+		 * Pinned spinners end up at most one apart per worker
+		 * (architecture.md, Fairness): at 4 workers 1-2-2-3 happens,
+		 * and its lone spinner's share is then exactly 2.0 of a fair
+		 * one when the kernel gives the four worker threads equal
+		 * time, so the kernel's noise alone crossed 2.0 in about a
+		 * quarter of the runs (2.02-2.44 seen): room for it there.
+		 */
+		assert_shares(workers, 0.4, workers > cpus ? 2.5 : 2.0);
 	}
 }
 END_TEST
@@ -147,6 +155,40 @@ START_TEST(test_fairness_odd_spinners_all_run)
 	ck_assert_int_eq(run_sat(2, share_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	assert_shares(2, 0.4, 2.0);
+}
+END_TEST
+
+/*
+ * Two spinners on one worker, 10 ms slices, a 1 s window: each run lasts
+ * about one slice, so about 100 preemptions. The monitor sees a run at
+ * one look and signals it at the next; a run that began where its
+ * signal preempted the last one must be judged from that signal, not
+ * from its first sighting, or every run after the first lasted two
+ * slices (about 50 preemptions: seen 47-52).
+ */
+static void slice_root(void *arg)
+{
+	smarm_pid_t p[MAX_SPIN];
+	int64_t *preempts = arg;
+	int64_t before;
+	spawn_spinners(p);
+	HARNESS_EQ(smarm_actor_sleep(MS(100)), 0);
+	before = harness_actor_stat(SMARM_STAT_PREEMPT_ASYNC);
+	HARNESS_EQ(smarm_actor_sleep(MS(1000)), 0);
+	*preempts = harness_actor_stat(SMARM_STAT_PREEMPT_ASYNC) - before;
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_saturated_runs_last_about_one_slice)
+{
+	int64_t preempts = 0;
+	reset(2);
+	slice_ns = MS(10);
+	ck_assert_int_eq(run_sat(1, slice_root, &preempts), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_msg(preempts >= 70 && preempts <= 140,
+		      "%lld preemptions in 1 s of 10 ms slices",
+		      (long long)preempts);
 }
 END_TEST
 
@@ -447,6 +489,7 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_fairness_spinners_share_the_cpu);
 	tcase_add_test(tc, test_fairness_odd_spinners_all_run);
+	tcase_add_test(tc, test_fairness_saturated_runs_last_about_one_slice);
 	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("latency");
