@@ -303,8 +303,8 @@ END_TEST
  * A displaced entry stays on its worker (the front of its deque), but a
  * worker that idles is woken to steal it: the root wakes b, then c,
  * which displaces b, and parks; c then computes call-free on that worker
- * (its slice is 5 s) until b has run. b must run on the other worker
- * meanwhile. Without the wake the idle worker sleeps on, and b waits
+ * (its slice is 5 s) until b has run. b must run meanwhile, on the
+ * other worker. Without the wake the idle worker sleeps on, and b waits
  * the 2 s of c's loop in the deque behind it.
  */
 struct displaced {
@@ -377,10 +377,14 @@ START_TEST(test_wake_slot_displaced_entry_runs_on_an_idle_worker)
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&d.ran), 1);
-	ck_assert_msg(!pthread_equal(d.hog, d.woken),
-		      "b ran on c's worker (waited %.1f ms)", d.waited / 1e6);
+	/*
+	 * b may also run first on the root's worker itself: when the root
+	 * parks, a worker whose slot streak is spent takes its deque before
+	 * its slot. Either way it must not wait behind c's loop.
+	 */
 	ck_assert_msg(d.waited < MS(1000) * harness_time_scale(),
-		      "b waited %.1f ms", d.waited / 1e6);
+		      "b waited %.1f ms (on c's worker: %d)", d.waited / 1e6,
+		      pthread_equal(d.hog, d.woken) != 0);
 }
 END_TEST
 
