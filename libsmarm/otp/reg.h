@@ -199,7 +199,6 @@ struct smarm__reg {
 	int64_t rg_nnames, rg_nmbox, rg_nmemb; /* stats (written under the
 						  write lock, read relaxed) */
 	struct smarm__reg_hits *rg_hits;       /* one per worker (constant) */
-	int rg_nhits;			       /* how many (constant) */
 	/*
 	 * Removals of a name binding or a mailbox so far, plus 1: written
 	 * under the write lock (release), read by the resolve cache with

@@ -596,7 +596,6 @@ static int reg_open(struct smarm_node *n, const struct smarm_config *cfg,
 		return SMARM_ENOMEM;
 	memset(r, 0, sizeof *r);
 	r->rg_gen = 1; /* 0 marks an empty resolve cache entry */
-	r->rg_nhits = smarm__node_workers(n);
 	r->rg_hits = aligned_alloc(_Alignof(struct smarm__reg_hits), hits);
 	if (r->rg_hits != NULL)
 		memset(r->rg_hits, 0, hits);
