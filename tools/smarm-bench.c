@@ -635,8 +635,8 @@ static void by_name_run(struct bench_run *r, size_t npairs)
 	for (i = 0; rc == 0 && i < npairs; i++)
 		rc = smarm_actor_spawn(&bn[i].pinger, name_pinger, &bn[i],
 				       NULL);
-	if (rc !=
-	    0) /* before the joins: a ponger without a pinger is stopped */
+	/* Before the joins: a ponger whose pinger never came is stopped. */
+	if (rc != 0)
 		bench_fail(r, "setup or spawn", rc);
 	for (i = 0; i < ready; i++)
 		by_name_finish(r, &bn[i]);

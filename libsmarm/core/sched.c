@@ -784,16 +784,17 @@ void smarm__yield(struct smarm__slot *s)
  * on a worker of the same node goes to that worker's wake slot (Go's
  * runnext): the woken actor runs next on this worker, warm in cache, with
  * no run-queue lock on either side. A newer wake displaces the older one
- * to the front of this worker's deque (Go puts it at the tail of its P's
- * runq): through the shared queue, two ping-pong pairs per worker were
- * spread over the workers at every displacement, and each message then
- * crossed between them (send_by_name_pairs on two workers: 3x slower). Wakes
- * from scheduler context (timers, finalize) and from other threads, spawns and
- * yields use the shared queue. So do wakes by an actor that is exiting (its
- * Downs and exit signals) when there are other workers: the slot would hold the
- * woken actor (a supervisor, a watcher) until the exit and its finalize are
- * over, while an idle worker can take it from the queue at once. With one
- * worker the slot is the faster way to the same order.
+ * to the front of this worker's deque (Go puts it at the tail of its
+ * P's runq): through the shared queue, two ping-pong pairs per worker
+ * were spread over the workers at every displacement, and each message
+ * then crossed between them (send_by_name_pairs on two workers: 3x
+ * slower). Wakes from scheduler context (timers, finalize) and from
+ * other threads, spawns and yields use the shared queue. So do wakes by
+ * an actor that is exiting (its Downs and exit signals) when there are
+ * other workers: the slot would hold the woken actor (a supervisor, a
+ * watcher) until the exit and its finalize are over, while an idle
+ * worker can take it from the queue at once. With one worker the slot
+ * is the faster way to the same order.
  */
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
