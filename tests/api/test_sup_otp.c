@@ -380,6 +380,32 @@ START_TEST(test_sup_otp_sup_start_restart_child_returns_error)
 END_TEST
 
 /*
+ * A top supervisor over one child supervisor "mid" (mid's kid runs the
+ * spec sub), shut down with no time limit, whose start waits for mid's
+ * readiness with no time limit; before it, when w is not NULL, a
+ * plain child "w".
+ */
+static smarm_sup_spec_t *top_over(struct kid *w, struct kid *mid,
+				  smarm_sup_spec_t *sub)
+{
+	smarm_sup_spec_t *top = NULL;
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+	if (w != NULL)
+		HARNESS_EQ(smarm_sup_spec_add_child(top, "w", kid_body, w,
+						    SMARM_SUP_PERMANENT,
+						    SMARM_SUP_SHUTDOWN_DEFAULT),
+			   0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
+		   0);
+	return top;
+}
+
+/*
  * top: "w" (parks), then "mid", a child supervisor (readiness reported)
  * whose children are "x" (parks) and "f", which fails its start with
  * -4242. mid stops x and reports -4242 to top, which stops w and fails
@@ -404,18 +430,7 @@ static void root_nested_start_fail(void *arg)
 					    SMARM_SUP_SHUTDOWN_DEFAULT),
 		   0);
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "f", MS(10000)), 0);
-	mid->sub = sub;
-	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(top, "w", kid_body, w,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_INFINITY),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
-		   0);
+	top = top_over(w, mid, sub);
 	kid_log_reset();
 	HARNESS_EQ(smarm_sup_start(top, &sup), -4242);
 	HARNESS_EQ(sup.id, 0);
@@ -451,25 +466,6 @@ START_TEST(test_sup_otp_sup_start_fail_through_a_nested_supervisor)
 END_TEST
 
 /*
- * A top supervisor over one child supervisor "mid" (mid's kid runs the
- * spec sub), shut down with no time limit, whose start waits for mid's
- * readiness with no time limit.
- */
-static smarm_sup_spec_t *top_over(struct kid *mid, smarm_sup_spec_t *sub)
-{
-	smarm_sup_spec_t *top = NULL;
-	mid->sub = sub;
-	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_INFINITY),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_set_child_ready(top, "mid", SMARM_NO_TIMEOUT),
-		   0);
-	return top;
-}
-
-/*
  * hanging_restart_loop: a child whose restart never reports ready (its
  * readiness wait has no bound) must not make its supervisor deaf to the
  * shutdown from its parent: the supervisor gives up the start, stops
@@ -491,7 +487,7 @@ static void run_hanging_restart(bool nested)
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "b", SMARM_NO_TIMEOUT),
 		   0);
 	if (nested)
-		top = top_over(mid, sub);
+		top = top_over(NULL, mid, sub);
 	HARNESS_EQ(smarm_sup_start(nested ? top : sub, &sup), 0);
 	kids_await_first(k, 2);
 	kid_log_reset();
@@ -563,7 +559,7 @@ static void run_hanging_first_start(void)
 	int how = -1;
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "a", SMARM_NO_TIMEOUT),
 		   0);
-	top = top_over(mid, sub);
+	top = top_over(NULL, mid, sub);
 	kid_log_reset();
 	HARNESS_EQ(smarm_actor_spawn(&starter, start_top, top, NULL), 0);
 	HARNESS_CHECK(kid_await(&h->starts, 1));
