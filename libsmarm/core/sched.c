@@ -290,7 +290,8 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 /*
  * Push k pids on the back of the shared queue, in one hold of its lock.
  * woken: they were parked (a wake from another thread, a timer fired
- * while idle, a stop, a slot entry displaced while pinned actors wait),
+ * while idle, an exiting actor's wake, a slot entry displaced while
+ * pinned actors wait),
  * which counts them in
  * rq_woken: pinned actors let such entries go first (pick_next), so a
  * wake under saturation waits about a slice, not a slice per pinned
@@ -871,13 +872,17 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	return r != SMARM__UNPARK_NOOP;
 }
 
-/* pid was resolved by the caller (request_stop, under the cold lock). */
+/*
+ * pid was resolved by the caller (request_stop, under the cold lock).
+ * Woken as any wake: an actor stopping another (an exit signal along a
+ * link) puts it in its own worker's slot.
+ */
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
 				 SMARM__UNPARK_ENQUEUE)
-		rq_push(n, pid, true);
+		enqueue_woken(n, pid);
 }
 
 #define WAKE_STREAK 16
