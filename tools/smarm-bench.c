@@ -514,11 +514,11 @@ static long bench_workers = 1;
 struct by_name {
 	struct bench_run *r;
 	const smarm_msgtype_t *type;
-	smarm_chan_t *ping; /* the ponger's mailbox */
-	smarm_chan_t *pong; /* the pinger's mailbox */
-	char ping_name[24], pong_name[24];
-	uint64_t n;	 /* round trips */
-	uint64_t echoed; /* written by the ponger only */
+	smarm_chan_t *ping;		   /* the ponger's mailbox */
+	smarm_chan_t *pong;		   /* the pinger's mailbox */
+	char ping_name[32], pong_name[32]; /* "bench_pong" + a size_t */
+	uint64_t n;			   /* round trips */
+	uint64_t echoed;		   /* written by the ponger only */
 	smarm_pid_t ponger, pinger;
 };
 

@@ -189,7 +189,9 @@ static inline int smarm__chan_cell(const smarm_chan_t *h, smarm_chan_t **ch)
 static inline bool smarm__chan_maybe_ready(const smarm_chan_t *h)
 {
 	smarm_chan_t *ch;
-	return smarm__chan_cell(h, &ch) == 0 &&
+	/* NULL first: inlined with a constant NULL, GCC 12 without LTO
+	 * would see a load from address 0 (-Wstringop-overflow). */
+	return h != NULL && smarm__chan_cell(h, &ch) == 0 &&
 	       atomic_load_explicit(&ch->qhint, memory_order_relaxed) != 0;
 }
 
