@@ -299,18 +299,23 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 {
 	struct smarm_node *n = smarm__worker()->node;
 	void *state[SMARM__SUB_MAX];
+	unsigned mask, m;
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
-	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+	mask = s->ext->x_mask;
+	s->ext->x_mask = 0;
+	for (m = mask; m != 0; m &= m - 1) {
+		int id = __builtin_ctz(m);
 		state[id] = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
 		/* A room is lent to the hooks until the slot's reclaim. */
-		if (state[id] != NULL && state[id] == ext_room(n, s, id))
+		if (state[id] == ext_room(n, s, id))
 			s->ext->x_lent |= (uint8_t)(1u << id);
 	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
-	for (int id = 0; id < SMARM__SUB_MAX; id++) {
+	for (m = mask; m != 0; m &= m - 1) { /* in subsystem order */
+		int id = __builtin_ctz(m);
 		const struct smarm__subsys *ss = n->subs[id];
-		if (state[id] == NULL || ss == NULL)
+		if (ss == NULL)
 			continue;
 		if (ss->ss_actor_exit != NULL)
 			ss->ss_actor_exit(s, smarm__slot_pid(s), &s->exit,
@@ -330,12 +335,8 @@ void smarm__exit_hooks_run(struct smarm__slot *s)
 /* Under s->cold: does any subsystem state wait for an exit hook? */
 static bool ext_left(const struct smarm__slot *s)
 {
-	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
-		return false;
-	for (int id = 0; id < SMARM__SUB_MAX; id++)
-		if (s->ext->x_state[id] != NULL)
-			return true;
-	return false;
+	return atomic_load_explicit(&s->ext_used, memory_order_relaxed) &&
+	       s->ext->x_mask != 0;
 }
 
 /* --------------------------------------------- per-actor subsystem state */
@@ -392,6 +393,7 @@ static void ext_attach(struct smarm__slot *s, int id, void *state)
 		     SMARM__ST_DONE);
 	SMARM_ASSERT(s->ext != NULL && s->ext->x_state[id] == NULL);
 	s->ext->x_state[id] = state;
+	s->ext->x_mask |= (uint8_t)(1u << id);
 	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
 }
 
@@ -405,8 +407,10 @@ static void *ext_get(const struct smarm__slot *s, int id)
 static void *ext_detach(struct smarm__slot *s, int id)
 {
 	void *state = ext_get(s, id);
-	if (state != NULL)
+	if (state != NULL) {
 		s->ext->x_state[id] = NULL;
+		s->ext->x_mask &= (uint8_t) ~(1u << id);
+	}
 	return state;
 }
 

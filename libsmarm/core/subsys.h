@@ -171,8 +171,10 @@ extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
  */
 struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
-	uint8_t x_lent;		       /* cold: bit id set: room id is lent */
+	uint8_t x_mask; /* cold: bit id set iff x_state[id] != NULL */
+	uint8_t x_lent; /* cold: bit id set: room id is lent */
 };
+_Static_assert(SMARM__SUB_MAX <= 8, "x_mask and x_lent hold a bit per id");
 
 /* ---- node.c ---- */
 int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
