@@ -275,7 +275,19 @@ SMARM_API const char *smarm_version_string(void);
 	 * place before the child can run, so no death goes unobserved; as     \
 	 * a node default (a config) it links every spawn made by an actor.    \
 	 * Default 0. Since: SMARM_0.4. */                                     \
-	XX(LINK, 13, 0, 1, 0, SPAWN)
+	XX(LINK, 13, 0, 1, 0, SPAWN)                                           \
+	/* 0 or 1: an actor preempted by the monitor's signal (which may       \
+	 * have stopped it anywhere in its code) can resume on another         \
+	 * worker thread when its own holds two or more such actors more       \
+	 * than another worker, and nothing in its saved registers or its      \
+	 * stack points into its thread's static TLS; otherwise it resumes     \
+	 * on the thread that preempted it. Without moving, call-free loops    \
+	 * stay where they were first preempted, and 5 of them on 4 workers    \
+	 * get shares of 1, 1, 1, 1/2, 1/2. Set 0 if preemptible code keeps,   \
+	 * across instructions, a pointer it read out of thread-local          \
+	 * state (not the address of a __thread variable: those are seen).     \
+	 * Default 1. Since: SMARM_0.5. */                                     \
+	XX(PREEMPT_MOVE, 14, 0, 1, 1, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -570,7 +582,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Restarts made by the node's supervisors since the node was          \
 	 * opened: one per child failure admitted by a supervisor's            \
 	 * intensity, however many siblings it cycled. Since: SMARM_0.5. */    \
-	XX(SUP_RESTARTS, 32, OTP)
+	XX(SUP_RESTARTS, 32, OTP)                                              \
+	/* Of SMARM_STAT_PREEMPT_ASYNC, the actors that resumed on another     \
+	 * worker thread to even out the workers (SMARM_OPT_PREEMPT_MOVE),     \
+	 * in the last run. Since: SMARM_0.5. */                               \
+	XX(PREEMPT_MOVED, 33, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -131,6 +131,18 @@ void smarm__preempt_ret_stub(void);
  * patched return would fault under it. */
 bool smarm__shadow_stack_on(void);
 
+/*
+ * The calling thread's thread pointer: the address of its TCB, which
+ * the %fs base points at and whose first word holds that same address
+ * (x86-64 TLS variant II: the static TLS blocks lie just below it).
+ */
+static inline uintptr_t smarm__thread_pointer(void)
+{
+	uintptr_t tp;
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
 static inline uint64_t smarm__cycles(void)
 {
 	uint32_t lo, hi;

@@ -285,6 +285,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 		ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
+	n->preempt_move = cfg->opt[SMARM_OPT_PREEMPT_MOVE] != 0;
 	n->link_default = cfg->opt[SMARM_OPT_LINK] != 0;
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
 	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
@@ -482,6 +483,11 @@ static int64_t stat_PREEMPT_DEFERRED(struct smarm_node *n)
 static int64_t stat_PREEMPT_RETURNS(struct smarm_node *n)
 {
 	return worker_sum(n, offsetof(struct smarm__worker, n_ret_taken));
+}
+
+static int64_t stat_PREEMPT_MOVED(struct smarm_node *n)
+{
+	return worker_sum(n, offsetof(struct smarm__worker, n_moved));
 }
 
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)

@@ -97,6 +97,8 @@ struct smarm_node {
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
 	bool preempt_async; /* the monitor signals overrunning actors */
+	bool preempt_move;  /* a preempted actor may change workers
+			       (preempt.c INV-P7) */
 	uint64_t async_ns;  /* run time that counts as an overrun */
 
 	/* slot table: max_actors slots reserved (region.h), nslots usable */

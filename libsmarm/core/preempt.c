@@ -34,7 +34,8 @@
  *   INV-P1 an asynchronously preempted actor resumes on the worker that
  *          preempted it (the interrupted code may hold addresses of this
  *          thread's TLS): it waits in that worker's pinned FIFO, never in
- *          the shared queue, and no other worker takes it.
+ *          the shared queue, and no other worker takes it; unless it is
+ *          free to move (INV-P7).
  *   INV-P2 the handler touches only its own thread's worker and the
  *          actor on it, plus the range table and its reader counts; it
  *          takes no lock and calls nothing that is not async-signal-safe.
@@ -47,6 +48,13 @@
  *          running: every verdict and divert made from them is over.
  *   INV-P5, INV-P6 (patched returns of actors inside libc): below, at
  *          "Return-path preemption".
+ *   INV-P7 a preempted actor is left to another worker (the back of its
+ *          worker's deque, where thieves take first) only when moving
+ *          evens out the workers (preempt_spread), the node allows it
+ *          (SMARM_OPT_PREEMPT_MOVE), it stopped in the executable's own
+ *          text, and no word of its stack from the save area up (the
+ *          interrupted registers, vector state and every frame) lies in
+ *          the thread's static TLS or its TCB: below, at "Moving".
  *
  * Removable allowances. The table of allowed text (ranges[]) is read by
  * the handler on any thread at any time, and an allowance can be
@@ -545,6 +553,138 @@ out:
 	errno = saved_errno;
 }
 
+/* ------------------------------------------------------------ moving */
+
+/*
+ * Moving (INV-P7). A call-free loop reaches no safe point, so it stays on
+ * the worker where it was first preempted, and with more such actors than
+ * workers the shares are set by where each first ran: 5 on 4 workers get
+ * 1, 1, 1, 1/2, 1/2 of a worker. What ties a preempted actor to its
+ * thread is only what its interrupted code holds: an address of that
+ * thread's TLS (a __thread variable's, errno's, the TCB) in a register
+ * or a spilled word. The executable's TLS and every library's loaded at
+ * start are one static block just below the thread pointer (x86-64 TLS
+ * variant II), and the TCB is just above it, so such addresses fall in
+ * [tp - tls_below, tp + TLS_ABOVE). When no word of the actor's stack,
+ * from the trampoline's save area (all interrupted registers and the
+ * vector state) to its top, falls there, resuming it on another thread
+ * is as safe as resuming it after a runtime call, which actors do all
+ * the time (a pointer read out of TLS and kept is the actor's own
+ * business there too, docs/embedding.md). The text must be the
+ * executable's: a plugin's TLS may be allocated apart from the block.
+ * A scan is a few hundred bytes for a loop, and it is made only when a
+ * move would even out the workers.
+ */
+#define TLS_SLACK 16384 /* static TLS surplus for dlopen, alignment */
+/* Above tp: the TCB header (the stack guard at fs:0x28 and its kin) and
+ * the start of struct pthread, which pthread_self() returns. Not all of
+ * it: glibc's struct pthread ends 2304 bytes up, at the top of a worker
+ * thread's stack mapping, and words just past it (seen in saved
+ * registers) are no TLS. */
+#define TLS_ABOVE 1024
+
+static uintptr_t exe_lo[MAX_SEGS], exe_hi[MAX_SEGS];
+static int exe_n;	 /* executable segments of the program; 0: none */
+static size_t tls_below; /* static TLS bytes below tp, with slack */
+
+/* Sum the TLS blocks of the objects loaded now (each rounded up). */
+static int tls_size_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	size_t *sum = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		size_t a = ph->p_align > 0 ? ph->p_align : 1;
+		if (ph->p_type == PT_TLS)
+			*sum += (ph->p_memsz + a - 1) / a * a + a;
+	}
+	return 0;
+}
+
+static bool in_exe_text(uintptr_t pc)
+{
+	for (int i = 0; i < exe_n; i++)
+		if (pc >= exe_lo[i] && pc < exe_hi[i])
+			return true;
+	return false;
+}
+
+/*
+ * Whether any word in [from, to) lies in [lo, hi). Reads the actor's
+ * stack as words, whatever they hold (so not through ASan's eyes: its
+ * frames' redzones are poisoned).
+ */
+static __attribute__((noinline, no_sanitize_address)) bool
+words_in(uintptr_t from, uintptr_t to, uintptr_t lo, uintptr_t hi)
+{
+	const volatile uintptr_t *p = (const uintptr_t *)from;
+	for (; (uintptr_t)p + sizeof *p <= to; p++)
+		if (*p - lo < hi - lo)
+			return true;
+	return false;
+}
+
+/* What worker v holds: waiting pinned actors, its deque, its running one. */
+static uint32_t worker_holds(struct smarm__worker *v)
+{
+	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
+	       smarm__ring_len(&v->ldq) +
+	       (atomic_load_explicit(&v->run_seq, memory_order_relaxed) & 1);
+}
+
+/*
+ * The worker to leave w's preempted actor to: the one holding least, if
+ * that is less than w holds with the actor. One less is enough: the
+ * extra actor then moves on at every slice end, so where the actors do
+ * not divide evenly each spends its part of the time on the workers that
+ * hold one more (5 on 4 workers: 0.8 of a worker each over a window, not
+ * 1, 1, 1, 1/2, 1/2). -1: stay.
+ */
+static int preempt_spread(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	int nw =
+		atomic_load_explicit(&n->workers_started, memory_order_relaxed);
+	uint32_t least = worker_holds(w); /* the actor counts as running */
+	int to = -1;
+	for (int i = 1; i < nw; i++) {
+		int id = (w->id + i) % nw;
+		uint32_t h = worker_holds(&n->workers[id]);
+		if (h < least) {
+			least = h;
+			to = id;
+		}
+	}
+	return to;
+}
+
+/*
+ * INV-P7 for the actor on w, preempted at pc with its stack saved from
+ * `from` up; true: w->move_to names the worker to leave it to. Called
+ * before it switches out.
+ */
+static bool preempt_may_move(struct smarm__worker *w, struct smarm__slot *s,
+			     uintptr_t pc, uintptr_t from)
+{
+	uintptr_t tp, top;
+	int to;
+	if (!w->node->preempt_move || w->node->workers_n < 2 ||
+	    !in_exe_text(pc) || (to = preempt_spread(w)) < 0)
+		return false;
+	top = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
+	tp = smarm__thread_pointer();
+	if (from >= top || words_in(from, top, tp - tls_below, tp + TLS_ABOVE))
+		return false;
+	w->move_to = to;
+	return true;
+}
+
+/* errno on the thread this runs on (after a move, not the one before). */
+static __attribute__((noinline)) void errno_set(int v)
+{
+	errno = v;
+}
+
 static void preempt_init(void)
 {
 	struct find_obj f = { 0 };
@@ -565,7 +705,13 @@ static void preempt_init(void)
 		pthread_mutex_lock(&ranges_lock);
 		allowed_add(f.lo[0], NULL, f.n, f.lo, f.hi);
 		pthread_mutex_unlock(&ranges_lock);
+		for (exe_n = 0; exe_n < f.n; exe_n++) {
+			exe_lo[exe_n] = f.lo[exe_n];
+			exe_hi[exe_n] = f.hi[exe_n];
+		}
 	}
+	tls_below = TLS_SLACK;
+	dl_iterate_phdr(tls_size_cb, &tls_below);
 	if (!smarm__shadow_stack_on() && self.found && self.n > 0) {
 		uw_obj_add((uintptr_t)(void *)malloc, self.lo[0]);
 		uw_obj_add((uintptr_t)(void *)free, self.lo[0]);
@@ -596,23 +742,28 @@ void smarm__preempt_setup(void)
  */
 void smarm__preempt_resume(uintptr_t *pc_slot)
 {
+	/* The save area lies above this frame: moving scans from here. */
+	uintptr_t from = (uintptr_t)__builtin_frame_address(0);
 	int saved_errno = errno;
-	(void)pc_slot; /* the interrupted pc stays */
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *s = w->cur;
 
 	s->preempt_pending = 0;
 	smarm__observe_stop(s);
 	if (smarm__other_work(w)) {
-		smarm__switch_out(s, SMARM__INTENT_PREEMPT);
-		SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
+		if (preempt_may_move(w, s, *pc_slot, from)) {
+			smarm__switch_out(s, SMARM__INTENT_MOVE);
+		} else {
+			smarm__switch_out(s, SMARM__INTENT_PREEMPT);
+			SMARM_ASSERT(smarm__tls_worker == w); /* INV-P1 */
+		}
 		smarm__observe_stop(s);
 	} else {
 		/* Alone on the worker: go on as a new run, or the monitor
 		 * would take the signal as deferred. */
 		smarm__run_restart(w);
 	}
-	errno = saved_errno;
+	errno_set(saved_errno); /* w and errno's address may be stale */
 }
 
 /*

@@ -207,6 +207,23 @@ static bool ldq_push_front(struct smarm__worker *w, const uint64_t *pids,
 	return true;
 }
 
+/*
+ * pid goes to the back of v's deque (v is any worker: a preempted actor
+ * left to a lighter one, preempt.c INV-P7); false: no room.
+ */
+static bool ldq_push_back(struct smarm__worker *v, uint64_t pid)
+{
+	bool ok;
+	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	ok = smarm__ring_len(&v->ldq) < SMARM__LDQ_CAP;
+	if (ok) {
+		*(uint64_t *)smarm__ring_push_back(&v->ldq, RQ_ESZ) = pid;
+		ldq_moved(v);
+	}
+	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	return ok;
+}
+
 /* The held batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
@@ -1020,6 +1037,19 @@ static void finish_switch(struct smarm__worker *w)
 		yield_return(p);
 		smarm__pin_push(w, p); /* INV-P1: resumes only here */
 		break;
+	case SMARM__INTENT_MOVE:
+		/* Free to move (INV-P7): to the back of a lighter worker's
+		 * deque (its owner takes it in turn; an idle one is woken). */
+		yield_return(p);
+		if (ldq_push_back(&n->workers[w->move_to],
+				  smarm__slot_pid(p))) {
+			__atomic_store_n(&w->n_moved, w->n_moved + 1,
+					 __ATOMIC_RELAXED);
+			smarm__wake_one_if_idle(n);
+		} else {
+			smarm__pin_push(w, p);
+		}
+		break;
 	default:
 		smarm__finalize(w, p);
 		break;
@@ -1139,7 +1169,7 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
 	bool preempted =
-		w->prev != NULL && w->prev_intent == SMARM__INTENT_PREEMPT;
+		w->prev != NULL && smarm__intent_preempted(w->prev_intent);
 	bool skip_ldq = false; /* this pick leaves w's deque to thieves */
 	if (preempted) {
 		/*
@@ -1288,7 +1318,7 @@ pick_next(struct smarm__worker *w)
 	struct smarm__slot *s;
 	if (!SMARM_UNLIKELY(w->sbatch_n != 0 || w->sbatch_spill))
 		return pick_from(w); /* nothing held: the common hand-off */
-	if (w->prev != NULL && w->prev_intent == SMARM__INTENT_PREEMPT)
+	if (w->prev != NULL && smarm__intent_preempted(w->prev_intent))
 		smarm__spawns_flush_slow(w);
 	s = pick_from(w);
 	smarm__spawns_flush(w);

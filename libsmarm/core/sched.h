@@ -54,7 +54,15 @@ enum {
 	SMARM__INTENT_PARK = 2,
 	SMARM__INTENT_DONE = 3,
 	SMARM__INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
+	SMARM__INTENT_MOVE = 5,	   /* async preemption, free to move
+				      (preempt.c INV-P7): the deque's back */
 };
+
+/* Whether an actor left its worker because its slice ran out. */
+static inline bool smarm__intent_preempted(int intent)
+{
+	return intent == SMARM__INTENT_PREEMPT || intent == SMARM__INTENT_MOVE;
+}
 
 /*
  * One per worker, in the node's workers[] array. Aligned to a cache line,
@@ -108,6 +116,8 @@ struct smarm__worker {
 					 due pinned one, in a row */
 	uint64_t n_async;	      /* actors preempted by signal */
 	uint64_t n_ret_taken;	      /* patched returns landed (preempt.c) */
+	uint64_t n_moved;	      /* of n_async, left to other workers */
+	int move_to;		      /* owner: the worker a MOVE goes to */
 	uint64_t n_deferred;	      /* signals that found no safe spot */
 	int defer_why;		      /* why the last one did (preempt.c) */
 	sigset_t run_mask;	      /* the worker's signal mask in a run */

@@ -159,6 +159,78 @@ START_TEST(test_fairness_odd_spinners_all_run)
 END_TEST
 
 /*
+ * More spinners than divide evenly: 3 on 2 workers, 5 and 7 on 4. Each
+ * stays where it was first preempted unless it can move
+ * (SMARM_OPT_PREEMPT_MOVE): 5 on 4 got 1, 1, 1, 1/2, 1/2 of a worker,
+ * 1.25 and 0.62 of a fair share. Moving the extra one on at every slice
+ * end gives each about its fair part of the time (issue bound 0.7-1.4).
+ */
+static void moved_root(void *arg)
+{
+	int64_t *moved = arg;
+	smarm_pid_t p[MAX_SPIN];
+	spawn_spinners(p);
+	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
+	stop_spinners(p);
+	*moved = harness_actor_stat(SMARM_STAT_PREEMPT_MOVED); /* this run */
+}
+
+static int run_uneven(int workers, int move, int64_t *moved)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(workers)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
+					      (int64_t)slice_ns),
+			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_MOVE, move), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, moved_root, moved, &how, NULL),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	return how;
+}
+
+START_TEST(test_fairness_uneven_spinners_share_the_cpu)
+{
+	static const int cases[][2] = { { 2, 3 }, { 4, 5 }, { 4, 7 } };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		int workers = cases[c][0];
+		int64_t moved = 0;
+		reset(cases[c][1]);
+		F.window = workers > cpus ? MS(1500) : MS(600);
+		ck_assert_int_eq(run_uneven(workers, 1, &moved),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		ck_assert_int_gt(moved, 0);
+		assert_shares(workers, 0.7, 1.4);
+	}
+}
+END_TEST
+
+/* Moving off: preempted spinners stay where they were preempted. */
+START_TEST(test_fairness_move_off_keeps_preempted_actors_in_place)
+{
+	int64_t moved = -1;
+	reset(3);
+	F.window = MS(300);
+	ck_assert_int_eq(run_uneven(2, 0, &moved), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(moved, 0);
+	/* Placement decides the shares (1.33, 0.67, 0.67 when the kernel
+	 * gives the two threads equal time); each spinner ran. */
+	assert_shares(2, 0.2, 3.0);
+}
+END_TEST
+
+/*
  * Two spinners on one worker, 10 ms slices, a 1 s window: each run lasts
  * about one slice, so about 100 preemptions. The monitor sees a run at
  * one look and signals it at the next; a run that began where its
@@ -514,6 +586,9 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_fairness_spinners_share_the_cpu);
 	tcase_add_test(tc, test_fairness_odd_spinners_all_run);
+	tcase_add_test(tc, test_fairness_uneven_spinners_share_the_cpu);
+	tcase_add_test(tc,
+		       test_fairness_move_off_keeps_preempted_actors_in_place);
 	tcase_add_test(tc, test_fairness_saturated_runs_last_about_one_slice);
 	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
 	suite_add_tcase(s, tc);

@@ -31,6 +31,7 @@ static_assert(SMARM_OPT_PREEMPT_ASYNC == 10, "SMARM_OPT_PREEMPT_ASYNC");
 static_assert(SMARM_OPT_IO_POOL_THREADS == 11, "SMARM_OPT_IO_POOL_THREADS");
 static_assert(SMARM_OPT_ASYNC_SLICE_NS == 12, "SMARM_OPT_ASYNC_SLICE_NS");
 static_assert(SMARM_OPT_LINK == 13, "SMARM_OPT_LINK");
+static_assert(SMARM_OPT_PREEMPT_MOVE == 14, "SMARM_OPT_PREEMPT_MOVE");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -89,6 +90,7 @@ static_assert(SMARM_ETOOBIG == -312, "SMARM_ETOOBIG");
 static_assert(SMARM_EDOWN == -313, "SMARM_EDOWN");
 static_assert(SMARM_ECALLSELF == -314, "SMARM_ECALLSELF");
 static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
+static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
 
 /* ------------------------------------------------------------- names */
 
@@ -130,10 +132,10 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 14, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 15, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 33, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 34, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -150,7 +152,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_SUP_RESTARTS);
+	ck_assert_int_eq(n, SMARM_STAT_PREEMPT_MOVED);
 }
 END_TEST
 
@@ -186,7 +188,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 13);
+	ck_assert_int_eq(count, 14);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -236,7 +238,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 33, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 34, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),
