@@ -1235,10 +1235,15 @@ static void spin_set_stop(struct bench_run *r, struct spin_set *ss)
 	free(ss->sp);
 }
 
-static void wl_fairness(struct bench_run *r)
+/*
+ * fairness: 3W call-free spinners (they divide evenly over the workers);
+ * fairness_uneven: 2W + 1 (one worker holds one more at any time, so
+ * only moving preempted actors shares the CPU: SMARM_OPT_PREEMPT_MOVE).
+ * After a settling pause, max/min of their progress over a window.
+ */
+static void fairness_of(struct bench_run *r, size_t n)
 {
 	struct spin_set ss;
-	size_t n = 3 * (size_t)bench_workers;
 	uint64_t *base = calloc(n, sizeof *base);
 	uint64_t lo = UINT64_MAX;
 	uint64_t hi = 0;
@@ -1275,6 +1280,16 @@ static void wl_fairness(struct bench_run *r)
 out_stop:
 	spin_set_stop(r, &ss);
 	free(base);
+}
+
+static void wl_fairness(struct bench_run *r)
+{
+	fairness_of(r, 3 * (size_t)bench_workers);
+}
+
+static void wl_fairness_uneven(struct bench_run *r)
+{
+	fairness_of(r, 2 * (size_t)bench_workers + 1);
 }
 
 /* wake_latency's sleeper and what it measured. */
@@ -1665,6 +1680,7 @@ static const struct workload workloads[] = {
 	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
+	{ "fairness_uneven", wl_fairness_uneven, 0, false, 0, "min/max count" },
 	{ "wake_latency", wl_wake_latency, 0, false, 0, "p50/p99 ms" },
 	{ "wake_latency_libc", wl_wake_latency_libc, 0, false, 0,
 	  "p50/p99 ms" },

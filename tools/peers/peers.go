@@ -76,6 +76,7 @@ var workloads = []workload{
 	{"gen_server_cast", genServerCast},
 	{"idle_bytes", idleBytes},
 	{"fairness", fairness},
+	{"fairness_uneven", fairnessUneven},
 	{"wake_latency", wakeLatency},
 }
 
@@ -83,7 +84,7 @@ var workloads = []workload{
 // counts, p50/p99 ms) for the "# go-note" line; noteWhat says what it is.
 var (
 	notes    []string
-	noteWhat = map[string]string{"fairness": "min/max count", "wake_latency": "p50/p99 ms"}
+	noteWhat = map[string]string{"fairness": "min/max count", "fairness_uneven": "min/max count", "wake_latency": "p50/p99 ms"}
 )
 
 func find(name string) *workload {
@@ -401,11 +402,16 @@ func startSpinners(n int) ([]spinner, func()) {
 	}
 }
 
-// fairness: 3*GOMAXPROCS spinners; after a settling pause main snapshots the
-// counters, sleeps fairWindow, snapshots again and stops them.  Result:
-// max/min of the spinners' progress over the window (a ratio, not ns).
-func fairness() float64 {
-	sp, stop := startSpinners(3 * runtime.GOMAXPROCS(0))
+// fairness: 3*GOMAXPROCS spinners (fairness_uneven: 2*GOMAXPROCS+1); after a
+// settling pause main snapshots the counters, sleeps fairWindow, snapshots
+// again and stops them.  Result: max/min of the spinners' progress over the
+// window (a ratio, not ns).
+func fairness() float64 { return fairnessOf(3 * runtime.GOMAXPROCS(0)) }
+
+func fairnessUneven() float64 { return fairnessOf(2*runtime.GOMAXPROCS(0) + 1) }
+
+func fairnessOf(n int) float64 {
+	sp, stop := startSpinners(n)
 	time.Sleep(fairSettle)
 	base := make([]uint64, len(sp))
 	for i := range sp {
