@@ -9,8 +9,9 @@
  * half and needs no change elsewhere in libsmarm/.
  *
  * Ownership: stateless helpers, apart from the trampoline's save-area
- * size that smarm__cpu_probe records once; callers own every buffer
- * passed in.
+ * size that smarm__cpu_probe records once and the guard-region probe's
+ * answer (linux.c, once per process); callers own every buffer passed
+ * in.
  * Invariants: INV-1 smarm__ctx_switch is an opaque call, so the compiler
  * never keeps a TLS address or a callee-saved value across it in a way
  * the switch does not restore. See: docs/architecture.md.
@@ -185,6 +186,30 @@ void smarm__altstack_leave(struct smarm__altstack *a);
 
 /* vm.max_map_count, or `fallback` when it cannot be read. */
 long smarm__max_map_count(long fallback);
+
+/*
+ * Guard regions (Linux 6.13, MADV_GUARD_INSTALL): pages of an existing
+ * mapping that fault (SIGSEGV, SEGV_MAPERR at the address touched) on
+ * any access, without a mapping of their own. They survive
+ * MADV_DONTNEED and MADV_FREE and are copied by fork. How this process
+ * can install them, probed once per process by the first call (each way
+ * is tried, and a guard it installs must be unreadable):
+ */
+enum {
+	SMARM__GUARDS_NONE = 0,	   /* not at all (older kernel, emulator) */
+	SMARM__GUARDS_MADVISE = 1, /* madvise, one call per guard */
+	SMARM__GUARDS_BATCH = 2,   /* process_madvise, many per call */
+};
+int smarm__guards_probe(void);
+
+/*
+ * Install n guard regions of len bytes each, the first at `first`, one
+ * every `stride` bytes, the way `how` (not NONE) says; a batch that the
+ * kernel takes only in part is redone one guard at a time. Returns 0, or
+ * -1 when some guard could not be installed.
+ */
+int smarm__guards_install(int how, char *first, size_t len, size_t stride,
+			  uint32_t n);
 
 /*
  * Copy n bytes of this process's memory at addr into out, or return false

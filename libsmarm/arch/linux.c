@@ -2,11 +2,13 @@
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
  * page size, online CPUs, the calling thread's stack bounds, alternate
- * signal stacks, vm.max_map_count, and a read of this process's own
- * memory that cannot fault. The CPU half is x86_64.c and x86_64.S.
+ * signal stacks, vm.max_map_count, guard regions, and a read of this
+ * process's own memory that cannot fault. The CPU half is x86_64.c and
+ * x86_64.S.
  *
- * Ownership: stateless, apart from the page size cached on first use;
- * callers own every buffer and struct passed in.
+ * Ownership: stateless, apart from the page size cached on first use and
+ * the guard-region probe's answer (written once under guards_once,
+ * read-only after); callers own every buffer and struct passed in.
  * Invariants: INV-1 smarm__peek is async-signal-safe (system calls only:
  * the SIGURG handler calls it through smarm__pc_at_syscall).
  * See: docs/architecture.md.
@@ -23,6 +25,12 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* Older libc headers lack these (Linux 6.13 and 6.15 uapi). */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+#define PIDFD_SELF_PROCESS (-10001) /* pidfd.h: PIDFD_SELF_THREAD_GROUP */
 
 uint64_t smarm__clock_ns(void)
 {
@@ -145,4 +153,73 @@ bool smarm__peek(uintptr_t addr, void *out, size_t n)
 	struct iovec remote = { (void *)addr, n };
 	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
 	       (ssize_t)n;
+}
+
+/* ----------------------------------------------------- guard regions */
+
+#define GUARD_BATCH 32 /* iovecs per process_madvise call (512 B of stack) */
+
+static pthread_once_t guards_once = PTHREAD_ONCE_INIT;
+static int guards_how; /* SMARM__GUARDS_*, written once under guards_once */
+
+static bool guards_batch(char *first, size_t len, size_t stride, uint32_t n)
+{
+	struct iovec iov[GUARD_BATCH];
+	uint32_t k;
+	for (uint32_t i = 0; i < n; i += k) {
+		for (k = 0; k < GUARD_BATCH && i + k < n; k++) {
+			iov[k].iov_base = first + (size_t)(i + k) * stride;
+			iov[k].iov_len = len;
+		}
+		if (syscall(SYS_process_madvise, PIDFD_SELF_PROCESS, iov,
+			    (size_t)k, MADV_GUARD_INSTALL,
+			    0u) != (ssize_t)(k * len))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A kernel without guard regions says EINVAL; valgrind passes madvise
+ * through but does not know process_madvise (ENOSYS, after a warning);
+ * a kernel before 6.15 does not know PIDFD_SELF_PROCESS (EBADF). Each
+ * way is kept only if the page it guarded reads as unmapped.
+ */
+static void guards_probe_once(void)
+{
+	size_t pg = smarm__page_size();
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char b;
+	if (m == MAP_FAILED)
+		return;
+	if (madvise(m, pg, MADV_GUARD_INSTALL) == 0 &&
+	    !smarm__peek((uintptr_t)m, &b, 1) &&
+	    smarm__peek((uintptr_t)m + pg, &b, 1)) {
+		guards_how = SMARM__GUARDS_MADVISE;
+		if (guards_batch(m + pg, pg, pg, 1) &&
+		    !smarm__peek((uintptr_t)m + pg, &b, 1))
+			guards_how = SMARM__GUARDS_BATCH;
+	}
+	munmap(m, 2 * pg);
+}
+
+int smarm__guards_probe(void)
+{
+	pthread_once(&guards_once, guards_probe_once);
+	return guards_how;
+}
+
+int smarm__guards_install(int how, char *first, size_t len, size_t stride,
+			  uint32_t n)
+{
+	if (how == SMARM__GUARDS_BATCH && n > 1 &&
+	    guards_batch(first, len, stride, n))
+		return 0;
+	/* Installing over an installed guard is a no-op: redo them all. */
+	for (uint32_t i = 0; i < n; i++)
+		if (madvise(first + (size_t)i * stride, len,
+			    MADV_GUARD_INSTALL) != 0)
+			return -1;
+	return 0;
 }

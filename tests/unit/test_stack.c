@@ -3,7 +3,8 @@
  * test_stack.c - actor stacks: geometry of a mapping (guard below the
  * usable reserve), page rounding, the default-shape pool, and, in Check's
  * forked children, death by SIGSEGV for writes into the guard, both from
- * the raw mapping and from a running actor. Then the pure range and
+ * the raw mapping and from a running actor. Guard regions: the probe
+ * and both ways of installing them. Then the pure range and
  * fault-classification helpers, dense stacks (chunk geometry, canary,
  * free list, AUTO's budget), the recycle zap (mincore) and the park-path
  * shrink (LazyFree in /proc/self/smaps).
@@ -13,6 +14,7 @@
 #include "core/node.h"
 #include "core/slot.h"
 #include "core/stack.h"
+#include "stack_probe.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -301,6 +303,47 @@ START_TEST(test_stack_actor_recursion_off_the_end_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 0);
 	smarm_node_run(n, sk_actor_walk_off, NULL, NULL, NULL);
+}
+END_TEST
+
+/* ---------------------------------------------------- guard regions */
+
+/* The arch probe agrees with the suite's own, way by way. */
+START_TEST(test_stack_guards_probe_matches_kernel)
+{
+	int how = smarm__guards_probe();
+	ck_assert_int_eq(how != SMARM__GUARDS_NONE, probe_guard_regions());
+	ck_assert_int_eq(how == SMARM__GUARDS_BATCH, probe_guard_batch());
+	ck_assert_int_eq(smarm__guards_probe(), how); /* once per process */
+}
+END_TEST
+
+/*
+ * Three one-page guards every other page, installed each way the kernel
+ * has (i 0: one madvise per guard, 1: batched): the guards do not read,
+ * the pages between them do (a resident one keeps its data).
+ */
+START_TEST(test_stack_guards_install_every_other_page)
+{
+	static const int ways[2] = { SMARM__GUARDS_MADVISE,
+				     SMARM__GUARDS_BATCH };
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int how = smarm__guards_probe();
+	char *m;
+	if (how < ways[_i]) {
+		fprintf(stderr, "# skip: the kernel lacks this way\n");
+		return;
+	}
+	m = mmap(NULL, 7 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	m[pg] = 1; /* a resident page between guards stays */
+	ck_assert_int_eq(smarm__guards_install(ways[_i], m, pg, 2 * pg, 3), 0);
+	for (int i = 0; i < 7; i++)
+		ck_assert_int_eq(probe_readable(m + (size_t)i * pg),
+				 i % 2 == 1 || i == 6);
+	ck_assert_int_eq(m[pg], 1);
+	ck_assert_int_eq(munmap(m, 7 * pg), 0);
 }
 END_TEST
 
@@ -772,6 +815,12 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_test(tc, test_stack_pool_keeps_default_shape_lifo);
 	tcase_add_test(tc, test_stack_custom_shape_unmapped_not_pooled);
 	tcase_add_test(tc, test_stack_pool_full_unmaps_extra);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("guard regions");
+	tcase_add_test(tc, test_stack_guards_probe_matches_kernel);
+	tcase_add_loop_test(tc, test_stack_guards_install_every_other_page, 0,
+			    2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("guard");
