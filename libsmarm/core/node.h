@@ -85,6 +85,27 @@ struct smarm_spawn_opts {
 	struct smarm__spawn_ext ext; /* for the layers above the core */
 };
 
+/*
+ * Stacks of one shape carved from chunk mappings (stack.c): the node's
+ * default dense stacks. The geometry is set at open; pool_lock guards
+ * the rest.
+ */
+struct smarm__carve {
+	size_t cv_stride; /* from one stack's base to the next */
+	size_t cv_first;  /* chunk offset of stack 0's base */
+	size_t cv_head;	  /* chunk offset of its two link words */
+	size_t cv_link;	  /* offset of a free stack's link word from
+			     its base */
+	size_t cv_len;	  /* bytes per chunk mapping */
+	uint32_t cv_per;  /* stacks per chunk */
+	uint32_t cv_next; /* next uncarved stack of cv_carve */
+	char *cv_carve;	  /* chunk being carved, or NULL */
+	char *cv_spare;	  /* mapped chunks not carved from yet */
+	char *cv_chunks;  /* every chunk of this kind */
+	void *cv_free;	  /* free stacks (bases), linked through their
+			     link words */
+};
+
 struct smarm_node {
 	/* configuration (immutable after open) */
 	int workers_n;
@@ -156,13 +177,8 @@ struct smarm_node {
 	uint64_t pool_lock_n; /* its acquisitions this run (smarm__glock) */
 	void **pool;
 	uint32_t pool_len;
-	/* dense stacks (pool_lock; see stack.c) */
-	void *dn_free;	  /* free default dense stacks, linked through
-			     their canary words */
-	char *dn_chunks;  /* every chunk, linked through its base */
-	char *dn_carve;	  /* chunk being carved, or NULL */
-	uint32_t dn_next; /* next uncarved stack of dn_carve */
-	uint32_t dn_per;  /* stacks per chunk */
+	/* stacks carved from chunks (pool_lock; see stack.c) */
+	struct smarm__carve stk_dn;  /* dense, default reserve */
 	_Atomic int64_t stk_guarded; /* guarded stacks mapped (any owner) */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */

@@ -15,23 +15,31 @@
  * Guarded layout, low to high: [guard PROT_NONE][usable reserve]; two
  * kernel mappings per stack, which vm.max_map_count caps.
  *
- * Dense layout. A chunk is one anonymous MAP_NORESERVE mapping holding
- * dn_per stacks of the node's default reserve R, offset so that each
- * stack's top lands 64 bytes below a page boundary:
+ * Chunks. A chunk is one anonymous MAP_NORESERVE mapping (no huge
+ * pages) of cv_per stacks of one shape (struct smarm__carve, node.h),
+ * carved in address order under pool_lock. A freed carved stack goes on
+ * its kind's free list, linked through a word inside it (cv_link); it is
+ * never unmapped alone: every chunk is unmapped at node close. Two words
+ * of each chunk (its head) link it into its kind's list of chunks and,
+ * until carving reaches it, the spare list: a thread that mapped a chunk
+ * while another thread's new chunk still had room keeps its own as a
+ * spare instead of unmapping it.
  *
- *   chunk: [link|..|c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
- *          ^page 0     ^base+page-64     ^+R
+ * Dense layout: a chunk of the node's default reserve R, offset so that
+ * each stack's top lands 64 bytes below a page boundary:
+ *
+ *   chunk: [head|..|c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
+ *          ^page 0     ^chunk+page-64    ^+R
  *
  * Stack i spans [low_i, low_i + R) with low_i = chunk + page - 64 + i*R.
  * Its lowest word is a canary (ci), which sits in the same page as the
  * top of stack i-1, so an actor parked near its top touches one page,
- * canary included. The chunk's first word links all chunks for the node
- * close. A free stack's canary word links the dense free list instead.
- * There is no guard: an overflow runs into the neighbour's stack. The
- * canary and the saved sp are checked at every switch-out
- * (smarm__stack_dense_verify), and a violation aborts with a diagnostic.
- * Dense stacks of another reserve are mapped one each (one mapping, no
- * guard) and unmapped at death.
+ * canary included. The head shares page 0 with c0. A free stack's
+ * canary word is its link word. There is no guard: an overflow runs
+ * into the neighbour's stack. The canary and the saved sp are checked
+ * at every switch-out (smarm__stack_dense_verify), and a violation
+ * aborts with a diagnostic. Dense stacks of another reserve are mapped
+ * one each (one mapping, no guard) and unmapped at death.
  *
  * Recycle zap: a default-shaped stack going back to a pool keeps its top
  * 64 KiB resident and gives the rest back (MADV_DONTNEED), outside the
@@ -44,11 +52,12 @@
  * always), else it is unmapped. Worker caches are flushed back to the
  * pool when a run ends; dense chunks are unmapped at node close.
  * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (STACK rank) guards pool, pool_len and the dn_* fields; no syscall
- * is made and no fresh page is faulted under it (chunk pages touched
- * there were touched before). The stack fields of a slot (hwm, stk_parks,
- * stk_shrinks) are written by whoever holds the actor's claim and read
- * lock-free by smarm__stack_info, which re-checks the generation.
+ * pool_lock (STACK rank) guards pool, pool_len and the carve state
+ * (stk_dn); no syscall is made and no fresh page is faulted under it
+ * (chunk pages touched there were touched before). The stack fields of
+ * a slot (hwm, stk_parks, stk_shrinks) are written by whoever holds the
+ * actor's claim and read lock-free by smarm__stack_info, which
+ * re-checks the generation.
  * Invariants: INV-1 every pooled guarded stack has the node's default
  * shape. INV-2 a dense stack whose reserve is the node's default lies in
  * a chunk; no other does. INV-3 a dense stack attached to an actor holds
@@ -69,8 +78,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define DENSE_CHUNK_BYTES ((size_t)16 << 20) /* aim per chunk mapping */
-#define DENSE_PER_MAX 256u		     /* stacks per chunk at most */
+#define CHUNK_BYTES ((size_t)16 << 20) /* aim per chunk mapping */
+#define CHUNK_PER_MAX 256u	       /* stacks per chunk at most */
 #define DENSE_HEAD 64u /* lowest bytes of a dense stack: canary line */
 #define CANARY_MAGIC 0x736d61726d21c0deull
 #define MAP_RESERVE_SLACK 8192 /* mappings left to the rest of the process */
@@ -87,16 +96,30 @@ static uint64_t canary_of(uintptr_t low)
 	return CANARY_MAGIC ^ (uint64_t)low;
 }
 
+/* The geometry of the dense carve kind: stacks of `reserve` bytes. */
+static void carve_geometry(struct smarm__carve *cv, size_t reserve, size_t page)
+{
+	size_t per;
+	memset(cv, 0, sizeof *cv);
+	cv->cv_stride = reserve;
+	per = CHUNK_BYTES / cv->cv_stride;
+	cv->cv_per = per < 1		   ? 1
+		     : per > CHUNK_PER_MAX ? CHUNK_PER_MAX
+					   : (uint32_t)per;
+	/* The head shares page 0 with stack 0's canary. */
+	cv->cv_first = page - DENSE_HEAD;
+	cv->cv_head = 0;
+	cv->cv_link = 0; /* the canary word */
+	cv->cv_len = (size_t)cv->cv_per * cv->cv_stride + page;
+}
+
 void smarm__stack_node_init(struct smarm_node *n)
 {
 	long maps = smarm__max_map_count(65530);
-	size_t per = DENSE_CHUNK_BYTES / n->stk_reserve;
 	n->stk_budget = maps > MAP_RESERVE_SLACK
 				? (int64_t)(maps - MAP_RESERVE_SLACK) / 2
 				: 0;
-	n->dn_per = per < 1		  ? 1
-		    : per > DENSE_PER_MAX ? DENSE_PER_MAX
-					  : (uint32_t)per;
+	carve_geometry(&n->stk_dn, n->stk_reserve, smarm__page_size());
 }
 
 /* ------------------------------------------------------------ ranges */
@@ -156,6 +179,98 @@ static void zap(uintptr_t low, size_t size)
 	b = (low + len) & ~(uintptr_t)(page - 1);
 	if (a < b)
 		madvise((void *)a, b - a, MADV_DONTNEED); /* advisory */
+}
+
+/* ------------------------------------------------------------ chunks */
+
+/* A chunk's two link words: [0] its kind's next chunk, [1] next spare. */
+static char **chunk_head(const struct smarm__carve *cv, char *chunk)
+{
+	return (char **)(void *)(chunk + cv->cv_head);
+}
+
+static uintptr_t chunk_stack(const struct smarm__carve *cv, char *chunk,
+			     uint32_t i)
+{
+	return (uintptr_t)chunk + cv->cv_first + (uintptr_t)i * cv->cv_stride;
+}
+
+/* A new chunk of kind cv, its head touched, or NULL. */
+static char *map_chunk(const struct smarm__carve *cv)
+{
+	char *c = mmap(NULL, cv->cv_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+		       -1, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	/* A huge page would make one parked actor cost 2 MiB. */
+	madvise(c, cv->cv_len, MADV_NOHUGEPAGE);
+	/* Fault the head page in now, not under the lock. */
+	chunk_head(cv, c)[0] = NULL;
+	chunk_head(cv, c)[1] = NULL;
+	return c;
+}
+
+/* A free stack of kind cv (its base), or 0 when none can be had. */
+static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv)
+{
+	char *mapped = NULL;
+	uintptr_t base = 0;
+	for (;;) {
+		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
+		if (mapped != NULL) {
+			chunk_head(cv, mapped)[0] = cv->cv_chunks;
+			cv->cv_chunks = mapped;
+			chunk_head(cv, mapped)[1] = cv->cv_spare;
+			cv->cv_spare = mapped;
+		}
+		if (cv->cv_free != NULL) {
+			base = (uintptr_t)cv->cv_free;
+			cv->cv_free = *(void **)(base + cv->cv_link);
+		} else {
+			if ((cv->cv_carve == NULL ||
+			     cv->cv_next == cv->cv_per) &&
+			    cv->cv_spare != NULL) {
+				cv->cv_carve = cv->cv_spare;
+				cv->cv_spare = chunk_head(cv, cv->cv_carve)[1];
+				cv->cv_next = 0;
+			}
+			if (cv->cv_carve != NULL && cv->cv_next < cv->cv_per)
+				base = chunk_stack(cv, cv->cv_carve,
+						   cv->cv_next++);
+		}
+		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+		/* A chunk just mapped always has room: at most one map. */
+		if (base != 0 || mapped != NULL)
+			return base;
+		mapped = map_chunk(cv);
+		if (mapped == NULL)
+			return 0;
+	}
+}
+
+/* Put a free stack of kind cv on its free list; the page of its link
+ * word is resident (see Locking). */
+static void carve_put(struct smarm_node *n, struct smarm__carve *cv, void *base)
+{
+	smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
+	*(void **)((char *)base + cv->cv_link) = cv->cv_free;
+	cv->cv_free = base;
+	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+}
+
+/* Node close: unmap every chunk of kind cv and forget its stacks. */
+static void carve_fini(struct smarm__carve *cv)
+{
+	while (cv->cv_chunks != NULL) {
+		char *c = cv->cv_chunks;
+		cv->cv_chunks = chunk_head(cv, c)[0];
+		munmap(c, cv->cv_len);
+	}
+	cv->cv_carve = NULL;
+	cv->cv_spare = NULL;
+	cv->cv_next = 0;
+	cv->cv_free = NULL;
 }
 
 /* ----------------------------------------------------------- guarded */
@@ -252,69 +367,11 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 
 /* ------------------------------------------------------------- dense */
 
-static size_t chunk_len(struct smarm_node *n)
-{
-	return (size_t)n->dn_per * n->stk_reserve + smarm__page_size();
-}
-
-static uintptr_t chunk_stack(struct smarm_node *n, char *chunk, uint32_t i)
-{
-	return (uintptr_t)chunk + smarm__page_size() - DENSE_HEAD +
-	       (uintptr_t)i * n->stk_reserve;
-}
-
-static char *map_chunk(struct smarm_node *n)
-{
-	size_t len = chunk_len(n);
-	char *c = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-		       -1, 0);
-	if (c == MAP_FAILED)
-		return NULL;
-	/* A huge page would make one parked actor cost 2 MiB. */
-	madvise(c, len, MADV_NOHUGEPAGE);
-	*(char **)c = NULL; /* fault the link page in now, not under lock */
-	return c;
-}
-
-/* A free default dense stack (its low end), or 0 when none can be had. */
-static uintptr_t dense_take(struct smarm_node *n)
-{
-	char *fresh = NULL;
-	uintptr_t low = 0;
-	for (;;) {
-		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
-		if (fresh != NULL &&
-		    (n->dn_carve == NULL || n->dn_next == n->dn_per)) {
-			*(char **)fresh = n->dn_chunks;
-			n->dn_chunks = fresh;
-			n->dn_carve = fresh;
-			n->dn_next = 0;
-			fresh = NULL;
-		}
-		if (n->dn_free != NULL) {
-			low = (uintptr_t)n->dn_free;
-			n->dn_free = *(void **)n->dn_free;
-		} else if (n->dn_carve != NULL && n->dn_next < n->dn_per) {
-			low = chunk_stack(n, n->dn_carve, n->dn_next++);
-		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
-		if (low != 0 || fresh != NULL)
-			break;
-		fresh = map_chunk(n);
-		if (fresh == NULL)
-			return 0;
-	}
-	if (fresh != NULL) /* lost a race to another new chunk */
-		munmap(fresh, chunk_len(n));
-	return low;
-}
-
 static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 {
 	uintptr_t low;
 	if (s->stk_reserve == n->stk_reserve) {
-		low = dense_take(n);
+		low = carve_take(n, &n->stk_dn);
 	} else {
 		void *m = mmap(NULL, s->stk_reserve, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -344,10 +401,7 @@ static void release_dense(struct smarm_node *n, struct smarm__slot *s,
 	zap((uintptr_t)base, s->stk_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
-	smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
-	*(void **)base = n->dn_free;
-	n->dn_free = base;
-	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+	carve_put(n, &n->stk_dn, base);
 }
 
 /*
@@ -449,19 +503,12 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 
 void smarm__stack_pool_fini(struct smarm_node *n)
 {
-	size_t clen = chunk_len(n);
 	for (uint32_t i = 0; i < n->pool_len; i++)
 		unmap_guarded(n, n->pool[i], n->stk_reserve + n->stk_guard);
 	n->pool_len = 0;
 	free(n->pool);
 	n->pool = NULL;
-	while (n->dn_chunks != NULL) {
-		char *c = n->dn_chunks;
-		n->dn_chunks = *(char **)c;
-		munmap(c, clen);
-	}
-	n->dn_free = NULL;
-	n->dn_carve = NULL;
+	carve_fini(&n->stk_dn);
 }
 
 /* ---------------------------------------------------- shrink and info */
