@@ -2,9 +2,10 @@
 /*
  * stack_probe.h - what the stack suites find out about memory without
  * libsmarm's help: whether an address reads (a guard region or a
- * PROT_NONE page does not), and whether this process can install guard
- * regions, which the suites probe on their own so that a library probe
- * wrongly saying "no" fails a test.
+ * PROT_NONE page does not), and whether guarded stacks are carved from
+ * chunks in this process, which the suites probe on their own so that a
+ * library probe wrongly saying "no guard regions" fails a test instead
+ * of quietly testing the fallback twice.
  */
 #ifndef SMARM_TEST_STACK_PROBE_H
 #define SMARM_TEST_STACK_PROBE_H
@@ -19,6 +20,7 @@
 
 #define PROBE_GUARD_INSTALL 102	  /* MADV_GUARD_INSTALL, Linux 6.13 */
 #define PROBE_PIDFD_SELF (-10001) /* PIDFD_SELF_THREAD_GROUP, Linux 6.15 */
+#define PROBE_NO_GUARDS_ENV "SMARM__NO_GUARD_REGIONS"
 
 /* Whether one byte at p reads; never faults. */
 static inline bool probe_readable(const void *p)
@@ -60,6 +62,16 @@ static inline bool probe_guard_batch(void)
 	     !probe_readable(m + 2 * pg);
 	munmap(m, 3 * pg);
 	return ok;
+}
+
+/*
+ * Whether a node opened now carves its default guarded stacks from
+ * chunks: the kernel has guard regions and the test run did not force
+ * the fallback (meson's *_fallback tests set SMARM__NO_GUARD_REGIONS).
+ */
+static inline bool probe_carves_guarded(void)
+{
+	return getenv(PROBE_NO_GUARDS_ENV) == NULL && probe_guard_regions();
 }
 
 #endif /* SMARM_TEST_STACK_PROBE_H */

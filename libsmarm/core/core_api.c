@@ -414,7 +414,7 @@ static int64_t stat_STACK_POOL(struct smarm_node *n)
 {
 	int64_t v;
 	smarm__lock(&n->pool_lock, SMARM__RANK_STACK);
-	v = n->pool_len;
+	v = n->pool_len + (int64_t)n->stk_gd.cv_nfree;
 	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 	for (int i = 0; i < n->workers_n; i++)
 		v += __atomic_load_n(&n->workers[i].stk_ncache,

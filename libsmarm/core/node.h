@@ -87,23 +87,26 @@ struct smarm_spawn_opts {
 
 /*
  * Stacks of one shape carved from chunk mappings (stack.c): the node's
- * default dense stacks. The geometry is set at open; pool_lock guards
- * the rest.
+ * default dense stacks, and its default guarded stacks where guard
+ * regions work. The geometry is set at open; pool_lock guards the rest.
  */
 struct smarm__carve {
-	size_t cv_stride; /* from one stack's base to the next */
-	size_t cv_first;  /* chunk offset of stack 0's base */
-	size_t cv_head;	  /* chunk offset of its two link words */
-	size_t cv_link;	  /* offset of a free stack's link word from
-			     its base */
-	size_t cv_len;	  /* bytes per chunk mapping */
-	uint32_t cv_per;  /* stacks per chunk */
-	uint32_t cv_next; /* next uncarved stack of cv_carve */
-	char *cv_carve;	  /* chunk being carved, or NULL */
-	char *cv_spare;	  /* mapped chunks not carved from yet */
-	char *cv_chunks;  /* every chunk of this kind */
-	void *cv_free;	  /* free stacks (bases), linked through their
-			     link words */
+	size_t cv_stride;   /* from one stack's base to the next */
+	size_t cv_first;    /* chunk offset of stack 0's base */
+	size_t cv_head;	    /* chunk offset of its two link words */
+	size_t cv_link;	    /* offset of a free stack's link word from
+			       its base */
+	size_t cv_guard;    /* guard region at each stack's base, or 0 */
+	size_t cv_len;	    /* bytes per chunk mapping */
+	uint32_t cv_per;    /* stacks per chunk */
+	uint32_t cv_next;   /* next uncarved stack of cv_carve */
+	char *cv_carve;	    /* chunk being carved, or NULL */
+	char *cv_spare;	    /* mapped chunks not carved from yet */
+	char *cv_chunks;    /* every chunk of this kind */
+	void *cv_free;	    /* free stacks (bases), linked through their
+			       link words */
+	uint64_t cv_nfree;  /* stacks on cv_free */
+	uint64_t cv_carved; /* stacks carved since open */
 };
 
 struct smarm_node {
@@ -113,7 +116,11 @@ struct smarm_node {
 	size_t stk_reserve; /* page-rounded default */
 	size_t stk_guard;   /* page-rounded default */
 	int stk_mode;	    /* default SMARM_STACK_* of a spawn */
-	int64_t stk_budget; /* AUTO: most guarded stacks mapped at once */
+	int64_t stk_budget; /* AUTO: most guarded stacks with a mapping of
+			       their own (stk_own) at once */
+	int stk_guards;	    /* SMARM__GUARDS_* (arch.h): how the guards of
+			       default guarded stacks are installed; NONE:
+			       those stacks have mappings of their own */
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
@@ -179,7 +186,11 @@ struct smarm_node {
 	uint32_t pool_len;
 	/* stacks carved from chunks (pool_lock; see stack.c) */
 	struct smarm__carve stk_dn;  /* dense, default reserve */
-	_Atomic int64_t stk_guarded; /* guarded stacks mapped (any owner) */
+	struct smarm__carve stk_gd;  /* guarded, default shape, unless
+					stk_guards is NONE */
+	_Atomic int64_t stk_guarded; /* guarded stacks that exist: attached,
+					cached, pooled or free in a chunk */
+	_Atomic int64_t stk_own;     /* those with a mapping of their own */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.c - actor stacks: guarded stacks (one mapping each, a PROT_NONE
- * guard below the usable reserve) and dense stacks (carved from shared
- * chunk mappings, no guard, a canary instead), their pools, the recycle
- * zap, the park-path shrink and the stack introspection.
+ * stack.c - actor stacks: guarded stacks (a guard below the usable
+ * reserve) and dense stacks (no guard, a canary instead), the chunk
+ * mappings that default-shaped ones are carved from, the pools, the
+ * recycle zap, the park-path shrink and the stack introspection.
  *
  * A stack is given to an actor when the actor first runs (not at spawn),
  * so spawning is a slot claim and a queue push, and a burst of
  * spawned-then-exiting actors cycles through a handful of pooled stacks
- * instead of mapping one each. The mode (SMARM_STACK_*) is fixed then:
- * AUTO becomes GUARDED while the node has fewer than stk_budget guarded
- * stacks mapped (or a pooled one is at hand), else DENSE.
- *
- * Guarded layout, low to high: [guard PROT_NONE][usable reserve]; two
- * kernel mappings per stack, which vm.max_map_count caps.
+ * instead of mapping one each. The mode (SMARM_STACK_*) is fixed then.
+ * AUTO becomes GUARDED unless the stack would need a mapping of its own
+ * while the node has stk_budget of those (stk_own) and none is pooled,
+ * or no memory can be mapped for it; then DENSE.
  *
  * Chunks. A chunk is one anonymous MAP_NORESERVE mapping (no huge
  * pages) of cv_per stacks of one shape (struct smarm__carve, node.h),
@@ -23,10 +21,10 @@
  * of each chunk (its head) link it into its kind's list of chunks and,
  * until carving reaches it, the spare list: a thread that mapped a chunk
  * while another thread's new chunk still had room keeps its own as a
- * spare instead of unmapping it.
+ * spare instead of unmapping it. The two kinds:
  *
- * Dense layout: a chunk of the node's default reserve R, offset so that
- * each stack's top lands 64 bytes below a page boundary:
+ * Dense (the node's default reserve R), offset so that each stack's top
+ * lands 64 bytes below a page boundary:
  *
  *   chunk: [head|..|c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
  *          ^page 0     ^chunk+page-64    ^+R
@@ -38,31 +36,69 @@
  * canary word is its link word. There is no guard: an overflow runs
  * into the neighbour's stack. The canary and the saved sp are checked
  * at every switch-out (smarm__stack_dense_verify), and a violation
- * aborts with a diagnostic. Dense stacks of another reserve are mapped
- * one each (one mapping, no guard) and unmapped at death.
+ * aborts with a diagnostic.
  *
- * Recycle zap: a default-shaped stack going back to a pool keeps its top
- * 64 KiB resident and gives the rest back (MADV_DONTNEED), outside the
- * pool lock; at the default 64 KiB reserve that is no syscall at all.
+ * Guarded (the node's default reserve R and guard G), wherever the
+ * kernel has guard regions (stk_guards, probed once per process by
+ * arch/linux.c, read at node open):
+ *
+ *   chunk: [ guard 0 | stack 0 ][ guard 1 | stack 1 ] ... [head page]
+ *          ^chunk     ^+G       ^+G+R
+ *
+ * Stack i's base (its guard's low end) is chunk + i*(G+R). Every guard
+ * is a guard region (MADV_GUARD_INSTALL), installed for all the chunk's
+ * stacks right after the chunk is mapped (process_madvise, up to 32 per
+ * call, where the kernel takes it; else one madvise per guard); a write
+ * there faults like a PROT_NONE page, at the same addresses, so
+ * stackdiag.c classifies it alike. Guard regions do not split the
+ * mapping, so a chunk is one kernel mapping (adjacent chunks merge), and
+ * vm.max_map_count does not bound these stacks: address space and page
+ * tables do (G+R reserved per stack). Stack 0's guard is the chunk's
+ * lowest page and the head lies above the last stack, so an unprobed
+ * frame that jumps the guard of stack i lands in stack i-1's reserve,
+ * or for stack 0 below the chunk: as it would land in whatever lies
+ * below a stack with a mapping of its own. A free stack's link word is
+ * the top word of its reserve: its actor's first frame touched that
+ * page, and the zap keeps it.
+ *
+ * Own mappings: guarded stacks of another shape, and all guarded
+ * stacks where guard regions are missing or SMARM__NO_GUARD_REGIONS is
+ * set in the environment at node open (tests force this fallback so),
+ * are one mapping each, [guard PROT_NONE][usable reserve]: two kernel
+ * mappings, which vm.max_map_count caps (stk_budget). Dense stacks of
+ * another reserve are one mapping each, no guard.
+ *
+ * Recycle zap: a default-shaped stack going back to a pool or free list
+ * keeps its top 64 KiB resident and gives the rest of its usable
+ * reserve back (MADV_DONTNEED; never its guard), outside the pool lock;
+ * at the default 64 KiB reserve that is no syscall at all.
  * Park-path shrink: see smarm__stack_park_hook in stack.h.
  *
- * Ownership: a stack belongs to one slot from first run to finalize, then
- * returns to the releasing worker's small cache (guarded), else the
- * node's pool (guarded: default shape, not full; dense: default reserve,
- * always), else it is unmapped. Worker caches are flushed back to the
- * pool when a run ends; dense chunks are unmapped at node close.
+ * Ownership: a stack belongs to one slot from first run to finalize.
+ * Then a default-shaped guarded one goes to the releasing worker's small
+ * cache if it has room, else a carved one to its free list and one with
+ * its own mapping to the node's pool (not full) or unmapped; a dense one
+ * to its free list (default reserve) or unmapped. Worker caches are
+ * flushed back when a run ends; chunks are unmapped at node close.
  * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (STACK rank) guards pool, pool_len and the carve state
- * (stk_dn); no syscall is made and no fresh page is faulted under it
- * (chunk pages touched there were touched before). The stack fields of
- * a slot (hwm, stk_parks, stk_shrinks) are written by whoever holds the
- * actor's claim and read lock-free by smarm__stack_info, which
- * re-checks the generation.
- * Invariants: INV-1 every pooled guarded stack has the node's default
- * shape. INV-2 a dense stack whose reserve is the node's default lies in
- * a chunk; no other does. INV-3 a dense stack attached to an actor holds
- * canary_of(low) in its lowest word, and its saved sp stays within
- * [low + DENSE_HEAD, low + reserve] while switched out (else abort).
+ * pool_lock (STACK rank) guards pool, pool_len and the state of both
+ * carve kinds; no syscall is made and no fresh page is faulted under it
+ * (the chunk heads and the link words written there were touched
+ * before). The stack fields of a slot (hwm, stk_parks, stk_shrinks) are
+ * written by whoever holds the actor's claim and read lock-free by
+ * smarm__stack_info, which re-checks the generation.
+ * Invariants: INV-1 every pooled guarded stack (n->pool) has the node's
+ * default shape and a mapping of its own. INV-2 a stack lies in a chunk
+ * iff it has the node's default shape and is dense, or guarded while
+ * stk_guards is not NONE (fixed from open to close). INV-3 a dense stack
+ * attached to an actor holds canary_of(low) in its lowest word, and its
+ * saved sp stays within [low + DENSE_HEAD, low + reserve] while switched
+ * out (else abort). INV-4 every guard of a mapped guarded chunk is
+ * installed, and no guard is ever zapped, written or handed out.
+ * INV-5 stk_guarded counts the guarded stacks that exist (attached,
+ * cached, pooled, free in a chunk), stk_own those of them with a
+ * mapping of their own; a carved stack counts from its first carving to
+ * node close.
  * See: docs/architecture.md (Stacks).
  */
 
@@ -83,6 +119,7 @@
 #define DENSE_HEAD 64u /* lowest bytes of a dense stack: canary line */
 #define CANARY_MAGIC 0x736d61726d21c0deull
 #define MAP_RESERVE_SLACK 8192 /* mappings left to the rest of the process */
+#define NO_GUARDS_ENV "SMARM__NO_GUARD_REGIONS" /* tests: own mappings */
 
 static size_t page_up_sz(size_t v, size_t page)
 {
@@ -96,30 +133,43 @@ static uint64_t canary_of(uintptr_t low)
 	return CANARY_MAGIC ^ (uint64_t)low;
 }
 
-/* The geometry of the dense carve kind: stacks of `reserve` bytes. */
-static void carve_geometry(struct smarm__carve *cv, size_t reserve, size_t page)
+/* The geometry of a carve kind: guard 0 is dense, else guarded. */
+static void carve_geometry(struct smarm__carve *cv, size_t reserve,
+			   size_t guard, size_t page)
 {
 	size_t per;
 	memset(cv, 0, sizeof *cv);
-	cv->cv_stride = reserve;
+	cv->cv_stride = guard + reserve;
+	cv->cv_guard = guard;
 	per = CHUNK_BYTES / cv->cv_stride;
 	cv->cv_per = per < 1		   ? 1
 		     : per > CHUNK_PER_MAX ? CHUNK_PER_MAX
 					   : (uint32_t)per;
-	/* The head shares page 0 with stack 0's canary. */
-	cv->cv_first = page - DENSE_HEAD;
-	cv->cv_head = 0;
-	cv->cv_link = 0; /* the canary word */
+	if (guard == 0) {
+		/* The head shares page 0 with stack 0's canary. */
+		cv->cv_first = page - DENSE_HEAD;
+		cv->cv_head = 0;
+		cv->cv_link = 0; /* the canary word */
+	} else {
+		/* Stack 0's guard lowest, the head page on top. */
+		cv->cv_first = 0;
+		cv->cv_head = (size_t)cv->cv_per * cv->cv_stride;
+		cv->cv_link = cv->cv_stride - sizeof(void *);
+	}
 	cv->cv_len = (size_t)cv->cv_per * cv->cv_stride + page;
 }
 
 void smarm__stack_node_init(struct smarm_node *n)
 {
 	long maps = smarm__max_map_count(65530);
+	size_t page = smarm__page_size();
 	n->stk_budget = maps > MAP_RESERVE_SLACK
 				? (int64_t)(maps - MAP_RESERVE_SLACK) / 2
 				: 0;
-	carve_geometry(&n->stk_dn, n->stk_reserve, smarm__page_size());
+	n->stk_guards = getenv(NO_GUARDS_ENV) != NULL ? SMARM__GUARDS_NONE
+						      : smarm__guards_probe();
+	carve_geometry(&n->stk_dn, n->stk_reserve, 0, page);
+	carve_geometry(&n->stk_gd, n->stk_reserve, n->stk_guard, page);
 }
 
 /* ------------------------------------------------------------ ranges */
@@ -195,8 +245,8 @@ static uintptr_t chunk_stack(const struct smarm__carve *cv, char *chunk,
 	return (uintptr_t)chunk + cv->cv_first + (uintptr_t)i * cv->cv_stride;
 }
 
-/* A new chunk of kind cv, its head touched, or NULL. */
-static char *map_chunk(const struct smarm__carve *cv)
+/* A new chunk of kind cv, guards installed and head touched, or NULL. */
+static char *map_chunk(struct smarm_node *n, const struct smarm__carve *cv)
 {
 	char *c = mmap(NULL, cv->cv_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
@@ -205,17 +255,28 @@ static char *map_chunk(const struct smarm__carve *cv)
 		return NULL;
 	/* A huge page would make one parked actor cost 2 MiB. */
 	madvise(c, cv->cv_len, MADV_NOHUGEPAGE);
+	if (cv->cv_guard != 0 &&
+	    smarm__guards_install(n->stk_guards, c + cv->cv_first, cv->cv_guard,
+				  cv->cv_stride, cv->cv_per) != 0) {
+		munmap(c, cv->cv_len);
+		return NULL;
+	}
 	/* Fault the head page in now, not under the lock. */
 	chunk_head(cv, c)[0] = NULL;
 	chunk_head(cv, c)[1] = NULL;
 	return c;
 }
 
-/* A free stack of kind cv (its base), or 0 when none can be had. */
-static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv)
+/*
+ * A free stack of kind cv (its base), or 0 when none can be had.
+ * *fresh: it was carved just now (never handed out before).
+ */
+static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv,
+			    bool *fresh)
 {
 	char *mapped = NULL;
 	uintptr_t base = 0;
+	*fresh = false;
 	for (;;) {
 		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (mapped != NULL) {
@@ -227,6 +288,7 @@ static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv)
 		if (cv->cv_free != NULL) {
 			base = (uintptr_t)cv->cv_free;
 			cv->cv_free = *(void **)(base + cv->cv_link);
+			cv->cv_nfree--;
 		} else {
 			if ((cv->cv_carve == NULL ||
 			     cv->cv_next == cv->cv_per) &&
@@ -235,15 +297,18 @@ static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv)
 				cv->cv_spare = chunk_head(cv, cv->cv_carve)[1];
 				cv->cv_next = 0;
 			}
-			if (cv->cv_carve != NULL && cv->cv_next < cv->cv_per)
+			if (cv->cv_carve != NULL && cv->cv_next < cv->cv_per) {
 				base = chunk_stack(cv, cv->cv_carve,
 						   cv->cv_next++);
+				cv->cv_carved++;
+				*fresh = true;
+			}
 		}
 		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 		/* A chunk just mapped always has room: at most one map. */
 		if (base != 0 || mapped != NULL)
 			return base;
-		mapped = map_chunk(cv);
+		mapped = map_chunk(n, cv);
 		if (mapped == NULL)
 			return 0;
 	}
@@ -256,6 +321,7 @@ static void carve_put(struct smarm_node *n, struct smarm__carve *cv, void *base)
 	smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 	*(void **)((char *)base + cv->cv_link) = cv->cv_free;
 	cv->cv_free = base;
+	cv->cv_nfree++;
 	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
 }
 
@@ -271,6 +337,8 @@ static void carve_fini(struct smarm__carve *cv)
 	cv->cv_spare = NULL;
 	cv->cv_next = 0;
 	cv->cv_free = NULL;
+	cv->cv_nfree = 0;
+	cv->cv_carved = 0;
 }
 
 /* ----------------------------------------------------------- guarded */
@@ -287,6 +355,7 @@ static void *map_guarded(struct smarm_node *n, size_t reserve, size_t guard)
 		return NULL;
 	}
 	atomic_fetch_add_explicit(&n->stk_guarded, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&n->stk_own, 1, memory_order_relaxed);
 	return base;
 }
 
@@ -294,6 +363,7 @@ static void unmap_guarded(struct smarm_node *n, void *base, size_t len)
 {
 	munmap(base, len);
 	atomic_fetch_sub_explicit(&n->stk_guarded, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&n->stk_own, 1, memory_order_relaxed);
 }
 
 static bool default_shaped(struct smarm_node *n, struct smarm__slot *s)
@@ -301,23 +371,57 @@ static bool default_shaped(struct smarm_node *n, struct smarm__slot *s)
 	return s->stk_reserve == n->stk_reserve && s->stk_guard == n->stk_guard;
 }
 
+/* Default-shaped guarded stacks are carved from chunks (INV-2). */
+static bool guarded_carved(struct smarm_node *n)
+{
+	return n->stk_guards != SMARM__GUARDS_NONE;
+}
+
+/* A default-shaped guarded stack that leaves a worker's hands: back to
+ * its chunk's free list, or the pool, or unmapped. */
+static void guarded_put(struct smarm_node *n, void *base)
+{
+	bool kept = false;
+	if (guarded_carved(n)) {
+		/* The actor's first frames may have left its top poisoned. */
+		SMARM_STACK_UNPOISON((char *)base + n->stk_gd.cv_link,
+				     sizeof(void *));
+		carve_put(n, &n->stk_gd, base);
+		return;
+	}
+	smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
+	if (n->pool_len < n->pool_cap) {
+		n->pool[n->pool_len++] = base;
+		kept = true;
+	}
+	smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+	if (!kept)
+		unmap_guarded(n, base, n->stk_reserve + n->stk_guard);
+}
+
 /*
- * A guarded stack for s: cached or pooled if default-shaped, else a new
- * mapping. budgeted (AUTO): no new mapping once the node's guarded
- * stacks reach the budget. Returns 0, SMARM_EAGAIN (over budget) or
- * SMARM_ENOMEM.
+ * A guarded stack for s: cached, carved or pooled if default-shaped,
+ * else a new mapping. budgeted (AUTO): no new mapping of its own once
+ * the node's such stacks reach the budget. Returns 0, SMARM_EAGAIN (over
+ * budget) or SMARM_ENOMEM.
  */
 static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 			   bool budgeted)
 {
 	struct smarm__worker *w = smarm__worker_of(n);
+	bool deflt = default_shaped(n, s);
+	bool fresh = false;
 	void *base = NULL;
-	if (default_shaped(n, s) && w != NULL && w->stk_ncache > 0) {
+	if (deflt && w != NULL && w->stk_ncache > 0) {
 		/* Relaxed atomic stores: SMARM_STAT_STACK_POOL reads it. */
 		__atomic_store_n(&w->stk_ncache, w->stk_ncache - 1,
 				 __ATOMIC_RELAXED);
 		base = w->stk_cache[w->stk_ncache];
-	} else if (default_shaped(n, s)) {
+	} else if (deflt && guarded_carved(n)) {
+		base = (void *)carve_take(n, &n->stk_gd, &fresh);
+		if (base == NULL)
+			return SMARM_ENOMEM;
+	} else if (deflt) {
 		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (n->pool_len > 0)
 			base = n->pool[--n->pool_len];
@@ -325,14 +429,21 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	}
 	if (base == NULL) {
 		if (budgeted &&
-		    atomic_load_explicit(&n->stk_guarded,
-					 memory_order_relaxed) >= n->stk_budget)
+		    atomic_load_explicit(&n->stk_own, memory_order_relaxed) >=
+			    n->stk_budget)
 			return SMARM_EAGAIN;
 		base = map_guarded(n, s->stk_reserve, s->stk_guard);
 	}
 	if (base == NULL)
 		return SMARM_ENOMEM;
 	SMARM_STACK_UNPOISON((char *)base + s->stk_guard, s->stk_reserve);
+	if (fresh) {
+		atomic_fetch_add_explicit(&n->stk_guarded, 1,
+					  memory_order_relaxed);
+		/* Fault in the page of its link word now, not when it is
+		 * freed under the pool lock. */
+		*(void **)((char *)base + n->stk_gd.cv_link) = NULL;
+	}
 	s->stk_mode = SMARM_STACK_GUARDED;
 	__atomic_store_n(&s->stk_base, base, __ATOMIC_RELEASE);
 	return 0;
@@ -341,28 +452,22 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 			    void *base)
 {
-	if (default_shaped(n, s)) {
-		struct smarm__worker *w = smarm__worker_of(n);
-		bool kept = false;
-		zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
-		/* The cache counts against the cap: cap 0 keeps nothing. */
-		if (w != NULL && w->stk_ncache < SMARM__WORKER_STACKS &&
-		    w->stk_ncache < n->pool_cap) {
-			w->stk_cache[w->stk_ncache] = base;
-			__atomic_store_n(&w->stk_ncache, w->stk_ncache + 1,
-					 __ATOMIC_RELAXED);
-			return;
-		}
-		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
-		if (n->pool_len < n->pool_cap) {
-			n->pool[n->pool_len++] = base;
-			kept = true;
-		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
-		if (kept)
-			return;
+	struct smarm__worker *w;
+	if (!default_shaped(n, s)) {
+		unmap_guarded(n, base, s->stk_reserve + s->stk_guard);
+		return;
 	}
-	unmap_guarded(n, base, s->stk_reserve + s->stk_guard);
+	w = smarm__worker_of(n);
+	zap((uintptr_t)base + s->stk_guard, s->stk_reserve);
+	/* The cache counts against the cap: cap 0 keeps nothing there. */
+	if (w != NULL && w->stk_ncache < SMARM__WORKER_STACKS &&
+	    w->stk_ncache < n->pool_cap) {
+		w->stk_cache[w->stk_ncache] = base;
+		__atomic_store_n(&w->stk_ncache, w->stk_ncache + 1,
+				 __ATOMIC_RELAXED);
+		return;
+	}
+	guarded_put(n, base);
 }
 
 /* ------------------------------------------------------------- dense */
@@ -370,8 +475,9 @@ static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
 static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 {
 	uintptr_t low;
+	bool fresh;
 	if (s->stk_reserve == n->stk_reserve) {
-		low = carve_take(n, &n->stk_dn);
+		low = carve_take(n, &n->stk_dn, &fresh);
 	} else {
 		void *m = mmap(NULL, s->stk_reserve, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -482,22 +588,14 @@ void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 		release_guarded(n, s, base);
 }
 
-/* End of a run: hand a worker's cached stacks back to the pool. */
+/* End of a run: hand a worker's cached stacks back. */
 void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w)
 {
 	while (w->stk_ncache > 0) {
 		void *base = w->stk_cache[w->stk_ncache - 1];
 		__atomic_store_n(&w->stk_ncache, w->stk_ncache - 1,
 				 __ATOMIC_RELAXED);
-		bool kept = false;
-		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
-		if (n->pool_len < n->pool_cap) {
-			n->pool[n->pool_len++] = base;
-			kept = true;
-		}
-		smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
-		if (!kept)
-			unmap_guarded(n, base, n->stk_reserve + n->stk_guard);
+		guarded_put(n, base);
 	}
 }
 
@@ -508,6 +606,9 @@ void smarm__stack_pool_fini(struct smarm_node *n)
 	n->pool_len = 0;
 	free(n->pool);
 	n->pool = NULL;
+	atomic_fetch_sub_explicit(&n->stk_guarded, (int64_t)n->stk_gd.cv_carved,
+				  memory_order_relaxed);
+	carve_fini(&n->stk_gd);
 	carve_fini(&n->stk_dn);
 }
 

@@ -19,6 +19,9 @@
  *              guard, probably (tier 2).
  *   foreign    anything else: the usable region, above the top, another
  *              thread's stack, no actor on the CPU.
+ * Only the address counts, never si_code: a PROT_NONE guard (a stack
+ * with a mapping of its own) faults with SEGV_ACCERR, a guard region (a
+ * stack carved from a chunk, stack.c) with SEGV_MAPERR.
  * Tiers 1 and 2 write one line to fd 2 (a stack buffer, hand-rolled
  * decimals, one write(2): no stdio, no allocation, no lock), reset the
  * signal to SIG_DFL and return; the faulting instruction runs again and
@@ -93,8 +96,9 @@ static void die_by_default(int sig)
 }
 
 /*
- * Classify a fault at addr against a stack whose mapping starts at base
- * (the guard's low end) with `guard` guard and `reserve` usable bytes.
+ * Classify a fault at addr against a stack whose base (its guard's low
+ * end: a mapping's start, or a slot of a chunk) is `base`, with `guard`
+ * guard and `reserve` usable bytes.
  * Pure and async-signal-safe. *below: bytes under the guard (overshoot).
  */
 int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,

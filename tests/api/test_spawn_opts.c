@@ -3,9 +3,14 @@
  * test_spawn_opts.c - per-spawn stack options: validation, a large
  * reserve that allows deep recursion, default spawns after custom ones,
  * the stack pool recycling default-shaped stacks only, the stack mode
- * option, and stack introspection (smarm_actor_get_stack).
+ * option, guarded and dense stacks recycled under churn, AUTO's budget,
+ * and stack introspection (smarm_actor_get_stack). meson runs it twice:
+ * as is (default guarded stacks carved from chunks where the kernel has
+ * guard regions) and as spawn_opts_fallback (SMARM__NO_GUARD_REGIONS: a
+ * mapping of their own each); stack_probe.h tells the tests which.
  */
 #include "harness.h"
+#include "stack_probe.h"
 
 #include <string.h>
 
@@ -317,11 +322,16 @@ START_TEST(test_spawn_opts_pool_recycles_default_stacks_only)
 	ck_assert_int_ge(so_pool_after_default, 1);
 	ck_assert_int_eq(so_pool_after_custom, so_pool_before_custom);
 	ck_assert_int_ge(so_pool_after_many, 8);
-	ck_assert_int_le(so_pool_after_many, 16); /* default cap, 1 worker */
+	/* the default cap at 1 worker; carved, the 8 carved for them */
+	ck_assert_int_le(so_pool_after_many, 16);
 }
 END_TEST
 
-/* a pool capacity of 0 keeps nothing, and actors still run */
+/*
+ * A pool capacity of 0 keeps no stack with a mapping of its own, and
+ * actors still run. A stack carved from a chunk is never unmapped alone:
+ * it waits on its chunk's free list whatever the cap.
+ */
 static void so_root_pool_zero(void *arg)
 {
 	smarm_pid_t p;
@@ -334,11 +344,12 @@ static void so_root_pool_zero(void *arg)
 			   &so_pool_after_many);
 }
 
-START_TEST(test_spawn_opts_pool_cap_zero_keeps_no_stack)
+START_TEST(test_spawn_opts_pool_cap_zero_keeps_only_carved)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
 	int64_t v = -1;
+	int64_t kept = probe_carves_guarded() ? 1 : 0;
 	so_pool_after_many = -1;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
@@ -348,10 +359,14 @@ START_TEST(test_spawn_opts_pool_cap_zero_keeps_no_stack)
 	smarm_config_free(cfg);
 	ck_assert_int_eq(
 		smarm_node_run(node, so_root_pool_zero, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(so_pool_after_many, 0);
+	/* the children's one stack, while the root runs */
+	ck_assert_int_eq(so_pool_after_many, kept);
+	/* and the root's too, after the run; all that exist */
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_STACK_POOL, &v),
 			 0);
-	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(v, 2 * kept);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_STACKS_GUARDED),
+			 2 * kept);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 }
 END_TEST
@@ -538,7 +553,11 @@ START_TEST(test_spawn_opts_node_dense_mode_applies_to_all)
 }
 END_TEST
 
-/* AUTO: guarded up to the node's budget, dense beyond it */
+/*
+ * AUTO: guarded up to the node's budget of stacks with a mapping of
+ * their own, dense beyond it. Carved default stacks have none: the
+ * budget does not bind them, and every actor stays guarded.
+ */
 static atomic_long au_started;
 static int64_t au_budget, au_guarded, au_dense, au_live;
 static int au_rc;
@@ -574,6 +593,11 @@ START_TEST(test_spawn_opts_auto_spills_to_dense_beyond_budget)
 	ck_assert_int_eq(au_rc, 0);
 	ck_assert_int_gt(au_budget, 2000);
 	ck_assert_int_eq(au_live, au_budget + 2001);
+	if (probe_carves_guarded()) {
+		ck_assert_int_eq(au_guarded, au_budget + 2001);
+		ck_assert_int_eq(au_dense, 0);
+		return;
+	}
 	/* the budget is soft by a racing spawn or two, never by much */
 	ck_assert_int_ge(au_guarded, au_budget);
 	ck_assert_int_le(au_guarded, au_budget + 4);
@@ -622,6 +646,43 @@ START_TEST(test_spawn_opts_dense_stacks_recycle_under_churn)
 }
 END_TEST
 
+/* guarded stacks recycled under churn on four workers */
+static int64_t gc_guarded_after, gc_pool_after;
+
+static void gc_root(void *arg)
+{
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p[64];
+	(void)arg;
+	smarm_spawn_opts_alloc(&o);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, SMARM_STACK_GUARDED);
+	for (int round = 0; round < 500; round++) {
+		for (int i = 0; i < 64; i++)
+			smarm_actor_spawn(&p[i], dc_child, NULL, o);
+		for (int i = 0; i < 64; i++)
+			smarm_actor_join(p[i], NULL, NULL);
+	}
+	smarm_spawn_opts_free(o);
+	gc_guarded_after = harness_actor_stat(SMARM_STAT_STACKS_GUARDED);
+	gc_pool_after = harness_actor_stat(SMARM_STAT_STACK_POOL);
+}
+
+START_TEST(test_spawn_opts_guarded_stacks_recycle_under_churn)
+{
+	atomic_store(&dc_ran, 0);
+	gc_guarded_after = gc_pool_after = -1;
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, gc_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&dc_ran), 500 * 64);
+	/* only the root's stack is attached: all others came back */
+	ck_assert_int_eq(gc_guarded_after - gc_pool_after, 1);
+	/* reused, never more than the 64 children, the root and the
+	 * workers' caches at once */
+	ck_assert_int_le(gc_guarded_after, 64 + 1 + 4 * 4);
+}
+END_TEST
+
 Suite *smarm_test_spawn_opts_suite(void)
 {
 	Suite *s = suite_create("spawn_opts");
@@ -638,7 +699,7 @@ Suite *smarm_test_spawn_opts_suite(void)
 
 	tc = tcase_create("pool");
 	tcase_add_test(tc, test_spawn_opts_pool_recycles_default_stacks_only);
-	tcase_add_test(tc, test_spawn_opts_pool_cap_zero_keeps_no_stack);
+	tcase_add_test(tc, test_spawn_opts_pool_cap_zero_keeps_only_carved);
 	tcase_add_test(tc, test_spawn_opts_custom_stack_never_pooled);
 	suite_add_tcase(s, tc);
 
@@ -648,6 +709,7 @@ Suite *smarm_test_spawn_opts_suite(void)
 		       test_spawn_opts_stack_info_reports_shape_mode_and_depth);
 	tcase_add_test(tc, test_spawn_opts_node_dense_mode_applies_to_all);
 	tcase_add_test(tc, test_spawn_opts_dense_stacks_recycle_under_churn);
+	tcase_add_test(tc, test_spawn_opts_guarded_stacks_recycle_under_churn);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("auto");

@@ -7,8 +7,12 @@
  * fault that is not an actor's overflow (NULL on the main thread, in an
  * actor, on a plain thread) reaches the prior (default) handler with no
  * smarm line; a dense stack overflow is caught at switch-out and aborts.
+ * meson runs it twice: as is (default guarded stacks carved from chunks,
+ * guard regions, where the kernel has them) and as stack_diag_fallback
+ * (SMARM__NO_GUARD_REGIONS: a PROT_NONE guard mapping per stack).
  */
 #include "harness.h"
+#include "stack_probe.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -140,6 +144,38 @@ START_TEST(test_stack_diag_recursion_reports_guard_hit)
 }
 END_TEST
 
+/*
+ * A child's overflow while the root still holds its stack: carved, the
+ * child's stack is the next one of the root's chunk, its guard right
+ * above the root's stack top; the line names the child (the root holds
+ * slot 0).
+ */
+static void sd_root_spawn_recurse(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	if (smarm_actor_spawn(&p, sd_root_recurse, NULL, NULL) == 0)
+		smarm_actor_join(p, NULL, NULL);
+}
+
+static void sd_child_recursion_defaults(void)
+{
+	sd_run(0, 0, SMARM_STACK_GUARDED, sd_root_spawn_recurse);
+}
+
+START_TEST(test_stack_diag_child_recursion_reports_guard_hit)
+{
+	static struct sd_result r;
+	sd_child(sd_child_recursion_defaults, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " overflowed its stack: fault in the guard region, "
+			  "depth-at-fault=");
+	sd_assert_has(&r, "reserve=65536");
+	sd_assert_has(&r, "guard=1048576");
+	ck_assert_ptr_null(strstr(r.err, "smarm: actor 0."));
+}
+END_TEST
+
 static void sd_root_burn(void *arg)
 {
 	(void)arg;
@@ -171,14 +207,27 @@ END_TEST
  * first claims that space with a PROT_NONE moat (MAP_FIXED_NOREPLACE, so
  * nothing is clobbered); if the space is taken the scenario cannot be set
  * up and the child exits 77.
+ *
+ * The guard is the first page below the actor's sp that does not read.
+ * With guard regions it lies inside the mapping of the usable stack (a
+ * chunk, of which the root's stack is the lowest: nothing of the chunk
+ * is below its guard); else it is a PROT_NONE mapping of its own right
+ * below the usable one. Either way an overflow must be caught; a layout
+ * that is neither exits 78.
  */
 static void sd_root_burn_moat(void *arg)
 {
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t lo = 0, hi = 0, prev_lo = 0, prev_hi = 0;
+	uintptr_t guard = sp & ~(pg - 1);
+	uintptr_t lo = 0, hi = 0, prev_hi = 0;
+	bool carved = probe_carves_guarded();
 	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
+	FILE *f;
 	(void)arg;
+	while (probe_readable((void *)guard))
+		guard -= pg;
+	f = fopen("/proc/self/maps", "r");
 	if (f == NULL)
 		_exit(77);
 	while (fgets(line, sizeof line, f) != NULL) {
@@ -190,18 +239,19 @@ static void sd_root_burn_moat(void *arg)
 			hi = b;
 			break;
 		}
-		prev_lo = a;
 		prev_hi = b;
 	}
 	fclose(f);
-	/* The guard is the mapping right below the usable stack. */
-	if (hi == 0 || prev_hi != lo || lo - prev_lo != 4096)
-		_exit(77);
+	if (hi == 0)
+		_exit(78);
+	/* carved: one mapping holds guard and stack; else two, adjacent */
+	if (carved ? lo > guard : lo != guard + pg || prev_hi != lo)
+		_exit(78);
 	size_t moat = 64 * 1024; /* the frame lands ~28 KiB below */
 	void *m =
-		mmap((void *)(prev_lo - moat), moat, PROT_NONE,
+		mmap((void *)(guard - moat), moat, PROT_NONE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (m == MAP_FAILED || (uintptr_t)m != prev_lo - moat)
+	if (m == MAP_FAILED || (uintptr_t)m != guard - moat)
 		_exit(77);
 	sd_burn();
 }
@@ -215,6 +265,10 @@ START_TEST(test_stack_diag_unprobed_frame_over_small_guard_is_tier2)
 {
 	static struct sd_result r;
 	sd_child(sd_burn_small_guard, &r);
+	if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 78)
+		ck_abort_msg("the guard is not where this run puts it "
+			     "(carved: %d)",
+			     probe_carves_guarded());
 	if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 77) {
 		fprintf(stderr,
 			"# skip: the space below the guard is mapped\n");
@@ -372,6 +426,7 @@ Suite *smarm_test_stack_diag_suite(void)
 	TCase *tc = tcase_create("overflow");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_stack_diag_recursion_reports_guard_hit);
+	tcase_add_test(tc, test_stack_diag_child_recursion_reports_guard_hit);
 	tcase_add_test(tc,
 		       test_stack_diag_unprobed_frame_in_big_guard_is_tier1);
 	tcase_add_test(

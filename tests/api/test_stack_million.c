@@ -3,8 +3,10 @@
  * test_stack_million.c - a million live actors on dense stacks: each is
  * spawned, runs, and parks in a long sleep; the node then reports them
  * all live and dense, and the root's exit stops every one of them.
- * Guarded stacks could not do this (two mappings each against
- * vm.max_map_count). Time and resident size go to stderr.
+ * Guarded stacks could not do this cheaply: each needs two mappings
+ * against vm.max_map_count, or, carved from chunks with guard regions,
+ * about 1 MiB of address space and a share of page tables for its
+ * guard. Time and resident size go to stderr.
  */
 #include "harness.h"
 

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_stack.c - actor stacks: geometry of a mapping (guard below the
- * usable reserve), page rounding, the default-shape pool, and, in Check's
- * forked children, death by SIGSEGV for writes into the guard, both from
- * the raw mapping and from a running actor. Guard regions: the probe
- * and both ways of installing them. Then the pure range and
- * fault-classification helpers, dense stacks (chunk geometry, canary,
- * free list, AUTO's budget), the recycle zap (mincore) and the park-path
- * shrink (LazyFree in /proc/self/smaps).
+ * test_stack.c - actor stacks: geometry (guard below the usable
+ * reserve), page rounding, and, in Check's forked children, death by
+ * SIGSEGV for writes into the guard, both from the raw stack and from a
+ * running actor; each on both paths of default guarded stacks (loop
+ * index 0: carved from a chunk, guard regions; 1: the fallback, a
+ * mapping of their own). The own-mapping pool; guard regions (the
+ * probe, both ways of installing them); carved guarded stacks (chunk
+ * geometry, one kernel mapping per chunk, free-list reuse, the pool
+ * cap, AUTO's budget, chunks unmapped at close). Then the pure range and
+ * fault-classification helpers, dense stacks (chunk geometry, canary, free
+ * list, AUTO's budget), the recycle zap (mincore) and the park-path shrink
+ * (LazyFree in /proc/self/smaps).
  */
 #include "harness.h"
 
@@ -61,6 +65,47 @@ static void sk_slot(struct smarm__slot *s, size_t reserve, size_t guard)
 	s->stk_guard = guard;
 }
 
+static smarm_node_t *sk_node_mode(int64_t mode)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *n = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, mode),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
+	smarm_config_free(cfg);
+	return n;
+}
+
+static void sk_dense_slot(smarm_node_t *n, struct smarm__slot *s, int mode)
+{
+	sk_slot(s, n->stk_reserve, n->stk_guard);
+	s->stk_mode = (uint8_t)mode;
+}
+
+/*
+ * Loop tests run both paths of default guarded stacks: i 0 as the node
+ * chose at open (carved where the kernel has guard regions), i 1 forced
+ * to mappings of their own. Only before the node's first stack.
+ */
+static void sk_path(smarm_node_t *n, int i)
+{
+	if (i == 1)
+		n->stk_guards = SMARM__GUARDS_NONE;
+}
+
+/* Whether n carves its default guarded stacks; if not, say why. */
+static bool sk_carving(smarm_node_t *n)
+{
+	if (n->stk_guards != SMARM__GUARDS_NONE)
+		return true;
+	/* Only a kernel without guard regions may get here. */
+	ck_assert(!probe_guard_regions());
+	fprintf(stderr, "# skip: no guard regions on this kernel\n");
+	return false;
+}
+
 /* Whether [p, p+len) is mapped, whatever its protection. */
 static bool sk_mapped(void *p, size_t len)
 {
@@ -79,6 +124,7 @@ START_TEST(test_stack_acquire_maps_guard_and_reserve)
 	smarm_node_t *n = sk_node(0, 0);
 	struct smarm__slot s;
 	char *usable, *top;
+	sk_path(n, _i);
 	sk_slot(&s, n->stk_reserve, n->stk_guard);
 	ck_assert_uint_eq(n->stk_reserve, 65536);
 	ck_assert_uint_eq(n->stk_guard, MIB);
@@ -89,6 +135,12 @@ START_TEST(test_stack_acquire_maps_guard_and_reserve)
 	usable = (char *)s.stk_base + s.stk_guard;
 	top = usable + s.stk_reserve;
 	ck_assert(sk_mapped(s.stk_base, s.stk_guard + s.stk_reserve));
+	/* the guard does not read at either end; the usable region does */
+	ck_assert(!probe_readable(s.stk_base));
+	ck_assert(!probe_readable(usable - 1));
+	ck_assert(probe_readable(usable));
+	ck_assert(probe_readable(top - 1));
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 1);
 	/* read and write at both ends of the usable region */
 	usable[0] = 0x5a;
 	top[-1] = 0x5b;
@@ -131,11 +183,13 @@ END_TEST
 
 /* ------------------------------------------------------------------ pool */
 
+/* The pool holds default guarded stacks with a mapping of their own. */
 START_TEST(test_stack_pool_keeps_default_shape_lifo)
 {
 	smarm_node_t *n = sk_node(0, 0);
 	struct smarm__slot a, b, c;
 	void *base_a, *base_b;
+	sk_path(n, 1);
 	sk_slot(&a, n->stk_reserve, n->stk_guard);
 	sk_slot(&b, n->stk_reserve, n->stk_guard);
 	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
@@ -186,6 +240,7 @@ START_TEST(test_stack_pool_full_unmaps_extra)
 			 0);
 	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
 	smarm_config_free(cfg);
+	sk_path(n, 1);
 	for (int i = 0; i < 3; i++) {
 		sk_slot(&s[i], n->stk_reserve, n->stk_guard);
 		ck_assert_int_eq(smarm__stack_acquire(n, &s[i]), 0);
@@ -207,6 +262,7 @@ START_TEST(test_stack_write_below_usable_base_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 0);
 	struct smarm__slot s;
+	sk_path(n, _i);
 	sk_slot(&s, n->stk_reserve, n->stk_guard);
 	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
 	sk_target = (char *)s.stk_base + s.stk_guard - 1;
@@ -218,6 +274,7 @@ START_TEST(test_stack_write_at_guard_bottom_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 64 * KIB);
 	struct smarm__slot s;
+	sk_path(n, _i);
 	sk_slot(&s, n->stk_reserve, n->stk_guard);
 	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
 	sk_target = (char *)s.stk_base;
@@ -229,9 +286,29 @@ START_TEST(test_stack_write_at_guard_top_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 64 * KIB);
 	struct smarm__slot s;
+	sk_path(n, _i);
 	sk_slot(&s, n->stk_reserve, n->stk_guard);
 	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
 	sk_target = (char *)s.stk_base + 64 * KIB - 1;
+	*sk_target = 1;
+}
+END_TEST
+
+/* The guard of the second stack, right above the first one's top
+ * when both are carved from one chunk. */
+START_TEST(test_stack_write_in_second_stacks_guard_segfaults)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	struct smarm__slot a, b;
+	sk_path(n, _i);
+	sk_slot(&a, n->stk_reserve, n->stk_guard);
+	sk_slot(&b, n->stk_reserve, n->stk_guard);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
+	if (_i == 0 && n->stk_guards != SMARM__GUARDS_NONE)
+		ck_assert_ptr_eq(b.stk_base, (char *)a.stk_base + a.stk_guard +
+						     a.stk_reserve);
+	sk_target = (char *)b.stk_base + b.stk_guard / 2;
 	*sk_target = 1;
 }
 END_TEST
@@ -253,6 +330,7 @@ static void sk_actor_write_below(void *arg)
 START_TEST(test_stack_actor_write_one_below_usable_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 0);
+	sk_path(n, _i);
 	smarm_node_run(n, sk_actor_write_below, NULL, NULL, NULL);
 }
 END_TEST
@@ -272,6 +350,7 @@ START_TEST(test_stack_actor_writes_inside_usable_region_survive)
 {
 	smarm_node_t *n = sk_node(0, 0);
 	int how = -1;
+	sk_path(n, _i);
 	atomic_store(&sk_actor_wrote_bottom, 0);
 	ck_assert_int_eq(
 		smarm_node_run(n, sk_actor_write_bottom_only, NULL, &how, NULL),
@@ -302,6 +381,7 @@ static void sk_actor_walk_off(void *arg)
 START_TEST(test_stack_actor_recursion_off_the_end_segfaults)
 {
 	smarm_node_t *n = sk_node(0, 0);
+	sk_path(n, _i);
 	smarm_node_run(n, sk_actor_walk_off, NULL, NULL, NULL);
 }
 END_TEST
@@ -344,6 +424,304 @@ START_TEST(test_stack_guards_install_every_other_page)
 				 i % 2 == 1 || i == 6);
 	ck_assert_int_eq(m[pg], 1);
 	ck_assert_int_eq(munmap(m, 7 * pg), 0);
+}
+END_TEST
+
+/* ------------------------------------------------ carved guarded */
+
+START_TEST(test_stack_node_takes_probe)
+{
+	smarm_node_t *n;
+	if (getenv(PROBE_NO_GUARDS_ENV) != NULL)
+		return; /* a run that forces the fallback */
+	n = sk_node(0, 0);
+	/* The node takes the process's probe, which agrees with the
+	 * suite's own (test_stack_guards_probe_matches_kernel). */
+	ck_assert_int_eq(n->stk_guards, smarm__guards_probe());
+	ck_assert_int_eq(n->stk_guards != SMARM__GUARDS_NONE,
+			 probe_guard_regions());
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+START_TEST(test_stack_probe_env_forces_own_mappings)
+{
+	smarm_node_t *n;
+	struct smarm__slot a;
+	setenv(PROBE_NO_GUARDS_ENV, "1", 1);
+	n = sk_node(0, 0);
+	unsetenv(PROBE_NO_GUARDS_ENV); /* read at open only */
+	ck_assert_int_eq(n->stk_guards, SMARM__GUARDS_NONE);
+	sk_slot(&a, n->stk_reserve, n->stk_guard);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(atomic_load(&n->stk_own), 1);
+	smarm__stack_release(n, &a);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/* The kernel mapping (from /proc/self/maps) that contains p: [*lo, *hi). */
+static bool sk_vma_of(uintptr_t p, uintptr_t *lo, uintptr_t *hi)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && p >= a && p < b) {
+			*lo = a;
+			*hi = b;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Mapped bytes and kernel mappings of this process. */
+static void sk_maps_total(size_t *bytes, size_t *vmas)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	*bytes = 0;
+	*vmas = 0;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2) {
+			*bytes += b - a;
+			*vmas += 1;
+		}
+	}
+	fclose(f);
+}
+
+/*
+ * Two chunks' worth of default stacks plus one: each is [guard|usable],
+ * carved in address order within a chunk, none overlapping another, the
+ * guard unreadable at both ends, the usable region readable at both;
+ * a chunk is one kernel mapping. i 1: the guards installed one madvise
+ * each, not batched.
+ */
+START_TEST(test_stack_carved_chunk_geometry)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct smarm__slot s[2 * 256 + 1];
+	uint32_t per;
+	uint32_t k;
+	size_t stride;
+	uintptr_t lo, hi;
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	if (_i == 1)
+		n->stk_guards = SMARM__GUARDS_MADVISE;
+	per = n->stk_gd.cv_per;
+	stride = n->stk_guard + n->stk_reserve;
+	ck_assert_uint_eq(per, (16u << 20) / stride); /* 15 at the defaults */
+	k = per + 1;
+	for (uint32_t i = 0; i < k; i++) {
+		char *base, *usable, *top;
+		sk_slot(&s[i], n->stk_reserve, n->stk_guard);
+		ck_assert_int_eq(smarm__stack_acquire(n, &s[i]), 0);
+		ck_assert_int_eq(s[i].stk_mode, SMARM_STACK_GUARDED);
+		base = s[i].stk_base;
+		usable = base + s[i].stk_guard;
+		top = usable + s[i].stk_reserve;
+		ck_assert_uint_eq((uintptr_t)base % pg, 0);
+		ck_assert(!probe_readable(base));
+		ck_assert(!probe_readable(usable - 1));
+		ck_assert(probe_readable(usable));
+		ck_assert(probe_readable(top - 1));
+		/* one chunk: back to back, in address order */
+		if (i > 0 && i < per)
+			ck_assert_ptr_eq(base,
+					 (char *)s[i - 1].stk_base + stride);
+	}
+	/* no two stacks overlap, across chunks too */
+	for (uint32_t i = 0; i < k; i++)
+		for (uint32_t j = i + 1; j < k; j++) {
+			uintptr_t a = (uintptr_t)s[i].stk_base;
+			uintptr_t b = (uintptr_t)s[j].stk_base;
+			ck_assert(a + stride <= b || b + stride <= a);
+		}
+	/* guard regions do not split the chunk: one mapping holds all of
+	 * the first chunk's stacks */
+	ck_assert(sk_vma_of((uintptr_t)s[0].stk_base, &lo, &hi));
+	ck_assert_uint_le(lo, (uintptr_t)s[0].stk_base);
+	ck_assert_uint_ge(hi, (uintptr_t)s[per - 1].stk_base + stride);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), k);
+	ck_assert_int_eq(atomic_load(&n->stk_own), 0);
+	ck_assert_uint_eq(n->stk_gd.cv_carved, k);
+	for (uint32_t i = 0; i < k; i++)
+		smarm__stack_release(n, &s[i]);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/*
+ * A freed carved stack goes on its chunk's free list (not the pool),
+ * comes back last-in first-out, and still counts as a guarded stack
+ * that exists, and as one held for reuse.
+ */
+START_TEST(test_stack_carved_free_list_lifo)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	struct smarm__slot a, b, c;
+	void *base_b;
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	sk_slot(&a, n->stk_reserve, n->stk_guard);
+	sk_slot(&b, n->stk_reserve, n->stk_guard);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
+	base_b = b.stk_base;
+	smarm__stack_release(n, &a);
+	smarm__stack_release(n, &b);
+	ck_assert_uint_eq(n->pool_len, 0);
+	ck_assert_uint_eq(n->stk_gd.cv_nfree, 2);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACK_POOL), 2);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 2);
+	sk_slot(&c, n->stk_reserve, n->stk_guard);
+	ck_assert_int_eq(smarm__stack_acquire(n, &c), 0);
+	ck_assert_ptr_eq(c.stk_base, base_b);
+	ck_assert(!probe_readable(c.stk_base)); /* its guard is still there */
+	ck_assert_uint_eq(n->stk_gd.cv_carved, 2); /* reused, not carved */
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACK_POOL), 1);
+	smarm__stack_release(n, &c);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/* The pool cap bounds the own-mapping pool only: carved stacks are
+ * never unmapped one by one, whatever the cap. */
+START_TEST(test_stack_carved_pool_cap_unmaps_nothing)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *n = NULL;
+	struct smarm__slot s[3];
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, 0),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
+	smarm_config_free(cfg);
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		sk_slot(&s[i], n->stk_reserve, n->stk_guard);
+		ck_assert_int_eq(smarm__stack_acquire(n, &s[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		void *base = s[i].stk_base;
+		smarm__stack_release(n, &s[i]);
+		ck_assert(sk_mapped(base, n->stk_guard + n->stk_reserve));
+		ck_assert(!probe_readable(base));
+	}
+	ck_assert_uint_eq(n->pool_len, 0);
+	ck_assert_uint_eq(n->stk_gd.cv_nfree, 3);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 3);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/*
+ * With guard regions, AUTO's budget (mappings of their own) does not
+ * bind default-shaped stacks, which have none; a custom shape, which has
+ * one, still turns dense over it.
+ */
+START_TEST(test_stack_carved_auto_budget_binds_own_only)
+{
+	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
+	struct smarm__slot a, b, c;
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	n->stk_budget = 0; /* as if vm.max_map_count were tiny */
+	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
+	sk_dense_slot(n, &b, SMARM_STACK_AUTO);
+	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
+	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
+	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
+	ck_assert_int_eq(b.stk_mode, SMARM_STACK_GUARDED);
+	ck_assert_uint_eq(b.stk_guard, MIB);
+	sk_dense_slot(n, &c, SMARM_STACK_AUTO);
+	c.stk_reserve = 128 * KIB;
+	ck_assert_int_eq(smarm__stack_acquire(n, &c), 0);
+	ck_assert_int_eq(c.stk_mode, SMARM_STACK_DENSE);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 2);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 1);
+	ck_assert_int_eq(atomic_load(&n->stk_own), 0);
+	smarm__stack_release(n, &a);
+	smarm__stack_release(n, &b);
+	smarm__stack_release(n, &c);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
+/*
+ * Node close unmaps every chunk, guarded and dense: the stacks' addresses
+ * are no longer mapped and the process maps no more than before the
+ * node was opened (within slack for libc's own arenas), after five
+ * chunks (about 80 MiB) were mapped. i 1: the stacks are freed in
+ * reverse, so the free lists hold them in another order.
+ */
+START_TEST(test_stack_close_unmaps_every_chunk)
+{
+	size_t bytes0, vmas0, bytes1, vmas1, bytes2, vmas2;
+	smarm_node_t *n;
+	struct smarm__slot g[2 * 256 + 1], d[256 + 1];
+	void *gb[2 * 256 + 1], *db[256 + 1]; /* their bases */
+	uint32_t kg, kd;
+	sk_maps_total(&bytes0, &vmas0);
+	n = sk_node_mode(SMARM_STACK_AUTO);
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	kg = 2 * n->stk_gd.cv_per + 1; /* three guarded chunks */
+	kd = n->stk_dn.cv_per + 1;     /* two dense ones */
+	sk_maps_total(&bytes1, &vmas1);
+	for (uint32_t i = 0; i < kg; i++) {
+		sk_dense_slot(n, &g[i], SMARM_STACK_GUARDED);
+		ck_assert_int_eq(smarm__stack_acquire(n, &g[i]), 0);
+		gb[i] = g[i].stk_base;
+	}
+	for (uint32_t i = 0; i < kd; i++) {
+		sk_dense_slot(n, &d[i], SMARM_STACK_DENSE);
+		ck_assert_int_eq(smarm__stack_acquire(n, &d[i]), 0);
+		db[i] = d[i].stk_base;
+	}
+	sk_maps_total(&bytes2, &vmas2);
+	ck_assert_uint_ge(bytes2 - bytes1, (size_t)5 * (15u << 20));
+	/* Five chunks, however many guards: at most five mappings more. */
+	ck_assert_uint_le(vmas2, vmas1 + 5);
+	for (uint32_t i = 0; i < kg; i++) {
+		uint32_t at = _i == 0 ? i : kg - 1 - i;
+		smarm__stack_release(n, &g[at]);
+	}
+	for (uint32_t i = 0; i < kd; i++) {
+		uint32_t at = _i == 0 ? i : kd - 1 - i;
+		smarm__stack_release(n, &d[at]);
+	}
+	ck_assert_int_eq(smarm_node_close(n), 0);
+	for (uint32_t i = 0; i < kg; i++)
+		ck_assert(!sk_mapped(gb[i], 4096));
+	for (uint32_t i = 0; i < kd; i++)
+		ck_assert(!sk_mapped(db[i], 4096));
+	sk_maps_total(&bytes2, &vmas2);
+	/* The bytes are the sharp check: chunks merge into few mappings,
+	 * and ASan's allocator maps a few of its own meanwhile. */
+	ck_assert_uint_le(bytes2, bytes0 + 4 * MIB);
+	ck_assert_uint_le(vmas2, vmas0 + 16);
 }
 END_TEST
 
@@ -449,25 +827,6 @@ END_TEST
 
 /* --------------------------------------------------------------- dense */
 
-static smarm_node_t *sk_node_mode(int64_t mode)
-{
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *n = NULL;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, mode),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
-	smarm_config_free(cfg);
-	return n;
-}
-
-static void sk_dense_slot(smarm_node_t *n, struct smarm__slot *s, int mode)
-{
-	sk_slot(s, n->stk_reserve, n->stk_guard);
-	s->stk_mode = (uint8_t)mode;
-}
-
 START_TEST(test_stack_dense_stacks_share_pages_with_neighbours)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_DENSE);
@@ -549,10 +908,12 @@ START_TEST(test_stack_dense_sp_below_stack_aborts)
 }
 END_TEST
 
+/* Where each guarded stack has a mapping of its own (the fallback). */
 START_TEST(test_stack_auto_turns_dense_over_budget)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
 	struct smarm__slot a, b;
+	sk_path(n, 1);
 	ck_assert_int_gt(harness_stat(n, SMARM_STAT_STACK_GUARD_BUDGET), 1000);
 	n->stk_budget = 1; /* as if vm.max_map_count were tiny */
 	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
@@ -599,6 +960,7 @@ START_TEST(test_stack_explicit_guarded_ignores_budget)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_GUARDED);
 	struct smarm__slot a;
+	sk_path(n, _i);
 	n->stk_budget = 0;
 	sk_dense_slot(n, &a, SMARM_STACK_GUARDED);
 	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
@@ -613,7 +975,7 @@ END_TEST
 static uintptr_t rz_usable;
 static size_t rz_reserve;
 static int rz_resident_low = -1, rz_resident_top = -1;
-static bool rz_still_mapped;
+static bool rz_still_mapped, rz_guard_reads = true;
 
 /* Resident pages in [p, p+len) per mincore, or -1. */
 static int sk_resident(uintptr_t p, size_t len)
@@ -651,16 +1013,19 @@ static void rz_root(void *arg)
 	rz_resident_top =
 		sk_resident(rz_usable + rz_reserve - 64 * KIB, 64 * KIB);
 	rz_still_mapped = sk_mapped((void *)rz_usable, rz_reserve);
+	rz_guard_reads = probe_readable((void *)(rz_usable - 1));
 }
 
 START_TEST(test_stack_recycle_zaps_below_retained_top)
 {
 	smarm_node_t *n = sk_node(4 * MIB, 0);
+	sk_path(n, _i);
 	ck_assert_int_eq(smarm_node_run(n, rz_root, NULL, NULL, NULL), 0);
 	ck_assert_uint_eq(rz_reserve, 4 * MIB);
 	ck_assert_int_eq(rz_resident_low, 0);
 	ck_assert_int_gt(rz_resident_top, 0); /* the entry frames stay */
 	ck_assert(rz_still_mapped);	      /* pooled, not unmapped */
+	ck_assert(!rz_guard_reads);	      /* the zap left the guard */
 	ck_assert_int_ge(harness_stat(n, SMARM_STAT_STACK_POOL), 1);
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
@@ -804,11 +1169,12 @@ Suite *smarm_test_stack_suite(void)
 {
 	Suite *s = suite_create("stack");
 	TCase *tc = tcase_create("geometry");
-	tcase_add_test(tc, test_stack_acquire_maps_guard_and_reserve);
+	tcase_add_loop_test(tc, test_stack_acquire_maps_guard_and_reserve, 0,
+			    2);
 	tcase_add_test(tc, test_stack_sizes_round_up_to_pages);
 	tcase_add_test(tc, test_stack_small_and_large_stacks_allocate);
-	tcase_add_test(tc,
-		       test_stack_actor_writes_inside_usable_region_survive);
+	tcase_add_loop_test(
+		tc, test_stack_actor_writes_inside_usable_region_survive, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pool");
@@ -823,18 +1189,34 @@ Suite *smarm_test_stack_suite(void)
 			    2);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("carved");
+	tcase_add_test(tc, test_stack_node_takes_probe);
+	tcase_add_test(tc, test_stack_probe_env_forces_own_mappings);
+	tcase_add_loop_test(tc, test_stack_carved_chunk_geometry, 0, 2);
+	tcase_add_test(tc, test_stack_carved_free_list_lifo);
+	tcase_add_test(tc, test_stack_carved_pool_cap_unmaps_nothing);
+	tcase_add_test(tc, test_stack_carved_auto_budget_binds_own_only);
+	tcase_add_loop_test(tc, test_stack_close_unmaps_every_chunk, 0, 2);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("guard");
 	tcase_set_timeout(tc, 20);
-	tcase_add_test_raise_signal(
-		tc, test_stack_write_below_usable_base_segfaults, SIGSEGV);
-	tcase_add_test_raise_signal(
-		tc, test_stack_write_at_guard_bottom_segfaults, SIGSEGV);
-	tcase_add_test_raise_signal(tc, test_stack_write_at_guard_top_segfaults,
-				    SIGSEGV);
-	tcase_add_test_raise_signal(
-		tc, test_stack_actor_write_one_below_usable_segfaults, SIGSEGV);
-	tcase_add_test_raise_signal(
-		tc, test_stack_actor_recursion_off_the_end_segfaults, SIGSEGV);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_write_below_usable_base_segfaults, SIGSEGV, 0,
+		2);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_write_at_guard_bottom_segfaults, SIGSEGV, 0, 2);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_write_at_guard_top_segfaults, SIGSEGV, 0, 2);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_write_in_second_stacks_guard_segfaults, SIGSEGV,
+		0, 2);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_actor_write_one_below_usable_segfaults, SIGSEGV,
+		0, 2);
+	tcase_add_loop_test_raise_signal(
+		tc, test_stack_actor_recursion_off_the_end_segfaults, SIGSEGV,
+		0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("ranges");
@@ -852,11 +1234,13 @@ Suite *smarm_test_stack_suite(void)
 				    SIGABRT);
 	tcase_add_test(tc, test_stack_auto_turns_dense_over_budget);
 	tcase_add_test(tc, test_stack_auto_turns_dense_when_mapping_fails);
-	tcase_add_test(tc, test_stack_explicit_guarded_ignores_budget);
+	tcase_add_loop_test(tc, test_stack_explicit_guarded_ignores_budget, 0,
+			    2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("recycle");
-	tcase_add_test(tc, test_stack_recycle_zaps_below_retained_top);
+	tcase_add_loop_test(tc, test_stack_recycle_zaps_below_retained_top, 0,
+			    2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("shrink");
