@@ -224,11 +224,16 @@ SMARM_API const char *smarm_version_string(void);
 	XX(MAX_ACTORS, 2, 1, 16777216, 1048576, NODE)                          \
 	/* Usable stack bytes per actor, rounded up to a page. */              \
 	XX(STACK_RESERVE, 3, 4096, 1073741824, 65536, SPAWN)                   \
-	/* PROT_NONE guard bytes below each stack, rounded up to a page. */    \
+	/* Guard bytes below each guarded stack, rounded up to a page.         \
+	 * Since 0.5 a guard region where the kernel has them, else a          \
+	 * PROT_NONE mapping (SMARM_STACK_GUARDED). */                         \
 	XX(STACK_GUARD, 4, 4096, 1073741824, 1048576, SPAWN)                   \
 	/* Recycled default-shaped stacks kept for reuse in the node's         \
 	 * pool; each worker also caches up to min(4, cap) in front of it.     \
-	 * 0 keeps none. Default: max(16, 4 * workers). */                     \
+	 * 0 keeps none. Default: max(16, 4 * workers). Since 0.5 the pool     \
+	 * holds only stacks with a mapping of their own: a guarded stack      \
+	 * carved from a chunk is never unmapped alone; past the caches it     \
+	 * waits in its chunk, whatever the cap, until smarm_node_close(). */  \
 	XX(STACK_POOL_CAP, 5, 0, 1048576, -1, NODE)                            \
 	/* How long an actor runs before a safe point (smarm_check,            \
 	 * runtime calls) makes it yield. Default 2 ms. */                     \
@@ -299,12 +304,19 @@ enum smarm_opt {
 /*
  * smarm_stack_mode - values of SMARM_OPT_STACK_MODE (since SMARM_0.2).
  *
- * SMARM_STACK_GUARDED  one mapping per stack with a PROT_NONE guard below
- *                      it (SMARM_OPT_STACK_GUARD): an overflow faults at
- *                      once and is reported (see "Stack overflows" in
- *                      docs/embedding.md). Each costs two kernel mappings,
- *                      and vm.max_map_count (65530 by default) caps the
- *                      process near 32k guarded stacks.
+ * SMARM_STACK_GUARDED  a guard below each stack (SMARM_OPT_STACK_GUARD):
+ *                      an overflow faults at once and is reported (see
+ *                      "Stack overflows" in docs/embedding.md). Since 0.5,
+ *                      where the kernel has guard regions (Linux 6.13),
+ *                      stacks of the node's default reserve and guard are
+ *                      carved from large shared mappings, each guard a
+ *                      guard region: no kernel mapping per stack, only
+ *                      address space (guard + reserve each) and page
+ *                      tables bound them. Otherwise, and for other
+ *                      shapes, each stack is a mapping of its own with a
+ *                      PROT_NONE guard: two kernel mappings, and
+ *                      vm.max_map_count (65530 by default) caps the
+ *                      process near 32k of those.
  * SMARM_STACK_DENSE    no guard: stacks are carved from large shared
  *                      mappings, so millions fit. The lowest word of each
  *                      stack is a canary; it and the saved stack pointer
@@ -314,11 +326,16 @@ enum smarm_opt {
  *                      therefore caught late: the neighbouring stack may
  *                      already be corrupted. SMARM_OPT_STACK_GUARD does not
  *                      apply.
- * SMARM_STACK_AUTO     guarded while the node has fewer than its guard
- *                      budget of guarded stacks mapped, dense beyond
- *                      (also when a guarded mapping fails). The budget is
+ * SMARM_STACK_AUTO     guarded, unless the stack needs a mapping of its
+ *                      own while the node has its guard budget of those
+ *                      mapped: dense then, and also when no memory can
+ *                      be mapped for a guarded stack. The budget is
  *                      (vm.max_map_count - 8192) / 2 read at node open
  *                      (28669 by default; SMARM_STAT_STACK_GUARD_BUDGET).
+ *                      Stacks carved from chunks need none, so where the
+ *                      kernel has guard regions every default-shaped
+ *                      AUTO actor is guarded (before 0.5, and elsewhere,
+ *                      about 28669 of them were).
  *
  * The mode of an actor is fixed when it first runs and its stack is
  * attached; smarm_actor_get_stack(SMARM_STACK_INFO_MODE) reports it.
@@ -491,7 +508,8 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Actors waiting in the run queue (approximate). */                   \
 	XX(RUN_QUEUE, 4, CORE)                                                 \
 	/* Recycled stacks held for reuse (the node's pool plus the            \
-	 * workers' small caches). */                                          \
+	 * workers' small caches; since 0.5 also the free guarded stacks       \
+	 * carved from chunks). */                                             \
 	XX(STACK_POOL, 5, CORE)                                                \
 	/* Worker threads of a run. */                                         \
 	XX(WORKERS, 6, CORE)                                                   \
@@ -525,15 +543,18 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * safe point. In the last run. Since: SMARM_0.2. */                   \
 	XX(PREEMPT_DEFERRED, 15, CORE)                                         \
 	/* Guarded stacks mapped now: attached to actors or kept for           \
-	 * reuse. Since: SMARM_0.2. */                                         \
+	 * reuse (pooled, cached, or free in a chunk until the node is         \
+	 * closed). Since: SMARM_0.2. */                                       \
 	XX(STACKS_GUARDED, 16, CORE)                                           \
 	/* Dense stacks attached to actors now. Since: SMARM_0.2. */           \
 	XX(STACKS_DENSE, 17, CORE)                                             \
 	/* Park-path stack shrinks since the node was opened.                  \
 	 * Since: SMARM_0.2. */                                                \
 	XX(STACK_SHRINKS, 18, CORE)                                            \
-	/* Guarded stacks SMARM_STACK_AUTO maps before it turns to dense       \
-	 * ones. Since: SMARM_0.2. */                                          \
+	/* Guarded stacks with a mapping of their own that                     \
+	 * SMARM_STACK_AUTO maps before it turns to dense ones (since 0.5,     \
+	 * stacks carved from chunks need none and do not count).              \
+	 * Since: SMARM_0.2. */                                                \
 	XX(STACK_GUARD_BUDGET, 19, CORE)                                       \
 	/* Actors registered with the epoll thread now (parked on an fd).      \
 	 * Since: SMARM_0.2. */                                                \
