@@ -326,16 +326,12 @@ enum smarm_opt {
  *                      therefore caught late: the neighbouring stack may
  *                      already be corrupted. SMARM_OPT_STACK_GUARD does not
  *                      apply.
- * SMARM_STACK_AUTO     guarded, unless the stack needs a mapping of its
- *                      own while the node has its guard budget of those
- *                      mapped: dense then, and also when no memory can
+ * SMARM_STACK_AUTO     guarded while the node has fewer than its guard
+ *                      budget of guarded stacks (or a freed one is at
+ *                      hand): dense then, and also when no memory can
  *                      be mapped for a guarded stack. The budget is
  *                      (vm.max_map_count - 8192) / 2 read at node open
  *                      (28669 by default; SMARM_STAT_STACK_GUARD_BUDGET).
- *                      Stacks carved from chunks need none, so where the
- *                      kernel has guard regions every default-shaped
- *                      AUTO actor is guarded (before 0.5, and elsewhere,
- *                      about 28669 of them were).
  *
  * The mode of an actor is fixed when it first runs and its stack is
  * attached; smarm_actor_get_stack(SMARM_STACK_INFO_MODE) reports it.
@@ -551,9 +547,8 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Park-path stack shrinks since the node was opened.                  \
 	 * Since: SMARM_0.2. */                                                \
 	XX(STACK_SHRINKS, 18, CORE)                                            \
-	/* Guarded stacks with a mapping of their own that                     \
-	 * SMARM_STACK_AUTO maps before it turns to dense ones (since 0.5,     \
-	 * stacks carved from chunks need none and do not count).              \
+	/* Guarded stacks SMARM_STACK_AUTO maps before it turns to dense       \
+	 * ones (carved from chunks or with a mapping of their own).           \
 	 * Since: SMARM_0.2. */                                                \
 	XX(STACK_GUARD_BUDGET, 19, CORE)                                       \
 	/* Actors registered with the epoll thread now (parked on an fd).      \

@@ -116,8 +116,8 @@ struct smarm_node {
 	size_t stk_reserve; /* page-rounded default */
 	size_t stk_guard;   /* page-rounded default */
 	int stk_mode;	    /* default SMARM_STACK_* of a spawn */
-	int64_t stk_budget; /* AUTO: most guarded stacks with a mapping of
-			       their own (stk_own) at once */
+	int64_t stk_budget; /* AUTO: most guarded stacks (stk_guarded) at
+			       once, unless a freed one is at hand */
 	int stk_guards;	    /* SMARM__GUARDS_* (arch.h): how the guards of
 			       default guarded stacks are installed; NONE:
 			       those stacks have mappings of their own */

@@ -9,9 +9,13 @@
  * so spawning is a slot claim and a queue push, and a burst of
  * spawned-then-exiting actors cycles through a handful of pooled stacks
  * instead of mapping one each. The mode (SMARM_STACK_*) is fixed then.
- * AUTO becomes GUARDED unless the stack would need a mapping of its own
- * while the node has stk_budget of those (stk_own) and none is pooled,
- * or no memory can be mapped for it; then DENSE.
+ * AUTO becomes GUARDED while the node has fewer than stk_budget guarded
+ * stacks (stk_guarded: carved or with a mapping of their own) or a freed
+ * one is at hand, and memory can be mapped for it; else DENSE. The
+ * budget is set by vm.max_map_count (two mappings per own stack); for
+ * carved stacks, which need none, it bounds their page tables (about
+ * 2 KiB each with the 1 MiB guard) and the pages they keep, so a node
+ * of a million small actors still runs most of them dense.
  *
  * Chunks. A chunk is one anonymous MAP_NORESERVE mapping (no huge
  * pages) of cv_per stacks of one shape (struct smarm__carve, node.h),
@@ -269,10 +273,11 @@ static char *map_chunk(struct smarm_node *n, const struct smarm__carve *cv)
 
 /*
  * A free stack of kind cv (its base), or 0 when none can be had.
- * *fresh: it was carved just now (never handed out before).
+ * *fresh: it was carved just now (never handed out before). may_carve
+ * false: only a freed one (AUTO over its budget).
  */
 static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv,
-			    bool *fresh)
+			    bool may_carve, bool *fresh)
 {
 	char *mapped = NULL;
 	uintptr_t base = 0;
@@ -289,6 +294,9 @@ static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv,
 			base = (uintptr_t)cv->cv_free;
 			cv->cv_free = *(void **)(base + cv->cv_link);
 			cv->cv_nfree--;
+		} else if (!may_carve) {
+			smarm__unlock(&n->pool_lock, SMARM__RANK_STACK);
+			return 0;
 		} else {
 			if ((cv->cv_carve == NULL ||
 			     cv->cv_next == cv->cv_per) &&
@@ -401,9 +409,9 @@ static void guarded_put(struct smarm_node *n, void *base)
 
 /*
  * A guarded stack for s: cached, carved or pooled if default-shaped,
- * else a new mapping. budgeted (AUTO): no new mapping of its own once
- * the node's such stacks reach the budget. Returns 0, SMARM_EAGAIN (over
- * budget) or SMARM_ENOMEM.
+ * else a new mapping. budgeted (AUTO): once the node's guarded stacks
+ * reach the budget, only a cached, freed or pooled one. Returns 0,
+ * SMARM_EAGAIN (over budget) or SMARM_ENOMEM.
  */
 static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 			   bool budgeted)
@@ -418,9 +426,15 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 				 __ATOMIC_RELAXED);
 		base = w->stk_cache[w->stk_ncache];
 	} else if (deflt && guarded_carved(n)) {
-		base = (void *)carve_take(n, &n->stk_gd, &fresh);
+		/* AUTO's budget counts carved stacks too: past it, only a
+		 * freed one (page tables and touched pages stay bounded). */
+		bool may_carve = !budgeted ||
+				 atomic_load_explicit(&n->stk_guarded,
+						      memory_order_relaxed) <
+					 n->stk_budget;
+		base = (void *)carve_take(n, &n->stk_gd, may_carve, &fresh);
 		if (base == NULL)
-			return SMARM_ENOMEM;
+			return may_carve ? SMARM_ENOMEM : SMARM_EAGAIN;
 	} else if (deflt) {
 		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (n->pool_len > 0)
@@ -429,8 +443,8 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	}
 	if (base == NULL) {
 		if (budgeted &&
-		    atomic_load_explicit(&n->stk_own, memory_order_relaxed) >=
-			    n->stk_budget)
+		    atomic_load_explicit(&n->stk_guarded,
+					 memory_order_relaxed) >= n->stk_budget)
 			return SMARM_EAGAIN;
 		base = map_guarded(n, s->stk_reserve, s->stk_guard);
 	}
@@ -477,7 +491,7 @@ static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 	uintptr_t low;
 	bool fresh;
 	if (s->stk_reserve == n->stk_reserve) {
-		low = carve_take(n, &n->stk_dn, &fresh);
+		low = carve_take(n, &n->stk_dn, true, &fresh);
 	} else {
 		void *m = mmap(NULL, s->stk_reserve, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |

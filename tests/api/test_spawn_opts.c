@@ -554,9 +554,8 @@ START_TEST(test_spawn_opts_node_dense_mode_applies_to_all)
 END_TEST
 
 /*
- * AUTO: guarded up to the node's budget of stacks with a mapping of
- * their own, dense beyond it. Carved default stacks have none: the
- * budget does not bind them, and every actor stays guarded.
+ * AUTO: guarded up to the node's budget of guarded stacks (carved or
+ * with a mapping of their own), dense beyond it.
  */
 static atomic_long au_started;
 static int64_t au_budget, au_guarded, au_dense, au_live;
@@ -593,11 +592,6 @@ START_TEST(test_spawn_opts_auto_spills_to_dense_beyond_budget)
 	ck_assert_int_eq(au_rc, 0);
 	ck_assert_int_gt(au_budget, 2000);
 	ck_assert_int_eq(au_live, au_budget + 2001);
-	if (probe_carves_guarded()) {
-		ck_assert_int_eq(au_guarded, au_budget + 2001);
-		ck_assert_int_eq(au_dense, 0);
-		return;
-	}
 	/* the budget is soft by a racing spawn or two, never by much */
 	ck_assert_int_ge(au_guarded, au_budget);
 	ck_assert_int_le(au_guarded, au_budget + 4);

@@ -633,36 +633,45 @@ START_TEST(test_stack_carved_pool_cap_unmaps_nothing)
 END_TEST
 
 /*
- * With guard regions, AUTO's budget (mappings of their own) does not
- * bind default-shaped stacks, which have none; a custom shape, which has
- * one, still turns dense over it.
+ * AUTO's budget counts carved stacks too (their page tables and pages):
+ * past it a default-shaped AUTO stack is carved no more and turns dense,
+ * but a freed carved one is still reused; a custom shape (a mapping of
+ * its own) turns dense over it as well.
  */
-START_TEST(test_stack_carved_auto_budget_binds_own_only)
+START_TEST(test_stack_carved_auto_budget_binds_carved_too)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
-	struct smarm__slot a, b, c;
+	struct smarm__slot a, b, c, d;
+	void *a_base;
 	if (!sk_carving(n)) {
 		ck_assert_int_eq(smarm_node_close(n), 0);
 		return;
 	}
-	n->stk_budget = 0; /* as if vm.max_map_count were tiny */
+	n->stk_budget = 1; /* as if vm.max_map_count were tiny */
 	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
 	sk_dense_slot(n, &b, SMARM_STACK_AUTO);
 	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
 	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
 	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
-	ck_assert_int_eq(b.stk_mode, SMARM_STACK_GUARDED);
-	ck_assert_uint_eq(b.stk_guard, MIB);
+	ck_assert_uint_eq(a.stk_guard, MIB);
+	ck_assert_int_eq(b.stk_mode, SMARM_STACK_DENSE);
 	sk_dense_slot(n, &c, SMARM_STACK_AUTO);
 	c.stk_reserve = 128 * KIB;
 	ck_assert_int_eq(smarm__stack_acquire(n, &c), 0);
 	ck_assert_int_eq(c.stk_mode, SMARM_STACK_DENSE);
-	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 2);
-	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 1);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 1);
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 2);
 	ck_assert_int_eq(atomic_load(&n->stk_own), 0);
+	/* a freed carved stack is at hand: reused, still guarded */
+	a_base = a.stk_base;
 	smarm__stack_release(n, &a);
+	sk_dense_slot(n, &d, SMARM_STACK_AUTO);
+	ck_assert_int_eq(smarm__stack_acquire(n, &d), 0);
+	ck_assert_int_eq(d.stk_mode, SMARM_STACK_GUARDED);
+	ck_assert_ptr_eq(d.stk_base, a_base);
 	smarm__stack_release(n, &b);
 	smarm__stack_release(n, &c);
+	smarm__stack_release(n, &d);
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
 END_TEST
@@ -1195,7 +1204,7 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_loop_test(tc, test_stack_carved_chunk_geometry, 0, 2);
 	tcase_add_test(tc, test_stack_carved_free_list_lifo);
 	tcase_add_test(tc, test_stack_carved_pool_cap_unmaps_nothing);
-	tcase_add_test(tc, test_stack_carved_auto_budget_binds_own_only);
+	tcase_add_test(tc, test_stack_carved_auto_budget_binds_carved_too);
 	tcase_add_loop_test(tc, test_stack_close_unmaps_every_chunk, 0, 2);
 	suite_add_tcase(s, tc);
 
