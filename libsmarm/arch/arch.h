@@ -43,6 +43,10 @@ void smarm__ctx_switch(void **save_sp, void *load_sp);
 /* The entry trampoline an initial frame returns into. */
 void smarm__ctx_entry(void);
 
+/* Call fn(arg) with the runtime's leftover register values cleared;
+ * *frame gets the stack pointer fn is called with (x86_64.S). */
+void smarm__call_actor(void (*fn)(void *), void *arg, uintptr_t *frame);
+
 /*
  * Build the initial frame of a fresh stack whose highest usable byte is
  * below `top`; the first switch to the returned sp calls

@@ -52,9 +52,10 @@
  *          worker's deque, where thieves take first) only when moving
  *          evens out the workers (preempt_spread), the node allows it
  *          (SMARM_OPT_PREEMPT_MOVE), it stopped in the executable's own
- *          text, and no word of its stack from the save area up (the
- *          interrupted registers, vector state and every frame) lies in
- *          the thread's static TLS or its TCB: below, at "Moving".
+ *          text, and no word of its stack from the save area up to its
+ *          own first frame (the interrupted registers, vector state and
+ *          every frame of the actor's code: s->run_frame) lies in the
+ *          thread's static TLS or its TCB: below, at "Moving".
  *
  * Removable allowances. The table of allowed text (ranges[]) is read by
  * the handler on any thread at any time, and an allowance can be
@@ -567,7 +568,10 @@ out:
  * variant II), and the TCB is just above it, so such addresses fall in
  * [tp - tls_below, tp + TLS_ABOVE). When no word of the actor's stack,
  * from the trampoline's save area (all interrupted registers and the
- * vector state) to its top, falls there, resuming it on another thread
+ * vector state) to the frame its function was called from (run_frame,
+ * set by smarm__call_actor, which also clears the registers the runtime
+ * left: an -O0 runtime leaves TLS addresses there, and a loop that never
+ * writes a register keeps them), falls there, resuming it on another thread
  * is as safe as resuming it after a runtime call, which actors do all
  * the time (a pointer read out of TLS and kept is the actor's own
  * business there too, docs/embedding.md). The text must be the
@@ -671,7 +675,11 @@ static bool preempt_may_move(struct smarm__worker *w, struct smarm__slot *s,
 	if (!w->node->preempt_move || w->node->workers_n < 2 ||
 	    !in_exe_text(pc) || (to = preempt_spread(w)) < 0)
 		return false;
+	/* Up to the runtime's first frames (smarm__call_actor), within the
+	 * stack. */
 	top = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
+	if (s->run_frame < top)
+		top = s->run_frame;
 	tp = smarm__thread_pointer();
 	if (from >= top || words_in(from, top, tp - tls_below, tp + TLS_ABOVE))
 		return false;

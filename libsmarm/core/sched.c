@@ -1357,12 +1357,19 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 	finish_switch(smarm__tls_worker);
 }
 
-/* First code of every actor, on its own stack. */
+/*
+ * First code of every actor, on its own stack. The actor's function is
+ * called through smarm__call_actor, which notes where its frames begin
+ * and clears the registers the runtime leaves: the preemption's TLS scan
+ * (preempt.c INV-P7) then sees the actor's own values only, not the
+ * address of the first worker's smarm__tls_worker that an -O0 or
+ * sanitized build keeps in this frame and in registers.
+ */
 void smarm__actor_main(struct smarm__slot *s)
 {
 	SMARM_FIBER_FINISH(NULL);
 	finish_switch(smarm__tls_worker);
-	s->fn(s->arg);
+	smarm__call_actor(s->fn, s->arg, &s->run_frame);
 	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
 }
 

@@ -150,8 +150,12 @@ struct smarm__slot {
 				      of the 24-bit epoch */
 	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
 	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
+	uintptr_t run_frame;	/* owner: the runtime's frames lie at and
+				   above it on the actor's stack, its own
+				   code below (smarm__call_actor) */
 } __attribute__((aligned(64))); /* lines of its own: its neighbours' owners
 				   write their tails at every wait */
+_Static_assert(sizeof(struct smarm__slot) == 256, "a slot is four lines");
 
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)

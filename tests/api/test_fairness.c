@@ -231,6 +231,66 @@ START_TEST(test_fairness_move_off_keeps_preempted_actors_in_place)
 END_TEST
 
 /*
+ * A spinner that holds the address of its thread's TLS in a register
+ * across its loop must never resume on another thread (the scan sees the
+ * address): each pass compares the address it holds with the one its
+ * thread has now. 5 of them on 4 workers would be moved if they could.
+ * Without the scan every run moved them and saw another thread's TLS.
+ */
+static __thread int tls_probe;
+
+static __attribute__((noipa)) int *tls_probe_here(void)
+{
+	return &tls_probe;
+}
+
+static void tls_spinner(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	int *held = tls_probe_here();
+	unsigned long long c = 0;
+	atomic_fetch_add(&F.started, 1);
+	while (!atomic_load_explicit(&F.stop, memory_order_relaxed)) {
+		__asm__ volatile("" : "+r"(held)); /* in a register */
+		(*held)++;
+		if (held != tls_probe_here())
+			atomic_store(&F.flag, 1); /* resumed elsewhere */
+		if ((++c & 1023) == 0)
+			atomic_store_explicit(&F.count[i], c,
+					      memory_order_relaxed);
+	}
+}
+
+static void tls_root(void *arg)
+{
+	int64_t *moved = arg;
+	smarm_pid_t p[MAX_SPIN];
+	for (int i = 0; i < F.n; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i], tls_spinner,
+					     (void *)(intptr_t)i, NULL),
+			   0);
+	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
+	stop_spinners(p);
+	*moved = harness_actor_stat(SMARM_STAT_PREEMPT_MOVED);
+}
+
+START_TEST(test_fairness_tls_holder_is_never_moved)
+{
+	int64_t moved = -1;
+	reset(5);
+	F.window = MS(400);
+	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_ASYNC_SLICE_NS,
+					 (int64_t)slice_ns, tls_root, &moved,
+					 NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_msg(atomic_load(&F.flag) == 0,
+		      "a spinner resumed on another thread holding its TLS");
+	ck_assert_int_eq(moved, 0);
+}
+END_TEST
+
+/*
  * Two spinners on one worker, 10 ms slices, a 1 s window: each run lasts
  * about one slice, so about 100 preemptions. The monitor sees a run at
  * one look and signals it at the next; a run that began where its
@@ -589,6 +649,7 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_add_test(tc, test_fairness_uneven_spinners_share_the_cpu);
 	tcase_add_test(tc,
 		       test_fairness_move_off_keeps_preempted_actors_in_place);
+	tcase_add_test(tc, test_fairness_tls_holder_is_never_moved);
 	tcase_add_test(tc, test_fairness_saturated_runs_last_about_one_slice);
 	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
 	suite_add_tcase(s, tc);
