@@ -181,13 +181,13 @@ static inline void harness_park(void)
 }
 
 /*
- * Open a node with `workers` workers and one more option (opt > 0: opt =
- * val), run root(arg), close the node. Asserts the run succeeded and no
- * actor is left, and returns how the root ended.
+ * Open a node with `workers` workers and up to two more options (opt > 0:
+ * opt = val), run root(arg), close the node. Asserts the run succeeded
+ * and no actor is left, and returns how the root ended.
  */
-static inline int harness_run_opt(int workers, int opt, int64_t val,
-				  smarm_actor_cb root, void *arg,
-				  intptr_t *reason)
+static inline int harness_run_opt2(int workers, int opt, int64_t val, int opt2,
+				   int64_t val2, smarm_actor_cb root, void *arg,
+				   intptr_t *reason)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
@@ -198,6 +198,8 @@ static inline int harness_run_opt(int workers, int opt, int64_t val,
 			 0);
 	if (opt > 0)
 		ck_assert_int_eq(smarm_config_set_int(cfg, opt, val), 0);
+	if (opt2 > 0)
+		ck_assert_int_eq(smarm_config_set_int(cfg, opt2, val2), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, reason), 0);
@@ -207,6 +209,14 @@ static inline int harness_run_opt(int workers, int opt, int64_t val,
 	ck_assert_int_eq(live, 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	return how;
+}
+
+/* harness_run_opt2 with one option. */
+static inline int harness_run_opt(int workers, int opt, int64_t val,
+				  smarm_actor_cb root, void *arg,
+				  intptr_t *reason)
+{
+	return harness_run_opt2(workers, opt, val, 0, 0, root, arg, reason);
 }
 
 /* harness_run_opt with optional max_actors (0 = default). */

@@ -177,24 +177,9 @@ static void moved_root(void *arg)
 
 static int run_uneven(int workers, int move, int64_t *moved)
 {
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *node = NULL;
-	int how = -1;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
-					      harness_workers(workers)),
-			 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
-					      (int64_t)slice_ns),
-			 0);
-	ck_assert_int_eq(
-		smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_MOVE, move), 0);
-	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
-	smarm_config_free(cfg);
-	ck_assert_int_eq(smarm_node_run(node, moved_root, moved, &how, NULL),
-			 0);
-	ck_assert_int_eq(smarm_node_close(node), 0);
-	return how;
+	return harness_run_opt2(workers, SMARM_OPT_ASYNC_SLICE_NS,
+				(int64_t)slice_ns, SMARM_OPT_PREEMPT_MOVE, move,
+				moved_root, moved, NULL);
 }
 
 START_TEST(test_fairness_uneven_spinners_share_the_cpu)

@@ -612,13 +612,13 @@ static void dc_child(void *arg)
 
 static int64_t dc_dense_after;
 
-static void dc_root(void *arg)
+/* 500 rounds of 64 children with stacks of `mode`, each round joined. */
+static void churn(int64_t mode)
 {
 	smarm_spawn_opts_t *o = NULL;
 	smarm_pid_t p[64];
-	(void)arg;
 	smarm_spawn_opts_alloc(&o);
-	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, SMARM_STACK_DENSE);
+	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, mode);
 	for (int round = 0; round < 500; round++) {
 		for (int i = 0; i < 64; i++)
 			smarm_actor_spawn(&p[i], dc_child, NULL, o);
@@ -626,6 +626,12 @@ static void dc_root(void *arg)
 			smarm_actor_join(p[i], NULL, NULL);
 	}
 	smarm_spawn_opts_free(o);
+}
+
+static void dc_root(void *arg)
+{
+	(void)arg;
+	churn(SMARM_STACK_DENSE);
 	smarm_node_get_int(smarm_node_current(), SMARM_STAT_STACKS_DENSE,
 			   &dc_dense_after);
 }
@@ -645,18 +651,8 @@ static int64_t gc_guarded_after, gc_pool_after;
 
 static void gc_root(void *arg)
 {
-	smarm_spawn_opts_t *o = NULL;
-	smarm_pid_t p[64];
 	(void)arg;
-	smarm_spawn_opts_alloc(&o);
-	smarm_spawn_opts_set_int(o, SMARM_OPT_STACK_MODE, SMARM_STACK_GUARDED);
-	for (int round = 0; round < 500; round++) {
-		for (int i = 0; i < 64; i++)
-			smarm_actor_spawn(&p[i], dc_child, NULL, o);
-		for (int i = 0; i < 64; i++)
-			smarm_actor_join(p[i], NULL, NULL);
-	}
-	smarm_spawn_opts_free(o);
+	churn(SMARM_STACK_GUARDED);
 	gc_guarded_after = harness_actor_stat(SMARM_STAT_STACKS_GUARDED);
 	gc_pool_after = harness_actor_stat(SMARM_STAT_STACK_POOL);
 }

@@ -65,17 +65,22 @@ static void sk_slot(struct smarm__slot *s, size_t reserve, size_t guard)
 	s->stk_guard = guard;
 }
 
-static smarm_node_t *sk_node_mode(int64_t mode)
+/* A one-worker node with one option set. */
+static smarm_node_t *sk_node_opt(int opt, int64_t val)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *n = NULL;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_MODE, mode),
-			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, opt, val), 0);
 	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
 	smarm_config_free(cfg);
 	return n;
+}
+
+static smarm_node_t *sk_node_mode(int64_t mode)
+{
+	return sk_node_opt(SMARM_OPT_STACK_MODE, mode);
 }
 
 static void sk_dense_slot(smarm_node_t *n, struct smarm__slot *s, int mode)
@@ -231,15 +236,9 @@ END_TEST
 
 START_TEST(test_stack_pool_full_unmaps_extra)
 {
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *n = NULL;
+	smarm_node_t *n = sk_node_opt(SMARM_OPT_STACK_POOL_CAP, 2);
 	struct smarm__slot s[3];
 	void *last;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, 2),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
-	smarm_config_free(cfg);
 	sk_path(n, 1);
 	for (int i = 0; i < 3; i++) {
 		sk_slot(&s[i], n->stk_reserve, n->stk_guard);
@@ -603,14 +602,8 @@ END_TEST
  * never unmapped one by one, whatever the cap. */
 START_TEST(test_stack_carved_pool_cap_unmaps_nothing)
 {
-	smarm_config_t *cfg = NULL;
-	smarm_node_t *n = NULL;
+	smarm_node_t *n = sk_node_opt(SMARM_OPT_STACK_POOL_CAP, 0);
 	struct smarm__slot s[3];
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_STACK_POOL_CAP, 0),
-			 0);
-	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
-	smarm_config_free(cfg);
 	if (!sk_carving(n)) {
 		ck_assert_int_eq(smarm_node_close(n), 0);
 		return;
