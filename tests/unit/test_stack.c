@@ -626,50 +626,6 @@ START_TEST(test_stack_carved_pool_cap_unmaps_nothing)
 END_TEST
 
 /*
- * AUTO's budget counts carved stacks too (their page tables and pages):
- * past it a default-shaped AUTO stack is carved no more and turns dense,
- * but a freed carved one is still reused; a custom shape (a mapping of
- * its own) turns dense over it as well.
- */
-START_TEST(test_stack_carved_auto_budget_binds_carved_too)
-{
-	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
-	struct smarm__slot a, b, c, d;
-	void *a_base;
-	if (!sk_carving(n)) {
-		ck_assert_int_eq(smarm_node_close(n), 0);
-		return;
-	}
-	n->stk_budget = 1; /* as if vm.max_map_count were tiny */
-	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
-	sk_dense_slot(n, &b, SMARM_STACK_AUTO);
-	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
-	ck_assert_int_eq(smarm__stack_acquire(n, &b), 0);
-	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
-	ck_assert_uint_eq(a.stk_guard, MIB);
-	ck_assert_int_eq(b.stk_mode, SMARM_STACK_DENSE);
-	sk_dense_slot(n, &c, SMARM_STACK_AUTO);
-	c.stk_reserve = 128 * KIB;
-	ck_assert_int_eq(smarm__stack_acquire(n, &c), 0);
-	ck_assert_int_eq(c.stk_mode, SMARM_STACK_DENSE);
-	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 1);
-	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 2);
-	ck_assert_int_eq(atomic_load(&n->stk_own), 0);
-	/* a freed carved stack is at hand: reused, still guarded */
-	a_base = a.stk_base;
-	smarm__stack_release(n, &a);
-	sk_dense_slot(n, &d, SMARM_STACK_AUTO);
-	ck_assert_int_eq(smarm__stack_acquire(n, &d), 0);
-	ck_assert_int_eq(d.stk_mode, SMARM_STACK_GUARDED);
-	ck_assert_ptr_eq(d.stk_base, a_base);
-	smarm__stack_release(n, &b);
-	smarm__stack_release(n, &c);
-	smarm__stack_release(n, &d);
-	ck_assert_int_eq(smarm_node_close(n), 0);
-}
-END_TEST
-
-/*
  * Node close unmaps every chunk, guarded and dense: the stacks' addresses
  * are no longer mapped and the process maps no more than before the
  * node was opened (within slack for libc's own arenas), after five
@@ -910,12 +866,19 @@ START_TEST(test_stack_dense_sp_below_stack_aborts)
 }
 END_TEST
 
-/* Where each guarded stack has a mapping of its own (the fallback). */
+/*
+ * AUTO turns dense over the node's budget of guarded stacks, on both
+ * paths (_i 0: carved, where the kernel has guard regions; 1: a mapping
+ * each): carved stacks count too (their page tables and pages). A freed
+ * guarded stack needs nothing new: AUTO takes it. A custom shape turns
+ * dense over the budget as well.
+ */
 START_TEST(test_stack_auto_turns_dense_over_budget)
 {
 	smarm_node_t *n = sk_node_mode(SMARM_STACK_AUTO);
-	struct smarm__slot a, b;
-	sk_path(n, 1);
+	struct smarm__slot a, b, c;
+	void *a_base;
+	sk_path(n, _i);
 	ck_assert_int_gt(harness_stat(n, SMARM_STAT_STACK_GUARD_BUDGET), 1000);
 	n->stk_budget = 1; /* as if vm.max_map_count were tiny */
 	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
@@ -926,15 +889,24 @@ START_TEST(test_stack_auto_turns_dense_over_budget)
 	ck_assert_uint_eq(a.stk_guard, MIB);
 	ck_assert_int_eq(b.stk_mode, SMARM_STACK_DENSE);
 	ck_assert_uint_eq(b.stk_guard, 0);
+	sk_dense_slot(n, &c, SMARM_STACK_AUTO);
+	c.stk_reserve = 128 * KIB;
+	ck_assert_int_eq(smarm__stack_acquire(n, &c), 0);
+	ck_assert_int_eq(c.stk_mode, SMARM_STACK_DENSE);
 	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_GUARDED), 1);
-	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 1);
-	/* a pooled guarded stack needs no new mapping: AUTO takes it */
+	ck_assert_int_eq(harness_stat(n, SMARM_STAT_STACKS_DENSE), 2);
+	ck_assert_int_eq(atomic_load(&n->stk_own),
+			 n->stk_guards != SMARM__GUARDS_NONE ? 0 : 1);
+	/* a freed guarded stack needs no new one: AUTO takes it */
+	a_base = a.stk_base;
 	smarm__stack_release(n, &a);
 	sk_dense_slot(n, &a, SMARM_STACK_AUTO);
 	ck_assert_int_eq(smarm__stack_acquire(n, &a), 0);
 	ck_assert_int_eq(a.stk_mode, SMARM_STACK_GUARDED);
+	ck_assert_ptr_eq(a.stk_base, a_base);
 	smarm__stack_release(n, &a);
 	smarm__stack_release(n, &b);
+	smarm__stack_release(n, &c);
 	ck_assert_int_eq(smarm_node_close(n), 0);
 }
 END_TEST
@@ -1197,7 +1169,6 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_loop_test(tc, test_stack_carved_chunk_geometry, 0, 2);
 	tcase_add_test(tc, test_stack_carved_free_list_lifo);
 	tcase_add_test(tc, test_stack_carved_pool_cap_unmaps_nothing);
-	tcase_add_test(tc, test_stack_carved_auto_budget_binds_carved_too);
 	tcase_add_loop_test(tc, test_stack_close_unmaps_every_chunk, 0, 2);
 	suite_add_tcase(s, tc);
 
@@ -1234,7 +1205,7 @@ Suite *smarm_test_stack_suite(void)
 				    SIGABRT);
 	tcase_add_test_raise_signal(tc, test_stack_dense_sp_below_stack_aborts,
 				    SIGABRT);
-	tcase_add_test(tc, test_stack_auto_turns_dense_over_budget);
+	tcase_add_loop_test(tc, test_stack_auto_turns_dense_over_budget, 0, 2);
 	tcase_add_test(tc, test_stack_auto_turns_dense_when_mapping_fails);
 	tcase_add_loop_test(tc, test_stack_explicit_guarded_ignores_budget, 0,
 			    2);
