@@ -48,9 +48,9 @@
  *          running: every verdict and divert made from them is over.
  *   INV-P5, INV-P6 (patched returns of actors inside libc): below, at
  *          "Return-path preemption".
- *   INV-P7 a preempted actor is left to another worker (the back of its
- *          worker's deque, where thieves take first) only when moving
- *          evens out the workers (preempt_spread), the node allows it
+ *   INV-P7 a preempted actor is left to another worker (the back of
+ *          that worker's deque) only when moving evens out the workers
+ *          (preempt_spread), the node allows it
  *          (SMARM_OPT_PREEMPT_MOVE), it stopped in the executable's own
  *          text, and no word of its stack from the save area up to its
  *          own first frame (the interrupted registers, vector state and
