@@ -163,7 +163,7 @@ END_TEST
  * stays where it was first preempted unless it can move
  * (SMARM_OPT_PREEMPT_MOVE): 5 on 4 got 1, 1, 1, 1/2, 1/2 of a worker,
  * 1.25 and 0.62 of a fair share. Moving the extra one on at every slice
- * end gives each about its fair part of the time (issue bound 0.7-1.4).
+ * end gives each about its fair part of the time (bound 0.7-1.4).
  */
 static void moved_root(void *arg)
 {
