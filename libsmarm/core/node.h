@@ -190,7 +190,6 @@ struct smarm_node {
 					stk_guards is NONE */
 	_Atomic int64_t stk_guarded; /* guarded stacks that exist: attached,
 					cached, pooled or free in a chunk */
-	_Atomic int64_t stk_own;     /* those with a mapping of their own */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 

@@ -100,9 +100,8 @@
  * out (else abort). INV-4 every guard of a mapped guarded chunk is
  * installed, and no guard is ever zapped, written or handed out.
  * INV-5 stk_guarded counts the guarded stacks that exist (attached,
- * cached, pooled, free in a chunk), stk_own those of them with a
- * mapping of their own; a carved stack counts from its first carving to
- * node close.
+ * cached, pooled, free in a chunk); a carved stack counts from its
+ * first carving to node close (stk_gd.cv_carved of them).
  * See: docs/architecture.md (Stacks).
  */
 
@@ -363,7 +362,6 @@ static void *map_guarded(struct smarm_node *n, size_t reserve, size_t guard)
 		return NULL;
 	}
 	atomic_fetch_add_explicit(&n->stk_guarded, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&n->stk_own, 1, memory_order_relaxed);
 	return base;
 }
 
@@ -371,7 +369,6 @@ static void unmap_guarded(struct smarm_node *n, void *base, size_t len)
 {
 	munmap(base, len);
 	atomic_fetch_sub_explicit(&n->stk_guarded, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&n->stk_own, 1, memory_order_relaxed);
 }
 
 static bool default_shaped(struct smarm_node *n, struct smarm__slot *s)
