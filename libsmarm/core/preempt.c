@@ -628,11 +628,10 @@ words_in(uintptr_t from, uintptr_t to, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
-/* What worker v holds: waiting pinned actors, its deque, its running one. */
+/* What worker v holds: its backlog and the actor it runs, if any. */
 static uint32_t worker_holds(struct smarm__worker *v)
 {
-	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
-	       smarm__ring_len(&v->ldq) +
+	return smarm__worker_backlog(v) +
 	       (atomic_load_explicit(&v->run_seq, memory_order_relaxed) & 1);
 }
 

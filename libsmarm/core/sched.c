@@ -185,49 +185,43 @@ static void ldq_moved(struct smarm__worker *v)
 		memory_order_relaxed);
 }
 
-/* k pids go to the front of w's own deque, in order; false: no room. */
-static bool ldq_push_front(struct smarm__worker *w, const uint64_t *pids,
-			   uint32_t k)
+/*
+ * k pids go on v's deque, in order: at the front (v's own spawns and
+ * displaced wakes, which its owner takes next) or at the back (a
+ * preempted actor left to v by a fuller worker, preempt.c INV-P7: v is
+ * then another worker). False: no room.
+ */
+static bool ldq_push(struct smarm__worker *v, const uint64_t *pids, uint32_t k,
+		     bool front)
 {
-	smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
-	if (smarm__ring_len(&w->ldq) + k > SMARM__LDQ_CAP) {
-		smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	if (smarm__ring_len(&v->ldq) + k > SMARM__LDQ_CAP) {
+		smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
 		return false;
 	}
-	smarm__ring_push_front_n(&w->ldq, RQ_ESZ, pids, k);
-	ldq_moved(w);
+	if (front)
+		smarm__ring_push_front_n(&v->ldq, RQ_ESZ, pids, k);
+	else
+		for (uint32_t i = 0; i < k; i++)
+			*(uint64_t *)smarm__ring_push_back(&v->ldq, RQ_ESZ) =
+				pids[i];
+	ldq_moved(v);
 	/*
 	 * No fence: the push announces nothing. The owner pops the front
 	 * next, and a pop that leaves entries wakes a thief through
 	 * smarm__wake_one_if_idle, whose fence pairs with idle()'s before
 	 * it re-checks the deques (a seq_cst fence here, until 0.5.x, had
-	 * no load after it to pair with: 10 ns per hop on two workers).
+	 * no load after it to pair with: 10 ns per hop on two workers). A
+	 * push to the back is followed by such a wake.
 	 */
-	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
-	return true;
-}
-
-/*
- * pid goes to the back of v's deque (v is any worker: a preempted actor
- * left to a lighter one, preempt.c INV-P7); false: no room.
- */
-static bool ldq_push_back(struct smarm__worker *v, uint64_t pid)
-{
-	bool ok;
-	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
-	ok = smarm__ring_len(&v->ldq) < SMARM__LDQ_CAP;
-	if (ok) {
-		*(uint64_t *)smarm__ring_push_back(&v->ldq, RQ_ESZ) = pid;
-		ldq_moved(v);
-	}
 	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
-	return ok;
+	return true;
 }
 
 /* The held batch goes to the front of w's own deque. */
 static bool ldq_push_batch(struct smarm__worker *w)
 {
-	return ldq_push_front(w, w->sbatch, w->sbatch_n);
+	return ldq_push(w, w->sbatch, w->sbatch_n, true);
 }
 
 /* Take from the front (the owner) or the back (a thief, or a balancing
@@ -860,7 +854,7 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 			 */
 			stat_inc(&n->wstats[w->id].slot_displaced);
 			if (w->pin_head != SMARM__NO_INDEX ||
-			    !ldq_push_front(w, &old, 1))
+			    !ldq_push(w, &old, 1, true))
 				rq_push(n, old, true);
 			else if (shared)
 				smarm__wake_one_if_idle(n);
@@ -1016,6 +1010,7 @@ static void finish_switch(struct smarm__worker *w)
 {
 	struct smarm__slot *p = w->prev;
 	struct smarm_node *n = w->node;
+	uint64_t pid;
 	if (p == NULL)
 		return;
 	w->prev = NULL;
@@ -1041,8 +1036,8 @@ static void finish_switch(struct smarm__worker *w)
 		/* Free to move (INV-P7): to the back of a lighter worker's
 		 * deque (its owner takes it in turn; an idle one is woken). */
 		yield_return(p);
-		if (ldq_push_back(&n->workers[w->move_to],
-				  smarm__slot_pid(p))) {
+		pid = smarm__slot_pid(p);
+		if (ldq_push(&n->workers[w->move_to], &pid, 1, false)) {
 			__atomic_store_n(&w->n_moved, w->n_moved + 1,
 					 __ATOMIC_RELAXED);
 			smarm__wake_one_if_idle(n);
@@ -1098,16 +1093,6 @@ static bool rq_take(struct smarm__worker *w, uint64_t *pid)
 }
 
 /*
- * Runnable actors waiting on worker v, not counting the one it runs:
- * its pinned FIFO and its deque. A racy snapshot (relaxed loads).
- */
-static uint32_t worker_backlog(struct smarm__worker *v)
-{
-	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
-	       smarm__ring_len(&v->ldq);
-}
-
-/*
  * Balance at the end of a slice. Async-preempted actors never move
  * (INV-P1), so actors are spread while they still can be: before their
  * first preemption, from a deque. w, whose actor was just preempted,
@@ -1121,11 +1106,12 @@ static bool balance_steal(struct smarm__worker *w, uint64_t *pid)
 {
 	struct smarm_node *n = w->node;
 	int nw = n->workers_started;
-	uint32_t mine = worker_backlog(w) + 1; /* + w->prev, pinned next */
+	uint32_t mine =
+		smarm__worker_backlog(w) + 1; /* + w->prev, pinned next */
 	for (int i = 1; i < nw; i++) {
 		struct smarm__worker *v = &n->workers[(w->id + i) % nw];
-		if (smarm__ring_len(&v->ldq) > 0 && worker_backlog(v) > mine &&
-		    ldq_take(v, true, pid))
+		if (smarm__ring_len(&v->ldq) > 0 &&
+		    smarm__worker_backlog(v) > mine && ldq_take(v, true, pid))
 			return true;
 	}
 	return false;

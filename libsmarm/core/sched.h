@@ -228,4 +228,15 @@ static inline void smarm__run_restart(struct smarm__worker *w)
 		memory_order_relaxed);
 }
 
+/*
+ * Runnable actors waiting on worker v, not counting the one it runs:
+ * its pinned FIFO and its deque. A racy snapshot (relaxed loads), for
+ * balancing (sched.c balance_steal, preempt.c preempt_spread).
+ */
+static inline uint32_t smarm__worker_backlog(struct smarm__worker *v)
+{
+	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
+	       smarm__ring_len(&v->ldq);
+}
+
 #endif /* SMARM_CORE_SCHED_H */
