@@ -43,9 +43,12 @@ void smarm__ctx_switch(void **save_sp, void *load_sp);
 /* The entry trampoline an initial frame returns into. */
 void smarm__ctx_entry(void);
 
-/* Call fn(arg) with the runtime's leftover register values cleared;
- * *frame gets the stack pointer fn is called with (x86_64.S). */
-void smarm__call_actor(void (*fn)(void *), void *arg, uintptr_t *frame);
+/* Call fn(arg) with the runtime's leftover register values cleared, then
+ * smarm__actor_ended(); *frame gets the stack pointer fn is called with
+ * (x86_64.S). */
+void smarm__call_actor(void (*fn)(void *), void *arg, uintptr_t *frame)
+	__attribute__((noreturn));
+void smarm__actor_ended(void) __attribute__((noreturn));
 
 /*
  * Build the initial frame of a fresh stack whose highest usable byte is

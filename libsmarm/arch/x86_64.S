@@ -73,14 +73,14 @@ smarm__ctx_entry:
 /*
  * void smarm__call_actor(void (*fn)(void *), void *arg, uintptr_t *frame)
  *
- * Call fn(arg) as the actor's own code: the runtime's callee-saved
- * registers are saved here and every general register but rsp, rbp and
- * the argument is zeroed, so fn starts with no value the runtime left
- * (an -O0 runtime leaves TLS addresses in them, and a loop that never
- * writes a register keeps it for ever). *frame gets the rsp fn is called
- * with: the runtime's frames lie at and above it, the actor's below
- * (the preemption's TLS scan, core/preempt.c INV-P7). Returns when fn
- * does, with the runtime's registers back.
+ * Call fn(arg) as the actor's own code, then smarm__actor_ended(), which
+ * never returns. Every general register but rsp, rbp and the argument is
+ * zeroed first, so fn starts with no value the runtime left (an -O0
+ * runtime leaves TLS addresses in them, and a loop that never writes a
+ * register keeps it for ever); nothing after fn needs them, so nothing is
+ * saved. *frame gets the rsp fn is called with: the runtime's frames lie
+ * at and above it, the actor's below (the preemption's TLS scan,
+ * core/preempt.c INV-P7).
  */
 	.globl smarm__call_actor
 	.hidden smarm__call_actor
@@ -88,22 +88,8 @@ smarm__ctx_entry:
 	.p2align 4
 smarm__call_actor:
 	.cfi_startproc
-	pushq %rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset rbp, -16
-	movq %rsp, %rbp
-	.cfi_def_cfa_register rbp
-	pushq %rbx
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
-	.cfi_offset rbx, -24
-	.cfi_offset r12, -32
-	.cfi_offset r13, -40
-	.cfi_offset r14, -48
-	.cfi_offset r15, -56
 	subq $8, %rsp		/* 16-byte aligned at the call */
+	.cfi_def_cfa_offset 16
 	movq %rsp, (%rdx)
 	movq %rdi, %r11
 	movq %rsi, %rdi
@@ -120,15 +106,8 @@ smarm__call_actor:
 	xorl %r14d, %r14d
 	xorl %r15d, %r15d
 	call *%r11
-	addq $8, %rsp
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %rbx
-	popq %rbp
-	.cfi_def_cfa rsp, 8
-	ret
+	call smarm__actor_ended
+	ud2
 	.cfi_endproc
 	.size smarm__call_actor, .-smarm__call_actor
 

@@ -1356,7 +1356,13 @@ void smarm__actor_main(struct smarm__slot *s)
 	SMARM_FIBER_FINISH(NULL);
 	finish_switch(smarm__tls_worker);
 	smarm__call_actor(s->fn, s->arg, &s->run_frame);
-	smarm__terminate(s, SMARM_EXIT_NORMAL, 0);
+}
+
+/* The actor's function returned (smarm__call_actor), maybe on another
+ * worker than it began on. */
+void smarm__actor_ended(void)
+{
+	smarm__terminate(smarm__current(), SMARM_EXIT_NORMAL, 0);
 }
 
 /* One plain store: only this worker writes its run_seq. */
