@@ -176,6 +176,16 @@ static struct kid *kid_new(int tag, int mode)
 }
 
 /* Poll *v until it is want (bounded: 10 s, scaled). */
+/* Add k to spec as child `id`: permanent, the default shutdown. */
+static inline void kid_add(smarm_sup_spec_t *spec, const char *id,
+			   struct kid *k)
+{
+	HARNESS_EQ(smarm_sup_spec_add_child(spec, id, kid_body, k,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+}
+
 static bool kid_await(_Atomic int *v, int want)
 {
 	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());

@@ -392,10 +392,7 @@ static smarm_sup_spec_t *top_over(struct kid *w, struct kid *mid,
 	mid->sub = sub;
 	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
 	if (w != NULL)
-		HARNESS_EQ(smarm_sup_spec_add_child(top, "w", kid_body, w,
-						    SMARM_SUP_PERMANENT,
-						    SMARM_SUP_SHUTDOWN_DEFAULT),
-			   0);
+		kid_add(top, "w", w);
 	HARNESS_EQ(smarm_sup_spec_add_child(top, "mid", kid_body, mid,
 					    SMARM_SUP_PERMANENT,
 					    SMARM_SUP_INFINITY),
@@ -421,14 +418,8 @@ static void root_nested_start_fail(void *arg)
 	smarm_pid_t sup = SMARM_PID_NONE;
 	(void)arg;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sub), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sub, "x", kid_body, x,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sub, "f", kid_body, f,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sub, "x", x);
+	kid_add(sub, "f", f);
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sub, "f", MS(10000)), 0);
 	top = top_over(w, mid, sub);
 	kid_log_reset();

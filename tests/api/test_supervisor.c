@@ -159,10 +159,7 @@ static void root_kinds(void *arg)
 		struct kid *k = kid_new(1, KID_NORMAL_ONCE);
 		smarm_pid_t sup;
 		HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
-		HARNESS_EQ(smarm_sup_spec_add_child(sp, "k", kid_body, k,
-						    SMARM_SUP_PERMANENT,
-						    SMARM_SUP_SHUTDOWN_DEFAULT),
-			   0);
+		kid_add(sp, "k", k);
 		HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
 		smarm_sup_spec_free(sp);
 		HARNESS_CHECK(kid_await(&k->starts, 2));
@@ -206,10 +203,7 @@ static void root_intensity(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 2, MS(5000)), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "k", kid_body, k,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sp, "k", k);
 	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_CRASHED);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
 	HARNESS_EQ(atomic_load(&k->starts), 3); /* start + 2 restarts */
@@ -224,10 +218,7 @@ static void root_intensity(void *arg)
 	/* the default (3 in 5 s): start + 3 restarts, then it gives up */
 	smarm_sup_spec_free(sp);
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "k", kid_body, k,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sp, "k", k);
 	atomic_store(&k->starts, 0);
 	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_CRASHED);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
@@ -255,10 +246,7 @@ static void root_window(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 1, MS(300)), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "k", kid_body, k,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sp, "k", k);
 	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
 	smarm_sup_spec_free(sp);
 	/* one restart per 350 ms: never more than 1 in 300 ms */
@@ -309,10 +297,7 @@ static void root_escalation(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sub), 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sub, 1, MS(5000)), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sub, "w", kid_body, w,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sub, "w", w);
 	s->sub = sub;
 	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(top, 1, MS(5000)), 0);
@@ -349,18 +334,9 @@ static void root_start_fail(void *arg)
 	smarm_pid_t sup = SMARM_PID_NONE;
 	(void)arg;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "a", kid_body, a,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "b", kid_body, b,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "c", kid_body, c,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sp, "a", a);
+	kid_add(sp, "b", b);
+	kid_add(sp, "c", c);
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "b", MS(5000)), 0);
 	kid_log_reset();
 	HARNESS_EQ(smarm_sup_start(sp, &sup), -4242);
@@ -408,14 +384,8 @@ static void root_ready(void *arg)
 	(void)arg;
 	a->name = b->name = "sup_ready_a";
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "a", kid_body, a,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
-	HARNESS_EQ(smarm_sup_spec_add_child(sp, "b", kid_body, b,
-					    SMARM_SUP_PERMANENT,
-					    SMARM_SUP_SHUTDOWN_DEFAULT),
-		   0);
+	kid_add(sp, "a", a);
+	kid_add(sp, "b", b);
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", SMARM_NO_TIMEOUT),
 		   0);
 	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "b", MS(5000)), 0);
