@@ -155,6 +155,29 @@ struct wref_arg {
 	uint32_t nflush;
 };
 
+/*
+ * Every field set, one store each: a `= { 0 }` of this struct compiled
+ * to `rep stos`, whose stores the callee's first loads then waited on
+ * (store forwarding fails across it) on every monitor set and fire.
+ */
+static inline void wref_arg_init(struct wref_arg *wa, struct smarm_node *n,
+				 uint64_t ref)
+{
+	wa->n = n;
+	wa->w.sw_ref = ref;
+	wa->w.sw_target = 0;
+	wa->w.sw_h = NULL;
+	wa->w.sw_dead = false;
+	wa->found = false;
+	wa->cell = NULL;
+	wa->how = 0;
+	wa->reason = 0;
+	wa->lost = 0;
+	wa->released = false;
+	wa->flush = NULL;
+	wa->nflush = 0;
+}
+
 /* Issue the monitor's ref, above the watcher's newest (so it goes at
  * the end), and insert its record. */
 static int wref_add_fn(void **state, void *arg)
@@ -172,6 +195,9 @@ static int wref_add_fn(void **state, void *arg)
 static void flush_note(struct smarm__sig_actor *a, smarm_chan_t *h)
 {
 	uint32_t keep = 0;
+	/* A watcher's Downs mostly go to one channel: noted last. */
+	if (a->sa_nflush > 0 && a->sa_flush[a->sa_nflush - 1] == h)
+		return;
 	for (uint32_t i = 0; i < a->sa_nflush; i++) {
 		smarm_chan_t *c;
 		if (a->sa_flush[i] == h)
@@ -300,8 +326,8 @@ static bool mon_remove(struct smarm_node *n, uint64_t target, uint64_t ref)
 int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 		       smarm_chan_t *h, uint64_t *ref)
 {
-	struct wref_arg wa = { 0 };
-	struct mon_arg ma = { 0 };
+	struct wref_arg wa;
+	struct mon_arg ma;
 	smarm_chan_t *cell;
 	int how = SMARM_EXIT_NOPROC;
 	intptr_t reason = 0;
@@ -309,8 +335,8 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 
 	if (rc != 0)
 		return rc;
-	wa.n = n;
-	wa.w.sw_target = target; /* the ref is issued under the lock */
+	wref_arg_init(&wa, n, 0); /* the ref is issued under the lock */
+	wa.w.sw_target = target;
 	wa.w.sw_h = h;
 	/* The watcher (the caller, running) cannot end in between. */
 	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, wref_add_fn, &wa);
@@ -322,6 +348,7 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 	ma.m.sm_ref = wa.w.sw_ref;
 	ma.m.sm_watcher = me;
 	ma.m.sm_ch = cell;
+	ma.found = false;
 	rc = smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_add_fn,
 				     &ma);
 	if (rc == SMARM_ENOPROC) {
@@ -363,11 +390,10 @@ static bool down_match(const void *elem, void *arg)
 int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
 			 int flags)
 {
-	struct wref_arg wa = { 0 };
+	struct wref_arg wa;
 	bool flush = (flags & SMARM_DEMONITOR_FLUSH) != 0;
 
-	wa.n = n;
-	wa.w.sw_ref = ref;
+	wref_arg_init(&wa, n, ref);
 	if (flush)
 		wa.flush = malloc(sizeof *wa.flush); /* replaced by a copy */
 	(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP, wref_take_fn, &wa);
@@ -397,9 +423,8 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 {
 	for (uint32_t i = 0; i < a->sa_nmons; i++) {
 		struct smarm__sig_mon *m = &a->sa_mons[i];
-		struct wref_arg wa = { 0 };
-		wa.n = n;
-		wa.w.sw_ref = m->sm_ref;
+		struct wref_arg wa;
+		wref_arg_init(&wa, n, m->sm_ref);
 		wa.cell = m->sm_ch;
 		wa.how = how;
 		wa.reason = reason;
