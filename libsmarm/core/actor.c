@@ -461,32 +461,39 @@ static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
 			     void *arg, bool *ran)
 {
 	const struct smarm__subsys *ss = n->subs[id];
-	void *state;
+	bool sized = ss != NULL && ss->ss_actor_size != 0;
+	void *was = ext_get(s, id);
+	void *state = was;
 	int rc;
 
 	*ran = false;
-	if (ext_block(n, s) != 0) /* before fn: it has nothing to undo */
-		return SMARM_ENOMEM;
-	state = ext_detach(s, id);
-	if (ss == NULL || ss->ss_actor_size == 0) {
-		*ran = true;
-		rc = fn(&state, arg);
-	} else {
-		void *held = state;
-		if (held == NULL && (held = ext_fresh(n, s, id)) == NULL)
+	if (was == NULL) {
+		if (ext_block(n, s) != 0) /* before fn: nothing to undo */
 			return SMARM_ENOMEM;
-		state = held;
-		*ran = true;
-		rc = fn(&state, arg);
-		SMARM_ASSERT(state == held); /* sized: the core's block */
+		if (sized && (state = ext_fresh(n, s, id)) == NULL)
+			return SMARM_ENOMEM;
+	}
+	*ran = true;
+	rc = fn(&state, arg);
+	if (sized) {
+		/* Sized: the core's block, in place (or about to be). */
+		void *held = was != NULL ? was : state;
+		SMARM_ASSERT(state == held);
 		if (ss->ss_actor_trim(held)) {
+			if (was != NULL)
+				(void)ext_detach(s, id);
 			if (held != ext_room(n, s, id))
 				free(held);
-			state = NULL;
+		} else if (was == NULL) {
+			ext_attach(s, id, held);
 		}
+	} else if (state != was) {
+		/* Unsized: fn replaced or dropped its state. */
+		if (was != NULL)
+			(void)ext_detach(s, id);
+		if (state != NULL)
+			ext_attach(s, id, state);
 	}
-	if (state != NULL)
-		ext_attach(s, id, state);
 	return rc;
 }
 
