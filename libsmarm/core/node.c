@@ -53,14 +53,26 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
 	return cfg->opt[opt];
 }
 
-/* Where each sized subsystem's room lies in a slot's extension block. */
+/*
+ * Where each sized subsystem's room lies in a slot's extension block,
+ * and which subsystems have the hooks a spawn or a stop walks (so those
+ * walks visit only them).
+ */
 static void ext_layout(struct smarm_node *n)
 {
 	size_t at = sizeof(struct smarm__ext);
+	n->spawn_hooks = 0;
+	n->trap_hooks = 0;
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
 		const struct smarm__subsys *ss = n->subs[id];
 		n->ext_room[id] = 0;
-		if (ss == NULL || ss->ss_actor_size == 0)
+		if (ss == NULL)
+			continue;
+		if (ss->ss_spawn != NULL)
+			n->spawn_hooks |= (uint8_t)(1u << id);
+		if (ss->ss_trap != NULL)
+			n->trap_hooks |= (uint8_t)(1u << id);
+		if (ss->ss_actor_size == 0)
 			continue;
 		SMARM_ASSERT(ss->ss_actor_trim != NULL);
 		at = (at + 15) & ~(size_t)15;
@@ -93,6 +105,8 @@ int smarm__subsys_open(struct smarm_node *n, const struct smarm_config *cfg,
 
 void smarm__subsys_close(struct smarm_node *n)
 {
+	n->spawn_hooks = 0;
+	n->trap_hooks = 0;
 	for (int id = SMARM__SUB_MAX; id-- > 0;) {
 		const struct smarm__subsys *ss = n->subs[id];
 		if (ss != NULL && ss->ss_close != NULL)
@@ -134,12 +148,9 @@ int smarm__subsys_get_stat(const struct smarm_node *n, int stat, int64_t *out)
 int smarm__subsys_trap(struct smarm_node *n, uint64_t pid,
 		       const struct smarm__stop_req *req)
 {
-	for (int id = 0; id < SMARM__SUB_MAX; id++) {
-		const struct smarm__subsys *ss = n->subs[id];
-		int rc;
-		if (ss == NULL || ss->ss_trap == NULL)
-			continue;
-		rc = ss->ss_trap(n, n->sub_state[id], pid, req);
+	for (unsigned m = n->trap_hooks; m != 0; m &= m - 1) {
+		int id = __builtin_ctz(m); /* in subsystem order */
+		int rc = n->subs[id]->ss_trap(n, n->sub_state[id], pid, req);
 		if (rc != 0)
 			return rc;
 	}
@@ -149,12 +160,10 @@ int smarm__subsys_trap(struct smarm_node *n, uint64_t pid,
 int smarm__subsys_spawn(struct smarm_node *n, uint64_t parent, uint64_t child,
 			const struct smarm_spawn_opts *opts)
 {
-	for (int id = 0; id < SMARM__SUB_MAX; id++) {
-		const struct smarm__subsys *ss = n->subs[id];
-		int rc;
-		if (ss == NULL || ss->ss_spawn == NULL)
-			continue;
-		rc = ss->ss_spawn(n, n->sub_state[id], parent, child, opts);
+	for (unsigned m = n->spawn_hooks; m != 0; m &= m - 1) {
+		int id = __builtin_ctz(m); /* in subsystem order */
+		int rc = n->subs[id]->ss_spawn(n, n->sub_state[id], parent,
+					       child, opts);
 		if (rc != 0)
 			return rc;
 	}

@@ -231,6 +231,8 @@ struct smarm_node {
 	uint32_t ext_room[SMARM__SUB_MAX]; /* sized: room offset in a slot's
 					      extension block, else 0 */
 	uint32_t ext_bytes;		   /* one extension block */
+	uint8_t spawn_hooks;		   /* bit id: subs[id] has ss_spawn */
+	uint8_t trap_hooks;		   /* bit id: subs[id] has ss_trap */
 
 	/*
 	 * Idle policy, kept after the older fields so their
