@@ -384,12 +384,21 @@ static void ra_readers_init(void)
 	/* libc stays loaded (the reference is kept, like uw_obj_add's). */
 }
 
+/* Whether pc lies in one of an object's n executable segments. */
+static bool segs_hold(const uintptr_t *lo, const uintptr_t *hi, int n,
+		      uintptr_t pc)
+{
+	for (int j = 0; j < n; j++)
+		if (pc >= lo[j] && pc < hi[j])
+			return true;
+	return false;
+}
+
 static const struct uw_obj *uw_obj_of(uintptr_t pc)
 {
 	for (int i = 0; i < n_uw_objs; i++)
-		for (int j = 0; j < uw_objs[i].n; j++)
-			if (pc >= uw_objs[i].lo[j] && pc < uw_objs[i].hi[j])
-				return &uw_objs[i];
+		if (segs_hold(uw_objs[i].lo, uw_objs[i].hi, uw_objs[i].n, pc))
+			return &uw_objs[i];
 	return NULL;
 }
 
@@ -587,9 +596,8 @@ out:
  * registers) are no TLS. */
 #define TLS_ABOVE 1024
 
-static uintptr_t exe_lo[MAX_SEGS], exe_hi[MAX_SEGS];
-static int exe_n;	 /* executable segments of the program; 0: none */
-static size_t tls_below; /* static TLS bytes below tp, with slack */
+static struct find_obj exe_text; /* the program's, if allowed (n > 0) */
+static size_t tls_below;	 /* static TLS bytes below tp, with slack */
 
 /* Sum the TLS blocks of the objects loaded now (each rounded up). */
 static int tls_size_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -607,10 +615,7 @@ static int tls_size_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 static bool in_exe_text(uintptr_t pc)
 {
-	for (int i = 0; i < exe_n; i++)
-		if (pc >= exe_lo[i] && pc < exe_hi[i])
-			return true;
-	return false;
+	return segs_hold(exe_text.lo, exe_text.hi, exe_text.n, pc);
 }
 
 /*
@@ -671,8 +676,8 @@ static bool preempt_may_move(struct smarm__worker *w, struct smarm__slot *s,
 {
 	uintptr_t tp, top;
 	int to;
-	if (!w->node->preempt_move || w->node->workers_n < 2 ||
-	    !in_exe_text(pc) || (to = preempt_spread(w)) < 0)
+	if (!w->node->preempt_move || !in_exe_text(pc) ||
+	    (to = preempt_spread(w)) < 0)
 		return false;
 	/* Up to the runtime's first frames (smarm__call_actor), within the
 	 * stack. */
@@ -712,10 +717,7 @@ static void preempt_init(void)
 		pthread_mutex_lock(&ranges_lock);
 		allowed_add(f.lo[0], NULL, f.n, f.lo, f.hi);
 		pthread_mutex_unlock(&ranges_lock);
-		for (exe_n = 0; exe_n < f.n; exe_n++) {
-			exe_lo[exe_n] = f.lo[exe_n];
-			exe_hi[exe_n] = f.hi[exe_n];
-		}
+		exe_text = f;
 	}
 	tls_below = TLS_SLACK;
 	dl_iterate_phdr(tls_size_cb, &tls_below);
