@@ -283,14 +283,15 @@ SMARM_API const char *smarm_version_string(void);
 	XX(LINK, 13, 0, 1, 0, SPAWN)                                           \
 	/* 0 or 1: an actor preempted by the monitor's signal (which may       \
 	 * have stopped it anywhere in its code) can resume on another         \
-	 * worker thread when its own holds two or more such actors more       \
-	 * than another worker, and nothing in its saved registers or its      \
-	 * stack points into its thread's static TLS; otherwise it resumes     \
-	 * on the thread that preempted it. Without moving, call-free loops    \
-	 * stay where they were first preempted, and 5 of them on 4 workers    \
-	 * get shares of 1, 1, 1, 1/2, 1/2. Set 0 if preemptible code keeps,   \
-	 * across instructions, a pointer it read out of thread-local          \
-	 * state (not the address of a __thread variable: those are seen).     \
+	 * worker thread when that worker holds fewer runnable actors than     \
+	 * its own (counting it), it was stopped in the executable's own       \
+	 * code, and nothing in its saved registers or its stack points        \
+	 * into its thread's static TLS; otherwise it resumes on the thread    \
+	 * that preempted it. Without moving, call-free loops stay where       \
+	 * they were first preempted, and 5 of them on 4 workers get shares    \
+	 * of 1, 1, 1, 1/2, 1/2. Set 0 if preemptible code keeps, across       \
+	 * instructions, a pointer it read out of thread-local state (not      \
+	 * the address of a __thread variable: those are seen).                \
 	 * Default 1. Since: SMARM_0.5. */                                     \
 	XX(PREEMPT_MOVE, 14, 0, 1, 1, NODE)
 
