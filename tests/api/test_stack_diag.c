@@ -150,17 +150,22 @@ END_TEST
  * above the root's stack top; the line names the child (the root holds
  * slot 0).
  */
-static void sd_root_spawn_recurse(void *arg)
+static smarm_actor_cb sd_child_body; /* what sd_root_child spawns */
+
+/* A root that spawns sd_child_body and joins it (one test per process:
+ * sd_child forks). */
+static void sd_root_child(void *arg)
 {
 	smarm_pid_t p;
 	(void)arg;
-	if (smarm_actor_spawn(&p, sd_root_recurse, NULL, NULL) == 0)
+	if (smarm_actor_spawn(&p, sd_child_body, NULL, NULL) == 0)
 		smarm_actor_join(p, NULL, NULL);
 }
 
 static void sd_child_recursion_defaults(void)
 {
-	sd_run(0, 0, SMARM_STACK_GUARDED, sd_root_spawn_recurse);
+	sd_child_body = sd_root_recurse;
+	sd_run(0, 0, SMARM_STACK_GUARDED, sd_root_child);
 }
 
 START_TEST(test_stack_diag_child_recursion_reports_guard_hit)
@@ -396,17 +401,10 @@ static void sd_dense_child(void *arg)
 	sd_dense_recurse(80); /* ~80 KiB from a 64 KiB stack */
 }
 
-static void sd_root_dense(void *arg)
-{
-	smarm_pid_t p;
-	(void)arg;
-	if (smarm_actor_spawn(&p, sd_dense_child, NULL, NULL) == 0)
-		smarm_actor_join(p, NULL, NULL);
-}
-
 static void sd_dense_overflow(void)
 {
-	sd_run(0, 0, SMARM_STACK_DENSE, sd_root_dense);
+	sd_child_body = sd_dense_child;
+	sd_run(0, 0, SMARM_STACK_DENSE, sd_root_child);
 }
 
 START_TEST(test_stack_diag_dense_overflow_aborts_at_switch_out)
