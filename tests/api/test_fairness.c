@@ -34,10 +34,11 @@ static struct {
 	int n;
 	uint64_t late[64]; /* ns past each deadline */
 	int n_late;
-	int got;	  /* wakes recorded */
-	atomic_int flag;  /* the late spawn ran */
-	uint64_t stop_ns; /* stop request to join */
-	uint64_t window;  /* spinning time */
+	int got;	     /* wakes recorded */
+	atomic_int flag;     /* the late spawn ran */
+	uint64_t stop_ns;    /* stop request to join */
+	uint64_t window;     /* spinning time */
+	smarm_actor_cb body; /* what spawn_spinners spawns: spinner */
 } F;
 
 static uint64_t slice_ns = SLICE_NS;
@@ -46,14 +47,6 @@ static int run_sat(int workers, smarm_actor_cb root, void *arg)
 {
 	return harness_run_opt(workers, SMARM_OPT_ASYNC_SLICE_NS,
 			       (int64_t)slice_ns, root, arg, NULL);
-}
-
-static void reset(int n)
-{
-	memset(&F, 0, sizeof F);
-	F.n = n;
-	slice_ns = SLICE_NS;
-	harness_checks_reset();
 }
 
 /* A call-free loop: only asynchronous preemption takes the CPU from it. */
@@ -71,11 +64,20 @@ static void spinner(void *arg)
 	atomic_store(&F.count[i], c);
 }
 
+static void reset(int n)
+{
+	memset(&F, 0, sizeof F);
+	F.n = n;
+	F.body = spinner;
+	slice_ns = SLICE_NS;
+	harness_checks_reset();
+}
+
 static void spawn_spinners(smarm_pid_t p[])
 {
 	for (int i = 0; i < F.n; i++)
-		HARNESS_EQ(smarm_actor_spawn(&p[i], spinner,
-					     (void *)(intptr_t)i, NULL),
+		HARNESS_EQ(smarm_actor_spawn(&p[i], F.body, (void *)(intptr_t)i,
+					     NULL),
 			   0);
 }
 
@@ -88,13 +90,16 @@ static void stop_spinners(smarm_pid_t p[])
 
 /* ------------------------------------------------------- CPU shares */
 
+/* Spinners for F.window; arg, if not NULL, gets the run's moves. */
 static void share_root(void *arg)
 {
+	int64_t *moved = arg;
 	smarm_pid_t p[MAX_SPIN];
-	(void)arg;
 	spawn_spinners(p);
 	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
 	stop_spinners(p);
+	if (moved != NULL)
+		*moved = harness_actor_stat(SMARM_STAT_PREEMPT_MOVED);
 }
 
 /* Each spinner's share of the total, as a multiple of the fair one. */
@@ -165,21 +170,11 @@ END_TEST
  * 1.25 and 0.62 of a fair share. Moving the extra one on at every slice
  * end gives each about its fair part of the time (bound 0.7-1.4).
  */
-static void moved_root(void *arg)
-{
-	int64_t *moved = arg;
-	smarm_pid_t p[MAX_SPIN];
-	spawn_spinners(p);
-	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
-	stop_spinners(p);
-	*moved = harness_actor_stat(SMARM_STAT_PREEMPT_MOVED); /* this run */
-}
-
 static int run_uneven(int workers, int move, int64_t *moved)
 {
 	return harness_run_opt2(workers, SMARM_OPT_ASYNC_SLICE_NS,
 				(int64_t)slice_ns, SMARM_OPT_PREEMPT_MOVE, move,
-				moved_root, moved, NULL);
+				share_root, moved, NULL);
 }
 
 START_TEST(test_fairness_uneven_spinners_share_the_cpu)
@@ -246,28 +241,13 @@ static void tls_spinner(void *arg)
 	}
 }
 
-static void tls_root(void *arg)
-{
-	int64_t *moved = arg;
-	smarm_pid_t p[MAX_SPIN];
-	for (int i = 0; i < F.n; i++)
-		HARNESS_EQ(smarm_actor_spawn(&p[i], tls_spinner,
-					     (void *)(intptr_t)i, NULL),
-			   0);
-	HARNESS_EQ(smarm_actor_sleep(F.window), 0);
-	stop_spinners(p);
-	*moved = harness_actor_stat(SMARM_STAT_PREEMPT_MOVED);
-}
-
 START_TEST(test_fairness_tls_holder_is_never_moved)
 {
 	int64_t moved = -1;
 	reset(5);
+	F.body = tls_spinner;
 	F.window = MS(400);
-	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_ASYNC_SLICE_NS,
-					 (int64_t)slice_ns, tls_root, &moved,
-					 NULL),
-			 SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(run_sat(4, share_root, &moved), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	ck_assert_msg(atomic_load(&F.flag) == 0,
 		      "a spinner resumed on another thread holding its TLS");
