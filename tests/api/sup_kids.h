@@ -175,7 +175,6 @@ static struct kid *kid_new(int tag, int mode)
 	return k;
 }
 
-/* Poll *v until it is want (bounded: 10 s, scaled). */
 /* Add k to spec as child `id`: permanent, the default shutdown. */
 static inline void kid_add(smarm_sup_spec_t *spec, const char *id,
 			   struct kid *k)
@@ -186,6 +185,7 @@ static inline void kid_add(smarm_sup_spec_t *spec, const char *id,
 		   0);
 }
 
+/* Poll *v until it is want (bounded: 10 s, scaled). */
 static bool kid_await(_Atomic int *v, int want)
 {
 	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
