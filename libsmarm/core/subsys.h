@@ -119,12 +119,14 @@ enum {
  *                 wake; it must not block.
  *   ss_spawn      smarm__spawn, when the spawn options ask for
  *                 something of a layer above (spawn_opts.so_ext or
- *                 so_link): after the child is published (not DONE, so
- *                 smarm__actor_ext_update works on it) and before it is
- *                 queued, so the child cannot run, let alone end, before
- *                 the hook returns. parent is the spawner's pid. An
- *                 error fails the spawn: the child is stopped before its
- *                 body runs and the spawn returns the error.
+ *                 so_link): before the child is published, so nothing
+ *                 else can reach it, let alone stop it, and it cannot
+ *                 run before the hook returns. The hook changes the
+ *                 child's state with smarm__actor_ext_update_child (no
+ *                 lock; smarm__actor_ext_update finds no such actor
+ *                 yet). parent is the spawner's pid. An error fails the
+ *                 spawn: the child is published and ends before its body
+ *                 runs, and the spawn returns the error.
  */
 /*
  * A sized subsystem (ss_actor_size > 0) lets the core hold its per-actor
@@ -265,6 +267,17 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
  */
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 			    int (*fn)(void **state, void *arg), void *arg);
+
+/*
+ * smarm__actor_ext_update on the child an ss_spawn hook was given, which
+ * is not published yet: its spawner owns the slot, so no lock is taken,
+ * and the state reaches the child's exit hook as above. Only from that
+ * hook, only for that child. Returns fn's return value or SMARM_ENOMEM
+ * (as above), never SMARM_ENOPROC.
+ */
+int smarm__actor_ext_update_child(struct smarm_node *n, uint64_t pid, int id,
+				  int (*fn)(void **state, void *arg),
+				  void *arg);
 
 /*
  * smarm__actor_ext_update, and then, in the same hold of the actor's

@@ -113,14 +113,15 @@ static int trap_send_fn(void **state, void *arg)
 	return 0;
 }
 
-int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer)
+int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer,
+		    bool child)
 {
 	struct link_arg la = { n, me, false };
 	int rc;
 	if (peer == me)
 		return 0;
-	rc = smarm__actor_ext_update(n, peer, SMARM__SUB_OTP, link_add_fn,
-				     &la); /* the target side first */
+	rc = smarm__sig_update_far(n, peer, child, link_add_fn,
+				   &la); /* the target side first */
 	if (rc == SMARM_ENOPROC) {
 		/* OTP's link/1 on a dead pid: noproc. */
 		struct trap_arg ta = { SMARM_EXIT_NOPROC, peer, 0, false };
@@ -137,8 +138,7 @@ int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer)
 	rc = smarm__actor_ext_update(n, me, SMARM__SUB_OTP, link_add_fn, &la);
 	if (rc != 0) { /* undo the target side */
 		la.peer = me;
-		(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
-					      link_del_fn, &la);
+		(void)smarm__sig_update_far(n, peer, child, link_del_fn, &la);
 	}
 	return rc;
 }

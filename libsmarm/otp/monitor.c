@@ -7,7 +7,8 @@
  * A monitor is two records: on the target (ref, watcher, channel cell,
  * holding a runtime sender reference) and on the watcher (ref, target,
  * the caller's channel handle). Set: the watcher's record first, then
- * the target's under its cold lock (smarm__actor_ext_update): a target
+ * the target's under its cold lock (smarm__actor_ext_update; a child
+ * being spawned, not yet published, takes it without): a target
  * found DONE gets its Down queued at once, with the exit record its slot
  * still holds (ended, not joined), its terminal record (signal.c INV-4)
  * or NOPROC; a channel that refuses it fails the call. Fire (the target's exit
@@ -324,7 +325,7 @@ static bool mon_remove(struct smarm_node *n, uint64_t target, uint64_t ref)
 /* ------------------------------------------------ calls */
 
 int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
-		       smarm_chan_t *h, uint64_t *ref)
+		       bool child, smarm_chan_t *h, uint64_t *ref)
 {
 	struct wref_arg wa;
 	struct mon_arg ma;
@@ -349,8 +350,7 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 	ma.m.sm_watcher = me;
 	ma.m.sm_ch = cell;
 	ma.found = false;
-	rc = smarm__actor_ext_update(n, target, SMARM__SUB_OTP, mon_add_fn,
-				     &ma);
+	rc = smarm__sig_update_far(n, target, child, mon_add_fn, &ma);
 	if (rc == SMARM_ENOPROC) {
 		/*
 		 * Gone (or never was): its Down now, as it really ended if

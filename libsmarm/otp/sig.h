@@ -101,17 +101,34 @@ bool smarm__sig_term_lookup(struct smarm_node *n, uint64_t pid, int *how,
 int smarm__sig_exit_signal(struct smarm_node *n, uint64_t to, uint64_t from,
 			   int how, intptr_t reason, bool kill);
 
-/* monitor.c */
+/*
+ * The update of a monitor's target or a link's peer: a child that an
+ * ss_spawn hook was given (child true: not yet published, no lock, never
+ * SMARM_ENOPROC; core subsys.h) or any actor.
+ */
+static inline int smarm__sig_update_far(struct smarm_node *n, uint64_t pid,
+					bool child,
+					int (*fn)(void **state, void *arg),
+					void *arg)
+{
+	if (child)
+		return smarm__actor_ext_update_child(n, pid, SMARM__SUB_OTP, fn,
+						     arg);
+	return smarm__actor_ext_update(n, pid, SMARM__SUB_OTP, fn, arg);
+}
+
+/* monitor.c; child: target is the child of an ss_spawn hook */
 int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
-		       smarm_chan_t *h, uint64_t *ref);
+		       bool child, smarm_chan_t *h, uint64_t *ref);
 int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
 			 int flags);
 void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 			      struct smarm__sig_actor *a, int how,
 			      intptr_t reason);
 
-/* link.c */
-int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer);
+/* link.c; child: peer is the child of an ss_spawn hook */
+int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer,
+		    bool child);
 int smarm__sig_unlink(struct smarm_node *n, uint64_t me, uint64_t peer);
 int smarm__sig_trap_exit(struct smarm_node *n, uint64_t me, smarm_chan_t *h);
 int smarm__sig_trap_hook(struct smarm_node *n, uint64_t to,

@@ -20,7 +20,7 @@ int smarm_monitor(smarm_pid_t pid, smarm_chan_t *ch, uint64_t *ref)
 		return SMARM_ENOTACTOR;
 	if (pid.id == 0 || pid.id == me || ch == NULL)
 		return SMARM_EINVAL;
-	return smarm__sig_monitor(n, me, pid.id, ch, ref);
+	return smarm__sig_monitor(n, me, pid.id, false, ch, ref);
 }
 
 int smarm_demonitor(uint64_t ref, int flags)
@@ -43,7 +43,7 @@ int smarm_link(smarm_pid_t pid)
 		return SMARM_ENOTACTOR;
 	if (pid.id == 0)
 		return SMARM_EINVAL;
-	rc = smarm__sig_link(n, smarm__self_pid(), pid.id);
+	rc = smarm__sig_link(n, smarm__self_pid(), pid.id, false);
 	if (rc == SMARM_ENOPROC) /* not trapping: OTP raises noproc */
 		smarm__self_exit(SMARM_EXIT_CRASHED, SMARM_ENOPROC);
 	return rc;

@@ -355,10 +355,11 @@ static int sig_spawn(struct smarm_node *n, void *state, uint64_t parent,
 	if (parent == 0)
 		return 0; /* the root: nobody to link to or monitor for */
 	if (smarm__spawn_opts_link(n, opts))
-		rc = smarm__sig_link(n, parent, child);
+		rc = smarm__sig_link(n, parent, child, true);
 	if (rc == 0 && ext != NULL && ext->so_mon_ch != NULL) {
 		uint64_t ref = 0;
-		rc = smarm__sig_monitor(n, parent, child, ext->so_mon_ch, &ref);
+		rc = smarm__sig_monitor(n, parent, child, true, ext->so_mon_ch,
+					&ref);
 		if (rc == 0 && ext->so_mon_ref != NULL)
 			*ext->so_mon_ref = ref;
 	}

@@ -99,6 +99,73 @@ START_TEST(test_otp_faults_enomem_leaves_no_state)
 }
 END_TEST
 
+/*
+ * The spawn options' link and monitor are set on the child before it is
+ * published (core subsys.h ss_spawn): a child whose state cannot be
+ * allocated is not spawned. The spawn fails with SMARM_ENOMEM, the body
+ * never runs, nothing is left linked or monitored, and no Down comes.
+ */
+static atomic_int opt_body_ran;
+
+static void body_mark(void *arg)
+{
+	(void)arg;
+	atomic_store(&opt_body_ran, 1);
+}
+
+static void root_spawn_opts_enomem(void *arg)
+{
+	struct smarm_node *n = node_self();
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_spawn_opts_t *o = NULL;
+	smarm_pid_t p = SMARM_PID_NONE;
+	smarm_signal_t s;
+	uint64_t ref = 0;
+	int how = -1;
+	(void)arg;
+	atomic_store(&opt_body_ran, 0);
+	HARNESS_EQ(smarm_spawn_opts_alloc(&o), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_int(o, SMARM_OPT_LINK, 1), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(o, ch, &ref), 0);
+	/* The first spawn takes a fresh slot: its block is allocated. */
+	atomic_store(&n->test_ext_fail, 1);
+	HARNESS_EQ(smarm_actor_spawn(&p, body_mark, NULL, o), SMARM_ENOMEM);
+	HARNESS_EQ(atomic_load(&n->test_ext_fail), 0); /* it was reached */
+	HARNESS_CHECK(smarm_pid_eq(p, SMARM_PID_NONE));
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_MONITORS), 0);
+	/* The refused child ends without running (and without a Down). */
+	for (int i = 0; i < 100 && harness_stat(n, SMARM_STAT_LIVE_ACTORS) > 1;
+	     i++)
+		smarm_actor_sleep(1000000);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_LIVE_ACTORS), 1);
+	HARNESS_EQ(atomic_load(&opt_body_ran), 0);
+	HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, 20000000), SMARM_ETIMEDOUT);
+
+	/* The same options then work: linked, monitored, one Down. */
+	HARNESS_EQ(smarm_actor_spawn(&p, body_mark, NULL, o), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+	HARNESS_EQ(s.ref, ref);
+	HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(atomic_load(&opt_body_ran), 1);
+	HARNESS_EQ(smarm_actor_join(p, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_MONITORS), 0);
+	smarm_spawn_opts_free(o);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_otp_faults_spawn_option_enomem_spawns_nothing)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, root_spawn_opts_enomem, NULL), 0);
+	ck_assert_int_eq(harness_run(4, root_spawn_opts_enomem, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------ undeliverable Down */
 
 struct watch {
@@ -371,6 +438,7 @@ Suite *smarm_test_otp_faults_suite(void)
 	Suite *s = suite_create("otp_faults");
 	TCase *t = tcase_create("faults");
 	tcase_add_test(t, test_otp_faults_enomem_leaves_no_state);
+	tcase_add_test(t, test_otp_faults_spawn_option_enomem_spawns_nothing);
 	tcase_add_test(t, test_otp_faults_undeliverable_down_is_not_lost);
 	tcase_add_test(t, test_otp_faults_dead_trap_channel_acts_untrapped);
 	tcase_add_test(t, test_otp_faults_monitor_of_unjoined_reports_its_end);
