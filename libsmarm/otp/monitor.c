@@ -86,8 +86,11 @@ static void wref_compact(struct smarm__sig_actor *a)
 	a->sa_wend = keep;
 }
 
-static int wref_insert(struct smarm__sig_actor *a,
-		       const struct smarm__sig_wref *w)
+/* A record of (ref, target, h); given field by field, not as a struct:
+ * a 16-byte copy of a caller's block set by 8-byte stores just before
+ * cannot be forwarded from them, and stalled every monitor set. */
+static int wref_insert(struct smarm__sig_actor *a, uint64_t ref,
+		       uint64_t target, smarm_chan_t *h)
 {
 	struct smarm__sig_wref *t;
 	uint32_t i;
@@ -107,11 +110,13 @@ static int wref_insert(struct smarm__sig_actor *a,
 	}
 	t = a->sa_wrefs;
 	i = a->sa_wend;
-	if (i > a->sa_wfirst && t[i - 1].sw_ref > w->sw_ref) {
-		i = wref_bound(t, a->sa_wfirst, i, w->sw_ref);
+	if (i > a->sa_wfirst && t[i - 1].sw_ref > ref) {
+		i = wref_bound(t, a->sa_wfirst, i, ref);
 		memmove(&t[i + 1], &t[i], (a->sa_wend - i) * sizeof *t);
 	}
-	t[i] = *w;
+	t[i].sw_ref = ref;
+	t[i].sw_target = target;
+	t[i].sw_h = h;
 	t[i].sw_dead = false;
 	a->sa_wend++;
 	return 0;
@@ -188,8 +193,11 @@ static int wref_add_fn(void **state, void *arg)
 	uint64_t newest = a->sa_wend > a->sa_wfirst
 				  ? a->sa_wrefs[a->sa_wend - 1].sw_ref
 				  : 0;
-	wa->w.sw_ref = smarm__ref_next(wa->n, newest);
-	return wref_insert(a, &wa->w) != 0 ? SMARM_ENOMEM : 0;
+	uint64_t ref = smarm__ref_next(wa->n, newest);
+	wa->w.sw_ref = ref;
+	return wref_insert(a, ref, wa->w.sw_target, wa->w.sw_h) != 0
+		       ? SMARM_ENOMEM
+		       : 0;
 }
 
 /* Remember that a Down went into h, for SMARM_DEMONITOR_FLUSH. */
