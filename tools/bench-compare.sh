@@ -99,13 +99,13 @@ function median(list,    a, n, i, j, t) {
 function ratio(x, y) {
     return (x == "" || y == "" || y + 0 == 0) ? "-" : sprintf("%.2f", x / y)
 }
-/^# (smarm|go|erlang) [a-z_]+ [a-z]+=[0-9]+ runs:/ {
+/^# (smarm|go|erlang) [a-z0-9_]+ [a-z]+=[0-9]+ runs:/ {
     key = $2 SUBSEP $3
     for (i = 6; i <= NF && $i !~ /^\(/; i++) samples[key] = samples[key] " " $i
     nruns[key] += i - 6
     next
 }
-/^[a-z_]+,(smarm|go|erlang),[0-9]+,[0-9.]+$/ {
+/^[a-z0-9_]+,(smarm|go|erlang),[0-9]+,[0-9.]+$/ {
     split($0, f, ",")
     csv[f[2] SUBSEP f[1]] = csv[f[2] SUBSEP f[1]] " " f[4]
 }
