@@ -51,7 +51,9 @@ struct smarm__sig_wref {
  * core subsys.h: a room in the slot's extension block): zeroed on first
  * use, handed to the exit hook, taken back when empty. Every
  * field is read and written under the actor's cold lock (inside
- * smarm__actor_ext_update), or by the exit hook that owns it.
+ * smarm__actor_ext_update), by the spawn hook before the actor is
+ * published (smarm__actor_ext_update_child), or by the exit hook that
+ * owns it.
  */
 struct smarm__sig_actor {
 	struct smarm__sig_mon *sa_mons; /* monitors watching this actor:

@@ -38,7 +38,9 @@
  * references (monitor and trap channels) are released by whoever removes
  * the entry that holds them.
  * Locking: per-actor state only under the actor's cold lock (SLOT rank,
- * inside smarm__actor_ext_update); signals may be sent under it (CHANNEL
+ * inside smarm__actor_ext_update), or by the spawn hook before the child
+ * is published (smarm__actor_ext_update_child, no lock: nobody else can
+ * reach it yet); signals may be sent under it (CHANNEL
  * and RUNQ rank nest under SLOT); sn_term_lock (TABLE rank) guards the
  * terminal records and is taken with no other lock held.
  * Invariants:
