@@ -508,15 +508,18 @@ static void stop_locked(struct smarm_node *n, struct smarm__slot *s,
  * the publishing store, whose release orders it (lock_tenant loads the
  * word with acquire).
  */
+static inline bool unpublished(const struct smarm__slot *s, uint64_t pid)
+{
+	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
+	return SMARM__W_GEN(w) == SMARM__PID_GEN(pid) &&
+	       SMARM__W_STATE(w) == SMARM__ST_VACANT;
+}
+
 static struct smarm__slot *spawning_child(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__slot *s = smarm__slot_of(n, pid);
-	uint64_t w;
-	SMARM_ASSERT(s != NULL);
-	w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	SMARM_ASSERT(SMARM__W_GEN(w) == SMARM__PID_GEN(pid));
-	SMARM_ASSERT(SMARM__W_STATE(w) == SMARM__ST_VACANT);
-	(void)w;
+	/* Checked in debug builds only: no load of the word otherwise. */
+	SMARM_ASSERT(s != NULL && unpublished(s, pid));
 	return s;
 }
 
