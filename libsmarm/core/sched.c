@@ -14,7 +14,8 @@
  *                queue, wake slot, deque) has had its turn (tickets).
  *   deque        per worker: work-first spawns and wake-slot entries a
  *                newer wake displaced; the owner pops the front, idle
- *                workers steal from the back.
+ *                workers steal from the back, and the owner's turn
+ *                takes the back once it has aged (ldq_take_aged).
  *   run queue    per node, shared: everything else (yields, wakes from
  *                other threads and timers, entries displaced while
  *                pinned actors wait).
@@ -271,6 +272,72 @@ static bool ldq_steal(struct smarm__worker *w, uint64_t *pid)
 		if (ldq_take(&n->workers[(w->id + i) % nw], true, pid))
 			return true;
 	return false;
+}
+
+/*
+ * The owner's fairness turn on its own deque (docs/architecture.md,
+ * Work-first spawns): take the back entry once the owner has come no
+ * nearer to it for an age, DEQUE_AGE_SLICES timeslices
+ * (SMARM_OPT_TIMESLICE_NS; 100 ms by default), doubled at each such take
+ * until the deque next runs dry (to DEQUE_AGE_SHIFT_MAX doublings).
+ *
+ * The owner pops the front, and the front can be fed without end: a spawn
+ * chain's next link is held ahead of the deque at every pick
+ * (ldq_take_own), wakes displaced from the wake slot go to the front. On
+ * one worker, or with every worker busy, nothing else took the back: a
+ * spawn chain kept an actor its first link's parent had spawned from ever
+ * running. Entries come in at the front (but for a preempted actor moved
+ * here, INV-P7), so the back is the oldest; the owner gets nearer to it
+ * when the deque falls below its shortest length since the back entry
+ * was first seen (the age starts again then). A spawn tree gets nearer
+ * every time one of its subtrees ends, a stream that feeds the front
+ * does not.
+ *
+ * But a tree whose subtrees outlast the age looks the same, and each take
+ * opens an untouched subtree while the current path stays parked: with a
+ * fixed 2 ms age the deque overflowed into the shared queue, which runs
+ * its entries breadth-first (skynet_actor at 10^7 leaves: half a million
+ * actors alive instead of 256), and at 100 ms so did 10^8 leaves (4
+ * million, 2x slower). Doubling keeps the takes of a run logarithmic in
+ * its length (10^8 leaves: 5 takes in a 16 s run, 256 alive, as fast as
+ * without), and an oldest entry still runs within the current age.
+ */
+#define DEQUE_AGE_SLICES 50   /* 100 ms at the default timeslice */
+#define DEQUE_AGE_SHIFT_MAX 6 /* 6.4 s at the default timeslice */
+
+static bool ldq_take_aged(struct smarm__worker *w, uint64_t *pid)
+{
+	bool got = false;
+	uint32_t len;
+	if (smarm__ring_len(&w->ldq) == 0) {
+		w->ldq_age_shift = 0; /* the deque ran dry: a new episode */
+		return false;
+	}
+	smarm__lock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	len = smarm__ring_len(&w->ldq);
+	if (len > 0) {
+		uint64_t back =
+			*(uint64_t *)smarm__ring_at(&w->ldq, RQ_ESZ, len - 1);
+		uint64_t now = smarm__cycles_fast();
+		if (back != w->ldq_old || len < w->ldq_old_len) {
+			/* A new back entry, or the owner got nearer to it. */
+			w->ldq_old = back;
+			w->ldq_old_len = len;
+			w->ldq_old_since = now;
+		} else if (now - w->ldq_old_since >
+			   (DEQUE_AGE_SLICES * w->node->slice_cycles)
+				   << w->ldq_age_shift) {
+			*pid = *(uint64_t *)smarm__ring_pop_back(&w->ldq,
+								 RQ_ESZ);
+			ldq_moved(w);
+			w->ldq_old = 0;
+			if (w->ldq_age_shift < DEQUE_AGE_SHIFT_MAX)
+				w->ldq_age_shift++;
+			got = true;
+		}
+	}
+	smarm__unlock(&w->ldq_lock, SMARM__RANK_RUNQ);
+	return got;
 }
 
 /* Any worker's deque holds work (idle rechecks after its seq_cst fence,
@@ -1168,6 +1235,7 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 	for (;;) {
 		uint64_t pid;
 		struct smarm__slot *s;
+		bool own, turn;
 		/*
 		 * Reading the clock costs ~30 ns here, more than a switch, so
 		 * with a timer pending the hand-off path looks at it on every
@@ -1237,25 +1305,31 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 				return s;
 			continue;
 		}
-		if (!skip_ldq &&
-		    (w->sbatch_n > 0 || smarm__ring_len(&w->ldq) > 0) &&
-		    (++w->ldq_picks % 61) != 0 && ldq_take_own(w, &pid)) {
+		own = !skip_ldq &&
+		      (w->sbatch_n > 0 || smarm__ring_len(&w->ldq) > 0);
+		turn = own && (++w->ldq_picks % 61) == 0;
+		if (own && !turn && ldq_take_own(w, &pid)) {
 			/*
 			 * Own work-first spawns, newest first; every 61st pick
 			 * the shared queue goes first, so a spawn chain cannot
 			 * starve it. The deque's oldest entries are left to
-			 * thieves: an oldest entry is a whole untouched
-			 * subtree, and taking it here (every 127th pick, until
-			 * 0.5.0) opened a new subtree while the current one's
-			 * path stayed parked, which turned a spawn tree
-			 * breadth-first (skynet_actor on two workers: some
-			 * 4000 live stacks instead of a few dozen, 12000
-			 * mapped and unmapped per run).
+			 * thieves, and to the turn once the owner has come no
+			 * nearer to one for an age (ldq_take_aged): an oldest
+			 * entry is a whole untouched subtree, and taking it
+			 * here (every 127th pick, until 0.5.0) opened a new
+			 * subtree while the current one's path stayed parked,
+			 * which turned a spawn tree breadth-first (skynet_actor
+			 * on two workers: some 4000 live stacks instead of a
+			 * few dozen, 12000 mapped and unmapped per run).
 			 */
 			w->streak = 0;
 			w->local_picks++;
 			if (n->workers_n > 1 && smarm__ring_len(&w->ldq) > 0)
 				smarm__wake_one_if_idle(n); /* thieves */
+		} else if (turn && ldq_take_aged(w, &pid)) {
+			/* The deque's oldest entry, aged. */
+			w->streak = 0;
+			w->local_picks++;
 		} else if (rq_take(w, &pid)) {
 			w->streak = 0;
 			if (n->workers_n > 1 && smarm__ring_len(&n->rq) > 0)

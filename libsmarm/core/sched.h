@@ -136,7 +136,11 @@ struct smarm__worker {
 	struct smarm__ring ldq;	  /* of pid ids, in ldq_buf (fixed) */
 	_Atomic uint32_t ldq_ops; /* pushes and pops, under ldq_lock: a
 				     spinner sees the deque move */
-	uint32_t ldq_picks; /* owner: local pops, for the fairness turns */
+	uint32_t ldq_picks;	/* owner: local pops, for the fairness turns */
+	uint64_t ldq_old;	/* owner: the back entry at the last turn */
+	uint64_t ldq_old_since; /* owner: cycle count it was first seen */
+	uint32_t ldq_old_len;	/* owner: its shortest length since */
+	uint32_t ldq_age_shift; /* owner: aged takes since it was empty */
 	uint64_t ldq_buf[SMARM__LDQ_CAP];
 
 	/*

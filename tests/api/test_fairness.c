@@ -322,6 +322,131 @@ START_TEST(test_fairness_spawn_under_saturation_runs)
 }
 END_TEST
 
+/* ------------------------------------ a worker's own stream of work */
+
+/*
+ * The owner of a deque pops its front, and a stream of new work can keep
+ * the front fed for ever: a spawn chain (each link's next link is held
+ * ahead of the deque) or wakes displaced from the wake slot. An actor
+ * queued behind such a stream must still run (sched.c, ldq_take_aged:
+ * within the deque's age, 100 ms at the default timeslice). On one
+ * worker nothing took it until the stream ended (the streams below stop
+ * by themselves after CHAIN_LIMIT so that the failure is a time, not a
+ * hang: 3 s and 1.8 s).
+ */
+#define CHAIN_LIMIT MS(3000)
+
+static uint64_t stream_t0;
+
+/* A stream ends once the flagger ran, or at CHAIN_LIMIT. */
+static bool stream_over(void)
+{
+	return atomic_load(&F.flag) ||
+	       smarm_now_ns() - stream_t0 >
+		       (uint64_t)((double)CHAIN_LIMIT * harness_time_scale());
+}
+
+static void chain_link(void *arg)
+{
+	(void)arg;
+	if (!stream_over())
+		HARNESS_EQ(smarm_actor_spawn(NULL, chain_link, NULL, NULL), 0);
+}
+
+/* The chain first, then its sibling: the sibling waits in the deque. */
+static void chain_root(void *arg)
+{
+	smarm_pid_t q;
+	(void)arg;
+	stream_t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_actor_spawn(NULL, chain_link, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&q, flagger, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(q, NULL, NULL), 0);
+	F.stop_ns = smarm_now_ns() - stream_t0;
+}
+
+START_TEST(test_fairness_spawn_chain_lets_a_queued_sibling_run)
+{
+	for (int workers = 1; workers <= 4; workers *= 2) {
+		reset(0);
+		ck_assert_int_eq(run_sat(workers, chain_root, NULL),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		ck_assert_int_eq(atomic_load(&F.flag), 1);
+		/* About 100 ms at one worker (the deque's first age). */
+		ck_assert_elapsed_lt(F.stop_ns, MS(500));
+	}
+}
+END_TEST
+
+/*
+ * A broadcaster wakes two echoes per round and waits for both replies:
+ * the second wake displaces the first from the wake slot to the front
+ * of the deque, every round.
+ */
+static smarm_chan_t *echo_in[2], *echo_out;
+
+static void echo(void *arg)
+{
+	smarm_chan_t *in = echo_in[(intptr_t)arg];
+	int64_t v;
+	while (smarm_chan_recv(in, &v) == 0 && v >= 0)
+		HARNESS_EQ(smarm_chan_send(echo_out, &v), 0);
+}
+
+static void broadcaster(void *arg)
+{
+	int64_t v = 0, r;
+	smarm_pid_t e[2];
+	(void)arg;
+	for (intptr_t i = 0; i < 2; i++)
+		HARNESS_EQ(smarm_actor_spawn(&e[i], echo, (void *)i, NULL), 0);
+	while (!stream_over()) {
+		for (int i = 0; i < 2; i++)
+			HARNESS_EQ(smarm_chan_send(echo_in[i], &v), 0);
+		for (int i = 0; i < 2; i++)
+			HARNESS_EQ(smarm_chan_recv(echo_out, &r), 0);
+		v++;
+	}
+	v = -1;
+	for (int i = 0; i < 2; i++) {
+		HARNESS_EQ(smarm_chan_send(echo_in[i], &v), 0);
+		HARNESS_EQ(smarm_actor_join(e[i], NULL, NULL), 0);
+	}
+}
+
+static void displaced_root(void *arg)
+{
+	smarm_pid_t b, q;
+	(void)arg;
+	for (int i = 0; i < 2; i++)
+		HARNESS_EQ(smarm_chan_alloc(&echo_in[i], sizeof(int64_t), NULL),
+			   0);
+	HARNESS_EQ(smarm_chan_alloc(&echo_out, sizeof(int64_t), NULL), 0);
+	stream_t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_actor_spawn(&b, broadcaster, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&q, flagger, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(q, NULL, NULL), 0);
+	F.stop_ns = smarm_now_ns() - stream_t0;
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		harness_chan_drop(echo_in[i]);
+	harness_chan_drop(echo_out);
+}
+
+START_TEST(test_fairness_displaced_wakes_let_a_queued_actor_run)
+{
+	for (int workers = 1; workers <= 4; workers *= 2) {
+		reset(0);
+		ck_assert_int_eq(run_sat(workers, displaced_root, NULL),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		ck_assert_int_eq(atomic_load(&F.flag), 1);
+		ck_assert_elapsed_lt(F.stop_ns, MS(500));
+	}
+}
+END_TEST
+
 /* --------------------------------------------- wakes under saturation */
 
 #define WAKES 25
@@ -617,6 +742,9 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_add_test(tc, test_fairness_tls_holder_is_never_moved);
 	tcase_add_test(tc, test_fairness_saturated_runs_last_about_one_slice);
 	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
+	tcase_add_test(tc, test_fairness_spawn_chain_lets_a_queued_sibling_run);
+	tcase_add_test(tc,
+		       test_fairness_displaced_wakes_let_a_queued_actor_run);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("latency");
 	tcase_set_timeout(tc, 60);
