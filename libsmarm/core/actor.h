@@ -60,7 +60,7 @@ static inline void smarm__check_slice(struct smarm__slot *s)
 	if (__builtin_expect(s->preempt_pending, 0)) {
 		/* The monitor found the slice spent where it could not act. */
 		s->preempt_pending = 0;
-		smarm__yield(s);
+		smarm__yield_slice(s);
 		return;
 	}
 	now = smarm__cycles_fast();
@@ -68,7 +68,7 @@ static inline void smarm__check_slice(struct smarm__slot *s)
 		w->slice_start = now;
 	else if (__builtin_expect(now - w->slice_start > w->node->slice_cycles,
 				  0))
-		smarm__yield(s);
+		smarm__yield_slice(s);
 }
 
 /*

@@ -770,7 +770,7 @@ int smarm_preempt_enable(void)
 		/* A slice ended inside the region: this is its safe point. */
 		me->preempt_pending = 0;
 		smarm__observe_stop(me);
-		smarm__yield(me);
+		smarm__yield_slice(me);
 	}
 	return 0;
 }

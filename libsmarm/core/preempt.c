@@ -35,7 +35,8 @@
  *          preempted it (the interrupted code may hold addresses of this
  *          thread's TLS): it waits in that worker's pinned FIFO, never in
  *          the shared queue, and no other worker takes it; unless it is
- *          free to move (INV-P7).
+ *          free to move (INV-P7). (Actors that yielded wait in the same
+ *          FIFO, free to move: sched.c, yield_queue.)
  *   INV-P2 the handler touches only its own thread's worker and the
  *          actor on it, plus the range table and its reader counts; it
  *          takes no lock and calls nothing that is not async-signal-safe.
@@ -50,7 +51,7 @@
  *          "Return-path preemption".
  *   INV-P7 a preempted actor is left to another worker (the back of
  *          that worker's deque) only when moving evens out the workers
- *          (preempt_spread), the node allows it
+ *          (smarm__lighter_worker), the node allows it
  *          (SMARM_OPT_PREEMPT_MOVE), it stopped in the executable's own
  *          text, and no word of its stack from the save area up to its
  *          own first frame (the interrupted registers, vector state and
@@ -633,39 +634,6 @@ words_in(uintptr_t from, uintptr_t to, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
-/* What worker v holds: its backlog and the actor it runs, if any. */
-static uint32_t worker_holds(struct smarm__worker *v)
-{
-	return smarm__worker_backlog(v) +
-	       (atomic_load_explicit(&v->run_seq, memory_order_relaxed) & 1);
-}
-
-/*
- * The worker to leave w's preempted actor to: the one holding least, if
- * that is less than w holds with the actor. One less is enough: the
- * extra actor then moves on at every slice end, so where the actors do
- * not divide evenly each spends its part of the time on the workers that
- * hold one more (5 on 4 workers: 0.8 of a worker each over a window, not
- * 1, 1, 1, 1/2, 1/2). -1: stay.
- */
-static int preempt_spread(struct smarm__worker *w)
-{
-	struct smarm_node *n = w->node;
-	int nw =
-		atomic_load_explicit(&n->workers_started, memory_order_relaxed);
-	uint32_t least = worker_holds(w); /* the actor counts as running */
-	int to = -1;
-	for (int i = 1; i < nw; i++) {
-		int id = (w->id + i) % nw;
-		uint32_t h = worker_holds(&n->workers[id]);
-		if (h < least) {
-			least = h;
-			to = id;
-		}
-	}
-	return to;
-}
-
 /*
  * INV-P7 for the actor on w, preempted at pc with its stack saved from
  * `from` up; true: w->move_to names the worker to leave it to. Called
@@ -677,7 +645,7 @@ static bool preempt_may_move(struct smarm__worker *w, struct smarm__slot *s,
 	uintptr_t tp, top;
 	int to;
 	if (!w->node->preempt_move || !in_exe_text(pc) ||
-	    (to = preempt_spread(w)) < 0)
+	    (to = smarm__lighter_worker(w, smarm__worker_holds(w))) < 0)
 		return false;
 	/* Up to the runtime's first frames (smarm__call_actor), within the
 	 * stack. */

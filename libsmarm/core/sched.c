@@ -9,16 +9,18 @@
  *                or a timer fired here woke, run next here, warm (Go's
  *                runnext; WAKE_STREAK bounds it).
  *   pinned FIFO  per worker: actors preempted asynchronously, which must
- *                resume on the worker that preempted them (preempt.c).
- *                Each is due once everything queued before it (shared
- *                queue, wake slot, deque) has had its turn (tickets).
+ *                resume on the worker that preempted them (preempt.c),
+ *                and actors that yielded here, which may move but wait
+ *                here unless moving helps (yield_queue). Each is due
+ *                once everything queued before it (shared queue, wake
+ *                slot, deque) has had its turn (tickets).
  *   deque        per worker: work-first spawns and wake-slot entries a
  *                newer wake displaced; the owner pops the front, idle
  *                workers steal from the back, and the owner's turn
  *                takes the back once it has aged (ldq_take_aged).
- *   run queue    per node, shared: everything else (yields, wakes from
- *                other threads and timers, entries displaced while
- *                pinned actors wait).
+ *   run queue    per node, shared: everything else (yields while a
+ *                worker idles, wakes from other threads and timers,
+ *                entries displaced while pinned actors wait).
  * The deques and the run queue are the one ring (ring.h); the pinned
  * FIFO is a list linked through the slots, the wake slot one atomic word.
  *
@@ -845,7 +847,7 @@ bool smarm__other_work(struct smarm__worker *w)
 		       UINT64_MAX;
 }
 
-void smarm__yield(struct smarm__slot *s)
+static inline void yield_as(struct smarm__slot *s, int intent)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	smarm__observe_stop(s);
@@ -854,8 +856,18 @@ void smarm__yield(struct smarm__slot *s)
 		w->slice_start = 0;
 		return;
 	}
-	smarm__switch_out(s, SMARM__INTENT_YIELD);
+	smarm__switch_out(s, intent);
 	smarm__observe_stop(s);
+}
+
+void smarm__yield(struct smarm__slot *s)
+{
+	yield_as(s, SMARM__INTENT_YIELD);
+}
+
+void smarm__yield_slice(struct smarm__slot *s)
+{
+	yield_as(s, SMARM__INTENT_SLICE);
 }
 
 /*
@@ -1068,6 +1080,77 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 }
 
 /*
+ * The worker holding least, if that is less than `mine` (what w holds
+ * with the actor it would leave: preempt.c's moves, yield_queue). One
+ * less is enough: the extra actor then moves on at each of these
+ * decisions, so where the actors do not divide evenly each spends its
+ * part of the time on the workers that hold one more (5 on 4 workers:
+ * 0.8 of a worker each over a window, not 1, 1, 1, 1/2, 1/2). -1: stay.
+ */
+int smarm__lighter_worker(struct smarm__worker *w, uint32_t mine)
+{
+	struct smarm_node *n = w->node;
+	int nw =
+		atomic_load_explicit(&n->workers_started, memory_order_relaxed);
+	int to = -1;
+	for (int i = 1; i < nw; i++) {
+		int id = (w->id + i) % nw;
+		uint32_t h = smarm__worker_holds(&n->workers[id]);
+		if (h < mine) {
+			mine = h;
+			to = id;
+		}
+	}
+	return to;
+}
+
+/*
+ * Queue an actor that yielded on w (finish_switch). It waits in w's
+ * pinned FIFO, behind everything queued now (smarm__pin_push's tickets:
+ * the shared queue, w's wake slot and deque), which takes no lock and
+ * keeps it warm on this worker; it is free to move, but nothing needs
+ * to move it, except:
+ *   - a worker idles or spins: the shared queue, which that worker takes
+ *     from at once (smarm__wake_one_if_idle);
+ *   - at a slice end (smarm__yield_slice) and at every YIELD_SPREAD-th
+ *     yield on w, if another worker holds less than w with it: the back
+ *     of that worker's deque (as a preempted actor free to move,
+ *     INV-P7), so actors that yield, or reach their slice ends at safe
+ *     points, spread over the workers as call-free spinners do (3 and
+ *     5 spinners with safe points on 2 workers: max/min share over a
+ *     second 1.005-1.02; 1.17-1.61 moving at every 16th yield only).
+ * Until 0.5.x every yield went through the shared queue: two node-wide
+ * lock holds per yield, and at several workers each yielder crossed to
+ * another worker about every other yield (yield, two yielders per
+ * worker: 43 ns at one worker, 177 at two, Go 115).
+ */
+#define YIELD_SPREAD 16
+
+static void yield_queue(struct smarm__worker *w, struct smarm__slot *p,
+			bool slice_end)
+{
+	struct smarm_node *n = w->node;
+	uint64_t pid = smarm__slot_pid(p);
+	int to;
+	if (n->workers_n > 1) {
+		if ((atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+		     atomic_load_explicit(&n->spin_mask,
+					  memory_order_relaxed)) != 0) {
+			rq_push(n, pid, false);
+			return;
+		}
+		if ((++w->yields % YIELD_SPREAD == 0 || slice_end) &&
+		    (to = smarm__lighter_worker(w, smarm__worker_holds(w) +
+							   1)) >= 0 &&
+		    ldq_push(&n->workers[to], &pid, 1, false)) {
+			smarm__wake_one_if_idle(n);
+			return;
+		}
+	}
+	smarm__pin_push(w, p);
+}
+
+/*
  * Finish the transition of the actor that just left this worker. It runs
  * on whatever stack the worker switched to (the next actor's, or the
  * scheduler's), after the leaving actor's sp was saved by the switch, so
@@ -1087,8 +1170,9 @@ static void finish_switch(struct smarm__worker *w)
 	smarm__stack_switched_out(p);
 	switch (w->prev_intent) {
 	case SMARM__INTENT_YIELD:
+	case SMARM__INTENT_SLICE:
 		yield_return(p);
-		smarm__enqueue(n, smarm__slot_pid(p));
+		yield_queue(w, p, w->prev_intent == SMARM__INTENT_SLICE);
 		break;
 	case SMARM__INTENT_PARK:
 		smarm__stack_park_hook(n, p);

@@ -56,6 +56,7 @@ enum {
 	SMARM__INTENT_PREEMPT = 4, /* async preemption: pinned to this worker */
 	SMARM__INTENT_MOVE = 5,	   /* async preemption, free to move
 				      (preempt.c INV-P7): the deque's back */
+	SMARM__INTENT_SLICE = 6,   /* a yield at a slice end (a safe point) */
 };
 
 /* Whether an actor left its worker because its slice ran out. */
@@ -114,6 +115,8 @@ struct smarm__worker {
 					 left the deque to thieves */
 	uint32_t pin_yields;	      /* owner: woken actors taken before a
 					 due pinned one, in a row */
+	uint32_t yields;	      /* owner: yields here (sched.c,
+					 yield_queue) */
 	uint64_t n_async;	      /* actors preempted by signal */
 	uint64_t n_ret_taken;	      /* patched returns landed (preempt.c) */
 	uint64_t n_moved;	      /* of n_async, left to other workers */
@@ -202,6 +205,9 @@ static inline void smarm__spawns_flush(struct smarm__worker *w)
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
 void smarm__yield(struct smarm__slot *s);
+/* smarm__yield at a slice end: the actor may be moved to even out the
+ * workers (sched.c, yield_queue). */
+void smarm__yield_slice(struct smarm__slot *s);
 bool smarm__other_work(struct smarm__worker *w);
 void smarm__wake_one_if_idle(struct smarm_node *n);
 void smarm__wake_all(struct smarm_node *n);
@@ -235,12 +241,25 @@ static inline void smarm__run_restart(struct smarm__worker *w)
 /*
  * Runnable actors waiting on worker v, not counting the one it runs:
  * its pinned FIFO and its deque. A racy snapshot (relaxed loads), for
- * balancing (sched.c balance_steal, preempt.c preempt_spread).
+ * balancing (sched.c balance_steal, smarm__lighter_worker).
  */
 static inline uint32_t smarm__worker_backlog(struct smarm__worker *v)
 {
 	return atomic_load_explicit(&v->pin_count, memory_order_relaxed) +
 	       smarm__ring_len(&v->ldq);
 }
+
+/* What worker v holds: its backlog and the actor it runs, if any. */
+static inline uint32_t smarm__worker_holds(struct smarm__worker *v)
+{
+	return smarm__worker_backlog(v) +
+	       (atomic_load_explicit(&v->run_seq, memory_order_relaxed) & 1);
+}
+
+/*
+ * The worker to leave one of w's actors to, w holding `mine` with it: the
+ * one holding least, if that is less (sched.c).
+ */
+int smarm__lighter_worker(struct smarm__worker *w, uint32_t mine);
 
 #endif /* SMARM_CORE_SCHED_H */

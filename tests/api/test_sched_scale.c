@@ -3,10 +3,11 @@
  * test_sched_scale.c - what the scheduler shares between workers:
  * SMARM_STAT_GLOBAL_LOCKS counts the node-wide lock acquisitions and is
  * reset when a run starts; spawn, exit, send and wake on one worker take
- * none per operation in a steady state (the workers' slot caches); the
- * caches keep SMARM_OPT_MAX_ACTORS exact on four workers; the live
- * count, summed from per-worker counts, is never read low; a saturating
- * actor right after an idle spell is preempted within the usual slices.
+ * none per operation in a steady state (the workers' slot caches), nor
+ * does a yield while no worker idles; the caches keep
+ * SMARM_OPT_MAX_ACTORS exact on four workers; the live count, summed from
+ * per-worker counts, is never read low; a saturating actor right after an
+ * idle spell is preempted within the usual slices.
  */
 #include "harness.h"
 
@@ -24,38 +25,76 @@ static int64_t gl_stat(void)
 
 /* ------------------------------------------------- the stat counts */
 
-#define GL_YIELDS 2000
+#define GL_OPS 2000
 static int64_t gl_before, gl_after;
+
+/* Each sleep arms a timer under the node's timer lock: one per sleep. */
+static void gl_sleep_root(void *arg)
+{
+	(void)arg;
+	gl_before = gl_stat();
+	for (int i = 0; i < GL_OPS; i++)
+		HARNESS_EQ(smarm_actor_sleep(1000), 0);
+	gl_after = gl_stat();
+}
+
+START_TEST(test_sched_scale_global_locks_counts_timer_lock)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, gl_sleep_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_ge(gl_before, 0);
+	ck_assert_int_ge(gl_after - gl_before, GL_OPS);
+}
+END_TEST
+
+/*
+ * A yield takes no node-wide lock while no worker idles: it waits in its
+ * worker's pinned FIFO (sched.c, yield_queue). Until 0.5.x it went
+ * through the shared queue: two lock holds per yield. Two yielders per
+ * worker keep every worker busy; what is left is their start and end.
+ */
+static atomic_int gl_go;
 
 static void gl_yielder(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < GL_YIELDS; i++)
+	while (!atomic_load(&gl_go))
+		smarm_actor_yield();
+	for (int i = 0; i < GL_OPS; i++)
 		smarm_actor_yield();
 }
 
 static void gl_yield_root(void *arg)
 {
-	smarm_pid_t p;
-	(void)arg;
-	HARNESS_EQ(smarm_actor_spawn(&p, gl_yielder, NULL, NULL), 0);
-	smarm_actor_yield(); /* let it start */
+	int n = 2 * (int)(intptr_t)arg;
+	smarm_pid_t p[8];
+	for (int i = 0; i < n; i++)
+		HARNESS_EQ(smarm_actor_spawn(&p[i], gl_yielder, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0); /* all of them started */
 	gl_before = gl_stat();
-	for (int i = 0; i < GL_YIELDS; i++)
-		smarm_actor_yield();
+	atomic_store(&gl_go, 1);
+	for (int i = 0; i < n; i++)
+		HARNESS_EQ(smarm_actor_join(p[i], NULL, NULL), 0);
 	gl_after = gl_stat();
-	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
 }
 
-/* A yield goes back through the shared run queue: one lock per yield. */
-START_TEST(test_sched_scale_global_locks_counts_run_queue)
+START_TEST(test_sched_scale_yield_takes_no_global_lock)
 {
-	harness_checks_reset();
-	ck_assert_int_eq(harness_run(1, gl_yield_root, NULL),
-			 SMARM_EXIT_NORMAL);
-	harness_checks_assert();
-	ck_assert_int_ge(gl_before, 1); /* the root's own spawn at least */
-	ck_assert_int_ge(gl_after - gl_before, GL_YIELDS);
+	for (int workers = 1; workers <= 2; workers++) {
+		harness_checks_reset();
+		atomic_store(&gl_go, 0);
+		ck_assert_int_eq(harness_run(workers, gl_yield_root,
+					     (void *)(intptr_t)workers),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		/* 2 * workers * GL_OPS yields; the joins' wakes, a few more. */
+		ck_assert_msg(gl_after - gl_before < GL_OPS / 20,
+			      "%d workers: %lld node-wide locks in %d yields",
+			      workers, (long long)(gl_after - gl_before),
+			      2 * workers * GL_OPS);
+	}
 }
 END_TEST
 
@@ -75,10 +114,10 @@ START_TEST(test_sched_scale_global_locks_reset_per_run)
 	int how = -1;
 	int64_t end;
 	harness_checks_reset();
-	ck_assert_int_eq(smarm_node_run(node, gl_yield_root, NULL, &how, NULL),
+	ck_assert_int_eq(smarm_node_run(node, gl_sleep_root, NULL, &how, NULL),
 			 0);
 	end = harness_stat(node, SMARM_STAT_GLOBAL_LOCKS);
-	ck_assert_int_ge(end, GL_YIELDS);
+	ck_assert_int_ge(end, GL_OPS);
 	ck_assert_int_eq(smarm_node_run(node, gl_first_root, NULL, &how, NULL),
 			 0);
 	harness_checks_assert();
@@ -525,7 +564,8 @@ Suite *smarm_test_sched_scale_suite(void)
 	Suite *s = suite_create("sched_scale");
 	TCase *tc = tcase_create("global_locks");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_sched_scale_global_locks_counts_run_queue);
+	tcase_add_test(tc, test_sched_scale_global_locks_counts_timer_lock);
+	tcase_add_test(tc, test_sched_scale_yield_takes_no_global_lock);
 	tcase_add_test(tc, test_sched_scale_global_locks_reset_per_run);
 	tcase_add_test(tc, test_sched_scale_steady_state_takes_no_global_lock);
 	tcase_add_test(
