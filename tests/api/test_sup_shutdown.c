@@ -20,7 +20,7 @@ static smarm_sup_spec_t *spec_of(struct kid **k, int n, const int *modes,
 	smarm_sup_spec_t *sp = NULL;
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	for (int i = 0; i < n; i++) {
-		char id[8];
+		char id[16]; /* "c" and any int: -O0 builds check the size */
 		snprintf(id, sizeof id, "c%d", i);
 		k[i] = kid_new(i + 1, modes[i]);
 		HARNESS_EQ(smarm_sup_spec_add_child(sp, id, kid_body, k[i],
