@@ -28,20 +28,10 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
-
-build=${1:-build-rel}
+# shellcheck source=bench-lib.sh
+. "$here/bench-lib.sh"
+bench_find bench-compare.sh "${1:-build-rel}"
 [[ $# -gt 0 ]] && shift
-if [[ ! -d $build && -d $root/$build ]]; then
-    build=$root/$build
-fi
-bench=$build/tools/smarm-bench
-if [[ ! -x $bench ]]; then
-    echo "bench-compare.sh: $bench not found; build first:" >&2
-    echo "  meson setup build-rel --buildtype=release -Dtests=disabled" \
-         "&& ninja -C build-rel" >&2
-    exit 2
-fi
 
 runs=${RUNS:-5}
 rounds=${ROUNDS:-2}
