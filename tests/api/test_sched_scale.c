@@ -89,8 +89,13 @@ START_TEST(test_sched_scale_yield_takes_no_global_lock)
 					     (void *)(intptr_t)workers),
 				 SMARM_EXIT_NORMAL);
 		harness_checks_assert();
-		/* 2 * workers * GL_OPS yields; the joins' wakes, a few more. */
-		ck_assert_msg(gl_after - gl_before < GL_OPS / 20,
+		/*
+		 * 2 * workers * GL_OPS yields (through the shared queue: two
+		 * locks each). Left: the joins' wakes, and yields made while
+		 * a worker was descheduled and idled (100 of 8000 seen on a
+		 * loaded machine).
+		 */
+		ck_assert_msg(gl_after - gl_before < GL_OPS / 4,
 			      "%d workers: %lld node-wide locks in %d yields",
 			      workers, (long long)(gl_after - gl_before),
 			      2 * workers * GL_OPS);
