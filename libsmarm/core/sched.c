@@ -1105,6 +1105,19 @@ int smarm__lighter_worker(struct smarm__worker *w, uint32_t mine)
 }
 
 /*
+ * Leave an actor that is free to move (a preempted one, INV-P7, or one
+ * that yielded) to the back of worker `to`'s deque: its owner takes it
+ * in turn, an idle one is woken. False: that deque is full.
+ */
+static bool leave_to(struct smarm_node *n, int to, uint64_t pid)
+{
+	if (!ldq_push(&n->workers[to], &pid, 1, false))
+		return false;
+	smarm__wake_one_if_idle(n);
+	return true;
+}
+
+/*
  * Queue an actor that yielded on w (finish_switch). It waits in w's
  * pinned FIFO, behind everything queued now (smarm__pin_push's tickets:
  * the shared queue, w's wake slot and deque), which takes no lock and
@@ -1142,10 +1155,8 @@ static void yield_queue(struct smarm__worker *w, struct smarm__slot *p,
 		if ((++w->yields % YIELD_SPREAD == 0 || slice_end) &&
 		    (to = smarm__lighter_worker(w, smarm__worker_holds(w) +
 							   1)) >= 0 &&
-		    ldq_push(&n->workers[to], &pid, 1, false)) {
-			smarm__wake_one_if_idle(n);
+		    leave_to(n, to, pid))
 			return;
-		}
 	}
 	smarm__pin_push(w, p);
 }
@@ -1160,7 +1171,6 @@ static void finish_switch(struct smarm__worker *w)
 {
 	struct smarm__slot *p = w->prev;
 	struct smarm_node *n = w->node;
-	uint64_t pid;
 	if (p == NULL)
 		return;
 	w->prev = NULL;
@@ -1184,17 +1194,13 @@ static void finish_switch(struct smarm__worker *w)
 		smarm__pin_push(w, p); /* INV-P1: resumes only here */
 		break;
 	case SMARM__INTENT_MOVE:
-		/* Free to move (INV-P7): to the back of a lighter worker's
-		 * deque (its owner takes it in turn; an idle one is woken). */
+		/* Free to move (INV-P7): to a lighter worker. */
 		yield_return(p);
-		pid = smarm__slot_pid(p);
-		if (ldq_push(&n->workers[w->move_to], &pid, 1, false)) {
+		if (leave_to(n, w->move_to, smarm__slot_pid(p)))
 			__atomic_store_n(&w->n_moved, w->n_moved + 1,
 					 __ATOMIC_RELAXED);
-			smarm__wake_one_if_idle(n);
-		} else {
+		else
 			smarm__pin_push(w, p);
-		}
 		break;
 	default:
 		smarm__finalize(w, p);
