@@ -299,7 +299,8 @@ static void *ext_room(const struct smarm_node *n, const struct smarm__slot *s,
  */
 static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 {
-	struct smarm_node *n = smarm__worker()->node;
+	struct smarm__worker *w = smarm__worker();
+	struct smarm_node *n = w->node;
 	void *state[SMARM__SUB_MAX];
 	unsigned mask, m;
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
@@ -314,6 +315,8 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 			s->ext->x_lent |= (uint8_t)(1u << id);
 	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	/* Every wake of the exit goes out at once, after its hooks. */
+	smarm__wakes_hold(w, true);
 	for (m = mask; m != 0; m &= m - 1) { /* in subsystem order */
 		int id = __builtin_ctz(m);
 		const struct smarm__subsys *ss = n->subs[id];
@@ -325,6 +328,7 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 		if (ss->ss_actor_size != 0 && state[id] != ext_room(n, s, id))
 			free(state[id]); /* a late attach's block */
 	}
+	smarm__wakes_hold(w, false);
 }
 
 void smarm__exit_hooks_run(struct smarm__slot *s)

@@ -871,6 +871,51 @@ void smarm__yield_slice(struct smarm__slot *s)
 }
 
 /*
+ * Held wakes (smarm__wakes_hold). An exit's Downs and exit signals are
+ * sent one watcher at a time; were each watcher queued as its signal
+ * went out, an idle worker could run the first watcher while the exit
+ * still sends, and a message that watcher sends on its Down could reach
+ * a later watcher before that watcher's own Down. Held, they are queued
+ * together when the exit's hooks are done. Only the owner touches the
+ * hold. Out of memory, a wake goes out at once (false): its order is
+ * lost, never the wake.
+ */
+static bool wakes_held_add(struct smarm__worker *w, uint64_t pid)
+{
+	if (w->wheld_n == w->wheld_cap) {
+		uint32_t cap = w->wheld_cap ? 2 * w->wheld_cap : 16;
+		uint64_t *p = realloc(w->wheld, cap * sizeof *p);
+		if (p == NULL)
+			return false;
+		w->wheld = p;
+		w->wheld_cap = cap;
+	}
+	w->wheld[w->wheld_n++] = pid;
+	return true;
+}
+
+void smarm__wakes_hold(struct smarm__worker *w, bool on)
+{
+	uint32_t k;
+	/* One worker: nobody runs before the exit is over anyway, and the
+	 * wake slot is the faster way (enqueue_woken). */
+	if (atomic_load_explicit(&w->node->workers_started,
+				 memory_order_relaxed) == 1)
+		return;
+	if (on) {
+		w->whold++;
+		return;
+	}
+	SMARM_ASSERT(w->whold > 0);
+	if (--w->whold != 0 || w->wheld_n == 0)
+		return;
+	/* In the order made; the woken go before spawns and yields. */
+	k = w->wheld_n;
+	w->wheld_n = 0;
+	rq_push_n(w->node, w->wheld, k, true);
+}
+
+/*
  * Queue an actor a wake made runnable. A wake issued by an actor running
  * on a worker of the same node goes to that worker's wake slot (Go's
  * runnext): the woken actor runs next on this worker, warm in cache, with
@@ -890,6 +935,9 @@ void smarm__yield_slice(struct smarm__slot *s)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
+	if (SMARM_UNLIKELY(w != NULL && w->whold != 0) && w->node == n &&
+	    wakes_held_add(w, pid))
+		return;
 	if (n->wake_slot && w != NULL && w->node == n &&
 	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
 		uint64_t old;
@@ -1667,6 +1715,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	for (int i = 0; i < started; i++) {
 		smarm__stack_cache_flush(n, &n->workers[i]);
 		smarm__slot_cache_flush(n, &n->workers[i]);
+		free(n->workers[i].wheld);
+		n->workers[i].wheld = NULL;
 	}
 
 	smarm__timers_clear(n);

@@ -130,6 +130,11 @@ struct smarm__worker {
 						not queued yet */
 	uint32_t sbatch_n;
 	bool sbatch_spill; /* this run overflowed the batch: spawns go back */
+	/* wakes held while an exit's hooks run (smarm__wakes_hold) */
+	uint32_t whold;	  /* nesting depth; 0: wakes go out at once */
+	uint32_t wheld_n; /* pids in wheld */
+	uint32_t wheld_cap;
+	uint64_t *wheld; /* malloc'd, grown by doubling; freed at run end */
 	/*
 	 * Local deque of work-first spawns (several workers): the owner
 	 * pushes and pops at the front, idle workers steal from the back.
@@ -204,6 +209,14 @@ static inline void smarm__spawns_flush(struct smarm__worker *w)
 }
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
+/*
+ * Hold the wakes this worker makes (on) and queue them all, in the
+ * order made, when the outermost hold ends (off). actor.c brackets an
+ * exit's hooks with it, so every Down and exit signal of one exit is
+ * queued at every watcher before any of them can run (sched.c,
+ * enqueue_woken). The holder must not switch in between.
+ */
+void smarm__wakes_hold(struct smarm__worker *w, bool on);
 void smarm__yield(struct smarm__slot *s);
 /* smarm__yield at a slice end: the actor may be moved to even out the
  * workers (sched.c, yield_queue). */

@@ -972,6 +972,108 @@ START_TEST(test_monitor_local_remove_monitor_demonitor_races_the_down)
 }
 END_TEST
 
+/* ------------------------------------------------------------ order */
+
+/*
+ * All the signals of one exit are queued at every watcher before any
+ * watcher is woken: B monitors X, then T does; X ends; B, on its Down,
+ * sends T a message into the channel T's Down goes to. T must read its
+ * Down first, in every round. The root's own monitors of X, set between
+ * B's and T's, widen the window between their Downs to what a busy
+ * target's exit takes (without the fix, most rounds on two workers read
+ * B's message first).
+ */
+#define DO_ROUNDS 100
+#define DO_BETWEEN 500
+#define DO_MSG 77
+
+struct down_order {
+	smarm_chan_t *go;      /* X parks on it */
+	smarm_chan_t *ready;   /* B and T say they monitor X */
+	smarm_chan_t *ch_b;    /* B's Downs */
+	smarm_chan_t *ch_t;    /* T's Downs and B's message */
+	smarm_chan_t *verdict; /* T: 1 its Down came first, 0 not */
+	smarm_chan_t *junk;    /* the root's Downs */
+	smarm_pid_t x;
+};
+
+static void do_x(void *arg)
+{
+	struct down_order *o = arg;
+	int v;
+	(void)smarm_chan_recv(o->go, &v);
+}
+
+static void do_b(void *arg)
+{
+	struct down_order *o = arg;
+	smarm_signal_t s = { 0 };
+	int v = 1;
+	HARNESS_EQ(smarm_monitor(o->x, o->ch_b, NULL), 0);
+	HARNESS_EQ(smarm_chan_send(o->ready, &v), 0);
+	HARNESS_EQ(harness_recv_sig(o->ch_b, &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+	s.kind = DO_MSG;
+	HARNESS_EQ(smarm_chan_send(o->ch_t, &s), 0);
+}
+
+static void do_t(void *arg)
+{
+	struct down_order *o = arg;
+	smarm_signal_t first = { 0 }, second = { 0 };
+	int v = 1;
+	HARNESS_EQ(smarm_monitor(o->x, o->ch_t, NULL), 0);
+	HARNESS_EQ(smarm_chan_send(o->ready, &v), 0);
+	HARNESS_EQ(harness_recv_sig(o->ch_t, &first), 0);
+	HARNESS_EQ(harness_recv_sig(o->ch_t, &second), 0);
+	v = first.kind == SMARM_SIGNAL_DOWN && second.kind == DO_MSG;
+	HARNESS_EQ(smarm_chan_send(o->verdict, &v), 0);
+}
+
+static void root_down_order(void *arg)
+{
+	struct down_order o;
+	smarm_pid_t b, t;
+	int v = 0, late = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&o.go, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&o.ready, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&o.verdict, sizeof(int), NULL), 0);
+	for (int round = 0; round < DO_ROUNDS; round++) {
+		o.ch_b = harness_sig_chan();
+		o.ch_t = harness_sig_chan();
+		o.junk = harness_sig_chan();
+		HARNESS_EQ(smarm_actor_spawn(&o.x, do_x, &o, NULL), 0);
+		HARNESS_EQ(smarm_actor_spawn(&b, do_b, &o, NULL), 0);
+		HARNESS_EQ(smarm_chan_recv(o.ready, &v), 0); /* B first */
+		for (int i = 0; i < DO_BETWEEN; i++)
+			HARNESS_EQ(smarm_monitor(o.x, o.junk, NULL), 0);
+		HARNESS_EQ(smarm_actor_spawn(&t, do_t, &o, NULL), 0);
+		HARNESS_EQ(smarm_chan_recv(o.ready, &v), 0);
+		HARNESS_EQ(smarm_chan_send(o.go, &v), 0);
+		HARNESS_EQ(smarm_chan_recv(o.verdict, &v), 0);
+		late += v == 0;
+		HARNESS_EQ(smarm_actor_join(o.x, NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+		HARNESS_EQ(smarm_actor_join(t, NULL, NULL), 0);
+		harness_chan_drop(o.ch_b);
+		harness_chan_drop(o.ch_t);
+		harness_chan_drop(o.junk);
+	}
+	HARNESS_EQ(late, 0);
+	harness_chan_drop(o.go);
+	harness_chan_drop(o.ready);
+	harness_chan_drop(o.verdict);
+}
+
+START_TEST(test_monitor_one_exit_queues_every_down_before_any_wake)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i, root_down_order, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_monitor_suite(void)
 {
 	Suite *s = suite_create("monitor");
@@ -1012,6 +1114,13 @@ Suite *smarm_test_monitor_suite(void)
 	tcase_add_loop_test(
 		t, test_monitor_local_remove_monitor_demonitor_races_the_down,
 		4, 5);
+	/* 2 workers, and 4 on 2 cores */
+	tcase_add_loop_test(
+		t, test_monitor_one_exit_queues_every_down_before_any_wake, 2,
+		3);
+	tcase_add_loop_test(
+		t, test_monitor_one_exit_queues_every_down_before_any_wake, 4,
+		5);
 	suite_add_tcase(s, t);
 	return s;
 }
