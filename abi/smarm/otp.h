@@ -149,11 +149,13 @@ SMARM_API int smarm_demonitor(uint64_t ref, int flags);
 /*
  * smarm_link() - link the caller and pid, both ways.
  *
- * From then on, when either ends with any how but SMARM_EXIT_NORMAL, the
- * other gets an exit signal: if it traps exits, a SMARM_SIGNAL_EXIT
- * message (from the one that ended, with its how and reason); if not, it
- * ends too, with that how and reason (a crash crashes it, a shutdown
- * shuts it down, a kill kills it). A normal end unlinks silently.
+ * From then on, when either ends, the other gets an exit signal, as in
+ * OTP: if it traps exits, a SMARM_SIGNAL_EXIT message (from the one that
+ * ended, with its how and reason), a normal end included (OTP's
+ * {'EXIT', Pid, normal}); if not, it ends too with that how and reason
+ * (a crash crashes it, a shutdown shuts it down, a kill kills it),
+ * except after a normal end, which it ignores. (Before 0.5.0 a
+ * normal end reached no one.) The link is gone after either end.
  * Linking an actor already linked, or the caller itself, does nothing.
  * A pid that names no live actor of this node (ended, stale, another
  * node's) is handled as OTP's

@@ -13,9 +13,11 @@
  * unlink removes the target side first too. Propagation is decided by
  * the dying actor's list: for each peer it first takes itself off the
  * peer's list (so the peer's own end never signals back: the cascade is
- * acyclic), then, unless it ended normally, sends the peer an exit
- * signal with its how and reason (signal.c), which the trap hook below
- * delivers as a message to a trapping peer. Never two cold locks at once.
+ * acyclic), then sends the peer an exit signal with its how and reason
+ * (signal.c), which the trap hook below delivers as a message to a
+ * trapping peer. A normal end's signal, as in OTP, reaches only a peer
+ * that traps and still holds the link; the others ignore it. Never two
+ * cold locks at once.
  *
  * Trapping: the trap channel's cell, with a runtime sender reference, in
  * the actor's state; a new tenant has no state, so starts untrapped. A
@@ -234,6 +236,22 @@ static int link_exit_fn(void **state, void *arg)
 	return x->ta.trapped ? 0 : SMARM__EXT_STOP;
 }
 
+/*
+ * A normal end, over one link, under the peer's cold lock: take the
+ * ended actor off its links and, if the link was still in place there
+ * (the peer did not unlink it) and the peer traps, queue the exit
+ * signal: OTP's {'EXIT', Pid, normal}. A peer that does not trap
+ * ignores a normal exit signal.
+ */
+static int link_normal_fn(void **state, void *arg)
+{
+	struct link_exit_arg *x = arg;
+	(void)link_del_fn(state, &x->la);
+	if (x->la.changed)
+		(void)trap_send_fn(state, &x->ta);
+	return 0;
+}
+
 /* The exit hook's part (signal.c): propagate over every link. */
 void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 			   struct smarm__sig_actor *a, int how, intptr_t reason)
@@ -248,10 +266,10 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 		struct smarm__stop_req req = { pid, SMARM__STOP_SHUTDOWN,
 					       reason, how };
 		/* Off the peer's list first: its end never signals back. A
-		 * normal end sends nothing (OTP). */
+		 * normal end reaches a trapping peer only (OTP). */
 		if (how == SMARM_EXIT_NORMAL)
 			(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP,
-						      link_del_fn, &x.la);
+						      link_normal_fn, &x);
 		else
 			(void)smarm__actor_ext_update_stop(
 				n, peer, SMARM__SUB_OTP, link_exit_fn, &x,

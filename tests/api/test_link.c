@@ -3,8 +3,9 @@
  * test_link.c - links and trapping (smarm_link, smarm_unlink,
  * smarm_trap_exit, SMARM_OPT_LINK): an abnormal end takes a
  * non-trapping peer along with the same how and reason, reaches a
- * trapping one as a SMARM_SIGNAL_EXIT message; a normal end does not
- * propagate; unlink stops propagation; linking a dead pid (noproc) ends a
+ * trapping one as a SMARM_SIGNAL_EXIT message; a normal end reaches a
+ * trapping peer only (and not one that unlinked), others ignore it;
+ * unlink stops propagation; linking a dead pid (noproc) ends a
  * non-trapping caller and messages a trapping one; link at spawn is in
  * place before the child runs; SMARM_STAT_LINKS; every misuse; a cascade
  * of 10,000 linked actors on 4 workers all ends. Ports the Rust smarm
@@ -317,6 +318,95 @@ START_TEST(test_link_trapping_peer_gets_exit_message_and_survives)
 }
 END_TEST
 
+/*
+ * OTP: a linked actor that ends normally sends {'EXIT', Pid, normal};
+ * a trapping peer gets it as a message, one that unlinked first gets
+ * nothing (unlink's promise), a non-trapping one ignores it.
+ */
+struct trap_normal {
+	smarm_pid_t a;	     /* ends normally when go is sent */
+	smarm_chan_t *ready; /* each trapper: linked (and maybe unlinked) */
+	smarm_chan_t *ch[2]; /* the trappers' trap channels */
+};
+
+static void body_trap_normal(void *arg)
+{
+	struct trap_normal *t = arg;
+	int v = 1;
+	smarm_cleanup_push(count_cleanup, NULL);
+	HARNESS_EQ(smarm_trap_exit(t->ch[0]), 0);
+	HARNESS_EQ(smarm_link(t->a), 0);
+	HARNESS_EQ(smarm_chan_send(t->ready, &v), 0);
+	harness_park(); /* until stopped */
+}
+
+static void body_trap_unlinked(void *arg)
+{
+	struct trap_normal *t = arg;
+	int v = 1;
+	HARNESS_EQ(smarm_trap_exit(t->ch[1]), 0);
+	HARNESS_EQ(smarm_link(t->a), 0);
+	HARNESS_EQ(smarm_unlink(t->a), 0);
+	HARNESS_EQ(smarm_chan_send(t->ready, &v), 0);
+	harness_park();
+}
+
+static void root_trap_normal(void *arg)
+{
+	struct trap_normal t;
+	smarm_chan_t *go = NULL;
+	smarm_pid_t b, c, d;
+	smarm_signal_t s = { 0 };
+	int v = 1;
+	(void)arg;
+	atomic_store(&cleanups, 0);
+	HARNESS_EQ(smarm_chan_alloc(&go, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&t.ready, sizeof v, NULL), 0);
+	t.ch[0] = harness_sig_chan();
+	t.ch[1] = harness_sig_chan();
+	HARNESS_EQ(smarm_actor_spawn(&t.a, body_exit_soon, go, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_trap_normal, &t, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&c, body_trap_unlinked, &t, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&d, body_link_park, &t.a, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(t.ready, &v), 0);
+	HARNESS_EQ(smarm_chan_recv(t.ready, &v), 0);
+	while (harness_actor_stat(SMARM_STAT_LINKS) != 4) /* a-b, a-d */
+		smarm_actor_yield();
+	HARNESS_EQ(smarm_chan_send(go, &v), 0);
+	HARNESS_EQ(smarm_actor_join(t.a, NULL, NULL), 0);
+	HARNESS_EQ(harness_recv_sig(t.ch[0], &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_EXIT);
+	HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(s.reason, 0);
+	HARNESS_CHECK(smarm_pid_eq(s.from, t.a));
+	/* The others: nothing, and d (not trapping) lives on. */
+	HARNESS_EQ(smarm_actor_sleep(MS(20)), 0);
+	HARNESS_EQ(harness_chan_len(t.ch[0]), 0);
+	HARNESS_EQ(harness_chan_len(t.ch[1]), 0);
+	HARNESS_CHECK(smarm_actor_is_alive(b));
+	HARNESS_CHECK(smarm_actor_is_alive(d));
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(atomic_load(&cleanups), 0);
+	HARNESS_EQ(smarm_actor_stop(b), 0);
+	HARNESS_EQ(smarm_actor_stop(c), 0);
+	HARNESS_EQ(smarm_actor_stop(d), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(c, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(d, NULL, NULL), 0);
+	harness_chan_drop(t.ch[0]);
+	harness_chan_drop(t.ch[1]);
+	harness_chan_drop(t.ready);
+	harness_chan_drop(go);
+}
+
+START_TEST(test_link_normal_end_reaches_a_trapping_peer_only)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i, root_trap_normal, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 static smarm_pid_t dead_pid;
 
 static void body_link_dead(void *arg)
@@ -574,6 +664,8 @@ Suite *smarm_test_link_suite(void)
 	t = tcase_create("trap");
 	tcase_add_test(t,
 		       test_link_trapping_peer_gets_exit_message_and_survives);
+	tcase_add_loop_test(
+		t, test_link_normal_end_reaches_a_trapping_peer_only, 1, 5);
 	tcase_add_test(
 		t, test_link_to_dead_pid_noproc_ends_or_messages_the_caller);
 	suite_add_tcase(s, t);
