@@ -113,9 +113,12 @@ typedef struct smarm_signal {
  * until the Down is sent or the monitor removed.
  * ref may be NULL (the Down's `from` still names the target).
  * A Down ch later refuses (no receiver left, out of memory) crashes the
- * caller (see "No signal is lost silently" above).
+ * caller (see "No signal is lost silently" above). The caller may
+ * monitor itself, as in OTP: the monitor is set and can be removed, and
+ * never fires (an actor does not see its own end). (Before 0.5.0 that
+ * was SMARM_EINVAL.)
  * Returns: 0, *ref set. Errors: SMARM_ENOTACTOR; SMARM_EINVAL pid is
- * the caller or SMARM_PID_NONE, or ch is no channel handle or has
+ * SMARM_PID_NONE, or ch is no channel handle or has
  * another element size; SMARM_ESTATE ch was
  * freed; SMARM_ECLOSED ch has no sender reference left, or the target
  * was gone and ch has no receiver left to take its Down (no monitor is
@@ -124,6 +127,44 @@ typedef struct smarm_signal {
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_monitor(smarm_pid_t pid, smarm_chan_t *ch, uint64_t *ref);
+
+/*
+ * smarm_monitor_name() - monitor the actor registered as name in the
+ * caller's node, as OTP's monitor(process, Name): the name is resolved
+ * once, now, and the monitor is then on that actor, exactly as
+ * smarm_monitor() of its pid (a later holder of the name is not
+ * watched). A name that no live actor holds is not an error: one Down
+ * is queued in ch at once, how SMARM_EXIT_NOPROC, `from` SMARM_PID_NONE
+ * (OTP's 'DOWN' with noproc).
+ * Returns: 0, *ref set (ref may be NULL). Errors: SMARM_ENOTACTOR;
+ * SMARM_EINVAL name NULL, empty or longer than SMARM_NAME_MAX, or ch as
+ * for smarm_monitor(); SMARM_ESTATE, SMARM_ECLOSED, SMARM_ENOMEM as for
+ * smarm_monitor().
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_monitor_name(const char *name, smarm_chan_t *ch,
+				 uint64_t *ref);
+
+/*
+ * smarm_actor_monitors() - the actors pid monitors now (OTP's
+ * process_info(Pid, monitors)), one entry per monitor in place, in the
+ * order they were set (an actor monitored twice is listed twice; a
+ * monitor of itself lists pid). smarm_actor_monitored_by() - the
+ * actors that monitor pid now (process_info(Pid, monitored_by)), one
+ * entry per monitor, in no particular order. Each copies up to cap
+ * pids into buf and sets *count to how many there are: *count > cap
+ * means the list was cut to the first cap (call again with more room).
+ * buf may be NULL when cap is 0. A monitor that fired or was removed is
+ * not listed; the lists of an actor that ended are empty.
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_EINVAL count NULL, or buf
+ * NULL with cap > 0; SMARM_ENOPROC pid names no live actor of the
+ * caller's node.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_actor_monitors(smarm_pid_t pid, smarm_pid_t *buf,
+				   size_t cap, size_t *count);
+SMARM_API int smarm_actor_monitored_by(smarm_pid_t pid, smarm_pid_t *buf,
+				       size_t cap, size_t *count);
 
 /* smarm_demonitor() flags. Since: SMARM_0.4. */
 enum {
@@ -414,6 +455,20 @@ SMARM_API int smarm_node_send_name(smarm_node_t *node, const char *name,
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_register(const char *name, smarm_pid_t *holder);
+
+/*
+ * smarm_register_pid() - bind name to the live actor pid of the caller's
+ * node (OTP's register(Name, Pid)), as smarm_register() binds it to the
+ * caller: the same rules (several names per actor, idempotent for the
+ * holder, freed when the holder ends). holder may be NULL.
+ * Returns: 0. Errors: SMARM_EINVAL name NULL, empty or too long, or pid
+ * SMARM_PID_NONE; SMARM_ENOPROC pid names no live actor of this node;
+ * SMARM_EEXIST another live actor holds name (*holder set to it);
+ * SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_register_pid(const char *name, smarm_pid_t pid,
+				 smarm_pid_t *holder);
 
 /*
  * smarm_unregister() - remove name's binding, whichever actor holds it

@@ -16,7 +16,8 @@
  * the watcher's record and send the Down in the same hold (signal.c INV-2).
  * demonitor: remove the watcher's record (which decides: present means no Down
  * will be sent), then the target's, giving back its sender reference (INV-1).
- * The watcher's end removes each record it set from its target. A Down
+ * The watcher's end removes each record it set from its target. A
+ * monitor of oneself is both records on one actor and never fires. A Down
  * its channel refuses (no receiver left, out of memory) becomes an exit
  * signal to the watcher, CRASHED with the refusal as reason (INV-5).
  *
@@ -432,6 +433,12 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 	for (uint32_t i = 0; i < a->sa_nmons; i++) {
 		struct smarm__sig_mon *m = &a->sa_mons[i];
 		struct wref_arg wa;
+		if (m->sm_watcher == pid) {
+			/* A monitor of itself never fires (OTP). */
+			smarm__chan_sender_release(m->sm_ch); /* INV-1 */
+			smarm__gauge_add(n, SMARM__GAUGE_MONITORS, -1);
+			continue;
+		}
 		wref_arg_init(&wa, n, m->sm_ref);
 		wa.cell = m->sm_ch;
 		wa.how = how;
@@ -451,8 +458,48 @@ void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 	}
 	a->sa_nmons = 0;
 	for (uint32_t i = a->sa_wfirst; i < a->sa_wend; i++)
-		if (!a->sa_wrefs[i].sw_dead)
+		if (!a->sa_wrefs[i].sw_dead && a->sa_wrefs[i].sw_target != pid)
 			(void)mon_remove(n, a->sa_wrefs[i].sw_target,
 					 a->sa_wrefs[i].sw_ref);
 	a->sa_wfirst = a->sa_wend = 0;
+}
+
+/* ------------------------------------------------ queries */
+
+struct mon_list_arg {
+	bool watchers;	  /* in: who watches it (else: whom it watches) */
+	smarm_pid_t *buf; /* in: room for cap pids */
+	size_t cap;
+	size_t n; /* out: how many there are */
+};
+
+static int mon_list_fn(void **state, void *arg)
+{
+	struct mon_list_arg *la = arg;
+	const struct smarm__sig_actor *a = *state;
+	la->n = 0;
+	if (la->watchers) {
+		for (uint32_t i = 0; i < a->sa_nmons; i++, la->n++)
+			if (la->n < la->cap)
+				la->buf[la->n].id = a->sa_mons[i].sm_watcher;
+		return 0;
+	}
+	for (uint32_t i = a->sa_wfirst; i < a->sa_wend; i++) {
+		if (a->sa_wrefs[i].sw_dead)
+			continue;
+		if (la->n < la->cap)
+			la->buf[la->n].id = a->sa_wrefs[i].sw_target;
+		la->n++;
+	}
+	return 0;
+}
+
+int smarm__sig_monitor_list(struct smarm_node *n, uint64_t pid, bool watchers,
+			    smarm_pid_t *buf, size_t cap, size_t *count)
+{
+	struct mon_list_arg la = { watchers, buf, cap, 0 };
+	int rc = smarm__actor_ext_update(n, pid, SMARM__SUB_OTP, mon_list_fn,
+					 &la);
+	*count = la.n;
+	return rc;
 }

@@ -152,6 +152,24 @@ int smarm_register(const char *name, smarm_pid_t *holder)
 	return rc;
 }
 
+int smarm_register_pid(const char *name, smarm_pid_t pid, smarm_pid_t *holder)
+{
+	struct smarm_node *n;
+	uint64_t other = 0;
+	size_t len;
+	int rc = self_of(&n, NULL);
+	if (holder != NULL)
+		holder->id = 0;
+	if (rc != 0)
+		return rc;
+	if (smarm__name_check(name, &len) != 0 || pid.id == 0)
+		return SMARM_EINVAL;
+	rc = smarm__reg_register(n, pid.id, name, len, &other);
+	if (holder != NULL)
+		holder->id = rc == SMARM_EEXIST ? other : 0;
+	return rc;
+}
+
 int smarm_unregister(const char *name)
 {
 	struct smarm_node *n;

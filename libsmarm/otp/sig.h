@@ -124,6 +124,10 @@ int smarm__sig_monitor(struct smarm_node *n, uint64_t me, uint64_t target,
 		       bool child, smarm_chan_t *h, uint64_t *ref);
 int smarm__sig_demonitor(struct smarm_node *n, uint64_t me, uint64_t ref,
 			 int flags);
+/* The pids pid watches (watchers false) or that watch it, as
+ * smarm_names_of counts them; 0 or SMARM_ENOPROC. */
+int smarm__sig_monitor_list(struct smarm_node *n, uint64_t pid, bool watchers,
+			    smarm_pid_t *buf, size_t cap, size_t *count);
 void smarm__sig_monitors_exit(struct smarm_node *n, uint64_t pid,
 			      struct smarm__sig_actor *a, int how,
 			      intptr_t reason);

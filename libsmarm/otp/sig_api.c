@@ -18,9 +18,51 @@ int smarm_monitor(smarm_pid_t pid, smarm_chan_t *ch, uint64_t *ref)
 	uint64_t me = smarm__self_pid();
 	if (n == NULL)
 		return SMARM_ENOTACTOR;
-	if (pid.id == 0 || pid.id == me || ch == NULL)
+	if (pid.id == 0 || ch == NULL)
 		return SMARM_EINVAL;
 	return smarm__sig_monitor(n, me, pid.id, false, ch, ref);
+}
+
+int smarm_monitor_name(const char *name, smarm_chan_t *ch, uint64_t *ref)
+{
+	struct smarm_node *n = smarm__current_node();
+	smarm_pid_t pid = SMARM_PID_NONE;
+	int rc;
+	if (n == NULL)
+		return SMARM_ENOTACTOR;
+	if (ch == NULL)
+		return SMARM_EINVAL;
+	rc = smarm_whereis(name, &pid);
+	if (rc != 0 && rc != SMARM_ENONAME)
+		return rc; /* SMARM_EINVAL: a bad name */
+	/* Not registered: pid 0 names no actor, so its Down is NOPROC,
+	 * from SMARM_PID_NONE, at once. */
+	return smarm__sig_monitor(n, smarm__self_pid(), pid.id, false, ch, ref);
+}
+
+static int monitor_list(smarm_pid_t pid, bool watchers, smarm_pid_t *buf,
+			size_t cap, size_t *count)
+{
+	struct smarm_node *n = smarm__current_node();
+	if (n == NULL)
+		return SMARM_ENOTACTOR;
+	if (count == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	if (pid.id == 0)
+		return SMARM_ENOPROC;
+	return smarm__sig_monitor_list(n, pid.id, watchers, buf, cap, count);
+}
+
+int smarm_actor_monitors(smarm_pid_t pid, smarm_pid_t *buf, size_t cap,
+			 size_t *count)
+{
+	return monitor_list(pid, false, buf, cap, count);
+}
+
+int smarm_actor_monitored_by(smarm_pid_t pid, smarm_pid_t *buf, size_t cap,
+			     size_t *count)
+{
+	return monitor_list(pid, true, buf, cap, count);
 }
 
 int smarm_demonitor(uint64_t ref, int flags)

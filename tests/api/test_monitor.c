@@ -9,10 +9,15 @@
  * while other workers set monitors on it (exactly one Down each), and
  * thousands of monitors of one watcher taken off in random order, a
  * Down giving back its sender reference once, and refs unique and
- * rising per watcher on four workers, and demonitor racing the Down.
+ * rising per watcher on four workers, and demonitor racing the Down;
+ * a monitor of oneself (never fires), by registered name (a name nobody
+ * holds: Down noproc at once), register(Name, Pid), the monitors and
+ * monitored-by lists, and every Down of one exit queued before any
+ * watcher runs.
  * Ports the Rust smarm runtime's tests/monitor.rs and the local cases
  * of OTP's monitor_SUITE, named in the tests (case_1a, mon_1, mon_e_1,
- * demon_1, demon_2, demon_e_1, demonitor_flush, local_remove_monitor).
+ * demon_1, demon_2, demon_e_1, demonitor_flush, local_remove_monitor,
+ * list_cleanup).
  */
 #include "harness.h"
 
@@ -745,8 +750,30 @@ static void root_errors(void *arg)
 	HARNESS_EQ(smarm_chan_alloc(&closed, SIG_SZ, NULL), 0);
 	HARNESS_EQ(smarm_chan_sender_free(closed), 0);
 	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
-	HARNESS_EQ(smarm_monitor(smarm_actor_self(), ch, &ref), SMARM_EINVAL);
 	HARNESS_EQ(smarm_monitor(SMARM_PID_NONE, ch, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor_name(NULL, ch, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor_name("", ch, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor_name("x", NULL, &ref), SMARM_EINVAL);
+	HARNESS_EQ(smarm_monitor_name("x", bad, &ref), SMARM_EINVAL);
+	{
+		char longname[SMARM_NAME_MAX + 2];
+		smarm_pid_t one;
+		size_t k;
+		memset(longname, 'n', sizeof longname - 1);
+		longname[sizeof longname - 1] = 0;
+		HARNESS_EQ(smarm_monitor_name(longname, ch, &ref),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_actor_monitors(a, NULL, 0, NULL),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_actor_monitors(a, NULL, 1, &k), SMARM_EINVAL);
+		HARNESS_EQ(smarm_actor_monitored_by(a, NULL, 1, &k),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_actor_monitors(SMARM_PID_NONE, &one, 1, &k),
+			   SMARM_ENOPROC);
+		HARNESS_EQ(smarm_register_pid("x", SMARM_PID_NONE, NULL),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_register_pid(NULL, a, NULL), SMARM_EINVAL);
+	}
 	HARNESS_EQ(smarm_monitor(a, NULL, &ref), SMARM_EINVAL);
 	HARNESS_EQ(smarm_monitor(a, bad, &ref), SMARM_EINVAL);
 	HARNESS_EQ(smarm_monitor(a, (smarm_chan_t *)&ref, &ref), SMARM_EINVAL);
@@ -785,6 +812,14 @@ START_TEST(test_monitor_mon_e_1_demon_e_1_misuse_returns_errors)
 	ck_assert_int_eq(smarm_monitor(SMARM_PID_NONE, NULL, &ref),
 			 SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_demonitor(1, 0), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_monitor_name("x", NULL, &ref), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_actor_monitors(SMARM_PID_NONE, NULL, 0, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(
+		smarm_actor_monitored_by(SMARM_PID_NONE, NULL, 0, NULL),
+		SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_register_pid("x", SMARM_PID_NONE, NULL),
+			 SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_spawn_opts_alloc(&o), 0);
 	ck_assert_int_eq(smarm_chan_alloc(&bad, 3, NULL), 0);
 	ck_assert_int_eq(smarm_spawn_opts_set_monitor(o, bad, &ref),
@@ -972,6 +1007,111 @@ START_TEST(test_monitor_local_remove_monitor_demonitor_races_the_down)
 }
 END_TEST
 
+/* ------------------------------------------------- OTP's extras */
+
+/* Monitor itself into *arg (a channel of the root's), then end. */
+static void body_self_monitor(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	smarm_pid_t buf[2];
+	size_t k = 0;
+	uint64_t ref = 0;
+	HARNESS_EQ(smarm_monitor(smarm_actor_self(), ch, &ref), 0);
+	HARNESS_CHECK(ref != 0);
+	HARNESS_EQ(smarm_actor_monitors(smarm_actor_self(), buf, 2, &k), 0);
+	HARNESS_EQ(k, 1);
+	HARNESS_CHECK(smarm_pid_eq(buf[0], smarm_actor_self()));
+	HARNESS_EQ(smarm_actor_monitored_by(smarm_actor_self(), buf, 2, &k), 0);
+	HARNESS_EQ(k, 1);
+	HARNESS_CHECK(smarm_pid_eq(buf[0], smarm_actor_self()));
+	/* It can be removed like any other... */
+	HARNESS_EQ(smarm_demonitor(ref, 0), 0);
+	HARNESS_EQ(smarm_actor_monitors(smarm_actor_self(), NULL, 0, &k), 0);
+	HARNESS_EQ(k, 0);
+	/* ... and one left in place never fires. */
+	HARNESS_EQ(smarm_monitor(smarm_actor_self(), ch, NULL), 0);
+	smarm_actor_crash(9);
+}
+
+/*
+ * mon_1's and list_cleanup's parts: a monitor of oneself (allowed,
+ * never fires), of a registered name (the Down names the holder) and of
+ * a name nobody holds (Down noproc at once); register(Name, Pid) of
+ * another actor; process_info's monitors and monitored_by, cleaned up
+ * when monitors fire or are removed.
+ */
+static void root_otp_extras(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_pid_t a, b, holder, buf[4];
+	smarm_signal_t s = { 0 };
+	uint64_t r1 = 0, r2 = 0, r3 = 0;
+	size_t k = 0;
+	(void)arg;
+	/* Itself. */
+	HARNESS_EQ(smarm_actor_spawn(&a, body_self_monitor, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(harness_chan_len(ch), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
+	/* A name nobody holds: noproc at once. */
+	HARNESS_EQ(smarm_monitor_name("otp.nobody", ch, &r1), 0);
+	HARNESS_CHECK(r1 != 0);
+	HARNESS_EQ(smarm_chan_try_recv(ch, &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+	HARNESS_EQ(s.how, SMARM_EXIT_NOPROC);
+	HARNESS_EQ(s.ref, r1);
+	HARNESS_CHECK(smarm_pid_eq(s.from, SMARM_PID_NONE));
+	/* register(Name, Pid) of another actor, then a monitor by name. */
+	HARNESS_EQ(smarm_actor_spawn(&a, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_register_pid("otp.a", a, &holder), 0);
+	HARNESS_CHECK(smarm_pid_eq(holder, SMARM_PID_NONE));
+	HARNESS_EQ(smarm_register_pid("otp.a", a, NULL), 0); /* idempotent */
+	HARNESS_EQ(smarm_register_pid("otp.a", b, &holder), SMARM_EEXIST);
+	HARNESS_CHECK(smarm_pid_eq(holder, a));
+	HARNESS_EQ(smarm_whereis("otp.a", &holder), 0);
+	HARNESS_CHECK(smarm_pid_eq(holder, a));
+	HARNESS_EQ(smarm_monitor_name("otp.a", ch, &r2), 0);
+	HARNESS_EQ(smarm_monitor(a, ch, &r3), 0);
+	/* process_info: monitors and monitored_by. */
+	HARNESS_EQ(smarm_actor_monitors(smarm_actor_self(), buf, 4, &k), 0);
+	HARNESS_EQ(k, 2);
+	HARNESS_CHECK(smarm_pid_eq(buf[0], a) && smarm_pid_eq(buf[1], a));
+	HARNESS_EQ(smarm_actor_monitored_by(a, buf, 1, &k), 0);
+	HARNESS_EQ(k, 2); /* cut to 1 */
+	HARNESS_CHECK(smarm_pid_eq(buf[0], smarm_actor_self()));
+	HARNESS_EQ(smarm_actor_monitored_by(b, buf, 4, &k), 0);
+	HARNESS_EQ(k, 0);
+	HARNESS_EQ(smarm_demonitor(r3, 0), 0);
+	HARNESS_EQ(smarm_actor_monitored_by(a, buf, 4, &k), 0);
+	HARNESS_EQ(k, 1);
+	HARNESS_EQ(smarm_actor_send_exit(a, SMARM_EXIT_CRASHED, 5), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.ref, r2);
+	HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(s.reason, 5);
+	HARNESS_CHECK(smarm_pid_eq(s.from, a));
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_monitors(smarm_actor_self(), buf, 4, &k), 0);
+	HARNESS_EQ(k, 0); /* list_cleanup */
+	HARNESS_EQ(smarm_actor_monitors(a, buf, 4, &k), SMARM_ENOPROC);
+	HARNESS_EQ(smarm_register_pid("otp.a", a, NULL), SMARM_ENOPROC);
+	HARNESS_EQ(smarm_whereis("otp.a", &holder), SMARM_ENONAME);
+	HARNESS_EQ(smarm_actor_stop(b), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	HARNESS_EQ(harness_chan_len(ch), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_MONITORS), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_monitor_mon_1_list_cleanup_self_names_and_lists)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i, root_otp_extras, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------------ order */
 
 /*
@@ -1081,6 +1221,8 @@ Suite *smarm_test_monitor_suite(void)
 	tcase_add_test(t, test_monitor_mon_1_down_carries_how_and_reason);
 	tcase_add_test(t, test_monitor_mon_1_dead_target_is_noproc_at_once);
 	tcase_add_test(t, test_monitor_multiple_monitors_all_notified);
+	tcase_add_loop_test(
+		t, test_monitor_mon_1_list_cleanup_self_names_and_lists, 1, 5);
 	suite_add_tcase(s, t);
 	t = tcase_create("demonitor");
 	tcase_add_test(t,
