@@ -193,7 +193,8 @@ static void root(void *arg)
 				"smarm-run: %s: the root supervisor ended on "
 				"its own: %s (%s)\n",
 				r->app->a_name, how_name(down.how),
-				down.how == SMARM_EXIT_CRASHED
+				down.how == SMARM_EXIT_CRASHED ||
+						down.reason < 0
 					? smarm_err_name((int)down.reason)
 					: "-");
 			return;

@@ -605,9 +605,11 @@ SMARM_API int smarm_group_dispatch(const char *group,
  *
  * Intensity: more than max_restarts restarts within period_ns make the
  * supervisor give up: it shuts its children down (reverse order) and
- * ends SMARM_EXIT_CRASHED with reason SMARM_EINTENSITY, so a parent
- * supervisor sees an abnormal end and restarts it, counting it against
- * its own intensity (escalation).
+ * ends as OTP's supervisor does, with a shutdown: SMARM_EXIT_SHUTDOWN,
+ * with reason SMARM_EINTENSITY saying why. A parent supervisor restarts
+ * it if it is a permanent child, counting that against its own
+ * intensity (escalation); a transient one stays down, as in OTP.
+ * (Before 0.5.0 it ended SMARM_EXIT_CRASHED.)
  *
  * Shutdown policies (a child's `shutdown`): SMARM_SUP_BRUTAL_KILL kills
  * it at once (SMARM_EXIT_STOPPED, untrappable); a timeout in ns sends a
@@ -780,7 +782,8 @@ SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
  *
  * The spec is copied first. Does not return once it started: the
  * caller ends as the supervisor does (SMARM_EXIT_SHUTDOWN after a
- * shutdown, SMARM_EXIT_CRASHED with SMARM_EINTENSITY when it gave up;
+ * shutdown, SMARM_EXIT_SHUTDOWN with reason SMARM_EINTENSITY when it
+ * gave up;
  * SMARM_EXIT_NORMAL after a failed start, which it reports with
  * smarm_sup_start_failed's status). The caller must not trap exits or
  * use SMARM_SIGNAL_DOWN monitors of its own before: the supervisor

@@ -532,8 +532,10 @@ static void sup_death(struct sup *su, int i)
 		int hi = i;
 		int failed = -1;
 		if (!sup_admit(su)) {
+			/* OTP's supervisor ends with reason shutdown; why
+			 * travels as the reason code. */
 			sup_stop_all(su);
-			smarm__self_exit(SMARM_EXIT_CRASHED, SMARM_EINTENSITY);
+			smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
 		}
 		if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
 			lo = 0, hi = n - 1;

@@ -4,7 +4,7 @@
  * name, that test_supervisor.c does not cover under one_for_one alone:
  *   one_for_all_escalation, rest_for_one_escalation - a supervisor of
  *     each cycling strategy that exceeds its intensity stops every child
- *     (reverse order) and ends CRASHED with SMARM_EINTENSITY;
+ *     (reverse order) and ends SHUTDOWN with SMARM_EINTENSITY;
  *   one_for_all_other_child_fails_restart - a sibling whose start fails
  *     during a restart: the children restarted before it are stopped
  *     again and the restart is tried again (one more restart);
@@ -88,7 +88,7 @@ static void run_escalation(int strategy, const int *want_starts,
 	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[1]), SMARM_EXIT_CRASHED, 1),
 		   0);
 	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
-	HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(s.reason, SMARM_EINTENSITY);
 	/* every child ended before the supervisor did; none restarted */
 	HARNESS_EQ(atomic_load(&kid_log_n), 3);

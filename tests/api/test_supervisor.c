@@ -3,8 +3,10 @@
  * test_supervisor.c - supervisors (smarm_sup_*): each strategy cycles
  * the right siblings; restart kinds under OTP's reason rules (transient:
  * normal and shutdown ends are final; temporary: never restarted);
- * intensity exceeded ends the supervisor CRASHED with SMARM_EINTENSITY,
- * and escalates to a parent supervisor; a child's failed start fails
+ * intensity exceeded ends the supervisor SHUTDOWN (OTP's shutdown) with
+ * reason SMARM_EINTENSITY, and escalates to a parent supervisor that
+ * holds it permanent (a transient one is not restarted: shutdown is no
+ * abnormal end); a child's failed start fails
  * smarm_sup_start and stops the started ones; readiness orders starts
  * (a later child finds an earlier one by name); every misuse; a crash
  * storm of 10,000 children on 4 workers with exact restart counts and
@@ -204,14 +206,14 @@ static void root_intensity(void *arg)
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 2, MS(5000)), 0);
 	kid_add(sp, "k", k);
-	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_CRASHED);
+	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
 	HARNESS_EQ(atomic_load(&k->starts), 3); /* start + 2 restarts */
 
 	/* intensity 0: the first restart is one too many */
 	atomic_store(&k->starts, 0);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 0, MS(5000)), 0);
-	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_CRASHED);
+	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
 	HARNESS_EQ(atomic_load(&k->starts), 1);
 
@@ -220,7 +222,7 @@ static void root_intensity(void *arg)
 	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
 	kid_add(sp, "k", k);
 	atomic_store(&k->starts, 0);
-	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_CRASHED);
+	HARNESS_EQ(join_sup(sp, &reason), SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
 	HARNESS_EQ(atomic_load(&k->starts), 4);
 
@@ -270,7 +272,7 @@ static void root_window(void *arg)
 			   0);
 		HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(10000)), 0);
 		reason = s.reason;
-		HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+		HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN);
 		HARNESS_EQ(reason, SMARM_EINTENSITY);
 		harness_chan_drop(ch);
 	}
@@ -305,11 +307,41 @@ static void root_escalation(void *arg)
 					    SMARM_SUP_PERMANENT,
 					    SMARM_SUP_INFINITY),
 		   0);
-	HARNESS_EQ(join_sup(top, &reason), SMARM_EXIT_CRASHED);
+	HARNESS_EQ(join_sup(top, &reason), SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(reason, SMARM_EINTENSITY);
 	HARNESS_EQ(atomic_load(&s->starts), 2); /* restarted once */
 	HARNESS_EQ(atomic_load(&w->starts), 4); /* 2 per child sup */
 	smarm_sup_spec_free(top);
+
+	/* A transient child supervisor that gives up ends with a shutdown,
+	 * no abnormal end: it stays down and its parent lives on (OTP). */
+	{
+		smarm_pid_t sup;
+		smarm_chan_t *ch = harness_sig_chan();
+		smarm_signal_t m = { 0 };
+		atomic_store(&w->starts, 0);
+		atomic_store(&s->starts, 0);
+		HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+		HARNESS_EQ(smarm_sup_spec_set_intensity(top, 1, MS(5000)), 0);
+		HARNESS_EQ(smarm_sup_spec_add_child(top, "sub", kid_body, s,
+						    SMARM_SUP_TRANSIENT,
+						    SMARM_SUP_INFINITY),
+			   0);
+		HARNESS_EQ(smarm_sup_start(top, &sup), 0);
+		HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+		HARNESS_CHECK(kid_await(&w->starts, 2));
+		HARNESS_EQ(smarm_actor_sleep(MS(50)), 0);
+		HARNESS_EQ(atomic_load(&s->starts), 1);
+		HARNESS_EQ(atomic_load(&w->starts), 2);
+		HARNESS_CHECK(smarm_actor_is_alive(sup));
+		HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0),
+			   0);
+		HARNESS_EQ(harness_recv_sig(ch, &m), 0);
+		HARNESS_EQ(m.how, SMARM_EXIT_SHUTDOWN);
+		HARNESS_EQ(m.reason, 0);
+		harness_chan_drop(ch);
+		smarm_sup_spec_free(top);
+	}
 	smarm_sup_spec_free(sub);
 	free(w);
 	free(s);

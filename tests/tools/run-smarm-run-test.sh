@@ -125,7 +125,7 @@ t0=$(date +%s)
 timeout 60 "$RUN" -q "$TMP/giveup.app" >"$TMP/out" 2>"$TMP/err"; rc=$?
 t1=$(date +%s)
 [ "$rc" -eq 1 ] && [ $((t1 - t0)) -lt 30 ] &&
-	grep -q "root supervisor ended on its own: crashed (SMARM_EINTENSITY)" \
+	grep -q "root supervisor ended on its own: shut down (SMARM_EINTENSITY)" \
 		"$TMP/err"
 check "intensity exceeded: exit 1 at once" $? "exit $rc" "$(cat "$TMP/err")"
 
