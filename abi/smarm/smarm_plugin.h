@@ -488,9 +488,12 @@ SMARM_API int smarm_gs_trap_exit(smarm_gs_ctx_t *cx);
  * links and supervisor see it: NORMAL as smarm_actor_exit, SHUTDOWN as
  * smarm_actor_shutdown (not abnormal: a transient child is not
  * restarted; links that do not trap are shut down too), CRASHED as
- * smarm_actor_crash(reason) (restarted). Only a CRASHED end carries
- * reason beyond terminate (a Down's reason is 0 otherwise). Calls still
- * queued get SMARM_EDOWN. The first stop of a callback wins. Returns: 0.
+ * smarm_actor_crash(reason) (restarted). A CRASHED and a SHUTDOWN end
+ * carry reason beyond terminate, to Downs, links and joiners (OTP's
+ * {stop, {shutdown, X}} keeps X); a NORMAL end's reason is 0 there.
+ * A crash inside terminate becomes the end instead (SMARM_EXIT_CRASHED
+ * with its reason, as in OTP; destroy still runs). Calls still queued
+ * get SMARM_EDOWN. The first stop of a callback wins. Returns: 0.
  * Errors: SMARM_EINVAL how is another value. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);

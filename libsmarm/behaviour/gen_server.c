@@ -569,23 +569,49 @@ static void serve_one(struct smarm_gs_ctx *sv)
 	}
 }
 
+void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
+			  void *arg, bool may_block)
+{
+	struct smarm__slot *me = smarm__current();
+	/* A crash in term ends this handler; the exit then runs fin. */
+	bool guarded = smarm_cleanup_push(fin, arg) == 0;
+	/* It must not block: every park fails (wait.c WAIT-9). */
+	if (!may_block)
+		smarm__wait_refuse(me, true);
+	term(arg);
+	if (!may_block)
+		smarm__wait_refuse(me, false);
+	if (guarded)
+		(void)smarm_cleanup_pop(true);
+	else
+		fin(arg);
+}
+
+static void server_fin(void *arg);
+
+static void server_terminate(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	sv->sv_be->bh_gs.terminate(sv->sv_state, sv->sv_end_how,
+				   sv->sv_end_reason, sv->sv_stop);
+}
+
 /*
  * The server ends, on any path (the actor's cleanup handler): answer
- * the call in progress, terminate, destroy, close the inbox (queued
- * calls get SMARM_EDOWN), end the tokens, free.
+ * the call in progress, cancel the timers, terminate, then server_fin
+ * (also after a crash in terminate, which becomes the exit reason).
  */
 static void server_end(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	struct smarm__slot *me = smarm__current();
-	int how = sv->sv_how;
-	intptr_t reason = sv->sv_reason;
-	bool may_block = sv->sv_stop;
 
+	sv->sv_end_how = sv->sv_how;
+	sv->sv_end_reason = sv->sv_reason;
 	if (!sv->sv_stop) { /* a crash, a kill, an untrapped shutdown */
-		how = me->exit.ex_how;
-		reason = me->exit.ex_code;
+		sv->sv_end_how = me->exit.ex_how;
+		sv->sv_end_reason = me->exit.ex_code;
 	}
 	if (sv->sv_cur != NULL) {
 		struct bhv_env *e = sv->sv_cur;
@@ -605,14 +631,20 @@ static void server_end(void *arg)
 		smarm_chan_receiver_free(sv->sv_ctl);
 		smarm_chan_sender_free(sv->sv_ctl);
 	}
-	if (sv->sv_started && d->terminate != NULL) {
-		/* It must not block: every park fails (wait.c WAIT-9). */
-		if (!may_block)
-			smarm__wait_refuse(me, true);
-		d->terminate(sv->sv_state, how, reason, may_block);
-		if (!may_block)
-			smarm__wait_refuse(me, false);
-	}
+	if (sv->sv_started && d->terminate != NULL)
+		smarm__bhv_terminate(server_terminate, server_fin, sv,
+				     sv->sv_stop);
+	else
+		server_fin(sv);
+}
+
+/* After terminate: destroy, close the inbox (queued calls get
+ * SMARM_EDOWN), end the tokens, free. */
+static void server_fin(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+
 	if (sv->sv_created && d->destroy != NULL)
 		d->destroy(sv->sv_state);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
@@ -772,8 +804,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	 * terminate): monitors, links and a supervisor see that how. */
 	if (sv->sv_how == SMARM_EXIT_CRASHED)
 		smarm_actor_crash(sv->sv_reason);
-	if (sv->sv_how == SMARM_EXIT_SHUTDOWN)
-		smarm_actor_shutdown();
+	if (sv->sv_how == SMARM_EXIT_SHUTDOWN) /* OTP's {shutdown, X} */
+		smarm__self_exit(SMARM_EXIT_SHUTDOWN, sv->sv_reason);
 	smarm_actor_exit();
 	return 0;
 failed:

@@ -64,10 +64,13 @@ struct smarm_gs_ctx {
 	bool sv_stop;		     /* end after this callback */
 	int sv_how;		     /* ... with how and reason */
 	intptr_t sv_reason;
-	bool sv_cont;			    /* handle_continue next */
-	uint64_t sv_tag;		    /* ... with this tag */
-	uint64_t sv_idle_ns;		    /* the idle window, 0: none */
-	struct bhv_env *sv_cur;		    /* the message in service */
+	int sv_end_how; /* terminate's how and reason */
+	intptr_t sv_end_reason;
+	bool sv_end_graceful;	/* a machine's terminate may block */
+	bool sv_cont;		/* handle_continue next */
+	uint64_t sv_tag;	/* ... with this tag */
+	uint64_t sv_idle_ns;	/* the idle window, 0: none */
+	struct bhv_env *sv_cur; /* the message in service */
 	struct bhv_env sv_batch[BHV_BATCH]; /* taken from the inbox, not
 					       served yet: [sv_bi, sv_bn) */
 	unsigned sv_bi, sv_bn;
@@ -139,6 +142,16 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id);
+
+/*
+ * Run a behaviour's terminate, term(arg), then fin(arg), the rest of
+ * its end, also when term crashes: a crash in terminate becomes the
+ * actor's exit reason (OTP), and the exit then runs fin as a cleanup
+ * handler. may_block false: term's parks are refused (wait.c WAIT-9).
+ * From the behaviour's own cleanup handler only.
+ */
+void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
+			  void *arg, bool may_block);
 
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);

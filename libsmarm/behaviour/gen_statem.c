@@ -491,9 +491,19 @@ static void chan_drop(smarm_chan_t **ch)
 /*
  * The machine ends, on any path (the actor's cleanup handler): the call
  * in progress, the timers and every queued or postponed event first,
- * then terminate and destroy (INV-2), then the mailboxes (queued
- * envelopes get SMARM_EDOWN from their destructor) and the tokens.
+ * then terminate, then sm_fin (destroy, INV-2; also after a crash in
+ * terminate, which becomes the exit reason).
  */
+static void sm_fin(void *arg);
+
+static void sm_terminate(void *arg)
+{
+	struct sm *s = arg;
+	s->sm_be->bh_sm->terminate(s->sm_m.m_data, s->sm_gs.sv_end_how,
+				   s->sm_gs.sv_end_reason,
+				   s->sm_gs.sv_end_graceful);
+}
+
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
@@ -501,10 +511,12 @@ static void sm_end(void *arg)
 	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
 	struct smarm__slot *me = smarm__current();
 	bool graceful = m->m_stop && !m->m_crash;
-	int how = !graceful	   ? me->exit.ex_how
-		  : s->sm_shutdown ? SMARM_EXIT_SHUTDOWN
-				   : SMARM_EXIT_NORMAL;
-	intptr_t reason = graceful ? 0 : me->exit.ex_code;
+
+	s->sm_gs.sv_end_graceful = graceful;
+	s->sm_gs.sv_end_how = !graceful	       ? me->exit.ex_how
+			      : s->sm_shutdown ? SMARM_EXIT_SHUTDOWN
+					       : SMARM_EXIT_NORMAL;
+	s->sm_gs.sv_end_reason = graceful ? 0 : me->exit.ex_code;
 
 	if (s->sm_inited) {
 		if (m->m_cur != NULL) {
@@ -518,14 +530,19 @@ static void sm_end(void *arg)
 		smarm__bhv_env_free(&s->sm_held);
 		s->sm_has_held = false;
 	}
-	if (s->sm_started && d->terminate != NULL) {
-		/* It must not block: every park fails (wait.c WAIT-9). */
-		if (!graceful)
-			smarm__wait_refuse(me, true);
-		d->terminate(s->sm_m.m_data, how, reason, graceful);
-		if (!graceful)
-			smarm__wait_refuse(me, false);
-	}
+	if (s->sm_started && d->terminate != NULL)
+		smarm__bhv_terminate(sm_terminate, sm_fin, s, graceful);
+	else
+		sm_fin(s);
+}
+
+/* After terminate (also after a crash in it): destroy, the mailboxes
+ * (queued envelopes get SMARM_EDOWN from their destructor), the tokens. */
+static void sm_fin(void *arg)
+{
+	struct sm *s = arg;
+	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
+
 	if (s->sm_created && d->destroy != NULL)
 		d->destroy(s->sm_m.m_data);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());

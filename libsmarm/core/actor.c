@@ -22,7 +22,10 @@
  *      in id order (subsys.h), handing it that state;
  *   5. switch to its scheduler for good; the stack is simply abandoned.
  * A handler may itself exit; the rest then continues from where it was,
- * so every handler and every hook runs exactly once.
+ * so every handler and every hook runs exactly once. A handler that
+ * crashes makes that crash the exit record (OTP: a crash in terminate is
+ * the process's exit reason), unless the actor was killed; any other
+ * second exit leaves the record as step 1 fixed it.
  *
  * finalize (scheduler side, after the actor's last switch, on whatever
  * stack the worker runs next): under the cold lock, if a subsystem
@@ -203,13 +206,42 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 /* ------------------------------------------------------------ exit */
 
 /*
+ * A cleanup handler crashed: the crash becomes the exit record, as a
+ * crash in OTP's terminate becomes the exit reason; a kill stays a kill.
+ * Only the actor writes its record before its hooks, which read it.
+ */
+static __attribute__((noinline, cold)) void
+exit_recrash(struct smarm__slot *s, intptr_t code,
+	     struct smarm__exit_payload *payload)
+{
+	if (s->exiting != SMARM__EXITING_CLEANUP ||
+	    s->exit.ex_how == SMARM_EXIT_STOPPED) {
+		if (payload != NULL)
+			payload->ep_free(payload);
+		return;
+	}
+	if (s->exit.ex_payload != NULL)
+		s->exit.ex_payload->ep_free(s->exit.ex_payload);
+	s->exit.ex_how = SMARM_EXIT_CRASHED;
+	s->exit.ex_code = code;
+	s->exit.ex_payload = payload;
+}
+
+/*
  * The exit, steps 1-5 (see above). Step 1 happens once: a handler or
- * hook that exits again continues the sequence where it was.
+ * hook that exits again continues the sequence where it was (a crash
+ * in a handler rewrites the record: exit_recrash).
  */
 static inline __attribute__((noreturn, always_inline)) void
 exit_path(struct smarm__slot *s, int how, intptr_t code,
 	  struct smarm__exit_payload *payload)
 {
+	if (SMARM_UNLIKELY(s->exiting != 0)) {
+		if (how == SMARM_EXIT_CRASHED)
+			exit_recrash(s, code, payload);
+		else if (payload != NULL)
+			payload->ep_free(payload);
+	}
 	if (!s->exiting) {
 		bool stopped = how == SMARM_EXIT_STOPPED;
 		__atomic_store_n(&s->exiting, SMARM__EXITING_CLEANUP,

@@ -261,9 +261,9 @@ static smarm_pid_t sup_kid_after(smarm_pid_t sup, smarm_pid_t old)
 
 /*
  * smarm_gs_stop(cx, how, 7) for each how: the server's actor ends with
- * that how, its monitors see it (the reason only with CRASHED, as every
- * actor end carries one), terminate gets how and 7, and a transient
- * child is restarted only after the CRASHED one.
+ * that how, its monitors see it (the reason with CRASHED and with
+ * SHUTDOWN, OTP's {shutdown, 7}), terminate gets how and 7, and a
+ * transient child is restarted only after the CRASHED one.
  */
 static void stop_how_root(void *arg)
 {
@@ -296,7 +296,7 @@ static void stop_how_root(void *arg)
 			fprintf(stderr, "stop how %d: the Down says %d\n",
 				hows[i], sig.how);
 		HARNESS_EQ(sig.how, hows[i]);
-		HARNESS_EQ(sig.reason, hows[i] == SMARM_EXIT_CRASHED ? 7 : 0);
+		HARNESS_EQ(sig.reason, hows[i] == SMARM_EXIT_NORMAL ? 0 : 7);
 		snprintf(want, sizeof want, "stop:0 term:%d:7:1 destroy",
 			 hows[i]);
 		HARNESS_CHECK(strstr(await_events(want), want) != NULL);
@@ -328,6 +328,49 @@ static void stop_how_root(void *arg)
 START_TEST(test_gen_server_stop_how_is_the_actor_end)
 {
 	ck_assert_int_eq(harness_run(4, stop_how_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * gen_server_SUITE's terminate crash: a crash inside terminate becomes
+ * the server's exit reason (after a clean stop and after a crash of its
+ * own), and the rest of the end (destroy) still runs.
+ */
+static void crashterm_root(void *arg)
+{
+	smarm_chan_t *down = harness_sig_chan();
+	(void)arg;
+	for (int round = 0; round < 2; round++) {
+		smarm_value_t st[2] = { v_i32(SMARM_EXIT_NORMAL), v_i64(0) };
+		smarm_value_t c = v_i64(5);
+		smarm_server_t *s = NULL;
+		smarm_signal_t sig = { 0 };
+		smarm_pid_t pid;
+		const char *want = round == 0 ? "term:0:0:1 destroy"
+					      : "term:1:5:0 destroy";
+		HARNESS_EQ(smarm_server_start(probe, "crashterm", NULL, &s), 0);
+		HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+		HARNESS_EQ(smarm_monitor(pid, down, NULL), 0);
+		if (round == 0)
+			HARNESS_EQ(smarm_server_call(s, "stop", st, 2, NULL,
+						     MS(5000)),
+				   0);
+		else
+			HARNESS_EQ(smarm_server_cast(s, "crash", &c, 1), 0);
+		HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+		HARNESS_EQ(sig.how, SMARM_EXIT_CRASHED);
+		HARNESS_EQ(sig.reason, 4242);
+		HARNESS_CHECK(strstr(await_events(want), want) != NULL);
+		smarm_server_free(s);
+	}
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_terminate_crash_is_the_exit_reason)
+{
+	ck_assert_int_eq(harness_run(2, crashterm_root, NULL),
 			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
@@ -1088,6 +1131,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);
 	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
+	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
 	tcase_add_test(tc, test_gen_server_request_to_self);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);

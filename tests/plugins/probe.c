@@ -14,7 +14,8 @@
  * idle window), "failinit" (init fails with SMARM_EEXIST), "failcreate"
  * (create fails with SMARM_ENOENT), "blockterm" (terminate makes
  * blocking and non-blocking calls and logs their statuses: see
- * term_calls; needs a "peer" server registered as "pp").
+ * term_calls; needs a "peer" server registered as "pp"), "crashterm"
+ * (terminate crashes with 4242 after logging).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -55,7 +56,7 @@ __attribute__((visibility("default"))) void probe_events(char *buf, size_t len)
 }
 
 struct probe {
-	bool trap, cont, idle, failinit, blockterm;
+	bool trap, cont, idle, failinit, blockterm, crashterm;
 	smarm_reply_t *tok;
 	smarm_gs_ctx_t *cx;
 	uint64_t timer;
@@ -77,6 +78,7 @@ static int create(const char *args, void **state)
 		p->idle = strstr(args, "idle") != NULL;
 		p->failinit = strstr(args, "failinit") != NULL;
 		p->blockterm = strstr(args, "blockterm") != NULL;
+		p->crashterm = strstr(args, "crashterm") != NULL;
 	}
 	*state = p;
 	return 0;
@@ -218,6 +220,8 @@ static void terminate(void *state, int how, intptr_t reason, bool may_block)
 		p->tok = NULL;
 	if (p->blockterm)
 		term_calls(p, may_block);
+	if (p->crashterm)
+		smarm_actor_crash(4242);
 }
 
 static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
