@@ -657,6 +657,17 @@ SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
 
 /*
+ * smarm_sm_stop_with() - OTP's {stop, Reason}: end after this event as
+ * smarm_sm_stop does, with how (SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN
+ * or SMARM_EXIT_CRASHED) and reason, which terminate gets (may_block
+ * true) and the machine's actor ends with (monitors, links and a
+ * supervisor see them, as after smarm_gs_stop; SHUTDOWN keeps reason:
+ * {shutdown, X}). The first stop of a callback wins. Returns: 0.
+ * Errors: SMARM_EINVAL how is another value. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason);
+
+/*
  * smarm_sm_behaviour() - a behaviour of the machine's own plugin, as
  * smarm_gs_behaviour: name NULL the machine's own behaviour, else the
  * one of that name in the same plugin; *out valid while the machine
@@ -889,6 +900,32 @@ SMARM_API void smarm_request_free(smarm_request_t *req);
  */
 SMARM_API int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns,
 				    int *how);
+
+/*
+ * smarm_server_stop() - OTP's gen_server:stop(Server, Reason, Timeout)
+ * (and gen_statem:stop/3): ask the server or machine to end with how
+ * and reason, and wait until it has ended. The stop is a system message
+ * queued behind what was sent to it before: the server takes it between
+ * callbacks (it never interrupts one), then terminate runs (may_block
+ * true) with how and reason, and the actor ends with them, as after
+ * smarm_gs_stop(cx, how, reason) (SMARM_EXIT_SHUTDOWN keeps reason:
+ * OTP's {shutdown, X}). Whether or not the server traps exits. A name
+ * is resolved once: the server found then is the one stopped.
+ * *out_how and *out_reason (each may be NULL) receive how it really
+ * ended: how and reason, unless terminate crashed (SMARM_EXIT_CRASHED
+ * with the crash's reason, as OTP's stop exits with terminate's crash)
+ * or something else ended it first.
+ * Returns: 0. Errors: SMARM_EINVAL s NULL, how not SMARM_EXIT_NORMAL,
+ * SMARM_EXIT_SHUTDOWN or SMARM_EXIT_CRASHED; SMARM_ENOPROC no server
+ * (OTP's noproc: it was gone, or the name is not registered);
+ * SMARM_ECALLSELF the caller is the server (use smarm_gs_stop);
+ * SMARM_ETIMEDOUT it did not end within timeout_ns (it is not killed:
+ * the stop stays queued, as OTP's); SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
+				uint64_t timeout_ns, int *out_how,
+				intptr_t *out_reason);
 
 #ifdef __cplusplus
 }

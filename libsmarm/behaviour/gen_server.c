@@ -345,6 +345,32 @@ const struct smarm__subsys smarm__bhv_subsys = {
 	.ss_get_stat = bhv_get_stat,
 };
 
+/*
+ * The system stop (smarm_server_stop): a message of no behaviour's
+ * protocol, queued in the inbox like a call, so it is taken between
+ * callbacks, never inside one (OTP's sys:terminate). Its arguments are
+ * how and reason.
+ */
+const struct bhv_op smarm__bhv_sys_stop = {
+	.op_kind = BHV_CAST,
+	.op_nargs = 2,
+	.op_reply = SMARM_T_VOID,
+	.op_args = { SMARM_T_I32, SMARM_T_I64 },
+	.op_name = "(stop)",
+};
+
+bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason)
+{
+	const struct bhv_block *b;
+	if (e->en_op != &smarm__bhv_sys_stop)
+		return false;
+	b = bhv_msg_block(&e->en_msg);
+	*how = (int)b->bk_slots[0].sl_v.i;
+	*reason = (intptr_t)b->bk_slots[1].sl_v.i;
+	smarm__bhv_msg_free(&e->en_msg);
+	return true;
+}
+
 /* Run the operation of envelope e (received from the inbox or infos). */
 static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
@@ -352,10 +378,19 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	union bhv_ret r;
 	smarm_value_t v;
 	void *cx = sv;
-	int rc;
+	int how, rc;
+	intptr_t reason;
 
 	if (op == NULL)
 		return; /* a nudge */
+	if (smarm__bhv_sys_stop_take(e, &how, &reason)) {
+		if (!sv->sv_stop) {
+			sv->sv_stop = true;
+			sv->sv_how = how;
+			sv->sv_reason = reason;
+		}
+		return;
+	}
 	if (e->en_be != sv->sv_be) {
 		/* Not this server's behaviour (a stale pid's new tenant). */
 		if (e->en_reply != NULL)

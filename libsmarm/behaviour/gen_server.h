@@ -153,6 +153,13 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 			  void *arg, bool may_block);
 
+/* The system stop's operation (smarm_server_stop): (i32 how, i64
+ * reason), in no protocol; only this layer packs it. */
+extern const struct bhv_op smarm__bhv_sys_stop;
+
+/* Is e the system stop? Then read how and reason, free its arguments. */
+bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason);
+
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);
 

@@ -691,6 +691,67 @@ int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
 	return rc;
 }
 
+int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
+		      uint64_t timeout_ns, int *out_how, intptr_t *out_reason)
+{
+	smarm_value_t args[2] = { { .type = SMARM_T_I32 },
+				  { .type = SMARM_T_I64 } };
+	struct bhv_env e;
+	smarm_chan_t *ch;
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	uint64_t ref;
+	int rc;
+
+	if (s == NULL ||
+	    (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
+	     how != SMARM_EXIT_CRASHED))
+		return SMARM_EINVAL;
+	if (smarm_actor_self().id == 0)
+		return SMARM_ENOTACTOR;
+	rc = resolve(s, BHV_CALL, &pid); /* it would wait for itself */
+	if (rc != 0)
+		return rc == SMARM_ENONAME ? SMARM_ENOPROC : rc;
+	rc = smarm_chan_alloc(&ch, sizeof sig, NULL);
+	if (rc != 0)
+		return rc;
+	rc = smarm_monitor(pid, ch, &ref);
+	if (rc != 0)
+		goto out;
+	args[0].v.i = how;
+	args[1].v.i = reason;
+	rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2, &e.en_msg);
+	if (rc != 0) {
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+		goto out;
+	}
+	e.en_be = s->sc_be;
+	e.en_op = &smarm__bhv_sys_stop;
+	e.en_reply = NULL;
+	e.en_seq = 0;
+	/* To the pid monitored (a name is resolved once). Not sent: the
+	 * server is gone or ending, and its Down says how it ended. */
+	if (smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(), &e) != 0)
+		smarm__bhv_msg_free(&e.en_msg);
+	rc = smarm_chan_recv_timeout(ch, &sig, timeout_ns);
+	if (rc != 0) {
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+		goto out;
+	}
+	if (sig.how == SMARM_EXIT_NOPROC) {
+		rc = SMARM_ENOPROC;
+		goto out;
+	}
+	if (out_how != NULL)
+		*out_how = sig.how;
+	if (out_reason != NULL)
+		*out_reason = sig.reason;
+out:
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+	return rc;
+}
+
 /* ---- varargs ---- */
 
 /* Store reply value v as the C object of its type at out (may be NULL). */

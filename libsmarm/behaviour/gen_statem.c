@@ -355,6 +355,11 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 
 	if (op == NULL)
 		return; /* a nudge */
+	if (smarm__bhv_sys_stop_take(e, &s->sm_m.m_stop_how,
+				     &s->sm_m.m_stop_reason)) {
+		s->sm_m.m_stop = true; /* between events, as OTP's */
+		return;
+	}
 	if (e->en_be != s->sm_be) {
 		/* Not this machine's behaviour (a stale pid's tenant). */
 		if (e->en_reply != NULL)
@@ -515,8 +520,10 @@ static void sm_end(void *arg)
 	s->sm_gs.sv_end_graceful = graceful;
 	s->sm_gs.sv_end_how = !graceful	       ? me->exit.ex_how
 			      : s->sm_shutdown ? SMARM_EXIT_SHUTDOWN
-					       : SMARM_EXIT_NORMAL;
-	s->sm_gs.sv_end_reason = graceful ? 0 : me->exit.ex_code;
+					       : s->sm_m.m_stop_how;
+	s->sm_gs.sv_end_reason = !graceful	  ? me->exit.ex_code
+				 : s->sm_shutdown ? 0
+						  : s->sm_m.m_stop_reason;
 
 	if (s->sm_inited) {
 		if (m->m_cur != NULL) {
@@ -657,6 +664,9 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
 	if (s->sm_shutdown)
 		smarm_actor_shutdown();
+	/* A stop with a how: the actor ends so (sm_end terminates). */
+	if (s->sm_m.m_stop_how != SMARM_EXIT_NORMAL)
+		smarm__self_exit(s->sm_m.m_stop_how, s->sm_m.m_stop_reason);
 	smarm_actor_exit();
 	return 0;
 failed:

@@ -159,6 +159,8 @@ struct smarm_sm_ctx {
 	smarm_pid_t m_self;		    /* the actor it runs on */
 	int32_t m_state;		    /* the current state */
 	bool m_stop;			    /* end after this event */
+	int m_stop_how;			    /* ... with this how (NORMAL: 0) */
+	intptr_t m_stop_reason;		    /* ... and reason */
 	bool m_crash;			    /* ... as crashed (a bad state) */
 	bool m_trap;			    /* trapping exits */
 	struct smarm__sm_ev *m_cur;	    /* the event an action handles */

@@ -185,6 +185,22 @@ SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
 	return 0;
 }
 
+SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason)
+{
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
+	    how != SMARM_EXIT_CRASHED)
+		return SMARM_EINVAL;
+	if (!cx->m_stop) { /* the first stop of a callback wins */
+		cx->m_stop_how = how;
+		cx->m_stop_reason = reason;
+	}
+	cx->m_stop = true;
+	return 0;
+}
+
 SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,
 				 const smarm_behaviour_t **out)
 {

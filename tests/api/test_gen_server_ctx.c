@@ -376,6 +376,109 @@ START_TEST(test_gen_server_terminate_crash_is_the_exit_reason)
 }
 END_TEST
 
+/*
+ * gen_server_SUITE's stop1..stop4: smarm_server_stop with each how ends
+ * the server with it (terminate gets it, may block), by pid and by
+ * name, trapping or not; a second stop is noproc; the stop waits for
+ * the running callback (a request in progress is answered, not
+ * EDOWN); a timeout leaves the stop queued; terminate's crash is what
+ * the stop returns.
+ */
+static void stop3_root(void *arg)
+{
+	static const int hows[] = { SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN,
+				    SMARM_EXIT_CRASHED };
+	smarm_value_t ns = v_u64(MS(100));
+	smarm_server_t *s = NULL, *n = NULL;
+	smarm_request_t *req = NULL;
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid;
+	intptr_t reason = -1;
+	int how = -1;
+	char want[64];
+	(void)arg;
+	events();
+	for (size_t i = 0; i < 3; i++) {
+		HARNESS_EQ(smarm_server_start(probe, i == 1 ? "trap" : NULL,
+					      NULL, &s),
+			   0);
+		HARNESS_EQ(smarm_server_stop(s, hows[i], 70 + (int)i, MS(5000),
+					     &how, &reason),
+			   0);
+		HARNESS_EQ(how, hows[i]);
+		HARNESS_EQ(reason,
+			   hows[i] == SMARM_EXIT_NORMAL ? 0 : 70 + (int)i);
+		snprintf(want, sizeof want, "term:%d:%d:1 destroy", hows[i],
+			 70 + (int)i);
+		HARNESS_CHECK(strstr(await_events(want), want) != NULL);
+		HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(5000),
+					     NULL, NULL),
+			   SMARM_ENOPROC);
+		smarm_server_free(s);
+	}
+	/* By name; a name nobody holds is noproc. */
+	HARNESS_EQ(smarm_server_start(probe, NULL, "stop.n", &s), 0);
+	HARNESS_EQ(smarm_server_open_name(NULL, probe, "stop.n", &n), 0);
+	HARNESS_EQ(smarm_server_stop(n, SMARM_EXIT_NORMAL, 0, MS(5000), &how,
+				     NULL),
+		   0);
+	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
+	HARNESS_EQ(smarm_server_stop(n, SMARM_EXIT_NORMAL, 0, MS(5000), NULL,
+				     NULL),
+		   SMARM_ENOPROC);
+	smarm_server_free(n);
+	smarm_server_free(s);
+	events();
+	/* It waits for the callback in progress, which finishes. */
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_send_request(s, "block", &ns, 1, &req), 0);
+	HARNESS_CHECK(strstr(await_events("block"), "block") != NULL);
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(5000), &how,
+				     NULL),
+		   0);
+	HARNESS_EQ(smarm_server_wait_response(req, NULL, 0), 0); /* freed */
+	HARNESS_CHECK(strstr(await_events("unblock term:0:0:1 destroy"),
+			     "unblock term:0:0:1 destroy") != NULL);
+	smarm_server_free(s);
+	/* A timeout: not killed, the stop stays queued and ends it. */
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_monitor(pid, down, NULL), 0);
+	HARNESS_EQ(smarm_server_send_request(s, "block", &ns, 1, &req), 0);
+	HARNESS_EQ(
+		smarm_server_stop(s, SMARM_EXIT_SHUTDOWN, 5, MS(1), NULL, NULL),
+		SMARM_ETIMEDOUT);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(sig.reason, 5);
+	HARNESS_EQ(smarm_server_wait_response(req, NULL, 0), 0); /* freed */
+	smarm_server_free(s);
+	/* terminate crashes: that is how it ended. */
+	HARNESS_EQ(smarm_server_start(probe, "crashterm", NULL, &s), 0);
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(5000), &how,
+				     &reason),
+		   0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(reason, 4242);
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_STOPPED, 0, MS(5000), NULL,
+				     NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_stop(NULL, SMARM_EXIT_NORMAL, 0, MS(5000), NULL,
+				     NULL),
+		   SMARM_EINVAL);
+	smarm_server_free(s);
+	events();
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_stop1_stop4_stop_with_reason)
+{
+	ck_assert_int_eq(harness_run(2, stop3_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------- stop_with_queued_call */
 
 static void echo_caller(void *arg)
@@ -1132,6 +1235,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
 	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
+	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_request_to_self);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);

@@ -636,6 +636,70 @@ START_TEST(test_gen_statem_lifetime_and_shutdown)
 END_TEST
 
 /*
+ * gen_statem_SUITE's stop2/shutdown: smarm_server_stop ends a machine
+ * with its how and reason (terminate may block), and {stop, {shutdown,
+ * X}} from an action (smarm_sm_stop_with) keeps X in the exit reason.
+ */
+static void stop_reason_root(void *arg)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_server_t *s = start_probe();
+	smarm_signal_t sig = { 0 };
+	smarm_pid_t pid = SMARM_PID_NONE;
+	smarm_value_t x = { .type = SMARM_T_I64, .v.i = 31 };
+	intptr_t reason = -1;
+	int how = -1, t[3];
+	(void)arg;
+	if (s == NULL)
+		return;
+	term_seen(t);
+	g_rc[0] = smarm_server_stop(s, SMARM_EXIT_SHUTDOWN, 9, MS(10000), &how,
+				    &reason);
+	g_rc[1] = how;
+	g_rc[2] = (int)reason;
+	term_seen(t);
+	g_rc[3] = t[0]; /* terminate's how */
+	g_rc[4] = t[1]; /* may_block */
+	g_rc[5] = smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(10000), NULL,
+				    NULL);
+	smarm_server_free(s);
+	s = start_probe();
+	if (s == NULL)
+		return;
+	smarm_server_pid(s, &pid);
+	smarm_monitor(pid, ch, NULL);
+	smarm_server_cast(s, "stopw", &x, 1);
+	g_rc[6] = harness_recv_sig(ch, &sig);
+	g_rc[7] = sig.how;
+	g_rc[8] = (int)sig.reason;
+	term_seen(t);
+	g_rc[9] = t[0];
+	g_rc[10] = t[1];
+	smarm_server_free(s);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_statem_stop2_shutdown_keep_their_reason)
+{
+	open_probe();
+	harness_run(2, stop_reason_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[2], 9);
+	ck_assert_int_eq(g_rc[3], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[4], 1);
+	ck_assert_int_eq(g_rc[5], SMARM_ENOPROC);
+	ck_assert_int_eq(g_rc[6], 0);
+	ck_assert_int_eq(g_rc[7], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[8], 31);
+	ck_assert_int_eq(g_rc[9], SMARM_EXIT_SHUTDOWN);
+	ck_assert_int_eq(g_rc[10], 1);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
  * Supervised and named: a stop tail ends the machine normally, the
  * permanent child restarts with fresh data in the initial state, under
  * the same name; the name is gone once the supervisor is.
@@ -831,6 +895,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lifetime");
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
+	tcase_add_test(tc, test_gen_statem_stop2_shutdown_keep_their_reason);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
 	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);

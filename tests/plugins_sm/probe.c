@@ -181,6 +181,14 @@ static int32_t a_crash(void *data, smarm_sm_ctx_t *cx, int32_t state)
 	return state;
 }
 
+/* stopw(x): OTP's {stop, {shutdown, x}} (smarm_sm_stop_with). */
+static int32_t a_stopw(void *data, smarm_sm_ctx_t *cx, int32_t state, int64_t x)
+{
+	logw(data, "stopw%d",
+	     smarm_sm_stop_with(cx, SMARM_EXIT_SHUTDOWN, (intptr_t)x));
+	return state;
+}
+
 static int32_t a_link_to(void *data, smarm_sm_ctx_t *cx, int32_t state,
 			 smarm_pid_t pid)
 {
@@ -339,6 +347,7 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, CAST, "repeat", a_repeat, REPEAT),
 	ROW(ANY, CAST, "crash", a_crash, STAY),
 	ROW(ANY, CAST, "stop", a_stop, STOP),
+	ROW(ANY, CAST, "stopw", a_stopw, STAY),
 	ROW(ANY, CAST, "release", a_release, STAY),
 	ROW(ANY, CALL, "get", a_get, STAY),
 	ROW(ANY, CALL, "later", a_later, STAY),
@@ -373,6 +382,7 @@ static const smarm_sm_desc_t probe = {
 		"cast arm_st(u64); cast arm_ev(u64); cast arm_t(u64)\n"
 		"cast ev0next()\n"
 		"cast cancel_t(); cast repeat(); cast crash(); cast stop()\n"
+		"cast stopw(i64)\n"
 		"cast release()\n"
 		"call get() -> i32; call later() -> i32\n"
 		"call hold() -> i32; call nothing() -> i32\n"
