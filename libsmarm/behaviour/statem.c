@@ -789,6 +789,11 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 void smarm__sm_start(struct smarm_sm_ctx *m)
 {
 	sm_enter(m, m->m_state);
+	/* init's next events, after the enter call and before any
+	 * external event (OTP's {ok, State, Data, [{next_event, ...}]}) */
+	if (smarm__ring_len(&m->m_next) > 0 &&
+	    sm_prepend(&m->m_q, &m->m_next) != 0)
+		m->m_stop = m->m_crash = true;
 	sm_drain(m);
 }
 

@@ -636,6 +636,32 @@ START_TEST(test_gen_statem_lifetime_and_shutdown)
 END_TEST
 
 /*
+ * gen_statem_SUITE's next_events: an event init queues (next_event)
+ * runs after the initial state's enter and before any external event,
+ * even when none comes (it used to wait for the next one).
+ */
+static void init_next_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	(void)arg;
+	g_rc[0] = smarm_server_start(g_be, "initnext", NULL, &s);
+	if (g_rc[0] != 0)
+		return;
+	take_log(s, 0);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_next_events_from_init_run_first)
+{
+	open_probe();
+	harness_run(2, init_next_root, NULL);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_str_eq(g_out[0], "E0/0 ev5@0");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
  * gen_statem_SUITE's stop2/shutdown: smarm_server_stop ends a machine
  * with its how and reason (terminate may block), and {stop, {shutdown,
  * X}} from an action (smarm_sm_stop_with) keeps X in the exit reason.
@@ -896,6 +922,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tc = tcase_create("lifetime");
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
 	tcase_add_test(tc, test_gen_statem_stop2_shutdown_keep_their_reason);
+	tcase_add_test(tc, test_gen_statem_next_events_from_init_run_first);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
 	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);

@@ -25,6 +25,7 @@ enum { A, B, C, NSTATES };
 struct probe {
 	char p_log[4096];      /* words, space separated */
 	smarm_reply_t *p_held; /* hold()'s token, or NULL */
+	bool p_initnext;       /* args "initnext": init queues ev(5) */
 };
 
 static void logw(struct probe *p, const char *fmt, ...)
@@ -48,7 +49,7 @@ static int p_create(const char *args, void **data)
 	if (p == NULL)
 		return SMARM_ENOMEM;
 	*data = p;
-	(void)args;
+	p->p_initnext = args != NULL && strstr(args, "initnext") != NULL;
 	return 0;
 }
 
@@ -59,7 +60,10 @@ static void p_destroy(void *data)
 
 static int p_init(void *data, smarm_sm_ctx_t *cx)
 {
-	(void)data;
+	struct probe *p = data;
+	smarm_value_t v = { .type = SMARM_T_I32, .v.i = 5 };
+	if (p->p_initnext && smarm_sm_next_event(cx, "ev", &v, 1) != 0)
+		return SMARM_EINTERNAL;
 	/* The probe traps: shutdowns arrive as SHUTDOWN events (no row:
 	 * the built-in one stops it normally). */
 	return smarm_sm_trap_exit(cx);
