@@ -625,6 +625,17 @@ SMARM_API int smarm_sm_timeout(smarm_sm_ctx_t *cx, const char *name,
 SMARM_API int smarm_sm_cancel_timeout(smarm_sm_ctx_t *cx, const char *name);
 
 /*
+ * A timeout of 0 (state, event or generic) starts no timer, as in OTP:
+ * its event is queued when the callback that armed it is done, after
+ * the events the machine has queued (next events, released postponed
+ * ones) and before any message not yet taken from the mailbox, so a
+ * message already waiting cannot overtake it. An event timeout of 0
+ * with events queued ahead of it is cancelled by them instead. Arming
+ * again or cancelling before it runs replaces or removes it. (Before
+ * 0.5.0 a 0 went through a timer, and a waiting message won.)
+ */
+
+/*
  * smarm_sm_next_event() - insert the cast or info op with args as an
  * event to handle after the current one, before any queued one (and
  * before postponed events a transition releases); several run in the

@@ -70,7 +70,13 @@
  *         and both before any external event.
  *   INV-3 a timer's fire counts only while its generation is the live
  *         one (tm_gen); arming again or cancelling makes it stale.
- *         m_narmed counts the timers whose tm_gen is not 0.
+ *         m_narmed counts the timers whose tm_gen is not 0. A timer
+ *         armed with 0 starts no timer (OTP): when the callback that
+ *         armed it is done, its event joins the back of m_q, after the
+ *         events queued (an event timeout is cancelled by them
+ *         instead), so it runs before any external event not yet
+ *         taken; it carries its generation (ev_seq) and counts only if
+ *         still live then.
  *   INV-4 while an event's guards or action run, m_cur names it and no
  *         queue holds it: a machine ending then (a crash, a stop) hands
  *         it to sh_drop from m_cur; at any other time every event the
@@ -686,6 +692,64 @@ static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
 		m->m_stop = m->m_crash = true;
 }
 
+/* The kind of timer which's event. */
+static int32_t sm_timer_kind(int which)
+{
+	return which == SMARM__SM_TM_STATE   ? SMARM_SM_STATE_TIMEOUT
+	       : which == SMARM__SM_TM_EVENT ? SMARM_SM_EVENT_TIMEOUT
+					     : SMARM_SM_TIMEOUT;
+}
+
+/* Queue the events of the timers armed with 0 since the last look (INV-3). */
+static void sm_zero_flush(struct smarm_sm_ctx *m)
+{
+	size_t n = SMARM__SM_TM_NAMED + m->m_d->n_timeouts;
+	for (size_t w = 0; w < n && m->m_narmed != 0; w++) {
+		struct smarm__sm_timer *tm = &m->m_tm[w];
+		struct smarm__sm_ev e = { .ev_op = -1 };
+		if (tm->tm_gen == 0 || !tm->tm_zero || tm->tm_queued)
+			continue;
+		if (w == SMARM__SM_TM_EVENT && smarm__ring_len(&m->m_q) > 0) {
+			smarm__sm_disarm(m, (int)w); /* events came first */
+			continue;
+		}
+		e.ev_kind = sm_timer_kind((int)w);
+		if (w >= SMARM__SM_TM_NAMED)
+			e.ev_op = (int32_t)(w - SMARM__SM_TM_NAMED);
+		e.ev_seq = tm->tm_gen;
+		if (sm_push(&m->m_q, &e) != 0) {
+			m->m_stop = m->m_crash = true;
+			return;
+		}
+		tm->tm_queued = true;
+	}
+}
+
+/* A zero timer's event taken from m_q: false if it went stale. */
+static bool sm_zero_live(struct smarm_sm_ctx *m, const struct smarm__sm_ev *e)
+{
+	int which = e->ev_kind == SMARM_SM_STATE_TIMEOUT ? SMARM__SM_TM_STATE
+		    : e->ev_kind == SMARM_SM_EVENT_TIMEOUT
+			    ? SMARM__SM_TM_EVENT
+			    : SMARM__SM_TM_NAMED + e->ev_op;
+	struct smarm__sm_timer *tm = &m->m_tm[which];
+	if (tm->tm_gen != e->ev_seq || !tm->tm_zero)
+		return false;
+	tm->tm_gen = 0;
+	tm->tm_zero = tm->tm_queued = false;
+	m->m_narmed--;
+	return true;
+}
+
+/* Is e a zero timer's event (sm_zero_flush), not a fire or next_event? */
+static bool sm_is_zero_event(const struct smarm__sm_ev *e)
+{
+	return e->ev_seq != 0 && e->ev_call == NULL &&
+	       (e->ev_kind == SMARM_SM_STATE_TIMEOUT ||
+		e->ev_kind == SMARM_SM_EVENT_TIMEOUT ||
+		e->ev_kind == SMARM_SM_TIMEOUT);
+}
+
 /* Dispatch one event (m owns it now). */
 static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 {
@@ -752,6 +816,8 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	if (smarm__ring_len(&m->m_next) > 0 &&
 	    sm_prepend(&m->m_q, &m->m_next) != 0)
 		m->m_stop = m->m_crash = true;
+	if (m->m_narmed != 0)
+		sm_zero_flush(m);
 }
 
 /* Dispatch the internal queue until it is empty or the machine ends. */
@@ -762,6 +828,8 @@ static bool sm_drain(struct smarm_sm_ctx *m)
 	while (!m->m_stop && smarm__ring_len(&m->m_q) > 0) {
 		struct smarm__sm_ev e;
 		memcpy(&e, smarm__ring_pop_front(&m->m_q, esz), esz);
+		if (sm_is_zero_event(&e) && !sm_zero_live(m, &e))
+			continue; /* re-armed or cancelled since (INV-3) */
 		sm_dispatch(m, &e);
 	}
 	return m->m_stop;
@@ -794,6 +862,8 @@ void smarm__sm_start(struct smarm_sm_ctx *m)
 	if (smarm__ring_len(&m->m_next) > 0 &&
 	    sm_prepend(&m->m_q, &m->m_next) != 0)
 		m->m_stop = m->m_crash = true;
+	if (m->m_narmed != 0)
+		sm_zero_flush(m);
 	sm_drain(m);
 }
 
@@ -835,11 +905,19 @@ int smarm__sm_arm(struct smarm_sm_ctx *m, int which, uint64_t ns)
 	int rc;
 
 	smarm__sm_disarm(m, which);
+	if (ns == 0) { /* no timer: an event in m_q (INV-3) */
+		tm->tm_gen = gen;
+		tm->tm_zero = true;
+		tm->tm_queued = false;
+		m->m_narmed++;
+		return 0;
+	}
 	rc = m->m_h->sh_timer(m, which, ns, gen, &t);
 	if (rc != 0)
 		return rc;
 	tm->tm_t = t;
 	tm->tm_gen = gen;
+	tm->tm_zero = false;
 	m->m_narmed++;
 	return 0;
 }
@@ -852,7 +930,10 @@ int smarm__sm_disarm(struct smarm_sm_ctx *m, int which)
 		return SMARM_ENOENT;
 	tm->tm_gen = 0; /* a fire already queued is stale now */
 	m->m_narmed--;
-	m->m_h->sh_cancel(m, tm->tm_t);
+	if (tm->tm_zero) /* no timer; its queued event is stale too */
+		tm->tm_zero = tm->tm_queued = false;
+	else
+		m->m_h->sh_cancel(m, tm->tm_t);
 	return 0;
 }
 

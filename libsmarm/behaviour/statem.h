@@ -141,8 +141,10 @@ enum {
 
 /* One armed (or not) timer. */
 struct smarm__sm_timer {
-	smarm_timer_t tm_t; /* the loop's timer */
+	smarm_timer_t tm_t; /* the loop's timer (not a zero one's) */
 	uint64_t tm_gen;    /* the live fire's generation; 0: not armed */
+	bool tm_zero;	    /* armed with 0: no timer, an event in m_q */
+	bool tm_queued;	    /* ... its event is in m_q already */
 };
 
 /*

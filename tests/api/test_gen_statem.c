@@ -662,6 +662,37 @@ START_TEST(test_gen_statem_next_events_from_init_run_first)
 END_TEST
 
 /*
+ * A zero-time timeout (state and generic) is handled before any message
+ * not yet received, here one already queued behind the cast that arms
+ * it (one worker: both are queued before the machine runs), and after
+ * the events queued inside the machine (event_order, state_timeout).
+ */
+static void zero_timeout_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_u(s, "arm_st", 0);
+	cast_i(s, "ev", 1);
+	cast_u(s, "arm_t", 0);
+	cast_i(s, "ev", 2);
+	take_log(s, 1);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_zero_timeouts_before_queued_messages)
+{
+	open_probe();
+	harness_run(1, zero_timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "st@0 ev1@0 t1@0 ev2@0");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
  * gen_statem_SUITE's stop2/shutdown: smarm_server_stop ends a machine
  * with its how and reason (terminate may block), and {stop, {shutdown,
  * X}} from an action (smarm_sm_stop_with) keeps X in the exit reason.
@@ -923,6 +954,8 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
 	tcase_add_test(tc, test_gen_statem_stop2_shutdown_keep_their_reason);
 	tcase_add_test(tc, test_gen_statem_next_events_from_init_run_first);
+	tcase_add_test(tc,
+		       test_gen_statem_zero_timeouts_before_queued_messages);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
 	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);
