@@ -757,6 +757,27 @@ SMARM_API int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 				 const char *name, smarm_server_t **out);
 
 /*
+ * smarm_server_start_ex() - smarm_server_start() with OTP's start
+ * option {timeout, T} and a readable outcome (gen_server:start/4's
+ * {error, Reason}). timeout_ns bounds create and init together
+ * (SMARM_NO_TIMEOUT: none); why (may be NULL) receives, on a failure,
+ * what it was: the status create or init returned, the value of a
+ * return outside their contract (a positive int), or the reason of a
+ * crash in them.
+ * Returns: 0. Errors: as smarm_server_start(), and SMARM_ETIMEDOUT init
+ * did not finish in time: the half-started server is killed (its
+ * terminate does not run; destroy does); SMARM_EBADRETURN create or
+ * init returned a positive value (*why: the value; smarm_server_start
+ * reports it so too); SMARM_EDOWN the server crashed or was stopped
+ * before it started (*why: the crash's reason).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_start_ex(const smarm_behaviour_t *b,
+				    const char *args, const char *name,
+				    uint64_t timeout_ns, smarm_server_t **out,
+				    intptr_t *why);
+
+/*
  * smarm_server_run() - run a server of b on the calling actor (the
  * supervised shape). Registers name (if not NULL), creates the state,
  * runs init, reports readiness to a supervisor that waits for it

@@ -702,13 +702,45 @@ static void server_fin(void *arg)
 		smarm_selset_free(sv->sv_set);
 	smarm__bhv_tokens_end(sv);
 	live_remove(sv);
-	if (sv->sv_start != NULL && !sv->sv_reported) {
-		int st = sv->sv_start_rc ? sv->sv_start_rc : SMARM_EDOWN;
-		smarm_chan_send(sv->sv_start, &st);
-		smarm_chan_sender_free(sv->sv_start);
-	}
+	smarm__bhv_start_ended(sv);
 	smarm__bhv_plugin_unref(sv->sv_be);
 	free(sv);
+}
+
+void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why)
+{
+	struct bhv_start m = { status, why };
+	(void)smarm_chan_send(start, &m); /* the starter may be gone */
+	smarm_chan_sender_free(start);
+}
+
+int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
+{
+	if (start != NULL)
+		smarm__bhv_start_send(start, status, status);
+	else if (sup)
+		smarm_sup_start_failed(status);
+	return status;
+}
+
+void smarm__bhv_start_ended(struct smarm_gs_ctx *sv)
+{
+	if (sv->sv_start == NULL || sv->sv_reported)
+		return;
+	/* Ended before its start was reported: init crashed, or a kill. */
+	if (sv->sv_start_rc != 0)
+		smarm__bhv_start_send(sv->sv_start, sv->sv_start_rc,
+				      sv->sv_start_why);
+	else
+		smarm__bhv_start_send(sv->sv_start, SMARM_EDOWN,
+				      smarm__current()->exit.ex_code);
+	sv->sv_start = NULL;
+}
+
+int smarm__bhv_start_status(int rc, intptr_t *why)
+{
+	*why = rc;
+	return rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
 }
 
 /* Report the start's outcome to whoever waits for it (once). */
@@ -718,8 +750,7 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 		return;
 	sv->sv_reported = true;
 	if (sv->sv_start != NULL) {
-		smarm_chan_send(sv->sv_start, &rc);
-		smarm_chan_sender_free(sv->sv_start);
+		smarm__bhv_start_send(sv->sv_start, rc, sv->sv_start_why);
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
@@ -753,16 +784,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	unsigned served = 0;
 	int rc;
 
-	if (sv == NULL) {
-		if (start != NULL) {
-			rc = SMARM_ENOMEM;
-			smarm_chan_send(start, &rc);
-			smarm_chan_sender_free(start);
-		} else if (sup) {
-			smarm_sup_start_failed(SMARM_ENOMEM);
-		}
-		return SMARM_ENOMEM;
-	}
+	if (sv == NULL)
+		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	sv->sv_be = be;
 	sv->sv_self = smarm_actor_self();
 	sv->sv_stats =
@@ -774,13 +797,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
 		free(sv);
-		if (start != NULL) {
-			smarm_chan_send(start, &rc);
-			smarm_chan_sender_free(start);
-		} else if (sup) {
-			smarm_sup_start_failed(rc);
-		}
-		return rc;
+		return smarm__bhv_start_fail(start, sup, rc);
 	}
 	rc = smarm_cleanup_push(server_end, sv);
 	if (rc != 0) {
@@ -792,13 +809,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		smarm_chan_sender_free(sv->sv_info);
 		smarm__bhv_plugin_unref(be);
 		free(sv);
-		if (start != NULL) {
-			smarm_chan_send(start, &rc);
-			smarm_chan_sender_free(start);
-		} else if (sup) {
-			smarm_sup_start_failed(rc);
-		}
-		return rc;
+		return smarm__bhv_start_fail(start, sup, rc);
 	}
 	/* From here on server_end cleans up on every path. */
 	live_add(sv);
@@ -844,8 +855,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	smarm_actor_exit();
 	return 0;
 failed:
-	if (rc > 0)
-		rc = SMARM_EINTERNAL;
+	rc = smarm__bhv_start_status(rc, &sv->sv_start_why);
 	sv->sv_start_rc = rc;
 	smarm__gs_report(sv, rc);
 	sv->sv_stop = true; /* terminate does not run (not started) */

@@ -57,6 +57,7 @@ struct smarm_gs_ctx {
 	smarm_selset_t *sv_set;	     /* the loop's select set */
 	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
 	int sv_start_rc;	     /* the failed start's status */
+	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
 	bool sv_sup;		     /* report to a supervisor */
 	bool sv_reported;	     /* the start was reported */
 	bool sv_created, sv_started; /* create, init succeeded */
@@ -120,6 +121,29 @@ bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);
 
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
+
+/*
+ * A start's outcome, as a starter's channel carries it: the status (0,
+ * a SMARM_E*), and why: the value init returned (SMARM_EBADRETURN: a
+ * positive one), the crash's reason (SMARM_EDOWN), else the status.
+ */
+struct bhv_start {
+	int bs_status;
+	intptr_t bs_why;
+};
+
+/* Send a start's outcome into start and give up its sender reference. */
+void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why);
+
+/* A start that failed before anything was set up: tell the starter
+ * (start) or the waiting supervisor (sup); returns status. */
+int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status);
+
+/* The server ends (its cleanup): a start not reported yet is, now. */
+void smarm__bhv_start_ended(struct smarm_gs_ctx *sv);
+
+/* A create's or init's return as a start status (*why: the value). */
+int smarm__bhv_start_status(int rc, intptr_t *why);
 
 /*
  * Report a start's outcome, once: to the starter waiting on sv_start,

@@ -243,11 +243,22 @@ static int name_check(const char *name)
 int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 		       const char *name, smarm_server_t **out)
 {
+	return smarm_server_start_ex(b, args, name, SMARM_NO_TIMEOUT, out,
+				     NULL);
+}
+
+int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
+			  const char *name, uint64_t timeout_ns,
+			  smarm_server_t **out, intptr_t *why)
+{
 	struct start_arg *a;
 	smarm_chan_t *start;
+	struct bhv_start st;
 	smarm_pid_t pid;
-	int rc, st;
+	int rc;
 
+	if (why != NULL)
+		*why = 0;
 	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
 	if (!smarm__bhv_valid(b) || name_check(name) != 0)
@@ -260,7 +271,7 @@ int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 		start_arg_free(a);
 		return SMARM_ENOMEM;
 	}
-	rc = smarm_chan_alloc(&start, sizeof(int), NULL);
+	rc = smarm_chan_alloc(&start, sizeof st, NULL);
 	if (rc != 0) {
 		start_arg_free(a);
 		return rc;
@@ -278,14 +289,23 @@ int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 	}
 	smarm_actor_detach(pid);
 	/* The child owns the sender: a status, or the close if it died. */
-	rc = smarm_chan_recv(start, &st);
+	rc = smarm_chan_recv_timeout(start, &st, timeout_ns);
 	smarm_chan_receiver_free(start);
+	if (rc == SMARM_ETIMEDOUT) {
+		/* OTP's {error, timeout}: the half-started server is killed
+		 * (its report then finds no receiver). */
+		(void)smarm_actor_stop(pid);
+		return rc;
+	}
 	if (rc == SMARM_ECLOSED)
 		return SMARM_EDOWN;
 	if (rc != 0)
 		return rc;
-	if (st != 0)
-		return st;
+	if (st.bs_status != 0) {
+		if (why != NULL)
+			*why = st.bs_why;
+		return st.bs_status;
+	}
 	if (out != NULL) {
 		rc = smarm_server_open(NULL, b, pid, out);
 		if (rc != 0)

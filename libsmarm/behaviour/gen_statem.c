@@ -565,26 +565,9 @@ static void sm_fin(void *arg)
 	if (s->sm_gs.sv_set != NULL)
 		smarm_selset_free(s->sm_gs.sv_set);
 	smarm__bhv_tokens_end(s);
-	if (s->sm_gs.sv_start != NULL && !s->sm_gs.sv_reported) {
-		int st = s->sm_gs.sv_start_rc ? s->sm_gs.sv_start_rc
-					      : SMARM_EDOWN;
-		smarm_chan_send(s->sm_gs.sv_start, &st);
-		smarm_chan_sender_free(s->sm_gs.sv_start);
-	}
+	smarm__bhv_start_ended(&s->sm_gs);
 	smarm__bhv_plugin_unref(s->sm_be);
 	free(s);
-}
-
-/* A start that failed before anything could be cleaned up by sm_end. */
-static int sm_fail_early(smarm_chan_t *start, bool sup, int rc)
-{
-	if (start != NULL) {
-		smarm_chan_send(start, &rc);
-		smarm_chan_sender_free(start);
-	} else if (sup) {
-		smarm_sup_start_failed(rc);
-	}
-	return rc;
 }
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
@@ -598,10 +581,10 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 
 	rc = sm_engine_of(be, &en);
 	if (rc != 0)
-		return sm_fail_early(start, sup, rc);
+		return smarm__bhv_start_fail(start, sup, rc);
 	s = calloc(1, sizeof *s);
 	if (s == NULL)
-		return sm_fail_early(start, sup, SMARM_ENOMEM);
+		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	s->sm_be = be;
 	s->sm_en = en;
 	s->sm_gs.sv_be = be;
@@ -615,7 +598,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
 		free(s);
-		return sm_fail_early(start, sup, rc);
+		return smarm__bhv_start_fail(start, sup, rc);
 	}
 	/* From here on sm_end cleans up on every path. */
 	rc = smarm_chan_alloc(&s->sm_gs.sv_inbox, sizeof(struct bhv_env),
@@ -670,8 +653,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	smarm_actor_exit();
 	return 0;
 failed:
-	if (rc > 0)
-		rc = SMARM_EINTERNAL;
+	rc = smarm__bhv_start_status(rc, &s->sm_gs.sv_start_why);
 	s->sm_gs.sv_start_rc = rc;
 	smarm__gs_report(&s->sm_gs, rc);
 	s->sm_m.m_stop = true;

@@ -1050,6 +1050,65 @@ static void fail_root(void *arg)
 	smarm_server_free(s);
 }
 
+/*
+ * loop_start_fail and start's {timeout, T}: the outcome of a failed
+ * start says what it was (init's status, a value outside init's
+ * contract, a crash's reason); a start that times out kills the
+ * half-started server (destroy runs, terminate does not) and frees
+ * its name.
+ */
+static void start_ex_root(void *arg)
+{
+	smarm_server_t *s = (void *)0x1;
+	intptr_t why = -1;
+	uint64_t t0;
+	(void)arg;
+	events();
+	HARNESS_EQ(smarm_server_start_ex(probe, "failinit", NULL, MS(5000), &s,
+					 &why),
+		   SMARM_EEXIST);
+	HARNESS_EQ(why, SMARM_EEXIST);
+	HARNESS_EQ(smarm_server_start_ex(probe, "badinit", NULL, MS(5000), &s,
+					 &why),
+		   SMARM_EBADRETURN);
+	HARNESS_EQ(why, 12);
+	HARNESS_EQ(smarm_server_start(probe, "badinit", NULL, &s),
+		   SMARM_EBADRETURN);
+	HARNESS_EQ(smarm_server_start_ex(probe, "crashinit", NULL, MS(5000), &s,
+					 &why),
+		   SMARM_EDOWN);
+	HARNESS_EQ(why, 77);
+	events();
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_server_start_ex(probe, "slowinit", "slow", MS(50), &s,
+					 &why),
+		   SMARM_ETIMEDOUT);
+	HARNESS_CHECK(harness_since(t0) < MS(5000) * harness_time_scale());
+	HARNESS_CHECK(strstr(await_events("init destroy"), "init destroy") !=
+		      NULL);
+	/* Killed: the name is free again once it is gone. */
+	t0 = smarm_now_ns();
+	while (smarm_server_start(probe, NULL, "slow", &s) == SMARM_EEXIST &&
+	       harness_since(t0) < MS(5000) * harness_time_scale())
+		smarm_actor_sleep(MS(1));
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(5000), NULL,
+				     NULL),
+		   0);
+	smarm_server_free(s);
+	HARNESS_EQ(smarm_server_start_ex(probe, NULL, NULL, MS(5000), &s, &why),
+		   0);
+	HARNESS_EQ(why, 0);
+	smarm_server_free(s);
+	events();
+}
+
+START_TEST(test_gen_server_loop_start_fail_and_start_timeout)
+{
+	ck_assert_int_eq(harness_run(2, start_ex_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+
 START_TEST(test_gen_server_start_failures)
 {
 	ck_assert_int_eq(harness_run(2, fail_root, NULL), SMARM_EXIT_NORMAL);
@@ -1236,6 +1295,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
 	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
 	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
+	tcase_add_test(tc, test_gen_server_loop_start_fail_and_start_timeout);
 	tcase_add_test(tc, test_gen_server_request_to_self);
 	tcase_add_test(tc, test_gen_server_trapping_server_parks_when_idle);
 	tcase_add_test(tc, test_gen_server_downs_and_info_priority);

@@ -15,7 +15,9 @@
  * (create fails with SMARM_ENOENT), "blockterm" (terminate makes
  * blocking and non-blocking calls and logs their statuses: see
  * term_calls; needs a "peer" server registered as "pp"), "crashterm"
- * (terminate crashes with 4242 after logging).
+ * (terminate crashes with 4242 after logging), "slowinit" (init sleeps
+ * 10 s), "crashinit" (init crashes with 77), "badinit" (init returns
+ * 12, outside its contract).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -57,6 +59,7 @@ __attribute__((visibility("default"))) void probe_events(char *buf, size_t len)
 
 struct probe {
 	bool trap, cont, idle, failinit, blockterm, crashterm;
+	int initmode; /* slowinit 1, crashinit 2, badinit 3 */
 	smarm_reply_t *tok;
 	smarm_gs_ctx_t *cx;
 	uint64_t timer;
@@ -79,6 +82,10 @@ static int create(const char *args, void **state)
 		p->failinit = strstr(args, "failinit") != NULL;
 		p->blockterm = strstr(args, "blockterm") != NULL;
 		p->crashterm = strstr(args, "crashterm") != NULL;
+		p->initmode = strstr(args, "slowinit")	  ? 1
+			      : strstr(args, "crashinit") ? 2
+			      : strstr(args, "badinit")	  ? 3
+							  : 0;
 	}
 	*state = p;
 	return 0;
@@ -100,6 +107,12 @@ static int init(void *state, smarm_gs_ctx_t *cx)
 	ev("init");
 	if (p->failinit)
 		return SMARM_EEXIST;
+	if (p->initmode == 1) /* "slowinit": 10 s, unless stopped */
+		smarm_actor_sleep(10000000000u);
+	if (p->initmode == 2) /* "crashinit" */
+		smarm_actor_crash(77);
+	if (p->initmode == 3) /* "badinit": out of contract */
+		return 12;
 	if (p->trap && smarm_gs_trap_exit(cx) != 0)
 		return SMARM_EINTERNAL;
 	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
