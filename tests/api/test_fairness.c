@@ -47,11 +47,11 @@ static struct {
 	atomic_int started;
 	_Atomic unsigned long long count[MAX_SPIN];
 	int n;
-	uint64_t late[64]; /* ns past each deadline */
+	uint64_t late[64]; /* ns past each deadline (usable) */
 	int n_late;
 	int got;	     /* wakes recorded */
 	atomic_int flag;     /* the late spawn ran */
-	uint64_t stop_ns;    /* stop request to join */
+	uint64_t stop_ns;    /* a wait that must be short (usable ns) */
 	smarm_actor_cb body; /* what spawn_spinners spawns: spinner */
 	bool by_yield;	     /* safe_point_spinner yields, not checks */
 	int workers;	     /* the node's workers (harness_workers) */
