@@ -36,7 +36,7 @@ if [[ ${#workloads[@]} -eq 0 ]]; then
 fi
 for wl in "${workloads[@]}"; do
     case $wl in
-    fairness | fairness_uneven | wake_latency | wake_latency_libc | idle_bytes)
+    fairness | fairness_* | wake_latency | wake_latency_libc | idle_bytes)
         echo "bench-scaling.sh: $wl does not print ns per op" >&2
         exit 2
         ;;

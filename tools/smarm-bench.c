@@ -44,11 +44,15 @@
  * fairness and wake_latency measure the scheduler under saturation by
  * call-free spinner actors (3*N and 2*N of them). fairness prints a ratio,
  * max/min of the spinners' progress over a 1 s window (1e9 if one made
- * none); wake_latency prints the p99 of how late a 10 ms smarm_actor_sleep
- * wakes among them, in ns. Both add a `# smarm-note WORKLOAD workers=N
- * per run ...:` line (min/max counts; p50/p99 ms). wake_latency_libc is
- * wake_latency with hogs that spend most of their time inside libc
- * (malloc/free and snprintf), where a preemption signal is deferred.
+ * none); fairness_few and fairness_uneven do the same with N+1 and 2*N+1
+ * spinners (more than divide evenly), fairness_check and fairness_yield
+ * with 2*N+1 spinners that reach a safe point (smarm_check) or yield
+ * every 256 iterations, asynchronous preemption off. wake_latency
+ * prints the p99 of how late a 10 ms smarm_actor_sleep wakes among them,
+ * in ns. All add a `# smarm-note WORKLOAD workers=N per run ...:` line
+ * (min/max counts; p50/p99 ms). wake_latency_libc is wake_latency with
+ * hogs that spend most of their time inside libc (malloc/free and
+ * snprintf), where a preemption signal is deferred.
  *
  * --wake-slot, --spin-ns and --async-slice-us set SMARM_OPT_WAKE_SLOT,
  * SMARM_OPT_IDLE_SPIN_NS and SMARM_OPT_ASYNC_SLICE_NS (in microseconds) on
@@ -1137,11 +1141,21 @@ static void wl_skynet_actor(struct bench_run *r)
 
 /* One spinner: its counter has a cache line to itself, so spinners on
  * different workers do not slow each other down by false sharing. */
+/* What a spinner's loop does besides counting. */
+enum spin_kind {
+	SPIN_PLAIN, /* nothing: calls nothing, no safe point */
+	SPIN_LIBC,  /* spends its time in malloc/snprintf */
+	SPIN_CHECK, /* reaches smarm_check every SAFE_POINT_N iterations */
+	SPIN_YIELD, /* yields every SAFE_POINT_N iterations */
+};
+
+#define SAFE_POINT_N 256 /* iterations between SPIN_CHECK/YIELD's calls */
+
 struct spinner {
 	_Alignas(64) atomic_uint_least64_t count; /* iterations so far */
 	uint64_t x;		 /* the loop's result, kept live */
 	const atomic_bool *stop; /* the root's stop flag */
-	bool libc;		 /* spend the time in malloc/snprintf */
+	enum spin_kind kind;	 /* what the loop does */
 };
 
 static_assert(sizeof(struct spinner) == 64, "one cache line a spinner");
@@ -1177,17 +1191,44 @@ static void libc_hog_body(struct spinner *s)
 	s->x = x;
 }
 
-/* No call and no safe point in the loop: only asynchronous preemption
- * switches this actor out. The counter is stored relaxed: only the root
- * reads it, and a slightly stale snapshot is harmless. */
+/*
+ * A spinner that reaches a safe point (SPIN_CHECK) or yields (SPIN_YIELD)
+ * every SAFE_POINT_N iterations: with asynchronous preemption off, only
+ * its slice end at the safe point, or its yield, lets others run.
+ */
+static void safe_point_body(struct spinner *s)
+{
+	uint64_t x = 1;
+	uint64_t n = 0;
+
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
+		for (int i = 0; i < SAFE_POINT_N; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		n += SAFE_POINT_N;
+		atomic_store_explicit(&s->count, n, memory_order_relaxed);
+		if (s->kind == SPIN_YIELD)
+			(void)smarm_actor_yield();
+		else
+			smarm_check();
+	}
+	s->x = x;
+}
+
+/* SPIN_PLAIN: no call and no safe point in the loop: only asynchronous
+ * preemption switches this actor out. The counter is stored relaxed: only
+ * the root reads it, and a slightly stale snapshot is harmless. */
 static void spinner_body(void *arg)
 {
 	struct spinner *s = arg;
 	uint64_t x = 1;
 	uint64_t n = 0;
 
-	if (s->libc) {
+	if (s->kind == SPIN_LIBC) {
 		libc_hog_body(s);
+		return;
+	}
+	if (s->kind != SPIN_PLAIN) {
+		safe_point_body(s);
 		return;
 	}
 	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
@@ -1209,7 +1250,7 @@ struct spin_set {
 };
 
 static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n,
-			  bool libc)
+			  enum spin_kind kind)
 {
 	ss->n = n;
 	ss->spawned = 0;
@@ -1224,7 +1265,7 @@ static int spin_set_start(struct bench_run *r, struct spin_set *ss, size_t n,
 	for (; ss->spawned < n; ss->spawned++) {
 		struct spinner *s = &ss->sp[ss->spawned];
 		s->stop = &ss->stop;
-		s->libc = libc;
+		s->kind = kind;
 		int rc = smarm_actor_spawn(&ss->pids[ss->spawned], spinner_body,
 					   s, NULL);
 		if (rc != 0) {
@@ -1246,11 +1287,15 @@ static void spin_set_stop(struct bench_run *r, struct spin_set *ss)
 
 /*
  * fairness: 3W call-free spinners (they divide evenly over the workers);
- * fairness_uneven: 2W + 1 (one worker holds one more at any time, so
- * only moving preempted actors shares the CPU: SMARM_OPT_PREEMPT_MOVE).
- * After a settling pause, max/min of their progress over a window.
+ * fairness_uneven: 2W + 1 and fairness_few: W + 1 (one worker holds one
+ * more at any time, so only moving preempted actors shares the CPU:
+ * SMARM_OPT_PREEMPT_MOVE); fairness_check and fairness_yield: 2W + 1
+ * that reach a safe point or yield, asynchronous preemption off (a slice
+ * end at a safe point and a yield wait in the worker's pinned FIFO, so
+ * these are spread by moving too). After a settling pause, max/min of
+ * their progress over a window.
  */
-static void fairness_of(struct bench_run *r, size_t n)
+static void fairness_of(struct bench_run *r, size_t n, enum spin_kind kind)
 {
 	struct spin_set ss;
 	uint64_t *base = calloc(n, sizeof *base);
@@ -1263,7 +1308,7 @@ static void fairness_of(struct bench_run *r, size_t n)
 		bench_fail(r, "out of memory", 0);
 		return;
 	}
-	if (spin_set_start(r, &ss, n, false) != 0)
+	if (spin_set_start(r, &ss, n, kind) != 0)
 		goto out_stop;
 	if ((rc = smarm_actor_sleep(FAIR_SETTLE_NS)) != 0) {
 		bench_fail(r, "smarm_actor_sleep", rc);
@@ -1293,12 +1338,27 @@ out_stop:
 
 static void wl_fairness(struct bench_run *r)
 {
-	fairness_of(r, 3 * (size_t)bench_workers);
+	fairness_of(r, 3 * (size_t)bench_workers, SPIN_PLAIN);
 }
 
 static void wl_fairness_uneven(struct bench_run *r)
 {
-	fairness_of(r, 2 * (size_t)bench_workers + 1);
+	fairness_of(r, 2 * (size_t)bench_workers + 1, SPIN_PLAIN);
+}
+
+static void wl_fairness_few(struct bench_run *r)
+{
+	fairness_of(r, (size_t)bench_workers + 1, SPIN_PLAIN);
+}
+
+static void wl_fairness_check(struct bench_run *r)
+{
+	fairness_of(r, 2 * (size_t)bench_workers + 1, SPIN_CHECK);
+}
+
+static void wl_fairness_yield(struct bench_run *r)
+{
+	fairness_of(r, 2 * (size_t)bench_workers + 1, SPIN_YIELD);
 }
 
 /* wake_latency's sleeper and what it measured. */
@@ -1340,7 +1400,7 @@ static uint64_t pct_rank(const uint64_t *sorted, size_t n, unsigned pct)
 	return sorted[k > 0 ? k - 1 : 0];
 }
 
-static void wake_latency(struct bench_run *r, bool libc)
+static void wake_latency(struct bench_run *r, enum spin_kind kind)
 {
 	struct spin_set ss;
 	struct sleeper sl = { .r = r };
@@ -1348,7 +1408,7 @@ static void wake_latency(struct bench_run *r, bool libc)
 	int rc;
 
 	r->ops = 0; /* the figure is the p99 itself */
-	if (spin_set_start(r, &ss, 2 * (size_t)bench_workers, libc) != 0)
+	if (spin_set_start(r, &ss, 2 * (size_t)bench_workers, kind) != 0)
 		goto out_stop;
 	if ((rc = smarm_actor_spawn(&pid, sleeper_body, &sl, NULL)) != 0) {
 		bench_fail(r, "spawn sleeper", rc);
@@ -1366,12 +1426,12 @@ out_stop:
 
 static void wl_wake_latency(struct bench_run *r)
 {
-	wake_latency(r, false);
+	wake_latency(r, SPIN_PLAIN);
 }
 
 static void wl_wake_latency_libc(struct bench_run *r)
 {
-	wake_latency(r, true);
+	wake_latency(r, SPIN_LIBC);
 }
 
 /* ------------------------------------------------------------------------
@@ -1690,6 +1750,9 @@ static const struct workload workloads[] = {
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
 	{ "fairness_uneven", wl_fairness_uneven, 0, false, 0, "min/max count" },
+	{ "fairness_few", wl_fairness_few, 0, false, 0, "min/max count" },
+	{ "fairness_check", wl_fairness_check, 1, false, 0, "min/max count" },
+	{ "fairness_yield", wl_fairness_yield, 1, false, 0, "min/max count" },
 	{ "wake_latency", wl_wake_latency, 0, false, 0, "p50/p99 ms" },
 	{ "wake_latency_libc", wl_wake_latency_libc, 0, false, 0,
 	  "p50/p99 ms" },
