@@ -186,7 +186,8 @@ enum {
 
 /*
  * smarm_gs_desc_t - a gen_server behaviour. Every callback but create
- * may be NULL (its default in brackets).
+ * may be NULL (its default in brackets); a create NULL refuses the
+ * plugin at load (SMARM_EINVAL).
  *   struct_size  sizeof(smarm_gs_desc_t) as the plugin was built.
  *   name         the behaviour's name, unique in its plugin.
  *   protocol     its protocol text.
@@ -319,8 +320,9 @@ typedef struct smarm_sm_row {
  *                nullable), run at start and after each real transition:
  *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
  *                int32_t prev).
- *   create, destroy, init, terminate  as for smarm_gs_desc_t (init gets
- *                the smarm_sm_ctx_t; trapping is set there; terminate's
+ *   create, destroy, init, terminate  as for smarm_gs_desc_t, but all
+ *                four may be NULL: no create leaves the data NULL (init
+ *                gets the smarm_sm_ctx_t; trapping is set there; terminate's
  *                may_block is true only when the machine stopped itself:
  *                a STOP tail, smarm_sm_stop, the built-in SHUTDOWN row).
  * Since: SMARM_0.5.
@@ -670,15 +672,21 @@ typedef struct smarm_plugin smarm_plugin_t;
 typedef struct smarm_server smarm_server_t;
 
 /*
- * smarm_plugin_open() - load the plugin at path (as dlopen(3) finds it)
- * and check every behaviour it provides. Opening a plugin already open
- * returns the same plugin with one more reference. msg (may be NULL)
+ * smarm_plugin_open() - load the plugin at path and check every
+ * behaviour it provides. Opening a plugin already open returns the same
+ * plugin with one more reference. path must name a regular file by a
+ * path holding a '/' (such as "./counter.so"): a bare name ("counter.so",
+ * which dlopen(3) would look up in the library path) and "" (which it
+ * would take for the main program) are refused, and so is anything that
+ * is not a regular file (a FIFO or a device would block dlopen for ever),
+ * before dlopen sees it. msg (may be NULL)
  * receives, on failure, a message naming the cause (the path, the
  * behaviour, the protocol column), cut to msglen bytes with its NUL.
- * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, or a
- * descriptor field is unusable (a behaviour NULL, its name NULL, empty
- * or longer than SMARM_OP_NAME_MAX, its protocol NULL, a list or handler
- * table NULL with a count); SMARM_EPLUGINOPEN no such file or not a
+ * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, path ""
+ * or a bare name, or a descriptor field is unusable (a behaviour NULL,
+ * its name NULL, empty or longer than SMARM_OP_NAME_MAX, its protocol
+ * NULL, a list or handler table NULL with a count, a gen_server's create
+ * NULL); SMARM_EPLUGINOPEN no such file, not a regular file, or not a
  * loadable shared object;
  * SMARM_ENOENTRY no entry symbol, or it returned NULL; SMARM_EPLUGINABI
  * an ABI major this runtime does not serve (or a newer minor);

@@ -32,17 +32,23 @@
  * pl_refs >= pl_opens. INV-3 a plugin's behaviours (pl_beh, pl_nbeh,
  * each protocol and descriptor copy) are constant once it is in the
  * table. INV-4 pl_refs reaches 0 once, and only
- * then is the object unloaded.
+ * then is the object unloaded. INV-5 a loaded gen_server behaviour has
+ * a create (the engine calls it unchecked; every other callback it
+ * checks for NULL, and gen_statem's create may be NULL: data NULL).
+ * INV-6 dlopen is only given a path (it holds a '/') to a regular
+ * file, never "" or a bare name (check_file).
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
 #include "bhv.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct bhv_plugin {
 	struct bhv_plugin *pl_next;	    /* the table (plugins_lock) */
@@ -224,6 +230,13 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 		if (gs) {
 			memcpy(&b->bh_gs, g,
 			       size < sizeof *g ? size : sizeof *g);
+			/* The engine calls create unchecked (INV-5). */
+			if (b->bh_gs.create == NULL)
+				return say(SMARM_EINVAL, msg, msglen,
+					   "%s: behaviour '%s': create is NULL "
+					   "(a gen_server needs one to make "
+					   "its state)",
+					   path, name);
 			rc = match_handlers(b, path, msg, msglen);
 		} else {
 			/* Read no further than the plugin wrote. */
@@ -291,6 +304,37 @@ void smarm__bhv_plugin_unref(const struct smarm_behaviour *b)
 	plugin_unref(b->bh_pl);
 }
 
+/*
+ * What dlopen is given must be a file by a path (INV-6): "" would open
+ * the main program, a bare name would search the library path, and a
+ * FIFO or a device would block dlopen's read for ever.
+ */
+static int check_file(const char *path, char *msg, size_t msglen)
+{
+	struct stat st;
+	if (path[0] == '\0')
+		return say(SMARM_EINVAL, msg, msglen,
+			   "empty path (dlopen would open the main program)");
+	if (strchr(path, '/') == NULL)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "'%s' is a bare name, which dlopen would look up "
+			   "in the library path: give a path (./%s)",
+			   path, path);
+	if (stat(path, &st) != 0)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return say(SMARM_EPLUGINOPEN, msg, msglen,
+			   "%s: not a regular file (%s)", path,
+			   S_ISDIR(st.st_mode)	  ? "a directory"
+			   : S_ISFIFO(st.st_mode) ? "a FIFO"
+			   : S_ISCHR(st.st_mode)  ? "a character device"
+			   : S_ISBLK(st.st_mode)  ? "a block device"
+			   : S_ISSOCK(st.st_mode) ? "a socket"
+						  : "not a file");
+	return 0;
+}
+
 /* Under plugins_lock: the plugin of dlopen handle dl, revived, or NULL. */
 static struct bhv_plugin *find_open(void *dl)
 {
@@ -324,6 +368,9 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 		msg[0] = '\0';
 	if (path == NULL || out == NULL)
 		return say(SMARM_EINVAL, msg, msglen, "path or out NULL");
+	rc = check_file(path, msg, msglen);
+	if (rc != 0)
+		return rc;
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (dl == NULL) {
 		const char *e = dlerror();

@@ -4,15 +4,20 @@
  * second open returns the same plugin, closes count; every refusal of
  * smarm_plugin_open, each provoked by a deliberately broken plugin of
  * tests/plugins_bad/bad.c, with its status and a message naming the
- * cause; misuse of every loader call; the descriptor and entry that
- * SMARM_PLUGIN_DEFINE and its one-kind forms make.
+ * cause; paths dlopen must not be given (a FIFO, a device, a
+ * directory, "", a bare name); misuse of every loader call; the
+ * descriptor and entry that SMARM_PLUGIN_DEFINE and its one-kind forms
+ * make.
  */
 #include "harness.h"
 
 #include <smarm/smarm_plugin.h>
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char path[4096];
 static char msg[512];
@@ -96,6 +101,8 @@ START_TEST(test_plugin_every_refusal_names_its_cause)
 		"names no operation ('nosuchop')");
 	refused("dupname", SMARM_EDUPNAME, "two behaviours named 'one'");
 	refused("machine", SMARM_EPROTOCOL, "state_names is NULL");
+	refused("nocreate", SMARM_EINVAL,
+		"behaviour 'one': create is NULL (a gen_server needs one");
 	/* a message cut to its buffer, and none at all */
 	char small[8];
 	ck_assert_int_eq(
@@ -104,6 +111,40 @@ START_TEST(test_plugin_every_refusal_names_its_cause)
 	ck_assert_uint_eq(strlen(small), sizeof small - 1);
 	ck_assert_int_eq(smarm_plugin_open(bad("major"), &pl, NULL, 0),
 			 SMARM_EPLUGINABI);
+}
+END_TEST
+
+/* dlopen is given only a path to a regular file: no FIFO (which would
+ * block its read for ever), device, directory, "" or bare name. */
+START_TEST(test_plugin_only_regular_files_by_path)
+{
+	char dir[] = "/tmp/smarm-plugin-test.XXXXXX";
+	char fifo[64];
+	smarm_plugin_t *pl = NULL;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof fifo, "%s/fifo.so", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(smarm_plugin_open(fifo, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, fifo) != NULL && strstr(msg, "a FIFO"), "%s",
+		      msg);
+	ck_assert_int_eq(smarm_plugin_open("/dev/zero", &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "/dev/zero: not a regular file (a "
+				  "character device)") != NULL,
+		      "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open(dir, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "a directory") != NULL, "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open("", &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_msg(strstr(msg, "empty path") != NULL, "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open("libc.so.6", &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_msg(strstr(msg, "'libc.so.6' is a bare name") != NULL, "%s",
+		      msg);
+	unlink(fifo);
+	rmdir(dir);
 }
 END_TEST
 
@@ -208,6 +249,7 @@ Suite *smarm_test_plugin_suite(void)
 	tcase_add_test(tc, test_plugin_good_opens_twice_as_one);
 	tcase_add_test(tc, test_plugin_short_descriptors_load);
 	tcase_add_test(tc, test_plugin_every_refusal_names_its_cause);
+	tcase_add_test(tc, test_plugin_only_regular_files_by_path);
 	tcase_add_test(tc, test_plugin_misuse_is_einval);
 	tcase_add_test(tc, test_plugin_shipped_plugins_load);
 	tcase_add_test(tc, test_plugin_define_makes_the_descriptor_and_entry);
