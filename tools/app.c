@@ -467,12 +467,27 @@ static int do_workers(struct parser *p, const struct line *L)
 	return 0;
 }
 
+/*
+ * A plugin path resolved against the file's directory, without the
+ * "./" steps that add nothing ("./x.so" in "t" is "t/x.so", in "." is
+ * "./x.so", never "././x.so"). The result always holds a '/', so the
+ * loader never takes it for a bare name.
+ */
 static char *join_dir(const char *dir, const char *path)
 {
-	size_t a = strlen(dir), b = strlen(path);
+	size_t a, b;
 	char *s;
 	if (path[0] == '/')
 		return strdup(path);
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (path[0] == '/')
+			path++;
+	}
+	if (path[0] == '\0')
+		path = ".";
+	a = strlen(dir);
+	b = strlen(path);
 	s = malloc(a + b + 2);
 	if (s == NULL)
 		return NULL;

@@ -71,7 +71,7 @@ START_TEST(test_app_full_file_builds_the_tree)
 	ck_assert_uint_eq(a->a_run_ns, MS(1500));
 	ck_assert_int_eq(a->a_workers, 4);
 	ck_assert_uint_eq(a->a_nplugins, 2);
-	ck_assert_str_eq(a->a_plugins[0].ap_resolved, "t/./counter.so");
+	ck_assert_str_eq(a->a_plugins[0].ap_resolved, "t/counter.so");
 	ck_assert_str_eq(a->a_plugins[1].ap_resolved, "/abs/k v.so");
 	ck_assert_int_eq(r->an_kind, APP_SUP);
 	ck_assert_str_eq(r->an_id, "root");
@@ -119,16 +119,22 @@ START_TEST(test_app_defaults_and_file_without_newline)
 	ck_assert_str_eq(k->an_id, "b"); /* no id, no name: the behaviour */
 	ck_assert_uint_eq(k->an_shutdown_ns, SMARM_SUP_SHUTDOWN_DEFAULT);
 	ck_assert_uint_eq(k->an_ready_ns, MS(5000));
-	ck_assert_str_eq(a->a_plugins[0].ap_resolved, "t/./p.so");
+	ck_assert_str_eq(a->a_plugins[0].ap_resolved, "t/p.so");
 	app_free(a);
-	/* a file in the current directory resolves against "." */
+	/* a file in the current directory resolves against ".", and no
+	 * "./" step is repeated in what messages print */
 	{
 		const char *t = HEAD "supervisor s one_for_one\n";
 		char err[APP_ERR_MAX];
 		ck_assert_int_eq(
 			app_parse("x.app", t, strlen(t), &a, err, sizeof err),
 			0);
-		ck_assert_str_eq(a->a_plugins[0].ap_resolved, "././p.so");
+		ck_assert_str_eq(a->a_plugins[0].ap_resolved, "./p.so");
+		app_free(a);
+		ck_assert_int_eq(
+			app_parse("./x.app", t, strlen(t), &a, err, sizeof err),
+			0);
+		ck_assert_str_eq(a->a_plugins[0].ap_resolved, "./p.so");
 		app_free(a);
 	}
 }
@@ -367,7 +373,7 @@ START_TEST(test_app_error_lexical)
 			parse_ok(HEAD "supervisor s one_for_one\n"
 				      "  server p.b args=\"x=${p} $y ${p}\"\n");
 		ck_assert_str_eq(a->a_root->an_kids[0]->an_args,
-				 "x=t/./p.so $y t/./p.so");
+				 "x=t/p.so $y t/p.so");
 		app_free(a);
 	}
 	parse_bad(HEAD "supervisor s one_for_one\n  server p.b args=${q}\n",
