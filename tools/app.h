@@ -45,6 +45,7 @@ struct app_node {
 	int an_line, an_col;		/* where it was declared */
 	char an_id[SMARM_NAME_MAX + 1]; /* child id in its parent */
 	struct app_node *an_parent;	/* NULL: the root supervisor */
+	size_t an_run; /* smarm-run's: its index in the launcher's table */
 	/* APP_SERVER */
 	size_t an_plugin;		    /* index in app.a_plugins */
 	char an_bhv[SMARM_OP_NAME_MAX + 1]; /* behaviour name */
