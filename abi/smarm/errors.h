@@ -53,7 +53,9 @@
 	XX(EARGS, -311, "wrong argument count or type for the operation")      \
 	XX(ETOOBIG, -312, "str or bytes value over SMARM_BYTES_MAX")           \
 	XX(EDOWN, -313, "server ended before it replied")                      \
-	XX(ECALLSELF, -314, "a server called itself")
+	XX(ECALLSELF, -314, "a server called itself")                          \
+	XX(EPLUGINLINK, -315,                                                  \
+	   "plugin brings its own copy of the runtime (linked -lsmarm)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

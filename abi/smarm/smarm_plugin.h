@@ -699,6 +699,9 @@ typedef struct smarm_server smarm_server_t;
  * DYNAMIC without an action, an op naming no operation of the row's kind
  * or no declared timeout); SMARM_ENOTEXHAUSTIVE a gen_statem table
  * misses a row; SMARM_EUNREACHABLE a row is shadowed;
+ * SMARM_EPLUGINLINK the plugin would bind to a second copy of the
+ * runtime (it links libsmarm.so while the host has the runtime linked
+ * in statically: build it without -lsmarm, link the host -rdynamic);
  * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API int smarm_plugin_open(const char *path, smarm_plugin_t **out,

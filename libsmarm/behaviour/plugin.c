@@ -36,7 +36,8 @@
  * a create (the engine calls it unchecked; every other callback it
  * checks for NULL, and gen_statem's create may be NULL: data NULL).
  * INV-6 dlopen is only given a path (it holds a '/') to a regular
- * file, never "" or a bare name (check_file).
+ * file, never "" or a bare name (check_file). INV-7 a loaded plugin
+ * binds to this runtime, never to a second copy (check_one_runtime).
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
 #include "bhv.h"
@@ -335,6 +336,35 @@ static int check_file(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
+/*
+ * One runtime per process (INV-7): the runtime the plugin's scope (the
+ * object and what it links) defines must be this one. A host that links
+ * libsmarm.a loading a plugin linked with -lsmarm gets libsmarm.so as
+ * well, a second runtime with no node, no actors and tables of its own:
+ * every call the plugin makes would then fail as made outside an actor.
+ */
+static int check_one_runtime(void *dl, const char *path, char *msg,
+			     size_t msglen)
+{
+	int (*self)(const char *, smarm_plugin_t **, char *, size_t) =
+		smarm_plugin_open;
+	void *ours = *(void **)&self;
+	void *theirs = dlsym(dl, "smarm_plugin_open");
+	Dl_info a, b;
+	if (theirs == NULL || theirs == ours)
+		return 0; /* it uses the host's runtime, or none */
+	if (dladdr(ours, &a) == 0 || dladdr(theirs, &b) == 0 ||
+	    a.dli_fbase == b.dli_fbase)
+		return 0;
+	return say(SMARM_EPLUGINLINK, msg, msglen,
+		   "%s: brings a second copy of the runtime (%s) beside the "
+		   "host's (%s): build the plugin without -lsmarm (its "
+		   "smarm_* calls then bind to the host's runtime), and link "
+		   "a host that uses libsmarm.a with -rdynamic",
+		   path, b.dli_fname ? b.dli_fname : "?",
+		   a.dli_fname ? a.dli_fname : "?");
+}
+
 /* Under plugins_lock: the plugin of dlopen handle dl, revived, or NULL. */
 static struct bhv_plugin *find_open(void *dl)
 {
@@ -386,6 +416,11 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 		dlclose(dl); /* the table's plugin holds the object */
 		*out = (smarm_plugin_t *)old;
 		return 0;
+	}
+	rc = check_one_runtime(dl, path, msg, msglen);
+	if (rc != 0) {
+		dlclose(dl);
+		return rc;
 	}
 	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
 	if (entry == NULL) {
