@@ -83,6 +83,7 @@ struct app {
 	size_t a_nplugins, a_capplugins;
 	struct app_node *a_root;
 	void (*a_release)(struct app *); /* app_load.c's; NULL: nothing */
+	unsigned a_open_flags; /* smarm_plugin_open_flags'; the caller's */
 };
 
 /*

@@ -28,6 +28,9 @@
  * where no kill reaches: it names them and _exits EXIT_STUCK. A
  * terminating signal left unread for UNREAD_NS means no worker is free
  * to run the root: it kills the tree, then the same.
+ * Trust: the application file and its plugins are code; unless
+ * --allow-insecure, one that another user owns or could write is
+ * refused (smarm_plugin_check_path, smarm_plugin_open's own checks).
  * Exit codes: 0 the tree ran and was shut down in order; 1 a runtime
  * failure (the tree could not start, gave up, or did not end in
  * order); 2 bad usage or a bad application file (also a plugin that
@@ -96,7 +99,8 @@ struct run {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] FILE\n"
+		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
+		"[--allow-insecure] FILE\n"
 		"       smarm-run --help | --version\n"
 		"Run the supervision tree the application file FILE "
 		"describes.\n"
@@ -107,6 +111,10 @@ static void usage(FILE *f)
 		"the file\n"
 		"  -w, --workers N    worker threads (1 to 64), overriding "
 		"the file\n"
+		"      --allow-insecure  load FILE and plugins that another "
+		"user owns or\n"
+		"                     could write (a warning instead of "
+		"exit 2)\n"
 		"  -h, --help         this text\n"
 		"  -V, --version      the launcher's and the library's "
 		"version\n"
@@ -117,7 +125,8 @@ static void usage(FILE *f)
 		"Exit codes: 0 ran and shut down in order; 1 runtime failure "
 		"(did not\n"
 		"  start, gave up, did not end in order); 2 bad usage, bad "
-		"file or plugin;\n"
+		"or\n"
+		"  untrusted file or plugin;\n"
 		"  3 a child did not end after it was killed (blocked outside "
 		"the runtime).\n");
 }
@@ -646,6 +655,33 @@ static void root(void *arg)
 	r->rc = 0;
 }
 
+/*
+ * The trust checks on a file that is code (docs/smarm-run.md, "Trust"):
+ * false (after a message) if path fails them and insecure is false;
+ * with insecure, a failure is a warning. line > 0: a plugin's line.
+ */
+static bool trusted(const char *path, int line, bool insecure)
+{
+	char msg[APP_ERR_MAX];
+	int rc = smarm_plugin_check_path(path, 0, msg, sizeof msg);
+	if (rc == 0 || (line > 0 && rc != SMARM_EPLUGINPERM))
+		return true; /* the loader reports the rest at its line */
+	if (rc == SMARM_EPLUGINPERM && insecure) {
+		fprintf(stderr,
+			"smarm-run: warning: %s (loaded anyway: "
+			"--allow-insecure)\n",
+			msg);
+		return true;
+	}
+	fprintf(stderr, "smarm-run: %s (%s)\n", msg[0] ? msg : path,
+		smarm_err_name(rc));
+	if (rc == SMARM_EPLUGINPERM)
+		fprintf(stderr, "smarm-run: an application file is code: fix "
+				"its owner or mode, or pass --allow-insecure "
+				"to load it anyway\n");
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -655,6 +691,7 @@ int main(int argc, char **argv)
 		{ "workers", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "allow-insecure", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -664,6 +701,7 @@ int main(int argc, char **argv)
 	};
 	char err[APP_ERR_MAX];
 	bool check = false;
+	bool insecure = false;
 	int workers = 0;
 	uint64_t run_ns = 0;
 	bool run_set = false;
@@ -722,6 +760,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'I':
+			insecure = true;
+			break;
 		case 'V':
 			printf("smarm-run %s (libsmarm %s, plugin ABI %d.%d)\n",
 			       SMARM_VERSION_STRING, smarm_version_string(),
@@ -736,10 +777,26 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (app_read(argv[optind], &r.app, err, sizeof err) != 0 ||
-	    app_load(r.app, err, sizeof err) != 0 ||
+	if (!trusted(argv[optind], 0, insecure))
+		return EXIT_USAGE;
+	if (app_read(argv[optind], &r.app, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_USAGE;
+	}
+	if (insecure) {
+		r.app->a_open_flags = SMARM_PLUGIN_ALLOW_INSECURE;
+		for (size_t i = 0; i < r.app->a_nplugins; i++)
+			(void)trusted(r.app->a_plugins[i].ap_resolved,
+				      r.app->a_plugins[i].ap_line, true);
+	}
+	if (app_load(r.app, err, sizeof err) != 0 ||
 	    app_build(r.app, &r.spec, err, sizeof err) != 0) {
 		fprintf(stderr, "%s\n", err);
+		if (strstr(err, "(SMARM_EPLUGINPERM)") != NULL)
+			fprintf(stderr,
+				"smarm-run: a plugin is code: fix its owner "
+				"or mode, or pass --allow-insecure to load it "
+				"anyway\n");
 		app_free(r.app);
 		return EXIT_USAGE;
 	}

@@ -55,7 +55,10 @@
 	XX(EDOWN, -313, "server ended before it replied")                      \
 	XX(ECALLSELF, -314, "a server called itself")                          \
 	XX(EPLUGINLINK, -315,                                                  \
-	   "plugin brings its own copy of the runtime (linked -lsmarm)")
+	   "plugin brings its own copy of the runtime (linked -lsmarm)")       \
+	XX(EPLUGINPERM, -316,                                                  \
+	   "file or a directory above it writable by others or owned by "      \
+	   "another user")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

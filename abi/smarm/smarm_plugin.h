@@ -679,7 +679,15 @@ typedef struct smarm_server smarm_server_t;
  * which dlopen(3) would look up in the library path) and "" (which it
  * would take for the main program) are refused, and so is anything that
  * is not a regular file (a FIFO or a device would block dlopen for ever),
- * before dlopen sees it. msg (may be NULL)
+ * before dlopen sees it. A plugin is code: unless the caller allows it
+ * (smarm_plugin_open_flags, SMARM_PLUGIN_ALLOW_INSECURE), the file must
+ * be owned by the calling user (euid) or root and writable by no one
+ * else (no world write bit; no group write bit unless the group is
+ * root's or the caller's own private group, its egid with no other
+ * member), and so must every directory on
+ * its real path (symbolic links resolved), except that a directory
+ * with the sticky bit set (/tmp) may be writable by all: others cannot
+ * rename or remove a file they do not own there. msg (may be NULL)
  * receives, on failure, a message naming the cause (the path, the
  * behaviour, the protocol column), cut to msglen bytes with its NUL.
  * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, path ""
@@ -699,6 +707,8 @@ typedef struct smarm_server smarm_server_t;
  * DYNAMIC without an action, an op naming no operation of the row's kind
  * or no declared timeout); SMARM_ENOTEXHAUSTIVE a gen_statem table
  * misses a row; SMARM_EUNREACHABLE a row is shadowed;
+ * SMARM_EPLUGINPERM the file or a directory on its path fails the
+ * trust checks above (the message names which and why);
  * SMARM_EPLUGINLINK the plugin would bind to a second copy of the
  * runtime (it links libsmarm.so while the host has the runtime linked
  * in statically: build it without -lsmarm, link the host -rdynamic);
@@ -706,6 +716,40 @@ typedef struct smarm_server smarm_server_t;
  */
 SMARM_API int smarm_plugin_open(const char *path, smarm_plugin_t **out,
 				char *msg, size_t msglen);
+
+/* Flags of smarm_plugin_open_flags and smarm_plugin_check_path.
+ * Since: SMARM_0.5. */
+enum {
+	/* Skip the trust checks (owners and write permissions): for a
+	 * host whose user said so, as with smarm-run --allow-insecure. */
+	SMARM_PLUGIN_ALLOW_INSECURE = 1,
+};
+
+/*
+ * smarm_plugin_open_flags() - smarm_plugin_open with flags (0 or
+ * SMARM_PLUGIN_ALLOW_INSECURE); smarm_plugin_open(p, o, m, l) is
+ * smarm_plugin_open_flags(p, 0, o, m, l).
+ * Returns and errors: as smarm_plugin_open's; SMARM_EINVAL also an
+ * unknown flag. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_open_flags(const char *path, unsigned flags,
+				      smarm_plugin_t **out, char *msg,
+				      size_t msglen);
+
+/*
+ * smarm_plugin_check_path() - the file checks smarm_plugin_open makes
+ * before it loads path, for any file a host is about to treat as code
+ * (smarm-run's application files): path names a regular file and,
+ * unless flags has SMARM_PLUGIN_ALLOW_INSECURE, the trust checks hold
+ * (see smarm_plugin_open). A bare name is allowed here. msg as for
+ * smarm_plugin_open.
+ * Returns: 0. Errors: SMARM_EINVAL path NULL or "", or an unknown flag;
+ * SMARM_EPLUGINOPEN no such file, or not a regular file;
+ * SMARM_EPLUGINPERM the file or a directory above it fails the trust
+ * checks. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_check_path(const char *path, unsigned flags,
+				      char *msg, size_t msglen);
 
 /*
  * smarm_plugin_close() - drop a reference from smarm_plugin_open. The

@@ -22,7 +22,10 @@
 #     tree starts and shuts down in order;
 #   - a child whose worker is blocked in a system call does not keep the
 #     launcher alive: after the kill grace it exits 3 naming the child;
-#   - --version, --help (every option, the exit codes, the signals).
+#   - --version, --help (every option, the exit codes, the signals);
+#   - an application file or a plugin another user could change (world
+#     writable, in a directory others may write into, owned by another
+#     user) is refused, exit 2, unless --allow-insecure (a warning).
 # Every run is bounded by timeout(1), so a hang is a failure, not a
 # stuck test (-k: also for a launcher that ignores the timeout's TERM). The demo and the signal runs oversubscribe (4 workers).
 
@@ -39,7 +42,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-run-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 cp "$TAGGER" "$TMP/tagger.so"
 
-PLAN=16
+PLAN=19
 n=0
 failed=0
 echo "1..$PLAN"
@@ -301,6 +304,50 @@ done
 	[ -z "$miss" ]
 check "--version and --help (options, exit codes, signals)" $? "$ver" \
 	"missing:$miss"
+
+# 17. a world-writable application file: refused, exit 2; with
+# --allow-insecure a warning
+cp "$TMP/order.app" "$TMP/ww.app"
+chmod 0666 "$TMP/ww.app"
+timeout 10 "$RUN" -c "$TMP/ww.app" >/dev/null 2>"$TMP/err"; r1=$?
+e1=$(cat "$TMP/err")
+timeout 10 "$RUN" -c --allow-insecure "$TMP/ww.app" >"$TMP/out" 2>"$TMP/err"
+r2=$?
+[ "$r1$r2" = 20 ] &&
+	printf '%s' "$e1" | grep -q "^smarm-run: $TMP/ww.app: writable by anyone (mode 0666).*(SMARM_EPLUGINPERM)$" &&
+	printf '%s' "$e1" | grep -q -- "--allow-insecure" &&
+	grep -q "^smarm-run: warning: $TMP/ww.app: writable by anyone" "$TMP/err"
+check "a world-writable app file: exit 2; --allow-insecure warns" $? \
+	"$r1 $r2" "$e1" "$(cat "$TMP/err")"
+
+# 18. a plugin in a directory anyone may write into (not sticky)
+mkdir "$TMP/open"
+cp "$TAGGER" "$TMP/open/tagger.so"
+chmod 0777 "$TMP/open"
+printf 'app o\nplugin t ./open/tagger.so\nsupervisor root one_for_one\n  server t.tagger\n' \
+	>"$TMP/open.app"
+timeout 10 "$RUN" -c "$TMP/open.app" >/dev/null 2>"$TMP/err"; r1=$?
+e1=$(cat "$TMP/err")
+timeout 10 "$RUN" -c --allow-insecure "$TMP/open.app" >/dev/null \
+	2>"$TMP/err"; r2=$?
+[ "$r1$r2" = 20 ] &&
+	printf '%s' "$e1" | grep -q "^$TMP/open.app:2: plugin 't': .*its directory $TMP/open is writable by anyone (mode 0777) and not sticky.*(SMARM_EPLUGINPERM)$" &&
+	grep -q "^smarm-run: warning: $TMP/open/tagger.so: its directory" "$TMP/err"
+check "a plugin in a world-writable directory: exit 2 at its line" $? \
+	"$r1 $r2" "$e1" "$(cat "$TMP/err")"
+chmod 0700 "$TMP/open"
+
+# 19. an application file owned by another user (root only can make one)
+if [ "$(id -u)" -eq 0 ]; then
+	cp "$TMP/order.app" "$TMP/other.app"
+	chown 65534 "$TMP/other.app"
+	timeout 10 "$RUN" -c "$TMP/other.app" >/dev/null 2>"$TMP/err"; rc=$?
+	[ "$rc" -eq 2 ] && grep -q "owned by uid 65534, neither this user (uid 0) nor root" "$TMP/err"
+	check "an app file another user owns: exit 2" $? "exit $rc" \
+		"$(cat "$TMP/err")"
+else
+	ok "an app file another user owns: exit 2 # SKIP not root"
+fi
 
 [ "$n" -eq "$PLAN" ] || { echo "# ran $n of $PLAN"; exit 1; }
 [ "$failed" -eq 0 ]
