@@ -22,8 +22,11 @@
  * be unable to run when handlers block every worker) reads it under
  * kids_lock to name the children that did not end.
  *
- * Watchdog: a kill (the second signal, or the shutdown outliving the
- * sum of the children's shutdown times) that leaves actors running for
+ * Watchdog: a kill (the second signal, or a shutdown in which no child
+ * ended for longer than the longest shutdown time of a server plus
+ * KILL_GRACE_NS: children end one at a time, each within its own time,
+ * so a tree of any size that stops ending is stuck) that leaves actors
+ * running for
  * KILL_GRACE_NS means their workers are blocked outside the runtime,
  * where no kill reaches: it names them and _exits EXIT_STUCK. A
  * terminating signal left unread for UNREAD_NS means no worker is free
@@ -86,7 +89,7 @@ struct run {
 	size_t nkids;
 	smarm_chan_t *downs; /* the root's Down channel */
 	bool stopping;	     /* root only: the shutdown began */
-	uint64_t bound_ns;   /* sum of the shutdown times; 0 unbounded */
+	uint64_t bound_ns;   /* longest shutdown time + KILL_GRACE_NS; 0 none */
 	/* the watchdog (watch_lock) */
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cv;
@@ -207,7 +210,7 @@ static void kids_free(struct run *r)
 	r->nkids = 0;
 }
 
-/* One entry per node of the tree; the sum of its shutdown times. */
+/* One entry per node of the tree; its longest shutdown time. */
 static int kids_make(struct run *r)
 {
 	size_t nsv, nsu;
@@ -223,8 +226,9 @@ static int kids_make(struct run *r)
 			continue;
 		if (n->an_shutdown_ns == SMARM_SUP_INFINITY)
 			bounded = false;
-		else if (n->an_shutdown_ns != SMARM_SUP_BRUTAL_KILL)
-			r->bound_ns += n->an_shutdown_ns;
+		else if (n->an_shutdown_ns != SMARM_SUP_BRUTAL_KILL &&
+			 n->an_shutdown_ns > r->bound_ns)
+			r->bound_ns = n->an_shutdown_ns;
 	}
 	if (!bounded)
 		r->bound_ns = 0;
@@ -299,6 +303,13 @@ static void kid_down(struct run *r, const smarm_signal_t *down)
 	if (!r->stopping)
 		k->k_ends++;
 	pthread_mutex_unlock(&r->kids_lock);
+	if (r->stopping && r->bound_ns != 0) {
+		/* Progress: the watchdog's kill moves on (see watchdog). */
+		pthread_mutex_lock(&r->watch_lock);
+		if (r->kill_at != 0)
+			r->kill_at = smarm_now_ns() + r->bound_ns;
+		pthread_mutex_unlock(&r->watch_lock);
+	}
 	if (!r->stopping) {
 		struct kid *sup = &r->kids[k->k_node->an_parent->an_run];
 		sup->k_stale = true;
@@ -423,9 +434,10 @@ static void *watchdog(void *arg)
 		if (r->kill_at != 0 && now >= r->kill_at && r->exit_at == 0) {
 			pthread_mutex_unlock(&r->watch_lock);
 			fprintf(stderr,
-				"smarm-run: %s: the shutdown outlived its "
-				"children's shutdown times: killing the tree\n",
-				r->app->a_name);
+				"smarm-run: %s: no child ended for %.1f s of "
+				"the shutdown, longer than any may take: "
+				"killing the tree\n",
+				r->app->a_name, (double)r->bound_ns / 1e9);
 			smarm_node_stop(r->node);
 			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
 				  "the shutdown did not end");
