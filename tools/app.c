@@ -12,6 +12,9 @@
  *   - a parsed tree is valid as a whole: one root supervisor, child ids
  *     unique among siblings, names unique in the app, every server's
  *     plugin alias declared before it, depth at most APP_DEPTH_MAX;
+ *   - parsing is linear in the lines: sibling ids and app-wide names
+ *     are checked for uniqueness in hash sets (struct app_nset), never
+ *     by scanning the siblings or the tree;
  *   - the app owns everything it points to (strings, nodes; specs and
  *     plugins through a_release, set by app_load.c): app_free releases
  *     all of it, from any partial state.
@@ -298,6 +301,61 @@ static int parse_intensity(const char *v, uint32_t *max, uint64_t *period)
 	return 0;
 }
 
+/* ------------------------------------------------------- node sets */
+
+static const char *nset_key(const struct app_node *n, bool by_name)
+{
+	return by_name ? n->an_name : n->an_id;
+}
+
+static size_t nset_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The node of key in set, or NULL. */
+static struct app_node *nset_find(const struct app_nset *set, const char *key,
+				  bool by_name)
+{
+	if (set->s_cap == 0)
+		return NULL;
+	for (size_t i = nset_hash(key) & (set->s_cap - 1);;
+	     i = (i + 1) & (set->s_cap - 1)) {
+		struct app_node *n = set->s_slot[i];
+		if (n == NULL)
+			return NULL;
+		if (strcmp(nset_key(n, by_name), key) == 0)
+			return n;
+	}
+}
+
+/* Add n (its key not in set yet). Returns 0, or -1 out of memory. */
+static int nset_add(struct app_nset *set, struct app_node *n, bool by_name)
+{
+	if (2 * (set->s_n + 1) > set->s_cap) {
+		struct app_nset big = { NULL, set->s_cap ? 2 * set->s_cap : 16,
+					0 };
+		big.s_slot = calloc(big.s_cap, sizeof *big.s_slot);
+		if (big.s_slot == NULL)
+			return -1;
+		for (size_t i = 0; i < set->s_cap; i++)
+			if (set->s_slot[i] != NULL)
+				(void)nset_add(&big, set->s_slot[i], by_name);
+		free(set->s_slot);
+		*set = big;
+	}
+	for (size_t i = nset_hash(nset_key(n, by_name)) & (set->s_cap - 1);;
+	     i = (i + 1) & (set->s_cap - 1))
+		if (set->s_slot[i] == NULL) {
+			set->s_slot[i] = n;
+			set->s_n++;
+			return 0;
+		}
+}
+
 /* ------------------------------------------------------------ tree */
 
 static void node_free(struct app_node *n)
@@ -306,6 +364,7 @@ static void node_free(struct app_node *n)
 		return;
 	for (size_t i = 0; i < n->an_nkids; i++)
 		node_free(n->an_kids[i]);
+	free(n->an_ids.s_slot);
 	free(n->an_kids);
 	free(n->an_args);
 	free(n);
@@ -340,8 +399,11 @@ static struct app_node *node_new(int kind, const struct line *L)
 	return n;
 }
 
+/* Append kid to sup's children (and its id to sup's set). */
 static int kid_add(struct app_node *sup, struct app_node *kid)
 {
+	if (nset_add(&sup->an_ids, kid, false) != 0)
+		return -1;
 	if (sup->an_nkids == sup->an_capkids) {
 		size_t cap = sup->an_capkids ? sup->an_capkids * 2 : 4;
 		struct app_node **k =
@@ -364,20 +426,6 @@ static int node_depth(const struct app_node *n)
 	return d;
 }
 
-/* A registered name used anywhere in the tree (NULL: none). */
-static const struct app_node *find_name(const struct app_node *n,
-					const char *name)
-{
-	if (n->an_kind == APP_SERVER)
-		return strcmp(n->an_name, name) == 0 ? n : NULL;
-	for (size_t i = 0; i < n->an_nkids; i++) {
-		const struct app_node *f = find_name(n->an_kids[i], name);
-		if (f != NULL)
-			return f;
-	}
-	return NULL;
-}
-
 /* ---------------------------------------------------------- parser */
 
 struct parser {
@@ -387,6 +435,7 @@ struct parser {
 	/* the open supervisors, outermost first; the root is [0] */
 	struct app_node *open[APP_DEPTH_MAX];
 	int nopen;
+	struct app_nset names; /* the servers by registered name */
 };
 
 static int oom(struct parser *p)
@@ -467,12 +516,27 @@ static int do_workers(struct parser *p, const struct line *L)
 	return 0;
 }
 
+/*
+ * A plugin path resolved against the file's directory, without the
+ * "./" steps that add nothing ("./x.so" in "t" is "t/x.so", in "." is
+ * "./x.so", never "././x.so"). The result always holds a '/', so the
+ * loader never takes it for a bare name.
+ */
 static char *join_dir(const char *dir, const char *path)
 {
-	size_t a = strlen(dir), b = strlen(path);
+	size_t a, b;
 	char *s;
 	if (path[0] == '/')
 		return strdup(path);
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (path[0] == '/')
+			path++;
+	}
+	if (path[0] == '\0')
+		path = ".";
+	a = strlen(dir);
+	b = strlen(path);
 	s = malloc(a + b + 2);
 	if (s == NULL)
 		return NULL;
@@ -561,12 +625,12 @@ static int check_sibling(struct parser *p, const struct line *L,
 			 const struct tok *t, struct app_node *par,
 			 const char *id)
 {
-	for (size_t i = 0; i < par->an_nkids; i++)
-		if (strcmp(par->an_kids[i]->an_id, id) == 0)
-			return err_at(&p->e, L->no, t->col,
-				      "duplicate child id '%s' in supervisor "
-				      "'%s' (first at line %d)",
-				      id, par->an_id, par->an_kids[i]->an_line);
+	const struct app_node *o = nset_find(&par->an_ids, id, false);
+	if (o != NULL)
+		return err_at(&p->e, L->no, t->col,
+			      "duplicate child id '%s' in supervisor '%s' "
+			      "(first at line %d)",
+			      id, par->an_id, o->an_line);
 	if (par->an_nkids >= SMARM_SUP_CHILDREN_MAX)
 		return err_at(&p->e, L->no, 0,
 			      "supervisor '%s' has more than %d children",
@@ -841,15 +905,19 @@ static int do_server(struct parser *p, const struct line *L)
 	if (check_sibling(p, L, id_tok, par, n->an_id) != 0)
 		goto fail;
 	if (n->an_name[0] != '\0' &&
-	    (o = find_name(p->a->a_root, n->an_name)) != NULL) {
+	    (o = nset_find(&p->names, n->an_name, true)) != NULL) {
 		err_at(&p->e, L->no, name_tok->col,
 		       "duplicate name '%s' (first at line %d)", n->an_name,
 		       o->an_line);
 		goto fail;
 	}
-	if (kid_add(par, n) != 0) {
+	if (n->an_name[0] != '\0' && nset_add(&p->names, n, true) != 0) {
 		oom(p);
 		goto fail;
+	}
+	if (kid_add(par, n) != 0) {
+		oom(p);
+		goto fail; /* the name stays in the set: parsing ends here */
 	}
 	return 0;
 fail:
@@ -973,6 +1041,7 @@ nomem:
 	oom(&p);
 fail:
 	free(L);
+	free(p.names.s_slot);
 	app_free(p.a);
 	return rc;
 }

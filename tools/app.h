@@ -40,11 +40,19 @@ struct app_plugin {
 	smarm_plugin_t *ap_pl;		  /* app_load's; NULL before */
 };
 
+/* A set of nodes keyed by their id or their name (app.c's, parsing). */
+struct app_nset {
+	struct app_node **s_slot; /* open addressing; NULL empty */
+	size_t s_cap;		  /* a power of two, or 0 */
+	size_t s_n;		  /* nodes in it */
+};
+
 struct app_node {
 	int an_kind;			/* enum app_kind */
 	int an_line, an_col;		/* where it was declared */
 	char an_id[SMARM_NAME_MAX + 1]; /* child id in its parent */
 	struct app_node *an_parent;	/* NULL: the root supervisor */
+	size_t an_run; /* smarm-run's: its index in the launcher's table */
 	/* APP_SERVER */
 	size_t an_plugin;		    /* index in app.a_plugins */
 	char an_bhv[SMARM_OP_NAME_MAX + 1]; /* behaviour name */
@@ -61,6 +69,7 @@ struct app_node {
 	struct app_node **an_kids; /* children, in start order */
 	size_t an_nkids, an_capkids;
 	int an_kid_indent;	   /* indentation of its children; -1 none */
+	struct app_nset an_ids;	   /* its children by id (the parser's) */
 	smarm_sup_spec_t *an_spec; /* app_build's; NULL before */
 };
 
@@ -74,6 +83,7 @@ struct app {
 	size_t a_nplugins, a_capplugins;
 	struct app_node *a_root;
 	void (*a_release)(struct app *); /* app_load.c's; NULL: nothing */
+	unsigned a_open_flags; /* smarm_plugin_open_flags'; the caller's */
 };
 
 /*

@@ -78,8 +78,8 @@ int app_load(struct app *a, char *err, size_t errlen)
 		if (pl->ap_pl != NULL)
 			continue;
 		msg[0] = '\0';
-		rc = smarm_plugin_open(pl->ap_resolved, &pl->ap_pl, msg,
-				       sizeof msg);
+		rc = smarm_plugin_open_flags(pl->ap_resolved, a->a_open_flags,
+					     &pl->ap_pl, msg, sizeof msg);
 		if (rc != 0) {
 			pl->ap_pl = NULL;
 			return err_at(&e, pl->ap_line, 0,

@@ -2,28 +2,53 @@
 /*
  * smarm-run.c - the application launcher (docs/smarm-run.md): read an
  * application file (app.c), open its plugins, build its supervision
- * tree, start it, show a live status line, and on SIGINT/SIGTERM or at
- * the end of its run time shut the tree down in order.
+ * tree, start it, show a live status line, and on SIGINT, SIGTERM or
+ * SIGHUP or at the end of its run time shut the tree down in order.
  *
  *   smarm-run [-q] [-c] [-w N] [-t DURATION] FILE
  *
- * Signals: SIGINT and SIGTERM are blocked in every thread (the mask is
- * set before the node starts its threads, which inherit it) and read
- * from a signalfd by the root actor, in the same select as its status
- * tick and the Down of the root supervisor: no work runs in a signal
- * handler, and there is none.
+ * Signals: SIGINT, SIGTERM, SIGHUP and SIGUSR1 are blocked first thing
+ * in main (so none takes its default action while the file loads; the
+ * node's threads inherit the mask) and read from a signalfd by the root
+ * actor, in the same select as its status tick and the Downs of the
+ * tree: no work runs in a signal handler, and there is none. USR1 dumps
+ * the child table to stderr; the others shut the tree down.
+ *
+ * The child table (struct kid, one per node of the tree, root first)
+ * is the root actor's view of the running tree: each child's pid, kept
+ * current by smarm_sup_which_children after a start and after each
+ * Down (the root monitors every child it knows), and how often it ended
+ * while the tree ran. The watchdog (a plain thread; the root actor may
+ * be unable to run when handlers block every worker) reads it under
+ * kids_lock to name the children that did not end.
+ *
+ * Watchdog: a kill (the second signal, or a shutdown in which no child
+ * ended for longer than the longest shutdown time of a server plus
+ * KILL_GRACE_NS: children end one at a time, each within its own time,
+ * so a tree of any size that stops ending is stuck) that leaves actors
+ * running for
+ * KILL_GRACE_NS means their workers are blocked outside the runtime,
+ * where no kill reaches: it names them and _exits EXIT_STUCK. A
+ * terminating signal left unread for UNREAD_NS means no worker is free
+ * to run the root: it kills the tree, then the same.
+ * Trust: the application file and its plugins are code; unless
+ * --allow-insecure, one that another user owns or could write is
+ * refused (smarm_plugin_check_path, smarm_plugin_open's own checks).
  * Exit codes: 0 the tree ran and was shut down in order; 1 a runtime
  * failure (the tree could not start, gave up, or did not end in
  * order); 2 bad usage or a bad application file (also a plugin that
- * does not load).
+ * does not load); 3 a child did not end after it was killed.
  * Ownership: the app (tree, specs, plugins) is main's and outlives the
- * node's run; the root actor owns its channel and select set.
+ * node's run; the root actor owns its channel and select set; the kid
+ * table is main's, its pids written by the root actor under kids_lock.
  */
 #include "app.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,29 +57,87 @@
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+#define EXIT_STUCK 3
 #define TICK_NS 1000000000ull
 #define DEBOUNCE_NS 1000000000ull
+#define KILL_GRACE_NS 2000000000ull /* a killed actor's time to end */
+#define UNREAD_NS 5000000000ull	    /* a signal nobody reads */
+#define WATCH_NS 100000000ull	    /* the watchdog's period */
+#define CALL_NS 1000000000ull	    /* a which_children's bound */
+
+/* One node of the tree as it runs (see the file's comment). */
+struct kid {
+	struct app_node *k_node; /* its node in the app */
+	char *k_path;		 /* "root/pool/kv" */
+	smarm_pid_t k_pid;	 /* its tenancy; NONE while not running */
+	uint64_t k_ends;	 /* ends seen while the tree ran */
+	bool k_stale;		 /* (supervisors) children to look up again */
+};
 
 struct run {
 	struct app *app;
 	const smarm_sup_spec_t *spec;
+	smarm_node_t *node;
 	uint64_t run_ns; /* 0: until a signal */
 	int sigfd;
 	bool quiet;
 	bool tty;
 	int rc; /* the exit code */
+	/* the child table */
+	pthread_mutex_t kids_lock; /* k_pid and k_ends */
+	struct kid *kids;
+	size_t nkids;
+	smarm_chan_t *downs; /* the root's Down channel */
+	bool stopping;	     /* root only: the shutdown began */
+	uint64_t bound_ns;   /* longest shutdown time + KILL_GRACE_NS; 0 none */
+	/* the watchdog (watch_lock) */
+	pthread_mutex_t watch_lock;
+	pthread_cond_t watch_cv;
+	bool watch_done;     /* the node's run returned */
+	uint64_t kill_at;    /* stop the node then; 0: not armed */
+	uint64_t exit_at;    /* give up then; 0: not armed */
+	const char *kill_by; /* what armed exit_at, for the message */
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: smarm-run [-q] [-c] [-w N] [-t DURATION] FILE\n"
-		   "  -c, --check     parse FILE and load its plugins, then "
-		   "exit\n"
-		   "  -q, --quiet     no status line\n"
-		   "  -t, --run D     stop after D (such as 5s), overriding "
-		   "the file\n"
-		   "  -w, --workers N worker threads (1 to 64), overriding "
-		   "the file\n");
+	fprintf(f,
+		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
+		"[--allow-insecure] FILE\n"
+		"       smarm-run --help | --version\n"
+		"Run the supervision tree the application file FILE "
+		"describes.\n"
+		"  -c, --check        parse FILE and load its plugins, then "
+		"exit\n"
+		"  -q, --quiet        no status line\n"
+		"  -t, --run D        stop after D (such as 5s), overriding "
+		"the file\n"
+		"  -w, --workers N    worker threads (1 to 64), overriding "
+		"the file\n"
+		"      --allow-insecure  load FILE and plugins that another "
+		"user owns or\n"
+		"                     could write (a warning instead of "
+		"exit 2)\n"
+		"  -h, --help         this text\n"
+		"  -V, --version      the launcher's and the library's "
+		"version\n"
+		"Signals: SIGINT, SIGTERM, SIGHUP shut the tree down in "
+		"order (a second one\n"
+		"  a second or more later kills it); SIGUSR1 prints every "
+		"child to stderr.\n"
+		"Exit codes: 0 ran and shut down in order; 1 runtime failure "
+		"(did not\n"
+		"  start, gave up, did not end in order); 2 bad usage, bad "
+		"or\n"
+		"  untrusted file or plugin;\n"
+		"  3 a child did not end after it was killed (blocked outside "
+		"the runtime).\n");
+}
+
+/* "1 server", "2 servers". */
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
 }
 
 static int64_t stat_of(int id)
@@ -97,6 +180,299 @@ static const char *how_name(int how)
 	return how >= 0 && how <= 4 ? names[how] : "?";
 }
 
+/* ------------------------------------------------------ child table */
+
+static int kids_add(struct run *r, struct app_node *n, const char *parent)
+{
+	struct kid *k = &r->kids[r->nkids];
+	size_t len = (parent ? strlen(parent) + 1 : 0) + strlen(n->an_id) + 1;
+	k->k_path = malloc(len);
+	if (k->k_path == NULL)
+		return -1;
+	snprintf(k->k_path, len, "%s%s%s", parent ? parent : "",
+		 parent ? "/" : "", n->an_id);
+	k->k_node = n;
+	k->k_pid = SMARM_PID_NONE;
+	n->an_run = r->nkids++;
+	if (n->an_kind == APP_SUP)
+		for (size_t i = 0; i < n->an_nkids; i++)
+			if (kids_add(r, n->an_kids[i], k->k_path) != 0)
+				return -1;
+	return 0;
+}
+
+static void kids_free(struct run *r)
+{
+	for (size_t i = 0; i < r->nkids; i++)
+		free(r->kids[i].k_path);
+	free(r->kids);
+	r->kids = NULL;
+	r->nkids = 0;
+}
+
+/* One entry per node of the tree; its longest shutdown time. */
+static int kids_make(struct run *r)
+{
+	size_t nsv, nsu;
+	bool bounded = true;
+	app_count(r->app, &nsv, &nsu);
+	r->kids = calloc(nsv + nsu, sizeof *r->kids);
+	if (r->kids == NULL || kids_add(r, r->app->a_root, NULL) != 0)
+		return -1;
+	r->bound_ns = 0;
+	for (size_t i = 0; i < r->nkids; i++) {
+		const struct app_node *n = r->kids[i].k_node;
+		if (n->an_kind != APP_SERVER)
+			continue;
+		if (n->an_shutdown_ns == SMARM_SUP_INFINITY)
+			bounded = false;
+		else if (n->an_shutdown_ns != SMARM_SUP_BRUTAL_KILL &&
+			 n->an_shutdown_ns > r->bound_ns)
+			r->bound_ns = n->an_shutdown_ns;
+	}
+	if (!bounded)
+		r->bound_ns = 0;
+	else
+		r->bound_ns += KILL_GRACE_NS;
+	return 0;
+}
+
+/* The kid whose tenancy pid is, or NULL. */
+static struct kid *kid_of(struct run *r, smarm_pid_t pid)
+{
+	for (size_t i = 0; i < r->nkids; i++)
+		if (smarm_pid_eq(r->kids[i].k_pid, pid))
+			return &r->kids[i];
+	return NULL;
+}
+
+/*
+ * Look up the children of supervisor kid k again (and, below it, of
+ * every supervisor whose pid changed): record their pids and monitor
+ * the new ones. A supervisor that does not answer stays stale.
+ */
+static void kids_refresh(struct run *r, struct kid *k)
+{
+	const struct app_node *n = k->k_node;
+	smarm_sup_child_t *buf;
+	size_t got = 0;
+	if (n->an_kind != APP_SUP || smarm_pid_eq(k->k_pid, SMARM_PID_NONE))
+		return;
+	buf = malloc((n->an_nkids ? n->an_nkids : 1) * sizeof *buf);
+	if (buf == NULL)
+		return;
+	if (smarm_sup_which_children(k->k_pid, buf, n->an_nkids, &got,
+				     CALL_NS) != 0) {
+		free(buf);
+		return;
+	}
+	k->k_stale = false;
+	for (size_t i = 0; i < got && i < n->an_nkids; i++) {
+		struct app_node *c = n->an_kids[i];
+		struct kid *ck;
+		if (strcmp(c->an_id, buf[i].id) != 0)
+			continue; /* start order is spec order: not ours */
+		ck = &r->kids[c->an_run];
+		if (smarm_pid_eq(ck->k_pid, buf[i].pid))
+			continue;
+		pthread_mutex_lock(&r->kids_lock);
+		ck->k_pid = buf[i].pid;
+		pthread_mutex_unlock(&r->kids_lock);
+		if (!smarm_pid_eq(buf[i].pid, SMARM_PID_NONE)) {
+			(void)smarm_monitor(buf[i].pid, r->downs, NULL);
+			if (c->an_kind == APP_SUP)
+				ck->k_stale = true;
+		}
+	}
+	free(buf);
+	for (size_t i = 0; i < n->an_nkids; i++) {
+		struct kid *ck = &r->kids[n->an_kids[i]->an_run];
+		if (ck->k_stale)
+			kids_refresh(r, ck);
+	}
+}
+
+/* A Down of a child: count the end, look its supervisor up again. */
+static void kid_down(struct run *r, const smarm_signal_t *down)
+{
+	struct kid *k = kid_of(r, down->from);
+	if (k == NULL || k == &r->kids[0])
+		return;
+	pthread_mutex_lock(&r->kids_lock);
+	k->k_pid = SMARM_PID_NONE;
+	if (!r->stopping)
+		k->k_ends++;
+	pthread_mutex_unlock(&r->kids_lock);
+	if (r->stopping && r->bound_ns != 0) {
+		/* Progress: the watchdog's kill moves on (see watchdog). */
+		pthread_mutex_lock(&r->watch_lock);
+		if (r->kill_at != 0)
+			r->kill_at = smarm_now_ns() + r->bound_ns;
+		pthread_mutex_unlock(&r->watch_lock);
+	}
+	if (!r->stopping) {
+		struct kid *sup = &r->kids[k->k_node->an_parent->an_run];
+		sup->k_stale = true;
+		kids_refresh(r, sup);
+	}
+}
+
+/* SIGUSR1: the child table on stderr, one line per child. */
+static void kids_dump(struct run *r, uint64_t t0)
+{
+	int64_t rst = stat_of(SMARM_STAT_SUP_RESTARTS);
+	if (!r->stopping)
+		for (size_t i = 0; i < r->nkids; i++)
+			if (r->kids[i].k_stale)
+				kids_refresh(r, &r->kids[i]);
+	fprintf(stderr,
+		"smarm-run: %s: up %.1fs, %zu in the tree, %lld %s%s\n"
+		"  %-24s %-18s %-24s %8s  %s\n",
+		r->app->a_name, (double)(smarm_now_ns() - t0) / 1e9, r->nkids,
+		(long long)rst, plural((size_t)rst, "restart", "restarts"),
+		r->stopping ? ", shutting down" : "", "ID", "PID", "BEHAVIOUR",
+		"RESTARTS", "STATE");
+	for (size_t i = 0; i < r->nkids; i++) {
+		const struct kid *k = &r->kids[i];
+		const struct app_node *n = k->k_node;
+		char pid[24], bhv[APP_ALIAS_MAX + SMARM_OP_NAME_MAX + 16];
+		bool up = !smarm_pid_eq(k->k_pid, SMARM_PID_NONE) &&
+			  smarm_actor_is_alive(k->k_pid);
+		snprintf(pid, sizeof pid, up ? "%#llx" : "-",
+			 (unsigned long long)k->k_pid.id);
+		if (n->an_kind == APP_SERVER)
+			snprintf(bhv, sizeof bhv, "%s.%s",
+				 r->app->a_plugins[n->an_plugin].ap_alias,
+				 n->an_bhv);
+		else
+			snprintf(bhv, sizeof bhv, "supervisor");
+		fprintf(stderr, "  %-24s %-18s %-24s %8llu  %s\n", k->k_path,
+			pid, bhv, (unsigned long long)k->k_ends,
+			up ? "running" : "not running");
+	}
+}
+
+/* ---------------------------------------------------------- watchdog */
+
+static void watch_arm(struct run *r, uint64_t *at, uint64_t when,
+		      const char *why)
+{
+	pthread_mutex_lock(&r->watch_lock);
+	if (*at == 0 || when < *at) {
+		*at = when;
+		if (why != NULL)
+			r->kill_by = why;
+	}
+	pthread_cond_signal(&r->watch_cv);
+	pthread_mutex_unlock(&r->watch_lock);
+}
+
+/* The kill did not end these: name them, and exit without them. */
+__attribute__((noreturn)) static void give_up(struct run *r)
+{
+	size_t named = 0;
+	fflush(stdout);
+	for (int pass = 0; pass < 2 && named == 0; pass++) {
+		/* Servers first; supervisors only if no server is left. */
+		for (size_t i = 0; i < r->nkids; i++) {
+			const struct kid *k = &r->kids[i];
+			smarm_pid_t pid;
+			pthread_mutex_lock(&r->kids_lock);
+			pid = k->k_pid;
+			pthread_mutex_unlock(&r->kids_lock);
+			if ((k->k_node->an_kind == APP_SERVER) != (pass == 0) ||
+			    smarm_pid_eq(pid, SMARM_PID_NONE) ||
+			    smarm_node_stop_actor(r->node, pid) != 0)
+				continue;
+			fprintf(stderr,
+				"smarm-run: %s: child '%s' (pid %#llx) did "
+				"not end %.1f s after it was killed: its "
+				"worker is blocked outside the runtime (in a "
+				"system call, or code that never reaches a "
+				"safe point)\n",
+				r->app->a_name, k->k_path,
+				(unsigned long long)pid.id,
+				(double)KILL_GRACE_NS / 1e9);
+			named++;
+		}
+	}
+	if (named == 0)
+		fprintf(stderr,
+			"smarm-run: %s: the tree did not end %.1f s after it "
+			"was killed, and no child of it could be named: its "
+			"workers are blocked outside the runtime\n",
+			r->app->a_name, (double)KILL_GRACE_NS / 1e9);
+	fprintf(stderr,
+		"smarm-run: %s: %s; exiting without waiting (exit "
+		"%d)\n",
+		r->app->a_name, r->kill_by ? r->kill_by : "killed", EXIT_STUCK);
+	_exit(EXIT_STUCK);
+}
+
+/* Whether a terminating signal waits, unread by the root. */
+static bool signal_unread(void)
+{
+	sigset_t p;
+	if (sigpending(&p) != 0)
+		return false;
+	return sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1 ||
+	       sigismember(&p, SIGHUP) == 1;
+}
+
+static void *watchdog(void *arg)
+{
+	struct run *r = arg;
+	uint64_t unread_since = 0;
+	pthread_mutex_lock(&r->watch_lock);
+	while (!r->watch_done) {
+		struct timespec ts;
+		uint64_t now = smarm_now_ns();
+		if (r->exit_at != 0 && now >= r->exit_at) {
+			pthread_mutex_unlock(&r->watch_lock);
+			give_up(r);
+		}
+		if (r->kill_at != 0 && now >= r->kill_at && r->exit_at == 0) {
+			pthread_mutex_unlock(&r->watch_lock);
+			fprintf(stderr,
+				"smarm-run: %s: no child ended for %.1f s of "
+				"the shutdown, longer than any may take: "
+				"killing the tree\n",
+				r->app->a_name, (double)r->bound_ns / 1e9);
+			smarm_node_stop(r->node);
+			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
+				  "the shutdown did not end");
+			pthread_mutex_lock(&r->watch_lock);
+			continue;
+		}
+		if (!signal_unread()) {
+			unread_since = 0;
+		} else if (unread_since == 0) {
+			unread_since = now;
+		} else if (now - unread_since >= UNREAD_NS && r->exit_at == 0) {
+			pthread_mutex_unlock(&r->watch_lock);
+			fprintf(stderr,
+				"smarm-run: %s: a signal went unread for "
+				"%.0f s (no worker free to run the launcher): "
+				"killing the tree\n",
+				r->app->a_name, (double)UNREAD_NS / 1e9);
+			smarm_node_stop(r->node);
+			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
+				  "a signal went unread");
+			pthread_mutex_lock(&r->watch_lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)WATCH_NS;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->watch_cv, &r->watch_lock, &ts);
+	}
+	pthread_mutex_unlock(&r->watch_lock);
+	return NULL;
+}
+
 /* Wait for the next event: 0 tick or deadline, 1 a Down, 2 a signal. */
 static int wait_event(struct run *r, smarm_selset_t *set, smarm_chan_t *ch,
 		      uint64_t until, smarm_signal_t *down, int *signo)
@@ -129,6 +505,14 @@ static int wait_event(struct run *r, smarm_selset_t *set, smarm_chan_t *ch,
 	return 2;
 }
 
+static const char *sig_name(int signo)
+{
+	return signo == SIGINT	  ? "SIGINT"
+	       : signo == SIGTERM ? "SIGTERM"
+	       : signo == SIGHUP  ? "SIGHUP"
+				  : "SIGUSR1";
+}
+
 static void root(void *arg)
 {
 	struct run *r = arg;
@@ -155,6 +539,7 @@ static void root(void *arg)
 		fprintf(stderr, "smarm-run: select set\n");
 		return;
 	}
+	r->downs = ch;
 	t0 = smarm_now_ns();
 	rc = smarm_sup_start(r->spec, &sup);
 	if (rc != 0) {
@@ -169,15 +554,20 @@ static void root(void *arg)
 		smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
 		return;
 	}
+	pthread_mutex_lock(&r->kids_lock);
+	r->kids[0].k_pid = sup;
+	pthread_mutex_unlock(&r->kids_lock);
 	{
 		size_t nsv, nsu;
 		app_count(r->app, &nsv, &nsu);
-		printf("smarm-run: %s: started %zu servers under %zu "
-		       "supervisors on %lld workers\n",
-		       r->app->a_name, nsv, nsu,
+		printf("smarm-run: %s: started %zu %s under %zu %s on %lld "
+		       "workers\n",
+		       r->app->a_name, nsv, plural(nsv, "server", "servers"),
+		       nsu, plural(nsu, "supervisor", "supervisors"),
 		       (long long)stat_of(SMARM_STAT_WORKERS));
 		fflush(stdout);
 	}
+	kids_refresh(r, &r->kids[0]);
 	deadline = r->run_ns ? t0 + r->run_ns : UINT64_MAX;
 	next_tick = t0 + TICK_NS;
 	for (;;) {
@@ -186,6 +576,10 @@ static void root(void *arg)
 		if (ev < 0) {
 			why = "select failed";
 			break;
+		}
+		if (ev == 1 && !smarm_pid_eq(down.from, sup)) {
+			kid_down(r, &down);
+			continue;
 		}
 		if (ev == 1) {
 			status(r, t0, true);
@@ -199,8 +593,12 @@ static void root(void *arg)
 					: "-");
 			return;
 		}
+		if (ev == 2 && signo == SIGUSR1) {
+			kids_dump(r, t0);
+			continue;
+		}
 		if (ev == 2) {
-			why = signo == SIGINT ? "SIGINT" : "SIGTERM";
+			why = sig_name(signo);
 			break;
 		}
 		if (smarm_now_ns() >= deadline)
@@ -213,12 +611,23 @@ static void root(void *arg)
 	status(r, t0, true);
 	printf("smarm-run: %s: %s: shutting down\n", r->app->a_name, why);
 	fflush(stdout);
+	r->stopping = true;
 	smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
 	t_stop = smarm_now_ns();
+	if (r->bound_ns != 0)
+		watch_arm(r, &r->kill_at, t_stop + r->bound_ns, NULL);
 	for (;;) {
 		ev = wait_event(r, set, ch, UINT64_MAX, &down, &signo);
-		if (ev == 1)
+		if (ev == 1 && smarm_pid_eq(down.from, sup))
 			break;
+		if (ev == 1) {
+			kid_down(r, &down);
+			continue;
+		}
+		if (ev == 2 && signo == SIGUSR1) {
+			kids_dump(r, t0);
+			continue;
+		}
 		/* A signal within DEBOUNCE_NS of the shutdown is the same one
 		 * delivered twice (to the process and to its group, by a
 		 * terminal and a wrapper); a later one kills the node. */
@@ -229,6 +638,9 @@ static void root(void *arg)
 				r->app->a_name);
 			/* Every actor, trapping or not, the root too:
 			 * r->rc stays EXIT_RUNTIME. */
+			watch_arm(r, &r->exit_at,
+				  smarm_now_ns() + KILL_GRACE_NS,
+				  "second signal");
 			smarm_node_stop(smarm_node_current());
 		}
 		if (ev < 0)
@@ -244,14 +656,43 @@ static void root(void *arg)
 				r->app->a_name, how_name(down.how));
 			return;
 		}
-		printf("smarm-run: %s: done after %.2f s: %lld requests "
-		       "(%.0f/s), %lld restarts\n",
+		int64_t rst = stat_of(SMARM_STAT_SUP_RESTARTS);
+		printf("smarm-run: %s: done after %.2f s: %lld %s (%.0f/s), "
+		       "%lld %s\n",
 		       r->app->a_name, up, (long long)req,
-		       up > 0 ? (double)req / up : 0.0,
-		       (long long)stat_of(SMARM_STAT_SUP_RESTARTS));
+		       plural((size_t)req, "request", "requests"),
+		       up > 0 ? (double)req / up : 0.0, (long long)rst,
+		       plural((size_t)rst, "restart", "restarts"));
 		fflush(stdout);
 	}
 	r->rc = 0;
+}
+
+/*
+ * The trust checks on a file that is code (docs/smarm-run.md, "Trust"):
+ * false (after a message) if path fails them and insecure is false;
+ * with insecure, a failure is a warning. line > 0: a plugin's line.
+ */
+static bool trusted(const char *path, int line, bool insecure)
+{
+	char msg[APP_ERR_MAX];
+	int rc = smarm_plugin_check_path(path, 0, msg, sizeof msg);
+	if (rc == 0 || (line > 0 && rc != SMARM_EPLUGINPERM))
+		return true; /* the loader reports the rest at its line */
+	if (rc == SMARM_EPLUGINPERM && insecure) {
+		fprintf(stderr,
+			"smarm-run: warning: %s (loaded anyway: "
+			"--allow-insecure)\n",
+			msg);
+		return true;
+	}
+	fprintf(stderr, "smarm-run: %s (%s)\n", msg[0] ? msg : path,
+		smarm_err_name(rc));
+	if (rc == SMARM_EPLUGINPERM)
+		fprintf(stderr, "smarm-run: an application file is code: fix "
+				"its owner or mode, or pass --allow-insecure "
+				"to load it anyway\n");
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -262,20 +703,43 @@ int main(int argc, char **argv)
 		{ "run", required_argument, NULL, 't' },
 		{ "workers", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "allow-insecure", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct run r = { .sigfd = -1 };
+	struct run r = {
+		.sigfd = -1,
+		.kids_lock = PTHREAD_MUTEX_INITIALIZER,
+		.watch_lock = PTHREAD_MUTEX_INITIALIZER,
+	};
 	char err[APP_ERR_MAX];
 	bool check = false;
+	bool insecure = false;
 	int workers = 0;
 	uint64_t run_ns = 0;
 	bool run_set = false;
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
+	pthread_condattr_t ca;
+	pthread_t watch;
+	bool watching = false;
 	sigset_t mask;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "cqt:w:h", longs, NULL)) != -1) {
+	/* First thing: no signal of ours may take its default action while
+	 * the file loads (which can take seconds), and every thread of the
+	 * node inherits the mask. A pending one is read once the tree runs. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0) {
+		fprintf(stderr, "smarm-run: sigmask: %s\n", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+
+	while ((c = getopt_long(argc, argv, "cqt:w:hV", longs, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			check = true;
@@ -309,6 +773,14 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'I':
+			insecure = true;
+			break;
+		case 'V':
+			printf("smarm-run %s (libsmarm %s, plugin ABI %d.%d)\n",
+			       SMARM_VERSION_STRING, smarm_version_string(),
+			       SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR);
+			return 0;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
@@ -318,20 +790,36 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (app_read(argv[optind], &r.app, err, sizeof err) != 0 ||
-	    app_load(r.app, err, sizeof err) != 0 ||
+	if (!trusted(argv[optind], 0, insecure))
+		return EXIT_USAGE;
+	if (app_read(argv[optind], &r.app, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return EXIT_USAGE;
+	}
+	if (insecure) {
+		r.app->a_open_flags = SMARM_PLUGIN_ALLOW_INSECURE;
+		for (size_t i = 0; i < r.app->a_nplugins; i++)
+			(void)trusted(r.app->a_plugins[i].ap_resolved,
+				      r.app->a_plugins[i].ap_line, true);
+	}
+	if (app_load(r.app, err, sizeof err) != 0 ||
 	    app_build(r.app, &r.spec, err, sizeof err) != 0) {
 		fprintf(stderr, "%s\n", err);
+		if (strstr(err, "(SMARM_EPLUGINPERM)") != NULL)
+			fprintf(stderr,
+				"smarm-run: a plugin is code: fix its owner "
+				"or mode, or pass --allow-insecure to load it "
+				"anyway\n");
 		app_free(r.app);
 		return EXIT_USAGE;
 	}
 	if (check) {
-		size_t nsv, nsu;
+		size_t nsv, nsu, npl = r.app->a_nplugins;
 		app_count(r.app, &nsv, &nsu);
-		printf("%s: ok: app %s, %zu servers, %zu supervisors, %zu "
-		       "plugins\n",
-		       argv[optind], r.app->a_name, nsv, nsu,
-		       r.app->a_nplugins);
+		printf("%s: ok: app %s, %zu %s, %zu %s, %zu %s\n", argv[optind],
+		       r.app->a_name, nsv, plural(nsv, "server", "servers"),
+		       nsu, plural(nsu, "supervisor", "supervisors"), npl,
+		       plural(npl, "plugin", "plugins"));
 		app_free(r.app);
 		return 0;
 	}
@@ -340,13 +828,16 @@ int main(int argc, char **argv)
 		workers = r.app->a_workers;
 	r.tty = isatty(STDOUT_FILENO);
 
-	/* Before any thread of the node exists, so all inherit the mask. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	if (pthread_sigmask(SIG_BLOCK, &mask, NULL) != 0 ||
-	    (r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+	if (kids_make(&r) != 0) {
+		fprintf(stderr, "smarm-run: out of memory\n");
+		kids_free(&r);
+		app_free(r.app);
+		return EXIT_RUNTIME;
+	}
+	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (r.sigfd < 0) {
 		fprintf(stderr, "smarm-run: signalfd: %s\n", strerror(errno));
+		kids_free(&r);
 		app_free(r.app);
 		return EXIT_RUNTIME;
 	}
@@ -356,6 +847,14 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = smarm_node_open(&node, cfg);
 	smarm_config_free(cfg);
+	r.node = node;
+	if (rc == 0 && (pthread_condattr_init(&ca) != 0 ||
+			pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+			pthread_cond_init(&r.watch_cv, &ca) != 0 ||
+			pthread_create(&watch, NULL, watchdog, &r) != 0))
+		rc = SMARM_ESYSTEM;
+	else if (rc == 0)
+		watching = true;
 	if (rc == 0)
 		rc = smarm_node_run(node, root, &r, NULL, NULL);
 	if (rc != 0) {
@@ -363,9 +862,17 @@ int main(int argc, char **argv)
 			smarm_strerror(rc), smarm_err_name(rc));
 		r.rc = EXIT_RUNTIME;
 	}
+	if (watching) {
+		pthread_mutex_lock(&r.watch_lock);
+		r.watch_done = true;
+		pthread_cond_signal(&r.watch_cv);
+		pthread_mutex_unlock(&r.watch_lock);
+		pthread_join(watch, NULL);
+	}
 	if (node != NULL)
 		smarm_node_close(node);
 	close(r.sigfd);
+	kids_free(&r);
 	app_free(r.app);
 	return r.rc;
 }

@@ -54,7 +54,12 @@
 	XX(ETOOBIG, -312, "str or bytes value over SMARM_BYTES_MAX")           \
 	XX(EDOWN, -313, "server ended before it replied")                      \
 	XX(ECALLSELF, -314, "a server called itself")                          \
-	XX(EBADRETURN, -315, "a callback returned a value outside its contract")
+	XX(EPLUGINLINK, -315,                                                  \
+	   "plugin brings its own copy of the runtime (linked -lsmarm)")       \
+	XX(EPLUGINPERM, -316,                                                  \
+	   "file or a directory above it writable by others or owned by "      \
+	   "another user")                                                     \
+	XX(EBADRETURN, -317, "a callback returned a value outside its contract")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

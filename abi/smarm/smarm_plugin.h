@@ -186,7 +186,8 @@ enum {
 
 /*
  * smarm_gs_desc_t - a gen_server behaviour. Every callback but create
- * may be NULL (its default in brackets).
+ * may be NULL (its default in brackets); a create NULL refuses the
+ * plugin at load (SMARM_EINVAL).
  *   struct_size  sizeof(smarm_gs_desc_t) as the plugin was built.
  *   name         the behaviour's name, unique in its plugin.
  *   protocol     its protocol text.
@@ -319,8 +320,9 @@ typedef struct smarm_sm_row {
  *                nullable), run at start and after each real transition:
  *                void enter(void *data, smarm_sm_ctx_t *cx, int32_t state,
  *                int32_t prev).
- *   create, destroy, init, terminate  as for smarm_gs_desc_t (init gets
- *                the smarm_sm_ctx_t; trapping is set there; terminate's
+ *   create, destroy, init, terminate  as for smarm_gs_desc_t, but all
+ *                four may be NULL: no create leaves the data NULL (init
+ *                gets the smarm_sm_ctx_t; trapping is set there; terminate's
  *                may_block is true only when the machine stopped itself:
  *                a STOP tail, smarm_sm_stop, the built-in SHUTDOWN row).
  * Since: SMARM_0.5.
@@ -695,15 +697,29 @@ typedef struct smarm_plugin smarm_plugin_t;
 typedef struct smarm_server smarm_server_t;
 
 /*
- * smarm_plugin_open() - load the plugin at path (as dlopen(3) finds it)
- * and check every behaviour it provides. Opening a plugin already open
- * returns the same plugin with one more reference. msg (may be NULL)
+ * smarm_plugin_open() - load the plugin at path and check every
+ * behaviour it provides. Opening a plugin already open returns the same
+ * plugin with one more reference. path must name a regular file by a
+ * path holding a '/' (such as "./counter.so"): a bare name ("counter.so",
+ * which dlopen(3) would look up in the library path) and "" (which it
+ * would take for the main program) are refused, and so is anything that
+ * is not a regular file (a FIFO or a device would block dlopen for ever),
+ * before dlopen sees it. A plugin is code: unless the caller allows it
+ * (smarm_plugin_open_flags, SMARM_PLUGIN_ALLOW_INSECURE), the file must
+ * be owned by the calling user (euid) or root and writable by no one
+ * else (no world write bit; no group write bit unless the group is
+ * root's or the caller's own private group, its egid with no other
+ * member), and so must every directory on
+ * its real path (symbolic links resolved), except that a directory
+ * with the sticky bit set (/tmp) may be writable by all: others cannot
+ * rename or remove a file they do not own there. msg (may be NULL)
  * receives, on failure, a message naming the cause (the path, the
  * behaviour, the protocol column), cut to msglen bytes with its NUL.
- * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, or a
- * descriptor field is unusable (a behaviour NULL, its name NULL, empty
- * or longer than SMARM_OP_NAME_MAX, its protocol NULL, a list or handler
- * table NULL with a count); SMARM_EPLUGINOPEN no such file or not a
+ * Returns: 0, *out set. Errors: SMARM_EINVAL path or out NULL, path ""
+ * or a bare name, or a descriptor field is unusable (a behaviour NULL,
+ * its name NULL, empty or longer than SMARM_OP_NAME_MAX, its protocol
+ * NULL, a list or handler table NULL with a count, a gen_server's create
+ * NULL); SMARM_EPLUGINOPEN no such file, not a regular file, or not a
  * loadable shared object;
  * SMARM_ENOENTRY no entry symbol, or it returned NULL; SMARM_EPLUGINABI
  * an ABI major this runtime does not serve (or a newer minor);
@@ -716,10 +732,49 @@ typedef struct smarm_server smarm_server_t;
  * DYNAMIC without an action, an op naming no operation of the row's kind
  * or no declared timeout); SMARM_ENOTEXHAUSTIVE a gen_statem table
  * misses a row; SMARM_EUNREACHABLE a row is shadowed;
+ * SMARM_EPLUGINPERM the file or a directory on its path fails the
+ * trust checks above (the message names which and why);
+ * SMARM_EPLUGINLINK the plugin would bind to a second copy of the
+ * runtime (it links libsmarm.so while the host has the runtime linked
+ * in statically: build it without -lsmarm, link the host -rdynamic);
  * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API int smarm_plugin_open(const char *path, smarm_plugin_t **out,
 				char *msg, size_t msglen);
+
+/* Flags of smarm_plugin_open_flags and smarm_plugin_check_path.
+ * Since: SMARM_0.5. */
+enum {
+	/* Skip the trust checks (owners and write permissions): for a
+	 * host whose user said so, as with smarm-run --allow-insecure. */
+	SMARM_PLUGIN_ALLOW_INSECURE = 1,
+};
+
+/*
+ * smarm_plugin_open_flags() - smarm_plugin_open with flags (0 or
+ * SMARM_PLUGIN_ALLOW_INSECURE); smarm_plugin_open(p, o, m, l) is
+ * smarm_plugin_open_flags(p, 0, o, m, l).
+ * Returns and errors: as smarm_plugin_open's; SMARM_EINVAL also an
+ * unknown flag. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_open_flags(const char *path, unsigned flags,
+				      smarm_plugin_t **out, char *msg,
+				      size_t msglen);
+
+/*
+ * smarm_plugin_check_path() - the file checks smarm_plugin_open makes
+ * before it loads path, for any file a host is about to treat as code
+ * (smarm-run's application files): path names a regular file and,
+ * unless flags has SMARM_PLUGIN_ALLOW_INSECURE, the trust checks hold
+ * (see smarm_plugin_open). A bare name is allowed here. msg as for
+ * smarm_plugin_open.
+ * Returns: 0. Errors: SMARM_EINVAL path NULL or "", or an unknown flag;
+ * SMARM_EPLUGINOPEN no such file, or not a regular file;
+ * SMARM_EPLUGINPERM the file or a directory above it fails the trust
+ * checks. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_check_path(const char *path, unsigned flags,
+				      char *msg, size_t msglen);
 
 /*
  * smarm_plugin_close() - drop a reference from smarm_plugin_open. The

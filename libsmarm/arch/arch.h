@@ -225,6 +225,16 @@ int smarm__guards_install(int how, char *first, size_t len, size_t stride,
 bool smarm__peek(uintptr_t addr, void *out, size_t n);
 
 /*
+ * The file mapped at addr (this process's memory map, as the kernel
+ * reports it): its path into name, cut to cap bytes with its NUL, and
+ * addr's offset in that file into *off. False when no file maps addr
+ * or the map cannot be read. Takes no lock and allocates nothing (open,
+ * read, close): async-signal-safe, unlike dladdr(3), whose loader lock
+ * a faulting thread may hold.
+ */
+bool smarm__addr_file(uintptr_t addr, char *name, size_t cap, uintptr_t *off);
+
+/*
  * Fiber annotations around a switch. `fake` is per-switch scratch; pass
  * dying=1 when the current stack is being left for good.
  */

@@ -2,15 +2,16 @@
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
  * page size, online CPUs, the calling thread's stack bounds, alternate
- * signal stacks, vm.max_map_count, guard regions, and a read of this
- * process's own memory that cannot fault. The CPU half is x86_64.c and
- * x86_64.S.
+ * signal stacks, vm.max_map_count, guard regions, a read of this
+ * process's own memory that cannot fault, and the file mapped at an
+ * address. The CPU half is x86_64.c and x86_64.S.
  *
  * Ownership: stateless, apart from the page size cached on first use and
  * the guard-region probe's answer (written once under guards_once,
  * read-only after); callers own every buffer and struct passed in.
  * Invariants: INV-1 smarm__peek is async-signal-safe (system calls only:
- * the SIGURG handler calls it through smarm__pc_at_syscall).
+ * the SIGURG handler calls it through smarm__pc_at_syscall), and so is
+ * smarm__addr_file (the SIGSEGV handler's, stackdiag.c).
  * See: docs/architecture.md.
  */
 
@@ -222,4 +223,81 @@ int smarm__guards_install(int how, char *first, size_t len, size_t stride,
 			    MADV_GUARD_INSTALL) != 0)
 			return -1;
 	return 0;
+}
+
+/* Parse hex digits at *p (advancing it); 0 if none. */
+static uintptr_t maps_hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* One line of /proc/self/maps: "lo-hi perms off dev inode   path". */
+static bool maps_line(const char *l, uintptr_t addr, char *name, size_t cap,
+		      uintptr_t *off)
+{
+	uintptr_t lo, hi, foff = 0;
+	size_t n = 0;
+	lo = maps_hex(&l);
+	if (*l++ != '-')
+		return false;
+	hi = maps_hex(&l);
+	if (addr < lo || addr >= hi)
+		return false;
+	for (int field = 0; field < 4; field++) { /* perms, off, dev, inode */
+		while (*l == ' ')
+			l++;
+		if (field == 1)
+			foff = maps_hex(&l);
+		while (*l != ' ' && *l != '\0')
+			l++;
+	}
+	while (*l == ' ')
+		l++;
+	if (*l != '/')
+		return false; /* anonymous, [stack], [heap], [vdso] */
+	while (l[n] != '\0' && n + 1 < cap) {
+		name[n] = l[n];
+		n++;
+	}
+	name[n] = '\0';
+	*off = addr - lo + foff;
+	return true;
+}
+
+bool smarm__addr_file(uintptr_t addr, char *name, size_t cap, uintptr_t *off)
+{
+	char buf[512];
+	char line[512];
+	size_t len = 0;
+	bool found = false;
+	ssize_t k;
+	int fd;
+	if (cap == 0)
+		return false;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	while (!found && (k = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < k && !found; i++) {
+			if (buf[i] != '\n') {
+				if (len + 1 < sizeof line)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = '\0';
+			found = maps_line(line, addr, name, cap, off);
+			len = 0;
+		}
+	}
+	close(fd);
+	return found;
 }

@@ -32,17 +32,32 @@
  * pl_refs >= pl_opens. INV-3 a plugin's behaviours (pl_beh, pl_nbeh,
  * each protocol and descriptor copy) are constant once it is in the
  * table. INV-4 pl_refs reaches 0 once, and only
- * then is the object unloaded.
+ * then is the object unloaded. INV-5 a loaded gen_server behaviour has
+ * a create (the engine calls it unchecked; every other callback it
+ * checks for NULL, and gen_statem's create may be NULL: data NULL).
+ * INV-6 dlopen is only given a path (it holds a '/') to a regular
+ * file, never "" or a bare name (check_file). INV-7 a loaded plugin
+ * binds to this runtime, never to a second copy (check_one_runtime).
+ * INV-8 unless the caller passes SMARM_PLUGIN_ALLOW_INSECURE, a loaded
+ * file and each directory on its real path is owned by the caller or
+ * root and writable by no one else (sticky directories aside:
+ * check_trust).
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
 #include "bhv.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct bhv_plugin {
 	struct bhv_plugin *pl_next;	    /* the table (plugins_lock) */
@@ -224,6 +239,13 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 		if (gs) {
 			memcpy(&b->bh_gs, g,
 			       size < sizeof *g ? size : sizeof *g);
+			/* The engine calls create unchecked (INV-5). */
+			if (b->bh_gs.create == NULL)
+				return say(SMARM_EINVAL, msg, msglen,
+					   "%s: behaviour '%s': create is NULL "
+					   "(a gen_server needs one to make "
+					   "its state)",
+					   path, name);
 			rc = match_handlers(b, path, msg, msglen);
 		} else {
 			/* Read no further than the plugin wrote. */
@@ -291,6 +313,185 @@ void smarm__bhv_plugin_unref(const struct smarm_behaviour *b)
 	plugin_unref(b->bh_pl);
 }
 
+/*
+ * What dlopen is given must be a file by a path (INV-6): "" would open
+ * the main program, a bare name would search the library path, and a
+ * FIFO or a device would block dlopen's read for ever.
+ */
+static int check_file(const char *path, char *msg, size_t msglen)
+{
+	if (path[0] == '\0')
+		return say(SMARM_EINVAL, msg, msglen,
+			   "empty path (dlopen would open the main program)");
+	if (strchr(path, '/') == NULL)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "'%s' is a bare name, which dlopen would look up "
+			   "in the library path: give a path (./%s)",
+			   path, path);
+	return 0;
+}
+
+/* Whether uid may own code we load: ourselves or root. */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+/*
+ * Whether group write on st is harmless: the group is root's, or it is
+ * our own private group (our egid, listing no member but us), as a
+ * umask of 002 under the user-private-group scheme leaves every file.
+ */
+static bool private_group(const struct stat *st)
+{
+	struct group gr;
+	struct group *res = NULL;
+	struct passwd pw;
+	struct passwd *me = NULL;
+	char buf[4096];
+	char pbuf[1024];
+	if (st->st_gid == 0)
+		return true;
+	if (st->st_gid != getegid() ||
+	    getgrgid_r(st->st_gid, &gr, buf, sizeof buf, &res) != 0 ||
+	    res == NULL)
+		return false;
+	if (getpwuid_r(geteuid(), &pw, pbuf, sizeof pbuf, &me) != 0)
+		me = NULL;
+	for (char **m = gr.gr_mem; *m != NULL; m++)
+		if (me == NULL || strcmp(*m, me->pw_name) != 0)
+			return false;
+	return true;
+}
+
+/* Whether another user could write to st (see check_trust). */
+static bool others_write(const struct stat *st)
+{
+	return (st->st_mode & S_IWOTH) ||
+	       ((st->st_mode & S_IWGRP) && !private_group(st));
+}
+
+/*
+ * The trust model (INV-8): a file loaded as code, and every directory on
+ * its real path, is owned by the caller (euid) or root, and is writable
+ * by no one else: no world write bit, no group write bit unless the
+ * group is root's or the caller's private one (private_group), except
+ * on a directory with the sticky bit (/tmp), where others cannot rename
+ * or remove what the caller owns. Otherwise another user could change
+ * the code.
+ */
+static int check_trust(const char *path, char *msg, size_t msglen)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	char *slash;
+	if (realpath(path, real) == NULL || stat(real, &st) != 0)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
+	if (!trusted_owner(st.st_uid))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: owned by uid %u, neither this user (uid %u) "
+			   "nor root: refusing code another user controls",
+			   path, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (others_write(&st))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: writable by %s (mode %04o): refusing code "
+			   "another user could change",
+			   path, st.st_mode & S_IWOTH ? "anyone" : "its group",
+			   (unsigned)(st.st_mode & 07777));
+	while ((slash = strrchr(real, '/')) != NULL) {
+		if (slash == real)
+			slash[1] = '\0'; /* "/" */
+		else
+			*slash = '\0';
+		if (stat(real, &st) != 0)
+			return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s",
+				   real, strerror(errno));
+		if (!trusted_owner(st.st_uid))
+			return say(SMARM_EPLUGINPERM, msg, msglen,
+				   "%s: its directory %s is owned by uid %u, "
+				   "neither this user (uid %u) nor root",
+				   path, real, (unsigned)st.st_uid,
+				   (unsigned)geteuid());
+		if (others_write(&st) && !(st.st_mode & S_ISVTX))
+			return say(SMARM_EPLUGINPERM, msg, msglen,
+				   "%s: its directory %s is writable by %s "
+				   "(mode %04o) and not sticky: another user "
+				   "could replace the file",
+				   path, real,
+				   st.st_mode & S_IWOTH ? "anyone"
+							: "its group",
+				   (unsigned)(st.st_mode & 07777));
+		if (strcmp(real, "/") == 0)
+			break;
+	}
+	return 0;
+}
+
+/* A regular file (a FIFO or a device would block a read for ever) and,
+ * unless flags allow otherwise, one only we and root control. */
+static int check_path(const char *path, unsigned flags, char *msg,
+		      size_t msglen)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return say(SMARM_EPLUGINOPEN, msg, msglen,
+			   "%s: not a regular file (%s)", path,
+			   S_ISDIR(st.st_mode)	  ? "a directory"
+			   : S_ISFIFO(st.st_mode) ? "a FIFO"
+			   : S_ISCHR(st.st_mode)  ? "a character device"
+			   : S_ISBLK(st.st_mode)  ? "a block device"
+			   : S_ISSOCK(st.st_mode) ? "a socket"
+						  : "not a file");
+	if (flags & SMARM_PLUGIN_ALLOW_INSECURE)
+		return 0;
+	return check_trust(path, msg, msglen);
+}
+
+int smarm_plugin_check_path(const char *path, unsigned flags, char *msg,
+			    size_t msglen)
+{
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (path == NULL || path[0] == '\0' ||
+	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "path NULL or empty, or unknown flags");
+	return check_path(path, flags, msg, msglen);
+}
+
+/*
+ * One runtime per process (INV-7): the runtime the plugin's scope (the
+ * object and what it links) defines must be this one. A host that links
+ * libsmarm.a loading a plugin linked with -lsmarm gets libsmarm.so as
+ * well, a second runtime with no node, no actors and tables of its own:
+ * every call the plugin makes would then fail as made outside an actor.
+ */
+static int check_one_runtime(void *dl, const char *path, char *msg,
+			     size_t msglen)
+{
+	int (*self)(const char *, smarm_plugin_t **, char *, size_t) =
+		smarm_plugin_open;
+	void *ours = *(void **)&self;
+	void *theirs = dlsym(dl, "smarm_plugin_open");
+	Dl_info a, b;
+	if (theirs == NULL || theirs == ours)
+		return 0; /* it uses the host's runtime, or none */
+	if (dladdr(ours, &a) == 0 || dladdr(theirs, &b) == 0 ||
+	    a.dli_fbase == b.dli_fbase)
+		return 0;
+	return say(SMARM_EPLUGINLINK, msg, msglen,
+		   "%s: brings a second copy of the runtime (%s) beside the "
+		   "host's (%s): build the plugin without -lsmarm (its "
+		   "smarm_* calls then bind to the host's runtime), and link "
+		   "a host that uses libsmarm.a with -rdynamic",
+		   path, b.dli_fname ? b.dli_fname : "?",
+		   a.dli_fname ? a.dli_fname : "?");
+}
+
 /* Under plugins_lock: the plugin of dlopen handle dl, revived, or NULL. */
 static struct bhv_plugin *find_open(void *dl)
 {
@@ -314,6 +515,12 @@ static struct bhv_plugin *find_open(void *dl)
 int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 		      size_t msglen)
 {
+	return smarm_plugin_open_flags(path, 0, out, msg, msglen);
+}
+
+int smarm_plugin_open_flags(const char *path, unsigned flags,
+			    smarm_plugin_t **out, char *msg, size_t msglen)
+{
 	struct bhv_plugin *pl, *old;
 	smarm_plugin_entry_fn entry;
 	const smarm_plugin_desc_t *d;
@@ -322,8 +529,15 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 
 	if (msg != NULL && msglen > 0)
 		msg[0] = '\0';
-	if (path == NULL || out == NULL)
-		return say(SMARM_EINVAL, msg, msglen, "path or out NULL");
+	if (path == NULL || out == NULL ||
+	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "path or out NULL, or unknown flags");
+	rc = check_file(path, msg, msglen);
+	if (rc == 0)
+		rc = check_path(path, flags, msg, msglen);
+	if (rc != 0)
+		return rc;
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (dl == NULL) {
 		const char *e = dlerror();
@@ -339,6 +553,11 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 		dlclose(dl); /* the table's plugin holds the object */
 		*out = (smarm_plugin_t *)old;
 		return 0;
+	}
+	rc = check_one_runtime(dl, path, msg, msglen);
+	if (rc != 0) {
+		dlclose(dl);
+		return rc;
 	}
 	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
 	if (entry == NULL) {

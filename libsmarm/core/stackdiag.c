@@ -28,7 +28,17 @@
  * the process dies of the signal, core dump and wait status intact. A
  * foreign fault reinstalls the prior handler and returns, so the fault
  * reaches it (or the default action); the process is dying anyway, so
- * smarm staying deregistered afterwards is accepted.
+ * smarm staying deregistered afterwards is accepted. When that prior
+ * disposition is SIG_DFL or SIG_IGN the fault is fatal, and if an actor
+ * was running, one line names it (its pid) and the file holding the
+ * faulting code and the offset in it (smarm__addr_file: the memory
+ * map, read with system calls; dladdr would take the loader's lock).
+ *
+ * A signal that is not a fault (si_code <= 0: kill(2), raise(3),
+ * sigqueue(3), tgkill(2)) re-executes nothing: it is handed on at once
+ * as the prior disposition says (the prior handler called, ignored, or
+ * the default action taken by raising it again with SIG_DFL), and the
+ * handler stays installed.
  *
  * Dense stacks have no guard (guard = 0): only the overshoot tier can
  * name them, for a fault at most 1 MiB below the stack; their overflows
@@ -43,8 +53,9 @@
  * afterwards.
  * Locking: none (async-signal context).
  * Invariants: INV-1 the handler calls only async-signal-safe functions
- * (write, sigaction). INV-2 the slot fields it reads are stable while
- * the actor is on the faulting thread's CPU.
+ * (write, sigaction, raise, smarm__addr_file's open/read/close, and a
+ * prior handler, which the host installed as a signal handler). INV-2 the slot
+ * fields it reads are stable while the actor is on the faulting thread's CPU.
  * See: docs/architecture.md (Stack overflow diagnostics),
  * docs/embedding.md (Stack overflows).
  */
@@ -86,6 +97,19 @@ static void put_u64(char *buf, size_t cap, size_t *at, uint64_t v)
 		buf[(*at)++] = tmp[--k];
 }
 
+/* Append v in hexadecimal (no prefix). */
+static void put_hex(char *buf, size_t cap, size_t *at, uint64_t v)
+{
+	char tmp[16];
+	size_t k = 0;
+	do {
+		tmp[k++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	while (k > 0 && *at < cap)
+		buf[(*at)++] = tmp[--k];
+}
+
 static void die_by_default(int sig)
 {
 	struct sigaction dfl;
@@ -118,6 +142,66 @@ int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
 	return SMARM__FAULT_FOREIGN;
 }
 
+/* Hand a sent (not faulted) sig on as the prior disposition says. */
+static void pass_on(int sig, siginfo_t *si, void *uctx)
+{
+	const struct sigaction *p = sig == SIGBUS ? &prior_bus : &prior_segv;
+	if (p->sa_flags & SA_SIGINFO) {
+		p->sa_sigaction(sig, si, uctx);
+	} else if (p->sa_handler == SIG_IGN) {
+		return;
+	} else if (p->sa_handler == SIG_DFL) {
+		die_by_default(sig);
+		raise(sig); /* pending (sig is masked here) until we return */
+	} else {
+		p->sa_handler(sig);
+	}
+}
+
+/* Whether the prior disposition of sig lets a fault kill the process. */
+static bool fault_is_fatal(int sig)
+{
+	const struct sigaction *p = sig == SIGBUS ? &prior_bus : &prior_segv;
+	return !(p->sa_flags & SA_SIGINFO) &&
+	       (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN);
+}
+
+/* A fatal fault in actor s (not an overflow): one line on fd 2. */
+static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
+		      const void *uctx)
+{
+	uint64_t word = atomic_load_explicit(&s->word, memory_order_relaxed);
+	uintptr_t pc = smarm__uc_pc(uctx);
+	uintptr_t off = 0;
+	char file[160];
+	char buf[400];
+	size_t at = 0;
+	put_str(buf, sizeof buf, &at, "smarm: actor ");
+	put_u64(buf, sizeof buf, &at, smarm__slot_index(s));
+	put_str(buf, sizeof buf, &at, ".");
+	put_u64(buf, sizeof buf, &at, SMARM__W_GEN(word));
+	put_str(buf, sizeof buf, &at,
+		sig == SIGBUS ? " died of SIGBUS" : " died of SIGSEGV");
+	put_str(buf, sizeof buf, &at, ": fault at 0x");
+	put_hex(buf, sizeof buf, &at, addr);
+	put_str(buf, sizeof buf, &at, ", code at pc 0x");
+	put_hex(buf, sizeof buf, &at, pc);
+	if (smarm__addr_file(pc, file, sizeof file, &off)) {
+		put_str(buf, sizeof buf, &at, " in ");
+		put_str(buf, sizeof buf, &at, file);
+		put_str(buf, sizeof buf, &at, " (+0x");
+		put_hex(buf, sizeof buf, &at, off);
+		put_str(buf, sizeof buf, &at, ")");
+	} else {
+		put_str(buf, sizeof buf, &at, " (in no mapped file)");
+	}
+	put_str(buf, sizeof buf, &at, "\n");
+	if (at == sizeof buf)
+		buf[at - 1] = '\n';
+	if (write(2, buf, at) < 0)
+		at = 0; /* nothing more to do about it */
+}
+
 static void on_fault(int sig, siginfo_t *si, void *uctx)
 {
 	struct smarm__worker *w = smarm__tls_worker;
@@ -132,7 +216,10 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	int kind;
 	bool guard_hit;
 
-	(void)uctx;
+	if (si->si_code <= 0) {
+		pass_on(sig, si, uctx); /* sent, not faulted */
+		return;
+	}
 	base = s != NULL ? (uintptr_t)s->stk_base : 0;
 	if (base == 0)
 		goto foreign;
@@ -179,6 +266,8 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	return;
 
 foreign:
+	if (s != NULL && fault_is_fatal(sig))
+		say_fatal(sig, s, addr, uctx);
 	sigaction(sig, sig == SIGBUS ? &prior_bus : &prior_segv, NULL);
 }
 

@@ -4,15 +4,21 @@
  * second open returns the same plugin, closes count; every refusal of
  * smarm_plugin_open, each provoked by a deliberately broken plugin of
  * tests/plugins_bad/bad.c, with its status and a message naming the
- * cause; misuse of every loader call; the descriptor and entry that
- * SMARM_PLUGIN_DEFINE and its one-kind forms make.
+ * cause; paths dlopen must not be given (a FIFO, a device, a
+ * directory, "", a bare name); files another user could change (the
+ * trust checks, and their override); misuse of every loader call; the
+ * descriptor and entry that SMARM_PLUGIN_DEFINE and its one-kind forms
+ * make.
  */
 #include "harness.h"
 
 #include <smarm/smarm_plugin.h>
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char path[4096];
 static char msg[512];
@@ -96,6 +102,8 @@ START_TEST(test_plugin_every_refusal_names_its_cause)
 		"names no operation ('nosuchop')");
 	refused("dupname", SMARM_EDUPNAME, "two behaviours named 'one'");
 	refused("machine", SMARM_EPROTOCOL, "state_names is NULL");
+	refused("nocreate", SMARM_EINVAL,
+		"behaviour 'one': create is NULL (a gen_server needs one");
 	/* a message cut to its buffer, and none at all */
 	char small[8];
 	ck_assert_int_eq(
@@ -104,6 +112,122 @@ START_TEST(test_plugin_every_refusal_names_its_cause)
 	ck_assert_uint_eq(strlen(small), sizeof small - 1);
 	ck_assert_int_eq(smarm_plugin_open(bad("major"), &pl, NULL, 0),
 			 SMARM_EPLUGINABI);
+}
+END_TEST
+
+/* dlopen is given only a path to a regular file: no FIFO (which would
+ * block its read for ever), device, directory, "" or bare name. */
+START_TEST(test_plugin_only_regular_files_by_path)
+{
+	char dir[] = "/tmp/smarm-plugin-test.XXXXXX";
+	char fifo[64];
+	smarm_plugin_t *pl = NULL;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(fifo, sizeof fifo, "%s/fifo.so", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(smarm_plugin_open(fifo, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, fifo) != NULL && strstr(msg, "a FIFO"), "%s",
+		      msg);
+	ck_assert_int_eq(smarm_plugin_open("/dev/zero", &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "/dev/zero: not a regular file (a "
+				  "character device)") != NULL,
+		      "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open(dir, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "a directory") != NULL, "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open("", &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_msg(strstr(msg, "empty path") != NULL, "%s", msg);
+	ck_assert_int_eq(smarm_plugin_open("libc.so.6", &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_msg(strstr(msg, "'libc.so.6' is a bare name") != NULL, "%s",
+		      msg);
+	unlink(fifo);
+	rmdir(dir);
+}
+END_TEST
+
+/* Copy the good plugin to dir/name with mode; returns the path. */
+static const char *copy_good(const char *dir, const char *name, mode_t mode)
+{
+	static char to[4096];
+	char cmd[8192];
+	snprintf(to, sizeof to, "%s/%s", dir, name);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", bad("good"), to);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(chmod(to, mode), 0);
+	return to;
+}
+
+/* A plugin is code: one that another user could change is refused
+ * unless the caller allows it. */
+START_TEST(test_plugin_insecure_files_are_refused)
+{
+	char dir[] = "/tmp/smarm-plugin-trust.XXXXXX";
+	char sub[64];
+	smarm_plugin_t *pl = NULL;
+	const char *p;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* ours, 0755, in a 0700 directory under sticky /tmp: loads */
+	p = copy_good(dir, "ok.so", 0755);
+	ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+	ck_assert_int_eq(smarm_plugin_check_path(p, 0, msg, sizeof msg), 0);
+	/* world- and group-writable files */
+	p = copy_good(dir, "ww.so", 0757);
+	ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINPERM);
+	ck_assert_msg(strstr(msg, p) && strstr(msg, "writable by anyone"), "%s",
+		      msg);
+	ck_assert_int_eq(smarm_plugin_check_path(p, 0, msg, sizeof msg),
+			 SMARM_EPLUGINPERM);
+	ck_assert_int_eq(smarm_plugin_open_flags(p, SMARM_PLUGIN_ALLOW_INSECURE,
+						 &pl, msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+	/* group write: harmless for root's group (and for one's private
+	 * group), not for another (only root can hand a file to one) */
+	p = copy_good(dir, "gw.so", 0775);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg), 0);
+		ck_assert_int_eq(smarm_plugin_close(pl), 0);
+		ck_assert_int_eq(chown(p, (uid_t)-1, 65534), 0);
+		ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg),
+				 SMARM_EPLUGINPERM);
+		ck_assert_msg(strstr(msg, "writable by its group"), "%s", msg);
+	}
+	/* a directory others may write into, sticky or not */
+	snprintf(sub, sizeof sub, "%s/open", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	p = copy_good(sub, "p.so", 0755);
+	ck_assert_int_eq(chmod(sub, 0777), 0);
+	ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg),
+			 SMARM_EPLUGINPERM);
+	ck_assert_msg(strstr(msg, "its directory") && strstr(msg, sub) &&
+			      strstr(msg, "not sticky"),
+		      "%s", msg);
+	ck_assert_int_eq(chmod(sub, 01777), 0); /* like /tmp */
+	ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+	/* owned by another user (only root can make one) */
+	if (geteuid() == 0) {
+		p = copy_good(dir, "other.so", 0755);
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(smarm_plugin_open(p, &pl, msg, sizeof msg),
+				 SMARM_EPLUGINPERM);
+		ck_assert_msg(strstr(msg, "owned by uid 65534"), "%s", msg);
+	}
+	/* misuse */
+	ck_assert_int_eq(smarm_plugin_check_path("", 0, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_check_path(p, 2, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_open_flags(p, 4, &pl, msg, sizeof msg),
+			 SMARM_EINVAL);
+	snprintf(sub, sizeof sub, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(sub), 0);
 }
 END_TEST
 
@@ -208,6 +332,8 @@ Suite *smarm_test_plugin_suite(void)
 	tcase_add_test(tc, test_plugin_good_opens_twice_as_one);
 	tcase_add_test(tc, test_plugin_short_descriptors_load);
 	tcase_add_test(tc, test_plugin_every_refusal_names_its_cause);
+	tcase_add_test(tc, test_plugin_only_regular_files_by_path);
+	tcase_add_test(tc, test_plugin_insecure_files_are_refused);
 	tcase_add_test(tc, test_plugin_misuse_is_einval);
 	tcase_add_test(tc, test_plugin_shipped_plugins_load);
 	tcase_add_test(tc, test_plugin_define_makes_the_descriptor_and_entry);

@@ -5,8 +5,10 @@
  * prints the tier-1 line and the child dies of SIGSEGV; an unprobed frame
  * that jumps a small guard prints tier 2; a roomy reserve runs clean; a
  * fault that is not an actor's overflow (NULL on the main thread, in an
- * actor, on a plain thread) reaches the prior (default) handler with no
- * smarm line; a dense stack overflow is caught at switch-out and aborts.
+ * actor, on a plain thread) reaches the prior (default) handler, with
+ * one line naming the actor and the code's file when it was in one; a
+ * SIGSEGV raised (not faulted) takes the prior disposition, each time;
+ * a dense stack overflow is caught at switch-out and aborts.
  * meson runs it twice: as is (default guarded stacks carved from chunks,
  * guard regions, where the kernel has them) and as stack_diag_fallback
  * (SMARM__NO_GUARD_REGIONS: a PROT_NONE guard mapping per stack).
@@ -377,7 +379,63 @@ START_TEST(test_stack_diag_foreign_fault_goes_to_prior_handler)
 	static struct sd_result r;
 	sd_child(sd_foreign[_i], &r);
 	sd_assert_signal(&r, SIGSEGV);
+	if (_i != 1) {
+		ck_assert_ptr_null(strstr(r.err, "smarm: actor"));
+		return;
+	}
+	/* In an actor: one line names it and the code's file. */
+	sd_assert_has(&r, "smarm: actor ");
+	sd_assert_has(&r, " died of SIGSEGV: fault at 0x");
+	sd_assert_has(&r, ", code at pc 0x");
+	sd_assert_has(&r, "test_stack_diag (+0x");
+	ck_assert_ptr_null(strstr(r.err, "overflowed"));
+}
+END_TEST
+
+/* ------------------------------------------------------- sent SIGSEGV */
+
+static volatile sig_atomic_t sd_prior_calls;
+
+static void sd_prior(int sig)
+{
+	(void)sig;
+	sd_prior_calls++;
+}
+
+static void sd_root_raise(void *arg)
+{
+	(void)arg;
+	raise(SIGSEGV);
+	raise(SIGSEGV);
+	_exit(sd_prior_calls == 2 ? 0 : 10 + (int)sd_prior_calls);
+}
+
+/* A SIGSEGV raised in an actor with the default disposition kills. */
+static void sd_raise_default(void)
+{
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_raise);
+	_exit(20); /* survived */
+}
+
+/* With a host handler installed before the node: it gets each one. */
+static void sd_raise_to_handler(void)
+{
+	signal(SIGSEGV, sd_prior);
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_raise);
+	_exit(21);
+}
+
+START_TEST(test_stack_diag_raised_segv_takes_the_prior_disposition)
+{
+	static struct sd_result r;
+	sd_child(sd_raise_default, &r);
+	sd_assert_signal(&r, SIGSEGV);
 	ck_assert_ptr_null(strstr(r.err, "smarm: actor"));
+	sd_child(sd_raise_to_handler, &r);
+	if (!WIFEXITED(r.status))
+		ck_abort_msg("child died (status %#x): %.1500s", r.status,
+			     r.err);
+	ck_assert_int_eq(WEXITSTATUS(r.status), 0); /* both reached it */
 }
 END_TEST
 
@@ -436,6 +494,8 @@ Suite *smarm_test_stack_diag_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(
 		tc, test_stack_diag_foreign_fault_goes_to_prior_handler, 0, 3);
+	tcase_add_test(tc,
+		       test_stack_diag_raised_segv_takes_the_prior_disposition);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dense");

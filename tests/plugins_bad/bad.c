@@ -4,7 +4,8 @@
  * module per variant (tests/meson.build builds this file once per
  * BAD_* define). Each breaks one rule smarm_plugin_open checks; "good"
  * breaks none, "short" is a descriptor of ABI 1.0's minimum size (no
- * reserved tail), which must load with the tail taken as zero.
+ * reserved tail), which must load with the tail taken as zero;
+ * "nocreate" is a gen_server without its create.
  */
 #include <smarm/smarm_plugin.h>
 
@@ -23,7 +24,7 @@ __attribute__((unused)) static void poke(void *state, smarm_gs_ctx_t *cx)
 	(void)cx;
 }
 
-static int create(const char *args, void **state)
+__attribute__((unused)) static int create(const char *args, void **state)
 {
 	(void)args;
 	*state = NULL;
@@ -60,7 +61,9 @@ static const smarm_gs_desc_t one = {
 	.protocol = PROTO,
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
+#ifndef BAD_NOCREATE
 	.create = create,
+#endif
 };
 
 #ifdef BAD_DUPNAME

@@ -15,9 +15,19 @@
 #     exits 1 without waiting for a signal;
 #   - bad usage, a bad application file, a plugin that does not load and
 #     a behaviour a plugin lacks exit 2 with a file:line message;
-#   - --check loads without starting anything.
+#   - --check loads without starting anything;
+#   - SIGHUP shuts the tree down in order too; SIGUSR1 prints every child
+#     (id, pid, behaviour, restarts, state) to stderr and the run goes on;
+#     a SIGTERM that comes while the plugins still load is not fatal: the
+#     tree starts and shuts down in order;
+#   - a child whose worker is blocked in a system call does not keep the
+#     launcher alive: after the kill grace it exits 3 naming the child;
+#   - --version, --help (every option, the exit codes, the signals);
+#   - an application file or a plugin another user could change (world
+#     writable, in a directory others may write into, owned by another
+#     user) is refused, exit 2, unless --allow-insecure (a warning).
 # Every run is bounded by timeout(1), so a hang is a failure, not a
-# stuck test. The demo and the signal runs oversubscribe (4 workers).
+# stuck test (-k: also for a launcher that ignores the timeout's TERM). The demo and the signal runs oversubscribe (4 workers).
 
 set -u
 
@@ -32,7 +42,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-run-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 cp "$TAGGER" "$TMP/tagger.so"
 
-PLAN=11
+PLAN=19
 n=0
 failed=0
 echo "1..$PLAN"
@@ -43,13 +53,23 @@ not_ok() {
 	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
 	shift; [ $# -gt 0 ] && diag "$@"
 }
+# The launcher under timeout(1) $1: signal it, not timeout, which dies
+# of USR1 itself and SIGKILLs 5 s (-k) after it forwarded a TERM.
+launcher_of() {
+	local c
+	for _ in $(seq 1 100); do
+		c=$(ps -o pid= --ppid "$1" | tr -d ' ')
+		[ -n "$c" ] && { echo "$c"; return; }
+		sleep 0.05
+	done
+}
 check() { # name, condition-result (0 ok), diagnostics...
 	local name=$1 rc=$2
 	shift 2
 	if [ "$rc" -eq 0 ]; then ok "$name"; else not_ok "$name" "$@"; fi
 }
 
-FINAL_RE='^smarm-run: [a-z_]+: done after [0-9]+\.[0-9]{2} s: [0-9]+ requests \([0-9]+/s\), [0-9]+ restarts$'
+FINAL_RE='^smarm-run: [a-z_]+: done after [0-9]+\.[0-9]{2} s: [0-9]+ requests? \([0-9]+/s\), [0-9]+ restarts?$'
 
 # 1. the demo, start to end
 out=$(timeout 60 "$RUN" -q -w 4 "$DEMO" 2>"$TMP/demo.err"); rc=$?
@@ -170,7 +190,7 @@ check "a missing behaviour: exit 2 at the server's line" $? "exit $rc" \
 out=$(TAGGER_LOG=$TMP/check.log timeout 10 "$RUN" -c "$TMP/order.app")
 rc=$?
 [ "$rc" -eq 0 ] && [ ! -s "$TMP/check.log" ] &&
-	[ "$out" = "$TMP/order.app: ok: app order, 4 servers, 2 supervisors, 1 plugins" ]
+	[ "$out" = "$TMP/order.app: ok: app order, 4 servers, 2 supervisors, 1 plugin" ]
 check "--check loads and starts nothing" $? "exit $rc" "$out"
 
 # 11. a run line ends the run by itself; the status lines are printed
@@ -182,6 +202,152 @@ timeout 30 "$RUN" "$TMP/short.app" >"$TMP/out" 2>"$TMP/err"; rc=$?
 	[[ "$(tail -n 1 "$TMP/out")" =~ $FINAL_RE ]]
 check "a run line: status lines, ends by itself, exit 0" $? "exit $rc" \
 	"$(cat "$TMP/out")" "$(cat "$TMP/err")"
+
+# 12. SIGHUP mid-run: the same ordered shutdown, exit 0
+: >"$TMP/order.HUP.log"
+TAGGER_LOG=$TMP/order.HUP.log timeout -k 5 60 "$RUN" "$TMP/order.app" \
+	>"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 200); do
+	[ "$(grep -c '^start' "$TMP/order.HUP.log")" -eq 4 ] && break
+	sleep 0.05
+done
+sleep 0.3
+kill -s HUP "$(launcher_of "$pid")"
+wait "$pid"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(tail -n 1 "$TMP/order.HUP.log")" = "stop a" ] &&
+	grep -q "^smarm-run: order: SIGHUP: shutting down$" "$TMP/out" &&
+	[[ "$(tail -n 1 "$TMP/out")" =~ $FINAL_RE ]]
+check "SIGHUP mid-run: ordered shutdown, exit 0" $? "exit $rc" \
+	"$(cat "$TMP/out")" "$(cat "$TMP/err")"
+
+# 13. SIGUSR1: a dump of every child on stderr; the run goes on
+cat >"$TMP/dump.app" <<'EOF2'
+app dump
+workers 2
+plugin t ./tagger.so
+supervisor root one_for_one intensity 100/10s
+  server t.tagger id=a args="tag=a"
+  supervisor mid rest_for_one intensity 100/10s
+    server t.tagger id=c args="tag=c crash_in=200"
+EOF2
+: >"$TMP/dump.log"
+TAGGER_LOG=$TMP/dump.log timeout -k 5 60 "$RUN" -q "$TMP/dump.app" \
+	>"$TMP/out" 2>"$TMP/err" &
+pid=$!
+sleep 1.3
+kill -s USR1 "$(launcher_of "$pid")"
+sleep 0.5
+kill -s TERM "$(launcher_of "$pid")"
+wait "$pid"; rc=$?
+r1=$(grep -cE '^  root +0x[0-9a-f]+ +supervisor +0  running$' "$TMP/err")
+r2=$(grep -cE '^  root/a +0x[0-9a-f]+ +t\.tagger +0  running$' "$TMP/err")
+r3=$(grep -cE '^  root/mid +0x[0-9a-f]+ +supervisor +0  running$' "$TMP/err")
+r4=$(grep -cE '^  root/mid/c +(0x[0-9a-f]+|-) +t\.tagger +[1-9][0-9]*  (not )?running$' "$TMP/err")
+[ "$rc" -eq 0 ] && [ "$r1$r2$r3$r4" = 1111 ] &&
+	grep -qE '^smarm-run: dump: up [0-9.]+s, 4 in the tree, [0-9]+ restarts?$' "$TMP/err" &&
+	grep -qE '^  ID +PID +BEHAVIOUR +RESTARTS +STATE$' "$TMP/err"
+check "SIGUSR1: every child with pid, behaviour, restarts, state" $? \
+	"exit $rc" "$(cat "$TMP/err")"
+
+# 14. a SIGTERM while the plugins load (blocked first thing): the tree
+# starts and shuts down in order, exit 0
+: >"$TMP/early.log"
+TAGGER_LOG=$TMP/early.log TAGGER_LOAD_DELAY_MS=1500 timeout -k 5 60 "$RUN" -q \
+	"$TMP/order.app" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+sleep 0.5
+lpid=$(launcher_of "$pid")
+kill -s TERM "$lpid"; kill -s HUP "$lpid"; kill -s USR1 "$lpid"
+wait "$pid"; rc=$?
+[ "$rc" -eq 0 ] && grep -q '^smarm-run: order: SIG[A-Z]*: shutting down$' "$TMP/out" &&
+	[ "$(tail -n 1 "$TMP/early.log")" = "stop a" ]
+check "signals while loading: not fatal, ordered shutdown after start" $? \
+	"exit $rc" "$(cat "$TMP/out")" "$(cat "$TMP/err")"
+
+# 15. a child blocked in a system call: after the kill grace, exit 3
+# naming it (not a launcher that only SIGKILL ends)
+cat >"$TMP/hang.app" <<'EOF2'
+app hang
+workers 2
+plugin t ./tagger.so
+supervisor root one_for_one
+  server t.tagger id=a args="tag=a" shutdown=1s
+  supervisor mid rest_for_one
+    server t.tagger id=b args="tag=b hang=1" shutdown=1s
+EOF2
+: >"$TMP/hang.log"
+TAGGER_LOG=$TMP/hang.log timeout -k 5 30 "$RUN" -q "$TMP/hang.app" \
+	>"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 200); do
+	grep -q '^hang b' "$TMP/hang.log" && break
+	sleep 0.05
+done
+kill -s TERM "$(launcher_of "$pid")"
+wait "$pid"; rc=$?
+[ "$rc" -eq 3 ] &&
+	grep -q "^smarm-run: hang: child 'root/mid/b' (pid 0x[0-9a-f]*) did not end 2.0 s after it was killed: its worker is blocked outside the runtime" "$TMP/err" &&
+	! grep -q "'root/a'" "$TMP/err"
+check "a child blocked in a system call: exit 3 naming it" $? "exit $rc" \
+	"$(cat "$TMP/err")"
+
+# 16. --version, --help
+ver=$(timeout 10 "$RUN" --version); r1=$?
+help=$(timeout 10 "$RUN" --help); r2=$?
+miss=
+for w in --check --quiet --run --workers --help --version -c -q -t -w -h -V \
+	SIGINT SIGTERM SIGHUP SIGUSR1 'Exit codes: 0' '; 1 ' '; 2 ' '  3 '; do
+	printf '%s' "$help" | grep -qF -- "$w" || miss="$miss [$w]"
+done
+[ "$r1$r2" = 00 ] && [[ "$ver" =~ ^smarm-run\ [0-9]+\.[0-9]+\.[0-9]+\ \(libsmarm\ [0-9.]+, ]] &&
+	[ -z "$miss" ]
+check "--version and --help (options, exit codes, signals)" $? "$ver" \
+	"missing:$miss"
+
+# 17. a world-writable application file: refused, exit 2; with
+# --allow-insecure a warning
+cp "$TMP/order.app" "$TMP/ww.app"
+chmod 0666 "$TMP/ww.app"
+timeout 10 "$RUN" -c "$TMP/ww.app" >/dev/null 2>"$TMP/err"; r1=$?
+e1=$(cat "$TMP/err")
+timeout 10 "$RUN" -c --allow-insecure "$TMP/ww.app" >"$TMP/out" 2>"$TMP/err"
+r2=$?
+[ "$r1$r2" = 20 ] &&
+	printf '%s' "$e1" | grep -q "^smarm-run: $TMP/ww.app: writable by anyone (mode 0666).*(SMARM_EPLUGINPERM)$" &&
+	printf '%s' "$e1" | grep -q -- "--allow-insecure" &&
+	grep -q "^smarm-run: warning: $TMP/ww.app: writable by anyone" "$TMP/err"
+check "a world-writable app file: exit 2; --allow-insecure warns" $? \
+	"$r1 $r2" "$e1" "$(cat "$TMP/err")"
+
+# 18. a plugin in a directory anyone may write into (not sticky)
+mkdir "$TMP/open"
+cp "$TAGGER" "$TMP/open/tagger.so"
+chmod 0777 "$TMP/open"
+printf 'app o\nplugin t ./open/tagger.so\nsupervisor root one_for_one\n  server t.tagger\n' \
+	>"$TMP/open.app"
+timeout 10 "$RUN" -c "$TMP/open.app" >/dev/null 2>"$TMP/err"; r1=$?
+e1=$(cat "$TMP/err")
+timeout 10 "$RUN" -c --allow-insecure "$TMP/open.app" >/dev/null \
+	2>"$TMP/err"; r2=$?
+[ "$r1$r2" = 20 ] &&
+	printf '%s' "$e1" | grep -q "^$TMP/open.app:2: plugin 't': .*its directory $TMP/open is writable by anyone (mode 0777) and not sticky.*(SMARM_EPLUGINPERM)$" &&
+	grep -q "^smarm-run: warning: $TMP/open/tagger.so: its directory" "$TMP/err"
+check "a plugin in a world-writable directory: exit 2 at its line" $? \
+	"$r1 $r2" "$e1" "$(cat "$TMP/err")"
+chmod 0700 "$TMP/open"
+
+# 19. an application file owned by another user (root only can make one)
+if [ "$(id -u)" -eq 0 ]; then
+	cp "$TMP/order.app" "$TMP/other.app"
+	chown 65534 "$TMP/other.app"
+	timeout 10 "$RUN" -c "$TMP/other.app" >/dev/null 2>"$TMP/err"; rc=$?
+	[ "$rc" -eq 2 ] && grep -q "owned by uid 65534, neither this user (uid 0) nor root" "$TMP/err"
+	check "an app file another user owns: exit 2" $? "exit $rc" \
+		"$(cat "$TMP/err")"
+else
+	ok "an app file another user owns: exit 2 # SKIP not root"
+fi
 
 [ "$n" -eq "$PLAN" ] || { echo "# ran $n of $PLAN"; exit 1; }
 [ "$failed" -eq 0 ]

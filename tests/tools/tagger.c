@@ -11,7 +11,11 @@
  *   trap=1       trap exits (a shutdown reaches handle_shutdown)
  *   linger=1     with trap=1: a shutdown is answered SMARM_GS_CONTINUE
  *                (the server keeps serving; only a kill ends it)
- * Log lines "start T" and "stop T" are appended to the file named
+ *   hang=1       right after init, block the worker in sleep(3) for
+ *                ever (logs "hang T" first): nothing can end it
+ * With TAGGER_LOAD_DELAY_MS set, loading the plugin takes that long
+ * (its constructor sleeps): a launcher still loading its plugins.
+ * Log lines "start T", "hang T" and "stop T" are appended to the file named
  * by the environment variable TAGGER_LOG (nothing is logged without it),
  * each with one write(2) on an O_APPEND descriptor, so lines of servers
  * on different workers never interleave.
@@ -29,6 +33,7 @@ struct tagger {
 	long crash_in_ms;
 	int trap;
 	int linger;
+	int hang;
 	int64_t pings;
 };
 
@@ -46,6 +51,13 @@ static void log_line(const char *fmt, const char *tag, int how)
 	if (write(fd, line, (size_t)n) != n)
 		(void)0; /* a test log: a short write shows in the test */
 	close(fd);
+}
+
+__attribute__((constructor)) static void t_load(void)
+{
+	const char *ms = getenv("TAGGER_LOAD_DELAY_MS");
+	if (ms != NULL)
+		usleep((useconds_t)strtol(ms, NULL, 10) * 1000);
 }
 
 static int t_create(const char *args, void **state)
@@ -69,6 +81,8 @@ static int t_create(const char *args, void **state)
 			t->trap = 1;
 		else if (n == 8 && strncmp(p, "linger=1", 8) == 0)
 			t->linger = 1;
+		else if (n == 6 && strncmp(p, "hang=1", 6) == 0)
+			t->hang = 1;
 		p += n;
 		while (*p == ' ')
 			p++;
@@ -93,7 +107,20 @@ static int t_init(void *state, smarm_gs_ctx_t *cx)
 		    0)
 		return rc;
 	log_line("start %s\n", t->tag, 0);
+	if (t->hang && (rc = smarm_gs_continue(cx, 1)) != 0)
+		return rc;
 	return 0;
+}
+
+/* hang=1: a handler blocked in a system call, outside the runtime. */
+static void t_continue(void *state, smarm_gs_ctx_t *cx, uint64_t tag)
+{
+	struct tagger *t = state;
+	(void)cx;
+	(void)tag;
+	log_line("hang %s\n", t->tag, 0);
+	for (;;)
+		sleep(1);
 }
 
 static int64_t t_ping(void *state, smarm_gs_ctx_t *cx)
@@ -140,6 +167,7 @@ static const smarm_gs_desc_t tagger = {
 	.create = t_create,
 	.destroy = t_destroy,
 	.init = t_init,
+	.handle_continue = t_continue,
 	.handle_idle = t_idle,
 	.handle_shutdown = t_shutdown,
 	.terminate = t_terminate,
