@@ -935,9 +935,6 @@ void smarm__wakes_hold(struct smarm__worker *w, bool on)
 static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (SMARM_UNLIKELY(w != NULL && w->whold != 0) && w->node == n &&
-	    wakes_held_add(w, pid))
-		return;
 	if (n->wake_slot && w != NULL && w->node == n &&
 	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
 		uint64_t old;
@@ -991,6 +988,10 @@ static void enqueue_woken(struct smarm_node *n, uint64_t pid)
 		return;
 	}
 queue:
+	/* An exit's hooks run (no wake of theirs takes the slot path). */
+	if (SMARM_UNLIKELY(w != NULL && w->whold != 0) && w->node == n &&
+	    wakes_held_add(w, pid))
+		return;
 	rq_push(n, pid, true);
 }
 
