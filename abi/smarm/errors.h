@@ -59,7 +59,9 @@
 	XX(EPLUGINPERM, -316,                                                  \
 	   "file or a directory above it writable by others or owned by "      \
 	   "another user")                                                     \
-	XX(EBADRETURN, -317, "a callback returned a value outside its contract")
+	XX(EBADRETURN, -317,                                                   \
+	   "a callback returned a value outside its contract")                 \
+	XX(EOPKIND, -318, "operation is of another kind (a cast called, ...)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

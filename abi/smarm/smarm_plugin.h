@@ -520,7 +520,8 @@ SMARM_API int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid,
  * with args to this server (as smarm_server_info would); with period_ns
  * non-zero, again every period_ns after that until cancelled. *id (may
  * be NULL) names the timer. Timers are cancelled when the server ends,
- * before terminate. Errors: SMARM_ENOOP no info op of that name;
+ * before terminate. Errors: SMARM_ENOOP no op of that name;
+ * SMARM_EOPKIND op is a call or a cast;
  * SMARM_EARGS; SMARM_ETOOBIG; SMARM_ENOMEM. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
@@ -891,7 +892,9 @@ SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
  * After SMARM_ETIMEDOUT the request may still be served; its reply is
  * discarded and never reaches a later call. Works from an actor and from
  * a plain thread. Errors: SMARM_EINVAL s or op NULL, args NULL with
- * nargs > 0; SMARM_ENOOP no call op of that name; SMARM_EARGS wrong
+ * nargs > 0; SMARM_ENOOP no op of that name; SMARM_EOPKIND op is a
+ * cast or an info, not a call (and a cast or info of a call op, for
+ * the calls below; before 0.5.0 all were SMARM_ENOOP); SMARM_EARGS wrong
  * count or type; SMARM_ETOOBIG; SMARM_ENONAME, SMARM_ENOPROC the server
  * is not there; SMARM_EDOWN it ended (or dropped the call) before it
  * replied; SMARM_ECALLSELF the caller is the server (it would wait for

@@ -108,6 +108,13 @@ void smarm__bhv_proto_free(struct bhv_proto *p);
 const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
 					   const char *name, int kind);
 
+/*
+ * The op called name of kind kind (0: any) into *out: 0, SMARM_ENOOP
+ * (no op of that name) or SMARM_EOPKIND (it is of another kind).
+ */
+int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
+			 const struct bhv_op **out);
+
 /* A type's protocol spelling ("i64", ...), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 

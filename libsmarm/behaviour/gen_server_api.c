@@ -156,9 +156,9 @@ int smarm_gs_send_after(smarm_gs_ctx_t *cx, uint64_t delay_ns,
 		return rc;
 	if (opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	op = smarm__bhv_proto_find(&cx->sv_be->bh_proto, opname, BHV_INFO);
-	if (op == NULL)
-		return SMARM_ENOOP;
+	rc = smarm__bhv_proto_get(&cx->sv_be->bh_proto, opname, BHV_INFO, &op);
+	if (rc != 0)
+		return rc;
 	rc = smarm__bhv_pack(op, args, nargs, &blk);
 	if (rc != 0)
 		return rc;
@@ -567,10 +567,11 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	return 0;
 }
 
-static const struct bhv_op *op_find(struct smarm_server *s, const char *op,
-				    int kind)
+/* 0 and *op, SMARM_ENOOP, or SMARM_EOPKIND (smarm__bhv_proto_get). */
+static int op_find(struct smarm_server *s, const char *name, int kind,
+		   const struct bhv_op **op)
 {
-	return smarm__bhv_proto_find(&s->sc_be->bh_proto, op, kind);
+	return smarm__bhv_proto_get(&s->sc_be->bh_proto, name, kind, op);
 }
 
 /* Wait for the reply numbered seq until the deadline. */
@@ -635,9 +636,9 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	op = op_find(s, opname, BHV_CALL);
-	if (op == NULL)
-		return SMARM_ENOOP;
+	rc = op_find(s, opname, BHV_CALL, &op);
+	if (rc != 0)
+		return rc;
 	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;
@@ -653,9 +654,9 @@ static int send_kind(smarm_server_t *s, const char *opname,
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	op = op_find(s, opname, kind);
-	if (op == NULL)
-		return SMARM_ENOOP;
+	rc = op_find(s, opname, kind, &op);
+	if (rc != 0)
+		return rc;
 	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;
@@ -837,9 +838,9 @@ static int pack_va_op(struct smarm_server *s, const char *opname, int kind,
 {
 	if (s == NULL || opname == NULL)
 		return SMARM_EINVAL;
-	*op = op_find(s, opname, kind);
-	if (*op == NULL)
-		return SMARM_ENOOP;
+	int rc = op_find(s, opname, kind, op);
+	if (rc != 0)
+		return rc;
 	return smarm__bhv_pack_va(*op, ap, blk);
 }
 
@@ -965,9 +966,9 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	if (s == NULL || opname == NULL || req == NULL ||
 	    (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	op = op_find(s, opname, BHV_CALL);
-	if (op == NULL)
-		return SMARM_ENOOP;
+	rc = op_find(s, opname, BHV_CALL, &op);
+	if (rc != 0)
+		return rc;
 	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
 	if (rc != 0)
 		return rc;

@@ -339,3 +339,16 @@ const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
 	}
 	return NULL;
 }
+
+int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
+			 const struct bhv_op **out)
+{
+	const struct bhv_op *op = smarm__bhv_proto_find(p, name, 0);
+	*out = NULL;
+	if (op == NULL)
+		return SMARM_ENOOP;
+	if (kind != 0 && op->op_kind != kind)
+		return SMARM_EOPKIND; /* a cast called, a call cast, ... */
+	*out = op;
+	return 0;
+}

@@ -471,8 +471,9 @@ static void clients_root(void *arg)
 	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "val", 3) == 0);
 	free((void *)b.ptr);
 	HARNESS_EQ(smarm_server_callv(s, "inc", MS(5000), NULL, (int64_t)1),
-		   SMARM_ENOOP);
-	HARNESS_EQ(smarm_server_castv(s, "add", (int64_t)1), SMARM_ENOOP);
+		   SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_castv(s, "add", (int64_t)1), SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_castv(s, "nope", (int64_t)1), SMARM_ENOOP);
 	HARNESS_EQ(smarm_server_callv(NULL, "add", 0, NULL, (int64_t)1),
 		   SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_castv(s, NULL), SMARM_EINVAL);
@@ -533,7 +534,7 @@ static void clients_root(void *arg)
 	HARNESS_EQ(smarm_server_send_request(s, "get", NULL, 0, NULL),
 		   SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_send_request(s, "inc", &one, 1, &r3),
-		   SMARM_ENOOP);
+		   SMARM_EOPKIND);
 	HARNESS_EQ(smarm_server_send_request(s, "add", NULL, 0, &r3),
 		   SMARM_EARGS);
 	HARNESS_EQ(smarm_server_wait_response(NULL, &rv, 0), SMARM_EINVAL);
@@ -577,9 +578,11 @@ static void misuse_root(void *arg)
 	HARNESS_EQ(smarm_server_call(s, NULL, NULL, 0, &r, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_call(s, "add", NULL, 1, &r, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_call(s, "nope", NULL, 0, &r, 0), SMARM_ENOOP);
-	HARNESS_EQ(smarm_server_call(s, "inc", &a, 1, &r, 0), SMARM_ENOOP);
-	HARNESS_EQ(smarm_server_cast(s, "get", NULL, 0), SMARM_ENOOP);
-	HARNESS_EQ(smarm_server_info(s, "get", NULL, 0), SMARM_ENOOP);
+	/* a cast called, a call cast: the kind is named */
+	HARNESS_EQ(smarm_server_call(s, "inc", &a, 1, &r, 0), SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_cast(s, "get", NULL, 0), SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_info(s, "get", NULL, 0), SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_cast(s, "nope", NULL, 0), SMARM_ENOOP);
 	HARNESS_EQ(smarm_server_call(s, "add", NULL, 0, &r, 0), SMARM_EARGS);
 	HARNESS_EQ(smarm_server_call(s, "add", &bad, 1, &r, 0), SMARM_EARGS);
 	HARNESS_EQ(smarm_server_cast(s, "inc", &bad, 1), SMARM_EARGS);
