@@ -61,7 +61,8 @@
 	   "another user")                                                     \
 	XX(EBADRETURN, -317,                                                   \
 	   "a callback returned a value outside its contract")                 \
-	XX(EOPKIND, -318, "operation is of another kind (a cast called, ...)")
+	XX(EOPKIND, -318, "operation is of another kind (a cast called, ...)") \
+	XX(EREPLY, -319, "the server answered with an error (see the reply)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

@@ -500,6 +500,18 @@ SMARM_API int smarm_gs_trap_exit(smarm_gs_ctx_t *cx);
  */
 SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);
 
+/*
+ * smarm_gs_reply_error() - in a call handler: answer the call with an
+ * error instead of the handler's return value (OTP's {reply, {error,
+ * Reason}, State} as a status of its own): the caller's call returns
+ * SMARM_EREPLY with its reply an SMARM_T_I64 holding reason, which no
+ * transport failure (SMARM_EDOWN, SMARM_ETIMEDOUT, SMARM_ENOPROC) is.
+ * The handler still returns (its value is discarded). Returns: 0.
+ * Errors: SMARM_ESTATE not in a call handler, or its reply was handed
+ * to a token (smarm_gs_reply_later). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_reply_error(smarm_gs_ctx_t *cx, intptr_t reason);
+
 /* smarm_gs_continue() - run handle_continue(tag) after the current
  * callback, before the next message. Since: SMARM_0.5. */
 SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
@@ -897,9 +909,11 @@ SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
  * the calls below; before 0.5.0 all were SMARM_ENOOP); SMARM_EARGS wrong
  * count or type; SMARM_ETOOBIG; SMARM_ENONAME, SMARM_ENOPROC the server
  * is not there; SMARM_EDOWN it ended (or dropped the call) before it
- * replied; SMARM_ECALLSELF the caller is the server (it would wait for
- * its own answer: cast to itself instead); SMARM_ETIMEDOUT;
- * SMARM_ENOMEM. Safe point. Since: SMARM_0.5.
+ * replied; SMARM_EREPLY the handler answered with an error
+ * (smarm_gs_reply_error): *reply is an SMARM_T_I64, its reason (a
+ * varargs or stub call returns the status alone); SMARM_ECALLSELF the caller is
+ * the server (it would wait for its own answer: cast to itself instead);
+ * SMARM_ETIMEDOUT; SMARM_ENOMEM. Safe point. Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_call(smarm_server_t *s, const char *op,
 				const smarm_value_t *args, size_t nargs,

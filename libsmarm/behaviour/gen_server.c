@@ -112,7 +112,7 @@ void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 	r.rp_seq = seq;
 	r.rp_status = status;
 	r.rp_v.type = SMARM_T_VOID;
-	if (status == 0 && v != NULL) {
+	if ((status == 0 || status == SMARM_EREPLY) && v != NULL) {
 		r.rp_v = *v;
 		memset(v, 0, sizeof *v);
 	}
@@ -404,11 +404,19 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 				  memory_order_relaxed);
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
+	sv->sv_err_set = false;
 	smarm__bhv_invoke_block(op, bhv_msg_block(&e->en_msg), sv->sv_state, cx,
 				&r);
 	sv->sv_cur = NULL;
 	if (op->op_kind == BHV_CALL && !sv->sv_deferred) {
-		rc = smarm__bhv_ret_value(op->op_reply, &r, &v);
+		if (SMARM_UNLIKELY(sv->sv_err_set)) { /* {error, Reason} */
+			v.type = SMARM_T_I64;
+			v.len = 0;
+			v.v.i = sv->sv_err;
+			rc = SMARM_EREPLY;
+		} else {
+			rc = smarm__bhv_ret_value(op->op_reply, &r, &v);
+		}
 		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
 	}
 	env_release(e);

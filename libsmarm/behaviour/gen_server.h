@@ -76,6 +76,8 @@ struct smarm_gs_ctx {
 					       served yet: [sv_bi, sv_bn) */
 	unsigned sv_bi, sv_bn;
 	bool sv_deferred;		   /* its reply went to a token */
+	bool sv_err_set;		   /* the call answers an error: */
+	intptr_t sv_err;		   /* ... with this reason */
 	struct smarm_gs_ctx *sv_live_next; /* the live list (gen_server.c) */
 	struct bhv_node *sv_stats;	   /* its node's counters */
 };

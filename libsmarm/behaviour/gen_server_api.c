@@ -134,6 +134,20 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	return rc;
 }
 
+int smarm_gs_reply_error(smarm_gs_ctx_t *cx, intptr_t reason)
+{
+	struct bhv_env *e;
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	e = cx->sv_cur;
+	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+		return SMARM_ESTATE;
+	cx->sv_err_set = true;
+	cx->sv_err = reason;
+	return 0;
+}
+
 int smarm_gs_behaviour(smarm_gs_ctx_t *cx, const char *name,
 		       const smarm_behaviour_t **out)
 {
@@ -597,7 +611,9 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 			smarm_value_release(&r.rp_v);
 			continue;
 		}
-		if (r.rp_status != 0 || reply == NULL)
+		/* An error reply's value is its reason (SMARM_EREPLY). */
+		if ((r.rp_status != 0 && r.rp_status != SMARM_EREPLY) ||
+		    reply == NULL)
 			smarm_value_release(&r.rp_v);
 		else
 			*reply = r.rp_v;
@@ -862,6 +878,8 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 	rc = call_block(s, op, &e, &v, timeout_ns);
 	if (rc == 0)
 		store_c(&v, reply);
+	else
+		smarm_value_release(&v); /* SMARM_EREPLY's reason */
 	return rc;
 }
 

@@ -368,6 +368,45 @@ static void crashterm_root(void *arg)
 	harness_chan_drop(down);
 }
 
+/*
+ * An error reply ({reply, {error, Reason}, State}): the call returns
+ * SMARM_EREPLY with the reason, distinct from every transport failure;
+ * the server goes on; only a call handler may answer so.
+ */
+static void reply_error_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t a = v_i64(-77), r = { 0 };
+	int64_t out = 5;
+	(void)arg;
+	events();
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_call(s, "err", &a, 1, &r, MS(5000)),
+		   SMARM_EREPLY);
+	HARNESS_EQ(r.type, SMARM_T_I64);
+	HARNESS_EQ(r.v.i, -77);
+	HARNESS_EQ(smarm_server_callv(s, "err", MS(5000), &out, (int64_t)3),
+		   SMARM_EREPLY);
+	HARNESS_EQ(out, 5); /* untouched */
+	a = v_i64(8);
+	HARNESS_EQ(smarm_server_call(s, "echo", &a, 1, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 8);
+	HARNESS_EQ(smarm_server_cast(s, "errcast", NULL, 0), 0);
+	HARNESS_CHECK(strstr(await_events("errcast"), "err:0 err:0 echo:8 "
+						      "errcast:-3") != NULL);
+	HARNESS_EQ(smarm_gs_reply_error(NULL, 1), SMARM_EINVAL);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_call_error_reply_is_its_own_status)
+{
+	ck_assert_int_eq(smarm_gs_reply_error(NULL, 1), SMARM_ENOTACTOR);
+	ck_assert_int_eq(harness_run(2, reply_error_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_terminate_crash_is_the_exit_reason)
 {
 	ck_assert_int_eq(harness_run(2, crashterm_root, NULL),
@@ -1294,6 +1333,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_trapped_shutdown_ends_shutdown);
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
 	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
+	tcase_add_test(tc, test_gen_server_call_error_reply_is_its_own_status);
 	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_loop_start_fail_and_start_timeout);
 	tcase_add_test(tc, test_gen_server_request_to_self);

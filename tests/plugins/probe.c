@@ -294,6 +294,21 @@ static void block(void *state, smarm_gs_ctx_t *cx, uint64_t ns)
 	ev("unblock");
 }
 
+/* err(v): answer {error, v}; its own return value is discarded. A cast
+ * may not answer so (logged: "errcast:<status>"). */
+static int64_t err(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	(void)state;
+	ev("err:%d", smarm_gs_reply_error(cx, (intptr_t)v));
+	return 99;
+}
+
+static void errcast(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	ev("errcast:%d", smarm_gs_reply_error(cx, 1));
+}
+
 static void crash(void *state, smarm_gs_ctx_t *cx, int64_t why)
 {
 	(void)state;
@@ -456,6 +471,8 @@ static const smarm_handler_t handlers[] = {
 	{ "cont", (void (*)(void))cont },
 	{ "block", (void (*)(void))block },
 	{ "stop", (void (*)(void))stop },
+	{ "err", (void (*)(void))err },
+	{ "errcast", (void (*)(void))errcast },
 	{ "stop_cast", (void (*)(void))stop },
 	{ "monitor", (void (*)(void))monitor },
 	{ "trap_late", (void (*)(void))trap_late },
@@ -491,7 +508,9 @@ static const smarm_gs_desc_t probe = {
 		    "call peer_call(str, i64) -> i64\n"
 		    "cast crash(i64)\n"
 		    "call req_self(i64) -> i32\n"
-		    "cast check()\n",
+		    "cast check()\n"
+		    "call err(i64) -> i64\n"
+		    "cast errcast()\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,
