@@ -676,6 +676,13 @@ SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
 SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v);
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok);
 
+/* smarm_sm_reply_error() - answer the call the running action handles
+ * with an error, as smarm_gs_reply_error: the caller gets SMARM_EREPLY
+ * with reason in its reply. Returns: 0. Errors: SMARM_ESTATE no call is
+ * being handled, or it was answered or its token taken.
+ * Since: SMARM_0.5. */
+SMARM_API int smarm_sm_reply_error(smarm_sm_ctx_t *cx, intptr_t reason);
+
 /* smarm_sm_stop() - end normally after this event (SMARM_EXIT_SHUTDOWN
  * if the event is a SHUTDOWN): events still queued
  * or postponed are dropped (calls among them get SMARM_EDOWN). Returns:

@@ -315,6 +315,16 @@ static int h_reply(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 	return 0;
 }
 
+/* An error reply (smarm_sm_reply_error): SMARM_EREPLY with reason. */
+static void h_reply_error(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
+			  intptr_t reason)
+{
+	smarm_value_t v = { .type = SMARM_T_I64, .v.i = reason };
+	(void)m;
+	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, SMARM_EREPLY, &v);
+	ev->ev_call = NULL;
+}
+
 static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 		   smarm_reply_t **tok)
 {
@@ -341,6 +351,7 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_trap = h_trap,
 	.sh_next = h_next,
 	.sh_reply = h_reply,
+	.sh_reply_error = h_reply_error,
 	.sh_token = h_token,
 	.sh_behaviour = h_behaviour,
 };

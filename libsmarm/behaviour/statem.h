@@ -107,6 +107,8 @@ struct smarm_sm_ctx;
  *   sh_token   turn the call of ev into a reply token (clears ev_call).
  *   sh_behaviour  the behaviour name of the machine's plugin (NULL: its
  *              own): smarm_sm_behaviour's statuses.
+ *   sh_reply_error  answer ev, a call, with an error reply (SMARM_EREPLY,
+ *              reason: smarm_sm_reply_error); NULL: not offered.
  */
 struct smarm__sm_hooks {
 	bool (*sh_guard)(struct smarm_sm_ctx *m, void (*fn)(void),
@@ -128,6 +130,8 @@ struct smarm__sm_hooks {
 			smarm_reply_t **tok);
 	int (*sh_behaviour)(struct smarm_sm_ctx *m, const char *name,
 			    const smarm_behaviour_t **out);
+	void (*sh_reply_error)(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev,
+			       intptr_t reason);
 };
 
 /* Where a machine is: what its callbacks may do (statem.c INV-3). */

@@ -162,6 +162,19 @@ SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v)
 	return cx->m_h->sh_reply(cx, ev, v);
 }
 
+SMARM_API int smarm_sm_reply_error(smarm_sm_ctx_t *cx, intptr_t reason)
+{
+	struct smarm__sm_ev *ev;
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	ev = sm_call(cx);
+	if (ev == NULL || cx->m_h->sh_reply_error == NULL)
+		return SMARM_ESTATE;
+	cx->m_h->sh_reply_error(cx, ev, reason);
+	return 0;
+}
+
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
 {
 	struct smarm__sm_ev *ev;

@@ -699,6 +699,7 @@ END_TEST
  */
 static void stop_reason_root(void *arg)
 {
+	smarm_value_t e = { .type = SMARM_T_I64, .v.i = -12 }, r = { 0 };
 	smarm_chan_t *ch = harness_sig_chan();
 	smarm_server_t *s = start_probe();
 	smarm_signal_t sig = { 0 };
@@ -709,6 +710,10 @@ static void stop_reason_root(void *arg)
 	(void)arg;
 	if (s == NULL)
 		return;
+	/* An error reply from an action: SMARM_EREPLY and the reason. */
+	g_rc[11] = smarm_server_call(s, "errc", &e, 1, &r, MS(10000));
+	g_rc[12] = (int)r.v.i;
+	take_log(s, 0);
 	term_seen(t);
 	g_rc[0] = smarm_server_stop(s, SMARM_EXIT_SHUTDOWN, 9, MS(10000), &how,
 				    &reason);
@@ -752,6 +757,9 @@ START_TEST(test_gen_statem_stop2_shutdown_keep_their_reason)
 	ck_assert_int_eq(g_rc[8], 31);
 	ck_assert_int_eq(g_rc[9], SMARM_EXIT_SHUTDOWN);
 	ck_assert_int_eq(g_rc[10], 1);
+	ck_assert_int_eq(g_rc[11], SMARM_EREPLY);
+	ck_assert_int_eq(g_rc[12], -12);
+	ck_assert_str_eq(g_out[0], "E0/0 errc0:-3");
 	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
 }
 END_TEST

@@ -185,6 +185,14 @@ static int32_t a_crash(void *data, smarm_sm_ctx_t *cx, int32_t state)
 	return state;
 }
 
+/* errc(x): answer {error, x}, then try to answer again (logged). */
+static int32_t a_errc(void *data, smarm_sm_ctx_t *cx, int32_t state, int64_t x)
+{
+	int rc = smarm_sm_reply_error(cx, (intptr_t)x);
+	logw(data, "errc%d:%d", rc, smarm_sm_reply_error(cx, 1));
+	return state;
+}
+
 /* stopw(x): OTP's {stop, {shutdown, x}} (smarm_sm_stop_with). */
 static int32_t a_stopw(void *data, smarm_sm_ctx_t *cx, int32_t state, int64_t x)
 {
@@ -352,6 +360,7 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, CAST, "crash", a_crash, STAY),
 	ROW(ANY, CAST, "stop", a_stop, STOP),
 	ROW(ANY, CAST, "stopw", a_stopw, STAY),
+	ROW(ANY, CALL, "errc", a_errc, STAY),
 	ROW(ANY, CAST, "release", a_release, STAY),
 	ROW(ANY, CALL, "get", a_get, STAY),
 	ROW(ANY, CALL, "later", a_later, STAY),
@@ -386,7 +395,7 @@ static const smarm_sm_desc_t probe = {
 		"cast arm_st(u64); cast arm_ev(u64); cast arm_t(u64)\n"
 		"cast ev0next()\n"
 		"cast cancel_t(); cast repeat(); cast crash(); cast stop()\n"
-		"cast stopw(i64)\n"
+		"cast stopw(i64); call errc(i64) -> i32\n"
 		"cast release()\n"
 		"call get() -> i32; call later() -> i32\n"
 		"call hold() -> i32; call nothing() -> i32\n"
