@@ -817,6 +817,24 @@ SMARM_API int smarm_sup_ready(void);
 SMARM_API int smarm_sup_start_failed(int status);
 
 /*
+ * smarm_sup_ignore() - the calling child's start returns ignore (OTP's
+ * start function returning ignore): its supervisor keeps the child with
+ * no pid (SMARM_PID_NONE in smarm_sup_which_children, not active in
+ * smarm_sup_count_children) and does not restart it; a temporary child
+ * is not kept at all. The start (smarm_sup_start, smarm_sup_start_child,
+ * smarm_sup_restart_child) succeeds, the child's pid SMARM_PID_NONE
+ * (OTP's {ok, undefined}); smarm_sup_restart_child starts it again.
+ * Then the caller ends with SMARM_EXIT_NORMAL (its cleanup handlers
+ * run). Call it before smarm_sup_ready(), or in a child with no
+ * readiness report.
+ * Returns: only on misuse, else does not return. Errors:
+ * SMARM_ENOTACTOR; SMARM_ESTATE the caller was not spawned by a
+ * supervisor (it goes on).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_ignore(void);
+
+/*
  * Calls to a running supervisor, from any other actor (OTP's
  * start_child, terminate_child, restart_child, delete_child,
  * which_children, count_children). Each is a request to the

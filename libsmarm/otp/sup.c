@@ -27,7 +27,11 @@
  * supervisor waited for something else; sup_take) -> handled
  * (sup_death: restarted by sup_start_child, or left stopped). A child
  * the supervisor stops itself (sup_stop_child) goes RUNNING -> stopped
- * with its Down consumed, never pending.
+ * with its Down consumed, never pending. A child that says ignore
+ * (smarm_sup_ignore, a readiness report of SMARM__SUP_IGNORE) ends with
+ * no pid kept and is no death: awaited, its start returns
+ * SMARM__SUP_IGNORE after its Down; not awaited, ch_ignored makes its
+ * Down no death (sup_death). A temporary one is deleted.
  *
  * Ownership: a spec is the caller's (sup_api.c). A supervisor owns a
  * copy of its spec's children and everything in struct sup; a
@@ -73,6 +77,7 @@ struct sup_child {
 	bool ch_pending;	       /* its Down awaits sup_death */
 	bool ch_inring;		       /* in su_pend (INV-1) */
 	bool ch_gone;		       /* deleted: a hole until sup_compact */
+	bool ch_ignored;	       /* it said ignore: its end is no death */
 	int ch_how;		       /* of the last Down */
 	intptr_t ch_reason;	       /* of the last Down */
 };
@@ -342,6 +347,15 @@ static int sup_take(struct sup *su, const smarm_signal_t *m)
 		}
 		return i;
 	}
+	if (m->kind == SMARM__SUP_KIND_READY &&
+	    m->reason == SMARM__SUP_IGNORE) {
+		/* A child started without a readiness wait said ignore:
+		 * its end, which follows, is no death (sup_death). */
+		int i = m->from.id ? sup_find(su, m->from.id) : -1;
+		if (i >= 0)
+			su->su_kids[i].ch_ignored = true;
+		return -1;
+	}
 	if (m->kind == SMARM_SIGNAL_EXIT && !su->su_stop &&
 	    (m->from.id == 0 || m->from.id == su->su_parent)) {
 		su->su_stop = true;
@@ -430,6 +444,7 @@ static int sup_start_child(struct sup *su, int i)
 	uint64_t deadline;
 	int rc;
 	c->ch_pending = false;
+	c->ch_ignored = false;
 	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
 	if (rc != 0)
 		return rc;
@@ -451,13 +466,14 @@ static int sup_start_child(struct sup *su, int i)
 		}
 		if (rc != 0)
 			return rc;
-		if (m.kind == SMARM__SUP_KIND_READY) {
-			if (m.from.id != pid.id || c->ch_pid != pid.id)
-				continue; /* stale: nobody waits for it */
+		if (m.kind == SMARM__SUP_KIND_READY && m.from.id == pid.id &&
+		    c->ch_pid == pid.id) {
 			if (m.reason == 0)
 				return 0;
+			/* Failed, or ignore: it ends; no pid is kept. */
 			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
 			c->ch_pending = false;
+			c->ch_ignored = false;
 			return (int)m.reason;
 		}
 		j = sup_take(su, &m);
@@ -520,6 +536,12 @@ static void sup_death(struct sup *su, int i)
 	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
 	if (su->su_stop)
 		return;
+	if (su->su_kids[i].ch_ignored) { /* it said ignore: no pid kept */
+		su->su_kids[i].ch_ignored = false;
+		if (cs->cs_restart == SMARM_SUP_TEMPORARY)
+			sup_delete(su, i);
+		return;
+	}
 	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
 		sup_delete(su, i); /* as OTP: its spec goes with it */
 		return;
@@ -553,7 +575,11 @@ static void sup_death(struct sup *su, int i)
 				sup_delete(su, k); /* stopped, not restarted */
 				continue;
 			}
-			if (sup_start_child(su, k) != 0)
+			int rc = sup_start_child(su, k);
+			if (rc == SMARM__SUP_IGNORE &&
+			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
+				sup_delete(su, k); /* ignored: not kept */
+			else if (rc != 0 && rc != SMARM__SUP_IGNORE)
 				failed = k;
 		}
 		if (failed < 0 || su->su_stop)
@@ -626,6 +652,19 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			break;
 		}
 		r.how = sup_start_child(su, i);
+		if (r.how == SMARM__SUP_IGNORE) {
+			/* OTP's {ok, undefined}: kept with no pid, but a
+			 * temporary child is not kept at all */
+			r.how = 0;
+			if (su->su_kids[i].ch_cs.cs_restart ==
+			    SMARM_SUP_TEMPORARY) {
+				if (q->op == SMARM__SUP_OP_START)
+					su->su_n--;
+				else
+					sup_delete(su, i);
+			}
+			break;
+		}
 		if (r.how != 0) {
 			if (q->op == SMARM__SUP_OP_START)
 				su->su_n--; /* nothing recorded */
@@ -752,6 +791,12 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 	su->su_parent = smarm__self_parent();
 	for (uint32_t i = 0; i < su->su_n; i++) {
 		rc = sup_start_child(su, (int)i);
+		if (rc == SMARM__SUP_IGNORE) { /* kept with no pid (OTP) */
+			if (su->su_kids[i].ch_cs.cs_restart ==
+			    SMARM_SUP_TEMPORARY)
+				sup_delete(su, (int)i);
+			continue;
+		}
 		if (rc != 0) {
 			for (int k = (int)i - 1; k >= 0; k--)
 				sup_stop_child(su, k);

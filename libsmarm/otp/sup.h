@@ -16,6 +16,10 @@
 #include <stdint.h>
 
 #define SMARM__SUP_KIND_READY 16
+/* A readiness report's reason: 0 ready, < 0 failed, this: ignore
+ * (smarm_sup_ignore, OTP's start function returning ignore). Also what
+ * sup.c's child start returns for such a child (no pid). */
+#define SMARM__SUP_IGNORE 1
 
 struct smarm__sup_cspec {
 	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */

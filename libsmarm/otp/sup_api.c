@@ -150,6 +150,15 @@ int smarm_sup_ready(void)
 	return smarm__sup_report(0);
 }
 
+int smarm_sup_ignore(void)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (smarm__sup_report(SMARM__SUP_IGNORE) != 0)
+		return SMARM_ESTATE; /* no supervisor spawned the caller */
+	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+}
+
 int smarm_sup_start_failed(int status)
 {
 	if (smarm__current_node() == NULL)

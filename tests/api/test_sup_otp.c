@@ -591,6 +591,109 @@ START_TEST(test_sup_otp_hanging_restart_loop_does_not_block_shutdown)
 }
 END_TEST
 
+/* ---------------------------------------------------------- ignore */
+
+static atomic_int ig_starts; /* starts of the ignoring bodies */
+
+/* A child whose start returns ignore (after a readiness wait or not). */
+static void ignore_body(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&ig_starts, 1);
+	smarm_sup_ignore();
+	HARNESS_CHECK(0); /* not reached */
+}
+
+static size_t which(smarm_pid_t sup, smarm_sup_child_t *buf, size_t cap)
+{
+	size_t n = 0;
+	HARNESS_EQ(smarm_sup_which_children(sup, buf, cap, &n, MS(5000)), 0);
+	return n;
+}
+
+/*
+ * sup_start_ignore_child, sup_start_ignore_temporary_child(_start_child):
+ * a child whose start says ignore is kept with no pid, not active, not
+ * restarted (with a readiness wait or without); a temporary one is not
+ * kept; start_child and restart_child of one succeed with no pid.
+ */
+static void root_ignore(void *arg)
+{
+	smarm_sup_spec_t *sp = NULL;
+	smarm_sup_child_t c[4];
+	struct kid *k = kid_new(1, KID_PARK);
+	smarm_pid_t sup, pid;
+	size_t specs = 0, active = 0;
+	(void)arg;
+	atomic_store(&ig_starts, 0);
+	HARNESS_EQ(smarm_sup_ignore(), SMARM_ESTATE); /* no supervisor */
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "ig", ignore_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "ig", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "tmp", ignore_body, NULL,
+					    SMARM_SUP_TEMPORARY,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "tmp", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "k", kid_body, k,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(atomic_load(&ig_starts), 2);
+	HARNESS_EQ(which(sup, c, 4), 2); /* "tmp" is not kept */
+	HARNESS_EQ(strcmp(c[0].id, "ig"), 0);
+	HARNESS_CHECK(smarm_pid_eq(c[0].pid, SMARM_PID_NONE));
+	HARNESS_EQ(strcmp(c[1].id, "k"), 0);
+	HARNESS_EQ(smarm_sup_count_children(sup, &specs, &active, MS(5000)), 0);
+	HARNESS_EQ(specs, 2);
+	HARNESS_EQ(active, 1);
+	/* restart_child and start_child of an ignoring child: no pid */
+	pid = smarm_actor_self();
+	HARNESS_EQ(smarm_sup_restart_child(sup, "ig", MS(5000), &pid), 0);
+	HARNESS_CHECK(smarm_pid_eq(pid, SMARM_PID_NONE));
+	HARNESS_EQ(smarm_sup_start_child(
+			   sup, "dyn", ignore_body, NULL, SMARM_SUP_TEMPORARY,
+			   SMARM_SUP_SHUTDOWN_DEFAULT, MS(5000), &pid),
+		   0);
+	/* without a readiness wait: started, then it ignores; its end is
+	 * no death (a permanent child is not restarted), and it is kept */
+	HARNESS_EQ(smarm_sup_start_child(
+			   sup, "late", ignore_body, NULL, SMARM_SUP_PERMANENT,
+			   SMARM_SUP_SHUTDOWN_DEFAULT, MS(5000), &pid),
+		   0);
+	{
+		uint64_t t0 = smarm_now_ns();
+		size_t n;
+		do {
+			smarm_actor_sleep(MS(1));
+			n = which(sup, c, 4);
+		} while (n == 3 && !smarm_pid_eq(c[2].pid, SMARM_PID_NONE) &&
+			 harness_since(t0) < MS(5000) * harness_time_scale());
+		HARNESS_EQ(n, 3); /* ig, k, late ("dyn" was not kept) */
+		HARNESS_EQ(strcmp(c[2].id, "late"), 0);
+		HARNESS_CHECK(smarm_pid_eq(c[2].pid, SMARM_PID_NONE));
+	}
+	HARNESS_EQ(smarm_actor_sleep(MS(30)), 0);
+	HARNESS_EQ(atomic_load(&ig_starts), 5); /* none restarted */
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(k);
+}
+
+START_TEST(test_sup_otp_sup_start_ignore_child)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_ignore, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
 {
@@ -614,6 +717,7 @@ Suite *smarm_test_sup_otp_suite(void)
 	tc = tcase_create("start");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sup_otp_sup_start_restart_child_returns_error);
+	add_123(tc, test_sup_otp_sup_start_ignore_child);
 	add_123(tc, test_sup_otp_sup_start_fail_through_a_nested_supervisor);
 	suite_add_tcase(s, tc);
 	return s;
