@@ -1028,7 +1028,8 @@ SMARM_API int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns,
  * or something else ended it first.
  * Returns: 0. Errors: SMARM_EINVAL s NULL, how not SMARM_EXIT_NORMAL,
  * SMARM_EXIT_SHUTDOWN or SMARM_EXIT_CRASHED; SMARM_ENOPROC no server
- * (OTP's noproc: it was gone, or the name is not registered);
+ * (OTP's noproc: it was gone, the name is not registered, or the pid is
+ * an actor that is no server);
  * SMARM_ECALLSELF the caller is the server (use smarm_gs_stop);
  * SMARM_ETIMEDOUT it did not end within timeout_ns (it is not killed:
  * the stop stays queued, as OTP's); SMARM_ENOTACTOR; SMARM_ENOMEM.

@@ -766,10 +766,19 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 	e.en_op = &smarm__bhv_sys_stop;
 	e.en_reply = NULL;
 	e.en_seq = 0;
-	/* To the pid monitored (a name is resolved once). Not sent: the
-	 * server is gone or ending, and its Down says how it ended. */
-	if (smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(), &e) != 0)
+	/* To the pid monitored (a name is resolved once). Refused by a
+	 * closed inbox or a pid gone: its Down, due, says how it ended.
+	 * No inbox at all: no server there (or one past unpublishing),
+	 * whose end would never come for a plain actor: noproc. */
+	rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(), &e);
+	if (rc != 0) {
 		smarm__bhv_msg_free(&e.en_msg);
+		if (rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
+			(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+			rc = rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
+			goto out;
+		}
+	}
 	rc = smarm_chan_recv_timeout(ch, &sig, timeout_ns);
 	if (rc != 0) {
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);

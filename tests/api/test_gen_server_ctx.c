@@ -423,6 +423,12 @@ END_TEST
  * EDOWN); a timeout leaves the stop queued; terminate's crash is what
  * the stop returns.
  */
+static void stop3_park(void *arg)
+{
+	(void)arg;
+	harness_park();
+}
+
 static void stop3_root(void *arg)
 {
 	static const int hows[] = { SMARM_EXIT_NORMAL, SMARM_EXIT_SHUTDOWN,
@@ -506,6 +512,17 @@ static void stop3_root(void *arg)
 	HARNESS_EQ(smarm_server_stop(NULL, SMARM_EXIT_NORMAL, 0, MS(5000), NULL,
 				     NULL),
 		   SMARM_EINVAL);
+	smarm_server_free(s);
+	/* A live actor that is no server: noproc at once, no wait for an
+	 * end that would never come. */
+	HARNESS_EQ(smarm_actor_spawn(&pid, stop3_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &s), 0);
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, SMARM_NO_TIMEOUT,
+				     NULL, NULL),
+		   SMARM_ENOPROC);
+	HARNESS_CHECK(smarm_actor_is_alive(pid));
+	HARNESS_EQ(smarm_actor_stop(pid), 0);
+	HARNESS_EQ(smarm_actor_join(pid, NULL, NULL), 0);
 	smarm_server_free(s);
 	events();
 	harness_chan_drop(down);
