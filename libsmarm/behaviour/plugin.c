@@ -339,8 +339,10 @@ static bool trusted_owner(uid_t uid)
 
 /*
  * Whether group write on st is harmless: the group is root's, or it is
- * our own private group (our egid, listing no member but us), as a
- * umask of 002 under the user-private-group scheme leaves every file.
+ * our own private group (our egid, named as we are, listing no member
+ * but us), as a umask of 002 under the user-private-group scheme leaves
+ * every file. A shared primary group (such as "users") lists none of
+ * the users whose primary group it is, so the name must match too.
  */
 static bool private_group(const struct stat *st)
 {
@@ -356,10 +358,11 @@ static bool private_group(const struct stat *st)
 	    getgrgid_r(st->st_gid, &gr, buf, sizeof buf, &res) != 0 ||
 	    res == NULL)
 		return false;
-	if (getpwuid_r(geteuid(), &pw, pbuf, sizeof pbuf, &me) != 0)
-		me = NULL;
+	if (getpwuid_r(geteuid(), &pw, pbuf, sizeof pbuf, &me) != 0 ||
+	    me == NULL || strcmp(gr.gr_name, me->pw_name) != 0)
+		return false;
 	for (char **m = gr.gr_mem; *m != NULL; m++)
-		if (me == NULL || strcmp(*m, me->pw_name) != 0)
+		if (strcmp(*m, me->pw_name) != 0)
 			return false;
 	return true;
 }
@@ -378,14 +381,17 @@ static bool others_write(const struct stat *st)
  * group is root's or the caller's private one (private_group), except
  * on a directory with the sticky bit (/tmp), where others cannot rename
  * or remove what the caller owns. Otherwise another user could change
- * the code.
+ * the code. resolved is path's real path, the one then loaded, so no
+ * symbolic link on the way can be pointed elsewhere after the check.
  */
-static int check_trust(const char *path, char *msg, size_t msglen)
+static int check_trust(const char *path, const char *resolved, char *msg,
+		       size_t msglen)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	char *slash;
-	if (realpath(path, real) == NULL || stat(real, &st) != 0)
+	snprintf(real, sizeof real, "%s", resolved);
+	if (stat(real, &st) != 0)
 		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
 			   strerror(errno));
 	if (!trusted_owner(st.st_uid))
@@ -428,10 +434,14 @@ static int check_trust(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
-/* A regular file (a FIFO or a device would block a read for ever) and,
- * unless flags allow otherwise, one only we and root control. */
-static int check_path(const char *path, unsigned flags, char *msg,
-		      size_t msglen)
+/*
+ * A regular file (a FIFO or a device would block a read for ever) and,
+ * unless flags allow otherwise, one only we and root control. Its real
+ * path goes to resolved (PATH_MAX bytes): the path to load, which the
+ * trust check looked at.
+ */
+static int check_path(const char *path, unsigned flags, char *resolved,
+		      char *msg, size_t msglen)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
@@ -446,21 +456,25 @@ static int check_path(const char *path, unsigned flags, char *msg,
 			   : S_ISBLK(st.st_mode)  ? "a block device"
 			   : S_ISSOCK(st.st_mode) ? "a socket"
 						  : "not a file");
+	if (realpath(path, resolved) == NULL)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
 	if (flags & SMARM_PLUGIN_ALLOW_INSECURE)
 		return 0;
-	return check_trust(path, msg, msglen);
+	return check_trust(path, resolved, msg, msglen);
 }
 
 int smarm_plugin_check_path(const char *path, unsigned flags, char *msg,
 			    size_t msglen)
 {
+	char resolved[PATH_MAX];
 	if (msg != NULL && msglen > 0)
 		msg[0] = '\0';
 	if (path == NULL || path[0] == '\0' ||
 	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
 		return say(SMARM_EINVAL, msg, msglen,
 			   "path NULL or empty, or unknown flags");
-	return check_path(path, flags, msg, msglen);
+	return check_path(path, flags, resolved, msg, msglen);
 }
 
 /*
@@ -524,6 +538,7 @@ int smarm_plugin_open_flags(const char *path, unsigned flags,
 	struct bhv_plugin *pl, *old;
 	smarm_plugin_entry_fn entry;
 	const smarm_plugin_desc_t *d;
+	char resolved[PATH_MAX];
 	void *dl;
 	int rc;
 
@@ -535,10 +550,11 @@ int smarm_plugin_open_flags(const char *path, unsigned flags,
 			   "path or out NULL, or unknown flags");
 	rc = check_file(path, msg, msglen);
 	if (rc == 0)
-		rc = check_path(path, flags, msg, msglen);
+		rc = check_path(path, flags, resolved, msg, msglen);
 	if (rc != 0)
 		return rc;
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* The real path checked, not path again (check_trust). */
+	dl = dlopen(resolved, RTLD_NOW | RTLD_LOCAL);
 	if (dl == NULL) {
 		const char *e = dlerror();
 		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s",
