@@ -142,17 +142,27 @@ int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
 	return SMARM__FAULT_FOREIGN;
 }
 
-/* Hand a sent (not faulted) sig on as the prior disposition says. */
+/* The disposition sig had before ours. */
+static const struct sigaction *prior_of(int sig)
+{
+	return sig == SIGBUS ? &prior_bus : &prior_segv;
+}
+
+/*
+ * Hand a sent (not faulted) sig on as the prior disposition says. SIG_DFL
+ * and SIG_IGN are tested first: sa_handler and sa_sigaction share their
+ * storage, and a default action saved with SA_SIGINFO set is NULL there.
+ */
 static void pass_on(int sig, siginfo_t *si, void *uctx)
 {
-	const struct sigaction *p = sig == SIGBUS ? &prior_bus : &prior_segv;
-	if (p->sa_flags & SA_SIGINFO) {
-		p->sa_sigaction(sig, si, uctx);
-	} else if (p->sa_handler == SIG_IGN) {
+	const struct sigaction *p = prior_of(sig);
+	if (p->sa_handler == SIG_IGN) {
 		return;
 	} else if (p->sa_handler == SIG_DFL) {
 		die_by_default(sig);
 		raise(sig); /* pending (sig is masked here) until we return */
+	} else if (p->sa_flags & SA_SIGINFO) {
+		p->sa_sigaction(sig, si, uctx);
 	} else {
 		p->sa_handler(sig);
 	}
@@ -161,9 +171,8 @@ static void pass_on(int sig, siginfo_t *si, void *uctx)
 /* Whether the prior disposition of sig lets a fault kill the process. */
 static bool fault_is_fatal(int sig)
 {
-	const struct sigaction *p = sig == SIGBUS ? &prior_bus : &prior_segv;
-	return !(p->sa_flags & SA_SIGINFO) &&
-	       (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN);
+	const struct sigaction *p = prior_of(sig);
+	return p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN;
 }
 
 /* A fatal fault in actor s (not an overflow): one line on fd 2. */
@@ -268,7 +277,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 foreign:
 	if (s != NULL && fault_is_fatal(sig))
 		say_fatal(sig, s, addr, uctx);
-	sigaction(sig, sig == SIGBUS ? &prior_bus : &prior_segv, NULL);
+	sigaction(sig, prior_of(sig), NULL);
 }
 
 static void install(void)

@@ -410,10 +410,19 @@ static void sd_root_raise(void *arg)
 	_exit(sd_prior_calls == 2 ? 0 : 10 + (int)sd_prior_calls);
 }
 
+/* Raise once: the default disposition must kill at the first one (the
+ * old handler swallowed it and uninstalled itself). */
+static void sd_root_raise_once(void *arg)
+{
+	(void)arg;
+	raise(SIGSEGV);
+	_exit(20); /* survived */
+}
+
 /* A SIGSEGV raised in an actor with the default disposition kills. */
 static void sd_raise_default(void)
 {
-	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_raise);
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_raise_once);
 	_exit(20); /* survived */
 }
 
