@@ -94,6 +94,7 @@ struct run {
 	pthread_mutex_t watch_lock;
 	pthread_cond_t watch_cv;
 	bool watch_done;     /* the node's run returned */
+	bool reading;	     /* the root reads the signal fd by now */
 	uint64_t kill_at;    /* stop the node then; 0: not armed */
 	uint64_t exit_at;    /* give up then; 0: not armed */
 	const char *kill_by; /* what armed exit_at, for the message */
@@ -444,7 +445,10 @@ static void *watchdog(void *arg)
 			pthread_mutex_lock(&r->watch_lock);
 			continue;
 		}
-		if (!signal_unread()) {
+		/* Before the root reads signals (the tree is still being
+		 * built), a pending one is no sign of a stuck node. */
+		if (!signal_unread() ||
+		    !__atomic_load_n(&r->reading, __ATOMIC_ACQUIRE)) {
 			unread_since = 0;
 		} else if (unread_since == 0) {
 			unread_since = now;
@@ -474,6 +478,16 @@ static void *watchdog(void *arg)
 }
 
 /* Wait for the next event: 0 tick or deadline, 1 a Down, 2 a signal. */
+/* A signal already queued on the (non-blocking) signal fd: 2, else 0. */
+static int read_signal(struct run *r, int *signo)
+{
+	struct signalfd_siginfo si;
+	if (read(r->sigfd, &si, sizeof si) != (ssize_t)sizeof si)
+		return 0;
+	*signo = (int)si.ssi_signo;
+	return 2;
+}
+
 static int wait_event(struct run *r, smarm_selset_t *set, smarm_chan_t *ch,
 		      uint64_t until, smarm_signal_t *down, int *signo)
 {
@@ -483,6 +497,11 @@ static int wait_event(struct run *r, smarm_selset_t *set, smarm_chan_t *ch,
 	uint64_t timeout = until == UINT64_MAX ? SMARM_NO_TIMEOUT
 			   : until > now       ? until - now
 					       : 0;
+	/* Signals first: a stream of Downs (a restart storm, a long
+	 * shutdown) keeps the select's first arm ready and would leave a
+	 * signal unread until the watchdog took it for a stuck node. */
+	if (read_signal(r, signo) != 0)
+		return 2;
 	rc = smarm_selset_wait(set, timeout, &ready);
 	if (rc == SMARM_ETIMEDOUT)
 		return 0;
@@ -495,14 +514,7 @@ static int wait_event(struct run *r, smarm_selset_t *set, smarm_chan_t *ch,
 			return 0; /* taken already; wait again */
 		return 1;
 	}
-	{
-		struct signalfd_siginfo si;
-		ssize_t n = read(r->sigfd, &si, sizeof si);
-		if (n != (ssize_t)sizeof si)
-			return 0;
-		*signo = (int)si.ssi_signo;
-	}
-	return 2;
+	return read_signal(r, signo);
 }
 
 static const char *sig_name(int signo)
@@ -570,6 +582,8 @@ static void root(void *arg)
 	kids_refresh(r, &r->kids[0]);
 	deadline = r->run_ns ? t0 + r->run_ns : UINT64_MAX;
 	next_tick = t0 + TICK_NS;
+	/* From here on a signal is read within a wait (the watchdog). */
+	__atomic_store_n(&r->reading, true, __ATOMIC_RELEASE);
 	for (;;) {
 		uint64_t until = next_tick < deadline ? next_tick : deadline;
 		ev = wait_event(r, set, ch, until, &down, &signo);
