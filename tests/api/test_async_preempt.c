@@ -724,14 +724,25 @@ START_TEST(test_async_x87_state_not_leaked)
 }
 END_TEST
 
-/* A yield must see the pinned FIFO: a preempted actor is other work. */
+/*
+ * A yield must see the pinned FIFO: a preempted actor is other work.
+ * The hog spins until the yielder has run while it spun (on one worker,
+ * proof that it was preempted: a fixed 30 ms of wall time was not, on a
+ * loaded machine, where the worker could be off its CPU for all of it),
+ * then it needs the yielder's yields to get its turn back and end.
+ */
 static atomic_int pin_flag;
+static atomic_int pin_turns; /* the yielder's loops */
 static _Atomic uint64_t pin_waited;
 
 static void ap_pin_hog(void *arg)
 {
+	int n0 = atomic_load(&pin_turns);
+	uint64_t t0 = smarm_now_ns();
 	(void)arg;
-	spin_cycles_ms(30);
+	do
+		spin_cycles_ms(1);
+	while (atomic_load(&pin_turns) == n0 && smarm_now_ns() - t0 < MS(3000));
 	atomic_store(&pin_flag, 1);
 }
 
@@ -740,8 +751,10 @@ static void ap_pin_yielder(void *arg)
 	uint64_t t0 = smarm_now_ns();
 	(void)arg;
 	smarm_preempt_disable(); /* only the yields below are safe points */
-	while (!atomic_load(&pin_flag) && smarm_now_ns() - t0 < MS(3000))
+	while (!atomic_load(&pin_flag) && smarm_now_ns() - t0 < MS(3000)) {
+		atomic_fetch_add(&pin_turns, 1);
 		smarm_actor_yield();
+	}
 	smarm_preempt_enable();
 	atomic_store(&pin_waited, harness_since(t0));
 }
@@ -761,6 +774,7 @@ START_TEST(test_async_yield_runs_pinned_actor)
 {
 	struct ap_stats st;
 	atomic_store(&pin_flag, 0);
+	atomic_store(&pin_turns, 0);
 	ck_assert_int_eq(ap_run(1, 1, MS(1), ap_root_pin, &st),
 			 SMARM_EXIT_NORMAL);
 	ck_assert_int_ge(st.async, 1);
