@@ -47,6 +47,7 @@ static struct {
 	atomic_int stop;
 	atomic_int started;
 	_Atomic unsigned long long count[MAX_SPIN];
+	pthread_t thr[MAX_SPIN]; /* the worker thread each started on */
 	int n;
 	uint64_t late[64]; /* ns past each deadline (usable) */
 	int n_late;
@@ -163,12 +164,30 @@ static int run_sat(int workers, smarm_actor_cb root, void *arg)
 			       (int64_t)slice_ns, root, arg, NULL);
 }
 
+/* Spinner i starts: note its worker thread (spin_cpu), count it. */
+static void spinner_started(int i)
+{
+	F.thr[i] = pthread_self();
+	atomic_fetch_add(&F.started, 1);
+}
+
+/* The CPU time of the worker thread spinner i started on. */
+static uint64_t spin_cpu(int i)
+{
+	clockid_t id;
+	struct timespec ts;
+	if (pthread_getcpuclockid(F.thr[i], &id) != 0 ||
+	    clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* A call-free loop: only asynchronous preemption takes the CPU from it. */
 static void spinner(void *arg)
 {
 	int i = (int)(intptr_t)arg;
 	unsigned long long c = 0;
-	atomic_fetch_add(&F.started, 1);
+	spinner_started(i);
 	while (!atomic_load_explicit(&F.stop, memory_order_relaxed)) {
 		c++;
 		if ((c & 1023) == 0)
@@ -225,17 +244,27 @@ static void share_root(void *arg)
 	int64_t *moved = arg;
 	smarm_pid_t p[MAX_SPIN];
 	unsigned long long last[MAX_SPIN];
+	uint64_t thr0[MAX_SPIN];
 	spawn_spinners(p);
 	await_started();
 	for (int i = 0; i < F.n; i++)
 		last[i] = atomic_load(&F.count[i]);
 	for (int part = 0; part < PARTS; part++) {
 		struct stamp s = stamp_now();
-		bool judged = sleep_worker_cpu(part_slices() * slice_ns);
+		bool judged;
+		for (int i = 0; i < F.n; i++)
+			thr0[i] = spin_cpu(i);
+		judged = sleep_worker_cpu(part_slices() * slice_ns);
 		F.parts_judged += judged;
 		for (int i = 0; i < F.n; i++) {
 			unsigned long long c = atomic_load(&F.count[i]);
-			if (judged && c == last[i] && F.stall_i < 0) {
+			/* A stall counts only if the spinner's worker thread
+			 * had half the part's CPU at least (a dozen slices
+			 * and more): one the kernel left off its CPU (the
+			 * average per worker hides it) ran nobody. */
+			bool had = spin_cpu(i) - thr0[i] >=
+				   part_slices() * slice_ns / 2;
+			if (judged && had && c == last[i] && F.stall_i < 0) {
 				F.stall_i = i;
 				F.stall_part = part;
 				F.stall_cpu = worker_cpu_since(s);
@@ -337,7 +366,7 @@ static void safe_point_spinner(void *arg)
 {
 	int i = (int)(intptr_t)arg;
 	unsigned long long c = 0;
-	atomic_fetch_add(&F.started, 1);
+	spinner_started(i);
 	while (!atomic_load_explicit(&F.stop, memory_order_relaxed)) {
 		if ((++c & 255) == 0) {
 			atomic_store_explicit(&F.count[i], c,
@@ -409,7 +438,7 @@ static void tls_spinner(void *arg)
 	int i = (int)(intptr_t)arg;
 	int *held = tls_probe_here();
 	unsigned long long c = 0;
-	atomic_fetch_add(&F.started, 1);
+	spinner_started(i);
 	while (!atomic_load_explicit(&F.stop, memory_order_relaxed)) {
 		__asm__ volatile("" : "+r"(held)); /* in a register */
 		(*held)++;
