@@ -49,12 +49,13 @@ enum smarm__lock_rank {
 	SMARM__RANK_REG = 2,
 	SMARM__RANK_STACK = 3,
 	SMARM__RANK_CHANNEL = 4,
-	SMARM__RANK_TIMERS = 5,
-	SMARM__RANK_RUNQ = 6,
-	SMARM__RANK_HANDLE = 7,
-	SMARM__RANK_TABLE = 8,	/* a leaf: the root-exit orphan table, the
-				   OTP layer's terminal records */
-	SMARM__RANK_SCACHE = 9, /* a leaf: a worker's free-slot cache */
+	SMARM__RANK_MBOX = 5, /* a mailbox's waiter, under a band's lock */
+	SMARM__RANK_TIMERS = 6,
+	SMARM__RANK_RUNQ = 7,
+	SMARM__RANK_HANDLE = 8,
+	SMARM__RANK_TABLE = 9,	 /* a leaf: the root-exit orphan table, the
+				    OTP layer's terminal records */
+	SMARM__RANK_SCACHE = 10, /* a leaf: a worker's free-slot cache */
 };
 
 typedef struct {

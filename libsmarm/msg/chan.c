@@ -46,10 +46,18 @@
  * reference of its own (timer_senders), which the caller's sender_free
  * never gives up.
  *
+ * Bound: an internal receiver may bound its queue (qlimit, a server's
+ * inbox): a send that finds that many elements queued fails with
+ * SMARM_EFULL and the element stays the sender's. A hand-off into a
+ * parked receiver queues nothing and is never refused; an element put
+ * back at the front (recv_undo) was counted before and is not either.
+ *
  * Notify fd: an eventfd, made on request and written (under the lock)
  * whenever the channel becomes ready: an element enters an empty queue,
  * or the channel closes. A channel without one pays one predictable
- * branch per send.
+ * branch per send. A channel that is a band of an actor's mailbox
+ * (mbox.c) tells that mailbox the same way when an element enters its
+ * empty queue; the one branch covers both.
  *
  * Ownership: see above; element bytes are the channel's between a
  * successful send and the receive that copies them out. The waiter
@@ -58,8 +66,9 @@
  * before it leaves its wait (or it has been handed over and reads its
  * own record only).
  * Locking: lock (CHANNEL) guards all mutable fields; nothing else is
- * taken under it except the run queue (waking under it), the futex wake
- * of a thread waiter, and the eventfd write. The free of the channel
+ * taken under it except a band's mailbox lock (mbox.c), the run queue
+ * (waking under it), the futex wake of a thread waiter, and the eventfd
+ * write. The free of the channel
  * itself (the pool's HANDLE lock) comes after unlock. Element destructors
  * run with no lock held.
  * Invariants: INV-1 a FIFO entry exists only while its waiter is inside
@@ -280,10 +289,27 @@ static void chan_notify(smarm_chan_t *ch)
 	(void)r;
 }
 
+/*
+ * Under the lock, the queue just became non-empty: tell the notify fd
+ * and the mailbox ch is a band of (mbox.c INV-2), if any; the common
+ * channel has neither and pays one predictable branch.
+ */
+static inline void chan_became_ready(smarm_chan_t *ch)
+{
+	if (SMARM_UNLIKELY(ch->nfd >= 0 || ch->mbox != NULL)) {
+		if (ch->nfd >= 0)
+			chan_notify(ch);
+		if (ch->mbox != NULL)
+			smarm__mbox_notify(ch->mbox);
+	}
+}
+
 /* Under the lock: append a copy of elem to the queue. */
 static int chan_push(smarm_chan_t *ch, const void *elem)
 {
 	uint32_t len = smarm__ring_len(&ch->ring);
+	if (SMARM_UNLIKELY(len >= ch->qlimit))
+		return SMARM_EFULL;
 	if (len == ch->ring.rg_cap) {
 		int rc = smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16);
 		if (rc != 0)
@@ -291,8 +317,8 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
 	}
 	elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem, ch->esz);
 	chan_qhint(ch);
-	if (SMARM_UNLIKELY(ch->nfd >= 0) && len == 0)
-		chan_notify(ch);
+	if (len == 0)
+		chan_became_ready(ch);
 	return 0;
 }
 
@@ -342,6 +368,8 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch->receivers = 1;
 	ch->rx_inside = 0;
 	ch->nfd = -1;
+	ch->mbox = NULL;
+	ch->qlimit = UINT32_MAX;
 	smarm__handle_publish(ch, h);
 	*out = (smarm_chan_t *)(uintptr_t)h;
 	return 0;
@@ -472,6 +500,7 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	chan_qhint(ch);
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
 	ch->nfd = -1;
+	ch->mbox = NULL; /* its owner is gone */
 	gone = ch->senders == 0;
 	if (gone)
 		smarm__handle_retire(ch); /* INV-2 */
@@ -601,6 +630,19 @@ smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released)
 		}
 	}
 	return chan_send_locked(ch, elem);
+}
+
+int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
+{
+	smarm_chan_t *ch;
+	int rc = smarm__chan_cell(h, &ch);
+	if (rc != 0)
+		return rc;
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	ch->qlimit = limit != 0 ? limit : UINT32_MAX;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return 0;
 }
 
 /* Under the lock: pop the oldest element into out. */
@@ -791,8 +833,8 @@ static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
 		return false;
 	smarm__ring_push_front_n(&ch->ring, ch->esz, elem, 1);
 	chan_qhint(ch);
-	if (ch->nfd >= 0 && len == 0)
-		chan_notify(ch);
+	if (len == 0)
+		chan_became_ready(ch);
 	rx_pass_on(ch);
 	return true;
 }

@@ -56,20 +56,26 @@ struct smarm_chan {
 				     oldest first; non-empty only while ring
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
-	bool closed;		/* senders == 0 or receivers == 0: sends
-				   fail (one test on the send path) */
-	uint32_t senders;	/* sender references (timers hold one) */
-	uint32_t timer_senders; /* of those, held by pending timed sends */
-	uint32_t receivers;	/* receiver references */
-	uint32_t rx_inside;	/* waiters a waker took off the FIFO and
-				   woke, not yet checked out; the last
-				   receiver_free refuses while it is not
-				   0 or the FIFO is not empty (chan.c
-				   INV-4) */
-	int nfd;		/* notify eventfd, -1: none (INV-5) */
-	_Atomic uint32_t qhint; /* the ring's length, stored (relaxed) under
-				   the lock at each change, read without it
-				   (smarm__chan_maybe_ready; INV-8) */
+	bool closed;		  /* senders == 0 or receivers == 0: sends
+				     fail (one test on the send path) */
+	uint32_t senders;	  /* sender references (timers hold one) */
+	uint32_t timer_senders;	  /* of those, held by pending timed sends */
+	uint32_t receivers;	  /* receiver references */
+	uint32_t rx_inside;	  /* waiters a waker took off the FIFO and
+				     woke, not yet checked out; the last
+				     receiver_free refuses while it is not
+				     0 or the FIFO is not empty (chan.c
+				     INV-4) */
+	int nfd;		  /* notify eventfd, -1: none (INV-5) */
+	_Atomic uint32_t qhint;	  /* the ring's length, stored (relaxed) under
+				     the lock at each change, read without it
+				     (smarm__chan_maybe_ready; INV-8) */
+	uint32_t qlimit;	  /* sends that find this many queued fail with
+				     SMARM_EFULL (UINT32_MAX: none; a mailbox's
+				     inbox sets it, smarm__chan_set_limit) */
+	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
+				     (mbox.c): told when the queue becomes
+				     non-empty */
 };
 
 /*
@@ -194,6 +200,56 @@ static inline bool smarm__chan_maybe_ready(const smarm_chan_t *h)
 	return h != NULL && smarm__chan_cell(h, &ch) == 0 &&
 	       atomic_load_explicit(&ch->qhint, memory_order_relaxed) != 0;
 }
+
+/*
+ * Bound the queue of the channel of handle h (one the caller receives
+ * from): a send that finds limit elements queued fails with SMARM_EFULL
+ * (the element stays the sender's); 0: no bound. 0, SMARM_EINVAL,
+ * SMARM_ESTATE.
+ */
+int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit);
+
+/*
+ * mbox.c: an actor's mailbox. Its bands are channels the actor alone
+ * receives from, band 0 the highest; the actor waits on them all with
+ * one registration, which a send that makes a band non-empty wakes.
+ */
+#define SMARM__MBOX_BANDS 4
+struct smarm__mbox {
+	smarm__lock_t mb_lock;	    /* MBOX rank: guards mb_wt */
+	struct smarm__waiter mb_wt; /* the owner, parked; node NULL: none */
+	unsigned mb_n;		    /* bands [0, mb_n) may be attached */
+	smarm_chan_t *mb_band[SMARM__MBOX_BANDS]; /* cells; NULL: none */
+};
+
+/* An empty mailbox (no band). */
+void smarm__mbox_init(struct smarm__mbox *mb);
+
+/*
+ * Make the channel of handle h (one the owner receives from and keeps a
+ * receiver reference of until smarm__mbox_detach) band number band of
+ * mb: 0, SMARM_EINVAL (band out of range or taken, h no channel),
+ * SMARM_ESTATE (freed).
+ */
+int smarm__mbox_attach(struct smarm__mbox *mb, unsigned band, smarm_chan_t *h);
+
+/* Detach every band (the owner ends): sends no longer reach mb. */
+void smarm__mbox_detach(struct smarm__mbox *mb);
+
+/* The highest band with an element queued, -1: none (a snapshot). */
+int smarm__mbox_ready(const struct smarm__mbox *mb);
+
+/*
+ * The running actor me, mb's owner: wait until a band has an element,
+ * at most timeout_ns (the one timeout rule), and return 0 with the
+ * highest such band in *band; SMARM_ETIMEDOUT; or the wait's error
+ * (SMARM_ENOMEM, SMARM_EAGAIN: parking refused). A safe point.
+ */
+int smarm__mbox_wait(struct smarm__slot *me, struct smarm__mbox *mb,
+		     uint64_t timeout_ns, unsigned *band);
+
+/* chan.c, under a band's lock: the band became non-empty. */
+void smarm__mbox_notify(struct smarm__mbox *mb);
 
 /*
  * mutex.c: the green mutex behind mutex_api.c (arguments validated, the

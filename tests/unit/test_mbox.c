@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_mbox.c - an actor's mailbox (msg/mbox.c): bands taken highest
+ * first, one wait woken by a send into any band (from an actor or a
+ * plain thread), the one timeout rule, and no lost wake under
+ * oversubscribed producers (a lost wake shows as a wait that times out
+ * with elements queued). Also the bound of a channel's queue
+ * (smarm__chan_set_limit): SMARM_EFULL, nothing queued.
+ */
+#include "harness.h"
+
+#include "msg/msg.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define BANDS 3
+
+static smarm_chan_t *g_ch[BANDS];
+static struct smarm__mbox g_mb;
+
+static void bands_make(void)
+{
+	smarm__mbox_init(&g_mb);
+	for (unsigned i = 0; i < BANDS; i++) {
+		HARNESS_EQ(smarm_chan_alloc(&g_ch[i], sizeof(uint64_t), NULL),
+			   0);
+		HARNESS_EQ(smarm__mbox_attach(&g_mb, i, g_ch[i]), 0);
+	}
+}
+
+static void bands_free(void)
+{
+	smarm__mbox_detach(&g_mb);
+	for (unsigned i = 0; i < BANDS; i++) {
+		smarm_chan_receiver_free(g_ch[i]);
+		smarm_chan_sender_free(g_ch[i]);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	return smarm_now_ns();
+}
+
+/* ---- order, timeouts, misuse ---- */
+
+static void order_root(void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	uint64_t v, t0;
+	unsigned band = 99;
+	(void)arg;
+	bands_make();
+	/* misuse: a band out of range or taken, no channel */
+	HARNESS_EQ(smarm__mbox_attach(&g_mb, SMARM__MBOX_BANDS, g_ch[0]),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm__mbox_attach(&g_mb, 0, g_ch[1]), SMARM_EINVAL);
+	HARNESS_EQ(smarm__mbox_ready(&g_mb), -1);
+	/* nothing queued: 0 answers at once, a window passes */
+	HARNESS_EQ(smarm__mbox_wait(me, &g_mb, 0, &band), SMARM_ETIMEDOUT);
+	t0 = now_ns();
+	HARNESS_EQ(smarm__mbox_wait(me, &g_mb, MS(20), &band), SMARM_ETIMEDOUT);
+	HARNESS_CHECK(now_ns() - t0 >= MS(20));
+	/* queued lowest band first: taken highest first */
+	for (int i = BANDS - 1; i >= 0; i--) {
+		v = (uint64_t)i;
+		HARNESS_EQ(smarm_chan_send(g_ch[i], &v), 0);
+	}
+	for (unsigned i = 0; i < BANDS; i++) {
+		HARNESS_EQ(smarm__mbox_wait(me, &g_mb, 0, &band), 0);
+		HARNESS_EQ(band, i);
+		HARNESS_EQ(smarm_chan_try_recv(g_ch[band], &v), 0);
+		HARNESS_EQ(v, i);
+	}
+	HARNESS_EQ(smarm__mbox_ready(&g_mb), -1);
+	bands_free();
+}
+
+START_TEST(test_mbox_bands_are_taken_highest_first)
+{
+	ck_assert_int_eq(harness_run(1, order_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---- wakes from actors and plain threads; no lost wake ---- */
+
+#define PER_BAND 20000
+
+struct producer {
+	unsigned band;
+	int n;
+};
+
+static void produce(void *arg)
+{
+	struct producer *p = arg;
+	for (uint64_t i = 0; i < (uint64_t)p->n; i++) {
+		HARNESS_EQ(smarm_chan_send(g_ch[p->band], &i), 0);
+		if ((i & 63) == 0)
+			(void)smarm_actor_yield(); /* let the owner park */
+	}
+}
+
+static void *produce_thread(void *arg)
+{
+	struct producer *p = arg;
+	for (uint64_t i = 0; i < (uint64_t)p->n; i++) {
+		HARNESS_EQ(smarm_chan_send(g_ch[p->band], &i), 0);
+		if ((i & 255) == 0) {
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void stress_root(void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	struct producer p[BANDS];
+	uint64_t next[BANDS] = { 0 }, v;
+	int total = 0, want = 0;
+	unsigned band;
+	pthread_t th;
+	bool threaded = arg != NULL;
+	bands_make();
+	for (unsigned i = 0; i < BANDS; i++) {
+		p[i].band = i;
+		p[i].n = PER_BAND;
+		want += p[i].n;
+		if (threaded && i == 1)
+			HARNESS_EQ(pthread_create(&th, NULL, produce_thread,
+						  &p[i]),
+				   0);
+		else
+			HARNESS_EQ(
+				smarm_actor_spawn(NULL, produce, &p[i], NULL),
+				0);
+	}
+	while (total < want) {
+		/* A lost wake parks until the window's timer with elements
+		 * queued: a wait that long fails (generous, so that a
+		 * loaded machine does not trip it). */
+		uint64_t t0 = now_ns();
+		int rc = smarm__mbox_wait(me, &g_mb, MS(8000), &band);
+		HARNESS_EQ(rc, 0);
+		HARNESS_CHECK(now_ns() - t0 < MS(4000));
+		if (rc != 0 || now_ns() - t0 >= MS(4000))
+			break;
+		/* Each band keeps its own order. */
+		while (smarm_chan_try_recv(g_ch[band], &v) == 0) {
+			HARNESS_EQ(v, next[band]);
+			next[band] = v + 1;
+			total++;
+		}
+	}
+	HARNESS_EQ(total, want);
+	if (threaded)
+		pthread_join(th, NULL);
+	bands_free();
+}
+
+START_TEST(test_mbox_no_wake_is_lost)
+{
+	for (int round = 0; round < 3; round++) {
+		ck_assert_int_eq(harness_run(4, stress_root, NULL),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+		ck_assert_int_eq(harness_run(2, stress_root, "thread"),
+				 SMARM_EXIT_NORMAL);
+		harness_checks_assert();
+	}
+	ck_assert_int_eq(harness_run(1, stress_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---- a channel's bound ---- */
+
+static void limit_root(void *arg)
+{
+	smarm_chan_t *h;
+	uint64_t v = 1;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&h, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm__chan_set_limit(h, 2), 0);
+	HARNESS_EQ(smarm_chan_send(h, &v), 0);
+	HARNESS_EQ(smarm_chan_send(h, &v), 0);
+	HARNESS_EQ(smarm_chan_send(h, &v), SMARM_EFULL);
+	HARNESS_EQ(smarm_chan_try_recv(h, &v), 0);
+	HARNESS_EQ(smarm_chan_send(h, &v), 0); /* room again */
+	HARNESS_EQ(smarm__chan_set_limit(h, 0), 0);
+	for (int i = 0; i < 100; i++)
+		HARNESS_EQ(smarm_chan_send(h, &v), 0);
+	HARNESS_EQ(smarm__chan_set_limit(NULL, 1), SMARM_EINVAL);
+	smarm_chan_receiver_free(h);
+	smarm_chan_sender_free(h);
+	HARNESS_EQ(smarm__chan_set_limit(h, 1), SMARM_ESTATE);
+}
+
+START_TEST(test_mbox_chan_limit_refuses_with_efull)
+{
+	ck_assert_int_eq(harness_run(1, limit_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+Suite *smarm_test_mbox_suite(void)
+{
+	Suite *s = suite_create("mbox");
+	TCase *tc = tcase_create("mbox");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_mbox_bands_are_taken_highest_first);
+	tcase_add_test(tc, test_mbox_no_wake_is_lost);
+	tcase_add_test(tc, test_mbox_chan_limit_refuses_with_efull);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(mbox)
