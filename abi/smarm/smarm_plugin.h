@@ -520,6 +520,29 @@ SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
 SMARM_API int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns);
 
 /*
+ * The bound of a server's (or machine's) queue of requests until it
+ * sets its own: SMARM_QUEUE_LIMIT_DEFAULT messages. Each queued message
+ * takes 104 bytes of the queue (64-bit Linux), plus one block for
+ * arguments over 64 bytes packed (strings and bytes included).
+ */
+#define SMARM_QUEUE_LIMIT_DEFAULT 1048576u
+
+/*
+ * smarm_gs_set_queue_limit() - bound the server's queue of requests:
+ * calls, casts, infos and requests (smarm_server_send_request) that
+ * find limit of them queued fail at once with SMARM_EFULL and are not
+ * queued (the sender keeps its arguments; nothing is lost silently); 0
+ * lifts the bound. OTP queues without bound; a C process that lets one
+ * server's queue grow without bound runs out of memory instead, so the
+ * bound is on by default (SMARM_QUEUE_LIMIT_DEFAULT). A producer that
+ * must not fail backs off and retries (smarm_actor_yield, a sleep, or
+ * a call now and then to pace itself on the server's replies). Timer
+ * fires, exit signals, Downs and system messages (smarm_server_stop)
+ * are never refused. Returns: 0. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit);
+
+/*
  * smarm_gs_monitor() - monitor pid; its Down goes to handle_down, ahead
  * of control messages, infos and calls. *ref (may be NULL) set.
  * Errors: as smarm_monitor(). Since: SMARM_0.5.
@@ -600,6 +623,11 @@ SMARM_API int smarm_reply_drop(smarm_reply_t *tok);
  * machine runs (between events, in create, destroy or terminate).
  * Thread-safety: the machine's actor only.
  */
+
+/* smarm_sm_set_queue_limit() - bound the machine's queue of requests,
+ * as smarm_gs_set_queue_limit() a server's. Returns: 0. Since:
+ * SMARM_0.5. */
+SMARM_API int smarm_sm_set_queue_limit(smarm_sm_ctx_t *cx, uint32_t limit);
 
 /* smarm_sm_trap_exit() - trap exits for the machine's life: shutdowns
  * then reach SHUTDOWN rows, other exit signals EXIT rows. Returns: 0.

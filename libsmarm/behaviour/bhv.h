@@ -449,9 +449,20 @@ int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
  */
 void smarm__bhv_tokens_end(const void *owner);
 
-/* The message types of a server's (or machine's) inbox and infos. */
+/* The message type of a server's (or machine's) inbox. */
 const smarm_msgtype_t *smarm__gs_inbox_type(void);
-const smarm_msgtype_t *smarm__gs_info_type(void);
+
+/*
+ * The calling actor's behaviour context (gen_server.c): set as a server
+ * (tag BHV_SELF_SERVER: its struct smarm_gs_ctx) or a machine
+ * (BHV_SELF_MACHINE: its smarm_sm_ctx_t) starts, cleared (cx NULL) as
+ * it ends: 0 or SMARM_ENOMEM. _is: is cx, of that tag, the caller's
+ * own? O(1), with no lock, and cx is never dereferenced.
+ */
+#define BHV_SELF_SERVER 0u
+#define BHV_SELF_MACHINE 1u
+int smarm__bhv_self_set(const void *cx, unsigned tag);
+bool smarm__bhv_self_is(const void *cx, unsigned tag);
 
 /* Destroy an envelope never received (channel destructor). */
 void smarm__bhv_env_free(void *elem);

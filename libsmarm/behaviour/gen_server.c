@@ -4,21 +4,21 @@
  * behaviour's state and serving one message at a time, the envelopes
  * that carry operations into it, replies and reply tokens.
  *
- * Glossary. The *inbox* is the server's channel of calls and casts, a
- * mailbox of message type "smarm.gs.inbox" (so clients reach it by pid
- * or name through the registry's one send path); *infos* have a channel
- * and mailbox of their own ("smarm.gs.info"), each info followed by an
- * empty envelope (a nudge) into the inbox that wakes a server parked on
- * the inbox alone. The *exit* channel gets trapped exit signals, the
- * *down* channel the Downs of smarm_gs_monitor.
+ * Glossary. A server's *mailbox* (msg/mbox.c) has three bands, highest
+ * first: *signals* (trapped exit signals and the Downs of
+ * smarm_gs_monitor, in the order they came), *timer* fires (each names
+ * a timer whose record holds the info operation and its arguments), and
+ * the *inbox*: system messages, calls, casts and infos, in the order
+ * they were sent, published under the message type "smarm.gs.inbox"
+ * (so clients reach it by pid or name through the registry's one send
+ * path). The signal and timer bands are made when first needed.
  *
- * The loop. Arms in priority order: exit, downs, timer ticks (the
- * *control* channel: each tick names a timer whose record holds the
- * info operation and its arguments), infos, inbox. With no exit, down
- * or timer arm
- * the loop takes an info if one is queued and otherwise parks on the
- * inbox alone (the fast path); else it waits on a select set of the
- * arms and takes from the lowest ready one.
+ * The loop (smarm__bhv_serve, which gen_statem.c runs too with its own
+ * dispatch): take from the highest band that has something. With no
+ * signal or timer to come (no trap, no monitor, no timer) it parks on
+ * the inbox alone, where a send hands the envelope straight over (the
+ * fast path); else it waits on the mailbox, one registration for all
+ * its bands.
  *
  * Calls. A client sends an envelope naming its reply channel and a
  * sequence number; the server answers with one struct bhv_reply of that
@@ -55,9 +55,6 @@
  */
 #include "gen_server.h"
 
-#include "../core/sched.h"
-#include "../core/slot.h"
-#include "../core/subsys.h"
 #include "../otp/reg.h"
 
 #include <assert.h>
@@ -73,15 +70,13 @@ static void reply_free(void *elem)
 	smarm_value_release(&r->rp_v);
 }
 
-static const smarm_msgtype_t *inbox_type, *info_type;
+static const smarm_msgtype_t *inbox_type;
 static pthread_once_t types_once = PTHREAD_ONCE_INIT;
 
 static void types_define(void)
 {
 	if (smarm_msgtype_define("smarm.gs.inbox", sizeof(struct bhv_env),
-				 smarm__bhv_env_free, &inbox_type) != 0 ||
-	    smarm_msgtype_define("smarm.gs.info", sizeof(struct bhv_env),
-				 smarm__bhv_env_free, &info_type) != 0)
+				 smarm__bhv_env_free, &inbox_type) != 0)
 		smarm__panic("gen_server: message types");
 }
 
@@ -89,12 +84,6 @@ const smarm_msgtype_t *smarm__gs_inbox_type(void)
 {
 	pthread_once(&types_once, types_define);
 	return inbox_type;
-}
-
-const smarm_msgtype_t *smarm__gs_info_type(void)
-{
-	pthread_once(&types_once, types_define);
-	return info_type;
 }
 
 int smarm__gs_reply_chan(smarm_chan_t **out)
@@ -276,40 +265,29 @@ int smarm_reply_drop(smarm_reply_t *t)
 
 /* ---- the server ---- */
 
-/* The live servers, so a context pointer is checked before use. */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct smarm_gs_ctx *live; /* sv_live_next (live_lock) */
-
-bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self)
+/*
+ * The running actor's behaviour context: its per-actor state of this
+ * subsystem, set by the actor itself as its server or machine starts
+ * and cleared as it ends, so a context pointer is checked in O(1)
+ * against the caller's own, never dereferenced first.
+ */
+static int self_put(void **state, void *arg)
 {
-	bool ok = false;
-	pthread_mutex_lock(&live_lock);
-	for (struct smarm_gs_ctx *p = live; p != NULL && !ok;
-	     p = p->sv_live_next)
-		ok = p == cx && smarm_pid_eq(p->sv_self, self);
-	pthread_mutex_unlock(&live_lock);
-	return ok;
+	*state = arg;
+	return 0;
 }
 
-static void live_add(struct smarm_gs_ctx *sv)
+int smarm__bhv_self_set(const void *cx, unsigned tag)
 {
-	pthread_mutex_lock(&live_lock);
-	sv->sv_live_next = live;
-	live = sv;
-	pthread_mutex_unlock(&live_lock);
+	void *v = cx != NULL ? (void *)((uintptr_t)cx | tag) : NULL;
+	return smarm__actor_ext_update(smarm__current_node(), smarm__self_pid(),
+				       SMARM__SUB_BEHAVIOUR, self_put, v);
 }
 
-static void live_remove(struct smarm_gs_ctx *sv)
+bool smarm__bhv_self_is(const void *cx, unsigned tag)
 {
-	pthread_mutex_lock(&live_lock);
-	for (struct smarm_gs_ctx **pp = &live; *pp != NULL;
-	     pp = &(*pp)->sv_live_next) {
-		if (*pp == sv) {
-			*pp = sv->sv_live_next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&live_lock);
+	return cx != NULL && smarm__self_ext(SMARM__SUB_BEHAVIOUR) ==
+				     (void *)((uintptr_t)cx | tag);
 }
 
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
@@ -371,7 +349,7 @@ bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason)
 	return true;
 }
 
-/* Run the operation of envelope e (received from the inbox or infos). */
+/* Run the operation of envelope e (from the inbox, or a timer's). */
 static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
 	const struct bhv_op *op = e->en_op;
@@ -381,8 +359,6 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	int how, rc;
 	intptr_t reason;
 
-	if (op == NULL)
-		return; /* a nudge */
 	if (smarm__bhv_sys_stop_take(e, &how, &reason)) {
 		if (!sv->sv_stop) {
 			sv->sv_stop = true;
@@ -422,9 +398,15 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	env_release(e);
 }
 
-static void on_signal_exit(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
+static void on_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	if (s->kind == SMARM_SIGNAL_DOWN) {
+		sv->sv_nmon--;
+		if (d->handle_down != NULL)
+			d->handle_down(sv->sv_state, sv, s);
+		return;
+	}
 	if (s->how == SMARM_EXIT_SHUTDOWN) {
 		int a = d->handle_shutdown != NULL
 				? d->handle_shutdown(sv->sv_state, sv)
@@ -462,16 +444,14 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			uint64_t period_ns, uint64_t *id)
 {
 	struct gs_timer *t;
+	struct bhv_tick tk;
 	uint64_t tid;
 	int rc;
 
-	if (sv->sv_ctl == NULL) {
-		rc = smarm_chan_alloc(&sv->sv_ctl, sizeof(uint64_t), NULL);
-		if (rc != 0) {
-			sv->sv_ctl = NULL;
-			smarm__bhv_msg_free(blk);
-			return rc;
-		}
+	rc = smarm__gs_tick_band(sv);
+	if (rc != 0) {
+		smarm__bhv_msg_free(blk);
+		return rc;
 	}
 	if (sv->sv_ntimers == sv->sv_captimers) {
 		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
@@ -489,7 +469,9 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	t->gt_op = op;
 	t->gt_msg = *blk;
 	t->gt_period = period_ns;
-	rc = smarm_chan_send_after(sv->sv_ctl, &tid, delay_ns, &t->gt_tm);
+	tk.tk_which = 0;
+	tk.tk_gen = tid;
+	rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns, &t->gt_tm);
 	if (rc != 0) {
 		smarm__bhv_msg_free(blk);
 		return rc;
@@ -511,10 +493,10 @@ int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id)
 	return 0;
 }
 
-/* A tick of timer id came: re-arm a periodic first, then the info. */
-static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
+/* A tick of a timer came: re-arm a periodic first, then the info. */
+static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 {
-	struct gs_timer *t = timer_find(sv, id);
+	struct gs_timer *t = timer_find(sv, tk->tk_gen);
 	struct bhv_env e;
 
 	if (t == NULL)
@@ -527,7 +509,7 @@ static void on_tick(struct smarm_gs_ctx *sv, uint64_t id)
 	e.en_seq = 0;
 	if (t->gt_period == 0)
 		timer_remove(sv, t);
-	else if (smarm_chan_send_after(sv->sv_ctl, &id, t->gt_period,
+	else if (smarm_chan_send_after(sv->sv_tick, tk, t->gt_period,
 				       &t->gt_tm) != 0)
 		timer_remove(sv, t); /* could not re-arm: it ends */
 	dispatch(sv, &e);
@@ -554,76 +536,133 @@ void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
 		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi++]);
 }
 
-/* Wait for and serve one message. */
-static void serve_one(struct smarm_gs_ctx *sv)
+/* Make band *ch (signals or timer fires) of sv's mailbox if missing. */
+static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
+		     unsigned band)
 {
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	int rc;
+	if (*ch != NULL)
+		return 0;
+	rc = smarm_chan_alloc(ch, esz, NULL);
+	if (rc != 0) {
+		*ch = NULL;
+		return rc;
+	}
+	rc = smarm__mbox_attach(&sv->sv_mb, band, *ch);
+	if (rc != 0) {
+		smarm_chan_receiver_free(*ch);
+		smarm_chan_sender_free(*ch);
+		*ch = NULL;
+	}
+	return rc;
+}
+
+int smarm__gs_sig_band(struct smarm_gs_ctx *sv)
+{
+	return band_make(sv, &sv->sv_sig, sizeof(smarm_signal_t),
+			 BHV_BAND_SIGNAL);
+}
+
+int smarm__gs_trap(struct smarm_gs_ctx *sv)
+{
+	int rc;
+	if (sv->sv_trap)
+		return 0;
+	rc = smarm__gs_sig_band(sv);
+	if (rc == 0)
+		rc = smarm_trap_exit(sv->sv_sig);
+	if (rc == 0)
+		sv->sv_trap = true;
+	return rc;
+}
+
+int smarm__gs_tick_band(struct smarm_gs_ctx *sv)
+{
+	return band_make(sv, &sv->sv_tick, sizeof(struct bhv_tick),
+			 BHV_BAND_TIMER);
+}
+
+/* Free a band sv made (its queued elements need no destructor). */
+static void band_free(smarm_chan_t **ch)
+{
+	if (*ch == NULL)
+		return;
+	smarm_chan_receiver_free(*ch);
+	smarm_chan_sender_free(*ch);
+	*ch = NULL;
+}
+
+int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
+		     uint64_t wait)
+{
 	struct bhv_env e, *b;
 	smarm_signal_t sig;
-	uint64_t tick;
-	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
-	size_t ready;
+	struct bhv_tick tk;
+	unsigned band;
 	int rc;
 
-	if (sv->sv_exit == NULL && sv->sv_nmon == 0 && sv->sv_ntimers == 0) {
+	if (!sv->sv_trap && sv->sv_nmon == 0 && !en->en_armed(sv)) {
+		/* Nothing can come in the higher bands: the inbox alone. */
 		b = smarm__gs_next(sv, &e, wait, &rc);
 		if (b != NULL)
-			dispatch(sv, b);
-		else if (rc == SMARM_ETIMEDOUT && d->handle_idle != NULL)
-			d->handle_idle(sv->sv_state, sv);
-		return;
+			en->en_env(sv, b);
+		return rc;
 	}
-	smarm_selset_clear(sv->sv_set);
-	if (sv->sv_exit != NULL)
-		smarm_selset_add_chan(sv->sv_set, sv->sv_exit, NULL);
-	if (sv->sv_nmon > 0)
-		smarm_selset_add_chan(sv->sv_set, sv->sv_down, NULL);
-	if (sv->sv_ntimers > 0)
-		smarm_selset_add_chan(sv->sv_set, sv->sv_ctl, NULL);
-	smarm_selset_add_chan(sv->sv_set, sv->sv_info, NULL);
-	smarm_selset_add_chan(sv->sv_set, sv->sv_inbox, NULL);
-	/* A batch taken earlier is ready: only look at the bands above. */
-	rc = sv->sv_bi < sv->sv_bn
-		     ? 0
-		     : smarm_selset_wait(sv->sv_set, wait, &ready);
-	if (rc == SMARM_ETIMEDOUT) {
-		if (d->handle_idle != NULL)
-			d->handle_idle(sv->sv_state, sv);
-		return;
-	}
-	if (rc != 0) /* it cannot wait: end, never spin */
-		smarm_actor_crash(rc);
-	/* Take from the highest band that has something. */
-	if (sv->sv_exit != NULL &&
-	    smarm_chan_try_recv(sv->sv_exit, &sig) == 0) {
-		on_signal_exit(sv, &sig);
-	} else if (sv->sv_nmon > 0 &&
-		   smarm_chan_try_recv(sv->sv_down, &sig) == 0) {
-		sv->sv_nmon--;
-		if (d->handle_down != NULL)
-			d->handle_down(sv->sv_state, sv, &sig);
-	} else if (sv->sv_ntimers > 0 &&
-		   smarm_chan_try_recv(sv->sv_ctl, &tick) == 0) {
-		on_tick(sv, tick);
-	} else if (smarm_chan_try_recv(sv->sv_info, &e) == 0) {
-		dispatch(sv, &e);
-	} else if ((b = smarm__gs_inbox_take(sv)) != NULL) {
-		dispatch(sv, b);
+	for (;;) {
+		/* The highest band that has something; a snapshot, so a
+		 * band found empty is taken from no lock at all. */
+		if (smarm__chan_maybe_ready(sv->sv_sig) &&
+		    smarm_chan_try_recv(sv->sv_sig, &sig) == 0) {
+			en->en_signal(sv, &sig);
+			return 0;
+		}
+		if (smarm__chan_maybe_ready(sv->sv_tick) &&
+		    smarm_chan_try_recv(sv->sv_tick, &tk) == 0) {
+			en->en_tick(sv, &tk);
+			return 0;
+		}
+		if (smarm__gs_pending(sv) &&
+		    (b = smarm__gs_inbox_take(sv)) != NULL) {
+			en->en_env(sv, b);
+			return 0;
+		}
+		rc = smarm__mbox_wait(smarm__current(), &sv->sv_mb, wait,
+				      &band);
+		if (rc == SMARM_ETIMEDOUT)
+			return rc;
+		if (rc != 0) /* it cannot wait: end, never spin */
+			smarm_actor_crash(rc);
 	}
 }
+
+static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
+{
+	dispatch(sv, e);
+}
+
+static bool gs_armed(const struct smarm_gs_ctx *sv)
+{
+	return sv->sv_ntimers > 0;
+}
+
+static const struct bhv_engine gs_engine = {
+	.en_signal = on_signal,
+	.en_tick = on_tick,
+	.en_env = gs_env,
+	.en_armed = gs_armed,
+};
 
 void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 			  void *arg, bool may_block)
 {
-	struct smarm__slot *me = smarm__current();
 	/* A crash in term ends this handler; the exit then runs fin. */
 	bool guarded = smarm_cleanup_push(fin, arg) == 0;
 	/* It must not block: every park fails (wait.c WAIT-9). */
 	if (!may_block)
-		smarm__wait_refuse(me, true);
+		smarm__self_refuse_parks(true);
 	term(arg);
 	if (!may_block)
-		smarm__wait_refuse(me, false);
+		smarm__self_refuse_parks(false);
 	if (guarded)
 		(void)smarm_cleanup_pop(true);
 	else
@@ -648,14 +687,11 @@ static void server_end(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-	struct smarm__slot *me = smarm__current();
 
 	sv->sv_end_how = sv->sv_how;
 	sv->sv_end_reason = sv->sv_reason;
-	if (!sv->sv_stop) { /* a crash, a kill, an untrapped shutdown */
-		sv->sv_end_how = me->exit.ex_how;
-		sv->sv_end_reason = me->exit.ex_code;
-	}
+	if (!sv->sv_stop) /* a crash, a kill, an untrapped shutdown */
+		smarm__self_exit_info(&sv->sv_end_how, &sv->sv_end_reason);
 	if (sv->sv_cur != NULL) {
 		struct bhv_env *e = sv->sv_cur;
 		sv->sv_cur = NULL;
@@ -670,10 +706,6 @@ static void server_end(void *arg)
 		timer_remove(sv, &sv->sv_timers[0]);
 	}
 	free(sv->sv_timers);
-	if (sv->sv_ctl != NULL) {
-		smarm_chan_receiver_free(sv->sv_ctl);
-		smarm_chan_sender_free(sv->sv_ctl);
-	}
 	if (sv->sv_started && d->terminate != NULL)
 		smarm__bhv_terminate(server_terminate, server_fin, sv,
 				     sv->sv_stop);
@@ -690,26 +722,9 @@ static void server_fin(void *arg)
 
 	if (sv->sv_created && d->destroy != NULL)
 		d->destroy(sv->sv_state);
-	smarm_mailbox_unpublish(smarm__gs_inbox_type());
-	smarm_mailbox_unpublish(smarm__gs_info_type());
-	smarm__gs_batch_drop(sv);
-	smarm_chan_receiver_free(sv->sv_inbox);
-	smarm_chan_sender_free(sv->sv_inbox);
-	smarm_chan_receiver_free(sv->sv_info);
-	smarm_chan_sender_free(sv->sv_info);
-	if (sv->sv_exit != NULL) {
-		smarm_trap_exit(NULL);
-		smarm_chan_receiver_free(sv->sv_exit);
-		smarm_chan_sender_free(sv->sv_exit);
-	}
-	if (sv->sv_down != NULL) {
-		smarm_chan_receiver_free(sv->sv_down);
-		smarm_chan_sender_free(sv->sv_down);
-	}
-	if (sv->sv_set != NULL)
-		smarm_selset_free(sv->sv_set);
+	smarm__gs_mailbox_free(sv);
 	smarm__bhv_tokens_end(sv);
-	live_remove(sv);
+	(void)smarm__bhv_self_set(NULL, 0);
 	smarm__bhv_start_ended(sv);
 	smarm__bhv_plugin_unref(sv->sv_be);
 	free(sv);
@@ -736,12 +751,15 @@ void smarm__bhv_start_ended(struct smarm_gs_ctx *sv)
 	if (sv->sv_start == NULL || sv->sv_reported)
 		return;
 	/* Ended before its start was reported: init crashed, or a kill. */
-	if (sv->sv_start_rc != 0)
+	if (sv->sv_start_rc != 0) {
 		smarm__bhv_start_send(sv->sv_start, sv->sv_start_rc,
 				      sv->sv_start_why);
-	else
-		smarm__bhv_start_send(sv->sv_start, SMARM_EDOWN,
-				      smarm__current()->exit.ex_code);
+	} else {
+		int how;
+		intptr_t code;
+		smarm__self_exit_info(&how, &code);
+		smarm__bhv_start_send(sv->sv_start, SMARM_EDOWN, code);
+	}
 	sv->sv_start = NULL;
 }
 
@@ -769,18 +787,34 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 	}
 }
 
-static int chan_pair(smarm_chan_t **inbox, smarm_chan_t **info)
+void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv)
 {
-	int rc = smarm_chan_alloc(inbox, sizeof(struct bhv_env),
-				  smarm__bhv_env_free);
-	if (rc != 0)
-		return rc;
-	rc = smarm_chan_alloc(info, sizeof(struct bhv_env),
+	smarm_mailbox_unpublish(smarm__gs_inbox_type());
+	if (sv->sv_trap)
+		(void)smarm_trap_exit(NULL);
+	smarm__mbox_detach(&sv->sv_mb);
+	smarm__gs_batch_drop(sv);
+	band_free(&sv->sv_inbox); /* queued calls: SMARM_EDOWN */
+	band_free(&sv->sv_sig);
+	band_free(&sv->sv_tick);
+}
+
+int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv)
+{
+	int rc;
+	smarm__mbox_init(&sv->sv_mb);
+	rc = smarm_chan_alloc(&sv->sv_inbox, sizeof(struct bhv_env),
 			      smarm__bhv_env_free);
 	if (rc != 0) {
-		smarm_chan_receiver_free(*inbox);
-		smarm_chan_sender_free(*inbox);
+		sv->sv_inbox = NULL;
+		return rc;
 	}
+	rc = smarm__mbox_attach(&sv->sv_mb, BHV_BAND_INBOX, sv->sv_inbox);
+	if (rc == 0)
+		rc = smarm__chan_set_limit(sv->sv_inbox,
+					   SMARM_QUEUE_LIMIT_DEFAULT);
+	if (rc != 0)
+		band_free(&sv->sv_inbox);
 	return rc;
 }
 
@@ -801,7 +835,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	smarm__bhv_plugin_ref(be);
-	rc = chan_pair(&sv->sv_inbox, &sv->sv_info);
+	rc = smarm__gs_mailbox_make(sv);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
 		free(sv);
@@ -811,24 +845,18 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0) {
 		/* Nothing ran: undo by hand, as server_end would. */
 		sv->sv_reported = true;
-		smarm_chan_receiver_free(sv->sv_inbox);
-		smarm_chan_sender_free(sv->sv_inbox);
-		smarm_chan_receiver_free(sv->sv_info);
-		smarm_chan_sender_free(sv->sv_info);
+		smarm__gs_mailbox_free(sv);
 		smarm__bhv_plugin_unref(be);
 		free(sv);
 		return smarm__bhv_start_fail(start, sup, rc);
 	}
 	/* From here on server_end cleans up on every path. */
-	live_add(sv);
-	if (name != NULL && (rc = smarm_register(name, NULL)) != 0)
-		goto failed;
-	rc = smarm_selset_alloc(&sv->sv_set);
+	rc = smarm__bhv_self_set(sv, BHV_SELF_SERVER);
 	if (rc != 0)
 		goto failed;
+	if (name != NULL && (rc = smarm_register(name, NULL)) != 0)
+		goto failed;
 	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
-	if (rc == 0)
-		rc = smarm_mailbox_publish(smarm__gs_info_type(), sv->sv_info);
 	if (rc != 0)
 		goto failed;
 	rc = d->create(args, &sv->sv_state);
@@ -850,7 +878,12 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 						   sv->sv_tag);
 			continue;
 		}
-		serve_one(sv);
+		if (smarm__bhv_serve(sv, &gs_engine,
+				     sv->sv_idle_ns ? sv->sv_idle_ns
+						    : SMARM_NO_TIMEOUT) ==
+			    SMARM_ETIMEDOUT &&
+		    d->handle_idle != NULL)
+			d->handle_idle(sv->sv_state, sv);
 		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
 			smarm_check();
 	}

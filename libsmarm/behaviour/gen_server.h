@@ -20,6 +20,24 @@ struct gs_timer {
 	smarm_timer_t gt_tm;	    /* the pending timed send */
 };
 
+/*
+ * A timer's fire, in the timer band: which timer (a server's id; a
+ * machine's SMARM__SM_TM_* kind) and the generation armed (a machine's;
+ * a server's is its id again).
+ */
+struct bhv_tick {
+	int32_t tk_which;
+	uint64_t tk_gen;
+};
+
+/* The bands of a server's mailbox (msg.h), highest first. */
+enum bhv_band {
+	BHV_BAND_SIGNAL = 0, /* trapped exit signals and Downs */
+	BHV_BAND_TIMER = 1,  /* timer fires (struct bhv_tick) */
+	BHV_BAND_INBOX = 2,  /* requests: system messages, calls, casts and
+				infos, in send order (struct bhv_env) */
+};
+
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
 
@@ -45,16 +63,15 @@ struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
 	smarm_pid_t sv_self;		     /* the server's actor */
-	smarm_chan_t *sv_inbox;		     /* calls and casts (published) */
-	smarm_chan_t *sv_info;		     /* infos (published) */
-	smarm_chan_t *sv_exit;		     /* trapped exits, or NULL */
-	smarm_chan_t *sv_down;		     /* Downs, or NULL */
+	smarm_chan_t *sv_inbox;		     /* its requests (published) */
+	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
+	bool sv_trap;			     /* it traps exits (into sv_sig) */
 	size_t sv_nmon;			     /* monitors not yet Down */
-	smarm_chan_t *sv_ctl;		     /* timer ticks (uint64_t ids) */
+	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
+	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
 	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
 	size_t sv_ntimers, sv_captimers;
 	uint64_t sv_timer_seq;	     /* the last timer id */
-	smarm_selset_t *sv_set;	     /* the loop's select set */
 	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
 	int sv_start_rc;	     /* the failed start's status */
 	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
@@ -75,11 +92,10 @@ struct smarm_gs_ctx {
 	struct bhv_env sv_batch[BHV_BATCH]; /* taken from the inbox, not
 					       served yet: [sv_bi, sv_bn) */
 	unsigned sv_bi, sv_bn;
-	bool sv_deferred;		   /* its reply went to a token */
-	bool sv_err_set;		   /* the call answers an error: */
-	intptr_t sv_err;		   /* ... with this reason */
-	struct smarm_gs_ctx *sv_live_next; /* the live list (gen_server.c) */
-	struct bhv_node *sv_stats;	   /* its node's counters */
+	bool sv_deferred;	   /* its reply went to a token */
+	bool sv_err_set;	   /* the call answers an error: */
+	intptr_t sv_err;	   /* ... with this reason */
+	struct bhv_node *sv_stats; /* its node's counters */
 };
 
 /*
@@ -91,10 +107,10 @@ struct smarm_gs_ctx {
 struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
 
 /*
- * The next envelope on the fast path (no exit, down or timer arm): an
- * info if one is queued, else the batch's next, else one received from
- * the inbox within wait (the one timeout rule). It is *tmp or in the
- * batch (as smarm__gs_inbox_take's); NULL with *rc the receive's status
+ * The next envelope on the fast path (nothing in the higher bands can
+ * come): the batch's next, else one received from the inbox within wait
+ * (the one timeout rule). It is *tmp or in the batch (as
+ * smarm__gs_inbox_take's); NULL with *rc the receive's status
  * (SMARM_ETIMEDOUT: the window passed with no message).
  */
 static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
@@ -104,9 +120,6 @@ static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
 	struct bhv_env *b;
 
 	*rc = 0;
-	if (smarm__chan_maybe_ready(sv->sv_info) &&
-	    smarm_chan_try_recv(sv->sv_info, tmp) == 0)
-		return tmp;
 	/* A backlog is served in batches: one lock per BHV_BATCH. */
 	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
 	    (b = smarm__gs_inbox_take(sv)) != NULL)
@@ -115,11 +128,59 @@ static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
 	return *rc == 0 ? tmp : NULL;
 }
 
+/*
+ * An engine (gen_server.c, gen_statem.c): what it does with each kind of
+ * message its mailbox's bands deliver, and whether a timer of its is
+ * armed. smarm__bhv_serve is the one loop step both run.
+ */
+struct bhv_engine {
+	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
+	void (*en_tick)(struct smarm_gs_ctx *sv, const struct bhv_tick *t);
+	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
+	bool (*en_armed)(const struct smarm_gs_ctx *sv);
+};
+
+/*
+ * Serve one message of sv's mailbox, highest band first, waiting for
+ * one at most wait (the one timeout rule): 0, or SMARM_ETIMEDOUT (the
+ * window passed with nothing served). A server that cannot wait ends.
+ */
+int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
+		     uint64_t wait);
+
+/*
+ * Is a request queued (the inbox, or a batch taken from it)? A snapshot:
+ * one sent just after counts as later.
+ */
+static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
+{
+	return sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox);
+}
+
+/*
+ * Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
+ * caller): 0 or a status (then nothing is left to free).
+ */
+int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv);
+
+/*
+ * Unpublish and free sv's mailbox (the server ends): queued calls are
+ * answered SMARM_EDOWN, trapping stops, every band is freed.
+ */
+void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv);
+
+/* Make sv's signal band (smarm_trap_exit and smarm_monitor deliver
+ * into it) if it has none: 0 or a status. */
+int smarm__gs_sig_band(struct smarm_gs_ctx *sv);
+
+/* Trap exits into sv's signal band (once; a second call is 0). */
+int smarm__gs_trap(struct smarm_gs_ctx *sv);
+
+/* Make sv's timer band if it has none: 0 or a status. */
+int smarm__gs_tick_band(struct smarm_gs_ctx *sv);
+
 /* The server ends: its batch's envelopes go as queued ones do. */
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);
-
-/* Is cx a live server whose actor is self? */
-bool smarm__gs_is_server(const struct smarm_gs_ctx *cx, smarm_pid_t self);
 
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);

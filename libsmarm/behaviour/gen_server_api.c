@@ -33,10 +33,9 @@
 /* Is cx the calling actor's server, in one of its callbacks? */
 static int ctx_check(const smarm_gs_ctx_t *cx)
 {
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
+	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
-	if (cx == NULL || !smarm__gs_is_server(cx, self))
+	if (!smarm__bhv_self_is(cx, BHV_SELF_SERVER))
 		return SMARM_EINVAL;
 	return 0;
 }
@@ -48,18 +47,7 @@ int smarm_gs_trap_exit(smarm_gs_ctx_t *cx)
 		return rc;
 	if (!cx->sv_in_init)
 		return SMARM_ESTATE;
-	if (cx->sv_exit != NULL)
-		return 0;
-	rc = smarm_chan_alloc(&cx->sv_exit, sizeof(smarm_signal_t), NULL);
-	if (rc != 0)
-		return rc;
-	rc = smarm_trap_exit(cx->sv_exit);
-	if (rc != 0) {
-		smarm_chan_receiver_free(cx->sv_exit);
-		smarm_chan_sender_free(cx->sv_exit);
-		cx->sv_exit = NULL;
-	}
-	return rc;
+	return smarm__gs_trap(cx);
 }
 
 int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
@@ -97,20 +85,23 @@ int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns)
 	return 0;
 }
 
+int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	return smarm__chan_set_limit(cx->sv_inbox, limit);
+}
+
 int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid, uint64_t *ref)
 {
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	if (cx->sv_down == NULL) {
-		rc = smarm_chan_alloc(&cx->sv_down, sizeof(smarm_signal_t),
-				      NULL);
-		if (rc != 0) {
-			cx->sv_down = NULL;
-			return rc;
-		}
-	}
-	rc = smarm_monitor(pid, cx->sv_down, ref);
+	rc = smarm__gs_sig_band(cx);
+	if (rc != 0)
+		return rc;
+	rc = smarm_monitor(pid, cx->sv_sig, ref);
 	if (rc == 0)
 		cx->sv_nmon++;
 	return rc;
@@ -408,19 +399,9 @@ struct smarm_server {
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	int sc_status;		/* the last stub call's status */
-	uint32_t sc_burst;	/* casts and infos since the last pace() */
 	bool sc_req;		/* a request's own handle: by pid, and it
 				   may go to the caller itself */
 };
-
-/*
- * Every BHV_BURST casts or infos through one handle an actor caller
- * yields when the server has at least that many queued (or when that
- * cannot be seen cheaply: by name), so a producer faster than its server
- * lets it catch up instead of growing the inbox without bound, and the
- * queued messages stay in cache. A yield, never a wait.
- */
-#define BHV_BURST 256
 
 static int open_common(smarm_node_t *node, const smarm_behaviour_t *b,
 		       smarm_server_t **out)
@@ -519,17 +500,6 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 	return 0;
 }
 
-/* BHV_BURST casts went out through s: yield if its server is behind. */
-static void pace(struct smarm_server *s)
-{
-	size_t n = BHV_BURST;
-	s->sc_burst = 0;
-	if (s->sc_inbox != NULL && smarm_chan_len(s->sc_inbox, &n) != 0)
-		return;
-	if (n >= BHV_BURST)
-		(void)smarm_actor_yield(); /* SMARM_ENOTACTOR: a thread */
-}
-
 /*
  * Send op to s in envelope *e, its arguments packed in e->en_msg
  * (ownership passes: freed on failure); the rest of *e is set here. For
@@ -538,9 +508,7 @@ static void pace(struct smarm_server *s)
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
 		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
 {
-	const smarm_msgtype_t *t = op->op_kind == BHV_INFO
-					   ? smarm__gs_info_type()
-					   : smarm__gs_inbox_type();
+	const smarm_msgtype_t *t = smarm__gs_inbox_type();
 	smarm_pid_t pid;
 	int rc = resolve(s, op->op_kind, &pid);
 
@@ -550,7 +518,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	e->en_seq = seq;
 	if (rc == 0) {
 		rc = SMARM_ECLOSED;
-		if (op->op_kind != BHV_INFO && !s->sc_named) {
+		if (!s->sc_named) {
 			const struct smarm_msgtype *it;
 			if (s->sc_inbox == NULL &&
 			    smarm__msgtype_decode(t, &it) == 0)
@@ -559,7 +527,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 			if (s->sc_inbox != NULL)
 				rc = smarm__reg_chan_send(s->sc_inbox, e);
 		}
-		if (rc != 0) { /* no cached inbox, or it is gone: resolve */
+		if (rc == SMARM_ECLOSED) { /* none cached, or it is gone */
 			s->sc_inbox = NULL;
 			rc = smarm_node_send(s->sc_node, pid, t, e);
 		}
@@ -571,13 +539,6 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 						       : SMARM_ENOPROC;
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
-	if (op->op_kind == BHV_INFO) { /* wake a server parked on the inbox */
-		struct bhv_env nudge = { .en_be = s->sc_be };
-		(void)smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
-				      &nudge);
-	}
-	if (op->op_kind != BHV_CALL && ++s->sc_burst >= BHV_BURST)
-		pace(s);
 	return 0;
 }
 

@@ -5,23 +5,19 @@
  * a time, and the hooks through which the interpreter reaches messages,
  * timers and libffi.
  *
- * Glossary. A machine speaks to clients exactly as a gen_server does: it
- * publishes an *inbox* of calls and casts and an *info* channel under
- * gen_server's message types (smarm__gs_inbox_type, smarm__gs_info_type),
- * so smarm_server_call, _cast and _info reach it unchanged, by pid or by
- * name, and envelopes, replies and reply tokens are gen_server's. Its own
- * channels: *ctl* takes timer fires (struct sm_tick), *exit* the trapped
- * exit signals.
+ * Glossary. A machine speaks to clients exactly as a gen_server does: its
+ * mailbox is a gen_server's (gen_server.c: signal, timer and inbox
+ * bands; the inbox published under smarm__gs_inbox_type), so
+ * smarm_server_call, _cast and _info reach it unchanged, by pid or by
+ * name, and envelopes, replies and reply tokens are gen_server's. Its
+ * timers fire into the timer band (a struct bhv_tick: the timeout's
+ * kind and generation); trapped exit signals come in the signal band.
  *
- * The loop (sm_serve_one). Priority: exit (a shutdown or an exit signal
- * becomes a SHUTDOWN or EXIT event), then ctl (timer fires), then infos,
- * then the inbox. A machine that neither traps nor has a timer armed
- * takes an info if one is queued and otherwise waits on the inbox alone
- * (an info nudges it: the fast path, gen_server's); any other takes
- * what is queued in that order without parking and, when nothing is,
- * waits on a select set of its arms. An event timeout fires only if no other
- * event waits: the loop looks into the inbox for a real envelope (skipping
- * nudges) and keeps one it finds in sm_held, served before the inbox.
+ * The loop is gen_server's (smarm__bhv_serve) with this file's dispatch
+ * (sm_engine_ops): a shutdown or an exit signal becomes a SHUTDOWN or
+ * EXIT event, a timer fire a timeout event, an envelope a call, cast or
+ * info. An event timeout fires only if no other event waits: a request
+ * already queued (smarm__gs_pending) cancels it.
  *
  * Engine data. The dispatch tables and, per operation, the call
  * interfaces of a guard (data, args...) -> bool and an action (data, cx,
@@ -49,18 +45,9 @@
 #include "gen_server.h"
 #include "statem.h"
 
-#include "../core/slot.h"
-#include "../core/subsys.h"
-
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A timer fire, in ctl. */
-struct sm_tick {
-	int32_t tk_which; /* SMARM__SM_TM_* */
-	uint64_t tk_gen;  /* the generation armed */
-};
 
 /* A behaviour's engine data (bh_engine). */
 struct sm_engine {
@@ -72,12 +59,9 @@ struct sm_engine {
 /* A running machine. Only its actor touches it. */
 struct sm {
 	struct smarm_sm_ctx sm_m;	     /* the interpreter's (the cx) */
-	struct smarm_gs_ctx sm_gs;	     /* token owner and mailboxes */
+	struct smarm_gs_ctx sm_gs;	     /* its mailbox (gen_server.c) */
 	const struct smarm_behaviour *sm_be; /* plugin reference held */
 	const struct sm_engine *sm_en;	     /* its engine data */
-	smarm_chan_t *sm_ctl;		     /* timer fires */
-	struct bhv_env sm_held;		     /* an envelope taken early */
-	bool sm_has_held;		     /* sm_held is set */
 	bool sm_created, sm_started;	     /* create, init succeeded */
 	bool sm_inited;			     /* smarm__sm_init ran */
 	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
@@ -253,8 +237,11 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 static int h_timer(smarm_sm_ctx_t *m, int which, uint64_t ns, uint64_t gen,
 		   smarm_timer_t *t)
 {
-	struct sm_tick tk = { .tk_which = which, .tk_gen = gen };
-	return smarm_chan_send_after(sm_of(m)->sm_ctl, &tk, ns, t);
+	struct sm *s = sm_of(m);
+	struct bhv_tick tk = { .tk_which = which, .tk_gen = gen };
+	int rc = smarm__gs_tick_band(&s->sm_gs);
+	return rc != 0 ? rc
+		       : smarm_chan_send_after(s->sm_gs.sv_tick, &tk, ns, t);
 }
 
 static void h_cancel(smarm_sm_ctx_t *m, smarm_timer_t t)
@@ -265,18 +252,7 @@ static void h_cancel(smarm_sm_ctx_t *m, smarm_timer_t t)
 
 static int h_trap(smarm_sm_ctx_t *m)
 {
-	struct sm *s = sm_of(m);
-	int rc = smarm_chan_alloc(&s->sm_gs.sv_exit, sizeof(smarm_signal_t),
-				  NULL);
-	if (rc != 0)
-		return rc;
-	rc = smarm_trap_exit(s->sm_gs.sv_exit);
-	if (rc != 0) {
-		smarm_chan_receiver_free(s->sm_gs.sv_exit);
-		smarm_chan_sender_free(s->sm_gs.sv_exit);
-		s->sm_gs.sv_exit = NULL;
-	}
-	return rc;
+	return smarm__gs_trap(&sm_of(m)->sm_gs);
 }
 
 static int h_next(smarm_sm_ctx_t *m, const char *name,
@@ -336,6 +312,11 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 	return rc;
 }
 
+static int h_queue_limit(smarm_sm_ctx_t *m, uint32_t limit)
+{
+	return smarm__chan_set_limit(sm_of(m)->sm_gs.sv_inbox, limit);
+}
+
 static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 		       const smarm_behaviour_t **out)
 {
@@ -352,20 +333,25 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_next = h_next,
 	.sh_reply = h_reply,
 	.sh_reply_error = h_reply_error,
+	.sh_queue_limit = h_queue_limit,
 	.sh_token = h_token,
 	.sh_behaviour = h_behaviour,
 };
 
 /* ---- the loop ---- */
 
-/* Feed envelope e (from the inbox or infos) to the interpreter. */
-static void sm_envelope(struct sm *s, struct bhv_env *e)
+static struct sm *sm_of_gs(struct smarm_gs_ctx *sv)
 {
+	return (struct sm *)((char *)sv - offsetof(struct sm, sm_gs));
+}
+
+/* Feed envelope e (from the inbox) to the interpreter. */
+static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
+{
+	struct sm *s = sm_of_gs(sv);
 	const struct bhv_op *op = e->en_op;
 	struct smarm__sm_ev ev;
 
-	if (op == NULL)
-		return; /* a nudge */
 	if (smarm__bhv_sys_stop_take(e, &s->sm_m.m_stop_how,
 				     &s->sm_m.m_stop_reason)) {
 		s->sm_m.m_stop = true; /* between events, as OTP's */
@@ -393,28 +379,9 @@ static void sm_envelope(struct sm *s, struct bhv_env *e)
 	smarm__sm_step(&s->sm_m, &ev);
 }
 
-/* Is an external event waiting? Keeps a real envelope found in sm_held. */
-static bool sm_pending(struct sm *s)
+static void sm_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *sig)
 {
-	struct bhv_env *b;
-	size_t n = 0;
-
-	if (s->sm_has_held)
-		return true;
-	if (smarm_chan_len(s->sm_gs.sv_info, &n) == 0 && n > 0)
-		return true;
-	while ((b = smarm__gs_inbox_take(&s->sm_gs)) != NULL) {
-		if (b->en_op != NULL) {
-			s->sm_held = *b;
-			s->sm_has_held = true;
-			return true;
-		}
-	}
-	return false;
-}
-
-static void sm_signal(struct sm *s, const smarm_signal_t *sig)
-{
+	struct sm *s = sm_of_gs(sv);
 	struct smarm__sm_ev ev;
 
 	memset(&ev, 0, sizeof ev);
@@ -431,78 +398,26 @@ static void sm_signal(struct sm *s, const smarm_signal_t *sig)
 		s->sm_shutdown = true;
 }
 
-/* Take one message in priority order; false if none was queued. */
-static bool sm_take(struct sm *s)
+/* A timer fired; an event timeout only if no request waits. */
+static void sm_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 {
-	smarm_signal_t sig;
-	struct sm_tick tk;
-	struct bhv_env e, *b;
-
-	if (s->sm_gs.sv_exit != NULL &&
-	    smarm_chan_try_recv(s->sm_gs.sv_exit, &sig) == 0) {
-		sm_signal(s, &sig);
-		return true;
-	}
-	if (smarm_chan_try_recv(s->sm_ctl, &tk) == 0) {
-		bool pending =
-			tk.tk_which == SMARM__SM_TM_EVENT && sm_pending(s);
-		smarm__sm_fire(&s->sm_m, tk.tk_which, tk.tk_gen, pending);
-		return true;
-	}
-	if (smarm_chan_try_recv(s->sm_gs.sv_info, &e) == 0) {
-		sm_envelope(s, &e);
-		return true;
-	}
-	if (s->sm_has_held) {
-		s->sm_has_held = false;
-		e = s->sm_held;
-		sm_envelope(s, &e);
-		return true;
-	}
-	if ((b = smarm__gs_inbox_take(&s->sm_gs)) != NULL) {
-		sm_envelope(s, b);
-		return true;
-	}
-	return false;
+	struct sm *s = sm_of_gs(sv);
+	bool pending =
+		tk->tk_which == SMARM__SM_TM_EVENT && smarm__gs_pending(sv);
+	smarm__sm_fire(&s->sm_m, tk->tk_which, tk->tk_gen, pending);
 }
 
-/* Serve one message, waiting for one if none is queued. */
-static void sm_serve_one(struct sm *s)
+static bool sm_armed(const struct smarm_gs_ctx *sv)
 {
-	struct bhv_env e, *b;
-	size_t ready;
-	int rc;
-
-	if (s->sm_gs.sv_exit == NULL && !smarm__sm_armed(&s->sm_m) &&
-	    !s->sm_has_held) {
-		/* The fast path: no exit or timer arm, so an info (which
-		 * also nudges the inbox) and then the inbox. */
-		b = smarm__gs_next(&s->sm_gs, &e, SMARM_NO_TIMEOUT, &rc);
-		if (b != NULL)
-			sm_envelope(s, b);
-		return;
-	}
-	if (sm_take(s))
-		return;
-	smarm_selset_clear(s->sm_gs.sv_set);
-	if (s->sm_gs.sv_exit != NULL)
-		smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_exit, NULL);
-	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_ctl, NULL);
-	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_info, NULL);
-	smarm_selset_add_chan(s->sm_gs.sv_set, s->sm_gs.sv_inbox, NULL);
-	rc = smarm_selset_wait(s->sm_gs.sv_set, SMARM_NO_TIMEOUT, &ready);
-	if (rc != 0) /* it cannot wait: end, never spin */
-		smarm_actor_crash(rc);
+	return smarm__sm_armed(&sm_of_gs((struct smarm_gs_ctx *)sv)->sm_m);
 }
 
-static void chan_drop(smarm_chan_t **ch)
-{
-	if (*ch == NULL)
-		return;
-	smarm_chan_receiver_free(*ch);
-	smarm_chan_sender_free(*ch);
-	*ch = NULL;
-}
+static const struct bhv_engine sm_engine_ops = {
+	.en_signal = sm_signal,
+	.en_tick = sm_tick,
+	.en_env = sm_envelope,
+	.en_armed = sm_armed,
+};
 
 /*
  * The machine ends, on any path (the actor's cleanup handler): the call
@@ -525,16 +440,19 @@ static void sm_end(void *arg)
 	struct sm *s = arg;
 	smarm_sm_ctx_t *m = &s->sm_m;
 	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
-	struct smarm__slot *me = smarm__current();
 	bool graceful = m->m_stop && !m->m_crash;
 
 	s->sm_gs.sv_end_graceful = graceful;
-	s->sm_gs.sv_end_how = !graceful	       ? me->exit.ex_how
-			      : s->sm_shutdown ? SMARM_EXIT_SHUTDOWN
-					       : s->sm_m.m_stop_how;
-	s->sm_gs.sv_end_reason = !graceful	  ? me->exit.ex_code
-				 : s->sm_shutdown ? 0
-						  : s->sm_m.m_stop_reason;
+	if (!graceful) {
+		smarm__self_exit_info(&s->sm_gs.sv_end_how,
+				      &s->sm_gs.sv_end_reason);
+	} else if (s->sm_shutdown) {
+		s->sm_gs.sv_end_how = SMARM_EXIT_SHUTDOWN;
+		s->sm_gs.sv_end_reason = 0;
+	} else {
+		s->sm_gs.sv_end_how = s->sm_m.m_stop_how;
+		s->sm_gs.sv_end_reason = s->sm_m.m_stop_reason;
+	}
 
 	if (s->sm_inited) {
 		if (m->m_cur != NULL) {
@@ -543,10 +461,6 @@ static void sm_end(void *arg)
 			m->m_cur = NULL;
 		}
 		smarm__sm_fini(m);
-	}
-	if (s->sm_has_held) {
-		smarm__bhv_env_free(&s->sm_held);
-		s->sm_has_held = false;
 	}
 	if (s->sm_started && d->terminate != NULL)
 		smarm__bhv_terminate(sm_terminate, sm_fin, s, graceful);
@@ -563,19 +477,9 @@ static void sm_fin(void *arg)
 
 	if (s->sm_created && d->destroy != NULL)
 		d->destroy(s->sm_m.m_data);
-	smarm_mailbox_unpublish(smarm__gs_inbox_type());
-	smarm_mailbox_unpublish(smarm__gs_info_type());
-	smarm__gs_batch_drop(&s->sm_gs);
-	chan_drop(&s->sm_gs.sv_inbox);
-	chan_drop(&s->sm_gs.sv_info);
-	if (s->sm_gs.sv_exit != NULL) {
-		smarm_trap_exit(NULL);
-		chan_drop(&s->sm_gs.sv_exit);
-	}
-	chan_drop(&s->sm_ctl);
-	if (s->sm_gs.sv_set != NULL)
-		smarm_selset_free(s->sm_gs.sv_set);
+	smarm__gs_mailbox_free(&s->sm_gs);
 	smarm__bhv_tokens_end(s);
+	(void)smarm__bhv_self_set(NULL, 0);
 	smarm__bhv_start_ended(&s->sm_gs);
 	smarm__bhv_plugin_unref(s->sm_be);
 	free(s);
@@ -605,30 +509,26 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s->sm_gs.sv_start = start;
 	s->sm_gs.sv_sup = sup;
 	smarm__bhv_plugin_ref(be);
-	rc = smarm_cleanup_push(sm_end, s);
+	rc = smarm__gs_mailbox_make(&s->sm_gs);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
 		free(s);
 		return smarm__bhv_start_fail(start, sup, rc);
 	}
+	rc = smarm_cleanup_push(sm_end, s);
+	if (rc != 0) {
+		smarm__gs_mailbox_free(&s->sm_gs);
+		smarm__bhv_plugin_unref(be);
+		free(s);
+		return smarm__bhv_start_fail(start, sup, rc);
+	}
 	/* From here on sm_end cleans up on every path. */
-	rc = smarm_chan_alloc(&s->sm_gs.sv_inbox, sizeof(struct bhv_env),
-			      smarm__bhv_env_free);
-	if (rc == 0)
-		rc = smarm_chan_alloc(&s->sm_gs.sv_info, sizeof(struct bhv_env),
-				      smarm__bhv_env_free);
-	if (rc == 0)
-		rc = smarm_chan_alloc(&s->sm_ctl, sizeof(struct sm_tick), NULL);
-	if (rc == 0)
-		rc = smarm_selset_alloc(&s->sm_gs.sv_set);
+	rc = smarm__bhv_self_set(&s->sm_m, BHV_SELF_MACHINE);
 	if (rc == 0 && name != NULL)
 		rc = smarm_register(name, NULL);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   s->sm_gs.sv_inbox);
-	if (rc == 0)
-		rc = smarm_mailbox_publish(smarm__gs_info_type(),
-					   s->sm_gs.sv_info);
 	if (rc == 0 && d->create != NULL)
 		rc = d->create(args, &s->sm_m.m_data);
 	if (rc != 0)
@@ -650,7 +550,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	smarm__gs_report(&s->sm_gs, 0);
 	smarm__sm_start(&s->sm_m);
 	while (!s->sm_m.m_stop) {
-		sm_serve_one(s);
+		(void)smarm__bhv_serve(&s->sm_gs, &sm_engine_ops,
+				       SMARM_NO_TIMEOUT);
 		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
 			smarm_check();
 	}

@@ -109,6 +109,8 @@ struct smarm_sm_ctx;
  *              own): smarm_sm_behaviour's statuses.
  *   sh_reply_error  answer ev, a call, with an error reply (SMARM_EREPLY,
  *              reason: smarm_sm_reply_error); NULL: not offered.
+ *   sh_queue_limit  bound the machine's queue of requests
+ *              (smarm_sm_set_queue_limit); NULL: not offered.
  */
 struct smarm__sm_hooks {
 	bool (*sh_guard)(struct smarm_sm_ctx *m, void (*fn)(void),
@@ -132,6 +134,7 @@ struct smarm__sm_hooks {
 			    const smarm_behaviour_t **out);
 	void (*sh_reply_error)(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev,
 			       intptr_t reason);
+	int (*sh_queue_limit)(struct smarm_sm_ctx *m, uint32_t limit);
 };
 
 /* Where a machine is: what its callbacks may do (statem.c INV-3). */

@@ -28,7 +28,7 @@ static int sm_cx(smarm_sm_ctx_t *cx, unsigned phases)
 	self = smarm_actor_self();
 	if (smarm_pid_eq(self, SMARM_PID_NONE))
 		return SMARM_ENOTACTOR;
-	if (cx->m_magic != SMARM__SM_MAGIC || !smarm_pid_eq(cx->m_self, self))
+	if (!smarm__bhv_self_is(cx, BHV_SELF_MACHINE))
 		return SMARM_EINVAL;
 	if (!(phases & (1u << cx->m_phase)))
 		return SMARM_ESTATE;
@@ -173,6 +173,16 @@ SMARM_API int smarm_sm_reply_error(smarm_sm_ctx_t *cx, intptr_t reason)
 		return SMARM_ESTATE;
 	cx->m_h->sh_reply_error(cx, ev, reason);
 	return 0;
+}
+
+SMARM_API int smarm_sm_set_queue_limit(smarm_sm_ctx_t *cx, uint32_t limit)
+{
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	if (cx->m_h->sh_queue_limit == NULL)
+		return SMARM_ESTATE;
+	return cx->m_h->sh_queue_limit(cx, limit);
 }
 
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)

@@ -835,6 +835,31 @@ bool smarm__node_is_running(const struct smarm_node *n)
 	return atomic_load(&((struct smarm_node *)n)->running) != 0;
 }
 
+void smarm__self_exit_info(int *how, intptr_t *code)
+{
+	struct smarm__slot *me = smarm__current();
+	SMARM_ASSERT(me != NULL);
+	*how = me->exit.ex_how;
+	*code = me->exit.ex_code;
+}
+
+void smarm__self_refuse_parks(bool on)
+{
+	struct smarm__slot *me = smarm__current();
+	SMARM_ASSERT(me != NULL);
+	smarm__wait_refuse(me, on);
+}
+
+void *smarm__self_ext(int id)
+{
+	struct smarm__slot *me = smarm__current();
+	/* ext, once set, stays for the slot's life; the actor's own update
+	 * set it before (program order), so it is read without the lock. */
+	if (me == NULL || me->ext == NULL)
+		return NULL;
+	return me->ext->x_state[id];
+}
+
 void smarm__self_exit(int how, intptr_t code)
 {
 	struct smarm__slot *me = smarm__current();

@@ -343,6 +343,27 @@ bool smarm__node_is_running(const struct smarm_node *n);
 void smarm__self_exit(int how, intptr_t code) __attribute__((noreturn));
 
 /*
+ * The calling actor's own exit record, once it began exiting (from its
+ * cleanup handlers): how and code as its joiner will get them. Actor
+ * context only.
+ */
+void smarm__self_exit_info(int *how, intptr_t *code);
+
+/*
+ * Refuse (on true) or allow again (false) every park of the calling
+ * actor (core/wait.h smarm__wait_refuse, WAIT-9). Actor context only.
+ */
+void smarm__self_refuse_parks(bool on);
+
+/*
+ * The calling actor's own state of subsystem id (NULL: none, or no
+ * actor runs on this thread), read with no lock: only for a subsystem
+ * whose state an actor sets on itself alone (smarm__actor_ext_update of
+ * its own pid), so no other thread writes what this reads.
+ */
+void *smarm__self_ext(int id);
+
+/*
  * What spawn options carry for the layers above the core, read by their
  * ss_spawn hooks (the core only tests so_ext and so_link). Set by the
  * public setters of those layers.

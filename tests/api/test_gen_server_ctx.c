@@ -832,7 +832,7 @@ START_TEST(test_gen_server_request_to_self)
 }
 END_TEST
 
-/* ------------------------------------ downs, infos first, idle */
+/* ---------------------------- downs, send order of infos, idle */
 
 static void sleeper(void *arg)
 {
@@ -857,7 +857,7 @@ static void bands_root(void *arg)
 	HARNESS_EQ(smarm_server_call(s, "monitor", &p, 1, &r, MS(5000)), 0);
 	HARNESS_EQ(r.v.i, 0);
 	smarm_actor_sleep(MS(100));
-	/* block it, queue a cast and then an info: the info goes first */
+	/* block it, queue a cast and then an info: served in that order */
 	HARNESS_EQ(smarm_server_cast(s, "block", &b, 1), SMARM_EOPKIND);
 	HARNESS_EQ(smarm_server_info(s, "cnote", &n, 1), SMARM_EOPKIND);
 	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
@@ -913,7 +913,7 @@ static void priority_root(void *arg)
 	HARNESS_EQ(smarm_server_cast(s, "cnote", &n, 1), 0);
 	HARNESS_EQ(smarm_server_info(s, "note", &m, 1), 0);
 	HARNESS_EQ(smarm_server_call(s, "echo", &n, 1, &r, MS(5000)), 0);
-	EVENTS_ARE("init block unblock note:2 cnote:1 echo:1");
+	EVENTS_ARE("init block unblock cnote:1 note:2 echo:1");
 	blocker_join(&b);
 	smarm_server_free(mine);
 	smarm_server_free(s);
@@ -1018,8 +1018,8 @@ END_TEST
 
 /*
  * From inside a handler, a handle to the server itself: the cast, the
- * info and the castv are queued and served after the handler (the info
- * first, its band), the call and the shutdown are SMARM_ECALLSELF.
+ * info and the castv are queued and served after the handler, in the
+ * order they were sent; the call and the shutdown are SMARM_ECALLSELF.
  */
 static void self_root(void *arg)
 {
@@ -1029,7 +1029,7 @@ static void self_root(void *arg)
 	HARNESS_EQ(smarm_server_call(s, "self_send", &a, 1, &r, MS(5000)), 0);
 	HARNESS_EQ(r.v.i, 0);
 	HARNESS_EQ(smarm_server_call(s, "echo", &e, 1, &r, MS(5000)), 0);
-	EVENTS_ARE("init self:0:0:0:-314:-314:0 note:6 cnote:5 cnote:7 "
+	EVENTS_ARE("init self:0:0:0:-314:-314:0 cnote:5 note:6 cnote:7 "
 		   "echo:1");
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
 	events();
@@ -1298,41 +1298,55 @@ START_TEST(test_gen_server_unload_with_queued_message)
 }
 END_TEST
 
-/* ---------------------------------------------- cast pacing */
+/* ---------------------------------------------- the queue's bound */
 
 /*
- * One worker: a root that only casts (never blocks) still lets the
- * server catch up every 256 casts, so the server has handled the first
- * ones before the root makes any blocking call; all arrive in order.
+ * A server bounded to 4 queued requests (smarm_gs_set_queue_limit),
+ * kept busy in a call: 4 casts queue, the fifth cast, an info and a
+ * call are refused at once with SMARM_EFULL (nothing queued, nothing
+ * lost); once it drains, the 4 are served in order and sends succeed
+ * again. Outside a server the call is SMARM_EINVAL.
  */
-static void pacing_root(void *arg)
+static void qlimit_root(void *arg)
 {
-	smarm_server_t *s = start("", NULL);
+	smarm_server_t *s = start("qlimit", NULL), *mine = NULL;
 	smarm_value_t v, r;
-	const char *got;
+	static struct blocker b; /* block_once may run on after we end */
+	smarm_pid_t pid;
 	(void)arg;
 	if (s == NULL)
 		return;
-	(void)events();
-	for (int64_t i = 0; i < 600; i++) {
+	HARNESS_CHECK(strcmp(events(), "init qlimit:0") == 0);
+	HARNESS_EQ(smarm_gs_set_queue_limit(NULL, 4), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
+	b.s = mine;
+	b.ns = MS(300);
+	b.want = 0;
+	HARNESS_EQ(smarm_chan_alloc(&b.done, sizeof(int64_t), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
+	HARNESS_CHECK(strstr(await_events("block"), "block") != NULL);
+	for (int64_t i = 0; i < 4; i++) {
 		v = v_i64(i);
 		HARNESS_EQ(smarm_server_cast(s, "cnote", &v, 1), 0);
 	}
-	got = events(); /* no blocking call yet */
-	HARNESS_CHECK(strncmp(got, "cnote:0 cnote:1 cnote:2 ", 24) == 0);
-	HARNESS_CHECK(strstr(got, "cnote:255") != NULL);
+	v = v_i64(4);
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &v, 1), SMARM_EFULL);
+	HARNESS_EQ(smarm_server_info(s, "note", &v, 1), SMARM_EFULL);
+	HARNESS_EQ(smarm_server_call(s, "echo", &v, 1, &r, MS(5000)),
+		   SMARM_EFULL);
+	blocker_join(&b);
 	v = v_i64(7);
-	HARNESS_EQ(smarm_server_call(s, "echo", &v, 1, &r, MS(10000)), 0);
-	got = events();
-	HARNESS_CHECK(strstr(got, "cnote:599") != NULL);
-	HARNESS_CHECK(strstr(got, "cnote:0 ") == NULL);
+	HARNESS_EQ(smarm_server_call(s, "echo", &v, 1, &r, MS(5000)), 0);
+	EVENTS_ARE("unblock cnote:0 cnote:1 cnote:2 cnote:3 echo:7");
 	HARNESS_EQ(smarm_server_shutdown(s, MS(10000), NULL), 0);
+	smarm_server_free(mine);
 	smarm_server_free(s);
 }
 
-START_TEST(test_gen_server_casts_let_a_slower_server_catch_up)
+START_TEST(test_gen_server_queue_limit_refuses_with_efull)
 {
-	ck_assert_int_eq(harness_run(1, pacing_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run(2, qlimit_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
 END_TEST
@@ -1364,7 +1378,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_start_failures);
 	tcase_add_test(tc, test_gen_server_supervised_init_failure);
 	tcase_add_test(tc, test_gen_server_unload_with_queued_message);
-	tcase_add_test(tc, test_gen_server_casts_let_a_slower_server_catch_up);
+	tcase_add_test(tc, test_gen_server_queue_limit_refuses_with_efull);
 	tcase_add_test(tc, test_gen_server_stop_answers_a_taken_batch);
 	suite_add_tcase(s, tc);
 	return s;

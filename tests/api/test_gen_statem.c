@@ -837,7 +837,7 @@ END_TEST
 /*
  * From inside an action: a handle to the machine itself (its own
  * behaviour, smarm_sm_behaviour(cx, NULL)) takes a cast and an info,
- * handled after the action (the info first, its band), and refuses a
+ * handled after the action (in send order), and refuses a
  * call and a shutdown (SMARM_ECALLSELF); a handle to the sibling
  * machine "mirror" registered as "mir" is called; "nope" is no
  * behaviour (SMARM_ENOBEHAVIOUR), out NULL SMARM_EINVAL.
@@ -880,7 +880,7 @@ START_TEST(test_gen_statem_sends_to_itself_and_calls_a_sibling)
 	ck_assert_int_eq(g_rc[31], 0);
 	ck_assert_str_eq(g_out[0], "E0/0");
 	ck_assert_int_eq(g_rc[0], 0);
-	ck_assert_str_eq(g_out[1], "self:0:0:0:-314:-314 tick@0 ev5@0");
+	ck_assert_str_eq(g_out[1], "self:0:0:0:-314:-314 ev5@0 tick@0");
 	ck_assert_int_eq(g_rc[1], 0);
 	ck_assert_int_eq(g_rc[2], 0);
 	ck_assert_int_eq(g_rc[3], 0);

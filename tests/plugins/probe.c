@@ -11,13 +11,13 @@
  *
  * Start arguments: a comma-separated set of words: "trap" (trap exits
  * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
- * idle window), "failinit" (init fails with SMARM_EEXIST), "failcreate"
- * (create fails with SMARM_ENOENT), "blockterm" (terminate makes
- * blocking and non-blocking calls and logs their statuses: see
- * term_calls; needs a "peer" server registered as "pp"), "crashterm"
- * (terminate crashes with 4242 after logging), "slowinit" (init sleeps
- * 10 s), "crashinit" (init crashes with 77), "badinit" (init returns
- * 12, outside its contract).
+ * idle window), "qlimit" (a queue bound of 4, logged "qlimit:<status>"),
+ * "failinit" (init fails with SMARM_EEXIST), "failcreate" (create fails with
+ * SMARM_ENOENT), "blockterm" (terminate makes blocking and non-blocking calls
+ * and logs their statuses: see term_calls; needs a "peer" server registered as
+ * "pp"), "crashterm" (terminate crashes with 4242 after logging), "slowinit"
+ * (init sleeps 10 s), "crashinit" (init crashes with 77), "badinit" (init
+ * returns 12, outside its contract).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -64,6 +64,7 @@ struct probe {
 	smarm_gs_ctx_t *cx;
 	uint64_t timer;
 	smarm_server_t *peer; /* blockterm: the "pp" server */
+	bool qlimit;	      /* "qlimit": a queue of 4 requests */
 	smarm_request_t *req; /* req_self's request to itself */
 };
 
@@ -79,6 +80,7 @@ static int create(const char *args, void **state)
 		p->trap = strstr(args, "trap") != NULL;
 		p->cont = strstr(args, "continue") != NULL;
 		p->idle = strstr(args, "idle") != NULL;
+		p->qlimit = strstr(args, "qlimit") != NULL;
 		p->failinit = strstr(args, "failinit") != NULL;
 		p->blockterm = strstr(args, "blockterm") != NULL;
 		p->crashterm = strstr(args, "crashterm") != NULL;
@@ -117,6 +119,8 @@ static int init(void *state, smarm_gs_ctx_t *cx)
 		return SMARM_EINTERNAL;
 	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
 		return SMARM_EINTERNAL;
+	if (p->qlimit)
+		ev("qlimit:%d", smarm_gs_set_queue_limit(cx, 4));
 	if (p->blockterm) {
 		const smarm_behaviour_t *b = NULL;
 		if (smarm_gs_behaviour(cx, "peer", &b) != 0 ||

@@ -163,7 +163,7 @@ static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 
 static const struct smarm__sm_hooks hooks = {
 	h_guard, h_action, h_drop,  h_timer,	 h_cancel, h_trap,
-	h_next,	 h_reply,  h_token, h_behaviour, NULL,
+	h_next,	 h_reply,  h_token, h_behaviour, NULL,	   NULL,
 };
 
 /* ---- the machine ---- */
@@ -307,6 +307,8 @@ static void door_root(void *arg)
 
 	ck_assert_int_eq(smarm__sm_init(&g_m, &desc, g_t, &hooks, NULL, NULL),
 			 0);
+	/* The engine's part: the actor's context is this machine. */
+	ck_assert_int_eq(smarm__bhv_self_set(&g_m, BHV_SELF_MACHINE), 0);
 	smarm__sm_start(&g_m);
 	stage(false);
 	/* 1: transitions, the state timeout cancelled by one. */
@@ -353,6 +355,7 @@ static void door_root(void *arg)
 	g_rc[12] = g_m.m_crash;
 	g_rc[13] = smarm_sm_stop(&g_m); /* between callbacks */
 	smarm__sm_fini(&g_m);
+	(void)smarm__bhv_self_set(NULL, 0); /* the engine's part */
 	stage(false);
 	g_rc[14] = smarm_sm_stop(&g_m); /* ended */
 }
@@ -453,11 +456,14 @@ static void defaults_root(void *arg)
 	(void)arg;
 	ck_assert_int_eq(smarm__sm_init(&g_m, &desc2, g_t, &hooks, NULL, NULL),
 			 0);
+	/* The engine's part: the actor's context is this machine. */
+	ck_assert_int_eq(smarm__bhv_self_set(&g_m, BHV_SELF_MACHINE), 0);
 	smarm__sm_start(&g_m);
 	g_def[0] = smarm__sm_step(&g_m, &ex);
 	g_def[1] = smarm__sm_step(&g_m, &in);
 	g_def[2] = smarm__sm_step(&g_m, &sh);
 	smarm__sm_fini(&g_m);
+	(void)smarm__bhv_self_set(NULL, 0); /* the engine's part */
 	stage(g_m.m_crash);
 }
 
