@@ -1588,8 +1588,9 @@ static void wl_gen_server_call(struct bench_run *r)
 	const smarm_behaviour_t *b;
 	smarm_server_t *s;
 	void (*fn)(void);
-	int64_t (*add)(smarm_server_t *, int64_t), v = 0;
-	int rc;
+	int (*add)(smarm_server_t *, uint64_t, int64_t *, int64_t);
+	int64_t v = 0;
+	int rc = 0;
 
 	if (gs_open(r, &pl, &b, &s, NULL) != 0)
 		return;
@@ -1598,15 +1599,15 @@ static void wl_gen_server_call(struct bench_run *r)
 		gs_close(pl, s);
 		return;
 	}
-	add = (int64_t(*)(smarm_server_t *, int64_t))fn;
+	add = (int (*)(smarm_server_t *, uint64_t, int64_t *, int64_t))fn;
 	int n = gs_n();
 	uint64_t t0 = smarm_now_ns();
-	for (int i = 0; i < n; i++)
-		v = add(s, 1);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = add(s, SMARM_NO_TIMEOUT, &v, 1);
 	r->ns = smarm_now_ns() - t0;
 	r->ops = (uint64_t)n;
-	if (smarm_server_status(s) != 0 || v != n)
-		bench_fail(r, "wrong sum", smarm_server_status(s));
+	if (rc != 0 || v != n)
+		bench_fail(r, "wrong sum", rc);
 	gs_close(pl, s);
 }
 

@@ -988,21 +988,24 @@ SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
 
 /*
  * smarm_server_stub() - a native client function for the call or cast op
- * of b, made with a libffi closure:
- *     R stub(smarm_server_t *s, A1 a1, ...)
- * in the handler's types (without state and cx), waiting without a
- * deadline. A STR or BYTES reply comes as smarm_bytes_t whose ptr the
- * caller frees with free(3). The call's status goes to
- * smarm_server_status(s); on failure R is zero. The stub lives as long
- * as b's plugin is mapped. Errors: SMARM_EINVAL; SMARM_ENOOP;
- * SMARM_ENOMEM. Thread-safety: any thread. Since: SMARM_0.5.
+ * of b, made with a libffi closure, in the handler's argument types
+ * (without state and cx):
+ *     int call(smarm_server_t *s, uint64_t timeout_ns, R *out, A1 a1, ...)
+ *     int cast(smarm_server_t *s, A1 a1, ...)
+ * Each returns the status smarm_server_call() or smarm_server_cast()
+ * would (SMARM_EINVAL also for s NULL or a handle of another
+ * behaviour); timeout_ns follows the one timeout rule. A call's reply
+ * goes to *out in its C type (out NULL: dropped; untouched on failure);
+ * a STR or BYTES reply is a smarm_bytes_t whose ptr the caller frees
+ * with free(3); a reply of no type writes nothing. The stub lives as
+ * long as b's plugin is mapped. Returns: 0 and *fn. Errors:
+ * SMARM_EINVAL; SMARM_ENOOP no such operation; SMARM_EOPKIND an info
+ * operation; SMARM_ENOMEM. Thread-safety: any thread; a stub keeps no
+ * status in the handle (each call returns its own), and one handle is
+ * still one caller's at a time (smarm_server_open). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_stub(const smarm_behaviour_t *b, const char *op,
 				void (**fn)(void));
-
-/* smarm_server_status() - the status of the last stub call made through
- * s (0 when none failed). Since: SMARM_0.5. */
-SMARM_API int smarm_server_status(const smarm_server_t *s);
 
 /*
  * smarm_server_send_request() / smarm_server_wait_response() - a call in

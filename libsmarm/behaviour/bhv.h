@@ -377,7 +377,9 @@ bool smarm__bhv_valid(const struct smarm_behaviour *b);
 struct bhv_stub {
 	struct bhv_stub *st_next;	     /* the plugin's list */
 	ffi_closure *st_closure;	     /* libffi's */
-	struct bhv_cif st_cif;		     /* (server, args...) -> reply */
+	struct bhv_cif st_cif;		     /* a call's (server, timeout, out,
+						args...), a cast's (server,
+						args...) -> int status */
 	const struct smarm_behaviour *st_be; /* its behaviour */
 	const struct bhv_op *st_op;	     /* its operation */
 	void (*st_fn)(void);		     /* the executable address */

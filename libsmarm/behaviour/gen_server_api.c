@@ -398,7 +398,6 @@ struct smarm_server {
 				   channel is refused, then looked up again) */
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
-	int sc_status;		/* the last stub call's status */
 	bool sc_req;		/* a request's own handle: by pid, and it
 				   may go to the caller itself */
 };
@@ -472,11 +471,6 @@ int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid)
 		return SMARM_ENOPROC;
 	*pid = s->sc_pid;
 	return 0;
-}
-
-int smarm_server_status(const smarm_server_t *s)
-{
-	return s != NULL ? s->sc_status : SMARM_EINVAL;
 }
 
 /*
@@ -870,57 +864,52 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 
 /* ---- stubs ---- */
 
-/* A stub's body: (server, args...) in C, to a call or a cast. */
+/*
+ * The status of a stub's call or cast, through s: libffi widens an int
+ * return to a full ffi_sarg.
+ */
+static void stub_status(void *ret, int rc)
+{
+	*(ffi_sarg *)ret = rc;
+}
+
+/*
+ * A stub's body: a call's (server, timeout, out, args...) or a cast's
+ * (server, args...) in C; the status is its return, a call's reply
+ * goes to *out in its C type (dropped when out is NULL).
+ */
 static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 {
 	struct bhv_stub *st = user;
 	const struct bhv_op *op = st->st_op;
 	struct smarm_server *s = *(struct smarm_server **)args[0];
+	bool call = op->op_kind == BHV_CALL;
 	struct bhv_env e;
 	smarm_value_t v;
+	void *out = call ? *(void **)args[2] : NULL;
 	int rc;
 
 	(void)cif;
+	if (s == NULL || s->sc_be != st->st_be) {
+		stub_status(ret, SMARM_EINVAL);
+		return;
+	}
+	rc = smarm__bhv_pack_ffi(op, args + (call ? 3 : 1), &e.en_msg);
+	if (rc != 0) {
+		stub_status(ret, rc);
+		return;
+	}
+	if (!call) {
+		stub_status(ret, send_op(s, op, &e, NULL, 0));
+		return;
+	}
 	memset(&v, 0, sizeof v);
-	if (op->op_reply == SMARM_T_STR || op->op_reply == SMARM_T_BYTES)
-		memset(ret, 0, sizeof(smarm_bytes_t));
-	else if (op->op_reply != SMARM_T_VOID)
-		memset(ret, 0, sizeof(ffi_arg)); /* every other fits one */
-	if (s == NULL)
-		return;
-	if (s->sc_be != st->st_be) {
-		s->sc_status = SMARM_EINVAL;
-		return;
-	}
-	rc = smarm__bhv_pack_ffi(op, args + 1, &e.en_msg);
-	if (rc == 0 && op->op_kind == BHV_CALL)
-		rc = call_block(s, op, &e, &v, SMARM_NO_TIMEOUT);
-	else if (rc == 0)
-		rc = send_op(s, op, &e, NULL, 0);
-	s->sc_status = rc;
-	if (rc != 0 || op->op_reply == SMARM_T_VOID)
-		return;
-	/* libffi widens integral returns to a full ffi_arg. */
-	switch (v.type) {
-	case SMARM_T_I8:
-	case SMARM_T_I16:
-	case SMARM_T_I32:
-	case SMARM_T_I64:
-		*(ffi_sarg *)ret = (ffi_sarg)v.v.i;
-		break;
-	case SMARM_T_U8:
-	case SMARM_T_U16:
-	case SMARM_T_U32:
-	case SMARM_T_U64:
-		*(ffi_arg *)ret = (ffi_arg)v.v.u;
-		break;
-	case SMARM_T_BOOL:
-		*(ffi_arg *)ret = v.v.b;
-		break;
-	default:
-		store_c(&v, ret);
-		break;
-	}
+	rc = call_block(s, op, &e, &v, *(uint64_t *)args[1]);
+	if (rc == 0 && out != NULL)
+		store_c(&v, out);
+	else
+		smarm_value_release(&v); /* unread, or SMARM_EREPLY's */
+	stub_status(ret, rc);
 }
 
 int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
@@ -930,8 +919,10 @@ int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
 	if (!smarm__bhv_valid(b) || opname == NULL || fn == NULL)
 		return SMARM_EINVAL;
 	op = smarm__bhv_proto_find(&b->bh_proto, opname, 0);
-	if (op == NULL || op->op_kind == BHV_INFO)
+	if (op == NULL)
 		return SMARM_ENOOP;
+	if (op->op_kind == BHV_INFO)
+		return SMARM_EOPKIND;
 	return smarm__bhv_stub_add(b, op, stub_fun, fn);
 }
 

@@ -731,7 +731,11 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 			void (*fun)(ffi_cif *, void *, void **, void *),
 			void (**fn)(void))
 {
-	static ffi_type *lead[] = { &ffi_type_pointer };
+	/* A call's stub: (server, timeout, out, args...); a cast's:
+	 * (server, args...); both return an int status. */
+	static ffi_type *lead[] = { &ffi_type_pointer, &ffi_type_uint64,
+				    &ffi_type_pointer };
+	unsigned nlead = op->op_kind == BHV_CALL ? 3 : 1;
 	struct bhv_stub *st = calloc(1, sizeof *st);
 	void *code = NULL;
 	if (st == NULL)
@@ -743,11 +747,8 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 		free(st);
 		return SMARM_ENOMEM;
 	}
-	if (smarm__bhv_cif_prep(&st->st_cif, op, lead, 1,
-				(op->op_reply == SMARM_T_STR ||
-				 op->op_reply == SMARM_T_BYTES)
-					? smarm__bhv_ffi_bytes()
-					: NULL) != 0 ||
+	if (smarm__bhv_cif_prep(&st->st_cif, op, lead, nlead,
+				&ffi_type_sint32) != 0 ||
 	    ffi_prep_closure_loc(st->st_closure, &st->st_cif.bc_cif, fun, st,
 				 code) != FFI_OK) {
 		ffi_closure_free(st->st_closure);

@@ -442,11 +442,14 @@ END_TEST
 static void clients_root(void *arg)
 {
 	smarm_server_t *s = NULL, *k = NULL, *dead = NULL;
-	int64_t (*add)(smarm_server_t *, int64_t) = NULL;
-	void (*inc)(smarm_server_t *, int64_t) = NULL;
-	smarm_bytes_t (*kget)(smarm_server_t *, const char *) = NULL;
-	bool (*kput)(smarm_server_t *, const char *, const void *, size_t) =
+	int (*add)(smarm_server_t *, uint64_t, int64_t *, int64_t) = NULL;
+	int (*inc)(smarm_server_t *, int64_t) = NULL;
+	int (*kget)(smarm_server_t *, uint64_t, smarm_bytes_t *, const char *) =
 		NULL;
+	int (*kput)(smarm_server_t *, uint64_t, bool *, const char *,
+		    const void *, size_t) = NULL;
+	int64_t sum;
+	bool ok;
 	void (*fn)(void) = NULL;
 	smarm_request_t *r1 = NULL, *r2 = NULL, *r3 = NULL;
 	smarm_value_t one = i64(1), rv;
@@ -482,36 +485,42 @@ static void clients_root(void *arg)
 		SMARM_EARGS);
 	/* stubs */
 	HARNESS_EQ(smarm_server_stub(counter, "add", &fn), 0);
-	add = (int64_t(*)(smarm_server_t *, int64_t))fn;
+	add = (int (*)(smarm_server_t *, uint64_t, int64_t *, int64_t))fn;
 	HARNESS_EQ(smarm_server_stub(counter, "inc", &fn), 0);
-	inc = (void (*)(smarm_server_t *, int64_t))fn;
-	inc(s, 10);
-	HARNESS_EQ(smarm_server_status(s), 0);
-	HARNESS_EQ(add(s, 5), 22);
-	HARNESS_EQ(smarm_server_status(s), 0);
+	inc = (int (*)(smarm_server_t *, int64_t))fn;
+	HARNESS_EQ(inc(s, 10), 0);
+	sum = -1;
+	HARNESS_EQ(add(s, MS(5000), &sum, 5), 0);
+	HARNESS_EQ(sum, 22);
+	HARNESS_EQ(add(s, MS(5000), NULL, 0), 0); /* the reply dropped */
 	HARNESS_EQ(smarm_server_stub(kv, "get", &fn), 0);
-	kget = (smarm_bytes_t(*)(smarm_server_t *, const char *))fn;
+	kget = (int (*)(smarm_server_t *, uint64_t, smarm_bytes_t *,
+			const char *))fn;
 	HARNESS_EQ(smarm_server_stub(kv, "put", &fn), 0);
-	kput = (bool (*)(smarm_server_t *, const char *, const void *,
-			 size_t))fn;
-	HARNESS_EQ(kput(k, "a", "xyz", 3), true);
-	b = kget(k, "a");
+	kput = (int (*)(smarm_server_t *, uint64_t, bool *, const char *,
+			const void *, size_t))fn;
+	ok = false;
+	HARNESS_EQ(kput(k, SMARM_NO_TIMEOUT, &ok, "a", "xyz", 3), 0);
+	HARNESS_EQ(ok, true);
+	HARNESS_EQ(kget(k, MS(5000), &b, "a"), 0);
 	HARNESS_EQ(b.len, 3);
 	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "xyz", 3) == 0);
 	free((void *)b.ptr);
-	/* a stub of another behaviour's handle, a dead server */
-	HARNESS_EQ(add(k, 1), 0);
-	HARNESS_EQ(smarm_server_status(k), SMARM_EINVAL);
+	/* a stub of another behaviour's handle, a dead server, no handle:
+	 * the status says why, out is untouched */
+	sum = -1;
+	HARNESS_EQ(add(k, MS(5000), &sum, 1), SMARM_EINVAL);
+	HARNESS_EQ(add(NULL, MS(5000), &sum, 1), SMARM_EINVAL);
+	HARNESS_EQ(inc(NULL, 1), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_open(NULL, counter, smarm_actor_self(), &dead),
 		   0);
-	HARNESS_EQ(add(dead, 1), 0);
-	HARNESS_EQ(smarm_server_status(dead), SMARM_ECALLSELF);
+	HARNESS_EQ(add(dead, MS(5000), &sum, 1), SMARM_ECALLSELF);
+	HARNESS_EQ(sum, -1);
 	smarm_server_free(dead);
 	HARNESS_EQ(smarm_server_stub(counter, "nope", &fn), SMARM_ENOOP);
 	HARNESS_EQ(smarm_server_stub(NULL, "add", &fn), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_stub(counter, NULL, &fn), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_stub(counter, "add", NULL), SMARM_EINVAL);
-	HARNESS_EQ(smarm_server_status(NULL), SMARM_EINVAL);
 	/* requests: two in flight, collected in any order */
 	HARNESS_EQ(smarm_server_send_request(s, "add", &one, 1, &r1), 0);
 	HARNESS_EQ(smarm_server_send_request(s, "add", &one, 1, &r2), 0);

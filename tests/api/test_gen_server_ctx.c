@@ -1318,6 +1318,11 @@ static void qlimit_root(void *arg)
 		return;
 	HARNESS_CHECK(strcmp(events(), "init qlimit:0") == 0);
 	HARNESS_EQ(smarm_gs_set_queue_limit(NULL, 4), SMARM_EINVAL);
+	{ /* (and a stub of an info: there is none) */
+		void (*fn)(void) = NULL;
+		HARNESS_EQ(smarm_server_stub(probe, "note", &fn),
+			   SMARM_EOPKIND);
+	}
 	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
 	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
 	b.s = mine;

@@ -472,12 +472,11 @@ static void door_root(void *arg)
 	g_rc[5] = -1;
 	{
 		int32_t st = -1;
-		int32_t (*get)(smarm_server_t *) = NULL;
+		int (*get)(smarm_server_t *, uint64_t, int32_t *) = NULL;
 		g_rc[10] = smarm_server_stub(be, "get_state",
 					     (void (**)(void)) & get);
-		if (g_rc[10] == 0)
-			g_rc[5] = get(s); /* Closed */
-		g_rc[11] = smarm_server_status(s);
+		g_rc[11] = g_rc[10] == 0 ? get(s, MS(10000), &st) : -1;
+		g_rc[5] = st; /* Closed */
 		g_rc[12] = smarm_server_callv(s, "get_state", MS(10000), &st);
 		g_rc[13] = st;
 	}

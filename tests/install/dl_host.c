@@ -135,12 +135,14 @@ int main(int argc, char **argv)
 		return fail("callv add after reset", rc ? rc : SMARM_EARGS);
 	{
 		void (*fn)(void) = NULL;
-		int64_t (*add)(smarm_server_t *, int64_t);
+		int (*add)(smarm_server_t *, uint64_t, int64_t *, int64_t);
+		int64_t v = 0;
 		if ((rc = SYM(smarm_server_stub)(b, "add", &fn)) != 0)
 			return fail("stub", rc);
-		add = (int64_t(*)(smarm_server_t *, int64_t))fn;
-		if (add(s, 5) != 12 || SYM(smarm_server_status)(s) != 0)
-			return fail("stub add", SYM(smarm_server_status)(s));
+		add = (int (*)(smarm_server_t *, uint64_t, int64_t *,
+			       int64_t))fn;
+		if ((rc = add(s, 5000000000ull, &v, 5)) != 0 || v != 12)
+			return fail("stub add", rc ? rc : SMARM_EARGS);
 	}
 	SYM(smarm_server_free)(s);
 	if ((rc = SYM(smarm_node_stop)(r.node)) != 0)
