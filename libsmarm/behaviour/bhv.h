@@ -434,23 +434,6 @@ struct bhv_reply {
 	smarm_value_t rp_v;
 };
 
-/*
- * A reply token (smarm_reply_t) for the call (reply, seq) of op being
- * served by owner (a server or machine; compared, never dereferenced).
- * It holds a plugin reference of be until smarm_reply or
- * smarm_reply_drop frees it. 0 and *out, or SMARM_ENOMEM. Any thread.
- */
-int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
-			 const struct bhv_op *op, smarm_chan_t *reply,
-			 uint64_t seq, struct smarm_reply **out);
-
-/*
- * owner ends: answer each of its tokens not yet answered with
- * SMARM_EDOWN (the tokens stay valid until replied to or dropped,
- * which then do nothing more).
- */
-void smarm__bhv_tokens_end(const void *owner);
-
 /* The message type of a server's (or machine's) inbox. */
 const smarm_msgtype_t *smarm__gs_inbox_type(void);
 

@@ -32,12 +32,16 @@
  *
  * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor and
  * freed by the actor's cleanup handler; it holds one plugin reference.
- * Only its actor touches it. Reply tokens are process-wide, in one
- * registry (tok_all), so a freed token is refused, not used.
- * Locking: tok_lock (a pthread mutex; no plugin code runs and no lock
- * but a channel's is taken under it) guards the token registry and each
- * token's tk_owner and tk_answered; live_lock (a leaf) guards the list
- * of live servers, by which a context pointer is checked before use.
+ * Only its actor touches it, and a context pointer is checked against
+ * the calling actor's own (its per-actor state, smarm__bhv_self_is)
+ * before use. Reply tokens are cells of a handle pool (core/handle.h):
+ * smarm_reply decodes one in O(1) and refuses a freed one; a server's
+ * unanswered tokens are in its token set (struct bhv_tokens), which
+ * the tokens share with it, so its end can answer them.
+ * Locking: a token set's tt_lock (a pthread mutex; no plugin code runs
+ * and no lock but a channel's is taken under it) guards its list and
+ * each token's tk_answered; of two answers to one token the one that
+ * retires its handle (smarm__handle_take) answers.
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
@@ -125,145 +129,173 @@ void smarm__bhv_env_free(void *elem)
 
 /* ---- tokens ---- */
 
-struct smarm_reply {
-	struct smarm_reply *tk_next, *tk_prev; /* tok_all (tok_lock) */
-	const void *tk_owner; /* its server; NULL once it ended */
-	const struct smarm_behaviour *tk_be; /* plugin reference held */
-	const struct bhv_op *tk_op;	     /* the call's operation */
-	smarm_chan_t *tk_reply;		     /* the caller's channel */
-	uint64_t tk_seq;		     /* the call's number */
-	uint64_t tk_magic;		     /* TOKEN_MAGIC while live */
-	bool tk_answered;		     /* EDOWN sent at server end */
+/*
+ * A server's live tokens: the ones its end must answer with SMARM_EDOWN.
+ * Shared by the server and its tokens (tt_refs), since a token may be
+ * answered from any thread after the server is gone.
+ */
+struct bhv_tokens {
+	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's is
+					taken under it */
+	struct smarm_reply *tt_head; /* unanswered tokens (tt_lock) */
+	bool tt_ended;		     /* its server ended (tt_lock) */
+	_Atomic uint32_t tt_refs;    /* the server's, one per token */
 };
 
-#define TOKEN_MAGIC 0x6273746f6b656e31ull
+/*
+ * A token: a cell of a handle pool (core/handle.h), so smarm_reply
+ * decodes the caller's pointer in O(1) and refuses a freed one; of two
+ * racing answers one takes the cell (smarm__handle_take).
+ */
+struct smarm_reply {
+	struct smarm__hcell tk_hdr;	       /* handle header: first */
+	struct smarm_reply *tk_next, *tk_prev; /* tt_head (tt_lock) */
+	struct bhv_tokens *tk_set;	       /* its server's (a reference) */
+	const struct smarm_behaviour *tk_be;   /* plugin reference held */
+	const struct bhv_op *tk_op;	       /* the call's operation */
+	smarm_chan_t *tk_reply;		       /* the caller's channel */
+	uint64_t tk_seq;		       /* the call's number */
+	bool tk_answered;		       /* EDOWN sent at server end
+						  (tt_lock) */
+};
 
-/* The live tokens (a tokens' registry, so a freed one is refused). */
-static pthread_mutex_t tok_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct smarm_reply *tok_all; /* every live token (tk_next/prev) */
+/* 4 GiB of address space, reserved, not committed: 2^25 tokens. */
+#define TOKEN_REGION ((size_t)4 << 30)
+static struct smarm__hpool tok_pool =
+	SMARM__HPOOL_INIT(sizeof(struct smarm_reply), TOKEN_REGION);
+_Static_assert(offsetof(struct smarm_reply, tk_hdr) == 0,
+	       "the handle header is the cell's first word");
 
-static void tok_unlink(struct smarm_reply *t)
+static void tokens_unref(struct bhv_tokens *ts)
 {
-	if (t->tk_prev != NULL)
-		t->tk_prev->tk_next = t->tk_next;
-	else
-		tok_all = t->tk_next;
-	if (t->tk_next != NULL)
-		t->tk_next->tk_prev = t->tk_prev;
+	if (atomic_fetch_sub_explicit(&ts->tt_refs, 1, memory_order_acq_rel) ==
+	    1) {
+		pthread_mutex_destroy(&ts->tt_lock);
+		free(ts);
+	}
 }
 
-static bool tok_live(const struct smarm_reply *t)
+int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
+			 smarm_chan_t *reply, uint64_t seq,
+			 struct smarm_reply **out)
 {
-	for (struct smarm_reply *p = tok_all; p != NULL; p = p->tk_next)
-		if (p == t)
-			return true;
-	return false;
-}
+	struct bhv_tokens *ts = sv->sv_tokens;
+	struct smarm_reply *t;
+	uint64_t h;
 
-/* Under tok_lock: take t out of the registry (it is then ours alone). */
-static void tok_take(struct smarm_reply *t)
-{
-	tok_unlink(t);
-	t->tk_magic = 0;
-}
-
-/* No lock held: free a token taken out. */
-static void tok_free(struct smarm_reply *t)
-{
-	const struct smarm_behaviour *be = t->tk_be;
-	free(t);
-	smarm__bhv_plugin_unref(be); /* may unload: no lock held */
-}
-
-int smarm__bhv_token_new(const void *owner, const struct smarm_behaviour *be,
-			 const struct bhv_op *op, smarm_chan_t *reply,
-			 uint64_t seq, struct smarm_reply **out)
-{
-	struct smarm_reply *t = calloc(1, sizeof *t);
-	if (t == NULL)
+	if (ts == NULL) {
+		ts = calloc(1, sizeof *ts);
+		if (ts == NULL)
+			return SMARM_ENOMEM;
+		pthread_mutex_init(&ts->tt_lock, NULL);
+		atomic_init(&ts->tt_refs, 1); /* the server's */
+		sv->sv_tokens = ts;
+	}
+	if (smarm__hpool_alloc(&tok_pool, (void **)&t, &h) != 0)
 		return SMARM_ENOMEM;
-	t->tk_owner = owner;
-	t->tk_be = be;
+	t->tk_set = ts;
+	t->tk_be = sv->sv_be;
 	t->tk_op = op;
 	t->tk_reply = reply;
 	t->tk_seq = seq;
-	t->tk_magic = TOKEN_MAGIC;
-	smarm__bhv_plugin_ref(be);
-	pthread_mutex_lock(&tok_lock);
-	t->tk_next = tok_all;
-	if (tok_all != NULL)
-		tok_all->tk_prev = t;
-	tok_all = t;
-	pthread_mutex_unlock(&tok_lock);
-	*out = t;
+	t->tk_answered = false;
+	t->tk_prev = NULL;
+	atomic_fetch_add_explicit(&ts->tt_refs, 1, memory_order_relaxed);
+	smarm__bhv_plugin_ref(sv->sv_be);
+	pthread_mutex_lock(&ts->tt_lock);
+	t->tk_next = ts->tt_head;
+	if (ts->tt_head != NULL)
+		ts->tt_head->tk_prev = t;
+	ts->tt_head = t;
+	pthread_mutex_unlock(&ts->tt_lock);
+	smarm__handle_publish(t, h);
+	*out = (struct smarm_reply *)(uintptr_t)h;
 	return 0;
 }
 
-void smarm__bhv_tokens_end(const void *owner)
+void smarm__bhv_tokens_end(struct smarm_gs_ctx *sv)
 {
-	pthread_mutex_lock(&tok_lock);
-	for (struct smarm_reply *t = tok_all; t != NULL; t = t->tk_next) {
-		if (t->tk_owner != owner)
-			continue;
-		t->tk_owner = NULL;
-		if (!t->tk_answered) {
-			t->tk_answered = true;
-			smarm__bhv_reply_send(t->tk_reply, t->tk_seq,
-					      SMARM_EDOWN, NULL);
-		}
+	struct bhv_tokens *ts = sv->sv_tokens;
+	if (ts == NULL)
+		return;
+	sv->sv_tokens = NULL;
+	pthread_mutex_lock(&ts->tt_lock);
+	ts->tt_ended = true;
+	for (struct smarm_reply *t = ts->tt_head; t != NULL; t = t->tk_next) {
+		t->tk_answered = true;
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
+				      NULL);
 	}
-	pthread_mutex_unlock(&tok_lock);
+	pthread_mutex_unlock(&ts->tt_lock);
+	tokens_unref(ts);
 }
 
-int smarm_reply(smarm_reply_t *t, const smarm_value_t *v)
+/* The token handle h names, live now; NULL: no live token. */
+static struct smarm_reply *tok_decode(smarm_reply_t *h)
 {
-	smarm_value_t out;
+	void *c;
+	return smarm__handle_decode(&tok_pool, h, &c) == 0 ? c : NULL;
+}
+
+/*
+ * Answer token t (handle h) with status and *v (a copy the answer owns,
+ * or NULL), once: the caller that takes the cell answers and frees it;
+ * false: another answer took it first (*v is left to the caller).
+ */
+static bool tok_answer(struct smarm_reply *t, smarm_reply_t *h, int status,
+		       smarm_value_t *v)
+{
+	struct bhv_tokens *ts;
+	const struct smarm_behaviour *be;
 	bool answered;
+
+	if (!smarm__handle_take(t, h))
+		return false;
+	ts = t->tk_set;
+	be = t->tk_be;
+	pthread_mutex_lock(&ts->tt_lock);
+	if (t->tk_prev != NULL)
+		t->tk_prev->tk_next = t->tk_next;
+	else
+		ts->tt_head = t->tk_next;
+	if (t->tk_next != NULL)
+		t->tk_next->tk_prev = t->tk_prev;
+	answered = t->tk_answered; /* by the server's end: EDOWN sent */
+	pthread_mutex_unlock(&ts->tt_lock);
+	if (!answered)
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, status, v);
+	else if (v != NULL)
+		smarm_value_release(v);
+	smarm__hpool_free(&tok_pool, t);
+	tokens_unref(ts);
+	smarm__bhv_plugin_unref(be); /* may unload: no lock held */
+	return true;
+}
+
+int smarm_reply(smarm_reply_t *h, const smarm_value_t *v)
+{
+	struct smarm_reply *t = tok_decode(h);
+	smarm_value_t out;
 	int rc;
 	if (t == NULL)
 		return SMARM_EINVAL;
-	pthread_mutex_lock(&tok_lock);
-	if (!tok_live(t) || t->tk_magic != TOKEN_MAGIC) {
-		pthread_mutex_unlock(&tok_lock);
-		return SMARM_EINVAL;
-	}
 	rc = smarm__bhv_value_copy(t->tk_op->op_reply, v, &out);
-	if (rc != 0) { /* the token stays valid */
-		pthread_mutex_unlock(&tok_lock);
+	if (rc != 0) /* the token stays valid */
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
-	}
-	tok_take(t);
-	answered = t->tk_answered; /* by the server's end: EDOWN sent */
-	pthread_mutex_unlock(&tok_lock);
-	if (!answered)
-		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, 0, &out);
-	else
+	if (!tok_answer(t, h, 0, &out)) {
 		smarm_value_release(&out);
-	tok_free(t);
-	return 0;
-}
-
-int smarm_reply_drop(smarm_reply_t *t)
-{
-	bool answered;
-	if (t == NULL)
-		return SMARM_EINVAL;
-	pthread_mutex_lock(&tok_lock);
-	if (!tok_live(t) || t->tk_magic != TOKEN_MAGIC) {
-		pthread_mutex_unlock(&tok_lock);
-		return SMARM_EINVAL;
+		return SMARM_EINVAL; /* answered meanwhile */
 	}
-	tok_take(t);
-	answered = t->tk_answered;
-	pthread_mutex_unlock(&tok_lock);
-	if (!answered)
-		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
-				      NULL);
-	tok_free(t);
 	return 0;
 }
 
-/* ---- the server ---- */
+int smarm_reply_drop(smarm_reply_t *h)
+{
+	struct smarm_reply *t = tok_decode(h);
+	if (t == NULL || !tok_answer(t, h, SMARM_EDOWN, NULL))
+		return SMARM_EINVAL;
+	return 0;
+}
 
 /*
  * The running actor's behaviour context: its per-actor state of this

@@ -92,10 +92,11 @@ struct smarm_gs_ctx {
 	struct bhv_env sv_batch[BHV_BATCH]; /* taken from the inbox, not
 					       served yet: [sv_bi, sv_bn) */
 	unsigned sv_bi, sv_bn;
-	bool sv_deferred;	   /* its reply went to a token */
-	bool sv_err_set;	   /* the call answers an error: */
-	intptr_t sv_err;	   /* ... with this reason */
-	struct bhv_node *sv_stats; /* its node's counters */
+	bool sv_deferred;	      /* its reply went to a token */
+	bool sv_err_set;	      /* the call answers an error: */
+	intptr_t sv_err;	      /* ... with this reason */
+	struct bhv_node *sv_stats;    /* its node's counters */
+	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 };
 
 /*
@@ -178,6 +179,23 @@ int smarm__gs_trap(struct smarm_gs_ctx *sv);
 
 /* Make sv's timer band if it has none: 0 or a status. */
 int smarm__gs_tick_band(struct smarm_gs_ctx *sv);
+
+/*
+ * A reply token (smarm_reply_t, a handle) for the call (reply, seq) of
+ * op being served by sv (a server, or a machine's sm_gs). It holds a
+ * plugin reference of sv's behaviour until smarm_reply or
+ * smarm_reply_drop frees it. 0 and *out, or SMARM_ENOMEM.
+ */
+int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
+			 smarm_chan_t *reply, uint64_t seq,
+			 struct smarm_reply **out);
+
+/*
+ * sv ends: answer each of its tokens not yet answered with SMARM_EDOWN
+ * (the tokens stay valid until replied to or dropped, which then do
+ * nothing more).
+ */
+void smarm__bhv_tokens_end(struct smarm_gs_ctx *sv);
 
 /* The server ends: its batch's envelopes go as queued ones do. */
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);

@@ -118,8 +118,7 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	e = cx->sv_cur;
 	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
 		return SMARM_ESTATE;
-	rc = smarm__bhv_token_new(cx, cx->sv_be, e->en_op, e->en_reply,
-				  e->en_seq, tok);
+	rc = smarm__bhv_token_new(cx, e->en_op, e->en_reply, e->en_seq, tok);
 	if (rc == 0)
 		cx->sv_deferred = true;
 	return rc;

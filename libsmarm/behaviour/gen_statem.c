@@ -305,7 +305,7 @@ static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 		   smarm_reply_t **tok)
 {
 	struct sm *s = sm_of(m);
-	int rc = smarm__bhv_token_new(s, s->sm_be, ev_op(s, ev), ev->ev_call,
+	int rc = smarm__bhv_token_new(&s->sm_gs, ev_op(s, ev), ev->ev_call,
 				      ev->ev_seq, tok);
 	if (rc == 0)
 		ev->ev_call = NULL;
@@ -478,7 +478,7 @@ static void sm_fin(void *arg)
 	if (s->sm_created && d->destroy != NULL)
 		d->destroy(s->sm_m.m_data);
 	smarm__gs_mailbox_free(&s->sm_gs);
-	smarm__bhv_tokens_end(s);
+	smarm__bhv_tokens_end(&s->sm_gs);
 	(void)smarm__bhv_self_set(NULL, 0);
 	smarm__bhv_start_ended(&s->sm_gs);
 	smarm__bhv_plugin_unref(s->sm_be);

@@ -118,6 +118,21 @@ static inline void smarm__handle_retire(void *cell)
 	atomic_store_explicit(&c->hc_self, 0, memory_order_release);
 }
 
+/*
+ * Retire the object of cell if handle still names it, in one atomic
+ * step: of several callers racing with the same handle exactly one gets
+ * true and owns the object from then on (for objects with no lock of
+ * their own: a reply token).
+ */
+static inline bool smarm__handle_take(void *cell, const void *handle)
+{
+	struct smarm__hcell *c = cell;
+	uint64_t want = (uint64_t)(uintptr_t)handle;
+	return atomic_compare_exchange_strong_explicit(&c->hc_self, &want, 0,
+						       memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
 /* Does handle still name the object in cell? (Under its lock: exact.) */
 static inline bool smarm__handle_live(const void *cell, const void *handle)
 {

@@ -183,6 +183,113 @@ static void deferred_root(void *arg)
 	harness_chan_drop(down);
 }
 
+static const char *await_events(const char *want);
+
+/* The token the probe's "later" took last. */
+static smarm_reply_t *probe_token(void)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	smarm_reply_t *(*f)(void);
+	smarm_reply_t *t;
+	if (dl == NULL)
+		return NULL;
+	*(void **)&f = dlsym(dl, "probe_token");
+	t = f();
+	dlclose(dl);
+	return t;
+}
+
+struct answerer {
+	smarm_reply_t *tok;
+	int64_t v;
+	smarm_chan_t *go, *out;
+};
+
+static void answer_token(void *arg)
+{
+	struct answerer *a = arg;
+	smarm_value_t v = v_i64(a->v);
+	int64_t one, rc;
+	HARNESS_EQ(smarm_chan_recv(a->go, &one), 0);
+	rc = smarm_reply(a->tok, &v);
+	HARNESS_EQ(smarm_chan_send(a->out, &rc), 0);
+}
+
+/*
+ * Two actors answer one token at once: exactly one answer counts (0),
+ * the other is refused (SMARM_EINVAL), and the caller gets the one
+ * that counted. A token answered, a pointer that was never a token and
+ * NULL are refused, never followed.
+ */
+static void token_race_root(void *arg)
+{
+	smarm_server_t *s = start(NULL, NULL), *mine = NULL;
+	struct answerer a[2];
+	struct caller c;
+	smarm_chan_t *go, *out, *res;
+	smarm_value_t v = v_i64(1);
+	smarm_pid_t pid;
+	int64_t got, rc, r[2], one = 1;
+	uint64_t fake[16] = { 0 };
+	(void)arg;
+	if (s == NULL)
+		return;
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
+	HARNESS_EQ(smarm_chan_alloc(&go, 8, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&out, 8, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&res, 8, NULL), 0);
+	c.s = mine;
+	c.out = out;
+	c.ready = NULL;
+	for (int round = 0; round < 50; round++) {
+		smarm_reply_t *tok;
+		(void)events();
+		HARNESS_EQ(smarm_actor_spawn(NULL, later_caller, &c, NULL), 0);
+		HARNESS_CHECK(strstr(await_events("later:0"), "later:0") !=
+			      NULL);
+		tok = probe_token();
+		for (int i = 0; i < 2; i++) {
+			a[i].tok = tok;
+			a[i].v = 100 * round + i;
+			a[i].go = go;
+			a[i].out = res;
+			HARNESS_EQ(smarm_actor_spawn(NULL, answer_token, &a[i],
+						     NULL),
+				   0);
+		}
+		HARNESS_EQ(smarm_chan_send(go, &one), 0);
+		HARNESS_EQ(smarm_chan_send(go, &one), 0);
+		HARNESS_EQ(smarm_chan_recv(res, &r[0]), 0);
+		HARNESS_EQ(smarm_chan_recv(res, &r[1]), 0);
+		HARNESS_CHECK((r[0] == 0 && r[1] == SMARM_EINVAL) ||
+			      (r[1] == 0 && r[0] == SMARM_EINVAL));
+		HARNESS_EQ(smarm_chan_recv(out, &got), 0);
+		HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
+		HARNESS_EQ(rc, 0);
+		HARNESS_CHECK(got == 100 * round || got == 100 * round + 1);
+		HARNESS_EQ(smarm_reply(tok, &v), SMARM_EINVAL); /* answered */
+		HARNESS_EQ(smarm_reply_drop(tok), SMARM_EINVAL);
+	}
+	HARNESS_EQ(smarm_reply((smarm_reply_t *)fake, &v), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_drop((smarm_reply_t *)&fake[8]), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply(NULL, &v), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(mine);
+	smarm_server_free(s);
+	harness_chan_drop(go);
+	harness_chan_drop(out);
+	harness_chan_drop(res);
+}
+
+START_TEST(test_gen_server_token_answered_once)
+{
+	ck_assert_int_eq(harness_run(4, token_race_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_deferred_reply)
 {
 	ck_assert_int_eq(harness_run(2, deferred_root, NULL),
@@ -234,7 +341,6 @@ END_TEST
 
 /* ------------------------------- stop: how monitors and a sup see */
 
-static const char *await_events(const char *want);
 
 /* The pid of sup's only child now. */
 static smarm_pid_t sup_kid(smarm_pid_t sup)
@@ -1363,6 +1469,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gen_server_deferred_reply);
+	tcase_add_test(tc, test_gen_server_token_answered_once);
 	tcase_add_test(tc, test_gen_server_continue_and_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_stop_with_queued_call);
 	tcase_add_test(tc, test_gen_server_trap_handle_shutdown);

@@ -249,11 +249,20 @@ static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
 	return v;
 }
 
+/* The token "later" took last (a test answers it from outside). */
+static smarm_reply_t *_Atomic last_token;
+
+__attribute__((visibility("default"))) smarm_reply_t *probe_token(void)
+{
+	return last_token;
+}
+
 static int64_t later(void *state, smarm_gs_ctx_t *cx)
 {
 	struct probe *p = state;
 	smarm_reply_t *t2;
 	int rc = smarm_gs_reply_later(cx, &p->tok);
+	last_token = p->tok;
 	ev("later:%d:%d", rc, smarm_gs_reply_later(cx, &t2));
 	return -1; /* ignored */
 }
