@@ -35,6 +35,49 @@
 
 /* ==== Protocols (proto.c) ==== */
 
+/*
+ * The protocol's scalar types, one row each; every per-type step of the
+ * layer (parse, check, pack, unpack, reply, store) expands this table,
+ * and str and bytes, which carry data, are written out beside it.
+ *   XX(vtype, name, ctype, ffi, vmem, smem, rmem, va, chk)
+ *   vtype  the smarm_vtype            name  its protocol spelling
+ *   ctype  its C type in handlers     ffi   libffi's type (an lvalue)
+ *   vmem   its smarm_value_t member   smem  its struct bhv_slot member
+ *   rmem   the union bhv_ret member libffi returns it in
+ *   va     the type C varargs pass it as (the default promotions)
+ *   chk    BHV_RANGE: a value must fit ctype; BHV_ANY: every value does
+ */
+#define BHV_SCALARS(XX)                                                        \
+	XX(SMARM_T_I8, "i8", int8_t, ffi_type_sint8, i, i, s, int, BHV_RANGE)  \
+	XX(SMARM_T_I16, "i16", int16_t, ffi_type_sint16, i, i, s, int,         \
+	   BHV_RANGE)                                                          \
+	XX(SMARM_T_I32, "i32", int32_t, ffi_type_sint32, i, i, s, int,         \
+	   BHV_RANGE)                                                          \
+	XX(SMARM_T_I64, "i64", int64_t, ffi_type_sint64, i, i, s, int64_t,     \
+	   BHV_ANY)                                                            \
+	XX(SMARM_T_U8, "u8", uint8_t, ffi_type_uint8, u, u, a, unsigned,       \
+	   BHV_RANGE)                                                          \
+	XX(SMARM_T_U16, "u16", uint16_t, ffi_type_uint16, u, u, a, unsigned,   \
+	   BHV_RANGE)                                                          \
+	XX(SMARM_T_U32, "u32", uint32_t, ffi_type_uint32, u, u, a, unsigned,   \
+	   BHV_RANGE)                                                          \
+	XX(SMARM_T_U64, "u64", uint64_t, ffi_type_uint64, u, u, a, uint64_t,   \
+	   BHV_ANY)                                                            \
+	XX(SMARM_T_F32, "f32", float, ffi_type_float, f32, f32, f32, double,   \
+	   BHV_ANY)                                                            \
+	XX(SMARM_T_F64, "f64", double, ffi_type_double, f64, f64, f64, double, \
+	   BHV_ANY)                                                            \
+	XX(SMARM_T_BOOL, "bool", bool, ffi_type_uint8, b, b, b, int, BHV_ANY)  \
+	XX(SMARM_T_PID, "pid", smarm_pid_t, smarm__bhv_pid_ffi, pid, pid, pid, \
+	   smarm_pid_t, BHV_ANY)
+
+/* Does integer x fit ctype T? (chk of BHV_SCALARS) */
+#define BHV_RANGE(T, x) ((T)(x) == (x))
+#define BHV_ANY(T, x) ((void)(x), true)
+
+/* libffi's type of smarm_pid_t (a struct of one uint64_t; pack.c). */
+extern ffi_type smarm__bhv_pid_ffi;
+
 /* An operation's kind. */
 enum bhv_kind {
 	BHV_CALL = 1,
@@ -143,7 +186,7 @@ struct bhv_slot {
 		float f32;
 		double f64;
 		bool b;
-		uint64_t pid;
+		smarm_pid_t pid;
 		uint64_t off; /* STR, BYTES: offset from the block's start */
 	} sl_v;
 };

@@ -763,42 +763,12 @@ static void store_c(const smarm_value_t *v, void *out)
 		return;
 	}
 	switch (v->type) {
-	case SMARM_T_I8:
-		*(int8_t *)out = (int8_t)v->v.i;
+#define STORE(vt, nm, ct, ffi, vm, sm, rm, va, chk)                            \
+	case vt:                                                               \
+		*(ct *)out = v->v.vm;                                          \
 		break;
-	case SMARM_T_I16:
-		*(int16_t *)out = (int16_t)v->v.i;
-		break;
-	case SMARM_T_I32:
-		*(int32_t *)out = (int32_t)v->v.i;
-		break;
-	case SMARM_T_I64:
-		*(int64_t *)out = v->v.i;
-		break;
-	case SMARM_T_U8:
-		*(uint8_t *)out = (uint8_t)v->v.u;
-		break;
-	case SMARM_T_U16:
-		*(uint16_t *)out = (uint16_t)v->v.u;
-		break;
-	case SMARM_T_U32:
-		*(uint32_t *)out = (uint32_t)v->v.u;
-		break;
-	case SMARM_T_U64:
-		*(uint64_t *)out = v->v.u;
-		break;
-	case SMARM_T_F32:
-		*(float *)out = v->v.f32;
-		break;
-	case SMARM_T_F64:
-		*(double *)out = v->v.f64;
-		break;
-	case SMARM_T_BOOL:
-		*(bool *)out = v->v.b;
-		break;
-	case SMARM_T_PID:
-		*(smarm_pid_t *)out = v->v.pid;
-		break;
+		BHV_SCALARS(STORE)
+#undef STORE
 	case SMARM_T_STR:
 	case SMARM_T_BYTES: {
 		smarm_bytes_t *b = out; /* the caller frees ptr */

@@ -25,7 +25,7 @@
 
 /* smarm_pid_t and smarm_bytes_t as libffi sees them. */
 static ffi_type *pid_elems[] = { &ffi_type_uint64, NULL };
-static ffi_type pid_ffi = { 0, 0, FFI_TYPE_STRUCT, pid_elems };
+ffi_type smarm__bhv_pid_ffi = { 0, 0, FFI_TYPE_STRUCT, pid_elems };
 static ffi_type *bytes_elems[] = { &ffi_type_pointer, &ffi_type_uint64, NULL };
 static ffi_type bytes_ffi = { 0, 0, FFI_TYPE_STRUCT, bytes_elems };
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t is 64 bits");
@@ -45,34 +45,14 @@ void smarm_value_release(smarm_value_t *v)
 ffi_type *smarm__bhv_ffi_type(int vtype)
 {
 	switch (vtype) {
-	case SMARM_T_I8:
-		return &ffi_type_sint8;
-	case SMARM_T_I16:
-		return &ffi_type_sint16;
-	case SMARM_T_I32:
-		return &ffi_type_sint32;
-	case SMARM_T_I64:
-		return &ffi_type_sint64;
-	case SMARM_T_U8:
-		return &ffi_type_uint8;
-	case SMARM_T_U16:
-		return &ffi_type_uint16;
-	case SMARM_T_U32:
-		return &ffi_type_uint32;
-	case SMARM_T_U64:
-		return &ffi_type_uint64;
-	case SMARM_T_F32:
-		return &ffi_type_float;
-	case SMARM_T_F64:
-		return &ffi_type_double;
-	case SMARM_T_BOOL:
-		return &ffi_type_uint8;
+#define FFI_OF(vt, nm, ct, ffi, vm, sm, rm, va, chk)                           \
+	case vt:                                                               \
+		return &ffi;
+		BHV_SCALARS(FFI_OF)
+#undef FFI_OF
 	case SMARM_T_STR:
+	case SMARM_T_BYTES: /* then a size_t */
 		return &ffi_type_pointer;
-	case SMARM_T_BYTES:
-		return &ffi_type_pointer; /* then a size_t */
-	case SMARM_T_PID:
-		return &pid_ffi;
 	default:
 		return &ffi_type_void;
 	}
@@ -236,29 +216,11 @@ static int value_check(int t, const smarm_value_t *v, size_t *dlen)
 	if (v->type != t)
 		return SMARM_EARGS;
 	switch (t) {
-	case SMARM_T_I8:
-		return v->v.i >= INT8_MIN && v->v.i <= INT8_MAX ? 0
-								: SMARM_EARGS;
-	case SMARM_T_I16:
-		return v->v.i >= INT16_MIN && v->v.i <= INT16_MAX ? 0
-								  : SMARM_EARGS;
-	case SMARM_T_I32:
-		return v->v.i >= INT32_MIN && v->v.i <= INT32_MAX ? 0
-								  : SMARM_EARGS;
-	case SMARM_T_U8:
-		return v->v.u <= UINT8_MAX ? 0 : SMARM_EARGS;
-	case SMARM_T_U16:
-		return v->v.u <= UINT16_MAX ? 0 : SMARM_EARGS;
-	case SMARM_T_U32:
-		return v->v.u <= UINT32_MAX ? 0 : SMARM_EARGS;
-	case SMARM_T_I64:
-	case SMARM_T_U64:
-	case SMARM_T_F32:
-	case SMARM_T_F64:
-	case SMARM_T_PID:
-		return 0;
-	case SMARM_T_BOOL:
-		return 0;
+#define CHECK(vt, nm, ct, ffi, vm, sm, rm, va, chk)                            \
+	case vt:                                                               \
+		return chk(ct, v->v.vm) ? 0 : SMARM_EARGS;
+		BHV_SCALARS(CHECK)
+#undef CHECK
 	case SMARM_T_STR:
 		if (v->len > SMARM_BYTES_MAX)
 			return SMARM_ETOOBIG;
@@ -321,21 +283,14 @@ static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 	memset(s, 0, sizeof *s);
 	s->sl_type = (uint8_t)v->type;
 	switch (v->type) {
-	case SMARM_T_F32:
-		s->sl_v.f32 = v->v.f32;
+#define PUT(vt, nm, ct, ffi, vm, sm, rm, va, chk)                              \
+	case vt:                                                               \
+		s->sl_v.sm = v->v.vm;                                          \
 		break;
-	case SMARM_T_F64:
-		s->sl_v.f64 = v->v.f64;
+		BHV_SCALARS(PUT)
+#undef PUT
+	default: /* str, bytes: pack_any */
 		break;
-	case SMARM_T_BOOL:
-		s->sl_v.b = v->v.b;
-		break;
-	case SMARM_T_PID:
-		s->sl_v.pid = v->v.pid.id;
-		break;
-	default:
-		s->sl_v.u = v->v.u;
-		break; /* i and u share it */
 	}
 }
 
@@ -432,34 +387,12 @@ int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
 		memset(&v[i], 0, sizeof v[i]);
 		v[i].type = t;
 		switch (t) {
-		case SMARM_T_I8:
-		case SMARM_T_I16:
-		case SMARM_T_I32:
-			v[i].v.i = va_arg(ap, int);
-			break;
-		case SMARM_T_I64:
-			v[i].v.i = va_arg(ap, int64_t);
-			break;
-		case SMARM_T_U8:
-		case SMARM_T_U16:
-		case SMARM_T_U32:
-			v[i].v.u = va_arg(ap, unsigned);
-			break;
-		case SMARM_T_U64:
-			v[i].v.u = va_arg(ap, uint64_t);
-			break;
-		case SMARM_T_F32:
-			v[i].v.f32 = (float)va_arg(ap, double);
-			break;
-		case SMARM_T_F64:
-			v[i].v.f64 = va_arg(ap, double);
-			break;
-		case SMARM_T_BOOL:
-			v[i].v.b = va_arg(ap, int) != 0;
-			break;
-		case SMARM_T_PID:
-			v[i].v.pid = va_arg(ap, smarm_pid_t);
-			break;
+#define VA(vt, nm, ct, ffi, vm, sm, rm, va_t, chk)                             \
+	case vt:                                                               \
+		v[i].v.vm = va_arg(ap, va_t);                                  \
+		break;
+			BHV_SCALARS(VA)
+#undef VA
 		case SMARM_T_STR: {
 			const char *s = va_arg(ap, const char *);
 			size_t n;
@@ -500,42 +433,12 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 		memset(&v[i], 0, sizeof v[i]);
 		v[i].type = t;
 		switch (t) {
-		case SMARM_T_I8:
-			v[i].v.i = *(const int8_t *)a;
-			break;
-		case SMARM_T_I16:
-			v[i].v.i = *(const int16_t *)a;
-			break;
-		case SMARM_T_I32:
-			v[i].v.i = *(const int32_t *)a;
-			break;
-		case SMARM_T_I64:
-			v[i].v.i = *(const int64_t *)a;
-			break;
-		case SMARM_T_U8:
-			v[i].v.u = *(const uint8_t *)a;
-			break;
-		case SMARM_T_U16:
-			v[i].v.u = *(const uint16_t *)a;
-			break;
-		case SMARM_T_U32:
-			v[i].v.u = *(const uint32_t *)a;
-			break;
-		case SMARM_T_U64:
-			v[i].v.u = *(const uint64_t *)a;
-			break;
-		case SMARM_T_F32:
-			v[i].v.f32 = *(const float *)a;
-			break;
-		case SMARM_T_F64:
-			v[i].v.f64 = *(const double *)a;
-			break;
-		case SMARM_T_BOOL:
-			v[i].v.b = *(const bool *)a;
-			break;
-		case SMARM_T_PID:
-			v[i].v.pid = *(const smarm_pid_t *)a;
-			break;
+#define FROM_C(vt, nm, ct, ffi, vm, sm, rm, va, chk)                           \
+	case vt:                                                               \
+		v[i].v.vm = *(const ct *)a;                                    \
+		break;
+			BHV_SCALARS(FROM_C)
+#undef FROM_C
 		case SMARM_T_STR: {
 			const char *s = *(const char *const *)a;
 			size_t n;
@@ -584,35 +487,18 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 		size_t n;
 		if (s->sl_type != op->op_args[i])
 			return SMARM_EARGS;
+		/* A bool's byte must be 0 or 1 (BHV_ANY of its bool does
+		 * not look at the rest of the word). */
+		if (s->sl_type == SMARM_T_BOOL && s->sl_v.u > 1)
+			return SMARM_EARGS;
 		switch (s->sl_type) {
-		case SMARM_T_I8:
-			if (s->sl_v.i < INT8_MIN || s->sl_v.i > INT8_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_I16:
-			if (s->sl_v.i < INT16_MIN || s->sl_v.i > INT16_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_I32:
-			if (s->sl_v.i < INT32_MIN || s->sl_v.i > INT32_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_U8:
-			if (s->sl_v.u > UINT8_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_U16:
-			if (s->sl_v.u > UINT16_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_U32:
-			if (s->sl_v.u > UINT32_MAX)
-				return SMARM_EARGS;
-			break;
-		case SMARM_T_BOOL:
-			if (s->sl_v.u > 1)
-				return SMARM_EARGS;
-			break;
+#define SLOT_CHECK(vt, nm, ct, ffi, vm, sm, rm, va, chk)                       \
+	case vt:                                                               \
+		if (!chk(ct, s->sl_v.sm))                                      \
+			return SMARM_EARGS;                                    \
+		break;
+			BHV_SCALARS(SLOT_CHECK)
+#undef SLOT_CHECK
 		case SMARM_T_STR:
 		case SMARM_T_BYTES:
 			if (s->sl_len > SMARM_BYTES_MAX)
@@ -646,42 +532,12 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 	for (unsigned i = 0; i < op->op_nargs; i++) {
 		const struct bhv_slot *s = &b->bk_slots[i];
 		switch (s->sl_type) {
-		case SMARM_T_I8:
-			u->ua_tmp[t].i8 = (int8_t)s->sl_v.i;
-			break;
-		case SMARM_T_I16:
-			u->ua_tmp[t].i16 = (int16_t)s->sl_v.i;
-			break;
-		case SMARM_T_I32:
-			u->ua_tmp[t].i32 = (int32_t)s->sl_v.i;
-			break;
-		case SMARM_T_I64:
-			u->ua_tmp[t].i64 = s->sl_v.i;
-			break;
-		case SMARM_T_U8:
-			u->ua_tmp[t].u8 = (uint8_t)s->sl_v.u;
-			break;
-		case SMARM_T_U16:
-			u->ua_tmp[t].u16 = (uint16_t)s->sl_v.u;
-			break;
-		case SMARM_T_U32:
-			u->ua_tmp[t].u32 = (uint32_t)s->sl_v.u;
-			break;
-		case SMARM_T_U64:
-			u->ua_tmp[t].u64 = s->sl_v.u;
-			break;
-		case SMARM_T_F32:
-			u->ua_tmp[t].f32 = s->sl_v.f32;
-			break;
-		case SMARM_T_F64:
-			u->ua_tmp[t].f64 = s->sl_v.f64;
-			break;
-		case SMARM_T_BOOL:
-			u->ua_tmp[t].b = s->sl_v.b;
-			break;
-		case SMARM_T_PID:
-			u->ua_tmp[t].pid.id = s->sl_v.pid;
-			break;
+#define TO_C(vt, nm, ct, ffi, vm, sm, rm, va, chk)                             \
+	case vt:                                                               \
+		*(ct *)&u->ua_tmp[t] = s->sl_v.sm;                             \
+		break;
+			BHV_SCALARS(TO_C)
+#undef TO_C
 		case SMARM_T_STR:
 			u->ua_tmp[t].p = (const char *)b + s->sl_v.off;
 			break;
@@ -727,42 +583,14 @@ int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v)
 	switch (type) {
 	case SMARM_T_VOID:
 		return 0;
-	case SMARM_T_I8:
-		v->v.i = (int8_t)r->s;
-		return 0;
-	case SMARM_T_I16:
-		v->v.i = (int16_t)r->s;
-		return 0;
-	case SMARM_T_I32:
-		v->v.i = (int32_t)r->s;
-		return 0;
-	case SMARM_T_I64:
-		v->v.i = (int64_t)r->s;
-		return 0;
-	case SMARM_T_U8:
-		v->v.u = (uint8_t)r->a;
-		return 0;
-	case SMARM_T_U16:
-		v->v.u = (uint16_t)r->a;
-		return 0;
-	case SMARM_T_U32:
-		v->v.u = (uint32_t)r->a;
-		return 0;
-	case SMARM_T_U64:
-		v->v.u = (uint64_t)r->a;
-		return 0;
-	case SMARM_T_F32:
-		v->v.f32 = r->f32;
-		return 0;
-	case SMARM_T_F64:
-		v->v.f64 = r->f64;
-		return 0;
-	case SMARM_T_BOOL:
-		v->v.b = (uint8_t)r->a != 0;
-		return 0;
-	case SMARM_T_PID:
-		v->v.pid = r->pid;
-		return 0;
+#define RET(vt, nm, ct, ffi, vm, sm, rm, va, chk)                              \
+	case vt: {                                                             \
+		ct x = r->rm; /* libffi widened it: narrow back */             \
+		v->v.vm = x;                                                   \
+		return 0;                                                      \
+	}
+		BHV_SCALARS(RET)
+#undef RET
 	case SMARM_T_STR: {
 		const char *s = (const char *)(uintptr_t)r->a;
 		if (s == NULL)

@@ -30,15 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const type_names[] = {
-	[SMARM_T_VOID] = "void", [SMARM_T_I8] = "i8",
-	[SMARM_T_I16] = "i16",	 [SMARM_T_I32] = "i32",
-	[SMARM_T_I64] = "i64",	 [SMARM_T_U8] = "u8",
-	[SMARM_T_U16] = "u16",	 [SMARM_T_U32] = "u32",
-	[SMARM_T_U64] = "u64",	 [SMARM_T_F32] = "f32",
-	[SMARM_T_F64] = "f64",	 [SMARM_T_BOOL] = "bool",
-	[SMARM_T_STR] = "str",	 [SMARM_T_BYTES] = "bytes",
-	[SMARM_T_PID] = "pid",
+static const char *const type_names[] = { [SMARM_T_VOID] = "void",
+					  [SMARM_T_STR] = "str",
+					  [SMARM_T_BYTES] = "bytes",
+#define NAME(vt, nm, ct, ffi, vm, sm, rm, va, chk) [vt] = nm,
+					  BHV_SCALARS(NAME)
+#undef NAME
 };
 
 const char *smarm__bhv_type_name(int type)
