@@ -729,6 +729,16 @@ SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx);
 SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason);
 
 /*
+ * smarm_sm_repeat_state() - in a state's enter: OTP's repeat_state from
+ * a state enter call: once this enter returns, the state's enter runs
+ * again, with the same state and previous state (unless the machine
+ * stops meanwhile). Each run may ask again. Returns: 0. Errors:
+ * SMARM_ESTATE not in an enter (an action repeats its state by its
+ * return, SMARM_SM_REPEAT). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_repeat_state(smarm_sm_ctx_t *cx);
+
+/*
  * smarm_sm_behaviour() - a behaviour of the machine's own plugin, as
  * smarm_gs_behaviour: name NULL the machine's own behaviour, else the
  * one of that name in the same plugin; *out valid while the machine

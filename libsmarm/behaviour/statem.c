@@ -670,9 +670,13 @@ static void sm_enter(struct smarm_sm_ctx *m, int32_t prev)
 	fn = m->m_d->enter[m->m_state];
 	if (fn == NULL)
 		return;
-	m->m_phase = SMARM__SM_ENTER;
-	fn(m->m_data, m, m->m_state, prev);
-	m->m_phase = SMARM__SM_IDLE;
+	do { /* again while it asks (smarm_sm_repeat_state) */
+		m->m_reenter = false;
+		m->m_phase = SMARM__SM_ENTER;
+		fn(m->m_data, m, m->m_state, prev);
+		m->m_phase = SMARM__SM_IDLE;
+	} while (m->m_reenter && !m->m_stop);
+	m->m_reenter = false;
 }
 
 /*

@@ -172,13 +172,14 @@ struct smarm_sm_ctx {
 	intptr_t m_stop_reason;		    /* ... and reason */
 	bool m_crash;			    /* ... as crashed (a bad state) */
 	bool m_trap;			    /* trapping exits */
-	struct smarm__sm_ev *m_cur;	    /* the event an action handles */
-	struct smarm__ring m_q;		    /* internal events, next first */
-	struct smarm__ring m_post;	    /* postponed events, oldest first */
-	struct smarm__ring m_next;	    /* next_events of this callback */
-	uint64_t m_gen;			    /* last timer generation given */
-	struct smarm__sm_timer *m_tm;	    /* 2 + n_timeouts timers */
-	uint32_t m_narmed;		    /* of m_tm, those armed */
+	bool m_reenter;		      /* the enter running asked to run again */
+	struct smarm__sm_ev *m_cur;   /* the event an action handles */
+	struct smarm__ring m_q;	      /* internal events, next first */
+	struct smarm__ring m_post;    /* postponed events, oldest first */
+	struct smarm__ring m_next;    /* next_events of this callback */
+	uint64_t m_gen;		      /* last timer generation given */
+	struct smarm__sm_timer *m_tm; /* 2 + n_timeouts timers */
+	uint32_t m_narmed;	      /* of m_tm, those armed */
 };
 
 #define SMARM__SM_MAGIC 0x736d6d31u

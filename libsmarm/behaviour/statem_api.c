@@ -175,6 +175,15 @@ SMARM_API int smarm_sm_reply_error(smarm_sm_ctx_t *cx, intptr_t reason)
 	return 0;
 }
 
+SMARM_API int smarm_sm_repeat_state(smarm_sm_ctx_t *cx)
+{
+	int rc = sm_cx(cx, 1u << SMARM__SM_ENTER);
+	if (rc != 0)
+		return rc;
+	cx->m_reenter = true;
+	return 0;
+}
+
 SMARM_API int smarm_sm_set_queue_limit(smarm_sm_ctx_t *cx, uint32_t limit)
 {
 	int rc = sm_cx(cx, SM_CB);

@@ -207,7 +207,7 @@ START_TEST(test_gen_statem_enter_postpone_and_event_order)
 	ck_assert_str_eq(g_out[1], "go1@0 E1/0 go1@1 next2@1");
 	ck_assert_str_eq(g_out[2], "go2@1 E2/1 ev1@2 ev2@2 ev100@2 ev101@2 "
 				   "ev3@2 ev4@2");
-	ck_assert_str_eq(g_out[3], "repeat@2 E2/2");
+	ck_assert_str_eq(g_out[3], "repeat@2:-3 E2/2");
 	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
 }
 END_TEST
@@ -650,6 +650,35 @@ static void init_next_root(void *arg)
 	stop_probe(s);
 }
 
+/*
+ * OTP's repeat_state from a state enter call: A's enter asks twice, so
+ * it runs three times (same state and previous state), before any
+ * event; smarm_sm_repeat_state outside an enter is refused (the repeat
+ * action logs -3, above), and with no machine SMARM_EINVAL.
+ */
+static void reenter_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	(void)arg;
+	g_rc[0] = smarm_server_start(g_be, "reenter", NULL, &s);
+	g_rc[1] = smarm_sm_repeat_state(NULL);
+	if (g_rc[0] != 0)
+		return;
+	take_log(s, 0);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_state_enter_repeat_state)
+{
+	open_probe();
+	harness_run(2, reenter_root, NULL);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_EINVAL);
+	ck_assert_str_eq(g_out[0], "E0/0 R0 E0/0 R0 E0/0");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
 START_TEST(test_gen_statem_next_events_from_init_run_first)
 {
 	open_probe();
@@ -961,6 +990,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);
 	tcase_add_test(tc, test_gen_statem_stop2_shutdown_keep_their_reason);
 	tcase_add_test(tc, test_gen_statem_next_events_from_init_run_first);
+	tcase_add_test(tc, test_gen_statem_state_enter_repeat_state);
 	tcase_add_test(tc,
 		       test_gen_statem_zero_timeouts_before_queued_messages);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);

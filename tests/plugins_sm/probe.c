@@ -26,6 +26,7 @@ struct probe {
 	char p_log[4096];      /* words, space separated */
 	smarm_reply_t *p_held; /* hold()'s token, or NULL */
 	bool p_initnext;       /* args "initnext": init queues ev(5) */
+	int p_reenter;	       /* args "reenter": A's enter repeats twice */
 };
 
 static void logw(struct probe *p, const char *fmt, ...)
@@ -50,6 +51,7 @@ static int p_create(const char *args, void **data)
 		return SMARM_ENOMEM;
 	*data = p;
 	p->p_initnext = args != NULL && strstr(args, "initnext") != NULL;
+	p->p_reenter = args != NULL && strstr(args, "reenter") != NULL ? 2 : 0;
 	return 0;
 }
 
@@ -93,8 +95,12 @@ static void p_terminate(void *data, int how, intptr_t reason, bool may_block)
 
 static void p_enter(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t prev)
 {
-	(void)cx;
+	struct probe *p = data;
 	logw(data, "E%d/%d", state, prev);
+	if (state == A && p->p_reenter > 0) { /* "reenter" */
+		p->p_reenter--;
+		logw(data, "R%d", smarm_sm_repeat_state(cx));
+	}
 }
 
 #define ACT(name, word)                                                        \
@@ -105,7 +111,13 @@ static void p_enter(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t prev)
 		return state;                                                  \
 	}
 
-ACT(a_repeat, "repeat")
+/* repeat: the action repeats by its return (REPEAT); the enter's call
+ * is refused here (logged "repeat@<state>:<status>"). */
+static int32_t a_repeat(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	logw(data, "repeat@%d:%d", state, smarm_sm_repeat_state(cx));
+	return state;
+}
 ACT(a_stop, "stop")
 ACT(a_tick, "tick")
 ACT(a_st, "st")
