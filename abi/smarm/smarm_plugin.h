@@ -263,7 +263,7 @@ enum smarm_sm_tail {
 	SMARM_SM_STAY = 2,	/* stay: no enter, no timer reset */
 	SMARM_SM_DYNAMIC = 3,	/* go to the state the action returns */
 	SMARM_SM_POSTPONE = 4,	/* keep the event until a real transition
-				   (CAST, CALL, INFO rows only) */
+				   (CAST, CALL, INFO and timeout rows) */
 	SMARM_SM_STOP = 5,	/* end normally after the action */
 	SMARM_SM_UNHANDLED = 6, /* refuse: dropped; a call's caller gets
 				   SMARM_EDOWN */

@@ -8,8 +8,8 @@
  *   1. every field and row is well formed: at least one state, each
  *      named; initial in range; each row's state in range or
  *      SMARM_SM_ANY, its kind and tail known, POSTPONE only on CAST,
- *      CALL and INFO rows, a TO target in range, DYNAMIC with an
- *      action, and op naming an operation of the row's kind (CAST,
+ *      CALL, INFO and the three timeout kinds' rows, a TO target in range,
+ * DYNAMIC with an action, and op naming an operation of the row's kind (CAST,
  *      CALL, INFO), a declared timeout (TIMEOUT) or NULL for any;
  *      kinds without a name (STATE_TIMEOUT, EVENT_TIMEOUT, SHUTDOWN,
  *      EXIT) take op NULL. Else SMARM_EPROTOCOL.
@@ -110,6 +110,12 @@ static bool sm_kind_is_op(int kind)
 {
 	return kind == SMARM_SM_CAST || kind == SMARM_SM_CALL ||
 	       kind == SMARM_SM_INFO;
+}
+
+static bool sm_kind_is_timeout(int kind)
+{
+	return kind == SMARM_SM_STATE_TIMEOUT ||
+	       kind == SMARM_SM_EVENT_TIMEOUT || kind == SMARM_SM_TIMEOUT;
 }
 
 static const char *sm_kind_name(int kind)
@@ -268,10 +274,11 @@ static int sm_check_row(struct sm_chk *c, size_t i)
 			       "row %zu (state %s, %s %s): unknown tail %d", i,
 			       sm_state_name(c, r->state), kn, sm_row_op(r),
 			       r->tail);
-	if (r->tail == SMARM_SM_POSTPONE && !sm_kind_is_op(r->kind))
+	if (r->tail == SMARM_SM_POSTPONE && !sm_kind_is_op(r->kind) &&
+	    !sm_kind_is_timeout(r->kind))
 		return sm_fail(c, SMARM_EPROTOCOL,
-			       "row %zu (state %s, %s %s): only cast, call and "
-			       "info rows may postpone",
+			       "row %zu (state %s, %s %s): only cast, call, "
+			       "info and timeout rows may postpone",
 			       i, sm_state_name(c, r->state), kn, sm_row_op(r));
 	if (r->tail == SMARM_SM_TO &&
 	    (r->target < 0 || (uint32_t)r->target >= d->n_states))
@@ -779,6 +786,10 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	r = &m->m_d->rows[i];
 	if (r->tail == SMARM_SM_POSTPONE) {
 		m->m_cur = NULL;
+		/* A zero timer's event replays as a plain timeout event,
+		 * not as one to check against its (spent) timer. */
+		if (ev->ev_call == NULL && sm_kind_is_timeout(ev->ev_kind))
+			ev->ev_seq = 0;
 		if (sm_push(&m->m_post, ev) != 0) {
 			m->m_stop = m->m_crash = true;
 			m->m_h->sh_drop(m, ev, SMARM_EDOWN);

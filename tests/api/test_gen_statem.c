@@ -721,6 +721,43 @@ START_TEST(test_gen_statem_zero_timeouts_before_queued_messages)
 END_TEST
 
 /*
+ * A timeout event may be postponed, as any event in OTP: t1 in C (a
+ * timer's and a zero one's) waits until the machine leaves C, then runs
+ * after the enter of the new state.
+ */
+static void postpone_timeout_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_i(s, "go", C);
+	cast_u(s, "arm_t", MS(10));
+	smarm_actor_sleep(MS(60)); /* it fired in C: postponed */
+	take_log(s, 1);
+	cast_i(s, "go", A);
+	take_log(s, 2);
+	cast_i(s, "go", C);
+	cast_u(s, "arm_t", 0);
+	cast_i(s, "go", B);
+	take_log(s, 3);
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_postponed_timeout_event)
+{
+	open_probe();
+	harness_run(2, postpone_timeout_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_str_eq(g_out[1], "go2@0 E2/0");
+	ck_assert_str_eq(g_out[2], "go0@2 E0/2 t1@0");
+	ck_assert_str_eq(g_out[3], "go2@0 E2/0 go1@2 E1/2 t1@1");
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
  * gen_statem_SUITE's stop2/shutdown: smarm_server_stop ends a machine
  * with its how and reason (terminate may block), and {stop, {shutdown,
  * X}} from an action (smarm_sm_stop_with) keeps X in the exit reason.
@@ -991,6 +1028,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_stop2_shutdown_keep_their_reason);
 	tcase_add_test(tc, test_gen_statem_next_events_from_init_run_first);
 	tcase_add_test(tc, test_gen_statem_state_enter_repeat_state);
+	tcase_add_test(tc, test_gen_statem_postponed_timeout_event);
 	tcase_add_test(tc,
 		       test_gen_statem_zero_timeouts_before_queued_messages);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);

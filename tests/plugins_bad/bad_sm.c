@@ -2,7 +2,7 @@
 /*
  * bad_sm.c - gen_statem plugins for the loader's table checks, one
  * module per SM_* variant: GOOD loads; MALFORMED (a POSTPONE tail on a
- * state timeout row), NOTEXH (Idle has no row for the cast pull) and
+ * shutdown row), NOTEXH (Idle has no row for the cast pull) and
  * UNREACH (a row behind an unguarded any-state row) are refused; SHORT
  * loads a descriptor of the smallest size accepted (struct_size ends
  * before reserved), whose bytes past it are not zero: the loader must
@@ -32,8 +32,7 @@ static const smarm_sm_row_t rows[] = {
 	{ OPEN, SMARM_SM_CAST, "pull", NULL, A, SMARM_SM_TO, IDLE },
 #endif
 #ifdef SM_MALFORMED
-	{ OPEN, SMARM_SM_STATE_TIMEOUT, NULL, NULL, NULL, SMARM_SM_POSTPONE,
-	  0 },
+	{ OPEN, SMARM_SM_SHUTDOWN, NULL, NULL, NULL, SMARM_SM_POSTPONE, 0 },
 #endif
 #ifndef SM_NOTEXH
 	{ SMARM_SM_ANY, SMARM_SM_CAST, NULL, NULL, NULL, SMARM_SM_UNHANDLED,

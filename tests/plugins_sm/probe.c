@@ -2,7 +2,8 @@
 /*
  * probe.c - a gen_statem plugin for the API suite (test_gen_statem.c):
  * states A, B and C; every action and enter appends a word to a log
- * that the call log() returns (and clears). B postpones ev and later.
+ * that the call log() returns (and clears). B postpones ev and later,
+ * C the timeout t1.
  * Operations arm and cancel each kind of timeout, insert next events,
  * repeat the state, crash, stop, take a reply token and answer it later.
  * The event timeout's row stops the machine (a test sees it fire by the
@@ -359,6 +360,7 @@ static bool g_go(const void *data, int32_t to)
 static const smarm_sm_row_t rows[] = {
 	{ B, SMARM_SM_CAST, "ev", NULL, NULL, SMARM_SM_POSTPONE, 0 },
 	{ B, SMARM_SM_CALL, "later", F(g_pp), NULL, SMARM_SM_POSTPONE, 0 },
+	{ C, SMARM_SM_TIMEOUT, "t1", NULL, NULL, SMARM_SM_POSTPONE, 0 },
 	{ ANY, SMARM_SM_CAST, "go", F(g_go), F(a_go), SMARM_SM_DYNAMIC, 0 },
 	ROW(ANY, CAST, "go", NULL, UNHANDLED),
 	ROW(ANY, CAST, "ev", a_ev, STAY),
