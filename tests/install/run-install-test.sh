@@ -36,6 +36,9 @@
 #     smarm-run; dl_host.c, a host not linked with libsmarm, dlopen()s
 #     the installed libsmarm.so.0, loads that plugin and calls its
 #     server from a plain thread;
+#   - the shipped plugins (plugins/) and demo.app are installed in
+#     smarm.pc's pluginsdir, which the installed smarm-run --help names,
+#     and the installed demo runs there;
 #   - smarm.py, the generated ctypes module, is installed in smarm.pc's
 #     pythondir, and tests/python/ctypes_client.py, importing it from
 #     there, calls the plugin's server from Python (skipped without
@@ -64,7 +67,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=23
+PLAN=25
 n=0
 failed=0
 
@@ -489,6 +492,48 @@ else
 fi
 
 # --------------------------------------------------------------- 21
+# The shipped plugins, one per folder of plugins/, and demo.app beside
+# them in pluginsdir (${libdir}/smarm/plugins).
+pluginsdir=$(pc --variable=pluginsdir smarm)
+S_PLUGDIR=$(pc_stage --variable=pluginsdir)
+missing=""
+for d in "$SRC"/plugins/*/; do
+	name=$(basename "$d")
+	[ -f "$d/$name.c" ] || continue
+	[ -f "$S_PLUGDIR/$name.so" ] || missing="$missing $name.so"
+done
+[ -f "$S_PLUGDIR/demo.app" ] || missing="$missing demo.app"
+if [ -n "$pluginsdir" ] && [ "$pluginsdir" = "$libdir/smarm/plugins" ] &&
+	[ "$S_PLUGDIR" = "$STAGE$pluginsdir" ] && [ -z "$missing" ]; then
+	ok "the shipped plugins and demo.app are in pkg-config's pluginsdir"
+else
+	not_ok "the shipped plugins and demo.app are in pkg-config's pluginsdir" \
+		"pluginsdir: '$pluginsdir' (libdir '$libdir')" \
+		"staged:     '$S_PLUGDIR'" "missing:$missing"
+fi
+
+# --------------------------------------------------------------- 22
+# The installed smarm-run names that directory in --help, and runs the
+# installed demo from it (its plugin paths are relative to the file).
+if [ -z "$RUN_EXE" ]; then
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"no bin/smarm-run under $STAGE"
+elif ! help=$(LD_LIBRARY_PATH="$S_LIBDIR" "$RUN_EXE" --help 2>&1) ||
+	! printf '%s\n' "$help" | grep -qxF "  $pluginsdir"; then
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"--help does not name $pluginsdir:" "$help"
+elif out=$(cd / && LD_LIBRARY_PATH="$S_LIBDIR" timeout 60 "$RUN_EXE" -q \
+	-t 1s "$S_PLUGDIR/demo.app" 2>&1) &&
+	printf '%s\n' "$out" | tail -n 1 |
+	grep -Eqx 'smarm-run: demo: done after [0-9.]+ s: [0-9]+ requests \([0-9]+/s\), [0-9]+ restarts?'
+then
+	ok "the installed smarm-run names pluginsdir and runs its demo"
+else
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 23
 # shellcheck disable=SC2086
 if ! out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$TMP/dl_host" \
 	"$HERE/dl_host.c" $CFLAGS_PC -ldl -lpthread 2>&1); then
@@ -506,7 +551,7 @@ else
 		"$out"
 fi
 
-# --------------------------------------------------------------- 22
+# --------------------------------------------------------------- 24
 pythondir=$(pc --variable=pythondir smarm)
 S_PYDIR=$(pc_stage --variable=pythondir)
 if [ -n "$pythondir" ] && [ "$S_PYDIR" = "$STAGE$pythondir" ] &&
@@ -518,7 +563,7 @@ else
 		"$(find "$STAGE" -name smarm.py)"
 fi
 
-# --------------------------------------------------------------- 23
+# --------------------------------------------------------------- 25
 if ! command -v python3 >/dev/null; then
 	n=$((n + 1))
 	echo "ok $n - a Python client calls a server through smarm.py # SKIP python3 not found"
