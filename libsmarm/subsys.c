@@ -7,7 +7,7 @@
  * Ownership: the tables are constant and belong to their layers.
  * Invariants: INV-1 entry id holds the subsystem whose SMARM__SUB_* is
  * id; a layer not built yet leaves its entry NULL.
- * See: docs/architecture.md (Subsystems).
+ * See: docs/architecture/subsystems.md.
  */
 #include "core/core.h"
 #include "io/io.h"

@@ -3,6 +3,10 @@
 #
 #   ./build/tools/smarm-run build/plugins/demo.app
 #
+# and, installed beside the plugins (smarm.pc's pluginsdir):
+#
+#   smarm-run "$(pkg-config --variable=pluginsdir smarm)/demo.app"
+#
 # loadgen's timer calls and casts to the counter and the store by name
 # every millisecond and pokes the crasher every 300 ms; the crasher's
 # supervisor restarts it each time. The run ends by itself after 4 s.

@@ -38,6 +38,9 @@
  * failure (the tree could not start, gave up, or did not end in
  * order); 2 bad usage or a bad application file (also a plugin that
  * does not load); 3 a child did not end after it was killed.
+ * Shipped plugins: the build defines SMARM_RUN_PLUGINSDIR, where
+ * plugins/ and its demo.app are installed (smarm.pc's pluginsdir);
+ * --help names it.
  * Ownership: the app (tree, specs, plugins) is main's and outlives the
  * node's run; the root actor owns its channel and select set; the kid
  * table is main's, its pids written by the root actor under kids_lock.
@@ -132,7 +135,11 @@ static void usage(FILE *f)
 		"or\n"
 		"  untrusted file or plugin;\n"
 		"  3 a child did not end after it was killed (blocked outside "
-		"the runtime).\n");
+		"the runtime).\n"
+		"Installed with it: the plugins shipped with libsmarm and "
+		"demo.app, which\n"
+		"  runs them (smarm-run DIR/demo.app), in DIR =\n"
+		"  " SMARM_RUN_PLUGINSDIR "\n");
 }
 
 /* "1 server", "2 servers". */

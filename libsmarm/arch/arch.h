@@ -14,7 +14,8 @@
  * in.
  * Invariants: INV-1 smarm__ctx_switch is an opaque call, so the compiler
  * never keeps a TLS address or a callee-saved value across it in a way
- * the switch does not restore. See: docs/architecture.md.
+ * the switch does not restore.
+ * See: docs/architecture/layers.md, docs/architecture/context-switch.md.
  */
 #ifndef SMARM_ARCH_H
 #define SMARM_ARCH_H

@@ -12,7 +12,7 @@
  * Invariants: INV-1 smarm__peek is async-signal-safe (system calls only:
  * the SIGURG handler calls it through smarm__pc_at_syscall), and so is
  * smarm__addr_file (the SIGSEGV handler's, stackdiag.c).
- * See: docs/architecture.md.
+ * See: docs/architecture/layers.md.
  */
 
 #include "arch.h"

@@ -30,7 +30,7 @@
  *         unwinder reads only the unwind tables it is given and stack
  *         words inside the bounds it is given, and treats every rule it
  *         does not know as "cannot unwind".
- * See: docs/architecture.md (Preemption).
+ * See: docs/architecture/preemption.md.
  */
 
 #include "arch.h"

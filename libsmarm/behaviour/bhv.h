@@ -18,7 +18,7 @@
  * on the plugin (smarm__bhv_plugin_ref) and gives it back when it goes.
  * Locking: nothing here is locked; a parsed protocol is constant once
  * its behaviour is published.
- * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
+ * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #ifndef SMARM_BEHAVIOUR_BHV_H
 #define SMARM_BEHAVIOUR_BHV_H

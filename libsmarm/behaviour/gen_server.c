@@ -55,7 +55,7 @@
  * so no other code can define those types), each block packed for its
  * operation (pack.c INV-1): a server does not re-check a block it
  * takes; debug builds assert it (smarm__bhv_msg_check).
- * See: docs/architecture.md (Behaviour layer), docs/plugins.md.
+ * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
 

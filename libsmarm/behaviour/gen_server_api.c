@@ -16,7 +16,7 @@
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
  * deadline) came.
- * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
+ * See: docs/plugins.md, docs/architecture/behaviours.md.
  */
 #include "gen_server.h"
 #include "statem.h"

@@ -39,8 +39,7 @@
  *   INV-2 terminate runs once, after init succeeded, once every timer
  *         is cancelled and every queued event dropped; destroy once
  *         after create succeeded.
- * See: docs/plugins.md (gen_statem), docs/architecture.md (Behaviour
- * layer).
+ * See: docs/plugins.md (gen_statem), docs/architecture/behaviours.md.
  */
 #include "gen_server.h"
 #include "statem.h"

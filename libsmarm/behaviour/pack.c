@@ -16,7 +16,7 @@
  * block smarm__bhv_pack made passes smarm__bhv_block_check for its op; every
  * str in it is NUL-terminated with no NUL inside and every str/bytes lies
  * inside the block. INV-2 a failed pack allocates nothing and keeps nothing of
- * its input. See: docs/architecture.md (Behaviour layer).
+ * its input. See: docs/architecture/behaviours.md.
  */
 #include "bhv.h"
 

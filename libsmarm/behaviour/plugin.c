@@ -42,7 +42,7 @@
  * file and each directory on its real path is owned by the caller or
  * root and writable by no one else (sticky directories aside:
  * check_trust).
- * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
+ * See: docs/plugins.md, docs/architecture/behaviours.md.
  */
 #include "bhv.h"
 

@@ -6,7 +6,7 @@
  * a time and calls back into the loop (struct smarm__sm_hooks) for what
  * needs messages, timers and libffi.
  *
- * See: docs/plugins.md (gen_statem), docs/architecture.md (Behaviours).
+ * See: docs/plugins.md (gen_statem), docs/architecture/behaviours.md.
  */
 #ifndef SMARM_BEHAVIOUR_STATEM_H
 #define SMARM_BEHAVIOUR_STATEM_H

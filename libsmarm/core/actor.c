@@ -70,7 +70,8 @@
  *         (both under the slot's cold lock). Detached actors never touch
  *         it; a joinable one's end and join write their workers' own
  *         lines (node.c: gauges), not a node-wide one.
- * See: docs/architecture.md (Actors, Cancellation, Subsystems).
+ * See: docs/architecture/actors.md,
+ * docs/architecture/cancellation.md, docs/architecture/subsystems.md.
  */
 #include "actor.h"
 #include "membar.h"

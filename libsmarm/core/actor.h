@@ -5,7 +5,8 @@
  * handlers, and the two safe-point checks every runtime call makes.
  *
  * Ownership, locking, invariants: stated in actor.c.
- * See: docs/architecture.md (Actors, Cancellation).
+ * See: docs/architecture/actors.md,
+ * docs/architecture/cancellation.md.
  */
 #ifndef SMARM_CORE_ACTOR_H
 #define SMARM_CORE_ACTOR_H

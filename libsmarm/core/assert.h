@@ -6,7 +6,7 @@
  * corrupted internal state (always compiled in). None of them is ever
  * used on caller input: that gets a SMARM_E* status.
  *
- * See: docs/architecture.md (Errors and assertions).
+ * See: docs/architecture/errors.md.
  */
 #ifndef SMARM_CORE_ASSERT_H
 #define SMARM_CORE_ASSERT_H

@@ -40,7 +40,7 @@
  *         actor is inside that wait (removed on wake, timeout or stop), so
  *         a foreign-thread waker never touches a node whose run ended.
  *   INV-6 death notifications (joiner wake) precede slot reclamation.
- * See: docs/architecture.md.
+ * See: docs/architecture/layers.md.
  */
 #ifndef SMARM_CORE_H
 #define SMARM_CORE_H

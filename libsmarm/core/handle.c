@@ -21,7 +21,7 @@
  * after mprotect made the bytes read/write. INV-2 hp_used <= hp_committed
  * <= hp_reserve. INV-3 the region ends below 2^48, so an address fits
  * under the generation.
- * See: docs/architecture.md (Handles).
+ * See: docs/architecture/handles.md.
  */
 #include "handle.h"
 

@@ -38,7 +38,7 @@
  * Invariants: INV-1 hc_self is 0 or the one live handle of the cell.
  * INV-2 [hp_base, hp_base + hp_committed) is mapped read/write for the
  * rest of the process. INV-3 a cell is on the FIFO only with hc_self 0.
- * See: docs/architecture.md (Handles).
+ * See: docs/architecture/handles.md.
  */
 #ifndef SMARM_CORE_HANDLE_H
 #define SMARM_CORE_HANDLE_H

@@ -5,7 +5,7 @@
  *
  * Ownership: the rank mask is per OS thread (TLS, initial-exec).
  * Invariants: INV-1 (lock.h) ranks strictly increase while nested.
- * See: docs/architecture.md (Locks).
+ * See: docs/architecture/locks.md.
  */
 #include "lock.h"
 

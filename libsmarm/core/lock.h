@@ -33,7 +33,7 @@
  * per-OS-thread mask correct.
  * Invariants: INV-1 no runtime lock is held across a context switch.
  * INV-2 never call user or plugin code while holding a runtime lock.
- * See: docs/architecture.md (Locks).
+ * See: docs/architecture/locks.md.
  */
 #ifndef SMARM_CORE_LOCK_H
 #define SMARM_CORE_LOCK_H

@@ -8,7 +8,7 @@
  * every light side of it runs) after its open called smarm__membar_init,
  * so both sides of a pair agree on which barriers they use. The
  * visitor's side of the owner/visitor handshake is here too (membar.h).
- * See: docs/architecture.md (Locks).
+ * See: docs/architecture/locks.md.
  */
 #include "membar.h"
 

@@ -25,7 +25,7 @@
  * owner access must not nest in another on the same flag (none runs in
  * a signal handler: runtime text is never preempted).
  * Ownership: one process-wide flag, set once. Locking: none.
- * See: docs/architecture.md (Locks).
+ * See: docs/architecture/locks.md.
  */
 #ifndef SMARM_CORE_MEMBAR_H
 #define SMARM_CORE_MEMBAR_H

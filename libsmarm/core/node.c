@@ -19,7 +19,7 @@
  * or closes the node, never with a runtime lock held. Invariants: INV-1 a
  * subsystem whose ss_open failed, or that was never opened, gets no further
  * call. INV-2 ss_run_end runs after every worker of the run has been joined (no
- * actor exists). See: docs/architecture.md (Subsystems).
+ * actor exists). See: docs/architecture/subsystems.md.
  */
 #include "subsys.h"
 

@@ -10,7 +10,7 @@
  * everything it points to. Workers exist only during a run.
  * Locking: the lock guarding each group of fields is named beside it
  * (ranks in lock.h).
- * See: docs/architecture.md (The node).
+ * See: docs/architecture/node.md.
  */
 #ifndef SMARM_CORE_NODE_H
 #define SMARM_CORE_NODE_H

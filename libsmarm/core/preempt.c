@@ -89,7 +89,7 @@
  * be running its code).
  * Allowed objects hold one dlopen reference each (never RTLD_NODELETE),
  * so a host's dlclose cannot unmap allowed text; the removal drops it.
- * See: docs/architecture.md (Preemption).
+ * See: docs/architecture/preemption.md.
  */
 
 #include "preempt.h"

@@ -5,7 +5,7 @@
  * and the runtime's no-preemption brackets around user callbacks.
  *
  * Ownership, locking, invariants: stated in preempt.c.
- * See: docs/architecture.md (Preemption).
+ * See: docs/architecture/preemption.md.
  */
 #ifndef SMARM_CORE_PREEMPT_H
 #define SMARM_CORE_PREEMPT_H

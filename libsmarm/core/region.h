@@ -11,7 +11,8 @@
  * unmaps it whole, if ever. The owner keeps the base, the reserved size
  * and the committed size, and publishes the committed size itself (with
  * whatever ordering its readers need).
- * See: docs/architecture.md (Handles, Slots and pids).
+ * See: docs/architecture/handles.md,
+ * docs/architecture/slots.md.
  */
 #ifndef SMARM_CORE_REGION_H
 #define SMARM_CORE_REGION_H

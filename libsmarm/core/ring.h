@@ -15,7 +15,7 @@
  * (a snapshot: idle checks, statistics); writers store it relaxed.
  * Invariants: RING-1 rg_cap is 0 or a power of two, and rg_len <= rg_cap.
  * RING-2 element i (0 = front) lives at index (rg_head + i) & (rg_cap - 1).
- * See: docs/architecture.md (Scheduler; Channels).
+ * See: docs/architecture/ring.md.
  */
 #ifndef SMARM_CORE_RING_H
 #define SMARM_CORE_RING_H

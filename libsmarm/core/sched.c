@@ -79,7 +79,7 @@
  * inserts. Invariants: INV-1 (core.h) at-most-once queued; INV-2 the
  * timekeeper disarms before it fires timers; INV-3 live==0 and empty
  * queues end the run (INV-4 in core.h makes that sound).
- * See: docs/architecture.md (Scheduler, Idle workers).
+ * See: docs/architecture/scheduler.md (Idle workers).
  */
 
 #include "sched.h"
@@ -140,20 +140,21 @@ static bool rq_pop(struct smarm_node *n, uint64_t *pid)
 }
 
 /*
- * Work-first spawns (docs/architecture.md, "Work-first spawns"). The
- * actors an actor spawns are held until it leaves the CPU (parks, yields,
- * ends, is preempted) and then queued ahead of older work, in spawn
- * order: the spawn tree runs depth-first, as Cilk's work-first policy, so
- * a tree of a million actors keeps a few dozen alive instead of all of
- * them (skynet_actor: 1390 -> ~250 ns per leaf at one worker, the live
- * set fitting in cache). The batch goes to the front of this worker's
- * deque, which idle workers steal from at the back (pick_next's 61st
- * pick keeps the shared queue moving, and it wakes a thief while entries
- * remain). Spawns are held whatever the other workers do: queueing them
- * shared at once while a worker idled or spun (until 0.5.0) sent a spawn
- * tree through the FIFO breadth-first and a spawn chain across workers
- * at every hop. One worker uses its deque too, so neither its spawns
- * nor their first runs touch the node-wide run-queue lock.
+ * Work-first spawns (docs/architecture/scheduler.md, "Work-first
+ * spawns"). The actors an actor spawns are held until it leaves the CPU
+ * (parks, yields, ends, is preempted) and then queued ahead of older
+ * work, in spawn order: the spawn tree runs depth-first, as Cilk's
+ * work-first policy, so a tree of a million actors keeps a few dozen
+ * alive instead of all of them (skynet_actor: 1390 -> ~250 ns per leaf at
+ * one worker, the live set fitting in cache). The batch goes to the front
+ * of this worker's deque, which idle workers steal from at the back
+ * (pick_next's 61st pick keeps the shared queue moving, and it wakes a
+ * thief while entries remain). Spawns are held whatever the other workers
+ * do: queueing them shared at once while a worker idled or spun (until
+ * 0.5.0) sent a spawn tree through the FIFO breadth-first and a spawn
+ * chain across workers at every hop. One worker uses its deque too, so
+ * neither its spawns nor their first runs touch the node-wide run-queue
+ * lock.
  */
 static inline void rq_push_n(struct smarm_node *n, const uint64_t *pids,
 			     uint32_t k, bool woken);
@@ -277,11 +278,12 @@ static bool ldq_steal(struct smarm__worker *w, uint64_t *pid)
 }
 
 /*
- * The owner's fairness turn on its own deque (docs/architecture.md,
- * Work-first spawns): take the back entry once the owner has come no
- * nearer to it for an age, DEQUE_AGE_SLICES timeslices
- * (SMARM_OPT_TIMESLICE_NS; 100 ms by default), doubled at each such take
- * until the deque next runs dry (to DEQUE_AGE_SHIFT_MAX doublings).
+ * The owner's fairness turn on its own deque
+ * (docs/architecture/scheduler.md, Work-first spawns): take the back
+ * entry once the owner has come no nearer to it for an age,
+ * DEQUE_AGE_SLICES timeslices (SMARM_OPT_TIMESLICE_NS; 100 ms by
+ * default), doubled at each such take until the deque next runs dry (to
+ * DEQUE_AGE_SHIFT_MAX doublings).
  *
  * The owner pops the front, and the front can be fed without end: a spawn
  * chain's next link is held ahead of the deque at every pick

@@ -8,7 +8,7 @@
  * the rest is the core's. The worker layout is here because the inline
  * helpers read it on hot paths; nothing outside core/ writes it.
  * Ownership and locking: stated in sched.c.
- * See: docs/architecture.md (Scheduler, Idle workers).
+ * See: docs/architecture/scheduler.md (Idle workers).
  */
 #ifndef SMARM_CORE_SCHED_H
 #define SMARM_CORE_SCHED_H

@@ -62,7 +62,7 @@
  * locks; an owner that sees a visitor locks too. The owner's common
  * path costs no atomic read-modify-write. (Until 0.5.x
  * it took sc_lock: two locked instructions per spawn and two per exit.)
- * See: docs/architecture.md (Slots and pids).
+ * See: docs/architecture/slots.md.
  */
 #include "slot.h"
 

@@ -11,7 +11,7 @@
  * claim), except the fields marked "cold", which need the slot's cold
  * lock.
  * Invariants: stated in slot.c (the word) and actor.c (the tenancy).
- * See: docs/architecture.md (Slots and pids).
+ * See: docs/architecture/slots.md.
  */
 #ifndef SMARM_CORE_SLOT_H
 #define SMARM_CORE_SLOT_H

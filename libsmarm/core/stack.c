@@ -102,7 +102,7 @@
  * INV-5 stk_guarded counts the guarded stacks that exist (attached,
  * cached, pooled, free in a chunk); a carved stack counts from its
  * first carving to node close (stk_gd.cv_carved of them).
- * See: docs/architecture.md (Stacks).
+ * See: docs/architecture/stacks.md.
  */
 
 #include "stack.h"

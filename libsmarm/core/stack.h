@@ -5,7 +5,7 @@
  * overflows (stackdiag.c).
  *
  * Ownership, locking, invariants: stated in stack.c and stackdiag.c.
- * See: docs/architecture.md (Stacks).
+ * See: docs/architecture/stacks.md.
  */
 #ifndef SMARM_CORE_STACK_H
 #define SMARM_CORE_STACK_H

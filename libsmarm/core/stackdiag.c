@@ -56,7 +56,7 @@
  * (write, sigaction, raise, smarm__addr_file's open/read/close, and a
  * prior handler, which the host installed as a signal handler). INV-2 the slot
  * fields it reads are stable while the actor is on the faulting thread's CPU.
- * See: docs/architecture.md (Stack overflow diagnostics),
+ * See: docs/architecture/stacks.md (Stack overflow diagnostics),
  * docs/embedding.md (Stack overflows).
  */
 

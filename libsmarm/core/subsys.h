@@ -10,7 +10,7 @@
  * actor until the exit hook hands it back, or an update takes it back).
  * Locking: smarm__actor_ext_update works under the actor's cold lock
  * (actor.c INV-3); node and exit hooks run with no runtime lock held.
- * See: docs/architecture.md (Subsystems).
+ * See: docs/architecture/subsystems.md.
  */
 #ifndef SMARM_CORE_SUBSYS_H
 #define SMARM_CORE_SUBSYS_H

@@ -22,7 +22,7 @@
  * minimum for the busy-path check.
  * Invariants: INV-1 every insert notes its deadline with the coordinator
  * under tm_lock. INV-2 exactly one of fire or drop runs per timed call.
- * See: docs/architecture.md (Timers).
+ * See: docs/architecture/timers.md.
  */
 #include "timer.h"
 

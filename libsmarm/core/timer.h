@@ -5,7 +5,7 @@
  * with their cancellation.
  *
  * Ownership, locking, invariants: stated in timer.c.
- * See: docs/architecture.md (Timers).
+ * See: docs/architecture/timers.md.
  */
 #ifndef SMARM_CORE_TIMER_H
 #define SMARM_CORE_TIMER_H

@@ -65,7 +65,7 @@
  * the duration of the call; the slot points at it only while parked.
  * Locking: none of its own; open is legal under the primitive's lock,
  * park never is (lock.h INV-1).
- * See: docs/architecture.md (The wait protocol).
+ * See: docs/architecture/wait.md.
  */
 #include "wait.h"
 

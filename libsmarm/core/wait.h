@@ -27,7 +27,7 @@
  *
  * The invariants (argued in wait.c) are cited as WAIT-n. Between the
  * open and the park nothing may yield (WAIT-8).
- * See: docs/architecture.md (The wait protocol).
+ * See: docs/architecture/wait.md.
  */
 #ifndef SMARM_CORE_WAIT_H
 #define SMARM_CORE_WAIT_H

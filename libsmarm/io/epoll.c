@@ -35,7 +35,7 @@
  * stopped or timed-out waiter never removes a later waiter's entry and a
  * leftover entry never poisons the fd. INV-3 io_fd_waiters counts the
  * entries with a waiter.
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/io.md.
  */
 #include "io.h"
 

@@ -23,7 +23,7 @@
  * core.h INV-5 for the wakes themselves). INV-2 at run end no fd waiter
  * and no pool job is left (every waiter is an actor, and the run ends
  * only when none is live; the pool is drained before it is joined).
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/io.md.
  */
 #include "io.h"
 

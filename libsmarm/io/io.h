@@ -19,7 +19,7 @@
  * the completion fields of pool jobs; start_mu (pthread) serialises the
  * lazy starts; pmu/pcv (pthread) guard the pool's job queue.
  * Invariants: stated in epoll.c, pool.c and sock.c.
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/io.md.
  */
 #ifndef SMARM_IO_H
 #define SMARM_IO_H

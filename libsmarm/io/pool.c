@@ -34,7 +34,7 @@
  * decided under jlock by `abandoned`. INV-2 io_blocking counts jobs
  * submitted and not finished. INV-3 a job's waiter names a live wait of
  * its actor, or is cleared (node NULL).
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/io.md.
  */
 #include "io.h"
 

@@ -29,7 +29,7 @@
  * it (the wait's undo hook), none of its registrations is left (core.h INV-5).
  * INV-2 fd arms are registered only after their own poll found them not
  * ready.
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/select.md, docs/architecture/io.md.
  */
 #include "io.h"
 

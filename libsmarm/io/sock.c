@@ -39,7 +39,7 @@
  * cannot end the actor while it holds an fd nobody knows of. INV-3 an
  * fd is given O_NONBLOCK only after it was found to be the right kind
  * of socket.
- * See: docs/architecture.md (IO and blocking work).
+ * See: docs/architecture/io.md.
  */
 #include "io.h"
 

@@ -99,7 +99,8 @@
  * back from 0.
  * INV-8 qhint == the ring's length at the end of every hold of the
  * lock (a reader without the lock sees a recent length, never a torn one).
- * See: docs/architecture.md (Channels, Select).
+ * See: docs/architecture/channels.md,
+ * docs/architecture/select.md.
  */
 #include "msg.h"
 

@@ -4,7 +4,8 @@
  * green mutex). It sits on the core layer and uses only core.h.
  *
  * Ownership, locking and invariants are stated in chan.c and mutex.c.
- * See: docs/architecture.md (Channels, Select, Mutex).
+ * See: docs/architecture/channels.md,
+ * docs/architecture/select.md, docs/architecture/mutex.md.
  */
 #ifndef SMARM_MSG_H
 #define SMARM_MSG_H

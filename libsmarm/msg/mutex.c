@@ -30,7 +30,7 @@
  * queue. Invariants: INV-1 holder == 0 implies the queue is empty (unlock
  * hands off directly). INV-2 a queued entry's actor is inside lock()
  * (core.h INV-5). INV-3 a retired mutex has no holder and no waiter.
- * See: docs/architecture.md (Mutex).
+ * See: docs/architecture/mutex.md.
  */
 
 #include "msg.h"

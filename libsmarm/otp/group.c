@@ -18,7 +18,7 @@
  *   INV-2 gr_m is in join order (leave closes the gap, never reorders).
  *   INV-3 every member has not run its SMARM__SUB_REG exit hook
  *         (registry.c INV-1), so every member is live.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/registry.md.
  */
 #include "reg.h"
 

@@ -26,7 +26,7 @@
  * process always has its mailbox, so the signal is never just lost.
  *
  * Ownership, locking, invariants: signal.c.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/otp.md.
  */
 #include "sig.h"
 

@@ -22,7 +22,7 @@
  * signal to the watcher, CRASHED with the refusal as reason (INV-5).
  *
  * Ownership, locking, invariants: signal.c (INV-1..INV-3, INV-5).
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/otp.md.
  */
 #include "sig.h"
 

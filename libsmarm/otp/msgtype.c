@@ -15,7 +15,7 @@
  * Invariants: INV-1 one name, one type: a name is in the table at most
  * once (definition looks and inserts under type_lock). INV-2 a published
  * type's fields never change.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/registry.md.
  */
 #include "reg.h"
 

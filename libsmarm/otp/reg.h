@@ -12,7 +12,7 @@
  * smarm__reg_actor), created on its first use, freed by its exit hook.
  * Locking: rg_rw (REG rank) guards every table and record of a node.
  * See registry.c for the protocol.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/registry.md.
  */
 #ifndef SMARM_OTP_REG_H
 #define SMARM_OTP_REG_H

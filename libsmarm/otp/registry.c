@@ -66,7 +66,7 @@
  *         count it was filled at: every removal of a name binding or a
  *         mailbox bumps rg_gen under the write lock (gen_bump), so an
  *         entry in use names what the tables still say.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/registry.md.
  */
 #include "reg.h"
 #include "sig.h"

@@ -9,7 +9,7 @@
  * The first part is what other modules use (the registry marks a name
  * holder watchable); the rest is shared by the files of this half only.
  * Ownership, locking and invariants are stated in signal.c.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/otp.md.
  */
 #ifndef SMARM_OTP_SIG_H
 #define SMARM_OTP_SIG_H

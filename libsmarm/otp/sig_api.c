@@ -8,7 +8,7 @@
  * Ownership: nothing is kept here. Locking: none taken here.
  * Invariants: INV-1 a call that returns an argument error (SMARM_EINVAL,
  * SMARM_ENOTACTOR) has changed nothing.
- * See: docs/architecture.md (OTP layer), docs/embedding.md.
+ * See: docs/architecture/otp.md, docs/embedding.md.
  */
 #include "sig.h"
 

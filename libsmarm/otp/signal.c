@@ -67,7 +67,7 @@
  *         refusal (a Down due at smarm_monitor fails the call instead);
  *         an exit signal a trap channel refuses is handled as if the
  *         actor did not trap.
- * See: docs/architecture.md (OTP layer).
+ * See: docs/architecture/otp.md.
  */
 #include "sig.h"
 

@@ -58,7 +58,7 @@
  *         per its policy), a restart in progress is abandoned and no
  *         later one begins, so a child that never gets ready cannot
  *         keep its supervisor from ending.
- * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
+ * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
 #include "sig.h"

@@ -5,7 +5,7 @@
  * check their arguments, and sup.c, the supervisor actor and the calls'
  * transport, which checks nothing again).
  * Ownership, locking and invariants are stated in sup.c.
- * See: docs/architecture.md (OTP layer, Supervisors).
+ * See: docs/architecture/supervisors.md.
  */
 #ifndef SMARM_OTP_SUP_H
 #define SMARM_OTP_SUP_H

@@ -10,7 +10,7 @@
  * smarm_sup_spec_free; a supervisor runs on a copy of it. Locking: none
  * taken here. Invariants: INV-1 a call that returns an argument error
  * (SMARM_EINVAL, SMARM_ENOTACTOR) has changed nothing.
- * See: docs/architecture.md (OTP layer, Supervisors), docs/embedding.md.
+ * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
 

@@ -28,13 +28,21 @@
 #     blocks are read from the page and run (in a separate build
 #     directory under a temporary $HOME, so the caller's build directory
 #     is never touched), building README's program, which then runs
-#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0;
+#     without LD_LIBRARY_PATH against the prefix's libsmarm.so.0, and
+#     docs/embedding.md "From Python"'s block, whose smarm.py finds the
+#     prefix's library by itself;
 #   - the ecosystem: oot_plugin.c, a plugin built out of tree with
 #     `pkg-config --cflags --libs smarm`, runs under the installed
 #     smarm-run; dl_host.c, a host not linked with libsmarm, dlopen()s
 #     the installed libsmarm.so.0, loads that plugin and calls its
-#     server from a plain thread; tests/python/ctypes_client.py does the
-#     same from Python with ctypes alone (skipped without python3).
+#     server from a plain thread;
+#   - the shipped plugins (plugins/) and demo.app are installed in
+#     smarm.pc's pluginsdir, which the installed smarm-run --help names,
+#     and the installed demo runs there;
+#   - smarm.py, the generated ctypes module, is installed in smarm.pc's
+#     pythondir, and tests/python/ctypes_client.py, importing it from
+#     there, calls the plugin's server from Python (skipped without
+#     python3).
 #
 # Output is TAP (meson: protocol 'tap'); the exit status is 0 only when
 # every check passed. Environment: CC (default cc), PKG_CONFIG (default
@@ -59,7 +67,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-install.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 STAGE=$TMP/stage
 
-PLAN=22
+PLAN=25
 n=0
 failed=0
 
@@ -411,6 +419,7 @@ doc_block() {
 DOC=$SRC/docs/embedding.md
 install_block=$(doc_block "$DOC" install-test:\ prefix-install)
 build_block=$(doc_block "$DOC" install-test:\ prefix-build)
+python_block=$(doc_block "$DOC" install-test:\ prefix-python)
 program=$(doc_block "$SRC/README.md" .ci/run:\ readme-program)
 mkdir -p "$TMP/home" "$TMP/app"
 printf '%s\n' "$program" >"$TMP/app/app.c"
@@ -422,14 +431,21 @@ printf '%s\n' "$program" >"$TMP/app/app.c"
 	printf 'cd %q\n' "$TMP/app"
 	printf '%s\n' "$build_block"
 	echo 'ldd ./a.out'
+	if command -v python3 >/dev/null; then
+		printf '%s\n' "$python_block"
+	else
+		echo "echo 'smarm.py: $version'"
+	fi
 } >"$TMP/prefix-flow.sh"
-if [ -z "$install_block" ] || [ -z "$build_block" ] || [ -z "$program" ]; then
+if [ -z "$install_block" ] || [ -z "$build_block" ] || [ -z "$program" ] ||
+	[ -z "$python_block" ]; then
 	not_ok "custom prefix: the docs' commands install, build and run" \
 		"blocks not found in docs/embedding.md or README.md"
 elif out=$(HOME=$TMP/home env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH \
 	-u PKG_CONFIG_LIBDIR bash "$TMP/prefix-flow.sh" 2>&1) &&
 	printf '%s\n' "$out" | grep -qx 'hello from an actor' &&
-	printf '%s\n' "$out" | grep -q "libsmarm.so.0 => $TMP/home/opt/smarm/"
+	printf '%s\n' "$out" | grep -q "libsmarm.so.0 => $TMP/home/opt/smarm/" &&
+	printf '%s\n' "$out" | grep -qx "smarm.py: $version"
 then
 	ok "custom prefix: the docs' commands install, build and run"
 else
@@ -476,6 +492,48 @@ else
 fi
 
 # --------------------------------------------------------------- 21
+# The shipped plugins, one per folder of plugins/, and demo.app beside
+# them in pluginsdir (${libdir}/smarm/plugins).
+pluginsdir=$(pc --variable=pluginsdir smarm)
+S_PLUGDIR=$(pc_stage --variable=pluginsdir)
+missing=""
+for d in "$SRC"/plugins/*/; do
+	name=$(basename "$d")
+	[ -f "$d/$name.c" ] || continue
+	[ -f "$S_PLUGDIR/$name.so" ] || missing="$missing $name.so"
+done
+[ -f "$S_PLUGDIR/demo.app" ] || missing="$missing demo.app"
+if [ -n "$pluginsdir" ] && [ "$pluginsdir" = "$libdir/smarm/plugins" ] &&
+	[ "$S_PLUGDIR" = "$STAGE$pluginsdir" ] && [ -z "$missing" ]; then
+	ok "the shipped plugins and demo.app are in pkg-config's pluginsdir"
+else
+	not_ok "the shipped plugins and demo.app are in pkg-config's pluginsdir" \
+		"pluginsdir: '$pluginsdir' (libdir '$libdir')" \
+		"staged:     '$S_PLUGDIR'" "missing:$missing"
+fi
+
+# --------------------------------------------------------------- 22
+# The installed smarm-run names that directory in --help, and runs the
+# installed demo from it (its plugin paths are relative to the file).
+if [ -z "$RUN_EXE" ]; then
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"no bin/smarm-run under $STAGE"
+elif ! help=$(LD_LIBRARY_PATH="$S_LIBDIR" "$RUN_EXE" --help 2>&1) ||
+	! printf '%s\n' "$help" | grep -qxF "  $pluginsdir"; then
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"--help does not name $pluginsdir:" "$help"
+elif out=$(cd / && LD_LIBRARY_PATH="$S_LIBDIR" timeout 60 "$RUN_EXE" -q \
+	-t 1s "$S_PLUGDIR/demo.app" 2>&1) &&
+	printf '%s\n' "$out" | tail -n 1 |
+	grep -Eqx 'smarm-run: demo: done after [0-9.]+ s: [0-9]+ requests \([0-9]+/s\), [0-9]+ restarts?'
+then
+	ok "the installed smarm-run names pluginsdir and runs its demo"
+else
+	not_ok "the installed smarm-run names pluginsdir and runs its demo" \
+		"$out"
+fi
+
+# --------------------------------------------------------------- 23
 # shellcheck disable=SC2086
 if ! out=$("$CC" -std=gnu11 -Wall -Wextra -Werror -o "$TMP/dl_host" \
 	"$HERE/dl_host.c" $CFLAGS_PC -ldl -lpthread 2>&1); then
@@ -493,16 +551,29 @@ else
 		"$out"
 fi
 
-# --------------------------------------------------------------- 22
+# --------------------------------------------------------------- 24
+pythondir=$(pc --variable=pythondir smarm)
+S_PYDIR=$(pc_stage --variable=pythondir)
+if [ -n "$pythondir" ] && [ "$S_PYDIR" = "$STAGE$pythondir" ] &&
+	[ -f "$S_PYDIR/smarm.py" ]; then
+	ok "smarm.py is installed in pkg-config's pythondir"
+else
+	not_ok "smarm.py is installed in pkg-config's pythondir" \
+		"pythondir: '$pythondir'" "staged:    '$S_PYDIR'" \
+		"$(find "$STAGE" -name smarm.py)"
+fi
+
+# --------------------------------------------------------------- 25
 if ! command -v python3 >/dev/null; then
 	n=$((n + 1))
-	echo "ok $n - a Python ctypes client calls a server # SKIP python3 not found"
-elif out=$(env -u LD_LIBRARY_PATH timeout 60 python3 \
-	"$SRC/tests/python/ctypes_client.py" "$S_LIBDIR/libsmarm.so.0" \
-	"$OOT" 2>&1) && [ "$out" = "python client: ok" ]; then
-	ok "a Python ctypes client calls a server"
+	echo "ok $n - a Python client calls a server through smarm.py # SKIP python3 not found"
+elif out=$(env -u LD_LIBRARY_PATH PYTHONPATH="$S_PYDIR" \
+	SMARM_LIBRARY="$S_LIBDIR/libsmarm.so.0" timeout 60 python3 \
+	"$SRC/tests/python/ctypes_client.py" "$OOT" 2>&1) &&
+	[ "$out" = "python client: ok" ]; then
+	ok "a Python client calls a server through smarm.py"
 else
-	not_ok "a Python ctypes client calls a server" "$out"
+	not_ok "a Python client calls a server through smarm.py" "$out"
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""ctypes_client.py LIBSMARM PLUGIN - a Python client of libsmarm with no
-C glue: ctypes loads the installed libsmarm.so.0, opens a plugin (the
-out-of-tree "adder" of tests/install), builds a supervisor spec of one
-adder server, runs the node on a Python thread with the library's own
+"""ctypes_client.py PLUGIN - a Python client of libsmarm with no C glue
+and no copied declaration: the smarm module (smarm.py, generated from
+the headers; on PYTHONPATH) opens libsmarm.so.0 (smarm.load(): here
+through SMARM_LIBRARY) with every prototype set, and gives the
+constants and smarm_value_t. It opens a plugin (the out-of-tree
+"adder" of tests/install), builds a supervisor spec of one adder
+server, runs the node on a Python thread with the library's own
 smarm_sup_run as the root actor's body (so no Python runs on an actor
 stack), and calls the server by name from the main thread: 1000 calls
 with smarm_value_t arguments, a cast, and the reply checked each time.
@@ -19,80 +22,42 @@ import sys
 import threading
 import time
 
-if len(sys.argv) != 3:
-    print("usage: ctypes_client.py LIBSMARM PLUGIN", file=sys.stderr)
+import smarm
+
+if len(sys.argv) != 2:
+    print("usage: ctypes_client.py PLUGIN", file=sys.stderr)
     sys.exit(2)
 
-lib = ctypes.CDLL(sys.argv[1])
-c_p = ctypes.c_void_p
-
-SMARM_T_I64 = 4
-SMARM_SUP_PERMANENT = 0
 S = 1000000000
+c_p = ctypes.c_void_p
+lib = smarm.load()
 
 
-class ValueU(ctypes.Union):
-    _fields_ = [("i", ctypes.c_int64), ("u", ctypes.c_uint64),
-                ("f32", ctypes.c_float), ("f64", ctypes.c_double),
-                ("b", ctypes.c_bool), ("pid", ctypes.c_uint64),
-                ("p", c_p)]
-
-
-class Value(ctypes.Structure):  # smarm_value_t
-    _fields_ = [("type", ctypes.c_int), ("len", ctypes.c_uint32),
-                ("v", ValueU)]
-
-
-def proto(name, res, *args):
-    f = getattr(lib, name)
-    f.restype = res
-    f.argtypes = list(args)
-    return f
-
-
-err_name = proto("smarm_err_name", ctypes.c_char_p, ctypes.c_int)
-plugin_open = proto("smarm_plugin_open", ctypes.c_int, ctypes.c_char_p,
-                    ctypes.POINTER(c_p), ctypes.c_char_p, ctypes.c_size_t)
-plugin_behaviour = proto("smarm_plugin_behaviour", ctypes.c_int, c_p,
-                         ctypes.c_char_p, ctypes.POINTER(c_p))
-plugin_close = proto("smarm_plugin_close", ctypes.c_int, c_p)
-spec_alloc = proto("smarm_sup_spec_alloc", ctypes.c_int, ctypes.POINTER(c_p))
-spec_free = proto("smarm_sup_spec_free", None, c_p)
-add_server = proto("smarm_sup_spec_add_server", ctypes.c_int, c_p,
-                   ctypes.c_char_p, c_p, ctypes.c_char_p, ctypes.c_char_p,
-                   ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64)
-node_open = proto("smarm_node_open", ctypes.c_int, ctypes.POINTER(c_p), c_p)
-node_run = proto("smarm_node_run", ctypes.c_int, c_p, c_p, c_p, c_p, c_p)
-node_stop = proto("smarm_node_stop", ctypes.c_int, c_p)
-node_close = proto("smarm_node_close", ctypes.c_int, c_p)
-open_name = proto("smarm_server_open_name", ctypes.c_int, c_p, c_p,
-                  ctypes.c_char_p, ctypes.POINTER(c_p))
-server_free = proto("smarm_server_free", None, c_p)
-call = proto("smarm_server_call", ctypes.c_int, c_p, ctypes.c_char_p,
-             ctypes.POINTER(Value), ctypes.c_size_t, ctypes.POINTER(Value),
-             ctypes.c_uint64)
-cast = proto("smarm_server_cast", ctypes.c_int, c_p, ctypes.c_char_p,
-             ctypes.POINTER(Value), ctypes.c_size_t)
+def fail(what):
+    print("python client: " + what, file=sys.stderr)
+    sys.exit(1)
 
 
 def must(rc, what):
-    if rc != 0:
-        print("python client: %s: %s" % (what, err_name(rc).decode()),
-              file=sys.stderr)
-        sys.exit(1)
+    try:
+        smarm.check(rc, what)
+    except smarm.SmarmError as e:
+        fail(str(e))
 
 
 pl, b, spec, node, s = c_p(), c_p(), c_p(), c_p(), c_p()
 msg = ctypes.create_string_buffer(256)
-rc = plugin_open(sys.argv[2].encode(), ctypes.byref(pl), msg, len(msg))
+rc = lib.smarm_plugin_open(sys.argv[1].encode(), ctypes.byref(pl), msg,
+                           len(msg))
 if rc != 0:
-    print("python client: plugin: %s" % msg.value.decode(), file=sys.stderr)
-    sys.exit(1)
-must(plugin_behaviour(pl, b"adder", ctypes.byref(b)), "behaviour")
-must(spec_alloc(ctypes.byref(spec)), "spec")
-must(add_server(spec, b"adder", b, b"start=1", b"pyadder",
-                SMARM_SUP_PERMANENT, 5 * S, 5 * S), "add_server")
-must(node_open(ctypes.byref(node), None), "node_open")
+    fail("plugin: %s" % msg.value.decode())
+must(lib.smarm_plugin_behaviour(pl, b"adder", ctypes.byref(b)), "behaviour")
+must(lib.smarm_sup_spec_alloc(ctypes.byref(spec)), "spec")
+must(lib.smarm_sup_spec_add_server(spec, b"adder", b, b"start=1",
+                                   b"pyadder", smarm.SMARM_SUP_PERMANENT,
+                                   smarm.SMARM_SUP_SHUTDOWN_DEFAULT, 5 * S),
+     "add_server")
+must(lib.smarm_node_open(ctypes.byref(node), None), "node_open")
 
 root = ctypes.cast(lib.smarm_sup_run, c_p)  # see the docstring
 result = {}
@@ -100,47 +65,54 @@ result = {}
 
 def run():
     # ctypes drops the GIL for the call: the node runs beside Python.
-    result["rc"] = node_run(node, root, spec, None, None)
+    result["rc"] = lib.smarm_node_run(node, root, spec, None, None)
 
 
 t = threading.Thread(target=run)
 t.start()
 
-must(open_name(node, b, b"pyadder", ctypes.byref(s)), "open_name")
-reply = Value()
+must(lib.smarm_server_open_name(node, b, b"pyadder", ctypes.byref(s)),
+     "open_name")
+reply = smarm.smarm_value_t()
 for tries in range(500):  # until the server has registered its name
-    rc = call(s, b"get", None, 0, ctypes.byref(reply), S)
-    if rc == 0:
+    rc = lib.smarm_server_call(s, b"get", None, 0, ctypes.byref(reply), S)
+    if rc != smarm.SMARM_ENONAME:
         break
     time.sleep(0.01)
 must(rc, "first call")
-if reply.type != SMARM_T_I64 or reply.v.i != 1:
-    print("python client: get after start=1 gave %d" % reply.v.i,
-          file=sys.stderr)
-    sys.exit(1)
-arg = Value()
-arg.type = SMARM_T_I64
+if reply.type != smarm.SMARM_T_I64 or reply.v.i != 1:
+    fail("get after start=1 gave type %d value %d" % (reply.type,
+                                                       reply.v.i))
+arg = smarm.smarm_value_t()
+arg.type = smarm.SMARM_T_I64
 for i in range(1, 1001):
     arg.v.i = i
-    must(call(s, b"add", ctypes.byref(arg), 1, ctypes.byref(reply), 5 * S),
-         "add")
+    must(lib.smarm_server_call(s, b"add", ctypes.byref(arg), 1,
+                               ctypes.byref(reply), 5 * S), "add")
     if reply.v.i != 1 + i * (i + 1) // 2:
-        print("python client: add %d gave %d" % (i, reply.v.i),
-              file=sys.stderr)
-        sys.exit(1)
-must(cast(s, b"reset", None, 0), "cast reset")
+        fail("add %d gave %d" % (i, reply.v.i))
+must(lib.smarm_server_cast(s, b"reset", None, 0), "cast reset")
 arg.v.i = 3
-must(call(s, b"add", ctypes.byref(arg), 1, ctypes.byref(reply), 5 * S),
-     "add after reset")
+must(lib.smarm_server_call(s, b"add", ctypes.byref(arg), 1,
+                           ctypes.byref(reply), 5 * S), "add after reset")
 if reply.v.i != 3:
-    print("python client: add after reset gave %d" % reply.v.i,
-          file=sys.stderr)
-    sys.exit(1)
-server_free(s)
-must(node_stop(node), "node_stop")
+    fail("add after reset gave %d" % reply.v.i)
+# A variadic call: the extra arguments as ctypes values of the
+# operation's C types (add: int64_t in, int64_t out).
+out = ctypes.c_int64()
+must(lib.smarm_server_callv(s, b"add", 5 * S, ctypes.byref(out),
+                            ctypes.c_int64(4)), "callv add")
+if out.value != 7:
+    fail("callv add 4 gave %d" % out.value)
+# A wrong argument count is the call's error, named by the module.
+rc = lib.smarm_server_call(s, b"add", None, 0, ctypes.byref(reply), 5 * S)
+if rc != smarm.SMARM_EARGS or smarm.err_name(rc) != "SMARM_EARGS":
+    fail("add without its argument gave %s" % smarm.err_name(rc))
+lib.smarm_server_free(s)
+must(lib.smarm_node_stop(node), "node_stop")
 t.join()
 must(result.get("rc", -1), "node_run")
-must(node_close(node), "node_close")
-spec_free(spec)
-must(plugin_close(pl), "plugin_close")
+must(lib.smarm_node_close(node), "node_close")
+lib.smarm_sup_spec_free(spec)
+must(lib.smarm_plugin_close(pl), "plugin_close")
 print("python client: ok")
