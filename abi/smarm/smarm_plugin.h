@@ -41,9 +41,11 @@
  *
  * Servers. A server is an actor running a behaviour: it holds the
  * behaviour's state (create, then init), serves one message at a time in
- * a fixed priority (exit signals when it traps exits, then Downs of the
- * monitors it set, then its own control messages and timers, then infos,
- * then calls and casts in the order they were sent), and ends only when
+ * a fixed priority (exit signals when it traps exits and Downs of the
+ * monitors it set, in the order they came; then its timers; then every
+ * request - system messages, calls, casts, infos - in the order it was
+ * sent, as OTP's mailbox; at most SMARM_QUEUE_LIMIT_DEFAULT of them
+ * queued, smarm_gs_set_queue_limit), and ends only when
  * a handler asks (smarm_gs_stop), when it is shut down or killed, or when
  * a handler crashes (smarm_actor_crash, or a failed call into the
  * runtime that the handler reports so). terminate runs on every path.

@@ -36,7 +36,7 @@
  * wakes the owner's open round, or the owner's second scan sees it.
  * INV-3 only the owner takes elements from a band, so a band its scan
  * saw non-empty still holds them when it takes them.
- * See: docs/architecture.md (Behaviour layer: the mailbox).
+ * See: docs/architecture/behaviours.md (The mailbox).
  */
 #include "msg.h"
 
