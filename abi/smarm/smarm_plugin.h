@@ -1044,6 +1044,89 @@ SMARM_API int smarm_server_wait_response(smarm_request_t *req,
 SMARM_API void smarm_request_free(smarm_request_t *req);
 
 /*
+ * Responses as messages (OTP's send_request/4 and check_response): a
+ * request whose reply arrives in a channel of the caller's, beside its
+ * other messages, so the caller may select on it and match what it
+ * receives. A response is exactly one smarm_response_t element:
+ *   id      the request's id (smarm_server_send_request_to)
+ *   status  as the call's: 0, SMARM_EREPLY (an error reply, its reason
+ *           in value), SMARM_EDOWN (the server ended first), ...
+ *   value   the reply, owned by the element (smarm_value_release).
+ * Every request accepted gets exactly one response: its reply, or
+ * SMARM_EDOWN when the server ends before it answers.
+ */
+typedef struct smarm_response {
+	uint64_t id;
+	int status;
+	smarm_value_t value;
+} smarm_response_t;
+
+/*
+ * smarm_response_chan_alloc() - a channel of responses: elements of
+ * sizeof(smarm_response_t) whose destructor releases a response never
+ * received. Freed with smarm_chan_receiver_free and _sender_free.
+ * Errors: as smarm_chan_alloc. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_response_chan_alloc(smarm_chan_t **out);
+
+/*
+ * smarm_server_send_request_to() - send the call op(args) to s as
+ * smarm_server_send_request does, its response to arrive in replies (a
+ * channel of smarm_response_chan_alloc, or of the same element size)
+ * tagged *id, an id no other request of the process has. Nothing waits:
+ * the caller takes the response from replies when it likes (recv,
+ * select) and matches it with smarm_server_check_response or a
+ * smarm_reqids_t. Returns: 0 and *id. Errors: as smarm_server_call's
+ * sending half (SMARM_EFULL, SMARM_ENOPROC, SMARM_EARGS, ...);
+ * SMARM_EINVAL replies is no channel of responses, id NULL. A request
+ * to the caller itself is allowed (served after its callback).
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_send_request_to(smarm_server_t *s, const char *op,
+					   const smarm_value_t *args,
+					   size_t nargs, smarm_chan_t *replies,
+					   uint64_t *id);
+
+/*
+ * smarm_server_check_response() - OTP's check_response(Msg, ReqId): is
+ * msg, a response received, the one of request id? Then its status (0,
+ * SMARM_EREPLY, SMARM_EDOWN, ...) with the reply moved into *reply (may
+ * be NULL: released); msg's value is then empty. SMARM_EAGAIN: msg is
+ * another request's (OTP's no_reply), left as it is. Errors:
+ * SMARM_EINVAL msg NULL. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_check_response(smarm_response_t *msg, uint64_t id,
+					  smarm_value_t *reply);
+
+/*
+ * A request id collection (OTP 25's reqids): requests in flight, each
+ * with a label of the caller's. smarm_reqids_alloc / _free make and
+ * free one (free NULL is a no-op); _add records request id with label
+ * (SMARM_EEXIST: id is in it); _size counts them.
+ * smarm_reqids_check() - OTP's check_response(Msg, Coll, Delete): msg
+ * a response of a request in c: its status, *label and the reply moved
+ * into *reply (may be NULL), and the request leaves c if del; not one
+ * of c's: SMARM_EAGAIN (no_reply); c empty: SMARM_ENOENT (no_request).
+ * smarm_reqids_receive() - OTP's receive_response(Coll, Timeout,
+ * Delete): receive from replies until a response of c comes (responses
+ * of no request of c are released: give c a channel of its own),
+ * answering as _check; SMARM_ETIMEDOUT, SMARM_ENOENT c empty.
+ * Errors: SMARM_EINVAL an argument NULL; SMARM_ENOMEM.
+ * Thread-safety: one caller at a time. Since: SMARM_0.5.
+ */
+typedef struct smarm_reqids smarm_reqids_t;
+SMARM_API int smarm_reqids_alloc(smarm_reqids_t **out);
+SMARM_API void smarm_reqids_free(smarm_reqids_t *c);
+SMARM_API int smarm_reqids_add(smarm_reqids_t *c, uint64_t id, intptr_t label);
+SMARM_API size_t smarm_reqids_size(const smarm_reqids_t *c);
+SMARM_API int smarm_reqids_check(smarm_reqids_t *c, smarm_response_t *msg,
+				 bool del, intptr_t *label,
+				 smarm_value_t *reply);
+SMARM_API int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
+				   uint64_t timeout_ns, bool del,
+				   intptr_t *label, smarm_value_t *reply);
+
+/*
  * smarm_server_shutdown() - shut the server down and wait until it has
  * ended: a trapping server gets handle_shutdown, any other ends
  * SMARM_EXIT_SHUTDOWN. *how (may be NULL) receives how it ended.

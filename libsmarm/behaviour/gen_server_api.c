@@ -25,6 +25,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -543,6 +544,24 @@ static int op_find(struct smarm_server *s, const char *name, int kind,
 }
 
 /* Wait for the reply numbered seq until the deadline. */
+/*
+ * Receive one reply from ch within timeout_ns (the one timeout rule)
+ * counted from the first of a series of calls: *deadline is 0 before
+ * it, and the series' end after.
+ */
+static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
+		      struct bhv_reply *r)
+{
+	uint64_t left = timeout_ns;
+	if (timeout_ns != SMARM_NO_TIMEOUT && timeout_ns != 0) {
+		uint64_t now = smarm_now_ns();
+		if (*deadline == 0)
+			*deadline = now + timeout_ns;
+		left = now < *deadline ? *deadline - now : 0;
+	}
+	return smarm_chan_recv_timeout(ch, r, left);
+}
+
 static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 		 uint64_t timeout_ns)
 {
@@ -550,15 +569,8 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 	struct bhv_reply r;
 	int rc;
 
-	if (timeout_ns != SMARM_NO_TIMEOUT && timeout_ns != 0)
-		deadline = smarm_now_ns() + timeout_ns;
 	for (;;) {
-		uint64_t left = timeout_ns;
-		if (deadline != 0) {
-			uint64_t now = smarm_now_ns();
-			left = now < deadline ? deadline - now : 0;
-		}
-		rc = smarm_chan_recv_timeout(s->sc_reply, &r, left);
+		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
 		if (rc != 0)
 			return rc;
 		if (r.rp_seq != seq) { /* a late reply (INV-1) */
@@ -982,4 +994,182 @@ int smarm_server_wait_response(smarm_request_t *req, smarm_value_t *reply,
 	if (rc != SMARM_ETIMEDOUT && rc != SMARM_EAGAIN)
 		smarm_request_free(req);
 	return rc;
+}
+
+/* ---- responses as messages, request id collections ---- */
+
+_Static_assert(sizeof(smarm_response_t) == sizeof(struct bhv_reply) &&
+		       offsetof(smarm_response_t, id) ==
+			       offsetof(struct bhv_reply, rp_seq) &&
+		       offsetof(smarm_response_t, status) ==
+			       offsetof(struct bhv_reply, rp_status) &&
+		       offsetof(smarm_response_t, value) ==
+			       offsetof(struct bhv_reply, rp_v),
+	       "a response is a reply as the server sends it");
+
+/* Request ids: unique in the process, never 0. */
+static _Atomic uint64_t req_ids;
+
+int smarm_response_chan_alloc(smarm_chan_t **out)
+{
+	if (out == NULL)
+		return SMARM_EINVAL;
+	return smarm__gs_reply_chan(out);
+}
+
+int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
+				 const smarm_value_t *args, size_t nargs,
+				 smarm_chan_t *replies, uint64_t *id)
+{
+	const struct bhv_op *op;
+	struct bhv_env e;
+	smarm_chan_t *ch;
+	uint64_t rid;
+	bool req;
+	int rc;
+
+	if (s == NULL || opname == NULL || id == NULL ||
+	    (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	/* A channel of responses: its element size is constant. */
+	if (smarm__chan_decode(replies, &ch) != 0 ||
+	    ch->esz != sizeof(smarm_response_t))
+		return SMARM_EINVAL;
+	rc = op_find(s, opname, BHV_CALL, &op);
+	if (rc != 0)
+		return rc;
+	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	rid = atomic_fetch_add_explicit(&req_ids, 1, memory_order_relaxed) + 1;
+	req = s->sc_req; /* nobody waits: one to itself is fine */
+	s->sc_req = true;
+	rc = send_op(s, op, &e, replies, rid);
+	s->sc_req = req;
+	if (rc == 0)
+		*id = rid;
+	return rc;
+}
+
+/* Move msg's reply into *reply (NULL: release it); its status. */
+static int response_take(smarm_response_t *msg, smarm_value_t *reply)
+{
+	int st = msg->status;
+	/* An error reply's value is its reason (SMARM_EREPLY). */
+	if ((st != 0 && st != SMARM_EREPLY) || reply == NULL)
+		smarm_value_release(&msg->value);
+	else
+		*reply = msg->value;
+	memset(&msg->value, 0, sizeof msg->value);
+	msg->value.type = SMARM_T_VOID;
+	return st;
+}
+
+int smarm_server_check_response(smarm_response_t *msg, uint64_t id,
+				smarm_value_t *reply)
+{
+	if (msg == NULL)
+		return SMARM_EINVAL;
+	if (msg->id != id || id == 0)
+		return SMARM_EAGAIN;
+	return response_take(msg, reply);
+}
+
+struct smarm_reqids {
+	struct reqid {
+		uint64_t ri_id;
+		intptr_t ri_label;
+	} * rc_v;
+	size_t rc_n, rc_cap;
+};
+
+int smarm_reqids_alloc(smarm_reqids_t **out)
+{
+	if (out == NULL)
+		return SMARM_EINVAL;
+	*out = calloc(1, sizeof **out);
+	return *out != NULL ? 0 : SMARM_ENOMEM;
+}
+
+void smarm_reqids_free(smarm_reqids_t *c)
+{
+	if (c == NULL)
+		return;
+	free(c->rc_v);
+	free(c);
+}
+
+/* The index of id in c, or c->rc_n. */
+static size_t reqids_find(const smarm_reqids_t *c, uint64_t id)
+{
+	size_t i = 0;
+	while (i < c->rc_n && c->rc_v[i].ri_id != id)
+		i++;
+	return i;
+}
+
+int smarm_reqids_add(smarm_reqids_t *c, uint64_t id, intptr_t label)
+{
+	if (c == NULL || id == 0)
+		return SMARM_EINVAL;
+	if (reqids_find(c, id) < c->rc_n)
+		return SMARM_EEXIST;
+	if (c->rc_n == c->rc_cap) {
+		size_t cap = c->rc_cap ? 2 * c->rc_cap : 8;
+		struct reqid *v = realloc(c->rc_v, cap * sizeof *v);
+		if (v == NULL)
+			return SMARM_ENOMEM;
+		c->rc_v = v;
+		c->rc_cap = cap;
+	}
+	c->rc_v[c->rc_n].ri_id = id;
+	c->rc_v[c->rc_n].ri_label = label;
+	c->rc_n++;
+	return 0;
+}
+
+size_t smarm_reqids_size(const smarm_reqids_t *c)
+{
+	return c != NULL ? c->rc_n : 0;
+}
+
+int smarm_reqids_check(smarm_reqids_t *c, smarm_response_t *msg, bool del,
+		       intptr_t *label, smarm_value_t *reply)
+{
+	size_t i;
+	if (c == NULL || msg == NULL || label == NULL)
+		return SMARM_EINVAL;
+	if (c->rc_n == 0)
+		return SMARM_ENOENT;
+	i = reqids_find(c, msg->id);
+	if (i == c->rc_n)
+		return SMARM_EAGAIN;
+	*label = c->rc_v[i].ri_label;
+	if (del)
+		c->rc_v[i] = c->rc_v[--c->rc_n];
+	return response_take(msg, reply);
+}
+
+int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
+			 uint64_t timeout_ns, bool del, intptr_t *label,
+			 smarm_value_t *reply)
+{
+	uint64_t deadline = 0;
+	smarm_response_t msg;
+	int rc;
+
+	if (c == NULL || replies == NULL || label == NULL)
+		return SMARM_EINVAL;
+	if (c->rc_n == 0)
+		return SMARM_ENOENT;
+	for (;;) {
+		rc = reply_recv(replies, timeout_ns, &deadline,
+				(struct bhv_reply *)&msg);
+		if (rc != 0)
+			return rc;
+		rc = smarm_reqids_check(c, &msg, del, label, reply);
+		if (rc != SMARM_EAGAIN)
+			return rc;
+		smarm_value_release(&msg.value); /* none of c's */
+	}
 }

@@ -622,6 +622,117 @@ static void misuse_root(void *arg)
 	HARNESS_EQ(smarm_reply_drop((void *)&a), SMARM_EINVAL);
 }
 
+/*
+ * OTP's send_request/4, check_response and reqids: responses arrive as
+ * messages in a channel of the caller's, which it selects on beside
+ * another; each matches only its own request; a collection labels
+ * them, answers no_reply (SMARM_EAGAIN) for a stranger and no_request
+ * (SMARM_ENOENT) once empty; a server that ends with a request queued
+ * answers it SMARM_EDOWN.
+ */
+static void responses_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_chan_t *rch, *other, *wrong;
+	smarm_reqids_t *c = NULL;
+	smarm_value_t one = i64(1), two = i64(2), rv;
+	smarm_response_t msg;
+	uint64_t id1 = 0, id2 = 0, id3 = 0;
+	intptr_t label = 0, seen = 0;
+	smarm_selset_t *set;
+	size_t ready = 99;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_response_chan_alloc(&rch), 0);
+	HARNESS_EQ(smarm_chan_alloc(&other, 8, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&wrong, 8, NULL), 0);
+	/* one request; its response is a message selected on */
+	HARNESS_EQ(smarm_server_send_request_to(s, "add", &one, 1, rch, &id1),
+		   0);
+	HARNESS_EQ(smarm_selset_alloc(&set), 0);
+	HARNESS_EQ(smarm_selset_add_chan(set, other, NULL), 0);
+	HARNESS_EQ(smarm_selset_add_chan(set, rch, NULL), 0);
+	HARNESS_EQ(smarm_selset_wait(set, MS(5000), &ready), 0);
+	HARNESS_EQ(ready, 1);
+	smarm_selset_free(set);
+	HARNESS_EQ(smarm_chan_recv(rch, &msg), 0);
+	HARNESS_EQ(smarm_server_check_response(&msg, id1 + 1000, &rv),
+		   SMARM_EAGAIN); /* no_reply: not this request's */
+	HARNESS_EQ(smarm_server_check_response(&msg, id1, &rv), 0);
+	HARNESS_EQ(rv.v.i, 1);
+	/* a collection of two, and a stranger */
+	HARNESS_EQ(smarm_reqids_alloc(&c), 0);
+	HARNESS_EQ(smarm_server_send_request_to(s, "add", &one, 1, rch, &id1),
+		   0);
+	HARNESS_EQ(smarm_server_send_request_to(s, "add", &two, 1, rch, &id2),
+		   0);
+	HARNESS_CHECK(id1 != id2);
+	HARNESS_EQ(smarm_reqids_add(c, id1, 10), 0);
+	HARNESS_EQ(smarm_reqids_add(c, id2, 20), 0);
+	HARNESS_EQ(smarm_reqids_add(c, id2, 30), SMARM_EEXIST);
+	HARNESS_EQ(smarm_reqids_size(c), 2);
+	for (int i = 0; i < 2; i++) {
+		HARNESS_EQ(smarm_reqids_receive(c, rch, MS(5000), true, &label,
+						&rv),
+			   0);
+		/* served in send order: 2 then 4 */
+		HARNESS_EQ(rv.v.i, label == 10 ? 2 : 4);
+		seen += label;
+	}
+	HARNESS_EQ(seen, 30);
+	HARNESS_EQ(smarm_reqids_size(c), 0);
+	HARNESS_EQ(smarm_reqids_receive(c, rch, 0, true, &label, &rv),
+		   SMARM_ENOENT); /* no_request */
+	HARNESS_EQ(smarm_server_send_request_to(s, "get", NULL, 0, rch, &id3),
+		   0);
+	HARNESS_EQ(smarm_reqids_add(c, id1, 10), 0); /* answered: stale */
+	HARNESS_EQ(smarm_chan_recv(rch, &msg), 0);
+	HARNESS_EQ(smarm_reqids_check(c, &msg, false, &label, &rv),
+		   SMARM_EAGAIN);
+	HARNESS_EQ(smarm_server_check_response(&msg, id3, &rv), 0);
+	HARNESS_EQ(rv.v.i, 4);
+	/* a server that ends answers a request still queued: EDOWN */
+	HARNESS_EQ(smarm_server_send_request_to(s, "add", &one, 1, rch, &id3),
+		   0);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_chan_recv_timeout(rch, &msg, MS(5000)), 0);
+	HARNESS_EQ(msg.id, id3);
+	HARNESS_CHECK(msg.status == 0 || msg.status == SMARM_EDOWN);
+	(void)smarm_server_check_response(&msg, id3, NULL);
+	HARNESS_EQ(smarm_server_send_request_to(s, "get", NULL, 0, rch, &id3),
+		   SMARM_ENOPROC);
+	/* misuse */
+	HARNESS_EQ(smarm_server_send_request_to(s, "get", NULL, 0, wrong, &id3),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_send_request_to(s, "get", NULL, 0, NULL, &id3),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_send_request_to(s, "get", NULL, 0, rch, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_check_response(NULL, 1, &rv), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reqids_add(NULL, 1, 1), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reqids_add(c, 0, 1), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reqids_check(c, NULL, true, &label, &rv),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_reqids_receive(NULL, rch, 0, true, &label, &rv),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_response_chan_alloc(NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reqids_size(NULL), 0);
+	smarm_reqids_free(c);
+	smarm_reqids_free(NULL);
+	smarm_server_free(s);
+	harness_chan_drop(rch);
+	harness_chan_drop(other);
+	harness_chan_drop(wrong);
+}
+
+START_TEST(test_gen_server_send_request_responses_as_messages)
+{
+	ck_assert_int_eq(harness_run(2, responses_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_every_misuse_error)
 {
 	smarm_server_t *s = NULL;
@@ -653,6 +764,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_unload_while_alive);
 	tcase_add_test(tc, test_gen_server_every_misuse_error);
 	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);
+	tcase_add_test(tc, test_gen_server_send_request_responses_as_messages);
 	suite_add_tcase(s, tc);
 	return s;
 }
