@@ -1113,7 +1113,12 @@ SMARM_API int smarm_chan_receiver_free(smarm_chan_t *ch);
  *
  * On success the channel owns the element; on failure the caller still
  * does. Wakes the receiver that has waited longest, also from a plain
- * OS thread. Elements are taken in the order sends completed.
+ * OS thread. Elements are taken in the order sends completed. An actor
+ * whose timeslice ended inside the send yields as it returns (a
+ * preemption point, as smarm_check; a send never waits), and a send that
+ * finds a backlog ends the sender's slice every 1024 queued elements (as
+ * the BEAM charges a sender to a long queue), so a producer faster than
+ * its consumer lets it run instead of growing the queue.
  * Returns: 0. Errors: SMARM_EINVAL ch or elem NULL, or ch no channel
  * handle; SMARM_ECLOSED every receiver reference is gone, or every sender
  * reference has been freed (the channel is closed: a receiver drains what

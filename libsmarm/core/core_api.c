@@ -747,6 +747,25 @@ int smarm_check(void)
 	return 0;
 }
 
+void smarm__slice_end(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me != NULL)
+		me->preempt_pending = 1;
+}
+
+void smarm__slice_point(void)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL || __builtin_expect(!me->preempt_pending, 1))
+		return;
+	if (me->nopreempt != 0 || me->rt_nopreempt != 0 || me->exiting)
+		return; /* its own safe point comes later */
+	me->preempt_pending = 0;
+	smarm__observe_stop(me);
+	smarm__yield_slice(me);
+}
+
 int smarm_preempt_disable(void)
 {
 	struct smarm__slot *me = smarm__current();

@@ -356,6 +356,25 @@ void smarm__self_exit_info(int *how, intptr_t *code);
 void smarm__self_refuse_parks(bool on);
 
 /*
+ * A preemption point for runtime calls that never wait (a send): if the
+ * calling actor's slice ended inside the runtime, where its monitor
+ * could not preempt it (preempt_pending), yield now, as smarm_check
+ * would; else nothing (no clock read). Not inside a preemption-disabled
+ * region, nor once the actor is exiting. Any thread (a no-op outside
+ * an actor).
+ */
+void smarm__slice_point(void);
+
+/*
+ * End the calling actor's slice at its next preemption point (a send's
+ * end, smarm_check, ...): the BEAM's send penalty. A send that finds a
+ * backlog in its channel calls it (chan.c), so a producer faster than
+ * its consumer hands the CPU over instead of growing the queue. A no-op
+ * outside an actor.
+ */
+void smarm__slice_end(void);
+
+/*
  * The calling actor's own state of subsystem id (NULL: none, or no
  * actor runs on this thread), read with no lock: only for a subsystem
  * whose state an actor sets on itself alone (smarm__actor_ext_update of

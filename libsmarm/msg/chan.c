@@ -99,6 +99,12 @@
  * back from 0.
  * INV-8 qhint == the ring's length at the end of every hold of the
  * lock (a reader without the lock sees a recent length, never a torn one).
+ * INV-9 (the send penalty, as the BEAM charges a sender to a long
+ * queue) every SMARM__CHAN_BACKLOG-th element of a backlog ends the
+ * sending actor's slice (smarm__slice_end), and smarm_chan_send yields
+ * there (smarm__slice_point): a producer faster than its consumer hands
+ * over the CPU instead of growing the queue, with no counter of its own
+ * and at one flag test per send. A send never waits for it.
  * See: docs/architecture/channels.md,
  * docs/architecture/select.md.
  */
@@ -320,6 +326,8 @@ static int chan_push(smarm_chan_t *ch, const void *elem)
 	chan_qhint(ch);
 	if (len == 0)
 		chan_became_ready(ch);
+	else if (SMARM_UNLIKELY(((len + 1) & (SMARM__CHAN_BACKLOG - 1)) == 0))
+		smarm__slice_end(); /* INV-9: the send penalty */
 	return 0;
 }
 

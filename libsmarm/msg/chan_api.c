@@ -56,7 +56,13 @@ int smarm_chan_send(smarm_chan_t *h, const void *elem)
 	if (elem == NULL)
 		return SMARM_EINVAL;
 	rc = smarm__chan_cell(h, &ch);
-	return rc != 0 ? rc : smarm__chan_send(ch, h, elem);
+	if (rc != 0)
+		return rc;
+	rc = smarm__chan_send(ch, h, elem);
+	/* A sender that never waits is preempted at its slice's end here,
+	 * not only in its own code: a loop of sends lets others run. */
+	smarm__slice_point();
+	return rc;
 }
 
 int smarm_chan_try_recv(smarm_chan_t *h, void *out)

@@ -106,6 +106,9 @@ struct smarm__recv_wait {
  * channel's handle.
  */
 #define SMARM__CHAN_MAX_ELEM 65536 /* largest element, in bytes */
+/* Every this many elements of a backlog, a send ends its sender's slice
+ * (chan.c INV-9): a power of two. */
+#define SMARM__CHAN_BACKLOG 1024
 /* A channel's cell size: smarm__chan_pool's, known at compile time. */
 #define SMARM__CHAN_CELL SMARM__CELL_SIZE(sizeof(struct smarm_chan))
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,

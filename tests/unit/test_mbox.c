@@ -5,7 +5,8 @@
  * plain thread), the one timeout rule, and no lost wake under
  * oversubscribed producers (a lost wake shows as a wait that times out
  * with elements queued). Also the bound of a channel's queue
- * (smarm__chan_set_limit): SMARM_EFULL, nothing queued.
+ * (smarm__chan_set_limit): SMARM_EFULL, nothing queued; and the send
+ * penalty (chan.c INV-9).
  */
 #include "harness.h"
 
@@ -207,6 +208,49 @@ START_TEST(test_mbox_chan_limit_refuses_with_efull)
 }
 END_TEST
 
+/* ---- the send penalty (chan.c INV-9) ---- */
+
+static _Atomic int g_got;
+
+static void consume(void *arg)
+{
+	uint64_t v;
+	(void)arg;
+	while (smarm_chan_recv(g_ch[0], &v) == 0 && v != UINT64_MAX)
+		atomic_fetch_add(&g_got, 1);
+}
+
+/*
+ * One worker: a producer that only sends (a few hundred microseconds,
+ * far less than a slice) still lets its consumer run once it has a
+ * backlog: the consumer has taken some before the producer's loop ends.
+ */
+static void penalty_root(void *arg)
+{
+	uint64_t v, stop = UINT64_MAX;
+	int got_in_loop;
+	(void)arg;
+	atomic_store(&g_got, 0);
+	HARNESS_EQ(smarm_chan_alloc(&g_ch[0], sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(NULL, consume, NULL, NULL), 0);
+	for (v = 0; v < 5000; v++)
+		HARNESS_EQ(smarm_chan_send(g_ch[0], &v), 0);
+	got_in_loop = atomic_load(&g_got);
+	HARNESS_CHECK(got_in_loop > 0);
+	HARNESS_EQ(smarm_chan_send(g_ch[0], &stop), 0);
+	while (atomic_load(&g_got) < 5000)
+		smarm_actor_sleep(MS(1));
+	smarm_chan_receiver_free(g_ch[0]);
+	smarm_chan_sender_free(g_ch[0]);
+}
+
+START_TEST(test_mbox_send_penalty_lets_the_consumer_run)
+{
+	ck_assert_int_eq(harness_run(1, penalty_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_mbox_suite(void)
 {
 	Suite *s = suite_create("mbox");
@@ -215,6 +259,7 @@ Suite *smarm_test_mbox_suite(void)
 	tcase_add_test(tc, test_mbox_bands_are_taken_highest_first);
 	tcase_add_test(tc, test_mbox_no_wake_is_lost);
 	tcase_add_test(tc, test_mbox_chan_limit_refuses_with_efull);
+	tcase_add_test(tc, test_mbox_send_penalty_lets_the_consumer_run);
 	suite_add_tcase(s, tc);
 	return s;
 }
