@@ -464,6 +464,9 @@ class Parser:
             if t.text == ";" and depth == 0:
                 self.statement(stmt, path)
                 stmt = []
+            elif t.text == "}" and depth == 0 and stmt and \
+                    stmt[0].text == "static":
+                stmt = []  # a header-only inline function: no symbol
             else:
                 stmt.append(t)
         if stmt:

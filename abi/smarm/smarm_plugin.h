@@ -160,6 +160,124 @@ typedef struct smarm_value {
 } smarm_value_t;
 
 /*
+ * Values made from C values of their own type, so that the arguments
+ * of smarm_server_call() are checked, not trusted as C varargs are:
+ * SMARM_V(x) picks the value type from x's C type (int8_t .. uint64_t,
+ * int, long long, float, double, bool, char * as a str, smarm_pid_t; any
+ * other type does not compile), smarm_value_bytes(p, n) makes a bytes
+ * value. An integer value converts to any integer type of the protocol
+ * it fits (so SMARM_V(5), an int, passes for an i64); a float is never
+ * an integer, an integer never a float, so a double given for an i64 is
+ * SMARM_EARGS (smarm_server_args_why() says which argument and why).
+ *     smarm_value_t a[] = { SMARM_V(key), smarm_value_bytes(p, n) };
+ *     smarm_server_call(s, "put", a, 2, &r, timeout);
+ * Since: SMARM_0.5 (header only).
+ */
+static inline smarm_value_t smarm_value_i64(int64_t x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_I64;
+	v.v.i = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_u64(uint64_t x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_U64;
+	v.v.u = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_f32(float x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_F32;
+	v.v.f32 = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_f64(double x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_F64;
+	v.v.f64 = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_bool(bool x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_BOOL;
+	v.v.b = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_pid(smarm_pid_t x)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_PID;
+	v.v.pid = x;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_str(const char *s)
+{
+	smarm_value_t v;
+	size_t n = 0;
+	while (s != NULL && n <= SMARM_BYTES_MAX && s[n] != '\0')
+		n++; /* a longer one is SMARM_ETOOBIG at the call */
+	v.type = SMARM_T_STR;
+	v.v.p = s;
+	v.len = (uint32_t)n;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_bytes(const void *p, size_t n)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_BYTES;
+	v.v.p = p;
+	v.len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return v;
+}
+
+#ifndef __cplusplus
+#define SMARM_V(x)                                                             \
+	_Generic((x),                                                          \
+		int8_t: smarm_value_i64,                                       \
+		int16_t: smarm_value_i64,                                      \
+		int32_t: smarm_value_i64,                                      \
+		int64_t: smarm_value_i64,                                      \
+		long long: smarm_value_i64,                                    \
+		uint8_t: smarm_value_u64,                                      \
+		uint16_t: smarm_value_u64,                                     \
+		uint32_t: smarm_value_u64,                                     \
+		uint64_t: smarm_value_u64,                                     \
+		unsigned long long: smarm_value_u64,                           \
+		float: smarm_value_f32,                                        \
+		double: smarm_value_f64,                                       \
+		bool: smarm_value_bool,                                        \
+		char *: smarm_value_str,                                       \
+		const char *: smarm_value_str,                                 \
+		smarm_pid_t: smarm_value_pid)(x)
+#endif
+
+/*
  * smarm_value_release() - free the memory a reply value owns (STR,
  * BYTES) and make it SMARM_T_VOID. Other values: only the latter. NULL
  * is a no-op.
@@ -997,6 +1115,22 @@ SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
 SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
 				 uint64_t timeout_ns, void *reply, ...);
 SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
+
+/*
+ * smarm_server_args_why() - why the arguments args[0..nargs) would be
+ * refused by a call (or cast, info, request) of op of b: the status the
+ * call would return for them (0: they would pass) and, in msg (cut to
+ * msglen, NUL-terminated; may be NULL), which argument and why, as
+ * "add: argument 1 is f64, the protocol says i64", "add takes 1
+ * argument, 2 given", "put: argument 1 (str) is over SMARM_BYTES_MAX".
+ * Nothing is sent. Returns: 0. Errors: SMARM_EARGS, SMARM_ETOOBIG as
+ * the call would return; SMARM_ENOOP no such operation; SMARM_EINVAL b
+ * or op NULL, args NULL with nargs > 0. Thread-safety: any thread.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_args_why(const smarm_behaviour_t *b, const char *op,
+				    const smarm_value_t *args, size_t nargs,
+				    char *msg, size_t msglen);
 
 /*
  * smarm_server_stub() - a native client function for the call or cast op

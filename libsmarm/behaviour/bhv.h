@@ -161,6 +161,12 @@ int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 /* A type's protocol spelling ("i64", ...), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 
+/* Is type one of the integer types (i8 .. u64)? */
+static inline bool smarm__bhv_type_int(int type)
+{
+	return type >= SMARM_T_I8 && type <= SMARM_T_U64;
+}
+
 /* ==== Message blocks (pack.c) ==== */
 
 /*
@@ -369,6 +375,14 @@ int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v);
  * SMARM_ETOOBIG, SMARM_ENOMEM.
  */
 int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out);
+
+/*
+ * Check args against op as a pack would: 0, or the pack's status with
+ * *bad the index of the first argument refused (nargs: the count is
+ * wrong).
+ */
+int smarm__bhv_args_check(const struct bhv_op *op, const smarm_value_t *args,
+			  size_t nargs, size_t *bad);
 
 /* ==== Plugins and behaviours (plugin.c) ==== */
 

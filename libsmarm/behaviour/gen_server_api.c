@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1172,4 +1173,55 @@ int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
 			return rc;
 		smarm_value_release(&msg.value); /* none of c's */
 	}
+}
+
+/* ---- why arguments are refused ---- */
+
+int smarm_server_args_why(const smarm_behaviour_t *b, const char *opname,
+			  const smarm_value_t *args, size_t nargs, char *msg,
+			  size_t msglen)
+{
+	const struct bhv_op *op;
+	size_t bad;
+	int rc;
+
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (!smarm__bhv_valid(b) || opname == NULL ||
+	    (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	op = smarm__bhv_proto_find(&b->bh_proto, opname, 0);
+	if (op == NULL) {
+		if (msg != NULL && msglen > 0)
+			snprintf(msg, msglen, "%s: no such operation", opname);
+		return SMARM_ENOOP;
+	}
+	rc = smarm__bhv_args_check(op, args, nargs, &bad);
+	if (rc == 0 || msg == NULL || msglen == 0)
+		return rc;
+	if (bad == nargs) {
+		snprintf(msg, msglen, "%s takes %u argument%s, %zu given",
+			 op->op_name, op->op_nargs,
+			 op->op_nargs == 1 ? "" : "s", nargs);
+	} else if (rc == SMARM_ETOOBIG) {
+		snprintf(msg, msglen,
+			 "%s: argument %zu (%s) is over SMARM_BYTES_MAX",
+			 op->op_name, bad + 1,
+			 smarm__bhv_type_name(op->op_args[bad]));
+	} else if (args[bad].type != op->op_args[bad] &&
+		   !(smarm__bhv_type_int(args[bad].type) &&
+		     smarm__bhv_type_int(op->op_args[bad]))) {
+		snprintf(msg, msglen,
+			 "%s: argument %zu is %s, the protocol says %s",
+			 op->op_name, bad + 1,
+			 smarm__bhv_type_name(args[bad].type),
+			 smarm__bhv_type_name(op->op_args[bad]));
+	} else {
+		snprintf(msg, msglen,
+			 "%s: argument %zu does not fit %s (out of range, a "
+			 "NUL in a str, or no data for its length)",
+			 op->op_name, bad + 1,
+			 smarm__bhv_type_name(op->op_args[bad]));
+	}
+	return rc;
 }

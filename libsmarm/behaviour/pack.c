@@ -209,16 +209,49 @@ void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
 
 /* ---- packing ---- */
 
-/* Is v a value of type t in range? Its data length for STR/BYTES. */
-static int value_check(int t, const smarm_value_t *v, size_t *dlen)
+static bool vt_signed(int t)
+{
+	return t == SMARM_T_I8 || t == SMARM_T_I16 || t == SMARM_T_I32 ||
+	       t == SMARM_T_I64;
+}
+
+static bool vt_unsigned(int t)
+{
+	return t == SMARM_T_U8 || t == SMARM_T_U16 || t == SMARM_T_U32 ||
+	       t == SMARM_T_U64;
+}
+
+/*
+ * v as a value of type t in *as, if it is one in range: an integer of
+ * any integer type converts to another when its value fits (Erlang's
+ * integers have no width; a C caller's literal is an int), nothing else
+ * converts. 0 (and the data length of STR/BYTES in *dlen), SMARM_EARGS
+ * or SMARM_ETOOBIG.
+ */
+static int value_check(int t, const smarm_value_t *v, smarm_value_t *as,
+		       size_t *dlen)
 {
 	*dlen = 0;
-	if (v->type != t)
-		return SMARM_EARGS;
+	*as = *v;
+	if (v->type != t) {
+		if (vt_signed(v->type) && vt_unsigned(t)) {
+			if (v->v.i < 0)
+				return SMARM_EARGS;
+			as->v.u = (uint64_t)v->v.i;
+		} else if (vt_unsigned(v->type) && vt_signed(t)) {
+			if (v->v.u > INT64_MAX)
+				return SMARM_EARGS;
+			as->v.i = (int64_t)v->v.u;
+		} else if (!(vt_signed(v->type) && vt_signed(t)) &&
+			   !(vt_unsigned(v->type) && vt_unsigned(t))) {
+			return SMARM_EARGS;
+		}
+		as->type = t;
+	}
 	switch (t) {
 #define CHECK(vt, nm, ct, ffi, vm, sm, rm, va, chk)                            \
 	case vt:                                                               \
-		return chk(ct, v->v.vm) ? 0 : SMARM_EARGS;
+		return chk(ct, as->v.vm) ? 0 : SMARM_EARGS;
 		BHV_SCALARS(CHECK)
 #undef CHECK
 	case SMARM_T_STR:
@@ -300,15 +333,16 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 {
 	struct bhv_block *b = bhv_msg_inline(out);
 	size_t nargs = op->op_nargs, dlen;
+	smarm_value_t as;
 
 	out->mg_heap = NULL;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc = value_check(op->op_args[i], &args[i], &dlen);
+		int rc = value_check(op->op_args[i], &args[i], &as, &dlen);
 		if (rc != 0) {
 			msg_clear(out);
 			return rc;
 		}
-		slot_put(&b->bk_slots[i], &args[i]);
+		slot_put(&b->bk_slots[i], &as);
 	}
 	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
 	b->bk_nargs = (uint16_t)nargs;
@@ -322,6 +356,7 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 					      size_t nargs, struct bhv_msg *out)
 {
 	size_t dlen[SMARM_OP_ARGS_MAX], size, off;
+	smarm_value_t as[SMARM_OP_ARGS_MAX];
 	struct bhv_block *b;
 	int rc;
 
@@ -332,7 +367,7 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 		return SMARM_EARGS;
 	size = sizeof *b + nargs * sizeof(struct bhv_slot);
 	for (size_t i = 0; i < nargs; i++) {
-		rc = value_check(op->op_args[i], &args[i], &dlen[i]);
+		rc = value_check(op->op_args[i], &args[i], &as[i], &dlen[i]);
 		if (rc != 0)
 			return rc;
 		size += dlen[i];
@@ -351,7 +386,7 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 	off = sizeof *b + nargs * sizeof(struct bhv_slot);
 	for (size_t i = 0; i < nargs; i++) {
 		struct bhv_slot *s = &b->bk_slots[i];
-		const smarm_value_t *v = &args[i];
+		const smarm_value_t *v = &as[i];
 		if (v->type != SMARM_T_STR && v->type != SMARM_T_BYTES) {
 			slot_put(s, v);
 			continue;
@@ -606,6 +641,7 @@ int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v)
 
 int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out)
 {
+	smarm_value_t as;
 	size_t dlen;
 	int rc;
 	memset(out, 0, sizeof *out);
@@ -614,11 +650,29 @@ int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out)
 		return v == NULL || v->type == SMARM_T_VOID ? 0 : SMARM_EARGS;
 	if (v == NULL)
 		return SMARM_EARGS;
-	rc = value_check(type, v, &dlen);
+	rc = value_check(type, v, &as, &dlen);
 	if (rc != 0)
 		return rc;
 	if (type == SMARM_T_STR || type == SMARM_T_BYTES)
 		return dup_data(type, v->v.p, v->len, out);
-	*out = *v;
+	*out = as;
+	return 0;
+}
+
+int smarm__bhv_args_check(const struct bhv_op *op, const smarm_value_t *args,
+			  size_t nargs, size_t *bad)
+{
+	smarm_value_t as;
+	size_t dlen;
+	*bad = nargs;
+	if (nargs != op->op_nargs)
+		return SMARM_EARGS;
+	for (size_t i = 0; i < nargs; i++) {
+		int rc = value_check(op->op_args[i], &args[i], &as, &dlen);
+		if (rc != 0) {
+			*bad = i;
+			return rc;
+		}
+	}
 	return 0;
 }

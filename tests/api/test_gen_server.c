@@ -733,6 +733,91 @@ START_TEST(test_gen_server_send_request_responses_as_messages)
 }
 END_TEST
 
+/*
+ * Typed arguments: SMARM_V picks the value type from the C type, an
+ * int literal passes for an i64 (an integer converts when it fits), a
+ * double given for an i64 is refused, and smarm_server_args_why says
+ * which argument and why, for the type, the count and the size.
+ */
+static void typed_args_root(void *arg)
+{
+	smarm_server_t *s = NULL, *k = NULL;
+	smarm_value_t r;
+	char why[160];
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &k), 0);
+	{
+		smarm_value_t a[] = { SMARM_V(5) }; /* an int */
+		HARNESS_EQ(a[0].type, SMARM_T_I64);
+		HARNESS_EQ(smarm_server_call(s, "add", a, 1, &r, MS(5000)), 0);
+		HARNESS_EQ(r.v.i, 5);
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 1, why,
+						 sizeof why),
+			   0);
+		HARNESS_CHECK(why[0] == '\0');
+	}
+	{
+		smarm_value_t a[] = { SMARM_V(2.5) }; /* a double */
+		HARNESS_EQ(a[0].type, SMARM_T_F64);
+		HARNESS_EQ(smarm_server_call(s, "add", a, 1, &r, MS(5000)),
+			   SMARM_EARGS);
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 1, why,
+						 sizeof why),
+			   SMARM_EARGS);
+		HARNESS_CHECK(strcmp(why, "add: argument 1 is f64, the "
+					  "protocol says i64") == 0);
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 0, why,
+						 sizeof why),
+			   SMARM_EARGS);
+		HARNESS_CHECK(strcmp(why, "add takes 1 argument, 0 given") ==
+			      0);
+	}
+	{
+		smarm_value_t a[] = { SMARM_V("key"),
+				      smarm_value_bytes("xyz", 3) };
+		bool ok = false;
+		HARNESS_EQ(smarm_server_call(k, "put", a, 2, &r, MS(5000)), 0);
+		ok = r.v.b;
+		HARNESS_CHECK(ok);
+		a[1] = SMARM_V((uint64_t)7); /* not bytes */
+		HARNESS_EQ(
+			smarm_server_args_why(kv, "put", a, 2, why, sizeof why),
+			SMARM_EARGS);
+		HARNESS_CHECK(strcmp(why, "put: argument 2 is u64, the "
+					  "protocol says bytes") == 0);
+		a[1] = smarm_value_bytes("xyz", SMARM_BYTES_MAX + 1);
+		HARNESS_EQ(
+			smarm_server_args_why(kv, "put", a, 2, why, sizeof why),
+			SMARM_ETOOBIG);
+		HARNESS_CHECK(strstr(why, "argument 2 (bytes)") != NULL);
+	}
+	{
+		smarm_value_t a[] = { SMARM_V((int64_t)-1) };
+		HARNESS_EQ(smarm_server_args_why(kv, "nope", a, 1, why,
+						 sizeof why),
+			   SMARM_ENOOP);
+		HARNESS_EQ(smarm_server_args_why(NULL, "add", a, 1, why,
+						 sizeof why),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_server_args_why(counter, "add", NULL, 1, why,
+						 sizeof why),
+			   SMARM_EINVAL);
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 1, NULL, 0),
+			   0);
+	}
+	smarm_server_free(s);
+	smarm_server_free(k);
+}
+
+START_TEST(test_gen_server_typed_arguments_and_why)
+{
+	ck_assert_int_eq(harness_run(2, typed_args_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_every_misuse_error)
 {
 	smarm_server_t *s = NULL;
@@ -765,6 +850,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_every_misuse_error);
 	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);
 	tcase_add_test(tc, test_gen_server_send_request_responses_as_messages);
+	tcase_add_test(tc, test_gen_server_typed_arguments_and_why);
 	suite_add_tcase(s, tc);
 	return s;
 }

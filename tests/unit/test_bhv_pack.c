@@ -174,7 +174,19 @@ START_TEST(test_bhv_pack_refusals)
 	ck_assert_int_eq(smarm__bhv_pack(op, NULL, 1, &b), SMARM_EINVAL);
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 0, &b), SMARM_EARGS);
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 2, &b), SMARM_EARGS);
+	/* another integer type converts when its value fits; a float
+	 * never does */
 	v[0].type = SMARM_T_I16;
+	v[0].v.i = 5;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
+	smarm__bhv_msg_free(&b);
+	v[0].v.i = 300;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].type = SMARM_T_U64;
+	v[0].v.u = UINT64_MAX;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0].type = SMARM_T_F64;
+	v[0].v.f64 = 1.0;
 	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
 	v[0].type = SMARM_T_I8;
 	v[0].v.i = 128;
@@ -296,7 +308,14 @@ START_TEST(test_bhv_pack_returns_and_reply_values)
 	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_VOID, NULL, &v), 0);
 	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_I64, NULL, &v),
 			 SMARM_EARGS);
-	in.type = SMARM_T_I32;
+	in.type = SMARM_T_I32; /* an integer converts */
+	in.v.i = -3;
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_I64, &in, &v), 0);
+	ck_assert_int_eq(v.type, SMARM_T_I64);
+	ck_assert_int_eq(v.v.i, -3);
+	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_U64, &in, &v),
+			 SMARM_EARGS); /* a negative one is no u64 */
+	in.type = SMARM_T_F64;
 	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_I64, &in, &v),
 			 SMARM_EARGS);
 	ck_assert_int_eq(smarm__bhv_value_copy(SMARM_T_VOID, &in, &v),
