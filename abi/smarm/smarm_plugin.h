@@ -1299,6 +1299,61 @@ SMARM_API int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 				uint64_t timeout_ns, int *out_how,
 				intptr_t *out_reason);
 
+/*
+ * A server's or machine's status (OTP's sys:get_status), as it was
+ * between two of its callbacks:
+ *   struct_size  in: sizeof(smarm_server_status_t) as the caller built
+ *                it (fields past it are not written).
+ *   kind         SMARM_SERVER_GEN_SERVER or SMARM_SERVER_GEN_STATEM.
+ *   behaviour    its behaviour's name (valid while its plugin is open).
+ *   pid          its actor.
+ *   queued       requests queued, not yet taken (its inbox).
+ *   queue_limit  its queue's bound (smarm_gs_set_queue_limit; 0: none).
+ *   timers       a server: its live smarm_gs_send_after timers; a
+ *                machine: its active timeouts (state, event and
+ *                generic, a zero-time one not yet handled included), as
+ *                OTP's gen_statem status counts them.
+ *   state        a machine: its state, state_name its name; a server:
+ *                -1 and NULL.
+ *   postponed    a machine: events postponed; a server: 0.
+ *   monitors     a server: its smarm_gs_monitor monitors not yet Down.
+ *   trapping     it traps exits.
+ * Since: SMARM_0.5.
+ */
+enum {
+	SMARM_SERVER_GEN_SERVER = 1,
+	SMARM_SERVER_GEN_STATEM = 2,
+};
+
+typedef struct smarm_server_status {
+	size_t struct_size;
+	int kind;
+	const char *behaviour;
+	smarm_pid_t pid;
+	uint32_t queued;
+	uint32_t queue_limit;
+	uint32_t timers;
+	int32_t state;
+	const char *state_name;
+	uint32_t postponed;
+	uint32_t monitors;
+	bool trapping;
+} smarm_server_status_t;
+
+/*
+ * smarm_server_get_status() - ask s for its status (a system message,
+ * queued behind what was sent to it before and answered between
+ * callbacks, as OTP's sys:get_status) and wait at most timeout_ns.
+ * Returns: 0, *out filled up to out->struct_size. Errors: SMARM_EINVAL
+ * s or out NULL, out->struct_size smaller than the fields up to pid;
+ * the statuses of smarm_server_call (SMARM_ENOPROC, SMARM_EDOWN,
+ * SMARM_ETIMEDOUT, SMARM_ECALLSELF the caller is the server, ...).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_get_status(smarm_server_t *s,
+				      smarm_server_status_t *out,
+				      uint64_t timeout_ns);
+
 #ifdef __cplusplus
 }
 #endif

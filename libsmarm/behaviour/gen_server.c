@@ -369,6 +369,43 @@ const struct bhv_op smarm__bhv_sys_stop = {
 	.op_name = "(stop)",
 };
 
+const struct bhv_op smarm__bhv_sys_status = {
+	.op_kind = BHV_CALL,
+	.op_nargs = 0,
+	.op_reply = SMARM_T_BYTES,
+	.op_name = "(status)",
+};
+
+void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
+			     smarm_server_status_t *st)
+{
+	smarm_value_t v;
+	size_t queued = sv->sv_bn - sv->sv_bi;
+	uint32_t limit = 0;
+	if (smarm_chan_len(sv->sv_inbox, &queued) == 0)
+		queued += sv->sv_bn - sv->sv_bi;
+	(void)smarm__chan_get_limit(sv->sv_inbox, &limit);
+	st->struct_size = sizeof *st;
+	st->behaviour = sv->sv_be->bh_name;
+	st->pid = sv->sv_self;
+	st->queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
+	st->queue_limit = limit;
+	st->monitors = (uint32_t)sv->sv_nmon;
+	st->trapping = sv->sv_trap;
+	memset(&v, 0, sizeof v);
+	v.type = SMARM_T_BYTES;
+	v.len = sizeof *st;
+	v.v.p = malloc(sizeof *st);
+	if (v.v.p != NULL) {
+		memcpy((void *)v.v.p, st, sizeof *st);
+		smarm__bhv_reply_send(e->en_reply, e->en_seq, 0, &v);
+	} else {
+		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_ENOMEM,
+				      NULL);
+	}
+	env_release(e);
+}
+
 bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason)
 {
 	const struct bhv_block *b;
@@ -391,6 +428,13 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	int how, rc;
 	intptr_t reason;
 
+	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_status)) {
+		smarm_server_status_t st = { .kind = SMARM_SERVER_GEN_SERVER,
+					     .timers = (uint32_t)sv->sv_ntimers,
+					     .state = -1 };
+		smarm__bhv_status_reply(sv, e, &st);
+		return;
+	}
 	if (smarm__bhv_sys_stop_take(e, &how, &reason)) {
 		if (!sv->sv_stop) {
 			sv->sv_stop = true;

@@ -262,6 +262,18 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
  * reason), in no protocol; only this layer packs it. */
 extern const struct bhv_op smarm__bhv_sys_stop;
 
+/* The system status request (smarm_server_get_status): a call of no
+ * arguments answered with a smarm_server_status_t as bytes. */
+extern const struct bhv_op smarm__bhv_sys_status;
+
+/*
+ * Answer e, a status request, with *st after filling what every engine
+ * has (kind is the caller's; behaviour, pid, queue, trapping, monitors;
+ * state -1 and the rest zero unless the caller set them), then free e.
+ */
+void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
+			     smarm_server_status_t *st);
+
 /* Is e the system stop? Then read how and reason, free its arguments. */
 bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason);
 

@@ -1225,3 +1225,34 @@ int smarm_server_args_why(const smarm_behaviour_t *b, const char *opname,
 	}
 	return rc;
 }
+
+/* ---- status ---- */
+
+int smarm_server_get_status(smarm_server_t *s, smarm_server_status_t *out,
+			    uint64_t timeout_ns)
+{
+	const size_t least =
+		offsetof(smarm_server_status_t, pid) + sizeof(smarm_pid_t);
+	struct bhv_env e;
+	smarm_value_t v;
+	size_t want, n;
+	int rc;
+
+	if (s == NULL || out == NULL || out->struct_size < least)
+		return SMARM_EINVAL;
+	want = out->struct_size;
+	rc = smarm__bhv_pack(&smarm__bhv_sys_status, NULL, 0, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	memset(&v, 0, sizeof v);
+	rc = call_block(s, &smarm__bhv_sys_status, &e, &v, timeout_ns);
+	if (rc != 0) {
+		smarm_value_release(&v);
+		return rc;
+	}
+	n = v.len < want ? v.len : want;
+	memcpy(out, v.v.p, n);
+	out->struct_size = want;
+	smarm_value_release(&v);
+	return 0;
+}

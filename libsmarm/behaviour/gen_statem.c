@@ -351,6 +351,21 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	const struct bhv_op *op = e->en_op;
 	struct smarm__sm_ev ev;
 
+	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_status)) {
+		smarm_server_status_t st = {
+			.kind = SMARM_SERVER_GEN_STATEM,
+			.timers = s->sm_m.m_narmed,
+			.state = s->sm_m.m_state,
+			.state_name =
+				s->sm_m.m_d->state_names != NULL
+					? s->sm_m.m_d
+						  ->state_names[s->sm_m.m_state]
+					: NULL,
+			.postponed = smarm__ring_len(&s->sm_m.m_post),
+		};
+		smarm__bhv_status_reply(sv, e, &st);
+		return;
+	}
 	if (smarm__bhv_sys_stop_take(e, &s->sm_m.m_stop_how,
 				     &s->sm_m.m_stop_reason)) {
 		s->sm_m.m_stop = true; /* between events, as OTP's */

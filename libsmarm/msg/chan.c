@@ -654,6 +654,19 @@ int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
 	return 0;
 }
 
+int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit)
+{
+	smarm_chan_t *ch;
+	int rc = smarm__chan_cell(h, &ch);
+	if (rc != 0)
+		return rc;
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	*limit = ch->qlimit != UINT32_MAX ? ch->qlimit : 0;
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return 0;
+}
+
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {

@@ -213,6 +213,9 @@ static inline bool smarm__chan_maybe_ready(const smarm_chan_t *h)
  */
 int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit);
 
+/* The bound of h's queue into *limit (0: none): 0, or as _set_limit. */
+int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);
+
 /*
  * mbox.c: an actor's mailbox. Its bands are channels the actor alone
  * receives from, band 0 the highest; the actor waits on them all with

@@ -818,6 +818,42 @@ START_TEST(test_gen_server_typed_arguments_and_why)
 }
 END_TEST
 
+/* A gen_server's status (sys:get_status): what it is and holds. */
+static void status_gs_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_server_status_t st;
+	smarm_pid_t pid;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	memset(&st, 0, sizeof st);
+	st.struct_size = sizeof st;
+	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), 0);
+	HARNESS_EQ(st.struct_size, sizeof st);
+	HARNESS_EQ(st.kind, SMARM_SERVER_GEN_SERVER);
+	HARNESS_CHECK(strcmp(st.behaviour, "counter") == 0);
+	HARNESS_CHECK(smarm_pid_eq(st.pid, pid));
+	HARNESS_EQ(st.queued, 0);
+	HARNESS_EQ(st.queue_limit, SMARM_QUEUE_LIMIT_DEFAULT);
+	HARNESS_EQ(st.timers, 0);
+	HARNESS_EQ(st.state, -1);
+	HARNESS_CHECK(st.state_name == NULL);
+	HARNESS_EQ(st.trapping, false);
+	HARNESS_EQ(smarm_server_get_status(s, NULL, MS(5000)), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), SMARM_ENOPROC);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_get_status)
+{
+	ck_assert_int_eq(harness_run(2, status_gs_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_every_misuse_error)
 {
 	smarm_server_t *s = NULL;
@@ -851,6 +887,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);
 	tcase_add_test(tc, test_gen_server_send_request_responses_as_messages);
 	tcase_add_test(tc, test_gen_server_typed_arguments_and_why);
+	tcase_add_test(tc, test_gen_server_get_status);
 	suite_add_tcase(s, tc);
 	return s;
 }

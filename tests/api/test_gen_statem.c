@@ -721,6 +721,71 @@ START_TEST(test_gen_statem_zero_timeouts_before_queued_messages)
 END_TEST
 
 /*
+ * OTP's sys:get_status of a gen_statem: its state and state name, the
+ * count of its active timeouts (state and generic here), its postponed
+ * events and queue; a caller's smaller struct is filled up to its size.
+ */
+static void status_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	smarm_server_status_t st;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	cast_i(s, "go", B);
+	cast_u(s, "arm_st", MS(5000));
+	cast_u(s, "arm_t", MS(5000));
+	cast_i(s, "ev", 7); /* postponed in B */
+	memset(&st, 0, sizeof st);
+	st.struct_size = sizeof st;
+	g_rc[0] = smarm_server_get_status(s, &st, MS(5000));
+	g_rc[1] = st.kind;
+	g_rc[2] = st.state;
+	g_rc[3] = st.state_name != NULL && strcmp(st.state_name, "B") == 0;
+	g_rc[4] = (int)st.timers;
+	g_rc[5] = (int)st.postponed;
+	g_rc[6] = (int)st.queue_limit == SMARM_QUEUE_LIMIT_DEFAULT;
+	g_rc[7] = st.behaviour != NULL && strcmp(st.behaviour, "probe") == 0;
+	cast0(s, "cancel_t");
+	g_rc[8] = smarm_server_get_status(s, &st, MS(5000));
+	g_rc[9] = (int)st.timers;
+	/* a caller built with fewer fields gets those */
+	memset(&st, 0x5a, sizeof st);
+	st.struct_size = offsetof(smarm_server_status_t, queued);
+	g_rc[10] = smarm_server_get_status(s, &st, MS(5000));
+	g_rc[11] =
+		st.queued == 0x5a5a5a5a && st.kind == SMARM_SERVER_GEN_STATEM;
+	st.struct_size = 4;
+	g_rc[12] = smarm_server_get_status(s, &st, MS(5000));
+	g_rc[13] = smarm_server_get_status(NULL, &st, MS(5000));
+	stop_probe(s);
+}
+
+START_TEST(test_gen_statem_get_status_counts_active_timeouts)
+{
+	open_probe();
+	harness_run(2, status_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], SMARM_SERVER_GEN_STATEM);
+	ck_assert_int_eq(g_rc[2], 1);
+	ck_assert_int_eq(g_rc[3], 1);
+	ck_assert_int_eq(g_rc[4], 2);
+	ck_assert_int_eq(g_rc[5], 1);
+	ck_assert_int_eq(g_rc[6], 1);
+	ck_assert_int_eq(g_rc[7], 1);
+	ck_assert_int_eq(g_rc[8], 0);
+	ck_assert_int_eq(g_rc[9], 1);
+	ck_assert_int_eq(g_rc[10], 0);
+	ck_assert_int_eq(g_rc[11], 1);
+	ck_assert_int_eq(g_rc[12], SMARM_EINVAL);
+	ck_assert_int_eq(g_rc[13], SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/*
  * A timeout event may be postponed, as any event in OTP: t1 in C (a
  * timer's and a zero one's) waits until the machine leaves C, then runs
  * after the enter of the new state.
@@ -1029,6 +1094,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_next_events_from_init_run_first);
 	tcase_add_test(tc, test_gen_statem_state_enter_repeat_state);
 	tcase_add_test(tc, test_gen_statem_postponed_timeout_event);
+	tcase_add_test(tc, test_gen_statem_get_status_counts_active_timeouts);
 	tcase_add_test(tc,
 		       test_gen_statem_zero_timeouts_before_queued_messages);
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
