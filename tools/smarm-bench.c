@@ -1671,6 +1671,56 @@ static void wl_gen_server_cast(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * idle_bytes_server: IDLE_SRV_N counter servers (smarm_server_start,
+ * which returns once init ran), parked on their empty mailboxes; resident
+ * bytes per server, as idle_bytes per plain parked actor (the plugin is
+ * loaded before the first measure). Then each is shut down.
+ * --------------------------------------------------------------------- */
+
+enum { IDLE_SRV_N = 20000 };
+
+static void wl_idle_bytes_server(struct bench_run *r)
+{
+	smarm_server_t **sv = calloc(IDLE_SRV_N, sizeof *sv);
+	const smarm_behaviour_t *b;
+	smarm_plugin_t *pl;
+	size_t started = 0;
+	long before, after;
+	int rc;
+
+	if (sv == NULL) {
+		bench_fail(r, "out of memory", 0);
+		return;
+	}
+	memset(sv, 0, IDLE_SRV_N * sizeof *sv); /* touched before */
+	if (gs_open(r, &pl, &b, &sv[0], NULL) != 0) {
+		free(sv);
+		return;
+	}
+	started = 1;
+	before = rss_bytes();
+	for (; started < IDLE_SRV_N; started++) {
+		rc = smarm_server_start(b, NULL, NULL, &sv[started]);
+		if (rc != 0) {
+			bench_fail(r, "smarm_server_start", rc);
+			break;
+		}
+	}
+	smarm_actor_sleep(20000000); /* the last ones park */
+	after = rss_bytes();
+	r->ns = after > before ? (uint64_t)(after - before) : 0;
+	r->ops = started > 1 ? started - 1 : 1;
+	if (before < 0 || after < 0)
+		bench_fail(r, "cannot read /proc/self/statm", 0);
+	for (size_t i = 1; i < started; i++) {
+		(void)smarm_server_shutdown(sv[i], SMARM_NO_TIMEOUT, NULL);
+		smarm_server_free(sv[i]);
+	}
+	gs_close(pl, sv[0]);
+	free(sv);
+}
+
+/* ------------------------------------------------------------------------
  * Driver
  * --------------------------------------------------------------------- */
 
@@ -1747,6 +1797,7 @@ static const struct workload workloads[] = {
 	{ "yield", wl_yield, 0, false, 0, NULL },
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
 	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
+	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
 	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
