@@ -594,22 +594,31 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_bi == sv->sv_bn) {
+		struct bhv_env *buf = sv->sv_batch;
+		size_t max = BHV_BATCH, n;
 		smarm_chan_t *ch;
-		size_t n;
+		if (buf == NULL)
+			buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
+		if (buf == NULL) { /* out of memory: one at a time */
+			buf = &sv->sv_one;
+			max = 1;
+		}
 		if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-		    smarm__chan_try_recv_n(ch, sv->sv_inbox, sv->sv_batch,
-					   BHV_BATCH, &n) != 0)
+		    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
 			return NULL;
+		sv->sv_buf = buf;
 		sv->sv_bi = 0;
 		sv->sv_bn = (unsigned)n;
 	}
-	return &sv->sv_batch[sv->sv_bi++];
+	return &sv->sv_buf[sv->sv_bi++];
 }
 
 void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
 {
 	while (sv->sv_bi < sv->sv_bn)
-		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi++]);
+		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi++]);
+	free(sv->sv_batch);
+	sv->sv_batch = NULL;
 }
 
 /* Make band *ch (signals or timer fires) of sv's mailbox if missing. */

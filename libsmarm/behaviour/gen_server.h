@@ -84,13 +84,18 @@ struct smarm_gs_ctx {
 	intptr_t sv_reason;
 	int sv_end_how; /* terminate's how and reason */
 	intptr_t sv_end_reason;
-	bool sv_end_graceful;	/* a machine's terminate may block */
-	bool sv_cont;		/* handle_continue next */
-	uint64_t sv_tag;	/* ... with this tag */
-	uint64_t sv_idle_ns;	/* the idle window, 0: none */
-	struct bhv_env *sv_cur; /* the message in service */
-	struct bhv_env sv_batch[BHV_BATCH]; /* taken from the inbox, not
-					       served yet: [sv_bi, sv_bn) */
+	bool sv_end_graceful;	  /* a machine's terminate may block */
+	bool sv_cont;		  /* handle_continue next */
+	uint64_t sv_tag;	  /* ... with this tag */
+	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
+	struct bhv_env *sv_cur;	  /* the message in service */
+	struct bhv_env *sv_batch; /* taken from the inbox, not served yet:
+				     [sv_bi, sv_bn) of sv_buf, which is
+				     this (BHV_BATCH, malloc'd at the first
+				     backlog: an idle server has none) or
+				     sv_one */
+	struct bhv_env *sv_buf;
+	struct bhv_env sv_one;
 	unsigned sv_bi, sv_bn;
 	bool sv_deferred;	      /* its reply went to a token */
 	bool sv_err_set;	      /* the call answers an error: */
