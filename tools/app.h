@@ -108,6 +108,11 @@ int app_parse(const char *file, const char *text, size_t len, struct app **out,
 /* app_read() - read file (at most APP_FILE_MAX bytes) and parse it. */
 int app_read(const char *file, struct app **out, char *err, size_t errlen);
 
+/* app_read_fd() - app_read of the open file fd, opened as file (which
+ * messages and relative plugin paths use); fd stays the caller's. */
+int app_read_fd(int fd, const char *file, struct app **out, char *err,
+		size_t errlen);
+
 /*
  * app_load() - open every plugin the app declares and find the
  * behaviour of every server. Returns 0, or -1 with err set at the line

@@ -33,7 +33,10 @@
  * to run the root: it kills the tree, then the same.
  * Trust: the application file and its plugins are code; unless
  * --allow-insecure, one that another user owns or could write is
- * refused (smarm_plugin_check_path, smarm_plugin_open's own checks).
+ * refused. The application file is opened once: the checks look at
+ * that open file (smarm_plugin_check_fd) and it is what is read, so no
+ * other file can be read in its place; plugins get smarm_plugin_open's
+ * own checks.
  * Exit codes: 0 the tree ran and was shut down in order; 1 a runtime
  * failure (the tree could not start, gave up, or did not end in
  * order); 2 bad usage or a bad application file (also a plugin that
@@ -45,6 +48,7 @@
 #include "app.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -685,12 +689,15 @@ static void root(void *arg)
 /*
  * The trust checks on a file that is code (docs/smarm-run.md, "Trust"):
  * false (after a message) if path fails them and insecure is false;
- * with insecure, a failure is a warning. line > 0: a plugin's line.
+ * with insecure, a failure is a warning. fd >= 0: the file open as
+ * path (the application file), checked as opened; line > 0: a plugin's
+ * line.
  */
-static bool trusted(const char *path, int line, bool insecure)
+static bool trusted(const char *path, int fd, int line, bool insecure)
 {
 	char msg[APP_ERR_MAX];
-	int rc = smarm_plugin_check_path(path, 0, msg, sizeof msg);
+	int rc = fd >= 0 ? smarm_plugin_check_fd(fd, path, 0, msg, sizeof msg)
+			 : smarm_plugin_check_path(path, 0, msg, sizeof msg);
 	if (rc == 0 || (line > 0 && rc != SMARM_EPLUGINPERM))
 		return true; /* the loader reports the rest at its line */
 	if (rc == SMARM_EPLUGINPERM && insecure) {
@@ -726,7 +733,7 @@ int main(int argc, char **argv)
 		.kids_lock = PTHREAD_MUTEX_INITIALIZER,
 		.watch_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
-	char err[APP_ERR_MAX];
+	char err[APP_ERR_MAX] = "";
 	bool check = false;
 	bool insecure = false;
 	int workers = 0;
@@ -738,6 +745,7 @@ int main(int argc, char **argv)
 	pthread_t watch;
 	bool watching = false;
 	sigset_t mask;
+	int appfd;
 	int c, rc;
 
 	/* First thing: no signal of ours may take its default action while
@@ -804,16 +812,27 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!trusted(argv[optind], 0, insecure))
-		return EXIT_USAGE;
-	if (app_read(argv[optind], &r.app, err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
+	/* Open once: the file checked is the file read (O_NONBLOCK: a
+	 * FIFO in its place cannot block the open; the check refuses it). */
+	appfd = open(argv[optind],
+		     O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (appfd < 0) {
+		fprintf(stderr, "smarm-run: %s: %s (%s)\n", argv[optind],
+			strerror(errno), smarm_err_name(SMARM_EPLUGINOPEN));
 		return EXIT_USAGE;
 	}
+	if (!trusted(argv[optind], appfd, 0, insecure) ||
+	    app_read_fd(appfd, argv[optind], &r.app, err, sizeof err) != 0) {
+		if (r.app == NULL && err[0] != '\0')
+			fprintf(stderr, "%s\n", err);
+		close(appfd);
+		return EXIT_USAGE;
+	}
+	close(appfd);
 	if (insecure) {
 		r.app->a_open_flags = SMARM_PLUGIN_ALLOW_INSECURE;
 		for (size_t i = 0; i < r.app->a_nplugins; i++)
-			(void)trusted(r.app->a_plugins[i].ap_resolved,
+			(void)trusted(r.app->a_plugins[i].ap_resolved, -1,
 				      r.app->a_plugins[i].ap_line, true);
 	}
 	if (app_load(r.app, err, sizeof err) != 0 ||

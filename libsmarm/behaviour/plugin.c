@@ -41,7 +41,10 @@
  * INV-8 unless the caller passes SMARM_PLUGIN_ALLOW_INSECURE, a loaded
  * file and each directory on its real path is owned by the caller or
  * root and writable by no one else (sticky directories aside:
- * check_trust).
+ * check_trust). smarm_plugin_check_fd applies the same rules to a file
+ * the host opened: the file's half to the open file itself (fstat), the
+ * directories' half to those above the real path of its name, which
+ * must still be the opened file.
  * See: docs/plugins.md, docs/architecture.md (Behaviour layer).
  */
 #include "bhv.h"
@@ -383,28 +386,36 @@ static bool others_write(const struct stat *st)
  * or remove what the caller owns. Otherwise another user could change
  * the code. resolved is path's real path, the one then loaded, so no
  * symbolic link on the way can be pointed elsewhere after the check.
+ *
+ * check_file_trust makes the file's half on st, the file's own status
+ * (from stat(2) of the path, or fstat(2) of an open file);
+ * check_dir_trust the directories' half, on the directories above
+ * resolved.
  */
-static int check_trust(const char *path, const char *resolved, char *msg,
-		       size_t msglen)
+static int check_file_trust(const char *path, const struct stat *st, char *msg,
+			    size_t msglen)
+{
+	if (!trusted_owner(st->st_uid))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: owned by uid %u, neither this user (uid %u) "
+			   "nor root: refusing code another user controls",
+			   path, (unsigned)st->st_uid, (unsigned)geteuid());
+	if (others_write(st))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: writable by %s (mode %04o): refusing code "
+			   "another user could change",
+			   path, st->st_mode & S_IWOTH ? "anyone" : "its group",
+			   (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+static int check_dir_trust(const char *path, const char *resolved, char *msg,
+			   size_t msglen)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	char *slash;
 	snprintf(real, sizeof real, "%s", resolved);
-	if (stat(real, &st) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	if (!trusted_owner(st.st_uid))
-		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: owned by uid %u, neither this user (uid %u) "
-			   "nor root: refusing code another user controls",
-			   path, (unsigned)st.st_uid, (unsigned)geteuid());
-	if (others_write(&st))
-		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: writable by %s (mode %04o): refusing code "
-			   "another user could change",
-			   path, st.st_mode & S_IWOTH ? "anyone" : "its group",
-			   (unsigned)(st.st_mode & 07777));
 	while ((slash = strrchr(real, '/')) != NULL) {
 		if (slash == real)
 			slash[1] = '\0'; /* "/" */
@@ -434,28 +445,54 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 	return 0;
 }
 
+/* Both halves of the trust model on the file at resolved. */
+static int check_trust(const char *path, const char *resolved, char *msg,
+		       size_t msglen)
+{
+	struct stat st;
+	int rc;
+	if (stat(resolved, &st) != 0)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
+	rc = check_file_trust(path, &st, msg, msglen);
+	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
+}
+
 /*
- * A regular file (a FIFO or a device would block a read for ever) and,
- * unless flags allow otherwise, one only we and root control. Its real
- * path goes to resolved (PATH_MAX bytes): the path to load, which the
- * trust check looked at.
+ * A regular file (a FIFO or a device would block a read for ever): st
+ * is path's status.
+ */
+static int check_regular(const char *path, const struct stat *st, char *msg,
+			 size_t msglen)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen,
+		   "%s: not a regular file (%s)", path,
+		   S_ISDIR(st->st_mode)	   ? "a directory"
+		   : S_ISFIFO(st->st_mode) ? "a FIFO"
+		   : S_ISCHR(st->st_mode)  ? "a character device"
+		   : S_ISBLK(st->st_mode)  ? "a block device"
+		   : S_ISSOCK(st->st_mode) ? "a socket"
+					   : "not a file");
+}
+
+/*
+ * A regular file and, unless flags allow otherwise, one only we and
+ * root control. Its real path goes to resolved (PATH_MAX bytes): the
+ * path to load, which the trust check looked at.
  */
 static int check_path(const char *path, unsigned flags, char *resolved,
 		      char *msg, size_t msglen)
 {
 	struct stat st;
+	int rc;
 	if (stat(path, &st) != 0)
 		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
 			   strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return say(SMARM_EPLUGINOPEN, msg, msglen,
-			   "%s: not a regular file (%s)", path,
-			   S_ISDIR(st.st_mode)	  ? "a directory"
-			   : S_ISFIFO(st.st_mode) ? "a FIFO"
-			   : S_ISCHR(st.st_mode)  ? "a character device"
-			   : S_ISBLK(st.st_mode)  ? "a block device"
-			   : S_ISSOCK(st.st_mode) ? "a socket"
-						  : "not a file");
+	rc = check_regular(path, &st, msg, msglen);
+	if (rc != 0)
+		return rc;
 	if (realpath(path, resolved) == NULL)
 		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
 			   strerror(errno));
@@ -475,6 +512,42 @@ int smarm_plugin_check_path(const char *path, unsigned flags, char *msg,
 		return say(SMARM_EINVAL, msg, msglen,
 			   "path NULL or empty, or unknown flags");
 	return check_path(path, flags, resolved, msg, msglen);
+}
+
+int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
+			  size_t msglen)
+{
+	char resolved[PATH_MAX];
+	struct stat st;
+	struct stat named;
+	int rc;
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (fd < 0 || path == NULL || path[0] == '\0' ||
+	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "fd negative, path NULL or empty, or unknown flags");
+	if (fstat(fd, &st) != 0)
+		return say(errno == EBADF ? SMARM_EBADF : SMARM_ESYSTEM, msg,
+			   msglen, "%s: %s", path, strerror(errno));
+	rc = check_regular(path, &st, msg, msglen);
+	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
+		return rc;
+	/* The file's half on what was opened: no path is looked up again. */
+	rc = check_file_trust(path, &st, msg, msglen);
+	if (rc != 0)
+		return rc;
+	/* The directories' half needs its directories: path must still
+	 * name the opened file, or they are another file's. */
+	if (realpath(path, resolved) == NULL || stat(resolved, &named) != 0)
+		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+			   strerror(errno));
+	if (named.st_dev != st.st_dev || named.st_ino != st.st_ino)
+		return say(SMARM_EPLUGINOPEN, msg, msglen,
+			   "%s: no longer names the file that was opened "
+			   "(replaced since)",
+			   path);
+	return check_dir_trust(path, resolved, msg, msglen);
 }
 
 /*
