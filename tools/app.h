@@ -115,9 +115,11 @@ int app_read_fd(int fd, const char *file, struct app **out, char *err,
 
 /*
  * app_load() - open every plugin the app declares and find the
- * behaviour of every server. Returns 0, or -1 with err set at the line
- * of the plugin (the loader's message) or of the server (no such
- * behaviour).
+ * behaviour of every server. Returns 0, or a SMARM_E* status with err
+ * set: the loader's (smarm_plugin_open_flags; SMARM_EPLUGINPERM is a
+ * plugin the trust checks refused) at the plugin's line, or
+ * smarm_plugin_behaviour's at the server's (no such behaviour);
+ * SMARM_EINVAL for no app.
  */
 int app_load(struct app *a, char *err, size_t errlen);
 

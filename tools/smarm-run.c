@@ -835,10 +835,12 @@ int main(int argc, char **argv)
 			(void)trusted(r.app->a_plugins[i].ap_resolved, -1,
 				      r.app->a_plugins[i].ap_line, true);
 	}
-	if (app_load(r.app, err, sizeof err) != 0 ||
-	    app_build(r.app, &r.spec, err, sizeof err) != 0) {
+	rc = app_load(r.app, err, sizeof err);
+	if (rc == 0)
+		rc = app_build(r.app, &r.spec, err, sizeof err);
+	if (rc != 0) {
 		fprintf(stderr, "%s\n", err);
-		if (strstr(err, "(SMARM_EPLUGINPERM)") != NULL)
+		if (rc == SMARM_EPLUGINPERM)
 			fprintf(stderr,
 				"smarm-run: a plugin is code: fix its owner "
 				"or mode, or pass --allow-insecure to load it "
