@@ -299,6 +299,12 @@ static void plugin_unload(struct bhv_plugin *pl)
 	free(pl);
 }
 
+const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b)
+{
+	const char *name = b->bh_pl->pl_desc->name;
+	return name != NULL ? name : "?";
+}
+
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b)
 {
 	atomic_fetch_add_explicit(&b->bh_pl->pl_refs, 1, memory_order_relaxed);
