@@ -383,6 +383,26 @@ static bool others_write(const struct stat *st)
 	       ((st->st_mode & S_IWGRP) && !private_group(st));
 }
 
+/* stat(2) name into st; else SMARM_EPLUGINOPEN, "shown: why" in msg. */
+static int stat_or_say(const char *name, const char *shown, struct stat *st,
+		       char *msg, size_t msglen)
+{
+	if (stat(name, st) == 0)
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", shown,
+		   strerror(errno));
+}
+
+/* realpath(3) of path into resolved (PATH_MAX bytes); else as above. */
+static int resolve_or_say(const char *path, char *resolved, char *msg,
+			  size_t msglen)
+{
+	if (realpath(path, resolved) != NULL)
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+		   strerror(errno));
+}
+
 /*
  * The trust model (INV-8): a file loaded as code, and every directory on
  * its real path, is owned by the caller (euid) or root, and is writable
@@ -427,9 +447,8 @@ static int check_dir_trust(const char *path, const char *resolved, char *msg,
 			slash[1] = '\0'; /* "/" */
 		else
 			*slash = '\0';
-		if (stat(real, &st) != 0)
-			return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s",
-				   real, strerror(errno));
+		if (stat_or_say(real, real, &st, msg, msglen) != 0)
+			return SMARM_EPLUGINOPEN;
 		if (!trusted_owner(st.st_uid))
 			return say(SMARM_EPLUGINPERM, msg, msglen,
 				   "%s: its directory %s is owned by uid %u, "
@@ -456,11 +475,9 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 		       size_t msglen)
 {
 	struct stat st;
-	int rc;
-	if (stat(resolved, &st) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	rc = check_file_trust(path, &st, msg, msglen);
+	int rc = stat_or_say(resolved, path, &st, msg, msglen);
+	if (rc == 0)
+		rc = check_file_trust(path, &st, msg, msglen);
 	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
 }
 
@@ -492,18 +509,13 @@ static int check_path(const char *path, unsigned flags, char *resolved,
 		      char *msg, size_t msglen)
 {
 	struct stat st;
-	int rc;
-	if (stat(path, &st) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	rc = check_regular(path, &st, msg, msglen);
-	if (rc != 0)
+	int rc = stat_or_say(path, path, &st, msg, msglen);
+	if (rc == 0)
+		rc = check_regular(path, &st, msg, msglen);
+	if (rc == 0)
+		rc = resolve_or_say(path, resolved, msg, msglen);
+	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
 		return rc;
-	if (realpath(path, resolved) == NULL)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	if (flags & SMARM_PLUGIN_ALLOW_INSECURE)
-		return 0;
 	return check_trust(path, resolved, msg, msglen);
 }
 
@@ -545,9 +557,11 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 		return rc;
 	/* The directories' half needs its directories: path must still
 	 * name the opened file, or they are another file's. */
-	if (realpath(path, resolved) == NULL || stat(resolved, &named) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
+	rc = resolve_or_say(path, resolved, msg, msglen);
+	if (rc == 0)
+		rc = stat_or_say(resolved, path, &named, msg, msglen);
+	if (rc != 0)
+		return rc;
 	if (named.st_dev != st.st_dev || named.st_ino != st.st_ino)
 		return say(SMARM_EPLUGINOPEN, msg, msglen,
 			   "%s: no longer names the file that was opened "
