@@ -52,6 +52,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -414,6 +415,28 @@ __attribute__((noreturn)) static void give_up(struct run *r)
 	_exit(EXIT_STUCK);
 }
 
+/*
+ * Under watch_lock, which it drops for the while and takes again: kill
+ * the tree, after one line on stderr ("smarm-run: APP: <fmt...>: killing
+ * the tree"), and give it KILL_GRACE_NS to end before give_up names
+ * what is left (why: give_up's reason).
+ */
+__attribute__((format(printf, 4, 5))) static void
+kill_tree(struct run *r, uint64_t now, const char *why, const char *fmt, ...)
+{
+	char cause[256];
+	va_list ap;
+	pthread_mutex_unlock(&r->watch_lock);
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof cause, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "smarm-run: %s: %s: killing the tree\n", r->app->a_name,
+		cause);
+	smarm_node_stop(r->node);
+	watch_arm(r, &r->exit_at, now + KILL_GRACE_NS, why);
+	pthread_mutex_lock(&r->watch_lock);
+}
+
 /* Whether a terminating signal waits, unread by the root. */
 static bool signal_unread(void)
 {
@@ -437,16 +460,10 @@ static void *watchdog(void *arg)
 			give_up(r);
 		}
 		if (r->kill_at != 0 && now >= r->kill_at && r->exit_at == 0) {
-			pthread_mutex_unlock(&r->watch_lock);
-			fprintf(stderr,
-				"smarm-run: %s: no child ended for %.1f s of "
-				"the shutdown, longer than any may take: "
-				"killing the tree\n",
-				r->app->a_name, (double)r->bound_ns / 1e9);
-			smarm_node_stop(r->node);
-			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
-				  "the shutdown did not end");
-			pthread_mutex_lock(&r->watch_lock);
+			kill_tree(r, now, "the shutdown did not end",
+				  "no child ended for %.1f s of the shutdown, "
+				  "longer than any may take",
+				  (double)r->bound_ns / 1e9);
 			continue;
 		}
 		/* Before the root reads signals (the tree is still being
@@ -457,16 +474,10 @@ static void *watchdog(void *arg)
 		} else if (unread_since == 0) {
 			unread_since = now;
 		} else if (now - unread_since >= UNREAD_NS && r->exit_at == 0) {
-			pthread_mutex_unlock(&r->watch_lock);
-			fprintf(stderr,
-				"smarm-run: %s: a signal went unread for "
-				"%.0f s (no worker free to run the launcher): "
-				"killing the tree\n",
-				r->app->a_name, (double)UNREAD_NS / 1e9);
-			smarm_node_stop(r->node);
-			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
-				  "a signal went unread");
-			pthread_mutex_lock(&r->watch_lock);
+			kill_tree(r, now, "a signal went unread",
+				  "a signal went unread for %.0f s (no worker "
+				  "free to run the launcher)",
+				  (double)UNREAD_NS / 1e9);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -291,7 +291,9 @@ done
 kill -s TERM "$(launcher_of "$pid")"
 wait "$pid"; rc=$?
 [ "$rc" -eq 3 ] &&
+	grep -q "^smarm-run: hang: no child ended for [0-9.]* s of the shutdown, longer than any may take: killing the tree$" "$TMP/err" &&
 	grep -q "^smarm-run: hang: child 'root/mid/b' (pid 0x[0-9a-f]*) did not end 2.0 s after it was killed: its worker is blocked outside the runtime" "$TMP/err" &&
+	grep -q "^smarm-run: hang: the shutdown did not end; exiting without waiting (exit 3)$" "$TMP/err" &&
 	! grep -q "'root/a'" "$TMP/err"
 check "a child blocked in a system call: exit 3 naming it" $? "exit $rc" \
 	"$(cat "$TMP/err")"
