@@ -163,6 +163,14 @@ static void put_actor(char *buf, size_t cap, size_t *at,
 	put_str(buf, cap, at, ")");
 }
 
+size_t smarm__stackdiag_actor(const struct smarm__slot *s, char *buf,
+			      size_t cap)
+{
+	size_t at = 0;
+	put_actor(buf, cap, &at, s);
+	return at;
+}
+
 static void die_by_default(int sig)
 {
 	struct sigaction dfl;

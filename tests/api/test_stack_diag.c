@@ -8,8 +8,8 @@
  * actor, on a plain thread) reaches the prior (default) handler, with
  * one line naming the actor and the code's file when it was in one, and
  * naming also what was recorded of the actor: its registered name, and
- * for a server of a plugin its behaviour and plugin (also in an
- * overflow's line); a
+ * for a server of a plugin its behaviour and plugin (also in the
+ * overflow lines); a
  * SIGSEGV raised (not faulted) takes the prior disposition, each time;
  * a dense stack overflow is caught at switch-out and aborts.
  * meson runs it twice: as is (default guarded stacks carved from chunks,
@@ -550,6 +550,8 @@ static __attribute__((noinline)) long sd_dense_recurse(int depth)
 static void sd_dense_child(void *arg)
 {
 	(void)arg;
+	if (smarm_register("dense", NULL) != 0) /* named in the line */
+		_exit(6);
 	sd_dense_recurse(80); /* ~80 KiB from a 64 KiB stack */
 }
 
@@ -565,7 +567,8 @@ START_TEST(test_stack_diag_dense_overflow_aborts_at_switch_out)
 	sd_child(sd_dense_overflow, &r);
 	sd_assert_signal(&r, SIGABRT);
 	sd_assert_has(&r, "smarm: actor ");
-	sd_assert_has(&r, " overflowed its dense stack (no guard page): ");
+	sd_assert_has(&r, " (name 'dense') overflowed its dense stack (no "
+			  "guard page): ");
 	sd_assert_has(&r, "reserve=65536");
 }
 END_TEST
