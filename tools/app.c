@@ -22,11 +22,13 @@
 #include "app.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ errors */
 
@@ -1046,32 +1048,48 @@ fail:
 	return rc;
 }
 
-int app_read(const char *file, struct app **out, char *err, size_t errlen)
+int app_read_fd(int fd, const char *file, struct app **out, char *err,
+		size_t errlen)
 {
 	struct perr e = { file ? file : "(null)", err, errlen };
-	FILE *f;
 	char *buf;
-	size_t n;
+	size_t n = 0;
 	int rc;
-	if (out == NULL || file == NULL)
+	if (out == NULL || file == NULL || fd < 0)
 		return err_at(&e, 0, 0, "no file given");
-	f = fopen(file, "rb");
-	if (f == NULL)
-		return err_at(&e, 0, 0, "cannot open: %s", strerror(errno));
 	buf = malloc(APP_FILE_MAX + 1);
-	if (buf == NULL) {
-		fclose(f);
+	if (buf == NULL)
 		return err_at(&e, 0, 0, "out of memory");
-	}
-	n = fread(buf, 1, APP_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		rc = err_at(&e, 0, 0, "cannot read: %s", strerror(errno));
-		goto out;
+	while (n < APP_FILE_MAX + 1) {
+		ssize_t r = read(fd, buf + n, APP_FILE_MAX + 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = err_at(&e, 0, 0, "cannot read: %s",
+				    strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
 	}
 	rc = app_parse(file, buf, n, out, err, errlen);
 out:
-	fclose(f);
 	free(buf);
+	return rc;
+}
+
+int app_read(const char *file, struct app **out, char *err, size_t errlen)
+{
+	struct perr e = { file ? file : "(null)", err, errlen };
+	int fd, rc;
+	if (out == NULL || file == NULL)
+		return err_at(&e, 0, 0, "no file given");
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_at(&e, 0, 0, "cannot open: %s", strerror(errno));
+	rc = app_read_fd(fd, file, out, err, errlen);
+	close(fd);
 	return rc;
 }
 

@@ -108,11 +108,18 @@ int app_parse(const char *file, const char *text, size_t len, struct app **out,
 /* app_read() - read file (at most APP_FILE_MAX bytes) and parse it. */
 int app_read(const char *file, struct app **out, char *err, size_t errlen);
 
+/* app_read_fd() - app_read of the open file fd, opened as file (which
+ * messages and relative plugin paths use); fd stays the caller's. */
+int app_read_fd(int fd, const char *file, struct app **out, char *err,
+		size_t errlen);
+
 /*
  * app_load() - open every plugin the app declares and find the
- * behaviour of every server. Returns 0, or -1 with err set at the line
- * of the plugin (the loader's message) or of the server (no such
- * behaviour).
+ * behaviour of every server. Returns 0, or a SMARM_E* status with err
+ * set: the loader's (smarm_plugin_open_flags; SMARM_EPLUGINPERM is a
+ * plugin the trust checks refused) at the plugin's line, or
+ * smarm_plugin_behaviour's at the server's (no such behaviour);
+ * SMARM_EINVAL for no app.
  */
 int app_load(struct app *a, char *err, size_t errlen);
 

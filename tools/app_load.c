@@ -46,30 +46,34 @@ static void app_release(struct app *a)
 	a->a_release = NULL;
 }
 
+/* Find n's behaviours: 0, or smarm_plugin_behaviour's status. */
 static int load_node(struct perr *e, struct app *a, struct app_node *n)
 {
 	if (n->an_kind == APP_SERVER) {
 		struct app_plugin *pl = &a->a_plugins[n->an_plugin];
 		int rc = smarm_plugin_behaviour(pl->ap_pl, n->an_bhv, &n->an_b);
 		if (rc != 0)
-			return err_at(e, n->an_line, n->an_col,
-				      "plugin '%s' (%s) has no behaviour '%s' "
-				      "(%s)",
-				      pl->ap_alias, pl->ap_path, n->an_bhv,
-				      smarm_err_name(rc));
-		return 0;
+			err_at(e, n->an_line, n->an_col,
+			       "plugin '%s' (%s) has no behaviour '%s' (%s)",
+			       pl->ap_alias, pl->ap_path, n->an_bhv,
+			       smarm_err_name(rc));
+		return rc;
 	}
-	for (size_t i = 0; i < n->an_nkids; i++)
-		if (load_node(e, a, n->an_kids[i]) != 0)
-			return -1;
+	for (size_t i = 0; i < n->an_nkids; i++) {
+		int rc = load_node(e, a, n->an_kids[i]);
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 
 int app_load(struct app *a, char *err, size_t errlen)
 {
 	struct perr e = { a ? a->a_file : "(null)", err, errlen };
-	if (a == NULL)
-		return err_at(&e, 0, 0, "no app");
+	if (a == NULL) {
+		err_at(&e, 0, 0, "no app");
+		return SMARM_EINVAL;
+	}
 	a->a_release = app_release;
 	for (size_t i = 0; i < a->a_nplugins; i++) {
 		struct app_plugin *pl = &a->a_plugins[i];
@@ -82,10 +86,10 @@ int app_load(struct app *a, char *err, size_t errlen)
 					     &pl->ap_pl, msg, sizeof msg);
 		if (rc != 0) {
 			pl->ap_pl = NULL;
-			return err_at(&e, pl->ap_line, 0,
-				      "plugin '%s': %s (%s)", pl->ap_alias,
-				      msg[0] ? msg : smarm_strerror(rc),
-				      smarm_err_name(rc));
+			err_at(&e, pl->ap_line, 0, "plugin '%s': %s (%s)",
+			       pl->ap_alias, msg[0] ? msg : smarm_strerror(rc),
+			       smarm_err_name(rc));
+			return rc;
 		}
 	}
 	return load_node(&e, a, a->a_root);

@@ -33,7 +33,10 @@
  * to run the root: it kills the tree, then the same.
  * Trust: the application file and its plugins are code; unless
  * --allow-insecure, one that another user owns or could write is
- * refused (smarm_plugin_check_path, smarm_plugin_open's own checks).
+ * refused. The application file is opened once: the checks look at
+ * that open file (smarm_plugin_check_fd) and it is what is read, so no
+ * other file can be read in its place; plugins get smarm_plugin_open's
+ * own checks.
  * Exit codes: 0 the tree ran and was shut down in order; 1 a runtime
  * failure (the tree could not start, gave up, or did not end in
  * order); 2 bad usage or a bad application file (also a plugin that
@@ -48,9 +51,11 @@
 #include "app.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,6 +422,28 @@ __attribute__((noreturn)) static void give_up(struct run *r)
 	_exit(EXIT_STUCK);
 }
 
+/*
+ * Under watch_lock, which it drops for the while and takes again: kill
+ * the tree, after one line on stderr ("smarm-run: APP: <fmt...>: killing
+ * the tree"), and give it KILL_GRACE_NS to end before give_up names
+ * what is left (why: give_up's reason).
+ */
+__attribute__((format(printf, 4, 5))) static void
+kill_tree(struct run *r, uint64_t now, const char *why, const char *fmt, ...)
+{
+	char cause[256];
+	va_list ap;
+	pthread_mutex_unlock(&r->watch_lock);
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof cause, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "smarm-run: %s: %s: killing the tree\n", r->app->a_name,
+		cause);
+	smarm_node_stop(r->node);
+	watch_arm(r, &r->exit_at, now + KILL_GRACE_NS, why);
+	pthread_mutex_lock(&r->watch_lock);
+}
+
 /* Whether a terminating signal waits, unread by the root. */
 static bool signal_unread(void)
 {
@@ -440,16 +467,10 @@ static void *watchdog(void *arg)
 			give_up(r);
 		}
 		if (r->kill_at != 0 && now >= r->kill_at && r->exit_at == 0) {
-			pthread_mutex_unlock(&r->watch_lock);
-			fprintf(stderr,
-				"smarm-run: %s: no child ended for %.1f s of "
-				"the shutdown, longer than any may take: "
-				"killing the tree\n",
-				r->app->a_name, (double)r->bound_ns / 1e9);
-			smarm_node_stop(r->node);
-			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
-				  "the shutdown did not end");
-			pthread_mutex_lock(&r->watch_lock);
+			kill_tree(r, now, "the shutdown did not end",
+				  "no child ended for %.1f s of the shutdown, "
+				  "longer than any may take",
+				  (double)r->bound_ns / 1e9);
 			continue;
 		}
 		/* Before the root reads signals (the tree is still being
@@ -460,16 +481,10 @@ static void *watchdog(void *arg)
 		} else if (unread_since == 0) {
 			unread_since = now;
 		} else if (now - unread_since >= UNREAD_NS && r->exit_at == 0) {
-			pthread_mutex_unlock(&r->watch_lock);
-			fprintf(stderr,
-				"smarm-run: %s: a signal went unread for "
-				"%.0f s (no worker free to run the launcher): "
-				"killing the tree\n",
-				r->app->a_name, (double)UNREAD_NS / 1e9);
-			smarm_node_stop(r->node);
-			watch_arm(r, &r->exit_at, now + KILL_GRACE_NS,
-				  "a signal went unread");
-			pthread_mutex_lock(&r->watch_lock);
+			kill_tree(r, now, "a signal went unread",
+				  "a signal went unread for %.0f s (no worker "
+				  "free to run the launcher)",
+				  (double)UNREAD_NS / 1e9);
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -692,12 +707,15 @@ static void root(void *arg)
 /*
  * The trust checks on a file that is code (docs/smarm-run.md, "Trust"):
  * false (after a message) if path fails them and insecure is false;
- * with insecure, a failure is a warning. line > 0: a plugin's line.
+ * with insecure, a failure is a warning. fd >= 0: the file open as
+ * path (the application file), checked as opened; line > 0: a plugin's
+ * line.
  */
-static bool trusted(const char *path, int line, bool insecure)
+static bool trusted(const char *path, int fd, int line, bool insecure)
 {
 	char msg[APP_ERR_MAX];
-	int rc = smarm_plugin_check_path(path, 0, msg, sizeof msg);
+	int rc = fd >= 0 ? smarm_plugin_check_fd(fd, path, 0, msg, sizeof msg)
+			 : smarm_plugin_check_path(path, 0, msg, sizeof msg);
 	if (rc == 0 || (line > 0 && rc != SMARM_EPLUGINPERM))
 		return true; /* the loader reports the rest at its line */
 	if (rc == SMARM_EPLUGINPERM && insecure) {
@@ -733,7 +751,7 @@ int main(int argc, char **argv)
 		.kids_lock = PTHREAD_MUTEX_INITIALIZER,
 		.watch_lock = PTHREAD_MUTEX_INITIALIZER,
 	};
-	char err[APP_ERR_MAX];
+	char err[APP_ERR_MAX] = "";
 	bool check = false;
 	bool insecure = false;
 	int workers = 0;
@@ -745,6 +763,7 @@ int main(int argc, char **argv)
 	pthread_t watch;
 	bool watching = false;
 	sigset_t mask;
+	int appfd;
 	int c, rc;
 
 	/* First thing: no signal of ours may take its default action while
@@ -811,22 +830,35 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!trusted(argv[optind], 0, insecure))
-		return EXIT_USAGE;
-	if (app_read(argv[optind], &r.app, err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
+	/* Open once: the file checked is the file read (O_NONBLOCK: a
+	 * FIFO in its place cannot block the open; the check refuses it). */
+	appfd = open(argv[optind],
+		     O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (appfd < 0) {
+		fprintf(stderr, "smarm-run: %s: %s (%s)\n", argv[optind],
+			strerror(errno), smarm_err_name(SMARM_EPLUGINOPEN));
 		return EXIT_USAGE;
 	}
+	if (!trusted(argv[optind], appfd, 0, insecure) ||
+	    app_read_fd(appfd, argv[optind], &r.app, err, sizeof err) != 0) {
+		if (r.app == NULL && err[0] != '\0')
+			fprintf(stderr, "%s\n", err);
+		close(appfd);
+		return EXIT_USAGE;
+	}
+	close(appfd);
 	if (insecure) {
 		r.app->a_open_flags = SMARM_PLUGIN_ALLOW_INSECURE;
 		for (size_t i = 0; i < r.app->a_nplugins; i++)
-			(void)trusted(r.app->a_plugins[i].ap_resolved,
+			(void)trusted(r.app->a_plugins[i].ap_resolved, -1,
 				      r.app->a_plugins[i].ap_line, true);
 	}
-	if (app_load(r.app, err, sizeof err) != 0 ||
-	    app_build(r.app, &r.spec, err, sizeof err) != 0) {
+	rc = app_load(r.app, err, sizeof err);
+	if (rc == 0)
+		rc = app_build(r.app, &r.spec, err, sizeof err);
+	if (rc != 0) {
 		fprintf(stderr, "%s\n", err);
-		if (strstr(err, "(SMARM_EPLUGINPERM)") != NULL)
+		if (rc == SMARM_EPLUGINPERM)
 			fprintf(stderr,
 				"smarm-run: a plugin is code: fix its owner "
 				"or mode, or pass --allow-insecure to load it "

@@ -955,6 +955,26 @@ SMARM_API int smarm_plugin_check_path(const char *path, unsigned flags,
 				      char *msg, size_t msglen);
 
 /*
+ * smarm_plugin_check_fd() - smarm_plugin_check_path's checks on a file
+ * the host has opened, for a host that then reads that file (so the file
+ * checked is the file read, whatever happens to path meanwhile): fd
+ * must be a regular file and, unless flags has
+ * SMARM_PLUGIN_ALLOW_INSECURE, its owner and mode (read from fd) pass
+ * the trust checks, path (the name fd was opened by; messages use it)
+ * still names the same file, and the directories on its real path pass
+ * theirs. Open with O_NONBLOCK, so that opening a FIFO cannot block.
+ * msg as for smarm_plugin_open. fd stays the caller's.
+ * Returns: 0. Errors: SMARM_EINVAL fd negative, path NULL or "", or an
+ * unknown flag; SMARM_EBADF fd is not open; SMARM_EPLUGINOPEN not a
+ * regular file, or path no longer names it (or no longer exists);
+ * SMARM_EPLUGINPERM the file or a directory above it fails the trust
+ * checks; SMARM_ESYSTEM fstat failed otherwise. Thread-safety: any
+ * thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_check_fd(int fd, const char *path, unsigned flags,
+				    char *msg, size_t msglen);
+
+/*
  * smarm_plugin_close() - drop a reference from smarm_plugin_open. The
  * object is unloaded once nothing can reach its code (see Lifetime);
  * behaviours of it stay usable by what still holds them. Errors:

@@ -458,6 +458,17 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 		       const struct smarm_behaviour **out);
 
+/* The name b's plugin gives itself (its descriptor's; "?" if none). */
+const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b);
+
+/*
+ * Label the calling actor, a server or machine of b, with b and its
+ * plugin (core/subsys.h): what a fatal fault report names beside the
+ * pid (gen_server.c). Best effort: without memory the report names the
+ * pid only.
+ */
+void smarm__bhv_label(const struct smarm_behaviour *b);
+
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
 void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);

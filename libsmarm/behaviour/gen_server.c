@@ -63,6 +63,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -903,6 +904,16 @@ int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv)
 	return rc;
 }
 
+void smarm__bhv_label(const struct smarm_behaviour *b)
+{
+	char text[SMARM__LABEL_MAX];
+	snprintf(text, sizeof text, "%s '%s' of plugin '%s'",
+		 b->bh_kind == BHV_GEN_STATEM ? "gen_statem" : "gen_server",
+		 b->bh_name, smarm__bhv_plugin_name(b));
+	(void)smarm__actor_label_set(smarm__current_node(), smarm__self_pid(),
+				     SMARM__LABEL_BEHAVIOUR, text);
+}
+
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup)
 {
@@ -920,6 +931,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	smarm__bhv_plugin_ref(be);
+	smarm__bhv_label(be);
 	rc = smarm__gs_mailbox_make(sv);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);

@@ -523,6 +523,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s->sm_gs.sv_start = start;
 	s->sm_gs.sv_sup = sup;
 	smarm__bhv_plugin_ref(be);
+	smarm__bhv_label(be);
 	rc = smarm__gs_mailbox_make(&s->sm_gs);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);

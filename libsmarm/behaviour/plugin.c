@@ -41,7 +41,10 @@
  * INV-8 unless the caller passes SMARM_PLUGIN_ALLOW_INSECURE, a loaded
  * file and each directory on its real path is owned by the caller or
  * root and writable by no one else (sticky directories aside:
- * check_trust).
+ * check_trust). smarm_plugin_check_fd applies the same rules to a file
+ * the host opened: the file's half to the open file itself (fstat), the
+ * directories' half to those above the real path of its name, which
+ * must still be the opened file.
  * See: docs/plugins.md, docs/architecture/behaviours.md.
  */
 #include "bhv.h"
@@ -296,6 +299,12 @@ static void plugin_unload(struct bhv_plugin *pl)
 	free(pl);
 }
 
+const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b)
+{
+	const char *name = b->bh_pl->pl_desc->name;
+	return name != NULL ? name : "?";
+}
+
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b)
 {
 	atomic_fetch_add_explicit(&b->bh_pl->pl_refs, 1, memory_order_relaxed);
@@ -374,6 +383,26 @@ static bool others_write(const struct stat *st)
 	       ((st->st_mode & S_IWGRP) && !private_group(st));
 }
 
+/* stat(2) name into st; else SMARM_EPLUGINOPEN, "shown: why" in msg. */
+static int stat_or_say(const char *name, const char *shown, struct stat *st,
+		       char *msg, size_t msglen)
+{
+	if (stat(name, st) == 0)
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", shown,
+		   strerror(errno));
+}
+
+/* realpath(3) of path into resolved (PATH_MAX bytes); else as above. */
+static int resolve_or_say(const char *path, char *resolved, char *msg,
+			  size_t msglen)
+{
+	if (realpath(path, resolved) != NULL)
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
+		   strerror(errno));
+}
+
 /*
  * The trust model (INV-8): a file loaded as code, and every directory on
  * its real path, is owned by the caller (euid) or root, and is writable
@@ -383,36 +412,43 @@ static bool others_write(const struct stat *st)
  * or remove what the caller owns. Otherwise another user could change
  * the code. resolved is path's real path, the one then loaded, so no
  * symbolic link on the way can be pointed elsewhere after the check.
+ *
+ * check_file_trust makes the file's half on st, the file's own status
+ * (from stat(2) of the path, or fstat(2) of an open file);
+ * check_dir_trust the directories' half, on the directories above
+ * resolved.
  */
-static int check_trust(const char *path, const char *resolved, char *msg,
-		       size_t msglen)
+static int check_file_trust(const char *path, const struct stat *st, char *msg,
+			    size_t msglen)
+{
+	if (!trusted_owner(st->st_uid))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: owned by uid %u, neither this user (uid %u) "
+			   "nor root: refusing code another user controls",
+			   path, (unsigned)st->st_uid, (unsigned)geteuid());
+	if (others_write(st))
+		return say(SMARM_EPLUGINPERM, msg, msglen,
+			   "%s: writable by %s (mode %04o): refusing code "
+			   "another user could change",
+			   path, st->st_mode & S_IWOTH ? "anyone" : "its group",
+			   (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+static int check_dir_trust(const char *path, const char *resolved, char *msg,
+			   size_t msglen)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	char *slash;
 	snprintf(real, sizeof real, "%s", resolved);
-	if (stat(real, &st) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	if (!trusted_owner(st.st_uid))
-		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: owned by uid %u, neither this user (uid %u) "
-			   "nor root: refusing code another user controls",
-			   path, (unsigned)st.st_uid, (unsigned)geteuid());
-	if (others_write(&st))
-		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: writable by %s (mode %04o): refusing code "
-			   "another user could change",
-			   path, st.st_mode & S_IWOTH ? "anyone" : "its group",
-			   (unsigned)(st.st_mode & 07777));
 	while ((slash = strrchr(real, '/')) != NULL) {
 		if (slash == real)
 			slash[1] = '\0'; /* "/" */
 		else
 			*slash = '\0';
-		if (stat(real, &st) != 0)
-			return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s",
-				   real, strerror(errno));
+		if (stat_or_say(real, real, &st, msg, msglen) != 0)
+			return SMARM_EPLUGINOPEN;
 		if (!trusted_owner(st.st_uid))
 			return say(SMARM_EPLUGINPERM, msg, msglen,
 				   "%s: its directory %s is owned by uid %u, "
@@ -434,33 +470,52 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 	return 0;
 }
 
+/* Both halves of the trust model on the file at resolved. */
+static int check_trust(const char *path, const char *resolved, char *msg,
+		       size_t msglen)
+{
+	struct stat st;
+	int rc = stat_or_say(resolved, path, &st, msg, msglen);
+	if (rc == 0)
+		rc = check_file_trust(path, &st, msg, msglen);
+	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
+}
+
 /*
- * A regular file (a FIFO or a device would block a read for ever) and,
- * unless flags allow otherwise, one only we and root control. Its real
- * path goes to resolved (PATH_MAX bytes): the path to load, which the
- * trust check looked at.
+ * A regular file (a FIFO or a device would block a read for ever): st
+ * is path's status.
+ */
+static int check_regular(const char *path, const struct stat *st, char *msg,
+			 size_t msglen)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	return say(SMARM_EPLUGINOPEN, msg, msglen,
+		   "%s: not a regular file (%s)", path,
+		   S_ISDIR(st->st_mode)	   ? "a directory"
+		   : S_ISFIFO(st->st_mode) ? "a FIFO"
+		   : S_ISCHR(st->st_mode)  ? "a character device"
+		   : S_ISBLK(st->st_mode)  ? "a block device"
+		   : S_ISSOCK(st->st_mode) ? "a socket"
+					   : "not a file");
+}
+
+/*
+ * A regular file and, unless flags allow otherwise, one only we and
+ * root control. Its real path goes to resolved (PATH_MAX bytes): the
+ * path to load, which the trust check looked at.
  */
 static int check_path(const char *path, unsigned flags, char *resolved,
 		      char *msg, size_t msglen)
 {
 	struct stat st;
-	if (stat(path, &st) != 0)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return say(SMARM_EPLUGINOPEN, msg, msglen,
-			   "%s: not a regular file (%s)", path,
-			   S_ISDIR(st.st_mode)	  ? "a directory"
-			   : S_ISFIFO(st.st_mode) ? "a FIFO"
-			   : S_ISCHR(st.st_mode)  ? "a character device"
-			   : S_ISBLK(st.st_mode)  ? "a block device"
-			   : S_ISSOCK(st.st_mode) ? "a socket"
-						  : "not a file");
-	if (realpath(path, resolved) == NULL)
-		return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
-			   strerror(errno));
-	if (flags & SMARM_PLUGIN_ALLOW_INSECURE)
-		return 0;
+	int rc = stat_or_say(path, path, &st, msg, msglen);
+	if (rc == 0)
+		rc = check_regular(path, &st, msg, msglen);
+	if (rc == 0)
+		rc = resolve_or_say(path, resolved, msg, msglen);
+	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
+		return rc;
 	return check_trust(path, resolved, msg, msglen);
 }
 
@@ -475,6 +530,44 @@ int smarm_plugin_check_path(const char *path, unsigned flags, char *msg,
 		return say(SMARM_EINVAL, msg, msglen,
 			   "path NULL or empty, or unknown flags");
 	return check_path(path, flags, resolved, msg, msglen);
+}
+
+int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
+			  size_t msglen)
+{
+	char resolved[PATH_MAX];
+	struct stat st;
+	struct stat named;
+	int rc;
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (fd < 0 || path == NULL || path[0] == '\0' ||
+	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
+		return say(SMARM_EINVAL, msg, msglen,
+			   "fd negative, path NULL or empty, or unknown flags");
+	if (fstat(fd, &st) != 0)
+		return say(errno == EBADF ? SMARM_EBADF : SMARM_ESYSTEM, msg,
+			   msglen, "%s: %s", path, strerror(errno));
+	rc = check_regular(path, &st, msg, msglen);
+	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
+		return rc;
+	/* The file's half on what was opened: no path is looked up again. */
+	rc = check_file_trust(path, &st, msg, msglen);
+	if (rc != 0)
+		return rc;
+	/* The directories' half needs its directories: path must still
+	 * name the opened file, or they are another file's. */
+	rc = resolve_or_say(path, resolved, msg, msglen);
+	if (rc == 0)
+		rc = stat_or_say(resolved, path, &named, msg, msglen);
+	if (rc != 0)
+		return rc;
+	if (named.st_dev != st.st_dev || named.st_ino != st.st_ino)
+		return say(SMARM_EPLUGINOPEN, msg, msglen,
+			   "%s: no longer names the file that was opened "
+			   "(replaced since)",
+			   path);
+	return check_dir_trust(path, resolved, msg, msglen);
 }
 
 /*

@@ -4,7 +4,7 @@
  * exit, crash, stop) with their cleanup handlers and exit hooks,
  * finalize, join, detach, stop requests, and the per-actor state that
  * subsystems attach (the slot's `ext`, with the sized subsystems' rooms:
- * subsys.h).
+ * subsys.h), and the labels the layers record for fault reports.
  *
  * Cancellation without unwinding. A stop request records its strength,
  * requester and code in the target's cold fields, sets the stop flag
@@ -46,7 +46,10 @@
  * whichever worker holds its claim; the cold fields by the cold lock.
  * Per-actor subsystem state belongs to the subsystem that attached it
  * and is handed back to its exit hook. The exit payload belongs to the
- * exit record until the slot is reclaimed.
+ * exit record until the slot is reclaimed. A slot's label block is
+ * made under its cold lock, kept across tenants and freed with the slot
+ * table; its text is written by whoever the labels' owners say
+ * (subsys.h), cleared at reclaim.
  * Locking: cold (SLOT rank) per slot; the free list (SLOT rank) is never
  * nested in it; the stack pool (STACK rank) is, in finalize. The orphan
  * table's orph_lock (TABLE rank) is taken with no other lock held.
@@ -588,6 +591,71 @@ ext_update_pid(struct smarm_node *n, uint64_t pid, int id,
 	if (!child)
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
+}
+
+/* ------------------------------------------------------------- labels */
+
+/*
+ * Under s->cold (the actor live): s's label block, made on first use;
+ * NULL: out of memory. Marks the tenant (ext_used) so that reclaiming
+ * the slot clears its labels (slot.h smarm__slot_reclaim).
+ */
+static struct smarm__labels *labels_make(struct smarm_node *n,
+					 struct smarm__slot *s)
+{
+	struct smarm__labels *lb;
+	if (ext_block(n, s) != 0)
+		return NULL;
+	lb = s->ext->x_labels;
+	if (lb == NULL) {
+		lb = calloc(1, sizeof *lb);
+		if (lb == NULL)
+			return NULL;
+		/* Release: a reader that sees the pointer sees zeros. */
+		__atomic_store_n(&s->ext->x_labels, lb, __ATOMIC_RELEASE);
+	}
+	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
+	return lb;
+}
+
+/* Copy text into label kind, cut: the last byte stays NUL. */
+static void label_copy(struct smarm__labels *lb, int kind, const char *text)
+{
+	char *d = lb->lb_text[kind];
+	size_t i = 0;
+	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
+	for (; text != NULL && text[i] != '\0' && i < SMARM__LABEL_MAX - 1; i++)
+		d[i] = text[i];
+	d[i] = '\0';
+}
+
+int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
+			   const char *text)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	struct smarm__labels *lb;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	lb = labels_make(n, s);
+	if (lb != NULL)
+		label_copy(lb, kind, text);
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return lb != NULL ? 0 : SMARM_ENOMEM;
+}
+
+void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
+			    const char *text, bool make)
+{
+	struct smarm__slot *s = smarm__slot_of(n, pid);
+	struct smarm__labels *lb = NULL;
+	if (s == NULL)
+		return;
+	if (make)
+		lb = labels_make(n, s);
+	else if (s->ext != NULL)
+		lb = __atomic_load_n(&s->ext->x_labels, __ATOMIC_ACQUIRE);
+	if (lb != NULL)
+		label_copy(lb, kind, text);
 }
 
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,

@@ -820,17 +820,21 @@ void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
 	/*
-	 * Behind everything queued now, in the shared queue and on this
-	 * worker (its wake slot and deque): FIFO-fair against both. Local
-	 * work stolen meanwhile leaves the ticket unmet, but pick_next takes
-	 * a pinned actor anyway once the other sources are empty.
+	 * Behind everything queued now, in the shared queue and in this
+	 * worker's deque: FIFO-fair against both. Local work stolen
+	 * meanwhile leaves the ticket unmet, but pick_next takes a pinned
+	 * actor anyway once the other sources are empty (or after
+	 * PIN_MAX_SKIPS). The wake slot is not counted: it goes before the
+	 * pinned FIFO by pick order, and its picks are not local picks.
+	 * Counting them let an actor woken after this push (a sleeper's
+	 * timer) stand in for the deque entries queued before it: with a
+	 * slice-sleeper and a pinned spinner taking turns on one worker,
+	 * the spinner was due again at every turn and the deque never ran.
 	 */
 	s->pin_ticket =
 		atomic_load_explicit(&n->rq_pops, memory_order_relaxed) +
 		smarm__ring_len(&n->rq);
-	s->pin_ticket_local =
-		w->local_picks + smarm__ring_len(&w->ldq) +
-		(atomic_load_explicit(&w->next, memory_order_relaxed) != 0);
+	s->pin_ticket_local = w->local_picks + smarm__ring_len(&w->ldq);
 	atomic_store_explicit(
 		&w->pin_count,
 		atomic_load_explicit(&w->pin_count, memory_order_relaxed) + 1,

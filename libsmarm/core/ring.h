@@ -1,20 +1,46 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring.h - the one ring buffer: a power-of-two array of fixed-size
- * elements used as a double-ended queue. The run queue and the work-first
- * deques (sched.c), channel elements (chan.c) and mutex waiters
- * (mutex.c) are all this ring; the element size is the caller's, passed
- * to every call as a constant so each use compiles to plain index
- * arithmetic.
+ * ring.h - the one ring buffer, and the chunked queue.
  *
- * Ownership: the owner embeds the ring and decides where its buffer
- * comes from: smarm__ring_grow allocates (free it with smarm__ring_fini),
- * smarm__ring_init_fixed lends an array that is never grown or freed.
- * Locking: the owner's lock guards every call that changes the ring.
- * rg_len is atomic so that smarm__ring_len may be read without that lock
- * (a snapshot: idle checks, statistics); writers store it relaxed.
+ * The ring is a power-of-two array of fixed-size elements used as a
+ * double-ended queue. The run queue and the work-first deques
+ * (sched.c), mutex waiters (mutex.c) and a state machine's event lists
+ * (statem.c) are all this ring; the element size is the caller's, passed
+ * to every call as a constant so each use compiles to plain index
+ * arithmetic. It grows by doubling (smarm__ring_grow), which moves every
+ * element: fine for rings sized in advance (the run queue, before the
+ * slot table grows) or bounded by what one caller does, not for a queue
+ * whose backlog has no bound.
+ *
+ * The chunked queue (struct smarm__queue) is the FIFO for such backlogs:
+ * a channel's elements (chan.c). It is a list of segments, each an array
+ * filled front to back; it grows by linking one more segment, sizes
+ * doubling from the caller's first capacity up to SMARM__QSEG_BYTES, so
+ * a push costs at most one allocation of at most that size (or of one
+ * element, if bigger), never a move of the backlog. A segment the front
+ * drains is unlinked and kept as the spare for the next growth (or
+ * freed, if there is one), so a queue whose length stays bounded
+ * allocates nothing in the steady state; the last segment is kept when
+ * the queue empties.
+ *
+ * Ownership: the owner embeds the ring or queue and decides where a
+ * ring's buffer comes from: smarm__ring_grow allocates (free it with
+ * smarm__ring_fini), smarm__ring_init_fixed lends an array that is never
+ * grown or freed. A queue's segments are its own (smarm__queue_fini).
+ * Locking: the owner's lock guards every call that changes a ring or a
+ * queue. rg_len and qu_len are atomic so that the lengths may be read
+ * without that lock (a snapshot: idle checks, statistics); writers store
+ * them relaxed.
  * Invariants: RING-1 rg_cap is 0 or a power of two, and rg_len <= rg_cap.
  * RING-2 element i (0 = front) lives at index (rg_head + i) & (rg_cap - 1).
+ * QUEUE-1 qu_head and qu_tail are both NULL or both not; the segments
+ * from qu_head along sg_next end at qu_tail. QUEUE-2 a segment holds the
+ * elements [sg_lo, sg_hi) of its array, front first; only the tail may
+ * be empty, and only when it is also the head (the queue is empty), with
+ * sg_lo == sg_hi == 0. QUEUE-3 qu_len is the sum of sg_hi - sg_lo.
+ * QUEUE-4 an element never moves while queued (no push copies another
+ * element), and a segment holds at most SMARM__QSEG_BYTES of elements
+ * or one element. QUEUE-5 qu_spare is NULL or an unlinked segment.
  * See: docs/architecture/ring.md.
  */
 #ifndef SMARM_CORE_RING_H
@@ -137,5 +163,144 @@ int smarm__ring_grow(struct smarm__ring *r, size_t esz, uint32_t want,
 
 /* Free a buffer smarm__ring_grow allocated; the ring is empty after. */
 void smarm__ring_fini(struct smarm__ring *r);
+
+/* ------------------------------------------------- the chunked queue */
+
+/* A segment's array is at most this big, unless one element is bigger. */
+#define SMARM__QSEG_BYTES ((size_t)64 << 10)
+
+/* A segment: the queue's (its owner's lock guards it). */
+struct smarm__qseg {
+	struct smarm__qseg *sg_next; /* toward the back, or NULL */
+	uint32_t sg_cap;	     /* elements the array holds */
+	uint32_t sg_lo;		     /* index of the front element */
+	uint32_t sg_hi;		     /* one past the back element */
+	uint32_t sg_unused;	     /* keeps sg_data 16-byte aligned */
+	uint64_t sg_align;	     /* likewise */
+	unsigned char sg_data[];     /* sg_cap elements */
+};
+
+/* The owner's lock guards every field; qu_len is also read without it. */
+struct smarm__queue {
+	struct smarm__qseg *qu_head;  /* front segment, or NULL (QUEUE-1) */
+	struct smarm__qseg *qu_tail;  /* back segment, or NULL */
+	struct smarm__qseg *qu_spare; /* a drained segment, or NULL */
+	_Atomic uint32_t qu_len;      /* elements; owner's lock writes */
+};
+
+/* Where a walk over a queue's elements stands (smarm__queue_next). */
+struct smarm__qcur {
+	struct smarm__qseg *qc_seg; /* segment of the next element, or NULL */
+	uint32_t qc_i;		    /* its index there */
+};
+
+/* An empty queue with no segment. */
+static inline void smarm__queue_init(struct smarm__queue *q)
+{
+	q->qu_head = NULL;
+	q->qu_tail = NULL;
+	q->qu_spare = NULL;
+	atomic_store_explicit(&q->qu_len, 0, memory_order_relaxed);
+}
+
+/* Element count; without the owner's lock, a snapshot. */
+static inline uint32_t smarm__queue_len(const struct smarm__queue *q)
+{
+	return atomic_load_explicit(&q->qu_len, memory_order_relaxed);
+}
+
+static inline void smarm__queue_set_len(struct smarm__queue *q, uint32_t len)
+{
+	atomic_store_explicit(&q->qu_len, len, memory_order_relaxed);
+}
+
+/*
+ * The slow halves of the pushes below, when the end segment is full (or
+ * there is none): link one more segment there and push into it; ring.c.
+ */
+void *smarm__queue_push_back_grow(struct smarm__queue *q, size_t esz,
+				  uint32_t first);
+void *smarm__queue_push_front_grow(struct smarm__queue *q, size_t esz,
+				   uint32_t first);
+/* Unlink the drained front segment (it is not the tail); ring.c. */
+void smarm__queue_drop_seg(struct smarm__queue *q);
+
+/*
+ * Room for one more at the back: returns it, or NULL (out of memory;
+ * the queue is unchanged). first: the first segment's capacity.
+ */
+static inline void *smarm__queue_push_back(struct smarm__queue *q, size_t esz,
+					   uint32_t first)
+{
+	struct smarm__qseg *t = q->qu_tail;
+	if (__builtin_expect(t == NULL || t->sg_hi == t->sg_cap, 0))
+		return smarm__queue_push_back_grow(q, esz, first);
+	smarm__queue_set_len(q, smarm__queue_len(q) + 1);
+	return t->sg_data + (size_t)t->sg_hi++ * esz;
+}
+
+/* Room for one more at the front: returns it, or NULL (as above). */
+static inline void *smarm__queue_push_front(struct smarm__queue *q, size_t esz,
+					    uint32_t first)
+{
+	struct smarm__qseg *h = q->qu_head;
+	if (smarm__queue_len(q) == 0)
+		return smarm__queue_push_back(q, esz, first);
+	if (h->sg_lo == 0)
+		return smarm__queue_push_front_grow(q, esz, first);
+	smarm__queue_set_len(q, smarm__queue_len(q) + 1);
+	return h->sg_data + (size_t)--h->sg_lo * esz;
+}
+
+/* The front element (len > 0 required); valid until it is dropped. */
+static inline void *smarm__queue_front(const struct smarm__queue *q, size_t esz)
+{
+	const struct smarm__qseg *h = q->qu_head;
+	return (unsigned char *)h->sg_data + (size_t)h->sg_lo * esz;
+}
+
+/* Drop the front element (len > 0 required). */
+static inline void smarm__queue_drop_front(struct smarm__queue *q)
+{
+	struct smarm__qseg *h = q->qu_head;
+	smarm__queue_set_len(q, smarm__queue_len(q) - 1);
+	if (++h->sg_lo < h->sg_hi)
+		return;
+	if (h == q->qu_tail)
+		h->sg_lo = h->sg_hi = 0; /* empty: start over (QUEUE-2) */
+	else
+		smarm__queue_drop_seg(q);
+}
+
+/* A walk from the front. */
+static inline struct smarm__qcur
+smarm__queue_begin(const struct smarm__queue *q)
+{
+	struct smarm__qcur c = { q->qu_head,
+				 q->qu_head ? q->qu_head->sg_lo : 0 };
+	return c;
+}
+
+/* The element at c, stepping c past it; NULL after the back. */
+static inline void *smarm__queue_next(struct smarm__qcur *c, size_t esz)
+{
+	while (c->qc_seg != NULL && c->qc_i == c->qc_seg->sg_hi) {
+		c->qc_seg = c->qc_seg->sg_next;
+		c->qc_i = c->qc_seg != NULL ? c->qc_seg->sg_lo : 0;
+	}
+	if (c->qc_seg == NULL)
+		return NULL;
+	return c->qc_seg->sg_data + (size_t)c->qc_i++ * esz;
+}
+
+/*
+ * Keep only the first len elements: c is a walk that has stepped past
+ * exactly those (smarm__queue_next returned them). Frees what is behind.
+ */
+void smarm__queue_truncate(struct smarm__queue *q, struct smarm__qcur c,
+			   uint32_t len);
+
+/* Free every segment; the queue is empty, with no segment, after. */
+void smarm__queue_fini(struct smarm__queue *q);
 
 #endif /* SMARM_CORE_RING_H */

@@ -12,8 +12,9 @@
  *                resume on the worker that preempted them (preempt.c),
  *                and actors that yielded here, which may move but wait
  *                here unless moving helps (yield_queue). Each is due
- *                once everything queued before it (shared queue, wake
- *                slot, deque) has had its turn (tickets).
+ *                once everything queued before it in the shared queue
+ *                and the deque has had its turn (tickets); the wake
+ *                slot goes before it by pick order.
  *   deque        per worker: work-first spawns and wake-slot entries a
  *                newer wake displaced; the owner pops the front, idle
  *                workers steal from the back, and the owner's turn
@@ -1171,7 +1172,8 @@ static bool leave_to(struct smarm_node *n, int to, uint64_t pid)
 /*
  * Queue an actor that yielded on w (finish_switch). It waits in w's
  * pinned FIFO, behind everything queued now (smarm__pin_push's tickets:
- * the shared queue, w's wake slot and deque), which takes no lock and
+ * the shared queue and w's deque; the wake slot goes first anyway),
+ * which takes no lock and
  * keeps it warm on this worker; it is free to move, but nothing needs
  * to move it, except:
  *   - a worker idles or spins: the shared queue, which that worker takes
@@ -1408,8 +1410,7 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 		 * worker is saturated. WAKE_STREAK bounds it.
 		 */
 		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
-			w->streak++;
-			w->local_picks++;
+			w->streak++; /* not a local pick (pinned tickets) */
 			goto claim;
 		}
 		/*
@@ -1482,7 +1483,6 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 			 * must not be stranded here while we go idle.
 			 */
 			w->streak = 0;
-			w->local_picks++;
 		} else if (!skip_ldq && ldq_take_own(w, &pid)) {
 			/* The fairness turn found no shared work. */
 			w->streak = 0;

@@ -109,8 +109,9 @@ struct smarm__worker {
 	uint32_t pin_skips;	      /* picks that passed a pinned head */
 	_Atomic uint32_t pin_count;   /* actors in the pinned FIFO (owner
 					 writes; balancers read, relaxed) */
-	uint64_t local_picks;	      /* owner: picks from its wake slot and
-					 deque, for the pinned tickets */
+	uint64_t local_picks;	      /* owner: picks from its deque (not
+					 the wake slot), for the pinned
+					 tickets (preempt.c pin_push) */
 	uint32_t left_deque;	      /* owner: consecutive slice ends that
 					 left the deque to thieves */
 	uint32_t pin_yields;	      /* owner: woken actors taken before a

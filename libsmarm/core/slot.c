@@ -382,6 +382,8 @@ void smarm__slots_fini(struct smarm_node *n)
 	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
 	for (uint32_t i = 0; i < have; i++) {
 		free(n->slots[i].cl);
+		if (n->slots[i].ext != NULL)
+			free(n->slots[i].ext->x_labels);
 		free(n->slots[i].ext);
 	}
 	if (n->slots != NULL)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "smarm/smarm.h"
 #include "assert.h"
@@ -260,8 +261,11 @@ static inline void smarm__slot_reclaim(struct smarm__slot *s,
 		gen = 1; /* generation 0 is never issued (pid 0 = none) */
 	*dead = s->exit;
 	s->exit.ex_payload = NULL;
-	if (atomic_load_explicit(&s->ext_used, memory_order_relaxed))
+	if (atomic_load_explicit(&s->ext_used, memory_order_relaxed)) {
 		s->ext->x_lent = 0; /* the exit hooks are done with the rooms */
+		if (s->ext->x_labels != NULL) /* the next tenant has none */
+			memset(s->ext->x_labels, 0, sizeof *s->ext->x_labels);
+	}
 	s->fn = NULL;
 	s->arg = NULL;
 	s->joinable = 0;

@@ -532,43 +532,44 @@ smarm__stack_dense_verify(struct smarm__slot *s)
 	uintptr_t low = (uintptr_t)s->stk_base;
 	uintptr_t top = low + s->stk_reserve;
 	uintptr_t sp = (uintptr_t)s->sp;
-	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	char msg[400];
-	int len;
+	char msg[560];
+	size_t len;
+	int k;
 
 	if (sp >= low + DENSE_HEAD && sp <= top &&
 	    *(volatile uint64_t *)low == canary_of(low))
 		return;
+	len = smarm__stackdiag_actor(s, msg, sizeof msg - 1);
 	if (sp > top)
-		len = snprintf(msg, sizeof msg,
-			       "smarm: actor %u.%u has a corrupt dense stack: "
-			       "its saved stack pointer is %zu bytes above "
-			       "the top",
-			       smarm__slot_index(s), SMARM__W_GEN(w),
-			       (size_t)(sp - top));
+		k = snprintf(msg + len, sizeof msg - len,
+			     " has a corrupt dense stack: its saved stack "
+			     "pointer is %zu bytes above the top",
+			     (size_t)(sp - top));
 	else if (sp < low + DENSE_HEAD)
-		len = snprintf(msg, sizeof msg,
-			       "smarm: actor %u.%u overflowed its dense stack "
-			       "(no guard page): its saved stack pointer is at "
-			       "depth %zu, past the end",
-			       smarm__slot_index(s), SMARM__W_GEN(w),
-			       (size_t)(top - sp));
+		k = snprintf(msg + len, sizeof msg - len,
+			     " overflowed its dense stack (no guard page): its "
+			     "saved stack pointer is at depth %zu, past the "
+			     "end",
+			     (size_t)(top - sp));
 	else
-		len = snprintf(msg, sizeof msg,
-			       "smarm: actor %u.%u overflowed its dense stack "
-			       "(no guard page): the canary at its low end was "
-			       "overwritten",
-			       smarm__slot_index(s), SMARM__W_GEN(w));
-	if (len > 0 && (size_t)len < sizeof msg)
-		len += snprintf(msg + len, sizeof msg - (size_t)len,
-				" (reserve=%zu). The memory below it (another "
-				"actor's stack) may be corrupt: aborting. "
-				"Raise SMARM_OPT_STACK_RESERVE or use "
-				"SMARM_STACK_GUARDED.\n",
-				s->stk_reserve);
-	if (len > (int)sizeof msg - 1)
-		len = (int)sizeof msg - 1;
-	if (len > 0 && write(2, msg, (size_t)len) < 0)
+		k = snprintf(msg + len, sizeof msg - len,
+			     " overflowed its dense stack (no guard page): the "
+			     "canary at its low end was overwritten");
+	if (k > 0)
+		len += (size_t)k;
+	if (len < sizeof msg - 1) {
+		k = snprintf(msg + len, sizeof msg - len,
+			     " (reserve=%zu). The memory below it (another "
+			     "actor's stack) may be corrupt: aborting. Raise "
+			     "SMARM_OPT_STACK_RESERVE or use "
+			     "SMARM_STACK_GUARDED.\n",
+			     s->stk_reserve);
+		if (k > 0)
+			len += (size_t)k;
+	}
+	if (len > sizeof msg - 1)
+		len = sizeof msg - 1;
+	if (write(2, msg, len) < 0)
 		len = 0;
 	abort();
 }

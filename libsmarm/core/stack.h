@@ -35,6 +35,13 @@ bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
 bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
 			       uintptr_t *lo, size_t *len);
 void smarm__stackdiag_install(void);
+/*
+ * "smarm: actor I.G" and its labels (subsys.h: " (name 'N', ...)"), as
+ * every report on the actor in s begins, into buf (cap bytes, not
+ * NUL-terminated); returns the length. Async-signal-safe.
+ */
+size_t smarm__stackdiag_actor(const struct smarm__slot *s, char *buf,
+			      size_t cap);
 enum { SMARM__FAULT_FOREIGN = 0, SMARM__FAULT_GUARD, SMARM__FAULT_OVERSHOOT };
 int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
 			      size_t reserve, uintptr_t *below);

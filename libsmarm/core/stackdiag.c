@@ -33,6 +33,10 @@
  * was running, one line names it (its pid) and the file holding the
  * faulting code and the offset in it (smarm__addr_file: the memory
  * map, read with system calls; dladdr would take the loader's lock).
+ * Both kinds of line name the actor by its pid and by what the layers
+ * above recorded of it beforehand (core/subsys.h labels: a registered
+ * name; the behaviour and plugin a server or machine runs), copies the
+ * handler reads in place: nothing is looked up at fault time.
  *
  * A signal that is not a fault (si_code <= 0: kill(2), raise(3),
  * sigqueue(3), tgkill(2)) re-executes nothing: it is handed on at once
@@ -56,6 +60,9 @@
  * (write, sigaction, raise, smarm__addr_file's open/read/close, and a
  * prior handler, which the host installed as a signal handler). INV-2 the slot
  * fields it reads are stable while the actor is on the faulting thread's CPU.
+ * INV-3 label text is read in place, bounded (SMARM__LABEL_MAX), from a
+ * block that is never freed while the node is open: another thread
+ * rewriting a label can garble the line's label, never the handler.
  * See: docs/architecture/stacks.md (Stack overflow diagnostics),
  * docs/embedding.md (Stack overflows).
  */
@@ -108,6 +115,60 @@ static void put_hex(char *buf, size_t cap, size_t *at, uint64_t v)
 	} while (v != 0);
 	while (k > 0 && *at < cap)
 		buf[(*at)++] = tmp[--k];
+}
+
+/*
+ * Append label text (at most SMARM__LABEL_MAX - 1 bytes, read as they
+ * are: a rewrite may be under way) with anything unprintable as '?', so
+ * the report stays one line.
+ */
+static void put_label(char *buf, size_t cap, size_t *at, const char *text)
+{
+	for (size_t i = 0;
+	     i < SMARM__LABEL_MAX - 1 && text[i] != '\0' && *at < cap; i++) {
+		char c = text[i];
+		buf[(*at)++] = c >= 0x20 && c < 0x7f ? c : '?';
+	}
+}
+
+/*
+ * Append "smarm: actor INDEX.GEN", and what the layers above recorded of
+ * it (core/subsys.h labels): " (name 'N', gen_server 'B' of plugin
+ * 'P')", either part alone, or nothing. Reads the slot's label block
+ * without a lock (INV-2, INV-3).
+ */
+static void put_actor(char *buf, size_t cap, size_t *at,
+		      const struct smarm__slot *s)
+{
+	uint64_t word = atomic_load_explicit(&s->word, memory_order_relaxed);
+	const struct smarm__labels *lb =
+		s->ext != NULL
+			? __atomic_load_n(&s->ext->x_labels, __ATOMIC_ACQUIRE)
+			: NULL;
+	const char *name = lb != NULL ? lb->lb_text[SMARM__LABEL_NAME] : "";
+	const char *bhv = lb != NULL ? lb->lb_text[SMARM__LABEL_BEHAVIOUR] : "";
+	put_str(buf, cap, at, "smarm: actor ");
+	put_u64(buf, cap, at, smarm__slot_index(s));
+	put_str(buf, cap, at, ".");
+	put_u64(buf, cap, at, SMARM__W_GEN(word));
+	if (name[0] == '\0' && bhv[0] == '\0')
+		return;
+	put_str(buf, cap, at, " (");
+	if (name[0] != '\0') {
+		put_str(buf, cap, at, "name '");
+		put_label(buf, cap, at, name);
+		put_str(buf, cap, at, bhv[0] != '\0' ? "', " : "'");
+	}
+	put_label(buf, cap, at, bhv);
+	put_str(buf, cap, at, ")");
+}
+
+size_t smarm__stackdiag_actor(const struct smarm__slot *s, char *buf,
+			      size_t cap)
+{
+	size_t at = 0;
+	put_actor(buf, cap, &at, s);
+	return at;
 }
 
 static void die_by_default(int sig)
@@ -179,16 +240,12 @@ static bool fault_is_fatal(int sig)
 static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
 		      const void *uctx)
 {
-	uint64_t word = atomic_load_explicit(&s->word, memory_order_relaxed);
 	uintptr_t pc = smarm__uc_pc(uctx);
 	uintptr_t off = 0;
 	char file[160];
-	char buf[400];
+	char buf[640];
 	size_t at = 0;
-	put_str(buf, sizeof buf, &at, "smarm: actor ");
-	put_u64(buf, sizeof buf, &at, smarm__slot_index(s));
-	put_str(buf, sizeof buf, &at, ".");
-	put_u64(buf, sizeof buf, &at, SMARM__W_GEN(word));
+	put_actor(buf, sizeof buf, &at, s);
 	put_str(buf, sizeof buf, &at,
 		sig == SIGBUS ? " died of SIGBUS" : " died of SIGSEGV");
 	put_str(buf, sizeof buf, &at, ": fault at 0x");
@@ -219,8 +276,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	uintptr_t base;
 	uintptr_t top;
 	uintptr_t below = 0;
-	uint64_t word;
-	char buf[320];
+	char buf[560];
 	size_t at = 0;
 	int kind;
 	bool guard_hit;
@@ -239,11 +295,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	guard_hit = kind == SMARM__FAULT_GUARD;
 	top = base + s->stk_guard + s->stk_reserve;
 
-	word = atomic_load_explicit(&s->word, memory_order_relaxed);
-	put_str(buf, sizeof buf, &at, "smarm: actor ");
-	put_u64(buf, sizeof buf, &at, smarm__slot_index(s));
-	put_str(buf, sizeof buf, &at, ".");
-	put_u64(buf, sizeof buf, &at, SMARM__W_GEN(word));
+	put_actor(buf, sizeof buf, &at, s);
 	if (guard_hit) {
 		put_str(buf, sizeof buf, &at,
 			" overflowed its stack: fault in the guard region, "

@@ -175,6 +175,30 @@ struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
 	uint8_t x_mask; /* cold: bit id set iff x_state[id] != NULL */
 	uint8_t x_lent; /* cold: bit id set: room id is lent */
+	struct smarm__labels *x_labels; /* set once under cold (release),
+					   then kept across tenants; NULL:
+					   no label yet (below) */
+};
+
+/*
+ * Labels: what a fatal fault report (stackdiag.c) says of an actor
+ * beside its pid, recorded by the layers above as they learn it: a
+ * registered name (the registry), the behaviour it serves (gen_server,
+ * gen_statem). Copies, in a block per slot made on first use and kept
+ * across tenants (freed with the slot table), so the fault handler reads
+ * memory that stays mapped, takes no lock and follows no pointer into a
+ * layer's data. A label rewritten while the handler reads it can show a
+ * mix of old and new text, never more than SMARM__LABEL_MAX - 1 bytes
+ * (the last byte stays NUL). Reclaiming the slot clears them.
+ */
+enum {
+	SMARM__LABEL_NAME = 0,	    /* a registered name, or "" */
+	SMARM__LABEL_BEHAVIOUR = 1, /* "gen_server 'b' of plugin 'p'", or "" */
+	SMARM__LABELS = 2,
+};
+#define SMARM__LABEL_MAX 96
+struct smarm__labels {
+	char lb_text[SMARM__LABELS][SMARM__LABEL_MAX]; /* NUL-terminated */
 };
 _Static_assert(SMARM__SUB_MAX <= 8, "x_mask and x_lent hold a bit per id");
 
@@ -324,6 +348,26 @@ bool smarm__actor_ending(struct smarm_node *n, uint64_t pid);
  */
 int smarm__actor_request_stop(struct smarm_node *n, uint64_t pid,
 			      const struct smarm__stop_req *req);
+
+/*
+ * Record text (NULL: none) as label kind of the live actor pid, cut to
+ * SMARM__LABEL_MAX - 1 bytes. Takes pid's cold lock: not inside an
+ * ext_update fn on pid. Returns 0, SMARM_ENOPROC (no such live actor)
+ * or SMARM_ENOMEM (no label block: the report names the pid only).
+ */
+int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
+			   const char *text);
+
+/*
+ * The same, without taking pid's cold lock, for a layer that orders its
+ * writes of label kind by a lock of its own (the registry: its write
+ * lock). make: make the label block if there is none, which needs
+ * pid's cold lock held (inside an ext_update fn on pid); out of memory
+ * leaves the actor unlabelled. Without make, an actor without a block
+ * is left alone (it has no label to rewrite).
+ */
+void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
+			    const char *text, bool make);
 
 /* The pid id of the actor running on this thread, 0 if none. */
 uint64_t smarm__self_pid(void);

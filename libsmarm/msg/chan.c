@@ -9,9 +9,11 @@
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c.
  *
- * Elements live by value in a ring buffer that doubles when full, so a
- * send is one memcpy and no allocation in the steady state. Receivers
- * that find the channel empty queue up in a FIFO of waiters served
+ * Elements live by value in a chunked queue (core/ring.h): segments
+ * linked as the backlog grows and recycled as it drains, so a send is
+ * one memcpy and no allocation in the steady state, and no send ever
+ * moves the backlog (at most it allocates one segment of at most 64 KiB).
+ * Receivers that find the channel empty queue up in a FIFO of waiters served
  * oldest first: an intrusive list (rx_head, rx_tail) through records
  * (struct smarm__chan_rx) on the waiters' own stacks, so waiting
  * allocates nothing and a send finds its receiver's record on the
@@ -41,8 +43,8 @@
  * notify fd is closed and sends fail with ECLOSED (the element stays the
  * caller's). The channel memory goes when both kinds of reference are
  * gone: the cell is retired (its handle decodes to SMARM_ESTATE) and goes
- * back to the channel pool (core/handle.h), while the element ring and
- * the waiter ring are freed. A pending timed send holds a sender
+ * back to the channel pool (core/handle.h), while the element queue and
+ * the waiter FIFO are freed. A pending timed send holds a sender
  * reference of its own (timer_senders), which the caller's sender_free
  * never gives up.
  *
@@ -97,7 +99,7 @@
  * OTP layer's monitor, trap and mailbox channels, smarm__chan_sender_hold.)
  * INV-7 closed == (senders == 0 || receivers == 0); neither count grows
  * back from 0.
- * INV-8 qhint == the ring's length at the end of every hold of the
+ * INV-8 qhint == the queue's length at the end of every hold of the
  * lock (a reader without the lock sees a recent length, never a torn one).
  * INV-9 (the send penalty, as the BEAM charges a sender to a long
  * queue) every SMARM__CHAN_BACKLOG-th element of a backlog ends the
@@ -118,10 +120,10 @@
 #include <unistd.h>
 
 /* memcpy with the common small sizes inlined (no libc call). */
-/* Under the lock, after the ring's length changed: publish it (INV-8). */
+/* Under the lock, after the queue's length changed: publish it (INV-8). */
 static inline void chan_qhint(smarm_chan_t *ch)
 {
-	atomic_store_explicit(&ch->qhint, smarm__ring_len(&ch->ring),
+	atomic_store_explicit(&ch->qhint, smarm__queue_len(&ch->queue),
 			      memory_order_relaxed);
 }
 
@@ -143,24 +145,25 @@ static inline void elem_copy(void *dst, const void *src, size_t esz)
 }
 
 /*
- * Destroy the elements of a ring detached from its channel, and free
+ * Destroy the elements of a queue detached from its channel, and free
  * it. It takes the element size and destructor by value: a destructor
  * may drop the channel's last reference, and then the channel is gone.
  */
-static void chan_destroy_elems(struct smarm__ring *r, size_t esz,
+static void chan_destroy_elems(struct smarm__queue *q, size_t esz,
 			       smarm_elem_free_cb efree)
 {
 	struct smarm__slot *me;
-	uint32_t len = smarm__ring_len(r);
-	if (efree != NULL && len > 0) {
+	if (efree != NULL && smarm__queue_len(q) > 0) {
+		struct smarm__qcur c = smarm__queue_begin(q);
+		void *e;
 		/* No async preemption or stop inside a runtime call. */
 		me = smarm__current();
 		smarm__nopreempt_enter(me);
-		for (uint32_t i = 0; i < len; i++)
-			efree(smarm__ring_at(r, esz, i));
+		while ((e = smarm__queue_next(&c, esz)) != NULL)
+			efree(e);
 		smarm__nopreempt_leave(me);
 	}
-	smarm__ring_fini(r);
+	smarm__queue_fini(q);
 }
 
 /*
@@ -180,12 +183,12 @@ _Static_assert(_Alignof(struct smarm__recv_wait) > 1,
 
 /*
  * The last sender reference went after the receiver's: ch was retired
- * under its lock and nobody reaches it but this call. Its ring was
+ * under its lock and nobody reaches it but this call. Its queue was
  * detached by the receiver's free (empty; this frees no elements).
  */
 static void chan_free_mem(smarm_chan_t *ch)
 {
-	chan_destroy_elems(&ch->ring, ch->esz, ch->efree);
+	chan_destroy_elems(&ch->queue, ch->esz, ch->efree);
 	smarm__hpool_free(&smarm__chan_pool, ch);
 }
 
@@ -280,7 +283,7 @@ static void rx_wake_locked(struct smarm__chan_rx *e)
  */
 static void rx_pass_on(smarm_chan_t *ch)
 {
-	if (smarm__ring_len(&ch->ring) > 0 && ch->rx_head != NULL)
+	if (smarm__queue_len(&ch->queue) > 0 && ch->rx_head != NULL)
 		rx_wake_locked(rx_take(ch));
 }
 
@@ -314,15 +317,14 @@ static inline void chan_became_ready(smarm_chan_t *ch)
 /* Under the lock: append a copy of elem to the queue. */
 static int chan_push(smarm_chan_t *ch, const void *elem)
 {
-	uint32_t len = smarm__ring_len(&ch->ring);
+	uint32_t len = smarm__queue_len(&ch->queue);
+	void *slot;
 	if (SMARM_UNLIKELY(len >= ch->qlimit))
 		return SMARM_EFULL;
-	if (len == ch->ring.rg_cap) {
-		int rc = smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16);
-		if (rc != 0)
-			return rc;
-	}
-	elem_copy(smarm__ring_push_back(&ch->ring, ch->esz), elem, ch->esz);
+	slot = smarm__queue_push_back(&ch->queue, ch->esz, 16);
+	if (SMARM_UNLIKELY(slot == NULL))
+		return SMARM_ENOMEM;
+	elem_copy(slot, elem, ch->esz);
 	chan_qhint(ch);
 	if (len == 0)
 		chan_became_ready(ch);
@@ -367,7 +369,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	ch = cell;
 	ch->esz = elem_size;
 	ch->efree = elem_free;
-	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	smarm__queue_init(&ch->queue);
 	chan_qhint(ch);
 	ch->closed = false;
 	ch->senders = 1;
@@ -479,7 +481,7 @@ int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h)
 
 int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 {
-	struct smarm__ring elems;
+	struct smarm__queue elems;
 	smarm_elem_free_cb efree;
 	size_t esz;
 	int nfd;
@@ -504,8 +506,8 @@ int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h)
 	esz = ch->esz;
 	efree = ch->efree;
 	ch->closed = true;
-	elems = ch->ring; /* detached: sends fail from now on */
-	smarm__ring_init_fixed(&ch->ring, NULL, 0);
+	elems = ch->queue; /* detached: sends fail from now on */
+	smarm__queue_init(&ch->queue);
 	chan_qhint(ch);
 	nfd = ch->nfd; /* INV-5: no sender writes it after this hold */
 	ch->nfd = -1;
@@ -540,7 +542,7 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
 {
 	struct smarm__recv_wait *rw = smarm__rx_rw(e);
 	struct smarm__waiter wt = e->wt; /* before a hand-off (see below) */
-	if (rw != NULL && smarm__ring_len(&ch->ring) == 0) {
+	if (rw != NULL && smarm__queue_len(&ch->queue) == 0) {
 		/*
 		 * A plain thread in recv on an empty queue: hand over. It
 		 * locks ch before it leaves, so rw outlives this hold; it
@@ -590,7 +592,7 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 		return rc;
 	}
 	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
-			   smarm__ring_len(&ch->ring) != 0))
+			   smarm__queue_len(&ch->queue) != 0))
 		return chan_send_other(ch, e, elem);
 	rw = (struct smarm__recv_wait *)e->hand;
 	ch->rx_head = e->next; /* rx_pop, with e in hand */
@@ -670,7 +672,8 @@ int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit)
 /* Under the lock: pop the oldest element into out. */
 static void chan_pop(smarm_chan_t *ch, void *out)
 {
-	elem_copy(out, smarm__ring_pop_front(&ch->ring, ch->esz), ch->esz);
+	elem_copy(out, smarm__queue_front(&ch->queue, ch->esz), ch->esz);
+	smarm__queue_drop_front(&ch->queue);
 	chan_qhint(ch);
 }
 
@@ -685,7 +688,7 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else {
-		while (k < max && smarm__ring_len(&ch->ring) > 0) {
+		while (k < max && smarm__queue_len(&ch->queue) > 0) {
 			chan_pop(ch, (char *)out + k * ch->esz);
 			k++;
 		}
@@ -707,7 +710,7 @@ int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out)
 {
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
-	*out = smarm__ring_len(&ch->ring);
+	*out = smarm__queue_len(&ch->queue);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
 }
@@ -745,38 +748,40 @@ int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd)
 int smarm__chan_remove_if(smarm_chan_t *ch, const smarm_chan_t *h,
 			  bool (*match)(const void *elem, void *arg), void *arg)
 {
-	struct smarm__ring gone;
+	struct smarm__queue gone;
+	struct smarm__qcur rd, wr;
 	smarm_elem_free_cb efree;
 	size_t esz;
-	uint32_t len, kept = 0;
+	uint32_t kept = 0;
 	int removed = 0;
+	void *e;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	esz = ch->esz;
 	efree = ch->efree;
-	smarm__ring_init_fixed(&gone, NULL, 0);
-	len = smarm__ring_len(&ch->ring);
-	for (uint32_t i = 0; i < len; i++) {
-		void *e = smarm__ring_at(&ch->ring, esz, i);
+	smarm__queue_init(&gone);
+	/* Compact in place: wr follows rd over the kept elements. */
+	rd = smarm__queue_begin(&ch->queue);
+	wr = rd;
+	while ((e = smarm__queue_next(&rd, esz)) != NULL) {
 		bool drop = match(e, arg);
 		if (drop && efree != NULL) {
-			uint32_t glen = smarm__ring_len(&gone);
-			if (glen == gone.rg_cap &&
-			    smarm__ring_grow(&gone, esz, glen + 1, 4) != 0)
+			void *g = smarm__queue_push_back(&gone, esz, 4);
+			if (g == NULL)
 				drop = false; /* no room to destroy it later */
 			else
-				elem_copy(smarm__ring_push_back(&gone, esz), e,
-					  esz);
+				elem_copy(g, e, esz);
 		}
 		if (drop) {
 			removed++;
 			continue;
 		}
-		if (kept != i)
-			elem_copy(smarm__ring_at(&ch->ring, esz, kept), e, esz);
+		void *to = smarm__queue_next(&wr, esz);
+		if (to != e)
+			elem_copy(to, e, esz);
 		kept++;
 	}
-	smarm__ring_set_len(&ch->ring, kept);
+	smarm__queue_truncate(&ch->queue, wr, kept);
 	chan_qhint(ch);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	chan_destroy_elems(&gone, esz, efree);
@@ -787,7 +792,7 @@ int smarm__chan_remove_if(smarm_chan_t *ch, const smarm_chan_t *h,
 
 bool smarm__chan_ready(smarm_chan_t *ch)
 {
-	return smarm__ring_len(&ch->ring) > 0 || ch->senders == 0;
+	return smarm__queue_len(&ch->queue) > 0 || ch->senders == 0;
 }
 
 int smarm__chan_arm(smarm_chan_t *ch, const smarm_chan_t *h,
@@ -849,11 +854,12 @@ bool smarm__chan_disarm_ready(smarm_chan_t *ch, struct smarm__chan_rx *rec)
  */
 static bool chan_requeue_front(smarm_chan_t *ch, const void *elem)
 {
-	uint32_t len = smarm__ring_len(&ch->ring);
+	uint32_t len = smarm__queue_len(&ch->queue);
+	void *slot;
 	if (ch->receivers == 0 ||
-	    smarm__ring_grow(&ch->ring, ch->esz, len + 1, 16) != 0)
+	    (slot = smarm__queue_push_front(&ch->queue, ch->esz, 16)) == NULL)
 		return false;
-	smarm__ring_push_front_n(&ch->ring, ch->esz, elem, 1);
+	elem_copy(slot, elem, ch->esz);
 	chan_qhint(ch);
 	if (len == 0)
 		chan_became_ready(ch);
@@ -930,7 +936,7 @@ static int recv_check(smarm_chan_t *ch, void *out, const struct smarm__wait *w,
 {
 	if (ch->receivers == 0)
 		return SMARM_ESTATE;
-	if (smarm__ring_len(&ch->ring) > 0) {
+	if (smarm__queue_len(&ch->queue) > 0) {
 		chan_pop(ch, out);
 		return 0;
 	}

@@ -46,15 +46,16 @@ smarm__rx_rw(const struct smarm__chan_rx *e)
  * holds are handles to it, decoded by chan_api.c.
  */
 struct smarm_chan {
-	struct smarm__hcell hdr;  /* handle header: first (decode reads it) */
-	smarm__lock_t lock;	  /* CHANNEL rank: guards every field below;
-				     kept across tenants, never reset */
-	size_t esz;		  /* element size (constant) */
-	smarm_elem_free_cb efree; /* destructor (constant) */
-	struct smarm__ring ring;  /* queued elements, oldest first; no
-				     buffer before the first send */
+	struct smarm__hcell hdr;   /* handle header: first (decode reads it) */
+	smarm__lock_t lock;	   /* CHANNEL rank: guards every field below;
+				      kept across tenants, never reset */
+	size_t esz;		   /* element size (constant) */
+	smarm_elem_free_cb efree;  /* destructor (constant) */
+	struct smarm__queue queue; /* queued elements, oldest first
+				      (core/ring.h); no segment before
+				      the first send */
 	struct smarm__chan_rx *rx_head, *rx_tail; /* waiting receivers,
-				     oldest first; non-empty only while ring
+				     oldest first; non-empty only while queue
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
 	bool closed;		  /* senders == 0 or receivers == 0: sends
@@ -68,7 +69,7 @@ struct smarm_chan {
 				     0 or the FIFO is not empty (chan.c
 				     INV-4) */
 	int nfd;		  /* notify eventfd, -1: none (INV-5) */
-	_Atomic uint32_t qhint;	  /* the ring's length, stored (relaxed) under
+	_Atomic uint32_t qhint;	  /* the queue's length, stored (relaxed) under
 				     the lock at each change, read without it
 				     (smarm__chan_maybe_ready; INV-8) */
 	uint32_t qlimit;	  /* sends that find this many queued fail with

@@ -199,6 +199,7 @@ struct smarm__reg {
 	int64_t rg_nnames, rg_nmbox, rg_nmemb; /* stats (written under the
 						  write lock, read relaxed) */
 	struct smarm__reg_hits *rg_hits;       /* one per worker (constant) */
+	struct smarm_node *rg_node; /* the node it belongs to (constant) */
 	/*
 	 * Removals of a name binding or a mailbox so far, plus 1: written
 	 * under the write lock (release), read by the resolve cache with

@@ -24,7 +24,10 @@
  * links) removes every record of the dying actor under the write lock.
  * So a record exists only for an actor that has not passed its exit
  * hook, and nothing is found bound to a dead pid, with no pruning on
- * lookup. Reads (sends, whereis, members) take the lock shared (lock.h's
+ * lookup. Each holder's name label (core/subsys.h: what a fatal fault
+ * report names) is its oldest name, rewritten under the write lock as
+ * its first name binds or unbinds. Reads (sends, whereis, members) take
+ * the lock shared (lock.h's
  * reader-writer lock: one atomic add and one subtract): senders run in
  * parallel and only registration, publication, membership changes and
  * deaths take it exclusively (writers are preferred, so a stream of
@@ -220,11 +223,31 @@ static void mbox_unlink(struct smarm__reg *r, struct smarm__reg_mbox *mb)
 	gen_bump(r);
 }
 
+/*
+ * Under the write lock, which orders the writes of the holder's name
+ * label (core/subsys.h): its first name, the oldest it still holds, or
+ * none.
+ */
+static void name_label(struct smarm__reg *r, struct smarm__reg_actor *ra,
+		       bool make)
+{
+	const char *first = NULL;
+	if (ra->ra_names.l_next != &ra->ra_names)
+		first = SMARM__CONTAINER(ra->ra_names.l_next, struct reg_name,
+					 nm_link)
+				->nm_name;
+	smarm__actor_label_put(r->rg_node, ra->ra_pid, SMARM__LABEL_NAME, first,
+			       make);
+}
+
 /* Under the write lock: unbind nm and free it. */
 static void name_drop(struct smarm__reg *r, struct reg_name *nm)
 {
+	bool was_first = nm->nm_owner->ra_names.l_next == &nm->nm_link;
 	smarm__htab_remove(&r->rg_names, &nm->nm_h);
 	smarm__rlist_remove(&nm->nm_link);
+	if (was_first)
+		name_label(r, nm->nm_owner, false);
 	__atomic_store_n(&r->rg_nnames, r->rg_nnames - 1, __ATOMIC_RELAXED);
 	gen_bump(r);
 	free(nm);
@@ -512,6 +535,8 @@ static int register_op(struct smarm__reg *r, struct smarm__reg_actor *ra,
 	nm->nm_name[a->a_len] = '\0';
 	smarm__htab_insert(&r->rg_names, &nm->nm_h); /* INV-2 */
 	smarm__rlist_append(&ra->ra_names, &nm->nm_link);
+	if (ra->ra_names.l_next == &nm->nm_link) /* its first: the label */
+		name_label(r, ra, true); /* the holder's cold lock is held */
 	__atomic_store_n(&r->rg_nnames, r->rg_nnames + 1, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -596,6 +621,7 @@ static int reg_open(struct smarm_node *n, const struct smarm_config *cfg,
 		return SMARM_ENOMEM;
 	memset(r, 0, sizeof *r);
 	r->rg_gen = 1; /* 0 marks an empty resolve cache entry */
+	r->rg_node = n;
 	r->rg_hits = aligned_alloc(_Alignof(struct smarm__reg_hits), hits);
 	if (r->rg_hits != NULL)
 		memset(r->rg_hits, 0, hits);

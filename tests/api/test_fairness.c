@@ -3,10 +3,12 @@
  * test_fairness.c - the scheduler under saturation: call-free spinners
  * (never a safe point, so only asynchronous preemption moves them) on 1
  * to 4 workers, evenly or unevenly many, each run within a few slices;
- * an actor spawned while every worker spins gets to run; an actor woken
- * by its timer, by a message from an actor or from a plain thread, or
- * by an fd a plain thread writes to, while every worker spins runs
- * within a few slices; a stop lands on a pinned spinner.
+ * an actor spawned while every worker spins gets to run, also behind a
+ * root that sleeps one slice at a time and a pinned spinner taking
+ * turns on one worker; an actor woken by its timer, by a message from
+ * an actor or from a plain thread, or by an fd a plain thread writes
+ * to, while every worker spins runs within a few slices; a stop lands
+ * on a pinned spinner.
  *
  * These are properties, measured against the CPU the process got (its
  * CPU clock, CLOCK_PROCESS_CPUTIME_ID), not against wall time: on a
@@ -136,11 +138,9 @@ static uint64_t usable(uint64_t wall, struct stamp s)
  * (scaled): the part is then not judged.
  *
  * Each sleep is for what is missing, as wall time on an idle machine,
- * so the caller wakes a few times a part, not every slice: on one worker
- * a root woken every slice and a pinned spinner took turns, and a
- * spinner spawned behind them waited in the worker's deque for as long
- * as that went on (20 s seen): a starvation of its own, which no test
- * covers yet (the runtime does not pass it).
+ * so the caller wakes a few times a part, not every slice: a root woken
+ * every slice is a test of its own (turn_taker_root), not a way to
+ * measure shares.
  */
 static bool sleep_worker_cpu(uint64_t ns)
 {
@@ -553,6 +553,51 @@ START_TEST(test_fairness_spawn_under_saturation_runs)
 	ck_assert_int_eq(run_sat(2, spawn_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&F.flag), 1);
+	ck_assert_elapsed_lt(F.stop_ns, MS(500));
+}
+END_TEST
+
+/* ------------------------------- a slice-sleeper and a pinned spinner */
+
+/*
+ * One worker: a root that sleeps one slice at a time and a pinned
+ * spinner take turns (the root woken by its timer into the wake slot at
+ * each slice end, the spinner preempted and pinned at each). A second
+ * spinner spawned then waits in the worker's deque, and must run within
+ * a few slices. Each wake-slot pick of the root counted toward the
+ * pinned spinner's ticket, which counted the deque entry, not the root
+ * woken after it: the pinned spinner came due before the deque at every
+ * turn, and the second spinner waited for as long as the root kept
+ * waking (20 s and more seen; here the wait gives up after 3 s).
+ */
+static void turn_taker_root(void *arg)
+{
+	smarm_pid_t p[2];
+	struct stamp t0;
+	uint64_t limit = (uint64_t)(3e9 * harness_time_scale());
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&p[0], spinner, (void *)0, NULL), 0);
+	while (atomic_load(&F.started) < 1)
+		HARNESS_EQ(smarm_actor_sleep(slice_ns), 0);
+	for (int i = 0; i < 10; i++) /* turns: the spinner is pinned */
+		HARNESS_EQ(smarm_actor_sleep(slice_ns), 0);
+	t0 = stamp_now();
+	HARNESS_EQ(smarm_actor_spawn(&p[1], spinner, (void *)1, NULL), 0);
+	while (atomic_load(&F.started) < 2 && smarm_now_ns() - t0.wall < limit)
+		HARNESS_EQ(smarm_actor_sleep(slice_ns), 0);
+	F.stop_ns = usable(smarm_now_ns() - t0.wall, t0);
+	stop_spinners(p);
+}
+
+START_TEST(test_fairness_spawn_behind_a_slice_sleeper_and_a_pinned_runs)
+{
+	reset(2);
+	ck_assert_int_eq(run_sat(1, turn_taker_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_msg(atomic_load(&F.started) == 2,
+		      "the second spinner never ran (%.1f s usable)",
+		      (double)F.stop_ns / 1e9);
+	/* A slice or two; generous, in the time the process could use. */
 	ck_assert_elapsed_lt(F.stop_ns, MS(500));
 }
 END_TEST
@@ -994,6 +1039,9 @@ Suite *smarm_test_fairness_suite(void)
 	tcase_add_test(tc, test_fairness_tls_holder_is_never_moved);
 	tcase_add_test(tc, test_fairness_saturated_runs_last_about_one_slice);
 	tcase_add_test(tc, test_fairness_spawn_under_saturation_runs);
+	tcase_add_test(
+		tc,
+		test_fairness_spawn_behind_a_slice_sleeper_and_a_pinned_runs);
 	tcase_add_test(tc, test_fairness_spawn_chain_lets_a_queued_sibling_run);
 	tcase_add_test(tc,
 		       test_fairness_displaced_wakes_let_a_queued_actor_run);

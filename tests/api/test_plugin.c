@@ -6,7 +6,9 @@
  * tests/plugins_bad/bad.c, with its status and a message naming the
  * cause; paths dlopen must not be given (a FIFO, a device, a
  * directory, "", a bare name); files another user could change (the
- * trust checks, and their override); misuse of every loader call; the
+ * trust checks, and their override; smarm_plugin_check_fd on the file as
+ * opened, refusing a name that no longer leads to it); misuse of every
+ * loader call; the
  * descriptor and entry that SMARM_PLUGIN_DEFINE and its one-kind forms
  * make.
  */
@@ -15,6 +17,8 @@
 #include <smarm/smarm_plugin.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -160,6 +164,79 @@ static const char *copy_good(const char *dir, const char *name, mode_t mode)
 	ck_assert_int_eq(chmod(to, mode), 0);
 	return to;
 }
+
+/*
+ * smarm_plugin_check_fd checks the file that was opened: its own owner
+ * and mode as opened, whatever now has its name; a name that leads to
+ * another file since is refused (the directories checked would be that
+ * other file's).
+ */
+START_TEST(test_plugin_check_fd_checks_the_open_file)
+{
+	char dir[] = "/tmp/smarm-plugin-fd.XXXXXX";
+	char good[64], ww[64], sub[96];
+	int fd, fd2;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(good, sizeof good, "%s", copy_good(dir, "good.so", 0644));
+	snprintf(ww, sizeof ww, "%s", copy_good(dir, "ww.so", 0666));
+	fd = open(good, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, good, 0, msg, sizeof msg),
+			 0);
+	/* the world-writable file as opened, though its name now leads to
+	 * the trusted one: refused for what was opened */
+	fd2 = open(ww, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd2, 0);
+	ck_assert_int_eq(unlink(ww), 0);
+	ck_assert_int_eq(link(good, ww), 0);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd2, ww, 0, msg, sizeof msg),
+			 SMARM_EPLUGINPERM);
+	ck_assert_msg(strstr(msg, ww) && strstr(msg, "writable by anyone"),
+		      "%s", msg);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd2, ww,
+					       SMARM_PLUGIN_ALLOW_INSECURE, msg,
+					       sizeof msg),
+			 0);
+	close(fd2);
+	/* a trusted open file whose name now leads elsewhere */
+	snprintf(sub, sizeof sub, "%s/other.so", dir);
+	ck_assert_int_eq(rename(good, sub), 0);
+	ck_assert_int_eq(symlink("other.so", good), 0);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, good, 0, msg, sizeof msg),
+			 0); /* the link leads to the same file */
+	ck_assert_int_eq(unlink(good), 0);
+	snprintf(sub, sizeof sub, "%s", copy_good(dir, "good.so", 0644));
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, good, 0, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "no longer names the file"), "%s", msg);
+	ck_assert_int_eq(unlink(good), 0);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, good, 0, msg, sizeof msg),
+			 SMARM_EPLUGINOPEN); /* no name at all */
+	close(fd);
+	/* a FIFO, opened without blocking */
+	snprintf(sub, sizeof sub, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(sub, 0600), 0);
+	fd = open(sub, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, sub,
+					       SMARM_PLUGIN_ALLOW_INSECURE, msg,
+					       sizeof msg),
+			 SMARM_EPLUGINOPEN);
+	ck_assert_msg(strstr(msg, "not a regular file (a FIFO)"), "%s", msg);
+	close(fd);
+	/* misuse, and a descriptor that is not open */
+	ck_assert_int_eq(smarm_plugin_check_fd(-1, ww, 0, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_check_fd(0, "", 0, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_check_fd(0, ww, 2, msg, sizeof msg),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_check_fd(fd, ww, 0, msg, sizeof msg),
+			 SMARM_EBADF);
+	snprintf(sub, sizeof sub, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(sub), 0);
+}
+END_TEST
 
 /* A plugin is code: one that another user could change is refused
  * unless the caller allows it. */
@@ -334,6 +411,7 @@ Suite *smarm_test_plugin_suite(void)
 	tcase_add_test(tc, test_plugin_every_refusal_names_its_cause);
 	tcase_add_test(tc, test_plugin_only_regular_files_by_path);
 	tcase_add_test(tc, test_plugin_insecure_files_are_refused);
+	tcase_add_test(tc, test_plugin_check_fd_checks_the_open_file);
 	tcase_add_test(tc, test_plugin_misuse_is_einval);
 	tcase_add_test(tc, test_plugin_shipped_plugins_load);
 	tcase_add_test(tc, test_plugin_define_makes_the_descriptor_and_entry);

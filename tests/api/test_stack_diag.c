@@ -6,7 +6,10 @@
  * that jumps a small guard prints tier 2; a roomy reserve runs clean; a
  * fault that is not an actor's overflow (NULL on the main thread, in an
  * actor, on a plain thread) reaches the prior (default) handler, with
- * one line naming the actor and the code's file when it was in one; a
+ * one line naming the actor and the code's file when it was in one, and
+ * naming also what was recorded of the actor: its registered name, and
+ * for a server of a plugin its behaviour and plugin (also in the
+ * overflow lines); a
  * SIGSEGV raised (not faulted) takes the prior disposition, each time;
  * a dense stack overflow is caught at switch-out and aborts.
  * meson runs it twice: as is (default guarded stacks carved from chunks,
@@ -15,6 +18,8 @@
  */
 #include "harness.h"
 #include "stack_probe.h"
+
+#include <smarm/smarm_plugin.h>
 
 #include <pthread.h>
 #include <signal.h>
@@ -392,6 +397,86 @@ START_TEST(test_stack_diag_foreign_fault_goes_to_prior_handler)
 }
 END_TEST
 
+/* ------------------------------------------------ the actor named too */
+
+/* A registered actor faults: the line gives its name beside its pid. */
+static void sd_root_named_null(void *arg)
+{
+	(void)arg;
+	if (smarm_register("victim", NULL) != 0)
+		_exit(6);
+	*sd_null = 1;
+}
+
+static void sd_named_null(void)
+{
+	sd_map_null();
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_named_null);
+}
+
+/* The same for an overflow's line. */
+static void sd_root_named_recurse(void *arg)
+{
+	if (smarm_register("deep", NULL) != 0)
+		_exit(6);
+	sd_root_recurse(arg);
+}
+
+static void sd_named_recursion(void)
+{
+	sd_run(0, 0, SMARM_STACK_GUARDED, sd_root_named_recurse);
+}
+
+/* A server of the probe plugin, registered as "pr", faults in the
+ * plugin's code (its segv cast). */
+static void sd_root_server_segv(void *arg)
+{
+	smarm_plugin_t *pl = NULL;
+	const smarm_behaviour_t *b = NULL;
+	smarm_server_t *s = NULL;
+	char msg[256];
+	(void)arg;
+	if (smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &pl, msg,
+			      sizeof msg) != 0 ||
+	    smarm_plugin_behaviour(pl, "probe", &b) != 0 ||
+	    smarm_server_start(b, NULL, "pr", &s) != 0)
+		_exit(7);
+	if (smarm_server_cast(s, "segv", NULL, 0) != 0)
+		_exit(8);
+	smarm_actor_sleep(SMARM_NO_TIMEOUT); /* the fault ends it all */
+}
+
+static void sd_server_segv(void)
+{
+	sd_run(0, 0, SMARM_STACK_AUTO, sd_root_server_segv);
+}
+
+START_TEST(test_stack_diag_report_names_the_actor)
+{
+	static struct sd_result r;
+	sd_child(sd_named_null, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " (name 'victim') died of SIGSEGV: fault at 0x");
+	sd_assert_has(&r, "test_stack_diag (+0x");
+
+	sd_child(sd_named_recursion, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " (name 'deep') overflowed its stack: fault in the "
+			  "guard region");
+
+	sd_child(sd_server_segv, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " (name 'pr', gen_server 'probe' of plugin 'probe') "
+			  "died of SIGSEGV: fault at 0x");
+	sd_assert_has(&r, "probe.so (+0x");
+	/* and an unnamed actor's line is as before */
+	sd_child(sd_null_in_actor, &r);
+	sd_assert_signal(&r, SIGSEGV);
+	sd_assert_has(&r, " died of SIGSEGV");
+	ck_assert_ptr_null(strstr(r.err, ") died of")); /* no labels */
+}
+END_TEST
+
 /* ------------------------------------------------------- sent SIGSEGV */
 
 static volatile sig_atomic_t sd_prior_calls;
@@ -465,6 +550,8 @@ static __attribute__((noinline)) long sd_dense_recurse(int depth)
 static void sd_dense_child(void *arg)
 {
 	(void)arg;
+	if (smarm_register("dense", NULL) != 0) /* named in the line */
+		_exit(6);
 	sd_dense_recurse(80); /* ~80 KiB from a 64 KiB stack */
 }
 
@@ -480,7 +567,8 @@ START_TEST(test_stack_diag_dense_overflow_aborts_at_switch_out)
 	sd_child(sd_dense_overflow, &r);
 	sd_assert_signal(&r, SIGABRT);
 	sd_assert_has(&r, "smarm: actor ");
-	sd_assert_has(&r, " overflowed its dense stack (no guard page): ");
+	sd_assert_has(&r, " (name 'dense') overflowed its dense stack (no "
+			  "guard page): ");
 	sd_assert_has(&r, "reserve=65536");
 }
 END_TEST
@@ -505,6 +593,7 @@ Suite *smarm_test_stack_diag_suite(void)
 		tc, test_stack_diag_foreign_fault_goes_to_prior_handler, 0, 3);
 	tcase_add_test(tc,
 		       test_stack_diag_raised_segv_takes_the_prior_disposition);
+	tcase_add_test(tc, test_stack_diag_report_names_the_actor);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("dense");

@@ -6,8 +6,9 @@
  * operations reach every context call: deferred replies, continue, stop
  * with reason, monitors, timers, blocking handlers, sends to itself, a
  * request to itself picked up by a later callback (req_self, check),
- * a crash, and calls to its sibling behaviour "peer" (ping, nap)
- * through handles opened inside.
+ * a crash, a fault in the plugin's own code (segv, for
+ * test_stack_diag.c's report), and calls to its sibling behaviour "peer" (ping,
+ * nap) through handles opened inside.
  *
  * Start arguments: a comma-separated set of words: "trap" (trap exits
  * in init), "continue" (handle_shutdown keeps serving), "idle" (a 20 ms
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -329,6 +331,21 @@ static void crash(void *state, smarm_gs_ctx_t *cx, int64_t why)
 	smarm_actor_crash((intptr_t)why);
 }
 
+/*
+ * A store into a PROT_NONE page, from the plugin's code: a fault the
+ * runtime does not cause (a real NULL store is undefined behaviour,
+ * which UBSan would report instead of letting it fault).
+ */
+static void segv(void *state, smarm_gs_ctx_t *cx)
+{
+	volatile int *p =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	(void)state;
+	(void)cx;
+	if (p != MAP_FAILED)
+		*p = 1;
+}
+
 static void stop(void *state, smarm_gs_ctx_t *cx, int32_t how, int64_t why)
 {
 	(void)state;
@@ -498,6 +515,7 @@ static const smarm_handler_t handlers[] = {
 	{ "crash", (void (*)(void))crash },
 	{ "req_self", (void (*)(void))req_self },
 	{ "check", (void (*)(void))check },
+	{ "segv", (void (*)(void))segv },
 };
 
 static const smarm_gs_desc_t probe = {
@@ -523,7 +541,8 @@ static const smarm_gs_desc_t probe = {
 		    "call req_self(i64) -> i32\n"
 		    "cast check()\n"
 		    "call err(i64) -> i64\n"
-		    "cast errcast()\n",
+		    "cast errcast()\n"
+		    "cast segv()\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,

@@ -25,7 +25,11 @@
 #   - --version, --help (every option, the exit codes, the signals);
 #   - an application file or a plugin another user could change (world
 #     writable, in a directory others may write into, owned by another
-#     user) is refused, exit 2, unless --allow-insecure (a warning).
+#     user) is refused, exit 2, unless --allow-insecure (a warning);
+#   - the application file checked is the file read: with its name
+#     flipped between a trusted file and a world-writable one all the
+#     while, no run reads the world-writable one (smarm-run used to
+#     check the name, then open it again).
 # Every run is bounded by timeout(1), so a hang is a failure, not a
 # stuck test (-k: also for a launcher that ignores the timeout's TERM). The demo and the signal runs oversubscribe (4 workers).
 
@@ -42,7 +46,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-run-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 cp "$TAGGER" "$TMP/tagger.so"
 
-PLAN=19
+PLAN=20
 n=0
 failed=0
 echo "1..$PLAN"
@@ -287,7 +291,9 @@ done
 kill -s TERM "$(launcher_of "$pid")"
 wait "$pid"; rc=$?
 [ "$rc" -eq 3 ] &&
+	grep -q "^smarm-run: hang: no child ended for [0-9.]* s of the shutdown, longer than any may take: killing the tree$" "$TMP/err" &&
 	grep -q "^smarm-run: hang: child 'root/mid/b' (pid 0x[0-9a-f]*) did not end 2.0 s after it was killed: its worker is blocked outside the runtime" "$TMP/err" &&
+	grep -q "^smarm-run: hang: the shutdown did not end; exiting without waiting (exit 3)$" "$TMP/err" &&
 	! grep -q "'root/a'" "$TMP/err"
 check "a child blocked in a system call: exit 3 naming it" $? "exit $rc" \
 	"$(cat "$TMP/err")"
@@ -348,6 +354,43 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	ok "an app file another user owns: exit 2 # SKIP not root"
 fi
+
+# 20. the file checked is the file read: x.app flips between a trusted
+# file and a world-writable one (a symbolic link renamed over it, as
+# fast as python can); a run reads whichever it opened and checks that
+# one, so "app evil" is never accepted. Before the fix about 5% of runs
+# were: the name was checked, then opened again.
+mkdir "$TMP/race"
+printf 'app good\nsupervisor root one_for_one\n' >"$TMP/race/good.app"
+printf 'app evil\nsupervisor root one_for_one\n' >"$TMP/race/evil.app"
+chmod 0644 "$TMP/race/good.app"
+chmod 0666 "$TMP/race/evil.app"
+ln -s good.app "$TMP/race/x.app"
+python3 -c '
+import os, sys
+link, tmp = sys.argv[1] + "/x.app", sys.argv[1] + "/x.tmp"
+while True:
+    for t in ("good.app", "evil.app"):
+        os.symlink(t, tmp)
+        os.rename(tmp, link)
+' "$TMP/race" &
+flipper=$!
+evil=0 good=0 refused=0
+for _ in $(seq 1 300); do
+	out=$(timeout 10 "$RUN" -c "$TMP/race/x.app" 2>/dev/null)
+	case "$out" in
+	*"app evil"*) evil=$((evil + 1)) ;;
+	*"app good"*) good=$((good + 1)) ;;
+	*) refused=$((refused + 1)) ;;
+	esac
+done
+kill "$flipper" 2>/dev/null; flip_alive=$?
+wait "$flipper" 2>/dev/null
+[ "$flip_alive" -eq 0 ] && [ "$evil" -eq 0 ] && [ "$good" -gt 0 ] &&
+	[ "$refused" -gt 0 ]
+check "an app file swapped after its check is never read" $? \
+	"flipper running to the end: $([ "$flip_alive" -eq 0 ] && echo yes || echo no)" \
+	"evil accepted $evil, good $good, refused $refused (of 300)"
 
 [ "$n" -eq "$PLAN" ] || { echo "# ran $n of $PLAN"; exit 1; }
 [ "$failed" -eq 0 ]

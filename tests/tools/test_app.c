@@ -5,8 +5,9 @@
  * relative plugin paths); every error the format defines is reported as
  * "file:line[:col]: text" at the right place, one case per error; and
  * the load step (tools/app_load.c) reports a plugin that does not open,
- * a shared object that is no plugin, and a behaviour a plugin lacks at
- * the line that names it, and builds a nested tree's specs. Needs
+ * a shared object that is no plugin, a plugin the trust checks refuse
+ * and a behaviour a plugin lacks at the line that names it, returning
+ * the loader's status, and builds a nested tree's specs. Needs
  * TAGGER_SO (a plugin) and NOT_A_PLUGIN_SO (a shared object without the
  * entry symbol) in the environment.
  */
@@ -453,7 +454,7 @@ START_TEST(test_app_misuse_and_read)
 			 -1);
 	ck_assert_msg(strncmp(err, "/nonexistent/x.app: cannot open", 31) == 0,
 		      "%s", err);
-	ck_assert_int_eq(app_load(NULL, err, sizeof err), -1);
+	ck_assert_int_eq(app_load(NULL, err, sizeof err), SMARM_EINVAL);
 	ck_assert_int_eq(app_build(NULL, &spec, err, sizeof err), -1);
 	app_free(NULL);
 	/* a tiny message buffer is cut, never overrun */
@@ -522,7 +523,7 @@ START_TEST(test_app_load_opens_plugins_and_finds_behaviours)
 	/* no such file: the loader's message at the plugin line */
 	path = write_app("app t\nplugin p ./no-such-plugin.so\n"
 			 "supervisor s one_for_one\n");
-	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), SMARM_EPLUGINOPEN);
 	snprintf(want, sizeof want, "%s:2: plugin 'p': ", path);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
 	ck_assert_msg(strstr(err, "no-such-plugin.so") != NULL, "%s", err);
@@ -535,7 +536,7 @@ START_TEST(test_app_load_opens_plugins_and_finds_behaviours)
 		 "supervisor s one_for_one\n",
 		 tagger, other);
 	path = write_app(text);
-	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), SMARM_ENOENTRY);
 	snprintf(want, sizeof want, "%s:3: plugin 'p': ", path);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
 	ck_assert_msg(strstr(err, "(SMARM_ENOENTRY)") != NULL, "%s", err);
@@ -547,7 +548,7 @@ START_TEST(test_app_load_opens_plugins_and_finds_behaviours)
 		 "  server p.tagger\n  server p.nope\n",
 		 tagger);
 	path = write_app(text);
-	ck_assert_int_eq(load(path, &a, err, sizeof err), -1);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), SMARM_ENOBEHAVIOUR);
 	snprintf(want, sizeof want,
 		 "%s:5:3: plugin 'p' (%s) has no behaviour 'nope' "
 		 "(SMARM_ENOBEHAVIOUR)",
@@ -555,6 +556,43 @@ START_TEST(test_app_load_opens_plugins_and_finds_behaviours)
 	ck_assert_str_eq(err, want);
 	app_free(a);
 	unlink(path);
+}
+END_TEST
+
+/*
+ * A plugin the trust checks refuse (world-writable) is the loader's
+ * SMARM_EPLUGINPERM, returned as such: smarm-run tells that refusal
+ * from the others by the status, not by the message's words.
+ */
+START_TEST(test_app_load_returns_the_loaders_status)
+{
+	const char *tagger = getenv("TAGGER_SO");
+	char dir[] = "/tmp/smarm-test-app-perm.XXXXXX";
+	char so[64], text[256], err[APP_ERR_MAX], cmd[512];
+	struct app *a = NULL;
+	const char *path;
+	ck_assert_ptr_nonnull(tagger);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(so, sizeof so, "%s/t.so", dir);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0666 '%s'", tagger, so,
+		 so);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(text, sizeof text,
+		 "app t\nplugin p %s\nsupervisor s one_for_one\n"
+		 "  server p.tagger\n",
+		 so);
+	path = write_app(text);
+	ck_assert_int_eq(load(path, &a, err, sizeof err), SMARM_EPLUGINPERM);
+	ck_assert_msg(strstr(err, "writable by anyone") != NULL, "%s", err);
+	app_free(a);
+	/* allowed by the app's flags, it loads */
+	ck_assert_int_eq(app_read(path, &a, err, sizeof err), 0);
+	a->a_open_flags = SMARM_PLUGIN_ALLOW_INSECURE;
+	ck_assert_msg(app_load(a, err, sizeof err) == 0, "%s", err);
+	app_free(a);
+	unlink(path);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -582,6 +620,7 @@ Suite *smarm_test_app_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("load");
 	tcase_add_test(t, test_app_load_opens_plugins_and_finds_behaviours);
+	tcase_add_test(t, test_app_load_returns_the_loaders_status);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -2,7 +2,10 @@
 /*
  * test_ring.c - the one ring buffer (core/ring.h): FIFO and deque order
  * across the wrap, batch pushes at the front, growth that keeps order
- * from any head position, the capacity limit, and a lent fixed buffer.
+ * from any head position, the capacity limit, and a lent fixed buffer;
+ * and the chunked queue: FIFO order across segments with pushes at both
+ * ends, elements that never move while queued (QUEUE-4), segments of
+ * bounded size, in-place compaction by two walks, and reuse once empty.
  */
 #include "harness.h"
 
@@ -152,6 +155,180 @@ START_TEST(test_ring_move_hands_back_the_old_buffer)
 }
 END_TEST
 
+/* Walk q from the front, checking it holds lo, lo+1, ..., hi-1 (plain
+ * compares in the loop: Check's asserts are slow under ASan). */
+static void queue_holds(const struct smarm__queue *q, uint64_t lo, uint64_t hi)
+{
+	struct smarm__qcur c = smarm__queue_begin(q);
+	uint64_t *e;
+	uint64_t want = lo;
+	size_t wrong = 0;
+	while ((e = smarm__queue_next(&c, U64)) != NULL)
+		wrong += *e != want++;
+	ck_assert_uint_eq(wrong, 0);
+	ck_assert_uint_eq(want, hi);
+	ck_assert_uint_eq(smarm__queue_len(q), hi - lo);
+}
+
+START_TEST(test_queue_fifo_across_segments_and_both_ends)
+{
+	struct smarm__queue q;
+	uint64_t *e;
+	smarm__queue_init(&q);
+	for (uint64_t i = 100; i < 1000; i++)
+		*(uint64_t *)smarm__queue_push_back(&q, U64, 4) = i;
+	/* the front batch goes ahead, newest first (chan.c's requeue) */
+	for (uint64_t i = 100; i-- > 0;)
+		*(uint64_t *)smarm__queue_push_front(&q, U64, 4) = i;
+	queue_holds(&q, 0, 1000);
+	for (uint64_t i = 0; i < 1000; i++) {
+		e = smarm__queue_front(&q, U64);
+		ck_assert_uint_eq(*e, i);
+		smarm__queue_drop_front(&q);
+	}
+	ck_assert_uint_eq(smarm__queue_len(&q), 0);
+	/* empty: one segment stays, reused from its start (QUEUE-2) */
+	ck_assert_ptr_eq(q.qu_head, q.qu_tail);
+	ck_assert_uint_eq(q.qu_head->sg_lo, 0);
+	ck_assert_uint_eq(q.qu_head->sg_hi, 0);
+	*(uint64_t *)smarm__queue_push_front(&q, U64, 4) = 7;
+	ck_assert_uint_eq(*(uint64_t *)smarm__queue_front(&q, U64), 7);
+	smarm__queue_fini(&q);
+	ck_assert_ptr_null(q.qu_head);
+	ck_assert_uint_eq(smarm__queue_len(&q), 0);
+}
+END_TEST
+
+/*
+ * QUEUE-4: filling a queue to 2^20 elements moves none of them (a
+ * doubling array moves the whole backlog at each growth), and no segment
+ * is bigger than SMARM__QSEG_BYTES.
+ */
+START_TEST(test_queue_growth_moves_no_element)
+{
+	enum { N = 1 << 20, SAMPLE = 4099 };
+	static uint64_t *where[N / SAMPLE + 1];
+	struct smarm__queue q;
+	size_t segs = 0;
+	size_t wrong = 0; /* pushes after which the front had moved */
+	smarm__queue_init(&q);
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t *e = smarm__queue_push_back(&q, U64, 16);
+		if (e == NULL)
+			ck_abort_msg("push %llu: out of memory",
+				     (unsigned long long)i);
+		*e = i;
+		if (i % SAMPLE == 0)
+			where[i / SAMPLE] = e;
+		wrong += smarm__queue_front(&q, U64) != where[0];
+	}
+	ck_assert_uint_eq(wrong, 0);
+	for (uint64_t i = 0; i < N; i += SAMPLE)
+		ck_assert_uint_eq(*where[i / SAMPLE], i);
+	for (struct smarm__qseg *s = q.qu_head; s != NULL; s = s->sg_next) {
+		ck_assert_uint_le((size_t)s->sg_cap * U64, SMARM__QSEG_BYTES);
+		segs++;
+	}
+	ck_assert_uint_ge(segs, (size_t)N * U64 / SMARM__QSEG_BYTES);
+	queue_holds(&q, 0, N);
+	smarm__queue_fini(&q);
+}
+END_TEST
+
+START_TEST(test_queue_big_elements_one_per_segment)
+{
+	enum { BIG = 100000 };
+	static char e[BIG];
+	struct smarm__queue q;
+	smarm__queue_init(&q);
+	for (int i = 0; i < 3; i++) {
+		char *p = smarm__queue_push_back(&q, BIG, 16);
+		memset(p, 'a' + i, BIG);
+	}
+	ck_assert_uint_eq(q.qu_head->sg_cap, 1);
+	for (int i = 0; i < 3; i++) {
+		memcpy(e, smarm__queue_front(&q, BIG), BIG);
+		ck_assert_int_eq(e[0], 'a' + i);
+		ck_assert_int_eq(e[BIG - 1], 'a' + i);
+		smarm__queue_drop_front(&q);
+	}
+	smarm__queue_fini(&q);
+}
+END_TEST
+
+/* Compaction as chan.c's removal does it: a write walk behind a read
+ * walk, then a truncation behind the last kept element. */
+static void queue_keep_if(struct smarm__queue *q, bool (*keep)(uint64_t))
+{
+	struct smarm__qcur rd = smarm__queue_begin(q), wr = rd;
+	uint64_t *e;
+	uint32_t kept = 0;
+	while ((e = smarm__queue_next(&rd, U64)) != NULL) {
+		if (!keep(*e))
+			continue;
+		*(uint64_t *)smarm__queue_next(&wr, U64) = *e;
+		kept++;
+	}
+	smarm__queue_truncate(q, wr, kept);
+}
+
+static bool below_50(uint64_t v)
+{
+	return v < 50;
+}
+
+static bool even(uint64_t v)
+{
+	return v % 2 == 0;
+}
+
+static bool none(uint64_t v)
+{
+	(void)v;
+	return false;
+}
+
+START_TEST(test_queue_compaction_keeps_order_and_trims)
+{
+	struct smarm__queue q;
+	struct smarm__qcur c;
+	uint64_t *e;
+	uint64_t want = 42;
+	smarm__queue_init(&q);
+	queue_keep_if(&q, even); /* no segment at all */
+	ck_assert_uint_eq(smarm__queue_len(&q), 0);
+	for (uint64_t i = 0; i < 1000; i++)
+		*(uint64_t *)smarm__queue_push_back(&q, U64, 4) = i;
+	for (int i = 0; i < 3; i++)
+		smarm__queue_drop_front(&q); /* the head starts mid-segment */
+	queue_keep_if(&q, even);
+	ck_assert_uint_eq(smarm__queue_len(&q), 498); /* 4, 6, ..., 998 */
+	for (uint64_t v = 4; v <= 40; v += 2) {
+		ck_assert_uint_eq(*(uint64_t *)smarm__queue_front(&q, U64), v);
+		smarm__queue_drop_front(&q);
+	}
+	queue_keep_if(&q, below_50);
+	c = smarm__queue_begin(&q);
+	while ((e = smarm__queue_next(&c, U64)) != NULL) {
+		ck_assert_uint_eq(*e, want);
+		want += 2;
+	}
+	ck_assert_uint_eq(want, 50);
+	ck_assert_uint_eq(smarm__queue_len(&q), 4);
+	ck_assert_ptr_null(q.qu_tail->sg_next); /* the rest was freed */
+	/* pushes go on behind the kept ones */
+	*(uint64_t *)smarm__queue_push_back(&q, U64, 4) = 50;
+	ck_assert_uint_eq(smarm__queue_len(&q), 5);
+	queue_keep_if(&q, none);
+	ck_assert_uint_eq(smarm__queue_len(&q), 0);
+	ck_assert_ptr_eq(q.qu_head, q.qu_tail);
+	ck_assert_uint_eq(q.qu_head->sg_hi, 0);
+	*(uint64_t *)smarm__queue_push_back(&q, U64, 4) = 9;
+	queue_holds(&q, 9, 10);
+	smarm__queue_fini(&q);
+}
+END_TEST
+
 Suite *smarm_test_ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -163,6 +340,12 @@ Suite *smarm_test_ring_suite(void)
 	tcase_add_test(tc, test_ring_odd_element_size_and_in_place_compaction);
 	tcase_add_test(tc, test_ring_capacity_limit_fails_unchanged);
 	tcase_add_test(tc, test_ring_move_hands_back_the_old_buffer);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("queue");
+	tcase_add_test(tc, test_queue_fifo_across_segments_and_both_ends);
+	tcase_add_test(tc, test_queue_growth_moves_no_element);
+	tcase_add_test(tc, test_queue_big_elements_one_per_segment);
+	tcase_add_test(tc, test_queue_compaction_keeps_order_and_trims);
 	suite_add_tcase(s, tc);
 	return s;
 }
