@@ -544,6 +544,17 @@ static int op_find(struct smarm_server *s, const char *name, int kind,
 	return smarm__bhv_proto_get(&s->sc_be->bh_proto, name, kind, op);
 }
 
+/* Find opname of kind and pack args for it: 0, or a status. */
+static int pack_op(struct smarm_server *s, const char *opname, int kind,
+		   const smarm_value_t *args, size_t nargs,
+		   const struct bhv_op **op, struct bhv_msg *blk)
+{
+	int rc = op_find(s, opname, kind, op);
+	if (rc != 0)
+		return rc;
+	return smarm__bhv_pack(*op, args, nargs, blk);
+}
+
 /* Wait for the reply numbered seq until the deadline. */
 /*
  * Receive one reply from ch within timeout_ns (the one timeout rule)
@@ -619,10 +630,7 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	rc = op_find(s, opname, BHV_CALL, &op);
-	if (rc != 0)
-		return rc;
-	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	return call_block(s, op, &e, reply, timeout_ns);
@@ -637,10 +645,7 @@ static int send_kind(smarm_server_t *s, const char *opname,
 
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	rc = op_find(s, opname, kind, &op);
-	if (rc != 0)
-		return rc;
-	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
+	rc = pack_op(s, opname, kind, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	return send_op(s, op, &e, NULL, 0);
@@ -927,10 +932,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	if (s == NULL || opname == NULL || req == NULL ||
 	    (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
-	rc = op_find(s, opname, BHV_CALL, &op);
-	if (rc != 0)
-		return rc;
-	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	rq = calloc(1, sizeof *rq);
@@ -1036,10 +1038,7 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 	if (smarm__chan_decode(replies, &ch) != 0 ||
 	    ch->esz != sizeof(smarm_response_t))
 		return SMARM_EINVAL;
-	rc = op_find(s, opname, BHV_CALL, &op);
-	if (rc != 0)
-		return rc;
-	rc = smarm__bhv_pack(op, args, nargs, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	rid = atomic_fetch_add_explicit(&req_ids, 1, memory_order_relaxed) + 1;

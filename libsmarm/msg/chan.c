@@ -643,7 +643,8 @@ smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released)
 	return chan_send_locked(ch, elem);
 }
 
-int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
+/* Lock the channel of the caller's handle h: 0, or a status. */
+static int chan_lock_handle(const smarm_chan_t *h, smarm_chan_t **out)
 {
 	smarm_chan_t *ch;
 	int rc = smarm__chan_cell(h, &ch);
@@ -651,6 +652,16 @@ int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
 		return rc;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
+	*out = ch;
+	return 0;
+}
+
+int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
+{
+	smarm_chan_t *ch;
+	int rc = chan_lock_handle(h, &ch);
+	if (rc != 0)
+		return rc;
 	ch->qlimit = limit != 0 ? limit : UINT32_MAX;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
@@ -659,11 +670,9 @@ int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit)
 int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit)
 {
 	smarm_chan_t *ch;
-	int rc = smarm__chan_cell(h, &ch);
+	int rc = chan_lock_handle(h, &ch);
 	if (rc != 0)
 		return rc;
-	if (!chan_lock_live(ch, h))
-		return SMARM_ESTATE;
 	*limit = ch->qlimit != UINT32_MAX ? ch->qlimit : 0;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return 0;
