@@ -1671,6 +1671,112 @@ static void wl_gen_server_cast(struct bench_run *r)
 }
 
 /* ------------------------------------------------------------------------
+ * sup_shutdown_quiet, sup_shutdown_load: a one_for_one supervisor of
+ * SD_N counter servers, each registered ("sd<i>"), shut down (an exit
+ * signal SHUTDOWN, waited for through a monitor's Down); ns per child.
+ * _load first lets SD_PRODUCERS actors cast inc by name to servers in
+ * turn for 50 ms, and they go on casting through the shutdown (a cast to
+ * a server gone fails and the next is tried): the shutdown must not
+ * starve behind them (issue target: _load <= 2x _quiet).
+ * --------------------------------------------------------------------- */
+
+enum { SD_N = 2000, SD_PRODUCERS = 4 };
+
+static atomic_bool sd_stop;
+static atomic_long sd_casts;
+
+static void sd_producer(void *arg)
+{
+	const smarm_behaviour_t *b = arg;
+	smarm_value_t one = { .type = SMARM_T_I64, .v.i = 1 };
+	char name[16];
+	long k = 0;
+	while (!atomic_load_explicit(&sd_stop, memory_order_relaxed)) {
+		smarm_server_t *s = NULL;
+		snprintf(name, sizeof name, "sd%ld", k++ % SD_N);
+		if (smarm_server_open_name(NULL, b, name, &s) != 0)
+			break;
+		for (int i = 0; i < 64; i++)
+			if (smarm_server_cast(s, "inc", &one, 1) == 0)
+				atomic_fetch_add_explicit(&sd_casts, 1,
+							  memory_order_relaxed);
+		smarm_server_free(s);
+	}
+}
+
+static void sup_shutdown_run(struct bench_run *r, bool load)
+{
+	smarm_sup_spec_t *spec = NULL;
+	smarm_chan_t *downs = NULL;
+	const smarm_behaviour_t *b;
+	smarm_plugin_t *pl;
+	smarm_server_t *first;
+	smarm_pid_t sup;
+	smarm_signal_t sig;
+	char id[16];
+	uint64_t t0;
+	int rc;
+
+	if (gs_open(r, &pl, &b, &first, NULL) != 0)
+		return;
+	atomic_store(&sd_stop, false);
+	atomic_store(&sd_casts, 0);
+	rc = smarm_chan_alloc(&downs, sizeof sig, NULL);
+	if (rc == 0)
+		rc = smarm_sup_spec_alloc(&spec);
+	for (int i = 0; rc == 0 && i < SD_N; i++) {
+		snprintf(id, sizeof id, "sd%d", i);
+		rc = smarm_sup_spec_add_server(
+			spec, id, b, NULL, id, SMARM_SUP_PERMANENT,
+			SMARM_SUP_SHUTDOWN_DEFAULT, SMARM_NO_TIMEOUT);
+	}
+	if (rc == 0)
+		rc = smarm_sup_start(spec, &sup);
+	if (rc == 0)
+		rc = smarm_monitor(sup, downs, NULL);
+	if (rc != 0) {
+		bench_fail(r, "start the supervisor", rc);
+		goto out;
+	}
+	for (int i = 0; load && i < SD_PRODUCERS; i++) {
+		smarm_pid_t p;
+		if (smarm_actor_spawn(&p, sd_producer, (void *)b, NULL) == 0)
+			smarm_actor_detach(p);
+	}
+	if (load)
+		smarm_actor_sleep(50000000);
+	t0 = smarm_now_ns();
+	rc = smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(downs, &sig, RECV_LIMIT_NS);
+	r->ns = smarm_now_ns() - t0;
+	r->ops = SD_N;
+	atomic_store(&sd_stop, true);
+	if (rc != 0)
+		bench_fail(r, "shut the supervisor down", rc);
+	if (load && atomic_load(&sd_casts) == 0)
+		bench_fail(r, "the producers cast nothing", 0);
+	smarm_actor_sleep(10000000); /* the producers see the stop */
+out:
+	smarm_sup_spec_free(spec);
+	if (downs != NULL) {
+		smarm_chan_sender_free(downs);
+		smarm_chan_receiver_free(downs);
+	}
+	gs_close(pl, first);
+}
+
+static void wl_sup_shutdown_quiet(struct bench_run *r)
+{
+	sup_shutdown_run(r, false);
+}
+
+static void wl_sup_shutdown_load(struct bench_run *r)
+{
+	sup_shutdown_run(r, true);
+}
+
+/* ------------------------------------------------------------------------
  * idle_bytes_server: IDLE_SRV_N counter servers (smarm_server_start,
  * which returns once init ran), parked on their empty mailboxes; resident
  * bytes per server, as idle_bytes per plain parked actor (the plugin is
@@ -1798,6 +1904,8 @@ static const struct workload workloads[] = {
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
 	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
 	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
+	{ "sup_shutdown_quiet", wl_sup_shutdown_quiet, 0, false, 0, NULL },
+	{ "sup_shutdown_load", wl_sup_shutdown_load, 0, false, 0, NULL },
 	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
 	{ "compute_unpreempted", wl_compute, 1, false, 0, NULL },
 	{ "fairness", wl_fairness, 0, false, 0, "min/max count" },
