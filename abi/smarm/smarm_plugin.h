@@ -1001,6 +1001,8 @@ SMARM_API int smarm_plugin_behaviour(smarm_plugin_t *pl, const char *name,
  * gen_server. With
  * name not NULL the server registers it before init (so a taken name
  * fails before anything ran). *out (may be NULL) receives a handle to it.
+ * A failed start returns once the server actor is gone (its destroy
+ * done, its name given back), as OTP's proc_lib start does.
  * Returns: 0. Errors: SMARM_EINVAL b NULL; SMARM_EEXIST the name is
  * taken; the status create or init returned; SMARM_ENOTACTOR;
  * SMARM_EATCAPACITY; SMARM_ENOMEM. Safe point.

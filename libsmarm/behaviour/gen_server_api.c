@@ -253,6 +253,19 @@ int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 				     NULL);
 }
 
+/* Wait (at most timeout_ns) until the actor pid has ended. */
+static void await_end(smarm_pid_t pid, uint64_t timeout_ns)
+{
+	smarm_signal_t sig;
+	smarm_chan_t *ch;
+	if (smarm_chan_alloc(&ch, sizeof sig, NULL) != 0)
+		return;
+	if (smarm_monitor(pid, ch, NULL) == 0)
+		(void)smarm_chan_recv_timeout(ch, &sig, timeout_ns);
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+}
+
 int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 			  const char *name, uint64_t timeout_ns,
 			  smarm_server_t **out, intptr_t *why)
@@ -303,11 +316,16 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 		(void)smarm_actor_stop(pid);
 		return rc;
 	}
-	if (rc == SMARM_ECLOSED)
+	if (rc == SMARM_ECLOSED) {
+		await_end(pid, timeout_ns);
 		return SMARM_EDOWN;
+	}
 	if (rc != 0)
 		return rc;
 	if (st.bs_status != 0) {
+		/* As OTP's proc_lib: a failed start returns once the server
+		 * is gone, its name given back. */
+		await_end(pid, timeout_ns);
 		if (why != NULL)
 			*why = st.bs_why;
 		return st.bs_status;

@@ -341,7 +341,6 @@ END_TEST
 
 /* ------------------------------- stop: how monitors and a sup see */
 
-
 /* The pid of sup's only child now. */
 static smarm_pid_t sup_kid(smarm_pid_t sup)
 {
@@ -1432,7 +1431,7 @@ static void qlimit_root(void *arg)
 	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
 	HARNESS_EQ(smarm_server_open(NULL, probe, pid, &mine), 0);
 	b.s = mine;
-	b.ns = MS(300);
+	b.ns = MS(2000); /* long beside the next lines, even under ASan */
 	b.want = 0;
 	HARNESS_EQ(smarm_chan_alloc(&b.done, sizeof(int64_t), NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(NULL, block_once, &b, NULL), 0);
