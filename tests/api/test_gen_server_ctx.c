@@ -134,6 +134,8 @@ static void later_caller(void *arg)
 	smarm_chan_send(c->out, &rc64);
 }
 
+static smarm_reply_t *probe_token(void);
+
 static void deferred_root(void *arg)
 {
 	smarm_chan_t *down = harness_sig_chan(), *out;
@@ -173,6 +175,10 @@ static void deferred_root(void *arg)
 	HARNESS_EQ(smarm_chan_recv(out, &rc), 0);
 	HARNESS_EQ(rc, SMARM_EDOWN);
 	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	/* that token stays valid: dropping it now does nothing more (and
+	 * frees it: a token never answered nor dropped is leaked) */
+	HARNESS_EQ(smarm_reply_drop(probe_token()), 0);
+	HARNESS_EQ(smarm_reply_drop(probe_token()), SMARM_EINVAL);
 	/* reply_later: 0 then ESTATE for a second token; in a cast ESTATE;
 	 * a reply of the wrong type EARGS (token still valid), then 0 */
 	EVENTS_ARE("init later:0:-3 answer:-3:-311:0 later:0:-3 drop:0 "

@@ -101,9 +101,6 @@ static void destroy(void *state)
 	ev("destroy");
 	smarm_server_free(p->peer);
 	smarm_request_free(p->req);
-	/* A token kept past the server's end is still ours to free. */
-	if (p->tok != NULL)
-		(void)smarm_reply_drop(p->tok);
 	free(p);
 }
 
