@@ -773,6 +773,49 @@ SMARM_API int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec,
 SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
 
 /*
+ * smarm_sup_init_cb - a supervisor's init (OTP's supervisor:init/1):
+ * fills spec, an empty one (smarm_sup_spec_alloc's defaults), with
+ * the supervisor's strategy, intensity and children. Called on the
+ * supervisor's own actor before it starts anything; spec is owned by
+ * the caller of init and valid only during the call. Returns 0 to
+ * start spec; SMARM_SUP_INIT_IGNORE for OTP's ignore (the supervisor
+ * ends normally, started nothing); a negative status to fail the start
+ * with it. Any other value is outside the contract (SMARM_EBADRETURN).
+ * A setter of spec that fails during init makes the spec invalid
+ * (OTP checks child specs when init returns; a C setter reports at
+ * the call, and an init that goes on would start a supervisor short of
+ * the child): the start fails with SMARM_EBADSPEC.
+ * Since: SMARM_0.5.
+ */
+typedef int (*smarm_sup_init_cb)(void *arg, smarm_sup_spec_t *spec);
+
+/* smarm_sup_init_cb's ignore. Since: SMARM_0.5. */
+#define SMARM_SUP_INIT_IGNORE 1
+
+/*
+ * smarm_sup_start_init() - spawn a supervisor actor that builds its
+ * spec with init(arg) (see smarm_sup_init_cb), then starts it as
+ * smarm_sup_start() does, and wait until it has started every child or
+ * failed (OTP's supervisor:start_link/2 with Module:init/1). arg is
+ * passed as is and must stay valid until the call returns.
+ * Returns: 0, *out (may be NULL) set to the supervisor's pid, or to
+ * SMARM_PID_NONE if init returned SMARM_SUP_INIT_IGNORE (OTP's
+ * ignore: the supervisor ended normally). Errors: SMARM_ENOTACTOR;
+ * SMARM_EINVAL init NULL; the negative status init returned;
+ * SMARM_EBADRETURN init returned another value (*why: the value);
+ * SMARM_EBADSPEC the spec init built is invalid (*why: the status of
+ * the first setter that failed during init, or SMARM_EBADSPEC for a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child); SMARM_EDOWN the
+ * supervisor ended before it started, a crash in init say (*why: the
+ * reason of its end); as smarm_sup_start() for a child that failed to
+ * start. why (may be NULL) is set on every failure (0 when there is
+ * no more to say). Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_init(smarm_sup_init_cb init, void *arg,
+				   smarm_pid_t *out, intptr_t *why);
+
+/*
  * smarm_sup_run() - run a supervisor for spec on the calling actor:
  * start the children, report readiness to the caller's parent (as
  * smarm_sup_ready would; ignored if no supervisor waits), then

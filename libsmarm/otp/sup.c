@@ -120,10 +120,11 @@ static const smarm_msgtype_t *ready_type(void)
 }
 
 /* Send a readiness report (status 0: ready) to the caller's spawner. */
-int smarm__sup_report(int status)
+int smarm__sup_report(int status, intptr_t extra)
 {
 	smarm_signal_t m = { .kind = SMARM__SUP_KIND_READY,
 			     .from = smarm_actor_self(),
+			     .ref = (uint64_t)extra,
 			     .reason = status };
 	smarm_pid_t parent = { smarm__self_parent() };
 	const smarm_msgtype_t *t = ready_type();
@@ -764,14 +765,14 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
-			(void)smarm__sup_report(SMARM_ENOMEM);
+			(void)smarm__sup_report(SMARM_ENOMEM, 0);
 		return SMARM_ENOMEM;
 	}
 	rc = smarm_cleanup_push(sup_free, su);
 	if (rc != 0) {
 		sup_free(su);
 		if (report_setup_failure)
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 		return rc;
 	}
 	rc = smarm_trap_exit(su->su_sig);
@@ -785,7 +786,7 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		(void)smarm_mailbox_unpublish(ct);
 		(void)smarm_cleanup_pop(true); /* sup_free */
 		if (report_setup_failure)
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 		return rc;
 	}
 	su->su_parent = smarm__self_parent();
@@ -802,11 +803,11 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 				sup_stop_child(su, k);
 			if (su->su_stop)
 				sup_end(su); /* told to end while starting */
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}
 	}
-	(void)smarm__sup_report(0);
+	(void)smarm__sup_report(0, 0);
 	sup_loop(su);
 }
 
@@ -821,15 +822,25 @@ static void drop_chan(smarm_chan_t *ch)
 	smarm_chan_receiver_free(ch);
 }
 
-/* Spawn a supervisor of copy (taken over); wait for its report. */
-int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
+/*
+ * Spawn body(arg), a supervisor, and wait for its report: 0 (*out set),
+ * the failure it reported (*why: what it added), or, if it ended
+ * first, down_status (*why: the reason of its end). An ignore report
+ * is a start with no pid (*out SMARM_PID_NONE). Each failure waits for
+ * the supervisor's end, so nothing of it is left. If the spawn fails,
+ * undo(arg) runs.
+ */
+static int sup_spawn_wait(void (*body)(void *), void *arg, void (*undo)(void *),
+			  int down_status, smarm_pid_t *out, intptr_t *why)
 {
 	const smarm_msgtype_t *t = ready_type();
 	smarm_spawn_opts_t *opts = NULL;
 	smarm_chan_t *ch = NULL;
 	smarm_pid_t pid;
 	uint64_t ref = 0;
-	int status = 1; /* no report yet */
+	bool reported = false;
+	int status = 0;
+	intptr_t w = 0;
 	int rc = t != NULL ? smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL)
 			   : SMARM_ENOMEM;
 	if (rc == 0)
@@ -839,10 +850,9 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 	if (rc == 0)
 		rc = smarm_mailbox_publish(t, ch);
 	if (rc == 0)
-		rc = smarm_actor_spawn(&pid, sup_body, copy, opts);
+		rc = smarm_actor_spawn(&pid, body, arg, opts);
 	if (rc != 0) {
-		free(copy->sp_kids);
-		free(copy);
+		undo(arg);
 		goto out;
 	}
 	(void)smarm_actor_detach(pid);
@@ -853,13 +863,17 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 			break;
 		if (m.from.id != pid.id)
 			continue;
-		if (m.kind == SMARM__SUP_KIND_READY && status == 1) {
+		if (m.kind == SMARM__SUP_KIND_READY && !reported) {
+			reported = true;
 			status = (int)m.reason;
+			w = (intptr_t)m.ref;
 			if (status == 0)
 				break;
 		} else if (m.kind == SMARM_SIGNAL_DOWN) {
-			if (status == 1)
-				status = SMARM_ESTARTFAILED;
+			if (!reported) {
+				status = down_status;
+				w = m.reason;
+			}
 			ref = 0;
 			break;
 		}
@@ -868,14 +882,102 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 		rc = status;
 	if (ref != 0)
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	if (rc == SMARM__SUP_IGNORE) {
+		rc = 0; /* OTP's ignore: it ended, started nothing */
+		pid = SMARM_PID_NONE;
+	}
 	if (rc == 0 && out != NULL)
 		*out = pid;
+	if (rc != 0 && why != NULL)
+		*why = rc == status ? w : 0;
 out:
 	(void)smarm_mailbox_unpublish(t);
 	smarm_spawn_opts_free(opts);
 	if (ch != NULL)
 		drop_chan(ch);
 	return rc;
+}
+
+static void spec_drop(void *arg)
+{
+	struct smarm_sup_spec *sp = arg;
+	free(sp->sp_kids);
+	free(sp);
+}
+
+/* Spawn a supervisor of copy (taken over); wait for its report. */
+int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
+{
+	return sup_spawn_wait(sup_body, copy, spec_drop, SMARM_ESTARTFAILED,
+			      out, NULL);
+}
+
+/* An init and its argument, on the starter's stack while it waits. */
+struct sup_init {
+	smarm_sup_init_cb si_fn;
+	void *si_arg;
+};
+
+static void spec_free_cb(void *arg)
+{
+	smarm_sup_spec_free(arg);
+}
+
+/* Report a failed init (status, with why) and end normally. */
+static void sup_init_fail(int status, intptr_t why) __attribute__((noreturn));
+static void sup_init_fail(int status, intptr_t why)
+{
+	(void)smarm__sup_report(status, why);
+	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+}
+
+/*
+ * A supervisor whose spec init builds (smarm_sup_init_cb): on its own
+ * actor, so a crash in init is its end, seen by the starter as a Down.
+ */
+static void sup_init_body(void *arg)
+{
+	const struct sup_init *in = arg;
+	smarm_sup_init_cb fn = in->si_fn;
+	void *fn_arg = in->si_arg;
+	struct smarm_sup_spec *sp = NULL;
+	int rc = smarm_sup_spec_alloc(&sp);
+	if (rc == 0) {
+		rc = smarm_cleanup_push(spec_free_cb, sp);
+		if (rc != 0)
+			smarm_sup_spec_free(sp);
+	}
+	if (rc != 0)
+		sup_init_fail(rc, 0);
+	rc = fn(fn_arg, sp);
+	(void)smarm_cleanup_pop(false); /* sp is ours again */
+	if (rc == 0 && sp->sp_bad != 0) {
+		int bad = sp->sp_bad;
+		smarm_sup_spec_free(sp);
+		sup_init_fail(SMARM_EBADSPEC, bad);
+	}
+	if (rc != 0) {
+		smarm_sup_spec_free(sp);
+		if (rc == SMARM_SUP_INIT_IGNORE)
+			sup_init_fail(SMARM__SUP_IGNORE, 0);
+		if (rc > 0)
+			sup_init_fail(SMARM_EBADRETURN, rc);
+		sup_init_fail(rc, 0);
+	}
+	(void)smarm__sup_run(sp, true); /* only if it could not run */
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+int smarm__sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			  intptr_t *why)
+{
+	struct sup_init in = { init, arg };
+	return sup_spawn_wait(sup_init_body, &in, nothing, SMARM_EDOWN, out,
+			      why);
 }
 
 /* ------------------------------------------- calls to a running one */

@@ -38,6 +38,8 @@ struct smarm_sup_spec {
 	uint32_t sp_n;			  /* children */
 	uint32_t sp_cap;		  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
+	int sp_bad; /* first failure of a setter on it, 0: none (an
+		       init's spec is invalid with one: smarm_sup_init_cb) */
 };
 
 /* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
@@ -79,9 +81,15 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
 /* Spawn a supervisor of owned (taken over) and wait for its report. */
 int smarm__sup_start(struct smarm_sup_spec *owned, smarm_pid_t *out);
 
-/* Send a readiness report (status 0: ready) to the caller's spawner:
- * 0, SMARM_ESTATE nobody waits for one, or a send error. */
-int smarm__sup_report(int status);
+/* Spawn a supervisor whose spec init(arg) builds; wait for its report
+ * (smarm_sup_start_init's contract). */
+int smarm__sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			  intptr_t *why);
+
+/* Send a readiness report (status 0: ready; extra: what more it says)
+ * to the caller's spawner: 0, SMARM_ESTATE nobody waits for one, or a
+ * send error. */
+int smarm__sup_report(int status, intptr_t extra);
 
 /*
  * Send q to the supervisor sup (a pid the caller checked: not its own,

@@ -44,11 +44,19 @@ void smarm_sup_spec_free(smarm_sup_spec_t *spec)
 	free(spec);
 }
 
+/* A setter's failure on spec: remembered (sp_bad), then returned. */
+static int spec_fail(smarm_sup_spec_t *spec, int rc)
+{
+	if (spec != NULL && spec->sp_bad == 0)
+		spec->sp_bad = rc;
+	return rc;
+}
+
 int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
 {
 	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
 	    strategy > SMARM_SUP_REST_FOR_ONE)
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_strategy = strategy;
 	return 0;
 }
@@ -57,7 +65,7 @@ int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
 				 uint64_t period_ns)
 {
 	if (spec == NULL || max_restarts > 65536 || period_ns == 0)
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_max = max_restarts;
 	spec->sp_period = period_ns;
 	return 0;
@@ -87,14 +95,14 @@ int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
 	if (spec == NULL || fn == NULL || !id_ok(id) ||
 	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
 	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	if (spec_find(spec, id) != NULL)
-		return SMARM_EEXIST;
+		return spec_fail(spec, SMARM_EEXIST);
 	if (spec->sp_n == spec->sp_cap) {
 		uint32_t cap = spec->sp_cap ? spec->sp_cap * 2 : 8;
 		void *p = realloc(spec->sp_kids, cap * sizeof *spec->sp_kids);
 		if (p == NULL)
-			return SMARM_ENOMEM;
+			return spec_fail(spec, SMARM_ENOMEM);
 		spec->sp_kids = p;
 		spec->sp_cap = cap;
 	}
@@ -113,10 +121,10 @@ int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
 {
 	struct smarm__sup_cspec *c;
 	if (spec == NULL || !id_ok(id))
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	c = spec_find(spec, id);
 	if (c == NULL)
-		return SMARM_ENOENT;
+		return spec_fail(spec, SMARM_ENOENT);
 	c->cs_await = true;
 	c->cs_ready_ns = timeout_ns;
 	return 0;
@@ -147,14 +155,14 @@ int smarm_sup_ready(void)
 {
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	return smarm__sup_report(0);
+	return smarm__sup_report(0, 0);
 }
 
 int smarm_sup_ignore(void)
 {
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	if (smarm__sup_report(SMARM__SUP_IGNORE) != 0)
+	if (smarm__sup_report(SMARM__SUP_IGNORE, 0) != 0)
 		return SMARM_ESTATE; /* no supervisor spawned the caller */
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
@@ -165,7 +173,7 @@ int smarm_sup_start_failed(int status)
 		return SMARM_ENOTACTOR;
 	if (status >= 0)
 		return SMARM_EINVAL;
-	(void)smarm__sup_report(status);
+	(void)smarm__sup_report(status, 0);
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
 
@@ -192,6 +200,16 @@ int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
 	struct smarm_sup_spec *copy;
 	int rc = spec_take(spec, &copy);
 	return rc != 0 ? rc : smarm__sup_start(copy, out);
+}
+
+int smarm_sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			 intptr_t *why)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (init == NULL)
+		return SMARM_EINVAL;
+	return smarm__sup_start_init(init, arg, out, why);
 }
 
 /* ------------------------------------------- calls to a running one */
