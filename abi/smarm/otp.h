@@ -753,6 +753,32 @@ SMARM_API int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec,
 					     uint64_t timeout_ns);
 
 /*
+ * Child types (smarm_sup_spec_set_child_type), OTP's child_type: what
+ * smarm_sup_which_children_ex and smarm_sup_count_children_ex report.
+ * Since: SMARM_0.5.
+ */
+enum smarm_sup_child_type {
+	SMARM_SUP_WORKER = 0,
+	SMARM_SUP_SUPERVISOR = 1,
+};
+
+/*
+ * smarm_sup_spec_set_child_type() - mark the child id a worker (the
+ * default) or a supervisor. A SMARM_SUP_SUPERVISOR child reports
+ * readiness, as smarm_sup_run does once its children are started, so
+ * its start returns only once it is a supervisor ready to take calls
+ * (OTP's start of a child supervisor); unless smarm_sup_spec_set_child_ready
+ * set a bound, its start waits for that report without one. Its body
+ * must run a supervisor (smarm_sup_run) or report itself.
+ * Returns: 0. Errors: SMARM_EINVAL spec or id NULL, id empty or too
+ * long, type not a smarm_sup_child_type; SMARM_ENOENT the spec has no
+ * child of that id.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
+					    const char *id, int type);
+
+/*
  * smarm_sup_start() - spawn a supervisor actor for spec and wait until
  * it has started every child.
  *
@@ -848,6 +874,16 @@ SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
 SMARM_API int smarm_sup_ready(void);
 
 /*
+ * smarm_sup_ready_info() - smarm_sup_ready() with a value for the
+ * starter (OTP's start function returning {ok, Pid, Info}): a
+ * smarm_sup_start_child_spec or smarm_sup_restart_child_ex that waits
+ * for this report returns info beside the pid.
+ * Returns: 0. Errors: as smarm_sup_ready().
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_ready_info(intptr_t info);
+
+/*
  * smarm_sup_start_failed() - report that the calling child could not
  * start, with status (a negative SMARM_E* code or any negative value of
  * the application's), then end the caller with SMARM_EXIT_NORMAL (its
@@ -892,9 +928,10 @@ SMARM_API int smarm_sup_ignore(void);
  * mailbox and is not ending); SMARM_ENOPROC sup names no live actor, it
  * is ending (shutting down, or in its exit, even once its control
  * mailbox is gone), or it ended before it answered; SMARM_ETIMEDOUT;
- * SMARM_ENOMEM. Dynamic children are
- * started as soon as spawned (no readiness report) and appended after
- * the others in start order. OTP's simple_one_for_one is a
+ * SMARM_ENOMEM. Dynamic children are appended after the others in
+ * start order; smarm_sup_start_child's are started as soon as spawned
+ * (no readiness report), smarm_sup_start_child_spec's as their spec
+ * says (type, readiness report). OTP's simple_one_for_one is a
  * supervisor with no children in its spec and anonymous dynamic
  * children (id NULL).
  */
@@ -979,6 +1016,85 @@ SMARM_API int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
  */
 SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
 				       size_t *active, uint64_t timeout_ns);
+
+/*
+ * States of a child in smarm_sup_which_children_ex (OTP's which_children
+ * pid field: a pid, undefined). Since: SMARM_0.5.
+ */
+enum smarm_sup_child_state {
+	SMARM_SUP_CHILD_RUNNING = 0, /* pid is its running tenancy */
+	SMARM_SUP_CHILD_STOPPED = 1, /* not running (OTP's undefined) */
+};
+
+/*
+ * One child as smarm_sup_which_children_ex() reports it (OTP's
+ * {Id, Child, Type, Modules}). Since: SMARM_0.5.
+ */
+typedef struct smarm_sup_child_info {
+	char id[SMARM_NAME_MAX + 1]; /* its id, NUL-terminated */
+	smarm_pid_t pid;	     /* running tenancy, or SMARM_PID_NONE */
+	int restart;		     /* smarm_sup_restart */
+	int type;		     /* smarm_sup_child_type */
+	int state;		     /* smarm_sup_child_state */
+} smarm_sup_child_info_t;
+
+/*
+ * smarm_sup_start_child_spec() - add the one child that the spec child
+ * holds (its strategy and intensity are not used; copied before the
+ * call returns) to the running supervisor sup and start it, as
+ * smarm_sup_start_child() does, with its type and readiness: the call
+ * returns once the child's start is over, after its readiness report
+ * if it makes one (OTP's synchronous start_child with its init_ack:
+ * set one, or the SUPERVISOR type, for a child that must be set up,
+ * trapping exits say, before anyone can stop it).
+ * Returns: 0, *pid (may be NULL) set to its pid (SMARM_PID_NONE if it
+ * said ignore), *info (may be NULL) to what it passed to
+ * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
+ * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
+ * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
+ * that id; SMARM_EATCAPACITY as smarm_sup_start_child; the child's
+ * failure (smarm_sup_start_failed's status, SMARM_ESTARTFAILED,
+ * SMARM_ETIMEDOUT), nothing recorded.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_child_spec(smarm_pid_t sup,
+					 const smarm_sup_spec_t *child,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_restart_child_ex() - smarm_sup_restart_child() that also
+ * returns, in *info (may be NULL), what the child passed to
+ * smarm_sup_ready_info (0 if nothing).
+ * Returns and Errors: as smarm_sup_restart_child(), and the child's
+ * start failure.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_restart_child_ex(smarm_pid_t sup, const char *id,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_which_children_ex() - smarm_sup_which_children() with each
+ * child's type and state.
+ * Returns: 0. Errors: as smarm_sup_which_children().
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_which_children_ex(smarm_pid_t sup,
+					  smarm_sup_child_info_t *buf,
+					  size_t cap, size_t *n,
+					  uint64_t timeout_ns);
+
+/*
+ * smarm_sup_count_children_ex() - OTP's count_children: *specs the
+ * children sup has, *active those running, *supervisors and *workers
+ * the children of each type, running or not. Any pointer may be NULL.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL all four NULL.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
+					  size_t *active, size_t *supervisors,
+					  size_t *workers, uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }

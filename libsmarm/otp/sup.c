@@ -78,6 +78,7 @@ struct sup_child {
 	bool ch_inring;		       /* in su_pend (INV-1) */
 	bool ch_gone;		       /* deleted: a hole until sup_compact */
 	bool ch_ignored;	       /* it said ignore: its end is no death */
+	intptr_t ch_info;	       /* its last readiness report's info */
 	int ch_how;		       /* of the last Down */
 	intptr_t ch_reason;	       /* of the last Down */
 };
@@ -446,6 +447,7 @@ static int sup_start_child(struct sup *su, int i)
 	int rc;
 	c->ch_pending = false;
 	c->ch_ignored = false;
+	c->ch_info = 0;
 	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
 	if (rc != 0)
 		return rc;
@@ -469,8 +471,10 @@ static int sup_start_child(struct sup *su, int i)
 			return rc;
 		if (m.kind == SMARM__SUP_KIND_READY && m.from.id == pid.id &&
 		    c->ch_pid == pid.id) {
-			if (m.reason == 0)
+			if (m.reason == 0) {
+				c->ch_info = (intptr_t)m.ref;
 				return 0;
+			}
 			/* Failed, or ignore: it ends; no pid is kept. */
 			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
 			c->ch_pending = false;
@@ -672,6 +676,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			break;
 		}
 		r.from.id = su->su_kids[i].ch_pid;
+		r.ref = (uint64_t)su->su_kids[i].ch_info;
 		break;
 	case SMARM__SUP_OP_TERMINATE:
 		sup_stop_child(su, i);
@@ -685,28 +690,38 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			sup_delete(su, i);
 		break;
 	case SMARM__SUP_OP_WHICH: {
-		smarm_sup_child_t *items =
+		smarm_sup_child_info_t *items =
 			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
 		if (items == NULL) {
 			r.how = SMARM_ENOMEM;
 			break;
 		}
 		for (uint32_t k = 0; k < su->su_n; k++) {
-			memcpy(items[k].id, su->su_kids[k].ch_cs.cs_id,
-			       sizeof items[k].id);
-			items[k].pid.id = su->su_kids[k].ch_pid;
-			items[k].restart = su->su_kids[k].ch_cs.cs_restart;
+			const struct sup_child *c = &su->su_kids[k];
+			memcpy(items[k].id, c->ch_cs.cs_id, sizeof items[k].id);
+			items[k].pid.id = c->ch_pid;
+			items[k].restart = c->ch_cs.cs_restart;
+			items[k].type = c->ch_cs.cs_type;
+			items[k].state = c->ch_pid != 0
+						 ? SMARM_SUP_CHILD_RUNNING
+						 : SMARM_SUP_CHILD_STOPPED;
 		}
 		r.kind = SMARM__SUP_KIND_ITEMS;
 		r.ref = su->su_n;
 		r.reason = (intptr_t)items;
 		break;
 	}
-	case SMARM__SUP_OP_COUNT:
-		r.ref = su->su_n;
-		for (uint32_t k = 0; k < su->su_n; k++)
-			r.reason += su->su_kids[k].ch_pid != 0;
+	case SMARM__SUP_OP_COUNT: {
+		uint64_t active = 0, sups = 0;
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			active += su->su_kids[k].ch_pid != 0;
+			sups += su->su_kids[k].ch_cs.cs_type ==
+				SMARM_SUP_SUPERVISOR;
+		}
+		r.ref = (uint64_t)su->su_n << 32 | active;
+		r.reason = (intptr_t)(sups << 32 | (su->su_n - sups));
 		break;
+	}
 	default:
 		r.how = SMARM_EINVAL;
 	}

@@ -29,6 +29,7 @@ struct smarm__sup_cspec {
 	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
 	bool cs_await;			/* reports readiness */
 	uint64_t cs_ready_ns;		/* bound of that wait */
+	int cs_type;			/* smarm_sup_child_type */
 };
 
 struct smarm_sup_spec {
@@ -62,9 +63,11 @@ struct smarm__sup_ctl {
 /*
  * A reply is a smarm_signal_t in the caller's channel, beside the Down
  * of the supervisor's monitor: kind SMARM__SUP_KIND_REPLY (or _ITEMS, whose
- * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
- * the channel's destructor if nobody takes it), how the status, from
- * the child's pid, ref a count, reason the other count.
+ * reason is a malloc'd smarm_sup_child_info_t array the receiver frees,
+ * or the channel's destructor if nobody takes it), how the status, from
+ * the child's pid. START, RESTART: ref the child's readiness info.
+ * WHICH: ref the count. COUNT: ref specs << 32 | active, reason
+ * supervisors << 32 | workers (each at most SMARM_SUP_CHILDREN_MAX).
  */
 #define SMARM__SUP_KIND_REPLY 17
 #define SMARM__SUP_KIND_ITEMS 18

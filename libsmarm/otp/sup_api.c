@@ -130,6 +130,24 @@ int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
 	return 0;
 }
 
+int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec, const char *id,
+				  int type)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || !id_ok(id) ||
+	    (type != SMARM_SUP_WORKER && type != SMARM_SUP_SUPERVISOR))
+		return spec_fail(spec, SMARM_EINVAL);
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return spec_fail(spec, SMARM_ENOENT);
+	c->cs_type = type;
+	if (type == SMARM_SUP_SUPERVISOR && !c->cs_await) {
+		c->cs_await = true; /* it is one once smarm_sup_run reports */
+		c->cs_ready_ns = SMARM_NO_TIMEOUT;
+	}
+	return 0;
+}
+
 /* A heap copy of spec, or NULL (out of memory). */
 static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
 {
@@ -156,6 +174,13 @@ int smarm_sup_ready(void)
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
 	return smarm__sup_report(0, 0);
+}
+
+int smarm_sup_ready_info(intptr_t info)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__sup_report(0, info);
 }
 
 int smarm_sup_ignore(void)
@@ -267,8 +292,34 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 	return rc;
 }
 
+int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
+			       uint64_t timeout_ns, smarm_pid_t *pid,
+			       intptr_t *info)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (child == NULL)
+		return SMARM_EINVAL;
+	if (child->sp_n != 1 || child->sp_bad != 0)
+		return SMARM_EBADSPEC;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_START;
+	q.cs = child->sp_kids[0];
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && pid != NULL)
+		*pid = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
+	return rc;
+}
+
 static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
-		   smarm_pid_t *child)
+		   smarm_pid_t *child, intptr_t *info)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
@@ -282,36 +333,43 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		rc = r.how;
 	if (rc == 0 && child != NULL)
 		*child = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
 	return rc;
 }
 
 int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
 			      uint64_t timeout_ns)
 {
-	return id_call(sup, SMARM__SUP_OP_TERMINATE, id, timeout_ns, NULL);
+	return id_call(sup, SMARM__SUP_OP_TERMINATE, id, timeout_ns, NULL,
+		       NULL);
 }
 
 int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
 			    uint64_t timeout_ns, smarm_pid_t *child)
 {
-	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, child);
+	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, child, NULL);
+}
+
+int smarm_sup_restart_child_ex(smarm_pid_t sup, const char *id,
+			       uint64_t timeout_ns, smarm_pid_t *pid,
+			       intptr_t *info)
+{
+	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, pid, info);
 }
 
 int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
 {
-	return id_call(sup, SMARM__SUP_OP_DELETE, id, timeout_ns, NULL);
+	return id_call(sup, SMARM__SUP_OP_DELETE, id, timeout_ns, NULL, NULL);
 }
 
-int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
-			     size_t cap, size_t *n, uint64_t timeout_ns)
+/* The children of sup (*items malloc'd, *n of them), or a status. */
+static int which_call(smarm_pid_t sup, uint64_t timeout_ns,
+		      smarm_sup_child_info_t **items, size_t *n)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
 	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (n == NULL || (buf == NULL && cap > 0))
-		return SMARM_EINVAL;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_WHICH;
 	rc = sup_call(sup, &q, timeout_ns, &r);
@@ -320,22 +378,60 @@ int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
 	if (rc != 0)
 		return rc;
 	*n = (size_t)r.ref;
-	if (cap > 0)
-		memcpy(buf, (void *)r.reason,
-		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
-	free((void *)r.reason);
+	*items = (smarm_sup_child_info_t *)r.reason;
 	return 0;
 }
 
-int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
-			     uint64_t timeout_ns)
+int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+			     size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	rc = which_call(sup, timeout_ns, &items, n);
+	if (rc != 0)
+		return rc;
+	for (size_t k = 0; k < *n && k < cap; k++) {
+		memcpy(buf[k].id, items[k].id, sizeof buf[k].id);
+		buf[k].pid = items[k].pid;
+		buf[k].restart = items[k].restart;
+	}
+	free(items);
+	return 0;
+}
+
+int smarm_sup_which_children_ex(smarm_pid_t sup, smarm_sup_child_info_t *buf,
+				size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	rc = which_call(sup, timeout_ns, &items, n);
+	if (rc != 0)
+		return rc;
+	if (cap > 0)
+		memcpy(buf, items, (*n < cap ? *n : cap) * sizeof *buf);
+	free(items);
+	return 0;
+}
+
+int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
+				size_t *supervisors, size_t *workers,
+				uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	if (specs == NULL && active == NULL)
+	if (specs == NULL && active == NULL && supervisors == NULL &&
+	    workers == NULL)
 		return SMARM_EINVAL;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_COUNT;
@@ -345,8 +441,23 @@ int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
 	if (rc != 0)
 		return rc;
 	if (specs != NULL)
-		*specs = (size_t)r.ref;
+		*specs = (size_t)(r.ref >> 32);
 	if (active != NULL)
-		*active = (size_t)r.reason;
+		*active = (size_t)(r.ref & 0xffffffffu);
+	if (supervisors != NULL)
+		*supervisors = (size_t)((uint64_t)r.reason >> 32);
+	if (workers != NULL)
+		*workers = (size_t)((uint64_t)r.reason & 0xffffffffu);
 	return 0;
+}
+
+int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
+			     uint64_t timeout_ns)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (specs == NULL && active == NULL)
+		return SMARM_EINVAL;
+	return smarm_sup_count_children_ex(sup, specs, active, NULL, NULL,
+					   timeout_ns);
 }
