@@ -639,11 +639,29 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * are, and reports so to its parent.
  */
 
-/* Strategies (smarm_sup_spec_set_strategy). Since: SMARM_0.4. */
+/*
+ * Strategies (smarm_sup_spec_set_strategy). Since: SMARM_0.4;
+ * SIMPLE_ONE_FOR_ONE since SMARM_0.5.
+ *
+ * SMARM_SUP_SIMPLE_ONE_FOR_ONE is OTP's simple_one_for_one: the spec
+ * holds exactly one child, a template that is not started with the
+ * supervisor (a start of any other spec of this strategy fails with
+ * SMARM_EBADSPEC). smarm_sup_start_child_args starts instances of it,
+ * each restarted as ONE_FOR_ONE restarts a child; their id is empty
+ * (OTP's undefined). Calls that name a child by id (terminate, restart
+ * and delete by id) and the calls that add a child of its own spec
+ * (smarm_sup_start_child, smarm_sup_start_child_spec) answer
+ * SMARM_ESIMPLE, OTP's {error, simple_one_for_one}; terminate an
+ * instance by pid (smarm_sup_terminate_child_pid), which also forgets
+ * it. An instance that says ignore is not kept, whatever its restart.
+ * count_children reports one spec (the template) and counts the
+ * instances by the template's type.
+ */
 enum smarm_sup_strategy {
 	SMARM_SUP_ONE_FOR_ONE = 0,
 	SMARM_SUP_ONE_FOR_ALL = 1,
 	SMARM_SUP_REST_FOR_ONE = 2,
+	SMARM_SUP_SIMPLE_ONE_FOR_ONE = 3,
 };
 
 /* Restart kinds (smarm_sup_spec_add_child). Since: SMARM_0.4. */
@@ -790,7 +808,8 @@ SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
  * The wait is as long as the children's readiness takes (each child's
  * smarm_sup_spec_set_child_ready bound applies).
  * Returns: 0, *out set to the supervisor's pid (out may be NULL).
- * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; the status a child
+ * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; SMARM_EBADSPEC a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child; the status a child
  * passed to smarm_sup_start_failed(); SMARM_ESTARTFAILED a child ended
  * before it was ready; SMARM_ETIMEDOUT a child was not ready in time;
  * SMARM_EATCAPACITY, SMARM_ENOMEM a spawn failed. Safe point.
@@ -858,7 +877,8 @@ SMARM_API int smarm_sup_start_init(smarm_sup_init_cb init, void *arg,
  * use SMARM_SIGNAL_DOWN monitors of its own before: the supervisor
  * takes both.
  * Returns: only on misuse. Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec
- * NULL; SMARM_ENOMEM (nothing was started).
+ * NULL; SMARM_EBADSPEC as smarm_sup_start(); SMARM_ENOMEM (nothing was
+ * started).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
@@ -931,9 +951,9 @@ SMARM_API int smarm_sup_ignore(void);
  * SMARM_ENOMEM. Dynamic children are appended after the others in
  * start order; smarm_sup_start_child's are started as soon as spawned
  * (no readiness report), smarm_sup_start_child_spec's as their spec
- * says (type, readiness report). OTP's simple_one_for_one is a
- * supervisor with no children in its spec and anonymous dynamic
- * children (id NULL).
+ * says (type, readiness report). A SIMPLE_ONE_FOR_ONE supervisor
+ * answers the calls that do not fit it SMARM_ESIMPLE (see its
+ * strategy).
  */
 
 /* One child as smarm_sup_which_children() reports it. Since: SMARM_0.4. */
@@ -951,7 +971,8 @@ typedef struct smarm_sup_child {
  * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
  * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
  * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
- * actor slot is left for the child (nothing is recorded).
+ * actor slot is left for the child (nothing is recorded); SMARM_ESIMPLE
+ * sup is SIMPLE_ONE_FOR_ONE (since 0.5: smarm_sup_start_child_args).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
@@ -966,7 +987,8 @@ SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
  * sibling's restart that cycles it (ONE_FOR_ALL, REST_FOR_ONE) starts
  * it again with the others; delete it to keep it out.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
- * too long; SMARM_ENOENT sup has no child of that id.
+ * too long; SMARM_ENOENT sup has no child of that id; SMARM_ESIMPLE sup
+ * is SIMPLE_ONE_FOR_ONE (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
@@ -977,7 +999,8 @@ SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
  * running (terminated, or a transient child that ended normally).
  * Returns: 0, *child (may be NULL) set. Errors: the common ones;
  * SMARM_EINVAL id NULL, empty or too long; SMARM_ENOENT no child of that
- * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot.
+ * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot;
+ * SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
@@ -988,7 +1011,8 @@ SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
  * not running.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
  * too long; SMARM_ENOENT no child of that id; SMARM_ESTATE it is
- * running (terminate it first).
+ * running (terminate it first); SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE
+ * (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_delete_child(smarm_pid_t sup, const char *id,
@@ -1052,7 +1076,7 @@ typedef struct smarm_sup_child_info {
  * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
  * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
  * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
- * that id; SMARM_EATCAPACITY as smarm_sup_start_child; the child's
+ * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY as smarm_sup_start_child; the child's
  * failure (smarm_sup_start_failed's status, SMARM_ESTARTFAILED,
  * SMARM_ETIMEDOUT), nothing recorded.
  * Thread-safety: actor context only. Since: SMARM_0.5.
@@ -1095,6 +1119,39 @@ SMARM_API int smarm_sup_which_children_ex(smarm_pid_t sup,
 SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
 					  size_t *active, size_t *supervisors,
 					  size_t *workers, uint64_t timeout_ns);
+
+/*
+ * smarm_sup_start_child_args() - start an instance of the template of
+ * the SIMPLE_ONE_FOR_ONE supervisor sup (OTP's start_child(Sup,
+ * ExtraArgs)): it runs the template's body with arg in place of the
+ * template's argument (a C body takes one pointer; OTP appends the
+ * extra arguments to the template's: pass a struct holding both if the
+ * body needs both). arg is passed as is to this instance's every start
+ * and restart. Synchronous as smarm_sup_start_child_spec is: returns
+ * after the instance's readiness report if the template asks for one.
+ * Returns: 0, *pid (may be NULL) set (SMARM_PID_NONE if it said
+ * ignore: not kept), *info (may be NULL) to what it passed to
+ * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
+ * SMARM_ESIMPLE sup is not SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY sup has
+ * SMARM_SUP_CHILDREN_MAX children, or no actor slot is left; the
+ * instance's start failure, nothing recorded.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *arg,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_terminate_child_pid() - stop sup's child that runs as pid,
+ * per its shutdown policy (OTP's terminate_child(Sup, Pid)): an
+ * instance of a SIMPLE_ONE_FOR_ONE supervisor is forgotten; a child of
+ * any other strategy is left as smarm_sup_terminate_child leaves it.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL pid is
+ * SMARM_PID_NONE; SMARM_ENOENT no child of sup runs as pid.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
+					    uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }

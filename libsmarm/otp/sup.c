@@ -20,7 +20,10 @@
  * The main loop (sup_loop) serves the signal channel first and a
  * request only when no Down is pending.
  * Each restart admitted by the intensity (sup_admit) counts one in the
- * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state).
+ * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). A
+ * SIMPLE_ONE_FOR_ONE supervisor keeps its template in su_tmpl; its
+ * table holds only instances (anonymous, forgotten when terminated or
+ * when they say ignore).
  *
  * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
  * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
@@ -84,16 +87,18 @@ struct sup_child {
 };
 
 struct sup {
-	int su_strategy;	     /* smarm_sup_strategy */
-	uint32_t su_max;	     /* intensity: restarts ... */
-	uint64_t su_period;	     /* ... per window (ns) */
-	struct sup_child *su_kids;   /* su_n entries, start order */
-	struct smarm__htab su_bypid; /* running children by pid (INV-5) */
-	uint32_t su_n;		     /* entries (holes included) */
-	uint32_t su_cap;	     /* allocated entries */
-	uint32_t su_gone;	     /* holes (ch_gone) */
-	uint64_t su_seq;	     /* ids of anonymous dynamic children */
-	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
+	int su_strategy;		 /* smarm_sup_strategy */
+	bool su_simple;			 /* SIMPLE_ONE_FOR_ONE: su_tmpl ... */
+	struct smarm__sup_cspec su_tmpl; /* ... its template, not a child */
+	uint32_t su_max;		 /* intensity: restarts ... */
+	uint64_t su_period;		 /* ... per window (ns) */
+	struct sup_child *su_kids;	 /* su_n entries, start order */
+	struct smarm__htab su_bypid;	 /* running children by pid (INV-5) */
+	uint32_t su_n;			 /* entries (holes included) */
+	uint32_t su_cap;		 /* allocated entries */
+	uint32_t su_gone;		 /* holes (ch_gone) */
+	uint64_t su_seq;		 /* ids of anonymous dynamic children */
+	smarm_chan_t *su_sig;		 /* trap, Downs and readiness */
 	smarm_chan_t *su_ctl;	/* control mailbox (struct smarm__sup_ctl) */
 	smarm_selset_t *su_set; /* su_sig, su_ctl */
 	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
@@ -139,6 +144,14 @@ int smarm__sup_report(int status, intptr_t extra)
 }
 
 /* ---------------------------------------------------------- supervisor */
+
+int smarm__sup_spec_check(const struct smarm_sup_spec *spec)
+{
+	if (spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE &&
+	    spec->sp_n != 1)
+		return SMARM_EBADSPEC;
+	return 0;
+}
 
 /* The process-wide control type (never freed: cached). */
 static const smarm_msgtype_t *ctl_type(void)
@@ -274,6 +287,13 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	su->su_strategy = owned->sp_strategy;
 	su->su_max = owned->sp_max;
 	su->su_period = owned->sp_period;
+	if (owned->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE) {
+		/* the template (smarm__sup_spec_check: the only child) */
+		su->su_simple = true;
+		su->su_tmpl = owned->sp_kids[0];
+		su->su_tmpl.cs_id[0] = '\0'; /* instances are anonymous */
+		n = 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
 		su->su_kids[i].ch_cs = owned->sp_kids[i];
@@ -543,7 +563,7 @@ static void sup_death(struct sup *su, int i)
 		return;
 	if (su->su_kids[i].ch_ignored) { /* it said ignore: no pid kept */
 		su->su_kids[i].ch_ignored = false;
-		if (cs->cs_restart == SMARM_SUP_TEMPORARY)
+		if (cs->cs_restart == SMARM_SUP_TEMPORARY || su->su_simple)
 			sup_delete(su, i);
 		return;
 	}
@@ -582,7 +602,8 @@ static void sup_death(struct sup *su, int i)
 			}
 			int rc = sup_start_child(su, k);
 			if (rc == SMARM__SUP_IGNORE &&
-			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
+			    (c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
+			     su->su_simple))
 				sup_delete(su, k); /* ignored: not kept */
 			else if (rc != 0 && rc != SMARM__SUP_IGNORE)
 				failed = k;
@@ -620,8 +641,24 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	int i = -1;
 	if (su->su_gone != 0)
 		sup_compact(su);
-	if (q->op != SMARM__SUP_OP_START && q->op != SMARM__SUP_OP_WHICH &&
-	    q->op != SMARM__SUP_OP_COUNT) {
+	if (su->su_simple == (q->op == SMARM__SUP_OP_START_ARGS)) {
+		/* fits the strategy */
+	} else if (q->op != SMARM__SUP_OP_WHICH &&
+		   q->op != SMARM__SUP_OP_COUNT &&
+		   q->op != SMARM__SUP_OP_TERMINATE_PID) {
+		r.how = SMARM_ESIMPLE; /* OTP's {error, simple_one_for_one} */
+		goto reply;
+	}
+	if (q->op == SMARM__SUP_OP_TERMINATE_PID) {
+		i = sup_find(su, q->pid);
+		if (i < 0) {
+			r.how = SMARM_ENOENT;
+			goto reply;
+		}
+	} else if (q->op != SMARM__SUP_OP_START &&
+		   q->op != SMARM__SUP_OP_START_ARGS &&
+		   q->op != SMARM__SUP_OP_WHICH &&
+		   q->op != SMARM__SUP_OP_COUNT) {
 		i = sup_find_id(su, q->cs.cs_id);
 		if (i < 0) {
 			r.how = SMARM_ENOENT;
@@ -629,8 +666,16 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		}
 	}
 	switch (q->op) {
+	case SMARM__SUP_OP_START_ARGS: {
+		void *arg = q->cs.cs_arg;
+		q->cs = su->su_tmpl; /* an instance of the template */
+		q->cs.cs_arg = arg;
+	}
+		/* FALLTHROUGH */
 	case SMARM__SUP_OP_START:
-		if (q->anon) {
+		if (su->su_simple) {
+			/* anonymous, and ids are not looked up */
+		} else if (q->anon) {
 			do
 				snprintf(q->cs.cs_id, sizeof q->cs.cs_id,
 					 "#%llu",
@@ -659,11 +704,12 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		r.how = sup_start_child(su, i);
 		if (r.how == SMARM__SUP_IGNORE) {
 			/* OTP's {ok, undefined}: kept with no pid, but a
-			 * temporary child is not kept at all */
+			 * temporary child or an instance is not kept */
 			r.how = 0;
 			if (su->su_kids[i].ch_cs.cs_restart ==
-			    SMARM_SUP_TEMPORARY) {
-				if (q->op == SMARM__SUP_OP_START)
+				    SMARM_SUP_TEMPORARY ||
+			    su->su_simple) {
+				if (q->op != SMARM__SUP_OP_RESTART)
 					su->su_n--;
 				else
 					sup_delete(su, i);
@@ -671,7 +717,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			break;
 		}
 		if (r.how != 0) {
-			if (q->op == SMARM__SUP_OP_START)
+			if (q->op != SMARM__SUP_OP_RESTART)
 				su->su_n--; /* nothing recorded */
 			break;
 		}
@@ -679,9 +725,11 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		r.ref = (uint64_t)su->su_kids[i].ch_info;
 		break;
 	case SMARM__SUP_OP_TERMINATE:
+	case SMARM__SUP_OP_TERMINATE_PID:
 		sup_stop_child(su, i);
-		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
-			sup_delete(su, i);
+		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
+		    su->su_simple)
+			sup_delete(su, i); /* an instance goes too (OTP) */
 		break;
 	case SMARM__SUP_OP_DELETE:
 		if (su->su_kids[i].ch_pid != 0)
@@ -713,12 +761,13 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	}
 	case SMARM__SUP_OP_COUNT: {
 		uint64_t active = 0, sups = 0;
+		uint64_t specs = su->su_simple ? 1 : su->su_n; /* template */
 		for (uint32_t k = 0; k < su->su_n; k++) {
 			active += su->su_kids[k].ch_pid != 0;
 			sups += su->su_kids[k].ch_cs.cs_type ==
 				SMARM_SUP_SUPERVISOR;
 		}
-		r.ref = (uint64_t)su->su_n << 32 | active;
+		r.ref = specs << 32 | active;
 		r.reason = (intptr_t)(sups << 32 | (su->su_n - sups));
 		break;
 	}
@@ -966,8 +1015,8 @@ static void sup_init_body(void *arg)
 		sup_init_fail(rc, 0);
 	rc = fn(fn_arg, sp);
 	(void)smarm_cleanup_pop(false); /* sp is ours again */
-	if (rc == 0 && sp->sp_bad != 0) {
-		int bad = sp->sp_bad;
+	if (rc == 0 && (sp->sp_bad != 0 || smarm__sup_spec_check(sp) != 0)) {
+		int bad = sp->sp_bad != 0 ? sp->sp_bad : SMARM_EBADSPEC;
 		smarm_sup_spec_free(sp);
 		sup_init_fail(SMARM_EBADSPEC, bad);
 	}

@@ -51,12 +51,15 @@ enum smarm__sup_op {
 	SMARM__SUP_OP_DELETE,
 	SMARM__SUP_OP_WHICH,
 	SMARM__SUP_OP_COUNT,
+	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_arg its arg */
+	SMARM__SUP_OP_TERMINATE_PID, /* the child running as pid */
 };
 
 struct smarm__sup_ctl {
 	int op;			    /* enum smarm__sup_op */
 	bool anon;		    /* START without an id */
 	struct smarm__sup_cspec cs; /* START: the child; others: cs_id */
+	uint64_t pid;		    /* TERMINATE_PID: the child's pid */
 	smarm_chan_t *reply;	    /* the caller's (smarm_signal_t elements) */
 };
 
@@ -73,6 +76,10 @@ struct smarm__sup_ctl {
 #define SMARM__SUP_KIND_ITEMS 18
 
 /* sup.c */
+
+/* 0, or SMARM_EBADSPEC: a SIMPLE_ONE_FOR_ONE spec without exactly one
+ * child (what no setter can refuse alone). */
+int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
 
 /*
  * Run the supervisor of owned (taken over and freed) on the calling

@@ -55,7 +55,7 @@ static int spec_fail(smarm_sup_spec_t *spec, int rc)
 int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
 {
 	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
-	    strategy > SMARM_SUP_REST_FOR_ONE)
+	    strategy > SMARM_SUP_SIMPLE_ONE_FOR_ONE)
 		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_strategy = strategy;
 	return 0;
@@ -209,6 +209,8 @@ static int spec_take(const smarm_sup_spec_t *spec, struct smarm_sup_spec **copy)
 		return SMARM_ENOTACTOR;
 	if (spec == NULL)
 		return SMARM_EINVAL;
+	if (smarm__sup_spec_check(spec) != 0)
+		return SMARM_EBADSPEC;
 	*copy = spec_dup(spec);
 	return *copy != NULL ? 0 : SMARM_ENOMEM;
 }
@@ -316,6 +318,44 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
+}
+
+int smarm_sup_start_child_args(smarm_pid_t sup, void *arg, uint64_t timeout_ns,
+			       smarm_pid_t *pid, intptr_t *info)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_START_ARGS;
+	q.cs.cs_arg = arg;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && pid != NULL)
+		*pid = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
+	return rc;
+}
+
+int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
+				  uint64_t timeout_ns)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (pid.id == 0)
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_TERMINATE_PID;
+	q.pid = pid.id;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	return rc != 0 ? rc : r.how;
 }
 
 static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,

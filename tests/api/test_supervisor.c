@@ -473,7 +473,7 @@ static void root_errors(void *arg)
 	smarm_sup_spec_free(NULL);
 	HARNESS_EQ(smarm_sup_spec_set_strategy(NULL, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, -1), SMARM_EINVAL);
-	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, 3), SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, 4), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(NULL, 1, 1), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 1, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 65537, 1), SMARM_EINVAL);
