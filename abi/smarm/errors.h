@@ -67,7 +67,8 @@
 	XX(EBADSPEC, -321, "invalid supervisor spec")                          \
 	XX(ESIMPLE, -322,                                                      \
 	   "call does not fit a simple_one_for_one supervisor (or fits only " \
-	   "one)")
+	   "one)")                                                             \
+	XX(ERESTARTING, -323, "the child is restarting (its restart failed)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

@@ -603,6 +603,18 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * (temporary ones are stopped and not restarted). One failure is one
  * restart, however many siblings it cycles.
  *
+ * Restarting children (since 0.5.0, as OTP's supervisor): a child
+ * whose restart fails (its start failed, ended before it was ready,
+ * timed out) is kept as restarting (SMARM_SUP_CHILD_RESTARTING in
+ * smarm_sup_which_children_ex, not active in count_children) and its
+ * restart is tried again, per the strategy, after the calls already
+ * sent to the supervisor are served; each try is one more restart
+ * against the intensity, so a child that cannot start makes its
+ * supervisor give up. restart_child and delete_child of it answer
+ * SMARM_ERESTARTING (OTP's {error, restarting}); terminate_child stops
+ * the retries. (Before, the supervisor retried at once, deaf to calls
+ * until it succeeded or gave up.)
+ *
  * Intensity: more than max_restarts restarts within period_ns make the
  * supervisor give up: it shuts its children down (reverse order) and
  * ends as OTP's supervisor does, with a shutdown: SMARM_EXIT_SHUTDOWN,
@@ -983,7 +995,8 @@ SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
 /*
  * smarm_sup_terminate_child() - stop the child id per its shutdown
  * policy; it is not restarted, and its spec stays (a temporary child's
- * goes). Stopping a child that is not running succeeds. As in OTP, a
+ * goes). Stopping a child that is not running succeeds; a restarting
+ * one is no longer retried (as in OTP). As in OTP, a
  * sibling's restart that cycles it (ONE_FOR_ALL, REST_FOR_ONE) starts
  * it again with the others; delete it to keep it out.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
@@ -1000,7 +1013,8 @@ SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
  * Returns: 0, *child (may be NULL) set. Errors: the common ones;
  * SMARM_EINVAL id NULL, empty or too long; SMARM_ENOENT no child of that
  * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot;
- * SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE (since 0.5).
+ * SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE (since 0.5); SMARM_ERESTARTING
+ * it is restarting (since 0.5: see Restarting children).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
@@ -1012,7 +1026,7 @@ SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
  * too long; SMARM_ENOENT no child of that id; SMARM_ESTATE it is
  * running (terminate it first); SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE
- * (since 0.5).
+ * (since 0.5); SMARM_ERESTARTING it is restarting (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_delete_child(smarm_pid_t sup, const char *id,
@@ -1043,11 +1057,12 @@ SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
 
 /*
  * States of a child in smarm_sup_which_children_ex (OTP's which_children
- * pid field: a pid, undefined). Since: SMARM_0.5.
+ * pid field: a pid, undefined, restarting). Since: SMARM_0.5.
  */
 enum smarm_sup_child_state {
 	SMARM_SUP_CHILD_RUNNING = 0, /* pid is its running tenancy */
 	SMARM_SUP_CHILD_STOPPED = 1, /* not running (OTP's undefined) */
+	SMARM_SUP_CHILD_RESTARTING = 2, /* its restart failed: retried */
 };
 
 /*

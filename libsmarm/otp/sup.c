@@ -61,6 +61,15 @@
  *         per its policy), a restart in progress is abandoned and no
  *         later one begins, so a child that never gets ready cannot
  *         keep its supervisor from ending.
+ *   INV-7 a child whose restart failed is restarting (ch_restarting,
+ *         no pid) until a retry starts it, a sibling's restart starts
+ *         it, or it is terminated; su_nretry counts such children.
+ *         sup_loop retries one of them per turn, after at most one
+ *         request (OTP queues its try_again_restart behind the calls
+ *         already sent), so calls see a restarting child; each retry is
+ *         one more restart against the intensity, as in OTP. Finding
+ *         the child to retry scans the table: only failed restarts,
+ *         bounded by the intensity, pay for it.
  * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
@@ -82,6 +91,7 @@ struct sup_child {
 	bool ch_gone;		       /* deleted: a hole until sup_compact */
 	bool ch_ignored;	       /* it said ignore: its end is no death */
 	intptr_t ch_info;	       /* its last readiness report's info */
+	bool ch_restarting;	       /* its restart failed: retried (INV-7) */
 	int ch_how;		       /* of the last Down */
 	intptr_t ch_reason;	       /* of the last Down */
 };
@@ -106,6 +116,7 @@ struct sup {
 	uint64_t su_parent;	     /* spawner's pid id */
 	struct smarm__ring su_hist;  /* restart instants (INV-2) */
 	struct smarm__ring su_pend;  /* child indexes (INV-1) */
+	uint32_t su_nretry;	     /* children restarting (INV-7) */
 	bool su_stop;		     /* an exit signal asked us to end */
 	int su_stop_how;	     /* ... with this how */
 	intptr_t su_stop_reason;     /* ... and reason */
@@ -457,6 +468,20 @@ static void sup_stop_child(struct sup *su, int i)
 	c->ch_pending = false;
 }
 
+/* Child i's restart failed, or it needs none any more (INV-7). */
+static void sup_set_restarting(struct sup *su, int i, bool on)
+{
+	struct sup_child *c = &su->su_kids[i];
+	if (c->ch_restarting == on)
+		return;
+	SMARM_ASSERT(!on || c->ch_pid == 0);
+	c->ch_restarting = on;
+	if (on)
+		su->su_nretry++;
+	else
+		su->su_nretry--;
+}
+
 /* Start child i (and wait for its readiness). 0 or its failure. */
 static int sup_start_child(struct sup *su, int i)
 {
@@ -465,6 +490,7 @@ static int sup_start_child(struct sup *su, int i)
 	smarm_pid_t pid;
 	uint64_t deadline;
 	int rc;
+	sup_set_restarting(su, i, false); /* tried now */
 	c->ch_pending = false;
 	c->ch_ignored = false;
 	c->ch_info = 0;
@@ -552,12 +578,58 @@ static bool abnormal(int how)
 }
 
 /*
+ * Restart child i (not running) per the strategy: one restart against
+ * the intensity. If a start fails, that child is left restarting, to
+ * be retried from sup_loop (INV-7), as OTP's supervisor does; nothing
+ * is started once the supervisor is told to end (INV-6).
+ */
+static void sup_restart(struct sup *su, int i)
+{
+	int n = (int)su->su_n;
+	int lo = i;
+	int hi = i;
+	int failed = -1;
+	if (su->su_stop)
+		return;
+	if (!sup_admit(su)) {
+		/* OTP's supervisor ends with reason shutdown; why travels as
+		 * the reason code. */
+		sup_stop_all(su);
+		smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
+	}
+	if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
+		lo = 0, hi = n - 1;
+	else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
+		hi = n - 1;
+	for (int k = hi; k >= lo; k--)
+		if (k != i)
+			sup_stop_child(su, k);
+	for (int k = lo; k <= hi && failed < 0 && !su->su_stop; k++) {
+		struct sup_child *c = &su->su_kids[k];
+		if (c->ch_gone)
+			continue;
+		if (k != i && c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
+			sup_delete(su, k); /* stopped, not restarted */
+			continue;
+		}
+		int rc = sup_start_child(su, k);
+		if (rc == SMARM__SUP_IGNORE &&
+		    (c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
+		     su->su_simple))
+			sup_delete(su, k); /* ignored: not kept */
+		else if (rc != 0 && rc != SMARM__SUP_IGNORE)
+			failed = k;
+	}
+	if (failed >= 0 && !su->su_stop)
+		sup_set_restarting(su, failed, true);
+}
+
+/*
  * Child i ended on its own (its Down taken): restart per the spec, or
  * not at all once the supervisor is told to end (INV-6).
  */
 static void sup_death(struct sup *su, int i)
 {
-	int n = (int)su->su_n;
 	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
 	if (su->su_stop)
 		return;
@@ -574,44 +646,18 @@ static void sup_death(struct sup *su, int i)
 	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
 	    !abnormal(su->su_kids[i].ch_how))
 		return;
-	for (;;) {
-		int lo = i;
-		int hi = i;
-		int failed = -1;
-		if (!sup_admit(su)) {
-			/* OTP's supervisor ends with reason shutdown; why
-			 * travels as the reason code. */
-			sup_stop_all(su);
-			smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
-		}
-		if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
-			lo = 0, hi = n - 1;
-		else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
-			hi = n - 1;
-		for (int k = hi; k >= lo; k--)
-			if (k != i)
-				sup_stop_child(su, k);
-		for (int k = lo; k <= hi && failed < 0 && !su->su_stop; k++) {
-			struct sup_child *c = &su->su_kids[k];
-			if (c->ch_gone)
-				continue;
-			if (k != i &&
-			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
-				sup_delete(su, k); /* stopped, not restarted */
-				continue;
-			}
-			int rc = sup_start_child(su, k);
-			if (rc == SMARM__SUP_IGNORE &&
-			    (c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
-			     su->su_simple))
-				sup_delete(su, k); /* ignored: not kept */
-			else if (rc != 0 && rc != SMARM__SUP_IGNORE)
-				failed = k;
-		}
-		if (failed < 0 || su->su_stop)
+	sup_restart(su, i);
+}
+
+/* Retry the restart of one restarting child, if any is (INV-7). */
+static void sup_retry(struct sup *su)
+{
+	for (uint32_t k = 0; k < su->su_n; k++)
+		if (su->su_kids[k].ch_restarting && !su->su_kids[k].ch_gone) {
+			sup_restart(su, (int)k);
 			return;
-		i = failed; /* a restart that fails is one more restart */
-	}
+		}
+	SMARM_NEVER(su->su_nretry != 0);
 }
 
 /* End the calling actor as the exit signal that stopped it said. */
@@ -701,6 +747,11 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			r.how = SMARM_ESTATE; /* running */
 			break;
 		}
+		if (su->su_kids[i].ch_restarting) {
+			r.how = SMARM_ERESTARTING; /* OTP's {error, restarting}
+						    */
+			break;
+		}
 		r.how = sup_start_child(su, i);
 		if (r.how == SMARM__SUP_IGNORE) {
 			/* OTP's {ok, undefined}: kept with no pid, but a
@@ -726,6 +777,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		break;
 	case SMARM__SUP_OP_TERMINATE:
 	case SMARM__SUP_OP_TERMINATE_PID:
+		sup_set_restarting(su, i, false); /* no more retries (OTP) */
 		sup_stop_child(su, i);
 		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
 		    su->su_simple)
@@ -734,6 +786,8 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	case SMARM__SUP_OP_DELETE:
 		if (su->su_kids[i].ch_pid != 0)
 			r.how = SMARM_ESTATE; /* running */
+		else if (su->su_kids[i].ch_restarting)
+			r.how = SMARM_ERESTARTING;
 		else
 			sup_delete(su, i);
 		break;
@@ -750,9 +804,10 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			items[k].pid.id = c->ch_pid;
 			items[k].restart = c->ch_cs.cs_restart;
 			items[k].type = c->ch_cs.cs_type;
-			items[k].state = c->ch_pid != 0
-						 ? SMARM_SUP_CHILD_RUNNING
-						 : SMARM_SUP_CHILD_STOPPED;
+			items[k].state =
+				c->ch_pid != 0	   ? SMARM_SUP_CHILD_RUNNING
+				: c->ch_restarting ? SMARM_SUP_CHILD_RESTARTING
+						   : SMARM_SUP_CHILD_STOPPED;
 		}
 		r.kind = SMARM__SUP_KIND_ITEMS;
 		r.ref = su->su_n;
@@ -805,6 +860,14 @@ static void sup_loop(struct sup *su)
 			int j = sup_take(su, &m);
 			if (j >= 0)
 				sup_death(su, j);
+			continue;
+		}
+		if (su->su_nretry != 0) {
+			/* one request queued before the retry goes first,
+			 * then the retry: neither starves the other */
+			if (smarm_chan_try_recv(su->su_ctl, &q) == 0)
+				sup_ctl(su, &q);
+			sup_retry(su);
 			continue;
 		}
 		if (smarm_chan_try_recv(su->su_ctl, &q) == 0) {

@@ -18,7 +18,19 @@
  *   sup_start_restart_child_returns_error - restart_child of a child
  *     whose start fails returns that failure and leaves it not running;
  *   sup_start_fail through a nested supervisor - a failed start deep in
- *     a tree fails the top smarm_sup_start with the child's own status.
+ *     a tree fails the top smarm_sup_start with the child's own status;
+ *   count_children_supervisor - count_children_ex's four counts and
+ *     which_children_ex's types and states;
+ *   extra_return - a start's {ok, Pid, Extra} through start_child_spec
+ *     and restart_child_ex;
+ *   sup_start_child_returns_error - a start_child whose child fails
+ *     returns the failure and records nothing;
+ *   start_child returning once the child is set up - a supervisor child
+ *     takes calls, a trapping worker sees its terminate (init_ack);
+ *   count_restarting_children - children whose restarts fail are kept
+ *     restarting and retried, counted as workers, not active; calls on
+ *     one answer {error, restarting}; each retry counts against the
+ *     intensity.
  */
 #include "sup_kids.h"
 
@@ -990,6 +1002,218 @@ START_TEST(test_sup_otp_start_child_returns_once_the_child_is_set_up)
 }
 END_TEST
 
+/* ------------------------------------------------ restarting children */
+
+/* The state of sup's child i (which_children_ex), or -1. */
+static int state_of(smarm_pid_t sup, size_t i, size_t *n)
+{
+	smarm_sup_child_info_t it[8];
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 8, n, MS(5000)), 0);
+	return i < *n && i < 8 ? it[i].state : -1;
+}
+
+/* Poll until sup's child i is in state want (bounded). */
+static bool await_state(smarm_pid_t sup, size_t i, int want)
+{
+	uint64_t t0 = smarm_now_ns();
+	size_t n;
+	while (state_of(sup, i, &n) != want) {
+		if (harness_since(t0) > MS(10000) * harness_time_scale())
+			return false;
+		smarm_actor_sleep(MS(1));
+	}
+	return true;
+}
+
+/* Poll until count_children's active is want (bounded). */
+static bool await_active(smarm_pid_t sup, size_t want)
+{
+	uint64_t t0 = smarm_now_ns();
+	size_t active = (size_t)-1;
+	while (smarm_sup_count_children(sup, NULL, &active, MS(5000)) == 0 &&
+	       active != want) {
+		if (harness_since(t0) > MS(10000) * harness_time_scale())
+			return false;
+		smarm_actor_sleep(MS(1));
+	}
+	return active == want;
+}
+
+/*
+ * count_restarting_children: instances of a simple_one_for_one whose
+ * restarts fail are kept restarting and retried: count_children shows
+ * them as workers, not active; once their starts succeed again, all
+ * are active. The supervisor answers calls all along.
+ */
+static void root_count_restarting(void *arg)
+{
+	struct kid *k[4];
+	smarm_sup_spec_t *sp = NULL;
+	smarm_sup_child_info_t it[4];
+	smarm_pid_t sup;
+	size_t specs = 0, active = 0, workers = 0, n = 0;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_strategy(sp, SMARM_SUP_SIMPLE_ONE_FOR_ONE),
+		0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 1000, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "t", kid_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_BRUTAL_KILL),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "t", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	for (int i = 0; i < 4; i++) {
+		k[i] = kid_new(i + 1, KID_FAIL_GATED);
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+	}
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(active, 4);
+	HARNESS_EQ(workers, 4);
+	for (int i = 0; i < 4; i++)
+		HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[i]),
+						 SMARM_EXIT_STOPPED, 0),
+			   0);
+	HARNESS_CHECK(await_active(sup, 0));
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(active, 0);
+	HARNESS_EQ(workers, 4);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 4);
+	for (int i = 0; i < 4; i++) {
+		HARNESS_EQ(it[i].state, SMARM_SUP_CHILD_RESTARTING);
+		HARNESS_CHECK(smarm_pid_eq(it[i].pid, SMARM_PID_NONE));
+	}
+	for (int i = 0; i < 4; i++)
+		atomic_store(&k[i]->gate, 1);
+	HARNESS_CHECK(await_active(sup, 4));
+	for (int i = 0; i < 4; i++)
+		HARNESS_CHECK(atomic_load(&k[i]->starts) >= 3); /* retried */
+	/* each try was a restart: 4 that failed, their retries */
+	HARNESS_CHECK(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0 >= 8);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	for (int i = 0; i < 4; i++)
+		free(k[i]);
+}
+
+START_TEST(test_sup_otp_count_restarting_children)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_count_restarting, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A restarting child: restart_child and delete_child answer {error,
+ * restarting} (SMARM_ERESTARTING); terminate_child stops the retries;
+ * then restart_child starts it.
+ */
+static void root_restarting_calls(void *arg)
+{
+	struct kid *k[2] = { kid_new(1, KID_FAIL_GATED), kid_new(2, KID_PARK) };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 2, 1000);
+	smarm_pid_t sup, pid = SMARM_PID_NONE;
+	size_t specs = 0, active = 0, workers = 0, n = 0;
+	int starts;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	kids_await_first(k, 2);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	HARNESS_CHECK(await_state(sup, 0, SMARM_SUP_CHILD_RESTARTING));
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(5000), &pid),
+		   SMARM_ERESTARTING);
+	HARNESS_CHECK(smarm_pid_eq(pid, SMARM_PID_NONE));
+	HARNESS_EQ(smarm_sup_delete_child(sup, "a", MS(5000)),
+		   SMARM_ERESTARTING);
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 2);
+	HARNESS_EQ(active, 1);
+	HARNESS_EQ(workers, 2);
+	/* terminated: no more retries */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "a", MS(5000)), 0);
+	HARNESS_EQ(state_of(sup, 0, &n), SMARM_SUP_CHILD_STOPPED);
+	starts = atomic_load(&k[0]->starts);
+	HARNESS_CHECK(starts >= 2);
+	smarm_actor_sleep(MS(100));
+	HARNESS_EQ(atomic_load(&k[0]->starts), starts);
+	atomic_store(&k[0]->gate, 1);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(10000), &pid), 0);
+	HARNESS_CHECK(smarm_pid_eq(pid, kid_pid(k[0])));
+	HARNESS_EQ(state_of(sup, 0, &n), SMARM_SUP_CHILD_RUNNING);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	kids_free(k, 2);
+}
+
+START_TEST(test_sup_otp_restarting_child_answers_erestarting)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_restarting_calls, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * Each retry of a restarting child is one more restart against the
+ * intensity (3 in the window): the child's first restart and two
+ * retries are admitted, the third retry is one too many, and the
+ * supervisor gives up, SHUTDOWN with SMARM_EINTENSITY.
+ */
+static void root_restarting_intensity(void *arg)
+{
+	struct kid *k[1] = { kid_new(1, KID_FAIL_GATED) };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 1, 3);
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+	kids_await_first(k, 1);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(s.reason, SMARM_EINTENSITY);
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0, 3);
+	HARNESS_EQ(atomic_load(&k[0]->starts), 4);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	harness_chan_drop(ch);
+	kids_free(k, 1);
+}
+
+START_TEST(test_sup_otp_restarting_child_counts_against_intensity)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_restarting_intensity, NULL),
+			 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
 {
@@ -1022,6 +1246,12 @@ Suite *smarm_test_sup_otp_suite(void)
 	add_123(tc, test_sup_otp_extra_return);
 	add_123(tc, test_sup_otp_sup_start_child_returns_error);
 	add_123(tc, test_sup_otp_start_child_returns_once_the_child_is_set_up);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("restarting");
+	tcase_set_timeout(tc, 60);
+	add_123(tc, test_sup_otp_count_restarting_children);
+	add_123(tc, test_sup_otp_restarting_child_answers_erestarting);
+	add_123(tc, test_sup_otp_restarting_child_counts_against_intensity);
 	suite_add_tcase(s, tc);
 	return s;
 }
