@@ -18,7 +18,11 @@
  *   sup_start_ignore_temporary_child_start_child_simple - an instance
  *     that says ignore starts with no pid and is not kept;
  *   sup_start_map_faulty_specs (its simple part) - a simple_one_for_one
- *     spec without exactly one child is an invalid spec.
+ *     spec without exactly one child is an invalid spec;
+ *   hanging_restart_loop_simple - an instance whose restart never gets
+ *     ready does not keep the supervisor from its shutdown;
+ *   do_not_save_start_parameters_for_temporary_children - temporary
+ *     instances are forgotten when they end.
  */
 #include "sup_kids.h"
 
@@ -329,6 +333,92 @@ static void root_faulty(void *arg)
 	HARNESS_EQ(smarm_sup_spec_set_strategy(NULL, 3), SMARM_EINVAL);
 }
 
+/* A simple_one_for_one over kid_body, each instance's arg a kid. */
+static smarm_pid_t start_simple_kids(int restart, uint64_t ready_ns)
+{
+	smarm_sup_spec_t *sp = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_strategy(sp, SMARM_SUP_SIMPLE_ONE_FOR_ONE),
+		0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 100, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "t", kid_body, NULL, restart,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	if (ready_ns != 0)
+		HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "t", ready_ns),
+			   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	return sup;
+}
+
+/*
+ * hanging_restart_loop_simple: an instance whose restart never reports
+ * ready does not keep the supervisor from ending on its parent's
+ * shutdown.
+ */
+static void root_hanging_simple(void *arg)
+{
+	struct kid *h = kid_new(1, KID_HANG_ON_RESTART);
+	smarm_pid_t sup =
+		start_simple_kids(SMARM_SUP_PERMANENT, SMARM_NO_TIMEOUT);
+	(void)arg;
+	HARNESS_EQ(smarm_sup_start_child_args(sup, h, MS(10000), NULL, NULL),
+		   0);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(h), SMARM_EXIT_CRASHED, 1), 0);
+	HARNESS_CHECK(kid_await(&h->starts, 2)); /* the restart hangs */
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(atomic_load(&h->starts), 2);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(h);
+}
+
+/*
+ * do_not_save_start_parameters_for_temporary_children: temporary
+ * instances that end, however they end, are forgotten with their
+ * argument; terminate_child by pid forgets one too.
+ */
+static void root_temporary(void *arg)
+{
+	struct kid *k[3] = { kid_new(1, KID_PARK), kid_new(2, KID_PARK),
+			     kid_new(3, KID_PARK) };
+	smarm_pid_t sup = start_simple_kids(SMARM_SUP_TEMPORARY, 0);
+	size_t specs = 0, workers = 9, n = 9;
+	(void)arg;
+	for (int i = 0; i < 3; i++) {
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+		HARNESS_CHECK(kid_await(&k[i]->starts, 1));
+	}
+	HARNESS_EQ(exit_and_await(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_EQ(exit_and_await(kid_pid(k[1]), SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(smarm_sup_terminate_child_pid(sup, kid_pid(k[2]), MS(5000)),
+		   0);
+	for (int i = 0; i < 10000 && workers != 0; i++) {
+		HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, NULL, NULL,
+						       &workers, MS(5000)),
+			   0);
+		smarm_actor_sleep(MS(1));
+	}
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(workers, 0);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, NULL, 0, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 0);
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(atomic_load(&k[i]->starts), 1); /* none restarted */
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	for (int i = 0; i < 3; i++)
+		free(k[i]);
+}
+
 #define CASE(name, root)                                                       \
 	START_TEST(test_sup_simple_##name)                                     \
 	{                                                                      \
@@ -344,6 +434,8 @@ CASE(child_adm_simple, root_child_adm)
 CASE(terminate_child_by_pid_other_strategies, root_terminate_pid_static)
 CASE(sup_start_ignore_child_start_child_simple, root_ignore)
 CASE(sup_start_map_faulty_specs, root_faulty)
+CASE(hanging_restart_loop_simple, root_hanging_simple)
+CASE(do_not_save_start_parameters_for_temporary_children, root_temporary)
 
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
@@ -363,6 +455,9 @@ Suite *smarm_test_sup_simple_suite(void)
 	add_123(tc, test_sup_simple_terminate_child_by_pid_other_strategies);
 	add_123(tc, test_sup_simple_sup_start_ignore_child_start_child_simple);
 	add_123(tc, test_sup_simple_sup_start_map_faulty_specs);
+	add_123(tc, test_sup_simple_hanging_restart_loop_simple);
+	add_123(tc,
+		test_sup_simple_do_not_save_start_parameters_for_temporary_children);
 	suite_add_tcase(s, tc);
 	return s;
 }
