@@ -896,6 +896,22 @@ SMARM_API int smarm_sup_start_init(smarm_sup_init_cb init, void *arg,
 SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
 
 /*
+ * smarm_sup_run_init() - smarm_sup_run() of the spec init(arg) builds
+ * on the calling actor (see smarm_sup_init_cb): the form for a child
+ * supervisor with an init, in a tree. What smarm_sup_start_init
+ * returns to its caller is reported to the parent supervisor, as the
+ * child's start: init's SMARM_SUP_INIT_IGNORE is the child's ignore
+ * (as smarm_sup_ignore()), a negative status its failure (as
+ * smarm_sup_start_failed()), another value SMARM_EBADRETURN, an
+ * invalid spec SMARM_EBADSPEC; each then ends the caller with
+ * SMARM_EXIT_NORMAL. A crash in init is the caller's end.
+ * Returns: only on misuse. Errors: SMARM_ENOTACTOR; SMARM_EINVAL init
+ * NULL; SMARM_ENOMEM (nothing was started).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_run_init(smarm_sup_init_cb init, void *arg);
+
+/*
  * smarm_sup_ready() - report the calling child ready to the supervisor
  * that started it (see Readiness). A report nobody waits for (the child
  * is not set to report, or reports twice) is ignored.

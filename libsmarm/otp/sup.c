@@ -1059,14 +1059,16 @@ static void sup_init_fail(int status, intptr_t why)
 }
 
 /*
- * A supervisor whose spec init builds (smarm_sup_init_cb): on its own
- * actor, so a crash in init is its end, seen by the starter as a Down.
+ * Build a spec with init (smarm_sup_init_cb) on the calling actor, so a
+ * crash in init is its end, which its starter sees as a Down; then run
+ * the supervisor. init's ignore, a failure, an invalid spec are
+ * reported to the spawner and end the actor normally. Returns only if
+ * nothing could be set up (the code; reported first if
+ * report_setup_failure).
  */
-static void sup_init_body(void *arg)
+int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
+			bool report_setup_failure)
 {
-	const struct sup_init *in = arg;
-	smarm_sup_init_cb fn = in->si_fn;
-	void *fn_arg = in->si_arg;
 	struct smarm_sup_spec *sp = NULL;
 	int rc = smarm_sup_spec_alloc(&sp);
 	if (rc == 0) {
@@ -1074,8 +1076,11 @@ static void sup_init_body(void *arg)
 		if (rc != 0)
 			smarm_sup_spec_free(sp);
 	}
-	if (rc != 0)
-		sup_init_fail(rc, 0);
+	if (rc != 0) {
+		if (report_setup_failure)
+			(void)smarm__sup_report(rc, 0);
+		return rc;
+	}
 	rc = fn(fn_arg, sp);
 	(void)smarm_cleanup_pop(false); /* sp is ours again */
 	if (rc == 0 && (sp->sp_bad != 0 || smarm__sup_spec_check(sp) != 0)) {
@@ -1091,7 +1096,14 @@ static void sup_init_body(void *arg)
 			sup_init_fail(SMARM_EBADRETURN, rc);
 		sup_init_fail(rc, 0);
 	}
-	(void)smarm__sup_run(sp, true); /* only if it could not run */
+	return smarm__sup_run(sp, report_setup_failure);
+}
+
+/* A supervisor whose spec init builds, on its own actor. */
+static void sup_init_body(void *arg)
+{
+	const struct sup_init *in = arg;
+	(void)smarm__sup_run_init(in->si_fn, in->si_arg, true);
 }
 
 static void nothing(void *arg)

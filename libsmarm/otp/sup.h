@@ -88,6 +88,14 @@ int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
  */
 int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
 
+/*
+ * Run on the calling actor a supervisor whose spec init(arg) builds
+ * (smarm_sup_run_init's contract). Returns only if nothing could be set
+ * up (the code; reported to the spawner first if report_setup_failure).
+ */
+int smarm__sup_run_init(smarm_sup_init_cb init, void *arg,
+			bool report_setup_failure);
+
 /* Spawn a supervisor of owned (taken over) and wait for its report. */
 int smarm__sup_start(struct smarm_sup_spec *owned, smarm_pid_t *out);
 

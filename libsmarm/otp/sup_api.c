@@ -229,6 +229,15 @@ int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
 	return rc != 0 ? rc : smarm__sup_start(copy, out);
 }
 
+int smarm_sup_run_init(smarm_sup_init_cb init, void *arg)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (init == NULL)
+		return SMARM_EINVAL;
+	return smarm__sup_run_init(init, arg, false);
+}
+
 int smarm_sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
 			 intptr_t *why)
 {

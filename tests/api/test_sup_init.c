@@ -11,7 +11,8 @@
  *     or builds an invalid spec: the start fails naming it;
  *   sup_start_fail - init crashes: the start fails with the crash's
  *     reason;
- * and the call's own errors.
+ * the same for a child supervisor with an init (smarm_sup_run_init),
+ * and the calls' own errors.
  */
 #include "sup_kids.h"
 
@@ -142,6 +143,75 @@ static void root_child_fails(void *arg)
 	free(c.k);
 }
 
+/* A child supervisor whose spec its init builds. */
+static void run_init_body(void *arg)
+{
+	HARNESS_EQ(smarm_sup_run_init(init_fn, arg), 0); /* only on misuse */
+}
+
+/* Start a top supervisor over "mid", run_init_body(c). */
+static int start_top(struct init_case *c, smarm_pid_t *top)
+{
+	smarm_sup_spec_t *sp = NULL;
+	int rc;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "mid", run_init_body, c,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_child_type(sp, "mid", SMARM_SUP_SUPERVISOR),
+		0);
+	*top = SMARM_PID_NONE;
+	rc = smarm_sup_start(sp, top);
+	smarm_sup_spec_free(sp);
+	return rc;
+}
+
+/*
+ * The same outcomes for a child supervisor with an init
+ * (smarm_sup_run_init) in a tree: its parent's start sees them as the
+ * child's start.
+ */
+static void root_run_init(void *arg)
+{
+	struct init_case ok = { .k = kid_new(1, KID_PARK) };
+	struct init_case ign = { .ret = SMARM_SUP_INIT_IGNORE };
+	struct init_case fail = { .ret = -4242 };
+	struct init_case bad = { .ret = 42 };
+	struct init_case spec = { .bad_setter = 1 };
+	struct init_case crash = { .crash = 4711 };
+	smarm_sup_child_t item;
+	smarm_pid_t top;
+	size_t n = 0;
+	(void)arg;
+	HARNESS_EQ(start_top(&ok, &top), 0);
+	HARNESS_EQ(smarm_sup_which_children(top, &item, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(atomic_load(&ok.self), item.pid.id); /* init ran on mid */
+	HARNESS_EQ(smarm_sup_which_children(item.pid, &item, 1, &n, MS(5000)),
+		   0);
+	HARNESS_EQ(strcmp(item.id, "k"), 0);
+	HARNESS_CHECK(kid_await(&ok.k->starts, 1)); /* spawned, now it ran */
+	HARNESS_CHECK(smarm_pid_eq(item.pid, kid_pid(ok.k)));
+	HARNESS_EQ(exit_and_await(top, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+
+	HARNESS_EQ(start_top(&ign, &top), 0);
+	HARNESS_EQ(smarm_sup_which_children(top, &item, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_CHECK(smarm_pid_eq(item.pid, SMARM_PID_NONE)); /* ignored */
+	HARNESS_EQ(exit_and_await(top, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+
+	HARNESS_EQ(start_top(&fail, &top), -4242);
+	HARNESS_EQ(start_top(&bad, &top), SMARM_EBADRETURN);
+	HARNESS_EQ(start_top(&spec, &top), SMARM_EBADSPEC);
+	HARNESS_EQ(start_top(&crash, &top), SMARM_ESTARTFAILED);
+	HARNESS_EQ(smarm_sup_run_init(NULL, NULL), SMARM_EINVAL);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(ok.k);
+}
+
 static void root_errors(void *arg)
 {
 	smarm_pid_t sup;
@@ -166,12 +236,14 @@ CASE(sup_start_error_return, root_error_return)
 CASE(sup_start_fail, root_fail)
 CASE(child_start_fails_the_start, root_child_fails)
 CASE(errors_return_einval, root_errors)
+CASE(child_supervisor_with_init, root_run_init)
 
 START_TEST(test_sup_init_outside_an_actor_returns_enotactor)
 {
 	smarm_pid_t sup;
 	ck_assert_int_eq(smarm_sup_start_init(init_fn, NULL, &sup, NULL),
 			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_run_init(init_fn, NULL), SMARM_ENOTACTOR);
 }
 END_TEST
 
@@ -186,6 +258,7 @@ Suite *smarm_test_sup_init_suite(void)
 	tcase_add_loop_test(tc, test_sup_init_sup_start_fail, 0, 2);
 	tcase_add_loop_test(tc, test_sup_init_child_start_fails_the_start, 0,
 			    2);
+	tcase_add_loop_test(tc, test_sup_init_child_supervisor_with_init, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, test_sup_init_errors_return_einval, 0, 1);
