@@ -63,7 +63,12 @@
 	   "a callback returned a value outside its contract")                 \
 	XX(EOPKIND, -318, "operation is of another kind (a cast called, ...)") \
 	XX(EREPLY, -319, "the server answered with an error (see the reply)")  \
-	XX(EFULL, -320, "the server's message queue is at its limit")
+	XX(EFULL, -320, "the server's message queue is at its limit")          \
+	XX(EBADSPEC, -321, "invalid supervisor spec")                          \
+	XX(ESIMPLE, -322,                                                      \
+	   "call does not fit a simple_one_for_one supervisor (or fits only " \
+	   "one)")                                                             \
+	XX(ERESTARTING, -323, "the child is restarting (its restart failed)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

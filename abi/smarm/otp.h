@@ -603,6 +603,18 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * (temporary ones are stopped and not restarted). One failure is one
  * restart, however many siblings it cycles.
  *
+ * Restarting children (since 0.5.0, as OTP's supervisor): a child
+ * whose restart fails (its start failed, ended before it was ready,
+ * timed out) is kept as restarting (SMARM_SUP_CHILD_RESTARTING in
+ * smarm_sup_which_children_ex, not active in count_children) and its
+ * restart is tried again, per the strategy, after the calls already
+ * sent to the supervisor are served; each try is one more restart
+ * against the intensity, so a child that cannot start makes its
+ * supervisor give up. restart_child and delete_child of it answer
+ * SMARM_ERESTARTING (OTP's {error, restarting}); terminate_child stops
+ * the retries. (Before, the supervisor retried at once, deaf to calls
+ * until it succeeded or gave up.)
+ *
  * Intensity: more than max_restarts restarts within period_ns make the
  * supervisor give up: it shuts its children down (reverse order) and
  * ends as OTP's supervisor does, with a shutdown: SMARM_EXIT_SHUTDOWN,
@@ -639,11 +651,29 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * are, and reports so to its parent.
  */
 
-/* Strategies (smarm_sup_spec_set_strategy). Since: SMARM_0.4. */
+/*
+ * Strategies (smarm_sup_spec_set_strategy). Since: SMARM_0.4;
+ * SIMPLE_ONE_FOR_ONE since SMARM_0.5.
+ *
+ * SMARM_SUP_SIMPLE_ONE_FOR_ONE is OTP's simple_one_for_one: the spec
+ * holds exactly one child, a template that is not started with the
+ * supervisor (a start of any other spec of this strategy fails with
+ * SMARM_EBADSPEC). smarm_sup_start_child_args starts instances of it,
+ * each restarted as ONE_FOR_ONE restarts a child; their id is empty
+ * (OTP's undefined). Calls that name a child by id (terminate, restart
+ * and delete by id) and the calls that add a child of its own spec
+ * (smarm_sup_start_child, smarm_sup_start_child_spec) answer
+ * SMARM_ESIMPLE, OTP's {error, simple_one_for_one}; terminate an
+ * instance by pid (smarm_sup_terminate_child_pid), which also forgets
+ * it. An instance that says ignore is not kept, whatever its restart.
+ * count_children reports one spec (the template) and counts the
+ * instances by the template's type.
+ */
 enum smarm_sup_strategy {
 	SMARM_SUP_ONE_FOR_ONE = 0,
 	SMARM_SUP_ONE_FOR_ALL = 1,
 	SMARM_SUP_REST_FOR_ONE = 2,
+	SMARM_SUP_SIMPLE_ONE_FOR_ONE = 3,
 };
 
 /* Restart kinds (smarm_sup_spec_add_child). Since: SMARM_0.4. */
@@ -753,6 +783,32 @@ SMARM_API int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec,
 					     uint64_t timeout_ns);
 
 /*
+ * Child types (smarm_sup_spec_set_child_type), OTP's child_type: what
+ * smarm_sup_which_children_ex and smarm_sup_count_children_ex report.
+ * Since: SMARM_0.5.
+ */
+enum smarm_sup_child_type {
+	SMARM_SUP_WORKER = 0,
+	SMARM_SUP_SUPERVISOR = 1,
+};
+
+/*
+ * smarm_sup_spec_set_child_type() - mark the child id a worker (the
+ * default) or a supervisor. A SMARM_SUP_SUPERVISOR child reports
+ * readiness, as smarm_sup_run does once its children are started, so
+ * its start returns only once it is a supervisor ready to take calls
+ * (OTP's start of a child supervisor); unless smarm_sup_spec_set_child_ready
+ * set a bound, its start waits for that report without one. Its body
+ * must run a supervisor (smarm_sup_run) or report itself.
+ * Returns: 0. Errors: SMARM_EINVAL spec or id NULL, id empty or too
+ * long, type not a smarm_sup_child_type; SMARM_ENOENT the spec has no
+ * child of that id.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
+					    const char *id, int type);
+
+/*
  * smarm_sup_start() - spawn a supervisor actor for spec and wait until
  * it has started every child.
  *
@@ -764,13 +820,57 @@ SMARM_API int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec,
  * The wait is as long as the children's readiness takes (each child's
  * smarm_sup_spec_set_child_ready bound applies).
  * Returns: 0, *out set to the supervisor's pid (out may be NULL).
- * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; the status a child
+ * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; SMARM_EBADSPEC a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child; the status a child
  * passed to smarm_sup_start_failed(); SMARM_ESTARTFAILED a child ended
  * before it was ready; SMARM_ETIMEDOUT a child was not ready in time;
  * SMARM_EATCAPACITY, SMARM_ENOMEM a spawn failed. Safe point.
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
+
+/*
+ * smarm_sup_init_cb - a supervisor's init (OTP's supervisor:init/1):
+ * fills spec, an empty one (smarm_sup_spec_alloc's defaults), with
+ * the supervisor's strategy, intensity and children. Called on the
+ * supervisor's own actor before it starts anything; spec is owned by
+ * the caller of init and valid only during the call. Returns 0 to
+ * start spec; SMARM_SUP_INIT_IGNORE for OTP's ignore (the supervisor
+ * ends normally, started nothing); a negative status to fail the start
+ * with it. Any other value is outside the contract (SMARM_EBADRETURN).
+ * A setter of spec that fails during init makes the spec invalid
+ * (OTP checks child specs when init returns; a C setter reports at
+ * the call, and an init that goes on would start a supervisor short of
+ * the child): the start fails with SMARM_EBADSPEC.
+ * Since: SMARM_0.5.
+ */
+typedef int (*smarm_sup_init_cb)(void *arg, smarm_sup_spec_t *spec);
+
+/* smarm_sup_init_cb's ignore. Since: SMARM_0.5. */
+#define SMARM_SUP_INIT_IGNORE 1
+
+/*
+ * smarm_sup_start_init() - spawn a supervisor actor that builds its
+ * spec with init(arg) (see smarm_sup_init_cb), then starts it as
+ * smarm_sup_start() does, and wait until it has started every child or
+ * failed (OTP's supervisor:start_link/2 with Module:init/1). arg is
+ * passed as is and must stay valid until the call returns.
+ * Returns: 0, *out (may be NULL) set to the supervisor's pid, or to
+ * SMARM_PID_NONE if init returned SMARM_SUP_INIT_IGNORE (OTP's
+ * ignore: the supervisor ended normally). Errors: SMARM_ENOTACTOR;
+ * SMARM_EINVAL init NULL; the negative status init returned;
+ * SMARM_EBADRETURN init returned another value (*why: the value);
+ * SMARM_EBADSPEC the spec init built is invalid (*why: the status of
+ * the first setter that failed during init, or SMARM_EBADSPEC for a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child); SMARM_EDOWN the
+ * supervisor ended before it started, a crash in init say (*why: the
+ * reason of its end); as smarm_sup_start() for a child that failed to
+ * start. why (may be NULL) is set on every failure (0 when there is
+ * no more to say). Safe point.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_init(smarm_sup_init_cb init, void *arg,
+				   smarm_pid_t *out, intptr_t *why);
 
 /*
  * smarm_sup_run() - run a supervisor for spec on the calling actor:
@@ -789,10 +889,27 @@ SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
  * use SMARM_SIGNAL_DOWN monitors of its own before: the supervisor
  * takes both.
  * Returns: only on misuse. Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec
- * NULL; SMARM_ENOMEM (nothing was started).
+ * NULL; SMARM_EBADSPEC as smarm_sup_start(); SMARM_ENOMEM (nothing was
+ * started).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
+
+/*
+ * smarm_sup_run_init() - smarm_sup_run() of the spec init(arg) builds
+ * on the calling actor (see smarm_sup_init_cb): the form for a child
+ * supervisor with an init, in a tree. What smarm_sup_start_init
+ * returns to its caller is reported to the parent supervisor, as the
+ * child's start: init's SMARM_SUP_INIT_IGNORE is the child's ignore
+ * (as smarm_sup_ignore()), a negative status its failure (as
+ * smarm_sup_start_failed()), another value SMARM_EBADRETURN, an
+ * invalid spec SMARM_EBADSPEC; each then ends the caller with
+ * SMARM_EXIT_NORMAL. A crash in init is the caller's end.
+ * Returns: only on misuse. Errors: SMARM_ENOTACTOR; SMARM_EINVAL init
+ * NULL; SMARM_ENOMEM (nothing was started).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_run_init(smarm_sup_init_cb init, void *arg);
 
 /*
  * smarm_sup_ready() - report the calling child ready to the supervisor
@@ -803,6 +920,16 @@ SMARM_API int smarm_sup_run(const smarm_sup_spec_t *spec);
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_ready(void);
+
+/*
+ * smarm_sup_ready_info() - smarm_sup_ready() with a value for the
+ * starter (OTP's start function returning {ok, Pid, Info}): a
+ * smarm_sup_start_child_spec or smarm_sup_restart_child_ex that waits
+ * for this report returns info beside the pid.
+ * Returns: 0. Errors: as smarm_sup_ready().
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_ready_info(intptr_t info);
 
 /*
  * smarm_sup_start_failed() - report that the calling child could not
@@ -849,11 +976,12 @@ SMARM_API int smarm_sup_ignore(void);
  * mailbox and is not ending); SMARM_ENOPROC sup names no live actor, it
  * is ending (shutting down, or in its exit, even once its control
  * mailbox is gone), or it ended before it answered; SMARM_ETIMEDOUT;
- * SMARM_ENOMEM. Dynamic children are
- * started as soon as spawned (no readiness report) and appended after
- * the others in start order. OTP's simple_one_for_one is a
- * supervisor with no children in its spec and anonymous dynamic
- * children (id NULL).
+ * SMARM_ENOMEM. Dynamic children are appended after the others in
+ * start order; smarm_sup_start_child's are started as soon as spawned
+ * (no readiness report), smarm_sup_start_child_spec's as their spec
+ * says (type, readiness report). A SIMPLE_ONE_FOR_ONE supervisor
+ * answers the calls that do not fit it SMARM_ESIMPLE (see its
+ * strategy).
  */
 
 /* One child as smarm_sup_which_children() reports it. Since: SMARM_0.4. */
@@ -871,7 +999,8 @@ typedef struct smarm_sup_child {
  * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
  * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
  * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
- * actor slot is left for the child (nothing is recorded).
+ * actor slot is left for the child (nothing is recorded); SMARM_ESIMPLE
+ * sup is SIMPLE_ONE_FOR_ONE (since 0.5: smarm_sup_start_child_args).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
@@ -882,11 +1011,13 @@ SMARM_API int smarm_sup_start_child(smarm_pid_t sup, const char *id,
 /*
  * smarm_sup_terminate_child() - stop the child id per its shutdown
  * policy; it is not restarted, and its spec stays (a temporary child's
- * goes). Stopping a child that is not running succeeds. As in OTP, a
+ * goes). Stopping a child that is not running succeeds; a restarting
+ * one is no longer retried (as in OTP). As in OTP, a
  * sibling's restart that cycles it (ONE_FOR_ALL, REST_FOR_ONE) starts
  * it again with the others; delete it to keep it out.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
- * too long; SMARM_ENOENT sup has no child of that id.
+ * too long; SMARM_ENOENT sup has no child of that id; SMARM_ESIMPLE sup
+ * is SIMPLE_ONE_FOR_ONE (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
@@ -897,7 +1028,9 @@ SMARM_API int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
  * running (terminated, or a transient child that ended normally).
  * Returns: 0, *child (may be NULL) set. Errors: the common ones;
  * SMARM_EINVAL id NULL, empty or too long; SMARM_ENOENT no child of that
- * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot.
+ * id; SMARM_ESTATE it is running; SMARM_EATCAPACITY no actor slot;
+ * SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE (since 0.5); SMARM_ERESTARTING
+ * it is restarting (since 0.5: see Restarting children).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
@@ -908,7 +1041,8 @@ SMARM_API int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
  * not running.
  * Returns: 0. Errors: the common ones; SMARM_EINVAL id NULL, empty or
  * too long; SMARM_ENOENT no child of that id; SMARM_ESTATE it is
- * running (terminate it first).
+ * running (terminate it first); SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE
+ * (since 0.5); SMARM_ERESTARTING it is restarting (since 0.5).
  * Thread-safety: actor context only. Since: SMARM_0.4.
  */
 SMARM_API int smarm_sup_delete_child(smarm_pid_t sup, const char *id,
@@ -936,6 +1070,119 @@ SMARM_API int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
  */
 SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
 				       size_t *active, uint64_t timeout_ns);
+
+/*
+ * States of a child in smarm_sup_which_children_ex (OTP's which_children
+ * pid field: a pid, undefined, restarting). Since: SMARM_0.5.
+ */
+enum smarm_sup_child_state {
+	SMARM_SUP_CHILD_RUNNING = 0, /* pid is its running tenancy */
+	SMARM_SUP_CHILD_STOPPED = 1, /* not running (OTP's undefined) */
+	SMARM_SUP_CHILD_RESTARTING = 2, /* its restart failed: retried */
+};
+
+/*
+ * One child as smarm_sup_which_children_ex() reports it (OTP's
+ * {Id, Child, Type, Modules}). Since: SMARM_0.5.
+ */
+typedef struct smarm_sup_child_info {
+	char id[SMARM_NAME_MAX + 1]; /* its id, NUL-terminated */
+	smarm_pid_t pid;	     /* running tenancy, or SMARM_PID_NONE */
+	int restart;		     /* smarm_sup_restart */
+	int type;		     /* smarm_sup_child_type */
+	int state;		     /* smarm_sup_child_state */
+} smarm_sup_child_info_t;
+
+/*
+ * smarm_sup_start_child_spec() - add the one child that the spec child
+ * holds (its strategy and intensity are not used; copied before the
+ * call returns) to the running supervisor sup and start it, as
+ * smarm_sup_start_child() does, with its type and readiness: the call
+ * returns once the child's start is over, after its readiness report
+ * if it makes one (OTP's synchronous start_child with its init_ack:
+ * set one, or the SUPERVISOR type, for a child that must be set up,
+ * trapping exits say, before anyone can stop it).
+ * Returns: 0, *pid (may be NULL) set to its pid (SMARM_PID_NONE if it
+ * said ignore), *info (may be NULL) to what it passed to
+ * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
+ * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
+ * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
+ * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY as smarm_sup_start_child; the child's
+ * failure (smarm_sup_start_failed's status, SMARM_ESTARTFAILED,
+ * SMARM_ETIMEDOUT), nothing recorded.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_child_spec(smarm_pid_t sup,
+					 const smarm_sup_spec_t *child,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_restart_child_ex() - smarm_sup_restart_child() that also
+ * returns, in *info (may be NULL), what the child passed to
+ * smarm_sup_ready_info (0 if nothing).
+ * Returns and Errors: as smarm_sup_restart_child(), and the child's
+ * start failure.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_restart_child_ex(smarm_pid_t sup, const char *id,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_which_children_ex() - smarm_sup_which_children() with each
+ * child's type and state.
+ * Returns: 0. Errors: as smarm_sup_which_children().
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_which_children_ex(smarm_pid_t sup,
+					  smarm_sup_child_info_t *buf,
+					  size_t cap, size_t *n,
+					  uint64_t timeout_ns);
+
+/*
+ * smarm_sup_count_children_ex() - OTP's count_children: *specs the
+ * children sup has, *active those running, *supervisors and *workers
+ * the children of each type, running or not. Any pointer may be NULL.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL all four NULL.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
+					  size_t *active, size_t *supervisors,
+					  size_t *workers, uint64_t timeout_ns);
+
+/*
+ * smarm_sup_start_child_args() - start an instance of the template of
+ * the SIMPLE_ONE_FOR_ONE supervisor sup (OTP's start_child(Sup,
+ * ExtraArgs)): it runs the template's body with arg in place of the
+ * template's argument (a C body takes one pointer; OTP appends the
+ * extra arguments to the template's: pass a struct holding both if the
+ * body needs both). arg is passed as is to this instance's every start
+ * and restart. Synchronous as smarm_sup_start_child_spec is: returns
+ * after the instance's readiness report if the template asks for one.
+ * Returns: 0, *pid (may be NULL) set (SMARM_PID_NONE if it said
+ * ignore: not kept), *info (may be NULL) to what it passed to
+ * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
+ * SMARM_ESIMPLE sup is not SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY sup has
+ * SMARM_SUP_CHILDREN_MAX children, or no actor slot is left; the
+ * instance's start failure, nothing recorded.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *arg,
+					 uint64_t timeout_ns, smarm_pid_t *pid,
+					 intptr_t *info);
+
+/*
+ * smarm_sup_terminate_child_pid() - stop sup's child that runs as pid,
+ * per its shutdown policy (OTP's terminate_child(Sup, Pid)): an
+ * instance of a SIMPLE_ONE_FOR_ONE supervisor is forgotten; a child of
+ * any other strategy is left as smarm_sup_terminate_child leaves it.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL pid is
+ * SMARM_PID_NONE; SMARM_ENOENT no child of sup runs as pid.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
+					    uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,10 @@
  * The main loop (sup_loop) serves the signal channel first and a
  * request only when no Down is pending.
  * Each restart admitted by the intensity (sup_admit) counts one in the
- * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state).
+ * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). A
+ * SIMPLE_ONE_FOR_ONE supervisor keeps its template in su_tmpl; its
+ * table holds only instances (anonymous, forgotten when terminated or
+ * when they say ignore).
  *
  * States of a child (struct sup_child): RUNNING (ch_pid != 0) ->
  * DOWN-PENDING (ch_pid == 0, ch_pending: its Down was taken while the
@@ -58,6 +61,15 @@
  *         per its policy), a restart in progress is abandoned and no
  *         later one begins, so a child that never gets ready cannot
  *         keep its supervisor from ending.
+ *   INV-7 a child whose restart failed is restarting (ch_restarting,
+ *         no pid) until a retry starts it, a sibling's restart starts
+ *         it, or it is terminated; su_nretry counts such children.
+ *         sup_loop retries one of them per turn, after at most one
+ *         request (OTP queues its try_again_restart behind the calls
+ *         already sent), so calls see a restarting child; each retry is
+ *         one more restart against the intensity, as in OTP. Finding
+ *         the child to retry scans the table: only failed restarts,
+ *         bounded by the intensity, pay for it.
  * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
@@ -78,21 +90,25 @@ struct sup_child {
 	bool ch_inring;		       /* in su_pend (INV-1) */
 	bool ch_gone;		       /* deleted: a hole until sup_compact */
 	bool ch_ignored;	       /* it said ignore: its end is no death */
+	intptr_t ch_info;	       /* its last readiness report's info */
+	bool ch_restarting;	       /* its restart failed: retried (INV-7) */
 	int ch_how;		       /* of the last Down */
 	intptr_t ch_reason;	       /* of the last Down */
 };
 
 struct sup {
-	int su_strategy;	     /* smarm_sup_strategy */
-	uint32_t su_max;	     /* intensity: restarts ... */
-	uint64_t su_period;	     /* ... per window (ns) */
-	struct sup_child *su_kids;   /* su_n entries, start order */
-	struct smarm__htab su_bypid; /* running children by pid (INV-5) */
-	uint32_t su_n;		     /* entries (holes included) */
-	uint32_t su_cap;	     /* allocated entries */
-	uint32_t su_gone;	     /* holes (ch_gone) */
-	uint64_t su_seq;	     /* ids of anonymous dynamic children */
-	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
+	int su_strategy;		 /* smarm_sup_strategy */
+	bool su_simple;			 /* SIMPLE_ONE_FOR_ONE: su_tmpl ... */
+	struct smarm__sup_cspec su_tmpl; /* ... its template, not a child */
+	uint32_t su_max;		 /* intensity: restarts ... */
+	uint64_t su_period;		 /* ... per window (ns) */
+	struct sup_child *su_kids;	 /* su_n entries, start order */
+	struct smarm__htab su_bypid;	 /* running children by pid (INV-5) */
+	uint32_t su_n;			 /* entries (holes included) */
+	uint32_t su_cap;		 /* allocated entries */
+	uint32_t su_gone;		 /* holes (ch_gone) */
+	uint64_t su_seq;		 /* ids of anonymous dynamic children */
+	smarm_chan_t *su_sig;		 /* trap, Downs and readiness */
 	smarm_chan_t *su_ctl;	/* control mailbox (struct smarm__sup_ctl) */
 	smarm_selset_t *su_set; /* su_sig, su_ctl */
 	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
@@ -100,6 +116,7 @@ struct sup {
 	uint64_t su_parent;	     /* spawner's pid id */
 	struct smarm__ring su_hist;  /* restart instants (INV-2) */
 	struct smarm__ring su_pend;  /* child indexes (INV-1) */
+	uint32_t su_nretry;	     /* children restarting (INV-7) */
 	bool su_stop;		     /* an exit signal asked us to end */
 	int su_stop_how;	     /* ... with this how */
 	intptr_t su_stop_reason;     /* ... and reason */
@@ -120,10 +137,11 @@ static const smarm_msgtype_t *ready_type(void)
 }
 
 /* Send a readiness report (status 0: ready) to the caller's spawner. */
-int smarm__sup_report(int status)
+int smarm__sup_report(int status, intptr_t extra)
 {
 	smarm_signal_t m = { .kind = SMARM__SUP_KIND_READY,
 			     .from = smarm_actor_self(),
+			     .ref = (uint64_t)extra,
 			     .reason = status };
 	smarm_pid_t parent = { smarm__self_parent() };
 	const smarm_msgtype_t *t = ready_type();
@@ -137,6 +155,14 @@ int smarm__sup_report(int status)
 }
 
 /* ---------------------------------------------------------- supervisor */
+
+int smarm__sup_spec_check(const struct smarm_sup_spec *spec)
+{
+	if (spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE &&
+	    spec->sp_n != 1)
+		return SMARM_EBADSPEC;
+	return 0;
+}
 
 /* The process-wide control type (never freed: cached). */
 static const smarm_msgtype_t *ctl_type(void)
@@ -272,6 +298,13 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 	su->su_strategy = owned->sp_strategy;
 	su->su_max = owned->sp_max;
 	su->su_period = owned->sp_period;
+	if (owned->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE) {
+		/* the template (smarm__sup_spec_check: the only child) */
+		su->su_simple = true;
+		su->su_tmpl = owned->sp_kids[0];
+		su->su_tmpl.cs_id[0] = '\0'; /* instances are anonymous */
+		n = 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
 		su->su_kids[i].ch_cs = owned->sp_kids[i];
@@ -435,6 +468,20 @@ static void sup_stop_child(struct sup *su, int i)
 	c->ch_pending = false;
 }
 
+/* Child i's restart failed, or it needs none any more (INV-7). */
+static void sup_set_restarting(struct sup *su, int i, bool on)
+{
+	struct sup_child *c = &su->su_kids[i];
+	if (c->ch_restarting == on)
+		return;
+	SMARM_ASSERT(!on || c->ch_pid == 0);
+	c->ch_restarting = on;
+	if (on)
+		su->su_nretry++;
+	else
+		su->su_nretry--;
+}
+
 /* Start child i (and wait for its readiness). 0 or its failure. */
 static int sup_start_child(struct sup *su, int i)
 {
@@ -443,8 +490,10 @@ static int sup_start_child(struct sup *su, int i)
 	smarm_pid_t pid;
 	uint64_t deadline;
 	int rc;
+	sup_set_restarting(su, i, false); /* tried now */
 	c->ch_pending = false;
 	c->ch_ignored = false;
+	c->ch_info = 0;
 	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
 	if (rc != 0)
 		return rc;
@@ -468,8 +517,10 @@ static int sup_start_child(struct sup *su, int i)
 			return rc;
 		if (m.kind == SMARM__SUP_KIND_READY && m.from.id == pid.id &&
 		    c->ch_pid == pid.id) {
-			if (m.reason == 0)
+			if (m.reason == 0) {
+				c->ch_info = (intptr_t)m.ref;
 				return 0;
+			}
 			/* Failed, or ignore: it ends; no pid is kept. */
 			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
 			c->ch_pending = false;
@@ -527,18 +578,64 @@ static bool abnormal(int how)
 }
 
 /*
+ * Restart child i (not running) per the strategy: one restart against
+ * the intensity. If a start fails, that child is left restarting, to
+ * be retried from sup_loop (INV-7), as OTP's supervisor does; nothing
+ * is started once the supervisor is told to end (INV-6).
+ */
+static void sup_restart(struct sup *su, int i)
+{
+	int n = (int)su->su_n;
+	int lo = i;
+	int hi = i;
+	int failed = -1;
+	if (su->su_stop)
+		return;
+	if (!sup_admit(su)) {
+		/* OTP's supervisor ends with reason shutdown; why travels as
+		 * the reason code. */
+		sup_stop_all(su);
+		smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
+	}
+	if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
+		lo = 0, hi = n - 1;
+	else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
+		hi = n - 1;
+	for (int k = hi; k >= lo; k--)
+		if (k != i)
+			sup_stop_child(su, k);
+	for (int k = lo; k <= hi && failed < 0 && !su->su_stop; k++) {
+		struct sup_child *c = &su->su_kids[k];
+		if (c->ch_gone)
+			continue;
+		if (k != i && c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
+			sup_delete(su, k); /* stopped, not restarted */
+			continue;
+		}
+		int rc = sup_start_child(su, k);
+		if (rc == SMARM__SUP_IGNORE &&
+		    (c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
+		     su->su_simple))
+			sup_delete(su, k); /* ignored: not kept */
+		else if (rc != 0 && rc != SMARM__SUP_IGNORE)
+			failed = k;
+	}
+	if (failed >= 0 && !su->su_stop)
+		sup_set_restarting(su, failed, true);
+}
+
+/*
  * Child i ended on its own (its Down taken): restart per the spec, or
  * not at all once the supervisor is told to end (INV-6).
  */
 static void sup_death(struct sup *su, int i)
 {
-	int n = (int)su->su_n;
 	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
 	if (su->su_stop)
 		return;
 	if (su->su_kids[i].ch_ignored) { /* it said ignore: no pid kept */
 		su->su_kids[i].ch_ignored = false;
-		if (cs->cs_restart == SMARM_SUP_TEMPORARY)
+		if (cs->cs_restart == SMARM_SUP_TEMPORARY || su->su_simple)
 			sup_delete(su, i);
 		return;
 	}
@@ -549,43 +646,18 @@ static void sup_death(struct sup *su, int i)
 	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
 	    !abnormal(su->su_kids[i].ch_how))
 		return;
-	for (;;) {
-		int lo = i;
-		int hi = i;
-		int failed = -1;
-		if (!sup_admit(su)) {
-			/* OTP's supervisor ends with reason shutdown; why
-			 * travels as the reason code. */
-			sup_stop_all(su);
-			smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
-		}
-		if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
-			lo = 0, hi = n - 1;
-		else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)
-			hi = n - 1;
-		for (int k = hi; k >= lo; k--)
-			if (k != i)
-				sup_stop_child(su, k);
-		for (int k = lo; k <= hi && failed < 0 && !su->su_stop; k++) {
-			struct sup_child *c = &su->su_kids[k];
-			if (c->ch_gone)
-				continue;
-			if (k != i &&
-			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY) {
-				sup_delete(su, k); /* stopped, not restarted */
-				continue;
-			}
-			int rc = sup_start_child(su, k);
-			if (rc == SMARM__SUP_IGNORE &&
-			    c->ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
-				sup_delete(su, k); /* ignored: not kept */
-			else if (rc != 0 && rc != SMARM__SUP_IGNORE)
-				failed = k;
-		}
-		if (failed < 0 || su->su_stop)
+	sup_restart(su, i);
+}
+
+/* Retry the restart of one restarting child, if any is (INV-7). */
+static void sup_retry(struct sup *su)
+{
+	for (uint32_t k = 0; k < su->su_n; k++)
+		if (su->su_kids[k].ch_restarting && !su->su_kids[k].ch_gone) {
+			sup_restart(su, (int)k);
 			return;
-		i = failed; /* a restart that fails is one more restart */
-	}
+		}
+	SMARM_NEVER(su->su_nretry != 0);
 }
 
 /* End the calling actor as the exit signal that stopped it said. */
@@ -615,8 +687,24 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	int i = -1;
 	if (su->su_gone != 0)
 		sup_compact(su);
-	if (q->op != SMARM__SUP_OP_START && q->op != SMARM__SUP_OP_WHICH &&
-	    q->op != SMARM__SUP_OP_COUNT) {
+	if (su->su_simple == (q->op == SMARM__SUP_OP_START_ARGS)) {
+		/* fits the strategy */
+	} else if (q->op != SMARM__SUP_OP_WHICH &&
+		   q->op != SMARM__SUP_OP_COUNT &&
+		   q->op != SMARM__SUP_OP_TERMINATE_PID) {
+		r.how = SMARM_ESIMPLE; /* OTP's {error, simple_one_for_one} */
+		goto reply;
+	}
+	if (q->op == SMARM__SUP_OP_TERMINATE_PID) {
+		i = sup_find(su, q->pid);
+		if (i < 0) {
+			r.how = SMARM_ENOENT;
+			goto reply;
+		}
+	} else if (q->op != SMARM__SUP_OP_START &&
+		   q->op != SMARM__SUP_OP_START_ARGS &&
+		   q->op != SMARM__SUP_OP_WHICH &&
+		   q->op != SMARM__SUP_OP_COUNT) {
 		i = sup_find_id(su, q->cs.cs_id);
 		if (i < 0) {
 			r.how = SMARM_ENOENT;
@@ -624,8 +712,16 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		}
 	}
 	switch (q->op) {
+	case SMARM__SUP_OP_START_ARGS: {
+		void *arg = q->cs.cs_arg;
+		q->cs = su->su_tmpl; /* an instance of the template */
+		q->cs.cs_arg = arg;
+	}
+		/* FALLTHROUGH */
 	case SMARM__SUP_OP_START:
-		if (q->anon) {
+		if (su->su_simple) {
+			/* anonymous, and ids are not looked up */
+		} else if (q->anon) {
 			do
 				snprintf(q->cs.cs_id, sizeof q->cs.cs_id,
 					 "#%llu",
@@ -651,14 +747,20 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			r.how = SMARM_ESTATE; /* running */
 			break;
 		}
+		if (su->su_kids[i].ch_restarting) {
+			r.how = SMARM_ERESTARTING; /* OTP's {error, restarting}
+						    */
+			break;
+		}
 		r.how = sup_start_child(su, i);
 		if (r.how == SMARM__SUP_IGNORE) {
 			/* OTP's {ok, undefined}: kept with no pid, but a
-			 * temporary child is not kept at all */
+			 * temporary child or an instance is not kept */
 			r.how = 0;
 			if (su->su_kids[i].ch_cs.cs_restart ==
-			    SMARM_SUP_TEMPORARY) {
-				if (q->op == SMARM__SUP_OP_START)
+				    SMARM_SUP_TEMPORARY ||
+			    su->su_simple) {
+				if (q->op != SMARM__SUP_OP_RESTART)
 					su->su_n--;
 				else
 					sup_delete(su, i);
@@ -666,46 +768,64 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			break;
 		}
 		if (r.how != 0) {
-			if (q->op == SMARM__SUP_OP_START)
+			if (q->op != SMARM__SUP_OP_RESTART)
 				su->su_n--; /* nothing recorded */
 			break;
 		}
 		r.from.id = su->su_kids[i].ch_pid;
+		r.ref = (uint64_t)su->su_kids[i].ch_info;
 		break;
 	case SMARM__SUP_OP_TERMINATE:
+	case SMARM__SUP_OP_TERMINATE_PID:
+		sup_set_restarting(su, i, false); /* no more retries (OTP) */
 		sup_stop_child(su, i);
-		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY)
-			sup_delete(su, i);
+		if (su->su_kids[i].ch_cs.cs_restart == SMARM_SUP_TEMPORARY ||
+		    su->su_simple)
+			sup_delete(su, i); /* an instance goes too (OTP) */
 		break;
 	case SMARM__SUP_OP_DELETE:
 		if (su->su_kids[i].ch_pid != 0)
 			r.how = SMARM_ESTATE; /* running */
+		else if (su->su_kids[i].ch_restarting)
+			r.how = SMARM_ERESTARTING;
 		else
 			sup_delete(su, i);
 		break;
 	case SMARM__SUP_OP_WHICH: {
-		smarm_sup_child_t *items =
+		smarm_sup_child_info_t *items =
 			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
 		if (items == NULL) {
 			r.how = SMARM_ENOMEM;
 			break;
 		}
 		for (uint32_t k = 0; k < su->su_n; k++) {
-			memcpy(items[k].id, su->su_kids[k].ch_cs.cs_id,
-			       sizeof items[k].id);
-			items[k].pid.id = su->su_kids[k].ch_pid;
-			items[k].restart = su->su_kids[k].ch_cs.cs_restart;
+			const struct sup_child *c = &su->su_kids[k];
+			memcpy(items[k].id, c->ch_cs.cs_id, sizeof items[k].id);
+			items[k].pid.id = c->ch_pid;
+			items[k].restart = c->ch_cs.cs_restart;
+			items[k].type = c->ch_cs.cs_type;
+			items[k].state =
+				c->ch_pid != 0	   ? SMARM_SUP_CHILD_RUNNING
+				: c->ch_restarting ? SMARM_SUP_CHILD_RESTARTING
+						   : SMARM_SUP_CHILD_STOPPED;
 		}
 		r.kind = SMARM__SUP_KIND_ITEMS;
 		r.ref = su->su_n;
 		r.reason = (intptr_t)items;
 		break;
 	}
-	case SMARM__SUP_OP_COUNT:
-		r.ref = su->su_n;
-		for (uint32_t k = 0; k < su->su_n; k++)
-			r.reason += su->su_kids[k].ch_pid != 0;
+	case SMARM__SUP_OP_COUNT: {
+		uint64_t active = 0, sups = 0;
+		uint64_t specs = su->su_simple ? 1 : su->su_n; /* template */
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			active += su->su_kids[k].ch_pid != 0;
+			sups += su->su_kids[k].ch_cs.cs_type ==
+				SMARM_SUP_SUPERVISOR;
+		}
+		r.ref = specs << 32 | active;
+		r.reason = (intptr_t)(sups << 32 | (su->su_n - sups));
 		break;
+	}
 	default:
 		r.how = SMARM_EINVAL;
 	}
@@ -742,6 +862,14 @@ static void sup_loop(struct sup *su)
 				sup_death(su, j);
 			continue;
 		}
+		if (su->su_nretry != 0) {
+			/* one request queued before the retry goes first,
+			 * then the retry: neither starves the other */
+			if (smarm_chan_try_recv(su->su_ctl, &q) == 0)
+				sup_ctl(su, &q);
+			sup_retry(su);
+			continue;
+		}
 		if (smarm_chan_try_recv(su->su_ctl, &q) == 0) {
 			sup_ctl(su, &q);
 			continue;
@@ -764,14 +892,14 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
-			(void)smarm__sup_report(SMARM_ENOMEM);
+			(void)smarm__sup_report(SMARM_ENOMEM, 0);
 		return SMARM_ENOMEM;
 	}
 	rc = smarm_cleanup_push(sup_free, su);
 	if (rc != 0) {
 		sup_free(su);
 		if (report_setup_failure)
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 		return rc;
 	}
 	rc = smarm_trap_exit(su->su_sig);
@@ -785,7 +913,7 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 		(void)smarm_mailbox_unpublish(ct);
 		(void)smarm_cleanup_pop(true); /* sup_free */
 		if (report_setup_failure)
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 		return rc;
 	}
 	su->su_parent = smarm__self_parent();
@@ -802,11 +930,11 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 				sup_stop_child(su, k);
 			if (su->su_stop)
 				sup_end(su); /* told to end while starting */
-			(void)smarm__sup_report(rc);
+			(void)smarm__sup_report(rc, 0);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}
 	}
-	(void)smarm__sup_report(0);
+	(void)smarm__sup_report(0, 0);
 	sup_loop(su);
 }
 
@@ -821,15 +949,25 @@ static void drop_chan(smarm_chan_t *ch)
 	smarm_chan_receiver_free(ch);
 }
 
-/* Spawn a supervisor of copy (taken over); wait for its report. */
-int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
+/*
+ * Spawn body(arg), a supervisor, and wait for its report: 0 (*out set),
+ * the failure it reported (*why: what it added), or, if it ended
+ * first, down_status (*why: the reason of its end). An ignore report
+ * is a start with no pid (*out SMARM_PID_NONE). Each failure waits for
+ * the supervisor's end, so nothing of it is left. If the spawn fails,
+ * undo(arg) runs.
+ */
+static int sup_spawn_wait(void (*body)(void *), void *arg, void (*undo)(void *),
+			  int down_status, smarm_pid_t *out, intptr_t *why)
 {
 	const smarm_msgtype_t *t = ready_type();
 	smarm_spawn_opts_t *opts = NULL;
 	smarm_chan_t *ch = NULL;
 	smarm_pid_t pid;
 	uint64_t ref = 0;
-	int status = 1; /* no report yet */
+	bool reported = false;
+	int status = 0;
+	intptr_t w = 0;
 	int rc = t != NULL ? smarm_chan_alloc(&ch, sizeof(smarm_signal_t), NULL)
 			   : SMARM_ENOMEM;
 	if (rc == 0)
@@ -839,10 +977,9 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 	if (rc == 0)
 		rc = smarm_mailbox_publish(t, ch);
 	if (rc == 0)
-		rc = smarm_actor_spawn(&pid, sup_body, copy, opts);
+		rc = smarm_actor_spawn(&pid, body, arg, opts);
 	if (rc != 0) {
-		free(copy->sp_kids);
-		free(copy);
+		undo(arg);
 		goto out;
 	}
 	(void)smarm_actor_detach(pid);
@@ -853,13 +990,17 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 			break;
 		if (m.from.id != pid.id)
 			continue;
-		if (m.kind == SMARM__SUP_KIND_READY && status == 1) {
+		if (m.kind == SMARM__SUP_KIND_READY && !reported) {
+			reported = true;
 			status = (int)m.reason;
+			w = (intptr_t)m.ref;
 			if (status == 0)
 				break;
 		} else if (m.kind == SMARM_SIGNAL_DOWN) {
-			if (status == 1)
-				status = SMARM_ESTARTFAILED;
+			if (!reported) {
+				status = down_status;
+				w = m.reason;
+			}
 			ref = 0;
 			break;
 		}
@@ -868,14 +1009,114 @@ int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
 		rc = status;
 	if (ref != 0)
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	if (rc == SMARM__SUP_IGNORE) {
+		rc = 0; /* OTP's ignore: it ended, started nothing */
+		pid = SMARM_PID_NONE;
+	}
 	if (rc == 0 && out != NULL)
 		*out = pid;
+	if (rc != 0 && why != NULL)
+		*why = rc == status ? w : 0;
 out:
 	(void)smarm_mailbox_unpublish(t);
 	smarm_spawn_opts_free(opts);
 	if (ch != NULL)
 		drop_chan(ch);
 	return rc;
+}
+
+static void spec_drop(void *arg)
+{
+	struct smarm_sup_spec *sp = arg;
+	free(sp->sp_kids);
+	free(sp);
+}
+
+/* Spawn a supervisor of copy (taken over); wait for its report. */
+int smarm__sup_start(struct smarm_sup_spec *copy, smarm_pid_t *out)
+{
+	return sup_spawn_wait(sup_body, copy, spec_drop, SMARM_ESTARTFAILED,
+			      out, NULL);
+}
+
+/* An init and its argument, on the starter's stack while it waits. */
+struct sup_init {
+	smarm_sup_init_cb si_fn;
+	void *si_arg;
+};
+
+static void spec_free_cb(void *arg)
+{
+	smarm_sup_spec_free(arg);
+}
+
+/* Report a failed init (status, with why) and end normally. */
+static void sup_init_fail(int status, intptr_t why) __attribute__((noreturn));
+static void sup_init_fail(int status, intptr_t why)
+{
+	(void)smarm__sup_report(status, why);
+	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+}
+
+/*
+ * Build a spec with init (smarm_sup_init_cb) on the calling actor, so a
+ * crash in init is its end, which its starter sees as a Down; then run
+ * the supervisor. init's ignore, a failure, an invalid spec are
+ * reported to the spawner and end the actor normally. Returns only if
+ * nothing could be set up (the code; reported first if
+ * report_setup_failure).
+ */
+int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
+			bool report_setup_failure)
+{
+	struct smarm_sup_spec *sp = NULL;
+	int rc = smarm_sup_spec_alloc(&sp);
+	if (rc == 0) {
+		rc = smarm_cleanup_push(spec_free_cb, sp);
+		if (rc != 0)
+			smarm_sup_spec_free(sp);
+	}
+	if (rc != 0) {
+		if (report_setup_failure)
+			(void)smarm__sup_report(rc, 0);
+		return rc;
+	}
+	rc = fn(fn_arg, sp);
+	(void)smarm_cleanup_pop(false); /* sp is ours again */
+	if (rc == 0 && (sp->sp_bad != 0 || smarm__sup_spec_check(sp) != 0)) {
+		int bad = sp->sp_bad != 0 ? sp->sp_bad : SMARM_EBADSPEC;
+		smarm_sup_spec_free(sp);
+		sup_init_fail(SMARM_EBADSPEC, bad);
+	}
+	if (rc != 0) {
+		smarm_sup_spec_free(sp);
+		if (rc == SMARM_SUP_INIT_IGNORE)
+			sup_init_fail(SMARM__SUP_IGNORE, 0);
+		if (rc > 0)
+			sup_init_fail(SMARM_EBADRETURN, rc);
+		sup_init_fail(rc, 0);
+	}
+	return smarm__sup_run(sp, report_setup_failure);
+}
+
+/* A supervisor whose spec init builds, on its own actor. */
+static void sup_init_body(void *arg)
+{
+	const struct sup_init *in = arg;
+	(void)smarm__sup_run_init(in->si_fn, in->si_arg, true);
+}
+
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+int smarm__sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			  intptr_t *why)
+{
+	struct sup_init in = { init, arg };
+	return sup_spawn_wait(sup_init_body, &in, nothing, SMARM_EDOWN, out,
+			      why);
 }
 
 /* ------------------------------------------- calls to a running one */

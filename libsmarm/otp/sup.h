@@ -29,6 +29,7 @@ struct smarm__sup_cspec {
 	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
 	bool cs_await;			/* reports readiness */
 	uint64_t cs_ready_ns;		/* bound of that wait */
+	int cs_type;			/* smarm_sup_child_type */
 };
 
 struct smarm_sup_spec {
@@ -38,6 +39,8 @@ struct smarm_sup_spec {
 	uint32_t sp_n;			  /* children */
 	uint32_t sp_cap;		  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
+	int sp_bad; /* first failure of a setter on it, 0: none (an
+		       init's spec is invalid with one: smarm_sup_init_cb) */
 };
 
 /* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
@@ -48,26 +51,35 @@ enum smarm__sup_op {
 	SMARM__SUP_OP_DELETE,
 	SMARM__SUP_OP_WHICH,
 	SMARM__SUP_OP_COUNT,
+	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_arg its arg */
+	SMARM__SUP_OP_TERMINATE_PID, /* the child running as pid */
 };
 
 struct smarm__sup_ctl {
 	int op;			    /* enum smarm__sup_op */
 	bool anon;		    /* START without an id */
 	struct smarm__sup_cspec cs; /* START: the child; others: cs_id */
+	uint64_t pid;		    /* TERMINATE_PID: the child's pid */
 	smarm_chan_t *reply;	    /* the caller's (smarm_signal_t elements) */
 };
 
 /*
  * A reply is a smarm_signal_t in the caller's channel, beside the Down
  * of the supervisor's monitor: kind SMARM__SUP_KIND_REPLY (or _ITEMS, whose
- * reason is a malloc'd smarm_sup_child_t array the receiver frees, or
- * the channel's destructor if nobody takes it), how the status, from
- * the child's pid, ref a count, reason the other count.
+ * reason is a malloc'd smarm_sup_child_info_t array the receiver frees,
+ * or the channel's destructor if nobody takes it), how the status, from
+ * the child's pid. START, RESTART: ref the child's readiness info.
+ * WHICH: ref the count. COUNT: ref specs << 32 | active, reason
+ * supervisors << 32 | workers (each at most SMARM_SUP_CHILDREN_MAX).
  */
 #define SMARM__SUP_KIND_REPLY 17
 #define SMARM__SUP_KIND_ITEMS 18
 
 /* sup.c */
+
+/* 0, or SMARM_EBADSPEC: a SIMPLE_ONE_FOR_ONE spec without exactly one
+ * child (what no setter can refuse alone). */
+int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
 
 /*
  * Run the supervisor of owned (taken over and freed) on the calling
@@ -76,12 +88,26 @@ struct smarm__sup_ctl {
  */
 int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
 
+/*
+ * Run on the calling actor a supervisor whose spec init(arg) builds
+ * (smarm_sup_run_init's contract). Returns only if nothing could be set
+ * up (the code; reported to the spawner first if report_setup_failure).
+ */
+int smarm__sup_run_init(smarm_sup_init_cb init, void *arg,
+			bool report_setup_failure);
+
 /* Spawn a supervisor of owned (taken over) and wait for its report. */
 int smarm__sup_start(struct smarm_sup_spec *owned, smarm_pid_t *out);
 
-/* Send a readiness report (status 0: ready) to the caller's spawner:
- * 0, SMARM_ESTATE nobody waits for one, or a send error. */
-int smarm__sup_report(int status);
+/* Spawn a supervisor whose spec init(arg) builds; wait for its report
+ * (smarm_sup_start_init's contract). */
+int smarm__sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			  intptr_t *why);
+
+/* Send a readiness report (status 0: ready; extra: what more it says)
+ * to the caller's spawner: 0, SMARM_ESTATE nobody waits for one, or a
+ * send error. */
+int smarm__sup_report(int status, intptr_t extra);
 
 /*
  * Send q to the supervisor sup (a pid the caller checked: not its own,

@@ -44,11 +44,19 @@ void smarm_sup_spec_free(smarm_sup_spec_t *spec)
 	free(spec);
 }
 
+/* A setter's failure on spec: remembered (sp_bad), then returned. */
+static int spec_fail(smarm_sup_spec_t *spec, int rc)
+{
+	if (spec != NULL && spec->sp_bad == 0)
+		spec->sp_bad = rc;
+	return rc;
+}
+
 int smarm_sup_spec_set_strategy(smarm_sup_spec_t *spec, int strategy)
 {
 	if (spec == NULL || strategy < SMARM_SUP_ONE_FOR_ONE ||
-	    strategy > SMARM_SUP_REST_FOR_ONE)
-		return SMARM_EINVAL;
+	    strategy > SMARM_SUP_SIMPLE_ONE_FOR_ONE)
+		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_strategy = strategy;
 	return 0;
 }
@@ -57,7 +65,7 @@ int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
 				 uint64_t period_ns)
 {
 	if (spec == NULL || max_restarts > 65536 || period_ns == 0)
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_max = max_restarts;
 	spec->sp_period = period_ns;
 	return 0;
@@ -87,14 +95,14 @@ int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
 	if (spec == NULL || fn == NULL || !id_ok(id) ||
 	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
 	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	if (spec_find(spec, id) != NULL)
-		return SMARM_EEXIST;
+		return spec_fail(spec, SMARM_EEXIST);
 	if (spec->sp_n == spec->sp_cap) {
 		uint32_t cap = spec->sp_cap ? spec->sp_cap * 2 : 8;
 		void *p = realloc(spec->sp_kids, cap * sizeof *spec->sp_kids);
 		if (p == NULL)
-			return SMARM_ENOMEM;
+			return spec_fail(spec, SMARM_ENOMEM);
 		spec->sp_kids = p;
 		spec->sp_cap = cap;
 	}
@@ -113,12 +121,30 @@ int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
 {
 	struct smarm__sup_cspec *c;
 	if (spec == NULL || !id_ok(id))
-		return SMARM_EINVAL;
+		return spec_fail(spec, SMARM_EINVAL);
 	c = spec_find(spec, id);
 	if (c == NULL)
-		return SMARM_ENOENT;
+		return spec_fail(spec, SMARM_ENOENT);
 	c->cs_await = true;
 	c->cs_ready_ns = timeout_ns;
+	return 0;
+}
+
+int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec, const char *id,
+				  int type)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || !id_ok(id) ||
+	    (type != SMARM_SUP_WORKER && type != SMARM_SUP_SUPERVISOR))
+		return spec_fail(spec, SMARM_EINVAL);
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return spec_fail(spec, SMARM_ENOENT);
+	c->cs_type = type;
+	if (type == SMARM_SUP_SUPERVISOR && !c->cs_await) {
+		c->cs_await = true; /* it is one once smarm_sup_run reports */
+		c->cs_ready_ns = SMARM_NO_TIMEOUT;
+	}
 	return 0;
 }
 
@@ -147,14 +173,21 @@ int smarm_sup_ready(void)
 {
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	return smarm__sup_report(0);
+	return smarm__sup_report(0, 0);
+}
+
+int smarm_sup_ready_info(intptr_t info)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__sup_report(0, info);
 }
 
 int smarm_sup_ignore(void)
 {
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	if (smarm__sup_report(SMARM__SUP_IGNORE) != 0)
+	if (smarm__sup_report(SMARM__SUP_IGNORE, 0) != 0)
 		return SMARM_ESTATE; /* no supervisor spawned the caller */
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
@@ -165,7 +198,7 @@ int smarm_sup_start_failed(int status)
 		return SMARM_ENOTACTOR;
 	if (status >= 0)
 		return SMARM_EINVAL;
-	(void)smarm__sup_report(status);
+	(void)smarm__sup_report(status, 0);
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
 
@@ -176,6 +209,8 @@ static int spec_take(const smarm_sup_spec_t *spec, struct smarm_sup_spec **copy)
 		return SMARM_ENOTACTOR;
 	if (spec == NULL)
 		return SMARM_EINVAL;
+	if (smarm__sup_spec_check(spec) != 0)
+		return SMARM_EBADSPEC;
 	*copy = spec_dup(spec);
 	return *copy != NULL ? 0 : SMARM_ENOMEM;
 }
@@ -192,6 +227,25 @@ int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
 	struct smarm_sup_spec *copy;
 	int rc = spec_take(spec, &copy);
 	return rc != 0 ? rc : smarm__sup_start(copy, out);
+}
+
+int smarm_sup_run_init(smarm_sup_init_cb init, void *arg)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (init == NULL)
+		return SMARM_EINVAL;
+	return smarm__sup_run_init(init, arg, false);
+}
+
+int smarm_sup_start_init(smarm_sup_init_cb init, void *arg, smarm_pid_t *out,
+			 intptr_t *why)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (init == NULL)
+		return SMARM_EINVAL;
+	return smarm__sup_start_init(init, arg, out, why);
 }
 
 /* ------------------------------------------- calls to a running one */
@@ -249,8 +303,72 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 	return rc;
 }
 
+int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
+			       uint64_t timeout_ns, smarm_pid_t *pid,
+			       intptr_t *info)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (child == NULL)
+		return SMARM_EINVAL;
+	if (child->sp_n != 1 || child->sp_bad != 0)
+		return SMARM_EBADSPEC;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_START;
+	q.cs = child->sp_kids[0];
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && pid != NULL)
+		*pid = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
+	return rc;
+}
+
+int smarm_sup_start_child_args(smarm_pid_t sup, void *arg, uint64_t timeout_ns,
+			       smarm_pid_t *pid, intptr_t *info)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_START_ARGS;
+	q.cs.cs_arg = arg;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	if (rc == 0)
+		rc = r.how;
+	if (rc == 0 && pid != NULL)
+		*pid = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
+	return rc;
+}
+
+int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
+				  uint64_t timeout_ns)
+{
+	struct smarm__sup_ctl q;
+	smarm_signal_t r;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (pid.id == 0)
+		return SMARM_EINVAL;
+	memset(&q, 0, sizeof q);
+	q.op = SMARM__SUP_OP_TERMINATE_PID;
+	q.pid = pid.id;
+	rc = sup_call(sup, &q, timeout_ns, &r);
+	return rc != 0 ? rc : r.how;
+}
+
 static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
-		   smarm_pid_t *child)
+		   smarm_pid_t *child, intptr_t *info)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
@@ -264,36 +382,43 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		rc = r.how;
 	if (rc == 0 && child != NULL)
 		*child = r.from;
+	if (rc == 0 && info != NULL)
+		*info = (intptr_t)r.ref;
 	return rc;
 }
 
 int smarm_sup_terminate_child(smarm_pid_t sup, const char *id,
 			      uint64_t timeout_ns)
 {
-	return id_call(sup, SMARM__SUP_OP_TERMINATE, id, timeout_ns, NULL);
+	return id_call(sup, SMARM__SUP_OP_TERMINATE, id, timeout_ns, NULL,
+		       NULL);
 }
 
 int smarm_sup_restart_child(smarm_pid_t sup, const char *id,
 			    uint64_t timeout_ns, smarm_pid_t *child)
 {
-	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, child);
+	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, child, NULL);
+}
+
+int smarm_sup_restart_child_ex(smarm_pid_t sup, const char *id,
+			       uint64_t timeout_ns, smarm_pid_t *pid,
+			       intptr_t *info)
+{
+	return id_call(sup, SMARM__SUP_OP_RESTART, id, timeout_ns, pid, info);
 }
 
 int smarm_sup_delete_child(smarm_pid_t sup, const char *id, uint64_t timeout_ns)
 {
-	return id_call(sup, SMARM__SUP_OP_DELETE, id, timeout_ns, NULL);
+	return id_call(sup, SMARM__SUP_OP_DELETE, id, timeout_ns, NULL, NULL);
 }
 
-int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
-			     size_t cap, size_t *n, uint64_t timeout_ns)
+/* The children of sup (*items malloc'd, *n of them), or a status. */
+static int which_call(smarm_pid_t sup, uint64_t timeout_ns,
+		      smarm_sup_child_info_t **items, size_t *n)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
 	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (n == NULL || (buf == NULL && cap > 0))
-		return SMARM_EINVAL;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_WHICH;
 	rc = sup_call(sup, &q, timeout_ns, &r);
@@ -302,22 +427,60 @@ int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
 	if (rc != 0)
 		return rc;
 	*n = (size_t)r.ref;
-	if (cap > 0)
-		memcpy(buf, (void *)r.reason,
-		       (r.ref < cap ? r.ref : cap) * sizeof *buf);
-	free((void *)r.reason);
+	*items = (smarm_sup_child_info_t *)r.reason;
 	return 0;
 }
 
-int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
-			     uint64_t timeout_ns)
+int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
+			     size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	rc = which_call(sup, timeout_ns, &items, n);
+	if (rc != 0)
+		return rc;
+	for (size_t k = 0; k < *n && k < cap; k++) {
+		memcpy(buf[k].id, items[k].id, sizeof buf[k].id);
+		buf[k].pid = items[k].pid;
+		buf[k].restart = items[k].restart;
+	}
+	free(items);
+	return 0;
+}
+
+int smarm_sup_which_children_ex(smarm_pid_t sup, smarm_sup_child_info_t *buf,
+				size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || (buf == NULL && cap > 0))
+		return SMARM_EINVAL;
+	rc = which_call(sup, timeout_ns, &items, n);
+	if (rc != 0)
+		return rc;
+	if (cap > 0)
+		memcpy(buf, items, (*n < cap ? *n : cap) * sizeof *buf);
+	free(items);
+	return 0;
+}
+
+int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
+				size_t *supervisors, size_t *workers,
+				uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
-	if (specs == NULL && active == NULL)
+	if (specs == NULL && active == NULL && supervisors == NULL &&
+	    workers == NULL)
 		return SMARM_EINVAL;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_COUNT;
@@ -327,8 +490,23 @@ int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
 	if (rc != 0)
 		return rc;
 	if (specs != NULL)
-		*specs = (size_t)r.ref;
+		*specs = (size_t)(r.ref >> 32);
 	if (active != NULL)
-		*active = (size_t)r.reason;
+		*active = (size_t)(r.ref & 0xffffffffu);
+	if (supervisors != NULL)
+		*supervisors = (size_t)((uint64_t)r.reason >> 32);
+	if (workers != NULL)
+		*workers = (size_t)((uint64_t)r.reason & 0xffffffffu);
 	return 0;
+}
+
+int smarm_sup_count_children(smarm_pid_t sup, size_t *specs, size_t *active,
+			     uint64_t timeout_ns)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (specs == NULL && active == NULL)
+		return SMARM_EINVAL;
+	return smarm_sup_count_children_ex(sup, specs, active, NULL, NULL,
+					   timeout_ns);
 }

@@ -28,6 +28,10 @@ enum kid_mode {
 	KID_FAIL_ON_SECOND,  /* 2nd start: once kid->gate is set, fail it
 				with -4243; other starts: ready, park */
 	KID_HANG_ON_RESTART, /* 1st start: ready, park; later: park unready */
+	KID_TRAP_READY,	     /* trap exits, report ready; on a signal
+				count it and end */
+	KID_FAIL_GATED,	     /* 1st start, or kid->gate set: ready, park;
+				else 20 ms, then fail with -4243 */
 };
 
 struct kid {
@@ -154,6 +158,21 @@ static void kid_body(void *arg)
 		if (n == 2) {
 			while (!atomic_load(&k->gate))
 				smarm_actor_sleep(MS(1));
+			smarm_sup_start_failed(-4243);
+		}
+		HARNESS_EQ(smarm_sup_ready(), 0);
+		kid_park();
+		break;
+	case KID_TRAP_READY:
+		ch = kid_trap();
+		atomic_fetch_add(&k->trapped, 1);
+		HARNESS_EQ(smarm_sup_ready(), 0);
+		if (smarm_chan_recv(ch, &s) == 0)
+			atomic_fetch_add(&k->saw_exit, 1);
+		break;
+	case KID_FAIL_GATED:
+		if (n > 1 && !atomic_load(&k->gate)) {
+			smarm_actor_sleep(MS(20));
 			smarm_sup_start_failed(-4243);
 		}
 		HARNESS_EQ(smarm_sup_ready(), 0);

@@ -95,6 +95,9 @@ static_assert(SMARM_EBADRETURN == -317, "SMARM_EBADRETURN");
 static_assert(SMARM_EOPKIND == -318, "SMARM_EOPKIND");
 static_assert(SMARM_EREPLY == -319, "SMARM_EREPLY");
 static_assert(SMARM_EFULL == -320, "SMARM_EFULL");
+static_assert(SMARM_EBADSPEC == -321, "SMARM_EBADSPEC");
+static_assert(SMARM_ESIMPLE == -322, "SMARM_ESIMPLE");
+static_assert(SMARM_ERESTARTING == -323, "SMARM_ERESTARTING");
 static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
 
@@ -131,7 +134,7 @@ START_TEST(test_ids_every_error_named)
 	ck_assert_str_eq(smarm_strerror(value), text);
 	SMARM_ERROR_MAP(XX)
 #undef XX
-	ck_assert_str_eq(smarm_err_name(-321), "SMARM_E?");
+	ck_assert_str_eq(smarm_err_name(-324), "SMARM_E?");
 	ck_assert_str_eq(smarm_err_name(-299), "SMARM_E?");
 }
 END_TEST

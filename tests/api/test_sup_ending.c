@@ -15,6 +15,8 @@
 /* The status of each call to sup (one id-taking call per kind). */
 struct calls {
 	int start, terminate, restart, delete_, which, count;
+	int start_spec, start_args, terminate_pid, restart_ex, which_ex,
+		count_ex;
 };
 
 static void call_all(smarm_pid_t sup, uint64_t timeout_ns, struct calls *c)
@@ -30,6 +32,28 @@ static void call_all(smarm_pid_t sup, uint64_t timeout_ns, struct calls *c)
 	c->delete_ = smarm_sup_delete_child(sup, "none", timeout_ns);
 	c->which = smarm_sup_which_children(sup, buf, 4, &n, timeout_ns);
 	c->count = smarm_sup_count_children(sup, &specs, NULL, timeout_ns);
+	{
+		smarm_sup_spec_t *one = NULL;
+		smarm_sup_child_info_t info[4];
+		HARNESS_EQ(smarm_sup_spec_alloc(&one), 0);
+		HARNESS_EQ(smarm_sup_spec_add_child(one, "dyn2", kid_body,
+						    &spare, SMARM_SUP_TEMPORARY,
+						    SMARM_SUP_BRUTAL_KILL),
+			   0);
+		c->start_spec = smarm_sup_start_child_spec(sup, one, timeout_ns,
+							   NULL, NULL);
+		smarm_sup_spec_free(one);
+		c->start_args = smarm_sup_start_child_args(
+			sup, &spare, timeout_ns, NULL, NULL);
+		c->terminate_pid = smarm_sup_terminate_child_pid(
+			sup, smarm_actor_self(), timeout_ns);
+		c->restart_ex = smarm_sup_restart_child_ex(
+			sup, "none", timeout_ns, NULL, NULL);
+		c->which_ex = smarm_sup_which_children_ex(sup, info, 4, &n,
+							  timeout_ns);
+		c->count_ex = smarm_sup_count_children_ex(sup, NULL, NULL, NULL,
+							  &specs, timeout_ns);
+	}
 }
 
 static void check_all_enoproc(smarm_pid_t sup)
@@ -42,6 +66,12 @@ static void check_all_enoproc(smarm_pid_t sup)
 	HARNESS_EQ(c.delete_, SMARM_ENOPROC);
 	HARNESS_EQ(c.which, SMARM_ENOPROC);
 	HARNESS_EQ(c.count, SMARM_ENOPROC);
+	HARNESS_EQ(c.start_spec, SMARM_ENOPROC);
+	HARNESS_EQ(c.start_args, SMARM_ENOPROC);
+	HARNESS_EQ(c.terminate_pid, SMARM_ENOPROC);
+	HARNESS_EQ(c.restart_ex, SMARM_ENOPROC);
+	HARNESS_EQ(c.which_ex, SMARM_ENOPROC);
+	HARNESS_EQ(c.count_ex, SMARM_ENOPROC);
 }
 
 static smarm_sup_spec_t *spec_one(struct kid *k)
@@ -178,7 +208,8 @@ static _Atomic int race_calls;	/* calls made in all */
 static bool race_ok(int rc)
 {
 	return rc == 0 || rc == SMARM_ETIMEDOUT || rc == SMARM_ENOENT ||
-	       rc == SMARM_EEXIST || rc == SMARM_ENOPROC;
+	       rc == SMARM_EEXIST || rc == SMARM_ENOPROC ||
+	       rc == SMARM_ESIMPLE; /* start_child_args: not simple */
 }
 
 static void race_note(int rc, bool *gone)
@@ -216,6 +247,12 @@ static void race_caller(void *arg)
 		race_note(c.delete_, &gone);
 		race_note(c.which, &gone);
 		race_note(c.count, &gone);
+		race_note(c.start_spec, &gone);
+		race_note(c.start_args, &gone);
+		race_note(c.terminate_pid, &gone);
+		race_note(c.restart_ex, &gone);
+		race_note(c.which_ex, &gone);
+		race_note(c.count_ex, &gone);
 		if (!gone)
 			race_note(smarm_sup_count_children(
 					  sup, &specs, NULL,

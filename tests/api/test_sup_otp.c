@@ -18,7 +18,19 @@
  *   sup_start_restart_child_returns_error - restart_child of a child
  *     whose start fails returns that failure and leaves it not running;
  *   sup_start_fail through a nested supervisor - a failed start deep in
- *     a tree fails the top smarm_sup_start with the child's own status.
+ *     a tree fails the top smarm_sup_start with the child's own status;
+ *   count_children_supervisor - count_children_ex's four counts and
+ *     which_children_ex's types and states;
+ *   extra_return - a start's {ok, Pid, Extra} through start_child_spec
+ *     and restart_child_ex;
+ *   sup_start_child_returns_error - a start_child whose child fails
+ *     returns the failure and records nothing;
+ *   start_child returning once the child is set up - a supervisor child
+ *     takes calls, a trapping worker sees its terminate (init_ack);
+ *   count_restarting_children - children whose restarts fail are kept
+ *     restarting and retried, counted as workers, not active; calls on
+ *     one answer {error, restarting}; each retry counts against the
+ *     intensity.
  */
 #include "sup_kids.h"
 
@@ -694,6 +706,514 @@ START_TEST(test_sup_otp_sup_start_ignore_child)
 }
 END_TEST
 
+/* ------------------------------------------ child types, extra info */
+
+/* A spec of one child id running kid k (ready report if ready). */
+static smarm_sup_spec_t *child_spec(const char *id, struct kid *k, int type,
+				    bool ready)
+{
+	smarm_sup_spec_t *sp = NULL;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(
+			   sp, id, kid_body, k, SMARM_SUP_PERMANENT,
+			   type == SMARM_SUP_SUPERVISOR
+				   ? SMARM_SUP_INFINITY
+				   : SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_type(sp, id, type), 0);
+	if (ready)
+		HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, id, MS(10000)),
+			   0);
+	return sp;
+}
+
+/*
+ * count_children, count_children_supervisor: specs, active, and the
+ * children of each type, running or not; which_children shows each
+ * child's type and whether it runs.
+ */
+static void root_count_children(void *arg)
+{
+	struct kid *w1 = kid_new(1, KID_PARK), *w2 = kid_new(2, KID_PARK);
+	struct kid *mid = kid_new(3, KID_SUB), *x = kid_new(4, KID_PARK);
+	smarm_sup_spec_t *sp = NULL, *sub = NULL;
+	smarm_sup_child_info_t it[4];
+	smarm_pid_t sup;
+	size_t specs = 0, active = 0, sups = 0, workers = 0, n = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sub), 0);
+	kid_add(sub, "x", x);
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	kid_add(sp, "w1", w1);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "mid", kid_body, mid,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_child_type(sp, "mid", SMARM_SUP_SUPERVISOR),
+		0);
+	kid_add(sp, "w2", w2);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, &sups,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 3);
+	HARNESS_EQ(active, 3);
+	HARNESS_EQ(sups, 1);
+	HARNESS_EQ(workers, 2);
+	/* a stopped child still counts for its type, not as active */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "mid", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, &sups,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 3);
+	HARNESS_EQ(active, 2);
+	HARNESS_EQ(sups, 1);
+	HARNESS_EQ(workers, 2);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 3);
+	HARNESS_EQ(strcmp(it[1].id, "mid"), 0);
+	HARNESS_EQ(it[0].type, SMARM_SUP_WORKER);
+	HARNESS_EQ(it[0].state, SMARM_SUP_CHILD_RUNNING);
+	HARNESS_CHECK(kid_await(&w1->starts, 1)); /* spawned; now it ran */
+	HARNESS_CHECK(smarm_pid_eq(it[0].pid, kid_pid(w1)));
+	HARNESS_EQ(it[1].type, SMARM_SUP_SUPERVISOR);
+	HARNESS_EQ(it[1].state, SMARM_SUP_CHILD_STOPPED);
+	HARNESS_CHECK(smarm_pid_eq(it[1].pid, SMARM_PID_NONE));
+	HARNESS_EQ(it[2].type, SMARM_SUP_WORKER);
+	HARNESS_EQ(it[1].restart, SMARM_SUP_PERMANENT);
+	/* cut to cap, n says how many */
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 3);
+	/* misuse */
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, NULL, NULL, NULL, NULL,
+					       MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, NULL, 1, &n, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_set_child_type(sp, "w1", 2), SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_set_child_type(sp, "zz", 0), SMARM_ENOENT);
+	HARNESS_EQ(smarm_sup_spec_set_child_type(NULL, "w1", 0), SMARM_EINVAL);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	smarm_sup_spec_free(sub);
+	free(w1);
+	free(w2);
+	free(mid);
+	free(x);
+}
+
+START_TEST(test_sup_otp_count_children_supervisor)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_count_children, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+static atomic_int info_starts;
+
+/* Reports ready with info 1000 + its start's number, then parks. */
+static void info_body(void *arg)
+{
+	int n = atomic_fetch_add(&info_starts, 1) + 1;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_ready_info(1000 + n), 0);
+	kid_park();
+}
+
+/*
+ * extra_return: a start that reports {ok, Pid, Extra}: start_child
+ * and restart_child return Extra beside the pid; an automatic restart
+ * of such a child works as any other.
+ */
+static void root_extra_return(void *arg)
+{
+	smarm_sup_spec_t *sp = NULL, *one = NULL;
+	smarm_pid_t sup, pid = SMARM_PID_NONE, again;
+	intptr_t info = 0;
+	size_t active = 0;
+	(void)arg;
+	atomic_store(&info_starts, 0);
+	HARNESS_EQ(smarm_sup_ready_info(5), SMARM_ESTATE); /* no supervisor */
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	HARNESS_EQ(smarm_sup_spec_alloc(&one), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(one, "e", info_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(one, "e", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, one, MS(10000), &pid, &info),
+		   0);
+	HARNESS_EQ(info, 1001);
+	HARNESS_CHECK(smarm_actor_is_alive(pid));
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "e", MS(5000)), 0);
+	HARNESS_EQ(
+		smarm_sup_restart_child_ex(sup, "e", MS(10000), &again, &info),
+		0);
+	HARNESS_EQ(info, 1002);
+	HARNESS_CHECK(!smarm_pid_eq(again, pid));
+	/* an automatic restart */
+	HARNESS_EQ(exit_and_await(again, SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_CHECK(kid_await(&info_starts, 3));
+	do
+		HARNESS_EQ(
+			smarm_sup_count_children(sup, NULL, &active, MS(5000)),
+			0);
+	while (active != 1);
+	/* and a child without a report: info 0 */
+	{
+		struct kid *k = kid_new(1, KID_PARK);
+		smarm_sup_spec_t *plain =
+			child_spec("p", k, SMARM_SUP_WORKER, false);
+		info = 9;
+		HARNESS_EQ(smarm_sup_start_child_spec(sup, plain, MS(10000),
+						      NULL, &info),
+			   0);
+		HARNESS_EQ(info, 0);
+		HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+			   SMARM_EXIT_SHUTDOWN);
+		smarm_sup_spec_free(plain);
+		free(k);
+	}
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	smarm_sup_spec_free(one);
+}
+
+START_TEST(test_sup_otp_extra_return)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_extra_return, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * sup_start_child_returns_error: start_child of a child whose start
+ * fails returns that failure to its caller and records nothing; a
+ * child spec that is not one valid child is SMARM_EBADSPEC.
+ */
+static void root_start_child_error(void *arg)
+{
+	struct kid *f = kid_new(1, KID_FAIL);
+	smarm_sup_spec_t *sp = NULL, *one = child_spec("f", f, 0, true);
+	smarm_sup_spec_t *none = NULL;
+	smarm_pid_t sup, pid = SMARM_PID_NONE;
+	size_t specs = 9;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, one, MS(10000), &pid, NULL),
+		   -4242);
+	HARNESS_CHECK(smarm_pid_eq(pid, SMARM_PID_NONE)); /* untouched */
+	HARNESS_EQ(smarm_sup_count_children(sup, &specs, NULL, MS(5000)), 0);
+	HARNESS_EQ(specs, 0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, NULL, MS(5000), NULL, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_alloc(&none), 0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, none, MS(5000), NULL, NULL),
+		   SMARM_EBADSPEC);
+	HARNESS_EQ(smarm_sup_spec_set_child_type(one, "f", 7), SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, one, MS(5000), NULL, NULL),
+		   SMARM_EBADSPEC); /* a setter failed on it */
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	smarm_sup_spec_free(one);
+	smarm_sup_spec_free(none);
+	free(f);
+}
+
+START_TEST(test_sup_otp_sup_start_child_returns_error)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_start_child_error, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------- synchronous start_child */
+
+/*
+ * start_child is synchronous (OTP's init_ack): a child supervisor added
+ * by start_child takes calls as soon as start_child returns (its own
+ * children started), and a worker that traps exits before it reports
+ * ready sees a terminate_child sent right after start_child returned.
+ */
+static void root_start_child_sync(void *arg)
+{
+	struct kid *mid = kid_new(1, KID_SUB), *x = kid_new(2, KID_PARK);
+	struct kid *t = kid_new(3, KID_TRAP_READY);
+	smarm_sup_spec_t *sp = NULL, *sub = spec_of(0, &x, 1, 3);
+	smarm_sup_spec_t *one =
+		child_spec("mid", mid, SMARM_SUP_SUPERVISOR, false);
+	smarm_sup_spec_t *trap = child_spec("t", t, SMARM_SUP_WORKER, true);
+	smarm_sup_child_info_t it[2];
+	smarm_pid_t sup, child;
+	size_t n = 0;
+	(void)arg;
+	mid->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	for (int round = 0; round < 20; round++) {
+		HARNESS_EQ(smarm_sup_start_child_spec(sup, one, MS(10000),
+						      &child, NULL),
+			   0);
+		/* a supervisor already, its child started */
+		HARNESS_EQ(
+			smarm_sup_which_children_ex(child, it, 2, &n, MS(5000)),
+			0);
+		HARNESS_EQ(n, 1);
+		HARNESS_EQ(it[0].state, SMARM_SUP_CHILD_RUNNING);
+		HARNESS_EQ(smarm_sup_terminate_child(sup, "mid", MS(10000)), 0);
+		HARNESS_EQ(smarm_sup_delete_child(sup, "mid", MS(5000)), 0);
+
+		HARNESS_EQ(smarm_sup_start_child_spec(sup, trap, MS(10000),
+						      NULL, NULL),
+			   0);
+		HARNESS_EQ(smarm_sup_terminate_child(sup, "t", MS(10000)), 0);
+		HARNESS_EQ(atomic_load(&t->saw_exit), round + 1);
+		HARNESS_EQ(smarm_sup_delete_child(sup, "t", MS(5000)), 0);
+	}
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	smarm_sup_spec_free(sub);
+	smarm_sup_spec_free(one);
+	smarm_sup_spec_free(trap);
+	free(mid);
+	free(x);
+	free(t);
+}
+
+START_TEST(test_sup_otp_start_child_returns_once_the_child_is_set_up)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_start_child_sync, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------ restarting children */
+
+/* The state of sup's child i (which_children_ex), or -1. */
+static int state_of(smarm_pid_t sup, size_t i, size_t *n)
+{
+	smarm_sup_child_info_t it[8];
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 8, n, MS(5000)), 0);
+	return i < *n && i < 8 ? it[i].state : -1;
+}
+
+/* Poll until sup's child i is in state want (bounded). */
+static bool await_state(smarm_pid_t sup, size_t i, int want)
+{
+	uint64_t t0 = smarm_now_ns();
+	size_t n;
+	while (state_of(sup, i, &n) != want) {
+		if (harness_since(t0) > MS(10000) * harness_time_scale())
+			return false;
+		smarm_actor_sleep(MS(1));
+	}
+	return true;
+}
+
+/* Poll until count_children's active is want (bounded). */
+static bool await_active(smarm_pid_t sup, size_t want)
+{
+	uint64_t t0 = smarm_now_ns();
+	size_t active = (size_t)-1;
+	while (smarm_sup_count_children(sup, NULL, &active, MS(5000)) == 0 &&
+	       active != want) {
+		if (harness_since(t0) > MS(10000) * harness_time_scale())
+			return false;
+		smarm_actor_sleep(MS(1));
+	}
+	return active == want;
+}
+
+/*
+ * count_restarting_children: instances of a simple_one_for_one whose
+ * restarts fail are kept restarting and retried: count_children shows
+ * them as workers, not active; once their starts succeed again, all
+ * are active. The supervisor answers calls all along.
+ */
+static void root_count_restarting(void *arg)
+{
+	struct kid *k[4];
+	smarm_sup_spec_t *sp = NULL;
+	smarm_sup_child_info_t it[4];
+	smarm_pid_t sup;
+	size_t specs = 0, active = 0, workers = 0, n = 0;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_strategy(sp, SMARM_SUP_SIMPLE_ONE_FOR_ONE),
+		0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 1000, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "t", kid_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_BRUTAL_KILL),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "t", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	for (int i = 0; i < 4; i++) {
+		k[i] = kid_new(i + 1, KID_FAIL_GATED);
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+	}
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(active, 4);
+	HARNESS_EQ(workers, 4);
+	for (int i = 0; i < 4; i++)
+		HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[i]),
+						 SMARM_EXIT_STOPPED, 0),
+			   0);
+	HARNESS_CHECK(await_active(sup, 0));
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(active, 0);
+	HARNESS_EQ(workers, 4);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 4);
+	for (int i = 0; i < 4; i++) {
+		HARNESS_EQ(it[i].state, SMARM_SUP_CHILD_RESTARTING);
+		HARNESS_CHECK(smarm_pid_eq(it[i].pid, SMARM_PID_NONE));
+	}
+	for (int i = 0; i < 4; i++)
+		atomic_store(&k[i]->gate, 1);
+	HARNESS_CHECK(await_active(sup, 4));
+	for (int i = 0; i < 4; i++)
+		HARNESS_CHECK(atomic_load(&k[i]->starts) >= 3); /* retried */
+	/* each try was a restart: 4 that failed, their retries */
+	HARNESS_CHECK(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0 >= 8);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	for (int i = 0; i < 4; i++)
+		free(k[i]);
+}
+
+START_TEST(test_sup_otp_count_restarting_children)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_count_restarting, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A restarting child: restart_child and delete_child answer {error,
+ * restarting} (SMARM_ERESTARTING); terminate_child stops the retries;
+ * then restart_child starts it.
+ */
+static void root_restarting_calls(void *arg)
+{
+	struct kid *k[2] = { kid_new(1, KID_FAIL_GATED), kid_new(2, KID_PARK) };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 2, 1000);
+	smarm_pid_t sup, pid = SMARM_PID_NONE;
+	size_t specs = 0, active = 0, workers = 0, n = 0;
+	int starts;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	kids_await_first(k, 2);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	HARNESS_CHECK(await_state(sup, 0, SMARM_SUP_CHILD_RESTARTING));
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(5000), &pid),
+		   SMARM_ERESTARTING);
+	HARNESS_CHECK(smarm_pid_eq(pid, SMARM_PID_NONE));
+	HARNESS_EQ(smarm_sup_delete_child(sup, "a", MS(5000)),
+		   SMARM_ERESTARTING);
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 2);
+	HARNESS_EQ(active, 1);
+	HARNESS_EQ(workers, 2);
+	/* terminated: no more retries */
+	HARNESS_EQ(smarm_sup_terminate_child(sup, "a", MS(5000)), 0);
+	HARNESS_EQ(state_of(sup, 0, &n), SMARM_SUP_CHILD_STOPPED);
+	starts = atomic_load(&k[0]->starts);
+	HARNESS_CHECK(starts >= 2);
+	smarm_actor_sleep(MS(100));
+	HARNESS_EQ(atomic_load(&k[0]->starts), starts);
+	atomic_store(&k[0]->gate, 1);
+	HARNESS_EQ(smarm_sup_restart_child(sup, "a", MS(10000), &pid), 0);
+	HARNESS_CHECK(smarm_pid_eq(pid, kid_pid(k[0])));
+	HARNESS_EQ(state_of(sup, 0, &n), SMARM_SUP_CHILD_RUNNING);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	kids_free(k, 2);
+}
+
+START_TEST(test_sup_otp_restarting_child_answers_erestarting)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_restarting_calls, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * Each retry of a restarting child is one more restart against the
+ * intensity (3 in the window): the child's first restart and two
+ * retries are admitted, the third retry is one too many, and the
+ * supervisor gives up, SHUTDOWN with SMARM_EINTENSITY.
+ */
+static void root_restarting_intensity(void *arg)
+{
+	struct kid *k[1] = { kid_new(1, KID_FAIL_GATED) };
+	smarm_sup_spec_t *sp = spec_of(SMARM_SUP_ONE_FOR_ONE, k, 1, 3);
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup;
+	int64_t restarts0 = sup_stat(SMARM_STAT_SUP_RESTARTS);
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "a", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+	kids_await_first(k, 1);
+	HARNESS_EQ(smarm_actor_send_exit(kid_pid(k[0]), SMARM_EXIT_CRASHED, 1),
+		   0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(s.reason, SMARM_EINTENSITY);
+	HARNESS_EQ(sup_stat(SMARM_STAT_SUP_RESTARTS) - restarts0, 3);
+	HARNESS_EQ(atomic_load(&k[0]->starts), 4);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+	harness_chan_drop(ch);
+	kids_free(k, 1);
+}
+
+START_TEST(test_sup_otp_restarting_child_counts_against_intensity)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(_i + 1, root_restarting_intensity, NULL),
+			 0);
+	harness_checks_assert();
+}
+END_TEST
+
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
 {
@@ -719,6 +1239,19 @@ Suite *smarm_test_sup_otp_suite(void)
 	tcase_add_test(tc, test_sup_otp_sup_start_restart_child_returns_error);
 	add_123(tc, test_sup_otp_sup_start_ignore_child);
 	add_123(tc, test_sup_otp_sup_start_fail_through_a_nested_supervisor);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("child");
+	tcase_set_timeout(tc, 60);
+	add_123(tc, test_sup_otp_count_children_supervisor);
+	add_123(tc, test_sup_otp_extra_return);
+	add_123(tc, test_sup_otp_sup_start_child_returns_error);
+	add_123(tc, test_sup_otp_start_child_returns_once_the_child_is_set_up);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("restarting");
+	tcase_set_timeout(tc, 60);
+	add_123(tc, test_sup_otp_count_restarting_children);
+	add_123(tc, test_sup_otp_restarting_child_answers_erestarting);
+	add_123(tc, test_sup_otp_restarting_child_counts_against_intensity);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -473,7 +473,7 @@ static void root_errors(void *arg)
 	smarm_sup_spec_free(NULL);
 	HARNESS_EQ(smarm_sup_spec_set_strategy(NULL, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, -1), SMARM_EINVAL);
-	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, 3), SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_set_strategy(sp, 4), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(NULL, 1, 1), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 1, 0), SMARM_EINVAL);
 	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 65537, 1), SMARM_EINVAL);
@@ -703,6 +703,20 @@ START_TEST(test_supervisor_child_adm_simple_which_count_children)
 	ck_assert_int_eq(smarm_sup_restart_child(p, "a", 0, NULL),
 			 SMARM_ENOTACTOR);
 	ck_assert_int_eq(smarm_sup_delete_child(p, "a", 0), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_start_child_spec(p, NULL, 0, NULL, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_start_child_args(p, NULL, 0, NULL, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_terminate_child_pid(p, p, 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_restart_child_ex(p, "a", 0, NULL, NULL),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_which_children_ex(p, NULL, 0, &n, 0),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(
+		smarm_sup_count_children_ex(p, &n, NULL, NULL, NULL, 0),
+		SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_sup_ready_info(1), SMARM_ENOTACTOR);
 	ck_assert_int_eq(harness_run(2, root_dynamic, NULL), 0);
 	harness_checks_assert();
 }
