@@ -66,7 +66,7 @@
 	XX(EFULL, -320, "the server's message queue is at its limit")          \
 	XX(EBADSPEC, -321, "invalid supervisor spec")                          \
 	XX(ESIMPLE, -322,                                                      \
-	   "call does not fit a simple_one_for_one supervisor (or fits only " \
+	   "call does not fit a simple_one_for_one supervisor (or fits only "  \
 	   "one)")                                                             \
 	XX(ERESTARTING, -323, "the child is restarting (its restart failed)")
 

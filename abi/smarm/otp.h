@@ -1076,8 +1076,8 @@ SMARM_API int smarm_sup_count_children(smarm_pid_t sup, size_t *specs,
  * pid field: a pid, undefined, restarting). Since: SMARM_0.5.
  */
 enum smarm_sup_child_state {
-	SMARM_SUP_CHILD_RUNNING = 0, /* pid is its running tenancy */
-	SMARM_SUP_CHILD_STOPPED = 1, /* not running (OTP's undefined) */
+	SMARM_SUP_CHILD_RUNNING = 0,	/* pid is its running tenancy */
+	SMARM_SUP_CHILD_STOPPED = 1,	/* not running (OTP's undefined) */
 	SMARM_SUP_CHILD_RESTARTING = 2, /* its restart failed: retried */
 };
 
@@ -1107,9 +1107,10 @@ typedef struct smarm_sup_child_info {
  * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
  * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
  * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
- * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY as smarm_sup_start_child; the child's
- * failure (smarm_sup_start_failed's status, SMARM_ESTARTFAILED,
- * SMARM_ETIMEDOUT), nothing recorded.
+ * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
+ * as smarm_sup_start_child; the child's failure (its
+ * smarm_sup_start_failed status, SMARM_ESTARTFAILED, SMARM_ETIMEDOUT),
+ * nothing recorded.
  * Thread-safety: actor context only. Since: SMARM_0.5.
  */
 SMARM_API int smarm_sup_start_child_spec(smarm_pid_t sup,

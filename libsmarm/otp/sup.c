@@ -657,7 +657,10 @@ static void sup_retry(struct sup *su)
 			sup_restart(su, (int)k);
 			return;
 		}
-	SMARM_NEVER(su->su_nretry != 0);
+	/* None is restarting: the count must say so (repair it if not,
+	 * rather than retry for ever). */
+	if (SMARM_NEVER(su->su_nretry != 0))
+		su->su_nretry = 0;
 }
 
 /* End the calling actor as the exit signal that stopped it said. */
