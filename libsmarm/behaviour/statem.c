@@ -864,7 +864,6 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 	m->m_h = h;
 	m->m_loop = loop;
 	m->m_data = data;
-	m->m_self = smarm_actor_self();
 	m->m_state = d->initial;
 	return 0;
 }

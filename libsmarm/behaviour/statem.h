@@ -158,14 +158,13 @@ struct smarm__sm_timer {
  * A running machine; smarm_sm_ctx_t is this. Only its actor touches it.
  */
 struct smarm_sm_ctx {
-	uint32_t m_magic;		    /* SMARM__SM_MAGIC while live */
-	int m_phase;			    /* SMARM__SM_* */
-	const smarm_sm_desc_t *m_d;	    /* the machine */
+	uint32_t m_magic;	    /* SMARM__SM_MAGIC from init to fini */
+	int m_phase;		    /* SMARM__SM_* */
+	const smarm_sm_desc_t *m_d; /* the machine */
 	const struct smarm__sm_tables *m_t; /* its tables */
 	const struct smarm__sm_hooks *m_h;  /* its loop */
 	void *m_loop;			    /* the loop's data */
 	void *m_data;			    /* the plugin's data */
-	smarm_pid_t m_self;		    /* the actor it runs on */
 	int32_t m_state;		    /* the current state */
 	bool m_stop;			    /* end after this event */
 	int m_stop_how;			    /* ... with this how (NORMAL: 0) */

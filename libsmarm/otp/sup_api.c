@@ -431,16 +431,24 @@ static int which_call(smarm_pid_t sup, uint64_t timeout_ns,
 	return 0;
 }
 
+/* The checks of both which_children calls (buf_ok: buf may hold cap
+ * entries), then the call: the caller frees *items. */
+static int which_checked(smarm_pid_t sup, bool buf_ok, size_t *n,
+			 uint64_t timeout_ns, smarm_sup_child_info_t **items)
+{
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (n == NULL || !buf_ok)
+		return SMARM_EINVAL;
+	return which_call(sup, timeout_ns, items, n);
+}
+
 int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
 			     size_t cap, size_t *n, uint64_t timeout_ns)
 {
 	smarm_sup_child_info_t *items;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (n == NULL || (buf == NULL && cap > 0))
-		return SMARM_EINVAL;
-	rc = which_call(sup, timeout_ns, &items, n);
+	int rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns,
+			       &items);
 	if (rc != 0)
 		return rc;
 	for (size_t k = 0; k < *n && k < cap; k++) {
@@ -456,12 +464,8 @@ int smarm_sup_which_children_ex(smarm_pid_t sup, smarm_sup_child_info_t *buf,
 				size_t cap, size_t *n, uint64_t timeout_ns)
 {
 	smarm_sup_child_info_t *items;
-	int rc;
-	if (smarm__current_node() == NULL)
-		return SMARM_ENOTACTOR;
-	if (n == NULL || (buf == NULL && cap > 0))
-		return SMARM_EINVAL;
-	rc = which_call(sup, timeout_ns, &items, n);
+	int rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns,
+			       &items);
 	if (rc != 0)
 		return rc;
 	if (cap > 0)
