@@ -603,7 +603,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Of SMARM_STAT_PREEMPT_ASYNC, the actors that resumed on another     \
 	 * worker thread to even out the workers (SMARM_OPT_PREEMPT_MOVE),     \
 	 * in the last run. Since: SMARM_0.5. */                               \
-	XX(PREEMPT_MOVED, 33, CORE)
+	XX(PREEMPT_MOVED, 33, CORE)                                            \
+	/* Queued actors an exit signal or a stop moved ahead to run next on   \
+	 * the stopper's worker (a supervisor's shutdown does not wait         \
+	 * behind busy producers), in the last run. Since: SMARM_0.5. */       \
+	XX(EXPEDITED, 34, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -828,14 +828,19 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 	if (req->sr_strength == SMARM__STOP_SHUTDOWN) {
 		/* Trappable: a layer may deliver it as a message instead. */
 		int rc = smarm__subsys_trap(n, pid, req);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			smarm__expedite(n, pid); /* it has a signal to take */
+			return 0;
+		}
 	}
 	s = lock_live(n, pid);
 	if (s == NULL)
 		return SMARM_ENOPROC;
 	stop_locked(n, s, pid, req);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	smarm__expedite(n, pid); /* a stop to observe */
 	return 0;
 }
 

@@ -490,6 +490,11 @@ static int64_t stat_PREEMPT_MOVED(struct smarm_node *n)
 	return worker_sum(n, offsetof(struct smarm__worker, n_moved));
 }
 
+static int64_t stat_EXPEDITED(struct smarm_node *n)
+{
+	return wstats_sum(n, offsetof(struct smarm__wstats, expedited));
+}
+
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
 {
 	return atomic_load(&n->stk_guarded);

@@ -47,7 +47,8 @@ struct smarm__wstats {
 	uint64_t slot_displaced; /* slot occupants pushed out by a wake */
 	uint64_t spin_hits;	 /* idle spins that found work */
 	uint64_t parks;		 /* futex sleeps of this idle worker */
-	uint64_t glocks; /* node-wide lock acquisitions (smarm__glock) */
+	uint64_t glocks;    /* node-wide lock acquisitions (smarm__glock) */
+	uint64_t expedited; /* queued actors a stop moved ahead */
 } __attribute__((aligned(64)));
 
 /*

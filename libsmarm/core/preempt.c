@@ -816,7 +816,7 @@ _Unwind_Reason_Code smarm__preempt_ret_personality(int version,
 
 /* ------------------------------------------------------------ pinned */
 
-void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
+void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s, bool fixed)
 {
 	struct smarm_node *n = w->node;
 	/*
@@ -840,6 +840,7 @@ void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s)
 		atomic_load_explicit(&w->pin_count, memory_order_relaxed) + 1,
 		memory_order_relaxed);
 	s->pin_next = SMARM__NO_INDEX;
+	s->pin_fixed = fixed;
 	if (w->pin_head == SMARM__NO_INDEX)
 		w->pin_head = smarm__slot_index(s);
 	else
@@ -867,6 +868,40 @@ struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due)
 		atomic_load_explicit(&w->pin_count, memory_order_relaxed) - 1,
 		memory_order_relaxed);
 	return s;
+}
+
+/*
+ * Take the actor in slot idx out of w's pinned FIFO (w's own thread) if
+ * it waits there free to move (it yielded; sched.c, Expedite): true if
+ * it did. A walk of the FIFO, which holds this worker's actors only.
+ */
+bool smarm__pin_take_moveable(struct smarm__worker *w, uint32_t idx)
+{
+	struct smarm_node *n = w->node;
+	uint32_t prev = SMARM__NO_INDEX;
+	for (uint32_t i = w->pin_head; i != SMARM__NO_INDEX;
+	     prev = i, i = smarm__slot_at(n, i)->pin_next) {
+		struct smarm__slot *s;
+		if (i != idx)
+			continue;
+		s = smarm__slot_at(n, i);
+		if (s->pin_fixed)
+			return false; /* INV-P1 */
+		if (prev == SMARM__NO_INDEX)
+			w->pin_head = s->pin_next;
+		else
+			smarm__slot_at(n, prev)->pin_next = s->pin_next;
+		if (w->pin_tail == i)
+			w->pin_tail = prev;
+		atomic_store_explicit(
+			&w->pin_count,
+			atomic_load_explicit(&w->pin_count,
+					     memory_order_relaxed) -
+				1,
+			memory_order_relaxed);
+		return true;
+	}
+	return false;
 }
 
 /* ------------------------------------------------------------ monitor */

@@ -11,6 +11,7 @@
 #define SMARM_CORE_PREEMPT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct smarm_node;
 struct smarm__slot;
@@ -20,8 +21,10 @@ void smarm__preempt_setup(void);
 void smarm__monitor_start(struct smarm_node *n);
 void smarm__monitor_stop(struct smarm_node *n);
 void smarm__monitor_poke(struct smarm_node *n);
-void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s);
+void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s,
+		     bool fixed);
 struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);
+bool smarm__pin_take_moveable(struct smarm__worker *w, uint32_t idx);
 
 /*
  * Runtime code that calls user code (destructors, drop callbacks) from

@@ -47,6 +47,7 @@
 #define SMARM_CORE_RING_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -123,6 +124,87 @@ static inline void *smarm__ring_pop_back(struct smarm__ring *r, size_t esz)
 	uint32_t len = smarm__ring_len(r) - 1;
 	smarm__ring_set_len(r, len);
 	return smarm__ring_at(r, esz, len);
+}
+
+/*
+ * Move n elements within the ring from logical index from to index to
+ * (overlap allowed), as memmove: in at most a few contiguous pieces.
+ */
+static inline void smarm__ring_shift(struct smarm__ring *r, size_t esz,
+				     uint32_t to, uint32_t from, uint32_t n)
+{
+	uint32_t mask = r->rg_cap - 1;
+	bool up = to > from; /* copy from the top down */
+	while (n > 0) {
+		uint32_t k = up ? n - 1 : 0; /* the next element to move */
+		uint32_t ps = (r->rg_head + from + k) & mask;
+		uint32_t pd = (r->rg_head + to + k) & mask;
+		/* as many as stay contiguous on both sides */
+		uint32_t m = up ? (ps < pd ? ps : pd) + 1
+				: r->rg_cap - (ps > pd ? ps : pd);
+		if (m > n)
+			m = n;
+		if (up) {
+			ps -= m - 1;
+			pd -= m - 1;
+		}
+		memmove(r->rg_buf + (size_t)pd * esz,
+			r->rg_buf + (size_t)ps * esz, (size_t)m * esz);
+		if (!up) {
+			from += m;
+			to += m;
+		}
+		n -= m;
+	}
+}
+
+/*
+ * Remove element i (i < len): the elements on its shorter side close the
+ * gap, so the order of the rest is kept.
+ */
+static inline void smarm__ring_remove_at(struct smarm__ring *r, size_t esz,
+					 uint32_t i)
+{
+	uint32_t len = smarm__ring_len(r);
+	if (i < len / 2) {
+		smarm__ring_shift(r, esz, 1, 0, i);
+		(void)smarm__ring_pop_front(r, esz);
+	} else {
+		smarm__ring_shift(r, esz, i, i + 1, len - 1 - i);
+		(void)smarm__ring_pop_back(r, esz);
+	}
+}
+
+/*
+ * The logical index of the first uint64_t element equal to v among
+ * [lo, hi) of a ring of uint64_t, or UINT32_MAX. Blocks of eight are
+ * compared without a branch, so the compiler vectorises the scan.
+ */
+static inline uint32_t smarm__ring_find_u64(const struct smarm__ring *r,
+					    uint32_t lo, uint32_t hi,
+					    uint64_t v)
+{
+	const uint64_t *a = (const uint64_t *)r->rg_buf;
+	uint32_t mask = r->rg_cap - 1;
+	while (lo < hi) {
+		uint32_t p = (r->rg_head + lo) & mask;
+		uint32_t m = r->rg_cap - p; /* contiguous from p */
+		uint32_t k = 0;
+		if (m > hi - lo)
+			m = hi - lo;
+		for (; k + 8 <= m; k += 8) {
+			const uint64_t *b = a + p + k;
+			if ((b[0] == v) | (b[1] == v) | (b[2] == v) |
+			    (b[3] == v) | (b[4] == v) | (b[5] == v) |
+			    (b[6] == v) | (b[7] == v))
+				break;
+		}
+		for (; k < m; k++)
+			if (a[p + k] == v)
+				return lo + k;
+		lo += m;
+	}
+	return UINT32_MAX;
 }
 
 /*

@@ -24,6 +24,9 @@
  *                entries displaced while pinned actors wait).
  * The deques and the run queue are the one ring (ring.h); the pinned
  * FIFO is a list linked through the slots, the wake slot one atomic word.
+ * System traffic (a stop, an exit signal, an exit's wakes) goes first:
+ * an expedited actor leaves whichever of these it waits in for the
+ * stopper's wake slot, as an urgent entry (Expedite, Urgent wakes).
  *
  * Design. The shared queue sits under a futex mutex: it is not the
  * bottleneck (smarm's queue shoot-out found lock-free rings within 10-15%
@@ -874,6 +877,58 @@ void smarm__yield_slice(struct smarm__slot *s)
 }
 
 /*
+ * Put pid, a QUEUED actor, in w's wake slot (w runs an actor of its
+ * node): it runs next here; the entry it displaces goes to the front of
+ * w's deque (or, while pinned actors wait, to the shared queue).
+ */
+static inline __attribute__((always_inline)) void
+slot_put(struct smarm__worker *w, uint64_t pid, bool urgent)
+{
+	struct smarm_node *n = w->node;
+	uint64_t old;
+	bool shared = atomic_load_explicit(&n->workers_started,
+					   memory_order_relaxed) > 1;
+	if (!shared) {
+		/* One worker: the monitor never scans. */
+		old = atomic_load_explicit(&w->next, memory_order_relaxed);
+		atomic_store_explicit(&w->next, pid, memory_order_relaxed);
+	} else if (smarm__owner_enter(&w->own_busy, &n->own_visitors)) {
+		/* The monitor is not scanning: plain access. */
+		old = atomic_load_explicit(&w->next, memory_order_relaxed);
+		atomic_store_explicit(&w->next, pid, memory_order_relaxed);
+		smarm__owner_leave(&w->own_busy);
+	} else {
+		old = atomic_exchange_explicit(&w->next, pid,
+					       memory_order_acq_rel);
+	}
+	atomic_store_explicit(
+		&w->next_seq,
+		atomic_load_explicit(&w->next_seq, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+	w->urgent = urgent ? pid : 0;
+	if (old != 0) {
+		/*
+		 * Displaced: it stays on this worker, at the front of
+		 * its deque, so actors that talk to each other here
+		 * are not spread over the workers through the shared
+		 * queue; a worker that idles is woken to steal it (from
+		 * the back) rather than let it wait behind our actor.
+		 * Not while pinned actors wait here: a woken actor in
+		 * the shared queue goes before them (rq_woken), one in
+		 * the deque would wait for their turns.
+		 */
+		stat_inc(&n->wstats[w->id].slot_displaced);
+		if (w->pin_head != SMARM__NO_INDEX ||
+		    !ldq_push(w, &old, 1, true))
+			rq_push(n, old, true);
+		else if (shared)
+			smarm__wake_one_if_idle(n);
+	}
+	/* If our actor then runs long, the monitor's slot scan moves this
+	 * entry (smarm__slots_scan). */
+}
+
+/*
  * Held wakes (smarm__wakes_hold). An exit's Downs and exit signals are
  * sent one watcher at a time; were each watcher queued as its signal
  * went out, an idle worker could run the first watcher while the exit
@@ -915,6 +970,24 @@ void smarm__wakes_hold(struct smarm__worker *w, bool on)
 	/* In the order made; the woken go before spawns and yields. */
 	k = w->wheld_n;
 	w->wheld_n = 0;
+	if (w->node->wake_slot && w->cur != NULL && !w->in_finish &&
+	    atomic_load_explicit(&w->node->idle_mask, memory_order_relaxed) ==
+		    0 &&
+	    atomic_load_explicit(&w->node->spin_mask, memory_order_relaxed) ==
+		    0) {
+		/*
+		 * No worker idles to take them at once: the first (a
+		 * supervisor awaiting this Down, the next link of a chain)
+		 * runs next here, as on one worker, not behind this worker's
+		 * deque (sup_shutdown_load on two workers: 62x the quiet
+		 * shutdown when it waited there). The hooks are over, so
+		 * nothing it does can overtake a wake of this exit.
+		 */
+		if (k > 1)
+			rq_push_n(w->node, w->wheld + 1, k - 1, true);
+		slot_put(w, w->wheld[0], true);
+		return;
+	}
 	rq_push_n(w->node, w->wheld, k, true);
 }
 
@@ -935,59 +1008,16 @@ void smarm__wakes_hold(struct smarm__worker *w, bool on)
  * worker can take it from the queue at once. With one worker the slot
  * is the faster way to the same order.
  */
-static void enqueue_woken(struct smarm_node *n, uint64_t pid)
+static void enqueue_woken(struct smarm_node *n, uint64_t pid, bool urgent)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (n->wake_slot && w != NULL && w->node == n &&
 	    ((w->cur != NULL && !w->in_finish) || w->fire_local)) {
-		uint64_t old;
-		bool shared = atomic_load_explicit(&n->workers_started,
-						   memory_order_relaxed) > 1;
-		if (shared && w->cur != NULL && w->cur->exiting)
+		bool exit_wake = w->cur != NULL && w->cur->exiting;
+		if (exit_wake && atomic_load_explicit(&n->workers_started,
+						      memory_order_relaxed) > 1)
 			goto queue; /* an exit's wake: see above */
-		if (!shared) {
-			/* One worker: the monitor never scans. */
-			old = atomic_load_explicit(&w->next,
-						   memory_order_relaxed);
-			atomic_store_explicit(&w->next, pid,
-					      memory_order_relaxed);
-		} else if (smarm__owner_enter(&w->own_busy, &n->own_visitors)) {
-			/* The monitor is not scanning: plain access. */
-			old = atomic_load_explicit(&w->next,
-						   memory_order_relaxed);
-			atomic_store_explicit(&w->next, pid,
-					      memory_order_relaxed);
-			smarm__owner_leave(&w->own_busy);
-		} else {
-			old = atomic_exchange_explicit(&w->next, pid,
-						       memory_order_acq_rel);
-		}
-		atomic_store_explicit(
-			&w->next_seq,
-			atomic_load_explicit(&w->next_seq,
-					     memory_order_relaxed) +
-				1,
-			memory_order_relaxed);
-		if (old != 0) {
-			/*
-			 * Displaced: it stays on this worker, at the front of
-			 * its deque, so actors that talk to each other here
-			 * are not spread over the workers through the shared
-			 * queue; a worker that idles is woken to steal it (from
-			 * the back) rather than let it wait behind our actor.
-			 * Not while pinned actors wait here: a woken actor in
-			 * the shared queue goes before them (rq_woken), one in
-			 * the deque would wait for their turns.
-			 */
-			stat_inc(&n->wstats[w->id].slot_displaced);
-			if (w->pin_head != SMARM__NO_INDEX ||
-			    !ldq_push(w, &old, 1, true))
-				rq_push(n, old, true);
-			else if (shared)
-				smarm__wake_one_if_idle(n);
-		}
-		/* If our actor then runs long, the monitor's slot scan moves
-		 * this entry (smarm__slots_scan). */
+		slot_put(w, pid, urgent || exit_wake);
 		return;
 	}
 queue:
@@ -1010,7 +1040,7 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
 	if (r == SMARM__UNPARK_ENQUEUE)
-		enqueue_woken(n, pid);
+		enqueue_woken(n, pid, false);
 	return r != SMARM__UNPARK_NOOP;
 }
 
@@ -1024,10 +1054,160 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
 				 SMARM__UNPARK_ENQUEUE)
-		enqueue_woken(n, pid);
+		enqueue_woken(n, pid, true); /* a stop's wake is urgent */
+}
+
+/*
+ * Expedite. An exit signal or a stop that reaches an actor already queued
+ * (runnable, but waiting its turn) must not wait for that turn: a
+ * supervisor shutting down children that producers keep busy waited a
+ * round of every producer's timeslice per child (sup_shutdown_load on
+ * one worker: 3,300x the quiet shutdown). So the stopper takes the
+ * target out of the place it waits in (this worker's pinned FIFO if it
+ * yielded there, this worker's deque, the shared queue, another worker's
+ * deque, the first and last EXPEDITE_SCAN entries of each; another
+ * worker's wake slot) and puts it in its own
+ * wake slot, as an urgent entry: it runs when the stopper next leaves
+ * the CPU, which a supervisor does at once to await the Down. An actor
+ * that is elsewhere (pinned to its worker after an async preemption, in
+ * another worker's pinned FIFO, in a held batch, or being claimed) is
+ * left where it is: it runs within its turn, as before.
+ * Taken out under the ring's lock, the entry is in one place at a time
+ * (INV-1), and the actor stays QUEUED throughout.
+ */
+#define EXPEDITE_SCAN 65536
+
+/* Under r's lock: take pid out of r if it is among the first or last
+ * EXPEDITE_SCAN entries. */
+static bool ring_take_pid(struct smarm__ring *r, uint64_t pid)
+{
+	uint32_t len = smarm__ring_len(r);
+	uint32_t i;
+	if (len <= 2 * EXPEDITE_SCAN) {
+		i = smarm__ring_find_u64(r, 0, len, pid);
+	} else {
+		i = smarm__ring_find_u64(r, len - EXPEDITE_SCAN, len, pid);
+		if (i == UINT32_MAX)
+			i = smarm__ring_find_u64(r, 0, EXPEDITE_SCAN, pid);
+	}
+	if (i == UINT32_MAX)
+		return false;
+	smarm__ring_remove_at(r, RQ_ESZ, i);
+	return true;
+}
+
+static bool ldq_take_pid(struct smarm__worker *v, uint64_t pid)
+{
+	bool got;
+	if (smarm__ring_len(&v->ldq) == 0)
+		return false;
+	smarm__lock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	got = ring_take_pid(&v->ldq, pid);
+	if (got)
+		ldq_moved(v);
+	smarm__unlock(&v->ldq_lock, SMARM__RANK_RUNQ);
+	return got;
+}
+
+static bool rq_take_pid(struct smarm_node *n, uint64_t pid)
+{
+	bool got;
+	if (smarm__ring_len(&n->rq) == 0)
+		return false;
+	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
+	got = ring_take_pid(&n->rq, pid);
+	if (got) /* it had its turn: pinned actors' tickets count it */
+		atomic_store_explicit(
+			&n->rq_pops,
+			atomic_load_explicit(&n->rq_pops,
+					     memory_order_relaxed) +
+				1,
+			memory_order_relaxed);
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	return got;
+}
+
+/*
+ * Take pid out of another worker's wake slot, where it would wait for
+ * that worker's actor to leave (a whole slice, if it computes): as the
+ * monitor's slot scan does, a visitor of the owner's plain accesses.
+ */
+static bool slot_take_pid(struct smarm__worker *v, uint64_t pid)
+{
+	struct smarm_node *n = v->node;
+	uint64_t want = pid;
+	bool got;
+	if (atomic_load_explicit(&v->next, memory_order_relaxed) != pid)
+		return false;
+	smarm__visit_begin(&n->own_visitors);
+	smarm__visit_wait(&v->own_busy);
+	got = atomic_compare_exchange_strong_explicit(
+		&v->next, &want, 0, memory_order_acq_rel, memory_order_relaxed);
+	smarm__visit_end(&n->own_visitors);
+	return got;
+}
+
+void smarm__expedite(struct smarm_node *n, uint64_t pid)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *s;
+	bool got;
+	uint64_t word;
+	if (!n->wake_slot || w == NULL || w->node != n || w->cur == NULL ||
+	    w->in_finish || w->cur->exiting)
+		return; /* no slot to put it in (or an exit's: held) */
+	s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	if (s == NULL)
+		return;
+	word = atomic_load_explicit(&s->word, memory_order_relaxed);
+	if (SMARM__W_GEN(word) != SMARM__PID_GEN(pid) ||
+	    SMARM__W_STATE(word) != SMARM__ST_QUEUED)
+		return;
+	if (atomic_load_explicit(&w->next, memory_order_relaxed) == pid) {
+		w->urgent = pid; /* next already: now urgent too */
+		return;
+	}
+	got = smarm__pin_take_moveable(w, SMARM__PID_IDX(pid)) ||
+	      ldq_take_pid(w, pid) || rq_take_pid(n, pid);
+	for (int i = 1; !got && i < n->workers_started; i++)
+		got = ldq_take_pid(
+			&n->workers[(w->id + i) % n->workers_started], pid);
+	for (int i = 1; !got && i < n->workers_started; i++)
+		got = slot_take_pid(
+			&n->workers[(w->id + i) % n->workers_started], pid);
+	if (got) {
+		stat_inc(&n->wstats[w->id].expedited);
+		slot_put(w, pid, true);
+	}
 }
 
 #define WAKE_STREAK 16
+
+/*
+ * Urgent wakes. The wakes an exit issues (its Downs, exit signals and
+ * joins) and an expedited actor are system traffic: a supervisor and the
+ * children it stops hand the CPU to each other through the wake slot,
+ * and WAKE_STREAK would give a busy producer a whole timeslice every
+ * eight children (sup_shutdown_load on one worker: 370x the quiet
+ * shutdown). Such an entry (w->urgent) does not count toward the streak
+ * for up to URGENT_SLICES timeslices in a row; then it is a plain wake,
+ * so a chain of them (two trapping actors stopping each other) gets at
+ * most two thirds of a contended worker, never all of it.
+ */
+#define URGENT_SLICES 2
+
+static __attribute__((noinline)) bool slot_urgent(struct smarm__worker *w)
+{
+	uint64_t now;
+	if (w->urgent != atomic_load_explicit(&w->next, memory_order_relaxed))
+		return false;
+	now = smarm__cycles_fast();
+	if (w->urgent_t0 == 0) {
+		w->urgent_t0 = now;
+		return true;
+	}
+	return now - w->urgent_t0 < URGENT_SLICES * w->node->slice_cycles;
+}
 
 /*
  * Take the pid in w's wake slot: a plain access, or an exchange while
@@ -1211,7 +1391,7 @@ static void yield_queue(struct smarm__worker *w, struct smarm__slot *p,
 		    leave_to(n, to, pid))
 			return;
 	}
-	smarm__pin_push(w, p);
+	smarm__pin_push(w, p, false);
 }
 
 /*
@@ -1244,7 +1424,7 @@ static void finish_switch(struct smarm__worker *w)
 		break;
 	case SMARM__INTENT_PREEMPT:
 		yield_return(p);
-		smarm__pin_push(w, p); /* INV-P1: resumes only here */
+		smarm__pin_push(w, p, true); /* INV-P1: resumes only here */
 		break;
 	case SMARM__INTENT_MOVE:
 		/* Free to move (INV-P7): to a lighter worker. */
@@ -1253,7 +1433,7 @@ static void finish_switch(struct smarm__worker *w)
 			__atomic_store_n(&w->n_moved, w->n_moved + 1,
 					 __ATOMIC_RELAXED);
 		else
-			smarm__pin_push(w, p);
+			smarm__pin_push(w, p, false);
 		break;
 	default:
 		smarm__finalize(w, p);
@@ -1378,7 +1558,7 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 	for (;;) {
 		uint64_t pid;
 		struct smarm__slot *s;
-		bool own, turn;
+		bool own, turn, urgent;
 		/*
 		 * Reading the clock costs ~30 ns here, more than a switch, so
 		 * with a timer pending the hand-off path looks at it on every
@@ -1409,10 +1589,19 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 		 * by a message or a timer, runs within a slice even when every
 		 * worker is saturated. WAKE_STREAK bounds it.
 		 */
-		if (w->streak < WAKE_STREAK && take_slot(w, &pid)) {
-			w->streak++; /* not a local pick (pinned tickets) */
+		urgent = SMARM_UNLIKELY(w->urgent != 0) && slot_urgent(w);
+		if ((w->streak < WAKE_STREAK || urgent) && take_slot(w, &pid)) {
+			if (SMARM_UNLIKELY(urgent) && pid == w->urgent) {
+				w->urgent = 0;
+			} else {
+				w->streak++; /* not a local pick (pinned
+						tickets) */
+				w->urgent = 0;
+				w->urgent_t0 = 0;
+			}
 			goto claim;
 		}
+		w->urgent_t0 = 0; /* not an urgent pick */
 		/*
 		 * A woken actor in the shared queue goes before the pinned
 		 * ones, up to PIN_YIELDS picks in a row (a stream of wakes

@@ -88,6 +88,10 @@ struct smarm__worker {
 				      slot or slot cache (membar.h) */
 	_Atomic uint32_t next_seq; /* bumped by the owner at every fill */
 	uint32_t streak;	   /* consecutive wake-slot pops */
+	uint64_t urgent;	   /* owner: the pid slot_put put in the wake
+				      slot as urgent, or 0 (sched.c) */
+	uint64_t urgent_t0;	   /* owner: cycles at the first urgent pop
+				      in a row, or 0 */
 	uint32_t due_tick;	   /* picks since the last timer check */
 	uint32_t stk_ncache;	   /* default-shaped stacks in stk_cache */
 	bool in_finish;		   /* finishing another actor's switch */
@@ -210,6 +214,9 @@ static inline void smarm__spawns_flush(struct smarm__worker *w)
 }
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
+/* pid, if queued, runs next on the calling actor's worker (sched.c,
+ * Expedite): for exit signals and stops. */
+void smarm__expedite(struct smarm_node *n, uint64_t pid);
 /*
  * Hold the wakes this worker makes (on) and queue them all, in the
  * order made, when the outermost hold ends (off). actor.c brackets an

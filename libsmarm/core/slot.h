@@ -111,6 +111,9 @@ struct smarm__slot {
 				    callbacks (smarm__nopreempt_enter) */
 	uint8_t no_park;	 /* owner: parking refused (wait.c WAIT-9;
 				    in what was padding) */
+	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
+				    async preemption (INV-P1), not a yield
+				    (in what was padding) */
 	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
 				    address, 0: none (preempt.c INV-P5) */
 	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */

@@ -100,6 +100,7 @@ static_assert(SMARM_ESIMPLE == -322, "SMARM_ESIMPLE");
 static_assert(SMARM_ERESTARTING == -323, "SMARM_ERESTARTING");
 static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
+static_assert(SMARM_STAT_EXPEDITED == 34, "SMARM_STAT_EXPEDITED");
 
 /* ------------------------------------------------------------- names */
 
@@ -144,7 +145,7 @@ START_TEST(test_ids_unknown_ids_named_never_null)
 	static const int bad[] = { 0, -1, 15, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 34, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 35, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -161,7 +162,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_PREEMPT_MOVED);
+	ck_assert_int_eq(n, SMARM_STAT_EXPEDITED);
 }
 END_TEST
 
@@ -247,7 +248,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 34, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 35, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

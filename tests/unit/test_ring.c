@@ -2,7 +2,8 @@
 /*
  * test_ring.c - the one ring buffer (core/ring.h): FIFO and deque order
  * across the wrap, batch pushes at the front, growth that keeps order
- * from any head position, the capacity limit, and a lent fixed buffer;
+ * from any head position, the capacity limit, a lent fixed buffer, and
+ * removal from the middle and the scan for a value (sched.c, Expedite);
  * and the chunked queue: FIFO order across segments with pushes at both
  * ends, elements that never move while queued (QUEUE-4), segments of
  * bounded size, in-place compaction by two walks, and reuse once empty.
@@ -329,6 +330,53 @@ START_TEST(test_queue_compaction_keeps_order_and_trims)
 }
 END_TEST
 
+/*
+ * Removing any element of a ring, from any head position and length,
+ * keeps the others in order (the shifts cross the wrap either way), and
+ * the scan finds each value at its index or says it is not there.
+ */
+START_TEST(test_ring_remove_at_and_find_across_the_wrap)
+{
+	enum { CAP = 32 };
+	uint64_t buf[CAP];
+	struct smarm__ring r;
+	smarm__ring_init_fixed(&r, buf, CAP);
+	for (uint32_t head = 0; head < CAP; head++) {
+		for (uint32_t len = 1; len <= CAP; len++) {
+			for (uint32_t i = 0; i < len; i++) {
+				uint32_t k = 0;
+				r.rg_head = head;
+				smarm__ring_set_len(&r, 0);
+				for (uint32_t v = 0; v < len; v++)
+					push(&r, 100 + v);
+				for (uint32_t v = 0; v < len; v++)
+					ck_assert_uint_eq(
+						smarm__ring_find_u64(&r, 0, len,
+								     100 + v),
+						v);
+				ck_assert_uint_eq(
+					smarm__ring_find_u64(&r, 0, len, 99),
+					UINT32_MAX);
+				ck_assert_uint_eq(
+					smarm__ring_find_u64(&r, i + 1, len,
+							     100 + i),
+					UINT32_MAX);
+				smarm__ring_remove_at(&r, U64, i);
+				ck_assert_uint_eq(smarm__ring_len(&r), len - 1);
+				for (uint32_t v = 0; v < len; v++) {
+					if (v == i)
+						continue;
+					ck_assert_uint_eq(
+						*(uint64_t *)smarm__ring_at(
+							&r, U64, k++),
+						100 + v);
+				}
+			}
+		}
+	}
+}
+END_TEST
+
 Suite *smarm_test_ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -340,6 +388,7 @@ Suite *smarm_test_ring_suite(void)
 	tcase_add_test(tc, test_ring_odd_element_size_and_in_place_compaction);
 	tcase_add_test(tc, test_ring_capacity_limit_fails_unchanged);
 	tcase_add_test(tc, test_ring_move_hands_back_the_old_buffer);
+	tcase_add_test(tc, test_ring_remove_at_and_find_across_the_wrap);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("queue");
 	tcase_add_test(tc, test_queue_fifo_across_segments_and_both_ends);
