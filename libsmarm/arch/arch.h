@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arch.h - the only door to CPU- and OS-specific code: context switch,
- * the preemption trampolines and the signal-context accessors and
+ * register-saving thunks, the preemption trampolines and the
+ * signal-context accessors and
  * unwinder that feed them, cycle counter, futex, monotonic clock, page size,
  * alternate signal stacks, and the sanitizer fiber annotations that let ASan
  * follow stack switches. The CPU half is x86_64.S, x86_64.c and the inline
@@ -50,6 +51,34 @@ void smarm__ctx_entry(void);
 void smarm__call_actor(void (*fn)(void *), void *arg, uintptr_t *frame)
 	__attribute__((noreturn));
 void smarm__actor_ended(void) __attribute__((noreturn));
+
+/*
+ * Register-saving thunks (x86_64.S): SMARM__THUNKS distinct function
+ * addresses that all land in smarm__thunk_handler(i, regs, stack): i the
+ * thunk's index, regs the caller's argument registers as they were at
+ * the call, stack its first stack-passed argument (SysV: eightbytes, in
+ * order). What the handler returns is the thunk's return value (rax).
+ * The handler is set once, before any thunk address is handed out; its
+ * caller must know each thunk's C type to read the arguments.
+ */
+#define SMARM__THUNKS 1024
+#define SMARM__THUNK_SIZE 16
+struct smarm__thunk_regs {
+	uint64_t gpr[6]; /* rdi, rsi, rdx, rcx, r8, r9 */
+	uint64_t xmm[8]; /* the low eightbyte of xmm0..xmm7 */
+};
+typedef uint64_t (*smarm__thunk_fn)(uint32_t i,
+				    const struct smarm__thunk_regs *regs,
+				    const uint64_t *stack);
+extern smarm__thunk_fn smarm__thunk_handler;
+extern const char smarm__thunks[];
+
+/* Thunk i's address, as a function pointer (i < SMARM__THUNKS). */
+static inline void (*smarm__thunk_addr(uint32_t i))(void)
+{
+	return (void (*)(void))(void *)(smarm__thunks +
+					(size_t)i * SMARM__THUNK_SIZE);
+}
 
 /*
  * Build the initial frame of a fresh stack whose highest usable byte is

@@ -324,4 +324,67 @@ smarm__preempt_ret_stub:
 	.quad smarm__preempt_ret_personality
 	.text
 
+/*
+ * Register-saving thunks (arch.h, smarm__thunk_addr): SMARM__THUNKS
+ * entry points of SMARM__THUNK_SIZE bytes each, thunk i at
+ * smarm__thunks + i * SMARM__THUNK_SIZE. Thunk i puts i in r10 (the
+ * SysV static-chain register, free at a call) and jumps to the common
+ * entry, which saves the six integer and eight vector argument
+ * registers in a struct smarm__thunk_regs on its stack and calls
+ * smarm__thunk_handler(i, &regs, first stack argument), returning what
+ * it returns in rax. So one C function serves any number of distinct C
+ * function pointers without runtime code generation: a typed client
+ * stub of a behaviour's operation (behaviour/plugin.c) is one of them.
+ */
+	.globl smarm__thunks
+	.hidden smarm__thunks
+	.type smarm__thunks, @function
+	.p2align 4
+smarm__thunks:
+	.cfi_startproc
+	.set .Lthunk_i, 0
+	.rept 1024 /* SMARM__THUNKS */
+	.p2align 4 /* SMARM__THUNK_SIZE */
+	endbr64
+	movl $.Lthunk_i, %r10d
+	jmp smarm__thunk_entry
+	.set .Lthunk_i, .Lthunk_i + 1
+	.endr
+	.cfi_endproc
+	.size smarm__thunks, .-smarm__thunks
+
+	.type smarm__thunk_entry, @function
+	.p2align 4
+smarm__thunk_entry:
+	.cfi_startproc
+	pushq %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	movq %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	subq $112, %rsp /* struct smarm__thunk_regs; rsp stays 16-aligned */
+	movq %rdi, 0(%rsp)
+	movq %rsi, 8(%rsp)
+	movq %rdx, 16(%rsp)
+	movq %rcx, 24(%rsp)
+	movq %r8, 32(%rsp)
+	movq %r9, 40(%rsp)
+	movq %xmm0, 48(%rsp)
+	movq %xmm1, 56(%rsp)
+	movq %xmm2, 64(%rsp)
+	movq %xmm3, 72(%rsp)
+	movq %xmm4, 80(%rsp)
+	movq %xmm5, 88(%rsp)
+	movq %xmm6, 96(%rsp)
+	movq %xmm7, 104(%rsp)
+	movl %r10d, %edi
+	movq %rsp, %rsi
+	leaq 16(%rbp), %rdx /* above the saved rbp and the return address */
+	call *smarm__thunk_handler(%rip)
+	leave
+	.cfi_def_cfa rsp, 8
+	ret
+	.cfi_endproc
+	.size smarm__thunk_entry, .-smarm__thunk_entry
+
 	.section .note.GNU-stack,"",@progbits

@@ -50,6 +50,10 @@
  * enabled, and whether to use xsave at all (else fxsave, 512 bytes).
  */
 uint64_t smarm__xsave_size = 512;
+
+/* Read by the thunks' common entry (x86_64.S) only: used, so that LTO
+ * keeps every store of it. */
+__attribute__((used)) smarm__thunk_fn smarm__thunk_handler;
 int smarm__have_xsave;
 
 void *smarm__ctx_init(void *top, void *arg)

@@ -432,8 +432,13 @@ bool smarm__bhv_valid(const struct smarm_behaviour *b);
  * when it unloads.
  */
 struct bhv_stub {
-	struct bhv_stub *st_next;	     /* the plugin's list */
-	ffi_closure *st_closure;	     /* libffi's */
+	struct bhv_stub *st_next; /* the plugin's list */
+	ffi_closure *st_closure;  /* libffi's, or NULL: a thunk */
+	int st_thunk;		  /* its thunk (arch.h), or -1 */
+	void (*st_fun)(ffi_cif *, void *, void **, void *); /* its body */
+	uint8_t st_loc[BHV_FFI_ARGS_MAX];    /* a thunk's parameters: 0-5 an
+						integer register, 6-13 a
+						vector one, 14+ stack slot */
 	struct bhv_cif st_cif;		     /* a call's (server, timeout, out,
 						args...), a cast's (server,
 						args...) -> int status */

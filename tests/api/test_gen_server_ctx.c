@@ -518,6 +518,57 @@ START_TEST(test_gen_server_call_error_reply_is_its_own_status)
 }
 END_TEST
 
+/*
+ * A typed stub of sixteen mixed arguments: the stub is one of the
+ * runtime's register-saving thunks (behaviour/plugin.c, Typed stubs),
+ * and every argument reaches the handler, whether it came in an integer
+ * register (i8, u16, i64), a vector one (f64, f32) or on the stack
+ * (bool, u32, the last f64s, the pid, the last i64). Asking again for
+ * the stub gives the same function. A stub of another operation of the
+ * same shape is another function.
+ */
+typedef int (*mix_fn)(smarm_server_t *, uint64_t, double *, int8_t, double,
+		      uint16_t, float, int64_t, bool, double, uint32_t, double,
+		      double, double, double, double, double, smarm_pid_t,
+		      int64_t);
+
+static void mix_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	void (*fn)(void) = NULL, (*again)(void) = NULL, (*echo)(void) = NULL;
+	smarm_pid_t p = { 0x1234 };
+	double out = -1, want;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_stub(probe, "mix", &fn), 0);
+	HARNESS_EQ(smarm_server_stub(probe, "mix", &again), 0);
+	HARNESS_CHECK(fn == again);
+	HARNESS_EQ(smarm_server_stub(probe, "echo", &echo), 0);
+	HARNESS_CHECK(echo != fn);
+	want = -3 + 2 * 1.5 + 3 * 60000 + 4 * 0.25f + 5 * (double)-7e12 +
+	       6 * 1 + 7 * 2.5 + 8 * 4000000000.0 + 9 * 3.0 + 10 * 4.0 +
+	       11 * 5.0 + 12 * 6.0 + 13 * 7.0 + 14 * 8.0 + 15 * 0x1234 +
+	       16 * (double)-99;
+	HARNESS_EQ(((mix_fn)fn)(s, MS(5000), &out, -3, 1.5, 60000, 0.25f,
+				-7000000000000, true, 2.5, 4000000000u, 3.0,
+				4.0, 5.0, 6.0, 7.0, 8.0, p, -99),
+		   0);
+	if (out != want)
+		fprintf(stderr, "mix: %.17g, want %.17g\n", out, want);
+	HARNESS_CHECK(out == want);
+	HARNESS_EQ(((mix_fn)fn)(NULL, MS(5000), &out, 0, 0, 0, 0, 0, false, 0,
+				0, 0, 0, 0, 0, 0, 0, p, 0),
+		   SMARM_EINVAL);
+	smarm_server_free(s);
+}
+
+START_TEST(test_gen_server_stub_of_mixed_arguments)
+{
+	ck_assert_int_eq(harness_run(2, mix_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 START_TEST(test_gen_server_terminate_crash_is_the_exit_reason)
 {
 	ck_assert_int_eq(harness_run(2, crashterm_root, NULL),
@@ -1482,6 +1533,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_terminate_may_not_block);
 	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
 	tcase_add_test(tc, test_gen_server_call_error_reply_is_its_own_status);
+	tcase_add_test(tc, test_gen_server_stub_of_mixed_arguments);
 	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_loop_start_fail_and_start_timeout);
 	tcase_add_test(tc, test_gen_server_request_to_self);

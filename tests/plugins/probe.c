@@ -251,6 +251,23 @@ static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
 	return v;
 }
 
+/*
+ * Sixteen arguments of mixed classes: through a typed stub they arrive
+ * in integer and vector registers and on the stack (test_gen_server's
+ * stub test); each is weighted, so a value in the wrong place shows.
+ */
+static double mix(void *state, smarm_gs_ctx_t *cx, int8_t a, double b,
+		  uint16_t c, float d, int64_t e, bool f, double g, uint32_t h,
+		  double i, double j, double k, double l, double m, double n,
+		  smarm_pid_t p, int64_t q)
+{
+	(void)state;
+	(void)cx;
+	return a + 2 * b + 3 * c + 4 * d + 5 * (double)e + 6 * f + 7 * g +
+	       8 * (double)h + 9 * i + 10 * j + 11 * k + 12 * l + 13 * m +
+	       14 * n + 15 * (double)(p.id & 0xffff) + 16 * (double)q;
+}
+
 /* The token "later" took last (a test answers it from outside). */
 static smarm_reply_t *_Atomic last_token;
 
@@ -495,6 +512,7 @@ static int64_t peer_call(void *state, smarm_gs_ctx_t *cx, const char *name,
 
 static const smarm_handler_t handlers[] = {
 	{ "echo", (void (*)(void))echo },
+	{ "mix", (void (*)(void))mix },
 	{ "later", (void (*)(void))later },
 	{ "answer", (void (*)(void))answer },
 	{ "drop", (void (*)(void))drop },
@@ -522,6 +540,8 @@ static const smarm_gs_desc_t probe = {
 	.struct_size = sizeof(smarm_gs_desc_t),
 	.name = "probe",
 	.protocol = "call echo(i64) -> i64\n"
+		    "call mix(i8, f64, u16, f32, i64, bool, f64, u32, f64, "
+		    "f64, f64, f64, f64, f64, pid, i64) -> f64\n"
 		    "call later() -> i64\n"
 		    "cast answer(i64)\n"
 		    "cast drop()\n"
