@@ -453,8 +453,7 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 		return;
 	}
 	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0); /* INV-4 */
-	atomic_fetch_add_explicit(&sv->sv_stats->bn_served, 1,
-				  memory_order_relaxed);
+	smarm__gs_served(sv, op->op_kind == BHV_CALL);
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
 	sv->sv_err_set = false;
@@ -598,6 +597,7 @@ struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
 		struct bhv_env *buf = sv->sv_batch;
 		size_t max = BHV_BATCH, n;
 		smarm_chan_t *ch;
+		smarm__gs_served_flush(sv);
 		if (buf == NULL)
 			buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
 		if (buf == NULL) { /* out of memory: one at a time */
@@ -712,6 +712,7 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 			en->en_env(sv, b);
 			return 0;
 		}
+		smarm__gs_served_flush(sv);
 		rc = smarm__mbox_wait(smarm__current(), &sv->sv_mb, wait,
 				      &band);
 		if (rc == SMARM_ETIMEDOUT)
@@ -875,6 +876,7 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 
 void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv)
 {
+	smarm__gs_served_flush(sv);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	if (sv->sv_trap)
 		(void)smarm_trap_exit(NULL);

@@ -101,6 +101,8 @@ struct smarm_gs_ctx {
 	bool sv_err_set;	      /* the call answers an error: */
 	intptr_t sv_err;	      /* ... with this reason */
 	struct bhv_node *sv_stats;    /* its node's counters */
+	int64_t sv_served;	      /* requests served and not yet added
+					 to sv_stats (smarm__gs_served) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 };
 
@@ -111,6 +113,34 @@ struct smarm_gs_ctx {
  * or dispatch), valid until the next take.
  */
 struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
+
+/*
+ * Publish the requests sv served since the last time to its node's
+ * counter (SMARM_STAT_SERVER_REQUESTS): one atomic add.
+ */
+static inline void smarm__gs_served_flush(struct smarm_gs_ctx *sv)
+{
+	if (sv->sv_served != 0) {
+		atomic_fetch_add_explicit(&sv->sv_stats->bn_served,
+					  sv->sv_served, memory_order_relaxed);
+		sv->sv_served = 0;
+	}
+}
+
+/*
+ * Count one request served. A plain add: the node's counter gets it
+ * before the server waits, takes its next batch, or ends, and at once
+ * for a call, before its reply, so a caller that reads the stat after
+ * the reply sees its own request and every earlier one counted. An
+ * atomic add per request cost a cast 15% (a locked instruction on the
+ * node's line, per message).
+ */
+static inline void smarm__gs_served(struct smarm_gs_ctx *sv, bool call)
+{
+	sv->sv_served++;
+	if (call)
+		smarm__gs_served_flush(sv);
+}
 
 /*
  * The next envelope on the fast path (nothing in the higher bands can
@@ -130,6 +160,7 @@ static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
 	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
 	    (b = smarm__gs_inbox_take(sv)) != NULL)
 		return b;
+	smarm__gs_served_flush(sv); /* before it may wait */
 	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
 	return *rc == 0 ? tmp : NULL;
 }

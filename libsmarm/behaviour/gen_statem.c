@@ -381,8 +381,7 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	}
 	/* Only the behaviour layer packs envelopes (gen_server.c INV-4). */
 	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0);
-	atomic_fetch_add_explicit(&s->sm_gs.sv_stats->bn_served, 1,
-				  memory_order_relaxed);
+	smarm__gs_served(&s->sm_gs, op->op_kind == BHV_CALL);
 	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
 		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
 					       : SMARM_SM_INFO;
