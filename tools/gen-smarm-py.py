@@ -622,6 +622,9 @@ class Parser:
                 close = self.match(s, i)
                 suffixes.append(("func", self.params(s[i + 1:close])))
                 i = close + 1
+            elif s[i].text == "__attribute__" and i + 1 < len(s) and \
+                    s[i + 1].text == "(":
+                i = self.match(s, i + 1) + 1  # format(printf...): no type
             else:
                 raise HeaderError("cannot read declarator " + untok(s))
         for suf in reversed(suffixes):

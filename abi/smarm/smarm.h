@@ -293,7 +293,13 @@ SMARM_API const char *smarm_version_string(void);
 	 * instructions, a pointer it read out of thread-local state (not      \
 	 * the address of a __thread variable: those are seen).                \
 	 * Default 1. Since: SMARM_0.5. */                                     \
-	XX(PREEMPT_MOVE, 14, 0, 1, 1, NODE)
+	XX(PREEMPT_MOVE, 14, 0, 1, 1, NODE)                                    \
+	/* The most verbose smarm_log_level the node's logger delivers         \
+	 * (smarm_config_set_logger): reports and smarm_log() lines of a       \
+	 * higher (less severe) level are dropped where they are made; 0       \
+	 * delivers nothing. Default SMARM_LOG_NOTICE (5): crash and           \
+	 * supervisor reports, not progress reports. Since: SMARM_0.5. */      \
+	XX(LOG_LEVEL, 15, 0, 7, 5, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -377,6 +383,99 @@ SMARM_API int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value);
  */
 SMARM_API int smarm_config_get_int(const smarm_config_t *cfg, int opt,
 				   int64_t *out);
+
+/* ------------------------------------------------------------------------
+ * The logger
+ * --------------------------------------------------------------------- */
+
+/*
+ * Log levels, syslog's numbers (as OTP's logger): the lower, the more
+ * severe. SMARM_OPT_LOG_LEVEL is the most verbose one delivered.
+ * Since: SMARM_0.5.
+ */
+enum smarm_log_level {
+	SMARM_LOG_ERROR = 3,
+	SMARM_LOG_WARNING = 4,
+	SMARM_LOG_NOTICE = 5,
+	SMARM_LOG_INFO = 6,
+	SMARM_LOG_DEBUG = 7,
+};
+
+/*
+ * What a log event reports (smarm_log_event_t.kind), OTP's report kinds
+ * where one matches. Since: SMARM_0.5.
+ *   SMARM_REPORT_LINE   a line of the host's or a plugin's (smarm_log).
+ *   SMARM_REPORT_CRASH  an actor crashed (OTP's crash report): it ended
+ *                       SMARM_EXIT_CRASHED by its own doing (a crash
+ *                       call, a behaviour's crash), not because an exit
+ *                       signal or a stop ended it (the actor that
+ *                       crashed first has the report). Level ERROR.
+ */
+enum smarm_report_kind {
+	SMARM_REPORT_LINE = 0,
+	SMARM_REPORT_CRASH = 1,
+};
+
+/*
+ * smarm_log_event_t - one event handed to a log handler. text is one
+ * line (no newline), NUL-terminated, valid during the handler's call
+ * only. pid is the actor the event is about (for a line: the actor that
+ * logged it), 0 if none. time_ns is smarm_now_ns() when it was made.
+ * Since: SMARM_0.5.
+ */
+typedef struct smarm_log_event {
+	int level;	  /* a smarm_log_level */
+	int kind;	  /* a smarm_report_kind */
+	uint64_t time_ns; /* when it was made (smarm_now_ns) */
+	smarm_pid_t pid;  /* who it is about, or 0 */
+	const char *text; /* the line */
+} smarm_log_event_t;
+
+/* A log handler: called on the node's logger thread (see below). */
+typedef void (*smarm_log_fn)(void *arg, const smarm_log_event_t *ev);
+
+/* The events a logger holds for its handler before it drops new ones. */
+#define SMARM_LOG_QUEUE_MAX 4096
+
+/*
+ * smarm_config_set_logger() - the handler a node opened from cfg gives
+ * its log events to: fn(arg, ev), one call per event, in the order they
+ * were made (per thread that made them), on a thread of the node's own
+ * logger, never on a worker: a handler may block (write a file, a
+ * socket) without stalling any actor. The logger thread starts with the
+ * node's first event and ends in smarm_node_close, which first hands
+ * every event still queued to the handler (so a handler that never
+ * returns makes the close hang). While SMARM_LOG_QUEUE_MAX events wait,
+ * newer ones are dropped and counted (SMARM_STAT_LOG_DROPPED). fn NULL:
+ * the node logs nothing. The default is smarm_log_stderr.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL. Thread-safety: as
+ * smarm_config_set_int. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_logger(smarm_config_t *cfg, smarm_log_fn fn,
+				      void *arg);
+
+/*
+ * smarm_log_stderr() - the default log handler: the event as one line
+ * on stderr, "smarm: <level>: <text>" (one write(2), so lines of several
+ * processes do not interleave). arg is unused. Since: SMARM_0.5.
+ */
+SMARM_API void smarm_log_stderr(void *arg, const smarm_log_event_t *ev);
+
+/*
+ * smarm_log() - log a line (printf's format and arguments; the result
+ * is cut to SMARM_LOG_LINE_MAX bytes and each newline or control
+ * character becomes a space) through the calling actor's node, as a
+ * SMARM_REPORT_LINE event of level about the caller. Nothing waits for
+ * the handler. Returns: 0 (also when level is filtered out by
+ * SMARM_OPT_LOG_LEVEL or the node logs nothing). Errors: SMARM_EINVAL
+ * fmt NULL or level not a smarm_log_level; SMARM_ENOTACTOR not called
+ * from an actor; SMARM_EFULL SMARM_LOG_QUEUE_MAX events wait already,
+ * SMARM_ENOMEM (either way the event is dropped and counted).
+ * Thread-safety: any actor. Since: SMARM_0.5.
+ */
+#define SMARM_LOG_LINE_MAX 1024
+SMARM_API int smarm_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /*
  * smarm_opt_name() - the symbolic name of an option id ("SMARM_OPT_WORKERS").
@@ -607,7 +706,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Queued actors an exit signal or a stop moved ahead to run next on   \
 	 * the stopper's worker (a supervisor's shutdown does not wait         \
 	 * behind busy producers), in the last run. Since: SMARM_0.5. */       \
-	XX(EXPEDITED, 34, CORE)
+	XX(EXPEDITED, 34, CORE)                                                \
+	/* Log events the node's logger dropped since the node was opened:     \
+	 * its queue was full (SMARM_LOG_QUEUE_MAX events waiting for the      \
+	 * handler) or a line could not be allocated. Since: SMARM_0.5. */     \
+	XX(LOG_DROPPED, 35, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -77,6 +77,8 @@
  * docs/architecture/cancellation.md, docs/architecture/subsystems.md.
  */
 #include "actor.h"
+
+#include "log.h"
 #include "membar.h"
 
 #include "node.h"
@@ -293,6 +295,11 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 		c.fn(c.arg);
 	}
 	s->no_park = 0;
+	/* Its own crash, not a stop's or a signal's: the crash report,
+	 * on its own stack with no lock held, before anyone hears of it. */
+	if (SMARM_UNLIKELY(s->exit.ex_how == SMARM_EXIT_CRASHED) &&
+	    s->exit.ex_strength == SMARM__STOP_NONE)
+		smarm__log_crash(smarm__worker()->node, s);
 	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
 	for (;;) {
 		smarm__exit_hooks_run(s);

@@ -18,6 +18,7 @@
 #include "core.h"
 
 #include "actor.h"
+#include "log.h"
 #include "membar.h"
 #include "node.h"
 #include "preempt.h"
@@ -160,6 +161,7 @@ static void config_defaults(struct smarm_config *c)
 	 * follows WORKERS until set (pool_cap_of). */
 	c->opt[SMARM_OPT_WORKERS] =
 		cpus > SMARM__MAX_WORKERS ? SMARM__MAX_WORKERS : cpus;
+	c->log_fn = smarm_log_stderr;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -306,7 +308,12 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 			return SMARM_ENOMEM;
 		}
 	}
-	rc = smarm__subsys_open(n, cfg, smarm__builtin_subsys);
+	rc = smarm__log_open(n, cfg);
+	if (rc == 0) {
+		rc = smarm__subsys_open(n, cfg, smarm__builtin_subsys);
+		if (rc != 0)
+			smarm__log_close(n);
+	}
 	if (rc != 0) {
 		serial_give(n->serial);
 		free(n->pool);
@@ -325,6 +332,7 @@ int smarm_node_close(smarm_node_t *node)
 	if (atomic_load(&node->running))
 		return SMARM_ESTATE;
 	smarm__subsys_close(node);
+	smarm__log_close(node); /* the layers' last reports first */
 	smarm__timers_fini(node);
 	smarm__stack_pool_fini(node);
 	smarm__slots_fini(node);
@@ -493,6 +501,11 @@ static int64_t stat_PREEMPT_MOVED(struct smarm_node *n)
 static int64_t stat_EXPEDITED(struct smarm_node *n)
 {
 	return wstats_sum(n, offsetof(struct smarm__wstats, expedited));
+}
+
+static int64_t stat_LOG_DROPPED(struct smarm_node *n)
+{
+	return smarm__log_dropped(n);
 }
 
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)

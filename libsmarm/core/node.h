@@ -73,6 +73,8 @@ _Static_assert(sizeof(struct smarm__wcount) == 64,
 
 struct smarm_config {
 	int64_t opt[SMARM__OPT_SLOTS]; /* by SMARM_OPT_*; -1: derived */
+	smarm_log_fn log_fn;	       /* smarm_config_set_logger */
+	void *log_arg;
 };
 
 struct smarm_spawn_opts {
@@ -110,7 +112,11 @@ struct smarm__carve {
 	uint64_t cv_carved; /* stacks carved since open */
 };
 
+struct smarm__log;
+
 struct smarm_node {
+	/* the logger (log.c): set at open, its thread made on first use */
+	struct smarm__log *log;
 	/* configuration (immutable after open) */
 	int workers_n;
 	uint32_t max_actors;

@@ -32,6 +32,7 @@ static_assert(SMARM_OPT_IO_POOL_THREADS == 11, "SMARM_OPT_IO_POOL_THREADS");
 static_assert(SMARM_OPT_ASYNC_SLICE_NS == 12, "SMARM_OPT_ASYNC_SLICE_NS");
 static_assert(SMARM_OPT_LINK == 13, "SMARM_OPT_LINK");
 static_assert(SMARM_OPT_PREEMPT_MOVE == 14, "SMARM_OPT_PREEMPT_MOVE");
+static_assert(SMARM_OPT_LOG_LEVEL == 15, "SMARM_OPT_LOG_LEVEL");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -101,6 +102,7 @@ static_assert(SMARM_ERESTARTING == -323, "SMARM_ERESTARTING");
 static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
 static_assert(SMARM_STAT_EXPEDITED == 34, "SMARM_STAT_EXPEDITED");
+static_assert(SMARM_STAT_LOG_DROPPED == 35, "SMARM_STAT_LOG_DROPPED");
 
 /* ------------------------------------------------------------- names */
 
@@ -142,10 +144,10 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 15, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 16, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 35, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 36, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -162,7 +164,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_EXPEDITED);
+	ck_assert_int_eq(n, SMARM_STAT_LOG_DROPPED);
 }
 END_TEST
 
@@ -198,7 +200,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 14);
+	ck_assert_int_eq(count, 15);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -248,7 +250,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 35, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 36, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_log.c - the node's logger (smarm_config_set_logger, smarm_log,
+ * SMARM_OPT_LOG_LEVEL, SMARM_STAT_LOG_DROPPED): an actor's own crash is
+ * one crash report naming it (pid, registered name, reason, spawner),
+ * while an actor ended by a stop, an exit signal or a crash along a link
+ * has none; smarm_log lines keep their level and actor, become one line
+ * and are cut to SMARM_LOG_LINE_MAX; the level filters; a NULL handler
+ * logs nothing; the handler runs on a thread that is not a worker and
+ * may block without stalling actors; a full queue drops and counts, and
+ * close hands every queued event over; the default handler's format;
+ * the calls' misuse errors.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EV_MAX 8192
+
+struct rec {
+	int level, kind;
+	uint64_t pid;
+	char text[SMARM_LOG_LINE_MAX + 1];
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static struct rec *evs; /* EV_MAX records */
+static int nev;
+static bool on_worker; /* the handler ran on an actor's thread */
+static bool hold;      /* the handler waits while set */
+static int held;       /* handler calls waiting on hold */
+
+static void handler(void *arg, const smarm_log_event_t *ev)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	if (smarm_node_current() != NULL)
+		on_worker = true;
+	held++;
+	pthread_cond_broadcast(&cv);
+	while (hold)
+		pthread_cond_wait(&cv, &mu);
+	held--;
+	if (nev < EV_MAX) {
+		evs[nev].level = ev->level;
+		evs[nev].kind = ev->kind;
+		evs[nev].pid = ev->pid.id;
+		snprintf(evs[nev].text, sizeof evs[nev].text, "%s", ev->text);
+		nev++;
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static void reset(void)
+{
+	if (evs == NULL)
+		evs = calloc(EV_MAX, sizeof *evs);
+	ck_assert_ptr_nonnull(evs);
+	nev = 0;
+	on_worker = false;
+	hold = false;
+	held = 0;
+	harness_checks_reset();
+}
+
+/* Run root on a node with the test's handler (fn) and log level. */
+static void run_logged(smarm_log_fn fn, int level, smarm_actor_cb root,
+		       void *arg)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(2)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_LOG_LEVEL, level),
+			 0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, fn, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, root, arg, &how, NULL), 0);
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(smarm_node_close(node), 0); /* delivers the rest */
+	harness_checks_assert();
+}
+
+/* --------------------------------------------------------- crash reports */
+
+static _Atomic uint64_t crasher_pid, linked_pid, killed_pid, root_pid;
+
+static void crasher(void *arg)
+{
+	(void)arg;
+	crasher_pid = smarm_actor_self().id;
+	HARNESS_EQ(smarm_register("the_crasher", NULL), 0);
+	smarm_actor_crash(42);
+}
+
+static void linked(void *arg)
+{
+	smarm_pid_t c;
+	(void)arg;
+	linked_pid = smarm_actor_self().id;
+	HARNESS_EQ(smarm_actor_spawn(&c, crasher, NULL, NULL), 0);
+	HARNESS_EQ(smarm_link(c), 0);
+	HARNESS_EQ(smarm_actor_detach(c), 0);
+	harness_park(); /* ended by the crash along the link */
+}
+
+static void crash_root(void *arg)
+{
+	smarm_pid_t l, k, q;
+	int how = -1;
+	(void)arg;
+	root_pid = smarm_actor_self().id;
+	HARNESS_EQ(smarm_actor_spawn(&l, linked, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(l, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+	/* killed, stopped by a crash-reason exit signal, or ending
+	 * normally: no report */
+	HARNESS_EQ(
+		smarm_actor_spawn(&k, (smarm_actor_cb)harness_park, NULL, NULL),
+		0);
+	killed_pid = k.id;
+	smarm_actor_yield();
+	HARNESS_EQ(smarm_actor_stop(k), 0);
+	HARNESS_EQ(smarm_actor_join(k, NULL, NULL), 0);
+	HARNESS_EQ(
+		smarm_actor_spawn(&q, (smarm_actor_cb)harness_park, NULL, NULL),
+		0);
+	smarm_actor_yield();
+	HARNESS_EQ(smarm_actor_send_exit(q, SMARM_EXIT_CRASHED, 7), 0);
+	HARNESS_EQ(smarm_actor_join(q, &how, NULL), 0);
+	HARNESS_EQ(how, SMARM_EXIT_CRASHED);
+}
+
+START_TEST(test_log_crash_report_names_the_crasher_once)
+{
+	char want[64];
+	reset();
+	run_logged(handler, SMARM_LOG_NOTICE, crash_root, NULL);
+	ck_assert_int_eq(nev, 1);
+	ck_assert_int_eq(evs[0].kind, SMARM_REPORT_CRASH);
+	ck_assert_int_eq(evs[0].level, SMARM_LOG_ERROR);
+	ck_assert_uint_eq(evs[0].pid, crasher_pid);
+	ck_assert_msg(strstr(evs[0].text, "crash report: actor ") ==
+			      evs[0].text,
+		      "%s", evs[0].text);
+	ck_assert_msg(strstr(evs[0].text, "name 'the_crasher'") != NULL, "%s",
+		      evs[0].text);
+	ck_assert_msg(strstr(evs[0].text, "crashed, reason 42") != NULL, "%s",
+		      evs[0].text);
+	snprintf(want, sizeof want, "spawned by actor %u.%u",
+		 (unsigned)(linked_pid & 0xffffff),
+		 (unsigned)(linked_pid >> 32));
+	ck_assert_msg(strstr(evs[0].text, want) != NULL, "%s, want %s",
+		      evs[0].text, want);
+	ck_assert(!on_worker);
+}
+END_TEST
+
+/* A crash with a status as its reason names the status too. */
+static void status_crasher(void *arg)
+{
+	(void)arg;
+	smarm_actor_crash(SMARM_ENOMEM);
+}
+
+static void status_root(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&p, status_crasher, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+}
+
+START_TEST(test_log_crash_report_names_a_status_reason)
+{
+	reset();
+	run_logged(handler, SMARM_LOG_ERROR, status_root, NULL);
+	ck_assert_int_eq(nev, 1);
+	ck_assert_msg(strstr(evs[0].text, "(SMARM_ENOMEM)") != NULL, "%s",
+		      evs[0].text);
+	ck_assert_msg(strstr(evs[0].text, "spawned by actor") != NULL, "%s",
+		      evs[0].text);
+}
+END_TEST
+
+/* ------------------------------------------------------------ smarm_log */
+
+static void lines_root(void *arg)
+{
+	char big[SMARM_LOG_LINE_MAX * 2];
+	(void)arg;
+	root_pid = smarm_actor_self().id;
+	HARNESS_EQ(smarm_log(SMARM_LOG_WARNING, "disk %d%% full", 93), 0);
+	HARNESS_EQ(smarm_log(SMARM_LOG_INFO, "two\nlines\tand a tab"), 0);
+	HARNESS_EQ(smarm_log(SMARM_LOG_DEBUG, "filtered out"), 0);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	HARNESS_EQ(smarm_log(SMARM_LOG_ERROR, "%s", big), 0);
+	HARNESS_EQ(smarm_log(0, "x"), SMARM_EINVAL);
+	HARNESS_EQ(smarm_log(8, "x"), SMARM_EINVAL);
+	HARNESS_EQ(smarm_log(SMARM_LOG_ERROR, NULL), SMARM_EINVAL);
+}
+
+START_TEST(test_log_lines_keep_level_actor_and_one_line)
+{
+	reset();
+	run_logged(handler, SMARM_LOG_INFO, lines_root, NULL);
+	ck_assert_int_eq(nev, 3);
+	ck_assert_int_eq(evs[0].level, SMARM_LOG_WARNING);
+	ck_assert_int_eq(evs[0].kind, SMARM_REPORT_LINE);
+	ck_assert_uint_eq(evs[0].pid, root_pid);
+	ck_assert_str_eq(evs[0].text, "disk 93% full");
+	ck_assert_int_eq(evs[1].level, SMARM_LOG_INFO);
+	ck_assert_str_eq(evs[1].text, "two lines and a tab");
+	ck_assert_int_eq(evs[2].level, SMARM_LOG_ERROR);
+	ck_assert_uint_eq(strlen(evs[2].text), SMARM_LOG_LINE_MAX);
+	ck_assert(!on_worker);
+}
+END_TEST
+
+/* Level 0 and a NULL handler deliver nothing; ERROR only errors. */
+START_TEST(test_log_level_and_null_handler_filter)
+{
+	reset();
+	run_logged(handler, 0, lines_root, NULL);
+	ck_assert_int_eq(nev, 0);
+	run_logged(NULL, SMARM_LOG_DEBUG, lines_root, NULL);
+	ck_assert_int_eq(nev, 0);
+	run_logged(handler, SMARM_LOG_ERROR, lines_root, NULL);
+	ck_assert_int_eq(nev, 1);
+	ck_assert_int_eq(evs[0].level, SMARM_LOG_ERROR);
+}
+END_TEST
+
+/* ------------------------------------------- a blocking handler, a full queue
+ */
+
+enum { FLOOD = SMARM_LOG_QUEUE_MAX + 500 };
+static _Atomic int full_seen, ok_seen, yields_done;
+static _Atomic int64_t dropped;
+
+static void spinner(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 1000; i++)
+		smarm_actor_yield();
+	yields_done = 1;
+}
+
+static void flood_root(void *arg)
+{
+	smarm_pid_t p;
+	uint64_t t0;
+	(void)arg;
+	/* The first event starts the thread, whose handler then waits. */
+	HARNESS_EQ(smarm_log(SMARM_LOG_ERROR, "first"), 0);
+	t0 = smarm_now_ns();
+	while (atomic_load(&held) == 0 &&
+	       harness_since(t0) < MS(10000) * harness_time_scale())
+		smarm_actor_sleep(MS(1));
+	for (int i = 0; i < FLOOD; i++) {
+		int rc = smarm_log(SMARM_LOG_ERROR, "line %d", i);
+		if (rc == SMARM_EFULL)
+			full_seen++;
+		else if (rc == 0)
+			ok_seen++;
+		else
+			HARNESS_EQ(rc, 0);
+	}
+	/* The handler still waits: actors run on. */
+	HARNESS_EQ(smarm_actor_spawn(&p, spinner, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	HARNESS_EQ(yields_done, 1);
+	dropped = harness_actor_stat(SMARM_STAT_LOG_DROPPED);
+	pthread_mutex_lock(&mu);
+	hold = false;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+}
+
+START_TEST(test_log_full_queue_drops_and_counts_close_delivers_the_rest)
+{
+	reset();
+	hold = true;
+	full_seen = ok_seen = yields_done = 0;
+	run_logged(handler, SMARM_LOG_NOTICE, flood_root, NULL);
+	ck_assert_int_ge(full_seen, FLOOD - SMARM_LOG_QUEUE_MAX);
+	ck_assert_int_eq(full_seen + ok_seen, FLOOD);
+	ck_assert_int_eq(dropped, full_seen);
+	/* every accepted event reached the handler, in order */
+	ck_assert_int_eq(nev, 1 + ok_seen);
+	ck_assert_str_eq(evs[0].text, "first");
+	ck_assert_str_eq(evs[1].text, "line 0");
+	ck_assert(!on_worker);
+}
+END_TEST
+
+/* ------------------------------------------------ default handler, misuse */
+
+START_TEST(test_log_stderr_format_and_misuse)
+{
+	int fds[2], saved;
+	char buf[128];
+	ssize_t k;
+	smarm_log_event_t ev = { .level = SMARM_LOG_WARNING,
+				 .kind = SMARM_REPORT_LINE,
+				 .text = "hello there" };
+	ck_assert_int_eq(pipe(fds), 0);
+	saved = dup(2);
+	ck_assert_int_eq(dup2(fds[1], 2), 2);
+	smarm_log_stderr(NULL, &ev);
+	smarm_log_stderr(NULL, NULL); /* nothing */
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	k = read(fds[0], buf, sizeof buf - 1);
+	ck_assert_int_gt(k, 0);
+	buf[k] = '\0';
+	ck_assert_str_eq(buf, "smarm: warning: hello there\n");
+	close(fds[0]);
+	ck_assert_int_eq(smarm_config_set_logger(NULL, handler, NULL),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_log(SMARM_LOG_ERROR, "no actor"),
+			 SMARM_ENOTACTOR);
+}
+END_TEST
+
+Suite *smarm_test_log_suite(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("log");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_log_crash_report_names_the_crasher_once);
+	tcase_add_test(tc, test_log_crash_report_names_a_status_reason);
+	tcase_add_test(tc, test_log_lines_keep_level_actor_and_one_line);
+	tcase_add_test(tc, test_log_level_and_null_handler_filter);
+	tcase_add_test(
+		tc,
+		test_log_full_queue_drops_and_counts_close_delivers_the_rest);
+	tcase_add_test(tc, test_log_stderr_format_and_misuse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(log)
