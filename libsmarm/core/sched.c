@@ -89,6 +89,7 @@
 #include "sched.h"
 
 #include "actor.h"
+#include "log.h"
 #include "membar.h"
 #include "node.h"
 #include "preempt.h"
@@ -1301,6 +1302,7 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 		__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED,
 				 __ATOMIC_RELAXED);
 		s->exit = nomem;
+		smarm__log_crash(w->node, s);
 		smarm__exit_hooks_run(s); /* here: it has no stack to run on */
 		smarm__finalize(w, s);
 		return false;
