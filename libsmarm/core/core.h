@@ -50,6 +50,7 @@
 #include "assert.h"
 #include "handle.h"
 #include "lock.h"
+#include "log.h"
 #include "preempt.h"
 #include "ring.h"
 #include "sched.h"

@@ -27,6 +27,7 @@
 #include "log.h"
 
 #include "node.h"
+#include "sched.h"
 #include "slot.h"
 #include "stack.h"
 
@@ -214,23 +215,41 @@ int smarm__log_event(struct smarm_node *n, int level, int kind, uint64_t pid,
 	return rc;
 }
 
+/* s as reports name it (smarm__log_describe_self). */
+static size_t describe(const struct smarm__slot *s, char *buf, size_t cap)
+{
+	/* "smarm: actor I.G (name 'N', gen_server 'B' of plugin 'P')" */
+	size_t k = smarm__stackdiag_actor(s, buf, cap - 1);
+	buf[k] = '\0';
+	if (strncmp(buf, "smarm: ", 7) == 0) {
+		memmove(buf, buf + 7, k - 7 + 1);
+		k -= 7;
+	}
+	return k;
+}
+
+size_t smarm__log_describe_self(char *buf, size_t cap)
+{
+	struct smarm__slot *s = smarm__current();
+	if (cap == 0)
+		return 0;
+	buf[0] = '\0';
+	return s != NULL ? describe(s, buf, cap) : 0;
+}
+
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 {
 	char who[256];
 	const char *name;
-	size_t k;
 	if (!smarm__log_wants(n, SMARM_LOG_ERROR))
 		return;
-	/* "smarm: actor I.G (name 'N', gen_server 'B' of plugin 'P')" */
-	k = smarm__stackdiag_actor(s, who, sizeof who - 1);
-	who[k] = '\0';
+	describe(s, who, sizeof who);
 	name = smarm_err_name((int)s->exit.ex_code);
 	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH,
 			 smarm__slot_pid(s),
 			 "crash report: %s crashed, reason %lld%s%s%s, "
 			 "spawned by %s %u.%u",
-			 strncmp(who, "smarm: ", 7) == 0 ? who + 7 : who,
-			 (long long)s->exit.ex_code,
+			 who, (long long)s->exit.ex_code,
 			 strcmp(name, "SMARM_E?") != 0 ? " (" : "",
 			 strcmp(name, "SMARM_E?") != 0 ? name : "",
 			 strcmp(name, "SMARM_E?") != 0 ? ")" : "",

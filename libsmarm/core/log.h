@@ -15,6 +15,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "smarm/smarm.h"
@@ -42,6 +43,13 @@ int smarm__log_vevent(struct smarm_node *n, int level, int kind, uint64_t pid,
 int smarm__log_event(struct smarm_node *n, int level, int kind, uint64_t pid,
 		     const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/*
+ * The calling actor as reports name it, into buf (cap bytes, NUL
+ * included): "actor I.G (name 'N', gen_server 'B' of plugin 'P')", or
+ * "" outside an actor. Returns the length.
+ */
+size_t smarm__log_describe_self(char *buf, size_t cap);
 
 /* The crash report of s, which crashed by its own doing (actor.c). */
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s);
