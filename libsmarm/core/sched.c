@@ -110,6 +110,15 @@ __thread struct smarm__worker *smarm__tls_worker
 
 #define RQ_ESZ sizeof(uint64_t) /* run queues and deques hold pid ids */
 
+/* Under rq_lock: k entries left the shared queue (pinned tickets). */
+static inline void rq_popped(struct smarm_node *n, uint32_t k)
+{
+	atomic_store_explicit(
+		&n->rq_pops,
+		atomic_load_explicit(&n->rq_pops, memory_order_relaxed) + k,
+		memory_order_relaxed);
+}
+
 /*
  * Pop up to max pids from the front of the shared queue into out[], in
  * queue order; returns how many (0: it was empty).
@@ -128,12 +137,7 @@ static uint32_t rq_pop_n(struct smarm_node *n, uint64_t *out, uint32_t max)
 						      memory_order_relaxed);
 		atomic_store_explicit(&n->rq_woken, woken > k ? woken - k : 0,
 				      memory_order_relaxed);
-		atomic_store_explicit(
-			&n->rq_pops,
-			atomic_load_explicit(&n->rq_pops,
-					     memory_order_relaxed) +
-				k,
-			memory_order_relaxed);
+		rq_popped(n, k);
 	}
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	return k;
@@ -1118,12 +1122,7 @@ static bool rq_take_pid(struct smarm_node *n, uint64_t pid)
 	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	got = ring_take_pid(&n->rq, pid);
 	if (got) /* it had its turn: pinned actors' tickets count it */
-		atomic_store_explicit(
-			&n->rq_pops,
-			atomic_load_explicit(&n->rq_pops,
-					     memory_order_relaxed) +
-				1,
-			memory_order_relaxed);
+		rq_popped(n, 1);
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	return got;
 }
