@@ -410,10 +410,17 @@ enum smarm_log_level {
  *                       call, a behaviour's crash), not because an exit
  *                       signal or a stop ended it (the actor that
  *                       crashed first has the report). Level ERROR.
+ *   SMARM_REPORT_SERVER a gen_server or gen_statem ended crashed (OTP's
+ *                       "terminating" report): which, its state (a
+ *                       machine's), the reason, and the request or
+ *                       event it was handling. Level ERROR; its actor's
+ *                       crash report, if it crashed by its own doing,
+ *                       follows.
  */
 enum smarm_report_kind {
 	SMARM_REPORT_LINE = 0,
 	SMARM_REPORT_CRASH = 1,
+	SMARM_REPORT_SERVER = 2,
 };
 
 /*

@@ -756,6 +756,35 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 		fin(arg);
 }
 
+void smarm__bhv_report_end(const char *what, const char *state, int how,
+			   intptr_t reason, const char *kind, const char *op)
+{
+	struct smarm_node *n = smarm__current_node();
+	const char *status = smarm_err_name((int)reason);
+	bool named = strcmp(status, "SMARM_E?") != 0;
+	char who[256];
+	if (how != SMARM_EXIT_CRASHED || n == NULL ||
+	    !smarm__log_wants(n, SMARM_LOG_ERROR))
+		return;
+	smarm__log_describe_self(who, sizeof who);
+	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
+			 smarm_actor_self().id,
+			 "%s report: %s terminating%s%s%s: crashed, reason "
+			 "%lld%s%s%s, %s%s%s%s%s",
+			 what, who, state != NULL ? " in state '" : "",
+			 state != NULL ? state : "", state != NULL ? "'" : "",
+			 (long long)reason, named ? " (" : "",
+			 named ? status : "", named ? ")" : "",
+			 op != NULL ? "while handling " : "between requests",
+			 op != NULL ? kind : "", op != NULL ? " '" : "",
+			 op != NULL ? op : "", op != NULL ? "'" : "");
+}
+
+static const char *op_kind_name(int kind)
+{
+	return kind == BHV_CALL ? "call" : kind == BHV_CAST ? "cast" : "info";
+}
+
 static void server_fin(void *arg);
 
 static void server_terminate(void *arg)
@@ -779,6 +808,11 @@ static void server_end(void *arg)
 	sv->sv_end_reason = sv->sv_reason;
 	if (!sv->sv_stop) /* a crash, a kill, an untrapped shutdown */
 		smarm__self_exit_info(&sv->sv_end_how, &sv->sv_end_reason);
+	smarm__bhv_report_end(
+		"server", NULL, sv->sv_end_how, sv->sv_end_reason,
+		sv->sv_cur != NULL ? op_kind_name(sv->sv_cur->en_op->op_kind)
+				   : NULL,
+		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_name : NULL);
 	if (sv->sv_cur != NULL) {
 		struct bhv_env *e = sv->sv_cur;
 		sv->sv_cur = NULL;

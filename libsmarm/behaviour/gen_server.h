@@ -294,6 +294,16 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 			  void *arg, bool may_block);
 
+/*
+ * The report of a server or machine that ends crashed (OTP's gen_server
+ * and gen_statem "terminating" error reports), from its cleanup handler:
+ * "<what> report: actor ... terminating[ in state 'S']: crashed, reason
+ * R, while handling <kind> '<op>'" (or "between requests"). state and
+ * op may be NULL. Nothing for an end that is not a crash.
+ */
+void smarm__bhv_report_end(const char *what, const char *state, int how,
+			   intptr_t reason, const char *kind, const char *op);
+
 /* The system stop's operation (smarm_server_stop): (i32 how, i64
  * reason), in no protocol; only this layer packs it. */
 extern const struct bhv_op smarm__bhv_sys_stop;

@@ -45,6 +45,7 @@
 #include "statem.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,6 +449,36 @@ static void sm_terminate(void *arg)
 				   s->sm_gs.sv_end_graceful);
 }
 
+/* The machine's end report (smarm__bhv_report_end): its state and the
+ * event its guard or action was handling. */
+static void sm_report_end(struct sm *s)
+{
+	const smarm_sm_ctx_t *m = &s->sm_m;
+	const struct smarm__sm_ev *ev = s->sm_inited ? m->m_cur : NULL;
+	const struct bhv_op *op = ev != NULL ? ev_op(s, ev) : NULL;
+	char state[32];
+	const char *sn = NULL;
+	if (s->sm_inited) {
+		sn = m->m_d->state_names != NULL
+			     ? m->m_d->state_names[m->m_state]
+			     : NULL;
+		if (sn == NULL) {
+			snprintf(state, sizeof state, "%d", (int)m->m_state);
+			sn = state;
+		}
+	}
+	smarm__bhv_report_end(
+		"machine", sn, s->sm_gs.sv_end_how, s->sm_gs.sv_end_reason,
+		ev != NULL ? (ev->ev_kind == SMARM_SM_CALL   ? "call"
+			      : ev->ev_kind == SMARM_SM_CAST ? "cast"
+			      : ev->ev_kind == SMARM_SM_INFO ? "info"
+							     : "event")
+			   : NULL,
+		op != NULL   ? op->op_name
+		: ev != NULL ? "(timeout or signal)"
+			     : NULL);
+}
+
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
@@ -467,6 +498,7 @@ static void sm_end(void *arg)
 		s->sm_gs.sv_end_reason = s->sm_m.m_stop_reason;
 	}
 
+	sm_report_end(s);
 	if (s->sm_inited) {
 		if (m->m_cur != NULL) {
 			/* The action crashed or was stopped. */

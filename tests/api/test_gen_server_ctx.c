@@ -18,6 +18,7 @@
 #include <smarm/smarm_plugin.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -566,6 +567,86 @@ START_TEST(test_gen_server_stub_of_mixed_arguments)
 {
 	ck_assert_int_eq(harness_run(2, mix_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
+}
+END_TEST
+
+/*
+ * A server that crashes in a handler is reported twice, in this order:
+ * its server report (OTP's gen_server "terminating" report: which
+ * server, the reason, the request it was handling) and its actor's
+ * crash report. A server stopped normally is not reported.
+ */
+static pthread_mutex_t rep_mu = PTHREAD_MUTEX_INITIALIZER;
+static char rep_text[4][SMARM_LOG_LINE_MAX + 1];
+static int rep_kind[4], rep_n;
+
+static void rep_handler(void *arg, const smarm_log_event_t *ev)
+{
+	(void)arg;
+	pthread_mutex_lock(&rep_mu);
+	if (rep_n < 4) {
+		rep_kind[rep_n] = ev->kind;
+		snprintf(rep_text[rep_n], sizeof rep_text[0], "%s", ev->text);
+	}
+	rep_n++;
+	pthread_mutex_unlock(&rep_mu);
+}
+
+static void report_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_value_t why = v_i64(55);
+	smarm_chan_t *down = harness_sig_chan();
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_EQ(smarm_monitor(pid, down, NULL), 0);
+	HARNESS_EQ(smarm_server_cast(s, "crash", &why, 1), 0);
+	HARNESS_EQ(harness_recv_sig(down, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_CRASHED);
+	smarm_server_free(s);
+	/* a normal stop: no report */
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_stop(s, SMARM_EXIT_NORMAL, 0, MS(5000), NULL,
+				     NULL),
+		   0);
+	smarm_server_free(s);
+	harness_chan_drop(down);
+}
+
+START_TEST(test_gen_server_crash_is_reported)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(2)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, rep_handler, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, report_root, NULL, &how, NULL),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(rep_n, 2);
+	ck_assert_int_eq(rep_kind[0], SMARM_REPORT_SERVER);
+	ck_assert_msg(strstr(rep_text[0], "server report: actor ") ==
+			      rep_text[0],
+		      "%s", rep_text[0]);
+	ck_assert_msg(strstr(rep_text[0], "gen_server 'probe'") != NULL, "%s",
+		      rep_text[0]);
+	ck_assert_msg(strstr(rep_text[0],
+			     "terminating: crashed, reason 55, "
+			     "while handling cast 'crash'") != NULL,
+		      "%s", rep_text[0]);
+	ck_assert_int_eq(rep_kind[1], SMARM_REPORT_CRASH);
+	ck_assert_msg(strstr(rep_text[1], "crashed, reason 55") != NULL, "%s",
+		      rep_text[1]);
 }
 END_TEST
 
@@ -1534,6 +1615,7 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_terminate_crash_is_the_exit_reason);
 	tcase_add_test(tc, test_gen_server_call_error_reply_is_its_own_status);
 	tcase_add_test(tc, test_gen_server_stub_of_mixed_arguments);
+	tcase_add_test(tc, test_gen_server_crash_is_reported);
 	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_loop_start_fail_and_start_timeout);
 	tcase_add_test(tc, test_gen_server_request_to_self);

@@ -16,6 +16,8 @@
  */
 #include "harness.h"
 
+#include <pthread.h>
+
 #include <smarm/smarm_plugin.h>
 
 #include <dlfcn.h>
@@ -1073,6 +1075,78 @@ START_TEST(test_gen_statem_events_count_as_server_requests)
 }
 END_TEST
 
+/*
+ * A machine that crashes in an action is reported: its machine report
+ * (OTP's gen_statem "terminating" report: the machine, its state, the
+ * reason, the event) and then its actor's crash report.
+ */
+static pthread_mutex_t rep_mu = PTHREAD_MUTEX_INITIALIZER;
+static char rep_text[4][SMARM_LOG_LINE_MAX + 1];
+static int rep_kind[4], rep_n;
+
+static void rep_handler(void *arg, const smarm_log_event_t *ev)
+{
+	(void)arg;
+	pthread_mutex_lock(&rep_mu);
+	if (rep_n < 4) {
+		rep_kind[rep_n] = ev->kind;
+		snprintf(rep_text[rep_n], sizeof rep_text[0], "%s", ev->text);
+	}
+	rep_n++;
+	pthread_mutex_unlock(&rep_mu);
+}
+
+static void sm_report_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	smarm_chan_t *down = NULL;
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	(void)arg;
+	if (s == NULL)
+		return;
+	g_rc[0] = smarm_chan_alloc(&down, sizeof sig, NULL);
+	g_rc[1] = smarm_server_pid(s, &pid);
+	g_rc[2] = smarm_monitor(pid, down, NULL);
+	g_rc[3] = cast0(s, "crash");
+	g_rc[4] = smarm_chan_recv_timeout(down, &sig, MS(10000));
+	g_rc[5] = sig.how == SMARM_EXIT_CRASHED ? 0 : -1;
+	smarm_server_free(s);
+	smarm_chan_sender_free(down);
+	smarm_chan_receiver_free(down);
+}
+
+START_TEST(test_gen_statem_crash_is_reported)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	open_probe();
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, rep_handler, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, sm_report_root, NULL, &how, NULL),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	ck_assert_int_eq(g_rc[31], 0);
+	for (int i = 0; i <= 5; i++)
+		ck_assert_msg(g_rc[i] == 0, "step %d: %d", i, g_rc[i]);
+	ck_assert_int_eq(rep_n, 2);
+	ck_assert_int_eq(rep_kind[0], SMARM_REPORT_SERVER);
+	ck_assert_msg(strstr(rep_text[0], "machine report: actor ") ==
+			      rep_text[0],
+		      "%s", rep_text[0]);
+	ck_assert_msg(strstr(rep_text[0], "gen_statem 'probe'") != NULL, "%s",
+		      rep_text[0]);
+	ck_assert_msg(strstr(rep_text[0], "terminating in state 'A': crashed, "
+					  "reason 42, while handling cast "
+					  "'crash'") != NULL,
+		      "%s", rep_text[0]);
+	ck_assert_int_eq(rep_kind[1], SMARM_REPORT_CRASH);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
@@ -1100,6 +1174,7 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_supervised_named_restart);
 	tcase_add_test(tc, test_gen_statem_sends_to_itself_and_calls_a_sibling);
 	tcase_add_test(tc, test_gen_statem_events_count_as_server_requests);
+	tcase_add_test(tc, test_gen_statem_crash_is_reported);
 	suite_add_tcase(s, tc);
 	return s;
 }
