@@ -17,14 +17,18 @@
  *     cast reset()
  *     call put(str, bytes) -> bool
  *     info tick(u64)
+ *     call move((i32, f64), i8) -> (i32, i32)
  *
  * `call` waits for a reply (a call without `->` replies with nothing),
  * `cast` does not, `info` is a message the server sends itself (timers)
  * or that others send with smarm_server_info(). Operation names are C
  * identifiers of at most SMARM_OP_NAME_MAX bytes, unique in a protocol;
  * at most SMARM_OP_ARGS_MAX arguments. The types are those of
- * smarm_vtype. The runtime parses the protocol once, at load, and
- * prepares one libffi call interface per operation.
+ * smarm_vtype, and tuples: `(T1, T2, ...)`, one to SMARM_TUPLE_MAX
+ * elements of the fixed-size types (i8 .. u64, f32, f64, bool, pid; no
+ * str, bytes or tuple inside, so a tuple owns no memory), as an
+ * argument or a reply type. The runtime parses the protocol once, at
+ * load, and prepares one libffi call interface per operation.
  *
  * Handlers. Each operation has a native handler in the plugin, found by
  * the operation's name in the behaviour's handler table, called as
@@ -33,7 +37,10 @@
  *
  * where each protocol type maps to C as smarm_vtype says (bytes takes
  * two parameters, pointer then length) and R is void for a cast, an
- * info or a call without a reply type. Arguments of type str and bytes
+ * info or a call without a reply type. A tuple `(T1, T2, ...)` is the C
+ * struct `struct { T1 a; T2 b; ... }` (any member names; the layout is
+ * the C compiler's, which libffi computes the same), passed and
+ * returned by value, as smarm_pid_t is. Arguments of type str and bytes
  * point into the message and are valid until the handler returns. A
  * handler returning str or bytes returns memory it keeps valid until it
  * returns (the state's, or static): the runtime copies it into the
@@ -94,6 +101,9 @@ extern "C" {
 /* The most operations a protocol declares. */
 #define SMARM_OPS_MAX 256
 
+/* The most elements a tuple type holds. Since: SMARM_0.5. */
+#define SMARM_TUPLE_MAX 16
+
 /*
  * The longest str or bytes value a message may carry, in bytes (a str
  * without its NUL). Longer ones are SMARM_ETOOBIG.
@@ -123,6 +133,8 @@ enum smarm_vtype {
 	SMARM_T_BYTES = 13, /* const void *, size_t (two parameters); a
 			       handler returns smarm_bytes_t */
 	SMARM_T_PID = 14,   /* smarm_pid_t */
+	SMARM_T_TUPLE = 15, /* a tuple type (T1, ...): its C struct, by
+			       value */
 };
 
 /* A bytes value a handler returns. Since: SMARM_0.5. */
@@ -136,13 +148,20 @@ typedef struct smarm_bytes {
  * (smarm_server_call and friends) and the replies they return.
  *   type  a smarm_vtype.
  *   len   STR, BYTES: length in bytes (a str's without its NUL);
- *         otherwise ignored.
+ *         TUPLE: the size of the struct p points at, which must be the
+ *         size of the protocol's tuple (else SMARM_EARGS); otherwise
+ *         ignored.
  *   v     the value in the member of its type: i for I8..I64, u for
  *         U8..U64 (in range of the type, else SMARM_EARGS), f32, f64, b,
- *         pid, p for STR and BYTES (a str need not be NUL-terminated:
- *         len counts its bytes, which must contain no NUL).
+ *         pid, p for STR, BYTES and TUPLE (a str need not be
+ *         NUL-terminated: len counts its bytes, which must contain no
+ *         NUL; a tuple's p points at its C struct, whose bool members
+ *         must be 0 or 1; the runtime copies its members, not the
+ *         padding).
  * A value the runtime returns as a reply with p set owns that memory:
- * release it with smarm_value_release().
+ * release it with smarm_value_release(). A TUPLE reply is always such a
+ * value: p points at a malloc'd copy of len bytes laid out as the
+ * protocol's struct (smarm_value_get_tuple() copies it out).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_value {
@@ -165,7 +184,10 @@ typedef struct smarm_value {
  * SMARM_V(x) picks the value type from x's C type (int8_t .. uint64_t,
  * int, long long, float, double, bool, char * as a str, smarm_pid_t; any
  * other type does not compile), smarm_value_bytes(p, n) makes a bytes
- * value. An integer value converts to any integer type of the protocol
+ * value, smarm_value_tuple(&s, sizeof s) a tuple value of the C struct
+ * s (the runtime checks its size against the protocol's tuple and
+ * copies it when the call packs its arguments: s need not outlive the
+ * call). An integer value converts to any integer type of the protocol
  * it fits (so SMARM_V(5), an int, passes for an i64); a float is never
  * an integer, an integer never a float, so a double given for an i64 is
  * SMARM_EARGS (smarm_server_args_why() says which argument and why).
@@ -256,6 +278,43 @@ static inline smarm_value_t smarm_value_bytes(const void *p, size_t n)
 	return v;
 }
 
+static inline smarm_value_t smarm_value_tuple(const void *p, size_t n)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_TUPLE;
+	v.v.p = p;
+	v.len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return v;
+}
+
+/*
+ * smarm_value_get_tuple() - copy the tuple value v (a TUPLE reply, or
+ * any tuple value) into the C struct out of size bytes:
+ *     struct pt { int32_t x, y; } p;
+ *     if (smarm_value_get_tuple(&r, &p, sizeof p) == 0) ...
+ *     smarm_value_release(&r);
+ * v keeps its memory (release it). Returns: 0. Errors: SMARM_EINVAL v
+ * or out NULL; SMARM_EARGS v is no tuple, or one of another size (out
+ * untouched). Thread-safety: any thread. Since: SMARM_0.5 (header
+ * only).
+ */
+static inline int smarm_value_get_tuple(const smarm_value_t *v, void *out,
+					size_t size)
+{
+	const unsigned char *from;
+	unsigned char *to = (unsigned char *)out;
+	if (v == NULL || out == NULL)
+		return SMARM_EINVAL;
+	if (v->type != SMARM_T_TUPLE || v->len != size || v->v.p == NULL)
+		return SMARM_EARGS;
+	from = (const unsigned char *)v->v.p;
+	while (size-- > 0)
+		*to++ = *from++;
+	return 0;
+}
+
 #ifndef __cplusplus
 #define SMARM_V(x)                                                             \
 	_Generic((x),                                                          \
@@ -279,8 +338,9 @@ static inline smarm_value_t smarm_value_bytes(const void *p, size_t n)
 
 /*
  * smarm_value_release() - free the memory a reply value owns (STR,
- * BYTES) and make it SMARM_T_VOID. Other values: only the latter. NULL
- * is a no-op.
+ * BYTES, TUPLE) and make it SMARM_T_VOID. Other values: only the
+ * latter. NULL is a no-op. Never give it a value the caller made (its
+ * p is the caller's).
  * Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API void smarm_value_release(smarm_value_t *v);
@@ -1087,7 +1147,8 @@ SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
 /*
  * smarm_server_call() - call the operation op with args[0..nargs) and
  * wait at most timeout_ns for the reply, written to *reply (may be NULL
- * to discard it; release a STR or BYTES reply with smarm_value_release).
+ * to discard it; release a STR, BYTES or TUPLE reply with
+ * smarm_value_release).
  * After SMARM_ETIMEDOUT the request may still be served; its reply is
  * discarded and never reaches a later call. Works from an actor and from
  * a plain thread. Errors: SMARM_EINVAL s or op NULL, args NULL with
@@ -1129,10 +1190,11 @@ SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
  * arguments as C varargs in the operation's types (after the default
  * promotions: i8..i32, u8..u32 and bool as int or unsigned, f32 as
  * double; str as const char *; bytes as const void *, size_t; pid as
- * smarm_pid_t). reply points at an object of the reply type's C type
- * (smarm_bytes_t for str and bytes, whose ptr the caller frees with
- * free(3)), or is NULL. Errors: as smarm_server_call and
- * smarm_server_cast (a castv to itself is queued). Since: SMARM_0.5.
+ * smarm_pid_t; a tuple as a const void * to its struct). reply points
+ * at an object of the reply type's C type (smarm_bytes_t for str and
+ * bytes, whose ptr the caller frees with free(3); a tuple's struct), or
+ * is NULL. Errors: as smarm_server_call and smarm_server_cast (a castv
+ * to itself is queued). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
 				 uint64_t timeout_ns, void *reply, ...);
@@ -1165,12 +1227,13 @@ SMARM_API int smarm_server_args_why(const smarm_behaviour_t *b, const char *op,
  * behaviour); timeout_ns follows the one timeout rule. A call's reply
  * goes to *out in its C type (out NULL: dropped; untouched on failure);
  * a STR or BYTES reply is a smarm_bytes_t whose ptr the caller frees
- * with free(3); a reply of no type writes nothing. The stub lives as
- * long as b's plugin is mapped. Returns: 0 and *fn. Errors:
- * SMARM_EINVAL; SMARM_ENOOP no such operation; SMARM_EOPKIND an info
- * operation; SMARM_ENOMEM. Thread-safety: any thread; a stub keeps no
- * status in the handle (each call returns its own), and one handle is
- * still one caller's at a time (smarm_server_open). Since: SMARM_0.5.
+ * with free(3); a reply of no type writes nothing. A tuple, argument or
+ * reply, is its C struct, by value (A1) or written to *out (R). The
+ * stub lives as long as b's plugin is mapped. Returns: 0 and *fn.
+ * Errors: SMARM_EINVAL; SMARM_ENOOP no such operation; SMARM_EOPKIND an
+ * info operation; SMARM_ENOMEM. Thread-safety: any thread; a stub keeps
+ * no status in the handle (each call returns its own), and one handle
+ * is still one caller's at a time (smarm_server_open). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_stub(const smarm_behaviour_t *b, const char *op,
 				void (**fn)(void));
