@@ -182,15 +182,20 @@ typedef struct smarm_value {
  * Values made from C values of their own type, so that the arguments
  * of smarm_server_call() are checked, not trusted as C varargs are:
  * SMARM_V(x) picks the value type from x's C type (int8_t .. uint64_t,
- * int, long long, float, double, bool, char * as a str, smarm_pid_t; any
- * other type does not compile), smarm_value_bytes(p, n) makes a bytes
- * value, smarm_value_tuple(&s, sizeof s) a tuple value of the C struct
- * s (the runtime checks its size against the protocol's tuple and
- * copies it when the call packs its arguments: s need not outlive the
- * call). An integer value converts to any integer type of the protocol
- * it fits (so SMARM_V(5), an int, passes for an i64); a float is never
- * an integer, an integer never a float, so a double given for an i64 is
- * SMARM_EARGS (smarm_server_args_why() says which argument and why).
+ * int, long long, float, double, bool, char * as a str, smarm_pid_t;
+ * any other type does not compile),
+ * smarm_value_bytes(p, n) makes a bytes value, smarm_value_tuple(&s,
+ * sizeof s) a tuple value of the C struct s (the runtime checks its
+ * size against the protocol's tuple and copies it when the call
+ * packs its arguments: s need not outlive the call). An integer value
+ * converts to any integer type of the protocol it fits (so SMARM_V(5),
+ * an int, passes for an i64), and 0 or 1 to a bool (C's true and false
+ * are ints); a float converts to the other float type when its value
+ * is exactly a value of it (1.5 passes for an f32, 0.1 does not: give
+ * 0.1f); a float is never an integer, an integer never a float, so a
+ * double given for an i64 is SMARM_EARGS (smarm_server_args_why() says
+ * which argument and why). smarm_value_str(NULL) is a value no
+ * argument accepts (SMARM_EARGS), as a NULL str is everywhere.
  *     smarm_value_t a[] = { SMARM_V(key), smarm_value_bytes(p, n) };
  *     smarm_server_call(s, "put", a, 2, &r, timeout);
  * Since: SMARM_0.5 (header only).
@@ -261,7 +266,7 @@ static inline smarm_value_t smarm_value_str(const char *s)
 	size_t n = 0;
 	while (s != NULL && n <= SMARM_BYTES_MAX && s[n] != '\0')
 		n++; /* a longer one is SMARM_ETOOBIG at the call */
-	v.type = SMARM_T_STR;
+	v.type = s != NULL ? SMARM_T_STR : SMARM_T_VOID; /* NULL: refused */
 	v.v.p = s;
 	v.len = (uint32_t)n;
 	return v;

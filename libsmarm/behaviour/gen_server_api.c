@@ -1204,8 +1204,11 @@ int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
 /* Does a value of type got convert to type want (pack.c's rules)? */
 static bool converts(int got, int want)
 {
-	return got == want ||
-	       (smarm__bhv_type_int(got) && smarm__bhv_type_int(want));
+	bool fl = (got == SMARM_T_F32 || got == SMARM_T_F64) &&
+		  (want == SMARM_T_F32 || want == SMARM_T_F64);
+	return got == want || fl ||
+	       (smarm__bhv_type_int(got) &&
+		(smarm__bhv_type_int(want) || want == SMARM_T_BOOL));
 }
 
 /* Why v, op's argument i, was refused with status rc, into msg. */
@@ -1220,6 +1223,11 @@ static void why_arg(const struct bhv_op *op, const smarm_value_t *v, unsigned i,
 	if (rc == SMARM_ETOOBIG)
 		snprintf(msg, msglen,
 			 "%s: argument %u (%s) is over SMARM_BYTES_MAX",
+			 op->op_name, i + 1, want);
+	else if (v->type == SMARM_T_VOID)
+		snprintf(msg, msglen,
+			 "%s: argument %u is no value (void: a NULL str?), the "
+			 "protocol says %s",
 			 op->op_name, i + 1, want);
 	else if (!converts(v->type, op->op_args[i]))
 		snprintf(msg, msglen,
@@ -1243,8 +1251,9 @@ static void why_arg(const struct bhv_op *op, const smarm_value_t *v, unsigned i,
 			 op->op_name, i + 1, want);
 	else
 		snprintf(msg, msglen,
-			 "%s: argument %u does not fit %s (out of range, a "
-			 "NUL in a str, or no data for its length)",
+			 "%s: argument %u does not fit %s (out of range, not "
+			 "exactly a value of it, a NUL in a str, or no data "
+			 "for its length)",
 			 op->op_name, i + 1, want);
 }
 

@@ -25,6 +25,8 @@
  */
 #include "bhv.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,8 +278,10 @@ static bool vt_unsigned(int t)
 /*
  * v's value as one of type t in *as, where it is one: an integer of any
  * integer type converts to another when its value fits (Erlang's
- * integers have no width; a C caller's literal is an int); nothing else
- * converts. 0, or SMARM_EARGS.
+ * integers have no width; a C caller's literal is an int), and to a
+ * bool when it is 0 or 1 (C's true and false are ints); a float
+ * converts to the other float type when its value is exactly one of it
+ * (or a NaN); nothing else converts. 0, or SMARM_EARGS.
  */
 static int value_convert(int t, const smarm_value_t *v, smarm_value_t *as)
 {
@@ -296,6 +300,23 @@ static int value_convert(int t, const smarm_value_t *v, smarm_value_t *as)
 	} else if ((vt_signed(v->type) && vt_signed(t)) ||
 		   (vt_unsigned(v->type) && vt_unsigned(t))) {
 		/* the same member: the range check follows */
+	} else if (smarm__bhv_type_int(v->type) && t == SMARM_T_BOOL) {
+		/* i and u share the word: 0 and 1 read the same in both */
+		if (v->v.u > 1)
+			return SMARM_EARGS;
+		as->v.u = 0;
+		as->v.b = v->v.i == 1;
+	} else if (v->type == SMARM_T_F32 && t == SMARM_T_F64) {
+		as->v.f64 = v->v.f32;
+	} else if (v->type == SMARM_T_F64 && t == SMARM_T_F32) {
+		double x = v->v.f64;
+		/* out of float's range converts to nothing (C: undefined) */
+		if (isfinite(x) && (x > FLT_MAX || x < -FLT_MAX))
+			return SMARM_EARGS;
+		as->v.u = 0;
+		as->v.f32 = (float)x;
+		if ((double)as->v.f32 != x && !isnan(x))
+			return SMARM_EARGS;
 	} else {
 		return SMARM_EARGS;
 	}

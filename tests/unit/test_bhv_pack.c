@@ -432,6 +432,80 @@ START_TEST(test_bhv_pack_direct_calls_match_libffi)
 }
 END_TEST
 
+/* Conversions: an integer 0 or 1 to a bool, a float exactly of the
+ * other float type to it; nothing else across kinds; a NULL str is
+ * refused. */
+START_TEST(test_bhv_pack_conversions_bool_and_float)
+{
+	const struct bhv_op *op = op_of("cast x(bool, f32, f64)");
+	smarm_value_t v[3];
+	struct bhv_msg b;
+	const struct bhv_block *blk;
+	size_t bad;
+
+	memset(v, 0, sizeof v);
+	v[0].type = SMARM_T_I32;
+	v[0].v.i = 1;
+	v[1].type = SMARM_T_F64;
+	v[1].v.f64 = 1.5;
+	v[2].type = SMARM_T_F32;
+	v[2].v.f32 = 0.1f;
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 3, &b), 0);
+	blk = bhv_msg_block(&b);
+	ck_assert_int_eq(blk->bk_slots[0].sl_type, SMARM_T_BOOL);
+	ck_assert_uint_eq(blk->bk_slots[0].sl_v.u, 1);
+	ck_assert(blk->bk_slots[1].sl_v.f32 == 1.5f);
+	ck_assert(blk->bk_slots[2].sl_v.f64 == (double)0.1f);
+	smarm__bhv_msg_free(&b);
+	v[0].type = SMARM_T_U8;
+	v[0].v.u = 0;
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), 0);
+	v[0].v.u = 2; /* no bool */
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), SMARM_EARGS);
+	ck_assert_uint_eq(bad, 0);
+	v[0].type = SMARM_T_I64;
+	v[0].v.i = -1;
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), SMARM_EARGS);
+	v[0].type = SMARM_T_F64; /* a float is no bool */
+	v[0].v.f64 = 1.0;
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), SMARM_EARGS);
+	v[0].type = SMARM_T_BOOL;
+	v[0].v.u = 0;
+	v[0].v.b = true;
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), 0);
+	/* f64 to f32: exact values, infinities and NaN pass */
+	static const double fits[] = {
+		0.0,	 -0.0,	    0.25,	3.0e38,
+		-3.0e38, 1.0 / 0.0, -1.0 / 0.0, 0.0 / 0.0
+	};
+	for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++) {
+		v[1].v.f64 = fits[i];
+		if (fits[i] == 3.0e38 || fits[i] == -3.0e38)
+			v[1].v.f64 = (double)(float)fits[i];
+		ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), 0);
+	}
+	static const double nofit[] = { 0.1, 1e39, -1e39, 1e300, 1e-50 };
+	for (size_t i = 0; i < sizeof nofit / sizeof nofit[0]; i++) {
+		v[1].v.f64 = nofit[i];
+		ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad),
+				 SMARM_EARGS);
+		ck_assert_uint_eq(bad, 1);
+	}
+	v[1].v.f64 = 1.0;
+	v[2].type = SMARM_T_I64; /* an integer is no float */
+	v[2].v.i = 1;
+	ck_assert_int_eq(smarm__bhv_args_check(op, v, 3, &bad), SMARM_EARGS);
+	ck_assert_uint_eq(bad, 2);
+	/* smarm_value_str(NULL) is no str, "" is */
+	op = op_of("cast s(str)");
+	v[0] = smarm_value_str(NULL);
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), SMARM_EARGS);
+	v[0] = smarm_value_str("");
+	ck_assert_int_eq(smarm__bhv_pack(op, v, 1, &b), 0);
+	smarm__bhv_msg_free(&b);
+}
+END_TEST
+
 /* ---- tuples */
 
 struct t_mix { /* (i8, f64, i16, pid) */
@@ -700,6 +774,7 @@ Suite *smarm_test_bhv_pack_suite(void)
 	tcase_add_test(tc,
 		       test_bhv_pack_tuples_reach_the_native_function_by_value);
 	tcase_add_test(tc, test_bhv_pack_tuple_refusals);
+	tcase_add_test(tc, test_bhv_pack_conversions_bool_and_float);
 	tcase_add_test(
 		tc, test_bhv_pack_tuple_block_check_refuses_every_corruption);
 	suite_add_tcase(s, tc);
