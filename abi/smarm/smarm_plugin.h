@@ -182,8 +182,8 @@ typedef struct smarm_value {
  * Values made from C values of their own type, so that the arguments
  * of smarm_server_call() are checked, not trusted as C varargs are:
  * SMARM_V(x) picks the value type from x's C type (int8_t .. uint64_t,
- * int, long long, float, double, bool, char * as a str, smarm_pid_t;
- * any other type does not compile),
+ * int, long long, float, double, bool, char * as a str, smarm_pid_t, a
+ * smarm_value_t as itself; any other type does not compile),
  * smarm_value_bytes(p, n) makes a bytes value, smarm_value_tuple(&s,
  * sizeof s) a tuple value of the C struct s (the runtime checks its
  * size against the protocol's tuple and copies it when the call
@@ -320,6 +320,12 @@ static inline int smarm_value_get_tuple(const smarm_value_t *v, void *out,
 	return 0;
 }
 
+/* SMARM_V of a value already made: itself (not for direct use). */
+static inline smarm_value_t smarm__value_same(smarm_value_t v)
+{
+	return v;
+}
+
 #ifndef __cplusplus
 #define SMARM_V(x)                                                             \
 	_Generic((x),                                                          \
@@ -338,7 +344,8 @@ static inline int smarm_value_get_tuple(const smarm_value_t *v, void *out,
 		bool: smarm_value_bool,                                        \
 		char *: smarm_value_str,                                       \
 		const char *: smarm_value_str,                                 \
-		smarm_pid_t: smarm_value_pid)(x)
+		smarm_pid_t: smarm_value_pid,                                  \
+		smarm_value_t: smarm__value_same)(x)
 #endif
 
 /*
@@ -1191,19 +1198,155 @@ SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
 				const smarm_value_t *args, size_t nargs);
 
 /*
- * smarm_server_callv() / smarm_server_castv() - the same with the
- * arguments as C varargs in the operation's types (after the default
- * promotions: i8..i32, u8..u32 and bool as int or unsigned, f32 as
- * double; str as const char *; bytes as const void *, size_t; pid as
- * smarm_pid_t; a tuple as a const void * to its struct). reply points
- * at an object of the reply type's C type (smarm_bytes_t for str and
- * bytes, whose ptr the caller frees with free(3); a tuple's struct), or
- * is NULL. Errors: as smarm_server_call and smarm_server_cast (a castv
- * to itself is queued). Since: SMARM_0.5.
+ * smarm_server_call_typed() - smarm_server_call with the reply written
+ * as a C object: reply points at an object of the reply type's C type
+ * (smarm_bytes_t for str and bytes, whose ptr the caller frees with
+ * free(3); a tuple's struct), or is NULL to drop the reply; it is
+ * untouched on failure. reply_type says what reply points at, so that
+ * a reply of another type is refused instead of written: the
+ * smarm_vtype of that C type (SMARM_T_BYTES for a smarm_bytes_t, which
+ * takes a str reply too), or SMARM_T_VOID for unchecked (reply NULL, a
+ * void *, a tuple's struct: its size is the caller's to get right).
+ * SMARM_T_STR, a char * (no reply is written as one: a str comes as a
+ * smarm_bytes_t), is always refused. A call without a reply type
+ * writes nothing, whatever reply is. The smarm_server_callv() macro
+ * calls this.
+ * Returns: 0. Errors: as smarm_server_call; SMARM_EARGS also
+ * reply_type is not the operation's reply type (smarm_server_args_why
+ * then finds the arguments fine); SMARM_EINVAL also reply_type is no
+ * smarm_vtype. Thread-safety: any thread, as smarm_server_call (one
+ * handle is one caller's at a time). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_call_typed(smarm_server_t *s, const char *op,
+				      const smarm_value_t *args, size_t nargs,
+				      void *reply, int reply_type,
+				      uint64_t timeout_ns);
+
+/*
+ * smarm_server_callv() / smarm_server_castv() - call or cast op with
+ * its arguments written as a C argument list:
+ *
+ *     int64_t sum;
+ *     smarm_server_callv(s, "add", timeout_ns, &sum, 5);
+ *     smarm_server_castv(k, "put", "key", smarm_value_bytes(p, n));
+ *
+ * Checked (C). In C both are macros: each argument x becomes SMARM_V(x)
+ * (its C type picks its value type, with SMARM_V's conversions; a
+ * smarm_value_t, such as smarm_value_bytes(p, n) or
+ * smarm_value_tuple(&t, sizeof t), passes as itself; a C type SMARM_V
+ * does not know does not compile), and the call goes to
+ * smarm_server_call_typed or smarm_server_cast, which check every
+ * argument against the protocol, and the count: a double given for an
+ * i64, one argument too many, are SMARM_EARGS, and
+ * smarm_server_args_why() given the same SMARM_V values says which
+ * argument and why. callv's reply_type comes from reply's pointer type
+ * (int64_t * is SMARM_T_I64, double * SMARM_T_F64, ..., bool *
+ * SMARM_T_BOOL, smarm_pid_t * SMARM_T_PID, smarm_bytes_t *
+ * SMARM_T_BYTES, char ** SMARM_T_STR (refused: a str reply is a
+ * smarm_bytes_t); NULL, void * and other pointers, a tuple's struct
+ * among them: unchecked), so an int32_t * for an i64 reply is
+ * SMARM_EARGS too. A bytes argument is one value, smarm_value_bytes(p,
+ * n) (the pair p, n of the unchecked form is two arguments: refused).
+ * At most SMARM_OP_ARGS_MAX arguments (more do not compile).
+ *
+ * Unchecked (the functions). The exported functions of these names,
+ * which C++ (where these macros are not defined), binaries built before
+ * 0.5.0 and FFI callers (Python's ctypes) reach, and C reaches as
+ * (smarm_server_callv)(...), read the arguments as C varargs in the
+ * operation's types, trusted: a double given for an i64 is read as an
+ * integer, and only as many as the protocol says are read. They take,
+ * after the default promotions, i8..i32, u8..u32 and bool as int or
+ * unsigned, f32 as double; str as const char *; bytes as const void *,
+ * size_t; pid as smarm_pid_t; a tuple as a const void * to its struct.
+ * reply points at an object of the reply type's C type (as for
+ * smarm_server_call_typed), or is NULL.
+ *
+ * Errors: as smarm_server_call and smarm_server_cast (a castv to itself
+ * is queued). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
 				 uint64_t timeout_ns, void *reply, ...);
 SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
+
+#ifndef __cplusplus
+#define smarm_server_callv(s, op, ...)                                         \
+	SMARM__CAT(SMARM__CALLV_, SMARM__IF2(__VA_ARGS__))(s, op, __VA_ARGS__)
+#define smarm_server_castv(s, ...)                                             \
+	SMARM__CAT(SMARM__CASTV_, SMARM__IF1(__VA_ARGS__))(s, __VA_ARGS__)
+
+/*
+ * What the macros smarm_server_callv and smarm_server_castv are made
+ * of; not for direct use. SMARM__ARG21 picks its 21st argument: with a
+ * table after a list of 1 to 20 arguments, what the table says of the
+ * list's length (SMARM__NARGS: the length; SMARM__IF1 and SMARM__IF2:
+ * Z for a list of only 1 or 2 arguments, else M). SMARM__VALUES(...)
+ * is the array of SMARM_V of each argument, then their count.
+ */
+#define SMARM__CAT(a, b) SMARM__CAT_(a, b)
+#define SMARM__CAT_(a, b) a##b
+#define SMARM__ARG21(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13,   \
+		     a14, a15, a16, a17, a18, a19, a20, n, ...)                \
+	n
+#define SMARM__NARGS(...)                                                      \
+	SMARM__ARG21(__VA_ARGS__, _more_than_16, _more_than_16, _more_than_16, \
+		     _more_than_16, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, \
+		     4, 3, 2, 1, 0)
+#define SMARM__IF1(...)                                                        \
+	SMARM__ARG21(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, \
+		     M, M, M, M, Z, Z)
+#define SMARM__IF2(...)                                                        \
+	SMARM__ARG21(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, \
+		     M, M, M, Z, Z, Z)
+#define SMARM__CALLV_Z(s, op, t, r)                                            \
+	smarm_server_call_typed((s), (op), NULL, 0, (r), SMARM__REPLY_TYPE(r), \
+				(t))
+#define SMARM__CALLV_M(s, op, t, r, ...)                                       \
+	smarm_server_call_typed((s), (op), SMARM__VALUES(__VA_ARGS__), (r),    \
+				SMARM__REPLY_TYPE(r), (t))
+#define SMARM__CASTV_Z(s, op) smarm_server_cast((s), (op), NULL, 0)
+#define SMARM__CASTV_M(s, op, ...)                                             \
+	smarm_server_cast((s), (op), SMARM__VALUES(__VA_ARGS__))
+#define SMARM__VALUES(...)                                                     \
+	(const smarm_value_t[]){ SMARM__CAT(                                   \
+		SMARM__V, SMARM__NARGS(__VA_ARGS__))(__VA_ARGS__) },           \
+		(size_t)SMARM__NARGS(__VA_ARGS__)
+#define SMARM__V1(a) SMARM_V(a)
+#define SMARM__V2(a, ...) SMARM_V(a), SMARM__V1(__VA_ARGS__)
+#define SMARM__V3(a, ...) SMARM_V(a), SMARM__V2(__VA_ARGS__)
+#define SMARM__V4(a, ...) SMARM_V(a), SMARM__V3(__VA_ARGS__)
+#define SMARM__V5(a, ...) SMARM_V(a), SMARM__V4(__VA_ARGS__)
+#define SMARM__V6(a, ...) SMARM_V(a), SMARM__V5(__VA_ARGS__)
+#define SMARM__V7(a, ...) SMARM_V(a), SMARM__V6(__VA_ARGS__)
+#define SMARM__V8(a, ...) SMARM_V(a), SMARM__V7(__VA_ARGS__)
+#define SMARM__V9(a, ...) SMARM_V(a), SMARM__V8(__VA_ARGS__)
+#define SMARM__V10(a, ...) SMARM_V(a), SMARM__V9(__VA_ARGS__)
+#define SMARM__V11(a, ...) SMARM_V(a), SMARM__V10(__VA_ARGS__)
+#define SMARM__V12(a, ...) SMARM_V(a), SMARM__V11(__VA_ARGS__)
+#define SMARM__V13(a, ...) SMARM_V(a), SMARM__V12(__VA_ARGS__)
+#define SMARM__V14(a, ...) SMARM_V(a), SMARM__V13(__VA_ARGS__)
+#define SMARM__V15(a, ...) SMARM_V(a), SMARM__V14(__VA_ARGS__)
+#define SMARM__V16(a, ...) SMARM_V(a), SMARM__V15(__VA_ARGS__)
+#define SMARM__REPLY_TYPE(r)                                                   \
+	_Generic((r),                                                          \
+		int8_t *: SMARM_T_I8,                                          \
+		int16_t *: SMARM_T_I16,                                        \
+		int32_t *: SMARM_T_I32,                                        \
+		int64_t *: SMARM_T_I64,                                        \
+		long long *: SMARM_T_I64,                                      \
+		uint8_t *: SMARM_T_U8,                                         \
+		uint16_t *: SMARM_T_U16,                                       \
+		uint32_t *: SMARM_T_U32,                                       \
+		uint64_t *: SMARM_T_U64,                                       \
+		unsigned long long *: SMARM_T_U64,                             \
+		float *: SMARM_T_F32,                                          \
+		double *: SMARM_T_F64,                                         \
+		bool *: SMARM_T_BOOL,                                          \
+		smarm_pid_t *: SMARM_T_PID,                                    \
+		smarm_bytes_t *: SMARM_T_BYTES,                                \
+		char **: SMARM_T_STR,                                          \
+		const char **: SMARM_T_STR,                                    \
+		default: SMARM_T_VOID)
+#endif /* !__cplusplus */
 
 /*
  * smarm_server_args_why() - why the arguments args[0..nargs) would be

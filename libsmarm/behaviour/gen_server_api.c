@@ -30,6 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The checked macros of these names (smarm_plugin.h) are for callers:
+ * this file defines the exported functions. */
+#undef smarm_server_callv
+#undef smarm_server_castv
+
 /* ---- the context calls ---- */
 
 /* Is cx the calling actor's server, in one of its callbacks? */
@@ -788,7 +793,7 @@ out:
 	return rc;
 }
 
-/* ---- varargs ---- */
+/* ---- varargs and C replies ---- */
 
 /*
  * Store reply value v (its memory passes here) as the C object of its
@@ -822,6 +827,53 @@ static void store_c(const smarm_value_t *v, void *out)
 	default:
 		break;
 	}
+}
+
+/*
+ * Does a reply object of the C type of reply_type (SMARM_T_VOID: not
+ * checked) take op's reply? SMARM_T_BYTES is smarm_bytes_t, which a
+ * str reply uses too, so SMARM_T_STR (a char *) takes none; a call
+ * without a reply writes nothing.
+ */
+static bool reply_type_ok(const struct bhv_op *op, int reply_type)
+{
+	if (reply_type == SMARM_T_STR)
+		return false;
+	if (reply_type == SMARM_T_VOID || op->op_reply == SMARM_T_VOID)
+		return true;
+	if (reply_type == SMARM_T_BYTES)
+		return op->op_reply == SMARM_T_STR ||
+		       op->op_reply == SMARM_T_BYTES;
+	return reply_type == op->op_reply;
+}
+
+int smarm_server_call_typed(smarm_server_t *s, const char *opname,
+			    const smarm_value_t *args, size_t nargs,
+			    void *reply, int reply_type, uint64_t timeout_ns)
+{
+	const struct bhv_op *op;
+	struct bhv_env e;
+	smarm_value_t v;
+	int rc;
+
+	if (s == NULL || opname == NULL || (args == NULL && nargs > 0) ||
+	    reply_type < SMARM_T_VOID || reply_type > SMARM_T_TUPLE)
+		return SMARM_EINVAL;
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	if (!reply_type_ok(op, reply_type)) { /* after the arguments: those
+						 args_why can explain */
+		smarm__bhv_msg_free(&e.en_msg);
+		return SMARM_EARGS;
+	}
+	memset(&v, 0, sizeof v);
+	rc = call_block(s, op, &e, &v, timeout_ns);
+	if (rc == 0)
+		store_c(&v, reply);
+	else
+		smarm_value_release(&v); /* SMARM_EREPLY's reason */
+	return rc;
 }
 
 /* Find opname of kind and pack the varargs ap for it (callv, castv). */

@@ -5,8 +5,11 @@
  * and returned by them (smarm_server_call with smarm_value_tuple, a
  * request, typed stubs, a reply token), a struct of the wrong size (or
  * with a bool neither 0 nor 1) refused with SMARM_EARGS and
- * smarm_server_args_why naming the argument and the sizes, and a
- * gen_statem whose guard and actions get the event's struct.
+ * smarm_server_args_why naming the argument and the sizes, the
+ * varargs calls (checked: a smarm_value_tuple; unchecked: a pointer to
+ * the struct) and the conversions they rely on (C's true for a bool, a
+ * double literal for an f32), and a gen_statem whose guard and actions
+ * get the event's struct.
  */
 #include "harness.h"
 
@@ -270,6 +273,100 @@ START_TEST(test_tuple_stub_takes_and_returns_structs)
 }
 END_TEST
 
+/* ---- varargs */
+
+static void varargs_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	struct pt p = { 5, -1.5 };
+	struct ipair ip = { 0, 0 };
+	struct kept k = { 12, true }, ko = { 0, false };
+	int32_t n = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(shapes, NULL, NULL, &s), 0);
+	/* checked: a tuple is a smarm_value_tuple, the reply its struct */
+	HARNESS_EQ(smarm_server_callv(s, "move", MS(5000), &ip,
+				      smarm_value_tuple(&p, sizeof p), 2),
+		   0);
+	HARNESS_EQ(ip.a, 10);
+	HARNESS_EQ(ip.b, -3);
+	HARNESS_EQ(
+		smarm_server_castv(s, "put", smarm_value_tuple(&k, sizeof k)),
+		0);
+	HARNESS_EQ(smarm_server_callv(s, "last", MS(5000), &ko), 0);
+	HARNESS_EQ(ko.n, 12);
+	HARNESS_EQ(ko.on, true);
+	HARNESS_EQ(smarm_server_callv(s, "move", MS(5000), &ip,
+				      smarm_value_tuple(&p, sizeof p - 8), 2),
+		   SMARM_EARGS);
+	HARNESS_EQ(smarm_server_callv(s, "move", MS(5000), &ip, 5, 2),
+		   SMARM_EARGS);
+	/* C's true is an int, 1.5 a double: both fit bool and f32 */
+	HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &n, true, 1.5), 0);
+	HARNESS_EQ(n, 15);
+	HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &n, 0, 1.5f), 0);
+	HARNESS_EQ(n, -1);
+	HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &n, 2, 1.5),
+		   SMARM_EARGS); /* 2 is no bool */
+	HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &n, 1, 0.1),
+		   SMARM_EARGS); /* 0.1 is no f32 */
+	HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &n, 1, 0.25), 0);
+	HARNESS_EQ(n, 2);
+	{
+		smarm_value_t a[] = { SMARM_V(2), SMARM_V(0.1) };
+		HARNESS_EQ(smarm_server_args_why(shapes, "flag", a, 2, why[0],
+						 sizeof why[0]),
+			   SMARM_EARGS);
+		a[0] = SMARM_V(1);
+		HARNESS_EQ(smarm_server_args_why(shapes, "flag", a, 2, why[1],
+						 sizeof why[1]),
+			   SMARM_EARGS);
+	}
+	{
+		/* a str reply is a smarm_bytes_t; a char * would take 8 of
+		 * its 16 bytes: refused */
+		char *lp = NULL;
+		smarm_bytes_t lb = { NULL, 0 };
+		HARNESS_EQ(smarm_server_callv(s, "label", MS(5000), &lp),
+			   SMARM_EARGS);
+		HARNESS_CHECK(lp == NULL);
+		HARNESS_EQ(smarm_server_callv(s, "label", MS(5000), &lb), 0);
+		HARNESS_EQ(lb.len, 6);
+		HARNESS_CHECK(lb.ptr != NULL &&
+			      memcmp(lb.ptr, "shapes", 6) == 0);
+		free((void *)lb.ptr);
+	}
+	/* unchecked: a tuple is a pointer to its struct */
+	ip.a = 0;
+	HARNESS_EQ((smarm_server_callv)(s, "move", MS(5000), &ip,
+					(const void *)&p, 3),
+		   0);
+	HARNESS_EQ(ip.a, 15);
+	HARNESS_EQ(ip.b, -4);
+	HARNESS_EQ((smarm_server_callv)(s, "move", MS(5000), &ip,
+					(const void *)NULL, 3),
+		   SMARM_EARGS);
+	k.n = 13;
+	HARNESS_EQ((smarm_server_castv)(s, "put", (const void *)&k), 0);
+	HARNESS_EQ((smarm_server_callv)(s, "last", MS(5000), &ko), 0);
+	HARNESS_EQ(ko.n, 13);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_tuple_varargs_checked_and_not)
+{
+	ck_assert_int_eq(harness_run(2, varargs_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_str_eq(why[0], "flag: argument 1 does not fit bool (out of "
+				 "range, not exactly a value of it, a NUL in "
+				 "a str, or no data for its length)");
+	ck_assert_str_eq(why[1], "flag: argument 2 does not fit f32 (out of "
+				 "range, not exactly a value of it, a NUL in "
+				 "a str, or no data for its length)");
+}
+END_TEST
+
 /* ---- gen_statem */
 
 enum { IDLE, MOVING };
@@ -337,6 +434,7 @@ Suite *smarm_test_tuple_suite(void)
 	tcase_add_test(tc, test_tuple_call_passes_and_returns_structs);
 	tcase_add_test(tc, test_tuple_wrong_struct_is_eargs_and_why_names_it);
 	tcase_add_test(tc, test_tuple_stub_takes_and_returns_structs);
+	tcase_add_test(tc, test_tuple_varargs_checked_and_not);
 	tcase_add_test(tc, test_tuple_statem_guard_and_action_get_the_struct);
 	suite_add_tcase(s, tc);
 	return s;

@@ -13,6 +13,8 @@
  *                          with a value of the wrong size, which must be
  *                          SMARM_EARGS (the answer is then (status, 0)),
  *                          then with (7, 8)
+ *   flag(bool, f32) -> i32               (b ? f * 10 : -1)
+ *   label() -> str                       ("shapes")
  *
  * "cursor", a gen_statem of states Idle and Moving:
  *   go((i32, i32)), cast: in Idle a guard lets a position of x >= 0
@@ -113,12 +115,28 @@ static struct ipair s_token(void *state, smarm_gs_ctx_t *cx)
 	return good; /* ignored: the token answered */
 }
 
+static int32_t s_flag(void *state, smarm_gs_ctx_t *cx, bool b, float f)
+{
+	(void)state;
+	(void)cx;
+	return b ? (int32_t)(f * 10) : -1;
+}
+
+static const char *s_label(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	(void)cx;
+	return "shapes";
+}
+
 static const smarm_handler_t s_handlers[] = {
 	{ "move", (void (*)(void))s_move },
 	{ "mix", (void (*)(void))s_mix },
 	{ "put", (void (*)(void))s_put },
 	{ "last", (void (*)(void))s_last },
 	{ "token", (void (*)(void))s_token },
+	{ "flag", (void (*)(void))s_flag },
+	{ "label", (void (*)(void))s_label },
 };
 
 static const smarm_gs_desc_t shapes = {
@@ -128,7 +146,9 @@ static const smarm_gs_desc_t shapes = {
 		    "call mix((i8, f64, i16, pid)) -> (i8, f64, i16, pid)\n"
 		    "cast put((u16, bool))\n"
 		    "call last() -> (u16, bool)\n"
-		    "call token() -> (i32, i32)\n",
+		    "call token() -> (i32, i32)\n"
+		    "call flag(bool, f32) -> i32\n"
+		    "call label() -> str\n",
 	.handlers = s_handlers,
 	.n_handlers = sizeof s_handlers / sizeof s_handlers[0],
 	.create = s_create,
