@@ -17,14 +17,18 @@
  *     cast reset()
  *     call put(str, bytes) -> bool
  *     info tick(u64)
+ *     call move((i32, f64), i8) -> (i32, i32)
  *
  * `call` waits for a reply (a call without `->` replies with nothing),
  * `cast` does not, `info` is a message the server sends itself (timers)
  * or that others send with smarm_server_info(). Operation names are C
  * identifiers of at most SMARM_OP_NAME_MAX bytes, unique in a protocol;
  * at most SMARM_OP_ARGS_MAX arguments. The types are those of
- * smarm_vtype. The runtime parses the protocol once, at load, and
- * prepares one libffi call interface per operation.
+ * smarm_vtype, and tuples: `(T1, T2, ...)`, one to SMARM_TUPLE_MAX
+ * elements of the fixed-size types (i8 .. u64, f32, f64, bool, pid; no
+ * str, bytes or tuple inside, so a tuple owns no memory), as an
+ * argument or a reply type. The runtime parses the protocol once, at
+ * load, and prepares one libffi call interface per operation.
  *
  * Handlers. Each operation has a native handler in the plugin, found by
  * the operation's name in the behaviour's handler table, called as
@@ -33,7 +37,10 @@
  *
  * where each protocol type maps to C as smarm_vtype says (bytes takes
  * two parameters, pointer then length) and R is void for a cast, an
- * info or a call without a reply type. Arguments of type str and bytes
+ * info or a call without a reply type. A tuple `(T1, T2, ...)` is the C
+ * struct `struct { T1 a; T2 b; ... }` (any member names; the layout is
+ * the C compiler's, which libffi computes the same), passed and
+ * returned by value, as smarm_pid_t is. Arguments of type str and bytes
  * point into the message and are valid until the handler returns. A
  * handler returning str or bytes returns memory it keeps valid until it
  * returns (the state's, or static): the runtime copies it into the
@@ -94,6 +101,9 @@ extern "C" {
 /* The most operations a protocol declares. */
 #define SMARM_OPS_MAX 256
 
+/* The most elements a tuple type holds. Since: SMARM_0.5. */
+#define SMARM_TUPLE_MAX 16
+
 /*
  * The longest str or bytes value a message may carry, in bytes (a str
  * without its NUL). Longer ones are SMARM_ETOOBIG.
@@ -123,6 +133,8 @@ enum smarm_vtype {
 	SMARM_T_BYTES = 13, /* const void *, size_t (two parameters); a
 			       handler returns smarm_bytes_t */
 	SMARM_T_PID = 14,   /* smarm_pid_t */
+	SMARM_T_TUPLE = 15, /* a tuple type (T1, ...): its C struct, by
+			       value */
 };
 
 /* A bytes value a handler returns. Since: SMARM_0.5. */
@@ -136,13 +148,20 @@ typedef struct smarm_bytes {
  * (smarm_server_call and friends) and the replies they return.
  *   type  a smarm_vtype.
  *   len   STR, BYTES: length in bytes (a str's without its NUL);
- *         otherwise ignored.
+ *         TUPLE: the size of the struct p points at, which must be the
+ *         size of the protocol's tuple (else SMARM_EARGS); otherwise
+ *         ignored.
  *   v     the value in the member of its type: i for I8..I64, u for
  *         U8..U64 (in range of the type, else SMARM_EARGS), f32, f64, b,
- *         pid, p for STR and BYTES (a str need not be NUL-terminated:
- *         len counts its bytes, which must contain no NUL).
+ *         pid, p for STR, BYTES and TUPLE (a str need not be
+ *         NUL-terminated: len counts its bytes, which must contain no
+ *         NUL; a tuple's p points at its C struct, whose bool members
+ *         must be 0 or 1; the runtime copies its members, not the
+ *         padding).
  * A value the runtime returns as a reply with p set owns that memory:
- * release it with smarm_value_release().
+ * release it with smarm_value_release(). A TUPLE reply is always such a
+ * value: p points at a malloc'd copy of len bytes laid out as the
+ * protocol's struct (smarm_value_get_tuple() copies it out).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_value {
@@ -163,12 +182,20 @@ typedef struct smarm_value {
  * Values made from C values of their own type, so that the arguments
  * of smarm_server_call() are checked, not trusted as C varargs are:
  * SMARM_V(x) picks the value type from x's C type (int8_t .. uint64_t,
- * int, long long, float, double, bool, char * as a str, smarm_pid_t; any
- * other type does not compile), smarm_value_bytes(p, n) makes a bytes
- * value. An integer value converts to any integer type of the protocol
- * it fits (so SMARM_V(5), an int, passes for an i64); a float is never
- * an integer, an integer never a float, so a double given for an i64 is
- * SMARM_EARGS (smarm_server_args_why() says which argument and why).
+ * int, long long, float, double, bool, char * as a str, smarm_pid_t, a
+ * smarm_value_t as itself; any other type does not compile),
+ * smarm_value_bytes(p, n) makes a bytes value, smarm_value_tuple(&s,
+ * sizeof s) a tuple value of the C struct s (the runtime checks its
+ * size against the protocol's tuple and copies it when the call
+ * packs its arguments: s need not outlive the call). An integer value
+ * converts to any integer type of the protocol it fits (so SMARM_V(5),
+ * an int, passes for an i64), and 0 or 1 to a bool (C's true and false
+ * are ints); a float converts to the other float type when its value
+ * is exactly a value of it (1.5 passes for an f32, 0.1 does not: give
+ * 0.1f); a float is never an integer, an integer never a float, so a
+ * double given for an i64 is SMARM_EARGS (smarm_server_args_why() says
+ * which argument and why). smarm_value_str(NULL) is a value no
+ * argument accepts (SMARM_EARGS), as a NULL str is everywhere.
  *     smarm_value_t a[] = { SMARM_V(key), smarm_value_bytes(p, n) };
  *     smarm_server_call(s, "put", a, 2, &r, timeout);
  * Since: SMARM_0.5 (header only).
@@ -239,7 +266,7 @@ static inline smarm_value_t smarm_value_str(const char *s)
 	size_t n = 0;
 	while (s != NULL && n <= SMARM_BYTES_MAX && s[n] != '\0')
 		n++; /* a longer one is SMARM_ETOOBIG at the call */
-	v.type = SMARM_T_STR;
+	v.type = s != NULL ? SMARM_T_STR : SMARM_T_VOID; /* NULL: refused */
 	v.v.p = s;
 	v.len = (uint32_t)n;
 	return v;
@@ -253,6 +280,49 @@ static inline smarm_value_t smarm_value_bytes(const void *p, size_t n)
 	v.type = SMARM_T_BYTES;
 	v.v.p = p;
 	v.len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return v;
+}
+
+static inline smarm_value_t smarm_value_tuple(const void *p, size_t n)
+{
+	smarm_value_t v;
+	v.len = 0;
+	v.v.u = 0;
+	v.type = SMARM_T_TUPLE;
+	v.v.p = p;
+	v.len = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return v;
+}
+
+/*
+ * smarm_value_get_tuple() - copy the tuple value v (a TUPLE reply, or
+ * any tuple value) into the C struct out of size bytes:
+ *     struct pt { int32_t x, y; } p;
+ *     if (smarm_value_get_tuple(&r, &p, sizeof p) == 0) ...
+ *     smarm_value_release(&r);
+ * v keeps its memory (release it). Returns: 0. Errors: SMARM_EINVAL v
+ * or out NULL; SMARM_EARGS v is no tuple, or one of another size (out
+ * untouched). Thread-safety: any thread. Since: SMARM_0.5 (header
+ * only).
+ */
+static inline int smarm_value_get_tuple(const smarm_value_t *v, void *out,
+					size_t size)
+{
+	const unsigned char *from;
+	unsigned char *to = (unsigned char *)out;
+	if (v == NULL || out == NULL)
+		return SMARM_EINVAL;
+	if (v->type != SMARM_T_TUPLE || v->len != size || v->v.p == NULL)
+		return SMARM_EARGS;
+	from = (const unsigned char *)v->v.p;
+	while (size-- > 0)
+		*to++ = *from++;
+	return 0;
+}
+
+/* SMARM_V of a value already made: itself (not for direct use). */
+static inline smarm_value_t smarm__value_same(smarm_value_t v)
+{
 	return v;
 }
 
@@ -274,13 +344,15 @@ static inline smarm_value_t smarm_value_bytes(const void *p, size_t n)
 		bool: smarm_value_bool,                                        \
 		char *: smarm_value_str,                                       \
 		const char *: smarm_value_str,                                 \
-		smarm_pid_t: smarm_value_pid)(x)
+		smarm_pid_t: smarm_value_pid,                                  \
+		smarm_value_t: smarm__value_same)(x)
 #endif
 
 /*
  * smarm_value_release() - free the memory a reply value owns (STR,
- * BYTES) and make it SMARM_T_VOID. Other values: only the latter. NULL
- * is a no-op.
+ * BYTES, TUPLE) and make it SMARM_T_VOID. Other values: only the
+ * latter. NULL is a no-op. Never give it a value the caller made (its
+ * p is the caller's).
  * Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API void smarm_value_release(smarm_value_t *v);
@@ -1087,7 +1159,8 @@ SMARM_API int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid);
 /*
  * smarm_server_call() - call the operation op with args[0..nargs) and
  * wait at most timeout_ns for the reply, written to *reply (may be NULL
- * to discard it; release a STR or BYTES reply with smarm_value_release).
+ * to discard it; release a STR, BYTES or TUPLE reply with
+ * smarm_value_release).
  * After SMARM_ETIMEDOUT the request may still be served; its reply is
  * discarded and never reaches a later call. Works from an actor and from
  * a plain thread. Errors: SMARM_EINVAL s or op NULL, args NULL with
@@ -1125,18 +1198,155 @@ SMARM_API int smarm_server_info(smarm_server_t *s, const char *op,
 				const smarm_value_t *args, size_t nargs);
 
 /*
- * smarm_server_callv() / smarm_server_castv() - the same with the
- * arguments as C varargs in the operation's types (after the default
- * promotions: i8..i32, u8..u32 and bool as int or unsigned, f32 as
- * double; str as const char *; bytes as const void *, size_t; pid as
- * smarm_pid_t). reply points at an object of the reply type's C type
+ * smarm_server_call_typed() - smarm_server_call with the reply written
+ * as a C object: reply points at an object of the reply type's C type
  * (smarm_bytes_t for str and bytes, whose ptr the caller frees with
- * free(3)), or is NULL. Errors: as smarm_server_call and
- * smarm_server_cast (a castv to itself is queued). Since: SMARM_0.5.
+ * free(3); a tuple's struct), or is NULL to drop the reply; it is
+ * untouched on failure. reply_type says what reply points at, so that
+ * a reply of another type is refused instead of written: the
+ * smarm_vtype of that C type (SMARM_T_BYTES for a smarm_bytes_t, which
+ * takes a str reply too), or SMARM_T_VOID for unchecked (reply NULL, a
+ * void *, a tuple's struct: its size is the caller's to get right).
+ * SMARM_T_STR, a char * (no reply is written as one: a str comes as a
+ * smarm_bytes_t), is always refused. A call without a reply type
+ * writes nothing, whatever reply is. The smarm_server_callv() macro
+ * calls this.
+ * Returns: 0. Errors: as smarm_server_call; SMARM_EARGS also
+ * reply_type is not the operation's reply type (smarm_server_args_why
+ * then finds the arguments fine); SMARM_EINVAL also reply_type is no
+ * smarm_vtype. Thread-safety: any thread, as smarm_server_call (one
+ * handle is one caller's at a time). Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_call_typed(smarm_server_t *s, const char *op,
+				      const smarm_value_t *args, size_t nargs,
+				      void *reply, int reply_type,
+				      uint64_t timeout_ns);
+
+/*
+ * smarm_server_callv() / smarm_server_castv() - call or cast op with
+ * its arguments written as a C argument list:
+ *
+ *     int64_t sum;
+ *     smarm_server_callv(s, "add", timeout_ns, &sum, 5);
+ *     smarm_server_castv(k, "put", "key", smarm_value_bytes(p, n));
+ *
+ * Checked (C). In C both are macros: each argument x becomes SMARM_V(x)
+ * (its C type picks its value type, with SMARM_V's conversions; a
+ * smarm_value_t, such as smarm_value_bytes(p, n) or
+ * smarm_value_tuple(&t, sizeof t), passes as itself; a C type SMARM_V
+ * does not know does not compile), and the call goes to
+ * smarm_server_call_typed or smarm_server_cast, which check every
+ * argument against the protocol, and the count: a double given for an
+ * i64, one argument too many, are SMARM_EARGS, and
+ * smarm_server_args_why() given the same SMARM_V values says which
+ * argument and why. callv's reply_type comes from reply's pointer type
+ * (int64_t * is SMARM_T_I64, double * SMARM_T_F64, ..., bool *
+ * SMARM_T_BOOL, smarm_pid_t * SMARM_T_PID, smarm_bytes_t *
+ * SMARM_T_BYTES, char ** SMARM_T_STR (refused: a str reply is a
+ * smarm_bytes_t); NULL, void * and other pointers, a tuple's struct
+ * among them: unchecked), so an int32_t * for an i64 reply is
+ * SMARM_EARGS too. A bytes argument is one value, smarm_value_bytes(p,
+ * n) (the pair p, n of the unchecked form is two arguments: refused).
+ * At most SMARM_OP_ARGS_MAX arguments (more do not compile).
+ *
+ * Unchecked (the functions). The exported functions of these names,
+ * which C++ (where these macros are not defined), binaries built before
+ * 0.5.0 and FFI callers (Python's ctypes) reach, and C reaches as
+ * (smarm_server_callv)(...), read the arguments as C varargs in the
+ * operation's types, trusted: a double given for an i64 is read as an
+ * integer, and only as many as the protocol says are read. They take,
+ * after the default promotions, i8..i32, u8..u32 and bool as int or
+ * unsigned, f32 as double; str as const char *; bytes as const void *,
+ * size_t; pid as smarm_pid_t; a tuple as a const void * to its struct.
+ * reply points at an object of the reply type's C type (as for
+ * smarm_server_call_typed), or is NULL.
+ *
+ * Errors: as smarm_server_call and smarm_server_cast (a castv to itself
+ * is queued). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_callv(smarm_server_t *s, const char *op,
 				 uint64_t timeout_ns, void *reply, ...);
 SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
+
+#ifndef __cplusplus
+#define smarm_server_callv(s, op, ...)                                         \
+	SMARM__CAT(SMARM__CALLV_, SMARM__IF2(__VA_ARGS__))(s, op, __VA_ARGS__)
+#define smarm_server_castv(s, ...)                                             \
+	SMARM__CAT(SMARM__CASTV_, SMARM__IF1(__VA_ARGS__))(s, __VA_ARGS__)
+
+/*
+ * What the macros smarm_server_callv and smarm_server_castv are made
+ * of; not for direct use. SMARM__ARG21 picks its 21st argument: with a
+ * table after a list of 1 to 20 arguments, what the table says of the
+ * list's length (SMARM__NARGS: the length; SMARM__IF1 and SMARM__IF2:
+ * Z for a list of only 1 or 2 arguments, else M). SMARM__VALUES(...)
+ * is the array of SMARM_V of each argument, then their count.
+ */
+#define SMARM__CAT(a, b) SMARM__CAT_(a, b)
+#define SMARM__CAT_(a, b) a##b
+#define SMARM__ARG21(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13,   \
+		     a14, a15, a16, a17, a18, a19, a20, n, ...)                \
+	n
+#define SMARM__NARGS(...)                                                      \
+	SMARM__ARG21(__VA_ARGS__, _more_than_16, _more_than_16, _more_than_16, \
+		     _more_than_16, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, \
+		     4, 3, 2, 1, 0)
+#define SMARM__IF1(...)                                                        \
+	SMARM__ARG21(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, \
+		     M, M, M, M, Z, Z)
+#define SMARM__IF2(...)                                                        \
+	SMARM__ARG21(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, \
+		     M, M, M, Z, Z, Z)
+#define SMARM__CALLV_Z(s, op, t, r)                                            \
+	smarm_server_call_typed((s), (op), NULL, 0, (r), SMARM__REPLY_TYPE(r), \
+				(t))
+#define SMARM__CALLV_M(s, op, t, r, ...)                                       \
+	smarm_server_call_typed((s), (op), SMARM__VALUES(__VA_ARGS__), (r),    \
+				SMARM__REPLY_TYPE(r), (t))
+#define SMARM__CASTV_Z(s, op) smarm_server_cast((s), (op), NULL, 0)
+#define SMARM__CASTV_M(s, op, ...)                                             \
+	smarm_server_cast((s), (op), SMARM__VALUES(__VA_ARGS__))
+#define SMARM__VALUES(...)                                                     \
+	(const smarm_value_t[]){ SMARM__CAT(                                   \
+		SMARM__V, SMARM__NARGS(__VA_ARGS__))(__VA_ARGS__) },           \
+		(size_t)SMARM__NARGS(__VA_ARGS__)
+#define SMARM__V1(a) SMARM_V(a)
+#define SMARM__V2(a, ...) SMARM_V(a), SMARM__V1(__VA_ARGS__)
+#define SMARM__V3(a, ...) SMARM_V(a), SMARM__V2(__VA_ARGS__)
+#define SMARM__V4(a, ...) SMARM_V(a), SMARM__V3(__VA_ARGS__)
+#define SMARM__V5(a, ...) SMARM_V(a), SMARM__V4(__VA_ARGS__)
+#define SMARM__V6(a, ...) SMARM_V(a), SMARM__V5(__VA_ARGS__)
+#define SMARM__V7(a, ...) SMARM_V(a), SMARM__V6(__VA_ARGS__)
+#define SMARM__V8(a, ...) SMARM_V(a), SMARM__V7(__VA_ARGS__)
+#define SMARM__V9(a, ...) SMARM_V(a), SMARM__V8(__VA_ARGS__)
+#define SMARM__V10(a, ...) SMARM_V(a), SMARM__V9(__VA_ARGS__)
+#define SMARM__V11(a, ...) SMARM_V(a), SMARM__V10(__VA_ARGS__)
+#define SMARM__V12(a, ...) SMARM_V(a), SMARM__V11(__VA_ARGS__)
+#define SMARM__V13(a, ...) SMARM_V(a), SMARM__V12(__VA_ARGS__)
+#define SMARM__V14(a, ...) SMARM_V(a), SMARM__V13(__VA_ARGS__)
+#define SMARM__V15(a, ...) SMARM_V(a), SMARM__V14(__VA_ARGS__)
+#define SMARM__V16(a, ...) SMARM_V(a), SMARM__V15(__VA_ARGS__)
+#define SMARM__REPLY_TYPE(r)                                                   \
+	_Generic((r),                                                          \
+		int8_t *: SMARM_T_I8,                                          \
+		int16_t *: SMARM_T_I16,                                        \
+		int32_t *: SMARM_T_I32,                                        \
+		int64_t *: SMARM_T_I64,                                        \
+		long long *: SMARM_T_I64,                                      \
+		uint8_t *: SMARM_T_U8,                                         \
+		uint16_t *: SMARM_T_U16,                                       \
+		uint32_t *: SMARM_T_U32,                                       \
+		uint64_t *: SMARM_T_U64,                                       \
+		unsigned long long *: SMARM_T_U64,                             \
+		float *: SMARM_T_F32,                                          \
+		double *: SMARM_T_F64,                                         \
+		bool *: SMARM_T_BOOL,                                          \
+		smarm_pid_t *: SMARM_T_PID,                                    \
+		smarm_bytes_t *: SMARM_T_BYTES,                                \
+		char **: SMARM_T_STR,                                          \
+		const char **: SMARM_T_STR,                                    \
+		default: SMARM_T_VOID)
+#endif /* !__cplusplus */
 
 /*
  * smarm_server_args_why() - why the arguments args[0..nargs) would be
@@ -1165,12 +1375,13 @@ SMARM_API int smarm_server_args_why(const smarm_behaviour_t *b, const char *op,
  * behaviour); timeout_ns follows the one timeout rule. A call's reply
  * goes to *out in its C type (out NULL: dropped; untouched on failure);
  * a STR or BYTES reply is a smarm_bytes_t whose ptr the caller frees
- * with free(3); a reply of no type writes nothing. The stub lives as
- * long as b's plugin is mapped. Returns: 0 and *fn. Errors:
- * SMARM_EINVAL; SMARM_ENOOP no such operation; SMARM_EOPKIND an info
- * operation; SMARM_ENOMEM. Thread-safety: any thread; a stub keeps no
- * status in the handle (each call returns its own), and one handle is
- * still one caller's at a time (smarm_server_open). Since: SMARM_0.5.
+ * with free(3); a reply of no type writes nothing. A tuple, argument or
+ * reply, is its C struct, by value (A1) or written to *out (R). The
+ * stub lives as long as b's plugin is mapped. Returns: 0 and *fn.
+ * Errors: SMARM_EINVAL; SMARM_ENOOP no such operation; SMARM_EOPKIND an
+ * info operation; SMARM_ENOMEM. Thread-safety: any thread; a stub keeps
+ * no status in the handle (each call returns its own), and one handle
+ * is still one caller's at a time (smarm_server_open). Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_stub(const smarm_behaviour_t *b, const char *op,
 				void (**fn)(void));

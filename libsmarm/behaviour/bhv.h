@@ -78,6 +78,30 @@
 /* libffi's type of smarm_pid_t (a struct of one uint64_t; pack.c). */
 extern ffi_type smarm__bhv_pid_ffi;
 
+/*
+ * A tuple type of a protocol, `(T1, T2, ...)`: one to SMARM_TUPLE_MAX
+ * elements, each a type of BHV_SCALARS, laid out as a C compiler lays
+ * out `struct { T1 a; T2 b; ... }`: tu_ffi is libffi's FFI_TYPE_STRUCT
+ * description of that struct, its size, alignment and the elements'
+ * offsets computed once, at parse, by ffi_get_struct_offsets (so no
+ * later ffi_prep_cif writes to it: INV-3 of proto.c). tu_ffi.elements
+ * points into the struct itself (tu_elems), which therefore never moves
+ * once laid out.
+ */
+struct bhv_tuple {
+	ffi_type tu_ffi;			 /* FFI_TYPE_STRUCT, laid out */
+	ffi_type *tu_elems[SMARM_TUPLE_MAX + 1]; /* the elements, NULL-ended */
+	size_t tu_off[SMARM_TUPLE_MAX];		 /* each element's offset */
+	uint8_t tu_types[SMARM_TUPLE_MAX]; /* each element's smarm_vtype */
+	uint8_t tu_n;			   /* elements */
+};
+
+/*
+ * The largest tuple, in bytes: every element takes at most 8 bytes and
+ * is aligned to at most 8, so n elements take at most 8 * n.
+ */
+#define BHV_TUPLE_SIZE_MAX (8 * SMARM_TUPLE_MAX)
+
 /* An operation's kind. */
 enum bhv_kind {
 	BHV_CALL = 1,
@@ -112,22 +136,44 @@ struct bhv_cif {
 
 /* One operation of a protocol. Constant once parsed. */
 struct bhv_op {
-	uint8_t op_kind;		     /* enum bhv_kind */
-	uint8_t op_nargs;		     /* protocol arguments */
-	uint8_t op_reply;		     /* smarm_vtype; VOID: none */
-	uint8_t op_args[SMARM_OP_ARGS_MAX];  /* smarm_vtype of each */
-	bool op_small;			     /* scalar arguments only, packed
-						inline (see BHV_INLINE_MAX) */
-	uint16_t op_index;		     /* position in the protocol */
-	uint32_t op_line, op_col;	     /* where it was declared */
-	char op_name[SMARM_OP_NAME_MAX + 1]; /* NUL-terminated */
-	uint64_t op_key;		     /* its first 8 bytes, zero-padded
-						(smarm__bhv_proto_find) */
-	void (*op_fn)(void);		     /* its handler (the loader sets it;
-						NULL for a gen_statem's ops) */
-	struct bhv_cif op_cif;		     /* (state, cx, args...) -> reply,
-						prepared by the loader */
+	uint8_t op_kind;		       /* enum bhv_kind */
+	uint8_t op_nargs;		       /* protocol arguments */
+	uint8_t op_reply;		       /* smarm_vtype; VOID: none */
+	uint8_t op_args[SMARM_OP_ARGS_MAX];    /* smarm_vtype of each */
+	uint8_t op_tix[SMARM_OP_ARGS_MAX + 1]; /* a TUPLE argument's (the
+						  reply's: last) index in
+						  op_tup (bhv_arg_tuple) */
+	uint8_t op_ntup;		       /* tuple types in op_tup */
+	bool op_small;			       /* scalar arguments only, packed
+						  inline (see BHV_INLINE_MAX) */
+	uint16_t op_index;		       /* position in the protocol */
+	uint32_t op_line, op_col;	       /* where it was declared */
+	char op_name[SMARM_OP_NAME_MAX + 1];   /* NUL-terminated */
+	uint64_t op_key;		       /* its first 8 bytes, zero-padded
+						  (smarm__bhv_proto_find) */
+	void (*op_fn)(void);	  /* its handler (the loader sets it;
+				     NULL for a gen_statem's ops) */
+	struct bhv_cif op_cif;	  /* (state, cx, args...) -> reply,
+				     prepared by the loader */
+	struct bhv_tuple *op_tup; /* its tuple types (malloc'd by the parser,
+				     never moved once laid out; NULL: none) */
 };
+
+/* The tuple type of op's argument i, or NULL if it is no tuple. */
+static inline const struct bhv_tuple *bhv_arg_tuple(const struct bhv_op *op,
+						    unsigned i)
+{
+	return op->op_args[i] == SMARM_T_TUPLE ? &op->op_tup[op->op_tix[i]]
+					       : NULL;
+}
+
+/* The tuple type of op's reply, or NULL if it is no tuple. */
+static inline const struct bhv_tuple *bhv_reply_tuple(const struct bhv_op *op)
+{
+	return op->op_reply == SMARM_T_TUPLE
+		       ? &op->op_tup[op->op_tix[SMARM_OP_ARGS_MAX]]
+		       : NULL;
+}
 
 /* A parsed protocol: ops in declaration order. */
 struct bhv_proto {
@@ -158,8 +204,15 @@ const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
 int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 			 const struct bhv_op **out);
 
-/* A type's protocol spelling ("i64", ...), "?" if unknown. */
+/* A type's protocol spelling ("i64", ..., "tuple"), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
+
+/*
+ * Tuple tu's protocol spelling, "(i32, f64)", into buf (cut to len,
+ * NUL-terminated); returns buf.
+ */
+const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
+				  size_t len);
 
 /* Is type one of the integer types (i8 .. u64)? */
 static inline bool smarm__bhv_type_int(int type)
@@ -170,22 +223,27 @@ static inline bool smarm__bhv_type_int(int type)
 /* ==== Message blocks (pack.c) ==== */
 
 /*
- * A message block: an operation's arguments, self-contained (str and
- * bytes values copied in), one object (inline in a struct bhv_msg or
- * malloc'd). Layout:
+ * A message block: an operation's arguments, self-contained (str, bytes
+ * and tuple values copied in), one object (inline in a struct bhv_msg
+ * or malloc'd). Layout:
  *
  *     struct bhv_block  header
  *     struct bhv_slot   bk_nargs slots, one per argument
- *     bytes             the str (with their NUL) and bytes values, each
- *                       at the offset its slot names
+ *     bytes             the str (with their NUL), bytes and tuple values,
+ *                       each at the offset its slot names; a tuple's at
+ *                       a multiple of 8 (the block is 8-aligned), laid
+ *                       out as its C struct with zeroed padding, so the
+ *                       handler's struct argument points into the block
  *
  * A block that comes from outside the packer is validated before use
- * (smarm__bhv_block_check): sizes, offsets, lengths, types, NULs.
+ * (smarm__bhv_block_check): sizes, offsets, lengths, types, NULs, a
+ * tuple's size, alignment and bools.
  */
 struct bhv_slot {
 	uint8_t sl_type; /* smarm_vtype */
 	uint8_t sl_pad[3];
-	uint32_t sl_len; /* STR, BYTES: bytes (a str's without its NUL) */
+	uint32_t sl_len; /* STR, BYTES: bytes (a str's without its NUL);
+			    TUPLE: its size */
 	union {
 		int64_t i;
 		uint64_t u;
@@ -193,7 +251,8 @@ struct bhv_slot {
 		double f64;
 		bool b;
 		smarm_pid_t pid;
-		uint64_t off; /* STR, BYTES: offset from the block's start */
+		uint64_t off; /* STR, BYTES, TUPLE: offset from the block's
+				 start */
 	} sl_v;
 };
 
@@ -261,20 +320,23 @@ int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m);
 /*
  * Pack args[0..nargs) for op into *out (inline or one malloc'd block).
  * 0, or SMARM_EINVAL (args NULL with nargs > 0), SMARM_EARGS (count,
- * type, a value out of its type's range, a str with a NUL),
+ * type, a value out of its type's range, a str with a NUL, a tuple of
+ * another size, with no data or a bool element neither 0 nor 1),
  * SMARM_ETOOBIG (a str or bytes over SMARM_BYTES_MAX), SMARM_ENOMEM.
  * Nothing of args is kept; on failure *out is empty.
  */
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		    size_t nargs, struct bhv_msg *out);
 
-/* The same from C varargs (smarm_server_callv's promotions). */
+/* The same from C varargs (smarm_server_callv's promotions; a tuple
+ * as a pointer to its struct). */
 int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
 		       struct bhv_msg *out);
 
 /*
  * The same from a native call's ffi argument array (a stub's): avalues
- * point at each argument in the op's C types (bytes: two).
+ * point at each argument in the op's C types (bytes: two; a tuple: its
+ * struct).
  */
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
 			struct bhv_msg *out);
@@ -288,7 +350,8 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *b, size_t size);
 /*
  * A block's arguments as ffi argument values, after the caller's lead
  * values: ua_av[0..nlead) are the caller's to set; ua_av[nlead..) point
- * into ua_tmp and into the block, valid while both live.
+ * into ua_tmp and into the block (a tuple: its struct there), valid
+ * while both live.
  */
 struct bhv_unpacked {
 	void *ua_av[BHV_FFI_ARGS_MAX];
@@ -316,7 +379,8 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 
 /* ==== Native calls (pack.c) ==== */
 
-/* The ffi type of a protocol type (a bytes argument is two: see cif). */
+/* The ffi type of a protocol type (a bytes argument is two: see cif; a
+ * tuple's is its bhv_tuple's, not this). */
 ffi_type *smarm__bhv_ffi_type(int vtype);
 
 /* smarm_bytes_t's ffi type (a stub's STR and BYTES return). */
@@ -325,15 +389,16 @@ ffi_type *smarm__bhv_ffi_bytes(void);
 /*
  * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
  * then op's arguments, returning ret (NULL: the C type of op's reply,
- * smarm_bytes_t for STR and BYTES). 0, or SMARM_EINTERNAL (libffi
- * refused).
+ * smarm_bytes_t for STR and BYTES, the struct of a tuple). 0, or
+ * SMARM_EINTERNAL (libffi refused).
  */
 int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 			ffi_type *const *lead, unsigned nlead, ffi_type *ret);
 
 /*
  * A return value of any protocol type, as ffi_call writes it (ffi widens
- * small integer returns to a full register: ffi_arg).
+ * small integer returns to a full register: ffi_arg; a tuple's struct
+ * takes up to BHV_TUPLE_SIZE_MAX bytes).
  */
 union bhv_ret {
 	ffi_arg a;
@@ -344,6 +409,7 @@ union bhv_ret {
 	smarm_bytes_t bytes;
 	int32_t i32;
 	bool b;
+	uint64_t tup[BHV_TUPLE_SIZE_MAX / 8];
 };
 
 /*
@@ -362,19 +428,22 @@ void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
 			     void *p0, void *p1, union bhv_ret *ret);
 
 /*
- * A handler's raw return (of op's reply type) as a smarm_value_t: STR and
- * BYTES copied into malloc'd memory the value owns. 0, SMARM_ETOOBIG,
- * SMARM_EARGS (a str return over SMARM_BYTES_MAX or with a NULL ptr and
- * a length) or SMARM_ENOMEM.
+ * A handler's raw return (of reply type type; a TUPLE's tuple type tu)
+ * as a smarm_value_t: STR, BYTES and TUPLE copied into malloc'd memory
+ * the value owns. 0, SMARM_ETOOBIG, SMARM_EARGS (a str return over
+ * SMARM_BYTES_MAX or with a NULL ptr and a length, a tuple with a bool
+ * element neither 0 nor 1) or SMARM_ENOMEM.
  */
-int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v);
+int smarm__bhv_ret_value(int type, const struct bhv_tuple *tu,
+			 const union bhv_ret *r, smarm_value_t *v);
 
 /*
- * Check v (may be NULL for VOID) against reply type and copy it into an
- * owned value *out (STR and BYTES duplicated). 0, SMARM_EARGS,
- * SMARM_ETOOBIG, SMARM_ENOMEM.
+ * Check v (may be NULL for VOID) against reply type type (a TUPLE: of
+ * tuple type tu) and copy it into an owned value *out (STR, BYTES and
+ * TUPLE duplicated). 0, SMARM_EARGS, SMARM_ETOOBIG, SMARM_ENOMEM.
  */
-int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out);
+int smarm__bhv_value_copy(int type, const struct bhv_tuple *tu,
+			  const smarm_value_t *v, smarm_value_t *out);
 
 /*
  * Check args against op as a pack would: 0, or the pack's status with

@@ -280,7 +280,8 @@ int smarm_reply(smarm_reply_t *h, const smarm_value_t *v)
 	int rc;
 	if (t == NULL)
 		return SMARM_EINVAL;
-	rc = smarm__bhv_value_copy(t->tk_op->op_reply, v, &out);
+	rc = smarm__bhv_value_copy(t->tk_op->op_reply,
+				   bhv_reply_tuple(t->tk_op), v, &out);
 	if (rc != 0) /* the token stays valid */
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
 	if (!tok_answer(t, h, 0, &out)) {
@@ -467,7 +468,8 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 			v.v.i = sv->sv_err;
 			rc = SMARM_EREPLY;
 		} else {
-			rc = smarm__bhv_ret_value(op->op_reply, &r, &v);
+			rc = smarm__bhv_ret_value(op->op_reply,
+						  bhv_reply_tuple(op), &r, &v);
 		}
 		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
 	}

@@ -30,6 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The checked macros of these names (smarm_plugin.h) are for callers:
+ * this file defines the exported functions. */
+#undef smarm_server_callv
+#undef smarm_server_castv
+
 /* ---- the context calls ---- */
 
 /* Is cx the calling actor's server, in one of its callbacks? */
@@ -788,9 +793,12 @@ out:
 	return rc;
 }
 
-/* ---- varargs ---- */
+/* ---- varargs and C replies ---- */
 
-/* Store reply value v as the C object of its type at out (may be NULL). */
+/*
+ * Store reply value v (its memory passes here) as the C object of its
+ * type at out (may be NULL: released).
+ */
 static void store_c(const smarm_value_t *v, void *out)
 {
 	smarm_value_t tmp = *v;
@@ -812,9 +820,60 @@ static void store_c(const smarm_value_t *v, void *out)
 		b->len = v->len;
 		break;
 	}
+	case SMARM_T_TUPLE: /* the struct's bytes, then ours go */
+		memcpy(out, v->v.p, v->len);
+		smarm_value_release(&tmp);
+		break;
 	default:
 		break;
 	}
+}
+
+/*
+ * Does a reply object of the C type of reply_type (SMARM_T_VOID: not
+ * checked) take op's reply? SMARM_T_BYTES is smarm_bytes_t, which a
+ * str reply uses too, so SMARM_T_STR (a char *) takes none; a call
+ * without a reply writes nothing.
+ */
+static bool reply_type_ok(const struct bhv_op *op, int reply_type)
+{
+	if (reply_type == SMARM_T_STR)
+		return false;
+	if (reply_type == SMARM_T_VOID || op->op_reply == SMARM_T_VOID)
+		return true;
+	if (reply_type == SMARM_T_BYTES)
+		return op->op_reply == SMARM_T_STR ||
+		       op->op_reply == SMARM_T_BYTES;
+	return reply_type == op->op_reply;
+}
+
+int smarm_server_call_typed(smarm_server_t *s, const char *opname,
+			    const smarm_value_t *args, size_t nargs,
+			    void *reply, int reply_type, uint64_t timeout_ns)
+{
+	const struct bhv_op *op;
+	struct bhv_env e;
+	smarm_value_t v;
+	int rc;
+
+	if (s == NULL || opname == NULL || (args == NULL && nargs > 0) ||
+	    reply_type < SMARM_T_VOID || reply_type > SMARM_T_TUPLE)
+		return SMARM_EINVAL;
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	if (!reply_type_ok(op, reply_type)) { /* after the arguments: those
+						 args_why can explain */
+		smarm__bhv_msg_free(&e.en_msg);
+		return SMARM_EARGS;
+	}
+	memset(&v, 0, sizeof v);
+	rc = call_block(s, op, &e, &v, timeout_ns);
+	if (rc == 0)
+		store_c(&v, reply);
+	else
+		smarm_value_release(&v); /* SMARM_EREPLY's reason */
+	return rc;
 }
 
 /* Find opname of kind and pack the varargs ap for it (callv, castv). */
@@ -1194,6 +1253,62 @@ int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
 
 /* ---- why arguments are refused ---- */
 
+/* Does a value of type got convert to type want (pack.c's rules)? */
+static bool converts(int got, int want)
+{
+	bool fl = (got == SMARM_T_F32 || got == SMARM_T_F64) &&
+		  (want == SMARM_T_F32 || want == SMARM_T_F64);
+	return got == want || fl ||
+	       (smarm__bhv_type_int(got) &&
+		(smarm__bhv_type_int(want) || want == SMARM_T_BOOL));
+}
+
+/* Why v, op's argument i, was refused with status rc, into msg. */
+static void why_arg(const struct bhv_op *op, const smarm_value_t *v, unsigned i,
+		    int rc, char *msg, size_t msglen)
+{
+	const struct bhv_tuple *tu = bhv_arg_tuple(op, i);
+	char tn[8 * SMARM_TUPLE_MAX + 8];
+	const char *want = tu != NULL ? smarm__bhv_tuple_name(tu, tn, sizeof tn)
+				      : smarm__bhv_type_name(op->op_args[i]);
+
+	if (rc == SMARM_ETOOBIG)
+		snprintf(msg, msglen,
+			 "%s: argument %u (%s) is over SMARM_BYTES_MAX",
+			 op->op_name, i + 1, want);
+	else if (v->type == SMARM_T_VOID)
+		snprintf(msg, msglen,
+			 "%s: argument %u is no value (void: a NULL str?), the "
+			 "protocol says %s",
+			 op->op_name, i + 1, want);
+	else if (!converts(v->type, op->op_args[i]))
+		snprintf(msg, msglen,
+			 "%s: argument %u is %s, the protocol says %s",
+			 op->op_name, i + 1, smarm__bhv_type_name(v->type),
+			 want);
+	else if (tu != NULL && v->len != tu->tu_ffi.size)
+		snprintf(
+			msg, msglen,
+			"%s: argument %u is a %u-byte tuple, the protocol says "
+			"%s: %zu bytes",
+			op->op_name, i + 1, v->len, want, tu->tu_ffi.size);
+	else if (tu != NULL && v->v.p == NULL)
+		snprintf(msg, msglen,
+			 "%s: argument %u is a tuple with no data "
+			 "(NULL)",
+			 op->op_name, i + 1);
+	else if (tu != NULL)
+		snprintf(msg, msglen,
+			 "%s: argument %u: a bool of its %s is neither 0 nor 1",
+			 op->op_name, i + 1, want);
+	else
+		snprintf(msg, msglen,
+			 "%s: argument %u does not fit %s (out of range, not "
+			 "exactly a value of it, a NUL in a str, or no data "
+			 "for its length)",
+			 op->op_name, i + 1, want);
+}
+
 int smarm_server_args_why(const smarm_behaviour_t *b, const char *opname,
 			  const smarm_value_t *args, size_t nargs, char *msg,
 			  size_t msglen)
@@ -1220,26 +1335,9 @@ int smarm_server_args_why(const smarm_behaviour_t *b, const char *opname,
 		snprintf(msg, msglen, "%s takes %u argument%s, %zu given",
 			 op->op_name, op->op_nargs,
 			 op->op_nargs == 1 ? "" : "s", nargs);
-	} else if (rc == SMARM_ETOOBIG) {
-		snprintf(msg, msglen,
-			 "%s: argument %zu (%s) is over SMARM_BYTES_MAX",
-			 op->op_name, bad + 1,
-			 smarm__bhv_type_name(op->op_args[bad]));
-	} else if (args[bad].type != op->op_args[bad] &&
-		   !(smarm__bhv_type_int(args[bad].type) &&
-		     smarm__bhv_type_int(op->op_args[bad]))) {
-		snprintf(msg, msglen,
-			 "%s: argument %zu is %s, the protocol says %s",
-			 op->op_name, bad + 1,
-			 smarm__bhv_type_name(args[bad].type),
-			 smarm__bhv_type_name(op->op_args[bad]));
-	} else {
-		snprintf(msg, msglen,
-			 "%s: argument %zu does not fit %s (out of range, a "
-			 "NUL in a str, or no data for its length)",
-			 op->op_name, bad + 1,
-			 smarm__bhv_type_name(op->op_args[bad]));
+		return rc;
 	}
+	why_arg(op, &args[bad], (unsigned)bad, rc, msg, msglen);
 	return rc;
 }
 

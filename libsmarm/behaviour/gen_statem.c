@@ -282,7 +282,8 @@ static int h_reply(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 {
 	const struct bhv_op *op = ev_op(sm_of(m), ev);
 	smarm_value_t out;
-	int rc = smarm__bhv_value_copy(op->op_reply, v, &out);
+	int rc = smarm__bhv_value_copy(op->op_reply, bhv_reply_tuple(op), v,
+				       &out);
 
 	if (rc != 0)
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;

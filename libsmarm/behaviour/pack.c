@@ -6,36 +6,60 @@
  * block before use, unpacking into ffi argument arrays, the prepared
  * libffi call interfaces and the native call, and handler returns into
  * owned reply values. The one place that knows the C type of each
- * protocol type.
+ * protocol type. A tuple travels as the bytes of its C struct (each
+ * element copied to its offset, the padding zeroed), 8-aligned in the
+ * block, so that a handler's by-value struct argument is read straight
+ * from the block.
  *
  * Ownership: a block is packed here, inline in its struct bhv_msg when
  * it fits (BHV_INLINE_MAX) or malloc'd, and belongs to whoever holds
  * the bhv_msg (an envelope, an event, a timer); reply values own their
- * STR/BYTES memory (malloc'd here, freed by smarm_value_release). No locks; no
- * shared state but the constant ffi type descriptions. Invariants: INV-1 a
- * block smarm__bhv_pack made passes smarm__bhv_block_check for its op; every
- * str in it is NUL-terminated with no NUL inside and every str/bytes lies
- * inside the block. INV-2 a failed pack allocates nothing and keeps nothing of
- * its input. See: docs/architecture/behaviours.md.
+ * STR/BYTES/TUPLE memory (malloc'd here, freed by smarm_value_release).
+ * No locks; no shared state but the constant ffi type descriptions
+ * (laid out statically, so libffi never writes them). Invariants: INV-1
+ * a block smarm__bhv_pack made passes smarm__bhv_block_check for its
+ * op; every str in it is NUL-terminated with no NUL inside, every
+ * str/bytes/tuple lies inside the block, every tuple at an 8-aligned
+ * offset with its bools 0 or 1. INV-2 a failed pack allocates nothing
+ * and keeps nothing of its input. See: docs/architecture/behaviours.md.
  */
 #include "bhv.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* smarm_pid_t and smarm_bytes_t as libffi sees them. */
+/*
+ * smarm_pid_t and smarm_bytes_t as libffi sees them, laid out here (a
+ * size of 0 would make the first ffi_prep_cif write them, from whichever
+ * thread prepares first).
+ */
 static ffi_type *pid_elems[] = { &ffi_type_uint64, NULL };
-ffi_type smarm__bhv_pid_ffi = { 0, 0, FFI_TYPE_STRUCT, pid_elems };
+ffi_type smarm__bhv_pid_ffi = { sizeof(smarm_pid_t), _Alignof(smarm_pid_t),
+				FFI_TYPE_STRUCT, pid_elems };
 static ffi_type *bytes_elems[] = { &ffi_type_pointer, &ffi_type_uint64, NULL };
-static ffi_type bytes_ffi = { 0, 0, FFI_TYPE_STRUCT, bytes_elems };
+static ffi_type bytes_ffi = { sizeof(smarm_bytes_t), _Alignof(smarm_bytes_t),
+			      FFI_TYPE_STRUCT, bytes_elems };
 _Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t is 64 bits");
 _Static_assert(sizeof(bool) == 1, "bool is one byte");
+_Static_assert(sizeof(smarm_pid_t) == 8 && _Alignof(smarm_pid_t) == 8,
+	       "a pid is one uint64_t");
+_Static_assert(sizeof(smarm_bytes_t) == 16 && _Alignof(smarm_bytes_t) == 8,
+	       "smarm_bytes_t is a pointer and a size_t");
+/* A tuple's data is 8-aligned in a block (TUPLE_ALIGN); no element
+ * needs more. */
+_Static_assert(_Alignof(max_align_t) >= 8 && _Alignof(double) <= 8 &&
+		       _Alignof(int64_t) <= 8,
+	       "no tuple element is aligned past 8");
+#define TUPLE_ALIGN(x) (((x) + 7u) & ~(size_t)7u)
 
 void smarm_value_release(smarm_value_t *v)
 {
 	if (v == NULL)
 		return;
-	if ((v->type == SMARM_T_STR || v->type == SMARM_T_BYTES) &&
+	if ((v->type == SMARM_T_STR || v->type == SMARM_T_BYTES ||
+	     v->type == SMARM_T_TUPLE) &&
 	    v->v.p != NULL)
 		free((void *)v->v.p);
 	memset(v, 0, sizeof *v);
@@ -112,7 +136,12 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	for (unsigned i = 0; i < nlead; i++)
 		c->bc_types[k++] = lead[i];
 	for (unsigned i = 0; i < op->op_nargs; i++) {
-		c->bc_types[k++] = smarm__bhv_ffi_type(op->op_args[i]);
+		const struct bhv_tuple *tu = bhv_arg_tuple(op, i);
+		/* libffi takes the type non-const; a laid-out aggregate is
+		 * only read (INV-3 of proto.c) */
+		c->bc_types[k++] =
+			tu != NULL ? (ffi_type *)&tu->tu_ffi
+				   : smarm__bhv_ffi_type(op->op_args[i]);
 		if (op->op_args[i] == SMARM_T_BYTES)
 			c->bc_types[k++] = &ffi_type_uint64;
 	}
@@ -120,8 +149,11 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	c->bc_nffi = k;
 	c->bc_direct = direct_shape(op, lead, nlead, ret);
 	if (ret == NULL) {
+		const struct bhv_tuple *tu = bhv_reply_tuple(op);
 		if (op->op_reply == SMARM_T_BYTES)
 			ret = &bytes_ffi;
+		else if (tu != NULL)
+			ret = (ffi_type *)&tu->tu_ffi;
 		else
 			ret = smarm__bhv_ffi_type(op->op_reply);
 	}
@@ -207,6 +239,28 @@ void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
 	direct_call(c->bc_direct, op->op_fn, p0, p1, a, ret);
 }
 
+/* ---- tuples ---- */
+
+/* Are the bool elements of tuple tu's struct at p all 0 or 1? */
+static bool tuple_bools_ok(const struct bhv_tuple *tu, const void *p)
+{
+	for (unsigned i = 0; i < tu->tu_n; i++)
+		if (tu->tu_types[i] == SMARM_T_BOOL &&
+		    ((const unsigned char *)p)[tu->tu_off[i]] > 1)
+			return false;
+	return true;
+}
+
+/* Copy tuple tu's struct from src to dst: its elements, padding zeroed. */
+static void tuple_copy(const struct bhv_tuple *tu, void *dst, const void *src)
+{
+	memset(dst, 0, tu->tu_ffi.size);
+	for (unsigned i = 0; i < tu->tu_n; i++)
+		memcpy((char *)dst + tu->tu_off[i],
+		       (const char *)src + tu->tu_off[i],
+		       tu->tu_elems[i]->size);
+}
+
 /* ---- packing ---- */
 
 static bool vt_signed(int t)
@@ -222,32 +276,65 @@ static bool vt_unsigned(int t)
 }
 
 /*
- * v as a value of type t in *as, if it is one in range: an integer of
- * any integer type converts to another when its value fits (Erlang's
- * integers have no width; a C caller's literal is an int), nothing else
- * converts. 0 (and the data length of STR/BYTES in *dlen), SMARM_EARGS
- * or SMARM_ETOOBIG.
+ * v's value as one of type t in *as, where it is one: an integer of any
+ * integer type converts to another when its value fits (Erlang's
+ * integers have no width; a C caller's literal is an int), and to a
+ * bool when it is 0 or 1 (C's true and false are ints); a float
+ * converts to the other float type when its value is exactly one of it
+ * (or a NaN); nothing else converts. 0, or SMARM_EARGS.
  */
-static int value_check(int t, const smarm_value_t *v, smarm_value_t *as,
-		       size_t *dlen)
+static int value_convert(int t, const smarm_value_t *v, smarm_value_t *as)
 {
-	*dlen = 0;
 	*as = *v;
-	if (v->type != t) {
-		if (vt_signed(v->type) && vt_unsigned(t)) {
-			if (v->v.i < 0)
-				return SMARM_EARGS;
-			as->v.u = (uint64_t)v->v.i;
-		} else if (vt_unsigned(v->type) && vt_signed(t)) {
-			if (v->v.u > INT64_MAX)
-				return SMARM_EARGS;
-			as->v.i = (int64_t)v->v.u;
-		} else if (!(vt_signed(v->type) && vt_signed(t)) &&
-			   !(vt_unsigned(v->type) && vt_unsigned(t))) {
+	if (v->type == t)
+		return 0;
+	as->type = t;
+	if (vt_signed(v->type) && vt_unsigned(t)) {
+		if (v->v.i < 0)
 			return SMARM_EARGS;
-		}
-		as->type = t;
+		as->v.u = (uint64_t)v->v.i;
+	} else if (vt_unsigned(v->type) && vt_signed(t)) {
+		if (v->v.u > INT64_MAX)
+			return SMARM_EARGS;
+		as->v.i = (int64_t)v->v.u;
+	} else if ((vt_signed(v->type) && vt_signed(t)) ||
+		   (vt_unsigned(v->type) && vt_unsigned(t))) {
+		/* the same member: the range check follows */
+	} else if (smarm__bhv_type_int(v->type) && t == SMARM_T_BOOL) {
+		/* i and u share the word: 0 and 1 read the same in both */
+		if (v->v.u > 1)
+			return SMARM_EARGS;
+		as->v.u = 0;
+		as->v.b = v->v.i == 1;
+	} else if (v->type == SMARM_T_F32 && t == SMARM_T_F64) {
+		as->v.f64 = v->v.f32;
+	} else if (v->type == SMARM_T_F64 && t == SMARM_T_F32) {
+		double x = v->v.f64;
+		/* out of float's range converts to nothing (C: undefined) */
+		if (isfinite(x) && (x > FLT_MAX || x < -FLT_MAX))
+			return SMARM_EARGS;
+		as->v.u = 0;
+		as->v.f32 = (float)x;
+		if ((double)as->v.f32 != x && !isnan(x))
+			return SMARM_EARGS;
+	} else {
+		return SMARM_EARGS;
 	}
+	return 0;
+}
+
+/*
+ * v as a value of type t (a TUPLE: of tuple type tu) in *as, if it is
+ * one in range (value_convert). 0 (and the data length of STR, BYTES
+ * and TUPLE in *dlen), SMARM_EARGS or SMARM_ETOOBIG.
+ */
+static int value_check(int t, const struct bhv_tuple *tu,
+		       const smarm_value_t *v, smarm_value_t *as, size_t *dlen)
+{
+	int rc = value_convert(t, v, as);
+	*dlen = 0;
+	if (rc != 0)
+		return rc;
 	switch (t) {
 #define CHECK(vt, nm, ct, ffi, vm, sm, rm, va, chk)                            \
 	case vt:                                                               \
@@ -269,6 +356,14 @@ static int value_check(int t, const smarm_value_t *v, smarm_value_t *as,
 		if (v->len > 0 && v->v.p == NULL)
 			return SMARM_EARGS;
 		*dlen = v->len;
+		return 0;
+	case SMARM_T_TUPLE:
+		if (SMARM_NEVER(tu == NULL))
+			return SMARM_EINTERNAL;
+		if (v->len != tu->tu_ffi.size || v->v.p == NULL ||
+		    !tuple_bools_ok(tu, v->v.p))
+			return SMARM_EARGS;
+		*dlen = tu->tu_ffi.size;
 		return 0;
 	default:
 		return SMARM_EARGS;
@@ -322,7 +417,7 @@ static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 		break;
 		BHV_SCALARS(PUT)
 #undef PUT
-	default: /* str, bytes: pack_any */
+	default: /* str, bytes, tuple: pack_any */
 		break;
 	}
 }
@@ -337,7 +432,8 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 
 	out->mg_heap = NULL;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc = value_check(op->op_args[i], &args[i], &as, &dlen);
+		int rc =
+			value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
 		if (rc != 0) {
 			msg_clear(out);
 			return rc;
@@ -350,7 +446,21 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 	return 0;
 }
 
-/* Any op's arguments (str and bytes copied in), inline or malloc'd. */
+/*
+ * Where argument data of type t and length dlen starts at or after off,
+ * and *end where it ends: a tuple's at a multiple of 8, str and bytes
+ * where the last ended.
+ */
+static size_t data_at(int t, size_t off, size_t dlen, size_t *end)
+{
+	if (t == SMARM_T_TUPLE)
+		off = TUPLE_ALIGN(off);
+	*end = off + dlen;
+	return off;
+}
+
+/* Any op's arguments (str, bytes and tuples copied in), inline or
+ * malloc'd. */
 __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 					      const smarm_value_t *args,
 					      size_t nargs, struct bhv_msg *out)
@@ -367,10 +477,11 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 		return SMARM_EARGS;
 	size = sizeof *b + nargs * sizeof(struct bhv_slot);
 	for (size_t i = 0; i < nargs; i++) {
-		rc = value_check(op->op_args[i], &args[i], &as[i], &dlen[i]);
+		rc = value_check(op->op_args[i], bhv_arg_tuple(op, (unsigned)i),
+				 &args[i], &as[i], &dlen[i]);
 		if (rc != 0)
 			return rc;
-		size += dlen[i];
+		(void)data_at(op->op_args[i], size, dlen[i], &size);
 	}
 	if (size <= BHV_INLINE_MAX) {
 		b = bhv_msg_inline(out);
@@ -387,19 +498,28 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 	for (size_t i = 0; i < nargs; i++) {
 		struct bhv_slot *s = &b->bk_slots[i];
 		const smarm_value_t *v = &as[i];
-		if (v->type != SMARM_T_STR && v->type != SMARM_T_BYTES) {
+		size_t at, end;
+		if (v->type != SMARM_T_STR && v->type != SMARM_T_BYTES &&
+		    v->type != SMARM_T_TUPLE) {
 			slot_put(s, v);
 			continue;
 		}
+		at = data_at(v->type, off, dlen[i], &end);
+		if (at > off) /* a tuple's alignment: no stray bytes */
+			memset((char *)b + off, 0, at - off);
 		memset(s, 0, sizeof *s);
 		s->sl_type = (uint8_t)v->type;
-		s->sl_len = v->len;
-		s->sl_v.off = off;
-		if (v->len > 0)
-			memcpy((char *)b + off, v->v.p, v->len);
+		s->sl_len =
+			(uint32_t)(v->type == SMARM_T_TUPLE ? dlen[i] : v->len);
+		s->sl_v.off = at;
+		if (v->type == SMARM_T_TUPLE)
+			tuple_copy(bhv_arg_tuple(op, (unsigned)i),
+				   (char *)b + at, v->v.p);
+		else if (v->len > 0)
+			memcpy((char *)b + at, v->v.p, v->len);
 		if (v->type == SMARM_T_STR)
-			((char *)b)[off + v->len] = '\0';
-		off += dlen[i];
+			((char *)b)[at + v->len] = '\0';
+		off = end;
 	}
 	return 0;
 }
@@ -413,11 +533,37 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 	return pack_any(op, args, nargs, out);
 }
 
+/* A str argument of a native caller (varargs, a stub) as value *v. */
+static int native_str(const char *s, smarm_value_t *v)
+{
+	size_t n;
+	if (s == NULL)
+		return SMARM_EARGS;
+	n = strnlen(s, SMARM_BYTES_MAX + 1);
+	if (n > SMARM_BYTES_MAX)
+		return SMARM_ETOOBIG;
+	v->v.p = s;
+	v->len = (uint32_t)n;
+	return 0;
+}
+
+/* A tuple argument of a native caller, its struct at p, as value *v. */
+static int native_tuple(const struct bhv_tuple *tu, const void *p,
+			smarm_value_t *v)
+{
+	if (p == NULL)
+		return SMARM_EARGS;
+	v->v.p = p;
+	v->len = (uint32_t)tu->tu_ffi.size;
+	return 0;
+}
+
 int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
+	int rc = 0;
 	msg_clear(out);
-	for (unsigned i = 0; i < op->op_nargs; i++) {
+	for (unsigned i = 0; i < op->op_nargs && rc == 0; i++) {
 		int t = op->op_args[i];
 		memset(&v[i], 0, sizeof v[i]);
 		v[i].type = t;
@@ -428,18 +574,9 @@ int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
 		break;
 			BHV_SCALARS(VA)
 #undef VA
-		case SMARM_T_STR: {
-			const char *s = va_arg(ap, const char *);
-			size_t n;
-			if (s == NULL)
-				return SMARM_EARGS;
-			n = strnlen(s, SMARM_BYTES_MAX + 1);
-			if (n > SMARM_BYTES_MAX)
-				return SMARM_ETOOBIG;
-			v[i].v.p = s;
-			v[i].len = (uint32_t)n;
+		case SMARM_T_STR:
+			rc = native_str(va_arg(ap, const char *), &v[i]);
 			break;
-		}
 		case SMARM_T_BYTES: {
 			const void *p = va_arg(ap, const void *);
 			size_t n = va_arg(ap, size_t);
@@ -449,10 +586,16 @@ int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
 			v[i].len = (uint32_t)n;
 			break;
 		}
+		case SMARM_T_TUPLE:
+			rc = native_tuple(bhv_arg_tuple(op, i),
+					  va_arg(ap, const void *), &v[i]);
+			break;
 		default:
 			return SMARM_EARGS;
 		}
 	}
+	if (rc != 0)
+		return rc;
 	return smarm__bhv_pack(op, v, op->op_nargs, out);
 }
 
@@ -460,9 +603,10 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 			struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
-	msg_clear(out);
 	unsigned k = 0;
-	for (unsigned i = 0; i < op->op_nargs; i++) {
+	int rc = 0;
+	msg_clear(out);
+	for (unsigned i = 0; i < op->op_nargs && rc == 0; i++) {
 		int t = op->op_args[i];
 		const void *a = av[k++];
 		memset(&v[i], 0, sizeof v[i]);
@@ -474,18 +618,9 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 		break;
 			BHV_SCALARS(FROM_C)
 #undef FROM_C
-		case SMARM_T_STR: {
-			const char *s = *(const char *const *)a;
-			size_t n;
-			if (s == NULL)
-				return SMARM_EARGS;
-			n = strnlen(s, SMARM_BYTES_MAX + 1);
-			if (n > SMARM_BYTES_MAX)
-				return SMARM_ETOOBIG;
-			v[i].v.p = s;
-			v[i].len = (uint32_t)n;
+		case SMARM_T_STR:
+			rc = native_str(*(const char *const *)a, &v[i]);
 			break;
-		}
 		case SMARM_T_BYTES: {
 			size_t n = *(const size_t *)av[k++];
 			if (n > SMARM_BYTES_MAX)
@@ -494,10 +629,15 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 			v[i].len = (uint32_t)n;
 			break;
 		}
+		case SMARM_T_TUPLE: /* libffi's copy of the struct */
+			rc = native_tuple(bhv_arg_tuple(op, i), a, &v[i]);
+			break;
 		default:
 			return SMARM_EARGS;
 		}
 	}
+	if (rc != 0)
+		return rc;
 	return smarm__bhv_pack(op, v, op->op_nargs, out);
 }
 
@@ -506,7 +646,7 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 {
 	const struct bhv_block *b = p;
-	size_t hdr, end;
+	size_t hdr;
 
 	if (p == NULL || size < sizeof *b)
 		return SMARM_EARGS;
@@ -516,9 +656,9 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 	hdr = sizeof *b + (size_t)b->bk_nargs * sizeof(struct bhv_slot);
 	if (hdr > size)
 		return SMARM_EARGS;
-	end = hdr;
 	for (unsigned i = 0; i < b->bk_nargs; i++) {
 		const struct bhv_slot *s = &b->bk_slots[i];
+		const struct bhv_tuple *tu;
 		size_t n;
 		if (s->sl_type != op->op_args[i])
 			return SMARM_EARGS;
@@ -536,7 +676,11 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 #undef SLOT_CHECK
 		case SMARM_T_STR:
 		case SMARM_T_BYTES:
-			if (s->sl_len > SMARM_BYTES_MAX)
+		case SMARM_T_TUPLE:
+			tu = bhv_arg_tuple(op, i);
+			if (tu != NULL ? s->sl_len != tu->tu_ffi.size ||
+						 s->sl_v.off % 8 != 0
+				       : s->sl_len > SMARM_BYTES_MAX)
 				return SMARM_EARGS;
 			n = s->sl_len + (s->sl_type == SMARM_T_STR);
 			/* Data lies after the slots and inside the block. */
@@ -549,14 +693,14 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 				    memchr(d, '\0', s->sl_len) != NULL)
 					return SMARM_EARGS;
 			}
-			if (s->sl_v.off + n > end)
-				end = s->sl_v.off + n;
+			if (tu != NULL &&
+			    !tuple_bools_ok(tu, (const char *)p + s->sl_v.off))
+				return SMARM_EARGS;
 			break;
 		default:
 			break;
 		}
 	}
-	(void)end;
 	return 0;
 }
 
@@ -581,6 +725,10 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 			u->ua_av[k++] = &u->ua_tmp[t++];
 			u->ua_tmp[t].sz = s->sl_len;
 			break;
+		case SMARM_T_TUPLE: /* the struct itself, in the block (libffi
+				       only reads an argument) */
+			u->ua_av[k++] = (char *)b + s->sl_v.off;
+			continue;
 		default:
 			break;
 		}
@@ -611,7 +759,25 @@ static int dup_data(int type, const void *p, size_t n, smarm_value_t *v)
 	return 0;
 }
 
-int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v)
+/* Tuple tu's struct at p (checked) as an owned TUPLE value *v. */
+static int dup_tuple(const struct bhv_tuple *tu, const void *p,
+		     smarm_value_t *v)
+{
+	void *d;
+	if (!tuple_bools_ok(tu, p))
+		return SMARM_EARGS;
+	d = malloc(tu->tu_ffi.size);
+	if (d == NULL)
+		return SMARM_ENOMEM;
+	tuple_copy(tu, d, p);
+	v->type = SMARM_T_TUPLE;
+	v->len = (uint32_t)tu->tu_ffi.size;
+	v->v.p = d;
+	return 0;
+}
+
+int smarm__bhv_ret_value(int type, const struct bhv_tuple *tu,
+			 const union bhv_ret *r, smarm_value_t *v)
 {
 	memset(v, 0, sizeof *v);
 	v->type = type;
@@ -634,12 +800,17 @@ int smarm__bhv_ret_value(int type, const union bhv_ret *r, smarm_value_t *v)
 	}
 	case SMARM_T_BYTES:
 		return dup_data(type, r->bytes.ptr, r->bytes.len, v);
+	case SMARM_T_TUPLE:
+		if (SMARM_NEVER(tu == NULL))
+			return SMARM_EINTERNAL;
+		return dup_tuple(tu, r->tup, v);
 	default:
 		return SMARM_EARGS;
 	}
 }
 
-int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out)
+int smarm__bhv_value_copy(int type, const struct bhv_tuple *tu,
+			  const smarm_value_t *v, smarm_value_t *out)
 {
 	smarm_value_t as;
 	size_t dlen;
@@ -650,11 +821,13 @@ int smarm__bhv_value_copy(int type, const smarm_value_t *v, smarm_value_t *out)
 		return v == NULL || v->type == SMARM_T_VOID ? 0 : SMARM_EARGS;
 	if (v == NULL)
 		return SMARM_EARGS;
-	rc = value_check(type, v, &as, &dlen);
+	rc = value_check(type, tu, v, &as, &dlen);
 	if (rc != 0)
 		return rc;
 	if (type == SMARM_T_STR || type == SMARM_T_BYTES)
 		return dup_data(type, v->v.p, v->len, out);
+	if (type == SMARM_T_TUPLE)
+		return dup_tuple(tu, v->v.p, out);
 	*out = as;
 	return 0;
 }
@@ -668,7 +841,9 @@ int smarm__bhv_args_check(const struct bhv_op *op, const smarm_value_t *args,
 	if (nargs != op->op_nargs)
 		return SMARM_EARGS;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc = value_check(op->op_args[i], &args[i], &as, &dlen);
+		int rc = value_check(op->op_args[i],
+				     bhv_arg_tuple(op, (unsigned)i), &args[i],
+				     &as, &dlen);
 		if (rc != 0) {
 			*bad = i;
 			return rc;

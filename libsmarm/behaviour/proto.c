@@ -9,18 +9,27 @@
  *     op       := kind name '(' [ type { ',' type } ] ')' [ '->' type ]
  *     kind     := 'call' | 'cast' | 'info'     ('->' only after a call)
  *     name     := [A-Za-z_][A-Za-z0-9_]*       (at most SMARM_OP_NAME_MAX)
- *     type     := i8 | i16 | i32 | i64 | u8 | u16 | u32 | u64 | f32 |
- *                 f64 | bool | str | bytes | pid
+ *     type     := scalar | str | bytes | tuple
+ *     tuple    := '(' scalar { ',' scalar } ')'  (at most SMARM_TUPLE_MAX)
+ *     scalar   := i8 | i16 | i32 | i64 | u8 | u16 | u32 | u64 | f32 |
+ *                 f64 | bool | pid
  *
  * with spaces and tabs between tokens. A refusal names the line and
  * column (both from 1) of the offending token and what was expected.
+ * A tuple holds only fixed-size scalars: a str or bytes inside would be
+ * a pointer with no owner in the handler's struct, and a nested tuple
+ * buys nothing a flat one lacks; both are refused by name.
  *
- * Ownership: the parsed ops array is malloc'd here and freed by
- * smarm__bhv_proto_free. No locks, no state: a pure function.
+ * Ownership: the parsed ops array, and each op's tuple types (op_tup),
+ * are malloc'd here and freed by smarm__bhv_proto_free. No locks, no
+ * state: a pure function.
  * Invariants: INV-1 a parsed protocol has at most SMARM_OPS_MAX ops, each
  * of at most SMARM_OP_ARGS_MAX arguments, names unique and valid C
  * identifiers; arguments are never VOID. INV-2 a failed parse leaves
- * nothing allocated.
+ * nothing allocated. INV-3 a tuple type is laid out (its ffi_type's
+ * size, alignment and offsets set) before the parse returns and never
+ * written after: libffi reads it from any thread, and writes only an
+ * aggregate whose size is still 0.
  * See: docs/plugins.md (Protocols).
  */
 #include "bhv.h"
@@ -40,9 +49,30 @@ static const char *const type_names[] = { [SMARM_T_VOID] = "void",
 
 const char *smarm__bhv_type_name(int type)
 {
+	if (type == SMARM_T_TUPLE)
+		return "tuple";
 	if (type < 0 || type > SMARM_T_PID)
 		return "?";
 	return type_names[type];
+}
+
+const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
+				  size_t len)
+{
+	size_t n = 0;
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < tu->tu_n && n < len; i++) {
+		int k = snprintf(buf + n, len - n, "%s%s", i ? ", " : "(",
+				 smarm__bhv_type_name(tu->tu_types[i]));
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, ")");
+	return buf;
 }
 
 /* The parser's position in the text. */
@@ -136,7 +166,6 @@ static bool word_is(const char *s, size_t n, const char *w)
 	return strlen(w) == n && memcmp(s, w, n) == 0;
 }
 
-/* Parse a type at c->s into *t (argument types refuse void). */
 /*
  * The first 8 bytes of NUL-terminated name as one word, zero-padded (a
  * shorter name's NUL and what follows it are zeros); *len (if not
@@ -156,9 +185,109 @@ static uint64_t name_key(const char *name, size_t *len)
 	return key;
 }
 
-static int parse_type(struct cursor *c, bool arg, uint8_t *t)
+/* A scalar type's name at c->s: its smarm_vtype and length, or 0. */
+static int scalar_at(const struct cursor *c, size_t *len)
 {
 	size_t n = id_len(c);
+	*len = n;
+	for (int i = SMARM_T_I8; n > 0 && i <= SMARM_T_PID; i++)
+		if (i != SMARM_T_STR && i != SMARM_T_BYTES &&
+		    word_is(c->s, n, type_names[i]))
+			return i;
+	return 0;
+}
+
+/*
+ * Lay tuple tu out as libffi (and a C compiler) lays out its struct: its
+ * ffi_type points at its own tu_elems, so this runs once tu is where it
+ * stays (INV-3). 0, or SMARM_EINTERNAL (libffi refused).
+ */
+static int tuple_layout(struct bhv_tuple *tu)
+{
+	for (unsigned i = 0; i < tu->tu_n; i++)
+		tu->tu_elems[i] = smarm__bhv_ffi_type(tu->tu_types[i]);
+	tu->tu_elems[tu->tu_n] = NULL;
+	tu->tu_ffi.size = 0;
+	tu->tu_ffi.alignment = 0;
+	tu->tu_ffi.type = FFI_TYPE_STRUCT;
+	tu->tu_ffi.elements = tu->tu_elems;
+	if (ffi_get_struct_offsets(FFI_DEFAULT_ABI, &tu->tu_ffi, tu->tu_off) !=
+	    FFI_OK)
+		return SMARM_EINTERNAL;
+	if (SMARM_NEVER(tu->tu_ffi.size > BHV_TUPLE_SIZE_MAX))
+		return SMARM_EINTERNAL;
+	return 0;
+}
+
+/*
+ * Parse a tuple type at c->s ('(') into a new entry of op's op_tup, its
+ * index in *tix. It is laid out later (tuple_layout), once op_tup
+ * stops growing.
+ */
+static int parse_tuple(struct cursor *c, struct bhv_op *op, uint8_t *tix)
+{
+	struct bhv_tuple *tu;
+	size_t n;
+	int t;
+
+	/* At most SMARM_OP_ARGS_MAX + 1 tuples per op: no overflow. */
+	tu = realloc(op->op_tup, (op->op_ntup + 1u) * sizeof *tu);
+	if (tu == NULL)
+		return SMARM_ENOMEM;
+	op->op_tup = tu;
+	tu = &op->op_tup[op->op_ntup];
+	memset(tu, 0, sizeof *tu);
+	*tix = op->op_ntup++;
+	c->s++; /* '(' */
+	skip_blank(c);
+	for (;;) {
+		if (*c->s == ')' && tu->tu_n == 0)
+			return refuse(c, "expected a tuple element type (a "
+					 "tuple has at least one)");
+		if (*c->s == '(')
+			return refuse(c, "a tuple does not hold a tuple "
+					 "(write its elements in place)");
+		t = scalar_at(c, &n);
+		if (t == 0 && n > 0 &&
+		    (word_is(c->s, n, "str") || word_is(c->s, n, "bytes")))
+			return refuse(c,
+				      "a tuple holds no %.*s (only i8, i16, "
+				      "i32, i64, u8, u16, u32, u64, f32, f64, "
+				      "bool, pid: no pointer inside)",
+				      (int)n, c->s);
+		if (t == 0)
+			return refuse(c, "expected a tuple element type (i8, "
+					 "i16, i32, i64, u8, u16, u32, u64, "
+					 "f32, f64, bool, pid)");
+		if (tu->tu_n == SMARM_TUPLE_MAX)
+			return refuse(c, "more than %d elements in a tuple",
+				      SMARM_TUPLE_MAX);
+		tu->tu_types[tu->tu_n++] = (uint8_t)t;
+		c->s += n;
+		skip_blank(c);
+		if (*c->s == ')')
+			break;
+		if (*c->s != ',')
+			return refuse(c, "expected ',' or ')' in the tuple");
+		c->s++;
+		skip_blank(c);
+	}
+	c->s++; /* ')' */
+	return 0;
+}
+
+/*
+ * Parse a type at c->s into *t (argument types refuse void); a tuple's
+ * index in op's op_tup goes to *tix.
+ */
+static int parse_type(struct cursor *c, bool arg, struct bhv_op *op, uint8_t *t,
+		      uint8_t *tix)
+{
+	size_t n = id_len(c);
+	if (*c->s == '(') {
+		*t = SMARM_T_TUPLE;
+		return parse_tuple(c, op, tix);
+	}
 	for (int i = SMARM_T_I8; n > 0 && i <= SMARM_T_PID; i++) {
 		if (word_is(c->s, n, type_names[i])) {
 			*t = (uint8_t)i;
@@ -172,15 +301,16 @@ static int parse_type(struct cursor *c, bool arg, uint8_t *t)
 				     : "expected a reply type (a call "
 				       "without a reply has no '->')");
 	return refuse(c, "expected a type (i8, i16, i32, i64, u8, u16, u32, "
-			 "u64, f32, f64, bool, str, bytes, pid)");
+			 "u64, f32, f64, bool, str, bytes, pid, or a tuple "
+			 "such as (i32, f64))");
 }
 
-static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
+static int parse_op_text(struct cursor *c, struct bhv_proto *p,
+			 struct bhv_op *op)
 {
 	size_t n = id_len(c);
 	int rc;
 
-	memset(op, 0, sizeof *op);
 	op->op_line = c->line;
 	op->op_col = col_of(c);
 	if (word_is(c->s, n, "call"))
@@ -221,7 +351,8 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 			if (op->op_nargs == SMARM_OP_ARGS_MAX)
 				return refuse(c, "more than %d arguments",
 					      SMARM_OP_ARGS_MAX);
-			rc = parse_type(c, true, &op->op_args[op->op_nargs]);
+			rc = parse_type(c, true, op, &op->op_args[op->op_nargs],
+					&op->op_tix[op->op_nargs]);
 			if (rc != 0)
 				return rc;
 			op->op_nargs++;
@@ -241,7 +372,8 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 		       BHV_INLINE_MAX;
 	for (unsigned i = 0; i < op->op_nargs; i++)
 		if (op->op_args[i] == SMARM_T_STR ||
-		    op->op_args[i] == SMARM_T_BYTES)
+		    op->op_args[i] == SMARM_T_BYTES ||
+		    op->op_args[i] == SMARM_T_TUPLE)
 			op->op_small = false;
 	op->op_reply = SMARM_T_VOID;
 	if (c->s[0] == '-' && c->s[1] == '>') {
@@ -249,7 +381,8 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 			return refuse(c, "only a call has a reply ('->')");
 		c->s += 2;
 		skip_blank(c);
-		rc = parse_type(c, false, &op->op_reply);
+		rc = parse_type(c, false, op, &op->op_reply,
+				&op->op_tix[SMARM_OP_ARGS_MAX]);
 		if (rc != 0)
 			return rc;
 		skip_blank(c);
@@ -261,6 +394,24 @@ static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
 				? "expected '->', ';' or the end of the line"
 				: "expected ';' or the end of the line");
 	return 0;
+}
+
+/* One op at c->s into *op; on failure nothing of it is left allocated. */
+static int parse_op(struct cursor *c, struct bhv_proto *p, struct bhv_op *op)
+{
+	int rc;
+
+	memset(op, 0, sizeof *op);
+	rc = parse_op_text(c, p, op);
+	/* op_tup has stopped growing: lay its tuples out (INV-3). */
+	for (unsigned i = 0; rc == 0 && i < op->op_ntup; i++)
+		rc = tuple_layout(&op->op_tup[i]);
+	if (rc != 0) {
+		free(op->op_tup);
+		op->op_tup = NULL;
+		op->op_ntup = 0;
+	}
+	return rc;
 }
 
 int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
@@ -305,9 +456,7 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 		p->pr_n++;
 	}
 	if (rc != 0) {
-		free(ops);
-		p->pr_ops = NULL;
-		p->pr_n = 0;
+		smarm__bhv_proto_free(p); /* the ops parsed (INV-2) */
 		return rc;
 	}
 	p->pr_ops = ops;
@@ -316,6 +465,8 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 
 void smarm__bhv_proto_free(struct bhv_proto *p)
 {
+	for (size_t i = 0; i < p->pr_n; i++)
+		free(p->pr_ops[i].op_tup);
 	free(p->pr_ops);
 	p->pr_ops = NULL;
 	p->pr_n = 0;

@@ -459,30 +459,33 @@ static void clients_root(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
 	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &k), 0);
-	/* varargs */
-	HARNESS_EQ(smarm_server_castv(s, "inc", (int64_t)4), 0);
-	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, (int64_t)3), 0);
+	/* varargs: the exported functions, unchecked (what binaries built
+	 * before 0.5.0, C++ and FFI callers reach; the parentheses keep the
+	 * checked macros out: test_gen_server_checked_varargs) */
+	HARNESS_EQ((smarm_server_castv)(s, "inc", (int64_t)4), 0);
+	HARNESS_EQ((smarm_server_callv)(s, "add", MS(5000), &out, (int64_t)3),
+		   0);
 	HARNESS_EQ(out, 7);
-	HARNESS_EQ(smarm_server_callv(s, "get", MS(5000), NULL), 0);
-	HARNESS_EQ(smarm_server_callv(k, "put", MS(5000), &put, "key",
-				      (const void *)"val", (size_t)3),
+	HARNESS_EQ((smarm_server_callv)(s, "get", MS(5000), NULL), 0);
+	HARNESS_EQ((smarm_server_callv)(k, "put", MS(5000), &put, "key",
+					(const void *)"val", (size_t)3),
 		   0);
 	HARNESS_EQ(put, true);
 	memset(&b, 0, sizeof b);
-	HARNESS_EQ(smarm_server_callv(k, "get", MS(5000), &b, "key"), 0);
+	HARNESS_EQ((smarm_server_callv)(k, "get", MS(5000), &b, "key"), 0);
 	HARNESS_EQ(b.len, 3);
 	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "val", 3) == 0);
 	free((void *)b.ptr);
-	HARNESS_EQ(smarm_server_callv(s, "inc", MS(5000), NULL, (int64_t)1),
+	HARNESS_EQ((smarm_server_callv)(s, "inc", MS(5000), NULL, (int64_t)1),
 		   SMARM_EOPKIND);
-	HARNESS_EQ(smarm_server_castv(s, "add", (int64_t)1), SMARM_EOPKIND);
-	HARNESS_EQ(smarm_server_castv(s, "nope", (int64_t)1), SMARM_ENOOP);
-	HARNESS_EQ(smarm_server_callv(NULL, "add", 0, NULL, (int64_t)1),
+	HARNESS_EQ((smarm_server_castv)(s, "add", (int64_t)1), SMARM_EOPKIND);
+	HARNESS_EQ((smarm_server_castv)(s, "nope", (int64_t)1), SMARM_ENOOP);
+	HARNESS_EQ((smarm_server_callv)(NULL, "add", 0, NULL, (int64_t)1),
 		   SMARM_EINVAL);
-	HARNESS_EQ(smarm_server_castv(s, NULL), SMARM_EINVAL);
-	HARNESS_EQ(
-		smarm_server_callv(k, "get", MS(5000), &b, (const char *)NULL),
-		SMARM_EARGS);
+	HARNESS_EQ((smarm_server_castv)(s, NULL), SMARM_EINVAL);
+	HARNESS_EQ((smarm_server_callv)(k, "get", MS(5000), &b,
+					(const char *)NULL),
+		   SMARM_EARGS);
 	/* stubs */
 	HARNESS_EQ(smarm_server_stub(counter, "add", &fn), 0);
 	add = (int (*)(smarm_server_t *, uint64_t, int64_t *, int64_t))fn;
@@ -818,6 +821,153 @@ START_TEST(test_gen_server_typed_arguments_and_why)
 }
 END_TEST
 
+/*
+ * The checked varargs: smarm_server_callv and smarm_server_castv are
+ * macros that make each argument a value by its C type (SMARM_V) and
+ * call the checked entry points, so a double given for an i64, a wrong
+ * count and a reply pointer of the wrong type are SMARM_EARGS, where the
+ * exported functions trust what they are given.
+ */
+static char cv_why[4][160];
+
+static void checked_varargs_root(void *arg)
+{
+	smarm_server_t *s = NULL, *k = NULL;
+	int64_t out = 0;
+	int32_t small = 0;
+	double d = 0;
+	bool put = false;
+	smarm_bytes_t b;
+	smarm_value_t r;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &k), 0);
+	/* right calls work: an int literal passes for an i64 */
+	HARNESS_EQ(smarm_server_castv(s, "inc", 4), 0);
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, 3), 0);
+	HARNESS_EQ(out, 7);
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, (int64_t)1), 0);
+	HARNESS_EQ(out, 8);
+	HARNESS_EQ(smarm_server_callv(s, "get", MS(5000), NULL), 0);
+	HARNESS_EQ(smarm_server_castv(s, "reset"), 0);
+	HARNESS_EQ(smarm_server_callv(k, "put", MS(5000), &put, "key",
+				      smarm_value_bytes("val", 3)),
+		   0);
+	HARNESS_EQ(put, true);
+	memset(&b, 0, sizeof b);
+	HARNESS_EQ(smarm_server_callv(k, "get", MS(5000), &b, "key"), 0);
+	HARNESS_EQ(b.len, 3);
+	HARNESS_CHECK(b.ptr != NULL && memcmp(b.ptr, "val", 3) == 0);
+	free((void *)b.ptr);
+	/* a double for an i64: refused, and args_why names it */
+	out = -1;
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, 2.5),
+		   SMARM_EARGS);
+	HARNESS_EQ(out, -1);
+	HARNESS_EQ(smarm_server_castv(s, "inc", 2.5), SMARM_EARGS);
+	{
+		smarm_value_t a[] = { SMARM_V(2.5) };
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 1,
+						 cv_why[0], sizeof cv_why[0]),
+			   SMARM_EARGS);
+	}
+	/* the count */
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out, 1, 2),
+		   SMARM_EARGS);
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &out), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_castv(s, "inc"), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_castv(s, "reset", 1), SMARM_EARGS);
+	{
+		smarm_value_t a[] = { SMARM_V(1), SMARM_V(2) };
+		HARNESS_EQ(smarm_server_args_why(counter, "add", a, 2,
+						 cv_why[1], sizeof cv_why[1]),
+			   SMARM_EARGS);
+	}
+	/* bytes is one value: the unchecked form's pair is two arguments */
+	HARNESS_EQ(smarm_server_callv(k, "put", MS(5000), &put, "key",
+				      (char *)"val", (size_t)3),
+		   SMARM_EARGS);
+	/* a NULL str */
+	HARNESS_EQ(
+		smarm_server_callv(k, "get", MS(5000), &b, (const char *)NULL),
+		SMARM_EARGS);
+	{
+		smarm_value_t a[] = { SMARM_V((const char *)NULL) };
+		HARNESS_EQ(smarm_server_args_why(kv, "get", a, 1, cv_why[2],
+						 sizeof cv_why[2]),
+			   SMARM_EARGS);
+	}
+	/* the reply's C type: an int32_t or a double for an i64 reply */
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &small, 1),
+		   SMARM_EARGS);
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), &d, 1), SMARM_EARGS);
+	HARNESS_EQ(smarm_server_callv(k, "get", MS(5000), &out, "key"),
+		   SMARM_EARGS);
+	{
+		/* a char * would take 8 of a smarm_bytes_t's 16 bytes */
+		char *p = NULL;
+		smarm_value_t key = SMARM_V("key");
+		HARNESS_EQ(smarm_server_callv(k, "get", MS(5000), &p, "key"),
+			   SMARM_EARGS);
+		HARNESS_EQ(smarm_server_call_typed(k, "get", &key, 1, NULL,
+						   SMARM_T_STR, MS(5000)),
+			   SMARM_EARGS);
+		HARNESS_EQ(smarm_server_call_typed(k, "get", &key, 1, NULL,
+						   SMARM_T_BYTES, MS(5000)),
+			   0);
+		HARNESS_CHECK(p == NULL);
+	}
+	HARNESS_EQ(smarm_server_callv(s, "add", MS(5000), (void *)&out, 1), 0);
+	HARNESS_EQ(out, 1); /* a void *: not checked */
+	HARNESS_EQ(smarm_server_call_typed(s, "add", NULL, 0, &out,
+					   SMARM_T_TUPLE + 1, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(
+		smarm_server_call_typed(s, "add", NULL, 0, &out, -1, MS(5000)),
+		SMARM_EINVAL);
+	/* none of the refused calls reached the server */
+	memset(&r, 0, sizeof r);
+	HARNESS_EQ(smarm_server_call(s, "get", NULL, 0, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 1);
+	/* misuse as before */
+	HARNESS_EQ(smarm_server_callv(s, "inc", MS(5000), NULL, 1),
+		   SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_castv(s, "add", 1), SMARM_EOPKIND);
+	HARNESS_EQ(smarm_server_castv(s, "nope", 1), SMARM_ENOOP);
+	HARNESS_EQ(smarm_server_callv(NULL, "add", 0, NULL, 1), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_castv(s, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_server_castv(NULL, "inc", 1), SMARM_EINVAL);
+	{
+		/* sixteen arguments, the most: refused by count here */
+		smarm_value_t a[16];
+		for (int i = 0; i < 16; i++)
+			a[i] = SMARM_V(i);
+		HARNESS_EQ(smarm_server_castv(s, "inc", 0, 1, 2, 3, 4, 5, 6, 7,
+					      8, 9, 10, 11, 12, 13, 14, 15),
+			   SMARM_EARGS);
+		HARNESS_EQ(smarm_server_args_why(counter, "inc", a, 16,
+						 cv_why[3], sizeof cv_why[3]),
+			   SMARM_EARGS);
+	}
+	smarm_server_free(s);
+	smarm_server_free(k);
+}
+
+START_TEST(test_gen_server_checked_varargs)
+{
+	memset(cv_why, 0, sizeof cv_why);
+	ck_assert_int_eq(harness_run(2, checked_varargs_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_str_eq(cv_why[0], "add: argument 1 is f64, the protocol "
+				    "says i64");
+	ck_assert_str_eq(cv_why[1], "add takes 1 argument, 2 given");
+	ck_assert_str_eq(cv_why[2], "get: argument 1 is no value (void: a "
+				    "NULL str?), the protocol says str");
+	ck_assert_str_eq(cv_why[3], "inc takes 1 argument, 16 given");
+}
+END_TEST
+
 /* A gen_server's status (sys:get_status): what it is and holds. */
 static void status_gs_root(void *arg)
 {
@@ -887,6 +1037,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);
 	tcase_add_test(tc, test_gen_server_send_request_responses_as_messages);
 	tcase_add_test(tc, test_gen_server_typed_arguments_and_why);
+	tcase_add_test(tc, test_gen_server_checked_varargs);
 	tcase_add_test(tc, test_gen_server_get_status);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_ids.c - option and statistic ids: a frozen record of every id's
- * value (checked at compile time); the library honours every entry of
+ * value (checked at compile time; status codes and the protocol value
+ * types too); the library honours every entry of
  * SMARM_OPT_MAP (range, default, scope) and answers every entry of
  * SMARM_STAT_MAP; smarm_opt_name() and smarm_stat_name(); and
  * SMARM_STAT_ENDED_UNJOINED, the ended actors still owed a join or
  * detach.
  */
 #include "harness.h"
+
+#include <smarm/smarm_plugin.h>
 
 #include <assert.h>
 #include <string.h>
@@ -103,6 +106,24 @@ static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
 static_assert(SMARM_STAT_EXPEDITED == 34, "SMARM_STAT_EXPEDITED");
 static_assert(SMARM_STAT_LOG_DROPPED == 35, "SMARM_STAT_LOG_DROPPED");
+/* Protocol value types (smarm_value_t.type; SMARM_0.5). */
+static_assert(SMARM_T_VOID == 0, "SMARM_T_VOID");
+static_assert(SMARM_T_I8 == 1, "SMARM_T_I8");
+static_assert(SMARM_T_I16 == 2, "SMARM_T_I16");
+static_assert(SMARM_T_I32 == 3, "SMARM_T_I32");
+static_assert(SMARM_T_I64 == 4, "SMARM_T_I64");
+static_assert(SMARM_T_U8 == 5, "SMARM_T_U8");
+static_assert(SMARM_T_U16 == 6, "SMARM_T_U16");
+static_assert(SMARM_T_U32 == 7, "SMARM_T_U32");
+static_assert(SMARM_T_U64 == 8, "SMARM_T_U64");
+static_assert(SMARM_T_F32 == 9, "SMARM_T_F32");
+static_assert(SMARM_T_F64 == 10, "SMARM_T_F64");
+static_assert(SMARM_T_BOOL == 11, "SMARM_T_BOOL");
+static_assert(SMARM_T_STR == 12, "SMARM_T_STR");
+static_assert(SMARM_T_BYTES == 13, "SMARM_T_BYTES");
+static_assert(SMARM_T_PID == 14, "SMARM_T_PID");
+static_assert(SMARM_T_TUPLE == 15, "SMARM_T_TUPLE");
+static_assert(SMARM_TUPLE_MAX == 16, "SMARM_TUPLE_MAX");
 
 /* ------------------------------------------------------------- names */
 

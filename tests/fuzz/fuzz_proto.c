@@ -38,10 +38,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    strlen(op->op_name) > SMARM_OP_NAME_MAX ||
 			    smarm__bhv_proto_find(&p, op->op_name, 0) != op)
 				abort();
-			for (unsigned a = 0; a < op->op_nargs; a++)
-				if (op->op_args[a] < SMARM_T_I8 ||
-				    op->op_args[a] > SMARM_T_PID)
+			for (unsigned a = 0; a <= op->op_nargs; a++) {
+				const struct bhv_tuple *tu =
+					a < op->op_nargs ? bhv_arg_tuple(op, a)
+							 : bhv_reply_tuple(op);
+				if (a < op->op_nargs &&
+				    (op->op_args[a] < SMARM_T_I8 ||
+				     op->op_args[a] > SMARM_T_TUPLE))
 					abort();
+				/* a tuple: laid out, its elements inside */
+				if (tu != NULL &&
+				    (tu->tu_n < 1 ||
+				     tu->tu_n > SMARM_TUPLE_MAX ||
+				     tu->tu_ffi.size == 0 ||
+				     tu->tu_ffi.size > BHV_TUPLE_SIZE_MAX))
+					abort();
+				for (unsigned e = 0; tu != NULL && e < tu->tu_n;
+				     e++)
+					if (tu->tu_off[e] +
+						    tu->tu_elems[e]->size >
+					    tu->tu_ffi.size)
+						abort();
+			}
 		}
 	} else if (rc != SMARM_ENOMEM) {
 		abort();

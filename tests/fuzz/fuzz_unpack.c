@@ -5,7 +5,8 @@
  * a fixed protocol, the rest is a block. smarm__bhv_block_check must
  * refuse whatever it cannot vouch for without reading past the block; a
  * block it accepts must unpack into arguments that lie inside it (str
- * NUL-terminated, bytes in bounds), which the harness then reads in full
+ * NUL-terminated, bytes and tuples in bounds), which the harness then
+ * reads in full
  * so the sanitizers see any stray access.
  */
 #include "behaviour/bhv.h"
@@ -19,7 +20,8 @@ static const char proto_text[] = "cast a()\n"
 				 "cast b(i8, u16, i32, u64)\n"
 				 "cast c(str)\n"
 				 "cast d(bytes, str)\n"
-				 "cast e(f32, f64, bool, pid, str, bytes)\n";
+				 "cast e(f32, f64, bool, pid, str, bytes)\n"
+				 "cast f((i8, f64, bool), str, (u16, pid))\n";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -55,6 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const unsigned char *b =
 					*(const unsigned char **)u.ua_av[k++];
 				size_t n = *(const size_t *)u.ua_av[k++];
+				for (size_t j = 0; j < n; j++)
+					sum += b[j];
+			} else if (t == SMARM_T_TUPLE) {
+				const unsigned char *b = u.ua_av[k++];
+				size_t n = bhv_arg_tuple(op, i)->tu_ffi.size;
 				for (size_t j = 0; j < n; j++)
 					sum += b[j];
 			} else {

@@ -2,7 +2,8 @@
 /*
  * test_bhv_proto.c - the protocol parser (behaviour/proto.c): the
  * grammar's forms, every refusal with its line, column and expectation,
- * and every limit (name length, arguments, operations) at and past it.
+ * and every limit (name length, arguments, operations, tuple elements)
+ * at and past it; tuple types laid out as C lays out their structs.
  */
 #include "harness.h"
 
@@ -170,6 +171,183 @@ START_TEST(test_bhv_proto_limits_at_and_past)
 }
 END_TEST
 
+/* The tuple of op i's argument j (j == -1: its reply). */
+static const struct bhv_tuple *tup(size_t i, int j)
+{
+	const struct bhv_op *op = &p.pr_ops[i];
+	return j < 0 ? bhv_reply_tuple(op) : bhv_arg_tuple(op, (unsigned)j);
+}
+
+START_TEST(test_bhv_proto_tuples_parse_as_arguments_and_replies)
+{
+	char name[128];
+	ck_assert_int_eq(parse("call move((i32, f64), i8) -> (i32,i32)\n"
+			       "cast note( ( bool ) , str,(pid,u64))\n"
+			       "call plain(i64) -> i64\n"),
+			 0);
+	ck_assert_uint_eq(p.pr_n, 3);
+	ck_assert_int_eq(p.pr_ops[0].op_nargs, 2);
+	ck_assert_int_eq(p.pr_ops[0].op_args[0], SMARM_T_TUPLE);
+	ck_assert_int_eq(p.pr_ops[0].op_args[1], SMARM_T_I8);
+	ck_assert_int_eq(p.pr_ops[0].op_reply, SMARM_T_TUPLE);
+	ck_assert_int_eq(p.pr_ops[0].op_ntup, 2);
+	ck_assert(!p.pr_ops[0].op_small); /* a tuple packs as data */
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(0, 0), name, sizeof name),
+			 "(i32, f64)");
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(0, -1), name, sizeof name),
+			 "(i32, i32)");
+	ck_assert_ptr_null(tup(0, 1));
+	ck_assert_int_eq(p.pr_ops[1].op_args[0], SMARM_T_TUPLE);
+	ck_assert_int_eq(p.pr_ops[1].op_args[1], SMARM_T_STR);
+	ck_assert_int_eq(p.pr_ops[1].op_args[2], SMARM_T_TUPLE);
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(1, 0), name, sizeof name),
+			 "(bool)");
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(1, 2), name, sizeof name),
+			 "(pid, u64)");
+	ck_assert_ptr_null(tup(1, -1));
+	ck_assert_int_eq(p.pr_ops[2].op_ntup, 0);
+	ck_assert_ptr_null(p.pr_ops[2].op_tup);
+	ck_assert_str_eq(smarm__bhv_type_name(SMARM_T_TUPLE), "tuple");
+	/* a name cut to the buffer, NUL-terminated */
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(1, 2), name, 6), "(pid,");
+	ck_assert_str_eq(smarm__bhv_tuple_name(tup(1, 2), name, 1), "");
+}
+END_TEST
+
+/* Mixed tuples laid out as the C compiler lays out their structs. */
+struct mix1 {
+	int8_t a;
+	double b;
+	int16_t c;
+	smarm_pid_t d;
+};
+struct mix2 {
+	bool a;
+	uint16_t b;
+	float c;
+	uint8_t d;
+};
+struct mix3 {
+	uint64_t a;
+	int8_t b;
+};
+struct mix4 {
+	int32_t a;
+};
+struct mix5 {
+	uint8_t a;
+	bool b;
+	int16_t c;
+	uint32_t d;
+	int64_t e;
+	uint8_t f;
+	float g;
+	double h;
+	int8_t i;
+	smarm_pid_t j;
+	uint16_t k;
+	int32_t l;
+	uint8_t m;
+	uint64_t n;
+	bool o;
+	double q;
+};
+
+#define LAYOUT(tu, S, ...)                                                     \
+	do {                                                                   \
+		static const size_t off_[] = { __VA_ARGS__ };                  \
+		ck_assert_uint_eq((tu)->tu_ffi.size, sizeof(S));               \
+		ck_assert_uint_eq((tu)->tu_ffi.alignment, _Alignof(S));        \
+		ck_assert_uint_eq((tu)->tu_n, sizeof off_ / sizeof off_[0]);   \
+		for (size_t k_ = 0; k_ < sizeof off_ / sizeof off_[0]; k_++)   \
+			ck_assert_uint_eq((tu)->tu_off[k_], off_[k_]);         \
+	} while (0)
+
+START_TEST(test_bhv_proto_tuple_layout_is_the_c_structs)
+{
+	ck_assert_int_eq(parse("cast a((i8, f64, i16, pid))\n"
+			       "cast b((bool, u16, f32, u8))\n"
+			       "cast c((u64, i8)); cast d((i32))\n"
+			       "cast e((u8, bool, i16, u32, i64, u8, f32, f64,"
+			       " i8, pid, u16, i32, u8, u64, bool, f64))\n"),
+			 0);
+	LAYOUT(tup(0, 0), struct mix1, offsetof(struct mix1, a),
+	       offsetof(struct mix1, b), offsetof(struct mix1, c),
+	       offsetof(struct mix1, d));
+	ck_assert_uint_eq(tup(0, 0)->tu_ffi.size, 32); /* 1+7, 8, 2+6, 8 */
+	LAYOUT(tup(1, 0), struct mix2, offsetof(struct mix2, a),
+	       offsetof(struct mix2, b), offsetof(struct mix2, c),
+	       offsetof(struct mix2, d));
+	LAYOUT(tup(2, 0), struct mix3, offsetof(struct mix3, a),
+	       offsetof(struct mix3, b));
+	LAYOUT(tup(3, 0), struct mix4, offsetof(struct mix4, a));
+	LAYOUT(tup(4, 0), struct mix5, offsetof(struct mix5, a),
+	       offsetof(struct mix5, b), offsetof(struct mix5, c),
+	       offsetof(struct mix5, d), offsetof(struct mix5, e),
+	       offsetof(struct mix5, f), offsetof(struct mix5, g),
+	       offsetof(struct mix5, h), offsetof(struct mix5, i),
+	       offsetof(struct mix5, j), offsetof(struct mix5, k),
+	       offsetof(struct mix5, l), offsetof(struct mix5, m),
+	       offsetof(struct mix5, n), offsetof(struct mix5, o),
+	       offsetof(struct mix5, q));
+	ck_assert_uint_le(tup(4, 0)->tu_ffi.size, BHV_TUPLE_SIZE_MAX);
+}
+END_TEST
+
+START_TEST(test_bhv_proto_tuple_refusals_name_the_problem)
+{
+	refused("cast x(())", "line 1, column 9:", "a tuple has at least one");
+	refused("cast x((str))", "line 1, column 9:", "a tuple holds no str");
+	refused("cast x((i8, bytes))",
+		"line 1, column 13:", "a tuple holds no bytes");
+	refused("cast x((i8, (i8)))",
+		"line 1, column 13:", "does not hold a tuple");
+	refused("cast x((i8 i8))",
+		"line 1, column 12:", "',' or ')' in the tuple");
+	refused("cast x((i8,))",
+		"line 1, column 12:", "expected a tuple element type");
+	refused("cast x((void))",
+		"line 1, column 9:", "expected a tuple element type");
+	refused("cast x((i8", "line 1, column 11:", "',' or ')' in the tuple");
+	refused("cast x((i8)", "line 1, column 12:", "expected ',' or ')'");
+	refused("call x() -> ()",
+		"line 1, column 14:", "a tuple has at least one");
+	refused("call x() -> (str)",
+		"line 1, column 14:", "a tuple holds no str");
+	refused("cast x((i8) (i8))", "line 1, column 13:", "',' or ')'");
+	refused("cast a((i8))\ncast b((i8), (q))",
+		"line 2, column 15:", "expected a tuple element type");
+	refused("cast x(i65)", "line 1, column 8:", "or a tuple");
+}
+END_TEST
+
+START_TEST(test_bhv_proto_tuple_limits_at_and_past)
+{
+	char text[512];
+	size_t n = (size_t)snprintf(text, sizeof text, "call x((");
+	for (int i = 0; i < SMARM_TUPLE_MAX; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%sf64",
+				      i ? "," : "");
+	snprintf(text + n, sizeof text - n, ")) -> (i8)");
+	ck_assert_int_eq(parse(text), 0);
+	ck_assert_int_eq(tup(0, 0)->tu_n, SMARM_TUPLE_MAX);
+	ck_assert_uint_eq(tup(0, 0)->tu_ffi.size, 8 * SMARM_TUPLE_MAX);
+	snprintf(text + n, sizeof text - n, ",f64)) -> (i8)");
+	refused(text, "line 1, column ", "more than 16 elements in a tuple");
+	/* an op of SMARM_OP_ARGS_MAX tuples and a tuple reply */
+	n = (size_t)snprintf(text, sizeof text, "call y(");
+	for (int i = 0; i < SMARM_OP_ARGS_MAX; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s(i%d)",
+				      i ? "," : "", 8 << (i % 4));
+	snprintf(text + n, sizeof text - n, ") -> (pid)");
+	ck_assert_int_eq(parse(text), 0);
+	ck_assert_int_eq(p.pr_ops[0].op_ntup, SMARM_OP_ARGS_MAX + 1);
+	for (int i = 0; i < SMARM_OP_ARGS_MAX; i++)
+		ck_assert_uint_eq(tup(0, i)->tu_ffi.size, 1u << (i % 4));
+	ck_assert_uint_eq(tup(0, -1)->tu_ffi.size, sizeof(smarm_pid_t));
+}
+END_TEST
+
 START_TEST(test_bhv_proto_message_cut_and_optional)
 {
 	char small[12];
@@ -196,6 +374,11 @@ Suite *smarm_test_bhv_proto_suite(void)
 	tcase_add_test(tc, test_bhv_proto_every_refusal_names_line_and_column);
 	tcase_add_test(tc, test_bhv_proto_limits_at_and_past);
 	tcase_add_test(tc, test_bhv_proto_message_cut_and_optional);
+	tcase_add_test(tc,
+		       test_bhv_proto_tuples_parse_as_arguments_and_replies);
+	tcase_add_test(tc, test_bhv_proto_tuple_layout_is_the_c_structs);
+	tcase_add_test(tc, test_bhv_proto_tuple_refusals_name_the_problem);
+	tcase_add_test(tc, test_bhv_proto_tuple_limits_at_and_past);
 	suite_add_tcase(s, tc);
 	return s;
 }
