@@ -432,8 +432,18 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 
 	out->mg_heap = NULL;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc =
-			value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
+		int rc;
+		/* The commonest argument, a 64-bit integer given as its own
+		 * type, needs no conversion or range check. */
+		if (args[i].type == op->op_args[i] &&
+		    (args[i].type == SMARM_T_I64 ||
+		     args[i].type == SMARM_T_U64)) {
+			memset(&b->bk_slots[i], 0, sizeof b->bk_slots[i]);
+			b->bk_slots[i].sl_type = (uint8_t)args[i].type;
+			b->bk_slots[i].sl_v.u = args[i].v.u;
+			continue;
+		}
+		rc = value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
 		if (rc != 0) {
 			msg_clear(out);
 			return rc;
