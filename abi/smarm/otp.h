@@ -660,7 +660,10 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * supervisor (a start of any other spec of this strategy fails with
  * SMARM_EBADSPEC). smarm_sup_start_child_args starts instances of it,
  * each restarted as ONE_FOR_ONE restarts a child; their id is empty
- * (OTP's undefined). Calls that name a child by id (terminate, restart
+ * (OTP's undefined). A template added with smarm_sup_spec_add_template
+ * runs each instance with the template's argument and the instance's
+ * extra one (OTP's apply(M, F, A ++ ExtraArgs)); see there for a
+ * template of one argument. Calls that name a child by id (terminate, restart
  * and delete by id) and the calls that add a child of its own spec
  * (smarm_sup_start_child, smarm_sup_start_child_spec) answer
  * SMARM_ESIMPLE, OTP's {error, simple_one_for_one}; terminate an
@@ -764,6 +767,37 @@ SMARM_API int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec,
 SMARM_API int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
 				       smarm_actor_cb fn, void *arg,
 				       int restart, uint64_t shutdown_ns);
+
+/*
+ * smarm_sup_template_cb - the body of a SIMPLE_ONE_FOR_ONE template
+ * added with smarm_sup_spec_add_template: arg is the template's
+ * argument (OTP's A), extra the one its instance was started with
+ * (smarm_sup_start_child_args, OTP's ExtraArgs). C has no argument
+ * lists to append, so the two come as two parameters. It runs as an
+ * actor's body does (smarm_actor_cb), on the instance's own actor.
+ * Since: SMARM_0.5.
+ */
+typedef void (*smarm_sup_template_cb)(void *arg, void *extra);
+
+/*
+ * smarm_sup_spec_add_template() - append a child as
+ * smarm_sup_spec_add_child() does, whose body takes two arguments: the
+ * template of a SIMPLE_ONE_FOR_ONE supervisor. Each instance that
+ * smarm_sup_start_child_args(sup, extra, ...) starts runs fn(arg,
+ * extra), at its start and at every restart: OTP's start_child(Sup,
+ * ExtraArgs) with apply(M, F, A ++ ExtraArgs). arg (shared by every
+ * instance) and extra (each instance's) are passed as they are and
+ * must stay valid while an instance may start. The other setters
+ * (readiness, type, significance) name it by id as any child. A spec
+ * of another strategy that holds such a child is invalid: its start
+ * fails with SMARM_EBADSPEC, as smarm_sup_start_child_spec() of it.
+ * Returns: 0. Errors: as smarm_sup_spec_add_child().
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_add_template(smarm_sup_spec_t *spec,
+					  const char *id,
+					  smarm_sup_template_cb fn, void *arg,
+					  int restart, uint64_t shutdown_ns);
 
 /*
  * smarm_sup_spec_set_child_ready() - make the child id report readiness:
@@ -1155,11 +1189,14 @@ SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
 /*
  * smarm_sup_start_child_args() - start an instance of the template of
  * the SIMPLE_ONE_FOR_ONE supervisor sup (OTP's start_child(Sup,
- * ExtraArgs)): it runs the template's body with arg in place of the
- * template's argument (a C body takes one pointer; OTP appends the
- * extra arguments to the template's: pass a struct holding both if the
- * body needs both). arg is passed as is to this instance's every start
- * and restart. Synchronous as smarm_sup_start_child_spec is: returns
+ * ExtraArgs)), extra its extra argument, passed as is to this
+ * instance's every start and restart. A template added with
+ * smarm_sup_spec_add_template runs fn(arg, extra): the template's
+ * argument and this one, as OTP appends ExtraArgs to the template's
+ * arguments. A template added with smarm_sup_spec_add_child has a body
+ * of one parameter: it runs fn(extra), OTP's template whose own
+ * argument list is empty (A ++ [Extra] is [Extra]); its spec's arg is
+ * not used. Synchronous as smarm_sup_start_child_spec is: returns
  * after the instance's readiness report if the template asks for one.
  * Returns: 0, *pid (may be NULL) set (SMARM_PID_NONE if it said
  * ignore: not kept), *info (may be NULL) to what it passed to
@@ -1169,7 +1206,7 @@ SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
  * instance's start failure, nothing recorded.
  * Thread-safety: actor context only. Since: SMARM_0.5.
  */
-SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *arg,
+SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 					 uint64_t timeout_ns, smarm_pid_t *pid,
 					 intptr_t *info);
 

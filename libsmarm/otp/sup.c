@@ -41,7 +41,11 @@
  * which_children reply's array belongs to whoever takes it from the
  * reply channel (or to the channel's destructor); sup_free, a cleanup
  * handler, frees it on every way the actor ends (a kill included).
- * Locking: none: a struct sup is touched only by its own actor.
+ * A template instance's start (struct sup_tstart: its
+ * body and both arguments) is shared by the supervisor and the child it
+ * starts (INV-8).
+ * Locking: none: a struct sup is touched only by its own actor; a
+ * template start's counts are atomic.
  * Invariants:
  *   INV-1 a child is in su_pend at most once (ch_inring), so su_pend
  *         never holds more than the number of children.
@@ -70,6 +74,15 @@
  *         one more restart against the intensity, as in OTP. Finding
  *         the child to retry scans the table: only failed restarts,
  *         bounded by the intensity, pay for it.
+ *   INV-8 a template start (sup_tstart) holds two references: the
+ *         child's, given up by its body once it copied what it needs
+ *         (sup_tbody), and the supervisor's, given up when the
+ *         tenancy's Down is taken (sup_pid_clear), which also gives up
+ *         the child's if its body never ran (an actor that ends before
+ *         its first run: no stack), or when the supervisor ends with
+ *         the tenancy alive (sup_free). So it is freed once, never
+ *         read after (the body copies it first), and a child whose
+ *         supervisor was killed still finds it.
  * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
@@ -82,9 +95,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct sup_tstart;
+
 struct sup_child {
 	struct smarm__sup_cspec ch_cs; /* its spec */
 	uint64_t ch_pid;	       /* running tenancy, 0: none */
+	struct sup_tstart *ch_ts;      /* that tenancy's template start
+					  (INV-8), or NULL */
 	struct smarm__htab_node ch_h;  /* in su_bypid while ch_pid != 0 */
 	bool ch_pending;	       /* its Down awaits sup_death */
 	bool ch_inring;		       /* in su_pend (INV-1) */
@@ -158,9 +175,12 @@ int smarm__sup_report(int status, intptr_t extra)
 
 int smarm__sup_spec_check(const struct smarm_sup_spec *spec)
 {
-	if (spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE &&
-	    spec->sp_n != 1)
+	bool simple = spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE;
+	if (simple && spec->sp_n != 1)
 		return SMARM_EBADSPEC;
+	for (uint32_t i = 0; i < spec->sp_n; i++)
+		if (spec->sp_kids[i].cs_tfn != NULL && !simple)
+			return SMARM_EBADSPEC; /* a template, not a child */
 	return 0;
 }
 
@@ -176,9 +196,56 @@ static const smarm_msgtype_t *ctl_type(void)
 	return t;
 }
 
+/* ---------------------------------------------------- template starts */
+
+/* A template instance's start: what its body needs (INV-8). */
+struct sup_tstart {
+	_Atomic uint32_t ts_refs;    /* the child's, the supervisor's */
+	_Atomic bool ts_ran;	     /* the child's body took its copy */
+	smarm_sup_template_cb ts_fn; /* the template's body */
+	void *ts_arg;		     /* the template's argument */
+	void *ts_extra;		     /* the instance's */
+};
+
+static void tstart_unref(struct sup_tstart *ts)
+{
+	if (atomic_fetch_sub_explicit(&ts->ts_refs, 1, memory_order_acq_rel) ==
+	    1)
+		free(ts);
+}
+
+/* An instance's body: copy the start, give the child's reference up,
+ * run the template's body with both arguments. */
+static void sup_tbody(void *arg)
+{
+	struct sup_tstart *ts = arg;
+	smarm_sup_template_cb fn = ts->ts_fn;
+	void *targ = ts->ts_arg, *extra = ts->ts_extra;
+	atomic_store_explicit(&ts->ts_ran, true, memory_order_relaxed);
+	tstart_unref(ts);
+	fn(targ, extra);
+}
+
+/* The supervisor is done with child c's tenancy (its Down taken, or the
+ * supervisor ends): give up its template start, and the child's too if
+ * the tenancy ended without running its body (INV-8). */
+static void tstart_drop(struct sup_child *c, bool ended)
+{
+	struct sup_tstart *ts = c->ch_ts;
+	if (ts == NULL)
+		return;
+	c->ch_ts = NULL;
+	/* its end happened before its Down: a body that ran said so */
+	if (ended && !atomic_load_explicit(&ts->ts_ran, memory_order_relaxed))
+		tstart_unref(ts);
+	tstart_unref(ts);
+}
+
 static void sup_free(void *arg)
 {
 	struct sup *su = arg;
+	for (uint32_t i = 0; su->su_kids != NULL && i < su->su_n; i++)
+		tstart_drop(&su->su_kids[i], false);
 	smarm_spawn_opts_free(su->su_opts);
 	smarm_selset_free(su->su_set);
 	if (su->su_sig != NULL) {
@@ -226,6 +293,7 @@ static void sup_pid_clear(struct sup *su, int i)
 	SMARM_ASSERT(c->ch_pid != 0);
 	smarm__htab_remove(&su->su_bypid, &c->ch_h);
 	c->ch_pid = 0;
+	tstart_drop(c, true);
 }
 
 /* su_kids moved: index the running children again (INV-5). */
@@ -494,9 +562,27 @@ static int sup_start_child(struct sup *su, int i)
 	c->ch_pending = false;
 	c->ch_ignored = false;
 	c->ch_info = 0;
-	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
-	if (rc != 0)
-		return rc;
+	if (cs->cs_tfn != NULL) {
+		struct sup_tstart *ts = malloc(sizeof *ts);
+		if (ts == NULL)
+			return SMARM_ENOMEM;
+		atomic_init(&ts->ts_refs, 2);
+		atomic_init(&ts->ts_ran, false);
+		ts->ts_fn = cs->cs_tfn;
+		ts->ts_arg = cs->cs_arg;
+		ts->ts_extra = cs->cs_extra;
+		rc = smarm_actor_spawn(&pid, sup_tbody, ts, su->su_opts);
+		if (rc != 0) {
+			free(ts); /* no child: nobody else has it */
+			return rc;
+		}
+		c->ch_ts = ts;
+	} else {
+		rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg,
+				       su->su_opts);
+		if (rc != 0)
+			return rc;
+	}
 	(void)smarm_actor_detach(pid);
 	sup_pid_set(su, i, pid.id);
 	if (!cs->cs_await)
@@ -716,9 +802,12 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	}
 	switch (q->op) {
 	case SMARM__SUP_OP_START_ARGS: {
-		void *arg = q->cs.cs_arg;
+		void *extra = q->cs.cs_extra;
 		q->cs = su->su_tmpl; /* an instance of the template */
-		q->cs.cs_arg = arg;
+		if (q->cs.cs_tfn != NULL)
+			q->cs.cs_extra = extra; /* fn(arg, extra) */
+		else
+			q->cs.cs_arg = extra; /* fn(extra): A is [] */
 	}
 		/* FALLTHROUGH */
 	case SMARM__SUP_OP_START:

@@ -23,8 +23,11 @@
 
 struct smarm__sup_cspec {
 	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */
-	smarm_actor_cb cs_fn;		/* body */
+	smarm_actor_cb cs_fn;		/* body (NULL: cs_tfn's) */
+	smarm_sup_template_cb cs_tfn;	/* or a template's two-argument
+					   body (smarm_sup_spec_add_template) */
 	void *cs_arg;			/* its argument, the caller's */
+	void *cs_extra;			/* an instance's extra argument */
 	int cs_restart;			/* smarm_sup_restart */
 	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
 	bool cs_await;			/* reports readiness */
@@ -51,7 +54,7 @@ enum smarm__sup_op {
 	SMARM__SUP_OP_DELETE,
 	SMARM__SUP_OP_WHICH,
 	SMARM__SUP_OP_COUNT,
-	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_arg its arg */
+	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_extra its extra */
 	SMARM__SUP_OP_TERMINATE_PID, /* the child running as pid */
 };
 

@@ -6,7 +6,10 @@
  *   simple_one_for_one - instances of the template are restarted one
  *     for one, each with its own argument;
  *   simple_one_for_one_extra - start_child's argument reaches the
- *     instance's body, at its start and at its restarts;
+ *     instance's body, at its start and at its restarts; a template of
+ *     two arguments (smarm_sup_spec_add_template) gets the template's
+ *     and the instance's, OTP's A ++ ExtraArgs, and is no child of
+ *     another strategy (SMARM_EBADSPEC);
  *   simple_one_for_one_escalation - instances crashing past the
  *     intensity take the supervisor down, SHUTDOWN with
  *     SMARM_EINTENSITY;
@@ -118,6 +121,120 @@ static void root_simple(void *arg)
 	HARNESS_EQ(atomic_load(&in[2].starts), 1);
 	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
 		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+}
+
+/* A two-argument template's argument: what its instances saw. */
+struct tmpl {
+	int base;
+	_Atomic int starts;
+	_Atomic int bad; /* an instance saw another template argument */
+};
+
+/* An instance of a two-argument template: its extra is its inst. */
+static void tmpl_body(void *arg, void *extra)
+{
+	struct tmpl *t = arg;
+	struct inst *in = extra;
+	if (t == NULL || t->base != 1000 || in == NULL)
+		atomic_fetch_add(&t->bad, 1);
+	atomic_fetch_add(&t->starts, 1);
+	atomic_store(&in->pid, smarm_actor_self().id);
+	atomic_fetch_add(&in->starts, 1);
+	HARNESS_EQ(smarm_sup_ready_info(t->base + in->tag), 0);
+	kid_park();
+}
+
+static void plain_body(void *arg)
+{
+	(void)arg;
+	kid_park();
+}
+
+/*
+ * simple_one_for_one_extra, two arguments: each instance runs with the
+ * template's argument and its own (OTP's apply(M, F, A ++ ExtraArgs)),
+ * at its start and at its restart; a template is no child of another
+ * strategy, nor of a dynamic child's spec.
+ */
+static void root_extra_template(void *arg)
+{
+	struct tmpl t = { .base = 1000 };
+	struct inst in[3] = { { .tag = 1 }, { .tag = 2 }, { .tag = 3 } };
+	smarm_sup_spec_t *sp = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE, p[3], old, other;
+	intptr_t info = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_strategy(sp, SMARM_SUP_SIMPLE_ONE_FOR_ONE),
+		0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(sp, 10, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_template(sp, "tmpl", NULL, &t,
+					       SMARM_SUP_PERMANENT, 0),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_add_template(NULL, "tmpl", tmpl_body, &t,
+					       SMARM_SUP_PERMANENT, 0),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_spec_add_template(sp, "tmpl", tmpl_body, &t,
+					       SMARM_SUP_PERMANENT,
+					       SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "tmpl", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	for (int i = 0; i < 3; i++) {
+		HARNESS_EQ(smarm_sup_start_child_args(sup, &in[i], MS(10000),
+						      &p[i], &info),
+			   0);
+		HARNESS_EQ(info, 1000 + in[i].tag); /* both arguments */
+		HARNESS_CHECK(smarm_pid_eq(p[i], inst_pid(&in[i])));
+	}
+	HARNESS_EQ(atomic_load(&t.starts), 3);
+	/* a restart runs with both again */
+	old = p[2];
+	HARNESS_EQ(exit_and_await(old, SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_CHECK(kid_await(&in[2].starts, 2));
+	HARNESS_CHECK(await_active(sup, 3));
+	HARNESS_CHECK(!smarm_pid_eq(inst_pid(&in[2]), old));
+	HARNESS_EQ(atomic_load(&t.starts), 4);
+	HARNESS_EQ(atomic_load(&t.bad), 0);
+	HARNESS_EQ(atomic_load(&in[0].starts), 1);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	smarm_sup_spec_free(sp);
+
+	/* a template under another strategy is an invalid spec */
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "a", plain_body, NULL,
+					    SMARM_SUP_PERMANENT, 0),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_add_template(sp, "t", tmpl_body, &t,
+					       SMARM_SUP_PERMANENT, 0),
+		   0);
+	other = smarm_actor_self();
+	HARNESS_EQ(smarm_sup_start(sp, &other), SMARM_EBADSPEC);
+	HARNESS_CHECK(smarm_pid_eq(other, smarm_actor_self()));
+	HARNESS_EQ(smarm_sup_run(sp), SMARM_EBADSPEC);
+	smarm_sup_spec_free(sp);
+	/* nor the child of a dynamic child's spec */
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "a", plain_body, NULL,
+					    SMARM_SUP_PERMANENT, 0),
+		   0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(smarm_sup_spec_add_template(sp, "t", tmpl_body, &t,
+					       SMARM_SUP_PERMANENT, 0),
+		   0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, sp, MS(5000), NULL, NULL),
+		   SMARM_EBADSPEC);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(atomic_load(&t.starts), 4); /* nothing more ran */
 	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 }
 
@@ -429,6 +546,7 @@ static void root_temporary(void *arg)
 	END_TEST
 
 CASE(simple_one_for_one, root_simple)
+CASE(simple_one_for_one_extra_template, root_extra_template)
 CASE(simple_one_for_one_escalation, root_escalation)
 CASE(child_adm_simple, root_child_adm)
 CASE(terminate_child_by_pid_other_strategies, root_terminate_pid_static)
@@ -450,6 +568,7 @@ Suite *smarm_test_sup_simple_suite(void)
 	TCase *tc = tcase_create("simple");
 	tcase_set_timeout(tc, 60);
 	add_123(tc, test_sup_simple_simple_one_for_one);
+	add_123(tc, test_sup_simple_simple_one_for_one_extra_template);
 	add_123(tc, test_sup_simple_simple_one_for_one_escalation);
 	add_123(tc, test_sup_simple_child_adm_simple);
 	add_123(tc, test_sup_simple_terminate_child_by_pid_other_strategies);
