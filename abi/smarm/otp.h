@@ -867,8 +867,15 @@ SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
  * smarm_sup_init_cb - a supervisor's init (OTP's supervisor:init/1):
  * fills spec, an empty one (smarm_sup_spec_alloc's defaults), with
  * the supervisor's strategy, intensity and children. Called on the
- * supervisor's own actor before it starts anything; spec is owned by
- * the caller of init and valid only during the call. Returns 0 to
+ * supervisor's own actor before it starts anything, an actor that
+ * already traps exits, as OTP's supervisor:init/1 sets trap_exit
+ * before it calls Module:init/1 (since 0.5.0): an exit signal that
+ * reaches it during init (a process init linked to ends, smarm_link of
+ * one gone) is a message the supervisor takes once it runs, which ends
+ * it if its parent sent it and is ignored if another actor did (OTP's
+ * handle_info({'EXIT', Pid, Reason})), not the actor's end; a kill
+ * still kills it. spec is owned by the caller of init and valid only
+ * during the call. Returns 0 to
  * start spec; SMARM_SUP_INIT_IGNORE for OTP's ignore (the supervisor
  * ends normally, started nothing); a negative status to fail the start
  * with it. Any other value is outside the contract (SMARM_EBADRETURN).

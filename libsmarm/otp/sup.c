@@ -334,18 +334,31 @@ static int sup_reserve(struct sup *su, uint32_t want)
 	return 0;
 }
 
-/* Build the state for the spec `owned` (taken over and freed). */
-static struct sup *sup_new(struct smarm_sup_spec *owned)
+static void drop_chan(smarm_chan_t *ch)
+{
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch);
+}
+
+/* Build the state for the spec `owned` (taken over and freed), its
+ * signal channel sig (taken over too), or a new one if NULL. */
+static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 {
 	struct sup *su = calloc(1, sizeof *su);
 	uint32_t n = owned->sp_n;
 	uint32_t hcap = pow2_at_least(owned->sp_max ? owned->sp_max : 1);
 	void *hbuf = malloc(hcap * sizeof(uint64_t));
-	if (su != NULL)
+	if (su != NULL) {
 		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
+		su->su_sig = sig;
+	} else if (sig != NULL) {
+		drop_chan(sig);
+	}
 	if (su == NULL || hbuf == NULL ||
 	    smarm__htab_init(&su->su_bypid) != 0 || sup_reserve(su, n) != 0 ||
-	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
+	    (su->su_sig == NULL &&
+	     smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) !=
+		     0) ||
 	    smarm_chan_alloc(&su->su_ctl, sizeof(struct smarm__sup_ctl),
 			     NULL) != 0 ||
 	    smarm_selset_alloc(&su->su_set) != 0 ||
@@ -974,13 +987,16 @@ static void sup_loop(struct sup *su)
 	sup_end(su);
 }
 
-int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
+int smarm__sup_run(struct smarm_sup_spec *owned, smarm_chan_t *sig,
+		   bool report_setup_failure)
 {
-	struct sup *su = sup_new(owned);
+	struct sup *su = sup_new(owned, sig);
 	const smarm_msgtype_t *t = ready_type();
 	const smarm_msgtype_t *ct = ctl_type();
 	int rc;
 	if (su == NULL || t == NULL || ct == NULL) {
+		if (sig != NULL)
+			(void)smarm_trap_exit(NULL); /* sig is freed */
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
@@ -989,6 +1005,8 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 	}
 	rc = smarm_cleanup_push(sup_free, su);
 	if (rc != 0) {
+		if (sig != NULL)
+			(void)smarm_trap_exit(NULL);
 		sup_free(su);
 		if (report_setup_failure)
 			(void)smarm__sup_report(rc, 0);
@@ -1032,13 +1050,7 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 
 static void sup_body(void *arg)
 {
-	(void)smarm__sup_run(arg, true);
-}
-
-static void drop_chan(smarm_chan_t *ch)
-{
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	(void)smarm__sup_run(arg, NULL, true);
 }
 
 /*
@@ -1150,23 +1162,48 @@ static void sup_init_fail(int status, intptr_t why)
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
 
+static void chan_drop_cb(void *arg)
+{
+	drop_chan(arg);
+}
+
 /*
  * Build a spec with init (smarm_sup_init_cb) on the calling actor, so a
  * crash in init is its end, which its starter sees as a Down; then run
- * the supervisor. init's ignore, a failure, an invalid spec are
- * reported to the spawner and end the actor normally. Returns only if
- * nothing could be set up (the code; reported first if
- * report_setup_failure).
+ * the supervisor. As OTP's supervisor:init/1 sets trap_exit before it
+ * calls Module:init/1, the actor traps exits into the channel the
+ * supervisor will take them from before init runs: an exit signal that
+ * comes during init (a process init linked to ends, the parent asks it
+ * to end) is a message the supervisor handles once it runs, as OTP's
+ * handle_info({'EXIT', ...}) does, not the actor's end. init's ignore,
+ * a failure, an invalid spec are reported to the spawner and end the
+ * actor normally. Returns only if nothing could be set up (the code;
+ * reported first if report_setup_failure).
  */
 int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
 			bool report_setup_failure)
 {
 	struct smarm_sup_spec *sp = NULL;
-	int rc = smarm_sup_spec_alloc(&sp);
+	smarm_chan_t *sig = NULL;
+	int rc = smarm_chan_alloc(&sig, sizeof(smarm_signal_t), NULL);
 	if (rc == 0) {
-		rc = smarm_cleanup_push(spec_free_cb, sp);
+		rc = smarm_cleanup_push(chan_drop_cb, sig);
 		if (rc != 0)
-			smarm_sup_spec_free(sp);
+			drop_chan(sig);
+	}
+	if (rc == 0) {
+		rc = smarm_trap_exit(sig);
+		if (rc == 0)
+			rc = smarm_sup_spec_alloc(&sp);
+		if (rc == 0) {
+			rc = smarm_cleanup_push(spec_free_cb, sp);
+			if (rc != 0)
+				smarm_sup_spec_free(sp);
+		}
+		if (rc != 0) {
+			(void)smarm_trap_exit(NULL);
+			(void)smarm_cleanup_pop(true); /* chan_drop_cb */
+		}
 	}
 	if (rc != 0) {
 		if (report_setup_failure)
@@ -1188,7 +1225,8 @@ int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
 			sup_init_fail(SMARM_EBADRETURN, rc);
 		sup_init_fail(rc, 0);
 	}
-	return smarm__sup_run(sp, report_setup_failure);
+	(void)smarm_cleanup_pop(false); /* sig goes to the supervisor */
+	return smarm__sup_run(sp, sig, report_setup_failure);
 }
 
 /* A supervisor whose spec init builds, on its own actor. */

@@ -86,10 +86,14 @@ int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
 
 /*
  * Run the supervisor of owned (taken over and freed) on the calling
- * actor. Returns only if it could not be set up (the code; reported to
- * the spawner first if report_setup_failure); else it ends the actor.
+ * actor. sig (taken over too) is the channel of smarm_signal_t the
+ * caller already traps exits into (smarm__sup_run_init: the init ran
+ * trapping), or NULL for a new one. Returns only if it could not be set
+ * up (the code; reported to the spawner first if report_setup_failure);
+ * else it ends the actor.
  */
-int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
+int smarm__sup_run(struct smarm_sup_spec *owned, smarm_chan_t *sig,
+		   bool report_setup_failure);
 
 /*
  * Run on the calling actor a supervisor whose spec init(arg) builds

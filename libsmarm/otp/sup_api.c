@@ -239,7 +239,7 @@ int smarm_sup_run(const smarm_sup_spec_t *spec)
 {
 	struct smarm_sup_spec *copy;
 	int rc = spec_take(spec, &copy);
-	return rc != 0 ? rc : smarm__sup_run(copy, false);
+	return rc != 0 ? rc : smarm__sup_run(copy, NULL, false);
 }
 
 int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
