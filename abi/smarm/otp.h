@@ -636,6 +636,12 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * parent supervisor's link) or from no actor (smarm_node_shutdown_actor,
  * the root's end) makes it stop its children in reverse start order and
  * then end with that signal's how (SMARM_EXIT_SHUTDOWN for a shutdown).
+ * A SIMPLE_ONE_FOR_ONE supervisor stops its instances all at once
+ * instead, as OTP's does: each is sent the shutdown (killed, for
+ * SMARM_SUP_BRUTAL_KILL), then their ends are awaited together within
+ * one shutdown time, after which those left are killed; so they clean
+ * up in parallel, in no defined order, and n of them take one shutdown
+ * time, not n. The same holds when it gives up (Intensity).
  * It does so also while it waits for a child's readiness, at a first
  * start or a restart: that start is given up (the child stopped per its
  * policy) and nothing more is started, so a child that never gets ready

@@ -641,9 +641,63 @@ static int sup_start_child(struct sup *su, int i)
 	}
 }
 
-/* Stop every child, last started first. */
+/*
+ * Stop every instance of a SIMPLE_ONE_FOR_ONE supervisor at once, as
+ * OTP's terminate_dynamic_children does: all are sent the template's
+ * shutdown (a kill for SMARM_SUP_BRUTAL_KILL) first, then their Downs
+ * are awaited together, within one shutdown time counted from then;
+ * those still running when it is over are killed and awaited. So the
+ * instances clean up in parallel, and n of them take one shutdown
+ * time, not n. Restarting instances have no process to stop.
+ */
+static void sup_stop_all_simple(struct sup *su)
+{
+	uint64_t sd = su->su_tmpl.cs_shutdown;
+	bool brutal = sd == SMARM_SUP_BRUTAL_KILL;
+	uint64_t deadline = brutal ? SMARM_NO_TIMEOUT : deadline_of(sd);
+	uint32_t left = 0;
+	for (uint32_t k = 0; k < su->su_n; k++) {
+		smarm_pid_t pid = { su->su_kids[k].ch_pid };
+		if (pid.id == 0)
+			continue;
+		/* SMARM_ENOPROC: it is ending anyway; its Down still comes */
+		(void)smarm_actor_send_exit(
+			pid, brutal ? SMARM_EXIT_STOPPED : SMARM_EXIT_SHUTDOWN,
+			0);
+		left++;
+	}
+	while (left > 0) {
+		smarm_signal_t m;
+		int j, rc = smarm_chan_recv_timeout(su->su_sig, &m,
+						    remaining(deadline));
+		if (rc == SMARM_ETIMEDOUT) { /* the shutdown time is over */
+			for (uint32_t k = 0; k < su->su_n; k++) {
+				smarm_pid_t pid = { su->su_kids[k].ch_pid };
+				if (pid.id != 0)
+					(void)smarm_actor_send_exit(
+						pid, SMARM_EXIT_STOPPED, 0);
+			}
+			deadline = SMARM_NO_TIMEOUT;
+			continue;
+		}
+		if (SMARM_NEVER(rc != 0))
+			return; /* cannot happen: we hold every reference */
+		j = sup_take(su, &m); /* each running one's Down, once */
+		if (j >= 0) {
+			su->su_kids[j].ch_pending = false;
+			left--;
+		}
+	}
+}
+
+/* Stop every child: last started first, each stop awaited; the
+ * instances of a SIMPLE_ONE_FOR_ONE supervisor all at once. */
 static void sup_stop_all(struct sup *su)
 {
+	if (su->su_simple) {
+		sup_stop_all_simple(su);
+		return;
+	}
 	for (int i = (int)su->su_n - 1; i >= 0; i--)
 		sup_stop_child(su, i);
 }

@@ -25,7 +25,13 @@
  *   hanging_restart_loop_simple - an instance whose restart never gets
  *     ready does not keep the supervisor from its shutdown;
  *   do_not_save_start_parameters_for_temporary_children - temporary
- *     instances are forgotten when they end.
+ *     instances are forgotten when they end;
+ *   simple_one_for_one_shutdown - the supervisor's end stops all its
+ *     instances at once: each gets its shutdown before any other has
+ *     ended, and they clean up in parallel;
+ *   sup_stop_timeout_dynamic - instances that ignore the shutdown are
+ *     killed when one shutdown time, counted for all, is over;
+ *   sup_stop_brutal_kill_dynamic - brutal_kill instances are killed.
  */
 #include "sup_kids.h"
 
@@ -536,6 +542,149 @@ static void root_temporary(void *arg)
 		free(k[i]);
 }
 
+/* simple_one_for_one_shutdown: what the instances saw of the end. */
+#define SHUT_N 20
+struct shut {
+	_Atomic int started; /* instances set up (trapping) */
+	_Atomic int seen;    /* instances that got the shutdown */
+	_Atomic int all;     /* ... and saw all SHUT_N get it first */
+};
+
+/*
+ * An instance that traps exits; on the shutdown it waits until every
+ * instance has it (bounded: 1 s, scaled), then cleans up for 200 ms.
+ * Stopped one at a time, the first would wait alone until its bound.
+ */
+static void shut_body(void *arg)
+{
+	struct shut *sh = arg;
+	smarm_chan_t *ch = kid_trap();
+	smarm_signal_t s;
+	uint64_t end;
+	atomic_fetch_add(&sh->started, 1);
+	HARNESS_EQ(smarm_sup_ready(), 0);
+	if (smarm_chan_recv(ch, &s) != 0 || s.how != SMARM_EXIT_SHUTDOWN)
+		return;
+	atomic_fetch_add(&sh->seen, 1);
+	end = smarm_now_ns() + (uint64_t)(1e9 * harness_time_scale());
+	while (atomic_load(&sh->seen) < SHUT_N && smarm_now_ns() < end)
+		smarm_actor_sleep(MS(1));
+	if (atomic_load(&sh->seen) == SHUT_N)
+		atomic_fetch_add(&sh->all, 1);
+	smarm_actor_sleep(MS(200)); /* its terminate's cleanup */
+}
+
+/*
+ * simple_one_for_one_shutdown: 20 instances whose cleanup takes 200 ms
+ * each end in far less than 20 * 200 ms, every one having seen all
+ * the others get their shutdown before it ended (OTP's
+ * terminate_dynamic_children: shut all down, then wait for all).
+ */
+static void root_simple_shutdown(void *arg)
+{
+	struct shut sh = { 0 };
+	smarm_pid_t sup = start_simple(shut_body, SMARM_SUP_PERMANENT, 10);
+	uint64_t t0, took;
+	(void)arg;
+	for (int i = 0; i < SHUT_N; i++)
+		HARNESS_EQ(smarm_sup_start_child_args(sup, &sh, MS(10000), NULL,
+						      NULL),
+			   0);
+	HARNESS_EQ(atomic_load(&sh.started), SHUT_N);
+	t0 = smarm_now_ns();
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	took = harness_since(t0);
+	HARNESS_EQ(atomic_load(&sh.seen), SHUT_N);
+	HARNESS_EQ(atomic_load(&sh.all), SHUT_N);
+	/* one at a time would take 20 * 200 ms at least; at once, about
+	 * 200 ms: a bound between the two that a loaded machine meets */
+	HARNESS_CHECK(took < MS(3000));
+	HARNESS_CHECK(took >= MS(200));
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+}
+
+/* A simple_one_for_one over kid_body, of that shutdown policy. */
+static smarm_pid_t start_simple_shutdown(uint64_t shutdown_ns)
+{
+	smarm_sup_spec_t *sp = NULL;
+	smarm_pid_t sup = SMARM_PID_NONE;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sp), 0);
+	HARNESS_EQ(
+		smarm_sup_spec_set_strategy(sp, SMARM_SUP_SIMPLE_ONE_FOR_ONE),
+		0);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "t", kid_body, NULL,
+					    SMARM_SUP_PERMANENT, shutdown_ns),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(sp, "t", MS(10000)), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	return sup;
+}
+
+#define STOP_N 5
+
+/*
+ * sup_stop_timeout_dynamic: instances that ignore the shutdown are
+ * killed once the template's shutdown time (1 s) is over, counted for
+ * all of them at once: when the first is killed every one has its
+ * shutdown, and all are gone in about 1 s, not 5 * 1 s.
+ * sup_stop_brutal_kill_dynamic: brutal_kill instances are killed,
+ * never sent a trappable shutdown.
+ */
+static void root_stop_dynamic(void *arg)
+{
+	struct kid *k[STOP_N];
+	smarm_chan_t *ch = sig_chan();
+	smarm_signal_t s = { 0 };
+	smarm_pid_t sup = start_simple_shutdown(MS(1000));
+	uint64_t t0, took;
+	(void)arg;
+	for (int i = 0; i < STOP_N; i++) {
+		k[i] = kid_new(i, KID_TRAP_READY_IGNORE);
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+		HARNESS_EQ(smarm_monitor(kid_pid(k[i]), ch, NULL), 0);
+	}
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	for (int i = 0; i < STOP_N; i++) {
+		HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(20000)), 0);
+		HARNESS_EQ(s.how, SMARM_EXIT_STOPPED); /* killed */
+		if (i == 0) /* the first killed: all had their shutdown */
+			for (int j = 0; j < STOP_N; j++)
+				HARNESS_EQ(atomic_load(&k[j]->saw_exit), 1);
+	}
+	took = harness_since(t0);
+	HARNESS_CHECK(took < MS(4000)); /* one at a time: 5 s at least */
+	HARNESS_CHECK(took >= MS(900));
+	for (int i = 0; i < STOP_N; i++)
+		free(k[i]);
+
+	/* brutal_kill: killed at once, no shutdown message seen */
+	sup = start_simple_shutdown(SMARM_SUP_BRUTAL_KILL);
+	for (int i = 0; i < STOP_N; i++) {
+		k[i] = kid_new(i, KID_TRAP_READY);
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+		HARNESS_EQ(smarm_monitor(kid_pid(k[i]), ch, NULL), 0);
+	}
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	for (int i = 0; i < STOP_N; i++) {
+		HARNESS_EQ(smarm_chan_recv_timeout(ch, &s, MS(20000)), 0);
+		HARNESS_EQ(s.how, SMARM_EXIT_STOPPED);
+	}
+	for (int i = 0; i < STOP_N; i++) {
+		HARNESS_EQ(atomic_load(&k[i]->saw_exit), 0);
+		free(k[i]);
+	}
+	harness_chan_drop(ch);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+}
+
 #define CASE(name, root)                                                       \
 	START_TEST(test_sup_simple_##name)                                     \
 	{                                                                      \
@@ -554,6 +703,8 @@ CASE(sup_start_ignore_child_start_child_simple, root_ignore)
 CASE(sup_start_map_faulty_specs, root_faulty)
 CASE(hanging_restart_loop_simple, root_hanging_simple)
 CASE(do_not_save_start_parameters_for_temporary_children, root_temporary)
+CASE(simple_one_for_one_shutdown, root_simple_shutdown)
+CASE(sup_stop_timeout_brutal_kill_dynamic, root_stop_dynamic)
 
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
@@ -577,6 +728,11 @@ Suite *smarm_test_sup_simple_suite(void)
 	add_123(tc, test_sup_simple_hanging_restart_loop_simple);
 	add_123(tc,
 		test_sup_simple_do_not_save_start_parameters_for_temporary_children);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("shutdown");
+	tcase_set_timeout(tc, 120);
+	add_123(tc, test_sup_simple_simple_one_for_one_shutdown);
+	add_123(tc, test_sup_simple_sup_stop_timeout_brutal_kill_dynamic);
 	suite_add_tcase(s, tc);
 	return s;
 }
