@@ -674,7 +674,9 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * (smarm_sup_start_child, smarm_sup_start_child_spec) answer
  * SMARM_ESIMPLE, OTP's {error, simple_one_for_one}; terminate an
  * instance by pid (smarm_sup_terminate_child_pid), which also forgets
- * it. An instance that says ignore is not kept, whatever its restart.
+ * it. An instance that says ignore is not kept, whatever its restart,
+ * nor one that ended and is not restarted (a temporary one, a
+ * transient one that ended normally or shut down: OTP erases it).
  * count_children reports one spec (the template) and counts the
  * instances by the template's type.
  */

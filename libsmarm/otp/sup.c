@@ -797,8 +797,11 @@ static void sup_death(struct sup *su, int i)
 		return;
 	}
 	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
-	    !abnormal(su->su_kids[i].ch_how))
+	    !abnormal(su->su_kids[i].ch_how)) {
+		if (su->su_simple)
+			sup_delete(su, i); /* OTP erases a dynamic child */
 		return;
+	}
 	sup_restart(su, i);
 }
 

@@ -26,6 +26,10 @@
  *     ready does not keep the supervisor from its shutdown;
  *   do_not_save_start_parameters_for_temporary_children - temporary
  *     instances are forgotten when they end;
+ *   transient_normal, transient_shutdown (under simple_one_for_one) -
+ *     a transient instance that ends normally or shuts down is not
+ *     restarted and is forgotten (OTP erases it from its dynamics);
+ *     one that crashes is restarted;
  *   simple_one_for_one_shutdown - the supervisor's end stops all its
  *     instances at once: each gets its shutdown before any other has
  *     ended, and they clean up in parallel;
@@ -542,6 +546,54 @@ static void root_temporary(void *arg)
 		free(k[i]);
 }
 
+/*
+ * transient_normal, transient_shutdown, transient_abnormal under
+ * simple_one_for_one: an instance not restarted is not kept (OTP's
+ * del_child of a dynamic child erases it), one that crashes is.
+ */
+static void root_transient(void *arg)
+{
+	struct kid *k[3] = { kid_new(1, KID_NORMAL_ONCE), kid_new(2, KID_PARK),
+			     kid_new(3, KID_PARK) };
+	smarm_pid_t sup = start_simple_kids(SMARM_SUP_TRANSIENT, 0);
+	smarm_sup_child_info_t it[3];
+	size_t n = 9, specs = 0, active = 9, workers = 9;
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      NULL, NULL),
+			   0);
+	HARNESS_CHECK(kid_await(&k[1]->starts, 1));
+	HARNESS_CHECK(kid_await(&k[2]->starts, 1));
+	HARNESS_EQ(exit_and_await(kid_pid(k[1]), SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(exit_and_await(kid_pid(k[2]), SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_CHECK(kid_await(&k[2]->starts, 2)); /* restarted */
+	/* the two that ended on their own terms are gone from the table */
+	for (int i = 0; i < 10000 && workers != 1; i++) {
+		HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, &active,
+						       NULL, &workers,
+						       MS(5000)),
+			   0);
+		if (workers != 1)
+			smarm_actor_sleep(MS(1));
+	}
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(workers, 1);
+	HARNESS_EQ(active, 1);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 3, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_CHECK(smarm_pid_eq(it[0].pid, kid_pid(k[2])));
+	HARNESS_EQ(atomic_load(&k[0]->starts), 1);
+	HARNESS_EQ(atomic_load(&k[1]->starts), 1);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	for (int i = 0; i < 3; i++)
+		free(k[i]);
+}
+
 /* simple_one_for_one_shutdown: what the instances saw of the end. */
 #define SHUT_N 20
 struct shut {
@@ -703,6 +755,7 @@ CASE(sup_start_ignore_child_start_child_simple, root_ignore)
 CASE(sup_start_map_faulty_specs, root_faulty)
 CASE(hanging_restart_loop_simple, root_hanging_simple)
 CASE(do_not_save_start_parameters_for_temporary_children, root_temporary)
+CASE(simple_one_for_one_transient, root_transient)
 CASE(simple_one_for_one_shutdown, root_simple_shutdown)
 CASE(sup_stop_timeout_brutal_kill_dynamic, root_stop_dynamic)
 
@@ -728,6 +781,7 @@ Suite *smarm_test_sup_simple_suite(void)
 	add_123(tc, test_sup_simple_hanging_restart_loop_simple);
 	add_123(tc,
 		test_sup_simple_do_not_save_start_parameters_for_temporary_children);
+	add_123(tc, test_sup_simple_simple_one_for_one_transient);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shutdown");
 	tcase_set_timeout(tc, 120);
