@@ -648,6 +648,25 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * cannot keep its supervisor from ending (OTP's hanging_restart_loop).
  * Exit signals from other actors are ignored, as in OTP.
  *
+ * Automatic shutdown (since 0.5.0, OTP 24's auto_shutdown and
+ * significant children). A child marked *significant*
+ * (smarm_sup_spec_set_child_significant; transient and temporary
+ * children only) makes its supervisor end itself when it ends on its
+ * own and is not restarted, if the spec says so
+ * (smarm_sup_spec_set_auto_shutdown): with
+ * SMARM_SUP_AUTO_ANY_SIGNIFICANT when any significant child does so,
+ * with SMARM_SUP_AUTO_ALL_SIGNIFICANT when the last significant child
+ * that was running (or restarting) does. "Ends and is not restarted":
+ * a temporary child's every end; a transient child's normal end or
+ * shutdown (a crash restarts it). The supervisor then stops its other
+ * children as at any end and ends with SMARM_EXIT_SHUTDOWN, reason 0
+ * (OTP's shutdown), which a parent does not restart a transient or
+ * temporary child for, so significant child supervisors carry the
+ * shutdown up a tree. Children the supervisor stops itself
+ * (smarm_sup_terminate_child, a sibling's restart, its own end) and
+ * children that said ignore trigger nothing, as in OTP. With the
+ * default, SMARM_SUP_AUTO_NEVER, a significant child is invalid.
+ *
  * Readiness. A child is *ready* as soon as it is spawned, unless its
  * spec asks for a report (smarm_sup_spec_set_child_ready): then its body
  * calls smarm_sup_ready() when it is set up (a name registered, a
@@ -851,6 +870,52 @@ SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
 					    const char *id, int type);
 
 /*
+ * Automatic shutdown policies (smarm_sup_spec_set_auto_shutdown), OTP's
+ * auto_shutdown supervisor flag: see Automatic shutdown above.
+ * Since: SMARM_0.5.
+ */
+enum smarm_sup_auto_shutdown {
+	SMARM_SUP_AUTO_NEVER = 0,	    /* never (the default) */
+	SMARM_SUP_AUTO_ANY_SIGNIFICANT = 1, /* when a significant child has
+					       ended, not restarted */
+	SMARM_SUP_AUTO_ALL_SIGNIFICANT = 2, /* when no significant child is
+					       left running (or
+					       restarting) */
+};
+
+/*
+ * smarm_sup_spec_set_auto_shutdown() - set when the supervisor ends
+ * itself as its significant children end (OTP's auto_shutdown flag;
+ * see Automatic shutdown above). A start of a spec that has a
+ * significant child with SMARM_SUP_AUTO_NEVER fails with
+ * SMARM_EBADSPEC, OTP's {bad_combination, [{auto_shutdown, never},
+ * {significant, true}]}; the check is made at the start, so the
+ * setters may come in any order.
+ * Returns: 0. Errors: SMARM_EINVAL spec NULL or mode not a
+ * smarm_sup_auto_shutdown.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_auto_shutdown(smarm_sup_spec_t *spec,
+					       int mode);
+
+/*
+ * smarm_sup_spec_set_child_significant() - mark the child id
+ * significant (or not) for its supervisor's automatic shutdown (OTP's
+ * child spec key significant; default false). Only a transient or
+ * temporary child may be significant: OTP's {bad_combination,
+ * [{restart, permanent}, {significant, true}]} is SMARM_EBADSPEC here,
+ * and the child is left as it was. A SIMPLE_ONE_FOR_ONE template that
+ * is significant makes every instance so.
+ * Returns: 0. Errors: SMARM_EINVAL spec or id NULL, id empty or too
+ * long; SMARM_ENOENT the spec has no child of that id; SMARM_EBADSPEC
+ * significant for a permanent child.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_child_significant(smarm_sup_spec_t *spec,
+						   const char *id,
+						   bool significant);
+
+/*
  * smarm_sup_start() - spawn a supervisor actor for spec and wait until
  * it has started every child.
  *
@@ -863,7 +928,9 @@ SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
  * smarm_sup_spec_set_child_ready bound applies).
  * Returns: 0, *out set to the supervisor's pid (out may be NULL).
  * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; SMARM_EBADSPEC a
- * SIMPLE_ONE_FOR_ONE spec without exactly one child; the status a child
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child, a template of two
+ * arguments under another strategy, or a significant child with
+ * SMARM_SUP_AUTO_NEVER (or a permanent one); the status a child
  * passed to smarm_sup_start_failed(); SMARM_ESTARTFAILED a child ended
  * before it was ready; SMARM_ETIMEDOUT a child was not ready in time;
  * SMARM_EATCAPACITY, SMARM_ENOMEM a spawn failed. Safe point.
@@ -911,7 +978,7 @@ typedef int (*smarm_sup_init_cb)(void *arg, smarm_sup_spec_t *spec);
  * SMARM_EBADRETURN init returned another value (*why: the value);
  * SMARM_EBADSPEC the spec init built is invalid (*why: the status of
  * the first setter that failed during init, or SMARM_EBADSPEC for a
- * SIMPLE_ONE_FOR_ONE spec without exactly one child); SMARM_EDOWN the
+ * spec smarm_sup_start() refuses so); SMARM_EDOWN the
  * supervisor ended before it started, a crash in init say (*why: the
  * reason of its end); as smarm_sup_start() for a child that failed to
  * start. why (may be NULL) is set on every failure (0 when there is
@@ -1155,7 +1222,10 @@ typedef struct smarm_sup_child_info {
  * said ignore), *info (may be NULL) to what it passed to
  * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
  * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
- * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
+ * one child, or a setter failed on it, or it holds a template of two
+ * arguments, or its child is significant and sup's automatic shutdown
+ * is SMARM_SUP_AUTO_NEVER (OTP checks a child spec against the
+ * supervisor's auto_shutdown; since 0.5.0); SMARM_EEXIST sup has a child of
  * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
  * as smarm_sup_start_child; the child's failure (its
  * smarm_sup_start_failed status, SMARM_ESTARTFAILED, SMARM_ETIMEDOUT),

@@ -134,6 +134,7 @@ struct sup {
 	struct smarm__ring su_hist;  /* restart instants (INV-2) */
 	struct smarm__ring su_pend;  /* child indexes (INV-1) */
 	uint32_t su_nretry;	     /* children restarting (INV-7) */
+	int su_auto;		     /* smarm_sup_auto_shutdown */
 	bool su_stop;		     /* an exit signal asked us to end */
 	int su_stop_how;	     /* ... with this how */
 	intptr_t su_stop_reason;     /* ... and reason */
@@ -178,9 +179,17 @@ int smarm__sup_spec_check(const struct smarm_sup_spec *spec)
 	bool simple = spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE;
 	if (simple && spec->sp_n != 1)
 		return SMARM_EBADSPEC;
-	for (uint32_t i = 0; i < spec->sp_n; i++)
-		if (spec->sp_kids[i].cs_tfn != NULL && !simple)
+	for (uint32_t i = 0; i < spec->sp_n; i++) {
+		const struct smarm__sup_cspec *c = &spec->sp_kids[i];
+		if (c->cs_tfn != NULL && !simple)
 			return SMARM_EBADSPEC; /* a template, not a child */
+		/* OTP's bad_combination: a significant child needs an
+		 * automatic shutdown, and a restart that can end it */
+		if (c->cs_significant &&
+		    (spec->sp_auto == SMARM_SUP_AUTO_NEVER ||
+		     c->cs_restart == SMARM_SUP_PERMANENT))
+			return SMARM_EBADSPEC;
+	}
 	return 0;
 }
 
@@ -377,6 +386,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 		return NULL;
 	}
 	su->su_strategy = owned->sp_strategy;
+	su->su_auto = owned->sp_auto;
 	su->su_max = owned->sp_max;
 	su->su_period = owned->sp_period;
 	if (owned->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE) {
@@ -778,8 +788,34 @@ static void sup_restart(struct sup *su, int i)
 }
 
 /*
+ * A child that was significant ended on its own and is not restarted
+ * (OTP's do_auto_shutdown): with ANY_SIGNIFICANT, or with
+ * ALL_SIGNIFICANT once no significant child is left running or
+ * restarting, stop the children and end with a shutdown, reason 0
+ * (OTP's {stop, shutdown, State}). A child whose Down is pending
+ * counts as running: OTP has its 'EXIT' still in the mailbox, and its
+ * own sup_death decides (it may be restarted).
+ */
+static void sup_auto_shutdown(struct sup *su, bool significant)
+{
+	if (!significant || su->su_auto == SMARM_SUP_AUTO_NEVER)
+		return;
+	if (su->su_auto == SMARM_SUP_AUTO_ALL_SIGNIFICANT)
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			const struct sup_child *c = &su->su_kids[k];
+			if (!c->ch_gone && c->ch_cs.cs_significant &&
+			    (c->ch_pid != 0 || c->ch_restarting ||
+			     c->ch_pending))
+				return; /* one is left */
+		}
+	sup_stop_all(su);
+	smarm__self_exit(SMARM_EXIT_SHUTDOWN, 0);
+}
+
+/*
  * Child i ended on its own (its Down taken): restart per the spec, or
- * not at all once the supervisor is told to end (INV-6).
+ * not at all once the supervisor is told to end (INV-6). An end that
+ * is not restarted may end the supervisor (sup_auto_shutdown).
  */
 static void sup_death(struct sup *su, int i)
 {
@@ -790,16 +826,18 @@ static void sup_death(struct sup *su, int i)
 		su->su_kids[i].ch_ignored = false;
 		if (cs->cs_restart == SMARM_SUP_TEMPORARY || su->su_simple)
 			sup_delete(su, i);
-		return;
+		return; /* OTP's ignore: no process, no 'EXIT' */
 	}
 	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
 		sup_delete(su, i); /* as OTP: its spec goes with it */
+		sup_auto_shutdown(su, cs->cs_significant);
 		return;
 	}
 	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
 	    !abnormal(su->su_kids[i].ch_how)) {
 		if (su->su_simple)
 			sup_delete(su, i); /* OTP erases a dynamic child */
+		sup_auto_shutdown(su, cs->cs_significant);
 		return;
 	}
 	sup_restart(su, i);
@@ -891,6 +929,12 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			while (sup_find_id(su, q->cs.cs_id) >= 0);
 		} else if (sup_find_id(su, q->cs.cs_id) >= 0) {
 			r.how = SMARM_EEXIST;
+			break;
+		}
+		if (q->cs.cs_significant &&
+		    (su->su_auto == SMARM_SUP_AUTO_NEVER ||
+		     q->cs.cs_restart == SMARM_SUP_PERMANENT)) {
+			r.how = SMARM_EBADSPEC; /* OTP's bad_combination */
 			break;
 		}
 		if (su->su_n >= SMARM_SUP_CHILDREN_MAX) {

@@ -33,6 +33,7 @@ struct smarm__sup_cspec {
 	bool cs_await;			/* reports readiness */
 	uint64_t cs_ready_ns;		/* bound of that wait */
 	int cs_type;			/* smarm_sup_child_type */
+	bool cs_significant;		/* for the automatic shutdown */
 };
 
 struct smarm_sup_spec {
@@ -42,8 +43,9 @@ struct smarm_sup_spec {
 	uint32_t sp_n;			  /* children */
 	uint32_t sp_cap;		  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
-	int sp_bad; /* first failure of a setter on it, 0: none (an
-		       init's spec is invalid with one: smarm_sup_init_cb) */
+	int sp_bad;  /* first failure of a setter on it, 0: none (an
+			init's spec is invalid with one: smarm_sup_init_cb) */
+	int sp_auto; /* smarm_sup_auto_shutdown */
 };
 
 /* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
@@ -80,8 +82,10 @@ struct smarm__sup_ctl {
 
 /* sup.c */
 
-/* 0, or SMARM_EBADSPEC: a SIMPLE_ONE_FOR_ONE spec without exactly one
- * child (what no setter can refuse alone). */
+/* 0, or SMARM_EBADSPEC: what no setter can refuse alone (a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child, a two-argument
+ * template under another strategy, a significant child with
+ * SMARM_SUP_AUTO_NEVER or permanent). */
 int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
 
 /*

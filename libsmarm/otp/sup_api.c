@@ -168,6 +168,30 @@ int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec, const char *id,
 	return 0;
 }
 
+int smarm_sup_spec_set_auto_shutdown(smarm_sup_spec_t *spec, int mode)
+{
+	if (spec == NULL || mode < SMARM_SUP_AUTO_NEVER ||
+	    mode > SMARM_SUP_AUTO_ALL_SIGNIFICANT)
+		return spec_fail(spec, SMARM_EINVAL);
+	spec->sp_auto = mode;
+	return 0;
+}
+
+int smarm_sup_spec_set_child_significant(smarm_sup_spec_t *spec, const char *id,
+					 bool significant)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || !id_ok(id))
+		return spec_fail(spec, SMARM_EINVAL);
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return spec_fail(spec, SMARM_ENOENT);
+	if (significant && c->cs_restart == SMARM_SUP_PERMANENT)
+		return spec_fail(spec, SMARM_EBADSPEC); /* bad_combination */
+	c->cs_significant = significant;
+	return 0;
+}
+
 /* A heap copy of spec, or NULL (out of memory). */
 static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
 {

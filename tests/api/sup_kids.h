@@ -34,6 +34,8 @@ enum kid_mode {
 				  else 20 ms, then fail with -4243 */
 	KID_TRAP_READY_IGNORE, /* trap exits, report ready, count every
 				  signal and ignore it */
+	KID_END_ON_GATE,       /* every start: end normally once kid->gate
+				  is set (taking it back to 0) */
 };
 
 struct kid {
@@ -178,6 +180,10 @@ static void kid_body(void *arg)
 		HARNESS_EQ(smarm_sup_ready(), 0);
 		while (smarm_chan_recv(ch, &s) == 0)
 			atomic_fetch_add(&k->saw_exit, 1);
+		break;
+	case KID_END_ON_GATE:
+		while (!atomic_exchange(&k->gate, 0))
+			smarm_actor_sleep(MS(1));
 		break;
 	case KID_FAIL_GATED:
 		if (n > 1 && !atomic_load(&k->gate)) {
