@@ -35,7 +35,14 @@
  *     ended, and they clean up in parallel;
  *   sup_stop_timeout_dynamic - instances that ignore the shutdown are
  *     killed when one shutdown time, counted for all, is over;
- *   sup_stop_brutal_kill_dynamic - brutal_kill instances are killed.
+ *   sup_stop_brutal_kill_dynamic - brutal_kill instances are killed;
+ *   sup_stop_non_shutdown_exit_dynamic - an exit signal of another
+ *     kind from the parent stops the instances and ends the supervisor
+ *     with that signal's how and reason;
+ *   sup_start_child_returns_error_simple - an instance whose start
+ *     fails: start_child returns the failure, nothing is recorded;
+ *   simple_one_for_one_restart_ignore - an instance whose restart says
+ *     ignore is forgotten, the supervisor goes on.
  */
 #include "sup_kids.h"
 
@@ -737,6 +744,94 @@ static void root_stop_dynamic(void *arg)
 	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 }
 
+/* sup_stop_non_shutdown_exit_dynamic */
+static void root_non_shutdown_exit(void *arg)
+{
+	struct kid *k[3] = { kid_new(1, KID_TRAP_READY),
+			     kid_new(2, KID_TRAP_READY),
+			     kid_new(3, KID_TRAP_READY) };
+	smarm_pid_t sup = start_simple_kids(SMARM_SUP_PERMANENT, MS(10000));
+	smarm_pid_t p[3];
+	intptr_t reason = 0;
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(smarm_sup_start_child_args(sup, k[i], MS(10000),
+						      &p[i], NULL),
+			   0);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_CRASHED, 77, &reason),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_EQ(reason, 77);
+	for (int i = 0; i < 3; i++) {
+		HARNESS_CHECK(!smarm_actor_is_alive(p[i]));
+		HARNESS_EQ(atomic_load(&k[i]->saw_exit), 1); /* a shutdown */
+	}
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	for (int i = 0; i < 3; i++)
+		free(k[i]);
+}
+
+/* sup_start_child_returns_error_simple */
+static void root_start_error_simple(void *arg)
+{
+	struct kid *k = kid_new(1, KID_FAIL);
+	smarm_pid_t sup = start_simple_kids(SMARM_SUP_PERMANENT, MS(10000));
+	smarm_pid_t pid = smarm_actor_self();
+	size_t specs = 0, workers = 9, n = 9;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_start_child_args(sup, k, MS(10000), &pid, NULL),
+		   -4242);
+	HARNESS_CHECK(smarm_pid_eq(pid, smarm_actor_self())); /* untouched */
+	HARNESS_EQ(smarm_sup_count_children_ex(sup, &specs, NULL, NULL,
+					       &workers, MS(5000)),
+		   0);
+	HARNESS_EQ(specs, 1);
+	HARNESS_EQ(workers, 0);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, NULL, 0, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 0);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(k);
+}
+
+/* An instance that says ignore at its restarts. */
+static void ignore_again_body(void *arg)
+{
+	struct inst *in = arg;
+	int n = atomic_fetch_add(&in->starts, 1) + 1;
+	atomic_store(&in->pid, smarm_actor_self().id);
+	if (n > 1)
+		smarm_sup_ignore();
+	HARNESS_EQ(smarm_sup_ready(), 0);
+	kid_park();
+}
+
+/* simple_one_for_one_restart_ignore */
+static void root_restart_ignore(void *arg)
+{
+	struct inst in[2] = { { .tag = 1 }, { .tag = 2 } };
+	smarm_pid_t sup =
+		start_simple(ignore_again_body, SMARM_SUP_PERMANENT, 10);
+	smarm_sup_child_info_t it[2];
+	size_t n = 9;
+	(void)arg;
+	for (int i = 0; i < 2; i++)
+		HARNESS_EQ(smarm_sup_start_child_args(sup, &in[i], MS(10000),
+						      NULL, NULL),
+			   0);
+	HARNESS_EQ(
+		exit_and_await(inst_pid(&in[0]), SMARM_EXIT_CRASHED, 1, NULL),
+		SMARM_EXIT_CRASHED);
+	HARNESS_CHECK(kid_await(&in[0].starts, 2)); /* it said ignore */
+	HARNESS_CHECK(await_active(sup, 1));
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 2, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1); /* forgotten */
+	HARNESS_CHECK(smarm_pid_eq(it[0].pid, inst_pid(&in[1])));
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+}
+
 #define CASE(name, root)                                                       \
 	START_TEST(test_sup_simple_##name)                                     \
 	{                                                                      \
@@ -756,6 +851,9 @@ CASE(sup_start_map_faulty_specs, root_faulty)
 CASE(hanging_restart_loop_simple, root_hanging_simple)
 CASE(do_not_save_start_parameters_for_temporary_children, root_temporary)
 CASE(simple_one_for_one_transient, root_transient)
+CASE(sup_stop_non_shutdown_exit_dynamic, root_non_shutdown_exit)
+CASE(sup_start_child_returns_error_simple, root_start_error_simple)
+CASE(simple_one_for_one_restart_ignore, root_restart_ignore)
 CASE(simple_one_for_one_shutdown, root_simple_shutdown)
 CASE(sup_stop_timeout_brutal_kill_dynamic, root_stop_dynamic)
 
@@ -782,11 +880,14 @@ Suite *smarm_test_sup_simple_suite(void)
 	add_123(tc,
 		test_sup_simple_do_not_save_start_parameters_for_temporary_children);
 	add_123(tc, test_sup_simple_simple_one_for_one_transient);
+	add_123(tc, test_sup_simple_sup_start_child_returns_error_simple);
+	add_123(tc, test_sup_simple_simple_one_for_one_restart_ignore);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("shutdown");
 	tcase_set_timeout(tc, 120);
 	add_123(tc, test_sup_simple_simple_one_for_one_shutdown);
 	add_123(tc, test_sup_simple_sup_stop_timeout_brutal_kill_dynamic);
+	add_123(tc, test_sup_simple_sup_stop_non_shutdown_exit_dynamic);
 	suite_add_tcase(s, tc);
 	return s;
 }
