@@ -636,11 +636,36 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * parent supervisor's link) or from no actor (smarm_node_shutdown_actor,
  * the root's end) makes it stop its children in reverse start order and
  * then end with that signal's how (SMARM_EXIT_SHUTDOWN for a shutdown).
+ * A SIMPLE_ONE_FOR_ONE supervisor stops its instances all at once
+ * instead, as OTP's does: each is sent the shutdown (killed, for
+ * SMARM_SUP_BRUTAL_KILL), then their ends are awaited together within
+ * one shutdown time, after which those left are killed; so they clean
+ * up in parallel, in no defined order, and n of them take one shutdown
+ * time, not n. The same holds when it gives up (Intensity).
  * It does so also while it waits for a child's readiness, at a first
  * start or a restart: that start is given up (the child stopped per its
  * policy) and nothing more is started, so a child that never gets ready
  * cannot keep its supervisor from ending (OTP's hanging_restart_loop).
  * Exit signals from other actors are ignored, as in OTP.
+ *
+ * Automatic shutdown (since 0.5.0, OTP 24's auto_shutdown and
+ * significant children). A child marked *significant*
+ * (smarm_sup_spec_set_child_significant; transient and temporary
+ * children only) makes its supervisor end itself when it ends on its
+ * own and is not restarted, if the spec says so
+ * (smarm_sup_spec_set_auto_shutdown): with
+ * SMARM_SUP_AUTO_ANY_SIGNIFICANT when any significant child does so,
+ * with SMARM_SUP_AUTO_ALL_SIGNIFICANT when the last significant child
+ * that was running (or restarting) does. "Ends and is not restarted":
+ * a temporary child's every end; a transient child's normal end or
+ * shutdown (a crash restarts it). The supervisor then stops its other
+ * children as at any end and ends with SMARM_EXIT_SHUTDOWN, reason 0
+ * (OTP's shutdown), which a parent does not restart a transient or
+ * temporary child for, so significant child supervisors carry the
+ * shutdown up a tree. Children the supervisor stops itself
+ * (smarm_sup_terminate_child, a sibling's restart, its own end) and
+ * children that said ignore trigger nothing, as in OTP. With the
+ * default, SMARM_SUP_AUTO_NEVER, a significant child is invalid.
  *
  * Readiness. A child is *ready* as soon as it is spawned, unless its
  * spec asks for a report (smarm_sup_spec_set_child_ready): then its body
@@ -660,12 +685,17 @@ SMARM_API int smarm_group_dispatch(const char *group,
  * supervisor (a start of any other spec of this strategy fails with
  * SMARM_EBADSPEC). smarm_sup_start_child_args starts instances of it,
  * each restarted as ONE_FOR_ONE restarts a child; their id is empty
- * (OTP's undefined). Calls that name a child by id (terminate, restart
+ * (OTP's undefined). A template added with smarm_sup_spec_add_template
+ * runs each instance with the template's argument and the instance's
+ * extra one (OTP's apply(M, F, A ++ ExtraArgs)); see there for a
+ * template of one argument. Calls that name a child by id (terminate, restart
  * and delete by id) and the calls that add a child of its own spec
  * (smarm_sup_start_child, smarm_sup_start_child_spec) answer
  * SMARM_ESIMPLE, OTP's {error, simple_one_for_one}; terminate an
  * instance by pid (smarm_sup_terminate_child_pid), which also forgets
- * it. An instance that says ignore is not kept, whatever its restart.
+ * it. An instance that says ignore is not kept, whatever its restart,
+ * nor one that ended and is not restarted (a temporary one, a
+ * transient one that ended normally or shut down: OTP erases it).
  * count_children reports one spec (the template) and counts the
  * instances by the template's type.
  */
@@ -766,6 +796,37 @@ SMARM_API int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
 				       int restart, uint64_t shutdown_ns);
 
 /*
+ * smarm_sup_template_cb - the body of a SIMPLE_ONE_FOR_ONE template
+ * added with smarm_sup_spec_add_template: arg is the template's
+ * argument (OTP's A), extra the one its instance was started with
+ * (smarm_sup_start_child_args, OTP's ExtraArgs). C has no argument
+ * lists to append, so the two come as two parameters. It runs as an
+ * actor's body does (smarm_actor_cb), on the instance's own actor.
+ * Since: SMARM_0.5.
+ */
+typedef void (*smarm_sup_template_cb)(void *arg, void *extra);
+
+/*
+ * smarm_sup_spec_add_template() - append a child as
+ * smarm_sup_spec_add_child() does, whose body takes two arguments: the
+ * template of a SIMPLE_ONE_FOR_ONE supervisor. Each instance that
+ * smarm_sup_start_child_args(sup, extra, ...) starts runs fn(arg,
+ * extra), at its start and at every restart: OTP's start_child(Sup,
+ * ExtraArgs) with apply(M, F, A ++ ExtraArgs). arg (shared by every
+ * instance) and extra (each instance's) are passed as they are and
+ * must stay valid while an instance may start. The other setters
+ * (readiness, type, significance) name it by id as any child. A spec
+ * of another strategy that holds such a child is invalid: its start
+ * fails with SMARM_EBADSPEC, as smarm_sup_start_child_spec() of it.
+ * Returns: 0. Errors: as smarm_sup_spec_add_child().
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_add_template(smarm_sup_spec_t *spec,
+					  const char *id,
+					  smarm_sup_template_cb fn, void *arg,
+					  int restart, uint64_t shutdown_ns);
+
+/*
  * smarm_sup_spec_set_child_ready() - make the child id report readiness:
  * at each start the supervisor waits until its body calls
  * smarm_sup_ready() (or smarm_sup_start_failed(), or ends) before it
@@ -809,6 +870,52 @@ SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
 					    const char *id, int type);
 
 /*
+ * Automatic shutdown policies (smarm_sup_spec_set_auto_shutdown), OTP's
+ * auto_shutdown supervisor flag: see Automatic shutdown above.
+ * Since: SMARM_0.5.
+ */
+enum smarm_sup_auto_shutdown {
+	SMARM_SUP_AUTO_NEVER = 0,	    /* never (the default) */
+	SMARM_SUP_AUTO_ANY_SIGNIFICANT = 1, /* when a significant child has
+					       ended, not restarted */
+	SMARM_SUP_AUTO_ALL_SIGNIFICANT = 2, /* when no significant child is
+					       left running (or
+					       restarting) */
+};
+
+/*
+ * smarm_sup_spec_set_auto_shutdown() - set when the supervisor ends
+ * itself as its significant children end (OTP's auto_shutdown flag;
+ * see Automatic shutdown above). A start of a spec that has a
+ * significant child with SMARM_SUP_AUTO_NEVER fails with
+ * SMARM_EBADSPEC, OTP's {bad_combination, [{auto_shutdown, never},
+ * {significant, true}]}; the check is made at the start, so the
+ * setters may come in any order.
+ * Returns: 0. Errors: SMARM_EINVAL spec NULL or mode not a
+ * smarm_sup_auto_shutdown.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_auto_shutdown(smarm_sup_spec_t *spec,
+					       int mode);
+
+/*
+ * smarm_sup_spec_set_child_significant() - mark the child id
+ * significant (or not) for its supervisor's automatic shutdown (OTP's
+ * child spec key significant; default false). Only a transient or
+ * temporary child may be significant: OTP's {bad_combination,
+ * [{restart, permanent}, {significant, true}]} is SMARM_EBADSPEC here,
+ * and the child is left as it was. A SIMPLE_ONE_FOR_ONE template that
+ * is significant makes every instance so.
+ * Returns: 0. Errors: SMARM_EINVAL spec or id NULL, id empty or too
+ * long; SMARM_ENOENT the spec has no child of that id; SMARM_EBADSPEC
+ * significant for a permanent child.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_child_significant(smarm_sup_spec_t *spec,
+						   const char *id,
+						   bool significant);
+
+/*
  * smarm_sup_start() - spawn a supervisor actor for spec and wait until
  * it has started every child.
  *
@@ -821,7 +928,9 @@ SMARM_API int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec,
  * smarm_sup_spec_set_child_ready bound applies).
  * Returns: 0, *out set to the supervisor's pid (out may be NULL).
  * Errors: SMARM_ENOTACTOR; SMARM_EINVAL spec NULL; SMARM_EBADSPEC a
- * SIMPLE_ONE_FOR_ONE spec without exactly one child; the status a child
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child, a template of two
+ * arguments under another strategy, or a significant child with
+ * SMARM_SUP_AUTO_NEVER (or a permanent one); the status a child
  * passed to smarm_sup_start_failed(); SMARM_ESTARTFAILED a child ended
  * before it was ready; SMARM_ETIMEDOUT a child was not ready in time;
  * SMARM_EATCAPACITY, SMARM_ENOMEM a spawn failed. Safe point.
@@ -833,8 +942,15 @@ SMARM_API int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out);
  * smarm_sup_init_cb - a supervisor's init (OTP's supervisor:init/1):
  * fills spec, an empty one (smarm_sup_spec_alloc's defaults), with
  * the supervisor's strategy, intensity and children. Called on the
- * supervisor's own actor before it starts anything; spec is owned by
- * the caller of init and valid only during the call. Returns 0 to
+ * supervisor's own actor before it starts anything, an actor that
+ * already traps exits, as OTP's supervisor:init/1 sets trap_exit
+ * before it calls Module:init/1 (since 0.5.0): an exit signal that
+ * reaches it during init (a process init linked to ends, smarm_link of
+ * one gone) is a message the supervisor takes once it runs, which ends
+ * it if its parent sent it and is ignored if another actor did (OTP's
+ * handle_info({'EXIT', Pid, Reason})), not the actor's end; a kill
+ * still kills it. spec is owned by the caller of init and valid only
+ * during the call. Returns 0 to
  * start spec; SMARM_SUP_INIT_IGNORE for OTP's ignore (the supervisor
  * ends normally, started nothing); a negative status to fail the start
  * with it. Any other value is outside the contract (SMARM_EBADRETURN).
@@ -862,7 +978,7 @@ typedef int (*smarm_sup_init_cb)(void *arg, smarm_sup_spec_t *spec);
  * SMARM_EBADRETURN init returned another value (*why: the value);
  * SMARM_EBADSPEC the spec init built is invalid (*why: the status of
  * the first setter that failed during init, or SMARM_EBADSPEC for a
- * SIMPLE_ONE_FOR_ONE spec without exactly one child); SMARM_EDOWN the
+ * spec smarm_sup_start() refuses so); SMARM_EDOWN the
  * supervisor ended before it started, a crash in init say (*why: the
  * reason of its end); as smarm_sup_start() for a child that failed to
  * start. why (may be NULL) is set on every failure (0 when there is
@@ -1106,7 +1222,10 @@ typedef struct smarm_sup_child_info {
  * said ignore), *info (may be NULL) to what it passed to
  * smarm_sup_ready_info (0 if nothing). Errors: the common ones;
  * SMARM_EINVAL child NULL; SMARM_EBADSPEC child does not hold exactly
- * one child, or a setter failed on it; SMARM_EEXIST sup has a child of
+ * one child, or a setter failed on it, or it holds a template of two
+ * arguments, or its child is significant and sup's automatic shutdown
+ * is SMARM_SUP_AUTO_NEVER (OTP checks a child spec against the
+ * supervisor's auto_shutdown; since 0.5.0); SMARM_EEXIST sup has a child of
  * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
  * as smarm_sup_start_child; the child's failure (its
  * smarm_sup_start_failed status, SMARM_ESTARTFAILED, SMARM_ETIMEDOUT),
@@ -1155,11 +1274,14 @@ SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
 /*
  * smarm_sup_start_child_args() - start an instance of the template of
  * the SIMPLE_ONE_FOR_ONE supervisor sup (OTP's start_child(Sup,
- * ExtraArgs)): it runs the template's body with arg in place of the
- * template's argument (a C body takes one pointer; OTP appends the
- * extra arguments to the template's: pass a struct holding both if the
- * body needs both). arg is passed as is to this instance's every start
- * and restart. Synchronous as smarm_sup_start_child_spec is: returns
+ * ExtraArgs)), extra its extra argument, passed as is to this
+ * instance's every start and restart. A template added with
+ * smarm_sup_spec_add_template runs fn(arg, extra): the template's
+ * argument and this one, as OTP appends ExtraArgs to the template's
+ * arguments. A template added with smarm_sup_spec_add_child has a body
+ * of one parameter: it runs fn(extra), OTP's template whose own
+ * argument list is empty (A ++ [Extra] is [Extra]); its spec's arg is
+ * not used. Synchronous as smarm_sup_start_child_spec is: returns
  * after the instance's readiness report if the template asks for one.
  * Returns: 0, *pid (may be NULL) set (SMARM_PID_NONE if it said
  * ignore: not kept), *info (may be NULL) to what it passed to
@@ -1169,7 +1291,7 @@ SMARM_API int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs,
  * instance's start failure, nothing recorded.
  * Thread-safety: actor context only. Since: SMARM_0.5.
  */
-SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *arg,
+SMARM_API int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 					 uint64_t timeout_ns, smarm_pid_t *pid,
 					 intptr_t *info);
 

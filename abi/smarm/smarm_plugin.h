@@ -1466,6 +1466,58 @@ SMARM_API int smarm_server_check_response(smarm_response_t *msg, uint64_t id,
 					  smarm_value_t *reply);
 
 /*
+ * Raw reply targets (OTP's gen_server:reply/2 and gen_statem:reply/2
+ * given a From = {Pid, Tag} that did not come with the current call):
+ * a requester hands the pair (replies, id), a channel of responses and
+ * a request id, to whoever shall answer (in a message, as an info's
+ * arguments: a handle travels as a u64), and any actor, or thread, may
+ * answer it. The answer is a response as a server's: the requester
+ * takes it from replies and matches it with
+ * smarm_server_check_response or a smarm_reqids_t (add the id).
+ */
+
+/*
+ * smarm_request_id_new() - a new request id: not 0, and no other
+ * request id of the process (smarm_server_send_request_to's included)
+ * has it, so a response to it is told apart from theirs in one channel
+ * or collection (OTP's make_ref() for a Tag).
+ * Returns: 0, *id set. Errors: SMARM_EINVAL id NULL.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_request_id_new(uint64_t *id);
+
+/*
+ * smarm_reply_to() - answer the request id whose response goes to
+ * replies with v: put exactly one smarm_response_t {id, status 0, a
+ * copy of v} into replies (OTP's reply(From, Reply) with a raw From).
+ *
+ * v is any value of a protocol type, or NULL for none (SMARM_T_VOID,
+ * a call without a reply type); there is no operation to check it
+ * against: the requester must expect v's type. v is copied before the
+ * call returns (a STR or BYTES value's bytes too): the caller keeps v
+ * and what it points to; the response owns the copy, released by the
+ * channel's destructor if nobody takes it, or moved out by
+ * smarm_server_check_response. A requester that is gone is not an
+ * error, as in OTP, where a reply to a dead process is dropped:
+ * replies freed, closed (its every sender reference freed: the
+ * requester keeps one while answers may come) or left without a
+ * receiver makes the call return 0 having sent nothing. Each call
+ * puts one response; answering one id twice gives the requester two
+ * (the first it matches wins, as in OTP).
+ * Returns: 0. Errors: SMARM_EINVAL replies is no channel handle, or a
+ * channel of elements other than sizeof(smarm_response_t) bytes (not a
+ * channel of responses), or id is 0 (never a request's); SMARM_EARGS
+ * v's type is not a smarm_vtype, or v is not a valid value of it (a
+ * STR holding a NUL byte, p NULL with len > 0, an integer out of its
+ * type's range), or a SMARM_T_TUPLE (a raw target names no protocol to
+ * lay one out against); SMARM_ETOOBIG a STR or BYTES longer than
+ * SMARM_BYTES_MAX; SMARM_ENOMEM (nothing was sent).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_reply_to(smarm_chan_t *replies, uint64_t id,
+			     const smarm_value_t *v);
+
+/*
  * A request id collection (OTP 25's reqids): requests in flight, each
  * with a label of the caller's. smarm_reqids_alloc / _free make and
  * free one (free NULL is a no-op); _add records request id with label

@@ -1152,6 +1152,47 @@ int smarm_server_check_response(smarm_response_t *msg, uint64_t id,
 	return response_take(msg, reply);
 }
 
+int smarm_request_id_new(uint64_t *id)
+{
+	if (id == NULL)
+		return SMARM_EINVAL;
+	*id = atomic_fetch_add_explicit(&req_ids, 1, memory_order_relaxed) + 1;
+	return 0;
+}
+
+int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
+{
+	smarm_response_t r;
+	smarm_chan_t *ch;
+	int rc;
+
+	if (id == 0)
+		return SMARM_EINVAL;
+	/* A channel of responses: its element size is constant. A freed
+	 * one is the requester gone (checked at the send). */
+	rc = smarm__chan_decode(replies, &ch);
+	if (rc == SMARM_EINVAL ||
+	    (rc == 0 && ch->esz != sizeof(smarm_response_t)))
+		return SMARM_EINVAL;
+	memset(&r, 0, sizeof r);
+	r.id = id;
+	r.status = 0;
+	/* No protocol to lay a tuple out against: refused (the header). */
+	if (v != NULL && v->type == SMARM_T_TUPLE)
+		return SMARM_EARGS;
+	rc = smarm__bhv_value_copy(v != NULL ? v->type : SMARM_T_VOID, NULL, v,
+				   &r.value);
+	if (rc != 0)
+		return rc;
+	rc = smarm_chan_send(replies, &r);
+	if (rc == 0)
+		return 0;
+	smarm_value_release(&r.value); /* not sent: still ours */
+	/* no receiver left, or freed: the requester is gone (OTP drops a
+	 * reply to a dead process) */
+	return rc == SMARM_ECLOSED || rc == SMARM_ESTATE ? 0 : rc;
+}
+
 struct smarm_reqids {
 	struct reqid {
 		uint64_t ri_id;

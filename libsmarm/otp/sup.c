@@ -41,7 +41,11 @@
  * which_children reply's array belongs to whoever takes it from the
  * reply channel (or to the channel's destructor); sup_free, a cleanup
  * handler, frees it on every way the actor ends (a kill included).
- * Locking: none: a struct sup is touched only by its own actor.
+ * A template instance's start (struct sup_tstart: its
+ * body and both arguments) is shared by the supervisor and the child it
+ * starts (INV-8).
+ * Locking: none: a struct sup is touched only by its own actor; a
+ * template start's counts are atomic.
  * Invariants:
  *   INV-1 a child is in su_pend at most once (ch_inring), so su_pend
  *         never holds more than the number of children.
@@ -70,6 +74,15 @@
  *         one more restart against the intensity, as in OTP. Finding
  *         the child to retry scans the table: only failed restarts,
  *         bounded by the intensity, pay for it.
+ *   INV-8 a template start (sup_tstart) holds two references: the
+ *         child's, given up by its body once it copied what it needs
+ *         (sup_tbody), and the supervisor's, given up when the
+ *         tenancy's Down is taken (sup_pid_clear), which also gives up
+ *         the child's if its body never ran (an actor that ends before
+ *         its first run: no stack), or when the supervisor ends with
+ *         the tenancy alive (sup_free). So it is freed once, never
+ *         read after (the body copies it first), and a child whose
+ *         supervisor was killed still finds it.
  * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
@@ -82,9 +95,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct sup_tstart;
+
 struct sup_child {
 	struct smarm__sup_cspec ch_cs; /* its spec */
 	uint64_t ch_pid;	       /* running tenancy, 0: none */
+	struct sup_tstart *ch_ts;      /* that tenancy's template start
+					  (INV-8), or NULL */
 	struct smarm__htab_node ch_h;  /* in su_bypid while ch_pid != 0 */
 	bool ch_pending;	       /* its Down awaits sup_death */
 	bool ch_inring;		       /* in su_pend (INV-1) */
@@ -117,6 +134,7 @@ struct sup {
 	struct smarm__ring su_hist;  /* restart instants (INV-2) */
 	struct smarm__ring su_pend;  /* child indexes (INV-1) */
 	uint32_t su_nretry;	     /* children restarting (INV-7) */
+	int su_auto;		     /* smarm_sup_auto_shutdown */
 	bool su_stop;		     /* an exit signal asked us to end */
 	int su_stop_how;	     /* ... with this how */
 	intptr_t su_stop_reason;     /* ... and reason */
@@ -158,9 +176,20 @@ int smarm__sup_report(int status, intptr_t extra)
 
 int smarm__sup_spec_check(const struct smarm_sup_spec *spec)
 {
-	if (spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE &&
-	    spec->sp_n != 1)
+	bool simple = spec->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE;
+	if (simple && spec->sp_n != 1)
 		return SMARM_EBADSPEC;
+	for (uint32_t i = 0; i < spec->sp_n; i++) {
+		const struct smarm__sup_cspec *c = &spec->sp_kids[i];
+		if (c->cs_tfn != NULL && !simple)
+			return SMARM_EBADSPEC; /* a template, not a child */
+		/* OTP's bad_combination: a significant child needs an
+		 * automatic shutdown, and a restart that can end it */
+		if (c->cs_significant &&
+		    (spec->sp_auto == SMARM_SUP_AUTO_NEVER ||
+		     c->cs_restart == SMARM_SUP_PERMANENT))
+			return SMARM_EBADSPEC;
+	}
 	return 0;
 }
 
@@ -176,9 +205,56 @@ static const smarm_msgtype_t *ctl_type(void)
 	return t;
 }
 
+/* ---------------------------------------------------- template starts */
+
+/* A template instance's start: what its body needs (INV-8). */
+struct sup_tstart {
+	_Atomic uint32_t ts_refs;    /* the child's, the supervisor's */
+	_Atomic bool ts_ran;	     /* the child's body took its copy */
+	smarm_sup_template_cb ts_fn; /* the template's body */
+	void *ts_arg;		     /* the template's argument */
+	void *ts_extra;		     /* the instance's */
+};
+
+static void tstart_unref(struct sup_tstart *ts)
+{
+	if (atomic_fetch_sub_explicit(&ts->ts_refs, 1, memory_order_acq_rel) ==
+	    1)
+		free(ts);
+}
+
+/* An instance's body: copy the start, give the child's reference up,
+ * run the template's body with both arguments. */
+static void sup_tbody(void *arg)
+{
+	struct sup_tstart *ts = arg;
+	smarm_sup_template_cb fn = ts->ts_fn;
+	void *targ = ts->ts_arg, *extra = ts->ts_extra;
+	atomic_store_explicit(&ts->ts_ran, true, memory_order_relaxed);
+	tstart_unref(ts);
+	fn(targ, extra);
+}
+
+/* The supervisor is done with child c's tenancy (its Down taken, or the
+ * supervisor ends): give up its template start, and the child's too if
+ * the tenancy ended without running its body (INV-8). */
+static void tstart_drop(struct sup_child *c, bool ended)
+{
+	struct sup_tstart *ts = c->ch_ts;
+	if (ts == NULL)
+		return;
+	c->ch_ts = NULL;
+	/* its end happened before its Down: a body that ran said so */
+	if (ended && !atomic_load_explicit(&ts->ts_ran, memory_order_relaxed))
+		tstart_unref(ts);
+	tstart_unref(ts);
+}
+
 static void sup_free(void *arg)
 {
 	struct sup *su = arg;
+	for (uint32_t i = 0; su->su_kids != NULL && i < su->su_n; i++)
+		tstart_drop(&su->su_kids[i], false);
 	smarm_spawn_opts_free(su->su_opts);
 	smarm_selset_free(su->su_set);
 	if (su->su_sig != NULL) {
@@ -226,6 +302,7 @@ static void sup_pid_clear(struct sup *su, int i)
 	SMARM_ASSERT(c->ch_pid != 0);
 	smarm__htab_remove(&su->su_bypid, &c->ch_h);
 	c->ch_pid = 0;
+	tstart_drop(c, true);
 }
 
 /* su_kids moved: index the running children again (INV-5). */
@@ -266,18 +343,31 @@ static int sup_reserve(struct sup *su, uint32_t want)
 	return 0;
 }
 
-/* Build the state for the spec `owned` (taken over and freed). */
-static struct sup *sup_new(struct smarm_sup_spec *owned)
+static void drop_chan(smarm_chan_t *ch)
+{
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch);
+}
+
+/* Build the state for the spec `owned` (taken over and freed), its
+ * signal channel sig (taken over too), or a new one if NULL. */
+static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 {
 	struct sup *su = calloc(1, sizeof *su);
 	uint32_t n = owned->sp_n;
 	uint32_t hcap = pow2_at_least(owned->sp_max ? owned->sp_max : 1);
 	void *hbuf = malloc(hcap * sizeof(uint64_t));
-	if (su != NULL)
+	if (su != NULL) {
 		smarm__ring_init_fixed(&su->su_hist, hbuf, hcap);
+		su->su_sig = sig;
+	} else if (sig != NULL) {
+		drop_chan(sig);
+	}
 	if (su == NULL || hbuf == NULL ||
 	    smarm__htab_init(&su->su_bypid) != 0 || sup_reserve(su, n) != 0 ||
-	    smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) != 0 ||
+	    (su->su_sig == NULL &&
+	     smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) !=
+		     0) ||
 	    smarm_chan_alloc(&su->su_ctl, sizeof(struct smarm__sup_ctl),
 			     NULL) != 0 ||
 	    smarm_selset_alloc(&su->su_set) != 0 ||
@@ -296,6 +386,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned)
 		return NULL;
 	}
 	su->su_strategy = owned->sp_strategy;
+	su->su_auto = owned->sp_auto;
 	su->su_max = owned->sp_max;
 	su->su_period = owned->sp_period;
 	if (owned->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE) {
@@ -494,9 +585,27 @@ static int sup_start_child(struct sup *su, int i)
 	c->ch_pending = false;
 	c->ch_ignored = false;
 	c->ch_info = 0;
-	rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg, su->su_opts);
-	if (rc != 0)
-		return rc;
+	if (cs->cs_tfn != NULL) {
+		struct sup_tstart *ts = malloc(sizeof *ts);
+		if (ts == NULL)
+			return SMARM_ENOMEM;
+		atomic_init(&ts->ts_refs, 2);
+		atomic_init(&ts->ts_ran, false);
+		ts->ts_fn = cs->cs_tfn;
+		ts->ts_arg = cs->cs_arg;
+		ts->ts_extra = cs->cs_extra;
+		rc = smarm_actor_spawn(&pid, sup_tbody, ts, su->su_opts);
+		if (rc != 0) {
+			free(ts); /* no child: nobody else has it */
+			return rc;
+		}
+		c->ch_ts = ts;
+	} else {
+		rc = smarm_actor_spawn(&pid, cs->cs_fn, cs->cs_arg,
+				       su->su_opts);
+		if (rc != 0)
+			return rc;
+	}
 	(void)smarm_actor_detach(pid);
 	sup_pid_set(su, i, pid.id);
 	if (!cs->cs_await)
@@ -542,9 +651,63 @@ static int sup_start_child(struct sup *su, int i)
 	}
 }
 
-/* Stop every child, last started first. */
+/*
+ * Stop every instance of a SIMPLE_ONE_FOR_ONE supervisor at once, as
+ * OTP's terminate_dynamic_children does: all are sent the template's
+ * shutdown (a kill for SMARM_SUP_BRUTAL_KILL) first, then their Downs
+ * are awaited together, within one shutdown time counted from then;
+ * those still running when it is over are killed and awaited. So the
+ * instances clean up in parallel, and n of them take one shutdown
+ * time, not n. Restarting instances have no process to stop.
+ */
+static void sup_stop_all_simple(struct sup *su)
+{
+	uint64_t sd = su->su_tmpl.cs_shutdown;
+	bool brutal = sd == SMARM_SUP_BRUTAL_KILL;
+	uint64_t deadline = brutal ? SMARM_NO_TIMEOUT : deadline_of(sd);
+	uint32_t left = 0;
+	for (uint32_t k = 0; k < su->su_n; k++) {
+		smarm_pid_t pid = { su->su_kids[k].ch_pid };
+		if (pid.id == 0)
+			continue;
+		/* SMARM_ENOPROC: it is ending anyway; its Down still comes */
+		(void)smarm_actor_send_exit(
+			pid, brutal ? SMARM_EXIT_STOPPED : SMARM_EXIT_SHUTDOWN,
+			0);
+		left++;
+	}
+	while (left > 0) {
+		smarm_signal_t m;
+		int j, rc = smarm_chan_recv_timeout(su->su_sig, &m,
+						    remaining(deadline));
+		if (rc == SMARM_ETIMEDOUT) { /* the shutdown time is over */
+			for (uint32_t k = 0; k < su->su_n; k++) {
+				smarm_pid_t pid = { su->su_kids[k].ch_pid };
+				if (pid.id != 0)
+					(void)smarm_actor_send_exit(
+						pid, SMARM_EXIT_STOPPED, 0);
+			}
+			deadline = SMARM_NO_TIMEOUT;
+			continue;
+		}
+		if (SMARM_NEVER(rc != 0))
+			return; /* cannot happen: we hold every reference */
+		j = sup_take(su, &m); /* each running one's Down, once */
+		if (j >= 0) {
+			su->su_kids[j].ch_pending = false;
+			left--;
+		}
+	}
+}
+
+/* Stop every child: last started first, each stop awaited; the
+ * instances of a SIMPLE_ONE_FOR_ONE supervisor all at once. */
 static void sup_stop_all(struct sup *su)
 {
+	if (su->su_simple) {
+		sup_stop_all_simple(su);
+		return;
+	}
 	for (int i = (int)su->su_n - 1; i >= 0; i--)
 		sup_stop_child(su, i);
 }
@@ -625,8 +788,34 @@ static void sup_restart(struct sup *su, int i)
 }
 
 /*
+ * A child that was significant ended on its own and is not restarted
+ * (OTP's do_auto_shutdown): with ANY_SIGNIFICANT, or with
+ * ALL_SIGNIFICANT once no significant child is left running or
+ * restarting, stop the children and end with a shutdown, reason 0
+ * (OTP's {stop, shutdown, State}). A child whose Down is pending
+ * counts as running: OTP has its 'EXIT' still in the mailbox, and its
+ * own sup_death decides (it may be restarted).
+ */
+static void sup_auto_shutdown(struct sup *su, bool significant)
+{
+	if (!significant || su->su_auto == SMARM_SUP_AUTO_NEVER)
+		return;
+	if (su->su_auto == SMARM_SUP_AUTO_ALL_SIGNIFICANT)
+		for (uint32_t k = 0; k < su->su_n; k++) {
+			const struct sup_child *c = &su->su_kids[k];
+			if (!c->ch_gone && c->ch_cs.cs_significant &&
+			    (c->ch_pid != 0 || c->ch_restarting ||
+			     c->ch_pending))
+				return; /* one is left */
+		}
+	sup_stop_all(su);
+	smarm__self_exit(SMARM_EXIT_SHUTDOWN, 0);
+}
+
+/*
  * Child i ended on its own (its Down taken): restart per the spec, or
- * not at all once the supervisor is told to end (INV-6).
+ * not at all once the supervisor is told to end (INV-6). An end that
+ * is not restarted may end the supervisor (sup_auto_shutdown).
  */
 static void sup_death(struct sup *su, int i)
 {
@@ -637,15 +826,20 @@ static void sup_death(struct sup *su, int i)
 		su->su_kids[i].ch_ignored = false;
 		if (cs->cs_restart == SMARM_SUP_TEMPORARY || su->su_simple)
 			sup_delete(su, i);
-		return;
+		return; /* OTP's ignore: no process, no 'EXIT' */
 	}
 	if (cs->cs_restart == SMARM_SUP_TEMPORARY) {
 		sup_delete(su, i); /* as OTP: its spec goes with it */
+		sup_auto_shutdown(su, cs->cs_significant);
 		return;
 	}
 	if (cs->cs_restart == SMARM_SUP_TRANSIENT &&
-	    !abnormal(su->su_kids[i].ch_how))
+	    !abnormal(su->su_kids[i].ch_how)) {
+		if (su->su_simple)
+			sup_delete(su, i); /* OTP erases a dynamic child */
+		sup_auto_shutdown(su, cs->cs_significant);
 		return;
+	}
 	sup_restart(su, i);
 }
 
@@ -716,9 +910,12 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 	}
 	switch (q->op) {
 	case SMARM__SUP_OP_START_ARGS: {
-		void *arg = q->cs.cs_arg;
+		void *extra = q->cs.cs_extra;
 		q->cs = su->su_tmpl; /* an instance of the template */
-		q->cs.cs_arg = arg;
+		if (q->cs.cs_tfn != NULL)
+			q->cs.cs_extra = extra; /* fn(arg, extra) */
+		else
+			q->cs.cs_arg = extra; /* fn(extra): A is [] */
 	}
 		/* FALLTHROUGH */
 	case SMARM__SUP_OP_START:
@@ -732,6 +929,12 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			while (sup_find_id(su, q->cs.cs_id) >= 0);
 		} else if (sup_find_id(su, q->cs.cs_id) >= 0) {
 			r.how = SMARM_EEXIST;
+			break;
+		}
+		if (q->cs.cs_significant &&
+		    (su->su_auto == SMARM_SUP_AUTO_NEVER ||
+		     q->cs.cs_restart == SMARM_SUP_PERMANENT)) {
+			r.how = SMARM_EBADSPEC; /* OTP's bad_combination */
 			break;
 		}
 		if (su->su_n >= SMARM_SUP_CHILDREN_MAX) {
@@ -885,13 +1088,16 @@ static void sup_loop(struct sup *su)
 	sup_end(su);
 }
 
-int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
+int smarm__sup_run(struct smarm_sup_spec *owned, smarm_chan_t *sig,
+		   bool report_setup_failure)
 {
-	struct sup *su = sup_new(owned);
+	struct sup *su = sup_new(owned, sig);
 	const smarm_msgtype_t *t = ready_type();
 	const smarm_msgtype_t *ct = ctl_type();
 	int rc;
 	if (su == NULL || t == NULL || ct == NULL) {
+		if (sig != NULL)
+			(void)smarm_trap_exit(NULL); /* sig is freed */
 		if (su != NULL)
 			sup_free(su);
 		if (report_setup_failure)
@@ -900,6 +1106,8 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 	}
 	rc = smarm_cleanup_push(sup_free, su);
 	if (rc != 0) {
+		if (sig != NULL)
+			(void)smarm_trap_exit(NULL);
 		sup_free(su);
 		if (report_setup_failure)
 			(void)smarm__sup_report(rc, 0);
@@ -943,13 +1151,7 @@ int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure)
 
 static void sup_body(void *arg)
 {
-	(void)smarm__sup_run(arg, true);
-}
-
-static void drop_chan(smarm_chan_t *ch)
-{
-	smarm_chan_sender_free(ch);
-	smarm_chan_receiver_free(ch);
+	(void)smarm__sup_run(arg, NULL, true);
 }
 
 /*
@@ -1061,23 +1263,48 @@ static void sup_init_fail(int status, intptr_t why)
 	smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 }
 
+static void chan_drop_cb(void *arg)
+{
+	drop_chan(arg);
+}
+
 /*
  * Build a spec with init (smarm_sup_init_cb) on the calling actor, so a
  * crash in init is its end, which its starter sees as a Down; then run
- * the supervisor. init's ignore, a failure, an invalid spec are
- * reported to the spawner and end the actor normally. Returns only if
- * nothing could be set up (the code; reported first if
- * report_setup_failure).
+ * the supervisor. As OTP's supervisor:init/1 sets trap_exit before it
+ * calls Module:init/1, the actor traps exits into the channel the
+ * supervisor will take them from before init runs: an exit signal that
+ * comes during init (a process init linked to ends, the parent asks it
+ * to end) is a message the supervisor handles once it runs, as OTP's
+ * handle_info({'EXIT', ...}) does, not the actor's end. init's ignore,
+ * a failure, an invalid spec are reported to the spawner and end the
+ * actor normally. Returns only if nothing could be set up (the code;
+ * reported first if report_setup_failure).
  */
 int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
 			bool report_setup_failure)
 {
 	struct smarm_sup_spec *sp = NULL;
-	int rc = smarm_sup_spec_alloc(&sp);
+	smarm_chan_t *sig = NULL;
+	int rc = smarm_chan_alloc(&sig, sizeof(smarm_signal_t), NULL);
 	if (rc == 0) {
-		rc = smarm_cleanup_push(spec_free_cb, sp);
+		rc = smarm_cleanup_push(chan_drop_cb, sig);
 		if (rc != 0)
-			smarm_sup_spec_free(sp);
+			drop_chan(sig);
+	}
+	if (rc == 0) {
+		rc = smarm_trap_exit(sig);
+		if (rc == 0)
+			rc = smarm_sup_spec_alloc(&sp);
+		if (rc == 0) {
+			rc = smarm_cleanup_push(spec_free_cb, sp);
+			if (rc != 0)
+				smarm_sup_spec_free(sp);
+		}
+		if (rc != 0) {
+			(void)smarm_trap_exit(NULL);
+			(void)smarm_cleanup_pop(true); /* chan_drop_cb */
+		}
 	}
 	if (rc != 0) {
 		if (report_setup_failure)
@@ -1099,7 +1326,8 @@ int smarm__sup_run_init(smarm_sup_init_cb fn, void *fn_arg,
 			sup_init_fail(SMARM_EBADRETURN, rc);
 		sup_init_fail(rc, 0);
 	}
-	return smarm__sup_run(sp, report_setup_failure);
+	(void)smarm_cleanup_pop(false); /* sig goes to the supervisor */
+	return smarm__sup_run(sp, sig, report_setup_failure);
 }
 
 /* A supervisor whose spec init builds, on its own actor. */

@@ -23,13 +23,17 @@
 
 struct smarm__sup_cspec {
 	char cs_id[SMARM_NAME_MAX + 1]; /* child id, NUL-terminated */
-	smarm_actor_cb cs_fn;		/* body */
+	smarm_actor_cb cs_fn;		/* body (NULL: cs_tfn's) */
+	smarm_sup_template_cb cs_tfn;	/* or a template's two-argument
+					   body (smarm_sup_spec_add_template) */
 	void *cs_arg;			/* its argument, the caller's */
+	void *cs_extra;			/* an instance's extra argument */
 	int cs_restart;			/* smarm_sup_restart */
 	uint64_t cs_shutdown;		/* BRUTAL_KILL, INFINITY or ns */
 	bool cs_await;			/* reports readiness */
 	uint64_t cs_ready_ns;		/* bound of that wait */
 	int cs_type;			/* smarm_sup_child_type */
+	bool cs_significant;		/* for the automatic shutdown */
 };
 
 struct smarm_sup_spec {
@@ -39,8 +43,9 @@ struct smarm_sup_spec {
 	uint32_t sp_n;			  /* children */
 	uint32_t sp_cap;		  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
-	int sp_bad; /* first failure of a setter on it, 0: none (an
-		       init's spec is invalid with one: smarm_sup_init_cb) */
+	int sp_bad;  /* first failure of a setter on it, 0: none (an
+			init's spec is invalid with one: smarm_sup_init_cb) */
+	int sp_auto; /* smarm_sup_auto_shutdown */
 };
 
 /* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
@@ -51,7 +56,7 @@ enum smarm__sup_op {
 	SMARM__SUP_OP_DELETE,
 	SMARM__SUP_OP_WHICH,
 	SMARM__SUP_OP_COUNT,
-	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_arg its arg */
+	SMARM__SUP_OP_START_ARGS,    /* an instance; cs.cs_extra its extra */
 	SMARM__SUP_OP_TERMINATE_PID, /* the child running as pid */
 };
 
@@ -77,16 +82,22 @@ struct smarm__sup_ctl {
 
 /* sup.c */
 
-/* 0, or SMARM_EBADSPEC: a SIMPLE_ONE_FOR_ONE spec without exactly one
- * child (what no setter can refuse alone). */
+/* 0, or SMARM_EBADSPEC: what no setter can refuse alone (a
+ * SIMPLE_ONE_FOR_ONE spec without exactly one child, a two-argument
+ * template under another strategy, a significant child with
+ * SMARM_SUP_AUTO_NEVER or permanent). */
 int smarm__sup_spec_check(const struct smarm_sup_spec *spec);
 
 /*
  * Run the supervisor of owned (taken over and freed) on the calling
- * actor. Returns only if it could not be set up (the code; reported to
- * the spawner first if report_setup_failure); else it ends the actor.
+ * actor. sig (taken over too) is the channel of smarm_signal_t the
+ * caller already traps exits into (smarm__sup_run_init: the init ran
+ * trapping), or NULL for a new one. Returns only if it could not be set
+ * up (the code; reported to the spawner first if report_setup_failure);
+ * else it ends the actor.
  */
-int smarm__sup_run(struct smarm_sup_spec *owned, bool report_setup_failure);
+int smarm__sup_run(struct smarm_sup_spec *owned, smarm_chan_t *sig,
+		   bool report_setup_failure);
 
 /*
  * Run on the calling actor a supervisor whose spec init(arg) builds

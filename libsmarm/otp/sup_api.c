@@ -87,12 +87,13 @@ static struct smarm__sup_cspec *spec_find(smarm_sup_spec_t *spec,
 	return NULL;
 }
 
-int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
-			     smarm_actor_cb fn, void *arg, int restart,
-			     uint64_t shutdown_ns)
+/* Append a child of body fn or tfn (one of them set). */
+static int spec_add(smarm_sup_spec_t *spec, const char *id, smarm_actor_cb fn,
+		    smarm_sup_template_cb tfn, void *arg, int restart,
+		    uint64_t shutdown_ns)
 {
 	struct smarm__sup_cspec *c;
-	if (spec == NULL || fn == NULL || !id_ok(id) ||
+	if (spec == NULL || (fn == NULL && tfn == NULL) || !id_ok(id) ||
 	    restart < SMARM_SUP_PERMANENT || restart > SMARM_SUP_TEMPORARY ||
 	    spec->sp_n >= SMARM_SUP_CHILDREN_MAX)
 		return spec_fail(spec, SMARM_EINVAL);
@@ -110,10 +111,29 @@ int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
 	memset(c, 0, sizeof *c);
 	strcpy(c->cs_id, id);
 	c->cs_fn = fn;
+	c->cs_tfn = tfn;
 	c->cs_arg = arg;
 	c->cs_restart = restart;
 	c->cs_shutdown = shutdown_ns;
 	return 0;
+}
+
+int smarm_sup_spec_add_child(smarm_sup_spec_t *spec, const char *id,
+			     smarm_actor_cb fn, void *arg, int restart,
+			     uint64_t shutdown_ns)
+{
+	if (fn == NULL)
+		return spec_fail(spec, SMARM_EINVAL);
+	return spec_add(spec, id, fn, NULL, arg, restart, shutdown_ns);
+}
+
+int smarm_sup_spec_add_template(smarm_sup_spec_t *spec, const char *id,
+				smarm_sup_template_cb fn, void *arg,
+				int restart, uint64_t shutdown_ns)
+{
+	if (fn == NULL)
+		return spec_fail(spec, SMARM_EINVAL);
+	return spec_add(spec, id, NULL, fn, arg, restart, shutdown_ns);
 }
 
 int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
@@ -145,6 +165,30 @@ int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec, const char *id,
 		c->cs_await = true; /* it is one once smarm_sup_run reports */
 		c->cs_ready_ns = SMARM_NO_TIMEOUT;
 	}
+	return 0;
+}
+
+int smarm_sup_spec_set_auto_shutdown(smarm_sup_spec_t *spec, int mode)
+{
+	if (spec == NULL || mode < SMARM_SUP_AUTO_NEVER ||
+	    mode > SMARM_SUP_AUTO_ALL_SIGNIFICANT)
+		return spec_fail(spec, SMARM_EINVAL);
+	spec->sp_auto = mode;
+	return 0;
+}
+
+int smarm_sup_spec_set_child_significant(smarm_sup_spec_t *spec, const char *id,
+					 bool significant)
+{
+	struct smarm__sup_cspec *c;
+	if (spec == NULL || !id_ok(id))
+		return spec_fail(spec, SMARM_EINVAL);
+	c = spec_find(spec, id);
+	if (c == NULL)
+		return spec_fail(spec, SMARM_ENOENT);
+	if (significant && c->cs_restart == SMARM_SUP_PERMANENT)
+		return spec_fail(spec, SMARM_EBADSPEC); /* bad_combination */
+	c->cs_significant = significant;
 	return 0;
 }
 
@@ -219,7 +263,7 @@ int smarm_sup_run(const smarm_sup_spec_t *spec)
 {
 	struct smarm_sup_spec *copy;
 	int rc = spec_take(spec, &copy);
-	return rc != 0 ? rc : smarm__sup_run(copy, false);
+	return rc != 0 ? rc : smarm__sup_run(copy, NULL, false);
 }
 
 int smarm_sup_start(const smarm_sup_spec_t *spec, smarm_pid_t *out)
@@ -314,7 +358,8 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 		return SMARM_ENOTACTOR;
 	if (child == NULL)
 		return SMARM_EINVAL;
-	if (child->sp_n != 1 || child->sp_bad != 0)
+	if (child->sp_n != 1 || child->sp_bad != 0 ||
+	    child->sp_kids[0].cs_tfn != NULL) /* a template is no child */
 		return SMARM_EBADSPEC;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_START;
@@ -329,8 +374,9 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 	return rc;
 }
 
-int smarm_sup_start_child_args(smarm_pid_t sup, void *arg, uint64_t timeout_ns,
-			       smarm_pid_t *pid, intptr_t *info)
+int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
+			       uint64_t timeout_ns, smarm_pid_t *pid,
+			       intptr_t *info)
 {
 	struct smarm__sup_ctl q;
 	smarm_signal_t r;
@@ -339,7 +385,7 @@ int smarm_sup_start_child_args(smarm_pid_t sup, void *arg, uint64_t timeout_ns,
 		return SMARM_ENOTACTOR;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_START_ARGS;
-	q.cs.cs_arg = arg;
+	q.cs.cs_extra = extra;
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;

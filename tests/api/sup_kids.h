@@ -12,26 +12,30 @@
 #include <string.h>
 
 enum kid_mode {
-	KID_PARK,	     /* park until stopped */
-	KID_CRASH,	     /* crash at once, every start */
-	KID_CRASH_TWICE,     /* crash on the first two starts, then end */
-	KID_NORMAL_ONCE,     /* end normally on the first start, then park */
-	KID_SHUTDOWN_SELF,   /* end with smarm_actor_shutdown */
-	KID_TRAP_IGNORE,     /* trap exits, ignore every signal */
-	KID_TRAP_SLOW,	     /* trap; on the shutdown, 200 ms, then end */
-	KID_READY_REG,	     /* register kid->name slowly, then ready */
-	KID_FIND,	     /* look kid->name up, then ready and park */
-	KID_FAIL,	     /* smarm_sup_start_failed(-4242) */
-	KID_END_EARLY,	     /* end normally before reporting ready */
-	KID_SUB,	     /* smarm_sup_run(kid->sub) */
-	KID_CRASH_ON_SECOND, /* park on the first start, crash after */
-	KID_FAIL_ON_SECOND,  /* 2nd start: once kid->gate is set, fail it
-				with -4243; other starts: ready, park */
-	KID_HANG_ON_RESTART, /* 1st start: ready, park; later: park unready */
-	KID_TRAP_READY,	     /* trap exits, report ready; on a signal
-				count it and end */
-	KID_FAIL_GATED,	     /* 1st start, or kid->gate set: ready, park;
-				else 20 ms, then fail with -4243 */
+	KID_PARK,	       /* park until stopped */
+	KID_CRASH,	       /* crash at once, every start */
+	KID_CRASH_TWICE,       /* crash on the first two starts, then end */
+	KID_NORMAL_ONCE,       /* end normally on the first start, then park */
+	KID_SHUTDOWN_SELF,     /* end with smarm_actor_shutdown */
+	KID_TRAP_IGNORE,       /* trap exits, ignore every signal */
+	KID_TRAP_SLOW,	       /* trap; on the shutdown, 200 ms, then end */
+	KID_READY_REG,	       /* register kid->name slowly, then ready */
+	KID_FIND,	       /* look kid->name up, then ready and park */
+	KID_FAIL,	       /* smarm_sup_start_failed(-4242) */
+	KID_END_EARLY,	       /* end normally before reporting ready */
+	KID_SUB,	       /* smarm_sup_run(kid->sub) */
+	KID_CRASH_ON_SECOND,   /* park on the first start, crash after */
+	KID_FAIL_ON_SECOND,    /* 2nd start: once kid->gate is set, fail it
+				  with -4243; other starts: ready, park */
+	KID_HANG_ON_RESTART,   /* 1st start: ready, park; later: park unready */
+	KID_TRAP_READY,	       /* trap exits, report ready; on a signal
+				  count it and end */
+	KID_FAIL_GATED,	       /* 1st start, or kid->gate set: ready, park;
+				  else 20 ms, then fail with -4243 */
+	KID_TRAP_READY_IGNORE, /* trap exits, report ready, count every
+				  signal and ignore it */
+	KID_END_ON_GATE,       /* every start: end normally once kid->gate
+				  is set (taking it back to 0) */
 };
 
 struct kid {
@@ -169,6 +173,17 @@ static void kid_body(void *arg)
 		HARNESS_EQ(smarm_sup_ready(), 0);
 		if (smarm_chan_recv(ch, &s) == 0)
 			atomic_fetch_add(&k->saw_exit, 1);
+		break;
+	case KID_TRAP_READY_IGNORE:
+		ch = kid_trap();
+		atomic_fetch_add(&k->trapped, 1);
+		HARNESS_EQ(smarm_sup_ready(), 0);
+		while (smarm_chan_recv(ch, &s) == 0)
+			atomic_fetch_add(&k->saw_exit, 1);
+		break;
+	case KID_END_ON_GATE:
+		while (!atomic_exchange(&k->gate, 0))
+			smarm_actor_sleep(MS(1));
 		break;
 	case KID_FAIL_GATED:
 		if (n > 1 && !atomic_load(&k->gate)) {

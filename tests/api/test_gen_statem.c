@@ -12,7 +12,12 @@
  * machine, not the node; an unhandled call and a call postponed when
  * the machine stops are SMARM_EDOWN at the caller; the door lock;
  * casts and infos a machine sends itself, a sibling machine called
- * from inside.
+ * from inside; raw reply targets (smarm_reply_to, OTP's
+ * gen_statem:reply/2 with a From taken from a message): a machine
+ * stores a (response channel, request id) pair from an info and
+ * answers it later from another state, a plain actor and a plain
+ * thread answer one, the requester's check_response and reqids match
+ * the answer and a wrong id does not; the call's errors.
  */
 #include "harness.h"
 
@@ -1147,6 +1152,197 @@ START_TEST(test_gen_statem_crash_is_reported)
 }
 END_TEST
 
+/* Tell the probe to keep the raw reply target (rch, id). */
+static int keep(smarm_server_t *s, smarm_chan_t *rch, uint64_t id)
+{
+	smarm_value_t kv[2] = { { .type = SMARM_T_U64 },
+				{ .type = SMARM_T_U64 } };
+	kv[0].v.u = (uint64_t)(uintptr_t)rch;
+	kv[1].v.u = id;
+	return smarm_server_info(s, "keep", kv, 2);
+}
+
+/*
+ * A machine stores a raw reply target from an info in state A and
+ * answers it from state B (OTP's gen_statem:reply(From, R) with a From
+ * the machine was given): check_response matches the answer, a wrong
+ * id does not (no_reply), a str answer is the response's own copy; a
+ * second target is matched through a request id collection.
+ */
+static void reply_to_root(void *arg)
+{
+	smarm_server_t *s = start_probe();
+	smarm_chan_t *rch = NULL;
+	smarm_reqids_t *c = NULL;
+	smarm_response_t msg;
+	smarm_value_t v = { 0 }, str = { 0 };
+	smarm_value_t hello = smarm_value_str("hello");
+	uint64_t id = 0, id2 = 0;
+	intptr_t label = 0;
+	(void)arg;
+	if (s == NULL)
+		return;
+	take_log(s, 0);
+	g_rc[0] = smarm_response_chan_alloc(&rch);
+	g_rc[1] = smarm_request_id_new(&id);
+	g_rc[2] = keep(s, rch, id); /* in A */
+	cast_i(s, "go", B);
+	g_rc[3] = smarm_server_cast(
+		s, "answer", &(smarm_value_t){ .type = SMARM_T_I32, .v.i = 77 },
+		1); /* from B */
+	g_rc[4] = smarm_chan_recv_timeout(rch, &msg, MS(10000));
+	g_rc[5] = smarm_server_check_response(&msg, id + 1, &v); /* wrong */
+	g_rc[6] = smarm_server_check_response(&msg, 0, &v);
+	g_rc[7] = smarm_server_check_response(&msg, id, &v);
+	g_rc[8] = v.type == SMARM_T_I32 && v.v.i == 77;
+	g_rc[9] = smarm_request_id_new(&id2);
+	g_rc[10] = id2 != id && id2 != 0;
+	g_rc[11] = smarm_reqids_alloc(&c);
+	g_rc[12] = smarm_reqids_add(c, id2, 5);
+	g_rc[13] = keep(s, rch, id2);
+	g_rc[14] = smarm_server_cast(s, "answers", &hello, 1);
+	g_rc[15] = smarm_reqids_receive(c, rch, MS(10000), true, &label, &str);
+	g_rc[16] = (int)label;
+	g_rc[17] = str.type == SMARM_T_STR && str.len == 5 &&
+		   str.v.p != hello.v.p && memcmp(str.v.p, "hello", 5) == 0;
+	smarm_value_release(&str);
+	g_rc[18] = (int)smarm_reqids_size(c);
+	take_log(s, 1);
+	g_rc[19] = (int)harness_chan_len(rch); /* nothing more came */
+	smarm_reqids_free(c);
+	stop_probe(s);
+	harness_chan_drop(rch);
+}
+
+START_TEST(test_gen_statem_reply_to_a_target_taken_from_a_message)
+{
+	open_probe();
+	harness_run(2, reply_to_root, NULL);
+	ck_assert_int_eq(g_rc[31], 0);
+	ck_assert_int_eq(g_rc[0], 0);
+	ck_assert_int_eq(g_rc[1], 0);
+	ck_assert_int_eq(g_rc[2], 0);
+	ck_assert_int_eq(g_rc[3], 0);
+	ck_assert_int_eq(g_rc[4], 0);
+	ck_assert_int_eq(g_rc[5], SMARM_EAGAIN); /* a wrong id: no_reply */
+	ck_assert_int_eq(g_rc[6], SMARM_EAGAIN);
+	ck_assert_int_eq(g_rc[7], 0);
+	ck_assert_int_eq(g_rc[8], 1);
+	ck_assert_int_eq(g_rc[9], 0);
+	ck_assert_int_eq(g_rc[10], 1);
+	ck_assert_int_eq(g_rc[11], 0);
+	ck_assert_int_eq(g_rc[12], 0);
+	ck_assert_int_eq(g_rc[13], 0);
+	ck_assert_int_eq(g_rc[14], 0);
+	ck_assert_int_eq(g_rc[15], 0);
+	ck_assert_int_eq(g_rc[16], 5);
+	ck_assert_int_eq(g_rc[17], 1);
+	ck_assert_int_eq(g_rc[18], 0);
+	ck_assert_str_eq(g_out[1],
+			 "keep@0 go1@0 E1/0 answer0@1 keep@1 answers0@1");
+	ck_assert_int_eq(g_rc[19], 0);
+	ck_assert_int_eq(smarm_plugin_close(g_pl), 0);
+}
+END_TEST
+
+/* A plain actor's answer to a target it was given: bytes of its stack. */
+struct target {
+	smarm_chan_t *t_ch;
+	uint64_t t_id;
+	int t_rc;
+};
+
+static void answerer(void *arg)
+{
+	struct target *t = arg;
+	char buf[4] = { 1, 0, 2, 3 }; /* gone when it ends: copied */
+	smarm_value_t b = smarm_value_bytes(buf, sizeof buf);
+	t->t_rc = smarm_reply_to(t->t_ch, t->t_id, &b);
+}
+
+/*
+ * Any actor answers: a plain one (bytes, copied), NULL for no value;
+ * a requester gone is no error; the errors of a bad target or value.
+ */
+static void reply_to_plain_root(void *arg)
+{
+	struct target t = { 0 };
+	smarm_chan_t *rch = NULL, *ints = NULL, *gone = NULL;
+	smarm_response_t msg;
+	smarm_value_t v = { 0 };
+	smarm_value_t bad = { .type = 99 };
+	smarm_value_t nul = smarm_value_bytes("a\0b", 3);
+	smarm_value_t big = smarm_value_bytes("x", 1);
+	smarm_value_t nop = { .type = SMARM_T_BYTES, .len = 5 };
+	smarm_value_t one = smarm_value_i64(1);
+	smarm_pid_t p;
+	int junk = 0;
+	(void)arg;
+	nul.type = SMARM_T_STR;
+	big.len = (uint32_t)SMARM_BYTES_MAX + 1;
+	HARNESS_EQ(smarm_response_chan_alloc(&rch), 0);
+	t.t_ch = rch;
+	HARNESS_EQ(smarm_request_id_new(&t.t_id), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, answerer, &t, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	HARNESS_EQ(t.t_rc, 0);
+	HARNESS_EQ(smarm_chan_recv_timeout(rch, &msg, MS(10000)), 0);
+	HARNESS_EQ(smarm_server_check_response(&msg, t.t_id, &v), 0);
+	HARNESS_EQ(v.type, SMARM_T_BYTES);
+	HARNESS_EQ(v.len, 4);
+	HARNESS_CHECK(memcmp(v.v.p, "\1\0\2\3", 4) == 0);
+	smarm_value_release(&v);
+	/* no value: a call without a reply type */
+	HARNESS_EQ(smarm_reply_to(rch, t.t_id, NULL), 0);
+	HARNESS_EQ(smarm_chan_try_recv(rch, &msg), 0);
+	HARNESS_EQ(smarm_server_check_response(&msg, t.t_id, &v), 0);
+	HARNESS_EQ(v.type, SMARM_T_VOID);
+	/* errors: nothing is sent */
+	HARNESS_EQ(smarm_reply_to(NULL, 1, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_to((smarm_chan_t *)&junk, 1, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_chan_alloc(&ints, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_reply_to(ints, 1, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_to(rch, 0, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_reply_to(rch, 1, &bad), SMARM_EARGS);
+	HARNESS_EQ(smarm_reply_to(rch, 1, &nul), SMARM_EARGS);
+	HARNESS_EQ(smarm_reply_to(rch, 1, &nop), SMARM_EARGS);
+	HARNESS_EQ(smarm_reply_to(rch, 1, &big), SMARM_ETOOBIG);
+	HARNESS_EQ(smarm_request_id_new(NULL), SMARM_EINVAL);
+	HARNESS_EQ(harness_chan_len(rch), 0);
+	HARNESS_EQ(harness_chan_len(ints), 0);
+	/* a requester gone: dropped, not an error (OTP) */
+	HARNESS_EQ(smarm_response_chan_alloc(&gone), 0);
+	HARNESS_EQ(smarm_chan_receiver_free(gone), 0);
+	HARNESS_EQ(smarm_reply_to(gone, 1, &one), 0);
+	HARNESS_EQ(smarm_chan_sender_free(gone), 0); /* freed now */
+	HARNESS_EQ(smarm_reply_to(gone, 1, NULL), 0);
+	harness_chan_drop(ints);
+	harness_chan_drop(rch);
+}
+
+START_TEST(test_gen_statem_reply_to_from_any_actor_and_errors)
+{
+	smarm_chan_t *rch = NULL;
+	smarm_response_t msg;
+	smarm_value_t v = smarm_value_i64(-5), r = { 0 };
+	uint64_t id = 0;
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, reply_to_plain_root, NULL), 0);
+	harness_checks_assert();
+	/* a plain thread answers too */
+	ck_assert_int_eq(smarm_response_chan_alloc(&rch), 0);
+	ck_assert_int_eq(smarm_request_id_new(&id), 0);
+	ck_assert_int_eq(smarm_reply_to(rch, id, &v), 0);
+	ck_assert_int_eq(smarm_chan_try_recv(rch, &msg), 0);
+	ck_assert_int_eq(smarm_server_check_response(&msg, id, &r), 0);
+	ck_assert_int_eq(r.type, SMARM_T_I64);
+	ck_assert_int_eq(r.v.i, -5);
+	smarm_chan_sender_free(rch);
+	smarm_chan_receiver_free(rch);
+}
+END_TEST
+
 Suite *smarm_test_gen_statem_suite(void)
 {
 	Suite *s = suite_create("gen_statem");
@@ -1161,6 +1357,9 @@ Suite *smarm_test_gen_statem_suite(void)
 	tcase_add_test(tc, test_gen_statem_calls_answered_later_or_edown);
 	tcase_add_test(tc, test_gen_statem_crashing_action_ends_the_machine);
 	tcase_add_test(tc, test_gen_statem_door_lock);
+	tcase_add_test(tc,
+		       test_gen_statem_reply_to_a_target_taken_from_a_message);
+	tcase_add_test(tc, test_gen_statem_reply_to_from_any_actor_and_errors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("lifetime");
 	tcase_add_test(tc, test_gen_statem_lifetime_and_shutdown);

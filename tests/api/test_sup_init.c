@@ -12,7 +12,11 @@
  *   sup_start_fail - init crashes: the start fails with the crash's
  *     reason;
  * the same for a child supervisor with an init (smarm_sup_run_init),
- * and the calls' own errors.
+ * and the calls' own errors. init runs trapping exits, as OTP's
+ * supervisor:init/1 sets trap_exit before it calls Module:init/1: a
+ * process init linked to that ends during init (a crash, or noproc
+ * for one already gone) is an 'EXIT' message the supervisor ignores,
+ * not the supervisor's end.
  */
 #include "sup_kids.h"
 
@@ -22,14 +26,58 @@ struct init_case {
 	int crash;	       /* crash with this reason instead */
 	int bad_setter;	       /* a setter fails before init returns */
 	int ready;	       /* "k" reports readiness */
+	int linked;	       /* a process linked to init ends in it */
 	struct kid *k;	       /* child "k", if not NULL */
 	_Atomic uint64_t self; /* the actor init ran on */
+	_Atomic int link_rc;   /* smarm_link of the one already gone */
 };
+
+static void crash_at_once(void *arg)
+{
+	(void)arg;
+	smarm_actor_crash(4242);
+}
+
+static void end_at_once(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * During init: a process linked to the supervisor crashes (init waits
+ * for its Down, so its exit signal has been sent), then init links to
+ * one already gone (OTP's link/1 of a dead pid: noproc).
+ */
+static void init_links(struct init_case *c)
+{
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_spawn_opts_t *o = NULL;
+	smarm_signal_t s = { 0 };
+	smarm_pid_t p;
+	HARNESS_EQ(smarm_spawn_opts_alloc(&o), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_int(o, SMARM_OPT_LINK, 1), 0);
+	HARNESS_EQ(smarm_spawn_opts_set_monitor(o, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, crash_at_once, NULL, o), 0);
+	(void)smarm_actor_detach(p);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_CRASHED);
+	HARNESS_EQ(smarm_spawn_opts_set_int(o, SMARM_OPT_LINK, 0), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, end_at_once, NULL, o), 0);
+	(void)smarm_actor_detach(p);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.how, SMARM_EXIT_NORMAL);
+	smarm_spawn_opts_free(o);
+	harness_chan_drop(ch);
+	/* not trapping, the caller would end here (crashed, ENOPROC) */
+	atomic_store(&c->link_rc, smarm_link(p));
+}
 
 static int init_fn(void *arg, smarm_sup_spec_t *spec)
 {
 	struct init_case *c = arg;
 	atomic_store(&c->self, smarm_actor_self().id);
+	if (c->linked)
+		init_links(c);
 	if (c->k != NULL)
 		kid_add(spec, "k", c->k);
 	if (c->ready)
@@ -129,6 +177,37 @@ static void root_fail(void *arg)
 	free(c.k);
 }
 
+/*
+ * init runs trapping exits (OTP's supervisor:init/1): the crash of a
+ * process linked to it and a link to one gone are messages the
+ * supervisor ignores; it starts and supervises as if nothing happened.
+ */
+static void root_linked(void *arg)
+{
+	struct init_case c = { .linked = 1, .k = kid_new(1, KID_PARK) };
+	smarm_sup_child_t item;
+	smarm_pid_t sup;
+	intptr_t why;
+	size_t n = 0;
+	(void)arg;
+	HARNESS_EQ(start(&c, &sup, &why), 0);
+	HARNESS_EQ(why, 77);
+	HARNESS_EQ(atomic_load(&c.link_rc), 0);
+	HARNESS_CHECK(kid_await(&c.k->starts, 1));
+	HARNESS_EQ(smarm_sup_which_children(sup, &item, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_CHECK(smarm_pid_eq(item.pid, kid_pid(c.k)));
+	HARNESS_CHECK(smarm_actor_is_alive(sup));
+	/* the child is still supervised: it is restarted */
+	HARNESS_EQ(exit_and_await(kid_pid(c.k), SMARM_EXIT_CRASHED, 1, NULL),
+		   SMARM_EXIT_CRASHED);
+	HARNESS_CHECK(kid_await(&c.k->starts, 2));
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(c.k);
+}
+
 /* A child of the init's spec that fails its start: as smarm_sup_start */
 static void root_child_fails(void *arg)
 {
@@ -181,6 +260,7 @@ static void root_run_init(void *arg)
 	struct init_case bad = { .ret = 42 };
 	struct init_case spec = { .bad_setter = 1 };
 	struct init_case crash = { .crash = 4711 };
+	struct init_case linked = { .linked = 1, .k = kid_new(2, KID_PARK) };
 	smarm_sup_child_t item;
 	smarm_pid_t top;
 	size_t n = 0;
@@ -207,9 +287,20 @@ static void root_run_init(void *arg)
 	HARNESS_EQ(start_top(&bad, &top), SMARM_EBADRETURN);
 	HARNESS_EQ(start_top(&spec, &top), SMARM_EBADSPEC);
 	HARNESS_EQ(start_top(&crash, &top), SMARM_ESTARTFAILED);
+	/* a child supervisor's init traps exits too */
+	HARNESS_EQ(start_top(&linked, &top), 0);
+	HARNESS_EQ(atomic_load(&linked.link_rc), 0);
+	HARNESS_CHECK(kid_await(&linked.k->starts, 1));
+	HARNESS_EQ(smarm_sup_which_children(top, &item, 1, &n, MS(5000)), 0);
+	HARNESS_EQ(atomic_load(&linked.self), item.pid.id); /* mid, alive */
+	HARNESS_EQ(smarm_sup_count_children(item.pid, NULL, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_EQ(exit_and_await(top, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
 	HARNESS_EQ(smarm_sup_run_init(NULL, NULL), SMARM_EINVAL);
 	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 	free(ok.k);
+	free(linked.k);
 }
 
 static void root_errors(void *arg)
@@ -235,6 +326,7 @@ CASE(sup_start_ignore_init, root_ignore_init)
 CASE(sup_start_error_return, root_error_return)
 CASE(sup_start_fail, root_fail)
 CASE(child_start_fails_the_start, root_child_fails)
+CASE(init_runs_trapping_exits, root_linked)
 CASE(errors_return_einval, root_errors)
 CASE(child_supervisor_with_init, root_run_init)
 
@@ -259,6 +351,7 @@ Suite *smarm_test_sup_init_suite(void)
 	tcase_add_loop_test(tc, test_sup_init_child_start_fails_the_start, 0,
 			    2);
 	tcase_add_loop_test(tc, test_sup_init_child_supervisor_with_init, 0, 2);
+	tcase_add_loop_test(tc, test_sup_init_init_runs_trapping_exits, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_loop_test(tc, test_sup_init_errors_return_einval, 0, 1);

@@ -9,9 +9,12 @@
  * The event timeout's row stops the machine (a test sees it fire by the
  * machine's end: polling the log would cancel it). selfsend and peer
  * reach the machine itself and a sibling machine, mirror, through
- * handles opened from inside (smarm_sm_behaviour). terminate sleeps (1 ms
- * when it may block, else 2.5 s) and records how, may_block and the
- * sleep's status for sm_probe_term (a plain export of this plugin).
+ * handles opened from inside (smarm_sm_behaviour). keep stores a raw
+ * reply target (a response channel and a request id) from an info;
+ * answer and answers reply to it later (smarm_reply_to). terminate
+ * sleeps (1 ms when it may block, else 2.5 s) and records how,
+ * may_block and the sleep's status for sm_probe_term (a plain export of
+ * this plugin).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -28,6 +31,8 @@ struct probe {
 	smarm_reply_t *p_held; /* hold()'s token, or NULL */
 	bool p_initnext;       /* args "initnext": init queues ev(5) */
 	int p_reenter;	       /* args "reenter": A's enter repeats twice */
+	uint64_t p_rch;	       /* keep()'s raw reply target: channel ... */
+	uint64_t p_rid;	       /* ... and request id */
 };
 
 static void logw(struct probe *p, const char *fmt, ...)
@@ -264,6 +269,44 @@ static int32_t a_release(void *data, smarm_sm_ctx_t *cx, int32_t state)
 	return state;
 }
 
+/* keep(ch, id): store a raw reply target taken from an info. */
+static int32_t a_keep(void *data, smarm_sm_ctx_t *cx, int32_t state,
+		      uint64_t ch, uint64_t id)
+{
+	struct probe *p = data;
+	(void)cx;
+	p->p_rch = ch;
+	p->p_rid = id;
+	logw(p, "keep@%d", state);
+	return state;
+}
+
+/* answer(v), answers(s): reply v, or s, to the kept target (OTP's
+ * gen_statem:reply(From, R) with a From from a message). */
+static int32_t a_answer(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			int32_t v)
+{
+	struct probe *p = data;
+	smarm_value_t r = { .type = SMARM_T_I32, .v.i = v };
+	(void)cx;
+	logw(p, "answer%d@%d",
+	     smarm_reply_to((smarm_chan_t *)(uintptr_t)p->p_rch, p->p_rid, &r),
+	     state);
+	return state;
+}
+
+static int32_t a_answers(void *data, smarm_sm_ctx_t *cx, int32_t state,
+			 const char *str)
+{
+	struct probe *p = data;
+	smarm_value_t r = smarm_value_str(str); /* copied by the reply */
+	(void)cx;
+	logw(p, "answers%d@%d",
+	     smarm_reply_to((smarm_chan_t *)(uintptr_t)p->p_rch, p->p_rid, &r),
+	     state);
+	return state;
+}
+
 static int32_t a_log(void *data, smarm_sm_ctx_t *cx, int32_t state)
 {
 	struct probe *p = data;
@@ -390,6 +433,9 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, CALL, "selfsend", a_selfsend, STAY),
 	ROW(ANY, CALL, "peer", a_peer, STAY),
 	ROW(ANY, INFO, "tick", a_tick, STAY),
+	ROW(ANY, INFO, "keep", a_keep, STAY),
+	ROW(ANY, CAST, "answer", a_answer, STAY),
+	ROW(ANY, CAST, "answers", a_answers, STAY),
 	ROW(ANY, STATE_TIMEOUT, NULL, a_st, STAY),
 	ROW(ANY, EVENT_TIMEOUT, NULL, a_et, STOP),
 	ROW(ANY, TIMEOUT, "t1", a_t1, STAY),
@@ -417,7 +463,8 @@ static const smarm_sm_desc_t probe = {
 		"call boom() -> i32; call gboom() -> i32\n"
 		"cast link_to(pid)\n"
 		"call selfsend() -> i32; call peer(str, i32) -> i32\n"
-		"info tick()\n",
+		"info tick(); info keep(u64, u64)\n"
+		"cast answer(i32); cast answers(str)\n",
 	.state_names = states,
 	.initial = A,
 	.flags = SMARM_SM_F_STATE_TIMEOUT | SMARM_SM_F_EVENT_TIMEOUT,
