@@ -416,11 +416,18 @@ enum smarm_log_level {
  *                       event it was handling. Level ERROR; its actor's
  *                       crash report, if it crashed by its own doing,
  *                       follows.
+ *   SMARM_REPORT_SUPERVISOR  a supervisor's report (OTP's supervisor
+ *                       reports): a child ended abnormally on its own
+ *                       (child_terminated), a child's start or restart
+ *                       failed (start_error), or the restart intensity
+ *                       was reached and the supervisor shuts down
+ *                       (shutdown). Level ERROR.
  */
 enum smarm_report_kind {
 	SMARM_REPORT_LINE = 0,
 	SMARM_REPORT_CRASH = 1,
 	SMARM_REPORT_SERVER = 2,
+	SMARM_REPORT_SUPERVISOR = 3,
 };
 
 /*

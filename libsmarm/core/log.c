@@ -30,6 +30,7 @@
 #include "sched.h"
 #include "slot.h"
 #include "stack.h"
+#include "subsys.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -256,6 +257,38 @@ void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 			 s->parent != 0 ? "actor" : "the run",
 			 s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
 			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
+}
+
+const char *smarm__log_how(int how)
+{
+	switch (how) {
+	case SMARM_EXIT_NORMAL:
+		return "normal";
+	case SMARM_EXIT_SHUTDOWN:
+		return "shutdown";
+	case SMARM_EXIT_CRASHED:
+		return "crashed";
+	case SMARM_EXIT_STOPPED:
+		return "killed";
+	default:
+		return "ended";
+	}
+}
+
+void smarm__log_self(int level, int kind, const char *what, const char *fmt,
+		     ...)
+{
+	struct smarm_node *n = smarm__current_node();
+	char who[256], text[SMARM_LOG_LINE_MAX + 1];
+	va_list ap;
+	if (n == NULL || !smarm__log_wants(n, level))
+		return;
+	smarm__log_describe_self(who, sizeof who);
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	smarm__log_event(n, level, kind, smarm__self_pid(), "%s report: %s %s",
+			 what, who, text);
 }
 
 static const char *level_name(int level)

@@ -51,6 +51,16 @@ int smarm__log_event(struct smarm_node *n, int level, int kind, uint64_t pid,
  */
 size_t smarm__log_describe_self(char *buf, size_t cap);
 
+/* A SMARM_EXIT_* as reports say it ("crashed", "killed", ...). */
+const char *smarm__log_how(int how);
+
+/*
+ * A report about the calling actor: "<what> report: <the caller as
+ * smarm__log_describe_self says> <text of fmt>", at level, of kind.
+ */
+void smarm__log_self(int level, int kind, const char *what, const char *fmt,
+		     ...) __attribute__((format(printf, 4, 5)));
+
 /* The crash report of s, which crashed by its own doing (actor.c). */
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s);
 

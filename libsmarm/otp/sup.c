@@ -740,6 +740,18 @@ static bool abnormal(int how)
 	return how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_STOPPED;
 }
 
+/* A supervisor report about child i: "child 'ID' <what> <code>". */
+static void sup_report_child(struct sup *su, int i, const char *what,
+			     intptr_t code)
+{
+	const char *name = smarm_err_name((int)code);
+	bool named = strcmp(name, "SMARM_E?") != 0;
+	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SUPERVISOR, "supervisor",
+			"child '%s' %s %lld%s%s%s", su->su_kids[i].ch_cs.cs_id,
+			what, (long long)code, named ? " (" : "",
+			named ? name : "", named ? ")" : "");
+}
+
 /*
  * Restart child i (not running) per the strategy: one restart against
  * the intensity. If a start fails, that child is left restarting, to
@@ -751,10 +763,16 @@ static void sup_restart(struct sup *su, int i)
 	int n = (int)su->su_n;
 	int lo = i;
 	int hi = i;
-	int failed = -1;
+	int failed = -1, failed_rc = 0;
 	if (su->su_stop)
 		return;
 	if (!sup_admit(su)) {
+		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SUPERVISOR,
+				"supervisor",
+				"reached its maximum restart intensity (%u "
+				"restarts in %llu ms): shutting down",
+				su->su_max,
+				(unsigned long long)(su->su_period / 1000000));
 		/* OTP's supervisor ends with reason shutdown; why travels as
 		 * the reason code. */
 		sup_stop_all(su);
@@ -781,10 +799,13 @@ static void sup_restart(struct sup *su, int i)
 		     su->su_simple))
 			sup_delete(su, k); /* ignored: not kept */
 		else if (rc != 0 && rc != SMARM__SUP_IGNORE)
-			failed = k;
+			failed = k, failed_rc = rc;
 	}
-	if (failed >= 0 && !su->su_stop)
+	if (failed >= 0 && !su->su_stop) {
+		sup_report_child(su, failed, "failed to start: status",
+				 failed_rc);
 		sup_set_restarting(su, failed, true);
+	}
 }
 
 /*
@@ -822,6 +843,12 @@ static void sup_death(struct sup *su, int i)
 	const struct smarm__sup_cspec *cs = &su->su_kids[i].ch_cs;
 	if (su->su_stop)
 		return;
+	if (abnormal(su->su_kids[i].ch_how)) { /* OTP's child_terminated */
+		char how[64];
+		snprintf(how, sizeof how, "terminated: %s, reason",
+			 smarm__log_how(su->su_kids[i].ch_how));
+		sup_report_child(su, i, how, su->su_kids[i].ch_reason);
+	}
 	if (su->su_kids[i].ch_ignored) { /* it said ignore: no pid kept */
 		su->su_kids[i].ch_ignored = false;
 		if (cs->cs_restart == SMARM_SUP_TEMPORARY || su->su_simple)

@@ -190,6 +190,72 @@ START_TEST(test_log_crash_report_names_a_status_reason)
 }
 END_TEST
 
+/* ------------------------------------------------------- supervisor reports */
+
+static void kid_crasher(void *arg)
+{
+	(void)arg;
+	smarm_actor_crash(9);
+}
+
+/*
+ * A supervisor whose child crashes at once, intensity 1: the child's
+ * crash report and the supervisor's child_terminated report, twice (the
+ * restart is admitted once), then the supervisor's shutdown report.
+ */
+static void sup_root(void *arg)
+{
+	smarm_sup_spec_t *spec = NULL;
+	smarm_chan_t *downs = harness_sig_chan();
+	smarm_signal_t sig;
+	smarm_pid_t sup;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_set_intensity(spec, 1, MS(60000)), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(spec, "kid", kid_crasher, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	HARNESS_EQ(smarm_monitor(sup, downs, NULL), 0);
+	HARNESS_EQ(harness_recv_sig(downs, &sig), 0);
+	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
+	harness_chan_drop(downs);
+}
+
+START_TEST(test_log_supervisor_reports)
+{
+	int crash = 0, term = 0, down = 0;
+	reset();
+	run_logged(handler, SMARM_LOG_NOTICE, sup_root, NULL);
+	for (int i = 0; i < nev; i++) {
+		if (evs[i].kind == SMARM_REPORT_CRASH)
+			crash++;
+		else if (evs[i].kind == SMARM_REPORT_SUPERVISOR &&
+			 strstr(evs[i].text, "child 'kid' terminated: crashed, "
+					     "reason 9") != NULL)
+			term++;
+		else if (evs[i].kind == SMARM_REPORT_SUPERVISOR &&
+			 strstr(evs[i].text, "reached its maximum restart "
+					     "intensity (1 restarts in 60000 "
+					     "ms): shutting down") != NULL)
+			down++;
+		else
+			ck_abort_msg("unexpected report %d: %s", evs[i].kind,
+				     evs[i].text);
+		ck_assert_int_eq(evs[i].level, SMARM_LOG_ERROR);
+	}
+	ck_assert_int_eq(crash, 2);
+	ck_assert_int_eq(term, 2);
+	ck_assert_int_eq(down, 1);
+	ck_assert_int_eq(evs[nev - 1].kind, SMARM_REPORT_SUPERVISOR);
+	ck_assert_msg(strstr(evs[nev - 1].text, "supervisor report: actor ") ==
+			      evs[nev - 1].text,
+		      "%s", evs[nev - 1].text);
+}
+END_TEST
+
 /* ------------------------------------------------------------ smarm_log */
 
 static void lines_root(void *arg)
@@ -339,6 +405,7 @@ Suite *smarm_test_log_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_log_crash_report_names_the_crasher_once);
 	tcase_add_test(tc, test_log_crash_report_names_a_status_reason);
+	tcase_add_test(tc, test_log_supervisor_reports);
 	tcase_add_test(tc, test_log_lines_keep_level_actor_and_one_line);
 	tcase_add_test(tc, test_log_level_and_null_handler_filter);
 	tcase_add_test(
