@@ -48,6 +48,7 @@ static void trapper(void *arg)
 	smarm_chan_t *ch = harness_sig_chan();
 	smarm_signal_t sig;
 	(void)arg;
+	HARNESS_EQ(smarm_cleanup_push(harness_chan_drop_cb, ch), 0);
 	HARNESS_EQ(smarm_trap_exit(ch), 0);
 	for (;;) {
 		if (smarm_chan_try_recv(ch, &sig) == 0 &&
