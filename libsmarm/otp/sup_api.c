@@ -136,15 +136,24 @@ int smarm_sup_spec_add_template(smarm_sup_spec_t *spec, const char *id,
 	return spec_add(spec, id, NULL, fn, arg, restart, shutdown_ns);
 }
 
+/* The child id of spec, for a setter: 0 and *c, or the setter's
+ * failure (SMARM_EINVAL spec or id bad, SMARM_ENOENT no such child). */
+static int child_of(smarm_sup_spec_t *spec, const char *id,
+		    struct smarm__sup_cspec **c)
+{
+	if (spec == NULL || !id_ok(id))
+		return spec_fail(spec, SMARM_EINVAL);
+	*c = spec_find(spec, id);
+	return *c != NULL ? 0 : spec_fail(spec, SMARM_ENOENT);
+}
+
 int smarm_sup_spec_set_child_ready(smarm_sup_spec_t *spec, const char *id,
 				   uint64_t timeout_ns)
 {
 	struct smarm__sup_cspec *c;
-	if (spec == NULL || !id_ok(id))
-		return spec_fail(spec, SMARM_EINVAL);
-	c = spec_find(spec, id);
-	if (c == NULL)
-		return spec_fail(spec, SMARM_ENOENT);
+	int rc = child_of(spec, id, &c);
+	if (rc != 0)
+		return rc;
 	c->cs_await = true;
 	c->cs_ready_ns = timeout_ns;
 	return 0;
@@ -154,12 +163,12 @@ int smarm_sup_spec_set_child_type(smarm_sup_spec_t *spec, const char *id,
 				  int type)
 {
 	struct smarm__sup_cspec *c;
-	if (spec == NULL || !id_ok(id) ||
-	    (type != SMARM_SUP_WORKER && type != SMARM_SUP_SUPERVISOR))
+	int rc;
+	if (type != SMARM_SUP_WORKER && type != SMARM_SUP_SUPERVISOR)
 		return spec_fail(spec, SMARM_EINVAL);
-	c = spec_find(spec, id);
-	if (c == NULL)
-		return spec_fail(spec, SMARM_ENOENT);
+	rc = child_of(spec, id, &c);
+	if (rc != 0)
+		return rc;
 	c->cs_type = type;
 	if (type == SMARM_SUP_SUPERVISOR && !c->cs_await) {
 		c->cs_await = true; /* it is one once smarm_sup_run reports */
@@ -181,11 +190,9 @@ int smarm_sup_spec_set_child_significant(smarm_sup_spec_t *spec, const char *id,
 					 bool significant)
 {
 	struct smarm__sup_cspec *c;
-	if (spec == NULL || !id_ok(id))
-		return spec_fail(spec, SMARM_EINVAL);
-	c = spec_find(spec, id);
-	if (c == NULL)
-		return spec_fail(spec, SMARM_ENOENT);
+	int rc = child_of(spec, id, &c);
+	if (rc != 0)
+		return rc;
 	if (significant && c->cs_restart == SMARM_SUP_PERMANENT)
 		return spec_fail(spec, SMARM_EBADSPEC); /* bad_combination */
 	c->cs_significant = significant;
