@@ -761,25 +761,17 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, const char *kind, const char *op)
 {
-	struct smarm_node *n = smarm__current_node();
-	const char *status = smarm_err_name((int)reason);
-	bool named = strcmp(status, "SMARM_E?") != 0;
-	char who[256];
-	if (how != SMARM_EXIT_CRASHED || n == NULL ||
-	    !smarm__log_wants(n, SMARM_LOG_ERROR))
+	char why[64];
+	if (how != SMARM_EXIT_CRASHED)
 		return;
-	smarm__log_describe_self(who, sizeof who);
-	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
-			 smarm_actor_self().id,
-			 "%s report: %s terminating%s%s%s: crashed, reason "
-			 "%lld%s%s%s, %s%s%s%s%s",
-			 what, who, state != NULL ? " in state '" : "",
-			 state != NULL ? state : "", state != NULL ? "'" : "",
-			 (long long)reason, named ? " (" : "",
-			 named ? status : "", named ? ")" : "",
-			 op != NULL ? "while handling " : "between requests",
-			 op != NULL ? kind : "", op != NULL ? " '" : "",
-			 op != NULL ? op : "", op != NULL ? "'" : "");
+	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
+			"terminating%s%s%s: crashed, reason %s, %s%s%s%s%s",
+			state != NULL ? " in state '" : "",
+			state != NULL ? state : "", state != NULL ? "'" : "",
+			smarm__log_code(reason, why, sizeof why),
+			op != NULL ? "while handling " : "between requests",
+			op != NULL ? kind : "", op != NULL ? " '" : "",
+			op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
 static const char *op_kind_name(int kind)

@@ -238,22 +238,27 @@ size_t smarm__log_describe_self(char *buf, size_t cap)
 	return s != NULL ? describe(s, buf, cap) : 0;
 }
 
+const char *smarm__log_code(intptr_t code, char *buf, size_t cap)
+{
+	const char *name = smarm_err_name((int)code);
+	if (code == (int)code && strcmp(name, "SMARM_E?") != 0)
+		snprintf(buf, cap, "%lld (%s)", (long long)code, name);
+	else
+		snprintf(buf, cap, "%lld", (long long)code);
+	return buf;
+}
+
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 {
-	char who[256];
-	const char *name;
+	char who[256], why[64];
 	if (!smarm__log_wants(n, SMARM_LOG_ERROR))
 		return;
 	describe(s, who, sizeof who);
-	name = smarm_err_name((int)s->exit.ex_code);
 	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH,
 			 smarm__slot_pid(s),
-			 "crash report: %s crashed, reason %lld%s%s%s, "
-			 "spawned by %s %u.%u",
-			 who, (long long)s->exit.ex_code,
-			 strcmp(name, "SMARM_E?") != 0 ? " (" : "",
-			 strcmp(name, "SMARM_E?") != 0 ? name : "",
-			 strcmp(name, "SMARM_E?") != 0 ? ")" : "",
+			 "crash report: %s crashed, reason %s, spawned by %s "
+			 "%u.%u",
+			 who, smarm__log_code(s->exit.ex_code, why, sizeof why),
 			 s->parent != 0 ? "actor" : "the run",
 			 s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
 			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);

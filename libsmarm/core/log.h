@@ -51,6 +51,12 @@ int smarm__log_event(struct smarm_node *n, int level, int kind, uint64_t pid,
  */
 size_t smarm__log_describe_self(char *buf, size_t cap);
 
+/*
+ * A reason code as reports say it, into buf (cap bytes): "42", or
+ * "-301 (SMARM_ENOMEM)" for a status code. Returns buf.
+ */
+const char *smarm__log_code(intptr_t code, char *buf, size_t cap);
+
 /* A SMARM_EXIT_* as reports say it ("crashed", "killed", ...). */
 const char *smarm__log_how(int how);
 

@@ -744,12 +744,10 @@ static bool abnormal(int how)
 static void sup_report_child(struct sup *su, int i, const char *what,
 			     intptr_t code)
 {
-	const char *name = smarm_err_name((int)code);
-	bool named = strcmp(name, "SMARM_E?") != 0;
+	char why[64];
 	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SUPERVISOR, "supervisor",
-			"child '%s' %s %lld%s%s%s", su->su_kids[i].ch_cs.cs_id,
-			what, (long long)code, named ? " (" : "",
-			named ? name : "", named ? ")" : "");
+			"child '%s' %s %s", su->su_kids[i].ch_cs.cs_id, what,
+			smarm__log_code(code, why, sizeof why));
 }
 
 /*
