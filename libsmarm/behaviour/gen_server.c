@@ -119,6 +119,12 @@ static void env_release(struct bhv_env *e)
 	smarm__bhv_msg_free(&e->en_msg);
 }
 
+/*
+ * An envelope with neither a reply channel nor a heap block leaves
+ * smarm__bhv_env_free nothing to do: the inbox counts the others
+ * (msg.h, smarm__chan_set_owned) and frees a backlog of casts with
+ * inline arguments without reading it.
+ */
 void smarm__bhv_env_free(void *elem)
 {
 	struct bhv_env *e = elem;
@@ -929,6 +935,10 @@ int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv)
 	if (rc == 0)
 		rc = smarm__chan_set_limit(sv->sv_inbox,
 					   SMARM_QUEUE_LIMIT_DEFAULT);
+	if (rc == 0)
+		rc = smarm__chan_set_owned(
+			sv->sv_inbox, offsetof(struct bhv_env, en_reply),
+			offsetof(struct bhv_env, en_msg.mg_heap));
 	if (rc != 0)
 		band_free(&sv->sv_inbox);
 	return rc;

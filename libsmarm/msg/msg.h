@@ -78,6 +78,9 @@ struct smarm_chan {
 	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
 				     (mbox.c): told when the queue becomes
 				     non-empty */
+	bool own_on;		  /* owned words declared (chan.c INV-10) */
+	uint16_t own_a, own_b;	  /* their offsets in an element */
+	uint32_t n_owned;	  /* queued elements with one not NULL */
 };
 
 /*
@@ -213,6 +216,18 @@ static inline bool smarm__chan_maybe_ready(const smarm_chan_t *h)
  * SMARM_ESTATE.
  */
 int smarm__chan_set_limit(const smarm_chan_t *h, uint32_t limit);
+
+/*
+ * Tell the channel of handle h (one the caller receives from, its queue
+ * still empty) which elements its destructor has work for: those whose
+ * pointer at offset off_a or off_b is not NULL (an element with both
+ * NULL must need no destructor call). It counts the queued ones, and
+ * when its last receiver goes with none of them queued it frees the
+ * backlog without reading it (chan.c INV-10). 0, SMARM_EINVAL (an
+ * offset outside the element), SMARM_ESTATE (elements are queued, or h
+ * is stale).
+ */
+int smarm__chan_set_owned(const smarm_chan_t *h, size_t off_a, size_t off_b);
 
 /* The bound of h's queue into *limit (0: none): 0, or as _set_limit. */
 int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);

@@ -265,6 +265,58 @@ START_TEST(test_gen_server_crash_ends_server_not_node)
 }
 END_TEST
 
+/* -------------------------------------- a backlog at the server's end */
+
+/*
+ * A server killed with a backlog: plain casts (the inbox frees them
+ * without reading them, msg/chan.c INV-10), requests whose callers must
+ * hear SMARM_EDOWN, and requests whose arguments are on the heap (ASan:
+ * none leaks). One worker: nothing is served before the kill.
+ */
+static void backlog_root(void *arg)
+{
+	enum { CASTS = 300, REQS = 40 };
+	smarm_request_t *req[REQS];
+	smarm_server_t *c = NULL, *k = NULL;
+	smarm_value_t one = i64(1), r, args[2];
+	smarm_pid_t pc, pk;
+	char key[200];
+	int rc;
+	(void)arg;
+	memset(key, 'k', sizeof key - 1);
+	key[sizeof key - 1] = '\0';
+	args[0] = str(key); /* past the inline block: on the heap */
+	args[1] = bytes("v", 1);
+	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &c), 0);
+	HARNESS_EQ(smarm_server_start(kv, NULL, NULL, &k), 0);
+	HARNESS_EQ(smarm_server_pid(c, &pc), 0);
+	HARNESS_EQ(smarm_server_pid(k, &pk), 0);
+	for (int i = 0; i < CASTS; i++)
+		HARNESS_EQ(smarm_server_cast(c, "inc", &one, 1), 0);
+	HARNESS_EQ(smarm_server_send_request(c, "get", NULL, 0, &req[0]), 0);
+	for (int i = 0; i < CASTS; i++)
+		HARNESS_EQ(smarm_server_cast(c, "inc", &one, 1), 0);
+	for (int i = 1; i < REQS; i++)
+		HARNESS_EQ(
+			smarm_server_send_request(k, "put", args, 2, &req[i]),
+			0);
+	HARNESS_EQ(smarm_actor_send_exit(pc, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(smarm_actor_send_exit(pk, SMARM_EXIT_SHUTDOWN, 0), 0);
+	for (int i = 0; i < REQS; i++) {
+		rc = smarm_server_wait_response(req[i], &r, MS(5000));
+		HARNESS_EQ(rc, SMARM_EDOWN); /* and req[i] is freed */
+	}
+	smarm_server_free(c);
+	smarm_server_free(k);
+}
+
+START_TEST(test_gen_server_killed_with_a_backlog)
+{
+	ck_assert_int_eq(harness_run(1, backlog_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------- plain threads */
 
 static smarm_node_t *thread_node;
@@ -1029,6 +1081,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_call_timeout_no_late_reply);
 	tcase_add_test(tc, test_gen_server_calling_self);
 	tcase_add_test(tc, test_gen_server_crash_ends_server_not_node);
+	tcase_add_test(tc, test_gen_server_killed_with_a_backlog);
 	tcase_add_test(tc, test_gen_server_calls_from_plain_threads);
 	tcase_add_test(tc, test_gen_server_named_follow_restart_and_shutdown);
 	tcase_add_test(tc, test_gen_server_supervised_restart);
