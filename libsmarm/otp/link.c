@@ -82,7 +82,12 @@ static int link_del_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
 	struct smarm__sig_actor *a = *state;
-	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
+	/*
+	 * From the newest: a supervisor stops its children newest first,
+	 * and each one's link is then the last (O(1), not a scan of all
+	 * the children left: a quadratic shutdown).
+	 */
+	for (uint32_t i = a->sa_nlinks; i-- > 0;) {
 		if (a->sa_links[i] != la->peer)
 			continue;
 		a->sa_links[i] = a->sa_links[--a->sa_nlinks];
