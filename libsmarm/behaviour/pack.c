@@ -422,9 +422,10 @@ static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 	}
 }
 
-/* The fast path: an op_small op's arguments, inline. */
-static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
-		      struct bhv_msg *out)
+/* An op_small op's arguments, inline, each checked and converted. */
+__attribute__((noinline)) static int pack_small_conv(const struct bhv_op *op,
+						     const smarm_value_t *args,
+						     struct bhv_msg *out)
 {
 	struct bhv_block *b = bhv_msg_inline(out);
 	size_t nargs = op->op_nargs, dlen;
@@ -432,24 +433,40 @@ static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 
 	out->mg_heap = NULL;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc;
-		/* The commonest argument, a 64-bit integer given as its own
-		 * type, needs no conversion or range check. */
-		if (args[i].type == op->op_args[i] &&
-		    (args[i].type == SMARM_T_I64 ||
-		     args[i].type == SMARM_T_U64)) {
-			memset(&b->bk_slots[i], 0, sizeof b->bk_slots[i]);
-			b->bk_slots[i].sl_type = (uint8_t)args[i].type;
-			b->bk_slots[i].sl_v.u = args[i].v.u;
-			continue;
-		}
-		rc = value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
+		int rc =
+			value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
 		if (rc != 0) {
 			msg_clear(out);
 			return rc;
 		}
 		slot_put(&b->bk_slots[i], &as);
 	}
+	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
+	b->bk_nargs = (uint16_t)nargs;
+	b->bk_flags = 0;
+	return 0;
+}
+
+/*
+ * The fast path: an op_small op whose arguments are all 64-bit integers
+ * given as their own types (the commonest), which need no conversion or
+ * range check: a leaf with no calls. Anything else: pack_small_conv.
+ */
+static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
+		      struct bhv_msg *out)
+{
+	struct bhv_block *b = bhv_msg_inline(out);
+	size_t nargs = op->op_nargs;
+
+	for (size_t i = 0; i < nargs; i++) {
+		int t = args[i].type;
+		if (t != op->op_args[i] ||
+		    (t != SMARM_T_I64 && t != SMARM_T_U64))
+			return pack_small_conv(op, args, out);
+		b->bk_slots[i] = (struct bhv_slot){ .sl_type = (uint8_t)t,
+						    .sl_v.u = args[i].v.u };
+	}
+	out->mg_heap = NULL;
 	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
 	b->bk_nargs = (uint16_t)nargs;
 	b->bk_flags = 0;
