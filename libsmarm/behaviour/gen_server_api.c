@@ -523,17 +523,34 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
  * (ownership passes: freed on failure); the rest of *e is set here. For
  * a call, reply and seq name where the answer goes.
  */
+static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
+			struct bhv_env *e);
+
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
 		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
+{
+	e->en_be = s->sc_be;
+	e->en_op = op;
+	e->en_reply = reply;
+	e->en_seq = seq;
+	/* The fast path: a handle by pid with its inbox cached, not a call
+	 * to the caller itself (resolve's one refusal by pid). */
+	if (s->sc_inbox != NULL && !s->sc_named &&
+	    (op->op_kind != BHV_CALL || s->sc_req ||
+	     !smarm_pid_eq(s->sc_pid, smarm_actor_self())) &&
+	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
+		return 0;
+	return send_op_slow(s, op, e);
+}
+
+/* send_op's every other case: resolve, look the inbox up, send. */
+__attribute__((noinline)) static int
+send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 {
 	const smarm_msgtype_t *t = smarm__gs_inbox_type();
 	smarm_pid_t pid;
 	int rc = resolve(s, op->op_kind, &pid);
 
-	e->en_be = s->sc_be;
-	e->en_op = op;
-	e->en_reply = reply;
-	e->en_seq = seq;
 	if (rc == 0) {
 		rc = SMARM_ECLOSED;
 		if (!s->sc_named) {
