@@ -1214,7 +1214,8 @@ static __attribute__((noinline)) bool slot_urgent(struct smarm__worker *w)
  * the monitor may move an entry its owner has left standing
  * (smarm__slots_scan; membar.h's handshake).
  */
-static bool take_slot(struct smarm__worker *w, uint64_t *pid)
+static inline __attribute__((always_inline)) bool
+take_slot(struct smarm__worker *w, uint64_t *pid)
 {
 	*pid = atomic_load_explicit(&w->next, memory_order_relaxed);
 	if (*pid == 0)
@@ -1289,10 +1290,9 @@ static bool try_claim(struct smarm__slot *s, uint32_t gen)
  * Give s a stack and an initial frame on its first run. On failure the
  * actor ends as crashed with SMARM_ENOMEM, without ever running.
  */
-static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
+__attribute__((noinline)) static bool first_run_make(struct smarm__worker *w,
+						     struct smarm__slot *s)
 {
-	if (s->sp != NULL)
-		return true;
 	if (smarm__stack_acquire(w->node, s) != 0) {
 		static const struct smarm__exit nomem = {
 			.ex_how = SMARM_EXIT_CRASHED,
@@ -1310,6 +1310,13 @@ static bool first_run_ready(struct smarm__worker *w, struct smarm__slot *s)
 		(char *)s->stk_base + s->stk_guard + s->stk_reserve, s);
 	s->hwm = (uintptr_t)s->sp;
 	return true;
+}
+
+/* Every pick asks; only a first run does more than look (inline). */
+static inline bool first_run_ready(struct smarm__worker *w,
+				   struct smarm__slot *s)
+{
+	return __builtin_expect(s->sp != NULL, 1) || first_run_make(w, s);
 }
 
 /*
