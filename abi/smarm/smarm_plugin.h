@@ -413,6 +413,16 @@ enum {
  *                would park returns SMARM_EAGAIN at once instead
  *                (smarm.h, Conventions), while calls that need not
  *                wait work as anywhere [nothing].
+ *   format_status  render the state as text for an observer (OTP's
+ *                format_status/1): write at most len bytes, NUL
+ *                included, into buf (len is SMARM_STATUS_TEXT_MAX) and
+ *                return 0, or a negative status, which the text then
+ *                names. It runs in the server between two callbacks,
+ *                when smarm_server_get_status asks, and may read the
+ *                state only; like any callback, a crash in it ends the
+ *                server [the text is empty]. Since: SMARM_0.5 (it took
+ *                the first reserved word: a plugin built earlier, with
+ *                that word zero, has none).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_gs_desc {
@@ -434,7 +444,8 @@ typedef struct smarm_gs_desc {
 	void (*handle_idle)(void *state, smarm_gs_ctx_t *cx);
 	void (*terminate)(void *state, int how, intptr_t reason,
 			  bool may_block);
-	void *reserved[8];
+	int (*format_status)(const void *state, char *buf, size_t len);
+	void *reserved[7];
 } smarm_gs_desc_t;
 
 /* gen_statem event kinds (smarm_sm_row_t.kind). Since: SMARM_0.5. */
@@ -517,6 +528,8 @@ typedef struct smarm_sm_row {
  *                gets the smarm_sm_ctx_t; trapping is set there; terminate's
  *                may_block is true only when the machine stopped itself:
  *                a STOP tail, smarm_sm_stop, the built-in SHUTDOWN row).
+ *   format_status  as for smarm_gs_desc_t, given the data and the state
+ *                the machine is in [the text is empty].
  * Since: SMARM_0.5.
  */
 typedef struct smarm_sm_desc {
@@ -537,7 +550,9 @@ typedef struct smarm_sm_desc {
 	void (*destroy)(void *data);
 	int (*init)(void *data, smarm_sm_ctx_t *cx);
 	void (*terminate)(void *data, int how, intptr_t reason, bool may_block);
-	void *reserved[8];
+	int (*format_status)(const void *data, int32_t state, char *buf,
+			     size_t len);
+	void *reserved[7];
 } smarm_sm_desc_t;
 
 /* smarm_sm_desc_t.flags. */
@@ -1603,8 +1618,14 @@ SMARM_API int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
  *   postponed    a machine: events postponed; a server: 0.
  *   monitors     a server: its smarm_gs_monitor monitors not yet Down.
  *   trapping     it traps exits.
+ *   state_text   what its behaviour's format_status wrote (OTP's
+ *                formatted status), NUL-terminated and truncated to
+ *                SMARM_STATUS_TEXT_MAX - 1 bytes; "" if it has none;
+ *                "format_status failed: <status>" if it failed.
  * Since: SMARM_0.5.
  */
+#define SMARM_STATUS_TEXT_MAX 256
+
 enum {
 	SMARM_SERVER_GEN_SERVER = 1,
 	SMARM_SERVER_GEN_STATEM = 2,
@@ -1623,6 +1644,7 @@ typedef struct smarm_server_status {
 	uint32_t postponed;
 	uint32_t monitors;
 	bool trapping;
+	char state_text[SMARM_STATUS_TEXT_MAX];
 } smarm_server_status_t;
 
 /*

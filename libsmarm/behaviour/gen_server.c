@@ -385,7 +385,7 @@ const struct bhv_op smarm__bhv_sys_status = {
 };
 
 void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
-			     smarm_server_status_t *st)
+			     smarm_server_status_t *st, int text_rc)
 {
 	smarm_value_t v;
 	size_t queued = sv->sv_bn - sv->sv_bi;
@@ -400,6 +400,11 @@ void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
 	st->queue_limit = limit;
 	st->monitors = (uint32_t)sv->sv_nmon;
 	st->trapping = sv->sv_trap;
+	if (text_rc < 0)
+		snprintf(st->state_text, sizeof st->state_text,
+			 "format_status failed: %d (%s)", text_rc,
+			 smarm_strerror(text_rc));
+	st->state_text[sizeof st->state_text - 1] = '\0';
 	memset(&v, 0, sizeof v);
 	v.type = SMARM_T_BYTES;
 	v.len = sizeof *st;
@@ -437,10 +442,15 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	intptr_t reason;
 
 	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_status)) {
+		const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 		smarm_server_status_t st = { .kind = SMARM_SERVER_GEN_SERVER,
 					     .timers = (uint32_t)sv->sv_ntimers,
 					     .state = -1 };
-		smarm__bhv_status_reply(sv, e, &st);
+		int text_rc = 0;
+		if (d->format_status != NULL) /* OTP's format_status */
+			text_rc = d->format_status(sv->sv_state, st.state_text,
+						   sizeof st.state_text);
+		smarm__bhv_status_reply(sv, e, &st, text_rc);
 		return;
 	}
 	if (smarm__bhv_sys_stop_take(e, &how, &reason)) {

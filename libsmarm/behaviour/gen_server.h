@@ -316,9 +316,11 @@ extern const struct bhv_op smarm__bhv_sys_status;
  * Answer e, a status request, with *st after filling what every engine
  * has (kind is the caller's; behaviour, pid, queue, trapping, monitors;
  * state -1 and the rest zero unless the caller set them), then free e.
+ * text_rc is what the behaviour's format_status returned into
+ * st->state_text (0 if it has none): a failure is said there instead.
  */
 void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
-			     smarm_server_status_t *st);
+			     smarm_server_status_t *st, int text_rc);
 
 /* Is e the system stop? Then read how and reason, free its arguments. */
 bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason);

@@ -365,7 +365,12 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 					: NULL,
 			.postponed = smarm__ring_len(&s->sm_m.m_post),
 		};
-		smarm__bhv_status_reply(sv, e, &st);
+		int text_rc = 0;
+		if (s->sm_m.m_d->format_status != NULL) /* OTP's */
+			text_rc = s->sm_m.m_d->format_status(
+				s->sm_m.m_data, s->sm_m.m_state, st.state_text,
+				sizeof st.state_text);
+		smarm__bhv_status_reply(sv, e, &st, text_rc);
 		return;
 	}
 	if (smarm__bhv_sys_stop_take(e, &s->sm_m.m_stop_how,

@@ -95,10 +95,14 @@ say(int rc, char *msg, size_t msglen, const char *fmt, ...)
 	return rc;
 }
 
-/* The minimum sizes ABI 1.0 requires: every field before reserved. */
+/*
+ * The minimum sizes ABI 1.0 requires: every field before reserved, as
+ * it began (format_status took the first reserved word later: a
+ * descriptor that ends before it has none).
+ */
 #define DESC_MIN offsetof(smarm_plugin_desc_t, reserved)
-#define GS_MIN offsetof(smarm_gs_desc_t, reserved)
-#define SM_MIN offsetof(smarm_sm_desc_t, reserved)
+#define GS_MIN offsetof(smarm_gs_desc_t, format_status)
+#define SM_MIN offsetof(smarm_sm_desc_t, format_status)
 
 static void behaviours_free(struct bhv_plugin *pl)
 {

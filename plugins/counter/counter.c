@@ -7,10 +7,13 @@
  *     call get() -> i64        the value
  *     cast reset()             back to the start value
  *
- * The start arguments, if any, are the start value in decimal.
+ * The start arguments, if any, are the start value in decimal. Its
+ * status text (format_status) is "count N (start S)".
  */
 #include <smarm/smarm_plugin.h>
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct counter {
@@ -58,6 +61,14 @@ static void reset(void *state, smarm_gs_ctx_t *cx)
 	c->n = c->start;
 }
 
+static int counter_status(const void *state, char *buf, size_t len)
+{
+	const struct counter *c = state;
+	snprintf(buf, len, "count %" PRId64 " (start %" PRId64 ")", c->n,
+		 c->start);
+	return 0;
+}
+
 static const smarm_handler_t handlers[] = {
 	{ "inc", (void (*)(void))inc },
 	{ "add", (void (*)(void))add },
@@ -76,6 +87,7 @@ static const smarm_gs_desc_t counter = {
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = counter_create,
 	.destroy = counter_destroy,
+	.format_status = counter_status,
 };
 
 static const smarm_gs_desc_t *const servers[] = { &counter };

@@ -9,7 +9,8 @@
  *
  * terminate records how and why the server ended in a counter the host
  * can read through smarm_crasher_last (a plain exported function: the
- * plugin's own test hook, not part of any behaviour).
+ * plugin's own test hook, not part of any behaviour). Its format_status
+ * fails (SMARM_ESTATE), to show how a status says so.
  */
 #include <smarm/smarm_plugin.h>
 
@@ -68,6 +69,14 @@ static int64_t crash_now(void *state, smarm_gs_ctx_t *cx, int64_t reason)
 	return 0;
 }
 
+static int crasher_status(const void *state, char *buf, size_t len)
+{
+	(void)state;
+	(void)buf;
+	(void)len;
+	return SMARM_ESTATE;
+}
+
 static const smarm_handler_t handlers[] = {
 	{ "ping", (void (*)(void))ping },
 	{ "crash", (void (*)(void))crash },
@@ -84,6 +93,7 @@ static const smarm_gs_desc_t crasher = {
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = crasher_create,
 	.terminate = crasher_terminate,
+	.format_status = crasher_status,
 };
 
 static const smarm_gs_desc_t *const servers[] = { &crasher };

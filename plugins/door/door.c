@@ -8,7 +8,8 @@
  * A knock while Locked is postponed and replayed after the unlock. With
  * a relock time (start arguments "code=K relock_ms=M"), a door left
  * Closed for M ms locks itself again (a state timeout, cancelled by any
- * transition out of Closed).
+ * transition out of Closed). Its status text (format_status) names the
+ * state, the knocks heard and the callers waiting for an unlock.
  *
  * Ownership: the data (struct door) is created by door_create and freed
  * by door_destroy; a reply token taken in Locked is the data's until
@@ -164,6 +165,15 @@ static void (*const door_enter[NSTATES])(void *, smarm_sm_ctx_t *, int32_t,
 					 int32_t) = { enter_closed, NULL,
 						      NULL };
 
+static int door_status(const void *data, int32_t state, char *buf, size_t len)
+{
+	const struct door *d = data;
+	snprintf(buf, len, "%s, %llu knocks, %zu waiting",
+		 state >= 0 && state < NSTATES ? door_states[state] : "?",
+		 (unsigned long long)d->d_knocks, d->d_nwaiting);
+	return 0;
+}
+
 static const smarm_sm_desc_t door_desc = {
 	.struct_size = sizeof(smarm_sm_desc_t),
 	.n_states = NSTATES,
@@ -182,6 +192,7 @@ static const smarm_sm_desc_t door_desc = {
 	.create = door_create,
 	.destroy = door_destroy,
 	.terminate = door_terminate,
+	.format_status = door_status,
 };
 
 static const smarm_sm_desc_t *const door_machines[] = { &door_desc };

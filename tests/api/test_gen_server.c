@@ -1020,14 +1020,19 @@ START_TEST(test_gen_server_checked_varargs)
 }
 END_TEST
 
-/* A gen_server's status (sys:get_status): what it is and holds. */
+/*
+ * A gen_server's status (sys:get_status): what it is and holds, and its
+ * behaviour's format_status text (OTP's format_status/1): the counter's,
+ * none for a caller built before the field, a failure said as such.
+ */
 static void status_gs_root(void *arg)
 {
-	smarm_server_t *s = NULL;
+	smarm_server_t *s = NULL, *c = NULL;
 	smarm_server_status_t st;
+	smarm_value_t three = i64(3), r;
 	smarm_pid_t pid;
 	(void)arg;
-	HARNESS_EQ(smarm_server_start(counter, NULL, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_start(counter, "5", NULL, &s), 0);
 	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
 	memset(&st, 0, sizeof st);
 	st.struct_size = sizeof st;
@@ -1042,6 +1047,21 @@ static void status_gs_root(void *arg)
 	HARNESS_EQ(st.state, -1);
 	HARNESS_CHECK(st.state_name == NULL);
 	HARNESS_EQ(st.trapping, false);
+	HARNESS_CHECK(strcmp(st.state_text, "count 5 (start 5)") == 0);
+	HARNESS_EQ(smarm_server_call(s, "add", &three, 1, &r, MS(5000)), 0);
+	memset(&st, 0x5a, sizeof st);
+	st.struct_size = offsetof(smarm_server_status_t, state_text);
+	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), 0);
+	HARNESS_EQ(st.state_text[0], 0x5a); /* past its size: not written */
+	st.struct_size = sizeof st;
+	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), 0);
+	HARNESS_CHECK(strcmp(st.state_text, "count 8 (start 5)") == 0);
+	HARNESS_EQ(smarm_server_start(crasher, NULL, NULL, &c), 0);
+	HARNESS_EQ(smarm_server_get_status(c, &st, MS(5000)), 0);
+	HARNESS_CHECK(strncmp(st.state_text, "format_status failed: ",
+			      strlen("format_status failed: ")) == 0);
+	HARNESS_EQ(smarm_server_shutdown(c, MS(5000), NULL), 0);
+	smarm_server_free(c);
 	HARNESS_EQ(smarm_server_get_status(s, NULL, MS(5000)), SMARM_EINVAL);
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
 	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), SMARM_ENOPROC);

@@ -489,6 +489,13 @@ static void door_root(void *arg)
 	}
 	call_i(s, "knocks", &v);
 	g_rc[6] = (int)v; /* 2 */
+	{
+		/* its format_status, given its data and its state */
+		smarm_server_status_t st = { .struct_size = sizeof st };
+		g_rc[14] = smarm_server_get_status(s, &st, MS(10000));
+		g_rc[15] = strcmp(st.state_text,
+				  "Closed, 2 knocks, 0 waiting") == 0;
+	}
 	stop_probe(s);
 	/* Re-locking: Closed for 10 ms becomes Locked. */
 	g_rc[7] = smarm_server_start(be, "code=7 relock_ms=10", NULL, &s);
@@ -528,6 +535,8 @@ START_TEST(test_gen_statem_door_lock)
 	ck_assert_int_eq(g_rc[11], 0);
 	ck_assert_int_eq(g_rc[12], 0);
 	ck_assert_int_eq(g_rc[13], 0);
+	ck_assert_int_eq(g_rc[14], 0);
+	ck_assert_int_eq(g_rc[15], 1);
 	ck_assert_int_eq(smarm_plugin_close(pl), 0);
 }
 END_TEST

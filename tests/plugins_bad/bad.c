@@ -4,7 +4,8 @@
  * module per variant (tests/meson.build builds this file once per
  * BAD_* define). Each breaks one rule smarm_plugin_open checks; "good"
  * breaks none, "short" is a descriptor of ABI 1.0's minimum size (no
- * reserved tail), which must load with the tail taken as zero;
+ * format_status, no reserved tail), which must load with the tail
+ * taken as zero;
  * "nocreate" is a gen_server without its create.
  */
 #include <smarm/smarm_plugin.h>
@@ -50,7 +51,7 @@ static const smarm_handler_t handlers[] = {
 #if defined(BAD_SMALLGS)
 #define GS_SIZE 16
 #elif defined(BAD_SHORT)
-#define GS_SIZE offsetof(smarm_gs_desc_t, reserved)
+#define GS_SIZE offsetof(smarm_gs_desc_t, format_status)
 #else
 #define GS_SIZE sizeof(smarm_gs_desc_t)
 #endif

@@ -5,7 +5,7 @@
  * shutdown row), NOTEXH (Idle has no row for the cast pull) and
  * UNREACH (a row behind an unguarded any-state row) are refused; SHORT
  * loads a descriptor of the smallest size accepted (struct_size ends
- * before reserved), whose bytes past it are not zero: the loader must
+ * before format_status), whose bytes past it are not zero: the loader must
  * not read them as fields.
  */
 #include <smarm/smarm_plugin.h>
@@ -43,7 +43,7 @@ static const smarm_sm_row_t rows[] = {
 static const char *const states[NSTATES] = { "Idle", "Open" };
 
 #ifdef SM_SHORT
-#define SM_SIZE offsetof(smarm_sm_desc_t, reserved)
+#define SM_SIZE offsetof(smarm_sm_desc_t, format_status)
 #else
 #define SM_SIZE sizeof(smarm_sm_desc_t)
 #endif
@@ -59,10 +59,12 @@ static const smarm_sm_desc_t machine = {
 	.n_rows = sizeof rows / sizeof rows[0],
 #ifdef SM_SHORT
 	/* what follows a short descriptor in the plugin's memory */
+	.format_status =
+		(int (*)(const void *, int32_t, char *, size_t))0x5a5a5a5a,
 	.reserved = { (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
 		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
 		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a,
-		      (void *)0x5a5a5a5a, (void *)0x5a5a5a5a },
+		      (void *)0x5a5a5a5a },
 #endif
 };
 

@@ -2,10 +2,10 @@
 /*
  * test_statem_short.c - a gen_statem descriptor of the smallest size
  * the loader accepts (tests/plugins_bad/bad_sm.c, SM_SHORT: struct_size
- * ends before reserved, and the bytes after it are not zero) as the
- * loader keeps it: a copy owned by the behaviour, the plugin's bytes up
- * to struct_size and zeros past it, which the checker and the machines
- * read; a machine of it runs. (Path in SMARM_SM_SHORT_SO.)
+ * ends before format_status, as a 0.5 plugin built before it did, and the bytes
+ * after it are not zero) as the loader keeps it: a copy owned by the behaviour,
+ * the plugin's bytes up to struct_size and zeros past it, which the checker and
+ * the machines read; a machine of it runs. (Path in SMARM_SM_SHORT_SO.)
  */
 #include "harness.h"
 
@@ -53,8 +53,10 @@ START_TEST(test_statem_short_descriptor_is_copied_and_zeroed)
 	ck_assert_ptr_nonnull(entry);
 	pd = entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR);
 	d = pd->machines[0];
-	ck_assert_uint_eq(d->struct_size, offsetof(smarm_sm_desc_t, reserved));
-	ck_assert_ptr_nonnull(d->reserved[0]); /* the plugin's tail */
+	ck_assert_uint_eq(d->struct_size,
+			  offsetof(smarm_sm_desc_t, format_status));
+	ck_assert_ptr_nonnull(d->format_status); /* the plugin's tail */
+	ck_assert_ptr_nonnull(d->reserved[0]);
 	b = g_be;
 	ck_assert_ptr_nonnull(b->bh_sm);
 	ck_assert_ptr_ne(b->bh_sm, d); /* the behaviour's own copy */
@@ -62,7 +64,8 @@ START_TEST(test_statem_short_descriptor_is_copied_and_zeroed)
 	ck_assert_str_eq(b->bh_sm->name, "sm");
 	ck_assert_ptr_eq(b->bh_sm->rows, d->rows);
 	ck_assert_uint_eq(b->bh_sm->n_rows, d->n_rows);
-	for (size_t i = 0; i < 8; i++)
+	ck_assert_ptr_null(b->bh_sm->format_status); /* none: not called */
+	for (size_t i = 0; i < 7; i++)
 		ck_assert_ptr_null(b->bh_sm->reserved[i]);
 	dlclose(h);
 	ck_assert_int_eq(harness_run(2, run_root, NULL), SMARM_EXIT_NORMAL);
