@@ -518,14 +518,14 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 	return 0;
 }
 
+static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
+			struct bhv_env *e);
+
 /*
  * Send op to s in envelope *e, its arguments packed in e->en_msg
  * (ownership passes: freed on failure); the rest of *e is set here. For
  * a call, reply and seq name where the answer goes.
  */
-static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
-			struct bhv_env *e);
-
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
 		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
 {

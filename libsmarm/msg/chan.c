@@ -711,8 +711,9 @@ int smarm__chan_set_owned(const smarm_chan_t *h, size_t off_a, size_t off_b)
 	int rc = chan_lock_handle(h, &ch);
 	if (rc != 0)
 		return rc;
-	if (off_a > ch->esz - sizeof(void *) ||
-	    off_b > ch->esz - sizeof(void *) || ch->esz < sizeof(void *)) {
+	if (ch->esz < sizeof(void *) || off_a > ch->esz - sizeof(void *) ||
+	    off_b > ch->esz - sizeof(void *) || off_a > UINT16_MAX ||
+	    off_b > UINT16_MAX) {
 		rc = SMARM_EINVAL;
 	} else if (smarm__queue_len(&ch->queue) != 0) {
 		rc = SMARM_ESTATE; /* INV-10 would not hold */
