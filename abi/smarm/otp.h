@@ -1092,7 +1092,12 @@ SMARM_API int smarm_sup_ignore(void);
  * mailbox and is not ending); SMARM_ENOPROC sup names no live actor, it
  * is ending (shutting down, or in its exit, even once its control
  * mailbox is gone), or it ended before it answered; SMARM_ETIMEDOUT;
- * SMARM_ENOMEM. Dynamic children are appended after the others in
+ * SMARM_ENOMEM. A start (start_child, start_child_spec,
+ * start_child_args, restart_child) that fails with SMARM_EEXIST writes
+ * the actor in the way to its pid out-parameter, as OTP's
+ * {error, {already_started, Pid}} names it: the running child of that
+ * id, or the holder of a name the child found taken; SMARM_PID_NONE if
+ * none runs (since 0.5.0). Dynamic children are appended after the others in
  * start order; smarm_sup_start_child's are started as soon as spawned
  * (no readiness report), smarm_sup_start_child_spec's as their spec
  * says (type, readiness report). A SIMPLE_ONE_FOR_ONE supervisor
@@ -1113,7 +1118,10 @@ typedef struct smarm_sup_child {
  * id NULL makes an anonymous child: the supervisor names it "#<n>".
  * Returns: 0, *child (may be NULL) set to its pid. Errors: the common
  * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
- * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
+ * smarm_sup_restart; SMARM_EEXIST sup has a child of that id, *child
+ * set to its pid if it runs (OTP's {error, {already_started, Pid}}),
+ * to SMARM_PID_NONE if not (OTP's {error, already_present}; since
+ * 0.5.0: before, *child was left as it was);
  * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
  * actor slot is left for the child (nothing is recorded); SMARM_ESIMPLE
  * sup is SIMPLE_ONE_FOR_ONE (since 0.5: smarm_sup_start_child_args).
@@ -1226,7 +1234,11 @@ typedef struct smarm_sup_child_info {
  * arguments, or its child is significant and sup's automatic shutdown
  * is SMARM_SUP_AUTO_NEVER (OTP checks a child spec against the
  * supervisor's auto_shutdown; since 0.5.0); SMARM_EEXIST sup has a child of
- * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
+ * that id (*pid as smarm_sup_start_child sets *child), or the child
+ * found a name it registers taken (a server child of
+ * smarm_sup_spec_add_server: *pid set to the name's holder, OTP's
+ * {error, {already_started, Pid}} from a start function; nothing is
+ * recorded); SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
  * as smarm_sup_start_child; the child's failure (its
  * smarm_sup_start_failed status, SMARM_ESTARTFAILED, SMARM_ETIMEDOUT),
  * nothing recorded.

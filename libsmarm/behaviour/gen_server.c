@@ -60,6 +60,7 @@
 #include "gen_server.h"
 
 #include "../otp/reg.h"
+#include "../otp/sup.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -895,10 +896,17 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
-		if (rc == 0)
+		if (rc == 0) {
 			smarm_sup_ready();
-		else
-			smarm_sup_start_failed(rc);
+		} else {
+			/* a taken name says by whom, as OTP's
+			 * {error, {already_started, Pid}} does */
+			(void)smarm__sup_report(
+				rc, rc == SMARM_EEXIST
+					    ? (intptr_t)sv->sv_taken_by.id
+					    : 0);
+			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+		}
 	}
 }
 
@@ -981,7 +989,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	rc = smarm__bhv_self_set(sv, BHV_SELF_SERVER);
 	if (rc != 0)
 		goto failed;
-	if (name != NULL && (rc = smarm_register(name, NULL)) != 0)
+	if (name != NULL && (rc = smarm_register(name, &sv->sv_taken_by)) != 0)
 		goto failed;
 	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
 	if (rc != 0)

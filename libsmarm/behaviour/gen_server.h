@@ -76,6 +76,8 @@ struct smarm_gs_ctx {
 	int sv_start_rc;	     /* the failed start's status */
 	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
 	bool sv_sup;		     /* report to a supervisor */
+	smarm_pid_t sv_taken_by;     /* the holder of the name it found
+					taken (OTP's already_started) */
 	bool sv_reported;	     /* the start was reported */
 	bool sv_created, sv_started; /* create, init succeeded */
 	bool sv_in_init;	     /* inside init */

@@ -572,7 +572,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	/* From here on sm_end cleans up on every path. */
 	rc = smarm__bhv_self_set(&s->sm_m, BHV_SELF_MACHINE);
 	if (rc == 0 && name != NULL)
-		rc = smarm_register(name, NULL);
+		rc = smarm_register(name, &s->sm_gs.sv_taken_by);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   s->sm_gs.sv_inbox);

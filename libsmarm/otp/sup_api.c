@@ -312,6 +312,19 @@ static int sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
 	return smarm__sup_call(sup, q, timeout_ns, r);
 }
 
+/*
+ * A start's status after which its pid out-parameter is written: 0 (the
+ * child's pid), or SMARM_EEXIST with the actor in the way, OTP's
+ * {already_started, Pid}: the running child of that id, or the holder
+ * of a name the child found taken; SMARM_PID_NONE for a child of that
+ * id that is not running (OTP's already_present) or a failure that
+ * named nobody. r is read only once the call went through.
+ */
+static bool taken_or_ok(int rc)
+{
+	return rc == 0 || rc == SMARM_EEXIST;
+}
+
 static int id_req(struct smarm__sup_ctl *q, int op, const char *id)
 {
 	memset(q, 0, sizeof *q);
@@ -327,7 +340,7 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 			  uint64_t timeout_ns, smarm_pid_t *child)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -349,8 +362,8 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
+	if (taken_or_ok(rc) && child != NULL)
+		*child = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	return rc;
 }
 
@@ -359,7 +372,7 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 			       intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -374,8 +387,8 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && pid != NULL)
-		*pid = r.from;
+	if (taken_or_ok(rc) && pid != NULL)
+		*pid = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -386,7 +399,7 @@ int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 			       intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -396,8 +409,8 @@ int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && pid != NULL)
-		*pid = r.from;
+	if (taken_or_ok(rc) && pid != NULL)
+		*pid = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -407,7 +420,7 @@ int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
 				  uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -424,7 +437,7 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		   smarm_pid_t *child, intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -433,8 +446,8 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
+	if (taken_or_ok(rc) && child != NULL)
+		*child = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -470,7 +483,7 @@ static int which_call(smarm_pid_t sup, uint64_t timeout_ns,
 		      smarm_sup_child_info_t **items, size_t *n)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_WHICH;
@@ -532,7 +545,7 @@ int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
 				uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
