@@ -1109,6 +1109,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			it->pid.id = c->ch_pid;
 			it->restart = c->ch_cs.cs_restart;
 			it->type = c->ch_cs.cs_type;
+			it->significant = c->ch_cs.cs_significant;
 			it->state = c->ch_pid != 0 ? SMARM_SUP_CHILD_RUNNING
 				    : c->ch_restarting
 					    ? SMARM_SUP_CHILD_RESTARTING

@@ -16,6 +16,8 @@
 
 #include "reg.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -526,18 +528,48 @@ int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
 	return 0;
 }
 
+/* The record's first version ends at state; significant went into
+ * its tail padding, so the stride of a first-version array is
+ * sizeof(smarm_sup_child_info_t) still (otp.h). */
+_Static_assert(SMARM_SUP_CHILD_INFO_MIN ==
+		       offsetof(smarm_sup_child_info_t, state) + sizeof(int),
+	       "SMARM_SUP_CHILD_INFO_MIN is the first version's fields");
+_Static_assert(sizeof(smarm_sup_child_info_t) ==
+		       (SMARM_SUP_CHILD_INFO_MIN +
+			_Alignof(smarm_sup_child_info_t) - 1) /
+			       _Alignof(smarm_sup_child_info_t) *
+			       _Alignof(smarm_sup_child_info_t),
+	       "smarm_sup_child_info_t grew: its stride changed");
+
+int smarm_sup_which_children_sized(smarm_pid_t sup, void *buf, size_t item_size,
+				   size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	size_t known = sizeof *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (item_size < SMARM_SUP_CHILD_INFO_MIN ||
+	    (cap > 0 && item_size > SIZE_MAX / cap))
+		return SMARM_EINVAL;
+	rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns, &items);
+	if (rc != 0)
+		return rc;
+	for (size_t k = 0; k < *n && k < cap; k++) {
+		char *dst = (char *)buf + k * item_size;
+		memcpy(dst, &items[k], item_size < known ? item_size : known);
+		if (item_size > known) /* fields this library does not know */
+			memset(dst + known, 0, item_size - known);
+	}
+	free(items);
+	return 0;
+}
+
 int smarm_sup_which_children_ex(smarm_pid_t sup, smarm_sup_child_info_t *buf,
 				size_t cap, size_t *n, uint64_t timeout_ns)
 {
-	smarm_sup_child_info_t *items;
-	int rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns,
-			       &items);
-	if (rc != 0)
-		return rc;
-	if (cap > 0)
-		memcpy(buf, items, (*n < cap ? *n : cap) * sizeof *buf);
-	free(items);
-	return 0;
+	return smarm_sup_which_children_sized(sup, buf, sizeof *buf, cap, n,
+					      timeout_ns);
 }
 
 int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
