@@ -2,7 +2,11 @@
 /*
  * gen_server.c - the gen_server engine: a server actor holding a
  * behaviour's state and serving one message at a time, the envelopes
- * that carry operations into it, replies and reply tokens.
+ * that carry operations into it, replies and reply tokens, and the
+ * server reports (an end crashed, a create or init that failed), made
+ * through the node's logger (core/log.c). A server child that finds
+ * its name taken tells its supervisor who holds it (OTP's
+ * {already_started, Pid}).
  *
  * Glossary. A server's *mailbox* (msg/mbox.c) has three bands, highest
  * first: *signals* (trapped exit signals and the Downs of
@@ -775,6 +779,17 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
+void smarm__bhv_report_start_failed(const char *what, const char *stage, int rc)
+{
+	char why[64];
+	/* OTP's crash report of a process whose init returned {stop, R}
+	 * (its start returns {error, R}): who, and init's own value */
+	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
+			"%s failed, reason %s%s", stage,
+			smarm__log_code(rc, why, sizeof why),
+			rc > 0 ? " (outside its contract)" : "");
+}
+
 static const char *op_kind_name(int kind)
 {
 	return kind == BHV_CALL ? "call" : kind == BHV_CAST ? "cast" : "info";
@@ -957,6 +972,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 {
 	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
 	const smarm_gs_desc_t *d = &be->bh_gs;
+	const char *stage = NULL; /* the callback that runs: create, init */
 	unsigned served = 0;
 	int rc;
 
@@ -994,11 +1010,13 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
 	if (rc != 0)
 		goto failed;
+	stage = "create";
 	rc = d->create(args, &sv->sv_state);
 	if (rc != 0)
 		goto failed;
 	sv->sv_created = true;
 	sv->sv_in_init = true;
+	stage = "init";
 	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
 	sv->sv_in_init = false;
 	if (rc != 0)
@@ -1031,6 +1049,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	smarm_actor_exit();
 	return 0;
 failed:
+	if (stage != NULL) /* create or init said no: not a taken name */
+		smarm__bhv_report_start_failed("server", stage, rc);
 	rc = smarm__bhv_start_status(rc, &sv->sv_start_why);
 	sv->sv_start_rc = rc;
 	smarm__gs_report(sv, rc);

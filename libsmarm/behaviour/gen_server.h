@@ -303,6 +303,11 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
  * R, while handling <kind> '<op>'" (or "between requests"). state and
  * op may be NULL. Nothing for an end that is not a crash.
  */
+/* A server's (what: "server", "machine") create or init (stage)
+ * returned rc, not 0: its report (SMARM_REPORT_SERVER, ERROR). */
+void smarm__bhv_report_start_failed(const char *what, const char *stage,
+				    int rc);
+
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, const char *kind, const char *op);
 

@@ -622,6 +622,17 @@ static void sup_set_restarting(struct sup *su, int i, bool on)
 		su->su_nretry--;
 }
 
+/* OTP's progress report: the supervisor started child i (INFO: off at
+ * the default level; smarm__log_self costs one compare then). */
+static void sup_report_started(struct sup *su, int i)
+{
+	char pid[32];
+	smarm__log_self(SMARM_LOG_INFO, SMARM_REPORT_PROGRESS, "progress",
+			"started child '%s', pid %s",
+			su->su_kids[i].ch_cs.cs_id,
+			smarm__log_pid(su->su_kids[i].ch_pid, pid, sizeof pid));
+}
+
 /* Start child i (and wait for its readiness). 0 or its failure. */
 static int sup_start_child(struct sup *su, int i)
 {
@@ -657,8 +668,10 @@ static int sup_start_child(struct sup *su, int i)
 	}
 	(void)smarm_actor_detach(pid);
 	sup_pid_set(su, i, pid.id);
-	if (!cs->cs_await)
+	if (!cs->cs_await) {
+		sup_report_started(su, i);
 		return 0;
+	}
 	deadline = deadline_of(cs->cs_ready_ns);
 	for (;;) {
 		smarm_signal_t m;
@@ -677,6 +690,7 @@ static int sup_start_child(struct sup *su, int i)
 		    c->ch_pid == pid.id) {
 			if (m.reason == 0) {
 				c->ch_info = (intptr_t)m.ref;
+				sup_report_started(su, i);
 				return 0;
 			}
 			/* Failed, or ignore: it ends; no pid is kept. What
