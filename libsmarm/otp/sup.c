@@ -20,7 +20,10 @@
  * The main loop (sup_loop) serves the signal channel first and a
  * request only when no Down is pending.
  * Each restart admitted by the intensity (sup_admit) counts one in the
- * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). A
+ * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). Its reports
+ * go through the node's logger (core/log.c): supervisor reports at
+ * ERROR (a child terminated, a start failed, the intensity reached),
+ * a progress report at INFO for each child started (sup_start_child). A
  * SIMPLE_ONE_FOR_ONE supervisor keeps its template in su_tmpl; its
  * table holds only instances (anonymous, forgotten when terminated or
  * when they say ignore).
