@@ -488,13 +488,31 @@ static void ignore_body(void *arg)
 	smarm_sup_ignore();
 }
 
+/*
+ * The process's CPU time in ns: the scale cases measure the work the
+ * calls cost, not the wall time, which other processes on a shared
+ * machine stretch at random (one worker: the process's CPU is the
+ * run's, and an idle worker parks).
+ */
+static uint64_t cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_since(uint64_t t0)
+{
+	return cpu_now() - t0;
+}
+
 /* Start count running children "<pfx><k>", then stop each by id; the
- * ns each phase took. */
+ * CPU ns each phase took. */
 static void start_stop_by_id(smarm_pid_t sup, const char *pfx, int count,
 			     uint64_t *start_ns, uint64_t *stop_ns)
 {
 	char id[32];
-	uint64_t t0 = smarm_now_ns();
+	uint64_t t0 = cpu_now();
 	for (int k = 0; k < count; k++) {
 		snprintf(id, sizeof id, "%s%d", pfx, k);
 		HARNESS_EQ(smarm_sup_start_child(sup, id, park_body, NULL,
@@ -502,13 +520,13 @@ static void start_stop_by_id(smarm_pid_t sup, const char *pfx, int count,
 						 MS(5000), NULL),
 			   0);
 	}
-	*start_ns = harness_since(t0);
-	t0 = smarm_now_ns();
+	*start_ns = cpu_since(t0);
+	t0 = cpu_now();
 	for (int k = 0; k < count; k++) {
 		snprintf(id, sizeof id, "%s%d", pfx, k);
 		HARNESS_EQ(smarm_sup_terminate_child(sup, id, MS(5000)), 0);
 	}
-	*stop_ns = harness_since(t0);
+	*stop_ns = cpu_since(t0);
 }
 
 /* The bound of a batch's time against the same batch on a small
@@ -553,13 +571,21 @@ static void root_scale_many(void *arg)
 			   0);
 	}
 	start_stop_by_id(sup, "b", SCALE_BATCH, &start2, &stop2);
+	for (int i = 0; i < 2; i++) { /* the least of three here too */
+		uint64_t t1, t2;
+		char pfx[8];
+		snprintf(pfx, sizeof pfx, "b%d_", i);
+		start_stop_by_id(sup, pfx, SCALE_BATCH, &t1, &t2);
+		start2 = t1 < start2 ? t1 : start2;
+		stop2 = t2 < stop2 ? t2 : stop2;
+	}
 	/* the last of the ignoring children may still be ending */
 	do {
 		HARNESS_EQ(smarm_sup_count_children(sup, &specs, &active,
 						    MS(5000)),
 			   0);
 	} while (active != 0 && smarm_actor_sleep(MS(1)) == 0);
-	HARNESS_EQ(specs, 4 * SCALE_BATCH + SCALE_MANY);
+	HARNESS_EQ(specs, 6 * SCALE_BATCH + SCALE_MANY);
 	fprintf(stderr,
 		"# scale_start_stop_many_children: %d starts %llu/%llu us, "
 		"stops %llu/%llu us (few/many)\n",
@@ -567,8 +593,12 @@ static void root_scale_many(void *arg)
 		(unsigned long long)start2 / 1000,
 		(unsigned long long)stop1 / 1000,
 		(unsigned long long)stop2 / 1000);
-	HARNESS_CHECK(start2 < scale_bound(start1));
-	HARNESS_CHECK(stop2 < scale_bound(stop1));
+	/* In CPU time a scan of the table per call costs 30-45x here; a
+	 * batch beside 40000 children that came and went costs up to
+	 * about 12x at times without it (the node, not the supervisor:
+	 * its stacks and slots), so the bound is 2.5 times scale_bound's */
+	HARNESS_CHECK(start2 < scale_bound(start1) * 5 / 2);
+	HARNESS_CHECK(stop2 < scale_bound(stop1) * 5 / 2);
 	sup_down(sup);
 	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
 }
@@ -598,14 +628,14 @@ static void start_instances(smarm_pid_t sup, smarm_pid_t *p, int count)
 			   0);
 }
 
-/* Stop the instances p[0..count) of sup by pid: the ns it took. */
+/* Stop the instances p[0..count) of sup by pid: the CPU ns it took. */
 static uint64_t stop_instances(smarm_pid_t sup, const smarm_pid_t *p, int count)
 {
-	uint64_t t0 = smarm_now_ns();
+	uint64_t t0 = cpu_now();
 	for (int k = 0; k < count; k++)
 		HARNESS_EQ(smarm_sup_terminate_child_pid(sup, p[k], MS(5000)),
 			   0);
-	return harness_since(t0);
+	return cpu_since(t0);
 }
 
 /*
@@ -620,7 +650,7 @@ static void root_scale_many_simple(void *arg)
 	smarm_pid_t big = sup_simple(), small = sup_simple();
 	smarm_pid_t *rest = calloc(SCALE_SIMPLE_MANY, sizeof *rest);
 	smarm_pid_t p[SCALE_BATCH];
-	uint64_t few = UINT64_MAX, many;
+	uint64_t few = UINT64_MAX, many = UINT64_MAX;
 	size_t specs = 0, active = 9;
 	(void)arg;
 	start_instances(big, rest, SCALE_SIMPLE_MANY - SCALE_BATCH);
@@ -630,18 +660,21 @@ static void root_scale_many_simple(void *arg)
 		t = stop_instances(small, p, SCALE_BATCH);
 		few = t < few ? t : few;
 	}
-	start_instances(big, p, SCALE_BATCH);
-	many = stop_instances(big, p, SCALE_BATCH);
+	for (int i = 0; i < 3; i++) { /* the least of three here too */
+		uint64_t t;
+		start_instances(big, p, SCALE_BATCH);
+		t = stop_instances(big, p, SCALE_BATCH);
+		many = t < many ? t : many;
+	}
 	fprintf(stderr,
 		"# scale_start_stop_many_children_simple: %d stops %llu/%llu "
 		"us (few/many)\n",
 		SCALE_BATCH, (unsigned long long)few / 1000,
 		(unsigned long long)many / 1000);
-	/* An instance's end also takes it off its supervisor's links, an
-	 * array (link.c): that part grows with the supervisor's children
-	 * here (about 6x at this size), so the bound is looser than
-	 * scale_bound's; closing the holes at each call costs about 50x. */
-	HARNESS_CHECK(many < 3 * scale_bound(few));
+	/* In CPU time: 2-4x (an instance's end also takes it off its
+	 * supervisor's links, an array scanned for it, link.c); closing
+	 * the holes at each call as well costs 16-17x. */
+	HARNESS_CHECK(many < scale_bound(few));
 	(void)stop_instances(big, rest, SCALE_SIMPLE_MANY - SCALE_BATCH);
 	HARNESS_EQ(smarm_sup_count_children(big, &specs, &active, MS(5000)), 0);
 	HARNESS_EQ(specs, 1);
@@ -804,10 +837,12 @@ Suite *smarm_test_sup_misc_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("scale");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_sup_misc_scale_start_stop_many_children, 1,
-			    2);
+	/* one worker: the measures are of the supervisor, not of how the
+	 * OS shares the CPU among oversubscribed workers */
+	tcase_add_loop_test(tc, test_sup_misc_scale_start_stop_many_children, 0,
+			    1);
 	tcase_add_loop_test(
-		tc, test_sup_misc_scale_start_stop_many_children_simple, 1, 2);
+		tc, test_sup_misc_scale_start_stop_many_children_simple, 0, 1);
 	suite_add_tcase(s, tc);
 	return s;
 }
