@@ -1092,7 +1092,12 @@ SMARM_API int smarm_sup_ignore(void);
  * mailbox and is not ending); SMARM_ENOPROC sup names no live actor, it
  * is ending (shutting down, or in its exit, even once its control
  * mailbox is gone), or it ended before it answered; SMARM_ETIMEDOUT;
- * SMARM_ENOMEM. Dynamic children are appended after the others in
+ * SMARM_ENOMEM. A start (start_child, start_child_spec,
+ * start_child_args, restart_child) that fails with SMARM_EEXIST writes
+ * the actor in the way to its pid out-parameter, as OTP's
+ * {error, {already_started, Pid}} names it: the running child of that
+ * id, or the holder of a name the child found taken; SMARM_PID_NONE if
+ * none runs (since 0.5.0). Dynamic children are appended after the others in
  * start order; smarm_sup_start_child's are started as soon as spawned
  * (no readiness report), smarm_sup_start_child_spec's as their spec
  * says (type, readiness report). A SIMPLE_ONE_FOR_ONE supervisor
@@ -1113,7 +1118,10 @@ typedef struct smarm_sup_child {
  * id NULL makes an anonymous child: the supervisor names it "#<n>".
  * Returns: 0, *child (may be NULL) set to its pid. Errors: the common
  * ones; SMARM_EINVAL id empty or too long, fn NULL or restart no
- * smarm_sup_restart; SMARM_EEXIST sup has a child of that id;
+ * smarm_sup_restart; SMARM_EEXIST sup has a child of that id, *child
+ * set to its pid if it runs (OTP's {error, {already_started, Pid}}),
+ * to SMARM_PID_NONE if not (OTP's {error, already_present}; since
+ * 0.5.0: before, *child was left as it was);
  * SMARM_EATCAPACITY sup has SMARM_SUP_CHILDREN_MAX children, or no
  * actor slot is left for the child (nothing is recorded); SMARM_ESIMPLE
  * sup is SIMPLE_ONE_FOR_ONE (since 0.5: smarm_sup_start_child_args).
@@ -1199,7 +1207,17 @@ enum smarm_sup_child_state {
 
 /*
  * One child as smarm_sup_which_children_ex() reports it (OTP's
- * {Id, Child, Type, Modules}). Since: SMARM_0.5.
+ * {Id, Child, Type, Modules}, and its child spec's significant).
+ * Since: SMARM_0.5.
+ *
+ * The record grows only at its end, and each reader says how much of
+ * it it knows (smarm_sup_which_children_sized's item_size, OTP's
+ * get_childspec growing keys): a library writes the fields the
+ * caller's size holds and zeroes what it does not know of a larger
+ * one. SMARM_SUP_CHILD_INFO_MIN is the size of the first version, up
+ * to state. significant fills what was the record's tail padding, so
+ * sizeof did not change (x86_64, aarch64): arrays built against the
+ * first version keep their stride.
  */
 typedef struct smarm_sup_child_info {
 	char id[SMARM_NAME_MAX + 1]; /* its id, NUL-terminated */
@@ -1207,7 +1225,16 @@ typedef struct smarm_sup_child_info {
 	int restart;		     /* smarm_sup_restart */
 	int type;		     /* smarm_sup_child_type */
 	int state;		     /* smarm_sup_child_state */
+	bool significant;	     /* significant for the automatic shutdown
+					(smarm_sup_spec_set_child_significant; an
+					instance: its template's). Since: 0.5.0, past
+					SMARM_SUP_CHILD_INFO_MIN. */
 } smarm_sup_child_info_t;
+
+/* The size of smarm_sup_child_info_t's first version (its fields up to
+ * state): the least item_size smarm_sup_which_children_sized takes.
+ * Since: SMARM_0.5. */
+#define SMARM_SUP_CHILD_INFO_MIN (SMARM_NAME_MAX + 1 + 8 + 3 * 4)
 
 /*
  * smarm_sup_start_child_spec() - add the one child that the spec child
@@ -1226,7 +1253,11 @@ typedef struct smarm_sup_child_info {
  * arguments, or its child is significant and sup's automatic shutdown
  * is SMARM_SUP_AUTO_NEVER (OTP checks a child spec against the
  * supervisor's auto_shutdown; since 0.5.0); SMARM_EEXIST sup has a child of
- * that id; SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
+ * that id (*pid as smarm_sup_start_child sets *child), or the child
+ * found a name it registers taken (a server child of
+ * smarm_sup_spec_add_server: *pid set to the name's holder, OTP's
+ * {error, {already_started, Pid}} from a start function; nothing is
+ * recorded); SMARM_ESIMPLE sup is SIMPLE_ONE_FOR_ONE; SMARM_EATCAPACITY
  * as smarm_sup_start_child; the child's failure (its
  * smarm_sup_start_failed status, SMARM_ESTARTFAILED, SMARM_ETIMEDOUT),
  * nothing recorded.
@@ -1251,7 +1282,10 @@ SMARM_API int smarm_sup_restart_child_ex(smarm_pid_t sup, const char *id,
 
 /*
  * smarm_sup_which_children_ex() - smarm_sup_which_children() with each
- * child's type and state.
+ * child's type, state and significance: smarm_sup_which_children_sized()
+ * with item_size sizeof(smarm_sup_child_info_t) as this library knows
+ * it (significant is filled since 0.5.0; the record's size, and so the
+ * array's stride, is the first version's).
  * Returns: 0. Errors: as smarm_sup_which_children().
  * Thread-safety: actor context only. Since: SMARM_0.5.
  */
@@ -1259,6 +1293,25 @@ SMARM_API int smarm_sup_which_children_ex(smarm_pid_t sup,
 					  smarm_sup_child_info_t *buf,
 					  size_t cap, size_t *n,
 					  uint64_t timeout_ns);
+
+/*
+ * smarm_sup_which_children_sized() - sup's children in start order, as
+ * records of item_size bytes: buf holds cap of them, each
+ * sizeof(smarm_sup_child_info_t) as the caller was built (pass that),
+ * so a caller built against a later header with a larger record, or an
+ * earlier one with a smaller, reads what it knows: each record is
+ * written up to item_size, and bytes past the fields this library
+ * knows are zeroed. *n is set to the number of children (*n > cap: cut
+ * to the first cap, as smarm_sup_which_children). buf may be NULL when
+ * cap is 0.
+ * Returns: 0. Errors: the common ones; SMARM_EINVAL n NULL, buf NULL
+ * with cap > 0, item_size below SMARM_SUP_CHILD_INFO_MIN or cap *
+ * item_size overflowing.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_which_children_sized(smarm_pid_t sup, void *buf,
+					     size_t item_size, size_t cap,
+					     size_t *n, uint64_t timeout_ns);
 
 /*
  * smarm_sup_count_children_ex() - OTP's count_children: *specs the

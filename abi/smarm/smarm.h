@@ -415,19 +415,42 @@ enum smarm_log_level {
  *                       machine's), the reason, and the request or
  *                       event it was handling. Level ERROR; its actor's
  *                       crash report, if it crashed by its own doing,
- *                       follows.
+ *                       follows. Also (since 0.5.0) a server or machine
+ *                       whose create or init returned a failure (OTP's
+ *                       crash report of an init returning {stop, R}):
+ *                       which, the callback and the value it returned
+ *                       ("init failed, reason -6 (SMARM_EEXIST)").
+ *                       Level ERROR. A taken name is not reported (its
+ *                       start returns SMARM_EEXIST, as OTP's
+ *                       {error, {already_started, Pid}} is silent).
  *   SMARM_REPORT_SUPERVISOR  a supervisor's report (OTP's supervisor
  *                       reports): a child ended abnormally on its own
  *                       (child_terminated), a child's start or restart
  *                       failed (start_error), or the restart intensity
  *                       was reached and the supervisor shuts down
  *                       (shutdown). Level ERROR.
+ *   SMARM_REPORT_PROGRESS  a supervisor started a child (OTP's SASL
+ *                       progress report): the supervisor (the event's
+ *                       pid and the line), the child's id and its pid,
+ *                       at each start and restart ("progress report:
+ *                       actor 1.2 started child 'db', pid 1.5"). Level
+ *                       INFO, below the default SMARM_LOG_NOTICE, so off
+ *                       unless asked for, as OTP's are since OTP 21.
+ *                       Since: 0.5.0.
+ *   SMARM_REPORT_PLUGIN the loader refused a plugin (smarm_plugin_open
+ *                       and _open_flags failed): the path and why, as
+ *                       the call's msg says it, and the status. Made
+ *                       only when the call comes from an actor (the
+ *                       logger is its node's; a plain thread has the
+ *                       call's msg). Level ERROR. Since: 0.5.0.
  */
 enum smarm_report_kind {
 	SMARM_REPORT_LINE = 0,
 	SMARM_REPORT_CRASH = 1,
 	SMARM_REPORT_SERVER = 2,
 	SMARM_REPORT_SUPERVISOR = 3,
+	SMARM_REPORT_PROGRESS = 4,
+	SMARM_REPORT_PLUGIN = 5,
 };
 
 /*

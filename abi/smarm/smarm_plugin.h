@@ -1238,6 +1238,26 @@ SMARM_API int smarm_server_call_typed(smarm_server_t *s, const char *op,
 				      uint64_t timeout_ns);
 
 /*
+ * smarm_server_call_sized() - smarm_server_call_typed() that also knows
+ * the size of the object reply points at: reply_size is sizeof *reply
+ * (0: unknown, as call_typed). A reply_size other than the size of the
+ * operation's reply as a C object (its C type's; sizeof(smarm_bytes_t)
+ * for str and bytes; a tuple's struct as libffi lays it out) is
+ * SMARM_EARGS, returned before anything is sent (reply untouched), so
+ * a struct of the wrong size is an error, never written past its end.
+ * An operation without a reply type writes nothing and checks no size.
+ * The smarm_server_callv() macro calls this with sizeof *reply.
+ * Returns: 0. Errors: as smarm_server_call_typed; SMARM_EARGS also
+ * reply_size mismatched (smarm_server_args_why then finds the
+ * arguments fine). Thread-safety: as smarm_server_call_typed.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_server_call_sized(smarm_server_t *s, const char *op,
+				      const smarm_value_t *args, size_t nargs,
+				      void *reply, int reply_type,
+				      size_t reply_size, uint64_t timeout_ns);
+
+/*
  * smarm_server_callv() / smarm_server_castv() - call or cast op with
  * its arguments written as a C argument list:
  *
@@ -1260,9 +1280,14 @@ SMARM_API int smarm_server_call_typed(smarm_server_t *s, const char *op,
  * SMARM_T_BYTES, char ** SMARM_T_STR (refused: a str reply is a
  * smarm_bytes_t); NULL, void * and other pointers, a tuple's struct
  * among them: unchecked), so an int32_t * for an i64 reply is
- * SMARM_EARGS too. A bytes argument is one value, smarm_value_bytes(p,
- * n) (the pair p, n of the unchecked form is two arguments: refused).
- * At most SMARM_OP_ARGS_MAX arguments (more do not compile).
+ * SMARM_EARGS too. The reply's size is checked as well (since 0.5.0,
+ * smarm_server_call_sized with sizeof *reply; void * and NULL: not
+ * checked): a pointer to a struct of another size than the protocol's
+ * tuple (or than the reply's C type) is SMARM_EARGS before anything is
+ * sent, where it was written past its end before. A bytes argument is one
+ * value, smarm_value_bytes(p, n) (the pair p, n of the unchecked form is two
+ * arguments: refused). At most SMARM_OP_ARGS_MAX arguments (more do not
+ * compile).
  *
  * Unchecked (the functions). The exported functions of these names,
  * which C++ (where these macros are not defined), binaries built before
@@ -1274,7 +1299,9 @@ SMARM_API int smarm_server_call_typed(smarm_server_t *s, const char *op,
  * unsigned, f32 as double; str as const char *; bytes as const void *,
  * size_t; pid as smarm_pid_t; a tuple as a const void * to its struct.
  * reply points at an object of the reply type's C type (as for
- * smarm_server_call_typed), or is NULL.
+ * smarm_server_call_typed), or is NULL; its size is not checked (a
+ * tuple reply is written as the protocol's struct: the caller's must
+ * be that size).
  *
  * Errors: as smarm_server_call and smarm_server_cast (a castv to itself
  * is queued). Since: SMARM_0.5.
@@ -1313,11 +1340,12 @@ SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
 	SMARM__ARG21(__VA_ARGS__, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, \
 		     M, M, M, Z, Z, Z)
 #define SMARM__CALLV_Z(s, op, t, r)                                            \
-	smarm_server_call_typed((s), (op), NULL, 0, (r), SMARM__REPLY_TYPE(r), \
-				(t))
+	smarm_server_call_sized((s), (op), NULL, 0, (r), SMARM__REPLY_TYPE(r), \
+				SMARM__REPLY_SIZE(r), (t))
 #define SMARM__CALLV_M(s, op, t, r, ...)                                       \
-	smarm_server_call_typed((s), (op), SMARM__VALUES(__VA_ARGS__), (r),    \
-				SMARM__REPLY_TYPE(r), (t))
+	smarm_server_call_sized((s), (op), SMARM__VALUES(__VA_ARGS__), (r),    \
+				SMARM__REPLY_TYPE(r), SMARM__REPLY_SIZE(r),    \
+				(t))
 #define SMARM__CASTV_Z(s, op) smarm_server_cast((s), (op), NULL, 0)
 #define SMARM__CASTV_M(s, op, ...)                                             \
 	smarm_server_cast((s), (op), SMARM__VALUES(__VA_ARGS__))
@@ -1361,6 +1389,18 @@ SMARM_API int smarm_server_castv(smarm_server_t *s, const char *op, ...);
 		char **: SMARM_T_STR,                                          \
 		const char **: SMARM_T_STR,                                    \
 		default: SMARM_T_VOID)
+/* sizeof *r, or 0 for a reply of no size (void *, NULL, a literal 0);
+ * the inner selection only keeps sizeof away from void. */
+#define SMARM__REPLY_SIZE(r)                                                   \
+	_Generic((r),                                                          \
+		void *: (size_t)0,                                             \
+		const void *: (size_t)0,                                       \
+		int: (size_t)0,                                                \
+		default: sizeof *_Generic((r),                                 \
+			void *: (char *)0,                                     \
+			const void *: (char *)0,                               \
+			int: (char *)0,                                        \
+			default: (r)))
 #endif /* !__cplusplus */
 
 /*
@@ -1508,7 +1548,12 @@ SMARM_API int smarm_request_id_new(uint64_t *id);
  *
  * v is any value of a protocol type, or NULL for none (SMARM_T_VOID,
  * a call without a reply type); there is no operation to check it
- * against: the requester must expect v's type. v is copied before the
+ * against: the requester must expect v's type. A tuple
+ * (smarm_value_tuple(&t, sizeof t), since 0.5.0; refused before) has
+ * no protocol to lay it out either: its len bytes are copied as they
+ * are, padding included and its bools unchecked, and the requester
+ * takes it as the struct of that size (smarm_value_get_tuple refuses
+ * another size). v is copied before the
  * call returns (a STR or BYTES value's bytes too): the caller keeps v
  * and what it points to; the response owns the copy, released by the
  * channel's destructor if nobody takes it, or moved out by
@@ -1524,8 +1569,9 @@ SMARM_API int smarm_request_id_new(uint64_t *id);
  * channel of responses), or id is 0 (never a request's); SMARM_EARGS
  * v's type is not a smarm_vtype, or v is not a valid value of it (a
  * STR holding a NUL byte, p NULL with len > 0, an integer out of its
- * type's range), or a SMARM_T_TUPLE (a raw target names no protocol to
- * lay one out against); SMARM_ETOOBIG a STR or BYTES longer than
+ * type's range, a SMARM_T_TUPLE with p NULL, len 0 or len over the
+ * largest tuple, 8 * SMARM_TUPLE_MAX bytes); SMARM_ETOOBIG a STR or
+ * BYTES longer than
  * SMARM_BYTES_MAX; SMARM_ENOMEM (nothing was sent).
  * Thread-safety: any thread. Since: SMARM_0.5.
  */

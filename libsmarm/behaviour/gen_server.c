@@ -2,7 +2,11 @@
 /*
  * gen_server.c - the gen_server engine: a server actor holding a
  * behaviour's state and serving one message at a time, the envelopes
- * that carry operations into it, replies and reply tokens.
+ * that carry operations into it, replies and reply tokens, and the
+ * server reports (an end crashed, a create or init that failed), made
+ * through the node's logger (core/log.c). A server child that finds
+ * its name taken tells its supervisor who holds it (OTP's
+ * {already_started, Pid}).
  *
  * Glossary. A server's *mailbox* (msg/mbox.c) has three bands, highest
  * first: *signals* (trapped exit signals and the Downs of
@@ -60,6 +64,7 @@
 #include "gen_server.h"
 
 #include "../otp/reg.h"
+#include "../otp/sup.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -790,6 +795,17 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
+void smarm__bhv_report_start_failed(const char *what, const char *stage, int rc)
+{
+	char why[64];
+	/* OTP's crash report of a process whose init returned {stop, R}
+	 * (its start returns {error, R}): who, and init's own value */
+	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
+			"%s failed, reason %s%s", stage,
+			smarm__log_code(rc, why, sizeof why),
+			rc > 0 ? " (outside its contract)" : "");
+}
+
 static const char *op_kind_name(int kind)
 {
 	return kind == BHV_CALL ? "call" : kind == BHV_CAST ? "cast" : "info";
@@ -911,10 +927,17 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
-		if (rc == 0)
+		if (rc == 0) {
 			smarm_sup_ready();
-		else
-			smarm_sup_start_failed(rc);
+		} else {
+			/* a taken name says by whom, as OTP's
+			 * {error, {already_started, Pid}} does */
+			(void)smarm__sup_report(
+				rc, rc == SMARM_EEXIST
+					    ? (intptr_t)sv->sv_taken_by.id
+					    : 0);
+			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
+		}
 	}
 }
 
@@ -969,6 +992,7 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 {
 	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
 	const smarm_gs_desc_t *d = &be->bh_gs;
+	const char *stage = NULL; /* the callback that runs: create, init */
 	unsigned served = 0;
 	int rc;
 
@@ -1001,16 +1025,18 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	rc = smarm__bhv_self_set(sv, BHV_SELF_SERVER);
 	if (rc != 0)
 		goto failed;
-	if (name != NULL && (rc = smarm_register(name, NULL)) != 0)
+	if (name != NULL && (rc = smarm_register(name, &sv->sv_taken_by)) != 0)
 		goto failed;
 	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
 	if (rc != 0)
 		goto failed;
+	stage = "create";
 	rc = d->create(args, &sv->sv_state);
 	if (rc != 0)
 		goto failed;
 	sv->sv_created = true;
 	sv->sv_in_init = true;
+	stage = "init";
 	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
 	sv->sv_in_init = false;
 	if (rc != 0)
@@ -1043,6 +1069,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	smarm_actor_exit();
 	return 0;
 failed:
+	if (stage != NULL) /* create or init said no: not a taken name */
+		smarm__bhv_report_start_failed("server", stage, rc);
 	rc = smarm__bhv_start_status(rc, &sv->sv_start_why);
 	sv->sv_start_rc = rc;
 	smarm__gs_report(sv, rc);

@@ -76,6 +76,8 @@ struct smarm_gs_ctx {
 	int sv_start_rc;	     /* the failed start's status */
 	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
 	bool sv_sup;		     /* report to a supervisor */
+	smarm_pid_t sv_taken_by;     /* the holder of the name it found
+					taken (OTP's already_started) */
 	bool sv_reported;	     /* the start was reported */
 	bool sv_created, sv_started; /* create, init succeeded */
 	bool sv_in_init;	     /* inside init */
@@ -301,6 +303,11 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
  * R, while handling <kind> '<op>'" (or "between requests"). state and
  * op may be NULL. Nothing for an end that is not a crash.
  */
+/* A server's (what: "server", "machine") create or init (stage)
+ * returned rc, not 0: its report (SMARM_REPORT_SERVER, ERROR). */
+void smarm__bhv_report_start_failed(const char *what, const char *stage,
+				    int rc);
+
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, const char *kind, const char *op);
 

@@ -864,9 +864,31 @@ static bool reply_type_ok(const struct bhv_op *op, int reply_type)
 	return reply_type == op->op_reply;
 }
 
-int smarm_server_call_typed(smarm_server_t *s, const char *opname,
+/* The size of the C object op's reply is written as (store_c): its C
+ * type's, a smarm_bytes_t for STR and BYTES, a tuple's struct; 0 for
+ * an op without a reply (nothing is written). */
+static size_t reply_c_size(const struct bhv_op *op)
+{
+	switch (op->op_reply) {
+#define SIZE(vt, nm, ct, ffi, vm, sm, rm, va, chk)                             \
+	case vt:                                                               \
+		return sizeof(ct);
+		BHV_SCALARS(SIZE)
+#undef SIZE
+	case SMARM_T_STR:
+	case SMARM_T_BYTES:
+		return sizeof(smarm_bytes_t);
+	case SMARM_T_TUPLE:
+		return op->op_tup[op->op_tix[SMARM_OP_ARGS_MAX]].tu_ffi.size;
+	default:
+		return 0;
+	}
+}
+
+int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 			    const smarm_value_t *args, size_t nargs,
-			    void *reply, int reply_type, uint64_t timeout_ns)
+			    void *reply, int reply_type, size_t reply_size,
+			    uint64_t timeout_ns)
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
@@ -879,8 +901,12 @@ int smarm_server_call_typed(smarm_server_t *s, const char *opname,
 	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
-	if (!reply_type_ok(op, reply_type)) { /* after the arguments: those
-						 args_why can explain */
+	/* after the arguments (those args_why can explain), before the
+	 * send: a reply object of the wrong type or size is refused with
+	 * nothing sent, never written past its end */
+	if (!reply_type_ok(op, reply_type) ||
+	    (reply != NULL && reply_size != 0 && op->op_reply != SMARM_T_VOID &&
+	     reply_size != reply_c_size(op))) {
 		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_EARGS;
 	}
@@ -891,6 +917,14 @@ int smarm_server_call_typed(smarm_server_t *s, const char *opname,
 	else
 		smarm_value_release(&v); /* SMARM_EREPLY's reason */
 	return rc;
+}
+
+int smarm_server_call_typed(smarm_server_t *s, const char *opname,
+			    const smarm_value_t *args, size_t nargs,
+			    void *reply, int reply_type, uint64_t timeout_ns)
+{
+	return smarm_server_call_sized(s, opname, args, nargs, reply,
+				       reply_type, 0, timeout_ns);
 }
 
 /* Find opname of kind and pack the varargs ap for it (callv, castv). */
@@ -1177,6 +1211,29 @@ int smarm_request_id_new(uint64_t *id)
 	return 0;
 }
 
+/*
+ * A tuple for a raw reply target: no protocol names its layout, so its
+ * len bytes are copied as they are (padding included; its bools are
+ * not checked), as one block the requester takes as the struct of
+ * that size (smarm_value_get_tuple checks the size).
+ */
+static int tuple_copy_raw(const smarm_value_t *v, smarm_value_t *out)
+{
+	void *p;
+	memset(out, 0, sizeof *out);
+	out->type = SMARM_T_VOID;
+	if (v->v.p == NULL || v->len == 0 || v->len > BHV_TUPLE_SIZE_MAX)
+		return SMARM_EARGS;
+	p = malloc(v->len);
+	if (p == NULL)
+		return SMARM_ENOMEM;
+	memcpy(p, v->v.p, v->len);
+	out->type = SMARM_T_TUPLE;
+	out->len = v->len;
+	out->v.p = p;
+	return 0;
+}
+
 int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 {
 	smarm_response_t r;
@@ -1194,11 +1251,11 @@ int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 	memset(&r, 0, sizeof r);
 	r.id = id;
 	r.status = 0;
-	/* No protocol to lay a tuple out against: refused (the header). */
 	if (v != NULL && v->type == SMARM_T_TUPLE)
-		return SMARM_EARGS;
-	rc = smarm__bhv_value_copy(v != NULL ? v->type : SMARM_T_VOID, NULL, v,
-				   &r.value);
+		rc = tuple_copy_raw(v, &r.value);
+	else
+		rc = smarm__bhv_value_copy(v != NULL ? v->type : SMARM_T_VOID,
+					   NULL, v, &r.value);
 	if (rc != 0)
 		return rc;
 	rc = smarm_chan_send(replies, &r);

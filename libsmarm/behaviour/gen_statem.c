@@ -542,6 +542,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	const smarm_sm_desc_t *d = be->bh_sm;
 	const struct sm_engine *en = NULL;
 	struct sm *s;
+	const char *stage = NULL; /* the callback that runs: create, init */
 	unsigned served = 0;
 	int rc;
 
@@ -577,21 +578,25 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	/* From here on sm_end cleans up on every path. */
 	rc = smarm__bhv_self_set(&s->sm_m, BHV_SELF_MACHINE);
 	if (rc == 0 && name != NULL)
-		rc = smarm_register(name, NULL);
+		rc = smarm_register(name, &s->sm_gs.sv_taken_by);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   s->sm_gs.sv_inbox);
-	if (rc == 0 && d->create != NULL)
+	if (rc == 0 && d->create != NULL) {
+		stage = "create";
 		rc = d->create(args, &s->sm_m.m_data);
+	}
 	if (rc != 0)
 		goto failed;
 	s->sm_created = d->create != NULL;
+	stage = NULL;
 	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
 			    s->sm_m.m_data);
 	if (rc != 0)
 		goto failed;
 	s->sm_inited = true;
 	if (d->init != NULL) {
+		stage = "init";
 		s->sm_m.m_phase = SMARM__SM_INIT;
 		rc = d->init(s->sm_m.m_data, &s->sm_m);
 		s->sm_m.m_phase = SMARM__SM_IDLE;
@@ -617,6 +622,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	smarm_actor_exit();
 	return 0;
 failed:
+	if (stage != NULL) /* create or init said no */
+		smarm__bhv_report_start_failed("machine", stage, rc);
 	rc = smarm__bhv_start_status(rc, &s->sm_gs.sv_start_why);
 	s->sm_gs.sv_start_rc = rc;
 	smarm__gs_report(&s->sm_gs, rc);

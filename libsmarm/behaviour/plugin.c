@@ -4,7 +4,8 @@
  * descriptor (ABI major and minor, struct sizes), parse each behaviour's
  * protocol, match handlers to operations, prepare one libffi call
  * interface per operation, and keep the object mapped while anything
- * can still reach its code; then unload it.
+ * can still reach its code; then unload it. A refusal is reported to
+ * the logger of the node whose actor asked (SMARM_REPORT_PLUGIN).
  *
  * Lifetime. A plugin is counted: pl_refs holds one reference per host
  * open (smarm_plugin_open; pl_opens counts those), per running server of
@@ -50,6 +51,7 @@
 #include "bhv.h"
 
 #include "../arch/arch.h"
+#include "../core/log.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -632,8 +634,33 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 	return smarm_plugin_open_flags(path, 0, out, msg, msglen);
 }
 
+static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
+		       char *msg, size_t msglen);
+
+/*
+ * The loader's refusals are reported (SMARM_REPORT_PLUGIN, ERROR) to
+ * the node of the actor that asked, with the message the caller gets;
+ * from a plain thread there is no node to tell, and the caller has the
+ * message.
+ */
 int smarm_plugin_open_flags(const char *path, unsigned flags,
 			    smarm_plugin_t **out, char *msg, size_t msglen)
+{
+	char why[SMARM_LOG_LINE_MAX];
+	char code[64];
+	int rc = plugin_open(path, flags, out, why, sizeof why);
+	if (msg != NULL && msglen > 0)
+		snprintf(msg, msglen, "%s", why);
+	if (rc != 0)
+		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_PLUGIN, "plugin",
+				"refused '%s': %s, status %s",
+				path != NULL ? path : "(null)", why,
+				smarm__log_code(rc, code, sizeof code));
+	return rc;
+}
+
+static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
+		       char *msg, size_t msglen)
 {
 	struct bhv_plugin *pl, *old;
 	smarm_plugin_entry_fn entry;

@@ -248,6 +248,12 @@ const char *smarm__log_code(intptr_t code, char *buf, size_t cap)
 	return buf;
 }
 
+const char *smarm__log_pid(uint64_t pid, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%u.%u", SMARM__PID_IDX(pid), SMARM__PID_GEN(pid));
+	return buf;
+}
+
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 {
 	char who[256], why[64];

@@ -57,6 +57,9 @@ size_t smarm__log_describe_self(char *buf, size_t cap);
  */
 const char *smarm__log_code(intptr_t code, char *buf, size_t cap);
 
+/* A pid as reports say it, "index.generation", into buf. Returns buf. */
+const char *smarm__log_pid(uint64_t pid, char *buf, size_t cap);
+
 /* A SMARM_EXIT_* as reports say it ("crashed", "killed", ...). */
 const char *smarm__log_how(int how);
 

@@ -20,7 +20,10 @@
  * The main loop (sup_loop) serves the signal channel first and a
  * request only when no Down is pending.
  * Each restart admitted by the intensity (sup_admit) counts one in the
- * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). A
+ * node's SMARM_STAT_SUP_RESTARTS (sig.h, per-node state). Its reports
+ * go through the node's logger (core/log.c): supervisor reports at
+ * ERROR (a child terminated, a start failed, the intensity reached),
+ * a progress report at INFO for each child started (sup_start_child). A
  * SIMPLE_ONE_FOR_ONE supervisor keeps its template in su_tmpl; its
  * table holds only instances (anonymous, forgotten when terminated or
  * when they say ignore).
@@ -83,6 +86,15 @@
  *         the tenancy alive (sup_free). So it is freed once, never
  *         read after (the body copies it first), and a child whose
  *         supervisor was killed still finds it.
+ *   INV-9 su_byid holds exactly the children that are not holes, keyed
+ *         on the registry's hash of their id (sup_id_set, sup_id_clear),
+ *         so a call by id and a start's check for a taken id are O(1),
+ *         and starting or stopping n children by id is O(n), not
+ *         O(n^2) (OTP's scale_start_stop_many_children); rebuilt with
+ *         su_bypid. The instances of a SIMPLE_ONE_FOR_ONE supervisor
+ *         are anonymous and not in it. Requests skip holes rather than
+ *         compact the table each time (a compaction is O(n)), so a
+ *         stream of deletions costs amortised O(1) each (sup_loop).
  * See: docs/architecture/supervisors.md, docs/embedding.md.
  */
 #include "sup.h"
@@ -98,19 +110,20 @@
 struct sup_tstart;
 
 struct sup_child {
-	struct smarm__sup_cspec ch_cs; /* its spec */
-	uint64_t ch_pid;	       /* running tenancy, 0: none */
-	struct sup_tstart *ch_ts;      /* that tenancy's template start
-					  (INV-8), or NULL */
-	struct smarm__htab_node ch_h;  /* in su_bypid while ch_pid != 0 */
-	bool ch_pending;	       /* its Down awaits sup_death */
-	bool ch_inring;		       /* in su_pend (INV-1) */
-	bool ch_gone;		       /* deleted: a hole until sup_compact */
-	bool ch_ignored;	       /* it said ignore: its end is no death */
-	intptr_t ch_info;	       /* its last readiness report's info */
-	bool ch_restarting;	       /* its restart failed: retried (INV-7) */
-	int ch_how;		       /* of the last Down */
-	intptr_t ch_reason;	       /* of the last Down */
+	struct smarm__sup_cspec ch_cs;	/* its spec */
+	uint64_t ch_pid;		/* running tenancy, 0: none */
+	struct sup_tstart *ch_ts;	/* that tenancy's template start
+					   (INV-8), or NULL */
+	struct smarm__htab_node ch_h;	/* in su_bypid while ch_pid != 0 */
+	struct smarm__htab_node ch_hid; /* in su_byid unless gone (INV-9) */
+	bool ch_pending;		/* its Down awaits sup_death */
+	bool ch_inring;			/* in su_pend (INV-1) */
+	bool ch_gone;			/* deleted: a hole until sup_compact */
+	bool ch_ignored;    /* it said ignore: its end is no death */
+	intptr_t ch_info;   /* its last readiness report's info */
+	bool ch_restarting; /* its restart failed: retried (INV-7) */
+	int ch_how;	    /* of the last Down */
+	intptr_t ch_reason; /* of the last Down */
 };
 
 struct sup {
@@ -121,6 +134,7 @@ struct sup {
 	uint64_t su_period;		 /* ... per window (ns) */
 	struct sup_child *su_kids;	 /* su_n entries, start order */
 	struct smarm__htab su_bypid;	 /* running children by pid (INV-5) */
+	struct smarm__htab su_byid;	 /* children by id (INV-9) */
 	uint32_t su_n;			 /* entries (holes included) */
 	uint32_t su_cap;		 /* allocated entries */
 	uint32_t su_gone;		 /* holes (ch_gone) */
@@ -268,6 +282,7 @@ static void sup_free(void *arg)
 	free(su->su_hist.rg_buf);
 	free(su->su_pend.rg_buf);
 	free(su->su_bypid.ht_b);
+	free(su->su_byid.ht_b);
 	free(su->su_kids);
 	free(su);
 }
@@ -305,13 +320,37 @@ static void sup_pid_clear(struct sup *su, int i)
 	tstart_drop(c, true);
 }
 
-/* su_kids moved: index the running children again (INV-5). */
+/* Child i (not gone) is found by its id from now on (INV-9); the
+ * anonymous instances of a SIMPLE_ONE_FOR_ONE supervisor are not. */
+static void sup_id_set(struct sup *su, int i)
+{
+	struct sup_child *c = &su->su_kids[i];
+	if (su->su_simple)
+		return;
+	c->ch_hid.hn_hash =
+		smarm__name_hash(c->ch_cs.cs_id, strlen(c->ch_cs.cs_id));
+	smarm__htab_insert(&su->su_byid, &c->ch_hid);
+}
+
+/* Child i is deleted, or was never recorded (INV-9). */
+static void sup_id_clear(struct sup *su, int i)
+{
+	if (!su->su_simple)
+		smarm__htab_remove(&su->su_byid, &su->su_kids[i].ch_hid);
+}
+
+/* su_kids moved: index the running children and the ids again (INV-5,
+ * INV-9). */
 static void sup_reindex(struct sup *su)
 {
 	smarm__htab_clear(&su->su_bypid);
-	for (uint32_t i = 0; i < su->su_n; i++)
+	smarm__htab_clear(&su->su_byid);
+	for (uint32_t i = 0; i < su->su_n; i++) {
 		if (su->su_kids[i].ch_pid != 0)
 			smarm__htab_insert(&su->su_bypid, &su->su_kids[i].ch_h);
+		if (!su->su_kids[i].ch_gone)
+			sup_id_set(su, (int)i);
+	}
 }
 
 /* Room for `want` children: the table and the pending ring, which must
@@ -364,7 +403,8 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 		drop_chan(sig);
 	}
 	if (su == NULL || hbuf == NULL ||
-	    smarm__htab_init(&su->su_bypid) != 0 || sup_reserve(su, n) != 0 ||
+	    smarm__htab_init(&su->su_bypid) != 0 ||
+	    smarm__htab_init(&su->su_byid) != 0 || sup_reserve(su, n) != 0 ||
 	    (su->su_sig == NULL &&
 	     smarm_chan_alloc(&su->su_sig, sizeof(smarm_signal_t), NULL) !=
 		     0) ||
@@ -399,6 +439,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 	for (uint32_t i = 0; i < n; i++) {
 		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
 		su->su_kids[i].ch_cs = owned->sp_kids[i];
+		sup_id_set(su, (int)i);
 	}
 	su->su_n = n;
 	free(owned->sp_kids);
@@ -421,13 +462,21 @@ static int sup_find(const struct sup *su, uint64_t pid)
 	return -1;
 }
 
-/* The child of that id (holes skipped), or -1. */
+/* The child of that id (holes are not indexed), or -1: O(1) (INV-9). */
 static int sup_find_id(const struct sup *su, const char *id)
 {
-	for (uint32_t i = 0; i < su->su_n; i++)
-		if (!su->su_kids[i].ch_gone &&
-		    strcmp(su->su_kids[i].ch_cs.cs_id, id) == 0)
-			return (int)i;
+	uint64_t key = smarm__name_hash(id, strlen(id));
+	for (struct smarm__htab_node *e = smarm__htab_first(&su->su_byid, key);
+	     e != NULL; e = e->hn_next) {
+		const struct sup_child *c;
+		if (e->hn_hash != key)
+			continue;
+		c = (const struct sup_child *)((const char *)e -
+					       offsetof(struct sup_child,
+							ch_hid));
+		if (strcmp(c->ch_cs.cs_id, id) == 0)
+			return (int)(c - su->su_kids);
+	}
 	return -1;
 }
 
@@ -435,6 +484,9 @@ static int sup_find_id(const struct sup *su, const char *id)
 static void sup_delete(struct sup *su, int i)
 {
 	SMARM_ASSERT(su->su_kids[i].ch_pid == 0);
+	if (su->su_kids[i].ch_gone)
+		return;
+	sup_id_clear(su, i);
 	su->su_kids[i].ch_gone = true;
 	su->su_kids[i].ch_pending = false;
 	su->su_gone++;
@@ -573,6 +625,17 @@ static void sup_set_restarting(struct sup *su, int i, bool on)
 		su->su_nretry--;
 }
 
+/* OTP's progress report: the supervisor started child i (INFO: off at
+ * the default level; smarm__log_self costs one compare then). */
+static void sup_report_started(struct sup *su, int i)
+{
+	char pid[32];
+	smarm__log_self(SMARM_LOG_INFO, SMARM_REPORT_PROGRESS, "progress",
+			"started child '%s', pid %s",
+			su->su_kids[i].ch_cs.cs_id,
+			smarm__log_pid(su->su_kids[i].ch_pid, pid, sizeof pid));
+}
+
 /* Start child i (and wait for its readiness). 0 or its failure. */
 static int sup_start_child(struct sup *su, int i)
 {
@@ -608,8 +671,10 @@ static int sup_start_child(struct sup *su, int i)
 	}
 	(void)smarm_actor_detach(pid);
 	sup_pid_set(su, i, pid.id);
-	if (!cs->cs_await)
+	if (!cs->cs_await) {
+		sup_report_started(su, i);
 		return 0;
+	}
 	deadline = deadline_of(cs->cs_ready_ns);
 	for (;;) {
 		smarm_signal_t m;
@@ -628,9 +693,13 @@ static int sup_start_child(struct sup *su, int i)
 		    c->ch_pid == pid.id) {
 			if (m.reason == 0) {
 				c->ch_info = (intptr_t)m.ref;
+				sup_report_started(su, i);
 				return 0;
 			}
-			/* Failed, or ignore: it ends; no pid is kept. */
+			/* Failed, or ignore: it ends; no pid is kept. What
+			 * the report adds (the holder of a name it found
+			 * taken) stays in ch_info. */
+			c->ch_info = (intptr_t)m.ref;
 			(void)sup_await_down(su, i, SMARM_NO_TIMEOUT);
 			c->ch_pending = false;
 			c->ch_ignored = false;
@@ -902,13 +971,21 @@ static void items_free(void *elem)
 		free((void *)m->reason);
 }
 
+/* Forget the child just appended (its start failed or said ignore):
+ * nothing of it is recorded. */
+static void sup_unappend(struct sup *su)
+{
+	SMARM_ASSERT(su->su_n > 0 && su->su_kids[su->su_n - 1].ch_pid == 0);
+	sup_id_clear(su, (int)su->su_n - 1);
+	su->su_n--;
+}
+
 /* Answer one control request; su_pend is empty (see sup_loop). */
 static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 {
 	smarm_signal_t r = { .kind = SMARM__SUP_KIND_REPLY };
 	int i = -1;
-	if (su->su_gone != 0)
-		sup_compact(su);
+	int j;
 	if (su->su_simple == (q->op == SMARM__SUP_OP_START_ARGS)) {
 		/* fits the strategy */
 	} else if (q->op != SMARM__SUP_OP_WHICH &&
@@ -952,8 +1029,11 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 					 "#%llu",
 					 (unsigned long long)++su->su_seq);
 			while (sup_find_id(su, q->cs.cs_id) >= 0);
-		} else if (sup_find_id(su, q->cs.cs_id) >= 0) {
+		} else if ((j = sup_find_id(su, q->cs.cs_id)) >= 0) {
+			/* OTP's {already_started, Pid}, or already_present
+			 * (no pid) */
 			r.how = SMARM_EEXIST;
+			r.from.id = su->su_kids[j].ch_pid;
 			break;
 		}
 		if (q->cs.cs_significant &&
@@ -962,7 +1042,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			r.how = SMARM_EBADSPEC; /* OTP's bad_combination */
 			break;
 		}
-		if (su->su_n >= SMARM_SUP_CHILDREN_MAX) {
+		if (su->su_n - su->su_gone >= SMARM_SUP_CHILDREN_MAX) {
 			r.how = SMARM_EATCAPACITY;
 			break;
 		}
@@ -972,6 +1052,7 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 		i = (int)su->su_n++;
 		memset(&su->su_kids[i], 0, sizeof su->su_kids[i]);
 		su->su_kids[i].ch_cs = q->cs;
+		sup_id_set(su, i);
 		/* FALLTHROUGH */
 	case SMARM__SUP_OP_RESTART:
 		if (su->su_kids[i].ch_pid != 0) {
@@ -992,15 +1073,20 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 				    SMARM_SUP_TEMPORARY ||
 			    su->su_simple) {
 				if (q->op != SMARM__SUP_OP_RESTART)
-					su->su_n--;
+					sup_unappend(su);
 				else
 					sup_delete(su, i);
 			}
 			break;
 		}
 		if (r.how != 0) {
+			/* a start that found its name taken says by whom
+			 * (OTP's {already_started, Pid} of a process started
+			 * outside the supervisor) */
+			if (r.how == SMARM_EEXIST)
+				r.from.id = (uint64_t)su->su_kids[i].ch_info;
 			if (q->op != SMARM__SUP_OP_RESTART)
-				su->su_n--; /* nothing recorded */
+				sup_unappend(su); /* nothing recorded */
 			break;
 		}
 		r.from.id = su->su_kids[i].ch_pid;
@@ -1023,38 +1109,47 @@ static void sup_ctl(struct sup *su, struct smarm__sup_ctl *q)
 			sup_delete(su, i);
 		break;
 	case SMARM__SUP_OP_WHICH: {
+		uint32_t live = su->su_n - su->su_gone, w = 0;
 		smarm_sup_child_info_t *items =
-			malloc((su->su_n ? su->su_n : 1) * sizeof *items);
+			malloc((live ? live : 1) * sizeof *items);
 		if (items == NULL) {
 			r.how = SMARM_ENOMEM;
 			break;
 		}
 		for (uint32_t k = 0; k < su->su_n; k++) {
 			const struct sup_child *c = &su->su_kids[k];
-			memcpy(items[k].id, c->ch_cs.cs_id, sizeof items[k].id);
-			items[k].pid.id = c->ch_pid;
-			items[k].restart = c->ch_cs.cs_restart;
-			items[k].type = c->ch_cs.cs_type;
-			items[k].state =
-				c->ch_pid != 0	   ? SMARM_SUP_CHILD_RUNNING
-				: c->ch_restarting ? SMARM_SUP_CHILD_RESTARTING
-						   : SMARM_SUP_CHILD_STOPPED;
+			smarm_sup_child_info_t *it = &items[w];
+			if (c->ch_gone)
+				continue; /* a hole (INV-4) */
+			w++;
+			memcpy(it->id, c->ch_cs.cs_id, sizeof it->id);
+			it->pid.id = c->ch_pid;
+			it->restart = c->ch_cs.cs_restart;
+			it->type = c->ch_cs.cs_type;
+			it->significant = c->ch_cs.cs_significant;
+			it->state = c->ch_pid != 0 ? SMARM_SUP_CHILD_RUNNING
+				    : c->ch_restarting
+					    ? SMARM_SUP_CHILD_RESTARTING
+					    : SMARM_SUP_CHILD_STOPPED;
 		}
 		r.kind = SMARM__SUP_KIND_ITEMS;
-		r.ref = su->su_n;
+		r.ref = w;
 		r.reason = (intptr_t)items;
 		break;
 	}
 	case SMARM__SUP_OP_COUNT: {
 		uint64_t active = 0, sups = 0;
-		uint64_t specs = su->su_simple ? 1 : su->su_n; /* template */
+		uint64_t live = su->su_n - su->su_gone;
+		uint64_t specs = su->su_simple ? 1 : live; /* template */
 		for (uint32_t k = 0; k < su->su_n; k++) {
+			if (su->su_kids[k].ch_gone)
+				continue; /* a hole (INV-4) */
 			active += su->su_kids[k].ch_pid != 0;
 			sups += su->su_kids[k].ch_cs.cs_type ==
 				SMARM_SUP_SUPERVISOR;
 		}
 		r.ref = specs << 32 | active;
-		r.reason = (intptr_t)(sups << 32 | (su->su_n - sups));
+		r.reason = (intptr_t)(sups << 32 | (live - sups));
 		break;
 	}
 	default:

@@ -16,6 +16,8 @@
 
 #include "reg.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,6 +314,19 @@ static int sup_call(smarm_pid_t sup, struct smarm__sup_ctl *q,
 	return smarm__sup_call(sup, q, timeout_ns, r);
 }
 
+/*
+ * A start's status after which its pid out-parameter is written: 0 (the
+ * child's pid), or SMARM_EEXIST with the actor in the way, OTP's
+ * {already_started, Pid}: the running child of that id, or the holder
+ * of a name the child found taken; SMARM_PID_NONE for a child of that
+ * id that is not running (OTP's already_present) or a failure that
+ * named nobody. r is read only once the call went through.
+ */
+static bool taken_or_ok(int rc)
+{
+	return rc == 0 || rc == SMARM_EEXIST;
+}
+
 static int id_req(struct smarm__sup_ctl *q, int op, const char *id)
 {
 	memset(q, 0, sizeof *q);
@@ -327,7 +342,7 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 			  uint64_t timeout_ns, smarm_pid_t *child)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -349,8 +364,8 @@ int smarm_sup_start_child(smarm_pid_t sup, const char *id, smarm_actor_cb fn,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
+	if (taken_or_ok(rc) && child != NULL)
+		*child = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	return rc;
 }
 
@@ -359,7 +374,7 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 			       intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -374,8 +389,8 @@ int smarm_sup_start_child_spec(smarm_pid_t sup, const smarm_sup_spec_t *child,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && pid != NULL)
-		*pid = r.from;
+	if (taken_or_ok(rc) && pid != NULL)
+		*pid = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -386,7 +401,7 @@ int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 			       intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -396,8 +411,8 @@ int smarm_sup_start_child_args(smarm_pid_t sup, void *extra,
 	rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && pid != NULL)
-		*pid = r.from;
+	if (taken_or_ok(rc) && pid != NULL)
+		*pid = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -407,7 +422,7 @@ int smarm_sup_terminate_child_pid(smarm_pid_t sup, smarm_pid_t pid,
 				  uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -424,7 +439,7 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		   smarm_pid_t *child, intptr_t *info)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;
@@ -433,8 +448,8 @@ static int id_call(smarm_pid_t sup, int op, const char *id, uint64_t timeout_ns,
 		rc = sup_call(sup, &q, timeout_ns, &r);
 	if (rc == 0)
 		rc = r.how;
-	if (rc == 0 && child != NULL)
-		*child = r.from;
+	if (taken_or_ok(rc) && child != NULL)
+		*child = r.from; /* EEXIST: OTP's {already_started, Pid} */
 	if (rc == 0 && info != NULL)
 		*info = (intptr_t)r.ref;
 	return rc;
@@ -470,7 +485,7 @@ static int which_call(smarm_pid_t sup, uint64_t timeout_ns,
 		      smarm_sup_child_info_t **items, size_t *n)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	memset(&q, 0, sizeof q);
 	q.op = SMARM__SUP_OP_WHICH;
@@ -513,18 +528,48 @@ int smarm_sup_which_children(smarm_pid_t sup, smarm_sup_child_t *buf,
 	return 0;
 }
 
+/* The record's first version ends at state; significant went into
+ * its tail padding, so the stride of a first-version array is
+ * sizeof(smarm_sup_child_info_t) still (otp.h). */
+_Static_assert(SMARM_SUP_CHILD_INFO_MIN ==
+		       offsetof(smarm_sup_child_info_t, state) + sizeof(int),
+	       "SMARM_SUP_CHILD_INFO_MIN is the first version's fields");
+_Static_assert(sizeof(smarm_sup_child_info_t) ==
+		       (SMARM_SUP_CHILD_INFO_MIN +
+			_Alignof(smarm_sup_child_info_t) - 1) /
+			       _Alignof(smarm_sup_child_info_t) *
+			       _Alignof(smarm_sup_child_info_t),
+	       "smarm_sup_child_info_t grew: its stride changed");
+
+int smarm_sup_which_children_sized(smarm_pid_t sup, void *buf, size_t item_size,
+				   size_t cap, size_t *n, uint64_t timeout_ns)
+{
+	smarm_sup_child_info_t *items;
+	size_t known = sizeof *items;
+	int rc;
+	if (smarm__current_node() == NULL)
+		return SMARM_ENOTACTOR;
+	if (item_size < SMARM_SUP_CHILD_INFO_MIN ||
+	    (cap > 0 && item_size > SIZE_MAX / cap))
+		return SMARM_EINVAL;
+	rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns, &items);
+	if (rc != 0)
+		return rc;
+	for (size_t k = 0; k < *n && k < cap; k++) {
+		char *dst = (char *)buf + k * item_size;
+		memcpy(dst, &items[k], item_size < known ? item_size : known);
+		if (item_size > known) /* fields this library does not know */
+			memset(dst + known, 0, item_size - known);
+	}
+	free(items);
+	return 0;
+}
+
 int smarm_sup_which_children_ex(smarm_pid_t sup, smarm_sup_child_info_t *buf,
 				size_t cap, size_t *n, uint64_t timeout_ns)
 {
-	smarm_sup_child_info_t *items;
-	int rc = which_checked(sup, buf != NULL || cap == 0, n, timeout_ns,
-			       &items);
-	if (rc != 0)
-		return rc;
-	if (cap > 0)
-		memcpy(buf, items, (*n < cap ? *n : cap) * sizeof *buf);
-	free(items);
-	return 0;
+	return smarm_sup_which_children_sized(sup, buf, sizeof *buf, cap, n,
+					      timeout_ns);
 }
 
 int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
@@ -532,7 +577,7 @@ int smarm_sup_count_children_ex(smarm_pid_t sup, size_t *specs, size_t *active,
 				uint64_t timeout_ns)
 {
 	struct smarm__sup_ctl q;
-	smarm_signal_t r;
+	smarm_signal_t r = { 0 };
 	int rc;
 	if (smarm__current_node() == NULL)
 		return SMARM_ENOTACTOR;

@@ -7,6 +7,8 @@
  * lives, terminate sees the crash with may_block false), a cast
  * crashing its server, calls from a plain thread, named servers that
  * follow a restart, shutdown (stop with reason), a supervised server,
+ * a server child whose name is held outside its supervisor (OTP's
+ * already_started_outside_supervisor),
  * unloading while a server is alive, and every misuse error of the
  * client calls.
  */
@@ -451,6 +453,72 @@ static void sup_root(void *arg)
 START_TEST(test_gen_server_supervised_restart)
 {
 	ck_assert_int_eq(harness_run(2, sup_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ----------------------------- already_started_outside_supervisor */
+
+static _Atomic int outsider_ready;
+
+/* An actor outside any supervisor holding the name "crs". */
+static void outsider_body(void *arg)
+{
+	(void)arg;
+	HARNESS_EQ(smarm_register("crs", NULL), 0);
+	atomic_store(&outsider_ready, 1);
+	harness_park();
+}
+
+/*
+ * OTP's supervisor_SUITE already_started_outside_supervisor: a server
+ * child whose name an actor outside the supervisor holds fails its
+ * start with SMARM_EEXIST, and the start returns that actor as the one
+ * in the way (OTP's {error, {already_started, Pid}}); nothing is
+ * recorded, and the outsider is not the supervisor's: its end does not
+ * take it along. A supervisor whose own spec holds such a child fails
+ * to start.
+ */
+static void outside_root(void *arg)
+{
+	smarm_sup_spec_t *child = NULL, *empty = NULL;
+	smarm_pid_t outsider, sup, got = SMARM_PID_NONE;
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_signal_t sg;
+	size_t n = 9;
+	(void)arg;
+	atomic_store(&outsider_ready, 0);
+	HARNESS_EQ(smarm_actor_spawn(&outsider, outsider_body, NULL, NULL), 0);
+	while (!atomic_load(&outsider_ready))
+		smarm_actor_sleep(MS(1));
+	HARNESS_EQ(smarm_sup_spec_alloc(&child), 0);
+	HARNESS_EQ(smarm_sup_spec_add_server(child, "c", crasher, NULL, "crs",
+					     SMARM_SUP_PERMANENT, MS(1000),
+					     MS(5000)),
+		   0);
+	HARNESS_EQ(smarm_sup_start(child, &sup), SMARM_EEXIST);
+	HARNESS_EQ(smarm_sup_spec_alloc(&empty), 0);
+	HARNESS_EQ(smarm_sup_start(empty, &sup), 0);
+	HARNESS_EQ(smarm_sup_start_child_spec(sup, child, MS(5000), &got, NULL),
+		   SMARM_EEXIST);
+	HARNESS_CHECK(smarm_pid_eq(got, outsider));
+	HARNESS_EQ(smarm_sup_which_children(sup, NULL, 0, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 0);
+	HARNESS_EQ(smarm_monitor(sup, ch, NULL), 0);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &sg), 0);
+	HARNESS_EQ(sg.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(smarm_actor_is_alive(outsider));
+	HARNESS_EQ(smarm_actor_send_exit(outsider, SMARM_EXIT_STOPPED, 0), 0);
+	HARNESS_EQ(smarm_actor_join(outsider, NULL, NULL), 0);
+	smarm_sup_spec_free(child);
+	smarm_sup_spec_free(empty);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_gen_server_already_started_outside_supervisor)
+{
+	ck_assert_int_eq(harness_run(2, outside_root, NULL), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
 END_TEST
@@ -1105,6 +1173,7 @@ Suite *smarm_test_gen_server_suite(void)
 	tcase_add_test(tc, test_gen_server_calls_from_plain_threads);
 	tcase_add_test(tc, test_gen_server_named_follow_restart_and_shutdown);
 	tcase_add_test(tc, test_gen_server_supervised_restart);
+	tcase_add_test(tc, test_gen_server_already_started_outside_supervisor);
 	tcase_add_test(tc, test_gen_server_unload_while_alive);
 	tcase_add_test(tc, test_gen_server_every_misuse_error);
 	tcase_add_test(tc, test_gen_server_varargs_stubs_requests);

@@ -10,8 +10,9 @@
  * parks refused), a request to itself, Downs, infos ahead of queued
  * calls, the idle window, timers (one-shot, periodic, cancelled), how a
  * stop's how is seen by monitors and a supervisor, casts and infos to
- * itself, a sibling behaviour found from inside, start failures, and
- * unloading while a message is queued.
+ * itself, a sibling behaviour found from inside, start failures (and
+ * the reports of a failed create or init, and of a refused plugin),
+ * and unloading while a message is queued.
  */
 #include "harness.h"
 
@@ -647,6 +648,80 @@ START_TEST(test_gen_server_crash_is_reported)
 	ck_assert_int_eq(rep_kind[1], SMARM_REPORT_CRASH);
 	ck_assert_msg(strstr(rep_text[1], "crashed, reason 55") != NULL, "%s",
 		      rep_text[1]);
+}
+END_TEST
+
+/*
+ * A server whose create or init fails is reported (OTP's crash report
+ * of an init returning {stop, Reason}): which server, the callback and
+ * what it returned; a start refused for a taken name is not (OTP's
+ * {error, {already_started, Pid}} is silent). A plugin the loader
+ * refuses, opened from an actor, is reported with its path and why.
+ */
+static char refused_msg[512];
+
+static void initfail_root(void *arg)
+{
+	smarm_server_t *s = NULL;
+	smarm_plugin_t *bad = NULL;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(probe, "failinit", NULL, &s),
+		   SMARM_EEXIST);
+	HARNESS_EQ(smarm_server_start(probe, "badinit", NULL, &s),
+		   SMARM_EBADRETURN);
+	HARNESS_EQ(smarm_server_start(probe, "failcreate", NULL, &s),
+		   SMARM_ENOENT);
+	HARNESS_EQ(smarm_register("taken", NULL), 0);
+	HARNESS_EQ(smarm_server_start(probe, NULL, "taken", &s), SMARM_EEXIST);
+	HARNESS_EQ(smarm_plugin_open(getenv("SMARM_TEST_NOT_SO"), &bad,
+				     refused_msg, sizeof refused_msg),
+		   SMARM_EPLUGINOPEN);
+}
+
+START_TEST(test_gen_server_init_failure_and_refused_plugin_reported)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int how = -1;
+	const char *not_so = getenv("SMARM_TEST_NOT_SO");
+	rep_n = 0;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(2)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, rep_handler, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(node, initfail_root, NULL, &how, NULL),
+			 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(rep_n, 4);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(rep_kind[i], SMARM_REPORT_SERVER);
+		ck_assert_msg(strstr(rep_text[i], "server report: actor ") ==
+				      rep_text[i],
+			      "%s", rep_text[i]);
+		ck_assert_msg(strstr(rep_text[i], "gen_server 'probe'") != NULL,
+			      "%s", rep_text[i]);
+	}
+	ck_assert_msg(strstr(rep_text[0], "init failed, reason -6 "
+					  "(SMARM_EEXIST)") != NULL,
+		      "%s", rep_text[0]);
+	ck_assert_msg(strstr(rep_text[1], "init failed, reason 12 (outside "
+					  "its contract)") != NULL,
+		      "%s", rep_text[1]);
+	ck_assert_msg(strstr(rep_text[2], "create failed, reason") != NULL &&
+			      strstr(rep_text[2], "(SMARM_ENOENT)") != NULL,
+		      "%s", rep_text[2]);
+	ck_assert_int_eq(rep_kind[3], SMARM_REPORT_PLUGIN);
+	ck_assert_msg(strstr(rep_text[3], "plugin report: actor ") ==
+			      rep_text[3],
+		      "%s", rep_text[3]);
+	ck_assert_ptr_nonnull(strstr(rep_text[3], not_so));
+	ck_assert_ptr_nonnull(strstr(rep_text[3], refused_msg));
+	ck_assert_ptr_nonnull(strstr(rep_text[3], "(SMARM_EPLUGINOPEN)"));
 }
 END_TEST
 
@@ -1616,6 +1691,8 @@ Suite *smarm_test_gen_server_ctx_suite(void)
 	tcase_add_test(tc, test_gen_server_call_error_reply_is_its_own_status);
 	tcase_add_test(tc, test_gen_server_stub_of_mixed_arguments);
 	tcase_add_test(tc, test_gen_server_crash_is_reported);
+	tcase_add_test(
+		tc, test_gen_server_init_failure_and_refused_plugin_reported);
 	tcase_add_test(tc, test_gen_server_stop1_stop4_stop_with_reason);
 	tcase_add_test(tc, test_gen_server_loop_start_fail_and_start_timeout);
 	tcase_add_test(tc, test_gen_server_request_to_self);

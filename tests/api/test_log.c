@@ -9,7 +9,8 @@
  * logs nothing; the handler runs on a thread that is not a worker and
  * may block without stalling actors; a full queue drops and counts, and
  * close hands every queued event over; the default handler's format;
- * the calls' misuse errors.
+ * the calls' misuse errors; a supervisor's progress reports, at INFO
+ * only.
  */
 #include "harness.h"
 
@@ -256,6 +257,114 @@ START_TEST(test_log_supervisor_reports)
 }
 END_TEST
 
+/* ---------------------------------------------------- progress reports */
+
+static _Atomic uint64_t prog_sup, prog_a, prog_b;
+
+static void prog_a_body(void *arg)
+{
+	(void)arg;
+	prog_a = smarm_actor_self().id;
+	harness_park();
+}
+
+static void prog_b_body(void *arg)
+{
+	(void)arg;
+	prog_b = smarm_actor_self().id;
+	HARNESS_EQ(smarm_sup_ready(), 0);
+	harness_park();
+}
+
+/*
+ * A supervisor starts "a" (no readiness report) and "b" (one); "a" is
+ * killed and restarted; "ig" says ignore (no process: no progress).
+ */
+static void progress_root(void *arg)
+{
+	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup, a1;
+	uint64_t t0;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&spec), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(spec, "a", prog_a_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_add_child(spec, "b", prog_b_body, NULL,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_SHUTDOWN_DEFAULT),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_ready(spec, "b", MS(5000)), 0);
+	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
+	smarm_sup_spec_free(spec);
+	prog_sup = sup.id;
+	t0 = smarm_now_ns();
+	while (prog_a == 0 && harness_since(t0) < MS(5000))
+		smarm_actor_sleep(MS(1));
+	a1.id = prog_a;
+	HARNESS_EQ(smarm_actor_send_exit(a1, SMARM_EXIT_STOPPED, 0), 0);
+	t0 = smarm_now_ns();
+	while (prog_a == a1.id && harness_since(t0) < MS(5000))
+		smarm_actor_sleep(MS(1));
+	HARNESS_CHECK(prog_a != a1.id);
+	HARNESS_EQ(smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0), 0);
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_LIVE_ACTORS, 1));
+}
+
+/* "started child 'id', pid I.G" of pid. */
+static bool is_progress(const struct rec *r, const char *id, uint64_t pid)
+{
+	char want[128];
+	snprintf(want, sizeof want, "started child '%s', pid %u.%u", id,
+		 (unsigned)(pid & 0xffffff), (unsigned)(pid >> 32));
+	return r->kind == SMARM_REPORT_PROGRESS && strstr(r->text, want);
+}
+
+/*
+ * OTP's progress reports: at level INFO, one per child started, a
+ * restart included, made by the supervisor (the event's pid), naming
+ * the child's id and pid; below the default level (NOTICE) none, as
+ * OTP's are off by default since OTP 21 (test_log_supervisor_reports
+ * runs at NOTICE and sees none).
+ */
+START_TEST(test_log_progress_reports_at_info)
+{
+	int a = 0, b = 0, restarted = -1;
+	reset();
+	prog_sup = prog_a = prog_b = 0;
+	run_logged(handler, SMARM_LOG_INFO, progress_root, NULL);
+	for (int i = 0; i < nev; i++) {
+		if (evs[i].kind != SMARM_REPORT_PROGRESS)
+			continue;
+		ck_assert_int_eq(evs[i].level, SMARM_LOG_INFO);
+		ck_assert_uint_eq(evs[i].pid, prog_sup);
+		ck_assert_msg(strstr(evs[i].text, "progress report: actor ") ==
+				      evs[i].text,
+			      "%s", evs[i].text);
+		if (strstr(evs[i].text, "started child 'a'") != NULL) {
+			if (a++ > 0)
+				restarted = i; /* the second 'a' */
+		} else {
+			ck_assert_msg(is_progress(&evs[i], "b", prog_b), "%s",
+				      evs[i].text);
+			b++;
+		}
+	}
+	ck_assert_int_eq(a, 2); /* started, then restarted */
+	ck_assert_int_eq(b, 1);
+	ck_assert_msg(is_progress(&evs[restarted], "a", prog_a), "%s",
+		      evs[restarted].text);
+	/* at the default level: none */
+	reset();
+	prog_sup = prog_a = prog_b = 0;
+	run_logged(handler, SMARM_LOG_NOTICE, progress_root, NULL);
+	for (int i = 0; i < nev; i++)
+		ck_assert_int_ne(evs[i].kind, SMARM_REPORT_PROGRESS);
+}
+END_TEST
+
 /* ------------------------------------------------------------ smarm_log */
 
 static void lines_root(void *arg)
@@ -406,6 +515,7 @@ Suite *smarm_test_log_suite(void)
 	tcase_add_test(tc, test_log_crash_report_names_the_crasher_once);
 	tcase_add_test(tc, test_log_crash_report_names_a_status_reason);
 	tcase_add_test(tc, test_log_supervisor_reports);
+	tcase_add_test(tc, test_log_progress_reports_at_info);
 	tcase_add_test(tc, test_log_lines_keep_level_actor_and_one_line);
 	tcase_add_test(tc, test_log_level_and_null_handler_filter);
 	tcase_add_test(

@@ -23,8 +23,10 @@
  *   significant_escalation - a significant child supervisor that shuts
  *     itself down shuts its parent down too, up the tree;
  * and the spec checks of child_specs and sup_flags for them (OTP's
- * bad_combination: SMARM_EBADSPEC). significant_upgrade_* are not
- * ported: libsmarm has no code change of a running supervisor.
+ * bad_combination: SMARM_EBADSPEC), and which_children's report of
+ * each child's significance (smarm_sup_which_children_sized).
+ * significant_upgrade_* are not ported: libsmarm has no code change of a
+ * running supervisor.
  */
 #include "sup_kids.h"
 
@@ -526,6 +528,112 @@ static void root_specs(void *arg)
 	free(k);
 }
 
+/*
+ * which_children reports significance (OTP's get_childspec's
+ * significant key): smarm_sup_which_children_ex fills it for each
+ * child, a SIMPLE_ONE_FOR_ONE instance from its template;
+ * smarm_sup_which_children_sized writes records of the caller's size:
+ * the first version's (SMARM_SUP_CHILD_INFO_MIN) gets no significant
+ * and nothing past it, a larger one the fields this library knows and
+ * zeroes after them; a size below the first version's is refused.
+ */
+static void root_which_significant(void *arg)
+{
+	smarm_sup_spec_t *sp =
+		spec_new(SMARM_SUP_ONE_FOR_ONE, SMARM_SUP_AUTO_ANY_SIGNIFICANT);
+	static const char *ids[3] = { "a", "b", "c" };
+	static const int restarts[3] = { SMARM_SUP_PERMANENT,
+					 SMARM_SUP_TRANSIENT,
+					 SMARM_SUP_TEMPORARY };
+	smarm_sup_child_info_t it[4];
+	struct kid *k = kid_new(1, KID_PARK);
+	unsigned char raw[3 * SMARM_SUP_CHILD_INFO_MIN + 8];
+	enum { BIG = sizeof(smarm_sup_child_info_t) + 8 };
+	unsigned char big[3 * BIG];
+	smarm_pid_t sup, inst;
+	size_t n = 0;
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		HARNESS_EQ(smarm_sup_spec_add_child(sp, ids[i], kid_body, k,
+						    restarts[i], MS(1000)),
+			   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_significant(sp, "b", true), 0);
+	HARNESS_EQ(smarm_sup_spec_set_child_significant(sp, "c", true), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	memset(it, 0xa5, sizeof it);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 3);
+	HARNESS_CHECK(!it[0].significant);
+	HARNESS_CHECK(it[1].significant);
+	HARNESS_CHECK(it[2].significant);
+	/* the first version's records: up to state, nothing more */
+	memset(raw, 0xa5, sizeof raw);
+	HARNESS_EQ(smarm_sup_which_children_sized(
+			   sup, raw, SMARM_SUP_CHILD_INFO_MIN, 3, &n, MS(5000)),
+		   0);
+	HARNESS_EQ(n, 3);
+	for (int i = 0; i < 3; i++) {
+		smarm_sup_child_info_t r;
+		memset(&r, 0, sizeof r);
+		memcpy(&r, raw + i * SMARM_SUP_CHILD_INFO_MIN,
+		       SMARM_SUP_CHILD_INFO_MIN);
+		HARNESS_EQ(strcmp(r.id, ids[i]), 0);
+		HARNESS_EQ(r.restart, restarts[i]);
+		HARNESS_EQ(r.state, SMARM_SUP_CHILD_RUNNING);
+	}
+	for (size_t b = 3 * SMARM_SUP_CHILD_INFO_MIN; b < sizeof raw; b++)
+		HARNESS_EQ(raw[b], 0xa5);
+	/* a later caller's larger records: what is known, then zeroes */
+	memset(big, 0xa5, sizeof big);
+	HARNESS_EQ(
+		smarm_sup_which_children_sized(sup, big, BIG, 3, &n, MS(5000)),
+		0);
+	for (int i = 0; i < 3; i++) {
+		smarm_sup_child_info_t r;
+		memcpy(&r, big + i * BIG, sizeof r);
+		HARNESS_EQ(strcmp(r.id, ids[i]), 0);
+		HARNESS_EQ(r.significant, i > 0);
+		for (size_t b = sizeof r; b < BIG; b++)
+			HARNESS_EQ(big[i * BIG + b], 0);
+	}
+	HARNESS_EQ(smarm_sup_which_children_sized(sup, raw,
+						  SMARM_SUP_CHILD_INFO_MIN - 1,
+						  3, &n, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children_sized(sup, NULL, sizeof it[0], 1,
+						  &n, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children_sized(sup, it, sizeof it[0], 1,
+						  NULL, MS(5000)),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_sup_which_children_sized(sup, NULL, sizeof it[0], 0,
+						  &n, MS(5000)),
+		   0);
+	HARNESS_EQ(n, 3);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	/* an instance is as significant as its template */
+	sp = spec_new(SMARM_SUP_SIMPLE_ONE_FOR_ONE,
+		      SMARM_SUP_AUTO_ALL_SIGNIFICANT);
+	HARNESS_EQ(smarm_sup_spec_add_child(sp, "t", kid_body, NULL,
+					    SMARM_SUP_TEMPORARY, MS(1000)),
+		   0);
+	HARNESS_EQ(smarm_sup_spec_set_child_significant(sp, "t", true), 0);
+	HARNESS_EQ(smarm_sup_start(sp, &sup), 0);
+	smarm_sup_spec_free(sp);
+	HARNESS_EQ(smarm_sup_start_child_args(sup, k, MS(5000), &inst, NULL),
+		   0);
+	HARNESS_EQ(smarm_sup_which_children_ex(sup, it, 4, &n, MS(5000)), 0);
+	HARNESS_EQ(n, 1);
+	HARNESS_CHECK(smarm_pid_eq(it[0].pid, inst));
+	HARNESS_CHECK(it[0].significant);
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_CHECK(sup_await(SMARM_STAT_LIVE_ACTORS, 1));
+	free(k);
+}
+
 #define CASE(name, root)                                                       \
 	START_TEST(test_sup_significant_##name)                                \
 	{                                                                      \
@@ -542,6 +650,7 @@ CASE(significant_simple, root_simple)
 CASE(significant_bystander, root_bystander)
 CASE(significant_escalation, root_escalation)
 CASE(child_specs_bad_combination, root_specs)
+CASE(which_children_significant, root_which_significant)
 
 /* loop values: workers - 1, so 0..1 and 3 run 1, 2 and 4 workers */
 static void add_123(TCase *tc, const TTest *t)
@@ -562,6 +671,7 @@ Suite *smarm_test_sup_significant_suite(void)
 	add_123(tc, test_sup_significant_significant_bystander);
 	add_123(tc, test_sup_significant_significant_escalation);
 	add_123(tc, test_sup_significant_child_specs_bad_combination);
+	add_123(tc, test_sup_significant_which_children_significant);
 	suite_add_tcase(s, tc);
 	return s;
 }

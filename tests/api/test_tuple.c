@@ -6,8 +6,10 @@
  * request, typed stubs, a reply token), a struct of the wrong size (or
  * with a bool neither 0 nor 1) refused with SMARM_EARGS and
  * smarm_server_args_why naming the argument and the sizes, the
- * varargs calls (checked: a smarm_value_tuple; unchecked: a pointer to
- * the struct) and the conversions they rely on (C's true for a bool, a
+ * varargs calls (checked: a smarm_value_tuple, and a reply struct of
+ * the wrong size refused before the call is sent; unchecked: a pointer
+ * to the struct), a tuple answered to a raw reply target
+ * (smarm_reply_to), and the conversions they rely on (C's true for a bool, a
  * double literal for an f32), and a gen_statem whose guard and actions
  * get the event's struct.
  */
@@ -336,6 +338,51 @@ static void varargs_root(void *arg)
 			      memcmp(lb.ptr, "shapes", 6) == 0);
 		free((void *)lb.ptr);
 	}
+	{
+		/* the reply's size is checked too: a struct of another
+		 * size than the protocol's tuple is refused before the
+		 * call is sent, never written past its end */
+		struct one {
+			int32_t a;
+		};
+		struct two64 {
+			int64_t a, b;
+		};
+		unsigned char buf[32];
+		struct two64 w = { 7, 7 };
+		memset(buf, 0xa5, sizeof buf);
+		HARNESS_EQ(smarm_server_callv(
+				   s, "move", MS(5000), (struct one *)buf,
+				   smarm_value_tuple(&p, sizeof p), 2),
+			   SMARM_EARGS);
+		HARNESS_EQ(smarm_server_callv(
+				   s, "move", MS(5000), (struct pt *)buf,
+				   smarm_value_tuple(&p, sizeof p), 2),
+			   SMARM_EARGS);
+		for (size_t b = 0; b < sizeof buf; b++)
+			HARNESS_EQ(buf[b], 0xa5);
+		/* and a scalar reply's: 16 bytes for an i32 */
+		HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), &w, 1, 0.25),
+			   SMARM_EARGS);
+		HARNESS_EQ(w.a, 7);
+		/* the right size, and void * (unchecked), still pass */
+		HARNESS_EQ(smarm_server_callv(
+				   s, "move", MS(5000), (struct ipair *)buf,
+				   smarm_value_tuple(&p, sizeof p), 2),
+			   0);
+		memcpy(&ip, buf, sizeof ip);
+		HARNESS_EQ(ip.a, 10);
+		HARNESS_EQ(smarm_server_callv(s, "flag", MS(5000), (void *)&n,
+					      1, 0.25),
+			   0);
+		HARNESS_EQ(n, 2);
+		HARNESS_EQ(smarm_server_call_sized(s, "flag", NULL, 0, &n,
+						   SMARM_T_VOID, 0, MS(5000)),
+			   SMARM_EARGS); /* two arguments missing */
+		HARNESS_EQ(smarm_server_call_sized(NULL, "flag", NULL, 0, &n,
+						   SMARM_T_VOID, 4, MS(5000)),
+			   SMARM_EINVAL);
+	}
 	/* unchecked: a tuple is a pointer to its struct */
 	ip.a = 0;
 	HARNESS_EQ((smarm_server_callv)(s, "move", MS(5000), &ip,
@@ -353,6 +400,55 @@ static void varargs_root(void *arg)
 	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
 	smarm_server_free(s);
 }
+
+/*
+ * A raw reply target takes a tuple (smarm_reply_to): copied as its
+ * bytes, the requester gets it as the struct of that size; a tuple
+ * with no data, no size or over the largest is refused.
+ */
+static void reply_to_root(void *arg)
+{
+	smarm_chan_t *rch = NULL;
+	smarm_response_t msg;
+	smarm_value_t v = { 0 };
+	struct pt p = { 3, 2.5 }, out = { 0, 0 };
+	struct ipair small;
+	smarm_value_t t = smarm_value_tuple(&p, sizeof p);
+	smarm_value_t none = smarm_value_tuple(NULL, sizeof p);
+	smarm_value_t empty = smarm_value_tuple(&p, 0);
+	smarm_value_t huge = smarm_value_tuple(&p, 8 * SMARM_TUPLE_MAX + 1);
+	uint64_t id = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_response_chan_alloc(&rch), 0);
+	HARNESS_EQ(smarm_request_id_new(&id), 0);
+	HARNESS_EQ(smarm_reply_to(rch, id, &t), 0);
+	p.x = 99; /* copied at the call */
+	HARNESS_EQ(smarm_chan_recv_timeout(rch, &msg, MS(5000)), 0);
+	HARNESS_EQ(smarm_server_check_response(&msg, id, &v), 0);
+	HARNESS_EQ(v.type, SMARM_T_TUPLE);
+	HARNESS_EQ(v.len, sizeof out);
+	HARNESS_EQ(smarm_value_get_tuple(&v, &small, sizeof small),
+		   SMARM_EARGS);
+	HARNESS_EQ(smarm_value_get_tuple(&v, &out, sizeof out), 0);
+	HARNESS_EQ(out.x, 3);
+	HARNESS_CHECK(out.y == 2.5);
+	smarm_value_release(&v);
+	HARNESS_EQ(smarm_reply_to(rch, id, &none), SMARM_EARGS);
+	HARNESS_EQ(smarm_reply_to(rch, id, &empty), SMARM_EARGS);
+	HARNESS_EQ(smarm_reply_to(rch, id, &huge), SMARM_EARGS);
+	HARNESS_EQ(harness_chan_len(rch), 0);
+	/* an answer nobody takes is freed with the channel */
+	HARNESS_EQ(smarm_reply_to(rch, id, &t), 0);
+	harness_chan_drop(rch);
+}
+
+START_TEST(test_tuple_reply_to_takes_a_tuple)
+{
+	ck_assert_int_eq(harness_run(1, reply_to_root, NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
 
 START_TEST(test_tuple_varargs_checked_and_not)
 {
@@ -435,6 +531,7 @@ Suite *smarm_test_tuple_suite(void)
 	tcase_add_test(tc, test_tuple_wrong_struct_is_eargs_and_why_names_it);
 	tcase_add_test(tc, test_tuple_stub_takes_and_returns_structs);
 	tcase_add_test(tc, test_tuple_varargs_checked_and_not);
+	tcase_add_test(tc, test_tuple_reply_to_takes_a_tuple);
 	tcase_add_test(tc, test_tuple_statem_guard_and_action_get_the_struct);
 	suite_add_tcase(s, tc);
 	return s;
