@@ -19,6 +19,16 @@
  * that traps and still holds the link; the others ignore it. Never two
  * cold locks at once.
  *
+ * The window: an actor's links are sa_nlinks entries from sa_lfirst, in
+ * the order made, but for a hole filled at each removal: one in the
+ * older half takes the oldest (which leaves the window), one in the
+ * newer half the newest. A removal searches from both ends at once, so
+ * children that end oldest first (temporary workers done in order, a
+ * lagging exit of children that said ignore) and newest first (a
+ * supervisor's shutdown) are each found at once: with one end only,
+ * either pattern cost a scan of all the links left per removal (n^2/2
+ * for n children).
+ *
  * Trapping: the trap channel's cell, with a runtime sender reference, in
  * the actor's state; a new tenant has no state, so starts untrapped. A
  * signal the trap channel refuses (its receiver is gone, or memory is)
@@ -31,11 +41,14 @@
 #include "sig.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct link_arg {
 	struct smarm_node *n;
 	uint64_t peer;
 	bool changed; /* out: an entry was added or removed */
+	bool fresh;   /* peer is a child not yet published: it cannot be
+			 linked already (its pid is new), no search */
 };
 
 /* Room for one more link: the inline pair first, then a heap array
@@ -47,12 +60,21 @@ static int links_reserve(struct smarm__sig_actor *a)
 		a->sa_links = a->sa_link2;
 		a->sa_caplinks = 2;
 	}
-	if (a->sa_nlinks < a->sa_caplinks)
+	if (a->sa_lfirst + a->sa_nlinks < a->sa_caplinks)
 		return 0;
+	if (a->sa_lfirst != 0 && a->sa_lfirst >= a->sa_nlinks) {
+		/* Half the room or more before the window: close it (each
+		 * move of n links follows n removals or more). */
+		memmove(a->sa_links, a->sa_links + a->sa_lfirst,
+			a->sa_nlinks * sizeof *a->sa_links);
+		a->sa_lfirst = 0;
+		return 0;
+	}
 	if (a->sa_links != a->sa_link2)
-		return smarm__sig_vec_grow((void **)&a->sa_links,
-					   &a->sa_caplinks, a->sa_nlinks + 1,
-					   sizeof *a->sa_links);
+		return smarm__sig_vec_grow(
+			(void **)&a->sa_links, &a->sa_caplinks,
+			a->sa_lfirst + a->sa_nlinks + 1, sizeof *a->sa_links);
+	/* The inline pair is full and starts the window (lfirst 0). */
 	l = malloc(4 * sizeof *l);
 	if (l == NULL)
 		return SMARM_ENOMEM;
@@ -67,12 +89,13 @@ static int link_add_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
 	struct smarm__sig_actor *a = *state;
-	for (uint32_t i = 0; i < a->sa_nlinks; i++)
-		if (a->sa_links[i] == la->peer)
+	/* A supervisor of n children would search n links per start. */
+	for (uint32_t i = 0; !la->fresh && i < a->sa_nlinks; i++)
+		if (a->sa_links[a->sa_lfirst + i] == la->peer)
 			return 0; /* idempotent */
 	if (links_reserve(a) != 0)
 		return SMARM_ENOMEM;
-	a->sa_links[a->sa_nlinks++] = la->peer;
+	a->sa_links[a->sa_lfirst + a->sa_nlinks++] = la->peer;
 	smarm__gauge_add(la->n, SMARM__GAUGE_LINKS, 1);
 	la->changed = true;
 	return 0;
@@ -82,19 +105,35 @@ static int link_del_fn(void **state, void *arg)
 {
 	struct link_arg *la = arg;
 	struct smarm__sig_actor *a = *state;
-	/*
-	 * From the newest: a supervisor stops its children newest first,
-	 * and each one's link is then the last (O(1), not a scan of all
-	 * the children left: a quadratic shutdown).
-	 */
-	for (uint32_t i = a->sa_nlinks; i-- > 0;) {
-		if (a->sa_links[i] != la->peer)
-			continue;
-		a->sa_links[i] = a->sa_links[--a->sa_nlinks];
-		smarm__gauge_add(la->n, SMARM__GAUGE_LINKS, -1);
-		la->changed = true;
-		break;
+	uint32_t n = a->sa_nlinks, at = n;
+	uint64_t *l;
+	if (n == 0)
+		return 0;
+	l = a->sa_links + a->sa_lfirst;
+	/* From both ends at once (the window, above). */
+	for (uint32_t lo = 0, hi = n; lo < hi;) {
+		if (l[--hi] == la->peer) {
+			at = hi;
+			break;
+		}
+		if (l[lo] == la->peer) {
+			at = lo;
+			break;
+		}
+		lo++;
 	}
+	if (at == n)
+		return 0;
+	if (at < n / 2) { /* the oldest fills the hole and leaves */
+		l[at] = l[0];
+		a->sa_lfirst++;
+	} else { /* the newest fills it */
+		l[at] = l[n - 1];
+	}
+	if (--a->sa_nlinks == 0)
+		a->sa_lfirst = 0;
+	smarm__gauge_add(la->n, SMARM__GAUGE_LINKS, -1);
+	la->changed = true;
 	return 0;
 }
 
@@ -123,7 +162,7 @@ static int trap_send_fn(void **state, void *arg)
 int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer,
 		    bool child)
 {
-	struct link_arg la = { n, me, false };
+	struct link_arg la = { n, me, false, child };
 	int rc;
 	if (peer == me)
 		return 0;
@@ -152,7 +191,7 @@ int smarm__sig_link(struct smarm_node *n, uint64_t me, uint64_t peer,
 
 int smarm__sig_unlink(struct smarm_node *n, uint64_t me, uint64_t peer)
 {
-	struct link_arg la = { n, me, false };
+	struct link_arg la = { n, me, false, false };
 	if (peer == me)
 		return 0;
 	(void)smarm__actor_ext_update(n, peer, SMARM__SUB_OTP, link_del_fn,
@@ -265,8 +304,8 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 	 * the end (whoever sees its effect sees the count settled). */
 	smarm__gauge_add(n, SMARM__GAUGE_LINKS, -(int64_t)a->sa_nlinks);
 	for (uint32_t i = 0; i < a->sa_nlinks; i++) {
-		uint64_t peer = a->sa_links[i];
-		struct link_exit_arg x = { { n, pid, false },
+		uint64_t peer = a->sa_links[a->sa_lfirst + i];
+		struct link_exit_arg x = { { n, pid, false, false },
 					   { how, pid, reason, false } };
 		struct smarm__stop_req req = { pid, SMARM__STOP_SHUTDOWN,
 					       reason, how };
@@ -281,4 +320,5 @@ void smarm__sig_links_exit(struct smarm_node *n, uint64_t pid,
 				&req);
 	}
 	a->sa_nlinks = 0;
+	a->sa_lfirst = 0;
 }

@@ -68,8 +68,9 @@ struct smarm__sig_actor {
 	smarm_chan_t **sa_flush; /* handles Downs for it went into */
 	uint32_t sa_nflush, sa_capflush;
 	uint64_t *sa_links; /* linked peers' pid ids: sa_link2 while
-			       there is room */
-	uint32_t sa_nlinks, sa_caplinks;
+			       there is room; in use: sa_nlinks from
+			       sa_lfirst (link.c, the window) */
+	uint32_t sa_nlinks, sa_caplinks, sa_lfirst;
 	uint64_t sa_link2[2];  /* the first two: a chain's parent and child */
 	smarm_chan_t *sa_trap; /* trap channel cell (sender held), or NULL */
 };
