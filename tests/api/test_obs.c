@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_obs.c - introspection (abi/smarm/obs.h): a snapshot taken while
+ * actors spawn and end on every worker is coherent per actor (valid
+ * states, slot order, no pid twice, every long-lived actor there with
+ * its name), from an actor and from a plain thread at once; a dead pid
+ * has no record and an ended, unjoined one is DONE; names, links,
+ * monitors, monitored-by, the trap flag and the wait are reported as
+ * set; the supervision fold of a nested supervisor puts each child
+ * under its supervisor and the spawn fold visits every actor once; the
+ * calls' misuse errors.
+ */
+#include "harness.h"
+#include "sup_kids.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static smarm_actor_info_t info_new(void)
+{
+	smarm_actor_info_t i;
+	memset(&i, 0xa5, sizeof i);
+	i.size = sizeof i;
+	return i;
+}
+
+/* Send one int into ch (a plain thread's or an actor's signal). */
+static void poke(smarm_chan_t *ch)
+{
+	int v = 1;
+	HARNESS_EQ(smarm_chan_send(ch, &v), 0);
+}
+
+/* ------------------------------------------------------------ errors */
+
+static void root_errors(void *arg)
+{
+	smarm_snapshot_t *snap = NULL;
+	smarm_actor_info_t in = info_new();
+	smarm_pid_t buf[2];
+	size_t n = 99, idx = 0;
+	(void)arg;
+	HARNESS_EQ(smarm_snapshot_take(NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_take(NULL, &snap), 0);
+	HARNESS_CHECK(smarm_snapshot_count(snap) >= 1); /* the root */
+	HARNESS_EQ(smarm_snapshot_get(NULL, 0, &in), SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_get(snap, 0, NULL), SMARM_EINVAL);
+	in.size = SMARM_ACTOR_INFO_SIZE_V1 - 1;
+	HARNESS_EQ(smarm_snapshot_get(snap, 0, &in), SMARM_EINVAL);
+	in.size = sizeof in;
+	HARNESS_EQ(smarm_snapshot_get(snap, smarm_snapshot_count(snap), &in),
+		   SMARM_ENOENT);
+	HARNESS_EQ(smarm_snapshot_find(snap, SMARM_PID_NONE, &idx),
+		   SMARM_ENOPROC);
+	HARNESS_EQ(smarm_snapshot_find(NULL, smarm_actor_self(), &idx),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_find(snap, smarm_actor_self(), NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_tree(snap, 0, NULL, NULL), SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_tree(snap, 7, (smarm_tree_cb)1, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_snapshot_tree(NULL, SMARM_TREE_SPAWN, (smarm_tree_cb)1,
+				       NULL),
+		   SMARM_EINVAL);
+	smarm_snapshot_free(snap);
+	smarm_snapshot_free(NULL);
+	HARNESS_EQ(smarm_snapshot_count(NULL), 0);
+
+	HARNESS_EQ(smarm_actor_info(NULL, smarm_actor_self(), NULL),
+		   SMARM_EINVAL);
+	in.size = 8;
+	HARNESS_EQ(smarm_actor_info(NULL, smarm_actor_self(), &in),
+		   SMARM_EINVAL);
+	in.size = sizeof in;
+	HARNESS_EQ(smarm_actor_info(NULL, SMARM_PID_NONE, &in), SMARM_ENOPROC);
+	HARNESS_EQ(
+		smarm_actor_relations(NULL, smarm_actor_self(), 0, buf, 2, &n),
+		SMARM_EINVAL);
+	HARNESS_EQ(smarm_actor_relations(NULL, smarm_actor_self(),
+					 SMARM_REL_LINKS, NULL, 2, &n),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_actor_relations(NULL, smarm_actor_self(),
+					 SMARM_REL_LINKS, buf, 2, NULL),
+		   SMARM_EINVAL);
+	HARNESS_EQ(smarm_actor_relations(NULL, SMARM_PID_NONE, SMARM_REL_LINKS,
+					 buf, 2, &n),
+		   SMARM_ENOPROC);
+	HARNESS_EQ(smarm_actor_relations(NULL, smarm_actor_self(),
+					 SMARM_REL_LINKS, NULL, 0, &n),
+		   0);
+	HARNESS_EQ(n, 0);
+}
+
+START_TEST(test_obs_misuse_returns_errors)
+{
+	smarm_snapshot_t *snap = NULL;
+	smarm_actor_info_t in = info_new();
+	smarm_config_t *cfg = NULL;
+	size_t n;
+	char longpath[200];
+	/* Outside an actor, a NULL node names nothing. */
+	ck_assert_int_eq(smarm_snapshot_take(NULL, &snap), SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_actor_info(NULL, (smarm_pid_t){ 1 }, &in),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_actor_relations(NULL, (smarm_pid_t){ 1 },
+					       SMARM_REL_LINKS, NULL, 0, &n),
+			 SMARM_ENOTACTOR);
+	ck_assert_int_eq(smarm_config_set_obs_socket(NULL, "x"), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	memset(longpath, 'a', sizeof longpath - 1);
+	longpath[sizeof longpath - 1] = '\0';
+	ck_assert_int_eq(smarm_config_set_obs_socket(cfg, longpath),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_obs_socket(cfg, NULL), 0);
+	ck_assert_int_eq(smarm_config_set_obs_socket(cfg, ""), 0);
+	smarm_config_free(cfg);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_errors, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------------ one actor */
+
+static void quick(void *arg)
+{
+	(void)arg;
+}
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	smarm_actor_sleep(MS(60000));
+}
+
+static void root_dead(void *arg)
+{
+	smarm_actor_info_t in = info_new();
+	smarm_pid_t p, q;
+	int how;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&p, quick, NULL, NULL), 0);
+	/* Ended, not joined: DONE, still reported. */
+	while (smarm_actor_is_alive(p))
+		smarm_actor_yield();
+	for (int i = 0; i < 1000; i++) {
+		HARNESS_EQ(smarm_actor_info(NULL, p, &in), 0);
+		if (in.state == SMARM_ACTOR_DONE)
+			break;
+		smarm_actor_yield();
+	}
+	HARNESS_EQ(in.state, SMARM_ACTOR_DONE);
+	HARNESS_EQ(in.pid.id, p.id);
+	HARNESS_EQ(in.version, SMARM_OBS_FORMAT_VERSION);
+	HARNESS_EQ(in.size, sizeof in);
+	HARNESS_EQ(smarm_actor_join(p, &how, NULL), 0);
+	/* Joined: gone, and the slot's next tenant is not it. */
+	HARNESS_EQ(smarm_actor_info(NULL, p, &in), SMARM_ENOPROC);
+	HARNESS_EQ(smarm_actor_spawn(&q, sleeper, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_info(NULL, p, &in), SMARM_ENOPROC);
+	/* A forged pid: an index far beyond the table. */
+	HARNESS_EQ(smarm_actor_info(
+			   NULL, (smarm_pid_t){ (1ull << 32) | 0xfffff }, &in),
+		   SMARM_ENOPROC);
+	/* A sleeper is parked with a deadline. */
+	for (int i = 0; i < 1000; i++) {
+		HARNESS_EQ(smarm_actor_info(NULL, q, &in), 0);
+		if (in.state == SMARM_ACTOR_PARKED)
+			break;
+		smarm_actor_yield();
+	}
+	HARNESS_EQ(in.state, SMARM_ACTOR_PARKED);
+	HARNESS_EQ(in.wait, SMARM_WAIT_TIMED);
+	HARNESS_CHECK(in.wait_deadline_ns > smarm_now_ns());
+	HARNESS_EQ(in.parent.id, smarm_actor_self().id);
+	HARNESS_CHECK(in.stack_reserve >= 4096);
+	HARNESS_CHECK(in.waits >= 1);
+	HARNESS_EQ(in.mailbox_depth, -1);
+	/* The caller itself is running. */
+	HARNESS_EQ(smarm_actor_info(NULL, smarm_actor_self(), &in), 0);
+	HARNESS_EQ(in.state, SMARM_ACTOR_RUNNING);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_ROOT);
+	HARNESS_EQ(smarm_actor_stop(q), 0);
+	HARNESS_EQ(smarm_actor_join(q, &how, NULL), 0);
+	HARNESS_EQ(smarm_actor_info(NULL, q, &in), SMARM_ENOPROC);
+}
+
+START_TEST(test_obs_info_dead_pid_returns_enoproc)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_dead, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------------------- names, links, monitors */
+
+struct rel {
+	smarm_pid_t a, b;
+	smarm_chan_t *ready; /* ints: each actor says it is set up */
+	smarm_node_t *node;
+	_Atomic int thread_ok;
+};
+
+static void rel_a(void *arg)
+{
+	struct rel *r = arg;
+	smarm_chan_t *trap = harness_sig_chan();
+	smarm_cleanup_push(harness_chan_drop_cb, trap);
+	HARNESS_EQ(smarm_register("obs_alpha", NULL), 0);
+	HARNESS_EQ(smarm_register("obs_alpha2", NULL), 0);
+	HARNESS_EQ(smarm_trap_exit(trap), 0);
+	poke(r->ready);
+	harness_park();
+}
+
+static void rel_b(void *arg)
+{
+	struct rel *r = arg;
+	smarm_chan_t *mon = harness_sig_chan();
+	uint64_t ref;
+	smarm_cleanup_push(harness_chan_drop_cb, mon);
+	HARNESS_EQ(smarm_link(r->a), 0);
+	HARNESS_EQ(smarm_monitor(r->a, mon, &ref), 0);
+	HARNESS_EQ(smarm_monitor(r->a, mon, &ref), 0);
+	poke(r->ready);
+	harness_park();
+}
+
+/* From a plain thread: the same facts, through the node handle. */
+static void *rel_thread(void *arg)
+{
+	struct rel *r = arg;
+	smarm_actor_info_t in = info_new();
+	smarm_snapshot_t *snap = NULL;
+	size_t i;
+	int ok = smarm_actor_info(r->node, r->a, &in) == 0 &&
+		 strcmp(in.name, "obs_alpha") == 0 && in.links == 1 &&
+		 in.monitored_by == 2;
+	ok = ok && smarm_snapshot_take(r->node, &snap) == 0 &&
+	     smarm_snapshot_find(snap, r->b, &i) == 0 &&
+	     smarm_snapshot_get(snap, i, &in) == 0 && in.monitors == 2 &&
+	     in.links == 1;
+	smarm_snapshot_free(snap);
+	atomic_store(&r->thread_ok, ok ? 1 : -1);
+	poke(r->ready);
+	return NULL;
+}
+
+static void root_rel(void *arg)
+{
+	struct rel *r = arg;
+	smarm_actor_info_t in = info_new();
+	smarm_pid_t buf[4];
+	size_t n = 0;
+	int v;
+	pthread_t th;
+	HARNESS_EQ(smarm_chan_alloc(&r->ready, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&r->a, rel_a, r, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(r->ready, &v), 0);
+	HARNESS_EQ(smarm_actor_spawn(&r->b, rel_b, r, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(r->ready, &v), 0);
+
+	HARNESS_EQ(smarm_actor_info(NULL, r->a, &in), 0);
+	HARNESS_EQ(in.names, 2);
+	HARNESS_CHECK(strcmp(in.name, "obs_alpha") == 0);
+	HARNESS_EQ(in.links, 1);
+	HARNESS_EQ(in.monitors, 0);
+	HARNESS_EQ(in.monitored_by, 2);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_TRAPS_EXITS);
+	HARNESS_CHECK(!(in.flags & SMARM_ACTOR_SERVER));
+	HARNESS_EQ(in.behaviour[0], '\0');
+
+	HARNESS_EQ(smarm_actor_info(NULL, r->b, &in), 0);
+	HARNESS_EQ(in.names, 0);
+	HARNESS_EQ(in.name[0], '\0');
+	HARNESS_EQ(in.links, 1);
+	HARNESS_EQ(in.monitors, 2);
+	HARNESS_EQ(in.monitored_by, 0);
+	HARNESS_CHECK(!(in.flags & SMARM_ACTOR_TRAPS_EXITS));
+
+	HARNESS_EQ(
+		smarm_actor_relations(NULL, r->a, SMARM_REL_LINKS, buf, 4, &n),
+		0);
+	HARNESS_EQ(n, 1);
+	HARNESS_EQ(buf[0].id, r->b.id);
+	HARNESS_EQ(smarm_actor_relations(NULL, r->a, SMARM_REL_MONITORED_BY,
+					 buf, 1, &n),
+		   0);
+	HARNESS_EQ(n, 2); /* two monitors, room for one */
+	HARNESS_EQ(buf[0].id, r->b.id);
+	HARNESS_EQ(smarm_actor_relations(NULL, r->b, SMARM_REL_MONITORS, buf, 4,
+					 &n),
+		   0);
+	HARNESS_EQ(n, 2);
+	HARNESS_EQ(buf[1].id, r->a.id);
+	HARNESS_EQ(
+		smarm_actor_relations(NULL, r->b, SMARM_REL_LINKS, buf, 4, &n),
+		0);
+	HARNESS_EQ(n, 1);
+	HARNESS_EQ(buf[0].id, r->a.id);
+
+	/* The same from a thread that is no actor. */
+	r->node = smarm_node_current();
+	HARNESS_EQ(pthread_create(&th, NULL, rel_thread, r), 0);
+	HARNESS_EQ(smarm_chan_recv(r->ready, &v), 0);
+	HARNESS_EQ(pthread_join(th, NULL), 0);
+	HARNESS_EQ(atomic_load(&r->thread_ok), 1);
+
+	/* Unlinked and ended: the counts follow. */
+	HARNESS_EQ(smarm_actor_stop(r->b), 0);
+	HARNESS_EQ(smarm_actor_join(r->b, &v, NULL), 0);
+	HARNESS_EQ(smarm_actor_info(NULL, r->a, &in), 0);
+	HARNESS_EQ(in.links, 0);
+	HARNESS_EQ(in.monitored_by, 0);
+	HARNESS_EQ(
+		smarm_actor_relations(NULL, r->b, SMARM_REL_LINKS, buf, 4, &n),
+		SMARM_ENOPROC);
+	HARNESS_EQ(smarm_actor_stop(r->a), 0);
+	HARNESS_EQ(smarm_actor_join(r->a, &v, NULL), 0);
+	HARNESS_EQ(smarm_actor_info(NULL, r->a, &in), SMARM_ENOPROC);
+	harness_chan_drop(r->ready);
+}
+
+START_TEST(test_obs_names_links_monitors_reported)
+{
+	struct rel r;
+	memset(&r, 0, sizeof r);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_rel, &r), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ---------------------------------------------------- supervision tree */
+
+static void body_run(void *arg)
+{
+	HARNESS_EQ(smarm_sup_run(arg), 0); /* returns only on misuse */
+}
+
+struct seen {
+	smarm_pid_t pid[16];
+	unsigned depth[16];
+	uint32_t flags[16];
+	int n;
+	size_t visits;
+};
+
+static int fold_cb(void *arg, const smarm_snapshot_t *snap, size_t index,
+		   unsigned depth, bool orphaned)
+{
+	struct seen *s = arg;
+	smarm_actor_info_t in = info_new();
+	(void)orphaned;
+	HARNESS_EQ(smarm_snapshot_get(snap, index, &in), 0);
+	if (s->n < 16) {
+		s->pid[s->n] = in.pid;
+		s->depth[s->n] = depth;
+		s->flags[s->n] = in.flags;
+	}
+	s->n++;
+	return 0;
+}
+
+static int count_cb(void *arg, const smarm_snapshot_t *snap, size_t index,
+		    unsigned depth, bool orphaned)
+{
+	(void)snap;
+	(void)index;
+	(void)depth;
+	(void)orphaned;
+	((struct seen *)arg)->visits++;
+	return 0;
+}
+
+/* The depth the fold gave pid, -1 if it did not visit it. */
+static int depth_of(const struct seen *s, uint64_t pid)
+{
+	for (int i = 0; i < s->n && i < 16; i++)
+		if (s->pid[i].id == pid)
+			return (int)s->depth[i];
+	return -1;
+}
+
+static void root_tree(void *arg)
+{
+	smarm_sup_spec_t *top = NULL, *sub = NULL;
+	struct kid *w1 = kid_new(1, KID_PARK), *w2 = kid_new(2, KID_PARK);
+	struct kid *w3 = kid_new(3, KID_PARK), *s = kid_new(4, KID_SUB);
+	smarm_snapshot_t *snap = NULL;
+	struct seen seen;
+	smarm_pid_t sup;
+	smarm_actor_info_t in = info_new();
+	size_t i;
+	int how;
+	(void)arg;
+	HARNESS_EQ(smarm_sup_spec_alloc(&sub), 0);
+	kid_add(sub, "w1", w1);
+	kid_add(sub, "w2", w2);
+	s->sub = sub;
+	HARNESS_EQ(smarm_sup_spec_alloc(&top), 0);
+	HARNESS_EQ(smarm_sup_spec_add_child(top, "sub", kid_body, s,
+					    SMARM_SUP_PERMANENT,
+					    SMARM_SUP_INFINITY),
+		   0);
+	kid_add(top, "w3", w3);
+	HARNESS_EQ(smarm_actor_spawn(&sup, body_run, top, NULL), 0);
+	HARNESS_CHECK(kid_await(&w1->starts, 1));
+	HARNESS_CHECK(kid_await(&w2->starts, 1));
+	HARNESS_CHECK(kid_await(&w3->starts, 1));
+
+	HARNESS_EQ(smarm_snapshot_take(NULL, &snap), 0);
+	memset(&seen, 0, sizeof seen);
+	HARNESS_EQ(smarm_snapshot_tree(snap, SMARM_TREE_SUPERVISION, fold_cb,
+				       &seen),
+		   0);
+	HARNESS_EQ(seen.n, 5); /* top, sub, w1, w2, w3: not the root */
+	HARNESS_EQ(depth_of(&seen, sup.id), 0);
+	HARNESS_EQ(depth_of(&seen, atomic_load(&s->pid)), 1);
+	HARNESS_EQ(depth_of(&seen, atomic_load(&w3->pid)), 1);
+	HARNESS_EQ(depth_of(&seen, atomic_load(&w1->pid)), 2);
+	HARNESS_EQ(depth_of(&seen, atomic_load(&w2->pid)), 2);
+	HARNESS_EQ(seen.pid[0].id, sup.id); /* pre-order: the root first */
+	HARNESS_CHECK(seen.flags[0] & SMARM_ACTOR_SUPERVISOR);
+	HARNESS_EQ(smarm_snapshot_find(
+			   snap, (smarm_pid_t){ atomic_load(&s->pid) }, &i),
+		   0);
+	HARNESS_EQ(smarm_snapshot_get(snap, i, &in), 0);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_SUPERVISOR);
+	HARNESS_CHECK(strcmp(in.behaviour, "supervisor") == 0);
+	HARNESS_EQ(in.parent.id, sup.id);
+	HARNESS_EQ(in.wait, SMARM_WAIT_RECEIVE);
+	HARNESS_CHECK(in.mailbox_depth >= 0);
+	/* A sub-supervisor's child (spawned by it) is under it, not
+	 * under the top. */
+	HARNESS_EQ(smarm_snapshot_find(
+			   snap, (smarm_pid_t){ atomic_load(&w1->pid) }, &i),
+		   0);
+	HARNESS_EQ(smarm_snapshot_get(snap, i, &in), 0);
+	HARNESS_EQ(in.parent.id, atomic_load(&s->pid));
+	/* The spawn fold visits every actor once. */
+	memset(&seen, 0, sizeof seen);
+	HARNESS_EQ(smarm_snapshot_tree(snap, SMARM_TREE_SPAWN, count_cb, &seen),
+		   0);
+	HARNESS_EQ(seen.visits, smarm_snapshot_count(snap));
+	HARNESS_EQ(smarm_snapshot_tree(snap, SMARM_TREE_SPAWN, fold_cb, &seen),
+		   0);
+	HARNESS_EQ(seen.pid[0].id, smarm_actor_self().id); /* the root */
+	HARNESS_EQ(seen.depth[0], 0);
+	smarm_snapshot_free(snap);
+
+	HARNESS_EQ(exit_and_await(sup, SMARM_EXIT_SHUTDOWN, 0, NULL),
+		   SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(smarm_actor_join(sup, &how, NULL), 0);
+	smarm_sup_spec_free(top);
+	smarm_sup_spec_free(sub);
+	free(w1);
+	free(w2);
+	free(w3);
+	free(s);
+}
+
+START_TEST(test_obs_tree_nested_supervisor_folds)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_tree, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* An orphan re-roots: its parent ended before the snapshot. */
+static void orphan_kid(void *arg)
+{
+	poke(arg);
+	harness_park();
+}
+
+static void orphan_parent(void *arg)
+{
+	smarm_pid_t p;
+	HARNESS_EQ(smarm_actor_spawn(&p, orphan_kid, arg, NULL), 0);
+	HARNESS_EQ(smarm_actor_detach(p), 0);
+}
+
+static int orphan_cb(void *arg, const smarm_snapshot_t *snap, size_t index,
+		     unsigned depth, bool orphaned)
+{
+	smarm_actor_info_t in = info_new();
+	(void)depth;
+	HARNESS_EQ(smarm_snapshot_get(snap, index, &in), 0);
+	if (orphaned)
+		*(uint64_t *)arg = in.pid.id;
+	return 0;
+}
+
+static void root_orphan(void *arg)
+{
+	smarm_chan_t *ch = NULL;
+	smarm_snapshot_t *snap = NULL;
+	smarm_pid_t par, kid = SMARM_PID_NONE;
+	uint64_t orphan = 0;
+	int v, how;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&par, orphan_parent, ch, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv(ch, &v), 0);
+	HARNESS_EQ(smarm_actor_join(par, &how, NULL), 0);
+	HARNESS_EQ(smarm_snapshot_take(NULL, &snap), 0);
+	HARNESS_EQ(
+		smarm_snapshot_tree(snap, SMARM_TREE_SPAWN, orphan_cb, &orphan),
+		0);
+	HARNESS_CHECK(orphan != 0);
+	kid.id = orphan;
+	smarm_snapshot_free(snap);
+	HARNESS_EQ(smarm_actor_stop(kid), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_obs_tree_orphan_is_root)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_orphan, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* ------------------------------------------------------------- load */
+
+#define LOAD_PARKED 64
+#define LOAD_CHURNERS 6
+#define LOAD_SNAPS 150
+
+struct load {
+	smarm_pid_t parked[LOAD_PARKED];
+	smarm_node_t *node;
+	_Atomic int stop;
+	_Atomic int churned;
+	_Atomic int thread_snaps;
+	_Atomic int bad_line;
+	smarm_chan_t *done; /* ints: a churner or the thread ended */
+};
+
+static void load_parked(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof name, "obs_p%d", (int)(intptr_t)arg);
+	HARNESS_EQ(smarm_register(name, NULL), 0);
+	harness_park();
+}
+
+static void churn_kid(void *arg)
+{
+	if ((uintptr_t)arg & 1)
+		smarm_actor_yield();
+}
+
+static void load_churner(void *arg)
+{
+	struct load *l = arg;
+	uintptr_t i = 0;
+	while (!atomic_load(&l->stop)) {
+		smarm_pid_t p[8];
+		int how;
+		for (int k = 0; k < 8; k++)
+			HARNESS_EQ(smarm_actor_spawn(&p[k], churn_kid,
+						     (void *)(i++), NULL),
+				   0);
+		for (int k = 0; k < 8; k++)
+			HARNESS_EQ(smarm_actor_join(p[k], &how, NULL), 0);
+		atomic_fetch_add(&l->churned, 8);
+	}
+	poke(l->done);
+}
+
+/* Check one snapshot; returns the line of the first failure, 0 if none. */
+static int load_check(struct load *l, smarm_snapshot_t *snap)
+{
+	size_t n = smarm_snapshot_count(snap);
+	uint32_t last = 0;
+	int found = 0;
+	smarm_actor_info_t in = info_new();
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		uint32_t idx;
+		if (smarm_snapshot_get(snap, i, &in) != 0)
+			return __LINE__;
+		idx = (uint32_t)in.pid.id & 0xffffff;
+		if (in.pid.id == 0 || in.state < SMARM_ACTOR_QUEUED ||
+		    in.state > SMARM_ACTOR_DONE)
+			return __LINE__;
+		if (i > 0 && idx <= last)
+			return __LINE__; /* slot order, each slot once */
+		last = idx;
+		if (smarm_snapshot_find(snap, in.pid, &j) != 0 || j != i)
+			return __LINE__;
+		if (in.wait != SMARM_WAIT_NONE &&
+		    in.state != SMARM_ACTOR_PARKED)
+			return __LINE__;
+		for (int k = 0; k < LOAD_PARKED; k++) {
+			char name[32];
+			if (in.pid.id != l->parked[k].id)
+				continue;
+			snprintf(name, sizeof name, "obs_p%d", k);
+			if (strcmp(in.name, name) != 0 || in.names != 1)
+				return __LINE__;
+			found++;
+		}
+	}
+	return found == LOAD_PARKED ? 0 : __LINE__;
+}
+
+static void *load_thread(void *arg)
+{
+	struct load *l = arg;
+	while (!atomic_load(&l->stop)) {
+		smarm_snapshot_t *snap = NULL;
+		int line;
+		if (smarm_snapshot_take(l->node, &snap) != 0) {
+			atomic_store(&l->bad_line, __LINE__);
+			break;
+		}
+		line = load_check(l, snap);
+		if (line != 0)
+			atomic_store(&l->bad_line, line);
+		smarm_snapshot_free(snap);
+		atomic_fetch_add(&l->thread_snaps, 1);
+	}
+	poke(l->done);
+	return NULL;
+}
+
+static void root_load(void *arg)
+{
+	struct load *l = arg;
+	pthread_t th;
+	int v, how;
+	HARNESS_EQ(smarm_chan_alloc(&l->done, sizeof v, NULL), 0);
+	for (int k = 0; k < LOAD_PARKED; k++)
+		HARNESS_EQ(smarm_actor_spawn(&l->parked[k], load_parked,
+					     (void *)(intptr_t)k, NULL),
+			   0);
+	/* Every name registered before the first look. */
+	for (int k = 0; k < LOAD_PARKED; k++) {
+		char name[32];
+		smarm_pid_t p;
+		snprintf(name, sizeof name, "obs_p%d", k);
+		while (smarm_whereis(name, &p) != 0)
+			smarm_actor_yield();
+	}
+	for (int k = 0; k < LOAD_CHURNERS; k++)
+		HARNESS_EQ(smarm_actor_spawn(NULL, load_churner, l, NULL), 0);
+	l->node = smarm_node_current();
+	HARNESS_EQ(pthread_create(&th, NULL, load_thread, l), 0);
+	for (int i = 0; i < LOAD_SNAPS; i++) {
+		smarm_snapshot_t *snap = NULL;
+		int line;
+		HARNESS_EQ(smarm_snapshot_take(NULL, &snap), 0);
+		line = load_check(l, snap);
+		if (line != 0)
+			atomic_store(&l->bad_line, line);
+		smarm_snapshot_free(snap);
+		smarm_actor_yield();
+	}
+	atomic_store(&l->stop, 1);
+	for (int k = 0; k < LOAD_CHURNERS + 1; k++)
+		HARNESS_EQ(smarm_chan_recv(l->done, &v), 0);
+	HARNESS_EQ(pthread_join(th, NULL), 0);
+	for (int k = 0; k < LOAD_PARKED; k++) {
+		HARNESS_EQ(smarm_actor_stop(l->parked[k]), 0);
+		HARNESS_EQ(smarm_actor_join(l->parked[k], &how, NULL), 0);
+	}
+	harness_chan_drop(l->done);
+}
+
+START_TEST(test_obs_snapshot_under_churn_is_coherent)
+{
+	struct load *l = calloc(1, sizeof *l);
+	ck_assert_ptr_nonnull(l);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(4, root_load, l), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(atomic_load(&l->bad_line), 0);
+	ck_assert_int_gt(atomic_load(&l->churned), 0);
+	ck_assert_int_gt(atomic_load(&l->thread_snaps), 0);
+	free(l);
+}
+END_TEST
+
+Suite *smarm_test_obs_suite(void)
+{
+	Suite *s = suite_create("obs");
+	TCase *tc = tcase_create("errors");
+	tcase_add_test(tc, test_obs_misuse_returns_errors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("info");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_obs_info_dead_pid_returns_enoproc);
+	tcase_add_test(tc, test_obs_names_links_monitors_reported);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("tree");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_obs_tree_nested_supervisor_folds);
+	tcase_add_test(tc, test_obs_tree_orphan_is_root);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("load");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_obs_snapshot_under_churn_is_coherent);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(obs)
