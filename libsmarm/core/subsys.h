@@ -388,8 +388,8 @@ struct smarm__peek {
 	uint8_t pk_exiting;	 /* SMARM__EXITING_*, 0: alive */
 	uint8_t pk_stop;	 /* SMARM__STOP_* requested, not yet seen */
 	uint8_t pk_stk_mode;	 /* SMARM_STACK_* */
-	bool pk_timed;		 /* parked in a wait with a deadline */
-	uint64_t pk_deadline;	 /* ... at this absolute ns (pk_timed) */
+	bool pk_timed;		 /* parked with a live timer (a deadline) */
+	uint64_t pk_deadline;	 /* ... at this absolute ns */
 	uint64_t pk_waits;	 /* waits opened since its spawn */
 	uint64_t pk_stk_reserve; /* usable stack bytes */
 	uint64_t pk_stk_guard;	 /* guard bytes (0: dense) */

@@ -18,35 +18,38 @@
 
 /*
  * One actor in a snapshot, compact (a million of them are read in one
- * snapshot): smarm_snapshot_get expands it into a smarm_actor_info_t.
+ * snapshot, and their first touch was most of its time): 56 bytes, and
+ * what most actors have none of (links, monitors, names, a deadline,
+ * strings) in an extra record of the few that have any.
+ * smarm_snapshot_get expands both into a smarm_actor_info_t.
  */
 struct obs_rec {
 	uint64_t or_pid, or_parent;
 	uint64_t or_waits;
-	uint64_t or_deadline;
-	int64_t or_mbox; /* -1: no mailbox published */
-	uint64_t or_reserve, or_guard, or_hwm;
-	uint32_t or_shrinks;
-	uint32_t or_links, or_mons, or_monby, or_names;
-	uint32_t or_text; /* index into s_text, OBS_NO_TEXT: none */
+	uint32_t or_reserve, or_guard, or_hwm; /* bytes: a stack is at most
+						  1 GiB (STACK_RESERVE) */
+	int32_t or_mbox; /* -1: no mailbox published; saturates */
+	uint32_t or_x;	 /* index into s_x, OBS_NO_X: all zero */
 	uint32_t or_flags;
 	uint8_t or_state, or_wait, or_mode;
 };
-#define OBS_NO_TEXT UINT32_MAX
+#define OBS_NO_X UINT32_MAX
 
-/* The strings of the few actors that have any. */
-struct obs_text {
-	char ot_name[SMARM_NAME_MAX + 1];
-	char ot_beh[SMARM_OBS_TEXT_MAX];
-	char ot_plugin[SMARM_OBS_TEXT_MAX];
-	char ot_state[SMARM_OBS_TEXT_MAX];
+/* The rest of an actor that has any of it. */
+struct obs_extra {
+	uint64_t ox_deadline;
+	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
+	char ox_name[SMARM_NAME_MAX + 1];
+	char ox_beh[SMARM_OBS_TEXT_MAX];
+	char ox_plugin[SMARM_OBS_TEXT_MAX];
+	char ox_state[SMARM_OBS_TEXT_MAX];
 };
 
 struct smarm_snapshot {
 	struct obs_rec *s_rec; /* s_n records, in slot order */
 	size_t s_n, s_cap;
-	struct obs_text *s_text; /* s_ntext entries */
-	size_t s_ntext, s_captext;
+	struct obs_extra *s_x; /* s_nx entries */
+	size_t s_nx, s_capx;
 };
 
 /* Take a snapshot of n (any thread): 0, or SMARM_ENOMEM. */

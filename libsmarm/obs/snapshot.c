@@ -47,12 +47,75 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+_Static_assert(sizeof(struct obs_rec) == 56, "a record outgrew 56 bytes");
 _Static_assert(sizeof(smarm_actor_info_t) == SMARM_ACTOR_INFO_SIZE_V1,
 	       "the version 1 record changed: bump SMARM_OBS_FORMAT_VERSION");
 
 /* The message type of a supervisor's control mailbox (otp/sup.c). */
 static const char sup_ctl_type[] = "smarm.sup.ctl";
+
+/* ------------------------------------------------------- the record array */
+
+/*
+ * The records of a large snapshot are mapped on their own, 2 MiB
+ * aligned, with transparent huge pages asked for: first touches of a
+ * million records (96 MB) were half a snapshot's time in page faults
+ * (a fault per 4 KiB page), and huge pages take 48 of them. A small
+ * one is malloc'd.
+ */
+#define OBS_BIG (8u << 20)
+#define OBS_HUGE (2u << 20)
+
+static size_t big_len(size_t bytes)
+{
+	return (bytes + OBS_HUGE - 1) & ~(size_t)(OBS_HUGE - 1);
+}
+
+static void *recs_alloc(size_t n)
+{
+	size_t bytes = n * sizeof(struct obs_rec), len, lead;
+	char *m;
+	if (bytes < OBS_BIG)
+		return malloc(bytes);
+	len = big_len(bytes);
+	m = mmap(NULL, len + OBS_HUGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	lead = (OBS_HUGE - ((uintptr_t)m & (OBS_HUGE - 1))) & (OBS_HUGE - 1);
+	if (lead > 0)
+		munmap(m, lead);
+	munmap(m + lead + len, OBS_HUGE - lead);
+	(void)madvise(m + lead, len, MADV_HUGEPAGE); /* a hint */
+	return m + lead;
+}
+
+static void recs_free(void *p, size_t n)
+{
+	size_t bytes = n * sizeof(struct obs_rec);
+	if (p == NULL)
+		return;
+	if (bytes < OBS_BIG)
+		free(p);
+	else
+		munmap(p, big_len(bytes));
+}
+
+/* Room for cap records in s (keeping the n it holds): 0 or ENOMEM. */
+static int recs_grow(struct smarm_snapshot *s, size_t cap)
+{
+	struct obs_rec *r = recs_alloc(cap);
+	if (r == NULL)
+		return SMARM_ENOMEM;
+	if (s->s_n > 0)
+		memcpy(r, s->s_rec, s->s_n * sizeof *r);
+	recs_free(s->s_rec, s->s_cap);
+	s->s_rec = r;
+	s->s_cap = cap;
+	return 0;
+}
 
 /* ------------------------------------------------------------ records */
 
@@ -64,22 +127,27 @@ static void text_copy(char *d, size_t cap, const char *src)
 	d[i] = '\0';
 }
 
-/* A text entry for r, made on first use: NULL out of memory. */
-static struct obs_text *text_of(struct smarm_snapshot *s, struct obs_rec *r)
+/* r's extra record, made on first use (zeroed): NULL out of memory. */
+static struct obs_extra *extra_of(struct smarm_snapshot *s, struct obs_rec *r)
 {
-	if (r->or_text != OBS_NO_TEXT)
-		return &s->s_text[r->or_text];
-	if (s->s_ntext == s->s_captext) {
-		size_t cap = s->s_captext ? 2 * s->s_captext : 64;
-		struct obs_text *t = realloc(s->s_text, cap * sizeof *t);
-		if (t == NULL)
+	if (r->or_x != OBS_NO_X)
+		return &s->s_x[r->or_x];
+	if (s->s_nx == s->s_capx) {
+		size_t cap = s->s_capx ? 2 * s->s_capx : 64;
+		struct obs_extra *x = realloc(s->s_x, cap * sizeof *x);
+		if (x == NULL)
 			return NULL;
-		s->s_text = t;
-		s->s_captext = cap;
+		s->s_x = x;
+		s->s_capx = cap;
 	}
-	r->or_text = (uint32_t)s->s_ntext;
-	memset(&s->s_text[s->s_ntext], 0, sizeof s->s_text[0]);
-	return &s->s_text[s->s_ntext++];
+	r->or_x = (uint32_t)s->s_nx;
+	memset(&s->s_x[s->s_nx], 0, sizeof s->s_x[0]);
+	return &s->s_x[s->s_nx++];
+}
+
+static uint32_t u32_of(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
 /* The monitors a actor set and that are not removed yet. */
@@ -92,8 +160,8 @@ static uint32_t wrefs_live(const struct smarm__sig_actor *a)
 }
 
 /*
- * Fill r (and its text, in s) from one peek: under the tenant's cold
- * lock (INV-2). SMARM_ENOMEM if its text could not be kept.
+ * Fill r (and its extra record, in s) from one peek: under the tenant's
+ * cold lock (INV-2). SMARM_ENOMEM if its extra record could not be kept.
  */
 static int rec_fill(struct smarm_snapshot *s, struct obs_rec *r,
 		    const struct smarm__peek *pk)
@@ -103,18 +171,20 @@ static int rec_fill(struct smarm_snapshot *s, struct obs_rec *r,
 	const char *name = pk->pk_labels != NULL
 				   ? pk->pk_labels->lb_text[SMARM__LABEL_NAME]
 				   : "";
+	uint32_t links = 0, mons = 0, monby = 0;
+	struct obs_extra *x;
 
-	memset(r, 0, sizeof *r);
 	r->or_pid = pk->pk_pid;
 	r->or_parent = pk->pk_parent;
 	r->or_waits = pk->pk_waits;
+	r->or_reserve = u32_of(pk->pk_stk_reserve);
+	r->or_guard = u32_of(pk->pk_stk_guard);
+	r->or_hwm = u32_of(pk->pk_stk_hwm);
 	r->or_mbox = -1;
-	r->or_reserve = pk->pk_stk_reserve;
-	r->or_guard = pk->pk_stk_guard;
-	r->or_hwm = pk->pk_stk_hwm;
-	r->or_shrinks = pk->pk_stk_shrinks;
-	r->or_text = OBS_NO_TEXT;
+	r->or_x = OBS_NO_X;
+	r->or_flags = 0;
 	r->or_state = (uint8_t)pk->pk_state; /* the public values */
+	r->or_wait = SMARM_WAIT_NONE;
 	r->or_mode = pk->pk_stk_mode;
 	if (pk->pk_parent == 0)
 		r->or_flags |= SMARM_ACTOR_ROOT;
@@ -122,34 +192,37 @@ static int rec_fill(struct smarm_snapshot *s, struct obs_rec *r,
 		r->or_flags |= SMARM_ACTOR_EXITING;
 	else if (pk->pk_stop != SMARM__STOP_NONE)
 		r->or_flags |= SMARM_ACTOR_STOP_PENDING;
-	if (pk->pk_state == SMARM_ACTOR_PARKED) {
+	if (pk->pk_state == SMARM_ACTOR_PARKED)
 		r->or_wait =
 			pk->pk_timed ? SMARM_WAIT_TIMED : SMARM_WAIT_BLOCKED;
-		r->or_deadline = pk->pk_deadline;
-	}
 	if (sa != NULL) {
-		r->or_links = sa->sa_nlinks;
-		r->or_mons = wrefs_live(sa);
-		r->or_monby = sa->sa_nmons;
+		links = sa->sa_nlinks;
+		mons = wrefs_live(sa);
+		monby = sa->sa_nmons;
 		if (sa->sa_trap != NULL)
 			r->or_flags |= SMARM_ACTOR_TRAPS_EXITS;
 	}
-	if (cx != NULL || name[0] != '\0') {
-		struct obs_text *t = text_of(s, r);
-		if (t == NULL)
-			return SMARM_ENOMEM;
-		text_copy(t->ot_name, sizeof t->ot_name, name);
-		if (cx != NULL) {
-			struct bhv_peek bp;
-			smarm__bhv_peek(cx, &bp);
-			r->or_flags |= bp.bp_kind == BHV_GEN_STATEM
-					       ? SMARM_ACTOR_MACHINE
-					       : SMARM_ACTOR_SERVER;
-			text_copy(t->ot_beh, sizeof t->ot_beh, bp.bp_name);
-			text_copy(t->ot_plugin, sizeof t->ot_plugin,
-				  bp.bp_plugin);
-			text_copy(t->ot_state, sizeof t->ot_state, bp.bp_state);
-		}
+	if (cx == NULL && name[0] == '\0' && (links | mons | monby) == 0 &&
+	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0)
+		return 0; /* most actors */
+	x = extra_of(s, r);
+	if (x == NULL)
+		return SMARM_ENOMEM;
+	x->ox_deadline = pk->pk_deadline;
+	x->ox_links = links;
+	x->ox_mons = mons;
+	x->ox_monby = monby;
+	x->ox_shrinks = pk->pk_stk_shrinks;
+	text_copy(x->ox_name, sizeof x->ox_name, name);
+	if (cx != NULL) {
+		struct bhv_peek bp;
+		smarm__bhv_peek(cx, &bp);
+		r->or_flags |= bp.bp_kind == BHV_GEN_STATEM
+				       ? SMARM_ACTOR_MACHINE
+				       : SMARM_ACTOR_SERVER;
+		text_copy(x->ox_beh, sizeof x->ox_beh, bp.bp_name);
+		text_copy(x->ox_plugin, sizeof x->ox_plugin, bp.bp_plugin);
+		text_copy(x->ox_state, sizeof x->ox_state, bp.bp_state);
 	}
 	return 0;
 }
@@ -161,16 +234,10 @@ struct walk {
 static int peek_one(const struct smarm__peek *pk, void *arg)
 {
 	struct smarm_snapshot *s = ((struct walk *)arg)->w_s;
-	if (s->s_n == s->s_cap) {
-		/* Rare: the table grew during the walk. Under a slot lock,
-		 * but realloc takes no runtime lock. */
-		size_t cap = s->s_cap ? 2 * s->s_cap : 64;
-		struct obs_rec *r = realloc(s->s_rec, cap * sizeof *r);
-		if (r == NULL)
-			return SMARM_ENOMEM;
-		s->s_rec = r;
-		s->s_cap = cap;
-	}
+	/* Rare: actors were spawned during the walk. Under a slot lock,
+	 * but the allocator takes no runtime lock. */
+	if (s->s_n == s->s_cap && recs_grow(s, 2 * s->s_cap + 64) != 0)
+		return SMARM_ENOMEM;
 	if (rec_fill(s, &s->s_rec[s->s_n], pk) != 0)
 		return SMARM_ENOMEM;
 	s->s_n++;
@@ -201,15 +268,19 @@ static void reg_fill(struct smarm_snapshot *s, struct obs_rec *r,
 			depth = 0;
 		if (strcmp(mb->mb_type->mt_name, sup_ctl_type) == 0 &&
 		    !(r->or_flags & SMARM_ACTOR_SUPERVISOR)) {
-			struct obs_text *t = text_of(s, r);
+			struct obs_extra *x = extra_of(s, r);
 			r->or_flags |= SMARM_ACTOR_SUPERVISOR;
-			if (t != NULL && t->ot_beh[0] == '\0')
-				text_copy(t->ot_beh, sizeof t->ot_beh,
+			if (x != NULL && x->ox_beh[0] == '\0')
+				text_copy(x->ox_beh, sizeof x->ox_beh,
 					  "supervisor");
 		}
 	}
-	r->or_names = names;
-	r->or_mbox = depth;
+	if (names > 0) {
+		struct obs_extra *x = extra_of(s, r);
+		if (x != NULL)
+			x->ox_names = names;
+	}
+	r->or_mbox = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
 }
 
 /* The wait of a parked server, machine or supervisor is its mailbox. */
@@ -280,8 +351,8 @@ void smarm__obs_snapshot_free(struct smarm_snapshot *s)
 {
 	if (s == NULL)
 		return;
-	free(s->s_rec);
-	free(s->s_text);
+	recs_free(s->s_rec, s->s_cap);
+	free(s->s_x);
 	free(s);
 }
 
@@ -316,24 +387,24 @@ void smarm__obs_expand(const struct smarm_snapshot *s, size_t i,
 	v.state = r->or_state;
 	v.wait = r->or_wait;
 	v.flags = r->or_flags;
-	v.names = r->or_names;
-	v.links = r->or_links;
-	v.monitors = r->or_mons;
-	v.monitored_by = r->or_monby;
 	v.stack_mode = r->or_mode;
 	v.waits = r->or_waits;
-	v.wait_deadline_ns = r->or_deadline;
 	v.mailbox_depth = r->or_mbox;
 	v.stack_reserve = r->or_reserve;
 	v.stack_guard = r->or_guard;
 	v.stack_high_water = r->or_hwm;
-	v.stack_shrinks = r->or_shrinks;
-	if (r->or_text != OBS_NO_TEXT) {
-		const struct obs_text *t = &s->s_text[r->or_text];
-		memcpy(v.name, t->ot_name, sizeof v.name);
-		memcpy(v.behaviour, t->ot_beh, sizeof v.behaviour);
-		memcpy(v.plugin, t->ot_plugin, sizeof v.plugin);
-		memcpy(v.state_name, t->ot_state, sizeof v.state_name);
+	if (r->or_x != OBS_NO_X) {
+		const struct obs_extra *x = &s->s_x[r->or_x];
+		v.names = x->ox_names;
+		v.links = x->ox_links;
+		v.monitors = x->ox_mons;
+		v.monitored_by = x->ox_monby;
+		v.wait_deadline_ns = x->ox_deadline;
+		v.stack_shrinks = x->ox_shrinks;
+		memcpy(v.name, x->ox_name, sizeof v.name);
+		memcpy(v.behaviour, x->ox_beh, sizeof v.behaviour);
+		memcpy(v.plugin, x->ox_plugin, sizeof v.plugin);
+		memcpy(v.state_name, x->ox_state, sizeof v.state_name);
 	}
 	memcpy(out, &v, size);
 }
@@ -354,7 +425,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 	one.s_cap = 1;
 	rc = smarm__actor_peek(n, pid, peek_one, &w);
 	if (rc != 0) {
-		free(one.s_text);
+		free(one.s_x);
 		return rc;
 	}
 	if (rg != NULL) {
@@ -367,7 +438,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 	}
 	wait_fix(&rec);
 	smarm__obs_expand(&one, 0, out);
-	free(one.s_text);
+	free(one.s_x);
 	return 0;
 }
 
