@@ -133,6 +133,18 @@ static void sleeper(void *arg)
 	smarm_actor_sleep(MS(60000));
 }
 
+/* Poll pid's record until it is in state (bounded: 10 s, scaled). */
+static void await_state(smarm_pid_t pid, int state, smarm_actor_info_t *in)
+{
+	uint64_t t0 = smarm_now_ns();
+	while (harness_since(t0) < (uint64_t)(10e9 * harness_time_scale())) {
+		HARNESS_EQ(smarm_actor_info(NULL, pid, in), 0);
+		if (in->state == state)
+			return;
+		smarm_actor_sleep(MS(1));
+	}
+}
+
 static void root_dead(void *arg)
 {
 	smarm_actor_info_t in = info_new();
@@ -143,12 +155,7 @@ static void root_dead(void *arg)
 	/* Ended, not joined: DONE, still reported. */
 	while (smarm_actor_is_alive(p))
 		smarm_actor_yield();
-	for (int i = 0; i < 1000; i++) {
-		HARNESS_EQ(smarm_actor_info(NULL, p, &in), 0);
-		if (in.state == SMARM_ACTOR_DONE)
-			break;
-		smarm_actor_yield();
-	}
+	await_state(p, SMARM_ACTOR_DONE, &in);
 	HARNESS_EQ(in.state, SMARM_ACTOR_DONE);
 	HARNESS_EQ(in.pid.id, p.id);
 	HARNESS_EQ(in.version, SMARM_OBS_FORMAT_VERSION);
@@ -163,12 +170,7 @@ static void root_dead(void *arg)
 			   NULL, (smarm_pid_t){ (1ull << 32) | 0xfffff }, &in),
 		   SMARM_ENOPROC);
 	/* A sleeper is parked with a deadline. */
-	for (int i = 0; i < 1000; i++) {
-		HARNESS_EQ(smarm_actor_info(NULL, q, &in), 0);
-		if (in.state == SMARM_ACTOR_PARKED)
-			break;
-		smarm_actor_yield();
-	}
+	await_state(q, SMARM_ACTOR_PARKED, &in);
 	HARNESS_EQ(in.state, SMARM_ACTOR_PARKED);
 	HARNESS_EQ(in.wait, SMARM_WAIT_TIMED);
 	HARNESS_CHECK(in.wait_deadline_ns > smarm_now_ns());
@@ -530,6 +532,8 @@ END_TEST
 #define LOAD_PARKED 64
 #define LOAD_CHURNERS 6
 #define LOAD_SNAPS 150
+#define LOAD_CHURN 4000	     /* actors the churners end during the snapshots */
+#define LOAD_THREAD_SNAPS 20 /* snapshots the plain thread takes meanwhile */
 
 struct load {
 	smarm_pid_t parked[LOAD_PARKED];
@@ -634,6 +638,7 @@ static void root_load(void *arg)
 {
 	struct load *l = arg;
 	pthread_t th;
+	uint64_t t0;
 	int v, how;
 	HARNESS_EQ(smarm_chan_alloc(&l->done, sizeof v, NULL), 0);
 	for (int k = 0; k < LOAD_PARKED; k++)
@@ -652,8 +657,16 @@ static void root_load(void *arg)
 		HARNESS_EQ(smarm_actor_spawn(NULL, load_churner, l, NULL), 0);
 	l->node = smarm_node_current();
 	HARNESS_EQ(pthread_create(&th, NULL, load_thread, l), 0);
-	for (int i = 0; i < LOAD_SNAPS; i++) {
+	/* Snapshots until the churners have ended thousands of actors
+	 * and the thread took its own meanwhile (bounded: 20 s, scaled). */
+	t0 = smarm_now_ns();
+	for (int i = 0;
+	     i < LOAD_SNAPS || atomic_load(&l->churned) < LOAD_CHURN ||
+	     atomic_load(&l->thread_snaps) < LOAD_THREAD_SNAPS;
+	     i++) {
 		smarm_snapshot_t *snap = NULL;
+		if (harness_since(t0) > (uint64_t)(20e9 * harness_time_scale()))
+			break;
 		int line;
 		HARNESS_EQ(smarm_snapshot_take(NULL, &snap), 0);
 		line = load_check(l, snap);
@@ -681,8 +694,8 @@ START_TEST(test_obs_snapshot_under_churn_is_coherent)
 	ck_assert_int_eq(harness_run(4, root_load, l), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&l->bad_line), 0);
-	ck_assert_int_gt(atomic_load(&l->churned), 0);
-	ck_assert_int_gt(atomic_load(&l->thread_snaps), 0);
+	ck_assert_int_ge(atomic_load(&l->churned), LOAD_CHURN);
+	ck_assert_int_ge(atomic_load(&l->thread_snaps), LOAD_THREAD_SNAPS);
 	free(l);
 }
 END_TEST
