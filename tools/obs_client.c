@@ -8,7 +8,8 @@
  * Finding a process's socket: every socket fd of /proc/PID/fd is an
  * inode; /proc/net/unix lists the Unix sockets with their inode, flags
  * and path; the first listening one (flag __SO_ACCEPTCON) with a path
- * among the process's is the one. Reading another user's fds needs
+ * among the process's is the one (its address mapped back to the path
+ * it was renamed to, bound_to_path). Reading another user's fds needs
  * privilege, which connecting would need anyway.
  * The JSON reader is recursive descent over the whole answer, enough
  * for what the server writes (objects, arrays, strings with \" \\ and
@@ -41,6 +42,35 @@ static bool all_digits(const char *s)
 		if (*s < '0' || *s > '9')
 			return false;
 	return true;
+}
+
+/*
+ * A node binds its socket as DIR/.NAME.XXXXXX/s and renames it to
+ * DIR/NAME (libsmarm/obs/serve.c): the kernel still reports the first
+ * address. Map it back in place when that is the case and DIR/NAME is
+ * a socket.
+ */
+static void bound_to_path(char *p)
+{
+	char *s = strrchr(p, '/'), *d;
+	char cand[256];
+	struct stat st;
+	size_t dl, nl;
+	if (s == NULL || strcmp(s, "/s") != 0)
+		return;
+	*s = '\0';
+	d = strrchr(p, '/');
+	if (d == NULL || d[1] != '.' || (nl = strlen(d + 2)) < 8 ||
+	    d[2 + nl - 7] != '.') {
+		*s = '/';
+		return;
+	}
+	dl = (size_t)(d - p);
+	snprintf(cand, sizeof cand, "%.*s/%.*s", (int)dl, p, (int)(nl - 7),
+		 d + 2);
+	*s = '/';
+	if (stat(cand, &st) == 0 && S_ISSOCK(st.st_mode))
+		memcpy(p, cand, strlen(cand) + 1);
 }
 
 /* The listening socket path of process pid, into path: 0, or -1. */
@@ -91,6 +121,7 @@ static int path_of_pid(const char *pid, char *path, size_t cap)
 		for (size_t i = 0; i < n; i++)
 			if (inodes[i] == ino && p[0] == '/' &&
 			    strlen(p) < cap) {
+				bound_to_path(p);
 				memcpy(path, p, strlen(p) + 1);
 				rc = 0;
 				break;

@@ -28,6 +28,8 @@
  *         thread is created with every signal blocked.
  *   INV-2 a connection whose peer is neither the node's user nor root
  *         is closed before anything is read from it or written to it.
+ *   INV-3 at most SRV_CONNS connections are open; one more is closed
+ *         at once, and one silent for SRV_IDLE_MS is closed.
  * See: docs/observability.md.
  */
 #include "obs.h"
@@ -50,6 +52,7 @@
 #define SRV_LINE 256	    /* longest request line */
 #define SRV_IDLE_MS 60000   /* a silent client is dropped after this */
 #define SRV_BUF (64u << 10) /* answer buffer, flushed when full */
+#define SRV_CONNS 16	    /* connections served at once */
 
 struct obs_srv {
 	struct smarm_node *sv_node;
@@ -378,63 +381,115 @@ static bool peer_allowed(const struct obs_srv *sv, int fd)
 	return cr.uid == sv->sv_uid || cr.uid == 0;
 }
 
-/* Serve one connection until it ends, goes silent, or close is asked. */
-static void serve_conn(struct obs_srv *sv, int fd, struct out *o)
+/* A connection being served: its partial request line. */
+struct conn {
+	int c_fd; /* -1: a free entry */
+	size_t c_n;
+	uint64_t c_last; /* smarm_now_ns of its last request */
+	char c_line[SRV_LINE];
+};
+
+/*
+ * Read what conn c has sent and answer every whole line in it: false
+ * when the connection is done (closed, an error, the peer gone).
+ */
+static bool conn_read(struct obs_srv *sv, struct conn *c, struct out *o)
 {
-	char line[SRV_LINE];
-	size_t n = 0;
-	o->o_fd = fd;
-	o->o_err = false;
-	o->o_n = 0;
-	for (;;) {
-		struct pollfd p[2] = { { fd, POLLIN, 0 },
-				       { sv->sv_wake[0], POLLIN, 0 } };
-		ssize_t r;
-		char c;
-		if (poll(p, 2, SRV_IDLE_MS) <= 0 || p[1].revents != 0)
-			return;
-		r = recv(fd, &c, 1, 0);
-		if (r < 0 && errno == EINTR)
+	char buf[SRV_LINE];
+	ssize_t r = recv(c->c_fd, buf, sizeof buf, MSG_DONTWAIT);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (r <= 0)
+		return false;
+	c->c_last = smarm_now_ns();
+	for (ssize_t i = 0; i < r; i++) {
+		char ch = buf[i];
+		if (ch == '\r')
 			continue;
-		if (r <= 0)
-			return;
-		if (c == '\r')
-			continue;
-		if (c != '\n') {
-			if (n < sizeof line - 1)
-				line[n++] = c;
+		if (ch != '\n') {
+			if (c->c_n < SRV_LINE - 1)
+				c->c_line[c->c_n++] = ch;
 			continue;
 		}
-		line[n] = '\0';
-		n = 0;
-		serve_line(sv, o, line);
+		c->c_line[c->c_n] = '\0';
+		c->c_n = 0;
+		o->o_fd = c->c_fd;
+		o->o_err = false;
+		o->o_n = 0;
+		serve_line(sv, o, c->c_line);
 		if (o->o_err)
-			return;
+			return false;
 	}
+	return true;
 }
 
+/*
+ * The server's loop: the listening socket, the wake pipe and up to
+ * SRV_CONNS connections in one poll, answered in turn (an answer is
+ * written whole before the next request is read), so a watching
+ * smarm-top does not keep smarm-run --status out.
+ */
 static void *srv_main(void *arg)
 {
 	struct obs_srv *sv = arg;
 	struct out *o = malloc(sizeof *o);
-	for (;;) {
-		struct pollfd p[2] = { { sv->sv_fd, POLLIN, 0 },
-				       { sv->sv_wake[0], POLLIN, 0 } };
-		int fd;
-		if (poll(p, 2, -1) < 0) {
+	struct conn *cs = calloc(SRV_CONNS, sizeof *cs);
+	struct pollfd p[SRV_CONNS + 2];
+	for (int i = 0; cs != NULL && i < SRV_CONNS; i++)
+		cs[i].c_fd = -1;
+	while (o != NULL && cs != NULL) {
+		int k = 2, fd;
+		p[0] = (struct pollfd){ sv->sv_fd, POLLIN, 0 };
+		p[1] = (struct pollfd){ sv->sv_wake[0], POLLIN, 0 };
+		for (int i = 0; i < SRV_CONNS; i++)
+			p[k++] = (struct pollfd){ cs[i].c_fd, POLLIN, 0 };
+		if (poll(p, (nfds_t)k, 1000) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (p[1].revents != 0)
 			break;
+		for (int i = 0; i < SRV_CONNS; i++) {
+			struct conn *c = &cs[i];
+			bool keep = true;
+			if (c->c_fd < 0)
+				continue;
+			if (p[2 + i].revents != 0)
+				keep = conn_read(sv, c, o);
+			else if (smarm_now_ns() - c->c_last >
+				 SRV_IDLE_MS * 1000000ull)
+				keep = false; /* silent too long */
+			if (!keep) {
+				close(c->c_fd);
+				c->c_fd = -1;
+			}
+		}
+		if (!(p[0].revents & POLLIN))
+			continue;
 		fd = accept4(sv->sv_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (o != NULL && peer_allowed(sv, fd))
-			serve_conn(sv, fd, o);
-		close(fd);
+		if (!peer_allowed(sv, fd)) { /* INV-2 */
+			close(fd);
+			continue;
+		}
+		for (int i = 0; i < SRV_CONNS; i++) {
+			if (cs[i].c_fd >= 0)
+				continue;
+			cs[i].c_fd = fd;
+			cs[i].c_n = 0;
+			cs[i].c_last = smarm_now_ns();
+			fd = -1;
+			break;
+		}
+		if (fd >= 0)
+			close(fd); /* full: the client sees it closed */
 	}
+	for (int i = 0; cs != NULL && i < SRV_CONNS; i++)
+		if (cs[i].c_fd >= 0)
+			close(cs[i].c_fd);
+	free(cs);
 	free(o);
 	return NULL;
 }
@@ -465,9 +520,16 @@ static int bind_private(int fd, const char *path)
 	}
 	memset(&a, 0, sizeof a);
 	a.sun_family = AF_UNIX;
-	/* A fresh 0700 directory beside path, the socket bound in it. */
-	k = snprintf(dir, sizeof dir, "%.*s%s.smarm-obs-XXXXXX", (int)dlen,
-		     path, slash != NULL ? "/" : "");
+	/*
+	 * A fresh 0700 directory beside path, the socket bound in it. Its
+	 * name, ".NAME.XXXXXX" for a path ending in NAME, is what the
+	 * kernel keeps as the socket's address (/proc/net/unix) after the
+	 * rename: a client finding the socket by pid maps it back
+	 * (tools/obs_client.c).
+	 */
+	k = snprintf(dir, sizeof dir, "%.*s%s.%s.XXXXXX", (int)dlen, path,
+		     slash != NULL ? "/" : "",
+		     slash != NULL ? slash + 1 : path);
 	fresh = k > 0 && (size_t)k < sizeof dir && mkdtemp(dir) != NULL;
 	if (fresh) {
 		k = snprintf(tmp, sizeof tmp, "%s/s", dir);
