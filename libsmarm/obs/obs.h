@@ -45,7 +45,12 @@ struct obs_extra {
 	char ox_state[SMARM_OBS_TEXT_MAX];
 };
 
-struct smarm_snapshot {
+/*
+ * A snapshot. The public smarm_snapshot_t is never defined: obs_api.c
+ * converts its pointers to this one, so the ABI baseline sees an opaque
+ * type and this layout stays free to change.
+ */
+struct obs_snap {
 	struct obs_rec *s_rec; /* s_n records, in slot order */
 	size_t s_n, s_cap;
 	struct obs_extra *s_x; /* s_nx entries */
@@ -53,10 +58,10 @@ struct smarm_snapshot {
 };
 
 /* Take a snapshot of n (any thread): 0, or SMARM_ENOMEM. */
-int smarm__obs_snapshot(struct smarm_node *n, struct smarm_snapshot **out);
-void smarm__obs_snapshot_free(struct smarm_snapshot *s);
+int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out);
+void smarm__obs_snapshot_free(struct obs_snap *s);
 /* Record i of s as the public struct (out->size already checked). */
-void smarm__obs_expand(const struct smarm_snapshot *s, size_t i,
+void smarm__obs_expand(const struct obs_snap *s, size_t i,
 		       smarm_actor_info_t *out);
 /* One actor, coherent: 0 or SMARM_ENOPROC. */
 int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
@@ -65,11 +70,11 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 int smarm__obs_relations(struct smarm_node *n, uint64_t pid, int kind,
 			 smarm_pid_t *buf, size_t cap, size_t *count);
 /* The fold behind smarm_snapshot_tree (arguments checked). */
-int smarm__obs_tree(const struct smarm_snapshot *s, int kind, smarm_tree_cb cb,
+int smarm__obs_tree(const struct obs_snap *s, int kind, smarm_tree_cb cb,
 		    void *arg);
 /* Where pid is in s: its index, or SIZE_MAX. O(log n): s is in slot
  * order, and slot order is pid-index order. */
-size_t smarm__obs_find(const struct smarm_snapshot *s, uint64_t pid);
+size_t smarm__obs_find(const struct obs_snap *s, uint64_t pid);
 
 /* serve.c: the introspection socket (SMARM__SUB_OBS). */
 extern const struct smarm__subsys smarm__obs_subsys;

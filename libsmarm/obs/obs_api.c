@@ -13,6 +13,17 @@
  */
 #include "obs.h"
 
+/* The public handle and the snapshot it is (obs.h). */
+static struct obs_snap *snap_of(smarm_snapshot_t *h)
+{
+	return (struct obs_snap *)(void *)h;
+}
+
+static const struct obs_snap *csnap_of(const smarm_snapshot_t *h)
+{
+	return (const struct obs_snap *)(const void *)h;
+}
+
 /* The node a call names: node, or the calling actor's; NULL if none. */
 static struct smarm_node *node_of(smarm_node_t *node)
 {
@@ -32,17 +43,17 @@ int smarm_snapshot_take(smarm_node_t *node, smarm_snapshot_t **out)
 	n = node_of(node);
 	if (n == NULL)
 		return SMARM_ENOTACTOR;
-	return smarm__obs_snapshot(n, out);
+	return smarm__obs_snapshot(n, (struct obs_snap **)(void *)out);
 }
 
 void smarm_snapshot_free(smarm_snapshot_t *snap)
 {
-	smarm__obs_snapshot_free(snap);
+	smarm__obs_snapshot_free(snap_of(snap));
 }
 
 size_t smarm_snapshot_count(const smarm_snapshot_t *snap)
 {
-	return snap != NULL ? snap->s_n : 0;
+	return snap != NULL ? csnap_of(snap)->s_n : 0;
 }
 
 int smarm_snapshot_get(const smarm_snapshot_t *snap, size_t index,
@@ -50,9 +61,9 @@ int smarm_snapshot_get(const smarm_snapshot_t *snap, size_t index,
 {
 	if (snap == NULL || !info_ok(out))
 		return SMARM_EINVAL;
-	if (index >= snap->s_n)
+	if (index >= csnap_of(snap)->s_n)
 		return SMARM_ENOENT;
-	smarm__obs_expand(snap, index, out);
+	smarm__obs_expand(csnap_of(snap), index, out);
 	return 0;
 }
 
@@ -62,7 +73,7 @@ int smarm_snapshot_find(const smarm_snapshot_t *snap, smarm_pid_t pid,
 	size_t i;
 	if (snap == NULL || index == NULL)
 		return SMARM_EINVAL;
-	i = pid.id != 0 ? smarm__obs_find(snap, pid.id) : SIZE_MAX;
+	i = pid.id != 0 ? smarm__obs_find(csnap_of(snap), pid.id) : SIZE_MAX;
 	if (i == SIZE_MAX)
 		return SMARM_ENOPROC;
 	*index = i;
@@ -75,7 +86,7 @@ int smarm_snapshot_tree(const smarm_snapshot_t *snap, int kind,
 	if (snap == NULL || cb == NULL ||
 	    (kind != SMARM_TREE_SPAWN && kind != SMARM_TREE_SUPERVISION))
 		return SMARM_EINVAL;
-	return smarm__obs_tree(snap, kind, cb, arg);
+	return smarm__obs_tree(csnap_of(snap), kind, cb, arg);
 }
 
 int smarm_actor_info(smarm_node_t *node, smarm_pid_t pid,

@@ -104,7 +104,7 @@ static void recs_free(void *p, size_t n)
 }
 
 /* Room for cap records in s (keeping the n it holds): 0 or ENOMEM. */
-static int recs_grow(struct smarm_snapshot *s, size_t cap)
+static int recs_grow(struct obs_snap *s, size_t cap)
 {
 	struct obs_rec *r = recs_alloc(cap);
 	if (r == NULL)
@@ -128,7 +128,7 @@ static void text_copy(char *d, size_t cap, const char *src)
 }
 
 /* r's extra record, made on first use (zeroed): NULL out of memory. */
-static struct obs_extra *extra_of(struct smarm_snapshot *s, struct obs_rec *r)
+static struct obs_extra *extra_of(struct obs_snap *s, struct obs_rec *r)
 {
 	if (r->or_x != OBS_NO_X)
 		return &s->s_x[r->or_x];
@@ -163,7 +163,7 @@ static uint32_t wrefs_live(const struct smarm__sig_actor *a)
  * Fill r (and its extra record, in s) from one peek: under the tenant's
  * cold lock (INV-2). SMARM_ENOMEM if its extra record could not be kept.
  */
-static int rec_fill(struct smarm_snapshot *s, struct obs_rec *r,
+static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 		    const struct smarm__peek *pk)
 {
 	const struct smarm__sig_actor *sa = pk->pk_ext[SMARM__SUB_OTP];
@@ -228,12 +228,12 @@ static int rec_fill(struct smarm_snapshot *s, struct obs_rec *r,
 }
 
 struct walk {
-	struct smarm_snapshot *w_s;
+	struct obs_snap *w_s;
 };
 
 static int peek_one(const struct smarm__peek *pk, void *arg)
 {
-	struct smarm_snapshot *s = ((struct walk *)arg)->w_s;
+	struct obs_snap *s = ((struct walk *)arg)->w_s;
 	/* Rare: actors were spawned during the walk. Under a slot lock,
 	 * but the allocator takes no runtime lock. */
 	if (s->s_n == s->s_cap && recs_grow(s, 2 * s->s_cap + 64) != 0)
@@ -248,7 +248,7 @@ static int peek_one(const struct smarm__peek *pk, void *arg)
  * Step 2 for one actor's registry records (under the registry's read
  * lock): names, mailbox depth, supervisor. r matched ra's pid.
  */
-static void reg_fill(struct smarm_snapshot *s, struct obs_rec *r,
+static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 		     const struct smarm__reg_actor *ra)
 {
 	uint32_t names = 0;
@@ -293,7 +293,7 @@ static void wait_fix(struct obs_rec *r)
 }
 
 /* Step 2 over the whole snapshot. */
-static void reg_pass(struct smarm_node *n, struct smarm_snapshot *s)
+static void reg_pass(struct smarm_node *n, struct obs_snap *s)
 {
 	struct smarm__reg *rg = smarm__reg_of(n);
 	if (rg != NULL && s->s_n > 0) {
@@ -318,9 +318,9 @@ static void reg_pass(struct smarm_node *n, struct smarm_snapshot *s)
 		wait_fix(&s->s_rec[i]);
 }
 
-int smarm__obs_snapshot(struct smarm_node *n, struct smarm_snapshot **out)
+int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out)
 {
-	struct smarm_snapshot *s = calloc(1, sizeof *s);
+	struct obs_snap *s = calloc(1, sizeof *s);
 	int64_t live = 0, unjoined = 0;
 	struct walk w;
 	int rc;
@@ -347,7 +347,7 @@ int smarm__obs_snapshot(struct smarm_node *n, struct smarm_snapshot **out)
 	return 0;
 }
 
-void smarm__obs_snapshot_free(struct smarm_snapshot *s)
+void smarm__obs_snapshot_free(struct obs_snap *s)
 {
 	if (s == NULL)
 		return;
@@ -356,7 +356,7 @@ void smarm__obs_snapshot_free(struct smarm_snapshot *s)
 	free(s);
 }
 
-size_t smarm__obs_find(const struct smarm_snapshot *s, uint64_t pid)
+size_t smarm__obs_find(const struct obs_snap *s, uint64_t pid)
 {
 	uint32_t idx = (uint32_t)pid & 0xffffffu; /* the slot index */
 	size_t lo = 0, hi = s->s_n;
@@ -373,7 +373,7 @@ size_t smarm__obs_find(const struct smarm_snapshot *s, uint64_t pid)
 	return SIZE_MAX;
 }
 
-void smarm__obs_expand(const struct smarm_snapshot *s, size_t i,
+void smarm__obs_expand(const struct obs_snap *s, size_t i,
 		       smarm_actor_info_t *out)
 {
 	const struct obs_rec *r = &s->s_rec[i];
@@ -415,7 +415,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 			  smarm_actor_info_t *out)
 {
 	/* A snapshot of one: the same two steps, on one slot. */
-	struct smarm_snapshot one = { 0 };
+	struct obs_snap one = { 0 };
 	struct obs_rec rec;
 	struct walk w = { &one };
 	struct smarm__reg *rg = smarm__reg_of(n);
@@ -501,14 +501,14 @@ struct tree {
 	size_t *t_kids;
 };
 
-static bool is_sup(const struct smarm_snapshot *s, size_t i)
+static bool is_sup(const struct obs_snap *s, size_t i)
 {
 	return (s->s_rec[i].or_flags & SMARM_ACTOR_SUPERVISOR) != 0;
 }
 
 /* Whether i is in the fold of kind, and whether it is a root there. */
-static bool in_fold(const struct smarm_snapshot *s, const struct tree *t,
-		    int kind, size_t i)
+static bool in_fold(const struct obs_snap *s, const struct tree *t, int kind,
+		    size_t i)
 {
 	size_t p = t->t_parent[i];
 	if (kind == SMARM_TREE_SPAWN)
@@ -516,8 +516,8 @@ static bool in_fold(const struct smarm_snapshot *s, const struct tree *t,
 	return is_sup(s, i) || (p != OBS_NONE && is_sup(s, p));
 }
 
-static bool is_root(const struct smarm_snapshot *s, const struct tree *t,
-		    int kind, size_t i)
+static bool is_root(const struct obs_snap *s, const struct tree *t, int kind,
+		    size_t i)
 {
 	size_t p = t->t_parent[i];
 	if (kind == SMARM_TREE_SPAWN)
@@ -526,12 +526,12 @@ static bool is_root(const struct smarm_snapshot *s, const struct tree *t,
 }
 
 /* Whether the fold descends into i's children. */
-static bool descends(const struct smarm_snapshot *s, int kind, size_t i)
+static bool descends(const struct obs_snap *s, int kind, size_t i)
 {
 	return kind == SMARM_TREE_SPAWN || is_sup(s, i);
 }
 
-static int tree_build(const struct smarm_snapshot *s, struct tree *t)
+static int tree_build(const struct obs_snap *s, struct tree *t)
 {
 	size_t n = s->s_n;
 	t->t_parent = malloc((n + 1) * sizeof(size_t));
@@ -555,9 +555,11 @@ static int tree_build(const struct smarm_snapshot *s, struct tree *t)
 	return 0;
 }
 
-int smarm__obs_tree(const struct smarm_snapshot *s, int kind, smarm_tree_cb cb,
+int smarm__obs_tree(const struct obs_snap *s, int kind, smarm_tree_cb cb,
 		    void *arg)
 {
+	/* The callback gets the public handle (obs.h: the same object). */
+	const smarm_snapshot_t *h = (const smarm_snapshot_t *)(const void *)s;
 	struct tree t = { NULL, NULL, NULL };
 	size_t *stk = NULL, *pos = NULL;
 	int rc = tree_build(s, &t);
@@ -571,7 +573,7 @@ int smarm__obs_tree(const struct smarm_snapshot *s, int kind, smarm_tree_cb cb,
 		size_t depth = 0;
 		if (!in_fold(s, &t, kind, r) || !is_root(s, &t, kind, r))
 			continue;
-		rc = cb(arg, s, r, 0,
+		rc = cb(arg, h, r, 0,
 			s->s_rec[r].or_parent != 0 &&
 				t.t_parent[r] == OBS_NONE);
 		if (rc != 0 || !descends(s, kind, r))
@@ -589,7 +591,7 @@ int smarm__obs_tree(const struct smarm_snapshot *s, int kind, smarm_tree_cb cb,
 				continue;
 			}
 			c = t.t_kids[pos[depth - 1]++];
-			rc = cb(arg, s, c, (unsigned)depth, false);
+			rc = cb(arg, h, c, (unsigned)depth, false);
 			if (rc == 0 && descends(s, kind, c) &&
 			    t.t_first[c] != t.t_first[c + 1]) {
 				stk[depth] = c;
