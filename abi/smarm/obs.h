@@ -64,8 +64,9 @@ enum smarm_actor_state {
  *   SMARM_WAIT_BLOCKED  on a channel, mutex, join, fd or job, unbounded.
  *   SMARM_WAIT_TIMED    the same, or a sleep, with a deadline
  *                       (smarm_actor_info_t.wait_deadline_ns).
- *   SMARM_WAIT_RECEIVE  a server, machine or supervisor idle in its
- *                       mailbox (with or without a deadline).
+ *   SMARM_WAIT_RECEIVE  a server, machine or supervisor parked: idle
+ *                       in its mailbox (with or without a deadline),
+ *                       or, rarely, inside a callback's own wait.
  */
 enum smarm_actor_wait {
 	SMARM_WAIT_NONE = 0,
