@@ -6,15 +6,17 @@
  * its name), from an actor and from a plain thread at once; a dead pid
  * has no record and an ended, unjoined one is DONE; names, links,
  * monitors, monitored-by, the trap flag and the wait are reported as
- * set; the supervision fold of a nested supervisor puts each child
- * under its supervisor and the spawn fold visits every actor once; the
- * calls' misuse errors; the socket is made owner-only whatever the
- * umask, serves its owner every request of the protocol, refuses a
- * peer of another user, never replaces a file that is not a socket, and
- * is removed at close.
+ * set; a gen_server's behaviour, plugin, name and mailbox, and a
+ * gen_statem's state name; the supervision fold of a nested supervisor puts
+ * each child under its supervisor and the spawn fold visits every actor once;
+ * the calls' misuse errors; the socket is made owner-only whatever the umask,
+ * serves its owner every request of the protocol, refuses a peer of another
+ * user, never replaces a file that is not a socket, and is removed at close.
  */
 #include "harness.h"
 #include "sup_kids.h"
+
+#include <smarm/smarm_plugin.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -710,6 +712,75 @@ START_TEST(test_obs_snapshot_under_churn_is_coherent)
 }
 END_TEST
 
+/* ----------------------------------------------------------- servers */
+
+struct bhv_case {
+	const smarm_behaviour_t *counter, *door;
+};
+
+static void root_bhv(void *arg)
+{
+	struct bhv_case *bc = arg;
+	smarm_server_t *sv = NULL, *sm = NULL;
+	smarm_actor_info_t in = info_new();
+	smarm_pid_t ps, pm;
+	HARNESS_EQ(smarm_server_start(bc->counter, NULL, "obs_counter", &sv),
+		   0);
+	HARNESS_EQ(smarm_server_start(bc->door, "code=7", NULL, &sm), 0);
+	if (sv == NULL || sm == NULL)
+		return;
+	HARNESS_EQ(smarm_server_pid(sv, &ps), 0);
+	HARNESS_EQ(smarm_server_pid(sm, &pm), 0);
+
+	await_state(ps, SMARM_ACTOR_PARKED, &in);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_SERVER);
+	HARNESS_CHECK(!(in.flags & SMARM_ACTOR_MACHINE));
+	HARNESS_CHECK(strcmp(in.behaviour, "counter") == 0);
+	HARNESS_CHECK(strcmp(in.plugin, "counter") == 0);
+	HARNESS_CHECK(strcmp(in.name, "obs_counter") == 0);
+	HARNESS_EQ(in.names, 1);
+	HARNESS_EQ(in.state_name[0], '\0');
+	HARNESS_EQ(in.wait, SMARM_WAIT_RECEIVE);
+	HARNESS_EQ(in.mailbox_depth, 0); /* its inbox, published */
+
+	await_state(pm, SMARM_ACTOR_PARKED, &in);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_MACHINE);
+	HARNESS_CHECK(strcmp(in.behaviour, "door") == 0);
+	HARNESS_CHECK(strcmp(in.plugin, "door") == 0);
+	HARNESS_CHECK(strcmp(in.state_name, "Closed") == 0 ||
+		      strcmp(in.state_name, "Open") == 0 ||
+		      strcmp(in.state_name, "Locked") == 0);
+	HARNESS_EQ(in.wait, SMARM_WAIT_RECEIVE);
+
+	HARNESS_EQ(smarm_server_shutdown(sv, SMARM_NO_TIMEOUT, NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(sm, SMARM_NO_TIMEOUT, NULL), 0);
+	/* Gone: no record of either. */
+	HARNESS_EQ(smarm_actor_info(NULL, ps, &in), SMARM_ENOPROC);
+	smarm_server_free(sv);
+	smarm_server_free(sm);
+}
+
+START_TEST(test_obs_servers_report_behaviour_and_state)
+{
+	struct bhv_case bc;
+	smarm_plugin_t *pc = NULL, *pd = NULL;
+	char msg[256];
+	const char *cp = getenv("SMARM_TEST_COUNTER");
+	const char *dp = getenv("SMARM_TEST_DOOR");
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_ptr_nonnull(dp);
+	ck_assert_int_eq(smarm_plugin_open(cp, &pc, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_open(dp, &pd, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pc, "counter", &bc.counter), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pd, "door", &bc.door), 0);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_bhv, &bc), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_plugin_close(pc), 0);
+	ck_assert_int_eq(smarm_plugin_close(pd), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ socket */
 
 static int sock_connect(const char *path)
@@ -930,6 +1001,7 @@ Suite *smarm_test_obs_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_obs_info_dead_pid_returns_enoproc);
 	tcase_add_test(tc, test_obs_names_links_monitors_reported);
+	tcase_add_test(tc, test_obs_servers_report_behaviour_and_state);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tree");
 	tcase_set_timeout(tc, 60);
