@@ -724,6 +724,7 @@ static void root_bhv(void *arg)
 	smarm_server_t *sv = NULL, *sm = NULL;
 	smarm_actor_info_t in = info_new();
 	smarm_pid_t ps, pm;
+	int rc;
 	HARNESS_EQ(smarm_server_start(bc->counter, NULL, "obs_counter", &sv),
 		   0);
 	HARNESS_EQ(smarm_server_start(bc->door, "code=7", NULL, &sm), 0);
@@ -754,8 +755,15 @@ static void root_bhv(void *arg)
 
 	HARNESS_EQ(smarm_server_shutdown(sv, SMARM_NO_TIMEOUT, NULL), 0);
 	HARNESS_EQ(smarm_server_shutdown(sm, SMARM_NO_TIMEOUT, NULL), 0);
-	/* Gone: no record of either. */
-	HARNESS_EQ(smarm_actor_info(NULL, ps, &in), SMARM_ENOPROC);
+	/* Ended: gone, or still on its way out (its exit hooks send the
+	 * Down the shutdown waited for; then DONE until its slot is
+	 * reclaimed), never a live server again. */
+	rc = smarm_actor_info(NULL, ps, &in);
+	HARNESS_CHECK(rc == SMARM_ENOPROC ||
+		      (rc == 0 && (in.state == SMARM_ACTOR_DONE ||
+				   (in.flags & SMARM_ACTOR_EXITING))));
+	if (rc == 0)
+		HARNESS_CHECK(!(in.flags & SMARM_ACTOR_SERVER));
 	smarm_server_free(sv);
 	smarm_server_free(sm);
 }
