@@ -59,8 +59,9 @@ struct obs_srv {
 	int sv_fd;	/* the listening socket */
 	int sv_wake[2]; /* a pipe: ss_close writes to stop the thread */
 	pthread_t sv_thr;
-	uid_t sv_uid;	   /* the node's user: peers must match (or root) */
-	char sv_path[108]; /* the socket file, removed at close */
+	uid_t sv_uid;	    /* the node's user: peers must match (or root) */
+	uint32_t sv_serial; /* the node's pid serial, 0: not known yet */
+	char sv_path[108];  /* the socket file, removed at close */
 };
 
 /* ------------------------------------------------------------ output */
@@ -334,18 +335,20 @@ static void req_tree(struct obs_srv *sv, struct out *o, int kind)
 			SMARM_OBS_FORMAT_VERSION, smarm_err_name(rc));
 }
 
-/* This node's serial, as its pids carry it (from any pid of it). */
+/* This node's serial, as its pids carry it (from any pid of it; a
+ * node keeps its serial while open, so it is read once). */
 static uint32_t node_serial(struct obs_srv *sv)
 {
 	smarm_snapshot_t *snap = NULL;
 	smarm_actor_info_t a;
-	uint32_t serial = 0;
+	if (sv->sv_serial != 0)
+		return sv->sv_serial;
 	a.size = sizeof a;
 	if (smarm_snapshot_take(sv->sv_node, &snap) == 0 &&
 	    smarm_snapshot_get(snap, 0, &a) == 0)
-		serial = (uint32_t)(a.pid.id >> 24) & 0xffu;
+		sv->sv_serial = (uint32_t)(a.pid.id >> 24) & 0xffu;
 	smarm_snapshot_free(snap);
-	return serial;
+	return sv->sv_serial;
 }
 
 static void serve_line(struct obs_srv *sv, struct out *o, char *line)
