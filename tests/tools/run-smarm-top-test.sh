@@ -13,7 +13,8 @@
 #     the live table; m sorts by memory; t shows the supervision tree
 #     and a key goes back; / filters by name; Enter opens the actor
 #     under the cursor (its links and monitors); q quits;
-#   - a path where no node listens exits 1.
+#   - a path where no node listens exits 1;
+#   - smarm-run --stats prints every node counter once the tree ended.
 # Skips cleanly (TAP "1..0 # SKIP") only when tmux is not installed.
 # Every run is bounded by timeout(1).
 
@@ -42,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PLAN=12
+PLAN=13
 n=0
 failed=0
 echo "1..$PLAN"
@@ -144,6 +145,14 @@ timeout 30 "$TOP" --once "$TMP/nothing.sock" >/dev/null 2>&1
 rc=$?
 [ "$rc" -eq 1 ]
 check "a path where no node listens exits 1" $? "exit $rc"
+
+# 13. smarm-run --stats
+out=$(timeout 60 "$RUN" -q -w 2 -t 1s --stats "$DEMO" 2>/dev/null); rc=$?
+[ "$rc" -eq 0 ] && grep -qE '^stat SERVER_REQUESTS [1-9][0-9]*$' <<<"$out" &&
+	grep -qE '^stat SUP_RESTARTS [0-9]+$' <<<"$out" &&
+	[ "$(grep -c '^stat ' <<<"$out")" -ge 30 ]
+check "smarm-run --stats prints every node counter at the end" $? \
+	"exit $rc" "$out"
 
 [ "$n" -eq "$PLAN" ] || echo "# planned $PLAN, ran $n"
 [ "$failed" -eq 0 ]
