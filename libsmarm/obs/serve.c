@@ -29,7 +29,9 @@
  *   INV-2 a connection whose peer is neither the node's user nor root
  *         is closed before anything is read from it or written to it.
  *   INV-3 at most SRV_CONNS connections are open; one more is closed
- *         at once, and one silent for SRV_IDLE_MS is closed.
+ *         at once, one silent for SRV_IDLE_MS is closed, and one that
+ *         takes no answer for SRV_SEND_S (a send timed out) is closed,
+ *         so smarm_node_close waits at most that long for the thread.
  * See: docs/observability.md.
  */
 #include "obs.h"
@@ -46,6 +48,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -53,6 +56,9 @@
 #define SRV_IDLE_MS 60000   /* a silent client is dropped after this */
 #define SRV_BUF (64u << 10) /* answer buffer, flushed when full */
 #define SRV_CONNS 16	    /* connections served at once */
+#define SRV_SEND_S                                                             \
+	5 /* a client that reads nothing for this long is                      \
+	     dropped */
 
 struct obs_srv {
 	struct smarm_node *sv_node;
@@ -438,6 +444,7 @@ static void *srv_main(void *arg)
 	struct out *o = malloc(sizeof *o);
 	struct conn *cs = calloc(SRV_CONNS, sizeof *cs);
 	struct pollfd p[SRV_CONNS + 2];
+	const struct timeval send_limit = { SRV_SEND_S, 0 };
 	for (int i = 0; cs != NULL && i < SRV_CONNS; i++)
 		cs[i].c_fd = -1;
 	while (o != NULL && cs != NULL) {
@@ -477,6 +484,10 @@ static void *srv_main(void *arg)
 			close(fd);
 			continue;
 		}
+		/* A client that stops reading cannot hold the thread (nor
+		 * smarm_node_close, which joins it) for long. */
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_limit,
+				 sizeof send_limit);
 		for (int i = 0; i < SRV_CONNS; i++) {
 			if (cs[i].c_fd >= 0)
 				continue;
