@@ -14,10 +14,12 @@
 #include "otp/reg.h"
 #include "otp/sig.h"
 #include "behaviour/gen_server.h"
+#include "obs/obs.h"
 
 const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX] = {
 	[SMARM__SUB_IO] = &smarm__io_subsys,
 	[SMARM__SUB_REG] = &smarm__reg_subsys,
 	[SMARM__SUB_OTP] = &smarm__sig_subsys,
 	[SMARM__SUB_BEHAVIOUR] = &smarm__bhv_subsys,
+	[SMARM__SUB_OBS] = &smarm__obs_subsys,
 };

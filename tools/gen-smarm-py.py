@@ -799,6 +799,7 @@ class Module:
                " * functions (read by tests/python/check_module.py). */",
                "#include <smarm/smarm.h>",
                "#include <smarm/otp.h>",
+               "#include <smarm/obs.h>",
                "#include <smarm/smarm_plugin.h>",
                "#include <stdalign.h>",
                "#include <stddef.h>",

@@ -98,6 +98,7 @@ enum {
 	RING_N = 1000000,
 	YIELD_N = 1000000,
 	IDLE_N = 100000,
+	SNAP_N = 1000000,
 	SKYNET_LEAVES = 1000000, /* default; --skynet-leaves changes it */
 	SKYNET_FANOUT = 10,
 };
@@ -986,6 +987,91 @@ static void wl_idle_bytes(struct bench_run *r)
 	if (!idle_wait(&idle_done, (long)spawned))
 		bench_fail(r, "actors did not all get their message", 0);
 	free(chans);
+}
+
+/* ------------------------------------------------------------------------
+ * snapshot_1m: SNAP_N actors parked in smarm_chan_recv on one shared
+ * channel; the timed region is one smarm_snapshot_take of the node
+ * (every actor read under its slot lock, the registry once) and a
+ * check that each is in it, parked. ns per actor. Then each is sent 0
+ * and ends.
+ * --------------------------------------------------------------------- */
+
+static atomic_long snap_parked; /* actors about to park */
+static atomic_long snap_done;	/* actors that got their 0 */
+
+static void snap_body(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	int64_t v = -1;
+	atomic_fetch_add_explicit(&snap_parked, 1, memory_order_relaxed);
+	int rc = smarm_chan_recv(ch, &v);
+	atomic_fetch_add_explicit(&snap_done, rc == 0 && v == 0,
+				  memory_order_relaxed);
+}
+
+static void wl_snapshot_1m(struct bench_run *r)
+{
+	smarm_chan_t *ch = NULL;
+	smarm_snapshot_t *snap = NULL;
+	smarm_actor_info_t in;
+	int64_t zero = 0;
+	size_t spawned = 0, parked = 0;
+	struct timespec c0, c1;
+	uint64_t t0;
+	int rc;
+
+	atomic_store(&snap_parked, 0);
+	atomic_store(&snap_done, 0);
+	rc = smarm_chan_alloc(&ch, sizeof zero, NULL);
+	if (rc != 0) {
+		bench_fail(r, "smarm_chan_alloc", rc);
+		return;
+	}
+	for (; spawned < SNAP_N; spawned++) {
+		rc = smarm_actor_spawn(NULL, snap_body, ch, NULL);
+		if (rc != 0) {
+			bench_fail(r, "smarm_actor_spawn", rc);
+			break;
+		}
+	}
+	if (!idle_wait(&snap_parked, (long)spawned))
+		bench_fail(r, "actors did not start", 0);
+	smarm_actor_sleep(20000000); /* the last ones park */
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	t0 = smarm_now_ns();
+	rc = smarm_snapshot_take(NULL, &snap);
+	r->ns = smarm_now_ns() - t0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	r->ops = spawned;
+	if (rc != 0)
+		bench_fail(r, "smarm_snapshot_take", rc);
+	memset(&in, 0, sizeof in);
+	in.size = sizeof in;
+	for (size_t i = 0; i < smarm_snapshot_count(snap); i++)
+		if (smarm_snapshot_get(snap, i, &in) == 0 &&
+		    in.state == SMARM_ACTOR_PARKED)
+			parked++;
+	if (parked != spawned)
+		bench_fail(r, "snapshot missed parked actors", 0);
+	/* The worker thread's CPU time: on a shared machine the wall time
+	 * also counts what other processes took. */
+	snprintf(r->note, sizeof r->note, "%zu/%zu parked, cpu %.0f ms", parked,
+		 smarm_snapshot_count(snap),
+		 ((double)(c1.tv_sec - c0.tv_sec) * 1e9 +
+		  (double)(c1.tv_nsec - c0.tv_nsec)) /
+			 1e6);
+	smarm_snapshot_free(snap);
+
+	for (size_t i = 0; i < spawned; i++) {
+		rc = smarm_chan_send(ch, &zero);
+		if (rc != 0)
+			bench_fail(r, "smarm_chan_send", rc);
+	}
+	if (!idle_wait(&snap_done, (long)spawned))
+		bench_fail(r, "actors did not all get their message", 0);
+	chan_drop(ch, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -1904,6 +1990,8 @@ static const struct workload workloads[] = {
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
 	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
 	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
+	{ "snapshot_1m", wl_snapshot_1m, 0, true, INT64_C(1) << 21,
+	  "parked, snapshot cpu" },
 	{ "sup_shutdown_quiet", wl_sup_shutdown_quiet, 0, false, 0, NULL },
 	{ "sup_shutdown_load", wl_sup_shutdown_load, 0, false, 0, NULL },
 	{ "compute_preempted", wl_compute, 0, false, 0, NULL },
@@ -2096,13 +2184,20 @@ static int bench_once(const struct workload *w, int workers, double *ns_per_op)
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		/* The figure, then the run's note. */
 		if (bench_run_node(w, workers, &v) != 0 ||
-		    write(fds[1], &v, sizeof v) != (ssize_t)sizeof v)
+		    write(fds[1], &v, sizeof v) != (ssize_t)sizeof v ||
+		    write(fds[1], note_last, sizeof note_last) !=
+			    (ssize_t)sizeof note_last)
 			_exit(1);
 		_exit(0);
 	}
 	close(fds[1]);
 	ssize_t got = read(fds[0], &v, sizeof v);
+	if (read(fds[0], note_last, sizeof note_last) !=
+	    (ssize_t)sizeof note_last)
+		note_last[0] = '\0';
+	note_last[sizeof note_last - 1] = '\0';
 	close(fds[0]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0 || got != (ssize_t)sizeof v) {

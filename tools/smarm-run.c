@@ -5,7 +5,13 @@
  * tree, start it, show a live status line, and on SIGINT, SIGTERM or
  * SIGHUP or at the end of its run time shut the tree down in order.
  *
- *   smarm-run [-q] [-c] [-w N] [-t DURATION] FILE
+ *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats] FILE
+ *   smarm-run --status SOCKET|PID
+ *
+ * -S serves the node's introspection on a Unix socket (smarm-top and
+ * --status read it); --stats prints every node counter once the tree
+ * has ended; --status is a client: it asks a running node for its
+ * supervision tree and prints every child's status.
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGUSR1 are blocked first thing
  * in main (so none takes its default action while the file loads; the
@@ -49,6 +55,7 @@
  * table is main's, its pids written by the root actor under kids_lock.
  */
 #include "app.h"
+#include "obs_client.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +119,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
-		"[--allow-insecure] FILE\n"
+		"[-S SOCKET] [--stats]\n"
+		"                 [--allow-insecure] FILE\n"
+		"       smarm-run --status SOCKET|PID\n"
 		"       smarm-run --help | --version\n"
 		"Run the supervision tree the application file FILE "
 		"describes.\n"
@@ -123,6 +132,14 @@ static void usage(FILE *f)
 		"the file\n"
 		"  -w, --workers N    worker threads (1 to 64), overriding "
 		"the file\n"
+		"  -S, --obs-socket P serve introspection on the Unix socket "
+		"P (owner only;\n"
+		"                     smarm-top P, smarm-run --status P)\n"
+		"      --stats        print every node counter when the tree "
+		"has ended\n"
+		"      --status T     print every child of the running node "
+		"at socket T\n"
+		"                     (or OS pid T) and exit\n"
 		"      --allow-insecure  load FILE and plugins that another "
 		"user owns or\n"
 		"                     could write (a warning instead of "
@@ -734,6 +751,76 @@ static bool trusted(const char *path, int fd, int line, bool insecure)
 	return false;
 }
 
+/* --stats: every node counter, one a line, once the tree has ended. */
+static void print_stats(smarm_node_t *node)
+{
+	for (int id = 1; id < 256; id++) {
+		int64_t v;
+		const char *name = smarm_stat_name(id);
+		if (smarm_node_get_int(node, id, &v) != 0)
+			continue;
+		if (strncmp(name, "SMARM_STAT_", 11) == 0)
+			name += 11;
+		printf("stat %s %lld\n", name, (long long)v);
+	}
+	fflush(stdout);
+}
+
+/*
+ * --status T: ask the node serving socket T (or OS pid T) for its
+ * supervision tree and print each child: indented by depth, its pid,
+ * what it is, its state and mailbox. Exit 0, or 1 if no answer.
+ */
+static int print_status(const char *target)
+{
+	char path[108], err[256];
+	struct jv v;
+	const struct jv *tree;
+	char *line;
+	int fd = obsc_connect(target, path, sizeof path, err, sizeof err);
+	if (fd < 0) {
+		fprintf(stderr, "smarm-run: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	line = obsc_ask(fd, "tree");
+	close(fd);
+	if (line == NULL || jv_parse(line, &v) != 0) {
+		fprintf(stderr, "smarm-run: %s: no answer (refused?)\n", path);
+		free(line);
+		return EXIT_RUNTIME;
+	}
+	free(line);
+	tree = jv_get(&v, "tree");
+	printf("%-24s %-10s %-28s %-9s %s\n", "CHILD", "PID", "WHAT", "STATE",
+	       "MAILBOX");
+	for (size_t i = 0; tree != NULL && i < tree->n; i++) {
+		const struct jv *a = jv_get(&tree->kids[i], "actor");
+		int depth = (int)jv_int(&tree->kids[i], "depth", 0);
+		const char *name = jv_str(a, "name");
+		const char *beh = jv_str(a, "behaviour");
+		const char *plugin = jv_str(a, "plugin");
+		const char *sn = jv_str(a, "state_name");
+		char what[128], who[64];
+		int64_t mb = jv_int(a, "mailbox", -1);
+		snprintf(who, sizeof who, "%*s%s", 2 * depth, "",
+			 name[0] ? name : "-");
+		if (plugin[0] != '\0')
+			snprintf(what, sizeof what, "%s (%s)%s%s", beh, plugin,
+				 sn[0] ? " in " : "", sn);
+		else
+			snprintf(what, sizeof what, "%s",
+				 beh[0] ? beh : "actor");
+		printf("%-24s %-10s %-28s %-9s %s\n", who, jv_str(a, "pid"),
+		       what, jv_str(a, "state"),
+		       mb < 0 ? "-"
+			      : (snprintf(err, sizeof err, "%lld",
+					  (long long)mb),
+				 err));
+	}
+	jv_free(&v);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -744,6 +831,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "allow-insecure", no_argument, NULL, 'I' },
+		{ "obs-socket", required_argument, NULL, 'S' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "status", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -754,6 +844,8 @@ int main(int argc, char **argv)
 	char err[APP_ERR_MAX] = "";
 	bool check = false;
 	bool insecure = false;
+	bool stats = false;
+	const char *obs_socket = NULL;
 	int workers = 0;
 	uint64_t run_ns = 0;
 	bool run_set = false;
@@ -779,8 +871,16 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 
-	while ((c = getopt_long(argc, argv, "cqt:w:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cqt:w:hVS:", longs, NULL)) != -1) {
 		switch (c) {
+		case 'S':
+			obs_socket = optarg;
+			break;
+		case 's':
+			stats = true;
+			break;
+		case 'T':
+			return print_status(optarg);
 		case 'c':
 			check = true;
 			break;
@@ -897,6 +997,8 @@ int main(int argc, char **argv)
 	rc = smarm_config_alloc(&cfg);
 	if (rc == 0 && workers > 0)
 		rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers);
+	if (rc == 0 && obs_socket != NULL)
+		rc = smarm_config_set_obs_socket(cfg, obs_socket);
 	if (rc == 0)
 		rc = smarm_node_open(&node, cfg);
 	smarm_config_free(cfg);
@@ -922,6 +1024,8 @@ int main(int argc, char **argv)
 		pthread_mutex_unlock(&r.watch_lock);
 		pthread_join(watch, NULL);
 	}
+	if (node != NULL && stats)
+		print_stats(node);
 	if (node != NULL)
 		smarm_node_close(node);
 	close(r.sigfd);

@@ -3,10 +3,10 @@
  * smarm/smarm.h - the libsmarm public API: an Erlang/OTP-style actor
  * runtime for C.
  *
- * This header (with smarm/version.h, smarm/errors.h and smarm/otp.h,
- * which it includes) is the whole contract. Nothing outside abi/ is API: using
- * any symbol or layout not declared here is unsupported and may break at any
- * release.
+ * This header (with smarm/version.h, smarm/errors.h, smarm/otp.h and
+ * smarm/obs.h, which it includes) is the whole contract. Nothing outside
+ * abi/ is API: using any symbol or layout not declared here is
+ * unsupported and may break at any release.
  *
  * Model. A *node* is one runtime instance: N worker OS threads running
  * stackful green-thread *actors* from a shared run queue. Actors are named
@@ -1755,5 +1755,8 @@ SMARM_API int smarm_io_blocking(smarm_io_blocking_cb fn, void *arg,
 /* The OTP layer (monitors, links, exit signals; message types,
  * mailboxes, names, groups). */
 #include "otp.h"
+
+/* Introspection: snapshots, actor records, trees, the socket. */
+#include "obs.h"
 
 #endif /* SMARM_SMARM_H */

@@ -591,6 +591,30 @@ const smarm_msgtype_t *smarm__gs_inbox_type(void);
 int smarm__bhv_self_set(const void *cx, unsigned tag);
 bool smarm__bhv_self_is(const void *cx, unsigned tag);
 
+/*
+ * What introspection (obs/) may see of a server or machine, copied from
+ * its behaviour context cx, the per-actor state of this subsystem
+ * (tagged as smarm__bhv_self_set tags it). Called under that actor's
+ * cold lock, which its end takes to clear the context before freeing
+ * it (server_fin, sm_fin): cx and its plugin stay valid for the call.
+ * The machine's state is read racily (it may change as we read): a
+ * state it was in. Strings are cut to their buffers.
+ */
+#define BHV_PEEK_TEXT 64
+struct bhv_peek {
+	int bp_kind;		       /* BHV_GEN_SERVER / BHV_GEN_STATEM */
+	char bp_name[BHV_PEEK_TEXT];   /* the behaviour's name */
+	char bp_plugin[BHV_PEEK_TEXT]; /* its plugin's name */
+	char bp_state[BHV_PEEK_TEXT];  /* a machine's state, else "" */
+	const smarm_chan_t *bp_inbox;  /* its inbox handle (checked by
+					  whoever uses it), or NULL */
+};
+void smarm__bhv_peek(const void *cx, struct bhv_peek *out);
+/* gen_statem.c: the machine half (cx untagged: its smarm_sm_ctx_t). */
+void smarm__sm_peek(const void *cx, struct bhv_peek *out);
+/* Copy src into a BHV_PEEK_TEXT buffer, cut. */
+void smarm__bhv_peek_copy(char *d, const char *src);
+
 /* Destroy an envelope never received (channel destructor). */
 void smarm__bhv_env_free(void *elem);
 

@@ -335,6 +335,38 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
 				     (void *)((uintptr_t)cx | tag);
 }
 
+static void peek_copy(char *d, const char *src)
+{
+	size_t i = 0;
+	for (; src != NULL && src[i] != '\0' && i < BHV_PEEK_TEXT - 1; i++)
+		d[i] = src[i];
+	d[i] = '\0';
+}
+
+void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
+{
+	uintptr_t v = (uintptr_t)cx;
+	const struct smarm_gs_ctx *sv;
+	memset(out, 0, sizeof *out);
+	if (cx == NULL)
+		return;
+	if ((v & 1u) == BHV_SELF_MACHINE) {
+		smarm__sm_peek((const void *)(v & ~(uintptr_t)1u), out);
+		return;
+	}
+	sv = cx;
+	out->bp_kind = BHV_GEN_SERVER;
+	peek_copy(out->bp_name, sv->sv_be->bh_name);
+	peek_copy(out->bp_plugin, smarm__bhv_plugin_name(sv->sv_be));
+	out->bp_inbox = sv->sv_inbox;
+}
+
+/* Used by gen_statem.c's half: the same cut. */
+void smarm__bhv_peek_copy(char *d, const char *src)
+{
+	peek_copy(d, src);
+}
+
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
 		    void **state)
 {

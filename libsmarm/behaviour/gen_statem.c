@@ -631,3 +631,18 @@ failed:
 	smarm_actor_exit();
 	return rc;
 }
+
+void smarm__sm_peek(const void *cx, struct bhv_peek *out)
+{
+	const struct sm *s = (const struct sm *)((const char *)cx -
+						 offsetof(struct sm, sm_m));
+	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
+	int32_t st = __atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED);
+	out->bp_kind = BHV_GEN_STATEM;
+	smarm__bhv_peek_copy(out->bp_name, s->sm_be->bh_name);
+	smarm__bhv_peek_copy(out->bp_plugin, smarm__bhv_plugin_name(s->sm_be));
+	if (d != NULL && d->state_names != NULL && st >= 0 &&
+	    (uint32_t)st < d->n_states)
+		smarm__bhv_peek_copy(out->bp_state, d->state_names[st]);
+	out->bp_inbox = s->sm_gs.sv_inbox;
+}

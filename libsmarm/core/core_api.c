@@ -193,6 +193,16 @@ void smarm_config_free(smarm_config_t *cfg)
 	free(cfg);
 }
 
+int smarm_config_set_obs_socket(smarm_config_t *cfg, const char *path)
+{
+	size_t len = path != NULL ? strnlen(path, SMARM__OBS_PATH_MAX) : 0;
+	if (cfg == NULL || len >= SMARM__OBS_PATH_MAX)
+		return SMARM_EINVAL;
+	memcpy(cfg->obs_socket, path != NULL ? path : "", len);
+	cfg->obs_socket[len] = '\0';
+	return 0;
+}
+
 int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
 {
 	if (cfg == NULL || !opt_valid(opt_find(opt), value))

@@ -53,6 +53,11 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt)
 	return cfg->opt[opt];
 }
 
+const char *smarm__config_obs_socket(const struct smarm_config *cfg)
+{
+	return cfg->obs_socket;
+}
+
 /*
  * Where each sized subsystem's room lies in a slot's extension block,
  * and which subsystems have the hooks a spawn or a stop walks (so those

@@ -71,10 +71,15 @@ _Static_assert(sizeof(struct smarm__wcount) == 64,
  * id is below it (core_api.c checks at compile time). */
 #define SMARM__OPT_SLOTS 32
 
+/* Bytes of a socket path, NUL included (sockaddr_un's sun_path). */
+#define SMARM__OBS_PATH_MAX 108
+
 struct smarm_config {
 	int64_t opt[SMARM__OPT_SLOTS]; /* by SMARM_OPT_*; -1: derived */
 	smarm_log_fn log_fn;	       /* smarm_config_set_logger */
 	void *log_arg;
+	char obs_socket[SMARM__OBS_PATH_MAX]; /* smarm_config_set_obs_socket;
+						 "": none */
 };
 
 struct smarm_spawn_opts {

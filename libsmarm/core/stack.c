@@ -648,7 +648,6 @@ int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
 {
 	struct smarm__slot *s = smarm__slot_live(n, pid);
 	void *base;
-	uintptr_t hwm;
 	int64_t v;
 
 	if (key < SMARM_STACK_INFO_RESERVE || key > SMARM_STACK_INFO_SHRINKS)
@@ -669,14 +668,7 @@ int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
 		v = __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED);
 		break;
 	case SMARM_STACK_INFO_DEPTH_HIGH_WATER:
-		hwm = __atomic_load_n(&s->hwm, __ATOMIC_RELAXED);
-		v = 0;
-		if (base != NULL && hwm != 0) {
-			uintptr_t top =
-				(uintptr_t)base + s->stk_guard + s->stk_reserve;
-			if (hwm <= top)
-				v = (int64_t)(top - hwm);
-		}
+		v = (int64_t)smarm__stack_depth_hwm(s, base);
 		break;
 	case SMARM_STACK_INFO_PARKS_SINCE_SHRINK:
 		v = __atomic_load_n(&s->stk_parks, __ATOMIC_RELAXED);

@@ -47,6 +47,22 @@ int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
 			      size_t reserve, uintptr_t *below);
 
 /*
+ * The sampled deepest use of s's stack in bytes (0: never descheduled
+ * at depth, or no stack yet), from its lowest saved sp. base is
+ * s->stk_base, loaded by the caller with acquire. Lock-free reads.
+ */
+static inline uint64_t smarm__stack_depth_hwm(const struct smarm__slot *s,
+					      const void *base)
+{
+	uintptr_t hwm = __atomic_load_n(&s->hwm, __ATOMIC_RELAXED);
+	uintptr_t top;
+	if (base == NULL || hwm == 0)
+		return 0;
+	top = (uintptr_t)base + s->stk_guard + s->stk_reserve;
+	return hwm <= top ? (uint64_t)(top - hwm) : 0;
+}
+
+/*
  * Park path (the scheduler, after the actor's sp is saved and before
  * park_return): count the park and, rarely, give back the pages of a
  * deep excursion the actor has returned from. The common case is an

@@ -269,6 +269,9 @@ int smarm__worker_index(const struct smarm_node *n);
 
 /* A resolved configuration value (SMARM_OPT_*), for ss_open. */
 int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
+/* The introspection socket's path (smarm_config_set_obs_socket), ""
+ * if none, for ss_open. */
+const char *smarm__config_obs_socket(const struct smarm_config *cfg);
 
 /* ---- actor.c: per-actor state ---- */
 
@@ -368,6 +371,50 @@ int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
  */
 void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
 			    const char *text, bool make);
+
+/*
+ * A look at one tenant for introspection (obs/): what the core keeps of
+ * it, copied under its cold lock, so every field belongs to the same
+ * tenant (a pid read with its state, never a successor's). pk_ext and
+ * pk_labels point into the slot and are valid only inside the visiting
+ * fn, which runs under that cold lock (SLOT rank): fn copies, never
+ * blocks, calls no user code and takes no SLOT-rank lock (locks of a
+ * higher rank, a channel's, are allowed).
+ */
+struct smarm__peek {
+	uint64_t pk_pid;	 /* the tenant */
+	uint64_t pk_parent;	 /* its spawner (0: the run itself) */
+	uint32_t pk_state;	 /* SMARM_ACTOR_* (obs.h): the slot state */
+	uint8_t pk_exiting;	 /* SMARM__EXITING_*, 0: alive */
+	uint8_t pk_stop;	 /* SMARM__STOP_* requested, not yet seen */
+	uint8_t pk_stk_mode;	 /* SMARM_STACK_* */
+	bool pk_timed;		 /* parked with a live timer (a deadline) */
+	uint64_t pk_deadline;	 /* ... at this absolute ns */
+	uint64_t pk_waits;	 /* waits opened since its spawn */
+	uint64_t pk_stk_reserve; /* usable stack bytes */
+	uint64_t pk_stk_guard;	 /* guard bytes (0: dense) */
+	uint64_t pk_stk_hwm;	 /* sampled deepest use, bytes */
+	uint32_t pk_stk_shrinks; /* park-path shrinks */
+	const void *pk_ext[SMARM__SUB_MAX];    /* per-subsystem state */
+	const struct smarm__labels *pk_labels; /* NULL: none */
+};
+typedef int (*smarm__peek_fn)(const struct smarm__peek *pk, void *arg);
+
+/*
+ * Visit the tenant pid names (alive or DONE and not yet reclaimed):
+ * fn's return value, or SMARM_ENOPROC (no such tenant). Any thread; no
+ * runtime lock held; the world does not stop.
+ */
+int smarm__actor_peek(struct smarm_node *n, uint64_t pid, smarm__peek_fn fn,
+		      void *arg);
+
+/*
+ * Visit every tenant of n in slot order, each under its own cold lock
+ * in turn (never two at once), as ps does: each look is coherent, the
+ * whole is not (an actor spawned or ended meanwhile may be in or out).
+ * Stops at the first non-zero return of fn and returns it; 0 else.
+ */
+int smarm__actor_peek_all(struct smarm_node *n, smarm__peek_fn fn, void *arg);
 
 /* The pid id of the actor running on this thread, 0 if none. */
 uint64_t smarm__self_pid(void);

@@ -253,6 +253,27 @@ int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
 	return rc;
 }
 
+uint64_t smarm__timer_wake_deadline(struct smarm_node *n, struct smarm__slot *s,
+				    uint32_t epoch)
+{
+	uint64_t dl = 0;
+	uint32_t k;
+	/* Unlocked first: most parked actors have no wake entry. */
+	if (__atomic_load_n(&s->tm_pos, __ATOMIC_RELAXED) == SMARM__NO_INDEX)
+		return 0;
+	smarm__glock(&n->tm_lock, &n->tm_lock_n, SMARM__RANK_TIMERS);
+	k = s->tm_pos;
+	/* The entry of this very wait (wake_entry's test), not one left by
+	 * a bounded wait that ended early. */
+	if (k != SMARM__NO_INDEX && k < n->tm_len && n->tm_heap[k].slot == s &&
+	    n->tm_heap[k].epoch == epoch &&
+	    n->tm_heap[k].waits ==
+		    atomic_load_explicit(&s->waits, memory_order_relaxed))
+		dl = n->tm_heap[k].deadline;
+	smarm__unlock(&n->tm_lock, SMARM__RANK_TIMERS);
+	return dl;
+}
+
 int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 			    void (*fire)(void *, void *),
 			    void (*drop)(void *, void *), void *ctx,

@@ -21,6 +21,13 @@ struct smarm__slot;
 
 int smarm__timer_sleep(struct smarm_node *n, uint64_t deadline,
 		       struct smarm__slot *me, uint32_t epoch);
+/*
+ * The deadline of the wake entry of s's wait round epoch (s parked in
+ * it, its cold lock held by the caller), or 0 if that wait has none.
+ * Takes tm_lock only when s has a tracked entry. For introspection.
+ */
+uint64_t smarm__timer_wake_deadline(struct smarm_node *n, struct smarm__slot *s,
+				    uint32_t epoch);
 void smarm__timers_fire(struct smarm_node *n, bool try_only);
 bool smarm__timers_due(struct smarm_node *n);
 uint64_t smarm__timers_peek(struct smarm_node *n);

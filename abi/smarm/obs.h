@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/obs.h - introspection of a running node: a snapshot of every
+ * actor, one actor's record, its links and monitors, the supervision
+ * and spawn trees folded from a snapshot, and the opt-in Unix-domain
+ * socket through which tools/smarm-top reads them from outside the
+ * process. Included by smarm/smarm.h, which states the conventions
+ * every call here follows; include either.
+ *
+ * Model. A *snapshot* (smarm_snapshot_t) is taken without stopping the
+ * world, as ps does: each actor is read under its own slot lock in
+ * turn, so each record is coherent (one actor, one moment: never a mix
+ * of a dead actor and its slot's next tenant), and the whole is not (an
+ * actor spawned or ended during the walk may be in it or not). A
+ * record (smarm_actor_info_t) is a fixed-size, versioned struct: the
+ * caller sets its `size`, the library fills what both know and says
+ * which format it filled in `version`. Fields are only ever added at
+ * the end, and SMARM_OBS_FORMAT_VERSION changes whenever the record
+ * does; it is also the version of the socket protocol (docs/
+ * observability.md, "The socket").
+ */
+#ifndef SMARM_OBS_H
+#define SMARM_OBS_H
+
+#include "smarm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Introspection ==== */
+
+/*
+ * The format of smarm_actor_info_t and of the socket protocol. Changes
+ * whenever either does. Since: SMARM_0.5.
+ */
+#define SMARM_OBS_FORMAT_VERSION 1
+
+/* Bytes of a behaviour, plugin or state name in a record, NUL included. */
+#define SMARM_OBS_TEXT_MAX 64
+
+/*
+ * smarm_actor_info_t.state: the actor's slot state when it was read.
+ * Since: SMARM_0.5.
+ *   SMARM_ACTOR_QUEUED    runnable, waiting for a worker.
+ *   SMARM_ACTOR_RUNNING   on a worker now.
+ *   SMARM_ACTOR_NOTIFIED  running, and a wake arrived: its next park
+ *                         returns at once.
+ *   SMARM_ACTOR_PARKED    blocked (see smarm_actor_info_t.wait).
+ *   SMARM_ACTOR_DONE      ended, not yet joined (its slot is kept).
+ */
+enum smarm_actor_state {
+	SMARM_ACTOR_QUEUED = 1,
+	SMARM_ACTOR_RUNNING = 2,
+	SMARM_ACTOR_NOTIFIED = 3,
+	SMARM_ACTOR_PARKED = 4,
+	SMARM_ACTOR_DONE = 5,
+};
+
+/*
+ * smarm_actor_info_t.wait: what a parked actor waits on, as far as the
+ * runtime knows. Since: SMARM_0.5.
+ *   SMARM_WAIT_NONE     not parked.
+ *   SMARM_WAIT_BLOCKED  on a channel, mutex, join, fd or job, unbounded.
+ *   SMARM_WAIT_TIMED    the same, or a sleep, with a deadline
+ *                       (smarm_actor_info_t.wait_deadline_ns).
+ *   SMARM_WAIT_RECEIVE  a server, machine or supervisor parked: idle
+ *                       in its mailbox (with or without a deadline),
+ *                       or, rarely, inside a callback's own wait.
+ */
+enum smarm_actor_wait {
+	SMARM_WAIT_NONE = 0,
+	SMARM_WAIT_BLOCKED = 1,
+	SMARM_WAIT_TIMED = 2,
+	SMARM_WAIT_RECEIVE = 3,
+};
+
+/*
+ * smarm_actor_info_t.flags, or'ed. Since: SMARM_0.5.
+ *   SMARM_ACTOR_TRAPS_EXITS   it traps exit signals (smarm_trap_exit).
+ *   SMARM_ACTOR_EXITING       its cleanup handlers or exit hooks run.
+ *   SMARM_ACTOR_STOP_PENDING  a stop was requested and not yet seen.
+ *   SMARM_ACTOR_SERVER        a gen_server (behaviour, plugin set).
+ *   SMARM_ACTOR_MACHINE       a gen_statem (state_name set too).
+ *   SMARM_ACTOR_SUPERVISOR    a supervisor (smarm_sup_start and kin).
+ *   SMARM_ACTOR_ROOT          the root actor of smarm_node_run.
+ */
+enum smarm_actor_flag {
+	SMARM_ACTOR_TRAPS_EXITS = 1u << 0,
+	SMARM_ACTOR_EXITING = 1u << 1,
+	SMARM_ACTOR_STOP_PENDING = 1u << 2,
+	SMARM_ACTOR_SERVER = 1u << 3,
+	SMARM_ACTOR_MACHINE = 1u << 4,
+	SMARM_ACTOR_SUPERVISOR = 1u << 5,
+	SMARM_ACTOR_ROOT = 1u << 6,
+};
+
+/*
+ * smarm_actor_info_t - one actor, as a snapshot or smarm_actor_info()
+ * saw it. Set `size` to sizeof(smarm_actor_info_t) before the call; the
+ * library fills the first min(size, its own) bytes. Since: SMARM_0.5.
+ *   size          in: the caller's sizeof (at least
+ *                 SMARM_ACTOR_INFO_SIZE_V1); out: what was filled.
+ *   version       out: SMARM_OBS_FORMAT_VERSION of the library.
+ *   pid, parent   the actor and its spawner (SMARM_PID_NONE: the run
+ *                 itself); a supervisor's children have it as parent.
+ *   state, wait   enum smarm_actor_state, enum smarm_actor_wait.
+ *   flags         enum smarm_actor_flag bits.
+ *   names         registered names it holds; `name` is one of them.
+ *   links, monitors, monitored_by  its links; the monitors it set on
+ *                 others; the monitors others set on it.
+ *   stack_mode    SMARM_STACK_GUARDED or _DENSE once it ran.
+ *   waits         waits it opened since it was spawned (receives,
+ *                 sleeps, joins, mutex and io waits): a cheap measure
+ *                 of activity, like the BEAM's reductions; compare two
+ *                 snapshots for a rate.
+ *   wait_deadline_ns  SMARM_WAIT_TIMED (and a timed receive): when the
+ *                 wait ends, on the smarm_now_ns clock; else 0.
+ *   mailbox_depth messages queued in the mailboxes it published (a
+ *                 server's or machine's inbox, a supervisor's); -1 if
+ *                 it published none.
+ *   stack_reserve, stack_guard  bytes; stack_high_water the sampled
+ *                 deepest use (smarm_actor_get_stack's
+ *                 SMARM_STACK_INFO_DEPTH_HIGH_WATER); stack_shrinks.
+ *   name          a registered name, "" if none.
+ *   behaviour, plugin  a server's or machine's behaviour and plugin
+ *                 names; "supervisor" for a supervisor; else "".
+ *   state_name    a machine's current state, else "".
+ */
+typedef struct smarm_actor_info {
+	uint32_t size;
+	uint32_t version;
+	smarm_pid_t pid;
+	smarm_pid_t parent;
+	int32_t state;
+	int32_t wait;
+	uint32_t flags;
+	uint32_t names;
+	uint32_t links;
+	uint32_t monitors;
+	uint32_t monitored_by;
+	uint32_t stack_mode;
+	uint64_t waits;
+	uint64_t wait_deadline_ns;
+	int64_t mailbox_depth;
+	uint64_t stack_reserve;
+	uint64_t stack_guard;
+	uint64_t stack_high_water;
+	uint64_t stack_shrinks;
+	char name[SMARM_NAME_MAX + 1];
+	char behaviour[SMARM_OBS_TEXT_MAX];
+	char plugin[SMARM_OBS_TEXT_MAX];
+	char state_name[SMARM_OBS_TEXT_MAX];
+} smarm_actor_info_t;
+
+/* The size of the version 1 record: the least `size` accepted. */
+#define SMARM_ACTOR_INFO_SIZE_V1 368
+
+/* An opaque snapshot of a node's actors. */
+typedef struct smarm_snapshot smarm_snapshot_t;
+
+/*
+ * smarm_snapshot_take() - read every actor of a node.
+ *
+ * node NULL means the caller's own node (actor context). Every actor
+ * alive, and every ended one not yet joined, is in it once, in slot
+ * order, unless it was spawned or ended during the walk. Nothing is
+ * stopped: each actor's slot lock is held for the copy of its record
+ * only. The snapshot is the caller's, freed with smarm_snapshot_free.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOTACTOR
+ * node NULL outside an actor; SMARM_ENOMEM.
+ * Thread-safety: any thread (an actor, the host's, a signal-free
+ * helper) while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_snapshot_take(smarm_node_t *node, smarm_snapshot_t **out);
+
+/*
+ * smarm_snapshot_free() - free a snapshot. NULL is a no-op.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API void smarm_snapshot_free(smarm_snapshot_t *snap);
+
+/*
+ * smarm_snapshot_count() - how many actors a snapshot holds (0 for
+ * NULL). Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API size_t smarm_snapshot_count(const smarm_snapshot_t *snap);
+
+/*
+ * smarm_snapshot_get() - copy record index (0 .. count - 1) out.
+ *
+ * Returns: 0, *out filled (out->size bytes at most). Errors:
+ * SMARM_EINVAL snap or out NULL, or out->size below
+ * SMARM_ACTOR_INFO_SIZE_V1; SMARM_ENOENT index out of range.
+ * Thread-safety: any thread; a snapshot is read-only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_snapshot_get(const smarm_snapshot_t *snap, size_t index,
+				 smarm_actor_info_t *out);
+
+/*
+ * smarm_snapshot_find() - the index of pid's record in a snapshot.
+ *
+ * Returns: 0, *index set. Errors: SMARM_EINVAL snap or index NULL;
+ * SMARM_ENOPROC pid is not in the snapshot.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_snapshot_find(const smarm_snapshot_t *snap, smarm_pid_t pid,
+				  size_t *index);
+
+/*
+ * Trees smarm_snapshot_tree() folds. Since: SMARM_0.5.
+ *   SMARM_TREE_SPAWN        every actor under its spawner: a forest
+ *                           whose roots are the actors whose parent is
+ *                           the run itself or not in the snapshot
+ *                           (orphaned: it ended).
+ *   SMARM_TREE_SUPERVISION  supervisors and their children only: the
+ *                           roots are the supervisors whose parent is
+ *                           not a supervisor; under each its children
+ *                           (the actors it spawned), and under a child
+ *                           that is a supervisor its own.
+ */
+enum smarm_tree_kind {
+	SMARM_TREE_SPAWN = 1,
+	SMARM_TREE_SUPERVISION = 2,
+};
+
+/*
+ * smarm_tree_cb - one actor of a fold, in depth-first pre-order:
+ * children after their parent, siblings in snapshot order. index is the
+ * actor's record in snap; depth 0 for a root; orphaned: a root whose
+ * parent is an actor missing from the snapshot. A non-zero return ends
+ * the fold, which returns it.
+ */
+typedef int (*smarm_tree_cb)(void *arg, const smarm_snapshot_t *snap,
+			     size_t index, unsigned depth, bool orphaned);
+
+/*
+ * smarm_snapshot_tree() - fold a snapshot into a tree and walk it.
+ *
+ * Pure: reads only the snapshot (O(n), any depth, no recursion), so
+ * every actor of a SPAWN fold is visited exactly once.
+ * Returns: 0, or the callback's non-zero value. Errors: SMARM_EINVAL
+ * snap or cb NULL, kind not a smarm_tree_kind; SMARM_ENOMEM.
+ * Thread-safety: any thread. Callbacks: on the calling thread, no lock
+ * held. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_snapshot_tree(const smarm_snapshot_t *snap, int kind,
+				  smarm_tree_cb cb, void *arg);
+
+/*
+ * smarm_actor_info() - one actor's record, coherent.
+ *
+ * node NULL: the caller's node (actor context). An ended actor not yet
+ * joined is reported (state SMARM_ACTOR_DONE).
+ * Returns: 0, *out filled. Errors: SMARM_EINVAL out NULL or out->size
+ * below SMARM_ACTOR_INFO_SIZE_V1; SMARM_ENOTACTOR node NULL outside an
+ * actor; SMARM_ENOPROC pid names no actor of the node (never did, or
+ * ended and joined, or another node's).
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_actor_info(smarm_node_t *node, smarm_pid_t pid,
+			       smarm_actor_info_t *out);
+
+/*
+ * Relations smarm_actor_relations() lists. Since: SMARM_0.5.
+ *   SMARM_REL_LINKS         the actors it is linked to.
+ *   SMARM_REL_MONITORS      the actors it monitors.
+ *   SMARM_REL_MONITORED_BY  the actors monitoring it (one entry per
+ *                           monitor: a watcher with two is there twice).
+ */
+enum smarm_relation {
+	SMARM_REL_LINKS = 1,
+	SMARM_REL_MONITORS = 2,
+	SMARM_REL_MONITORED_BY = 3,
+};
+
+/*
+ * smarm_actor_relations() - list one actor's links or monitors.
+ *
+ * Up to cap pids go into buf; *count is how many there are (more than
+ * cap: call again with a larger buf). Like smarm_actor_monitors, but
+ * from any thread and for links too.
+ * Returns: 0. Errors: SMARM_EINVAL count NULL, buf NULL with cap > 0,
+ * or kind not a smarm_relation; SMARM_ENOTACTOR node NULL outside an
+ * actor; SMARM_ENOPROC pid names no live actor of the node.
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_actor_relations(smarm_node_t *node, smarm_pid_t pid,
+				    int kind, smarm_pid_t *buf, size_t cap,
+				    size_t *count);
+
+/* ==== The introspection socket ==== */
+
+/*
+ * smarm_config_set_obs_socket() - serve introspection on a Unix socket.
+ *
+ * A node opened from cfg listens on path (NULL or "": not at all, the
+ * default) with a thread of its own, never a worker. The socket is
+ * created owner-only (mode 0600, whatever the umask), an existing file
+ * at path is replaced only if it is a socket, and the file is removed
+ * at smarm_node_close. Each connection's peer must be the node's own
+ * user or root (SO_PEERCRED), else it is refused at once. The protocol
+ * (one request line, a JSON answer; docs/observability.md) carries
+ * SMARM_OBS_FORMAT_VERSION. smarm_node_open fails with SMARM_ESYSTEM if
+ * the socket cannot be made.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, or path longer than a
+ * socket address holds (107 bytes). Thread-safety: as smarm_config_set_int.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_obs_socket(smarm_config_t *cfg,
+					  const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMARM_OBS_H */

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * obs.h - internal interface of the obs layer: snapshots and actor
+ * records (snapshot.c), as obs_api.c and the socket server (serve.c)
+ * use them. The layer sits on top of every other: it reads the core
+ * through core.h's subsys.h peeks, the OTP layer through otp/sig.h and
+ * otp/reg.h, the behaviour layer through behaviour/bhv.h, and changes
+ * nothing it reads.
+ *
+ * Ownership: a snapshot is its taker's. The socket server's state is
+ * the node's SMARM__SUB_OBS per-node state, ss_open .. ss_close.
+ * See: docs/observability.md.
+ */
+#ifndef SMARM_OBS_OBS_H
+#define SMARM_OBS_OBS_H
+
+#include "../core/core.h"
+
+/*
+ * One actor in a snapshot, compact (a million of them are read in one
+ * snapshot, and their first touch was most of its time): 56 bytes, and
+ * what most actors have none of (links, monitors, names, a deadline,
+ * strings) in an extra record of the few that have any.
+ * smarm_snapshot_get expands both into a smarm_actor_info_t.
+ */
+struct obs_rec {
+	uint64_t or_pid, or_parent;
+	uint64_t or_waits;
+	uint32_t or_reserve, or_guard, or_hwm; /* bytes: a stack is at most
+						  1 GiB (STACK_RESERVE) */
+	int32_t or_mbox; /* -1: no mailbox published; saturates */
+	uint32_t or_x;	 /* index into s_x, OBS_NO_X: all zero */
+	uint32_t or_flags;
+	uint8_t or_state, or_wait, or_mode;
+};
+#define OBS_NO_X UINT32_MAX
+
+/* The rest of an actor that has any of it. */
+struct obs_extra {
+	uint64_t ox_deadline;
+	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
+	char ox_name[SMARM_NAME_MAX + 1];
+	char ox_beh[SMARM_OBS_TEXT_MAX];
+	char ox_plugin[SMARM_OBS_TEXT_MAX];
+	char ox_state[SMARM_OBS_TEXT_MAX];
+};
+
+/*
+ * A snapshot. The public smarm_snapshot_t is never defined: obs_api.c
+ * converts its pointers to this one, so the ABI baseline sees an opaque
+ * type and this layout stays free to change.
+ */
+struct obs_snap {
+	struct obs_rec *s_rec; /* s_n records, in slot order */
+	size_t s_n, s_cap;
+	struct obs_extra *s_x; /* s_nx entries */
+	size_t s_nx, s_capx;
+};
+
+/* Take a snapshot of n (any thread): 0, or SMARM_ENOMEM. */
+int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out);
+void smarm__obs_snapshot_free(struct obs_snap *s);
+/* Record i of s as the public struct (out->size already checked). */
+void smarm__obs_expand(const struct obs_snap *s, size_t i,
+		       smarm_actor_info_t *out);
+/* One actor, coherent: 0 or SMARM_ENOPROC. */
+int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
+			  smarm_actor_info_t *out);
+/* Its links or monitors (enum smarm_relation): 0 or SMARM_ENOPROC. */
+int smarm__obs_relations(struct smarm_node *n, uint64_t pid, int kind,
+			 smarm_pid_t *buf, size_t cap, size_t *count);
+/* The fold behind smarm_snapshot_tree (arguments checked). */
+int smarm__obs_tree(const struct obs_snap *s, int kind, smarm_tree_cb cb,
+		    void *arg);
+/* Where pid is in s: its index, or SIZE_MAX. O(log n): s is in slot
+ * order, and slot order is pid-index order. */
+size_t smarm__obs_find(const struct obs_snap *s, uint64_t pid);
+
+/* serve.c: the introspection socket (SMARM__SUB_OBS). */
+extern const struct smarm__subsys smarm__obs_subsys;
+
+#endif /* SMARM_OBS_OBS_H */
