@@ -475,6 +475,9 @@ static void print_actor(struct top *t, FILE *f, uint64_t id)
 	print_list(f, &v, "links");
 	print_list(f, &v, "monitors");
 	print_list(f, &v, "monitored_by");
+	a = jv_get(&v, "state_text"); /* a server's format_status */
+	if (a != NULL && a->type == JV_STR && a->str[0] != '\0')
+		fprintf(f, "%-14s %s\n", "status", a->str);
 	jv_free(&v);
 }
 

@@ -615,6 +615,17 @@ void smarm__sm_peek(const void *cx, struct bhv_peek *out);
 /* Copy src into a BHV_PEEK_TEXT buffer, cut. */
 void smarm__bhv_peek_copy(char *d, const char *src);
 
+/*
+ * gen_server_api.c: smarm_server_get_status of the server or machine
+ * pid of node, asked with no handle (an observer knows the pid, not the
+ * behaviour): the same system message, which every engine answers
+ * before it looks at whose behaviour sent it. From an actor or a plain
+ * thread; the statuses of smarm_server_get_status, SMARM_ENOPROC for a
+ * pid that is no server.
+ */
+int smarm__bhv_status_of(smarm_node_t *node, smarm_pid_t pid,
+			 smarm_server_status_t *out, uint64_t timeout_ns);
+
 /* Destroy an envelope never received (channel destructor). */
 void smarm__bhv_env_free(void *elem);
 

@@ -1458,6 +1458,22 @@ int smarm_server_args_why(const smarm_behaviour_t *b, const char *opname,
 
 /* ---- status ---- */
 
+int smarm__bhv_status_of(smarm_node_t *node, smarm_pid_t pid,
+			 smarm_server_status_t *out, uint64_t timeout_ns)
+{
+	/* A handle of no behaviour: nothing but the status reads sc_be. */
+	struct smarm_server s = { .sc_node = node, .sc_pid = pid };
+	int rc;
+	if (node == NULL || pid.id == 0)
+		return SMARM_EINVAL;
+	rc = smarm_server_get_status(&s, out, timeout_ns);
+	if (s.sc_reply != NULL) {
+		smarm_chan_receiver_free(s.sc_reply);
+		smarm_chan_sender_free(s.sc_reply);
+	}
+	return rc;
+}
+
 int smarm_server_get_status(smarm_server_t *s, smarm_server_status_t *out,
 			    uint64_t timeout_ns)
 {

@@ -8,9 +8,11 @@
  *
  * Protocol, version SMARM_OBS_FORMAT_VERSION (docs/observability.md,
  * "The socket"): a request is one line, `hello`, `stats`, `snapshot`,
- * `actor PID`, `tree` or `tree spawn`; the answer is one line, a JSON
- * object whose "v" is the version; an unknown request is answered
- * {"v":1,"error":"..."}. A connection may send any number of requests.
+ * `actor PID` (with a server's format_status text, asked of it: at
+ * most SRV_STATUS_MS), `tree` or `tree spawn`; the answer is one line,
+ * a JSON object whose "v" is the version; an unknown request is
+ * answered {"v":1,"error":"..."}. A connection may send any number of
+ * requests.
  *
  * Who may connect: the socket file is made mode 0600 whatever the umask
  * (bound in a fresh 0700 directory beside it, made 0600, then renamed
@@ -36,6 +38,8 @@
  */
 #include "obs.h"
 
+#include "../behaviour/bhv.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,6 +60,7 @@
 #define SRV_IDLE_MS 60000   /* a silent client is dropped after this */
 #define SRV_BUF (64u << 10) /* answer buffer, flushed when full */
 #define SRV_CONNS 16	    /* connections served at once */
+#define SRV_STATUS_MS 1000  /* a server's status: the longest wait */
 #define SRV_SEND_S                                                             \
 	5 /* a client that reads nothing for this long is                      \
 	     dropped */
@@ -302,6 +307,21 @@ static void req_actor(struct obs_srv *sv, struct out *o, const char *arg)
 	out_rel(o, sv, pid, SMARM_REL_LINKS, "links");
 	out_rel(o, sv, pid, SMARM_REL_MONITORS, "monitors");
 	out_rel(o, sv, pid, SMARM_REL_MONITORED_BY, "monitored_by");
+	if (a.behaviour[0] != '\0') {
+		/*
+		 * A server or machine: its behaviour's format_status text
+		 * (OTP's), asked of it between its callbacks as
+		 * sys:get_status is; "" if it has none, or does not answer
+		 * within SRV_STATUS_MS (a long callback).
+		 */
+		smarm_server_status_t st = { .struct_size = sizeof st };
+		if (smarm__bhv_status_of(sv->sv_node, (smarm_pid_t){ pid }, &st,
+					 (uint64_t)SRV_STATUS_MS * 1000000u) !=
+		    0)
+			st.state_text[0] = '\0';
+		out_put(o, ",\"state_text\":", 14);
+		out_str(o, st.state_text);
+	}
 	out_put(o, "}\n", 2);
 }
 

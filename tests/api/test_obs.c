@@ -831,6 +831,8 @@ static ssize_t sock_ask(int fd, const char *req, char *buf, size_t cap)
 struct sock_case {
 	char path[108];
 	smarm_chan_t *done;
+	const smarm_behaviour_t *counter; /* a server to ask about */
+	char server_req[64];		  /* "actor <its id>\n" */
 	_Atomic int line; /* the client's first failure, 0: none */
 };
 
@@ -861,6 +863,11 @@ static void *sock_client(void *arg)
 		SOCK_CHECK(sc, strstr(buf, "\"error\"") != NULL);
 		SOCK_CHECK(sc, sock_ask(fd, "actor 1.1\n", buf, 1 << 20) > 0);
 		SOCK_CHECK(sc, strstr(buf, "\"links\":[") != NULL);
+		SOCK_CHECK(sc, strstr(buf, "\"state_text\"") == NULL);
+		/* A server's answer has its format_status text. */
+		SOCK_CHECK(sc, sock_ask(fd, sc->server_req, buf, 1 << 20) > 0);
+		SOCK_CHECK(sc, strstr(buf, "\"state_text\":\"count 4 (start "
+					   "4)\"") != NULL);
 		close(fd);
 	}
 	free(buf);
@@ -871,17 +878,24 @@ static void *sock_client(void *arg)
 static void root_sock(void *arg)
 {
 	struct sock_case *sc = arg;
+	smarm_server_t *srv = NULL;
 	pthread_t th;
-	smarm_pid_t p;
+	smarm_pid_t p, sp;
 	int v, how;
 	HARNESS_EQ(smarm_chan_alloc(&sc->done, sizeof v, NULL), 0);
 	HARNESS_EQ(
 		smarm_actor_spawn(&p, load_parked, (void *)(intptr_t)0, NULL),
 		0);
 	HARNESS_EQ(smarm_register("obs_sock", NULL), 0);
+	HARNESS_EQ(smarm_server_start(sc->counter, "4", NULL, &srv), 0);
+	HARNESS_EQ(smarm_server_pid(srv, &sp), 0);
+	snprintf(sc->server_req, sizeof sc->server_req, "actor %llu\n",
+		 (unsigned long long)sp.id);
 	HARNESS_EQ(pthread_create(&th, NULL, sock_client, sc), 0);
 	HARNESS_EQ(smarm_chan_recv(sc->done, &v), 0);
 	HARNESS_EQ(pthread_join(th, NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(srv, SMARM_NO_TIMEOUT, NULL), 0);
+	smarm_server_free(srv);
 	HARNESS_EQ(smarm_actor_stop(p), 0);
 	HARNESS_EQ(smarm_actor_join(p, &how, NULL), 0);
 	harness_chan_drop(sc->done);
@@ -909,8 +923,15 @@ START_TEST(test_obs_socket_serves_owner_only)
 	struct stat st;
 	mode_t old;
 	int rc, how = -1;
+	smarm_plugin_t *pc = NULL;
+	char msg[256];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sc->path, sizeof sc->path, "%s/node.sock", dir);
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_COUNTER"), &pc,
+					   msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pc, "counter", &sc->counter),
+			 0);
 	/* Owner-only whatever the umask. */
 	old = umask(0);
 	node = sock_node(sc->path, &rc);
@@ -924,6 +945,7 @@ START_TEST(test_obs_socket_serves_owner_only)
 	harness_checks_assert();
 	ck_assert_int_eq(atomic_load(&sc->line), 0);
 	ck_assert_int_eq(smarm_node_close(node), 0);
+	ck_assert_int_eq(smarm_plugin_close(pc), 0);
 	/* Closed: the file is gone. */
 	ck_assert_int_eq(lstat(sc->path, &st), -1);
 	/* A file that is not a socket is never replaced. */
