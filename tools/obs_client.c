@@ -76,10 +76,11 @@ static void bound_to_path(char *p)
 /* The listening socket path of process pid, into path: 0, or -1. */
 static int path_of_pid(const char *pid, char *path, size_t cap)
 {
-	char dir[64], link[64], target[64], line[512];
+	struct dirent *e;
+	char dir[64], link[sizeof dir + sizeof e->d_name + 1], target[64];
+	char line[512];
 	unsigned long *inodes = NULL;
 	size_t n = 0, capn = 0;
-	struct dirent *e;
 	FILE *f;
 	DIR *d;
 	int rc = -1;
