@@ -419,10 +419,13 @@ enum {
  *                return 0, or a negative status, which the text then
  *                names. It runs in the server between two callbacks,
  *                when smarm_server_get_status asks, and may read the
- *                state only; like any callback, a crash in it ends the
- *                server [the text is empty]. Since: SMARM_0.5 (it took
- *                the first reserved word: a plugin built earlier, with
- *                that word zero, has none).
+ *                state only [the text is empty]. Where OTP differs: a
+ *                crash in it ends the server, as in any callback (OTP
+ *                catches it and reports the status as crashed), and
+ *                the crash and server reports do not use it yet (OTP
+ *                formats the state of a server that ends abnormally).
+ *                Since: SMARM_0.5 (it took the first reserved word: a
+ *                plugin built earlier, with that word zero, has none).
  * Since: SMARM_0.5.
  */
 typedef struct smarm_gs_desc {
