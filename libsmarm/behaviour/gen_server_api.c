@@ -503,6 +503,13 @@ int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid)
  * request (sc_req, only its wait is refused) to itself is queued and
  * served after the running callback.
  */
+static bool call_to_self(const struct smarm_server *s, int kind,
+			 smarm_pid_t pid)
+{
+	return kind == BHV_CALL && !s->sc_req &&
+	       smarm_pid_eq(pid, smarm_actor_self());
+}
+
 static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 {
 	int rc = 0;
@@ -512,8 +519,7 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 		*pid = s->sc_pid;
 	if (rc != 0)
 		return rc;
-	if (kind == BHV_CALL && smarm_pid_eq(*pid, smarm_actor_self()) &&
-	    !s->sc_req)
+	if (call_to_self(s, kind, *pid))
 		return SMARM_ECALLSELF;
 	return 0;
 }
@@ -536,8 +542,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	/* The fast path: a handle by pid with its inbox cached, not a call
 	 * to the caller itself (resolve's one refusal by pid). */
 	if (s->sc_inbox != NULL && !s->sc_named &&
-	    (op->op_kind != BHV_CALL || s->sc_req ||
-	     !smarm_pid_eq(s->sc_pid, smarm_actor_self())) &&
+	    !call_to_self(s, op->op_kind, s->sc_pid) &&
 	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
 		return 0;
 	return send_op_slow(s, op, e);
