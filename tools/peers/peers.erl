@@ -30,6 +30,8 @@
 -export([init/1, handle_call/3, handle_cast/2]).
 %% supervisor child start for sup_restart
 -export([sup_child/3]).
+%% the producers of sup_shutdown_load
+-export([sd_producer/2]).
 %% gen_statem callbacks for gen_statem_event
 -export([callback_mode/0, handle_event/4]).
 
@@ -53,6 +55,9 @@
 -define(WAKE_N, 50).                % sleeps per wake_latency run
 -define(WAKE_SLEEP_MS, 10).
 -define(SPIN_CHUNK, 1024).          % iterations between counter stores
+-define(SD_N, 2000).                % children of sup_shutdown_*
+-define(SD_PRODUCERS, 4).
+-define(SD_LOAD_MS, 50).
 
 workloads() ->
     [{"spawn_join", fun spawn_join/0},
@@ -71,7 +76,9 @@ workloads() ->
      {"link_cascade", fun link_cascade/0},
      {"sup_restart", fun() -> sup_restart(1000) end},
      {"sup_restart_100k", fun() -> sup_restart(100000) end},
-     {"gen_statem_event", fun gen_statem_event/0}].
+     {"gen_statem_event", fun gen_statem_event/0},
+     {"sup_shutdown_quiet", fun() -> sup_shutdown(false) end},
+     {"sup_shutdown_load", fun() -> sup_shutdown(true) end}].
 
 %% ---------------------------------------------------------------------------
 %% Driver
@@ -442,6 +449,40 @@ sup_child(C, Parent, N) ->
         end
     end)}.
 
+%% sup_shutdown_quiet, sup_shutdown_load: a one_for_one supervisor of
+%% SD_N registered gen_servers (sd0..; the default worker shutdown, 5000
+%% ms) shut down with exit(Sup, shutdown), timed to its 'DOWN'; ns per
+%% child (smarm-bench's workloads of the same names). _load first lets
+%% SD_PRODUCERS processes cast {inc, 1} by name, 64 to each server in
+%% turn, for SD_LOAD_MS, and they go on casting through the shutdown (a
+%% cast to a name gone is dropped, as gen_server:cast does).
+sup_shutdown(Load) ->
+    {ok, Sup} = supervisor:start_link(?MODULE, sup_shutdown),
+    unlink(Sup),
+    Ref = erlang:monitor(process, Sup),
+    Ps = [spawn(?MODULE, sd_producer, [K * (?SD_N div ?SD_PRODUCERS), 0])
+          || Load, K <- lists:seq(0, ?SD_PRODUCERS - 1)],
+    Load andalso timer:sleep(?SD_LOAD_MS),
+    T0 = now_ns(),
+    exit(Sup, shutdown),
+    receive {'DOWN', Ref, process, Sup, _} -> ok end,
+    R = per_op(T0, ?SD_N),
+    [exit(P, kill) || P <- Ps],
+    R.
+
+sd_producer(K, 64) -> sd_producer(K + 1, 0);
+sd_producer(K, I) ->
+    gen_server:cast(list_to_atom("sd" ++ integer_to_list(K rem ?SD_N)),
+                    {inc, 1}),
+    sd_producer(K, I + 1).
+
+init(sup_shutdown) ->
+    {ok, {#{strategy => one_for_one, intensity => 1, period => 5},
+          [#{id => I,
+             start => {gen_server, start_link,
+                       [{local, list_to_atom("sd" ++ integer_to_list(I))},
+                        ?MODULE, 0, []]}}
+           || I <- lists:seq(0, ?SD_N - 1)]}};
 init({sup_restart, C, Parent, N}) ->
     {ok, {#{strategy => one_for_one, intensity => N + 1, period => 3600},
           [#{id => c, start => {?MODULE, sup_child, [C, Parent, N]},
