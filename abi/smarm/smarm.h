@@ -299,7 +299,15 @@ SMARM_API const char *smarm_version_string(void);
 	 * higher (less severe) level are dropped where they are made; 0       \
 	 * delivers nothing. Default SMARM_LOG_NOTICE (5): crash and           \
 	 * supervisor reports, not progress reports. Since: SMARM_0.5. */      \
-	XX(LOG_LEVEL, 15, 0, 7, 5, NODE)
+	XX(LOG_LEVEL, 15, 0, 7, 5, NODE)                                       \
+	/* 0 or 1: a synchronous fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL        \
+	 * raised by the faulting instruction, stack overflow into the         \
+	 * guard included) in an actor's own code ends that actor,             \
+	 * SMARM_EXIT_FAULT, instead of the process; see "Faults" in           \
+	 * docs/embedding.md for when a fault can be contained and what it     \
+	 * cannot undo. A node default (a config) and a spawn option (an       \
+	 * actor's choice holds for it alone). Default 0. Since: SMARM_0.5. */ \
+	XX(CONTAIN_FAULTS, 16, 0, 1, 0, SPAWN)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -410,6 +418,12 @@ enum smarm_log_level {
  *                       call, a behaviour's crash), not because an exit
  *                       signal or a stop ended it (the actor that
  *                       crashed first has the report). Level ERROR.
+ *                       Also (since 0.5.0) a contained fault
+ *                       (SMARM_EXIT_FAULT): the signal and its code,
+ *                       the faulting address and pc, and the object
+ *                       and symbol of the pc ("crash report: actor 1.7
+ *                       faulted: SIGSEGV (SEGV_MAPERR) at 0x0, pc 0x...
+ *                       in /p/plug.so (handler+0x12)").
  *   SMARM_REPORT_SERVER a gen_server or gen_statem ended crashed (OTP's
  *                       "terminating" report): which, its state (a
  *                       machine's), the reason, and the request or
@@ -569,6 +583,14 @@ SMARM_API int smarm_node_close(smarm_node_t *node);
  * SMARM_EXIT_NOPROC   only in signals: the actor was already gone (or
  *                     never existed) when it was monitored or linked.
  *                     Since: SMARM_0.4.
+ * SMARM_EXIT_FAULT    its code faulted and the fault was contained
+ *                     (SMARM_OPT_CONTAIN_FAULTS): reason is the signal
+ *                     (SIGSEGV, SIGBUS, SIGFPE or SIGILL); the crash
+ *                     report (SMARM_REPORT_CRASH) says where. A linked
+ *                     actor that does not trap exits ends the same way,
+ *                     as with any abnormal end; supervisors restart it
+ *                     as a crash. Only seen where containment is on.
+ *                     Since: SMARM_0.5.
  */
 enum smarm_exit_kind {
 	SMARM_EXIT_NORMAL = 0,
@@ -576,6 +598,7 @@ enum smarm_exit_kind {
 	SMARM_EXIT_STOPPED = 2,
 	SMARM_EXIT_SHUTDOWN = 3,
 	SMARM_EXIT_NOPROC = 4,
+	SMARM_EXIT_FAULT = 5,
 };
 
 /*
@@ -747,7 +770,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Log events the node's logger dropped since the node was opened:     \
 	 * its queue was full (SMARM_LOG_QUEUE_MAX events waiting for the      \
 	 * handler) or a line could not be allocated. Since: SMARM_0.5. */     \
-	XX(LOG_DROPPED, 35, CORE)
+	XX(LOG_DROPPED, 35, CORE)                                              \
+	/* Faults contained (SMARM_OPT_CONTAIN_FAULTS): actors that ended      \
+	 * SMARM_EXIT_FAULT by a fault of their own, since the node was        \
+	 * opened. Since: SMARM_0.5. */                                        \
+	XX(FAULTS_CONTAINED, 36, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

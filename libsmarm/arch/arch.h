@@ -119,6 +119,17 @@ void smarm__uc_divert(void *uc);
 void smarm__preempt_tramp(void);
 
 /*
+ * Make the interrupted context `uc` resume as a call of fn(a0, a1, a2, a3)
+ * with its stack top just below `at` (aligned as at a call, a return
+ * address of 0 so that unwinders and debuggers stop there), never to
+ * return: a contained fault (core/fault.c). The interrupted frames are
+ * left as they are. Async-signal-safe.
+ */
+void smarm__uc_fault_divert(void *uc, uintptr_t at,
+			    void (*fn)(int, int, uintptr_t, uintptr_t), int a0,
+			    int a1, uintptr_t a2, uintptr_t a3);
+
+/*
  * Is the interrupted context asleep in a system call? Its pc is on one
  * the kernel rewound to restart (SA_RESTART), or just past one that our
  * signal ended with EINTR. Just past one with any other result the call

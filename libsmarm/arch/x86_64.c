@@ -123,6 +123,30 @@ void smarm__uc_divert(void *ctx)
 		(greg_t)(uintptr_t)smarm__preempt_tramp;
 }
 
+void smarm__uc_fault_divert(void *ctx, uintptr_t at,
+			    void (*fn)(int, int, uintptr_t, uintptr_t), int a0,
+			    int a1, uintptr_t a2, uintptr_t a3)
+{
+	ucontext_t *uc = ctx;
+	uintptr_t sp = (at & ~(uintptr_t)15) - 8; /* as after a call */
+	uintptr_t ra = 0;
+	memcpy((void *)sp, &ra, sizeof ra);
+	uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)fn;
+	uc->uc_mcontext.gregs[REG_RDI] = (greg_t)a0;
+	uc->uc_mcontext.gregs[REG_RSI] = (greg_t)a1;
+	uc->uc_mcontext.gregs[REG_RDX] = (greg_t)a2;
+	uc->uc_mcontext.gregs[REG_RCX] = (greg_t)a3;
+	uc->uc_mcontext.gregs[REG_EFL] &= ~(greg_t)0x400; /* DF: the ABI's */
+	if (uc->uc_mcontext.fpregs !=
+	    NULL) { /* the ABI's FPU state at a call */
+		uc->uc_mcontext.fpregs->cwd = 0x037f;
+		uc->uc_mcontext.fpregs->swd = 0;
+		uc->uc_mcontext.fpregs->ftw = 0; /* x87 stack empty */
+		uc->uc_mcontext.fpregs->mxcsr = 0x1f80;
+	}
+}
+
 bool smarm__uc_asleep_in_syscall(const void *ucv)
 {
 	const ucontext_t *uc = ucv;

@@ -815,16 +815,20 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, const char *kind, const char *op)
 {
 	char why[64];
-	if (how != SMARM_EXIT_CRASHED)
+	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
-	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
-			"terminating%s%s%s: crashed, reason %s, %s%s%s%s%s",
-			state != NULL ? " in state '" : "",
-			state != NULL ? state : "", state != NULL ? "'" : "",
-			smarm__log_code(reason, why, sizeof why),
-			op != NULL ? "while handling " : "between requests",
-			op != NULL ? kind : "", op != NULL ? " '" : "",
-			op != NULL ? op : "", op != NULL ? "'" : "");
+	smarm__log_self(
+		SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
+		"terminating%s%s%s: %s, reason %s, %s%s%s%s%s",
+		state != NULL ? " in state '" : "", state != NULL ? state : "",
+		state != NULL ? "'" : "", smarm__log_how(how),
+		how == SMARM_EXIT_FAULT
+			? (snprintf(why, sizeof why, "signal %d", (int)reason),
+			   why)
+			: smarm__log_code(reason, why, sizeof why),
+		op != NULL ? "while handling " : "between requests",
+		op != NULL ? kind : "", op != NULL ? " '" : "",
+		op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
 void smarm__bhv_report_start_failed(const char *what, const char *stage, int rc)

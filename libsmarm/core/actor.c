@@ -212,12 +212,13 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 /* ------------------------------------------------------------ exit */
 
 /*
- * A cleanup handler crashed: the crash becomes the exit record, as a
- * crash in OTP's terminate becomes the exit reason; a kill stays a kill.
- * Only the actor writes its record before its hooks, which read it.
+ * A cleanup handler crashed (how CRASHED) or faulted (FAULT, a contained
+ * fault: fault.c): that becomes the exit record, as a crash in OTP's
+ * terminate becomes the exit reason; a kill stays a kill. Only the actor
+ * writes its record before its hooks, which read it.
  */
 static __attribute__((noinline, cold)) void
-exit_recrash(struct smarm__slot *s, intptr_t code,
+exit_recrash(struct smarm__slot *s, int how, intptr_t code,
 	     struct smarm__exit_payload *payload)
 {
 	if (s->exiting != SMARM__EXITING_CLEANUP ||
@@ -228,7 +229,7 @@ exit_recrash(struct smarm__slot *s, intptr_t code,
 	}
 	if (s->exit.ex_payload != NULL)
 		s->exit.ex_payload->ep_free(s->exit.ex_payload);
-	s->exit.ex_how = SMARM_EXIT_CRASHED;
+	s->exit.ex_how = how;
 	s->exit.ex_code = code;
 	s->exit.ex_payload = payload;
 }
@@ -243,8 +244,8 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	  struct smarm__exit_payload *payload)
 {
 	if (SMARM_UNLIKELY(s->exiting != 0)) {
-		if (how == SMARM_EXIT_CRASHED)
-			exit_recrash(s, code, payload);
+		if (how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_FAULT)
+			exit_recrash(s, how, code, payload);
 		else if (payload != NULL)
 			payload->ep_free(payload);
 	}

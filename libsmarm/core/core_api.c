@@ -299,6 +299,9 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->preempt_move = cfg->opt[SMARM_OPT_PREEMPT_MOVE] != 0;
 	n->link_default = cfg->opt[SMARM_OPT_LINK] != 0;
+	n->contain_faults = cfg->opt[SMARM_OPT_CONTAIN_FAULTS] != 0;
+	if (n->contain_faults)
+		smarm__preempt_setup(); /* the executable's text is known */
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];
 	n->wake_slot = cfg->opt[SMARM_OPT_WAKE_SLOT] != 0;
 	n->spin_cycles =
@@ -518,6 +521,11 @@ static int64_t stat_LOG_DROPPED(struct smarm_node *n)
 	return smarm__log_dropped(n);
 }
 
+static int64_t stat_FAULTS_CONTAINED(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->faults_contained, memory_order_relaxed);
+}
+
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
 {
 	return atomic_load(&n->stk_guarded);
@@ -662,6 +670,14 @@ static void spawn_set_LINK(struct smarm_spawn_opts *o, int64_t v)
 {
 	o->link = (uint8_t)v;
 	o->link_set = 1;
+}
+
+static void spawn_set_CONTAIN_FAULTS(struct smarm_spawn_opts *o, int64_t v)
+{
+	o->contain = (uint8_t)v;
+	o->contain_set = 1;
+	if (v != 0)
+		smarm__preempt_setup(); /* the executable's text is known */
 }
 
 int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt, int64_t value)

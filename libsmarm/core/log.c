@@ -32,7 +32,9 @@
 #include "stack.h"
 #include "subsys.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +272,91 @@ void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
 }
 
+/* A fault's signal and its si_code, as <signal.h> names them. */
+static const char *fault_sig_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGILL:
+		return "SIGILL";
+	default:
+		return "signal";
+	}
+}
+
+static const char *fault_code_name(int sig, int code)
+{
+	static const char *const segv[] = { NULL, "SEGV_MAPERR",
+					    "SEGV_ACCERR" };
+	static const char *const bus[] = { NULL, "BUS_ADRALN", "BUS_ADRERR",
+					   "BUS_OBJERR" };
+	static const char *const fpe[] = { NULL,	 "FPE_INTDIV",
+					   "FPE_INTOVF", "FPE_FLTDIV",
+					   "FPE_FLTOVF", "FPE_FLTUND",
+					   "FPE_FLTRES", "FPE_FLTINV",
+					   "FPE_FLTSUB" };
+	static const char *const ill[] = { NULL,	 "ILL_ILLOPC",
+					   "ILL_ILLOPN", "ILL_ILLADR",
+					   "ILL_ILLTRP", "ILL_PRVOPC",
+					   "ILL_PRVREG", "ILL_COPROC",
+					   "ILL_BADSTK" };
+#define FAULT_CODE(t)                                                          \
+	(code > 0 && (size_t)code < sizeof(t) / sizeof(t)[0] ? (t)[code] : NULL)
+	const char *name = sig == SIGSEGV  ? FAULT_CODE(segv)
+			   : sig == SIGBUS ? FAULT_CODE(bus)
+			   : sig == SIGFPE ? FAULT_CODE(fpe)
+			   : sig == SIGILL ? FAULT_CODE(ill)
+					   : NULL;
+#undef FAULT_CODE
+	return name != NULL ? name : "code ?";
+}
+
+void smarm__log_fault(struct smarm_node *n, struct smarm__slot *s, int sig,
+		      int code, uintptr_t addr, uintptr_t pc)
+{
+	char who[256], where[320];
+	Dl_info di;
+	uintptr_t below = 0;
+	const char *stack = "";
+	if (!smarm__log_wants(n, SMARM_LOG_ERROR))
+		return;
+	describe(s, who, sizeof who);
+	if (dladdr((void *)pc, &di) != 0 && di.dli_fname != NULL) {
+		if (di.dli_sname != NULL)
+			snprintf(where, sizeof where, " in %s (%s+0x%llx)",
+				 di.dli_fname, di.dli_sname,
+				 (unsigned long long)(pc -
+						      (uintptr_t)di.dli_saddr));
+		else
+			snprintf(where, sizeof where, " in %s (+0x%llx)",
+				 di.dli_fname,
+				 (unsigned long long)(pc -
+						      (uintptr_t)di.dli_fbase));
+	} else {
+		snprintf(where, sizeof where, " (in no loaded object)");
+	}
+	if (s->stk_base != NULL &&
+	    smarm__stackdiag_classify(addr, (uintptr_t)s->stk_base,
+				      s->stk_guard, s->stk_reserve,
+				      &below) != SMARM__FAULT_FOREIGN)
+		stack = ", a stack overflow";
+	smarm__log_event(
+		n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH, smarm__slot_pid(s),
+		"crash report: %s faulted: %s (%s) at 0x%llx%s, pc "
+		"0x%llx%s; contained, it ends the actor (fault), "
+		"spawned by %s %u.%u",
+		who, fault_sig_name(sig), fault_code_name(sig, code),
+		(unsigned long long)addr, stack, (unsigned long long)pc, where,
+		s->parent != 0 ? "actor" : "the run",
+		s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
+		s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
+}
+
 const char *smarm__log_how(int how)
 {
 	switch (how) {
@@ -281,6 +368,8 @@ const char *smarm__log_how(int how)
 		return "crashed";
 	case SMARM_EXIT_STOPPED:
 		return "killed";
+	case SMARM_EXIT_FAULT:
+		return "faulted";
 	default:
 		return "ended";
 	}

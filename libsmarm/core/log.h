@@ -73,6 +73,11 @@ void smarm__log_self(int level, int kind, const char *what, const char *fmt,
 /* The crash report of s, which crashed by its own doing (actor.c). */
 void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s);
 
+/* The crash report of s, whose fault (signal, si_code, address, pc) was
+ * contained (fault.c); called on s's own stack. */
+void smarm__log_fault(struct smarm_node *n, struct smarm__slot *s, int sig,
+		      int code, uintptr_t addr, uintptr_t pc);
+
 /* Events dropped since the node was opened (SMARM_STAT_LOG_DROPPED). */
 int64_t smarm__log_dropped(const struct smarm_node *n);
 

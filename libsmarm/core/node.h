@@ -83,13 +83,15 @@ struct smarm_config {
 };
 
 struct smarm_spawn_opts {
-	size_t reserve;	  /* 0: node default */
-	size_t guard;	  /* 0: node default */
-	uint8_t mode_set; /* mode below was set */
-	uint8_t mode;	  /* SMARM_STACK_* */
-	uint8_t link_set; /* link below was set */
-	uint8_t link;	  /* SMARM_OPT_LINK: link the child to its spawner */
-	uint8_t so_ext;	  /* ext below holds a request (subsys.h ss_spawn) */
+	size_t reserve;	     /* 0: node default */
+	size_t guard;	     /* 0: node default */
+	uint8_t mode_set;    /* mode below was set */
+	uint8_t mode;	     /* SMARM_STACK_* */
+	uint8_t link_set;    /* link below was set */
+	uint8_t link;	     /* SMARM_OPT_LINK: link the child to its spawner */
+	uint8_t contain_set; /* contain below was set */
+	uint8_t contain;     /* SMARM_OPT_CONTAIN_FAULTS */
+	uint8_t so_ext;	     /* ext below holds a request (subsys.h ss_spawn) */
 	struct smarm__spawn_ext ext; /* for the layers above the core */
 };
 
@@ -136,10 +138,11 @@ struct smarm_node {
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
-	bool preempt_async; /* the monitor signals overrunning actors */
-	bool preempt_move;  /* a preempted actor may change workers
-			       (preempt.c INV-P7) */
-	uint64_t async_ns;  /* run time that counts as an overrun */
+	bool preempt_async;  /* the monitor signals overrunning actors */
+	bool preempt_move;   /* a preempted actor may change workers
+				(preempt.c INV-P7) */
+	bool contain_faults; /* default SMARM_OPT_CONTAIN_FAULTS of a spawn */
+	uint64_t async_ns;   /* run time that counts as an overrun */
 
 	/* slot table: max_actors slots reserved (region.h), nslots usable */
 	struct smarm__slot *slots; /* set before nslots is first published */
@@ -204,6 +207,7 @@ struct smarm_node {
 					cached, pooled or free in a chunk */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
+	_Atomic int64_t faults_contained; /* SMARM_STAT_FAULTS_CONTAINED */
 
 	/* run state */
 	_Alignas(64) _Atomic int running;

@@ -187,6 +187,16 @@ static bool text_preemptible(uintptr_t pc)
 	return false;
 }
 
+bool smarm__text_is_actors(uintptr_t pc)
+{
+	unsigned phase = atomic_load(&gp_phase) & 1;
+	bool yes;
+	atomic_fetch_add(&gp_readers[phase], 1);
+	yes = text_preemptible(pc);
+	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
+	return yes;
+}
+
 /* Under ranges_lock: the object whose first executable segment is key. */
 static struct allowed *allowed_find(uintptr_t key)
 {

@@ -36,4 +36,14 @@ int smarm__preempt_disallow_object(const void *addr);
 void smarm__nopreempt_enter(struct smarm__slot *s);
 void smarm__nopreempt_leave(struct smarm__slot *s);
 
+/*
+ * Whether pc lies in an actor's own code: text a preemption may
+ * interrupt (the host executable unless libsmarm is linked into it, and
+ * the objects allowed with smarm_preempt_allow_object; never libc, the
+ * loader, libffi or libsmarm). Read as the SIGURG handler reads the
+ * table (INV-P3, INV-P4). Async-signal-safe; smarm__preempt_setup must
+ * have run for the executable to count.
+ */
+bool smarm__text_is_actors(uintptr_t pc);
+
 #endif /* SMARM_CORE_PREEMPT_H */

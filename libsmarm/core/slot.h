@@ -114,6 +114,10 @@ struct smarm__slot {
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
+	uint8_t contain;	 /* SMARM_OPT_CONTAIN_FAULTS for this tenant
+				    (fault.c; in what was padding) */
+	uint8_t mtx_held;	 /* owner: smarm mutexes it holds, saturating
+				    at 255 (fault.c; in what was padding) */
 	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
 				    address, 0: none (preempt.c INV-P5) */
 	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */
@@ -244,6 +248,9 @@ static inline void smarm__slot_install(struct smarm_node *n,
 		(opts && opts->reserve) ? opts->reserve : n->stk_reserve;
 	s->stk_guard = (opts && opts->guard) ? opts->guard : n->stk_guard;
 	s->stk_mode = (opts && opts->mode_set) ? opts->mode : n->stk_mode;
+	s->contain =
+		(opts && opts->contain_set) ? opts->contain : n->contain_faults;
+	s->mtx_held = 0;
 	s->stk_parks = 0;
 	s->stk_shrinks = 0;
 	s->wait = NULL;

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stackdiag.c - stack overflow diagnostics: one process-wide SIGSEGV and
- * SIGBUS handler that tells an actor's stack overflow apart from any
- * other fault, says so on stderr, and lets the process die by the signal.
+ * stackdiag.c - the fault handler: one process-wide handler of SIGSEGV,
+ * SIGBUS, SIGFPE and SIGILL that first lets fault.c contain a fault an
+ * actor asked to survive (SMARM_OPT_CONTAIN_FAULTS), and otherwise tells
+ * an actor's stack overflow apart from any other fault, says so on
+ * stderr (with why it was not contained, where containment was asked
+ * for), and lets the process die by the signal.
  *
  * The handler is installed once per process (pthread_once) by the first
  * smarm_node_open, before any worker thread of any node exists, so the
@@ -69,6 +72,7 @@
 
 #include "stack.h"
 
+#include "fault.h"
 #include "node.h"
 #include "sched.h"
 #include "slot.h"
@@ -80,9 +84,11 @@
 #define OVERSHOOT_SLOP ((uintptr_t)1 << 20)
 
 static pthread_once_t diag_once = PTHREAD_ONCE_INIT;
-static struct sigaction prior_segv;
-static struct sigaction prior_bus;
-static bool installed; /* install() ran: prior_* are valid */
+/* The signals handled, and the dispositions they had before ours. */
+static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+#define NSIGS (sizeof fault_sigs / sizeof fault_sigs[0])
+static struct sigaction prior[NSIGS];
+static bool installed; /* install() ran: prior[] is valid */
 
 /* Append s to buf at *at (bounded by cap). */
 static void put_str(char *buf, size_t cap, size_t *at, const char *s)
@@ -206,7 +212,24 @@ int smarm__stackdiag_classify(uintptr_t addr, uintptr_t base, size_t guard,
 /* The disposition sig had before ours. */
 static const struct sigaction *prior_of(int sig)
 {
-	return sig == SIGBUS ? &prior_bus : &prior_segv;
+	size_t i = 0;
+	while (i + 1 < NSIGS && fault_sigs[i] != sig)
+		i++;
+	return &prior[i];
+}
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGILL:
+		return "SIGILL";
+	default:
+		return "SIGSEGV";
+	}
 }
 
 /*
@@ -236,18 +259,27 @@ static bool fault_is_fatal(int sig)
 	return p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN;
 }
 
+/* Why a fault an actor asked to survive was fatal, if it asked. */
+static void put_why(char *buf, size_t cap, size_t *at, const char *why)
+{
+	if (why == NULL)
+		return;
+	put_str(buf, cap, at, "; not contained: ");
+	put_str(buf, cap, at, why);
+}
+
 /* A fatal fault in actor s (not an overflow): one line on fd 2. */
 static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
-		      const void *uctx)
+		      const void *uctx, const char *why)
 {
 	uintptr_t pc = smarm__uc_pc(uctx);
 	uintptr_t off = 0;
 	char file[160];
-	char buf[640];
+	char buf[896];
 	size_t at = 0;
 	put_actor(buf, sizeof buf, &at, s);
-	put_str(buf, sizeof buf, &at,
-		sig == SIGBUS ? " died of SIGBUS" : " died of SIGSEGV");
+	put_str(buf, sizeof buf, &at, " died of ");
+	put_str(buf, sizeof buf, &at, sig_name(sig));
 	put_str(buf, sizeof buf, &at, ": fault at 0x");
 	put_hex(buf, sizeof buf, &at, addr);
 	put_str(buf, sizeof buf, &at, ", code at pc 0x");
@@ -261,6 +293,7 @@ static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
 	} else {
 		put_str(buf, sizeof buf, &at, " (in no mapped file)");
 	}
+	put_why(buf, sizeof buf, &at, why);
 	put_str(buf, sizeof buf, &at, "\n");
 	if (at == sizeof buf)
 		buf[at - 1] = '\n';
@@ -276,7 +309,8 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	uintptr_t base;
 	uintptr_t top;
 	uintptr_t below = 0;
-	char buf[560];
+	const char *why;
+	char buf[800];
 	size_t at = 0;
 	int kind;
 	bool guard_hit;
@@ -285,8 +319,10 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 		pass_on(sig, si, uctx); /* sent, not faulted */
 		return;
 	}
+	if (smarm__fault_contain(si, uctx, &why))
+		return; /* the actor ends (fault.c); the process goes on */
 	base = s != NULL ? (uintptr_t)s->stk_base : 0;
-	if (base == 0)
+	if (base == 0 || (sig != SIGSEGV && sig != SIGBUS))
 		goto foreign;
 	kind = smarm__stackdiag_classify(addr, base, s->stk_guard,
 					 s->stk_reserve, &below);
@@ -316,9 +352,11 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	put_u64(buf, sizeof buf, &at, s->stk_guard);
 	put_str(buf, sizeof buf, &at,
 		guard_hit ? "). Raise SMARM_OPT_STACK_RESERVE (spawn option or "
-			    "node config).\n"
+			    "node config)."
 			  : "). Raise SMARM_OPT_STACK_GUARD or "
-			    "SMARM_OPT_STACK_RESERVE.\n");
+			    "SMARM_OPT_STACK_RESERVE.");
+	put_why(buf, sizeof buf, &at, why);
+	put_str(buf, sizeof buf, &at, "\n");
 	if (at == sizeof buf)
 		buf[at - 1] = '\n';
 	if (write(2, buf, at) < 0)
@@ -328,7 +366,7 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 
 foreign:
 	if (s != NULL && fault_is_fatal(sig))
-		say_fatal(sig, s, addr, uctx);
+		say_fatal(sig, s, addr, uctx, why);
 	sigaction(sig, prior_of(sig), NULL);
 }
 
@@ -339,8 +377,8 @@ static void install(void)
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &prior_segv);
-	sigaction(SIGBUS, &sa, &prior_bus);
+	for (size_t i = 0; i < NSIGS; i++)
+		sigaction(fault_sigs[i], &sa, &prior[i]);
 	installed = true;
 }
 
@@ -358,8 +396,8 @@ __attribute__((destructor)) static void uninstall(void)
 {
 	if (!installed)
 		return;
-	restore_if_ours(SIGSEGV, &prior_segv);
-	restore_if_ours(SIGBUS, &prior_bus);
+	for (size_t i = 0; i < NSIGS; i++)
+		restore_if_ours(fault_sigs[i], &prior[i]);
 }
 
 void smarm__stackdiag_install(void)

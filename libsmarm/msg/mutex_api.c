@@ -9,10 +9,22 @@
  *
  * Ownership: the caller allocates and frees the mutex. Locking: none of
  * its own. Invariants: INV-1 a call that returns SMARM_EINVAL changed
- * nothing.
+ * nothing. INV-2 an actor's count of mutexes held (core/fault.h: a
+ * fault while one is held is fatal) moves with each lock taken and
+ * given back here.
  * See: docs/embedding.md (Mutex), abi/smarm/smarm.h.
  */
 #include "msg.h"
+
+#include "../core/fault.h"
+
+/* A lock taken (rc 0): the caller's count of mutexes held grows. */
+static int took(int rc)
+{
+	if (rc == 0)
+		smarm__self_mutex_held(1);
+	return rc;
+}
 
 int smarm_mutex_alloc(smarm_mutex_t **out)
 {
@@ -35,19 +47,23 @@ int smarm_mutex_lock(smarm_mutex_t *h, uint64_t timeout_ns)
 {
 	smarm_mutex_t *m;
 	int rc = smarm__mutex_cell(h, &m);
-	return rc != 0 ? rc : smarm__mutex_lock(m, h, timeout_ns);
+	return rc != 0 ? rc : took(smarm__mutex_lock(m, h, timeout_ns));
 }
 
 int smarm_mutex_try_lock(smarm_mutex_t *h)
 {
 	smarm_mutex_t *m;
 	int rc = smarm__mutex_cell(h, &m);
-	return rc != 0 ? rc : smarm__mutex_try_lock(m, h);
+	return rc != 0 ? rc : took(smarm__mutex_try_lock(m, h));
 }
 
 int smarm_mutex_unlock(smarm_mutex_t *h)
 {
 	smarm_mutex_t *m;
 	int rc = smarm__mutex_cell(h, &m);
-	return rc != 0 ? rc : smarm__mutex_unlock(m, h);
+	if (rc == 0)
+		rc = smarm__mutex_unlock(m, h);
+	if (rc == 0)
+		smarm__self_mutex_held(-1);
+	return rc;
 }

@@ -806,7 +806,8 @@ static bool sup_admit(struct sup *su)
 
 static bool abnormal(int how)
 {
-	return how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_STOPPED;
+	return how == SMARM_EXIT_CRASHED || how == SMARM_EXIT_STOPPED ||
+	       how == SMARM_EXIT_FAULT;
 }
 
 /* A supervisor report about child i: "child 'ID' <what> <code>". */
@@ -957,7 +958,7 @@ static void sup_end(struct sup *su)
 {
 	int how = su->su_stop_how;
 	intptr_t reason = su->su_stop_reason;
-	if (how != SMARM_EXIT_CRASHED)
+	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		reason = 0;
 	if (how == SMARM_EXIT_NOPROC)
 		how = SMARM_EXIT_SHUTDOWN;

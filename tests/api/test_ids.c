@@ -36,6 +36,7 @@ static_assert(SMARM_OPT_ASYNC_SLICE_NS == 12, "SMARM_OPT_ASYNC_SLICE_NS");
 static_assert(SMARM_OPT_LINK == 13, "SMARM_OPT_LINK");
 static_assert(SMARM_OPT_PREEMPT_MOVE == 14, "SMARM_OPT_PREEMPT_MOVE");
 static_assert(SMARM_OPT_LOG_LEVEL == 15, "SMARM_OPT_LOG_LEVEL");
+static_assert(SMARM_OPT_CONTAIN_FAULTS == 16, "SMARM_OPT_CONTAIN_FAULTS");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -72,6 +73,7 @@ static_assert(SMARM_EXIT_CRASHED == 1, "SMARM_EXIT_CRASHED");
 static_assert(SMARM_EXIT_STOPPED == 2, "SMARM_EXIT_STOPPED");
 static_assert(SMARM_EXIT_SHUTDOWN == 3, "SMARM_EXIT_SHUTDOWN");
 static_assert(SMARM_EXIT_NOPROC == 4, "SMARM_EXIT_NOPROC");
+static_assert(SMARM_EXIT_FAULT == 5, "SMARM_EXIT_FAULT");
 static_assert(SMARM_SIGNAL_DOWN == 1, "SMARM_SIGNAL_DOWN");
 static_assert(SMARM_SIGNAL_EXIT == 2, "SMARM_SIGNAL_EXIT");
 static_assert(SMARM_DEMONITOR_FLUSH == 1, "SMARM_DEMONITOR_FLUSH");
@@ -106,6 +108,7 @@ static_assert(SMARM_STAT_SUP_RESTARTS == 32, "SMARM_STAT_SUP_RESTARTS");
 static_assert(SMARM_STAT_PREEMPT_MOVED == 33, "SMARM_STAT_PREEMPT_MOVED");
 static_assert(SMARM_STAT_EXPEDITED == 34, "SMARM_STAT_EXPEDITED");
 static_assert(SMARM_STAT_LOG_DROPPED == 35, "SMARM_STAT_LOG_DROPPED");
+static_assert(SMARM_STAT_FAULTS_CONTAINED == 36, "SMARM_STAT_FAULTS_CONTAINED");
 /* Protocol value types (smarm_value_t.type; SMARM_0.5). */
 static_assert(SMARM_T_VOID == 0, "SMARM_T_VOID");
 static_assert(SMARM_T_I8 == 1, "SMARM_T_I8");
@@ -165,10 +168,10 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 16, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 17, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 36, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 37, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -185,7 +188,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_LOG_DROPPED);
+	ck_assert_int_eq(n, SMARM_STAT_FAULTS_CONTAINED);
 }
 END_TEST
 
@@ -221,7 +224,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 15);
+	ck_assert_int_eq(count, 16);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -248,7 +251,7 @@ START_TEST(test_ids_spawn_options_are_the_spawn_scope)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(spawn, 4);
+	ck_assert_int_eq(spawn, 5);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_WORKERS, 2),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 0, 4096), SMARM_EINVAL);
@@ -271,7 +274,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 36, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 37, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

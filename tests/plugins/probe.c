@@ -18,7 +18,9 @@
  * and logs their statuses: see term_calls; needs a "peer" server registered as
  * "pp"), "crashterm" (terminate crashes with 4242 after logging), "slowinit"
  * (init sleeps 10 s), "crashinit" (init crashes with 77), "badinit" (init
- * returns 12, outside its contract).
+ * returns 12, outside its contract), "faultcreate", "faultinit",
+ * "faultterm" (create, init or terminate stores into a PROT_NONE page:
+ * a fault, for test_fault's contained faults).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -60,7 +62,8 @@ __attribute__((visibility("default"))) void probe_events(char *buf, size_t len)
 }
 
 struct probe {
-	bool trap, cont, idle, failinit, blockterm, crashterm;
+	bool trap, cont, idle, failinit, blockterm, crashterm, faultinit,
+		faultterm;
 	int initmode; /* slowinit 1, crashinit 2, badinit 3 */
 	smarm_reply_t *tok;
 	smarm_gs_ctx_t *cx;
@@ -70,11 +73,26 @@ struct probe {
 	smarm_request_t *req; /* req_self's request to itself */
 };
 
+/*
+ * A store into a PROT_NONE page, from the plugin's code: a fault the
+ * runtime does not cause (a real NULL store is undefined behaviour,
+ * which UBSan would report instead of letting it fault).
+ */
+static void fault_here(void)
+{
+	volatile int *p =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED)
+		*p = 1;
+}
+
 static int create(const char *args, void **state)
 {
 	struct probe *p;
 	if (args != NULL && strstr(args, "failcreate") != NULL)
 		return SMARM_ENOENT;
+	if (args != NULL && strstr(args, "faultcreate") != NULL)
+		fault_here();
 	p = calloc(1, sizeof *p);
 	if (p == NULL)
 		return SMARM_ENOMEM;
@@ -86,6 +104,8 @@ static int create(const char *args, void **state)
 		p->failinit = strstr(args, "failinit") != NULL;
 		p->blockterm = strstr(args, "blockterm") != NULL;
 		p->crashterm = strstr(args, "crashterm") != NULL;
+		p->faultinit = strstr(args, "faultinit") != NULL;
+		p->faultterm = strstr(args, "faultterm") != NULL;
 		p->initmode = strstr(args, "slowinit")	  ? 1
 			      : strstr(args, "crashinit") ? 2
 			      : strstr(args, "badinit")	  ? 3
@@ -117,6 +137,8 @@ static int init(void *state, smarm_gs_ctx_t *cx)
 		smarm_actor_crash(77);
 	if (p->initmode == 3) /* "badinit": out of contract */
 		return 12;
+	if (p->faultinit)
+		fault_here();
 	if (p->trap && smarm_gs_trap_exit(cx) != 0)
 		return SMARM_EINTERNAL;
 	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
@@ -241,6 +263,8 @@ static void terminate(void *state, int how, intptr_t reason, bool may_block)
 		term_calls(p, may_block);
 	if (p->crashterm)
 		smarm_actor_crash(4242);
+	if (p->faultterm)
+		fault_here();
 }
 
 static int64_t echo(void *state, smarm_gs_ctx_t *cx, int64_t v)
@@ -348,19 +372,12 @@ static void crash(void *state, smarm_gs_ctx_t *cx, int64_t why)
 	smarm_actor_crash((intptr_t)why);
 }
 
-/*
- * A store into a PROT_NONE page, from the plugin's code: a fault the
- * runtime does not cause (a real NULL store is undefined behaviour,
- * which UBSan would report instead of letting it fault).
- */
+/* A fault from the plugin's own code (fault_here). */
 static void segv(void *state, smarm_gs_ctx_t *cx)
 {
-	volatile int *p =
-		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	(void)state;
 	(void)cx;
-	if (p != MAP_FAILED)
-		*p = 1;
+	fault_here();
 }
 
 static void stop(void *state, smarm_gs_ctx_t *cx, int32_t how, int64_t why)

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault.h - contained faults (fault.c): the handler's question, the
+ * faulted actor's exit, and the smarm mutex count it depends on.
+ */
+#ifndef SMARM_CORE_FAULT_H
+#define SMARM_CORE_FAULT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * From the fault handler: contain the fault si describes, in the context
+ * uc, if the actor on this thread asked for it and it can be (fault.c);
+ * true: uc now resumes in smarm__fault_exit. False with *why NULL:
+ * containment was not asked for, or si is not a fault; with *why set: it
+ * was refused, for the reason *why says (a static string).
+ * Async-signal-safe.
+ */
+bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why);
+
+/* Where a contained fault resumes, on the actor's stack: report it, end
+ * the actor SMARM_EXIT_FAULT. */
+void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)
+	__attribute__((noreturn));
+
+/*
+ * The calling actor took (delta 1) or gave back (-1) a smarm mutex: one
+ * it holds makes its faults fatal. No-op outside an actor.
+ */
+void smarm__self_mutex_held(int delta);
+
+#endif /* SMARM_CORE_FAULT_H */

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_fault.c - contained faults (SMARM_OPT_CONTAIN_FAULTS). Each kind of
+ * synchronous fault in an actor's own code (NULL read and write, a write
+ * to a PROT_NONE page, a non-canonical address, an integer divide by
+ * zero, an illegal instruction, a stack overflow into the guard) ends
+ * that actor SMARM_EXIT_FAULT, reason the signal, seen by its join and a
+ * monitor, while two actors beside it keep exchanging messages (counted
+ * exactly) on oversubscribed workers; a linked actor goes with it and a
+ * supervisor restarts a faulting child. A gen_server of a plugin (the
+ * probe, tests/plugins/probe.c) that faults in create, init, a handler
+ * or terminate ends as one that crashed there: a start returns the
+ * fault, a pending call its error, terminate and destroy run, a fault in
+ * terminate becomes the exit reason. 10,000 faults in a row leave
+ * nothing behind (live actors, slots, stacks, the reports each said).
+ * What stays fatal is run in a child process, whose stderr is captured:
+ * a fault while holding a smarm mutex, inside a preempt-disabled region,
+ * inside libc, on a plain thread, with containment off, and a SIGSEGV
+ * sent with raise(3); the child dies of the signal and, where an actor
+ * faulted, one line says which and why it was not contained.
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+/* Our handler, not ASan's, must see the faults (CI also sets this). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0";
+}
+#endif
+
+/* ------------------------------------------------------------ the faults */
+
+enum {
+	F_NULL_READ,
+	F_NULL_WRITE,
+	F_PROT_NONE,
+	F_NONCANON,
+	F_DIVIDE,
+	F_ILLEGAL,
+	F_OVERFLOW,
+	F_NKINDS
+};
+
+static const int fault_sig[F_NKINDS] = { SIGSEGV, SIGSEGV, SIGSEGV, SIGSEGV,
+					 SIGFPE,  SIGILL,  SIGSEGV };
+static void *volatile no_page;	     /* a PROT_NONE page */
+static volatile int zero;	     /* a divisor the compiler cannot see */
+static volatile uintptr_t null_addr; /* 0, unknown to the compiler */
+
+static __attribute__((noinline)) int divide(int a, int b)
+{
+	int q;
+	__asm__ volatile("cltd\n\tidivl %2"
+			 : "=a"(q)
+			 : "a"(a), "r"(b)
+			 : "rdx", "cc");
+	return q;
+}
+
+static __attribute__((noinline)) long recurse(long depth)
+{
+	volatile char buf[1024]; /* probed: stack clash protection */
+	buf[0] = (char)depth;
+	if (depth <= 0)
+		return buf[0];
+	return recurse(depth - 1) + buf[0];
+}
+
+static void do_fault(int kind)
+{
+	switch (kind) {
+	case F_NULL_READ:
+		(void)*(volatile int *)null_addr;
+		break;
+	case F_NULL_WRITE:
+		*(volatile int *)null_addr = 1;
+		break;
+	case F_PROT_NONE:
+		*(volatile int *)no_page = 1;
+		break;
+	case F_NONCANON:
+		*(volatile int *)(null_addr | 0x8000000000000000ull) = 1;
+		break;
+	case F_DIVIDE:
+		(void)divide(1, zero);
+		break;
+	case F_ILLEGAL:
+		__asm__ volatile("ud2");
+		break;
+	case F_OVERFLOW:
+		(void)recurse(1000000); /* ~1 GiB: far past any stack */
+		break;
+	}
+}
+
+static void fault_body(void *arg)
+{
+	do_fault((int)(intptr_t)arg);
+	HARNESS_CHECK(0); /* never reached */
+}
+
+/* ----------------------------------------------------- work beside them */
+
+enum { PP_ROUNDS = 20000 };
+static atomic_long pp_got;
+
+static void pp_echo(void *arg)
+{
+	smarm_chan_t **c = arg; /* c[0] in, c[1] out */
+	long v;
+	for (int i = 0; i < PP_ROUNDS; i++) {
+		if (smarm_chan_recv(c[0], &v) != 0)
+			return;
+		atomic_fetch_add(&pp_got, 1);
+		if (smarm_chan_send(c[1], &v) != 0)
+			return;
+	}
+}
+
+static void pp_ping(void *arg)
+{
+	smarm_chan_t **c = arg;
+	for (long i = 0; i < PP_ROUNDS; i++) {
+		long v = i;
+		if (smarm_chan_send(c[0], &v) != 0 ||
+		    smarm_chan_recv(c[1], &v) != 0)
+			return;
+		HARNESS_CHECK(v == i);
+		atomic_fetch_add(&pp_got, 1);
+	}
+}
+
+struct beside {
+	smarm_chan_t *c[2];
+	smarm_pid_t p[2];
+};
+
+static void beside_start(struct beside *b)
+{
+	atomic_store(&pp_got, 0);
+	HARNESS_CHECK(smarm_chan_alloc(&b->c[0], sizeof(long), NULL) == 0);
+	HARNESS_CHECK(smarm_chan_alloc(&b->c[1], sizeof(long), NULL) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&b->p[0], pp_echo, b->c, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&b->p[1], pp_ping, b->c, NULL) == 0);
+}
+
+static void beside_finish(struct beside *b)
+{
+	for (int i = 0; i < 2; i++) {
+		int how = -1;
+		HARNESS_CHECK(smarm_actor_join(b->p[i], &how, NULL) == 0);
+		HARNESS_CHECK(how == SMARM_EXIT_NORMAL);
+	}
+	for (int i = 0; i < 2; i++) {
+		smarm_chan_sender_free(b->c[i]);
+		smarm_chan_receiver_free(b->c[i]);
+	}
+	HARNESS_CHECK(atomic_load(&pp_got) == 2 * PP_ROUNDS);
+}
+
+/* Run root on a node of 4 workers (on 2 cores: oversubscribed) with
+ * containment on by default, and its crash reports counted. */
+static atomic_int crash_reports;
+
+static void count_reports(void *arg, const smarm_log_event_t *ev)
+{
+	(void)arg;
+	if (ev->kind == SMARM_REPORT_CRASH && strstr(ev->text, "faulted"))
+		atomic_fetch_add(&crash_reports, 1);
+}
+
+static smarm_node_t *fault_node(int contain)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(4)),
+			 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, contain),
+		0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, count_reports, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	atomic_store(&crash_reports, 0);
+	return node;
+}
+
+/* --------------------------------------------------- each kind, contained */
+
+static int got_how[F_NKINDS], got_sig[F_NKINDS], down_how[F_NKINDS];
+static intptr_t down_reason[F_NKINDS];
+
+static void kinds_root(void *arg)
+{
+	struct beside b;
+	smarm_spawn_opts_t *big = NULL;
+	(void)arg;
+	beside_start(&b);
+	/* The overflow needs room to run its exit over the runaway frames. */
+	HARNESS_CHECK(smarm_spawn_opts_alloc(&big) == 0);
+	HARNESS_CHECK(smarm_spawn_opts_set_int(big, SMARM_OPT_STACK_RESERVE,
+					       1 << 20) == 0);
+	for (int k = 0; k < F_NKINDS; k++) {
+		smarm_chan_t *downs = NULL;
+		smarm_signal_t sig;
+		smarm_pid_t p;
+		intptr_t reason = 0;
+		HARNESS_CHECK(smarm_chan_alloc(&downs, sizeof sig, NULL) == 0);
+		HARNESS_CHECK(
+			smarm_actor_spawn(&p, fault_body, (void *)(intptr_t)k,
+					  k == F_OVERFLOW ? big : NULL) == 0);
+		HARNESS_CHECK(smarm_monitor(p, downs, NULL) == 0);
+		HARNESS_CHECK(smarm_actor_join(p, &got_how[k], &reason) == 0);
+		got_sig[k] = (int)reason;
+		HARNESS_CHECK(smarm_chan_recv(downs, &sig) == 0);
+		down_how[k] = sig.how;
+		down_reason[k] = sig.reason;
+		smarm_chan_sender_free(downs);
+		smarm_chan_receiver_free(downs);
+	}
+	smarm_spawn_opts_free(big);
+	beside_finish(&b);
+}
+
+START_TEST(test_fault_kinds_contained)
+{
+	smarm_node_t *node = fault_node(1);
+	no_page =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(no_page, MAP_FAILED);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, kinds_root, NULL, NULL, NULL), 0);
+	harness_checks_assert();
+	for (int k = 0; k < F_NKINDS; k++) {
+		ck_assert_msg(got_how[k] == SMARM_EXIT_FAULT,
+			      "kind %d: joined how %d", k, got_how[k]);
+		ck_assert_int_eq(got_sig[k], fault_sig[k]);
+		ck_assert_int_eq(down_how[k], SMARM_EXIT_FAULT);
+		ck_assert_int_eq(down_reason[k], fault_sig[k]);
+	}
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FAULTS_CONTAINED),
+			 F_NKINDS);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	smarm_node_close(node); /* hands every report to the handler */
+	ck_assert_int_eq(atomic_load(&crash_reports), F_NKINDS);
+	munmap(no_page, 4096);
+}
+END_TEST
+
+/* ------------------------------------------- a link, and a spawn option */
+
+static int link_how, opt_how;
+
+static intptr_t link_reason;
+
+/* Spawns a child linked to it in place (SMARM_OPT_LINK), which faults:
+ * the link ends this actor too, the same way. */
+static void linked_body(void *arg)
+{
+	smarm_spawn_opts_t *link = NULL;
+	smarm_pid_t p;
+	(void)arg;
+	HARNESS_CHECK(smarm_spawn_opts_alloc(&link) == 0);
+	HARNESS_CHECK(smarm_spawn_opts_set_int(link, SMARM_OPT_LINK, 1) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&p, fault_body, (void *)F_NULL_WRITE,
+					link) == 0);
+	smarm_spawn_opts_free(link);
+	smarm_actor_detach(p);
+	smarm_actor_sleep(MS(10000)); /* the link ends us first */
+	HARNESS_CHECK(0);
+}
+
+static void link_root(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	HARNESS_CHECK(smarm_actor_spawn(&p, linked_body, NULL, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_join(p, &link_how, &link_reason) == 0);
+}
+
+/* Containment asked for by one spawn, on a node without it. */
+static void option_root(void *arg)
+{
+	smarm_spawn_opts_t *on = NULL;
+	smarm_pid_t p;
+	(void)arg;
+	HARNESS_CHECK(smarm_spawn_opts_alloc(&on) == 0);
+	HARNESS_CHECK(
+		smarm_spawn_opts_set_int(on, SMARM_OPT_CONTAIN_FAULTS, 1) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&p, fault_body, (void *)F_DIVIDE, on) ==
+		      0);
+	HARNESS_CHECK(smarm_actor_join(p, &opt_how, NULL) == 0);
+	smarm_spawn_opts_free(on);
+}
+
+START_TEST(test_fault_link_and_spawn_option)
+{
+	smarm_node_t *node = fault_node(1);
+	harness_checks_reset();
+	link_how = opt_how = -1;
+	ck_assert_int_eq(smarm_node_run(node, link_root, NULL, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(link_how, SMARM_EXIT_FAULT);
+	ck_assert_int_eq(link_reason, SIGSEGV);
+	smarm_node_close(node);
+	node = fault_node(0);
+	ck_assert_int_eq(smarm_node_run(node, option_root, NULL, NULL, NULL),
+			 0);
+	harness_checks_assert();
+	ck_assert_int_eq(opt_how, SMARM_EXIT_FAULT);
+	smarm_node_close(node);
+}
+END_TEST
+
+/* ------------------------------------------------ 10,000 in a row, clean */
+
+enum { MANY = 10000, MANY_AT_ONCE = 50 };
+static int many_bad;
+
+static void many_root(void *arg)
+{
+	smarm_node_t *node = smarm_node_current();
+	struct beside b;
+	int64_t slots0 = -1, free0 = -1;
+	(void)arg;
+	beside_start(&b);
+	for (int i = 0; i < MANY; i += MANY_AT_ONCE) {
+		smarm_pid_t p[MANY_AT_ONCE];
+		for (int k = 0; k < MANY_AT_ONCE; k++)
+			HARNESS_CHECK(smarm_actor_spawn(
+					      &p[k], fault_body,
+					      (void *)(intptr_t)((i + k) % 6),
+					      NULL) == 0);
+		for (int k = 0; k < MANY_AT_ONCE; k++) {
+			int how = -1;
+			HARNESS_CHECK(smarm_actor_join(p[k], &how, NULL) == 0);
+			if (how != SMARM_EXIT_FAULT)
+				many_bad++;
+		}
+	}
+	beside_finish(&b);
+	smarm_node_get_int(node, SMARM_STAT_SLOTS, &slots0);
+	smarm_node_get_int(node, SMARM_STAT_FREE_SLOTS, &free0);
+	HARNESS_CHECK(slots0 - free0 == 1); /* the root's alone */
+}
+
+START_TEST(test_fault_ten_thousand)
+{
+	smarm_node_t *node = fault_node(1);
+	no_page =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(no_page, MAP_FAILED);
+	harness_checks_reset();
+	many_bad = 0;
+	ck_assert_int_eq(smarm_node_run(node, many_root, NULL, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(many_bad, 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FAULTS_CONTAINED), MANY);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_ENDED_UNJOINED), 0);
+	smarm_node_close(node);
+	ck_assert_int_eq(atomic_load(&crash_reports), MANY);
+	munmap(no_page, 4096);
+}
+END_TEST
+
+/* --------------------------------------------- a gen_server of a plugin */
+
+static const smarm_behaviour_t *probe;
+static char evbuf[8192], acc[8192];
+
+/* The probe's event log (tests/plugins/probe.c) since the last read. */
+static const char *events(void)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	void (*f)(char *, size_t);
+	evbuf[0] = '\0';
+	if (dl == NULL)
+		return "(unloaded)";
+	*(void **)&f = dlsym(dl, "probe_events");
+	f(evbuf, sizeof evbuf);
+	dlclose(dl);
+	return evbuf;
+}
+
+/* Events gathered until want shows up among them (at most 5 s). */
+static bool saw_events(const char *want)
+{
+	uint64_t t0 = smarm_now_ns();
+	acc[0] = '\0';
+	while (strstr(acc, want) == NULL &&
+	       smarm_now_ns() - t0 < MS(5000) * harness_time_scale()) {
+		const char *ev = events();
+		if (ev[0] != '\0' &&
+		    strlen(acc) + strlen(ev) + 2 < sizeof acc) {
+			strcat(acc, " ");
+			strcat(acc, ev);
+		}
+		smarm_actor_sleep(MS(1));
+	}
+	return strstr(acc, want) != NULL;
+}
+
+static void server_root(void *arg)
+{
+	smarm_chan_t *downs = NULL;
+	smarm_server_t *s = NULL;
+	smarm_value_t st[2] = { { .type = SMARM_T_I32, .v.i = 0 },
+				{ .type = SMARM_T_I64, .v.i = 0 } };
+	smarm_value_t one = { .type = SMARM_T_I64, .v.i = 1 };
+	smarm_signal_t sig;
+	smarm_pid_t pid;
+	intptr_t why = 0;
+	(void)arg;
+	HARNESS_CHECK(smarm_chan_alloc(&downs, sizeof sig, NULL) == 0);
+	events();
+	/* A fault in create or init: the start returns it. */
+	HARNESS_CHECK(smarm_server_start_ex(probe, "faultcreate", NULL,
+					    MS(5000), &s, &why) == SMARM_EDOWN);
+	HARNESS_CHECK(why == SIGSEGV);
+	HARNESS_CHECK(smarm_server_start_ex(probe, "faultinit", NULL, MS(5000),
+					    &s, &why) == SMARM_EDOWN);
+	HARNESS_CHECK(why == SIGSEGV);
+	HARNESS_CHECK(saw_events("init destroy"));
+	/* In a handler, a call queued behind it: the call gets its error,
+	 * terminate (may_block false, as after a crash) and destroy run. */
+	HARNESS_CHECK(smarm_server_start(probe, NULL, NULL, &s) == 0);
+	HARNESS_CHECK(smarm_server_pid(s, &pid) == 0);
+	HARNESS_CHECK(smarm_monitor(pid, downs, NULL) == 0);
+	HARNESS_CHECK(smarm_server_cast(s, "segv", NULL, 0) == 0);
+	HARNESS_CHECK(smarm_server_call(s, "echo", &one, 1, NULL, MS(5000)) ==
+		      SMARM_EDOWN);
+	HARNESS_CHECK(smarm_chan_recv(downs, &sig) == 0);
+	HARNESS_CHECK(sig.how == SMARM_EXIT_FAULT && sig.reason == SIGSEGV);
+	HARNESS_CHECK(saw_events("term:5:11:0 destroy"));
+	smarm_server_free(s);
+	/* In terminate, after a clean stop: the fault is the exit reason. */
+	HARNESS_CHECK(smarm_server_start(probe, "faultterm", NULL, &s) == 0);
+	HARNESS_CHECK(smarm_server_pid(s, &pid) == 0);
+	HARNESS_CHECK(smarm_monitor(pid, downs, NULL) == 0);
+	HARNESS_CHECK(smarm_server_call(s, "stop", st, 2, NULL, MS(5000)) == 0);
+	HARNESS_CHECK(smarm_chan_recv(downs, &sig) == 0);
+	HARNESS_CHECK(sig.how == SMARM_EXIT_FAULT && sig.reason == SIGSEGV);
+	HARNESS_CHECK(saw_events("term:0:0:1 destroy"));
+	smarm_server_free(s);
+	smarm_chan_sender_free(downs);
+	smarm_chan_receiver_free(downs);
+}
+
+START_TEST(test_fault_in_a_gen_server)
+{
+	smarm_plugin_t *pl = NULL;
+	char msg[256];
+	smarm_node_t *node;
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &pl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "probe", &probe), 0);
+	node = fault_node(1);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, server_root, NULL, NULL, NULL),
+			 0);
+	harness_checks_assert();
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FAULTS_CONTAINED), 4);
+	smarm_node_close(node);
+	smarm_plugin_close(pl);
+}
+END_TEST
+
+/* ----------------------------------------------- fatal, in a child process */
+
+struct fatal_result {
+	int status;
+	char err[8192];
+};
+
+static void run_child(void (*fn)(void), struct fatal_result *r)
+{
+	int fds[2];
+	size_t len = 0;
+	pid_t pid;
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		close(fds[1]);
+		fn();
+		_exit(0);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t k = read(fds[0], r->err + len, sizeof r->err - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	r->err[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
+}
+
+static void assert_died(const struct fatal_result *r, int sig, const char *text)
+{
+	if (!WIFSIGNALED(r->status) || WTERMSIG(r->status) != sig)
+		ck_abort_msg("child status %#x, not killed by signal %d; "
+			     "stderr: %.1500s",
+			     r->status, sig, r->err);
+	if (text != NULL && strstr(r->err, text) == NULL)
+		ck_abort_msg("stderr lacks \"%s\": %.1500s", text, r->err);
+}
+
+static void child_run(smarm_actor_cb root, int contain)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	smarm_config_alloc(&cfg);
+	smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 2);
+	smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, contain);
+	if (smarm_node_open(&node, cfg) != 0)
+		_exit(3);
+	smarm_config_free(cfg);
+	smarm_node_run(node, root, NULL, NULL, NULL);
+	_exit(5); /* the fault should have ended the process */
+}
+
+static void mutex_root(void *arg)
+{
+	smarm_mutex_t *m = NULL;
+	(void)arg;
+	if (smarm_mutex_alloc(&m) != 0 || smarm_mutex_lock(m, 0) != 0)
+		_exit(6);
+	do_fault(F_NULL_WRITE);
+}
+
+static void child_mutex(void)
+{
+	child_run(mutex_root, 1);
+}
+
+/* Released first: the count goes back, and a fault is contained again. */
+static void mutex_released_root(void *arg)
+{
+	smarm_mutex_t *m = NULL;
+	(void)arg;
+	if (smarm_mutex_alloc(&m) != 0 || smarm_mutex_lock(m, 0) != 0 ||
+	    smarm_mutex_unlock(m) != 0)
+		_exit(6);
+	smarm_mutex_free(m);
+	do_fault(F_NULL_WRITE);
+}
+
+static void child_mutex_released(void)
+{
+	child_run(mutex_released_root, 1);
+}
+
+static void region_root(void *arg)
+{
+	(void)arg;
+	smarm_preempt_disable();
+	do_fault(F_NULL_READ);
+}
+
+static void child_region(void)
+{
+	child_run(region_root, 1);
+}
+
+static size_t (*volatile libc_strlen)(const char *) = strlen;
+
+static void libc_root(void *arg)
+{
+	(void)arg;
+	/* Through a pointer, so that no compiler makes it inline code. */
+	HARNESS_CHECK(libc_strlen((const char *)null_addr) != 7);
+}
+
+static void child_libc(void)
+{
+	child_run(libc_root, 1);
+}
+
+static void raise_root(void *arg)
+{
+	(void)arg;
+	raise(SIGSEGV); /* sent, not faulted: never contained */
+}
+
+static void child_raise(void)
+{
+	child_run(raise_root, 1);
+}
+
+static void off_root(void *arg)
+{
+	(void)arg;
+	do_fault(F_DIVIDE);
+}
+
+static void child_off(void)
+{
+	child_run(off_root, 0);
+}
+
+static void *thread_fault(void *arg)
+{
+	(void)arg;
+	do_fault(F_NULL_WRITE);
+	return NULL;
+}
+
+static void thread_root(void *arg)
+{
+	pthread_t t;
+	(void)arg;
+	if (pthread_create(&t, NULL, thread_fault, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+static void child_thread(void)
+{
+	child_run(thread_root, 1);
+}
+
+START_TEST(test_fault_fatal_with_a_mutex)
+{
+	struct fatal_result r;
+	run_child(child_mutex, &r);
+	assert_died(&r, SIGSEGV, "not contained: the actor held a smarm mutex");
+	run_child(child_mutex_released, &r); /* contained: the run ends */
+	ck_assert_msg(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 5,
+		      "status %#x, stderr %.1500s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "faulted: SIGSEGV"));
+}
+END_TEST
+
+START_TEST(test_fault_fatal_in_a_region)
+{
+	struct fatal_result r;
+	run_child(child_region, &r);
+	assert_died(&r, SIGSEGV,
+		    "not contained: a smarm_preempt_disable region was open");
+}
+END_TEST
+
+START_TEST(test_fault_fatal_in_libc)
+{
+	struct fatal_result r;
+	run_child(child_libc, &r);
+	assert_died(&r, SIGSEGV, "not contained: the code was not the actor's");
+}
+END_TEST
+
+START_TEST(test_fault_fatal_when_sent)
+{
+	struct fatal_result r;
+	run_child(child_raise, &r);
+	assert_died(&r, SIGSEGV, NULL);
+}
+END_TEST
+
+START_TEST(test_fault_fatal_when_off)
+{
+	struct fatal_result r;
+	run_child(child_off, &r);
+	assert_died(&r, SIGFPE, "died of SIGFPE");
+	ck_assert_ptr_null(strstr(r.err, "not contained"));
+}
+END_TEST
+
+START_TEST(test_fault_fatal_on_a_thread)
+{
+	struct fatal_result r;
+	run_child(child_thread, &r);
+	assert_died(&r, SIGSEGV, NULL);
+}
+END_TEST
+
+Suite *smarm_test_fault_suite(void)
+{
+	Suite *s = suite_create("fault");
+	TCase *tc = tcase_create("contained");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_fault_kinds_contained);
+	tcase_add_test(tc, test_fault_link_and_spawn_option);
+	tcase_add_test(tc, test_fault_ten_thousand);
+	tcase_add_test(tc, test_fault_in_a_gen_server);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fatal");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_fault_fatal_with_a_mutex);
+	tcase_add_test(tc, test_fault_fatal_in_a_region);
+	tcase_add_test(tc, test_fault_fatal_in_libc);
+	tcase_add_test(tc, test_fault_fatal_when_sent);
+	tcase_add_test(tc, test_fault_fatal_when_off);
+	tcase_add_test(tc, test_fault_fatal_on_a_thread);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(fault)
