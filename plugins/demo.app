@@ -8,7 +8,8 @@
 #   smarm-run "$(pkg-config --variable=pluginsdir smarm)/demo.app"
 #
 # loadgen's timer calls and casts to the counter and the store by name
-# every millisecond and pokes the crasher every 300 ms; the crasher's
+# every millisecond and pokes the crasher every 300 ms (a crash, then a
+# fault: a NULL write the node contains); the crasher's
 # supervisor restarts it each time. The run ends by itself after 4 s.
 app demo
 run 4s

@@ -6,6 +6,13 @@
  *     call ping() -> i64        the number of pings so far, this one too
  *     cast crash(i64)           crash the server with that reason
  *     call crash_now(i64) -> i64  crash mid-call with that reason
+ *     cast fault(i64)           fault: 0 a NULL write, 1 an integer
+ *                               divide by zero, 2 a stack overflow, 3 an
+ *                               illegal instruction (the process ends
+ *                               unless the node contains faults:
+ *                               SMARM_OPT_CONTAIN_FAULTS, smarm-run's
+ *                               default; then the server ends
+ *                               SMARM_EXIT_FAULT)
  *
  * terminate records how and why the server ended in a counter the host
  * can read through smarm_crasher_last (a plain exported function: the
@@ -15,6 +22,7 @@
 #include <smarm/smarm_plugin.h>
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static _Atomic int64_t pings;
@@ -69,6 +77,49 @@ static int64_t crash_now(void *state, smarm_gs_ctx_t *cx, int64_t reason)
 	return 0;
 }
 
+/* Values the compiler cannot see, so that it keeps the faults. */
+static volatile uintptr_t nowhere;
+static volatile int nothing;
+
+static __attribute__((noinline)) int divide(int a, int b)
+{
+	int q;
+	__asm__ volatile("cltd\n\tidivl %2"
+			 : "=a"(q)
+			 : "a"(a), "r"(b)
+			 : "rdx", "cc");
+	return q;
+}
+
+static __attribute__((noinline)) long deeper(long n)
+{
+	volatile char frame[1024];
+	frame[0] = (char)n;
+	if (n <= 0)
+		return frame[0];
+	return deeper(n - 1) + frame[0];
+}
+
+static void fault(void *state, smarm_gs_ctx_t *cx, int64_t kind)
+{
+	(void)state;
+	(void)cx;
+	switch (kind) {
+	case 0:
+		*(volatile int *)nowhere = 1;
+		break;
+	case 1:
+		(void)divide(1, nothing);
+		break;
+	case 2:
+		(void)deeper(1L << 30);
+		break;
+	default:
+		__asm__ volatile("ud2");
+		break;
+	}
+}
+
 static int crasher_status(const void *state, char *buf, size_t len)
 {
 	(void)state;
@@ -81,6 +132,7 @@ static const smarm_handler_t handlers[] = {
 	{ "ping", (void (*)(void))ping },
 	{ "crash", (void (*)(void))crash },
 	{ "crash_now", (void (*)(void))crash_now },
+	{ "fault", (void (*)(void))fault },
 };
 
 static const smarm_gs_desc_t crasher = {
@@ -88,7 +140,8 @@ static const smarm_gs_desc_t crasher = {
 	.name = "crasher",
 	.protocol = "call ping() -> i64\n"
 		    "cast crash(i64)\n"
-		    "call crash_now(i64) -> i64\n",
+		    "call crash_now(i64) -> i64\n"
+		    "cast fault(i64)\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = crasher_create,

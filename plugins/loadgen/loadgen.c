@@ -4,7 +4,9 @@
  * (plugins/demo.app, docs/smarm-run.md): a load generator. Its tick (the
  * gen_server idle window: handle_idle) makes calls and casts to the
  * counter and the key-value store by name, and every so often pokes the
- * crasher so that it crashes (its supervisor restarts it). Clients of another
+ * crasher so that it crashes, every other time by a fault (its supervisor
+ * restarts it; a fault ends the process unless the node contains faults,
+ * as smarm-run's does). Clients of another
  * plugin's servers need that plugin's behaviour: loadgen opens the plugins
  * named in its start arguments (smarm-run puts their paths there with
  * ${ALIAS}), which, already loaded by the host, are the same objects.
@@ -190,8 +192,13 @@ static void lg_idle(void *state, smarm_gs_ctx_t *cx)
 	}
 	if (g->s[T_CRASHER] != NULL && g->poke_ms > 0 &&
 	    smarm_now_ns() >= g->next_poke) {
-		smarm_value_t why = i64(42);
-		count(g, smarm_server_cast(g->s[T_CRASHER], "crash", &why, 1),
+		/* Every other poke a fault (a NULL write): contained where the
+		 * node contains faults, as under smarm-run. */
+		smarm_value_t why = i64(g->pokes % 2 == 0 ? 42 : 0);
+		count(g,
+		      smarm_server_cast(g->s[T_CRASHER],
+					g->pokes % 2 == 0 ? "crash" : "fault",
+					&why, 1),
 		      &g->pokes);
 		g->next_poke += g->poke_ms * MS;
 	}
