@@ -5,8 +5,13 @@
  * tree, start it, show a live status line, and on SIGINT, SIGTERM or
  * SIGHUP or at the end of its run time shut the tree down in order.
  *
- *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats] FILE
+ *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats]
+ *             [--no-contain] FILE
  *   smarm-run --status SOCKET|PID
+ *
+ * The node contains faults (SMARM_OPT_CONTAIN_FAULTS): a plugin
+ * handler's NULL dereference ends its server, which its supervisor
+ * restarts, not the application; --no-contain makes every fault fatal.
  *
  * -S serves the node's introspection on a Unix socket (smarm-top and
  * --status read it); --stats prints every node counter once the tree
@@ -120,7 +125,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
 		"[-S SOCKET] [--stats]\n"
-		"                 [--allow-insecure] FILE\n"
+		"                 [--no-contain] [--allow-insecure] FILE\n"
 		"       smarm-run --status SOCKET|PID\n"
 		"       smarm-run --help | --version\n"
 		"Run the supervision tree the application file FILE "
@@ -137,6 +142,10 @@ static void usage(FILE *f)
 		"                     smarm-top P, smarm-run --status P)\n"
 		"      --stats        print every node counter when the tree "
 		"has ended\n"
+		"      --no-contain   a fault in a plugin kills the process "
+		"(by default it\n"
+		"                     ends that child only, which its "
+		"supervisor restarts)\n"
 		"      --status T     print every child of the running node "
 		"at socket T\n"
 		"                     (or OS pid T) and exit\n"
@@ -834,6 +843,7 @@ int main(int argc, char **argv)
 		{ "obs-socket", required_argument, NULL, 'S' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "status", required_argument, NULL, 'T' },
+		{ "no-contain", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -845,6 +855,7 @@ int main(int argc, char **argv)
 	bool check = false;
 	bool insecure = false;
 	bool stats = false;
+	bool contain = true;
 	const char *obs_socket = NULL;
 	int workers = 0;
 	uint64_t run_ns = 0;
@@ -878,6 +889,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stats = true;
+			break;
+		case 'N':
+			contain = false;
 			break;
 		case 'T':
 			return print_status(optarg);
@@ -999,6 +1013,9 @@ int main(int argc, char **argv)
 		rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers);
 	if (rc == 0 && obs_socket != NULL)
 		rc = smarm_config_set_obs_socket(cfg, obs_socket);
+	if (rc == 0)
+		rc = smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS,
+					  contain);
 	if (rc == 0)
 		rc = smarm_node_open(&node, cfg);
 	smarm_config_free(cfg);
