@@ -31,11 +31,12 @@
  * below the faulting frame, past its red zone, when FAULT_ROOM fits
  * there; otherwise (a stack overflow, or nearly) it goes FAULT_ROOM
  * above the guard, over the deepest frames of the code that ran away,
- * when the stack is big enough that these cannot be the actor's first
- * frames. smarm__fault_exit reports the fault (dladdr is safe there: the
- * pc was not in the loader) and ends the actor as a crash would: its
- * cleanup handlers run (a server answers its callers), then its exit
- * hooks (monitors, links, names, its supervisor).
+ * when the stack has at least as much again above that (the default
+ * reserve has): the actor's first frames, the runtime's and a
+ * behaviour's engine, lie within its top few KiB, far above. smarm__fault_exit
+ * reports the fault (dladdr is safe there: the pc was not in the loader) and
+ * ends the actor as a crash would: its cleanup handlers run (a server answers
+ * its callers), then its exit hooks (monitors, links, names, its supervisor).
  *
  * What cannot be undone: the frames between the fault and the actor's
  * first frame are abandoned, never unwound (no C cleanup attribute, no
@@ -108,7 +109,7 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 		return false;
 	if (sp >= usable + FAULT_ROOM + FAULT_DROP) {
 		at = sp - FAULT_DROP;
-	} else if (usable + 4 * FAULT_ROOM <= top) {
+	} else if (usable + 2 * FAULT_ROOM <= top) {
 		at = usable + FAULT_ROOM; /* over the runaway frames */
 	} else {
 		*why = "its stack overflowed and is too small to run its exit "

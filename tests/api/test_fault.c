@@ -49,13 +49,15 @@ enum {
 	F_NONCANON,
 	F_DIVIDE,
 	F_ILLEGAL,
+	F_BUS,
 	F_OVERFLOW,
 	F_NKINDS
 };
 
 static const int fault_sig[F_NKINDS] = { SIGSEGV, SIGSEGV, SIGSEGV, SIGSEGV,
-					 SIGFPE,  SIGILL,  SIGSEGV };
+					 SIGFPE,  SIGILL,  SIGBUS,  SIGSEGV };
 static void *volatile no_page;	     /* a PROT_NONE page */
+static void *volatile no_file;	     /* a page of a file cut to 0 bytes */
 static volatile int zero;	     /* a divisor the compiler cannot see */
 static volatile uintptr_t null_addr; /* 0, unknown to the compiler */
 
@@ -98,6 +100,9 @@ static void do_fault(int kind)
 		break;
 	case F_ILLEGAL:
 		__asm__ volatile("ud2");
+		break;
+	case F_BUS:
+		*(volatile int *)no_file = 1;
 		break;
 	case F_OVERFLOW:
 		(void)recurse(1000000); /* ~1 GiB: far past any stack */
@@ -204,13 +209,41 @@ static smarm_node_t *fault_node(int contain)
 static int got_how[F_NKINDS], got_sig[F_NKINDS], down_how[F_NKINDS];
 static intptr_t down_reason[F_NKINDS];
 
+#if defined(__SANITIZE_ADDRESS__)
+static const bool asan = true;
+#else
+static const bool asan = false;
+#endif
+
+/* The pages the faults touch: PROT_NONE, and a file's beyond its end. */
+static void pages_map(void)
+{
+	int fd = memfd_create("smarm-fault", 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	no_file = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(no_file, MAP_FAILED);
+	ck_assert_int_eq(ftruncate(fd, 0), 0); /* the page is past the end */
+	close(fd);
+	no_page =
+		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(no_page, MAP_FAILED);
+}
+
+static void pages_unmap(void)
+{
+	munmap(no_page, 4096);
+	munmap(no_file, 4096);
+}
+
 static void kinds_root(void *arg)
 {
 	struct beside b;
 	smarm_spawn_opts_t *big = NULL;
 	(void)arg;
 	beside_start(&b);
-	/* The overflow needs room to run its exit over the runaway frames. */
+	/* Under ASan the exit of an overflow needs a roomier stack than the
+	 * default to run over the runaway frames (fault.c FAULT_ROOM). */
 	HARNESS_CHECK(smarm_spawn_opts_alloc(&big) == 0);
 	HARNESS_CHECK(smarm_spawn_opts_set_int(big, SMARM_OPT_STACK_RESERVE,
 					       1 << 20) == 0);
@@ -222,7 +255,8 @@ static void kinds_root(void *arg)
 		HARNESS_CHECK(smarm_chan_alloc(&downs, sizeof sig, NULL) == 0);
 		HARNESS_CHECK(
 			smarm_actor_spawn(&p, fault_body, (void *)(intptr_t)k,
-					  k == F_OVERFLOW ? big : NULL) == 0);
+					  k == F_OVERFLOW && asan ? big
+								  : NULL) == 0);
 		HARNESS_CHECK(smarm_monitor(p, downs, NULL) == 0);
 		HARNESS_CHECK(smarm_actor_join(p, &got_how[k], &reason) == 0);
 		got_sig[k] = (int)reason;
@@ -239,9 +273,7 @@ static void kinds_root(void *arg)
 START_TEST(test_fault_kinds_contained)
 {
 	smarm_node_t *node = fault_node(1);
-	no_page =
-		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(no_page, MAP_FAILED);
+	pages_map();
 	harness_checks_reset();
 	ck_assert_int_eq(smarm_node_run(node, kinds_root, NULL, NULL, NULL), 0);
 	harness_checks_assert();
@@ -257,7 +289,7 @@ START_TEST(test_fault_kinds_contained)
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_LIVE_ACTORS), 0);
 	smarm_node_close(node); /* hands every report to the handler */
 	ck_assert_int_eq(atomic_load(&crash_reports), F_NKINDS);
-	munmap(no_page, 4096);
+	pages_unmap();
 }
 END_TEST
 
@@ -343,7 +375,7 @@ static void many_root(void *arg)
 		for (int k = 0; k < MANY_AT_ONCE; k++)
 			HARNESS_CHECK(smarm_actor_spawn(
 					      &p[k], fault_body,
-					      (void *)(intptr_t)((i + k) % 6),
+					      (void *)(intptr_t)((i + k) % 7),
 					      NULL) == 0);
 		for (int k = 0; k < MANY_AT_ONCE; k++) {
 			int how = -1;
@@ -361,9 +393,7 @@ static void many_root(void *arg)
 START_TEST(test_fault_ten_thousand)
 {
 	smarm_node_t *node = fault_node(1);
-	no_page =
-		mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ck_assert_ptr_ne(no_page, MAP_FAILED);
+	pages_map();
 	harness_checks_reset();
 	many_bad = 0;
 	ck_assert_int_eq(smarm_node_run(node, many_root, NULL, NULL, NULL), 0);
@@ -374,7 +404,7 @@ START_TEST(test_fault_ten_thousand)
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_ENDED_UNJOINED), 0);
 	smarm_node_close(node);
 	ck_assert_int_eq(atomic_load(&crash_reports), MANY);
-	munmap(no_page, 4096);
+	pages_unmap();
 }
 END_TEST
 
