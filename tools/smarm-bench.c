@@ -1527,29 +1527,37 @@ static void wl_wake_latency_libc(struct bench_run *r)
  * smarm_sup_start to that report; ns per restart. The intensity (65536
  * restarts per 1 ns) never trips and keeps the ring of restart instants
  * full, so both sizes pay the same bookkeeping per restart.
+ * sup_restart_fault: sup_restart with a child that faults (a store to
+ * address 0, contained: SMARM_OPT_CONTAIN_FAULTS, which every node of
+ * smarm-bench sets) instead of calling smarm_actor_crash.
  * --------------------------------------------------------------------- */
 
 struct sup_bench {
 	atomic_ulong starts; /* bodies run */
 	unsigned long n;     /* restarts wanted */
+	bool fault;	     /* fault instead of crashing */
 	smarm_chan_t *done;  /* the last tenancy's report */
 };
 
 static struct sup_bench sup_bench;
+static volatile uintptr_t sup_bench_nowhere; /* 0, hidden from the compiler */
 
 static void sup_bench_child(void *arg)
 {
 	int v = 1;
 	smarm_chan_t *park = NULL;
 	(void)arg;
-	if (atomic_fetch_add(&sup_bench.starts, 1) < sup_bench.n)
+	if (atomic_fetch_add(&sup_bench.starts, 1) < sup_bench.n) {
+		if (sup_bench.fault)
+			*(volatile int *)sup_bench_nowhere = 1;
 		smarm_actor_crash(1);
+	}
 	smarm_chan_send(sup_bench.done, &v);
 	if (smarm_chan_alloc(&park, sizeof v, NULL) == 0)
 		smarm_chan_recv(park, &v); /* until the shutdown */
 }
 
-static void sup_restart_n(struct bench_run *r, unsigned long n)
+static void sup_restart_n(struct bench_run *r, unsigned long n, bool fault)
 {
 	smarm_sup_spec_t *spec = NULL;
 	smarm_chan_t *downs = NULL;
@@ -1560,6 +1568,7 @@ static void sup_restart_n(struct bench_run *r, unsigned long n)
 	int rc = smarm_chan_alloc(&sup_bench.done, sizeof v, NULL);
 	atomic_store(&sup_bench.starts, 0);
 	sup_bench.n = n;
+	sup_bench.fault = fault;
 	if (rc == 0)
 		rc = smarm_chan_alloc(&downs, sizeof s, NULL);
 	if (rc == 0)
@@ -1608,12 +1617,17 @@ out:
 
 static void wl_sup_restart(struct bench_run *r)
 {
-	sup_restart_n(r, 1000);
+	sup_restart_n(r, 1000, false);
 }
 
 static void wl_sup_restart_100k(struct bench_run *r)
 {
-	sup_restart_n(r, 100000);
+	sup_restart_n(r, 100000, false);
+}
+
+static void wl_sup_restart_fault(struct bench_run *r)
+{
+	sup_restart_n(r, 1000, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -2008,6 +2022,7 @@ static const struct workload workloads[] = {
 	{ "link_cascade", wl_link_cascade, 0, false, 0, NULL },
 	{ "sup_restart", wl_sup_restart, 0, false, 0, NULL },
 	{ "sup_restart_100k", wl_sup_restart_100k, 0, false, 0, NULL },
+	{ "sup_restart_fault", wl_sup_restart_fault, 0, false, 0, NULL },
 	{ "gen_server_call", wl_gen_server_call, 0, false, 0, NULL },
 	{ "gen_server_call_generic", wl_gen_server_call_generic, 0, false, 0,
 	  NULL },
@@ -2095,6 +2110,11 @@ static int bench_node_open(const struct workload *w, int workers)
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers)) != 0 ||
 	    (rc = smarm_config_set_int(cfg, SMARM_OPT_PREEMPT_ASYNC,
 				       !w->no_async)) != 0 ||
+	    (rc = smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, 1)) !=
+		    0 ||
+	    /* No reports (a crash and a restart each make some), as the
+	     * Erlang peer sets logger's level to none. */
+	    (rc = smarm_config_set_int(cfg, SMARM_OPT_LOG_LEVEL, 0)) != 0 ||
 	    (w->max_actors > 0 &&
 	     (rc = smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS,
 					w->max_actors)) != 0) ||
