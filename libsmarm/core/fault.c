@@ -23,6 +23,9 @@
  *     calling the actor's code from inside an operation (its
  *     smarm__nopreempt_enter brackets: it may hold a lock there);
  *   - the actor holds no smarm mutex (it would stay held for ever);
+ *   - the signal mask is the worker's (as preemption requires): another
+ *     means a signal handler of the host was running, or the actor
+ *     changed its mask, which its exit would carry to the next actors;
  *   - the actor has not begun its exit hooks.
  * Then the handler rewrites the interrupted context so that it calls
  * smarm__fault_exit on the actor's own stack (arch.h,
@@ -66,6 +69,8 @@
 #include "slot.h"
 
 #include <signal.h>
+#include <string.h>
+#include <ucontext.h>
 
 /* Stack the exit of a faulted actor may use, report included. */
 #if defined(SMARM_ASAN)
@@ -101,6 +106,10 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 		*why = "a smarm_preempt_disable region was open";
 	else if (s->mtx_held != 0)
 		*why = "the actor held a smarm mutex";
+	else if (memcmp(&((const ucontext_t *)uc)->uc_sigmask, &w->run_mask,
+			8) != 0)
+		*why = "the signal mask was not the worker's (in a signal "
+		       "handler, or changed by the actor)";
 	else if (!smarm__text_is_actors(pc))
 		*why = "the code was not the actor's own (libc, the loader, "
 		       "libffi, libsmarm, or an object not allowed with "

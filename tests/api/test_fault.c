@@ -15,9 +15,10 @@
  * nothing behind (live actors, slots, stacks, the reports each said).
  * What stays fatal is run in a child process, whose stderr is captured:
  * a fault while holding a smarm mutex, inside a preempt-disabled region,
- * inside libc, on a plain thread, with containment off, and a SIGSEGV
- * sent with raise(3); the child dies of the signal and, where an actor
- * faulted, one line says which and why it was not contained.
+ * with a signal mask of the actor's own, inside libc, on a plain thread, with
+ * containment off, and a SIGSEGV sent with raise(3); the child dies of the
+ * signal and, where an actor faulted, one line says which and why it was not
+ * contained.
  */
 #include "harness.h"
 
@@ -568,7 +569,8 @@ static void child_run(smarm_actor_cb root, int contain)
 		_exit(3);
 	smarm_config_free(cfg);
 	smarm_node_run(node, root, NULL, NULL, NULL);
-	_exit(5); /* the fault should have ended the process */
+	smarm_node_close(node); /* its logger writes every report first */
+	_exit(5);		/* the fault did not end the process */
 }
 
 static void mutex_root(void *arg)
@@ -615,6 +617,21 @@ static void child_region(void)
 }
 
 static size_t (*volatile libc_strlen)(const char *) = strlen;
+
+static void mask_root(void *arg)
+{
+	sigset_t set;
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	do_fault(F_NULL_READ);
+}
+
+static void child_mask(void)
+{
+	child_run(mask_root, 1);
+}
 
 static void libc_root(void *arg)
 {
@@ -691,6 +708,15 @@ START_TEST(test_fault_fatal_in_a_region)
 }
 END_TEST
 
+START_TEST(test_fault_fatal_with_another_mask)
+{
+	struct fatal_result r;
+	run_child(child_mask, &r);
+	assert_died(&r, SIGSEGV,
+		    "not contained: the signal mask was not the worker's");
+}
+END_TEST
+
 START_TEST(test_fault_fatal_in_libc)
 {
 	struct fatal_result r;
@@ -738,6 +764,7 @@ Suite *smarm_test_fault_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fault_fatal_with_a_mutex);
 	tcase_add_test(tc, test_fault_fatal_in_a_region);
+	tcase_add_test(tc, test_fault_fatal_with_another_mask);
 	tcase_add_test(tc, test_fault_fatal_in_libc);
 	tcase_add_test(tc, test_fault_fatal_when_sent);
 	tcase_add_test(tc, test_fault_fatal_when_off);
