@@ -300,14 +300,16 @@ SMARM_API const char *smarm_version_string(void);
 	 * delivers nothing. Default SMARM_LOG_NOTICE (5): crash and           \
 	 * supervisor reports, not progress reports. Since: SMARM_0.5. */      \
 	XX(LOG_LEVEL, 15, 0, 7, 5, NODE)                                       \
-	/* 0 or 1: a synchronous fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL        \
-	 * raised by the faulting instruction, stack overflow into the         \
-	 * guard included) in an actor's own code ends that actor,             \
-	 * SMARM_EXIT_FAULT, instead of the process; see "Faults" in           \
+	/* 1: a synchronous fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised      \
+	 * by the faulting instruction, stack overflow into the guard          \
+	 * included) in an actor's own code ends that actor,                   \
+	 * SMARM_EXIT_FAULT, instead of the process; 2: that, and also an      \
+	 * abort() (a failed assert()) the actor's own code calls (reason      \
+	 * SIGABRT); 0: every fault is fatal. See "Faults" in                  \
 	 * docs/embedding.md for when a fault can be contained and what it     \
 	 * cannot undo. A node default (a config) and a spawn option (an       \
 	 * actor's choice holds for it alone). Default 0. Since: SMARM_0.5. */ \
-	XX(CONTAIN_FAULTS, 16, 0, 1, 0, SPAWN)
+	XX(CONTAIN_FAULTS, 16, 0, 2, 0, SPAWN)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -585,7 +587,8 @@ SMARM_API int smarm_node_close(smarm_node_t *node);
  *                     Since: SMARM_0.4.
  * SMARM_EXIT_FAULT    its code faulted and the fault was contained
  *                     (SMARM_OPT_CONTAIN_FAULTS): reason is the signal
- *                     (SIGSEGV, SIGBUS, SIGFPE or SIGILL); the crash
+ *                     (SIGSEGV, SIGBUS, SIGFPE or SIGILL; SIGABRT for an
+ *                     abort() contained, option value 2); the crash
  *                     report (SMARM_REPORT_CRASH) says where. A linked
  *                     actor that does not trap exits ends the same way,
  *                     as with any abnormal end; supervisors restart it

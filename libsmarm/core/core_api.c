@@ -299,7 +299,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->preempt_move = cfg->opt[SMARM_OPT_PREEMPT_MOVE] != 0;
 	n->link_default = cfg->opt[SMARM_OPT_LINK] != 0;
-	n->contain_faults = cfg->opt[SMARM_OPT_CONTAIN_FAULTS] != 0;
+	n->contain_faults = (uint8_t)cfg->opt[SMARM_OPT_CONTAIN_FAULTS];
 	if (n->contain_faults)
 		smarm__preempt_setup(); /* the executable's text is known */
 	n->async_ns = (uint64_t)cfg->opt[SMARM_OPT_ASYNC_SLICE_NS];

@@ -9,7 +9,13 @@
  * A fault is contained when all of these hold; otherwise the handler's
  * fatal report says which one failed:
  *   - the kernel raised it for the faulting instruction (si_code > 0),
- *     not kill(2), raise(3) or sigqueue(3);
+ *     not kill(2), raise(3) or sigqueue(3); or, where the actor asked for
+ *     that too (SMARM__CONTAIN_ABORT), it is the SIGABRT of abort() the
+ *     actor's own code called: sent by this process to this thread
+ *     (SI_TKILL), from libc frames alone above the actor's code
+ *     (smarm__called_by_actors unwinds them). glibc's abort() has let
+ *     go of its lock when it raises, as it must for a handler that
+ *     longjmps away, so nothing of libc's stays held;
  *   - an actor runs on this thread and asked for containment (its
  *     tenant's `contain`, from the spawn option or the node's default);
  *   - the interrupted sp lies in that actor's stack or its guard: the
@@ -71,6 +77,7 @@
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 /* Stack the exit of a faulted actor may use, report included. */
 #if defined(SMARM_ASAN)
@@ -89,9 +96,14 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 	uintptr_t sp = smarm__uc_sp(uc);
 	uintptr_t base, usable, top, at;
 
+	bool aborted = si->si_signo == SIGABRT;
 	*why = NULL;
-	if (s == NULL || !s->contain || si->si_code <= 0)
-		return false; /* not asked for, or not a fault */
+	if (s == NULL || !s->contain)
+		return false; /* not asked for */
+	if (aborted ? s->contain < SMARM__CONTAIN_ABORT ||
+			      si->si_code != SI_TKILL || si->si_pid != getpid()
+		    : si->si_code <= 0)
+		return false; /* not a fault, not an abort() asked for */
 	base = (uintptr_t)s->stk_base;
 	usable = base + s->stk_guard;
 	top = usable + s->stk_reserve;
@@ -110,7 +122,9 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 			8) != 0)
 		*why = "the signal mask was not the worker's (in a signal "
 		       "handler, or changed by the actor)";
-	else if (!smarm__text_is_actors(pc))
+	else if (aborted && !smarm__called_by_actors(uc, top, &pc))
+		*why = "abort() was not called by the actor's own code";
+	else if (!aborted && !smarm__text_is_actors(pc))
 		*why = "the code was not the actor's own (libc, the loader, "
 		       "libffi, libsmarm, or an object not allowed with "
 		       "smarm_preempt_allow_object)";

@@ -20,6 +20,9 @@
  */
 bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why);
 
+/* A slot's `contain`: SMARM_OPT_CONTAIN_FAULTS' values. */
+enum { SMARM__CONTAIN_FAULTS = 1, SMARM__CONTAIN_ABORT = 2 };
+
 /* Where a contained fault resumes, on the actor's stack: report it, end
  * the actor SMARM_EXIT_FAULT. */
 void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)

@@ -284,6 +284,8 @@ static const char *fault_sig_name(int sig)
 		return "SIGFPE";
 	case SIGILL:
 		return "SIGILL";
+	case SIGABRT:
+		return "SIGABRT";
 	default:
 		return "signal";
 	}
@@ -307,11 +309,12 @@ static const char *fault_code_name(int sig, int code)
 					   "ILL_BADSTK" };
 #define FAULT_CODE(t)                                                          \
 	(code > 0 && (size_t)code < sizeof(t) / sizeof(t)[0] ? (t)[code] : NULL)
-	const char *name = sig == SIGSEGV  ? FAULT_CODE(segv)
-			   : sig == SIGBUS ? FAULT_CODE(bus)
-			   : sig == SIGFPE ? FAULT_CODE(fpe)
-			   : sig == SIGILL ? FAULT_CODE(ill)
-					   : NULL;
+	const char *name = sig == SIGABRT   ? "abort() called"
+			   : sig == SIGSEGV ? FAULT_CODE(segv)
+			   : sig == SIGBUS  ? FAULT_CODE(bus)
+			   : sig == SIGFPE  ? FAULT_CODE(fpe)
+			   : sig == SIGILL  ? FAULT_CODE(ill)
+					    : NULL;
 #undef FAULT_CODE
 	return name != NULL ? name : "code ?";
 }
@@ -319,7 +322,7 @@ static const char *fault_code_name(int sig, int code)
 void smarm__log_fault(struct smarm_node *n, struct smarm__slot *s, int sig,
 		      int code, uintptr_t addr, uintptr_t pc)
 {
-	char who[256], where[320];
+	char who[256], where[320], at[64] = "";
 	Dl_info di;
 	uintptr_t below = 0;
 	const char *stack = "";
@@ -340,21 +343,23 @@ void smarm__log_fault(struct smarm_node *n, struct smarm__slot *s, int sig,
 	} else {
 		snprintf(where, sizeof where, " (in no loaded object)");
 	}
-	if (s->stk_base != NULL &&
+	if (sig != SIGABRT) /* an abort has no address, its pc is the call's */
+		snprintf(at, sizeof at, " at 0x%llx", (unsigned long long)addr);
+	if (sig != SIGABRT && s->stk_base != NULL &&
 	    smarm__stackdiag_classify(addr, (uintptr_t)s->stk_base,
 				      s->stk_guard, s->stk_reserve,
 				      &below) != SMARM__FAULT_FOREIGN)
 		stack = ", a stack overflow";
-	smarm__log_event(
-		n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH, smarm__slot_pid(s),
-		"crash report: %s faulted: %s (%s) at 0x%llx%s, pc "
-		"0x%llx%s; contained, it ends the actor (fault), "
-		"spawned by %s %u.%u",
-		who, fault_sig_name(sig), fault_code_name(sig, code),
-		(unsigned long long)addr, stack, (unsigned long long)pc, where,
-		s->parent != 0 ? "actor" : "the run",
-		s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
-		s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
+	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH,
+			 smarm__slot_pid(s),
+			 "crash report: %s faulted: %s (%s)%s%s, pc "
+			 "0x%llx%s; contained, it ends the actor (fault), "
+			 "spawned by %s %u.%u",
+			 who, fault_sig_name(sig), fault_code_name(sig, code),
+			 at, stack, (unsigned long long)pc, where,
+			 s->parent != 0 ? "actor" : "the run",
+			 s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
+			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
 }
 
 const char *smarm__log_how(int how)

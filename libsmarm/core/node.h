@@ -138,11 +138,11 @@ struct smarm_node {
 	uint32_t pool_cap;
 	uint64_t slice_cycles;
 	uint64_t slice_ns;
-	bool preempt_async;  /* the monitor signals overrunning actors */
-	bool preempt_move;   /* a preempted actor may change workers
-				(preempt.c INV-P7) */
-	bool contain_faults; /* default SMARM_OPT_CONTAIN_FAULTS of a spawn */
-	uint64_t async_ns;   /* run time that counts as an overrun */
+	bool preempt_async;	/* the monitor signals overrunning actors */
+	bool preempt_move;	/* a preempted actor may change workers
+				   (preempt.c INV-P7) */
+	uint8_t contain_faults; /* default SMARM_OPT_CONTAIN_FAULTS (0-2) */
+	uint64_t async_ns;	/* run time that counts as an overrun */
 
 	/* slot table: max_actors slots reserved (region.h), nslots usable */
 	struct smarm__slot *slots; /* set before nslots is first published */

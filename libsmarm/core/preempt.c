@@ -461,30 +461,56 @@ static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t pc,
  * its outermost libc frame into allowed text. True if a patch is in
  * place (made now or before).
  */
+/*
+ * Handler side: unwind f, an interrupted frame in libc (a registered
+ * object: uw_obj_of), through libc's frames alone up to the first return
+ * into preemptible text, reading the stack only in [lo, hi). True: f is
+ * that frame (its pc the return address, ra_slot where it is kept).
+ */
+static bool unwind_to_actors(struct smarm__frame *f, uintptr_t lo, uintptr_t hi)
+{
+	for (int i = 0; i < MAX_UNWIND_FRAMES; i++) {
+		const struct uw_obj *o =
+			uw_obj_of(f->first ? f->pc : f->pc - 1);
+		if (o == NULL || !smarm__unwind_step(o->eh_hdr, f, lo, hi))
+			return false;
+		if (text_preemptible(f->pc))
+			return true;
+	}
+	return false;
+}
+
 static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 {
 	struct smarm__frame f;
-	uintptr_t lo, hi;
+	uintptr_t hi = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
 	smarm__uc_frame(uc, &f);
 	ret_patch_forget_stale(s, f.pc, f.sp);
 	if (s->ret_pc != 0)
 		return true;
-	lo = f.sp;
-	hi = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
-	for (int i = 0; i < MAX_UNWIND_FRAMES; i++) {
-		const struct uw_obj *o = uw_obj_of(f.first ? f.pc : f.pc - 1);
-		if (o == NULL || !smarm__unwind_step(o->eh_hdr, &f, lo, hi))
-			return false;
-		if (text_preemptible(f.pc)) {
-			if (ra_reader(f.fn))
-				return false; /* see ra_readers */
-			s->ret_pc = f.pc;
-			s->ret_slot = f.ra_slot;
-			*f.ra_slot = (uintptr_t)(void *)smarm__preempt_ret_stub;
-			return true;
-		}
-	}
-	return false;
+	if (!unwind_to_actors(&f, f.sp, hi))
+		return false;
+	if (ra_reader(f.fn))
+		return false; /* see ra_readers */
+	s->ret_pc = f.pc;
+	s->ret_slot = f.ra_slot;
+	*f.ra_slot = (uintptr_t)(void *)smarm__preempt_ret_stub;
+	return true;
+}
+
+bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc)
+{
+	struct smarm__frame f;
+	unsigned phase = atomic_load(&gp_phase) & 1;
+	bool yes;
+	if (n_uw_objs == 0)
+		return false; /* no unwind tables (a shadow stack) */
+	atomic_fetch_add(&gp_readers[phase], 1);
+	smarm__uc_frame(uc, &f);
+	yes = unwind_to_actors(&f, f.sp, hi);
+	*pc = f.pc;
+	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
+	return yes;
 }
 
 /* ------------------------------------------------------------ signal */

@@ -46,4 +46,12 @@ void smarm__nopreempt_leave(struct smarm__slot *s);
  */
 bool smarm__text_is_actors(uintptr_t pc);
 
+/*
+ * Whether the interrupted context uc is in libc, called from an actor's
+ * own code (as above) through libc's frames alone: abort() called by the
+ * actor (fault.c); *pc is then where that call returns to. The stack is
+ * read below hi only. Async-signal-safe.
+ */
+bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc);
+
 #endif /* SMARM_CORE_PREEMPT_H */

@@ -85,7 +85,7 @@
 
 static pthread_once_t diag_once = PTHREAD_ONCE_INIT;
 /* The signals handled, and the dispositions they had before ours. */
-static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 #define NSIGS (sizeof fault_sigs / sizeof fault_sigs[0])
 static struct sigaction prior[NSIGS];
 static bool installed; /* install() ran: prior[] is valid */
@@ -227,6 +227,8 @@ static const char *sig_name(int sig)
 		return "SIGFPE";
 	case SIGILL:
 		return "SIGILL";
+	case SIGABRT:
+		return "SIGABRT";
 	default:
 		return "SIGSEGV";
 	}
@@ -280,9 +282,12 @@ static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
 	put_actor(buf, sizeof buf, &at, s);
 	put_str(buf, sizeof buf, &at, " died of ");
 	put_str(buf, sizeof buf, &at, sig_name(sig));
-	put_str(buf, sizeof buf, &at, ": fault at 0x");
-	put_hex(buf, sizeof buf, &at, addr);
-	put_str(buf, sizeof buf, &at, ", code at pc 0x");
+	if (sig != SIGABRT) {
+		put_str(buf, sizeof buf, &at, ": fault at 0x");
+		put_hex(buf, sizeof buf, &at, addr);
+		put_str(buf, sizeof buf, &at, ",");
+	}
+	put_str(buf, sizeof buf, &at, " code at pc 0x");
 	put_hex(buf, sizeof buf, &at, pc);
 	if (smarm__addr_file(pc, file, sizeof file, &off)) {
 		put_str(buf, sizeof buf, &at, " in ");
@@ -315,12 +320,16 @@ static void on_fault(int sig, siginfo_t *si, void *uctx)
 	int kind;
 	bool guard_hit;
 
-	if (si->si_code <= 0) {
-		pass_on(sig, si, uctx); /* sent, not faulted */
-		return;
-	}
 	if (smarm__fault_contain(si, uctx, &why))
 		return; /* the actor ends (fault.c); the process goes on */
+	if (si->si_code <= 0) {
+		/* Sent, not faulted (abort() included): handed on. An
+		 * abort() the actor asked to survive says why it did not. */
+		if (why != NULL && s != NULL && fault_is_fatal(sig))
+			say_fatal(sig, s, addr, uctx, why);
+		pass_on(sig, si, uctx);
+		return;
+	}
 	base = s != NULL ? (uintptr_t)s->stk_base : 0;
 	if (base == 0 || (sig != SIGSEGV && sig != SIGBUS))
 		goto foreign;

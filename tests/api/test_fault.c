@@ -11,7 +11,9 @@
  * probe, tests/plugins/probe.c) that faults in create, init, a handler
  * or terminate ends as one that crashed there: a start returns the
  * fault, a pending call its error, terminate and destroy run, a fault in
- * terminate becomes the exit reason. 10,000 faults in a row leave
+ * terminate becomes the exit reason. With the option at 2, abort() and a
+ * failed assert() in an actor's code end it too (reason SIGABRT); at 1
+ * they stay fatal. 10,000 faults in a row leave
  * nothing behind (live actors, slots, stacks, the reports each said).
  * What stays fatal is run in a child process, whose stderr is captured:
  * a fault while holding a smarm mutex, inside a preempt-disabled region,
@@ -24,6 +26,7 @@
 
 #include <smarm/smarm_plugin.h>
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -412,6 +415,48 @@ START_TEST(test_fault_ten_thousand)
 }
 END_TEST
 
+/* ------------------------------------------------- abort(), asked for */
+
+static volatile int yes = 1;
+static int abort_how[2];
+static intptr_t abort_reason[2];
+
+static void abort_body(void *arg)
+{
+	if (arg == NULL)
+		abort();
+	assert(!yes); /* a failed assert(): __assert_fail, then abort() */
+}
+
+static void abort_root(void *arg)
+{
+	(void)arg;
+	for (int k = 0; k < 2; k++) {
+		smarm_pid_t p;
+		HARNESS_CHECK(smarm_actor_spawn(&p, abort_body,
+						k == 0 ? NULL : (void *)&yes,
+						NULL) == 0);
+		HARNESS_CHECK(smarm_actor_join(p, &abort_how[k],
+					       &abort_reason[k]) == 0);
+	}
+}
+
+START_TEST(test_fault_abort_contained)
+{
+	smarm_node_t *node = fault_node(2);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, abort_root, NULL, NULL, NULL), 0);
+	harness_checks_assert();
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(abort_how[k], SMARM_EXIT_FAULT);
+		ck_assert_int_eq(abort_reason[k], SIGABRT);
+	}
+	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FAULTS_CONTAINED), 2);
+	smarm_node_close(node);
+	ck_assert_int_eq(atomic_load(&crash_reports), 2);
+}
+END_TEST
+
 /* --------------------------------------------- a gen_server of a plugin */
 
 static const smarm_behaviour_t *probe;
@@ -636,6 +681,17 @@ static void child_mask(void)
 	child_run(mask_root, 1);
 }
 
+static void aborting_root(void *arg)
+{
+	(void)arg;
+	abort();
+}
+
+static void child_abort_not_asked(void)
+{
+	child_run(aborting_root, 1); /* faults only: abort() stays fatal */
+}
+
 static void libc_root(void *arg)
 {
 	(void)arg;
@@ -720,6 +776,15 @@ START_TEST(test_fault_fatal_with_another_mask)
 }
 END_TEST
 
+START_TEST(test_fault_fatal_abort_not_asked)
+{
+	struct fatal_result r;
+	run_child(child_abort_not_asked, &r);
+	assert_died(&r, SIGABRT, NULL);
+	ck_assert_ptr_null(strstr(r.err, "faulted"));
+}
+END_TEST
+
 START_TEST(test_fault_fatal_in_libc)
 {
 	struct fatal_result r;
@@ -762,6 +827,7 @@ Suite *smarm_test_fault_suite(void)
 	tcase_add_test(tc, test_fault_link_and_spawn_option);
 	tcase_add_test(tc, test_fault_ten_thousand);
 	tcase_add_test(tc, test_fault_in_a_gen_server);
+	tcase_add_test(tc, test_fault_abort_contained);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fatal");
 	tcase_set_timeout(tc, 120);
@@ -769,6 +835,7 @@ Suite *smarm_test_fault_suite(void)
 	tcase_add_test(tc, test_fault_fatal_in_a_region);
 	tcase_add_test(tc, test_fault_fatal_with_another_mask);
 	tcase_add_test(tc, test_fault_fatal_in_libc);
+	tcase_add_test(tc, test_fault_fatal_abort_not_asked);
 	tcase_add_test(tc, test_fault_fatal_when_sent);
 	tcase_add_test(tc, test_fault_fatal_when_off);
 	tcase_add_test(tc, test_fault_fatal_on_a_thread);
