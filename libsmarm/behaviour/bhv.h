@@ -535,19 +535,18 @@ int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 /* The name b's plugin gives itself (its descriptor's; "?" if none). */
 const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b);
 
-/*
- * Label the calling actor, a server or machine of b, with b and its
- * plugin (core/subsys.h): what a fatal fault report names beside the
- * pid (gen_server.c). Best effort: without memory the report names the
- * pid only.
- */
-void smarm__bhv_label(const struct smarm_behaviour *b);
-
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
 void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
 
 /* ==== Envelopes and replies (gen_server.c) ==== */
+
+/* Free both ends of a channel this layer made and alone uses. */
+static inline void bhv_chan_free(smarm_chan_t *ch)
+{
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+}
 
 /*
  * What travels in a server's inbox and info channels (one channel
@@ -610,10 +609,6 @@ struct bhv_peek {
 					  whoever uses it), or NULL */
 };
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out);
-/* gen_statem.c: the machine half (cx untagged: its smarm_sm_ctx_t). */
-void smarm__sm_peek(const void *cx, struct bhv_peek *out);
-/* Copy src into a BHV_PEEK_TEXT buffer, cut. */
-void smarm__bhv_peek_copy(char *d, const char *src);
 
 /*
  * gen_server_api.c: smarm_server_get_status of the server or machine

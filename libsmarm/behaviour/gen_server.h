@@ -106,6 +106,7 @@ struct smarm_gs_ctx {
 	int64_t sv_served;	      /* requests served and not yet added
 					 to sv_stats (smarm__gs_served) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
+	unsigned sv_steps;	      /* loop steps (smarm__bhv_serve) */
 };
 
 /*
@@ -170,19 +171,28 @@ static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
 /*
  * An engine (gen_server.c, gen_statem.c): what it does with each kind of
  * message its mailbox's bands deliver, and whether a timer of its is
- * armed. smarm__bhv_serve is the one loop step both run.
+ * armed. smarm__bhv_serve is the one loop step both run; it answers the
+ * system messages and refuses another behaviour's requests itself.
+ *   en_env     a request of its own behaviour (counted, not yet freed)
+ *   en_status  fill the engine's part of a status (kind, timers, a
+ *              machine's state; state_text by format_status): what
+ *              format_status returned, 0 without one
+ *   en_stop    a system stop (smarm_server_stop) with how and reason
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
 	void (*en_tick)(struct smarm_gs_ctx *sv, const struct bhv_tick *t);
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
 	bool (*en_armed)(const struct smarm_gs_ctx *sv);
+	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
+	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 };
 
 /*
  * Serve one message of sv's mailbox, highest band first, waiting for
  * one at most wait (the one timeout rule): 0, or SMARM_ETIMEDOUT (the
- * window passed with nothing served). A server that cannot wait ends.
+ * window passed with nothing served). A server that cannot wait ends;
+ * one that never parks passes smarm_check every BHV_CHECK_EVERY steps.
  */
 int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 		     uint64_t wait);
@@ -195,18 +205,6 @@ static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
 {
 	return sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox);
 }
-
-/*
- * Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
- * caller): 0 or a status (then nothing is left to free).
- */
-int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv);
-
-/*
- * Unpublish and free sv's mailbox (the server ends): queued calls are
- * answered SMARM_EDOWN, trapping stops, every band is freed.
- */
-void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv);
 
 /* Make sv's signal band (smarm_trap_exit and smarm_monitor deliver
  * into it) if it has none: 0 or a status. */
@@ -228,16 +226,6 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
 
-/*
- * sv ends: answer each of its tokens not yet answered with SMARM_EDOWN
- * (the tokens stay valid until replied to or dropped, which then do
- * nothing more).
- */
-void smarm__bhv_tokens_end(struct smarm_gs_ctx *sv);
-
-/* The server ends: its batch's envelopes go as queued ones do. */
-void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);
-
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
@@ -251,25 +239,40 @@ struct bhv_start {
 	intptr_t bs_why;
 };
 
-/* Send a start's outcome into start and give up its sender reference. */
-void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why);
+/*
+ * Start the server or machine sv (zeroed, inside arg, the malloc'd
+ * object its end frees) of be on the calling actor, up to its first
+ * callback: its mailbox, end (pushed as the actor's cleanup handler,
+ * with arg), its context cx tagged tag, its name and its published
+ * inbox. start and sup as smarm__gs_run's. 0; or a status when nothing
+ * could be set up (then arg is freed and the start reported). A failure
+ * once end is pushed ends the actor (smarm__bhv_start_failed).
+ */
+int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
+		    const char *name, smarm_chan_t *start, bool sup,
+		    void (*end)(void *arg), void *arg, const void *cx,
+		    unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */
 int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status);
 
-/* The server ends (its cleanup): a start not reported yet is, now. */
-void smarm__bhv_start_ended(struct smarm_gs_ctx *sv);
+/*
+ * sv's start failed after smarm__bhv_open: stage ("create", "init", or
+ * NULL: no callback) returned rc. Report it (a stage's in the log), end
+ * the actor; returns the start's status only if the actor could not end.
+ */
+int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc);
 
-/* A create's or init's return as a start status (*why: the value). */
-int smarm__bhv_start_status(int rc, intptr_t *why);
+/* sv's init succeeded: report the start. */
+void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
 /*
- * Report a start's outcome, once: to the starter waiting on sv_start,
- * and to a supervisor waiting for readiness (sv_sup). Servers and
- * machines alike.
+ * The end of sv after terminate (and destroy), servers and machines
+ * alike: its mailbox (queued calls get SMARM_EDOWN), its tokens (the
+ * same), its context, a start not yet reported, its plugin reference.
  */
-void smarm__gs_report(struct smarm_gs_ctx *sv, int rc);
+void smarm__bhv_fin(struct smarm_gs_ctx *sv);
 
 /*
  * Run a server of be on the calling actor (smarm_server_run's body):
@@ -303,11 +306,6 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
  * R, while handling <kind> '<op>'" (or "between requests"). state and
  * op may be NULL. Nothing for an end that is not a crash.
  */
-/* A server's (what: "server", "machine") create or init (stage)
- * returned rc, not 0: its report (SMARM_REPORT_SERVER, ERROR). */
-void smarm__bhv_report_start_failed(const char *what, const char *stage,
-				    int rc);
-
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, const char *kind, const char *op);
 
@@ -319,18 +317,16 @@ extern const struct bhv_op smarm__bhv_sys_stop;
  * arguments answered with a smarm_server_status_t as bytes. */
 extern const struct bhv_op smarm__bhv_sys_status;
 
-/*
- * Answer e, a status request, with *st after filling what every engine
- * has (kind is the caller's; behaviour, pid, queue, trapping, monitors;
- * state -1 and the rest zero unless the caller set them), then free e.
- * text_rc is what the behaviour's format_status returned into
- * st->state_text (0 if it has none): a failure is said there instead.
- */
-void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
-			     smarm_server_status_t *st, int text_rc);
+/* The server stops after this callback with how and reason, unless a
+ * stop came first (smarm_gs_stop, a system stop, a trapped shutdown). */
+void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 
-/* Is e the system stop? Then read how and reason, free its arguments. */
-bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason);
+/*
+ * Machine cx (gen_statem.c, untagged: its smarm_sm_ctx_t): its server
+ * half, and in *state the name of a state it was in (read racily), or
+ * NULL. For smarm__bhv_peek.
+ */
+const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state);
 
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);
