@@ -102,11 +102,11 @@ struct bhv_tuple {
  */
 #define BHV_TUPLE_SIZE_MAX (8 * SMARM_TUPLE_MAX)
 
-/* An operation's kind. */
+/* An operation's kind: the gen_statem event kind of its requests. */
 enum bhv_kind {
-	BHV_CALL = 1,
-	BHV_CAST = 2,
-	BHV_INFO = 3,
+	BHV_CAST = SMARM_SM_CAST,
+	BHV_CALL = SMARM_SM_CALL,
+	BHV_INFO = SMARM_SM_INFO,
 };
 
 /*

@@ -830,8 +830,11 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
 }
 
 void smarm__bhv_report_end(const char *what, const char *state, int how,
-			   intptr_t reason, const char *kind, const char *op)
+			   intptr_t reason, int kind, const char *op)
 {
+	static const char *const kinds[] = {
+		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
+	};
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED)
 		return;
@@ -841,13 +844,11 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			state != NULL ? state : "", state != NULL ? "'" : "",
 			smarm__log_code(reason, why, sizeof why),
 			op != NULL ? "while handling " : "between requests",
-			op != NULL ? kind : "", op != NULL ? " '" : "",
-			op != NULL ? op : "", op != NULL ? "'" : "");
-}
-
-static const char *op_kind_name(int kind)
-{
-	return kind == BHV_CALL ? "call" : kind == BHV_CAST ? "cast" : "info";
+			op == NULL			       ? ""
+			: kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind]
+							       : "event",
+			op != NULL ? " '" : "", op != NULL ? op : "",
+			op != NULL ? "'" : "");
 }
 
 static void server_fin(void *arg);
@@ -875,8 +876,7 @@ static void server_end(void *arg)
 		smarm__self_exit_info(&sv->sv_end_how, &sv->sv_end_reason);
 	smarm__bhv_report_end(
 		"server", NULL, sv->sv_end_how, sv->sv_end_reason,
-		sv->sv_cur != NULL ? op_kind_name(sv->sv_cur->en_op->op_kind)
-				   : NULL,
+		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_kind : 0,
 		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_name : NULL);
 	if (sv->sv_cur != NULL) {
 		struct bhv_env *e = sv->sv_cur;

@@ -307,7 +307,7 @@ void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
  * op may be NULL. Nothing for an end that is not a crash.
  */
 void smarm__bhv_report_end(const char *what, const char *state, int how,
-			   intptr_t reason, const char *kind, const char *op);
+			   intptr_t reason, int kind, const char *op);
 
 /* The system stop's operation (smarm_server_stop): (i32 how, i64
  * reason), in no protocol; only this layer packs it. */

@@ -101,9 +101,7 @@ static int sm_engine_build(const struct smarm_behaviour *be,
 	for (size_t i = 0; i < p->pr_n; i++) {
 		const struct bhv_op *op = &p->pr_ops[i];
 		ops[i].so_name = op->op_name;
-		ops[i].so_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
-				 : op->op_kind == BHV_CAST ? SMARM_SM_CAST
-							   : SMARM_SM_INFO;
+		ops[i].so_kind = op->op_kind;
 		rc = smarm__bhv_cif_prep(&en->en_guard[i], op, guard_lead, 1,
 					 &ffi_type_uint8);
 		if (rc == 0)
@@ -161,8 +159,7 @@ static struct sm *sm_of(smarm_sm_ctx_t *m)
 static const struct bhv_op *ev_op(const struct sm *s,
 				  const struct smarm__sm_ev *ev)
 {
-	if (ev->ev_kind != SMARM_SM_CAST && ev->ev_kind != SMARM_SM_CALL &&
-	    ev->ev_kind != SMARM_SM_INFO)
+	if (ev->ev_kind < BHV_CAST || ev->ev_kind > BHV_INFO)
 		return NULL;
 	return &s->sm_be->bh_proto.pr_ops[ev->ev_op];
 }
@@ -271,7 +268,7 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 	if (rc != 0)
 		return rc;
 	memset(ev, 0, sizeof *ev);
-	ev->ev_kind = op->op_kind == BHV_CAST ? SMARM_SM_CAST : SMARM_SM_INFO;
+	ev->ev_kind = op->op_kind;
 	ev->ev_op = op->op_index;
 	ev->ev_args = blk;
 	return 0;
@@ -353,9 +350,7 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	const struct bhv_op *op = e->en_op;
 	struct smarm__sm_ev ev;
 
-	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
-		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
-					       : SMARM_SM_INFO;
+	ev.ev_kind = op->op_kind;
 	ev.ev_op = op->op_index;
 	ev.ev_args = e->en_msg; /* its block passes */
 	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
@@ -464,16 +459,12 @@ static void sm_report_end(struct sm *s)
 			sn = state;
 		}
 	}
-	smarm__bhv_report_end(
-		"machine", sn, s->sm_gs.sv_end_how, s->sm_gs.sv_end_reason,
-		ev != NULL ? (ev->ev_kind == SMARM_SM_CALL   ? "call"
-			      : ev->ev_kind == SMARM_SM_CAST ? "cast"
-			      : ev->ev_kind == SMARM_SM_INFO ? "info"
-							     : "event")
-			   : NULL,
-		op != NULL   ? op->op_name
-		: ev != NULL ? "(timeout or signal)"
-			     : NULL);
+	smarm__bhv_report_end("machine", sn, s->sm_gs.sv_end_how,
+			      s->sm_gs.sv_end_reason,
+			      ev != NULL ? ev->ev_kind : 0,
+			      op != NULL   ? op->op_name
+			      : ev != NULL ? "(timeout or signal)"
+					   : NULL);
 }
 
 static void sm_end(void *arg)

@@ -465,11 +465,8 @@ static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
 	if (p->pr_n > SMARM_OPS_MAX)
 		return SMARM_EPROTOCOL;
 	for (size_t i = 0; i < p->pr_n; i++) {
-		int k = p->pr_ops[i].op_kind;
 		ops[i].so_name = p->pr_ops[i].op_name;
-		ops[i].so_kind = k == BHV_CALL	 ? SMARM_SM_CALL
-				 : k == BHV_CAST ? SMARM_SM_CAST
-						 : SMARM_SM_INFO;
+		ops[i].so_kind = p->pr_ops[i].op_kind;
 	}
 	return 0;
 }
