@@ -298,13 +298,6 @@ static inline const struct bhv_block *bhv_msg_block(const struct bhv_msg *m)
 				  : (const struct bhv_block *)m->mg_inl;
 }
 
-/* Does m hold no block? */
-static inline bool bhv_msg_empty(const struct bhv_msg *m)
-{
-	return m->mg_heap == NULL &&
-	       ((const struct bhv_block *)m->mg_inl)->bk_size == 0;
-}
-
 /* Free what m holds and leave it empty (an empty m is fine). */
 void smarm__bhv_msg_free(struct bhv_msg *m);
 
@@ -382,9 +375,6 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 /* The ffi type of a protocol type (a bytes argument is two: see cif; a
  * tuple's is its bhv_tuple's, not this). */
 ffi_type *smarm__bhv_ffi_type(int vtype);
-
-/* smarm_bytes_t's ffi type (a stub's STR and BYTES return). */
-ffi_type *smarm__bhv_ffi_bytes(void);
 
 /*
  * Prepare c for op: nlead lead parameters of types lead[] (ffi types),

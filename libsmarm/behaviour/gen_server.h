@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_server.h - what gen_server.c shares with gen_server_api.c: the
- * server object (smarm_gs_ctx_t is the server), the loop's entry and
- * the message types. Everything else of the behaviour layer is in bhv.h.
+ * gen_server.h - what gen_server.c shares with gen_server_api.c and
+ * gen_statem.c: the server object (smarm_gs_ctx_t is the server), the
+ * engine both kinds of behaviour run (start, loop step, end), timers,
+ * tokens and the message types. The rest of the layer is in bhv.h.
  * Ownership, locking and invariants: see gen_server.c.
  */
 #ifndef SMARM_BEHAVIOUR_GEN_SERVER_H
@@ -10,15 +11,6 @@
 
 #include "../msg/msg.h"
 #include "bhv.h"
-
-/* A timer of a server (smarm_gs_send_after). */
-struct gs_timer {
-	uint64_t gt_id;		    /* its id (never 0) */
-	const struct bhv_op *gt_op; /* the info operation */
-	struct bhv_msg gt_msg;	    /* its arguments (copied per tick) */
-	uint64_t gt_period;	    /* 0: one-shot */
-	smarm_timer_t gt_tm;	    /* the pending timed send */
-};
 
 /*
  * A timer's fire, in the timer band: which timer (a server's id; a
@@ -30,35 +22,13 @@ struct bhv_tick {
 	uint64_t tk_gen;
 };
 
-/* The bands of a server's mailbox (msg.h), highest first. */
-enum bhv_band {
-	BHV_BAND_SIGNAL = 0, /* trapped exit signals and Downs */
-	BHV_BAND_TIMER = 1,  /* timer fires (struct bhv_tick) */
-	BHV_BAND_INBOX = 2,  /* requests: system messages, calls, casts and
-				infos, in send order (struct bhv_env) */
-};
-
-/* Inbox envelopes a server takes in one hold of the inbox's lock. */
-#define BHV_BATCH 16
+struct gs_timer; /* a timer of a server (gen_server.c) */
+struct bhv_node; /* a node's counters (gen_server.c) */
 
 /*
- * Messages a server or machine serves between two smarm_check safe
- * points when it never parks (a backlog): a power of two. Its plugin's
- * code is preempted asynchronously in between; a stop waits at most
- * this many messages.
+ * A server, or the server half of a machine (gen_statem.c): its mailbox,
+ * start and end. Only its own actor touches it (gen_server.c).
  */
-#define BHV_CHECK_EVERY 16
-
-/*
- * Per node: the requests its servers served and the external events its
- * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
- * engines, read by the subsystem's stat hook (gen_server.c).
- */
-struct bhv_node {
-	_Atomic int64_t bn_served; /* relaxed: a statistic */
-};
-
-/* A server. Only its own actor touches it (gen_server.c). */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
@@ -104,69 +74,10 @@ struct smarm_gs_ctx {
 	intptr_t sv_err;	      /* ... with this reason */
 	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
-					 to sv_stats (smarm__gs_served) */
+					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 	unsigned sv_steps;	      /* loop steps (smarm__bhv_serve) */
 };
-
-/*
- * The next inbox envelope of sv without waiting: the oldest of its
- * batch, else a new batch taken from the inbox; NULL: none queued. The
- * envelope stays in the batch, the caller's to consume (free, copy out
- * or dispatch), valid until the next take.
- */
-struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
-
-/*
- * Publish the requests sv served since the last time to its node's
- * counter (SMARM_STAT_SERVER_REQUESTS): one atomic add.
- */
-static inline void smarm__gs_served_flush(struct smarm_gs_ctx *sv)
-{
-	if (sv->sv_served != 0) {
-		atomic_fetch_add_explicit(&sv->sv_stats->bn_served,
-					  sv->sv_served, memory_order_relaxed);
-		sv->sv_served = 0;
-	}
-}
-
-/*
- * Count one request served. A plain add: the node's counter gets it
- * before the server waits, takes its next batch, or ends, and at once
- * for a call, before its reply, so a caller that reads the stat after
- * the reply sees its own request and every earlier one counted. An
- * atomic add per request cost a cast 15% (a locked instruction on the
- * node's line, per message).
- */
-static inline void smarm__gs_served(struct smarm_gs_ctx *sv, bool call)
-{
-	sv->sv_served++;
-	if (call)
-		smarm__gs_served_flush(sv);
-}
-
-/*
- * The next envelope on the fast path (nothing in the higher bands can
- * come): the batch's next, else one received from the inbox within wait
- * (the one timeout rule). It is *tmp or in the batch (as
- * smarm__gs_inbox_take's); NULL with *rc the receive's status
- * (SMARM_ETIMEDOUT: the window passed with no message).
- */
-static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
-					     struct bhv_env *tmp, uint64_t wait,
-					     int *rc)
-{
-	struct bhv_env *b;
-
-	*rc = 0;
-	/* A backlog is served in batches: one lock per BHV_BATCH. */
-	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
-	    (b = smarm__gs_inbox_take(sv)) != NULL)
-		return b;
-	smarm__gs_served_flush(sv); /* before it may wait */
-	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
-	return *rc == 0 ? tmp : NULL;
-}
 
 /*
  * An engine (gen_server.c, gen_statem.c): what it does with each kind of

@@ -82,11 +82,6 @@ ffi_type *smarm__bhv_ffi_type(int vtype)
 	}
 }
 
-ffi_type *smarm__bhv_ffi_bytes(void)
-{
-	return &bytes_ffi;
-}
-
 /*
  * The direct call. The commonest handler shape, two pointers then up to
  * three 64-bit integer arguments returning nothing or a 64-bit integer
