@@ -753,9 +753,22 @@ static bool sm_zero_live(struct smarm_sm_ctx *m, const struct smarm__sm_ev *e)
 static bool sm_is_zero_event(const struct smarm__sm_ev *e)
 {
 	return e->ev_seq != 0 && e->ev_call == NULL &&
-	       (e->ev_kind == SMARM_SM_STATE_TIMEOUT ||
-		e->ev_kind == SMARM_SM_EVENT_TIMEOUT ||
-		e->ev_kind == SMARM_SM_TIMEOUT);
+	       sm_kind_is_timeout(e->ev_kind);
+}
+
+/*
+ * A callback (an action, or init and the first enter) is done: its next
+ * events go before anything queued, the postponed events a transition
+ * released included (INV-2), then the events of timeouts it armed with
+ * 0 (INV-3).
+ */
+static void sm_callback_done(struct smarm_sm_ctx *m)
+{
+	if (smarm__ring_len(&m->m_next) > 0 &&
+	    sm_prepend(&m->m_q, &m->m_next) != 0)
+		m->m_stop = m->m_crash = true;
+	if (m->m_narmed != 0)
+		sm_zero_flush(m);
 }
 
 /* Dispatch one event (m owns it now). */
@@ -823,13 +836,7 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 		sm_transition(m, next);
 	else if (!m->m_stop && r->tail == SMARM_SM_REPEAT)
 		sm_enter(m, m->m_state);
-	/* This callback's next events go before anything queued, the
-	 * postponed events a transition released included (INV-2). */
-	if (smarm__ring_len(&m->m_next) > 0 &&
-	    sm_prepend(&m->m_q, &m->m_next) != 0)
-		m->m_stop = m->m_crash = true;
-	if (m->m_narmed != 0)
-		sm_zero_flush(m);
+	sm_callback_done(m);
 }
 
 /* Dispatch the internal queue until it is empty or the machine ends. */
@@ -870,11 +877,7 @@ void smarm__sm_start(struct smarm_sm_ctx *m)
 	sm_enter(m, m->m_state);
 	/* init's next events, after the enter call and before any
 	 * external event (OTP's {ok, State, Data, [{next_event, ...}]}) */
-	if (smarm__ring_len(&m->m_next) > 0 &&
-	    sm_prepend(&m->m_q, &m->m_next) != 0)
-		m->m_stop = m->m_crash = true;
-	if (m->m_narmed != 0)
-		sm_zero_flush(m);
+	sm_callback_done(m);
 	sm_drain(m);
 }
 
