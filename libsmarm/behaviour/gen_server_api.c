@@ -10,8 +10,8 @@
  * smarm_server_open* and freed by smarm_server_free; it holds one
  * plugin reference and owns its reply channel; a supervised server's
  * spec data is kept for the life of the process (sup_args).
- * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. Context
- * pointers are checked against gen_server.c's list of live servers.
+ * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. A context
+ * pointer is checked against the calling actor's own (smarm__bhv_self_is).
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
@@ -65,11 +65,7 @@ int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
 	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
 	    how != SMARM_EXIT_CRASHED)
 		return SMARM_EINVAL;
-	if (!cx->sv_stop) {
-		cx->sv_stop = true;
-		cx->sv_how = how;
-		cx->sv_reason = reason;
-	}
+	smarm__gs_stop(cx, how, reason);
 	return 0;
 }
 
@@ -195,19 +191,41 @@ static int bhv_run(const struct smarm_behaviour *be, const char *args,
 	return smarm__gs_run(be, args, name, start, sup);
 }
 
-/* What a spawned server's actor starts from (freed by the actor). */
-struct start_arg {
-	const struct smarm_behaviour *sa_be; /* plugin reference held */
-	smarm_chan_t *sa_start;		     /* the starter's channel */
-	char *sa_args;			     /* copies, or NULL */
-	char *sa_name;
+/*
+ * What a server's actor starts from: a spawned one's (freed by the
+ * actor), or a supervised one's spec data (kept: sup_args).
+ */
+struct run_arg {
+	struct run_arg *ra_next;	     /* sup_args (sup_lock) */
+	const struct smarm_behaviour *ra_be; /* a spawned one: a plugin
+						reference held */
+	smarm_chan_t *ra_start;		     /* the starter's channel */
+	char *ra_args;			     /* copies, or NULL */
+	char *ra_name;
 };
 
-static void start_arg_free(struct start_arg *a)
+static void run_arg_free(struct run_arg *a)
 {
-	free(a->sa_args);
-	free(a->sa_name);
+	free(a->ra_args);
+	free(a->ra_name);
 	free(a);
+}
+
+/* A run_arg of b with copies of args and name: 0, or SMARM_ENOMEM. */
+static int run_arg_new(const struct smarm_behaviour *b, const char *args,
+		       const char *name, struct run_arg **out)
+{
+	struct run_arg *a = calloc(1, sizeof *a);
+	if (a == NULL)
+		return SMARM_ENOMEM;
+	a->ra_be = b;
+	if ((args != NULL && (a->ra_args = strdup(args)) == NULL) ||
+	    (name != NULL && (a->ra_name = strdup(name)) == NULL)) {
+		run_arg_free(a);
+		return SMARM_ENOMEM;
+	}
+	*out = a;
+	return 0;
 }
 
 static void unref_cb(void *be)
@@ -217,31 +235,22 @@ static void unref_cb(void *be)
 
 static void start_body(void *arg)
 {
-	struct start_arg a = *(struct start_arg *)arg;
+	struct run_arg a = *(struct run_arg *)arg;
 	free(arg);
 	/* The copies and the reference live until this actor ends. */
-	if (smarm_cleanup_push(unref_cb, (void *)a.sa_be) != 0) {
-		smarm__bhv_plugin_unref(a.sa_be);
-		free(a.sa_args);
-		free(a.sa_name);
-		smarm_chan_sender_free(a.sa_start); /* the starter: EDOWN */
+	if (smarm_cleanup_push(unref_cb, (void *)a.ra_be) != 0) {
+		smarm__bhv_plugin_unref(a.ra_be);
+		free(a.ra_args);
+		free(a.ra_name);
+		smarm_chan_sender_free(a.ra_start); /* the starter: EDOWN */
 		return;
 	}
-	if (smarm_cleanup_push(free, a.sa_args) != 0 ||
-	    smarm_cleanup_push(free, a.sa_name) != 0) {
-		smarm_chan_sender_free(a.sa_start);
+	if (smarm_cleanup_push(free, a.ra_args) != 0 ||
+	    smarm_cleanup_push(free, a.ra_name) != 0) {
+		smarm_chan_sender_free(a.ra_start);
 		smarm_actor_exit(); /* frees what was pushed */
 	}
-	bhv_run(a.sa_be, a.sa_args, a.sa_name, a.sa_start, false);
-}
-
-static int dup_opt(const char *s, char **out)
-{
-	*out = NULL;
-	if (s == NULL)
-		return 0;
-	*out = strdup(s);
-	return *out != NULL ? 0 : SMARM_ENOMEM;
+	bhv_run(a.ra_be, a.ra_args, a.ra_name, a.ra_start, false);
 }
 
 /* An optional name: NULL, or one the registry takes (reg.h). */
@@ -295,7 +304,7 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 			  const char *name, uint64_t timeout_ns,
 			  smarm_server_t **out, intptr_t *why)
 {
-	struct start_arg *a;
+	struct run_arg *a;
 	smarm_chan_t *start;
 	struct bhv_start st;
 	smarm_pid_t pid;
@@ -307,26 +316,20 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 		return SMARM_ENOTACTOR;
 	if (!smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	a = calloc(1, sizeof *a);
-	if (a == NULL)
-		return SMARM_ENOMEM;
-	if (dup_opt(args, &a->sa_args) != 0 ||
-	    dup_opt(name, &a->sa_name) != 0) {
-		start_arg_free(a);
-		return SMARM_ENOMEM;
-	}
+	rc = run_arg_new(b, args, name, &a);
+	if (rc != 0)
+		return rc;
 	rc = smarm_chan_alloc(&start, sizeof st, NULL);
 	if (rc != 0) {
-		start_arg_free(a);
+		run_arg_free(a);
 		return rc;
 	}
-	a->sa_be = b;
-	a->sa_start = start;
+	a->ra_start = start;
 	smarm__bhv_plugin_ref(b);
 	rc = smarm_actor_spawn(&pid, start_body, a, NULL);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(b);
-		start_arg_free(a);
+		run_arg_free(a);
 		bhv_chan_free(start);
 		return rc;
 	}
@@ -377,19 +380,13 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
  * children's arguments, so these are kept for the life of the process,
  * on a list (sup_lock) that keeps them reachable.
  */
-struct sup_arg {
-	struct sup_arg *su_next; /* sup_args (sup_lock) */
-	const struct smarm_behaviour *su_be;
-	char *su_args, *su_name;
-};
-
 static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sup_arg *sup_args;
+static struct run_arg *sup_args;
 
 static void sup_body(void *arg)
 {
-	struct sup_arg *a = arg;
-	bhv_run(a->su_be, a->su_args, a->su_name, NULL, true);
+	struct run_arg *a = arg;
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, NULL, true);
 }
 
 int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
@@ -397,32 +394,23 @@ int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
 			      const char *name, int restart,
 			      uint64_t shutdown_ns, uint64_t ready_ns)
 {
-	struct sup_arg *a;
+	struct run_arg *a;
 	int rc;
 	if (spec == NULL || !smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	a = calloc(1, sizeof *a);
-	if (a == NULL)
-		return SMARM_ENOMEM;
-	a->su_be = b;
-	if (dup_opt(args, &a->su_args) != 0 ||
-	    dup_opt(name, &a->su_name) != 0) {
-		free(a->su_args);
-		free(a);
-		return SMARM_ENOMEM;
-	}
+	rc = run_arg_new(b, args, name, &a);
+	if (rc != 0)
+		return rc;
 	rc = smarm_sup_spec_add_child(spec, id, sup_body, a, restart,
 				      shutdown_ns);
 	if (rc == 0)
 		rc = smarm_sup_spec_set_child_ready(spec, id, ready_ns);
 	if (rc != 0) {
-		free(a->su_args);
-		free(a->su_name);
-		free(a);
+		run_arg_free(a);
 		return rc;
 	}
 	pthread_mutex_lock(&sup_lock);
-	a->su_next = sup_args;
+	a->ra_next = sup_args;
 	sup_args = a;
 	pthread_mutex_unlock(&sup_lock);
 	return 0;
