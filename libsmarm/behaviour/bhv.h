@@ -539,17 +539,16 @@ static inline void bhv_chan_free(smarm_chan_t *ch)
 }
 
 /*
- * What travels in a server's inbox and info channels (one channel
- * element): an operation of behaviour be with its arguments, and for a
+ * What travels in a server's inbox (one channel element): an operation
+ * of behaviour be, or a system message, with its arguments, and for a
  * call where the reply goes. It holds no plugin reference (the server
  * that takes it holds one; en_be is compared with the server's before
- * en_op is read). The channels' destructor (smarm__bhv_env_free)
+ * en_op is dereferenced). The inbox's destructor (smarm__bhv_env_free)
  * answers a call never received with SMARM_EDOWN and frees the block.
- * en_op NULL: a wake-up with nothing in it (an info's nudge).
  */
 struct bhv_env {
 	const struct smarm_behaviour *en_be; /* the behaviour (no reference) */
-	const struct bhv_op *en_op;	     /* the operation, or NULL */
+	const struct bhv_op *en_op;	     /* the operation */
 	struct bhv_msg en_msg;		     /* its arguments (owned) */
 	smarm_chan_t *en_reply;		     /* a call's reply channel handle */
 	uint64_t en_seq;		     /* the call's sequence number */
@@ -585,7 +584,7 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag);
  * its behaviour context cx, the per-actor state of this subsystem
  * (tagged as smarm__bhv_self_set tags it). Called under that actor's
  * cold lock, which its end takes to clear the context before freeing
- * it (server_fin, sm_fin): cx and its plugin stay valid for the call.
+ * it (gen_server.c, end_fin): cx and its plugin stay valid for the call.
  * The machine's state is read racily (it may change as we read): a
  * state it was in. Strings are cut to their buffers.
  */

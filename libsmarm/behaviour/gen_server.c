@@ -21,7 +21,7 @@
  * (struct bhv_engine): a start (smarm__bhv_open, smarm__bhv_started,
  * smarm__bhv_start_failed), the loop step (smarm__bhv_serve), the
  * system messages (status, stop) and the end after terminate
- * (smarm__bhv_fin). The loop takes from the highest band that has
+ * (smarm__bhv_end). The loop takes from the highest band that has
  * something. With no signal or timer to come (no trap, no monitor, no
  * timer) it parks on the inbox alone, where a send hands the envelope
  * straight over (the fast path); else it waits on the mailbox, one
@@ -906,23 +906,6 @@ static const struct bhv_engine gs_engine = {
 	.en_stop = smarm__gs_stop,
 };
 
-void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
-			  void *arg, bool may_block)
-{
-	/* A crash in term ends this handler; the exit then runs fin. */
-	bool guarded = smarm_cleanup_push(fin, arg) == 0;
-	/* It must not block: every park fails (wait.c WAIT-9). */
-	if (!may_block)
-		smarm__self_refuse_parks(true);
-	term(arg);
-	if (!may_block)
-		smarm__self_refuse_parks(false);
-	if (guarded)
-		(void)smarm_cleanup_pop(true);
-	else
-		fin(arg);
-}
-
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op)
 {
@@ -945,25 +928,16 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			op != NULL ? "'" : "");
 }
 
-static void server_fin(void *arg);
-
-static void server_terminate(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	sv->sv_be->bh_gs.terminate(sv->sv_state, sv->sv_end_how,
-				   sv->sv_end_reason, sv->sv_stop);
-}
-
 /*
  * The server ends, on any path (the actor's cleanup handler): answer
- * the call in progress, cancel the timers, terminate, then server_fin
- * (also after a crash in terminate, which becomes the exit reason).
+ * the call in progress, cancel the timers, then the end both engines
+ * share (smarm__bhv_end).
  */
 static void server_end(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 
+	sv->sv_end_graceful = sv->sv_stop;
 	sv->sv_end_how = sv->sv_how;
 	sv->sv_end_reason = sv->sv_reason;
 	if (!sv->sv_stop) /* a crash, a kill, an untrapped shutdown */
@@ -986,23 +960,7 @@ static void server_end(void *arg)
 		timer_remove(sv, &sv->sv_timers[0]);
 	}
 	free(sv->sv_timers);
-	if (sv->sv_started && d->terminate != NULL)
-		smarm__bhv_terminate(server_terminate, server_fin, sv,
-				     sv->sv_stop);
-	else
-		server_fin(sv);
-}
-
-/* After terminate: destroy, then the rest of the end, and free. */
-static void server_fin(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-
-	if (sv->sv_created && d->destroy != NULL)
-		d->destroy(sv->sv_state);
-	smarm__bhv_fin(sv);
-	free(sv);
+	smarm__bhv_end(sv);
 }
 
 /* Send a start's outcome into start and give up its sender reference. */
@@ -1087,8 +1045,22 @@ static void mailbox_free(struct smarm_gs_ctx *sv)
 	band_free(&sv->sv_tick);
 }
 
-void smarm__bhv_fin(struct smarm_gs_ctx *sv)
+/*
+ * After terminate (also after a crash in it, as the exit's cleanup
+ * handler): destroy, the mailbox (queued calls get SMARM_EDOWN), the
+ * tokens (the same), the context, a start not yet reported, the plugin
+ * reference; then free the object.
+ */
+static void end_fin(void *arg)
 {
+	struct smarm_gs_ctx *sv = arg;
+	const struct smarm_behaviour *be = sv->sv_be;
+	void (*destroy)(void *) =
+		be->bh_sm != NULL ? be->bh_sm->destroy : be->bh_gs.destroy;
+	void *mem = sv->sv_alloc;
+
+	if (sv->sv_created && destroy != NULL)
+		destroy(sv->sv_state);
 	mailbox_free(sv);
 	tokens_end(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
@@ -1104,7 +1076,34 @@ void smarm__bhv_fin(struct smarm_gs_ctx *sv)
 			   code);
 		sv->sv_start = NULL;
 	}
-	smarm__bhv_plugin_unref(sv->sv_be);
+	smarm__bhv_plugin_unref(be);
+	free(mem);
+}
+
+void smarm__bhv_end(struct smarm_gs_ctx *sv)
+{
+	const struct smarm_behaviour *be = sv->sv_be;
+	void (*term)(void *, int, intptr_t, bool) =
+		be->bh_sm != NULL ? be->bh_sm->terminate : be->bh_gs.terminate;
+	bool may_block = sv->sv_end_graceful, guarded;
+
+	if (!sv->sv_started || term == NULL) {
+		end_fin(sv);
+		return;
+	}
+	/* A crash in terminate ends this handler; the exit then runs
+	 * end_fin. */
+	guarded = smarm_cleanup_push(end_fin, sv) == 0;
+	/* It must not block: every park fails (wait.c WAIT-9). */
+	if (!may_block)
+		smarm__self_refuse_parks(true);
+	term(sv->sv_state, sv->sv_end_how, sv->sv_end_reason, may_block);
+	if (!may_block)
+		smarm__self_refuse_parks(false);
+	if (guarded)
+		(void)smarm_cleanup_pop(true);
+	else
+		end_fin(sv);
 }
 
 /* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
@@ -1160,6 +1159,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
+	sv->sv_alloc = arg;
 	smarm__bhv_plugin_ref(be);
 	label(be);
 	rc = mailbox_make(sv);

@@ -56,7 +56,7 @@ struct smarm_gs_ctx {
 	intptr_t sv_reason;
 	int sv_end_how; /* terminate's how and reason */
 	intptr_t sv_end_reason;
-	bool sv_end_graceful;	  /* a machine's terminate may block */
+	bool sv_end_graceful;	  /* terminate may block */
 	bool sv_cont;		  /* handle_continue next */
 	uint64_t sv_tag;	  /* ... with this tag */
 	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
@@ -77,6 +77,7 @@ struct smarm_gs_ctx {
 					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 	unsigned sv_steps;	      /* loop steps (smarm__bhv_serve) */
+	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
 };
 
 /*
@@ -179,11 +180,16 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc);
 void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
 /*
- * The end of sv after terminate (and destroy), servers and machines
- * alike: its mailbox (queued calls get SMARM_EDOWN), its tokens (the
- * same), its context, a start not yet reported, its plugin reference.
+ * The end of sv, servers and machines alike, once its engine set
+ * sv_end_how, sv_end_reason and sv_end_graceful and dropped what it
+ * held: terminate (if init succeeded; its parks refused unless
+ * graceful), then destroy, the mailbox (queued calls get SMARM_EDOWN),
+ * the tokens (the same), the context, a start not yet reported, the
+ * plugin reference, and sv's object is freed. A crash in terminate
+ * becomes the actor's exit reason (OTP), and the rest runs as the
+ * exit's cleanup handler. From the engine's cleanup handler only.
  */
-void smarm__bhv_fin(struct smarm_gs_ctx *sv);
+void smarm__bhv_end(struct smarm_gs_ctx *sv);
 
 /*
  * Run a server of be on the calling actor (smarm_server_run's body):
@@ -199,16 +205,6 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id);
-
-/*
- * Run a behaviour's terminate, term(arg), then fin(arg), the rest of
- * its end, also when term crashes: a crash in terminate becomes the
- * actor's exit reason (OTP), and the exit then runs fin as a cleanup
- * handler. may_block false: term's parks are refused (wait.c WAIT-9).
- * From the behaviour's own cleanup handler only.
- */
-void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
-			  void *arg, bool may_block);
 
 /*
  * The report of a server or machine that ends crashed (OTP's gen_server

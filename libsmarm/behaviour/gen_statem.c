@@ -425,22 +425,6 @@ static const struct bhv_engine sm_engine_ops = {
 	.en_stop = sm_stop,
 };
 
-/*
- * The machine ends, on any path (the actor's cleanup handler): the call
- * in progress, the timers and every queued or postponed event first,
- * then terminate, then sm_fin (destroy, INV-2; also after a crash in
- * terminate, which becomes the exit reason).
- */
-static void sm_fin(void *arg);
-
-static void sm_terminate(void *arg)
-{
-	struct sm *s = arg;
-	s->sm_be->bh_sm->terminate(s->sm_m.m_data, s->sm_gs.sv_end_how,
-				   s->sm_gs.sv_end_reason,
-				   s->sm_gs.sv_end_graceful);
-}
-
 /* The machine's end report (smarm__bhv_report_end): its state and the
  * event its guard or action was handling. */
 static void sm_report_end(struct sm *s)
@@ -467,11 +451,16 @@ static void sm_report_end(struct sm *s)
 					   : NULL);
 }
 
+/*
+ * The machine ends, on any path (the actor's cleanup handler): the call
+ * in progress, the timers and every queued or postponed event first,
+ * then the end both engines share (smarm__bhv_end: terminate, destroy,
+ * INV-2).
+ */
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
 	smarm_sm_ctx_t *m = &s->sm_m;
-	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
 	bool graceful = m->m_stop && !m->m_crash;
 
 	s->sm_gs.sv_end_graceful = graceful;
@@ -495,23 +484,7 @@ static void sm_end(void *arg)
 		}
 		smarm__sm_fini(m);
 	}
-	if (s->sm_gs.sv_started && d->terminate != NULL)
-		smarm__bhv_terminate(sm_terminate, sm_fin, s, graceful);
-	else
-		sm_fin(s);
-}
-
-/* After terminate (also after a crash in it): destroy, then the rest
- * of the end (smarm__bhv_fin), and free. */
-static void sm_fin(void *arg)
-{
-	struct sm *s = arg;
-	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
-
-	if (s->sm_gs.sv_created && d->destroy != NULL)
-		d->destroy(s->sm_m.m_data);
-	smarm__bhv_fin(&s->sm_gs);
-	free(s);
+	smarm__bhv_end(&s->sm_gs);
 }
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
@@ -535,13 +508,13 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0)
 		return rc;
 	if (d->create != NULL) {
-		rc = d->create(args, &s->sm_m.m_data);
+		rc = d->create(args, &s->sm_gs.sv_state);
 		if (rc != 0)
 			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
 		s->sm_gs.sv_created = true;
 	}
 	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
-			    s->sm_m.m_data);
+			    s->sm_gs.sv_state);
 	if (rc != 0)
 		return smarm__bhv_start_failed(&s->sm_gs, NULL, rc);
 	s->sm_inited = true;
