@@ -525,14 +525,44 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t)
 	free(t);
 }
 
+/*
+ * The candidate lists of t's cells (each row that takes the cell, of
+ * the n in st_ord, then UINT32_MAX): their total length, counted until
+ * it passes SM_LIST_MAX; written too once st_list and st_start are.
+ */
+static size_t sm_lists(struct smarm__sm_tables *t, size_t n)
+{
+	size_t at = 0;
+	for (int k = 0; k < SM_NKINDS && at <= SM_LIST_MAX; k++) {
+		size_t w = t->st_width[k];
+		size_t cells = (size_t)t->st_d->n_states * w;
+		for (size_t cell = 0; cell < cells; cell++) {
+			if (t->st_list != NULL)
+				t->st_start[k][cell] = (uint32_t)at;
+			for (size_t j = 0; j < n; j++) {
+				if (!sm_row_takes(t, t->st_ord[j], k + 1,
+						  (int32_t)(cell / w),
+						  (long)(cell % w)))
+					continue;
+				if (t->st_list != NULL)
+					t->st_list[at] = t->st_ord[j];
+				at++;
+			}
+			if (t->st_list != NULL)
+				t->st_list[at] = UINT32_MAX;
+			at++;
+		}
+	}
+	return at;
+}
+
 int smarm__sm_tables_build(const smarm_sm_desc_t *d,
 			   const struct smarm__sm_op *ops, size_t n_ops,
 			   struct smarm__sm_tables **out)
 {
 	struct smarm__sm_tables *t = calloc(1, sizeof *t);
 	struct sm_chk c = { .c_d = d, .c_ops = ops, .c_nops = n_ops };
-	size_t n = 0;
-	size_t total = 0;
+	size_t n = 0, total;
 
 	if (t == NULL)
 		return SMARM_ENOMEM;
@@ -557,39 +587,19 @@ int smarm__sm_tables_build(const smarm_sm_desc_t *d,
 			    (pass == 0))
 				t->st_ord[n++] = (uint32_t)i;
 	/* Size the lists; past SM_LIST_MAX events scan st_ord instead. */
-	for (int k = 0; k < SM_NKINDS && total <= SM_LIST_MAX; k++) {
-		size_t cells = (size_t)d->n_states * t->st_width[k];
-		for (size_t cell = 0; cell < cells; cell++) {
-			int32_t s = (int32_t)(cell / t->st_width[k]);
-			long o = (long)(cell % t->st_width[k]);
-			total++;
-			for (size_t j = 0; j < n; j++)
-				total += sm_row_takes(t, t->st_ord[j], k + 1, s,
-						      o);
-		}
-	}
+	total = sm_lists(t, n);
 	if (total <= SM_LIST_MAX) {
-		size_t at = 0;
 		t->st_list = malloc((total + 1) * sizeof *t->st_list);
 		if (t->st_list == NULL)
 			goto err_free;
 		for (int k = 0; k < SM_NKINDS; k++) {
-			size_t cells = (size_t)d->n_states * t->st_width[k];
-			t->st_start[k] =
-				malloc((cells + 1) * sizeof *t->st_start[k]);
+			t->st_start[k] = malloc(
+				((size_t)d->n_states * t->st_width[k] + 1) *
+				sizeof *t->st_start[k]);
 			if (t->st_start[k] == NULL)
 				goto err_free;
-			for (size_t cell = 0; cell < cells; cell++) {
-				int32_t s = (int32_t)(cell / t->st_width[k]);
-				long o = (long)(cell % t->st_width[k]);
-				t->st_start[k][cell] = (uint32_t)at;
-				for (size_t j = 0; j < n; j++)
-					if (sm_row_takes(t, t->st_ord[j], k + 1,
-							 s, o))
-						t->st_list[at++] = t->st_ord[j];
-				t->st_list[at++] = UINT32_MAX;
-			}
 		}
+		(void)sm_lists(t, n); /* now writes them */
 	}
 	*out = t;
 	return 0;
