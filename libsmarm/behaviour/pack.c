@@ -561,8 +561,8 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
  * then packed. Scalars keep their promoted value, so a value out of its
  * type's range is refused by the pack, not cut.
  */
-static int pack_native(const struct bhv_op *op, va_list *ap, void *const *av,
-		       struct bhv_msg *out)
+static inline int pack_native(const struct bhv_op *op, va_list *ap,
+			      void *const *av, struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
 	unsigned k = 0;

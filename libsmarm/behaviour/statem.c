@@ -772,7 +772,7 @@ static bool sm_is_zero_event(const struct smarm__sm_ev *e)
  * released included (INV-2), then the events of timeouts it armed with
  * 0 (INV-3).
  */
-static void sm_callback_done(struct smarm_sm_ctx *m)
+static inline void sm_callback_done(struct smarm_sm_ctx *m)
 {
 	if (smarm__ring_len(&m->m_next) > 0 &&
 	    sm_prepend(&m->m_q, &m->m_next) != 0)
