@@ -16,9 +16,9 @@
  * The engine is gen_server's (gen_server.c: start, loop, system
  * messages, end) with this file's dispatch (sm_engine_ops): a shutdown
  * or an exit signal becomes a SHUTDOWN or EXIT event, a timer fire a
- * timeout event, a request a call, cast or info. An event timeout fires only if
- * no other event waits: a request already queued (smarm__gs_pending) cancels
- * it.
+ * timeout event, a request a call, cast or info. An event timeout
+ * fires only if no other event waits: a request already queued
+ * (smarm__gs_pending) cancels it.
  *
  * Engine data. The dispatch tables and, per operation, the call
  * interfaces of a guard (data, args...) -> bool and an action (data, cx,
@@ -27,8 +27,8 @@
  * Events without arguments call guards and actions directly.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * the actor's cleanup handler (sm_end); it holds one plugin reference
- * (its events none: INV-3 of gen_server.c).
+ * the actor's cleanup handler (sm_end, then smarm__bhv_end); it holds
+ * one plugin reference (its events none: INV-3 of gen_server.c).
  * Locking: none here: a machine is touched only by its own actor; the
  * engine data is published once with a compare-and-swap and constant
  * after.
