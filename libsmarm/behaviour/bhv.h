@@ -102,11 +102,11 @@ struct bhv_tuple {
  */
 #define BHV_TUPLE_SIZE_MAX (8 * SMARM_TUPLE_MAX)
 
-/* An operation's kind. */
+/* An operation's kind: the gen_statem event kind of its requests. */
 enum bhv_kind {
-	BHV_CALL = 1,
-	BHV_CAST = 2,
-	BHV_INFO = 3,
+	BHV_CAST = SMARM_SM_CAST,
+	BHV_CALL = SMARM_SM_CALL,
+	BHV_INFO = SMARM_SM_INFO,
 };
 
 /*
@@ -298,13 +298,6 @@ static inline const struct bhv_block *bhv_msg_block(const struct bhv_msg *m)
 				  : (const struct bhv_block *)m->mg_inl;
 }
 
-/* Does m hold no block? */
-static inline bool bhv_msg_empty(const struct bhv_msg *m)
-{
-	return m->mg_heap == NULL &&
-	       ((const struct bhv_block *)m->mg_inl)->bk_size == 0;
-}
-
 /* Free what m holds and leave it empty (an empty m is fine). */
 void smarm__bhv_msg_free(struct bhv_msg *m);
 
@@ -382,9 +375,6 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 /* The ffi type of a protocol type (a bytes argument is two: see cif; a
  * tuple's is its bhv_tuple's, not this). */
 ffi_type *smarm__bhv_ffi_type(int vtype);
-
-/* smarm_bytes_t's ffi type (a stub's STR and BYTES return). */
-ffi_type *smarm__bhv_ffi_bytes(void);
 
 /*
  * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
@@ -535,32 +525,30 @@ int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 /* The name b's plugin gives itself (its descriptor's; "?" if none). */
 const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b);
 
-/*
- * Label the calling actor, a server or machine of b, with b and its
- * plugin (core/subsys.h): what a fatal fault report names beside the
- * pid (gen_server.c). Best effort: without memory the report names the
- * pid only.
- */
-void smarm__bhv_label(const struct smarm_behaviour *b);
-
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
 void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
 
 /* ==== Envelopes and replies (gen_server.c) ==== */
 
+/* Free both ends of a channel this layer made and alone uses. */
+static inline void bhv_chan_free(smarm_chan_t *ch)
+{
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+}
+
 /*
- * What travels in a server's inbox and info channels (one channel
- * element): an operation of behaviour be with its arguments, and for a
+ * What travels in a server's inbox (one channel element): an operation
+ * of behaviour be, or a system message, with its arguments, and for a
  * call where the reply goes. It holds no plugin reference (the server
  * that takes it holds one; en_be is compared with the server's before
- * en_op is read). The channels' destructor (smarm__bhv_env_free)
+ * en_op is dereferenced). The inbox's destructor (smarm__bhv_env_free)
  * answers a call never received with SMARM_EDOWN and frees the block.
- * en_op NULL: a wake-up with nothing in it (an info's nudge).
  */
 struct bhv_env {
 	const struct smarm_behaviour *en_be; /* the behaviour (no reference) */
-	const struct bhv_op *en_op;	     /* the operation, or NULL */
+	const struct bhv_op *en_op;	     /* the operation */
 	struct bhv_msg en_msg;		     /* its arguments (owned) */
 	smarm_chan_t *en_reply;		     /* a call's reply channel handle */
 	uint64_t en_seq;		     /* the call's sequence number */
@@ -596,7 +584,7 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag);
  * its behaviour context cx, the per-actor state of this subsystem
  * (tagged as smarm__bhv_self_set tags it). Called under that actor's
  * cold lock, which its end takes to clear the context before freeing
- * it (server_fin, sm_fin): cx and its plugin stay valid for the call.
+ * it (gen_server.c, end_fin): cx and its plugin stay valid for the call.
  * The machine's state is read racily (it may change as we read): a
  * state it was in. Strings are cut to their buffers.
  */
@@ -610,10 +598,6 @@ struct bhv_peek {
 					  whoever uses it), or NULL */
 };
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out);
-/* gen_statem.c: the machine half (cx untagged: its smarm_sm_ctx_t). */
-void smarm__sm_peek(const void *cx, struct bhv_peek *out);
-/* Copy src into a BHV_PEEK_TEXT buffer, cut. */
-void smarm__bhv_peek_copy(char *d, const char *src);
 
 /*
  * gen_server_api.c: smarm_server_get_status of the server or machine

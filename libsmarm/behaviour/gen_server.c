@@ -17,12 +17,15 @@
  * (so clients reach it by pid or name through the registry's one send
  * path). The signal and timer bands are made when first needed.
  *
- * The loop (smarm__bhv_serve, which gen_statem.c runs too with its own
- * dispatch): take from the highest band that has something. With no
- * signal or timer to come (no trap, no monitor, no timer) it parks on
- * the inbox alone, where a send hands the envelope straight over (the
- * fast path); else it waits on the mailbox, one registration for all
- * its bands.
+ * The engine, shared with gen_statem.c, which supplies its dispatch
+ * (struct bhv_engine): a start (smarm__bhv_open, smarm__bhv_started,
+ * smarm__bhv_start_failed), the loop step (smarm__bhv_serve), the
+ * system messages (status, stop) and the end after terminate
+ * (smarm__bhv_end). The loop takes from the highest band that has
+ * something. With no signal or timer to come (no trap, no monitor, no
+ * timer) it parks on the inbox alone, where a send hands the envelope
+ * straight over (the fast path); else it waits on the mailbox, one
+ * registration for all its bands.
  *
  * Calls. A client sends an envelope naming its reply channel and a
  * sequence number; the server answers with one struct bhv_reply of that
@@ -71,6 +74,101 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A timer of a server (smarm_gs_send_after). */
+struct gs_timer {
+	uint64_t gt_id;		    /* its id (never 0) */
+	const struct bhv_op *gt_op; /* the info operation */
+	struct bhv_msg gt_msg;	    /* its arguments (copied per tick) */
+	uint64_t gt_period;	    /* 0: one-shot */
+	smarm_timer_t gt_tm;	    /* the pending timed send */
+};
+
+/* The bands of a server's mailbox (msg.h), highest first. */
+enum bhv_band {
+	BHV_BAND_SIGNAL = 0, /* trapped exit signals and Downs */
+	BHV_BAND_TIMER = 1,  /* timer fires (struct bhv_tick) */
+	BHV_BAND_INBOX = 2,  /* requests: system messages, calls, casts and
+				infos, in send order (struct bhv_env) */
+};
+
+/* Inbox envelopes a server takes in one hold of the inbox's lock. */
+#define BHV_BATCH 16
+
+/*
+ * Messages a server or machine serves between two smarm_check safe
+ * points when it never parks (a backlog): a power of two. Its plugin's
+ * code is preempted asynchronously in between; a stop waits at most
+ * this many messages.
+ */
+#define BHV_CHECK_EVERY 16
+
+/*
+ * Per node: the requests its servers served and the external events its
+ * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
+ * engines, read by the subsystem's stat hook.
+ */
+struct bhv_node {
+	_Atomic int64_t bn_served; /* relaxed: a statistic */
+};
+
+/*
+ * The next inbox envelope of sv without waiting: the oldest of its
+ * batch, else a new batch taken from the inbox; NULL: none queued. The
+ * envelope stays in the batch, the caller's to consume (free, copy out
+ * or dispatch), valid until the next take.
+ */
+static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv);
+
+/*
+ * Publish the requests sv served since the last time to its node's
+ * counter (SMARM_STAT_SERVER_REQUESTS): one atomic add.
+ */
+static inline void served_flush(struct smarm_gs_ctx *sv)
+{
+	if (sv->sv_served != 0) {
+		atomic_fetch_add_explicit(&sv->sv_stats->bn_served,
+					  sv->sv_served, memory_order_relaxed);
+		sv->sv_served = 0;
+	}
+}
+
+/*
+ * Count one request served. A plain add: the node's counter gets it
+ * before the server waits, takes its next batch, or ends, and at once
+ * for a call, before its reply, so a caller that reads the stat after
+ * the reply sees its own request and every earlier one counted. An
+ * atomic add per request cost a cast 15% (a locked instruction on the
+ * node's line, per message).
+ */
+static inline void served(struct smarm_gs_ctx *sv, bool call)
+{
+	sv->sv_served++;
+	if (call)
+		served_flush(sv);
+}
+
+/*
+ * The next envelope on the fast path (nothing in the higher bands can
+ * come): the batch's next, else one received from the inbox within wait
+ * (the one timeout rule). It is *tmp or in the batch (as
+ * inbox_take's); NULL with *rc the receive's status
+ * (SMARM_ETIMEDOUT: the window passed with no message).
+ */
+static inline struct bhv_env *
+inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
+{
+	struct bhv_env *b;
+
+	*rc = 0;
+	/* A backlog is served in batches: one lock per BHV_BATCH. */
+	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
+	    (b = inbox_take(sv)) != NULL)
+		return b;
+	served_flush(sv); /* before it may wait */
+	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
+	return *rc == 0 ? tmp : NULL;
+}
 
 /* ---- message types ---- */
 
@@ -225,7 +323,7 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	return 0;
 }
 
-void smarm__bhv_tokens_end(struct smarm_gs_ctx *sv)
+static void tokens_end(struct smarm_gs_ctx *sv)
 {
 	struct bhv_tokens *ts = sv->sv_tokens;
 	if (ts == NULL)
@@ -346,25 +444,20 @@ static void peek_copy(char *d, const char *src)
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
 {
 	uintptr_t v = (uintptr_t)cx;
-	const struct smarm_gs_ctx *sv;
+	const struct smarm_gs_ctx *sv = cx;
+	const char *state = NULL;
 	memset(out, 0, sizeof *out);
 	if (cx == NULL)
 		return;
-	if ((v & 1u) == BHV_SELF_MACHINE) {
-		smarm__sm_peek((const void *)(v & ~(uintptr_t)1u), out);
-		return;
-	}
-	sv = cx;
 	out->bp_kind = BHV_GEN_SERVER;
+	if ((v & 1u) == BHV_SELF_MACHINE) {
+		out->bp_kind = BHV_GEN_STATEM;
+		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u), &state);
+	}
 	peek_copy(out->bp_name, sv->sv_be->bh_name);
 	peek_copy(out->bp_plugin, smarm__bhv_plugin_name(sv->sv_be));
+	peek_copy(out->bp_state, state);
 	out->bp_inbox = sv->sv_inbox;
-}
-
-/* Used by gen_statem.c's half: the same cut. */
-void smarm__bhv_peek_copy(char *d, const char *src)
-{
-	peek_copy(d, src);
 }
 
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
@@ -421,33 +514,40 @@ const struct bhv_op smarm__bhv_sys_status = {
 	.op_name = "(status)",
 };
 
-void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
-			     smarm_server_status_t *st, int text_rc)
+/*
+ * Answer e, a status request, with what every engine has (behaviour,
+ * pid, queue, trapping, monitors) and what en_status adds, then free e.
+ * A format_status that failed is said in the state text instead.
+ */
+static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
+			 struct bhv_env *e)
 {
+	smarm_server_status_t st = { .state = -1 };
+	int text_rc = en->en_status(sv, &st);
 	smarm_value_t v;
 	size_t queued = sv->sv_bn - sv->sv_bi;
 	uint32_t limit = 0;
 	if (smarm_chan_len(sv->sv_inbox, &queued) == 0)
 		queued += sv->sv_bn - sv->sv_bi;
 	(void)smarm__chan_get_limit(sv->sv_inbox, &limit);
-	st->struct_size = sizeof *st;
-	st->behaviour = sv->sv_be->bh_name;
-	st->pid = sv->sv_self;
-	st->queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
-	st->queue_limit = limit;
-	st->monitors = (uint32_t)sv->sv_nmon;
-	st->trapping = sv->sv_trap;
+	st.struct_size = sizeof st;
+	st.behaviour = sv->sv_be->bh_name;
+	st.pid = sv->sv_self;
+	st.queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
+	st.queue_limit = limit;
+	st.monitors = (uint32_t)sv->sv_nmon;
+	st.trapping = sv->sv_trap;
 	if (text_rc < 0)
-		snprintf(st->state_text, sizeof st->state_text,
+		snprintf(st.state_text, sizeof st.state_text,
 			 "format_status failed: %d (%s)", text_rc,
 			 smarm_strerror(text_rc));
-	st->state_text[sizeof st->state_text - 1] = '\0';
+	st.state_text[sizeof st.state_text - 1] = '\0';
 	memset(&v, 0, sizeof v);
 	v.type = SMARM_T_BYTES;
-	v.len = sizeof *st;
-	v.v.p = malloc(sizeof *st);
+	v.len = sizeof st;
+	v.v.p = malloc(sizeof st);
 	if (v.v.p != NULL) {
-		memcpy((void *)v.v.p, st, sizeof *st);
+		memcpy((void *)v.v.p, &st, sizeof st);
 		smarm__bhv_reply_send(e->en_reply, e->en_seq, 0, &v);
 	} else {
 		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_ENOMEM,
@@ -456,46 +556,25 @@ void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
 	env_release(e);
 }
 
-bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason)
-{
-	const struct bhv_block *b;
-	if (e->en_op != &smarm__bhv_sys_stop)
-		return false;
-	b = bhv_msg_block(&e->en_msg);
-	*how = (int)b->bk_slots[0].sl_v.i;
-	*reason = (intptr_t)b->bk_slots[1].sl_v.i;
-	smarm__bhv_msg_free(&e->en_msg);
-	return true;
-}
-
-/* Run the operation of envelope e (from the inbox, or a timer's). */
-static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
+/*
+ * Serve envelope e of sv's inbox (or a server's timer), for either
+ * engine: the system messages (status, stop) alike, then a request of
+ * sv's own behaviour (INV-3), counted, through the engine's en_env.
+ */
+static inline void serve_env(struct smarm_gs_ctx *sv,
+			     const struct bhv_engine *en, struct bhv_env *e)
 {
 	const struct bhv_op *op = e->en_op;
-	union bhv_ret r;
-	smarm_value_t v;
-	void *cx = sv;
-	int how, rc;
-	intptr_t reason;
 
 	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_status)) {
-		const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-		smarm_server_status_t st = { .kind = SMARM_SERVER_GEN_SERVER,
-					     .timers = (uint32_t)sv->sv_ntimers,
-					     .state = -1 };
-		int text_rc = 0;
-		if (d->format_status != NULL) /* OTP's format_status */
-			text_rc = d->format_status(sv->sv_state, st.state_text,
-						   sizeof st.state_text);
-		smarm__bhv_status_reply(sv, e, &st, text_rc);
+		status_reply(sv, en, e);
 		return;
 	}
-	if (smarm__bhv_sys_stop_take(e, &how, &reason)) {
-		if (!sv->sv_stop) {
-			sv->sv_stop = true;
-			sv->sv_how = how;
-			sv->sv_reason = reason;
-		}
+	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_stop)) {
+		const struct bhv_block *b = bhv_msg_block(&e->en_msg);
+		en->en_stop(sv, (int)b->bk_slots[0].sl_v.i,
+			    (intptr_t)b->bk_slots[1].sl_v.i);
+		env_release(e);
 		return;
 	}
 	if (e->en_be != sv->sv_be) {
@@ -507,7 +586,28 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 		return;
 	}
 	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0); /* INV-4 */
-	smarm__gs_served(sv, op->op_kind == BHV_CALL);
+	served(sv, op->op_kind == BHV_CALL);
+	en->en_env(sv, e);
+}
+
+void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason)
+{
+	if (!sv->sv_stop) { /* the first stop wins */
+		sv->sv_stop = true;
+		sv->sv_how = how;
+		sv->sv_reason = reason;
+	}
+}
+
+/* Run the operation of e, a request of sv's behaviour; answer a call. */
+static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
+{
+	const struct bhv_op *op = e->en_op;
+	union bhv_ret r;
+	smarm_value_t v;
+	void *cx = sv;
+	int rc;
+
 	sv->sv_cur = e;
 	sv->sv_deferred = false;
 	sv->sv_err_set = false;
@@ -529,6 +629,17 @@ static void dispatch(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	env_release(e);
 }
 
+static int gs_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
+{
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	st->kind = SMARM_SERVER_GEN_SERVER;
+	st->timers = (uint32_t)sv->sv_ntimers;
+	if (d->format_status == NULL) /* OTP's format_status */
+		return 0;
+	return d->format_status(sv->sv_state, st->state_text,
+				sizeof st->state_text);
+}
+
 static void on_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
@@ -542,12 +653,8 @@ static void on_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 		int a = d->handle_shutdown != NULL
 				? d->handle_shutdown(sv->sv_state, sv)
 				: SMARM_GS_EXIT;
-		if (a != SMARM_GS_CONTINUE && !sv->sv_stop) {
-			/* It ends on the shutdown: as OTP's {stop, shutdown} */
-			sv->sv_stop = true;
-			sv->sv_how = SMARM_EXIT_SHUTDOWN;
-			sv->sv_reason = 0;
-		}
+		if (a != SMARM_GS_CONTINUE) /* OTP's {stop, shutdown} */
+			smarm__gs_stop(sv, SMARM_EXIT_SHUTDOWN, 0);
 		return;
 	}
 	if (d->handle_exit != NULL)
@@ -643,16 +750,17 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	else if (smarm_chan_send_after(sv->sv_tick, tk, t->gt_period,
 				       &t->gt_tm) != 0)
 		timer_remove(sv, t); /* could not re-arm: it ends */
-	dispatch(sv, &e);
+	served(sv, false);
+	gs_env(sv, &e);
 }
 
-struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
+static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_bi == sv->sv_bn) {
 		struct bhv_env *buf = sv->sv_batch;
 		size_t max = BHV_BATCH, n;
 		smarm_chan_t *ch;
-		smarm__gs_served_flush(sv);
+		served_flush(sv);
 		if (buf == NULL)
 			buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
 		if (buf == NULL) { /* out of memory: one at a time */
@@ -669,7 +777,7 @@ struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv)
 	return &sv->sv_buf[sv->sv_bi++];
 }
 
-void smarm__gs_batch_drop(struct smarm_gs_ctx *sv)
+static void batch_drop(struct smarm_gs_ctx *sv)
 {
 	while (sv->sv_bi < sv->sv_bn)
 		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi++]);
@@ -691,8 +799,7 @@ static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
 	}
 	rc = smarm__mbox_attach(&sv->sv_mb, band, *ch);
 	if (rc != 0) {
-		smarm_chan_receiver_free(*ch);
-		smarm_chan_sender_free(*ch);
+		bhv_chan_free(*ch);
 		*ch = NULL;
 	}
 	return rc;
@@ -726,15 +833,14 @@ int smarm__gs_tick_band(struct smarm_gs_ctx *sv)
 /* Free a band sv made (its queued elements need no destructor). */
 static void band_free(smarm_chan_t **ch)
 {
-	if (*ch == NULL)
-		return;
-	smarm_chan_receiver_free(*ch);
-	smarm_chan_sender_free(*ch);
+	if (*ch != NULL)
+		bhv_chan_free(*ch);
 	*ch = NULL;
 }
 
-int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
-		     uint64_t wait)
+/* smarm__bhv_serve's step: serve one message, or wait. */
+static inline int serve_one(struct smarm_gs_ctx *sv,
+			    const struct bhv_engine *en, uint64_t wait)
 {
 	struct bhv_env e, *b;
 	smarm_signal_t sig;
@@ -744,9 +850,9 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 
 	if (!sv->sv_trap && sv->sv_nmon == 0 && !en->en_armed(sv)) {
 		/* Nothing can come in the higher bands: the inbox alone. */
-		b = smarm__gs_next(sv, &e, wait, &rc);
+		b = inbox_next(sv, &e, wait, &rc);
 		if (b != NULL)
-			en->en_env(sv, b);
+			serve_env(sv, en, b);
 		return rc;
 	}
 	for (;;) {
@@ -762,12 +868,11 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 			en->en_tick(sv, &tk);
 			return 0;
 		}
-		if (smarm__gs_pending(sv) &&
-		    (b = smarm__gs_inbox_take(sv)) != NULL) {
-			en->en_env(sv, b);
+		if (smarm__gs_pending(sv) && (b = inbox_take(sv)) != NULL) {
+			serve_env(sv, en, b);
 			return 0;
 		}
-		smarm__gs_served_flush(sv);
+		served_flush(sv);
 		rc = smarm__mbox_wait(smarm__current(), &sv->sv_mb, wait,
 				      &band);
 		if (rc == SMARM_ETIMEDOUT)
@@ -777,9 +882,14 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	}
 }
 
-static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
+int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
+		     uint64_t wait)
 {
-	dispatch(sv, e);
+	int rc = serve_one(sv, en, wait);
+	/* A server that never parks passes a safe point now and then. */
+	if ((++sv->sv_steps & (BHV_CHECK_EVERY - 1)) == 0)
+		smarm_check();
+	return rc;
 }
 
 static bool gs_armed(const struct smarm_gs_ctx *sv)
@@ -792,28 +902,16 @@ static const struct bhv_engine gs_engine = {
 	.en_tick = on_tick,
 	.en_env = gs_env,
 	.en_armed = gs_armed,
+	.en_status = gs_status,
+	.en_stop = smarm__gs_stop,
 };
 
-void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
-			  void *arg, bool may_block)
-{
-	/* A crash in term ends this handler; the exit then runs fin. */
-	bool guarded = smarm_cleanup_push(fin, arg) == 0;
-	/* It must not block: every park fails (wait.c WAIT-9). */
-	if (!may_block)
-		smarm__self_refuse_parks(true);
-	term(arg);
-	if (!may_block)
-		smarm__self_refuse_parks(false);
-	if (guarded)
-		(void)smarm_cleanup_pop(true);
-	else
-		fin(arg);
-}
-
 void smarm__bhv_report_end(const char *what, const char *state, int how,
-			   intptr_t reason, const char *kind, const char *op)
+			   intptr_t reason, int kind, const char *op)
 {
+	static const char *const kinds[] = {
+		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
+	};
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
@@ -827,53 +925,30 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   why)
 			: smarm__log_code(reason, why, sizeof why),
 		op != NULL ? "while handling " : "between requests",
-		op != NULL ? kind : "", op != NULL ? " '" : "",
-		op != NULL ? op : "", op != NULL ? "'" : "");
-}
-
-void smarm__bhv_report_start_failed(const char *what, const char *stage, int rc)
-{
-	char why[64];
-	/* OTP's crash report of a process whose init returned {stop, R}
-	 * (its start returns {error, R}): who, and init's own value */
-	smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER, what,
-			"%s failed, reason %s%s", stage,
-			smarm__log_code(rc, why, sizeof why),
-			rc > 0 ? " (outside its contract)" : "");
-}
-
-static const char *op_kind_name(int kind)
-{
-	return kind == BHV_CALL ? "call" : kind == BHV_CAST ? "cast" : "info";
-}
-
-static void server_fin(void *arg);
-
-static void server_terminate(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	sv->sv_be->bh_gs.terminate(sv->sv_state, sv->sv_end_how,
-				   sv->sv_end_reason, sv->sv_stop);
+		op == NULL			       ? ""
+		: kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind]
+						       : "event",
+		op != NULL ? " '" : "", op != NULL ? op : "",
+		op != NULL ? "'" : "");
 }
 
 /*
  * The server ends, on any path (the actor's cleanup handler): answer
- * the call in progress, cancel the timers, terminate, then server_fin
- * (also after a crash in terminate, which becomes the exit reason).
+ * the call in progress, cancel the timers, then the end both engines
+ * share (smarm__bhv_end).
  */
 static void server_end(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 
+	sv->sv_end_graceful = sv->sv_stop;
 	sv->sv_end_how = sv->sv_how;
 	sv->sv_end_reason = sv->sv_reason;
 	if (!sv->sv_stop) /* a crash, a kill, an untrapped shutdown */
 		smarm__self_exit_info(&sv->sv_end_how, &sv->sv_end_reason);
 	smarm__bhv_report_end(
 		"server", NULL, sv->sv_end_how, sv->sv_end_reason,
-		sv->sv_cur != NULL ? op_kind_name(sv->sv_cur->en_op->op_kind)
-				   : NULL,
+		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_kind : 0,
 		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_name : NULL);
 	if (sv->sv_cur != NULL) {
 		struct bhv_env *e = sv->sv_cur;
@@ -889,31 +964,11 @@ static void server_end(void *arg)
 		timer_remove(sv, &sv->sv_timers[0]);
 	}
 	free(sv->sv_timers);
-	if (sv->sv_started && d->terminate != NULL)
-		smarm__bhv_terminate(server_terminate, server_fin, sv,
-				     sv->sv_stop);
-	else
-		server_fin(sv);
+	smarm__bhv_end(sv);
 }
 
-/* After terminate: destroy, close the inbox (queued calls get
- * SMARM_EDOWN), end the tokens, free. */
-static void server_fin(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-
-	if (sv->sv_created && d->destroy != NULL)
-		d->destroy(sv->sv_state);
-	smarm__gs_mailbox_free(sv);
-	smarm__bhv_tokens_end(sv);
-	(void)smarm__bhv_self_set(NULL, 0);
-	smarm__bhv_start_ended(sv);
-	smarm__bhv_plugin_unref(sv->sv_be);
-	free(sv);
-}
-
-void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why)
+/* Send a start's outcome into start and give up its sender reference. */
+static void start_send(smarm_chan_t *start, int status, intptr_t why)
 {
 	struct bhv_start m = { status, why };
 	(void)smarm_chan_send(start, &m); /* the starter may be gone */
@@ -923,43 +978,20 @@ void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why)
 int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
 {
 	if (start != NULL)
-		smarm__bhv_start_send(start, status, status);
+		start_send(start, status, status);
 	else if (sup)
 		smarm_sup_start_failed(status);
 	return status;
 }
 
-void smarm__bhv_start_ended(struct smarm_gs_ctx *sv)
-{
-	if (sv->sv_start == NULL || sv->sv_reported)
-		return;
-	/* Ended before its start was reported: init crashed, or a kill. */
-	if (sv->sv_start_rc != 0) {
-		smarm__bhv_start_send(sv->sv_start, sv->sv_start_rc,
-				      sv->sv_start_why);
-	} else {
-		int how;
-		intptr_t code;
-		smarm__self_exit_info(&how, &code);
-		smarm__bhv_start_send(sv->sv_start, SMARM_EDOWN, code);
-	}
-	sv->sv_start = NULL;
-}
-
-int smarm__bhv_start_status(int rc, intptr_t *why)
-{
-	*why = rc;
-	return rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
-}
-
 /* Report the start's outcome to whoever waits for it (once). */
-void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
+static void start_report(struct smarm_gs_ctx *sv, int rc)
 {
 	if (sv->sv_reported)
 		return;
 	sv->sv_reported = true;
 	if (sv->sv_start != NULL) {
-		smarm__bhv_start_send(sv->sv_start, rc, sv->sv_start_why);
+		start_send(sv->sv_start, rc, sv->sv_start_why);
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
@@ -977,20 +1009,110 @@ void smarm__gs_report(struct smarm_gs_ctx *sv, int rc)
 	}
 }
 
-void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv)
+void smarm__bhv_started(struct smarm_gs_ctx *sv)
 {
-	smarm__gs_served_flush(sv);
+	sv->sv_started = true;
+	start_report(sv, 0);
+}
+
+int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
+{
+	char why[64];
+	if (stage != NULL) /* create or init said no: not a taken name */
+		/* OTP's crash report of a process whose init returned
+		 * {stop, R} (its start returns {error, R}): who, and
+		 * init's own value */
+		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
+				sv->sv_be->bh_kind == BHV_GEN_STATEM ? "machine"
+								     : "server",
+				"%s failed, reason %s%s", stage,
+				smarm__log_code(rc, why, sizeof why),
+				rc > 0 ? " (outside its contract)" : "");
+	sv->sv_start_why = rc;
+	sv->sv_start_rc = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
+	start_report(sv, sv->sv_start_rc);
+	sv->sv_stop = true; /* terminate does not run (not started) */
+	smarm_actor_exit();
+	return sv->sv_start_rc;
+}
+
+static void mailbox_free(struct smarm_gs_ctx *sv)
+{
+	served_flush(sv);
 	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	if (sv->sv_trap)
 		(void)smarm_trap_exit(NULL);
 	smarm__mbox_detach(&sv->sv_mb);
-	smarm__gs_batch_drop(sv);
+	batch_drop(sv);
 	band_free(&sv->sv_inbox); /* queued calls: SMARM_EDOWN */
 	band_free(&sv->sv_sig);
 	band_free(&sv->sv_tick);
 }
 
-int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv)
+/*
+ * After terminate (also after a crash in it, as the exit's cleanup
+ * handler): destroy, the mailbox (queued calls get SMARM_EDOWN), the
+ * tokens (the same), the context, a start not yet reported, the plugin
+ * reference; then free the object.
+ */
+static void end_fin(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	const struct smarm_behaviour *be = sv->sv_be;
+	void (*destroy)(void *) =
+		be->bh_sm != NULL ? be->bh_sm->destroy : be->bh_gs.destroy;
+	void *mem = sv->sv_alloc;
+
+	if (sv->sv_created && destroy != NULL)
+		destroy(sv->sv_state);
+	mailbox_free(sv);
+	tokens_end(sv);
+	(void)smarm__bhv_self_set(NULL, 0);
+	if (sv->sv_start != NULL && !sv->sv_reported) {
+		/* Ended before its start was reported: init crashed, or a
+		 * kill. */
+		int how;
+		intptr_t code = sv->sv_start_why;
+		if (sv->sv_start_rc == 0)
+			smarm__self_exit_info(&how, &code);
+		start_send(sv->sv_start,
+			   sv->sv_start_rc != 0 ? sv->sv_start_rc : SMARM_EDOWN,
+			   code);
+		sv->sv_start = NULL;
+	}
+	smarm__bhv_plugin_unref(be);
+	free(mem);
+}
+
+void smarm__bhv_end(struct smarm_gs_ctx *sv)
+{
+	const struct smarm_behaviour *be = sv->sv_be;
+	void (*term)(void *, int, intptr_t, bool) =
+		be->bh_sm != NULL ? be->bh_sm->terminate : be->bh_gs.terminate;
+	bool may_block = sv->sv_end_graceful, guarded;
+
+	if (!sv->sv_started || term == NULL) {
+		end_fin(sv);
+		return;
+	}
+	/* A crash in terminate ends this handler; the exit then runs
+	 * end_fin. */
+	guarded = smarm_cleanup_push(end_fin, sv) == 0;
+	/* It must not block: every park fails (wait.c WAIT-9). */
+	if (!may_block)
+		smarm__self_refuse_parks(true);
+	term(sv->sv_state, sv->sv_end_how, sv->sv_end_reason, may_block);
+	if (!may_block)
+		smarm__self_refuse_parks(false);
+	if (guarded)
+		(void)smarm_cleanup_pop(true);
+	else
+		end_fin(sv);
+}
+
+/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
+ * caller): 0 or a status (then nothing is left to free). */
+static int mailbox_make(struct smarm_gs_ctx *sv)
 {
 	int rc;
 	smarm__mbox_init(&sv->sv_mb);
@@ -1013,7 +1135,12 @@ int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv)
 	return rc;
 }
 
-void smarm__bhv_label(const struct smarm_behaviour *b)
+/*
+ * Label the calling actor with its behaviour and plugin (core/subsys.h):
+ * what a fatal fault report names beside the pid. Best effort: without
+ * memory the report names the pid only.
+ */
+static void label(const struct smarm_behaviour *b)
 {
 	char text[SMARM__LABEL_MAX];
 	snprintf(text, sizeof text, "%s '%s' of plugin '%s'",
@@ -1023,62 +1150,63 @@ void smarm__bhv_label(const struct smarm_behaviour *b)
 				     SMARM__LABEL_BEHAVIOUR, text);
 }
 
-int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup)
+int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
+		    const char *name, smarm_chan_t *start, bool sup,
+		    void (*end)(void *arg), void *arg, const void *cx,
+		    unsigned tag)
 {
-	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
-	const smarm_gs_desc_t *d = &be->bh_gs;
-	const char *stage = NULL; /* the callback that runs: create, init */
-	unsigned served = 0;
 	int rc;
 
-	if (sv == NULL)
-		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	sv->sv_be = be;
 	sv->sv_self = smarm_actor_self();
 	sv->sv_stats =
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
+	sv->sv_alloc = arg;
 	smarm__bhv_plugin_ref(be);
-	smarm__bhv_label(be);
-	rc = smarm__gs_mailbox_make(sv);
+	label(be);
+	rc = mailbox_make(sv);
+	if (rc == 0 && (rc = smarm_cleanup_push(end, arg)) != 0)
+		mailbox_free(sv); /* nothing ran: undo by hand */
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
-		free(sv);
+		free(arg);
 		return smarm__bhv_start_fail(start, sup, rc);
 	}
-	rc = smarm_cleanup_push(server_end, sv);
-	if (rc != 0) {
-		/* Nothing ran: undo by hand, as server_end would. */
-		sv->sv_reported = true;
-		smarm__gs_mailbox_free(sv);
-		smarm__bhv_plugin_unref(be);
-		free(sv);
-		return smarm__bhv_start_fail(start, sup, rc);
-	}
-	/* From here on server_end cleans up on every path. */
-	rc = smarm__bhv_self_set(sv, BHV_SELF_SERVER);
+	/* From here on end cleans up on every path. */
+	rc = smarm__bhv_self_set(cx, tag);
+	if (rc == 0 && name != NULL)
+		rc = smarm_register(name, &sv->sv_taken_by);
+	if (rc == 0)
+		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
+					   sv->sv_inbox);
+	return rc != 0 ? smarm__bhv_start_failed(sv, NULL, rc) : 0;
+}
+
+int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
+		  const char *name, smarm_chan_t *start, bool sup)
+{
+	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
+	const smarm_gs_desc_t *d = &be->bh_gs;
+	int rc;
+
+	if (sv == NULL)
+		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
+	rc = smarm__bhv_open(sv, be, name, start, sup, server_end, sv, sv,
+			     BHV_SELF_SERVER);
 	if (rc != 0)
-		goto failed;
-	if (name != NULL && (rc = smarm_register(name, &sv->sv_taken_by)) != 0)
-		goto failed;
-	rc = smarm_mailbox_publish(smarm__gs_inbox_type(), sv->sv_inbox);
-	if (rc != 0)
-		goto failed;
-	stage = "create";
+		return rc;
 	rc = d->create(args, &sv->sv_state);
 	if (rc != 0)
-		goto failed;
+		return smarm__bhv_start_failed(sv, "create", rc);
 	sv->sv_created = true;
 	sv->sv_in_init = true;
-	stage = "init";
 	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
 	sv->sv_in_init = false;
 	if (rc != 0)
-		goto failed;
-	sv->sv_started = true;
-	smarm__gs_report(sv, 0);
+		return smarm__bhv_start_failed(sv, "init", rc);
+	smarm__bhv_started(sv);
 	while (!sv->sv_stop) {
 		if (sv->sv_cont) {
 			sv->sv_cont = false;
@@ -1093,8 +1221,6 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 			    SMARM_ETIMEDOUT &&
 		    d->handle_idle != NULL)
 			d->handle_idle(sv->sv_state, sv);
-		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
-			smarm_check();
 	}
 	/* The actor ends as smarm_gs_stop said (server_end runs
 	 * terminate): monitors, links and a supervisor see that how. */
@@ -1104,13 +1230,4 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		smarm__self_exit(SMARM_EXIT_SHUTDOWN, sv->sv_reason);
 	smarm_actor_exit();
 	return 0;
-failed:
-	if (stage != NULL) /* create or init said no: not a taken name */
-		smarm__bhv_report_start_failed("server", stage, rc);
-	rc = smarm__bhv_start_status(rc, &sv->sv_start_why);
-	sv->sv_start_rc = rc;
-	smarm__gs_report(sv, rc);
-	sv->sv_stop = true; /* terminate does not run (not started) */
-	smarm_actor_exit();
-	return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_server.h - what gen_server.c shares with gen_server_api.c: the
- * server object (smarm_gs_ctx_t is the server), the loop's entry and
- * the message types. Everything else of the behaviour layer is in bhv.h.
+ * gen_server.h - what gen_server.c shares with gen_server_api.c and
+ * gen_statem.c: the server object (smarm_gs_ctx_t is the server), the
+ * engine both kinds of behaviour run (start, loop step, end), timers,
+ * tokens and the message types. The rest of the layer is in bhv.h.
  * Ownership, locking and invariants: see gen_server.c.
  */
 #ifndef SMARM_BEHAVIOUR_GEN_SERVER_H
@@ -10,15 +11,6 @@
 
 #include "../msg/msg.h"
 #include "bhv.h"
-
-/* A timer of a server (smarm_gs_send_after). */
-struct gs_timer {
-	uint64_t gt_id;		    /* its id (never 0) */
-	const struct bhv_op *gt_op; /* the info operation */
-	struct bhv_msg gt_msg;	    /* its arguments (copied per tick) */
-	uint64_t gt_period;	    /* 0: one-shot */
-	smarm_timer_t gt_tm;	    /* the pending timed send */
-};
 
 /*
  * A timer's fire, in the timer band: which timer (a server's id; a
@@ -30,35 +22,13 @@ struct bhv_tick {
 	uint64_t tk_gen;
 };
 
-/* The bands of a server's mailbox (msg.h), highest first. */
-enum bhv_band {
-	BHV_BAND_SIGNAL = 0, /* trapped exit signals and Downs */
-	BHV_BAND_TIMER = 1,  /* timer fires (struct bhv_tick) */
-	BHV_BAND_INBOX = 2,  /* requests: system messages, calls, casts and
-				infos, in send order (struct bhv_env) */
-};
-
-/* Inbox envelopes a server takes in one hold of the inbox's lock. */
-#define BHV_BATCH 16
+struct gs_timer; /* a timer of a server (gen_server.c) */
+struct bhv_node; /* a node's counters (gen_server.c) */
 
 /*
- * Messages a server or machine serves between two smarm_check safe
- * points when it never parks (a backlog): a power of two. Its plugin's
- * code is preempted asynchronously in between; a stop waits at most
- * this many messages.
+ * A server, or the server half of a machine (gen_statem.c): its mailbox,
+ * start and end. Only its own actor touches it (gen_server.c).
  */
-#define BHV_CHECK_EVERY 16
-
-/*
- * Per node: the requests its servers served and the external events its
- * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
- * engines, read by the subsystem's stat hook (gen_server.c).
- */
-struct bhv_node {
-	_Atomic int64_t bn_served; /* relaxed: a statistic */
-};
-
-/* A server. Only its own actor touches it (gen_server.c). */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
@@ -86,7 +56,7 @@ struct smarm_gs_ctx {
 	intptr_t sv_reason;
 	int sv_end_how; /* terminate's how and reason */
 	intptr_t sv_end_reason;
-	bool sv_end_graceful;	  /* a machine's terminate may block */
+	bool sv_end_graceful;	  /* terminate may block */
 	bool sv_cont;		  /* handle_continue next */
 	uint64_t sv_tag;	  /* ... with this tag */
 	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
@@ -104,85 +74,37 @@ struct smarm_gs_ctx {
 	intptr_t sv_err;	      /* ... with this reason */
 	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
-					 to sv_stats (smarm__gs_served) */
+					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
+	unsigned sv_steps;	      /* loop steps (smarm__bhv_serve) */
+	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
 };
-
-/*
- * The next inbox envelope of sv without waiting: the oldest of its
- * batch, else a new batch taken from the inbox; NULL: none queued. The
- * envelope stays in the batch, the caller's to consume (free, copy out
- * or dispatch), valid until the next take.
- */
-struct bhv_env *smarm__gs_inbox_take(struct smarm_gs_ctx *sv);
-
-/*
- * Publish the requests sv served since the last time to its node's
- * counter (SMARM_STAT_SERVER_REQUESTS): one atomic add.
- */
-static inline void smarm__gs_served_flush(struct smarm_gs_ctx *sv)
-{
-	if (sv->sv_served != 0) {
-		atomic_fetch_add_explicit(&sv->sv_stats->bn_served,
-					  sv->sv_served, memory_order_relaxed);
-		sv->sv_served = 0;
-	}
-}
-
-/*
- * Count one request served. A plain add: the node's counter gets it
- * before the server waits, takes its next batch, or ends, and at once
- * for a call, before its reply, so a caller that reads the stat after
- * the reply sees its own request and every earlier one counted. An
- * atomic add per request cost a cast 15% (a locked instruction on the
- * node's line, per message).
- */
-static inline void smarm__gs_served(struct smarm_gs_ctx *sv, bool call)
-{
-	sv->sv_served++;
-	if (call)
-		smarm__gs_served_flush(sv);
-}
-
-/*
- * The next envelope on the fast path (nothing in the higher bands can
- * come): the batch's next, else one received from the inbox within wait
- * (the one timeout rule). It is *tmp or in the batch (as
- * smarm__gs_inbox_take's); NULL with *rc the receive's status
- * (SMARM_ETIMEDOUT: the window passed with no message).
- */
-static inline struct bhv_env *smarm__gs_next(struct smarm_gs_ctx *sv,
-					     struct bhv_env *tmp, uint64_t wait,
-					     int *rc)
-{
-	struct bhv_env *b;
-
-	*rc = 0;
-	/* A backlog is served in batches: one lock per BHV_BATCH. */
-	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
-	    (b = smarm__gs_inbox_take(sv)) != NULL)
-		return b;
-	smarm__gs_served_flush(sv); /* before it may wait */
-	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
-	return *rc == 0 ? tmp : NULL;
-}
 
 /*
  * An engine (gen_server.c, gen_statem.c): what it does with each kind of
  * message its mailbox's bands deliver, and whether a timer of its is
- * armed. smarm__bhv_serve is the one loop step both run.
+ * armed. smarm__bhv_serve is the one loop step both run; it answers the
+ * system messages and refuses another behaviour's requests itself.
+ *   en_env     a request of its own behaviour (counted, not yet freed)
+ *   en_status  fill the engine's part of a status (kind, timers, a
+ *              machine's state; state_text by format_status): what
+ *              format_status returned, 0 without one
+ *   en_stop    a system stop (smarm_server_stop) with how and reason
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
 	void (*en_tick)(struct smarm_gs_ctx *sv, const struct bhv_tick *t);
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
 	bool (*en_armed)(const struct smarm_gs_ctx *sv);
+	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
+	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 };
 
 /*
  * Serve one message of sv's mailbox, highest band first, waiting for
  * one at most wait (the one timeout rule): 0, or SMARM_ETIMEDOUT (the
- * window passed with nothing served). A server that cannot wait ends.
+ * window passed with nothing served). A server that cannot wait ends;
+ * one that never parks passes smarm_check every BHV_CHECK_EVERY steps.
  */
 int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 		     uint64_t wait);
@@ -195,18 +117,6 @@ static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
 {
 	return sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox);
 }
-
-/*
- * Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
- * caller): 0 or a status (then nothing is left to free).
- */
-int smarm__gs_mailbox_make(struct smarm_gs_ctx *sv);
-
-/*
- * Unpublish and free sv's mailbox (the server ends): queued calls are
- * answered SMARM_EDOWN, trapping stops, every band is freed.
- */
-void smarm__gs_mailbox_free(struct smarm_gs_ctx *sv);
 
 /* Make sv's signal band (smarm_trap_exit and smarm_monitor deliver
  * into it) if it has none: 0 or a status. */
@@ -228,16 +138,6 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
 
-/*
- * sv ends: answer each of its tokens not yet answered with SMARM_EDOWN
- * (the tokens stay valid until replied to or dropped, which then do
- * nothing more).
- */
-void smarm__bhv_tokens_end(struct smarm_gs_ctx *sv);
-
-/* The server ends: its batch's envelopes go as queued ones do. */
-void smarm__gs_batch_drop(struct smarm_gs_ctx *sv);
-
 /* A client's reply channel (struct bhv_reply elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
@@ -251,25 +151,45 @@ struct bhv_start {
 	intptr_t bs_why;
 };
 
-/* Send a start's outcome into start and give up its sender reference. */
-void smarm__bhv_start_send(smarm_chan_t *start, int status, intptr_t why);
+/*
+ * Start the server or machine sv (zeroed, inside arg, the malloc'd
+ * object its end frees) of be on the calling actor, up to its first
+ * callback: its mailbox, end (pushed as the actor's cleanup handler,
+ * with arg), its context cx tagged tag, its name and its published
+ * inbox. start and sup as smarm__gs_run's. 0; or a status when nothing
+ * could be set up (then arg is freed and the start reported). A failure
+ * once end is pushed ends the actor (smarm__bhv_start_failed).
+ */
+int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
+		    const char *name, smarm_chan_t *start, bool sup,
+		    void (*end)(void *arg), void *arg, const void *cx,
+		    unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */
 int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status);
 
-/* The server ends (its cleanup): a start not reported yet is, now. */
-void smarm__bhv_start_ended(struct smarm_gs_ctx *sv);
+/*
+ * sv's start failed after smarm__bhv_open: stage ("create", "init", or
+ * NULL: no callback) returned rc. Report it (a stage's in the log), end
+ * the actor; returns the start's status only if the actor could not end.
+ */
+int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc);
 
-/* A create's or init's return as a start status (*why: the value). */
-int smarm__bhv_start_status(int rc, intptr_t *why);
+/* sv's init succeeded: report the start. */
+void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
 /*
- * Report a start's outcome, once: to the starter waiting on sv_start,
- * and to a supervisor waiting for readiness (sv_sup). Servers and
- * machines alike.
+ * The end of sv, servers and machines alike, once its engine set
+ * sv_end_how, sv_end_reason and sv_end_graceful and dropped what it
+ * held: terminate (if init succeeded; its parks refused unless
+ * graceful), then destroy, the mailbox (queued calls get SMARM_EDOWN),
+ * the tokens (the same), the context, a start not yet reported, the
+ * plugin reference, and sv's object is freed. A crash in terminate
+ * becomes the actor's exit reason (OTP), and the rest runs as the
+ * exit's cleanup handler. From the engine's cleanup handler only.
  */
-void smarm__gs_report(struct smarm_gs_ctx *sv, int rc);
+void smarm__bhv_end(struct smarm_gs_ctx *sv);
 
 /*
  * Run a server of be on the calling actor (smarm_server_run's body):
@@ -287,29 +207,14 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			uint64_t period_ns, uint64_t *id);
 
 /*
- * Run a behaviour's terminate, term(arg), then fin(arg), the rest of
- * its end, also when term crashes: a crash in terminate becomes the
- * actor's exit reason (OTP), and the exit then runs fin as a cleanup
- * handler. may_block false: term's parks are refused (wait.c WAIT-9).
- * From the behaviour's own cleanup handler only.
- */
-void smarm__bhv_terminate(void (*term)(void *arg), void (*fin)(void *arg),
-			  void *arg, bool may_block);
-
-/*
  * The report of a server or machine that ends crashed (OTP's gen_server
  * and gen_statem "terminating" error reports), from its cleanup handler:
  * "<what> report: actor ... terminating[ in state 'S']: crashed, reason
  * R, while handling <kind> '<op>'" (or "between requests"). state and
  * op may be NULL. Nothing for an end that is not a crash.
  */
-/* A server's (what: "server", "machine") create or init (stage)
- * returned rc, not 0: its report (SMARM_REPORT_SERVER, ERROR). */
-void smarm__bhv_report_start_failed(const char *what, const char *stage,
-				    int rc);
-
 void smarm__bhv_report_end(const char *what, const char *state, int how,
-			   intptr_t reason, const char *kind, const char *op);
+			   intptr_t reason, int kind, const char *op);
 
 /* The system stop's operation (smarm_server_stop): (i32 how, i64
  * reason), in no protocol; only this layer packs it. */
@@ -319,18 +224,16 @@ extern const struct bhv_op smarm__bhv_sys_stop;
  * arguments answered with a smarm_server_status_t as bytes. */
 extern const struct bhv_op smarm__bhv_sys_status;
 
-/*
- * Answer e, a status request, with *st after filling what every engine
- * has (kind is the caller's; behaviour, pid, queue, trapping, monitors;
- * state -1 and the rest zero unless the caller set them), then free e.
- * text_rc is what the behaviour's format_status returned into
- * st->state_text (0 if it has none): a failure is said there instead.
- */
-void smarm__bhv_status_reply(struct smarm_gs_ctx *sv, struct bhv_env *e,
-			     smarm_server_status_t *st, int text_rc);
+/* The server stops after this callback with how and reason, unless a
+ * stop came first (smarm_gs_stop, a system stop, a trapped shutdown). */
+void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 
-/* Is e the system stop? Then read how and reason, free its arguments. */
-bool smarm__bhv_sys_stop_take(struct bhv_env *e, int *how, intptr_t *reason);
+/*
+ * Machine cx (gen_statem.c, untagged: its smarm_sm_ctx_t): its server
+ * half, and in *state the name of a state it was in (read racily), or
+ * NULL. For smarm__bhv_peek.
+ */
+const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state);
 
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);

@@ -10,8 +10,8 @@
  * smarm_server_open* and freed by smarm_server_free; it holds one
  * plugin reference and owns its reply channel; a supervised server's
  * spec data is kept for the life of the process (sup_args).
- * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. Context
- * pointers are checked against gen_server.c's list of live servers.
+ * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. A context
+ * pointer is checked against the calling actor's own (smarm__bhv_self_is).
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
@@ -65,11 +65,7 @@ int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
 	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
 	    how != SMARM_EXIT_CRASHED)
 		return SMARM_EINVAL;
-	if (!cx->sv_stop) {
-		cx->sv_stop = true;
-		cx->sv_how = how;
-		cx->sv_reason = reason;
-	}
+	smarm__gs_stop(cx, how, reason);
 	return 0;
 }
 
@@ -195,19 +191,41 @@ static int bhv_run(const struct smarm_behaviour *be, const char *args,
 	return smarm__gs_run(be, args, name, start, sup);
 }
 
-/* What a spawned server's actor starts from (freed by the actor). */
-struct start_arg {
-	const struct smarm_behaviour *sa_be; /* plugin reference held */
-	smarm_chan_t *sa_start;		     /* the starter's channel */
-	char *sa_args;			     /* copies, or NULL */
-	char *sa_name;
+/*
+ * What a server's actor starts from: a spawned one's (freed by the
+ * actor), or a supervised one's spec data (kept: sup_args).
+ */
+struct run_arg {
+	struct run_arg *ra_next;	     /* sup_args (sup_lock) */
+	const struct smarm_behaviour *ra_be; /* a spawned one: a plugin
+						reference held */
+	smarm_chan_t *ra_start;		     /* the starter's channel */
+	char *ra_args;			     /* copies, or NULL */
+	char *ra_name;
 };
 
-static void start_arg_free(struct start_arg *a)
+static void run_arg_free(struct run_arg *a)
 {
-	free(a->sa_args);
-	free(a->sa_name);
+	free(a->ra_args);
+	free(a->ra_name);
 	free(a);
+}
+
+/* A run_arg of b with copies of args and name: 0, or SMARM_ENOMEM. */
+static int run_arg_new(const struct smarm_behaviour *b, const char *args,
+		       const char *name, struct run_arg **out)
+{
+	struct run_arg *a = calloc(1, sizeof *a);
+	if (a == NULL)
+		return SMARM_ENOMEM;
+	a->ra_be = b;
+	if ((args != NULL && (a->ra_args = strdup(args)) == NULL) ||
+	    (name != NULL && (a->ra_name = strdup(name)) == NULL)) {
+		run_arg_free(a);
+		return SMARM_ENOMEM;
+	}
+	*out = a;
+	return 0;
 }
 
 static void unref_cb(void *be)
@@ -217,31 +235,22 @@ static void unref_cb(void *be)
 
 static void start_body(void *arg)
 {
-	struct start_arg a = *(struct start_arg *)arg;
+	struct run_arg a = *(struct run_arg *)arg;
 	free(arg);
 	/* The copies and the reference live until this actor ends. */
-	if (smarm_cleanup_push(unref_cb, (void *)a.sa_be) != 0) {
-		smarm__bhv_plugin_unref(a.sa_be);
-		free(a.sa_args);
-		free(a.sa_name);
-		smarm_chan_sender_free(a.sa_start); /* the starter: EDOWN */
+	if (smarm_cleanup_push(unref_cb, (void *)a.ra_be) != 0) {
+		smarm__bhv_plugin_unref(a.ra_be);
+		free(a.ra_args);
+		free(a.ra_name);
+		smarm_chan_sender_free(a.ra_start); /* the starter: EDOWN */
 		return;
 	}
-	if (smarm_cleanup_push(free, a.sa_args) != 0 ||
-	    smarm_cleanup_push(free, a.sa_name) != 0) {
-		smarm_chan_sender_free(a.sa_start);
+	if (smarm_cleanup_push(free, a.ra_args) != 0 ||
+	    smarm_cleanup_push(free, a.ra_name) != 0) {
+		smarm_chan_sender_free(a.ra_start);
 		smarm_actor_exit(); /* frees what was pushed */
 	}
-	bhv_run(a.sa_be, a.sa_args, a.sa_name, a.sa_start, false);
-}
-
-static int dup_opt(const char *s, char **out)
-{
-	*out = NULL;
-	if (s == NULL)
-		return 0;
-	*out = strdup(s);
-	return *out != NULL ? 0 : SMARM_ENOMEM;
+	bhv_run(a.ra_be, a.ra_args, a.ra_name, a.ra_start, false);
 }
 
 /* An optional name: NULL, or one the registry takes (reg.h). */
@@ -258,24 +267,44 @@ int smarm_server_start(const smarm_behaviour_t *b, const char *args,
 				     NULL);
 }
 
+/* Monitor pid into a channel of its own, *ch (ref *ref): 0 or a status. */
+static int down_watch(smarm_pid_t pid, smarm_chan_t **ch, uint64_t *ref)
+{
+	int rc = smarm_chan_alloc(ch, sizeof(smarm_signal_t), NULL);
+	if (rc == 0 && (rc = smarm_monitor(pid, *ch, ref)) != 0)
+		bhv_chan_free(*ch);
+	return rc;
+}
+
+/*
+ * Wait at most timeout_ns for the Down of down_watch's monitor ref into
+ * *sig, then free ch (the monitor removed if none came): 0 or a status.
+ */
+static int down_wait(smarm_chan_t *ch, uint64_t ref, uint64_t timeout_ns,
+		     smarm_signal_t *sig)
+{
+	int rc = smarm_chan_recv_timeout(ch, sig, timeout_ns);
+	if (rc != 0)
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+	bhv_chan_free(ch);
+	return rc;
+}
+
 /* Wait (at most timeout_ns) until the actor pid has ended. */
 static void await_end(smarm_pid_t pid, uint64_t timeout_ns)
 {
 	smarm_signal_t sig;
 	smarm_chan_t *ch;
-	if (smarm_chan_alloc(&ch, sizeof sig, NULL) != 0)
-		return;
-	if (smarm_monitor(pid, ch, NULL) == 0)
-		(void)smarm_chan_recv_timeout(ch, &sig, timeout_ns);
-	smarm_chan_receiver_free(ch);
-	smarm_chan_sender_free(ch);
+	uint64_t ref;
+	if (down_watch(pid, &ch, &ref) == 0)
+		(void)down_wait(ch, ref, timeout_ns, &sig);
 }
 
 int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 			  const char *name, uint64_t timeout_ns,
 			  smarm_server_t **out, intptr_t *why)
 {
-	struct start_arg *a;
+	struct run_arg *a;
 	smarm_chan_t *start;
 	struct bhv_start st;
 	smarm_pid_t pid;
@@ -287,28 +316,21 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 		return SMARM_ENOTACTOR;
 	if (!smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	a = calloc(1, sizeof *a);
-	if (a == NULL)
-		return SMARM_ENOMEM;
-	if (dup_opt(args, &a->sa_args) != 0 ||
-	    dup_opt(name, &a->sa_name) != 0) {
-		start_arg_free(a);
-		return SMARM_ENOMEM;
-	}
+	rc = run_arg_new(b, args, name, &a);
+	if (rc != 0)
+		return rc;
 	rc = smarm_chan_alloc(&start, sizeof st, NULL);
 	if (rc != 0) {
-		start_arg_free(a);
+		run_arg_free(a);
 		return rc;
 	}
-	a->sa_be = b;
-	a->sa_start = start;
+	a->ra_start = start;
 	smarm__bhv_plugin_ref(b);
 	rc = smarm_actor_spawn(&pid, start_body, a, NULL);
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(b);
-		start_arg_free(a);
-		smarm_chan_sender_free(start);
-		smarm_chan_receiver_free(start);
+		run_arg_free(a);
+		bhv_chan_free(start);
 		return rc;
 	}
 	smarm_actor_detach(pid);
@@ -358,19 +380,13 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
  * children's arguments, so these are kept for the life of the process,
  * on a list (sup_lock) that keeps them reachable.
  */
-struct sup_arg {
-	struct sup_arg *su_next; /* sup_args (sup_lock) */
-	const struct smarm_behaviour *su_be;
-	char *su_args, *su_name;
-};
-
 static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sup_arg *sup_args;
+static struct run_arg *sup_args;
 
 static void sup_body(void *arg)
 {
-	struct sup_arg *a = arg;
-	bhv_run(a->su_be, a->su_args, a->su_name, NULL, true);
+	struct run_arg *a = arg;
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, NULL, true);
 }
 
 int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
@@ -378,32 +394,23 @@ int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,
 			      const char *name, int restart,
 			      uint64_t shutdown_ns, uint64_t ready_ns)
 {
-	struct sup_arg *a;
+	struct run_arg *a;
 	int rc;
 	if (spec == NULL || !smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	a = calloc(1, sizeof *a);
-	if (a == NULL)
-		return SMARM_ENOMEM;
-	a->su_be = b;
-	if (dup_opt(args, &a->su_args) != 0 ||
-	    dup_opt(name, &a->su_name) != 0) {
-		free(a->su_args);
-		free(a);
-		return SMARM_ENOMEM;
-	}
+	rc = run_arg_new(b, args, name, &a);
+	if (rc != 0)
+		return rc;
 	rc = smarm_sup_spec_add_child(spec, id, sup_body, a, restart,
 				      shutdown_ns);
 	if (rc == 0)
 		rc = smarm_sup_spec_set_child_ready(spec, id, ready_ns);
 	if (rc != 0) {
-		free(a->su_args);
-		free(a->su_name);
-		free(a);
+		run_arg_free(a);
 		return rc;
 	}
 	pthread_mutex_lock(&sup_lock);
-	a->su_next = sup_args;
+	a->ra_next = sup_args;
 	sup_args = a;
 	pthread_mutex_unlock(&sup_lock);
 	return 0;
@@ -476,10 +483,8 @@ void smarm_server_free(smarm_server_t *s)
 {
 	if (s == NULL)
 		return;
-	if (s->sc_reply != NULL) {
-		smarm_chan_receiver_free(s->sc_reply);
-		smarm_chan_sender_free(s->sc_reply);
-	}
+	if (s->sc_reply != NULL)
+		bhv_chan_free(s->sc_reply);
 	smarm__bhv_plugin_unref(s->sc_be);
 	free(s);
 }
@@ -582,25 +587,21 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 	return 0;
 }
 
-/* 0 and *op, SMARM_ENOOP, or SMARM_EOPKIND (smarm__bhv_proto_get). */
-static int op_find(struct smarm_server *s, const char *name, int kind,
-		   const struct bhv_op **op)
-{
-	return smarm__bhv_proto_get(&s->sc_be->bh_proto, name, kind, op);
-}
-
-/* Find opname of kind and pack args for it: 0, or a status. */
+/*
+ * Check a client's arguments, find opname of kind (SMARM_ENOOP,
+ * SMARM_EOPKIND) and pack args for it into *blk: 0, or a status.
+ */
 static int pack_op(struct smarm_server *s, const char *opname, int kind,
 		   const smarm_value_t *args, size_t nargs,
 		   const struct bhv_op **op, struct bhv_msg *blk)
 {
-	int rc = op_find(s, opname, kind, op);
-	if (rc != 0)
-		return rc;
-	return smarm__bhv_pack(*op, args, nargs, blk);
+	int rc;
+	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
+		return SMARM_EINVAL;
+	rc = smarm__bhv_proto_get(&s->sc_be->bh_proto, opname, kind, op);
+	return rc != 0 ? rc : smarm__bhv_pack(*op, args, nargs, blk);
 }
 
-/* Wait for the reply numbered seq until the deadline. */
 /*
  * Receive one reply from ch within timeout_ns (the one timeout rule)
  * counted from the first of a series of calls: *deadline is 0 before
@@ -619,28 +620,44 @@ static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
 	return smarm_chan_recv_timeout(ch, r, left);
 }
 
+_Static_assert(sizeof(smarm_response_t) == sizeof(struct bhv_reply) &&
+		       offsetof(smarm_response_t, id) ==
+			       offsetof(struct bhv_reply, rp_seq) &&
+		       offsetof(smarm_response_t, status) ==
+			       offsetof(struct bhv_reply, rp_status) &&
+		       offsetof(smarm_response_t, value) ==
+			       offsetof(struct bhv_reply, rp_v),
+	       "a response is a reply as the server sends it");
+
+/* Move msg's reply into *reply (NULL: release it); its status. */
+static int response_take(smarm_response_t *msg, smarm_value_t *reply)
+{
+	int st = msg->status;
+	/* An error reply's value is its reason (SMARM_EREPLY). */
+	if ((st != 0 && st != SMARM_EREPLY) || reply == NULL)
+		smarm_value_release(&msg->value);
+	else
+		*reply = msg->value;
+	memset(&msg->value, 0, sizeof msg->value);
+	msg->value.type = SMARM_T_VOID;
+	return st;
+}
+
 static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 		 uint64_t timeout_ns)
 {
 	uint64_t deadline = 0;
-	struct bhv_reply r;
+	smarm_response_t r;
 	int rc;
 
 	for (;;) {
-		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
+		rc = reply_recv(s->sc_reply, timeout_ns, &deadline,
+				(struct bhv_reply *)&r);
 		if (rc != 0)
 			return rc;
-		if (r.rp_seq != seq) { /* a late reply (INV-1) */
-			smarm_value_release(&r.rp_v);
-			continue;
-		}
-		/* An error reply's value is its reason (SMARM_EREPLY). */
-		if ((r.rp_status != 0 && r.rp_status != SMARM_EREPLY) ||
-		    reply == NULL)
-			smarm_value_release(&r.rp_v);
-		else
-			*reply = r.rp_v;
-		return r.rp_status;
+		if (r.id == seq)
+			return response_take(&r, reply);
+		smarm_value_release(&r.value); /* a late reply (INV-1) */
 	}
 }
 
@@ -671,14 +688,8 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	int rc;
-
-	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
-		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
-	if (rc != 0)
-		return rc;
-	return call_block(s, op, &e, reply, timeout_ns);
+	int rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	return rc != 0 ? rc : call_block(s, op, &e, reply, timeout_ns);
 }
 
 static int send_kind(smarm_server_t *s, const char *opname,
@@ -686,14 +697,8 @@ static int send_kind(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	int rc;
-
-	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
-		return SMARM_EINVAL;
-	rc = pack_op(s, opname, kind, args, nargs, &op, &e.en_msg);
-	if (rc != 0)
-		return rc;
-	return send_op(s, op, &e, NULL, 0);
+	int rc = pack_op(s, opname, kind, args, nargs, &op, &e.en_msg);
+	return rc != 0 ? rc : send_op(s, op, &e, NULL, 0);
 }
 
 int smarm_server_cast(smarm_server_t *s, const char *op,
@@ -726,31 +731,21 @@ int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
 			*how = SMARM_EXIT_NOPROC;
 		return 0;
 	}
-	if (rc != 0)
+	if (rc != 0 || (rc = down_watch(pid, &ch, &ref)) != 0)
 		return rc;
-	rc = smarm_chan_alloc(&ch, sizeof sig, NULL);
-	if (rc != 0)
-		return rc;
-	rc = smarm_monitor(pid, ch, &ref);
-	if (rc == 0) {
-		(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
-		rc = smarm_chan_recv_timeout(ch, &sig, timeout_ns);
-		if (rc == 0 && how != NULL)
-			*how = sig.how;
-		if (rc != 0)
-			smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-	}
-	smarm_chan_receiver_free(ch);
-	smarm_chan_sender_free(ch);
+	(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
+	rc = down_wait(ch, ref, timeout_ns, &sig);
+	if (rc == 0 && how != NULL)
+		*how = sig.how;
 	return rc;
 }
 
 int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 		      uint64_t timeout_ns, int *out_how, intptr_t *out_reason)
 {
-	smarm_value_t args[2] = { { .type = SMARM_T_I32 },
-				  { .type = SMARM_T_I64 } };
-	struct bhv_env e;
+	smarm_value_t args[2] = { { .type = SMARM_T_I32, .v.i = how },
+				  { .type = SMARM_T_I64, .v.i = reason } };
+	struct bhv_env e = { .en_op = &smarm__bhv_sys_stop };
 	smarm_chan_t *ch;
 	smarm_signal_t sig;
 	smarm_pid_t pid;
@@ -766,53 +761,33 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 	rc = resolve(s, BHV_CALL, &pid); /* it would wait for itself */
 	if (rc != 0)
 		return rc == SMARM_ENONAME ? SMARM_ENOPROC : rc;
-	rc = smarm_chan_alloc(&ch, sizeof sig, NULL);
+	rc = down_watch(pid, &ch, &ref);
 	if (rc != 0)
 		return rc;
-	rc = smarm_monitor(pid, ch, &ref);
-	if (rc != 0)
-		goto out;
-	args[0].v.i = how;
-	args[1].v.i = reason;
-	rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2, &e.en_msg);
-	if (rc != 0) {
-		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-		goto out;
-	}
 	e.en_be = s->sc_be;
-	e.en_op = &smarm__bhv_sys_stop;
-	e.en_reply = NULL;
-	e.en_seq = 0;
+	rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2, &e.en_msg);
 	/* To the pid monitored (a name is resolved once). Refused by a
 	 * closed inbox or a pid gone: its Down, due, says how it ended.
 	 * No inbox at all: no server there (or one past unpublishing),
 	 * whose end would never come for a plain actor: noproc. */
-	rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(), &e);
-	if (rc != 0) {
+	if (rc == 0 && (rc = smarm_node_send(s->sc_node, pid,
+					     smarm__gs_inbox_type(), &e)) != 0)
 		smarm__bhv_msg_free(&e.en_msg);
-		if (rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
-			(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-			rc = rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
-			goto out;
-		}
-	}
-	rc = smarm_chan_recv_timeout(ch, &sig, timeout_ns);
-	if (rc != 0) {
+	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-		goto out;
+		bhv_chan_free(ch);
+		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
-	if (sig.how == SMARM_EXIT_NOPROC) {
-		rc = SMARM_ENOPROC;
-		goto out;
-	}
+	rc = down_wait(ch, ref, timeout_ns, &sig);
+	if (rc != 0)
+		return rc;
+	if (sig.how == SMARM_EXIT_NOPROC)
+		return SMARM_ENOPROC;
 	if (out_how != NULL)
 		*out_how = sig.how;
 	if (out_reason != NULL)
 		*out_reason = sig.reason;
-out:
-	smarm_chan_receiver_free(ch);
-	smarm_chan_sender_free(ch);
-	return rc;
+	return 0;
 }
 
 /* ---- varargs and C replies ---- */
@@ -890,6 +865,24 @@ static size_t reply_c_size(const struct bhv_op *op)
 	}
 }
 
+/*
+ * A call of C objects (callv, call_sized, a stub): as call_block, its
+ * reply stored at out as the C object of its type (out NULL: dropped).
+ */
+static int call_c(struct smarm_server *s, const struct bhv_op *op,
+		  struct bhv_env *e, void *out, uint64_t timeout_ns)
+{
+	smarm_value_t v;
+	int rc;
+	memset(&v, 0, sizeof v);
+	rc = call_block(s, op, e, &v, timeout_ns);
+	if (rc == 0)
+		store_c(&v, out);
+	else
+		smarm_value_release(&v); /* SMARM_EREPLY's reason */
+	return rc;
+}
+
 int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 			    const smarm_value_t *args, size_t nargs,
 			    void *reply, int reply_type, size_t reply_size,
@@ -897,11 +890,9 @@ int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	smarm_value_t v;
 	int rc;
 
-	if (s == NULL || opname == NULL || (args == NULL && nargs > 0) ||
-	    reply_type < SMARM_T_VOID || reply_type > SMARM_T_TUPLE)
+	if (reply_type < SMARM_T_VOID || reply_type > SMARM_T_TUPLE)
 		return SMARM_EINVAL;
 	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
@@ -915,13 +906,7 @@ int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_EARGS;
 	}
-	memset(&v, 0, sizeof v);
-	rc = call_block(s, op, &e, &v, timeout_ns);
-	if (rc == 0)
-		store_c(&v, reply);
-	else
-		smarm_value_release(&v); /* SMARM_EREPLY's reason */
-	return rc;
+	return call_c(s, op, &e, reply, timeout_ns);
 }
 
 int smarm_server_call_typed(smarm_server_t *s, const char *opname,
@@ -936,12 +921,11 @@ int smarm_server_call_typed(smarm_server_t *s, const char *opname,
 static int pack_va_op(struct smarm_server *s, const char *opname, int kind,
 		      va_list ap, const struct bhv_op **op, struct bhv_msg *blk)
 {
+	int rc;
 	if (s == NULL || opname == NULL)
 		return SMARM_EINVAL;
-	int rc = op_find(s, opname, kind, op);
-	if (rc != 0)
-		return rc;
-	return smarm__bhv_pack_va(*op, ap, blk);
+	rc = smarm__bhv_proto_get(&s->sc_be->bh_proto, opname, kind, op);
+	return rc != 0 ? rc : smarm__bhv_pack_va(*op, ap, blk);
 }
 
 int smarm_server_callv(smarm_server_t *s, const char *opname,
@@ -949,22 +933,13 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	smarm_value_t v;
 	va_list ap;
 	int rc;
 
 	va_start(ap, reply);
 	rc = pack_va_op(s, opname, BHV_CALL, ap, &op, &e.en_msg);
 	va_end(ap);
-	if (rc != 0)
-		return rc;
-	memset(&v, 0, sizeof v);
-	rc = call_block(s, op, &e, &v, timeout_ns);
-	if (rc == 0)
-		store_c(&v, reply);
-	else
-		smarm_value_release(&v); /* SMARM_EREPLY's reason */
-	return rc;
+	return rc != 0 ? rc : call_c(s, op, &e, reply, timeout_ns);
 }
 
 int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
@@ -977,21 +952,10 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 	va_start(ap, opname);
 	rc = pack_va_op(s, opname, BHV_CAST, ap, &op, &e.en_msg);
 	va_end(ap);
-	if (rc != 0)
-		return rc;
-	return send_op(s, op, &e, NULL, 0);
+	return rc != 0 ? rc : send_op(s, op, &e, NULL, 0);
 }
 
 /* ---- stubs ---- */
-
-/*
- * The status of a stub's call or cast, through s: libffi widens an int
- * return to a full ffi_sarg.
- */
-static void stub_status(void *ret, int rc)
-{
-	*(ffi_sarg *)ret = rc;
-}
 
 /*
  * A stub's body: a call's (server, timeout, out, args...) or a cast's
@@ -1005,31 +969,16 @@ static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 	struct smarm_server *s = *(struct smarm_server **)args[0];
 	bool call = op->op_kind == BHV_CALL;
 	struct bhv_env e;
-	smarm_value_t v;
-	void *out = call ? *(void **)args[2] : NULL;
-	int rc;
+	int rc = SMARM_EINVAL;
 
 	(void)cif;
-	if (s == NULL || s->sc_be != st->st_be) {
-		stub_status(ret, SMARM_EINVAL);
-		return;
-	}
-	rc = smarm__bhv_pack_ffi(op, args + (call ? 3 : 1), &e.en_msg);
-	if (rc != 0) {
-		stub_status(ret, rc);
-		return;
-	}
-	if (!call) {
-		stub_status(ret, send_op(s, op, &e, NULL, 0));
-		return;
-	}
-	memset(&v, 0, sizeof v);
-	rc = call_block(s, op, &e, &v, *(uint64_t *)args[1]);
-	if (rc == 0 && out != NULL)
-		store_c(&v, out);
-	else
-		smarm_value_release(&v); /* unread, or SMARM_EREPLY's */
-	stub_status(ret, rc);
+	if (s != NULL && s->sc_be == st->st_be)
+		rc = smarm__bhv_pack_ffi(op, args + (call ? 3 : 1), &e.en_msg);
+	if (rc == 0)
+		rc = call ? call_c(s, op, &e, *(void **)args[2],
+				   *(uint64_t *)args[1])
+			  : send_op(s, op, &e, NULL, 0);
+	*(ffi_sarg *)ret = rc; /* libffi widens an int return */
 }
 
 int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
@@ -1062,8 +1011,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	struct smarm_request *rq;
 	int rc;
 
-	if (s == NULL || opname == NULL || req == NULL ||
-	    (args == NULL && nargs > 0))
+	if (req == NULL)
 		return SMARM_EINVAL;
 	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
 	if (rc != 0)
@@ -1075,29 +1023,22 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 	}
 	rq->rq_s = *s;
 	rq->rq_s.sc_reply = NULL;
-	rq->rq_s.sc_seq = 0;
+	rq->rq_s.sc_seq = 1;
 	rq->rq_s.sc_req = true;
-	if (s->sc_named) { /* by the pid the name has now: its target */
+	rq->rq_s.sc_named = false;
+	if (s->sc_named) /* by the pid the name has now: its target */
 		rc = smarm_node_whereis(s->sc_node, s->sc_name,
 					&rq->rq_s.sc_pid);
-		if (rc != 0) {
-			smarm__bhv_msg_free(&e.en_msg);
-			free(rq);
-			return rc;
-		}
-		rq->rq_s.sc_named = false;
-	}
-	rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
+	if (rc == 0)
+		rc = smarm__gs_reply_chan(&rq->rq_s.sc_reply);
 	if (rc != 0) {
 		smarm__bhv_msg_free(&e.en_msg);
 		free(rq);
 		return rc;
 	}
-	rq->rq_s.sc_seq = 1;
 	rc = send_op(&rq->rq_s, op, &e, rq->rq_s.sc_reply, 1);
 	if (rc != 0) {
-		smarm_chan_receiver_free(rq->rq_s.sc_reply);
-		smarm_chan_sender_free(rq->rq_s.sc_reply);
+		bhv_chan_free(rq->rq_s.sc_reply);
 		free(rq);
 		return rc;
 	}
@@ -1110,8 +1051,7 @@ void smarm_request_free(smarm_request_t *req)
 {
 	if (req == NULL)
 		return;
-	smarm_chan_receiver_free(req->rq_s.sc_reply);
-	smarm_chan_sender_free(req->rq_s.sc_reply);
+	bhv_chan_free(req->rq_s.sc_reply);
 	smarm__bhv_plugin_unref(req->rq_s.sc_be);
 	free(req);
 }
@@ -1134,15 +1074,6 @@ int smarm_server_wait_response(smarm_request_t *req, smarm_value_t *reply,
 
 /* ---- responses as messages, request id collections ---- */
 
-_Static_assert(sizeof(smarm_response_t) == sizeof(struct bhv_reply) &&
-		       offsetof(smarm_response_t, id) ==
-			       offsetof(struct bhv_reply, rp_seq) &&
-		       offsetof(smarm_response_t, status) ==
-			       offsetof(struct bhv_reply, rp_status) &&
-		       offsetof(smarm_response_t, value) ==
-			       offsetof(struct bhv_reply, rp_v),
-	       "a response is a reply as the server sends it");
-
 /* Request ids: unique in the process, never 0. */
 static _Atomic uint64_t req_ids;
 
@@ -1164,8 +1095,7 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 	bool req;
 	int rc;
 
-	if (s == NULL || opname == NULL || id == NULL ||
-	    (args == NULL && nargs > 0))
+	if (id == NULL)
 		return SMARM_EINVAL;
 	/* A channel of responses: its element size is constant. */
 	if (smarm__chan_decode(replies, &ch) != 0 ||
@@ -1182,20 +1112,6 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 	if (rc == 0)
 		*id = rid;
 	return rc;
-}
-
-/* Move msg's reply into *reply (NULL: release it); its status. */
-static int response_take(smarm_response_t *msg, smarm_value_t *reply)
-{
-	int st = msg->status;
-	/* An error reply's value is its reason (SMARM_EREPLY). */
-	if ((st != 0 && st != SMARM_EREPLY) || reply == NULL)
-		smarm_value_release(&msg->value);
-	else
-		*reply = msg->value;
-	memset(&msg->value, 0, sizeof msg->value);
-	msg->value.type = SMARM_T_VOID;
-	return st;
 }
 
 int smarm_server_check_response(smarm_response_t *msg, uint64_t id,
@@ -1472,10 +1388,8 @@ int smarm__bhv_status_of(smarm_node_t *node, smarm_pid_t pid,
 	if (node == NULL || pid.id == 0)
 		return SMARM_EINVAL;
 	rc = smarm_server_get_status(&s, out, timeout_ns);
-	if (s.sc_reply != NULL) {
-		smarm_chan_receiver_free(s.sc_reply);
-		smarm_chan_sender_free(s.sc_reply);
-	}
+	if (s.sc_reply != NULL)
+		bhv_chan_free(s.sc_reply);
 	return rc;
 }
 

@@ -13,11 +13,12 @@
  * timers fire into the timer band (a struct bhv_tick: the timeout's
  * kind and generation); trapped exit signals come in the signal band.
  *
- * The loop is gen_server's (smarm__bhv_serve) with this file's dispatch
- * (sm_engine_ops): a shutdown or an exit signal becomes a SHUTDOWN or
- * EXIT event, a timer fire a timeout event, an envelope a call, cast or
- * info. An event timeout fires only if no other event waits: a request
- * already queued (smarm__gs_pending) cancels it.
+ * The engine is gen_server's (gen_server.c: start, loop, system
+ * messages, end) with this file's dispatch (sm_engine_ops): a shutdown
+ * or an exit signal becomes a SHUTDOWN or EXIT event, a timer fire a
+ * timeout event, a request a call, cast or info. An event timeout
+ * fires only if no other event waits: a request already queued
+ * (smarm__gs_pending) cancels it.
  *
  * Engine data. The dispatch tables and, per operation, the call
  * interfaces of a guard (data, args...) -> bool and an action (data, cx,
@@ -26,8 +27,8 @@
  * Events without arguments call guards and actions directly.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * the actor's cleanup handler (sm_end); it holds one plugin reference
- * (its events none: INV-3 of gen_server.c).
+ * the actor's cleanup handler (sm_end, then smarm__bhv_end); it holds
+ * one plugin reference (its events none: INV-3 of gen_server.c).
  * Locking: none here: a machine is touched only by its own actor; the
  * engine data is published once with a compare-and-swap and constant
  * after.
@@ -62,7 +63,6 @@ struct sm {
 	struct smarm_gs_ctx sm_gs;	     /* its mailbox (gen_server.c) */
 	const struct smarm_behaviour *sm_be; /* plugin reference held */
 	const struct sm_engine *sm_en;	     /* its engine data */
-	bool sm_created, sm_started;	     /* create, init succeeded */
 	bool sm_inited;			     /* smarm__sm_init ran */
 	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
 };
@@ -101,9 +101,7 @@ static int sm_engine_build(const struct smarm_behaviour *be,
 	for (size_t i = 0; i < p->pr_n; i++) {
 		const struct bhv_op *op = &p->pr_ops[i];
 		ops[i].so_name = op->op_name;
-		ops[i].so_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
-				 : op->op_kind == BHV_CAST ? SMARM_SM_CAST
-							   : SMARM_SM_INFO;
+		ops[i].so_kind = op->op_kind;
 		rc = smarm__bhv_cif_prep(&en->en_guard[i], op, guard_lead, 1,
 					 &ffi_type_uint8);
 		if (rc == 0)
@@ -161,8 +159,7 @@ static struct sm *sm_of(smarm_sm_ctx_t *m)
 static const struct bhv_op *ev_op(const struct sm *s,
 				  const struct smarm__sm_ev *ev)
 {
-	if (ev->ev_kind != SMARM_SM_CAST && ev->ev_kind != SMARM_SM_CALL &&
-	    ev->ev_kind != SMARM_SM_INFO)
+	if (ev->ev_kind < BHV_CAST || ev->ev_kind > BHV_INFO)
 		return NULL;
 	return &s->sm_be->bh_proto.pr_ops[ev->ev_op];
 }
@@ -271,7 +268,7 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 	if (rc != 0)
 		return rc;
 	memset(ev, 0, sizeof *ev);
-	ev->ev_kind = op->op_kind == BHV_CAST ? SMARM_SM_CAST : SMARM_SM_INFO;
+	ev->ev_kind = op->op_kind;
 	ev->ev_op = op->op_index;
 	ev->ev_args = blk;
 	return 0;
@@ -346,57 +343,44 @@ static struct sm *sm_of_gs(struct smarm_gs_ctx *sv)
 	return (struct sm *)((char *)sv - offsetof(struct sm, sm_gs));
 }
 
-/* Feed envelope e (from the inbox) to the interpreter. */
+/* Feed e, a request of the machine's behaviour, to the interpreter. */
 static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
 	struct sm *s = sm_of_gs(sv);
 	const struct bhv_op *op = e->en_op;
 	struct smarm__sm_ev ev;
 
-	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_status)) {
-		smarm_server_status_t st = {
-			.kind = SMARM_SERVER_GEN_STATEM,
-			.timers = s->sm_m.m_narmed,
-			.state = s->sm_m.m_state,
-			.state_name =
-				s->sm_m.m_d->state_names != NULL
-					? s->sm_m.m_d
-						  ->state_names[s->sm_m.m_state]
-					: NULL,
-			.postponed = smarm__ring_len(&s->sm_m.m_post),
-		};
-		int text_rc = 0;
-		if (s->sm_m.m_d->format_status != NULL) /* OTP's */
-			text_rc = s->sm_m.m_d->format_status(
-				s->sm_m.m_data, s->sm_m.m_state, st.state_text,
-				sizeof st.state_text);
-		smarm__bhv_status_reply(sv, e, &st, text_rc);
-		return;
-	}
-	if (smarm__bhv_sys_stop_take(e, &s->sm_m.m_stop_how,
-				     &s->sm_m.m_stop_reason)) {
-		s->sm_m.m_stop = true; /* between events, as OTP's */
-		return;
-	}
-	if (e->en_be != s->sm_be) {
-		/* Not this machine's behaviour (a stale pid's tenant). */
-		if (e->en_reply != NULL)
-			smarm__bhv_reply_send(e->en_reply, e->en_seq,
-					      SMARM_ENOOP, NULL);
-		smarm__bhv_msg_free(&e->en_msg);
-		return;
-	}
-	/* Only the behaviour layer packs envelopes (gen_server.c INV-4). */
-	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0);
-	smarm__gs_served(&s->sm_gs, op->op_kind == BHV_CALL);
-	ev.ev_kind = op->op_kind == BHV_CALL   ? SMARM_SM_CALL
-		     : op->op_kind == BHV_CAST ? SMARM_SM_CAST
-					       : SMARM_SM_INFO;
+	ev.ev_kind = op->op_kind;
 	ev.ev_op = op->op_index;
 	ev.ev_args = e->en_msg; /* its block passes */
 	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
 	ev.ev_seq = e->en_seq;
 	smarm__sm_step(&s->sm_m, &ev);
+}
+
+static int sm_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
+{
+	const smarm_sm_ctx_t *m = &sm_of_gs(sv)->sm_m;
+	st->kind = SMARM_SERVER_GEN_STATEM;
+	st->timers = m->m_narmed;
+	st->state = m->m_state;
+	st->state_name = m->m_d->state_names != NULL
+				 ? m->m_d->state_names[m->m_state]
+				 : NULL;
+	st->postponed = smarm__ring_len(&m->m_post);
+	if (m->m_d->format_status == NULL) /* OTP's format_status */
+		return 0;
+	return m->m_d->format_status(m->m_data, m->m_state, st->state_text,
+				     sizeof st->state_text);
+}
+
+/* A system stop: between events, as OTP's. */
+static void sm_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason)
+{
+	smarm_sm_ctx_t *m = &sm_of_gs(sv)->sm_m;
+	m->m_stop = true;
+	m->m_stop_how = how;
+	m->m_stop_reason = reason;
 }
 
 static void sm_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *sig)
@@ -437,23 +421,9 @@ static const struct bhv_engine sm_engine_ops = {
 	.en_tick = sm_tick,
 	.en_env = sm_envelope,
 	.en_armed = sm_armed,
+	.en_status = sm_status,
+	.en_stop = sm_stop,
 };
-
-/*
- * The machine ends, on any path (the actor's cleanup handler): the call
- * in progress, the timers and every queued or postponed event first,
- * then terminate, then sm_fin (destroy, INV-2; also after a crash in
- * terminate, which becomes the exit reason).
- */
-static void sm_fin(void *arg);
-
-static void sm_terminate(void *arg)
-{
-	struct sm *s = arg;
-	s->sm_be->bh_sm->terminate(s->sm_m.m_data, s->sm_gs.sv_end_how,
-				   s->sm_gs.sv_end_reason,
-				   s->sm_gs.sv_end_graceful);
-}
 
 /* The machine's end report (smarm__bhv_report_end): its state and the
  * event its guard or action was handling. */
@@ -473,23 +443,24 @@ static void sm_report_end(struct sm *s)
 			sn = state;
 		}
 	}
-	smarm__bhv_report_end(
-		"machine", sn, s->sm_gs.sv_end_how, s->sm_gs.sv_end_reason,
-		ev != NULL ? (ev->ev_kind == SMARM_SM_CALL   ? "call"
-			      : ev->ev_kind == SMARM_SM_CAST ? "cast"
-			      : ev->ev_kind == SMARM_SM_INFO ? "info"
-							     : "event")
-			   : NULL,
-		op != NULL   ? op->op_name
-		: ev != NULL ? "(timeout or signal)"
-			     : NULL);
+	smarm__bhv_report_end("machine", sn, s->sm_gs.sv_end_how,
+			      s->sm_gs.sv_end_reason,
+			      ev != NULL ? ev->ev_kind : 0,
+			      op != NULL   ? op->op_name
+			      : ev != NULL ? "(timeout or signal)"
+					   : NULL);
 }
 
+/*
+ * The machine ends, on any path (the actor's cleanup handler): the call
+ * in progress, the timers and every queued or postponed event first,
+ * then the end both engines share (smarm__bhv_end: terminate, destroy,
+ * INV-2).
+ */
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
 	smarm_sm_ctx_t *m = &s->sm_m;
-	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
 	bool graceful = m->m_stop && !m->m_crash;
 
 	s->sm_gs.sv_end_graceful = graceful;
@@ -513,27 +484,7 @@ static void sm_end(void *arg)
 		}
 		smarm__sm_fini(m);
 	}
-	if (s->sm_started && d->terminate != NULL)
-		smarm__bhv_terminate(sm_terminate, sm_fin, s, graceful);
-	else
-		sm_fin(s);
-}
-
-/* After terminate (also after a crash in it): destroy, the mailboxes
- * (queued envelopes get SMARM_EDOWN from their destructor), the tokens. */
-static void sm_fin(void *arg)
-{
-	struct sm *s = arg;
-	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
-
-	if (s->sm_created && d->destroy != NULL)
-		d->destroy(s->sm_m.m_data);
-	smarm__gs_mailbox_free(&s->sm_gs);
-	smarm__bhv_tokens_end(&s->sm_gs);
-	(void)smarm__bhv_self_set(NULL, 0);
-	smarm__bhv_start_ended(&s->sm_gs);
-	smarm__bhv_plugin_unref(s->sm_be);
-	free(s);
+	smarm__bhv_end(&s->sm_gs);
 }
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
@@ -542,8 +493,6 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	const smarm_sm_desc_t *d = be->bh_sm;
 	const struct sm_engine *en = NULL;
 	struct sm *s;
-	const char *stage = NULL; /* the callback that runs: create, init */
-	unsigned served = 0;
 	int rc;
 
 	rc = sm_engine_of(be, &en);
@@ -554,64 +503,33 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	s->sm_be = be;
 	s->sm_en = en;
-	s->sm_gs.sv_be = be;
-	s->sm_gs.sv_self = smarm_actor_self();
-	s->sm_gs.sv_stats =
-		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
-	s->sm_gs.sv_start = start;
-	s->sm_gs.sv_sup = sup;
-	smarm__bhv_plugin_ref(be);
-	smarm__bhv_label(be);
-	rc = smarm__gs_mailbox_make(&s->sm_gs);
-	if (rc != 0) {
-		smarm__bhv_plugin_unref(be);
-		free(s);
-		return smarm__bhv_start_fail(start, sup, rc);
-	}
-	rc = smarm_cleanup_push(sm_end, s);
-	if (rc != 0) {
-		smarm__gs_mailbox_free(&s->sm_gs);
-		smarm__bhv_plugin_unref(be);
-		free(s);
-		return smarm__bhv_start_fail(start, sup, rc);
-	}
-	/* From here on sm_end cleans up on every path. */
-	rc = smarm__bhv_self_set(&s->sm_m, BHV_SELF_MACHINE);
-	if (rc == 0 && name != NULL)
-		rc = smarm_register(name, &s->sm_gs.sv_taken_by);
-	if (rc == 0)
-		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
-					   s->sm_gs.sv_inbox);
-	if (rc == 0 && d->create != NULL) {
-		stage = "create";
-		rc = d->create(args, &s->sm_m.m_data);
-	}
+	rc = smarm__bhv_open(&s->sm_gs, be, name, start, sup, sm_end, s,
+			     &s->sm_m, BHV_SELF_MACHINE);
 	if (rc != 0)
-		goto failed;
-	s->sm_created = d->create != NULL;
-	stage = NULL;
+		return rc;
+	if (d->create != NULL) {
+		rc = d->create(args, &s->sm_gs.sv_state);
+		if (rc != 0)
+			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
+		s->sm_gs.sv_created = true;
+	}
 	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
-			    s->sm_m.m_data);
+			    s->sm_gs.sv_state);
 	if (rc != 0)
-		goto failed;
+		return smarm__bhv_start_failed(&s->sm_gs, NULL, rc);
 	s->sm_inited = true;
 	if (d->init != NULL) {
-		stage = "init";
 		s->sm_m.m_phase = SMARM__SM_INIT;
 		rc = d->init(s->sm_m.m_data, &s->sm_m);
 		s->sm_m.m_phase = SMARM__SM_IDLE;
 		if (rc != 0)
-			goto failed;
+			return smarm__bhv_start_failed(&s->sm_gs, "init", rc);
 	}
-	s->sm_started = true;
-	smarm__gs_report(&s->sm_gs, 0);
+	smarm__bhv_started(&s->sm_gs);
 	smarm__sm_start(&s->sm_m);
-	while (!s->sm_m.m_stop) {
+	while (!s->sm_m.m_stop)
 		(void)smarm__bhv_serve(&s->sm_gs, &sm_engine_ops,
 				       SMARM_NO_TIMEOUT);
-		if ((++served & (BHV_CHECK_EVERY - 1)) == 0)
-			smarm_check();
-	}
 	if (s->sm_m.m_crash)
 		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
 	if (s->sm_shutdown)
@@ -621,28 +539,17 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		smarm__self_exit(s->sm_m.m_stop_how, s->sm_m.m_stop_reason);
 	smarm_actor_exit();
 	return 0;
-failed:
-	if (stage != NULL) /* create or init said no */
-		smarm__bhv_report_start_failed("machine", stage, rc);
-	rc = smarm__bhv_start_status(rc, &s->sm_gs.sv_start_why);
-	s->sm_gs.sv_start_rc = rc;
-	smarm__gs_report(&s->sm_gs, rc);
-	s->sm_m.m_stop = true;
-	smarm_actor_exit();
-	return rc;
 }
 
-void smarm__sm_peek(const void *cx, struct bhv_peek *out)
+const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)
 {
 	const struct sm *s = (const struct sm *)((const char *)cx -
 						 offsetof(struct sm, sm_m));
 	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
 	int32_t st = __atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED);
-	out->bp_kind = BHV_GEN_STATEM;
-	smarm__bhv_peek_copy(out->bp_name, s->sm_be->bh_name);
-	smarm__bhv_peek_copy(out->bp_plugin, smarm__bhv_plugin_name(s->sm_be));
+	*state = NULL;
 	if (d != NULL && d->state_names != NULL && st >= 0 &&
 	    (uint32_t)st < d->n_states)
-		smarm__bhv_peek_copy(out->bp_state, d->state_names[st]);
-	out->bp_inbox = s->sm_gs.sv_inbox;
+		*state = d->state_names[st];
+	return &s->sm_gs;
 }

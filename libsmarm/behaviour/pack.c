@@ -82,11 +82,6 @@ ffi_type *smarm__bhv_ffi_type(int vtype)
 	}
 }
 
-ffi_type *smarm__bhv_ffi_bytes(void)
-{
-	return &bytes_ffi;
-}
-
 /*
  * The direct call. The commonest handler shape, two pointers then up to
  * three 64-bit integer arguments returning nothing or a 64-bit integer
@@ -560,112 +555,74 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 	return pack_any(op, args, nargs, out);
 }
 
-/* A str argument of a native caller (varargs, a stub) as value *v. */
-static int native_str(const char *s, smarm_value_t *v)
-{
-	size_t n;
-	if (s == NULL)
-		return SMARM_EARGS;
-	n = strnlen(s, SMARM_BYTES_MAX + 1);
-	if (n > SMARM_BYTES_MAX)
-		return SMARM_ETOOBIG;
-	v->v.p = s;
-	v->len = (uint32_t)n;
-	return 0;
-}
-
-/* A tuple argument of a native caller, its struct at p, as value *v. */
-static int native_tuple(const struct bhv_tuple *tu, const void *p,
-			smarm_value_t *v)
-{
-	if (p == NULL)
-		return SMARM_EARGS;
-	v->v.p = p;
-	v->len = (uint32_t)tu->tu_ffi.size;
-	return 0;
-}
-
-int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
+/*
+ * A native caller's arguments (C varargs from *ap, else a stub's ffi
+ * argument array av: bytes two entries, a tuple its struct) as values,
+ * then packed. Scalars keep their promoted value, so a value out of its
+ * type's range is refused by the pack, not cut.
+ */
+static inline int pack_native(const struct bhv_op *op, va_list *ap,
+			      void *const *av, struct bhv_msg *out)
 {
 	smarm_value_t v[SMARM_OP_ARGS_MAX];
-	int rc = 0;
+	unsigned k = 0;
 	msg_clear(out);
-	for (unsigned i = 0; i < op->op_nargs && rc == 0; i++) {
+	for (unsigned i = 0; i < op->op_nargs; i++) {
 		int t = op->op_args[i];
+		const void *p;
+		size_t n = 0;
 		memset(&v[i], 0, sizeof v[i]);
 		v[i].type = t;
 		switch (t) {
-#define VA(vt, nm, ct, ffi, vm, sm, rm, va_t, chk)                             \
+#define NATIVE(vt, nm, ct, ffi, vm, sm, rm, va_t, chk)                         \
 	case vt:                                                               \
-		v[i].v.vm = va_arg(ap, va_t);                                  \
-		break;
-			BHV_SCALARS(VA)
-#undef VA
+		v[i].v.vm =                                                    \
+			ap != NULL ? va_arg(*ap, va_t) : *(const ct *)av[k++]; \
+		continue;
+			BHV_SCALARS(NATIVE)
+#undef NATIVE
 		case SMARM_T_STR:
-			rc = native_str(va_arg(ap, const char *), &v[i]);
+		case SMARM_T_BYTES:
+			p = ap != NULL ? va_arg(*ap, const void *)
+				       : *(const void *const *)av[k++];
 			break;
-		case SMARM_T_BYTES: {
-			const void *p = va_arg(ap, const void *);
-			size_t n = va_arg(ap, size_t);
-			if (n > SMARM_BYTES_MAX)
-				return SMARM_ETOOBIG;
-			v[i].v.p = p;
-			v[i].len = (uint32_t)n;
-			break;
-		}
-		case SMARM_T_TUPLE:
-			rc = native_tuple(bhv_arg_tuple(op, i),
-					  va_arg(ap, const void *), &v[i]);
+		case SMARM_T_TUPLE: /* a stub's: libffi's copy of the struct */
+			p = ap != NULL ? va_arg(*ap, const void *) : av[k++];
 			break;
 		default:
 			return SMARM_EARGS;
 		}
+		if (t == SMARM_T_BYTES)
+			n = ap != NULL ? va_arg(*ap, size_t)
+				       : *(const size_t *)av[k++];
+		else if (t == SMARM_T_STR && p != NULL)
+			n = strnlen(p, SMARM_BYTES_MAX + 1);
+		else if (t == SMARM_T_TUPLE)
+			n = bhv_arg_tuple(op, i)->tu_ffi.size;
+		if (n > SMARM_BYTES_MAX)
+			return SMARM_ETOOBIG;
+		if (p == NULL && t != SMARM_T_BYTES)
+			return SMARM_EARGS; /* a str or tuple with no data */
+		v[i].v.p = p;
+		v[i].len = (uint32_t)n;
 	}
-	if (rc != 0)
-		return rc;
 	return smarm__bhv_pack(op, v, op->op_nargs, out);
+}
+
+int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap, struct bhv_msg *out)
+{
+	va_list aq;
+	int rc;
+	va_copy(aq, ap);
+	rc = pack_native(op, &aq, NULL, out);
+	va_end(aq);
+	return rc;
 }
 
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *av,
 			struct bhv_msg *out)
 {
-	smarm_value_t v[SMARM_OP_ARGS_MAX];
-	unsigned k = 0;
-	int rc = 0;
-	msg_clear(out);
-	for (unsigned i = 0; i < op->op_nargs && rc == 0; i++) {
-		int t = op->op_args[i];
-		const void *a = av[k++];
-		memset(&v[i], 0, sizeof v[i]);
-		v[i].type = t;
-		switch (t) {
-#define FROM_C(vt, nm, ct, ffi, vm, sm, rm, va, chk)                           \
-	case vt:                                                               \
-		v[i].v.vm = *(const ct *)a;                                    \
-		break;
-			BHV_SCALARS(FROM_C)
-#undef FROM_C
-		case SMARM_T_STR:
-			rc = native_str(*(const char *const *)a, &v[i]);
-			break;
-		case SMARM_T_BYTES: {
-			size_t n = *(const size_t *)av[k++];
-			if (n > SMARM_BYTES_MAX)
-				return SMARM_ETOOBIG;
-			v[i].v.p = *(const void *const *)a;
-			v[i].len = (uint32_t)n;
-			break;
-		}
-		case SMARM_T_TUPLE: /* libffi's copy of the struct */
-			rc = native_tuple(bhv_arg_tuple(op, i), a, &v[i]);
-			break;
-		default:
-			return SMARM_EARGS;
-		}
-	}
-	if (rc != 0)
-		return rc;
-	return smarm__bhv_pack(op, v, op->op_nargs, out);
+	return pack_native(op, NULL, av, out);
 }
 
 /* ---- validation and unpacking ---- */

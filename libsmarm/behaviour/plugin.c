@@ -181,7 +181,7 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 			   size_t msglen)
 {
 	const smarm_plugin_desc_t *d = pl->pl_desc;
-	size_t n = d->n_servers + d->n_machines, k = 0;
+	size_t n = d->n_servers + d->n_machines;
 	int rc;
 
 	if ((d->n_servers > 0 && d->servers == NULL) ||
@@ -196,40 +196,34 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 	for (size_t i = 0; i < n; i++) {
 		struct smarm_behaviour *b = &pl->pl_beh[i];
 		bool gs = i < d->n_servers;
-		const smarm_gs_desc_t *g = gs ? d->servers[i] : NULL;
-		const smarm_sm_desc_t *m =
-			gs ? NULL : d->machines[i - d->n_servers];
-		uint32_t size = gs ? (g ? g->struct_size : 0)
-				   : (m ? m->struct_size : 0);
-		const char *name =
-			gs ? (g ? g->name : NULL) : (m ? m->name : NULL);
-		const char *proto = gs ? (g ? g->protocol : NULL)
-				       : (m ? m->protocol : NULL);
+		const char *what = gs ? "server" : "machine";
+		size_t at = gs ? i : i - d->n_servers; /* in its list */
+		const smarm_gs_desc_t *g = gs ? d->servers[at] : NULL;
+		const smarm_sm_desc_t *m = gs ? NULL : d->machines[at];
+		uint32_t size;
+		const char *name, *proto;
 		char pmsg[160];
 
 		b->bh_pl = pl;
 		b->bh_kind = gs ? BHV_GEN_SERVER : BHV_GEN_STATEM;
 		if (gs ? g == NULL : m == NULL)
 			return say(SMARM_EINVAL, msg, msglen,
-				   "%s: %s %zu is NULL", path,
-				   gs ? "server" : "machine",
-				   gs ? i : i - d->n_servers);
+				   "%s: %s %zu is NULL", path, what, at);
+		size = gs ? g->struct_size : m->struct_size;
 		if (size < (gs ? GS_MIN : SM_MIN))
 			return say(SMARM_ESTRUCTSIZE, msg, msglen,
 				   "%s: %s %zu: struct_size %u, ABI %d.%d "
 				   "needs %zu",
-				   path, gs ? "server" : "machine",
-				   gs ? i : i - d->n_servers, size,
-				   SMARM_PLUGIN_ABI_MAJOR,
+				   path, what, at, size, SMARM_PLUGIN_ABI_MAJOR,
 				   SMARM_PLUGIN_ABI_MINOR,
 				   gs ? GS_MIN : SM_MIN);
+		name = gs ? g->name : m->name;
+		proto = gs ? g->protocol : m->protocol;
 		if (!name_ok(name))
 			return say(SMARM_EINVAL, msg, msglen,
 				   "%s: %s %zu: name NULL, empty or longer "
 				   "than %d bytes",
-				   path, gs ? "server" : "machine",
-				   gs ? i : i - d->n_servers,
-				   SMARM_OP_NAME_MAX);
+				   path, what, at, SMARM_OP_NAME_MAX);
 		b->bh_name = name;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(pl->pl_beh[j].bh_name, name) == 0)
@@ -242,7 +236,6 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 				   name);
 		rc = smarm__bhv_proto_parse(proto, &b->bh_proto, pmsg,
 					    sizeof pmsg);
-		k = i + 1;
 		if (rc == SMARM_EPROTOCOL)
 			return say(rc, msg, msglen,
 				   "%s: behaviour '%s': protocol %s", path,
@@ -275,8 +268,6 @@ static int load_behaviours(struct bhv_plugin *pl, const char *path, char *msg,
 		if (rc != 0)
 			return rc;
 	}
-	(void)k;
-	pl->pl_nbeh = n;
 	return 0;
 }
 
@@ -662,7 +653,7 @@ int smarm_plugin_open_flags(const char *path, unsigned flags,
 static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 		       char *msg, size_t msglen)
 {
-	struct bhv_plugin *pl, *old;
+	struct bhv_plugin *pl = NULL, *old;
 	smarm_plugin_entry_fn entry;
 	const smarm_plugin_desc_t *d;
 	char resolved[PATH_MAX];
@@ -698,48 +689,37 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 		return 0;
 	}
 	rc = check_one_runtime(dl, path, msg, msglen);
-	if (rc != 0) {
-		dlclose(dl);
-		return rc;
-	}
+	if (rc != 0)
+		goto refused;
 	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
-	if (entry == NULL) {
-		dlclose(dl);
-		return say(SMARM_ENOENTRY, msg, msglen, "%s: no symbol %s",
-			   path, SMARM_PLUGIN_ENTRY_NAME);
-	}
-	d = entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR);
-	if (d == NULL) {
-		dlclose(dl);
-		return say(SMARM_ENOENTRY, msg, msglen,
-			   "%s: %s returned NULL (refused this host)", path,
-			   SMARM_PLUGIN_ENTRY_NAME);
-	}
+	d = entry != NULL
+		    ? entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR)
+		    : NULL;
 	/* Each refusal reads the descriptor before the object goes. */
-	if (d->abi_major != SMARM_PLUGIN_ABI_MAJOR ||
-	    d->abi_minor > SMARM_PLUGIN_ABI_MINOR) {
+	if (entry == NULL)
+		rc = say(SMARM_ENOENTRY, msg, msglen, "%s: no symbol %s", path,
+			 SMARM_PLUGIN_ENTRY_NAME);
+	else if (d == NULL)
+		rc = say(SMARM_ENOENTRY, msg, msglen,
+			 "%s: %s returned NULL (refused this host)", path,
+			 SMARM_PLUGIN_ENTRY_NAME);
+	else if (d->abi_major != SMARM_PLUGIN_ABI_MAJOR ||
+		 d->abi_minor > SMARM_PLUGIN_ABI_MINOR)
 		rc = say(SMARM_EPLUGINABI, msg, msglen,
 			 "%s: built for plugin ABI %u.%u, this runtime "
 			 "serves %d.0 to %d.%d",
 			 path, d->abi_major, d->abi_minor,
 			 SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MAJOR,
 			 SMARM_PLUGIN_ABI_MINOR);
-		dlclose(dl);
-		return rc;
-	}
-	if (d->struct_size < DESC_MIN) {
+	else if (d->struct_size < DESC_MIN)
 		rc = say(SMARM_ESTRUCTSIZE, msg, msglen,
 			 "%s: descriptor struct_size %u, ABI %u.%u needs %zu",
 			 path, d->struct_size, d->abi_major, d->abi_minor,
 			 DESC_MIN);
-		dlclose(dl);
-		return rc;
-	}
-	pl = calloc(1, sizeof *pl);
-	if (pl == NULL) {
-		dlclose(dl);
-		return SMARM_ENOMEM;
-	}
+	else if ((pl = calloc(1, sizeof *pl)) == NULL)
+		rc = SMARM_ENOMEM;
+	if (rc != 0)
+		goto refused;
 	pl->pl_dl = dl;
 	pl->pl_desc = d;
 	pl->pl_text = *(const void **)&entry;
@@ -748,9 +728,8 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	rc = load_behaviours(pl, path, msg, msglen);
 	if (rc != 0) {
 		behaviours_free(pl);
-		dlclose(dl);
 		free(pl);
-		return rc;
+		goto refused;
 	}
 	pl->pl_allowed = smarm_preempt_allow_object(pl->pl_text) == 0;
 	pthread_mutex_lock(&plugins_lock);
@@ -773,6 +752,9 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	}
 	*out = (smarm_plugin_t *)pl;
 	return 0;
+refused:
+	dlclose(dl);
+	return rc;
 }
 
 /* Under plugins_lock: is p an open plugin? */

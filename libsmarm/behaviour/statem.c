@@ -465,11 +465,8 @@ static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
 	if (p->pr_n > SMARM_OPS_MAX)
 		return SMARM_EPROTOCOL;
 	for (size_t i = 0; i < p->pr_n; i++) {
-		int k = p->pr_ops[i].op_kind;
 		ops[i].so_name = p->pr_ops[i].op_name;
-		ops[i].so_kind = k == BHV_CALL	 ? SMARM_SM_CALL
-				 : k == BHV_CAST ? SMARM_SM_CAST
-						 : SMARM_SM_INFO;
+		ops[i].so_kind = p->pr_ops[i].op_kind;
 	}
 	return 0;
 }
@@ -528,14 +525,44 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t)
 	free(t);
 }
 
+/*
+ * The candidate lists of t's cells (each row that takes the cell, of
+ * the n in st_ord, then UINT32_MAX): their total length, counted until
+ * it passes SM_LIST_MAX; written too once st_list and st_start are.
+ */
+static size_t sm_lists(struct smarm__sm_tables *t, size_t n)
+{
+	size_t at = 0;
+	for (int k = 0; k < SM_NKINDS && at <= SM_LIST_MAX; k++) {
+		size_t w = t->st_width[k];
+		size_t cells = (size_t)t->st_d->n_states * w;
+		for (size_t cell = 0; cell < cells; cell++) {
+			if (t->st_list != NULL)
+				t->st_start[k][cell] = (uint32_t)at;
+			for (size_t j = 0; j < n; j++) {
+				if (!sm_row_takes(t, t->st_ord[j], k + 1,
+						  (int32_t)(cell / w),
+						  (long)(cell % w)))
+					continue;
+				if (t->st_list != NULL)
+					t->st_list[at] = t->st_ord[j];
+				at++;
+			}
+			if (t->st_list != NULL)
+				t->st_list[at] = UINT32_MAX;
+			at++;
+		}
+	}
+	return at;
+}
+
 int smarm__sm_tables_build(const smarm_sm_desc_t *d,
 			   const struct smarm__sm_op *ops, size_t n_ops,
 			   struct smarm__sm_tables **out)
 {
 	struct smarm__sm_tables *t = calloc(1, sizeof *t);
 	struct sm_chk c = { .c_d = d, .c_ops = ops, .c_nops = n_ops };
-	size_t n = 0;
-	size_t total = 0;
+	size_t n = 0, total;
 
 	if (t == NULL)
 		return SMARM_ENOMEM;
@@ -560,39 +587,19 @@ int smarm__sm_tables_build(const smarm_sm_desc_t *d,
 			    (pass == 0))
 				t->st_ord[n++] = (uint32_t)i;
 	/* Size the lists; past SM_LIST_MAX events scan st_ord instead. */
-	for (int k = 0; k < SM_NKINDS && total <= SM_LIST_MAX; k++) {
-		size_t cells = (size_t)d->n_states * t->st_width[k];
-		for (size_t cell = 0; cell < cells; cell++) {
-			int32_t s = (int32_t)(cell / t->st_width[k]);
-			long o = (long)(cell % t->st_width[k]);
-			total++;
-			for (size_t j = 0; j < n; j++)
-				total += sm_row_takes(t, t->st_ord[j], k + 1, s,
-						      o);
-		}
-	}
+	total = sm_lists(t, n);
 	if (total <= SM_LIST_MAX) {
-		size_t at = 0;
 		t->st_list = malloc((total + 1) * sizeof *t->st_list);
 		if (t->st_list == NULL)
 			goto err_free;
 		for (int k = 0; k < SM_NKINDS; k++) {
-			size_t cells = (size_t)d->n_states * t->st_width[k];
-			t->st_start[k] =
-				malloc((cells + 1) * sizeof *t->st_start[k]);
+			t->st_start[k] = malloc(
+				((size_t)d->n_states * t->st_width[k] + 1) *
+				sizeof *t->st_start[k]);
 			if (t->st_start[k] == NULL)
 				goto err_free;
-			for (size_t cell = 0; cell < cells; cell++) {
-				int32_t s = (int32_t)(cell / t->st_width[k]);
-				long o = (long)(cell % t->st_width[k]);
-				t->st_start[k][cell] = (uint32_t)at;
-				for (size_t j = 0; j < n; j++)
-					if (sm_row_takes(t, t->st_ord[j], k + 1,
-							 s, o))
-						t->st_list[at++] = t->st_ord[j];
-				t->st_list[at++] = UINT32_MAX;
-			}
 		}
+		(void)sm_lists(t, n); /* now writes them */
 	}
 	*out = t;
 	return 0;
@@ -756,9 +763,22 @@ static bool sm_zero_live(struct smarm_sm_ctx *m, const struct smarm__sm_ev *e)
 static bool sm_is_zero_event(const struct smarm__sm_ev *e)
 {
 	return e->ev_seq != 0 && e->ev_call == NULL &&
-	       (e->ev_kind == SMARM_SM_STATE_TIMEOUT ||
-		e->ev_kind == SMARM_SM_EVENT_TIMEOUT ||
-		e->ev_kind == SMARM_SM_TIMEOUT);
+	       sm_kind_is_timeout(e->ev_kind);
+}
+
+/*
+ * A callback (an action, or init and the first enter) is done: its next
+ * events go before anything queued, the postponed events a transition
+ * released included (INV-2), then the events of timeouts it armed with
+ * 0 (INV-3).
+ */
+static inline void sm_callback_done(struct smarm_sm_ctx *m)
+{
+	if (smarm__ring_len(&m->m_next) > 0 &&
+	    sm_prepend(&m->m_q, &m->m_next) != 0)
+		m->m_stop = m->m_crash = true;
+	if (m->m_narmed != 0)
+		sm_zero_flush(m);
 }
 
 /* Dispatch one event (m owns it now). */
@@ -826,13 +846,7 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 		sm_transition(m, next);
 	else if (!m->m_stop && r->tail == SMARM_SM_REPEAT)
 		sm_enter(m, m->m_state);
-	/* This callback's next events go before anything queued, the
-	 * postponed events a transition released included (INV-2). */
-	if (smarm__ring_len(&m->m_next) > 0 &&
-	    sm_prepend(&m->m_q, &m->m_next) != 0)
-		m->m_stop = m->m_crash = true;
-	if (m->m_narmed != 0)
-		sm_zero_flush(m);
+	sm_callback_done(m);
 }
 
 /* Dispatch the internal queue until it is empty or the machine ends. */
@@ -873,11 +887,7 @@ void smarm__sm_start(struct smarm_sm_ctx *m)
 	sm_enter(m, m->m_state);
 	/* init's next events, after the enter call and before any
 	 * external event (OTP's {ok, State, Data, [{next_event, ...}]}) */
-	if (smarm__ring_len(&m->m_next) > 0 &&
-	    sm_prepend(&m->m_q, &m->m_next) != 0)
-		m->m_stop = m->m_crash = true;
-	if (m->m_narmed != 0)
-		sm_zero_flush(m);
+	sm_callback_done(m);
 	sm_drain(m);
 }
 

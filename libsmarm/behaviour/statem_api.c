@@ -39,13 +39,22 @@ static int sm_cx(smarm_sm_ctx_t *cx, unsigned phases)
 	((1u << SMARM__SM_INIT) | (1u << SMARM__SM_ENTER) |                    \
 	 (1u << SMARM__SM_ACTION))
 
-/* The timeout index of name, or -1. */
-static int sm_timeout_index(const smarm_sm_ctx_t *cx, const char *name)
+/* INV-1, then the timer of timeout name into *which: SMARM_EINVAL
+ * (NULL), SMARM_ENOENT (not declared). */
+static int sm_named(smarm_sm_ctx_t *cx, const char *name, int *which)
 {
-	for (size_t i = 0; i < cx->m_d->n_timeouts; i++)
-		if (strcmp(cx->m_d->timeouts[i], name) == 0)
-			return (int)i;
-	return -1;
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	if (name == NULL)
+		return SMARM_EINVAL;
+	for (size_t i = 0; i < cx->m_d->n_timeouts; i++) {
+		if (strcmp(cx->m_d->timeouts[i], name) == 0) {
+			*which = SMARM__SM_TM_NAMED + (int)i;
+			return 0;
+		}
+	}
+	return SMARM_ENOENT;
 }
 
 SMARM_API int smarm_sm_trap_exit(smarm_sm_ctx_t *cx)
@@ -63,9 +72,17 @@ SMARM_API int smarm_sm_trap_exit(smarm_sm_ctx_t *cx)
 	return rc;
 }
 
-/* Arm (or with SMARM_NO_TIMEOUT cancel) timer which. */
-static int sm_set(smarm_sm_ctx_t *cx, int which, uint64_t ns)
+/*
+ * Arm (or with SMARM_NO_TIMEOUT cancel) timer which, after INV-1; flag
+ * (0: none) is the descriptor's flag that lets the machine arm it.
+ */
+static int sm_set(smarm_sm_ctx_t *cx, unsigned flag, int which, uint64_t ns)
 {
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	if (flag != 0 && !(cx->m_d->flags & flag))
+		return SMARM_ESTATE;
 	if (ns == SMARM_NO_TIMEOUT) {
 		smarm__sm_disarm(cx, which);
 		return 0;
@@ -75,51 +92,27 @@ static int sm_set(smarm_sm_ctx_t *cx, int which, uint64_t ns)
 
 SMARM_API int smarm_sm_state_timeout(smarm_sm_ctx_t *cx, uint64_t ns)
 {
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	if (!(cx->m_d->flags & SMARM_SM_F_STATE_TIMEOUT))
-		return SMARM_ESTATE;
-	return sm_set(cx, SMARM__SM_TM_STATE, ns);
+	return sm_set(cx, SMARM_SM_F_STATE_TIMEOUT, SMARM__SM_TM_STATE, ns);
 }
 
 SMARM_API int smarm_sm_event_timeout(smarm_sm_ctx_t *cx, uint64_t ns)
 {
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	if (!(cx->m_d->flags & SMARM_SM_F_EVENT_TIMEOUT))
-		return SMARM_ESTATE;
-	return sm_set(cx, SMARM__SM_TM_EVENT, ns);
+	return sm_set(cx, SMARM_SM_F_EVENT_TIMEOUT, SMARM__SM_TM_EVENT, ns);
 }
 
 SMARM_API int smarm_sm_timeout(smarm_sm_ctx_t *cx, const char *name,
 			       uint64_t ns)
 {
-	int rc = sm_cx(cx, SM_CB);
-	int i;
-	if (rc != 0)
-		return rc;
-	if (name == NULL)
-		return SMARM_EINVAL;
-	i = sm_timeout_index(cx, name);
-	if (i < 0)
-		return SMARM_ENOENT;
-	return sm_set(cx, SMARM__SM_TM_NAMED + i, ns);
+	int which;
+	int rc = sm_named(cx, name, &which);
+	return rc != 0 ? rc : sm_set(cx, 0, which, ns);
 }
 
 SMARM_API int smarm_sm_cancel_timeout(smarm_sm_ctx_t *cx, const char *name)
 {
-	int rc = sm_cx(cx, SM_CB);
-	int i;
-	if (rc != 0)
-		return rc;
-	if (name == NULL)
-		return SMARM_EINVAL;
-	i = sm_timeout_index(cx, name);
-	if (i < 0)
-		return SMARM_ENOENT;
-	return smarm__sm_disarm(cx, SMARM__SM_TM_NAMED + i);
+	int which;
+	int rc = sm_named(cx, name, &which);
+	return rc != 0 ? rc : smarm__sm_disarm(cx, which);
 }
 
 SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
