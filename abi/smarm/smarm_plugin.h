@@ -1083,6 +1083,18 @@ SMARM_API int smarm_plugin_behaviour(smarm_plugin_t *pl, const char *name,
 				     const smarm_behaviour_t **out);
 
 /*
+ * smarm_plugin_faults() - how many faults of plugin pl's own code were
+ * contained (SMARM_OPT_CONTAIN_FAULTS) in this process: its taint. A
+ * plugin with faults may have left its shared state corrupt (see
+ * "Faults" in docs/embedding.md); a host may stop trusting it past some
+ * number. The count is the object's: kept across a close and a reload of
+ * the same file at the same address.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL an argument NULL or pl not
+ * an open plugin. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_plugin_faults(smarm_plugin_t *pl, uint64_t *out);
+
+/*
  * smarm_server_start() - spawn a server of behaviour b with start
  * arguments args (may be NULL) and wait until its init returned. b may
  * be a gen_statem behaviour: its server is a machine, whose initial

@@ -51,6 +51,7 @@
 #include "bhv.h"
 
 #include "../arch/arch.h"
+#include "../core/fault.h"
 #include "../core/log.h"
 
 #include <dlfcn.h>
@@ -806,6 +807,22 @@ int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
 	rc = is_open(pl) ? beh_find(pl, name, out) : SMARM_EINVAL;
 	pthread_mutex_unlock(&plugins_lock);
 	return rc;
+}
+
+int smarm_plugin_faults(smarm_plugin_t *h, uint64_t *out)
+{
+	struct bhv_plugin *pl = (struct bhv_plugin *)h;
+	const void *text = NULL;
+	if (pl == NULL || out == NULL)
+		return SMARM_EINVAL;
+	pthread_mutex_lock(&plugins_lock);
+	if (is_open(pl))
+		text = pl->pl_text;
+	pthread_mutex_unlock(&plugins_lock);
+	if (text == NULL)
+		return SMARM_EINVAL;
+	*out = smarm__fault_count_of(text);
+	return 0;
 }
 
 int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,

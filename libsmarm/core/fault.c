@@ -53,9 +53,15 @@
  * leaks, and locks they took that are not smarm's stay taken; memory the
  * actor shared may have been corrupted by what it did before it faulted.
  *
+ * A contained fault taints the object its pc lies in: tainted[] counts
+ * the faults per object (its load base), for smarm_plugin_faults and the
+ * observer; the count outlives the object (a reload at the same base
+ * counts on).
+ *
  * Ownership: the handler writes the interrupted context and the stack
  * region the new frame will use; everything else is the actor's exit.
- * Locking: none in the handler (async-signal context).
+ * Locking: none in the handler (async-signal context); taint_lock
+ * guards tainted[] (ordinary context only).
  * Invariants:
  *   INV-1 smarm__fault_contain is async-signal-safe: it reads the
  *         actor's slot (stable while the actor is on this thread), the
@@ -74,6 +80,8 @@
 #include "sched.h"
 #include "slot.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
@@ -146,6 +154,48 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 	return true;
 }
 
+/* Objects whose code faulted, by load base; the first TAINT_MAX. */
+#define TAINT_MAX 64
+static struct {
+	uintptr_t base;
+	uint64_t faults;
+} tainted[TAINT_MAX];
+static pthread_mutex_t taint_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Count a fault of the object holding pc (ordinary context). */
+static void taint(uintptr_t pc)
+{
+	Dl_info di;
+	uintptr_t base;
+	if (dladdr((void *)pc, &di) == 0 || di.dli_fbase == NULL)
+		return;
+	base = (uintptr_t)di.dli_fbase;
+	pthread_mutex_lock(&taint_lock);
+	for (int i = 0; i < TAINT_MAX; i++) {
+		if (tainted[i].base == 0)
+			tainted[i].base = base;
+		if (tainted[i].base == base) {
+			tainted[i].faults++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&taint_lock);
+}
+
+uint64_t smarm__fault_count_of(const void *addr)
+{
+	Dl_info di;
+	uint64_t n = 0;
+	if (addr == NULL || dladdr(addr, &di) == 0 || di.dli_fbase == NULL)
+		return 0;
+	pthread_mutex_lock(&taint_lock);
+	for (int i = 0; i < TAINT_MAX && tainted[i].base != 0; i++)
+		if (tainted[i].base == (uintptr_t)di.dli_fbase)
+			n = tainted[i].faults;
+	pthread_mutex_unlock(&taint_lock);
+	return n;
+}
+
 void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)
 {
 	struct smarm__slot *s = smarm__current();
@@ -155,6 +205,7 @@ void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)
 	s->ret_slot = NULL;
 	atomic_fetch_add_explicit(&n->faults_contained, 1,
 				  memory_order_relaxed);
+	taint(pc);
 	smarm__log_fault(n, s, sig, code, addr, pc);
 	smarm__terminate(s, SMARM_EXIT_FAULT, sig);
 }

@@ -28,6 +28,10 @@ enum { SMARM__CONTAIN_FAULTS = 1, SMARM__CONTAIN_ABORT = 2 };
 void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)
 	__attribute__((noreturn));
 
+/* Contained faults so far whose pc lay in the object holding addr (a
+ * plugin's text, say): 0 if none. Any thread, ordinary context. */
+uint64_t smarm__fault_count_of(const void *addr);
+
 /*
  * The calling actor took (delta 1) or gave back (-1) a smarm mutex: one
  * it holds makes its faults fatal. No-op outside an actor.

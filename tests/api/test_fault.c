@@ -543,12 +543,17 @@ static void server_root(void *arg)
 START_TEST(test_fault_in_a_gen_server)
 {
 	smarm_plugin_t *pl = NULL;
+	uint64_t taint = 99;
 	char msg[256];
 	smarm_node_t *node;
 	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &pl, msg,
 					   sizeof msg),
 			 0);
 	ck_assert_int_eq(smarm_plugin_behaviour(pl, "probe", &probe), 0);
+	ck_assert_int_eq(smarm_plugin_faults(pl, &taint), 0);
+	ck_assert_int_eq(taint, 0); /* untainted */
+	ck_assert_int_eq(smarm_plugin_faults(NULL, &taint), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_plugin_faults(pl, NULL), SMARM_EINVAL);
 	node = fault_node(1);
 	harness_checks_reset();
 	ck_assert_int_eq(smarm_node_run(node, server_root, NULL, NULL, NULL),
@@ -556,7 +561,11 @@ START_TEST(test_fault_in_a_gen_server)
 	harness_checks_assert();
 	ck_assert_int_eq(harness_stat(node, SMARM_STAT_FAULTS_CONTAINED), 4);
 	smarm_node_close(node);
+	/* Its four faults (create, init, a handler, terminate) taint it. */
+	ck_assert_int_eq(smarm_plugin_faults(pl, &taint), 0);
+	ck_assert_int_eq(taint, 4);
 	smarm_plugin_close(pl);
+	ck_assert_int_eq(smarm_plugin_faults(pl, &taint), SMARM_EINVAL);
 }
 END_TEST
 
