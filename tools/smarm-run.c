@@ -5,12 +5,14 @@
  * tree, start it, show a live status line, and on SIGINT, SIGTERM or
  * SIGHUP or at the end of its run time shut the tree down in order.
  *
- *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats] FILE
+ *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats]
+ *             [--actor-stats] FILE
  *   smarm-run --status SOCKET|PID
  *
  * -S serves the node's introspection on a Unix socket (smarm-top and
  * --status read it); --stats prints every node counter once the tree
- * has ended; --status is a client: it asks a running node for its
+ * has ended; --actor-stats has the node keep per-actor statistics
+ * (SMARM_OPT_ACTOR_STATS); --status is a client: it asks a running node for its
  * supervision tree and prints every child's status.
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGUSR1 are blocked first thing
@@ -120,7 +122,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
 		"[-S SOCKET] [--stats]\n"
-		"                 [--allow-insecure] FILE\n"
+		"                 [--actor-stats] [--allow-insecure] FILE\n"
 		"       smarm-run --status SOCKET|PID\n"
 		"       smarm-run --help | --version\n"
 		"Run the supervision tree the application file FILE "
@@ -137,6 +139,9 @@ static void usage(FILE *f)
 		"                     smarm-top P, smarm-run --status P)\n"
 		"      --stats        print every node counter when the tree "
 		"has ended\n"
+		"      --actor-stats  keep per-actor CPU time, runs and "
+		"counts (smarm-top's\n"
+		"                     CPU%%; SMARM_OPT_ACTOR_STATS)\n"
 		"      --status T     print every child of the running node "
 		"at socket T\n"
 		"                     (or OS pid T) and exit\n"
@@ -834,6 +839,7 @@ int main(int argc, char **argv)
 		{ "obs-socket", required_argument, NULL, 'S' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "status", required_argument, NULL, 'T' },
+		{ "actor-stats", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -845,6 +851,7 @@ int main(int argc, char **argv)
 	bool check = false;
 	bool insecure = false;
 	bool stats = false;
+	bool actor_stats = false;
 	const char *obs_socket = NULL;
 	int workers = 0;
 	uint64_t run_ns = 0;
@@ -878,6 +885,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			stats = true;
+			break;
+		case 'A':
+			actor_stats = true;
 			break;
 		case 'T':
 			return print_status(optarg);
@@ -999,6 +1009,8 @@ int main(int argc, char **argv)
 		rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers);
 	if (rc == 0 && obs_socket != NULL)
 		rc = smarm_config_set_obs_socket(cfg, obs_socket);
+	if (rc == 0 && actor_stats)
+		rc = smarm_config_set_int(cfg, SMARM_OPT_ACTOR_STATS, 1);
 	if (rc == 0)
 		rc = smarm_node_open(&node, cfg);
 	smarm_config_free(cfg);

@@ -34,7 +34,7 @@ extern "C" {
  * The format of smarm_actor_info_t and of the socket protocol. Changes
  * whenever either does. Since: SMARM_0.5.
  */
-#define SMARM_OBS_FORMAT_VERSION 1
+#define SMARM_OBS_FORMAT_VERSION 2
 
 /* Bytes of a behaviour, plugin or state name in a record, NUL included. */
 #define SMARM_OBS_TEXT_MAX 64
@@ -101,7 +101,10 @@ enum smarm_actor_flag {
  * library fills the first min(size, its own) bytes. Since: SMARM_0.5.
  *   size          in: the caller's sizeof (at least
  *                 SMARM_ACTOR_INFO_SIZE_V1); out: what was filled.
- *   version       out: SMARM_OBS_FORMAT_VERSION of the library.
+ *   version       out: the format filled: 1 for a size below
+ *                 SMARM_ACTOR_INFO_SIZE_V2 (a version 1 caller gets
+ *                 exactly the version 1 record), else
+ *                 SMARM_OBS_FORMAT_VERSION.
  *   pid, parent   the actor and its spawner (SMARM_PID_NONE: the run
  *                 itself); a supervisor's children have it as parent.
  *   state, wait   enum smarm_actor_state, enum smarm_actor_wait.
@@ -126,6 +129,26 @@ enum smarm_actor_flag {
  *   behaviour, plugin  a server's or machine's behaviour and plugin
  *                 names; "supervisor" for a supervisor; else "".
  *   state_name    a machine's current state, else "".
+ * Version 2 (SMARM_ACTOR_INFO_SIZE_V2) adds the actor's statistics,
+ * kept only by a node opened with SMARM_OPT_ACTOR_STATS 1 (else 0), per
+ * incarnation (a restarted child starts again at 0):
+ *   cpu_ns        time on a worker, from each switch-in to its
+ *                 switch-out (a cycle-counter read per switch): wall
+ *                 time while it ran, so it includes what the kernel
+ *                 took from its worker thread meanwhile.
+ *   runs          times it was switched in.
+ *   runq_wait_ns  time it spent runnable but not running, from the
+ *                 wake, spawn, yield or preemption to the switch-in,
+ *                 summed (a wake that found it still running is
+ *                 not counted: it never queued).
+ *   messages_in, messages_out  elements it took from channels, and
+ *                 sent on them (its own sends and receives, any
+ *                 channel: a server's inbox, a reply, a private one).
+ *   preempt_safe  timeslices that ended at a safe point (smarm_check,
+ *                 a runtime call).
+ *   preempt_async times the monitor's signal preempted it
+ *                 (SMARM_OPT_PREEMPT_ASYNC), whether or not another
+ *                 actor then ran.
  */
 typedef struct smarm_actor_info {
 	uint32_t size;
@@ -151,10 +174,20 @@ typedef struct smarm_actor_info {
 	char behaviour[SMARM_OBS_TEXT_MAX];
 	char plugin[SMARM_OBS_TEXT_MAX];
 	char state_name[SMARM_OBS_TEXT_MAX];
+	/* version 2 */
+	uint64_t cpu_ns;
+	uint64_t runs;
+	uint64_t runq_wait_ns;
+	uint64_t messages_in;
+	uint64_t messages_out;
+	uint32_t preempt_safe;
+	uint32_t preempt_async;
 } smarm_actor_info_t;
 
 /* The size of the version 1 record: the least `size` accepted. */
 #define SMARM_ACTOR_INFO_SIZE_V1 368
+/* The size of the version 2 record (SMARM_0.5). */
+#define SMARM_ACTOR_INFO_SIZE_V2 416
 
 /* An opaque snapshot of a node's actors. */
 typedef struct smarm_snapshot smarm_snapshot_t;

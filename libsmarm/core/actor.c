@@ -747,6 +747,25 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_stk_guard = s->stk_guard;
 	pk->pk_stk_hwm = smarm__stack_depth_hwm(s, base);
 	pk->pk_stk_shrinks = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
+	pk->pk_stats = n->astat_on;
+	pk->pk_cpu = pk->pk_runs = pk->pk_rqwait = 0;
+	pk->pk_msg_in = pk->pk_msg_out = 0;
+	pk->pk_pre_safe = pk->pk_pre_async = 0;
+	if (n->astat_on) {
+		const struct smarm__astat *a = smarm__astat_of(n, s);
+		pk->pk_cpu = __atomic_load_n(&a->as_cpu, __ATOMIC_RELAXED);
+		pk->pk_runs = __atomic_load_n(&a->as_runs, __ATOMIC_RELAXED);
+		pk->pk_rqwait =
+			__atomic_load_n(&a->as_rqwait, __ATOMIC_RELAXED);
+		pk->pk_msg_in =
+			__atomic_load_n(&a->as_msg_in, __ATOMIC_RELAXED);
+		pk->pk_msg_out =
+			__atomic_load_n(&a->as_msg_out, __ATOMIC_RELAXED);
+		pk->pk_pre_safe =
+			__atomic_load_n(&a->as_pre_safe, __ATOMIC_RELAXED);
+		pk->pk_pre_async =
+			__atomic_load_n(&a->as_pre_async, __ATOMIC_RELAXED);
+	}
 	/*
 	 * A parked actor's deadline is its wait's wake entry in the timer
 	 * heap (never read from the wait on its stack: a walk of a million

@@ -161,6 +161,45 @@ struct smarm__slot {
 				   write their tails at every wait */
 _Static_assert(sizeof(struct smarm__slot) == 256, "a slot is four lines");
 
+/*
+ * Per-actor statistics (SMARM_OPT_ACTOR_STATS): one line per slot, in a
+ * table of their own beside the slot table (the same index, reserved and
+ * committed with it, slot.c), made only when the node keeps them: a node
+ * that does not pays no memory and one predictable branch per switch
+ * (the slot itself has no room left: four lines, full). Reset by
+ * smarm__slot_install. Times are cycle counts (smarm__cycles_fast);
+ * introspection converts them to ns. Every field but as_enq is written
+ * by the worker running the tenant only, with relaxed atomic stores of a
+ * plain add (no read-modify-write instruction: one writer); as_enq by
+ * whoever makes it runnable. Peeks read them lock-free: each is a
+ * snapshot of itself.
+ */
+struct smarm__astat {
+	uint64_t as_cpu;       /* cycles on a worker, switch-in to -out */
+	uint64_t as_runs;      /* times switched in */
+	uint64_t as_rqwait;    /* cycles runnable before it ran, summed */
+	uint64_t as_enq;       /* when it last became runnable; 0: not
+				  noted (a wake that found it running) */
+	uint64_t as_msg_in;    /* elements it took from channels */
+	uint64_t as_msg_out;   /* elements it sent on channels */
+	uint32_t as_pre_safe;  /* slices that ended at a safe point */
+	uint32_t as_pre_async; /* preemptions by the monitor's signal */
+	uint64_t as_spare;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct smarm__astat) == 64, "a line per actor");
+
+/* Add v to an owner-written counter (one writer: no locked add). */
+#define SMARM__ASTAT_ADD(p, v)                                                 \
+	__atomic_store_n((p), __atomic_load_n((p), __ATOMIC_RELAXED) + (v),    \
+			 __ATOMIC_RELAXED)
+
+/* The statistics line of slot s (n->astats set: n->astat_on). */
+static inline struct smarm__astat *smarm__astat_of(struct smarm_node *n,
+						   const struct smarm__slot *s)
+{
+	return n->astats + (s - n->slots);
+}
+
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
@@ -248,6 +287,20 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->stk_shrinks = 0;
 	s->wait = NULL;
 	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
+	if (SMARM_UNLIKELY(n->astat_on)) {
+		struct smarm__astat *a = smarm__astat_of(n, s);
+		/* Relaxed stores: a peek may read the line meanwhile. */
+		__atomic_store_n(&a->as_cpu, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_runs, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_rqwait, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_msg_in, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_msg_out, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_pre_safe, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_pre_async, 0, __ATOMIC_RELAXED);
+		/* Runnable from its publish on (spawn). */
+		__atomic_store_n(&a->as_enq, smarm__cycles_fast(),
+				 __ATOMIC_RELAXED);
+	}
 }
 
 /*

@@ -395,6 +395,14 @@ struct smarm__peek {
 	uint64_t pk_stk_guard;	 /* guard bytes (0: dense) */
 	uint64_t pk_stk_hwm;	 /* sampled deepest use, bytes */
 	uint32_t pk_stk_shrinks; /* park-path shrinks */
+	bool pk_stats;		 /* the node keeps the next (ACTOR_STATS) */
+	uint32_t pk_pre_safe;	 /* slices ended at a safe point */
+	uint32_t pk_pre_async;	 /* preemptions by signal */
+	uint64_t pk_cpu;	 /* cycles on a worker */
+	uint64_t pk_runs;	 /* times switched in */
+	uint64_t pk_rqwait;	 /* cycles runnable, not running */
+	uint64_t pk_msg_in;	 /* elements taken from channels */
+	uint64_t pk_msg_out;	 /* elements sent */
 	const void *pk_ext[SMARM__SUB_MAX];    /* per-subsystem state */
 	const struct smarm__labels *pk_labels; /* NULL: none */
 };
@@ -418,6 +426,12 @@ int smarm__actor_peek_all(struct smarm_node *n, smarm__peek_fn fn, void *arg);
 
 /* The pid id of the actor running on this thread, 0 if none. */
 uint64_t smarm__self_pid(void);
+
+/* A cycle count (the node's statistics, pk_cpu and kin) in ns. */
+uint64_t smarm__cycles_to_ns(uint64_t cycles);
+
+/* Does n keep per-actor statistics (SMARM_OPT_ACTOR_STATS)? */
+bool smarm__node_astat_on(const struct smarm_node *n);
 
 /* The pid id of the running actor's spawner (0: the run itself, or no
  * actor runs on this thread). Written once before the actor is
