@@ -61,18 +61,37 @@ enum smarm_actor_state {
  * smarm_actor_info_t.wait: what a parked actor waits on, as far as the
  * runtime knows. Since: SMARM_0.5.
  *   SMARM_WAIT_NONE     not parked.
- *   SMARM_WAIT_BLOCKED  on a channel, mutex, join, fd or job, unbounded.
- *   SMARM_WAIT_TIMED    the same, or a sleep, with a deadline
- *                       (smarm_actor_info_t.wait_deadline_ns).
+ *   SMARM_WAIT_BLOCKED  on a channel, a select or a job (in a format
+ *                       1 record also a mutex, a join or an fd),
+ *                       unbounded.
+ *   SMARM_WAIT_TIMED    the same (format 1: or a sleep), with a
+ *                       deadline (smarm_actor_info_t.wait_deadline_ns).
  *   SMARM_WAIT_RECEIVE  a server, machine or supervisor parked: idle
  *                       in its mailbox (with or without a deadline),
  *                       or, rarely, inside a callback's own wait.
+ * Format 2 says more of a wait whose code said what it waits on
+ * (smarm_actor_info_t.wait_on); a record of size
+ * SMARM_ACTOR_INFO_SIZE_V1 gets SMARM_WAIT_BLOCKED or _TIMED for them:
+ *   SMARM_WAIT_CALL     a server's or machine's answer to a call
+ *                       (smarm_server_call and kin): wait_on the
+ *                       server's pid id (0: called by name).
+ *   SMARM_WAIT_JOIN     smarm_actor_join: wait_on the pid id joined.
+ *   SMARM_WAIT_MUTEX    a green mutex: wait_on the pid id that held it
+ *                       when the wait began.
+ *   SMARM_WAIT_IO       an fd's readiness (smarm_io_wait_* and the io
+ *                       calls that wait): wait_on the fd.
+ *   SMARM_WAIT_SLEEP    smarm_actor_sleep (wait_deadline_ns set).
  */
 enum smarm_actor_wait {
 	SMARM_WAIT_NONE = 0,
 	SMARM_WAIT_BLOCKED = 1,
 	SMARM_WAIT_TIMED = 2,
 	SMARM_WAIT_RECEIVE = 3,
+	SMARM_WAIT_CALL = 4,
+	SMARM_WAIT_JOIN = 5,
+	SMARM_WAIT_MUTEX = 6,
+	SMARM_WAIT_IO = 7,
+	SMARM_WAIT_SLEEP = 8,
 };
 
 /*
@@ -149,6 +168,9 @@ enum smarm_actor_flag {
  *   preempt_async times the monitor's signal preempted it
  *                 (SMARM_OPT_PREEMPT_ASYNC), whether or not another
  *                 actor then ran.
+ * and, kept whatever the option:
+ *   wait_on       for SMARM_WAIT_CALL, _JOIN, _MUTEX: a pid id; _IO:
+ *                 the fd; else 0.
  */
 typedef struct smarm_actor_info {
 	uint32_t size;
@@ -182,12 +204,13 @@ typedef struct smarm_actor_info {
 	uint64_t messages_out;
 	uint32_t preempt_safe;
 	uint32_t preempt_async;
+	uint64_t wait_on;
 } smarm_actor_info_t;
 
 /* The size of the version 1 record: the least `size` accepted. */
 #define SMARM_ACTOR_INFO_SIZE_V1 368
 /* The size of the version 2 record (SMARM_0.5). */
-#define SMARM_ACTOR_INFO_SIZE_V2 416
+#define SMARM_ACTOR_INFO_SIZE_V2 424
 
 /* An opaque snapshot of a node's actors. */
 typedef struct smarm_snapshot smarm_snapshot_t;

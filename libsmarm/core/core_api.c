@@ -771,7 +771,9 @@ int smarm_actor_sleep(uint64_t ns)
 	/* A wait with no registration: only its timer (or a stop) ends it. */
 	smarm__wait_init(&w, me, smarm__deadline_after(ns), NULL, NULL);
 	smarm__wait_open(&w);
+	smarm__wait_note(SMARM__WON_SLEEP, 0);
 	rc = smarm__wait_park(&w);
+	smarm__wait_note(SMARM__WON_NONE, 0);
 	if (rc != 0)
 		smarm__wait_retire(&w);
 	return rc;

@@ -114,6 +114,9 @@ struct smarm__slot {
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
+	uint8_t wait_on;	 /* owner: SMARM__WON_*, what its next or
+				    current park waits on, as its caller
+				    said (smarm__wait_note; in padding) */
 	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
 				    address, 0: none (preempt.c INV-P5) */
 	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */
@@ -148,10 +151,17 @@ struct smarm__slot {
 	uint32_t pin_next;	   /* worker-local pinned FIFO link */
 	smarm__lock_t cold;	   /* guards the fields marked cold */
 	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
-	uint64_t pin_ticket_local; /* and its worker's local_picks value */
-	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
-				      compare it, so an entry outlives no wrap
-				      of the 24-bit epoch */
+	union {
+		uint64_t pin_ticket_local; /* and its worker's local_picks
+					      value (in the pinned FIFO) */
+		uint64_t wait_target;	   /* owner, while parked with a
+					      wait_on: the pid id or fd it
+					      waits on; a pinned actor is
+					      runnable, never parked */
+	};
+	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
+				   compare it, so an entry outlives no wrap
+				   of the 24-bit epoch */
 	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
 	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
 	uintptr_t run_frame;	/* owner: the runtime's frames lie at and
@@ -286,6 +296,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->stk_parks = 0;
 	s->stk_shrinks = 0;
 	s->wait = NULL;
+	__atomic_store_n(&s->wait_on, SMARM__WON_NONE, __ATOMIC_RELAXED);
 	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
 	if (SMARM_UNLIKELY(n->astat_on)) {
 		struct smarm__astat *a = smarm__astat_of(n, s);

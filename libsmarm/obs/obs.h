@@ -48,6 +48,7 @@ struct obs_stat {
 /* The rest of an actor that has any of it. */
 struct obs_extra {
 	uint64_t ox_deadline;
+	uint64_t ox_wait_on; /* smarm_actor_info_t.wait_on */
 	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
 	char ox_name[SMARM_NAME_MAX + 1];
 	char ox_beh[SMARM_OBS_TEXT_MAX];

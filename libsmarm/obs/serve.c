@@ -158,9 +158,10 @@ static const char *state_name(int st)
 
 static const char *wait_name(int w)
 {
-	static const char *const names[] = { "", "blocked", "timed",
-					     "receive" };
-	return w >= 0 && w <= 3 ? names[w] : "";
+	static const char *const names[] = { "",	"blocked", "timed",
+					     "receive", "call",	   "join",
+					     "mutex",	"io",	   "sleep" };
+	return w >= 0 && w <= 8 ? names[w] : "";
 }
 
 /* A pid as the reports write it: INDEX.GEN. */
@@ -191,9 +192,10 @@ static void out_actor(struct out *o, const smarm_actor_info_t *a)
 		",\"cpu_ns\":%" PRIu64 ",\"runs\":%" PRIu64
 		",\"runq_wait_ns\":%" PRIu64 ",\"msgs_in\":%" PRIu64
 		",\"msgs_out\":%" PRIu64 ",\"preempt_safe\":%" PRIu32
-		",\"preempt_async\":%" PRIu32 ",\"name\":",
+		",\"preempt_async\":%" PRIu32 ",\"wait_on\":%" PRIu64
+		",\"name\":",
 		a->cpu_ns, a->runs, a->runq_wait_ns, a->messages_in,
-		a->messages_out, a->preempt_safe, a->preempt_async);
+		a->messages_out, a->preempt_safe, a->preempt_async, a->wait_on);
 	out_str(o, a->name);
 	out_put(o, ",\"behaviour\":", 13);
 	out_str(o, a->behaviour);

@@ -172,6 +172,25 @@ static uint32_t wrefs_live(const struct smarm__sig_actor *a)
 	return k;
 }
 
+/* A parked actor's wait, from what its waiting code said (slot.h). */
+static uint8_t wait_of(const struct smarm__peek *pk)
+{
+	switch (pk->pk_wait_on) {
+	case SMARM__WON_CALL:
+		return SMARM_WAIT_CALL;
+	case SMARM__WON_JOIN:
+		return SMARM_WAIT_JOIN;
+	case SMARM__WON_MUTEX:
+		return SMARM_WAIT_MUTEX;
+	case SMARM__WON_IO:
+		return SMARM_WAIT_IO;
+	case SMARM__WON_SLEEP:
+		return SMARM_WAIT_SLEEP;
+	default:
+		return pk->pk_timed ? SMARM_WAIT_TIMED : SMARM_WAIT_BLOCKED;
+	}
+}
+
 /*
  * Fill r (and its extra record, in s) from one peek: under the tenant's
  * cold lock (INV-2). SMARM_ENOMEM if its extra record could not be kept.
@@ -206,8 +225,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 	else if (pk->pk_stop != SMARM__STOP_NONE)
 		r->or_flags |= SMARM_ACTOR_STOP_PENDING;
 	if (pk->pk_state == SMARM_ACTOR_PARKED)
-		r->or_wait =
-			pk->pk_timed ? SMARM_WAIT_TIMED : SMARM_WAIT_BLOCKED;
+		r->or_wait = wait_of(pk);
 	if (sa != NULL) {
 		links = sa->sa_nlinks;
 		mons = wrefs_live(sa);
@@ -216,12 +234,14 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 			r->or_flags |= SMARM_ACTOR_TRAPS_EXITS;
 	}
 	if (cx == NULL && name[0] == '\0' && (links | mons | monby) == 0 &&
-	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0)
+	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0 &&
+	    pk->pk_wait_target == 0)
 		return 0; /* most actors */
 	x = extra_of(s, r);
 	if (x == NULL)
 		return SMARM_ENOMEM;
 	x->ox_deadline = pk->pk_deadline;
+	x->ox_wait_on = r->or_wait >= SMARM_WAIT_CALL ? pk->pk_wait_target : 0;
 	x->ox_links = links;
 	x->ox_mons = mons;
 	x->ox_monby = monby;
@@ -310,10 +330,13 @@ static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 	r->or_mbox = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
 }
 
-/* The wait of a parked server, machine or supervisor is its mailbox. */
+/* The wait of a parked server, machine or supervisor is its mailbox
+ * (unless its code said otherwise: a call from a callback, a sleep). */
 static void wait_fix(struct obs_rec *r)
 {
 	if (r->or_state == SMARM_ACTOR_PARKED &&
+	    (r->or_wait == SMARM_WAIT_BLOCKED ||
+	     r->or_wait == SMARM_WAIT_TIMED) &&
 	    (r->or_flags & (SMARM_ACTOR_SERVER | SMARM_ACTOR_MACHINE |
 			    SMARM_ACTOR_SUPERVISOR)))
 		r->or_wait = SMARM_WAIT_RECEIVE;
@@ -433,7 +456,11 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 		memcpy(v.behaviour, x->ox_beh, sizeof v.behaviour);
 		memcpy(v.plugin, x->ox_plugin, sizeof v.plugin);
 		memcpy(v.state_name, x->ox_state, sizeof v.state_name);
+		v.wait_on = x->ox_wait_on;
 	}
+	if (size < SMARM_ACTOR_INFO_SIZE_V2 && v.wait >= SMARM_WAIT_CALL)
+		v.wait = v.wait_deadline_ns != 0 ? SMARM_WAIT_TIMED
+						 : SMARM_WAIT_BLOCKED;
 	if (s->s_st != NULL) {
 		const struct obs_stat *st = &s->s_st[i];
 		v.cpu_ns = smarm__cycles_to_ns(st->os_cpu);

@@ -9,14 +9,19 @@
  * that never does has asynchronous ones; a ping-pong pair counts its
  * messages in and out, its runs, and the time it waited runnable. A
  * node without the option reports zeros, and a caller with a version 1
- * record gets exactly version 1.
+ * record gets exactly version 1. What a parked actor waits on (kept
+ * whatever the option): a gen_server call shows the server's pid, a
+ * join the joined pid, a mutex its holder, an fd wait the fd, a sleep
+ * itself; a version 1 record sees those as blocked or timed.
  */
 #include "harness.h"
 
 #include <smarm/obs.h>
+#include <smarm/smarm_plugin.h>
 
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static smarm_actor_info_t info_new(void)
 {
@@ -327,6 +332,171 @@ START_TEST(test_obs_stats_off_reports_zero_and_v1_gets_v1)
 }
 END_TEST
 
+/* ------------------------------------------------------------ wait on */
+
+struct won_case {
+	const smarm_behaviour_t *probe;
+	smarm_pid_t server;
+	smarm_mutex_t *mx;
+	int pipe[2];
+	smarm_chan_t *go;
+	/* what the root saw: caller, joiner, locker, reader, sleeper */
+	smarm_actor_info_t call, call_v1, srv, join, mutex, io, sleep;
+	smarm_pid_t joined, holder;
+};
+
+static void caller(void *arg)
+{
+	struct won_case *wc = arg;
+	smarm_server_t *s = NULL;
+	smarm_value_t ns;
+	memset(&ns, 0, sizeof ns);
+	ns.type = SMARM_T_U64;
+	ns.v.u = MS(300);
+	HARNESS_EQ(smarm_server_open(NULL, wc->probe, wc->server, &s), 0);
+	HARNESS_EQ(smarm_server_call(s, "block", &ns, 1, NULL, MS(10000)), 0);
+	smarm_server_free(s);
+}
+
+static void waits_go(void *arg)
+{
+	struct won_case *wc = arg;
+	int v;
+	HARNESS_EQ(smarm_chan_recv(wc->go, &v), 0);
+}
+
+static void joiner(void *arg)
+{
+	struct won_case *wc = arg;
+	HARNESS_EQ(smarm_actor_join(wc->joined, NULL, NULL), 0);
+}
+
+static void holder(void *arg)
+{
+	struct won_case *wc = arg;
+	int v;
+	HARNESS_EQ(smarm_mutex_lock(wc->mx, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(smarm_chan_recv(wc->go, &v), 0);
+	HARNESS_EQ(smarm_mutex_unlock(wc->mx), 0);
+}
+
+static void locker(void *arg)
+{
+	struct won_case *wc = arg;
+	HARNESS_EQ(smarm_mutex_lock(wc->mx, SMARM_NO_TIMEOUT), 0);
+	HARNESS_EQ(smarm_mutex_unlock(wc->mx), 0);
+}
+
+static void reader(void *arg)
+{
+	struct won_case *wc = arg;
+	HARNESS_EQ(smarm_io_wait_readable(wc->pipe[0]), 0);
+}
+
+static void sleeper(void *arg)
+{
+	(void)arg;
+	HARNESS_EQ(smarm_actor_sleep(MS(300)), 0);
+}
+
+/* Poll pid's record until it is parked in `wait` (5 s at most). */
+static void await_wait(smarm_pid_t pid, int wait, smarm_actor_info_t *in)
+{
+	for (int k = 0; k < 5000; k++) {
+		*in = info_new();
+		HARNESS_EQ(smarm_actor_info(NULL, pid, in), 0);
+		if (in->state == SMARM_ACTOR_PARKED && in->wait == wait)
+			return;
+		smarm_actor_sleep(MS(1));
+	}
+}
+
+static void root_won(void *arg)
+{
+	struct won_case *wc = arg;
+	smarm_server_t *sv = NULL;
+	smarm_pid_t c, j, h, l, r, z;
+	int v = 0;
+	HARNESS_EQ(smarm_chan_alloc(&wc->go, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_mutex_alloc(&wc->mx), 0);
+	/* A call: the caller waits on the server, which sleeps. */
+	HARNESS_EQ(smarm_server_start(wc->probe, NULL, NULL, &sv), 0);
+	HARNESS_EQ(smarm_server_pid(sv, &wc->server), 0);
+	HARNESS_EQ(smarm_actor_spawn(&c, caller, wc, NULL), 0);
+	await_wait(c, SMARM_WAIT_CALL, &wc->call);
+	wc->call_v1 = info_new();
+	wc->call_v1.size = SMARM_ACTOR_INFO_SIZE_V1;
+	HARNESS_EQ(smarm_actor_info(NULL, c, &wc->call_v1), 0);
+	await_wait(wc->server, SMARM_WAIT_SLEEP, &wc->srv);
+	/* A join of an actor parked on a channel. */
+	HARNESS_EQ(smarm_actor_spawn(&wc->joined, waits_go, wc, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&j, joiner, wc, NULL), 0);
+	await_wait(j, SMARM_WAIT_JOIN, &wc->join);
+	/* A mutex someone holds. */
+	HARNESS_EQ(smarm_actor_spawn(&h, holder, wc, NULL), 0);
+	wc->holder = h;
+	for (int k = 0; k < 5000 && smarm_mutex_try_lock(wc->mx) == 0; k++) {
+		HARNESS_EQ(smarm_mutex_unlock(wc->mx), 0);
+		smarm_actor_sleep(MS(1)); /* not held yet */
+	}
+	HARNESS_EQ(smarm_actor_spawn(&l, locker, wc, NULL), 0);
+	await_wait(l, SMARM_WAIT_MUTEX, &wc->mutex);
+	/* An fd. */
+	HARNESS_EQ(pipe(wc->pipe), 0);
+	HARNESS_EQ(smarm_actor_spawn(&r, reader, wc, NULL), 0);
+	await_wait(r, SMARM_WAIT_IO, &wc->io);
+	/* A sleep. */
+	HARNESS_EQ(smarm_actor_spawn(&z, sleeper, wc, NULL), 0);
+	await_wait(z, SMARM_WAIT_SLEEP, &wc->sleep);
+	/* Let everyone go. */
+	HARNESS_EQ(smarm_chan_send(wc->go, &v), 0); /* the joined one */
+	HARNESS_EQ(smarm_chan_send(wc->go, &v), 0); /* the holder */
+	HARNESS_EQ(write(wc->pipe[1], "x", 1), 1);
+	HARNESS_EQ(smarm_actor_join(c, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(j, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(h, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(l, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(r, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(z, NULL, NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(sv, SMARM_NO_TIMEOUT, NULL), 0);
+	smarm_server_free(sv);
+	close(wc->pipe[0]);
+	close(wc->pipe[1]);
+	HARNESS_EQ(smarm_mutex_free(wc->mx), 0);
+	harness_chan_drop(wc->go);
+}
+
+START_TEST(test_obs_wait_on_call_join_mutex_io_sleep)
+{
+	struct won_case wc;
+	smarm_plugin_t *pl = NULL;
+	char msg[256];
+	const char *path = getenv("SMARM_TEST_PROBE");
+	memset(&wc, 0, sizeof wc);
+	ck_assert_ptr_nonnull(path);
+	ck_assert_int_eq(smarm_plugin_open(path, &pl, msg, sizeof msg), 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "probe", &wc.probe), 0);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_won, &wc), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(wc.call.wait, SMARM_WAIT_CALL);
+	ck_assert_uint_eq(wc.call.wait_on, wc.server.id);
+	ck_assert_int_eq(wc.call_v1.version, 1);
+	ck_assert_int_eq(wc.call_v1.wait, SMARM_WAIT_TIMED); /* a deadline */
+	ck_assert_int_eq(wc.srv.wait, SMARM_WAIT_SLEEP); /* in its handler */
+	ck_assert_int_eq(wc.join.wait, SMARM_WAIT_JOIN);
+	ck_assert_uint_eq(wc.join.wait_on, wc.joined.id);
+	ck_assert_int_eq(wc.mutex.wait, SMARM_WAIT_MUTEX);
+	ck_assert_uint_eq(wc.mutex.wait_on, wc.holder.id);
+	ck_assert_int_eq(wc.io.wait, SMARM_WAIT_IO);
+	ck_assert_uint_eq(wc.io.wait_on, (uint64_t)wc.pipe[0]);
+	ck_assert_int_eq(wc.sleep.wait, SMARM_WAIT_SLEEP);
+	ck_assert_uint_ne(wc.sleep.wait_deadline_ns, 0);
+	ck_assert_uint_eq(wc.sleep.wait_on, 0);
+	ck_assert_int_eq(smarm_plugin_close(pl), 0);
+}
+END_TEST
+
 Suite *smarm_test_obs_stats_suite(void)
 {
 	Suite *s = suite_create("obs_stats");
@@ -337,6 +507,10 @@ Suite *smarm_test_obs_stats_suite(void)
 	tcase_add_test(tc, test_obs_stats_safe_point_preemptions_counted);
 	tcase_add_test(tc, test_obs_stats_async_preemptions_counted);
 	tcase_add_test(tc, test_obs_stats_messages_runs_and_queue_wait);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("wait_on");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_obs_wait_on_call_join_mutex_io_sleep);
 	suite_add_tcase(s, tc);
 	return s;
 }
