@@ -222,7 +222,11 @@ typedef struct smarm_snapshot smarm_snapshot_t;
  * alive, and every ended one not yet joined, is in it once, in slot
  * order, unless it was spawned or ended during the walk. Nothing is
  * stopped: each actor's slot lock is held for the copy of its record
- * only. The snapshot is the caller's, freed with smarm_snapshot_free.
+ * only. Taken by an actor of the node itself, a node of 20000 actors
+ * or more is walked on a thread of the blocking-work pool
+ * (smarm_io_blocking) while the caller is parked, so its worker runs
+ * other actors meanwhile. The snapshot is the caller's, freed with
+ * smarm_snapshot_free.
  * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOTACTOR
  * node NULL outside an actor; SMARM_ENOMEM.
  * Thread-safety: any thread (an actor, the host's, a signal-free

@@ -12,7 +12,9 @@
  * record gets exactly version 1. What a parked actor waits on (kept
  * whatever the option): a gen_server call shows the server's pid, a
  * join the joined pid, a mutex its holder, an fd wait the fd, a sleep
- * itself; a version 1 record sees those as blocked or timed.
+ * itself; a version 1 record sees those as blocked or timed. A big
+ * node's snapshot taken by one of its actors is walked off the worker,
+ * the caller parked meanwhile.
  */
 #include "harness.h"
 
@@ -497,6 +499,71 @@ START_TEST(test_obs_wait_on_call_join_mutex_io_sleep)
 }
 END_TEST
 
+/* ------------------------------------------------------- off-worker walk */
+
+#define BIG 20500 /* above the library's offload threshold (20000) */
+
+struct big_case {
+	smarm_chan_t *go;
+	size_t count;
+	int self_state; /* the caller's own record in its snapshot */
+	int rc;
+};
+
+static void big_waiter(void *arg)
+{
+	struct big_case *bc = arg;
+	int v;
+	HARNESS_EQ(smarm_chan_recv(bc->go, &v), 0);
+}
+
+static void root_big(void *arg)
+{
+	struct big_case *bc = arg;
+	smarm_snapshot_t *snap = NULL;
+	smarm_actor_info_t in = info_new();
+	size_t i;
+	int v = 0;
+	HARNESS_EQ(smarm_chan_alloc(&bc->go, sizeof v, NULL), 0);
+	for (int k = 0; k < BIG; k++)
+		HARNESS_EQ(smarm_actor_spawn(NULL, big_waiter, bc, NULL), 0);
+	while (harness_chan_len(bc->go) != 0 ||
+	       harness_actor_stat(SMARM_STAT_LIVE_ACTORS) < BIG + 1)
+		smarm_actor_yield();
+	smarm_actor_yield(); /* let them all reach their receive */
+	bc->rc = smarm_snapshot_take(NULL, &snap);
+	if (bc->rc == 0) {
+		bc->count = smarm_snapshot_count(snap);
+		HARNESS_EQ(smarm_snapshot_find(snap, smarm_actor_self(), &i),
+			   0);
+		HARNESS_EQ(smarm_snapshot_get(snap, i, &in), 0);
+		bc->self_state = in.state;
+		smarm_snapshot_free(snap);
+	}
+	for (int k = 0; k < BIG; k++)
+		HARNESS_EQ(smarm_chan_send(bc->go, &v), 0);
+	while (harness_actor_stat(SMARM_STAT_LIVE_ACTORS) > 1)
+		smarm_actor_sleep(MS(1));
+	harness_chan_drop(bc->go);
+}
+
+/*
+ * One worker: a snapshot walked on the worker would find its caller
+ * running; walked on the pool, the caller is parked meanwhile.
+ */
+START_TEST(test_obs_big_snapshot_walked_off_worker)
+{
+	struct big_case bc;
+	memset(&bc, 0, sizeof bc);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, root_big, &bc), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(bc.rc, 0);
+	ck_assert_uint_ge(bc.count, BIG + 1);
+	ck_assert_int_eq(bc.self_state, SMARM_ACTOR_PARKED);
+}
+END_TEST
+
 Suite *smarm_test_obs_stats_suite(void)
 {
 	Suite *s = suite_create("obs_stats");
@@ -511,6 +578,10 @@ Suite *smarm_test_obs_stats_suite(void)
 	tc = tcase_create("wait_on");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_obs_wait_on_call_join_mutex_io_sleep);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("offload");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_obs_big_snapshot_walked_off_worker);
 	suite_add_tcase(s, tc);
 	return s;
 }
