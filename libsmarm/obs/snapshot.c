@@ -381,7 +381,7 @@ int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out)
 	(void)smarm_node_get_int(n, SMARM_STAT_ENDED_UNJOINED, &unjoined);
 	s->s_cap =
 		(size_t)(live + unjoined) + (size_t)(live + unjoined) / 8 + 16;
-	s->s_rec = malloc(s->s_cap * sizeof *s->s_rec);
+	s->s_rec = recs_alloc(s->s_cap);
 	if (s->s_rec == NULL) {
 		free(s);
 		return SMARM_ENOMEM;
