@@ -6,7 +6,7 @@
  *   smarm-bench [--workers N] [--runs|--repeat R] [--wake-slot 0|1]
  *               [--spin-ns NS]
  *               [--async-slice-us US] [--stats] [--skynet-leaves 10^k]
- *               [workload...|all]
+ *               [--actor-stats 0|1] [workload...|all]
  *
  * Prints one CSV line per workload on stdout, `WORKLOAD,smarm,N,ns_per_op`
  * (N is the worker count), the same shape as the Go and Erlang peers in
@@ -54,9 +54,10 @@
  * hogs that spend most of their time inside libc (malloc/free and
  * snprintf), where a preemption signal is deferred.
  *
- * --wake-slot, --spin-ns and --async-slice-us set SMARM_OPT_WAKE_SLOT,
- * SMARM_OPT_IDLE_SPIN_NS and SMARM_OPT_ASYNC_SLICE_NS (in microseconds) on
- * every node (default: the library's); --stats
+ * --wake-slot, --spin-ns, --async-slice-us and --actor-stats set
+ * SMARM_OPT_WAKE_SLOT, SMARM_OPT_IDLE_SPIN_NS, SMARM_OPT_ASYNC_SLICE_NS
+ * (in microseconds) and SMARM_OPT_ACTOR_STATS on every node (default:
+ * the library's); --stats
  * adds a `# smarm-stats WORKLOAD workers=N per run: ...` line with the
  * scheduler counters averaged over the timed runs; --skynet-leaves sizes
  * skynet_actor's tree (default 10^6, DESIGN.md §7).
@@ -2064,6 +2065,7 @@ static void on_alarm(int sig)
 static long opt_wake_slot = -1;
 static long opt_spin_ns = -1;
 static long opt_async_slice_us = -1;
+static long opt_actor_stats = -1;
 static bool opt_stats; /* --stats: scheduler counters of each run */
 
 /* The scheduler counters --stats prints, summed over the timed runs. */
@@ -2127,6 +2129,9 @@ static int bench_node_open(const struct workload *w, int workers)
 	    (opt_async_slice_us >= 0 &&
 	     (rc = smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
 					opt_async_slice_us * 1000)) != 0) ||
+	    (opt_actor_stats >= 0 &&
+	     (rc = smarm_config_set_int(cfg, SMARM_OPT_ACTOR_STATS,
+					opt_actor_stats)) != 0) ||
 	    (rc = smarm_node_open(&bench_node, cfg)) != 0) {
 		smarm_config_free(cfg);
 		bench_node = NULL;
@@ -2314,6 +2319,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: smarm-bench [--workers N] [--runs|--repeat R] "
 		   "[--wake-slot 0|1] [--spin-ns NS] [--stats]\n"
 		   "                   [--async-slice-us US] "
+		   "[--actor-stats 0|1] "
 		   "[--skynet-leaves 10^k]\n"
 		   "                   [workload...|all]\n"
 		   "workloads:");
@@ -2377,6 +2383,10 @@ int main(int argc, char **argv)
 			hi = 1000;
 		} else if (strcmp(a, "--wake-slot") == 0) {
 			dst = &opt_wake_slot;
+			lo = 0;
+			hi = 1;
+		} else if (strcmp(a, "--actor-stats") == 0) {
+			dst = &opt_actor_stats;
 			lo = 0;
 			hi = 1;
 		} else if (strcmp(a, "--spin-ns") == 0) {

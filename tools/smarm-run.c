@@ -6,7 +6,7 @@
  * SIGHUP or at the end of its run time shut the tree down in order.
  *
  *   smarm-run [-q] [-c] [-w N] [-t DURATION] [-S SOCKET] [--stats]
- *             [--no-contain] FILE
+ *             [--no-contain] [--actor-stats] FILE
  *   smarm-run --status SOCKET|PID
  *
  * The node contains faults (SMARM_OPT_CONTAIN_FAULTS): a plugin
@@ -15,7 +15,8 @@
  *
  * -S serves the node's introspection on a Unix socket (smarm-top and
  * --status read it); --stats prints every node counter once the tree
- * has ended; --status is a client: it asks a running node for its
+ * has ended; --actor-stats has the node keep per-actor statistics
+ * (SMARM_OPT_ACTOR_STATS); --status is a client: it asks a running node for its
  * supervision tree and prints every child's status.
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGUSR1 are blocked first thing
@@ -125,7 +126,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: smarm-run [-c] [-q] [-t DURATION] [-w N] "
 		"[-S SOCKET] [--stats]\n"
-		"                 [--no-contain] [--allow-insecure] FILE\n"
+		"                 [--no-contain] [--actor-stats] "
+		"[--allow-insecure] FILE\n"
 		"       smarm-run --status SOCKET|PID\n"
 		"       smarm-run --help | --version\n"
 		"Run the supervision tree the application file FILE "
@@ -146,6 +148,9 @@ static void usage(FILE *f)
 		"(by default it\n"
 		"                     ends that child only, which its "
 		"supervisor restarts)\n"
+		"      --actor-stats  keep per-actor CPU time, runs and "
+		"counts (smarm-top's\n"
+		"                     CPU%%; SMARM_OPT_ACTOR_STATS)\n"
 		"      --status T     print every child of the running node "
 		"at socket T\n"
 		"                     (or OS pid T) and exit\n"
@@ -844,6 +849,7 @@ int main(int argc, char **argv)
 		{ "stats", no_argument, NULL, 's' },
 		{ "status", required_argument, NULL, 'T' },
 		{ "no-contain", no_argument, NULL, 'N' },
+		{ "actor-stats", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -856,6 +862,7 @@ int main(int argc, char **argv)
 	bool insecure = false;
 	bool stats = false;
 	bool contain = true;
+	bool actor_stats = false;
 	const char *obs_socket = NULL;
 	int workers = 0;
 	uint64_t run_ns = 0;
@@ -892,6 +899,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			contain = false;
+			break;
+		case 'A':
+			actor_stats = true;
 			break;
 		case 'T':
 			return print_status(optarg);
@@ -1013,6 +1023,8 @@ int main(int argc, char **argv)
 		rc = smarm_config_set_int(cfg, SMARM_OPT_WORKERS, workers);
 	if (rc == 0 && obs_socket != NULL)
 		rc = smarm_config_set_obs_socket(cfg, obs_socket);
+	if (rc == 0 && actor_stats)
+		rc = smarm_config_set_int(cfg, SMARM_OPT_ACTOR_STATS, 1);
 	if (rc == 0)
 		rc = smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS,
 					  contain);

@@ -14,9 +14,14 @@
  * stack high water, mailbox depth, restarts seen. "Runs" are the waits
  * an actor opened (smarm_actor_info_t.waits): a cheap activity count,
  * like the BEAM's reductions, taken *over the last interval* (recon's
- * proc_window: who is busy now, not since boot); the runtime keeps no
- * per-actor CPU time. Restarts are counted per registered name: the
- * name seen on a new pid while watching.
+ * proc_window: who is busy now, not since boot). %CPU is the share of
+ * one worker the actor had over the interval, from the difference of
+ * its cpu_ns in the two samples, when the node keeps statistics
+ * (SMARM_OPT_ACTOR_STATS, smarm-run --actor-stats; else "-"); the
+ * header's "busy" is their sum, the workers kept busy (without
+ * statistics: the actors running at the sample, "now"). Restarts are
+ * counted per registered name: the name seen on a new pid while
+ * watching.
  * Keys: c, b, m, r sort by runs, mailbox (queue), memory, restarts;
  * / filters by name or behaviour (Enter ends the text, an empty one
  * clears it); j/k or the arrows move the cursor, Enter or o opens the
@@ -56,6 +61,8 @@ struct row {
 	int64_t r_mbox;	 /* -1: none */
 	int64_t r_mem;	 /* stack high water, bytes */
 	uint64_t r_rst;	 /* restarts seen (its name, a new pid) */
+	double r_cpu;	 /* percent of one worker over the interval, from
+			    cpu_ns (-1: the node keeps no statistics) */
 };
 
 /* A name and the pid that held it, and how often it moved. */
@@ -76,6 +83,10 @@ struct top {
 	struct jv snap, stats;
 	uint64_t t_ns, prev_t_ns;
 	uint64_t *prev_ids, *prev_waits; /* sorted by id */
+	uint64_t *prev_cpu;		 /* cpu_ns, by the same index */
+	bool actor_stats;		 /* the node keeps cpu_ns (hello) */
+	double busy;			 /* workers busy over the interval
+					    (sum of cpu_ns), or running now */
 	size_t prev_n;
 	struct row *rows;
 	size_t nrows, allrows;
@@ -143,7 +154,8 @@ static int ask(struct top *t, const char *req, struct jv *out)
 	return rc;
 }
 
-static uint64_t prev_waits_of(const struct top *t, uint64_t id, bool *found)
+static uint64_t prev_waits_of(const struct top *t, uint64_t id, bool *found,
+			      uint64_t *cpu)
 {
 	size_t lo = 0, hi = t->prev_n;
 	while (lo < hi) {
@@ -154,6 +166,7 @@ static uint64_t prev_waits_of(const struct top *t, uint64_t id, bool *found)
 			hi = mid;
 	}
 	*found = lo < t->prev_n && t->prev_ids[lo] == id;
+	*cpu = *found ? t->prev_cpu[lo] : 0;
 	return *found ? t->prev_waits[lo] : 0;
 }
 
@@ -214,14 +227,18 @@ static int cmp_rows(const void *pa, const void *pb)
 	case SORT_RESTARTS:
 		x = (int64_t)a->r_rst, y = (int64_t)b->r_rst;
 		break;
-	default:
+	default: /* CPU time when the node keeps it, else runs */
 		x = (int64_t)a->r_runs, y = (int64_t)b->r_runs;
+		if (a->r_cpu >= 0 && b->r_cpu >= 0 && a->r_cpu != b->r_cpu)
+			return a->r_cpu > b->r_cpu ? -1 : 1;
 		break;
 	}
 	if (x != y)
 		return x > y ? -1 : 1;
 	return a->r_id < b->r_id ? -1 : a->r_id > b->r_id;
 }
+
+static double secs(const struct top *t);
 
 /* Rebuild the rows of the current sample (filter, rates, sort). */
 static void rows_make(struct top *t)
@@ -233,18 +250,32 @@ static void rows_make(struct top *t)
 	t->nrows = 0;
 	t->allrows = n;
 	t->total_runs = 0;
+	t->busy = 0;
 	if (t->rows == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct jv *a = &actors->kids[i];
 		uint64_t id = (uint64_t)jv_int(a, "id", 0);
 		uint64_t waits = (uint64_t)jv_int(a, "waits", 0);
+		uint64_t cpu = (uint64_t)jv_int(a, "cpu_ns", 0), cpu0;
 		bool seen;
-		uint64_t before = prev_waits_of(t, id, &seen);
+		uint64_t before = prev_waits_of(t, id, &seen, &cpu0);
 		uint64_t runs = t->prev_n == 0 ? 0
 				: seen	       ? waits - before
 					       : waits;
 		uint64_t rst = name_moves(t, jv_str(a, "name"), id);
+		double pct = -1;
+		if (t->actor_stats) {
+			uint64_t d = t->prev_n == 0 ? 0
+				     : seen	    ? cpu - cpu0
+						    : cpu;
+			pct = secs(t) > 0 ? 100.0 * (double)d / 1e9 / secs(t)
+					  : 0;
+			t->busy += pct / 100.0;
+		} else if (strcmp(jv_str(a, "state"), "running") == 0 ||
+			   strcmp(jv_str(a, "state"), "notified") == 0) {
+			t->busy += 1; /* running now */
+		}
 		t->total_runs += runs;
 		if (!row_matches(t, a))
 			continue;
@@ -254,6 +285,7 @@ static void rows_make(struct top *t)
 		t->rows[t->nrows].r_mbox = jv_int(a, "mailbox", -1);
 		t->rows[t->nrows].r_mem = jv_int(a, "stack_high_water", 0);
 		t->rows[t->nrows].r_rst = rst;
+		t->rows[t->nrows].r_cpu = pct;
 		t->nrows++;
 	}
 	for (size_t i = 0; i < t->nrows; i++)
@@ -276,29 +308,35 @@ static int sample(struct top *t)
 	/* Keep the old sample's waits, sorted by id. */
 	free(t->prev_ids);
 	free(t->prev_waits);
+	free(t->prev_cpu);
 	t->prev_ids = NULL;
 	t->prev_waits = NULL;
+	t->prev_cpu = NULL;
 	t->prev_n = 0;
 	if (actors != NULL && actors->n > 0) {
-		uint64_t *pairs = malloc(2 * actors->n * sizeof *pairs);
+		uint64_t *trip = malloc(3 * actors->n * sizeof *trip);
 		t->prev_ids = malloc(actors->n * sizeof *t->prev_ids);
 		t->prev_waits = malloc(actors->n * sizeof *t->prev_waits);
-		if (pairs != NULL && t->prev_ids != NULL &&
-		    t->prev_waits != NULL) {
+		t->prev_cpu = malloc(actors->n * sizeof *t->prev_cpu);
+		if (trip != NULL && t->prev_ids != NULL &&
+		    t->prev_waits != NULL && t->prev_cpu != NULL) {
 			for (size_t i = 0; i < actors->n; i++) {
-				pairs[2 * i] = (uint64_t)jv_int(
-					&actors->kids[i], "id", 0);
-				pairs[2 * i + 1] = (uint64_t)jv_int(
-					&actors->kids[i], "waits", 0);
+				const struct jv *a = &actors->kids[i];
+				trip[3 * i] = (uint64_t)jv_int(a, "id", 0);
+				trip[3 * i + 1] =
+					(uint64_t)jv_int(a, "waits", 0);
+				trip[3 * i + 2] =
+					(uint64_t)jv_int(a, "cpu_ns", 0);
 			}
-			qsort(pairs, actors->n, 2 * sizeof *pairs, cmp_u64);
+			qsort(trip, actors->n, 3 * sizeof *trip, cmp_u64);
 			for (size_t i = 0; i < actors->n; i++) {
-				t->prev_ids[i] = pairs[2 * i];
-				t->prev_waits[i] = pairs[2 * i + 1];
+				t->prev_ids[i] = trip[3 * i];
+				t->prev_waits[i] = trip[3 * i + 1];
+				t->prev_cpu[i] = trip[3 * i + 2];
 			}
 			t->prev_n = actors->n;
 		}
-		free(pairs);
+		free(trip);
 	}
 	if (ask(t, "stats", &stats) != 0)
 		return -1;
@@ -341,9 +379,10 @@ static void draw_header(const struct top *t, FILE *f)
 		t->path, t->os_pid, secs(t), sort_names[t->sort],
 		t->filter[0] ? "  filter: " : "", t->filter);
 	fprintf(f,
-		"workers %lld  run queue %lld  actors %lld  memory %ld KiB  "
-		"cpu %.0f%%\n",
-		(long long)stat_get(t, "WORKERS"),
+		"workers %lld (busy %.2f%s)  run queue %lld  actors %lld  "
+		"memory %ld KiB  cpu %.0f%%\n",
+		(long long)stat_get(t, "WORKERS"), t->busy,
+		t->actor_stats ? "" : " now",
 		(long long)stat_get(t, "RUN_QUEUE"),
 		(long long)stat_get(t, "LIVE_ACTORS"), t->rss_kib, t->cpu_pct);
 	fprintf(f,
@@ -365,7 +404,7 @@ static void row_text(const struct top *t, const struct row *r, char *buf,
 	const char *plugin = jv_str(a, "plugin");
 	const char *sn = jv_str(a, "state_name");
 	const char *wait = jv_str(a, "wait");
-	char what[64], state[32], mbox[24];
+	char what[64], state[32], mbox[24], cpu[16];
 	double s = secs(t);
 	if (plugin[0] != '\0')
 		snprintf(what, sizeof what, "%s%s%s", beh, sn[0] ? ":" : "",
@@ -374,22 +413,26 @@ static void row_text(const struct top *t, const struct row *r, char *buf,
 		snprintf(what, sizeof what, "%s", beh[0] ? beh : "-");
 	snprintf(state, sizeof state, "%s%s%s", jv_str(a, "state"),
 		 wait[0] ? "/" : "", wait);
+	if (r->r_cpu < 0)
+		snprintf(cpu, sizeof cpu, "-");
+	else
+		snprintf(cpu, sizeof cpu, "%.1f", r->r_cpu);
 	if (r->r_mbox < 0)
 		snprintf(mbox, sizeof mbox, "-");
 	else
 		snprintf(mbox, sizeof mbox, "%lld", (long long)r->r_mbox);
 	snprintf(buf, cap,
-		 "%-10s %-16.16s %-20.20s %-16.16s %9.0f %5.1f %8lld %7s "
+		 "%-10s %-16.16s %-20.20s %-16.16s %9.0f %5.1f %5s %8lld %7s "
 		 "%4llu",
 		 jv_str(a, "pid"), name[0] ? name : "-", what, state,
-		 s > 0 ? (double)r->r_runs / s : 0, r->r_share,
+		 s > 0 ? (double)r->r_runs / s : 0, r->r_share, cpu,
 		 (long long)(r->r_mem / 1024), mbox,
 		 (unsigned long long)r->r_rst);
 }
 
 static const char table_head[] =
 	"PID        NAME             BEHAVIOUR            STATE            "
-	"   RUNS/s  %RUN STACK_KB    MBOX  RST";
+	"   RUNS/s  %RUN  %CPU STACK_KB    MBOX  RST";
 
 static void draw_table(const struct top *t, FILE *f, int max_rows, bool tty)
 {
@@ -681,7 +724,7 @@ static void usage(FILE *f)
 		"one).\n"
 		"  -d, --delay S   seconds between samples (default 2; "
 		"--once: 1)\n"
-		"  -s, --sort K    cpu (runs in the interval), queue "
+		"  -s, --sort K    cpu (%%CPU, or runs in the interval), queue "
 		"(mailbox), memory\n"
 		"                  (stack high water), restarts\n"
 		"  -f, --filter T  only actors whose name, behaviour or plugin "
@@ -767,6 +810,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t.os_pid = (long)jv_int(&hello, "os_pid", 0);
+	t.actor_stats = jv_int(&hello, "actor_stats", 0) != 0;
 	jv_free(&hello);
 	if (json) {
 		/* The node's own answers, one object: stable for scripts. */
@@ -808,6 +852,7 @@ int main(int argc, char **argv)
 	free(t.rows);
 	free(t.prev_ids);
 	free(t.prev_waits);
+	free(t.prev_cpu);
 	for (size_t i = 0; i < t.nnames; i++)
 		free(t.names[i].n_name);
 	free(t.names);

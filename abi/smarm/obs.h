@@ -34,7 +34,7 @@ extern "C" {
  * The format of smarm_actor_info_t and of the socket protocol. Changes
  * whenever either does. Since: SMARM_0.5.
  */
-#define SMARM_OBS_FORMAT_VERSION 1
+#define SMARM_OBS_FORMAT_VERSION 2
 
 /* Bytes of a behaviour, plugin or state name in a record, NUL included. */
 #define SMARM_OBS_TEXT_MAX 64
@@ -61,18 +61,37 @@ enum smarm_actor_state {
  * smarm_actor_info_t.wait: what a parked actor waits on, as far as the
  * runtime knows. Since: SMARM_0.5.
  *   SMARM_WAIT_NONE     not parked.
- *   SMARM_WAIT_BLOCKED  on a channel, mutex, join, fd or job, unbounded.
- *   SMARM_WAIT_TIMED    the same, or a sleep, with a deadline
- *                       (smarm_actor_info_t.wait_deadline_ns).
+ *   SMARM_WAIT_BLOCKED  on a channel, a select or a job (in a format
+ *                       1 record also a mutex, a join or an fd),
+ *                       unbounded.
+ *   SMARM_WAIT_TIMED    the same (format 1: or a sleep), with a
+ *                       deadline (smarm_actor_info_t.wait_deadline_ns).
  *   SMARM_WAIT_RECEIVE  a server, machine or supervisor parked: idle
  *                       in its mailbox (with or without a deadline),
  *                       or, rarely, inside a callback's own wait.
+ * Format 2 says more of a wait whose code said what it waits on
+ * (smarm_actor_info_t.wait_on); a record of size
+ * SMARM_ACTOR_INFO_SIZE_V1 gets SMARM_WAIT_BLOCKED or _TIMED for them:
+ *   SMARM_WAIT_CALL     a server's or machine's answer to a call
+ *                       (smarm_server_call and kin): wait_on the
+ *                       server's pid id (0: called by name).
+ *   SMARM_WAIT_JOIN     smarm_actor_join: wait_on the pid id joined.
+ *   SMARM_WAIT_MUTEX    a green mutex: wait_on the pid id that held it
+ *                       when the wait began.
+ *   SMARM_WAIT_IO       an fd's readiness (smarm_io_wait_* and the io
+ *                       calls that wait): wait_on the fd.
+ *   SMARM_WAIT_SLEEP    smarm_actor_sleep (wait_deadline_ns set).
  */
 enum smarm_actor_wait {
 	SMARM_WAIT_NONE = 0,
 	SMARM_WAIT_BLOCKED = 1,
 	SMARM_WAIT_TIMED = 2,
 	SMARM_WAIT_RECEIVE = 3,
+	SMARM_WAIT_CALL = 4,
+	SMARM_WAIT_JOIN = 5,
+	SMARM_WAIT_MUTEX = 6,
+	SMARM_WAIT_IO = 7,
+	SMARM_WAIT_SLEEP = 8,
 };
 
 /*
@@ -101,7 +120,10 @@ enum smarm_actor_flag {
  * library fills the first min(size, its own) bytes. Since: SMARM_0.5.
  *   size          in: the caller's sizeof (at least
  *                 SMARM_ACTOR_INFO_SIZE_V1); out: what was filled.
- *   version       out: SMARM_OBS_FORMAT_VERSION of the library.
+ *   version       out: the format filled: 1 for a size below
+ *                 SMARM_ACTOR_INFO_SIZE_V2 (a version 1 caller gets
+ *                 exactly the version 1 record), else
+ *                 SMARM_OBS_FORMAT_VERSION.
  *   pid, parent   the actor and its spawner (SMARM_PID_NONE: the run
  *                 itself); a supervisor's children have it as parent.
  *   state, wait   enum smarm_actor_state, enum smarm_actor_wait.
@@ -126,6 +148,29 @@ enum smarm_actor_flag {
  *   behaviour, plugin  a server's or machine's behaviour and plugin
  *                 names; "supervisor" for a supervisor; else "".
  *   state_name    a machine's current state, else "".
+ * Version 2 (SMARM_ACTOR_INFO_SIZE_V2) adds the actor's statistics,
+ * kept only by a node opened with SMARM_OPT_ACTOR_STATS 1 (else 0), per
+ * incarnation (a restarted child starts again at 0):
+ *   cpu_ns        time on a worker, from each switch-in to its
+ *                 switch-out (a cycle-counter read per switch): wall
+ *                 time while it ran, so it includes what the kernel
+ *                 took from its worker thread meanwhile.
+ *   runs          times it was switched in.
+ *   runq_wait_ns  time it spent runnable but not running, from the
+ *                 wake, spawn, yield or preemption to the switch-in,
+ *                 summed (a wake that found it still running is
+ *                 not counted: it never queued).
+ *   messages_in, messages_out  elements it took from channels, and
+ *                 sent on them (its own sends and receives, any
+ *                 channel: a server's inbox, a reply, a private one).
+ *   preempt_safe  timeslices that ended at a safe point (smarm_check,
+ *                 a runtime call).
+ *   preempt_async times the monitor's signal preempted it
+ *                 (SMARM_OPT_PREEMPT_ASYNC), whether or not another
+ *                 actor then ran.
+ * and, kept whatever the option:
+ *   wait_on       for SMARM_WAIT_CALL, _JOIN, _MUTEX: a pid id; _IO:
+ *                 the fd; else 0.
  */
 typedef struct smarm_actor_info {
 	uint32_t size;
@@ -151,10 +196,21 @@ typedef struct smarm_actor_info {
 	char behaviour[SMARM_OBS_TEXT_MAX];
 	char plugin[SMARM_OBS_TEXT_MAX];
 	char state_name[SMARM_OBS_TEXT_MAX];
+	/* version 2 */
+	uint64_t cpu_ns;
+	uint64_t runs;
+	uint64_t runq_wait_ns;
+	uint64_t messages_in;
+	uint64_t messages_out;
+	uint32_t preempt_safe;
+	uint32_t preempt_async;
+	uint64_t wait_on;
 } smarm_actor_info_t;
 
 /* The size of the version 1 record: the least `size` accepted. */
 #define SMARM_ACTOR_INFO_SIZE_V1 368
+/* The size of the version 2 record (SMARM_0.5). */
+#define SMARM_ACTOR_INFO_SIZE_V2 424
 
 /* An opaque snapshot of a node's actors. */
 typedef struct smarm_snapshot smarm_snapshot_t;
@@ -166,7 +222,11 @@ typedef struct smarm_snapshot smarm_snapshot_t;
  * alive, and every ended one not yet joined, is in it once, in slot
  * order, unless it was spawned or ended during the walk. Nothing is
  * stopped: each actor's slot lock is held for the copy of its record
- * only. The snapshot is the caller's, freed with smarm_snapshot_free.
+ * only. Taken by an actor of the node itself, a node of 20000 actors
+ * or more is walked on a thread of the blocking-work pool
+ * (smarm_io_blocking) while the caller is parked, so its worker runs
+ * other actors meanwhile. The snapshot is the caller's, freed with
+ * smarm_snapshot_free.
  * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL; SMARM_ENOTACTOR
  * node NULL outside an actor; SMARM_ENOMEM.
  * Thread-safety: any thread (an actor, the host's, a signal-free

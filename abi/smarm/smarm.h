@@ -309,7 +309,16 @@ SMARM_API const char *smarm_version_string(void);
 	 * docs/embedding.md for when a fault can be contained and what it     \
 	 * cannot undo. A node default (a config) and a spawn option (an       \
 	 * actor's choice holds for it alone). Default 0. Since: SMARM_0.5. */ \
-	XX(CONTAIN_FAULTS, 16, 0, 2, 0, SPAWN)
+	XX(CONTAIN_FAULTS, 16, 0, 2, 0, SPAWN)                                 \
+	/* 0 or 1: keep per-actor statistics for introspection                 \
+	 * (smarm_actor_info_t's cpu_ns, runs, runq_wait_ns, preemptions,      \
+	 * messages in and out): a cycle-counter read at every switch and      \
+	 * at every wake, and 64 bytes per actor slot. Off, the records        \
+	 * hold 0 there and the scheduler pays one predictable branch per      \
+	 * switch (as Erlang's scheduler_wall_time flag). Default 0: the       \
+	 * counter read costs 30-40 ns in a VM, a third of a round trip        \
+	 * between two actors (docs/benchmarks.md). Since: SMARM_0.5. */       \
+	XX(ACTOR_STATS, 17, 0, 1, 0, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \

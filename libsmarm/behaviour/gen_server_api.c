@@ -651,8 +651,13 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 	int rc;
 
 	for (;;) {
+		/* For introspection: parked on this server's answer (by
+		 * name: the pid is not kept, 0). */
+		smarm__wait_note(SMARM__WON_CALL,
+				 s->sc_named ? 0 : s->sc_pid.id);
 		rc = reply_recv(s->sc_reply, timeout_ns, &deadline,
 				(struct bhv_reply *)&r);
+		smarm__wait_note(SMARM__WON_NONE, 0);
 		if (rc != 0)
 			return rc;
 		if (r.id == seq)

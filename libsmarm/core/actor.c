@@ -748,6 +748,34 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_stk_guard = s->stk_guard;
 	pk->pk_stk_hwm = smarm__stack_depth_hwm(s, base);
 	pk->pk_stk_shrinks = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
+	pk->pk_wait_on = 0;
+	pk->pk_wait_target = 0;
+	if (pk->pk_state == SMARM__ST_PARKED) {
+		/* Owner-written: a wait that just ended may still show. */
+		pk->pk_wait_on = __atomic_load_n(&s->wait_on, __ATOMIC_RELAXED);
+		if (pk->pk_wait_on != SMARM__WON_NONE)
+			pk->pk_wait_target = __atomic_load_n(&s->wait_target,
+							     __ATOMIC_RELAXED);
+	}
+	pk->pk_stats = n->astat_on;
+	pk->pk_cpu = pk->pk_runs = pk->pk_rqwait = 0;
+	pk->pk_msg_in = pk->pk_msg_out = 0;
+	pk->pk_pre_safe = pk->pk_pre_async = 0;
+	if (n->astat_on) {
+		const struct smarm__astat *a = smarm__astat_of(n, s);
+		pk->pk_cpu = __atomic_load_n(&a->as_cpu, __ATOMIC_RELAXED);
+		pk->pk_runs = __atomic_load_n(&a->as_runs, __ATOMIC_RELAXED);
+		pk->pk_rqwait =
+			__atomic_load_n(&a->as_rqwait, __ATOMIC_RELAXED);
+		pk->pk_msg_in =
+			__atomic_load_n(&a->as_msg_in, __ATOMIC_RELAXED);
+		pk->pk_msg_out =
+			__atomic_load_n(&a->as_msg_out, __ATOMIC_RELAXED);
+		pk->pk_pre_safe =
+			__atomic_load_n(&a->as_pre_safe, __ATOMIC_RELAXED);
+		pk->pk_pre_async =
+			__atomic_load_n(&a->as_pre_async, __ATOMIC_RELAXED);
+	}
 	/*
 	 * A parked actor's deadline is its wait's wake entry in the timer
 	 * heap (never read from the wait on its stack: a walk of a million
@@ -1298,13 +1326,28 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		t->joiner = reg.pid;
 		t->joiner_epoch = reg.epoch;
 		smarm__unlock(&t->cold, SMARM__RANK_SLOT);
+		__atomic_store_n(&me->wait_target, pid, __ATOMIC_RELAXED);
+		__atomic_store_n(&me->wait_on, SMARM__WON_JOIN,
+				 __ATOMIC_RELAXED);
 		rc = smarm__wait_park(&w); /* unbounded: only WAIT-9 */
+		__atomic_store_n(&me->wait_on, SMARM__WON_NONE,
+				 __ATOMIC_RELAXED);
 		if (rc != 0) {
 			join_undo(&w);
 			smarm__wait_retire(&w);
 			return rc;
 		}
 	}
+}
+
+void smarm__wait_note(int kind, uint64_t target)
+{
+	struct smarm__slot *me = smarm__current();
+	if (me == NULL)
+		return;
+	if (kind != SMARM__WON_NONE)
+		__atomic_store_n(&me->wait_target, target, __ATOMIC_RELAXED);
+	__atomic_store_n(&me->wait_on, (uint8_t)kind, __ATOMIC_RELAXED);
 }
 
 int smarm__detach(struct smarm_node *n, uint64_t pid)

@@ -94,6 +94,17 @@ static uint64_t ns_to_cycles(uint64_t ns)
 	return (uint64_t)(((unsigned __int128)ns * tsc_per_ns_q16) >> 16);
 }
 
+uint64_t smarm__cycles_to_ns(uint64_t cycles)
+{
+	pthread_once(&tsc_once, tsc_calibrate);
+	return (uint64_t)(((unsigned __int128)cycles << 16) / tsc_per_ns_q16);
+}
+
+bool smarm__node_astat_on(const struct smarm_node *n)
+{
+	return n->astat_on;
+}
+
 /* ------------------------------------------------------------ config */
 
 /*
@@ -298,6 +309,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->slice_ns = (uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS];
 	n->preempt_async = cfg->opt[SMARM_OPT_PREEMPT_ASYNC] != 0;
 	n->preempt_move = cfg->opt[SMARM_OPT_PREEMPT_MOVE] != 0;
+	n->astat_on = cfg->opt[SMARM_OPT_ACTOR_STATS] != 0;
 	n->link_default = cfg->opt[SMARM_OPT_LINK] != 0;
 	n->contain_faults = (uint8_t)cfg->opt[SMARM_OPT_CONTAIN_FAULTS];
 	if (n->contain_faults)
@@ -775,7 +787,9 @@ int smarm_actor_sleep(uint64_t ns)
 	/* A wait with no registration: only its timer (or a stop) ends it. */
 	smarm__wait_init(&w, me, smarm__deadline_after(ns), NULL, NULL);
 	smarm__wait_open(&w);
+	smarm__wait_note(SMARM__WON_SLEEP, 0);
 	rc = smarm__wait_park(&w);
+	smarm__wait_note(SMARM__WON_NONE, 0);
 	if (rc != 0)
 		smarm__wait_retire(&w);
 	return rc;

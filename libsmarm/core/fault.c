@@ -215,8 +215,9 @@ void smarm__self_mutex_held(int delta)
 	struct smarm__slot *me = smarm__current();
 	if (me == NULL)
 		return;
-	if (delta > 0 && me->mtx_held < UINT8_MAX)
+	if (delta > 0 && me->mtx_held < SMARM__MTX_HELD_MAX)
 		me->mtx_held++;
-	else if (delta < 0 && me->mtx_held > 0 && me->mtx_held < UINT8_MAX)
+	else if (delta < 0 && me->mtx_held > 0 &&
+		 me->mtx_held < SMARM__MTX_HELD_MAX)
 		me->mtx_held--; /* saturated: held for good, contain nothing */
 }

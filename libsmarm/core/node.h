@@ -27,6 +27,7 @@
 #include "subsys.h"
 
 struct smarm__slot;
+struct smarm__astat;
 struct smarm__timer_ent;
 struct smarm__timed_call;
 
@@ -148,6 +149,11 @@ struct smarm_node {
 	struct smarm__slot *slots; /* set before nslots is first published */
 	size_t slots_reserved;	   /* bytes reserved at slots (free_lock) */
 	size_t slots_committed;	   /* bytes read/write (free_lock) */
+	/* per-actor statistics (slot.h smarm__astat), beside the slots:
+	 * NULL unless astat_on; reserved and committed with them */
+	struct smarm__astat *astats;
+	size_t astats_reserved, astats_committed; /* bytes (free_lock) */
+	bool astat_on; /* SMARM_OPT_ACTOR_STATS (immutable after open) */
 	_Atomic uint32_t nslots;
 	/*
 	 * Each group below that some worker writes in the normal course

@@ -762,6 +762,8 @@ void smarm__preempt_resume(uintptr_t *pc_slot)
 	struct smarm__slot *s = w->cur;
 
 	s->preempt_pending = 0;
+	if (SMARM_UNLIKELY(w->astat))
+		SMARM__ASTAT_ADD(&smarm__astat_of(w->node, s)->as_pre_async, 1);
 	smarm__observe_stop(s);
 	if (smarm__other_work(w)) {
 		if (preempt_may_move(w, s, *pc_slot, from)) {

@@ -75,6 +75,14 @@
  * per wake); sleeping with poll(ms) (sub-ms deadlines became busy loops);
  * waking every idle worker on each push (thundering herd).
  *
+ * Statistics. A node with SMARM_OPT_ACTOR_STATS reads the cycle counter
+ * once per switch (astat_switch: the actor leaving is charged from its
+ * switch-in, the one arriving starts its run) and once per wake that
+ * queues an actor (astat_enq: its run-queue wait starts), into the
+ * per-slot lines of slot.h. Without it each of those places costs one
+ * predictable branch on a flag of the worker (or node): the counter
+ * read is 30-40 ns in a VM, a third of a round trip between two actors.
+ *
  * Ownership: workers belong to the node during a run; worker 0 is the
  * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards the rq ring and
  * its front counters; each ldq_lock (RUNQ, never two at once) its
@@ -105,6 +113,7 @@
 
 __thread struct smarm__worker *smarm__tls_worker
 	__attribute__((tls_model("initial-exec")));
+__thread bool smarm__tls_astat __attribute__((tls_model("initial-exec")));
 
 /* ---------------------------------------------------------------- queue */
 
@@ -878,6 +887,9 @@ void smarm__yield(struct smarm__slot *s)
 
 void smarm__yield_slice(struct smarm__slot *s)
 {
+	struct smarm__worker *w = smarm__tls_worker;
+	if (SMARM_UNLIKELY(w->astat))
+		SMARM__ASTAT_ADD(&smarm__astat_of(w->node, s)->as_pre_safe, 1);
 	yield_as(s, SMARM__INTENT_SLICE);
 }
 
@@ -1033,6 +1045,14 @@ queue:
 	rq_push(n, pid, true);
 }
 
+/* A waker made the actor in s runnable (not its own worker's switch). */
+static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
+{
+	if (SMARM_UNLIKELY(n->astat_on))
+		__atomic_store_n(&smarm__astat_of(n, s)->as_enq,
+				 smarm__cycles_fast(), __ATOMIC_RELAXED);
+}
+
 /*
  * pid comes from a registration or a wake entry of this node's own
  * actors (never from a caller), so it is not checked against the node
@@ -1044,8 +1064,10 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	if (s == NULL)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
-	if (r == SMARM__UNPARK_ENQUEUE)
+	if (r == SMARM__UNPARK_ENQUEUE) {
+		astat_enq(n, s);
 		enqueue_woken(n, pid, false);
+	}
 	return r != SMARM__UNPARK_NOOP;
 }
 
@@ -1058,8 +1080,10 @@ void smarm__unpark_any(struct smarm_node *n, uint64_t pid)
 {
 	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
 	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), true, 0) ==
-				 SMARM__UNPARK_ENQUEUE)
+				 SMARM__UNPARK_ENQUEUE) {
+		astat_enq(n, s);
 		enqueue_woken(n, pid, true); /* a stop's wake is urgent */
+	}
 }
 
 /*
@@ -1403,6 +1427,43 @@ static void yield_queue(struct smarm__worker *w, struct smarm__slot *p,
 }
 
 /*
+ * Statistics (SMARM_OPT_ACTOR_STATS), at a switch of w at cycle t: the
+ * actor switched in (next, or NULL for the scheduler) starts a run, and
+ * its wait since it became runnable ends. One cycle-counter read serves
+ * the actor leaving and the one arriving.
+ */
+static void astat_in(struct smarm__worker *w, struct smarm__slot *next,
+		     uint64_t t)
+{
+	w->run_t0 = t;
+	if (next != NULL) {
+		struct smarm__astat *a = smarm__astat_of(w->node, next);
+		uint64_t e = __atomic_load_n(&a->as_enq, __ATOMIC_RELAXED);
+		SMARM__ASTAT_ADD(&a->as_runs, 1);
+		if (e != 0 && t > e)
+			SMARM__ASTAT_ADD(&a->as_rqwait, t - e);
+		__atomic_store_n(&a->as_enq, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* ... and s leaves it, for intent: its run ends. */
+static __attribute__((noinline)) void astat_switch(struct smarm__worker *w,
+						   struct smarm__slot *s,
+						   int intent,
+						   struct smarm__slot *next)
+{
+	uint64_t t = smarm__cycles_fast();
+	struct smarm__astat *a = smarm__astat_of(w->node, s);
+	if (t > w->run_t0)
+		SMARM__ASTAT_ADD(&a->as_cpu, t - w->run_t0);
+	/* A yield or a preemption is runnable from now; a park from the
+	 * wake that ends it (smarm__unpark_at). */
+	if (intent != SMARM__INTENT_PARK && intent != SMARM__INTENT_DONE)
+		__atomic_store_n(&a->as_enq, t, __ATOMIC_RELAXED);
+	astat_in(w, next, t);
+}
+
+/*
  * Finish the transition of the actor that just left this worker. It runs
  * on whatever stack the worker switched to (the next actor's, or the
  * scheduler's), after the leaving actor's sp was saved by the switch, so
@@ -1414,6 +1475,8 @@ static void finish_switch(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	if (p == NULL)
 		return;
+	if (SMARM_UNLIKELY(w->astat)) /* p's run ends, cur's begins */
+		astat_switch(w, p, w->prev_intent, w->cur);
 	w->prev = NULL;
 	w->in_finish = true; /* its wakes (a joiner) go to the shared queue */
 	if ((uintptr_t)p->sp < p->hwm)
@@ -1723,6 +1786,19 @@ pick_next(struct smarm__worker *w)
 	return s;
 }
 
+void smarm__astat_msg_slow(struct smarm__worker *w, bool out, uint64_t k)
+{
+	struct smarm__astat *a;
+	/* Between actors, or finishing another's switch: nobody's own. */
+	if (w->cur == NULL || w->in_finish)
+		return;
+	a = smarm__astat_of(w->node, w->cur);
+	if (out)
+		SMARM__ASTAT_ADD(&a->as_msg_out, k);
+	else
+		SMARM__ASTAT_ADD(&a->as_msg_in, k);
+}
+
 /*
  * Actor side: leave the CPU (yield, park or end) and switch straight to
  * the next actor of this worker, or to its scheduler when there is none.
@@ -1794,7 +1870,9 @@ static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
 		return;
 	w->cur = s;
 	w->slice_start = 0; /* started lazily by the first slice check */
-	run_seq_bump(w);    /* odd: actor code runs */
+	if (SMARM_UNLIKELY(w->astat))
+		astat_in(w, s, smarm__cycles_fast());
+	run_seq_bump(w); /* odd: actor code runs */
 	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
 			  s->stk_reserve);
 	smarm__ctx_switch(&w->sched_sp, s->sp);
@@ -1842,8 +1920,10 @@ static void *worker_thread(void *arg)
 {
 	struct smarm__worker *w = arg;
 	smarm__tls_worker = w;
+	smarm__tls_astat = w->astat;
 	worker_loop(w);
 	smarm__tls_worker = NULL;
+	smarm__tls_astat = false;
 	return NULL;
 }
 
@@ -1877,6 +1957,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		n->workers[i].id = i;
 		n->workers[i].pin_head = SMARM__NO_INDEX;
 		n->workers[i].pin_tail = SMARM__NO_INDEX;
+		n->workers[i].astat = n->astat_on;
 		smarm__ring_init_fixed(&n->workers[i].ldq,
 				       n->workers[i].ldq_buf, SMARM__LDQ_CAP);
 		n->parkers[i].state = PK_EMPTY;
@@ -1906,8 +1987,10 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	n->workers[0].thread = pthread_self();
 	smarm__monitor_start(n);
 	smarm__tls_worker = &n->workers[0];
+	smarm__tls_astat = n->workers[0].astat;
 	worker_loop(&n->workers[0]);
 	smarm__tls_worker = NULL;
+	smarm__tls_astat = false;
 	smarm__monitor_stop(n); /* before any worker thread is joined */
 
 	for (int i = 1; i < started; i++)

@@ -99,6 +99,8 @@ struct smarm__worker {
 				      wakes go to the wake slot */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
 	uint64_t slice_start;		       /* cycle count at resume */
+	bool astat;	 /* the node keeps actor statistics (slot.h) */
+	uint64_t run_t0; /* astat: cycle count at cur's switch-in */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
@@ -172,6 +174,10 @@ struct smarm__worker {
 
 extern __thread struct smarm__worker *smarm__tls_worker
 	__attribute__((tls_model("initial-exec")));
+/* This thread is a worker of a node that keeps actor statistics: one
+ * byte, so the check off the statistics is one compare (sched.c). */
+extern __thread bool smarm__tls_astat
+	__attribute__((tls_model("initial-exec")));
 
 static inline struct smarm__worker *smarm__worker(void)
 {
@@ -199,6 +205,19 @@ static inline struct smarm_node *smarm__current_node(void)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	return (w && w->cur) ? w->node : NULL;
+}
+
+void smarm__astat_msg_slow(struct smarm__worker *w, bool out, uint64_t k);
+
+/*
+ * The running actor sent (out) or took k messages: counted in its
+ * statistics line when the node keeps them (slot.h smarm__astat); else
+ * one predictable branch. Any thread: only an actor's own are counted.
+ */
+static inline void smarm__astat_msg(bool out, uint64_t k)
+{
+	if (SMARM_UNLIKELY(smarm__tls_astat))
+		smarm__astat_msg_slow(smarm__tls_worker, out, k);
 }
 
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);

@@ -29,6 +29,11 @@
  *   PARKED --wake--> QUEUED              RUNNING|NOTIFIED --end--> DONE
  *   DONE --reclaim (gen+1)--> VACANT
  *
+ * Statistics: a node with SMARM_OPT_ACTOR_STATS keeps a second table,
+ * one struct smarm__astat line per slot at the same index, reserved at
+ * the first growth and committed before the slots it serves, so a slot
+ * below nslots always has its line (slot.h).
+ *
  * Tenants: smarm__slot_install sets every per-tenant field, the one
  * place that does (actor.c INV-1); smarm__slot_reclaim ends a tenancy.
  *
@@ -102,6 +107,36 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 }
 
 /*
+ * Under free_lock, the node keeping statistics: make the statistics
+ * table's first `want` bytes read/write, reserving room for max_actors
+ * lines on first use. Pages never written cost no memory.
+ */
+static int astats_commit(struct smarm_node *n, size_t want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	want = (want + page - 1) & ~(page - 1);
+	if (n->astats == NULL) {
+		size_t all =
+			(size_t)n->max_actors * sizeof(struct smarm__astat);
+		void *base;
+		all = (all + page - 1) & ~(page - 1);
+		base = smarm__region_reserve(all);
+		if (base == NULL)
+			return SMARM_ENOMEM;
+		n->astats = base;
+		n->astats_reserved = all;
+	}
+	if (want > n->astats_reserved)
+		want = n->astats_reserved;
+	if (smarm__region_commit((uintptr_t)n->astats, n->astats_committed,
+				 want) != 0)
+		return SMARM_ENOMEM;
+	if (want > n->astats_committed)
+		n->astats_committed = want;
+	return 0;
+}
+
+/*
  * Under free_lock: make the table's first `want` bytes read/write,
  * reserving room for max_actors slots on first use.
  */
@@ -121,6 +156,12 @@ static int table_commit(struct smarm_node *n, size_t want)
 	}
 	if (want > n->slots_reserved)
 		want = n->slots_reserved;
+	if (n->astat_on) {
+		int rc = astats_commit(n, want / sizeof(struct smarm__slot) *
+						  sizeof(struct smarm__astat));
+		if (rc != 0)
+			return rc;
+	}
 	if (smarm__region_commit((uintptr_t)n->slots, n->slots_committed,
 				 want) != 0)
 		return SMARM_ENOMEM;
@@ -389,6 +430,10 @@ void smarm__slots_fini(struct smarm_node *n)
 	if (n->slots != NULL)
 		munmap(n->slots, n->slots_reserved);
 	n->slots = NULL;
+	if (n->astats != NULL)
+		munmap(n->astats, n->astats_reserved);
+	n->astats = NULL;
+	n->astats_reserved = n->astats_committed = 0;
 	n->slots_reserved = n->slots_committed = 0;
 	atomic_store_explicit(&n->nslots, 0, memory_order_relaxed);
 	free(n->free_stk);

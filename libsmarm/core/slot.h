@@ -94,6 +94,9 @@ enum {
 	SMARM__EXITING_ENDED = 2,
 };
 
+/* The most smarm mutexes a slot counts as held (mtx_held saturates). */
+#define SMARM__MTX_HELD_MAX 63
+
 struct smarm__slot {
 	_Atomic uint64_t word;	 /* gen<<32 | epoch<<8 | state */
 	void *sp;		 /* saved stack pointer while switched out */
@@ -114,10 +117,13 @@ struct smarm__slot {
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
-	uint8_t contain;	 /* SMARM_OPT_CONTAIN_FAULTS for this tenant
+	uint8_t wait_on;	 /* owner: SMARM__WON_*, what its next or
+				    current park waits on, as its caller
+				    said (smarm__wait_note; in padding) */
+	uint8_t contain : 2;	 /* SMARM_OPT_CONTAIN_FAULTS for this tenant
 				    (fault.c; in what was padding) */
-	uint8_t mtx_held;	 /* owner: smarm mutexes it holds, saturating
-				    at 255 (fault.c; in what was padding) */
+	uint8_t mtx_held : 6;	 /* owner: smarm mutexes it holds, saturating
+				    at SMARM__MTX_HELD_MAX (fault.c) */
 	uintptr_t ret_pc;	 /* owner's thread: a patched return's real
 				    address, 0: none (preempt.c INV-P5) */
 	uintptr_t *ret_slot;	 /* owner's thread: the patched stack word */
@@ -152,10 +158,17 @@ struct smarm__slot {
 	uint32_t pin_next;	   /* worker-local pinned FIFO link */
 	smarm__lock_t cold;	   /* guards the fields marked cold */
 	uint64_t pin_ticket;	   /* rq_pops value at which it is due */
-	uint64_t pin_ticket_local; /* and its worker's local_picks value */
-	_Atomic uint64_t waits;	   /* waits opened (owner writes): timer entries
-				      compare it, so an entry outlives no wrap
-				      of the 24-bit epoch */
+	union {
+		uint64_t pin_ticket_local; /* and its worker's local_picks
+					      value (in the pinned FIFO) */
+		uint64_t wait_target;	   /* owner, while parked with a
+					      wait_on: the pid id or fd it
+					      waits on; a pinned actor is
+					      runnable, never parked */
+	};
+	_Atomic uint64_t waits; /* waits opened (owner writes): timer entries
+				   compare it, so an entry outlives no wrap
+				   of the 24-bit epoch */
 	uint32_t stk_parks;	/* parks since the last shrink (saturating) */
 	uint32_t stk_shrinks;	/* park-path shrinks of this actor's stack */
 	uintptr_t run_frame;	/* owner: the runtime's frames lie at and
@@ -164,6 +177,45 @@ struct smarm__slot {
 } __attribute__((aligned(64))); /* lines of its own: its neighbours' owners
 				   write their tails at every wait */
 _Static_assert(sizeof(struct smarm__slot) == 256, "a slot is four lines");
+
+/*
+ * Per-actor statistics (SMARM_OPT_ACTOR_STATS): one line per slot, in a
+ * table of their own beside the slot table (the same index, reserved and
+ * committed with it, slot.c), made only when the node keeps them: a node
+ * that does not pays no memory and one predictable branch per switch
+ * (the slot itself has no room left: four lines, full). Reset by
+ * smarm__slot_install. Times are cycle counts (smarm__cycles_fast);
+ * introspection converts them to ns. Every field but as_enq is written
+ * by the worker running the tenant only, with relaxed atomic stores of a
+ * plain add (no read-modify-write instruction: one writer); as_enq by
+ * whoever makes it runnable. Peeks read them lock-free: each is a
+ * snapshot of itself.
+ */
+struct smarm__astat {
+	uint64_t as_cpu;       /* cycles on a worker, switch-in to -out */
+	uint64_t as_runs;      /* times switched in */
+	uint64_t as_rqwait;    /* cycles runnable before it ran, summed */
+	uint64_t as_enq;       /* when it last became runnable; 0: not
+				  noted (a wake that found it running) */
+	uint64_t as_msg_in;    /* elements it took from channels */
+	uint64_t as_msg_out;   /* elements it sent on channels */
+	uint32_t as_pre_safe;  /* slices that ended at a safe point */
+	uint32_t as_pre_async; /* preemptions by the monitor's signal */
+	uint64_t as_spare;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct smarm__astat) == 64, "a line per actor");
+
+/* Add v to an owner-written counter (one writer: no locked add). */
+#define SMARM__ASTAT_ADD(p, v)                                                 \
+	__atomic_store_n((p), __atomic_load_n((p), __ATOMIC_RELAXED) + (v),    \
+			 __ATOMIC_RELAXED)
+
+/* The statistics line of slot s (n->astats set: n->astat_on). */
+static inline struct smarm__astat *smarm__astat_of(struct smarm_node *n,
+						   const struct smarm__slot *s)
+{
+	return n->astats + (s - n->slots);
+}
 
 /* The pid of the actor in slot s (valid while s is occupied). */
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
@@ -254,7 +306,22 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->stk_parks = 0;
 	s->stk_shrinks = 0;
 	s->wait = NULL;
+	__atomic_store_n(&s->wait_on, SMARM__WON_NONE, __ATOMIC_RELAXED);
 	atomic_store_explicit(&s->ext_used, 0, memory_order_relaxed);
+	if (SMARM_UNLIKELY(n->astat_on)) {
+		struct smarm__astat *a = smarm__astat_of(n, s);
+		/* Relaxed stores: a peek may read the line meanwhile. */
+		__atomic_store_n(&a->as_cpu, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_runs, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_rqwait, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_msg_in, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_msg_out, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_pre_safe, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->as_pre_async, 0, __ATOMIC_RELAXED);
+		/* Runnable from its publish on (spawn). */
+		__atomic_store_n(&a->as_enq, smarm__cycles_fast(),
+				 __ATOMIC_RELAXED);
+	}
 }
 
 /*

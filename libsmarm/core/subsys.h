@@ -395,6 +395,16 @@ struct smarm__peek {
 	uint64_t pk_stk_guard;	 /* guard bytes (0: dense) */
 	uint64_t pk_stk_hwm;	 /* sampled deepest use, bytes */
 	uint32_t pk_stk_shrinks; /* park-path shrinks */
+	uint8_t pk_wait_on;	 /* SMARM__WON_* (parked only) */
+	uint64_t pk_wait_target; /* its pid id or fd, or 0 */
+	bool pk_stats;		 /* the node keeps the next (ACTOR_STATS) */
+	uint32_t pk_pre_safe;	 /* slices ended at a safe point */
+	uint32_t pk_pre_async;	 /* preemptions by signal */
+	uint64_t pk_cpu;	 /* cycles on a worker */
+	uint64_t pk_runs;	 /* times switched in */
+	uint64_t pk_rqwait;	 /* cycles runnable, not running */
+	uint64_t pk_msg_in;	 /* elements taken from channels */
+	uint64_t pk_msg_out;	 /* elements sent */
 	const void *pk_ext[SMARM__SUB_MAX];    /* per-subsystem state */
 	const struct smarm__labels *pk_labels; /* NULL: none */
 };
@@ -418,6 +428,35 @@ int smarm__actor_peek_all(struct smarm_node *n, smarm__peek_fn fn, void *arg);
 
 /* The pid id of the actor running on this thread, 0 if none. */
 uint64_t smarm__self_pid(void);
+
+/* A cycle count (the node's statistics, pk_cpu and kin) in ns. */
+uint64_t smarm__cycles_to_ns(uint64_t cycles);
+
+/*
+ * A slot's wait_on (slot.h): what a park waits on, for introspection, stored by
+ * the waiting code before it parks and cleared after (smarm__wait_note); NONE:
+ * a channel, a select, a mailbox, anything not said.
+ */
+enum {
+	SMARM__WON_NONE = 0,
+	SMARM__WON_CALL = 1,  /* a server's reply: wait_target its pid */
+	SMARM__WON_JOIN = 2,  /* an actor's end: wait_target its pid */
+	SMARM__WON_MUTEX = 3, /* a green mutex */
+	SMARM__WON_IO = 4,    /* an fd: wait_target the fd */
+	SMARM__WON_SLEEP = 5, /* smarm_actor_sleep */
+};
+
+/*
+ * The running actor says what its next park waits on (an SMARM__WON_*
+ * of slot.h: a server's reply, a join, a mutex, an fd, a sleep) and
+ * target (a pid id, an fd, or 0), for introspection; kind 0 clears it
+ * after the wait. Two stores; nothing else reads them but a peek. No-op
+ * outside an actor.
+ */
+void smarm__wait_note(int kind, uint64_t target);
+
+/* Does n keep per-actor statistics (SMARM_OPT_ACTOR_STATS)? */
+bool smarm__node_astat_on(const struct smarm_node *n);
 
 /* The pid id of the running actor's spawner (0: the run itself, or no
  * actor runs on this thread). Written once before the actor is

@@ -211,11 +211,15 @@ static int wait_fd(int fd, uint32_t events, uint64_t timeout_ns)
 				  .fd = fd,
 				  .events = events };
 	size_t ready;
+	int rc;
 	if (smarm__current() == NULL)
 		return SMARM_ENOTACTOR;
 	if (fd < 0)
 		return SMARM_EINVAL;
-	return select_ex(&arm, 1, timeout_ns, &ready);
+	smarm__wait_note(SMARM__WON_IO, (uint64_t)fd);
+	rc = select_ex(&arm, 1, timeout_ns, &ready);
+	smarm__wait_note(SMARM__WON_NONE, 0);
+	return rc;
 }
 
 int smarm_io_wait_readable(int fd)

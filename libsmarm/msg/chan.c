@@ -7,7 +7,10 @@
  * channel side of select (arming and disarming an
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
- * chan_api.c.
+ * chan_api.c. An actor's sends on a handle and its receives are counted
+ * in its statistics when the node keeps them (smarm__astat_msg, here
+ * and in chan_api.c's recv: one branch otherwise); sends the runtime
+ * makes on its own references (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
  * linked as the backlog grows and recycled as it drains, so a send is
@@ -650,9 +653,13 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
+	int rc;
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
-	return chan_send_locked(ch, elem);
+	rc = chan_send_locked(ch, elem);
+	if (rc == 0)
+		smarm__astat_msg(true, 1);
+	return rc;
 }
 
 /*
@@ -766,6 +773,8 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	*n = k;
+	if (k > 0)
+		smarm__astat_msg(false, k);
 	return rc;
 }
 

@@ -118,7 +118,10 @@ static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 		return plain_thread()
 			       ? smarm__chan_recv_thread(ch, h, out, deadline)
 			       : SMARM_ENOTACTOR;
-	return smarm__chan_recv(me, ch, h, out, deadline);
+	rc = smarm__chan_recv(me, ch, h, out, deadline);
+	if (rc == 0)
+		smarm__astat_msg(false, 1); /* chan.c's count of receives */
+	return rc;
 }
 
 int smarm_chan_recv(smarm_chan_t *h, void *out)

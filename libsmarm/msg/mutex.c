@@ -222,9 +222,12 @@ int smarm__mutex_lock(smarm_mutex_t *m, const smarm_mutex_t *h,
 		return SMARM_ETIMEDOUT;
 	}
 	rc = q_push(m, smarm__wait_open(&w));
+	/* For introspection: the holder when it queued. */
+	smarm__wait_note(SMARM__WON_MUTEX, m->holder);
 	smarm__unlock(&m->lock, SMARM__RANK_CHANNEL);
 	if (rc == 0)
 		rc = smarm__wait_park(&w);
+	smarm__wait_note(SMARM__WON_NONE, 0);
 	if (rc != 0) {
 		lock_leave(m, w.wt_pid);
 		smarm__wait_retire(&w);

@@ -35,9 +35,20 @@ struct obs_rec {
 };
 #define OBS_NO_X UINT32_MAX
 
+/*
+ * An actor's statistics (SMARM_OPT_ACTOR_STATS), in an array parallel
+ * to the records (s_st[i] is record i's), made only when the node keeps
+ * them. Times in cycles, as the core counts them; ns on expansion.
+ */
+struct obs_stat {
+	uint64_t os_cpu, os_runs, os_rqwait, os_in, os_out;
+	uint32_t os_psafe, os_pasync;
+};
+
 /* The rest of an actor that has any of it. */
 struct obs_extra {
 	uint64_t ox_deadline;
+	uint64_t ox_wait_on; /* smarm_actor_info_t.wait_on */
 	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
 	char ox_name[SMARM_NAME_MAX + 1];
 	char ox_beh[SMARM_OBS_TEXT_MAX];
@@ -55,6 +66,7 @@ struct obs_snap {
 	size_t s_n, s_cap;
 	struct obs_extra *s_x; /* s_nx entries */
 	size_t s_nx, s_capx;
+	struct obs_stat *s_st; /* s_cap entries, or NULL: no statistics */
 };
 
 /* Take a snapshot of n (any thread): 0, or SMARM_ENOMEM. */

@@ -11,7 +11,7 @@
  * `actor PID` (with a server's format_status text, asked of it: at
  * most SRV_STATUS_MS), `tree` or `tree spawn`; the answer is one line,
  * a JSON object whose "v" is the version; an unknown request is
- * answered {"v":1,"error":"..."}. A connection may send any number of
+ * answered {"v":2,"error":"..."}. A connection may send any number of
  * requests.
  *
  * Who may connect: the socket file is made mode 0600 whatever the umask
@@ -158,9 +158,10 @@ static const char *state_name(int st)
 
 static const char *wait_name(int w)
 {
-	static const char *const names[] = { "", "blocked", "timed",
-					     "receive" };
-	return w >= 0 && w <= 3 ? names[w] : "";
+	static const char *const names[] = { "",	"blocked", "timed",
+					     "receive", "call",	   "join",
+					     "mutex",	"io",	   "sleep" };
+	return w >= 0 && w <= 8 ? names[w] : "";
 }
 
 /* A pid as the reports write it: INDEX.GEN. */
@@ -182,12 +183,19 @@ static void out_actor(struct out *o, const smarm_actor_info_t *a)
 		",\"monitors\":%" PRIu32 ",\"monitored_by\":%" PRIu32
 		",\"waits\":%" PRIu64 ",\"deadline_ns\":%" PRIu64
 		",\"mailbox\":%" PRId64 ",\"stack_reserve\":%" PRIu64
-		",\"stack_high_water\":%" PRIu64 ",\"stack_mode\":%" PRIu32
-		",\"name\":",
+		",\"stack_high_water\":%" PRIu64 ",\"stack_mode\":%" PRIu32,
 		state_name(a->state), wait_name(a->wait), a->flags, a->names,
 		a->links, a->monitors, a->monitored_by, a->waits,
 		a->wait_deadline_ns, a->mailbox_depth, a->stack_reserve,
 		a->stack_high_water, a->stack_mode);
+	out_fmt(o,
+		",\"cpu_ns\":%" PRIu64 ",\"runs\":%" PRIu64
+		",\"runq_wait_ns\":%" PRIu64 ",\"msgs_in\":%" PRIu64
+		",\"msgs_out\":%" PRIu64 ",\"preempt_safe\":%" PRIu32
+		",\"preempt_async\":%" PRIu32 ",\"wait_on\":%" PRIu64
+		",\"name\":",
+		a->cpu_ns, a->runs, a->runq_wait_ns, a->messages_in,
+		a->messages_out, a->preempt_safe, a->preempt_async, a->wait_on);
 	out_str(o, a->name);
 	out_put(o, ",\"behaviour\":", 13);
 	out_str(o, a->behaviour);
@@ -202,12 +210,12 @@ static void out_actor(struct out *o, const smarm_actor_info_t *a)
 
 static void req_hello(struct obs_srv *sv, struct out *o)
 {
-	(void)sv;
 	out_fmt(o,
 		"{\"v\":%d,\"smarm\":\"%s\",\"os_pid\":%ld,\"now_ns\":%" PRIu64
-		"}\n",
+		",\"actor_stats\":%d}\n",
 		SMARM_OBS_FORMAT_VERSION, smarm_version_string(),
-		(long)getpid(), smarm_now_ns());
+		(long)getpid(), smarm_now_ns(),
+		smarm__node_astat_on(sv->sv_node) ? 1 : 0);
 }
 
 static void req_stats(struct obs_srv *sv, struct out *o)

@@ -17,6 +17,9 @@
  *      the depth of the mailboxes it published (each channel's lock
  *      taken in turn: REG rank, then CHANNEL), and whether one of them
  *      is a supervisor's.
+ * A node that keeps actor statistics (SMARM_OPT_ACTOR_STATS) hands them
+ * over in the peek too; they go to an array parallel to the records
+ * (s_st), made on the first, so a node without them pays nothing here.
  * No two slot locks are ever held, nor a slot lock with the registry's.
  * A record is coherent with its pid: the slot lock keeps the tenant
  * from ending or the slot from being reclaimed during step 1, and step
@@ -50,8 +53,10 @@
 #include <sys/mman.h>
 
 _Static_assert(sizeof(struct obs_rec) == 56, "a record outgrew 56 bytes");
-_Static_assert(sizeof(smarm_actor_info_t) == SMARM_ACTOR_INFO_SIZE_V1,
-	       "the version 1 record changed: bump SMARM_OBS_FORMAT_VERSION");
+_Static_assert(sizeof(smarm_actor_info_t) == SMARM_ACTOR_INFO_SIZE_V2,
+	       "the version 2 record changed: bump SMARM_OBS_FORMAT_VERSION");
+_Static_assert(offsetof(smarm_actor_info_t, cpu_ns) == SMARM_ACTOR_INFO_SIZE_V1,
+	       "version 2 begins where version 1 ends");
 
 /* The message type of a supervisor's control mailbox (otp/sup.c). */
 static const char sup_ctl_type[] = "smarm.sup.ctl";
@@ -109,6 +114,14 @@ static int recs_grow(struct obs_snap *s, size_t cap)
 	struct obs_rec *r = recs_alloc(cap);
 	if (r == NULL)
 		return SMARM_ENOMEM;
+	if (s->s_st != NULL) {
+		struct obs_stat *st = realloc(s->s_st, cap * sizeof *st);
+		if (st == NULL) {
+			recs_free(r, cap);
+			return SMARM_ENOMEM;
+		}
+		s->s_st = st;
+	}
 	if (s->s_n > 0)
 		memcpy(r, s->s_rec, s->s_n * sizeof *r);
 	recs_free(s->s_rec, s->s_cap);
@@ -159,6 +172,25 @@ static uint32_t wrefs_live(const struct smarm__sig_actor *a)
 	return k;
 }
 
+/* A parked actor's wait, from what its waiting code said (slot.h). */
+static uint8_t wait_of(const struct smarm__peek *pk)
+{
+	switch (pk->pk_wait_on) {
+	case SMARM__WON_CALL:
+		return SMARM_WAIT_CALL;
+	case SMARM__WON_JOIN:
+		return SMARM_WAIT_JOIN;
+	case SMARM__WON_MUTEX:
+		return SMARM_WAIT_MUTEX;
+	case SMARM__WON_IO:
+		return SMARM_WAIT_IO;
+	case SMARM__WON_SLEEP:
+		return SMARM_WAIT_SLEEP;
+	default:
+		return pk->pk_timed ? SMARM_WAIT_TIMED : SMARM_WAIT_BLOCKED;
+	}
+}
+
 /*
  * Fill r (and its extra record, in s) from one peek: under the tenant's
  * cold lock (INV-2). SMARM_ENOMEM if its extra record could not be kept.
@@ -193,8 +225,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 	else if (pk->pk_stop != SMARM__STOP_NONE)
 		r->or_flags |= SMARM_ACTOR_STOP_PENDING;
 	if (pk->pk_state == SMARM_ACTOR_PARKED)
-		r->or_wait =
-			pk->pk_timed ? SMARM_WAIT_TIMED : SMARM_WAIT_BLOCKED;
+		r->or_wait = wait_of(pk);
 	if (sa != NULL) {
 		links = sa->sa_nlinks;
 		mons = wrefs_live(sa);
@@ -203,12 +234,14 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 			r->or_flags |= SMARM_ACTOR_TRAPS_EXITS;
 	}
 	if (cx == NULL && name[0] == '\0' && (links | mons | monby) == 0 &&
-	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0)
+	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0 &&
+	    pk->pk_wait_target == 0)
 		return 0; /* most actors */
 	x = extra_of(s, r);
 	if (x == NULL)
 		return SMARM_ENOMEM;
 	x->ox_deadline = pk->pk_deadline;
+	x->ox_wait_on = r->or_wait >= SMARM_WAIT_CALL ? pk->pk_wait_target : 0;
 	x->ox_links = links;
 	x->ox_mons = mons;
 	x->ox_monby = monby;
@@ -240,6 +273,20 @@ static int peek_one(const struct smarm__peek *pk, void *arg)
 		return SMARM_ENOMEM;
 	if (rec_fill(s, &s->s_rec[s->s_n], pk) != 0)
 		return SMARM_ENOMEM;
+	if (pk->pk_stats) {
+		struct obs_stat *st;
+		if (s->s_st == NULL &&
+		    (s->s_st = malloc(s->s_cap * sizeof *s->s_st)) == NULL)
+			return SMARM_ENOMEM;
+		st = &s->s_st[s->s_n];
+		st->os_cpu = pk->pk_cpu;
+		st->os_runs = pk->pk_runs;
+		st->os_rqwait = pk->pk_rqwait;
+		st->os_in = pk->pk_msg_in;
+		st->os_out = pk->pk_msg_out;
+		st->os_psafe = pk->pk_pre_safe;
+		st->os_pasync = pk->pk_pre_async;
+	}
 	s->s_n++;
 	return 0;
 }
@@ -283,10 +330,13 @@ static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 	r->or_mbox = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
 }
 
-/* The wait of a parked server, machine or supervisor is its mailbox. */
+/* The wait of a parked server, machine or supervisor is its mailbox
+ * (unless its code said otherwise: a call from a callback, a sleep). */
 static void wait_fix(struct obs_rec *r)
 {
 	if (r->or_state == SMARM_ACTOR_PARKED &&
+	    (r->or_wait == SMARM_WAIT_BLOCKED ||
+	     r->or_wait == SMARM_WAIT_TIMED) &&
 	    (r->or_flags & (SMARM_ACTOR_SERVER | SMARM_ACTOR_MACHINE |
 			    SMARM_ACTOR_SUPERVISOR)))
 		r->or_wait = SMARM_WAIT_RECEIVE;
@@ -331,7 +381,7 @@ int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out)
 	(void)smarm_node_get_int(n, SMARM_STAT_ENDED_UNJOINED, &unjoined);
 	s->s_cap =
 		(size_t)(live + unjoined) + (size_t)(live + unjoined) / 8 + 16;
-	s->s_rec = malloc(s->s_cap * sizeof *s->s_rec);
+	s->s_rec = recs_alloc(s->s_cap);
 	if (s->s_rec == NULL) {
 		free(s);
 		return SMARM_ENOMEM;
@@ -353,6 +403,7 @@ void smarm__obs_snapshot_free(struct obs_snap *s)
 		return;
 	recs_free(s->s_rec, s->s_cap);
 	free(s->s_x);
+	free(s->s_st);
 	free(s);
 }
 
@@ -381,7 +432,7 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 	size_t size = out->size < sizeof v ? out->size : sizeof v;
 	memset(&v, 0, sizeof v);
 	v.size = (uint32_t)size;
-	v.version = SMARM_OBS_FORMAT_VERSION;
+	v.version = size < SMARM_ACTOR_INFO_SIZE_V2 ? 1 : 2;
 	v.pid.id = r->or_pid;
 	v.parent.id = r->or_parent;
 	v.state = r->or_state;
@@ -405,6 +456,20 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 		memcpy(v.behaviour, x->ox_beh, sizeof v.behaviour);
 		memcpy(v.plugin, x->ox_plugin, sizeof v.plugin);
 		memcpy(v.state_name, x->ox_state, sizeof v.state_name);
+		v.wait_on = x->ox_wait_on;
+	}
+	if (size < SMARM_ACTOR_INFO_SIZE_V2 && v.wait >= SMARM_WAIT_CALL)
+		v.wait = v.wait_deadline_ns != 0 ? SMARM_WAIT_TIMED
+						 : SMARM_WAIT_BLOCKED;
+	if (s->s_st != NULL) {
+		const struct obs_stat *st = &s->s_st[i];
+		v.cpu_ns = smarm__cycles_to_ns(st->os_cpu);
+		v.runs = st->os_runs;
+		v.runq_wait_ns = smarm__cycles_to_ns(st->os_rqwait);
+		v.messages_in = st->os_in;
+		v.messages_out = st->os_out;
+		v.preempt_safe = st->os_psafe;
+		v.preempt_async = st->os_pasync;
 	}
 	memcpy(out, &v, size);
 }
@@ -426,6 +491,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 	rc = smarm__actor_peek(n, pid, peek_one, &w);
 	if (rc != 0) {
 		free(one.s_x);
+		free(one.s_st);
 		return rc;
 	}
 	if (rg != NULL) {
@@ -439,6 +505,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 	wait_fix(&rec);
 	smarm__obs_expand(&one, 0, out);
 	free(one.s_x);
+	free(one.s_st);
 	return 0;
 }
 

@@ -37,6 +37,7 @@ static_assert(SMARM_OPT_LINK == 13, "SMARM_OPT_LINK");
 static_assert(SMARM_OPT_PREEMPT_MOVE == 14, "SMARM_OPT_PREEMPT_MOVE");
 static_assert(SMARM_OPT_LOG_LEVEL == 15, "SMARM_OPT_LOG_LEVEL");
 static_assert(SMARM_OPT_CONTAIN_FAULTS == 16, "SMARM_OPT_CONTAIN_FAULTS");
+static_assert(SMARM_OPT_ACTOR_STATS == 17, "SMARM_OPT_ACTOR_STATS");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -168,7 +169,7 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 17, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 18, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
 	static const int bad_stat[] = { 0, -1, 37, 63, 64, 9999, INT32_MIN };
@@ -224,7 +225,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 16);
+	ck_assert_int_eq(count, 17);
 	smarm_config_free(cfg);
 }
 END_TEST

@@ -181,10 +181,18 @@ static void root_dead(void *arg)
 	HARNESS_EQ(smarm_actor_info(
 			   NULL, (smarm_pid_t){ (1ull << 32) | 0xfffff }, &in),
 		   SMARM_ENOPROC);
-	/* A sleeper is parked with a deadline. */
+	/* A sleeper is parked with a deadline: a sleep (format 2), timed
+	 * for a version 1 record. */
 	await_state(q, SMARM_ACTOR_PARKED, &in);
 	HARNESS_EQ(in.state, SMARM_ACTOR_PARKED);
-	HARNESS_EQ(in.wait, SMARM_WAIT_TIMED);
+	HARNESS_EQ(in.wait, SMARM_WAIT_SLEEP);
+	{
+		smarm_actor_info_t v1 = info_new();
+		v1.size = SMARM_ACTOR_INFO_SIZE_V1;
+		HARNESS_EQ(smarm_actor_info(NULL, q, &v1), 0);
+		HARNESS_EQ(v1.wait, SMARM_WAIT_TIMED);
+		HARNESS_EQ(v1.version, 1);
+	}
 	HARNESS_CHECK(in.wait_deadline_ns > smarm_now_ns());
 	HARNESS_EQ(in.parent.id, smarm_actor_self().id);
 	HARNESS_CHECK(in.stack_reserve >= 4096);
@@ -852,7 +860,7 @@ static void *sock_client(void *arg)
 	SOCK_CHECK(sc, fd >= 0 && buf != NULL);
 	if (fd >= 0 && buf != NULL) {
 		SOCK_CHECK(sc, sock_ask(fd, "hello\n", buf, 1 << 20) > 0);
-		SOCK_CHECK(sc, strstr(buf, "\"v\":1") != NULL);
+		SOCK_CHECK(sc, strstr(buf, "\"v\":2") != NULL);
 		SOCK_CHECK(sc, sock_ask(fd, "stats\n", buf, 1 << 20) > 0);
 		SOCK_CHECK(sc, strstr(buf, "\"LIVE_ACTORS\":") != NULL);
 		SOCK_CHECK(sc, sock_ask(fd, "snapshot\n", buf, 1 << 20) > 0);

@@ -84,8 +84,8 @@ check "--once prints the header and the demo's actors" $? "exit $rc" "$out"
 
 # 2. --json
 out=$(timeout 30 "$TOP" --json "$SOCK" 2>&1); rc=$?
-[ "$rc" -eq 0 ] && grep -q '^{"hello":{"v":1,' <<<"$out" &&
-	grep -q '"snapshot":{"v":1,"now_ns":[0-9]*,"actors":\[' <<<"$out" &&
+[ "$rc" -eq 0 ] && grep -q '^{"hello":{"v":2,' <<<"$out" &&
+	grep -q '"snapshot":{"v":2,"now_ns":[0-9]*,"actors":\[' <<<"$out" &&
 	grep -q '"name":"kv"' <<<"$out"
 check "--json prints the node's answers as one object" $? "exit $rc" \
 	"$(head -c 2000 <<<"$out")"
