@@ -28,6 +28,10 @@ enum { SMARM__CONTAIN_FAULTS = 1, SMARM__CONTAIN_ABORT = 2 };
 void smarm__fault_exit(int sig, int code, uintptr_t addr, uintptr_t pc)
 	__attribute__((noreturn));
 
+/* "SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL" or "SIGABRT" for sig (the
+ * fault handler's signals; SIGSEGV for any other). Async-signal-safe. */
+const char *smarm__fault_sig_name(int sig);
+
 /* Contained faults so far whose pc lay in the object holding addr (a
  * plugin's text, say): 0 if none. Any thread, ordinary context. */
 uint64_t smarm__fault_count_of(const void *addr);

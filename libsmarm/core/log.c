@@ -26,6 +26,7 @@
  */
 #include "log.h"
 
+#include "fault.h"
 #include "node.h"
 #include "sched.h"
 #include "slot.h"
@@ -272,25 +273,7 @@ void smarm__log_crash(struct smarm_node *n, struct smarm__slot *s)
 			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
 }
 
-/* A fault's signal and its si_code, as <signal.h> names them. */
-static const char *fault_sig_name(int sig)
-{
-	switch (sig) {
-	case SIGSEGV:
-		return "SIGSEGV";
-	case SIGBUS:
-		return "SIGBUS";
-	case SIGFPE:
-		return "SIGFPE";
-	case SIGILL:
-		return "SIGILL";
-	case SIGABRT:
-		return "SIGABRT";
-	default:
-		return "signal";
-	}
-}
-
+/* A fault's si_code, as <signal.h> names it. */
 static const char *fault_code_name(int sig, int code)
 {
 	static const char *const segv[] = { NULL, "SEGV_MAPERR",
@@ -350,16 +333,16 @@ void smarm__log_fault(struct smarm_node *n, struct smarm__slot *s, int sig,
 				      s->stk_guard, s->stk_reserve,
 				      &below) != SMARM__FAULT_FOREIGN)
 		stack = ", a stack overflow";
-	smarm__log_event(n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH,
-			 smarm__slot_pid(s),
-			 "crash report: %s faulted: %s (%s)%s%s, pc "
-			 "0x%llx%s; contained, it ends the actor (fault), "
-			 "spawned by %s %u.%u",
-			 who, fault_sig_name(sig), fault_code_name(sig, code),
-			 at, stack, (unsigned long long)pc, where,
-			 s->parent != 0 ? "actor" : "the run",
-			 s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
-			 s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
+	smarm__log_event(
+		n, SMARM_LOG_ERROR, SMARM_REPORT_CRASH, smarm__slot_pid(s),
+		"crash report: %s faulted: %s (%s)%s%s, pc "
+		"0x%llx%s; contained, it ends the actor (fault), "
+		"spawned by %s %u.%u",
+		who, smarm__fault_sig_name(sig), fault_code_name(sig, code), at,
+		stack, (unsigned long long)pc, where,
+		s->parent != 0 ? "actor" : "the run",
+		s->parent != 0 ? SMARM__PID_IDX(s->parent) : 0,
+		s->parent != 0 ? SMARM__PID_GEN(s->parent) : 0);
 }
 
 const char *smarm__log_how(int how)

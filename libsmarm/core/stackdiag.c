@@ -218,7 +218,7 @@ static const struct sigaction *prior_of(int sig)
 	return &prior[i];
 }
 
-static const char *sig_name(int sig)
+const char *smarm__fault_sig_name(int sig)
 {
 	switch (sig) {
 	case SIGBUS:
@@ -281,7 +281,7 @@ static void say_fatal(int sig, const struct smarm__slot *s, uintptr_t addr,
 	size_t at = 0;
 	put_actor(buf, sizeof buf, &at, s);
 	put_str(buf, sizeof buf, &at, " died of ");
-	put_str(buf, sizeof buf, &at, sig_name(sig));
+	put_str(buf, sizeof buf, &at, smarm__fault_sig_name(sig));
 	if (sig != SIGABRT) {
 		put_str(buf, sizeof buf, &at, ": fault at 0x");
 		put_hex(buf, sizeof buf, &at, addr);
