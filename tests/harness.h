@@ -17,7 +17,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Scale factor for time bounds on slow machines (SMARM_TEST_TIME_SCALE). */
 static inline double harness_time_scale(void)
@@ -248,5 +250,40 @@ static inline int harness_run(int workers, smarm_actor_cb root, void *arg)
 		srunner_free(sr);                                              \
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                   \
 	}
+
+/*
+ * Run fn in a child process (it _exits 0 if fn returns) with its stderr
+ * captured into err (at most cap - 1 bytes, NUL-terminated); *status as
+ * waitpid(2) gives it. For what must end the process: faults, aborts.
+ */
+static inline void harness_child(void (*fn)(void), int *status, char *err,
+				 size_t cap)
+{
+	int fds[2];
+	size_t len = 0;
+	pid_t pid;
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 2);
+		close(fds[1]);
+		fn();
+		_exit(0);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t k = read(fds[0], err + len, cap - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	err[len] = '\0';
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, status, 0), pid);
+}
 
 #endif /* SMARM_TEST_HARNESS_H */

@@ -578,31 +578,7 @@ struct fatal_result {
 
 static void run_child(void (*fn)(void), struct fatal_result *r)
 {
-	int fds[2];
-	size_t len = 0;
-	pid_t pid;
-	ck_assert_int_eq(pipe(fds), 0);
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(fds[0]);
-		dup2(fds[1], 2);
-		close(fds[1]);
-		fn();
-		_exit(0);
-	}
-	close(fds[1]);
-	for (;;) {
-		ssize_t k = read(fds[0], r->err + len, sizeof r->err - 1 - len);
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-	}
-	r->err[len] = '\0';
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
+	harness_child(fn, &r->status, r->err, sizeof r->err);
 }
 
 static void assert_died(const struct fatal_result *r, int sig, const char *text)
