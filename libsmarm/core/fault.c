@@ -89,7 +89,7 @@
 
 /* Stack the exit of a faulted actor may use, report included. */
 #if defined(SMARM_ASAN)
-#define FAULT_ROOM ((uintptr_t)96 * 1024)
+#define FAULT_ROOM ((uintptr_t)32 * 1024)
 #else
 #define FAULT_ROOM ((uintptr_t)24 * 1024)
 #endif

@@ -731,6 +731,9 @@ static void preempt_init(void)
 		uw_obj_add((uintptr_t)(void *)snprintf, self.lo[0]);
 		uw_obj_add((uintptr_t)(void *)memcpy, self.lo[0]);
 		uw_obj_add((uintptr_t)(void *)pthread_mutex_lock, self.lo[0]);
+		/* libc itself, when the above are interposed (a sanitizer,
+		 * another malloc): abort() is libc's (fault.c unwinds it). */
+		uw_obj_add((uintptr_t)(void *)abort, self.lo[0]);
 		ra_readers_init();
 	}
 
