@@ -1126,7 +1126,8 @@ SMARM_API int smarm_server_start(const smarm_behaviour_t *b, const char *args,
  * terminate does not run; destroy does); SMARM_EBADRETURN create or
  * init returned a positive value (*why: the value; smarm_server_start
  * reports it so too); SMARM_EDOWN the server crashed or was stopped
- * before it started (*why: the crash's reason).
+ * before it started (*why: the crash's reason; for a fault contained in
+ * create or init, SMARM_OPT_CONTAIN_FAULTS, the signal).
  * Thread-safety: actor context only. Since: SMARM_0.5.
  */
 SMARM_API int smarm_server_start_ex(const smarm_behaviour_t *b,
