@@ -26,6 +26,7 @@
 
 #include <smarm/smarm_plugin.h>
 
+#undef NDEBUG /* a release build too: the assert() below must fail */
 #include <assert.h>
 #include <dlfcn.h>
 #include <pthread.h>
