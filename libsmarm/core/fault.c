@@ -83,8 +83,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
-#include <string.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 /* Stack the exit of a faulted actor may use, report included. */
@@ -126,8 +124,7 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 		*why = "a smarm_preempt_disable region was open";
 	else if (s->mtx_held != 0)
 		*why = "the actor held a smarm mutex";
-	else if (memcmp(&((const ucontext_t *)uc)->uc_sigmask, &w->run_mask,
-			8) != 0)
+	else if (!smarm__uc_mask_is_workers(w, uc))
 		*why = "the signal mask was not the worker's (in a signal "
 		       "handler, or changed by the actor)";
 	else if (aborted && !smarm__called_by_actors(uc, top, &pc))

@@ -187,6 +187,14 @@ static bool text_preemptible(uintptr_t pc)
 	return false;
 }
 
+bool smarm__uc_mask_is_workers(const struct smarm__worker *w, const void *uc)
+{
+	/* The first word holds every standard and real-time signal the
+	 * runtime or a host would mask. */
+	return memcmp(&((const ucontext_t *)uc)->uc_sigmask, &w->run_mask, 8) ==
+	       0;
+}
+
 bool smarm__text_is_actors(uintptr_t pc)
 {
 	unsigned phase = atomic_load(&gp_phase) & 1;
@@ -548,7 +556,7 @@ static int defer_reason(const struct smarm__worker *w,
 	 * runtime itself), or changed its mask: switching would carry the
 	 * mask to the next actor.
 	 */
-	if (memcmp(&uc->uc_sigmask, &w->run_mask, 8) != 0)
+	if (!smarm__uc_mask_is_workers(w, uc))
 		return DEFER_REGION;
 	if (!stack_has_room(s, sp))
 		return DEFER_REGION;

@@ -47,6 +47,14 @@ void smarm__nopreempt_leave(struct smarm__slot *s);
 bool smarm__text_is_actors(uintptr_t pc);
 
 /*
+ * Whether the interrupted context uc runs with the signal mask of its
+ * worker w: another means a host's signal handler was running, or the
+ * actor changed its mask, which a switch (or an actor's end) would carry
+ * to the next actors of w. Async-signal-safe.
+ */
+bool smarm__uc_mask_is_workers(const struct smarm__worker *w, const void *uc);
+
+/*
  * Whether the interrupted context uc is in libc, called from an actor's
  * own code (as above) through libc's frames alone: abort() called by the
  * actor (fault.c); *pc is then where that call returns to. The stack is
