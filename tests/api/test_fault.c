@@ -23,6 +23,7 @@
  * contained.
  */
 #include "harness.h"
+#include "probe_events.h"
 
 #include <smarm/smarm_plugin.h>
 
@@ -463,20 +464,12 @@ END_TEST
 /* --------------------------------------------- a gen_server of a plugin */
 
 static const smarm_behaviour_t *probe;
-static char evbuf[8192], acc[8192];
+static char acc[8192];
 
 /* The probe's event log (tests/plugins/probe.c) since the last read. */
 static const char *events(void)
 {
-	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
-	void (*f)(char *, size_t);
-	evbuf[0] = '\0';
-	if (dl == NULL)
-		return "(unloaded)";
-	*(void **)&f = dlsym(dl, "probe_events");
-	f(evbuf, sizeof evbuf);
-	dlclose(dl);
-	return evbuf;
+	return probe_events_read();
 }
 
 /* Events gathered until want shows up among them (at most 5 s). */

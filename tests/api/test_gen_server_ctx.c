@@ -15,6 +15,7 @@
  * and unloading while a message is queued.
  */
 #include "harness.h"
+#include "probe_events.h"
 
 #include <smarm/smarm_plugin.h>
 
@@ -25,7 +26,6 @@
 
 static smarm_plugin_t *pl;
 static const smarm_behaviour_t *probe;
-static char evbuf[8192];
 
 static void setup(void)
 {
@@ -47,15 +47,7 @@ static void teardown(void)
 /* The probe's event log since the last read. */
 static const char *events(void)
 {
-	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
-	void (*f)(char *, size_t);
-	evbuf[0] = '\0';
-	if (dl == NULL)
-		return "(unloaded)";
-	*(void **)&f = dlsym(dl, "probe_events");
-	f(evbuf, sizeof evbuf);
-	dlclose(dl);
-	return evbuf;
+	return probe_events_read();
 }
 
 #define EVENTS_ARE(want)                                                       \
