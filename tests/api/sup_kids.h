@@ -219,16 +219,28 @@ static inline void kid_add(smarm_sup_spec_t *spec, const char *id,
 		   0);
 }
 
-/* Poll *v until it is want (bounded: 10 s, scaled). */
-static bool kid_await(_Atomic int *v, int want)
+/* Poll *v until (*v == want) == equal (bounded: 10 s, scaled). */
+static bool kid_await_cmp(_Atomic int *v, int want, bool equal)
 {
 	uint64_t end = smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
-	while (atomic_load(v) != want) {
+	while ((atomic_load(v) == want) != equal) {
 		if (smarm_now_ns() > end)
 			return false;
 		smarm_actor_sleep(MS(1));
 	}
 	return true;
+}
+
+/* Await *v == want. */
+static inline bool kid_await(_Atomic int *v, int want)
+{
+	return kid_await_cmp(v, want, true);
+}
+
+/* Await *v != 0 (a KID_FIND verdict). */
+static inline bool kid_await_set(_Atomic int *v)
+{
+	return kid_await_cmp(v, 0, false);
 }
 
 static inline smarm_pid_t kid_pid(struct kid *k)
