@@ -53,16 +53,18 @@ static struct {
 	int n;
 	uint64_t late[64]; /* ns past each deadline (usable) */
 	int n_late;
-	int got;	     /* wakes recorded */
-	atomic_int flag;     /* the late spawn ran */
-	uint64_t stop_ns;    /* a wait that must be short (usable ns) */
-	smarm_actor_cb body; /* what spawn_spinners spawns: spinner */
-	bool by_yield;	     /* safe_point_spinner yields, not checks */
-	int workers;	     /* the node's workers (harness_workers) */
-	int stall_part;	     /* the first part a spinner did not run in */
-	int stall_i;	     /* and that spinner (-1: none) */
-	uint64_t stall_cpu;  /* that part's CPU per worker */
-	int parts_judged;    /* parts that got their CPU (not timed out) */
+	int got;	       /* wakes recorded */
+	atomic_int flag;       /* the late spawn ran */
+	uint64_t stop_ns;      /* a wait that must be short (usable ns) */
+	smarm_actor_cb body;   /* what spawn_spinners spawns: spinner */
+	bool by_yield;	       /* safe_point_spinner yields, not checks */
+	int workers;	       /* the node's workers (harness_workers) */
+	int stall_part;	       /* the first part a spinner did not run in */
+	int stall_i;	       /* and that spinner (-1: none) */
+	uint64_t stall_cpu;    /* that part's CPU per worker */
+	uint64_t stall_least;  /* and the least a spinners' worker had */
+	int64_t stall_stat[3]; /* and its PREEMPT_{SIGNALS,ASYNC,DEFERRED} */
+	int parts_judged;      /* parts that got their CPU (not timed out) */
 } F;
 
 static uint64_t slice_ns = SLICE_NS;
@@ -171,7 +173,10 @@ static void spinner_started(int i)
 	atomic_fetch_add(&F.started, 1);
 }
 
-/* The CPU time of the worker thread spinner i started on. */
+/*
+ * The CPU time of the worker thread spinner i started on. (A spinner
+ * may run elsewhere since: one moved, or a yield's; share_root.)
+ */
 static uint64_t spin_cpu(int i)
 {
 	clockid_t id;
@@ -239,35 +244,56 @@ static void await_started(void)
  * CPU for within the limit is not judged). arg, if not NULL, gets the
  * run's moves.
  */
+static const int preempt_stats[3] = { SMARM_STAT_PREEMPT_SIGNALS,
+				      SMARM_STAT_PREEMPT_ASYNC,
+				      SMARM_STAT_PREEMPT_DEFERRED };
+
+/*
+ * A part is judged by CPU, and each spinner is judged only if the worker
+ * threads the spinners started on each had half the part's CPU at least
+ * (a dozen slices and more): one the kernel left off its CPU (the
+ * average per worker hides it) ran nobody. Every one of them, not only
+ * the spinner's own: a spinner preempted or yielding may be moved, and
+ * then waits on another worker than the one it started on.
+ */
 static void share_root(void *arg)
 {
 	int64_t *moved = arg;
 	smarm_pid_t p[MAX_SPIN];
 	unsigned long long last[MAX_SPIN];
 	uint64_t thr0[MAX_SPIN];
+	int64_t stat0[3];
 	spawn_spinners(p);
 	await_started();
 	for (int i = 0; i < F.n; i++)
 		last[i] = atomic_load(&F.count[i]);
 	for (int part = 0; part < PARTS; part++) {
 		struct stamp s = stamp_now();
+		uint64_t least = UINT64_MAX;
 		bool judged;
 		for (int i = 0; i < F.n; i++)
 			thr0[i] = spin_cpu(i);
+		for (int k = 0; k < 3; k++)
+			stat0[k] = harness_actor_stat(preempt_stats[k]);
 		judged = sleep_worker_cpu(part_slices() * slice_ns);
 		F.parts_judged += judged;
 		for (int i = 0; i < F.n; i++) {
+			uint64_t d = spin_cpu(i) - thr0[i];
+			least = d < least ? d : least;
+		}
+		for (int i = 0; i < F.n; i++) {
 			unsigned long long c = atomic_load(&F.count[i]);
-			/* A stall counts only if the spinner's worker thread
-			 * had half the part's CPU at least (a dozen slices
-			 * and more): one the kernel left off its CPU (the
-			 * average per worker hides it) ran nobody. */
-			bool had = spin_cpu(i) - thr0[i] >=
-				   part_slices() * slice_ns / 2;
+			bool had = least >= part_slices() * slice_ns / 2;
 			if (judged && had && c == last[i] && F.stall_i < 0) {
 				F.stall_i = i;
 				F.stall_part = part;
 				F.stall_cpu = worker_cpu_since(s);
+				F.stall_least = least;
+				for (int k = 0; k < 3; k++)
+					F.stall_stat[k] =
+						harness_actor_stat(
+							preempt_stats[k]) -
+						stat0[k];
 			}
 			last[i] = c;
 		}
@@ -282,9 +308,13 @@ static void assert_all_ran(int workers)
 {
 	ck_assert_msg(F.stall_i < 0,
 		      "%d workers, %d spinners: spinner %d did not run in "
-		      "part %d (%.1f ms of CPU per worker, %d slices)",
+		      "part %d (%.1f ms of CPU per worker, %d slices; the "
+		      "least a spinners' worker thread had %.1f ms; %lld "
+		      "signals, %lld async preemptions, %lld deferred)",
 		      workers, F.n, F.stall_i, F.stall_part,
-		      (double)F.stall_cpu / 1e6, (int)part_slices());
+		      (double)F.stall_cpu / 1e6, (int)part_slices(),
+		      (double)F.stall_least / 1e6, (long long)F.stall_stat[0],
+		      (long long)F.stall_stat[1], (long long)F.stall_stat[2]);
 	ck_assert_int_gt(F.parts_judged, 0);
 	for (int i = 0; i < F.n; i++)
 		ck_assert_uint_gt(atomic_load(&F.count[i]), 0);
