@@ -789,10 +789,19 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	if (ch->receivers == 0) {
 		rc = SMARM_ESTATE;
 	} else {
+		/* Each run of the front segment as one block. */
 		while (k < max && smarm__queue_len(&ch->queue) > 0) {
-			chan_pop(ch, (char *)out + k * ch->esz);
-			k++;
+			uint32_t r = smarm__queue_front_run(
+				&ch->queue, (uint32_t)(max - k));
+			char *to = (char *)out + k * ch->esz;
+			memcpy(to, smarm__queue_front(&ch->queue, ch->esz),
+			       r * ch->esz);
+			smarm__queue_drop_front_n(&ch->queue, r);
+			for (uint32_t i = 0; i < r; i++)
+				chan_owned_out(ch, to + i * ch->esz);
+			k += r;
 		}
+		chan_qhint(ch);
 		if (k == 0)
 			rc = ch->senders == 0 ? SMARM_ECLOSED : SMARM_EAGAIN;
 	}
@@ -1036,8 +1045,9 @@ static void recv_undo(struct smarm__wait *w)
  * at last: a queued element or the close wins over SMARM_ETIMEDOUT,
  * and an answer found without waiting reads no clock.
  */
-static int recv_check(smarm_chan_t *ch, void *out, const struct smarm__wait *w,
-		      uint64_t deadline)
+static inline __attribute__((always_inline)) int
+recv_check(smarm_chan_t *ch, void *out, const struct smarm__wait *w,
+	   uint64_t deadline)
 {
 	if (ch->receivers == 0)
 		return SMARM_ESTATE;
