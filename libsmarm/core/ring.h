@@ -341,17 +341,37 @@ static inline void *smarm__queue_front(const struct smarm__queue *q, size_t esz)
 	return (unsigned char *)h->sg_data + (size_t)h->sg_lo * esz;
 }
 
-/* Drop the front element (len > 0 required). */
-static inline void smarm__queue_drop_front(struct smarm__queue *q)
+/*
+ * How many elements, at most max (max > 0, len > 0 required), lie side
+ * by side from the front one in its segment: a receiver that takes a
+ * batch copies them out as one block.
+ */
+static inline uint32_t smarm__queue_front_run(const struct smarm__queue *q,
+					      uint32_t max)
+{
+	const struct smarm__qseg *h = q->qu_head;
+	uint32_t run = h->sg_hi - h->sg_lo;
+	return run < max ? run : max;
+}
+
+/* Drop the front k elements, 0 < k <= smarm__queue_front_run's. */
+static inline void smarm__queue_drop_front_n(struct smarm__queue *q, uint32_t k)
 {
 	struct smarm__qseg *h = q->qu_head;
-	smarm__queue_set_len(q, smarm__queue_len(q) - 1);
-	if (++h->sg_lo < h->sg_hi)
+	smarm__queue_set_len(q, smarm__queue_len(q) - k);
+	h->sg_lo += k;
+	if (h->sg_lo < h->sg_hi)
 		return;
 	if (h == q->qu_tail)
 		h->sg_lo = h->sg_hi = 0; /* empty: start over (QUEUE-2) */
 	else
 		smarm__queue_drop_seg(q);
+}
+
+/* Drop the front element (len > 0 required). */
+static inline void smarm__queue_drop_front(struct smarm__queue *q)
+{
+	smarm__queue_drop_front_n(q, 1);
 }
 
 /* A walk from the front. */
