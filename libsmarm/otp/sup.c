@@ -421,8 +421,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 			sup_free(su);
 		else
 			free(hbuf);
-		free(owned->sp_kids);
-		free(owned);
+		smarm__sup_spec_destroy(owned);
 		return NULL;
 	}
 	su->su_strategy = owned->sp_strategy;
@@ -442,8 +441,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 		sup_id_set(su, (int)i);
 	}
 	su->su_n = n;
-	free(owned->sp_kids);
-	free(owned);
+	smarm__sup_spec_destroy(owned);
 	return su;
 }
 
@@ -1353,9 +1351,7 @@ out:
 
 static void spec_drop(void *arg)
 {
-	struct smarm_sup_spec *sp = arg;
-	free(sp->sp_kids);
-	free(sp);
+	smarm__sup_spec_destroy(arg);
 }
 
 /* Spawn a supervisor of copy (taken over); wait for its report. */

@@ -11,6 +11,7 @@
 #define SMARM_OTP_SUP_H
 
 #include "../core/core.h"
+#include "reg.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,10 +44,18 @@ struct smarm_sup_spec {
 	uint32_t sp_n;			  /* children */
 	uint32_t sp_cap;		  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
+	/* sp_kids by id, for a spec of more than a few children: sp_hn is
+	 * NULL (no index: searched by a scan) or holds sp_cap nodes, node
+	 * i sp_kids[i]'s, each of the first sp_n in sp_byid. */
+	struct smarm__htab sp_byid;
+	struct smarm__htab_node *sp_hn;
 	int sp_bad;  /* first failure of a setter on it, 0: none (an
 			init's spec is invalid with one: smarm_sup_init_cb) */
 	int sp_auto; /* smarm_sup_auto_shutdown */
 };
+
+/* Free spec (sup_api.c): its children, their index and itself. */
+void smarm__sup_spec_destroy(struct smarm_sup_spec *spec);
 
 /* Control requests (smarm_sup_*_child), the "smarm.sup.ctl" type. */
 enum smarm__sup_op {

@@ -38,12 +38,26 @@ int smarm_sup_spec_alloc(smarm_sup_spec_t **out)
 	return 0;
 }
 
-void smarm_sup_spec_free(smarm_sup_spec_t *spec)
+/* Forget spec's index (a scan serves its searches). */
+static void spec_unindex(smarm_sup_spec_t *spec)
 {
-	if (spec == NULL)
-		return;
+	free(spec->sp_hn);
+	free(spec->sp_byid.ht_b);
+	spec->sp_hn = NULL;
+	spec->sp_byid.ht_b = NULL;
+}
+
+void smarm__sup_spec_destroy(struct smarm_sup_spec *spec)
+{
+	spec_unindex(spec);
 	free(spec->sp_kids);
 	free(spec);
+}
+
+void smarm_sup_spec_free(smarm_sup_spec_t *spec)
+{
+	if (spec != NULL)
+		smarm__sup_spec_destroy(spec);
 }
 
 /* A setter's failure on spec: remembered (sp_bad), then returned. */
@@ -80,12 +94,61 @@ static bool id_ok(const char *id)
 	return smarm__name_check(id, &len) == 0;
 }
 
+/* A spec of at most this many children is searched by a scan. */
+#define SPEC_SCAN_MAX 16
+
+/* Enter child i in spec's index (sp_hn set). */
+static void spec_index(smarm_sup_spec_t *spec, uint32_t i)
+{
+	const char *id = spec->sp_kids[i].cs_id;
+	spec->sp_hn[i].hn_hash = smarm__name_hash(id, strlen(id));
+	smarm__htab_insert(&spec->sp_byid, &spec->sp_hn[i]);
+}
+
+/*
+ * (Re)build spec's index for sp_cap children: sp_kids moved, or a scan
+ * became too long. False, and no index, if out of memory: a scan still
+ * answers, only slower.
+ */
+static bool spec_reindex(smarm_sup_spec_t *spec)
+{
+	struct smarm__htab_node *hn;
+	if (spec->sp_byid.ht_b == NULL && smarm__htab_init(&spec->sp_byid) != 0)
+		return false;
+	hn = realloc(spec->sp_hn, spec->sp_cap * sizeof *hn);
+	if (hn == NULL) {
+		spec_unindex(spec);
+		return false;
+	}
+	spec->sp_hn = hn;
+	smarm__htab_clear(&spec->sp_byid);
+	for (uint32_t i = 0; i < spec->sp_n; i++)
+		spec_index(spec, i);
+	return true;
+}
+
+/* The child of that id, or NULL: O(1) past SPEC_SCAN_MAX children, so
+ * that a spec of n children is built in O(n), not O(n^2). */
 static struct smarm__sup_cspec *spec_find(smarm_sup_spec_t *spec,
 					  const char *id)
 {
-	for (uint32_t i = 0; i < spec->sp_n; i++)
-		if (strcmp(spec->sp_kids[i].cs_id, id) == 0)
-			return &spec->sp_kids[i];
+	size_t len = strlen(id);
+	uint64_t key;
+	if (spec->sp_hn == NULL &&
+	    (spec->sp_n <= SPEC_SCAN_MAX || !spec_reindex(spec))) {
+		for (uint32_t i = 0; i < spec->sp_n; i++)
+			if (strcmp(spec->sp_kids[i].cs_id, id) == 0)
+				return &spec->sp_kids[i];
+		return NULL;
+	}
+	key = smarm__name_hash(id, len);
+	for (struct smarm__htab_node *e =
+		     smarm__htab_first(&spec->sp_byid, key);
+	     e != NULL; e = e->hn_next) {
+		struct smarm__sup_cspec *c = &spec->sp_kids[e - spec->sp_hn];
+		if (e->hn_hash == key && strcmp(c->cs_id, id) == 0)
+			return c;
+	}
 	return NULL;
 }
 
@@ -108,10 +171,14 @@ static int spec_add(smarm_sup_spec_t *spec, const char *id, smarm_actor_cb fn,
 			return spec_fail(spec, SMARM_ENOMEM);
 		spec->sp_kids = p;
 		spec->sp_cap = cap;
+		if (spec->sp_hn != NULL)
+			(void)spec_reindex(spec); /* nodes for cap */
 	}
 	c = &spec->sp_kids[spec->sp_n++];
 	memset(c, 0, sizeof *c);
 	strcpy(c->cs_id, id);
+	if (spec->sp_hn != NULL)
+		spec_index(spec, spec->sp_n - 1);
 	c->cs_fn = fn;
 	c->cs_tfn = tfn;
 	c->cs_arg = arg;
@@ -210,6 +277,8 @@ static struct smarm_sup_spec *spec_dup(const struct smarm_sup_spec *spec)
 	*d = *spec;
 	d->sp_cap = spec->sp_n;
 	d->sp_kids = NULL;
+	d->sp_hn = NULL; /* indexed again if searched */
+	d->sp_byid.ht_b = NULL;
 	if (spec->sp_n != 0) {
 		d->sp_kids = malloc(spec->sp_n * sizeof *d->sp_kids);
 		if (d->sp_kids == NULL) {

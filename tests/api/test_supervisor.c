@@ -518,6 +518,73 @@ static void root_errors(void *arg)
 	smarm_sup_spec_free(sp);
 }
 
+/*
+ * A spec of SMARM_SUP_CHILDREN_MAX children is built in linear time:
+ * each add looks its id up among the children before it (SMARM_EEXIST),
+ * and a scan made that 2*10^9 comparisons at the maximum (seconds of
+ * CPU). Measured in this thread's CPU time, so a loaded machine does not
+ * fail it; a linear build takes tens of milliseconds.
+ */
+START_TEST(test_supervisor_spec_of_the_most_children_builds_linearly)
+{
+	smarm_sup_spec_t *sp = NULL;
+	char id[32];
+	struct timespec a, b;
+	double cpu;
+	ck_assert_int_eq(smarm_sup_spec_alloc(&sp), 0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	for (int i = 0; i < SMARM_SUP_CHILDREN_MAX; i++) {
+		snprintf(id, sizeof id, "child%d", i);
+		ck_assert_int_eq(
+			smarm_sup_spec_add_child(sp, id, kid_body, NULL,
+						 SMARM_SUP_TEMPORARY,
+						 SMARM_SUP_SHUTDOWN_DEFAULT),
+			0);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	cpu = (double)(b.tv_sec - a.tv_sec) +
+	      (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	ck_assert_msg(cpu < 2.0 * harness_time_scale(),
+		      "%d children took %.2f s of CPU", SMARM_SUP_CHILDREN_MAX,
+		      cpu);
+	/* every id is found: first, middle, last; a new one is not */
+	ck_assert_int_eq(smarm_sup_spec_set_child_ready(sp, "child0", MS(1)),
+			 0);
+	ck_assert_int_eq(
+		smarm_sup_spec_set_child_ready(sp, "child40000", MS(1)), 0);
+	snprintf(id, sizeof id, "child%d", SMARM_SUP_CHILDREN_MAX - 1);
+	ck_assert_int_eq(smarm_sup_spec_set_child_ready(sp, id, MS(1)), 0);
+	ck_assert_int_eq(smarm_sup_spec_set_child_ready(sp, "child", MS(1)),
+			 SMARM_ENOENT);
+	/* full: even a fresh id is refused */
+	ck_assert_int_eq(smarm_sup_spec_add_child(sp, "another", kid_body, NULL,
+						  SMARM_SUP_TEMPORARY,
+						  SMARM_SUP_SHUTDOWN_DEFAULT),
+			 SMARM_EINVAL);
+	smarm_sup_spec_free(sp);
+
+	/* a duplicate past the scan, before and after the index grows */
+	ck_assert_int_eq(smarm_sup_spec_alloc(&sp), 0);
+	for (int i = 0; i < 100; i++) {
+		snprintf(id, sizeof id, "k%d", i);
+		ck_assert_int_eq(
+			smarm_sup_spec_add_child(sp, id, kid_body, NULL,
+						 SMARM_SUP_TEMPORARY,
+						 SMARM_SUP_SHUTDOWN_DEFAULT),
+			0);
+		for (int j = 0; j <= i; j += 7) {
+			snprintf(id, sizeof id, "k%d", j);
+			ck_assert_int_eq(smarm_sup_spec_add_child(
+						 sp, id, kid_body, NULL,
+						 SMARM_SUP_TEMPORARY,
+						 SMARM_SUP_SHUTDOWN_DEFAULT),
+					 SMARM_EEXIST);
+		}
+	}
+	smarm_sup_spec_free(sp);
+}
+END_TEST
+
 START_TEST(test_supervisor_misuse_returns_errors)
 {
 	smarm_pid_t p;
@@ -989,6 +1056,8 @@ Suite *smarm_test_supervisor_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("errors");
 	tcase_add_test(t, test_supervisor_misuse_returns_errors);
+	tcase_add_test(
+		t, test_supervisor_spec_of_the_most_children_builds_linearly);
 	suite_add_tcase(s, t);
 	t = tcase_create("storm");
 	tcase_set_timeout(t, 120);
