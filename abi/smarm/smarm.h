@@ -889,7 +889,9 @@ SMARM_API int smarm_spawn_opts_set_int(smarm_spawn_opts_t *opts, int opt,
 /*
  * smarm_actor_spawn() - start a new actor running fn(arg).
  *
- * The new actor is queued to run; the caller continues. Its parent is the
+ * The new actor is queued to run; the caller continues (an actor whose
+ * timeslice ended inside the spawn yields as it returns: a preemption
+ * point, as smarm_chan_send's). Its parent is the
  * caller. If out is non-NULL the actor is *joinable*: its slot is kept
  * after it ends until smarm_actor_join() or smarm_actor_detach() is called
  * on it (as with pthreads), or until the run ends. If out is NULL the

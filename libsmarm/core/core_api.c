@@ -728,6 +728,9 @@ int smarm_actor_spawn(smarm_pid_t *out, smarm_actor_cb fn, void *arg,
 			  opts, out != NULL);
 	if (rc == 0 && out != NULL)
 		out->id = pid;
+	/* A spawn never waits: a loop of spawns is preempted here at its
+	 * slice's end, and lets its children run (as a loop of sends). */
+	smarm__slice_point();
 	return rc;
 }
 

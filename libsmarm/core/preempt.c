@@ -133,10 +133,20 @@ _Unwind_Reason_Code smarm__preempt_ret_personality(int version,
 enum {
 	DEFER_NONE = 0,
 	DEFER_TEXT = 1,	   /* in libc or other code: retry soon */
+	DEFER_RUNTIME = 5, /* in libsmarm's code, or libc it called: retry
+			      soon, backing off (its calls mostly end at a
+			      preemption point, which honours
+			      preempt_pending) */
 	DEFER_SYSCALL = 2, /* asleep in a system call: retry rarely */
 	DEFER_REGION = 3,  /* a disabled region, a host signal handler or
 			      no stack room: retry at the next tick */
+	DEFER_PATCHED = 4, /* in libc, its return patched (ret_patch): the
+			      return preempts; retry at the next tick */
 };
+
+/* A runtime deferral's retries back off from MON_RETRY_NS, doubling, to
+ * at most a tick. */
+#define RUNTIME_BACKOFF_MAX 8
 
 /* Room the trampoline needs below the red zone, besides the save area. */
 #if defined(SMARM_ASAN)
@@ -403,6 +413,8 @@ static void ra_readers_init(void)
 	/* libc stays loaded (the reference is kept, like uw_obj_add's). */
 }
 
+static struct find_obj self_text; /* libsmarm's own (n > 0 if found) */
+
 /* Whether pc lies in one of an object's n executable segments. */
 static bool segs_hold(const uintptr_t *lo, const uintptr_t *hi, int n,
 		      uintptr_t pc)
@@ -488,22 +500,30 @@ static bool unwind_to_actors(struct smarm__frame *f, uintptr_t lo, uintptr_t hi)
 	return false;
 }
 
-static bool ret_patch(struct smarm__slot *s, const ucontext_t *uc)
+/*
+ * The handler found s in libc (DEFER_TEXT): patch the return into the
+ * actor's code if it can. The verdict: DEFER_PATCHED (patched now or
+ * before), DEFER_RUNTIME (libc was called by libsmarm, whose call ends
+ * at a preemption point), or DEFER_TEXT (neither).
+ */
+static int ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 {
 	struct smarm__frame f;
 	uintptr_t hi = (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
 	smarm__uc_frame(uc, &f);
 	ret_patch_forget_stale(s, f.pc, f.sp);
 	if (s->ret_pc != 0)
-		return true;
+		return DEFER_PATCHED;
 	if (!unwind_to_actors(&f, f.sp, hi))
-		return false;
+		return segs_hold(self_text.lo, self_text.hi, self_text.n, f.pc)
+			       ? DEFER_RUNTIME
+			       : DEFER_TEXT;
 	if (ra_reader(f.fn))
-		return false; /* see ra_readers */
+		return DEFER_TEXT; /* see ra_readers */
 	s->ret_pc = f.pc;
 	s->ret_slot = f.ra_slot;
 	*f.ra_slot = (uintptr_t)(void *)smarm__preempt_ret_stub;
-	return true;
+	return DEFER_PATCHED;
 }
 
 bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc)
@@ -562,7 +582,9 @@ static int defer_reason(const struct smarm__worker *w,
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
 		return smarm__uc_asleep_in_syscall(uc) ? DEFER_SYSCALL
-						       : DEFER_TEXT;
+		       : segs_hold(self_text.lo, self_text.hi, self_text.n, pc)
+			       ? DEFER_RUNTIME
+			       : DEFER_TEXT;
 	return DEFER_NONE;
 }
 
@@ -592,7 +614,7 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 	atomic_fetch_add(&gp_readers[phase], 1);
 	why = defer_reason(w, s, uc);
 	if (why == DEFER_TEXT && n_uw_objs > 0)
-		(void)ret_patch(s, uc);
+		why = ret_patch(s, uc);
 	if (why != DEFER_NONE) {
 		s->preempt_pending = 1;
 		__atomic_store_n(&w->defer_why, why, __ATOMIC_RELAXED);
@@ -720,6 +742,8 @@ static void preempt_init(void)
 	dl_iterate_phdr(find_obj_cb, &f);
 	self.addr = (uintptr_t)(void *)on_sigurg;
 	dl_iterate_phdr(find_obj_cb, &self);
+	if (self.found)
+		self_text = self;
 	/*
 	 * Linked statically, the runtime's own code lies in the executable's
 	 * text: allowing that text would let a signal switch out the
@@ -990,14 +1014,20 @@ struct mon_seen {
  * signalled at the first look that finds it, after about one slice.
  * A later look that finds it still there asks the handler's verdict: no
  * verdict yet (the worker thread is off the CPU) sends nothing more; a
- * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that a
- * loop spending most of its time in libc is caught in allowed text within
- * milliseconds (and the next verdict is looked for as often, for up to
- * a tick: a late one, the worker having been off the CPU, must not wait
- * for the next tick); a deferral inside a syscall backs off
+ * deferral in libc (DEFER_TEXT) re-signals every MON_RETRY_NS, so that
+ * a loop spending most of its time there is caught in allowed text
+ * within milliseconds (and the next verdict is looked for as often, for
+ * up to a tick: a late one, the worker having been off the CPU, must not
+ * wait for the next tick); one in libsmarm's own code (DEFER_RUNTIME)
+ * starts as often and backs off to a tick (a long runtime call, such as
+ * a spawn that grows the slot table, took 20,000 signals a second, and
+ * its end is a preemption point); a deferral inside a syscall backs off
  * exponentially (every signal there can end a sleep with EINTR); a
- * disabled region, a host signal handler or a full stack is asked again
- * once per tick.
+ * disabled region, a host signal handler, a full stack or a
+ * patched return (DEFER_PATCHED: the libc call's return preempts, and a
+ * signal meanwhile would only be deferred again, 20,000 a second) is
+ * asked again once per tick, in case the call runs the actor's own code
+ * (a qsort comparator) for long.
  */
 static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 			 struct mon_seen *m, uint64_t now, uint64_t tick)
@@ -1060,12 +1090,21 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		if (now - m->last_sig < (tick << k))
 			return false;
 		m->backoff++;
+	} else if (why == DEFER_RUNTIME) {
+		unsigned k = m->backoff < RUNTIME_BACKOFF_MAX
+				     ? m->backoff
+				     : RUNTIME_BACKOFF_MAX;
+		uint64_t wait = (uint64_t)MON_RETRY_NS << k;
+		wait = wait < tick ? wait : tick;
+		if (now - m->last_sig < wait)
+			return wait < tick; /* look again soon */
+		m->backoff++;
 	} else if (why != DEFER_TEXT && now - m->last_sig < tick) {
 		return false;
 	}
 	m->deferred_at = d;
 	m->last_sig = now;
-	m->text = why == DEFER_TEXT;
+	m->text = why == DEFER_TEXT || why == DEFER_RUNTIME;
 	send_urg(n, w, seq);
 	return m->text;
 }

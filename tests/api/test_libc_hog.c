@@ -371,6 +371,76 @@ START_TEST(test_libc_hog_fork_child_goes_on)
 }
 END_TEST
 
+/* ------------------------------------ one long call: a few signals */
+
+/*
+ * The root spends tens of milliseconds in one libc call (memfrob, which
+ * no sanitizer intercepts: the pc stays in libc) and, after it, in a
+ * runtime call that grows the slot table (a spawn past its size). The
+ * first signal in libc patches the call's return, which preempts; the
+ * monitor then asks again once a slice, not every 50 us (20,000 signals
+ * a second before), and backs off in the runtime's own code, whose call
+ * ends at a preemption point.
+ */
+#define LC_BYTES ((size_t)256 << 20)
+#define LC_SLICE MS(1)
+
+/* Signals and wall time of each part: [0] libc, [1] the runtime. */
+static int64_t lc_signals[2];
+static uint64_t lc_wall[2];
+
+static void lc_short(void *arg)
+{
+	(void)arg;
+}
+
+static void lc_root(void *arg)
+{
+	char *buf = malloc(LC_BYTES);
+	int64_t s0;
+	uint64_t t0;
+	(void)arg;
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 1, LC_BYTES); /* its pages, before the count */
+	for (int part = 0; part < 2; part++) {
+		s0 = harness_actor_stat(SMARM_STAT_PREEMPT_SIGNALS);
+		t0 = smarm_now_ns();
+		if (part == 0) {
+			memfrob(buf, LC_BYTES);
+			memfrob(buf, LC_BYTES);
+		} else {
+			for (int i = 0; i < 200000; i++)
+				HARNESS_EQ(smarm_actor_spawn(NULL, lc_short,
+							     NULL, NULL),
+					   0);
+		}
+		lc_wall[part] = smarm_now_ns() - t0;
+		lc_signals[part] =
+			harness_actor_stat(SMARM_STAT_PREEMPT_SIGNALS) - s0;
+	}
+	ck_assert_int_eq(buf[0], 1);
+	free(buf);
+}
+
+START_TEST(test_libc_hog_long_call_draws_few_signals)
+{
+	static const char *what[2] = { "libc", "the runtime" };
+	lh_reset();
+	harness_checks_reset();
+	lh_run(1, LC_SLICE, lc_root);
+	harness_checks_assert();
+	/* About one a slice at most; a storm was 7 to 20 a slice. */
+	for (int part = 0; part < 2; part++)
+		ck_assert_msg(
+			lc_signals[part] <=
+				(int64_t)(2 * (lc_wall[part] / LC_SLICE)) + 16,
+			"in %s: %lld signals in %.1f ms (slice %.1f ms)",
+			what[part], (long long)lc_signals[part],
+			(double)lc_wall[part] / 1e6, (double)LC_SLICE / 1e6);
+	ck_assert_int_gt(lh_returns, 0); /* the patched return preempted */
+}
+END_TEST
+
 Suite *smarm_test_libc_hog_suite(void)
 {
 	Suite *s = suite_create("libc_hog");
@@ -381,6 +451,7 @@ Suite *smarm_test_libc_hog_suite(void)
 	tcase_add_test(tc, test_libc_hog_results_intact_four_workers);
 	tcase_add_test(tc, test_libc_hog_longjmp_past_patched_return);
 	tcase_add_test(tc, test_libc_hog_fork_child_goes_on);
+	tcase_add_test(tc, test_libc_hog_long_call_draws_few_signals);
 	suite_add_tcase(s, tc);
 	return s;
 }
