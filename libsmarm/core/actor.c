@@ -747,6 +747,8 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_stk_reserve = s->stk_reserve;
 	pk->pk_stk_guard = s->stk_guard;
 	pk->pk_stk_hwm = smarm__stack_depth_hwm(s, base);
+	/* Asks the kernel only: the stack itself is never read. */
+	pk->pk_stk_touched = smarm__stack_touched(s, base);
 	pk->pk_stk_shrinks = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
 	pk->pk_wait_on = 0;
 	pk->pk_wait_target = 0;

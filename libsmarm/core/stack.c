@@ -644,6 +644,31 @@ void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s)
 	atomic_fetch_add_explicit(&n->stk_shrinks, 1, memory_order_relaxed);
 }
 
+uint64_t smarm__stack_touched(const struct smarm__slot *s, const void *base)
+{
+	/* One call per 512 pages (2 MiB): a usual stack takes one. */
+	unsigned char vec[512];
+	size_t page = smarm__page_size();
+	uintptr_t lo, hi;
+	uint64_t n = 0;
+	if (base == NULL)
+		return 0;
+	lo = (uintptr_t)base + s->stk_guard;
+	hi = lo + s->stk_reserve;
+	while (lo < hi) {
+		size_t len = hi - lo, pages;
+		if (len > sizeof vec * page)
+			len = sizeof vec * page;
+		pages = (len + page - 1) / page;
+		if (mincore((void *)lo, len, vec) != 0)
+			break; /* not mapped (cannot happen under the lock) */
+		for (size_t i = 0; i < pages; i++)
+			n += vec[i] & 1u;
+		lo += len;
+	}
+	return n * page;
+}
+
 int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
 {
 	struct smarm__slot *s = smarm__slot_live(n, pid);

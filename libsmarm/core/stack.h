@@ -30,6 +30,13 @@ void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_dense_verify(struct smarm__slot *s);
 int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key,
 		      int64_t *out);
+/*
+ * Bytes of s's usable stack resident in memory now (mincore(2), page
+ * by page; base is s->stk_base as the caller loaded it, NULL: 0). Only
+ * asks the kernel: never touches the stack, so it is safe while the
+ * actor runs; the caller keeps the mapping alive (s's cold lock).
+ */
+uint64_t smarm__stack_touched(const struct smarm__slot *s, const void *base);
 bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
 			       size_t *len);
 bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,
