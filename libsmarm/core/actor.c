@@ -747,8 +747,11 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_stk_reserve = s->stk_reserve;
 	pk->pk_stk_guard = s->stk_guard;
 	pk->pk_stk_hwm = smarm__stack_depth_hwm(s, base);
-	/* Asks the kernel only: the stack itself is never read. */
-	pk->pk_stk_touched = smarm__stack_touched(s, base, win);
+	/* Asks the kernel only: the stack itself is never read. About
+	 * 0.7 us an actor even by windows (the kernel's walk of the
+	 * reserve's pages), so only a node that keeps statistics pays. */
+	pk->pk_stk_touched =
+		n->astat_on ? smarm__stack_touched(s, base, win) : 0;
 	pk->pk_stk_shrinks = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
 	pk->pk_wait_on = 0;
 	pk->pk_wait_target = 0;

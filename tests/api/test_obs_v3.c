@@ -196,6 +196,7 @@ START_TEST(test_obs_v3_plain_actor_has_no_bands)
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(1, root_plain, &in), SMARM_EXIT_NORMAL);
 	harness_checks_assert();
+	ck_assert_uint_eq(in.stack_touched, 0); /* no statistics kept */
 	for (int b = 0; b < SMARM_OBS_BANDS; b++)
 		ck_assert_uint_eq(in.mailbox_band[b], 0);
 	ck_assert_uint_eq(in.mailbox_bytes, 0);
@@ -459,13 +460,16 @@ static void root_stk(void *arg)
 	harness_chan_drop(sc->go);
 }
 
-/* Resident stack: a deep actor's covers what it touched. */
+/* Resident stack (statistics on): a deep actor's covers what it
+ * touched. */
 START_TEST(test_obs_v3_stack_touched_follows_use)
 {
 	struct stk_case sc;
 	memset(&sc, 0, sizeof sc);
 	harness_checks_reset();
-	ck_assert_int_eq(harness_run(1, root_stk, &sc), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run_opt(1, SMARM_OPT_ACTOR_STATS, 1, root_stk,
+					 &sc, NULL),
+			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 	ck_assert_uint_gt(sc.s_in.stack_touched, 0);
 	ck_assert_uint_le(sc.s_in.stack_touched, sc.s_in.stack_reserve);
