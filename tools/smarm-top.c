@@ -11,17 +11,19 @@
  * shows a header (workers, run queue, actors, process memory and CPU,
  * preemptions, restarts) and one row per actor: pid, name, behaviour,
  * state and wait, runs per second and share of the interval's runs,
- * stack high water, mailbox depth, restarts seen. "Runs" are the waits
- * an actor opened (smarm_actor_info_t.waits): a cheap activity count,
+ * stack high water, mailbox depth, restarts, plugin faults. "Runs" are the
+ * waits an actor opened (smarm_actor_info_t.waits): a cheap activity count,
  * like the BEAM's reductions, taken *over the last interval* (recon's
  * proc_window: who is busy now, not since boot). %CPU is the share of
  * one worker the actor had over the interval, from the difference of
  * its cpu_ns in the two samples, when the node keeps statistics
  * (SMARM_OPT_ACTOR_STATS, smarm-run --actor-stats; else "-"); the
  * header's "busy" is their sum, the workers kept busy (without
- * statistics: the actors running at the sample, "now"). Restarts are
- * counted per registered name: the name seen on a new pid while
- * watching.
+ * statistics: the actors running at the sample, "now"). RST is a
+ * supervisor's own count of the restarts it admitted (its record's
+ * restarts, format 3; a node of an older format: the restarts seen
+ * while watching, a registered name on a new pid); FLT is a server's
+ * plugin's contained faults so far (its taint; "-": no plugin).
  * Keys: c, b, m, r sort by runs, mailbox (queue), memory, restarts;
  * / filters by name or behaviour (Enter ends the text, an empty one
  * clears it); j/k or the arrows move the cursor, Enter or o opens the
@@ -60,7 +62,9 @@ struct row {
 	double r_share;	 /* of all actors' runs, percent */
 	int64_t r_mbox;	 /* -1: none */
 	int64_t r_mem;	 /* stack high water, bytes */
-	uint64_t r_rst;	 /* restarts seen (its name, a new pid) */
+	uint64_t r_rst;	 /* restarts: a supervisor's count (or seen: its
+			    name on a new pid, from a node before format 3) */
+	int64_t r_flt;	 /* its plugin's faults, -1: no plugin */
 	double r_cpu;	 /* percent of one worker over the interval, from
 			    cpu_ns (-1: the node keeps no statistics) */
 };
@@ -263,7 +267,10 @@ static void rows_make(struct top *t)
 		uint64_t runs = t->prev_n == 0 ? 0
 				: seen	       ? waits - before
 					       : waits;
-		uint64_t rst = name_moves(t, jv_str(a, "name"), id);
+		const struct jv *rk = jv_get(a, "restarts");
+		uint64_t rst = rk != NULL
+				       ? (uint64_t)rk->i
+				       : name_moves(t, jv_str(a, "name"), id);
 		double pct = -1;
 		if (t->actor_stats) {
 			uint64_t d = t->prev_n == 0 ? 0
@@ -285,6 +292,10 @@ static void rows_make(struct top *t)
 		t->rows[t->nrows].r_mbox = jv_int(a, "mailbox", -1);
 		t->rows[t->nrows].r_mem = jv_int(a, "stack_high_water", 0);
 		t->rows[t->nrows].r_rst = rst;
+		t->rows[t->nrows].r_flt =
+			jv_str(a, "plugin")[0] != '\0'
+				? jv_int(a, "plugin_faults", 0)
+				: -1;
 		t->rows[t->nrows].r_cpu = pct;
 		t->nrows++;
 	}
@@ -404,7 +415,7 @@ static void row_text(const struct top *t, const struct row *r, char *buf,
 	const char *plugin = jv_str(a, "plugin");
 	const char *sn = jv_str(a, "state_name");
 	const char *wait = jv_str(a, "wait");
-	char what[64], state[32], mbox[24], cpu[16];
+	char what[64], state[32], mbox[24], cpu[16], flt[24];
 	double s = secs(t);
 	if (plugin[0] != '\0')
 		snprintf(what, sizeof what, "%s%s%s", beh, sn[0] ? ":" : "",
@@ -417,22 +428,26 @@ static void row_text(const struct top *t, const struct row *r, char *buf,
 		snprintf(cpu, sizeof cpu, "-");
 	else
 		snprintf(cpu, sizeof cpu, "%.1f", r->r_cpu);
+	if (r->r_flt < 0)
+		snprintf(flt, sizeof flt, "-");
+	else
+		snprintf(flt, sizeof flt, "%lld", (long long)r->r_flt);
 	if (r->r_mbox < 0)
 		snprintf(mbox, sizeof mbox, "-");
 	else
 		snprintf(mbox, sizeof mbox, "%lld", (long long)r->r_mbox);
 	snprintf(buf, cap,
 		 "%-10s %-16.16s %-20.20s %-16.16s %9.0f %5.1f %5s %8lld %7s "
-		 "%4llu",
+		 "%4llu %4s",
 		 jv_str(a, "pid"), name[0] ? name : "-", what, state,
 		 s > 0 ? (double)r->r_runs / s : 0, r->r_share, cpu,
 		 (long long)(r->r_mem / 1024), mbox,
-		 (unsigned long long)r->r_rst);
+		 (unsigned long long)r->r_rst, flt);
 }
 
 static const char table_head[] =
 	"PID        NAME             BEHAVIOUR            STATE            "
-	"   RUNS/s  %RUN  %CPU STACK_KB    MBOX  RST";
+	"   RUNS/s  %RUN  %CPU STACK_KB    MBOX  RST  FLT";
 
 static void draw_table(const struct top *t, FILE *f, int max_rows, bool tty)
 {
@@ -510,9 +525,14 @@ static void print_actor(struct top *t, FILE *f, uint64_t id)
 	a = jv_get(&v, "actor");
 	for (size_t i = 0; a != NULL && i < a->n; i++) {
 		const struct jv *m = &a->kids[i];
-		if (m->type == JV_STR)
+		if (m->type == JV_STR) {
 			fprintf(f, "%-14s %s\n", m->key, m->str);
-		else
+		} else if (m->type == JV_ARR) {
+			fprintf(f, "%-14s", m->key);
+			for (size_t k = 0; k < m->n; k++)
+				fprintf(f, " %lld", (long long)m->kids[k].i);
+			fputc('\n', f);
+		} else
 			fprintf(f, "%-14s %lld\n", m->key, (long long)m->i);
 	}
 	print_list(f, &v, "links");

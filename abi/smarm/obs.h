@@ -34,10 +34,30 @@ extern "C" {
  * The format of smarm_actor_info_t and of the socket protocol. Changes
  * whenever either does. Since: SMARM_0.5.
  */
-#define SMARM_OBS_FORMAT_VERSION 2
+#define SMARM_OBS_FORMAT_VERSION 3
 
 /* Bytes of a behaviour, plugin or state name in a record, NUL included. */
 #define SMARM_OBS_TEXT_MAX 64
+
+/* Bands of a mailbox in a record (smarm_actor_info_t.mailbox_band). */
+#define SMARM_OBS_BANDS 4
+
+/*
+ * The bands of a server's or machine's mailbox, highest first: the
+ * index of each in smarm_actor_info_t.mailbox_band. Since: SMARM_0.5.
+ *   SMARM_BAND_SIGNAL  trapped exit signals and Downs (smarm_gs_trap_exit,
+ *                      smarm_gs_monitor).
+ *   SMARM_BAND_TIMER   timer fires (smarm_gs_send_after, a machine's
+ *                      timeouts).
+ *   SMARM_BAND_INBOX   requests: calls, casts, infos and system messages,
+ *                      in the order they were sent.
+ * Index 3 is not used yet (always 0).
+ */
+enum smarm_mailbox_band {
+	SMARM_BAND_SIGNAL = 0,
+	SMARM_BAND_TIMER = 1,
+	SMARM_BAND_INBOX = 2,
+};
 
 /*
  * smarm_actor_info_t.state: the actor's slot state when it was read.
@@ -74,7 +94,9 @@ enum smarm_actor_state {
  * SMARM_ACTOR_INFO_SIZE_V1 gets SMARM_WAIT_BLOCKED or _TIMED for them:
  *   SMARM_WAIT_CALL     a server's or machine's answer to a call
  *                       (smarm_server_call and kin): wait_on the
- *                       server's pid id (0: called by name).
+ *                       server's pid id (called by name: the pid the
+ *                       name had when the call was sent; before
+ *                       format 3, 0).
  *   SMARM_WAIT_JOIN     smarm_actor_join: wait_on the pid id joined.
  *   SMARM_WAIT_MUTEX    a green mutex: wait_on the pid id that held it
  *                       when the wait began.
@@ -122,7 +144,8 @@ enum smarm_actor_flag {
  *                 SMARM_ACTOR_INFO_SIZE_V1); out: what was filled.
  *   version       out: the format filled: 1 for a size below
  *                 SMARM_ACTOR_INFO_SIZE_V2 (a version 1 caller gets
- *                 exactly the version 1 record), else
+ *                 exactly the version 1 record), 2 for a size below
+ *                 SMARM_ACTOR_INFO_SIZE_V3 (likewise), else
  *                 SMARM_OBS_FORMAT_VERSION.
  *   pid, parent   the actor and its spawner (SMARM_PID_NONE: the run
  *                 itself); a supervisor's children have it as parent.
@@ -171,6 +194,41 @@ enum smarm_actor_flag {
  * and, kept whatever the option:
  *   wait_on       for SMARM_WAIT_CALL, _JOIN, _MUTEX: a pid id; _IO:
  *                 the fd; else 0.
+ * Version 3 (SMARM_ACTOR_INFO_SIZE_V3) adds, whatever the option:
+ *   mailbox_band  a server's or machine's mailbox: the messages queued
+ *                 in each band (enum smarm_mailbox_band; a band not
+ *                 made yet: 0); 0 for every other actor. Each band is
+ *                 read in one hold of its lock, the bands one after
+ *                 the other. Requests the server has already taken
+ *                 from its inbox into its batch (up to 16 at a time,
+ *                 the one in service included) are not queued any
+ *                 more and not counted; mailbox_depth counts the
+ *                 inbox the same way.
+ *   mailbox_bytes the bytes queued in those bands, read with their
+ *                 counts: each message's fixed size plus a request's
+ *                 argument block when it is not carried inline (long
+ *                 strings and byte strings). Reading a band walks its
+ *                 queue under its lock: O(depth).
+ *   stack_touched the bytes of its stack resident in memory when it was
+ *                 read (mincore(2) over stack_reserve, page by page:
+ *                 the kernel is asked, the stack is never read, so a
+ *                 running actor is read safely): what its stack costs
+ *                 now, including pages a recycled stack kept and pages
+ *                 given back (a shrink's MADV_FREE) that the kernel
+ *                 has not reclaimed yet; 0 before it first ran.
+ *                 Kept only by a node opened with
+ *                 SMARM_OPT_ACTOR_STATS 1 (else 0): asking costs
+ *                 about 0.7 us an actor in a snapshot.
+ *                 stack_high_water is the deepest use sampled instead.
+ *   restarts      a supervisor's: the restarts it admitted (each one
+ *                 counted against its intensity, a failed restart's
+ *                 retries included) since it started, as
+ *                 SMARM_STAT_SUP_RESTARTS counts them node-wide; 0 for
+ *                 every other actor.
+ *   plugin_faults a server's or machine's: the contained faults of its
+ *                 plugin's code so far (smarm_plugin_faults, the
+ *                 plugin's taint: any actor's, not only this one's);
+ *                 0 for every other actor.
  */
 typedef struct smarm_actor_info {
 	uint32_t size;
@@ -205,12 +263,20 @@ typedef struct smarm_actor_info {
 	uint32_t preempt_safe;
 	uint32_t preempt_async;
 	uint64_t wait_on;
+	/* version 3 */
+	uint32_t mailbox_band[SMARM_OBS_BANDS];
+	uint64_t mailbox_bytes;
+	uint64_t stack_touched;
+	uint32_t restarts;
+	uint32_t plugin_faults;
 } smarm_actor_info_t;
 
 /* The size of the version 1 record: the least `size` accepted. */
 #define SMARM_ACTOR_INFO_SIZE_V1 368
 /* The size of the version 2 record (SMARM_0.5). */
 #define SMARM_ACTOR_INFO_SIZE_V2 424
+/* The size of the version 3 record (SMARM_0.5). */
+#define SMARM_ACTOR_INFO_SIZE_V3 464
 
 /* An opaque snapshot of a node's actors. */
 typedef struct smarm_snapshot smarm_snapshot_t;

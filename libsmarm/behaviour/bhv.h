@@ -524,6 +524,16 @@ int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 
 /* The name b's plugin gives itself (its descriptor's; "?" if none). */
 const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b);
+/*
+ * The contained faults so far of the code of the plugin whose text
+ * holds text (struct bhv_peek.bp_text), as smarm_plugin_faults counts
+ * them: 0 if none, or if no object is loaded there any more. Any
+ * thread; takes the loader's and the fault table's locks, so never
+ * under a runtime lock.
+ */
+uint64_t smarm__bhv_text_faults(const void *text);
+/* An address in the text of b's plugin (for smarm__bhv_text_faults). */
+const void *smarm__bhv_plugin_text(const struct smarm_behaviour *b);
 
 /* Take / give back a reference that keeps b's plugin mapped. */
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
@@ -586,16 +596,29 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag);
  * cold lock, which its end takes to clear the context before freeing
  * it (gen_server.c, end_fin): cx and its plugin stay valid for the call.
  * The machine's state is read racily (it may change as we read): a
- * state it was in. Strings are cut to their buffers.
+ * state it was in. Strings are cut to their buffers. Each band's depth
+ * and bytes are read in one hold of that band's channel lock (CHANNEL
+ * rank, under the cold lock), so they agree with each other; bands
+ * are read one after the other. Requests the server already took from
+ * its inbox into its batch (at most BHV_BATCH, gen_server.c) are no
+ * longer queued and not counted.
  */
 #define BHV_PEEK_TEXT 64
+#define BHV_PEEK_BANDS 4 /* the bands of a mailbox (SMARM__MBOX_BANDS) */
 struct bhv_peek {
-	int bp_kind;		       /* BHV_GEN_SERVER / BHV_GEN_STATEM */
-	char bp_name[BHV_PEEK_TEXT];   /* the behaviour's name */
-	char bp_plugin[BHV_PEEK_TEXT]; /* its plugin's name */
-	char bp_state[BHV_PEEK_TEXT];  /* a machine's state, else "" */
-	const smarm_chan_t *bp_inbox;  /* its inbox handle (checked by
-					  whoever uses it), or NULL */
+	int bp_kind;			  /* BHV_GEN_SERVER / BHV_GEN_STATEM */
+	char bp_name[BHV_PEEK_TEXT];	  /* the behaviour's name */
+	char bp_plugin[BHV_PEEK_TEXT];	  /* its plugin's name */
+	char bp_state[BHV_PEEK_TEXT];	  /* a machine's state, else "" */
+	uint32_t bp_band[BHV_PEEK_BANDS]; /* queued in each band of its
+					     mailbox, highest first:
+					     signals, timer fires, inbox;
+					     0 for a band not made */
+	uint64_t bp_bytes;   /* bytes queued in them: each element's size,
+				and an inbox request's argument block when
+				it is not carried inline */
+	const void *bp_text; /* an address in its plugin's text: for
+				smarm__bhv_text_faults, after the peek */
 };
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out);
 

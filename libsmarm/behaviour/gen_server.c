@@ -92,6 +92,10 @@ enum bhv_band {
 				infos, in send order (struct bhv_env) */
 };
 
+_Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
+		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
+	       "struct bhv_peek has a count for every band");
+
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
 
@@ -441,6 +445,43 @@ static void peek_copy(char *d, const char *src)
 	d[i] = '\0';
 }
 
+/* What an inbox envelope owns beyond itself: its heap block. */
+static size_t env_extra(const void *elem)
+{
+	const struct bhv_env *e = elem;
+	return e->en_msg.mg_heap != NULL ? e->en_msg.mg_heap->bk_size : 0;
+}
+
+/*
+ * sv's bands, each read in one hold of its channel's lock. The band
+ * handles are owner-written (band_make, band_free store them
+ * atomically); a handle read just as its channel was freed is refused
+ * by the channel (generation-checked) and the band reads as empty.
+ */
+static void peek_queue(const struct smarm_gs_ctx *sv, struct bhv_peek *out)
+{
+	const smarm_chan_t *band[BHV_PEEK_BANDS] = {
+		[BHV_BAND_SIGNAL] =
+			__atomic_load_n(&sv->sv_sig, __ATOMIC_ACQUIRE),
+		[BHV_BAND_TIMER] =
+			__atomic_load_n(&sv->sv_tick, __ATOMIC_ACQUIRE),
+		[BHV_BAND_INBOX] =
+			__atomic_load_n(&sv->sv_inbox, __ATOMIC_ACQUIRE),
+	};
+	for (unsigned i = 0; i < BHV_PEEK_BANDS; i++) {
+		smarm_chan_t *ch;
+		size_t len = 0;
+		uint64_t bytes = 0;
+		if (band[i] == NULL || smarm__chan_cell(band[i], &ch) != 0 ||
+		    smarm__chan_queued(ch, band[i],
+				       i == BHV_BAND_INBOX ? env_extra : NULL,
+				       &len, &bytes) != 0)
+			continue;
+		out->bp_band[i] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+		out->bp_bytes += bytes;
+	}
+}
+
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
 {
 	uintptr_t v = (uintptr_t)cx;
@@ -457,7 +498,8 @@ void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
 	peek_copy(out->bp_name, sv->sv_be->bh_name);
 	peek_copy(out->bp_plugin, smarm__bhv_plugin_name(sv->sv_be));
 	peek_copy(out->bp_state, state);
-	out->bp_inbox = sv->sv_inbox;
+	peek_queue(sv, out);
+	out->bp_text = smarm__bhv_plugin_text(sv->sv_be);
 }
 
 static int bhv_open(struct smarm_node *n, const struct smarm_config *cfg,
@@ -789,19 +831,18 @@ static void batch_drop(struct smarm_gs_ctx *sv)
 static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
 		     unsigned band)
 {
+	smarm_chan_t *h;
 	int rc;
 	if (*ch != NULL)
 		return 0;
-	rc = smarm_chan_alloc(ch, esz, NULL);
-	if (rc != 0) {
-		*ch = NULL;
+	rc = smarm_chan_alloc(&h, esz, NULL);
+	if (rc != 0)
 		return rc;
-	}
-	rc = smarm__mbox_attach(&sv->sv_mb, band, *ch);
-	if (rc != 0) {
-		bhv_chan_free(*ch);
-		*ch = NULL;
-	}
+	rc = smarm__mbox_attach(&sv->sv_mb, band, h);
+	if (rc != 0)
+		bhv_chan_free(h);
+	else /* atomic: an observer reads it (smarm__bhv_peek) */
+		__atomic_store_n(ch, h, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -833,9 +874,12 @@ int smarm__gs_tick_band(struct smarm_gs_ctx *sv)
 /* Free a band sv made (its queued elements need no destructor). */
 static void band_free(smarm_chan_t **ch)
 {
-	if (*ch != NULL)
-		bhv_chan_free(*ch);
-	*ch = NULL;
+	smarm_chan_t *h = *ch;
+	/* Cleared before the free: an observer (smarm__bhv_peek) reads
+	 * it, and a handle to a freed channel it read is refused there. */
+	__atomic_store_n(ch, NULL, __ATOMIC_RELEASE);
+	if (h != NULL)
+		bhv_chan_free(h);
 }
 
 /* smarm__bhv_serve's step: serve one message, or wait. */

@@ -424,6 +424,8 @@ struct smarm_server {
 	smarm_pid_t sc_pid;		     /* by pid: the server */
 	bool sc_named;			     /* by name: sc_name */
 	char sc_name[SMARM_NAME_MAX + 1];
+	smarm_pid_t sc_to;	/* by name: the pid the name had at the last
+				   send (the one a call then waits on) */
 	smarm_chan_t *sc_inbox; /* by pid: the server's inbox handle, looked
 				   up once (no reference: a closed or freed
 				   channel is refused, then looked up again) */
@@ -562,6 +564,7 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 	int rc = resolve(s, op->op_kind, &pid);
 
 	if (rc == 0) {
+		s->sc_to = pid; /* for introspection: await */
 		rc = SMARM_ECLOSED;
 		if (!s->sc_named) {
 			const struct smarm_msgtype *it;
@@ -652,9 +655,9 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 
 	for (;;) {
 		/* For introspection: parked on this server's answer (by
-		 * name: the pid is not kept, 0). */
+		 * name: the pid the name had when the call was sent). */
 		smarm__wait_note(SMARM__WON_CALL,
-				 s->sc_named ? 0 : s->sc_pid.id);
+				 s->sc_named ? s->sc_to.id : s->sc_pid.id);
 		rc = reply_recv(s->sc_reply, timeout_ns, &deadline,
 				(struct bhv_reply *)&r);
 		smarm__wait_note(SMARM__WON_NONE, 0);

@@ -306,6 +306,11 @@ const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b)
 	return name != NULL ? name : "?";
 }
 
+const void *smarm__bhv_plugin_text(const struct smarm_behaviour *b)
+{
+	return b->bh_pl->pl_text;
+}
+
 void smarm__bhv_plugin_ref(const struct smarm_behaviour *b)
 {
 	atomic_fetch_add_explicit(&b->bh_pl->pl_refs, 1, memory_order_relaxed);
@@ -809,6 +814,11 @@ int smarm_plugin_behaviour(smarm_plugin_t *h, const char *name,
 	return rc;
 }
 
+uint64_t smarm__bhv_text_faults(const void *text)
+{
+	return smarm__fault_count_of(text);
+}
+
 int smarm_plugin_faults(smarm_plugin_t *h, uint64_t *out)
 {
 	struct bhv_plugin *pl = (struct bhv_plugin *)h;
@@ -821,7 +831,7 @@ int smarm_plugin_faults(smarm_plugin_t *h, uint64_t *out)
 	pthread_mutex_unlock(&plugins_lock);
 	if (text == NULL)
 		return SMARM_EINVAL;
-	*out = smarm__fault_count_of(text);
+	*out = smarm__bhv_text_faults(text);
 	return 0;
 }
 

@@ -644,6 +644,50 @@ void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s)
 	atomic_fetch_add_explicit(&n->stk_shrinks, 1, memory_order_relaxed);
 }
 
+uint64_t smarm__stack_touched(const struct smarm__slot *s, const void *base,
+			      struct smarm__stk_resident *win)
+{
+	unsigned char vec[512]; /* without a window: 2 MiB per call */
+	size_t page = smarm__page_size();
+	uintptr_t lo, hi;
+	uint64_t n = 0;
+	if (base == NULL)
+		return 0;
+	lo = ((uintptr_t)base + s->stk_guard) & ~(uintptr_t)(page - 1);
+	hi = ((uintptr_t)base + s->stk_guard + s->stk_reserve + page - 1) &
+	     ~(uintptr_t)(page - 1);
+	while (lo < hi) {
+		size_t len, pages;
+		if (win != NULL && lo >= win->sr_lo && lo < win->sr_hi) {
+			uintptr_t end = hi < win->sr_hi ? hi : win->sr_hi;
+			for (uintptr_t p = lo; p < end; p += page)
+				n += win->sr_vec[(p - win->sr_lo) / page] & 1u;
+			lo = end;
+			continue;
+		}
+		/* A new window from here; past the mapping's end (a stack
+		 * of its own, a chunk's last stacks): ENOMEM, and the
+		 * stack alone is asked. */
+		if (win != NULL &&
+		    mincore((void *)lo, SMARM__RESIDENT_WINDOW * page,
+			    win->sr_vec) == 0) {
+			win->sr_lo = lo;
+			win->sr_hi = lo + SMARM__RESIDENT_WINDOW * page;
+			continue;
+		}
+		len = hi - lo;
+		if (len > sizeof vec * page)
+			len = sizeof vec * page;
+		pages = len / page;
+		if (mincore((void *)lo, len, vec) != 0)
+			break; /* not mapped (cannot happen under the lock) */
+		for (size_t i = 0; i < pages; i++)
+			n += vec[i] & 1u;
+		lo += len;
+	}
+	return n * page;
+}
+
 int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
 {
 	struct smarm__slot *s = smarm__slot_live(n, pid);

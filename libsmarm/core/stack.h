@@ -30,6 +30,29 @@ void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_dense_verify(struct smarm__slot *s);
 int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key,
 		      int64_t *out);
+/*
+ * A walk's window of page residency (smarm__stack_touched): stacks
+ * mostly lie side by side in chunks, so one mincore(2) of a window
+ * answers for many of them. Empty: sr_lo == sr_hi.
+ */
+#define SMARM__RESIDENT_WINDOW 2048 /* pages (8 MiB of 4 KiB pages) */
+struct smarm__stk_resident {
+	uintptr_t sr_lo, sr_hi; /* the pages sr_vec describes */
+	unsigned char sr_vec[SMARM__RESIDENT_WINDOW];
+};
+
+/*
+ * Bytes of the pages of s's usable stack resident in memory (mincore,
+ * page by page; base is s->stk_base as the caller loaded it, NULL: 0;
+ * a dense stack's pages at either end are shared with its neighbours).
+ * Only asks the kernel: never touches the stack, so it is safe while
+ * the actor runs; the caller keeps the mapping alive (s's cold lock).
+ * win (may be NULL) carries a window across calls of one walk: pages
+ * it already covers are answered from it (as resident as they were
+ * when it was read).
+ */
+uint64_t smarm__stack_touched(const struct smarm__slot *s, const void *base,
+			      struct smarm__stk_resident *win);
 bool smarm__stack_retain_range(size_t size, size_t retain, size_t page,
 			       size_t *len);
 bool smarm__stack_shrink_range(uintptr_t hwm, uintptr_t sp, size_t page,

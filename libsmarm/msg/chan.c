@@ -827,6 +827,28 @@ int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out)
 	return 0;
 }
 
+int smarm__chan_queued(smarm_chan_t *ch, const smarm_chan_t *h,
+		       size_t (*extra)(const void *elem), size_t *len,
+		       uint64_t *bytes)
+{
+	size_t n;
+	uint64_t b;
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	n = smarm__queue_len(&ch->queue);
+	b = (uint64_t)n * ch->esz;
+	if (extra != NULL) {
+		struct smarm__qcur c = smarm__queue_begin(&ch->queue);
+		const void *e;
+		while ((e = smarm__queue_next(&c, ch->esz)) != NULL)
+			b += extra(e);
+	}
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	*len = n;
+	*bytes = b;
+	return 0;
+}
+
 int smarm__chan_notify_fd(smarm_chan_t *ch, const smarm_chan_t *h, int *fd)
 {
 	int rc = 0;

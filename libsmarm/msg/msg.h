@@ -133,6 +133,16 @@ int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out);
 int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 			   size_t max, size_t *n);
 int smarm__chan_len(smarm_chan_t *ch, const smarm_chan_t *h, size_t *out);
+/*
+ * What is queued in h's channel, read in one hold of its lock (so the
+ * two agree): the elements in *len, and in *bytes their size (esz
+ * each) plus what extra(elem) says each owns beyond it (extra NULL:
+ * nothing; it runs under the channel lock and must only read the
+ * element). O(len) with extra, O(1) without. 0, or SMARM_ESTATE.
+ */
+int smarm__chan_queued(smarm_chan_t *ch, const smarm_chan_t *h,
+		       size_t (*extra)(const void *elem), size_t *len,
+		       uint64_t *bytes);
 int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		     const smarm_chan_t *h, void *out, uint64_t deadline);
 int smarm__chan_recv_thread(smarm_chan_t *ch, const smarm_chan_t *h, void *out,

@@ -31,6 +31,7 @@ struct obs_rec {
 	int32_t or_mbox; /* -1: no mailbox published; saturates */
 	uint32_t or_x;	 /* index into s_x, OBS_NO_X: all zero */
 	uint32_t or_flags;
+	uint32_t or_touched; /* stack bytes resident */
 	uint8_t or_state, or_wait, or_mode;
 };
 #define OBS_NO_X UINT32_MAX
@@ -49,6 +50,11 @@ struct obs_stat {
 struct obs_extra {
 	uint64_t ox_deadline;
 	uint64_t ox_wait_on; /* smarm_actor_info_t.wait_on */
+	uint64_t ox_mbytes;  /* smarm_actor_info_t.mailbox_bytes */
+	uint32_t ox_band[SMARM_OBS_BANDS]; /* .mailbox_band */
+	uint32_t ox_restarts;		   /* .restarts */
+	uint32_t ox_faults;		   /* .plugin_faults (fault_pass) */
+	const void *ox_text; /* its plugin's text (struct bhv_peek.bp_text) */
 	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
 	char ox_name[SMARM_NAME_MAX + 1];
 	char ox_beh[SMARM_OBS_TEXT_MAX];

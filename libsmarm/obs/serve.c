@@ -11,8 +11,9 @@
  * `actor PID` (with a server's format_status text, asked of it: at
  * most SRV_STATUS_MS), `tree` or `tree spawn`; the answer is one line,
  * a JSON object whose "v" is the version; an unknown request is
- * answered {"v":2,"error":"..."}. A connection may send any number of
- * requests.
+ * answered {"v":3,"error":"..."}. A connection may send any number of
+ * requests. A version only adds keys to the objects of the one before,
+ * so a reader of an older version reads a newer answer as it did.
  *
  * Who may connect: the socket file is made mode 0600 whatever the umask
  * (bound in a fresh 0700 directory beside it, made 0600, then renamed
@@ -192,10 +193,17 @@ static void out_actor(struct out *o, const smarm_actor_info_t *a)
 		",\"cpu_ns\":%" PRIu64 ",\"runs\":%" PRIu64
 		",\"runq_wait_ns\":%" PRIu64 ",\"msgs_in\":%" PRIu64
 		",\"msgs_out\":%" PRIu64 ",\"preempt_safe\":%" PRIu32
-		",\"preempt_async\":%" PRIu32 ",\"wait_on\":%" PRIu64
-		",\"name\":",
+		",\"preempt_async\":%" PRIu32 ",\"wait_on\":%" PRIu64,
 		a->cpu_ns, a->runs, a->runq_wait_ns, a->messages_in,
 		a->messages_out, a->preempt_safe, a->preempt_async, a->wait_on);
+	out_fmt(o,
+		",\"mailbox_bands\":[%" PRIu32 ",%" PRIu32 ",%" PRIu32
+		",%" PRIu32 "],\"mailbox_bytes\":%" PRIu64
+		",\"stack_touched\":%" PRIu64 ",\"restarts\":%" PRIu32
+		",\"plugin_faults\":%" PRIu32 ",\"name\":",
+		a->mailbox_band[0], a->mailbox_band[1], a->mailbox_band[2],
+		a->mailbox_band[3], a->mailbox_bytes, a->stack_touched,
+		a->restarts, a->plugin_faults);
 	out_str(o, a->name);
 	out_put(o, ",\"behaviour\":", 13);
 	out_str(o, a->behaviour);

@@ -11,12 +11,18 @@
  *      time: what the core keeps (pid, parent, state, wait, stack), and
  *      the OTP and behaviour state attached to the actor (links,
  *      monitors, trap channel; a server's behaviour and plugin, a
- *      machine's state), copied into a compact record;
+ *      machine's state, the depth and bytes of its mailbox's bands,
+ *      each band's channel lock taken in turn: SLOT rank, then
+ *      CHANNEL; a supervisor's restart count), and how much of its
+ *      stack is resident (mincore: the kernel is asked, the stack is
+ *      not read), copied into a compact record;
  *   2. the registry's read lock is taken once and its table of actors
  *      walked (reg_pass): for each actor in the snapshot, its names and
  *      the depth of the mailboxes it published (each channel's lock
  *      taken in turn: REG rank, then CHANNEL), and whether one of them
- *      is a supervisor's.
+ *      is a supervisor's;
+ *   3. with no lock held (fault_pass), each server's plugin's fault
+ *      count, once per plugin.
  * A node that keeps actor statistics (SMARM_OPT_ACTOR_STATS) hands them
  * over in the peek too; they go to an array parallel to the records
  * (s_st), made on the first, so a node without them pays nothing here.
@@ -53,10 +59,15 @@
 #include <sys/mman.h>
 
 _Static_assert(sizeof(struct obs_rec) == 56, "a record outgrew 56 bytes");
-_Static_assert(sizeof(smarm_actor_info_t) == SMARM_ACTOR_INFO_SIZE_V2,
-	       "the version 2 record changed: bump SMARM_OBS_FORMAT_VERSION");
+_Static_assert(sizeof(smarm_actor_info_t) == SMARM_ACTOR_INFO_SIZE_V3,
+	       "the version 3 record changed: bump SMARM_OBS_FORMAT_VERSION");
 _Static_assert(offsetof(smarm_actor_info_t, cpu_ns) == SMARM_ACTOR_INFO_SIZE_V1,
 	       "version 2 begins where version 1 ends");
+_Static_assert(offsetof(smarm_actor_info_t, mailbox_band) ==
+		       SMARM_ACTOR_INFO_SIZE_V2,
+	       "version 3 begins where version 2 ends");
+_Static_assert(SMARM_OBS_BANDS == BHV_PEEK_BANDS,
+	       "a record has a count for every band the behaviours have");
 
 /* The message type of a supervisor's control mailbox (otp/sup.c). */
 static const char sup_ctl_type[] = "smarm.sup.ctl";
@@ -212,6 +223,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 	r->or_reserve = u32_of(pk->pk_stk_reserve);
 	r->or_guard = u32_of(pk->pk_stk_guard);
 	r->or_hwm = u32_of(pk->pk_stk_hwm);
+	r->or_touched = u32_of(pk->pk_stk_touched);
 	r->or_mbox = -1;
 	r->or_x = OBS_NO_X;
 	r->or_flags = 0;
@@ -235,7 +247,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 	}
 	if (cx == NULL && name[0] == '\0' && (links | mons | monby) == 0 &&
 	    pk->pk_deadline == 0 && pk->pk_stk_shrinks == 0 &&
-	    pk->pk_wait_target == 0)
+	    pk->pk_wait_target == 0 && (sa == NULL || sa->sa_restarts == 0))
 		return 0; /* most actors */
 	x = extra_of(s, r);
 	if (x == NULL)
@@ -246,6 +258,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 	x->ox_mons = mons;
 	x->ox_monby = monby;
 	x->ox_shrinks = pk->pk_stk_shrinks;
+	x->ox_restarts = sa != NULL ? sa->sa_restarts : 0;
 	text_copy(x->ox_name, sizeof x->ox_name, name);
 	if (cx != NULL) {
 		struct bhv_peek bp;
@@ -256,6 +269,9 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 		text_copy(x->ox_beh, sizeof x->ox_beh, bp.bp_name);
 		text_copy(x->ox_plugin, sizeof x->ox_plugin, bp.bp_plugin);
 		text_copy(x->ox_state, sizeof x->ox_state, bp.bp_state);
+		memcpy(x->ox_band, bp.bp_band, sizeof x->ox_band);
+		x->ox_mbytes = bp.bp_bytes;
+		x->ox_text = bp.bp_text;
 	}
 	return 0;
 }
@@ -342,6 +358,37 @@ static void wait_fix(struct obs_rec *r)
 		r->or_wait = SMARM_WAIT_RECEIVE;
 }
 
+/*
+ * Step 3, with no lock held: each server's plugin's fault count, asked
+ * once per plugin (a snapshot has many servers of few plugins).
+ */
+static void fault_pass(struct obs_snap *s)
+{
+	struct {
+		const void *text;
+		uint32_t faults;
+	} seen[8];
+	size_t nseen = 0;
+	for (size_t i = 0; i < s->s_nx; i++) {
+		struct obs_extra *x = &s->s_x[i];
+		size_t k = 0;
+		if (x->ox_text == NULL)
+			continue;
+		while (k < nseen && seen[k].text != x->ox_text)
+			k++;
+		if (k == nseen) {
+			uint32_t f = u32_of(smarm__bhv_text_faults(x->ox_text));
+			if (nseen < sizeof seen / sizeof seen[0]) {
+				seen[nseen].text = x->ox_text;
+				seen[nseen++].faults = f;
+			}
+			x->ox_faults = f;
+		} else {
+			x->ox_faults = seen[k].faults;
+		}
+	}
+}
+
 /* Step 2 over the whole snapshot. */
 static void reg_pass(struct smarm_node *n, struct obs_snap *s)
 {
@@ -393,6 +440,7 @@ int smarm__obs_snapshot(struct smarm_node *n, struct obs_snap **out)
 		return rc;
 	}
 	reg_pass(n, s);
+	fault_pass(s);
 	*out = s;
 	return 0;
 }
@@ -432,7 +480,10 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 	size_t size = out->size < sizeof v ? out->size : sizeof v;
 	memset(&v, 0, sizeof v);
 	v.size = (uint32_t)size;
-	v.version = size < SMARM_ACTOR_INFO_SIZE_V2 ? 1 : 2;
+	v.version = size < SMARM_ACTOR_INFO_SIZE_V2 ? 1
+		    : size < SMARM_ACTOR_INFO_SIZE_V3
+			    ? 2
+			    : SMARM_OBS_FORMAT_VERSION;
 	v.pid.id = r->or_pid;
 	v.parent.id = r->or_parent;
 	v.state = r->or_state;
@@ -444,6 +495,7 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 	v.stack_reserve = r->or_reserve;
 	v.stack_guard = r->or_guard;
 	v.stack_high_water = r->or_hwm;
+	v.stack_touched = r->or_touched;
 	if (r->or_x != OBS_NO_X) {
 		const struct obs_extra *x = &s->s_x[r->or_x];
 		v.names = x->ox_names;
@@ -457,6 +509,10 @@ void smarm__obs_expand(const struct obs_snap *s, size_t i,
 		memcpy(v.plugin, x->ox_plugin, sizeof v.plugin);
 		memcpy(v.state_name, x->ox_state, sizeof v.state_name);
 		v.wait_on = x->ox_wait_on;
+		memcpy(v.mailbox_band, x->ox_band, sizeof v.mailbox_band);
+		v.mailbox_bytes = x->ox_mbytes;
+		v.restarts = x->ox_restarts;
+		v.plugin_faults = x->ox_faults;
 	}
 	if (size < SMARM_ACTOR_INFO_SIZE_V2 && v.wait >= SMARM_WAIT_CALL)
 		v.wait = v.wait_deadline_ns != 0 ? SMARM_WAIT_TIMED
@@ -503,6 +559,7 @@ int smarm__obs_actor_info(struct smarm_node *n, uint64_t pid,
 		smarm__reg_rdunlock(rg);
 	}
 	wait_fix(&rec);
+	fault_pass(&one);
 	smarm__obs_expand(&one, 0, out);
 	free(one.s_x);
 	free(one.s_st);

@@ -71,6 +71,8 @@ struct smarm__sig_actor {
 			       there is room; in use: sa_nlinks from
 			       sa_lfirst (link.c, the window) */
 	uint32_t sa_nlinks, sa_caplinks, sa_lfirst;
+	uint32_t sa_restarts;  /* a supervisor's: restarts it admitted
+				  (smarm__sig_count_restart) */
 	uint64_t sa_link2[2];  /* the first two: a chain's parent and child */
 	smarm_chan_t *sa_trap; /* trap channel cell (sender held), or NULL */
 };
@@ -93,6 +95,10 @@ struct smarm__sig_node {
 
 /* signal.c */
 struct smarm__sig_node *smarm__sig_node(struct smarm_node *n);
+/* Count one restart the calling supervisor me admitted: the node's
+ * SMARM_STAT_SUP_RESTARTS and its own sa_restarts (for introspection;
+ * under its cold lock, so a peek reads it whole). */
+void smarm__sig_count_restart(struct smarm_node *n, uint64_t me);
 int smarm__sig_vec_grow(void **v, uint32_t *cap, uint32_t need, size_t esz);
 int smarm__sig_chan_take(smarm_chan_t *h, smarm_chan_t **cell);
 int smarm__sig_send(smarm_chan_t *cell, int kind, int how, uint64_t from,

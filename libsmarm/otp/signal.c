@@ -53,8 +53,9 @@
  *         them wins, and a demonitor that loses finds the Down already
  *         queued (which SMARM_DEMONITOR_FLUSH then removes).
  *   INV-3 an actor's OTP state is taken back when it becomes empty (no
- *         monitor, link, trap channel, mark, or channel a Down of its
- *         monitors went into: sig_actor_trim), so an actor that stopped
+ *         monitor, link, trap channel, mark, channel a Down of its
+ *         monitors went into, or restart counted: sig_actor_trim), so
+ *         an actor that stopped
  *         using the layer costs its exit nothing.
  *   INV-4 a terminal record is stamped only for a tenancy that was made
  *         watchable while alive, by the exit hook (before DONE is
@@ -109,7 +110,7 @@ static bool sig_actor_empty(const struct smarm__sig_actor *a)
 	/* The flush list counts: a Down it names may still be queued. */
 	return a->sa_nmons == 0 && a->sa_wfirst == a->sa_wend &&
 	       a->sa_nlinks == 0 && a->sa_nflush == 0 && a->sa_trap == NULL &&
-	       !a->sa_watchable;
+	       !a->sa_watchable && a->sa_restarts == 0;
 }
 
 /* Free what hangs off a state (its arrays); the block is the core's. */
@@ -134,6 +135,23 @@ static bool sig_actor_trim(void *actor_state)
 		return false;
 	sig_actor_clear(a);
 	return true;
+}
+
+static int restart_fn(void **state, void *arg)
+{
+	struct smarm__sig_actor *a = *state;
+	(void)arg;
+	if (a->sa_restarts < UINT32_MAX)
+		a->sa_restarts++;
+	return 0;
+}
+
+void smarm__sig_count_restart(struct smarm_node *n, uint64_t me)
+{
+	atomic_fetch_add_explicit(&smarm__sig_node(n)->sn_sup_restarts, 1,
+				  memory_order_relaxed);
+	/* Out of memory: the record misses one; the stat has it. */
+	(void)smarm__actor_ext_update(n, me, SMARM__SUB_OTP, restart_fn, NULL);
 }
 
 /*

@@ -795,10 +795,8 @@ static bool sup_admit(struct sup *su)
 	}
 	slot = smarm__ring_push_back(&su->su_hist, sizeof(uint64_t));
 	*slot = now;
-	/* SMARM_STAT_SUP_RESTARTS: one per admitted restart, node-wide. */
-	atomic_fetch_add_explicit(
-		&smarm__sig_node(smarm_node_current())->sn_sup_restarts, 1,
-		memory_order_relaxed);
+	/* SMARM_STAT_SUP_RESTARTS and the supervisor's own count. */
+	smarm__sig_count_restart(smarm_node_current(), smarm_actor_self().id);
 	return true;
 }
 

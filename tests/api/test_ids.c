@@ -129,6 +129,13 @@ static_assert(SMARM_T_PID == 14, "SMARM_T_PID");
 static_assert(SMARM_T_TUPLE == 15, "SMARM_T_TUPLE");
 static_assert(SMARM_TUPLE_MAX == 16, "SMARM_TUPLE_MAX");
 
+/* Introspection records: the mailbox bands (format 3; SMARM_0.5). */
+static_assert(SMARM_BAND_SIGNAL == 0, "SMARM_BAND_SIGNAL");
+static_assert(SMARM_BAND_TIMER == 1, "SMARM_BAND_TIMER");
+static_assert(SMARM_BAND_INBOX == 2, "SMARM_BAND_INBOX");
+static_assert(SMARM_OBS_BANDS == 4, "SMARM_OBS_BANDS");
+static_assert(SMARM_ACTOR_INFO_SIZE_V3 == 464, "SMARM_ACTOR_INFO_SIZE_V3");
+
 /* ------------------------------------------------------------- names */
 
 START_TEST(test_ids_names_match_ids)

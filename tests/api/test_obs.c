@@ -860,7 +860,7 @@ static void *sock_client(void *arg)
 	SOCK_CHECK(sc, fd >= 0 && buf != NULL);
 	if (fd >= 0 && buf != NULL) {
 		SOCK_CHECK(sc, sock_ask(fd, "hello\n", buf, 1 << 20) > 0);
-		SOCK_CHECK(sc, strstr(buf, "\"v\":2") != NULL);
+		SOCK_CHECK(sc, strstr(buf, "\"v\":3") != NULL);
 		SOCK_CHECK(sc, sock_ask(fd, "stats\n", buf, 1 << 20) > 0);
 		SOCK_CHECK(sc, strstr(buf, "\"LIVE_ACTORS\":") != NULL);
 		SOCK_CHECK(sc, sock_ask(fd, "snapshot\n", buf, 1 << 20) > 0);

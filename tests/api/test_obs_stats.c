@@ -154,7 +154,7 @@ static void check_cpu(const struct cpu_case *cc)
 	for (int i = 0; i < SPINNERS; i++) {
 		const smarm_actor_info_t *in = &cc->in[i];
 		const struct spin *sp = &cc->sp[i];
-		ck_assert_int_eq(in->version, 2);
+		ck_assert_int_eq(in->version, SMARM_OBS_FORMAT_VERSION);
 		ck_assert_int_eq(in->state, SMARM_ACTOR_PARKED);
 		ck_assert_uint_ge(sp->own_ns, MS(60));
 		/* Generous: at least half the CPU it saw itself get. */
@@ -302,6 +302,7 @@ static void root_off(void *arg)
 	smarm_actor_yield();
 	(void)x;
 	oc->v2 = info_new();
+	oc->v2.size = SMARM_ACTOR_INFO_SIZE_V2; /* exactly version 2 */
 	HARNESS_EQ(smarm_actor_info(NULL, smarm_actor_self(), &oc->v2), 0);
 	oc->v1 = info_new();
 	oc->v1.size = SMARM_ACTOR_INFO_SIZE_V1;

@@ -5,7 +5,8 @@
 # to end (docs/observability.md), TAP output, against a live demo run by
 # smarm-run -S:
 #
-#   - --once prints the header and a row per actor of the demo;
+#   - --once prints the header and a row per actor of the demo, with
+#     a supervisor's restarts and a server's plugin's faults;
 #   - --json prints the node's answers as one JSON object;
 #   - attached by the serving process's pid, it finds the socket;
 #   - smarm-run --status prints every child of the tree;
@@ -43,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PLAN=13
+PLAN=14
 n=0
 failed=0
 echo "1..$PLAN"
@@ -82,10 +83,18 @@ out=$(timeout 30 "$TOP" --once -d 0.5 "$SOCK" 2>&1); rc=$?
 	grep -q 'supervisor' <<<"$out"
 check "--once prints the header and the demo's actors" $? "exit $rc" "$out"
 
+# 1b. restarts and faults: a supervisor's own count, a server's plugin's
+out=$(timeout 30 "$TOP" --once -d 0.2 -s restarts "$SOCK" 2>&1); rc=$?
+[ "$rc" -eq 0 ] && grep -q ' RST  FLT$' <<<"$out" &&
+	grep -qE ' supervisor .* [0-9]+ +-$' <<<"$out" &&
+	grep -qE ' crasher .* [0-9]+ +[0-9]+$' <<<"$out"
+check "--once shows restarts per supervisor and plugin faults" $? \
+	"exit $rc" "$out"
+
 # 2. --json
 out=$(timeout 30 "$TOP" --json "$SOCK" 2>&1); rc=$?
-[ "$rc" -eq 0 ] && grep -q '^{"hello":{"v":2,' <<<"$out" &&
-	grep -q '"snapshot":{"v":2,"now_ns":[0-9]*,"actors":\[' <<<"$out" &&
+[ "$rc" -eq 0 ] && grep -q '^{"hello":{"v":3,' <<<"$out" &&
+	grep -q '"snapshot":{"v":3,"now_ns":[0-9]*,"actors":\[' <<<"$out" &&
 	grep -q '"name":"kv"' <<<"$out"
 check "--json prints the node's answers as one object" $? "exit $rc" \
 	"$(head -c 2000 <<<"$out")"
