@@ -518,6 +518,14 @@ static void root_errors(void *arg)
 	smarm_sup_spec_free(sp);
 }
 
+/* Add a temporary child of that id to sp: its status. */
+static int spec_add_temp(smarm_sup_spec_t *sp, const char *id)
+{
+	return smarm_sup_spec_add_child(sp, id, kid_body, NULL,
+					SMARM_SUP_TEMPORARY,
+					SMARM_SUP_SHUTDOWN_DEFAULT);
+}
+
 /*
  * A spec of SMARM_SUP_CHILDREN_MAX children is built in linear time:
  * each add looks its id up among the children before it (SMARM_EEXIST),
@@ -535,11 +543,7 @@ START_TEST(test_supervisor_spec_of_the_most_children_builds_linearly)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	for (int i = 0; i < SMARM_SUP_CHILDREN_MAX; i++) {
 		snprintf(id, sizeof id, "child%d", i);
-		ck_assert_int_eq(
-			smarm_sup_spec_add_child(sp, id, kid_body, NULL,
-						 SMARM_SUP_TEMPORARY,
-						 SMARM_SUP_SHUTDOWN_DEFAULT),
-			0);
+		ck_assert_int_eq(spec_add_temp(sp, id), 0);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	cpu = (double)(b.tv_sec - a.tv_sec) +
@@ -557,28 +561,17 @@ START_TEST(test_supervisor_spec_of_the_most_children_builds_linearly)
 	ck_assert_int_eq(smarm_sup_spec_set_child_ready(sp, "child", MS(1)),
 			 SMARM_ENOENT);
 	/* full: even a fresh id is refused */
-	ck_assert_int_eq(smarm_sup_spec_add_child(sp, "another", kid_body, NULL,
-						  SMARM_SUP_TEMPORARY,
-						  SMARM_SUP_SHUTDOWN_DEFAULT),
-			 SMARM_EINVAL);
+	ck_assert_int_eq(spec_add_temp(sp, "another"), SMARM_EINVAL);
 	smarm_sup_spec_free(sp);
 
 	/* a duplicate past the scan, before and after the index grows */
 	ck_assert_int_eq(smarm_sup_spec_alloc(&sp), 0);
 	for (int i = 0; i < 100; i++) {
 		snprintf(id, sizeof id, "k%d", i);
-		ck_assert_int_eq(
-			smarm_sup_spec_add_child(sp, id, kid_body, NULL,
-						 SMARM_SUP_TEMPORARY,
-						 SMARM_SUP_SHUTDOWN_DEFAULT),
-			0);
+		ck_assert_int_eq(spec_add_temp(sp, id), 0);
 		for (int j = 0; j <= i; j += 7) {
 			snprintf(id, sizeof id, "k%d", j);
-			ck_assert_int_eq(smarm_sup_spec_add_child(
-						 sp, id, kid_body, NULL,
-						 SMARM_SUP_TEMPORARY,
-						 SMARM_SUP_SHUTDOWN_DEFAULT),
-					 SMARM_EEXIST);
+			ck_assert_int_eq(spec_add_temp(sp, id), SMARM_EEXIST);
 		}
 	}
 	smarm_sup_spec_free(sp);
