@@ -1274,15 +1274,21 @@ static void yield_return(struct smarm__slot *s)
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
 }
 
-/* RUNNING -> PARKED (true) or NOTIFIED -> QUEUED (false: enqueue it). */
+/*
+ * RUNNING -> PARKED (true) or NOTIFIED -> QUEUED (false: enqueue it).
+ * Either way the word takes the next epoch: parked, the round's own
+ * (smarm__begin_wait opened it without writing the word), which its
+ * wake then matches; notified, one past the wake's, so no registration
+ * of this round matches the next.
+ */
 static bool park_return(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	for (;;) {
 		bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
-		uint64_t nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w),
-					    parked ? SMARM__ST_PARKED
-						   : SMARM__ST_QUEUED);
+		uint64_t nw = SMARM__W_MAKE(
+			SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
+			parked ? SMARM__ST_PARKED : SMARM__ST_QUEUED);
 		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
 							  memory_order_acq_rel,
 							  memory_order_relaxed))
