@@ -1786,10 +1786,14 @@ static inline __attribute__((always_inline)) struct smarm__slot *
 pick_woken(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
-	bool timers = atomic_load_explicit(&n->next_deadline,
-					   memory_order_relaxed) != UINT64_MAX;
+	bool timers;
 	struct smarm__slot *s;
 	uint64_t pid;
+	/* An empty slot first: other picks (spawns, yields) pay one load. */
+	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0)
+		return NULL;
+	timers = atomic_load_explicit(&n->next_deadline,
+				      memory_order_relaxed) != UINT64_MAX;
 	if (w->streak >= WAKE_STREAK || w->urgent != 0 ||
 	    (timers && ((w->due_tick + 1) & 7) == 0) ||
 	    (w->prev != NULL && smarm__intent_preempted(w->prev_intent)) ||
