@@ -1286,9 +1286,8 @@ static bool park_return(struct smarm__slot *s)
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	for (;;) {
 		bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
-		uint64_t nw = SMARM__W_MAKE(
-			SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
-			parked ? SMARM__ST_PARKED : SMARM__ST_QUEUED);
+		uint64_t nw = SMARM__W_NEXT(w, parked ? SMARM__ST_PARKED
+						      : SMARM__ST_QUEUED);
 		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
 							  memory_order_acq_rel,
 							  memory_order_relaxed))

@@ -494,12 +494,12 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 		if (st == SMARM__ST_PARKED) {
 			if (!any && ep != epoch)
 				return SMARM__UNPARK_NOOP;
-			nw = SMARM__W_MAKE(gen, ep + 1, SMARM__ST_QUEUED);
+			nw = SMARM__W_NEXT(w, SMARM__ST_QUEUED);
 			result = SMARM__UNPARK_ENQUEUE;
 		} else if (st == SMARM__ST_RUNNING) {
 			if (!any && ((ep + 1) & 0xffffffu) != epoch)
 				return SMARM__UNPARK_NOOP;
-			nw = SMARM__W_MAKE(gen, ep + 1, SMARM__ST_NOTIFIED);
+			nw = SMARM__W_NEXT(w, SMARM__ST_NOTIFIED);
 			result = SMARM__UNPARK_NOTIFIED;
 		} else {
 			return SMARM__UNPARK_NOOP;

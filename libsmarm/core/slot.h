@@ -51,6 +51,10 @@ enum {
 #define SMARM__W_MAKE(gen, epoch, st)                                          \
 	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
 	 (uint64_t)(st))
+/* w's generation, its epoch plus one (wrapping in its 24 bits), state st. */
+#define SMARM__W_NEXT(w, st)                                                   \
+	(((w)&0xffffffff00000000u) | (((w) + 0x100u) & 0xffffff00u) |          \
+	 (uint64_t)(st))
 
 /*
  * A pid: gen<<32 | node<<24 | index. The generation tells tenants of a
