@@ -33,7 +33,9 @@
  * in the runtime); the wake path is, hence the wake slot and the deques.
  * An actor leaves its worker only by yielding, parking, ending or being
  * preempted; it switches straight to the next actor (or the scheduler),
- * and whoever runs next finishes the transition (yield_return,
+ * taking the actor it just woke inline in the switch when that is the
+ * pick (pick_woken: the request/reply hand-off), and whoever runs next
+ * finishes the transition (yield_return,
  * park_return, pin_push, finalize) after the actor's sp is saved, so a
  * waker that re-queues the actor can never see a half-saved context.
  *
