@@ -33,7 +33,9 @@
  * in the runtime); the wake path is, hence the wake slot and the deques.
  * An actor leaves its worker only by yielding, parking, ending or being
  * preempted; it switches straight to the next actor (or the scheduler),
- * and whoever runs next finishes the transition (yield_return,
+ * taking the actor it just woke inline in the switch when that is the
+ * pick (pick_woken: the request/reply hand-off), and whoever runs next
+ * finishes the transition (yield_return,
  * park_return, pin_push, finalize) after the actor's sp is saved, so a
  * waker that re-queues the actor can never see a half-saved context.
  *
@@ -1274,15 +1276,20 @@ static void yield_return(struct smarm__slot *s)
 		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
 }
 
-/* RUNNING -> PARKED (true) or NOTIFIED -> QUEUED (false: enqueue it). */
+/*
+ * RUNNING -> PARKED (true) or NOTIFIED -> QUEUED (false: enqueue it).
+ * Either way the word takes the next epoch: parked, the round's own
+ * (smarm__begin_wait opened it without writing the word), which its
+ * wake then matches; notified, one past the wake's, so no registration
+ * of this round matches the next.
+ */
 static bool park_return(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
 	for (;;) {
 		bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
-		uint64_t nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w),
-					    parked ? SMARM__ST_PARKED
-						   : SMARM__ST_QUEUED);
+		uint64_t nw = SMARM__W_NEXT(w, parked ? SMARM__ST_PARKED
+						      : SMARM__ST_QUEUED);
 		if (atomic_compare_exchange_weak_explicit(&s->word, &w, nw,
 							  memory_order_acq_rel,
 							  memory_order_relaxed))
@@ -1767,6 +1774,44 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 }
 
 /*
+ * The hand-off: pick_from's first iteration when it takes the wake slot
+ * with nothing before it to do (no slice end, no look at the clock due
+ * on this pick, no urgent entry, the streak not spent), made inline in
+ * the switch, without pick_from's frame: the actor the leaving one just
+ * woke (a server its request, a client its reply) runs next at once.
+ * Whatever else (an empty slot, a claim that fails) is pick_from's, whose
+ * loop would have started over the same way; NULL sends it there. The
+ * streak, the timer tick and the slot statistics count as in pick_from.
+ */
+static inline __attribute__((always_inline)) struct smarm__slot *
+pick_woken(struct smarm__worker *w)
+{
+	struct smarm_node *n = w->node;
+	bool timers;
+	struct smarm__slot *s;
+	uint64_t pid;
+	/* An empty slot first: other picks (spawns, yields) pay one load. */
+	if (atomic_load_explicit(&w->next, memory_order_relaxed) == 0)
+		return NULL;
+	timers = atomic_load_explicit(&n->next_deadline,
+				      memory_order_relaxed) != UINT64_MAX;
+	if (w->streak >= WAKE_STREAK || w->urgent != 0 ||
+	    (timers && ((w->due_tick + 1) & 7) == 0) ||
+	    (w->prev != NULL && smarm__intent_preempted(w->prev_intent)) ||
+	    !take_slot(w, &pid))
+		return NULL;
+	if (timers)
+		w->due_tick++;
+	w->streak++;
+	w->urgent_t0 = 0;
+	s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	if (s != NULL && try_claim(s, SMARM__PID_GEN(pid)) &&
+	    first_run_ready(w, s))
+		return s;
+	return pick_from(w);
+}
+
+/*
  * pick_from, with the spawns held for the actor that just left (w->prev)
  * as the front of w's deque (ldq_take_own): whatever the pick does not
  * take is queued before it returns (spawns_flush), so no held spawn
@@ -1777,8 +1822,11 @@ static inline __attribute__((always_inline)) struct smarm__slot *
 pick_next(struct smarm__worker *w)
 {
 	struct smarm__slot *s;
-	if (!SMARM_UNLIKELY(w->sbatch_n != 0 || w->sbatch_spill))
-		return pick_from(w); /* nothing held: the common hand-off */
+	if (!SMARM_UNLIKELY(w->sbatch_n != 0 || w->sbatch_spill)) {
+		/* Nothing held: the common hand-off. */
+		s = pick_woken(w);
+		return s != NULL ? s : pick_from(w);
+	}
 	if (w->prev != NULL && smarm__intent_preempted(w->prev_intent))
 		smarm__spawns_flush_slow(w);
 	s = pick_from(w);

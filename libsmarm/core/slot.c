@@ -16,8 +16,10 @@
  * lookup, several lookups per message and per actor.)
  *
  * State word: gen<<32 | epoch<<8 | state. A transition that can race
- * (a wake, a new wait, park and yield returns) is a CAS on the whole word,
- * so the generation check is atomic with it (no ABA). Four are plain
+ * (a wake, park and yield returns, a retire) is a CAS on the whole word,
+ * so the generation check is atomic with it (no ABA). Opening a wait
+ * writes nothing: its round's epoch is the word's next (smarm__begin_wait),
+ * which the park or the wake then stores. Four are plain
  * stores, made by the only party that can write the word then: publish
  * (the spawner; VACANT is nobody's), claim (the scheduler; a QUEUED word
  * is written by nobody else), DONE (finalize, under the cold lock, after
@@ -472,8 +474,11 @@ void smarm__retire_wait(struct smarm__slot *s)
 
 /*
  * Wake: PARKED -> QUEUED (caller must enqueue) or RUNNING -> NOTIFIED, for
- * the matching generation and, unless `any`, the matching epoch. Consumes
- * the epoch. Everything else is a no-op.
+ * the matching generation and, unless `any`, the matching epoch: a parked
+ * actor's word holds its round's epoch (park_return set it), a running
+ * one's the epoch before it (smarm__begin_wait writes nothing). Consumes
+ * the epoch: the word moves to the round's epoch (RUNNING) or past it
+ * (PARKED). Everything else is a no-op.
  */
 int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 		       uint32_t epoch)
@@ -481,18 +486,20 @@ int smarm__word_unpark(struct smarm__slot *s, uint32_t gen, bool any,
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_acquire);
 	for (;;) {
 		uint32_t st = SMARM__W_STATE(w);
+		uint32_t ep = SMARM__W_EPOCH(w);
 		uint64_t nw;
 		int result;
-		if (SMARM__W_GEN(w) != gen ||
-		    (!any && SMARM__W_EPOCH(w) != epoch))
+		if (SMARM__W_GEN(w) != gen)
 			return SMARM__UNPARK_NOOP;
 		if (st == SMARM__ST_PARKED) {
-			nw = SMARM__W_MAKE(gen, SMARM__W_EPOCH(w) + 1,
-					   SMARM__ST_QUEUED);
+			if (!any && ep != epoch)
+				return SMARM__UNPARK_NOOP;
+			nw = SMARM__W_NEXT(w, SMARM__ST_QUEUED);
 			result = SMARM__UNPARK_ENQUEUE;
 		} else if (st == SMARM__ST_RUNNING) {
-			nw = SMARM__W_MAKE(gen, SMARM__W_EPOCH(w) + 1,
-					   SMARM__ST_NOTIFIED);
+			if (!any && ((ep + 1) & 0xffffffu) != epoch)
+				return SMARM__UNPARK_NOOP;
+			nw = SMARM__W_NEXT(w, SMARM__ST_NOTIFIED);
 			result = SMARM__UNPARK_NOTIFIED;
 		} else {
 			return SMARM__UNPARK_NOOP;

@@ -51,6 +51,10 @@ enum {
 #define SMARM__W_MAKE(gen, epoch, st)                                          \
 	(((uint64_t)(gen) << 32) | ((uint64_t)((epoch)&0xffffffu) << 8) |      \
 	 (uint64_t)(st))
+/* w's generation, its epoch plus one (wrapping in its 24 bits), state st. */
+#define SMARM__W_NEXT(w, st)                                                   \
+	(((w)&0xffffffff00000000u) | (((w) + 0x100u) & 0xffffff00u) |          \
+	 (uint64_t)(st))
 
 /*
  * A pid: gen<<32 | node<<24 | index. The generation tells tenants of a
@@ -363,24 +367,24 @@ struct smarm__slot *smarm__slot_live(struct smarm_node *n, uint64_t pid);
 void smarm__slots_fini(struct smarm_node *n);
 
 /*
- * Open a wait: bump the epoch, keep the state (RUNNING or NOTIFIED: a
- * pending stop notification must survive). Lock-free, legal under any
- * lock. Called by the running actor only.
+ * Open a wait round: its epoch is the word's next one, which the word
+ * takes only when the round ends (its wake, the park, or the retire:
+ * slot.c). Nothing is written to the word, so the open costs no atomic
+ * read-modify-write: outside a round every registration ever made holds
+ * an epoch at most the word's, so none can match the new round, and a
+ * wildcard wake (a stop) that lands meanwhile makes it NOTIFIED, as it
+ * would have before the open. A round ends (park or retire) before the
+ * next opens. Lock-free, legal under any lock. Called by the running
+ * actor only.
  */
 static inline uint32_t smarm__begin_wait(struct smarm__slot *s)
 {
 	uint64_t w = atomic_load_explicit(&s->word, memory_order_relaxed);
-	uint64_t nw;
 	atomic_store_explicit(
 		&s->waits,
 		atomic_load_explicit(&s->waits, memory_order_relaxed) + 1,
 		memory_order_relaxed);
-	do {
-		nw = SMARM__W_MAKE(SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
-				   SMARM__W_STATE(w));
-	} while (!atomic_compare_exchange_weak_explicit(
-		&s->word, &w, nw, memory_order_acq_rel, memory_order_relaxed));
-	return SMARM__W_EPOCH(nw);
+	return (SMARM__W_EPOCH(w) + 1) & 0xffffffu;
 }
 
 void smarm__clear_notify(struct smarm__slot *s);

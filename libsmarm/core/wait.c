@@ -18,9 +18,11 @@
  * is made here, once, for every primitive:
  *   WAIT-1 open before register. A round's epoch is opened (slot.h
  *          smarm__begin_wait) before its registration becomes visible,
- *          so a waker holding it can only wake this round.
- *   WAIT-2 one wake per round. A wake succeeds only with the current
- *          epoch and consumes it (slot.c); a registration left behind
+ *          so a waker holding it can only wake this round. Opening
+ *          writes nothing (the epoch is the state word's next, stored
+ *          when the round ends), so a round ends before the next opens.
+ *   WAIT-2 one wake per round. A wake succeeds only with the open
+ *          round's epoch and consumes it (slot.c); a registration left behind
  *          by a round that already ended is inert: its wake fails at one
  *          CAS. A wake that lands before the actor has parked turns
  *          RUNNING into NOTIFIED, and the park then returns at once, so

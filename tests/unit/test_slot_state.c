@@ -60,17 +60,21 @@ END_TEST
 
 /* ----------------------------------------------------------- begin_wait */
 
-START_TEST(test_slot_state_begin_wait_bumps_epoch_keeps_state)
+START_TEST(test_slot_state_begin_wait_names_next_epoch_writes_nothing)
 {
+	/* the round's epoch is the word's next; the word is not written */
 	ss_set(1, 5, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 6);
-	ck_assert_word(1, 6, SMARM__ST_RUNNING);
-	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 7);
-	ck_assert_word(1, 7, SMARM__ST_RUNNING);
+	ck_assert_word(1, 5, SMARM__ST_RUNNING);
+	ck_assert_uint_eq(atomic_load(&ss_slot.waits), 1);
+	/* its wake lands and moves the word to the round's epoch */
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, 6),
+			 SMARM__UNPARK_NOTIFIED);
+	ck_assert_word(1, 6, SMARM__ST_NOTIFIED);
 	/* a pending notification (a stop's) survives a new wait */
 	ss_set(4, 9, SMARM__ST_NOTIFIED);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 10);
-	ck_assert_word(4, 10, SMARM__ST_NOTIFIED);
+	ck_assert_word(4, 9, SMARM__ST_NOTIFIED);
 }
 END_TEST
 
@@ -78,7 +82,9 @@ START_TEST(test_slot_state_epoch_wraps_without_touching_gen)
 {
 	ss_set(9, 0xffffffu, SMARM__ST_RUNNING);
 	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), 0);
-	ck_assert_word(9, 0, SMARM__ST_RUNNING);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 9, false, 0),
+			 SMARM__UNPARK_NOTIFIED);
+	ck_assert_word(9, 0, SMARM__ST_NOTIFIED);
 	ss_set(9, 0xffffffu, SMARM__ST_PARKED);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 9, false, 0xffffffu),
 			 SMARM__UNPARK_ENQUEUE);
@@ -108,13 +114,19 @@ END_TEST
 
 START_TEST(test_slot_state_unpark_running_notifies_once)
 {
+	/* running at epoch 3, its open round is 4: 3 and 5 are not it */
 	ss_set(2, 3, SMARM__ST_RUNNING);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
+			 SMARM__UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 5),
+			 SMARM__UNPARK_NOOP);
+	ck_assert_word(2, 3, SMARM__ST_RUNNING);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 4),
 			 SMARM__UNPARK_NOTIFIED);
 	ck_assert_word(2, 4, SMARM__ST_NOTIFIED);
-	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 3),
-			 SMARM__UNPARK_NOOP);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 4),
+			 SMARM__UNPARK_NOOP);
+	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, false, 5),
 			 SMARM__UNPARK_NOOP);
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 2, true, 0),
 			 SMARM__UNPARK_NOOP);
@@ -180,7 +192,7 @@ START_TEST(test_slot_state_retire_wait_eats_notification)
 		smarm__word_unpark(&ss_slot, 1, false, e),
 		SMARM__UNPARK_NOTIFIED); /* a wake landed before the park */
 	smarm__retire_wait(&ss_slot);	 /* the wait ended without one */
-	ck_assert_word(1, e + 2, SMARM__ST_RUNNING);
+	ck_assert_word(1, e + 1, SMARM__ST_RUNNING);
 }
 END_TEST
 
@@ -190,13 +202,13 @@ START_TEST(test_slot_state_retire_wait_kills_in_flight_wake)
 	ss_set(1, 10, SMARM__ST_RUNNING);
 	e = smarm__begin_wait(&ss_slot);
 	smarm__retire_wait(&ss_slot);
-	ck_assert_word(1, e + 1, SMARM__ST_RUNNING);
+	ck_assert_word(1, e, SMARM__ST_RUNNING);
 	/* a waker still holding (pid, e) arrives late */
 	ck_assert_int_eq(smarm__word_unpark(&ss_slot, 1, false, e),
 			 SMARM__UNPARK_NOOP);
-	ck_assert_word(1, e + 1, SMARM__ST_RUNNING);
+	ck_assert_word(1, e, SMARM__ST_RUNNING);
 	/* and the next wait is not disturbed by it */
-	e = smarm__begin_wait(&ss_slot);
+	ck_assert_uint_eq(smarm__begin_wait(&ss_slot), e + 1);
 	ck_assert_word(1, e, SMARM__ST_RUNNING);
 }
 END_TEST
@@ -327,7 +339,7 @@ static int ss_body_park_vs_wake(int tid)
 		for (;;) {
 			bool parked = SMARM__W_STATE(w) == SMARM__ST_RUNNING;
 			uint64_t nw = SMARM__W_MAKE(
-				SMARM__W_GEN(w), SMARM__W_EPOCH(w),
+				SMARM__W_GEN(w), SMARM__W_EPOCH(w) + 1,
 				parked ? SMARM__ST_PARKED : SMARM__ST_QUEUED);
 			if (atomic_compare_exchange_weak(&ss_slot.word, &w,
 							 nw)) {
@@ -396,7 +408,7 @@ static void ss_check_retired_clean(int r)
 	    SMARM__UNPARK_NOOP)
 		ss_bad_rounds++;
 	if (SMARM__W_STATE(ss_word()) != SMARM__ST_RUNNING ||
-	    SMARM__W_EPOCH(ss_word()) != e)
+	    ((SMARM__W_EPOCH(ss_word()) + 1) & 0xffffffu) != e)
 		ss_bad_rounds++;
 }
 
@@ -561,7 +573,8 @@ Suite *smarm_test_slot_state_suite(void)
 	Suite *s = suite_create("slot_state");
 	TCase *tc = tcase_create("word");
 	tcase_add_test(tc, test_slot_state_word_packs_fields);
-	tcase_add_test(tc, test_slot_state_begin_wait_bumps_epoch_keeps_state);
+	tcase_add_test(
+		tc, test_slot_state_begin_wait_names_next_epoch_writes_nothing);
 	tcase_add_test(tc, test_slot_state_epoch_wraps_without_touching_gen);
 	tcase_add_test(tc, test_slot_state_unpark_stale_epoch_is_noop);
 	tcase_add_test(tc, test_slot_state_unpark_running_notifies_once);
