@@ -79,7 +79,8 @@ for _ in $(seq 1 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 # 1. --once
 out=$(timeout 30 "$TOP" --once -d 0.5 "$SOCK" 2>&1); rc=$?
 [ "$rc" -eq 0 ] && grep -q '^workers [0-9]' <<<"$out" &&
-	grep -qE '^[0-9]+\.[0-9]+ +counter +counter +parked' <<<"$out" &&
+	grep -qE '^[0-9]+\.[0-9]+ +counter +counter +(parked|queued|running)' \
+		<<<"$out" &&
 	grep -q 'supervisor' <<<"$out"
 check "--once prints the header and the demo's actors" $? "exit $rc" "$out"
 
