@@ -425,6 +425,12 @@ static bool segs_hold(const uintptr_t *lo, const uintptr_t *hi, int n,
 	return false;
 }
 
+/* Whether pc lies in libsmarm's own text (a DEFER_RUNTIME verdict). */
+static bool in_runtime_text(uintptr_t pc)
+{
+	return segs_hold(self_text.lo, self_text.hi, self_text.n, pc);
+}
+
 static const struct uw_obj *uw_obj_of(uintptr_t pc)
 {
 	for (int i = 0; i < n_uw_objs; i++)
@@ -515,9 +521,7 @@ static int ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 	if (s->ret_pc != 0)
 		return DEFER_PATCHED;
 	if (!unwind_to_actors(&f, f.sp, hi))
-		return segs_hold(self_text.lo, self_text.hi, self_text.n, f.pc)
-			       ? DEFER_RUNTIME
-			       : DEFER_TEXT;
+		return in_runtime_text(f.pc) ? DEFER_RUNTIME : DEFER_TEXT;
 	if (ra_reader(f.fn))
 		return DEFER_TEXT; /* see ra_readers */
 	s->ret_pc = f.pc;
@@ -582,9 +586,8 @@ static int defer_reason(const struct smarm__worker *w,
 		return DEFER_REGION;
 	if (!text_preemptible(pc))
 		return smarm__uc_asleep_in_syscall(uc) ? DEFER_SYSCALL
-		       : segs_hold(self_text.lo, self_text.hi, self_text.n, pc)
-			       ? DEFER_RUNTIME
-			       : DEFER_TEXT;
+		       : in_runtime_text(pc)	       ? DEFER_RUNTIME
+						       : DEFER_TEXT;
 	return DEFER_NONE;
 }
 

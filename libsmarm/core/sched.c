@@ -1665,7 +1665,9 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 		/*
 		 * The wake slot first (Go's runnext): an actor just woken here,
 		 * by a message or a timer, runs within a slice even when every
-		 * worker is saturated. WAKE_STREAK bounds it.
+		 * worker is saturated. WAKE_STREAK bounds it. pick_woken makes
+		 * this first iteration inline for the hand-off: a change to
+		 * the order above or the counts here is a change there too.
 		 */
 		urgent = SMARM_UNLIKELY(w->urgent != 0) && slot_urgent(w);
 		if ((w->streak < WAKE_STREAK || urgent) && take_slot(w, &pid)) {
