@@ -14,7 +14,8 @@
  * terminate becomes the exit reason. With the option at 2, abort() and a
  * failed assert() in an actor's code end it too (reason SIGABRT); at 1
  * they stay fatal. 10,000 faults in a row leave
- * nothing behind (live actors, slots, stacks, the reports each said).
+ * nothing behind (live actors, slots, stacks, the names and monitors
+ * each held, the reports each said).
  * What stays fatal is run in a child process, whose stderr is captured:
  * a fault while holding a smarm mutex, inside a preempt-disabled region,
  * with a signal mask of the actor's own, inside libc, on a plain thread, with
@@ -371,31 +372,89 @@ END_TEST
 enum { MANY = 10000, MANY_AT_ONCE = 50 };
 static int many_bad;
 
+/* What one of the many holds in the runtime when it faults: a name and
+ * a monitor of the root (the root monitors it too). */
+struct many_arg {
+	int kind;
+	int i;
+	smarm_pid_t root;
+	smarm_chan_t *downs; /* the root's Downs never fire: it outlives us */
+};
+
+static void many_body(void *arg)
+{
+	struct many_arg *a = arg;
+	char name[32];
+	snprintf(name, sizeof name, "many-%d", a->i);
+	HARNESS_CHECK(smarm_register(name, NULL) == 0);
+	HARNESS_CHECK(smarm_monitor(a->root, a->downs, NULL) == 0);
+	do_fault(a->kind);
+	HARNESS_CHECK(0); /* never reached */
+}
+
+static int64_t many_stat(smarm_node_t *node, int id)
+{
+	int64_t v = -1;
+	HARNESS_CHECK(smarm_node_get_int(node, id, &v) == 0);
+	return v;
+}
+
 static void many_root(void *arg)
 {
 	smarm_node_t *node = smarm_node_current();
+	smarm_chan_t *downs = NULL, *mine = NULL;
 	struct beside b;
-	int64_t slots0 = -1, free0 = -1;
+	int64_t mon0, names0;
 	(void)arg;
+	HARNESS_CHECK(smarm_chan_alloc(&downs, sizeof(smarm_signal_t), NULL) ==
+		      0);
+	HARNESS_CHECK(smarm_chan_alloc(&mine, sizeof(smarm_signal_t), NULL) ==
+		      0);
+	mon0 = many_stat(node, SMARM_STAT_MONITORS);
+	names0 = many_stat(node, SMARM_STAT_REG_NAMES);
+	{ /* the stat counts a monitor (of itself: never fires) */
+		uint64_t ref;
+		HARNESS_CHECK(smarm_monitor(smarm_actor_self(), mine, &ref) ==
+			      0);
+		HARNESS_CHECK(many_stat(node, SMARM_STAT_MONITORS) == mon0 + 1);
+		HARNESS_CHECK(smarm_demonitor(ref, 0) == 0);
+	}
 	beside_start(&b);
 	for (int i = 0; i < MANY; i += MANY_AT_ONCE) {
 		smarm_pid_t p[MANY_AT_ONCE];
-		for (int k = 0; k < MANY_AT_ONCE; k++)
-			HARNESS_CHECK(smarm_actor_spawn(
-					      &p[k], fault_body,
-					      (void *)(intptr_t)((i + k) % 7),
-					      NULL) == 0);
+		struct many_arg a[MANY_AT_ONCE];
+		for (int k = 0; k < MANY_AT_ONCE; k++) {
+			a[k] = (struct many_arg){ (i + k) % 7, i + k,
+						  smarm_actor_self(), downs };
+			HARNESS_CHECK(smarm_actor_spawn(&p[k], many_body, &a[k],
+							NULL) == 0);
+			HARNESS_CHECK(smarm_monitor(p[k], mine, NULL) == 0);
+		}
 		for (int k = 0; k < MANY_AT_ONCE; k++) {
 			int how = -1;
+			smarm_signal_t d;
 			HARNESS_CHECK(smarm_actor_join(p[k], &how, NULL) == 0);
 			if (how != SMARM_EXIT_FAULT)
+				many_bad++;
+			HARNESS_CHECK(smarm_chan_recv(mine, &d) == 0);
+			if (d.kind != SMARM_SIGNAL_DOWN ||
+			    d.how != SMARM_EXIT_FAULT)
 				many_bad++;
 		}
 	}
 	beside_finish(&b);
-	smarm_node_get_int(node, SMARM_STAT_SLOTS, &slots0);
-	smarm_node_get_int(node, SMARM_STAT_FREE_SLOTS, &free0);
-	HARNESS_CHECK(slots0 - free0 == 1); /* the root's alone */
+	/* The runtime's side is all back: slots, monitors both ways (the
+	 * dead watchers' of the root too), names. */
+	HARNESS_CHECK(many_stat(node, SMARM_STAT_SLOTS) -
+			      many_stat(node, SMARM_STAT_FREE_SLOTS) ==
+		      1); /* the root's alone */
+	HARNESS_CHECK(many_stat(node, SMARM_STAT_MONITORS) == mon0);
+	HARNESS_CHECK(many_stat(node, SMARM_STAT_REG_NAMES) == names0);
+	for (smarm_chan_t **c = (smarm_chan_t *[]){ downs, mine, NULL }; *c;
+	     c++) {
+		smarm_chan_sender_free(*c);
+		smarm_chan_receiver_free(*c);
+	}
 }
 
 START_TEST(test_fault_ten_thousand)
