@@ -775,6 +775,22 @@ SMARM_API int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec,
 					   uint64_t period_ns);
 
 /*
+ * smarm_sup_spec_set_fault_weight() - how many restarts a child's
+ * contained fault (an end SMARM_EXIT_FAULT: SMARM_OPT_CONTAIN_FAULTS)
+ * counts against the intensity; 1 (the default) counts it as any crash.
+ * A fault leaves behind what a crash does not (docs/embedding.md,
+ * "Faults": memory and locks the faulting code held, memory it may have
+ * corrupted), so a supervisor may want to give up sooner on faults: with
+ * weight w and intensity N restarts in T, a fault is w of those N, and
+ * w above N gives up at the first fault. Retries of a child whose
+ * restart failed count 1 each, as before.
+ * Returns: 0. Errors: SMARM_EINVAL spec NULL, weight 0 or above 65536.
+ * Thread-safety: any thread, one at a time per spec. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sup_spec_set_fault_weight(smarm_sup_spec_t *spec,
+					      uint32_t weight);
+
+/*
  * smarm_sup_spec_add_child() - append a child: the supervisor spawns
  * fn(arg) as it, after the children added before.
  *

@@ -53,7 +53,9 @@
  *   INV-1 a child is in su_pend at most once (ch_inring), so su_pend
  *         never holds more than the number of children.
  *   INV-2 su_hist holds the instants of at most su_max restarts, oldest
- *         first: admitting a restart is O(1) (sup_admit).
+ *         first (a restart of weight w, a contained fault's, enters w
+ *         times): admitting one costs its weight plus the instants
+ *         that expired since the last (sup_admit).
  *   INV-3 each child's Down is consumed exactly once: by a wait for it
  *         (sup_await_down), or by sup_take, which marks it pending.
  *   INV-4 child indexes change only by sup_compact, and only while
@@ -132,14 +134,15 @@ struct sup {
 	struct smarm__sup_cspec su_tmpl; /* ... its template, not a child */
 	uint32_t su_max;		 /* intensity: restarts ... */
 	uint64_t su_period;		 /* ... per window (ns) */
-	struct sup_child *su_kids;	 /* su_n entries, start order */
-	struct smarm__htab su_bypid;	 /* running children by pid (INV-5) */
-	struct smarm__htab su_byid;	 /* children by id (INV-9) */
-	uint32_t su_n;			 /* entries (holes included) */
-	uint32_t su_cap;		 /* allocated entries */
-	uint32_t su_gone;		 /* holes (ch_gone) */
-	uint64_t su_seq;		 /* ids of anonymous dynamic children */
-	smarm_chan_t *su_sig;		 /* trap, Downs and readiness */
+	uint32_t su_fault_weight;    /* restarts one contained fault counts */
+	struct sup_child *su_kids;   /* su_n entries, start order */
+	struct smarm__htab su_bypid; /* running children by pid (INV-5) */
+	struct smarm__htab su_byid;  /* children by id (INV-9) */
+	uint32_t su_n;		     /* entries (holes included) */
+	uint32_t su_cap;	     /* allocated entries */
+	uint32_t su_gone;	     /* holes (ch_gone) */
+	uint64_t su_seq;	     /* ids of anonymous dynamic children */
+	smarm_chan_t *su_sig;	     /* trap, Downs and readiness */
 	smarm_chan_t *su_ctl;	/* control mailbox (struct smarm__sup_ctl) */
 	smarm_selset_t *su_set; /* su_sig, su_ctl */
 	smarm_spawn_opts_t *su_opts; /* link + monitor into su_sig */
@@ -428,6 +431,7 @@ static struct sup *sup_new(struct smarm_sup_spec *owned, smarm_chan_t *sig)
 	su->su_auto = owned->sp_auto;
 	su->su_max = owned->sp_max;
 	su->su_period = owned->sp_period;
+	su->su_fault_weight = owned->sp_fault_weight;
 	if (owned->sp_strategy == SMARM_SUP_SIMPLE_ONE_FOR_ONE) {
 		/* the template (smarm__sup_spec_check: the only child) */
 		su->su_simple = true;
@@ -779,22 +783,27 @@ static void sup_stop_all(struct sup *su)
 		sup_stop_child(su, i);
 }
 
-/* Admit one restart now, or say the intensity is exceeded (INV-2). */
-static bool sup_admit(struct sup *su)
+/*
+ * Admit a restart now that counts `weight` restarts (a contained fault's
+ * child: su_fault_weight; else 1), or say the intensity is exceeded
+ * (INV-2): the instants older than the window go, and the restart must
+ * fit beside those left.
+ */
+static bool sup_admit(struct sup *su, uint32_t weight)
 {
 	uint64_t now = smarm_now_ns();
-	uint64_t *slot;
-	if (su->su_max == 0)
-		return false;
-	if (smarm__ring_len(&su->su_hist) == su->su_max) {
-		uint64_t oldest = *(uint64_t *)smarm__ring_at(
-			&su->su_hist, sizeof(uint64_t), 0);
-		if (now - oldest < su->su_period)
-			return false;
+	if (weight > su->su_max)
+		return false; /* also su_max 0 */
+	while (smarm__ring_len(&su->su_hist) > 0 &&
+	       now - *(uint64_t *)smarm__ring_at(&su->su_hist, sizeof(uint64_t),
+						 0) >=
+		       su->su_period)
 		(void)smarm__ring_pop_front(&su->su_hist, sizeof(uint64_t));
-	}
-	slot = smarm__ring_push_back(&su->su_hist, sizeof(uint64_t));
-	*slot = now;
+	if (smarm__ring_len(&su->su_hist) + weight > su->su_max)
+		return false;
+	for (uint32_t k = 0; k < weight; k++)
+		*(uint64_t *)smarm__ring_push_back(&su->su_hist,
+						   sizeof(uint64_t)) = now;
 	/* SMARM_STAT_SUP_RESTARTS and the supervisor's own count. */
 	smarm__sig_count_restart(smarm_node_current(), smarm_actor_self().id);
 	return true;
@@ -817,12 +826,13 @@ static void sup_report_child(struct sup *su, int i, const char *what,
 }
 
 /*
- * Restart child i (not running) per the strategy: one restart against
- * the intensity. If a start fails, that child is left restarting, to
+ * Restart child i (not running) per the strategy: `weight` restarts
+ * against the intensity (one; a contained fault's: su_fault_weight). If
+ * a start fails, that child is left restarting, to
  * be retried from sup_loop (INV-7), as OTP's supervisor does; nothing
  * is started once the supervisor is told to end (INV-6).
  */
-static void sup_restart(struct sup *su, int i)
+static void sup_restart(struct sup *su, int i, uint32_t weight)
 {
 	int n = (int)su->su_n;
 	int lo = i;
@@ -830,7 +840,7 @@ static void sup_restart(struct sup *su, int i)
 	int failed = -1, failed_rc = 0;
 	if (su->su_stop)
 		return;
-	if (!sup_admit(su)) {
+	if (!sup_admit(su, weight)) {
 		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SUPERVISOR,
 				"supervisor",
 				"reached its maximum restart intensity (%u "
@@ -931,7 +941,10 @@ static void sup_death(struct sup *su, int i)
 		sup_auto_shutdown(su, cs->cs_significant);
 		return;
 	}
-	sup_restart(su, i);
+	sup_restart(su, i,
+		    su->su_kids[i].ch_how == SMARM_EXIT_FAULT
+			    ? su->su_fault_weight
+			    : 1);
 }
 
 /* Retry the restart of one restarting child, if any is (INV-7). */
@@ -939,7 +952,7 @@ static void sup_retry(struct sup *su)
 {
 	for (uint32_t k = 0; k < su->su_n; k++)
 		if (su->su_kids[k].ch_restarting && !su->su_kids[k].ch_gone) {
-			sup_restart(su, (int)k);
+			sup_restart(su, (int)k, 1);
 			return;
 		}
 	/* None is restarting: the count must say so (repair it if not,

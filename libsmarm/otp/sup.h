@@ -38,11 +38,12 @@ struct smarm__sup_cspec {
 };
 
 struct smarm_sup_spec {
-	int sp_strategy;		  /* smarm_sup_strategy */
-	uint32_t sp_max;		  /* restarts allowed ... */
-	uint64_t sp_period;		  /* ... within this window (ns) */
-	uint32_t sp_n;			  /* children */
-	uint32_t sp_cap;		  /* allocated entries of sp_kids */
+	int sp_strategy;	  /* smarm_sup_strategy */
+	uint32_t sp_max;	  /* restarts allowed ... */
+	uint64_t sp_period;	  /* ... within this window (ns) */
+	uint32_t sp_fault_weight; /* restarts a contained fault counts */
+	uint32_t sp_n;		  /* children */
+	uint32_t sp_cap;	  /* allocated entries of sp_kids */
 	struct smarm__sup_cspec *sp_kids; /* in start order */
 	/* sp_kids by id, for a spec of more than a few children: sp_hn is
 	 * NULL (no index: searched by a scan) or holds sp_cap nodes, node

@@ -34,6 +34,7 @@ int smarm_sup_spec_alloc(smarm_sup_spec_t **out)
 	sp->sp_strategy = SMARM_SUP_ONE_FOR_ONE;
 	sp->sp_max = 3;
 	sp->sp_period = 5000000000ull;
+	sp->sp_fault_weight = 1;
 	*out = sp;
 	return 0;
 }
@@ -84,6 +85,14 @@ int smarm_sup_spec_set_intensity(smarm_sup_spec_t *spec, uint32_t max_restarts,
 		return spec_fail(spec, SMARM_EINVAL);
 	spec->sp_max = max_restarts;
 	spec->sp_period = period_ns;
+	return 0;
+}
+
+int smarm_sup_spec_set_fault_weight(smarm_sup_spec_t *spec, uint32_t weight)
+{
+	if (spec == NULL || weight == 0 || weight > 65536)
+		return spec_fail(spec, SMARM_EINVAL);
+	spec->sp_fault_weight = weight;
 	return 0;
 }
 

@@ -6,8 +6,9 @@
  * zero, an illegal instruction, a stack overflow into the guard) ends
  * that actor SMARM_EXIT_FAULT, reason the signal, seen by its join and a
  * monitor, while two actors beside it keep exchanging messages (counted
- * exactly) on oversubscribed workers; a linked actor goes with it and a
- * supervisor restarts a faulting child. A gen_server of a plugin (the
+ * exactly) on oversubscribed workers; a linked actor goes with it, and a
+ * supervisor restarts a faulting child, each fault counting its spec's
+ * fault weight of restarts. A gen_server of a plugin (the
  * probe, tests/plugins/probe.c) that faults in create, init, a handler
  * or terminate ends as one that crashed there: a start returns the
  * fault, a pending call its error, terminate and destroy run, a fault in
@@ -364,6 +365,100 @@ START_TEST(test_fault_link_and_spawn_option)
 	harness_checks_assert();
 	ck_assert_int_eq(opt_how, SMARM_EXIT_FAULT);
 	smarm_node_close(node);
+}
+END_TEST
+
+/* ----------------------------------- a supervisor weighs its faults */
+
+/* A child that faults at each of its first `faults` starts, then waits
+ * to be shut down. */
+static atomic_int wk_starts;
+static int wk_faults;
+
+static void weighed_kid(void *arg)
+{
+	(void)arg;
+	if (atomic_fetch_add(&wk_starts, 1) < wk_faults)
+		do_fault(F_NULL_WRITE);
+	smarm_actor_sleep(MS(100000));
+}
+
+/* A supervisor of intensity 3 restarts in a minute, its fault weight
+ * arg, run on this actor. */
+static void weighed_sup(void *arg)
+{
+	smarm_sup_spec_t *spec = NULL;
+	HARNESS_CHECK(smarm_sup_spec_alloc(&spec) == 0);
+	HARNESS_CHECK(smarm_sup_spec_set_intensity(spec, 3, MS(60000)) == 0);
+	HARNESS_CHECK(smarm_sup_spec_set_fault_weight(
+			      spec, (uint32_t)(uintptr_t)arg) == 0);
+	HARNESS_CHECK(smarm_sup_spec_add_child(spec, "kid", weighed_kid, NULL,
+					       SMARM_SUP_PERMANENT,
+					       SMARM_SUP_BRUTAL_KILL) == 0);
+	smarm_sup_run(spec);
+	HARNESS_CHECK(0);
+}
+
+static int wk_how;
+static intptr_t wk_reason;
+
+static void weighed_root(void *arg)
+{
+	smarm_pid_t sup;
+	HARNESS_CHECK(smarm_actor_spawn(&sup, weighed_sup, arg, NULL) == 0);
+	/* Alive after its faults (weight 1): shut it down; given up: it has
+	 * ended on its own. Either way the join says how. */
+	smarm_actor_sleep(MS(300));
+	(void)smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
+	HARNESS_CHECK(smarm_actor_join(sup, &wk_how, &wk_reason) == 0);
+}
+
+/*
+ * Intensity 3: three faults at weight 1 are three restarts (it lives on,
+ * the fourth start stays up); at weight 2 the second fault would make 4
+ * (it gives up: shutdown, reason SMARM_EINTENSITY); at 4 the first one
+ * does. A weight out of range is refused.
+ */
+START_TEST(test_fault_supervisor_weighs_faults)
+{
+	static const struct {
+		uint32_t weight;
+		int starts;
+		intptr_t reason;
+	} want[] = { { 1, 4, 0 },
+		     { 2, 2, SMARM_EINTENSITY },
+		     { 4, 1, SMARM_EINTENSITY } };
+	smarm_sup_spec_t *spec = NULL;
+	ck_assert_int_eq(smarm_sup_spec_alloc(&spec), 0);
+	ck_assert_int_eq(smarm_sup_spec_set_fault_weight(spec, 0),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_sup_spec_set_fault_weight(spec, 65537),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_sup_spec_set_fault_weight(NULL, 1),
+			 SMARM_EINVAL);
+	smarm_sup_spec_free(spec);
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		smarm_node_t *node = fault_node(1);
+		harness_checks_reset();
+		atomic_store(&wk_starts, 0);
+		wk_faults = 3;
+		wk_how = -1;
+		wk_reason = -1;
+		ck_assert_int_eq(
+			smarm_node_run(node, weighed_root,
+				       (void *)(uintptr_t)want[k].weight, NULL,
+				       NULL),
+			0);
+		harness_checks_assert();
+		int starts = atomic_load(&wk_starts);
+		ck_assert_int_eq(starts, want[k].starts);
+		ck_assert_int_eq(wk_how, SMARM_EXIT_SHUTDOWN);
+		ck_assert_int_eq(wk_reason, want[k].reason);
+		ck_assert_int_eq(
+			harness_stat(node, SMARM_STAT_FAULTS_CONTAINED),
+			want[k].starts == 4 ? 3 : want[k].starts);
+		smarm_node_close(node);
+	}
 }
 END_TEST
 
@@ -866,6 +961,7 @@ Suite *smarm_test_fault_suite(void)
 	tcase_add_test(tc, test_fault_kinds_contained);
 	tcase_add_test(tc, test_fault_link_and_spawn_option);
 	tcase_add_test(tc, test_fault_ten_thousand);
+	tcase_add_test(tc, test_fault_supervisor_weighs_faults);
 	tcase_add_test(tc, test_fault_in_a_gen_server);
 	tcase_add_test(tc, test_fault_abort_contained);
 	suite_add_tcase(s, tc);
