@@ -216,6 +216,11 @@ uint64_t smarm__clock_ns(void);
 size_t smarm__page_size(void);
 int smarm__online_cpus(void);
 
+/* Name the calling thread "smarm-<what>", or "smarm-<what><id>" for id
+ * >= 0 (for top -H, gdb, perf and the tests' per-thread accounting;
+ * cut to the kernel's 15 bytes). */
+void smarm__thread_name(const char *what, int id);
+
 /* futex on a private 32-bit word; rel_ns 0 waits forever. */
 void smarm__futex_wait(uint32_t *word, uint32_t expect, uint64_t rel_ns);
 void smarm__futex_wake(uint32_t *word, int count);

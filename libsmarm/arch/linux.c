@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
- * page size, online CPUs, the calling thread's stack bounds, alternate
- * signal stacks, vm.max_map_count, guard regions, a read of this
- * process's own memory that cannot fault, and the file mapped at an
- * address. The CPU half is x86_64.c and x86_64.S.
+ * page size, online CPUs, thread names, the calling thread's stack
+ * bounds, alternate signal stacks, vm.max_map_count, guard regions, a
+ * read of this process's own memory that cannot fault, and the file
+ * mapped at an address. The CPU half is x86_64.c and x86_64.S.
  *
  * Ownership: stateless, apart from the page size cached on first use and
  * the guard-region probe's answer (written once under guards_once,
@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -52,6 +53,16 @@ int smarm__online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : (int)n;
+}
+
+void smarm__thread_name(const char *what, int id)
+{
+	char name[16];
+	if (id >= 0)
+		snprintf(name, sizeof name, "smarm-%s%d", what, id);
+	else
+		snprintf(name, sizeof name, "smarm-%s", what);
+	(void)pthread_setname_np(pthread_self(), name);
 }
 
 void smarm__futex_wait(uint32_t *word, uint32_t expect, uint64_t rel_ns)

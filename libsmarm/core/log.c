@@ -81,6 +81,7 @@ int smarm__log_open(struct smarm_node *n, const struct smarm_config *cfg)
 static void *log_main(void *arg)
 {
 	struct smarm__log *lg = arg;
+	smarm__thread_name("log", -1);
 	pthread_mutex_lock(&lg->lg_mu);
 	for (;;) {
 		struct log_rec *r = lg->lg_head;

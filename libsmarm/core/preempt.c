@@ -1148,6 +1148,7 @@ static void *monitor_main(void *arg)
 	bool scan = false;
 	int nw = atomic_load(&n->workers_started);
 
+	smarm__thread_name("monitor", -1);
 	memset(seen, 0, sizeof seen);
 	memset(slots, 0, sizeof slots);
 	for (;;) {

@@ -1969,6 +1969,7 @@ static void worker_loop(struct smarm__worker *w)
 static void *worker_thread(void *arg)
 {
 	struct smarm__worker *w = arg;
+	smarm__thread_name("w", w->id);
 	smarm__tls_worker = w;
 	smarm__tls_astat = w->astat;
 	worker_loop(w);

@@ -56,6 +56,7 @@ static void *epoll_thread(void *arg)
 	struct epoll_event ev[EP_BATCH];
 	bool stop = false;
 
+	smarm__thread_name("epoll", -1);
 	while (!stop) {
 		int got = epoll_wait(io->epfd, ev, EP_BATCH, -1);
 		if (got < 0) {

@@ -72,6 +72,7 @@ static void job_finish(struct smarm__io *io, struct smarm__io_job *job,
 static void *pool_thread(void *arg)
 {
 	struct smarm__io *io = arg;
+	smarm__thread_name("pool", -1);
 	for (;;) {
 		struct smarm__io_job *job;
 		pthread_mutex_lock(&io->pmu);

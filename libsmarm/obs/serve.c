@@ -481,6 +481,7 @@ static void *srv_main(void *arg)
 	struct conn *cs = calloc(SRV_CONNS, sizeof *cs);
 	struct pollfd p[SRV_CONNS + 2];
 	const struct timeval send_limit = { SRV_SEND_S, 0 };
+	smarm__thread_name("observer", -1);
 	for (int i = 0; cs != NULL && i < SRV_CONNS; i++)
 		cs[i].c_fd = -1;
 	while (o != NULL && cs != NULL) {
