@@ -27,6 +27,7 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ static struct {
 	uint64_t stall_cpu;    /* that part's CPU per worker */
 	uint64_t stall_least;  /* and the least a spinners' worker had */
 	int64_t stall_stat[3]; /* and its PREEMPT_{SIGNALS,ASYNC,DEFERRED} */
+	char stall_thr[160];   /* and each worker thread's run/wait (ms) */
 	int parts_judged;      /* parts that got their CPU (not timed out) */
 } F;
 
@@ -144,6 +146,85 @@ static uint64_t usable(uint64_t wall, struct stamp s)
  * every slice is a test of its own (turn_taker_root), not a way to
  * measure shares.
  */
+/*
+ * The worker threads as the kernel saw them: the thread that runs the
+ * node (the process's main one: worker 0) and those named "smarm-w<i>",
+ * each with its time on a CPU and its time runnable but waiting for one
+ * (/proc's schedstat, ns). A worker that got little CPU in a part while
+ * it waited for one is the machine's doing, not the scheduler's; one
+ * that got little while it slept (parked with work queued for it) is a
+ * lost wake, which the test must see.
+ */
+#define MAX_WT 16
+struct wthreads {
+	int n;
+	int tid[MAX_WT];
+	uint64_t run[MAX_WT], wait[MAX_WT];
+};
+
+static bool wt_sched(int tid, uint64_t *run, uint64_t *wait)
+{
+	char path[64];
+	unsigned long long r = 0, w = 0;
+	FILE *f;
+	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	bool ok = fscanf(f, "%llu %llu", &r, &w) == 2;
+	fclose(f);
+	*run = r;
+	*wait = w;
+	return ok;
+}
+
+static void wt_take(struct wthreads *t)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	t->n = 0;
+	while (d != NULL && (e = readdir(d)) != NULL && t->n < MAX_WT) {
+		char path[64], comm[32] = "";
+		int tid = atoi(e->d_name);
+		FILE *f;
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(comm, sizeof comm, f) == NULL)
+				comm[0] = '\0';
+			fclose(f);
+		}
+		if ((tid == getpid() || strncmp(comm, "smarm-w", 7) == 0) &&
+		    wt_sched(tid, &t->run[t->n], &t->wait[t->n]))
+			t->tid[t->n++] = tid;
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+/* Since t0: true if some worker thread had less than `half` on a CPU
+ * while it waited at least `half` for one; each one's run/wait in buf. */
+static bool wt_starved(const struct wthreads *t0, uint64_t half, char *buf,
+		       size_t cap)
+{
+	bool starved = false;
+	size_t o = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < t0->n; i++) {
+		uint64_t r, w;
+		if (!wt_sched(t0->tid[i], &r, &w))
+			continue;
+		r -= t0->run[i];
+		w -= t0->wait[i];
+		starved |= r < half && w >= half;
+		if (o < cap)
+			o += (size_t)snprintf(buf + o, cap - o, "%s%.0f/%.0f",
+					      i ? ", " : "", (double)r / 1e6,
+					      (double)w / 1e6);
+	}
+	return starved;
+}
+
 static bool sleep_worker_cpu(uint64_t ns)
 {
 	struct stamp s = stamp_now();
@@ -238,11 +319,11 @@ static void await_started(void)
 }
 
 /*
- * Spinners for PARTS parts of PART_SLICES slices of CPU per worker,
- * counted from when all have started; the first spinner that made no
- * progress in a part is recorded (a part the process did not get its
- * CPU for within the limit is not judged). arg, if not NULL, gets the
- * run's moves.
+ * Spinners for PARTS judged parts of PART_SLICES slices of CPU per
+ * worker, counted from when all have started; the first spinner that
+ * made no progress in a part is recorded (a part the process did not get
+ * its CPU for within the limit is not judged, and at most 4 * PARTS are
+ * tried). arg, if not NULL, gets the run's moves.
  */
 static const int preempt_stats[3] = { SMARM_STAT_PREEMPT_SIGNALS,
 				      SMARM_STAT_PREEMPT_ASYNC,
@@ -254,7 +335,11 @@ static const int preempt_stats[3] = { SMARM_STAT_PREEMPT_SIGNALS,
  * (a dozen slices and more): one the kernel left off its CPU (the
  * average per worker hides it) ran nobody. Every one of them, not only
  * the spinner's own: a spinner preempted or yielding may be moved, and
- * then waits on another worker than the one it started on.
+ * then waits on another worker than the one it started on. Nor is a
+ * part judged in which a worker thread got less than half of it while
+ * it waited at least as long for a CPU (wt_starved): a spinner moved to
+ * that worker waited for the kernel. A worker that got little while it
+ * slept is judged: work queued for a parked worker is a lost wake.
  */
 static void share_root(void *arg)
 {
@@ -267,15 +352,21 @@ static void share_root(void *arg)
 	await_started();
 	for (int i = 0; i < F.n; i++)
 		last[i] = atomic_load(&F.count[i]);
-	for (int part = 0; part < PARTS; part++) {
+	/* PARTS judged parts; a loaded machine gets up to 4x as many tries */
+	for (int part = 0; F.parts_judged < PARTS && part < 4 * PARTS; part++) {
 		struct stamp s = stamp_now();
 		uint64_t least = UINT64_MAX;
 		bool judged;
+		struct wthreads wt;
+		char thr[sizeof F.stall_thr];
 		for (int i = 0; i < F.n; i++)
 			thr0[i] = spin_cpu(i);
+		wt_take(&wt);
 		for (int k = 0; k < 3; k++)
 			stat0[k] = harness_actor_stat(preempt_stats[k]);
 		judged = sleep_worker_cpu(part_slices() * slice_ns);
+		judged &= !wt_starved(&wt, part_slices() * slice_ns / 2, thr,
+				      sizeof thr);
 		F.parts_judged += judged;
 		for (int i = 0; i < F.n; i++) {
 			uint64_t d = spin_cpu(i) - thr0[i];
@@ -289,6 +380,7 @@ static void share_root(void *arg)
 				F.stall_part = part;
 				F.stall_cpu = worker_cpu_since(s);
 				F.stall_least = least;
+				memcpy(F.stall_thr, thr, sizeof thr);
 				for (int k = 0; k < 3; k++)
 					F.stall_stat[k] =
 						harness_actor_stat(
@@ -310,11 +402,13 @@ static void assert_all_ran(int workers)
 		      "%d workers, %d spinners: spinner %d did not run in "
 		      "part %d (%.1f ms of CPU per worker, %d slices; the "
 		      "least a spinners' worker thread had %.1f ms; %lld "
-		      "signals, %lld async preemptions, %lld deferred)",
+		      "signals, %lld async preemptions, %lld deferred; worker "
+		      "threads' ms on a CPU/waiting for one: %s)",
 		      workers, F.n, F.stall_i, F.stall_part,
 		      (double)F.stall_cpu / 1e6, (int)part_slices(),
 		      (double)F.stall_least / 1e6, (long long)F.stall_stat[0],
-		      (long long)F.stall_stat[1], (long long)F.stall_stat[2]);
+		      (long long)F.stall_stat[1], (long long)F.stall_stat[2],
+		      F.stall_thr);
 	ck_assert_int_gt(F.parts_judged, 0);
 	for (int i = 0; i < F.n; i++)
 		ck_assert_uint_gt(atomic_load(&F.count[i]), 0);
