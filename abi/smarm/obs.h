@@ -216,10 +216,11 @@ enum smarm_actor_flag {
  *                 now, including pages a recycled stack kept and pages
  *                 given back (a shrink's MADV_FREE) that the kernel
  *                 has not reclaimed yet; 0 before it first ran.
- *                 Kept only by a node opened with
- *                 SMARM_OPT_ACTOR_STATS 1 (else 0): asking costs
- *                 about 0.7 us an actor in a snapshot.
- *                 stack_high_water is the deepest use sampled instead.
+ *                 smarm_actor_info always reads it; a snapshot only
+ *                 on a node opened with SMARM_OPT_ACTOR_STATS 1 (else
+ *                 0): asking costs about 0.7 us an actor, 0.7 s a
+ *                 million. stack_high_water is the deepest use
+ *                 sampled instead.
  *   restarts      a supervisor's: the restarts it admitted (each one
  *                 counted against its intensity, a failed restart's
  *                 retries included) since it started, as

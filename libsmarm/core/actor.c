@@ -734,7 +734,8 @@ _Static_assert((int)SMARM__ST_QUEUED == (int)SMARM_ACTOR_QUEUED &&
  * actor changes them as we read, and each is a snapshot of itself.
  */
 static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
-		      struct smarm__peek *pk, struct smarm__stk_resident *win)
+		      struct smarm__peek *pk, struct smarm__stk_resident *win,
+		      bool touched)
 {
 	const void *base = __atomic_load_n(&s->stk_base, __ATOMIC_ACQUIRE);
 	pk->pk_pid = ((uint64_t)SMARM__W_GEN(w) << 32) | s->pid_lo;
@@ -749,9 +750,9 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_stk_hwm = smarm__stack_depth_hwm(s, base);
 	/* Asks the kernel only: the stack itself is never read. About
 	 * 0.7 us an actor even by windows (the kernel's walk of the
-	 * reserve's pages), so only a node that keeps statistics pays. */
-	pk->pk_stk_touched =
-		n->astat_on ? smarm__stack_touched(s, base, win) : 0;
+	 * reserve's pages), so in a walk of all only a node that keeps
+	 * statistics pays; a look at one actor always does. */
+	pk->pk_stk_touched = touched ? smarm__stack_touched(s, base, win) : 0;
 	pk->pk_stk_shrinks = __atomic_load_n(&s->stk_shrinks, __ATOMIC_RELAXED);
 	pk->pk_wait_on = 0;
 	pk->pk_wait_target = 0;
@@ -811,7 +812,7 @@ int smarm__actor_peek(struct smarm_node *n, uint64_t pid, smarm__peek_fn fn,
 	if (s == NULL)
 		return SMARM_ENOPROC;
 	peek_fill(n, s, atomic_load_explicit(&s->word, memory_order_relaxed),
-		  &pk, NULL);
+		  &pk, NULL, true);
 	rc = fn(&pk, arg);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	return rc;
@@ -843,7 +844,7 @@ int smarm__actor_peek_all(struct smarm_node *n, smarm__peek_fn fn, void *arg)
 			smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 			continue;
 		}
-		peek_fill(n, s, w, &pk, win);
+		peek_fill(n, s, w, &pk, win, n->astat_on);
 		rc = fn(&pk, arg);
 		smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	}

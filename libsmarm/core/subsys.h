@@ -394,8 +394,9 @@ struct smarm__peek {
 	uint64_t pk_stk_reserve; /* usable stack bytes */
 	uint64_t pk_stk_guard;	 /* guard bytes (0: dense) */
 	uint64_t pk_stk_hwm;	 /* sampled deepest use, bytes */
-	uint64_t pk_stk_touched; /* resident bytes (mincore), now; 0
-				    unless the node keeps statistics */
+	uint64_t pk_stk_touched; /* resident bytes (mincore), now; in a
+				    walk of all, 0 unless the node keeps
+				    statistics */
 	uint32_t pk_stk_shrinks; /* park-path shrinks */
 	uint8_t pk_wait_on;	 /* SMARM__WON_* (parked only) */
 	uint64_t pk_wait_target; /* its pid id or fd, or 0 */
