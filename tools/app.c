@@ -276,30 +276,35 @@ static int parse_strategy(const char *v, int *out)
 }
 
 /* "N/DURATION": at most 65536 restarts in a window above 0. */
+/* The first len bytes of v (len 0: all of it) as a decimal number in
+ * [lo, hi]: digits only. */
+static int parse_u32(const char *v, size_t len, uint32_t lo, uint32_t hi,
+		     uint32_t *out)
+{
+	uint64_t n = 0;
+	if (len == 0)
+		len = strlen(v);
+	if (len == 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9' || n > hi)
+			return -1;
+		n = n * 10 + (uint64_t)(v[i] - '0');
+	}
+	if (n < lo || n > hi)
+		return -1;
+	*out = (uint32_t)n;
+	return 0;
+}
+
 static int parse_intensity(const char *v, uint32_t *max, uint64_t *period)
 {
 	const char *slash = strchr(v, '/');
-	char num[16];
-	unsigned long n;
-	char *end;
-	size_t len;
-	if (slash == NULL)
-		return -1;
-	len = (size_t)(slash - v);
-	if (len == 0 || len >= sizeof num)
-		return -1;
-	memcpy(num, v, len);
-	num[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if (num[i] < '0' || num[i] > '9')
-			return -1;
-	errno = 0;
-	n = strtoul(num, &end, 10);
-	if (errno != 0 || *end != '\0' || n > 65536)
+	if (slash == NULL || slash == v ||
+	    parse_u32(v, (size_t)(slash - v), 0, 65536, max) != 0)
 		return -1;
 	if (app_parse_duration(slash + 1, period) != 0 || *period == 0)
 		return -1;
-	*max = (uint32_t)n;
 	return 0;
 }
 
@@ -495,24 +500,16 @@ static int do_run(struct parser *p, const struct line *L)
 
 static int do_workers(struct parser *p, const struct line *L)
 {
-	const char *v;
-	long n = 0;
+	uint32_t n;
 	if (want_args(p, L, 2, 2, "workers N") != 0)
 		return -1;
 	if (p->seen_workers)
 		return err_at(&p->e, L->no, L->tok[0].col,
 			      "a second 'workers' line");
-	v = L->tok[1].text;
-	for (const char *c = v; *c; c++) {
-		if (*c < '0' || *c > '9' || n > 64) {
-			n = -1;
-			break;
-		}
-		n = n * 10 + (*c - '0');
-	}
-	if (*v == '\0' || n < 1 || n > 64)
+	if (parse_u32(L->tok[1].text, 0, 1, 64, &n) != 0)
 		return err_at(&p->e, L->no, L->tok[1].col,
-			      "bad worker count '%s' (1 to 64)", v);
+			      "bad worker count '%s' (1 to 64)",
+			      L->tok[1].text);
 	p->a->a_workers = (int)n;
 	p->seen_workers = true;
 	return 0;
@@ -646,7 +643,8 @@ static int do_supervisor(struct parser *p, const struct line *L)
 	struct app_node *n;
 	const struct tok *t;
 	static const char usage[] =
-		"supervisor ID STRATEGY [intensity N/DURATION]";
+		"supervisor ID STRATEGY [intensity N/DURATION] "
+		"[fault_weight W]";
 	if (L->indent == 0) {
 		if (p->a->a_root != NULL)
 			return err_at(&p->e, L->no, 1,
@@ -657,11 +655,11 @@ static int do_supervisor(struct parser *p, const struct line *L)
 	} else if ((par = nest(p, L)) == NULL) {
 		return -1;
 	}
-	if (want_args(p, L, 3, 5, usage) != 0)
+	if (want_args(p, L, 3, 7, usage) != 0)
 		return -1;
-	if (L->ntok == 4)
-		return err_at(&p->e, L->no, L->tok[3].col, "missing field: %s",
-			      usage);
+	if (L->ntok % 2 == 0)
+		return err_at(&p->e, L->no, L->tok[L->ntok - 1].col,
+			      "missing field: %s", usage);
 	t = &L->tok[1];
 	if (check_name(&p->e, L, t, "supervisor id", t->text, SMARM_NAME_MAX) !=
 	    0)
@@ -678,6 +676,7 @@ static int do_supervisor(struct parser *p, const struct line *L)
 	strcpy(n->an_id, t->text);
 	n->an_max_restarts = 3;
 	n->an_period_ns = 5000000000ull;
+	n->an_fault_weight = 1;
 	if (par == NULL)
 		p->a->a_root = n;
 	else if (kid_add(par, n) != 0) {
@@ -689,18 +688,29 @@ static int do_supervisor(struct parser *p, const struct line *L)
 			      "bad strategy '%s' (one_for_one, one_for_all "
 			      "or rest_for_one)",
 			      L->tok[2].text);
-	if (L->ntok == 5) {
-		if (strcmp(L->tok[3].text, "intensity") != 0)
-			return err_at(&p->e, L->no, L->tok[3].col,
+	for (int k = 3; k + 1 < L->ntok; k += 2) {
+		const struct tok *v = &L->tok[k + 1];
+		if (strcmp(L->tok[k].text, "intensity") == 0) {
+			if (parse_intensity(v->text, &n->an_max_restarts,
+					    &n->an_period_ns) != 0)
+				return err_at(&p->e, L->no, v->col,
+					      "bad intensity '%s' (N/DURATION: "
+					      "N from 0 to 65536 restarts in a "
+					      "window above 0, such as 3/5s)",
+					      v->text);
+		} else if (strcmp(L->tok[k].text, "fault_weight") == 0) {
+			if (parse_u32(v->text, 0, 1, 65536,
+				      &n->an_fault_weight) != 0)
+				return err_at(&p->e, L->no, v->col,
+					      "bad fault_weight '%s' (the "
+					      "restarts one contained fault "
+					      "counts: 1 to 65536)",
+					      v->text);
+		} else {
+			return err_at(&p->e, L->no, L->tok[k].col,
 				      "unknown keyword '%s' (%s)",
-				      L->tok[3].text, usage);
-		if (parse_intensity(L->tok[4].text, &n->an_max_restarts,
-				    &n->an_period_ns) != 0)
-			return err_at(&p->e, L->no, L->tok[4].col,
-				      "bad intensity '%s' (N/DURATION: N "
-				      "from 0 to 65536 restarts in a window "
-				      "above 0, such as 3/5s)",
-				      L->tok[4].text);
+				      L->tok[k].text, usage);
+		}
 	}
 	p->open[p->nopen++] = n;
 	return 0;

@@ -66,6 +66,7 @@ struct app_node {
 	int an_strategy;	   /* smarm_sup_strategy */
 	uint32_t an_max_restarts;  /* intensity */
 	uint64_t an_period_ns;	   /* ... within this window */
+	uint32_t an_fault_weight;  /* restarts a contained fault counts */
 	struct app_node **an_kids; /* children, in start order */
 	size_t an_nkids, an_capkids;
 	int an_kid_indent;	   /* indentation of its children; -1 none */

@@ -110,6 +110,9 @@ static int build_node(struct perr *e, struct app_node *n)
 	if (rc == 0)
 		rc = smarm_sup_spec_set_intensity(
 			n->an_spec, n->an_max_restarts, n->an_period_ns);
+	if (rc == 0)
+		rc = smarm_sup_spec_set_fault_weight(n->an_spec,
+						     n->an_fault_weight);
 	if (rc != 0)
 		return err_at(e, n->an_line, n->an_col, "supervisor '%s': %s",
 			      n->an_id, smarm_strerror(rc));

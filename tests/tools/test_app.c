@@ -59,7 +59,7 @@ START_TEST(test_app_full_file_builds_the_tree)
 		"plugin counter ./counter.so\n"
 		"plugin kv \"/abs/k v.so\"\r\n"
 		"\n"
-		"supervisor root one_for_one intensity 10/2s\n"
+		"supervisor root one_for_one intensity 10/2s fault_weight 4\n"
 		"  server counter.counter name=counter restart=permanent "
 		"shutdown=5s args=\"start=0 \\\"q\\\" \\\\\"\n"
 		"  supervisor pool rest_for_one\n"
@@ -78,6 +78,7 @@ START_TEST(test_app_full_file_builds_the_tree)
 	ck_assert_str_eq(r->an_id, "root");
 	ck_assert_uint_eq(r->an_max_restarts, 10);
 	ck_assert_uint_eq(r->an_period_ns, MS(2000));
+	ck_assert_uint_eq(r->an_fault_weight, 4);
 	ck_assert_uint_eq(r->an_nkids, 3);
 	k = r->an_kids[0];
 	ck_assert_int_eq(k->an_kind, APP_SERVER);
@@ -91,6 +92,7 @@ START_TEST(test_app_full_file_builds_the_tree)
 	ck_assert_int_eq(k->an_strategy, SMARM_SUP_REST_FOR_ONE);
 	ck_assert_uint_eq(k->an_max_restarts, 3); /* the defaults */
 	ck_assert_uint_eq(k->an_period_ns, MS(5000));
+	ck_assert_uint_eq(k->an_fault_weight, 1);
 	ck_assert_uint_eq(k->an_nkids, 2);
 	ck_assert_int_eq(k->an_kids[0]->an_restart, SMARM_SUP_TRANSIENT);
 	ck_assert_uint_eq(k->an_kids[0]->an_shutdown_ns, SMARM_SUP_BRUTAL_KILL);
@@ -244,6 +246,18 @@ START_TEST(test_app_error_bad_intensity_or_duration)
 		  "bad intensity");
 	parse_bad(HEAD "supervisor s one_for_one intensity 3/5\n", "3:36",
 		  "bad intensity");
+	parse_bad(HEAD "supervisor s one_for_one intensity /5s\n", "3:36",
+		  "bad intensity");
+	parse_bad(HEAD "supervisor s one_for_one fault_weight 0\n", "3:39",
+		  "bad fault_weight '0'");
+	parse_bad(HEAD "supervisor s one_for_one fault_weight 65537\n", "3:39",
+		  "bad fault_weight");
+	parse_bad(HEAD "supervisor s one_for_one fault_weight 2x\n", "3:39",
+		  "bad fault_weight");
+	parse_bad(HEAD "supervisor s one_for_one fault_weight 2 intensity\n",
+		  "3:41", "missing field");
+	parse_bad(HEAD "supervisor s one_for_one weight 2\n", "3:26",
+		  "unknown keyword 'weight'");
 	parse_bad("app t\nrun 5\n", "2:5", "bad duration '5'");
 	parse_bad("app t\nrun 0s\n", "2:5", "bad duration '0s'");
 	parse_bad("app t\nrun 5s 6s\n", "2:8", "unexpected '6s'");
