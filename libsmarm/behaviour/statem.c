@@ -894,6 +894,9 @@ void smarm__sm_start(struct smarm_sm_ctx *m)
 bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 {
 	sm_dispatch(m, ev);
+	/* Most events queue none: no call to drain an empty queue. */
+	if (m->m_stop || smarm__ring_len(&m->m_q) == 0)
+		return m->m_stop;
 	return sm_drain(m);
 }
 
