@@ -2,17 +2,22 @@
 /*
  * ring.c - the allocating halves of the ring buffer and of the chunked
  * queue (ring.h): the ring's growth by doubling and its release; the
- * queue's segments, linked one at a time, recycled, trimmed and freed.
- * Everything else about both is inline in ring.h.
+ * queue's segments, linked one at a time, recycled, trimmed and
+ * released, and where segments come from and go: a thread's cache of
+ * free segments (QUEUE-6), or malloc. Everything else about both is
+ * inline in ring.h.
  *
  * Ownership: a buffer allocated here belongs to the ring until
  * smarm__ring_fini (or until smarm__ring_move hands back the old one);
  * a segment belongs to its queue until smarm__queue_fini, or until it is
- * freed as the front drains it or a truncation cuts it off.
- * Locking: the caller holds the owner's lock.
+ * released as the front drains it or a truncation cuts it off; a
+ * released one belongs to the releasing thread's cache (until a queue
+ * takes it or the cache is flushed) or goes back to malloc.
+ * Locking: the caller holds the owner's lock. A cache is its thread's
+ * alone (qc_tls): an actor is not switched out inside these calls.
  * Invariants: ring.h RING-1 and RING-2 hold on return, also on failure;
- * QUEUE-1..5 hold on return. A growth allocates one segment (or takes
- * the spare) and copies no element (QUEUE-4).
+ * QUEUE-1..6 hold on return. A growth takes one segment (the spare, a
+ * cached one or a new one) and copies no element (QUEUE-4).
  * See: ring.h.
  */
 #include "ring.h"
@@ -50,35 +55,116 @@ void smarm__ring_fini(struct smarm__ring *r)
 
 _Static_assert(offsetof(struct smarm__qseg, sg_data) % 16 == 0,
 	       "segment elements start 16-byte aligned");
+_Static_assert(SMARM__QSEG_MIN << (SMARM__QSEG_CLASSES - 1) ==
+		       SMARM__QSEG_BYTES,
+	       "the largest class is SMARM__QSEG_BYTES");
+_Static_assert(SMARM__QSEG_MIN > offsetof(struct smarm__qseg, sg_data),
+	       "the smallest class has room for elements");
 
-/* Elements a segment may hold: SMARM__QSEG_BYTES' worth, at least one. */
-static uint32_t qseg_max(size_t esz)
+#define QSEG_HDR offsetof(struct smarm__qseg, sg_data)
+
+/* The cache the calling thread lent the queues (QUEUE-6), or NULL. */
+static __thread struct smarm__qseg_cache *qc_tls
+	__attribute__((tls_model("initial-exec")));
+
+void smarm__qseg_cache_use(struct smarm__qseg_cache *c)
 {
-	size_t n = SMARM__QSEG_BYTES / esz;
-	return n == 0 ? 1 : (uint32_t)n;
+	qc_tls = c;
 }
 
-/* A segment for cap elements, empty at index at (lo == hi == at). */
-static struct smarm__qseg *qseg_alloc(size_t esz, uint32_t cap, uint32_t at)
+void smarm__qseg_cache_flush(struct smarm__qseg_cache *c)
 {
-	struct smarm__qseg *s =
-		malloc(offsetof(struct smarm__qseg, sg_data) + cap * esz);
-	if (s == NULL)
-		return NULL;
+	for (unsigned k = 0; k < SMARM__QSEG_CLASSES; k++) {
+		struct smarm__qseg *s = c->qc_free[k];
+		while (s != NULL) {
+			struct smarm__qseg *next = s->sg_next;
+			free(s);
+			s = next;
+		}
+		c->qc_free[k] = NULL;
+	}
+	c->qc_bytes = 0;
+}
+
+static size_t qseg_class_bytes(uint32_t k)
+{
+	return SMARM__QSEG_MIN << k;
+}
+
+/*
+ * The class of the smallest segment that holds want elements (want >= 1),
+ * or of the largest if none does; NOCLASS if not even one element fits
+ * the largest.
+ */
+static uint32_t qseg_class_for(size_t esz, uint32_t want)
+{
+	uint32_t k = 0;
+	if (QSEG_HDR + esz > SMARM__QSEG_BYTES)
+		return SMARM__QSEG_NOCLASS;
+	while (k + 1 < SMARM__QSEG_CLASSES &&
+	       qseg_class_bytes(k) < QSEG_HDR + (size_t)want * esz)
+		k++;
+	return k;
+}
+
+/*
+ * A segment of class k (NOCLASS: for one element of esz), empty at
+ * index at (lo == hi == at; at <= its capacity): from the thread's
+ * cache, else malloc'd.
+ */
+static struct smarm__qseg *qseg_get(size_t esz, uint32_t k, bool at_back)
+{
+	struct smarm__qseg_cache *c = qc_tls;
+	struct smarm__qseg *s;
+	size_t bytes =
+		k == SMARM__QSEG_NOCLASS ? QSEG_HDR + esz : qseg_class_bytes(k);
+	if (k != SMARM__QSEG_NOCLASS && c != NULL && c->qc_free[k] != NULL) {
+		s = c->qc_free[k];
+		c->qc_free[k] = s->sg_next;
+		c->qc_bytes -= bytes;
+	} else {
+		s = malloc(bytes);
+		if (s == NULL)
+			return NULL;
+		s->sg_class = k;
+	}
 	s->sg_next = NULL;
-	s->sg_cap = cap;
-	s->sg_lo = at;
-	s->sg_hi = at;
+	s->sg_cap = (uint32_t)((bytes - QSEG_HDR) / esz);
+	s->sg_lo = s->sg_hi = at_back ? 0 : s->sg_cap;
 	return s;
+}
+
+/* Release an unlinked segment: to the thread's cache if it has room. */
+static void qseg_put(struct smarm__qseg *s)
+{
+	struct smarm__qseg_cache *c = qc_tls;
+	uint32_t k = s->sg_class;
+	if (k != SMARM__QSEG_NOCLASS && c != NULL &&
+	    c->qc_bytes + qseg_class_bytes(k) <= SMARM__QSEG_CACHE_BYTES) {
+		s->sg_next = c->qc_free[k];
+		c->qc_free[k] = s;
+		c->qc_bytes += qseg_class_bytes(k);
+		return;
+	}
+	free(s);
+}
+
+/* Release a list of unlinked segments along sg_next. */
+static void qseg_put_list(struct smarm__qseg *s)
+{
+	while (s != NULL) {
+		struct smarm__qseg *next = s->sg_next;
+		qseg_put(s);
+		s = next;
+	}
 }
 
 void *smarm__queue_push_back_grow(struct smarm__queue *q, size_t esz,
 				  uint32_t first)
 {
-	uint32_t max = qseg_max(esz);
 	uint32_t len = smarm__queue_len(q);
 	struct smarm__qseg *s = q->qu_spare;
-	if (len > UINT32_MAX - max)
+	if (len > UINT32_MAX - SMARM__QSEG_BYTES)
 		return NULL; /* the count would not fit */
 	if (s != NULL) {
 		q->qu_spare = NULL;
@@ -86,12 +172,13 @@ void *smarm__queue_push_back_grow(struct smarm__queue *q, size_t esz,
 		s->sg_lo = 0;
 		s->sg_hi = 0;
 	} else {
-		/* Double from first, up to max; the first segment is first. */
-		uint32_t cap = q->qu_tail == NULL ? first
-			       : q->qu_tail->sg_cap < max / 2
-				       ? q->qu_tail->sg_cap * 2
-				       : max;
-		s = qseg_alloc(esz, cap < max ? cap : max, 0);
+		/* The first segment holds first; then each doubles, up to
+		 * the largest class (one element each: NOCLASS stays). */
+		uint32_t k = q->qu_tail == NULL ? qseg_class_for(esz, first)
+						: q->qu_tail->sg_class;
+		if (q->qu_tail != NULL && k < SMARM__QSEG_CLASSES - 1)
+			k++; /* not past the largest, nor from NOCLASS */
+		s = qseg_get(esz, k, true);
 		if (s == NULL)
 			return NULL;
 	}
@@ -107,13 +194,11 @@ void *smarm__queue_push_back_grow(struct smarm__queue *q, size_t esz,
 void *smarm__queue_push_front_grow(struct smarm__queue *q, size_t esz,
 				   uint32_t first)
 {
-	uint32_t max = qseg_max(esz);
-	uint32_t cap = first < max ? first : max;
 	uint32_t len = smarm__queue_len(q);
 	struct smarm__qseg *s;
 	if (len == UINT32_MAX)
 		return NULL;
-	s = qseg_alloc(esz, cap, cap); /* filled from its back end */
+	s = qseg_get(esz, qseg_class_for(esz, first), false); /* back end */
 	if (s == NULL)
 		return NULL;
 	s->sg_next = q->qu_head;
@@ -131,21 +216,15 @@ void smarm__queue_drop_seg(struct smarm__queue *q)
 	if (q->qu_spare == NULL)
 		q->qu_spare = s;
 	else
-		free(s);
+		qseg_put(s);
 }
 
 void smarm__queue_truncate(struct smarm__queue *q, struct smarm__qcur c,
 			   uint32_t len)
 {
-	struct smarm__qseg *s;
 	if (c.qc_seg == NULL)
 		return; /* no segment: the queue was empty */
-	s = c.qc_seg->sg_next;
-	while (s != NULL) {
-		struct smarm__qseg *next = s->sg_next;
-		free(s);
-		s = next;
-	}
+	qseg_put_list(c.qc_seg->sg_next);
 	c.qc_seg->sg_next = NULL;
 	c.qc_seg->sg_hi = c.qc_i;
 	q->qu_tail = c.qc_seg;
@@ -156,12 +235,8 @@ void smarm__queue_truncate(struct smarm__queue *q, struct smarm__qcur c,
 
 void smarm__queue_fini(struct smarm__queue *q)
 {
-	struct smarm__qseg *s = q->qu_head;
-	while (s != NULL) {
-		struct smarm__qseg *next = s->sg_next;
-		free(s);
-		s = next;
-	}
-	free(q->qu_spare);
+	qseg_put_list(q->qu_head);
+	if (q->qu_spare != NULL)
+		qseg_put(q->qu_spare);
 	smarm__queue_init(q);
 }

@@ -19,9 +19,21 @@
  * a push costs at most one allocation of at most that size (or of one
  * element, if bigger), never a move of the backlog. A segment the front
  * drains is unlinked and kept as the spare for the next growth (or
- * freed, if there is one), so a queue whose length stays bounded
+ * released, if there is one), so a queue whose length stays bounded
  * allocates nothing in the steady state; the last segment is kept when
  * the queue empties.
+ *
+ * Segment memory. A segment's size, header included, is a power of two
+ * from SMARM__QSEG_MIN to SMARM__QSEG_BYTES (its class), holding as many
+ * elements as fit; only a segment for one element bigger than that is
+ * sized to it (no class). A thread may lend the queue a cache of free
+ * segments (smarm__qseg_cache_use: each worker its own, sched.c): a
+ * segment released goes on its class's list there while the cache holds
+ * less than SMARM__QSEG_CACHE_BYTES, and a new one comes from there
+ * first, so a backlog that dies with its channel is a list push per
+ * segment and the next backlog reuses that memory, warm, without
+ * malloc, free or the heap's trimming. Past the cap, and on a thread
+ * with no cache, segments go back to malloc.
  *
  * Ownership: the owner embeds the ring or queue and decides where a
  * ring's buffer comes from: smarm__ring_grow allocates (free it with
@@ -39,8 +51,11 @@
  * be empty, and only when it is also the head (the queue is empty), with
  * sg_lo == sg_hi == 0. QUEUE-3 qu_len is the sum of sg_hi - sg_lo.
  * QUEUE-4 an element never moves while queued (no push copies another
- * element), and a segment holds at most SMARM__QSEG_BYTES of elements
- * or one element. QUEUE-5 qu_spare is NULL or an unlinked segment.
+ * element), and a segment is at most SMARM__QSEG_BYTES, header
+ * included, or holds one element. QUEUE-5 qu_spare is NULL or an
+ * unlinked segment. QUEUE-6 a cache's lists hold only unlinked segments
+ * of their class, qc_bytes is the sum of their sizes and at most
+ * SMARM__QSEG_CACHE_BYTES; only the thread using it touches it.
  * See: docs/architecture/ring.md.
  */
 #ifndef SMARM_CORE_RING_H
@@ -248,8 +263,19 @@ void smarm__ring_fini(struct smarm__ring *r);
 
 /* ------------------------------------------------- the chunked queue */
 
-/* A segment's array is at most this big, unless one element is bigger. */
+/*
+ * Segment sizes, header included: powers of two from SMARM__QSEG_MIN to
+ * SMARM__QSEG_BYTES (SMARM__QSEG_CLASSES classes), unless one element
+ * is bigger than the largest.
+ */
+#define SMARM__QSEG_MIN_SHIFT 7
+#define SMARM__QSEG_MIN ((size_t)1 << SMARM__QSEG_MIN_SHIFT)
 #define SMARM__QSEG_BYTES ((size_t)64 << 10)
+#define SMARM__QSEG_CLASSES 10
+#define SMARM__QSEG_NOCLASS UINT32_MAX /* sg_class of a one-element one */
+
+/* What a thread's cache of free segments may hold (QUEUE-6). */
+#define SMARM__QSEG_CACHE_BYTES ((size_t)4 << 20)
 
 /* A segment: the queue's (its owner's lock guards it). */
 struct smarm__qseg {
@@ -257,10 +283,25 @@ struct smarm__qseg {
 	uint32_t sg_cap;	     /* elements the array holds */
 	uint32_t sg_lo;		     /* index of the front element */
 	uint32_t sg_hi;		     /* one past the back element */
-	uint32_t sg_unused;	     /* keeps sg_data 16-byte aligned */
-	uint64_t sg_align;	     /* likewise */
-	unsigned char sg_data[];     /* sg_cap elements */
+	uint32_t sg_class;	 /* size 2^(class + MIN_SHIFT), or NOCLASS */
+	uint64_t sg_align;	 /* keeps sg_data 16-byte aligned */
+	unsigned char sg_data[]; /* sg_cap elements */
 };
+
+/* A thread's free segments (QUEUE-6): one list per class, by sg_next. */
+struct smarm__qseg_cache {
+	struct smarm__qseg *qc_free[SMARM__QSEG_CLASSES];
+	size_t qc_bytes; /* the sizes of the segments held */
+};
+
+/*
+ * The calling thread's cache from now on (NULL: none; ring.c keeps it
+ * in a thread-local pointer); c starts zeroed or flushed.
+ */
+void smarm__qseg_cache_use(struct smarm__qseg_cache *c);
+
+/* Free every segment c holds (no thread may be using it). */
+void smarm__qseg_cache_flush(struct smarm__qseg_cache *c);
 
 /* The owner's lock guards every field; qu_len is also read without it. */
 struct smarm__queue {

@@ -1972,7 +1972,9 @@ static void *worker_thread(void *arg)
 	smarm__thread_name("w", w->id);
 	smarm__tls_worker = w;
 	smarm__tls_astat = w->astat;
+	smarm__qseg_cache_use(&w->qsegs);
 	worker_loop(w);
+	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
 	smarm__tls_astat = false;
 	return NULL;
@@ -2039,7 +2041,9 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	smarm__monitor_start(n);
 	smarm__tls_worker = &n->workers[0];
 	smarm__tls_astat = n->workers[0].astat;
+	smarm__qseg_cache_use(&n->workers[0].qsegs);
 	worker_loop(&n->workers[0]);
+	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
 	smarm__tls_astat = false;
 	smarm__monitor_stop(n); /* before any worker thread is joined */
@@ -2049,6 +2053,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	for (int i = 0; i < started; i++) {
 		smarm__stack_cache_flush(n, &n->workers[i]);
 		smarm__slot_cache_flush(n, &n->workers[i]);
+		smarm__qseg_cache_flush(&n->workers[i].qsegs);
 		free(n->workers[i].wheld);
 		n->workers[i].wheld = NULL;
 	}

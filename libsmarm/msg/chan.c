@@ -118,6 +118,12 @@
  * without reading an element: a server that dies under load with a
  * backlog of casts has nothing to destroy in them, and reading them was
  * most of its exit (sup_shutdown_load: cold lines, 2.4 us per server).
+ * INV-11 an element handed to a receiver that a stop ends in its wait
+ * goes back to the front of the queue, for another receiver; but a
+ * band's only receiver is its mailbox's owner (mbox.c INV-3), which is
+ * the one ending, so there the element is destroyed at once, as the
+ * backlog will be: putting it back reads the backlog's oldest segment
+ * (cold under load) and may take one more.
  * See: docs/architecture/channels.md,
  * docs/architecture/select.md.
  */
@@ -1038,7 +1044,8 @@ static bool recv_relock(struct smarm__recv_wait *rw)
 /*
  * Undo hook (wait.h): a stop ends the receiver inside its wait. Drop the
  * registration; an element a sender already handed over goes back to the
- * front of the queue for another receiver (destroyed only if that fails).
+ * front of the queue for another receiver (destroyed only if that fails),
+ * unless ch is a band of a mailbox (INV-11).
  */
 static void recv_undo(struct smarm__wait *w)
 {
@@ -1049,7 +1056,8 @@ static void recv_undo(struct smarm__wait *w)
 		lost = false;
 		if (recv_leave(ch, rw, false)) {
 			rw->delivered = false;
-			lost = !chan_requeue_front(ch, rw->out);
+			lost = ch->mbox != NULL || /* INV-11 */
+			       !chan_requeue_front(ch, rw->out);
 		}
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	}

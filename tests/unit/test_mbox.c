@@ -6,7 +6,8 @@
  * oversubscribed producers (a lost wake shows as a wait that times out
  * with elements queued). Also the bound of a channel's queue
  * (smarm__chan_set_limit): SMARM_EFULL, nothing queued; and the send
- * penalty (chan.c INV-9).
+ * penalty (chan.c INV-9), and what becomes of an element handed to a
+ * receiver that a stop ends (chan.c INV-11).
  */
 #include "harness.h"
 
@@ -251,6 +252,73 @@ START_TEST(test_mbox_send_penalty_lets_the_consumer_run)
 }
 END_TEST
 
+/* ---- a receiver stopped after a hand-off (chan.c INV-11) ---- */
+
+static _Atomic int g_freed;
+static _Atomic int g_took;
+
+static void count_free(void *elem)
+{
+	(void)elem;
+	atomic_fetch_add(&g_freed, 1);
+}
+
+static void take_one(void *arg)
+{
+	uint64_t v;
+	if (smarm_chan_recv(arg, &v) == 0)
+		atomic_fetch_add(&g_took, 1);
+}
+
+/*
+ * One worker: the receiver parks in recv, a send hands it an element
+ * and wakes it, and a stop ends it before it runs again. On a band its
+ * only receiver is the one ending: the element is destroyed then (none
+ * queued). On a plain channel it goes back to the front for another
+ * receiver, and is destroyed only when the channel goes.
+ */
+static void handed_case(bool band)
+{
+	struct smarm__mbox mb;
+	smarm_chan_t *ch;
+	smarm_pid_t pid;
+	uint64_t v = 7;
+	size_t len = 99;
+	atomic_store(&g_freed, 0);
+	atomic_store(&g_took, 0);
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, count_free), 0);
+	smarm__mbox_init(&mb);
+	if (band)
+		HARNESS_EQ(smarm__mbox_attach(&mb, 0, ch), 0);
+	HARNESS_EQ(smarm_actor_spawn(&pid, take_one, ch, NULL), 0);
+	smarm_actor_sleep(MS(5));		/* it parks in its recv */
+	HARNESS_EQ(smarm_chan_send(ch, &v), 0); /* handed over */
+	HARNESS_EQ(smarm_actor_stop(pid), 0);
+	HARNESS_EQ(smarm_actor_join(pid, NULL, NULL), 0);
+	HARNESS_EQ(atomic_load(&g_took), 0);
+	HARNESS_EQ(smarm_chan_len(ch, &len), 0);
+	HARNESS_EQ(len, band ? 0 : 1);
+	HARNESS_EQ(atomic_load(&g_freed), band ? 1 : 0);
+	smarm__mbox_detach(&mb);
+	smarm_chan_receiver_free(ch);
+	smarm_chan_sender_free(ch);
+	HARNESS_EQ(atomic_load(&g_freed), 1);
+}
+
+static void handed_root(void *arg)
+{
+	(void)arg;
+	handed_case(true);
+	handed_case(false);
+}
+
+START_TEST(test_mbox_stopped_owner_destroys_what_it_was_handed)
+{
+	ck_assert_int_eq(harness_run(1, handed_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 Suite *smarm_test_mbox_suite(void)
 {
 	Suite *s = suite_create("mbox");
@@ -260,6 +328,7 @@ Suite *smarm_test_mbox_suite(void)
 	tcase_add_test(tc, test_mbox_no_wake_is_lost);
 	tcase_add_test(tc, test_mbox_chan_limit_refuses_with_efull);
 	tcase_add_test(tc, test_mbox_send_penalty_lets_the_consumer_run);
+	tcase_add_test(tc, test_mbox_stopped_owner_destroys_what_it_was_handed);
 	suite_add_tcase(s, tc);
 	return s;
 }

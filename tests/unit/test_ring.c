@@ -6,7 +6,8 @@
  * removal from the middle and the scan for a value (sched.c, Expedite);
  * and the chunked queue: FIFO order across segments with pushes at both
  * ends, elements that never move while queued (QUEUE-4), segments of
- * bounded size, in-place compaction by two walks, and reuse once empty.
+ * bounded size, in-place compaction by two walks, reuse once empty, and
+ * a thread's cache of free segments up to its cap (QUEUE-6).
  */
 #include "harness.h"
 
@@ -257,6 +258,74 @@ START_TEST(test_queue_big_elements_one_per_segment)
 }
 END_TEST
 
+/* A queue of n U64 elements (first segment 16); its segments in segs. */
+static int queue_fill(struct smarm__queue *q, uint64_t n,
+		      struct smarm__qseg **segs, int max)
+{
+	int k = 0;
+	smarm__queue_init(q);
+	for (uint64_t i = 0; i < n; i++)
+		*(uint64_t *)smarm__queue_push_back(q, U64, 16) = i;
+	for (struct smarm__qseg *s = q->qu_head; s != NULL; s = s->sg_next) {
+		size_t bytes = SMARM__QSEG_MIN << s->sg_class;
+		ck_assert_uint_lt(s->sg_class, SMARM__QSEG_CLASSES);
+		ck_assert_uint_le(bytes, SMARM__QSEG_BYTES);
+		ck_assert_uint_le(offsetof(struct smarm__qseg, sg_data) +
+					  s->sg_cap * U64,
+				  bytes);
+		if (k < max)
+			segs[k] = s;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * QUEUE-6: with a cache lent to the thread, a dead queue's segments go
+ * there and the next queue takes the same ones back; past the cap they
+ * go to malloc; a flush empties it. With none, nothing is kept.
+ */
+START_TEST(test_queue_segments_cached_up_to_the_cap)
+{
+	struct smarm__qseg_cache c;
+	struct smarm__qseg *a[32], *b[32];
+	struct smarm__queue q;
+	size_t sum = 0;
+	int n, m;
+	memset(&c, 0, sizeof c);
+	smarm__qseg_cache_use(&c);
+	n = queue_fill(&q, 5000, a, 32);
+	ck_assert_int_le(n, 32);
+	for (int i = 0; i < n; i++)
+		sum += SMARM__QSEG_MIN << a[i]->sg_class;
+	queue_holds(&q, 0, 5000);
+	smarm__queue_fini(&q);
+	ck_assert_uint_eq(c.qc_bytes, sum);
+	m = queue_fill(&q, 5000, b, 32);
+	ck_assert_int_eq(m, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_ptr_eq(b[i], a[i]); /* its class's last one in */
+	ck_assert_uint_eq(c.qc_bytes, 0);
+	queue_holds(&q, 0, 5000);
+	smarm__queue_fini(&q);
+	/* 8 MiB of elements: the cache keeps its cap's worth at most */
+	(void)queue_fill(&q, (uint64_t)1 << 20, a, 0);
+	smarm__queue_fini(&q);
+	ck_assert_uint_le(c.qc_bytes, SMARM__QSEG_CACHE_BYTES);
+	ck_assert_uint_gt(c.qc_bytes,
+			  SMARM__QSEG_CACHE_BYTES - SMARM__QSEG_BYTES);
+	smarm__qseg_cache_flush(&c);
+	ck_assert_uint_eq(c.qc_bytes, 0);
+	for (int k = 0; k < SMARM__QSEG_CLASSES; k++)
+		ck_assert_ptr_null(c.qc_free[k]);
+	/* no cache: released segments go to malloc */
+	smarm__qseg_cache_use(NULL);
+	(void)queue_fill(&q, 5000, a, 0);
+	smarm__queue_fini(&q);
+	ck_assert_uint_eq(c.qc_bytes, 0);
+}
+END_TEST
+
 /* Compaction as chan.c's removal does it: a write walk behind a read
  * walk, then a truncation behind the last kept element. */
 static void queue_keep_if(struct smarm__queue *q, bool (*keep)(uint64_t))
@@ -394,6 +463,7 @@ Suite *smarm_test_ring_suite(void)
 	tcase_add_test(tc, test_queue_fifo_across_segments_and_both_ends);
 	tcase_add_test(tc, test_queue_growth_moves_no_element);
 	tcase_add_test(tc, test_queue_big_elements_one_per_segment);
+	tcase_add_test(tc, test_queue_segments_cached_up_to_the_cap);
 	tcase_add_test(tc, test_queue_compaction_keeps_order_and_trims);
 	suite_add_tcase(s, tc);
 	return s;
