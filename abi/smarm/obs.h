@@ -199,15 +199,16 @@ enum smarm_actor_flag {
  *                 in each band (enum smarm_mailbox_band; a band not
  *                 made yet: 0); 0 for every other actor. Each band is
  *                 read in one hold of its lock, the bands one after
- *                 the other. Requests the server has already taken
- *                 from its inbox into its batch (up to 16 at a time,
- *                 the one in service included) are not queued any
- *                 more and not counted; mailbox_depth counts the
- *                 inbox the same way.
+ *                 the other. Requests the server has taken from its
+ *                 inbox into its batch (up to 16 at a time) and not
+ *                 served yet count in the inbox band and in
+ *                 mailbox_depth, as OTP's message_queue_len counts
+ *                 all but the message in service.
  *   mailbox_bytes the bytes queued in those bands, read with their
  *                 counts: each message's fixed size plus a request's
  *                 argument block when it is not carried inline (long
- *                 strings and byte strings). Reading a band walks its
+ *                 strings and byte strings; a batched request's
+ *                 envelope only). Reading a band walks its
  *                 queue under its lock: O(depth).
  *   stack_touched the bytes of its stack resident in memory when it was
  *                 read (mincore(2) over stack_reserve, page by page:

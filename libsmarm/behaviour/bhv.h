@@ -616,7 +616,10 @@ struct bhv_peek {
 					     0 for a band not made */
 	uint64_t bp_bytes;   /* bytes queued in them: each element's size,
 				and an inbox request's argument block when
-				it is not carried inline */
+				it is not carried inline (not for those in
+				its batch: their envelopes only) */
+	uint32_t bp_batched; /* requests taken from the inbox into its batch,
+				not served yet (in bp_band's inbox too) */
 	const void *bp_text; /* an address in its plugin's text: for
 				smarm__bhv_text_faults, after the peek */
 };

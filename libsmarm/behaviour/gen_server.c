@@ -498,6 +498,16 @@ static void peek_queue(const struct smarm_gs_ctx *sv, struct bhv_peek *out)
 		out->bp_band[i] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 		out->bp_bytes += bytes;
 	}
+	/* Taken into its batch, not served yet: still its mailbox's (as
+	 * OTP's message_queue_len counts all but the one in service). The
+	 * pair is owner-written, read here without its lock: a torn pair
+	 * (a new batch's index, the last one's end) is clamped. */
+	unsigned bi = __atomic_load_n(&sv->sv_bi, __ATOMIC_RELAXED);
+	unsigned bn = __atomic_load_n(&sv->sv_bn, __ATOMIC_RELAXED);
+	unsigned b = bn > bi ? bn - bi : 0;
+	out->bp_batched = b < BHV_BATCH ? b : BHV_BATCH;
+	out->bp_band[BHV_BAND_INBOX] += out->bp_batched;
+	out->bp_bytes += out->bp_batched * sizeof(struct bhv_env);
 }
 
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
@@ -840,16 +850,20 @@ static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
 		    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
 			return NULL;
 		sv->sv_buf = buf;
-		sv->sv_bi = 0;
-		sv->sv_bn = (unsigned)n;
+		/* Relaxed stores: the observer reads them (peek_queue). */
+		__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
 	}
-	return &sv->sv_buf[sv->sv_bi++];
+	__atomic_store_n(&sv->sv_bi, sv->sv_bi + 1, __ATOMIC_RELAXED);
+	return &sv->sv_buf[sv->sv_bi - 1];
 }
 
 static void batch_drop(struct smarm_gs_ctx *sv)
 {
-	while (sv->sv_bi < sv->sv_bn)
-		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi++]);
+	while (sv->sv_bi < sv->sv_bn) {
+		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi]);
+		__atomic_store_n(&sv->sv_bi, sv->sv_bi + 1, __ATOMIC_RELAXED);
+	}
 	free(sv->sv_batch);
 	sv->sv_batch = NULL;
 }

@@ -271,6 +271,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 		text_copy(x->ox_state, sizeof x->ox_state, bp.bp_state);
 		memcpy(x->ox_band, bp.bp_band, sizeof x->ox_band);
 		x->ox_mbytes = bp.bp_bytes;
+		x->ox_batched = bp.bp_batched;
 		x->ox_text = bp.bp_text;
 	}
 	return 0;
@@ -343,6 +344,8 @@ static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 		if (x != NULL)
 			x->ox_names = names;
 	}
+	if (depth >= 0 && r->or_x != OBS_NO_X) /* a server's batch too */
+		depth += s->s_x[r->or_x].ox_batched;
 	r->or_mbox = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
 }
 

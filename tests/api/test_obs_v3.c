@@ -182,6 +182,106 @@ START_TEST(test_obs_v3_mailbox_bands_and_bytes)
 }
 END_TEST
 
+/* ------------------------------------------- requests in its batch */
+
+struct bt_case {
+	smarm_pid_t server;
+	uint64_t block_ns[2]; /* each caller's block */
+	smarm_actor_info_t in_batch, snap;
+	int snap_rc;
+};
+
+struct bt_call {
+	struct bt_case *bc;
+	int k;
+};
+
+static void bt_caller(void *arg)
+{
+	struct bt_call *c = arg;
+	smarm_server_t *s = NULL;
+	HARNESS_EQ(smarm_server_open(NULL, probe, c->bc->server, &s), 0);
+	HARNESS_EQ(smarm_server_call(s, "block", ARG1(c->bc->block_ns[c->k]), 1,
+				     NULL, MS(10000)),
+		   0);
+	smarm_server_free(s);
+}
+
+static bool one_queued(const smarm_actor_info_t *in)
+{
+	return in->mailbox_band[SMARM_BAND_INBOX] == 1;
+}
+
+static bool five_queued(const smarm_actor_info_t *in)
+{
+	return in->mailbox_band[SMARM_BAND_INBOX] == 5;
+}
+
+/* Asleep in the second block, the four casts taken with it still its. */
+static bool four_in_batch(const smarm_actor_info_t *in)
+{
+	return is_sleeping(in) && in->mailbox_band[SMARM_BAND_INBOX] == 4;
+}
+
+static void root_bt(void *arg)
+{
+	struct bt_case *bc = arg;
+	struct bt_call calls[2] = { { bc, 0 }, { bc, 1 } };
+	smarm_server_t *sv = NULL;
+	smarm_pid_t c[2];
+	smarm_snapshot_t *snap = NULL;
+	smarm_actor_info_t in;
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &sv), 0);
+	HARNESS_EQ(smarm_server_pid(sv, &bc->server), 0);
+	bc->block_ns[0] = MS(300);
+	bc->block_ns[1] = MS(1500);
+	/* Busy in a first call; a second call and four casts queue behind
+	 * it, and are taken together (a batch) once it ends. */
+	HARNESS_EQ(smarm_actor_spawn(&c[0], bt_caller, &calls[0], NULL), 0);
+	await_info(bc->server, is_sleeping, &in);
+	HARNESS_EQ(smarm_actor_spawn(&c[1], bt_caller, &calls[1], NULL), 0);
+	await_info(bc->server, one_queued, &in);
+	for (int k = 0; k < 4; k++)
+		HARNESS_EQ(smarm_server_cast(sv, "cnote", ARG1(k), 1), 0);
+	await_info(bc->server, five_queued, &in);
+	await_info(bc->server, four_in_batch, &bc->in_batch);
+	/* A snapshot's record counts them too. */
+	bc->snap_rc = smarm_snapshot_take(NULL, &snap);
+	if (bc->snap_rc == 0) {
+		size_t i = 0;
+		bc->snap = info_new();
+		HARNESS_EQ(smarm_snapshot_find(snap, bc->server, &i), 0);
+		HARNESS_EQ(smarm_snapshot_get(snap, i, &bc->snap), 0);
+		smarm_snapshot_free(snap);
+	}
+	for (int k = 0; k < 2; k++)
+		HARNESS_EQ(smarm_actor_join(c[k], NULL, NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(sv, SMARM_NO_TIMEOUT, NULL), 0);
+	smarm_server_free(sv);
+}
+
+/*
+ * Requests a server took from its inbox into its batch (up to 16) and
+ * has not served yet are still its mailbox's, as OTP's
+ * message_queue_len counts all but the message in service: in the
+ * inbox band, the depth and the bytes.
+ */
+START_TEST(test_obs_v3_batched_requests_are_counted)
+{
+	struct bt_case bc;
+	memset(&bc, 0, sizeof bc);
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, root_bt, &bc), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_uint_eq(bc.in_batch.mailbox_band[SMARM_BAND_INBOX], 4);
+	ck_assert_int_eq(bc.in_batch.mailbox_depth, 4);
+	ck_assert_uint_ge(bc.in_batch.mailbox_bytes, 4 * 64);
+	ck_assert_int_eq(bc.snap_rc, 0);
+	ck_assert_uint_eq(bc.snap.mailbox_band[SMARM_BAND_INBOX], 4);
+	ck_assert_int_eq(bc.snap.mailbox_depth, 4);
+}
+END_TEST
+
 /* A plain actor has no bands. */
 static void root_plain(void *arg)
 {
@@ -509,6 +609,7 @@ Suite *smarm_test_obs_v3_suite(void)
 	tcase_add_checked_fixture(tc, probe_open, probe_close);
 	tcase_add_test(tc, test_obs_v3_mailbox_bands_and_bytes);
 	tcase_add_test(tc, test_obs_v3_plain_actor_has_no_bands);
+	tcase_add_test(tc, test_obs_v3_batched_requests_are_counted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("wait_on");
 	tcase_set_timeout(tc, 60);
