@@ -564,16 +564,6 @@ struct bhv_env {
 	uint64_t en_seq;		     /* the call's sequence number */
 };
 
-/*
- * A reply, in a client's reply channel: the call's sequence number, its
- * status (0 or a SMARM_E*), and its value (STR, BYTES owned by it).
- */
-struct bhv_reply {
-	uint64_t rp_seq;
-	int rp_status;
-	smarm_value_t rp_v;
-};
-
 /* The message type of a server's (or machine's) inbox. */
 const smarm_msgtype_t *smarm__gs_inbox_type(void);
 

@@ -28,9 +28,9 @@
  * registration for all its bands.
  *
  * Calls. A client sends an envelope naming its reply channel and a
- * sequence number; the server answers with one struct bhv_reply of that
- * number. A client discards replies of other numbers (a call that timed
- * out earlier), so no late reply reaches a later call, and no channel or
+ * sequence number; the server answers with one smarm_response_t of that
+ * number (its id). A client discards replies of other numbers (a call that
+ * timed out earlier), so no late reply reaches a later call, and no channel or
  * monitor is made per call. A server that ends answers the call it is in
  * (unless a token took it), the calls still queued (the inbox's element
  * destructor, when the server frees the inbox) and its live tokens with
@@ -196,8 +196,7 @@ inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
 
 static void reply_free(void *elem)
 {
-	struct bhv_reply *r = elem;
-	smarm_value_release(&r->rp_v);
+	smarm_value_release(&((smarm_response_t *)elem)->value);
 }
 
 static const smarm_msgtype_t *inbox_type;
@@ -218,7 +217,7 @@ const smarm_msgtype_t *smarm__gs_inbox_type(void)
 
 int smarm__gs_reply_chan(smarm_chan_t **out)
 {
-	return smarm_chan_alloc(out, sizeof(struct bhv_reply), reply_free);
+	return smarm_chan_alloc(out, sizeof(smarm_response_t), reply_free);
 }
 
 /* ---- envelopes and replies ---- */
@@ -226,17 +225,13 @@ int smarm__gs_reply_chan(smarm_chan_t **out)
 void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 			   smarm_value_t *v)
 {
-	struct bhv_reply r;
-	memset(&r, 0, sizeof r);
-	r.rp_seq = seq;
-	r.rp_status = status;
-	r.rp_v.type = SMARM_T_VOID;
+	smarm_response_t r = { .id = seq, .status = status }; /* value VOID */
 	if ((status == 0 || status == SMARM_EREPLY) && v != NULL) {
-		r.rp_v = *v;
+		r.value = *v;
 		memset(v, 0, sizeof *v);
 	}
 	if (smarm_chan_send(reply, &r) != 0)
-		smarm_value_release(&r.rp_v); /* the caller is gone */
+		smarm_value_release(&r.value); /* the caller is gone */
 }
 
 static void env_release(struct bhv_env *e)

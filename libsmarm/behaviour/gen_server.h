@@ -138,7 +138,7 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
 
-/* A client's reply channel (struct bhv_reply elements). */
+/* A client's reply channel (smarm_response_t elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
 /*

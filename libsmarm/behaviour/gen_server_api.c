@@ -611,7 +611,7 @@ static int pack_op(struct smarm_server *s, const char *opname, int kind,
  * it, and the series' end after.
  */
 static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
-		      struct bhv_reply *r)
+		      smarm_response_t *r)
 {
 	uint64_t left = timeout_ns;
 	if (timeout_ns != SMARM_NO_TIMEOUT && timeout_ns != 0) {
@@ -622,15 +622,6 @@ static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
 	}
 	return smarm_chan_recv_timeout(ch, r, left);
 }
-
-_Static_assert(sizeof(smarm_response_t) == sizeof(struct bhv_reply) &&
-		       offsetof(smarm_response_t, id) ==
-			       offsetof(struct bhv_reply, rp_seq) &&
-		       offsetof(smarm_response_t, status) ==
-			       offsetof(struct bhv_reply, rp_status) &&
-		       offsetof(smarm_response_t, value) ==
-			       offsetof(struct bhv_reply, rp_v),
-	       "a response is a reply as the server sends it");
 
 /* Move msg's reply into *reply (NULL: release it); its status. */
 static int response_take(smarm_response_t *msg, smarm_value_t *reply)
@@ -658,8 +649,7 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 		 * name: the pid the name had when the call was sent). */
 		smarm__wait_note(SMARM__WON_CALL,
 				 s->sc_named ? s->sc_to.id : s->sc_pid.id);
-		rc = reply_recv(s->sc_reply, timeout_ns, &deadline,
-				(struct bhv_reply *)&r);
+		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
 		smarm__wait_note(SMARM__WON_NONE, 0);
 		if (rc != 0)
 			return rc;
@@ -1284,8 +1274,7 @@ int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
 	if (c->rc_n == 0)
 		return SMARM_ENOENT;
 	for (;;) {
-		rc = reply_recv(replies, timeout_ns, &deadline,
-				(struct bhv_reply *)&msg);
+		rc = reply_recv(replies, timeout_ns, &deadline, &msg);
 		if (rc != 0)
 			return rc;
 		rc = smarm_reqids_check(c, &msg, del, label, reply);
