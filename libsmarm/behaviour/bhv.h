@@ -207,6 +207,9 @@ int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 /* A type's protocol spelling ("i64", ..., "tuple"), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 
+/* An operation kind's spelling ("cast", "call", "info"), NULL if none. */
+const char *smarm__bhv_kind_name(int kind);
+
 /*
  * Tuple tu's protocol spelling, "(i32, f64)", into buf (cut to len,
  * NUL-terminated); returns buf.

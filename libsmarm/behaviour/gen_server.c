@@ -975,9 +975,7 @@ static const struct bhv_engine gs_engine = {
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op)
 {
-	static const char *const kinds[] = {
-		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
-	};
+	const char *kn = smarm__bhv_kind_name(kind);
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
@@ -991,9 +989,9 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   why)
 			: smarm__log_code(reason, why, sizeof why),
 		op != NULL ? "while handling " : "between requests",
-		op == NULL			       ? ""
-		: kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind]
-						       : "event",
+		op == NULL   ? ""
+		: kn != NULL ? kn
+			     : "event",
 		op != NULL ? " '" : "", op != NULL ? op : "",
 		op != NULL ? "'" : "");
 }
