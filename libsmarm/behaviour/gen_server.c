@@ -265,7 +265,6 @@ struct bhv_tokens {
 	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's is
 					taken under it */
 	struct smarm_reply *tt_head; /* unanswered tokens (tt_lock) */
-	bool tt_ended;		     /* its server ended (tt_lock) */
 	_Atomic uint32_t tt_refs;    /* the server's, one per token */
 };
 
@@ -347,7 +346,6 @@ static void tokens_end(struct smarm_gs_ctx *sv)
 		return;
 	sv->sv_tokens = NULL;
 	pthread_mutex_lock(&ts->tt_lock);
-	ts->tt_ended = true;
 	for (struct smarm_reply *t = ts->tt_head; t != NULL; t = t->tk_next) {
 		t->tk_answered = true;
 		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
