@@ -517,7 +517,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
 		s->sm_gs.sv_created = true;
 	}
-	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
+	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks,
 			    s->sm_gs.sv_state);
 	if (rc != 0)
 		return smarm__bhv_start_failed(&s->sm_gs, NULL, rc);
