@@ -12,12 +12,9 @@
  *   plugin.c  the loader: dlopen, checks, handler matching, the plugin
  *             reference count and the deferred dlclose
  *
- * Ownership: a struct bhv_proto belongs to its behaviour (plugin.c), a
- * message block to whoever holds the envelope carrying it (see struct
- * bhv_env). Every object that can lead to plugin code holds a reference
- * on the plugin (smarm__bhv_plugin_ref) and gives it back when it goes.
- * Locking: nothing here is locked; a parsed protocol is constant once
- * its behaviour is published.
+ * Ownership: a protocol belongs to its behaviour, a message block to
+ * its holder; every object that can reach plugin code holds a plugin
+ * reference. Locking: none; a protocol is constant once published.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #ifndef SMARM_BEHAVIOUR_BHV_H
@@ -36,16 +33,13 @@
 /* ==== Protocols (proto.c) ==== */
 
 /*
- * The protocol's scalar types, one row each; every per-type step of the
- * layer (parse, check, pack, unpack, reply, store) expands this table,
- * and str and bytes, which carry data, are written out beside it.
+ * The scalar types, one row each, which every per-type step of the layer
+ * expands (str and bytes, which carry data, are written out beside it):
  *   XX(vtype, name, ctype, ffi, vmem, smem, rmem, va, chk)
- *   vtype  the smarm_vtype            name  its protocol spelling
- *   ctype  its C type in handlers     ffi   libffi's type (an lvalue)
- *   vmem   its smarm_value_t member   smem  its struct bhv_slot member
- *   rmem   the union bhv_ret member libffi returns it in
- *   va     the type C varargs pass it as (the default promotions)
- *   chk    BHV_RANGE: a value must fit ctype; BHV_ANY: every value does
+ * its smarm_vtype, protocol spelling, C type, libffi type (an lvalue),
+ * smarm_value_t member, struct bhv_slot member, union bhv_ret member,
+ * varargs type (promoted), and BHV_RANGE (a value must fit ctype) or
+ * BHV_ANY (every value does).
  */
 #define BHV_SCALARS(XX)                                                        \
 	XX(SMARM_T_I8, "i8", int8_t, ffi_type_sint8, i, i, s, int, BHV_RANGE)  \
@@ -79,14 +73,10 @@
 extern ffi_type smarm__bhv_pid_ffi;
 
 /*
- * A tuple type of a protocol, `(T1, T2, ...)`: one to SMARM_TUPLE_MAX
- * elements, each a type of BHV_SCALARS, laid out as a C compiler lays
- * out `struct { T1 a; T2 b; ... }`: tu_ffi is libffi's FFI_TYPE_STRUCT
- * description of that struct, its size, alignment and the elements'
- * offsets computed once, at parse, by ffi_get_struct_offsets (so no
- * later ffi_prep_cif writes to it: INV-3 of proto.c). tu_ffi.elements
- * points into the struct itself (tu_elems), which therefore never moves
- * once laid out.
+ * A tuple type `(T1, T2, ...)`: 1 to SMARM_TUPLE_MAX scalars laid out as
+ * C lays out `struct { T1 a; T2 b; ... }`, described by tu_ffi, laid
+ * out once at parse (proto.c INV-3). tu_ffi.elements points into the
+ * struct itself, which therefore never moves once laid out.
  */
 struct bhv_tuple {
 	ffi_type tu_ffi;			 /* FFI_TYPE_STRUCT, laid out */
@@ -96,10 +86,7 @@ struct bhv_tuple {
 	uint8_t tu_n;			   /* elements */
 };
 
-/*
- * The largest tuple, in bytes: every element takes at most 8 bytes and
- * is aligned to at most 8, so n elements take at most 8 * n.
- */
+/* The largest tuple: each element takes and aligns to at most 8 bytes. */
 #define BHV_TUPLE_SIZE_MAX (8 * SMARM_TUPLE_MAX)
 
 /* An operation's kind: the gen_statem event kind of its requests. */
@@ -109,21 +96,15 @@ enum bhv_kind {
 	BHV_INFO = SMARM_SM_INFO,
 };
 
-/*
- * The most leading parameters a native function takes before the
- * operation's arguments (a handler: state, cx; a gen_statem action:
- * data, cx, state).
- */
+/* The most parameters before an op's arguments (an action: data, cx,
+ * state). */
 #define BHV_LEAD_MAX 4
 
 /* The most ffi arguments a native function takes (bytes counts two). */
 #define BHV_FFI_ARGS_MAX (BHV_LEAD_MAX + 2 * SMARM_OP_ARGS_MAX)
 
-/*
- * A prepared call interface: lead parameters then the operation's
- * arguments in their C types, returning ret. The cif points into this
- * struct (bc_types), which must therefore not move once prepared.
- */
+/* A prepared call interface: lead parameters, then an op's arguments.
+ * The cif points into bc_types: it never moves once prepared. */
 struct bhv_cif {
 	ffi_cif bc_cif;			      /* prepared */
 	ffi_type *bc_types[BHV_FFI_ARGS_MAX]; /* its argument types */
@@ -159,7 +140,7 @@ struct bhv_op {
 				     never moved once laid out; NULL: none) */
 };
 
-/* The tuple type of op's argument i, or NULL if it is no tuple. */
+/* The tuple type of op's argument i, or NULL. */
 static inline const struct bhv_tuple *bhv_arg_tuple(const struct bhv_op *op,
 						    unsigned i)
 {
@@ -167,7 +148,7 @@ static inline const struct bhv_tuple *bhv_arg_tuple(const struct bhv_op *op,
 					       : NULL;
 }
 
-/* The tuple type of op's reply, or NULL if it is no tuple. */
+/* The tuple type of op's reply, or NULL. */
 static inline const struct bhv_tuple *bhv_reply_tuple(const struct bhv_op *op)
 {
 	return op->op_reply == SMARM_T_TUPLE
@@ -182,10 +163,9 @@ struct bhv_proto {
 };
 
 /*
- * Parse text (the grammar of smarm_plugin.h's Model) into *p. 0, or
- * SMARM_EPROTOCOL with a message "line L, column C: expected ..." in msg
- * (cut to msglen, NUL-terminated; msg may be NULL), or SMARM_ENOMEM. On
- * failure *p is empty. An empty protocol (no op) is valid.
+ * Parse text into *p: 0, SMARM_ENOMEM, or SMARM_EPROTOCOL with "line L,
+ * column C: expected ..." in msg (may be NULL; cut to msglen). On
+ * failure *p is empty. A protocol of no op is valid.
  */
 int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			   size_t msglen);
@@ -207,10 +187,10 @@ int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 /* A type's protocol spelling ("i64", ..., "tuple"), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 
-/*
- * Tuple tu's protocol spelling, "(i32, f64)", into buf (cut to len,
- * NUL-terminated); returns buf.
- */
+/* An operation kind's spelling ("cast", "call", "info"), NULL if none. */
+const char *smarm__bhv_kind_name(int kind);
+
+/* Tuple tu's spelling, "(i32, f64)", into buf (cut to len); buf. */
 const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
 				  size_t len);
 
@@ -223,21 +203,12 @@ static inline bool smarm__bhv_type_int(int type)
 /* ==== Message blocks (pack.c) ==== */
 
 /*
- * A message block: an operation's arguments, self-contained (str, bytes
- * and tuple values copied in), one object (inline in a struct bhv_msg
- * or malloc'd). Layout:
- *
- *     struct bhv_block  header
- *     struct bhv_slot   bk_nargs slots, one per argument
- *     bytes             the str (with their NUL), bytes and tuple values,
- *                       each at the offset its slot names; a tuple's at
- *                       a multiple of 8 (the block is 8-aligned), laid
- *                       out as its C struct with zeroed padding, so the
- *                       handler's struct argument points into the block
- *
- * A block that comes from outside the packer is validated before use
- * (smarm__bhv_block_check): sizes, offsets, lengths, types, NULs, a
- * tuple's size, alignment and bools.
+ * A message block: an op's arguments in one self-contained object: a
+ * struct bhv_block header, bk_nargs slots, then the str (with their
+ * NUL), bytes and tuple data at the offsets the slots name (a tuple's
+ * 8-aligned, as its C struct with zeroed padding, so a handler's struct
+ * argument points into the block). A block from outside the packer is
+ * checked before use (smarm__bhv_block_check).
  */
 struct bhv_slot {
 	uint8_t sl_type; /* smarm_vtype */
@@ -263,20 +234,13 @@ struct bhv_block {
 	struct bhv_slot bk_slots[];
 };
 
-/*
- * The most bytes of a block carried inside its message (struct bhv_msg)
- * instead of malloc'd: the header and three scalar slots, or shorter
- * str/bytes values.
- */
+/* The largest block carried inline (struct bhv_msg): 3 scalar slots. */
 #define BHV_INLINE_MAX 64
 
 /*
- * An operation's arguments as they travel and wait: the block inline
- * when it fits in BHV_INLINE_MAX bytes (no allocation on the message
- * path), else malloc'd and pointed at. A block's offsets are relative
- * to its start, so copying a bhv_msg by value moves an inline block
- * with it. Empty (no block): mg_heap NULL and an inline bk_size of 0;
- * a zeroed bhv_msg is empty.
+ * An op's arguments as they travel: the block inline when it fits, else
+ * malloc'd. Offsets are block-relative, so a copy by value moves an
+ * inline block with it. Empty: mg_heap NULL, inline bk_size 0 (zeroed).
  */
 struct bhv_msg {
 	struct bhv_block *mg_heap; /* a block over BHV_INLINE_MAX, or NULL */
@@ -304,10 +268,7 @@ void smarm__bhv_msg_free(struct bhv_msg *m);
 /* Copy src (not empty) into *dst: 0, or SMARM_ENOMEM (dst empty). */
 int smarm__bhv_msg_copy(struct bhv_msg *dst, const struct bhv_msg *src);
 
-/*
- * Is m (not empty) a well-formed message for op? smarm__bhv_block_check
- * of its block, an inline one no larger than BHV_INLINE_MAX.
- */
+/* smarm__bhv_block_check of m's block (not empty; inline: not too big). */
 int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m);
 
 /*
@@ -321,16 +282,11 @@ int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m);
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		    size_t nargs, struct bhv_msg *out);
 
-/* The same from C varargs (smarm_server_callv's promotions; a tuple
- * as a pointer to its struct). */
+/* The same from C varargs (promoted; a tuple by pointer to its struct). */
 int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
 		       struct bhv_msg *out);
 
-/*
- * The same from a native call's ffi argument array (a stub's): avalues
- * point at each argument in the op's C types (bytes: two; a tuple: its
- * struct).
- */
+/* The same from a stub's ffi arguments, in the op's C types (bytes: two). */
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
 			struct bhv_msg *out);
 
@@ -340,12 +296,8 @@ int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
  */
 int smarm__bhv_block_check(const struct bhv_op *op, const void *b, size_t size);
 
-/*
- * A block's arguments as ffi argument values, after the caller's lead
- * values: ua_av[0..nlead) are the caller's to set; ua_av[nlead..) point
- * into ua_tmp and into the block (a tuple: its struct there), valid
- * while both live.
- */
+/* A block's arguments as ffi values: ua_av[0..nlead) the caller sets,
+ * the rest point into ua_tmp and the block. */
 struct bhv_unpacked {
 	void *ua_av[BHV_FFI_ARGS_MAX];
 	union {
@@ -372,24 +324,17 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 
 /* ==== Native calls (pack.c) ==== */
 
-/* The ffi type of a protocol type (a bytes argument is two: see cif; a
- * tuple's is its bhv_tuple's, not this). */
+/* The ffi type of a scalar, or of str and bytes' pointer. */
 ffi_type *smarm__bhv_ffi_type(int vtype);
 
 /*
- * Prepare c for op: nlead lead parameters of types lead[] (ffi types),
- * then op's arguments, returning ret (NULL: the C type of op's reply,
- * smarm_bytes_t for STR and BYTES, the struct of a tuple). 0, or
- * SMARM_EINTERNAL (libffi refused).
+ * Prepare c for op: nlead parameters of types lead[], op's arguments,
+ * returning ret (NULL: op's reply's C type). 0 or SMARM_EINTERNAL.
  */
 int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 			ffi_type *const *lead, unsigned nlead, ffi_type *ret);
 
-/*
- * A return value of any protocol type, as ffi_call writes it (ffi widens
- * small integer returns to a full register: ffi_arg; a tuple's struct
- * takes up to BHV_TUPLE_SIZE_MAX bytes).
- */
+/* A return value of any type as ffi_call writes it (ints widened). */
 union bhv_ret {
 	ffi_arg a;
 	ffi_sarg s;
@@ -402,44 +347,30 @@ union bhv_ret {
 	uint64_t tup[BHV_TUPLE_SIZE_MAX / 8];
 };
 
-/*
- * Call fn through c with the unpacked arguments (ua_av[0..nlead) set by
- * the caller); the return value lands in *ret (may be NULL for void).
- */
+/* Call fn through c with u's arguments; its return into *ret (or NULL). */
 void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
 		       struct bhv_unpacked *u, union bhv_ret *ret);
 
-/*
- * Call op's handler through its cif with (p0, p1) and block b's
- * arguments: smarm__bhv_unpack then smarm__bhv_invoke, but a direct
- * shape reads its integers straight from the block. *ret as there.
- */
+/* Call op's handler with (p0, p1) and b's arguments, as unpack and
+ * invoke would (a direct shape reads the block itself). */
 void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
 			     void *p0, void *p1, union bhv_ret *ret);
 
 /*
- * A handler's raw return (of reply type type; a TUPLE's tuple type tu)
- * as a smarm_value_t: STR, BYTES and TUPLE copied into malloc'd memory
- * the value owns. 0, SMARM_ETOOBIG, SMARM_EARGS (a str return over
- * SMARM_BYTES_MAX or with a NULL ptr and a length, a tuple with a bool
- * element neither 0 nor 1) or SMARM_ENOMEM.
+ * A handler's return r (of type; a TUPLE's tu) as a value owning its
+ * data: 0, SMARM_ETOOBIG, SMARM_EARGS (NULL data with a length, a bool
+ * neither 0 nor 1) or SMARM_ENOMEM.
  */
 int smarm__bhv_ret_value(int type, const struct bhv_tuple *tu,
 			 const union bhv_ret *r, smarm_value_t *v);
 
-/*
- * Check v (may be NULL for VOID) against reply type type (a TUPLE: of
- * tuple type tu) and copy it into an owned value *out (STR, BYTES and
- * TUPLE duplicated). 0, SMARM_EARGS, SMARM_ETOOBIG, SMARM_ENOMEM.
- */
+/* Check v (NULL: VOID) against type (tu) into an owned copy *out: 0,
+ * SMARM_EARGS, SMARM_ETOOBIG, SMARM_ENOMEM. */
 int smarm__bhv_value_copy(int type, const struct bhv_tuple *tu,
 			  const smarm_value_t *v, smarm_value_t *out);
 
-/*
- * Check args against op as a pack would: 0, or the pack's status with
- * *bad the index of the first argument refused (nargs: the count is
- * wrong).
- */
+/* Check args as a pack would: 0, or its status with *bad the first
+ * refused (nargs: the count). */
 int smarm__bhv_args_check(const struct bhv_op *op, const smarm_value_t *args,
 			  size_t nargs, size_t *bad);
 
@@ -469,27 +400,17 @@ enum {
 };
 
 /*
- * The gen_statem loader seam (statem.c): check machine d (the
- * behaviour's full-size copy, bh_smd), whose protocol
- * parsed to p; 0, or SMARM_EPROTOCOL / SMARM_ENOTEXHAUSTIVE /
- * SMARM_EUNREACHABLE / SMARM_EINVAL / SMARM_ENOMEM with a message in
- * msg. The engine builds its per-behaviour data (bh_engine) when the
- * first machine of the behaviour starts.
+ * The loader's check of machine d (full-size: bh_smd) of protocol p
+ * (statem.c): 0, or as smarm__sm_check_ops, or SMARM_EINVAL.
  */
 int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 		    char *msg, size_t msglen);
 
-/*
- * Is b a behaviour of a plugin still loaded (a pointer check against
- * the plugin table; never dereferences b)? For argument validation.
- */
+/* Is b a behaviour of a loaded plugin (b is never dereferenced)? */
 bool smarm__bhv_valid(const struct smarm_behaviour *b);
 
-/*
- * A stub's closure (smarm_server_stub): the libffi closure calling fun
- * with user data the struct bhv_stub itself. Owned by the plugin, freed
- * when it unloads.
- */
+/* A stub (smarm_server_stub): a thunk or libffi closure calling st_fun
+ * with the stub as user data; freed as its plugin unloads. */
 struct bhv_stub {
 	struct bhv_stub *st_next; /* the plugin's list */
 	ffi_closure *st_closure;  /* libffi's, or NULL: a thunk */
@@ -506,7 +427,7 @@ struct bhv_stub {
 	void (*st_fn)(void);		     /* the executable address */
 };
 
-/* Make a stub for op of b running fun; 0 and *fn, SMARM_ENOMEM,
+/* op's stub running fun (made once): 0 and *fn, SMARM_ENOMEM,
  * SMARM_EINTERNAL. */
 int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 			const struct bhv_op *op,
@@ -514,23 +435,15 @@ int smarm__bhv_stub_add(const struct smarm_behaviour *b,
 				    void *user),
 			void (**fn)(void));
 
-/*
- * The behaviour called name in b's plugin (name NULL: b itself), for a
- * server or machine of b (which holds a reference, so the plugin's
- * behaviours cannot change or go: no lock). 0 and *out, or SMARM_ENOBEHAVIOUR.
- */
+/* The behaviour name (NULL: b) of b's plugin, for a holder of a
+ * reference (no lock): 0 and *out, or SMARM_ENOBEHAVIOUR. */
 int smarm__bhv_sibling(const struct smarm_behaviour *b, const char *name,
 		       const struct smarm_behaviour **out);
 
 /* The name b's plugin gives itself (its descriptor's; "?" if none). */
 const char *smarm__bhv_plugin_name(const struct smarm_behaviour *b);
-/*
- * The contained faults so far of the code of the plugin whose text
- * holds text (struct bhv_peek.bp_text), as smarm_plugin_faults counts
- * them: 0 if none, or if no object is loaded there any more. Any
- * thread; takes the loader's and the fault table's locks, so never
- * under a runtime lock.
- */
+/* smarm_plugin_faults of the plugin whose text holds text (0: none
+ * loaded there). Takes the fault table's lock: under no runtime lock. */
 uint64_t smarm__bhv_text_faults(const void *text);
 /* An address in the text of b's plugin (for smarm__bhv_text_faults). */
 const void *smarm__bhv_plugin_text(const struct smarm_behaviour *b);
@@ -549,12 +462,9 @@ static inline void bhv_chan_free(smarm_chan_t *ch)
 }
 
 /*
- * What travels in a server's inbox (one channel element): an operation
- * of behaviour be, or a system message, with its arguments, and for a
- * call where the reply goes. It holds no plugin reference (the server
- * that takes it holds one; en_be is compared with the server's before
- * en_op is dereferenced). The inbox's destructor (smarm__bhv_env_free)
- * answers a call never received with SMARM_EDOWN and frees the block.
+ * An inbox element: an op of en_be (or a system message), its arguments
+ * and a call's reply route. No plugin reference: en_be is compared with
+ * the server's before en_op is used (gen_server.c INV-3).
  */
 struct bhv_env {
 	const struct smarm_behaviour *en_be; /* the behaviour (no reference) */
@@ -564,25 +474,13 @@ struct bhv_env {
 	uint64_t en_seq;		     /* the call's sequence number */
 };
 
-/*
- * A reply, in a client's reply channel: the call's sequence number, its
- * status (0 or a SMARM_E*), and its value (STR, BYTES owned by it).
- */
-struct bhv_reply {
-	uint64_t rp_seq;
-	int rp_status;
-	smarm_value_t rp_v;
-};
-
 /* The message type of a server's (or machine's) inbox. */
 const smarm_msgtype_t *smarm__gs_inbox_type(void);
 
 /*
- * The calling actor's behaviour context (gen_server.c): set as a server
- * (tag BHV_SELF_SERVER: its struct smarm_gs_ctx) or a machine
- * (BHV_SELF_MACHINE: its smarm_sm_ctx_t) starts, cleared (cx NULL) as
- * it ends: 0 or SMARM_ENOMEM. _is: is cx, of that tag, the caller's
- * own? O(1), with no lock, and cx is never dereferenced.
+ * The calling actor's context cx, tagged a server's or a machine's: set
+ * as it starts, cleared (NULL) as it ends: 0 or SMARM_ENOMEM. _is: is
+ * cx, so tagged, the caller's own? O(1); cx is never dereferenced.
  */
 #define BHV_SELF_SERVER 0u
 #define BHV_SELF_MACHINE 1u
@@ -590,18 +488,11 @@ int smarm__bhv_self_set(const void *cx, unsigned tag);
 bool smarm__bhv_self_is(const void *cx, unsigned tag);
 
 /*
- * What introspection (obs/) may see of a server or machine, copied from
- * its behaviour context cx, the per-actor state of this subsystem
- * (tagged as smarm__bhv_self_set tags it). Called under that actor's
- * cold lock, which its end takes to clear the context before freeing
- * it (gen_server.c, end_fin): cx and its plugin stay valid for the call.
- * The machine's state is read racily (it may change as we read): a
- * state it was in. Strings are cut to their buffers. Each band's depth
- * and bytes are read in one hold of that band's channel lock (CHANNEL
- * rank, under the cold lock), so they agree with each other; bands
- * are read one after the other. Requests the server already took from
- * its inbox into its batch (at most BHV_BATCH, gen_server.c) are no
- * longer queued and not counted.
+ * What introspection (obs/) sees of a server or machine, copied from its
+ * tagged context cx under the actor's cold lock, which its end takes to
+ * clear cx before freeing it. A machine's state is read racily. Each
+ * band is read in one hold of its channel's lock; a batch already taken
+ * from the inbox is not counted. Strings are cut to their buffers.
  */
 #define BHV_PEEK_TEXT 64
 #define BHV_PEEK_BANDS 4 /* the bands of a mailbox (SMARM__MBOX_BANDS) */
@@ -625,25 +516,17 @@ struct bhv_peek {
 };
 void smarm__bhv_peek(const void *cx, struct bhv_peek *out);
 
-/*
- * gen_server_api.c: smarm_server_get_status of the server or machine
- * pid of node, asked with no handle (an observer knows the pid, not the
- * behaviour): the same system message, which every engine answers
- * before it looks at whose behaviour sent it. From an actor or a plain
- * thread; the statuses of smarm_server_get_status, SMARM_ENOPROC for a
- * pid that is no server.
- */
+/* smarm_server_get_status of pid of node with no handle (for obs/):
+ * its statuses; SMARM_ENOPROC for a pid that is no server. */
 int smarm__bhv_status_of(smarm_node_t *node, smarm_pid_t pid,
 			 smarm_server_status_t *out, uint64_t timeout_ns);
 
-/* Destroy an envelope never received (channel destructor). */
+/* Free an envelope never received (the inbox's destructor): a call
+ * gets SMARM_EDOWN. */
 void smarm__bhv_env_free(void *elem);
 
-/*
- * Send a reply (status, and *v when status is 0: its memory passes to
- * the reply) for call (reply, seq). A caller that is gone is no error:
- * the value is freed.
- */
+/* Answer call (reply, seq) with status and *v (0 or SMARM_EREPLY: its
+ * memory passes); a caller gone is no error. */
 void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 			   smarm_value_t *v);
 

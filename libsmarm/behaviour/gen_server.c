@@ -28,9 +28,9 @@
  * registration for all its bands.
  *
  * Calls. A client sends an envelope naming its reply channel and a
- * sequence number; the server answers with one struct bhv_reply of that
- * number. A client discards replies of other numbers (a call that timed
- * out earlier), so no late reply reaches a later call, and no channel or
+ * sequence number; the server answers with one smarm_response_t of that
+ * number (its id). A client discards replies of other numbers (a call that
+ * timed out earlier), so no late reply reaches a later call, and no channel or
  * monitor is made per call. A server that ends answers the call it is in
  * (unless a token took it), the calls still queued (the inbox's element
  * destructor, when the server frees the inbox) and its live tokens with
@@ -196,8 +196,7 @@ inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
 
 static void reply_free(void *elem)
 {
-	struct bhv_reply *r = elem;
-	smarm_value_release(&r->rp_v);
+	smarm_value_release(&((smarm_response_t *)elem)->value);
 }
 
 static const smarm_msgtype_t *inbox_type;
@@ -218,7 +217,7 @@ const smarm_msgtype_t *smarm__gs_inbox_type(void)
 
 int smarm__gs_reply_chan(smarm_chan_t **out)
 {
-	return smarm_chan_alloc(out, sizeof(struct bhv_reply), reply_free);
+	return smarm_chan_alloc(out, sizeof(smarm_response_t), reply_free);
 }
 
 /* ---- envelopes and replies ---- */
@@ -226,17 +225,13 @@ int smarm__gs_reply_chan(smarm_chan_t **out)
 void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 			   smarm_value_t *v)
 {
-	struct bhv_reply r;
-	memset(&r, 0, sizeof r);
-	r.rp_seq = seq;
-	r.rp_status = status;
-	r.rp_v.type = SMARM_T_VOID;
+	smarm_response_t r = { .id = seq, .status = status }; /* value VOID */
 	if ((status == 0 || status == SMARM_EREPLY) && v != NULL) {
-		r.rp_v = *v;
+		r.value = *v;
 		memset(v, 0, sizeof *v);
 	}
 	if (smarm_chan_send(reply, &r) != 0)
-		smarm_value_release(&r.rp_v); /* the caller is gone */
+		smarm_value_release(&r.value); /* the caller is gone */
 }
 
 static void env_release(struct bhv_env *e)
@@ -270,7 +265,6 @@ struct bhv_tokens {
 	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's is
 					taken under it */
 	struct smarm_reply *tt_head; /* unanswered tokens (tt_lock) */
-	bool tt_ended;		     /* its server ended (tt_lock) */
 	_Atomic uint32_t tt_refs;    /* the server's, one per token */
 };
 
@@ -352,7 +346,6 @@ static void tokens_end(struct smarm_gs_ctx *sv)
 		return;
 	sv->sv_tokens = NULL;
 	pthread_mutex_lock(&ts->tt_lock);
-	ts->tt_ended = true;
 	for (struct smarm_reply *t = ts->tt_head; t != NULL; t = t->tk_next) {
 		t->tk_answered = true;
 		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
@@ -994,9 +987,7 @@ static const struct bhv_engine gs_engine = {
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op)
 {
-	static const char *const kinds[] = {
-		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
-	};
+	const char *kn = smarm__bhv_kind_name(kind);
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
@@ -1010,9 +1001,9 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   why)
 			: smarm__log_code(reason, why, sizeof why),
 		op != NULL ? "while handling " : "between requests",
-		op == NULL			       ? ""
-		: kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind]
-						       : "event",
+		op == NULL   ? ""
+		: kn != NULL ? kn
+			     : "event",
 		op != NULL ? " '" : "", op != NULL ? op : "",
 		op != NULL ? "'" : "");
 }

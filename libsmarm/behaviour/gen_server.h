@@ -12,11 +12,7 @@
 #include "../msg/msg.h"
 #include "bhv.h"
 
-/*
- * A timer's fire, in the timer band: which timer (a server's id; a
- * machine's SMARM__SM_TM_* kind) and the generation armed (a machine's;
- * a server's is its id again).
- */
+/* A timer's fire: a machine's timer and generation, or a server's id. */
 struct bhv_tick {
 	int32_t tk_which;
 	uint64_t tk_gen;
@@ -25,10 +21,7 @@ struct bhv_tick {
 struct gs_timer; /* a timer of a server (gen_server.c) */
 struct bhv_node; /* a node's counters (gen_server.c) */
 
-/*
- * A server, or the server half of a machine (gen_statem.c): its mailbox,
- * start and end. Only its own actor touches it (gen_server.c).
- */
+/* A server, or a machine's server half: only its actor touches it. */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
@@ -82,15 +75,11 @@ struct smarm_gs_ctx {
 };
 
 /*
- * An engine (gen_server.c, gen_statem.c): what it does with each kind of
- * message its mailbox's bands deliver, and whether a timer of its is
- * armed. smarm__bhv_serve is the one loop step both run; it answers the
- * system messages and refuses another behaviour's requests itself.
- *   en_env     a request of its own behaviour (counted, not yet freed)
- *   en_status  fill the engine's part of a status (kind, timers, a
- *              machine's state; state_text by format_status): what
- *              format_status returned, 0 without one
- *   en_stop    a system stop (smarm_server_stop) with how and reason
+ * An engine's dispatch for smarm__bhv_serve, which answers the system
+ * messages and refuses other behaviours' requests itself: en_env takes
+ * a request of its own behaviour (counted, not freed), en_status fills
+ * its part of a status (format_status's return, or 0), en_stop takes a
+ * system stop, en_armed says whether a timer of its is armed.
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
@@ -102,25 +91,20 @@ struct bhv_engine {
 };
 
 /*
- * Serve one message of sv's mailbox, highest band first, waiting for
- * one at most wait (the one timeout rule): 0, or SMARM_ETIMEDOUT (the
- * window passed with nothing served). A server that cannot wait ends;
- * one that never parks passes smarm_check every BHV_CHECK_EVERY steps.
+ * Serve one message of sv's mailbox, highest band first, waiting at
+ * most wait: 0 or SMARM_ETIMEDOUT. A server that cannot wait ends; one
+ * that never parks passes smarm_check every BHV_CHECK_EVERY steps.
  */
 int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 		     uint64_t wait);
 
-/*
- * Is a request queued (the inbox, or a batch taken from it)? A snapshot:
- * one sent just after counts as later.
- */
+/* Is a request queued (in the inbox or a batch taken)? A snapshot. */
 static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
 {
 	return sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox);
 }
 
-/* Make sv's signal band (smarm_trap_exit and smarm_monitor deliver
- * into it) if it has none: 0 or a status. */
+/* Make sv's signal band (exits, Downs) if missing: 0 or a status. */
 int smarm__gs_sig_band(struct smarm_gs_ctx *sv);
 
 /* Trap exits into sv's signal band (once; a second call is 0). */
@@ -129,37 +113,27 @@ int smarm__gs_trap(struct smarm_gs_ctx *sv);
 /* Make sv's timer band if it has none: 0 or a status. */
 int smarm__gs_tick_band(struct smarm_gs_ctx *sv);
 
-/*
- * A reply token (smarm_reply_t, a handle) for the call (reply, seq) of
- * op being served by sv (a server, or a machine's sm_gs). It holds a
- * plugin reference of sv's behaviour until smarm_reply or
- * smarm_reply_drop frees it. 0 and *out, or SMARM_ENOMEM.
- */
+/* A reply token for call (reply, seq) of op served by sv, holding a
+ * plugin reference until answered: 0 and *out, or SMARM_ENOMEM. */
 int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
 
-/* A client's reply channel (struct bhv_reply elements). */
+/* A client's reply channel (smarm_response_t elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 
-/*
- * A start's outcome, as a starter's channel carries it: the status (0,
- * a SMARM_E*), and why: the value init returned (SMARM_EBADRETURN: a
- * positive one), the crash's reason (SMARM_EDOWN), else the status.
- */
+/* A start's outcome to its starter: status, and why (init's return,
+ * a crash's reason, else the status). */
 struct bhv_start {
 	int bs_status;
 	intptr_t bs_why;
 };
 
 /*
- * Start the server or machine sv (zeroed, inside arg, the malloc'd
- * object its end frees) of be on the calling actor, up to its first
- * callback: its mailbox, end (pushed as the actor's cleanup handler,
- * with arg), its context cx tagged tag, its name and its published
- * inbox. start and sup as smarm__gs_run's. 0; or a status when nothing
- * could be set up (then arg is freed and the start reported). A failure
- * once end is pushed ends the actor (smarm__bhv_start_failed).
+ * Open sv (zeroed, in arg, which its end frees) of be on the calling
+ * actor: mailbox, end (the cleanup handler, with arg), context cx
+ * tagged tag, name, published inbox. 0, or a status with arg freed and
+ * the start reported; a failure after end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const char *name, smarm_chan_t *start, bool sup,
@@ -170,34 +144,26 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
  * (start) or the waiting supervisor (sup); returns status. */
 int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status);
 
-/*
- * sv's start failed after smarm__bhv_open: stage ("create", "init", or
- * NULL: no callback) returned rc. Report it (a stage's in the log), end
- * the actor; returns the start's status only if the actor could not end.
- */
+/* sv's start failed after smarm__bhv_open: stage ("create", "init",
+ * NULL) returned rc. Report it, end the actor (else: the status). */
 int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc);
 
 /* sv's init succeeded: report the start. */
 void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
 /*
- * The end of sv, servers and machines alike, once its engine set
- * sv_end_how, sv_end_reason and sv_end_graceful and dropped what it
- * held: terminate (if init succeeded; its parks refused unless
- * graceful), then destroy, the mailbox (queued calls get SMARM_EDOWN),
- * the tokens (the same), the context, a start not yet reported, the
- * plugin reference, and sv's object is freed. A crash in terminate
- * becomes the actor's exit reason (OTP), and the rest runs as the
- * exit's cleanup handler. From the engine's cleanup handler only.
+ * sv's end, from its engine's cleanup handler once sv_end_* are set:
+ * terminate (after init; parks refused unless graceful), destroy, the
+ * mailbox and tokens (calls get SMARM_EDOWN), the context, an
+ * unreported start, the plugin reference, the object. A crash in
+ * terminate becomes the exit reason and the rest still runs.
  */
 void smarm__bhv_end(struct smarm_gs_ctx *sv);
 
 /*
- * Run a server of be on the calling actor (smarm_server_run's body):
- * never returns once the server started. start (may be NULL) gets one
- * int, the start's status, and its sender reference is given up; sup:
- * report to a waiting supervisor. Returns a status only when nothing
- * could be set up (and then the start was reported).
+ * Run a server of be on the calling actor; never returns once started.
+ * Its start's outcome goes to start (may be NULL; its sender reference
+ * is given up) or a supervisor (sup). A status: nothing was set up.
  */
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup);
@@ -208,11 +174,9 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			uint64_t period_ns, uint64_t *id);
 
 /*
- * The report of a server or machine that ends crashed (OTP's gen_server
- * and gen_statem "terminating" error reports), from its cleanup handler:
- * "<what> report: actor ... terminating[ in state 'S']: crashed, reason
- * R, while handling <kind> '<op>'" (or "between requests"). state and
- * op may be NULL. Nothing for an end that is not a crash.
+ * OTP's "terminating" report of a server or machine that ends crashed:
+ * "terminating[ in state 'S']: crashed, reason R, while handling <kind>
+ * '<op>'" or "between requests" (state, op may be NULL).
  */
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op);
@@ -229,20 +193,13 @@ extern const struct bhv_op smarm__bhv_sys_status;
  * stop came first (smarm_gs_stop, a system stop, a trapped shutdown). */
 void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 
-/*
- * Machine cx (gen_statem.c, untagged: its smarm_sm_ctx_t): its server
- * half, and in *state the name of a state it was in (read racily), or
- * NULL. For smarm__bhv_peek.
- */
+/* Machine cx's server half, and a state it was in (racy) or NULL. */
 const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state);
 
 /* Cancel timer id of sv: 0, or SMARM_ENOENT. */
 int smarm__gs_timer_cancel(struct smarm_gs_ctx *sv, uint64_t id);
 
-/*
- * The behaviour layer's subsystem (SMARM__SUB_BEHAVIOUR): per node, a
- * struct bhv_node (SMARM_STAT_SERVER_REQUESTS).
- */
+/* The layer's subsystem: per node, its served count (a bhv_node). */
 struct smarm__subsys;
 extern const struct smarm__subsys smarm__bhv_subsys;
 

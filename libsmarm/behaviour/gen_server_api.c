@@ -592,17 +592,21 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 
 /*
  * Check a client's arguments, find opname of kind (SMARM_ENOOP,
- * SMARM_EOPKIND) and pack args for it into *blk: 0, or a status.
+ * SMARM_EOPKIND) and pack args (ap not NULL: the varargs *ap) for it
+ * into *blk: 0, or a status.
  */
 static int pack_op(struct smarm_server *s, const char *opname, int kind,
-		   const smarm_value_t *args, size_t nargs,
+		   const smarm_value_t *args, size_t nargs, va_list *ap,
 		   const struct bhv_op **op, struct bhv_msg *blk)
 {
 	int rc;
 	if (s == NULL || opname == NULL || (args == NULL && nargs > 0))
 		return SMARM_EINVAL;
 	rc = smarm__bhv_proto_get(&s->sc_be->bh_proto, opname, kind, op);
-	return rc != 0 ? rc : smarm__bhv_pack(*op, args, nargs, blk);
+	if (rc != 0)
+		return rc;
+	return ap != NULL ? smarm__bhv_pack_va(*op, *ap, blk)
+			  : smarm__bhv_pack(*op, args, nargs, blk);
 }
 
 /*
@@ -611,7 +615,7 @@ static int pack_op(struct smarm_server *s, const char *opname, int kind,
  * it, and the series' end after.
  */
 static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
-		      struct bhv_reply *r)
+		      smarm_response_t *r)
 {
 	uint64_t left = timeout_ns;
 	if (timeout_ns != SMARM_NO_TIMEOUT && timeout_ns != 0) {
@@ -622,15 +626,6 @@ static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
 	}
 	return smarm_chan_recv_timeout(ch, r, left);
 }
-
-_Static_assert(sizeof(smarm_response_t) == sizeof(struct bhv_reply) &&
-		       offsetof(smarm_response_t, id) ==
-			       offsetof(struct bhv_reply, rp_seq) &&
-		       offsetof(smarm_response_t, status) ==
-			       offsetof(struct bhv_reply, rp_status) &&
-		       offsetof(smarm_response_t, value) ==
-			       offsetof(struct bhv_reply, rp_v),
-	       "a response is a reply as the server sends it");
 
 /* Move msg's reply into *reply (NULL: release it); its status. */
 static int response_take(smarm_response_t *msg, smarm_value_t *reply)
@@ -658,8 +653,7 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 		 * name: the pid the name had when the call was sent). */
 		smarm__wait_note(SMARM__WON_CALL,
 				 s->sc_named ? s->sc_to.id : s->sc_pid.id);
-		rc = reply_recv(s->sc_reply, timeout_ns, &deadline,
-				(struct bhv_reply *)&r);
+		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
 		smarm__wait_note(SMARM__WON_NONE, 0);
 		if (rc != 0)
 			return rc;
@@ -696,7 +690,8 @@ int smarm_server_call(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	int rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	int rc =
+		pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	return rc != 0 ? rc : call_block(s, op, &e, reply, timeout_ns);
 }
 
@@ -705,7 +700,7 @@ static int send_kind(smarm_server_t *s, const char *opname,
 {
 	const struct bhv_op *op;
 	struct bhv_env e;
-	int rc = pack_op(s, opname, kind, args, nargs, &op, &e.en_msg);
+	int rc = pack_op(s, opname, kind, args, nargs, NULL, &op, &e.en_msg);
 	return rc != 0 ? rc : send_op(s, op, &e, NULL, 0);
 }
 
@@ -721,28 +716,56 @@ int smarm_server_info(smarm_server_t *s, const char *op,
 	return send_kind(s, op, args, nargs, BHV_INFO);
 }
 
-int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
+/*
+ * Monitor s's server (resolved once: it may not be the caller), then
+ * end it (a system stop of how and reason, or with stop false an exit
+ * signal shutdown) and wait for its Down into *sig: 0 or a status.
+ */
+static int end_server(struct smarm_server *s, bool stop, int how,
+		      intptr_t reason, uint64_t timeout_ns, smarm_signal_t *sig)
 {
+	smarm_value_t args[2] = { { .type = SMARM_T_I32, .v.i = how },
+				  { .type = SMARM_T_I64, .v.i = reason } };
+	struct bhv_env e = { .en_be = s->sc_be, .en_op = &smarm__bhv_sys_stop };
 	smarm_chan_t *ch;
-	smarm_signal_t sig;
 	smarm_pid_t pid;
 	uint64_t ref;
 	int rc;
 
-	if (s == NULL)
-		return SMARM_EINVAL;
 	if (smarm_actor_self().id == 0)
 		return SMARM_ENOTACTOR;
-	rc = resolve(s, BHV_CALL, &pid); /* it would wait for itself */
-	if (rc == SMARM_ENONAME) {
-		if (how != NULL)
-			*how = SMARM_EXIT_NOPROC;
-		return 0;
-	}
-	if (rc != 0 || (rc = down_watch(pid, &ch, &ref)) != 0)
+	rc = resolve(s, BHV_CALL, &pid);
+	if (rc == 0)
+		rc = down_watch(pid, &ch, &ref);
+	if (rc != 0)
 		return rc;
-	(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
-	rc = down_wait(ch, ref, timeout_ns, &sig);
+	if (!stop)
+		(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
+	else if ((rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2,
+				       &e.en_msg)) == 0 &&
+		 (rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
+				       &e)) != 0)
+		smarm__bhv_msg_free(&e.en_msg);
+	/* Refused by a closed inbox or a pid gone: its Down, due, says how
+	 * it ended. No inbox at all: no server there (or one past
+	 * unpublishing), whose end would never come for a plain actor. */
+	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
+		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
+		bhv_chan_free(ch);
+		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
+	}
+	return down_wait(ch, ref, timeout_ns, sig);
+}
+
+int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
+{
+	smarm_signal_t sig;
+	int rc = s != NULL ? end_server(s, false, 0, 0, timeout_ns, &sig)
+			   : SMARM_EINVAL;
+	if (rc == SMARM_ENONAME) { /* no server: ended already */
+		rc = 0;
+		sig.how = SMARM_EXIT_NOPROC;
+	}
 	if (rc == 0 && how != NULL)
 		*how = sig.how;
 	return rc;
@@ -751,46 +774,18 @@ int smarm_server_shutdown(smarm_server_t *s, uint64_t timeout_ns, int *how)
 int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 		      uint64_t timeout_ns, int *out_how, intptr_t *out_reason)
 {
-	smarm_value_t args[2] = { { .type = SMARM_T_I32, .v.i = how },
-				  { .type = SMARM_T_I64, .v.i = reason } };
-	struct bhv_env e = { .en_op = &smarm__bhv_sys_stop };
-	smarm_chan_t *ch;
 	smarm_signal_t sig;
-	smarm_pid_t pid;
-	uint64_t ref;
 	int rc;
 
 	if (s == NULL ||
 	    (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
 	     how != SMARM_EXIT_CRASHED))
 		return SMARM_EINVAL;
-	if (smarm_actor_self().id == 0)
-		return SMARM_ENOTACTOR;
-	rc = resolve(s, BHV_CALL, &pid); /* it would wait for itself */
-	if (rc != 0)
-		return rc == SMARM_ENONAME ? SMARM_ENOPROC : rc;
-	rc = down_watch(pid, &ch, &ref);
-	if (rc != 0)
-		return rc;
-	e.en_be = s->sc_be;
-	rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2, &e.en_msg);
-	/* To the pid monitored (a name is resolved once). Refused by a
-	 * closed inbox or a pid gone: its Down, due, says how it ended.
-	 * No inbox at all: no server there (or one past unpublishing),
-	 * whose end would never come for a plain actor: noproc. */
-	if (rc == 0 && (rc = smarm_node_send(s->sc_node, pid,
-					     smarm__gs_inbox_type(), &e)) != 0)
-		smarm__bhv_msg_free(&e.en_msg);
-	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
-		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-		bhv_chan_free(ch);
-		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
-	}
-	rc = down_wait(ch, ref, timeout_ns, &sig);
-	if (rc != 0)
-		return rc;
-	if (sig.how == SMARM_EXIT_NOPROC)
+	rc = end_server(s, true, how, reason, timeout_ns, &sig);
+	if (rc == SMARM_ENONAME || (rc == 0 && sig.how == SMARM_EXIT_NOPROC))
 		return SMARM_ENOPROC;
+	if (rc != 0)
+		return rc;
 	if (out_how != NULL)
 		*out_how = sig.how;
 	if (out_reason != NULL)
@@ -835,42 +830,28 @@ static void store_c(const smarm_value_t *v, void *out)
 }
 
 /*
- * Does a reply object of the C type of reply_type (SMARM_T_VOID: not
- * checked) take op's reply? SMARM_T_BYTES is smarm_bytes_t, which a
- * str reply uses too, so SMARM_T_STR (a char *) takes none; a call
- * without a reply writes nothing.
+ * Does a reply object of the C type of type (VOID: not checked) and of
+ * size bytes (0: not checked) take op's reply, as store_c writes it?
+ * SMARM_T_BYTES is smarm_bytes_t, which a str reply uses too, so
+ * SMARM_T_STR (a char *) takes none; a call without a reply writes
+ * nothing.
  */
-static bool reply_type_ok(const struct bhv_op *op, int reply_type)
+static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 {
-	if (reply_type == SMARM_T_STR)
+	int r = op->op_reply;
+	const struct bhv_tuple *tu = bhv_reply_tuple(op);
+	if (type == SMARM_T_STR)
 		return false;
-	if (reply_type == SMARM_T_VOID || op->op_reply == SMARM_T_VOID)
+	if (r == SMARM_T_VOID)
 		return true;
-	if (reply_type == SMARM_T_BYTES)
-		return op->op_reply == SMARM_T_STR ||
-		       op->op_reply == SMARM_T_BYTES;
-	return reply_type == op->op_reply;
-}
-
-/* The size of the C object op's reply is written as (store_c): its C
- * type's, a smarm_bytes_t for STR and BYTES, a tuple's struct; 0 for
- * an op without a reply (nothing is written). */
-static size_t reply_c_size(const struct bhv_op *op)
-{
-	switch (op->op_reply) {
-#define SIZE(vt, nm, ct, ffi, vm, sm, rm, va, chk)                             \
-	case vt:                                                               \
-		return sizeof(ct);
-		BHV_SCALARS(SIZE)
-#undef SIZE
-	case SMARM_T_STR:
-	case SMARM_T_BYTES:
-		return sizeof(smarm_bytes_t);
-	case SMARM_T_TUPLE:
-		return op->op_tup[op->op_tix[SMARM_OP_ARGS_MAX]].tu_ffi.size;
-	default:
-		return 0;
-	}
+	if (type != SMARM_T_VOID && type != r &&
+	    !(type == SMARM_T_BYTES && r == SMARM_T_STR))
+		return false;
+	return size == 0 ||
+	       size == (r == SMARM_T_STR || r == SMARM_T_BYTES
+				? sizeof(smarm_bytes_t)
+			: tu != NULL ? tu->tu_ffi.size
+				     : smarm__bhv_ffi_type(r)->size);
 }
 
 /*
@@ -902,15 +883,13 @@ int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 
 	if (reply_type < SMARM_T_VOID || reply_type > SMARM_T_TUPLE)
 		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	/* after the arguments (those args_why can explain), before the
 	 * send: a reply object of the wrong type or size is refused with
 	 * nothing sent, never written past its end */
-	if (!reply_type_ok(op, reply_type) ||
-	    (reply != NULL && reply_size != 0 && op->op_reply != SMARM_T_VOID &&
-	     reply_size != reply_c_size(op))) {
+	if (!reply_c_ok(op, reply_type, reply != NULL ? reply_size : 0)) {
 		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_EARGS;
 	}
@@ -925,17 +904,6 @@ int smarm_server_call_typed(smarm_server_t *s, const char *opname,
 				       reply_type, 0, timeout_ns);
 }
 
-/* Find opname of kind and pack the varargs ap for it (callv, castv). */
-static int pack_va_op(struct smarm_server *s, const char *opname, int kind,
-		      va_list ap, const struct bhv_op **op, struct bhv_msg *blk)
-{
-	int rc;
-	if (s == NULL || opname == NULL)
-		return SMARM_EINVAL;
-	rc = smarm__bhv_proto_get(&s->sc_be->bh_proto, opname, kind, op);
-	return rc != 0 ? rc : smarm__bhv_pack_va(*op, ap, blk);
-}
-
 int smarm_server_callv(smarm_server_t *s, const char *opname,
 		       uint64_t timeout_ns, void *reply, ...)
 {
@@ -945,7 +913,7 @@ int smarm_server_callv(smarm_server_t *s, const char *opname,
 	int rc;
 
 	va_start(ap, reply);
-	rc = pack_va_op(s, opname, BHV_CALL, ap, &op, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, NULL, 0, &ap, &op, &e.en_msg);
 	va_end(ap);
 	return rc != 0 ? rc : call_c(s, op, &e, reply, timeout_ns);
 }
@@ -958,7 +926,7 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 	int rc;
 
 	va_start(ap, opname);
-	rc = pack_va_op(s, opname, BHV_CAST, ap, &op, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CAST, NULL, 0, &ap, &op, &e.en_msg);
 	va_end(ap);
 	return rc != 0 ? rc : send_op(s, op, &e, NULL, 0);
 }
@@ -1021,7 +989,7 @@ int smarm_server_send_request(smarm_server_t *s, const char *opname,
 
 	if (req == NULL)
 		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	rq = calloc(1, sizeof *rq);
@@ -1109,7 +1077,7 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 	if (smarm__chan_decode(replies, &ch) != 0 ||
 	    ch->esz != sizeof(smarm_response_t))
 		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, &op, &e.en_msg);
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
 	rid = atomic_fetch_add_explicit(&req_ids, 1, memory_order_relaxed) + 1;
@@ -1284,8 +1252,7 @@ int smarm_reqids_receive(smarm_reqids_t *c, smarm_chan_t *replies,
 	if (c->rc_n == 0)
 		return SMARM_ENOENT;
 	for (;;) {
-		rc = reply_recv(replies, timeout_ns, &deadline,
-				(struct bhv_reply *)&msg);
+		rc = reply_recv(replies, timeout_ns, &deadline, &msg);
 		if (rc != 0)
 			return rc;
 		rc = smarm_reqids_check(c, &msg, del, label, reply);

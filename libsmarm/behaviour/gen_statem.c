@@ -358,15 +358,21 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	smarm__sm_step(&s->sm_m, &ev);
 }
 
+/* The name of machine d's state st, or NULL (none, or out of range). */
+static const char *sm_state_name(const smarm_sm_desc_t *d, int32_t st)
+{
+	return d->state_names != NULL && st >= 0 && (uint32_t)st < d->n_states
+		       ? d->state_names[st]
+		       : NULL;
+}
+
 static int sm_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
 {
 	const smarm_sm_ctx_t *m = &sm_of_gs(sv)->sm_m;
 	st->kind = SMARM_SERVER_GEN_STATEM;
 	st->timers = m->m_narmed;
 	st->state = m->m_state;
-	st->state_name = m->m_d->state_names != NULL
-				 ? m->m_d->state_names[m->m_state]
-				 : NULL;
+	st->state_name = sm_state_name(m->m_d, m->m_state);
 	st->postponed = smarm__ring_len(&m->m_post);
 	if (m->m_d->format_status == NULL) /* OTP's format_status */
 		return 0;
@@ -435,9 +441,7 @@ static void sm_report_end(struct sm *s)
 	char state[32];
 	const char *sn = NULL;
 	if (s->sm_inited) {
-		sn = m->m_d->state_names != NULL
-			     ? m->m_d->state_names[m->m_state]
-			     : NULL;
+		sn = sm_state_name(m->m_d, m->m_state);
 		if (sn == NULL) {
 			snprintf(state, sizeof state, "%d", (int)m->m_state);
 			sn = state;
@@ -513,7 +517,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
 		s->sm_gs.sv_created = true;
 	}
-	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks, s,
+	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks,
 			    s->sm_gs.sv_state);
 	if (rc != 0)
 		return smarm__bhv_start_failed(&s->sm_gs, NULL, rc);
@@ -545,11 +549,8 @@ const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)
 {
 	const struct sm *s = (const struct sm *)((const char *)cx -
 						 offsetof(struct sm, sm_m));
-	const smarm_sm_desc_t *d = s->sm_be->bh_sm;
-	int32_t st = __atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED);
-	*state = NULL;
-	if (d != NULL && d->state_names != NULL && st >= 0 &&
-	    (uint32_t)st < d->n_states)
-		*state = d->state_names[st];
+	*state = sm_state_name(
+		s->sm_be->bh_sm,
+		__atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED));
 	return &s->sm_gs;
 }

@@ -260,14 +260,23 @@ static void tuple_copy(const struct bhv_tuple *tu, void *dst, const void *src)
 
 static bool vt_signed(int t)
 {
-	return t == SMARM_T_I8 || t == SMARM_T_I16 || t == SMARM_T_I32 ||
-	       t == SMARM_T_I64;
+	return t >= SMARM_T_I8 && t <= SMARM_T_I64;
 }
 
 static bool vt_unsigned(int t)
 {
-	return t == SMARM_T_U8 || t == SMARM_T_U16 || t == SMARM_T_U32 ||
-	       t == SMARM_T_U64;
+	return t >= SMARM_T_U8 && t <= SMARM_T_U64;
+}
+
+/* Is str or bytes data p of n bytes packable? 0, or as value_check. */
+static int data_check(int type, const void *p, size_t n)
+{
+	if (n > SMARM_BYTES_MAX)
+		return SMARM_ETOOBIG;
+	if (n > 0 &&
+	    (p == NULL || (type == SMARM_T_STR && memchr(p, '\0', n) != NULL)))
+		return SMARM_EARGS;
+	return 0;
 }
 
 /*
@@ -337,21 +346,9 @@ static int value_check(int t, const struct bhv_tuple *tu,
 		BHV_SCALARS(CHECK)
 #undef CHECK
 	case SMARM_T_STR:
-		if (v->len > SMARM_BYTES_MAX)
-			return SMARM_ETOOBIG;
-		if (v->len > 0 && v->v.p == NULL)
-			return SMARM_EARGS;
-		if (v->len > 0 && memchr(v->v.p, '\0', v->len) != NULL)
-			return SMARM_EARGS;
-		*dlen = (size_t)v->len + 1;
-		return 0;
-	case SMARM_T_BYTES:
-		if (v->len > SMARM_BYTES_MAX)
-			return SMARM_ETOOBIG;
-		if (v->len > 0 && v->v.p == NULL)
-			return SMARM_EARGS;
-		*dlen = v->len;
-		return 0;
+	case SMARM_T_BYTES: /* a str's data takes its NUL too */
+		*dlen = (size_t)v->len + (t == SMARM_T_STR);
+		return data_check(t, v->v.p, v->len);
 	case SMARM_T_TUPLE:
 		if (SMARM_NEVER(tu == NULL))
 			return SMARM_EINTERNAL;
@@ -417,54 +414,26 @@ static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 	}
 }
 
-/* An op_small op's arguments, inline, each checked and converted. */
-__attribute__((noinline)) static int pack_small_conv(const struct bhv_op *op,
-						     const smarm_value_t *args,
-						     struct bhv_msg *out)
+/*
+ * value_check of args[0..nargs) for op's arguments into as[] and dlen[]:
+ * 0, or the first refusal's status with *bad its index (nargs: the
+ * count is wrong).
+ */
+static int args_conv(const struct bhv_op *op, const smarm_value_t *args,
+		     size_t nargs, smarm_value_t *as, size_t *dlen, size_t *bad)
 {
-	struct bhv_block *b = bhv_msg_inline(out);
-	size_t nargs = op->op_nargs, dlen;
-	smarm_value_t as;
-
-	out->mg_heap = NULL;
+	*bad = nargs;
+	if (nargs != op->op_nargs)
+		return SMARM_EARGS;
 	for (size_t i = 0; i < nargs; i++) {
-		int rc =
-			value_check(op->op_args[i], NULL, &args[i], &as, &dlen);
+		int rc = value_check(op->op_args[i],
+				     bhv_arg_tuple(op, (unsigned)i), &args[i],
+				     &as[i], &dlen[i]);
 		if (rc != 0) {
-			msg_clear(out);
+			*bad = i;
 			return rc;
 		}
-		slot_put(&b->bk_slots[i], &as);
 	}
-	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
-	b->bk_nargs = (uint16_t)nargs;
-	b->bk_flags = 0;
-	return 0;
-}
-
-/*
- * The fast path: an op_small op whose arguments are all 64-bit integers
- * given as their own types (the commonest), which need no conversion or
- * range check: a leaf with no calls. Anything else: pack_small_conv.
- */
-static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
-		      struct bhv_msg *out)
-{
-	struct bhv_block *b = bhv_msg_inline(out);
-	size_t nargs = op->op_nargs;
-
-	for (size_t i = 0; i < nargs; i++) {
-		int t = args[i].type;
-		if (t != op->op_args[i] ||
-		    (t != SMARM_T_I64 && t != SMARM_T_U64))
-			return pack_small_conv(op, args, out);
-		b->bk_slots[i] = (struct bhv_slot){ .sl_type = (uint8_t)t,
-						    .sl_v.u = args[i].v.u };
-	}
-	out->mg_heap = NULL;
-	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
-	b->bk_nargs = (uint16_t)nargs;
-	b->bk_flags = 0;
 	return 0;
 }
 
@@ -495,16 +464,12 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 	msg_clear(out);
 	if (args == NULL && nargs > 0)
 		return SMARM_EINVAL;
-	if (nargs != op->op_nargs)
-		return SMARM_EARGS;
+	rc = args_conv(op, args, nargs, as, dlen, &off);
+	if (rc != 0)
+		return rc;
 	size = sizeof *b + nargs * sizeof(struct bhv_slot);
-	for (size_t i = 0; i < nargs; i++) {
-		rc = value_check(op->op_args[i], bhv_arg_tuple(op, (unsigned)i),
-				 &args[i], &as[i], &dlen[i]);
-		if (rc != 0)
-			return rc;
+	for (size_t i = 0; i < nargs; i++)
 		(void)data_at(op->op_args[i], size, dlen[i], &size);
-	}
 	if (size <= BHV_INLINE_MAX) {
 		b = bhv_msg_inline(out);
 	} else {
@@ -543,6 +508,32 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 			((char *)b)[at + v->len] = '\0';
 		off = end;
 	}
+	return 0;
+}
+
+/*
+ * The fast path: an op_small op whose arguments are all 64-bit integers
+ * given as their own types (the commonest), which need no conversion or
+ * range check: a leaf with no calls. Anything else: pack_any.
+ */
+static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
+		      struct bhv_msg *out)
+{
+	struct bhv_block *b = bhv_msg_inline(out);
+	size_t nargs = op->op_nargs;
+
+	for (size_t i = 0; i < nargs; i++) {
+		int t = args[i].type;
+		if (t != op->op_args[i] ||
+		    (t != SMARM_T_I64 && t != SMARM_T_U64))
+			return pack_any(op, args, nargs, out);
+		b->bk_slots[i] = (struct bhv_slot){ .sl_type = (uint8_t)t,
+						    .sl_v.u = args[i].v.u };
+	}
+	out->mg_heap = NULL;
+	b->bk_size = (uint32_t)(sizeof *b + nargs * sizeof(struct bhv_slot));
+	b->bk_nargs = (uint16_t)nargs;
+	b->bk_flags = 0;
 	return 0;
 }
 
@@ -702,12 +693,12 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 			BHV_SCALARS(TO_C)
 #undef TO_C
 		case SMARM_T_STR:
+		case SMARM_T_BYTES: /* a pointer, and a bytes' length */
 			u->ua_tmp[t].p = (const char *)b + s->sl_v.off;
-			break;
-		case SMARM_T_BYTES:
-			u->ua_tmp[t].p = (const char *)b + s->sl_v.off;
-			u->ua_av[k++] = &u->ua_tmp[t++];
-			u->ua_tmp[t].sz = s->sl_len;
+			if (s->sl_type == SMARM_T_BYTES) {
+				u->ua_av[k++] = &u->ua_tmp[t++];
+				u->ua_tmp[t].sz = s->sl_len;
+			}
 			break;
 		case SMARM_T_TUPLE: /* the struct itself, in the block (libffi
 				       only reads an argument) */
@@ -724,13 +715,10 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 
 static int dup_data(int type, const void *p, size_t n, smarm_value_t *v)
 {
+	int rc = data_check(type, p, n);
 	char *d;
-	if (n > SMARM_BYTES_MAX)
-		return SMARM_ETOOBIG;
-	if (p == NULL && n > 0)
-		return SMARM_EARGS;
-	if (type == SMARM_T_STR && n > 0 && memchr(p, '\0', n) != NULL)
-		return SMARM_EARGS;
+	if (rc != 0)
+		return rc;
 	d = malloc(n + 1);
 	if (d == NULL)
 		return SMARM_ENOMEM;
@@ -819,19 +807,7 @@ int smarm__bhv_value_copy(int type, const struct bhv_tuple *tu,
 int smarm__bhv_args_check(const struct bhv_op *op, const smarm_value_t *args,
 			  size_t nargs, size_t *bad)
 {
-	smarm_value_t as;
-	size_t dlen;
-	*bad = nargs;
-	if (nargs != op->op_nargs)
-		return SMARM_EARGS;
-	for (size_t i = 0; i < nargs; i++) {
-		int rc = value_check(op->op_args[i],
-				     bhv_arg_tuple(op, (unsigned)i), &args[i],
-				     &as, &dlen);
-		if (rc != 0) {
-			*bad = i;
-			return rc;
-		}
-	}
-	return 0;
+	smarm_value_t as[SMARM_OP_ARGS_MAX];
+	size_t dlen[SMARM_OP_ARGS_MAX];
+	return args_conv(op, args, nargs, as, dlen, bad);
 }

@@ -419,25 +419,34 @@ static int resolve_or_say(const char *path, char *resolved, char *msg,
  * the code. resolved is path's real path, the one then loaded, so no
  * symbolic link on the way can be pointed elsewhere after the check.
  *
- * check_file_trust makes the file's half on st, the file's own status
- * (from stat(2) of the path, or fstat(2) of an open file);
- * check_dir_trust the directories' half, on the directories above
- * resolved.
+ * trust_one checks one of them on its status st: the file's own (dir
+ * NULL; from stat(2) of the path, or fstat(2) of an open file), or
+ * that of dir, a directory above it; check_dir_trust walks those.
  */
-static int check_file_trust(const char *path, const struct stat *st, char *msg,
-			    size_t msglen)
+static int trust_one(const char *path, const char *dir, const struct stat *st,
+		     char *msg, size_t msglen)
 {
+	const char *pre = dir != NULL ? "its directory " : "";
+	const char *is = dir != NULL ? " is " : "";
 	if (!trusted_owner(st->st_uid))
 		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: owned by uid %u, neither this user (uid %u) "
-			   "nor root: refusing code another user controls",
-			   path, (unsigned)st->st_uid, (unsigned)geteuid());
-	if (others_write(st))
+			   "%s: %s%s%sowned by uid %u, neither this user (uid "
+			   "%u) nor root%s",
+			   path, pre, dir != NULL ? dir : "", is,
+			   (unsigned)st->st_uid, (unsigned)geteuid(),
+			   dir != NULL
+				   ? ""
+				   : ": refusing code another user controls");
+	if (others_write(st) && (dir == NULL || !(st->st_mode & S_ISVTX)))
 		return say(SMARM_EPLUGINPERM, msg, msglen,
-			   "%s: writable by %s (mode %04o): refusing code "
-			   "another user could change",
-			   path, st->st_mode & S_IWOTH ? "anyone" : "its group",
-			   (unsigned)(st->st_mode & 07777));
+			   "%s: %s%s%swritable by %s (mode %04o)%s", path, pre,
+			   dir != NULL ? dir : "", is,
+			   st->st_mode & S_IWOTH ? "anyone" : "its group",
+			   (unsigned)(st->st_mode & 07777),
+			   dir != NULL ? " and not sticky: another user could "
+					 "replace the file"
+				       : ": refusing code another user could "
+					 "change");
 	return 0;
 }
 
@@ -447,33 +456,20 @@ static int check_dir_trust(const char *path, const char *resolved, char *msg,
 	char real[PATH_MAX];
 	struct stat st;
 	char *slash;
+	int rc = 0;
 	snprintf(real, sizeof real, "%s", resolved);
-	while ((slash = strrchr(real, '/')) != NULL) {
+	while (rc == 0 && (slash = strrchr(real, '/')) != NULL) {
 		if (slash == real)
 			slash[1] = '\0'; /* "/" */
 		else
 			*slash = '\0';
-		if (stat_or_say(real, real, &st, msg, msglen) != 0)
-			return SMARM_EPLUGINOPEN;
-		if (!trusted_owner(st.st_uid))
-			return say(SMARM_EPLUGINPERM, msg, msglen,
-				   "%s: its directory %s is owned by uid %u, "
-				   "neither this user (uid %u) nor root",
-				   path, real, (unsigned)st.st_uid,
-				   (unsigned)geteuid());
-		if (others_write(&st) && !(st.st_mode & S_ISVTX))
-			return say(SMARM_EPLUGINPERM, msg, msglen,
-				   "%s: its directory %s is writable by %s "
-				   "(mode %04o) and not sticky: another user "
-				   "could replace the file",
-				   path, real,
-				   st.st_mode & S_IWOTH ? "anyone"
-							: "its group",
-				   (unsigned)(st.st_mode & 07777));
+		rc = stat_or_say(real, real, &st, msg, msglen);
+		if (rc == 0)
+			rc = trust_one(path, real, &st, msg, msglen);
 		if (strcmp(real, "/") == 0)
 			break;
 	}
-	return 0;
+	return rc;
 }
 
 /* Both halves of the trust model on the file at resolved. */
@@ -483,7 +479,7 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 	struct stat st;
 	int rc = stat_or_say(resolved, path, &st, msg, msglen);
 	if (rc == 0)
-		rc = check_file_trust(path, &st, msg, msglen);
+		rc = trust_one(path, NULL, &st, msg, msglen);
 	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
 }
 
@@ -525,17 +521,25 @@ static int check_path(const char *path, unsigned flags, char *resolved,
 	return check_trust(path, resolved, msg, msglen);
 }
 
+/* Clear msg; SMARM_EINVAL saying why if bad or flags are unknown. */
+static int args_check(bool bad, unsigned flags, const char *why, char *msg,
+		      size_t msglen)
+{
+	if (msg != NULL && msglen > 0)
+		msg[0] = '\0';
+	if (bad || (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
+		return say(SMARM_EINVAL, msg, msglen, "%s", why);
+	return 0;
+}
+
 int smarm_plugin_check_path(const char *path, unsigned flags, char *msg,
 			    size_t msglen)
 {
 	char resolved[PATH_MAX];
-	if (msg != NULL && msglen > 0)
-		msg[0] = '\0';
-	if (path == NULL || path[0] == '\0' ||
-	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
-		return say(SMARM_EINVAL, msg, msglen,
-			   "path NULL or empty, or unknown flags");
-	return check_path(path, flags, resolved, msg, msglen);
+	int rc =
+		args_check(path == NULL || path[0] == '\0', flags,
+			   "path NULL or empty, or unknown flags", msg, msglen);
+	return rc != 0 ? rc : check_path(path, flags, resolved, msg, msglen);
 }
 
 int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
@@ -544,13 +548,11 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 	char resolved[PATH_MAX];
 	struct stat st;
 	struct stat named;
-	int rc;
-	if (msg != NULL && msglen > 0)
-		msg[0] = '\0';
-	if (fd < 0 || path == NULL || path[0] == '\0' ||
-	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
-		return say(SMARM_EINVAL, msg, msglen,
-			   "fd negative, path NULL or empty, or unknown flags");
+	int rc = args_check(fd < 0 || path == NULL || path[0] == '\0', flags,
+			    "fd negative, path NULL or empty, or unknown flags",
+			    msg, msglen);
+	if (rc != 0)
+		return rc;
 	if (fstat(fd, &st) != 0)
 		return say(errno == EBADF ? SMARM_EBADF : SMARM_ESYSTEM, msg,
 			   msglen, "%s: %s", path, strerror(errno));
@@ -558,7 +560,7 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
 		return rc;
 	/* The file's half on what was opened: no path is looked up again. */
-	rc = check_file_trust(path, &st, msg, msglen);
+	rc = trust_one(path, NULL, &st, msg, msglen);
 	if (rc != 0)
 		return rc;
 	/* The directories' half needs its directories: path must still
@@ -666,13 +668,10 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	void *dl;
 	int rc;
 
-	if (msg != NULL && msglen > 0)
-		msg[0] = '\0';
-	if (path == NULL || out == NULL ||
-	    (flags & ~(unsigned)SMARM_PLUGIN_ALLOW_INSECURE) != 0)
-		return say(SMARM_EINVAL, msg, msglen,
-			   "path or out NULL, or unknown flags");
-	rc = check_file(path, msg, msglen);
+	rc = args_check(path == NULL || out == NULL, flags,
+			"path or out NULL, or unknown flags", msg, msglen);
+	if (rc == 0)
+		rc = check_file(path, msg, msglen);
 	if (rc == 0)
 		rc = check_path(path, flags, resolved, msg, msglen);
 	if (rc != 0)

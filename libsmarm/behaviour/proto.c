@@ -42,18 +42,27 @@
 static const char *const type_names[] = { [SMARM_T_VOID] = "void",
 					  [SMARM_T_STR] = "str",
 					  [SMARM_T_BYTES] = "bytes",
+					  [SMARM_T_TUPLE] = "tuple",
 #define NAME(vt, nm, ct, ffi, vm, sm, rm, va, chk) [vt] = nm,
 					  BHV_SCALARS(NAME)
 #undef NAME
 };
 
+/* The scalar types' spellings, for messages: "i8, i16, ..., pid". */
+#define SPELL(vt, nm, ct, ffi, vm, sm, rm, va, chk) ", " nm
+#define SCALARS (BHV_SCALARS(SPELL) + 2)
+
 const char *smarm__bhv_type_name(int type)
 {
-	if (type == SMARM_T_TUPLE)
-		return "tuple";
-	if (type < 0 || type > SMARM_T_PID)
-		return "?";
-	return type_names[type];
+	return type >= 0 && type <= SMARM_T_TUPLE ? type_names[type] : "?";
+}
+
+const char *smarm__bhv_kind_name(int kind)
+{
+	static const char *const kinds[] = {
+		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
+	};
+	return kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind] : NULL;
 }
 
 const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
@@ -185,14 +194,14 @@ static uint64_t name_key(const char *name, size_t *len)
 	return key;
 }
 
-/* A scalar type's name at c->s: its smarm_vtype and length, or 0. */
-static int scalar_at(const struct cursor *c, size_t *len)
+/* The type named at c->s (a scalar, str or bytes), or 0; *len: the
+ * name's length. */
+static int type_at(const struct cursor *c, size_t *len)
 {
 	size_t n = id_len(c);
 	*len = n;
 	for (int i = SMARM_T_I8; n > 0 && i <= SMARM_T_PID; i++)
-		if (i != SMARM_T_STR && i != SMARM_T_BYTES &&
-		    word_is(c->s, n, type_names[i]))
+		if (word_is(c->s, n, type_names[i]))
 			return i;
 	return 0;
 }
@@ -247,18 +256,16 @@ static int parse_tuple(struct cursor *c, struct bhv_op *op, uint8_t *tix)
 		if (*c->s == '(')
 			return refuse(c, "a tuple does not hold a tuple "
 					 "(write its elements in place)");
-		t = scalar_at(c, &n);
-		if (t == 0 && n > 0 &&
-		    (word_is(c->s, n, "str") || word_is(c->s, n, "bytes")))
-			return refuse(c,
-				      "a tuple holds no %.*s (only i8, i16, "
-				      "i32, i64, u8, u16, u32, u64, f32, f64, "
-				      "bool, pid: no pointer inside)",
-				      (int)n, c->s);
+		t = type_at(c, &n);
+		if (t == SMARM_T_STR || t == SMARM_T_BYTES)
+			return refuse(
+				c,
+				"a tuple holds no %s (only %s: no pointer "
+				"inside)",
+				type_names[t], SCALARS);
 		if (t == 0)
-			return refuse(c, "expected a tuple element type (i8, "
-					 "i16, i32, i64, u8, u16, u32, u64, "
-					 "f32, f64, bool, pid)");
+			return refuse(c, "expected a tuple element type (%s)",
+				      SCALARS);
 		if (tu->tu_n == SMARM_TUPLE_MAX)
 			return refuse(c, "more than %d elements in a tuple",
 				      SMARM_TUPLE_MAX);
@@ -283,26 +290,25 @@ static int parse_tuple(struct cursor *c, struct bhv_op *op, uint8_t *tix)
 static int parse_type(struct cursor *c, bool arg, struct bhv_op *op, uint8_t *t,
 		      uint8_t *tix)
 {
-	size_t n = id_len(c);
+	size_t n;
 	if (*c->s == '(') {
 		*t = SMARM_T_TUPLE;
 		return parse_tuple(c, op, tix);
 	}
-	for (int i = SMARM_T_I8; n > 0 && i <= SMARM_T_PID; i++) {
-		if (word_is(c->s, n, type_names[i])) {
-			*t = (uint8_t)i;
-			c->s += n;
-			return 0;
-		}
+	*t = (uint8_t)type_at(c, &n);
+	if (*t != 0) {
+		c->s += n;
+		return 0;
 	}
 	if (n > 0 && word_is(c->s, n, "void"))
 		return refuse(c, arg ? "expected an argument type (void is "
 				       "no value)"
 				     : "expected a reply type (a call "
 				       "without a reply has no '->')");
-	return refuse(c, "expected a type (i8, i16, i32, i64, u8, u16, u32, "
-			 "u64, f32, f64, bool, str, bytes, pid, or a tuple "
-			 "such as (i32, f64))");
+	return refuse(c,
+		      "expected a type (%s, str, bytes, or a tuple such as "
+		      "(i32, f64))",
+		      SCALARS);
 }
 
 static int parse_op_text(struct cursor *c, struct bhv_proto *p,
@@ -313,13 +319,10 @@ static int parse_op_text(struct cursor *c, struct bhv_proto *p,
 
 	op->op_line = c->line;
 	op->op_col = col_of(c);
-	if (word_is(c->s, n, "call"))
-		op->op_kind = BHV_CALL;
-	else if (word_is(c->s, n, "cast"))
-		op->op_kind = BHV_CAST;
-	else if (word_is(c->s, n, "info"))
-		op->op_kind = BHV_INFO;
-	else
+	for (int k = BHV_CAST; k <= BHV_INFO && op->op_kind == 0; k++)
+		if (word_is(c->s, n, smarm__bhv_kind_name(k)))
+			op->op_kind = (uint8_t)k;
+	if (op->op_kind == 0)
 		return refuse(c, "expected 'call', 'cast' or 'info'");
 	c->s += n;
 	if (*c->s != ' ' && *c->s != '\t')

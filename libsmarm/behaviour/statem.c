@@ -210,6 +210,25 @@ static long sm_row_slot(const struct sm_chk *c, const smarm_sm_row_t *r)
 	return -2; /* a kind without names: op must be NULL */
 }
 
+/*
+ * The slots per state of each kind, into w[kind - 1]: its operations,
+ * its declared timeouts, or one; slot[i] (slot may be NULL): operation
+ * i's among its kind's.
+ */
+static void sm_widths(const smarm_sm_desc_t *d, const struct smarm__sm_op *ops,
+		      size_t n_ops, size_t *w, int32_t *slot)
+{
+	for (int kind = 1; kind <= SM_NKINDS; kind++)
+		w[kind - 1] = kind == SMARM_SM_TIMEOUT ? d->n_timeouts
+			      : sm_kind_is_op(kind)    ? 0
+						       : 1;
+	for (size_t i = 0; i < n_ops; i++) {
+		size_t s = w[ops[i].so_kind - 1]++;
+		if (slot != NULL)
+			slot[i] = (int32_t)s;
+	}
+}
+
 /* Part 1 for the descriptor's own fields. */
 static int sm_check_fields(struct sm_chk *c)
 {
@@ -420,25 +439,17 @@ int smarm__sm_check_ops(const smarm_sm_desc_t *d,
 		if (rc != 0)
 			return rc;
 	}
-	for (int kind = 1; kind <= SM_NKINDS; kind++) {
-		size_t w = 1;
-		if (sm_kind_is_op(kind)) {
-			w = 0;
-			for (size_t i = 0; i < n_ops; i++)
-				w += ops[i].so_kind == kind;
-		} else if (kind == SMARM_SM_TIMEOUT) {
-			w = d->n_timeouts;
-		}
-		c.c_width[kind - 1] = w;
-		/* +1: calloc of 0 may return NULL */
-		c.c_cell[kind - 1] =
-			malloc(((size_t)d->n_states * w + 1) * sizeof(int32_t));
-		if (c.c_cell[kind - 1] == NULL) {
+	sm_widths(d, ops, n_ops, c.c_width, NULL);
+	for (int k = 0; k < SM_NKINDS; k++) {
+		/* +1: malloc of 0 may return NULL */
+		size_t sz = ((size_t)d->n_states * c.c_width[k] + 1) *
+			    sizeof(int32_t);
+		c.c_cell[k] = malloc(sz);
+		if (c.c_cell[k] == NULL) {
 			rc = SMARM_ENOMEM;
 			goto out_free;
 		}
-		memset(c.c_cell[kind - 1], 0xff,
-		       ((size_t)d->n_states * w + 1) * sizeof(int32_t));
+		memset(c.c_cell[k], 0xff, sz);
 	}
 	/* Matching order: POSTPONE rows first, then the rest. */
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
@@ -493,7 +504,6 @@ int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 
 struct smarm__sm_tables {
 	const smarm_sm_desc_t *st_d;   /* the machine */
-	size_t st_nops;		       /* protocol operations */
 	int32_t *st_slot;	       /* op index -> slot among its kind */
 	size_t st_width[SM_NKINDS];    /* slots per state, by kind - 1 */
 	long *st_rslot;		       /* row -> its slot (-1: any) */
@@ -567,18 +577,12 @@ int smarm__sm_tables_build(const smarm_sm_desc_t *d,
 	if (t == NULL)
 		return SMARM_ENOMEM;
 	t->st_d = d;
-	t->st_nops = n_ops;
 	t->st_slot = calloc(n_ops + 1, sizeof *t->st_slot);
 	t->st_rslot = calloc(d->n_rows + 1, sizeof *t->st_rslot);
 	t->st_ord = calloc(d->n_rows + 1, sizeof *t->st_ord);
 	if (t->st_slot == NULL || t->st_rslot == NULL || t->st_ord == NULL)
 		goto err_free;
-	for (int kind = 1; kind <= SM_NKINDS; kind++)
-		t->st_width[kind - 1] = kind == SMARM_SM_TIMEOUT ? d->n_timeouts
-					: sm_kind_is_op(kind)	 ? 0
-								 : 1;
-	for (size_t i = 0; i < n_ops; i++)
-		t->st_slot[i] = (int32_t)t->st_width[ops[i].so_kind - 1]++;
+	sm_widths(d, ops, n_ops, t->st_width, t->st_slot);
 	for (size_t i = 0; i < d->n_rows; i++)
 		t->st_rslot[i] = sm_row_slot(&c, &d->rows[i]);
 	for (int pass = 0; pass < 2; pass++)
@@ -710,12 +714,16 @@ static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
 		m->m_stop = m->m_crash = true;
 }
 
-/* The kind of timer which's event. */
-static int32_t sm_timer_kind(int which)
+/* The event of timer which (a named timeout's carries its index). */
+static struct smarm__sm_ev sm_timer_ev(int which)
 {
-	return which == SMARM__SM_TM_STATE   ? SMARM_SM_STATE_TIMEOUT
-	       : which == SMARM__SM_TM_EVENT ? SMARM_SM_EVENT_TIMEOUT
-					     : SMARM_SM_TIMEOUT;
+	struct smarm__sm_ev e = { .ev_op = -1 };
+	e.ev_kind = which == SMARM__SM_TM_STATE	  ? SMARM_SM_STATE_TIMEOUT
+		    : which == SMARM__SM_TM_EVENT ? SMARM_SM_EVENT_TIMEOUT
+						  : SMARM_SM_TIMEOUT;
+	if (which >= SMARM__SM_TM_NAMED)
+		e.ev_op = which - SMARM__SM_TM_NAMED;
+	return e;
 }
 
 /* Queue the events of the timers armed with 0 since the last look (INV-3). */
@@ -724,16 +732,13 @@ static void sm_zero_flush(struct smarm_sm_ctx *m)
 	size_t n = SMARM__SM_TM_NAMED + m->m_d->n_timeouts;
 	for (size_t w = 0; w < n && m->m_narmed != 0; w++) {
 		struct smarm__sm_timer *tm = &m->m_tm[w];
-		struct smarm__sm_ev e = { .ev_op = -1 };
+		struct smarm__sm_ev e = sm_timer_ev((int)w);
 		if (tm->tm_gen == 0 || !tm->tm_zero || tm->tm_queued)
 			continue;
 		if (w == SMARM__SM_TM_EVENT && smarm__ring_len(&m->m_q) > 0) {
 			smarm__sm_disarm(m, (int)w); /* events came first */
 			continue;
 		}
-		e.ev_kind = sm_timer_kind((int)w);
-		if (w >= SMARM__SM_TM_NAMED)
-			e.ev_op = (int32_t)(w - SMARM__SM_TM_NAMED);
 		e.ev_seq = tm->tm_gen;
 		if (sm_push(&m->m_q, &e) != 0) {
 			m->m_stop = m->m_crash = true;
@@ -866,7 +871,7 @@ static bool sm_drain(struct smarm_sm_ctx *m)
 
 int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 		   const struct smarm__sm_tables *t,
-		   const struct smarm__sm_hooks *h, void *loop, void *data)
+		   const struct smarm__sm_hooks *h, void *data)
 {
 	memset(m, 0, sizeof *m);
 	m->m_tm = calloc(SMARM__SM_TM_NAMED + d->n_timeouts, sizeof *m->m_tm);
@@ -876,7 +881,6 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 	m->m_d = d;
 	m->m_t = t;
 	m->m_h = h;
-	m->m_loop = loop;
 	m->m_data = data;
 	m->m_state = d->initial;
 	return 0;
@@ -903,7 +907,7 @@ bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
 		    bool pending)
 {
-	struct smarm__sm_ev e = { .ev_op = -1 };
+	struct smarm__sm_ev e;
 
 	if (which < 0 ||
 	    (size_t)which >= SMARM__SM_TM_NAMED + m->m_d->n_timeouts ||
@@ -913,14 +917,7 @@ bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
 	m->m_narmed--;
 	if (which == SMARM__SM_TM_EVENT && pending)
 		return m->m_stop; /* an event came first: it cancels this */
-	if (which == SMARM__SM_TM_STATE) {
-		e.ev_kind = SMARM_SM_STATE_TIMEOUT;
-	} else if (which == SMARM__SM_TM_EVENT) {
-		e.ev_kind = SMARM_SM_EVENT_TIMEOUT;
-	} else {
-		e.ev_kind = SMARM_SM_TIMEOUT;
-		e.ev_op = which - SMARM__SM_TM_NAMED;
-	}
+	e = sm_timer_ev(which);
 	return smarm__sm_step(m, &e);
 }
 

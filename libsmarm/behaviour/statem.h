@@ -163,7 +163,6 @@ struct smarm_sm_ctx {
 	const smarm_sm_desc_t *m_d; /* the machine */
 	const struct smarm__sm_tables *m_t; /* its tables */
 	const struct smarm__sm_hooks *m_h;  /* its loop */
-	void *m_loop;			    /* the loop's data */
 	void *m_data;			    /* the plugin's data */
 	int32_t m_state;		    /* the current state */
 	bool m_stop;			    /* end after this event */
@@ -186,7 +185,7 @@ struct smarm_sm_ctx {
 /* Set m up in state d->initial (no callback runs). 0 or SMARM_ENOMEM. */
 int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 		   const struct smarm__sm_tables *t,
-		   const struct smarm__sm_hooks *h, void *loop, void *data);
+		   const struct smarm__sm_hooks *h, void *data);
 
 /* Run the initial state's enter and what it queued. */
 void smarm__sm_start(struct smarm_sm_ctx *m);

@@ -305,8 +305,7 @@ static void door_root(void *arg)
 	uint64_t st, ev;
 	(void)arg;
 
-	ck_assert_int_eq(smarm__sm_init(&g_m, &desc, g_t, &hooks, NULL, NULL),
-			 0);
+	ck_assert_int_eq(smarm__sm_init(&g_m, &desc, g_t, &hooks, NULL), 0);
 	/* The engine's part: the actor's context is this machine. */
 	ck_assert_int_eq(smarm__bhv_self_set(&g_m, BHV_SELF_MACHINE), 0);
 	smarm__sm_start(&g_m);
@@ -454,8 +453,7 @@ static void defaults_root(void *arg)
 	struct smarm__sm_ev sh = { .ev_kind = SMARM_SM_SHUTDOWN, .ev_op = -1 };
 	struct smarm__sm_ev in = { .ev_kind = SMARM_SM_INFO, .ev_op = TICK };
 	(void)arg;
-	ck_assert_int_eq(smarm__sm_init(&g_m, &desc2, g_t, &hooks, NULL, NULL),
-			 0);
+	ck_assert_int_eq(smarm__sm_init(&g_m, &desc2, g_t, &hooks, NULL), 0);
 	/* The engine's part: the actor's context is this machine. */
 	ck_assert_int_eq(smarm__bhv_self_set(&g_m, BHV_SELF_MACHINE), 0);
 	smarm__sm_start(&g_m);
