@@ -383,11 +383,23 @@ static void weighed_kid(void *arg)
 	smarm_actor_sleep(MS(100000));
 }
 
-/* A supervisor of intensity 3 restarts in a minute, its fault weight
- * arg, run on this actor. */
+/* A supervisor run on this actor from spec arg (the root's: it frees it
+ * after the join, as smarm_sup_run does not return). */
 static void weighed_sup(void *arg)
 {
+	smarm_sup_run(arg);
+	HARNESS_CHECK(0);
+}
+
+static int wk_how;
+static intptr_t wk_reason;
+
+/* A supervisor of intensity 3 restarts in a minute, its fault weight
+ * arg. */
+static void weighed_root(void *arg)
+{
 	smarm_sup_spec_t *spec = NULL;
+	smarm_pid_t sup;
 	HARNESS_CHECK(smarm_sup_spec_alloc(&spec) == 0);
 	HARNESS_CHECK(smarm_sup_spec_set_intensity(spec, 3, MS(60000)) == 0);
 	HARNESS_CHECK(smarm_sup_spec_set_fault_weight(
@@ -395,22 +407,13 @@ static void weighed_sup(void *arg)
 	HARNESS_CHECK(smarm_sup_spec_add_child(spec, "kid", weighed_kid, NULL,
 					       SMARM_SUP_PERMANENT,
 					       SMARM_SUP_BRUTAL_KILL) == 0);
-	smarm_sup_run(spec);
-	HARNESS_CHECK(0);
-}
-
-static int wk_how;
-static intptr_t wk_reason;
-
-static void weighed_root(void *arg)
-{
-	smarm_pid_t sup;
-	HARNESS_CHECK(smarm_actor_spawn(&sup, weighed_sup, arg, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_spawn(&sup, weighed_sup, spec, NULL) == 0);
 	/* Alive after its faults (weight 1): shut it down; given up: it has
 	 * ended on its own. Either way the join says how. */
 	smarm_actor_sleep(MS(300));
 	(void)smarm_actor_send_exit(sup, SMARM_EXIT_SHUTDOWN, 0);
 	HARNESS_CHECK(smarm_actor_join(sup, &wk_how, &wk_reason) == 0);
+	smarm_sup_spec_free(spec);
 }
 
 /*
