@@ -57,11 +57,12 @@ int smarm__online_cpus(void)
 
 void smarm__thread_name(const char *what, int id)
 {
-	char name[16];
+	char name[32];
 	if (id >= 0)
 		snprintf(name, sizeof name, "smarm-%s%d", what, id);
 	else
 		snprintf(name, sizeof name, "smarm-%s", what);
+	name[15] = '\0'; /* the kernel's limit, with its NUL */
 	(void)pthread_setname_np(pthread_self(), name);
 }
 

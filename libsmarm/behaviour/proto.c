@@ -50,7 +50,7 @@ static const char *const type_names[] = { [SMARM_T_VOID] = "void",
 
 /* The scalar types' spellings, for messages: "i8, i16, ..., pid". */
 #define SPELL(vt, nm, ct, ffi, vm, sm, rm, va, chk) ", " nm
-#define SCALARS (BHV_SCALARS(SPELL) + 2)
+#define SCALARS (&(BHV_SCALARS(SPELL))[2]) /* past the first ", " */
 
 const char *smarm__bhv_type_name(int type)
 {
