@@ -847,8 +847,9 @@ static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
 		__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&sv->sv_bi, sv->sv_bi + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[sv->sv_bi - 1];
+	unsigned i = sv->sv_bi;
+	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
+	return &sv->sv_buf[i];
 }
 
 static void batch_drop(struct smarm_gs_ctx *sv)
