@@ -228,29 +228,23 @@ static int run_arg_new(const struct smarm_behaviour *b, const char *args,
 	return 0;
 }
 
-static void unref_cb(void *be)
+/* A spawned server's end: its start data and the reference it held. */
+static void run_arg_end(void *arg)
 {
-	smarm__bhv_plugin_unref(be);
+	struct run_arg *a = arg;
+	smarm__bhv_plugin_unref(a->ra_be);
+	run_arg_free(a);
 }
 
 static void start_body(void *arg)
 {
-	struct run_arg a = *(struct run_arg *)arg;
-	free(arg);
-	/* The copies and the reference live until this actor ends. */
-	if (smarm_cleanup_push(unref_cb, (void *)a.ra_be) != 0) {
-		smarm__bhv_plugin_unref(a.ra_be);
-		free(a.ra_args);
-		free(a.ra_name);
-		smarm_chan_sender_free(a.ra_start); /* the starter: EDOWN */
+	struct run_arg *a = arg;
+	if (smarm_cleanup_push(run_arg_end, a) != 0) {
+		smarm_chan_sender_free(a->ra_start); /* the starter: EDOWN */
+		run_arg_end(a);
 		return;
 	}
-	if (smarm_cleanup_push(free, a.ra_args) != 0 ||
-	    smarm_cleanup_push(free, a.ra_name) != 0) {
-		smarm_chan_sender_free(a.ra_start);
-		smarm_actor_exit(); /* frees what was pushed */
-	}
-	bhv_run(a.ra_be, a.ra_args, a.ra_name, a.ra_start, false);
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, a->ra_start, false);
 }
 
 /* An optional name: NULL, or one the registry takes (reg.h). */
