@@ -596,7 +596,8 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 {
 	smarm_server_status_t st = { .state = -1 };
 	int text_rc = en->en_status(sv, &st);
-	smarm_value_t v;
+	smarm_value_t raw = { .type = SMARM_T_BYTES }, v;
+	int rc;
 	size_t queued = sv->sv_bn - sv->sv_bi;
 	uint32_t limit = 0;
 	if (smarm_chan_len(sv->sv_inbox, &queued) == 0)
@@ -614,17 +615,10 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 			 "format_status failed: %d (%s)", text_rc,
 			 smarm_strerror(text_rc));
 	st.state_text[sizeof st.state_text - 1] = '\0';
-	memset(&v, 0, sizeof v);
-	v.type = SMARM_T_BYTES;
-	v.len = sizeof st;
-	v.v.p = malloc(sizeof st);
-	if (v.v.p != NULL) {
-		memcpy((void *)v.v.p, &st, sizeof st);
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, 0, &v);
-	} else {
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_ENOMEM,
-				      NULL);
-	}
+	raw.len = sizeof st;
+	raw.v.p = &st;
+	rc = smarm__bhv_value_copy(SMARM_T_BYTES, NULL, &raw, &v);
+	smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
 	env_release(e);
 }
 
@@ -753,42 +747,35 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id)
 {
-	struct gs_timer *t;
-	struct bhv_tick tk;
-	uint64_t tid;
-	int rc;
+	struct bhv_tick tk = { .tk_which = 0 };
+	struct gs_timer *t = NULL;
+	int rc = smarm__gs_tick_band(sv);
 
-	rc = smarm__gs_tick_band(sv);
+	if (rc == 0 && sv->sv_ntimers == sv->sv_captimers) {
+		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
+		t = realloc(sv->sv_timers, cap * sizeof *t);
+		rc = t != NULL ? 0 : SMARM_ENOMEM;
+		if (t != NULL) {
+			sv->sv_timers = t;
+			sv->sv_captimers = cap;
+		}
+	}
+	if (rc == 0) {
+		t = &sv->sv_timers[sv->sv_ntimers];
+		tk.tk_gen = t->gt_id = ++sv->sv_timer_seq;
+		rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns,
+					   &t->gt_tm);
+	}
 	if (rc != 0) {
 		smarm__bhv_msg_free(blk);
 		return rc;
 	}
-	if (sv->sv_ntimers == sv->sv_captimers) {
-		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
-		struct gs_timer *nt = realloc(sv->sv_timers, cap * sizeof *nt);
-		if (nt == NULL) {
-			smarm__bhv_msg_free(blk);
-			return SMARM_ENOMEM;
-		}
-		sv->sv_timers = nt;
-		sv->sv_captimers = cap;
-	}
-	tid = ++sv->sv_timer_seq;
-	t = &sv->sv_timers[sv->sv_ntimers];
-	t->gt_id = tid;
 	t->gt_op = op;
 	t->gt_msg = *blk;
 	t->gt_period = period_ns;
-	tk.tk_which = 0;
-	tk.tk_gen = tid;
-	rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns, &t->gt_tm);
-	if (rc != 0) {
-		smarm__bhv_msg_free(blk);
-		return rc;
-	}
 	sv->sv_ntimers++;
 	if (id != NULL)
-		*id = tid;
+		*id = t->gt_id;
 	return 0;
 }
 
