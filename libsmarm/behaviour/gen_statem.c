@@ -96,12 +96,11 @@ static int sm_engine_build(const struct smarm_behaviour *be,
 		return SMARM_ENOMEM;
 	en->en_guard = calloc(p->pr_n + 1, sizeof *en->en_guard);
 	en->en_action = calloc(p->pr_n + 1, sizeof *en->en_action);
-	if (en->en_guard == NULL || en->en_action == NULL)
+	if (en->en_guard == NULL || en->en_action == NULL ||
+	    (rc = smarm__sm_ops_of(p, ops)) != 0)
 		goto err_free;
 	for (size_t i = 0; i < p->pr_n; i++) {
 		const struct bhv_op *op = &p->pr_ops[i];
-		ops[i].so_name = op->op_name;
-		ops[i].so_kind = op->op_kind;
 		rc = smarm__bhv_cif_prep(&en->en_guard[i], op, guard_lead, 1,
 					 &ffi_type_uint8);
 		if (rc == 0)

@@ -467,11 +467,7 @@ out_free:
 	return rc;
 }
 
-/*
- * The protocol's operations as the checker sees them (kinds as
- * smarm_sm_kind), in protocol order. 0 or SMARM_EPROTOCOL (too many).
- */
-static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
+int smarm__sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
 {
 	if (p->pr_n > SMARM_OPS_MAX)
 		return SMARM_EPROTOCOL;
@@ -489,7 +485,7 @@ int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 
 	if (d == NULL || p == NULL)
 		return SMARM_EINVAL;
-	if (sm_ops_of(p, ops) != 0)
+	if (smarm__sm_ops_of(p, ops) != 0)
 		return SMARM_EPROTOCOL;
 	return smarm__sm_check_ops(d, ops, p->pr_n, msg, msglen);
 }

@@ -44,6 +44,10 @@ int smarm__sm_check_ops(const smarm_sm_desc_t *d,
 			const struct smarm__sm_op *ops, size_t n_ops, char *msg,
 			size_t msglen);
 
+/* p's operations as the checker sees them, in protocol order, into
+ * ops[SMARM_OPS_MAX]: 0 or SMARM_EPROTOCOL (too many). */
+int smarm__sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops);
+
 /*
  * A machine's dispatch tables, built once per behaviour at load: for
  * each (kind, state, operation) the rows that may take the event, in
