@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_server_api.c - the public gen_server calls: the context calls a
- * server's callbacks make (smarm_gs_*), starting servers (alone, on the
- * calling actor, under a supervisor), client handles and the calls,
- * casts and infos they send, and shutdown. Arguments are validated
- * here; the engine is gen_server.c.
+ * gen_server_api.c - the public gen_server calls: the context calls of
+ * a server's callbacks (smarm_gs_*), starting servers (alone, on the
+ * calling actor, supervised), client handles, their calls, casts and
+ * infos, and shutdown. Arguments are validated here; the engine is
+ * gen_server.c.
  *
- * Ownership: a client handle (struct smarm_server) is malloc'd by
- * smarm_server_open* and freed by smarm_server_free; it holds one
- * plugin reference and owns its reply channel; a supervised server's
- * spec data is kept for the life of the process (sup_args).
- * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. A context
- * pointer is checked against the calling actor's own (smarm__bhv_self_is).
+ * Ownership: a client handle (struct smarm_server), made by
+ * smarm_server_open* and freed by smarm_server_free, holds one plugin
+ * reference and owns its reply channel; a supervised server's spec data
+ * is kept for the life of the process (sup_args).
+ * Locking: sup_lock (a leaf pthread mutex) guards sup_args. A context
+ * pointer is checked against the caller's own (smarm__bhv_self_is).
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
@@ -30,8 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The checked macros of these names (smarm_plugin.h) are for callers:
- * this file defines the exported functions. */
+/* The checked macros of these names (smarm_plugin.h) are for callers. */
 #undef smarm_server_callv
 #undef smarm_server_castv
 
@@ -191,10 +190,8 @@ static int bhv_run(const struct smarm_behaviour *be, const char *args,
 	return smarm__gs_run(be, args, name, start, sup);
 }
 
-/*
- * What a server's actor starts from: a spawned one's (freed by the
- * actor), or a supervised one's spec data (kept: sup_args).
- */
+/* What a server's actor starts from: a spawned one's (freed at its end)
+ * or a supervised one's spec data (kept: sup_args). */
 struct run_arg {
 	struct run_arg *ra_next;	     /* sup_args (sup_lock) */
 	const struct smarm_behaviour *ra_be; /* a spawned one: a plugin
@@ -270,10 +267,8 @@ static int down_watch(smarm_pid_t pid, smarm_chan_t **ch, uint64_t *ref)
 	return rc;
 }
 
-/*
- * Wait at most timeout_ns for the Down of down_watch's monitor ref into
- * *sig, then free ch (the monitor removed if none came): 0 or a status.
- */
+/* Wait at most timeout_ns for down_watch's Down into *sig, then free ch
+ * (demonitored if none came): 0 or a status. */
 static int down_wait(smarm_chan_t *ch, uint64_t ref, uint64_t timeout_ns,
 		     smarm_signal_t *sig)
 {
@@ -332,8 +327,7 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 	rc = smarm_chan_recv_timeout(start, &st, timeout_ns);
 	smarm_chan_receiver_free(start);
 	if (rc == SMARM_ETIMEDOUT) {
-		/* OTP's {error, timeout}: the half-started server is killed
-		 * (its report then finds no receiver). */
+		/* OTP's {error, timeout}: the half-started server is killed. */
 		(void)smarm_actor_stop(pid);
 		return rc;
 	}
@@ -344,8 +338,8 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 	if (rc != 0)
 		return rc;
 	if (st.bs_status != 0) {
-		/* As OTP's proc_lib: a failed start returns once the server
-		 * is gone, its name given back. */
+		/* As OTP's proc_lib: a failed start returns once the server is
+		 * gone, its name given back. */
 		await_end(pid, timeout_ns);
 		if (why != NULL)
 			*why = st.bs_why;
@@ -369,11 +363,8 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
 	return bhv_run(b, args, name, NULL, true);
 }
 
-/*
- * A supervised server's spec data. A spec has no destructor for its
- * children's arguments, so these are kept for the life of the process,
- * on a list (sup_lock) that keeps them reachable.
- */
+/* Supervised servers' spec data: a spec has no destructor for a child's
+ * arguments, so they are kept, reachable, for the life of the process. */
 static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct run_arg *sup_args;
 
@@ -499,10 +490,10 @@ int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid)
 }
 
 /*
- * The server's pid now. A call (kind BHV_CALL) must not come from the
- * server itself: it would wait for its own answer. A cast, an info or a
- * request (sc_req, only its wait is refused) to itself is queued and
- * served after the running callback.
+ * The server's pid now. A call must not come from the server itself (it
+ * would wait for its own answer); a cast, an info or a request (sc_req:
+ * only its wait is refused) to itself is served after the running
+ * callback.
  */
 static bool call_to_self(const struct smarm_server *s, int kind,
 			 smarm_pid_t pid)
@@ -528,11 +519,8 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
 			struct bhv_env *e);
 
-/*
- * Send op to s in envelope *e, its arguments packed in e->en_msg
- * (ownership passes: freed on failure); the rest of *e is set here. For
- * a call, reply and seq name where the answer goes.
- */
+/* Send op to s in envelope *e, whose packed arguments pass (freed on
+ * failure); a call's answer goes to (reply, seq). */
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
 		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
 {
@@ -540,8 +528,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	e->en_op = op;
 	e->en_reply = reply;
 	e->en_seq = seq;
-	/* The fast path: a handle by pid with its inbox cached, not a call
-	 * to the caller itself (resolve's one refusal by pid). */
+	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
 	if (s->sc_inbox != NULL && !s->sc_named &&
 	    !call_to_self(s, op->op_kind, s->sc_pid) &&
 	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
@@ -584,11 +571,8 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 	return 0;
 }
 
-/*
- * Check a client's arguments, find opname of kind (SMARM_ENOOP,
- * SMARM_EOPKIND) and pack args (ap not NULL: the varargs *ap) for it
- * into *blk: 0, or a status.
- */
+/* Check a client's arguments, find opname of kind and pack args (or the
+ * varargs *ap) for it into *blk: 0 or a status. */
 static int pack_op(struct smarm_server *s, const char *opname, int kind,
 		   const smarm_value_t *args, size_t nargs, va_list *ap,
 		   const struct bhv_op **op, struct bhv_msg *blk)
@@ -603,11 +587,8 @@ static int pack_op(struct smarm_server *s, const char *opname, int kind,
 			  : smarm__bhv_pack(*op, args, nargs, blk);
 }
 
-/*
- * Receive one reply from ch within timeout_ns (the one timeout rule)
- * counted from the first of a series of calls: *deadline is 0 before
- * it, and the series' end after.
- */
+/* Receive one reply from ch within timeout_ns counted from the first of
+ * a series of receives (*deadline 0 before it, its end after). */
 static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
 		      smarm_response_t *r)
 {
@@ -643,8 +624,8 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 	int rc;
 
 	for (;;) {
-		/* For introspection: parked on this server's answer (by
-		 * name: the pid the name had when the call was sent). */
+		/* For introspection: parked on this server's answer (by name:
+		 * the pid the name had at the send). */
 		smarm__wait_note(SMARM__WON_CALL,
 				 s->sc_named ? s->sc_to.id : s->sc_pid.id);
 		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
@@ -711,9 +692,9 @@ int smarm_server_info(smarm_server_t *s, const char *op,
 }
 
 /*
- * Monitor s's server (resolved once: it may not be the caller), then
- * end it (a system stop of how and reason, or with stop false an exit
- * signal shutdown) and wait for its Down into *sig: 0 or a status.
+ * Monitor s's server (resolved once: not the caller), end it (a system
+ * stop of how and reason, or with stop false an exit signal shutdown)
+ * and wait for its Down into *sig: 0 or a status.
  */
 static int end_server(struct smarm_server *s, bool stop, int how,
 		      intptr_t reason, uint64_t timeout_ns, smarm_signal_t *sig)
@@ -740,9 +721,8 @@ static int end_server(struct smarm_server *s, bool stop, int how,
 		 (rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
 				       &e)) != 0)
 		smarm__bhv_msg_free(&e.en_msg);
-	/* Refused by a closed inbox or a pid gone: its Down, due, says how
-	 * it ended. No inbox at all: no server there (or one past
-	 * unpublishing), whose end would never come for a plain actor. */
+	/* A closed inbox or a pid gone: its Down, due, says how it ended. No
+	 * inbox at all: no server, whose end might never come. */
 	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
 		bhv_chan_free(ch);
@@ -789,10 +769,8 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 
 /* ---- varargs and C replies ---- */
 
-/*
- * Store reply value v (its memory passes here) as the C object of its
- * type at out (may be NULL: released).
- */
+/* Store reply value v (its memory passes) as the C object of its type at
+ * out (NULL: released). */
 static void store_c(const smarm_value_t *v, void *out)
 {
 	smarm_value_t tmp = *v;
@@ -824,11 +802,9 @@ static void store_c(const smarm_value_t *v, void *out)
 }
 
 /*
- * Does a reply object of the C type of type (VOID: not checked) and of
- * size bytes (0: not checked) take op's reply, as store_c writes it?
- * SMARM_T_BYTES is smarm_bytes_t, which a str reply uses too, so
- * SMARM_T_STR (a char *) takes none; a call without a reply writes
- * nothing.
+ * Does a reply object of the C type of type (VOID: unchecked) and of
+ * size bytes (0: unchecked) take op's reply as store_c writes it? A str
+ * reply is a smarm_bytes_t (SMARM_T_BYTES), so SMARM_T_STR takes none.
  */
 static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 {
@@ -848,10 +824,8 @@ static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 				     : smarm__bhv_ffi_type(r)->size);
 }
 
-/*
- * A call of C objects (callv, call_sized, a stub): as call_block, its
- * reply stored at out as the C object of its type (out NULL: dropped).
- */
+/* A call of C objects (callv, call_sized, a stub): its reply stored at
+ * out (NULL: dropped). */
 static int call_c(struct smarm_server *s, const struct bhv_op *op,
 		  struct bhv_env *e, void *out, uint64_t timeout_ns)
 {
@@ -880,9 +854,8 @@ int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
-	/* after the arguments (those args_why can explain), before the
-	 * send: a reply object of the wrong type or size is refused with
-	 * nothing sent, never written past its end */
+	/* Before the send: a reply object of the wrong type or size is
+	 * refused, never written past its end. */
 	if (!reply_c_ok(op, reply_type, reply != NULL ? reply_size : 0)) {
 		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_EARGS;
@@ -927,11 +900,8 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 
 /* ---- stubs ---- */
 
-/*
- * A stub's body: a call's (server, timeout, out, args...) or a cast's
- * (server, args...) in C; the status is its return, a call's reply
- * goes to *out in its C type (dropped when out is NULL).
- */
+/* A stub's body: a call's (server, timeout, out, args...) or a cast's
+ * (server, args...); a call's reply goes to *out in its C type. */
 static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 {
 	struct bhv_stub *st = user;
@@ -1102,12 +1072,8 @@ int smarm_request_id_new(uint64_t *id)
 	return 0;
 }
 
-/*
- * A tuple for a raw reply target: no protocol names its layout, so its
- * len bytes are copied as they are (padding included; its bools are
- * not checked), as one block the requester takes as the struct of
- * that size (smarm_value_get_tuple checks the size).
- */
+/* A tuple for a raw reply target: no protocol names its layout, so its
+ * bytes are copied as they are (smarm_value_get_tuple checks the size). */
 static int tuple_copy_raw(const smarm_value_t *v, smarm_value_t *out)
 {
 	void *p;
@@ -1133,8 +1099,8 @@ int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 
 	if (id == 0)
 		return SMARM_EINVAL;
-	/* A channel of responses: its element size is constant. A freed
-	 * one is the requester gone (checked at the send). */
+	/* A channel of responses (by element size); a freed one is the
+	 * requester gone (found at the send). */
 	rc = smarm__chan_decode(replies, &ch);
 	if (rc == SMARM_EINVAL ||
 	    (rc == 0 && ch->esz != sizeof(smarm_response_t)))
@@ -1153,8 +1119,7 @@ int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 	if (rc == 0)
 		return 0;
 	smarm_value_release(&r.value); /* not sent: still ours */
-	/* no receiver left, or freed: the requester is gone (OTP drops a
-	 * reply to a dead process) */
+	/* the requester is gone (OTP drops a reply to a dead process) */
 	return rc == SMARM_ECLOSED || rc == SMARM_ESTATE ? 0 : rc;
 }
 
