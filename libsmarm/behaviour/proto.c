@@ -421,9 +421,8 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			   size_t msglen)
 {
 	struct cursor c = { text, 1, text, msg, msglen };
-	struct bhv_op *ops = NULL;
 	size_t cap = 0;
-	int rc = 0;
+	int rc;
 
 	p->pr_ops = NULL;
 	p->pr_n = 0;
@@ -432,7 +431,7 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 	for (;;) {
 		skip_seps(&c);
 		if (*c.s == '\0')
-			break;
+			return 0;
 		if (p->pr_n == SMARM_OPS_MAX) {
 			rc = refuse(&c, "more than %d operations",
 				    SMARM_OPS_MAX);
@@ -443,27 +442,22 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			struct bhv_op *nops;
 			if (ncap > SMARM_OPS_MAX)
 				ncap = SMARM_OPS_MAX;
-			nops = realloc(ops, ncap * sizeof *ops);
+			nops = realloc(p->pr_ops, ncap * sizeof *nops);
 			if (nops == NULL) {
 				rc = SMARM_ENOMEM;
 				break;
 			}
-			ops = nops;
+			p->pr_ops = nops;
 			cap = ncap;
-			p->pr_ops = ops;
 		}
-		rc = parse_op(&c, p, &ops[p->pr_n]);
+		rc = parse_op(&c, p, &p->pr_ops[p->pr_n]);
 		if (rc != 0)
 			break;
-		ops[p->pr_n].op_index = (uint16_t)p->pr_n;
+		p->pr_ops[p->pr_n].op_index = (uint16_t)p->pr_n;
 		p->pr_n++;
 	}
-	if (rc != 0) {
-		smarm__bhv_proto_free(p); /* the ops parsed (INV-2) */
-		return rc;
-	}
-	p->pr_ops = ops;
-	return 0;
+	smarm__bhv_proto_free(p); /* the ops parsed (INV-2) */
+	return rc;
 }
 
 void smarm__bhv_proto_free(struct bhv_proto *p)
