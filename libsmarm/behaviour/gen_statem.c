@@ -59,11 +59,10 @@ struct sm_engine {
 
 /* A running machine. Only its actor touches it. */
 struct sm {
-	struct smarm_sm_ctx sm_m;	     /* the interpreter's (the cx) */
-	struct smarm_gs_ctx sm_gs;	     /* its mailbox (gen_server.c) */
-	const struct smarm_behaviour *sm_be; /* plugin reference held */
-	const struct sm_engine *sm_en;	     /* its engine data */
-	bool sm_inited;			     /* smarm__sm_init ran */
+	struct smarm_sm_ctx sm_m;      /* the interpreter's (the cx) */
+	struct smarm_gs_ctx sm_gs;     /* its mailbox (gen_server.c) */
+	const struct sm_engine *sm_en; /* its engine data */
+	bool sm_inited;		       /* smarm__sm_init ran */
 	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
 };
 
@@ -160,7 +159,7 @@ static const struct bhv_op *ev_op(const struct sm *s,
 {
 	if (ev->ev_kind < BHV_CAST || ev->ev_kind > BHV_INFO)
 		return NULL;
-	return &s->sm_be->bh_proto.pr_ops[ev->ev_op];
+	return &s->sm_gs.sv_be->bh_proto.pr_ops[ev->ev_op];
 }
 
 static bool h_guard(smarm_sm_ctx_t *m, void (*fn)(void),
@@ -257,7 +256,7 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 {
 	struct sm *s = sm_of(m);
 	const struct bhv_op *op =
-		smarm__bhv_proto_find(&s->sm_be->bh_proto, name, 0);
+		smarm__bhv_proto_find(&s->sm_gs.sv_be->bh_proto, name, 0);
 	struct bhv_msg blk;
 	int rc;
 
@@ -317,7 +316,7 @@ static int h_queue_limit(smarm_sm_ctx_t *m, uint32_t limit)
 static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 		       const smarm_behaviour_t **out)
 {
-	return smarm__bhv_sibling(sm_of(m)->sm_be, name, out);
+	return smarm__bhv_sibling(sm_of(m)->sm_gs.sv_be, name, out);
 }
 
 static const struct smarm__sm_hooks sm_hooks = {
@@ -504,7 +503,6 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s = calloc(1, sizeof *s);
 	if (s == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	s->sm_be = be;
 	s->sm_en = en;
 	rc = smarm__bhv_open(&s->sm_gs, be, name, start, sup, sm_end, s,
 			     &s->sm_m, BHV_SELF_MACHINE);
@@ -549,7 +547,7 @@ const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)
 	const struct sm *s = (const struct sm *)((const char *)cx -
 						 offsetof(struct sm, sm_m));
 	*state = sm_state_name(
-		s->sm_be->bh_sm,
+		s->sm_gs.sv_be->bh_sm,
 		__atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED));
 	return &s->sm_gs;
 }
