@@ -1,37 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_statem.c - the gen_statem engine's actor: a machine actor holding a
+ * gen_statem.c - the gen_statem engine: a machine actor holding a
  * behaviour's data and feeding the interpreter (statem.c) one event at
  * a time, and the hooks through which the interpreter reaches messages,
  * timers and libffi.
  *
- * Glossary. A machine speaks to clients exactly as a gen_server does: its
- * mailbox is a gen_server's (gen_server.c: signal, timer and inbox
- * bands; the inbox published under smarm__gs_inbox_type), so
- * smarm_server_call, _cast and _info reach it unchanged, by pid or by
- * name, and envelopes, replies and reply tokens are gen_server's. Its
- * timers fire into the timer band (a struct bhv_tick: the timeout's
- * kind and generation); trapped exit signals come in the signal band.
+ * A machine's mailbox, envelopes, replies and tokens are a gen_server's
+ * (gen_server.c), so smarm_server_call, _cast and _info reach it
+ * unchanged, by pid or name. It runs gen_server's engine with this
+ * file's dispatch (sm_engine_ops): a shutdown or exit signal becomes a
+ * SHUTDOWN or EXIT event, a timer fire (struct bhv_tick: the timeout and
+ * its generation) a timeout event, a request a call, cast or info. An
+ * event timeout fires only if no request waits (smarm__gs_pending).
  *
- * The engine is gen_server's (gen_server.c: start, loop, system
- * messages, end) with this file's dispatch (sm_engine_ops): a shutdown
- * or an exit signal becomes a SHUTDOWN or EXIT event, a timer fire a
- * timeout event, a request a call, cast or info. An event timeout
- * fires only if no other event waits: a request already queued
- * (smarm__gs_pending) cancels it.
- *
- * Engine data. The dispatch tables and, per operation, the call
- * interfaces of a guard (data, args...) -> bool and an action (data, cx,
- * state, args...) -> int32_t, are built when the behaviour's first
- * machine starts and kept in bh_engine until the plugin unloads.
- * Events without arguments call guards and actions directly.
+ * Engine data: the dispatch tables and per operation the call interfaces
+ * of a guard (data, args...) -> bool and an action (data, cx, state,
+ * args...) -> int32_t, built by the behaviour's first machine and kept
+ * in bh_engine until the plugin unloads. Events without arguments call
+ * guards and actions directly.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * the actor's cleanup handler (sm_end, then smarm__bhv_end); it holds
- * one plugin reference (its events none: INV-3 of gen_server.c).
- * Locking: none here: a machine is touched only by its own actor; the
- * engine data is published once with a compare-and-swap and constant
- * after.
+ * its cleanup handler (sm_end, then smarm__bhv_end); it holds one plugin
+ * reference (its events none: INV-3 of gen_server.c).
+ * Locking: none: a machine is touched only by its own actor; the engine
+ * data is published once with a compare-and-swap, constant after.
  * Invariants:
  *   INV-1 every call received is answered exactly once: by its action
  *         (smarm_sm_reply), by a token, by sh_drop when the interpreter
@@ -119,8 +111,7 @@ err_free:
 	return rc;
 }
 
-/* The engine data of be, built by its first machine (INV: published
- * once, never changed). */
+/* The engine data of be, built by its first machine (published once). */
 static int sm_engine_of(const struct smarm_behaviour *be,
 			const struct sm_engine **out)
 {
@@ -453,12 +444,9 @@ static void sm_report_end(struct sm *s)
 					   : NULL);
 }
 
-/*
- * The machine ends, on any path (the actor's cleanup handler): the call
- * in progress, the timers and every queued or postponed event first,
- * then the end both engines share (smarm__bhv_end: terminate, destroy,
- * INV-2).
- */
+/* The machine ends, on any path (its cleanup handler): the call in
+ * progress, the timers and every queued or postponed event first, then
+ * smarm__bhv_end (terminate, destroy: INV-2). */
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
