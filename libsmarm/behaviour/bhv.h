@@ -227,9 +227,8 @@ struct bhv_block {
  * with it. Empty: mg_heap NULL, inline bk_size 0. */
 struct bhv_msg {
 	struct bhv_block *mg_heap; /* a block over BHV_INLINE_MAX, or NULL */
-	uint64_t mg_inl[BHV_INLINE_MAX / 8]; /* an inline block: only ever
-						read and written as one
-						(bhv_msg_inline) */
+	uint64_t mg_inl[BHV_INLINE_MAX / 8]; /* an inline block, accessed
+						as one (bhv_msg_inline) */
 };
 
 /* m's inline block storage. */
@@ -470,14 +469,10 @@ struct bhv_peek {
 	char bp_name[BHV_PEEK_TEXT];	  /* the behaviour's name */
 	char bp_plugin[BHV_PEEK_TEXT];	  /* its plugin's name */
 	char bp_state[BHV_PEEK_TEXT];	  /* a machine's state, else "" */
-	uint32_t bp_band[BHV_PEEK_BANDS]; /* queued in each band of its
-					     mailbox, highest first:
-					     signals, timer fires, inbox;
-					     0 for a band not made */
-	uint64_t bp_bytes;   /* bytes queued in them: each element's size,
-				and an inbox request's argument block when
-				it is not carried inline (not for those in
-				its batch: their envelopes only) */
+	uint32_t bp_band[BHV_PEEK_BANDS]; /* queued per band: signals,
+					     timers, inbox (0: not made) */
+	uint64_t bp_bytes;   /* bytes queued: elements, and heap argument
+				blocks (not a batch's: envelopes only) */
 	uint32_t bp_batched; /* requests taken from the inbox into its batch,
 				not served yet (in bp_band's inbox too) */
 	const void *bp_text; /* an address in its plugin's text: for

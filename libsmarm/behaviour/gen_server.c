@@ -852,7 +852,6 @@ static void band_free(smarm_chan_t **ch)
 		bhv_chan_free(h);
 }
 
-/* smarm__bhv_serve's step: serve one message, or wait. */
 static inline int serve_one(struct smarm_gs_ctx *sv,
 			    const struct bhv_engine *en, uint64_t wait)
 {

@@ -36,7 +36,6 @@
 
 /* ---- the context calls ---- */
 
-/* Is cx the calling actor's server, in one of its callbacks? */
 static int ctx_check(const smarm_gs_ctx_t *cx)
 {
 	if (smarm_actor_self().id == 0)
@@ -181,7 +180,6 @@ int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
 
 /* ---- starting servers ---- */
 
-/* Run a server or a machine of be on the calling actor, by its kind. */
 static int bhv_run(const struct smarm_behaviour *be, const char *args,
 		   const char *name, smarm_chan_t *start, bool sup)
 {
@@ -411,9 +409,8 @@ struct smarm_server {
 	char sc_name[SMARM_NAME_MAX + 1];
 	smarm_pid_t sc_to;	/* by name: the pid the name had at the last
 				   send (the one a call then waits on) */
-	smarm_chan_t *sc_inbox; /* by pid: the server's inbox handle, looked
-				   up once (no reference: a closed or freed
-				   channel is refused, then looked up again) */
+	smarm_chan_t *sc_inbox; /* by pid: its inbox, looked up once (a freed
+				   one is refused, then looked up again) */
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	bool sc_req;		/* a request's own handle: by pid, and it

@@ -332,7 +332,6 @@ static struct sm *sm_of_gs(struct smarm_gs_ctx *sv)
 	return (struct sm *)((char *)sv - offsetof(struct sm, sm_gs));
 }
 
-/* Feed e, a request of the machine's behaviour, to the interpreter. */
 static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
 	struct sm *s = sm_of_gs(sv);

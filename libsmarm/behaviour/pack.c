@@ -384,7 +384,6 @@ int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m)
 	return smarm__bhv_block_check(op, b, b->bk_size);
 }
 
-/* Write scalar v (checked) into slot s. */
 static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 {
 	memset(s, 0, sizeof *s);

@@ -83,7 +83,6 @@ const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
 	return buf;
 }
 
-/* The parser's position in the text. */
 struct cursor {
 	const char *s;	 /* the next byte */
 	unsigned line;	 /* of s, from 1 */
@@ -130,7 +129,6 @@ static void skip_blank(struct cursor *c)
 	}
 }
 
-/* Skip blanks and separators. */
 static void skip_seps(struct cursor *c)
 {
 	for (;;) {

@@ -112,7 +112,6 @@ static const char *sm_kind_name(int kind)
 	return kind >= 1 && kind <= SM_NKINDS ? sm_kind_names[kind] : "?";
 }
 
-/* The checker's view of one machine. */
 struct sm_chk {
 	const smarm_sm_desc_t *c_d;	  /* the machine */
 	const struct smarm__sm_op *c_ops; /* its operations */
@@ -620,7 +619,6 @@ static long sm_match(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
 	return -1;
 }
 
-/* Push ev at the back of ring r. 0 or SMARM_ENOMEM. */
 static int sm_push(struct smarm__ring *r, const struct smarm__sm_ev *ev)
 {
 	const size_t esz = sizeof *ev;
@@ -753,7 +751,6 @@ static inline void sm_callback_done(struct smarm_sm_ctx *m)
 		sm_zero_flush(m);
 }
 
-/* Dispatch one event (m owns it now). */
 static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 {
 	const smarm_sm_row_t *r;
@@ -820,7 +817,6 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	sm_callback_done(m);
 }
 
-/* Dispatch the internal queue until it is empty or the machine ends. */
 static bool sm_drain(struct smarm_sm_ctx *m)
 {
 	const size_t esz = sizeof(struct smarm__sm_ev);

@@ -134,7 +134,6 @@ enum {
 	SMARM__SM_DONE = 4,   /* ended: only smarm__sm_fini is left */
 };
 
-/* One armed (or not) timer. */
 struct smarm__sm_timer {
 	smarm_timer_t tm_t; /* the loop's timer (not a zero one's) */
 	uint64_t tm_gen;    /* the live fire's generation; 0: not armed */
@@ -183,7 +182,6 @@ void smarm__sm_start(struct smarm_sm_ctx *m);
  * m_crash says how). */
 bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev);
 
-/* Whether a timer of m is armed. */
 static inline bool smarm__sm_armed(const struct smarm_sm_ctx *m)
 {
 	return m->m_narmed != 0;
