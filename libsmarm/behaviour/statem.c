@@ -2,53 +2,34 @@
 /*
  * statem.c - gen_statem as data: the checker the loader runs on every
  * machine table (smarm_sm_desc_t), the dispatch tables built from it,
- * and the interpreter that runs a table.
+ * and the interpreter that runs a table. What the checker refuses and
+ * how a machine runs are docs/plugins.md's "What the loader checks" and
+ * "The run" (here timeout rows may postpone too).
  *
- * The checker accepts a table only if
- *   1. every field and row is well formed: states (at least one, each
- *      named), initial, each row's state (or SMARM_SM_ANY), kind and
- *      tail in range; POSTPONE only on cast, call, info and timeout
- *      rows; a TO target in range; DYNAMIC with an action; op naming an
- *      operation of the row's kind (CAST, CALL, INFO), a declared
- *      timeout (TIMEOUT) or NULL for any, and NULL for the kinds without
- *      names. Else SMARM_EPROTOCOL.
- *   2. every row can match (else SMARM_EUNREACHABLE). Rows are tried in
- *      matching order, POSTPONE rows first, each group in table order;
- *      a row is shadowed when every (state, operation) it names is taken
- *      by earlier unguarded rows, and a NULL-op row of a kind with no
- *      operation matches nothing.
- *   3. every event that can reach a state has an unguarded row (else
- *      SMARM_ENOTEXHAUSTIVE): each cast and call, each declared timeout,
- *      STATE_ and EVENT_TIMEOUT when flags say the machine arms them.
- *      INFO, SHUTDOWN and EXIT have built-in rows (unhandled, stop,
- *      dropped).
- * One pass in matching order does 2 and 3: a cell per (kind, state,
- * operation) holds the first unguarded row that takes it.
+ * The checker: one pass over the rows in matching order (POSTPONE rows
+ * first, each group in table order) fills a cell per (kind, state,
+ * operation) with the first unguarded row that takes it. A row that
+ * finds none of its cells free is shadowed (SMARM_EUNREACHABLE); a cell
+ * left empty for an event that can come is SMARM_ENOTEXHAUSTIVE.
  *
- * The interpreter. The loop feeds a machine (struct smarm_sm_ctx) events
- * (smarm__sm_step, smarm__sm_fire); each goes to the first row of its
- * cell's candidate list whose guard passes. Then:
- *   POSTPONE   the event joins m_post (FIFO), its action never runs;
- *   UNHANDLED  the action runs, the event is dropped (a call: EDOWN);
- *   TO, DYNAMIC, STAY, REPEAT, STOP  the action runs; the next state is
- *              the target, the action's value, the current one, or the
- *              end. A next state other than the current one is a real
- *              transition: the state timeout is cancelled, the new
- *              state's enter runs, the postponed events go to the front
- *              of m_q. REPEAT runs the enter again, no transition. The
- *              action's next events then go to the front of m_q.
- * No row: SHUTDOWN ends the machine, anything else is dropped. Every
- * event but its own cancels the event timeout. m_q is drained before
- * the next external event. A dynamic tail to no state ends the machine
- * as crashed.
+ * The interpreter: the loop feeds a machine (struct smarm_sm_ctx)
+ * events (smarm__sm_step, smarm__sm_fire). Each goes to the first row
+ * of its cell's candidate list whose guard passes. A POSTPONE row's
+ * event joins m_post; any other row's action runs (UNHANDLED: then the
+ * event is dropped) and its tail names the next state. A real
+ * transition cancels the state timeout, runs the new state's enter and
+ * moves m_post to the front of m_q; the action's next events (m_next)
+ * go before them. No row: SHUTDOWN ends the machine, anything else is
+ * dropped. m_q is drained before the next external event.
  *
  * Phases (m_phase): IDLE -> INIT (init) -> IDLE; IDLE -> ENTER
  * (sm_enter) -> IDLE; IDLE -> ACTION (sm_dispatch) -> IDLE; any -> DONE
  * (smarm__sm_fini). The smarm_sm_* calls check it (statem_api.c).
  *
  * Ownership: the checker keeps nothing; the tables belong to the
- * behaviour (built at load, freed at unload); a machine to its actor,
- * which gets each event it took back through sh_drop exactly once.
+ * behaviour (built by its first machine, freed at unload); a machine to
+ * its actor; each event the machine takes goes back to the loop through
+ * sh_drop exactly once.
  * Locking: none: tables are constant once built; a machine is touched
  * only by its own actor.
  * Invariants:
