@@ -1,31 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gen_server.c - the engine of both behaviours: a server actor holding
- * a behaviour's state and serving one message at a time, the envelopes
+ * a behaviour's state and serving one message at a time from its
+ * three-band mailbox (signals, timer fires, the inbox), the envelopes
  * carrying operations into it, replies and reply tokens, and the server
- * reports made through the node's logger (core/log.c). A server child
- * that finds its name taken tells its supervisor who holds it (OTP's
- * {already_started, Pid}).
- *
- * A server's mailbox (msg/mbox.c) has three bands, highest first:
- * signals (trapped exits, Downs of smarm_gs_monitor), timer fires (each
- * names a timer record holding an info op and its arguments) and the
- * inbox (system messages, calls, casts and infos in send order,
- * published as "smarm.gs.inbox", so clients reach it by pid or name).
- * The signal and timer bands are made when first needed. gen_statem.c
- * plugs its dispatch (struct bhv_engine) into the same start
- * (smarm__bhv_open), loop step (smarm__bhv_serve), system messages and
- * end (smarm__bhv_end). With no signal or timer to come the loop parks
- * on the inbox alone, where a send hands the envelope straight over;
- * else it waits on the mailbox, one registration for all bands.
- *
- * Calls: the envelope names the client's reply channel and a sequence
- * number, answered by one smarm_response_t of that id; a client drops
- * other ids (a call that timed out earlier), so nothing is made per
- * call. A server that ends answers its current call (unless a token
- * took it), the queued calls (the inbox's destructor) and its live
- * tokens with SMARM_EDOWN; a later call finds the inbox closed (EDOWN)
- * or the server gone (ENOPROC).
+ * reports made through the node's logger (core/log.c). gen_statem.c
+ * plugs its dispatch (struct bhv_engine) into the same start, loop step
+ * and end. A server child that finds its name taken tells its
+ * supervisor who holds it (OTP's {already_started, Pid}). The mailbox,
+ * the engine, batches, calls and tokens are described in
+ * docs/architecture/behaviours.md.
  *
  * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor,
  * freed by the actor's cleanup handler, and holds one plugin reference.
