@@ -2,22 +2,12 @@
 /*
  * gen_statem.c - the gen_statem engine: a machine actor holding a
  * behaviour's data and feeding the interpreter (statem.c) one event at
- * a time, and the hooks through which the interpreter reaches messages,
- * timers and libffi.
- *
- * A machine's mailbox, envelopes, replies and tokens are a gen_server's
- * (gen_server.c), so smarm_server_call, _cast and _info reach it
- * unchanged, by pid or name. It runs gen_server's engine with this
- * file's dispatch (sm_engine_ops): a shutdown or exit signal becomes a
- * SHUTDOWN or EXIT event, a timer fire (struct bhv_tick: the timeout and
- * its generation) a timeout event, a request a call, cast or info. An
- * event timeout fires only if no request waits (smarm__gs_pending).
- *
- * Engine data: the dispatch tables and per operation the call interfaces
- * of a guard (data, args...) -> bool and an action (data, cx, state,
- * args...) -> int32_t, built by the behaviour's first machine and kept
- * in bh_engine until the plugin unloads. Events without arguments call
- * guards and actions directly.
+ * a time, the hooks through which the interpreter reaches messages,
+ * timers and libffi, and the per-behaviour engine data (the dispatch
+ * tables and each operation's guard and action call interfaces, built
+ * by its first machine, kept in bh_engine until the plugin unloads). A
+ * machine runs gen_server's engine and mailbox with this file's
+ * dispatch (sm_engine_ops): docs/architecture/behaviours.md, Machines.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
  * its cleanup handler (sm_end, then smarm__bhv_end); it holds one plugin
