@@ -380,16 +380,15 @@ int smarm__sm_check_ops(const smarm_sm_desc_t *d,
 			const struct smarm__sm_op *ops, size_t n_ops, char *msg,
 			size_t msglen)
 {
-	struct sm_chk c = { 0 };
+	struct sm_chk c = { .c_d = d,
+			    .c_ops = ops,
+			    .c_nops = n_ops,
+			    .c_msg = msg,
+			    .c_msglen = msglen };
 	int rc;
 
 	if (d == NULL || (n_ops > 0 && ops == NULL))
 		return SMARM_EINVAL;
-	c.c_d = d;
-	c.c_ops = ops;
-	c.c_nops = n_ops;
-	c.c_msg = msg;
-	c.c_msglen = msglen;
 	if (msg != NULL && msglen > 0)
 		msg[0] = '\0';
 	rc = sm_check_fields(&c);
