@@ -99,8 +99,7 @@ struct bhv_node {
  */
 static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv);
 
-/* Add the requests sv served since the last flush to its worker's line
- * of the node's count (struct bhv_node). */
+/* Add sv's unflushed count to its worker's line (struct bhv_node). */
 static inline void served_flush(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_served != 0) {
@@ -990,8 +989,7 @@ static void start_report(struct smarm_gs_ctx *sv, int rc)
 		if (rc == 0) {
 			smarm_sup_ready();
 		} else {
-			/* a taken name says by whom, as OTP's
-			 * {error, {already_started, Pid}} does */
+			/* a taken name says by whom (already_started) */
 			(void)smarm__sup_report(
 				rc, rc == SMARM_EEXIST
 					    ? (intptr_t)sv->sv_taken_by.id
@@ -1055,8 +1053,7 @@ static void end_fin(void *arg)
 	tokens_end(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
 	if (sv->sv_start != NULL && !sv->sv_reported) {
-		/* Ended before its start was reported: init crashed, or a
-		 * kill. */
+		/* Ended unreported: init crashed, or a kill. */
 		int how;
 		intptr_t code = sv->sv_start_why;
 		if (sv->sv_start_rc == 0)
@@ -1081,8 +1078,7 @@ void smarm__bhv_end(struct smarm_gs_ctx *sv)
 		end_fin(sv);
 		return;
 	}
-	/* A crash in terminate ends this handler; the exit then runs
-	 * end_fin. */
+	/* A crash in terminate ends this handler; the exit runs end_fin. */
 	guarded = smarm_cleanup_push(end_fin, sv) == 0;
 	/* It must not block: every park fails (wait.c WAIT-9). */
 	if (!may_block)
@@ -1121,8 +1117,7 @@ static int mailbox_make(struct smarm_gs_ctx *sv)
 	return rc;
 }
 
-/* Label the actor with its behaviour and plugin for fault reports (best
- * effort). */
+/* Label the actor with its behaviour and plugin for fault reports. */
 static void label(const struct smarm_behaviour *b)
 {
 	char text[SMARM__LABEL_MAX];

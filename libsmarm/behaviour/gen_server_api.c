@@ -821,8 +821,7 @@ static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 				     : smarm__bhv_ffi_type(r)->size);
 }
 
-/* A call of C objects (callv, call_sized, a stub): its reply stored at
- * out (NULL: dropped). */
+/* A call of C objects (callv, call_sized, a stub); out NULL: dropped. */
 static int call_c(struct smarm_server *s, const struct bhv_op *op,
 		  struct bhv_env *e, void *out, uint64_t timeout_ns)
 {

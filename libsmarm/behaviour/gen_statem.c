@@ -409,8 +409,7 @@ static const struct bhv_engine sm_engine_ops = {
 	.en_stop = sm_stop,
 };
 
-/* The machine's end report (smarm__bhv_report_end): its state and the
- * event its guard or action was handling. */
+/* The end report: the machine's state and the event it was handling. */
 static void sm_report_end(struct sm *s)
 {
 	const smarm_sm_ctx_t *m = &s->sm_m;

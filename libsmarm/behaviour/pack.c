@@ -150,8 +150,7 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	return 0;
 }
 
-/* A direct shape's call: the two pointers and up to three integers a[];
- * the return value into *ret. */
+/* A direct shape's call with integers a[]; its return into *ret. */
 static void direct_call(unsigned shape, void (*fn)(void), void *p0, void *p1,
 			const uint64_t *a, union bhv_ret *ret)
 {

@@ -188,8 +188,7 @@ static uint64_t name_key(const char *name, size_t *len)
 	return key;
 }
 
-/* The type named at c->s (a scalar, str or bytes) or 0; *len: its
- * length. */
+/* The type named at c->s (scalar, str, bytes) or 0; *len: its length. */
 static int type_at(const struct cursor *c, size_t *len)
 {
 	size_t n = id_len(c);
