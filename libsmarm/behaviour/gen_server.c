@@ -391,14 +391,6 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
 				     (void *)((uintptr_t)cx | tag);
 }
 
-static void peek_copy(char *d, const char *src)
-{
-	size_t i = 0;
-	for (; src != NULL && src[i] != '\0' && i < BHV_PEEK_TEXT - 1; i++)
-		d[i] = src[i];
-	d[i] = '\0';
-}
-
 /* What an inbox envelope owns beyond itself: its heap block. */
 static size_t env_extra(const void *elem)
 {
@@ -457,9 +449,11 @@ void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
 		out->bp_kind = BHV_GEN_STATEM;
 		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u), &state);
 	}
-	peek_copy(out->bp_name, sv->sv_be->bh_name);
-	peek_copy(out->bp_plugin, smarm__bhv_plugin_name(sv->sv_be));
-	peek_copy(out->bp_state, state);
+	snprintf(out->bp_name, sizeof out->bp_name, "%s", sv->sv_be->bh_name);
+	snprintf(out->bp_plugin, sizeof out->bp_plugin, "%s",
+		 smarm__bhv_plugin_name(sv->sv_be));
+	snprintf(out->bp_state, sizeof out->bp_state, "%s",
+		 state != NULL ? state : "");
 	peek_queue(sv, out);
 	out->bp_text = smarm__bhv_plugin_text(sv->sv_be);
 }
