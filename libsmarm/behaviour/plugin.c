@@ -664,7 +664,7 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	}
 	rc = check_one_runtime(dl, path, msg, msglen);
 	if (rc != 0)
-		goto refused;
+		goto out_dlclose;
 	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
 	d = entry != NULL
 		    ? entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR)
@@ -693,18 +693,15 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	else if ((pl = calloc(1, sizeof *pl)) == NULL)
 		rc = SMARM_ENOMEM;
 	if (rc != 0)
-		goto refused;
+		goto out_dlclose;
 	pl->pl_dl = dl;
 	pl->pl_desc = d;
 	pl->pl_text = *(const void **)&entry;
 	atomic_init(&pl->pl_refs, 1);
 	pl->pl_opens = 1;
 	rc = load_behaviours(pl, path, msg, msglen);
-	if (rc != 0) {
-		behaviours_free(pl);
-		free(pl);
-		goto refused;
-	}
+	if (rc != 0)
+		goto out_free_pl;
 	pl->pl_allowed = smarm_preempt_allow_object(pl->pl_text) == 0;
 	pthread_mutex_lock(&plugins_lock);
 	/* Another thread may have opened the same object meanwhile. */
@@ -716,17 +713,15 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 		plugins = pl;
 	}
 	pthread_mutex_unlock(&plugins_lock);
-	if (old != NULL) {
-		/* Ours was never published: unload it (keep the allowance, a
-		 * set membership the table's plugin shares). */
-		behaviours_free(pl);
-		dlclose(dl);
-		free(pl);
-		pl = old;
-	}
-	*out = (smarm_plugin_t *)pl;
-	return 0;
-refused:
+	*out = (smarm_plugin_t *)(old != NULL ? old : pl);
+	if (old == NULL)
+		return 0;
+	/* Ours was never published: unload it (keep the allowance, a set
+	 * membership the table's plugin shares). */
+out_free_pl:
+	behaviours_free(pl);
+	free(pl);
+out_dlclose:
 	dlclose(dl);
 	return rc;
 }
