@@ -1,16 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bhv.h - internal interface of the behaviour layer (libsmarm/behaviour/):
- * what the files of the layer share and what a behaviour engine
- * (gen_server.c, a gen_statem engine) builds on. The layer sits on otp,
- * msg and core and is the only one that knows libffi or dlopen(3).
- *
- *   proto.c   the protocol text -> struct bhv_proto (ops, types, limits)
- *   pack.c    smarm_value_t / varargs -> one self-contained message
- *             block, its validation, and unpacking into ffi arguments;
- *             the prepared call interfaces and the native call
- *   plugin.c  the loader: dlopen, checks, handler matching, the plugin
- *             reference count and the deferred dlclose
+ * bhv.h - internal interface of the behaviour layer: what its files
+ * share and what an engine (gen_server.c, gen_statem.c) builds on. The
+ * layer sits on otp, msg and core and alone knows libffi and dlopen(3):
+ * proto.c parses protocols, pack.c packs, checks and unpacks message
+ * blocks and makes native calls, plugin.c loads plugins and counts
+ * their references.
  *
  * Ownership: a protocol belongs to its behaviour, a message block to
  * its holder; every object that can reach plugin code holds a plugin
@@ -33,13 +28,11 @@
 /* ==== Protocols (proto.c) ==== */
 
 /*
- * The scalar types, one row each, which every per-type step of the layer
- * expands (str and bytes, which carry data, are written out beside it):
+ * The scalar types, a row each, expanded by every per-type step:
  *   XX(vtype, name, ctype, ffi, vmem, smem, rmem, va, chk)
- * its smarm_vtype, protocol spelling, C type, libffi type (an lvalue),
- * smarm_value_t member, struct bhv_slot member, union bhv_ret member,
- * varargs type (promoted), and BHV_RANGE (a value must fit ctype) or
- * BHV_ANY (every value does).
+ * smarm_vtype, spelling, C type, libffi type, smarm_value_t, bhv_slot
+ * and bhv_ret members, promoted varargs type, and BHV_RANGE (a value
+ * must fit ctype) or BHV_ANY.
  */
 #define BHV_SCALARS(XX)                                                        \
 	XX(SMARM_T_I8, "i8", int8_t, ffi_type_sint8, i, i, s, int, BHV_RANGE)  \
@@ -73,10 +66,9 @@
 extern ffi_type smarm__bhv_pid_ffi;
 
 /*
- * A tuple type `(T1, T2, ...)`: 1 to SMARM_TUPLE_MAX scalars laid out as
- * C lays out `struct { T1 a; T2 b; ... }`, described by tu_ffi, laid
- * out once at parse (proto.c INV-3). tu_ffi.elements points into the
- * struct itself, which therefore never moves once laid out.
+ * A tuple type: 1 to SMARM_TUPLE_MAX scalars laid out as C lays out the
+ * struct, once at parse (proto.c INV-3). tu_ffi.elements points into
+ * the struct, which therefore never moves once laid out.
  */
 struct bhv_tuple {
 	ffi_type tu_ffi;			 /* FFI_TYPE_STRUCT, laid out */
@@ -96,15 +88,14 @@ enum bhv_kind {
 	BHV_INFO = SMARM_SM_INFO,
 };
 
-/* The most parameters before an op's arguments (an action: data, cx,
- * state). */
+/* The most parameters before an op's arguments (an action's three). */
 #define BHV_LEAD_MAX 4
 
 /* The most ffi arguments a native function takes (bytes counts two). */
 #define BHV_FFI_ARGS_MAX (BHV_LEAD_MAX + 2 * SMARM_OP_ARGS_MAX)
 
-/* A prepared call interface: lead parameters, then an op's arguments.
- * The cif points into bc_types: it never moves once prepared. */
+/* A prepared call interface: lead parameters, then an op's arguments;
+ * the cif points into bc_types, so it never moves. */
 struct bhv_cif {
 	ffi_cif bc_cif;			      /* prepared */
 	ffi_type *bc_types[BHV_FFI_ARGS_MAX]; /* its argument types */
@@ -162,11 +153,8 @@ struct bhv_proto {
 	size_t pr_n;
 };
 
-/*
- * Parse text into *p: 0, SMARM_ENOMEM, or SMARM_EPROTOCOL with "line L,
- * column C: expected ..." in msg (may be NULL; cut to msglen). On
- * failure *p is empty. A protocol of no op is valid.
- */
+/* Parse text into *p: 0, SMARM_ENOMEM, or SMARM_EPROTOCOL with "line L,
+ * column C: ..." in msg (may be NULL). On failure *p is empty. */
 int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			   size_t msglen);
 
@@ -177,10 +165,8 @@ void smarm__bhv_proto_free(struct bhv_proto *p);
 const struct bhv_op *smarm__bhv_proto_find(const struct bhv_proto *p,
 					   const char *name, int kind);
 
-/*
- * The op called name of kind kind (0: any) into *out: 0, SMARM_ENOOP
- * (no op of that name) or SMARM_EOPKIND (it is of another kind).
- */
+/* The op called name of kind kind (0: any) into *out: 0, SMARM_ENOOP
+ * or SMARM_EOPKIND (another kind). */
 int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 			 const struct bhv_op **out);
 
@@ -203,12 +189,11 @@ static inline bool smarm__bhv_type_int(int type)
 /* ==== Message blocks (pack.c) ==== */
 
 /*
- * A message block: an op's arguments in one self-contained object: a
- * struct bhv_block header, bk_nargs slots, then the str (with their
- * NUL), bytes and tuple data at the offsets the slots name (a tuple's
- * 8-aligned, as its C struct with zeroed padding, so a handler's struct
- * argument points into the block). A block from outside the packer is
- * checked before use (smarm__bhv_block_check).
+ * A message block: an op's arguments in one self-contained object: the
+ * header, bk_nargs slots, then str (with NUL), bytes and tuple data at
+ * the offsets the slots name (a tuple 8-aligned as its C struct, padding
+ * zeroed, so a handler's struct argument points into the block). A
+ * block from outside the packer is checked before use.
  */
 struct bhv_slot {
 	uint8_t sl_type; /* smarm_vtype */
@@ -237,16 +222,13 @@ struct bhv_block {
 /* The largest block carried inline (struct bhv_msg): 3 scalar slots. */
 #define BHV_INLINE_MAX 64
 
-/*
- * An op's arguments as they travel: the block inline when it fits, else
- * malloc'd. Offsets are block-relative, so a copy by value moves an
- * inline block with it. Empty: mg_heap NULL, inline bk_size 0 (zeroed).
- */
+/* An op's arguments as they travel: the block inline when it fits, else
+ * malloc'd; offsets are block-relative, so a copy moves an inline block
+ * with it. Empty: mg_heap NULL, inline bk_size 0. */
 struct bhv_msg {
 	struct bhv_block *mg_heap; /* a block over BHV_INLINE_MAX, or NULL */
-	uint64_t mg_inl[BHV_INLINE_MAX / 8]; /* an inline block: only ever
-						read and written as one
-						(bhv_msg_inline) */
+	uint64_t mg_inl[BHV_INLINE_MAX / 8]; /* an inline block, accessed
+						as one (bhv_msg_inline) */
 };
 
 /* m's inline block storage. */
@@ -272,12 +254,11 @@ int smarm__bhv_msg_copy(struct bhv_msg *dst, const struct bhv_msg *src);
 int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m);
 
 /*
- * Pack args[0..nargs) for op into *out (inline or one malloc'd block).
- * 0, or SMARM_EINVAL (args NULL with nargs > 0), SMARM_EARGS (count,
- * type, a value out of its type's range, a str with a NUL, a tuple of
- * another size, with no data or a bool element neither 0 nor 1),
- * SMARM_ETOOBIG (a str or bytes over SMARM_BYTES_MAX), SMARM_ENOMEM.
- * Nothing of args is kept; on failure *out is empty.
+ * Pack args[0..nargs) for op into *out: 0, or SMARM_EINVAL (args NULL
+ * with nargs > 0), SMARM_EARGS (count, type, range, a str with a NUL, a
+ * tuple of another size, with no data or a bool neither 0 nor 1),
+ * SMARM_ETOOBIG, SMARM_ENOMEM. Nothing of args is kept; on failure *out
+ * is empty.
  */
 int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 		    size_t nargs, struct bhv_msg *out);
@@ -290,10 +271,8 @@ int smarm__bhv_pack_va(const struct bhv_op *op, va_list ap,
 int smarm__bhv_pack_ffi(const struct bhv_op *op, void *const *avalues,
 			struct bhv_msg *out);
 
-/*
- * Is the size-byte block b a well-formed block for op? 0, or
- * SMARM_EARGS (what is wrong is not said). Never reads past size bytes.
- */
+/* Is the size-byte block b well formed for op? 0 or SMARM_EARGS. Never
+ * reads past size bytes. */
 int smarm__bhv_block_check(const struct bhv_op *op, const void *b, size_t size);
 
 /* A block's arguments as ffi values: ua_av[0..nlead) the caller sets,
@@ -327,10 +306,8 @@ void smarm__bhv_unpack(const struct bhv_op *op, const struct bhv_block *b,
 /* The ffi type of a scalar, or of str and bytes' pointer. */
 ffi_type *smarm__bhv_ffi_type(int vtype);
 
-/*
- * Prepare c for op: nlead parameters of types lead[], op's arguments,
- * returning ret (NULL: op's reply's C type). 0 or SMARM_EINTERNAL.
- */
+/* Prepare c for op: nlead parameters of types lead[], op's arguments,
+ * returning ret (NULL: op's reply type). 0 or SMARM_EINTERNAL. */
 int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 			ffi_type *const *lead, unsigned nlead, ffi_type *ret);
 
@@ -356,11 +333,8 @@ void smarm__bhv_invoke(const struct bhv_cif *c, void (*fn)(void),
 void smarm__bhv_invoke_block(const struct bhv_op *op, const struct bhv_block *b,
 			     void *p0, void *p1, union bhv_ret *ret);
 
-/*
- * A handler's return r (of type; a TUPLE's tu) as a value owning its
- * data: 0, SMARM_ETOOBIG, SMARM_EARGS (NULL data with a length, a bool
- * neither 0 nor 1) or SMARM_ENOMEM.
- */
+/* A handler's return r (of type; a TUPLE's tu) as a value owning its
+ * data: 0, SMARM_ETOOBIG, SMARM_EARGS or SMARM_ENOMEM. */
 int smarm__bhv_ret_value(int type, const struct bhv_tuple *tu,
 			 const union bhv_ret *r, smarm_value_t *v);
 
@@ -399,10 +373,8 @@ enum {
 	BHV_GEN_STATEM = 2,
 };
 
-/*
- * The loader's check of machine d (full-size: bh_smd) of protocol p
- * (statem.c): 0, or as smarm__sm_check_ops, or SMARM_EINVAL.
- */
+/* The loader's check of machine d (full-size: bh_smd) of protocol p
+ * (statem.c): 0, or as smarm__sm_check_ops, or SMARM_EINVAL. */
 int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 		    char *msg, size_t msglen);
 
@@ -461,11 +433,8 @@ static inline void bhv_chan_free(smarm_chan_t *ch)
 	smarm_chan_sender_free(ch);
 }
 
-/*
- * An inbox element: an op of en_be (or a system message), its arguments
- * and a call's reply route. No plugin reference: en_be is compared with
- * the server's before en_op is used (gen_server.c INV-3).
- */
+/* An inbox element: an op of en_be (or a system message), its arguments
+ * and a call's reply route. No plugin reference (gen_server.c INV-3). */
 struct bhv_env {
 	const struct smarm_behaviour *en_be; /* the behaviour (no reference) */
 	const struct bhv_op *en_op;	     /* the operation */
@@ -478,9 +447,9 @@ struct bhv_env {
 const smarm_msgtype_t *smarm__gs_inbox_type(void);
 
 /*
- * The calling actor's context cx, tagged a server's or a machine's: set
- * as it starts, cleared (NULL) as it ends: 0 or SMARM_ENOMEM. _is: is
- * cx, so tagged, the caller's own? O(1); cx is never dereferenced.
+ * The calling actor's context cx, tagged a server's or a machine's, set
+ * as it starts and cleared (NULL) as it ends: 0 or SMARM_ENOMEM. _is:
+ * is cx, so tagged, the caller's own? O(1), cx never dereferenced.
  */
 #define BHV_SELF_SERVER 0u
 #define BHV_SELF_MACHINE 1u
@@ -488,11 +457,10 @@ int smarm__bhv_self_set(const void *cx, unsigned tag);
 bool smarm__bhv_self_is(const void *cx, unsigned tag);
 
 /*
- * What introspection (obs/) sees of a server or machine, copied from its
- * tagged context cx under the actor's cold lock, which its end takes to
- * clear cx before freeing it. A machine's state is read racily. Each
- * band is read in one hold of its channel's lock; a batch already taken
- * from the inbox is not counted. Strings are cut to their buffers.
+ * What obs/ sees of a server or machine, copied from its tagged context
+ * cx under the actor's cold lock, which its end takes to clear cx
+ * before freeing it. A machine's state is read racily; each band in one
+ * hold of its channel's lock. Strings are cut to their buffers.
  */
 #define BHV_PEEK_TEXT 64
 #define BHV_PEEK_BANDS 4 /* the bands of a mailbox (SMARM__MBOX_BANDS) */
@@ -501,14 +469,10 @@ struct bhv_peek {
 	char bp_name[BHV_PEEK_TEXT];	  /* the behaviour's name */
 	char bp_plugin[BHV_PEEK_TEXT];	  /* its plugin's name */
 	char bp_state[BHV_PEEK_TEXT];	  /* a machine's state, else "" */
-	uint32_t bp_band[BHV_PEEK_BANDS]; /* queued in each band of its
-					     mailbox, highest first:
-					     signals, timer fires, inbox;
-					     0 for a band not made */
-	uint64_t bp_bytes;   /* bytes queued in them: each element's size,
-				and an inbox request's argument block when
-				it is not carried inline (not for those in
-				its batch: their envelopes only) */
+	uint32_t bp_band[BHV_PEEK_BANDS]; /* queued per band: signals,
+					     timers, inbox (0: not made) */
+	uint64_t bp_bytes;   /* bytes queued: elements, and heap argument
+				blocks (not a batch's: envelopes only) */
 	uint32_t bp_batched; /* requests taken from the inbox into its batch,
 				not served yet (in bp_band's inbox too) */
 	const void *bp_text; /* an address in its plugin's text: for

@@ -1,69 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_server.c - the gen_server engine: a server actor holding a
- * behaviour's state and serving one message at a time, the envelopes
- * that carry operations into it, replies and reply tokens, and the
- * server reports (an end crashed, a create or init that failed), made
- * through the node's logger (core/log.c). A server child that finds
- * its name taken tells its supervisor who holds it (OTP's
- * {already_started, Pid}).
+ * gen_server.c - the engine of both behaviours: a server actor holding
+ * a behaviour's state and serving one message at a time from its
+ * three-band mailbox (signals, timer fires, the inbox), the envelopes
+ * carrying operations into it, replies and reply tokens, and the server
+ * reports made through the node's logger (core/log.c). gen_statem.c
+ * plugs its dispatch (struct bhv_engine) into the same start, loop step
+ * and end. A server child that finds its name taken tells its
+ * supervisor who holds it (OTP's {already_started, Pid}). The mailbox,
+ * the engine, batches, calls and tokens are described in
+ * docs/architecture/behaviours.md.
  *
- * Glossary. A server's *mailbox* (msg/mbox.c) has three bands, highest
- * first: *signals* (trapped exit signals and the Downs of
- * smarm_gs_monitor, in the order they came), *timer* fires (each names
- * a timer whose record holds the info operation and its arguments), and
- * the *inbox*: system messages, calls, casts and infos, in the order
- * they were sent, published under the message type "smarm.gs.inbox"
- * (so clients reach it by pid or name through the registry's one send
- * path). The signal and timer bands are made when first needed.
- *
- * The engine, shared with gen_statem.c, which supplies its dispatch
- * (struct bhv_engine): a start (smarm__bhv_open, smarm__bhv_started,
- * smarm__bhv_start_failed), the loop step (smarm__bhv_serve), the
- * system messages (status, stop) and the end after terminate
- * (smarm__bhv_end). The loop takes from the highest band that has
- * something. With no signal or timer to come (no trap, no monitor, no
- * timer) it parks on the inbox alone, where a send hands the envelope
- * straight over (the fast path); else it waits on the mailbox, one
- * registration for all its bands.
- *
- * Calls. A client sends an envelope naming its reply channel and a
- * sequence number; the server answers with one smarm_response_t of that
- * number (its id). A client discards replies of other numbers (a call that
- * timed out earlier), so no late reply reaches a later call, and no channel or
- * monitor is made per call. A server that ends answers the call it is in
- * (unless a token took it), the calls still queued (the inbox's element
- * destructor, when the server frees the inbox) and its live tokens with
- * SMARM_EDOWN; a call sent after that finds the inbox closed (EDOWN) or
- * the server gone (ENOPROC).
- *
- * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor and
- * freed by the actor's cleanup handler; it holds one plugin reference.
- * Only its actor touches it, and a context pointer is checked against
- * the calling actor's own (its per-actor state, smarm__bhv_self_is)
- * before use. Reply tokens are cells of a handle pool (core/handle.h):
- * smarm_reply decodes one in O(1) and refuses a freed one; a server's
- * unanswered tokens are in its token set (struct bhv_tokens), which
- * the tokens share with it, so its end can answer them.
- * Locking: a token set's tt_lock (a pthread mutex; no plugin code runs
- * and no lock but a channel's is taken under it) guards its list and
- * each token's tk_answered; of two answers to one token the one that
- * retires its handle (smarm__handle_take) answers. A worker's line of
- * the node's served count is written only by the actor it runs (plain
- * stores, struct bhv_node).
+ * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor,
+ * freed by the actor's cleanup handler, and holds one plugin reference.
+ * Only its actor touches it; a context pointer is checked against the
+ * caller's own (smarm__bhv_self_is) before use. Reply tokens are handle
+ * pool cells (core/handle.h): smarm_reply decodes one in O(1) and
+ * refuses a freed one. A server's unanswered tokens are in its token
+ * set (struct bhv_tokens), shared with them, so its end can answer them.
+ * Locking: a token set's tt_lock (a leaf pthread mutex: no plugin code
+ * and no lock but a channel's under it) guards its list and each
+ * tk_answered; of two answers to a token the one that retires its
+ * handle (smarm__handle_take) answers. A worker's line of the served
+ * count is written only by the actor it runs (struct bhv_node).
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
  * when the server ends. INV-2 terminate runs once, on every path after
  * init succeeded; destroy runs once after create succeeded. INV-3 an
  * envelope holds no plugin reference: it reaches plugin code only
- * through the server that takes it, which holds one, and that server
- * trusts its operation only when its behaviour pointer equals its own
- * (a behaviour alive when the envelope was sent is the receiver's or
- * never compares equal to it: both existed at once). INV-4 only this
- * layer makes envelopes (their message types' destructor is internal,
- * so no other code can define those types), each block packed for its
- * operation (pack.c INV-1): a server does not re-check a block it
- * takes; debug builds assert it (smarm__bhv_msg_check).
+ * through the server that takes it, which holds one and trusts its
+ * operation only when its behaviour pointer equals its own (a behaviour
+ * alive when the envelope was sent is the receiver's or never compares
+ * equal). INV-4 only this layer makes envelopes (their message type's
+ * destructor is internal), each block packed for its operation (pack.c
+ * INV-1): a server does not re-check a block; debug builds assert it.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
@@ -102,21 +72,17 @@ _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 #define BHV_BATCH 16
 
 /*
- * Messages a server or machine serves between two smarm_check safe
- * points when it never parks (a backlog): a power of two. Its plugin's
- * code is preempted asynchronously in between; a stop waits at most
- * this many messages.
+ * Messages served between two smarm_check safe points when a server or
+ * machine never parks (a power of two); a stop waits at most this many.
  */
 #define BHV_CHECK_EVERY 16
 
 /*
- * Per node: the requests its servers served and the external events its
- * machines handled (SMARM_STAT_SERVER_REQUESTS), counted by both
- * engines, read by the subsystem's stat hook. One line per worker,
- * written only by an actor running on that worker, with a plain store
- * (no runtime call, so no switch, between its load and its store), and
+ * Per node: requests served and machine events handled by both engines
+ * (SMARM_STAT_SERVER_REQUESTS). One line per worker, written only by an
+ * actor running on it with a plain load and store (no switch between),
  * summed on read: an atomic add on one node-wide line cost every call
- * a locked instruction, some 4% of its time.
+ * some 4%.
  */
 struct bhv_served {
 	_Alignas(64) _Atomic int64_t bs_n; /* relaxed: a statistic */
@@ -127,18 +93,13 @@ struct bhv_node {
 };
 
 /*
- * The next inbox envelope of sv without waiting: the oldest of its
- * batch, else a new batch taken from the inbox; NULL: none queued. The
- * envelope stays in the batch, the caller's to consume (free, copy out
- * or dispatch), valid until the next take.
+ * The next inbox envelope without waiting: the batch's oldest, else a
+ * new batch; NULL: none queued. It stays in the batch, the caller's to
+ * consume, valid until the next take.
  */
 static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv);
 
-/*
- * Publish the requests sv served since the last time to its node's
- * counter (SMARM_STAT_SERVER_REQUESTS): a plain add to the line of the
- * worker it runs on (struct bhv_node).
- */
+/* Add sv's unflushed count to its worker's line (struct bhv_node). */
 static inline void served_flush(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_served != 0) {
@@ -156,12 +117,10 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 }
 
 /*
- * Count one request served. A plain add: the node's counter gets it
- * before the server waits, takes its next batch, or ends, and at once
- * for a call, before its reply, so a caller that reads the stat after
- * the reply sees its own request and every earlier one counted. An
- * atomic add per request cost a cast 15% (a locked instruction on the
- * node's line, per message).
+ * Count one request served. Flushed before the server waits, takes a
+ * batch or ends, and at once for a call, so a caller reading the stat
+ * after its reply sees its request counted. An atomic add per request
+ * cost a cast 15%.
  */
 static inline void served(struct smarm_gs_ctx *sv, bool call)
 {
@@ -171,11 +130,9 @@ static inline void served(struct smarm_gs_ctx *sv, bool call)
 }
 
 /*
- * The next envelope on the fast path (nothing in the higher bands can
- * come): the batch's next, else one received from the inbox within wait
- * (the one timeout rule). It is *tmp or in the batch (as
- * inbox_take's); NULL with *rc the receive's status
- * (SMARM_ETIMEDOUT: the window passed with no message).
+ * The fast path's next envelope (nothing can come in the higher bands):
+ * the batch's next, else one received within wait into *tmp; NULL with
+ * *rc the receive's status (SMARM_ETIMEDOUT: none came).
  */
 static inline struct bhv_env *
 inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
@@ -239,12 +196,8 @@ static void env_release(struct bhv_env *e)
 	smarm__bhv_msg_free(&e->en_msg);
 }
 
-/*
- * An envelope with neither a reply channel nor a heap block leaves
- * smarm__bhv_env_free nothing to do: the inbox counts the others
- * (msg.h, smarm__chan_set_owned) and frees a backlog of casts with
- * inline arguments without reading it.
- */
+/* An envelope with no reply channel and no heap block needs nothing
+ * here: the inbox frees such casts unread (smarm__chan_set_owned). */
 void smarm__bhv_env_free(void *elem)
 {
 	struct bhv_env *e = elem;
@@ -256,11 +209,8 @@ void smarm__bhv_env_free(void *elem)
 
 /* ---- tokens ---- */
 
-/*
- * A server's live tokens: the ones its end must answer with SMARM_EDOWN.
- * Shared by the server and its tokens (tt_refs), since a token may be
- * answered from any thread after the server is gone.
- */
+/* A server's live tokens, which its end answers with SMARM_EDOWN; shared
+ * (tt_refs) since a token may be answered after the server is gone. */
 struct bhv_tokens {
 	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's is
 					taken under it */
@@ -268,11 +218,8 @@ struct bhv_tokens {
 	_Atomic uint32_t tt_refs;    /* the server's, one per token */
 };
 
-/*
- * A token: a cell of a handle pool (core/handle.h), so smarm_reply
- * decodes the caller's pointer in O(1) and refuses a freed one; of two
- * racing answers one takes the cell (smarm__handle_take).
- */
+/* A token: a handle pool cell; of two racing answers the one that takes
+ * the cell (smarm__handle_take) answers. */
 struct smarm_reply {
 	struct smarm__hcell tk_hdr;	       /* handle header: first */
 	struct smarm_reply *tk_next, *tk_prev; /* tt_head (tt_lock) */
@@ -363,9 +310,9 @@ static struct smarm_reply *tok_decode(smarm_reply_t *h)
 }
 
 /*
- * Answer token t (handle h) with status and *v (a copy the answer owns,
- * or NULL), once: the caller that takes the cell answers and frees it;
- * false: another answer took it first (*v is left to the caller).
+ * Answer token t (handle h) with status and *v (owned copy, or NULL)
+ * and free it; false: another answer took it first (*v stays the
+ * caller's).
  */
 static bool tok_answer(struct smarm_reply *t, smarm_reply_t *h, int status,
 		       smarm_value_t *v)
@@ -423,12 +370,8 @@ int smarm_reply_drop(smarm_reply_t *h)
 	return 0;
 }
 
-/*
- * The running actor's behaviour context: its per-actor state of this
- * subsystem, set by the actor itself as its server or machine starts
- * and cleared as it ends, so a context pointer is checked in O(1)
- * against the caller's own, never dereferenced first.
- */
+/* The running actor's context, set and cleared by the actor itself, so
+ * a context pointer is checked in O(1), never dereferenced first. */
 static int self_put(void **state, void *arg)
 {
 	*state = arg;
@@ -448,14 +391,6 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
 				     (void *)((uintptr_t)cx | tag);
 }
 
-static void peek_copy(char *d, const char *src)
-{
-	size_t i = 0;
-	for (; src != NULL && src[i] != '\0' && i < BHV_PEEK_TEXT - 1; i++)
-		d[i] = src[i];
-	d[i] = '\0';
-}
-
 /* What an inbox envelope owns beyond itself: its heap block. */
 static size_t env_extra(const void *elem)
 {
@@ -464,10 +399,9 @@ static size_t env_extra(const void *elem)
 }
 
 /*
- * sv's bands, each read in one hold of its channel's lock. The band
- * handles are owner-written (band_make, band_free store them
- * atomically); a handle read just as its channel was freed is refused
- * by the channel (generation-checked) and the band reads as empty.
+ * sv's bands, each read in one hold of its channel's lock. A band handle
+ * read just as its channel was freed is refused (generation-checked)
+ * and the band reads as empty.
  */
 static void peek_queue(const struct smarm_gs_ctx *sv, struct bhv_peek *out)
 {
@@ -491,10 +425,9 @@ static void peek_queue(const struct smarm_gs_ctx *sv, struct bhv_peek *out)
 		out->bp_band[i] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 		out->bp_bytes += bytes;
 	}
-	/* Taken into its batch, not served yet: still its mailbox's (as
-	 * OTP's message_queue_len counts all but the one in service). The
-	 * pair is owner-written, read here without its lock: a torn pair
-	 * (a new batch's index, the last one's end) is clamped. */
+	/* A batch taken, not served yet, is still queued (as OTP's
+	 * message_queue_len). The owner-written pair is read unlocked: a torn
+	 * pair is clamped. */
 	unsigned bi = __atomic_load_n(&sv->sv_bi, __ATOMIC_RELAXED);
 	unsigned bn = __atomic_load_n(&sv->sv_bn, __ATOMIC_RELAXED);
 	unsigned b = bn > bi ? bn - bi : 0;
@@ -516,9 +449,11 @@ void smarm__bhv_peek(const void *cx, struct bhv_peek *out)
 		out->bp_kind = BHV_GEN_STATEM;
 		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u), &state);
 	}
-	peek_copy(out->bp_name, sv->sv_be->bh_name);
-	peek_copy(out->bp_plugin, smarm__bhv_plugin_name(sv->sv_be));
-	peek_copy(out->bp_state, state);
+	snprintf(out->bp_name, sizeof out->bp_name, "%s", sv->sv_be->bh_name);
+	snprintf(out->bp_plugin, sizeof out->bp_plugin, "%s",
+		 smarm__bhv_plugin_name(sv->sv_be));
+	snprintf(out->bp_state, sizeof out->bp_state, "%s",
+		 state != NULL ? state : "");
 	peek_queue(sv, out);
 	out->bp_text = smarm__bhv_plugin_text(sv->sv_be);
 }
@@ -565,12 +500,8 @@ const struct smarm__subsys smarm__bhv_subsys = {
 	.ss_get_stat = bhv_get_stat,
 };
 
-/*
- * The system stop (smarm_server_stop): a message of no behaviour's
- * protocol, queued in the inbox like a call, so it is taken between
- * callbacks, never inside one (OTP's sys:terminate). Its arguments are
- * how and reason.
- */
+/* The system stop (smarm_server_stop): in no protocol, queued like a
+ * call, so taken between callbacks (OTP's sys:terminate). */
 const struct bhv_op smarm__bhv_sys_stop = {
 	.op_kind = BHV_CAST,
 	.op_nargs = 2,
@@ -586,17 +517,15 @@ const struct bhv_op smarm__bhv_sys_status = {
 	.op_name = "(status)",
 };
 
-/*
- * Answer e, a status request, with what every engine has (behaviour,
- * pid, queue, trapping, monitors) and what en_status adds, then free e.
- * A format_status that failed is said in the state text instead.
- */
+/* Answer status request e with what every engine has and what en_status
+ * adds (a format_status failure goes in the state text); free e. */
 static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 			 struct bhv_env *e)
 {
 	smarm_server_status_t st = { .state = -1 };
 	int text_rc = en->en_status(sv, &st);
-	smarm_value_t v;
+	smarm_value_t raw = { .type = SMARM_T_BYTES }, v;
+	int rc;
 	size_t queued = sv->sv_bn - sv->sv_bi;
 	uint32_t limit = 0;
 	if (smarm_chan_len(sv->sv_inbox, &queued) == 0)
@@ -614,25 +543,15 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 			 "format_status failed: %d (%s)", text_rc,
 			 smarm_strerror(text_rc));
 	st.state_text[sizeof st.state_text - 1] = '\0';
-	memset(&v, 0, sizeof v);
-	v.type = SMARM_T_BYTES;
-	v.len = sizeof st;
-	v.v.p = malloc(sizeof st);
-	if (v.v.p != NULL) {
-		memcpy((void *)v.v.p, &st, sizeof st);
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, 0, &v);
-	} else {
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_ENOMEM,
-				      NULL);
-	}
+	raw.len = sizeof st;
+	raw.v.p = &st;
+	rc = smarm__bhv_value_copy(SMARM_T_BYTES, NULL, &raw, &v);
+	smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
 	env_release(e);
 }
 
-/*
- * Serve envelope e of sv's inbox (or a server's timer), for either
- * engine: the system messages (status, stop) alike, then a request of
- * sv's own behaviour (INV-3), counted, through the engine's en_env.
- */
+/* Serve envelope e for either engine: system messages, then a request of
+ * sv's own behaviour (INV-3), counted, through en_env. */
 static inline void serve_env(struct smarm_gs_ctx *sv,
 			     const struct bhv_engine *en, struct bhv_env *e)
 {
@@ -753,42 +672,35 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id)
 {
-	struct gs_timer *t;
-	struct bhv_tick tk;
-	uint64_t tid;
-	int rc;
+	struct bhv_tick tk = { .tk_which = 0 };
+	struct gs_timer *t = NULL;
+	int rc = smarm__gs_tick_band(sv);
 
-	rc = smarm__gs_tick_band(sv);
+	if (rc == 0 && sv->sv_ntimers == sv->sv_captimers) {
+		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
+		t = realloc(sv->sv_timers, cap * sizeof *t);
+		rc = t != NULL ? 0 : SMARM_ENOMEM;
+		if (t != NULL) {
+			sv->sv_timers = t;
+			sv->sv_captimers = cap;
+		}
+	}
+	if (rc == 0) {
+		t = &sv->sv_timers[sv->sv_ntimers];
+		tk.tk_gen = t->gt_id = ++sv->sv_timer_seq;
+		rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns,
+					   &t->gt_tm);
+	}
 	if (rc != 0) {
 		smarm__bhv_msg_free(blk);
 		return rc;
 	}
-	if (sv->sv_ntimers == sv->sv_captimers) {
-		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
-		struct gs_timer *nt = realloc(sv->sv_timers, cap * sizeof *nt);
-		if (nt == NULL) {
-			smarm__bhv_msg_free(blk);
-			return SMARM_ENOMEM;
-		}
-		sv->sv_timers = nt;
-		sv->sv_captimers = cap;
-	}
-	tid = ++sv->sv_timer_seq;
-	t = &sv->sv_timers[sv->sv_ntimers];
-	t->gt_id = tid;
 	t->gt_op = op;
 	t->gt_msg = *blk;
 	t->gt_period = period_ns;
-	tk.tk_which = 0;
-	tk.tk_gen = tid;
-	rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns, &t->gt_tm);
-	if (rc != 0) {
-		smarm__bhv_msg_free(blk);
-		return rc;
-	}
 	sv->sv_ntimers++;
 	if (id != NULL)
-		*id = tid;
+		*id = t->gt_id;
 	return 0;
 }
 
@@ -917,7 +829,6 @@ static void band_free(smarm_chan_t **ch)
 		bhv_chan_free(h);
 }
 
-/* smarm__bhv_serve's step: serve one message, or wait. */
 static inline int serve_one(struct smarm_gs_ctx *sv,
 			    const struct bhv_engine *en, uint64_t wait)
 {
@@ -1009,11 +920,8 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 		op != NULL ? "'" : "");
 }
 
-/*
- * The server ends, on any path (the actor's cleanup handler): answer
- * the call in progress, cancel the timers, then the end both engines
- * share (smarm__bhv_end).
- */
+/* The server ends, on any path (its cleanup handler): answer the call in
+ * progress, cancel the timers, then smarm__bhv_end. */
 static void server_end(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
@@ -1075,8 +983,7 @@ static void start_report(struct smarm_gs_ctx *sv, int rc)
 		if (rc == 0) {
 			smarm_sup_ready();
 		} else {
-			/* a taken name says by whom, as OTP's
-			 * {error, {already_started, Pid}} does */
+			/* a taken name says by whom (already_started) */
 			(void)smarm__sup_report(
 				rc, rc == SMARM_EEXIST
 					    ? (intptr_t)sv->sv_taken_by.id
@@ -1095,10 +1002,7 @@ void smarm__bhv_started(struct smarm_gs_ctx *sv)
 int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 {
 	char why[64];
-	if (stage != NULL) /* create or init said no: not a taken name */
-		/* OTP's crash report of a process whose init returned
-		 * {stop, R} (its start returns {error, R}): who, and
-		 * init's own value */
+	if (stage != NULL) /* OTP's report of an init's {stop, R} */
 		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
 				sv->sv_be->bh_kind == BHV_GEN_STATEM ? "machine"
 								     : "server",
@@ -1126,12 +1030,9 @@ static void mailbox_free(struct smarm_gs_ctx *sv)
 	band_free(&sv->sv_tick);
 }
 
-/*
- * After terminate (also after a crash in it, as the exit's cleanup
- * handler): destroy, the mailbox (queued calls get SMARM_EDOWN), the
- * tokens (the same), the context, a start not yet reported, the plugin
- * reference; then free the object.
- */
+/* After terminate (or a crash in it): destroy, the mailbox and tokens
+ * (calls get SMARM_EDOWN), the context, an unreported start, the plugin
+ * reference, the object. */
 static void end_fin(void *arg)
 {
 	struct smarm_gs_ctx *sv = arg;
@@ -1146,8 +1047,7 @@ static void end_fin(void *arg)
 	tokens_end(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
 	if (sv->sv_start != NULL && !sv->sv_reported) {
-		/* Ended before its start was reported: init crashed, or a
-		 * kill. */
+		/* Ended unreported: init crashed, or a kill. */
 		int how;
 		intptr_t code = sv->sv_start_why;
 		if (sv->sv_start_rc == 0)
@@ -1172,8 +1072,7 @@ void smarm__bhv_end(struct smarm_gs_ctx *sv)
 		end_fin(sv);
 		return;
 	}
-	/* A crash in terminate ends this handler; the exit then runs
-	 * end_fin. */
+	/* A crash in terminate ends this handler; the exit runs end_fin. */
 	guarded = smarm_cleanup_push(end_fin, sv) == 0;
 	/* It must not block: every park fails (wait.c WAIT-9). */
 	if (!may_block)
@@ -1212,11 +1111,7 @@ static int mailbox_make(struct smarm_gs_ctx *sv)
 	return rc;
 }
 
-/*
- * Label the calling actor with its behaviour and plugin (core/subsys.h):
- * what a fatal fault report names beside the pid. Best effort: without
- * memory the report names the pid only.
- */
+/* Label the actor with its behaviour and plugin for fault reports. */
 static void label(const struct smarm_behaviour *b)
 {
 	char text[SMARM__LABEL_MAX];

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gen_server.h - what gen_server.c shares with gen_server_api.c and
- * gen_statem.c: the server object (smarm_gs_ctx_t is the server), the
- * engine both kinds of behaviour run (start, loop step, end), timers,
- * tokens and the message types. The rest of the layer is in bhv.h.
- * Ownership, locking and invariants: see gen_server.c.
+ * gen_statem.c: the server object (smarm_gs_ctx_t), the engine both
+ * behaviours run, timers, tokens and the message types. Ownership,
+ * locking and invariants: see gen_server.c.
  */
 #ifndef SMARM_BEHAVIOUR_GEN_SERVER_H
 #define SMARM_BEHAVIOUR_GEN_SERVER_H
@@ -54,12 +53,10 @@ struct smarm_gs_ctx {
 	uint64_t sv_tag;	  /* ... with this tag */
 	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
 	struct bhv_env *sv_cur;	  /* the message in service */
-	struct bhv_env *sv_batch; /* taken from the inbox, not served yet:
-				     [sv_bi, sv_bn) of sv_buf, which is
-				     this (BHV_BATCH, malloc'd at the first
-				     backlog: an idle server has none) or
-				     sv_one */
-	struct bhv_env *sv_buf;
+	struct bhv_env *sv_batch; /* BHV_BATCH envelopes, malloc'd at the
+				     first backlog */
+	struct bhv_env *sv_buf;	  /* the batch taken: [sv_bi, sv_bn) of
+				     sv_batch, or of sv_one (no memory) */
 	struct bhv_env sv_one;
 	unsigned sv_bi, sv_bn;	      /* owner-written; the observer reads them
 					 (relaxed atomics both sides) */
@@ -75,11 +72,11 @@ struct smarm_gs_ctx {
 };
 
 /*
- * An engine's dispatch for smarm__bhv_serve, which answers the system
- * messages and refuses other behaviours' requests itself: en_env takes
- * a request of its own behaviour (counted, not freed), en_status fills
- * its part of a status (format_status's return, or 0), en_stop takes a
- * system stop, en_armed says whether a timer of its is armed.
+ * An engine's dispatch for smarm__bhv_serve (which itself answers the
+ * system messages and refuses other behaviours' requests): en_env takes
+ * a request of its behaviour (counted, not freed), en_status fills its
+ * part of a status (format_status's return, or 0), en_stop takes a
+ * system stop, en_armed: is a timer of its armed?
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
@@ -90,11 +87,8 @@ struct bhv_engine {
 	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 };
 
-/*
- * Serve one message of sv's mailbox, highest band first, waiting at
- * most wait: 0 or SMARM_ETIMEDOUT. A server that cannot wait ends; one
- * that never parks passes smarm_check every BHV_CHECK_EVERY steps.
- */
+/* Serve one message, highest band first, waiting at most wait: 0 or
+ * SMARM_ETIMEDOUT. A server that cannot wait ends. */
 int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 		     uint64_t wait);
 
@@ -130,10 +124,10 @@ struct bhv_start {
 };
 
 /*
- * Open sv (zeroed, in arg, which its end frees) of be on the calling
- * actor: mailbox, end (the cleanup handler, with arg), context cx
- * tagged tag, name, published inbox. 0, or a status with arg freed and
- * the start reported; a failure after end is pushed ends the actor.
+ * Open sv (zeroed, in arg, which end frees) of be on the calling actor:
+ * mailbox, end (cleanup handler), context cx tagged tag, name, published
+ * inbox. 0, or a status with arg freed and the start reported; a
+ * failure after end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const char *name, smarm_chan_t *start, bool sup,
@@ -153,18 +147,15 @@ void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
 /*
  * sv's end, from its engine's cleanup handler once sv_end_* are set:
- * terminate (after init; parks refused unless graceful), destroy, the
- * mailbox and tokens (calls get SMARM_EDOWN), the context, an
- * unreported start, the plugin reference, the object. A crash in
- * terminate becomes the exit reason and the rest still runs.
+ * terminate (after init; parks refused unless graceful), then as
+ * gen_server.c's end_fin. A crash in terminate becomes the exit reason
+ * and the rest still runs.
  */
 void smarm__bhv_end(struct smarm_gs_ctx *sv);
 
-/*
- * Run a server of be on the calling actor; never returns once started.
+/* Run a server of be on the calling actor; never returns once started.
  * Its start's outcome goes to start (may be NULL; its sender reference
- * is given up) or a supervisor (sup). A status: nothing was set up.
- */
+ * is given up) or a supervisor (sup). A status: nothing was set up. */
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup);
 
@@ -173,20 +164,16 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			struct bhv_msg *blk, uint64_t delay_ns,
 			uint64_t period_ns, uint64_t *id);
 
-/*
- * OTP's "terminating" report of a server or machine that ends crashed:
- * "terminating[ in state 'S']: crashed, reason R, while handling <kind>
- * '<op>'" or "between requests" (state, op may be NULL).
- */
+/* OTP's "terminating" report of a server or machine that ends crashed
+ * (state, op may be NULL). */
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op);
 
-/* The system stop's operation (smarm_server_stop): (i32 how, i64
- * reason), in no protocol; only this layer packs it. */
+/* The system stop (smarm_server_stop): (i32 how, i64 reason). */
 extern const struct bhv_op smarm__bhv_sys_stop;
 
-/* The system status request (smarm_server_get_status): a call of no
- * arguments answered with a smarm_server_status_t as bytes. */
+/* The system status request: no arguments, a smarm_server_status_t
+ * reply as bytes. */
 extern const struct bhv_op smarm__bhv_sys_status;
 
 /* The server stops after this callback with how and reason, unless a

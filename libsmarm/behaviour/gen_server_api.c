@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_server_api.c - the public gen_server calls: the context calls a
- * server's callbacks make (smarm_gs_*), starting servers (alone, on the
- * calling actor, under a supervisor), client handles and the calls,
- * casts and infos they send, and shutdown. Arguments are validated
- * here; the engine is gen_server.c.
+ * gen_server_api.c - the public gen_server calls: the context calls of
+ * a server's callbacks (smarm_gs_*), starting servers (alone, on the
+ * calling actor, supervised), client handles, their calls, casts and
+ * infos, and shutdown. Arguments are validated here; the engine is
+ * gen_server.c.
  *
- * Ownership: a client handle (struct smarm_server) is malloc'd by
- * smarm_server_open* and freed by smarm_server_free; it holds one
- * plugin reference and owns its reply channel; a supervised server's
- * spec data is kept for the life of the process (sup_args).
- * Locking: sup_lock (a pthread mutex, a leaf) guards sup_args. A context
- * pointer is checked against the calling actor's own (smarm__bhv_self_is).
+ * Ownership: a client handle (struct smarm_server), made by
+ * smarm_server_open* and freed by smarm_server_free, holds one plugin
+ * reference and owns its reply channel; a supervised server's spec data
+ * is kept for the life of the process (sup_args).
+ * Locking: sup_lock (a leaf pthread mutex) guards sup_args. A context
+ * pointer is checked against the caller's own (smarm__bhv_self_is).
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
  * number is discarded, never returned. INV-2 a call returns only after
  * its envelope was refused (nothing sent) or its reply (or the
@@ -30,14 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The checked macros of these names (smarm_plugin.h) are for callers:
- * this file defines the exported functions. */
+/* The checked macros of these names (smarm_plugin.h) are for callers. */
 #undef smarm_server_callv
 #undef smarm_server_castv
 
 /* ---- the context calls ---- */
 
-/* Is cx the calling actor's server, in one of its callbacks? */
 static int ctx_check(const smarm_gs_ctx_t *cx)
 {
 	if (smarm_actor_self().id == 0)
@@ -182,7 +180,6 @@ int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
 
 /* ---- starting servers ---- */
 
-/* Run a server or a machine of be on the calling actor, by its kind. */
 static int bhv_run(const struct smarm_behaviour *be, const char *args,
 		   const char *name, smarm_chan_t *start, bool sup)
 {
@@ -191,10 +188,8 @@ static int bhv_run(const struct smarm_behaviour *be, const char *args,
 	return smarm__gs_run(be, args, name, start, sup);
 }
 
-/*
- * What a server's actor starts from: a spawned one's (freed by the
- * actor), or a supervised one's spec data (kept: sup_args).
- */
+/* What a server's actor starts from: a spawned one's (freed at its end)
+ * or a supervised one's spec data (kept: sup_args). */
 struct run_arg {
 	struct run_arg *ra_next;	     /* sup_args (sup_lock) */
 	const struct smarm_behaviour *ra_be; /* a spawned one: a plugin
@@ -228,29 +223,23 @@ static int run_arg_new(const struct smarm_behaviour *b, const char *args,
 	return 0;
 }
 
-static void unref_cb(void *be)
+/* A spawned server's end: its start data and the reference it held. */
+static void run_arg_end(void *arg)
 {
-	smarm__bhv_plugin_unref(be);
+	struct run_arg *a = arg;
+	smarm__bhv_plugin_unref(a->ra_be);
+	run_arg_free(a);
 }
 
 static void start_body(void *arg)
 {
-	struct run_arg a = *(struct run_arg *)arg;
-	free(arg);
-	/* The copies and the reference live until this actor ends. */
-	if (smarm_cleanup_push(unref_cb, (void *)a.ra_be) != 0) {
-		smarm__bhv_plugin_unref(a.ra_be);
-		free(a.ra_args);
-		free(a.ra_name);
-		smarm_chan_sender_free(a.ra_start); /* the starter: EDOWN */
+	struct run_arg *a = arg;
+	if (smarm_cleanup_push(run_arg_end, a) != 0) {
+		smarm_chan_sender_free(a->ra_start); /* the starter: EDOWN */
+		run_arg_end(a);
 		return;
 	}
-	if (smarm_cleanup_push(free, a.ra_args) != 0 ||
-	    smarm_cleanup_push(free, a.ra_name) != 0) {
-		smarm_chan_sender_free(a.ra_start);
-		smarm_actor_exit(); /* frees what was pushed */
-	}
-	bhv_run(a.ra_be, a.ra_args, a.ra_name, a.ra_start, false);
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, a->ra_start, false);
 }
 
 /* An optional name: NULL, or one the registry takes (reg.h). */
@@ -276,10 +265,8 @@ static int down_watch(smarm_pid_t pid, smarm_chan_t **ch, uint64_t *ref)
 	return rc;
 }
 
-/*
- * Wait at most timeout_ns for the Down of down_watch's monitor ref into
- * *sig, then free ch (the monitor removed if none came): 0 or a status.
- */
+/* Wait at most timeout_ns for down_watch's Down into *sig, then free ch
+ * (demonitored if none came): 0 or a status. */
 static int down_wait(smarm_chan_t *ch, uint64_t ref, uint64_t timeout_ns,
 		     smarm_signal_t *sig)
 {
@@ -338,8 +325,7 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 	rc = smarm_chan_recv_timeout(start, &st, timeout_ns);
 	smarm_chan_receiver_free(start);
 	if (rc == SMARM_ETIMEDOUT) {
-		/* OTP's {error, timeout}: the half-started server is killed
-		 * (its report then finds no receiver). */
+		/* OTP's {error, timeout}: the half-started server is killed. */
 		(void)smarm_actor_stop(pid);
 		return rc;
 	}
@@ -350,8 +336,8 @@ int smarm_server_start_ex(const smarm_behaviour_t *b, const char *args,
 	if (rc != 0)
 		return rc;
 	if (st.bs_status != 0) {
-		/* As OTP's proc_lib: a failed start returns once the server
-		 * is gone, its name given back. */
+		/* As OTP's proc_lib: a failed start returns once the server is
+		 * gone, its name given back. */
 		await_end(pid, timeout_ns);
 		if (why != NULL)
 			*why = st.bs_why;
@@ -375,11 +361,8 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
 	return bhv_run(b, args, name, NULL, true);
 }
 
-/*
- * A supervised server's spec data. A spec has no destructor for its
- * children's arguments, so these are kept for the life of the process,
- * on a list (sup_lock) that keeps them reachable.
- */
+/* Supervised servers' spec data: a spec has no destructor for a child's
+ * arguments, so they are kept, reachable, for the life of the process. */
 static pthread_mutex_t sup_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct run_arg *sup_args;
 
@@ -426,9 +409,8 @@ struct smarm_server {
 	char sc_name[SMARM_NAME_MAX + 1];
 	smarm_pid_t sc_to;	/* by name: the pid the name had at the last
 				   send (the one a call then waits on) */
-	smarm_chan_t *sc_inbox; /* by pid: the server's inbox handle, looked
-				   up once (no reference: a closed or freed
-				   channel is refused, then looked up again) */
+	smarm_chan_t *sc_inbox; /* by pid: its inbox, looked up once (a freed
+				   one is refused, then looked up again) */
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	bool sc_req;		/* a request's own handle: by pid, and it
@@ -505,10 +487,10 @@ int smarm_server_pid(smarm_server_t *s, smarm_pid_t *pid)
 }
 
 /*
- * The server's pid now. A call (kind BHV_CALL) must not come from the
- * server itself: it would wait for its own answer. A cast, an info or a
- * request (sc_req, only its wait is refused) to itself is queued and
- * served after the running callback.
+ * The server's pid now. A call must not come from the server itself (it
+ * would wait for its own answer); a cast, an info or a request (sc_req:
+ * only its wait is refused) to itself is served after the running
+ * callback.
  */
 static bool call_to_self(const struct smarm_server *s, int kind,
 			 smarm_pid_t pid)
@@ -534,11 +516,8 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
 			struct bhv_env *e);
 
-/*
- * Send op to s in envelope *e, its arguments packed in e->en_msg
- * (ownership passes: freed on failure); the rest of *e is set here. For
- * a call, reply and seq name where the answer goes.
- */
+/* Send op to s in envelope *e, whose packed arguments pass (freed on
+ * failure); a call's answer goes to (reply, seq). */
 static int send_op(struct smarm_server *s, const struct bhv_op *op,
 		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
 {
@@ -546,8 +525,7 @@ static int send_op(struct smarm_server *s, const struct bhv_op *op,
 	e->en_op = op;
 	e->en_reply = reply;
 	e->en_seq = seq;
-	/* The fast path: a handle by pid with its inbox cached, not a call
-	 * to the caller itself (resolve's one refusal by pid). */
+	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
 	if (s->sc_inbox != NULL && !s->sc_named &&
 	    !call_to_self(s, op->op_kind, s->sc_pid) &&
 	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
@@ -590,11 +568,8 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 	return 0;
 }
 
-/*
- * Check a client's arguments, find opname of kind (SMARM_ENOOP,
- * SMARM_EOPKIND) and pack args (ap not NULL: the varargs *ap) for it
- * into *blk: 0, or a status.
- */
+/* Check a client's arguments, find opname of kind and pack args (or the
+ * varargs *ap) for it into *blk: 0 or a status. */
 static int pack_op(struct smarm_server *s, const char *opname, int kind,
 		   const smarm_value_t *args, size_t nargs, va_list *ap,
 		   const struct bhv_op **op, struct bhv_msg *blk)
@@ -609,11 +584,8 @@ static int pack_op(struct smarm_server *s, const char *opname, int kind,
 			  : smarm__bhv_pack(*op, args, nargs, blk);
 }
 
-/*
- * Receive one reply from ch within timeout_ns (the one timeout rule)
- * counted from the first of a series of calls: *deadline is 0 before
- * it, and the series' end after.
- */
+/* Receive one reply from ch within timeout_ns counted from the first of
+ * a series of receives (*deadline 0 before it, its end after). */
 static int reply_recv(smarm_chan_t *ch, uint64_t timeout_ns, uint64_t *deadline,
 		      smarm_response_t *r)
 {
@@ -649,8 +621,8 @@ static int await(struct smarm_server *s, uint64_t seq, smarm_value_t *reply,
 	int rc;
 
 	for (;;) {
-		/* For introspection: parked on this server's answer (by
-		 * name: the pid the name had when the call was sent). */
+		/* For introspection: parked on this server's answer (by name:
+		 * the pid the name had at the send). */
 		smarm__wait_note(SMARM__WON_CALL,
 				 s->sc_named ? s->sc_to.id : s->sc_pid.id);
 		rc = reply_recv(s->sc_reply, timeout_ns, &deadline, &r);
@@ -717,9 +689,9 @@ int smarm_server_info(smarm_server_t *s, const char *op,
 }
 
 /*
- * Monitor s's server (resolved once: it may not be the caller), then
- * end it (a system stop of how and reason, or with stop false an exit
- * signal shutdown) and wait for its Down into *sig: 0 or a status.
+ * Monitor s's server (resolved once: not the caller), end it (a system
+ * stop of how and reason, or with stop false an exit signal shutdown)
+ * and wait for its Down into *sig: 0 or a status.
  */
 static int end_server(struct smarm_server *s, bool stop, int how,
 		      intptr_t reason, uint64_t timeout_ns, smarm_signal_t *sig)
@@ -746,9 +718,8 @@ static int end_server(struct smarm_server *s, bool stop, int how,
 		 (rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
 				       &e)) != 0)
 		smarm__bhv_msg_free(&e.en_msg);
-	/* Refused by a closed inbox or a pid gone: its Down, due, says how
-	 * it ended. No inbox at all: no server there (or one past
-	 * unpublishing), whose end would never come for a plain actor. */
+	/* A closed inbox or a pid gone: its Down, due, says how it ended. No
+	 * inbox at all: no server, whose end might never come. */
 	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
 		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
 		bhv_chan_free(ch);
@@ -795,10 +766,8 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 
 /* ---- varargs and C replies ---- */
 
-/*
- * Store reply value v (its memory passes here) as the C object of its
- * type at out (may be NULL: released).
- */
+/* Store reply value v (its memory passes) as the C object of its type at
+ * out (NULL: released). */
 static void store_c(const smarm_value_t *v, void *out)
 {
 	smarm_value_t tmp = *v;
@@ -830,11 +799,9 @@ static void store_c(const smarm_value_t *v, void *out)
 }
 
 /*
- * Does a reply object of the C type of type (VOID: not checked) and of
- * size bytes (0: not checked) take op's reply, as store_c writes it?
- * SMARM_T_BYTES is smarm_bytes_t, which a str reply uses too, so
- * SMARM_T_STR (a char *) takes none; a call without a reply writes
- * nothing.
+ * Does a reply object of the C type of type (VOID: unchecked) and of
+ * size bytes (0: unchecked) take op's reply as store_c writes it? A str
+ * reply is a smarm_bytes_t (SMARM_T_BYTES), so SMARM_T_STR takes none.
  */
 static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 {
@@ -854,10 +821,7 @@ static bool reply_c_ok(const struct bhv_op *op, int type, size_t size)
 				     : smarm__bhv_ffi_type(r)->size);
 }
 
-/*
- * A call of C objects (callv, call_sized, a stub): as call_block, its
- * reply stored at out as the C object of its type (out NULL: dropped).
- */
+/* A call of C objects (callv, call_sized, a stub); out NULL: dropped. */
 static int call_c(struct smarm_server *s, const struct bhv_op *op,
 		  struct bhv_env *e, void *out, uint64_t timeout_ns)
 {
@@ -886,9 +850,8 @@ int smarm_server_call_sized(smarm_server_t *s, const char *opname,
 	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
 	if (rc != 0)
 		return rc;
-	/* after the arguments (those args_why can explain), before the
-	 * send: a reply object of the wrong type or size is refused with
-	 * nothing sent, never written past its end */
+	/* Before the send: a reply object of the wrong type or size is
+	 * refused, never written past its end. */
 	if (!reply_c_ok(op, reply_type, reply != NULL ? reply_size : 0)) {
 		smarm__bhv_msg_free(&e.en_msg);
 		return SMARM_EARGS;
@@ -933,11 +896,8 @@ int smarm_server_castv(smarm_server_t *s, const char *opname, ...)
 
 /* ---- stubs ---- */
 
-/*
- * A stub's body: a call's (server, timeout, out, args...) or a cast's
- * (server, args...) in C; the status is its return, a call's reply
- * goes to *out in its C type (dropped when out is NULL).
- */
+/* A stub's body: a call's (server, timeout, out, args...) or a cast's
+ * (server, args...); a call's reply goes to *out in its C type. */
 static void stub_fun(ffi_cif *cif, void *ret, void **args, void *user)
 {
 	struct bhv_stub *st = user;
@@ -1108,12 +1068,8 @@ int smarm_request_id_new(uint64_t *id)
 	return 0;
 }
 
-/*
- * A tuple for a raw reply target: no protocol names its layout, so its
- * len bytes are copied as they are (padding included; its bools are
- * not checked), as one block the requester takes as the struct of
- * that size (smarm_value_get_tuple checks the size).
- */
+/* A tuple for a raw reply target: no protocol names its layout, so its
+ * bytes are copied as they are (smarm_value_get_tuple checks the size). */
 static int tuple_copy_raw(const smarm_value_t *v, smarm_value_t *out)
 {
 	void *p;
@@ -1139,8 +1095,8 @@ int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 
 	if (id == 0)
 		return SMARM_EINVAL;
-	/* A channel of responses: its element size is constant. A freed
-	 * one is the requester gone (checked at the send). */
+	/* A channel of responses (by element size); a freed one is the
+	 * requester gone (found at the send). */
 	rc = smarm__chan_decode(replies, &ch);
 	if (rc == SMARM_EINVAL ||
 	    (rc == 0 && ch->esz != sizeof(smarm_response_t)))
@@ -1159,8 +1115,7 @@ int smarm_reply_to(smarm_chan_t *replies, uint64_t id, const smarm_value_t *v)
 	if (rc == 0)
 		return 0;
 	smarm_value_release(&r.value); /* not sent: still ours */
-	/* no receiver left, or freed: the requester is gone (OTP drops a
-	 * reply to a dead process) */
+	/* the requester is gone (OTP drops a reply to a dead process) */
 	return rc == SMARM_ECLOSED || rc == SMARM_ESTATE ? 0 : rc;
 }
 

@@ -1,37 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen_statem.c - the gen_statem engine's actor: a machine actor holding a
+ * gen_statem.c - the gen_statem engine: a machine actor holding a
  * behaviour's data and feeding the interpreter (statem.c) one event at
- * a time, and the hooks through which the interpreter reaches messages,
- * timers and libffi.
- *
- * Glossary. A machine speaks to clients exactly as a gen_server does: its
- * mailbox is a gen_server's (gen_server.c: signal, timer and inbox
- * bands; the inbox published under smarm__gs_inbox_type), so
- * smarm_server_call, _cast and _info reach it unchanged, by pid or by
- * name, and envelopes, replies and reply tokens are gen_server's. Its
- * timers fire into the timer band (a struct bhv_tick: the timeout's
- * kind and generation); trapped exit signals come in the signal band.
- *
- * The engine is gen_server's (gen_server.c: start, loop, system
- * messages, end) with this file's dispatch (sm_engine_ops): a shutdown
- * or an exit signal becomes a SHUTDOWN or EXIT event, a timer fire a
- * timeout event, a request a call, cast or info. An event timeout
- * fires only if no other event waits: a request already queued
- * (smarm__gs_pending) cancels it.
- *
- * Engine data. The dispatch tables and, per operation, the call
- * interfaces of a guard (data, args...) -> bool and an action (data, cx,
- * state, args...) -> int32_t, are built when the behaviour's first
- * machine starts and kept in bh_engine until the plugin unloads.
- * Events without arguments call guards and actions directly.
+ * a time, the hooks through which the interpreter reaches messages,
+ * timers and libffi, and the per-behaviour engine data (the dispatch
+ * tables and each operation's guard and action call interfaces, built
+ * by its first machine, kept in bh_engine until the plugin unloads). A
+ * machine runs gen_server's engine and mailbox with this file's
+ * dispatch (sm_engine_ops): docs/architecture/behaviours.md, Machines.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * the actor's cleanup handler (sm_end, then smarm__bhv_end); it holds
- * one plugin reference (its events none: INV-3 of gen_server.c).
- * Locking: none here: a machine is touched only by its own actor; the
- * engine data is published once with a compare-and-swap and constant
- * after.
+ * its cleanup handler (sm_end, then smarm__bhv_end); it holds one plugin
+ * reference (its events none: INV-3 of gen_server.c).
+ * Locking: none: a machine is touched only by its own actor; the engine
+ * data is published once with a compare-and-swap, constant after.
  * Invariants:
  *   INV-1 every call received is answered exactly once: by its action
  *         (smarm_sm_reply), by a token, by sh_drop when the interpreter
@@ -59,11 +41,10 @@ struct sm_engine {
 
 /* A running machine. Only its actor touches it. */
 struct sm {
-	struct smarm_sm_ctx sm_m;	     /* the interpreter's (the cx) */
-	struct smarm_gs_ctx sm_gs;	     /* its mailbox (gen_server.c) */
-	const struct smarm_behaviour *sm_be; /* plugin reference held */
-	const struct sm_engine *sm_en;	     /* its engine data */
-	bool sm_inited;			     /* smarm__sm_init ran */
+	struct smarm_sm_ctx sm_m;      /* the interpreter's (the cx) */
+	struct smarm_gs_ctx sm_gs;     /* its mailbox (gen_server.c) */
+	const struct sm_engine *sm_en; /* its engine data */
+	bool sm_inited;		       /* smarm__sm_init ran */
 	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
 };
 
@@ -96,12 +77,11 @@ static int sm_engine_build(const struct smarm_behaviour *be,
 		return SMARM_ENOMEM;
 	en->en_guard = calloc(p->pr_n + 1, sizeof *en->en_guard);
 	en->en_action = calloc(p->pr_n + 1, sizeof *en->en_action);
-	if (en->en_guard == NULL || en->en_action == NULL)
+	if (en->en_guard == NULL || en->en_action == NULL ||
+	    (rc = smarm__sm_ops_of(p, ops)) != 0)
 		goto err_free;
 	for (size_t i = 0; i < p->pr_n; i++) {
 		const struct bhv_op *op = &p->pr_ops[i];
-		ops[i].so_name = op->op_name;
-		ops[i].so_kind = op->op_kind;
 		rc = smarm__bhv_cif_prep(&en->en_guard[i], op, guard_lead, 1,
 					 &ffi_type_uint8);
 		if (rc == 0)
@@ -121,8 +101,7 @@ err_free:
 	return rc;
 }
 
-/* The engine data of be, built by its first machine (INV: published
- * once, never changed). */
+/* The engine data of be, built by its first machine (published once). */
 static int sm_engine_of(const struct smarm_behaviour *be,
 			const struct sm_engine **out)
 {
@@ -161,7 +140,7 @@ static const struct bhv_op *ev_op(const struct sm *s,
 {
 	if (ev->ev_kind < BHV_CAST || ev->ev_kind > BHV_INFO)
 		return NULL;
-	return &s->sm_be->bh_proto.pr_ops[ev->ev_op];
+	return &s->sm_gs.sv_be->bh_proto.pr_ops[ev->ev_op];
 }
 
 static bool h_guard(smarm_sm_ctx_t *m, void (*fn)(void),
@@ -258,7 +237,7 @@ static int h_next(smarm_sm_ctx_t *m, const char *name,
 {
 	struct sm *s = sm_of(m);
 	const struct bhv_op *op =
-		smarm__bhv_proto_find(&s->sm_be->bh_proto, name, 0);
+		smarm__bhv_proto_find(&s->sm_gs.sv_be->bh_proto, name, 0);
 	struct bhv_msg blk;
 	int rc;
 
@@ -318,7 +297,7 @@ static int h_queue_limit(smarm_sm_ctx_t *m, uint32_t limit)
 static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 		       const smarm_behaviour_t **out)
 {
-	return smarm__bhv_sibling(sm_of(m)->sm_be, name, out);
+	return smarm__bhv_sibling(sm_of(m)->sm_gs.sv_be, name, out);
 }
 
 static const struct smarm__sm_hooks sm_hooks = {
@@ -343,7 +322,6 @@ static struct sm *sm_of_gs(struct smarm_gs_ctx *sv)
 	return (struct sm *)((char *)sv - offsetof(struct sm, sm_gs));
 }
 
-/* Feed e, a request of the machine's behaviour, to the interpreter. */
 static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 {
 	struct sm *s = sm_of_gs(sv);
@@ -431,8 +409,7 @@ static const struct bhv_engine sm_engine_ops = {
 	.en_stop = sm_stop,
 };
 
-/* The machine's end report (smarm__bhv_report_end): its state and the
- * event its guard or action was handling. */
+/* The end report: the machine's state and the event it was handling. */
 static void sm_report_end(struct sm *s)
 {
 	const smarm_sm_ctx_t *m = &s->sm_m;
@@ -455,12 +432,9 @@ static void sm_report_end(struct sm *s)
 					   : NULL);
 }
 
-/*
- * The machine ends, on any path (the actor's cleanup handler): the call
- * in progress, the timers and every queued or postponed event first,
- * then the end both engines share (smarm__bhv_end: terminate, destroy,
- * INV-2).
- */
+/* The machine ends, on any path (its cleanup handler): the call in
+ * progress, the timers and every queued or postponed event first, then
+ * smarm__bhv_end (terminate, destroy: INV-2). */
 static void sm_end(void *arg)
 {
 	struct sm *s = arg;
@@ -505,7 +479,6 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	s = calloc(1, sizeof *s);
 	if (s == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	s->sm_be = be;
 	s->sm_en = en;
 	rc = smarm__bhv_open(&s->sm_gs, be, name, start, sup, sm_end, s,
 			     &s->sm_m, BHV_SELF_MACHINE);
@@ -550,7 +523,7 @@ const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)
 	const struct sm *s = (const struct sm *)((const char *)cx -
 						 offsetof(struct sm, sm_m));
 	*state = sm_state_name(
-		s->sm_be->bh_sm,
+		s->sm_gs.sv_be->bh_sm,
 		__atomic_load_n(&s->sm_m.m_state, __ATOMIC_RELAXED));
 	return &s->sm_gs;
 }

@@ -2,26 +2,23 @@
 /*
  * pack.c - typed values in and out of messages: an operation's
  * arguments (smarm_value_t arrays, C varargs, a stub's ffi arguments)
- * into one self-contained message block (bhv.h), the validation of a
- * block before use, unpacking into ffi argument arrays, the prepared
- * libffi call interfaces and the native call, and handler returns into
- * owned reply values. The one place that knows the C type of each
- * protocol type. A tuple travels as the bytes of its C struct (each
- * element copied to its offset, the padding zeroed), 8-aligned in the
- * block, so that a handler's by-value struct argument is read straight
- * from the block.
+ * into one self-contained block (bhv.h), a block's validation,
+ * unpacking into ffi arguments, the prepared call interfaces and the
+ * native call, and handler returns into owned reply values: the one
+ * place that knows each protocol type's C type. A tuple travels as its
+ * C struct's bytes (padding zeroed), 8-aligned, so a handler's by-value
+ * struct argument is read straight from the block.
  *
- * Ownership: a block is packed here, inline in its struct bhv_msg when
- * it fits (BHV_INLINE_MAX) or malloc'd, and belongs to whoever holds
- * the bhv_msg (an envelope, an event, a timer); reply values own their
- * STR/BYTES/TUPLE memory (malloc'd here, freed by smarm_value_release).
- * No locks; no shared state but the constant ffi type descriptions
- * (laid out statically, so libffi never writes them). Invariants: INV-1
- * a block smarm__bhv_pack made passes smarm__bhv_block_check for its
- * op; every str in it is NUL-terminated with no NUL inside, every
- * str/bytes/tuple lies inside the block, every tuple at an 8-aligned
- * offset with its bools 0 or 1. INV-2 a failed pack allocates nothing
- * and keeps nothing of its input. See: docs/architecture/behaviours.md.
+ * Ownership: a block is packed inline in its struct bhv_msg when it fits
+ * (BHV_INLINE_MAX), else malloc'd, and belongs to the bhv_msg's holder;
+ * reply values own their STR/BYTES/TUPLE memory (freed by
+ * smarm_value_release). No locks; no shared state but constant ffi type
+ * descriptions, laid out statically so libffi never writes them.
+ * Invariants: INV-1 a block smarm__bhv_pack made passes
+ * smarm__bhv_block_check for its op: every str NUL-terminated with no
+ * NUL inside, all data inside the block, every tuple 8-aligned with its
+ * bools 0 or 1. INV-2 a failed pack allocates nothing and keeps nothing
+ * of its input. See: docs/architecture/behaviours.md.
  */
 #include "bhv.h"
 
@@ -30,11 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * smarm_pid_t and smarm_bytes_t as libffi sees them, laid out here (a
- * size of 0 would make the first ffi_prep_cif write them, from whichever
- * thread prepares first).
- */
+/* smarm_pid_t and smarm_bytes_t for libffi, laid out here (a size of 0
+ * would make the first ffi_prep_cif write them, from any thread). */
 static ffi_type *pid_elems[] = { &ffi_type_uint64, NULL };
 ffi_type smarm__bhv_pid_ffi = { sizeof(smarm_pid_t), _Alignof(smarm_pid_t),
 				FFI_TYPE_STRUCT, pid_elems };
@@ -47,8 +41,7 @@ _Static_assert(sizeof(smarm_pid_t) == 8 && _Alignof(smarm_pid_t) == 8,
 	       "a pid is one uint64_t");
 _Static_assert(sizeof(smarm_bytes_t) == 16 && _Alignof(smarm_bytes_t) == 8,
 	       "smarm_bytes_t is a pointer and a size_t");
-/* A tuple's data is 8-aligned in a block (TUPLE_ALIGN); no element
- * needs more. */
+/* No tuple element needs more than a block's 8-byte alignment. */
 _Static_assert(_Alignof(max_align_t) >= 8 && _Alignof(double) <= 8 &&
 		       _Alignof(int64_t) <= 8,
 	       "no tuple element is aligned past 8");
@@ -83,11 +76,10 @@ ffi_type *smarm__bhv_ffi_type(int vtype)
 }
 
 /*
- * The direct call. The commonest handler shape, two pointers then up to
- * three 64-bit integer arguments returning nothing or a 64-bit integer
- * (a counter's add(i64) -> i64), is called through a C function type of
- * exactly that shape, with uint64_t for each integer (the same
- * representation as int64_t, passed the same way): no libffi on the hot
+ * The direct call: the commonest handler shape, two pointers then up to
+ * three 64-bit integers returning nothing or a 64-bit integer, is
+ * called through a C function type of that shape (uint64_t for every
+ * integer: int64_t is passed the same way), with no libffi on the hot
  * path. Every other shape goes through ffi_call.
  */
 typedef uint64_t (*direct0_fn)(void *, void *);
@@ -132,8 +124,8 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 		c->bc_types[k++] = lead[i];
 	for (unsigned i = 0; i < op->op_nargs; i++) {
 		const struct bhv_tuple *tu = bhv_arg_tuple(op, i);
-		/* libffi takes the type non-const; a laid-out aggregate is
-		 * only read (INV-3 of proto.c) */
+		/* libffi takes it non-const; it only reads a laid-out aggregate
+		 * (proto.c INV-3) */
 		c->bc_types[k++] =
 			tu != NULL ? (ffi_type *)&tu->tu_ffi
 				   : smarm__bhv_ffi_type(op->op_args[i]);
@@ -158,10 +150,7 @@ int smarm__bhv_cif_prep(struct bhv_cif *c, const struct bhv_op *op,
 	return 0;
 }
 
-/*
- * A direct shape's call (bc_direct not 0): the two pointers and up to
- * three 64-bit integers a[]; the return value into *ret.
- */
+/* A direct shape's call with integers a[]; its return into *ret. */
 static void direct_call(unsigned shape, void (*fn)(void), void *p0, void *p1,
 			const uint64_t *a, union bhv_ret *ret)
 {
@@ -280,12 +269,11 @@ static int data_check(int type, const void *p, size_t n)
 }
 
 /*
- * v's value as one of type t in *as, where it is one: an integer of any
- * integer type converts to another when its value fits (Erlang's
- * integers have no width; a C caller's literal is an int), and to a
- * bool when it is 0 or 1 (C's true and false are ints); a float
- * converts to the other float type when its value is exactly one of it
- * (or a NaN); nothing else converts. 0, or SMARM_EARGS.
+ * v as type t in *as where it is one: an integer converts to another
+ * integer type when its value fits (Erlang's integers have no width; a
+ * C literal is an int) and to a bool when 0 or 1; a float to the other
+ * float type when exactly representable (or a NaN); nothing else. 0 or
+ * SMARM_EARGS.
  */
 static int value_convert(int t, const smarm_value_t *v, smarm_value_t *as)
 {
@@ -327,11 +315,9 @@ static int value_convert(int t, const smarm_value_t *v, smarm_value_t *as)
 	return 0;
 }
 
-/*
- * v as a value of type t (a TUPLE: of tuple type tu) in *as, if it is
- * one in range (value_convert). 0 (and the data length of STR, BYTES
- * and TUPLE in *dlen), SMARM_EARGS or SMARM_ETOOBIG.
- */
+/* v as type t (a TUPLE: of tu) in *as, in range (value_convert): 0 and
+ * the STR, BYTES or TUPLE data length in *dlen, SMARM_EARGS or
+ * SMARM_ETOOBIG. */
 static int value_check(int t, const struct bhv_tuple *tu,
 		       const smarm_value_t *v, smarm_value_t *as, size_t *dlen)
 {
@@ -397,7 +383,6 @@ int smarm__bhv_msg_check(const struct bhv_op *op, const struct bhv_msg *m)
 	return smarm__bhv_block_check(op, b, b->bk_size);
 }
 
-/* Write scalar v (checked) into slot s. */
 static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 {
 	memset(s, 0, sizeof *s);
@@ -414,11 +399,8 @@ static void slot_put(struct bhv_slot *s, const smarm_value_t *v)
 	}
 }
 
-/*
- * value_check of args[0..nargs) for op's arguments into as[] and dlen[]:
- * 0, or the first refusal's status with *bad its index (nargs: the
- * count is wrong).
- */
+/* value_check of args into as[] and dlen[]: 0, or the first refusal's
+ * status with *bad its index (nargs: the count is wrong). */
 static int args_conv(const struct bhv_op *op, const smarm_value_t *args,
 		     size_t nargs, smarm_value_t *as, size_t *dlen, size_t *bad)
 {
@@ -437,11 +419,8 @@ static int args_conv(const struct bhv_op *op, const smarm_value_t *args,
 	return 0;
 }
 
-/*
- * Where argument data of type t and length dlen starts at or after off,
- * and *end where it ends: a tuple's at a multiple of 8, str and bytes
- * where the last ended.
- */
+/* Where data of type t and length dlen starts at or after off (a tuple's
+ * 8-aligned), and *end where it ends. */
 static size_t data_at(int t, size_t off, size_t dlen, size_t *end)
 {
 	if (t == SMARM_T_TUPLE)
@@ -450,8 +429,7 @@ static size_t data_at(int t, size_t off, size_t dlen, size_t *end)
 	return off;
 }
 
-/* Any op's arguments (str, bytes and tuples copied in), inline or
- * malloc'd. */
+/* Any op's arguments, data copied in, inline or malloc'd. */
 __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 					      const smarm_value_t *args,
 					      size_t nargs, struct bhv_msg *out)
@@ -511,11 +489,8 @@ __attribute__((noinline)) static int pack_any(const struct bhv_op *op,
 	return 0;
 }
 
-/*
- * The fast path: an op_small op whose arguments are all 64-bit integers
- * given as their own types (the commonest), which need no conversion or
- * range check: a leaf with no calls. Anything else: pack_any.
- */
+/* The fast path: an op_small op whose arguments are all 64-bit integers
+ * of their own types, needing no conversion: a leaf. Else pack_any. */
 static int pack_small(const struct bhv_op *op, const smarm_value_t *args,
 		      struct bhv_msg *out)
 {
@@ -547,10 +522,9 @@ int smarm__bhv_pack(const struct bhv_op *op, const smarm_value_t *args,
 }
 
 /*
- * A native caller's arguments (C varargs from *ap, else a stub's ffi
- * argument array av: bytes two entries, a tuple its struct) as values,
- * then packed. Scalars keep their promoted value, so a value out of its
- * type's range is refused by the pack, not cut.
+ * A native caller's arguments (varargs *ap, else a stub's ffi array av:
+ * bytes two entries, a tuple its struct) as values, then packed. Scalars
+ * keep their promoted value, so one out of range is refused, not cut.
  */
 static inline int pack_native(const struct bhv_op *op, va_list *ap,
 			      void *const *av, struct bhv_msg *out)
@@ -637,8 +611,7 @@ int smarm__bhv_block_check(const struct bhv_op *op, const void *p, size_t size)
 		size_t n;
 		if (s->sl_type != op->op_args[i])
 			return SMARM_EARGS;
-		/* A bool's byte must be 0 or 1 (BHV_ANY of its bool does
-		 * not look at the rest of the word). */
+		/* A bool's word must be 0 or 1 (BHV_ANY checks nothing). */
 		if (s->sl_type == SMARM_T_BOOL && s->sl_v.u > 1)
 			return SMARM_EARGS;
 		switch (s->sl_type) {

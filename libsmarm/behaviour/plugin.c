@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugin.c - the plugin loader: dlopen(3) a plugin, check its
- * descriptor (ABI major and minor, struct sizes), parse each behaviour's
- * protocol, match handlers to operations, prepare one libffi call
- * interface per operation, and keep the object mapped while anything
- * can still reach its code; then unload it. A refusal is reported to
- * the logger of the node whose actor asked (SMARM_REPORT_PLUGIN).
+ * plugin.c - the plugin loader: dlopen(3) a plugin, check its descriptor
+ * (ABI, struct sizes), parse each behaviour's protocol, match handlers
+ * to operations, prepare each operation's libffi call interface, and
+ * keep the object mapped while anything can still reach its code. A
+ * refusal is reported to the logger of the asking actor's node.
  *
- * Lifetime. A plugin is counted: pl_refs holds one reference per host
- * open (smarm_plugin_open; pl_opens counts those), per running server of
- * one of its behaviours, per envelope carrying one of its messages, per
- * reply token and per timer. The last reference unloads it: out of the
- * table, the preemption allowance of its text ended, its stubs' closures
- * freed, then dlclose. Nothing is unloaded while a reference is held, so
- * no code of it can run after dlclose.
+ * Lifetime: pl_refs counts each host open (pl_opens counts those), each
+ * running server of its behaviours, each envelope, reply token and
+ * timer. The last reference unloads it: out of the table, its text's
+ * preemption allowance ended, its stubs freed, then dlclose; so no code
+ * of it runs after dlclose.
  *
  *   OPENING --(checks pass)--> OPEN (pl_opens > 0, in the table)
  *   OPEN --(close: pl_opens 0, refs left)--> HELD (in the table: a
@@ -21,31 +18,27 @@
  *   OPEN/HELD --(last reference)--> unloaded (freed)
  *
  * Ownership: struct bhv_plugin and its behaviours are malloc'd here and
- * freed by the last unref. Behaviour descriptors are the plugin's (its
- * const data), copied into the behaviour up to struct_size, the rest
- * zeroed (an older minor's descriptor reads as the current struct with
- * its newer fields at their defaults).
- * Locking: plugins_lock (a process-wide pthread mutex: plugin loading
- * is process-wide, like dlopen itself; never held while plugin code
- * runs, taken inside no runtime lock) guards the table (pl_next) and
- * pl_opens and pl_stubs. pl_refs is atomic.
+ * freed by the last unref. A behaviour descriptor (the plugin's const
+ * data) is copied up to its struct_size, the rest zeroed, so an older
+ * minor's reads as the current struct with its newer fields defaulted.
+ * Locking: plugins_lock (process-wide, like dlopen; never held while
+ * plugin code runs, taken inside no runtime lock) guards the table
+ * (pl_next), pl_opens and pl_stubs. pl_refs is atomic.
  * Invariants: INV-1 a plugin in the table has pl_refs > 0. INV-2
  * pl_refs >= pl_opens. INV-3 a plugin's behaviours (pl_beh, pl_nbeh,
- * each protocol and descriptor copy) are constant once it is in the
- * table. INV-4 pl_refs reaches 0 once, and only
- * then is the object unloaded. INV-5 a loaded gen_server behaviour has
- * a create (the engine calls it unchecked; every other callback it
- * checks for NULL, and gen_statem's create may be NULL: data NULL).
- * INV-6 dlopen is only given a path (it holds a '/') to a regular
- * file, never "" or a bare name (check_file). INV-7 a loaded plugin
- * binds to this runtime, never to a second copy (check_one_runtime).
- * INV-8 unless the caller passes SMARM_PLUGIN_ALLOW_INSECURE, a loaded
- * file and each directory on its real path is owned by the caller or
- * root and writable by no one else (sticky directories aside:
- * check_trust). smarm_plugin_check_fd applies the same rules to a file
- * the host opened: the file's half to the open file itself (fstat), the
- * directories' half to those above the real path of its name, which
- * must still be the opened file.
+ * protocols, descriptor copies) are constant once it is in the table.
+ * INV-4 pl_refs reaches 0 once, and only then is the object unloaded.
+ * INV-5 a loaded gen_server behaviour has a create (the engine calls it
+ * unchecked; it checks every other callback, and a gen_statem's create
+ * may be NULL). INV-6 dlopen is only given a path (holding a '/') to a
+ * regular file (check_file). INV-7 a loaded plugin binds to this
+ * runtime, never a second copy (check_one_runtime). INV-8 unless the
+ * caller passes SMARM_PLUGIN_ALLOW_INSECURE, a loaded file and each
+ * directory on its real path is owned by the caller or root and
+ * writable by no one else, sticky directories aside (check_trust);
+ * smarm_plugin_check_fd applies the file's half to the open file and
+ * the directories' half to those above its name's real path, which must
+ * still be the opened file.
  * See: docs/plugins.md, docs/architecture/behaviours.md.
  */
 #include "bhv.h"
@@ -98,11 +91,8 @@ say(int rc, char *msg, size_t msglen, const char *fmt, ...)
 	return rc;
 }
 
-/*
- * The minimum sizes ABI 1.0 requires: every field before reserved, as
- * it began (format_status took the first reserved word later: a
- * descriptor that ends before it has none).
- */
+/* The minimum sizes ABI 1.0 requires: every field before reserved as it
+ * began (format_status later took the first reserved word). */
 #define DESC_MIN offsetof(smarm_plugin_desc_t, reserved)
 #define GS_MIN offsetof(smarm_gs_desc_t, format_status)
 #define SM_MIN offsetof(smarm_sm_desc_t, format_status)
@@ -328,11 +318,8 @@ void smarm__bhv_plugin_unref(const struct smarm_behaviour *b)
 	plugin_unref(b->bh_pl);
 }
 
-/*
- * What dlopen is given must be a file by a path (INV-6): "" would open
- * the main program, a bare name would search the library path, and a
- * FIFO or a device would block dlopen's read for ever.
- */
+/* dlopen gets a file by a path (INV-6): "" would open the main program,
+ * a bare name would search the library path. */
 static int check_file(const char *path, char *msg, size_t msglen)
 {
 	if (path[0] == '\0')
@@ -353,11 +340,10 @@ static bool trusted_owner(uid_t uid)
 }
 
 /*
- * Whether group write on st is harmless: the group is root's, or it is
- * our own private group (our egid, named as we are, listing no member
- * but us), as a umask of 002 under the user-private-group scheme leaves
- * every file. A shared primary group (such as "users") lists none of
- * the users whose primary group it is, so the name must match too.
+ * Whether group write on st is harmless: the group is root's, or our
+ * private one (our egid, named as we are, listing no member but us), as
+ * a umask of 002 under user-private groups leaves every file. A shared
+ * primary group lists none of its users, so the name must match too.
  */
 static bool private_group(const struct stat *st)
 {
@@ -410,18 +396,14 @@ static int resolve_or_say(const char *path, char *resolved, char *msg,
 }
 
 /*
- * The trust model (INV-8): a file loaded as code, and every directory on
- * its real path, is owned by the caller (euid) or root, and is writable
- * by no one else: no world write bit, no group write bit unless the
- * group is root's or the caller's private one (private_group), except
- * on a directory with the sticky bit (/tmp), where others cannot rename
- * or remove what the caller owns. Otherwise another user could change
- * the code. resolved is path's real path, the one then loaded, so no
- * symbolic link on the way can be pointed elsewhere after the check.
- *
- * trust_one checks one of them on its status st: the file's own (dir
- * NULL; from stat(2) of the path, or fstat(2) of an open file), or
- * that of dir, a directory above it; check_dir_trust walks those.
+ * The trust model (INV-8): a file loaded as code and every directory on
+ * its real path is owned by the caller (euid) or root and writable by no
+ * one else: no world write bit, no group write bit unless the group is
+ * root's or the caller's private one, except on a sticky directory
+ * (/tmp), where others cannot rename or remove what the caller owns.
+ * resolved is the real path, the one then loaded, so no symbolic link
+ * can be pointed elsewhere after the check. trust_one checks one status
+ * st: the file's (dir NULL; stat(2) or fstat(2)) or directory dir's.
  */
 static int trust_one(const char *path, const char *dir, const struct stat *st,
 		     char *msg, size_t msglen)
@@ -483,10 +465,7 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
 }
 
-/*
- * A regular file (a FIFO or a device would block a read for ever): st
- * is path's status.
- */
+/* A regular file: a FIFO or a device would block a read for ever. */
 static int check_regular(const char *path, const struct stat *st, char *msg,
 			 size_t msglen)
 {
@@ -502,11 +481,8 @@ static int check_regular(const char *path, const struct stat *st, char *msg,
 					   : "not a file");
 }
 
-/*
- * A regular file and, unless flags allow otherwise, one only we and
- * root control. Its real path goes to resolved (PATH_MAX bytes): the
- * path to load, which the trust check looked at.
- */
+/* A regular file and, unless flags allow otherwise, one only we and root
+ * control; its real path, to load, goes to resolved (PATH_MAX bytes). */
 static int check_path(const char *path, unsigned flags, char *resolved,
 		      char *msg, size_t msglen)
 {
@@ -563,8 +539,7 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 	rc = trust_one(path, NULL, &st, msg, msglen);
 	if (rc != 0)
 		return rc;
-	/* The directories' half needs its directories: path must still
-	 * name the opened file, or they are another file's. */
+	/* The directories' half: path must still name the opened file. */
 	rc = resolve_or_say(path, resolved, msg, msglen);
 	if (rc == 0)
 		rc = stat_or_say(resolved, path, &named, msg, msglen);
@@ -579,11 +554,9 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 }
 
 /*
- * One runtime per process (INV-7): the runtime the plugin's scope (the
- * object and what it links) defines must be this one. A host that links
- * libsmarm.a loading a plugin linked with -lsmarm gets libsmarm.so as
- * well, a second runtime with no node, no actors and tables of its own:
- * every call the plugin makes would then fail as made outside an actor.
+ * One runtime per process (INV-7): a host that links libsmarm.a and
+ * loads a plugin linked with -lsmarm gets a second runtime, with no node
+ * and tables of its own, where every call the plugin makes would fail.
  */
 static int check_one_runtime(void *dl, const char *path, char *msg,
 			     size_t msglen)
@@ -636,12 +609,8 @@ int smarm_plugin_open(const char *path, smarm_plugin_t **out, char *msg,
 static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 		       char *msg, size_t msglen);
 
-/*
- * The loader's refusals are reported (SMARM_REPORT_PLUGIN, ERROR) to
- * the node of the actor that asked, with the message the caller gets;
- * from a plain thread there is no node to tell, and the caller has the
- * message.
- */
+/* A refusal is reported (SMARM_REPORT_PLUGIN) to the asking actor's
+ * node with the caller's message; a plain thread has no node to tell. */
 int smarm_plugin_open_flags(const char *path, unsigned flags,
 			    smarm_plugin_t **out, char *msg, size_t msglen)
 {
@@ -695,7 +664,7 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	}
 	rc = check_one_runtime(dl, path, msg, msglen);
 	if (rc != 0)
-		goto refused;
+		goto out_dlclose;
 	*(void **)&entry = dlsym(dl, SMARM_PLUGIN_ENTRY_NAME);
 	d = entry != NULL
 		    ? entry(SMARM_PLUGIN_ABI_MAJOR, SMARM_PLUGIN_ABI_MINOR)
@@ -724,18 +693,15 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 	else if ((pl = calloc(1, sizeof *pl)) == NULL)
 		rc = SMARM_ENOMEM;
 	if (rc != 0)
-		goto refused;
+		goto out_dlclose;
 	pl->pl_dl = dl;
 	pl->pl_desc = d;
 	pl->pl_text = *(const void **)&entry;
 	atomic_init(&pl->pl_refs, 1);
 	pl->pl_opens = 1;
 	rc = load_behaviours(pl, path, msg, msglen);
-	if (rc != 0) {
-		behaviours_free(pl);
-		free(pl);
-		goto refused;
-	}
+	if (rc != 0)
+		goto out_free_pl;
 	pl->pl_allowed = smarm_preempt_allow_object(pl->pl_text) == 0;
 	pthread_mutex_lock(&plugins_lock);
 	/* Another thread may have opened the same object meanwhile. */
@@ -747,17 +713,15 @@ static int plugin_open(const char *path, unsigned flags, smarm_plugin_t **out,
 		plugins = pl;
 	}
 	pthread_mutex_unlock(&plugins_lock);
-	if (old != NULL) {
-		/* Ours was never published: unload it (the allowance is a
-		 * set membership the table's plugin shares, so keep it). */
-		behaviours_free(pl);
-		dlclose(dl);
-		free(pl);
-		pl = old;
-	}
-	*out = (smarm_plugin_t *)pl;
-	return 0;
-refused:
+	*out = (smarm_plugin_t *)(old != NULL ? old : pl);
+	if (old == NULL)
+		return 0;
+	/* Ours was never published: unload it (keep the allowance, a set
+	 * membership the table's plugin shares). */
+out_free_pl:
+	behaviours_free(pl);
+	free(pl);
+out_dlclose:
 	dlclose(dl);
 	return rc;
 }
@@ -862,19 +826,16 @@ bool smarm__bhv_valid(const struct smarm_behaviour *b)
 }
 
 /*
- * Typed stubs. A stub is a C function pointer of the operation's own
- * type (smarm_server_stub) that lands in its body (gen_server_api.c,
- * stub_fun) with libffi's closure calling convention: an array of
- * pointers to the arguments. Most stubs are one of the arch layer's
- * register-saving thunks (arch.h): the thunk saves the argument
- * registers and calls thunk_call, which points at each argument where
- * the SysV ABI put it, by a plan made once per stub (st_loc). A libffi
- * closure did the same by classifying every argument at every call:
- * 540 instructions of a gen_server call's 2,240 (callgrind). A stub
- * whose parameters the plan does not cover (an aggregate other than a
- * pid), or made when every thunk is taken, is a libffi closure as
- * before. Stubs live until their plugin is unloaded; asking twice for
- * the same operation's stub returns the same one.
+ * Typed stubs: a C function pointer of the operation's own type
+ * (smarm_server_stub) landing in its body (gen_server_api.c, stub_fun)
+ * with libffi's closure convention (an array of argument pointers).
+ * Most stubs are arch.h's register-saving thunks, whose thunk_call
+ * points at each argument where the SysV ABI put it by a plan made once
+ * per stub (st_loc): a libffi closure classified every argument at every
+ * call, 540 instructions of a gen_server call's 2,240. A stub the plan
+ * does not cover (an aggregate other than a pid), or made when every
+ * thunk is taken, is a libffi closure. Stubs live until their plugin
+ * unloads; one operation's stub is made once.
  */
 static struct bhv_stub *_Atomic thunk_stubs[SMARM__THUNKS]; /* plugins_lock
 							       writes */

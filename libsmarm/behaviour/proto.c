@@ -2,7 +2,8 @@
 /*
  * proto.c - the protocol parser: a behaviour's protocol text (the
  * grammar of smarm_plugin.h's Model) into a struct bhv_proto, once, at
- * load. The grammar, with '#' starting a comment to the end of a line:
+ * load. '#' starts a comment to the end of the line; spaces and tabs
+ * separate tokens:
  *
  *     protocol := { sep } [ op { sep { sep } op } { sep } ]
  *     sep      := newline | ';'
@@ -14,15 +15,13 @@
  *     scalar   := i8 | i16 | i32 | i64 | u8 | u16 | u32 | u64 | f32 |
  *                 f64 | bool | pid
  *
- * with spaces and tabs between tokens. A refusal names the line and
- * column (both from 1) of the offending token and what was expected.
- * A tuple holds only fixed-size scalars: a str or bytes inside would be
- * a pointer with no owner in the handler's struct, and a nested tuple
- * buys nothing a flat one lacks; both are refused by name.
+ * A refusal names the line and column (from 1) of the offending token
+ * and what was expected. A tuple holds no str or bytes (a pointer with
+ * no owner in the handler's struct) and no tuple (a flat one does as
+ * well); both are refused by name.
  *
- * Ownership: the parsed ops array, and each op's tuple types (op_tup),
- * are malloc'd here and freed by smarm__bhv_proto_free. No locks, no
- * state: a pure function.
+ * Ownership: the ops array and each op's tuple types (op_tup) are
+ * malloc'd here, freed by smarm__bhv_proto_free. No locks, no state.
  * Invariants: INV-1 a parsed protocol has at most SMARM_OPS_MAX ops, each
  * of at most SMARM_OP_ARGS_MAX arguments, names unique and valid C
  * identifiers; arguments are never VOID. INV-2 a failed parse leaves
@@ -84,7 +83,6 @@ const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,
 	return buf;
 }
 
-/* The parser's position in the text. */
 struct cursor {
 	const char *s;	 /* the next byte */
 	unsigned line;	 /* of s, from 1 */
@@ -131,7 +129,6 @@ static void skip_blank(struct cursor *c)
 	}
 }
 
-/* Skip blanks and separators. */
 static void skip_seps(struct cursor *c)
 {
 	for (;;) {
@@ -175,11 +172,8 @@ static bool word_is(const char *s, size_t n, const char *w)
 	return strlen(w) == n && memcmp(s, w, n) == 0;
 }
 
-/*
- * The first 8 bytes of NUL-terminated name as one word, zero-padded (a
- * shorter name's NUL and what follows it are zeros); *len (if not
- * NULL): how many of them are the name's (8: it may go on).
- */
+/* The first 8 bytes of name as one word, zero-padded; *len (may be NULL):
+ * how many are the name's (8: it may go on). */
 static uint64_t name_key(const char *name, size_t *len)
 {
 	uint64_t key = 0;
@@ -194,8 +188,7 @@ static uint64_t name_key(const char *name, size_t *len)
 	return key;
 }
 
-/* The type named at c->s (a scalar, str or bytes), or 0; *len: the
- * name's length. */
+/* The type named at c->s (scalar, str, bytes) or 0; *len: its length. */
 static int type_at(const struct cursor *c, size_t *len)
 {
 	size_t n = id_len(c);
@@ -206,11 +199,8 @@ static int type_at(const struct cursor *c, size_t *len)
 	return 0;
 }
 
-/*
- * Lay tuple tu out as libffi (and a C compiler) lays out its struct: its
- * ffi_type points at its own tu_elems, so this runs once tu is where it
- * stays (INV-3). 0, or SMARM_EINTERNAL (libffi refused).
- */
+/* Lay tuple tu out as C lays out its struct, once tu stays where it is
+ * (its ffi_type points at tu_elems; INV-3). 0 or SMARM_EINTERNAL. */
 static int tuple_layout(struct bhv_tuple *tu)
 {
 	for (unsigned i = 0; i < tu->tu_n; i++)
@@ -228,11 +218,8 @@ static int tuple_layout(struct bhv_tuple *tu)
 	return 0;
 }
 
-/*
- * Parse a tuple type at c->s ('(') into a new entry of op's op_tup, its
- * index in *tix. It is laid out later (tuple_layout), once op_tup
- * stops growing.
- */
+/* Parse a tuple type at c->s ('(') into a new op_tup entry, its index in
+ * *tix; laid out once op_tup stops growing. */
 static int parse_tuple(struct cursor *c, struct bhv_op *op, uint8_t *tix)
 {
 	struct bhv_tuple *tu;
@@ -283,10 +270,8 @@ static int parse_tuple(struct cursor *c, struct bhv_op *op, uint8_t *tix)
 	return 0;
 }
 
-/*
- * Parse a type at c->s into *t (argument types refuse void); a tuple's
- * index in op's op_tup goes to *tix.
- */
+/* Parse a type at c->s into *t (an argument's refuses void); a tuple's
+ * op_tup index into *tix. */
 static int parse_type(struct cursor *c, bool arg, struct bhv_op *op, uint8_t *t,
 		      uint8_t *tix)
 {
@@ -421,9 +406,8 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			   size_t msglen)
 {
 	struct cursor c = { text, 1, text, msg, msglen };
-	struct bhv_op *ops = NULL;
 	size_t cap = 0;
-	int rc = 0;
+	int rc;
 
 	p->pr_ops = NULL;
 	p->pr_n = 0;
@@ -432,7 +416,7 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 	for (;;) {
 		skip_seps(&c);
 		if (*c.s == '\0')
-			break;
+			return 0;
 		if (p->pr_n == SMARM_OPS_MAX) {
 			rc = refuse(&c, "more than %d operations",
 				    SMARM_OPS_MAX);
@@ -443,27 +427,22 @@ int smarm__bhv_proto_parse(const char *text, struct bhv_proto *p, char *msg,
 			struct bhv_op *nops;
 			if (ncap > SMARM_OPS_MAX)
 				ncap = SMARM_OPS_MAX;
-			nops = realloc(ops, ncap * sizeof *ops);
+			nops = realloc(p->pr_ops, ncap * sizeof *nops);
 			if (nops == NULL) {
 				rc = SMARM_ENOMEM;
 				break;
 			}
-			ops = nops;
+			p->pr_ops = nops;
 			cap = ncap;
-			p->pr_ops = ops;
 		}
-		rc = parse_op(&c, p, &ops[p->pr_n]);
+		rc = parse_op(&c, p, &p->pr_ops[p->pr_n]);
 		if (rc != 0)
 			break;
-		ops[p->pr_n].op_index = (uint16_t)p->pr_n;
+		p->pr_ops[p->pr_n].op_index = (uint16_t)p->pr_n;
 		p->pr_n++;
 	}
-	if (rc != 0) {
-		smarm__bhv_proto_free(p); /* the ops parsed (INV-2) */
-		return rc;
-	}
-	p->pr_ops = ops;
-	return 0;
+	smarm__bhv_proto_free(p); /* the ops parsed (INV-2) */
+	return rc;
 }
 
 void smarm__bhv_proto_free(struct bhv_proto *p)

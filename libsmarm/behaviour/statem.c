@@ -1,86 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * statem.c - gen_statem as data: the checker the loader runs on every
- * machine table (smarm_sm_desc_t of abi/smarm/smarm_plugin.h), the
- * dispatch tables built from it, and the interpreter that runs a table.
+ * machine table (smarm_sm_desc_t), the dispatch tables built from it,
+ * and the interpreter that runs a table. What the checker refuses and
+ * how a machine runs are docs/plugins.md's "What the loader checks" and
+ * "The run" (here timeout rows may postpone too).
  *
- * The checker. A table is accepted only if
- *   1. every field and row is well formed: at least one state, each
- *      named; initial in range; each row's state in range or
- *      SMARM_SM_ANY, its kind and tail known, POSTPONE only on CAST,
- *      CALL, INFO and the three timeout kinds' rows, a TO target in range,
- * DYNAMIC with an action, and op naming an operation of the row's kind (CAST,
- *      CALL, INFO), a declared timeout (TIMEOUT) or NULL for any;
- *      kinds without a name (STATE_TIMEOUT, EVENT_TIMEOUT, SHUTDOWN,
- *      EXIT) take op NULL. Else SMARM_EPROTOCOL.
- *   2. every row can match (SMARM_EUNREACHABLE otherwise). Rows are
- *      tried in the interpreter's order: the POSTPONE rows first, in
- *      table order, then the others in table order. A row is shadowed
- *      when every event it matches - each state it names (one, or all
- *      for ANY) times each operation it names (one, or all of its kind
- *      for NULL) - is already taken by an earlier unguarded row. So a
- *      union of earlier rows shadows too, and a NULL-op row of a kind
- *      the protocol has no operation of matches nothing.
- *   3. every event that can reach a state has a row that always takes
- *      it, an unguarded one (SMARM_ENOTEXHAUSTIVE otherwise): each cast
- *      and call operation, each declared timeout name, STATE_TIMEOUT
- *      and EVENT_TIMEOUT when flags say the machine arms them. INFO,
- *      SHUTDOWN and EXIT have built-in rows after the table's
- *      (unhandled, stop, dropped), so need none.
- * One pass over the rows in that order does 2 and 3: a cell per
- * (kind, state, operation) holds the first unguarded row that takes it.
+ * The checker: one pass over the rows in matching order (POSTPONE rows
+ * first, each group in table order) fills a cell per (kind, state,
+ * operation) with the first unguarded row that takes it. A row that
+ * finds none of its cells free is shadowed (SMARM_EUNREACHABLE); a cell
+ * left empty for an event that can come is SMARM_ENOTEXHAUSTIVE.
  *
- * The interpreter. A machine (struct smarm_sm_ctx) is fed events by its
- * loop (smarm__sm_step, smarm__sm_fire). Each event goes to the first
- * row of its cell's candidate list whose guard passes (the tables keep,
- * per cell, the rows that match it in matching order, so a POSTPONE row
- * is tried before the others and its action never runs). Then:
- *   POSTPONE   the event joins m_post (FIFO);
- *   UNHANDLED  the action runs, the event is dropped (a call: EDOWN);
- *   TO, DYNAMIC, STAY, REPEAT, STOP  the action runs, then the next
- *              state is the target, the action's value, the current
- *              one, or the machine ends; a next state other than the
- *              current one is a real transition: the state timeout is
- *              cancelled, the new state's enter runs (with the previous
- *              state), and the postponed events go to the front of the
- *              internal queue m_q; REPEAT runs the current enter again
- *              and is no transition. The action's next events
- *              (smarm_sm_next_event) then go to the front of m_q.
- * No row: SHUTDOWN ends the machine, anything else is dropped. Every
- * event but the event timeout's own cancels the event timeout. m_q is
- * drained before the loop takes another external event. A dynamic tail
- * to a state that does not exist ends the machine as crashed.
+ * The interpreter: the loop feeds a machine (struct smarm_sm_ctx)
+ * events (smarm__sm_step, smarm__sm_fire). Each goes to the first row
+ * of its cell's candidate list whose guard passes. A POSTPONE row's
+ * event joins m_post; any other row's action runs (UNHANDLED: then the
+ * event is dropped) and its tail names the next state. A real
+ * transition cancels the state timeout, runs the new state's enter and
+ * moves m_post to the front of m_q; the action's next events (m_next)
+ * go before them. No row: SHUTDOWN ends the machine, anything else is
+ * dropped. m_q is drained before the next external event.
  *
- * Phases (m_phase): IDLE -> INIT (init runs) -> IDLE; IDLE -> ENTER
+ * Phases (m_phase): IDLE -> INIT (init) -> IDLE; IDLE -> ENTER
  * (sm_enter) -> IDLE; IDLE -> ACTION (sm_dispatch) -> IDLE; any -> DONE
  * (smarm__sm_fini). The smarm_sm_* calls check it (statem_api.c).
  *
- * Ownership: the checker keeps nothing. The tables belong to the
- * behaviour (built at load, freed at unload). A machine belongs to its
- * actor; each event it takes it hands back to the loop's sh_drop exactly
- * once (handled, dropped, or at the end in smarm__sm_fini).
+ * Ownership: the checker keeps nothing; the tables belong to the
+ * behaviour (built by its first machine, freed at unload); a machine to
+ * its actor; each event the machine takes goes back to the loop through
+ * sh_drop exactly once.
  * Locking: none: tables are constant once built; a machine is touched
  * only by its own actor.
  * Invariants:
  *   INV-1 a checker cell, once set, holds the first unguarded row in
  *         matching order that takes its event: it is never overwritten.
  *   INV-2 after an event, m_q is: its next events, then (after a real
- *         transition) every event postponed before it in FIFO order,
- *         then what m_q held; so next events run before postponed ones,
- *         and both before any external event.
+ *         transition) the events postponed before, in FIFO order, then
+ *         what m_q held; so next events run before postponed ones, and
+ *         both before any external event.
  *   INV-3 a timer's fire counts only while its generation is the live
  *         one (tm_gen); arming again or cancelling makes it stale.
  *         m_narmed counts the timers whose tm_gen is not 0. A timer
- *         armed with 0 starts no timer (OTP): when the callback that
- *         armed it is done, its event joins the back of m_q, after the
- *         events queued (an event timeout is cancelled by them
- *         instead), so it runs before any external event not yet
- *         taken; it carries its generation (ev_seq) and counts only if
+ *         armed with 0 starts no timer (OTP): when its callback is done
+ *         its event joins the back of m_q (an event timeout is cancelled
+ *         by the events queued instead), so it runs before any external
+ *         event; it carries its generation (ev_seq) and counts only if
  *         still live then.
  *   INV-4 while an event's guards or action run, m_cur names it and no
- *         queue holds it: a machine ending then (a crash, a stop) hands
- *         it to sh_drop from m_cur; at any other time every event the
- *         machine holds is in m_q, m_post or m_next.
+ *         queue holds it: a machine ending then hands it to sh_drop from
+ *         m_cur; at any other time every event the machine holds is in
+ *         m_q, m_post or m_next.
  * See: docs/plugins.md (gen_statem).
  */
 #include "statem.h"
@@ -123,7 +93,6 @@ static const char *sm_kind_name(int kind)
 	return kind >= 1 && kind <= SM_NKINDS ? sm_kind_names[kind] : "?";
 }
 
-/* The checker's view of one machine. */
 struct sm_chk {
 	const smarm_sm_desc_t *c_d;	  /* the machine */
 	const struct smarm__sm_op *c_ops; /* its operations */
@@ -181,10 +150,8 @@ static const char *sm_row_op(const smarm_sm_row_t *r)
 	return "";
 }
 
-/*
- * The slot of row r's op among its kind's: 0.. ; -1 for any (op NULL);
- * -2 the op names nothing of that kind.
- */
+/* The slot of row r's op among its kind's; -1: any (op NULL); -2: the
+ * op names nothing of that kind. */
 static long sm_row_slot(const struct sm_chk *c, const smarm_sm_row_t *r)
 {
 	long slot = 0;
@@ -210,11 +177,8 @@ static long sm_row_slot(const struct sm_chk *c, const smarm_sm_row_t *r)
 	return -2; /* a kind without names: op must be NULL */
 }
 
-/*
- * The slots per state of each kind, into w[kind - 1]: its operations,
- * its declared timeouts, or one; slot[i] (slot may be NULL): operation
- * i's among its kind's.
- */
+/* Slots per state of each kind into w[kind - 1] (its operations, its
+ * timeouts, or one); slot[i] (may be NULL): operation i's slot. */
 static void sm_widths(const smarm_sm_desc_t *d, const struct smarm__sm_op *ops,
 		      size_t n_ops, size_t *w, int32_t *slot)
 {
@@ -330,11 +294,8 @@ static int sm_check_row(struct sm_chk *c, size_t i)
 	return 0;
 }
 
-/*
- * Parts 2 and 3 for row i (in matching order): whether some cell it
- * matches is still free (else it is shadowed); then, if unguarded, it
- * takes the free ones (INV-1).
- */
+/* Parts 2 and 3 for row i, in matching order: a row none of whose cells
+ * is free is shadowed; an unguarded row takes the free ones (INV-1). */
 static int sm_place_row(struct sm_chk *c, size_t i)
 {
 	const smarm_sm_desc_t *d = c->c_d;
@@ -419,16 +380,15 @@ int smarm__sm_check_ops(const smarm_sm_desc_t *d,
 			const struct smarm__sm_op *ops, size_t n_ops, char *msg,
 			size_t msglen)
 {
-	struct sm_chk c = { 0 };
+	struct sm_chk c = { .c_d = d,
+			    .c_ops = ops,
+			    .c_nops = n_ops,
+			    .c_msg = msg,
+			    .c_msglen = msglen };
 	int rc;
 
 	if (d == NULL || (n_ops > 0 && ops == NULL))
 		return SMARM_EINVAL;
-	c.c_d = d;
-	c.c_ops = ops;
-	c.c_nops = n_ops;
-	c.c_msg = msg;
-	c.c_msglen = msglen;
 	if (msg != NULL && msglen > 0)
 		msg[0] = '\0';
 	rc = sm_check_fields(&c);
@@ -467,11 +427,7 @@ out_free:
 	return rc;
 }
 
-/*
- * The protocol's operations as the checker sees them (kinds as
- * smarm_sm_kind), in protocol order. 0 or SMARM_EPROTOCOL (too many).
- */
-static int sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
+int smarm__sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops)
 {
 	if (p->pr_n > SMARM_OPS_MAX)
 		return SMARM_EPROTOCOL;
@@ -489,17 +445,15 @@ int smarm__sm_check(const smarm_sm_desc_t *d, const struct bhv_proto *p,
 
 	if (d == NULL || p == NULL)
 		return SMARM_EINVAL;
-	if (sm_ops_of(p, ops) != 0)
+	if (smarm__sm_ops_of(p, ops) != 0)
 		return SMARM_EPROTOCOL;
 	return smarm__sm_check_ops(d, ops, p->pr_n, msg, msglen);
 }
 
 /* ==== The dispatch tables ==== */
 
-/*
- * A cell's candidate list holds more entries than this in total: the
- * tables keep only the matching order and each event scans it.
- */
+/* Past this many candidate list entries in all, the tables keep only
+ * the matching order, scanned per event. */
 #define SM_LIST_MAX ((size_t)1 << 20)
 
 struct smarm__sm_tables {
@@ -535,11 +489,9 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t)
 	free(t);
 }
 
-/*
- * The candidate lists of t's cells (each row that takes the cell, of
- * the n in st_ord, then UINT32_MAX): their total length, counted until
- * it passes SM_LIST_MAX; written too once st_list and st_start are.
- */
+/* The total length of t's candidate lists (each cell's rows of the n in
+ * st_ord, then UINT32_MAX), counted until past SM_LIST_MAX; written too
+ * once st_list and st_start are. */
 static size_t sm_lists(struct smarm__sm_tables *t, size_t n)
 {
 	size_t at = 0;
@@ -647,7 +599,6 @@ static long sm_match(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev)
 	return -1;
 }
 
-/* Push ev at the back of ring r. 0 or SMARM_ENOMEM. */
 static int sm_push(struct smarm__ring *r, const struct smarm__sm_ev *ev)
 {
 	const size_t esz = sizeof *ev;
@@ -697,10 +648,8 @@ static void sm_enter(struct smarm_sm_ctx *m, int32_t prev)
 	m->m_reenter = false;
 }
 
-/*
- * A real transition to next: cancel the state timeout, enter, and queue
- * the postponed events before the internal queue (INV-2).
- */
+/* A real transition to next: cancel the state timeout, enter, queue the
+ * postponed events before m_q (INV-2). */
 static void sm_transition(struct smarm_sm_ctx *m, int32_t next)
 {
 	int32_t prev = m->m_state;
@@ -771,12 +720,8 @@ static bool sm_is_zero_event(const struct smarm__sm_ev *e)
 	       sm_kind_is_timeout(e->ev_kind);
 }
 
-/*
- * A callback (an action, or init and the first enter) is done: its next
- * events go before anything queued, the postponed events a transition
- * released included (INV-2), then the events of timeouts it armed with
- * 0 (INV-3).
- */
+/* A callback is done: its next events go before anything queued (INV-2),
+ * then the events of timeouts it armed with 0 (INV-3). */
 static inline void sm_callback_done(struct smarm_sm_ctx *m)
 {
 	if (smarm__ring_len(&m->m_next) > 0 &&
@@ -786,7 +731,6 @@ static inline void sm_callback_done(struct smarm_sm_ctx *m)
 		sm_zero_flush(m);
 }
 
-/* Dispatch one event (m owns it now). */
 static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 {
 	const smarm_sm_row_t *r;
@@ -811,8 +755,7 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	r = &m->m_d->rows[i];
 	if (r->tail == SMARM_SM_POSTPONE) {
 		m->m_cur = NULL;
-		/* A zero timer's event replays as a plain timeout event,
-		 * not as one to check against its (spent) timer. */
+		/* A zero timer's event replays as a plain timeout event. */
 		if (ev->ev_call == NULL && sm_kind_is_timeout(ev->ev_kind))
 			ev->ev_seq = 0;
 		if (sm_push(&m->m_post, ev) != 0) {
@@ -854,7 +797,6 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 	sm_callback_done(m);
 }
 
-/* Dispatch the internal queue until it is empty or the machine ends. */
 static bool sm_drain(struct smarm_sm_ctx *m)
 {
 	const size_t esz = sizeof(struct smarm__sm_ev);
@@ -889,8 +831,7 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 void smarm__sm_start(struct smarm_sm_ctx *m)
 {
 	sm_enter(m, m->m_state);
-	/* init's next events, after the enter call and before any
-	 * external event (OTP's {ok, State, Data, [{next_event, ...}]}) */
+	/* init's next events, before any external event (OTP's) */
 	sm_callback_done(m);
 	sm_drain(m);
 }

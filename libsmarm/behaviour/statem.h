@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * statem.h - what the rest of the behaviour layer needs of gen_statem
- * (statem.c): the table checker the loader runs on every machine, and
- * the interpreter a machine's actor loop drives: it is fed one event at
- * a time and calls back into the loop (struct smarm__sm_hooks) for what
- * needs messages, timers and libffi.
- *
+ * statem.h - what the behaviour layer needs of gen_statem (statem.c):
+ * the table checker the loader runs on every machine, and the
+ * interpreter a machine's actor loop feeds one event at a time, which
+ * calls back into the loop (struct smarm__sm_hooks) for messages,
+ * timers and libffi.
  * See: docs/plugins.md (gen_statem), docs/architecture/behaviours.md.
  */
 #ifndef SMARM_BEHAVIOUR_STATEM_H
@@ -20,23 +19,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * One operation of a machine's protocol as the checker sees it: its name
- * and its kind (SMARM_SM_CAST, SMARM_SM_CALL or SMARM_SM_INFO).
- */
+/* An operation as the checker sees it: its name and kind (SMARM_SM_CAST,
+ * SMARM_SM_CALL or SMARM_SM_INFO). */
 struct smarm__sm_op {
 	const char *so_name;
 	int so_kind;
 };
 
 /*
- * smarm__sm_check_ops() - check the table of machine d, whose protocol
- * has the operations ops[0..n_ops): row validity, exhaustiveness and
- * reachability (statem.c, "The checker"). d is a full-size descriptor
- * (the loader fills the fields an older plugin lacks). On failure msg
- * (may be NULL) receives a message naming the machine, the row, the
- * state and the operation, cut to msglen bytes with its NUL.
- * Returns: 0. Errors: SMARM_EPROTOCOL a field or a row is malformed;
+ * smarm__sm_check_ops() - check the table of machine d (a full-size
+ * descriptor) whose protocol has ops[0..n_ops) (statem.c, "The
+ * checker"). On failure msg (may be NULL) names the machine, the row,
+ * the state and the operation, cut to msglen.
+ * Returns: 0. Errors: SMARM_EPROTOCOL a field or row is malformed;
  * SMARM_ENOTEXHAUSTIVE a state misses a row; SMARM_EUNREACHABLE a row
  * can never match; SMARM_ENOMEM.
  */
@@ -44,11 +39,13 @@ int smarm__sm_check_ops(const smarm_sm_desc_t *d,
 			const struct smarm__sm_op *ops, size_t n_ops, char *msg,
 			size_t msglen);
 
-/*
- * A machine's dispatch tables, built once per behaviour at load: for
- * each (kind, state, operation) the rows that may take the event, in
- * matching order (POSTPONE rows first). Constant once built.
- */
+/* p's operations as the checker sees them, in protocol order, into
+ * ops[SMARM_OPS_MAX]: 0 or SMARM_EPROTOCOL (too many). */
+int smarm__sm_ops_of(const struct bhv_proto *p, struct smarm__sm_op *ops);
+
+/* A machine's dispatch tables, built once per behaviour (by its first
+ * machine): for each (kind, state, operation) the rows that may take
+ * the event, in matching order. Constant once built. */
 struct smarm__sm_tables;
 
 /* Build / free the tables of a machine the checker accepted. */
@@ -60,10 +57,9 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t);
 /*
  * One event. ev_op: CAST, CALL, INFO: the operation's index in the
  * protocol; TIMEOUT: the timeout's index in the descriptor; else -1.
- * ev_args and ev_call are the loop's (the arguments, a call's reply
- * route) and pass with the event (copied by value: ev_args may hold
- * its block inline): the interpreter hands every event it
- * takes back through sh_drop exactly once.
+ * ev_args and ev_call (the arguments, a call's reply route) are the
+ * loop's and pass with the event, copied by value; the interpreter hands
+ * every event it takes back through sh_drop exactly once.
  */
 struct smarm__sm_ev {
 	int32_t ev_kind; /* enum smarm_sm_kind */
@@ -86,31 +82,23 @@ enum {
 struct smarm_sm_ctx;
 
 /*
- * What the interpreter needs of its loop. Each runs in the machine's
- * actor, with no runtime lock held.
- *   sh_guard   call the row's guard with the event's arguments.
- *   sh_action  call the row's action with the event's arguments (the
- *              state argument is m's current state); its return value.
- *   sh_drop    the interpreter is done with ev: free its arguments; a
- *              call still unanswered gets status (SMARM_EDOWN), or with
- *              status 0 the loop's answer for a call the action did not
- *              answer.
- *   sh_timer   arm timer `which` to fire after ns carrying gen (the loop
- *              hands it back to smarm__sm_fire); *t names it. 0 or a
- *              SMARM_E* status.
+ * What the interpreter needs of its loop; each runs in the machine's
+ * actor with no runtime lock held.
+ *   sh_guard, sh_action  call a row's guard or action with the event's
+ *              arguments (an action also gets m's state); its return.
+ *   sh_drop    done with ev: free its arguments; a call unanswered gets
+ *              status (SMARM_EDOWN), or with 0 the loop's answer.
+ *   sh_timer   arm timer `which` to fire after ns carrying gen (back to
+ *              smarm__sm_fire); *t names it. 0 or a status.
  *   sh_cancel  cancel a timer sh_timer armed (it may have fired).
  *   sh_trap    trap exits (init only).
- *   sh_next    build the event for smarm_sm_next_event (a cast or info
- *              op and its arguments); the statuses that call documents.
- *   sh_reply   answer the call of ev with v and clear ev->ev_call; the
- *              statuses of smarm_reply (ev->ev_call kept on failure).
- *   sh_token   turn the call of ev into a reply token (clears ev_call).
- *   sh_behaviour  the behaviour name of the machine's plugin (NULL: its
- *              own): smarm_sm_behaviour's statuses.
- *   sh_reply_error  answer ev, a call, with an error reply (SMARM_EREPLY,
- *              reason: smarm_sm_reply_error); NULL: not offered.
- *   sh_queue_limit  bound the machine's queue of requests
- *              (smarm_sm_set_queue_limit); NULL: not offered.
+ *   sh_next    the event of smarm_sm_next_event (a cast or info op).
+ *   sh_reply   answer ev's call with v and clear ev_call (kept on
+ *              failure); smarm_reply's statuses.
+ *   sh_token   turn ev's call into a reply token (clears ev_call).
+ *   sh_behaviour  smarm_sm_behaviour.
+ *   sh_reply_error, sh_queue_limit  smarm_sm_reply_error and
+ *              smarm_sm_set_queue_limit; NULL: not offered.
  */
 struct smarm__sm_hooks {
 	bool (*sh_guard)(struct smarm_sm_ctx *m, void (*fn)(void),
@@ -146,7 +134,6 @@ enum {
 	SMARM__SM_DONE = 4,   /* ended: only smarm__sm_fini is left */
 };
 
-/* One armed (or not) timer. */
 struct smarm__sm_timer {
 	smarm_timer_t tm_t; /* the loop's timer (not a zero one's) */
 	uint64_t tm_gen;    /* the live fire's generation; 0: not armed */
@@ -190,26 +177,19 @@ int smarm__sm_init(struct smarm_sm_ctx *m, const smarm_sm_desc_t *d,
 /* Run the initial state's enter and what it queued. */
 void smarm__sm_start(struct smarm_sm_ctx *m);
 
-/*
- * Dispatch *ev (it passes to the interpreter, which may change *ev) and
- * every internal event it leads to (next events, replayed postponed
- * ones). Returns whether the machine is to end now (m_stop; m_crash
- * says how).
- */
+/* Dispatch *ev (it passes to the interpreter) and the internal events
+ * it leads to. Returns whether the machine is to end now (m_stop;
+ * m_crash says how). */
 bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev);
 
-/* Whether a timer of m is armed. */
 static inline bool smarm__sm_armed(const struct smarm_sm_ctx *m)
 {
 	return m->m_narmed != 0;
 }
 
-/*
- * Timer `which` fired with gen: dispatch its event if gen is still the
- * live one (a fire of a timer replaced or cancelled is dropped).
- * pending: whether an external event waits (an event timeout then does
- * not fire: the event cancels it). Returns as smarm__sm_step.
- */
+/* Timer `which` fired with gen: dispatch its event if gen is still live
+ * (INV-3 of statem.c); pending: an external event waits, which cancels
+ * an event timeout. Returns as smarm__sm_step. */
 bool smarm__sm_fire(struct smarm_sm_ctx *m, int which, uint64_t gen,
 		    bool pending);
 
@@ -220,21 +200,14 @@ int smarm__sm_disarm(struct smarm_sm_ctx *m, int which);
 /* Queue ev as a next event of the running callback. 0 or SMARM_ENOMEM. */
 int smarm__sm_push_next(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev);
 
-/*
- * End m: cancel its timers, hand every queued and postponed event to
- * sh_drop with SMARM_EDOWN, free what init allocated.
- */
+/* End m: cancel its timers, hand every queued and postponed event to
+ * sh_drop with SMARM_EDOWN, free what init allocated. */
 void smarm__sm_fini(struct smarm_sm_ctx *m);
 
 struct smarm_behaviour;
 
-/*
- * Run a machine of be on the calling actor (gen_statem.c), as
- * smarm__gs_run runs a server: never returns once it started. start
- * (may be NULL) gets one int, the start's status, and its sender
- * reference is given up; sup: report to a waiting supervisor. Returns a
- * status only when nothing could be set up (then it was reported).
- */
+/* Run a machine of be on the calling actor (gen_statem.c), as
+ * smarm__gs_run runs a server (gen_server.h). */
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup);
 

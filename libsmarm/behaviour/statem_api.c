@@ -133,36 +133,34 @@ SMARM_API int smarm_sm_next_event(smarm_sm_ctx_t *cx, const char *op,
 	return rc;
 }
 
-/* The call the running action handles, or NULL. */
-static struct smarm__sm_ev *sm_call(smarm_sm_ctx_t *cx)
+/* INV-1, then the call the running action handles into *ev (none:
+ * SMARM_ESTATE). */
+static int sm_call(smarm_sm_ctx_t *cx, struct smarm__sm_ev **ev)
 {
-	struct smarm__sm_ev *ev = cx->m_cur;
-	if (cx->m_phase != SMARM__SM_ACTION || ev == NULL ||
-	    ev->ev_kind != SMARM_SM_CALL || ev->ev_call == NULL)
-		return NULL;
-	return ev;
+	int rc = sm_cx(cx, SM_CB);
+	if (rc != 0)
+		return rc;
+	*ev = cx->m_cur;
+	if (cx->m_phase != SMARM__SM_ACTION || *ev == NULL ||
+	    (*ev)->ev_kind != SMARM_SM_CALL || (*ev)->ev_call == NULL)
+		return SMARM_ESTATE;
+	return 0;
 }
 
 SMARM_API int smarm_sm_reply(smarm_sm_ctx_t *cx, const smarm_value_t *v)
 {
 	struct smarm__sm_ev *ev;
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	ev = sm_call(cx);
-	if (ev == NULL)
-		return SMARM_ESTATE;
-	return cx->m_h->sh_reply(cx, ev, v);
+	int rc = sm_call(cx, &ev);
+	return rc != 0 ? rc : cx->m_h->sh_reply(cx, ev, v);
 }
 
 SMARM_API int smarm_sm_reply_error(smarm_sm_ctx_t *cx, intptr_t reason)
 {
 	struct smarm__sm_ev *ev;
-	int rc = sm_cx(cx, SM_CB);
+	int rc = sm_call(cx, &ev);
 	if (rc != 0)
 		return rc;
-	ev = sm_call(cx);
-	if (ev == NULL || cx->m_h->sh_reply_error == NULL)
+	if (cx->m_h->sh_reply_error == NULL)
 		return SMARM_ESTATE;
 	cx->m_h->sh_reply_error(cx, ev, reason);
 	return 0;
@@ -195,10 +193,8 @@ SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
 		return rc;
 	if (tok == NULL)
 		return SMARM_EINVAL;
-	ev = sm_call(cx);
-	if (ev == NULL)
-		return SMARM_ESTATE;
-	return cx->m_h->sh_token(cx, ev, tok);
+	rc = sm_call(cx, &ev);
+	return rc != 0 ? rc : cx->m_h->sh_token(cx, ev, tok);
 }
 
 SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
