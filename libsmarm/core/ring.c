@@ -4,20 +4,24 @@
  * queue (ring.h): the ring's growth by doubling and its release; the
  * queue's segments, linked one at a time, recycled, trimmed and
  * released, and where segments come from and go: a thread's cache of
- * free segments (QUEUE-6), or malloc. Everything else about both is
- * inline in ring.h.
+ * free segments (QUEUE-6), or malloc; the chains of discarded queues
+ * that the cache holds unread until tidied (QUEUE-7). Everything else
+ * about both is inline in ring.h.
  *
  * Ownership: a buffer allocated here belongs to the ring until
  * smarm__ring_fini (or until smarm__ring_move hands back the old one);
  * a segment belongs to its queue until smarm__queue_fini, or until it is
  * released as the front drains it or a truncation cuts it off; a
  * released one belongs to the releasing thread's cache (until a queue
- * takes it or the cache is flushed) or goes back to malloc.
+ * takes it or the cache is flushed) or goes back to malloc; a discarded
+ * chain belongs to the discarding thread's cache, pending, until tidying
+ * sorts its segments or the cache is flushed.
  * Locking: the caller holds the owner's lock. A cache is its thread's
  * alone (qc_tls): an actor is not switched out inside these calls.
  * Invariants: ring.h RING-1 and RING-2 hold on return, also on failure;
- * QUEUE-1..6 hold on return. A growth takes one segment (the spare, a
- * cached one or a new one) and copies no element (QUEUE-4).
+ * QUEUE-1..7 hold on return. A growth takes one segment (the spare, a
+ * cached one or a new one) and copies no element (QUEUE-4). A discard
+ * reads no segment when it keeps the chain pending.
  * See: ring.h.
  */
 #include "ring.h"
@@ -72,15 +76,39 @@ void smarm__qseg_cache_use(struct smarm__qseg_cache *c)
 	qc_tls = c;
 }
 
+static void qseg_free_list(struct smarm__qseg *s)
+{
+	while (s != NULL) {
+		struct smarm__qseg *next = s->sg_next;
+		free(s);
+		s = next;
+	}
+}
+
+/* Pending entry e's first segment (QUEUE-7); *alone: bit 0 was set. */
+static struct smarm__qseg *pend_seg(uintptr_t e, bool *alone)
+{
+	*alone = (e & 1) != 0;
+	return (struct smarm__qseg *)(e & ~(uintptr_t)1);
+}
+
 void smarm__qseg_cache_flush(struct smarm__qseg_cache *c)
 {
-	for (unsigned k = 0; k < SMARM__QSEG_CLASSES; k++) {
-		struct smarm__qseg *s = c->qc_free[k];
-		while (s != NULL) {
-			struct smarm__qseg *next = s->sg_next;
+	for (uint32_t i = 0; i < c->qc_npend; i++) {
+		bool alone;
+		struct smarm__qseg *s = pend_seg(c->qc_pend[i], &alone);
+		if (alone)
 			free(s);
-			s = next;
-		}
+		else
+			qseg_free_list(s);
+	}
+	free(c->qc_pend);
+	c->qc_pend = NULL;
+	c->qc_npend = 0;
+	c->qc_pend_cap = 0;
+	c->qc_pend_bytes = 0;
+	for (unsigned k = 0; k < SMARM__QSEG_CLASSES; k++) {
+		qseg_free_list(c->qc_free[k]);
 		c->qc_free[k] = NULL;
 	}
 	c->qc_bytes = 0;
@@ -134,10 +162,9 @@ static struct smarm__qseg *qseg_get(size_t esz, uint32_t k, bool at_back)
 	return s;
 }
 
-/* Release an unlinked segment: to the thread's cache if it has room. */
-static void qseg_put(struct smarm__qseg *s)
+/* Release an unlinked segment: to cache c (or NULL) if it has room. */
+static void qseg_put_to(struct smarm__qseg_cache *c, struct smarm__qseg *s)
 {
-	struct smarm__qseg_cache *c = qc_tls;
 	uint32_t k = s->sg_class;
 	if (k != SMARM__QSEG_NOCLASS && c != NULL &&
 	    c->qc_bytes + qseg_class_bytes(k) <= SMARM__QSEG_CACHE_BYTES) {
@@ -147,6 +174,12 @@ static void qseg_put(struct smarm__qseg *s)
 		return;
 	}
 	free(s);
+}
+
+/* Release an unlinked segment: to the thread's cache if it has room. */
+static void qseg_put(struct smarm__qseg *s)
+{
+	qseg_put_to(qc_tls, s);
 }
 
 /* Release a list of unlinked segments along sg_next. */
@@ -239,4 +272,72 @@ void smarm__queue_fini(struct smarm__queue *q)
 	if (q->qu_spare != NULL)
 		qseg_put(q->qu_spare);
 	smarm__queue_init(q);
+}
+
+_Static_assert(_Alignof(struct smarm__qseg) > 1,
+	       "bit 0 of a segment's address is free (QUEUE-7)");
+
+/* Room in c's pending list for k more entries (QUEUE-7), or false. */
+static bool pend_room(struct smarm__qseg_cache *c, uint32_t k)
+{
+	uint32_t cap = c->qc_pend_cap;
+	uintptr_t *p;
+	if (c->qc_npend + k <= cap)
+		return true;
+	if (c->qc_npend + k > SMARM__QSEG_PEND_MAX)
+		return false;
+	cap = cap == 0 ? 64 : cap * 2;
+	if (cap > SMARM__QSEG_PEND_MAX)
+		cap = SMARM__QSEG_PEND_MAX;
+	p = realloc(c->qc_pend, (size_t)cap * sizeof *p);
+	if (p == NULL)
+		return false;
+	c->qc_pend = p;
+	c->qc_pend_cap = cap;
+	return true;
+}
+
+void smarm__queue_discard(struct smarm__queue *q, size_t esz)
+{
+	struct smarm__qseg_cache *c = qc_tls;
+	size_t bytes = (size_t)smarm__queue_len(q) * esz;
+	uint32_t k = q->qu_spare != NULL ? 2 : 1;
+	/* One segment (or none) is one line to read: released now. */
+	if (c == NULL || q->qu_head == q->qu_tail ||
+	    bytes > SMARM__QSEG_PEND_BYTES - c->qc_pend_bytes ||
+	    !pend_room(c, k)) {
+		smarm__queue_fini(q);
+		return;
+	}
+	c->qc_pend[c->qc_npend++] = (uintptr_t)q->qu_head;
+	if (q->qu_spare != NULL)
+		c->qc_pend[c->qc_npend++] = (uintptr_t)q->qu_spare | 1;
+	c->qc_pend_bytes += bytes;
+	smarm__queue_init(q);
+}
+
+bool smarm__qseg_cache_tidy(struct smarm__qseg_cache *c, uint32_t max)
+{
+	while (c->qc_npend > 0 && max > 0) {
+		bool alone;
+		uintptr_t *e = &c->qc_pend[c->qc_npend - 1];
+		struct smarm__qseg *s = pend_seg(*e, &alone);
+		for (; s != NULL && max > 0; max--) {
+			struct smarm__qseg *next = alone ? NULL : s->sg_next;
+			size_t sz = s->sg_class == SMARM__QSEG_NOCLASS
+					    ? 0
+					    : qseg_class_bytes(s->sg_class);
+			qseg_put_to(c, s);
+			c->qc_pend_bytes -=
+				sz < c->qc_pend_bytes ? sz : c->qc_pend_bytes;
+			s = next;
+		}
+		if (s != NULL)
+			*e = (uintptr_t)s; /* the rest of the chain, later */
+		else
+			c->qc_npend--;
+	}
+	if (c->qc_npend == 0)
+		c->qc_pend_bytes = 0;
+	return c->qc_npend != 0;
 }

@@ -35,6 +35,20 @@
  * malloc, free or the heap's trimming. Past the cap, and on a thread
  * with no cache, segments go back to malloc.
  *
+ * Backlogs discarded unread. A queue whose elements own nothing (a
+ * channel's last receiver gone, chan.c INV-10) is released without
+ * reading a segment (smarm__queue_discard): with a cache, a chain of
+ * more than one segment goes on the cache's pending list as it is, and
+ * its segments are sorted into the lists (or freed) later, a bounded
+ * number at a time, by smarm__qseg_cache_tidy: the scheduler calls it
+ * where its worker takes ordinary work and where it goes idle (sched.c,
+ * "Garbage after system traffic"). So a server that dies under load
+ * sends its exit signals without first reading and freeing the segments
+ * of its backlog, cold by then (issue 30: most of the shutdown's cost
+ * under load). The pending list is bounded (SMARM__QSEG_PEND_BYTES of
+ * elements, SMARM__QSEG_PEND_MAX chains); past that a discard releases
+ * at once, as smarm__queue_fini does.
+ *
  * Ownership: the owner embeds the ring or queue and decides where a
  * ring's buffer comes from: smarm__ring_grow allocates (free it with
  * smarm__ring_fini), smarm__ring_init_fixed lends an array that is never
@@ -56,6 +70,13 @@
  * unlinked segment. QUEUE-6 a cache's lists hold only unlinked segments
  * of their class, qc_bytes is the sum of their sizes and at most
  * SMARM__QSEG_CACHE_BYTES; only the thread using it touches it.
+ * QUEUE-7 each of a cache's qc_npend pending entries is an unlinked
+ * segment that no queue holds: with bit 0 clear, the head of a list
+ * along sg_next ending in NULL (the segments of a discarded queue), with
+ * bit 0 set, that one segment alone (a discarded queue's spare, whose
+ * sg_next is stale); no segment is in two entries, nor on a list of
+ * qc_free. qc_npend <= SMARM__QSEG_PEND_MAX, and qc_pend_bytes is 0
+ * when qc_npend is.
  * See: docs/architecture/ring.md.
  */
 #ifndef SMARM_CORE_RING_H
@@ -277,6 +298,13 @@ void smarm__ring_fini(struct smarm__ring *r);
 /* What a thread's cache of free segments may hold (QUEUE-6). */
 #define SMARM__QSEG_CACHE_BYTES ((size_t)4 << 20)
 
+/*
+ * What its pending list may hold (QUEUE-7): discarded chains, and the
+ * bytes of their elements when discarded (less what tidying sorted).
+ */
+#define SMARM__QSEG_PEND_MAX 16384u
+#define SMARM__QSEG_PEND_BYTES ((size_t)64 << 20)
+
 /* A segment: the queue's (its owner's lock guards it). */
 struct smarm__qseg {
 	struct smarm__qseg *sg_next; /* toward the back, or NULL */
@@ -288,10 +316,17 @@ struct smarm__qseg {
 	unsigned char sg_data[]; /* sg_cap elements */
 };
 
-/* A thread's free segments (QUEUE-6): one list per class, by sg_next. */
+/*
+ * A thread's free segments (QUEUE-6): one list per class, by sg_next;
+ * and the chains discarded unread, not sorted yet (QUEUE-7).
+ */
 struct smarm__qseg_cache {
 	struct smarm__qseg *qc_free[SMARM__QSEG_CLASSES];
-	size_t qc_bytes; /* the sizes of the segments held */
+	size_t qc_bytes;      /* the sizes of the segments held */
+	uintptr_t *qc_pend;   /* qc_pend_cap entries (QUEUE-7), or NULL */
+	uint32_t qc_npend;    /* entries in use */
+	uint32_t qc_pend_cap; /* entries allocated */
+	size_t qc_pend_bytes; /* elements' bytes pending, an estimate */
 };
 
 /*
@@ -302,6 +337,18 @@ void smarm__qseg_cache_use(struct smarm__qseg_cache *c);
 
 /* Free every segment c holds (no thread may be using it). */
 void smarm__qseg_cache_flush(struct smarm__qseg_cache *c);
+
+/*
+ * Sort up to max segments of c's pending chains (QUEUE-7) into its lists,
+ * or to malloc past its cap; on the thread using c. True: some remain.
+ */
+bool smarm__qseg_cache_tidy(struct smarm__qseg_cache *c, uint32_t max);
+
+/* Whether c has pending chains: one load, for the scheduler's checks. */
+static inline bool smarm__qseg_cache_pending(const struct smarm__qseg_cache *c)
+{
+	return c->qc_npend != 0;
+}
 
 /* The owner's lock guards every field; qu_len is also read without it. */
 struct smarm__queue {
@@ -445,5 +492,13 @@ void smarm__queue_truncate(struct smarm__queue *q, struct smarm__qcur c,
 
 /* Free every segment; the queue is empty, with no segment, after. */
 void smarm__queue_fini(struct smarm__queue *q);
+
+/*
+ * As smarm__queue_fini, for a queue whose elements own nothing (nobody
+ * reads them again): a chain of more than one segment goes to the
+ * calling thread's cache as it is, unread, to be sorted later
+ * (QUEUE-7), while the pending list has room; esz sizes the estimate.
+ */
+void smarm__queue_discard(struct smarm__queue *q, size_t esz);
 
 #endif /* SMARM_CORE_RING_H */

@@ -785,6 +785,21 @@ static bool spin_for_work(struct smarm__worker *w)
 	return found;
 }
 
+/*
+ * Garbage after system traffic. A server that dies under load leaves
+ * the segments of its unread backlog to its worker's cache, unread
+ * (ring.h QUEUE-7; chan.c INV-10), so its exit signals and Down go out
+ * without that work, and a supervisor stopping its children hands the
+ * CPU to the next child at once (sup_shutdown_load: reading and freeing
+ * those segments was most of what the load added). The worker sorts
+ * them as it takes ordinary work: up to TIDY_PICK segments each time a
+ * pick gets past the wake slot (never on an urgent or a hand-off pick),
+ * and all of them, TIDY_IDLE at a time, before it goes idle. The
+ * pending list is bounded (ring.h); past that a discard frees at once.
+ */
+#define TIDY_PICK 32
+#define TIDY_IDLE 256
+
 static void idle(struct smarm__worker *w)
 {
 	struct smarm_node *n = w->node;
@@ -792,6 +807,9 @@ static void idle(struct smarm__worker *w)
 	uint64_t deadline = 0;
 	bool keeper = false;
 
+	/* Garbage after system traffic: an idle worker sorts it all. */
+	while (smarm__qseg_cache_pending(&w->qsegs) && !has_work(w))
+		(void)smarm__qseg_cache_tidy(&w->qsegs, TIDY_IDLE);
 	if (spin_for_work(w))
 		return;
 
@@ -1682,6 +1700,8 @@ static struct smarm__slot *pick_from(struct smarm__worker *w)
 			goto claim;
 		}
 		w->urgent_t0 = 0; /* not an urgent pick */
+		if (SMARM_UNLIKELY(smarm__qseg_cache_pending(&w->qsegs)))
+			(void)smarm__qseg_cache_tidy(&w->qsegs, TIDY_PICK);
 		/*
 		 * A woken actor in the shared queue goes before the pinned
 		 * ones, up to PIN_YIELDS picks in a row (a stream of wakes

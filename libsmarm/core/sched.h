@@ -98,9 +98,11 @@ struct smarm__worker {
 	bool fire_local;	   /* firing due timers between actors: their
 				      wakes go to the wake slot */
 	void *stk_cache[SMARM__WORKER_STACKS]; /* lock-free, owner only */
-	struct smarm__qseg_cache qsegs;	       /* free queue segments (ring.h
-						  QUEUE-6): lent to the worker's
-						  thread for the run, owner only */
+	struct smarm__qseg_cache qsegs;	       /* free and pending queue
+						  segments (ring.h QUEUE-6,
+						  7): lent to the worker's
+						  thread for the run, owner
+						  only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	bool astat;	 /* the node keeps actor statistics (slot.h) */
 	uint64_t run_t0; /* astat: cycle count at cur's switch-in */

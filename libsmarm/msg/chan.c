@@ -118,6 +118,9 @@
  * without reading an element: a server that dies under load with a
  * backlog of casts has nothing to destroy in them, and reading them was
  * most of its exit (sup_shutdown_load: cold lines, 2.4 us per server).
+ * Nor are the segments read then: the queue is discarded
+ * (core/ring.h QUEUE-7), and the worker sorts its segments later, as
+ * ordinary work, after the exit's signals have gone.
  * INV-11 an element handed to a receiver that a stop ends in its wait
  * goes back to the front of the queue, for another receiver; but a
  * band's only receiver is its mailbox's owner (mbox.c INV-3), which is
@@ -195,7 +198,13 @@ static void chan_destroy_elems(struct smarm__queue *q, size_t esz,
 			       smarm_elem_free_cb efree)
 {
 	struct smarm__slot *me;
-	if (efree != NULL && smarm__queue_len(q) > 0) {
+	if (efree == NULL) {
+		/* Nothing to read: the segments are released unread, and
+		 * may be sorted later (core/ring.h QUEUE-7). */
+		smarm__queue_discard(q, esz);
+		return;
+	}
+	if (smarm__queue_len(q) > 0) {
 		struct smarm__qcur c = smarm__queue_begin(q);
 		void *e;
 		/* No async preemption or stop inside a runtime call. */

@@ -7,13 +7,17 @@
  * 0.4 s at 2^19 elements of 64 bytes, for a send that never waits).
  * And a queue with owned words (chan.c INV-10) frees a backlog in which
  * no element owns anything without reading it, and destroys every
- * element of one that holds an owned one.
+ * element of one that holds an owned one; on a thread with a cache of
+ * segments, such a backlog's segments are not read either, but left
+ * pending there (core/ring.h QUEUE-7).
  */
 #include "harness.h"
 
+#include "core/sched.h"
 #include "msg/msg.h"
 
 #include <stddef.h>
+#include <string.h>
 
 /*
  * The element at the front stays where it is while the channel fills to
@@ -116,6 +120,95 @@ START_TEST(test_chan_queue_plain_backlog_is_not_read)
 }
 END_TEST
 
+/*
+ * With a cache lent to the thread (as every worker's is), the unread
+ * backlog's segments go there pending, unsorted; an owned backlog's,
+ * read anyway, are sorted at once.
+ */
+START_TEST(test_chan_queue_plain_backlog_left_pending)
+{
+	struct smarm__qseg_cache c;
+	smarm_chan_t *h = owned_chan();
+	memset(&c, 0, sizeof c);
+	smarm__qseg_cache_use(&c);
+	destroyed = 0;
+	for (uint64_t i = 0; i < 1000; i++)
+		owned_send(h, i, 0);
+	owned_drop(h);
+	ck_assert_int_eq(destroyed, 0);
+	ck_assert_uint_eq(c.qc_npend, 1);
+	ck_assert_uint_eq(c.qc_bytes, 0);
+	ck_assert_uint_eq(c.qc_pend_bytes, 1000 * sizeof(struct owned_elem));
+	ck_assert(!smarm__qseg_cache_tidy(&c, UINT32_MAX));
+	ck_assert_uint_gt(c.qc_bytes, 1000 * sizeof(struct owned_elem));
+	h = owned_chan();
+	for (uint64_t i = 0; i < 1000; i++)
+		owned_send(h, i, i == 999 ? 1 : 0);
+	owned_drop(h);
+	ck_assert_int_eq(destroyed, 1000);
+	ck_assert_uint_eq(c.qc_npend, 0);
+	smarm__qseg_cache_use(NULL);
+	smarm__qseg_cache_flush(&c);
+}
+END_TEST
+
+/*
+ * On a worker (sched.c, "Garbage after system traffic"): the backlog of
+ * a channel freed by an actor waits in the worker's cache, unread, until
+ * the worker takes ordinary work (a yield to another actor) or goes idle
+ * (a sleep with nothing else to run); then it is sorted.
+ */
+static int tidy_seen[4]; /* pending entries: after a free, yield, free,
+			    sleep */
+
+static void tidy_other(void *arg)
+{
+	(void)arg;
+}
+
+static void tidy_drop_backlog(uint64_t n)
+{
+	smarm_chan_t *h = owned_chan();
+	for (uint64_t i = 0; i < n; i++)
+		owned_send(h, i, 0);
+	owned_drop(h);
+}
+
+static void tidy_root(void *arg)
+{
+	struct smarm__qseg_cache *c = &smarm__tls_worker->qsegs;
+	smarm_pid_t p;
+	(void)arg;
+	tidy_drop_backlog(1000);
+	tidy_seen[0] = (int)c->qc_npend;
+	if (smarm_actor_spawn(&p, tidy_other, NULL, NULL) == 0)
+		smarm_actor_detach(p);
+	(void)smarm_actor_yield();
+	tidy_seen[1] = (int)c->qc_npend;
+	/* more segments than a pick sorts: the idle worker does the rest */
+	tidy_drop_backlog(100000);
+	tidy_seen[2] = (int)c->qc_npend;
+	(void)smarm_actor_sleep(2000000);
+	tidy_seen[3] = (int)smarm__tls_worker->qsegs.qc_npend;
+}
+
+START_TEST(test_chan_queue_worker_sorts_backlog_later)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *n = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(n, tidy_root, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+	ck_assert_int_eq(tidy_seen[0], 1); /* left unread */
+	ck_assert_int_eq(tidy_seen[1], 0); /* an ordinary pick sorted it */
+	ck_assert_int_eq(tidy_seen[2], 1);
+	ck_assert_int_eq(tidy_seen[3], 0); /* the idle worker sorted it */
+}
+END_TEST
+
 /* One owned element anywhere (either word): every element is destroyed
  * (ASan: none of their memory leaks). */
 START_TEST(test_chan_queue_owned_backlog_is_destroyed)
@@ -181,6 +274,8 @@ Suite *smarm_test_chan_queue_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("owned");
 	tcase_add_test(tc, test_chan_queue_plain_backlog_is_not_read);
+	tcase_add_test(tc, test_chan_queue_plain_backlog_left_pending);
+	tcase_add_test(tc, test_chan_queue_worker_sorts_backlog_later);
 	tcase_add_test(tc, test_chan_queue_owned_backlog_is_destroyed);
 	tcase_add_test(tc, test_chan_queue_owned_count_follows_the_queue);
 	tcase_add_test(tc, test_chan_queue_owned_misuse);

@@ -7,7 +7,8 @@
  * and the chunked queue: FIFO order across segments with pushes at both
  * ends, elements that never move while queued (QUEUE-4), segments of
  * bounded size, in-place compaction by two walks, reuse once empty, and
- * a thread's cache of free segments up to its cap (QUEUE-6).
+ * a thread's cache of free segments up to its cap (QUEUE-6), and the
+ * chains of discarded queues it keeps unread until tidied (QUEUE-7).
  */
 #include "harness.h"
 
@@ -326,6 +327,90 @@ START_TEST(test_queue_segments_cached_up_to_the_cap)
 }
 END_TEST
 
+/* The bytes of the segments of a queue from its head along sg_next. */
+static size_t chain_bytes(const struct smarm__qseg *s)
+{
+	size_t sum = 0;
+	for (; s != NULL; s = s->sg_next)
+		sum += SMARM__QSEG_MIN << s->sg_class;
+	return sum;
+}
+
+/*
+ * QUEUE-7: a discarded queue of several segments (and its spare) goes
+ * to the cache's pending list as it is: nothing is sorted into the
+ * lists until a tidy, which takes at most its budget of segments and
+ * goes on where it stopped; then the next queue reuses them. One
+ * segment, a full pending list or no cache: released at once. A flush
+ * frees what is pending (ASan: nothing leaks, nothing is freed twice).
+ */
+START_TEST(test_queue_discard_pending_until_tidied)
+{
+	struct smarm__qseg_cache c;
+	struct smarm__qseg *a[32], *b[32];
+	struct smarm__queue q;
+	size_t sum, spare;
+	int n, m;
+	memset(&c, 0, sizeof c);
+	smarm__qseg_cache_use(&c);
+	n = queue_fill(&q, 5000, a, 32);
+	ck_assert_int_gt(n, 2);
+	ck_assert_int_le(n, 32);
+	/* drain the first segment: it becomes the spare */
+	for (uint32_t k = a[0]->sg_hi - a[0]->sg_lo; k > 0; k--)
+		smarm__queue_drop_front(&q);
+	ck_assert_ptr_eq(q.qu_spare, a[0]);
+	spare = SMARM__QSEG_MIN << a[0]->sg_class;
+	sum = chain_bytes(q.qu_head) + spare;
+	smarm__queue_discard(&q, U64);
+	ck_assert_ptr_null(q.qu_head);
+	ck_assert_uint_eq(smarm__queue_len(&q), 0);
+	ck_assert_uint_eq(c.qc_npend, 2); /* the chain, the spare alone */
+	ck_assert_uint_eq(c.qc_bytes, 0); /* nothing sorted yet */
+	ck_assert_uint_eq(c.qc_pend_bytes, (5000 - a[0]->sg_cap) * U64);
+	ck_assert(smarm__qseg_cache_pending(&c));
+	/* the spare first (the newest entry), then one more */
+	ck_assert(smarm__qseg_cache_tidy(&c, 2));
+	ck_assert_uint_eq(c.qc_npend, 1);
+	ck_assert_uint_eq(c.qc_bytes,
+			  spare + (SMARM__QSEG_MIN << a[1]->sg_class));
+	ck_assert(!smarm__qseg_cache_tidy(&c, UINT32_MAX));
+	ck_assert(!smarm__qseg_cache_pending(&c));
+	ck_assert_uint_eq(c.qc_pend_bytes, 0);
+	ck_assert_uint_eq(c.qc_bytes, sum);
+	m = queue_fill(&q, 5000, b, 32);
+	ck_assert_int_eq(m, n);
+	for (int i = 0; i < n; i++)
+		ck_assert_ptr_eq(b[i], a[i]); /* the same memory again */
+	ck_assert_uint_eq(c.qc_bytes, 0);
+	queue_holds(&q, 0, 5000);
+	/* pending past the bound: released at once */
+	c.qc_pend_bytes = SMARM__QSEG_PEND_BYTES - 5000 * U64 + 1;
+	smarm__queue_discard(&q, U64);
+	ck_assert_uint_eq(c.qc_npend, 0);
+	ck_assert_uint_eq(c.qc_bytes, sum);
+	c.qc_pend_bytes = 0;
+	/* one segment: released at once */
+	(void)queue_fill(&q, 4, a, 0);
+	smarm__queue_discard(&q, U64);
+	ck_assert_uint_eq(c.qc_npend, 0);
+	/* pending at a flush: freed */
+	(void)queue_fill(&q, 5000, a, 0);
+	smarm__queue_discard(&q, U64);
+	ck_assert_uint_eq(c.qc_npend, 1);
+	smarm__qseg_cache_flush(&c);
+	ck_assert_uint_eq(c.qc_npend, 0);
+	ck_assert_ptr_null(c.qc_pend);
+	ck_assert_uint_eq(c.qc_bytes, 0);
+	/* no cache: released at once */
+	smarm__qseg_cache_use(NULL);
+	(void)queue_fill(&q, 5000, a, 0);
+	smarm__queue_discard(&q, U64);
+	ck_assert_ptr_null(q.qu_head);
+	ck_assert_uint_eq(c.qc_npend, 0);
+}
+END_TEST
+
 /* Compaction as chan.c's removal does it: a write walk behind a read
  * walk, then a truncation behind the last kept element. */
 static void queue_keep_if(struct smarm__queue *q, bool (*keep)(uint64_t))
@@ -464,6 +549,7 @@ Suite *smarm_test_ring_suite(void)
 	tcase_add_test(tc, test_queue_growth_moves_no_element);
 	tcase_add_test(tc, test_queue_big_elements_one_per_segment);
 	tcase_add_test(tc, test_queue_segments_cached_up_to_the_cap);
+	tcase_add_test(tc, test_queue_discard_pending_until_tidied);
 	tcase_add_test(tc, test_queue_compaction_keeps_order_and_trims);
 	suite_add_tcase(s, tc);
 	return s;
