@@ -659,8 +659,14 @@ START_TEST(test_mutex_lock_from_plain_thread_succeeds)
 END_TEST
 
 static smarm_chan_t *thr_ch;
+static smarm_chan_t *ack_ch; /* the actor tried while the thread held */
 
-/* Holds the lock for a while, then releases it to a parked actor. */
+/*
+ * Holds the lock until the actor has tried it twice, then a while (the
+ * actor parks in its third try), then releases it to the actor. (It
+ * slept a fixed 50 ms: a loaded machine left the actor's worker off the
+ * CPU longer, and its try_lock then succeeded.)
+ */
 static void *holder_thread(void *arg)
 {
 	int v = 1;
@@ -668,7 +674,9 @@ static void *holder_thread(void *arg)
 	if (smarm_mutex_lock(M, MS(5000)) != 0)
 		R.errors++;
 	smarm_chan_send(thr_ch, &v);
-	os_sleep_ns(MS(50));
+	if (smarm_chan_recv(ack_ch, &v) != 0)
+		R.errors++;
+	os_sleep_ns(MS(20));
 	ev(0); /* thread unlocks */
 	if (smarm_mutex_unlock(M) != 0)
 		R.errors++;
@@ -696,6 +704,7 @@ static void thread_root(void *arg)
 	(void)arg;
 	smarm_mutex_alloc(&M);
 	smarm_chan_alloc(&thr_ch, sizeof(int), NULL);
+	smarm_chan_alloc(&ack_ch, sizeof(int), NULL);
 	/* A thread holds it: actors are excluded, then granted on unlock. */
 	if (pthread_create(&th, NULL, holder_thread, NULL) != 0) {
 		R.errors++;
@@ -704,6 +713,7 @@ static void thread_root(void *arg)
 	smarm_chan_recv(thr_ch, &v);
 	R.rc[0] = smarm_mutex_try_lock(M);
 	R.rc[1] = smarm_mutex_lock(M, MS(10));
+	smarm_chan_send(ack_ch, &v);
 	R.rc[2] = smarm_mutex_lock(M, MS(10000));
 	ev(1); /* actor locked */
 	pthread_join(th, NULL);
@@ -718,6 +728,7 @@ static void thread_root(void *arg)
 	pthread_join(th, NULL);
 	R.rc[8] = smarm_mutex_free(M);
 	harness_chan_drop(thr_ch);
+	harness_chan_drop(ack_ch);
 }
 
 START_TEST(test_mutex_lock_from_os_thread_excludes_actors)
