@@ -1118,10 +1118,14 @@ END_TEST
  * All the signals of one exit are queued at every watcher before any
  * watcher is woken: B monitors X, then T does; X ends; B, on its Down,
  * sends T a message into the channel T's Down goes to. T must read its
- * Down first, in every round. The root's own monitors of X, set between
- * B's and T's, widen the window between their Downs to what a busy
- * target's exit takes (without the fix, most rounds on two workers read
- * B's message first).
+ * Down first, in every round. B is waiting for its Down when X ends
+ * (do_parked): a watcher still running then, not woken by its Down,
+ * may read it while the exit sends the others (docs/architecture/
+ * actors.md), which a loaded machine's kernel brought about by leaving
+ * B's thread off the CPU between its "ready" and its receive. The root's own
+ * monitors of X, set between B's and T's, widen the window between their Downs
+ * to what a busy target's exit takes (without the fix, most rounds on two
+ * workers read B's message first).
  */
 #define DO_ROUNDS 100
 #define DO_BETWEEN 500
@@ -1170,6 +1174,20 @@ static void do_t(void *arg)
 	HARNESS_EQ(smarm_chan_send(o->verdict, &v), 0);
 }
 
+/* Wait until pid waits (parked: B in its receive). */
+static void do_parked(smarm_pid_t pid)
+{
+	smarm_actor_info_t in;
+	for (;;) {
+		memset(&in, 0, sizeof in);
+		in.size = sizeof in;
+		HARNESS_EQ(smarm_actor_info(NULL, pid, &in), 0);
+		if (in.state == SMARM_ACTOR_PARKED)
+			return;
+		smarm_actor_yield();
+	}
+}
+
 static void root_down_order(void *arg)
 {
 	struct down_order o;
@@ -1190,6 +1208,7 @@ static void root_down_order(void *arg)
 			HARNESS_EQ(smarm_monitor(o.x, o.junk, NULL), 0);
 		HARNESS_EQ(smarm_actor_spawn(&t, do_t, &o, NULL), 0);
 		HARNESS_EQ(smarm_chan_recv(o.ready, &v), 0);
+		do_parked(b);
 		HARNESS_EQ(smarm_chan_send(o.go, &v), 0);
 		HARNESS_EQ(smarm_chan_recv(o.verdict, &v), 0);
 		late += v == 0;
