@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static struct smarm__slot ss_slot;
 
@@ -537,6 +539,48 @@ START_TEST(test_slot_state_table_segments_keep_slots_in_place)
 }
 END_TEST
 
+/* Whether the page holding p is resident (mincore). */
+static bool ss_resident(const void *p)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char v = 0;
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	ck_assert_int_eq(mincore((void *)a, (size_t)page, &v), 0);
+	return (v & 1) != 0;
+}
+
+/*
+ * A growth leaves the new slots untouched until they are handed out:
+ * the table doubles, and writing every new slot made up to half of it
+ * resident unused (416 B per parked actor at 20,000 actors, a slot
+ * being 256). A slot handed out the first time gets its index and
+ * generation 1 then.
+ */
+START_TEST(test_slot_state_growth_leaves_new_slots_untouched)
+{
+	smarm_node_t *n = ss_node(100000);
+	uint32_t idx, last;
+	struct smarm__slot *s;
+	for (uint32_t i = 0; i <= SMARM__SLOTS_FIRST; i++)
+		ck_assert_int_eq(smarm__slot_alloc(n, &idx), 0);
+	ck_assert_uint_eq(idx, SMARM__SLOTS_FIRST);
+	last = atomic_load(&n->nslots) - 1; /* the table grew: doubled */
+	ck_assert_uint_ge(last, 2 * SMARM__SLOTS_FIRST - 1);
+	ck_assert(!ss_resident(smarm__slot_at(n, last)));
+	ck_assert_uint_eq(atomic_load(&smarm__slot_at(n, last)->word), 0);
+	s = smarm__slot_at(n, idx);
+	ck_assert_uint_eq(smarm__slot_index(s), idx);
+	ck_assert_uint_eq(SMARM__W_GEN(atomic_load(&s->word)), 1);
+	ck_assert_uint_eq(SMARM__W_STATE(atomic_load(&s->word)),
+			  SMARM__ST_VACANT);
+	ck_assert_uint_eq(s->tm_pos, SMARM__NO_INDEX);
+	/* a forged pid of generation 0 names no never-used slot */
+	ck_assert_ptr_null(
+		smarm__slot_live(n, smarm__pid_make(0, n->serial, last)));
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 START_TEST(test_slot_state_slot_live_checks_generation_and_state)
 {
 	smarm_node_t *n = ss_node(16);
@@ -603,6 +647,7 @@ Suite *smarm_test_slot_state_suite(void)
 	tcase_add_test(tc, test_slot_state_table_segments_keep_slots_in_place);
 	tcase_add_test(tc,
 		       test_slot_state_slot_live_checks_generation_and_state);
+	tcase_add_test(tc, test_slot_state_growth_leaves_new_slots_untouched);
 	suite_add_tcase(s, tc);
 	return s;
 }
