@@ -1161,7 +1161,7 @@ static uint64_t wake_due(struct smarm_node *n, int nw, struct mon_seen *seen,
 	}
 	all &= (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
 		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) == 0;
-	if (all && slow && WAKE_LOOK_NS < tick)
+	if (all && slow)
 		nap = WAKE_LOOK_NS;
 	if (any && dl != UINT64_MAX) {
 		/*
