@@ -1127,11 +1127,10 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
  * the BEAM's 1.4 ms). So that runner is signalled once it has run
  * tick / WAKE_RUN_DIV (500 us of the default 10 ms): actors passing
  * messages back and forth run for microseconds and are never signalled.
- * To see it in time the monitor looks at the next timer's deadline while
- * a worker is busy, and every WAKE_LOOK_NS while a timer is overdue or,
- * every worker busy, one has switched at most once since the last look
- * (a long run); workers that switch between looks (ping-pong) and have
- * no timer pending leave its naps as they were.
+ * To see it in time the monitor looks every WAKE_LOOK_NS, or at the next
+ * timer's deadline if sooner, while every worker is busy and one has
+ * switched at most once since the last look (a long run); workers that
+ * switch between looks (ping-pong) leave its naps as they were.
  *
  * Sets due[i], the run time after which worker i is signalled (tick / 2
  * when no woken actor waits for it), for nw workers, and notes each
@@ -1144,14 +1143,13 @@ static uint64_t wake_due(struct smarm_node *n, int nw, struct mon_seen *seen,
 	uint64_t dl =
 		atomic_load_explicit(&n->next_deadline, memory_order_relaxed);
 	uint64_t nap = 0;
-	bool all = true, any = false, slow = false;
+	bool all = true, slow = false;
 	int oldest = -1;
 
 	for (int i = 0; i < nw; i++) {
 		uint32_t seq = atomic_load_explicit(&n->workers[i].run_seq,
 						    memory_order_relaxed);
 		all &= (seq & 1) != 0;
-		any |= (seq & 1) != 0;
 		slow |= (seq & 1) && seq - seen[i].last <= 2;
 		seen[i].last = seq;
 		/* since is this run's only if the last look saw it begin */
@@ -1161,22 +1159,10 @@ static uint64_t wake_due(struct smarm_node *n, int nw, struct mon_seen *seen,
 	}
 	all &= (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
 		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) == 0;
-	if (all && slow)
+	if (all && slow) {
 		nap = WAKE_LOOK_NS;
-	if (any && dl != UINT64_MAX) {
-		/*
-		 * Toward the next deadline (every worker may be busy by
-		 * then): a look a run's time before it, so that the runs
-		 * then are known to have run that long at it, and one at
-		 * it; past it, while it waits.
-		 */
-		uint64_t t = dl <= now		  ? WAKE_LOOK_NS
-			     : dl - now > 2 * run ? dl - now - run
-						  : dl - now;
-		if (t < MON_RETRY_NS)
-			t = MON_RETRY_NS;
-		if (t < tick && (nap == 0 || t < nap))
-			nap = t;
+		if (dl > now && dl - now < nap)
+			nap = dl - now > MON_RETRY_NS ? dl - now : MON_RETRY_NS;
 	}
 	for (int i = 0; i < nw; i++) {
 		bool woken =
@@ -1209,26 +1195,6 @@ static bool scan_wanted(struct smarm_node *n, int nw, bool busy)
 	return nw > 1 && busy &&
 	       (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
 		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) != 0;
-}
-
-/*
- * Publish when a nap of nap ns ends (mon_until), then look at the next
- * deadline once more: a timer inserted since the nap was chosen either
- * sees mon_until and wakes the monitor, or is seen here (Dekker, both
- * sides seq_cst). The nap, shortened to that deadline if it is sooner.
- */
-static uint64_t nap_until(struct smarm_node *n, uint64_t nap)
-{
-	uint64_t now = smarm__clock_ns();
-	uint64_t dl;
-	atomic_store_explicit(&n->mon_until, now + nap, memory_order_seq_cst);
-	dl = atomic_load_explicit(&n->next_deadline, memory_order_seq_cst);
-	if (dl < now + nap) {
-		nap = dl > now + MON_RETRY_NS ? dl - now : MON_RETRY_NS;
-		atomic_store_explicit(&n->mon_until, now + nap,
-				      memory_order_seq_cst);
-	}
-	return nap;
 }
 
 /*
@@ -1294,9 +1260,7 @@ static void *monitor_main(void *arg)
 					 (nw == 64 ? ~0ull : (1ull << nw) - 1))
 				nap = tick; /* a worker is up again */
 		}
-		nap = nap_until(n, nap);
 		smarm__futex_wait((uint32_t *)&n->mon_stop, 0, nap);
-		atomic_store_explicit(&n->mon_until, 0, memory_order_relaxed);
 		if (deep)
 			poked = atomic_exchange_explicit(
 					&n->mon_deep, 0,
@@ -1339,22 +1303,6 @@ void smarm__monitor_poke(struct smarm_node *n)
 }
 
 /*
- * A timer inserted while the monitor naps past its deadline wakes it, so
- * that wake_due looks at the deadline: every worker may be busy then.
- * One load when it does not; a wake at most once per nap.
- */
-void smarm__monitor_timer(struct smarm_node *n, uint64_t deadline)
-{
-	uint64_t until;
-	atomic_thread_fence(memory_order_seq_cst); /* after next_deadline */
-	until = atomic_load_explicit(&n->mon_until, memory_order_relaxed);
-	if (until != 0 && deadline < until &&
-	    atomic_exchange_explicit(&n->mon_until, 0, memory_order_seq_cst) !=
-		    0)
-		smarm__futex_wake((uint32_t *)&n->mon_stop, 1);
-}
-
-/*
  * The monitor runs when async preemption is on, and with several workers
  * for the wake-slot scan even when it is off.
  */
@@ -1362,7 +1310,6 @@ void smarm__monitor_start(struct smarm_node *n)
 {
 	n->mon_running = false;
 	atomic_store(&n->mon_deep, 0);
-	atomic_store(&n->mon_until, 0);
 	if (!n->preempt_async && n->workers_n < 2)
 		return;
 	if (n->preempt_async)
