@@ -123,8 +123,6 @@ _Unwind_Reason_Code smarm__preempt_ret_personality(int version,
 #define MAX_RANGES 64
 #define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
 #define MON_RETRY_NS 50000u	   /* re-signal a deferred overrun */
-#define WAKE_LOOK_NS 500000u	   /* look while every worker runs long */
-#define WAKE_RUN_DIV 20 /* a woken actor waits: a run of tick/20 yields */
 #define PIN_MAX_SKIPS 32
 #define URG_MAGIC 0x534d524d /* "SMRM": si_value of the monitor's signals */
 #define SYSCALL_BACKOFF_MAX                                                    \
@@ -1006,13 +1004,10 @@ struct mon_seen {
 	uint64_t last_sig;    /* when the last signal went out */
 	uint64_t deferred_at; /* the worker's n_deferred at that signal */
 	uint64_t async_at;    /* and its n_async at the run's first signal */
-	uint32_t last;	      /* run_seq at the previous look */
 };
 
 /*
- * One look at worker w; true if it wants a quick second look. due: the
- * run time after which a run is signalled (tick/2, or less while a woken
- * actor waits for this worker: wake_due).
+ * One look at worker w; true if it wants a quick second look.
  *
  * An actor is seen running at one look and signalled at the next one
  * that finds it still there, so it overruns by one to two async slices
@@ -1038,8 +1033,7 @@ struct mon_seen {
  * (a qsort comparator) for long.
  */
 static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
-			 struct mon_seen *m, uint64_t now, uint64_t tick,
-			 uint64_t due)
+			 struct mon_seen *m, uint64_t now, uint64_t tick)
 {
 	uint32_t seq = atomic_load_explicit(&w->run_seq, memory_order_relaxed);
 	uint64_t d;
@@ -1068,7 +1062,7 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 			return false;
 	}
 	if (!m->signalled) {
-		if (now - m->since < due)
+		if (now - m->since < tick / 2)
 			return false;
 		m->async_at = __atomic_load_n(&w->n_async, __ATOMIC_RELAXED);
 		m->deferred_at =
@@ -1119,73 +1113,6 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 }
 
 /*
- * Wake preemption. While every worker runs an actor (none idles or
- * spins), an actor woken meanwhile waits for a runner to leave: the
- * runner whose wake slot holds it, or, for a woken actor in the shared
- * queue or a due timer, whichever has run longest. Left to the slice's
- * end it waited up to a slice (wake_latency p99 11 ms at two workers,
- * the BEAM's 1.4 ms). So that runner is signalled once it has run
- * tick / WAKE_RUN_DIV (500 us of the default 10 ms): actors passing
- * messages back and forth run for microseconds and are never signalled.
- * To see it in time the monitor looks every WAKE_LOOK_NS, or at the next
- * timer's deadline if sooner, while every worker is busy and one has
- * switched at most once since the last look (a long run); workers that
- * switch between looks (ping-pong) leave its naps as they were.
- *
- * Sets due[i], the run time after which worker i is signalled (tick / 2
- * when no woken actor waits for it), for nw workers, and notes each
- * worker's run_seq for the next look. Returns the nap wanted, or 0.
- */
-static uint64_t wake_due(struct smarm_node *n, int nw, struct mon_seen *seen,
-			 uint64_t now, uint64_t tick, uint64_t *due)
-{
-	uint64_t run = tick / WAKE_RUN_DIV;
-	uint64_t dl =
-		atomic_load_explicit(&n->next_deadline, memory_order_relaxed);
-	uint64_t nap = 0;
-	bool all = true, slow = false;
-	int oldest = -1;
-
-	for (int i = 0; i < nw; i++) {
-		uint32_t seq = atomic_load_explicit(&n->workers[i].run_seq,
-						    memory_order_relaxed);
-		all &= (seq & 1) != 0;
-		slow |= (seq & 1) && seq - seen[i].last <= 2;
-		seen[i].last = seq;
-		/* since is this run's only if the last look saw it begin */
-		if ((seq & 1) && seq == seen[i].seq &&
-		    (oldest < 0 || seen[i].since < seen[oldest].since))
-			oldest = i;
-	}
-	all &= (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
-		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) == 0;
-	if (all && slow) {
-		nap = WAKE_LOOK_NS;
-		if (dl > now && dl - now < nap)
-			nap = dl - now > MON_RETRY_NS ? dl - now : MON_RETRY_NS;
-	}
-	for (int i = 0; i < nw; i++) {
-		bool woken =
-			all && atomic_load_explicit(&n->workers[i].next,
-						    memory_order_relaxed) != 0;
-		if (all && i == oldest)
-			woken |= dl <= now ||
-				 atomic_load_explicit(&n->rq_woken,
-						      memory_order_relaxed) > 0;
-		/*
-		 * A run is signalled after about a tick either way: at the
-		 * look after the one that finds it past tick / 2 when looks
-		 * are a tick apart, and at tick less half a look when the
-		 * next look comes sooner.
-		 */
-		due[i] = nap != 0 ? tick - nap / 2 : tick / 2;
-		if (woken && run < due[i])
-			due[i] = run;
-	}
-	return nap;
-}
-
-/*
  * Whether the monitor must scan wake slots: several workers, one busy
  * and another idle (parked or spinning). Only then can a slot entry wait
  * behind a long-running actor while a worker could take it.
@@ -1200,9 +1127,8 @@ static bool scan_wanted(struct smarm_node *n, int nw, bool busy)
 /*
  * The monitor thread: preemption looks (when async preemption is on) and
  * the wake-slot scan (several workers). It naps one async slice while a
- * worker runs actors (less while every worker runs long: wake_due),
- * backs off to MON_MAX_SLEEP_NS while none does, and naps
- * SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
+ * worker runs actors, backs off to MON_MAX_SLEEP_NS while none does, and
+ * naps SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
  * scan period it sets mon_deep (seq_cst) and then looks once more at what
  * would shorten it; a worker that starts idling while others run, or
  * leaves a sleep, pokes it (smarm__monitor_poke: idle bit or leaving
@@ -1216,9 +1142,7 @@ static void *monitor_main(void *arg)
 	struct smarm_node *n = arg;
 	struct mon_seen seen[SMARM__MAX_WORKERS];
 	struct smarm__slot_seen slots[SMARM__MAX_WORKERS];
-	uint64_t due[SMARM__MAX_WORKERS];
 	uint64_t tick = n->async_ns;
-	uint64_t quick = 0; /* wake_due's nap, or 0 */
 	unsigned idle_ticks = 0;
 	bool retry = false;
 	bool scan = false;
@@ -1237,8 +1161,6 @@ static void *monitor_main(void *arg)
 			nap = MON_MAX_SLEEP_NS > tick ? MON_MAX_SLEEP_NS : tick;
 		if (scan && nap > SMARM__SLOT_SCAN_NS)
 			nap = SMARM__SLOT_SCAN_NS;
-		if (quick != 0 && nap > quick)
-			nap = quick;
 		if (retry)
 			nap = MON_RETRY_NS;
 		retry = false;
@@ -1269,13 +1191,11 @@ static void *monitor_main(void *arg)
 			break;
 		now = smarm__clock_ns();
 		busy = false;
-		quick = n->preempt_async ? wake_due(n, nw, seen, now, tick, due)
-					 : 0;
 		for (int i = 0; i < nw; i++) {
 			struct smarm__worker *w = &n->workers[i];
 			if (n->preempt_async)
-				retry |= monitor_look(n, w, &seen[i], now, tick,
-						      due[i]);
+				retry |=
+					monitor_look(n, w, &seen[i], now, tick);
 			busy |= atomic_load_explicit(&w->run_seq,
 						     memory_order_relaxed) &
 				1;
