@@ -56,7 +56,8 @@
  *          text, and no word of its stack from the save area up to its
  *          own first frame (the interrupted registers, vector state and
  *          every frame of the actor's code: s->run_frame) lies in the
- *          thread's static TLS or its TCB: below, at "Moving".
+ *          thread's static TLS or its TCB: below, at "Moving". A
+ *          preemption for a woken actor (wake_due) never moves it.
  *
  * Removable allowances. The table of allowed text (ranges[]) is read by
  * the handler on any thread at any time, and an allowance can be
@@ -123,6 +124,8 @@ _Unwind_Reason_Code smarm__preempt_ret_personality(int version,
 #define MAX_RANGES 64
 #define MON_MAX_SLEEP_NS 20000000u /* idle monitor backs off to 20 ms */
 #define MON_RETRY_NS 50000u	   /* re-signal a deferred overrun */
+#define WAKE_LOOK_NS 500000u	   /* look while every worker runs long */
+#define WAKE_RUN_DIV 20 /* a woken actor waits: a run of tick/20 yields */
 #define PIN_MAX_SKIPS 32
 #define URG_MAGIC 0x534d524d /* "SMRM": si_value of the monitor's signals */
 #define SYSCALL_BACKOFF_MAX                                                    \
@@ -804,7 +807,13 @@ void smarm__preempt_resume(uintptr_t *pc_slot)
 		SMARM__ASTAT_ADD(&smarm__astat_of(w->node, s)->as_pre_async, 1);
 	smarm__observe_stop(s);
 	if (smarm__other_work(w)) {
-		if (preempt_may_move(w, s, *pc_slot, from)) {
+		/* a woken actor's preemption leaves the runner here: it is
+		 * for the woken one's latency, not for balance */
+		bool stay =
+			atomic_load_explicit(&w->stay_seq,
+					     memory_order_relaxed) ==
+			atomic_load_explicit(&w->run_seq, memory_order_relaxed);
+		if (!stay && preempt_may_move(w, s, *pc_slot, from)) {
 			smarm__switch_out(s, SMARM__INTENT_MOVE);
 		} else {
 			smarm__switch_out(s, SMARM__INTENT_PREEMPT);
@@ -1004,10 +1013,13 @@ struct mon_seen {
 	uint64_t last_sig;    /* when the last signal went out */
 	uint64_t deferred_at; /* the worker's n_deferred at that signal */
 	uint64_t async_at;    /* and its n_async at the run's first signal */
+	uint32_t last;	      /* run_seq at the previous look */
 };
 
 /*
- * One look at worker w; true if it wants a quick second look.
+ * One look at worker w; true if it wants a quick second look. due: the
+ * run time after which a run is signalled (tick/2, or less while a woken
+ * actor waits for this worker: wake_due).
  *
  * An actor is seen running at one look and signalled at the next one
  * that finds it still there, so it overruns by one to two async slices
@@ -1033,7 +1045,8 @@ struct mon_seen {
  * (a qsort comparator) for long.
  */
 static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
-			 struct mon_seen *m, uint64_t now, uint64_t tick)
+			 struct mon_seen *m, uint64_t now, uint64_t tick,
+			 uint64_t due, bool woken)
 {
 	uint32_t seq = atomic_load_explicit(&w->run_seq, memory_order_relaxed);
 	uint64_t d;
@@ -1062,11 +1075,14 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 			return false;
 	}
 	if (!m->signalled) {
-		if (now - m->since < tick / 2)
+		if (now - m->since < due)
 			return false;
 		m->async_at = __atomic_load_n(&w->n_async, __ATOMIC_RELAXED);
 		m->deferred_at =
 			__atomic_load_n(&w->n_deferred, __ATOMIC_ACQUIRE);
+		if (woken)
+			atomic_store_explicit(&w->stay_seq, seq,
+					      memory_order_relaxed);
 		m->signalled = send_urg(n, w, seq);
 		m->last_sig = now;
 		return false;
@@ -1113,6 +1129,94 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 }
 
 /*
+ * Wake preemption. While every worker runs an actor (none idles or
+ * spins), an actor woken meanwhile waits for a runner to leave: the
+ * runner whose wake slot holds it, or, for a woken actor in the shared
+ * queue or a due timer, whichever has run longest. Left to the slice's
+ * end it waited up to a slice (wake_latency p99 11 ms at two workers,
+ * the BEAM's 1.4 ms). So that runner is signalled once it has run
+ * tick / WAKE_RUN_DIV (500 us of the default 10 ms): actors passing
+ * messages back and forth run for microseconds and are never signalled.
+ * To see it in time the monitor looks at the next timer's deadline while
+ * a worker is busy, and every WAKE_LOOK_NS while a timer is overdue or,
+ * every worker busy, one has switched at most once since the last look
+ * (a long run); workers that switch between looks (ping-pong) and have
+ * no timer pending leave its naps as they were.
+ *
+ * Sets due[i], the run time after which worker i is signalled (tick / 2
+ * when no woken actor waits for it), and woke[i], true when that is a
+ * woken actor's shorter run (the signal then does not move the runner:
+ * stay_seq), for nw workers, and notes each worker's run_seq for the
+ * next look. Returns the nap wanted, or 0.
+ */
+static uint64_t wake_due(struct smarm_node *n, int nw, struct mon_seen *seen,
+			 uint64_t now, uint64_t tick, uint64_t *due, bool *woke)
+{
+	/* tick / 20, but not below WAKE_LOOK_NS unless that is over half
+	 * a tick: a short slice is not cut into slivers */
+	uint64_t run = tick / WAKE_RUN_DIV > WAKE_LOOK_NS ? tick / WAKE_RUN_DIV
+		       : WAKE_LOOK_NS < tick / 2	  ? WAKE_LOOK_NS
+							  : tick / 2;
+	uint64_t dl =
+		atomic_load_explicit(&n->next_deadline, memory_order_relaxed);
+	uint64_t nap = 0;
+	bool all = true, any = false, slow = false;
+	int oldest = -1;
+
+	for (int i = 0; i < nw; i++) {
+		uint32_t seq = atomic_load_explicit(&n->workers[i].run_seq,
+						    memory_order_relaxed);
+		all &= (seq & 1) != 0;
+		any |= (seq & 1) != 0;
+		slow |= (seq & 1) && seq - seen[i].last <= 2;
+		seen[i].last = seq;
+		/* since is this run's only if the last look saw it begin */
+		if ((seq & 1) && seq == seen[i].seq &&
+		    (oldest < 0 || seen[i].since < seen[oldest].since))
+			oldest = i;
+	}
+	all &= (atomic_load_explicit(&n->idle_mask, memory_order_relaxed) |
+		atomic_load_explicit(&n->spin_mask, memory_order_relaxed)) == 0;
+	if (all && slow && WAKE_LOOK_NS < tick)
+		nap = WAKE_LOOK_NS;
+	if (any && dl != UINT64_MAX) {
+		/*
+		 * Toward the next deadline (every worker may be busy by
+		 * then): a look a run's time before it, so that the runs
+		 * then are known to have run that long at it, and one at
+		 * it; past it, while it waits.
+		 */
+		uint64_t t = dl <= now		  ? WAKE_LOOK_NS
+			     : dl - now > 2 * run ? dl - now - run
+						  : dl - now;
+		if (t < MON_RETRY_NS)
+			t = MON_RETRY_NS;
+		if (t < tick && (nap == 0 || t < nap))
+			nap = t;
+	}
+	for (int i = 0; i < nw; i++) {
+		bool woken =
+			all && atomic_load_explicit(&n->workers[i].next,
+						    memory_order_relaxed) != 0;
+		if (all && i == oldest)
+			woken |= dl <= now ||
+				 atomic_load_explicit(&n->rq_woken,
+						      memory_order_relaxed) > 0;
+		/*
+		 * A run is signalled after about a tick either way: at the
+		 * look after the one that finds it past tick / 2 when looks
+		 * are a tick apart, and at tick less half a look when the
+		 * next look comes sooner.
+		 */
+		due[i] = nap != 0 ? tick - nap / 2 : tick / 2;
+		woke[i] = woken && run < due[i];
+		if (woke[i])
+			due[i] = run;
+	}
+	return nap;
+}
+
+/*
  * Whether the monitor must scan wake slots: several workers, one busy
  * and another idle (parked or spinning). Only then can a slot entry wait
  * behind a long-running actor while a worker could take it.
@@ -1125,10 +1229,31 @@ static bool scan_wanted(struct smarm_node *n, int nw, bool busy)
 }
 
 /*
+ * Publish when a nap of nap ns ends (mon_until), then look at the next
+ * deadline once more: a timer inserted since the nap was chosen either
+ * sees mon_until and wakes the monitor, or is seen here (Dekker, both
+ * sides seq_cst). The nap, shortened to that deadline if it is sooner.
+ */
+static uint64_t nap_until(struct smarm_node *n, uint64_t nap)
+{
+	uint64_t now = smarm__clock_ns();
+	uint64_t dl;
+	atomic_store_explicit(&n->mon_until, now + nap, memory_order_seq_cst);
+	dl = atomic_load_explicit(&n->next_deadline, memory_order_seq_cst);
+	if (dl < now + nap) {
+		nap = dl > now + MON_RETRY_NS ? dl - now : MON_RETRY_NS;
+		atomic_store_explicit(&n->mon_until, now + nap,
+				      memory_order_seq_cst);
+	}
+	return nap;
+}
+
+/*
  * The monitor thread: preemption looks (when async preemption is on) and
  * the wake-slot scan (several workers). It naps one async slice while a
- * worker runs actors, backs off to MON_MAX_SLEEP_NS while none does, and
- * naps SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
+ * worker runs actors (less while every worker runs long: wake_due),
+ * backs off to MON_MAX_SLEEP_NS while none does, and naps
+ * SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
  * scan period it sets mon_deep (seq_cst) and then looks once more at what
  * would shorten it; a worker that starts idling while others run, or
  * leaves a sleep, pokes it (smarm__monitor_poke: idle bit or leaving
@@ -1142,7 +1267,10 @@ static void *monitor_main(void *arg)
 	struct smarm_node *n = arg;
 	struct mon_seen seen[SMARM__MAX_WORKERS];
 	struct smarm__slot_seen slots[SMARM__MAX_WORKERS];
+	uint64_t due[SMARM__MAX_WORKERS];
+	bool woke[SMARM__MAX_WORKERS] = { 0 };
 	uint64_t tick = n->async_ns;
+	uint64_t quick = 0; /* wake_due's nap, or 0 */
 	unsigned idle_ticks = 0;
 	bool retry = false;
 	bool scan = false;
@@ -1161,6 +1289,8 @@ static void *monitor_main(void *arg)
 			nap = MON_MAX_SLEEP_NS > tick ? MON_MAX_SLEEP_NS : tick;
 		if (scan && nap > SMARM__SLOT_SCAN_NS)
 			nap = SMARM__SLOT_SCAN_NS;
+		if (quick != 0 && nap > quick)
+			nap = quick;
 		if (retry)
 			nap = MON_RETRY_NS;
 		retry = false;
@@ -1182,7 +1312,9 @@ static void *monitor_main(void *arg)
 					 (nw == 64 ? ~0ull : (1ull << nw) - 1))
 				nap = tick; /* a worker is up again */
 		}
+		nap = nap_until(n, nap);
 		smarm__futex_wait((uint32_t *)&n->mon_stop, 0, nap);
+		atomic_store_explicit(&n->mon_until, 0, memory_order_relaxed);
 		if (deep)
 			poked = atomic_exchange_explicit(
 					&n->mon_deep, 0,
@@ -1191,11 +1323,14 @@ static void *monitor_main(void *arg)
 			break;
 		now = smarm__clock_ns();
 		busy = false;
+		quick = n->preempt_async
+				? wake_due(n, nw, seen, now, tick, due, woke)
+				: 0;
 		for (int i = 0; i < nw; i++) {
 			struct smarm__worker *w = &n->workers[i];
 			if (n->preempt_async)
-				retry |=
-					monitor_look(n, w, &seen[i], now, tick);
+				retry |= monitor_look(n, w, &seen[i], now, tick,
+						      due[i], woke[i]);
 			busy |= atomic_load_explicit(&w->run_seq,
 						     memory_order_relaxed) &
 				1;
@@ -1223,6 +1358,22 @@ void smarm__monitor_poke(struct smarm_node *n)
 }
 
 /*
+ * A timer inserted while the monitor naps past its deadline wakes it, so
+ * that wake_due looks at the deadline: every worker may be busy then.
+ * One load when it does not; a wake at most once per nap.
+ */
+void smarm__monitor_timer(struct smarm_node *n, uint64_t deadline)
+{
+	uint64_t until;
+	atomic_thread_fence(memory_order_seq_cst); /* after next_deadline */
+	until = atomic_load_explicit(&n->mon_until, memory_order_relaxed);
+	if (until != 0 && deadline < until &&
+	    atomic_exchange_explicit(&n->mon_until, 0, memory_order_seq_cst) !=
+		    0)
+		smarm__futex_wake((uint32_t *)&n->mon_stop, 1);
+}
+
+/*
  * The monitor runs when async preemption is on, and with several workers
  * for the wake-slot scan even when it is off.
  */
@@ -1230,6 +1381,7 @@ void smarm__monitor_start(struct smarm_node *n)
 {
 	n->mon_running = false;
 	atomic_store(&n->mon_deep, 0);
+	atomic_store(&n->mon_until, 0);
 	if (!n->preempt_async && n->workers_n < 2)
 		return;
 	if (n->preempt_async)

@@ -21,6 +21,8 @@ void smarm__preempt_setup(void);
 void smarm__monitor_start(struct smarm_node *n);
 void smarm__monitor_stop(struct smarm_node *n);
 void smarm__monitor_poke(struct smarm_node *n);
+/* A timer due at deadline was inserted (under the timer lock). */
+void smarm__monitor_timer(struct smarm_node *n, uint64_t deadline);
 void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s,
 		     bool fixed);
 struct smarm__slot *smarm__pin_take(struct smarm__worker *w, bool only_due);

@@ -523,9 +523,11 @@ void smarm__wake_all(struct smarm_node *n)
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 {
 	if (deadline <
-	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed))
+	    atomic_load_explicit(&n->next_deadline, memory_order_relaxed)) {
 		atomic_store_explicit(&n->next_deadline, deadline,
 				      memory_order_release);
+		smarm__monitor_timer(n, deadline);
+	}
 	int holder = atomic_load_explicit(&n->tk_holder, memory_order_seq_cst);
 	if (holder >= 0) {
 		if (deadline <

@@ -116,6 +116,9 @@ struct smarm__worker {
 					 (odd: an actor runs), +2 on a direct
 					 actor-to-actor switch */
 	_Atomic uint32_t preempt_seq; /* run_seq the monitor signalled */
+	_Atomic uint32_t stay_seq;    /* run_seq signalled for a woken
+					 actor: that preemption does not
+					 move the runner (preempt.c) */
 	uint32_t pin_head, pin_tail;  /* pinned FIFO (INV-P1), owner only */
 	uint32_t pin_skips;	      /* picks that passed a pinned head */
 	_Atomic uint32_t pin_count;   /* actors in the pinned FIFO (owner
