@@ -101,19 +101,19 @@ struct smarm_spawn_opts {
  * default dense stacks, and its default guarded stacks where guard
  * regions work. The geometry is set at open; pool_lock guards the rest.
  */
+struct smarm__chunk; /* a chunk's record (stack.c) */
 struct smarm__carve {
-	size_t cv_stride;   /* from one stack's base to the next */
-	size_t cv_first;    /* chunk offset of stack 0's base */
-	size_t cv_head;	    /* chunk offset of its two link words */
-	size_t cv_link;	    /* offset of a free stack's link word from
-			       its base */
-	size_t cv_guard;    /* guard region at each stack's base, or 0 */
-	size_t cv_len;	    /* bytes per chunk mapping */
-	uint32_t cv_per;    /* stacks per chunk */
-	uint32_t cv_next;   /* next uncarved stack of cv_carve */
-	char *cv_carve;	    /* chunk being carved, or NULL */
-	char *cv_spare;	    /* mapped chunks not carved from yet */
-	char *cv_chunks;    /* every chunk of this kind */
+	size_t cv_stride; /* from one stack's base to the next */
+	size_t cv_first;  /* chunk offset of stack 0's base */
+	size_t cv_link;	  /* offset of a free stack's link word from
+			     its base */
+	size_t cv_guard;  /* guard region at each stack's base, or 0 */
+	size_t cv_len;	  /* bytes per chunk mapping */
+	uint32_t cv_per;  /* stacks per chunk */
+	uint32_t cv_next; /* next uncarved stack of cv_carve */
+	char *cv_carve;	  /* chunk being carved, or NULL */
+	struct smarm__chunk *cv_spare;	/* mapped, not carved from yet */
+	struct smarm__chunk *cv_chunks; /* every chunk of this kind */
 	void *cv_free;	    /* free stacks (bases), linked through their
 			       link words */
 	uint64_t cv_nfree;  /* stacks on cv_free */

@@ -21,22 +21,24 @@
  * pages) of cv_per stacks of one shape (struct smarm__carve, node.h),
  * carved in address order under pool_lock. A freed carved stack goes on
  * its kind's free list, linked through a word inside it (cv_link); it is
- * never unmapped alone: every chunk is unmapped at node close. Two words
- * of each chunk (its head) link it into its kind's list of chunks and,
- * until carving reaches it, the spare list: a thread that mapped a chunk
- * while another thread's new chunk still had room keeps its own as a
- * spare instead of unmapping it. The two kinds:
+ * never unmapped alone: every chunk is unmapped at node close. A small
+ * record off the chunk (struct smarm__chunk, malloc'd before the lock)
+ * links it into its kind's list of chunks and, until carving reaches it,
+ * the spare list: a thread that mapped a chunk while another thread's
+ * new chunk still had room keeps its own as a spare instead of unmapping
+ * it. (Two link words inside the chunk kept a page resident per chunk of
+ * guarded stacks: 264 B per parked actor.) The two kinds:
  *
  * Dense (the node's default reserve R), offset so that each stack's top
  * lands 64 bytes below a page boundary:
  *
- *   chunk: [head|..|c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
+ *   chunk: [ .... |c0][ stack 0 ......|c1][ stack 1 ......|c2] ... [pad]
  *          ^page 0     ^chunk+page-64    ^+R
  *
  * Stack i spans [low_i, low_i + R) with low_i = chunk + page - 64 + i*R.
  * Its lowest word is a canary (ci), which sits in the same page as the
  * top of stack i-1, so an actor parked near its top touches one page,
- * canary included. The head shares page 0 with c0. A free stack's
+ * canary included. A free stack's
  * canary word is its link word. There is no guard: an overflow runs
  * into the neighbour's stack. The canary and the saved sp are checked
  * at every switch-out (smarm__stack_dense_verify), and a violation
@@ -46,7 +48,7 @@
  * kernel has guard regions (stk_guards, probed once per process by
  * arch/linux.c, read at node open):
  *
- *   chunk: [ guard 0 | stack 0 ][ guard 1 | stack 1 ] ... [head page]
+ *   chunk: [ guard 0 | stack 0 ][ guard 1 | stack 1 ] ...
  *          ^chunk     ^+G       ^+G+R
  *
  * Stack i's base (its guard's low end) is chunk + i*(G+R). Every guard
@@ -58,8 +60,8 @@
  * mapping, so a chunk is one kernel mapping (adjacent chunks merge), and
  * vm.max_map_count does not bound these stacks: address space and page
  * tables do (G+R reserved per stack). Stack 0's guard is the chunk's
- * lowest page and the head lies above the last stack, so an unprobed
- * frame that jumps the guard of stack i lands in stack i-1's reserve,
+ * lowest page, so an unprobed frame that jumps the guard of stack i
+ * lands in stack i-1's reserve,
  * or for stack 0 below the chunk: as it would land in whatever lies
  * below a stack with a mapping of its own. A free stack's link word is
  * the top word of its reserve: its actor's first frame touched that
@@ -87,10 +89,10 @@
  * Locking: a worker cache is touched only by its own worker (no lock);
  * pool_lock (STACK rank) guards pool, pool_len and the state of both
  * carve kinds; no syscall is made and no fresh page is faulted under it
- * (the chunk heads and the link words written there were touched
- * before). The stack fields of a slot (hwm, stk_parks, stk_shrinks) are
- * written by whoever holds the actor's claim and read lock-free by
- * smarm__stack_info, which re-checks the generation.
+ * (chunk records are allocated before it, and the link words written
+ * there lie in pages touched before). The stack fields of a slot (hwm,
+ * stk_parks, stk_shrinks) are written by whoever holds the actor's claim and
+ * read lock-free by smarm__stack_info, which re-checks the generation.
  * Invariants: INV-1 every pooled guarded stack (n->pool) has the node's
  * default shape and a mapping of its own. INV-2 a stack lies in a chunk
  * iff it has the node's default shape and is dense, or guarded while
@@ -149,17 +151,16 @@ static void carve_geometry(struct smarm__carve *cv, size_t reserve,
 		     : per > CHUNK_PER_MAX ? CHUNK_PER_MAX
 					   : (uint32_t)per;
 	if (guard == 0) {
-		/* The head shares page 0 with stack 0's canary. */
+		/* Tops 64 bytes below a page boundary: a page of pad. */
 		cv->cv_first = page - DENSE_HEAD;
-		cv->cv_head = 0;
 		cv->cv_link = 0; /* the canary word */
+		cv->cv_len = (size_t)cv->cv_per * cv->cv_stride + page;
 	} else {
-		/* Stack 0's guard lowest, the head page on top. */
+		/* Stack 0's guard lowest. */
 		cv->cv_first = 0;
-		cv->cv_head = (size_t)cv->cv_per * cv->cv_stride;
 		cv->cv_link = cv->cv_stride - sizeof(void *);
+		cv->cv_len = (size_t)cv->cv_per * cv->cv_stride;
 	}
-	cv->cv_len = (size_t)cv->cv_per * cv->cv_stride + page;
 }
 
 void smarm__stack_node_init(struct smarm_node *n)
@@ -236,11 +237,12 @@ static void zap(uintptr_t low, size_t size)
 
 /* ------------------------------------------------------------ chunks */
 
-/* A chunk's two link words: [0] its kind's next chunk, [1] next spare. */
-static char **chunk_head(const struct smarm__carve *cv, char *chunk)
-{
-	return (char **)(void *)(chunk + cv->cv_head);
-}
+/* A chunk of one carve kind, on its kind's lists (pool_lock). */
+struct smarm__chunk {
+	char *base;		    /* the mapping, cv_len bytes */
+	struct smarm__chunk *next;  /* the kind's next chunk */
+	struct smarm__chunk *spare; /* next spare, while one */
+};
 
 static uintptr_t chunk_stack(const struct smarm__carve *cv, char *chunk,
 			     uint32_t i)
@@ -248,26 +250,34 @@ static uintptr_t chunk_stack(const struct smarm__carve *cv, char *chunk,
 	return (uintptr_t)chunk + cv->cv_first + (uintptr_t)i * cv->cv_stride;
 }
 
-/* A new chunk of kind cv, guards installed and head touched, or NULL. */
-static char *map_chunk(struct smarm_node *n, const struct smarm__carve *cv)
+/* A new chunk of kind cv with its guards installed, or NULL. */
+static struct smarm__chunk *map_chunk(struct smarm_node *n,
+				      const struct smarm__carve *cv)
 {
-	char *c = mmap(NULL, cv->cv_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-		       -1, 0);
-	if (c == MAP_FAILED)
+	struct smarm__chunk *k = malloc(sizeof *k);
+	char *c;
+	if (k == NULL)
 		return NULL;
+	c = mmap(NULL, cv->cv_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1,
+		 0);
+	if (c == MAP_FAILED) {
+		free(k);
+		return NULL;
+	}
 	/* A huge page would make one parked actor cost 2 MiB. */
 	madvise(c, cv->cv_len, MADV_NOHUGEPAGE);
 	if (cv->cv_guard != 0 &&
 	    smarm__guards_install(n->stk_guards, c + cv->cv_first, cv->cv_guard,
 				  cv->cv_stride, cv->cv_per) != 0) {
 		munmap(c, cv->cv_len);
+		free(k);
 		return NULL;
 	}
-	/* Fault the head page in now, not under the lock. */
-	chunk_head(cv, c)[0] = NULL;
-	chunk_head(cv, c)[1] = NULL;
-	return c;
+	k->base = c;
+	k->next = NULL;
+	k->spare = NULL;
+	return k;
 }
 
 /*
@@ -278,15 +288,15 @@ static char *map_chunk(struct smarm_node *n, const struct smarm__carve *cv)
 static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv,
 			    bool may_carve, bool *fresh)
 {
-	char *mapped = NULL;
+	struct smarm__chunk *mapped = NULL;
 	uintptr_t base = 0;
 	*fresh = false;
 	for (;;) {
 		smarm__glock(&n->pool_lock, &n->pool_lock_n, SMARM__RANK_STACK);
 		if (mapped != NULL) {
-			chunk_head(cv, mapped)[0] = cv->cv_chunks;
+			mapped->next = cv->cv_chunks;
 			cv->cv_chunks = mapped;
-			chunk_head(cv, mapped)[1] = cv->cv_spare;
+			mapped->spare = cv->cv_spare;
 			cv->cv_spare = mapped;
 		}
 		if (cv->cv_free != NULL) {
@@ -300,8 +310,8 @@ static uintptr_t carve_take(struct smarm_node *n, struct smarm__carve *cv,
 			if ((cv->cv_carve == NULL ||
 			     cv->cv_next == cv->cv_per) &&
 			    cv->cv_spare != NULL) {
-				cv->cv_carve = cv->cv_spare;
-				cv->cv_spare = chunk_head(cv, cv->cv_carve)[1];
+				cv->cv_carve = cv->cv_spare->base;
+				cv->cv_spare = cv->cv_spare->spare;
 				cv->cv_next = 0;
 			}
 			if (cv->cv_carve != NULL && cv->cv_next < cv->cv_per) {
@@ -336,9 +346,10 @@ static void carve_put(struct smarm_node *n, struct smarm__carve *cv, void *base)
 static void carve_fini(struct smarm__carve *cv)
 {
 	while (cv->cv_chunks != NULL) {
-		char *c = cv->cv_chunks;
-		cv->cv_chunks = chunk_head(cv, c)[0];
-		munmap(c, cv->cv_len);
+		struct smarm__chunk *k = cv->cv_chunks;
+		cv->cv_chunks = k->next;
+		munmap(k->base, cv->cv_len);
+		free(k);
 	}
 	cv->cv_carve = NULL;
 	cv->cv_spare = NULL;

@@ -969,6 +969,33 @@ static int sk_resident(uintptr_t p, size_t len)
 	return count;
 }
 
+/*
+ * A chunk keeps no page of its own resident: its list links live off it
+ * (stack.c, struct smarm__chunk). A page of links on top of each chunk
+ * of 15 guarded stacks cost 264 B per parked actor.
+ */
+START_TEST(test_stack_carved_chunk_holds_no_page_of_its_own)
+{
+	smarm_node_t *n = sk_node(0, 0);
+	struct smarm__slot s;
+	uintptr_t chunk, usable;
+	if (!sk_carving(n)) {
+		ck_assert_int_eq(smarm_node_close(n), 0);
+		return;
+	}
+	sk_slot(&s, n->stk_reserve, n->stk_guard);
+	ck_assert_int_eq(smarm__stack_acquire(n, &s), 0);
+	ck_assert_uint_eq(n->stk_gd.cv_carved, 1); /* a fresh chunk's first */
+	chunk = (uintptr_t)s.stk_base; /* stack 0's guard is lowest */
+	usable = chunk + s.stk_guard;
+	/* whatever is resident in the chunk is the one stack's */
+	ck_assert_int_eq(sk_resident(chunk, n->stk_gd.cv_len),
+			 sk_resident(usable, s.stk_reserve));
+	smarm__stack_release(n, &s);
+	ck_assert_int_eq(smarm_node_close(n), 0);
+}
+END_TEST
+
 static void rz_dirty(void *arg)
 {
 	struct smarm__slot *me = smarm__current();
@@ -1168,6 +1195,7 @@ Suite *smarm_test_stack_suite(void)
 	tcase_add_test(tc, test_stack_node_takes_probe);
 	tcase_add_test(tc, test_stack_probe_env_forces_own_mappings);
 	tcase_add_loop_test(tc, test_stack_carved_chunk_geometry, 0, 2);
+	tcase_add_test(tc, test_stack_carved_chunk_holds_no_page_of_its_own);
 	tcase_add_test(tc, test_stack_carved_free_list_lifo);
 	tcase_add_test(tc, test_stack_carved_pool_cap_unmaps_nothing);
 	tcase_add_loop_test(tc, test_stack_close_unmaps_every_chunk, 0, 2);
