@@ -117,6 +117,13 @@ struct smarm__recv_wait {
 #define SMARM__CHAN_CELL SMARM__CELL_SIZE(sizeof(struct smarm_chan))
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
+/*
+ * smarm_hibernate on ch (chan.c): the running actor me gives up its
+ * stack until ch is ready, then runs fn(arg) on a fresh one. Returns
+ * only on an error.
+ */
+int smarm__chan_hibernate(struct smarm__slot *me, smarm_chan_t *ch,
+			  const smarm_chan_t *h, void (*fn)(void *), void *arg);
 extern struct smarm__hpool smarm__chan_pool;
 int smarm__chan_sender_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h);
