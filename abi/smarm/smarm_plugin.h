@@ -730,6 +730,33 @@ SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
 SMARM_API int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns);
 
 /*
+ * smarm_gs_hibernate() - hibernate once the current callback returns
+ * (OTP's {reply, R, S, hibernate}): at its next wait for a message the
+ * server gives its stack back to the node's pool (smarm_hibernate) and
+ * waits without one, so an idle server costs its state and mailbox
+ * only. The next message (a call, cast, info, timer, Down, exit signal
+ * or system message) resumes it on a fresh stack: its state is intact
+ * and it serves as before; a stop or kill ends it as usual (terminate
+ * runs). A message already queued is served at once, and the request
+ * stands until the server has waited once. Costs a stack acquire at the
+ * wake: for servers that are idle long. Returns: 0. Errors:
+ * SMARM_EINVAL cx NULL; SMARM_ESTATE cx not the caller's own server.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_hibernate(smarm_gs_ctx_t *cx);
+
+/*
+ * smarm_gs_set_hibernate_after() - hibernate whenever the server has
+ * waited ns with no message (OTP's hibernate_after start option); 0:
+ * at every wait (a server that is always hibernated when idle);
+ * SMARM_NO_TIMEOUT: never (the default). With an idle window
+ * (smarm_gs_set_idle) as well, the window counts on while hibernated
+ * and handle_idle runs when it passes. Returns: 0. Errors: as
+ * smarm_gs_hibernate. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns);
+
+/*
  * The bound of a server's (or machine's) queue of requests until it
  * sets its own: SMARM_QUEUE_LIMIT_DEFAULT messages. Each queued message
  * takes 104 bytes of the queue (64-bit Linux), plus one block for
