@@ -366,6 +366,13 @@ static void hb_stacks_root(void *arg)
 	if (hibernate)
 		HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS,
 						 HB_MANY));
+	/* Parked: each one holds its stack once it has run (under load
+	 * the last ones may still be queued). */
+	for (uint64_t t0 = smarm_now_ns();
+	     !hibernate &&
+	     harness_stat(node, SMARM_STAT_STACKS_DENSE) - before < HB_MANY &&
+	     harness_since(t0) < MS(5000) * harness_time_scale();)
+		smarm_actor_sleep(MS(1));
 	held = harness_stat(node, SMARM_STAT_STACKS_DENSE) - before;
 	if (hibernate)
 		HARNESS_CHECK(held <= 8);
