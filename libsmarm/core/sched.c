@@ -1328,7 +1328,7 @@ static bool park_return(struct smarm__slot *s)
 static __attribute__((noinline, cold)) void
 hibernate_return(struct smarm_node *n, struct smarm__slot *s)
 {
-	smarm__stack_release(n, s);
+	smarm__stack_release_hibernated(n, s);
 	s->sp = NULL;
 	s->hwm = 0;
 	s->stk_parks = 0;

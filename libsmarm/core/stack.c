@@ -78,16 +78,16 @@
  * at the default 64 KiB reserve that is no syscall at all.
  * Park-path shrink: see smarm__stack_park_hook in stack.h.
  *
- * Ownership: a stack belongs to one slot from first run to finalize.
- * Then a default-shaped guarded one goes to the releasing worker's small
- * cache if it has room, else a carved one to its free list and one with
- * its own mapping to the node's pool (not full) or unmapped; a dense one
- * to its free list (default reserve) or unmapped. Worker caches are
- * flushed back when a run ends; chunks are unmapped at node close.
- * Locking: a worker cache is touched only by its own worker (no lock);
- * pool_lock (STACK rank) guards pool, pool_len and the state of both
- * carve kinds; no syscall is made and no fresh page is faulted under it
- * (the chunk heads and the link words written there were touched
+ * Ownership: a stack belongs to one slot from first run to finalize
+ * (or to a hibernation: sched.c hibernate_return, wait.c WAIT-10). Then a
+ * default-shaped guarded one goes to the releasing worker's small cache if it
+ * has room, else a carved one to its free list and one with its own mapping to
+ * the node's pool (not full) or unmapped; a dense one to its free list (default
+ * reserve) or unmapped. Worker caches are flushed back when a run ends; chunks
+ * are unmapped at node close. Locking: a worker cache is touched only by its
+ * own worker (no lock); pool_lock (STACK rank) guards pool, pool_len and the
+ * state of both carve kinds; no syscall is made and no fresh page is faulted
+ * under it (the chunk heads and the link words written there were touched
  * before). The stack fields of a slot (hwm, stk_parks, stk_shrinks) are
  * written by whoever holds the actor's claim and read lock-free by
  * smarm__stack_info, which re-checks the generation.
@@ -460,8 +460,8 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	return 0;
 }
 
-static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
-			    void *base)
+static inline __attribute__((always_inline)) void
+release_guarded(struct smarm_node *n, struct smarm__slot *s, void *base)
 {
 	struct smarm__worker *w;
 	if (!default_shaped(n, s)) {
@@ -507,8 +507,8 @@ static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 	return 0;
 }
 
-static void release_dense(struct smarm_node *n, struct smarm__slot *s,
-			  void *base)
+static inline __attribute__((always_inline)) void
+release_dense(struct smarm_node *n, struct smarm__slot *s, void *base)
 {
 	atomic_fetch_sub_explicit(&n->stk_dense, 1, memory_order_relaxed);
 	if (s->stk_reserve != n->stk_reserve) {
@@ -588,7 +588,10 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	return acquire_dense(n, s);
 }
 
-void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+/* The one release; inlined into each entry point below, so that the
+ * end of an actor (smarm__finalize, hot) keeps its copy inline. */
+static inline __attribute__((always_inline)) void
+stack_release(struct smarm_node *n, struct smarm__slot *s)
 {
 	void *base = s->stk_base;
 	if (base == NULL)
@@ -598,6 +601,19 @@ void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 		release_dense(n, s, base);
 	else
 		release_guarded(n, s, base);
+}
+
+void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+{
+	stack_release(n, s);
+}
+
+/* A second caller of smarm__stack_release would have it outlined from
+ * smarm__finalize (LTO): a hibernation, rare, has its own copy. */
+__attribute__((cold, noinline)) void
+smarm__stack_release_hibernated(struct smarm_node *n, struct smarm__slot *s)
+{
+	stack_release(n, s);
 }
 
 /* End of a run: hand a worker's cached stacks back. */
