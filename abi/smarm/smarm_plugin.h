@@ -976,6 +976,31 @@ SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason);
 SMARM_API int smarm_sm_repeat_state(smarm_sm_ctx_t *cx);
 
 /*
+ * smarm_sm_hibernate() - hibernate once this callback returns (OTP's
+ * hibernate transition action), as smarm_gs_hibernate() a server: at
+ * its next wait for an event the machine gives its stack back to the
+ * node's pool and waits without one. The next event of any kind (a
+ * call, cast, info, a state, event or generic timeout, an exit signal,
+ * a system message) resumes it on a fresh stack with its data, state,
+ * postponed events and armed timeouts intact; a stop or kill ends it as
+ * usual (terminate runs). An event already queued (an inserted next
+ * event, a released postponed one, a message) is handled first, and the
+ * request stands until the machine has waited once. Returns: 0.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx);
+
+/*
+ * smarm_sm_set_hibernate_after() - hibernate whenever the machine has
+ * waited ns with no event (OTP's hibernate_after start option), as
+ * smarm_gs_set_hibernate_after(): 0 at every wait; SMARM_NO_TIMEOUT
+ * never (the default). It holds for the machine's life or until set
+ * again; usually called in init. An armed timeout firing is an event
+ * like any other. Returns: 0. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_set_hibernate_after(smarm_sm_ctx_t *cx, uint64_t ns);
+
+/*
  * smarm_sm_behaviour() - a behaviour of the machine's own plugin, as
  * smarm_gs_behaviour: name NULL the machine's own behaviour, else the
  * one of that name in the same plugin; *out valid while the machine

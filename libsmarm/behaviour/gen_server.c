@@ -903,6 +903,12 @@ void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
 	}
 }
 
+void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
+{
+	sv->sv_hib_set = ns != SMARM_NO_TIMEOUT;
+	sv->sv_hib_after = ns;
+}
+
 static void gs_resume(void *arg);
 static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv);
 

@@ -101,6 +101,11 @@ struct bhv_engine {
 void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
 			  bool *hib_timer);
 
+/* Hibernate whenever sv has waited ns with no message (0: at every
+ * wait; SMARM_NO_TIMEOUT: never): smarm_gs_set_hibernate_after and
+ * smarm_sm_set_hibernate_after. */
+void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
+
 /* Serve one message, highest band first, waiting at most wait: 0 or
  * SMARM_ETIMEDOUT. A server that cannot wait ends. */
 int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,

@@ -100,8 +100,7 @@ int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns)
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	cx->sv_hib_set = ns != SMARM_NO_TIMEOUT;
-	cx->sv_hib_after = ns;
+	smarm__bhv_hibernate_after(cx, ns);
 	return 0;
 }
 
