@@ -171,20 +171,28 @@ void smarm__wait_undo_current(struct smarm__slot *s)
 		w->wt_undo(w);
 }
 
+/* The continuation rides in the slot's arg (the wait is in s->wait):
+ * no word of it in every struct smarm__wait. */
+union hib_cont {
+	void (*fn)(void *);
+	void *p;
+};
+_Static_assert(sizeof(union hib_cont) == sizeof(void *), "a code pointer");
+
 /* WAIT-10: the first code of a hibernated actor's next run. */
 static void hib_resume(void *arg)
 {
-	struct smarm__wait *w = arg;
-	struct smarm__slot *me = w->wt_me;
-	void (*fn)(void *) = w->wt_cont;
-	void *fn_arg = w->wt_cont_arg;
-	smarm__observe_stop(me); /* a stop ends it here, undo first */
+	union hib_cont c = { .p = arg };
+	struct smarm__slot *me = smarm__current();
+	struct smarm__wait *w = me->wait; /* WAIT-4: installed */
+	smarm__observe_stop(me);	  /* a stop ends it here, undo first */
 	me->wait = NULL;
-	fn(fn_arg);
+	c.fn(w->wt_arg);
 }
 
-int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg)
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *))
 {
+	union hib_cont c = { .fn = fn };
 	struct smarm__slot *me = w->wt_me;
 	/* Inside a runtime callback or an exit, frames that must return
 	 * are on the stack. */
@@ -197,12 +205,10 @@ int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg)
 		if (rc != 0)
 			return rc;
 	}
-	w->wt_cont = fn;
-	w->wt_cont_arg = arg;
 	me->wait = w; /* WAIT-4 */
 	smarm__observe_stop(me);
 	me->fn = hib_resume;
-	me->arg = w;
+	me->arg = c.p;
 	smarm__switch_out(me, SMARM__INTENT_HIBERNATE);
 	__builtin_unreachable(); /* the stack is gone (WAIT-10) */
 }

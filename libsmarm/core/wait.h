@@ -75,8 +75,6 @@ struct smarm__wait {
 	uint32_t wt_epoch;	     /* the epoch opened last */
 	smarm__wait_undo_fn wt_undo; /* NULL: nothing to undo */
 	void *wt_arg;		     /* the primitive's context for undo */
-	void (*wt_cont)(void *);     /* hibernated: where it goes on */
-	void *wt_cont_arg;
 };
 
 /*
@@ -137,16 +135,17 @@ void smarm__wait_refuse(struct smarm__slot *me, bool on);
  * smarm__wait_park, giving up the stack (WAIT-10): the actor parks in
  * the round opened last, its stack goes back to the pool, and once woken
  * (or stopped: the undo hook runs, as for a park) it starts over on a
- * fresh stack at fn(arg), with no frame of the caller left; fn returning
- * ends the actor normally. w, and whatever the primitive stored, must
- * not be on the stack: it lives until fn is called. A caller that found
- * its primitive ready after the open wakes its own round first
- * (smarm__wait_self_wake), and goes on at fn(arg) at once. Returns only
+ * fresh stack at fn(w's undo arg, the primitive's context), with no
+ * frame of the caller left; fn returning ends the actor normally. w,
+ * and whatever the primitive stored, must not be on the stack: it lives
+ * until fn is called. A caller that found its primitive ready after the
+ * open wakes its own round first (smarm__wait_self_wake), and goes on
+ * at fn at once. Returns only
  * on an error, as smarm__wait_park does: SMARM_EAGAIN (WAIT-9) or
  * SMARM_ENOMEM (the deadline's timer), or SMARM_ESTATE inside a runtime
  * callback or an exit (frames there must return).
  */
-int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg);
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *));
 
 /* Wake w's open round from its own actor (it stays runnable: its next
  * park or hibernation returns at once). */

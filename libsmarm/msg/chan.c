@@ -226,7 +226,8 @@ static void chan_destroy_elems(struct smarm__queue *q, size_t esz,
 #define CHAN_REGION ((size_t)4 << 30)
 struct smarm__hpool smarm__chan_pool =
 	SMARM__HPOOL_INIT(sizeof(struct smarm_chan), CHAN_REGION);
-_Static_assert(sizeof(struct smarm_chan) <= 4096, "a channel fits a cell");
+/* A parked or hibernated actor's channel costs its cell: keep it 128. */
+_Static_assert(sizeof(struct smarm_chan) <= 128, "a channel fits a 128 B cell");
 _Static_assert(offsetof(struct smarm_chan, hdr) == 0,
 	       "the handle header is the cell's first word");
 _Static_assert(_Alignof(struct smarm__recv_wait) > 1,
@@ -443,7 +444,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	 * it): this cell may have had tenants before.
 	 */
 	ch = cell;
-	ch->esz = elem_size;
+	ch->esz = (uint32_t)elem_size; /* at most SMARM__CHAN_MAX_ELEM */
 	ch->efree = elem_free;
 	smarm__queue_init(&ch->queue);
 	chan_qhint(ch);
@@ -1355,7 +1356,7 @@ static int hib_wait(struct chan_hib *hb)
 		hb->hb_armed = !ready;
 		if (ready) /* go on at once, from a fresh stack */
 			smarm__wait_self_wake(&hb->hb_w);
-		rc = smarm__wait_hibernate(&hb->hb_w, hib_resume, hb);
+		rc = smarm__wait_hibernate(&hb->hb_w, hib_resume); /* (hb) */
 		(void)hib_leave(hb);
 	}
 	smarm__wait_retire(&hb->hb_w); /* WAIT-6 */

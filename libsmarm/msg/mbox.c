@@ -181,8 +181,8 @@ int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
 		smarm__wait_retire(w); /* WAIT-6 */
 		return 0;
 	}
-	rc = smarm__wait_hibernate(w, mbox_resume, mb);
-	mbox_unregister(mb); /* it did not hibernate */
+	rc = smarm__wait_hibernate(w, mbox_resume); /* mbox_resume(mb) */
+	mbox_unregister(mb);			    /* it did not hibernate */
 	smarm__wait_retire(w);
 	return rc;
 }

@@ -49,7 +49,8 @@ struct smarm_chan {
 	struct smarm__hcell hdr;   /* handle header: first (decode reads it) */
 	smarm__lock_t lock;	   /* CHANNEL rank: guards every field below;
 				      kept across tenants, never reset */
-	size_t esz;		   /* element size (constant) */
+	uint32_t n_owned;	   /* queued elements with an owned word not
+				      NULL */
 	smarm_elem_free_cb efree;  /* destructor (constant) */
 	struct smarm__queue queue; /* queued elements, oldest first
 				      (core/ring.h); no segment before
@@ -58,8 +59,11 @@ struct smarm_chan {
 				     oldest first; non-empty only while queue
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
-	bool closed;		  /* senders == 0 or receivers == 0: sends
-				     fail (one test on the send path) */
+	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
+				     (mbox.c): told when the queue becomes
+				     non-empty */
+	uint32_t esz;		  /* element size (constant, at most
+				     SMARM__CHAN_MAX_ELEM) */
 	uint32_t senders;	  /* sender references (timers hold one) */
 	uint32_t timer_senders;	  /* of those, held by pending timed sends */
 	uint32_t receivers;	  /* receiver references */
@@ -75,12 +79,10 @@ struct smarm_chan {
 	uint32_t qlimit;	  /* sends that find this many queued fail with
 				     SMARM_EFULL (UINT32_MAX: none; a mailbox's
 				     inbox sets it, smarm__chan_set_limit) */
-	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
-				     (mbox.c): told when the queue becomes
-				     non-empty */
+	bool closed;		  /* senders == 0 or receivers == 0: sends
+				     fail (one test on the send path) */
 	bool own_on;		  /* owned words declared (chan.c INV-10) */
 	uint16_t own_a, own_b;	  /* their offsets in an element */
-	uint32_t n_owned;	  /* queued elements with one not NULL */
 };
 
 /*
