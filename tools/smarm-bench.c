@@ -921,6 +921,26 @@ static long rss_bytes(void)
 	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
 }
 
+/* idle_bytes_hibernated: the element came (or the close). */
+static void idle_hib_cont(void *arg)
+{
+	smarm_chan_t *ch = arg;
+	int64_t v = -1;
+	int rc = smarm_chan_try_recv(ch, &v);
+	chan_drop(ch, true);
+	atomic_fetch_add_explicit(&idle_done, rc == 0 && v == 0,
+				  memory_order_relaxed);
+}
+
+/* idle_bytes_hibernated: as idle_body, hibernated (no stack). */
+static void idle_hib_body(void *arg)
+{
+	atomic_fetch_add_explicit(&idle_parked, 1, memory_order_relaxed);
+	int rc = smarm_hibernate(arg, idle_hib_cont, arg);
+	chan_drop(arg, true); /* only on an error */
+	(void)rc;
+}
+
 static void idle_body(void *arg)
 {
 	smarm_chan_t *ch = arg;
@@ -944,9 +964,30 @@ static bool idle_wait(atomic_long *count, long want)
 	return true;
 }
 
+/*
+ * idle_bytes_hibernated: IDLE_HIB_N actors as idle_bytes's, each
+ * hibernated on its channel (smarm_hibernate): no stack, its slot and
+ * the wait only. Erlang's peer hibernates its processes
+ * (erlang:hibernate/3).
+ */
+enum { IDLE_HIB_N = 1000000 };
+
+static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body);
+
 static void wl_idle_bytes(struct bench_run *r)
 {
-	smarm_chan_t **chans = calloc(IDLE_N, sizeof *chans);
+	idle_bytes_run(r, IDLE_N, idle_body);
+}
+
+static void wl_idle_bytes_hibernated(struct bench_run *r)
+{
+	idle_bytes_run(r, IDLE_HIB_N, idle_hib_body);
+}
+
+static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
+{
+	const size_t IDLE_N_ = n;
+	smarm_chan_t **chans = calloc(IDLE_N_, sizeof *chans);
 	int64_t zero = 0;
 	size_t spawned = 0;
 	long before;
@@ -958,12 +999,12 @@ static void wl_idle_bytes(struct bench_run *r)
 		bench_fail(r, "out of memory", 0);
 		return;
 	}
-	memset(chans, 0xff, IDLE_N * sizeof *chans); /* touched before */
+	memset(chans, 0xff, IDLE_N_ * sizeof *chans); /* touched before */
 	before = rss_bytes();
-	for (; spawned < IDLE_N; spawned++) {
+	for (; spawned < IDLE_N_; spawned++) {
 		int rc = smarm_chan_alloc(&chans[spawned], sizeof zero, NULL);
 		if (rc == 0)
-			rc = smarm_actor_spawn(NULL, idle_body, chans[spawned],
+			rc = smarm_actor_spawn(NULL, body, chans[spawned],
 					       NULL);
 		if (rc != 0) {
 			bench_fail(r, "channel or spawn", rc);
@@ -976,7 +1017,7 @@ static void wl_idle_bytes(struct bench_run *r)
 	smarm_actor_sleep(20000000);
 	after = rss_bytes();
 	r->ns = after > before ? (uint64_t)(after - before) : 0;
-	r->ops = IDLE_N;
+	r->ops = IDLE_N_;
 	if (before < 0 || after < 0)
 		bench_fail(r, "cannot read /proc/self/statm", 0);
 
@@ -1888,11 +1929,32 @@ static void wl_sup_shutdown_load(struct bench_run *r)
  * loaded before the first measure). Then each is shut down.
  * --------------------------------------------------------------------- */
 
-enum { IDLE_SRV_N = 20000 };
+enum { IDLE_SRV_N = 20000, IDLE_SRV_HIB_N = 1000000 };
+
+static void idle_bytes_server_run(struct bench_run *r, size_t n,
+				  const char *args);
 
 static void wl_idle_bytes_server(struct bench_run *r)
 {
-	smarm_server_t **sv = calloc(IDLE_SRV_N, sizeof *sv);
+	idle_bytes_server_run(r, IDLE_SRV_N, NULL);
+}
+
+/*
+ * idle_bytes_server_hibernated: as idle_bytes_server, IDLE_SRV_HIB_N
+ * counters that hibernate at every wait (start argument "hibernate");
+ * then each is called once (add 1: it wakes, answers, hibernates
+ * again) before the shutdowns.
+ */
+static void wl_idle_bytes_server_hibernated(struct bench_run *r)
+{
+	idle_bytes_server_run(r, IDLE_SRV_HIB_N, "hibernate");
+}
+
+static void idle_bytes_server_run(struct bench_run *r, size_t n,
+				  const char *args)
+{
+	const size_t IDLE_SRV_N_ = n;
+	smarm_server_t **sv = calloc(IDLE_SRV_N_, sizeof *sv);
 	const smarm_behaviour_t *b;
 	smarm_plugin_t *pl;
 	size_t started = 0;
@@ -1903,15 +1965,15 @@ static void wl_idle_bytes_server(struct bench_run *r)
 		bench_fail(r, "out of memory", 0);
 		return;
 	}
-	memset(sv, 0, IDLE_SRV_N * sizeof *sv); /* touched before */
+	memset(sv, 0, IDLE_SRV_N_ * sizeof *sv); /* touched before */
 	if (gs_open(r, &pl, &b, &sv[0], NULL) != 0) {
 		free(sv);
 		return;
 	}
 	started = 1;
 	before = rss_bytes();
-	for (; started < IDLE_SRV_N; started++) {
-		rc = smarm_server_start(b, NULL, NULL, &sv[started]);
+	for (; started < IDLE_SRV_N_; started++) {
+		rc = smarm_server_start(b, args, NULL, &sv[started]);
 		if (rc != 0) {
 			bench_fail(r, "smarm_server_start", rc);
 			break;
@@ -1923,6 +1985,15 @@ static void wl_idle_bytes_server(struct bench_run *r)
 	r->ops = started > 1 ? started - 1 : 1;
 	if (before < 0 || after < 0)
 		bench_fail(r, "cannot read /proc/self/statm", 0);
+	for (size_t i = 1; args != NULL && i < started; i++) {
+		int64_t got = 0;
+		rc = smarm_server_callv(sv[i], "add", SMARM_NO_TIMEOUT, &got,
+					(int64_t)1);
+		if (rc != 0 || got != 1) {
+			bench_fail(r, "call a hibernated server", rc);
+			break;
+		}
+	}
 	for (size_t i = 1; i < started; i++) {
 		(void)smarm_server_shutdown(sv[i], SMARM_NO_TIMEOUT, NULL);
 		smarm_server_free(sv[i]);
@@ -2009,6 +2080,9 @@ static const struct workload workloads[] = {
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
 	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
 	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
+	{ "idle_bytes_hibernated", wl_idle_bytes_hibernated, 0, true, 0, NULL },
+	{ "idle_bytes_server_hibernated", wl_idle_bytes_server_hibernated, 0,
+	  true, 0, NULL },
 	{ "snapshot_1m", wl_snapshot_1m, 0, true, INT64_C(1) << 21,
 	  "parked, snapshot cpu" },
 	{ "sup_shutdown_quiet", wl_sup_shutdown_quiet, 0, false, 0, NULL },

@@ -786,7 +786,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Faults contained (SMARM_OPT_CONTAIN_FAULTS): actors that ended      \
 	 * SMARM_EXIT_FAULT by a fault of their own, since the node was        \
 	 * opened. Since: SMARM_0.5. */                                        \
-	XX(FAULTS_CONTAINED, 36, CORE)
+	XX(FAULTS_CONTAINED, 36, CORE)                                         \
+	/* Hibernations since the node was opened: actors that gave their      \
+	 * stack back while they waited (smarm_hibernate, a hibernating        \
+	 * server). Since: SMARM_0.5. */                                       \
+	XX(HIBERNATIONS, 37, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -1332,6 +1336,37 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
  * receivers since SMARM_0.3).
  */
 SMARM_API int smarm_chan_recv(smarm_chan_t *ch, void *out);
+
+/*
+ * smarm_hibernate() - wait for ch without a stack, then go on at fn(arg).
+ *
+ * As the BEAM's erlang:hibernate/3: the calling actor gives up its
+ * stack (back to the node's stack pool) until ch is ready (an element is
+ * queued, or ch is closed), then starts over on a fresh stack at
+ * fn(arg), which receives from ch as usual. Nothing of the caller's
+ * frames survives: whatever fn needs must be reachable from arg, off
+ * the stack. fn returning ends the actor normally, as its body would.
+ * A hibernated actor costs its slot and this wait (some 160 bytes), not
+ * a stack page: for a great many actors that wait long.
+ * While hibernated it is parked as in smarm_chan_recv: a stop or a kill
+ * (smarm_actor_stop, an exit signal, the node's stop) ends it, its
+ * cleanup handlers run (their arguments must not point into the stack
+ * it gave up) and its monitors and links fire. Timed sends
+ * (smarm_chan_send_after) to ch wake it as any send does. If ch is
+ * ready at the call, fn(arg) runs at once (on a fresh stack all the
+ * same). Another receiver of ch may take the element first: the actor
+ * then hibernates again, and fn runs only when ch is ready once more.
+ * Returns: nothing on success (never returns). Errors: SMARM_EINVAL fn
+ * NULL, ch NULL or no channel handle; SMARM_ENOTACTOR not called from
+ * an actor; SMARM_ESTATE the channel was freed or every receiver
+ * reference was, or called inside a runtime callback or while the actor
+ * is exiting (a cleanup handler); SMARM_EAGAIN parking is refused (a
+ * behaviour's terminate that must not block); SMARM_ENOMEM. Must not be
+ * called from a behaviour's callbacks (the server's engine is on the
+ * stack): a server hibernates with smarm_gs_hibernate(). Safe point.
+ * Thread-safety: actors only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_hibernate(smarm_chan_t *ch, void (*fn)(void *), void *arg);
 
 /*
  * smarm_chan_recv_timeout() - smarm_chan_recv() bounded by timeout_ns,

@@ -730,6 +730,33 @@ SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
 SMARM_API int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns);
 
 /*
+ * smarm_gs_hibernate() - hibernate once the current callback returns
+ * (OTP's {reply, R, S, hibernate}): at its next wait for a message the
+ * server gives its stack back to the node's pool (smarm_hibernate) and
+ * waits without one, so an idle server costs its state and mailbox
+ * only. The next message (a call, cast, info, timer, Down, exit signal
+ * or system message) resumes it on a fresh stack: its state is intact
+ * and it serves as before; a stop or kill ends it as usual (terminate
+ * runs). A message already queued is served at once, and the request
+ * stands until the server has waited once. Costs a stack acquire at the
+ * wake: for servers that are idle long. Returns: 0. Errors:
+ * SMARM_EINVAL cx NULL; SMARM_ESTATE cx not the caller's own server.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_hibernate(smarm_gs_ctx_t *cx);
+
+/*
+ * smarm_gs_set_hibernate_after() - hibernate whenever the server has
+ * waited ns with no message (OTP's hibernate_after start option); 0:
+ * at every wait (a server that is always hibernated when idle);
+ * SMARM_NO_TIMEOUT: never (the default). With an idle window
+ * (smarm_gs_set_idle) as well, the window counts on while hibernated
+ * and handle_idle runs when it passes. Returns: 0. Errors: as
+ * smarm_gs_hibernate. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns);
+
+/*
  * The bound of a server's (or machine's) queue of requests until it
  * sets its own: SMARM_QUEUE_LIMIT_DEFAULT messages. Each queued message
  * takes 104 bytes of the queue (64-bit Linux), plus one block for
@@ -947,6 +974,31 @@ SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason);
  * return, SMARM_SM_REPEAT). Since: SMARM_0.5.
  */
 SMARM_API int smarm_sm_repeat_state(smarm_sm_ctx_t *cx);
+
+/*
+ * smarm_sm_hibernate() - hibernate once this callback returns (OTP's
+ * hibernate transition action), as smarm_gs_hibernate() a server: at
+ * its next wait for an event the machine gives its stack back to the
+ * node's pool and waits without one. The next event of any kind (a
+ * call, cast, info, a state, event or generic timeout, an exit signal,
+ * a system message) resumes it on a fresh stack with its data, state,
+ * postponed events and armed timeouts intact; a stop or kill ends it as
+ * usual (terminate runs). An event already queued (an inserted next
+ * event, a released postponed one, a message) is handled first, and the
+ * request stands until the machine has waited once. Returns: 0.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx);
+
+/*
+ * smarm_sm_set_hibernate_after() - hibernate whenever the machine has
+ * waited ns with no event (OTP's hibernate_after start option), as
+ * smarm_gs_set_hibernate_after(): 0 at every wait; SMARM_NO_TIMEOUT
+ * never (the default). It holds for the machine's life or until set
+ * again; usually called in init. An armed timeout firing is an event
+ * like any other. Returns: 0. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_sm_set_hibernate_after(smarm_sm_ctx_t *cx, uint64_t ns);
 
 /*
  * smarm_sm_behaviour() - a behaviour of the machine's own plugin, as

@@ -838,7 +838,8 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 	unsigned band;
 	int rc;
 
-	if (!sv->sv_trap && sv->sv_nmon == 0 && !en->en_armed(sv)) {
+	if (!sv->sv_hib && !sv->sv_trap && sv->sv_nmon == 0 &&
+	    !en->en_armed(sv)) {
 		/* Nothing can come in the higher bands: the inbox alone. */
 		b = inbox_next(sv, &e, wait, &rc);
 		if (b != NULL)
@@ -863,8 +864,13 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 			return 0;
 		}
 		served_flush(sv);
-		rc = smarm__mbox_wait(smarm__current(), &sv->sv_mb, wait,
-				      &band);
+		/* Hibernating, it goes on at en_resume: no frame of a
+		 * callback is on the stack here. */
+		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
+							&sv->sv_mb, wait,
+							en->en_resume, sv)
+				: smarm__mbox_wait(smarm__current(), &sv->sv_mb,
+						   wait, &band);
 		if (rc == SMARM_ETIMEDOUT)
 			return rc;
 		if (rc != 0) /* it cannot wait: end, never spin */
@@ -882,6 +888,30 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	return rc;
 }
 
+void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
+			  bool *hib_timer)
+{
+	*wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
+	*hib_timer = false;
+	if (sv->sv_hib || !sv->sv_hib_set)
+		return;
+	if (sv->sv_hib_after == 0) {
+		sv->sv_hib = true;
+	} else if (sv->sv_hib_after < *wait) {
+		*wait = sv->sv_hib_after;
+		*hib_timer = true;
+	}
+}
+
+void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
+{
+	sv->sv_hib_set = ns != SMARM_NO_TIMEOUT;
+	sv->sv_hib_after = ns;
+}
+
+static void gs_resume(void *arg);
+static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv);
+
 static bool gs_armed(const struct smarm_gs_ctx *sv)
 {
 	return sv->sv_ntimers > 0;
@@ -894,6 +924,7 @@ static const struct bhv_engine gs_engine = {
 	.en_armed = gs_armed,
 	.en_status = gs_status,
 	.en_stop = smarm__gs_stop,
+	.en_resume = gs_resume,
 };
 
 void smarm__bhv_report_end(const char *what, const char *state, int how,
@@ -1179,7 +1210,20 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	if (rc != 0)
 		return smarm__bhv_start_failed(sv, "init", rc);
 	smarm__bhv_started(sv);
+	gs_loop(sv);
+}
+
+/*
+ * The server's loop, from its start or, on a fresh stack, from a
+ * hibernation (gs_resume): between callbacks nothing else of the
+ * server is on its stack, so it can always start over here.
+ */
+static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv)
+{
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	while (!sv->sv_stop) {
+		uint64_t wait;
+		bool hib_timer;
 		if (sv->sv_cont) {
 			sv->sv_cont = false;
 			if (d->handle_continue != NULL)
@@ -1187,11 +1231,12 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 						   sv->sv_tag);
 			continue;
 		}
-		if (smarm__bhv_serve(sv, &gs_engine,
-				     sv->sv_idle_ns ? sv->sv_idle_ns
-						    : SMARM_NO_TIMEOUT) ==
-			    SMARM_ETIMEDOUT &&
-		    d->handle_idle != NULL)
+		smarm__bhv_wait_plan(sv, &wait, &hib_timer);
+		if (smarm__bhv_serve(sv, &gs_engine, wait) != SMARM_ETIMEDOUT)
+			continue;
+		if (hib_timer)
+			sv->sv_hib = true; /* idle that long: hibernate */
+		else if (d->handle_idle != NULL)
 			d->handle_idle(sv->sv_state, sv);
 	}
 	/* The actor ends as smarm_gs_stop said (server_end runs
@@ -1201,5 +1246,17 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 	if (sv->sv_how == SMARM_EXIT_SHUTDOWN) /* OTP's {shutdown, X} */
 		smarm__self_exit(SMARM_EXIT_SHUTDOWN, sv->sv_reason);
 	smarm_actor_exit();
-	return 0;
+	__builtin_unreachable();
+}
+
+/* A hibernated server's next run: its idle window may have passed. */
+static void gs_resume(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	sv->sv_hib = false;
+	if (sv->sv_idle_ns != 0 && smarm__mbox_timed_out(&sv->sv_mb) &&
+	    d->handle_idle != NULL)
+		d->handle_idle(sv->sv_state, sv);
+	gs_loop(sv);
 }

@@ -52,6 +52,10 @@ struct smarm_gs_ctx {
 	bool sv_cont;		  /* handle_continue next */
 	uint64_t sv_tag;	  /* ... with this tag */
 	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
+	bool sv_hib;		  /* hibernate at the next wait (engine
+				     loop; smarm_gs_hibernate) */
+	bool sv_hib_set;	  /* sv_hib_after applies */
+	uint64_t sv_hib_after;	  /* idle ns before it hibernates */
 	struct bhv_env *sv_cur;	  /* the message in service */
 	struct bhv_env *sv_batch; /* BHV_BATCH envelopes, malloc'd at the
 				     first backlog */
@@ -85,7 +89,22 @@ struct bhv_engine {
 	bool (*en_armed)(const struct smarm_gs_ctx *sv);
 	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
 	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
+	void (*en_resume)(void *sv); /* after a hibernation: its loop, on a
+					fresh stack (never returns) */
 };
+
+/*
+ * The engine loop's wait: at most *wait (the idle window), or until the
+ * server's hibernate_after passes (*hib_timer: it hibernates at the
+ * next wait then), hibernating if due (sv_hib).
+ */
+void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
+			  bool *hib_timer);
+
+/* Hibernate whenever sv has waited ns with no message (0: at every
+ * wait; SMARM_NO_TIMEOUT: never): smarm_gs_set_hibernate_after and
+ * smarm_sm_set_hibernate_after. */
+void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
 
 /* Serve one message, highest band first, waiting at most wait: 0 or
  * SMARM_ETIMEDOUT. A server that cannot wait ends. */

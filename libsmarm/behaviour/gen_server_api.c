@@ -86,6 +86,24 @@ int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns)
 	return 0;
 }
 
+int smarm_gs_hibernate(smarm_gs_ctx_t *cx)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	cx->sv_hib = true;
+	return 0;
+}
+
+int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns)
+{
+	int rc = ctx_check(cx);
+	if (rc != 0)
+		return rc;
+	smarm__bhv_hibernate_after(cx, ns);
+	return 0;
+}
+
 int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit)
 {
 	int rc = ctx_check(cx);

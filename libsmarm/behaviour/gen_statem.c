@@ -8,6 +8,9 @@
  * by its first machine, kept in bh_engine until the plugin unloads). A
  * machine runs gen_server's engine and mailbox with this file's
  * dispatch (sm_engine_ops): docs/architecture/behaviours.md, Machines.
+ * Its loop (sm_loop) is the engine loop a hibernated machine re-enters
+ * on a fresh stack (sm_resume): between events the interpreter is idle
+ * and no frame of a callback is on the stack.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
  * its cleanup handler (sm_end, then smarm__bhv_end); it holds one plugin
@@ -300,6 +303,18 @@ static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 	return smarm__bhv_sibling(sm_of(m)->sm_gs.sv_be, name, out);
 }
 
+/* smarm_sm_hibernate, smarm_sm_set_hibernate_after: the engine loop
+ * hibernates the machine between events (sm_loop). */
+static int h_hibernate(smarm_sm_ctx_t *m, bool now, uint64_t after_ns)
+{
+	struct smarm_gs_ctx *sv = &sm_of(m)->sm_gs;
+	if (now)
+		sv->sv_hib = true;
+	else
+		smarm__bhv_hibernate_after(sv, after_ns);
+	return 0;
+}
+
 static const struct smarm__sm_hooks sm_hooks = {
 	.sh_guard = h_guard,
 	.sh_action = h_action,
@@ -313,6 +328,7 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_queue_limit = h_queue_limit,
 	.sh_token = h_token,
 	.sh_behaviour = h_behaviour,
+	.sh_hibernate = h_hibernate,
 };
 
 /* ---- the loop ---- */
@@ -400,6 +416,8 @@ static bool sm_armed(const struct smarm_gs_ctx *sv)
 	return smarm__sm_armed(&sm_of_gs((struct smarm_gs_ctx *)sv)->sm_m);
 }
 
+static void sm_resume(void *arg);
+
 static const struct bhv_engine sm_engine_ops = {
 	.en_signal = sm_signal,
 	.en_tick = sm_tick,
@@ -407,6 +425,7 @@ static const struct bhv_engine sm_engine_ops = {
 	.en_armed = sm_armed,
 	.en_status = sm_status,
 	.en_stop = sm_stop,
+	.en_resume = sm_resume,
 };
 
 /* The end report: the machine's state and the event it was handling. */
@@ -465,6 +484,8 @@ static void sm_end(void *arg)
 	smarm__bhv_end(&s->sm_gs);
 }
 
+static __attribute__((noreturn)) void sm_loop(struct sm *s);
+
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup)
 {
@@ -504,9 +525,27 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	}
 	smarm__bhv_started(&s->sm_gs);
 	smarm__sm_start(&s->sm_m);
-	while (!s->sm_m.m_stop)
-		(void)smarm__bhv_serve(&s->sm_gs, &sm_engine_ops,
-				       SMARM_NO_TIMEOUT);
+	sm_loop(s);
+}
+
+/*
+ * The machine's loop, from its start or, on a fresh stack, from a
+ * hibernation (sm_resume): between events no callback's frame is on
+ * its stack and the interpreter is idle, so it can start over here.
+ */
+static __attribute__((noreturn)) void sm_loop(struct sm *s)
+{
+	while (!s->sm_m.m_stop) {
+		uint64_t wait;
+		bool hib_timer;
+		/* No idle window: it waits for ever, or until it is due to
+		 * hibernate (smarm_sm_set_hibernate_after). */
+		smarm__bhv_wait_plan(&s->sm_gs, &wait, &hib_timer);
+		if (smarm__bhv_serve(&s->sm_gs, &sm_engine_ops, wait) ==
+			    SMARM_ETIMEDOUT &&
+		    hib_timer)
+			s->sm_gs.sv_hib = true;
+	}
 	if (s->sm_m.m_crash)
 		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
 	if (s->sm_shutdown)
@@ -515,7 +554,15 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	if (s->sm_m.m_stop_how != SMARM_EXIT_NORMAL)
 		smarm__self_exit(s->sm_m.m_stop_how, s->sm_m.m_stop_reason);
 	smarm_actor_exit();
-	return 0;
+	__builtin_unreachable();
+}
+
+/* A hibernated machine's next run (struct bhv_engine en_resume). */
+static void sm_resume(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	sv->sv_hib = false;
+	sm_loop(sm_of_gs(sv));
 }
 
 const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)

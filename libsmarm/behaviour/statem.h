@@ -99,6 +99,9 @@ struct smarm_sm_ctx;
  *   sh_behaviour  smarm_sm_behaviour.
  *   sh_reply_error, sh_queue_limit  smarm_sm_reply_error and
  *              smarm_sm_set_queue_limit; NULL: not offered.
+ *   sh_hibernate  smarm_sm_hibernate (now) or, else,
+ *              smarm_sm_set_hibernate_after (after_ns); NULL: not
+ *              offered.
  */
 struct smarm__sm_hooks {
 	bool (*sh_guard)(struct smarm_sm_ctx *m, void (*fn)(void),
@@ -123,6 +126,8 @@ struct smarm__sm_hooks {
 	void (*sh_reply_error)(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev,
 			       intptr_t reason);
 	int (*sh_queue_limit)(struct smarm_sm_ctx *m, uint32_t limit);
+	int (*sh_hibernate)(struct smarm_sm_ctx *m, bool now,
+			    uint64_t after_ns);
 };
 
 /* Where a machine is: what its callbacks may do (statem.c INV-3). */

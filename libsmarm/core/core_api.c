@@ -538,6 +538,11 @@ static int64_t stat_FAULTS_CONTAINED(struct smarm_node *n)
 	return atomic_load_explicit(&n->faults_contained, memory_order_relaxed);
 }
 
+static int64_t stat_HIBERNATIONS(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->hibernations, memory_order_relaxed);
+}
+
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
 {
 	return atomic_load(&n->stk_guarded);

@@ -214,6 +214,7 @@ struct smarm_node {
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
 	_Atomic int64_t faults_contained; /* SMARM_STAT_FAULTS_CONTAINED */
+	_Atomic int64_t hibernations;	  /* SMARM_STAT_HIBERNATIONS */
 
 	/* run state */
 	_Alignas(64) _Atomic int running;

@@ -1318,6 +1318,28 @@ static bool park_return(struct smarm__slot *s)
 }
 
 /*
+ * A park that gives up the stack (wait.c WAIT-10): its sp is saved and
+ * nothing runs on it any more, so it goes back to the pool (stack.c)
+ * and the actor is left as a never-run one is (sp NULL), whose next run
+ * starts over through first_run_make at s->fn(s->arg), the wait's
+ * resume. Before park_return, as a park's hook: a wake that landed
+ * meanwhile on any worker found the actor RUNNING and made it NOTIFIED,
+ * so nobody can claim it, and run it on the stack given back here,
+ * before park_return has queued it.
+ */
+static __attribute__((noinline, cold)) void
+hibernate_return(struct smarm_node *n, struct smarm__slot *s)
+{
+	smarm__stack_release_hibernated(n, s);
+	s->sp = NULL;
+	s->hwm = 0;
+	s->stk_parks = 0;
+	atomic_fetch_add_explicit(&n->hibernations, 1, memory_order_relaxed);
+	if (!park_return(s))
+		smarm__enqueue(n, smarm__slot_pid(s));
+}
+
+/*
  * QUEUED -> RUNNING, generation-checked. A plain store suffices: in
  * QUEUED nobody else writes the word (wakes and stops are no-ops there,
  * begin_wait belongs to the running actor), so no CAS is needed.
@@ -1353,6 +1375,8 @@ __attribute__((noinline)) static bool first_run_make(struct smarm__worker *w,
 				 __ATOMIC_RELAXED);
 		s->exit = nomem;
 		smarm__log_crash(w->node, s);
+		/* A hibernated actor's registration goes first (WAIT-4). */
+		smarm__wait_undo_current(s);
 		smarm__exit_hooks_run(s); /* here: it has no stack to run on */
 		smarm__finalize(w, s);
 		return false;
@@ -1485,7 +1509,8 @@ static __attribute__((noinline)) void astat_switch(struct smarm__worker *w,
 		SMARM__ASTAT_ADD(&a->as_cpu, t - w->run_t0);
 	/* A yield or a preemption is runnable from now; a park from the
 	 * wake that ends it (smarm__unpark_at). */
-	if (intent != SMARM__INTENT_PARK && intent != SMARM__INTENT_DONE)
+	if (intent != SMARM__INTENT_PARK && intent != SMARM__INTENT_DONE &&
+	    intent != SMARM__INTENT_HIBERNATE)
 		__atomic_store_n(&a->as_enq, t, __ATOMIC_RELAXED);
 	astat_in(w, next, t);
 }
@@ -1519,6 +1544,9 @@ static void finish_switch(struct smarm__worker *w)
 		smarm__stack_park_hook(n, p);
 		if (!park_return(p))
 			smarm__enqueue(n, smarm__slot_pid(p));
+		break;
+	case SMARM__INTENT_HIBERNATE:
+		hibernate_return(n, p);
 		break;
 	case SMARM__INTENT_PREEMPT:
 		yield_return(p);
@@ -1881,7 +1909,10 @@ void smarm__switch_out(struct smarm__slot *s, int intent)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *next;
 	void *fake = NULL;
-	bool dying = intent == SMARM__INTENT_DONE;
+	/* A stack that is given up (an end, a hibernation) is never
+	 * switched back to: ASan drops its fake frames. */
+	bool dying = intent == SMARM__INTENT_DONE ||
+		     intent == SMARM__INTENT_HIBERNATE;
 
 	w->prev = s;
 	w->prev_intent = intent;

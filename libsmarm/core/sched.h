@@ -57,6 +57,8 @@ enum {
 	SMARM__INTENT_MOVE = 5,	   /* async preemption, free to move
 				      (preempt.c INV-P7): the deque's back */
 	SMARM__INTENT_SLICE = 6,   /* a yield at a slice end (a safe point) */
+	SMARM__INTENT_HIBERNATE = 7, /* a park that gives up the stack: the
+					next run starts over (wait.c WAIT-10) */
 };
 
 /* Whether an actor left its worker because its slice ran out. */

@@ -80,8 +80,9 @@
  * at the default 64 KiB reserve that is no syscall at all.
  * Park-path shrink: see smarm__stack_park_hook in stack.h.
  *
- * Ownership: a stack belongs to one slot from first run to finalize.
- * Then a default-shaped guarded one goes to the releasing worker's small
+ * Ownership: a stack belongs to one slot from first run to finalize
+ * (or to a hibernation: sched.c hibernate_return, wait.c WAIT-10). Then
+ * a default-shaped guarded one goes to the releasing worker's small
  * cache if it has room, else a carved one to its free list and one with
  * its own mapping to the node's pool (not full) or unmapped; a dense one
  * to its free list (default reserve) or unmapped. Worker caches are
@@ -91,8 +92,9 @@
  * carve kinds; no syscall is made and no fresh page is faulted under it
  * (chunk records are allocated before it, and the link words written
  * there lie in pages touched before). The stack fields of a slot (hwm,
- * stk_parks, stk_shrinks) are written by whoever holds the actor's claim and
- * read lock-free by smarm__stack_info, which re-checks the generation.
+ * stk_parks, stk_shrinks) are written by whoever holds the actor's claim
+ * and read lock-free by smarm__stack_info, which re-checks the
+ * generation.
  * Invariants: INV-1 every pooled guarded stack (n->pool) has the node's
  * default shape and a mapping of its own. INV-2 a stack lies in a chunk
  * iff it has the node's default shape and is dense, or guarded while
@@ -471,8 +473,8 @@ static int acquire_guarded(struct smarm_node *n, struct smarm__slot *s,
 	return 0;
 }
 
-static void release_guarded(struct smarm_node *n, struct smarm__slot *s,
-			    void *base)
+static inline __attribute__((always_inline)) void
+release_guarded(struct smarm_node *n, struct smarm__slot *s, void *base)
 {
 	struct smarm__worker *w;
 	if (!default_shaped(n, s)) {
@@ -518,8 +520,8 @@ static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 	return 0;
 }
 
-static void release_dense(struct smarm_node *n, struct smarm__slot *s,
-			  void *base)
+static inline __attribute__((always_inline)) void
+release_dense(struct smarm_node *n, struct smarm__slot *s, void *base)
 {
 	atomic_fetch_sub_explicit(&n->stk_dense, 1, memory_order_relaxed);
 	if (s->stk_reserve != n->stk_reserve) {
@@ -599,7 +601,10 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	return acquire_dense(n, s);
 }
 
-void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+/* The one release; inlined into each entry point below, so that the
+ * end of an actor (smarm__finalize, hot) keeps its copy inline. */
+static inline __attribute__((always_inline)) void
+stack_release(struct smarm_node *n, struct smarm__slot *s)
 {
 	void *base = s->stk_base;
 	if (base == NULL)
@@ -609,6 +614,19 @@ void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
 		release_dense(n, s, base);
 	else
 		release_guarded(n, s, base);
+}
+
+void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s)
+{
+	stack_release(n, s);
+}
+
+/* A second caller of smarm__stack_release would have it outlined from
+ * smarm__finalize (LTO): a hibernation, rare, has its own copy. */
+__attribute__((cold, noinline)) void
+smarm__stack_release_hibernated(struct smarm_node *n, struct smarm__slot *s)
+{
+	stack_release(n, s);
 }
 
 /* End of a run: hand a worker's cached stacks back. */

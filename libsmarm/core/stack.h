@@ -23,6 +23,10 @@
 
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_release(struct smarm_node *n, struct smarm__slot *s);
+/* smarm__stack_release for a hibernation (sched.c hibernate_return),
+ * kept out of the end of an actor's hot path. */
+void smarm__stack_release_hibernated(struct smarm_node *n,
+				     struct smarm__slot *s);
 void smarm__stack_pool_fini(struct smarm_node *n);
 void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
 void smarm__stack_node_init(struct smarm_node *n);

@@ -62,9 +62,22 @@
  *          timer (WAIT-6): every blocking call then returns at once,
  *          while one that can answer without parking still does. This
  *          is the one check: a primitive needs none of its own.
+ *   WAIT-10 a hibernation is a park whose stack is given up. The wait
+ *          (struct smarm__wait) and every registration of it are off
+ *          the stack (in the primitive's or the caller's memory); the
+ *          actor parks with the intent HIBERNATE, and the scheduler
+ *          gives its stack back once its sp is saved, before the
+ *          park's state change (sched.c hibernate_return), so a wake
+ *          on another worker cannot resume it in between (WAIT-2). Its
+ *          body is then hib_resume: the next run, whatever woke it,
+ *          starts there on a fresh stack, where a stop is observed with
+ *          the wait still installed (WAIT-4: the undo hook runs), and
+ *          otherwise goes on at the caller's continuation, which
+ *          re-checks its primitive (WAIT-5).
  *
  * Ownership: a struct smarm__wait lives on the waiting actor's stack for
- * the duration of the call; the slot points at it only while parked.
+ * the duration of the call (a hibernation's, off it, until its
+ * continuation is called); the slot points at it only while parked.
  * Locking: none of its own; open is legal under the primitive's lock,
  * park never is (lock.h INV-1).
  * See: docs/architecture/wait.md.
@@ -156,4 +169,51 @@ void smarm__wait_undo_current(struct smarm__slot *s)
 	s->wait = NULL; /* exactly once, even if the hook exits */
 	if (w->wt_undo != NULL)
 		w->wt_undo(w);
+}
+
+/* The continuation rides in the slot's arg (the wait is in s->wait):
+ * no word of it in every struct smarm__wait. */
+union hib_cont {
+	void (*fn)(void *);
+	void *p;
+};
+_Static_assert(sizeof(union hib_cont) == sizeof(void *), "a code pointer");
+
+/* WAIT-10: the first code of a hibernated actor's next run. */
+static void hib_resume(void *arg)
+{
+	union hib_cont c = { .p = arg };
+	struct smarm__slot *me = smarm__current();
+	struct smarm__wait *w = me->wait; /* WAIT-4: installed */
+	smarm__observe_stop(me);	  /* a stop ends it here, undo first */
+	me->wait = NULL;
+	c.fn(w->wt_arg);
+}
+
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *))
+{
+	union hib_cont c = { .fn = fn };
+	struct smarm__slot *me = w->wt_me;
+	/* Inside a runtime callback or an exit, frames that must return
+	 * are on the stack. */
+	if (me->rt_nopreempt != 0 || me->exiting)
+		return SMARM_ESTATE;
+	if (me->no_park)
+		return SMARM_EAGAIN; /* WAIT-9 */
+	if (w->wt_deadline != 0) {
+		int rc = wait_arm_timer(w);
+		if (rc != 0)
+			return rc;
+	}
+	me->wait = w; /* WAIT-4 */
+	smarm__observe_stop(me);
+	me->fn = hib_resume;
+	me->arg = c.p;
+	smarm__switch_out(me, SMARM__INTENT_HIBERNATE);
+	__builtin_unreachable(); /* the stack is gone (WAIT-10) */
+}
+
+void smarm__wait_self_wake(struct smarm__wait *w)
+{
+	smarm__unpark_at(w->wt_node, w->wt_pid, w->wt_epoch);
 }

@@ -65,7 +65,8 @@ struct smarm__wait;
  */
 typedef void (*smarm__wait_undo_fn)(struct smarm__wait *w);
 
-/* One wait of the running actor; lives on its stack for the call. */
+/* One wait of the running actor; lives on its stack for the call (off
+ * it, for a hibernation: smarm__wait_hibernate). */
 struct smarm__wait {
 	struct smarm__slot *wt_me;   /* the waiting actor (running) */
 	struct smarm_node *wt_node;  /* its node */
@@ -129,6 +130,26 @@ int smarm__wait_park(struct smarm__wait *w);
  * handler and before the exit hooks.
  */
 void smarm__wait_refuse(struct smarm__slot *me, bool on);
+
+/*
+ * smarm__wait_park, giving up the stack (WAIT-10): the actor parks in
+ * the round opened last, its stack goes back to the pool, and once woken
+ * (or stopped: the undo hook runs, as for a park) it starts over on a
+ * fresh stack at fn(w's undo arg, the primitive's context), with no
+ * frame of the caller left; fn returning ends the actor normally. w,
+ * and whatever the primitive stored, must not be on the stack: it lives
+ * until fn is called. A caller that found its primitive ready after the
+ * open wakes its own round first (smarm__wait_self_wake), and goes on
+ * at fn at once. Returns only
+ * on an error, as smarm__wait_park does: SMARM_EAGAIN (WAIT-9) or
+ * SMARM_ENOMEM (the deadline's timer), or SMARM_ESTATE inside a runtime
+ * callback or an exit (frames there must return).
+ */
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *));
+
+/* Wake w's open round from its own actor (it stays runnable: its next
+ * park or hibernation returns at once). */
+void smarm__wait_self_wake(struct smarm__wait *w);
 
 /* End a round that did not park (WAIT-6); a stop may end the actor. */
 void smarm__wait_retire(struct smarm__wait *w);

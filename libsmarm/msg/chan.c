@@ -226,7 +226,8 @@ static void chan_destroy_elems(struct smarm__queue *q, size_t esz,
 #define CHAN_REGION ((size_t)4 << 30)
 struct smarm__hpool smarm__chan_pool =
 	SMARM__HPOOL_INIT(sizeof(struct smarm_chan), CHAN_REGION);
-_Static_assert(sizeof(struct smarm_chan) <= 4096, "a channel fits a cell");
+/* A parked or hibernated actor's channel costs its cell: keep it 128. */
+_Static_assert(sizeof(struct smarm_chan) <= 128, "a channel fits a 128 B cell");
 _Static_assert(offsetof(struct smarm_chan, hdr) == 0,
 	       "the handle header is the cell's first word");
 _Static_assert(_Alignof(struct smarm__recv_wait) > 1,
@@ -443,7 +444,7 @@ int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 	 * it): this cell may have had tenants before.
 	 */
 	ch = cell;
-	ch->esz = elem_size;
+	ch->esz = (uint32_t)elem_size; /* at most SMARM__CHAN_MAX_ELEM */
 	ch->efree = elem_free;
 	smarm__queue_init(&ch->queue);
 	chan_qhint(ch);
@@ -1288,4 +1289,97 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
 	if (rc != 0)
 		chan_sender_drop(ch, NULL);
 	return rc;
+}
+
+/* ------------------------------------------------------- hibernate */
+
+/*
+ * A hibernation on ch (smarm_hibernate): the wait and its arm are here,
+ * malloc'd, since the actor gives up its stack (core/wait.h WAIT-10).
+ * The arm is a select arm's (report only: nothing is handed over), so
+ * a send queues its element and wakes the actor, which takes it in fn.
+ */
+struct chan_hib {
+	struct smarm__wait hb_w;
+	struct smarm__chan_rx hb_rec;
+	smarm_chan_t *hb_ch;
+	const smarm_chan_t *hb_h;
+	void (*hb_fn)(void *);
+	void *hb_arg;
+	bool hb_armed; /* hb_rec is (or was) in ch's FIFO */
+};
+
+static int hib_wait(struct chan_hib *hb);
+
+/* Leave ch; true: ready (an element, closed, or no receivers). */
+static bool hib_leave(struct chan_hib *hb)
+{
+	if (!hb->hb_armed)
+		return true; /* it was ready at the arm */
+	hb->hb_armed = false;
+	return smarm__chan_disarm_ready(hb->hb_ch, &hb->hb_rec);
+}
+
+/* Undo hook (core/wait.h): a stop ends the actor in its hibernation. */
+static void hib_undo(struct smarm__wait *w)
+{
+	struct chan_hib *hb = w->wt_arg;
+	(void)hib_leave(hb);
+	free(hb);
+}
+
+/* The next run of a hibernated actor, on a fresh stack: fn(arg) once ch
+ * is ready, else hibernate again (woken is not ready, WAIT-5). */
+static void hib_resume(void *arg)
+{
+	struct chan_hib *hb = arg;
+	void (*fn)(void *) = hb->hb_fn;
+	void *fn_arg = hb->hb_arg;
+	int rc;
+	if (!hib_leave(hb)) {
+		rc = hib_wait(hb); /* returns only on an error */
+		smarm_actor_crash(rc);
+	}
+	free(hb);
+	fn(fn_arg);
+}
+
+/* One round: open, arm, hibernate. Returns only on an error, with hb
+ * freed and nothing registered. */
+static int hib_wait(struct chan_hib *hb)
+{
+	bool ready = false;
+	int rc;
+	hb->hb_rec.wt = smarm__wait_open(&hb->hb_w); /* WAIT-1 */
+	rc = smarm__chan_arm(hb->hb_ch, hb->hb_h, &hb->hb_rec, &ready);
+	if (rc == 0) {
+		hb->hb_armed = !ready;
+		if (ready) /* go on at once, from a fresh stack */
+			smarm__wait_self_wake(&hb->hb_w);
+		rc = smarm__wait_hibernate(&hb->hb_w, hib_resume); /* (hb) */
+		(void)hib_leave(hb);
+	}
+	smarm__wait_retire(&hb->hb_w); /* WAIT-6 */
+	free(hb);
+	return rc;
+}
+
+int smarm__chan_hibernate(struct smarm__slot *me, smarm_chan_t *ch,
+			  const smarm_chan_t *h, void (*fn)(void *), void *arg)
+{
+	struct smarm__wait w;
+	struct chan_hib *hb;
+	/* A safe point first, before anything is allocated. */
+	smarm__wait_init(&w, me, 0, hib_undo, NULL);
+	hb = malloc(sizeof *hb);
+	if (hb == NULL)
+		return SMARM_ENOMEM;
+	hb->hb_w = w;
+	hb->hb_w.wt_arg = hb;
+	hb->hb_ch = ch;
+	hb->hb_h = h;
+	hb->hb_fn = fn;
+	hb->hb_arg = arg;
+	hb->hb_armed = false;
+	return hib_wait(hb);
 }

@@ -124,6 +124,21 @@ static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 	return rc;
 }
 
+int smarm_hibernate(smarm_chan_t *h, void (*fn)(void *), void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	smarm_chan_t *ch;
+	int rc;
+	if (fn == NULL)
+		return SMARM_EINVAL;
+	rc = smarm__chan_cell(h, &ch);
+	if (rc != 0)
+		return rc;
+	if (me == NULL)
+		return SMARM_ENOTACTOR;
+	return smarm__chan_hibernate(me, ch, h, fn, arg);
+}
+
 int smarm_chan_recv(smarm_chan_t *h, void *out)
 {
 	return chan_recv(h, out, 0);

@@ -23,6 +23,11 @@
  * it), or its hold of mb came first and the owner's hold after it makes
  * the hint visible to the second scan: no wake is lost (INV-2).
  *
+ * The owner may hibernate instead (smarm__mbox_hibernate): the same
+ * round, with its wait in the mailbox (mb_hw), since the owner's stack
+ * goes back to the pool; it goes on at the caller's continuation with
+ * its registration taken back, as after a park.
+ *
  * Ownership: a struct smarm__mbox lives in its owner's state (the
  * behaviour's server); the owner holds a receiver reference of every
  * band, and detaches them all (smarm__mbox_detach) before it frees
@@ -143,4 +148,46 @@ int smarm__mbox_wait(struct smarm__slot *me, struct smarm__mbox *mb,
 			return rc;
 		}
 	}
+}
+
+/* The owner's next run after a hibernation (core/wait.h WAIT-10). */
+static void mbox_resume(void *arg)
+{
+	struct smarm__mbox *mb = arg;
+	mbox_unregister(mb); /* woken: a band, the timer, ... */
+	mb->mb_hfn(mb->mb_harg);
+}
+
+int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
+			  uint64_t timeout_ns, void (*fn)(void *), void *arg)
+{
+	struct smarm__wait *w = &mb->mb_hw;
+	int rc;
+
+	smarm__wait_init(w, me, smarm__timeout_deadline(timeout_ns), mbox_undo,
+			 mb);
+	if (smarm__mbox_ready(mb) >= 0)
+		return 0;
+	if (smarm__wait_expired(w))
+		return SMARM_ETIMEDOUT;
+	mb->mb_hfn = fn;
+	mb->mb_harg = arg;
+	smarm__lock(&mb->mb_lock, SMARM__RANK_MBOX);
+	mb->mb_wt = smarm__wait_open(w);
+	smarm__unlock(&mb->mb_lock, SMARM__RANK_MBOX);
+	/* INV-2: a send between the first scan and the open. */
+	if (smarm__mbox_ready(mb) >= 0) {
+		mbox_unregister(mb);
+		smarm__wait_retire(w); /* WAIT-6 */
+		return 0;
+	}
+	rc = smarm__wait_hibernate(w, mbox_resume); /* mbox_resume(mb) */
+	mbox_unregister(mb);			    /* it did not hibernate */
+	smarm__wait_retire(w);
+	return rc;
+}
+
+bool smarm__mbox_timed_out(const struct smarm__mbox *mb)
+{
+	return smarm__wait_expired(&mb->mb_hw) && smarm__mbox_ready(mb) < 0;
 }

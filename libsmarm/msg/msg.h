@@ -49,7 +49,8 @@ struct smarm_chan {
 	struct smarm__hcell hdr;   /* handle header: first (decode reads it) */
 	smarm__lock_t lock;	   /* CHANNEL rank: guards every field below;
 				      kept across tenants, never reset */
-	size_t esz;		   /* element size (constant) */
+	uint32_t n_owned;	   /* queued elements with an owned word not
+				      NULL */
 	smarm_elem_free_cb efree;  /* destructor (constant) */
 	struct smarm__queue queue; /* queued elements, oldest first
 				      (core/ring.h); no segment before
@@ -58,8 +59,11 @@ struct smarm_chan {
 				     oldest first; non-empty only while queue
 				     is empty or a woken one is due (chan.c
 				     INV-3) */
-	bool closed;		  /* senders == 0 or receivers == 0: sends
-				     fail (one test on the send path) */
+	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
+				     (mbox.c): told when the queue becomes
+				     non-empty */
+	uint32_t esz;		  /* element size (constant, at most
+				     SMARM__CHAN_MAX_ELEM) */
 	uint32_t senders;	  /* sender references (timers hold one) */
 	uint32_t timer_senders;	  /* of those, held by pending timed sends */
 	uint32_t receivers;	  /* receiver references */
@@ -75,12 +79,10 @@ struct smarm_chan {
 	uint32_t qlimit;	  /* sends that find this many queued fail with
 				     SMARM_EFULL (UINT32_MAX: none; a mailbox's
 				     inbox sets it, smarm__chan_set_limit) */
-	struct smarm__mbox *mbox; /* the mailbox it is a band of, or NULL
-				     (mbox.c): told when the queue becomes
-				     non-empty */
+	bool closed;		  /* senders == 0 or receivers == 0: sends
+				     fail (one test on the send path) */
 	bool own_on;		  /* owned words declared (chan.c INV-10) */
 	uint16_t own_a, own_b;	  /* their offsets in an element */
-	uint32_t n_owned;	  /* queued elements with one not NULL */
 };
 
 /*
@@ -117,6 +119,13 @@ struct smarm__recv_wait {
 #define SMARM__CHAN_CELL SMARM__CELL_SIZE(sizeof(struct smarm_chan))
 int smarm__chan_alloc(smarm_chan_t **out, size_t elem_size,
 		      smarm_elem_free_cb elem_free);
+/*
+ * smarm_hibernate on ch (chan.c): the running actor me gives up its
+ * stack until ch is ready, then runs fn(arg) on a fresh one. Returns
+ * only on an error.
+ */
+int smarm__chan_hibernate(struct smarm__slot *me, smarm_chan_t *ch,
+			  const smarm_chan_t *h, void (*fn)(void *), void *arg);
 extern struct smarm__hpool smarm__chan_pool;
 int smarm__chan_sender_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h);
@@ -253,6 +262,10 @@ struct smarm__mbox {
 	struct smarm__waiter mb_wt; /* the owner, parked; node NULL: none */
 	unsigned mb_n;		    /* bands [0, mb_n) may be attached */
 	smarm_chan_t *mb_band[SMARM__MBOX_BANDS]; /* cells; NULL: none */
+	struct smarm__wait mb_hw; /* the owner's wait while hibernated
+				     (off its stack: core/wait.h) */
+	void (*mb_hfn)(void *);	  /* ... and where it goes on */
+	void *mb_harg;
 };
 
 /* An empty mailbox (no band). */
@@ -280,6 +293,21 @@ int smarm__mbox_ready(const struct smarm__mbox *mb);
  */
 int smarm__mbox_wait(struct smarm__slot *me, struct smarm__mbox *mb,
 		     uint64_t timeout_ns, unsigned *band);
+
+/*
+ * smarm__mbox_wait giving up the stack (core/wait.h WAIT-10): 0 at once
+ * if a band has an element (SMARM_ETIMEDOUT if none and timeout_ns is
+ * 0); else the owner hibernates until a band has
+ * one, or timeout_ns passes, and goes on at fn(arg) on a fresh stack
+ * (its registration taken back; smarm__mbox_timed_out tells a timeout);
+ * returns only on an error (as smarm__mbox_wait's, or SMARM_ESTATE from
+ * a runtime callback).
+ */
+int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
+			  uint64_t timeout_ns, void (*fn)(void *), void *arg);
+
+/* After a hibernation: its timeout passed and no band has an element. */
+bool smarm__mbox_timed_out(const struct smarm__mbox *mb);
 
 /* chan.c, under a band's lock: the band became non-empty. */
 void smarm__mbox_notify(struct smarm__mbox *mb);

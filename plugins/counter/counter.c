@@ -7,17 +7,21 @@
  *     call get() -> i64        the value
  *     cast reset()             back to the start value
  *
- * The start arguments, if any, are the start value in decimal. Its
- * status text (format_status) is "count N (start S)".
+ * The start arguments, if any, are the start value in decimal, and the
+ * word "hibernate" after it (or alone) makes the server hibernate at
+ * every wait (smarm_gs_set_hibernate_after 0). Its status text
+ * (format_status) is "count N (start S)".
  */
 #include <smarm/smarm_plugin.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct counter {
 	int64_t n, start;
+	bool hibernate;
 };
 
 static int counter_create(const char *args, void **state)
@@ -25,10 +29,18 @@ static int counter_create(const char *args, void **state)
 	struct counter *c = calloc(1, sizeof *c);
 	if (c == NULL)
 		return SMARM_ENOMEM;
-	if (args != NULL)
+	if (args != NULL) {
 		c->n = c->start = strtoll(args, NULL, 10);
+		c->hibernate = strstr(args, "hibernate") != NULL;
+	}
 	*state = c;
 	return 0;
+}
+
+static int counter_init(void *state, smarm_gs_ctx_t *cx)
+{
+	const struct counter *c = state;
+	return c->hibernate ? smarm_gs_set_hibernate_after(cx, 0) : 0;
 }
 
 static void counter_destroy(void *state)
@@ -87,6 +99,7 @@ static const smarm_gs_desc_t counter = {
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = counter_create,
 	.destroy = counter_destroy,
+	.init = counter_init,
 	.format_status = counter_status,
 };
 

@@ -20,7 +20,8 @@
  * (init sleeps 10 s), "crashinit" (init crashes with 77), "badinit" (init
  * returns 12, outside its contract), "faultcreate", "faultinit",
  * "faultterm" (create, init or terminate stores into a PROT_NONE page:
- * a fault, for test_fault's contained faults).
+ * a fault, for test_fault's contained faults), "hib" (hibernate at
+ * every wait), "hibafter" (hibernate after 5 ms idle).
  */
 #include <smarm/smarm_plugin.h>
 
@@ -71,6 +72,9 @@ struct probe {
 	smarm_server_t *peer; /* blockterm: the "pp" server */
 	bool qlimit;	      /* "qlimit": a queue of 4 requests */
 	smarm_request_t *req; /* req_self's request to itself */
+	int hib;	      /* "hib" 1 (always), "hibafter" 2 (5 ms) */
+	int64_t sum;	      /* sum's running total (state that must
+				 survive a hibernation) */
 };
 
 /*
@@ -100,6 +104,9 @@ static int create(const char *args, void **state)
 		p->trap = strstr(args, "trap") != NULL;
 		p->cont = strstr(args, "continue") != NULL;
 		p->idle = strstr(args, "idle") != NULL;
+		p->hib = strstr(args, "hibafter") ? 2
+			 : strstr(args, "hib")	  ? 1
+						  : 0;
 		p->qlimit = strstr(args, "qlimit") != NULL;
 		p->failinit = strstr(args, "failinit") != NULL;
 		p->blockterm = strstr(args, "blockterm") != NULL;
@@ -142,6 +149,9 @@ static int init(void *state, smarm_gs_ctx_t *cx)
 	if (p->trap && smarm_gs_trap_exit(cx) != 0)
 		return SMARM_EINTERNAL;
 	if (p->idle && smarm_gs_set_idle(cx, 20000000) != 0)
+		return SMARM_EINTERNAL;
+	if (p->hib &&
+	    smarm_gs_set_hibernate_after(cx, p->hib == 1 ? 0 : 5000000) != 0)
 		return SMARM_EINTERNAL;
 	if (p->qlimit)
 		ev("qlimit:%d", smarm_gs_set_queue_limit(cx, 4));
@@ -421,6 +431,22 @@ static int32_t tick_after(void *state, smarm_gs_ctx_t *cx, uint64_t delay,
 	return smarm_gs_send_after(cx, delay, period, "note", &v, 1, &p->timer);
 }
 
+/* Add v to the running total and return it (test_hibernate). */
+static int64_t sum(void *state, smarm_gs_ctx_t *cx, int64_t v)
+{
+	struct probe *p = state;
+	(void)cx;
+	p->sum += v;
+	return p->sum;
+}
+
+/* Hibernate after this cast (smarm_gs_hibernate); logs "hib:<status>". */
+static void hib(void *state, smarm_gs_ctx_t *cx)
+{
+	(void)state;
+	ev("hib:%d", smarm_gs_hibernate(cx));
+}
+
 static int32_t tick_cancel(void *state, smarm_gs_ctx_t *cx)
 {
 	struct probe *p = state;
@@ -551,6 +577,8 @@ static const smarm_handler_t handlers[] = {
 	{ "req_self", (void (*)(void))req_self },
 	{ "check", (void (*)(void))check },
 	{ "segv", (void (*)(void))segv },
+	{ "sum", (void (*)(void))sum },
+	{ "hib", (void (*)(void))hib },
 };
 
 static const smarm_gs_desc_t probe = {
@@ -579,7 +607,9 @@ static const smarm_gs_desc_t probe = {
 		    "cast check()\n"
 		    "call err(i64) -> i64\n"
 		    "cast errcast()\n"
-		    "cast segv()\n",
+		    "cast segv()\n"
+		    "call sum(i64) -> i64\n"
+		    "cast hib()\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,

@@ -14,7 +14,9 @@
  * answer and answers reply to it later (smarm_reply_to). terminate
  * sleeps (1 ms when it may block, else 2.5 s) and records how,
  * may_block and the sleep's status for sm_probe_term (a plain export of
- * this plugin).
+ * this plugin). Args "hib" make it hibernate at every wait, "hibafter"
+ * after 5 ms idle (smarm_sm_set_hibernate_after); the cast hib asks for
+ * one hibernation (smarm_sm_hibernate, logged "hib:<status>").
  */
 #include <smarm/smarm_plugin.h>
 
@@ -33,6 +35,7 @@ struct probe {
 	int p_reenter;	       /* args "reenter": A's enter repeats twice */
 	uint64_t p_rch;	       /* keep()'s raw reply target: channel ... */
 	uint64_t p_rid;	       /* ... and request id */
+	int p_hib;	       /* "hib" 1 (always), "hibafter" 2 (5 ms) */
 };
 
 static void logw(struct probe *p, const char *fmt, ...)
@@ -58,6 +61,10 @@ static int p_create(const char *args, void **data)
 	*data = p;
 	p->p_initnext = args != NULL && strstr(args, "initnext") != NULL;
 	p->p_reenter = args != NULL && strstr(args, "reenter") != NULL ? 2 : 0;
+	p->p_hib = args == NULL			      ? 0
+		   : strstr(args, "hibafter") != NULL ? 2
+		   : strstr(args, "hib") != NULL      ? 1
+						      : 0;
 	return 0;
 }
 
@@ -71,6 +78,9 @@ static int p_init(void *data, smarm_sm_ctx_t *cx)
 	struct probe *p = data;
 	smarm_value_t v = { .type = SMARM_T_I32, .v.i = 5 };
 	if (p->p_initnext && smarm_sm_next_event(cx, "ev", &v, 1) != 0)
+		return SMARM_EINTERNAL;
+	if (p->p_hib != 0 &&
+	    smarm_sm_set_hibernate_after(cx, p->p_hib == 1 ? 0 : 5000000) != 0)
 		return SMARM_EINTERNAL;
 	/* The probe traps: shutdowns arrive as SHUTDOWN events (no row:
 	 * the built-in one stops it normally). */
@@ -130,6 +140,12 @@ ACT(a_st, "st")
 ACT(a_et, "et")
 ACT(a_t1, "t1")
 ACT(a_noreply, "noreply")
+
+static int32_t a_hib(void *data, smarm_sm_ctx_t *cx, int32_t state)
+{
+	logw(data, "hib:%d", smarm_sm_hibernate(cx));
+	return state;
+}
 
 static int32_t a_go(void *data, smarm_sm_ctx_t *cx, int32_t state, int32_t to)
 {
@@ -436,6 +452,7 @@ static const smarm_sm_row_t rows[] = {
 	ROW(ANY, INFO, "keep", a_keep, STAY),
 	ROW(ANY, CAST, "answer", a_answer, STAY),
 	ROW(ANY, CAST, "answers", a_answers, STAY),
+	ROW(ANY, CAST, "hib", a_hib, STAY),
 	ROW(ANY, STATE_TIMEOUT, NULL, a_st, STAY),
 	ROW(ANY, EVENT_TIMEOUT, NULL, a_et, STOP),
 	ROW(ANY, TIMEOUT, "t1", a_t1, STAY),
@@ -464,7 +481,8 @@ static const smarm_sm_desc_t probe = {
 		"cast link_to(pid)\n"
 		"call selfsend() -> i32; call peer(str, i32) -> i32\n"
 		"info tick(); info keep(u64, u64)\n"
-		"cast answer(i32); cast answers(str)\n",
+		"cast answer(i32); cast answers(str)\n"
+		"cast hib()\n",
 	.state_names = states,
 	.initial = A,
 	.flags = SMARM_SM_F_STATE_TIMEOUT | SMARM_SM_F_EVENT_TIMEOUT,

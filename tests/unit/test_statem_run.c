@@ -162,8 +162,8 @@ static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 }
 
 static const struct smarm__sm_hooks hooks = {
-	h_guard, h_action, h_drop,  h_timer,	 h_cancel, h_trap,
-	h_next,	 h_reply,  h_token, h_behaviour, NULL,	   NULL,
+	h_guard, h_action, h_drop,	h_timer, h_cancel, h_trap, h_next,
+	h_reply, h_token,  h_behaviour, NULL,	 NULL,	   NULL,
 };
 
 /* ---- the machine ---- */

@@ -34,6 +34,8 @@
 -export([sd_producer/2]).
 %% gen_statem callbacks for gen_statem_event
 -export([callback_mode/0, handle_event/4]).
+%% where a hibernated process of idle_bytes_hibernated goes on
+-export([idle_hib_wake/1]).
 
 -define(SPAWN_N, 100000).
 -define(CHAIN_N, 100000).
@@ -49,6 +51,7 @@
 -define(STATEM_N, 1000000).
 -define(STATEM_BATCH, 1000).
 -define(IDLE_N, 100000).
+-define(IDLE_HIB_N, 1000000).       % idle_bytes_*hibernated, as smarm-bench
 -define(FAIR_SETTLE_MS, 100).       % spinners all started
 -define(FAIR_WINDOW_MS, 1000).      % the measured window
 -define(FAIR_STARVED, 1.0e9).       % the ratio printed for a 0 count
@@ -70,6 +73,8 @@ workloads() ->
      {"gen_server_call", fun gen_server_call/0},
      {"gen_server_cast", fun gen_server_cast/0},
      {"idle_bytes", fun idle_bytes/0},
+     {"idle_bytes_hibernated", fun idle_bytes_hibernated/0},
+     {"idle_bytes_server_hibernated", fun idle_bytes_server_hibernated/0},
      {"fairness", fun fairness/0},
      {"wake_latency", fun wake_latency/0},
      {"monitor_down", fun monitor_down/0},
@@ -559,6 +564,71 @@ idle_spawn(N, Parent, Acc) ->
                       receive stop -> Parent ! done end
               end),
     idle_spawn(N - 1, Parent, [P | Acc]).
+
+%% idle_bytes_hibernated: as idle_bytes with IDLE_HIB_N processes, each
+%% hibernated (erlang:hibernate/3: its heap and stack are dropped, it goes
+%% on at idle_hib_wake/1 when a message comes).  Same figure as
+%% idle_bytes (allocator-accounted); the RSS growth goes to stderr.
+idle_bytes_hibernated() ->
+    process_flag(message_queue_data, off_heap),
+    Parent = self(),
+    erlang:garbage_collect(),
+    M0 = erlang:memory(processes),
+    {memory, P0} = process_info(self(), memory),
+    Rss0 = rss(),
+    Pids = idle_hib_spawn(?IDLE_HIB_N, Parent, []),
+    wait_ready(?IDLE_HIB_N),
+    timer:sleep(100),                 % each hibernates right after ready
+    erlang:garbage_collect(),
+    M1 = erlang:memory(processes),
+    {memory, P1} = process_info(self(), memory),
+    Rss1 = rss(),
+    {memory, One} = process_info(hd(Pids), memory),
+    [P ! stop || P <- Pids],
+    wait_n(?IDLE_HIB_N),
+    PerProc = ((M1 - M0) - (P1 - P0)) / ?IDLE_HIB_N,
+    err("#   idle_bytes_hibernated: memory(processes) ~s B/proc, "
+        "process_info(memory) of one ~b B, emulator RSS growth ~s B/proc~n",
+        [fmt(PerProc), One, fmt((Rss1 - Rss0) / ?IDLE_HIB_N)]),
+    PerProc.
+
+idle_hib_spawn(0, _, Acc) -> Acc;
+idle_hib_spawn(N, Parent, Acc) ->
+    P = spawn(fun() ->
+                      Parent ! ready,
+                      erlang:hibernate(?MODULE, idle_hib_wake, [Parent])
+              end),
+    idle_hib_spawn(N - 1, Parent, [P | Acc]).
+
+idle_hib_wake(Parent) -> receive stop -> Parent ! done end.
+
+%% idle_bytes_server_hibernated: IDLE_HIB_N gen_servers (this module's
+%% counter callbacks) started with {hibernate_after, 0}: each hibernates
+%% (proc_lib:hibernate) whenever its mailbox is empty.  Same figure as
+%% idle_bytes; then each is called once ({add, 1}: it wakes, answers,
+%% hibernates again) and stopped, as smarm-bench's workload.
+idle_bytes_server_hibernated() ->
+    erlang:garbage_collect(),
+    M0 = erlang:memory(processes),
+    {memory, P0} = process_info(self(), memory),
+    Rss0 = rss(),
+    Srvs = [begin
+                {ok, S} = gen_server:start(?MODULE, 0, [{hibernate_after, 0}]),
+                S
+            end || _ <- lists:seq(1, ?IDLE_HIB_N)],
+    timer:sleep(100),
+    erlang:garbage_collect(),
+    M1 = erlang:memory(processes),
+    {memory, P1} = process_info(self(), memory),
+    Rss1 = rss(),
+    {memory, One} = process_info(hd(Srvs), memory),
+    [1 = gen_server:call(S, {add, 1}) || S <- Srvs],
+    [gen_server:stop(S) || S <- Srvs],
+    PerProc = ((M1 - M0) - (P1 - P0)) / ?IDLE_HIB_N,
+    err("#   idle_bytes_server_hibernated: memory(processes) ~s B/server, "
+        "process_info(memory) of one ~b B, emulator RSS growth ~s B/server~n",
+        [fmt(PerProc), One, fmt((Rss1 - Rss0) / ?IDLE_HIB_N)]),
+    PerProc.
 
 wait_ready(0) -> ok;
 wait_ready(N) -> receive ready -> wait_ready(N - 1) end.

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_server_hibernate.c - hibernating gen_servers over the test
+ * plugin tests/plugins/probe.c ("hib": hibernate at every wait;
+ * "hibafter": after 5 ms idle; its "hib" cast: smarm_gs_hibernate):
+ * a hibernated server keeps its state across calls, answers casts,
+ * infos, its timers and Downs, a status request and a shutdown as
+ * before (terminate runs); 100,000 hibernated servers are started and
+ * each is called once (4 workers; the bench's
+ * idle_bytes_server_hibernated measures 1M).
+ */
+#include "harness.h"
+#include "probe_events.h"
+
+#include <smarm/smarm_plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static smarm_plugin_t *pl;
+static const smarm_behaviour_t *probe;
+
+static void setup(void)
+{
+	char msg[256];
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_PROBE"), &pl, msg,
+					   sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl, "probe", &probe), 0);
+	harness_checks_reset();
+	(void)probe_events_read();
+}
+
+static void teardown(void)
+{
+	if (pl != NULL)
+		smarm_plugin_close(pl);
+	pl = NULL;
+}
+
+static int64_t hibs(void)
+{
+	return harness_stat(smarm_node_current(), SMARM_STAT_HIBERNATIONS);
+}
+
+/* Wait until the node counts more than `than` hibernations. */
+static bool hib_past(int64_t than)
+{
+	uint64_t t0 = smarm_now_ns();
+	while (hibs() <= than) {
+		if (harness_since(t0) > MS(5000) * harness_time_scale())
+			return false;
+		smarm_actor_sleep(US(200));
+	}
+	return true;
+}
+
+static int64_t call_sum(smarm_server_t *s, int64_t v)
+{
+	smarm_value_t a = { .type = SMARM_T_I64 }, r = { .type = SMARM_T_I64 };
+	a.v.i = v;
+	r.v.i = -1;
+	HARNESS_EQ(smarm_server_call(s, "sum", &a, 1, &r, MS(5000)), 0);
+	return r.v.i;
+}
+
+/* ------------------------------------------------------------ state */
+
+static void state_root(void *arg)
+{
+	const char *args = arg;
+	smarm_server_t *s = NULL;
+	int64_t total = 0;
+	HARNESS_EQ(smarm_server_start(probe, args, NULL, &s), 0);
+	for (int64_t i = 1; i <= 200; i++) {
+		int64_t before = hibs();
+		total += i;
+		HARNESS_EQ(call_sum(s, i), total);
+		if (i % 20 == 0) /* idle: it hibernates again */
+			HARNESS_CHECK(hib_past(before));
+	}
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_state_survives)
+{
+	ck_assert_int_eq(harness_run(4, state_root, "hib"), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+START_TEST(test_hibernate_after)
+{
+	ck_assert_int_eq(harness_run(2, state_root, "hibafter"),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+/* The "hib" cast: one hibernation on request, then parks as usual. */
+static void cast_root(void *arg)
+{
+	(void)arg;
+	smarm_server_t *s = NULL;
+	int64_t before;
+	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &s), 0);
+	HARNESS_EQ(call_sum(s, 5), 5);
+	before = hibs();
+	HARNESS_EQ(smarm_server_cast(s, "hib", NULL, 0), 0);
+	HARNESS_CHECK(hib_past(before));
+	HARNESS_EQ(call_sum(s, 6), 11);
+	before = hibs();
+	smarm_actor_sleep(MS(20));
+	HARNESS_EQ(hibs(), before); /* the request was one-shot */
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_hibernate_cast)
+{
+	ck_assert_int_eq(harness_run(2, cast_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_str_eq(probe_events_read(), "init hib:0 term:3:0:0 destroy");
+}
+END_TEST
+
+/* ------------------------------------------- messages of every kind */
+
+static void kid(void *arg)
+{
+	(void)arg;
+	smarm_actor_sleep(MS(30));
+}
+
+static void kinds_root(void *arg)
+{
+	(void)arg;
+	smarm_server_t *s = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 }, r = { .type = SMARM_T_I32 };
+	smarm_value_t t[2] = { { .type = SMARM_T_U64 },
+			       { .type = SMARM_T_U64 } };
+	smarm_server_status_t st = { .struct_size = sizeof st };
+	smarm_pid_t k;
+	int64_t before;
+
+	HARNESS_EQ(smarm_server_start(probe, "hib", NULL, &s), 0);
+	HARNESS_CHECK(hib_past(0));
+	/* A cast, an info. */
+	before = hibs();
+	a.v.i = 1;
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+	before = hibs();
+	a.v.i = 2;
+	HARNESS_EQ(smarm_server_info(s, "note", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+	/* Its own timer fires while it is hibernated (note:<delay>). */
+	t[0].v.u = MS(10);
+	t[1].v.u = 0;
+	HARNESS_EQ(smarm_server_call(s, "tick_after", t, 2, &r, MS(5000)), 0);
+	HARNESS_EQ(r.v.i, 0);
+	before = hibs();
+	smarm_actor_sleep(MS(40));
+	HARNESS_CHECK(hibs() > before);
+	/* A Down. */
+	HARNESS_EQ(smarm_actor_spawn(&k, kid, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_detach(k), 0);
+	r.type = SMARM_T_I32;
+	a.type = SMARM_T_PID;
+	a.v.pid = k;
+	HARNESS_EQ(smarm_server_call(s, "monitor", &a, 1, &r, MS(5000)), 0);
+	smarm_actor_sleep(MS(80)); /* it ends; the Down wakes the server */
+	/* A status (a system message), state intact. */
+	HARNESS_EQ(smarm_server_get_status(s, &st, MS(5000)), 0);
+	HARNESS_EQ(st.monitors, 0);
+	HARNESS_EQ(call_sum(s, 40), 40);
+	HARNESS_EQ(call_sum(s, 2), 42);
+	smarm_actor_sleep(MS(5));
+	/* A shutdown of a hibernated server: terminate runs. */
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+START_TEST(test_every_kind)
+{
+	char want[128];
+	ck_assert_int_eq(harness_run(4, kinds_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	snprintf(want, sizeof want,
+		 "init cnote:1 note:2 note:%llu down:%d term:3:0:0 destroy",
+		 (unsigned long long)MS(10), SMARM_EXIT_NORMAL);
+	ck_assert_str_eq(probe_events_read(), want);
+}
+END_TEST
+
+/* ------------------------------------------------------------- many */
+
+#define MANY 100000
+
+static void many_root(void *arg)
+{
+	(void)arg;
+	smarm_server_t **s = calloc(MANY, sizeof *s);
+	smarm_node_t *node = smarm_node_current();
+	int started = 0;
+	HARNESS_CHECK(s != NULL);
+	for (; s != NULL && started < MANY; started++)
+		if (smarm_server_start(probe, "hib", NULL, &s[started]) != 0)
+			break;
+	HARNESS_EQ(started, MANY);
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, MANY) ||
+		      hibs() >= MANY);
+	/* Hibernated: (almost) no stack is attached. */
+	HARNESS_CHECK(harness_stat(node, SMARM_STAT_STACKS_DENSE) +
+			      harness_stat(node, SMARM_STAT_STACKS_GUARDED) <
+		      MANY / 10);
+	for (int i = 0; i < started; i++)
+		HARNESS_EQ(call_sum(s[i], i), i);
+	for (int i = 0; i < started; i++) {
+		(void)smarm_server_shutdown(s[i], MS(10000), NULL);
+		smarm_server_free(s[i]);
+	}
+	free(s);
+}
+
+START_TEST(test_many_servers)
+{
+	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_STACK_MODE,
+					 SMARM_STACK_DENSE, many_root, NULL,
+					 NULL),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
+Suite *smarm_test_server_hibernate_suite(void)
+{
+	Suite *s = suite_create("server_hibernate");
+	TCase *tc = tcase_create("server");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_state_survives);
+	tcase_add_test(tc, test_hibernate_after);
+	tcase_add_test(tc, test_hibernate_cast);
+	tcase_add_test(tc, test_every_kind);
+	tcase_add_test(tc, test_many_servers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(server_hibernate)
