@@ -134,8 +134,10 @@ static __attribute__((noinline)) int wait_arm_timer(struct smarm__wait *w)
  * every blocking call, and a call frame of its own cost a receive that
  * parks about a tenth of its instructions.
  */
-__attribute__((always_inline)) inline int
-smarm__wait_park(struct smarm__wait *w)
+/* Before a park or a hibernation: refused (WAIT-9), the deadline's
+ * timer armed, w installed (WAIT-4); 0 or the error. */
+__attribute__((always_inline)) static inline int
+wait_install(struct smarm__wait *w)
 {
 	struct smarm__slot *me = w->wt_me;
 	if (__builtin_expect(me->no_park, 0))
@@ -146,6 +148,16 @@ smarm__wait_park(struct smarm__wait *w)
 			return rc;
 	}
 	me->wait = w; /* WAIT-4 */
+	return 0;
+}
+
+__attribute__((always_inline)) inline int
+smarm__wait_park(struct smarm__wait *w)
+{
+	struct smarm__slot *me = w->wt_me;
+	int rc = wait_install(w);
+	if (rc != 0)
+		return rc;
 	smarm__park(me);
 	me->wait = NULL;
 	return 0;
@@ -196,16 +208,11 @@ int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *))
 	struct smarm__slot *me = w->wt_me;
 	/* Inside a runtime callback or an exit, frames that must return
 	 * are on the stack. */
+	int rc;
 	if (me->rt_nopreempt != 0 || me->exiting)
 		return SMARM_ESTATE;
-	if (me->no_park)
-		return SMARM_EAGAIN; /* WAIT-9 */
-	if (w->wt_deadline != 0) {
-		int rc = wait_arm_timer(w);
-		if (rc != 0)
-			return rc;
-	}
-	me->wait = w; /* WAIT-4 */
+	if ((rc = wait_install(w)) != 0)
+		return rc;
 	smarm__observe_stop(me);
 	me->fn = hib_resume;
 	me->arg = c.p;
