@@ -24,6 +24,7 @@ static struct {
 	atomic_int release;
 	atomic_int job_started;
 	atomic_int job_done;
+	atomic_int caller_ended; /* held_caller's cleanup ran */
 	atomic_int in_pool;
 	atomic_int max_in_pool;
 	int how;
@@ -208,9 +209,16 @@ static intptr_t held_job(void *arg)
 	return 7;
 }
 
+static void held_caller_ended(void *arg)
+{
+	(void)arg;
+	atomic_store(&R.caller_ended, 1);
+}
+
 static void held_caller(void *arg)
 {
 	(void)arg;
+	HARNESS_EQ(smarm_cleanup_push(held_caller_ended, NULL), 0);
 	R.rc[1] = smarm_io_blocking(held_job, NULL, &R.res[1]);
 	R.rc[2] = 99; /* never reached: stopped while parked */
 }
@@ -271,10 +279,14 @@ static void root_exit_root(void *arg)
 	/* Root exit stops the caller; the release comes from outside. */
 }
 
+/* Releases the job once the root's exit has stopped its caller (a
+ * fixed 100 ms came first once under load: the caller got its result). */
 static void *releaser(void *arg)
 {
 	(void)arg;
-	nap_ms(100);
+	for (int i = 0; i < 10000 && !atomic_load(&R.caller_ended); i++)
+		nap_ms(1);
+	nap_ms(10);
 	atomic_store(&R.release, 1);
 	return NULL;
 }
