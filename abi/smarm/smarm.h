@@ -318,7 +318,12 @@ SMARM_API const char *smarm_version_string(void);
 	 * switch (as Erlang's scheduler_wall_time flag). Default 0: the       \
 	 * counter read costs 30-40 ns in a VM, a third of a round trip        \
 	 * between two actors (docs/benchmarks.md). Since: SMARM_0.5. */       \
-	XX(ACTOR_STATS, 17, 0, 1, 0, NODE)
+	XX(ACTOR_STATS, 17, 0, 1, 0, NODE)                                     \
+	/* Events each worker's trace ring holds (smarm_config_set_trace),     \
+	 * rounded up to a power of two; 64 bytes each. A ring the writer      \
+	 * has not drained in time drops events (SMARM_STAT_TRACE_DROPPED).    \
+	 * Default 16384 (1 MiB per worker). Since: SMARM_0.5. */              \
+	XX(TRACE_RING, 18, 64, 16777216, 16384, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -786,7 +791,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Faults contained (SMARM_OPT_CONTAIN_FAULTS): actors that ended      \
 	 * SMARM_EXIT_FAULT by a fault of their own, since the node was        \
 	 * opened. Since: SMARM_0.5. */                                        \
-	XX(FAULTS_CONTAINED, 36, CORE)
+	XX(FAULTS_CONTAINED, 36, CORE)                                         \
+	/* Trace events dropped on full rings (smarm_config_set_trace)         \
+	 * since the node was opened; 0 when it does not trace.                \
+	 * Since: SMARM_0.5. */                                                \
+	XX(TRACE_DROPPED, 37, OBS)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

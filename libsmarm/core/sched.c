@@ -107,6 +107,7 @@
 #include "stack.h"
 #include "subsys.h"
 #include "timer.h"
+#include "trace.h"
 #include "wait.h"
 
 #include <errno.h>
@@ -1084,6 +1085,10 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 	if (s == NULL)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
+	/* Before the enqueue: the record is out before the woken can run. */
+	if (SMARM_UNLIKELY(n->trace != NULL) && r != SMARM__UNPARK_NOOP)
+		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
+				  epoch, NULL);
 	if (r == SMARM__UNPARK_ENQUEUE) {
 		astat_enq(n, s);
 		enqueue_woken(n, pid, false);
@@ -1489,6 +1494,22 @@ static __attribute__((noinline)) void astat_switch(struct smarm__worker *w,
 }
 
 /*
+ * Tracing (trace.h): p's slice on this worker ends for intent, and
+ * next's (NULL: the scheduler) begins.
+ */
+static __attribute__((noinline)) void trace_switch(struct smarm__worker *w,
+						   struct smarm__slot *p,
+						   int intent,
+						   struct smarm__slot *next)
+{
+	(void)w;
+	smarm__trace(SMARM__TR_RUN_OUT, smarm__slot_pid(p), 0,
+		     (uint32_t)intent);
+	if (next != NULL)
+		smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(next), 0, 0);
+}
+
+/*
  * Finish the transition of the actor that just left this worker. It runs
  * on whatever stack the worker switched to (the next actor's, or the
  * scheduler's), after the leaving actor's sp was saved by the switch, so
@@ -1502,6 +1523,8 @@ static void finish_switch(struct smarm__worker *w)
 		return;
 	if (SMARM_UNLIKELY(w->astat)) /* p's run ends, cur's begins */
 		astat_switch(w, p, w->prev_intent, w->cur);
+	if (SMARM_UNLIKELY(smarm__tls_trace != NULL))
+		trace_switch(w, p, w->prev_intent, w->cur);
 	w->prev = NULL;
 	w->in_finish = true; /* its wakes (a joiner) go to the shared queue */
 	if ((uintptr_t)p->sp < p->hwm)
@@ -1942,6 +1965,7 @@ static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
 	w->slice_start = 0; /* started lazily by the first slice check */
 	if (SMARM_UNLIKELY(w->astat))
 		astat_in(w, s, smarm__cycles_fast());
+	smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(s), 0, 0);
 	run_seq_bump(w); /* odd: actor code runs */
 	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
 			  s->stk_reserve);
@@ -1986,17 +2010,26 @@ static void worker_loop(struct smarm__worker *w)
 	}
 }
 
+/* The tracer's ring of worker w (trace.h), or NULL: no tracing. */
+static struct smarm__trace_ring *trace_ring_of(struct smarm__worker *w)
+{
+	struct smarm__trace *t = w->node->trace;
+	return t != NULL ? &t->tc_ring[w->id] : NULL;
+}
+
 static void *worker_thread(void *arg)
 {
 	struct smarm__worker *w = arg;
 	smarm__thread_name("w", w->id);
 	smarm__tls_worker = w;
 	smarm__tls_astat = w->astat;
+	smarm__tls_trace = trace_ring_of(w);
 	smarm__qseg_cache_use(&w->qsegs);
 	worker_loop(w);
 	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
 	smarm__tls_astat = false;
+	smarm__tls_trace = NULL;
 	return NULL;
 }
 
@@ -2061,11 +2094,13 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	smarm__monitor_start(n);
 	smarm__tls_worker = &n->workers[0];
 	smarm__tls_astat = n->workers[0].astat;
+	smarm__tls_trace = trace_ring_of(&n->workers[0]);
 	smarm__qseg_cache_use(&n->workers[0].qsegs);
 	worker_loop(&n->workers[0]);
 	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
 	smarm__tls_astat = false;
+	smarm__tls_trace = NULL;
 	smarm__monitor_stop(n); /* before any worker thread is joined */
 
 	for (int i = 1; i < started; i++)

@@ -76,6 +76,7 @@
 #include "sched.h"
 #include "slot.h"
 #include "timer.h"
+#include "trace.h"
 
 void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
 		      uint64_t deadline, smarm__wait_undo_fn undo, void *arg)
@@ -133,8 +134,11 @@ smarm__wait_park(struct smarm__wait *w)
 			return rc;
 	}
 	me->wait = w; /* WAIT-4 */
+	smarm__trace(SMARM__TR_PARK, w->wt_pid, me->wait_target, me->wait_on);
 	smarm__park(me);
 	me->wait = NULL;
+	/* Pairs with the waker's WAKE of this epoch: a flow (obs/trace.c). */
+	smarm__trace(SMARM__TR_WOKEN, w->wt_pid, 0, w->wt_epoch);
 	return 0;
 }
 

@@ -694,6 +694,8 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
 	int rc;
+	/* Before the send's wake, which the writer names after it. */
+	smarm__trace(SMARM__TR_SEND, smarm__self_pid(), (uintptr_t)h, 1);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = chan_send_locked(ch, elem);
@@ -822,8 +824,11 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	*n = k;
-	if (k > 0)
+	if (k > 0) {
 		smarm__astat_msg(false, k);
+		smarm__trace(SMARM__TR_RECV, smarm__self_pid(), (uintptr_t)h,
+			     k);
+	}
 	return rc;
 }
 
