@@ -159,6 +159,8 @@ struct smarm_node {
 	struct smarm__astat *astats;
 	size_t astats_reserved, astats_committed; /* bytes (free_lock) */
 	bool astat_on; /* SMARM_OPT_ACTOR_STATS (immutable after open) */
+	bool obs_on;   /* astat_on or trace, set at each run's start: the
+			  one flag a wake tests (sched.c) */
 	_Atomic uint32_t nslots;
 	/*
 	 * Each group below that some worker writes in the normal course

@@ -12,6 +12,11 @@
  * its ring in smarm__tls_trace (sched.c sets it with the worker's other
  * thread-locals). Off, smarm__tls_trace is NULL and an event site costs
  * one thread-local load and one predictable branch; nothing else runs.
+ * The hot sites cost nothing more than the runtime's statistics hooks
+ * already do: a switch (slice ends and starts, a wait's PARK and
+ * WOKEN), a wake that queues (WAKE) and a message sent or taken (SEND,
+ * RECV) are recorded in sched.c behind the one flag that also guards
+ * the actor statistics (node and worker obs_on, smarm__tls_obs).
  *
  * Rings. One single-producer single-consumer ring per worker (its only
  * producer: the worker thread, in scheduler or actor context; runtime

@@ -76,7 +76,6 @@
 #include "sched.h"
 #include "slot.h"
 #include "timer.h"
-#include "trace.h"
 
 void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
 		      uint64_t deadline, smarm__wait_undo_fn undo, void *arg)
@@ -133,12 +132,11 @@ smarm__wait_park(struct smarm__wait *w)
 		if (rc != 0)
 			return rc;
 	}
-	me->wait = w; /* WAIT-4 */
-	smarm__trace(SMARM__TR_PARK, w->wt_pid, me->wait_target, me->wait_on);
+	/* WAIT-4; also how the tracer's PARK and WOKEN, recorded at the
+	 * switches (sched.c trace_switch), find w. */
+	me->wait = w;
 	smarm__park(me);
 	me->wait = NULL;
-	/* Pairs with the waker's WAKE of this epoch: a flow (obs/trace.c). */
-	smarm__trace(SMARM__TR_WOKEN, w->wt_pid, 0, w->wt_epoch);
 	return 0;
 }
 

@@ -8,8 +8,9 @@
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c. An actor's sends on a handle and its receives are counted
- * in its statistics when the node keeps them (smarm__astat_msg, here
- * and in chan_api.c's recv: one branch otherwise); sends the runtime
+ * in its statistics when the node keeps them and recorded when it traces
+ * (smarm__msg_obs, here and in chan_api.c's recv: one branch when
+ * neither); sends the runtime
  * makes on its own references (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
@@ -694,13 +695,11 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
 	int rc;
-	/* Before the send's wake, which the writer names after it. */
-	smarm__trace(SMARM__TR_SEND, smarm__self_pid(), (uintptr_t)h, 1);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = chan_send_locked(ch, elem);
 	if (rc == 0)
-		smarm__astat_msg(true, 1);
+		smarm__msg_obs(true, 1, h);
 	return rc;
 }
 
@@ -824,11 +823,8 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	*n = k;
-	if (k > 0) {
-		smarm__astat_msg(false, k);
-		smarm__trace(SMARM__TR_RECV, smarm__self_pid(), (uintptr_t)h,
-			     k);
-	}
+	if (k > 0)
+		smarm__msg_obs(false, k, h);
 	return rc;
 }
 

@@ -119,11 +119,8 @@ static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 			       ? smarm__chan_recv_thread(ch, h, out, deadline)
 			       : SMARM_ENOTACTOR;
 	rc = smarm__chan_recv(me, ch, h, out, deadline);
-	if (rc == 0) {
-		smarm__astat_msg(false, 1); /* chan.c's count of receives */
-		smarm__trace(SMARM__TR_RECV, smarm__self_pid(), (uintptr_t)h,
-			     1);
-	}
+	if (rc == 0)
+		smarm__msg_obs(false, 1, h); /* chan.c's count of receives */
 	return rc;
 }
 

@@ -14,9 +14,11 @@
  *     nesting: a RUN_IN that finds a slice open closes it there, a
  *     RUN_OUT with no matching slice is dropped (INV-1).
  *   - WAKE and WOKEN of one (pid, epoch) are one flow: an arrow from the
- *     waker's slice at the wake (named "send" when the waker's previous
- *     record on that worker is its send) to the woken actor's slice
- *     where its park returns. Either half may be merged first (the
+ *     waker's slice at the wake (named "send" when the waker's next
+ *     record on that worker is its send, which is recorded after the
+ *     send's wake; so a WAKE is held until that next record) to the
+ *     woken actor's slice that the park's return begins (WOKEN follows
+ *     that RUN_IN). Either half may be merged first (the
  *     rings are drained one after the other), so a half waits in a small
  *     table for the other; a flow is written only whole, both halves
  *     inside a slice (INV-2), and a half that never pairs (a timeout's
@@ -79,20 +81,22 @@ struct tw_ent {
 	uint32_t te_seq; /* order within the ring */
 };
 
-struct tw_open {
-	bool to_open;
-	uint64_t to_pid;
-	uint64_t to_ns;
-	uint64_t to_last_kind; /* the previous record's kind on this ring */
-};
-
 /* One half of a flow waiting for the other (key 0: empty). */
 struct tw_flow {
 	uint64_t tf_key;
 	uint64_t tf_ns;
 	uint32_t tf_track;
 	bool tf_woken; /* this half is the WOKEN */
-	bool tf_send;  /* the WAKE followed its waker's send */
+	bool tf_send;  /* the WAKE was its waker's send's */
+};
+
+struct tw_open {
+	bool to_open;
+	uint64_t to_pid;
+	uint64_t to_ns;
+	/* A WAKE half (tf_key set) held until the ring's next record, which
+	 * names it: a SEND of its waker follows its send's wake. */
+	struct tw_flow to_wake;
 };
 
 struct tw_name {
@@ -692,16 +696,27 @@ static void flow_half(struct smarm__obs_trace *tw, uint64_t key,
 	f->tf_key = key;
 }
 
+/* The WAKE half o holds goes to the table. */
+static void wake_flush(struct smarm__obs_trace *tw, struct tw_open *o)
+{
+	struct tw_flow h = o->to_wake;
+	o->to_wake.tf_key = 0;
+	flow_half(tw, h.tf_key, &h);
+}
+
 static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 {
 	const struct smarm__trace_rec *r = &e->te_r;
 	uint32_t track = e->te_src;
 	struct tw_open *o = &tw->tw_open[track];
 	uint64_t ns = rec_ns(tw, r);
-	uint64_t last = o->to_last_kind;
 	if (ns > tw->tw_last_ns)
 		tw->tw_last_ns = ns;
-	o->to_last_kind = r->tr_kind;
+	if (o->to_wake.tf_key != 0) {
+		o->to_wake.tf_send =
+			r->tr_kind == SMARM__TR_SEND && r->tr_a == o->to_pid;
+		wake_flush(tw, o);
+	}
 	switch (r->tr_kind) {
 	case SMARM__TR_RUN_IN:
 		slice_end(tw, track, ns, "lost"); /* INV-1 */
@@ -712,10 +727,10 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 			slice_end(tw, track, ns, intent_text(r->tr_c));
 		return;
 	case SMARM__TR_WAKE: {
-		struct tw_flow h = { 0, ns, track, false,
-				     last == SMARM__TR_SEND };
+		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
+				     false, false };
 		if (r->tr_a != 0 && o->to_open && o->to_pid == r->tr_a)
-			flow_half(tw, flow_key(r->tr_b, r->tr_c), &h);
+			o->to_wake = h; /* until the next record */
 		return;
 	}
 	case SMARM__TR_WOKEN: {
@@ -932,8 +947,11 @@ void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
 	/* No worker runs: what is left is final. Close the open slices. */
 	while (drain_pass(tw) && !tw->tw_failed)
 		;
-	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++)
+	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++) {
+		if (tw->tw_open[i].to_wake.tf_key != 0)
+			wake_flush(tw, &tw->tw_open[i]);
 		slice_end(tw, i, tw->tw_last_ns, "trace end");
+	}
 	if (tw->tw_fmt == SMARM_TRACE_JSON)
 		json_end(tw);
 	out_flush(tw);
