@@ -1080,14 +1080,20 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
  * WAKE record, and then the enqueue, so that the record is out before
  * the woken can run. A wake
  * that finds the actor not yet parked (NOTIFIED) records nothing: its
- * park returns without a switch, so no WOKEN would pair with it.
+ * park returns without a switch, so no RUN_IN would end its flow. A
+ * worker of n records in its own ring, straight.
  */
 static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 					       struct smarm__slot *s,
 					       uint64_t pid, uint32_t epoch)
 {
+	struct smarm__worker *w = smarm__tls_worker;
 	astat_enq(n, s);
-	if (n->trace != NULL)
+	if (w != NULL && w->node == n && smarm__tracing())
+		smarm__trace_put(smarm__tls_trace, SMARM__TR_WAKE,
+				 w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
+				 pid, epoch, NULL);
+	else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
 	enqueue_woken(n, pid, false);
@@ -1512,31 +1518,31 @@ static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
 /*
  * Tracing (trace.h): s's slice on this worker begins. An actor that
  * comes back from a park (wait.c: its wait is set across the park) left
- * the wait of that epoch: WOKEN, the end of its waker's flow.
+ * the wait of that epoch, the end of its waker's flow: in the record.
  */
 static void trace_in(struct smarm__slot *s)
 {
 	const struct smarm__wait *wt = s->wait;
-	smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(s), 0, 0);
-	if (wt != NULL)
-		smarm__trace(SMARM__TR_WOKEN, wt->wt_pid, 0, wt->wt_epoch);
+	smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(s), wt != NULL,
+		     wt != NULL ? wt->wt_epoch : 0);
 }
 
 /*
  * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
- * park in a wait (wait.c) is recorded here, where the slice it ends is
- * closed, and not at the park's call, so that the park costs nothing
+ * park in a wait (wait.c) is recorded here, in the record of the slice
+ * it ends, and not at the park's call, so that the park costs nothing
  * when nobody traces.
  */
 static void trace_switch(struct smarm__slot *p, int intent,
 			 struct smarm__slot *next)
 {
-	const struct smarm__wait *wt = p->wait;
-	if (intent == SMARM__INTENT_PARK && wt != NULL)
-		smarm__trace(SMARM__TR_PARK, wt->wt_pid, p->wait_target,
-			     p->wait_on);
-	smarm__trace(SMARM__TR_RUN_OUT, smarm__slot_pid(p), 0,
-		     (uint32_t)intent);
+	uint32_t c = (uint32_t)intent;
+	uint64_t b = 0;
+	if (intent == SMARM__INTENT_PARK && p->wait != NULL) {
+		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
+		b = p->wait_target;
+	}
+	smarm__trace(SMARM__TR_RUN_OUT, smarm__slot_pid(p), b, c);
 	if (next != NULL)
 		trace_in(next);
 }

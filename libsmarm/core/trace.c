@@ -53,13 +53,12 @@ static inline void rec_fill(struct smarm__trace_rec *e, int kind, uint64_t a,
 	e->tr_b = b;
 	e->tr_c = c;
 	e->tr_kind = (uint16_t)kind;
-	e->tr_pad = 0;
-	if (name != NULL) {
+	e->tr_flags = 0;
+	if (name != NULL) { /* else tr_name is left as it is: not read */
 		size_t len = strnlen(name, SMARM__TRACE_NAME_MAX - 1);
 		memcpy(e->tr_name, name, len);
 		e->tr_name[len] = '\0';
-	} else {
-		e->tr_name[0] = '\0';
+		e->tr_flags = SMARM__TRF_NAME;
 	}
 }
 

@@ -13,10 +13,11 @@
  * thread-locals). Off, smarm__tls_trace is NULL and an event site costs
  * one thread-local load and one predictable branch; nothing else runs.
  * The hot sites cost nothing more than the runtime's statistics hooks
- * already do: a switch (slice ends and starts, a wait's PARK and
- * WOKEN), a wake that queues (WAKE) and a message sent or taken (SEND,
- * RECV) are recorded in sched.c behind the one flag that also guards
- * the actor statistics (node and worker obs_on, smarm__tls_obs).
+ * already do: a switch (slice ends and starts, a wait's park and the
+ * return from it, carried in those records), a wake that queues (WAKE) and a
+ * message sent or taken (SEND, RECV) are recorded in sched.c behind the one
+ * flag that also guards the actor statistics (node and worker obs_on,
+ * smarm__tls_obs).
  *
  * Rings. One single-producer single-consumer ring per worker (its only
  * producer: the worker thread, in scheduler or actor context; runtime
@@ -56,13 +57,17 @@ struct smarm_node;
 /*
  * Event kinds: XX(name, value, text). a, b, c and the name text of a
  * record mean, per kind:
- *   RUN_IN     a actor pid: its slice begins on this worker
- *   RUN_OUT    a actor pid, c SMARM__INTENT_* (why the slice ended)
+ *   RUN_IN     a actor pid: its slice begins on this worker; b 1 if
+ *              it comes back from a wait's park, c then that wait's
+ *              epoch (the end of the WAKE's flow)
+ *   RUN_OUT    a actor pid, c SMARM__INTENT_* (why the slice ended);
+ *              if it parked in a wait, c also has SMARM__TRACE_PARKED
+ *              and the SMARM__WON_* it waits on << 8, b its target
  *   SPAWN      a spawner pid (0: none), b child pid
  *   EXIT       a pid, c SMARM_EXIT_* outcome, b reason code
  *   WAKE       a waker pid (0: none), b woken pid, c the wait's epoch
- *   WOKEN      a pid, c the epoch of the wait it left (pairs with WAKE)
- *   PARK       a pid, c SMARM__WON_* (what it waits on), b its target
+ *   PARK       no record of its own: the writer's instant for a
+ *              RUN_OUT that parked (the park recorded at the switch)
  *   SEND       a sender pid, b channel id, c elements
  *   RECV       a receiver pid, b channel id, c elements
  *   TIMER      a pid the timer wakes or sends for (0: none), c kind
@@ -78,7 +83,6 @@ struct smarm_node;
 	XX(SPAWN, 3, "spawn")                                                  \
 	XX(EXIT, 4, "exit")                                                    \
 	XX(WAKE, 5, "wake")                                                    \
-	XX(WOKEN, 6, "woken")                                                  \
 	XX(PARK, 7, "park")                                                    \
 	XX(SEND, 8, "send")                                                    \
 	XX(RECV, 9, "recv")                                                    \
@@ -96,7 +100,9 @@ enum {
 		SMARM__TR_KINDS
 };
 
-#define SMARM__TRACE_NAME_MAX 32 /* bytes of tr_name, NUL included */
+#define SMARM__TRACE_NAME_MAX 32       /* bytes of tr_name, NUL included */
+#define SMARM__TRACE_PARKED (1u << 16) /* RUN_OUT's c: a wait's park */
+#define SMARM__TRF_NAME 1u	       /* tr_flags: tr_name is set */
 
 /* One event: one cache line. */
 struct smarm__trace_rec {
@@ -104,9 +110,11 @@ struct smarm__trace_rec {
 	uint64_t tr_a;	/* per kind, above */
 	uint64_t tr_b;
 	uint32_t tr_c;
-	uint16_t tr_kind; /* SMARM__TR_* */
-	uint16_t tr_pad;
-	char tr_name[SMARM__TRACE_NAME_MAX]; /* NUL-terminated, or "" */
+	uint16_t tr_kind;		     /* SMARM__TR_* */
+	uint16_t tr_flags;		     /* SMARM__TRF_* */
+	char tr_name[SMARM__TRACE_NAME_MAX]; /* NUL-terminated if
+						SMARM__TRF_NAME, else not
+						written */
 };
 _Static_assert(sizeof(struct smarm__trace_rec) == 64, "a record is a line");
 

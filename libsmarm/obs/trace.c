@@ -13,12 +13,15 @@
  *     overlap on a track. A lost record (a full ring) cannot break the
  *     nesting: a RUN_IN that finds a slice open closes it there, a
  *     RUN_OUT with no matching slice is dropped (INV-1).
- *   - WAKE and WOKEN of one (pid, epoch) are one flow: an arrow from the
+ *   - a RUN_OUT that parked in a wait also gives the park's instant,
+ *     just before the slice ends.
+ *   - WAKE and the RUN_IN of one (pid, epoch) that comes back from its
+ *     wait (the WOKEN half) are one flow: an arrow from the
  *     waker's slice at the wake (named "send" when the waker's next
  *     record on that worker is its send, which is recorded after the
  *     send's wake; so a WAKE is held until that next record) to the
- *     woken actor's slice that the park's return begins (WOKEN follows
- *     that RUN_IN). Either half may be merged first (the
+ *     woken actor's slice that the park's return begins. Either half
+ *     may be merged first (the
  *     rings are drained one after the other), so a half waits in a small
  *     table for the other; a flow is written only whole, both halves
  *     inside a slice (INV-2), and a half that never pairs (a timeout's
@@ -609,7 +612,7 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	const char *what = kind_text(r->tr_kind);
 	const char *s = NULL; /* a string argument */
 	const char *sname = "";
-	if (r->tr_name[0] != '\0')
+	if (r->tr_flags & SMARM__TRF_NAME)
 		snprintf(name, sizeof name, "%s %s", what, r->tr_name);
 	else
 		snprintf(name, sizeof name, "%s", what);
@@ -721,10 +724,25 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 	case SMARM__TR_RUN_IN:
 		slice_end(tw, track, ns, "lost"); /* INV-1 */
 		slice_begin(tw, track, r->tr_a, ns);
+		if (r->tr_b != 0) { /* back from a wait: its flow's end */
+			struct tw_flow h = { 0, ns, track, true, false };
+			flow_half(tw, flow_key(r->tr_a, r->tr_c), &h);
+		}
 		return;
 	case SMARM__TR_RUN_OUT:
-		if (o->to_open && o->to_pid == r->tr_a)
-			slice_end(tw, track, ns, intent_text(r->tr_c));
+		if (!o->to_open || o->to_pid != r->tr_a)
+			return;
+		if (r->tr_c & SMARM__TRACE_PARKED) { /* the park, then */
+			struct smarm__trace_rec pk = {
+				.tr_ts = r->tr_ts,
+				.tr_a = r->tr_a,
+				.tr_b = r->tr_b,
+				.tr_c = r->tr_c >> 8 & 0xff,
+				.tr_kind = SMARM__TR_PARK,
+			};
+			instant(tw, track, ns, &pk);
+		}
+		slice_end(tw, track, ns, intent_text(r->tr_c & 0xff));
 		return;
 	case SMARM__TR_WAKE: {
 		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
@@ -733,15 +751,11 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 			o->to_wake = h; /* until the next record */
 		return;
 	}
-	case SMARM__TR_WOKEN: {
-		struct tw_flow h = { 0, ns, track, true, false };
-		if (o->to_open && o->to_pid == r->tr_a)
-			flow_half(tw, flow_key(r->tr_a, r->tr_c), &h);
-		return;
-	}
 	case SMARM__TR_LABEL: {
 		struct tw_name *nm = name_slot(tw, r->tr_a);
 		/* A registered name wins over a behaviour's text. */
+		if (!(r->tr_flags & SMARM__TRF_NAME))
+			return;
 		if (nm->tn_pid != r->tr_a || r->tr_c == 0 ||
 		    nm->tn_text[0] == '\0') {
 			nm->tn_pid = r->tr_a;
