@@ -482,13 +482,8 @@ enum {
 static void pb_packet(struct smarm__obs_trace *tw, uint64_t ns, uint32_t f,
 		      const struct pb *payload, uint32_t flags)
 {
-	struct pb *pk = malloc(sizeof *pk + sizeof *pk);
-	struct pb *tr;
-	if (pk == NULL) {
-		tw->tw_failed = true;
-		return;
-	}
-	tr = pk + 1;
+	struct pb two[2]; /* the writer's own stack: no allocation */
+	struct pb *pk = &two[0], *tr = &two[1];
 	pk->n = 0;
 	tr->n = 0;
 	if (ns != UINT64_MAX)
@@ -499,7 +494,6 @@ static void pb_packet(struct smarm__obs_trace *tw, uint64_t ns, uint32_t f,
 	pb_msg(pk, f, payload);
 	pb_msg(tr, F_TRACE_PACKET, pk);
 	out_bytes(tw, tr->b, tr->n);
-	free(pk);
 	out_event_done(tw);
 }
 
