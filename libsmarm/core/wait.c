@@ -132,8 +132,8 @@ smarm__wait_park(struct smarm__wait *w)
 		if (rc != 0)
 			return rc;
 	}
-	/* WAIT-4; also how the tracer's PARK and WOKEN, recorded at the
-	 * switches (sched.c trace_switch), find w. */
+	/* WAIT-4; also how the tracer, recording the park and the return
+	 * from it at the switches (sched.c trace_switch), finds w. */
 	me->wait = w;
 	smarm__park(me);
 	me->wait = NULL;
