@@ -6,8 +6,8 @@
  * encoded by hand here (no JSON or protobuf library).
  *
  * Design. Every TRACE_PERIOD_MS (and when the run ends, and at close)
- * the writer takes what each ring holds, merges the batch by timestamp
- * and turns each record into events:
+ * the writer takes what each ring holds, merges the rings' runs (each
+ * in time order) by timestamp and turns each record into events:
  *   - RUN_IN/RUN_OUT pairs of one ring become the actor's slice on that
  *     worker's track; a worker runs one actor at a time, so slices never
  *     overlap on a track. A lost record (a full ring) cannot break the
@@ -81,7 +81,6 @@
 struct tw_ent {
 	struct smarm__trace_rec te_r;
 	uint32_t te_src; /* ring index: the track */
-	uint32_t te_seq; /* order within the ring */
 };
 
 /* One half of a flow waiting for the other (key 0: empty). */
@@ -100,6 +99,7 @@ struct tw_open {
 	/* A WAKE half (tf_key set) held until the ring's next record, which
 	 * names it: a SEND of its waker follows its send's wake. */
 	struct tw_flow to_wake;
+	size_t to_at, to_end; /* drain_pass: the ring's run in the batch */
 };
 
 struct tw_name {
@@ -257,15 +257,36 @@ static struct tw_name *name_slot(struct smarm__obs_trace *tw, uint64_t pid)
 }
 
 /* An actor's slice name: its label, else "actor <index>". */
+/* buf (cap > 0) gets a then b (NULL: none), cut to fit, NUL-terminated:
+ * the names the writer makes per event, without snprintf. */
+static void name_cat(char *buf, size_t cap, const char *a, const char *b)
+{
+	size_t n = strnlen(a, cap - 1), m = 0;
+	memcpy(buf, a, n);
+	if (b != NULL) {
+		m = strnlen(b, cap - 1 - n);
+		memcpy(buf + n, b, m);
+	}
+	buf[n + m] = '\0';
+}
+
 static void actor_name(struct smarm__obs_trace *tw, uint64_t pid, char *buf,
 		       size_t cap)
 {
 	const struct tw_name *nm = name_slot(tw, pid);
-	if (nm->tn_pid == pid && nm->tn_text[0] != '\0')
-		snprintf(buf, cap, "%s", nm->tn_text);
-	else
-		snprintf(buf, cap, "actor %" PRIu64,
-			 pid & 0xffffffu); /* slot.h: the index bits */
+	char num[24];
+	uint32_t v = (uint32_t)(pid & 0xffffffu); /* slot.h: the index bits */
+	size_t k = sizeof num;
+	if (nm->tn_pid == pid && nm->tn_text[0] != '\0') {
+		name_cat(buf, cap, nm->tn_text, NULL);
+		return;
+	}
+	num[--k] = '\0';
+	do {
+		num[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	name_cat(buf, cap, "actor ", num + k);
 }
 
 /* Escape s into a JSON string body (names are short). */
@@ -606,10 +627,12 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	const char *what = kind_text(r->tr_kind);
 	const char *s = NULL; /* a string argument */
 	const char *sname = "";
-	if (r->tr_flags & SMARM__TRF_NAME)
-		snprintf(name, sizeof name, "%s %s", what, r->tr_name);
-	else
-		snprintf(name, sizeof name, "%s", what);
+	name_cat(name, sizeof name, what,
+		 r->tr_flags & SMARM__TRF_NAME ? " " : NULL);
+	if (r->tr_flags & SMARM__TRF_NAME) {
+		size_t n = strlen(name);
+		name_cat(name + n, sizeof name - n, r->tr_name, NULL);
+	}
 	switch (r->tr_kind) {
 	case SMARM__TR_EXIT:
 		s = exit_text(r->tr_c);
@@ -769,16 +792,6 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 	instant(tw, track, ns, r);
 }
 
-static int ent_cmp(const void *x, const void *y)
-{
-	const struct tw_ent *a = x, *b = y;
-	if (a->te_r.tr_ts != b->te_r.tr_ts)
-		return a->te_r.tr_ts < b->te_r.tr_ts ? -1 : 1;
-	if (a->te_src != b->te_src)
-		return a->te_src < b->te_src ? -1 : 1;
-	return a->te_seq < b->te_seq ? -1 : a->te_seq > b->te_seq;
-}
-
 /*
  * One pass: take what the rings hold, merge by time, write. Returns
  * whether some ring had more than a pass takes.
@@ -791,6 +804,7 @@ static bool drain_pass(struct smarm__obs_trace *tw)
 	for (uint32_t i = 0; i < t->tc_n; i++) {
 		struct smarm__trace_rec tmp[256];
 		uint32_t got, total = 0;
+		tw->tw_open[i].to_at = n;
 		do {
 			got = smarm__trace_take(&t->tc_ring[i], tmp, 256);
 			if (n + got > tw->tw_batch_cap) {
@@ -807,17 +821,32 @@ static bool drain_pass(struct smarm__obs_trace *tw)
 			for (uint32_t k = 0; k < got; k++) {
 				tw->tw_batch[n].te_r = tmp[k];
 				tw->tw_batch[n].te_src = i;
-				tw->tw_batch[n].te_seq = total + k;
 				n++;
 			}
 			total += got;
 		} while (got == 256 && total < TRACE_TAKE);
 		if (got == 256)
 			more = true;
+		tw->tw_open[i].to_end = n;
 	}
-	qsort(tw->tw_batch, n, sizeof *tw->tw_batch, ent_cmp);
-	for (size_t k = 0; k < n && !tw->tw_failed; k++)
-		rec_handle(tw, &tw->tw_batch[k]);
+	/* Each ring's run is in time order (TRACE-2): merge the runs, the
+	 * earliest head first, a tie to the lower ring (no sort). */
+	while (!tw->tw_failed) {
+		uint32_t best = UINT32_MAX;
+		uint64_t ts = 0;
+		for (uint32_t i = 0; i < t->tc_n; i++) {
+			const struct tw_open *o = &tw->tw_open[i];
+			if (o->to_at < o->to_end &&
+			    (best == UINT32_MAX ||
+			     tw->tw_batch[o->to_at].te_r.tr_ts < ts)) {
+				best = i;
+				ts = tw->tw_batch[o->to_at].te_r.tr_ts;
+			}
+		}
+		if (best == UINT32_MAX)
+			break;
+		rec_handle(tw, &tw->tw_batch[tw->tw_open[best].to_at++]);
+	}
 	out_flush(tw);
 	return more;
 }
