@@ -438,6 +438,48 @@ SMARM_API int smarm_actor_relations(smarm_node_t *node, smarm_pid_t pid,
 SMARM_API int smarm_config_set_obs_socket(smarm_config_t *cfg,
 					  const char *path);
 
+/* ==== Tracing ==== */
+
+/*
+ * smarm_trace_format - the file formats of smarm_config_set_trace().
+ * SMARM_TRACE_AUTO      by the path's extension: ".json" is JSON, any
+ *                       other (".pftrace", ".perfetto-trace") Perfetto.
+ * SMARM_TRACE_JSON      Chrome Trace Event JSON (an array of events).
+ * SMARM_TRACE_PERFETTO  Perfetto's protobuf trace (TracePacket and
+ *                       TrackEvent, as ui.perfetto.dev opens it).
+ * Since: SMARM_0.5.
+ */
+enum smarm_trace_format {
+	SMARM_TRACE_AUTO = 0,
+	SMARM_TRACE_JSON = 1,
+	SMARM_TRACE_PERFETTO = 2,
+};
+
+/*
+ * smarm_config_set_trace() - record a trace of each run into a file.
+ *
+ * A node opened from cfg records what its workers do (actor run slices
+ * per worker, spawns, exits with their outcome, parks, wakes with the
+ * waker and a flow arrow to the woken actor's next run, sends and
+ * receives, preemptions, timers, io waits, gen_server requests and
+ * replies, supervisor restarts) into per-worker rings in memory, and a
+ * thread of its own ("smarm-trace") writes them to path in format (a
+ * smarm_trace_format), truncating it at smarm_node_open. The file is
+ * complete at smarm_node_close; while the node is open it is a readable
+ * prefix (whole events). A worker never waits for the writer: a full
+ * ring drops the event and counts it (SMARM_STAT_TRACE_DROPPED, also in
+ * the trace's last event); SMARM_OPT_TRACE_RING sizes the rings. path
+ * NULL or "": no trace (the default), unless the environment variable
+ * SMARM_TRACE_FILE names a file when the node is opened (format AUTO).
+ * smarm_node_open fails with SMARM_ESYSTEM if the file cannot be
+ * created. See docs/observability.md, Tracing.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, path of 1024 bytes or
+ * more, or format not a smarm_trace_format. Thread-safety: as
+ * smarm_config_set_int. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_trace(smarm_config_t *cfg, const char *path,
+				     int format);
+
 #ifdef __cplusplus
 }
 #endif

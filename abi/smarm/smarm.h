@@ -318,7 +318,12 @@ SMARM_API const char *smarm_version_string(void);
 	 * switch (as Erlang's scheduler_wall_time flag). Default 0: the       \
 	 * counter read costs 30-40 ns in a VM, a third of a round trip        \
 	 * between two actors (docs/benchmarks.md). Since: SMARM_0.5. */       \
-	XX(ACTOR_STATS, 17, 0, 1, 0, NODE)
+	XX(ACTOR_STATS, 17, 0, 1, 0, NODE)                                     \
+	/* Events each worker's trace ring holds (smarm_config_set_trace),     \
+	 * rounded up to a power of two; 64 bytes each. A ring the writer      \
+	 * has not drained in time drops events (SMARM_STAT_TRACE_DROPPED).    \
+	 * Default 16384 (1 MiB per worker). Since: SMARM_0.5. */              \
+	XX(TRACE_RING, 18, 64, 16777216, 16384, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -790,7 +795,11 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Hibernations since the node was opened: actors that gave their      \
 	 * stack back while they waited (smarm_hibernate, a hibernating        \
 	 * server). Since: SMARM_0.5. */                                       \
-	XX(HIBERNATIONS, 37, CORE)
+	XX(HIBERNATIONS, 37, CORE)                                             \
+	/* Trace events dropped on full rings (smarm_config_set_trace)         \
+	 * since the node was opened; 0 when it does not trace.                \
+	 * Since: SMARM_0.5. */                                                \
+	XX(TRACE_DROPPED, 38, OBS)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -578,6 +578,9 @@ static inline void serve_env(struct smarm_gs_ctx *sv,
 	}
 	assert(smarm__bhv_msg_check(op, &e->en_msg) == 0); /* INV-4 */
 	served(sv, op->op_kind == BHV_CALL);
+	smarm__trace_named(op->op_kind == BHV_CALL ? SMARM__TR_CALL
+						   : SMARM__TR_CAST,
+			   smarm__self_pid(), 0, op->op_kind, op->op_name);
 	en->en_env(sv, e);
 }
 
@@ -616,6 +619,8 @@ static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
 						  bhv_reply_tuple(op), &r, &v);
 		}
 		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
+		smarm__trace_named(SMARM__TR_REPLY, smarm__self_pid(), 0,
+				   (uint32_t)rc, op->op_name);
 	}
 	env_release(e);
 }

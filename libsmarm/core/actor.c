@@ -87,6 +87,7 @@
 #include "slot.h"
 #include "stack.h"
 #include "subsys.h"
+#include "trace.h"
 #include "wait.h"
 
 #include <stdlib.h>
@@ -198,6 +199,10 @@ int smarm__spawn(struct smarm_node *n, struct smarm__slot *parent,
 			      memory_order_release);
 	if (out != NULL && rc == 0)
 		*out = pid;
+	if (SMARM_UNLIKELY(n->trace != NULL))
+		smarm__trace_node(n, SMARM__TR_SPAWN,
+				  parent ? smarm__slot_pid(parent) : 0, pid, 0,
+				  NULL);
 	smarm__enqueue_spawned(n, pid);
 	if (SMARM_UNLIKELY(rc != 0))
 		return rc; /* it ends at once (spawn_hooks) */
@@ -302,6 +307,8 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	    s->exit.ex_strength == SMARM__STOP_NONE)
 		smarm__log_crash(smarm__worker()->node, s);
 	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
+	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
+		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
 	for (;;) {
 		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);
@@ -648,6 +655,9 @@ int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
 	if (lb != NULL)
 		label_copy(lb, kind, text);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	if (SMARM_UNLIKELY(n->trace != NULL) && text != NULL)
+		smarm__trace_node(n, SMARM__TR_LABEL, pid, 0, (uint32_t)kind,
+				  text);
 	return lb != NULL ? 0 : SMARM_ENOMEM;
 }
 
@@ -664,6 +674,9 @@ void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
 		lb = __atomic_load_n(&s->ext->x_labels, __ATOMIC_ACQUIRE);
 	if (lb != NULL)
 		label_copy(lb, kind, text);
+	if (SMARM_UNLIKELY(n->trace != NULL) && text != NULL)
+		smarm__trace_node(n, SMARM__TR_LABEL, pid, 0, (uint32_t)kind,
+				  text);
 }
 
 int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,

@@ -56,6 +56,7 @@
 #include "sched.h"
 #include "subsys.h"
 #include "timer.h"
+#include "trace.h"
 #include "wait.h"
 
 #endif /* SMARM_CORE_H */

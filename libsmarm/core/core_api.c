@@ -214,6 +214,18 @@ int smarm_config_set_obs_socket(smarm_config_t *cfg, const char *path)
 	return 0;
 }
 
+int smarm_config_set_trace(smarm_config_t *cfg, const char *path, int format)
+{
+	size_t len = path != NULL ? strnlen(path, SMARM__TRACE_PATH_MAX) : 0;
+	if (cfg == NULL || len >= SMARM__TRACE_PATH_MAX ||
+	    format < SMARM_TRACE_AUTO || format > SMARM_TRACE_PERFETTO)
+		return SMARM_EINVAL;
+	memcpy(cfg->trace_path, path != NULL ? path : "", len);
+	cfg->trace_path[len] = '\0';
+	cfg->trace_format = format;
+	return 0;
+}
+
 int smarm_config_set_int(smarm_config_t *cfg, int opt, int64_t value)
 {
 	if (cfg == NULL || !opt_valid(opt_find(opt), value))
@@ -582,6 +594,7 @@ static int64_t stat_ENDED_UNJOINED(struct smarm_node *n)
 #define STAT_FN_OTP(name) NULL
 #define STAT_FN_REG(name) NULL
 #define STAT_FN_BEHAVIOUR(name) NULL
+#define STAT_FN_OBS(name) NULL
 
 static const struct {
 	stat_fn si_read; /* CORE: its reader; NULL: a subsystem's */

@@ -58,6 +58,12 @@ const char *smarm__config_obs_socket(const struct smarm_config *cfg)
 	return cfg->obs_socket;
 }
 
+const char *smarm__config_trace(const struct smarm_config *cfg, int *format)
+{
+	*format = cfg->trace_format;
+	return cfg->trace_path;
+}
+
 /*
  * Where each sized subsystem's room lies in a slot's extension block,
  * and which subsystems have the hooks a spawn or a stop walks (so those

@@ -74,13 +74,18 @@ _Static_assert(sizeof(struct smarm__wcount) == 64,
 
 /* Bytes of a socket path, NUL included (sockaddr_un's sun_path). */
 #define SMARM__OBS_PATH_MAX 108
+/* Bytes of a trace file's path, NUL included (smarm_config_set_trace). */
+#define SMARM__TRACE_PATH_MAX 1024
 
 struct smarm_config {
 	int64_t opt[SMARM__OPT_SLOTS]; /* by SMARM_OPT_*; -1: derived */
 	smarm_log_fn log_fn;	       /* smarm_config_set_logger */
 	void *log_arg;
-	char obs_socket[SMARM__OBS_PATH_MAX]; /* smarm_config_set_obs_socket;
-						 "": none */
+	char obs_socket[SMARM__OBS_PATH_MAX];	/* smarm_config_set_obs_socket;
+						   "": none */
+	char trace_path[SMARM__TRACE_PATH_MAX]; /* smarm_config_set_trace;
+						   "": none */
+	int trace_format;			/* SMARM_TRACE_* */
 };
 
 struct smarm_spawn_opts {
@@ -154,6 +159,8 @@ struct smarm_node {
 	struct smarm__astat *astats;
 	size_t astats_reserved, astats_committed; /* bytes (free_lock) */
 	bool astat_on; /* SMARM_OPT_ACTOR_STATS (immutable after open) */
+	bool obs_on;   /* astat_on or trace, set at each run's start: the
+			  one flag a wake tests (sched.c) */
 	_Atomic uint32_t nslots;
 	/*
 	 * Each group below that some worker writes in the normal course
@@ -294,6 +301,10 @@ struct smarm_node {
 	 * the node's workers (node.c; after the older fields). */
 	_Atomic int64_t gauge_shared[SMARM__GAUGES];
 	_Atomic uint64_t ref_blocks; /* refs handed out in blocks so far */
+
+	/* The tracer's rings (trace.h), or NULL: the node does not trace.
+	 * Set at open (obs/trace.c), before any run; freed at close. */
+	struct smarm__trace *trace;
 };
 
 /* n->stopping: what the end of the run does to the actors still alive. */

@@ -107,6 +107,7 @@
 #include "stack.h"
 #include "subsys.h"
 #include "timer.h"
+#include "trace.h"
 #include "wait.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@
 
 __thread struct smarm__worker *smarm__tls_worker
 	__attribute__((tls_model("initial-exec")));
-__thread bool smarm__tls_astat __attribute__((tls_model("initial-exec")));
+__thread bool smarm__tls_obs __attribute__((tls_model("initial-exec")));
 
 /* ---------------------------------------------------------------- queue */
 
@@ -1076,6 +1077,31 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
 }
 
 /*
+ * A wake that queues the actor in s when the node keeps statistics or
+ * traces (one flag, n->obs_on, off both): its run-queue wait starts, the
+ * WAKE record, and then the enqueue, so that the record is out before
+ * the woken can run. A wake
+ * that finds the actor not yet parked (NOTIFIED) records nothing: its
+ * park returns without a switch, so no RUN_IN would end its flow. A
+ * worker of n records in its own ring, straight.
+ */
+static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
+					       struct smarm__slot *s,
+					       uint64_t pid, uint32_t epoch)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	astat_enq(n, s);
+	if (w != NULL && w->node == n && smarm__tracing())
+		smarm__trace_put(smarm__tls_trace, SMARM__TR_WAKE,
+				 w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
+				 pid, epoch, NULL);
+	else if (n->trace != NULL)
+		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
+				  epoch, NULL);
+	enqueue_woken(n, pid, false);
+}
+
+/*
  * pid comes from a registration or a wake entry of this node's own
  * actors (never from a caller), so it is not checked against the node
  * serial: that is done where a caller's pid enters (slot.h).
@@ -1087,8 +1113,11 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 		return false;
 	int r = smarm__word_unpark(s, SMARM__PID_GEN(pid), false, epoch);
 	if (r == SMARM__UNPARK_ENQUEUE) {
-		astat_enq(n, s);
-		enqueue_woken(n, pid, false);
+		/* Either call is the last: no frame for the one not taken. */
+		if (SMARM_UNLIKELY(n->obs_on))
+			wake_obs(n, s, pid, epoch);
+		else
+			enqueue_woken(n, pid, false);
 	}
 	return r != SMARM__UNPARK_NOOP;
 }
@@ -1498,10 +1527,8 @@ static void astat_in(struct smarm__worker *w, struct smarm__slot *next,
 }
 
 /* ... and s leaves it, for intent: its run ends. */
-static __attribute__((noinline)) void astat_switch(struct smarm__worker *w,
-						   struct smarm__slot *s,
-						   int intent,
-						   struct smarm__slot *next)
+static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
+			 int intent, struct smarm__slot *next)
 {
 	uint64_t t = smarm__cycles_fast();
 	struct smarm__astat *a = smarm__astat_of(w->node, s);
@@ -1516,6 +1543,60 @@ static __attribute__((noinline)) void astat_switch(struct smarm__worker *w,
 }
 
 /*
+ * Tracing (trace.h): s's slice on this worker begins. An actor that
+ * comes back from a park (wait.c: its wait is set across the park) left
+ * the wait of that epoch, the end of its waker's flow: in the record.
+ */
+static void trace_in(struct smarm__slot *s)
+{
+	const struct smarm__wait *wt = s->wait;
+	smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(s), wt != NULL,
+		     wt != NULL ? wt->wt_epoch : 0);
+}
+
+/*
+ * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
+ * park in a wait (wait.c) is recorded here, in the record of the slice
+ * it ends, and not at the park's call, so that the park costs nothing
+ * when nobody traces.
+ */
+static void trace_switch(struct smarm__slot *p, int intent,
+			 struct smarm__slot *next)
+{
+	uint32_t c = (uint32_t)intent;
+	uint64_t b = 0;
+	if (intent == SMARM__INTENT_PARK && p->wait != NULL) {
+		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
+		b = p->wait_target;
+	}
+	smarm__trace(SMARM__TR_RUN_OUT, smarm__slot_pid(p), b, c);
+	if (next != NULL)
+		trace_in(next);
+}
+
+/* Statistics and tracing at a switch: the one test of w->obs_on. */
+static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
+						 struct smarm__slot *p,
+						 int intent,
+						 struct smarm__slot *next)
+{
+	if (w->astat)
+		astat_switch(w, p, intent, next);
+	if (smarm__tracing())
+		trace_switch(p, intent, next);
+}
+
+/* ... and at a resume from the scheduler. */
+static __attribute__((noinline)) void run_in_obs(struct smarm__worker *w,
+						 struct smarm__slot *s)
+{
+	if (w->astat)
+		astat_in(w, s, smarm__cycles_fast());
+	if (smarm__tracing())
+		trace_in(s);
+}
+
+/*
  * Finish the transition of the actor that just left this worker. It runs
  * on whatever stack the worker switched to (the next actor's, or the
  * scheduler's), after the leaving actor's sp was saved by the switch, so
@@ -1527,8 +1608,8 @@ static void finish_switch(struct smarm__worker *w)
 	struct smarm_node *n = w->node;
 	if (p == NULL)
 		return;
-	if (SMARM_UNLIKELY(w->astat)) /* p's run ends, cur's begins */
-		astat_switch(w, p, w->prev_intent, w->cur);
+	if (SMARM_UNLIKELY(w->obs_on)) /* p's run ends, cur's begins */
+		switch_obs(w, p, w->prev_intent, w->cur);
 	w->prev = NULL;
 	w->in_finish = true; /* its wakes (a joiner) go to the shared queue */
 	if ((uintptr_t)p->sp < p->hwm)
@@ -1886,17 +1967,22 @@ pick_next(struct smarm__worker *w)
 	return s;
 }
 
-void smarm__astat_msg_slow(struct smarm__worker *w, bool out, uint64_t k)
+void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
+			 const void *chan)
 {
-	struct smarm__astat *a;
 	/* Between actors, or finishing another's switch: nobody's own. */
 	if (w->cur == NULL || w->in_finish)
 		return;
-	a = smarm__astat_of(w->node, w->cur);
-	if (out)
-		SMARM__ASTAT_ADD(&a->as_msg_out, k);
-	else
-		SMARM__ASTAT_ADD(&a->as_msg_in, k);
+	if (w->astat) {
+		struct smarm__astat *a = smarm__astat_of(w->node, w->cur);
+		if (out)
+			SMARM__ASTAT_ADD(&a->as_msg_out, k);
+		else
+			SMARM__ASTAT_ADD(&a->as_msg_in, k);
+	}
+	/* After a send's wake: the writer names that wake's flow "send". */
+	smarm__trace(out ? SMARM__TR_SEND : SMARM__TR_RECV,
+		     smarm__slot_pid(w->cur), (uintptr_t)chan, (uint32_t)k);
 }
 
 /*
@@ -1973,8 +2059,8 @@ static void run_actor(struct smarm__worker *w, struct smarm__slot *s)
 		return;
 	w->cur = s;
 	w->slice_start = 0; /* started lazily by the first slice check */
-	if (SMARM_UNLIKELY(w->astat))
-		astat_in(w, s, smarm__cycles_fast());
+	if (SMARM_UNLIKELY(w->obs_on))
+		run_in_obs(w, s);
 	run_seq_bump(w); /* odd: actor code runs */
 	SMARM_FIBER_START(&fake, 0, (char *)s->stk_base + s->stk_guard,
 			  s->stk_reserve);
@@ -2019,17 +2105,26 @@ static void worker_loop(struct smarm__worker *w)
 	}
 }
 
+/* The tracer's ring of worker w (trace.h), or NULL: no tracing. */
+static struct smarm__trace_ring *trace_ring_of(struct smarm__worker *w)
+{
+	struct smarm__trace *t = w->node->trace;
+	return t != NULL ? &t->tc_ring[w->id] : NULL;
+}
+
 static void *worker_thread(void *arg)
 {
 	struct smarm__worker *w = arg;
 	smarm__thread_name("w", w->id);
 	smarm__tls_worker = w;
-	smarm__tls_astat = w->astat;
+	smarm__tls_obs = w->obs_on;
+	smarm__tls_trace = trace_ring_of(w);
 	smarm__qseg_cache_use(&w->qsegs);
 	worker_loop(w);
 	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
-	smarm__tls_astat = false;
+	smarm__tls_obs = false;
+	smarm__tls_trace = NULL;
 	return NULL;
 }
 
@@ -2057,6 +2152,8 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	__atomic_store_n(&n->rq_lock_n, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->pool_lock_n, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->tm_lock_n, 0, __ATOMIC_RELAXED);
+	/* Both fixed since open (the tracer is enabled there). */
+	n->obs_on = n->astat_on || n->trace != NULL;
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;
@@ -2064,6 +2161,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		n->workers[i].pin_head = SMARM__NO_INDEX;
 		n->workers[i].pin_tail = SMARM__NO_INDEX;
 		n->workers[i].astat = n->astat_on;
+		n->workers[i].obs_on = n->obs_on;
 		smarm__ring_init_fixed(&n->workers[i].ldq,
 				       n->workers[i].ldq_buf, SMARM__LDQ_CAP);
 		n->parkers[i].state = PK_EMPTY;
@@ -2093,12 +2191,14 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	n->workers[0].thread = pthread_self();
 	smarm__monitor_start(n);
 	smarm__tls_worker = &n->workers[0];
-	smarm__tls_astat = n->workers[0].astat;
+	smarm__tls_obs = n->workers[0].obs_on;
+	smarm__tls_trace = trace_ring_of(&n->workers[0]);
 	smarm__qseg_cache_use(&n->workers[0].qsegs);
 	worker_loop(&n->workers[0]);
 	smarm__qseg_cache_use(NULL);
 	smarm__tls_worker = NULL;
-	smarm__tls_astat = false;
+	smarm__tls_obs = false;
+	smarm__tls_trace = NULL;
 	smarm__monitor_stop(n); /* before any worker thread is joined */
 
 	for (int i = 1; i < started; i++)

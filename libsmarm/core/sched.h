@@ -107,6 +107,8 @@ struct smarm__worker {
 						  only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	bool astat;	 /* the node keeps actor statistics (slot.h) */
+	bool obs_on;	 /* astat, or the node traces (trace.h): the one
+			    flag the switch and message paths test */
 	uint64_t run_t0; /* astat: cycle count at cur's switch-in */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
@@ -184,10 +186,10 @@ struct smarm__worker {
 
 extern __thread struct smarm__worker *smarm__tls_worker
 	__attribute__((tls_model("initial-exec")));
-/* This thread is a worker of a node that keeps actor statistics: one
- * byte, so the check off the statistics is one compare (sched.c). */
-extern __thread bool smarm__tls_astat
-	__attribute__((tls_model("initial-exec")));
+/* This thread is a worker of a node that keeps actor statistics or
+ * traces (its worker's obs_on): one byte, so the check off both is one
+ * compare (sched.c). */
+extern __thread bool smarm__tls_obs __attribute__((tls_model("initial-exec")));
 
 static inline struct smarm__worker *smarm__worker(void)
 {
@@ -217,17 +219,19 @@ static inline struct smarm_node *smarm__current_node(void)
 	return (w && w->cur) ? w->node : NULL;
 }
 
-void smarm__astat_msg_slow(struct smarm__worker *w, bool out, uint64_t k);
+void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
+			 const void *chan);
 
 /*
- * The running actor sent (out) or took k messages: counted in its
- * statistics line when the node keeps them (slot.h smarm__astat); else
- * one predictable branch. Any thread: only an actor's own are counted.
+ * The running actor sent (out) or took k messages on the channel whose
+ * handle is chan: counted in its statistics line when the node keeps
+ * them (slot.h smarm__astat), a SEND or RECV record when it traces;
+ * else one predictable branch. Any thread: only an actor's own count.
  */
-static inline void smarm__astat_msg(bool out, uint64_t k)
+static inline void smarm__msg_obs(bool out, uint64_t k, const void *chan)
 {
-	if (SMARM_UNLIKELY(smarm__tls_astat))
-		smarm__astat_msg_slow(smarm__tls_worker, out, k);
+	if (SMARM_UNLIKELY(smarm__tls_obs))
+		smarm__msg_obs_slow(smarm__tls_worker, out, k, chan);
 }
 
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);

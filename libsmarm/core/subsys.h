@@ -272,6 +272,9 @@ int64_t smarm__config_int(const struct smarm_config *cfg, int opt);
 /* The introspection socket's path (smarm_config_set_obs_socket), ""
  * if none, for ss_open. */
 const char *smarm__config_obs_socket(const struct smarm_config *cfg);
+/* The trace file's path (smarm_config_set_trace), "" if none, and its
+ * SMARM_TRACE_* format, for ss_open. */
+const char *smarm__config_trace(const struct smarm_config *cfg, int *format);
 
 /* ---- actor.c: per-actor state ---- */
 

@@ -30,6 +30,7 @@
 #include "preempt.h"
 #include "sched.h"
 #include "slot.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,8 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 
 		for (uint32_t i = 0; i < got; i++) {
 			struct smarm__timed_call *st = batch[i].st;
+			smarm__trace(SMARM__TR_TIMER, batch[i].pid, 0,
+				     st != NULL);
 			if (st == NULL) {
 				wake_entry(n, &batch[i]);
 			} else {

@@ -128,12 +128,6 @@ static __attribute__((noinline)) int wait_arm_timer(struct smarm__wait *w)
 				  w->wt_epoch);
 }
 
-/*
- * Inlined into every caller (the build links with LTO; the symbol stays
- * for any call the inliner does not see): the park is on the hot path of
- * every blocking call, and a call frame of its own cost a receive that
- * parks about a tenth of its instructions.
- */
 /* Before a park or a hibernation: refused (WAIT-9), the deadline's
  * timer armed, w installed (WAIT-4); 0 or the error. */
 __attribute__((always_inline)) static inline int
@@ -147,10 +141,18 @@ wait_install(struct smarm__wait *w)
 		if (rc != 0)
 			return rc;
 	}
-	me->wait = w; /* WAIT-4 */
+	/* WAIT-4; also how the tracer, recording the park and the return
+	 * from it at the switches (sched.c trace_switch), finds w. */
+	me->wait = w;
 	return 0;
 }
 
+/*
+ * Inlined into every caller (the build links with LTO; the symbol stays
+ * for any call the inliner does not see): the park is on the hot path of
+ * every blocking call, and a call frame of its own cost a receive that
+ * parks about a tenth of its instructions.
+ */
 __attribute__((always_inline)) inline int
 smarm__wait_park(struct smarm__wait *w)
 {

@@ -8,8 +8,9 @@
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c. An actor's sends on a handle and its receives are counted
- * in its statistics when the node keeps them (smarm__astat_msg, here
- * and in chan_api.c's recv: one branch otherwise); sends the runtime
+ * in its statistics when the node keeps them and recorded when it traces
+ * (smarm__msg_obs, here and in chan_api.c's recv: one branch when
+ * neither); sends the runtime
  * makes on its own references (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
@@ -699,7 +700,7 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 		return SMARM_ESTATE;
 	rc = chan_send_locked(ch, elem);
 	if (rc == 0)
-		smarm__astat_msg(true, 1);
+		smarm__msg_obs(true, 1, h);
 	return rc;
 }
 
@@ -824,7 +825,7 @@ int smarm__chan_try_recv_n(smarm_chan_t *ch, const smarm_chan_t *h, void *out,
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	*n = k;
 	if (k > 0)
-		smarm__astat_msg(false, k);
+		smarm__msg_obs(false, k, h);
 	return rc;
 }
 

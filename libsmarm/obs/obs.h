@@ -98,4 +98,20 @@ size_t smarm__obs_find(const struct obs_snap *s, uint64_t pid);
 /* serve.c: the introspection socket (SMARM__SUB_OBS). */
 extern const struct smarm__subsys smarm__obs_subsys;
 
+/*
+ * trace.c: the trace writer of a node that traces (smarm_config_set_trace,
+ * SMARM_TRACE_FILE), part of the SMARM__SUB_OBS per-node state.
+ *   _open   at node open: *out the writer, or NULL (no trace asked for);
+ *           0, SMARM_ENOMEM or SMARM_ESYSTEM (the file, the thread).
+ *   _kick   drain now (a run ended); NULL: no-op.
+ *   _close  at node close (no run): drain, finish the file, free.
+ */
+struct smarm__obs_trace;
+int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
+			  struct smarm__obs_trace **out);
+void smarm__obs_trace_kick(struct smarm__obs_trace *tw);
+void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw);
+/* SMARM_STAT_TRACE_DROPPED of the writer's node (tw NULL: 0). */
+uint64_t smarm__obs_trace_dropped(const struct smarm__obs_trace *tw);
+
 #endif /* SMARM_OBS_OBS_H */

@@ -21,21 +21,19 @@
  * accepted peer's credentials (SO_PEERCRED) must be the node's user or
  * root, else the connection is closed with no answer.
  *
- * Ownership: the per-node state (struct obs_srv) is created by ss_open
- * and freed by ss_close, which stops and joins the thread and removes
- * the socket file. The thread owns the connection it serves.
- * Locking: none of its own; the thread only reads the node through the
- * public, thread-safe introspection calls.
- * Invariants:
- *   INV-1 the server never runs on a worker and takes no signals: its
- *         thread is created with every signal blocked.
- *   INV-2 a connection whose peer is neither the node's user nor root
- *         is closed before anything is read from it or written to it.
- *   INV-3 at most SRV_CONNS connections are open; one more is closed
- *         at once, one silent for SRV_IDLE_MS is closed, and one that
- *         takes no answer for SRV_SEND_S (a send timed out) is closed,
- *         so smarm_node_close waits at most that long for the thread.
- * See: docs/observability.md.
+ * Ownership: the layer's per-node state (struct obs_node: this server,
+ * and the trace writer of trace.c) is created by ss_open and freed by
+ * ss_close; the server's part (struct obs_srv) is freed by srv_close,
+ * which stops and joins the thread and removes the socket file. The thread owns
+ * the connection it serves. Locking: none of its own; the thread only reads the
+ * node through the public, thread-safe introspection calls. Invariants: INV-1
+ * the server never runs on a worker and takes no signals: its thread is created
+ * with every signal blocked. INV-2 a connection whose peer is neither the
+ * node's user nor root is closed before anything is read from it or written to
+ * it. INV-3 at most SRV_CONNS connections are open; one more is closed at once,
+ * one silent for SRV_IDLE_MS is closed, and one that takes no answer for
+ * SRV_SEND_S (a send timed out) is closed, so smarm_node_close waits at most
+ * that long for the thread. See: docs/observability.md.
  */
 #include "obs.h"
 
@@ -613,8 +611,8 @@ static uid_t node_uid(void)
 	return s != NULL ? (uid_t)strtoul(s, NULL, 10) : geteuid();
 }
 
-static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
-		    void **state)
+static int srv_open(struct smarm_node *n, const struct smarm_config *cfg,
+		    struct obs_srv **state)
 {
 	const char *path = smarm__config_obs_socket(cfg);
 	struct obs_srv *sv;
@@ -664,11 +662,9 @@ static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
 	return 0;
 }
 
-static void obs_close(struct smarm_node *n, void *state)
+static void srv_close(struct obs_srv *sv)
 {
-	struct obs_srv *sv = state;
 	char c = 1;
-	(void)n;
 	if (sv == NULL)
 		return;
 	while (write(sv->sv_wake[1], &c, 1) < 0 && errno == EINTR)
@@ -681,8 +677,69 @@ static void obs_close(struct smarm_node *n, void *state)
 	free(sv);
 }
 
+/* The layer's per-node state: the socket server and the trace writer
+ * (trace.c), each NULL unless asked for. */
+struct obs_node {
+	struct obs_srv *on_srv;
+	struct smarm__obs_trace *on_trace;
+};
+
+static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
+		    void **state)
+{
+	struct obs_node *on = calloc(1, sizeof *on);
+	int rc;
+	*state = NULL;
+	if (on == NULL)
+		return SMARM_ENOMEM;
+	rc = srv_open(n, cfg, &on->on_srv);
+	if (rc == 0) {
+		rc = smarm__obs_trace_open(n, cfg, &on->on_trace);
+		if (rc != 0)
+			srv_close(on->on_srv);
+	}
+	if (rc != 0) {
+		free(on);
+		return rc;
+	}
+	*state = on;
+	return 0;
+}
+
+static void obs_close(struct smarm_node *n, void *state)
+{
+	struct obs_node *on = state;
+	if (on == NULL)
+		return;
+	srv_close(on->on_srv);
+	smarm__obs_trace_close(n, on->on_trace);
+	free(on);
+}
+
+/* A run ended: its last events go to the file now. */
+static void obs_run_end(struct smarm_node *n, void *state)
+{
+	struct obs_node *on = state;
+	(void)n;
+	if (on != NULL)
+		smarm__obs_trace_kick(on->on_trace);
+}
+
+static int obs_get_stat(const struct smarm_node *n, const void *state, int stat,
+			int64_t *out)
+{
+	const struct obs_node *on = state;
+	(void)n;
+	if (stat != SMARM_STAT_TRACE_DROPPED)
+		return SMARM_EINVAL;
+	*out = on != NULL ? (int64_t)smarm__obs_trace_dropped(on->on_trace) : 0;
+	return 0;
+}
+
 const struct smarm__subsys smarm__obs_subsys = {
 	.ss_name = "obs",
 	.ss_open = obs_open,
 	.ss_close = obs_close,
+	.ss_run_end = obs_run_end,
+	.ss_get_stat = obs_get_stat,
 };

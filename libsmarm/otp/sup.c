@@ -852,6 +852,9 @@ static void sup_restart(struct sup *su, int i, uint32_t weight)
 		sup_stop_all(su);
 		smarm__self_exit(SMARM_EXIT_SHUTDOWN, SMARM_EINTENSITY);
 	}
+	smarm__trace_named(SMARM__TR_RESTART, smarm__self_pid(),
+			   su->su_kids[i].ch_pid, (uint32_t)weight,
+			   su->su_kids[i].ch_cs.cs_id);
 	if (su->su_strategy == SMARM_SUP_ONE_FOR_ALL)
 		lo = 0, hi = n - 1;
 	else if (su->su_strategy == SMARM_SUP_REST_FOR_ONE)

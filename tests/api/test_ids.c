@@ -38,6 +38,7 @@ static_assert(SMARM_OPT_PREEMPT_MOVE == 14, "SMARM_OPT_PREEMPT_MOVE");
 static_assert(SMARM_OPT_LOG_LEVEL == 15, "SMARM_OPT_LOG_LEVEL");
 static_assert(SMARM_OPT_CONTAIN_FAULTS == 16, "SMARM_OPT_CONTAIN_FAULTS");
 static_assert(SMARM_OPT_ACTOR_STATS == 17, "SMARM_OPT_ACTOR_STATS");
+static_assert(SMARM_OPT_TRACE_RING == 18, "SMARM_OPT_TRACE_RING");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -111,6 +112,7 @@ static_assert(SMARM_STAT_EXPEDITED == 34, "SMARM_STAT_EXPEDITED");
 static_assert(SMARM_STAT_LOG_DROPPED == 35, "SMARM_STAT_LOG_DROPPED");
 static_assert(SMARM_STAT_FAULTS_CONTAINED == 36, "SMARM_STAT_FAULTS_CONTAINED");
 static_assert(SMARM_STAT_HIBERNATIONS == 37, "SMARM_STAT_HIBERNATIONS");
+static_assert(SMARM_STAT_TRACE_DROPPED == 38, "SMARM_STAT_TRACE_DROPPED");
 /* Protocol value types (smarm_value_t.type; SMARM_0.5). */
 static_assert(SMARM_T_VOID == 0, "SMARM_T_VOID");
 static_assert(SMARM_T_I8 == 1, "SMARM_T_I8");
@@ -177,7 +179,7 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 18, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 19, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
 	static const int bad_stat[] = { 0, -1, 38, 63, 64, 9999, INT32_MIN };
@@ -197,7 +199,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_HIBERNATIONS);
+	ck_assert_int_eq(n, SMARM_STAT_TRACE_DROPPED);
 }
 END_TEST
 
@@ -233,7 +235,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 17);
+	ck_assert_int_eq(count, 18);
 	smarm_config_free(cfg);
 }
 END_TEST

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c - the tracer's rings (trace.h): their memory, the out-of-line
+ * put behind the inline emitters, the foreign threads' ring and the
+ * consumer's take. The protocol and its invariants (TRACE-1..3) are
+ * stated in trace.h; the writer that drains these rings is obs/trace.c.
+ *
+ * Ownership: the node's struct smarm__trace, from smarm__trace_enable
+ * (at open) to smarm__trace_disable (at close).
+ * Locking: none on a worker's ring (one producer, one consumer); the
+ * foreign ring's producers take its tr_spin flag, a leaf held for one
+ * record's copy.
+ * See: docs/observability.md (Tracing).
+ */
+#include "trace.h"
+
+#include "node.h"
+#include "sched.h"
+
+#include <stdlib.h>
+
+__thread struct smarm__trace_ring *smarm__tls_trace
+	__attribute__((tls_model("initial-exec")));
+
+/* TRACE-1: room for one record, or a drop counted. Producer side. */
+static inline struct smarm__trace_rec *ring_room(struct smarm__trace_ring *r,
+						 uint64_t *head)
+{
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
+	if (h - r->tr_tail_seen > r->tr_mask) {
+		/* Looks full: the consumer may have moved since. */
+		r->tr_tail_seen =
+			atomic_load_explicit(&r->tr_tail, memory_order_acquire);
+		if (h - r->tr_tail_seen > r->tr_mask) {
+			atomic_store_explicit(
+				&r->tr_dropped,
+				atomic_load_explicit(&r->tr_dropped,
+						     memory_order_relaxed) +
+					1,
+				memory_order_relaxed);
+			return NULL;
+		}
+	}
+	*head = h;
+	return &r->tr_buf[h & r->tr_mask];
+}
+
+static inline void rec_fill(struct smarm__trace_rec *e, int kind, uint64_t a,
+			    uint64_t b, uint32_t c, const char *name)
+{
+	e->tr_ts = smarm__cycles_fast();
+	e->tr_a = a;
+	e->tr_b = b;
+	e->tr_c = c;
+	e->tr_kind = (uint16_t)kind;
+	e->tr_flags = 0;
+	if (name != NULL) { /* else tr_name is left as it is: not read */
+		size_t len = strnlen(name, SMARM__TRACE_NAME_MAX - 1);
+		memcpy(e->tr_name, name, len);
+		e->tr_name[len] = '\0';
+		e->tr_flags = SMARM__TRF_NAME;
+	}
+}
+
+void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
+		      uint64_t b, uint32_t c, const char *name)
+{
+	uint64_t h;
+	struct smarm__trace_rec *e = ring_room(r, &h);
+	if (e == NULL)
+		return;
+	rec_fill(e, kind, a, b, c, name);
+	/* Publish: the record before the head that covers it. */
+	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
+
+bool smarm__node_traces(const struct smarm_node *n)
+{
+	return n->trace != NULL;
+}
+
+struct smarm__trace *smarm__trace_of(const struct smarm_node *n)
+{
+	return n->trace;
+}
+
+void smarm__trace_node(struct smarm_node *n, int kind, uint64_t a, uint64_t b,
+		       uint32_t c, const char *name)
+{
+	struct smarm__trace *t = n->trace;
+	struct smarm__worker *w = smarm__worker_of(n);
+	struct smarm__trace_ring *r;
+	if (t == NULL)
+		return;
+	if (w != NULL && smarm__tls_trace != NULL) {
+		smarm__trace_put(smarm__tls_trace, kind, a, b, c, name);
+		return;
+	}
+	/* Not one of n's workers: the foreign ring, one producer at a time
+	 * (the flag's acquire and release order the records between them). */
+	r = &t->tc_ring[t->tc_n - 1];
+	while (atomic_exchange_explicit(&r->tr_spin, 1, memory_order_acquire))
+		smarm__cpu_relax();
+	smarm__trace_put(r, kind, a, b, c, name);
+	atomic_store_explicit(&r->tr_spin, 0, memory_order_release);
+}
+
+int smarm__trace_enable(struct smarm_node *n, uint32_t cap)
+{
+	struct smarm__trace *t;
+	uint32_t nr = (uint32_t)n->workers_n + 1;
+	SMARM_ASSERT(cap != 0 && (cap & (cap - 1)) == 0);
+	t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return SMARM_ENOMEM;
+	t->tc_ring = aligned_alloc(64, nr * sizeof *t->tc_ring);
+	if (t->tc_ring == NULL) {
+		free(t);
+		return SMARM_ENOMEM;
+	}
+	memset(t->tc_ring, 0, nr * sizeof *t->tc_ring);
+	t->tc_n = nr;
+	for (uint32_t i = 0; i < nr; i++) {
+		struct smarm__trace_ring *r = &t->tc_ring[i];
+		r->tr_buf = aligned_alloc(64, (size_t)cap * sizeof *r->tr_buf);
+		if (r->tr_buf == NULL) {
+			while (i-- > 0)
+				free(t->tc_ring[i].tr_buf);
+			free(t->tc_ring);
+			free(t);
+			return SMARM_ENOMEM;
+		}
+		r->tr_mask = cap - 1;
+	}
+	t->tc_t0 = smarm__cycles_fast();
+	n->trace = t;
+	return 0;
+}
+
+void smarm__trace_disable(struct smarm_node *n)
+{
+	struct smarm__trace *t = n->trace;
+	if (t == NULL)
+		return;
+	n->trace = NULL;
+	for (uint32_t i = 0; i < t->tc_n; i++)
+		free(t->tc_ring[i].tr_buf);
+	free(t->tc_ring);
+	free(t);
+}
+
+uint32_t smarm__trace_take(struct smarm__trace_ring *r,
+			   struct smarm__trace_rec *out, uint32_t max)
+{
+	uint64_t t = atomic_load_explicit(&r->tr_tail, memory_order_relaxed);
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_acquire);
+	uint32_t k = 0;
+	while (t + k < h && k < max) {
+		out[k] = r->tr_buf[(t + k) & r->tr_mask];
+		k++;
+	}
+	/* The copies before the slots are handed back to the producer. */
+	atomic_store_explicit(&r->tr_tail, t + k, memory_order_release);
+	return k;
+}
+
+uint64_t smarm__trace_dropped(const struct smarm__trace *t)
+{
+	uint64_t d = 0;
+	for (uint32_t i = 0; i < t->tc_n; i++)
+		d += atomic_load_explicit(&t->tc_ring[i].tr_dropped,
+					  memory_order_relaxed);
+	return d;
+}

@@ -1,0 +1,1008 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c - the tracer's writing half: the "smarm-trace" thread that
+ * drains the workers' rings (core/trace.h) and turns their records into
+ * a trace file, Chrome Trace Event JSON or Perfetto's protobuf, both
+ * encoded by hand here (no JSON or protobuf library).
+ *
+ * Design. Every TRACE_PERIOD_MS (and when the run ends, and at close)
+ * the writer takes what each ring holds, merges the rings' runs (each
+ * in time order) by timestamp and turns each record into events:
+ *   - RUN_IN/RUN_OUT pairs of one ring become the actor's slice on that
+ *     worker's track; a worker runs one actor at a time, so slices never
+ *     overlap on a track. A lost record (a full ring) cannot break the
+ *     nesting: a RUN_IN that finds a slice open closes it there, a
+ *     RUN_OUT with no matching slice is dropped (INV-1).
+ *   - a RUN_OUT that parked in a wait also gives the park's instant,
+ *     just before the slice ends.
+ *   - WAKE and the RUN_IN of one (pid, epoch) that comes back from its
+ *     wait (the WOKEN half) are one flow: an arrow from the
+ *     waker's slice at the wake (named "send" when the waker's next
+ *     record on that worker is its send, which is recorded after the
+ *     send's wake; so a WAKE is held until that next record) to the
+ *     woken actor's slice that the park's return begins. Either half
+ *     may be merged first (the
+ *     rings are drained one after the other), so a half waits in a small
+ *     table for the other; a flow is written only whole, both halves
+ *     inside a slice (INV-2), and a half that never pairs (a timeout's
+ *     wake, an overwritten entry) is dropped.
+ *   - everything else is an instant on the recording worker's track.
+ * JSON: an array, one event per line, each followed by ",\n", so a file
+ * cut after any write is a prefix that Perfetto reads (it accepts an
+ * array without its closing bracket); close appends the last event
+ * (with the drop count) and the "]". ts and dur are microseconds with
+ * three decimals (ns kept). Flows are v1 flow events ("s", and "f" with
+ * "bp":"e") binding to the enclosing slices.
+ * Proto: a Trace is a sequence of its field 1 (TracePacket), so a file
+ * of whole packets is a valid trace; each packet is encoded whole in
+ * memory before it is appended, and the buffer goes to the file only
+ * between packets (INV-3). Track descriptors first (one process, one
+ * thread track per worker and one for other threads), then TrackEvents
+ * on one trusted sequence. Field numbers from Perfetto's
+ * trace_packet.proto, track_event.proto, track_descriptor.proto,
+ * process_descriptor.proto, thread_descriptor.proto and
+ * debug_annotation.proto.
+ *
+ * Ownership: the obs subsystem's per-node state holds the writer
+ * (smarm__obs_trace_open .. _close); the writer thread alone touches
+ * its tables and buffer between those.
+ * Locking: tw_mu guards tw_stop and tw_kick (the requests to the
+ * thread); nothing else is shared but the rings (their own protocol).
+ * Invariants: INV-1 at most one slice is open per track, and an event
+ * is written only for a slice that was opened. INV-2 every flow written
+ * has both ends. INV-3 the file holds whole events (JSON lines, proto
+ * packets) after every write(2).
+ * See: docs/observability.md (Tracing).
+ */
+#include "obs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACE_PERIOD_MS 20
+#define TRACE_TAKE 4096	  /* records taken from a ring per pass */
+#define TRACE_FLUSH 65536 /* buffer bytes that trigger a write */
+#define FLOW_SLOTS 4096	  /* pending flow halves (a power of two) */
+#define NAME_SLOTS 1024	  /* actor names (a power of two) */
+#define PROC_UUID 1	  /* proto: the process track */
+#define TRACK_UUID0 16	  /* proto: worker i's track is TRACK_UUID0 + i */
+#define SEQ_ID 1	  /* proto: the writer's packet sequence */
+
+/* What a record becomes in the merged batch. */
+struct tw_ent {
+	struct smarm__trace_rec te_r;
+	uint32_t te_src; /* ring index: the track */
+};
+
+/* One half of a flow waiting for the other (key 0: empty). */
+struct tw_flow {
+	uint64_t tf_key;
+	uint64_t tf_ns;
+	uint32_t tf_track;
+	bool tf_woken; /* this half is the WOKEN */
+	bool tf_send;  /* the WAKE was its waker's send's */
+};
+
+struct tw_open {
+	bool to_open;
+	uint64_t to_pid;
+	uint64_t to_ns;
+	/* A WAKE half (tf_key set) held until the ring's next record, which
+	 * names it: a SEND of its waker follows its send's wake. */
+	struct tw_flow to_wake;
+	size_t to_at, to_end; /* drain_pass: the ring's run in the batch */
+};
+
+struct tw_name {
+	uint64_t tn_pid;
+	char tn_text[SMARM__TRACE_NAME_MAX];
+};
+
+struct smarm__obs_trace {
+	struct smarm_node *tw_node;
+	struct smarm__trace *tw_t;
+	int tw_fd;
+	int tw_fmt; /* SMARM_TRACE_JSON or _PERFETTO */
+	int tw_serial;
+	pthread_t tw_thr;
+	bool tw_thr_on;
+	pthread_mutex_t tw_mu;
+	pthread_cond_t tw_cv;
+	bool tw_stop; /* tw_mu: close asked the thread to finish */
+	bool tw_kick; /* tw_mu: drain now */
+	/* the thread's own */
+	struct tw_ent *tw_batch;
+	size_t tw_batch_cap;
+	struct tw_open *tw_open; /* per ring */
+	struct tw_flow tw_flows[FLOW_SLOTS];
+	struct tw_name tw_names[NAME_SLOTS];
+	uint64_t tw_flow_id; /* the last flow id handed out */
+	uint64_t tw_last_ns;
+	char *tw_buf;
+	size_t tw_len, tw_cap;
+	bool tw_failed; /* a write failed: nothing more is written */
+};
+
+/* ------------------------------------------------------------ output */
+
+static void out_reserve(struct smarm__obs_trace *tw, size_t more)
+{
+	if (tw->tw_len + more <= tw->tw_cap)
+		return;
+	size_t cap = tw->tw_cap ? tw->tw_cap : 1 << 17;
+	while (cap < tw->tw_len + more)
+		cap *= 2;
+	char *b = realloc(tw->tw_buf, cap);
+	if (b == NULL) {
+		tw->tw_failed = true; /* no memory: stop tracing, keep file */
+		return;
+	}
+	tw->tw_buf = b;
+	tw->tw_cap = cap;
+}
+
+static void out_bytes(struct smarm__obs_trace *tw, const void *p, size_t n)
+{
+	out_reserve(tw, n);
+	if (tw->tw_failed)
+		return;
+	memcpy(tw->tw_buf + tw->tw_len, p, n);
+	tw->tw_len += n;
+}
+
+/* Write the buffer out: whole events only (INV-3). */
+static void out_flush(struct smarm__obs_trace *tw)
+{
+	size_t off = 0;
+	while (!tw->tw_failed && off < tw->tw_len) {
+		ssize_t k =
+			write(tw->tw_fd, tw->tw_buf + off, tw->tw_len - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			tw->tw_failed = true;
+			break;
+		}
+		off += (size_t)k;
+	}
+	tw->tw_len = 0;
+}
+
+/* Called after each whole event. */
+static void out_event_done(struct smarm__obs_trace *tw)
+{
+	if (tw->tw_len >= TRACE_FLUSH)
+		out_flush(tw);
+}
+
+/* ------------------------------------------------------------- names */
+
+static const char *kind_text(int kind)
+{
+	switch (kind) {
+#define XX(name, value, text)                                                  \
+	case SMARM__TR_##name:                                                 \
+		return text;
+		SMARM__TRACE_KINDS(XX)
+#undef XX
+	}
+	return "?";
+}
+
+static const char *intent_text(uint32_t intent)
+{
+	switch (intent) {
+	case SMARM__INTENT_YIELD:
+		return "yield";
+	case SMARM__INTENT_PARK:
+		return "park";
+	case SMARM__INTENT_DONE:
+		return "exit";
+	case SMARM__INTENT_PREEMPT:
+	case SMARM__INTENT_MOVE:
+		return "preempt async";
+	case SMARM__INTENT_SLICE:
+		return "preempt safe point";
+	}
+	return "?";
+}
+
+static const char *exit_text(uint32_t how)
+{
+	switch (how) {
+	case SMARM_EXIT_NORMAL:
+		return "normal";
+	case SMARM_EXIT_CRASHED:
+		return "crashed";
+	case SMARM_EXIT_STOPPED:
+		return "stopped";
+	case SMARM_EXIT_SHUTDOWN:
+		return "shutdown";
+	case SMARM_EXIT_FAULT:
+		return "fault";
+	}
+	return "?";
+}
+
+static const char *won_text(uint32_t won)
+{
+	switch (won) {
+	case SMARM__WON_CALL:
+		return "call";
+	case SMARM__WON_JOIN:
+		return "join";
+	case SMARM__WON_MUTEX:
+		return "mutex";
+	case SMARM__WON_IO:
+		return "io";
+	case SMARM__WON_SLEEP:
+		return "sleep";
+	}
+	return "message";
+}
+
+static struct tw_name *name_slot(struct smarm__obs_trace *tw, uint64_t pid)
+{
+	return &tw->tw_names[(pid * 0x9E3779B97F4A7C15ull) >> 54 &
+			     (NAME_SLOTS - 1)];
+}
+
+/* An actor's slice name: its label, else "actor <index>". */
+/* buf (cap > 0) gets a then b (NULL: none), cut to fit, NUL-terminated:
+ * the names the writer makes per event, without snprintf. */
+static void name_cat(char *buf, size_t cap, const char *a, const char *b)
+{
+	size_t n = strnlen(a, cap - 1), m = 0;
+	memcpy(buf, a, n);
+	if (b != NULL) {
+		m = strnlen(b, cap - 1 - n);
+		memcpy(buf + n, b, m);
+	}
+	buf[n + m] = '\0';
+}
+
+static void actor_name(struct smarm__obs_trace *tw, uint64_t pid, char *buf,
+		       size_t cap)
+{
+	const struct tw_name *nm = name_slot(tw, pid);
+	char num[24];
+	uint32_t v = (uint32_t)(pid & 0xffffffu); /* slot.h: the index bits */
+	size_t k = sizeof num;
+	if (nm->tn_pid == pid && nm->tn_text[0] != '\0') {
+		name_cat(buf, cap, nm->tn_text, NULL);
+		return;
+	}
+	num[--k] = '\0';
+	do {
+		num[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	name_cat(buf, cap, "actor ", num + k);
+}
+
+/* Escape s into a JSON string body (names are short). */
+static void json_str(struct smarm__obs_trace *tw, const char *s)
+{
+	char esc[8];
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)c;
+			out_bytes(tw, esc, 2);
+		} else if (c < 0x20) {
+			snprintf(esc, sizeof esc, "\\u%04x", c);
+			out_bytes(tw, esc, 6);
+		} else {
+			out_bytes(tw, &c, 1);
+		}
+	}
+}
+
+/* ------------------------------------------------------ JSON encoder */
+
+static void json_fmt(struct smarm__obs_trace *tw, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void json_fmt(struct smarm__obs_trace *tw, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+	out_reserve(tw, 512);
+	if (tw->tw_failed)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(tw->tw_buf + tw->tw_len, tw->tw_cap - tw->tw_len, fmt,
+		      ap);
+	va_end(ap);
+	if (k > 0 && (size_t)k < tw->tw_cap - tw->tw_len)
+		tw->tw_len += (size_t)k;
+}
+
+#define US(ns) (ns) / 1000, (ns) % 1000
+
+static uint32_t json_tid(uint32_t track)
+{
+	return track + 1;
+}
+
+static void json_meta(struct smarm__obs_trace *tw)
+{
+	uint32_t n = tw->tw_t->tc_n;
+	json_fmt(tw,
+		 "[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
+		 "\"tid\":0,\"args\":{\"name\":\"smarm node %d\"}},\n",
+		 tw->tw_serial, tw->tw_serial);
+	for (uint32_t i = 0; i < n; i++) {
+		char name[32];
+		if (i + 1 < n)
+			snprintf(name, sizeof name, "smarm-w%u", i);
+		else
+			snprintf(name, sizeof name, "other threads");
+		json_fmt(tw,
+			 "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,"
+			 "\"tid\":%u,\"args\":{\"name\":\"%s\"}},\n",
+			 tw->tw_serial, json_tid(i), name);
+	}
+	out_event_done(tw);
+}
+
+static void json_slice(struct smarm__obs_trace *tw, uint32_t track,
+		       uint64_t pid, uint64_t t0, uint64_t t1, const char *end)
+{
+	char name[64];
+	actor_name(tw, pid, name, sizeof name);
+	json_fmt(tw, "{\"ph\":\"X\",\"cat\":\"actor\",\"name\":\"");
+	json_str(tw, name);
+	json_fmt(tw,
+		 "\",\"pid\":%d,\"tid\":%u,\"ts\":%" PRIu64 ".%03" PRIu64
+		 ",\"dur\":%" PRIu64 ".%03" PRIu64
+		 ",\"args\":{\"pid\":\"0x%" PRIx64 "\",\"end\":\"%s\"}},\n",
+		 tw->tw_serial, json_tid(track), US(t0), US(t1 - t0), pid, end);
+	out_event_done(tw);
+}
+
+static void json_instant(struct smarm__obs_trace *tw, uint32_t track,
+			 uint64_t ns, const char *name, const char *args)
+{
+	json_fmt(tw, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"smarm\",\"name\":\"");
+	json_str(tw, name);
+	json_fmt(tw,
+		 "\",\"pid\":%d,\"tid\":%u,\"ts\":%" PRIu64 ".%03" PRIu64
+		 ",\"args\":{%s}},\n",
+		 tw->tw_serial, json_tid(track), US(ns), args);
+	out_event_done(tw);
+}
+
+static void json_flow(struct smarm__obs_trace *tw, uint64_t id,
+		      const char *name, uint32_t t_out, uint64_t ns_out,
+		      uint32_t t_in, uint64_t ns_in)
+{
+	json_fmt(
+		tw,
+		"{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"%s\",\"id\":%" PRIu64
+		",\"pid\":%d,\"tid\":%u,\"ts\":%" PRIu64 ".%03" PRIu64 "},\n",
+		name, id, tw->tw_serial, json_tid(t_out), US(ns_out));
+	json_fmt(tw,
+		 "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"%s\","
+		 "\"id\":%" PRIu64 ",\"pid\":%d,\"tid\":%u,\"ts\":%" PRIu64
+		 ".%03" PRIu64 "},\n",
+		 name, id, tw->tw_serial, json_tid(t_in), US(ns_in));
+	out_event_done(tw);
+}
+
+static void json_end(struct smarm__obs_trace *tw)
+{
+	json_fmt(tw,
+		 "{\"ph\":\"i\",\"s\":\"g\",\"cat\":\"smarm\",\"name\":"
+		 "\"trace end\",\"pid\":%d,\"tid\":0,\"ts\":%" PRIu64
+		 ".%03" PRIu64 ",\"args\":{\"dropped\":%" PRIu64 "}}\n]\n",
+		 tw->tw_serial, US(tw->tw_last_ns),
+		 smarm__trace_dropped(tw->tw_t));
+}
+
+/* ----------------------------------------------------- proto encoder */
+
+/* A message being built: a small buffer (every message here is small). */
+struct pb {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void pb_varint(struct pb *m, uint64_t v)
+{
+	while (v >= 0x80 && m->n < sizeof m->b) {
+		m->b[m->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	if (m->n < sizeof m->b)
+		m->b[m->n++] = (uint8_t)v;
+}
+
+static void pb_tag(struct pb *m, uint32_t field, uint32_t wire)
+{
+	pb_varint(m, (uint64_t)field << 3 | wire);
+}
+
+static void pb_uint(struct pb *m, uint32_t field, uint64_t v)
+{
+	pb_tag(m, field, 0);
+	pb_varint(m, v);
+}
+
+static void pb_fixed64(struct pb *m, uint32_t field, uint64_t v)
+{
+	pb_tag(m, field, 1);
+	for (int i = 0; i < 8 && m->n < sizeof m->b; i++)
+		m->b[m->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void pb_bytes(struct pb *m, uint32_t field, const void *p, size_t len)
+{
+	pb_tag(m, field, 2);
+	pb_varint(m, len);
+	if (m->n + len > sizeof m->b)
+		len = sizeof m->b - m->n; /* cannot happen: names are short */
+	memcpy(m->b + m->n, p, len);
+	m->n += len;
+}
+
+static void pb_str(struct pb *m, uint32_t field, const char *s)
+{
+	pb_bytes(m, field, s, strlen(s));
+}
+
+static void pb_msg(struct pb *m, uint32_t field, const struct pb *sub)
+{
+	pb_bytes(m, field, sub->b, sub->n);
+}
+
+/* Field numbers (Perfetto's protos). */
+enum {
+	F_TRACE_PACKET = 1,    /* Trace.packet */
+	F_TP_TIMESTAMP = 8,    /* TracePacket.timestamp */
+	F_TP_SEQ_ID = 10,      /* .trusted_packet_sequence_id */
+	F_TP_TRACK_EVENT = 11, /* .track_event */
+	F_TP_SEQ_FLAGS = 13,   /* .sequence_flags */
+	F_TP_TRACK_DESC = 60,  /* .track_descriptor */
+	F_TD_UUID = 1,	       /* TrackDescriptor.uuid */
+	F_TD_NAME = 2,	       /* .name */
+	F_TD_PROCESS = 3,      /* .process */
+	F_TD_THREAD = 4,       /* .thread */
+	F_TD_PARENT = 5,       /* .parent_uuid */
+	F_PD_PID = 1,	       /* ProcessDescriptor.pid */
+	F_PD_NAME = 6,	       /* .process_name */
+	F_THD_PID = 1,	       /* ThreadDescriptor.pid */
+	F_THD_TID = 2,	       /* .tid */
+	F_THD_NAME = 5,	       /* .thread_name */
+	F_TE_DEBUG = 4,	       /* TrackEvent.debug_annotations */
+	F_TE_TYPE = 9,	       /* .type */
+	F_TE_TRACK = 11,       /* .track_uuid */
+	F_TE_CATEGORIES = 22,  /* .categories */
+	F_TE_NAME = 23,	       /* .name */
+	F_TE_FLOW = 47,	       /* .flow_ids (fixed64) */
+	F_TE_FLOW_END = 48,    /* .terminating_flow_ids (fixed64) */
+	F_DA_UINT = 3,	       /* DebugAnnotation.uint_value */
+	F_DA_STRING = 6,       /* .string_value */
+	F_DA_NAME = 10,	       /* .name */
+	TE_SLICE_BEGIN = 1,
+	TE_SLICE_END = 2,
+	TE_INSTANT = 3,
+	SEQ_CLEARED = 1, /* SEQ_INCREMENTAL_STATE_CLEARED */
+};
+
+/* Append one TracePacket holding payload as field f (INV-3). */
+static void pb_packet(struct smarm__obs_trace *tw, uint64_t ns, uint32_t f,
+		      const struct pb *payload, uint32_t flags)
+{
+	struct pb two[2]; /* the writer's own stack: no allocation */
+	struct pb *pk = &two[0], *tr = &two[1];
+	pk->n = 0;
+	tr->n = 0;
+	if (ns != UINT64_MAX)
+		pb_uint(pk, F_TP_TIMESTAMP, ns);
+	pb_uint(pk, F_TP_SEQ_ID, SEQ_ID);
+	if (flags != 0)
+		pb_uint(pk, F_TP_SEQ_FLAGS, flags);
+	pb_msg(pk, f, payload);
+	pb_msg(tr, F_TRACE_PACKET, pk);
+	out_bytes(tw, tr->b, tr->n);
+	out_event_done(tw);
+}
+
+static void pb_annot_u(struct pb *ev, const char *name, uint64_t v)
+{
+	struct pb da = { .n = 0 };
+	pb_str(&da, F_DA_NAME, name);
+	pb_uint(&da, F_DA_UINT, v);
+	pb_msg(ev, F_TE_DEBUG, &da);
+}
+
+static void pb_annot_s(struct pb *ev, const char *name, const char *v)
+{
+	struct pb da = { .n = 0 };
+	pb_str(&da, F_DA_NAME, name);
+	pb_str(&da, F_DA_STRING, v);
+	pb_msg(ev, F_TE_DEBUG, &da);
+}
+
+static void proto_meta(struct smarm__obs_trace *tw)
+{
+	uint32_t n = tw->tw_t->tc_n;
+	struct pb td = { .n = 0 }, sub = { .n = 0 };
+	char name[32];
+	snprintf(name, sizeof name, "smarm node %d", tw->tw_serial);
+	pb_uint(&sub, F_PD_PID, (uint64_t)getpid());
+	pb_str(&sub, F_PD_NAME, name);
+	pb_uint(&td, F_TD_UUID, PROC_UUID);
+	pb_msg(&td, F_TD_PROCESS, &sub);
+	pb_packet(tw, UINT64_MAX, F_TP_TRACK_DESC, &td, SEQ_CLEARED);
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			snprintf(name, sizeof name, "smarm-w%u", i);
+		else
+			snprintf(name, sizeof name, "other threads");
+		td.n = sub.n = 0;
+		pb_uint(&sub, F_THD_PID, (uint64_t)getpid());
+		pb_uint(&sub, F_THD_TID, (uint64_t)getpid() * 1000 + i + 1);
+		pb_str(&sub, F_THD_NAME, name);
+		pb_uint(&td, F_TD_UUID, TRACK_UUID0 + i);
+		pb_uint(&td, F_TD_PARENT, PROC_UUID);
+		pb_str(&td, F_TD_NAME, name);
+		pb_msg(&td, F_TD_THREAD, &sub);
+		pb_packet(tw, UINT64_MAX, F_TP_TRACK_DESC, &td, 0);
+	}
+}
+
+/* A TrackEvent's common part. */
+static void pb_event(struct pb *ev, int type, uint32_t track, const char *cat,
+		     const char *name)
+{
+	ev->n = 0;
+	pb_uint(ev, F_TE_TYPE, (uint64_t)type);
+	pb_uint(ev, F_TE_TRACK, TRACK_UUID0 + track);
+	if (cat != NULL)
+		pb_str(ev, F_TE_CATEGORIES, cat);
+	if (name != NULL)
+		pb_str(ev, F_TE_NAME, name);
+}
+
+/* ----------------------------------------------------- the event model */
+
+/* A record's time in ns since the trace began. */
+static uint64_t rec_ns(const struct smarm__obs_trace *tw,
+		       const struct smarm__trace_rec *r)
+{
+	return r->tr_ts > tw->tw_t->tc_t0
+		       ? smarm__cycles_to_ns(r->tr_ts - tw->tw_t->tc_t0)
+		       : 0;
+}
+
+static void slice_begin(struct smarm__obs_trace *tw, uint32_t track,
+			uint64_t pid, uint64_t ns)
+{
+	struct tw_open *o = &tw->tw_open[track];
+	o->to_open = true;
+	o->to_pid = pid;
+	o->to_ns = ns;
+	if (tw->tw_fmt == SMARM_TRACE_PERFETTO) {
+		struct pb ev;
+		char name[64];
+		actor_name(tw, pid, name, sizeof name);
+		pb_event(&ev, TE_SLICE_BEGIN, track, "actor", name);
+		pb_annot_u(&ev, "pid", pid);
+		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+	}
+}
+
+static void slice_end(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		      const char *why)
+{
+	struct tw_open *o = &tw->tw_open[track];
+	if (!o->to_open)
+		return;
+	o->to_open = false;
+	if (tw->tw_fmt == SMARM_TRACE_JSON) {
+		json_slice(tw, track, o->to_pid, o->to_ns, ns, why);
+	} else {
+		struct pb ev;
+		pb_event(&ev, TE_SLICE_END, track, NULL, NULL);
+		pb_annot_s(&ev, "end", why);
+		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+	}
+}
+
+static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		    const struct smarm__trace_rec *r)
+{
+	char name[64], args[256];
+	const char *what = kind_text(r->tr_kind);
+	const char *s = NULL; /* a string argument */
+	const char *sname = "";
+	name_cat(name, sizeof name, what,
+		 r->tr_flags & SMARM__TRF_NAME ? " " : NULL);
+	if (r->tr_flags & SMARM__TRF_NAME) {
+		size_t n = strlen(name);
+		name_cat(name + n, sizeof name - n, r->tr_name, NULL);
+	}
+	switch (r->tr_kind) {
+	case SMARM__TR_EXIT:
+		s = exit_text(r->tr_c);
+		sname = "outcome";
+		snprintf(name, sizeof name, "exit %s", s);
+		break;
+	case SMARM__TR_PARK:
+		s = won_text(r->tr_c);
+		sname = "on";
+		snprintf(name, sizeof name, "park %s", s);
+		break;
+	case SMARM__TR_TIMER:
+		s = r->tr_c ? "timed send" : "timeout";
+		sname = "kind";
+		break;
+	default:
+		break;
+	}
+	if (tw->tw_fmt == SMARM_TRACE_JSON) {
+		int k = snprintf(args, sizeof args,
+				 "\"a\":\"0x%" PRIx64 "\",\"b\":\"0x%" PRIx64
+				 "\",\"c\":%" PRIu32,
+				 r->tr_a, r->tr_b, r->tr_c);
+		if (s != NULL && k > 0 && (size_t)k < sizeof args)
+			snprintf(args + k, sizeof args - (size_t)k,
+				 ",\"%s\":\"%s\"", sname, s);
+		json_instant(tw, track, ns, name, args);
+	} else {
+		struct pb ev;
+		pb_event(&ev, TE_INSTANT, track, "smarm", name);
+		pb_annot_u(&ev, "a", r->tr_a);
+		pb_annot_u(&ev, "b", r->tr_b);
+		pb_annot_u(&ev, "c", r->tr_c);
+		if (s != NULL)
+			pb_annot_s(&ev, sname, s);
+		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+	}
+}
+
+/* Write the flow of a WAKE half and a WOKEN half (INV-2). */
+static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
+		       uint32_t t_in, uint64_t ns_in)
+{
+	uint64_t id = ++tw->tw_flow_id;
+	const char *name = wake->tf_send ? "send" : "wake";
+	if (tw->tw_fmt == SMARM_TRACE_JSON) {
+		json_flow(tw, id, name, wake->tf_track, wake->tf_ns, t_in,
+			  ns_in);
+	} else {
+		struct pb ev;
+		pb_event(&ev, TE_INSTANT, wake->tf_track, "flow", name);
+		pb_fixed64(&ev, F_TE_FLOW, id);
+		pb_packet(tw, wake->tf_ns, F_TP_TRACK_EVENT, &ev, 0);
+		pb_event(&ev, TE_INSTANT, t_in, "flow", "woken");
+		pb_fixed64(&ev, F_TE_FLOW_END, id);
+		pb_packet(tw, ns_in, F_TP_TRACK_EVENT, &ev, 0);
+	}
+}
+
+static uint64_t flow_key(uint64_t pid, uint32_t epoch)
+{
+	uint64_t k =
+		(pid ^ ((uint64_t)epoch << 40) ^ epoch) * 0x9E3779B97F4A7C15ull;
+	return k != 0 ? k : 1;
+}
+
+/* One half of a flow: pair it, or keep it for its other half. */
+static void flow_half(struct smarm__obs_trace *tw, uint64_t key,
+		      const struct tw_flow *half)
+{
+	struct tw_flow *f = &tw->tw_flows[key >> 52 & (FLOW_SLOTS - 1)];
+	if (f->tf_key == key && f->tf_woken != half->tf_woken) {
+		if (half->tf_woken)
+			flow_write(tw, f, half->tf_track, half->tf_ns);
+		else
+			flow_write(tw, half, f->tf_track, f->tf_ns);
+		f->tf_key = 0;
+		return;
+	}
+	*f = *half; /* an unpaired older half in the way is dropped */
+	f->tf_key = key;
+}
+
+/* The WAKE half o holds goes to the table. */
+static void wake_flush(struct smarm__obs_trace *tw, struct tw_open *o)
+{
+	struct tw_flow h = o->to_wake;
+	o->to_wake.tf_key = 0;
+	flow_half(tw, h.tf_key, &h);
+}
+
+static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
+{
+	const struct smarm__trace_rec *r = &e->te_r;
+	uint32_t track = e->te_src;
+	struct tw_open *o = &tw->tw_open[track];
+	uint64_t ns = rec_ns(tw, r);
+	if (ns > tw->tw_last_ns)
+		tw->tw_last_ns = ns;
+	if (o->to_wake.tf_key != 0) {
+		o->to_wake.tf_send =
+			r->tr_kind == SMARM__TR_SEND && r->tr_a == o->to_pid;
+		wake_flush(tw, o);
+	}
+	switch (r->tr_kind) {
+	case SMARM__TR_RUN_IN:
+		slice_end(tw, track, ns, "lost"); /* INV-1 */
+		slice_begin(tw, track, r->tr_a, ns);
+		if (r->tr_b != 0) { /* back from a wait: its flow's end */
+			struct tw_flow h = { 0, ns, track, true, false };
+			flow_half(tw, flow_key(r->tr_a, r->tr_c), &h);
+		}
+		return;
+	case SMARM__TR_RUN_OUT:
+		if (!o->to_open || o->to_pid != r->tr_a)
+			return;
+		if (r->tr_c & SMARM__TRACE_PARKED) { /* the park, then */
+			struct smarm__trace_rec pk = {
+				.tr_ts = r->tr_ts,
+				.tr_a = r->tr_a,
+				.tr_b = r->tr_b,
+				.tr_c = r->tr_c >> 8 & 0xff,
+				.tr_kind = SMARM__TR_PARK,
+			};
+			instant(tw, track, ns, &pk);
+		}
+		slice_end(tw, track, ns, intent_text(r->tr_c & 0xff));
+		return;
+	case SMARM__TR_WAKE: {
+		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
+				     false, false };
+		if (r->tr_a != 0 && o->to_open && o->to_pid == r->tr_a)
+			o->to_wake = h; /* until the next record */
+		return;
+	}
+	case SMARM__TR_LABEL: {
+		struct tw_name *nm = name_slot(tw, r->tr_a);
+		/* A registered name wins over a behaviour's text. */
+		if (!(r->tr_flags & SMARM__TRF_NAME))
+			return;
+		if (nm->tn_pid != r->tr_a || r->tr_c == 0 ||
+		    nm->tn_text[0] == '\0') {
+			nm->tn_pid = r->tr_a;
+			memcpy(nm->tn_text, r->tr_name, sizeof nm->tn_text);
+		}
+		return;
+	}
+	case SMARM__TR_SEND:
+	case SMARM__TR_RECV:
+		/* On the run's slice only: the flows carry the pairing. */
+		if (!o->to_open)
+			return;
+		break;
+	default:
+		break;
+	}
+	instant(tw, track, ns, r);
+}
+
+/*
+ * One pass: take what the rings hold, merge by time, write. Returns
+ * whether some ring had more than a pass takes.
+ */
+static bool drain_pass(struct smarm__obs_trace *tw)
+{
+	struct smarm__trace *t = tw->tw_t;
+	size_t n = 0;
+	bool more = false;
+	for (uint32_t i = 0; i < t->tc_n; i++) {
+		struct smarm__trace_rec tmp[256];
+		uint32_t got, total = 0;
+		tw->tw_open[i].to_at = n;
+		do {
+			got = smarm__trace_take(&t->tc_ring[i], tmp, 256);
+			if (n + got > tw->tw_batch_cap) {
+				size_t cap = tw->tw_batch_cap * 2 + 1024;
+				struct tw_ent *b =
+					realloc(tw->tw_batch, cap * sizeof *b);
+				if (b == NULL) {
+					tw->tw_failed = true;
+					return false;
+				}
+				tw->tw_batch = b;
+				tw->tw_batch_cap = cap;
+			}
+			for (uint32_t k = 0; k < got; k++) {
+				tw->tw_batch[n].te_r = tmp[k];
+				tw->tw_batch[n].te_src = i;
+				n++;
+			}
+			total += got;
+		} while (got == 256 && total < TRACE_TAKE);
+		if (got == 256)
+			more = true;
+		tw->tw_open[i].to_end = n;
+	}
+	/* Each ring's run is in time order (TRACE-2): merge the runs, the
+	 * earliest head first, a tie to the lower ring (no sort). */
+	while (!tw->tw_failed) {
+		uint32_t best = UINT32_MAX;
+		uint64_t ts = 0;
+		for (uint32_t i = 0; i < t->tc_n; i++) {
+			const struct tw_open *o = &tw->tw_open[i];
+			if (o->to_at < o->to_end &&
+			    (best == UINT32_MAX ||
+			     tw->tw_batch[o->to_at].te_r.tr_ts < ts)) {
+				best = i;
+				ts = tw->tw_batch[o->to_at].te_r.tr_ts;
+			}
+		}
+		if (best == UINT32_MAX)
+			break;
+		rec_handle(tw, &tw->tw_batch[tw->tw_open[best].to_at++]);
+	}
+	out_flush(tw);
+	return more;
+}
+
+static void *trace_main(void *arg)
+{
+	struct smarm__obs_trace *tw = arg;
+	bool stop = false;
+	smarm__thread_name("trace", -1);
+	while (!stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TRACE_PERIOD_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&tw->tw_mu);
+		while (!tw->tw_stop && !tw->tw_kick)
+			if (pthread_cond_timedwait(&tw->tw_cv, &tw->tw_mu,
+						   &ts) == ETIMEDOUT)
+				break;
+		stop = tw->tw_stop;
+		tw->tw_kick = false;
+		pthread_mutex_unlock(&tw->tw_mu);
+		while (drain_pass(tw) && !tw->tw_failed)
+			;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ the hooks */
+
+static int fmt_of(const char *path, int fmt)
+{
+	size_t len = strlen(path);
+	if (fmt != SMARM_TRACE_AUTO)
+		return fmt;
+	if (len >= 5 && strcmp(path + len - 5, ".json") == 0)
+		return SMARM_TRACE_JSON;
+	return SMARM_TRACE_PERFETTO;
+}
+
+int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
+			  struct smarm__obs_trace **out)
+{
+	int fmt;
+	const char *path = smarm__config_trace(cfg, &fmt);
+	struct smarm__obs_trace *tw;
+	uint32_t cap = 1;
+	sigset_t all, old;
+	int rc;
+
+	*out = NULL;
+	if (path[0] == '\0') {
+		path = getenv("SMARM_TRACE_FILE");
+		fmt = SMARM_TRACE_AUTO;
+		if (path == NULL || path[0] == '\0')
+			return 0;
+	}
+	while (cap < (uint64_t)smarm__config_int(cfg, SMARM_OPT_TRACE_RING))
+		cap <<= 1;
+	tw = calloc(1, sizeof *tw);
+	if (tw == NULL)
+		return SMARM_ENOMEM;
+	tw->tw_fmt = fmt_of(path, fmt);
+	tw->tw_node = n;
+	tw->tw_serial = 1; /* the JSON "pid" of the node's tracks */
+	tw->tw_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (tw->tw_fd < 0) {
+		free(tw);
+		return SMARM_ESYSTEM;
+	}
+	rc = smarm__trace_enable(n, cap);
+	if (rc != 0)
+		goto err_close;
+	tw->tw_t = smarm__trace_of(n);
+	tw->tw_open = calloc(tw->tw_t->tc_n, sizeof *tw->tw_open);
+	if (tw->tw_open == NULL) {
+		rc = SMARM_ENOMEM;
+		goto err_disable;
+	}
+	pthread_mutex_init(&tw->tw_mu, NULL);
+	pthread_cond_init(&tw->tw_cv, NULL);
+	if (tw->tw_fmt == SMARM_TRACE_JSON)
+		json_meta(tw);
+	else
+		proto_meta(tw);
+	out_flush(tw);
+	/* The thread takes no signal meant for the host. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&tw->tw_thr, NULL, trace_main, tw) == 0
+		     ? 0
+		     : SMARM_ESYSTEM;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		goto err_free;
+	tw->tw_thr_on = true;
+	*out = tw;
+	return 0;
+
+err_free:
+	pthread_mutex_destroy(&tw->tw_mu);
+	pthread_cond_destroy(&tw->tw_cv);
+	free(tw->tw_open);
+	free(tw->tw_buf);
+err_disable:
+	smarm__trace_disable(n);
+err_close:
+	close(tw->tw_fd);
+	free(tw);
+	return rc;
+}
+
+void smarm__obs_trace_kick(struct smarm__obs_trace *tw)
+{
+	if (tw == NULL)
+		return;
+	pthread_mutex_lock(&tw->tw_mu);
+	tw->tw_kick = true;
+	pthread_cond_signal(&tw->tw_cv);
+	pthread_mutex_unlock(&tw->tw_mu);
+}
+
+void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
+{
+	if (tw == NULL)
+		return;
+	pthread_mutex_lock(&tw->tw_mu);
+	tw->tw_stop = true;
+	pthread_cond_signal(&tw->tw_cv);
+	pthread_mutex_unlock(&tw->tw_mu);
+	pthread_join(tw->tw_thr, NULL);
+	/* No worker runs: what is left is final. Close the open slices. */
+	while (drain_pass(tw) && !tw->tw_failed)
+		;
+	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++) {
+		if (tw->tw_open[i].to_wake.tf_key != 0)
+			wake_flush(tw, &tw->tw_open[i]);
+		slice_end(tw, i, tw->tw_last_ns, "trace end");
+	}
+	if (tw->tw_fmt == SMARM_TRACE_JSON)
+		json_end(tw);
+	out_flush(tw);
+	close(tw->tw_fd);
+	smarm__trace_disable(n);
+	pthread_mutex_destroy(&tw->tw_mu);
+	pthread_cond_destroy(&tw->tw_cv);
+	free(tw->tw_open);
+	free(tw->tw_batch);
+	free(tw->tw_buf);
+	free(tw);
+}
+
+uint64_t smarm__obs_trace_dropped(const struct smarm__obs_trace *tw)
+{
+	return tw != NULL ? smarm__trace_dropped(tw->tw_t) : 0;
+}

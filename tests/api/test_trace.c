@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_trace.c - the tracer (smarm_config_set_trace, SMARM_TRACE_FILE):
+ * a known scenario (a ping-pong of two actors, a counter gen_server's
+ * call, cast and reply) traced to both formats on 4 workers, each file
+ * parsed with a real parser (Python's json module; a protobuf decoder
+ * written against Perfetto's field numbers) by tests/python/
+ * check_trace.py, which checks the slices nest per track, every flow
+ * has both ends inside slices, tracks are named and the scenario's
+ * events are there. A tiny ring under load drops and counts, never
+ * blocks. The checker's path and the interpreter come from the
+ * environment (SMARM_TEST_TRACE_CHECK, SMARM_TEST_PYTHON).
+ */
+#include "harness.h"
+
+#include <smarm/smarm_plugin.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define ROUNDS 200
+
+struct pp {
+	smarm_chan_t *to_pong, *to_ping;
+	const smarm_behaviour_t *counter; /* NULL: no server part */
+};
+
+static void pong(void *arg)
+{
+	struct pp *p = arg;
+	int v;
+	for (int i = 0; i < ROUNDS; i++) {
+		HARNESS_EQ(smarm_chan_recv(p->to_pong, &v), 0);
+		v++;
+		HARNESS_EQ(smarm_chan_send(p->to_ping, &v), 0);
+	}
+}
+
+static void ping(void *arg)
+{
+	struct pp *p = arg;
+	int v = 0;
+	HARNESS_EQ(smarm_register("ping", NULL), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		HARNESS_EQ(smarm_chan_send(p->to_pong, &v), 0);
+		HARNESS_EQ(smarm_chan_recv(p->to_ping, &v), 0);
+	}
+	HARNESS_EQ(v, ROUNDS);
+}
+
+static void root(void *arg)
+{
+	struct pp *p = arg;
+	smarm_pid_t a, b;
+	int how;
+	HARNESS_EQ(smarm_chan_alloc(&p->to_pong, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&p->to_ping, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, pong, p, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, ping, p, NULL), 0);
+	if (p->counter != NULL) {
+		smarm_server_t *s = NULL;
+		smarm_value_t x = { .type = SMARM_T_I64, .v.i = 2 };
+		smarm_value_t r;
+		HARNESS_EQ(smarm_server_start(p->counter, NULL, NULL, &s), 0);
+		HARNESS_EQ(smarm_server_cast(s, "inc", &x, 1), 0);
+		HARNESS_EQ(smarm_server_call(s, "add", &x, 1, &r,
+					     SMARM_NO_TIMEOUT),
+			   0);
+		HARNESS_EQ(smarm_server_shutdown(s, SMARM_NO_TIMEOUT, NULL), 0);
+		smarm_server_free(s);
+	}
+	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, &how, NULL), 0);
+	harness_chan_drop(p->to_pong);
+	harness_chan_drop(p->to_ping);
+}
+
+/* Run the scenario on a node tracing to path (format fmt). */
+static void run_traced(const char *path, int fmt, int64_t ring, bool server,
+		       int64_t *dropped)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	smarm_plugin_t *pc = NULL;
+	struct pp p = { 0 };
+	char msg[256];
+	int how = -1;
+	if (server) {
+		ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_COUNTER"),
+						   &pc, msg, sizeof msg),
+				 0);
+		ck_assert_int_eq(
+			smarm_plugin_behaviour(pc, "counter", &p.counter), 0);
+	}
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(4)),
+			 0);
+	if (ring > 0)
+		ck_assert_int_eq(
+			smarm_config_set_int(cfg, SMARM_OPT_TRACE_RING, ring),
+			0);
+	ck_assert_int_eq(smarm_config_set_trace(cfg, path, fmt), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, root, &p, &how, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	*dropped = harness_stat(node, SMARM_STAT_TRACE_DROPPED);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	if (pc != NULL)
+		ck_assert_int_eq(smarm_plugin_close(pc), 0);
+}
+
+/* The checker's verdict on path: its exit status. */
+static int check(const char *kind, const char *path, const char *wants)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "'%s' '%s' %s '%s' %s",
+		 getenv("SMARM_TEST_PYTHON"), getenv("SMARM_TEST_TRACE_CHECK"),
+		 kind, path, wants);
+	return system(cmd);
+}
+
+static void tmp_path(char *buf, size_t cap, const char *ext)
+{
+	char dir[] = "/tmp/smarm-trace-test.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(buf, cap, "%s/t%s", dir, ext);
+}
+
+static void tmp_remove(const char *path)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s", path);
+	unlink(path);
+	*strrchr(dir, '/') = '\0';
+	rmdir(dir);
+}
+
+#define WANTS                                                                  \
+	"'send~100' 'spawn' 'exit normal' 'park' 'call add' 'cast inc' "       \
+	"'reply add' 'ping'"
+
+START_TEST(test_trace_json_ping_pong_parses_with_flows)
+{
+	char path[1024];
+	int64_t dropped = -1;
+	tmp_path(path, sizeof path, ".json");
+	run_traced(path, SMARM_TRACE_AUTO, 0, true, &dropped);
+	ck_assert_int_eq(dropped, 0);
+	ck_assert_int_eq(check("json", path, WANTS), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+START_TEST(test_trace_proto_ping_pong_decodes_with_flows)
+{
+	char path[1024];
+	int64_t dropped = -1;
+	tmp_path(path, sizeof path, ".pftrace");
+	run_traced(path, SMARM_TRACE_AUTO, 0, true, &dropped);
+	ck_assert_int_eq(dropped, 0);
+	ck_assert_int_eq(check("proto", path, WANTS), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* An explicit format wins over the extension. */
+START_TEST(test_trace_explicit_format_wins)
+{
+	char path[1024];
+	int64_t dropped = -1;
+	tmp_path(path, sizeof path, ".json");
+	run_traced(path, SMARM_TRACE_PERFETTO, 0, false, &dropped);
+	ck_assert_int_eq(check("proto", path, "'send~100'"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* A 64-record ring under a ping-pong fills: drops are counted, the run
+ * is not held up, and what was written still checks out. */
+START_TEST(test_trace_full_ring_drops_counted)
+{
+	char path[1024];
+	int64_t dropped = -1;
+	tmp_path(path, sizeof path, ".json");
+	run_traced(path, SMARM_TRACE_JSON, 64, false, &dropped);
+	ck_assert_int_gt(dropped, 0);
+	ck_assert_int_eq(check("json", path, ""), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* SMARM_TRACE_FILE traces a node whose config names no file. */
+START_TEST(test_trace_env_var_enables)
+{
+	char path[1024];
+	smarm_node_t *node;
+	struct pp p = { 0 };
+	int how = -1;
+	struct stat st;
+	tmp_path(path, sizeof path, ".json");
+	setenv("SMARM_TRACE_FILE", path, 1);
+	node = harness_open(2);
+	unsetenv("SMARM_TRACE_FILE");
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, root, &p, &how, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(check("json", path, "'send~100'"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+START_TEST(test_trace_bad_arguments_return_einval)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	char big[1100];
+	int64_t v = -1;
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	ck_assert_int_eq(smarm_config_set_trace(NULL, "x.json", 0),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_trace(cfg, big, 0), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_trace(cfg, "x.json", 7),
+			 SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_trace(cfg, NULL, 0), 0);
+	/* A file that cannot be created fails the open. */
+	ck_assert_int_eq(
+		smarm_config_set_trace(cfg, "/nonexistent-dir/t.json", 0), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), SMARM_ESYSTEM);
+	smarm_config_free(cfg);
+	/* A node that does not trace has dropped nothing. */
+	node = harness_open(1);
+	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_TRACE_DROPPED, &v),
+			 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+}
+END_TEST
+
+Suite *smarm_test_trace_suite(void)
+{
+	Suite *s = suite_create("trace");
+	TCase *tc = tcase_create("errors");
+	tcase_add_test(tc, test_trace_bad_arguments_return_einval);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("formats");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_trace_json_ping_pong_parses_with_flows);
+	tcase_add_test(tc, test_trace_proto_ping_pong_decodes_with_flows);
+	tcase_add_test(tc, test_trace_explicit_format_wins);
+	tcase_add_test(tc, test_trace_env_var_enables);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_trace_full_ring_drops_counted);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+SMARM_TEST_MAIN(trace)
