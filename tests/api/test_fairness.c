@@ -1051,11 +1051,13 @@ END_TEST
  * runner to have run a twentieth of it (10 ms). Waiting for slice ends,
  * the median lateness was about a quarter of the slice (50 ms; 5-8 ms
  * of usable time at load average 14, against 1.2-1.8 with the wake
- * preemption); the bound is a twenty-fifth.
+ * preemption). The bound is an eighth of the slice, half the lateness
+ * without: a wake may wait for up to the twentieth itself, and 10.2 ms
+ * was seen at a load average of 8 (a bound of 8 ms failed there).
  */
 START_TEST(test_fairness_wake_preempts_a_long_run)
 {
-	run_wakes_within(NULL, MS(200), MS(8));
+	run_wakes_within(NULL, MS(200), MS(25));
 }
 END_TEST
 
