@@ -687,21 +687,28 @@ struct obs_node {
 static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
 		    void **state)
 {
-	struct obs_node *on = calloc(1, sizeof *on);
+	struct obs_srv *srv = NULL;
+	struct smarm__obs_trace *tr = NULL;
+	struct obs_node *on;
 	int rc;
 	*state = NULL;
-	if (on == NULL)
-		return SMARM_ENOMEM;
-	rc = srv_open(n, cfg, &on->on_srv);
-	if (rc == 0) {
-		rc = smarm__obs_trace_open(n, cfg, &on->on_trace);
-		if (rc != 0)
-			srv_close(on->on_srv);
-	}
+	rc = srv_open(n, cfg, &srv);
+	if (rc != 0)
+		return rc;
+	rc = smarm__obs_trace_open(n, cfg, &tr);
 	if (rc != 0) {
-		free(on);
+		srv_close(srv);
 		return rc;
 	}
+	if (srv == NULL && tr == NULL)
+		return 0; /* neither asked for: no state at all */
+	if ((on = calloc(1, sizeof *on)) == NULL) {
+		srv_close(srv);
+		smarm__obs_trace_close(n, tr);
+		return SMARM_ENOMEM;
+	}
+	on->on_srv = srv;
+	on->on_trace = tr;
 	*state = on;
 	return 0;
 }
