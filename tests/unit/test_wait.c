@@ -6,7 +6,9 @@
  * lands between registering and parking is not lost; a retired round
  * eats its wake (WAIT-6); the deadline is one more waker (WAIT-3); a stop
  * inside the park runs the undo hook exactly once, a wake never does
- * (WAIT-4); a foreign thread's wake reaches the waiter (WAIT-7).
+ * (WAIT-4); a foreign thread's wake reaches the waiter (WAIT-7); a wake
+ * that lands in the park queues the waiter as woken (before pinned
+ * actors).
  */
 #include "harness.h"
 
@@ -228,6 +230,76 @@ START_TEST(test_wait_foreign_thread_wake_reaches_the_waiter)
 }
 END_TEST
 
+/* ------------- a wake that lands in the park goes before pinned actors */
+
+/*
+ * One worker, WT_YIELDERS actors that yield in a loop (each waits in the
+ * worker's pinned FIFO, as an actor preempted by signal does; this
+ * executable, linked with the internal archive, is never preempted
+ * asynchronously) and the root: a wake that lands while the root parks
+ * (between its registration and its switch: here the root's own, as a
+ * foreign thread's or the epoll thread's does when the kernel takes the
+ * worker's CPU there) queues the root as a woken actor, which goes
+ * before the pinned ones: at most the one picked while the root was
+ * still switching out runs first. Queued as a plain entry, it waited
+ * behind every one of them (a slice each, for actors preempted by
+ * signal).
+ */
+#define WT_YIELDERS 3
+#define WT_ROUNDS 5
+static _Atomic unsigned long wt_runs[WT_YIELDERS];
+static _Atomic int wt_yield_stop;
+
+static void wt_yielder(void *arg)
+{
+	_Atomic unsigned long *c = &wt_runs[(intptr_t)arg];
+	while (!atomic_load(&wt_yield_stop)) {
+		atomic_fetch_add(c, 1);
+		smarm_actor_yield();
+	}
+}
+
+static void wt_root_wake_in_park(void *arg)
+{
+	smarm_pid_t p[WT_YIELDERS];
+	(void)arg;
+	atomic_store(&wt_yield_stop, 0);
+	for (intptr_t i = 0; i < WT_YIELDERS; i++)
+		HARNESS_EQ(
+			smarm_actor_spawn(&p[i], wt_yielder, (void *)i, NULL),
+			0);
+	for (int r = 0; r < WT_ROUNDS; r++) {
+		struct smarm__wait w;
+		struct smarm__waiter reg;
+		unsigned long before[WT_YIELDERS];
+		int ran;
+		/* every yielder runs (and waits pinned) meanwhile */
+		HARNESS_EQ(smarm_actor_sleep(MS(2)), 0);
+		for (int i = 0; i < WT_YIELDERS; i++)
+			before[i] = atomic_load(&wt_runs[i]);
+		smarm__wait_init(&w, smarm__current(), 0, NULL, NULL);
+		reg = smarm__wait_open(&w);
+		HARNESS_CHECK(smarm__unpark_at(reg.node, reg.pid, reg.epoch));
+		HARNESS_CHECK(smarm__wait_park(&w) == 0);
+		ran = 0;
+		for (int i = 0; i < WT_YIELDERS; i++)
+			ran += atomic_load(&wt_runs[i]) != before[i];
+		/* the pick after the park was made before the root's
+		 * switch ended (whoever runs next queues it): one yielder */
+		HARNESS_CHECK(ran <= 1);
+	}
+	atomic_store(&wt_yield_stop, 1);
+	for (int i = 0; i < WT_YIELDERS; i++)
+		HARNESS_EQ(smarm_actor_join(p[i], NULL, NULL), 0);
+}
+
+START_TEST(test_wait_wake_in_park_goes_before_pinned_actors)
+{
+	harness_checks_reset();
+	wt_run(1, wt_root_wake_in_park);
+}
+END_TEST
+
 Suite *smarm_test_wait_suite(void)
 {
 	Suite *s = suite_create("wait");
@@ -239,6 +311,7 @@ Suite *smarm_test_wait_suite(void)
 	tcase_add_test(tc, test_wait_deadline_wakes_an_unregistered_round);
 	tcase_add_test(tc, test_wait_stop_in_park_runs_undo_exactly_once);
 	tcase_add_test(tc, test_wait_foreign_thread_wake_reaches_the_waiter);
+	tcase_add_test(tc, test_wait_wake_in_park_goes_before_pinned_actors);
 	suite_add_tcase(s, tc);
 	return s;
 }
