@@ -628,8 +628,10 @@ static void on_sigurg(int sig, siginfo_t *si, void *ctx)
 				 __ATOMIC_RELEASE);
 	} else {
 		smarm__uc_divert(uc);
-		/* The monitor reads it (monitor_look). */
-		__atomic_store_n(&w->n_async, w->n_async + 1, __ATOMIC_RELAXED);
+		/* The monitor reads both (monitor_look): the time first. */
+		__atomic_store_n(&w->async_ns, smarm__clock_ns(),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&w->n_async, w->n_async + 1, __ATOMIC_RELEASE);
 	}
 	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
 out:
@@ -1056,18 +1058,22 @@ static bool monitor_look(struct smarm_node *n, struct smarm__worker *w,
 		/*
 		 * A run that began where our signal preempted the last one
 		 * (that signal's preemption counted, and one switch since)
-		 * has run since about that signal: judged from then, it is
+		 * has run since that preemption: judged from then, it is
 		 * signalled at this look. Judged from now, every run that
 		 * follows a preemption (which lands just after a look) would
 		 * be first seen one look later and signalled at the one after
 		 * that: two slices each under saturation, and an actor woken
-		 * meanwhile waited for them.
+		 * meanwhile waited for them. From when the preemption landed,
+		 * not from the signal: a worker thread off its CPU takes the
+		 * signal late, and the actor it then runs (a woken one, often)
+		 * must not be taken for one that ran since the signal.
 		 */
 		bool follows = m->signalled && (seq & 1) && seq == m->seq + 2 &&
-			       __atomic_load_n(&w->n_async, __ATOMIC_RELAXED) ==
+			       __atomic_load_n(&w->n_async, __ATOMIC_ACQUIRE) ==
 				       m->async_at + 1;
+		uint64_t at = __atomic_load_n(&w->async_ns, __ATOMIC_RELAXED);
 		m->seq = seq; /* idle, in its scheduler, or a new run */
-		m->since = follows ? m->last_sig : now;
+		m->since = follows && at < now ? at : now;
 		m->signalled = false;
 		m->backoff = 0;
 		m->text = false;

@@ -137,6 +137,8 @@ struct smarm__worker {
 	uint32_t yields;	      /* owner: yields here (sched.c,
 					 yield_queue) */
 	uint64_t n_async;	      /* actors preempted by signal */
+	uint64_t async_ns;	      /* when the last one was (before
+					 n_async counts it; preempt.c) */
 	uint64_t n_ret_taken;	      /* patched returns landed (preempt.c) */
 	uint64_t n_moved;	      /* of n_async, left to other workers */
 	int move_to;		      /* owner: the worker a MOVE goes to */
