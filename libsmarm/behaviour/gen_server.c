@@ -92,12 +92,24 @@ struct bhv_node {
 	struct bhv_served bn_served[SMARM__MAX_WORKERS]; /* by worker id */
 };
 
+/* Take a new batch once sv's is consumed: false if none is queued. */
+static bool inbox_refill(struct smarm_gs_ctx *sv);
+
 /*
  * The next inbox envelope without waiting: the batch's oldest, else a
  * new batch; NULL: none queued. It stays in the batch, the caller's to
  * consume, valid until the next take.
  */
-static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv);
+static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+{
+	unsigned i;
+	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
+		return NULL;
+	i = sv->sv_bi;
+	/* Relaxed: the observer reads it (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
+	return &sv->sv_buf[i];
+}
 
 /* Add sv's unflushed count to its worker's line (struct bhv_node). */
 static inline void served_flush(struct smarm_gs_ctx *sv)
@@ -743,30 +755,26 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	gs_env(sv, &e);
 }
 
-static struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+static bool inbox_refill(struct smarm_gs_ctx *sv)
 {
-	if (sv->sv_bi == sv->sv_bn) {
-		struct bhv_env *buf = sv->sv_batch;
-		size_t max = BHV_BATCH, n;
-		smarm_chan_t *ch;
-		served_flush(sv);
-		if (buf == NULL)
-			buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
-		if (buf == NULL) { /* out of memory: one at a time */
-			buf = &sv->sv_one;
-			max = 1;
-		}
-		if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-		    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
-			return NULL;
-		sv->sv_buf = buf;
-		/* Relaxed stores: the observer reads them (peek_queue). */
-		__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	struct bhv_env *buf = sv->sv_batch;
+	size_t max = BHV_BATCH, n;
+	smarm_chan_t *ch;
+	served_flush(sv);
+	if (buf == NULL)
+		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
+	if (buf == NULL) { /* out of memory: one at a time */
+		buf = &sv->sv_one;
+		max = 1;
 	}
-	unsigned i = sv->sv_bi;
-	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[i];
+	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
+	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
+		return false;
+	sv->sv_buf = buf;
+	/* Relaxed stores: the observer reads them (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	return true;
 }
 
 static void batch_drop(struct smarm_gs_ctx *sv)
@@ -844,7 +852,7 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 	int rc;
 
 	if (!sv->sv_hib && !sv->sv_trap && sv->sv_nmon == 0 &&
-	    !en->en_armed(sv)) {
+	    *sv->sv_armed == 0) {
 		/* Nothing can come in the higher bands: the inbox alone. */
 		b = inbox_next(sv, &e, wait, &rc);
 		if (b != NULL)
@@ -917,16 +925,10 @@ void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
 static void gs_resume(void *arg);
 static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv);
 
-static bool gs_armed(const struct smarm_gs_ctx *sv)
-{
-	return sv->sv_ntimers > 0;
-}
-
 static const struct bhv_engine gs_engine = {
 	.en_signal = on_signal,
 	.en_tick = on_tick,
 	.en_env = gs_env,
-	.en_armed = gs_armed,
 	.en_status = gs_status,
 	.en_stop = smarm__gs_stop,
 	.en_resume = gs_resume,
@@ -1166,6 +1168,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	int rc;
 
 	sv->sv_be = be;
+	sv->sv_armed = &sv->sv_ntimers;
 	sv->sv_self = smarm_actor_self();
 	sv->sv_stats =
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);

@@ -33,6 +33,8 @@ struct smarm_gs_ctx {
 	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
 	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
 	size_t sv_ntimers, sv_captimers;
+	const size_t *sv_armed;	     /* the engine's armed timers: sv_ntimers,
+					a machine's m_narmed */
 	uint64_t sv_timer_seq;	     /* the last timer id */
 	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
 	int sv_start_rc;	     /* the failed start's status */
@@ -80,13 +82,12 @@ struct smarm_gs_ctx {
  * system messages and refuses other behaviours' requests): en_env takes
  * a request of its behaviour (counted, not freed), en_status fills its
  * part of a status (format_status's return, or 0), en_stop takes a
- * system stop, en_armed: is a timer of its armed?
+ * system stop.
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
 	void (*en_tick)(struct smarm_gs_ctx *sv, const struct bhv_tick *t);
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
-	bool (*en_armed)(const struct smarm_gs_ctx *sv);
 	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
 	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 	void (*en_resume)(void *sv); /* after a hibernation: its loop, on a

@@ -198,10 +198,9 @@ static void ev_release(struct smarm__sm_ev *ev)
 
 static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 {
-	struct sm *s = sm_of(m);
-	const struct bhv_op *op = ev_op(s, ev);
+	const struct bhv_op *op;
 
-	if (ev->ev_call != NULL && op != NULL) {
+	if (ev->ev_call != NULL && (op = ev_op(sm_of(m), ev)) != NULL) {
 		/* INV-1: a call without a reply type is answered with
 		 * nothing once handled; any other unanswered is EDOWN. */
 		int st = status != 0 || op->op_reply != SMARM_T_VOID
@@ -364,7 +363,7 @@ static int sm_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
 {
 	const smarm_sm_ctx_t *m = &sm_of_gs(sv)->sm_m;
 	st->kind = SMARM_SERVER_GEN_STATEM;
-	st->timers = m->m_narmed;
+	st->timers = (uint32_t)m->m_narmed;
 	st->state = m->m_state;
 	st->state_name = sm_state_name(m->m_d, m->m_state);
 	st->postponed = smarm__ring_len(&m->m_post);
@@ -411,18 +410,12 @@ static void sm_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	smarm__sm_fire(&s->sm_m, tk->tk_which, tk->tk_gen, pending);
 }
 
-static bool sm_armed(const struct smarm_gs_ctx *sv)
-{
-	return smarm__sm_armed(&sm_of_gs((struct smarm_gs_ctx *)sv)->sm_m);
-}
-
 static void sm_resume(void *arg);
 
 static const struct bhv_engine sm_engine_ops = {
 	.en_signal = sm_signal,
 	.en_tick = sm_tick,
 	.en_env = sm_envelope,
-	.en_armed = sm_armed,
 	.en_status = sm_status,
 	.en_stop = sm_stop,
 	.en_resume = sm_resume,
@@ -505,6 +498,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 			     &s->sm_m, BHV_SELF_MACHINE);
 	if (rc != 0)
 		return rc;
+	s->sm_gs.sv_armed = &s->sm_m.m_narmed;
 	if (d->create != NULL) {
 		rc = d->create(args, &s->sm_gs.sv_state);
 		if (rc != 0)

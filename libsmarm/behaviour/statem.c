@@ -29,7 +29,8 @@
  * Ownership: the checker keeps nothing; the tables belong to the
  * behaviour (built by its first machine, freed at unload); a machine to
  * its actor; each event the machine takes goes back to the loop through
- * sh_drop exactly once.
+ * sh_drop exactly once, but for one handled with nothing left to free or
+ * answer (no call, no heap block).
  * Locking: none: tables are constant once built; a machine is touched
  * only by its own actor.
  * Invariants:
@@ -770,7 +771,11 @@ static void sm_dispatch(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev)
 		m->m_phase = SMARM__SM_IDLE;
 	}
 	m->m_cur = NULL;
-	m->m_h->sh_drop(m, ev, r->tail == SMARM_SM_UNHANDLED ? SMARM_EDOWN : 0);
+	/* Handled, no call to answer and no heap block: nothing to drop. */
+	if (r->tail == SMARM_SM_UNHANDLED || ev->ev_call != NULL ||
+	    ev->ev_kind == SMARM_SM_EXIT || ev->ev_args.mg_heap != NULL)
+		m->m_h->sh_drop(
+			m, ev, r->tail == SMARM_SM_UNHANDLED ? SMARM_EDOWN : 0);
 	next = m->m_state;
 	switch (r->tail) {
 	case SMARM_SM_TO:

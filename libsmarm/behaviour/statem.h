@@ -59,7 +59,8 @@ void smarm__sm_tables_free(struct smarm__sm_tables *t);
  * protocol; TIMEOUT: the timeout's index in the descriptor; else -1.
  * ev_args and ev_call (the arguments, a call's reply route) are the
  * loop's and pass with the event, copied by value; the interpreter hands
- * every event it takes back through sh_drop exactly once.
+ * every event it takes back through sh_drop exactly once (one handled
+ * with no call and no heap block, nothing left to do, need not be).
  */
 struct smarm__sm_ev {
 	int32_t ev_kind; /* enum smarm_sm_kind */
@@ -169,7 +170,7 @@ struct smarm_sm_ctx {
 	struct smarm__ring m_next;    /* next_events of this callback */
 	uint64_t m_gen;		      /* last timer generation given */
 	struct smarm__sm_timer *m_tm; /* 2 + n_timeouts timers */
-	uint32_t m_narmed;	      /* of m_tm, those armed */
+	size_t m_narmed;	      /* of m_tm, those armed */
 };
 
 #define SMARM__SM_MAGIC 0x736d6d31u
@@ -186,11 +187,6 @@ void smarm__sm_start(struct smarm_sm_ctx *m);
  * it leads to. Returns whether the machine is to end now (m_stop;
  * m_crash says how). */
 bool smarm__sm_step(struct smarm_sm_ctx *m, struct smarm__sm_ev *ev);
-
-static inline bool smarm__sm_armed(const struct smarm_sm_ctx *m)
-{
-	return m->m_narmed != 0;
-}
 
 /* Timer `which` fired with gen: dispatch its event if gen is still live
  * (INV-3 of statem.c); pending: an external event waits, which cancels
