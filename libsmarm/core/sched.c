@@ -1558,14 +1558,16 @@ static void trace_in(struct smarm__slot *s)
  * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
  * park in a wait (wait.c) is recorded here, in the record of the slice
  * it ends, and not at the park's call, so that the park costs nothing
- * when nobody traces.
+ * when nobody traces. A hibernation is a wait's park too (WAIT-10).
  */
 static void trace_switch(struct smarm__slot *p, int intent,
 			 struct smarm__slot *next)
 {
 	uint32_t c = (uint32_t)intent;
 	uint64_t b = 0;
-	if (intent == SMARM__INTENT_PARK && p->wait != NULL) {
+	if ((intent == SMARM__INTENT_PARK ||
+	     intent == SMARM__INTENT_HIBERNATE) &&
+	    p->wait != NULL) {
 		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
 		b = p->wait_target;
 	}

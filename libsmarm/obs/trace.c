@@ -205,6 +205,8 @@ static const char *intent_text(uint32_t intent)
 		return "yield";
 	case SMARM__INTENT_PARK:
 		return "park";
+	case SMARM__INTENT_HIBERNATE:
+		return "hibernate";
 	case SMARM__INTENT_DONE:
 		return "exit";
 	case SMARM__INTENT_PREEMPT:
