@@ -9,10 +9,10 @@
  * the writer takes what each ring holds, merges the rings' runs (each
  * in time order) by timestamp and turns each record into events:
  *   - RUN_IN/RUN_OUT pairs of one ring become the actor's slice on that
- *     worker's track; a worker runs one actor at a time, so slices never
- *     overlap on a track. A lost record (a full ring) cannot break the
- *     nesting: a RUN_IN that finds a slice open closes it there, a
- *     RUN_OUT with no matching slice is dropped (INV-1).
+ *     worker's track (a SWITCH record is a RUN_OUT and a RUN_IN); a worker runs
+ * one actor at a time, so slices never overlap on a track. A lost record (a
+ * full ring) cannot break the nesting: a RUN_IN that finds a slice open closes
+ * it there, a RUN_OUT with no matching slice is dropped (INV-1).
  *   - a RUN_OUT that parked in a wait also gives the park's instant,
  *     just before the slice ends.
  *   - WAKE and the RUN_IN of one (pid, epoch) that comes back from its
@@ -729,6 +729,39 @@ static void wake_flush(struct smarm__obs_trace *tw, struct tw_open *o)
 	flow_half(tw, h.tf_key, &h);
 }
 
+/* pid's slice begins at ns; woken: back from the wait of that epoch. */
+static void run_in(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		   uint64_t pid, bool woken, uint32_t epoch)
+{
+	slice_end(tw, track, ns, "lost"); /* INV-1 */
+	slice_begin(tw, track, pid, ns);
+	if (woken) { /* its flow's end */
+		struct tw_flow h = { 0, ns, track, true, false };
+		flow_half(tw, flow_key(pid, epoch), &h);
+	}
+}
+
+/* pid's slice ends at ns for intent; if it parked, on won (a
+ * SMARM__WON_*) with target, the park's instant first. */
+static void run_out(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		    uint64_t pid, uint64_t target, bool parked, uint32_t won,
+		    uint32_t intent)
+{
+	const struct tw_open *o = &tw->tw_open[track];
+	if (!o->to_open || o->to_pid != pid)
+		return;
+	if (parked) {
+		struct smarm__trace_rec pk = {
+			.tr_a = pid,
+			.tr_b = target,
+			.tr_c = won,
+			.tr_kind = SMARM__TR_PARK,
+		};
+		instant(tw, track, ns, &pk);
+	}
+	slice_end(tw, track, ns, intent_text(intent));
+}
+
 static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 {
 	const struct smarm__trace_rec *r = &e->te_r;
@@ -744,28 +777,21 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 	}
 	switch (r->tr_kind) {
 	case SMARM__TR_RUN_IN:
-		slice_end(tw, track, ns, "lost"); /* INV-1 */
-		slice_begin(tw, track, r->tr_a, ns);
-		if (r->tr_b != 0) { /* back from a wait: its flow's end */
-			struct tw_flow h = { 0, ns, track, true, false };
-			flow_half(tw, flow_key(r->tr_a, r->tr_c), &h);
-		}
+		run_in(tw, track, ns, r->tr_a, r->tr_b != 0, r->tr_c);
 		return;
 	case SMARM__TR_RUN_OUT:
-		if (!o->to_open || o->to_pid != r->tr_a)
-			return;
-		if (r->tr_c & SMARM__TRACE_PARKED) { /* the park, then */
-			struct smarm__trace_rec pk = {
-				.tr_ts = r->tr_ts,
-				.tr_a = r->tr_a,
-				.tr_b = r->tr_b,
-				.tr_c = r->tr_c >> 8 & 0xff,
-				.tr_kind = SMARM__TR_PARK,
-			};
-			instant(tw, track, ns, &pk);
-		}
-		slice_end(tw, track, ns, intent_text(r->tr_c & 0xff));
+		run_out(tw, track, ns, r->tr_a, r->tr_b,
+			r->tr_c & SMARM__TRACE_PARKED, r->tr_c >> 8 & 0xff,
+			r->tr_c & 0xff);
 		return;
+	case SMARM__TR_SWITCH: {
+		uint32_t c = r->tr_c;
+		run_out(tw, track, ns, r->tr_a, 0, c & SMARM__TRACE_SW_PARKED,
+			c >> 3 & 7, c & 7);
+		run_in(tw, track, ns, r->tr_b, c & SMARM__TRACE_SW_WOKEN,
+		       c >> SMARM__TRACE_SW_EPOCH_SHIFT);
+		return;
+	}
 	case SMARM__TR_WAKE: {
 		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
 				     false, false };
