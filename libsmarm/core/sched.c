@@ -1092,9 +1092,10 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 	struct smarm__worker *w = smarm__tls_worker;
 	astat_enq(n, s);
 	if (w != NULL && w->node == n && smarm__tracing())
-		smarm__trace_put(smarm__tls_trace, SMARM__TR_WAKE,
-				 w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
-				 pid, epoch, NULL);
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
+				     w->cur != NULL ? smarm__slot_pid(w->cur)
+						    : 0,
+				     pid, epoch);
 	else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
@@ -1552,33 +1553,60 @@ static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
  * Tracing (trace.h): s's slice on this worker begins. An actor that
  * comes back from a park (wait.c: its wait is set across the park) left
  * the wait of that epoch, the end of its waker's flow: in the record.
+ * Only on a thread that traces (smarm__tracing), as trace_switch.
  */
 static void trace_in(struct smarm__slot *s)
 {
 	const struct smarm__wait *wt = s->wait;
-	smarm__trace(SMARM__TR_RUN_IN, smarm__slot_pid(s), wt != NULL,
-		     wt != NULL ? wt->wt_epoch : 0);
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN,
+			     smarm__slot_pid(s), wt != NULL,
+			     wt != NULL ? wt->wt_epoch : 0);
 }
 
 /*
  * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
  * park in a wait (wait.c) is recorded here, in the record of the slice
  * it ends, and not at the park's call, so that the park costs nothing
- * when nobody traces.
+ * when nobody traces. A hibernation is a wait's park too (WAIT-10).
+ * A switch from one actor straight to another is one SWITCH record
+ * (half the puts of a RUN_OUT and a RUN_IN), unless the park has a
+ * target (a call's server, a join's actor) that the record has no room
+ * for beside the arriving pid.
  */
 static void trace_switch(struct smarm__slot *p, int intent,
 			 struct smarm__slot *next)
 {
 	uint32_t c = (uint32_t)intent;
 	uint64_t b = 0;
-	if (intent == SMARM__INTENT_PARK && p->wait != NULL) {
-		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
+	bool parked = (intent == SMARM__INTENT_PARK ||
+		       intent == SMARM__INTENT_HIBERNATE) &&
+		      p->wait != NULL;
+	if (parked)
 		b = p->wait_target;
+	/* Actor to actor, no park target to keep: one record, not two. */
+	if (next != NULL && b == 0) {
+		const struct smarm__wait *wt = next->wait;
+		if (parked)
+			c |= SMARM__TRACE_SW_PARKED | (uint32_t)p->wait_on << 3;
+		if (wt != NULL)
+			c |= SMARM__TRACE_SW_WOKEN |
+			     (wt->wt_epoch & 0xffffffu)
+				     << SMARM__TRACE_SW_EPOCH_SHIFT;
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH,
+				     smarm__slot_pid(p), smarm__slot_pid(next),
+				     c);
+		return;
 	}
-	smarm__trace(SMARM__TR_RUN_OUT, smarm__slot_pid(p), b, c);
+	if (parked)
+		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
+			     smarm__slot_pid(p), b, c);
 	if (next != NULL)
 		trace_in(next);
 }
+/* SWITCH's c (trace.h) holds an intent and a WON_* in 3 bits each. */
+_Static_assert(SMARM__INTENT_HIBERNATE < 8 && SMARM__WON_SLEEP < 8,
+	       "a switch record's intent and park fit 3 bits");
 
 /* Statistics and tracing at a switch: the one test of w->obs_on. */
 static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
@@ -1986,8 +2014,10 @@ void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
 			SMARM__ASTAT_ADD(&a->as_msg_in, k);
 	}
 	/* After a send's wake: the writer names that wake's flow "send". */
-	smarm__trace(out ? SMARM__TR_SEND : SMARM__TR_RECV,
-		     smarm__slot_pid(w->cur), (uintptr_t)chan, (uint32_t)k);
+	if (smarm__tracing())
+		smarm__trace_put_hot(
+			smarm__tls_trace, out ? SMARM__TR_SEND : SMARM__TR_RECV,
+			smarm__slot_pid(w->cur), (uintptr_t)chan, (uint32_t)k);
 }
 
 /*

@@ -22,25 +22,27 @@
 __thread struct smarm__trace_ring *smarm__tls_trace
 	__attribute__((tls_model("initial-exec")));
 
+bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
+{
+	/* Looks full: the consumer may have moved since. */
+	r->tr_tail_seen =
+		atomic_load_explicit(&r->tr_tail, memory_order_acquire);
+	if (h - r->tr_tail_seen <= r->tr_mask)
+		return true;
+	atomic_store_explicit(
+		&r->tr_dropped,
+		atomic_load_explicit(&r->tr_dropped, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+	return false;
+}
+
 /* TRACE-1: room for one record, or a drop counted. Producer side. */
 static inline struct smarm__trace_rec *ring_room(struct smarm__trace_ring *r,
 						 uint64_t *head)
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	if (h - r->tr_tail_seen > r->tr_mask) {
-		/* Looks full: the consumer may have moved since. */
-		r->tr_tail_seen =
-			atomic_load_explicit(&r->tr_tail, memory_order_acquire);
-		if (h - r->tr_tail_seen > r->tr_mask) {
-			atomic_store_explicit(
-				&r->tr_dropped,
-				atomic_load_explicit(&r->tr_dropped,
-						     memory_order_relaxed) +
-					1,
-				memory_order_relaxed);
-			return NULL;
-		}
-	}
+	if (h - r->tr_tail_seen > r->tr_mask && !smarm__trace_room_slow(r, h))
+		return NULL;
 	*head = h;
 	return &r->tr_buf[h & r->tr_mask];
 }

@@ -63,6 +63,12 @@ struct smarm_node;
  *   RUN_OUT    a actor pid, c SMARM__INTENT_* (why the slice ended);
  *              if it parked in a wait, c also has SMARM__TRACE_PARKED
  *              and the SMARM__WON_* it waits on << 8, b its target
+ *   SWITCH     a RUN_OUT and the next RUN_IN in one record (a direct
+ *              switch from one actor to another whose park, if any,
+ *              has no target): a the pid leaving, b the pid arriving,
+ *              c SMARM__TRACE_SW_* bits: the leaving one's intent and
+ *              park, the arriving one's return from a wait and that
+ *              wait's epoch
  *   SPAWN      a spawner pid (0: none), b child pid
  *   EXIT       a pid, c SMARM_EXIT_* outcome, b reason code
  *   WAKE       a waker pid (0: none), b woken pid, c the wait's epoch
@@ -83,6 +89,7 @@ struct smarm_node;
 	XX(SPAWN, 3, "spawn")                                                  \
 	XX(EXIT, 4, "exit")                                                    \
 	XX(WAKE, 5, "wake")                                                    \
+	XX(SWITCH, 6, "switch")                                                \
 	XX(PARK, 7, "park")                                                    \
 	XX(SEND, 8, "send")                                                    \
 	XX(RECV, 9, "recv")                                                    \
@@ -103,6 +110,13 @@ enum {
 #define SMARM__TRACE_NAME_MAX 32       /* bytes of tr_name, NUL included */
 #define SMARM__TRACE_PARKED (1u << 16) /* RUN_OUT's c: a wait's park */
 #define SMARM__TRF_NAME 1u	       /* tr_flags: tr_name is set */
+
+/* SWITCH's c: bits 0-2 the leaving actor's SMARM__INTENT_*, 3-5 the
+ * SMARM__WON_* it parked on, then two flags; the arriving actor's wait
+ * epoch (24 bits) above them (sched.c asserts that each fits). */
+#define SMARM__TRACE_SW_PARKED (1u << 6) /* the leaving one parked */
+#define SMARM__TRACE_SW_WOKEN (1u << 7)	 /* the arriving one left a wait */
+#define SMARM__TRACE_SW_EPOCH_SHIFT 8
 
 /* One event: one cache line. */
 struct smarm__trace_rec {
@@ -145,6 +159,34 @@ extern __thread struct smarm__trace_ring *smarm__tls_trace
 /* Record one event into r (out of line: the cold path of the emitters). */
 void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 		      uint64_t b, uint32_t c, const char *name);
+
+/* TRACE-1: r looked full at head h; true if the consumer has made room
+ * since, else the drop is counted (out of line: rare). Producer side. */
+bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h);
+
+/*
+ * The same without a name, inline: for the hot hooks (sched.c), which
+ * are themselves out of line and reached only when the node traces or
+ * keeps statistics. One record is a counter read and five stores.
+ */
+static inline void smarm__trace_put_hot(struct smarm__trace_ring *r, int kind,
+					uint64_t a, uint64_t b, uint32_t c)
+{
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
+	struct smarm__trace_rec *e;
+	if (SMARM_UNLIKELY(h - r->tr_tail_seen > r->tr_mask) &&
+	    !smarm__trace_room_slow(r, h))
+		return;
+	e = &r->tr_buf[h & r->tr_mask];
+	e->tr_ts = smarm__cycles_fast();
+	e->tr_a = a;
+	e->tr_b = b;
+	e->tr_c = c;
+	e->tr_kind = (uint16_t)kind;
+	e->tr_flags = 0; /* tr_name is not read */
+	/* Publish: the record before the head that covers it. */
+	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
 
 /*
  * Emit an event from a worker (scheduler or actor context): one

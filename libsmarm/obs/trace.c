@@ -9,10 +9,10 @@
  * the writer takes what each ring holds, merges the rings' runs (each
  * in time order) by timestamp and turns each record into events:
  *   - RUN_IN/RUN_OUT pairs of one ring become the actor's slice on that
- *     worker's track; a worker runs one actor at a time, so slices never
- *     overlap on a track. A lost record (a full ring) cannot break the
- *     nesting: a RUN_IN that finds a slice open closes it there, a
- *     RUN_OUT with no matching slice is dropped (INV-1).
+ *     worker's track (a SWITCH record is a RUN_OUT and a RUN_IN); a worker runs
+ * one actor at a time, so slices never overlap on a track. A lost record (a
+ * full ring) cannot break the nesting: a RUN_IN that finds a slice open closes
+ * it there, a RUN_OUT with no matching slice is dropped (INV-1).
  *   - a RUN_OUT that parked in a wait also gives the park's instant,
  *     just before the slice ends.
  *   - WAKE and the RUN_IN of one (pid, epoch) that comes back from its
@@ -35,10 +35,10 @@
  * "bp":"e") binding to the enclosing slices.
  * Proto: a Trace is a sequence of its field 1 (TracePacket), so a file
  * of whole packets is a valid trace; each packet is encoded whole in
- * memory before it is appended, and the buffer goes to the file only
- * between packets (INV-3). Track descriptors first (one process, one
- * thread track per worker and one for other threads), then TrackEvents
- * on one trusted sequence. Field numbers from Perfetto's
+ * the output buffer (a track event straight into it, pw_begin), and
+ * the buffer goes to the file only between packets (INV-3). Track descriptors
+ * first (one process, one thread track per worker and one for other threads),
+ * then TrackEvents on one trusted sequence. Field numbers from Perfetto's
  * trace_packet.proto, track_event.proto, track_descriptor.proto,
  * process_descriptor.proto, thread_descriptor.proto and
  * debug_annotation.proto.
@@ -77,12 +77,6 @@
 #define TRACK_UUID0 16	  /* proto: worker i's track is TRACK_UUID0 + i */
 #define SEQ_ID 1	  /* proto: the writer's packet sequence */
 
-/* What a record becomes in the merged batch. */
-struct tw_ent {
-	struct smarm__trace_rec te_r;
-	uint32_t te_src; /* ring index: the track */
-};
-
 /* One half of a flow waiting for the other (key 0: empty). */
 struct tw_flow {
 	uint64_t tf_key;
@@ -120,11 +114,12 @@ struct smarm__obs_trace {
 	bool tw_stop; /* tw_mu: close asked the thread to finish */
 	bool tw_kick; /* tw_mu: drain now */
 	/* the thread's own */
-	struct tw_ent *tw_batch;
+	struct smarm__trace_rec *tw_batch; /* the rings' runs, one by one */
 	size_t tw_batch_cap;
 	struct tw_open *tw_open; /* per ring */
 	struct tw_flow tw_flows[FLOW_SLOTS];
 	struct tw_name tw_names[NAME_SLOTS];
+	uint64_t tw_ns_q40;  /* ns per 2^40 cycles (rec_ns: no division) */
 	uint64_t tw_flow_id; /* the last flow id handed out */
 	uint64_t tw_last_ns;
 	char *tw_buf;
@@ -205,6 +200,8 @@ static const char *intent_text(uint32_t intent)
 		return "yield";
 	case SMARM__INTENT_PARK:
 		return "park";
+	case SMARM__INTENT_HIBERNATE:
+		return "hibernate";
 	case SMARM__INTENT_DONE:
 		return "exit";
 	case SMARM__INTENT_PREEMPT:
@@ -441,13 +438,6 @@ static void pb_uint(struct pb *m, uint32_t field, uint64_t v)
 	pb_varint(m, v);
 }
 
-static void pb_fixed64(struct pb *m, uint32_t field, uint64_t v)
-{
-	pb_tag(m, field, 1);
-	for (int i = 0; i < 8 && m->n < sizeof m->b; i++)
-		m->b[m->n++] = (uint8_t)(v >> (8 * i));
-}
-
 static void pb_bytes(struct pb *m, uint32_t field, const void *p, size_t len)
 {
 	pb_tag(m, field, 2);
@@ -521,21 +511,128 @@ static void pb_packet(struct smarm__obs_trace *tw, uint64_t ns, uint32_t f,
 	out_event_done(tw);
 }
 
-static void pb_annot_u(struct pb *ev, const char *name, uint64_t v)
+/*
+ * Track events are encoded straight into the output buffer, not built
+ * in a struct pb and copied. A nested message's length is not known
+ * when it opens, so two bytes are kept for it and patched at its close:
+ * a varint of two bytes even when one would do, which protobuf decoders
+ * accept (Perfetto's own protozero keeps four the same way). Every
+ * message here is far below 2^14 bytes, the most two bytes hold.
+ */
+#define PW_MAX 1024 /* bytes one track event packet may take */
+
+static uint8_t *pw_varint(uint8_t *p, uint64_t v)
 {
-	struct pb da = { .n = 0 };
-	pb_str(&da, F_DA_NAME, name);
-	pb_uint(&da, F_DA_UINT, v);
-	pb_msg(ev, F_TE_DEBUG, &da);
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
 }
 
-static void pb_annot_s(struct pb *ev, const char *name, const char *v)
+static uint8_t *pw_uint(uint8_t *p, uint32_t field, uint64_t v)
 {
-	struct pb da = { .n = 0 };
-	pb_str(&da, F_DA_NAME, name);
-	pb_str(&da, F_DA_STRING, v);
-	pb_msg(ev, F_TE_DEBUG, &da);
+	return pw_varint(pw_varint(p, (uint64_t)field << 3), v);
 }
+
+static uint8_t *pw_bytes(uint8_t *p, uint32_t field, const void *s, size_t len)
+{
+	p = pw_varint(pw_varint(p, (uint64_t)field << 3 | 2), len);
+	memcpy(p, s, len);
+	return p + len;
+}
+
+static uint8_t *pw_fixed64(uint8_t *p, uint32_t field, uint64_t v)
+{
+	p = pw_varint(p, (uint64_t)field << 3 | 1);
+	for (int i = 0; i < 8; i++)
+		*p++ = (uint8_t)(v >> (8 * i));
+	return p;
+}
+
+/* Open a nested message: its tag and two bytes for its length. */
+static uint8_t *pw_open(uint8_t *p, uint32_t field, uint8_t **len_at)
+{
+	p = pw_varint(p, (uint64_t)field << 3 | 2);
+	*len_at = p;
+	return p + 2;
+}
+
+static void pw_close(uint8_t *len_at, const uint8_t *end)
+{
+	size_t len = (size_t)(end - (len_at + 2));
+	SMARM_ASSERT(len < (1u << 14));
+	len_at[0] = (uint8_t)(len | 0x80);
+	len_at[1] = (uint8_t)(len >> 7);
+}
+
+/* A debug annotation: its name and an unsigned or a string value. */
+static uint8_t *pw_annot_u(uint8_t *p, const char *name, size_t nlen,
+			   uint64_t v)
+{
+	uint8_t *l;
+	p = pw_open(p, F_TE_DEBUG, &l);
+	p = pw_bytes(p, F_DA_NAME, name, nlen);
+	p = pw_uint(p, F_DA_UINT, v);
+	pw_close(l, p);
+	return p;
+}
+
+static uint8_t *pw_annot_s(uint8_t *p, const char *name, size_t nlen,
+			   const char *v)
+{
+	uint8_t *l;
+	p = pw_open(p, F_TE_DEBUG, &l);
+	p = pw_bytes(p, F_DA_NAME, name, nlen);
+	p = pw_bytes(p, F_DA_STRING, v, strlen(v));
+	pw_close(l, p);
+	return p;
+}
+
+/* A track event packet being written (INV-3: whole, or nothing). */
+struct pw_pkt {
+	uint8_t *p;	/* the next byte */
+	uint8_t *l_pkt; /* Trace.packet's length */
+	uint8_t *l_ev;	/* TracePacket.track_event's length */
+};
+
+/* Begin a TrackEvent of type on track at ns (cat, name: NULL none);
+ * false: no memory, nothing more is written. */
+static bool pw_begin(struct smarm__obs_trace *tw, struct pw_pkt *k, uint64_t ns,
+		     int type, uint32_t track, const char *cat, size_t clen,
+		     const char *name)
+{
+	uint8_t *p;
+	out_reserve(tw, PW_MAX);
+	if (tw->tw_failed)
+		return false;
+	p = (uint8_t *)tw->tw_buf + tw->tw_len;
+	p = pw_open(p, F_TRACE_PACKET, &k->l_pkt);
+	p = pw_uint(p, F_TP_TIMESTAMP, ns);
+	p = pw_uint(p, F_TP_SEQ_ID, SEQ_ID);
+	p = pw_open(p, F_TP_TRACK_EVENT, &k->l_ev);
+	p = pw_uint(p, F_TE_TYPE, (uint64_t)type);
+	p = pw_uint(p, F_TE_TRACK, TRACK_UUID0 + track);
+	if (cat != NULL)
+		p = pw_bytes(p, F_TE_CATEGORIES, cat, clen);
+	if (name != NULL)
+		p = pw_bytes(p, F_TE_NAME, name,
+			     strnlen(name, SMARM__TRACE_NAME_MAX * 2));
+	k->p = p;
+	return true;
+}
+
+static void pw_end(struct smarm__obs_trace *tw, struct pw_pkt *k)
+{
+	pw_close(k->l_ev, k->p);
+	pw_close(k->l_pkt, k->p);
+	SMARM_ASSERT(k->p - ((uint8_t *)tw->tw_buf + tw->tw_len) <= PW_MAX);
+	tw->tw_len = (size_t)((char *)k->p - tw->tw_buf);
+	out_event_done(tw);
+}
+
+#define PW_LIT(s) (s), sizeof(s) - 1 /* a literal and its length */
 
 static void proto_meta(struct smarm__obs_trace *tw)
 {
@@ -565,19 +662,6 @@ static void proto_meta(struct smarm__obs_trace *tw)
 	}
 }
 
-/* A TrackEvent's common part. */
-static void pb_event(struct pb *ev, int type, uint32_t track, const char *cat,
-		     const char *name)
-{
-	ev->n = 0;
-	pb_uint(ev, F_TE_TYPE, (uint64_t)type);
-	pb_uint(ev, F_TE_TRACK, TRACK_UUID0 + track);
-	if (cat != NULL)
-		pb_str(ev, F_TE_CATEGORIES, cat);
-	if (name != NULL)
-		pb_str(ev, F_TE_NAME, name);
-}
-
 /* ----------------------------------------------------- the event model */
 
 /* A record's time in ns since the trace began. */
@@ -585,7 +669,10 @@ static uint64_t rec_ns(const struct smarm__obs_trace *tw,
 		       const struct smarm__trace_rec *r)
 {
 	return r->tr_ts > tw->tw_t->tc_t0
-		       ? smarm__cycles_to_ns(r->tr_ts - tw->tw_t->tc_t0)
+		       ? (uint64_t)((unsigned __int128)(r->tr_ts -
+							tw->tw_t->tc_t0) *
+					    tw->tw_ns_q40 >>
+				    40)
 		       : 0;
 }
 
@@ -597,12 +684,14 @@ static void slice_begin(struct smarm__obs_trace *tw, uint32_t track,
 	o->to_pid = pid;
 	o->to_ns = ns;
 	if (tw->tw_fmt == SMARM_TRACE_PERFETTO) {
-		struct pb ev;
+		struct pw_pkt k;
 		char name[64];
 		actor_name(tw, pid, name, sizeof name);
-		pb_event(&ev, TE_SLICE_BEGIN, track, "actor", name);
-		pb_annot_u(&ev, "pid", pid);
-		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+		if (!pw_begin(tw, &k, ns, TE_SLICE_BEGIN, track,
+			      PW_LIT("actor"), name))
+			return;
+		k.p = pw_annot_u(k.p, PW_LIT("pid"), pid);
+		pw_end(tw, &k);
 	}
 }
 
@@ -616,42 +705,46 @@ static void slice_end(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	if (tw->tw_fmt == SMARM_TRACE_JSON) {
 		json_slice(tw, track, o->to_pid, o->to_ns, ns, why);
 	} else {
-		struct pb ev;
-		pb_event(&ev, TE_SLICE_END, track, NULL, NULL);
-		pb_annot_s(&ev, "end", why);
-		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+		struct pw_pkt k;
+		if (!pw_begin(tw, &k, ns, TE_SLICE_END, track, NULL, 0, NULL))
+			return;
+		k.p = pw_annot_s(k.p, PW_LIT("end"), why);
+		pw_end(tw, &k);
 	}
 }
 
 static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		    const struct smarm__trace_rec *r)
 {
-	char name[64], args[256];
-	const char *what = kind_text(r->tr_kind);
-	const char *s = NULL; /* a string argument */
+	char buf[64], args[256];
+	const char *name = kind_text(r->tr_kind); /* or buf */
+	const char *s = NULL;			  /* a string argument */
 	const char *sname = "";
-	name_cat(name, sizeof name, what,
-		 r->tr_flags & SMARM__TRF_NAME ? " " : NULL);
-	if (r->tr_flags & SMARM__TRF_NAME) {
-		size_t n = strlen(name);
-		name_cat(name + n, sizeof name - n, r->tr_name, NULL);
-	}
 	switch (r->tr_kind) {
 	case SMARM__TR_EXIT:
 		s = exit_text(r->tr_c);
 		sname = "outcome";
-		snprintf(name, sizeof name, "exit %s", s);
+		name_cat(buf, sizeof buf, "exit ", s);
+		name = buf;
 		break;
 	case SMARM__TR_PARK:
 		s = won_text(r->tr_c);
 		sname = "on";
-		snprintf(name, sizeof name, "park %s", s);
+		name_cat(buf, sizeof buf, "park ", s);
+		name = buf;
 		break;
 	case SMARM__TR_TIMER:
 		s = r->tr_c ? "timed send" : "timeout";
 		sname = "kind";
 		break;
 	default:
+		if (r->tr_flags & SMARM__TRF_NAME) {
+			size_t n;
+			name_cat(buf, sizeof buf, name, " ");
+			n = strlen(buf);
+			name_cat(buf + n, sizeof buf - n, r->tr_name, NULL);
+			name = buf;
+		}
 		break;
 	}
 	if (tw->tw_fmt == SMARM_TRACE_JSON) {
@@ -664,14 +757,16 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 				 ",\"%s\":\"%s\"", sname, s);
 		json_instant(tw, track, ns, name, args);
 	} else {
-		struct pb ev;
-		pb_event(&ev, TE_INSTANT, track, "smarm", name);
-		pb_annot_u(&ev, "a", r->tr_a);
-		pb_annot_u(&ev, "b", r->tr_b);
-		pb_annot_u(&ev, "c", r->tr_c);
+		struct pw_pkt k;
+		if (!pw_begin(tw, &k, ns, TE_INSTANT, track, PW_LIT("smarm"),
+			      name))
+			return;
+		k.p = pw_annot_u(k.p, PW_LIT("a"), r->tr_a);
+		k.p = pw_annot_u(k.p, PW_LIT("b"), r->tr_b);
+		k.p = pw_annot_u(k.p, PW_LIT("c"), r->tr_c);
 		if (s != NULL)
-			pb_annot_s(&ev, sname, s);
-		pb_packet(tw, ns, F_TP_TRACK_EVENT, &ev, 0);
+			k.p = pw_annot_s(k.p, sname, strlen(sname), s);
+		pw_end(tw, &k);
 	}
 }
 
@@ -685,13 +780,17 @@ static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
 		json_flow(tw, id, name, wake->tf_track, wake->tf_ns, t_in,
 			  ns_in);
 	} else {
-		struct pb ev;
-		pb_event(&ev, TE_INSTANT, wake->tf_track, "flow", name);
-		pb_fixed64(&ev, F_TE_FLOW, id);
-		pb_packet(tw, wake->tf_ns, F_TP_TRACK_EVENT, &ev, 0);
-		pb_event(&ev, TE_INSTANT, t_in, "flow", "woken");
-		pb_fixed64(&ev, F_TE_FLOW_END, id);
-		pb_packet(tw, ns_in, F_TP_TRACK_EVENT, &ev, 0);
+		struct pw_pkt k;
+		if (!pw_begin(tw, &k, wake->tf_ns, TE_INSTANT, wake->tf_track,
+			      PW_LIT("flow"), name))
+			return;
+		k.p = pw_fixed64(k.p, F_TE_FLOW, id);
+		pw_end(tw, &k);
+		if (!pw_begin(tw, &k, ns_in, TE_INSTANT, t_in, PW_LIT("flow"),
+			      "woken"))
+			return;
+		k.p = pw_fixed64(k.p, F_TE_FLOW_END, id);
+		pw_end(tw, &k);
 	}
 }
 
@@ -727,10 +826,42 @@ static void wake_flush(struct smarm__obs_trace *tw, struct tw_open *o)
 	flow_half(tw, h.tf_key, &h);
 }
 
-static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
+/* pid's slice begins at ns; woken: back from the wait of that epoch. */
+static void run_in(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		   uint64_t pid, bool woken, uint32_t epoch)
 {
-	const struct smarm__trace_rec *r = &e->te_r;
-	uint32_t track = e->te_src;
+	slice_end(tw, track, ns, "lost"); /* INV-1 */
+	slice_begin(tw, track, pid, ns);
+	if (woken) { /* its flow's end */
+		struct tw_flow h = { 0, ns, track, true, false };
+		flow_half(tw, flow_key(pid, epoch), &h);
+	}
+}
+
+/* pid's slice ends at ns for intent; if it parked, on won (a
+ * SMARM__WON_*) with target, the park's instant first. */
+static void run_out(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		    uint64_t pid, uint64_t target, bool parked, uint32_t won,
+		    uint32_t intent)
+{
+	const struct tw_open *o = &tw->tw_open[track];
+	if (!o->to_open || o->to_pid != pid)
+		return;
+	if (parked) {
+		struct smarm__trace_rec pk = {
+			.tr_a = pid,
+			.tr_b = target,
+			.tr_c = won,
+			.tr_kind = SMARM__TR_PARK,
+		};
+		instant(tw, track, ns, &pk);
+	}
+	slice_end(tw, track, ns, intent_text(intent));
+}
+
+static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
+		       const struct smarm__trace_rec *r)
+{
 	struct tw_open *o = &tw->tw_open[track];
 	uint64_t ns = rec_ns(tw, r);
 	if (ns > tw->tw_last_ns)
@@ -742,28 +873,21 @@ static void rec_handle(struct smarm__obs_trace *tw, const struct tw_ent *e)
 	}
 	switch (r->tr_kind) {
 	case SMARM__TR_RUN_IN:
-		slice_end(tw, track, ns, "lost"); /* INV-1 */
-		slice_begin(tw, track, r->tr_a, ns);
-		if (r->tr_b != 0) { /* back from a wait: its flow's end */
-			struct tw_flow h = { 0, ns, track, true, false };
-			flow_half(tw, flow_key(r->tr_a, r->tr_c), &h);
-		}
+		run_in(tw, track, ns, r->tr_a, r->tr_b != 0, r->tr_c);
 		return;
 	case SMARM__TR_RUN_OUT:
-		if (!o->to_open || o->to_pid != r->tr_a)
-			return;
-		if (r->tr_c & SMARM__TRACE_PARKED) { /* the park, then */
-			struct smarm__trace_rec pk = {
-				.tr_ts = r->tr_ts,
-				.tr_a = r->tr_a,
-				.tr_b = r->tr_b,
-				.tr_c = r->tr_c >> 8 & 0xff,
-				.tr_kind = SMARM__TR_PARK,
-			};
-			instant(tw, track, ns, &pk);
-		}
-		slice_end(tw, track, ns, intent_text(r->tr_c & 0xff));
+		run_out(tw, track, ns, r->tr_a, r->tr_b,
+			r->tr_c & SMARM__TRACE_PARKED, r->tr_c >> 8 & 0xff,
+			r->tr_c & 0xff);
 		return;
+	case SMARM__TR_SWITCH: {
+		uint32_t c = r->tr_c;
+		run_out(tw, track, ns, r->tr_a, 0, c & SMARM__TRACE_SW_PARKED,
+			c >> 3 & 7, c & 7);
+		run_in(tw, track, ns, r->tr_b, c & SMARM__TRACE_SW_WOKEN,
+		       c >> SMARM__TRACE_SW_EPOCH_SHIFT);
+		return;
+	}
 	case SMARM__TR_WAKE: {
 		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
 				     false, false };
@@ -804,33 +928,26 @@ static bool drain_pass(struct smarm__obs_trace *tw)
 	struct smarm__trace *t = tw->tw_t;
 	size_t n = 0;
 	bool more = false;
+	/* Room for every ring's pass, taken straight into the batch. */
+	if (tw->tw_batch_cap < (size_t)t->tc_n * TRACE_TAKE) {
+		size_t cap = (size_t)t->tc_n * TRACE_TAKE;
+		struct smarm__trace_rec *b =
+			realloc(tw->tw_batch, cap * sizeof *b);
+		if (b == NULL) {
+			tw->tw_failed = true;
+			return false;
+		}
+		tw->tw_batch = b;
+		tw->tw_batch_cap = cap;
+	}
 	for (uint32_t i = 0; i < t->tc_n; i++) {
-		struct smarm__trace_rec tmp[256];
-		uint32_t got, total = 0;
+		uint32_t got = smarm__trace_take(&t->tc_ring[i],
+						 tw->tw_batch + n, TRACE_TAKE);
 		tw->tw_open[i].to_at = n;
-		do {
-			got = smarm__trace_take(&t->tc_ring[i], tmp, 256);
-			if (n + got > tw->tw_batch_cap) {
-				size_t cap = tw->tw_batch_cap * 2 + 1024;
-				struct tw_ent *b =
-					realloc(tw->tw_batch, cap * sizeof *b);
-				if (b == NULL) {
-					tw->tw_failed = true;
-					return false;
-				}
-				tw->tw_batch = b;
-				tw->tw_batch_cap = cap;
-			}
-			for (uint32_t k = 0; k < got; k++) {
-				tw->tw_batch[n].te_r = tmp[k];
-				tw->tw_batch[n].te_src = i;
-				n++;
-			}
-			total += got;
-		} while (got == 256 && total < TRACE_TAKE);
-		if (got == 256)
-			more = true;
+		n += got;
 		tw->tw_open[i].to_end = n;
+		if (got == TRACE_TAKE)
+			more = true;
 	}
 	/* Each ring's run is in time order (TRACE-2): merge the runs, the
 	 * earliest head first, a tie to the lower ring (no sort). */
@@ -841,14 +958,14 @@ static bool drain_pass(struct smarm__obs_trace *tw)
 			const struct tw_open *o = &tw->tw_open[i];
 			if (o->to_at < o->to_end &&
 			    (best == UINT32_MAX ||
-			     tw->tw_batch[o->to_at].te_r.tr_ts < ts)) {
+			     tw->tw_batch[o->to_at].tr_ts < ts)) {
 				best = i;
-				ts = tw->tw_batch[o->to_at].te_r.tr_ts;
+				ts = tw->tw_batch[o->to_at].tr_ts;
 			}
 		}
 		if (best == UINT32_MAX)
 			break;
-		rec_handle(tw, &tw->tw_batch[tw->tw_open[best].to_at++]);
+		rec_handle(tw, best, &tw->tw_batch[tw->tw_open[best].to_at++]);
 	}
 	out_flush(tw);
 	return more;
@@ -927,6 +1044,7 @@ int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
 	if (rc != 0)
 		goto err_close;
 	tw->tw_t = smarm__trace_of(n);
+	tw->tw_ns_q40 = smarm__cycles_to_ns(1ull << 40);
 	tw->tw_open = calloc(tw->tw_t->tc_n, sizeof *tw->tw_open);
 	if (tw->tw_open == NULL) {
 		rc = SMARM_ENOMEM;

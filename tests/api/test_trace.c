@@ -7,9 +7,10 @@
  * written against Perfetto's field numbers) by tests/python/
  * check_trace.py, which checks the slices nest per track, every flow
  * has both ends inside slices, tracks are named and the scenario's
- * events are there. A tiny ring under load drops and counts, never
- * blocks. The checker's path and the interpreter come from the
- * environment (SMARM_TEST_TRACE_CHECK, SMARM_TEST_PYTHON).
+ * events are there. A hibernating actor's waits show as parks, with
+ * the sends that wake it as flows. A tiny ring under load drops and
+ * counts, never blocks. The checker's path and the interpreter come
+ * from the environment (SMARM_TEST_TRACE_CHECK, SMARM_TEST_PYTHON).
  */
 #include "harness.h"
 
@@ -192,6 +193,94 @@ START_TEST(test_trace_full_ring_drops_counted)
 }
 END_TEST
 
+/* ------------------------------------------------------ hibernation */
+
+struct hib {
+	smarm_chan_t *in; /* ints; its close ends the hibernator */
+	int got;
+};
+
+/* The hibernator's every run after the first (a fresh stack). */
+static void hib_step(void *arg)
+{
+	struct hib *h = arg;
+	int v;
+	int rc;
+	while ((rc = smarm_chan_try_recv(h->in, &v)) == 0)
+		h->got++;
+	if (rc != SMARM_EAGAIN)
+		return; /* closed: it ends normally */
+	HARNESS_EQ(smarm_hibernate(h->in, hib_step, h), 0); /* no return */
+}
+
+static void hib_body(void *arg)
+{
+	struct hib *h = arg;
+	HARNESS_EQ(smarm_hibernate(h->in, hib_step, h), 0); /* no return */
+}
+
+/* The root parks only on sleeps and a join, never on a message: every
+ * "park message" of the trace is one of the hibernator's. */
+static void hib_root(void *arg)
+{
+	struct hib *h = arg;
+	smarm_node_t *node = smarm_node_current();
+	smarm_pid_t pid;
+	int v = 1;
+	HARNESS_EQ(smarm_chan_alloc(&h->in, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&pid, hib_body, h, NULL), 0);
+	/* Each send finds it hibernated: a wake, not a queued element. */
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, 1));
+	HARNESS_EQ(smarm_chan_send(h->in, &v), 0);
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, 2));
+	HARNESS_EQ(smarm_chan_send(h->in, &v), 0);
+	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, 3));
+	HARNESS_EQ(smarm_chan_sender_free(h->in), 0); /* the close wakes it */
+	HARNESS_EQ(smarm_actor_join(pid, NULL, NULL), 0);
+	HARNESS_EQ(h->got, 2);
+	smarm_chan_receiver_free(h->in);
+}
+
+/* A hibernation is a wait's park: the slice that hibernates ends with a
+ * park instant, and the send that wakes it is a flow (regression: a
+ * hibernation used to show no park). */
+static void hib_traced(const char *kind, const char *ext)
+{
+	char path[1024];
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	struct hib h = { 0 };
+	int how = -1;
+	tmp_path(path, sizeof path, ext);
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
+					      harness_workers(2)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_trace(cfg, path, SMARM_TRACE_AUTO),
+			 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, hib_root, &h, &how, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(how, SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	ck_assert_int_eq(check(kind, path, "'park message~3' 'send~2'"), 0);
+	tmp_remove(path);
+}
+
+START_TEST(test_trace_json_hibernation_is_a_park)
+{
+	hib_traced("json", ".json");
+}
+END_TEST
+
+START_TEST(test_trace_proto_hibernation_is_a_park)
+{
+	hib_traced("proto", ".pftrace");
+}
+END_TEST
+
 /* SMARM_TRACE_FILE traces a node whose config names no file. */
 START_TEST(test_trace_env_var_enables)
 {
@@ -255,6 +344,8 @@ Suite *smarm_test_trace_suite(void)
 	tcase_add_test(tc, test_trace_proto_ping_pong_decodes_with_flows);
 	tcase_add_test(tc, test_trace_explicit_format_wins);
 	tcase_add_test(tc, test_trace_env_var_enables);
+	tcase_add_test(tc, test_trace_json_hibernation_is_a_park);
+	tcase_add_test(tc, test_trace_proto_hibernation_is_a_park);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 120);
