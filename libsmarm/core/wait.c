@@ -69,11 +69,12 @@
  *          gives its stack back once its sp is saved, before the
  *          park's state change (sched.c hibernate_return), so a wake
  *          on another worker cannot resume it in between (WAIT-2). Its
- *          body is then hib_resume: the next run, whatever woke it,
- *          starts there on a fresh stack, where a stop is observed with
- *          the wait still installed (WAIT-4: the undo hook runs), and
- *          otherwise goes on at the caller's continuation, which
- *          re-checks its primitive (WAIT-5).
+ *          body is then the caller's continuation: the next run,
+ *          whatever woke it, starts there on a fresh stack, and its
+ *          first call, smarm__wait_resumed, observes a stop with the
+ *          wait still installed (WAIT-4: the undo hook runs) and
+ *          otherwise uninstalls it; the continuation re-checks its
+ *          primitive (WAIT-5).
  *
  * Ownership: a struct smarm__wait lives on the waiting actor's stack for
  * the duration of the call (a hibernation's, off it, until its
@@ -185,28 +186,17 @@ void smarm__wait_undo_current(struct smarm__slot *s)
 		w->wt_undo(w);
 }
 
-/* The continuation rides in the slot's arg (the wait is in s->wait):
- * no word of it in every struct smarm__wait. */
-union hib_cont {
-	void (*fn)(void *);
-	void *p;
-};
-_Static_assert(sizeof(union hib_cont) == sizeof(void *), "a code pointer");
-
-/* WAIT-10: the first code of a hibernated actor's next run. */
-static void hib_resume(void *arg)
+struct smarm__wait *smarm__wait_resumed(void)
 {
-	union hib_cont c = { .p = arg };
 	struct smarm__slot *me = smarm__current();
 	struct smarm__wait *w = me->wait; /* WAIT-4: installed */
 	smarm__observe_stop(me);	  /* a stop ends it here, undo first */
 	me->wait = NULL;
-	c.fn(w->wt_arg);
+	return w;
 }
 
-int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *))
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg)
 {
-	union hib_cont c = { .fn = fn };
 	struct smarm__slot *me = w->wt_me;
 	/* Inside a runtime callback or an exit, frames that must return
 	 * are on the stack. */
@@ -216,8 +206,11 @@ int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *))
 	if ((rc = wait_install(w)) != 0)
 		return rc;
 	smarm__observe_stop(me);
-	me->fn = hib_resume;
-	me->arg = c.p;
+	/* The body's words are free once it has run: the next run starts
+	 * at fn(arg), which finds w in the slot (smarm__wait_resumed), so
+	 * a hibernated wait keeps no word of its own for either. */
+	me->fn = fn;
+	me->arg = arg;
 	smarm__switch_out(me, SMARM__INTENT_HIBERNATE);
 	__builtin_unreachable(); /* the stack is gone (WAIT-10) */
 }

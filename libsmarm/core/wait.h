@@ -134,18 +134,24 @@ void smarm__wait_refuse(struct smarm__slot *me, bool on);
 /*
  * smarm__wait_park, giving up the stack (WAIT-10): the actor parks in
  * the round opened last, its stack goes back to the pool, and once woken
- * (or stopped: the undo hook runs, as for a park) it starts over on a
- * fresh stack at fn(w's undo arg, the primitive's context), with no
- * frame of the caller left; fn returning ends the actor normally. w,
- * and whatever the primitive stored, must not be on the stack: it lives
- * until fn is called. A caller that found its primitive ready after the
- * open wakes its own round first (smarm__wait_self_wake), and goes on
- * at fn at once. Returns only
- * on an error, as smarm__wait_park does: SMARM_EAGAIN (WAIT-9) or
- * SMARM_ENOMEM (the deadline's timer), or SMARM_ESTATE inside a runtime
- * callback or an exit (frames there must return).
+ * (or stopped) it starts over on a fresh stack at fn(arg), with no frame
+ * of the caller left; fn returning ends the actor normally. fn's first
+ * call must be smarm__wait_resumed. w, and whatever the primitive
+ * stored, must not be on the stack: it lives until fn is called. A
+ * caller that found its primitive ready after the open wakes its own
+ * round first (smarm__wait_self_wake), and goes on at fn at once.
+ * Returns only on an error, as smarm__wait_park does: SMARM_EAGAIN
+ * (WAIT-9) or SMARM_ENOMEM (the deadline's timer), or SMARM_ESTATE
+ * inside a runtime callback or an exit (frames there must return).
  */
-int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *));
+int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg);
+
+/*
+ * The first call of a hibernated actor's continuation (WAIT-10): a stop
+ * ends the actor here, its wait's undo hook first (WAIT-4); otherwise
+ * the wait it hibernated in is uninstalled and returned.
+ */
+struct smarm__wait *smarm__wait_resumed(void);
 
 /* Wake w's open round from its own actor (it stays runnable: its next
  * park or hibernation returns at once). */

@@ -1299,32 +1299,56 @@ int smarm__chan_send_after(struct smarm_node *n, smarm_chan_t *ch,
  * malloc'd, since the actor gives up its stack (core/wait.h WAIT-10).
  * The arm is a select arm's (report only: nothing is handed over), so
  * a send queues its element and wakes the actor, which takes it in fn.
+ * Nothing else: the caller's arg rides in the slot (the continuation's
+ * argument, core/wait.h), its fn in the wait's undo arg, the record is
+ * found from the wait, the cell from the handle, and hand says whether
+ * the arm is (or was) in ch's FIFO. At 104 bytes it is a 112 B malloc
+ * chunk, a third of what a hibernated actor holds besides its slot and
+ * its channel (docs/benchmarks.md).
  */
 struct chan_hib {
-	struct smarm__wait hb_w;
-	struct smarm__chan_rx hb_rec;
-	smarm_chan_t *hb_ch;
-	const smarm_chan_t *hb_h;
-	void (*hb_fn)(void *);
-	void *hb_arg;
-	bool hb_armed; /* hb_rec is (or was) in ch's FIFO */
+	struct smarm__wait hb_w;      /* wt_arg: the caller's fn */
+	struct smarm__chan_rx hb_rec; /* hand 0: not armed */
+	const smarm_chan_t *hb_h;     /* the caller's handle */
 };
+_Static_assert(sizeof(struct chan_hib) <= 104, "a 112 B malloc chunk");
 
-static int hib_wait(struct chan_hib *hb);
+/* The caller's fn, in the wait's undo arg. */
+union hib_fn {
+	void (*fn)(void *);
+	void *p;
+};
+_Static_assert(sizeof(union hib_fn) == sizeof(void *), "a code pointer");
+
+static struct chan_hib *hib_of(struct smarm__wait *w)
+{
+	return (struct chan_hib *)((char *)w - offsetof(struct chan_hib, hb_w));
+}
+
+/* hb's cell: the handle was decoded at the call, and cells are type
+ * stable (core/handle.h), so its address part names it still. */
+static smarm_chan_t *hib_chan(const struct chan_hib *hb)
+{
+	return (smarm_chan_t *)((uintptr_t)hb->hb_h & SMARM__HANDLE_ADDR_MASK);
+}
+
+static int hib_wait(struct chan_hib *hb, void *arg);
 
 /* Leave ch; true: ready (an element, closed, or no receivers). */
 static bool hib_leave(struct chan_hib *hb)
 {
-	if (!hb->hb_armed)
+	bool ready;
+	if (hb->hb_rec.hand == 0)
 		return true; /* it was ready at the arm */
-	hb->hb_armed = false;
-	return smarm__chan_disarm_ready(hb->hb_ch, &hb->hb_rec);
+	ready = smarm__chan_disarm_ready(hib_chan(hb), &hb->hb_rec);
+	hb->hb_rec.hand = 0;
+	return ready;
 }
 
 /* Undo hook (core/wait.h): a stop ends the actor in its hibernation. */
 static void hib_undo(struct smarm__wait *w)
 {
-	struct chan_hib *hb = w->wt_arg;
+	struct chan_hib *hb = hib_of(w);
 	(void)hib_leave(hb);
 	free(hb);
 }
@@ -1333,31 +1357,30 @@ static void hib_undo(struct smarm__wait *w)
  * is ready, else hibernate again (woken is not ready, WAIT-5). */
 static void hib_resume(void *arg)
 {
-	struct chan_hib *hb = arg;
-	void (*fn)(void *) = hb->hb_fn;
-	void *fn_arg = hb->hb_arg;
+	struct chan_hib *hb = hib_of(smarm__wait_resumed());
+	union hib_fn c = { .p = hb->hb_w.wt_arg };
 	int rc;
 	if (!hib_leave(hb)) {
-		rc = hib_wait(hb); /* returns only on an error */
+		rc = hib_wait(hb, arg); /* returns only on an error */
 		smarm_actor_crash(rc);
 	}
 	free(hb);
-	fn(fn_arg);
+	c.fn(arg);
 }
 
 /* One round: open, arm, hibernate. Returns only on an error, with hb
  * freed and nothing registered. */
-static int hib_wait(struct chan_hib *hb)
+static int hib_wait(struct chan_hib *hb, void *arg)
 {
 	bool ready = false;
 	int rc;
 	hb->hb_rec.wt = smarm__wait_open(&hb->hb_w); /* WAIT-1 */
-	rc = smarm__chan_arm(hb->hb_ch, hb->hb_h, &hb->hb_rec, &ready);
+	hb->hb_rec.hand = 0;
+	rc = smarm__chan_arm(hib_chan(hb), hb->hb_h, &hb->hb_rec, &ready);
 	if (rc == 0) {
-		hb->hb_armed = !ready;
 		if (ready) /* go on at once, from a fresh stack */
 			smarm__wait_self_wake(&hb->hb_w);
-		rc = smarm__wait_hibernate(&hb->hb_w, hib_resume); /* (hb) */
+		rc = smarm__wait_hibernate(&hb->hb_w, hib_resume, arg);
 		(void)hib_leave(hb);
 	}
 	smarm__wait_retire(&hb->hb_w); /* WAIT-6 */
@@ -1368,19 +1391,17 @@ static int hib_wait(struct chan_hib *hb)
 int smarm__chan_hibernate(struct smarm__slot *me, smarm_chan_t *ch,
 			  const smarm_chan_t *h, void (*fn)(void *), void *arg)
 {
+	union hib_fn c = { .fn = fn };
 	struct smarm__wait w;
 	struct chan_hib *hb;
 	/* A safe point first, before anything is allocated. */
-	smarm__wait_init(&w, me, 0, hib_undo, NULL);
+	smarm__wait_init(&w, me, 0, hib_undo, c.p);
 	hb = malloc(sizeof *hb);
 	if (hb == NULL)
 		return SMARM_ENOMEM;
+	(void)ch; /* hib_chan finds it from h */
+	SMARM_ASSERT(hib_chan(&(struct chan_hib){ .hb_h = h }) == ch);
 	hb->hb_w = w;
-	hb->hb_w.wt_arg = hb;
-	hb->hb_ch = ch;
 	hb->hb_h = h;
-	hb->hb_fn = fn;
-	hb->hb_arg = arg;
-	hb->hb_armed = false;
-	return hib_wait(hb);
+	return hib_wait(hb, arg);
 }

@@ -154,7 +154,8 @@ int smarm__mbox_wait(struct smarm__slot *me, struct smarm__mbox *mb,
 static void mbox_resume(void *arg)
 {
 	struct smarm__mbox *mb = arg;
-	mbox_unregister(mb); /* woken: a band, the timer, ... */
+	(void)smarm__wait_resumed(); /* &mb->mb_hw */
+	mbox_unregister(mb);	     /* woken: a band, the timer, ... */
 	mb->mb_hfn(mb->mb_harg);
 }
 
@@ -181,8 +182,8 @@ int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
 		smarm__wait_retire(w); /* WAIT-6 */
 		return 0;
 	}
-	rc = smarm__wait_hibernate(w, mbox_resume); /* mbox_resume(mb) */
-	mbox_unregister(mb);			    /* it did not hibernate */
+	rc = smarm__wait_hibernate(w, mbox_resume, mb);
+	mbox_unregister(mb); /* it did not hibernate */
 	smarm__wait_retire(w);
 	return rc;
 }
