@@ -56,6 +56,8 @@
  */
 #include "obs.h"
 
+#include "../core/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -209,23 +211,6 @@ static const char *intent_text(uint32_t intent)
 		return "preempt async";
 	case SMARM__INTENT_SLICE:
 		return "preempt safe point";
-	}
-	return "?";
-}
-
-static const char *exit_text(uint32_t how)
-{
-	switch (how) {
-	case SMARM_EXIT_NORMAL:
-		return "normal";
-	case SMARM_EXIT_CRASHED:
-		return "crashed";
-	case SMARM_EXIT_STOPPED:
-		return "stopped";
-	case SMARM_EXIT_SHUTDOWN:
-		return "shutdown";
-	case SMARM_EXIT_FAULT:
-		return "fault";
 	}
 	return "?";
 }
@@ -722,7 +707,7 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	const char *sname = "";
 	switch (r->tr_kind) {
 	case SMARM__TR_EXIT:
-		s = exit_text(r->tr_c);
+		s = smarm__log_how((int)r->tr_c); /* as reports say it */
 		sname = "outcome";
 		name_cat(buf, sizeof buf, "exit ", s);
 		name = buf;
