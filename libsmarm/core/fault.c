@@ -127,7 +127,7 @@ bool smarm__fault_contain(const siginfo_t *si, void *uc, const char **why)
 	else if (!smarm__uc_mask_is_workers(w, uc))
 		*why = "the signal mask was not the worker's (in a signal "
 		       "handler, or changed by the actor)";
-	else if (aborted && !smarm__called_by_actors(uc, top, &pc))
+	else if (aborted && !smarm__called_by_actors(s, uc, top, &pc))
 		*why = "abort() was not called by the actor's own code";
 	else if (!aborted && !smarm__text_is_actors(pc))
 		*why = "the code was not the actor's own (libc, the loader, "

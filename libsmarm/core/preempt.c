@@ -486,23 +486,26 @@ static void ret_patch_forget_stale(struct smarm__slot *s, uintptr_t pc,
 }
 
 /*
- * Handler side, for an actor deferred in libc text: patch the return of
- * its outermost libc frame into allowed text. True if a patch is in
- * place (made now or before).
- */
-/*
  * Handler side: unwind f, an interrupted frame in libc (a registered
  * object: uw_obj_of), through libc's frames alone up to the first return
  * into preemptible text, reading the stack only in [lo, hi). True: f is
- * that frame (its pc the return address, ra_slot where it is kept).
+ * that frame (its pc the return address, ra_slot where it is kept). s,
+ * if not NULL, is the actor whose stack it is: a return ret_patch
+ * redirected to the stub is read as the one it replaced.
  */
-static bool unwind_to_actors(struct smarm__frame *f, uintptr_t lo, uintptr_t hi)
+static bool unwind_to_actors(struct smarm__frame *f, uintptr_t lo, uintptr_t hi,
+			     const struct smarm__slot *s)
 {
 	for (int i = 0; i < MAX_UNWIND_FRAMES; i++) {
 		const struct uw_obj *o =
 			uw_obj_of(f->first ? f->pc : f->pc - 1);
 		if (o == NULL || !smarm__unwind_step(o->eh_hdr, f, lo, hi))
 			return false;
+		/* A patched return (ret_patch) reads as the stub: the call
+		 * returns where the patch says. */
+		if (s != NULL && s->ret_pc != 0 && f->ra_slot == s->ret_slot &&
+		    f->pc == (uintptr_t)(void *)smarm__preempt_ret_stub)
+			f->pc = s->ret_pc;
 		if (text_preemptible(f->pc))
 			return true;
 	}
@@ -523,7 +526,7 @@ static int ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 	ret_patch_forget_stale(s, f.pc, f.sp);
 	if (s->ret_pc != 0)
 		return DEFER_PATCHED;
-	if (!unwind_to_actors(&f, f.sp, hi))
+	if (!unwind_to_actors(&f, f.sp, hi, NULL))
 		return in_runtime_text(f.pc) ? DEFER_RUNTIME : DEFER_TEXT;
 	if (ra_reader(f.fn))
 		return DEFER_TEXT; /* see ra_readers */
@@ -533,7 +536,8 @@ static int ret_patch(struct smarm__slot *s, const ucontext_t *uc)
 	return DEFER_PATCHED;
 }
 
-bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc)
+bool smarm__called_by_actors(const struct smarm__slot *s, const void *uc,
+			     uintptr_t hi, uintptr_t *pc)
 {
 	struct smarm__frame f;
 	unsigned phase = atomic_load(&gp_phase) & 1;
@@ -542,7 +546,7 @@ bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc)
 		return false; /* no unwind tables (a shadow stack) */
 	atomic_fetch_add(&gp_readers[phase], 1);
 	smarm__uc_frame(uc, &f);
-	yes = unwind_to_actors(&f, f.sp, hi);
+	yes = unwind_to_actors(&f, f.sp, hi, s);
 	*pc = f.pc;
 	atomic_fetch_sub_explicit(&gp_readers[phase], 1, memory_order_release);
 	return yes;

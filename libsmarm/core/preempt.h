@@ -59,9 +59,12 @@ bool smarm__uc_mask_is_workers(const struct smarm__worker *w, const void *uc);
 /*
  * Whether the interrupted context uc is in libc, called from an actor's
  * own code (as above) through libc's frames alone: abort() called by the
- * actor (fault.c); *pc is then where that call returns to. The stack is
- * read below hi only. Async-signal-safe.
+ * actor (fault.c); *pc is then where that call returns to. s is the
+ * actor running there: a return of its patched for a preemption
+ * (INV-P5) is followed to its real target. The stack is read below hi
+ * only. Async-signal-safe.
  */
-bool smarm__called_by_actors(const void *uc, uintptr_t hi, uintptr_t *pc);
+bool smarm__called_by_actors(const struct smarm__slot *s, const void *uc,
+			     uintptr_t hi, uintptr_t *pc);
 
 #endif /* SMARM_CORE_PREEMPT_H */

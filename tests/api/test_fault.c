@@ -32,6 +32,7 @@
 #undef NDEBUG /* a release build too: the assert() below must fail */
 #include <assert.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -618,6 +619,76 @@ START_TEST(test_fault_abort_contained)
 }
 END_TEST
 
+/*
+ * abort() from inside a libc call whose return was patched for a
+ * preemption (preempt.c INV-P5: a signal that finds an actor in libc
+ * text makes the call return into a stub). __assert_fail formatting a
+ * 64 MiB assertion runs in libc for tens of ms with 1 ms slices, so
+ * signals land there and patch its return into the actor; it then
+ * calls abort(), whose unwind must read through the patch to the
+ * actor's code (it found the stub in libsmarm instead and left the
+ * abort fatal: seen once beside a parallel build, where a worker thread
+ * kept off its CPU made a short assert look long).
+ */
+#define BIG_ASSERT ((size_t)64 << 20)
+static char *big_assert;
+
+static void big_assert_body(void *arg)
+{
+	(void)arg;
+	__assert_fail(big_assert, __FILE__, __LINE__, __func__);
+}
+
+static void big_assert_root(void *arg)
+{
+	smarm_pid_t p;
+	(void)arg;
+	HARNESS_CHECK(smarm_actor_spawn(&p, big_assert_body, NULL, NULL) == 0);
+	HARNESS_CHECK(smarm_actor_join(p, &abort_how[0], &abort_reason[0]) ==
+		      0);
+}
+
+START_TEST(test_fault_abort_in_a_patched_libc_call_contained)
+{
+	smarm_config_t *cfg = NULL;
+	smarm_node_t *node = NULL;
+	int err = dup(2), null = open("/dev/null", O_WRONLY);
+	ck_assert_int_ge(err, 0);
+	ck_assert_int_ge(null, 0);
+	ck_assert_ptr_nonnull(big_assert = malloc(BIG_ASSERT + 1));
+	memset(big_assert, 'x', BIG_ASSERT);
+	big_assert[BIG_ASSERT] = '\0';
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, 2), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
+					      (int64_t)MS(1)),
+			 0);
+	ck_assert_int_eq(smarm_config_set_logger(cfg, count_reports, NULL), 0);
+	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
+	smarm_config_free(cfg);
+	atomic_store(&crash_reports, 0);
+	harness_checks_reset();
+	/* The 64 MiB message goes to /dev/null, not the test's log. */
+	ck_assert_int_eq(dup2(null, 2), 2);
+	ck_assert_int_eq(smarm_node_run(node, big_assert_root, NULL, NULL,
+					NULL),
+			 0);
+	ck_assert_int_eq(dup2(err, 2), 2);
+	close(err);
+	close(null);
+	harness_checks_assert();
+	ck_assert_int_eq(abort_how[0], SMARM_EXIT_FAULT);
+	ck_assert_int_eq(abort_reason[0], SIGABRT);
+	/* The signals did land in libc and were deferred there. */
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_PREEMPT_DEFERRED), 0);
+	smarm_node_close(node);
+	ck_assert_int_eq(atomic_load(&crash_reports), 1);
+	free(big_assert);
+}
+END_TEST
+
 /* --------------------------------------------- a gen_server of a plugin */
 
 static const smarm_behaviour_t *probe;
@@ -967,6 +1038,7 @@ Suite *smarm_test_fault_suite(void)
 	tcase_add_test(tc, test_fault_supervisor_weighs_faults);
 	tcase_add_test(tc, test_fault_in_a_gen_server);
 	tcase_add_test(tc, test_fault_abort_contained);
+	tcase_add_test(tc, test_fault_abort_in_a_patched_libc_call_contained);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fatal");
 	tcase_set_timeout(tc, 120);
