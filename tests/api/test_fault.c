@@ -13,8 +13,9 @@
  * or terminate ends as one that crashed there: a start returns the
  * fault, a pending call its error, terminate and destroy run, a fault in
  * terminate becomes the exit reason. With the option at 2, abort() and a
- * failed assert() in an actor's code end it too (reason SIGABRT); at 1
- * they stay fatal. 10,000 faults in a row leave
+ * failed assert() in an actor's code end it too (reason SIGABRT), also
+ * from inside a libc call whose return a preemption patched; at 1 they
+ * stay fatal. 10,000 faults in a row leave
  * nothing behind (live actors, slots, stacks, the names and monitors
  * each held, the reports each said).
  * What stays fatal is run in a child process, whose stderr is captured:
