@@ -22,11 +22,29 @@
 __thread struct smarm__trace_ring *smarm__tls_trace
 	__attribute__((tls_model("initial-exec")));
 
+void smarm__trace_kick(struct smarm__trace *t)
+{
+	if (atomic_exchange_explicit(&t->tc_kick, 1, memory_order_release) ==
+	    0)
+		smarm__futex_wake((uint32_t *)&t->tc_kick, 1);
+}
+
+void smarm__trace_wait(struct smarm__trace *t, uint64_t ns)
+{
+	if (atomic_load_explicit(&t->tc_kick, memory_order_acquire) == 0)
+		smarm__futex_wait((uint32_t *)&t->tc_kick, 0, ns);
+	atomic_store_explicit(&t->tc_kick, 0, memory_order_relaxed);
+}
+
 bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
 {
-	/* Looks full: the consumer may have moved since. */
+	/* Looks half full: the consumer may have moved since. */
 	r->tr_tail_seen =
 		atomic_load_explicit(&r->tr_tail, memory_order_acquire);
+	/* Still: wake the writer, once until it has taken the kick. */
+	if (h - r->tr_tail_seen > r->tr_half &&
+	    atomic_load_explicit(&r->tr_t->tc_kick, memory_order_relaxed) == 0)
+		smarm__trace_kick(r->tr_t);
 	if (h - r->tr_tail_seen <= r->tr_mask)
 		return true;
 	atomic_store_explicit(
@@ -41,7 +59,7 @@ static inline struct smarm__trace_rec *ring_room(struct smarm__trace_ring *r,
 						 uint64_t *head)
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	if (h - r->tr_tail_seen > r->tr_mask && !smarm__trace_room_slow(r, h))
+	if (h - r->tr_tail_seen > r->tr_half && !smarm__trace_room_slow(r, h))
 		return NULL;
 	*head = h;
 	return &r->tr_buf[h & r->tr_mask];
@@ -112,7 +130,9 @@ int smarm__trace_enable(struct smarm_node *n, uint32_t cap)
 	struct smarm__trace *t;
 	uint32_t nr = (uint32_t)n->workers_n + 1;
 	SMARM_ASSERT(cap != 0 && (cap & (cap - 1)) == 0);
-	t = calloc(1, sizeof *t);
+	t = aligned_alloc(64, sizeof *t);
+	if (t != NULL)
+		memset(t, 0, sizeof *t);
 	if (t == NULL)
 		return SMARM_ENOMEM;
 	t->tc_ring = aligned_alloc(64, nr * sizeof *t->tc_ring);
@@ -133,6 +153,8 @@ int smarm__trace_enable(struct smarm_node *n, uint32_t cap)
 			return SMARM_ENOMEM;
 		}
 		r->tr_mask = cap - 1;
+		r->tr_half = cap / 2;
+		r->tr_t = t;
 	}
 	t->tc_t0 = smarm__cycles_fast();
 	n->trace = t;

@@ -26,10 +26,13 @@
  * node's workers (the epoll thread, a host thread waking an actor),
  * whose producers serialise on a spin flag. The consumer is the writer
  * thread. Producer: read head (its own), compare with the tail it last
- * saw, and only if that looks full read the consumer's tail (acquire);
- * full after that: count a drop and return (never block); else write
- * the record and publish head (release). Consumer: read head (acquire),
- * copy records, publish tail (release). core/ring.h's ring is a deque
+ * saw, and only if that looks more than half full read the consumer's
+ * tail (acquire): still more than half full, wake the writer (tc_kick,
+ * once until the writer takes it); full, count a drop and return (never
+ * block); else write the record and publish head (release). Consumer:
+ * read head (acquire), copy records, publish tail (release). So the
+ * writer drains a ring that fills fast when it is half full, not only
+ * at its period. core/ring.h's ring is a deque
  * under its owner's lock, the wrong tool for a lock-free SPSC hand-off
  * between threads, hence this one.
  *
@@ -136,7 +139,9 @@ _Static_assert(sizeof(struct smarm__trace_rec) == 64, "a record is a line");
 struct smarm__trace_ring {
 	struct smarm__trace_rec *tr_buf; /* tr_mask + 1 records */
 	uint64_t tr_mask;
-	_Atomic uint32_t tr_spin; /* the foreign ring's producers' flag */
+	uint64_t tr_half;	   /* (tr_mask + 1) / 2: past it, the slow path */
+	struct smarm__trace *tr_t; /* the tracer (its tc_kick) */
+	_Atomic uint32_t tr_spin;  /* the foreign ring's producers' flag */
 	/* producer's line */
 	_Alignas(64) _Atomic uint64_t tr_head;
 	uint64_t tr_tail_seen;	     /* the consumer's tail, last read */
@@ -147,6 +152,12 @@ struct smarm__trace_ring {
 
 /* A node's tracer: tc_n rings, the last one the foreign threads'. */
 struct smarm__trace {
+	/*
+	 * The writer's wake word (a futex): 1 asks it to drain now. A
+	 * producer past half a ring sets it and wakes the writer, which
+	 * clears it before each drain and sleeps on it for its period.
+	 */
+	_Alignas(64) _Atomic uint32_t tc_kick;
 	uint32_t tc_n;
 	uint64_t tc_t0; /* cycles at enable: the trace's time 0 */
 	struct smarm__trace_ring *tc_ring;
@@ -160,8 +171,9 @@ extern __thread struct smarm__trace_ring *smarm__tls_trace
 void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 		      uint64_t b, uint32_t c, const char *name);
 
-/* TRACE-1: r looked full at head h; true if the consumer has made room
- * since, else the drop is counted (out of line: rare). Producer side. */
+/* TRACE-1: r looked more than half full at head h: the writer is woken
+ * if it still is; true if there is room, else the drop is counted (out
+ * of line: rare). Producer side. */
 bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h);
 
 /*
@@ -174,7 +186,7 @@ static inline void smarm__trace_put_hot(struct smarm__trace_ring *r, int kind,
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
 	struct smarm__trace_rec *e;
-	if (SMARM_UNLIKELY(h - r->tr_tail_seen > r->tr_mask) &&
+	if (SMARM_UNLIKELY(h - r->tr_tail_seen > r->tr_half) &&
 	    !smarm__trace_room_slow(r, h))
 		return;
 	e = &r->tr_buf[h & r->tr_mask];
@@ -237,6 +249,10 @@ struct smarm__trace *smarm__trace_of(const struct smarm_node *n);
 /* Consumer: copy up to max records out of r, oldest first; how many. */
 uint32_t smarm__trace_take(struct smarm__trace_ring *r,
 			   struct smarm__trace_rec *out, uint32_t max);
+/* Wake t's writer to drain now (any thread). */
+void smarm__trace_kick(struct smarm__trace *t);
+/* Writer side: wait until kicked or ns passed, then take the kick. */
+void smarm__trace_wait(struct smarm__trace *t, uint64_t ns);
 /* Records dropped on full rings, all of t's rings summed. */
 uint64_t smarm__trace_dropped(const struct smarm__trace *t);
 

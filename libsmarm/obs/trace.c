@@ -5,7 +5,8 @@
  * a trace file, Chrome Trace Event JSON or Perfetto's protobuf, both
  * encoded by hand here (no JSON or protobuf library).
  *
- * Design. Every TRACE_PERIOD_MS (and when the run ends, and at close)
+ * Design. Every TRACE_PERIOD_MS (and when the run ends, at close, and
+ * when a ring is past half full: core/trace.h)
  * the writer takes what each ring holds, merges the rings' runs (each
  * in time order) by timestamp and turns each record into events:
  *   - RUN_IN/RUN_OUT pairs of one ring become the actor's slice on that
@@ -46,8 +47,10 @@
  * Ownership: the obs subsystem's per-node state holds the writer
  * (smarm__obs_trace_open .. _close); the writer thread alone touches
  * its tables and buffer between those.
- * Locking: tw_mu guards tw_stop and tw_kick (the requests to the
- * thread); nothing else is shared but the rings (their own protocol).
+ * Locking: none. The requests to the thread are tw_stop (atomic) and
+ * the tracer's kick word (core/trace.h smarm__trace_kick, which a
+ * producer past half a ring also sets); nothing else is shared but the
+ * rings (their own protocol).
  * Invariants: INV-1 at most one slice is open per track, and an event
  * is written only for a slice that was opened. INV-2 every flow written
  * has both ends. INV-3 the file holds whole events (JSON lines, proto
@@ -64,6 +67,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,10 +115,7 @@ struct smarm__obs_trace {
 	int tw_serial;
 	pthread_t tw_thr;
 	bool tw_thr_on;
-	pthread_mutex_t tw_mu;
-	pthread_cond_t tw_cv;
-	bool tw_stop; /* tw_mu: close asked the thread to finish */
-	bool tw_kick; /* tw_mu: drain now */
+	atomic_bool tw_stop; /* close asked the thread to finish */
 	/* the thread's own */
 	struct smarm__trace_rec *tw_batch; /* the rings' runs, one by one */
 	size_t tw_batch_cap;
@@ -962,21 +963,10 @@ static void *trace_main(void *arg)
 	bool stop = false;
 	smarm__thread_name("trace", -1);
 	while (!stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += TRACE_PERIOD_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_mutex_lock(&tw->tw_mu);
-		while (!tw->tw_stop && !tw->tw_kick)
-			if (pthread_cond_timedwait(&tw->tw_cv, &tw->tw_mu,
-						   &ts) == ETIMEDOUT)
-				break;
-		stop = tw->tw_stop;
-		tw->tw_kick = false;
-		pthread_mutex_unlock(&tw->tw_mu);
+		/* A period, or until kicked (a run's end, close, a ring past
+		 * half full). */
+		smarm__trace_wait(tw->tw_t, TRACE_PERIOD_MS * 1000000ull);
+		stop = atomic_load(&tw->tw_stop);
 		while (drain_pass(tw) && !tw->tw_failed)
 			;
 	}
@@ -1035,8 +1025,6 @@ int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
 		rc = SMARM_ENOMEM;
 		goto err_disable;
 	}
-	pthread_mutex_init(&tw->tw_mu, NULL);
-	pthread_cond_init(&tw->tw_cv, NULL);
 	if (tw->tw_fmt == SMARM_TRACE_JSON)
 		json_meta(tw);
 	else
@@ -1056,8 +1044,6 @@ int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
 	return 0;
 
 err_free:
-	pthread_mutex_destroy(&tw->tw_mu);
-	pthread_cond_destroy(&tw->tw_cv);
 	free(tw->tw_open);
 	free(tw->tw_buf);
 err_disable:
@@ -1072,20 +1058,15 @@ void smarm__obs_trace_kick(struct smarm__obs_trace *tw)
 {
 	if (tw == NULL)
 		return;
-	pthread_mutex_lock(&tw->tw_mu);
-	tw->tw_kick = true;
-	pthread_cond_signal(&tw->tw_cv);
-	pthread_mutex_unlock(&tw->tw_mu);
+	smarm__trace_kick(tw->tw_t);
 }
 
 void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
 {
 	if (tw == NULL)
 		return;
-	pthread_mutex_lock(&tw->tw_mu);
-	tw->tw_stop = true;
-	pthread_cond_signal(&tw->tw_cv);
-	pthread_mutex_unlock(&tw->tw_mu);
+	atomic_store(&tw->tw_stop, true);
+	smarm__trace_kick(tw->tw_t);
 	pthread_join(tw->tw_thr, NULL);
 	/* No worker runs: what is left is final. Close the open slices. */
 	while (drain_pass(tw) && !tw->tw_failed)
@@ -1100,8 +1081,6 @@ void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
 	out_flush(tw);
 	close(tw->tw_fd);
 	smarm__trace_disable(n);
-	pthread_mutex_destroy(&tw->tw_mu);
-	pthread_cond_destroy(&tw->tw_cv);
 	free(tw->tw_open);
 	free(tw->tw_batch);
 	free(tw->tw_buf);

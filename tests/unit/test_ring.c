@@ -9,10 +9,15 @@
  * bounded size, in-place compaction by two walks, reuse once empty, and
  * a thread's cache of free segments up to its cap (QUEUE-6), and the
  * chains of discarded queues it keeps unread until tidied (QUEUE-7).
+ * And the tracer's rings (core/trace.h): a producer past half a ring
+ * wakes the writer once until it takes the kick, a full ring drops and
+ * counts, and the consumer's take makes room.
  */
 #include "harness.h"
 
+#include "core/node.h"
 #include "core/ring.h"
+#include "core/trace.h"
 
 #define U64 sizeof(uint64_t)
 
@@ -531,6 +536,49 @@ START_TEST(test_ring_remove_at_and_find_across_the_wrap)
 }
 END_TEST
 
+/* ------------------------------------------------------- trace rings */
+
+START_TEST(test_trace_ring_past_half_kicks_the_writer_once)
+{
+	struct smarm_node *n = calloc(1, sizeof *n);
+	struct smarm__trace *t;
+	struct smarm__trace_ring *r;
+	struct smarm__trace_rec out[8];
+	ck_assert_ptr_nonnull(n);
+	n->workers_n = 1;
+	ck_assert_int_eq(smarm__trace_enable(n, 8), 0);
+	t = smarm__trace_of(n);
+	r = &t->tc_ring[0];
+	/* Up to half the ring and one more: nobody is woken. */
+	for (int i = 0; i < 5; i++)
+		smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, (uint64_t)i, 0);
+	ck_assert_uint_eq(atomic_load(&t->tc_kick), 0);
+	/* Past half: the writer is asked to drain now. */
+	smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, 5, 0);
+	ck_assert_uint_eq(atomic_load(&t->tc_kick), 1);
+	/* Taken (its wait returns at once), and asked again while the ring
+	 * stays past half. */
+	smarm__trace_wait(t, MS(5000));
+	ck_assert_uint_eq(atomic_load(&t->tc_kick), 0);
+	smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, 6, 0);
+	smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, 7, 0);
+	ck_assert_uint_eq(atomic_load(&t->tc_kick), 1);
+	/* Full: one more is dropped and counted, never blocks. */
+	smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, 8, 0);
+	ck_assert_uint_eq(smarm__trace_dropped(t), 1);
+	/* The consumer's take makes room, oldest first. */
+	ck_assert_uint_eq(smarm__trace_take(r, out, 8), 8);
+	for (int i = 0; i < 8; i++)
+		ck_assert_uint_eq(out[i].tr_b, (uint64_t)i);
+	smarm__trace_wait(t, MS(5000));
+	smarm__trace_put_hot(r, SMARM__TR_SPAWN, 0, 9, 0);
+	ck_assert_uint_eq(atomic_load(&t->tc_kick), 0);
+	ck_assert_uint_eq(smarm__trace_dropped(t), 1);
+	smarm__trace_disable(n);
+	free(n);
+}
+END_TEST
+
 Suite *smarm_test_ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -551,6 +599,9 @@ Suite *smarm_test_ring_suite(void)
 	tcase_add_test(tc, test_queue_segments_cached_up_to_the_cap);
 	tcase_add_test(tc, test_queue_discard_pending_until_tidied);
 	tcase_add_test(tc, test_queue_compaction_keeps_order_and_trims);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("trace");
+	tcase_add_test(tc, test_trace_ring_past_half_kicks_the_writer_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
