@@ -615,12 +615,11 @@ static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	int rc;
 
 	sv->sv_cur = e;
-	sv->sv_deferred = false;
 	sv->sv_err_set = false;
 	smarm__bhv_invoke_block(op, bhv_msg_block(&e->en_msg), sv->sv_state, cx,
 				&r);
 	sv->sv_cur = NULL;
-	if (op->op_kind == BHV_CALL && !sv->sv_deferred) {
+	if (e->en_reply != NULL) { /* a call not deferred to a token */
 		if (SMARM_UNLIKELY(sv->sv_err_set)) { /* {error, Reason} */
 			v.type = SMARM_T_I64;
 			v.len = 0;
@@ -968,10 +967,7 @@ static void gs_end(struct smarm_gs_ctx *sv)
 			      e != NULL ? e->en_op->op_name : NULL);
 	if (e != NULL) {
 		sv->sv_cur = NULL;
-		if (e->en_op->op_kind == BHV_CALL && !sv->sv_deferred)
-			smarm__bhv_reply_send(e->en_reply, e->en_seq,
-					      SMARM_EDOWN, NULL);
-		env_release(e);
+		smarm__bhv_env_free(e);
 	}
 }
 

@@ -65,7 +65,6 @@ struct smarm_gs_ctx {
 	struct bhv_env sv_one;
 	unsigned sv_bi, sv_bn;	      /* owner-written; the observer reads them
 					 (relaxed atomics both sides) */
-	bool sv_deferred;	      /* its reply went to a token */
 	bool sv_err_set;	      /* the call answers an error: */
 	intptr_t sv_err;	      /* ... with this reason */
 	struct bhv_node *sv_stats;    /* its node's counters */

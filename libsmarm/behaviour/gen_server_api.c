@@ -135,11 +135,11 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	if (tok == NULL)
 		return SMARM_EINVAL;
 	e = cx->sv_cur;
-	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+	if (e == NULL || e->en_reply == NULL) /* no call, or deferred */
 		return SMARM_ESTATE;
 	rc = smarm__bhv_token_new(cx, e->en_op, e->en_reply, e->en_seq, tok);
 	if (rc == 0)
-		cx->sv_deferred = true;
+		e->en_reply = NULL; /* the token's now */
 	return rc;
 }
 
@@ -150,7 +150,7 @@ int smarm_gs_reply_error(smarm_gs_ctx_t *cx, intptr_t reason)
 	if (rc != 0)
 		return rc;
 	e = cx->sv_cur;
-	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+	if (e == NULL || e->en_reply == NULL)
 		return SMARM_ESTATE;
 	cx->sv_err_set = true;
 	cx->sv_err = reason;

@@ -360,8 +360,8 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 
 	ev.ev_kind = op->op_kind;
 	ev.ev_op = op->op_index;
-	ev.ev_args = e->en_msg; /* its block passes */
-	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
+	ev.ev_args = e->en_msg;	  /* its block passes */
+	ev.ev_call = e->en_reply; /* a call's (casts and infos: NULL) */
 	ev.ev_seq = e->en_seq;
 	if (smarm__sm_step(&s->sm_m, &ev))
 		sm_stopped(s, false);
