@@ -1156,10 +1156,12 @@ static void label(const struct smarm_behaviour *b)
 }
 
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
-		    const struct bhv_engine *en, const char *name,
-		    smarm_chan_t *start, bool sup, void *alloc, const void *cx,
-		    unsigned tag)
+		    const struct bhv_engine *en, const char *args,
+		    const char *name, smarm_chan_t *start, bool sup,
+		    void *alloc, const void *cx, unsigned tag)
 {
+	int (*create)(const char *, void **) =
+		be->bh_sm != NULL ? be->bh_sm->create : be->bh_gs.create;
 	int rc;
 
 	sv->sv_be = be;
@@ -1188,7 +1190,13 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   sv->sv_inbox);
-	return rc != 0 ? smarm__bhv_start_failed(sv, NULL, rc) : 0;
+	if (rc != 0)
+		return smarm__bhv_start_failed(sv, NULL, rc);
+	rc = create != NULL ? create(args, &sv->sv_state) : 0;
+	if (rc != 0)
+		return smarm__bhv_start_failed(sv, "create", rc);
+	sv->sv_created = create != NULL;
+	return 0;
 }
 
 static const struct bhv_engine gs_engine = {
@@ -1265,14 +1273,10 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 
 	if (sv == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	rc = smarm__bhv_open(sv, be, &gs_engine, name, start, sup, sv, sv,
+	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, sv, sv,
 			     BHV_SELF_SERVER);
 	if (rc != 0)
 		return rc;
-	rc = d->create(args, &sv->sv_state);
-	if (rc != 0)
-		return smarm__bhv_start_failed(sv, "create", rc);
-	sv->sv_created = true;
 	sv->sv_in_init = true;
 	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
 	sv->sv_in_init = false;

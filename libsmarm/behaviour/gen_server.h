@@ -137,14 +137,14 @@ struct bhv_start {
 /*
  * Open sv (zeroed, in alloc, which its end frees) of be on the calling
  * actor with engine en: mailbox, end (cleanup handler), context cx
- * tagged tag, name, published inbox. 0, or a status with alloc freed
- * and the start reported; a failure after the end is pushed ends the
- * actor.
+ * tagged tag, name, published inbox, then be's create (if any) of args.
+ * 0, or a status with alloc freed and the start reported; a failure
+ * after the end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
-		    const struct bhv_engine *en, const char *name,
-		    smarm_chan_t *start, bool sup, void *alloc, const void *cx,
-		    unsigned tag);
+		    const struct bhv_engine *en, const char *args,
+		    const char *name, smarm_chan_t *start, bool sup,
+		    void *alloc, const void *cx, unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */

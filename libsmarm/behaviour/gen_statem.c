@@ -479,17 +479,11 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	if (s == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	s->sm_en = en;
-	rc = smarm__bhv_open(&s->sm_gs, be, &sm_engine, name, start, sup, s,
-			     &s->sm_m, BHV_SELF_MACHINE);
+	rc = smarm__bhv_open(&s->sm_gs, be, &sm_engine, args, name, start, sup,
+			     s, &s->sm_m, BHV_SELF_MACHINE);
 	if (rc != 0)
 		return rc;
 	s->sm_gs.sv_armed = &s->sm_m.m_narmed;
-	if (d->create != NULL) {
-		rc = d->create(args, &s->sm_gs.sv_state);
-		if (rc != 0)
-			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
-		s->sm_gs.sv_created = true;
-	}
 	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks,
 			    s->sm_gs.sv_state);
 	if (rc != 0)
