@@ -988,14 +988,14 @@ int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
 	return status;
 }
 
-/* Report the start's outcome to whoever waits for it (once). */
-static void start_report(struct smarm_gs_ctx *sv, int rc)
+/* Report the start's outcome (rc, why) to whoever waits for it (once). */
+static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 {
 	if (sv->sv_reported)
 		return;
 	sv->sv_reported = true;
 	if (sv->sv_start != NULL) {
-		start_send(sv->sv_start, rc, sv->sv_start_why);
+		start_send(sv->sv_start, rc, why);
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
@@ -1015,11 +1015,12 @@ static void start_report(struct smarm_gs_ctx *sv, int rc)
 void smarm__bhv_started(struct smarm_gs_ctx *sv)
 {
 	sv->sv_started = true;
-	start_report(sv, 0);
+	start_report(sv, 0, 0);
 }
 
 int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 {
+	int st = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
 	char why[64];
 	if (stage != NULL) /* OTP's report of an init's {stop, R} */
 		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
@@ -1028,12 +1029,10 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 				"%s failed, reason %s%s", stage,
 				smarm__log_code(rc, why, sizeof why),
 				rc > 0 ? " (outside its contract)" : "");
-	sv->sv_start_why = rc;
-	sv->sv_start_rc = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
-	start_report(sv, sv->sv_start_rc);
+	start_report(sv, st, rc);
 	sv->sv_stop = true; /* terminate does not run (not started) */
 	smarm_actor_exit();
-	return sv->sv_start_rc;
+	return st;
 }
 
 static void mailbox_free(struct smarm_gs_ctx *sv)
@@ -1065,15 +1064,11 @@ static void end_fin(void *arg)
 	mailbox_free(sv);
 	tokens_end(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
-	if (sv->sv_start != NULL && !sv->sv_reported) {
-		/* Ended unreported: init crashed, or a kill. */
+	if (sv->sv_start != NULL) { /* unreported: init crashed, a kill */
 		int how;
-		intptr_t code = sv->sv_start_why;
-		if (sv->sv_start_rc == 0)
-			smarm__self_exit_info(&how, &code);
-		start_send(sv->sv_start,
-			   sv->sv_start_rc != 0 ? sv->sv_start_rc : SMARM_EDOWN,
-			   code);
+		intptr_t code;
+		smarm__self_exit_info(&how, &code);
+		start_send(sv->sv_start, SMARM_EDOWN, code);
 		sv->sv_start = NULL;
 	}
 	smarm__bhv_plugin_unref(be);

@@ -36,9 +36,8 @@ struct smarm_gs_ctx {
 	const size_t *sv_armed;	     /* the engine's armed timers: sv_ntimers,
 					a machine's m_narmed */
 	uint64_t sv_timer_seq;	     /* the last timer id */
-	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
-	int sv_start_rc;	     /* the failed start's status */
-	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
+	smarm_chan_t *sv_start;	     /* a starter waits here until the start
+					is reported, or NULL */
 	bool sv_sup;		     /* report to a supervisor */
 	smarm_pid_t sv_taken_by;     /* the holder of the name it found
 					taken (OTP's already_started) */
