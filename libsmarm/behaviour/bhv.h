@@ -426,6 +426,14 @@ void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
 
 /* ==== Envelopes and replies (gen_server.c) ==== */
 
+/* A stop's how that a behaviour may give (smarm_gs_stop, smarm_sm_stop_with,
+ * smarm_server_stop). */
+static inline bool bhv_stop_how_ok(int how)
+{
+	return how == SMARM_EXIT_NORMAL || how == SMARM_EXIT_SHUTDOWN ||
+	       how == SMARM_EXIT_CRASHED;
+}
+
 /* Free both ends of a channel this layer made and alone uses. */
 static inline void bhv_chan_free(smarm_chan_t *ch)
 {

@@ -60,8 +60,7 @@ int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	    how != SMARM_EXIT_CRASHED)
+	if (!bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	smarm__gs_stop(cx, how, reason);
 	return 0;
@@ -766,9 +765,7 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 	smarm_signal_t sig;
 	int rc;
 
-	if (s == NULL ||
-	    (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	     how != SMARM_EXIT_CRASHED))
+	if (s == NULL || !bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	rc = end_server(s, true, how, reason, timeout_ns, &sig);
 	if (rc == SMARM_ENONAME || (rc == 0 && sig.how == SMARM_EXIT_NOPROC))

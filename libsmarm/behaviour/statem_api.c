@@ -217,22 +217,12 @@ SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
 	return rc != 0 ? rc : cx->m_h->sh_token(cx, ev, tok);
 }
 
-SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
-{
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	cx->m_stop = true;
-	return 0;
-}
-
 SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason)
 {
 	int rc = sm_cx(cx, SM_CB);
 	if (rc != 0)
 		return rc;
-	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	    how != SMARM_EXIT_CRASHED)
+	if (!bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	if (!cx->m_stop) { /* the first stop of a callback wins */
 		cx->m_stop_how = how;
@@ -240,6 +230,12 @@ SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason)
 	}
 	cx->m_stop = true;
 	return 0;
+}
+
+/* How and reason are 0 (NORMAL) until the first stop sets them. */
+SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
+{
+	return smarm_sm_stop_with(cx, SMARM_EXIT_NORMAL, 0);
 }
 
 SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,
