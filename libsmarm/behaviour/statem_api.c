@@ -185,24 +185,25 @@ SMARM_API int smarm_sm_set_queue_limit(smarm_sm_ctx_t *cx, uint32_t limit)
 	return cx->m_h->sh_queue_limit(cx, limit);
 }
 
-SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx)
+/* Both hibernate calls: now, or else after ns idle (sh_hibernate). */
+static int sm_hibernate(smarm_sm_ctx_t *cx, bool now, uint64_t ns)
 {
 	int rc = sm_cx(cx, SM_CB);
 	if (rc != 0)
 		return rc;
 	if (cx->m_h->sh_hibernate == NULL)
 		return SMARM_ESTATE;
-	return cx->m_h->sh_hibernate(cx, true, 0);
+	return cx->m_h->sh_hibernate(cx, now, ns);
+}
+
+SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx)
+{
+	return sm_hibernate(cx, true, 0);
 }
 
 SMARM_API int smarm_sm_set_hibernate_after(smarm_sm_ctx_t *cx, uint64_t ns)
 {
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	if (cx->m_h->sh_hibernate == NULL)
-		return SMARM_ESTATE;
-	return cx->m_h->sh_hibernate(cx, false, ns);
+	return sm_hibernate(cx, false, ns);
 }
 
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
