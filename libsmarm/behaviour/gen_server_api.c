@@ -738,8 +738,7 @@ static int end_server(struct smarm_server *s, bool stop, int how,
 	/* A closed inbox or a pid gone: its Down, due, says how it ended. No
 	 * inbox at all: no server, whose end might never come. */
 	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
-		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-		bhv_chan_free(ch);
+		(void)down_wait(ch, ref, 0, sig);
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
 	return down_wait(ch, ref, timeout_ns, sig);
