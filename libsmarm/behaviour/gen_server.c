@@ -92,25 +92,6 @@ struct bhv_node {
 	struct bhv_served bn_served[SMARM__MAX_WORKERS]; /* by worker id */
 };
 
-/* Take a new batch once sv's is consumed: false if none is queued. */
-static bool inbox_refill(struct smarm_gs_ctx *sv);
-
-/*
- * The next inbox envelope without waiting: the batch's oldest, else a
- * new batch; NULL: none queued. It stays in the batch, the caller's to
- * consume, valid until the next take.
- */
-static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
-{
-	unsigned i;
-	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
-		return NULL;
-	i = sv->sv_bi;
-	/* Relaxed: the observer reads it (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[i];
-}
-
 /* Add sv's unflushed count to its worker's line (struct bhv_node). */
 static inline void served_flush(struct smarm_gs_ctx *sv)
 {
@@ -126,6 +107,45 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 			memory_order_relaxed);
 		sv->sv_served = 0;
 	}
+}
+
+/* Take a new batch once sv's is consumed: false if none is queued. */
+static bool inbox_refill(struct smarm_gs_ctx *sv)
+{
+	struct bhv_env *buf = sv->sv_batch;
+	size_t max = BHV_BATCH, n;
+	smarm_chan_t *ch;
+	served_flush(sv);
+	if (buf == NULL)
+		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
+	if (buf == NULL) { /* out of memory: one at a time */
+		buf = &sv->sv_one;
+		max = 1;
+	}
+	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
+	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
+		return false;
+	sv->sv_buf = buf;
+	/* Relaxed stores: the observer reads them (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * The next inbox envelope without waiting: the batch's oldest, else a
+ * new batch; NULL: none queued. It stays in the batch, the caller's to
+ * consume, valid until the next take.
+ */
+static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+{
+	unsigned i;
+	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
+		return NULL;
+	i = sv->sv_bi;
+	/* Relaxed: the observer reads it (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
+	return &sv->sv_buf[i];
 }
 
 /*
@@ -752,28 +772,6 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 		timer_remove(sv, t); /* could not re-arm: it ends */
 	served(sv, false);
 	gs_env(sv, &e);
-}
-
-static bool inbox_refill(struct smarm_gs_ctx *sv)
-{
-	struct bhv_env *buf = sv->sv_batch;
-	size_t max = BHV_BATCH, n;
-	smarm_chan_t *ch;
-	served_flush(sv);
-	if (buf == NULL)
-		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
-	if (buf == NULL) { /* out of memory: one at a time */
-		buf = &sv->sv_one;
-		max = 1;
-	}
-	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
-		return false;
-	sv->sv_buf = buf;
-	/* Relaxed stores: the observer reads them (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
-	return true;
 }
 
 static void batch_drop(struct smarm_gs_ctx *sv)

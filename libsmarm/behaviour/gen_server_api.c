@@ -530,26 +530,6 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 	return 0;
 }
 
-static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
-			struct bhv_env *e);
-
-/* Send op to s in envelope *e, whose packed arguments pass (freed on
- * failure); a call's answer goes to (reply, seq). */
-static int send_op(struct smarm_server *s, const struct bhv_op *op,
-		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
-{
-	e->en_be = s->sc_be;
-	e->en_op = op;
-	e->en_reply = reply;
-	e->en_seq = seq;
-	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
-	if (s->sc_inbox != NULL && !s->sc_named &&
-	    !call_to_self(s, op->op_kind, s->sc_pid) &&
-	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
-		return 0;
-	return send_op_slow(s, op, e);
-}
-
 /* send_op's every other case: resolve, look the inbox up, send. */
 __attribute__((noinline)) static int
 send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
@@ -583,6 +563,23 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
 	return 0;
+}
+
+/* Send op to s in envelope *e, whose packed arguments pass (freed on
+ * failure); a call's answer goes to (reply, seq). */
+static int send_op(struct smarm_server *s, const struct bhv_op *op,
+		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
+{
+	e->en_be = s->sc_be;
+	e->en_op = op;
+	e->en_reply = reply;
+	e->en_seq = seq;
+	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
+	if (s->sc_inbox != NULL && !s->sc_named &&
+	    !call_to_self(s, op->op_kind, s->sc_pid) &&
+	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
+		return 0;
+	return send_op_slow(s, op, e);
 }
 
 /* Check a client's arguments, find opname of kind and pack args (or the
