@@ -173,7 +173,8 @@ int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 /* A type's protocol spelling ("i64", ..., "tuple"), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 
-/* An operation kind's spelling ("cast", "call", "info"), NULL if none. */
+/* An event kind's spelling (SMARM_SM_*: an operation's "cast", "call"
+ * and "info", then a machine's other events), "?" if none. */
 const char *smarm__bhv_kind_name(int kind);
 
 /* Tuple tu's spelling, "(i32, f64)", into buf (cut to len); buf. */

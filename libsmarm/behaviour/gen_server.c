@@ -928,7 +928,9 @@ void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op)
 {
-	const char *kn = smarm__bhv_kind_name(kind);
+	const char *kn = kind >= BHV_CAST && kind <= BHV_INFO
+				 ? smarm__bhv_kind_name(kind)
+				 : "event";
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
@@ -942,11 +944,8 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   why)
 			: smarm__log_code(reason, why, sizeof why),
 		op != NULL ? "while handling " : "between requests",
-		op == NULL   ? ""
-		: kn != NULL ? kn
-			     : "event",
-		op != NULL ? " '" : "", op != NULL ? op : "",
-		op != NULL ? "'" : "");
+		op != NULL ? kn : "", op != NULL ? " '" : "",
+		op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
 void smarm__bhv_end_how(struct smarm_gs_ctx *sv)
