@@ -1088,10 +1088,8 @@ static void bhv_end(void *arg)
 
 	sv->sv_en->en_end(sv);
 	may_block = sv->sv_stop;
-	while (sv->sv_ntimers > 0) {
-		(void)smarm_timer_cancel(sv->sv_timers[0].gt_tm);
-		timer_remove(sv, &sv->sv_timers[0]);
-	}
+	while (sv->sv_ntimers > 0)
+		(void)smarm__gs_timer_cancel(sv, sv->sv_timers[0].gt_id);
 	free(sv->sv_timers);
 	if (!sv->sv_started || term == NULL) {
 		end_fin(sv);
