@@ -784,15 +784,16 @@ static void batch_drop(struct smarm_gs_ctx *sv)
 	sv->sv_batch = NULL;
 }
 
-/* Make band *ch (signals or timer fires) of sv's mailbox if missing. */
+/* Make band *ch of sv's mailbox (elements of esz bytes, freed unread by
+ * dtor) if missing. */
 static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
-		     unsigned band)
+		     void (*dtor)(void *), unsigned band)
 {
 	smarm_chan_t *h;
 	int rc;
 	if (*ch != NULL)
 		return 0;
-	rc = smarm_chan_alloc(&h, esz, NULL);
+	rc = smarm_chan_alloc(&h, esz, dtor);
 	if (rc != 0)
 		return rc;
 	rc = smarm__mbox_attach(&sv->sv_mb, band, h);
@@ -805,7 +806,7 @@ static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
 
 int smarm__gs_sig_band(struct smarm_gs_ctx *sv)
 {
-	return band_make(sv, &sv->sv_sig, sizeof(smarm_signal_t),
+	return band_make(sv, &sv->sv_sig, sizeof(smarm_signal_t), NULL,
 			 BHV_BAND_SIGNAL);
 }
 
@@ -824,7 +825,7 @@ int smarm__gs_trap(struct smarm_gs_ctx *sv)
 
 int smarm__gs_tick_band(struct smarm_gs_ctx *sv)
 {
-	return band_make(sv, &sv->sv_tick, sizeof(struct bhv_tick),
+	return band_make(sv, &sv->sv_tick, sizeof(struct bhv_tick), NULL,
 			 BHV_BAND_TIMER);
 }
 
@@ -1115,13 +1116,8 @@ static int mailbox_make(struct smarm_gs_ctx *sv)
 {
 	int rc;
 	smarm__mbox_init(&sv->sv_mb);
-	rc = smarm_chan_alloc(&sv->sv_inbox, sizeof(struct bhv_env),
-			      smarm__bhv_env_free);
-	if (rc != 0) {
-		sv->sv_inbox = NULL;
-		return rc;
-	}
-	rc = smarm__mbox_attach(&sv->sv_mb, BHV_BAND_INBOX, sv->sv_inbox);
+	rc = band_make(sv, &sv->sv_inbox, sizeof(struct bhv_env),
+		       smarm__bhv_env_free, BHV_BAND_INBOX);
 	if (rc == 0)
 		rc = smarm__chan_set_limit(sv->sv_inbox,
 					   SMARM_QUEUE_LIMIT_DEFAULT);
