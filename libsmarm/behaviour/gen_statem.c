@@ -187,13 +187,6 @@ static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
 	return (int32_t)r.s;
 }
 
-/* Free an event's block (an exit signal's event has none). */
-static void ev_release(struct smarm__sm_ev *ev)
-{
-	if (ev->ev_kind != SMARM_SM_EXIT)
-		smarm__bhv_msg_free(&ev->ev_args);
-}
-
 static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 {
 	const struct bhv_op *op;
@@ -207,7 +200,8 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL);
 		ev->ev_call = NULL;
 	}
-	ev_release(ev);
+	if (ev->ev_kind != SMARM_SM_EXIT) /* an exit's event has no block */
+		smarm__bhv_msg_free(&ev->ev_args);
 }
 
 static int h_timer(smarm_sm_ctx_t *m, int which, uint64_t ns, uint64_t gen,
