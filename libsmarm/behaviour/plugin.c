@@ -333,12 +333,6 @@ static int check_file(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
-/* Whether uid may own code we load: ourselves or root. */
-static bool trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
 /*
  * Whether group write on st is harmless: the group is root's, or our
  * private one (our egid, named as we are, listing no member but us), as
@@ -400,7 +394,7 @@ static int trust_one(const char *path, const char *dir, const struct stat *st,
 {
 	const char *pre = dir != NULL ? "its directory " : "";
 	const char *is = dir != NULL ? " is " : "";
-	if (!trusted_owner(st->st_uid))
+	if (st->st_uid != 0 && st->st_uid != geteuid())
 		return say(SMARM_EPLUGINPERM, msg, msglen,
 			   "%s: %s%s%sowned by uid %u, neither this user (uid "
 			   "%u) nor root%s",
