@@ -173,7 +173,8 @@ int smarm__bhv_proto_get(const struct bhv_proto *p, const char *name, int kind,
 /* A type's protocol spelling ("i64", ..., "tuple"), "?" if unknown. */
 const char *smarm__bhv_type_name(int type);
 
-/* An operation kind's spelling ("cast", "call", "info"), NULL if none. */
+/* An event kind's spelling (SMARM_SM_*: an operation's "cast", "call"
+ * and "info", then a machine's other events), "?" if none. */
 const char *smarm__bhv_kind_name(int kind);
 
 /* Tuple tu's spelling, "(i32, f64)", into buf (cut to len); buf. */
@@ -425,6 +426,14 @@ void smarm__bhv_plugin_ref(const struct smarm_behaviour *b);
 void smarm__bhv_plugin_unref(const struct smarm_behaviour *b);
 
 /* ==== Envelopes and replies (gen_server.c) ==== */
+
+/* A stop's how that a behaviour may give (smarm_gs_stop, smarm_sm_stop_with,
+ * smarm_server_stop). */
+static inline bool bhv_stop_how_ok(int how)
+{
+	return how == SMARM_EXIT_NORMAL || how == SMARM_EXIT_SHUTDOWN ||
+	       how == SMARM_EXIT_CRASHED;
+}
 
 /* Free both ends of a channel this layer made and alone uses. */
 static inline void bhv_chan_free(smarm_chan_t *ch)

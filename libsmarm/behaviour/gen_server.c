@@ -5,7 +5,7 @@
  * three-band mailbox (signals, timer fires, the inbox), the envelopes
  * carrying operations into it, replies and reply tokens, and the server
  * reports made through the node's logger (core/log.c). gen_statem.c
- * plugs its dispatch (struct bhv_engine) into the same start, loop step
+ * plugs its dispatch (struct bhv_engine) into the same start, loop
  * and end. A server child that finds its name taken tells its
  * supervisor who holds it (OTP's {already_started, Pid}). The mailbox,
  * the engine, batches, calls and tokens are described in
@@ -92,25 +92,6 @@ struct bhv_node {
 	struct bhv_served bn_served[SMARM__MAX_WORKERS]; /* by worker id */
 };
 
-/* Take a new batch once sv's is consumed: false if none is queued. */
-static bool inbox_refill(struct smarm_gs_ctx *sv);
-
-/*
- * The next inbox envelope without waiting: the batch's oldest, else a
- * new batch; NULL: none queued. It stays in the batch, the caller's to
- * consume, valid until the next take.
- */
-static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
-{
-	unsigned i;
-	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
-		return NULL;
-	i = sv->sv_bi;
-	/* Relaxed: the observer reads it (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[i];
-}
-
 /* Add sv's unflushed count to its worker's line (struct bhv_node). */
 static inline void served_flush(struct smarm_gs_ctx *sv)
 {
@@ -126,6 +107,45 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 			memory_order_relaxed);
 		sv->sv_served = 0;
 	}
+}
+
+/* Take a new batch once sv's is consumed: false if none is queued. */
+static bool inbox_refill(struct smarm_gs_ctx *sv)
+{
+	struct bhv_env *buf = sv->sv_batch;
+	size_t max = BHV_BATCH, n;
+	smarm_chan_t *ch;
+	served_flush(sv);
+	if (buf == NULL)
+		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
+	if (buf == NULL) { /* out of memory: one at a time */
+		buf = &sv->sv_one;
+		max = 1;
+	}
+	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
+	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
+		return false;
+	sv->sv_buf = buf;
+	/* Relaxed stores: the observer reads them (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * The next inbox envelope without waiting: the batch's oldest, else a
+ * new batch; NULL: none queued. It stays in the batch, the caller's to
+ * consume, valid until the next take.
+ */
+static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+{
+	unsigned i;
+	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
+		return NULL;
+	i = sv->sv_bi;
+	/* Relaxed: the observer reads it (peek_queue). */
+	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
+	return &sv->sv_buf[i];
 }
 
 /*
@@ -575,8 +595,8 @@ static inline void serve_env(struct smarm_gs_ctx *sv,
 	}
 	if (SMARM_UNLIKELY(op == &smarm__bhv_sys_stop)) {
 		const struct bhv_block *b = bhv_msg_block(&e->en_msg);
-		en->en_stop(sv, (int)b->bk_slots[0].sl_v.i,
-			    (intptr_t)b->bk_slots[1].sl_v.i);
+		smarm__gs_stop(sv, (int)b->bk_slots[0].sl_v.i,
+			       (intptr_t)b->bk_slots[1].sl_v.i);
 		env_release(e);
 		return;
 	}
@@ -615,12 +635,11 @@ static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
 	int rc;
 
 	sv->sv_cur = e;
-	sv->sv_deferred = false;
 	sv->sv_err_set = false;
 	smarm__bhv_invoke_block(op, bhv_msg_block(&e->en_msg), sv->sv_state, cx,
 				&r);
 	sv->sv_cur = NULL;
-	if (op->op_kind == BHV_CALL && !sv->sv_deferred) {
+	if (e->en_reply != NULL) { /* a call not deferred to a token */
 		if (SMARM_UNLIKELY(sv->sv_err_set)) { /* {error, Reason} */
 			v.type = SMARM_T_I64;
 			v.len = 0;
@@ -755,28 +774,6 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	gs_env(sv, &e);
 }
 
-static bool inbox_refill(struct smarm_gs_ctx *sv)
-{
-	struct bhv_env *buf = sv->sv_batch;
-	size_t max = BHV_BATCH, n;
-	smarm_chan_t *ch;
-	served_flush(sv);
-	if (buf == NULL)
-		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
-	if (buf == NULL) { /* out of memory: one at a time */
-		buf = &sv->sv_one;
-		max = 1;
-	}
-	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
-		return false;
-	sv->sv_buf = buf;
-	/* Relaxed stores: the observer reads them (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
-	return true;
-}
-
 static void batch_drop(struct smarm_gs_ctx *sv)
 {
 	while (sv->sv_bi < sv->sv_bn) {
@@ -787,15 +784,16 @@ static void batch_drop(struct smarm_gs_ctx *sv)
 	sv->sv_batch = NULL;
 }
 
-/* Make band *ch (signals or timer fires) of sv's mailbox if missing. */
+/* Make band *ch of sv's mailbox (elements of esz bytes, freed unread by
+ * dtor) if missing. */
 static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
-		     unsigned band)
+		     void (*dtor)(void *), unsigned band)
 {
 	smarm_chan_t *h;
 	int rc;
 	if (*ch != NULL)
 		return 0;
-	rc = smarm_chan_alloc(&h, esz, NULL);
+	rc = smarm_chan_alloc(&h, esz, dtor);
 	if (rc != 0)
 		return rc;
 	rc = smarm__mbox_attach(&sv->sv_mb, band, h);
@@ -808,7 +806,7 @@ static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
 
 int smarm__gs_sig_band(struct smarm_gs_ctx *sv)
 {
-	return band_make(sv, &sv->sv_sig, sizeof(smarm_signal_t),
+	return band_make(sv, &sv->sv_sig, sizeof(smarm_signal_t), NULL,
 			 BHV_BAND_SIGNAL);
 }
 
@@ -827,7 +825,7 @@ int smarm__gs_trap(struct smarm_gs_ctx *sv)
 
 int smarm__gs_tick_band(struct smarm_gs_ctx *sv)
 {
-	return band_make(sv, &sv->sv_tick, sizeof(struct bhv_tick),
+	return band_make(sv, &sv->sv_tick, sizeof(struct bhv_tick), NULL,
 			 BHV_BAND_TIMER);
 }
 
@@ -842,6 +840,10 @@ static void band_free(smarm_chan_t **ch)
 		bhv_chan_free(h);
 }
 
+static void bhv_resume(void *arg);
+
+/* Serve one message, highest band first, waiting at most wait: 0 or
+ * SMARM_ETIMEDOUT. A server that cannot wait ends. */
 static inline int serve_one(struct smarm_gs_ctx *sv,
 			    const struct bhv_engine *en, uint64_t wait)
 {
@@ -877,11 +879,11 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 			return 0;
 		}
 		served_flush(sv);
-		/* Hibernating, it goes on at en_resume: no frame of a
+		/* Hibernating, it goes on at bhv_resume: no frame of a
 		 * callback is on the stack here. */
 		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
 							&sv->sv_mb, wait,
-							en->en_resume, sv)
+							bhv_resume, sv)
 				: smarm__mbox_wait(smarm__current(), &sv->sv_mb,
 						   wait, &band);
 		if (rc == SMARM_ETIMEDOUT)
@@ -891,8 +893,8 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 	}
 }
 
-int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
-		     uint64_t wait)
+static inline int serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
+			uint64_t wait)
 {
 	int rc = serve_one(sv, en, wait);
 	/* A server that never parks passes a safe point now and then. */
@@ -901,19 +903,21 @@ int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	return rc;
 }
 
-void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
-			  bool *hib_timer)
+/* The loop's wait: at most the idle window, or until hibernate_after
+ * passes (*hib_timer: it hibernates at the next wait then). */
+static uint64_t wait_plan(struct smarm_gs_ctx *sv, bool *hib_timer)
 {
-	*wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
+	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
 	*hib_timer = false;
 	if (sv->sv_hib || !sv->sv_hib_set)
-		return;
+		return wait;
 	if (sv->sv_hib_after == 0) {
 		sv->sv_hib = true;
-	} else if (sv->sv_hib_after < *wait) {
-		*wait = sv->sv_hib_after;
+	} else if (sv->sv_hib_after < wait) {
+		wait = sv->sv_hib_after;
 		*hib_timer = true;
 	}
+	return wait;
 }
 
 void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
@@ -922,22 +926,12 @@ void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
 	sv->sv_hib_after = ns;
 }
 
-static void gs_resume(void *arg);
-static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv);
-
-static const struct bhv_engine gs_engine = {
-	.en_signal = on_signal,
-	.en_tick = on_tick,
-	.en_env = gs_env,
-	.en_status = gs_status,
-	.en_stop = smarm__gs_stop,
-	.en_resume = gs_resume,
-};
-
 void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   intptr_t reason, int kind, const char *op)
 {
-	const char *kn = smarm__bhv_kind_name(kind);
+	const char *kn = kind >= BHV_CAST && kind <= BHV_INFO
+				 ? smarm__bhv_kind_name(kind)
+				 : "event";
 	char why[64];
 	if (how != SMARM_EXIT_CRASHED && how != SMARM_EXIT_FAULT)
 		return;
@@ -951,43 +945,28 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 			   why)
 			: smarm__log_code(reason, why, sizeof why),
 		op != NULL ? "while handling " : "between requests",
-		op == NULL   ? ""
-		: kn != NULL ? kn
-			     : "event",
-		op != NULL ? " '" : "", op != NULL ? op : "",
-		op != NULL ? "'" : "");
+		op != NULL ? kn : "", op != NULL ? " '" : "",
+		op != NULL ? op : "", op != NULL ? "'" : "");
 }
 
-/* The server ends, on any path (its cleanup handler): answer the call in
- * progress, cancel the timers, then smarm__bhv_end. */
-static void server_end(void *arg)
+void smarm__bhv_end_how(struct smarm_gs_ctx *sv)
 {
-	struct smarm_gs_ctx *sv = arg;
+	if (!sv->sv_stop)
+		smarm__self_exit_info(&sv->sv_how, &sv->sv_reason);
+}
 
-	sv->sv_end_graceful = sv->sv_stop;
-	sv->sv_end_how = sv->sv_how;
-	sv->sv_end_reason = sv->sv_reason;
-	if (!sv->sv_stop) /* a crash, a kill, an untrapped shutdown */
-		smarm__self_exit_info(&sv->sv_end_how, &sv->sv_end_reason);
-	smarm__bhv_report_end(
-		"server", NULL, sv->sv_end_how, sv->sv_end_reason,
-		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_kind : 0,
-		sv->sv_cur != NULL ? sv->sv_cur->en_op->op_name : NULL);
-	if (sv->sv_cur != NULL) {
-		struct bhv_env *e = sv->sv_cur;
+/* A server's en_end: the call in progress gets SMARM_EDOWN. */
+static void gs_end(struct smarm_gs_ctx *sv)
+{
+	struct bhv_env *e = sv->sv_cur;
+	smarm__bhv_end_how(sv);
+	smarm__bhv_report_end("server", NULL, sv->sv_how, sv->sv_reason,
+			      e != NULL ? e->en_op->op_kind : 0,
+			      e != NULL ? e->en_op->op_name : NULL);
+	if (e != NULL) {
 		sv->sv_cur = NULL;
-		if (e->en_op->op_kind == BHV_CALL && !sv->sv_deferred)
-			smarm__bhv_reply_send(e->en_reply, e->en_seq,
-					      SMARM_EDOWN, NULL);
-		env_release(e);
+		smarm__bhv_env_free(e);
 	}
-	/* Timers go before terminate: none fires after the server. */
-	while (sv->sv_ntimers > 0) {
-		(void)smarm_timer_cancel(sv->sv_timers[0].gt_tm);
-		timer_remove(sv, &sv->sv_timers[0]);
-	}
-	free(sv->sv_timers);
-	smarm__bhv_end(sv);
 }
 
 /* Send a start's outcome into start and give up its sender reference. */
@@ -1007,14 +986,14 @@ int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
 	return status;
 }
 
-/* Report the start's outcome to whoever waits for it (once). */
-static void start_report(struct smarm_gs_ctx *sv, int rc)
+/* Report the start's outcome (rc, why) to whoever waits for it (once). */
+static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 {
 	if (sv->sv_reported)
 		return;
 	sv->sv_reported = true;
 	if (sv->sv_start != NULL) {
-		start_send(sv->sv_start, rc, sv->sv_start_why);
+		start_send(sv->sv_start, rc, why);
 		sv->sv_start = NULL;
 	}
 	if (sv->sv_sup) {
@@ -1034,11 +1013,12 @@ static void start_report(struct smarm_gs_ctx *sv, int rc)
 void smarm__bhv_started(struct smarm_gs_ctx *sv)
 {
 	sv->sv_started = true;
-	start_report(sv, 0);
+	start_report(sv, 0, 0);
 }
 
 int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 {
+	int st = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
 	char why[64];
 	if (stage != NULL) /* OTP's report of an init's {stop, R} */
 		smarm__log_self(SMARM_LOG_ERROR, SMARM_REPORT_SERVER,
@@ -1047,12 +1027,10 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 				"%s failed, reason %s%s", stage,
 				smarm__log_code(rc, why, sizeof why),
 				rc > 0 ? " (outside its contract)" : "");
-	sv->sv_start_why = rc;
-	sv->sv_start_rc = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
-	start_report(sv, sv->sv_start_rc);
+	start_report(sv, st, rc);
 	sv->sv_stop = true; /* terminate does not run (not started) */
 	smarm_actor_exit();
-	return sv->sv_start_rc;
+	return st;
 }
 
 static void mailbox_free(struct smarm_gs_ctx *sv)
@@ -1084,28 +1062,36 @@ static void end_fin(void *arg)
 	mailbox_free(sv);
 	tokens_end(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
-	if (sv->sv_start != NULL && !sv->sv_reported) {
-		/* Ended unreported: init crashed, or a kill. */
+	if (sv->sv_start != NULL) { /* unreported: init crashed, a kill */
 		int how;
-		intptr_t code = sv->sv_start_why;
-		if (sv->sv_start_rc == 0)
-			smarm__self_exit_info(&how, &code);
-		start_send(sv->sv_start,
-			   sv->sv_start_rc != 0 ? sv->sv_start_rc : SMARM_EDOWN,
-			   code);
+		intptr_t code;
+		smarm__self_exit_info(&how, &code);
+		start_send(sv->sv_start, SMARM_EDOWN, code);
 		sv->sv_start = NULL;
 	}
 	smarm__bhv_plugin_unref(be);
 	free(mem);
 }
 
-void smarm__bhv_end(struct smarm_gs_ctx *sv)
+/*
+ * The actor ends, on any path (its cleanup handler): en_end, the timers
+ * (none fires after the server), then terminate (after init; parks
+ * refused unless it stopped), then end_fin. A crash in terminate
+ * becomes the exit reason and the rest still runs.
+ */
+static void bhv_end(void *arg)
 {
+	struct smarm_gs_ctx *sv = arg;
 	const struct smarm_behaviour *be = sv->sv_be;
 	void (*term)(void *, int, intptr_t, bool) =
 		be->bh_sm != NULL ? be->bh_sm->terminate : be->bh_gs.terminate;
-	bool may_block = sv->sv_end_graceful, guarded;
+	bool may_block, guarded;
 
+	sv->sv_en->en_end(sv);
+	may_block = sv->sv_stop;
+	while (sv->sv_ntimers > 0)
+		(void)smarm__gs_timer_cancel(sv, sv->sv_timers[0].gt_id);
+	free(sv->sv_timers);
 	if (!sv->sv_started || term == NULL) {
 		end_fin(sv);
 		return;
@@ -1115,7 +1101,7 @@ void smarm__bhv_end(struct smarm_gs_ctx *sv)
 	/* It must not block: every park fails (wait.c WAIT-9). */
 	if (!may_block)
 		smarm__self_refuse_parks(true);
-	term(sv->sv_state, sv->sv_end_how, sv->sv_end_reason, may_block);
+	term(sv->sv_state, sv->sv_how, sv->sv_reason, may_block);
 	if (!may_block)
 		smarm__self_refuse_parks(false);
 	if (guarded)
@@ -1130,13 +1116,8 @@ static int mailbox_make(struct smarm_gs_ctx *sv)
 {
 	int rc;
 	smarm__mbox_init(&sv->sv_mb);
-	rc = smarm_chan_alloc(&sv->sv_inbox, sizeof(struct bhv_env),
-			      smarm__bhv_env_free);
-	if (rc != 0) {
-		sv->sv_inbox = NULL;
-		return rc;
-	}
-	rc = smarm__mbox_attach(&sv->sv_mb, BHV_BAND_INBOX, sv->sv_inbox);
+	rc = band_make(sv, &sv->sv_inbox, sizeof(struct bhv_env),
+		       smarm__bhv_env_free, BHV_BAND_INBOX);
 	if (rc == 0)
 		rc = smarm__chan_set_limit(sv->sv_inbox,
 					   SMARM_QUEUE_LIMIT_DEFAULT);
@@ -1161,28 +1142,31 @@ static void label(const struct smarm_behaviour *b)
 }
 
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
+		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void (*end)(void *arg), void *arg, const void *cx,
-		    unsigned tag)
+		    void *alloc, const void *cx, unsigned tag)
 {
+	int (*create)(const char *, void **) =
+		be->bh_sm != NULL ? be->bh_sm->create : be->bh_gs.create;
 	int rc;
 
 	sv->sv_be = be;
+	sv->sv_en = en;
 	sv->sv_armed = &sv->sv_ntimers;
 	sv->sv_self = smarm_actor_self();
 	sv->sv_stats =
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
-	sv->sv_alloc = arg;
+	sv->sv_alloc = alloc;
 	smarm__bhv_plugin_ref(be);
 	label(be);
 	rc = mailbox_make(sv);
-	if (rc == 0 && (rc = smarm_cleanup_push(end, arg)) != 0)
+	if (rc == 0 && (rc = smarm_cleanup_push(bhv_end, sv)) != 0)
 		mailbox_free(sv); /* nothing ran: undo by hand */
 	if (rc != 0) {
 		smarm__bhv_plugin_unref(be);
-		free(arg);
+		free(alloc);
 		return smarm__bhv_start_fail(start, sup, rc);
 	}
 	/* From here on end cleans up on every path. */
@@ -1192,7 +1176,78 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   sv->sv_inbox);
-	return rc != 0 ? smarm__bhv_start_failed(sv, NULL, rc) : 0;
+	if (rc != 0)
+		return smarm__bhv_start_failed(sv, NULL, rc);
+	rc = create != NULL ? create(args, &sv->sv_state) : 0;
+	if (rc != 0)
+		return smarm__bhv_start_failed(sv, "create", rc);
+	sv->sv_created = create != NULL;
+	return 0;
+}
+
+static const struct bhv_engine gs_engine = {
+	.en_signal = on_signal,
+	.en_tick = on_tick,
+	.en_env = gs_env,
+	.en_status = gs_status,
+	.en_end = gs_end,
+};
+
+/*
+ * The engine loop, from a start or, on a fresh stack, from a hibernation
+ * (bhv_resume): between callbacks nothing of the server or machine is
+ * on its stack, so it can always start over here. A machine's bh_gs is
+ * zeroed and its idle window 0: no continue, no idle callback. Inlined
+ * in smarm__gs_run too, so a server's dispatch calls are direct.
+ */
+static inline __attribute__((always_inline, noreturn)) void
+engine_loop(struct smarm_gs_ctx *sv, const struct bhv_engine *en)
+{
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	while (!sv->sv_stop) {
+		bool hib_timer;
+		uint64_t wait;
+		if (sv->sv_cont) {
+			sv->sv_cont = false;
+			if (d->handle_continue != NULL)
+				d->handle_continue(sv->sv_state, sv,
+						   sv->sv_tag);
+			continue;
+		}
+		wait = wait_plan(sv, &hib_timer);
+		if (serve(sv, en, wait) != SMARM_ETIMEDOUT)
+			continue;
+		if (hib_timer)
+			sv->sv_hib = true; /* idle that long: hibernate */
+		else if (d->handle_idle != NULL)
+			d->handle_idle(sv->sv_state, sv);
+	}
+	/* The actor ends as the stop said (its end runs terminate):
+	 * monitors, links and a supervisor see that how. */
+	if (sv->sv_how == SMARM_EXIT_CRASHED)
+		smarm_actor_crash(sv->sv_reason);
+	if (sv->sv_how == SMARM_EXIT_SHUTDOWN) /* OTP's {shutdown, X} */
+		smarm__self_exit(SMARM_EXIT_SHUTDOWN, sv->sv_reason);
+	smarm_actor_exit();
+	__builtin_unreachable();
+}
+
+void smarm__bhv_loop(struct smarm_gs_ctx *sv)
+{
+	engine_loop(sv, sv->sv_en);
+}
+
+/* A hibernated server's or machine's next run: its idle window may have
+ * passed. */
+static void bhv_resume(void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	sv->sv_hib = false;
+	if (sv->sv_idle_ns != 0 && smarm__mbox_timed_out(&sv->sv_mb) &&
+	    d->handle_idle != NULL)
+		d->handle_idle(sv->sv_state, sv);
+	smarm__bhv_loop(sv);
 }
 
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
@@ -1204,67 +1259,15 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 
 	if (sv == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	rc = smarm__bhv_open(sv, be, name, start, sup, server_end, sv, sv,
+	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, sv, sv,
 			     BHV_SELF_SERVER);
 	if (rc != 0)
 		return rc;
-	rc = d->create(args, &sv->sv_state);
-	if (rc != 0)
-		return smarm__bhv_start_failed(sv, "create", rc);
-	sv->sv_created = true;
 	sv->sv_in_init = true;
 	rc = d->init != NULL ? d->init(sv->sv_state, sv) : 0;
 	sv->sv_in_init = false;
 	if (rc != 0)
 		return smarm__bhv_start_failed(sv, "init", rc);
 	smarm__bhv_started(sv);
-	gs_loop(sv);
-}
-
-/*
- * The server's loop, from its start or, on a fresh stack, from a
- * hibernation (gs_resume): between callbacks nothing else of the
- * server is on its stack, so it can always start over here.
- */
-static __attribute__((noreturn)) void gs_loop(struct smarm_gs_ctx *sv)
-{
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-	while (!sv->sv_stop) {
-		uint64_t wait;
-		bool hib_timer;
-		if (sv->sv_cont) {
-			sv->sv_cont = false;
-			if (d->handle_continue != NULL)
-				d->handle_continue(sv->sv_state, sv,
-						   sv->sv_tag);
-			continue;
-		}
-		smarm__bhv_wait_plan(sv, &wait, &hib_timer);
-		if (smarm__bhv_serve(sv, &gs_engine, wait) != SMARM_ETIMEDOUT)
-			continue;
-		if (hib_timer)
-			sv->sv_hib = true; /* idle that long: hibernate */
-		else if (d->handle_idle != NULL)
-			d->handle_idle(sv->sv_state, sv);
-	}
-	/* The actor ends as smarm_gs_stop said (server_end runs
-	 * terminate): monitors, links and a supervisor see that how. */
-	if (sv->sv_how == SMARM_EXIT_CRASHED)
-		smarm_actor_crash(sv->sv_reason);
-	if (sv->sv_how == SMARM_EXIT_SHUTDOWN) /* OTP's {shutdown, X} */
-		smarm__self_exit(SMARM_EXIT_SHUTDOWN, sv->sv_reason);
-	smarm_actor_exit();
-	__builtin_unreachable();
-}
-
-/* A hibernated server's next run: its idle window may have passed. */
-static void gs_resume(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
-	sv->sv_hib = false;
-	if (sv->sv_idle_ns != 0 && smarm__mbox_timed_out(&sv->sv_mb) &&
-	    d->handle_idle != NULL)
-		d->handle_idle(sv->sv_state, sv);
-	gs_loop(sv);
+	engine_loop(sv, &gs_engine);
 }

@@ -36,21 +36,19 @@ struct smarm_gs_ctx {
 	const size_t *sv_armed;	     /* the engine's armed timers: sv_ntimers,
 					a machine's m_narmed */
 	uint64_t sv_timer_seq;	     /* the last timer id */
-	smarm_chan_t *sv_start;	     /* a starter waits here, or NULL */
-	int sv_start_rc;	     /* the failed start's status */
-	intptr_t sv_start_why;	     /* ... and its reason (a bad return) */
+	smarm_chan_t *sv_start;	     /* a starter waits here until the start
+					is reported, or NULL */
 	bool sv_sup;		     /* report to a supervisor */
 	smarm_pid_t sv_taken_by;     /* the holder of the name it found
 					taken (OTP's already_started) */
 	bool sv_reported;	     /* the start was reported */
 	bool sv_created, sv_started; /* create, init succeeded */
 	bool sv_in_init;	     /* inside init */
-	bool sv_stop;		     /* end after this callback */
-	int sv_how;		     /* ... with how and reason */
+	bool sv_stop;		     /* end after this callback (its end:
+					terminate may block) */
+	int sv_how;		     /* ... with how and reason; at its end
+					terminate's (smarm__bhv_end_how) */
 	intptr_t sv_reason;
-	int sv_end_how; /* terminate's how and reason */
-	intptr_t sv_end_reason;
-	bool sv_end_graceful;	  /* terminate may block */
 	bool sv_cont;		  /* handle_continue next */
 	uint64_t sv_tag;	  /* ... with this tag */
 	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
@@ -66,51 +64,43 @@ struct smarm_gs_ctx {
 	struct bhv_env sv_one;
 	unsigned sv_bi, sv_bn;	      /* owner-written; the observer reads them
 					 (relaxed atomics both sides) */
-	bool sv_deferred;	      /* its reply went to a token */
 	bool sv_err_set;	      /* the call answers an error: */
 	intptr_t sv_err;	      /* ... with this reason */
 	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
 					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
-	unsigned sv_steps;	      /* loop steps (smarm__bhv_serve) */
+	unsigned sv_steps;	      /* loop steps (smarm__bhv_loop) */
 	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
+	const struct bhv_engine *sv_en; /* its engine's dispatch */
 };
 
 /*
- * An engine's dispatch for smarm__bhv_serve (which itself answers the
- * system messages and refuses other behaviours' requests): en_env takes
- * a request of its behaviour (counted, not freed), en_status fills its
- * part of a status (format_status's return, or 0), en_stop takes a
- * system stop.
+ * An engine's dispatch for the loop and end both run (gen_server.c),
+ * which answer the system messages, refuse other behaviours' requests
+ * and end the actor as sv_stop says: en_env takes a request of its
+ * behaviour (counted, not freed), en_status fills its part of a status
+ * (format_status's return, or 0), en_end (the actor ends, on any path)
+ * sets the end's how (smarm__bhv_end_how), reports it and drops the
+ * message in service, before the timers, terminate and destroy.
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
 	void (*en_tick)(struct smarm_gs_ctx *sv, const struct bhv_tick *t);
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
 	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
-	void (*en_stop)(struct smarm_gs_ctx *sv, int how, intptr_t reason);
-	void (*en_resume)(void *sv); /* after a hibernation: its loop, on a
-					fresh stack (never returns) */
+	void (*en_end)(struct smarm_gs_ctx *sv);
 };
-
-/*
- * The engine loop's wait: at most *wait (the idle window), or until the
- * server's hibernate_after passes (*hib_timer: it hibernates at the
- * next wait then), hibernating if due (sv_hib).
- */
-void smarm__bhv_wait_plan(struct smarm_gs_ctx *sv, uint64_t *wait,
-			  bool *hib_timer);
 
 /* Hibernate whenever sv has waited ns with no message (0: at every
  * wait; SMARM_NO_TIMEOUT: never): smarm_gs_set_hibernate_after and
  * smarm_sm_set_hibernate_after. */
 void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
 
-/* Serve one message, highest band first, waiting at most wait: 0 or
- * SMARM_ETIMEDOUT. A server that cannot wait ends. */
-int smarm__bhv_serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
-		     uint64_t wait);
+/* Serve sv's mailbox until it stops, then end the actor as sv_how says
+ * (its end runs en_end, terminate, destroy); from its start, or on a
+ * fresh stack from a hibernation. */
+__attribute__((noreturn)) void smarm__bhv_loop(struct smarm_gs_ctx *sv);
 
 /* Is a request queued (in the inbox or a batch taken)? A snapshot. */
 static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
@@ -144,15 +134,16 @@ struct bhv_start {
 };
 
 /*
- * Open sv (zeroed, in arg, which end frees) of be on the calling actor:
- * mailbox, end (cleanup handler), context cx tagged tag, name, published
- * inbox. 0, or a status with arg freed and the start reported; a
- * failure after end is pushed ends the actor.
+ * Open sv (zeroed, in alloc, which its end frees) of be on the calling
+ * actor with engine en: mailbox, end (cleanup handler), context cx
+ * tagged tag, name, published inbox, then be's create (if any) of args.
+ * 0, or a status with alloc freed and the start reported; a failure
+ * after the end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
+		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void (*end)(void *arg), void *arg, const void *cx,
-		    unsigned tag);
+		    void *alloc, const void *cx, unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */
@@ -165,13 +156,9 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc);
 /* sv's init succeeded: report the start. */
 void smarm__bhv_started(struct smarm_gs_ctx *sv);
 
-/*
- * sv's end, from its engine's cleanup handler once sv_end_* are set:
- * terminate (after init; parks refused unless graceful), then as
- * gen_server.c's end_fin. A crash in terminate becomes the exit reason
- * and the rest still runs.
- */
-void smarm__bhv_end(struct smarm_gs_ctx *sv);
+/* The end's how (en_end, first): a stop's, else how the actor ends (a
+ * crash, a kill, an untrapped shutdown: terminate must not block). */
+void smarm__bhv_end_how(struct smarm_gs_ctx *sv);
 
 /* Run a server of be on the calling actor; never returns once started.
  * Its start's outcome goes to start (may be NULL; its sender reference
@@ -197,7 +184,8 @@ extern const struct bhv_op smarm__bhv_sys_stop;
 extern const struct bhv_op smarm__bhv_sys_status;
 
 /* The server stops after this callback with how and reason, unless a
- * stop came first (smarm_gs_stop, a system stop, a trapped shutdown). */
+ * stop came first (smarm_gs_stop, a system stop, a trapped shutdown, a
+ * machine's stop). */
 void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason);
 
 /* Machine cx's server half, and a state it was in (racy) or NULL. */

@@ -60,8 +60,7 @@ int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	    how != SMARM_EXIT_CRASHED)
+	if (!bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	smarm__gs_stop(cx, how, reason);
 	return 0;
@@ -135,11 +134,11 @@ int smarm_gs_reply_later(smarm_gs_ctx_t *cx, smarm_reply_t **tok)
 	if (tok == NULL)
 		return SMARM_EINVAL;
 	e = cx->sv_cur;
-	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+	if (e == NULL || e->en_reply == NULL) /* no call, or deferred */
 		return SMARM_ESTATE;
 	rc = smarm__bhv_token_new(cx, e->en_op, e->en_reply, e->en_seq, tok);
 	if (rc == 0)
-		cx->sv_deferred = true;
+		e->en_reply = NULL; /* the token's now */
 	return rc;
 }
 
@@ -150,7 +149,7 @@ int smarm_gs_reply_error(smarm_gs_ctx_t *cx, intptr_t reason)
 	if (rc != 0)
 		return rc;
 	e = cx->sv_cur;
-	if (e == NULL || e->en_op->op_kind != BHV_CALL || cx->sv_deferred)
+	if (e == NULL || e->en_reply == NULL)
 		return SMARM_ESTATE;
 	cx->sv_err_set = true;
 	cx->sv_err = reason;
@@ -531,26 +530,6 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 	return 0;
 }
 
-static int send_op_slow(struct smarm_server *s, const struct bhv_op *op,
-			struct bhv_env *e);
-
-/* Send op to s in envelope *e, whose packed arguments pass (freed on
- * failure); a call's answer goes to (reply, seq). */
-static int send_op(struct smarm_server *s, const struct bhv_op *op,
-		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
-{
-	e->en_be = s->sc_be;
-	e->en_op = op;
-	e->en_reply = reply;
-	e->en_seq = seq;
-	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
-	if (s->sc_inbox != NULL && !s->sc_named &&
-	    !call_to_self(s, op->op_kind, s->sc_pid) &&
-	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
-		return 0;
-	return send_op_slow(s, op, e);
-}
-
 /* send_op's every other case: resolve, look the inbox up, send. */
 __attribute__((noinline)) static int
 send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
@@ -584,6 +563,23 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
 	return 0;
+}
+
+/* Send op to s in envelope *e, whose packed arguments pass (freed on
+ * failure); a call's answer goes to (reply, seq). */
+static int send_op(struct smarm_server *s, const struct bhv_op *op,
+		   struct bhv_env *e, smarm_chan_t *reply, uint64_t seq)
+{
+	e->en_be = s->sc_be;
+	e->en_op = op;
+	e->en_reply = reply;
+	e->en_seq = seq;
+	/* Fast path: by pid, inbox cached, not a call to the caller itself. */
+	if (s->sc_inbox != NULL && !s->sc_named &&
+	    !call_to_self(s, op->op_kind, s->sc_pid) &&
+	    smarm__reg_chan_send(s->sc_inbox, e) == 0)
+		return 0;
+	return send_op_slow(s, op, e);
 }
 
 /* Check a client's arguments, find opname of kind and pack args (or the
@@ -739,8 +735,7 @@ static int end_server(struct smarm_server *s, bool stop, int how,
 	/* A closed inbox or a pid gone: its Down, due, says how it ended. No
 	 * inbox at all: no server, whose end might never come. */
 	if (rc != 0 && rc != SMARM_ECLOSED && rc != SMARM_ENOPROC) {
-		(void)smarm_demonitor(ref, SMARM_DEMONITOR_FLUSH);
-		bhv_chan_free(ch);
+		(void)down_wait(ch, ref, 0, sig);
 		return rc == SMARM_ENOCHAN ? SMARM_ENOPROC : rc;
 	}
 	return down_wait(ch, ref, timeout_ns, sig);
@@ -766,9 +761,7 @@ int smarm_server_stop(smarm_server_t *s, int how, intptr_t reason,
 	smarm_signal_t sig;
 	int rc;
 
-	if (s == NULL ||
-	    (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	     how != SMARM_EXIT_CRASHED))
+	if (s == NULL || !bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	rc = end_server(s, true, how, reason, timeout_ns, &sig);
 	if (rc == SMARM_ENONAME || (rc == 0 && sig.how == SMARM_EXIT_NOPROC))

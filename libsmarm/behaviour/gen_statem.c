@@ -6,14 +6,13 @@
  * timers and libffi, and the per-behaviour engine data (the dispatch
  * tables and each operation's guard and action call interfaces, built
  * by its first machine, kept in bh_engine until the plugin unloads). A
- * machine runs gen_server's engine and mailbox with this file's
- * dispatch (sm_engine_ops): docs/architecture/behaviours.md, Machines.
- * Its loop (sm_loop) is the engine loop a hibernated machine re-enters
- * on a fresh stack (sm_resume): between events the interpreter is idle
- * and no frame of a callback is on the stack.
+ * machine runs gen_server's engine loop, mailbox and end with this
+ * file's dispatch (sm_engine): docs/architecture/behaviours.md,
+ * Machines. Between events the interpreter is idle and no frame of a
+ * callback is on the stack, so a hibernated machine re-enters the loop.
  *
  * Ownership: a machine (struct sm) is malloc'd by its actor and freed by
- * its cleanup handler (sm_end, then smarm__bhv_end); it holds one plugin
+ * the engine's end (its en_end: sm_end); it holds one plugin
  * reference (its events none: INV-3 of gen_server.c).
  * Locking: none: a machine is touched only by its own actor; the engine
  * data is published once with a compare-and-swap, constant after.
@@ -48,7 +47,6 @@ struct sm {
 	struct smarm_gs_ctx sm_gs;     /* its mailbox (gen_server.c) */
 	const struct sm_engine *sm_en; /* its engine data */
 	bool sm_inited;		       /* smarm__sm_init ran */
-	bool sm_shutdown; /* it stopped on a SHUTDOWN event: ends so */
 };
 
 /* ---- engine data ---- */
@@ -189,13 +187,6 @@ static int32_t h_action(smarm_sm_ctx_t *m, void (*fn)(void),
 	return (int32_t)r.s;
 }
 
-/* Free an event's block (an exit signal's event has none). */
-static void ev_release(struct smarm__sm_ev *ev)
-{
-	if (ev->ev_kind != SMARM_SM_EXIT)
-		smarm__bhv_msg_free(&ev->ev_args);
-}
-
 static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 {
 	const struct bhv_op *op;
@@ -209,7 +200,8 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL);
 		ev->ev_call = NULL;
 	}
-	ev_release(ev);
+	if (ev->ev_kind != SMARM_SM_EXIT) /* an exit's event has no block */
+		smarm__bhv_msg_free(&ev->ev_args);
 }
 
 static int h_timer(smarm_sm_ctx_t *m, int which, uint64_t ns, uint64_t gen,
@@ -303,7 +295,7 @@ static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 }
 
 /* smarm_sm_hibernate, smarm_sm_set_hibernate_after: the engine loop
- * hibernates the machine between events (sm_loop). */
+ * hibernates the machine between events. */
 static int h_hibernate(smarm_sm_ctx_t *m, bool now, uint64_t after_ns)
 {
 	struct smarm_gs_ctx *sv = &sm_of(m)->sm_gs;
@@ -330,11 +322,28 @@ static const struct smarm__sm_hooks sm_hooks = {
 	.sh_hibernate = h_hibernate,
 };
 
-/* ---- the loop ---- */
+/* ---- the dispatch ---- */
 
 static struct sm *sm_of_gs(struct smarm_gs_ctx *sv)
 {
 	return (struct sm *)((char *)sv - offsetof(struct sm, sm_gs));
+}
+
+/*
+ * The interpreter stopped the machine: a bad state (m_crash) crashes the
+ * actor now, any other stop stops its server half, which ends the engine
+ * loop and gives terminate its how; a SHUTDOWN it handled ends it so
+ * (OTP's).
+ */
+static void sm_stopped(struct sm *s, bool shutdown)
+{
+	const smarm_sm_ctx_t *m = &s->sm_m;
+	if (m->m_crash)
+		smarm_actor_crash(SMARM_EINTERNAL); /* its end terminates */
+	if (m->m_stop)
+		smarm__gs_stop(&s->sm_gs,
+			       shutdown ? SMARM_EXIT_SHUTDOWN : m->m_stop_how,
+			       shutdown ? 0 : m->m_stop_reason);
 }
 
 static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
@@ -345,10 +354,11 @@ static void sm_envelope(struct smarm_gs_ctx *sv, struct bhv_env *e)
 
 	ev.ev_kind = op->op_kind;
 	ev.ev_op = op->op_index;
-	ev.ev_args = e->en_msg; /* its block passes */
-	ev.ev_call = op->op_kind == BHV_CALL ? e->en_reply : NULL;
+	ev.ev_args = e->en_msg;	  /* its block passes */
+	ev.ev_call = e->en_reply; /* a call's (casts and infos: NULL) */
 	ev.ev_seq = e->en_seq;
-	smarm__sm_step(&s->sm_m, &ev);
+	if (smarm__sm_step(&s->sm_m, &ev))
+		sm_stopped(s, false);
 }
 
 /* The name of machine d's state st, or NULL (none, or out of range). */
@@ -373,15 +383,6 @@ static int sm_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
 				     sizeof st->state_text);
 }
 
-/* A system stop: between events, as OTP's. */
-static void sm_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason)
-{
-	smarm_sm_ctx_t *m = &sm_of_gs(sv)->sm_m;
-	m->m_stop = true;
-	m->m_stop_how = how;
-	m->m_stop_reason = reason;
-}
-
 static void sm_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *sig)
 {
 	struct sm *s = sm_of_gs(sv);
@@ -395,10 +396,8 @@ static void sm_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *sig)
 		ev.ev_kind = SMARM_SM_EXIT;
 		ev.ev_sig = *sig;
 	}
-	/* Stopped by the shutdown it handled: it ends SHUTDOWN (OTP's). */
-	if (smarm__sm_step(&s->sm_m, &ev) && !s->sm_m.m_crash &&
-	    ev.ev_kind == SMARM_SM_SHUTDOWN)
-		s->sm_shutdown = true;
+	if (smarm__sm_step(&s->sm_m, &ev))
+		sm_stopped(s, ev.ev_kind == SMARM_SM_SHUTDOWN);
 }
 
 /* A timer fired; an event timeout only if no request waits. */
@@ -407,28 +406,28 @@ static void sm_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	struct sm *s = sm_of_gs(sv);
 	bool pending =
 		tk->tk_which == SMARM__SM_TM_EVENT && smarm__gs_pending(sv);
-	smarm__sm_fire(&s->sm_m, tk->tk_which, tk->tk_gen, pending);
+	if (smarm__sm_fire(&s->sm_m, tk->tk_which, tk->tk_gen, pending))
+		sm_stopped(s, false);
 }
 
-static void sm_resume(void *arg);
-
-static const struct bhv_engine sm_engine_ops = {
-	.en_signal = sm_signal,
-	.en_tick = sm_tick,
-	.en_env = sm_envelope,
-	.en_status = sm_status,
-	.en_stop = sm_stop,
-	.en_resume = sm_resume,
-};
-
-/* The end report: the machine's state and the event it was handling. */
-static void sm_report_end(struct sm *s)
+/*
+ * The machine's en_end: the stop it was making when it ended (a kill
+ * inside an action), the end report with its state and event, then the
+ * event in progress and every queued or postponed event go and the
+ * timers are cancelled, before terminate (INV-2).
+ */
+static void sm_end(struct smarm_gs_ctx *sv)
 {
-	const smarm_sm_ctx_t *m = &s->sm_m;
+	struct sm *s = sm_of_gs(sv);
+	smarm_sm_ctx_t *m = &s->sm_m;
 	const struct smarm__sm_ev *ev = s->sm_inited ? m->m_cur : NULL;
 	const struct bhv_op *op = ev != NULL ? ev_op(s, ev) : NULL;
-	char state[32];
 	const char *sn = NULL;
+	char state[32];
+
+	if (!m->m_crash)
+		sm_stopped(s, false);
+	smarm__bhv_end_how(sv);
 	if (s->sm_inited) {
 		sn = sm_state_name(m->m_d, m->m_state);
 		if (sn == NULL) {
@@ -436,36 +435,11 @@ static void sm_report_end(struct sm *s)
 			sn = state;
 		}
 	}
-	smarm__bhv_report_end("machine", sn, s->sm_gs.sv_end_how,
-			      s->sm_gs.sv_end_reason,
+	smarm__bhv_report_end("machine", sn, sv->sv_how, sv->sv_reason,
 			      ev != NULL ? ev->ev_kind : 0,
 			      op != NULL   ? op->op_name
 			      : ev != NULL ? "(timeout or signal)"
 					   : NULL);
-}
-
-/* The machine ends, on any path (its cleanup handler): the call in
- * progress, the timers and every queued or postponed event first, then
- * smarm__bhv_end (terminate, destroy: INV-2). */
-static void sm_end(void *arg)
-{
-	struct sm *s = arg;
-	smarm_sm_ctx_t *m = &s->sm_m;
-	bool graceful = m->m_stop && !m->m_crash;
-
-	s->sm_gs.sv_end_graceful = graceful;
-	if (!graceful) {
-		smarm__self_exit_info(&s->sm_gs.sv_end_how,
-				      &s->sm_gs.sv_end_reason);
-	} else if (s->sm_shutdown) {
-		s->sm_gs.sv_end_how = SMARM_EXIT_SHUTDOWN;
-		s->sm_gs.sv_end_reason = 0;
-	} else {
-		s->sm_gs.sv_end_how = s->sm_m.m_stop_how;
-		s->sm_gs.sv_end_reason = s->sm_m.m_stop_reason;
-	}
-
-	sm_report_end(s);
 	if (s->sm_inited) {
 		if (m->m_cur != NULL) {
 			/* The action crashed or was stopped. */
@@ -474,10 +448,15 @@ static void sm_end(void *arg)
 		}
 		smarm__sm_fini(m);
 	}
-	smarm__bhv_end(&s->sm_gs);
 }
 
-static __attribute__((noreturn)) void sm_loop(struct sm *s);
+static const struct bhv_engine sm_engine = {
+	.en_signal = sm_signal,
+	.en_tick = sm_tick,
+	.en_env = sm_envelope,
+	.en_status = sm_status,
+	.en_end = sm_end,
+};
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		  const char *name, smarm_chan_t *start, bool sup)
@@ -494,17 +473,11 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	if (s == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	s->sm_en = en;
-	rc = smarm__bhv_open(&s->sm_gs, be, name, start, sup, sm_end, s,
-			     &s->sm_m, BHV_SELF_MACHINE);
+	rc = smarm__bhv_open(&s->sm_gs, be, &sm_engine, args, name, start, sup,
+			     s, &s->sm_m, BHV_SELF_MACHINE);
 	if (rc != 0)
 		return rc;
 	s->sm_gs.sv_armed = &s->sm_m.m_narmed;
-	if (d->create != NULL) {
-		rc = d->create(args, &s->sm_gs.sv_state);
-		if (rc != 0)
-			return smarm__bhv_start_failed(&s->sm_gs, "create", rc);
-		s->sm_gs.sv_created = true;
-	}
 	rc = smarm__sm_init(&s->sm_m, d, en->en_t, &sm_hooks,
 			    s->sm_gs.sv_state);
 	if (rc != 0)
@@ -519,44 +492,8 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 	}
 	smarm__bhv_started(&s->sm_gs);
 	smarm__sm_start(&s->sm_m);
-	sm_loop(s);
-}
-
-/*
- * The machine's loop, from its start or, on a fresh stack, from a
- * hibernation (sm_resume): between events no callback's frame is on
- * its stack and the interpreter is idle, so it can start over here.
- */
-static __attribute__((noreturn)) void sm_loop(struct sm *s)
-{
-	while (!s->sm_m.m_stop) {
-		uint64_t wait;
-		bool hib_timer;
-		/* No idle window: it waits for ever, or until it is due to
-		 * hibernate (smarm_sm_set_hibernate_after). */
-		smarm__bhv_wait_plan(&s->sm_gs, &wait, &hib_timer);
-		if (smarm__bhv_serve(&s->sm_gs, &sm_engine_ops, wait) ==
-			    SMARM_ETIMEDOUT &&
-		    hib_timer)
-			s->sm_gs.sv_hib = true;
-	}
-	if (s->sm_m.m_crash)
-		smarm_actor_crash(SMARM_EINTERNAL); /* sm_end terminates */
-	if (s->sm_shutdown)
-		smarm_actor_shutdown();
-	/* A stop with a how: the actor ends so (sm_end terminates). */
-	if (s->sm_m.m_stop_how != SMARM_EXIT_NORMAL)
-		smarm__self_exit(s->sm_m.m_stop_how, s->sm_m.m_stop_reason);
-	smarm_actor_exit();
-	__builtin_unreachable();
-}
-
-/* A hibernated machine's next run (struct bhv_engine en_resume). */
-static void sm_resume(void *arg)
-{
-	struct smarm_gs_ctx *sv = arg;
-	sv->sv_hib = false;
-	sm_loop(sm_of_gs(sv));
+	sm_stopped(s, false);
+	smarm__bhv_loop(&s->sm_gs);
 }
 
 const struct smarm_gs_ctx *smarm__sm_peek(const void *cx, const char **state)

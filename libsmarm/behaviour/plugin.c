@@ -333,12 +333,6 @@ static int check_file(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
-/* Whether uid may own code we load: ourselves or root. */
-static bool trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
 /*
  * Whether group write on st is harmless: the group is root's, or our
  * private one (our egid, named as we are, listing no member but us), as
@@ -375,23 +369,13 @@ static bool others_write(const struct stat *st)
 	       ((st->st_mode & S_IWGRP) && !private_group(st));
 }
 
-/* stat(2) name into st; else SMARM_EPLUGINOPEN, "shown: why" in msg. */
-static int stat_or_say(const char *name, const char *shown, struct stat *st,
-		       char *msg, size_t msglen)
+/* A stat(2) or realpath(3) (resolved: PATH_MAX bytes) that failed (!ok)
+ * is SMARM_EPLUGINOPEN with "shown: why" in msg. */
+static int sys_or_say(bool ok, const char *shown, char *msg, size_t msglen)
 {
-	if (stat(name, st) == 0)
+	if (ok)
 		return 0;
 	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", shown,
-		   strerror(errno));
-}
-
-/* realpath(3) of path into resolved (PATH_MAX bytes); else as above. */
-static int resolve_or_say(const char *path, char *resolved, char *msg,
-			  size_t msglen)
-{
-	if (realpath(path, resolved) != NULL)
-		return 0;
-	return say(SMARM_EPLUGINOPEN, msg, msglen, "%s: %s", path,
 		   strerror(errno));
 }
 
@@ -410,7 +394,7 @@ static int trust_one(const char *path, const char *dir, const struct stat *st,
 {
 	const char *pre = dir != NULL ? "its directory " : "";
 	const char *is = dir != NULL ? " is " : "";
-	if (!trusted_owner(st->st_uid))
+	if (st->st_uid != 0 && st->st_uid != geteuid())
 		return say(SMARM_EPLUGINPERM, msg, msglen,
 			   "%s: %s%s%sowned by uid %u, neither this user (uid "
 			   "%u) nor root%s",
@@ -445,7 +429,7 @@ static int check_dir_trust(const char *path, const char *resolved, char *msg,
 			slash[1] = '\0'; /* "/" */
 		else
 			*slash = '\0';
-		rc = stat_or_say(real, real, &st, msg, msglen);
+		rc = sys_or_say(stat(real, &st) == 0, real, msg, msglen);
 		if (rc == 0)
 			rc = trust_one(path, real, &st, msg, msglen);
 		if (strcmp(real, "/") == 0)
@@ -459,7 +443,7 @@ static int check_trust(const char *path, const char *resolved, char *msg,
 		       size_t msglen)
 {
 	struct stat st;
-	int rc = stat_or_say(resolved, path, &st, msg, msglen);
+	int rc = sys_or_say(stat(resolved, &st) == 0, path, msg, msglen);
 	if (rc == 0)
 		rc = trust_one(path, NULL, &st, msg, msglen);
 	return rc != 0 ? rc : check_dir_trust(path, resolved, msg, msglen);
@@ -487,11 +471,12 @@ static int check_path(const char *path, unsigned flags, char *resolved,
 		      char *msg, size_t msglen)
 {
 	struct stat st;
-	int rc = stat_or_say(path, path, &st, msg, msglen);
+	int rc = sys_or_say(stat(path, &st) == 0, path, msg, msglen);
 	if (rc == 0)
 		rc = check_regular(path, &st, msg, msglen);
 	if (rc == 0)
-		rc = resolve_or_say(path, resolved, msg, msglen);
+		rc = sys_or_say(realpath(path, resolved) != NULL, path, msg,
+				msglen);
 	if (rc != 0 || (flags & SMARM_PLUGIN_ALLOW_INSECURE))
 		return rc;
 	return check_trust(path, resolved, msg, msglen);
@@ -540,9 +525,9 @@ int smarm_plugin_check_fd(int fd, const char *path, unsigned flags, char *msg,
 	if (rc != 0)
 		return rc;
 	/* The directories' half: path must still name the opened file. */
-	rc = resolve_or_say(path, resolved, msg, msglen);
+	rc = sys_or_say(realpath(path, resolved) != NULL, path, msg, msglen);
 	if (rc == 0)
-		rc = stat_or_say(resolved, path, &named, msg, msglen);
+		rc = sys_or_say(stat(resolved, &named) == 0, path, msg, msglen);
 	if (rc != 0)
 		return rc;
 	if (named.st_dev != st.st_dev || named.st_ino != st.st_ino)

@@ -59,9 +59,17 @@ const char *smarm__bhv_type_name(int type)
 const char *smarm__bhv_kind_name(int kind)
 {
 	static const char *const kinds[] = {
-		[BHV_CAST] = "cast", [BHV_CALL] = "call", [BHV_INFO] = "info"
+		[SMARM_SM_CAST] = "cast",
+		[SMARM_SM_CALL] = "call",
+		[SMARM_SM_INFO] = "info",
+		[SMARM_SM_STATE_TIMEOUT] = "state_timeout",
+		[SMARM_SM_EVENT_TIMEOUT] = "event_timeout",
+		[SMARM_SM_TIMEOUT] = "timeout",
+		[SMARM_SM_SHUTDOWN] = "shutdown",
+		[SMARM_SM_EXIT] = "exit",
 	};
-	return kind >= BHV_CAST && kind <= BHV_INFO ? kinds[kind] : NULL;
+	return kind >= SMARM_SM_CAST && kind <= SMARM_SM_EXIT ? kinds[kind]
+							      : "?";
 }
 
 const char *smarm__bhv_tuple_name(const struct bhv_tuple *tu, char *buf,

@@ -71,11 +71,6 @@
 /* The kinds, for the cell map: index by kind - 1. */
 #define SM_NKINDS 8
 
-static const char *const sm_kind_names[SM_NKINDS + 1] = {
-	"?",	   "cast",     "call", "info", "state_timeout", "event_timeout",
-	"timeout", "shutdown", "exit",
-};
-
 /* Whether rows of kind carry an operation index (CAST, CALL, INFO). */
 static bool sm_kind_is_op(int kind)
 {
@@ -87,11 +82,6 @@ static bool sm_kind_is_timeout(int kind)
 {
 	return kind == SMARM_SM_STATE_TIMEOUT ||
 	       kind == SMARM_SM_EVENT_TIMEOUT || kind == SMARM_SM_TIMEOUT;
-}
-
-static const char *sm_kind_name(int kind)
-{
-	return kind >= 1 && kind <= SM_NKINDS ? sm_kind_names[kind] : "?";
 }
 
 struct sm_chk {
@@ -243,7 +233,7 @@ static int sm_check_row(struct sm_chk *c, size_t i)
 {
 	const smarm_sm_desc_t *d = c->c_d;
 	const smarm_sm_row_t *r = &d->rows[i];
-	const char *kn = sm_kind_name(r->kind);
+	const char *kn = smarm__bhv_kind_name(r->kind);
 
 	if (r->state != SMARM_SM_ANY &&
 	    (r->state < 0 || (uint32_t)r->state >= d->n_states))
@@ -329,7 +319,7 @@ static int sm_place_row(struct sm_chk *c, size_t i)
 		return sm_fail(c, SMARM_EUNREACHABLE,
 			       "row %zu (state %s, %s %s) matches no event: %s",
 			       i, sm_state_name(c, r->state),
-			       sm_kind_name(r->kind), sm_row_op(r),
+			       smarm__bhv_kind_name(r->kind), sm_row_op(r),
 			       r->kind == SMARM_SM_TIMEOUT
 				       ? "no timeout is declared"
 				       : "the protocol has no operation of "
@@ -337,8 +327,8 @@ static int sm_place_row(struct sm_chk *c, size_t i)
 	return sm_fail(c, SMARM_EUNREACHABLE,
 		       "row %zu (state %s, %s %s) is shadowed by earlier "
 		       "unguarded rows (row %d first)",
-		       i, sm_state_name(c, r->state), sm_kind_name(r->kind),
-		       sm_row_op(r), (int)by);
+		       i, sm_state_name(c, r->state),
+		       smarm__bhv_kind_name(r->kind), sm_row_op(r), (int)by);
 }
 
 /* Part 3: the first event of a state that no row always takes. */
@@ -364,13 +354,14 @@ static int sm_check_exhaustive(struct sm_chk *c)
 				const char *on = sm_slot_name(c, kind, o);
 				if (c->c_cell[k][(size_t)s * w + o] >= 0)
 					continue;
-				return sm_fail(
-					c, SMARM_ENOTEXHAUSTIVE,
-					"state %s has no unguarded row "
-					"for %s%s%s (rows 0..%zu)",
-					d->state_names[s], sm_kind_name(kind),
-					on[0] ? " " : "", on,
-					d->n_rows > 0 ? d->n_rows - 1 : 0);
+				return sm_fail(c, SMARM_ENOTEXHAUSTIVE,
+					       "state %s has no unguarded row "
+					       "for %s%s%s (rows 0..%zu)",
+					       d->state_names[s],
+					       smarm__bhv_kind_name(kind),
+					       on[0] ? " " : "", on,
+					       d->n_rows > 0 ? d->n_rows - 1
+							     : 0);
 			}
 		}
 	}

@@ -185,24 +185,25 @@ SMARM_API int smarm_sm_set_queue_limit(smarm_sm_ctx_t *cx, uint32_t limit)
 	return cx->m_h->sh_queue_limit(cx, limit);
 }
 
-SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx)
+/* Both hibernate calls: now, or else after ns idle (sh_hibernate). */
+static int sm_hibernate(smarm_sm_ctx_t *cx, bool now, uint64_t ns)
 {
 	int rc = sm_cx(cx, SM_CB);
 	if (rc != 0)
 		return rc;
 	if (cx->m_h->sh_hibernate == NULL)
 		return SMARM_ESTATE;
-	return cx->m_h->sh_hibernate(cx, true, 0);
+	return cx->m_h->sh_hibernate(cx, now, ns);
+}
+
+SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx)
+{
+	return sm_hibernate(cx, true, 0);
 }
 
 SMARM_API int smarm_sm_set_hibernate_after(smarm_sm_ctx_t *cx, uint64_t ns)
 {
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	if (cx->m_h->sh_hibernate == NULL)
-		return SMARM_ESTATE;
-	return cx->m_h->sh_hibernate(cx, false, ns);
+	return sm_hibernate(cx, false, ns);
 }
 
 SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
@@ -217,22 +218,12 @@ SMARM_API int smarm_sm_reply_later(smarm_sm_ctx_t *cx, smarm_reply_t **tok)
 	return rc != 0 ? rc : cx->m_h->sh_token(cx, ev, tok);
 }
 
-SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
-{
-	int rc = sm_cx(cx, SM_CB);
-	if (rc != 0)
-		return rc;
-	cx->m_stop = true;
-	return 0;
-}
-
 SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason)
 {
 	int rc = sm_cx(cx, SM_CB);
 	if (rc != 0)
 		return rc;
-	if (how != SMARM_EXIT_NORMAL && how != SMARM_EXIT_SHUTDOWN &&
-	    how != SMARM_EXIT_CRASHED)
+	if (!bhv_stop_how_ok(how))
 		return SMARM_EINVAL;
 	if (!cx->m_stop) { /* the first stop of a callback wins */
 		cx->m_stop_how = how;
@@ -240,6 +231,12 @@ SMARM_API int smarm_sm_stop_with(smarm_sm_ctx_t *cx, int how, intptr_t reason)
 	}
 	cx->m_stop = true;
 	return 0;
+}
+
+/* How and reason are 0 (NORMAL) until the first stop sets them. */
+SMARM_API int smarm_sm_stop(smarm_sm_ctx_t *cx)
+{
+	return smarm_sm_stop_with(cx, SMARM_EXIT_NORMAL, 0);
 }
 
 SMARM_API int smarm_sm_behaviour(smarm_sm_ctx_t *cx, const char *name,
