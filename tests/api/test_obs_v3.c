@@ -106,13 +106,18 @@ static void root_mb(void *arg)
 	HARNESS_EQ(smarm_chan_alloc(&mc->go, sizeof v, NULL), 0);
 	HARNESS_EQ(smarm_server_start(probe, NULL, NULL, &sv), 0);
 	HARNESS_EQ(smarm_server_pid(sv, &mc->server), 0);
-	/* Its signal band (a monitor) and timer band (a fire soon). */
+	/*
+	 * Its signal band (a monitor) and timer band (a fire once it is
+	 * busy: 1.5 s, so that it lands in the handler below however late a
+	 * loaded machine starts that; 20 ms fired before it, once, at a
+	 * load average of 9).
+	 */
 	HARNESS_EQ(smarm_actor_spawn(&w, mb_waiter, mc, NULL), 0);
 	HARNESS_EQ(smarm_server_call(sv, "monitor", ARG1(w), 1, &r, MS(5000)),
 		   0);
 	HARNESS_EQ(
 		smarm_server_call(sv, "tick_after",
-				  (smarm_value_t[]){ SMARM_V((uint64_t)MS(20)),
+				  (smarm_value_t[]){ SMARM_V((uint64_t)MS(1500)),
 						     SMARM_V((uint64_t)0) },
 				  2, &r, MS(5000)),
 		0);
