@@ -24,8 +24,7 @@ __thread struct smarm__trace_ring *smarm__tls_trace
 
 void smarm__trace_kick(struct smarm__trace *t)
 {
-	if (atomic_exchange_explicit(&t->tc_kick, 1, memory_order_release) ==
-	    0)
+	if (atomic_exchange_explicit(&t->tc_kick, 1, memory_order_release) == 0)
 		smarm__futex_wake((uint32_t *)&t->tc_kick, 1);
 }
 

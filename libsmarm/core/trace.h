@@ -139,7 +139,7 @@ _Static_assert(sizeof(struct smarm__trace_rec) == 64, "a record is a line");
 struct smarm__trace_ring {
 	struct smarm__trace_rec *tr_buf; /* tr_mask + 1 records */
 	uint64_t tr_mask;
-	uint64_t tr_half;	   /* (tr_mask + 1) / 2: past it, the slow path */
+	uint64_t tr_half; /* (tr_mask + 1) / 2: past it, the slow path */
 	struct smarm__trace *tr_t; /* the tracer (its tc_kick) */
 	_Atomic uint32_t tr_spin;  /* the foreign ring's producers' flag */
 	/* producer's line */

@@ -661,8 +661,8 @@ START_TEST(test_fault_abort_in_a_patched_libc_call_contained)
 	big_assert[BIG_ASSERT] = '\0';
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
-	ck_assert_int_eq(
-		smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, 2), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_CONTAIN_FAULTS, 2),
+			 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_ASYNC_SLICE_NS,
 					      (int64_t)MS(1)),
 			 0);
@@ -673,9 +673,8 @@ START_TEST(test_fault_abort_in_a_patched_libc_call_contained)
 	harness_checks_reset();
 	/* The 64 MiB message goes to /dev/null, not the test's log. */
 	ck_assert_int_eq(dup2(null, 2), 2);
-	ck_assert_int_eq(smarm_node_run(node, big_assert_root, NULL, NULL,
-					NULL),
-			 0);
+	ck_assert_int_eq(
+		smarm_node_run(node, big_assert_root, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(dup2(err, 2), 2);
 	close(err);
 	close(null);

@@ -115,12 +115,12 @@ static void root_mb(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&w, mb_waiter, mc, NULL), 0);
 	HARNESS_EQ(smarm_server_call(sv, "monitor", ARG1(w), 1, &r, MS(5000)),
 		   0);
-	HARNESS_EQ(
-		smarm_server_call(sv, "tick_after",
-				  (smarm_value_t[]){ SMARM_V((uint64_t)MS(1500)),
-						     SMARM_V((uint64_t)0) },
-				  2, &r, MS(5000)),
-		0);
+	HARNESS_EQ(smarm_server_call(
+			   sv, "tick_after",
+			   (smarm_value_t[]){ SMARM_V((uint64_t)MS(1500)),
+					      SMARM_V((uint64_t)0) },
+			   2, &r, MS(5000)),
+		   0);
 	/* Busy in a handler: nothing it is sent is served meanwhile. */
 	HARNESS_EQ(smarm_actor_spawn(&c, mb_caller, mc, NULL), 0);
 	await_info(mc->server, is_sleeping, &mc->busy);

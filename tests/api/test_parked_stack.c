@@ -29,8 +29,8 @@ enum { PS_RECEIVERS = 8 };
 
 struct ps_chan {
 	smarm_chan_t *ch;
-	atomic_int parked;	      /* receivers about to park */
-	int64_t got[PS_RECEIVERS];    /* what each received */
+	atomic_int parked;	       /* receivers about to park */
+	int64_t got[PS_RECEIVERS];     /* what each received */
 	uint64_t canary[PS_RECEIVERS]; /* a local of each, read after */
 };
 
@@ -103,8 +103,8 @@ START_TEST(test_parked_stack_chan_receivers_get_elements)
 {
 	struct ps_chan c = { 0 };
 	harness_checks_reset();
-	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_STACK_MODE,
-					 ps_modes[_i], ps_chan_root, &c, NULL),
+	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_STACK_MODE, ps_modes[_i],
+					 ps_chan_root, &c, NULL),
 			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
@@ -113,10 +113,10 @@ END_TEST
 /* ------------------------------------------- pointers to stack locals */
 
 struct ps_ptr {
-	smarm_chan_t *go;		/* the owner waits on it */
-	volatile int64_t *slot;		/* the owner's stack local */
-	atomic_int ready;		/* slot is set */
-	int64_t seen;			/* what the owner read after */
+	smarm_chan_t *go;	/* the owner waits on it */
+	volatile int64_t *slot; /* the owner's stack local */
+	atomic_int ready;	/* slot is set */
+	int64_t seen;		/* what the owner read after */
 };
 
 static void ps_owner(void *arg)
@@ -164,8 +164,8 @@ START_TEST(test_parked_stack_local_written_while_parked_seen)
 {
 	struct ps_ptr p = { 0 };
 	harness_checks_reset();
-	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_STACK_MODE,
-					 ps_modes[_i], ps_ptr_root, &p, NULL),
+	ck_assert_int_eq(harness_run_opt(4, SMARM_OPT_STACK_MODE, ps_modes[_i],
+					 ps_ptr_root, &p, NULL),
 			 SMARM_EXIT_NORMAL);
 	harness_checks_assert();
 }
@@ -179,9 +179,8 @@ Suite *smarm_test_parked_stack_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_parked_stack_chan_receivers_get_elements,
 			    0, 2);
-	tcase_add_loop_test(tc,
-			    test_parked_stack_local_written_while_parked_seen,
-			    0, 2);
+	tcase_add_loop_test(
+		tc, test_parked_stack_local_written_while_parked_seen, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
