@@ -24,7 +24,9 @@ __thread struct smarm__trace_ring *smarm__tls_trace
 
 void smarm__trace_kick(struct smarm__trace *t)
 {
-	if (atomic_exchange_explicit(&t->tc_kick, 1, memory_order_release) == 0)
+	/* A load first: a kick already waiting costs no write to its line. */
+	if (atomic_load_explicit(&t->tc_kick, memory_order_relaxed) == 0 &&
+	    atomic_exchange_explicit(&t->tc_kick, 1, memory_order_release) == 0)
 		smarm__futex_wake((uint32_t *)&t->tc_kick, 1);
 }
 
@@ -41,8 +43,7 @@ bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
 	r->tr_tail_seen =
 		atomic_load_explicit(&r->tr_tail, memory_order_acquire);
 	/* Still: wake the writer, once until it has taken the kick. */
-	if (h - r->tr_tail_seen > r->tr_half &&
-	    atomic_load_explicit(&r->tr_t->tc_kick, memory_order_relaxed) == 0)
+	if (h - r->tr_tail_seen > r->tr_half)
 		smarm__trace_kick(r->tr_t);
 	if (h - r->tr_tail_seen <= r->tr_mask)
 		return true;
