@@ -972,6 +972,16 @@ static bool idle_wait(atomic_long *count, long want)
  */
 enum { IDLE_HIB_N = 1000000 };
 
+/*
+ * actors_10m: ACTORS_10M_N actors as idle_bytes_hibernated's, all live
+ * at once (a node of SMARM_OPT_MAX_ACTORS 2^24, in a fresh process):
+ * resident bytes per actor. Like every idle_bytes workload it notes
+ * the wall and process CPU time per actor from the first spawn until
+ * every one has parked (hibernated), the CPU time being the figure that
+ * other load on the machine does not inflate.
+ */
+enum { ACTORS_10M_N = 10000000 };
+
 static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body);
 
 static void wl_idle_bytes(struct bench_run *r)
@@ -984,12 +994,18 @@ static void wl_idle_bytes_hibernated(struct bench_run *r)
 	idle_bytes_run(r, IDLE_HIB_N, idle_hib_body);
 }
 
+static void wl_actors_10m(struct bench_run *r)
+{
+	idle_bytes_run(r, ACTORS_10M_N, idle_hib_body);
+}
+
 static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 {
 	const size_t IDLE_N_ = n;
 	smarm_chan_t **chans = calloc(IDLE_N_, sizeof *chans);
 	int64_t zero = 0;
 	size_t spawned = 0;
+	uint64_t t0, c0;
 	long before;
 	long after;
 
@@ -1001,6 +1017,8 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 	}
 	memset(chans, 0xff, IDLE_N_ * sizeof *chans); /* touched before */
 	before = rss_bytes();
+	t0 = smarm_now_ns();
+	c0 = cpu_ns();
 	for (; spawned < IDLE_N_; spawned++) {
 		int rc = smarm_chan_alloc(&chans[spawned], sizeof zero, NULL);
 		if (rc == 0)
@@ -1014,6 +1032,12 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 	/* All ran up to their recv; a little more for the last to park. */
 	if (!idle_wait(&idle_parked, (long)spawned))
 		bench_fail(r, "actors did not start", 0);
+	/* Every one is at its park (or hibernation), up to the last few
+	 * (idle_wait's 1 ms sleeps): the creation time. */
+	snprintf(r->note, sizeof r->note, "%.0f/%.0f",
+		 (double)(smarm_now_ns() - t0) /
+			 (double)(spawned ? spawned : 1),
+		 (double)(cpu_ns() - c0) / (double)(spawned ? spawned : 1));
 	smarm_actor_sleep(20000000);
 	after = rss_bytes();
 	r->ns = after > before ? (uint64_t)(after - before) : 0;
@@ -2078,11 +2102,14 @@ static const struct workload workloads[] = {
 	{ "ring_hop", wl_ring_hop, 0, false, 0, NULL },
 	{ "yield", wl_yield, 0, false, 0, NULL },
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
-	{ "idle_bytes", wl_idle_bytes, 0, true, 0, NULL },
+	{ "idle_bytes", wl_idle_bytes, 0, true, 0, "create ns/actor wall/cpu" },
 	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
-	{ "idle_bytes_hibernated", wl_idle_bytes_hibernated, 0, true, 0, NULL },
+	{ "idle_bytes_hibernated", wl_idle_bytes_hibernated, 0, true, 0,
+	  "create ns/actor wall/cpu" },
 	{ "idle_bytes_server_hibernated", wl_idle_bytes_server_hibernated, 0,
 	  true, 0, NULL },
+	{ "actors_10m", wl_actors_10m, 0, true, INT64_C(1) << 24,
+	  "create ns/actor wall/cpu" },
 	{ "snapshot_1m", wl_snapshot_1m, 0, true, INT64_C(1) << 21,
 	  "parked, snapshot cpu" },
 	{ "sup_shutdown_quiet", wl_sup_shutdown_quiet, 0, false, 0, NULL },

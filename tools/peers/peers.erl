@@ -52,6 +52,7 @@
 -define(STATEM_BATCH, 1000).
 -define(IDLE_N, 100000).
 -define(IDLE_HIB_N, 1000000).       % idle_bytes_*hibernated, as smarm-bench
+-define(ACTORS_10M_N, 10000000).    % actors_10m, as smarm-bench
 -define(FAIR_SETTLE_MS, 100).       % spinners all started
 -define(FAIR_WINDOW_MS, 1000).      % the measured window
 -define(FAIR_STARVED, 1.0e9).       % the ratio printed for a 0 count
@@ -75,6 +76,7 @@ workloads() ->
      {"idle_bytes", fun idle_bytes/0},
      {"idle_bytes_hibernated", fun idle_bytes_hibernated/0},
      {"idle_bytes_server_hibernated", fun idle_bytes_server_hibernated/0},
+     {"actors_10m", fun actors_10m/0},
      {"fairness", fun fairness/0},
      {"wake_latency", fun wake_latency/0},
      {"monitor_down", fun monitor_down/0},
@@ -156,6 +158,7 @@ fmt(X) when X < 10 -> float_to_list(float(X), [{decimals, 3}]);
 fmt(X) -> float_to_list(float(X), [{decimals, 1}]).
 
 note_what("fairness") -> "min/max count";
+note_what("actors_10m") -> "create ns/proc wall/cpu";
 note_what("wake_latency") -> "p50/p99 ms".
 
 %% Run F in a new process (fresh heap, empty mailbox) and return its result.
@@ -591,6 +594,42 @@ idle_bytes_hibernated() ->
         "process_info(memory) of one ~b B, emulator RSS growth ~s B/proc~n",
         [fmt(PerProc), One, fmt((Rss1 - Rss0) / ?IDLE_HIB_N)]),
     PerProc.
+
+%% actors_10m: ACTORS_10M_N processes as idle_bytes_hibernated's, all
+%% alive at once (needs erl +P above it: run-peers.sh passes 16777216
+%% when this workload runs).  Figure: emulator RSS growth per process,
+%% less the parent's own growth (its list of pids), the same measure as
+%% smarm-bench's actors_10m; note: wall and CPU (statistics(runtime),
+%% every scheduler) ns per process from the first spawn until all are
+%% ready, each hibernating right after.
+actors_10m() ->
+    process_flag(message_queue_data, off_heap),
+    Parent = self(),
+    erlang:garbage_collect(),
+    M0 = erlang:memory(processes),
+    {memory, P0} = process_info(self(), memory),
+    Rss0 = rss(),
+    {C0, _} = erlang:statistics(runtime),
+    T0 = erlang:monotonic_time(nanosecond),
+    Pids = idle_hib_spawn(?ACTORS_10M_N, Parent, []),
+    wait_ready(?ACTORS_10M_N),
+    T1 = erlang:monotonic_time(nanosecond),
+    {C1, _} = erlang:statistics(runtime),
+    timer:sleep(100),
+    erlang:garbage_collect(),
+    M1 = erlang:memory(processes),
+    {memory, P1} = process_info(self(), memory),
+    Rss1 = rss(),
+    [P ! stop || P <- Pids],
+    wait_n(?ACTORS_10M_N),
+    N = ?ACTORS_10M_N,
+    err("#   actors_10m: memory(processes) ~s B/proc, emulator RSS growth "
+        "~s B/proc (~s GiB)~n",
+        [fmt(((M1 - M0) - (P1 - P0)) / N), fmt((Rss1 - Rss0) / N),
+         fmt((Rss1 - Rss0) / (1 bsl 30))]),
+    {((Rss1 - Rss0) - (P1 - P0)) / N,
+     lists:flatten(io_lib:format("~b/~b", [(T1 - T0) div N,
+                                           (C1 - C0) * 1000000 div N]))}.
 
 idle_hib_spawn(0, _, Acc) -> Acc;
 idle_hib_spawn(N, Parent, Acc) ->

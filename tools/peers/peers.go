@@ -36,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -84,7 +85,7 @@ var workloads = []workload{
 // counts, p50/p99 ms) for the "# go-note" line; noteWhat says what it is.
 var (
 	notes    []string
-	noteWhat = map[string]string{"fairness": "min/max count", "fairness_uneven": "min/max count", "wake_latency": "p50/p99 ms"}
+	noteWhat = map[string]string{"fairness": "min/max count", "fairness_uneven": "min/max count", "wake_latency": "p50/p99 ms", "idle_bytes": "create ns/goroutine wall/cpu"}
 )
 
 func find(name string) *workload {
@@ -321,6 +322,8 @@ func genServerCast() float64 {
 // channel.  Result: growth of VmRSS (after GC and returning free memory to
 // the OS) divided by N.  The figure includes the goroutine's g struct, its
 // stack and its channel (the goroutine's "mailbox").
+// Note: wall and CPU ns per goroutine from the first go statement until all
+// are ready, as smarm-bench notes for its idle_bytes workloads.
 func rssBytes() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
@@ -330,6 +333,15 @@ func rssBytes() int64 {
 	f := strings.Fields(string(b))
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// cpuNs: the process's CPU time (user and system, every thread), ns.
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func idleBytes() float64 {
@@ -343,6 +355,7 @@ func idleBytes() float64 {
 
 	ready.Add(idleN)
 	exited.Add(idleN)
+	t0, c0 := time.Now(), cpuNs()
 	for i := range chans {
 		c := make(chan int)
 		chans[i] = c
@@ -353,6 +366,9 @@ func idleBytes() float64 {
 		}()
 	}
 	ready.Wait()
+	notes = append(notes, fmt.Sprintf("%.0f/%.0f",
+		float64(time.Since(t0).Nanoseconds())/idleN,
+		float64(cpuNs()-c0)/idleN))
 	runtime.Gosched()
 	debug.FreeOSMemory()
 	after := rssBytes()
@@ -502,8 +518,9 @@ func fmtRuns(xs []float64) string {
 // exactly one sample, no warm-up).  Prints the per-run figures, one per line,
 // on stdout for the parent.
 func runChild(w *workload, runs int, budget time.Duration) {
-	if w.name == "idle_bytes" {
+	if w.name == "idle_bytes" { // a note line per child
 		fmt.Println(w.run())
+		printNotes(w)
 		return
 	}
 	t0 := time.Now()
@@ -526,6 +543,11 @@ func runChild(w *workload, runs int, budget time.Duration) {
 		runtime.GC()
 		fmt.Println(w.run())
 	}
+	printNotes(w)
+}
+
+// printNotes: the "# go-note" line of the runs' notes, if any.
+func printNotes(w *workload) {
 	if len(notes) > 0 {
 		fmt.Fprintf(os.Stderr, "# go-note %s procs=%d per run %s: %s\n", w.name,
 			runtime.GOMAXPROCS(0), noteWhat[w.name], strings.Join(notes, " "))

@@ -52,9 +52,19 @@ for peer in $peers; do
         command -v erlc >/dev/null || { echo "run-peers.sh: erlc not found" >&2; status=1; continue; }
         mkdir -p "$tmp/ebin"
         erlc -o "$tmp/ebin" "$here/peers.erl"
-        # +P: skynet_actor keeps ~1.1M processes alive at once.
+        # +P: skynet_actor keeps ~1.1M processes alive at once, actors_10m
+        # 10M (the larger table only when it runs: it costs memory).
+        plimit=2000000
+        if [[ ${#workloads[@]} -eq 0 ]]; then
+            plimit=16777216 # every workload
+        fi
+        for w in "${workloads[@]}"; do
+            if [[ $w == actors_10m || $w == all ]]; then
+                plimit=16777216
+            fi
+        done
         # Run from $tmp so a crash dump (erl_crash.dump) cannot land in the tree.
-        (cd "$tmp" && erl +S "$procs:$procs" +P 2000000 -noshell -pa "$tmp/ebin" \
+        (cd "$tmp" && erl +S "$procs:$procs" +P "$plimit" -noshell -pa "$tmp/ebin" \
             -run peers main "runs=$runs" "budget=$budget" "${workloads[@]}") || status=1
         ;;
     *)
