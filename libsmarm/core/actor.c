@@ -611,34 +611,32 @@ ext_update_pid(struct smarm_node *n, uint64_t pid, int id,
 /* ------------------------------------------------------------- labels */
 
 /*
- * Under s->cold (the actor live): s's label block, made on first use;
- * NULL: out of memory. Marks the tenant (ext_used) so that reclaiming
- * the slot clears its labels (slot.h smarm__slot_reclaim).
+ * Under s->cold (the actor live): s's block of label kind, made on
+ * first use; NULL: out of memory. Marks the tenant (ext_used) so that
+ * reclaiming the slot clears its labels (slot.h smarm__slot_reclaim).
  */
-static struct smarm__labels *labels_make(struct smarm_node *n,
-					 struct smarm__slot *s)
+static char *label_make(struct smarm_node *n, struct smarm__slot *s, int kind)
 {
-	struct smarm__labels *lb;
+	char *lb;
+	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
 	if (ext_block(n, s) != 0)
 		return NULL;
-	lb = s->ext->x_labels;
+	lb = s->ext->x_label[kind];
 	if (lb == NULL) {
-		lb = calloc(1, sizeof *lb);
+		lb = calloc(1, SMARM__LABEL_MAX);
 		if (lb == NULL)
 			return NULL;
 		/* Release: a reader that sees the pointer sees zeros. */
-		__atomic_store_n(&s->ext->x_labels, lb, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->ext->x_label[kind], lb, __ATOMIC_RELEASE);
 	}
 	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
 	return lb;
 }
 
-/* Copy text into label kind, cut: the last byte stays NUL. */
-static void label_copy(struct smarm__labels *lb, int kind, const char *text)
+/* Copy text into a label block, cut: the last byte stays NUL. */
+static void label_copy(char *d, const char *text)
 {
-	char *d = lb->lb_text[kind];
 	size_t i = 0;
-	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
 	for (; text != NULL && text[i] != '\0' && i < SMARM__LABEL_MAX - 1; i++)
 		d[i] = text[i];
 	d[i] = '\0';
@@ -648,12 +646,12 @@ int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
 			   const char *text)
 {
 	struct smarm__slot *s = lock_live(n, pid);
-	struct smarm__labels *lb;
+	char *lb;
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	lb = labels_make(n, s);
+	lb = label_make(n, s, kind);
 	if (lb != NULL)
-		label_copy(lb, kind, text);
+		label_copy(lb, text);
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	if (SMARM_UNLIKELY(n->trace != NULL) && text != NULL)
 		smarm__trace_node(n, SMARM__TR_LABEL, pid, 0, (uint32_t)kind,
@@ -665,15 +663,16 @@ void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
 			    const char *text, bool make)
 {
 	struct smarm__slot *s = smarm__slot_of(n, pid);
-	struct smarm__labels *lb = NULL;
+	char *lb = NULL;
 	if (s == NULL)
 		return;
+	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
 	if (make)
-		lb = labels_make(n, s);
+		lb = label_make(n, s, kind);
 	else if (s->ext != NULL)
-		lb = __atomic_load_n(&s->ext->x_labels, __ATOMIC_ACQUIRE);
+		lb = __atomic_load_n(&s->ext->x_label[kind], __ATOMIC_ACQUIRE);
 	if (lb != NULL)
-		label_copy(lb, kind, text);
+		label_copy(lb, text);
 	if (SMARM_UNLIKELY(n->trace != NULL) && text != NULL)
 		smarm__trace_node(n, SMARM__TR_LABEL, pid, 0, (uint32_t)kind,
 				  text);
@@ -808,11 +807,13 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_timed = pk->pk_deadline != 0;
 	for (int id = 0; id < SMARM__SUB_MAX; id++)
 		pk->pk_ext[id] = ext_get(s, id);
-	pk->pk_labels = s->ext != NULL ? __atomic_load_n(&s->ext->x_labels,
-							 __ATOMIC_ACQUIRE)
-				       : NULL;
+	pk->pk_name =
+		s->ext != NULL
+			? __atomic_load_n(&s->ext->x_label[SMARM__LABEL_NAME],
+					  __ATOMIC_ACQUIRE)
+			: NULL;
 	if (!atomic_load_explicit(&s->ext_used, memory_order_relaxed))
-		pk->pk_labels = NULL; /* a former tenant's block */
+		pk->pk_name = NULL; /* a former tenant's block */
 }
 
 int smarm__actor_peek(struct smarm_node *n, uint64_t pid, smarm__peek_fn fn,

@@ -451,8 +451,9 @@ void smarm__slots_fini(struct smarm_node *n)
 	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
 	for (uint32_t i = 0; i < have; i++) {
 		free(n->slots[i].cl);
-		if (n->slots[i].ext != NULL)
-			free(n->slots[i].ext->x_labels);
+		for (int k = 0; n->slots[i].ext != NULL && k < SMARM__LABELS;
+		     k++)
+			free(n->slots[i].ext->x_label[k]);
 		free(n->slots[i].ext);
 	}
 	if (n->slots != NULL)

@@ -344,8 +344,10 @@ static inline void smarm__slot_reclaim(struct smarm__slot *s,
 	s->exit.ex_payload = NULL;
 	if (atomic_load_explicit(&s->ext_used, memory_order_relaxed)) {
 		s->ext->x_lent = 0; /* the exit hooks are done with the rooms */
-		if (s->ext->x_labels != NULL) /* the next tenant has none */
-			memset(s->ext->x_labels, 0, sizeof *s->ext->x_labels);
+		/* The next tenant has no labels. */
+		for (int k = 0; k < SMARM__LABELS; k++)
+			if (s->ext->x_label[k] != NULL)
+				memset(s->ext->x_label[k], 0, SMARM__LABEL_MAX);
 	}
 	s->fn = NULL;
 	s->arg = NULL;

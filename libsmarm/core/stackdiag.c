@@ -147,12 +147,19 @@ static void put_actor(char *buf, size_t cap, size_t *at,
 		      const struct smarm__slot *s)
 {
 	uint64_t word = atomic_load_explicit(&s->word, memory_order_relaxed);
-	const struct smarm__labels *lb =
-		s->ext != NULL
-			? __atomic_load_n(&s->ext->x_labels, __ATOMIC_ACQUIRE)
-			: NULL;
-	const char *name = lb != NULL ? lb->lb_text[SMARM__LABEL_NAME] : "";
-	const char *bhv = lb != NULL ? lb->lb_text[SMARM__LABEL_BEHAVIOUR] : "";
+	const struct smarm__ext *x = s->ext;
+	const char *name =
+		x != NULL ? __atomic_load_n(&x->x_label[SMARM__LABEL_NAME],
+					    __ATOMIC_ACQUIRE)
+			  : NULL;
+	const char *bhv =
+		x != NULL ? __atomic_load_n(&x->x_label[SMARM__LABEL_BEHAVIOUR],
+					    __ATOMIC_ACQUIRE)
+			  : NULL;
+	if (name == NULL)
+		name = "";
+	if (bhv == NULL)
+		bhv = "";
 	put_str(buf, cap, at, "smarm: actor ");
 	put_u64(buf, cap, at, smarm__slot_index(s));
 	put_str(buf, cap, at, ".");

@@ -173,19 +173,20 @@ extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
  */
 struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
-	uint8_t x_mask; /* cold: bit id set iff x_state[id] != NULL */
-	uint8_t x_lent; /* cold: bit id set: room id is lent */
-	struct smarm__labels *x_labels; /* set once under cold (release),
-					   then kept across tenants; NULL:
-					   no label yet (below) */
+	uint8_t x_mask;	  /* cold: bit id set iff x_state[id] != NULL */
+	uint8_t x_lent;	  /* cold: bit id set: room id is lent */
+	char *x_label[2]; /* per label kind (below), SMARM__LABEL_MAX
+			     bytes: set once under cold (release),
+			     kept across tenants; NULL: none yet */
 };
 
 /*
  * Labels: what a fatal fault report (stackdiag.c) says of an actor
  * beside its pid, recorded by the layers above as they learn it: a
  * registered name (the registry), the behaviour it serves (gen_server,
- * gen_statem). Copies, in a block per slot made on first use and kept
- * across tenants (freed with the slot table), so the fault handler reads
+ * gen_statem). Copies, in a block per slot and kind made on first use
+ * (a server that has no name has no name block) and kept across
+ * tenants (freed with the slot table), so the fault handler reads
  * memory that stays mapped, takes no lock and follows no pointer into a
  * layer's data. A label rewritten while the handler reads it can show a
  * mix of old and new text, never more than SMARM__LABEL_MAX - 1 bytes
@@ -197,9 +198,7 @@ enum {
 	SMARM__LABELS = 2,
 };
 #define SMARM__LABEL_MAX 96
-struct smarm__labels {
-	char lb_text[SMARM__LABELS][SMARM__LABEL_MAX]; /* NUL-terminated */
-};
+_Static_assert(SMARM__LABELS == 2, "x_label holds a block per kind");
 _Static_assert(SMARM__SUB_MAX <= 8, "x_mask and x_lent hold a bit per id");
 
 /* ---- node.c ---- */
@@ -379,7 +378,7 @@ void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
  * A look at one tenant for introspection (obs/): what the core keeps of
  * it, copied under its cold lock, so every field belongs to the same
  * tenant (a pid read with its state, never a successor's). pk_ext and
- * pk_labels point into the slot and are valid only inside the visiting
+ * pk_name point into the slot and are valid only inside the visiting
  * fn, which runs under that cold lock (SLOT rank): fn copies, never
  * blocks, calls no user code and takes no SLOT-rank lock (locks of a
  * higher rank, a channel's, are allowed).
@@ -411,8 +410,8 @@ struct smarm__peek {
 	uint64_t pk_rqwait;	 /* cycles runnable, not running */
 	uint64_t pk_msg_in;	 /* elements taken from channels */
 	uint64_t pk_msg_out;	 /* elements sent */
-	const void *pk_ext[SMARM__SUB_MAX];    /* per-subsystem state */
-	const struct smarm__labels *pk_labels; /* NULL: none */
+	const void *pk_ext[SMARM__SUB_MAX]; /* per-subsystem state */
+	const char *pk_name;		    /* its name label; NULL: none */
 };
 typedef int (*smarm__peek_fn)(const struct smarm__peek *pk, void *arg);
 

@@ -211,9 +211,7 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 {
 	const struct smarm__sig_actor *sa = pk->pk_ext[SMARM__SUB_OTP];
 	const void *cx = pk->pk_ext[SMARM__SUB_BEHAVIOUR];
-	const char *name = pk->pk_labels != NULL
-				   ? pk->pk_labels->lb_text[SMARM__LABEL_NAME]
-				   : "";
+	const char *name = pk->pk_name != NULL ? pk->pk_name : "";
 	uint32_t links = 0, mons = 0, monby = 0;
 	struct obs_extra *x;
 
