@@ -259,8 +259,8 @@ int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);
 #define SMARM__MBOX_BANDS 4
 struct smarm__mbox {
 	smarm__lock_t mb_lock;	    /* MBOX rank: guards mb_wt */
-	struct smarm__waiter mb_wt; /* the owner, parked; node NULL: none */
 	unsigned mb_n;		    /* bands [0, mb_n) may be attached */
+	struct smarm__waiter mb_wt; /* the owner, parked; node NULL: none */
 	smarm_chan_t *mb_band[SMARM__MBOX_BANDS]; /* cells; NULL: none */
 	struct smarm__wait mb_hw; /* the owner's wait while hibernated
 				     (off its stack: core/wait.h) */
