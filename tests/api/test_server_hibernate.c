@@ -7,7 +7,10 @@
  * infos, its timers and Downs, a status request and a shutdown as
  * before (terminate runs); 100,000 hibernated servers are started and
  * each is called once (4 workers; the bench's
- * idle_bytes_server_hibernated measures 1M).
+ * idle_bytes_server_hibernated measures 1M). Built again with
+ * SERVER_HIB_MANY 1000000 it is the `slow` suite's server_million: a
+ * million hibernated servers at once, each called, then shut down, with
+ * the time and resident bytes per server on stderr.
  */
 #include "harness.h"
 #include "probe_events.h"
@@ -197,13 +200,30 @@ END_TEST
 
 /* ------------------------------------------------------------- many */
 
-#define MANY 100000
+#ifndef SERVER_HIB_MANY
+#define SERVER_HIB_MANY 100000
+#endif
+#define MANY SERVER_HIB_MANY
+
+static long rss_bytes(void)
+{
+	long pages = 0, resident = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident * sysconf(_SC_PAGESIZE);
+}
 
 static void many_root(void *arg)
 {
 	(void)arg;
 	smarm_server_t **s = calloc(MANY, sizeof *s);
 	smarm_node_t *node = smarm_node_current();
+	uint64_t t0 = smarm_now_ns(), t1;
+	long rss0 = rss_bytes(), rss1;
 	int started = 0;
 	HARNESS_CHECK(s != NULL);
 	for (; s != NULL && started < MANY; started++)
@@ -212,12 +232,20 @@ static void many_root(void *arg)
 	HARNESS_EQ(started, MANY);
 	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, MANY) ||
 		      hibs() >= MANY);
+	t1 = smarm_now_ns();
+	rss1 = rss_bytes();
 	/* Hibernated: (almost) no stack is attached. */
 	HARNESS_CHECK(harness_stat(node, SMARM_STAT_STACKS_DENSE) +
 			      harness_stat(node, SMARM_STAT_STACKS_GUARDED) <
 		      MANY / 10);
 	for (int i = 0; i < started; i++)
 		HARNESS_EQ(call_sum(s[i], i), i);
+	fprintf(stderr,
+		"# %d servers hibernated in %.1f s, %.0f B resident each "
+		"(client handles included), each called in %.1f s\n",
+		started, (double)(t1 - t0) / 1e9,
+		(double)(rss1 - rss0) / (started ? started : 1),
+		(double)harness_since(t1) / 1e9);
 	for (int i = 0; i < started; i++) {
 		(void)smarm_server_shutdown(s[i], MS(10000), NULL);
 		smarm_server_free(s[i]);
@@ -235,12 +263,22 @@ START_TEST(test_many_servers)
 }
 END_TEST
 
-Suite *smarm_test_server_hibernate_suite(void)
+#if SERVER_HIB_MANY > 100000
+#define SUITE_NAME server_million
+#else
+#define SUITE_NAME server_hibernate
+#endif
+#define SUITE_FN_(n) smarm_test_##n##_suite
+#define SUITE_FN(n) SUITE_FN_(n)
+#define STR_(n) #n
+#define STR(n) STR_(n)
+
+Suite *SUITE_FN(SUITE_NAME)(void)
 {
-	Suite *s = suite_create("server_hibernate");
+	Suite *s = suite_create(STR(SUITE_NAME));
 	TCase *tc = tcase_create("server");
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 240);
+	tcase_set_timeout(tc, SERVER_HIB_MANY > 100000 ? 900 : 240);
 	tcase_add_test(tc, test_state_survives);
 	tcase_add_test(tc, test_hibernate_after);
 	tcase_add_test(tc, test_hibernate_cast);
@@ -250,4 +288,8 @@ Suite *smarm_test_server_hibernate_suite(void)
 	return s;
 }
 
+#if SERVER_HIB_MANY > 100000
+SMARM_TEST_MAIN(server_million)
+#else
 SMARM_TEST_MAIN(server_hibernate)
+#endif
