@@ -696,6 +696,9 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
 	int rc;
+	/* Coz's catch_up: the sender's debt first, so its message cannot
+	 * wake a receiver early (causal.h; one branch when off). */
+	smarm__causal_pay();
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = chan_send_locked(ch, elem);
