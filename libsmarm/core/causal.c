@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One on-CPU stretch longer than this is a stall (a descheduled worker,
- * a debugger), not site time: dropped. */
-#define MAX_STRETCH_NS 100000000ull
+/* One on-CPU stretch longer than this is a stall (a debugger, a stopped
+ * process), not site time: dropped. */
+#define MAX_STRETCH_NS 1000000000ull
 /* A debt below this is not worth a park (the timer's own slack). */
 #define PAY_MIN_NS 20000ull
 
