@@ -32,6 +32,9 @@
 #define MAX_STRETCH_NS 1000000000ull
 /* A debt below this is not worth a park (the timer's own slack). */
 #define PAY_MIN_NS 20000ull
+/* A pay point inside a site reads the thread's CPU clock (a system
+ * call) at most this often. */
+#define ACCRUE_NS 50000ull
 
 int smarm__causal_init(struct smarm_node *n)
 {
@@ -72,6 +75,9 @@ int smarm__causal_enable(struct smarm_node *n)
 	}
 	cz->cz_slots = base;
 	cz->cz_slots_bytes = all;
+	cz->cz_accrue_cycles =
+		(uint64_t)((double)ACCRUE_NS * (double)(1ull << 40) /
+			   (double)smarm__cycles_to_ns(1ull << 40));
 	cz->cz_on = true;
 	return 0;
 }
@@ -182,8 +188,9 @@ static inline uint64_t global_of(struct smarm__causal *cz)
 
 /*
  * s's ledger, current: a new tenant starts owing nothing (its ledger
- * at the global delay), and a ledger meets a new experiment at its
- * base at least (CAUSAL-2).
+ * at the global delay), and a ledger meets a new experiment at its base
+ * (CAUSAL-2): a debt left over is forgiven, and so is a lead (a pay
+ * sleep that overshot), whose wall time the earlier experiment spent.
  */
 static struct smarm__cslot *cs_of(struct smarm_node *n, struct smarm__slot *s)
 {
@@ -199,8 +206,7 @@ static struct smarm__cslot *cs_of(struct smarm_node *n, struct smarm__slot *s)
 	} else if (c->cz_epoch != ep) {
 		uint64_t base = atomic_load_explicit(&cz->cz_base,
 						     memory_order_relaxed);
-		if (c->cz_local < base)
-			c->cz_local = base;
+		c->cz_local = base;
 		c->cz_epoch = ep;
 	}
 	return c;
@@ -234,14 +240,20 @@ static void accrue(struct smarm__causal *cz, struct smarm__cslot *c,
 	}
 }
 
+/* The site clock: this thread's CPU time (causal.h). */
+static inline uint64_t site_now(void)
+{
+	return smarm__thread_cpu_ns();
+}
+
 void smarm__causal_switch(struct smarm__worker *w, struct smarm__slot *p,
 			  int intent, struct smarm__slot *next)
 {
 	struct smarm_node *n = w->node;
 	struct smarm__causal *cz = n->causal;
-	uint64_t now = smarm__clock_ns();
 	struct smarm__cslot *c = cs_of(n, p);
-	accrue(cz, c, now);
+	if (c->cz_t0 != 0)
+		accrue(cz, c, site_now());
 	c->cz_t0 = 0; /* off the CPU (CAUSAL-3) */
 	/* A real park notes the global delay for the wake rules; a yield
 	 * or a preemption keeps its debt (it was runnable). */
@@ -258,9 +270,9 @@ void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s)
 {
 	struct smarm_node *n = w->node;
 	struct smarm__causal *cz = n->causal;
-	uint64_t now = smarm__clock_ns();
 	struct smarm__cslot *c = cs_of(n, s);
 	if (c->cz_parked) {
+		uint64_t now = smarm__clock_ns();
 		const struct smarm__wait *wt = s->wait;
 		/* Its own deadline ended the park: no skip (a sleep always,
 		 * a timed wait once its deadline has passed). */
@@ -278,7 +290,8 @@ void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s)
 		if (!timeout && g > from)
 			c->cz_local += g - from;
 	}
-	c->cz_t0 = c->cz_site != 0 ? now : 0;
+	c->cz_t0 = c->cz_site != 0 ? site_now() : 0;
+	c->cz_tsc = smarm__cycles_fast();
 }
 
 /*
@@ -323,10 +336,18 @@ void smarm__causal_pay_slow(void)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *me;
 	struct smarm_node *n;
+	struct smarm__cslot *c;
 	if (w == NULL || !w->causal || (me = w->cur) == NULL || w->in_finish)
 		return;
 	n = w->node;
-	accrue(n->causal, cs_of(n, me), smarm__clock_ns());
+	c = cs_of(n, me);
+	if (c->cz_t0 != 0) { /* in a site: now and then (ACCRUE_NS) */
+		uint64_t t = smarm__cycles_fast();
+		if (t - c->cz_tsc >= n->causal->cz_accrue_cycles) {
+			c->cz_tsc = t;
+			accrue(n->causal, c, site_now());
+		}
+	}
 	if (me->rt_nopreempt != 0 || me->exiting || me->no_park)
 		return;
 	pay(n, me);
@@ -337,15 +358,17 @@ uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm_node *n = w->node;
 	struct smarm__cslot *c;
+	uint64_t now;
 	uint32_t old;
 	if (!w->causal) /* off: sites mean nothing */
 		return 0;
 	smarm__causal_pay_slow();
 	c = cs_of(n, me);
-	accrue(n->causal, c, smarm__clock_ns());
+	now = site_now();
+	accrue(n->causal, c, now);
 	old = c->cz_site;
 	c->cz_site = id;
-	c->cz_t0 = id != 0 ? smarm__clock_ns() : 0;
+	c->cz_t0 = id != 0 ? now : 0;
 	return old;
 }
 
@@ -354,12 +377,14 @@ void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm_node *n = w->node;
 	struct smarm__cslot *c;
+	uint64_t now;
 	if (!w->causal)
 		return;
 	c = cs_of(n, me);
-	accrue(n->causal, c, smarm__clock_ns());
+	now = site_now();
+	accrue(n->causal, c, now);
 	c->cz_site = saved;
-	c->cz_t0 = saved != 0 ? smarm__clock_ns() : 0;
+	c->cz_t0 = saved != 0 ? now : 0;
 	smarm__causal_pay_slow();
 }
 

@@ -51,12 +51,19 @@
  * thread reads only the node's atomics.
  * Locking: cz_lock (TABLE, a leaf) serialises registration; readers
  * find sites and points lock-free (published count, acquire).
+ * Site time is the CPU time of the actor's worker thread (a thread the
+ * kernel deschedules accrues nothing meanwhile, as Coz's samples count
+ * only time on a CPU); delay is paid in wall time. The thread's CPU
+ * clock is a system call, so a pay point inside a site reads it at
+ * most every ACCRUE_NS of wall time (causal.c); switches and site
+ * boundaries always do.
+ *
  * Invariants: CAUSAL-1 cz_global only grows. CAUSAL-2 an actor's debt
  * is counted only from the current experiment's start (its ledger is
- * brought up to cz_base when it first meets a new epoch), so a debt
- * never crosses experiments. CAUSAL-3 a site stretch is counted only
+ * set to cz_base when it first meets a new epoch), so neither a debt
+ * nor a lead crosses experiments. CAUSAL-3 a site stretch is counted only
  * while its actor is on a CPU (armed at switch-in, closed at
- * switch-out).
+ * switch-out, all on the one worker thread it runs on meanwhile).
  * See: docs/observability.md (Causal profiling).
  */
 #ifndef SMARM_CORE_CAUSAL_H
@@ -97,7 +104,9 @@ struct smarm__cslot {
 	uint64_t cz_pid;   /* whose; another pid: stale */
 	uint64_t cz_local; /* ns of delay absorbed or credited */
 	uint64_t cz_park;  /* cz_global when it last parked */
-	uint64_t cz_t0;	   /* ns its site stretch began; 0: unarmed */
+	uint64_t cz_t0;	   /* its thread's CPU ns when its site stretch
+			      began; 0: unarmed */
+	uint64_t cz_tsc;   /* cycles at its last accrual (rate limit) */
 	uint32_t cz_site;  /* the site it is in; 0: none */
 	uint32_t cz_epoch; /* the experiment its ledger was brought into */
 	bool cz_parked;	   /* its last switch-out was a park */
@@ -119,6 +128,7 @@ struct smarm__causal {
 	struct smarm__causal_point *cz_point[SMARM__CAUSAL_POINTS];
 	struct smarm__cslot *cz_slots; /* max_actors entries, or NULL */
 	size_t cz_slots_bytes;
+	uint64_t cz_accrue_cycles; /* a pay point in a site accrues after */
 };
 
 /* At node open / close. 0 or SMARM_ENOMEM. */

@@ -6,9 +6,10 @@
  * profile of a small two-site pipeline, parsed line by line by
  * tests/python/check_causal.py (fields, points after each experiment,
  * the speedup steps with about a quarter at 0); and the delay
- * accounting, by orderings and outcomes only: a runnable bystander
- * makes almost no progress while another actor runs a site virtually
- * sped up by 100%, and does at 0%; an actor a message wakes skips the
+ * accounting, by orderings and lower bounds only: a runnable bystander
+ * is held at its pay points at least as long as another actor ran a
+ * site virtually sped up by 100%, and owes nothing at 0%; an actor a
+ * message wakes skips the
  * delay that accrued while it waited and finishes while the site still
  * runs, one its own timeout wakes sleeps at least what it owed. The
  * checker's path and the interpreter come from the environment
@@ -401,6 +402,8 @@ struct acct {
 	_Atomic int in_site; /* the hot actor is in its site, measuring */
 	_Atomic int left;    /* ... and has left it */
 	_Atomic uint64_t by_iters;
+	uint64_t by_held; /* ns the bystander spent in its pay points */
+	uint64_t by_owed; /* delay injected while it ran */
 	int pct;
 	int e_hot, e_msg, e_tmo; /* seq of each actor's finish */
 	uint64_t tmo_paid;	 /* ns tmo_woken took to pass its pay point */
@@ -444,15 +447,31 @@ static void hot(void *arg)
 		HARNESS_EQ(smarm_chan_send(a->ch, &v), 0);
 }
 
-/* Runnable all along: counts its iterations while hot is in its site. */
+/*
+ * Runnable all along: counts its iterations while hot is in its site,
+ * and how long its pay points held it; once hot has left, one more pay
+ * point settles what it still owes.
+ */
 static void bystander(void *arg)
 {
 	struct acct *a = arg;
-	while (!atomic_load(&a->left)) {
-		burn(256);
+	int64_t d0 = harness_actor_stat(SMARM_STAT_CAUSAL_DELAY_NS);
+	uint64_t held = 0;
+	for (;;) {
+		bool last = atomic_load(&a->left);
+		uint64_t t;
+		burn(255); /* no pay point inside */
+		t = smarm_now_ns();
+		smarm_check();
+		held += harness_since(t);
 		if (atomic_load(&a->in_site))
 			atomic_fetch_add(&a->by_iters, 1);
+		if (last)
+			break;
 	}
+	a->by_held = held;
+	a->by_owed =
+		(uint64_t)(harness_actor_stat(SMARM_STAT_CAUSAL_DELAY_NS) - d0);
 }
 
 /* Parked in a receive from the start; hot's message wakes it. */
@@ -489,7 +508,7 @@ static void by_root(void *arg)
 	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
 }
 
-static uint64_t bystander_iters(int pct)
+static void bystander_run(int pct, struct acct *out)
 {
 	char path[1024];
 	struct acct a = { .pct = pct };
@@ -508,19 +527,35 @@ static uint64_t bystander_iters(int pct)
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	ck_assert_int_eq(check(path, 0, "hot", "none"), 0);
 	tmp_remove(path);
-	return atomic_load(&a.by_iters);
+	out->by_iters = atomic_load(&a.by_iters);
+	out->by_held = a.by_held;
+	out->by_owed = a.by_owed;
 }
 
-/* A site sped up by 100% that runs all the time: everyone else owes
- * delay as fast as time passes, so a runnable bystander stalls. */
+/*
+ * A site sped up by 100%: every other actor owes the site's CPU time,
+ * so a runnable bystander's pay points hold it at least that long (a
+ * lower bound, which load only lengthens: what the site ran while the
+ * bystander ran, less the last debt under 20 us not worth a park); at
+ * 0% nothing is owed. The iterations it made meanwhile are printed
+ * (on an idle machine next to nothing at 100%).
+ */
 START_TEST(test_causal_bystander_pays_delay)
 {
-	uint64_t at0 = bystander_iters(0);
-	uint64_t at100 = bystander_iters(100);
-	printf("# bystander iterations: 0%%: %llu, 100%%: %llu\n",
-	       (unsigned long long)at0, (unsigned long long)at100);
-	ck_assert_uint_gt(at0, 0);
-	ck_assert_uint_lt(at100, at0);
+	struct acct at0, at100;
+	bystander_run(0, &at0);
+	bystander_run(100, &at100);
+	printf("# bystander at 0%%: %llu iterations, held %llu us; at 100%%: "
+	       "%llu iterations, held %llu us of %llu us owed\n",
+	       (unsigned long long)at0.by_iters,
+	       (unsigned long long)at0.by_held / 1000,
+	       (unsigned long long)at100.by_iters,
+	       (unsigned long long)at100.by_held / 1000,
+	       (unsigned long long)at100.by_owed / 1000);
+	ck_assert_uint_gt(at0.by_iters, 0);
+	ck_assert_uint_eq(at0.by_owed, 0);
+	ck_assert_uint_gt(at100.by_owed, MS(10));
+	ck_assert_uint_ge(at100.by_held + US(100), at100.by_owed);
 }
 END_TEST
 
