@@ -5,25 +5,24 @@
  * with a known bottleneck, profiled, and the measured curve printed
  * beside the predicted one.
  *
- * The workload is a fork-join pipeline. Each round a coordinator sends
- * "go" to two workers, A and B, which do fixed work (a dependent LCG
+ * The workload is a fork-join pipeline of two actors on two workers.
+ * Each round A sends "go" to B; both do fixed work (a dependent LCG
  * chain with a safe point every 256 steps: fixed work, not fixed wall
- * time, so that injected delay shows) in sites "path-a" and "path-b",
- * and answer "done"; once both have answered, the round counts at the
+ * time, so that injected delay shows) in sites "path-a" and "path-b";
+ * B answers "done", A waits for it, and the round counts at the
  * throughput point "rounds". A's work is the longer, so every round
  * waits on A (the critical path) and never on B, as long as A and B
- * run at once (two CPUs free for them). Predicted program speedup of a
- * virtual speedup s of a site, with Wa and Wb the work times (the rest
- * of a round, a few message hops, is left out; it is microseconds
- * against milliseconds):
- *   path-a: 1 - max(1 - s, Wb/Wa): linear up to 1 - Wb/Wa, then flat;
- *   path-b: 0 (A is waited on whatever B does).
- * On a machine busier than its CPUs A and B take turns instead, B's
- * work is then on the critical path too, and the measured curves say
- * so: the tool prints the load average beside them.
- * For each site the profiler runs on its own (that site fixed, random
- * speedups, Coz's weights), the experiments are summed per speedup as
- * Coz's viewer does (period = sum(duration) / sum(delta); speedup =
+ * run at once (two CPUs free for them; B's wake goes to the shared
+ * queue, SMARM_OPT_WAKE_SLOT 0, so that the idle worker takes it). Predicted
+ * program speedup of a virtual speedup s of a site, with Wa and Wb the work
+ * times (the rest of a round, a few message hops, is left out; it is
+ * microseconds against milliseconds): path-a: 1 - max(1 - s, Wb/Wa): linear up
+ * to 1 - Wb/Wa, then flat; path-b: 0 (A is waited on whatever B does). On a
+ * machine busier than its CPUs A and B take turns instead, B's work is then on
+ * the critical path too, and the measured curves say so: the tool prints the
+ * load average beside them. For each site the profiler runs on its own (that
+ * site fixed, random speedups, Coz's weights), the experiments are summed per
+ * speedup as Coz's viewer does (period = sum(duration) / sum(delta); speedup =
  * (base - period) / base against the same site's 0% experiments) and
  * printed as CSV: site,speedup_pct,experiments,measured_pct,predicted_pct.
  *
@@ -61,61 +60,49 @@ static void burn(uint64_t steps)
 struct bench {
 	uint64_t steps_a, steps_b; /* work per round */
 	int want;		   /* experiments to wait for */
-	_Atomic int stop;
-	smarm_chan_t *go_a, *go_b, *done;
+	smarm_chan_t *go, *done;   /* to B, from B */
 	int failed;
 };
 
-struct path {
-	struct bench *b;
-	smarm_chan_t *go;
-	uint64_t steps;
-	const char *site;
-};
-
-static void worker(void *arg)
+/* B: the path nothing waits on (it ends first). */
+static void path_b(void *arg)
 {
-	struct path *p = arg;
+	struct bench *b = arg;
 	int v;
 	for (;;) {
-		if (smarm_chan_recv(p->go, &v) != 0 || v == 0)
+		if (smarm_chan_recv(b->go, &v) != 0 || v == 0)
 			break;
-		SMARM_SITE(p->site)
-		burn(p->steps);
-		if (smarm_chan_send(p->b->done, &v) != 0)
+		SMARM_SITE("path-b")
+		burn(b->steps_b);
+		if (smarm_chan_send(b->done, &v) != 0)
 			break;
 	}
 }
 
-static void coordinator(void *arg)
+/* A, which also runs the rounds: start B, do A's work, wait for B. */
+static void path_a(void *arg)
 {
 	struct bench *b = arg;
-	struct path pa = { b, NULL, b->steps_a, "path-a" };
-	struct path pb = { b, NULL, b->steps_b, "path-b" };
 	smarm_progress_t *rounds;
-	smarm_pid_t a, c;
+	smarm_pid_t pb;
 	int v = 1, got;
 	int64_t done = 0;
-	if (smarm_chan_alloc(&b->go_a, sizeof(int), NULL) != 0 ||
-	    smarm_chan_alloc(&b->go_b, sizeof(int), NULL) != 0 ||
+	if (smarm_chan_alloc(&b->go, sizeof(int), NULL) != 0 ||
 	    smarm_chan_alloc(&b->done, sizeof(int), NULL) != 0 ||
 	    smarm_progress_get(NULL, "rounds", SMARM_PROGRESS_THROUGHPUT,
-			       &rounds) != 0) {
-		b->failed = 1;
-		return;
-	}
-	pa.go = b->go_a;
-	pb.go = b->go_b;
-	if (smarm_actor_spawn(&a, worker, &pa, NULL) != 0 ||
-	    smarm_actor_spawn(&c, worker, &pb, NULL) != 0) {
+			       &rounds) != 0 ||
+	    smarm_actor_spawn(&pb, path_b, b, NULL) != 0) {
 		b->failed = 1;
 		return;
 	}
 	while (done < b->want) {
-		if (smarm_chan_send(b->go_a, &v) != 0 ||
-		    smarm_chan_send(b->go_b, &v) != 0 ||
-		    smarm_chan_recv(b->done, &got) != 0 ||
-		    smarm_chan_recv(b->done, &got) != 0) {
+		if (smarm_chan_send(b->go, &v) != 0) {
+			b->failed = 1;
+			break;
+		}
+		SMARM_SITE("path-a")
+		burn(b->steps_a);
+		if (smarm_chan_recv(b->done, &got) != 0) {
 			b->failed = 1;
 			break;
 		}
@@ -124,10 +111,8 @@ static void coordinator(void *arg)
 				   SMARM_STAT_CAUSAL_EXPERIMENTS, &done);
 	}
 	v = 0;
-	smarm_chan_send(b->go_a, &v);
-	smarm_chan_send(b->go_b, &v);
-	smarm_actor_join(a, NULL, NULL);
-	smarm_actor_join(c, NULL, NULL);
+	smarm_chan_send(b->go, &v);
+	smarm_actor_join(pb, NULL, NULL);
 }
 
 /* Per speedup step: summed durations and deltas (Coz's viewer). */
@@ -192,6 +177,9 @@ static int run_site(const char *site, const char *path, struct bench *b,
 	if (smarm_config_alloc(&cfg) != 0)
 		return -1;
 	smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 2);
+	/* B's wake goes to the shared queue, where the other worker takes
+	 * it, not to A's wake slot behind A's work. */
+	smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, 0);
 	if (smarm_config_set_causal(cfg, path, exp_ns) != 0 ||
 	    smarm_config_set_causal_fixed(cfg, site, -1) != 0 ||
 	    smarm_node_open(&node, cfg) != 0) {
@@ -199,7 +187,7 @@ static int run_site(const char *site, const char *path, struct bench *b,
 		return -1;
 	}
 	smarm_config_free(cfg);
-	rc = smarm_node_run(node, coordinator, b, NULL, NULL);
+	rc = smarm_node_run(node, path_a, b, NULL, NULL);
 	smarm_node_close(node);
 	return rc != 0 || b->failed ? -1 : 0;
 }
