@@ -620,6 +620,8 @@ SMARM_API int smarm_progress_get_counts(const smarm_progress_t *pt,
  * handed to smarm_site_end. name is as for smarm_progress_get; a node
  * has at most 64 sites. Both calls are pay points. With the profiler off
  * the site is registered and nothing else happens.
+ * On SMARM_EINVAL (a bad name) or SMARM_ENOMEM *saved is the site the
+ * actor stays in, so the matching smarm_site_end changes nothing.
  * Returns: 0. Errors: SMARM_EINVAL saved NULL or a bad name;
  * SMARM_ENOTACTOR outside an actor; SMARM_ENOMEM out of memory or 64
  * sites already. Thread-safety: actor context only. Since: SMARM_0.5.

@@ -353,6 +353,12 @@ void smarm__causal_pay_slow(void)
 	pay(n, me);
 }
 
+uint32_t smarm__causal_site_cur(struct smarm__slot *me)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return w->causal ? cs_of(w->node, me)->cz_site : 0;
+}
+
 uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
 {
 	struct smarm__worker *w = smarm__tls_worker;

@@ -151,6 +151,8 @@ int smarm__causal_point(struct smarm__causal *cz, const char *name, int kind,
  * leaves; leaves back to saved. Actor context, on a worker of the
  * actor's node; pay points. With the profiler off both do nothing. */
 uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id);
+/* The site the running actor is in (0: none, or the profiler is off). */
+uint32_t smarm__causal_site_cur(struct smarm__slot *me);
 void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved);
 
 /* Hooks: sched.c, under w->obs_on, for a worker of a profiling node. */

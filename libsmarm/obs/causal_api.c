@@ -107,8 +107,12 @@ int smarm_site_begin(const char *name, smarm_site_t *saved)
 		return SMARM_ENOTACTOR;
 	rc = smarm__causal_site_id(smarm__causal_of(smarm__current_node()),
 				   name, &id);
-	if (rc != 0)
+	if (rc != 0) {
+		/* smarm_site_end(*saved) then leaves the actor where it is
+		 * (SMARM_SITE ends its block with it). */
+		saved->id = smarm__causal_site_cur(me);
 		return rc;
+	}
 	saved->id = smarm__causal_site_enter(me, id);
 	return 0;
 }

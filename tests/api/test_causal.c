@@ -208,7 +208,9 @@ static void limits_root(void *arg)
 		HARNESS_EQ(smarm_site_end(sv), 0);
 	}
 	HARNESS_EQ(smarm_site_begin("one-more", &sv), SMARM_ENOMEM);
+	HARNESS_EQ(smarm_site_end(sv), 0); /* leaves it where it was */
 	HARNESS_EQ(smarm_site_begin("bad\\name", &sv), SMARM_EINVAL);
+	HARNESS_EQ(smarm_site_end(sv), 0);
 	/* An id no site of the node has. */
 	sv.id = 65;
 	HARNESS_EQ(smarm_site_end(sv), SMARM_EINVAL);
