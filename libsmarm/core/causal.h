@@ -28,7 +28,8 @@
  *               credited; global - local is its debt.
  *   pay point   where an actor pays its debt: smarm_check, a send
  *               (before its message can wake anyone: Coz's catch_up),
- *               a progress point, a site's begin and end.
+ *               a green mutex's release (likewise), a progress point,
+ *               a site's begin and end.
  *
  * Wake rules (Coz's pre_block/post_block). An actor that parks notes
  * the global delay; if a message (any waker but its own timer) ends
