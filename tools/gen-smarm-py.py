@@ -38,6 +38,7 @@ SKIPPED = {
     "SMARM_API": "the export attribute, not a value",
     "SMARM_PID_NONE": "the zero pid: smarm_pid_t() in Python",
     "SMARM_TIMER_NONE": "the zero timer: smarm_timer_t() in Python",
+    "SMARM_SITE_NONE": "no site: smarm_site_t() in Python",
     "smarm_handler_t": "plugin side: a handler table entry",
     "smarm_gs_desc_t": "plugin side: a gen_server descriptor",
     "smarm_sm_row_t": "plugin side: a gen_statem table row",

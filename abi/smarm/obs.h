@@ -480,6 +480,177 @@ enum smarm_trace_format {
 SMARM_API int smarm_config_set_trace(smarm_config_t *cfg, const char *path,
 				     int format);
 
+/* ==== Causal profiling ==== */
+
+/*
+ * smarm_config_set_causal() - take a causal profile of each run.
+ *
+ * A node opened from cfg runs Coz's experiments on the named sites its
+ * actors mark (smarm_site_begin) with a thread of its own
+ * ("smarm-causal"): each experiment picks a site and a virtual speedup
+ * (0 to 100% in 5% steps, about a quarter of them 0%), slows every
+ * other actor by that share of the time the site runs, and counts the
+ * progress points (smarm_progress_get) meanwhile. The experiments go to
+ * path in Coz's profile format (JSON lines: startup, experiment,
+ * throughput-point, latency-point, samples, runtime), which Coz's
+ * viewer plots; the file is truncated at smarm_node_open, holds whole
+ * lines while the node is open and is complete at smarm_node_close.
+ * experiment_ns is the length of an experiment (0: 500 ms); one whose
+ * points moved fewer than 5 times is not written and the next is twice
+ * as long, up to 8 s. path NULL or "": no profile (the default), unless
+ * the environment variable SMARM_CAUSAL_FILE names a file when the
+ * node is opened. smarm_node_open fails with SMARM_ESYSTEM if the file
+ * cannot be created. See docs/observability.md, Causal profiling.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, path of 1024 bytes or more,
+ * or experiment_ns not 0 and outside 1 ms .. 60 s.
+ * Thread-safety: as smarm_config_set_int. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_causal(smarm_config_t *cfg, const char *path,
+				      uint64_t experiment_ns);
+
+/*
+ * smarm_config_set_causal_fixed() - profile one site, or one speedup.
+ *
+ * Every experiment of a node opened from cfg selects site (NULL or "":
+ * any site some actor has run in, the default) and speedup_pct (-1: a
+ * random one, the default; else 0..100 in steps of 5), as Coz's
+ * --fixed-line and --fixed-speedup do. A fixed site that no actor has
+ * named yet is waited for.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL, site of 64 bytes or more,
+ * or speedup_pct not -1 and not a multiple of 5 in 0..100.
+ * Thread-safety: as smarm_config_set_int. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_causal_fixed(smarm_config_t *cfg,
+					    const char *site, int speedup_pct);
+
+/*
+ * smarm_progress_kind - what a progress point measures.
+ * SMARM_PROGRESS_THROUGHPUT  units of work done (smarm_progress_add).
+ * SMARM_PROGRESS_LATENCY     a begin/end pair (smarm_progress_begin,
+ *                            smarm_progress_end) around each request.
+ * Since: SMARM_0.5.
+ */
+enum smarm_progress_kind {
+	SMARM_PROGRESS_THROUGHPUT = 1,
+	SMARM_PROGRESS_LATENCY = 2,
+};
+
+/* A node's progress point: valid until the node is closed. */
+typedef struct smarm_progress smarm_progress_t;
+
+/*
+ * A site an actor is in, as smarm_site_begin hands back the one it
+ * leaves. SMARM_SITE_NONE is "no site".
+ */
+typedef struct {
+	uint32_t id; /* opaque */
+} smarm_site_t;
+
+#ifdef __cplusplus
+#define SMARM_SITE_NONE (smarm_site_t{ 0 })
+#else
+#define SMARM_SITE_NONE ((smarm_site_t){ 0 })
+#endif
+
+/*
+ * smarm_progress_get() - find or make a named progress point.
+ *
+ * The point of node (NULL: the caller's) called name, of kind (a
+ * smarm_progress_kind), made on first use; the same name gives the same
+ * point. It counts whether or not the node profiles. name is 1 to 63
+ * printable ASCII bytes, without '"' or '\\'. A node has at most 64
+ * points.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out NULL, a bad name, kind
+ * not a smarm_progress_kind, or a point of that name of another kind;
+ * SMARM_ENOTACTOR node NULL outside an actor; SMARM_ENOMEM out of
+ * memory or 64 points already.
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_progress_get(smarm_node_t *node, const char *name, int kind,
+				 smarm_progress_t **out);
+
+/*
+ * smarm_progress_add() - count units of work at a throughput point.
+ *
+ * One relaxed atomic add; from an actor of a profiling node also a pay
+ * point (it may sleep off delay the profiler injected).
+ * Returns: 0. Errors: SMARM_EINVAL pt NULL, count 0, or pt a latency
+ * point.
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_progress_add(smarm_progress_t *pt, uint64_t count);
+
+/*
+ * smarm_progress_begin() / smarm_progress_end() - a request arrives at,
+ * and departs from, a latency point (Coz's COZ_BEGIN and COZ_END: the
+ * profile's arrivals and departures, whose difference gives the mean
+ * latency by Little's law).
+ * Returns: 0. Errors: SMARM_EINVAL pt NULL or a throughput point.
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_progress_begin(smarm_progress_t *pt);
+SMARM_API int smarm_progress_end(smarm_progress_t *pt);
+
+/*
+ * smarm_progress_named() - count one unit of work at the caller's
+ * node's throughput point called name (smarm_progress_get, then
+ * smarm_progress_add(pt, 1): a name lookup each call).
+ * Returns: 0. Errors: as smarm_progress_get with node NULL and kind
+ * SMARM_PROGRESS_THROUGHPUT. Thread-safety: actor context only.
+ * Since: SMARM_0.5.
+ */
+SMARM_API int smarm_progress_named(const char *name);
+
+/*
+ * smarm_progress_get_counts() - read a point: *count its units (a
+ * latency point: its arrivals), *departures a latency point's
+ * departures (0 for a throughput point). Either may be NULL.
+ * Returns: 0. Errors: SMARM_EINVAL pt NULL.
+ * Thread-safety: any thread while the node is open. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_progress_get_counts(const smarm_progress_t *pt,
+					uint64_t *count, uint64_t *departures);
+
+/*
+ * smarm_site_begin() - the calling actor enters the named site.
+ *
+ * Until the matching smarm_site_end, the actor's time on a CPU counts
+ * as the site's (its samples), and an experiment on the site speeds it
+ * up virtually. Sites nest: *saved is the site the actor leaves, to be
+ * handed to smarm_site_end. name is as for smarm_progress_get; a node
+ * has at most 64 sites. Both calls are pay points. With the profiler off
+ * the site is registered and nothing else happens.
+ * On SMARM_EINVAL (a bad name) or SMARM_ENOMEM *saved is the site the
+ * actor stays in, so the matching smarm_site_end changes nothing.
+ * Returns: 0. Errors: SMARM_EINVAL saved NULL or a bad name;
+ * SMARM_ENOTACTOR outside an actor; SMARM_ENOMEM out of memory or 64
+ * sites already. Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_site_begin(const char *name, smarm_site_t *saved);
+
+/*
+ * smarm_site_end() - the calling actor goes back to site saved (what
+ * smarm_site_begin handed out).
+ * Returns: 0. Errors: SMARM_EINVAL saved names no site of the actor's
+ * node; SMARM_ENOTACTOR outside an actor.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_site_end(smarm_site_t saved);
+
+/*
+ * SMARM_SITE(name) { ... } - the block runs in site name
+ * (smarm_site_begin before it, smarm_site_end after it). Leaving the
+ * block by break, goto or return skips the end: use the calls then.
+ */
+#define SMARM_SITE(name)                                                       \
+	for (smarm_site_t                                                      \
+		     smarm_site_saved_ = SMARM_SITE_NONE,                      \
+		     *smarm_site_once_ =                                       \
+			     (smarm_site_begin((name), &smarm_site_saved_),    \
+			      &smarm_site_saved_);                             \
+	     smarm_site_once_ != NULL;                                         \
+	     smarm_site_once_ = NULL, smarm_site_end(smarm_site_saved_))
+
 #ifdef __cplusplus
 }
 #endif

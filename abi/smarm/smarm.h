@@ -799,7 +799,15 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Trace events dropped on full rings (smarm_config_set_trace)         \
 	 * since the node was opened; 0 when it does not trace.                \
 	 * Since: SMARM_0.5. */                                                \
-	XX(TRACE_DROPPED, 38, OBS)
+	XX(TRACE_DROPPED, 38, OBS)                                             \
+	/* Causal profiling experiments written to the profile                 \
+	 * (smarm_config_set_causal) since the node was opened; 0 when it      \
+	 * does not profile. Since: SMARM_0.5. */                              \
+	XX(CAUSAL_EXPERIMENTS, 39, OBS)                                        \
+	/* Delay the causal profiler has injected since the node was           \
+	 * opened, in ns: the virtual speedups' cost in wall time (each        \
+	 * actor not in the selected site owes it). Since: SMARM_0.5. */       \
+	XX(CAUSAL_DELAY_NS, 40, OBS)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -213,6 +213,9 @@ static inline void smarm__cpu_relax(void)
 }
 
 uint64_t smarm__clock_ns(void);
+/* CPU time the calling thread has used, ns (a system call: about 1 us
+ * in a VM; the causal profiler's site clock, rate-limited). */
+uint64_t smarm__thread_cpu_ns(void);
 size_t smarm__page_size(void);
 int smarm__online_cpus(void);
 

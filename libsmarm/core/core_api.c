@@ -18,6 +18,7 @@
 #include "core.h"
 
 #include "actor.h"
+#include "causal.h"
 #include "log.h"
 #include "membar.h"
 #include "node.h"
@@ -173,6 +174,7 @@ static void config_defaults(struct smarm_config *c)
 	c->opt[SMARM_OPT_WORKERS] =
 		cpus > SMARM__MAX_WORKERS ? SMARM__MAX_WORKERS : cpus;
 	c->log_fn = smarm_log_stderr;
+	c->causal_pct = -1;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -223,6 +225,33 @@ int smarm_config_set_trace(smarm_config_t *cfg, const char *path, int format)
 	memcpy(cfg->trace_path, path != NULL ? path : "", len);
 	cfg->trace_path[len] = '\0';
 	cfg->trace_format = format;
+	return 0;
+}
+
+int smarm_config_set_causal(smarm_config_t *cfg, const char *path,
+			    uint64_t experiment_ns)
+{
+	size_t len = path != NULL ? strnlen(path, SMARM__TRACE_PATH_MAX) : 0;
+	if (cfg == NULL || len >= SMARM__TRACE_PATH_MAX ||
+	    (experiment_ns != 0 && (experiment_ns < SMARM__CAUSAL_EXP_MIN_NS ||
+				    experiment_ns > SMARM__CAUSAL_EXP_MAX_NS)))
+		return SMARM_EINVAL;
+	memcpy(cfg->causal_path, path != NULL ? path : "", len);
+	cfg->causal_path[len] = '\0';
+	cfg->causal_exp_ns = experiment_ns;
+	return 0;
+}
+
+int smarm_config_set_causal_fixed(smarm_config_t *cfg, const char *site,
+				  int speedup_pct)
+{
+	size_t len = site != NULL ? strnlen(site, SMARM__CAUSAL_NAME_MAX) : 0;
+	if (cfg == NULL || len >= SMARM__CAUSAL_NAME_MAX || speedup_pct < -1 ||
+	    speedup_pct > 100 || (speedup_pct >= 0 && speedup_pct % 5 != 0))
+		return SMARM_EINVAL;
+	memcpy(cfg->causal_site, site != NULL ? site : "", len);
+	cfg->causal_site[len] = '\0';
+	cfg->causal_pct = speedup_pct;
 	return 0;
 }
 
@@ -345,13 +374,16 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 			return SMARM_ENOMEM;
 		}
 	}
-	rc = smarm__log_open(n, cfg);
+	rc = smarm__causal_init(n); /* before the obs layer enables it */
+	if (rc == 0)
+		rc = smarm__log_open(n, cfg);
 	if (rc == 0) {
 		rc = smarm__subsys_open(n, cfg, smarm__builtin_subsys);
 		if (rc != 0)
 			smarm__log_close(n);
 	}
 	if (rc != 0) {
+		smarm__causal_fini(n);
 		serial_give(n->serial);
 		free(n->pool);
 		free(n);
@@ -373,6 +405,7 @@ int smarm_node_close(smarm_node_t *node)
 	smarm__timers_fini(node);
 	smarm__stack_pool_fini(node);
 	smarm__slots_fini(node);
+	smarm__causal_fini(node);
 	serial_give(node->serial);
 	free(node);
 	return 0;
@@ -822,6 +855,7 @@ int smarm_check(void)
 	if (me == NULL)
 		return 0;
 	smarm__observe_stop(me);
+	smarm__causal_pay(); /* a pay point (causal.h) */
 	smarm__check_slice(me);
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "smarm/smarm.h"
+#include "causal.h"
 #include "lock.h"
 #include "ring.h"
 #include "sched.h"
@@ -81,12 +82,21 @@ struct smarm_config {
 	int64_t opt[SMARM__OPT_SLOTS]; /* by SMARM_OPT_*; -1: derived */
 	smarm_log_fn log_fn;	       /* smarm_config_set_logger */
 	void *log_arg;
-	char obs_socket[SMARM__OBS_PATH_MAX];	/* smarm_config_set_obs_socket;
-						   "": none */
-	char trace_path[SMARM__TRACE_PATH_MAX]; /* smarm_config_set_trace;
-						   "": none */
-	int trace_format;			/* SMARM_TRACE_* */
+	char obs_socket[SMARM__OBS_PATH_MAX];	 /* smarm_config_set_obs_socket;
+						    "": none */
+	char trace_path[SMARM__TRACE_PATH_MAX];	 /* smarm_config_set_trace;
+						    "": none */
+	int trace_format;			 /* SMARM_TRACE_* */
+	char causal_path[SMARM__TRACE_PATH_MAX]; /* smarm_config_set_causal;
+						    "": none */
+	uint64_t causal_exp_ns;			 /* 0: the default */
+	char causal_site[SMARM__CAUSAL_NAME_MAX]; /* fixed site; "": any */
+	int causal_pct;				  /* fixed speedup; -1: any */
 };
+
+/* smarm_config_set_causal's bounds on an experiment's length. */
+#define SMARM__CAUSAL_EXP_MIN_NS 1000000ull	/* 1 ms */
+#define SMARM__CAUSAL_EXP_MAX_NS 60000000000ull /* 60 s */
 
 struct smarm_spawn_opts {
 	size_t reserve;	     /* 0: node default */
@@ -305,6 +315,10 @@ struct smarm_node {
 	/* The tracer's rings (trace.h), or NULL: the node does not trace.
 	 * Set at open (obs/trace.c), before any run; freed at close. */
 	struct smarm__trace *trace;
+
+	/* The causal profiler's state (causal.h): sites and points always,
+	 * the hooks only if cz_on (set at open by obs/causal.c). */
+	struct smarm__causal *causal;
 };
 
 /* n->stopping: what the end of the run does to the actors still alive. */

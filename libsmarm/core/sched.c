@@ -99,6 +99,7 @@
 #include "sched.h"
 
 #include "actor.h"
+#include "causal.h"
 #include "log.h"
 #include "membar.h"
 #include "node.h"
@@ -1618,6 +1619,8 @@ static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
 		astat_switch(w, p, intent, next);
 	if (smarm__tracing())
 		trace_switch(p, intent, next);
+	if (w->causal)
+		smarm__causal_switch(w, p, intent, next);
 }
 
 /* ... and at a resume from the scheduler. */
@@ -1628,6 +1631,8 @@ static __attribute__((noinline)) void run_in_obs(struct smarm__worker *w,
 		astat_in(w, s, smarm__cycles_fast());
 	if (smarm__tracing())
 		trace_in(s);
+	if (w->causal)
+		smarm__causal_run_in(w, s);
 }
 
 /*
@@ -2188,7 +2193,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	__atomic_store_n(&n->pool_lock_n, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->tm_lock_n, 0, __ATOMIC_RELAXED);
 	/* Both fixed since open (the tracer is enabled there). */
-	n->obs_on = n->astat_on || n->trace != NULL;
+	n->obs_on = n->astat_on || n->trace != NULL || n->causal->cz_on;
 	for (int i = 0; i < n->workers_n; i++) {
 		memset(&n->workers[i], 0, sizeof n->workers[i]);
 		n->workers[i].node = n;
@@ -2197,6 +2202,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 		n->workers[i].pin_tail = SMARM__NO_INDEX;
 		n->workers[i].astat = n->astat_on;
 		n->workers[i].obs_on = n->obs_on;
+		n->workers[i].causal = n->causal->cz_on;
 		smarm__ring_init_fixed(&n->workers[i].ldq,
 				       n->workers[i].ldq_buf, SMARM__LDQ_CAP);
 		n->parkers[i].state = PK_EMPTY;

@@ -107,8 +107,10 @@ struct smarm__worker {
 						  only */
 	uint64_t slice_start;		       /* cycle count at resume */
 	bool astat;	 /* the node keeps actor statistics (slot.h) */
-	bool obs_on;	 /* astat, or the node traces (trace.h): the one
-			    flag the switch and message paths test */
+	bool obs_on;	 /* astat, or the node traces (trace.h) or
+			    profiles (causal.h): the one flag the switch
+			    and message paths test */
+	bool causal;	 /* the node's causal profiler is on */
 	uint64_t run_t0; /* astat: cycle count at cur's switch-in */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
@@ -234,6 +236,20 @@ static inline void smarm__msg_obs(bool out, uint64_t k, const void *chan)
 {
 	if (SMARM_UNLIKELY(smarm__tls_obs))
 		smarm__msg_obs_slow(smarm__tls_worker, out, k, chan);
+}
+
+void smarm__causal_pay_slow(void);
+
+/*
+ * A pay point of the causal profiler (causal.h): the running actor
+ * sleeps off the delay it owes. One predictable branch when the node
+ * neither keeps statistics nor traces nor profiles. Actor context, no
+ * runtime lock held (it may park).
+ */
+static inline void smarm__causal_pay(void)
+{
+	if (SMARM_UNLIKELY(smarm__tls_obs))
+		smarm__causal_pay_slow();
 }
 
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);

@@ -693,15 +693,34 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 	return 0;
 }
 
-int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+/*
+ * A send on a worker of a node that keeps statistics, traces or
+ * profiles (smarm__tls_obs): Coz's catch_up first, the sender's causal
+ * debt paid before its message can wake a receiver (core/causal.h),
+ * then the send, then its count or SEND record (smarm__msg_obs).
+ */
+static __attribute__((noinline)) int
+chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
 	int rc;
+	smarm__causal_pay_slow();
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = chan_send_locked(ch, elem);
 	if (rc == 0)
-		smarm__msg_obs(true, 1, h);
+		smarm__msg_obs_slow(smarm__tls_worker, true, 1, h);
 	return rc;
+}
+
+int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+{
+	/* The one test of the flag on this path (it was smarm__msg_obs's
+	 * after the send): nothing to count, trace or pay. */
+	if (SMARM_UNLIKELY(smarm__tls_obs))
+		return chan_send_obs(ch, h, elem);
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	return chan_send_locked(ch, elem);
 }
 
 /*

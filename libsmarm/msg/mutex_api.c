@@ -61,6 +61,10 @@ int smarm_mutex_unlock(smarm_mutex_t *h)
 {
 	smarm_mutex_t *m;
 	int rc = smarm__mutex_cell(h, &m);
+	/* Coz's catch-up before a release can wake a waiter (core/causal.h;
+	 * one branch when the node neither profiles, traces nor counts). */
+	if (rc == 0)
+		smarm__causal_pay();
 	if (rc == 0)
 		rc = smarm__mutex_unlock(m, h);
 	if (rc == 0)

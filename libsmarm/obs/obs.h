@@ -114,4 +114,17 @@ void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw);
 /* SMARM_STAT_TRACE_DROPPED of the writer's node (tw NULL: 0). */
 uint64_t smarm__obs_trace_dropped(const struct smarm__obs_trace *tw);
 
+/*
+ * causal.c: the causal profiler's experiment loop of a node that
+ * profiles (smarm_config_set_causal, SMARM_CAUSAL_FILE), part of the
+ * SMARM__SUB_OBS per-node state.
+ *   _open   at node open: *out the profiler, or NULL (none asked for);
+ *           0, SMARM_ENOMEM or SMARM_ESYSTEM (the file, the thread).
+ *   _close  at node close (no run): stop the thread, finish the file.
+ */
+struct smarm__obs_causal;
+int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
+			   struct smarm__obs_causal **out);
+void smarm__obs_causal_close(struct smarm__obs_causal *cw);
+
 #endif /* SMARM_OBS_OBS_H */

@@ -38,6 +38,7 @@
 #include "obs.h"
 
 #include "../behaviour/bhv.h"
+#include "../core/causal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -677,11 +678,13 @@ static void srv_close(struct obs_srv *sv)
 	free(sv);
 }
 
-/* The layer's per-node state: the socket server and the trace writer
- * (trace.c), each NULL unless asked for. */
+/* The layer's per-node state: the socket server, the trace writer
+ * (trace.c) and the causal profiler (causal.c), each NULL unless asked
+ * for. */
 struct obs_node {
 	struct obs_srv *on_srv;
 	struct smarm__obs_trace *on_trace;
+	struct smarm__obs_causal *on_causal;
 };
 
 static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
@@ -689,6 +692,7 @@ static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
 {
 	struct obs_srv *srv = NULL;
 	struct smarm__obs_trace *tr = NULL;
+	struct smarm__obs_causal *cw = NULL;
 	struct obs_node *on;
 	int rc;
 	*state = NULL;
@@ -700,15 +704,23 @@ static int obs_open(struct smarm_node *n, const struct smarm_config *cfg,
 		srv_close(srv);
 		return rc;
 	}
-	if (srv == NULL && tr == NULL)
-		return 0; /* neither asked for: no state at all */
+	rc = smarm__obs_causal_open(n, cfg, &cw);
+	if (rc != 0) {
+		srv_close(srv);
+		smarm__obs_trace_close(n, tr);
+		return rc;
+	}
+	if (srv == NULL && tr == NULL && cw == NULL)
+		return 0; /* none asked for: no state at all */
 	if ((on = calloc(1, sizeof *on)) == NULL) {
 		srv_close(srv);
 		smarm__obs_trace_close(n, tr);
+		smarm__obs_causal_close(cw);
 		return SMARM_ENOMEM;
 	}
 	on->on_srv = srv;
 	on->on_trace = tr;
+	on->on_causal = cw;
 	*state = on;
 	return 0;
 }
@@ -719,6 +731,7 @@ static void obs_close(struct smarm_node *n, void *state)
 	if (on == NULL)
 		return;
 	srv_close(on->on_srv);
+	smarm__obs_causal_close(on->on_causal);
 	smarm__obs_trace_close(n, on->on_trace);
 	free(on);
 }
@@ -736,11 +749,22 @@ static int obs_get_stat(const struct smarm_node *n, const void *state, int stat,
 			int64_t *out)
 {
 	const struct obs_node *on = state;
-	(void)n;
-	if (stat != SMARM_STAT_TRACE_DROPPED)
+	const struct smarm__causal *cz = smarm__causal_of(n);
+	switch (stat) {
+	case SMARM_STAT_TRACE_DROPPED:
+		*out = on != NULL
+			       ? (int64_t)smarm__obs_trace_dropped(on->on_trace)
+			       : 0;
+		return 0;
+	case SMARM_STAT_CAUSAL_EXPERIMENTS:
+		*out = (int64_t)atomic_load(&cz->cz_done);
+		return 0;
+	case SMARM_STAT_CAUSAL_DELAY_NS:
+		*out = (int64_t)atomic_load(&cz->cz_global);
+		return 0;
+	default:
 		return SMARM_EINVAL;
-	*out = on != NULL ? (int64_t)smarm__obs_trace_dropped(on->on_trace) : 0;
-	return 0;
+	}
 }
 
 const struct smarm__subsys smarm__obs_subsys = {

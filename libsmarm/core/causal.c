@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * causal.c - the causal profiler's runtime half (causal.h): the node's
+ * registries of sites and progress points, each actor's ledger, the
+ * attribution of site time to the global delay, the scheduler's hooks
+ * (switch-out, switch-in: the wake rules) and the pay points where an
+ * actor sleeps off its debt. The design, the wake rules and the
+ * invariants (CAUSAL-1..3) are stated in causal.h; the experiment loop
+ * that starts and ends experiments and writes the profile is
+ * obs/causal.c.
+ *
+ * Ownership: the node's struct smarm__causal (init at open, fini at
+ * close); a slot's ledger belongs to whoever runs its actor.
+ * Locking: cz_lock (TABLE, a leaf) for registration only.
+ * See: docs/observability.md (Causal profiling).
+ */
+#include "causal.h"
+
+#include "node.h"
+#include "region.h"
+#include "sched.h"
+#include "slot.h"
+#include "subsys.h"
+#include "timer.h"
+#include "wait.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One on-CPU stretch longer than this is a stall (a debugger, a stopped
+ * process), not site time: dropped. */
+#define MAX_STRETCH_NS 1000000000ull
+/* A debt below this is not worth a park (the timer's own slack). */
+#define PAY_MIN_NS 20000ull
+/* A pay point inside a site reads the thread's CPU clock (a system
+ * call) at most this often. */
+#define ACCRUE_NS 50000ull
+
+int smarm__causal_init(struct smarm_node *n)
+{
+	n->causal = calloc(1, sizeof *n->causal);
+	return n->causal != NULL ? 0 : SMARM_ENOMEM;
+}
+
+void smarm__causal_fini(struct smarm_node *n)
+{
+	struct smarm__causal *cz = n->causal;
+	if (cz == NULL)
+		return;
+	for (uint32_t i = 0; i < SMARM__CAUSAL_SITES; i++)
+		free(cz->cz_site[i]);
+	for (uint32_t i = 0; i < SMARM__CAUSAL_POINTS; i++)
+		free(cz->cz_point[i]);
+	if (cz->cz_slots != NULL)
+		munmap(cz->cz_slots, cz->cz_slots_bytes);
+	free(cz);
+	n->causal = NULL;
+}
+
+int smarm__causal_enable(struct smarm_node *n)
+{
+	struct smarm__causal *cz = n->causal;
+	size_t page = smarm__page_size();
+	size_t all = (size_t)n->max_actors * sizeof(struct smarm__cslot);
+	void *base;
+	all = (all + page - 1) & ~(page - 1);
+	/* Reserved and made read/write whole: pages never touched (slots
+	 * never used) cost no memory. */
+	base = smarm__region_reserve(all);
+	if (base == NULL)
+		return SMARM_ENOMEM;
+	if (smarm__region_commit((uintptr_t)base, 0, all) != 0) {
+		munmap(base, all);
+		return SMARM_ENOMEM;
+	}
+	cz->cz_slots = base;
+	cz->cz_slots_bytes = all;
+	cz->cz_accrue_cycles =
+		(uint64_t)((double)ACCRUE_NS * (double)(1ull << 40) /
+			   (double)smarm__cycles_to_ns(1ull << 40));
+	cz->cz_on = true;
+	return 0;
+}
+
+struct smarm__causal *smarm__causal_of(const struct smarm_node *n)
+{
+	return n->causal;
+}
+
+/* A name the profile can carry as it is: 1..63 printable bytes, none
+ * of them a quote, a backslash or a tab (JSON and Coz's text lines). */
+static bool name_ok(const char *name)
+{
+	size_t len;
+	if (name == NULL)
+		return false;
+	len = strnlen(name, SMARM__CAUSAL_NAME_MAX);
+	if (len == 0 || len >= SMARM__CAUSAL_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return false;
+	}
+	return true;
+}
+
+int smarm__causal_site_id(struct smarm__causal *cz, const char *name,
+			  uint32_t *id)
+{
+	uint32_t k;
+	struct smarm__causal_site *s;
+	if (!name_ok(name))
+		return SMARM_EINVAL;
+	/* Lock-free first: sites are few and never removed. */
+	k = atomic_load_explicit(&cz->cz_nsites, memory_order_acquire);
+	for (uint32_t i = 0; i < k; i++)
+		if (strcmp(cz->cz_site[i]->cs_name, name) == 0) {
+			*id = i + 1;
+			return 0;
+		}
+	smarm__lock(&cz->cz_lock, SMARM__RANK_TABLE);
+	k = atomic_load_explicit(&cz->cz_nsites, memory_order_relaxed);
+	for (uint32_t i = 0; i < k; i++)
+		if (strcmp(cz->cz_site[i]->cs_name, name) == 0) {
+			smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+			*id = i + 1;
+			return 0;
+		}
+	if (k == SMARM__CAUSAL_SITES || (s = calloc(1, sizeof *s)) == NULL) {
+		smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+		return SMARM_ENOMEM;
+	}
+	strcpy(s->cs_name, name);
+	cz->cz_site[k] = s;
+	atomic_store_explicit(&cz->cz_nsites, k + 1, memory_order_release);
+	smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+	*id = k + 1;
+	return 0;
+}
+
+int smarm__causal_point(struct smarm__causal *cz, const char *name, int kind,
+			struct smarm__causal_point **out)
+{
+	uint32_t k;
+	struct smarm__causal_point *p;
+	if (!name_ok(name))
+		return SMARM_EINVAL;
+	k = atomic_load_explicit(&cz->cz_npoints, memory_order_acquire);
+	for (uint32_t i = 0; i < k; i++)
+		if (strcmp(cz->cz_point[i]->cp_name, name) == 0) {
+			if (cz->cz_point[i]->cp_kind != kind)
+				return SMARM_EINVAL;
+			*out = cz->cz_point[i];
+			return 0;
+		}
+	smarm__lock(&cz->cz_lock, SMARM__RANK_TABLE);
+	k = atomic_load_explicit(&cz->cz_npoints, memory_order_relaxed);
+	for (uint32_t i = 0; i < k; i++)
+		if (strcmp(cz->cz_point[i]->cp_name, name) == 0) {
+			p = cz->cz_point[i];
+			smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+			if (p->cp_kind != kind)
+				return SMARM_EINVAL;
+			*out = p;
+			return 0;
+		}
+	if (k == SMARM__CAUSAL_POINTS || (p = calloc(1, sizeof *p)) == NULL) {
+		smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+		return SMARM_ENOMEM;
+	}
+	strcpy(p->cp_name, name);
+	p->cp_cz = cz;
+	p->cp_kind = kind;
+	cz->cz_point[k] = p;
+	atomic_store_explicit(&cz->cz_npoints, k + 1, memory_order_release);
+	smarm__unlock(&cz->cz_lock, SMARM__RANK_TABLE);
+	*out = p;
+	return 0;
+}
+
+/* ------------------------------------------------------------ ledgers */
+
+static inline uint64_t global_of(struct smarm__causal *cz)
+{
+	return atomic_load_explicit(&cz->cz_global, memory_order_relaxed);
+}
+
+/*
+ * s's ledger, current: a new tenant starts owing nothing (its ledger
+ * at the global delay), and a ledger meets a new experiment at its base
+ * (CAUSAL-2): a debt left over is forgiven, and so is a lead (a pay
+ * sleep that overshot), whose wall time the earlier experiment spent.
+ */
+static struct smarm__cslot *cs_of(struct smarm_node *n, struct smarm__slot *s)
+{
+	struct smarm__causal *cz = n->causal;
+	struct smarm__cslot *c = &cz->cz_slots[s - n->slots];
+	uint64_t pid = smarm__slot_pid(s);
+	uint32_t ep = atomic_load_explicit(&cz->cz_epoch, memory_order_acquire);
+	if (c->cz_pid != pid) {
+		memset(c, 0, sizeof *c);
+		c->cz_pid = pid;
+		c->cz_local = global_of(cz);
+		c->cz_epoch = ep;
+	} else if (c->cz_epoch != ep) {
+		uint64_t base = atomic_load_explicit(&cz->cz_base,
+						     memory_order_relaxed);
+		c->cz_local = base;
+		c->cz_epoch = ep;
+	}
+	return c;
+}
+
+/*
+ * Close c's site stretch at now (CAUSAL-3) and open the next one: the
+ * stretch counts as samples of its site and, if that is the
+ * experiment's site, as delay everyone else owes (the actor itself is
+ * credited: its virtual speedup).
+ */
+static void accrue(struct smarm__causal *cz, struct smarm__cslot *c,
+		   uint64_t now)
+{
+	uint64_t t0 = c->cz_t0;
+	uint64_t dt, exp;
+	c->cz_t0 = c->cz_site != 0 ? now : 0;
+	if (t0 == 0 || c->cz_site == 0 || now <= t0)
+		return;
+	dt = now - t0;
+	if (dt > MAX_STRETCH_NS)
+		return;
+	atomic_fetch_add_explicit(&cz->cz_site[c->cz_site - 1]->cs_ns, dt,
+				  memory_order_relaxed);
+	exp = atomic_load_explicit(&cz->cz_exp, memory_order_relaxed);
+	if (exp != 0 && (uint32_t)(exp >> 32) == c->cz_site) {
+		uint64_t d = dt * (exp & 0xffffffffu) / 100;
+		atomic_fetch_add_explicit(&cz->cz_global, d,
+					  memory_order_relaxed);
+		c->cz_local += d;
+	}
+}
+
+/* The site clock: this thread's CPU time (causal.h). */
+static inline uint64_t site_now(void)
+{
+	return smarm__thread_cpu_ns();
+}
+
+void smarm__causal_switch(struct smarm__worker *w, struct smarm__slot *p,
+			  int intent, struct smarm__slot *next)
+{
+	struct smarm_node *n = w->node;
+	struct smarm__causal *cz = n->causal;
+	struct smarm__cslot *c = cs_of(n, p);
+	if (c->cz_t0 != 0)
+		accrue(cz, c, site_now());
+	c->cz_t0 = 0; /* off the CPU (CAUSAL-3) */
+	/* A real park notes the global delay for the wake rules; a yield
+	 * or a preemption keeps its debt (it was runnable). */
+	c->cz_parked = (intent == SMARM__INTENT_PARK ||
+			intent == SMARM__INTENT_HIBERNATE) &&
+		       p->wait != NULL;
+	if (c->cz_parked)
+		c->cz_park = global_of(cz);
+	if (next != NULL)
+		smarm__causal_run_in(w, next);
+}
+
+void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s)
+{
+	struct smarm_node *n = w->node;
+	struct smarm__causal *cz = n->causal;
+	struct smarm__cslot *c = cs_of(n, s);
+	if (c->cz_parked) {
+		uint64_t now = smarm__clock_ns();
+		const struct smarm__wait *wt = s->wait;
+		/* Its own deadline ended the park: no skip (a sleep always,
+		 * a timed wait once its deadline has passed). */
+		bool timeout = s->wait_on == SMARM__WON_SLEEP ||
+			       (wt != NULL && wt->wt_deadline != 0 &&
+				now >= wt->wt_deadline);
+		uint64_t g = global_of(cz);
+		uint64_t from = atomic_load_explicit(&cz->cz_base,
+						     memory_order_relaxed);
+		/* Since it parked, or since this experiment began (its
+		 * ledger was brought up to the base: CAUSAL-2). */
+		if (c->cz_park > from)
+			from = c->cz_park;
+		c->cz_parked = false;
+		if (!timeout && g > from)
+			c->cz_local += g - from;
+	}
+	c->cz_t0 = c->cz_site != 0 ? site_now() : 0;
+	c->cz_tsc = smarm__cycles_fast();
+}
+
+/*
+ * Sleep off the running actor's debt: a timed park of its own (no skip
+ * at its end), so the worker runs other actors meanwhile; what it
+ * slept goes to its ledger. Again while an experiment is on and the
+ * debt is still worth a park (it grows while it sleeps if the site
+ * runs meanwhile). Only where the actor may park: not inside a runtime
+ * bracket, an exit or a refused park.
+ */
+static void pay(struct smarm_node *n, struct smarm__slot *me)
+{
+	struct smarm__causal *cz = n->causal;
+	for (;;) {
+		struct smarm__cslot *c = cs_of(n, me);
+		uint64_t g = global_of(cz);
+		uint64_t t, debt;
+		struct smarm__wait wt;
+		if (atomic_load_explicit(&cz->cz_exp, memory_order_relaxed) ==
+			    0 ||
+		    g <= c->cz_local + PAY_MIN_NS)
+			return;
+		debt = g - c->cz_local;
+		t = smarm__clock_ns();
+		smarm__wait_init(&wt, me, smarm__deadline_after(debt), NULL,
+				 NULL);
+		smarm__wait_open(&wt);
+		smarm__wait_note(SMARM__WON_SLEEP, 0);
+		if (smarm__wait_park(&wt) != 0) {
+			smarm__wait_note(SMARM__WON_NONE, 0);
+			smarm__wait_retire(&wt);
+			return;
+		}
+		smarm__wait_note(SMARM__WON_NONE, 0);
+		c = cs_of(n, me);
+		c->cz_local += smarm__clock_ns() - t;
+	}
+}
+
+void smarm__causal_pay_slow(void)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *me;
+	struct smarm_node *n;
+	struct smarm__cslot *c;
+	if (w == NULL || !w->causal || (me = w->cur) == NULL || w->in_finish)
+		return;
+	n = w->node;
+	c = cs_of(n, me);
+	if (c->cz_t0 != 0) { /* in a site: now and then (ACCRUE_NS) */
+		uint64_t t = smarm__cycles_fast();
+		if (t - c->cz_tsc >= n->causal->cz_accrue_cycles) {
+			c->cz_tsc = t;
+			accrue(n->causal, c, site_now());
+		}
+	}
+	if (me->rt_nopreempt != 0 || me->exiting || me->no_park)
+		return;
+	pay(n, me);
+}
+
+uint32_t smarm__causal_site_cur(struct smarm__slot *me)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	return w->causal ? cs_of(w->node, me)->cz_site : 0;
+}
+
+uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm_node *n = w->node;
+	struct smarm__cslot *c;
+	uint64_t now;
+	uint32_t old;
+	if (!w->causal) /* off: sites mean nothing */
+		return 0;
+	smarm__causal_pay_slow();
+	c = cs_of(n, me);
+	now = site_now();
+	accrue(n->causal, c, now);
+	old = c->cz_site;
+	c->cz_site = id;
+	c->cz_t0 = id != 0 ? now : 0;
+	return old;
+}
+
+void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm_node *n = w->node;
+	struct smarm__cslot *c;
+	uint64_t now;
+	if (!w->causal)
+		return;
+	c = cs_of(n, me);
+	now = site_now();
+	accrue(n->causal, c, now);
+	c->cz_site = saved;
+	c->cz_t0 = saved != 0 ? now : 0;
+	smarm__causal_pay_slow();
+}
+
+/* --------------------------------------------------------- experiments */
+
+void smarm__causal_begin(struct smarm__causal *cz, uint32_t site, int pct)
+{
+	atomic_store_explicit(&cz->cz_base, global_of(cz),
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&cz->cz_epoch, 1, memory_order_release);
+	atomic_store_explicit(&cz->cz_exp,
+			      ((uint64_t)site << 32) | (uint32_t)pct,
+			      memory_order_release);
+}
+
+void smarm__causal_end(struct smarm__causal *cz)
+{
+	atomic_store_explicit(&cz->cz_exp, 0, memory_order_release);
+}

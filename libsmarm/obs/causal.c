@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * causal.c - the causal profiler's experiment loop and its profile file:
+ * a thread of its own ("smarm-causal") that, for the life of a node
+ * opened with a profile path (smarm_config_set_causal or
+ * SMARM_CAUSAL_FILE), runs Coz's experiments on the node's named sites
+ * and writes them in Coz's profile format (JSON lines), which Coz's own
+ * viewer plots. The runtime half (ledgers, hooks, pay points) is
+ * core/causal.c.
+ *
+ * One experiment (Coz's profiler.cpp, on named sites):
+ *   1. pick a site: a fixed one, or one of the sites some actor has run
+ *      in so far, uniformly; none yet: wait a little and look again;
+ *   2. pick a speedup: a fixed one, or 0..100% in 5% steps, with 0 at
+ *      weight 7 against 1 for each of the 20 others (about a quarter);
+ *   3. note every point's counts, the global delay and the wall clock,
+ *      start the experiment (core: smarm__causal_begin), sleep its
+ *      length, end it, note them again;
+ *   4. write it if every point moved at least MIN_DELTA: an
+ *      "experiment" line with duration = wall - delay injected meanwhile
+ *      (virtual time), then one line per point;
+ *   5. lengthen the next experiment (x2, up to EXP_CAP_NS) while the
+ *      smallest delta is below MIN_DELTA, shorten it (/2, down to the
+ *      configured length) once it is above 4 x MIN_DELTA; cool off.
+ * Every SAMPLE_LOG experiments, and at the end, a "samples" line per
+ * site gives its on-CPU time since the last such line in 1 ms samples;
+ * the file ends with a "runtime" line.
+ *
+ * Ownership: the node's SMARM__SUB_OBS state holds the struct from open
+ * to close; the thread reads the node's causal atomics only.
+ * Locking: none; cw_stop is the thread's stop word (a futex).
+ * Invariants: OBSCZ-1 at most one experiment is on at a time, and none
+ * once the thread has stopped. OBSCZ-2 the file holds whole lines only
+ * (each experiment is flushed whole).
+ * See: docs/observability.md (Causal profiling).
+ */
+#include "obs.h"
+
+#include "../core/causal.h"
+#include "../core/node.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXP_DEFAULT_NS 500000000ull /* Coz's ExperimentMinTime */
+#define EXP_CAP_NS 8000000000ull    /* lengthened up to this */
+#define COOLOFF_NS 10000000ull	    /* between experiments */
+#define IDLE_NS 10000000ull	    /* no site yet: look again after */
+#define MIN_DELTA 5	     /* Coz's: a point that moved less is noise */
+#define ZERO_WEIGHT 7	     /* Coz's ZeroSpeedupWeight */
+#define DIVISIONS 20	     /* Coz's SpeedupDivisions: 5% steps */
+#define SAMPLE_NS 1000000ull /* one "sample": 1 ms in a site */
+#define SAMPLE_LOG 32	     /* experiments between samples lines */
+
+struct smarm__obs_causal {
+	struct smarm__causal *cw_cz;
+	FILE *cw_f;
+	pthread_t cw_thr;
+	_Atomic uint32_t cw_stop; /* 1: stop (futex word) */
+	uint64_t cw_len;	  /* the next experiment's length, ns */
+	uint64_t cw_min;	  /* the configured length */
+	uint64_t cw_t0;		  /* clock at startup */
+	uint64_t cw_rng;	  /* xorshift64 state */
+	int cw_pct;		  /* fixed speedup, or -1 */
+	char cw_site[SMARM__CAUSAL_NAME_MAX];	 /* fixed site, or "" */
+	uint64_t cw_logged[SMARM__CAUSAL_SITES]; /* cs_ns at the last
+						    samples line */
+	uint32_t cw_runs;			 /* experiments run */
+};
+
+static uint64_t rng_next(struct smarm__obs_causal *cw)
+{
+	uint64_t x = cw->cw_rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return cw->cw_rng = x;
+}
+
+/* Sleep ns, or less if the node closes: true if it closes. */
+static bool nap(struct smarm__obs_causal *cw, uint64_t ns)
+{
+	uint64_t end = smarm__clock_ns() + ns;
+	for (;;) {
+		uint64_t now = smarm__clock_ns();
+		if (atomic_load(&cw->cw_stop) != 0)
+			return true;
+		if (now >= end)
+			return false;
+		smarm__futex_wait((uint32_t *)&cw->cw_stop, 0, end - now);
+	}
+}
+
+/* The experiment's site: 0 if there is none to pick yet. */
+static uint32_t pick_site(struct smarm__obs_causal *cw)
+{
+	struct smarm__causal *cz = cw->cw_cz;
+	uint32_t k = atomic_load_explicit(&cz->cz_nsites, memory_order_acquire);
+	uint32_t ran[SMARM__CAUSAL_SITES];
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < k; i++) {
+		const struct smarm__causal_site *s = cz->cz_site[i];
+		if (cw->cw_site[0] != '\0') {
+			if (strcmp(s->cs_name, cw->cw_site) == 0)
+				return i + 1;
+		} else if (atomic_load_explicit(&s->cs_ns,
+						memory_order_relaxed) != 0) {
+			ran[m++] = i + 1;
+		}
+	}
+	return m != 0 ? ran[rng_next(cw) % m] : 0;
+}
+
+static int pick_pct(struct smarm__obs_causal *cw)
+{
+	uint64_t r;
+	if (cw->cw_pct >= 0)
+		return cw->cw_pct;
+	r = rng_next(cw) % (ZERO_WEIGHT + DIVISIONS);
+	return r < ZERO_WEIGHT ? 0 : (int)(r - ZERO_WEIGHT + 1) * 5;
+}
+
+static void log_samples(struct smarm__obs_causal *cw)
+{
+	struct smarm__causal *cz = cw->cw_cz;
+	uint32_t k = atomic_load_explicit(&cz->cz_nsites, memory_order_acquire);
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t ns = atomic_load_explicit(&cz->cz_site[i]->cs_ns,
+						   memory_order_relaxed);
+		uint64_t n = (ns - cw->cw_logged[i]) / SAMPLE_NS;
+		if (n == 0)
+			continue;
+		cw->cw_logged[i] += n * SAMPLE_NS;
+		fprintf(cw->cw_f,
+			"{\"type\":\"samples\",\"location\":\"%s\","
+			"\"count\":%llu}\n",
+			cz->cz_site[i]->cs_name, (unsigned long long)n);
+	}
+	fflush(cw->cw_f);
+}
+
+/* One experiment (steps 3-5 above): false if the node closed. */
+static bool experiment(struct smarm__obs_causal *cw, uint32_t site, int pct)
+{
+	struct smarm__causal *cz = cw->cw_cz;
+	uint64_t a0[SMARM__CAUSAL_POINTS], d0[SMARM__CAUSAL_POINTS];
+	uint32_t k =
+		atomic_load_explicit(&cz->cz_npoints, memory_order_acquire);
+	struct smarm__causal_site *s = cz->cz_site[site - 1];
+	uint64_t g0, g1, t0, t1, s0, dur, min = UINT64_MAX;
+	bool stop;
+
+	for (uint32_t i = 0; i < k; i++) {
+		a0[i] = atomic_load(&cz->cz_point[i]->cp_count);
+		d0[i] = atomic_load(&cz->cz_point[i]->cp_dep);
+	}
+	s0 = atomic_load(&s->cs_ns);
+	g0 = atomic_load(&cz->cz_global);
+	t0 = smarm__clock_ns();
+	smarm__causal_begin(cz, site, pct);
+	stop = nap(cw, cw->cw_len);
+	smarm__causal_end(cz); /* OBSCZ-1 */
+	t1 = smarm__clock_ns();
+	g1 = atomic_load(&cz->cz_global);
+	if (stop)
+		return false; /* cut short: not written */
+	cw->cw_runs++;
+	dur = t1 - t0 > g1 - g0 ? (t1 - t0) - (g1 - g0) : 1;
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t d = atomic_load(&cz->cz_point[i]->cp_count) - a0[i];
+		if (d < min)
+			min = d;
+	}
+	if (k != 0 && min >= MIN_DELTA) {
+		fprintf(cw->cw_f,
+			"{\"type\":\"experiment\",\"selected\":\"%s\","
+			"\"speedup\":%.2f,\"duration\":%llu,"
+			"\"selected_samples\":%llu}\n",
+			s->cs_name, pct / 100.0, (unsigned long long)dur,
+			(unsigned long long)((atomic_load(&s->cs_ns) - s0) /
+					     SAMPLE_NS));
+		for (uint32_t i = 0; i < k; i++) {
+			const struct smarm__causal_point *p = cz->cz_point[i];
+			uint64_t a = atomic_load(&p->cp_count);
+			uint64_t d = atomic_load(&p->cp_dep);
+			if (p->cp_kind == SMARM_PROGRESS_THROUGHPUT)
+				fprintf(cw->cw_f,
+					"{\"type\":\"throughput-point\","
+					"\"name\":\"%s\",\"delta\":%llu}\n",
+					p->cp_name,
+					(unsigned long long)(a - a0[i]));
+			else
+				fprintf(cw->cw_f,
+					"{\"type\":\"latency-point\","
+					"\"name\":\"%s\",\"arrivals\":%llu,"
+					"\"departures\":%llu,"
+					"\"difference\":%lld}\n",
+					p->cp_name,
+					(unsigned long long)(a - a0[i]),
+					(unsigned long long)(d - d0[i]),
+					(long long)(a - d));
+		}
+		fflush(cw->cw_f); /* OBSCZ-2 */
+		atomic_fetch_add(&cz->cz_done, 1);
+	}
+	/* Step 5: too few visits to tell anything: longer; plenty:
+	 * shorter, never below what was asked for. */
+	if (k != 0 && min < MIN_DELTA) {
+		if (cw->cw_len < EXP_CAP_NS)
+			cw->cw_len *= 2;
+	} else if (min > 4 * MIN_DELTA && cw->cw_len >= 2 * cw->cw_min) {
+		cw->cw_len /= 2;
+	}
+	if (cw->cw_runs % SAMPLE_LOG == 0)
+		log_samples(cw);
+	return !nap(cw, COOLOFF_NS);
+}
+
+static void *causal_main(void *arg)
+{
+	struct smarm__obs_causal *cw = arg;
+	smarm__thread_name("causal", -1);
+	for (;;) {
+		uint32_t site = pick_site(cw);
+		if (site == 0) {
+			if (nap(cw, IDLE_NS))
+				break;
+			continue;
+		}
+		if (!experiment(cw, site, pick_pct(cw)))
+			break;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------ the hooks */
+
+int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
+			   struct smarm__obs_causal **out)
+{
+	const char *path = cfg->causal_path;
+	struct smarm__obs_causal *cw;
+	struct timespec ts;
+	sigset_t all, old;
+	int rc;
+
+	*out = NULL;
+	if (path[0] == '\0') {
+		path = getenv("SMARM_CAUSAL_FILE");
+		if (path == NULL || path[0] == '\0')
+			return 0;
+	}
+	cw = calloc(1, sizeof *cw);
+	if (cw == NULL)
+		return SMARM_ENOMEM;
+	cw->cw_cz = smarm__causal_of(n);
+	cw->cw_min =
+		cfg->causal_exp_ns != 0 ? cfg->causal_exp_ns : EXP_DEFAULT_NS;
+	cw->cw_len = cw->cw_min;
+	cw->cw_pct = cfg->causal_pct;
+	memcpy(cw->cw_site, cfg->causal_site, sizeof cw->cw_site);
+	cw->cw_t0 = smarm__clock_ns();
+	cw->cw_rng = cw->cw_t0 | 1;
+	cw->cw_f = fopen(path, "we");
+	if (cw->cw_f == NULL) {
+		free(cw);
+		return SMARM_ESYSTEM;
+	}
+	rc = smarm__causal_enable(n);
+	if (rc != 0)
+		goto err_close;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(cw->cw_f, "{\"type\":\"startup\",\"time\":%llu}\n",
+		(unsigned long long)ts.tv_sec * 1000000000ull +
+			(unsigned long long)ts.tv_nsec);
+	fflush(cw->cw_f);
+	/* The thread takes no signal meant for the host. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&cw->cw_thr, NULL, causal_main, cw) == 0
+		     ? 0
+		     : SMARM_ESYSTEM;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		goto err_close;
+	*out = cw;
+	return 0;
+
+err_close:
+	fclose(cw->cw_f);
+	free(cw);
+	return rc;
+}
+
+void smarm__obs_causal_close(struct smarm__obs_causal *cw)
+{
+	if (cw == NULL)
+		return;
+	atomic_store(&cw->cw_stop, 1);
+	smarm__futex_wake((uint32_t *)&cw->cw_stop, 1);
+	pthread_join(cw->cw_thr, NULL);
+	log_samples(cw);
+	fprintf(cw->cw_f, "{\"type\":\"runtime\",\"time\":%llu}\n",
+		(unsigned long long)(smarm__clock_ns() - cw->cw_t0));
+	fclose(cw->cw_f);
+	free(cw);
+}
