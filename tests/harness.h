@@ -44,6 +44,19 @@ static inline int harness_workers(int workers)
 #define MS(x) ((uint64_t)(x)*1000000ull)
 #define US(x) ((uint64_t)(x)*1000ull)
 
+/* Resident bytes of this process (/proc/self/statm), or -1. */
+static inline long harness_rss_bytes(void)
+{
+	long pages = 0, resident = -1;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
 /* Open a node with `workers` workers; the caller runs and closes it. */
 static inline smarm_node_t *harness_open(int workers)
 {

@@ -205,25 +205,13 @@ END_TEST
 #endif
 #define MANY SERVER_HIB_MANY
 
-static long rss_bytes(void)
-{
-	long pages = 0, resident = -1;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-		resident = -1;
-	fclose(f);
-	return resident * sysconf(_SC_PAGESIZE);
-}
-
 static void many_root(void *arg)
 {
 	(void)arg;
 	smarm_server_t **s = calloc(MANY, sizeof *s);
 	smarm_node_t *node = smarm_node_current();
 	uint64_t t0 = smarm_now_ns(), t1;
-	long rss0 = rss_bytes(), rss1;
+	long rss0 = harness_rss_bytes(), rss1;
 	int started = 0;
 	HARNESS_CHECK(s != NULL);
 	for (; s != NULL && started < MANY; started++)
@@ -233,7 +221,7 @@ static void many_root(void *arg)
 	HARNESS_CHECK(harness_await_stat(node, SMARM_STAT_HIBERNATIONS, MANY) ||
 		      hibs() >= MANY);
 	t1 = smarm_now_ns();
-	rss1 = rss_bytes();
+	rss1 = harness_rss_bytes();
 	/* Hibernated: (almost) no stack is attached. */
 	HARNESS_CHECK(harness_stat(node, SMARM_STAT_STACKS_DENSE) +
 			      harness_stat(node, SMARM_STAT_STACKS_GUARDED) <

@@ -21,17 +21,11 @@ static int mi_spawn_rc;
 static long mi_rss_kib;
 static double mi_park_s;
 
+/* Resident KiB (harness.h). */
 static long mi_rss(void)
 {
-	long pages = 0;
-	long resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-		resident = -1;
-	fclose(f);
-	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+	long b = harness_rss_bytes();
+	return b < 0 ? -1 : b / 1024;
 }
 
 static void mi_sleeper(void *arg)

@@ -573,26 +573,11 @@ idle_spawn(N, Parent, Acc) ->
 %% on at idle_hib_wake/1 when a message comes).  Same figure as
 %% idle_bytes (allocator-accounted); the RSS growth goes to stderr.
 idle_bytes_hibernated() ->
-    process_flag(message_queue_data, off_heap),
-    Parent = self(),
-    erlang:garbage_collect(),
-    M0 = erlang:memory(processes),
-    {memory, P0} = process_info(self(), memory),
-    Rss0 = rss(),
-    Pids = idle_hib_spawn(?IDLE_HIB_N, Parent, []),
-    wait_ready(?IDLE_HIB_N),
-    timer:sleep(100),                 % each hibernates right after ready
-    erlang:garbage_collect(),
-    M1 = erlang:memory(processes),
-    {memory, P1} = process_info(self(), memory),
-    Rss1 = rss(),
-    {memory, One} = process_info(hd(Pids), memory),
-    [P ! stop || P <- Pids],
-    wait_n(?IDLE_HIB_N),
-    PerProc = ((M1 - M0) - (P1 - P0)) / ?IDLE_HIB_N,
+    #{mem := Mem, rss := Rss, one := One} = hib_measure(?IDLE_HIB_N),
+    PerProc = Mem / ?IDLE_HIB_N,
     err("#   idle_bytes_hibernated: memory(processes) ~s B/proc, "
         "process_info(memory) of one ~b B, emulator RSS growth ~s B/proc~n",
-        [fmt(PerProc), One, fmt((Rss1 - Rss0) / ?IDLE_HIB_N)]),
+        [fmt(PerProc), One, fmt(Rss / ?IDLE_HIB_N)]),
     PerProc.
 
 %% actors_10m: ACTORS_10M_N processes as idle_bytes_hibernated's, all
@@ -603,6 +588,22 @@ idle_bytes_hibernated() ->
 %% every scheduler) ns per process from the first spawn until all are
 %% ready, each hibernating right after.
 actors_10m() ->
+    N = ?ACTORS_10M_N,
+    #{mem := Mem, rss := Rss, parent := Par, wall := Wall, cpu := Cpu} =
+        hib_measure(N),
+    err("#   actors_10m: memory(processes) ~s B/proc, emulator RSS growth "
+        "~s B/proc (~s GiB)~n",
+        [fmt(Mem / N), fmt(Rss / N), fmt(Rss / (1 bsl 30))]),
+    {(Rss - Par) / N,
+     lists:flatten(io_lib:format("~b/~b", [Wall div N, Cpu div N]))}.
+
+%% N processes hibernated at once (idle_hib_spawn), measured, then each
+%% sent stop: memory(processes) growth less the parent's own (mem), the
+%% parent's own growth (parent), the emulator's RSS growth (rss), one
+%% process's process_info(memory) (one), and the wall and CPU ns
+%% (statistics(runtime), every scheduler) from the first spawn until
+%% all were ready (wall, cpu).
+hib_measure(N) ->
     process_flag(message_queue_data, off_heap),
     Parent = self(),
     erlang:garbage_collect(),
@@ -611,25 +612,20 @@ actors_10m() ->
     Rss0 = rss(),
     {C0, _} = erlang:statistics(runtime),
     T0 = erlang:monotonic_time(nanosecond),
-    Pids = idle_hib_spawn(?ACTORS_10M_N, Parent, []),
-    wait_ready(?ACTORS_10M_N),
+    Pids = idle_hib_spawn(N, Parent, []),
+    wait_ready(N),
     T1 = erlang:monotonic_time(nanosecond),
     {C1, _} = erlang:statistics(runtime),
-    timer:sleep(100),
+    timer:sleep(100),                 % each hibernates right after ready
     erlang:garbage_collect(),
     M1 = erlang:memory(processes),
     {memory, P1} = process_info(self(), memory),
     Rss1 = rss(),
+    {memory, One} = process_info(hd(Pids), memory),
     [P ! stop || P <- Pids],
-    wait_n(?ACTORS_10M_N),
-    N = ?ACTORS_10M_N,
-    err("#   actors_10m: memory(processes) ~s B/proc, emulator RSS growth "
-        "~s B/proc (~s GiB)~n",
-        [fmt(((M1 - M0) - (P1 - P0)) / N), fmt((Rss1 - Rss0) / N),
-         fmt((Rss1 - Rss0) / (1 bsl 30))]),
-    {((Rss1 - Rss0) - (P1 - P0)) / N,
-     lists:flatten(io_lib:format("~b/~b", [(T1 - T0) div N,
-                                           (C1 - C0) * 1000000 div N]))}.
+    wait_n(N),
+    #{mem => (M1 - M0) - (P1 - P0), parent => P1 - P0, rss => Rss1 - Rss0,
+      one => One, wall => T1 - T0, cpu => (C1 - C0) * 1000000}.
 
 idle_hib_spawn(0, _, Acc) -> Acc;
 idle_hib_spawn(N, Parent, Acc) ->
