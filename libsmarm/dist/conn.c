@@ -10,7 +10,7 @@
  * other. Its *reader* is an actor that owns the receiving side: it
  * reads frames, hands their messages to local actors, answers what the
  * protocol wants answered (UNLINK_ID), and sends a tick when the line
- * has been quiet for DIST_TICK_NS. Writers are the sending actors
+ * has been quiet for a tick interval. Writers are the sending actors
  * themselves, one at a time under the connection's green mutex.
  *
  * Connection states (c_state, under d_lock):
@@ -41,6 +41,11 @@
  *   INV-4 each actor this layer spawns was counted in d_actors before
  *         its spawn and reports its end through smarm__dist_actor_done
  *         as its last act, touching nothing of d afterwards.
+ *   INV-5 a connection's reader wakes at least once per tick interval
+ *         (d_tick_ns), whatever the traffic: it drops a peer silent for
+ *         four intervals (the tick time) and sends a tick when nothing
+ *         went out for an interval, so the peer never sees us silent
+ *         for more than two (OTP's net_kernel rule, both sides).
  * See: docs/distribution.md.
  */
 #include "dist.h"
@@ -52,6 +57,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,15 +77,18 @@ struct dist_conn {
 	int c_state;			      /* d_lock: C_NEW, C_UP, C_DEAD */
 	bool c_listed;			      /* d_lock: in d_conns */
 	char c_node[SMARM_DIST_NODE_MAX + 1]; /* the peer (immutable) */
-	int c_fd;	      /* set before UP, then constant; -1 none */
-	int c_wfd;	      /* a dup of c_fd for writers: the io layer
-				 takes one waiter per fd, and the reader
-				 waits on c_fd; -1 none */
-	uint64_t c_flags;     /* the peer's, set before UP */
-	uint32_t c_creation;  /* the peer's, set before UP */
-	smarm_mutex_t *c_wmu; /* writers and the setup */
-	uint8_t *c_wbuf;      /* c_wmu: the frame being written */
-	size_t c_wcap;	      /* c_wmu */
+	int c_fd;		    /* set before UP, then constant; -1 none */
+	int c_wfd;		    /* a dup of c_fd for writers: the io layer
+				       takes one waiter per fd, and the reader
+				       waits on c_fd; -1 none */
+	uint64_t c_flags;	    /* the peer's, set before UP */
+	uint32_t c_creation;	    /* the peer's, set before UP */
+	smarm_mutex_t *c_wmu;	    /* writers and the setup */
+	uint8_t *c_wbuf;	    /* c_wmu: the frame being written */
+	_Atomic uint64_t c_last_tx; /* when a frame last went out: written
+				       under c_wmu, read by the reader
+				       (relaxed: a hint for ticks) */
+	size_t c_wcap;		    /* c_wmu */
 };
 
 /* ---- logging ---- */
@@ -487,6 +496,8 @@ static int conn_write(struct dist_conn *c, const struct dist_out *o,
 		conn_kill(c);
 		return SMARM_ENOCONN;
 	}
+	atomic_store_explicit(&c->c_last_tx, smarm_now_ns(),
+			      memory_order_relaxed);
 	return 0;
 }
 
@@ -735,6 +746,9 @@ static void send_tick(struct dist_conn *c)
 		return;
 	if (smarm__dist_write_full(c->c_wfd, tick, sizeof tick) != 0)
 		conn_kill(c);
+	else
+		atomic_store_explicit(&c->c_last_tx, smarm_now_ns(),
+				      memory_order_relaxed);
 	smarm_mutex_unlock(c->c_wmu);
 }
 
@@ -750,16 +764,27 @@ static void reader_loop(struct dist_conn *c)
 		why = "out of memory";
 		goto out;
 	}
+	uint64_t next_check = last_rx + d->d_tick_ns;
 	for (;;) {
-		int rc = smarm_io_wait_readable_timeout(c->c_fd, DIST_TICK_NS);
-		if (rc == SMARM_ETIMEDOUT) {
-			if (smarm_now_ns() - last_rx > DIST_TICKTIME_NS) {
+		/* Every tick interval: a peer silent for the tick time is
+		 * gone; a line we have not written on for an interval gets a
+		 * tick, however busy it is the other way (INV-5). */
+		uint64_t now = smarm_now_ns();
+		if (now >= next_check) {
+			if (now - last_rx > 4 * d->d_tick_ns) {
 				why = "no tick within the tick time";
 				break;
 			}
-			send_tick(c);
-			continue;
+			uint64_t tx = atomic_load_explicit(
+				&c->c_last_tx, memory_order_relaxed);
+			if (now - tx >= d->d_tick_ns)
+				send_tick(c);
+			next_check = now + d->d_tick_ns;
 		}
+		int rc = smarm_io_wait_readable_timeout(c->c_fd,
+							next_check - now);
+		if (rc == SMARM_ETIMEDOUT)
+			continue;
 		if (rc != 0) {
 			why = "wait failed";
 			break;
@@ -768,7 +793,12 @@ static void reader_loop(struct dist_conn *c)
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (k <= 0) {
-			if (k < 0)
+			smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+			bool here = c->c_state == C_DEAD;
+			smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+			if (here)
+				why = "closed by this node";
+			else if (k < 0)
 				why = "read failed";
 			break;
 		}

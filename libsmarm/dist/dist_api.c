@@ -160,6 +160,10 @@ SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
 		return SMARM_ENOMEM;
 	d->d_node = node;
 	d->d_lfd = d->d_epmd_fd = -1;
+	d->d_tick_ns = DIST_TICK_NS;
+	const char *tick = getenv(DIST_TICK_ENV);
+	if (tick != NULL && atol(tick) > 0 && atol(tick) < 3600000)
+		d->d_tick_ns = (uint64_t)atol(tick) * 1000000ull;
 	snprintf(d->d_name, sizeof d->d_name, "%s", name);
 	int rc;
 	if (cookie != NULL)
