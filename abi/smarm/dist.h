@@ -29,6 +29,15 @@
  * names no live actor or a name nobody holds drops the message, as a
  * send to a dead process does in Erlang.
  *
+ * Links and monitors. An Erlang process may monitor (by pid or by
+ * {Name, Node}) or link a libsmarm actor: the actor's end reaches it as
+ * 'DOWN' or 'EXIT' (normal, shutdown, killed, noproc, or
+ * {smarm_crashed, Code}); its own end, or exit/2, reaches the actor as
+ * an exit signal (kill: SMARM_EXIT_STOPPED; shutdown; normal; anything
+ * else SMARM_EXIT_CRASHED with reason 0), and a lost connection gives
+ * each actor linked across it SMARM_EXIT_CRASHED with reason
+ * SMARM_ENOCONN (Erlang's noconnection).
+ *
  * Pids. smarm_dist_pid_t names a process of any node of the cluster,
  * this one included (smarm_dist_self). It is a value: copy it, compare
  * its ids (the same process gives the same id for the life of one dist

@@ -9,9 +9,12 @@
  * Glossary. A *connection* (struct dist_conn) links this node to one
  * other. Its *reader* is an actor that owns the receiving side: it
  * reads frames, hands their messages to local actors, answers what the
- * protocol wants answered (UNLINK_ID), and sends a tick when the line
- * has been quiet for a tick interval. Writers are the sending actors
- * themselves, one at a time under the connection's green mutex.
+ * protocol wants answered (UNLINK_ID), sets and removes the monitors
+ * behind the peer's MONITOR_P and LINK (their Downs go to the watcher,
+ * watch.c), delivers the peer's EXIT and EXIT2 as exit signals, and
+ * sends a tick when the line has been quiet for a tick interval. Writers are
+ * the sending actors themselves, one at a time under the connection's green
+ * mutex.
  *
  * Connection states (c_state, under d_lock):
  *
@@ -70,6 +73,8 @@ enum { C_NEW, C_UP, C_DEAD };
 #define CTL_MAX 1024
 #define FRAME_MAX ((size_t)SMARM_DIST_TERM_MAX + CTL_MAX) /* INV-1 */
 
+struct rwatch;
+
 struct dist_conn {
 	smarm_dist_t *c_d;		      /* owner (immutable) */
 	struct dist_conn *c_next;	      /* d_lock: the table */
@@ -77,12 +82,16 @@ struct dist_conn {
 	int c_state;			      /* d_lock: C_NEW, C_UP, C_DEAD */
 	bool c_listed;			      /* d_lock: in d_conns */
 	char c_node[SMARM_DIST_NODE_MAX + 1]; /* the peer (immutable) */
-	int c_fd;		    /* set before UP, then constant; -1 none */
-	int c_wfd;		    /* a dup of c_fd for writers: the io layer
-				       takes one waiter per fd, and the reader
-				       waits on c_fd; -1 none */
-	uint64_t c_flags;	    /* the peer's, set before UP */
-	uint32_t c_creation;	    /* the peer's, set before UP */
+	int c_fd;	     /* set before UP, then constant; -1 none */
+	int c_wfd;	     /* a dup of c_fd for writers: the io layer
+				takes one waiter per fd, and the reader
+				waits on c_fd; -1 none */
+	uint64_t c_flags;    /* the peer's, set before UP */
+	uint32_t c_creation; /* the peer's, set before UP */
+	uint64_t c_id;	     /* incarnation, set when UP (d_lock); 0 before:
+				the watcher's records name it */
+	struct rwatch *c_watches;   /* the reader's monitors for the peer */
+	uint64_t c_nadds;	    /* the reader's: monitors set */
 	smarm_mutex_t *c_wmu;	    /* writers and the setup */
 	uint8_t *c_wbuf;	    /* c_wmu: the frame being written */
 	_Atomic uint64_t c_last_tx; /* when a frame last went out: written
@@ -336,7 +345,8 @@ static struct dist_conn *conn_alloc(smarm_dist_t *d, const char *node)
 }
 
 /* The live connection to node, with a reference, made NEW if none. */
-static int conn_get(smarm_dist_t *d, const char *node, struct dist_conn **out)
+static int conn_get(smarm_dist_t *d, const char *node, bool create,
+		    struct dist_conn **out)
 {
 	struct dist_conn *fresh = NULL;
 	for (;;) {
@@ -366,6 +376,8 @@ static int conn_get(smarm_dist_t *d, const char *node, struct dist_conn **out)
 			return 0;
 		}
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (!create)
+			return SMARM_ENOCONN;
 		/* Allocate outside the lock, then look again. */
 		fresh = conn_alloc(d, node);
 		if (fresh == NULL)
@@ -533,6 +545,7 @@ static int conn_setup(struct dist_conn *c)
 		c->c_refs++; /* the reader's */
 		d->d_actors++;
 		c->c_state = C_UP;
+		c->c_id = ++d->d_conn_seq;
 	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (stopping) {
@@ -579,7 +592,8 @@ int smarm__dist_send(smarm_dist_t *d, const char *node,
 		     const struct dist_out *o, const void *payload, size_t plen)
 {
 	struct send_guard g = { NULL, false };
-	int rc = conn_get(d, node, &g.g_conn);
+	bool no_connect = o != NULL && o->no_connect;
+	int rc = conn_get(d, node, !no_connect, &g.g_conn);
 	if (rc != 0)
 		return rc;
 	struct dist_conn *c = g.g_conn;
@@ -595,9 +609,9 @@ int smarm__dist_send(smarm_dist_t *d, const char *node,
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	int state = c->c_state;
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (state == C_NEW)
+	if (state == C_NEW && !no_connect)
 		rc = conn_setup(c);
-	else if (state == C_DEAD)
+	else if (state != C_UP)
 		rc = SMARM_ENOCONN;
 	if (rc == 0 && o != NULL)
 		rc = conn_write(c, o, payload, plen);
@@ -625,6 +639,209 @@ static bool local_pid(smarm_dist_t *d, const struct dist_epid *e,
 		return false;
 	out->id = (uint64_t)e->serial << 32 | e->num;
 	return true;
+}
+
+/* A monitor a reader set for its peer (MONITOR_P or LINK); the reader's
+ * alone (watch.c, "Who owns what"). */
+struct rwatch {
+	struct rwatch *rw_next;
+	int rw_kind;			 /* DW_MONITOR or DW_LINK */
+	struct dist_epid rw_remote;	 /* the Erlang process */
+	smarm_pid_t rw_local;		 /* the actor watched */
+	uint8_t rw_ref[DIST_TERM_SMALL]; /* monitors: the Ref term */
+	size_t rw_ref_len;
+	uint64_t rw_mref; /* the reader's monitor */
+};
+
+static bool epid_eq(const struct dist_epid *a, const struct dist_epid *b)
+{
+	return a->num == b->num && a->serial == b->serial &&
+	       a->creation == b->creation && strcmp(a->node, b->node) == 0;
+}
+
+/* Set the monitor behind q (a DW_ADD the caller filled), keep it, and
+ * hand q to the watcher. Called by c's reader only. */
+static void watch_add(struct dist_conn *c, struct dist_watch_req *q)
+{
+	smarm_dist_t *d = c->c_d;
+	uint64_t mref = 0;
+	/* Forget monitors that fired (their actor is gone) now and then. */
+	if (++c->c_nadds % 64 == 0)
+		for (struct rwatch **pp = &c->c_watches; *pp;) {
+			struct rwatch *w = *pp;
+			if (smarm_actor_is_alive(w->rw_local)) {
+				pp = &w->rw_next;
+				continue;
+			}
+			*pp = w->rw_next;
+			free(w);
+		}
+	struct rwatch *w = calloc(1, sizeof *w);
+	if (w != NULL && q->q_local.id != 0 &&
+	    smarm_monitor(q->q_local, d->d_watch_ch, &mref) == 0) {
+		w->rw_kind = q->q_kind;
+		w->rw_remote = q->q_remote;
+		w->rw_local = q->q_local;
+		memcpy(w->rw_ref, q->q_ref, q->q_ref_len);
+		w->rw_ref_len = q->q_ref_len;
+		w->rw_mref = mref;
+		w->rw_next = c->c_watches;
+		c->c_watches = w;
+	} else {
+		free(w);
+		mref = 0; /* the watcher answers noproc */
+	}
+	q->q_mref = mref;
+	(void)smarm__dist_watch_post(d, q);
+}
+
+/* Remove the monitor behind a DEMONITOR_P (ref) or an unlink (local). */
+static void watch_del(struct dist_conn *c, int kind,
+		      const struct dist_epid *remote, smarm_pid_t local,
+		      const uint8_t *ref, size_t ref_len)
+{
+	for (struct rwatch **pp = &c->c_watches; *pp; pp = &(*pp)->rw_next) {
+		struct rwatch *w = *pp;
+		if (w->rw_kind != kind || !epid_eq(&w->rw_remote, remote))
+			continue;
+		if (kind == DW_MONITOR
+			    ? w->rw_ref_len != ref_len ||
+				      memcmp(w->rw_ref, ref, ref_len) != 0
+			    : !smarm_pid_eq(w->rw_local, local))
+			continue;
+		*pp = w->rw_next;
+		/* Its Down, if it fired, is in the watcher's channel
+		 * already; if not, none will come. */
+		(void)smarm_demonitor(w->rw_mref, SMARM_DEMONITOR_FLUSH);
+		struct dist_watch_req *q = calloc(1, sizeof *q);
+		if (q != NULL) {
+			q->q_op = DW_DEL;
+			q->q_mref = w->rw_mref;
+			(void)smarm__dist_watch_post(c->c_d, q);
+		}
+		free(w);
+		return;
+	}
+}
+
+/* A link request (DW_ADD or DW_DEL) for remote -> to. */
+static void post_link(struct dist_conn *c, int op,
+		      const struct dist_epid *remote,
+		      const struct dist_epid *to)
+{
+	smarm_pid_t lp;
+	if (!local_pid(c->c_d, to, &lp))
+		return; /* not ours: nothing to hold */
+	if (op == DW_DEL) {
+		watch_del(c, DW_LINK, remote, lp, NULL, 0);
+		return;
+	}
+	struct dist_watch_req *q = calloc(1, sizeof *q);
+	if (q == NULL)
+		return;
+	q->q_op = DW_ADD;
+	q->q_kind = DW_LINK;
+	q->q_conn = c->c_id;
+	memcpy(q->q_node, c->c_node, sizeof q->q_node);
+	q->q_remote = *remote;
+	q->q_local = lp;
+	watch_add(c, q);
+}
+
+/* How an exit reason acts on a local actor: kill (by EXIT2 only)
+ * cannot be trapped; noconnection carries SMARM_ENOCONN; any other
+ * reason term is a crash whose reason libsmarm cannot carry (0). */
+static void reason_how(const struct etf_rd *r, bool exit2, int *how,
+		       intptr_t *reason)
+{
+	struct etf_rd t = *r;
+	char a[32];
+	*reason = 0;
+	*how = SMARM_EXIT_CRASHED;
+	if (smarm__etf_atom(&t, a, sizeof a) != 0)
+		return;
+	if (strcmp(a, "normal") == 0)
+		*how = SMARM_EXIT_NORMAL;
+	else if (strcmp(a, "shutdown") == 0)
+		*how = SMARM_EXIT_SHUTDOWN;
+	else if (exit2 && strcmp(a, "kill") == 0)
+		*how = SMARM_EXIT_STOPPED;
+	else if (strcmp(a, "noconnection") == 0)
+		*reason = SMARM_ENOCONN;
+}
+
+/* LINK {1, From, To}, UNLINK {4, From, To}, EXIT {3, From, To, Reason},
+ * EXIT2 {8, From, To, Reason}. */
+static bool handle_link(struct dist_conn *c, struct etf_rd *r, int op)
+{
+	struct dist_epid from, to;
+	if (smarm__etf_pid(r, &from) != 0 || smarm__etf_pid(r, &to) != 0)
+		return false;
+	if (op == DOP_LINK || op == DOP_UNLINK) {
+		post_link(c, op == DOP_LINK ? DW_ADD : DW_DEL, &from, &to);
+		return true;
+	}
+	struct etf_rd at = *r;
+	if (smarm__etf_skip(r) != 0)
+		return false;
+	int how;
+	intptr_t reason;
+	reason_how(&at, op == DOP_EXIT2, &how, &reason);
+	smarm_pid_t lp;
+	if (!local_pid(c->c_d, &to, &lp))
+		return true;
+	if (op == DOP_EXIT) /* the link is gone with its far end */
+		post_link(c, DW_DEL, &from, &to);
+	(void)smarm_actor_send_exit(lp, how, reason);
+	return true;
+}
+
+/* MONITOR_P {19, From, ToProc, Ref} or DEMONITOR_P {20, From, ToProc,
+ * Ref}; ToProc is a pid or a registered name. */
+static bool handle_monitor(struct dist_conn *c, struct etf_rd *r, bool add)
+{
+	smarm_dist_t *d = c->c_d;
+	struct dist_watch_req *q = calloc(1, sizeof *q);
+	if (q == NULL)
+		return true; /* dropped: the peer's monitor never fires */
+	q->q_op = add ? DW_ADD : DW_DEL;
+	q->q_kind = DW_MONITOR;
+	q->q_conn = c->c_id;
+	memcpy(q->q_node, c->c_node, sizeof q->q_node);
+	struct dist_epid to;
+	char name[256];
+	if (smarm__etf_pid(r, &q->q_remote) != 0)
+		goto bad;
+	size_t p0 = r->i;
+	if (smarm__etf_pid(r, &to) == 0) {
+		if (!local_pid(d, &to, &q->q_local))
+			q->q_local = SMARM_PID_NONE;
+	} else if (smarm__etf_atom(r, name, sizeof name) == 0) {
+		if (strlen(name) > SMARM_NAME_MAX || name[0] == '\0' ||
+		    smarm_node_whereis(d->d_node, name, &q->q_local) != 0)
+			q->q_local = SMARM_PID_NONE;
+	} else {
+		goto bad;
+	}
+	size_t p1 = r->i, r0 = r->i;
+	if (smarm__etf_skip(r) != 0 || p1 - p0 > DIST_TERM_SMALL ||
+	    r->i - r0 > DIST_TERM_SMALL)
+		goto bad;
+	memcpy(q->q_proc, r->p + p0, p1 - p0);
+	q->q_proc_len = p1 - p0;
+	memcpy(q->q_ref, r->p + r0, r->i - r0);
+	q->q_ref_len = r->i - r0;
+	if (add) {
+		watch_add(c, q);
+	} else {
+		watch_del(c, DW_MONITOR, &q->q_remote, SMARM_PID_NONE, q->q_ref,
+			  q->q_ref_len);
+		free(q);
+	}
+	return true;
+bad:
+	free(q);
+	return false;
 }
 
 /* Handle one frame (len bytes at p): 0, or -1 malformed (logged). */
@@ -668,8 +885,8 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		has_from = by_name = true;
 		break;
 	case DOP_UNLINK_ID: {
-		/* {35, Id, From, To}: answer {36, Id, To, From}. We hold no
-		 * links yet (TODO(#35)), so there is nothing to undo. */
+		/* {35, Id, From, To}: drop the link, answer {36, Id, To,
+		 * From}. */
 		size_t id0 = r.i;
 		if (arity != 4 || smarm__etf_skip(&r) != 0)
 			goto bad;
@@ -677,6 +894,7 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		if (smarm__etf_pid(&r, &from) != 0 ||
 		    smarm__etf_pid(&r, &to) != 0 || id1 - id0 > 64)
 			goto bad;
+		post_link(c, DW_DEL, &from, &to);
 		uint8_t ack[CTL_MAX];
 		size_t k = 0;
 		ack[k++] = 131;
@@ -695,9 +913,25 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		}
 		return 0;
 	}
+	case DOP_MONITOR_P:
+	case DOP_DEMONITOR_P:
+		if (arity != 4)
+			goto bad;
+		if (!handle_monitor(c, &r, op == DOP_MONITOR_P))
+			goto bad;
+		return 0;
+	case DOP_LINK:
+	case DOP_UNLINK:
+	case DOP_EXIT:
+	case DOP_EXIT2:
+		if (arity != (op == DOP_EXIT || op == DOP_EXIT2 ? 4u : 3u))
+			goto bad;
+		if (!handle_link(c, &r, (int)op))
+			goto bad;
+		return 0;
 	default:
-		/* LINK, EXIT, MONITOR_P, ...: not served yet (TODO(#35));
-		 * the peer's process sees no answer, as from an ei node. */
+		/* GROUP_LEADER, SPAWN_REQUEST, ALIAS_SEND, ...: not served
+		 * (TODO(#35)); the peer's process sees no answer. */
 		smarm__dist_log(d, SMARM_LOG_DEBUG,
 				"dist: %s sent control message %lld, ignored",
 				c->c_node, (long long)op);
@@ -866,6 +1100,22 @@ static void conn_actor_end(void *arg)
 	struct dist_conn *c = arg;
 	smarm_dist_t *d = c->c_d;
 	conn_kill(c);
+	/* The reader's monitors go with it (the runtime removes them when
+	 * it ends); the watcher forgets their records on NODE_DOWN. */
+	while (c->c_watches != NULL) {
+		struct rwatch *w = c->c_watches;
+		c->c_watches = w->rw_next;
+		free(w);
+	}
+	if (c->c_id != 0) {
+		/* What Erlang processes held on ours through it goes. */
+		struct dist_watch_req *q = calloc(1, sizeof *q);
+		if (q != NULL) {
+			q->q_op = DW_NODE_DOWN;
+			q->q_conn = c->c_id;
+			(void)smarm__dist_watch_post(d, q);
+		}
+	}
 	conn_put(c);
 	smarm__dist_actor_done(d); /* INV-4 */
 }
@@ -907,6 +1157,7 @@ static void accepted_main(void *arg)
 			c->c_listed = true;
 			c->c_refs++; /* the table's */
 			c->c_state = C_UP;
+			c->c_id = ++d->d_conn_seq;
 		}
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 		if (!taken) {

@@ -33,6 +33,7 @@
 #define DFLAG_PUBLISHED 0x01ull
 #define DFLAG_EXTENDED_REFERENCES 0x04ull
 #define DFLAG_DIST_MONITOR 0x08ull
+#define DFLAG_DIST_MONITOR_NAME 0x20ull
 #define DFLAG_FUN_TAGS 0x10ull
 #define DFLAG_NEW_FUN_TAGS 0x80ull
 #define DFLAG_EXTENDED_PIDS_PORTS 0x100ull
@@ -57,10 +58,12 @@
 	 DFLAG_UTF8_ATOMS | DFLAG_MAP_TAG | DFLAG_BIG_CREATION |               \
 	 DFLAG_HANDSHAKE_23)
 
-/* What we advertise: hidden (no PUBLISHED), no monitors yet. */
+/* What we advertise: hidden (no PUBLISHED); monitors of our actors
+ * by pid and by name (watch.c). */
 #define DIST_OUR_FLAGS                                                         \
 	(DIST_MANDATORY_25 | DFLAG_MANDATORY_25_DIGEST | DFLAG_UNLINK_ID |     \
-	 DFLAG_V4_NC | DFLAG_SEND_SENDER | DFLAG_SMALL_ATOM_TAGS)
+	 DFLAG_V4_NC | DFLAG_SEND_SENDER | DFLAG_SMALL_ATOM_TAGS |             \
+	 DFLAG_DIST_MONITOR | DFLAG_DIST_MONITOR_NAME)
 
 /* Control message codes (erts "Distribution Protocol"). */
 enum {
@@ -72,6 +75,9 @@ enum {
 	DOP_GROUP_LEADER = 7,
 	DOP_EXIT2 = 8,
 	DOP_SEND_TT = 12,
+	DOP_MONITOR_P = 19,
+	DOP_DEMONITOR_P = 20,
+	DOP_MONITOR_P_EXIT = 21,
 	DOP_REG_SEND_TT = 16,
 	DOP_SEND_SENDER = 22,
 	DOP_SEND_SENDER_TT = 23,
@@ -86,6 +92,9 @@ enum {
 #define DIST_TICK_NS (15ull * 1000000000ull)
 #define DIST_TICK_ENV "SMARM__DIST_TICK_MS"
 #define DIST_SETUP_NS (30ull * 1000000000ull)
+
+/* The longest pid, atom or reference term we keep the bytes of. */
+#define DIST_TERM_SMALL 320
 
 /* An Erlang pid as the wire carries it. */
 struct dist_epid {
@@ -153,15 +162,17 @@ struct smarm_dist {
 	smarm_node_t *d_node;			  /* the node (immutable) */
 	char d_name[SMARM_DIST_NODE_MAX + 1];	  /* "alive@host" */
 	char d_cookie[SMARM_DIST_COOKIE_MAX + 1]; /* the secret */
-	uint32_t d_creation;	/* from epmd (immutable after start) */
-	uint64_t d_tick_ns;	/* the tick interval (immutable) */
-	int d_lfd;		/* the listening socket */
-	int d_epmd_fd;		/* the registration's connection */
-	smarm_pid_t d_acceptor; /* the accept loop's actor */
-	smarm_chan_t *d_done;	/* int elements: an actor of ours ended */
+	uint32_t d_creation;	  /* from epmd (immutable after start) */
+	uint64_t d_tick_ns;	  /* the tick interval (immutable) */
+	int d_lfd;		  /* the listening socket */
+	int d_epmd_fd;		  /* the registration's connection */
+	smarm_pid_t d_acceptor;	  /* the accept loop's actor */
+	smarm_chan_t *d_done;	  /* int elements: an actor of ours ended */
+	smarm_chan_t *d_watch_ch; /* the watcher's signals and requests */
 
 	smarm__lock_t d_lock;	   /* guards what follows */
 	bool d_stopping;	   /* smarm_dist_stop began */
+	uint64_t d_conn_seq;	   /* the last connection incarnation */
 	int d_actors;		   /* our actors still running */
 	struct dist_conn *d_conns; /* every connection, up or not */
 	char (*d_nodes)[SMARM_DIST_NODE_MAX + 1]; /* interned node names */
@@ -203,6 +214,7 @@ struct dist_out {
 	const char *name;	      /* DOP_REG_SEND's target */
 	const uint8_t *raw;	      /* op 0: a control term, with 131 */
 	size_t raw_len;
+	bool no_connect; /* send only on a connection that is up */
 };
 /* Connect to node if not connected: 0 or an error as smarm_dist_connect. */
 int smarm__dist_connect(smarm_dist_t *d, const char *node);
@@ -219,6 +231,30 @@ void smarm__dist_acceptor(void *arg);
 void smarm__dist_close_all(smarm_dist_t *d);
 /* An actor of ours is about to end: report it on d_done. */
 void smarm__dist_actor_done(smarm_dist_t *d);
+
+/* ---- watch.c: monitors and links Erlang processes hold on ours ---- */
+enum { DW_MONITOR = 1, DW_LINK = 2 };
+enum { DW_ADD = 1, DW_DEL, DW_NODE_DOWN, DW_STOP };
+struct dist_watch_req {
+	int q_op;	 /* DW_ADD, ... */
+	int q_kind;	 /* DW_MONITOR or DW_LINK */
+	uint64_t q_conn; /* the connection incarnation */
+	char q_node[SMARM_DIST_NODE_MAX + 1];
+	struct dist_epid q_remote; /* the Erlang process */
+	smarm_pid_t q_local;	   /* the actor (0: none such) */
+	uint64_t q_mref; /* the reader's monitor of it (0: none set) */
+	uint8_t q_ref[DIST_TERM_SMALL]; /* monitors: the Ref term */
+	size_t q_ref_len;
+	uint8_t q_proc[DIST_TERM_SMALL]; /* monitors: ToProc as sent */
+	size_t q_proc_len;
+};
+/* Hand q (malloc'd; freed here on failure) to the watcher. */
+int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q);
+/* The watcher actor's body (arg: d). */
+void smarm__dist_watcher(void *arg);
+/* The wire form of a local actor's pid. */
+void smarm__dist_local_epid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct dist_epid *e);
 
 /* ---- handshake.c ---- */
 /* As initiator on connected fd: 0 with peer's flags and creation, or

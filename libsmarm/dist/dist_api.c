@@ -125,10 +125,46 @@ static void dist_free(smarm_dist_t *d)
 		smarm_chan_sender_free(d->d_done);
 		smarm_chan_receiver_free(d->d_done);
 	}
+	if (d->d_watch_ch != NULL) {
+		smarm_chan_sender_free(d->d_watch_ch);
+		smarm_chan_receiver_free(d->d_watch_ch);
+	}
 	free(d->d_nodes);
 	free(d->d_pids);
 	free(d->d_phash);
 	free(d);
+}
+
+/* Wait until at most `left` of the layer's actors run (INV-2). */
+static void wait_actors(smarm_dist_t *d, int left)
+{
+	for (;;) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		int n = d->d_actors;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (n <= left)
+			return;
+		int one;
+		/* An accepted connection still in its handshake is not in
+		 * the table: it ends by its own deadline. Meanwhile close
+		 * anything listed since. */
+		if (smarm_chan_recv_timeout(d->d_done, &one, 1000000000ull) !=
+		    0)
+			smarm__dist_close_all(d);
+	}
+}
+
+/* Stop the watcher, the last of the layer's actors, and wait for it. */
+static void watcher_stop_wait(smarm_dist_t *d)
+{
+	struct dist_watch_req *q = calloc(1, sizeof *q);
+	while (q == NULL) { /* it must hear it: retry */
+		smarm_actor_sleep(1000000);
+		q = calloc(1, sizeof *q);
+	}
+	q->q_op = DW_STOP;
+	(void)smarm__dist_watch_post(d, q);
+	wait_actors(d, 0);
 }
 
 SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
@@ -170,7 +206,9 @@ SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
 		snprintf(d->d_cookie, sizeof d->d_cookie, "%s", cookie);
 	else if ((rc = read_cookie_file(d->d_cookie, sizeof d->d_cookie)) != 0)
 		goto fail;
-	if ((rc = smarm_chan_alloc(&d->d_done, sizeof(int), NULL)) != 0)
+	if ((rc = smarm_chan_alloc(&d->d_done, sizeof(int), NULL)) != 0 ||
+	    (rc = smarm_chan_alloc(&d->d_watch_ch, sizeof(smarm_signal_t),
+				   NULL)) != 0)
 		goto fail;
 	int bound = 0;
 	if ((rc = listen_on(bind_addr, port, &d->d_lfd, &bound)) != 0)
@@ -178,10 +216,17 @@ SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
 	if ((rc = smarm__epmd_register(alive, bound, &d->d_epmd_fd,
 				       &d->d_creation)) != 0)
 		goto fail;
+	/* The watcher first: the acceptor's connections post to it. */
 	d->d_actors = 1;
+	if ((rc = smarm_actor_spawn(NULL, smarm__dist_watcher, d, NULL)) != 0) {
+		d->d_actors = 0;
+		goto fail;
+	}
+	d->d_actors = 2;
 	if ((rc = smarm_actor_spawn(NULL, smarm__dist_acceptor, d, NULL)) !=
 	    0) {
-		d->d_actors = 0;
+		d->d_actors = 1;
+		watcher_stop_wait(d);
 		goto fail;
 	}
 	smarm__dist_log(d, SMARM_LOG_INFO,
@@ -217,20 +262,11 @@ SMARM_API int smarm_dist_stop(smarm_dist_t *d)
 	 * shut-down sockets. Then wait for all of them (INV-2). */
 	shutdown(d->d_lfd, SHUT_RDWR);
 	smarm__dist_close_all(d);
-	for (;;) {
-		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		int left = d->d_actors;
-		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-		if (left == 0)
-			break;
-		int one;
-		/* An accepted connection still in its handshake is not in
-		 * the table: it ends by its own deadline. Meanwhile close
-		 * anything listed since. */
-		if (smarm_chan_recv_timeout(d->d_done, &one, 1000000000ull) !=
-		    0)
-			smarm__dist_close_all(d);
-	}
+	/* Every reader and the acceptor first (they post to the watcher),
+	 * then the watcher, which gives links across the distribution
+	 * their noconnection. */
+	wait_actors(d, 1);
+	watcher_stop_wait(d);
 	close(d->d_epmd_fd); /* epmd forgets the name */
 	close(d->d_lfd);
 	smarm__dist_log(d, SMARM_LOG_INFO, "dist: node %s down", d->d_name);
@@ -310,7 +346,8 @@ SMARM_API void smarm_dist_msg_free(smarm_dist_msg_t *msg)
 	free(msg);
 }
 
-static void self_epid(smarm_dist_t *d, smarm_pid_t pid, struct dist_epid *e)
+void smarm__dist_local_epid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct dist_epid *e)
 {
 	memcpy(e->node, d->d_name, sizeof e->node);
 	e->num = (uint32_t)pid.id;
@@ -324,7 +361,7 @@ SMARM_API int smarm_dist_self(smarm_dist_t *d, smarm_pid_t pid,
 	if (d == NULL || out == NULL || pid.id == 0)
 		return SMARM_EINVAL;
 	struct dist_epid e;
-	self_epid(d, pid, &e);
+	smarm__dist_local_epid(d, pid, &e);
 	return smarm__dist_intern(d, &e, out);
 }
 
@@ -429,7 +466,7 @@ SMARM_API int smarm_dist_send(smarm_dist_t *d, smarm_dist_pid_t to,
 			m);
 		return 0;
 	}
-	self_epid(d, self, &fe);
+	smarm__dist_local_epid(d, self, &fe);
 	struct dist_out o = { .op = DOP_SEND, .from = &fe, .to = &te };
 	return smarm__dist_send(d, te.node, &o, term, len);
 }
@@ -455,7 +492,7 @@ SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
 		return 0;
 	}
 	struct dist_epid fe;
-	self_epid(d, self, &fe);
+	smarm__dist_local_epid(d, self, &fe);
 	struct dist_out o = { .op = DOP_REG_SEND, .from = &fe, .name = name };
 	return smarm__dist_send(d, node, &o, term, len);
 }

@@ -49,6 +49,16 @@
  *                            From ! {sink_result, ok | {bad, I, J}}
  *   {stream, Dest, Ms}       with Dest ! {probe} every 10 ms for Ms ms,
  *                            then Dest ! {stream_done}
+ *   {monitor, Target, Reply} from a new process: monitor Target (a pid
+ *                            or {Name, Node}), Reply ! {monitoring},
+ *                            then Reply ! {down, Reason} at its 'DOWN'
+ *   {link, Pid, Reply}       from a new trapping process: link Pid,
+ *                            Reply ! {linked}, then Reply ! {exit, R}
+ *   {unlink, Pid, Reply}     link, unlink, monitor, Reply ! {unlinked};
+ *                            at the 'DOWN': Reply ! {exit, none} if no
+ *                            'EXIT' came (else {exit, linked_still})
+ *   {link_and_die, Pid, R}   a new process links Pid and exits with R
+ *   {exit2, Pid, Reason}     exit(Pid, Reason)
  * and halts when its stdin closes.
  */
 static const char peer_eval[] =
@@ -70,7 +80,27 @@ static const char peer_eval[] =
 	"     St = fun Sf() -> case erlang:monotonic_time(millisecond) < T of"
 	"         true -> Dest ! {probe}, timer:sleep(10), Sf();"
 	"         false -> Dest ! {stream_done} end end,"
-	"     St(), L()"
+	"     St(), L();"
+	"  {monitor, Target, Reply} ->"
+	"     spawn(fun() -> Ref = erlang:monitor(process, Target),"
+	"       Reply ! {monitoring},"
+	"       receive {'DOWN', Ref, process, _, R} -> Reply ! {down, R}"
+	"       after 120000 -> Reply ! {down, timeout} end end), L();"
+	"  {link, Pid, Reply} ->"
+	"     spawn(fun() -> process_flag(trap_exit, true), link(Pid),"
+	"       Reply ! {linked},"
+	"       receive {'EXIT', Pid, R} -> Reply ! {exit, R}"
+	"       after 120000 -> Reply ! {exit, timeout} end end), L();"
+	"  {unlink, Pid, Reply} ->"
+	"     spawn(fun() -> process_flag(trap_exit, true), link(Pid),"
+	"       unlink(Pid), Ref = erlang:monitor(process, Pid),"
+	"       Reply ! {unlinked},"
+	"       receive {'DOWN', Ref, process, _, _} -> ok end,"
+	"       receive {'EXIT', Pid, _} -> Reply ! {exit, linked_still}"
+	"       after 0 -> Reply ! {exit, none} end end), L();"
+	"  {link_and_die, Pid, Reason} ->"
+	"     spawn(fun() -> link(Pid), exit(Reason) end), L();"
+	"  {exit2, Pid, Reason} -> exit(Pid, Reason), L()"
 	"  end end,"
 	"io:format(\"READY~n\"),"
 	"Loop().";
@@ -231,7 +261,7 @@ static smarm_dist_msg_t *recv_msg(smarm_chan_t *ch, char *tag)
 
 static struct {
 	int rc[32];
-	char text[8][64];
+	char text[16][64];
 	int64_t n[8];
 	uint64_t ns[4];
 	struct peer *peer;
@@ -698,6 +728,218 @@ START_TEST(test_dist_ticks_keep_idle_and_one_way_lines_up)
 }
 END_TEST
 
+/* ---- monitors and links from Erlang into libsmarm ---- */
+
+/* A child that ends as its channel says: 0 normally, 1 crashed (42);
+ * nothing received: it waits until stopped or signalled. */
+static void child(void *arg)
+{
+	smarm_chan_t *cmd = arg;
+	int c;
+	if (smarm_chan_recv(cmd, &c) != 0)
+		return;
+	if (c == 1)
+		smarm_actor_crash(42);
+}
+
+struct kid {
+	smarm_pid_t pid;
+	smarm_dist_pid_t dpid;
+	smarm_chan_t *cmd;
+	uint64_t mref; /* our own monitor of it, 0 none */
+};
+
+static void kid_start(smarm_dist_t *d, struct kid *k, smarm_chan_t *sig)
+{
+	HARNESS_EQ(smarm_chan_alloc(&k->cmd, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&k->pid, child, k->cmd, NULL), 0);
+	HARNESS_EQ(smarm_dist_self(d, k->pid, &k->dpid), 0);
+	if (sig != NULL)
+		HARNESS_EQ(smarm_monitor(k->pid, sig, &k->mref), 0);
+}
+
+static void kid_end(struct kid *k)
+{
+	smarm_actor_join(k->pid, NULL, NULL);
+	harness_chan_drop(k->cmd);
+}
+
+/* Send {Op, Arg, Me} (Arg a pid) to the peer's echo. */
+static int ask(smarm_dist_t *d, const char *op, smarm_dist_pid_t arg,
+	       smarm_dist_pid_t me, const char *reason)
+{
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 3);
+	ei_x_encode_atom(&x, op);
+	x_pid(&x, d, arg);
+	if (reason != NULL)
+		ei_x_encode_atom(&x, reason);
+	else
+		x_pid(&x, d, me);
+	int rc = smarm_dist_send_name(d, R.peer->name, "echo", x.buff,
+				      (size_t)x.index);
+	ei_x_free(&x);
+	return rc;
+}
+
+/* Receive {Tag, Detail}: Detail as text ("normal", "smarm_crashed:42"). */
+static void reply(smarm_chan_t *box, char *out, size_t cap)
+{
+	char tag[MAXATOMLEN_UTF8];
+	snprintf(out, cap, "(nothing)");
+	smarm_dist_msg_t *m = recv_msg(box, tag);
+	if (m == NULL)
+		return;
+	const void *t;
+	size_t len;
+	smarm_dist_msg_term(m, &t, &len);
+	int i = 0, ver, ar;
+	char a[MAXATOMLEN_UTF8] = "", b[MAXATOMLEN_UTF8] = "";
+	long v = 0;
+	ei_decode_version(t, &i, &ver);
+	ei_decode_tuple_header(t, &i, &ar);
+	ei_decode_atom(t, &i, a);
+	if (ar == 1)
+		snprintf(out, cap, "%s", a);
+	else if (ei_decode_atom(t, &i, b) == 0)
+		snprintf(out, cap, "%s:%s", a, b);
+	else if (ei_decode_tuple_header(t, &i, &ar) == 0 &&
+		 ei_decode_atom(t, &i, b) == 0 &&
+		 ei_decode_long(t, &i, &v) == 0)
+		snprintf(out, cap, "%s:%s:%ld", a, b, v);
+	smarm_dist_msg_free(m);
+}
+
+static void root_links(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL, *sig = harness_sig_chan();
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	R.rc[1] = smarm_dist_mailbox(d, &box);
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	int one = 1, zero = 0;
+	smarm_signal_t s;
+
+	/* A monitor by pid; the actor ends normally. */
+	struct kid a = { 0 };
+	kid_start(d, &a, NULL);
+	HARNESS_EQ(ask(d, "monitor", a.dpid, me, NULL), 0);
+	reply(box, R.text[0], sizeof R.text[0]); /* monitoring */
+	smarm_chan_send(a.cmd, &zero);
+	reply(box, R.text[1], sizeof R.text[1]); /* down:normal */
+	kid_end(&a);
+	/* A monitor of a pid that is gone: noproc at once. */
+	HARNESS_EQ(ask(d, "monitor", a.dpid, me, NULL), 0);
+	reply(box, R.text[2], sizeof R.text[2]);
+	reply(box, R.text[3], sizeof R.text[3]); /* down:noproc */
+
+	/* A monitor by {Name, Node}; the actor crashes with 42. */
+	struct kid b = { 0 };
+	kid_start(d, &b, NULL);
+	HARNESS_EQ(smarm_register_pid("watched_b", b.pid, NULL), 0);
+	{
+		ei_x_buff x;
+		ei_x_new_with_version(&x);
+		ei_x_encode_tuple_header(&x, 3);
+		ei_x_encode_atom(&x, "monitor");
+		ei_x_encode_tuple_header(&x, 2);
+		ei_x_encode_atom(&x, "watched_b");
+		ei_x_encode_atom(&x, R.node);
+		x_pid(&x, d, me);
+		HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "echo", x.buff,
+						(size_t)x.index),
+			   0);
+		ei_x_free(&x);
+	}
+	reply(box, R.text[4], sizeof R.text[4]); /* monitoring */
+	smarm_chan_send(b.cmd, &one);
+	reply(box, R.text[5], sizeof R.text[5]); /* down:smarm_crashed:42 */
+	kid_end(&b);
+
+	/* A link from a trapping Erlang process; the actor is killed. */
+	struct kid c = { 0 };
+	kid_start(d, &c, NULL);
+	HARNESS_EQ(ask(d, "link", c.dpid, me, NULL), 0);
+	reply(box, R.text[6], sizeof R.text[6]); /* linked */
+	smarm_actor_stop(c.pid);
+	reply(box, R.text[7], sizeof R.text[7]); /* exit:killed */
+	kid_end(&c);
+
+	/* Linked, then unlinked: no EXIT when the actor ends. */
+	struct kid u = { 0 };
+	kid_start(d, &u, NULL);
+	HARNESS_EQ(ask(d, "unlink", u.dpid, me, NULL), 0);
+	reply(box, R.text[8], sizeof R.text[8]); /* unlinked */
+	smarm_chan_send(u.cmd, &one);
+	reply(box, R.text[9], sizeof R.text[9]); /* exit:none */
+	kid_end(&u);
+
+	/* The Erlang end of a link dies: the actor (not trapping) is
+	 * taken along, crashed. */
+	struct kid e = { 0 };
+	kid_start(d, &e, sig);
+	HARNESS_EQ(ask(d, "link_and_die", e.dpid, me, "boom"), 0);
+	R.rc[2] = harness_recv_sig(sig, &s) == 0 ? s.how : -1;
+	kid_end(&e);
+
+	/* exit(Pid, kill) from Erlang: an untrappable kill. */
+	struct kid k = { 0 };
+	kid_start(d, &k, sig);
+	HARNESS_EQ(ask(d, "exit2", k.dpid, me, "kill"), 0);
+	R.rc[3] = harness_recv_sig(sig, &s) == 0 ? s.how : -1;
+	kid_end(&k);
+
+	/* The peer goes away: an actor linked across the connection gets
+	 * noconnection (crashed, SMARM_ENOCONN). */
+	struct kid n = { 0 };
+	kid_start(d, &n, sig);
+	HARNESS_EQ(ask(d, "link", n.dpid, me, NULL), 0);
+	reply(box, R.text[10], sizeof R.text[10]); /* linked */
+	peer_stop(R.peer);
+	if (harness_recv_sig(sig, &s) == 0) {
+		R.rc[4] = s.how;
+		R.n[0] = s.reason;
+	}
+	kid_end(&n);
+
+	R.rc[5] = smarm_dist_stop(d);
+	harness_chan_drop(box);
+	harness_chan_drop(sig);
+}
+
+START_TEST(test_dist_erlang_monitors_and_links_libsmarm_actors)
+{
+	struct peer p = { 0 };
+	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
+	R.peer = &p;
+	run_node(root_links);
+	peer_stop(&p);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_str_eq(R.text[0], "monitoring");
+	ck_assert_str_eq(R.text[1], "down:normal");
+	ck_assert_str_eq(R.text[2], "monitoring");
+	ck_assert_str_eq(R.text[3], "down:noproc");
+	ck_assert_str_eq(R.text[4], "monitoring");
+	ck_assert_str_eq(R.text[5], "down:smarm_crashed:42");
+	ck_assert_str_eq(R.text[6], "linked");
+	ck_assert_str_eq(R.text[7], "exit:killed");
+	ck_assert_str_eq(R.text[8], "unlinked");
+	ck_assert_str_eq(R.text[9], "exit:none");
+	ck_assert_int_eq(R.rc[2], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(R.rc[3], SMARM_EXIT_STOPPED);
+	ck_assert_str_eq(R.text[10], "linked");
+	ck_assert_int_eq(R.rc[4], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(R.n[0], SMARM_ENOCONN);
+	ck_assert_int_eq(R.rc[5], 0);
+}
+END_TEST
+
 /* ---- argument errors, missing peers and cookies ---- */
 
 static void root_errors(void *arg)
@@ -875,6 +1117,7 @@ Suite *smarm_test_dist_suite(void)
 	tcase_add_test(tc, test_dist_wrong_cookie_is_refused_both_ways);
 	tcase_add_test(tc, test_dist_burst_100k_each_way_complete_and_in_order);
 	tcase_add_test(tc, test_dist_ticks_keep_idle_and_one_way_lines_up);
+	tcase_add_test(tc, test_dist_erlang_monitors_and_links_libsmarm_actors);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("errors");
 	tcase_add_checked_fixture(te, setup, NULL);
