@@ -36,7 +36,9 @@
  * an exit signal (kill: SMARM_EXIT_STOPPED; shutdown; normal; anything
  * else SMARM_EXIT_CRASHED with reason 0), and a lost connection gives
  * each actor linked across it SMARM_EXIT_CRASHED with reason
- * SMARM_ENOCONN (Erlang's noconnection).
+ * SMARM_ENOCONN (Erlang's noconnection). A libsmarm actor monitors an
+ * Erlang process with smarm_dist_monitor: its Down is Erlang's 'DOWN'
+ * term in the actor's dist mailbox.
  *
  * Pids. smarm_dist_pid_t names a process of any node of the cluster,
  * this one included (smarm_dist_self). It is a value: copy it, compare
@@ -298,6 +300,46 @@ SMARM_API int smarm_dist_send(smarm_dist_t *d, smarm_dist_pid_t to,
 SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
 				   const char *name, const void *term,
 				   size_t len);
+
+/*
+ * smarm_dist_monitor() - monitor a process of another node, as Erlang's
+ * erlang:monitor(process, Pid).
+ *
+ * When it ends, or the connection to its node is lost, the calling
+ * actor's dist mailbox gets one message whose term is Erlang's
+ * {'DOWN', Ref, process, Pid, Reason} (Reason as its node says it:
+ * normal, noproc, noconnection, ...) and for which smarm_dist_msg_down
+ * gives *ref. A process already gone gives noproc; a node that cannot be
+ * reached gives noconnection (not an error, as in Erlang). The monitor
+ * belongs to the caller (only it may remove it) but does not end with
+ * it: remove it, or let it fire.
+ * Returns: 0, *ref set (nonzero). Errors: SMARM_EINVAL d or ref NULL,
+ * target is no pid of d or a pid of this node (use smarm_monitor);
+ * SMARM_ENOTACTOR; SMARM_ESTATE d is stopping; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
+				 uint64_t *ref);
+
+/*
+ * smarm_dist_demonitor() - remove a monitor the caller set with
+ * smarm_dist_monitor. No Down of it is delivered after this returns
+ * (one already in the mailbox stays there).
+ * Returns: 0. Errors: SMARM_EINVAL d NULL or ref 0; SMARM_ENOTACTOR;
+ * SMARM_ENOENT no monitor of the caller's has that ref in place (it
+ * fired, was removed, or is another actor's).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref);
+
+/*
+ * smarm_dist_msg_down() - whether a message is the Down of a
+ * smarm_dist_monitor, and of which: *ref set to its ref.
+ * Returns: 0. Errors: SMARM_EINVAL msg or ref NULL; SMARM_ENOENT the
+ * message is no such Down (*ref set to 0).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref);
 
 #ifdef __cplusplus
 }

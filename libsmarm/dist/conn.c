@@ -147,6 +147,7 @@ struct smarm_dist_msg *smarm__dist_msg_new(const void *term, size_t len,
 	if (m == NULL)
 		return NULL;
 	m->m_from = from;
+	m->m_down = 0;
 	m->m_len = len;
 	memcpy(m->m_term, term, len);
 	return m;
@@ -913,6 +914,10 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		}
 		return 0;
 	}
+	case DOP_MONITOR_P_EXIT:
+		if (arity != 5 || !smarm__dist_rmon_exit(d, &r))
+			goto bad;
+		return 0;
 	case DOP_MONITOR_P:
 	case DOP_DEMONITOR_P:
 		if (arity != 4)
@@ -1108,6 +1113,8 @@ static void conn_actor_end(void *arg)
 		free(w);
 	}
 	if (c->c_id != 0) {
+		/* Our monitors of its processes fire, noconnection. */
+		smarm__dist_rmon_node_down(d, c->c_node);
 		/* What Erlang processes held on ours through it goes. */
 		struct dist_watch_req *q = calloc(1, sizeof *q);
 		if (q != NULL) {

@@ -173,6 +173,8 @@ struct smarm_dist {
 	smarm__lock_t d_lock;	   /* guards what follows */
 	bool d_stopping;	   /* smarm_dist_stop began */
 	uint64_t d_conn_seq;	   /* the last connection incarnation */
+	struct rmon *d_rmons;	   /* monitors of ours on remote processes */
+	uint64_t d_rmon_seq;	   /* the last of their ids */
 	int d_actors;		   /* our actors still running */
 	struct dist_conn *d_conns; /* every connection, up or not */
 	char (*d_nodes)[SMARM_DIST_NODE_MAX + 1]; /* interned node names */
@@ -195,6 +197,7 @@ int smarm__dist_pid_get(smarm_dist_t *d, smarm_dist_pid_t p,
  * ownership (a malloc'd smarm_dist_msg). */
 struct smarm_dist_msg {
 	smarm_dist_pid_t m_from; /* or 0 */
+	uint64_t m_down;	 /* a Down of smarm_dist_monitor: its ref */
 	size_t m_len;		 /* bytes in m_term */
 	uint8_t m_term[];	 /* 131, term */
 };
@@ -252,6 +255,19 @@ struct dist_watch_req {
 int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q);
 /* The watcher actor's body (arg: d). */
 void smarm__dist_watcher(void *arg);
+/* Monitors of ours on processes of other nodes (smarm_dist_monitor). */
+struct rmon;
+int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
+			 const struct dist_epid *to, uint64_t *id);
+int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id);
+bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r);
+void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node);
+void smarm__dist_rmon_free_all(smarm_dist_t *d);
+/* A reference of this node: NEWER_REFERENCE_EXT of id into b (cap
+ * bytes; its size, written only if it fits); and back (0 or -1). */
+size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b,
+			   size_t cap);
+int smarm__dist_get_ref(smarm_dist_t *d, struct etf_rd *r, uint64_t *id);
 /* The wire form of a local actor's pid. */
 void smarm__dist_local_epid(smarm_dist_t *d, smarm_pid_t pid,
 			    struct dist_epid *e);

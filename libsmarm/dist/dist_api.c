@@ -129,6 +129,7 @@ static void dist_free(smarm_dist_t *d)
 		smarm_chan_sender_free(d->d_watch_ch);
 		smarm_chan_receiver_free(d->d_watch_ch);
 	}
+	smarm__dist_rmon_free_all(d);
 	free(d->d_nodes);
 	free(d->d_pids);
 	free(d->d_phash);
@@ -495,4 +496,38 @@ SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
 	smarm__dist_local_epid(d, self, &fe);
 	struct dist_out o = { .op = DOP_REG_SEND, .from = &fe, .name = name };
 	return smarm__dist_send(d, node, &o, term, len);
+}
+
+SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
+				 uint64_t *ref)
+{
+	struct dist_epid e;
+	if (d == NULL || ref == NULL ||
+	    smarm__dist_pid_get(d, target, &e) != 0 ||
+	    strcmp(e.node, d->d_name) == 0)
+		return SMARM_EINVAL;
+	smarm_pid_t self = smarm_actor_self();
+	if (self.id == 0)
+		return SMARM_ENOTACTOR;
+	if (stopping(d))
+		return SMARM_ESTATE;
+	return smarm__dist_rmon_add(d, self, &e, ref);
+}
+
+SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref)
+{
+	if (d == NULL || ref == 0)
+		return SMARM_EINVAL;
+	smarm_pid_t self = smarm_actor_self();
+	if (self.id == 0)
+		return SMARM_ENOTACTOR;
+	return smarm__dist_rmon_del(d, self, ref);
+}
+
+SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref)
+{
+	if (msg == NULL || ref == NULL)
+		return SMARM_EINVAL;
+	*ref = msg->m_down;
+	return msg->m_down != 0 ? 0 : SMARM_ENOENT;
 }

@@ -111,3 +111,22 @@ SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
 	(void)d, (void)node, (void)name, (void)term, (void)len;
 	return SMARM_ENODIST;
 }
+
+SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
+				 uint64_t *ref)
+{
+	(void)d, (void)target, (void)ref;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref)
+{
+	(void)d, (void)ref;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref)
+{
+	(void)msg, (void)ref;
+	return SMARM_ENODIST;
+}

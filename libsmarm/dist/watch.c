@@ -284,3 +284,263 @@ void smarm__dist_watcher(void *arg)
 		if (s.kind == WATCH_REQ)
 			free((void *)s.reason);
 }
+
+/* ---- monitors libsmarm actors hold on Erlang processes ---- */
+
+/*
+ * struct rmon - one monitor a local actor set on a process of another
+ * node (smarm_dist_monitor), until its Down is delivered or it is
+ * removed. In d_rmons, under d_lock.
+ */
+struct rmon {
+	struct rmon *rm_next;
+	uint64_t rm_id;		/* the Ref's id */
+	smarm_pid_t rm_owner;	/* who gets the Down */
+	struct dist_epid rm_to; /* the monitored process */
+};
+
+/* A reference of this node with id, as NEWER_REFERENCE_EXT. */
+size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b, size_t cap)
+{
+	size_t nl = strlen(d->d_name), need = 1 + 2 + 3 + nl + 4 + 12;
+	if (need > cap)
+		return need;
+	size_t k = 0;
+	uint32_t w[3] = { (uint32_t)(id & 0x3ffff), (uint32_t)(id >> 18),
+			  (uint32_t)(id >> 50) };
+	b[k++] = 90;
+	b[k++] = 0;
+	b[k++] = 3;
+	b[k++] = 118;
+	b[k++] = (uint8_t)(nl >> 8);
+	b[k++] = (uint8_t)nl;
+	memcpy(b + k, d->d_name, nl);
+	k += nl;
+	uint32_t v[4] = { d->d_creation, w[0], w[1], w[2] };
+	for (int i = 0; i < 4; i++) {
+		b[k++] = (uint8_t)(v[i] >> 24);
+		b[k++] = (uint8_t)(v[i] >> 16);
+		b[k++] = (uint8_t)(v[i] >> 8);
+		b[k++] = (uint8_t)v[i];
+	}
+	return k;
+}
+
+/* The id of a reference of this node at r (advanced past it). */
+int smarm__dist_get_ref(smarm_dist_t *d, struct etf_rd *r, uint64_t *id)
+{
+	const uint8_t *p = r->p + r->i;
+	size_t left = r->n - r->i;
+	if (left < 3 || p[0] != 90 || p[1] != 0 || p[2] != 3)
+		return -1;
+	struct etf_rd a = { r->p, r->n, r->i + 3 };
+	char node[SMARM_DIST_NODE_MAX + 1];
+	if (smarm__etf_atom(&a, node, sizeof node) != 0 || a.n - a.i < 16)
+		return -1;
+	const uint8_t *q = a.p + a.i;
+	uint32_t v[4];
+	for (int i = 0; i < 4; i++)
+		v[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 |
+		       (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+	if (strcmp(node, d->d_name) != 0 || v[0] != d->d_creation)
+		return -1;
+	*id = (uint64_t)v[1] | (uint64_t)v[2] << 18 | (uint64_t)v[3] << 50;
+	r->i = a.i + 16;
+	return 0;
+}
+
+/* Deliver {'DOWN', Ref, process, Proc, Reason} to owner; proc and
+ * reason are terms (no version byte). */
+static void deliver_down(smarm_dist_t *d, smarm_pid_t owner, uint64_t id,
+			 const uint8_t *proc, size_t proc_len,
+			 const uint8_t *reason, size_t reason_len)
+{
+	size_t cap = 64 + SMARM_DIST_NODE_MAX + proc_len + reason_len;
+	uint8_t *b = malloc(cap);
+	if (b == NULL)
+		return;
+	size_t k = 0;
+	int i = 0;
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 5;
+	ei_encode_atom_as((char *)b + k, &i, "DOWN", ERLANG_UTF8, ERLANG_UTF8);
+	k += (size_t)i;
+	k += smarm__dist_put_ref(d, id, b + k, cap - k);
+	i = 0;
+	ei_encode_atom_as((char *)b + k, &i, "process", ERLANG_UTF8,
+			  ERLANG_UTF8);
+	k += (size_t)i;
+	memcpy(b + k, proc, proc_len);
+	k += proc_len;
+	memcpy(b + k, reason, reason_len);
+	k += reason_len;
+	struct smarm_dist_msg *m =
+		smarm__dist_msg_new(b, k, SMARM_DIST_PID_NONE);
+	free(b);
+	if (m != NULL) {
+		m->m_down = id;
+		smarm__dist_deliver_pid(d, owner, m);
+	}
+}
+
+/* Take the monitor id out of the table: its owner and target. */
+static bool rmon_take(smarm_dist_t *d, uint64_t id, struct rmon *out)
+{
+	bool hit = false;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct rmon **pp = &d->d_rmons; *pp; pp = &(*pp)->rm_next)
+		if ((*pp)->rm_id == id) {
+			struct rmon *m = *pp;
+			*pp = m->rm_next;
+			*out = *m;
+			free(m);
+			hit = true;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return hit;
+}
+
+static void down_noconnection(smarm_dist_t *d, const struct rmon *m)
+{
+	uint8_t proc[DIST_TERM_SMALL], reason[32];
+	size_t pl = smarm__etf_put_pid(proc, sizeof proc, &m->rm_to);
+	int i = 0;
+	ei_encode_atom_as((char *)reason, &i, "noconnection", ERLANG_UTF8,
+			  ERLANG_UTF8);
+	deliver_down(d, m->rm_owner, m->rm_id, proc, pl, reason, (size_t)i);
+}
+
+int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
+			 const struct dist_epid *to, uint64_t *id)
+{
+	struct rmon *m = calloc(1, sizeof *m);
+	if (m == NULL)
+		return SMARM_ENOMEM;
+	m->rm_owner = owner;
+	m->rm_to = *to;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	m->rm_id = ++d->d_rmon_seq;
+	m->rm_next = d->d_rmons;
+	d->d_rmons = m;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	*id = m->rm_id;
+	/* {19, Owner, To, Ref} */
+	uint8_t b[3 * DIST_TERM_SMALL + 16];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, owner, &me);
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 4;
+	b[k++] = 97;
+	b[k++] = DOP_MONITOR_P;
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+	k += smarm__etf_put_pid(b + k, sizeof b - k, to);
+	k += smarm__dist_put_ref(d, *id, b + k, sizeof b - k);
+	struct dist_out o = { .op = 0, .raw = b, .raw_len = k };
+	int rc = smarm__dist_send(d, to->node, &o, NULL, 0);
+	if (rc != 0 && rc != SMARM_ENOMEM) {
+		/* As Erlang: no connection is a Down, not an error. */
+		struct rmon gone;
+		if (rmon_take(d, *id, &gone))
+			down_noconnection(d, &gone);
+		rc = 0;
+	} else if (rc != 0) {
+		struct rmon gone;
+		(void)rmon_take(d, *id, &gone);
+	}
+	return rc;
+}
+
+int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
+{
+	struct rmon m;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool mine = false;
+	for (struct rmon *x = d->d_rmons; x; x = x->rm_next)
+		if (x->rm_id == id)
+			mine = smarm_pid_eq(x->rm_owner, owner);
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!mine || !rmon_take(d, id, &m))
+		return SMARM_ENOENT;
+	/* {20, Owner, To, Ref}: the peer drops it; a MONITOR_P_EXIT
+	 * already on its way finds no entry and is dropped. */
+	uint8_t b[3 * DIST_TERM_SMALL + 16];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, owner, &me);
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 4;
+	b[k++] = 97;
+	b[k++] = DOP_DEMONITOR_P;
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &m.rm_to);
+	k += smarm__dist_put_ref(d, id, b + k, sizeof b - k);
+	struct dist_out o = {
+		.op = 0, .raw = b, .raw_len = k, .no_connect = true
+	};
+	(void)smarm__dist_send(d, m.rm_to.node, &o, NULL, 0);
+	return 0;
+}
+
+/* MONITOR_P_EXIT {21, FromProc, ToPid, Ref, Reason} arrived (r after
+ * the op): the owner's Down, unless it was removed. false: malformed. */
+bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r)
+{
+	size_t p0 = r->i;
+	if (smarm__etf_skip(r) != 0) /* FromProc: a pid (or a name) */
+		return false;
+	size_t p1 = r->i;
+	struct dist_epid to;
+	uint64_t id;
+	if (smarm__etf_pid(r, &to) != 0)
+		return false;
+	struct etf_rd at = *r;
+	if (smarm__etf_skip(r) != 0)
+		return false;
+	size_t r0 = r->i;
+	if (smarm__etf_skip(r) != 0)
+		return false;
+	struct rmon m;
+	if (smarm__dist_get_ref(d, &at, &id) != 0 || !rmon_take(d, id, &m))
+		return true; /* not ours, or removed: dropped */
+	deliver_down(d, m.rm_owner, id, r->p + p0, p1 - p0, r->p + r0,
+		     r->i - r0);
+	return true;
+}
+
+/* The connection to node is gone: every monitor on its processes fires
+ * with noconnection. */
+void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node)
+{
+	for (;;) {
+		struct rmon m;
+		bool hit = false;
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		for (struct rmon **pp = &d->d_rmons; *pp; pp = &(*pp)->rm_next)
+			if (strcmp((*pp)->rm_to.node, node) == 0) {
+				struct rmon *x = *pp;
+				*pp = x->rm_next;
+				m = *x;
+				free(x);
+				hit = true;
+				break;
+			}
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (!hit)
+			return;
+		down_noconnection(d, &m);
+	}
+}
+
+void smarm__dist_rmon_free_all(smarm_dist_t *d)
+{
+	while (d->d_rmons != NULL) {
+		struct rmon *m = d->d_rmons;
+		d->d_rmons = m->rm_next;
+		free(m);
+	}
+}

@@ -59,6 +59,8 @@
  *                            'EXIT' came (else {exit, linked_still})
  *   {link_and_die, Pid, R}   a new process links Pid and exits with R
  *   {exit2, Pid, Reason}     exit(Pid, Reason)
+ *   {victim, Reply}          Reply ! {victim, P}: P exits with bye when
+ *                            it receives die
  * and halts when its stdin closes.
  */
 static const char peer_eval[] =
@@ -100,7 +102,10 @@ static const char peer_eval[] =
 	"       after 0 -> Reply ! {exit, none} end end), L();"
 	"  {link_and_die, Pid, Reason} ->"
 	"     spawn(fun() -> link(Pid), exit(Reason) end), L();"
-	"  {exit2, Pid, Reason} -> exit(Pid, Reason), L()"
+	"  {exit2, Pid, Reason} -> exit(Pid, Reason), L();"
+	"  {victim, Reply} ->"
+	"     P = spawn(fun() -> receive die -> exit(bye) end end),"
+	"     Reply ! {victim, P}, L()"
 	"  end end,"
 	"io:format(\"READY~n\"),"
 	"Loop().";
@@ -940,6 +945,139 @@ START_TEST(test_dist_erlang_monitors_and_links_libsmarm_actors)
 }
 END_TEST
 
+/* ---- libsmarm monitors Erlang processes ---- */
+
+/* A new victim process on the peer: its pid. */
+static smarm_dist_pid_t victim(smarm_dist_t *d, smarm_chan_t *box,
+			       smarm_dist_pid_t me)
+{
+	smarm_dist_pid_t v = SMARM_DIST_PID_NONE;
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 2);
+	ei_x_encode_atom(&x, "victim");
+	x_pid(&x, d, me);
+	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "echo", x.buff,
+					(size_t)x.index),
+		   0);
+	ei_x_free(&x);
+	char tag[MAXATOMLEN_UTF8];
+	smarm_dist_msg_t *m = recv_msg(box, tag);
+	if (m == NULL)
+		return v;
+	const void *t;
+	size_t len;
+	smarm_dist_msg_term(m, &t, &len);
+	int i = 0, ver, ar;
+	ei_decode_version(t, &i, &ver);
+	ei_decode_tuple_header(t, &i, &ar);
+	ei_decode_atom(t, &i, tag);
+	HARNESS_EQ(smarm_dist_pid_decode(d, (const char *)t + i,
+					 len - (size_t)i, NULL, &v),
+		   0);
+	smarm_dist_msg_free(m);
+	return v;
+}
+
+/* A Down: its ref (0 if the message is none) and reason as text. */
+static uint64_t down(smarm_chan_t *box, char *reason, size_t cap)
+{
+	char tag[MAXATOMLEN_UTF8];
+	uint64_t ref = 0;
+	snprintf(reason, cap, "(nothing)");
+	smarm_dist_msg_t *m = recv_msg(box, tag);
+	if (m == NULL)
+		return 0;
+	if (smarm_dist_msg_down(m, &ref) == 0) {
+		const void *t;
+		size_t len;
+		smarm_dist_msg_term(m, &t, &len);
+		int i = 0, ver, ar;
+		char a[MAXATOMLEN_UTF8] = "";
+		ei_decode_version(t, &i, &ver);
+		ei_decode_tuple_header(t, &i, &ar);
+		ei_decode_atom(t, &i, a);	   /* 'DOWN' */
+		ei_skip_term(t, &i);		   /* Ref */
+		ei_decode_atom(t, &i, a);	   /* process */
+		ei_skip_term(t, &i);		   /* Pid */
+		if (ei_decode_atom(t, &i, a) == 0) /* Reason */
+			snprintf(reason, cap, "%s", a);
+	} else {
+		snprintf(reason, cap, "not a down: %s", tag);
+	}
+	smarm_dist_msg_free(m);
+	return ref;
+}
+
+static void root_remote_monitor(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL;
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	R.rc[1] = smarm_dist_mailbox(d, &box);
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	static const uint8_t die[] = { 131, 119, 3, 'd', 'i', 'e' };
+	uint64_t ref = 0;
+
+	/* The victim exits with bye. */
+	smarm_dist_pid_t v = victim(d, box, me);
+	R.rc[2] = smarm_dist_monitor(d, v, &ref);
+	R.rc[3] = smarm_dist_send(d, v, die, sizeof die);
+	R.n[0] = down(box, R.text[0], sizeof R.text[0]) == ref && ref != 0;
+	/* Gone already: noproc. */
+	R.rc[4] = smarm_dist_monitor(d, v, &ref);
+	R.n[1] = down(box, R.text[1], sizeof R.text[1]) == ref;
+	/* Removed before the victim dies: no Down, the next message is
+	 * an echo. */
+	v = victim(d, box, me);
+	R.rc[5] = smarm_dist_monitor(d, v, &ref);
+	R.rc[6] = smarm_dist_demonitor(d, ref);
+	R.rc[7] = smarm_dist_demonitor(d, ref); /* gone: ENOENT */
+	R.rc[8] = smarm_dist_send(d, v, die, sizeof die);
+	R.rc[9] = echo_round_trip(d, box, me, "no_down_before");
+	/* The node goes: noconnection. */
+	v = victim(d, box, me);
+	R.rc[10] = smarm_dist_monitor(d, v, &ref);
+	R.rc[11] = smarm_dist_monitor(d, me, &ref); /* local: EINVAL */
+	peer_stop(R.peer);
+	R.n[2] = down(box, R.text[2], sizeof R.text[2]) != 0;
+	R.rc[12] = smarm_dist_stop(d);
+	harness_chan_drop(box);
+}
+
+START_TEST(test_dist_libsmarm_monitors_erlang_processes)
+{
+	struct peer p = { 0 };
+	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
+	R.peer = &p;
+	run_node(root_remote_monitor);
+	peer_stop(&p);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_int_eq(R.rc[3], 0);
+	ck_assert_str_eq(R.text[0], "bye");
+	ck_assert_int_eq(R.n[0], 1);
+	ck_assert_int_eq(R.rc[4], 0);
+	ck_assert_str_eq(R.text[1], "noproc");
+	ck_assert_int_eq(R.n[1], 1);
+	ck_assert_int_eq(R.rc[5], 0);
+	ck_assert_int_eq(R.rc[6], 0);
+	ck_assert_int_eq(R.rc[7], SMARM_ENOENT);
+	ck_assert_int_eq(R.rc[8], 0);
+	ck_assert_int_eq(R.rc[9], 0);
+	ck_assert_int_eq(R.rc[10], 0);
+	ck_assert_int_eq(R.rc[11], SMARM_EINVAL);
+	ck_assert_str_eq(R.text[2], "noconnection");
+	ck_assert_int_eq(R.n[2], 1);
+	ck_assert_int_eq(R.rc[12], 0);
+}
+END_TEST
+
 /* ---- argument errors, missing peers and cookies ---- */
 
 static void root_errors(void *arg)
@@ -1118,6 +1256,7 @@ Suite *smarm_test_dist_suite(void)
 	tcase_add_test(tc, test_dist_burst_100k_each_way_complete_and_in_order);
 	tcase_add_test(tc, test_dist_ticks_keep_idle_and_one_way_lines_up);
 	tcase_add_test(tc, test_dist_erlang_monitors_and_links_libsmarm_actors);
+	tcase_add_test(tc, test_dist_libsmarm_monitors_erlang_processes);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("errors");
 	tcase_add_checked_fixture(te, setup, NULL);
