@@ -4,14 +4,14 @@
  *
  * Codes are negative, explicit and never renumbered or reused. They are
  * grouped in blocks: -1..-99 generic, -100.. actors, -200.. messages and
- * channels, -300.. plugins and behaviours. The enum, smarm_err_name() and
- * smarm_strerror() are all generated from SMARM_ERROR_MAP, so they cannot
- * drift apart. New codes may be added in later ABI minors (SMARM_EBADF came
- * with SMARM_0.2; SMARM_ENONAME, SMARM_ENOCHAN, SMARM_ENOMEMBER,
- * SMARM_EINTENSITY and SMARM_ESTARTFAILED with SMARM_0.4, the -300 block
- * with SMARM_0.5): treat any unknown
- * negative value as a failure. The codes are ABI; the wording of the messages
- * is not. Retired values, never to be reused: -103.
+ * channels, -300.. plugins and behaviours, -400.. distribution. The enum,
+ * smarm_err_name() and smarm_strerror() are all generated from SMARM_ERROR_MAP,
+ * so they cannot drift apart. New codes may be added in later ABI minors
+ * (SMARM_EBADF came with SMARM_0.2; SMARM_ENONAME, SMARM_ENOCHAN,
+ * SMARM_ENOMEMBER, SMARM_EINTENSITY and SMARM_ESTARTFAILED with SMARM_0.4, the
+ * -300 block with SMARM_0.5, the -400 block with SMARM_0.5 too): treat any
+ * unknown negative value as a failure. The codes are ABI; the wording of the
+ * messages is not. Retired values, never to be reused: -103.
  */
 #ifndef SMARM_ERRORS_H
 #define SMARM_ERRORS_H
@@ -68,7 +68,15 @@
 	XX(ESIMPLE, -322,                                                      \
 	   "call does not fit a simple_one_for_one supervisor (or fits only "  \
 	   "one)")                                                             \
-	XX(ERESTARTING, -323, "the child is restarting (its restart failed)")
+	XX(ERESTARTING, -323, "the child is restarting (its restart failed)")  \
+	XX(ENODIST, -400,                                                      \
+	   "distribution is not built in (no erl_interface at build time)")    \
+	XX(ENOEPMD, -401, "no epmd answers on this host (start epmd -daemon)") \
+	XX(ENOCONN, -402, "no connection to the remote node")                  \
+	XX(EAUTH, -403, "handshake refused (cookie, name or flags)")           \
+	XX(ECOOKIE, -404,                                                      \
+	   "no usable cookie (file missing, unreadable, or "                   \
+	   "readable by others)")
 
 enum smarm_status {
 #define SMARM__ERR_ENUM(name, value, msg) SMARM_##name = (value),

@@ -2,13 +2,14 @@
 //
 // consumer.cpp - a C++ program built against the public headers alone,
 // with -std=c++17 -pedantic-errors: every macro and declaration of
-// smarm.h and smarm_plugin.h must be valid ISO C++, and the calls link
+// smarm.h, dist.h and smarm_plugin.h must be valid ISO C++, and the calls link
 // and run. SMARM_PLUGIN_DEFINE expands here (a descriptor of both
 // kinds, read back through the entry it defines), and a plugin built
 // from C++ (plugin.cpp, its path in SMARM_TEST_CXX_PLUGIN) loads and
 // serves a call. Prints TAP.
 
 #include <smarm/smarm.h>
+#include <smarm/dist.h>
 #include <smarm/smarm_plugin.h>
 
 // After smarm.h, which declares only the tag: the same struct sockaddr.
@@ -98,12 +99,14 @@ int main()
 {
 	smarm_pid_t none = SMARM_PID_NONE;
 	smarm_timer_t no_timer = SMARM_TIMER_NONE;
+	smarm_dist_pid_t no_dist_pid = SMARM_DIST_PID_NONE;
 	smarm_pid_t self = SMARM_PID_NONE;
 	smarm_node_t *node = nullptr;
 	int how = -1;
 
 	std::printf("1..8\n");
-	check(none.id == 0 && no_timer.id == 0, "the zero ids are zero");
+	check(none.id == 0 && no_timer.id == 0 && no_dist_pid.id == 0,
+	      "the zero ids are zero");
 	check(smarm_node_open(&node, nullptr) == SMARM_OK, "a node opens");
 	check(smarm_node_run(node, root, &self, &how, nullptr) == SMARM_OK &&
 		      how == SMARM_EXIT_NORMAL,

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smarm/dist.h - a libsmarm node as a member of an Erlang cluster: the
+ * BEAM's own distribution protocol (epmd, the version 6 handshake with
+ * the cookie challenge, the SEND and REG_SEND control messages). Include
+ * it after (or instead of) smarm/smarm.h; it is not part of the umbrella
+ * header, since a library built without erl_interface answers every call
+ * here with SMARM_ENODIST.
+ *
+ * Model. smarm_dist_start() makes the calling actor's node a *hidden*
+ * Erlang node named "alive@host": it listens on a TCP port, registers
+ * the name and port with the host's epmd and accepts connections from
+ * Erlang nodes that present the same cookie. A connection to another
+ * node is made on demand, by the first send to it (or by
+ * smarm_dist_connect). One actor per connection reads its frames and
+ * answers its ticks; a send writes its frame from the sending actor.
+ *
+ * Terms. What crosses the wire is Erlang's external term format: a
+ * *term* here is its bytes, starting with the version byte 131, exactly
+ * what term_to_binary/1 makes and erl_interface's ei_x_encode_* build.
+ * libsmarm checks every term that arrives (each length bounded by the
+ * frame, nesting bounded) before any actor sees it, and every term it
+ * sends, so ei_decode_* may be used on what a message holds.
+ *
+ * Messages. An Erlang process that sends to a libsmarm pid or to
+ * {Name, 'alive@host'} puts one smarm_dist_msg_t pointer into the
+ * target's dist mailbox (smarm_dist_mailbox): the term, and its sender
+ * when the peer named one. A target without a dist mailbox, a pid that
+ * names no live actor or a name nobody holds drops the message, as a
+ * send to a dead process does in Erlang.
+ *
+ * Links and monitors. An Erlang process may monitor (by pid or by
+ * {Name, Node}) or link a libsmarm actor: the actor's end reaches it as
+ * 'DOWN' or 'EXIT' (normal, shutdown, killed, noproc, or
+ * {smarm_crashed, Code}); its own end, or exit/2, reaches the actor as
+ * an exit signal (kill: SMARM_EXIT_STOPPED; shutdown; normal; anything
+ * else SMARM_EXIT_CRASHED with reason 0), and a lost connection gives
+ * each actor linked across it SMARM_EXIT_CRASHED with reason
+ * SMARM_ENOCONN (Erlang's noconnection). A libsmarm actor monitors an
+ * Erlang process with smarm_dist_monitor: its Down is Erlang's 'DOWN'
+ * term in the actor's dist mailbox.
+ *
+ * Pids. smarm_dist_pid_t names a process of any node of the cluster,
+ * this one included (smarm_dist_self). It is a value: copy it, compare
+ * its ids (the same process gives the same id for the life of one dist
+ * handle), send it in messages, turn it into term bytes
+ * (smarm_dist_pid_encode) to put it inside a term, and back
+ * (smarm_dist_pid_decode).
+ *
+ * Security. Erlang distribution trusts every node that knows the cookie
+ * with everything (any process, any code). Use it on a private network
+ * or a loopback interface (see docs/distribution.md).
+ */
+#ifndef SMARM_DIST_H
+#define SMARM_DIST_H
+
+#include "smarm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * smarm_dist_t - a running distribution of one node (opaque; from
+ * smarm_dist_start until smarm_dist_stop).
+ */
+typedef struct smarm_dist smarm_dist_t;
+
+/*
+ * smarm_dist_msg_t - one message that arrived from another node (opaque;
+ * its receiver frees it with smarm_dist_msg_free).
+ */
+typedef struct smarm_dist_msg smarm_dist_msg_t;
+
+/*
+ * smarm_dist_pid_t - a process of any node, passed by value. Treat `id`
+ * as opaque; 0 (SMARM_DIST_PID_NONE) names none. Ids are given out by
+ * one dist handle and mean nothing to another.
+ */
+typedef struct {
+	uint64_t id;
+} smarm_dist_pid_t;
+
+#ifdef __cplusplus
+#define SMARM_DIST_PID_NONE (smarm_dist_pid_t{ 0 })
+#else
+#define SMARM_DIST_PID_NONE ((smarm_dist_pid_t){ 0 })
+#endif
+
+/* The longest node name ("alive@host"), in bytes, without the NUL. */
+#define SMARM_DIST_NODE_MAX 255
+
+/* The longest cookie, in bytes. */
+#define SMARM_DIST_COOKIE_MAX 255
+
+/*
+ * The largest term smarm_dist_send() takes and the largest frame a peer
+ * may send (a longer one closes its connection): 64 MiB.
+ */
+#define SMARM_DIST_TERM_MAX (64u << 20)
+
+/*
+ * smarm_dist_start() - make the calling actor's node a hidden node of an
+ * Erlang cluster.
+ *
+ * name is the full node name, "alive@host" (alive: letters, digits, '_'
+ * and '-'; host: a host name or an IPv4 address, as erl's -sname or
+ * -name takes it). cookie is the shared secret; NULL reads it from
+ * $HOME/.erlang.cookie, which must be a regular file of the caller's
+ * user, readable by its owner only (as erl insists). bind_addr is the
+ * IPv4 address to listen on ("127.0.0.1" keeps the node on this host;
+ * NULL listens on every interface, as erl does). port is the TCP port to
+ * listen on, 0 for one the kernel picks.
+ *
+ * Registers the name with the epmd of this host (127.0.0.1, port 4369 or
+ * $ERL_EPMD_PORT), which must run: erl starts one, or `epmd -daemon`
+ * does. The registration lasts until smarm_dist_stop.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL out or name NULL, name
+ * without '@' or longer than SMARM_DIST_NODE_MAX, an alive part with
+ * other characters, cookie empty or longer than SMARM_DIST_COOKIE_MAX,
+ * bind_addr not an IPv4 address, port outside 0..65535;
+ * SMARM_ENOTACTOR; SMARM_ECOOKIE cookie NULL and the cookie file is missing,
+ * unreadable, empty, not the caller's or readable by others; SMARM_ENOEPMD no
+ * epmd answers; SMARM_EEXIST epmd refused the name (another node holds it);
+ * SMARM_ESYSTEM the listening socket could not be made (the port is
+ * taken, ...); SMARM_ENOMEM; SMARM_ENODIST the library was built
+ * without distribution.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
+			       const char *cookie, const char *bind_addr,
+			       int port);
+
+/*
+ * smarm_dist_stop() - leave the cluster: close every connection (their
+ * peers see the node go down), unregister from epmd, stop the actors
+ * the distribution started and free d. Messages already in mailboxes
+ * stay there. NULL is a no-op (returns 0).
+ * Returns: 0. Errors: SMARM_ENOTACTOR; SMARM_ESTATE called from one of
+ * the distribution's own actors, or d belongs to another node.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_stop(smarm_dist_t *d);
+
+/*
+ * smarm_dist_name() - the node name d was started with (valid until
+ * smarm_dist_stop); NULL if d is NULL.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API const char *smarm_dist_name(const smarm_dist_t *d);
+
+/*
+ * smarm_dist_connect() - connect to node now (a send connects on demand:
+ * this is for checking a peer, as net_adm:ping/1 does). Looks the node
+ * up in its host's epmd, connects and runs the handshake; a node already
+ * connected is a success at once.
+ * Returns: 0. Errors: SMARM_EINVAL d or node NULL, node malformed (as
+ * for smarm_dist_start) or this node's own name; SMARM_ENOTACTOR;
+ * SMARM_ENOEPMD the host's epmd does not answer; SMARM_ENOCONN epmd
+ * knows no such node, the host cannot be resolved, or the connection
+ * failed or was lost during the handshake; SMARM_EAUTH the peer refused
+ * us or failed our cookie check (a log line says which);
+ * SMARM_ESTATE d is stopping; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_connect(smarm_dist_t *d, const char *node);
+
+/*
+ * smarm_dist_mailbox() - give the calling actor a dist mailbox: a new
+ * channel of smarm_dist_msg_t * elements, published as its mailbox for
+ * messages from other nodes. The caller owns the channel's references
+ * (receive with smarm_chan_recv into a smarm_dist_msg_t *, free each
+ * message with smarm_dist_msg_free; the channel's destructor frees the
+ * ones never received).
+ * Returns: 0, *out set. Errors: SMARM_EINVAL d or out NULL;
+ * SMARM_ENOTACTOR; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_mailbox(smarm_dist_t *d, smarm_chan_t **out);
+
+/*
+ * smarm_dist_msg_term() - the term a message holds: *term points at *len
+ * bytes of the external term format, starting with the version byte 131
+ * (valid until the message is freed).
+ * Returns: 0. Errors: SMARM_EINVAL msg, term or len NULL.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_msg_term(const smarm_dist_msg_t *msg,
+				  const void **term, size_t *len);
+
+/*
+ * smarm_dist_msg_from() - who sent a message: the sender's pid when the
+ * peer named it (REG_SEND and SEND_SENDER do; a plain SEND from an
+ * older node does not).
+ * Returns: 0, *from set. Errors: SMARM_EINVAL msg or from NULL;
+ * SMARM_ENOENT the peer did not name the sender (*from is then
+ * SMARM_DIST_PID_NONE).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_msg_from(const smarm_dist_msg_t *msg,
+				  smarm_dist_pid_t *from);
+
+/*
+ * smarm_dist_msg_free() - free a message received from a dist mailbox.
+ * NULL is a no-op. Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API void smarm_dist_msg_free(smarm_dist_msg_t *msg);
+
+/*
+ * smarm_dist_self() - the cluster-wide pid of the local actor pid.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL d or out NULL, or pid
+ * SMARM_PID_NONE; SMARM_ENOMEM; SMARM_EAGAIN the table of pids is full
+ * (SMARM_DIST_PIDS_MAX).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_self(smarm_dist_t *d, smarm_pid_t pid,
+			      smarm_dist_pid_t *out);
+
+/*
+ * The most distinct pids one dist handle names at once (each pid seen as
+ * a sender or decoded takes one entry until smarm_dist_stop).
+ */
+#define SMARM_DIST_PIDS_MAX (1u << 20)
+
+/*
+ * smarm_dist_pid_local() - the local actor a pid of this node names.
+ * Returns: 0, *out set. Errors: SMARM_EINVAL d or out NULL, or p is no
+ * pid of d; SMARM_ENOENT p is a process of another node, or of an
+ * earlier incarnation of this node name.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_pid_local(smarm_dist_t *d, smarm_dist_pid_t p,
+				   smarm_pid_t *out);
+
+/*
+ * smarm_dist_pid_node() - the name of the node a pid lives on, copied
+ * with its NUL into buf (at most cap bytes).
+ * Returns: 0. Errors: SMARM_EINVAL d or buf NULL, or p is no pid of d;
+ * SMARM_ETOOBIG cap is too small (nothing copied).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_pid_node(smarm_dist_t *d, smarm_dist_pid_t p,
+				  char *buf, size_t cap);
+
+/*
+ * smarm_dist_pid_encode() - write p as a term (NEW_PID_EXT, without the
+ * version byte 131), to put inside a term being built (ei_x_append_buf).
+ * *len is set to the size of the encoding; the bytes are written only
+ * if it is at most cap (buf may be NULL when cap is 0: a size query).
+ * Returns: 0. Errors: SMARM_EINVAL d or len NULL, buf NULL with cap > 0,
+ * or p is no pid of d.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_pid_encode(smarm_dist_t *d, smarm_dist_pid_t p,
+				    void *buf, size_t cap, size_t *len);
+
+/*
+ * smarm_dist_pid_decode() - read the pid term at buf (PID_EXT or
+ * NEW_PID_EXT, without a version byte: point at it inside a term) into
+ * *out, and its size into *used (used may be NULL).
+ * Returns: 0. Errors: SMARM_EINVAL d, buf or out NULL, or the len bytes
+ * at buf do not start with a well-formed pid; SMARM_ENOMEM;
+ * SMARM_EAGAIN the table of pids is full.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_pid_decode(smarm_dist_t *d, const void *buf,
+				    size_t len, size_t *used,
+				    smarm_dist_pid_t *out);
+
+/*
+ * smarm_dist_send() - send a term to the process `to`, on any node: the
+ * message Erlang's `To ! Term` sends. A process of another node is
+ * reached over its connection, made now if there is none (as
+ * smarm_dist_connect); one of this node goes into its dist mailbox.
+ * Like Erlang's send it does not say whether the process is alive: a
+ * message to a dead process is dropped. The term is copied.
+ * Returns: 0. Errors: SMARM_EINVAL d or term NULL, to is no pid of d,
+ * len 0 or over SMARM_DIST_TERM_MAX, or the bytes are not one complete
+ * term of the external format; SMARM_ENOTACTOR; SMARM_ENOCONN,
+ * SMARM_ENOEPMD, SMARM_EAUTH no connection to to's node (as for
+ * smarm_dist_connect; the message is lost); SMARM_ESTATE d is stopping;
+ * SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_send(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *term, size_t len);
+
+/*
+ * smarm_dist_send_name() - send a term to the process registered as
+ * name on node: Erlang's `{Name, Node} ! Term`, with the calling actor
+ * as the sender. node may be this node's own name (then name is looked
+ * up in the local registry).
+ * Returns: 0. Errors: SMARM_EINVAL d, node, name or term NULL, node
+ * malformed, name empty or longer than 255 bytes, or the term as for
+ * smarm_dist_send; SMARM_ENOTACTOR; SMARM_ENOCONN, SMARM_ENOEPMD,
+ * SMARM_EAUTH as for smarm_dist_send; SMARM_ESTATE d is stopping;
+ * SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *term,
+				   size_t len);
+
+/*
+ * smarm_dist_monitor() - monitor a process of another node, as Erlang's
+ * erlang:monitor(process, Pid).
+ *
+ * When it ends, or the connection to its node is lost, the calling
+ * actor's dist mailbox gets one message whose term is Erlang's
+ * {'DOWN', Ref, process, Pid, Reason} (Reason as its node says it:
+ * normal, noproc, noconnection, ...) and for which smarm_dist_msg_down
+ * gives *ref. A process already gone gives noproc; a node that cannot be
+ * reached gives noconnection (not an error, as in Erlang). The monitor
+ * belongs to the caller (only it may remove it) but does not end with
+ * it: remove it, or let it fire.
+ * Returns: 0, *ref set (nonzero). Errors: SMARM_EINVAL d or ref NULL,
+ * target is no pid of d or a pid of this node (use smarm_monitor);
+ * SMARM_ENOTACTOR; SMARM_ESTATE d is stopping; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
+				 uint64_t *ref);
+
+/*
+ * smarm_dist_demonitor() - remove a monitor the caller set with
+ * smarm_dist_monitor. No Down of it is delivered after this returns
+ * (one already in the mailbox stays there).
+ * Returns: 0. Errors: SMARM_EINVAL d NULL or ref 0; SMARM_ENOTACTOR;
+ * SMARM_ENOENT no monitor of the caller's has that ref in place (it
+ * fired, was removed, or is another actor's).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref);
+
+/*
+ * smarm_dist_msg_down() - whether a message is the Down of a
+ * smarm_dist_monitor, and of which: *ref set to its ref.
+ * Returns: 0. Errors: SMARM_EINVAL msg or ref NULL; SMARM_ENOENT the
+ * message is no such Down (*ref set to 0).
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMARM_DIST_H */

@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dist/watch.c - monitors and links that Erlang processes hold on
+ * libsmarm actors: the watcher actor of a distribution. A MONITOR_P or
+ * LINK from a peer becomes a libsmarm monitor of the local actor, owned
+ * by the watcher; the actor's end becomes MONITOR_P_EXIT or EXIT to the
+ * peer, with OTP's reasons (normal, shutdown, killed, noproc,
+ * {smarm_crashed, Code}). DEMONITOR_P and UNLINK_ID remove them; a
+ * lost connection removes everything held through it and delivers
+ * noconnection (SMARM_EXIT_CRASHED, reason SMARM_ENOCONN) to each local
+ * actor linked across it.
+ *
+ * Who owns what. A libsmarm monitor belongs to the actor that set it
+ * (only it may remove it). The reader of the connection a MONITOR_P or
+ * LINK arrived on sets the monitor, at once (so an actor that ends right
+ * after the peer's link or monitor still reports to it), aiming its Down
+ * at the watcher's channel, and keeps its own list to find it again for
+ * DEMONITOR_P, UNLINK_ID or an EXIT (conn.c). It posts each record to
+ * the watcher, an actor of the distribution, which turns Downs into
+ * MONITOR_P_EXIT and EXIT frames. Its one channel carries both:
+ * smarm_signal_t Downs from the runtime, and requests, as
+ * smarm_signal_t of kind WATCH_REQ whose reason is the request's address
+ * (the element size is the runtime's; SMARM_SIGNAL_* kinds are small).
+ *
+ * Ownership: a request is malloc'd by its poster and freed by the
+ * watcher. Records and orphans are the watcher's alone.
+ * Locking: none; only the watcher touches its records.
+ * Invariants:
+ *   INV-1 a record is keyed by the reader's monitor ref (w_mref), unique
+ *         in the node. A Down may overtake its record (the reader posts
+ *         after the monitor is set): it waits as an orphan, matched when
+ *         the record comes; at most ORPHANS_MAX orphans are kept (the
+ *         oldest go: a record whose post failed never comes).
+ *   INV-2 a record belongs to one connection incarnation (w_conn): a
+ *         NODE_DOWN of an older connection to the same node removes
+ *         nothing made through a newer one.
+ *   INV-3 the watcher never connects: what it sends goes out only on a
+ *         connection that is up (else it is dropped, as the peer is gone).
+ * See: docs/distribution.md ("Links and monitors").
+ */
+#include "dist.h"
+
+#include <ei.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WATCH_REQ 0x5744 /* a request, not a signal */
+
+struct watch {
+	struct watch *w_next;
+	int w_kind;			      /* DW_MONITOR or DW_LINK */
+	uint64_t w_conn;		      /* INV-2 */
+	char w_node[SMARM_DIST_NODE_MAX + 1]; /* the peer */
+	struct dist_epid w_remote;	      /* the Erlang process */
+	smarm_pid_t w_local;		      /* the libsmarm actor */
+	uint64_t w_mref;		      /* our monitor (INV-1) */
+	uint8_t w_ref[DIST_TERM_SMALL];	      /* monitors: the Ref term */
+	size_t w_ref_len;
+	uint8_t w_proc[DIST_TERM_SMALL]; /* monitors: ToProc as sent */
+	size_t w_proc_len;
+};
+
+int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q)
+{
+	smarm_signal_t s = { .kind = WATCH_REQ, .reason = (intptr_t)q };
+	int rc = smarm_chan_send(d->d_watch_ch, &s);
+	if (rc != 0)
+		free(q);
+	return rc;
+}
+
+/* An OTP exit reason for how/reason, appended at b[*k] (cap bytes). */
+static void put_reason(uint8_t *b, size_t *k, size_t cap, int how,
+		       intptr_t reason)
+{
+	char tmp[64];
+	int i = 0;
+	const char *atom = how == SMARM_EXIT_NORMAL	? "normal"
+			   : how == SMARM_EXIT_SHUTDOWN ? "shutdown"
+			   : how == SMARM_EXIT_STOPPED	? "killed"
+			   : how == SMARM_EXIT_NOPROC	? "noproc"
+							: NULL;
+	(void)cap;
+	if (atom != NULL) {
+		ei_encode_atom_as(tmp, &i, atom, ERLANG_UTF8, ERLANG_UTF8);
+	} else {
+		ei_encode_tuple_header(tmp, &i, 2);
+		ei_encode_atom_as(tmp, &i, "smarm_crashed", ERLANG_UTF8,
+				  ERLANG_UTF8);
+		ei_encode_longlong(tmp, &i, (long long)reason);
+	}
+	memcpy(b + *k, tmp, (size_t)i);
+	*k += (size_t)i;
+}
+
+/* Send a raw control term to the peer of w, if it is still up. */
+static void send_raw(smarm_dist_t *d, const char *node, const uint8_t *ctl,
+		     size_t len)
+{
+	struct dist_out o = {
+		.op = 0, .raw = ctl, .raw_len = len, .no_connect = true
+	};
+	(void)smarm__dist_send(d, node, &o, NULL, 0); /* INV-3 */
+}
+
+/* {21, ToProc, Watcher, Ref, Reason} or {3, Local, Remote, Reason}. */
+static void send_down(smarm_dist_t *d, const struct watch *w, int how,
+		      intptr_t reason)
+{
+	uint8_t b[4 * DIST_TERM_SMALL + 128];
+	size_t k = 0;
+	b[k++] = 131;
+	b[k++] = 104;
+	if (w->w_kind == DW_MONITOR) {
+		b[k++] = 5;
+		b[k++] = 97;
+		b[k++] = DOP_MONITOR_P_EXIT;
+		memcpy(b + k, w->w_proc, w->w_proc_len);
+		k += w->w_proc_len;
+		k += smarm__etf_put_pid(b + k, sizeof b - k, &w->w_remote);
+		memcpy(b + k, w->w_ref, w->w_ref_len);
+		k += w->w_ref_len;
+	} else {
+		struct dist_epid me;
+		smarm__dist_local_epid(d, w->w_local, &me);
+		b[k++] = 4;
+		b[k++] = 97;
+		b[k++] = DOP_EXIT;
+		k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+		k += smarm__etf_put_pid(b + k, sizeof b - k, &w->w_remote);
+	}
+	put_reason(b, &k, sizeof b, how, reason);
+	send_raw(d, w->w_node, b, k);
+}
+
+/* The peer of a refused MONITOR_P or LINK hears noproc at once. */
+static void refuse(smarm_dist_t *d, const struct dist_watch_req *q)
+{
+	struct watch w = { .w_kind = q->q_kind };
+	memcpy(w.w_node, q->q_node, sizeof w.w_node);
+	w.w_remote = q->q_remote;
+	w.w_local = q->q_local;
+	memcpy(w.w_ref, q->q_ref, q->q_ref_len);
+	w.w_ref_len = q->q_ref_len;
+	memcpy(w.w_proc, q->q_proc, q->q_proc_len);
+	w.w_proc_len = q->q_proc_len;
+	send_down(d, &w, SMARM_EXIT_NOPROC, 0);
+}
+
+#define ORPHANS_MAX 1024
+
+struct orphan {
+	uint64_t o_mref;
+	int o_how;
+	intptr_t o_reason;
+};
+
+static void handle_req(smarm_dist_t *d, struct watch **list,
+		       struct orphan *orph, size_t *norph,
+		       struct dist_watch_req *q)
+{
+	switch (q->q_op) {
+	case DW_ADD: {
+		if (q->q_mref == 0) { /* no such actor: noproc at once */
+			refuse(d, q);
+			break;
+		}
+		struct watch *w = calloc(1, sizeof *w);
+		if (w == NULL) /* the peer's monitor never fires */
+			break;
+		w->w_kind = q->q_kind;
+		w->w_conn = q->q_conn;
+		memcpy(w->w_node, q->q_node, sizeof w->w_node);
+		w->w_remote = q->q_remote;
+		w->w_local = q->q_local;
+		w->w_mref = q->q_mref;
+		memcpy(w->w_ref, q->q_ref, q->q_ref_len);
+		w->w_ref_len = q->q_ref_len;
+		memcpy(w->w_proc, q->q_proc, q->q_proc_len);
+		w->w_proc_len = q->q_proc_len;
+		for (size_t i = 0; i < *norph; i++)
+			if (orph[i].o_mref == w->w_mref) { /* INV-1 */
+				send_down(d, w, orph[i].o_how,
+					  orph[i].o_reason);
+				orph[i] = orph[--*norph];
+				free(w);
+				w = NULL;
+				break;
+			}
+		if (w != NULL) {
+			w->w_next = *list;
+			*list = w;
+		}
+		break;
+	}
+	case DW_DEL:
+		for (struct watch **pp = list; *pp; pp = &(*pp)->w_next)
+			if ((*pp)->w_mref == q->q_mref) {
+				struct watch *w = *pp;
+				*pp = w->w_next;
+				free(w);
+				break;
+			}
+		break;
+	case DW_NODE_DOWN:
+		for (struct watch **pp = list; *pp;) {
+			struct watch *w = *pp;
+			if (w->w_conn != q->q_conn) { /* INV-2 */
+				pp = &w->w_next;
+				continue;
+			}
+			if (w->w_kind == DW_LINK) /* noconnection */
+				(void)smarm_actor_send_exit(w->w_local,
+							    SMARM_EXIT_CRASHED,
+							    SMARM_ENOCONN);
+			*pp = w->w_next;
+			free(w);
+		}
+		break;
+	}
+	free(q);
+}
+
+static void watcher_end(void *arg)
+{
+	smarm__dist_actor_done(arg); /* conn.c INV-4 */
+}
+
+void smarm__dist_watcher(void *arg)
+{
+	smarm_dist_t *d = arg;
+	struct watch *list = NULL;
+	if (smarm_cleanup_push(watcher_end, d) != 0) {
+		watcher_end(d);
+		return;
+	}
+	struct orphan *orph = calloc(ORPHANS_MAX, sizeof *orph);
+	size_t norph = 0;
+	for (;;) {
+		smarm_signal_t s;
+		if (smarm_chan_recv(d->d_watch_ch, &s) != 0)
+			break;
+		if (s.kind == WATCH_REQ) {
+			struct dist_watch_req *q = (void *)s.reason;
+			if (q->q_op == DW_STOP) {
+				free(q);
+				break;
+			}
+			handle_req(d, &list, orph, &norph, q);
+			continue;
+		}
+		if (s.kind != SMARM_SIGNAL_DOWN)
+			continue;
+		struct watch **pp = &list;
+		while (*pp != NULL && (*pp)->w_mref != s.ref)
+			pp = &(*pp)->w_next;
+		if (*pp != NULL) {
+			struct watch *w = *pp;
+			*pp = w->w_next; /* its monitor fired */
+			send_down(d, w, s.how, s.reason);
+			free(w);
+		} else if (orph != NULL) { /* INV-1 */
+			if (norph == ORPHANS_MAX)
+				memmove(orph, orph + 1, --norph * sizeof *orph);
+			orph[norph++] =
+				(struct orphan){ s.ref, s.how, s.reason };
+		}
+	}
+	free(orph);
+	/* The distribution stops: links across it see noconnection. */
+	while (list != NULL) {
+		struct watch *w = list;
+		list = w->w_next;
+		if (w->w_kind == DW_LINK)
+			(void)smarm_actor_send_exit(
+				w->w_local, SMARM_EXIT_CRASHED, SMARM_ENOCONN);
+		free(w);
+	}
+	/* Requests still queued are freed with the channel (its elements
+	 * are plain signals: free their requests here). */
+	smarm_signal_t s;
+	while (smarm_chan_try_recv(d->d_watch_ch, &s) == 0)
+		if (s.kind == WATCH_REQ)
+			free((void *)s.reason);
+}
+
+/* ---- monitors libsmarm actors hold on Erlang processes ---- */
+
+/*
+ * struct rmon - one monitor a local actor set on a process of another
+ * node (smarm_dist_monitor), until its Down is delivered or it is
+ * removed. In d_rmons, under d_lock.
+ */
+struct rmon {
+	struct rmon *rm_next;
+	uint64_t rm_id;		/* the Ref's id */
+	smarm_pid_t rm_owner;	/* who gets the Down */
+	struct dist_epid rm_to; /* the monitored process */
+};
+
+/* A reference of this node with id, as NEWER_REFERENCE_EXT. */
+size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b, size_t cap)
+{
+	size_t nl = strlen(d->d_name), need = 1 + 2 + 3 + nl + 4 + 12;
+	if (need > cap)
+		return need;
+	size_t k = 0;
+	uint32_t w[3] = { (uint32_t)(id & 0x3ffff), (uint32_t)(id >> 18),
+			  (uint32_t)(id >> 50) };
+	b[k++] = 90;
+	b[k++] = 0;
+	b[k++] = 3;
+	b[k++] = 118;
+	b[k++] = (uint8_t)(nl >> 8);
+	b[k++] = (uint8_t)nl;
+	memcpy(b + k, d->d_name, nl);
+	k += nl;
+	uint32_t v[4] = { d->d_creation, w[0], w[1], w[2] };
+	for (int i = 0; i < 4; i++) {
+		b[k++] = (uint8_t)(v[i] >> 24);
+		b[k++] = (uint8_t)(v[i] >> 16);
+		b[k++] = (uint8_t)(v[i] >> 8);
+		b[k++] = (uint8_t)v[i];
+	}
+	return k;
+}
+
+/* The id of a reference of this node at r (advanced past it). */
+int smarm__dist_get_ref(smarm_dist_t *d, struct etf_rd *r, uint64_t *id)
+{
+	const uint8_t *p = r->p + r->i;
+	size_t left = r->n - r->i;
+	if (left < 3 || p[0] != 90 || p[1] != 0 || p[2] != 3)
+		return -1;
+	struct etf_rd a = { r->p, r->n, r->i + 3 };
+	char node[SMARM_DIST_NODE_MAX + 1];
+	if (smarm__etf_atom(&a, node, sizeof node) != 0 || a.n - a.i < 16)
+		return -1;
+	const uint8_t *q = a.p + a.i;
+	uint32_t v[4];
+	for (int i = 0; i < 4; i++)
+		v[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 |
+		       (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+	if (strcmp(node, d->d_name) != 0 || v[0] != d->d_creation)
+		return -1;
+	*id = (uint64_t)v[1] | (uint64_t)v[2] << 18 | (uint64_t)v[3] << 50;
+	r->i = a.i + 16;
+	return 0;
+}
+
+/* Deliver {'DOWN', Ref, process, Proc, Reason} to owner; proc and
+ * reason are terms (no version byte). */
+static void deliver_down(smarm_dist_t *d, smarm_pid_t owner, uint64_t id,
+			 const uint8_t *proc, size_t proc_len,
+			 const uint8_t *reason, size_t reason_len)
+{
+	size_t cap = 64 + SMARM_DIST_NODE_MAX + proc_len + reason_len;
+	uint8_t *b = malloc(cap);
+	if (b == NULL)
+		return;
+	size_t k = 0;
+	int i = 0;
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 5;
+	ei_encode_atom_as((char *)b + k, &i, "DOWN", ERLANG_UTF8, ERLANG_UTF8);
+	k += (size_t)i;
+	k += smarm__dist_put_ref(d, id, b + k, cap - k);
+	i = 0;
+	ei_encode_atom_as((char *)b + k, &i, "process", ERLANG_UTF8,
+			  ERLANG_UTF8);
+	k += (size_t)i;
+	memcpy(b + k, proc, proc_len);
+	k += proc_len;
+	memcpy(b + k, reason, reason_len);
+	k += reason_len;
+	struct smarm_dist_msg *m =
+		smarm__dist_msg_new(b, k, SMARM_DIST_PID_NONE);
+	free(b);
+	if (m != NULL) {
+		m->m_down = id;
+		smarm__dist_deliver_pid(d, owner, m);
+	}
+}
+
+/* Take the monitor id out of the table: its owner and target. */
+static bool rmon_take(smarm_dist_t *d, uint64_t id, struct rmon *out)
+{
+	bool hit = false;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct rmon **pp = &d->d_rmons; *pp; pp = &(*pp)->rm_next)
+		if ((*pp)->rm_id == id) {
+			struct rmon *m = *pp;
+			*pp = m->rm_next;
+			*out = *m;
+			free(m);
+			hit = true;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return hit;
+}
+
+static void down_noconnection(smarm_dist_t *d, const struct rmon *m)
+{
+	uint8_t proc[DIST_TERM_SMALL], reason[32];
+	size_t pl = smarm__etf_put_pid(proc, sizeof proc, &m->rm_to);
+	int i = 0;
+	ei_encode_atom_as((char *)reason, &i, "noconnection", ERLANG_UTF8,
+			  ERLANG_UTF8);
+	deliver_down(d, m->rm_owner, m->rm_id, proc, pl, reason, (size_t)i);
+}
+
+int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
+			 const struct dist_epid *to, uint64_t *id)
+{
+	struct rmon *m = calloc(1, sizeof *m);
+	if (m == NULL)
+		return SMARM_ENOMEM;
+	m->rm_owner = owner;
+	m->rm_to = *to;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	m->rm_id = ++d->d_rmon_seq;
+	m->rm_next = d->d_rmons;
+	d->d_rmons = m;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	*id = m->rm_id;
+	/* {19, Owner, To, Ref} */
+	uint8_t b[3 * DIST_TERM_SMALL + 16];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, owner, &me);
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 4;
+	b[k++] = 97;
+	b[k++] = DOP_MONITOR_P;
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+	k += smarm__etf_put_pid(b + k, sizeof b - k, to);
+	k += smarm__dist_put_ref(d, *id, b + k, sizeof b - k);
+	struct dist_out o = { .op = 0, .raw = b, .raw_len = k };
+	int rc = smarm__dist_send(d, to->node, &o, NULL, 0);
+	if (rc != 0 && rc != SMARM_ENOMEM) {
+		/* As Erlang: no connection is a Down, not an error. */
+		struct rmon gone;
+		if (rmon_take(d, *id, &gone))
+			down_noconnection(d, &gone);
+		rc = 0;
+	} else if (rc != 0) {
+		struct rmon gone;
+		(void)rmon_take(d, *id, &gone);
+	}
+	return rc;
+}
+
+int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
+{
+	struct rmon m;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool mine = false;
+	for (struct rmon *x = d->d_rmons; x; x = x->rm_next)
+		if (x->rm_id == id)
+			mine = smarm_pid_eq(x->rm_owner, owner);
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!mine || !rmon_take(d, id, &m))
+		return SMARM_ENOENT;
+	/* {20, Owner, To, Ref}: the peer drops it; a MONITOR_P_EXIT
+	 * already on its way finds no entry and is dropped. */
+	uint8_t b[3 * DIST_TERM_SMALL + 16];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, owner, &me);
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = 4;
+	b[k++] = 97;
+	b[k++] = DOP_DEMONITOR_P;
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &m.rm_to);
+	k += smarm__dist_put_ref(d, id, b + k, sizeof b - k);
+	struct dist_out o = {
+		.op = 0, .raw = b, .raw_len = k, .no_connect = true
+	};
+	(void)smarm__dist_send(d, m.rm_to.node, &o, NULL, 0);
+	return 0;
+}
+
+/* MONITOR_P_EXIT {21, FromProc, ToPid, Ref, Reason} arrived (r after
+ * the op): the owner's Down, unless it was removed. false: malformed. */
+bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r)
+{
+	size_t p0 = r->i;
+	if (smarm__etf_skip(r) != 0) /* FromProc: a pid (or a name) */
+		return false;
+	size_t p1 = r->i;
+	struct dist_epid to;
+	uint64_t id;
+	if (smarm__etf_pid(r, &to) != 0)
+		return false;
+	struct etf_rd at = *r;
+	if (smarm__etf_skip(r) != 0)
+		return false;
+	size_t r0 = r->i;
+	if (smarm__etf_skip(r) != 0)
+		return false;
+	struct rmon m;
+	if (smarm__dist_get_ref(d, &at, &id) != 0 || !rmon_take(d, id, &m))
+		return true; /* not ours, or removed: dropped */
+	deliver_down(d, m.rm_owner, id, r->p + p0, p1 - p0, r->p + r0,
+		     r->i - r0);
+	return true;
+}
+
+/* The connection to node is gone: every monitor on its processes fires
+ * with noconnection. */
+void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node)
+{
+	for (;;) {
+		struct rmon m;
+		bool hit = false;
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		for (struct rmon **pp = &d->d_rmons; *pp; pp = &(*pp)->rm_next)
+			if (strcmp((*pp)->rm_to.node, node) == 0) {
+				struct rmon *x = *pp;
+				*pp = x->rm_next;
+				m = *x;
+				free(x);
+				hit = true;
+				break;
+			}
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (!hit)
+			return;
+		down_noconnection(d, &m);
+	}
+}
+
+void smarm__dist_rmon_free_all(smarm_dist_t *d)
+{
+	while (d->d_rmons != NULL) {
+		struct rmon *m = d->d_rmons;
+		d->d_rmons = m->rm_next;
+		free(m);
+	}
+}
