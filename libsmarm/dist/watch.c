@@ -412,6 +412,32 @@ static void down_noconnection(smarm_dist_t *d, const struct rmon *m)
 	deliver_down(d, m->rm_owner, m->rm_id, proc, pl, reason, (size_t)i);
 }
 
+/*
+ * Send the control message {Op, Owner, To, Ref} (MONITOR_P 19 or
+ * DEMONITOR_P 20) of owner's monitor id of the remote process to;
+ * no_connect: only on a connection that is up. smarm__dist_send's status.
+ */
+static int rmon_ctl(smarm_dist_t *d, uint8_t op, smarm_pid_t owner,
+		    const struct dist_epid *to, uint64_t id, bool no_connect)
+{
+	uint8_t b[3 * DIST_TERM_SMALL + 16];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, owner, &me);
+	b[k++] = 131; /* version */
+	b[k++] = 104; /* SMALL_TUPLE_EXT, 4 elements */
+	b[k++] = 4;
+	b[k++] = 97; /* SMALL_INTEGER_EXT */
+	b[k++] = op;
+	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
+	k += smarm__etf_put_pid(b + k, sizeof b - k, to);
+	k += smarm__dist_put_ref(d, id, b + k, sizeof b - k);
+	struct dist_out o = {
+		.op = 0, .raw = b, .raw_len = k, .no_connect = no_connect
+	};
+	return smarm__dist_send(d, to->node, &o, NULL, 0);
+}
+
 int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 			 const struct dist_epid *to, uint64_t *id)
 {
@@ -426,21 +452,7 @@ int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 	d->d_rmons = m;
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	*id = m->rm_id;
-	/* {19, Owner, To, Ref} */
-	uint8_t b[3 * DIST_TERM_SMALL + 16];
-	size_t k = 0;
-	struct dist_epid me;
-	smarm__dist_local_epid(d, owner, &me);
-	b[k++] = 131;
-	b[k++] = 104;
-	b[k++] = 4;
-	b[k++] = 97;
-	b[k++] = DOP_MONITOR_P;
-	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
-	k += smarm__etf_put_pid(b + k, sizeof b - k, to);
-	k += smarm__dist_put_ref(d, *id, b + k, sizeof b - k);
-	struct dist_out o = { .op = 0, .raw = b, .raw_len = k };
-	int rc = smarm__dist_send(d, to->node, &o, NULL, 0);
+	int rc = rmon_ctl(d, DOP_MONITOR_P, owner, to, *id, false);
 	if (rc != 0 && rc != SMARM_ENOMEM) {
 		/* As Erlang: no connection is a Down, not an error. */
 		struct rmon gone;
@@ -465,24 +477,9 @@ int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (!mine || !rmon_take(d, id, &m))
 		return SMARM_ENOENT;
-	/* {20, Owner, To, Ref}: the peer drops it; a MONITOR_P_EXIT
-	 * already on its way finds no entry and is dropped. */
-	uint8_t b[3 * DIST_TERM_SMALL + 16];
-	size_t k = 0;
-	struct dist_epid me;
-	smarm__dist_local_epid(d, owner, &me);
-	b[k++] = 131;
-	b[k++] = 104;
-	b[k++] = 4;
-	b[k++] = 97;
-	b[k++] = DOP_DEMONITOR_P;
-	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
-	k += smarm__etf_put_pid(b + k, sizeof b - k, &m.rm_to);
-	k += smarm__dist_put_ref(d, id, b + k, sizeof b - k);
-	struct dist_out o = {
-		.op = 0, .raw = b, .raw_len = k, .no_connect = true
-	};
-	(void)smarm__dist_send(d, m.rm_to.node, &o, NULL, 0);
+	/* The peer drops it; a MONITOR_P_EXIT already on its way finds no
+	 * entry and is dropped. */
+	(void)rmon_ctl(d, DOP_DEMONITOR_P, owner, &m.rm_to, id, true);
 	return 0;
 }
 
