@@ -936,7 +936,8 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		return 0;
 	default:
 		/* GROUP_LEADER, SPAWN_REQUEST, ALIAS_SEND, ...: not served
-		 * (TODO(#35)); the peer's process sees no answer. */
+		 * (docs/distribution.md, "not yet"); the peer's process
+		 * sees no answer. */
 		smarm__dist_log(d, SMARM_LOG_DEBUG,
 				"dist: %s sent control message %lld, ignored",
 				c->c_node, (long long)op);

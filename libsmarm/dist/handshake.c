@@ -252,7 +252,11 @@ int smarm__hs_accept(smarm_dist_t *d, int fd, char *peer, size_t cap,
 		return SMARM_EAUTH;
 	}
 	if (busy(d, peer)) {
-		/* TODO(#35): OTP's simultaneous-connect arbitration. */
+		/* A handshake with peer is already under way. OTP answers
+		 * nok when the peer's name is the lower one and otherwise
+		 * gives its own attempt up (ok_simultaneous); we answer nok
+		 * always, so a simultaneous connect from a higher-named peer
+		 * fails once (docs/distribution.md, "not yet"). */
 		hs_send(fd, (const uint8_t *)"snok", 4);
 		return SMARM_EAUTH;
 	}
