@@ -38,7 +38,8 @@
  * each actor linked across it SMARM_EXIT_CRASHED with reason
  * SMARM_ENOCONN (Erlang's noconnection). A libsmarm actor monitors an
  * Erlang process with smarm_dist_monitor: its Down is Erlang's 'DOWN'
- * term in the actor's dist mailbox.
+ * term in the actor's dist mailbox; it links one with smarm_dist_link,
+ * with the same exit signals both ways.
  *
  * Pids. smarm_dist_pid_t names a process of any node of the cluster,
  * this one included (smarm_dist_self). It is a value: copy it, compare
@@ -340,6 +341,58 @@ SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref);
  * Thread-safety: any thread. Since: SMARM_0.5.
  */
 SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref);
+
+/*
+ * smarm_dist_link() - link the calling actor and a process of another
+ * node, as Erlang's link/1 (the LINK control message; the connection is
+ * made if there is none). Linking again what is linked does nothing.
+ *
+ * When the caller ends, the process gets the exit signal with the
+ * caller's reason (normal, shutdown, killed, {smarm_crashed, Code}).
+ * When the process ends, the caller gets an exit signal (see "Links and
+ * monitors" above): normal is ignored unless it traps exits; any other
+ * reason ends it (SMARM_EXIT_SHUTDOWN for shutdown, else
+ * SMARM_EXIT_CRASHED with reason 0) or, if it traps, arrives as a
+ * SMARM_SIGNAL_EXIT message. A process that does not exist answers
+ * noproc, which arrives the same way (SMARM_EXIT_CRASHED, reason 0). A
+ * node that cannot be reached, or a connection lost later, is an exit
+ * signal SMARM_EXIT_CRASHED with reason SMARM_ENOCONN (Erlang's
+ * noconnection), not an error of this call, as in Erlang.
+ * Returns: 0. Errors: SMARM_EINVAL d NULL, target is no pid of d or a
+ * pid of this node (use smarm_link); SMARM_ENOTACTOR; SMARM_ESTATE d is
+ * stopping; SMARM_ENOMEM (no link is set on an error).
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_link(smarm_dist_t *d, smarm_dist_pid_t target);
+
+/*
+ * smarm_dist_unlink() - remove a link the caller set with
+ * smarm_dist_link (UNLINK_ID), as Erlang's unlink/1: once it returns,
+ * the link has no effect on the caller, even if the process ended
+ * before. Unlinking what is not linked is no error. A link that an
+ * Erlang process set on the caller is not removed by it (the Erlang
+ * side unlinks those).
+ * Returns: 0. Errors: SMARM_EINVAL d NULL, target is no pid of d or a
+ * pid of this node; SMARM_ENOTACTOR.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_unlink(smarm_dist_t *d, smarm_dist_pid_t target);
+
+/*
+ * smarm_dist_monitor_node() - as Erlang's monitor_node/2: with on true,
+ * the caller gets {nodedown, Node} (a term in its dist mailbox, from no
+ * pid) when the connection to node is lost or the distribution stops,
+ * after every message that came over it; the connection is made if
+ * there is none, and a node that cannot be reached is a nodedown at
+ * once. Each call with on true is one monitor and one message; on false
+ * removes one (none: no error).
+ * Returns: 0. Errors: SMARM_EINVAL d NULL, node malformed (as for
+ * smarm_dist_start) or this node's own name; SMARM_ENOTACTOR;
+ * SMARM_ESTATE d is stopping (on true); SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
+				      bool on);
 
 #ifdef __cplusplus
 }

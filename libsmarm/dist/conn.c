@@ -654,12 +654,6 @@ struct rwatch {
 	uint64_t rw_mref; /* the reader's monitor */
 };
 
-static bool epid_eq(const struct dist_epid *a, const struct dist_epid *b)
-{
-	return a->num == b->num && a->serial == b->serial &&
-	       a->creation == b->creation && strcmp(a->node, b->node) == 0;
-}
-
 /* Set the monitor behind q (a DW_ADD the caller filled), keep it, and
  * hand q to the watcher. Called by c's reader only. */
 static void watch_add(struct dist_conn *c, struct dist_watch_req *q)
@@ -696,14 +690,16 @@ static void watch_add(struct dist_conn *c, struct dist_watch_req *q)
 	(void)smarm__dist_watch_post(d, q);
 }
 
-/* Remove the monitor behind a DEMONITOR_P (ref) or an unlink (local). */
-static void watch_del(struct dist_conn *c, int kind,
+/* Remove the monitor behind a DEMONITOR_P (ref) or an unlink (local):
+ * whether there was one. */
+static bool watch_del(struct dist_conn *c, int kind,
 		      const struct dist_epid *remote, smarm_pid_t local,
 		      const uint8_t *ref, size_t ref_len)
 {
 	for (struct rwatch **pp = &c->c_watches; *pp; pp = &(*pp)->rw_next) {
 		struct rwatch *w = *pp;
-		if (w->rw_kind != kind || !epid_eq(&w->rw_remote, remote))
+		if (w->rw_kind != kind ||
+		    !smarm__dist_epid_eq(&w->rw_remote, remote))
 			continue;
 		if (kind == DW_MONITOR
 			    ? w->rw_ref_len != ref_len ||
@@ -721,22 +717,32 @@ static void watch_del(struct dist_conn *c, int kind,
 			(void)smarm__dist_watch_post(c->c_d, q);
 		}
 		free(w);
-		return;
+		return true;
 	}
+	return false;
 }
 
-/* A link request (DW_ADD or DW_DEL) for remote -> to. */
-static void post_link(struct dist_conn *c, int op,
-		      const struct dist_epid *remote,
-		      const struct dist_epid *to)
+/* The link between remote and to is gone (UNLINK, UNLINK_ID, EXIT):
+ * drop it, whichever side set it (watch.c INV-4). Whether there was
+ * one. */
+static bool link_del(struct dist_conn *c, const struct dist_epid *remote,
+		     const struct dist_epid *to)
+{
+	smarm_pid_t lp;
+	if (!local_pid(c->c_d, to, &lp))
+		return false;
+	bool theirs = watch_del(c, DW_LINK, remote, lp, NULL, 0);
+	bool ours = smarm__dist_olink_take(c->c_d, lp, remote);
+	return theirs || ours;
+}
+
+/* LINK from remote to the actor of to. */
+static void link_add(struct dist_conn *c, const struct dist_epid *remote,
+		     const struct dist_epid *to)
 {
 	smarm_pid_t lp;
 	if (!local_pid(c->c_d, to, &lp))
 		return; /* not ours: nothing to hold */
-	if (op == DW_DEL) {
-		watch_del(c, DW_LINK, remote, lp, NULL, 0);
-		return;
-	}
 	struct dist_watch_req *q = calloc(1, sizeof *q);
 	if (q == NULL)
 		return;
@@ -778,8 +784,12 @@ static bool handle_link(struct dist_conn *c, struct etf_rd *r, int op)
 	struct dist_epid from, to;
 	if (smarm__etf_pid(r, &from) != 0 || smarm__etf_pid(r, &to) != 0)
 		return false;
-	if (op == DOP_LINK || op == DOP_UNLINK) {
-		post_link(c, op == DOP_LINK ? DW_ADD : DW_DEL, &from, &to);
+	if (op == DOP_LINK) {
+		link_add(c, &from, &to);
+		return true;
+	}
+	if (op == DOP_UNLINK) {
+		(void)link_del(c, &from, &to);
 		return true;
 	}
 	struct etf_rd at = *r;
@@ -791,8 +801,11 @@ static bool handle_link(struct dist_conn *c, struct etf_rd *r, int op)
 	smarm_pid_t lp;
 	if (!local_pid(c->c_d, &to, &lp))
 		return true;
-	if (op == DOP_EXIT) /* the link is gone with its far end */
-		post_link(c, DW_DEL, &from, &to);
+	/* A link's signal acts only while the link exists (an unlink
+	 * returned: no effect, as OTP's unlink/1 promises); it is gone with
+	 * its far end. */
+	if (op == DOP_EXIT && !link_del(c, &from, &to))
+		return true;
 	(void)smarm_actor_send_exit(lp, how, reason);
 	return true;
 }
@@ -895,7 +908,7 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		if (smarm__etf_pid(&r, &from) != 0 ||
 		    smarm__etf_pid(&r, &to) != 0 || id1 - id0 > 64)
 			goto bad;
-		post_link(c, DW_DEL, &from, &to);
+		(void)link_del(c, &from, &to);
 		uint8_t ack[CTL_MAX];
 		size_t k = 0;
 		ack[k++] = 131;
@@ -914,6 +927,12 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		}
 		return 0;
 	}
+	case DOP_UNLINK_ID_ACK:
+		/* {36, Id, From, To}: our UNLINK_ID was served. The link went
+		 * when we sent it (watch.c INV-4): nothing is left to do. */
+		if (arity != 4)
+			goto bad;
+		return 0;
 	case DOP_MONITOR_P_EXIT:
 		if (arity != 5 || !smarm__dist_rmon_exit(d, &r))
 			goto bad;
@@ -1116,11 +1135,15 @@ static void conn_actor_end(void *arg)
 	if (c->c_id != 0) {
 		/* Our monitors of its processes fire, noconnection. */
 		smarm__dist_rmon_node_down(d, c->c_node);
+		/* monitor_node: {nodedown, Node}, after every message the
+		 * reader delivered. */
+		smarm__dist_nmon_node_down(d, c->c_node);
 		/* What Erlang processes held on ours through it goes. */
 		struct dist_watch_req *q = calloc(1, sizeof *q);
 		if (q != NULL) {
 			q->q_op = DW_NODE_DOWN;
 			q->q_conn = c->c_id;
+			memcpy(q->q_node, c->c_node, sizeof q->q_node);
 			(void)smarm__dist_watch_post(d, q);
 		}
 	}

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Distribution flags (erts dist.hrl), those this layer speaks. */
 #define DFLAG_PUBLISHED 0x01ull
@@ -102,6 +103,13 @@ struct dist_epid {
 	uint32_t num, serial, creation;
 };
 
+static inline bool smarm__dist_epid_eq(const struct dist_epid *a,
+				       const struct dist_epid *b)
+{
+	return a->num == b->num && a->serial == b->serial &&
+	       a->creation == b->creation && strcmp(a->node, b->node) == 0;
+}
+
 /* ---- md5.c ---- */
 void smarm__md5(const void *data, size_t len, uint8_t out[16]);
 /* MD5(cookie ++ decimal(challenge)), the handshake's digest. */
@@ -175,6 +183,9 @@ struct smarm_dist {
 	uint64_t d_conn_seq;	   /* the last connection incarnation */
 	struct rmon *d_rmons;	   /* monitors of ours on remote processes */
 	uint64_t d_rmon_seq;	   /* the last of their ids */
+	struct olink *d_olinks;	   /* links of ours on remote processes */
+	struct nmon *d_nmons;	   /* monitor_node requests of ours */
+	uint64_t d_unlink_seq;	   /* the last UNLINK_ID id we sent */
 	int d_actors;		   /* our actors still running */
 	struct dist_conn *d_conns; /* every connection, up or not */
 	char (*d_nodes)[SMARM_DIST_NODE_MAX + 1]; /* interned node names */
@@ -237,7 +248,14 @@ void smarm__dist_actor_done(smarm_dist_t *d);
 
 /* ---- watch.c: monitors and links Erlang processes hold on ours ---- */
 enum { DW_MONITOR = 1, DW_LINK = 2 };
-enum { DW_ADD = 1, DW_DEL, DW_NODE_DOWN, DW_STOP };
+enum {
+	DW_ADD = 1,    /* a reader's monitor for its peer (q_mref) */
+	DW_DEL,	       /* the reader removed it (q_mref) */
+	DW_NODE_DOWN,  /* a connection ended (q_conn, q_node) */
+	DW_STOP,       /* the distribution stops */
+	DW_LINK_OUT,   /* q_local linked q_remote: monitor q_local */
+	DW_UNLINK_OUT, /* that link is gone: remove monitor q_mref */
+};
 struct dist_watch_req {
 	int q_op;	 /* DW_ADD, ... */
 	int q_kind;	 /* DW_MONITOR or DW_LINK */
@@ -245,7 +263,8 @@ struct dist_watch_req {
 	char q_node[SMARM_DIST_NODE_MAX + 1];
 	struct dist_epid q_remote; /* the Erlang process */
 	smarm_pid_t q_local;	   /* the actor (0: none such) */
-	uint64_t q_mref; /* the reader's monitor of it (0: none set) */
+	uint64_t q_mref;     /* the reader's monitor of it (0: none set) */
+	smarm_chan_t *q_ack; /* DW_LINK_OUT: an int, 1 set, 0 not */
 	uint8_t q_ref[DIST_TERM_SMALL]; /* monitors: the Ref term */
 	size_t q_ref_len;
 	uint8_t q_proc[DIST_TERM_SMALL]; /* monitors: ToProc as sent */
@@ -262,7 +281,26 @@ int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id);
 bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r);
 void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node);
+/* Node monitors (smarm_dist_monitor_node): add one of owner on node,
+ * connecting (a failure is a nodedown at once): 0, SMARM_ENOMEM or
+ * SMARM_ESTATE; remove one; a connection to node ended: every one of
+ * node fires. */
+struct nmon;
+int smarm__dist_nmon_add(smarm_dist_t *d, smarm_pid_t owner, const char *node);
+void smarm__dist_nmon_del(smarm_dist_t *d, smarm_pid_t owner, const char *node);
+void smarm__dist_nmon_node_down(smarm_dist_t *d, const char *node);
+/* At the handle's end: free every rmon, olink and nmon left. */
 void smarm__dist_rmon_free_all(smarm_dist_t *d);
+/* Links of ours on processes of other nodes (smarm_dist_link; watch.c
+ * INV-4). Add local -> remote: 0 or SMARM_ENOMEM; *fresh false if it
+ * was there already. */
+struct olink;
+int smarm__dist_olink_add(smarm_dist_t *d, smarm_pid_t local,
+			  const struct dist_epid *remote, bool *fresh);
+/* Take local -> remote out (an unlink, the peer's EXIT or UNLINK_ID):
+ * whether it was there. */
+bool smarm__dist_olink_take(smarm_dist_t *d, smarm_pid_t local,
+			    const struct dist_epid *remote);
 /* A reference of this node: NEWER_REFERENCE_EXT of id into b (cap
  * bytes; its size, written only if it fits); and back (0 or -1). */
 size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b,

@@ -531,3 +531,148 @@ SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref)
 	*ref = msg->m_down;
 	return msg->m_down != 0 ? 0 : SMARM_ENOENT;
 }
+
+/* {1, Self, To} or {35, Id, Self, To}. */
+static size_t link_ctl(smarm_dist_t *d, uint8_t *b, size_t cap, int op,
+		       uint64_t id, smarm_pid_t self,
+		       const struct dist_epid *to)
+{
+	struct dist_epid me;
+	smarm__dist_local_epid(d, self, &me);
+	size_t k = 0;
+	b[k++] = 131;
+	b[k++] = 104; /* SMALL_TUPLE_EXT */
+	b[k++] = op == DOP_LINK ? 3 : 4;
+	b[k++] = 97; /* SMALL_INTEGER_EXT */
+	b[k++] = (uint8_t)op;
+	if (op == DOP_UNLINK_ID) {
+		int i = 0;
+		ei_encode_ulonglong((char *)b + k, &i, id);
+		k += (size_t)i;
+	}
+	k += smarm__etf_put_pid(b + k, cap - k, &me);
+	k += smarm__etf_put_pid(b + k, cap - k, to);
+	return k;
+}
+
+/* The target of a link call: a pid of another node (else EINVAL), the
+ * caller an actor (else ENOTACTOR). */
+static int link_args(smarm_dist_t *d, smarm_dist_pid_t target,
+		     struct dist_epid *e, smarm_pid_t *self)
+{
+	if (d == NULL || smarm__dist_pid_get(d, target, e) != 0 ||
+	    strcmp(e->node, d->d_name) == 0)
+		return SMARM_EINVAL;
+	*self = smarm_actor_self();
+	return self->id != 0 ? 0 : SMARM_ENOTACTOR;
+}
+
+static void ack_drop(void *arg)
+{
+	smarm_chan_t *ack = arg;
+	smarm_chan_sender_free(ack);
+	smarm_chan_receiver_free(ack);
+}
+
+/* Have the watcher monitor self for the olink self -> e (watch.c
+ * INV-4): 0 when it has, else an error (the olink is left to the
+ * caller). */
+static int link_watch(smarm_dist_t *d, smarm_pid_t self,
+		      const struct dist_epid *e)
+{
+	smarm_chan_t *ack = NULL;
+	int set = 0, rc = smarm_chan_alloc(&ack, sizeof(int), NULL);
+	if (rc != 0)
+		return rc;
+	if (smarm_cleanup_push(ack_drop, ack) != 0) {
+		ack_drop(ack);
+		return SMARM_ENOMEM;
+	}
+	struct dist_watch_req *q = calloc(1, sizeof *q);
+	rc = SMARM_ENOMEM;
+	if (q != NULL) {
+		q->q_op = DW_LINK_OUT;
+		q->q_remote = *e;
+		q->q_local = self;
+		q->q_ack = ack;
+		rc = smarm__dist_watch_post(d, q);
+	}
+	if (rc == 0)
+		rc = smarm_chan_recv_timeout(ack, &set, DIST_SETUP_NS);
+	smarm_cleanup_pop(true);
+	if (rc == SMARM_ENOMEM)
+		return rc;
+	return rc == 0 && set == 1 ? 0 : SMARM_ESTATE;
+}
+
+SMARM_API int smarm_dist_link(smarm_dist_t *d, smarm_dist_pid_t target)
+{
+	struct dist_epid e;
+	smarm_pid_t self;
+	bool fresh;
+	int rc = link_args(d, target, &e, &self);
+	if (rc != 0)
+		return rc;
+	if (stopping(d))
+		return SMARM_ESTATE;
+	rc = smarm__dist_olink_add(d, self, &e, &fresh);
+	if (rc != 0 || !fresh)
+		return rc; /* linked already: nothing is done, as link/1 */
+	/* Watched before the peer hears of it: an EXIT coming back at once
+	 * finds the olink, and an end right after this call is seen. */
+	rc = link_watch(d, self, &e);
+	if (rc == 0) {
+		uint8_t b[2 * DIST_TERM_SMALL + 16];
+		size_t k = link_ctl(d, b, sizeof b, DOP_LINK, 0, self, &e);
+		struct dist_out o = { .op = 0, .raw = b, .raw_len = k };
+		rc = smarm__dist_send(d, e.node, &o, NULL, 0);
+	}
+	if (rc == SMARM_ENOMEM || rc == SMARM_ESTATE) {
+		(void)smarm__dist_olink_take(d, self, &e);
+		return rc;
+	}
+	/* As link/1: a node that cannot be reached is an exit signal
+	 * noconnection, not an error (unless the link went meanwhile). */
+	if (rc != 0 && smarm__dist_olink_take(d, self, &e))
+		(void)smarm_actor_send_exit(self, SMARM_EXIT_CRASHED,
+					    SMARM_ENOCONN);
+	return 0;
+}
+
+SMARM_API int smarm_dist_unlink(smarm_dist_t *d, smarm_dist_pid_t target)
+{
+	struct dist_epid e;
+	smarm_pid_t self;
+	int rc = link_args(d, target, &e, &self);
+	if (rc != 0)
+		return rc;
+	if (!smarm__dist_olink_take(d, self, &e))
+		return 0; /* not linked (or the link is gone): no error */
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	uint64_t id = ++d->d_unlink_seq;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	uint8_t b[2 * DIST_TERM_SMALL + 32];
+	size_t k = link_ctl(d, b, sizeof b, DOP_UNLINK_ID, id, self, &e);
+	struct dist_out o = {
+		.op = 0, .raw = b, .raw_len = k, .no_connect = true
+	};
+	(void)smarm__dist_send(d, e.node, &o, NULL, 0); /* gone: unlinked */
+	return 0;
+}
+
+SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
+				      bool on)
+{
+	if (d == NULL || check_node(node) != 0 || strcmp(node, d->d_name) == 0)
+		return SMARM_EINVAL;
+	smarm_pid_t self = smarm_actor_self();
+	if (self.id == 0)
+		return SMARM_ENOTACTOR;
+	if (!on) {
+		smarm__dist_nmon_del(d, self, node);
+		return 0;
+	}
+	if (stopping(d))
+		return SMARM_ESTATE;
+	return smarm__dist_nmon_add(d, self, node);
+}

@@ -130,3 +130,22 @@ SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref)
 	(void)msg, (void)ref;
 	return SMARM_ENODIST;
 }
+
+SMARM_API int smarm_dist_link(smarm_dist_t *d, smarm_dist_pid_t target)
+{
+	(void)d, (void)target;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_unlink(smarm_dist_t *d, smarm_dist_pid_t target)
+{
+	(void)d, (void)target;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
+				      bool on)
+{
+	(void)d, (void)node, (void)on;
+	return SMARM_ENODIST;
+}

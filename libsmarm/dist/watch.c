@@ -10,6 +10,15 @@
  * noconnection (SMARM_EXIT_CRASHED, reason SMARM_ENOCONN) to each local
  * actor linked across it.
  *
+ * Links the other way (smarm_dist_link): a libsmarm actor links a
+ * process of another node. The link is an entry of d_olinks (under
+ * d_lock, so the reader that gets the peer's EXIT and the actor that
+ * unlinks agree on whether it still exists); the watcher monitors the
+ * actor (an actor cannot monitor itself) and, at its end, takes the
+ * entry and sends EXIT. A link already gone (unlinked, or ended by the
+ * peer's EXIT) sends nothing and delivers nothing, as OTP's unlink
+ * promises.
+ *
  * Who owns what. A libsmarm monitor belongs to the actor that set it
  * (only it may remove it). The reader of the connection a MONITOR_P or
  * LINK arrived on sets the monitor, at once (so an actor that ends right
@@ -36,12 +45,18 @@
  *         nothing made through a newer one.
  *   INV-3 the watcher never connects: what it sends goes out only on a
  *         connection that is up (else it is dropped, as the peer is gone).
+ *   INV-4 an olink is in d_olinks from smarm_dist_link until exactly one
+ *         of: the actor's unlink, the peer's EXIT or UNLINK_ID, the
+ *         actor's end, its node's NODE_DOWN. Whoever takes it out acts
+ *         for it (EXIT out, exit signal in, or nothing); the watcher's
+ *         monitor (ol_mref) is removed by the watcher.
  * See: docs/distribution.md ("Links and monitors").
  */
 #include "dist.h"
 
 #include <ei.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +163,155 @@ static void refuse(smarm_dist_t *d, const struct dist_watch_req *q)
 	send_down(d, &w, SMARM_EXIT_NOPROC, 0);
 }
 
+/* ---- links of ours on processes of other nodes (INV-4) ---- */
+
+struct olink {
+	struct olink *ol_next;
+	smarm_pid_t ol_local;	    /* the linking actor */
+	struct dist_epid ol_remote; /* the process of the other node */
+	uint64_t ol_mref;	    /* the watcher's monitor of ol_local, 0
+				     * until it is set */
+};
+
+/* Which olinks olink_take takes: by local and remote, by the watcher's
+ * monitor (mref), by node, or (all NULL, 0) any. */
+struct olink_key {
+	smarm_pid_t local;
+	const struct dist_epid *remote;
+	uint64_t mref;
+	const char *node;
+};
+
+static bool olink_match(const struct olink *l, const struct olink_key *k)
+{
+	if (k->remote != NULL)
+		return smarm_pid_eq(l->ol_local, k->local) &&
+		       smarm__dist_epid_eq(&l->ol_remote, k->remote);
+	if (k->mref != 0)
+		return l->ol_mref == k->mref;
+	return k->node == NULL || strcmp(l->ol_remote.node, k->node) == 0;
+}
+
+/* Take the first olink k matches into *out: whether there was one. */
+static bool olink_take(smarm_dist_t *d, const struct olink_key *k,
+		       struct olink *out)
+{
+	struct olink *hit = NULL;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct olink **pp = &d->d_olinks; *pp; pp = &(*pp)->ol_next)
+		if (olink_match(*pp, k)) {
+			hit = *pp;
+			*pp = hit->ol_next;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (hit != NULL) {
+		*out = *hit;
+		free(hit);
+	}
+	return hit != NULL;
+}
+
+int smarm__dist_olink_add(smarm_dist_t *d, smarm_pid_t local,
+			  const struct dist_epid *remote, bool *fresh)
+{
+	struct olink_key k = { .local = local, .remote = remote };
+	struct olink *l = calloc(1, sizeof *l);
+	if (l == NULL)
+		return SMARM_ENOMEM;
+	l->ol_local = local;
+	l->ol_remote = *remote;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	*fresh = true;
+	/* Linked already: link/1 does nothing. */
+	for (struct olink *x = d->d_olinks; x != NULL; x = x->ol_next)
+		if (olink_match(x, &k))
+			*fresh = false;
+	if (*fresh) {
+		l->ol_next = d->d_olinks;
+		d->d_olinks = l;
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!*fresh)
+		free(l);
+	return 0;
+}
+
+/* Ask the watcher to remove its monitor mref (a taken olink's). */
+static void olink_unwatch(smarm_dist_t *d, uint64_t mref)
+{
+	struct dist_watch_req *q = calloc(1, sizeof *q);
+	if (mref == 0 || q == NULL) {
+		free(q); /* none set yet: the watcher sees the olink gone */
+		return;
+	}
+	q->q_op = DW_UNLINK_OUT;
+	q->q_mref = mref;
+	(void)smarm__dist_watch_post(d, q);
+}
+
+bool smarm__dist_olink_take(smarm_dist_t *d, smarm_pid_t local,
+			    const struct dist_epid *remote)
+{
+	struct olink_key k = { .local = local, .remote = remote };
+	struct olink l;
+	if (!olink_take(d, &k, &l))
+		return false;
+	olink_unwatch(d, l.ol_mref);
+	return true;
+}
+
+/* DW_LINK_OUT: monitor the linker and note it in its olink, unless the
+ * olink went meanwhile. Whether the monitor is set. */
+static bool olink_watch(smarm_dist_t *d, const struct dist_watch_req *q)
+{
+	struct olink_key k = { .local = q->q_local, .remote = &q->q_remote };
+	uint64_t mref;
+	bool kept = false;
+	if (smarm_monitor(q->q_local, d->d_watch_ch, &mref) != 0)
+		return false;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct olink *x = d->d_olinks; x != NULL; x = x->ol_next)
+		if (x->ol_mref == 0 && olink_match(x, &k)) {
+			x->ol_mref = mref;
+			kept = true;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!kept)
+		(void)smarm_demonitor(mref, SMARM_DEMONITOR_FLUSH);
+	return kept;
+}
+
+/* Every olink k matches goes: its monitor removed, its actor told
+ * noconnection (the node or the distribution is gone). */
+static void olink_lost(smarm_dist_t *d, const struct olink_key *k)
+{
+	struct olink l;
+	while (olink_take(d, k, &l)) {
+		if (l.ol_mref != 0)
+			(void)smarm_demonitor(l.ol_mref, SMARM_DEMONITOR_FLUSH);
+		(void)smarm_actor_send_exit(l.ol_local, SMARM_EXIT_CRASHED,
+					    SMARM_ENOCONN);
+	}
+}
+
+/* The Down of the watcher's monitor mref: if an olink's, the linker
+ * ended and its peer gets EXIT. Whether it was one. */
+static bool olink_down(smarm_dist_t *d, const smarm_signal_t *s)
+{
+	struct olink_key k = { .mref = s->ref };
+	struct olink l;
+	if (!olink_take(d, &k, &l))
+		return false;
+	struct watch w = { .w_kind = DW_LINK };
+	memcpy(w.w_node, l.ol_remote.node, sizeof w.w_node);
+	w.w_remote = l.ol_remote;
+	w.w_local = l.ol_local;
+	send_down(d, &w, s->how, s->reason);
+	return true;
+}
+
 #define ORPHANS_MAX 1024
 
 struct orphan {
@@ -217,6 +381,15 @@ static void handle_req(smarm_dist_t *d, struct watch **list,
 			*pp = w->w_next;
 			free(w);
 		}
+		olink_lost(d, &(struct olink_key){ .node = q->q_node });
+		break;
+	case DW_LINK_OUT: {
+		int set = olink_watch(d, q);
+		(void)smarm_chan_send(q->q_ack, &set); /* the linker waits */
+		break;
+	}
+	case DW_UNLINK_OUT:
+		(void)smarm_demonitor(q->q_mref, SMARM_DEMONITOR_FLUSH);
 		break;
 	}
 	free(q);
@@ -250,7 +423,7 @@ void smarm__dist_watcher(void *arg)
 			handle_req(d, &list, orph, &norph, q);
 			continue;
 		}
-		if (s.kind != SMARM_SIGNAL_DOWN)
+		if (s.kind != SMARM_SIGNAL_DOWN || olink_down(d, &s))
 			continue;
 		struct watch **pp = &list;
 		while (*pp != NULL && (*pp)->w_mref != s.ref)
@@ -277,12 +450,19 @@ void smarm__dist_watcher(void *arg)
 				w->w_local, SMARM_EXIT_CRASHED, SMARM_ENOCONN);
 		free(w);
 	}
+	olink_lost(d, &(struct olink_key){ 0 });
 	/* Requests still queued are freed with the channel (its elements
-	 * are plain signals: free their requests here). */
+	 * are plain signals: free their requests here); a linker waiting
+	 * hears that no monitor was set. */
 	smarm_signal_t s;
 	while (smarm_chan_try_recv(d->d_watch_ch, &s) == 0)
-		if (s.kind == WATCH_REQ)
-			free((void *)s.reason);
+		if (s.kind == WATCH_REQ) {
+			struct dist_watch_req *q = (void *)s.reason;
+			int set = 0;
+			if (q->q_op == DW_LINK_OUT)
+				(void)smarm_chan_send(q->q_ack, &set);
+			free(q);
+		}
 }
 
 /* ---- monitors libsmarm actors hold on Erlang processes ---- */
@@ -533,11 +713,105 @@ void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node)
 	}
 }
 
+/* ---- node monitors (smarm_dist_monitor_node) ---- */
+
+/* One monitor_node(Node, true) of owner, until nodedown or a false. In
+ * d_nmons, under d_lock. */
+struct nmon {
+	struct nmon *nm_next;
+	smarm_pid_t nm_owner;
+	char nm_node[SMARM_DIST_NODE_MAX + 1];
+};
+
+/* {nodedown, Node} into owner's dist mailbox. */
+static void deliver_nodedown(smarm_dist_t *d, smarm_pid_t owner,
+			     const char *node)
+{
+	char b[16 + 2 * (SMARM_DIST_NODE_MAX + 8)];
+	int i = 0;
+	ei_encode_version(b, &i);
+	ei_encode_tuple_header(b, &i, 2);
+	ei_encode_atom_as(b, &i, "nodedown", ERLANG_UTF8, ERLANG_UTF8);
+	ei_encode_atom_as(b, &i, node, ERLANG_UTF8, ERLANG_UTF8);
+	struct smarm_dist_msg *m =
+		smarm__dist_msg_new(b, (size_t)i, SMARM_DIST_PID_NONE);
+	if (m != NULL)
+		smarm__dist_deliver_pid(d, owner, m);
+}
+
+/* Take the first nmon of node (and of owner, unless owner is none). */
+static bool nmon_take(smarm_dist_t *d, smarm_pid_t owner, const char *node,
+		      struct nmon *out)
+{
+	struct nmon *hit = NULL;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct nmon **pp = &d->d_nmons; *pp; pp = &(*pp)->nm_next)
+		if (strcmp((*pp)->nm_node, node) == 0 &&
+		    (owner.id == 0 || smarm_pid_eq((*pp)->nm_owner, owner))) {
+			hit = *pp;
+			*pp = hit->nm_next;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (hit != NULL) {
+		*out = *hit;
+		free(hit);
+	}
+	return hit != NULL;
+}
+
+int smarm__dist_nmon_add(smarm_dist_t *d, smarm_pid_t owner, const char *node)
+{
+	struct nmon *m = calloc(1, sizeof *m), gone;
+	if (m == NULL)
+		return SMARM_ENOMEM;
+	m->nm_owner = owner;
+	snprintf(m->nm_node, sizeof m->nm_node, "%s", node);
+	/* Kept before the connection is tried: a connection that is lost
+	 * from now on finds it (smarm__dist_nmon_node_down). */
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	m->nm_next = d->d_nmons;
+	d->d_nmons = m;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	int rc = smarm__dist_connect(d, node);
+	if (rc == SMARM_ENOMEM || rc == SMARM_ESTATE) {
+		(void)nmon_take(d, owner, node, &gone);
+		return rc;
+	}
+	/* As monitor_node/2: a node out of reach is a nodedown at once. */
+	if (rc != 0 && nmon_take(d, owner, node, &gone))
+		deliver_nodedown(d, owner, node);
+	return 0;
+}
+
+void smarm__dist_nmon_del(smarm_dist_t *d, smarm_pid_t owner, const char *node)
+{
+	struct nmon gone;
+	(void)nmon_take(d, owner, node, &gone);
+}
+
+void smarm__dist_nmon_node_down(smarm_dist_t *d, const char *node)
+{
+	struct nmon m;
+	while (nmon_take(d, SMARM_PID_NONE, node, &m))
+		deliver_nodedown(d, m.nm_owner, node);
+}
+
 void smarm__dist_rmon_free_all(smarm_dist_t *d)
 {
+	while (d->d_nmons != NULL) {
+		struct nmon *m = d->d_nmons;
+		d->d_nmons = m->nm_next;
+		free(m);
+	}
 	while (d->d_rmons != NULL) {
 		struct rmon *m = d->d_rmons;
 		d->d_rmons = m->rm_next;
 		free(m);
+	}
+	while (d->d_olinks != NULL) { /* made after the watcher ended */
+		struct olink *l = d->d_olinks;
+		d->d_olinks = l->ol_next;
+		free(l);
 	}
 }

@@ -61,6 +61,11 @@
  *   {exit2, Pid, Reason}     exit(Pid, Reason)
  *   {victim, Reply}          Reply ! {victim, P}: P exits with bye when
  *                            it receives die
+ *   {tvictim, Reply}         the same, P trapping exits (P answers
+ *                            once it traps: a link's exit signal that
+ *                            came before would end it): at its first
+ *                            'EXIT' Reply ! {exit, R}, at die
+ *                            Reply ! {exit, none}
  * and halts when its stdin closes.
  */
 static const char peer_eval[] =
@@ -105,7 +110,13 @@ static const char peer_eval[] =
 	"  {exit2, Pid, Reason} -> exit(Pid, Reason), L();"
 	"  {victim, Reply} ->"
 	"     P = spawn(fun() -> receive die -> exit(bye) end end),"
-	"     Reply ! {victim, P}, L()"
+	"     Reply ! {victim, P}, L();"
+	"  {tvictim, Reply} ->"
+	"     spawn(fun() -> process_flag(trap_exit, true),"
+	"       Reply ! {victim, self()},"
+	"       receive {'EXIT', _, R} -> Reply ! {exit, R};"
+	"               die -> Reply ! {exit, none} end end),"
+	"     L()"
 	"  end end,"
 	"io:format(\"READY~n\"),"
 	"Loop().";
@@ -948,14 +959,14 @@ END_TEST
 /* ---- libsmarm monitors Erlang processes ---- */
 
 /* A new victim process on the peer: its pid. */
-static smarm_dist_pid_t victim(smarm_dist_t *d, smarm_chan_t *box,
-			       smarm_dist_pid_t me)
+static smarm_dist_pid_t victim_of(smarm_dist_t *d, smarm_chan_t *box,
+				  smarm_dist_pid_t me, const char *kind)
 {
 	smarm_dist_pid_t v = SMARM_DIST_PID_NONE;
 	ei_x_buff x;
 	ei_x_new_with_version(&x);
 	ei_x_encode_tuple_header(&x, 2);
-	ei_x_encode_atom(&x, "victim");
+	ei_x_encode_atom(&x, kind);
 	x_pid(&x, d, me);
 	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "echo", x.buff,
 					(size_t)x.index),
@@ -977,6 +988,12 @@ static smarm_dist_pid_t victim(smarm_dist_t *d, smarm_chan_t *box,
 		   0);
 	smarm_dist_msg_free(m);
 	return v;
+}
+
+static smarm_dist_pid_t victim(smarm_dist_t *d, smarm_chan_t *box,
+			       smarm_dist_pid_t me)
+{
+	return victim_of(d, box, me, "victim");
 }
 
 /* A Down: its ref (0 if the message is none) and reason as text. */
@@ -1007,6 +1024,21 @@ static uint64_t down(smarm_chan_t *box, char *reason, size_t cap)
 	}
 	smarm_dist_msg_free(m);
 	return ref;
+}
+
+/* The node of a {nodedown, Node} message, as text. */
+static void nodedown_of(const smarm_dist_msg_t *m, char *out, size_t cap)
+{
+	const void *t;
+	size_t len;
+	int i = 0, ver, ar;
+	char a[MAXATOMLEN_UTF8] = "";
+	smarm_dist_msg_term(m, &t, &len);
+	ei_decode_version(t, &i, &ver);
+	ei_decode_tuple_header(t, &i, &ar);
+	ei_skip_term(t, &i); /* nodedown */
+	ei_decode_atom(t, &i, a);
+	snprintf(out, cap, "%s", a);
 }
 
 static void root_remote_monitor(void *arg)
@@ -1043,8 +1075,49 @@ static void root_remote_monitor(void *arg)
 	v = victim(d, box, me);
 	R.rc[10] = smarm_dist_monitor(d, v, &ref);
 	R.rc[11] = smarm_dist_monitor(d, me, &ref); /* local: EINVAL */
+	/* monitor_node: two on and one off are one nodedown. */
+	R.rc[13] = smarm_dist_monitor_node(d, R.peer->name, true);
+	R.rc[14] = smarm_dist_monitor_node(d, R.peer->name, true);
+	R.rc[15] = smarm_dist_monitor_node(d, R.peer->name, false);
+	R.rc[16] = smarm_dist_monitor_node(d, smarm_dist_name(d), true);
 	peer_stop(R.peer);
-	R.n[2] = down(box, R.text[2], sizeof R.text[2]) != 0;
+	/* The Down and the nodedown, in either order, then nothing. */
+	for (int k = 0; k < 2; k++) {
+		char tag[MAXATOMLEN_UTF8];
+		smarm_dist_msg_t *m = recv_msg(box, tag);
+		if (m != NULL && strcmp(tag, "DOWN") == 0) {
+			const void *t;
+			size_t len;
+			int i = 0, ver, ar;
+			char a[MAXATOMLEN_UTF8] = "";
+			smarm_dist_msg_term(m, &t, &len);
+			ei_decode_version(t, &i, &ver);
+			ei_decode_tuple_header(t, &i, &ar);
+			for (int f = 0; f < 4; f++)
+				ei_skip_term(t, &i);
+			ei_decode_atom(t, &i, a);
+			snprintf(R.text[2], sizeof R.text[2], "%s", a);
+			R.n[2]++;
+		} else if (m != NULL && strcmp(tag, "nodedown") == 0) {
+			nodedown_of(m, R.text[3], sizeof R.text[3]);
+			R.n[3]++;
+		}
+		if (m != NULL)
+			smarm_dist_msg_free(m);
+	}
+	smarm_dist_msg_t *extra = NULL;
+	R.rc[17] = smarm_chan_recv_timeout(box, &extra,
+					   MS(500) * harness_time_scale());
+	if (extra != NULL)
+		smarm_dist_msg_free(extra);
+	/* A node out of reach: a nodedown at once. */
+	R.rc[18] = smarm_dist_monitor_node(d, "nobody@localhost", true);
+	char tag[MAXATOMLEN_UTF8];
+	smarm_dist_msg_t *m = recv_msg(box, tag);
+	if (m != NULL && strcmp(tag, "nodedown") == 0)
+		nodedown_of(m, R.text[4], sizeof R.text[4]);
+	if (m != NULL)
+		smarm_dist_msg_free(m);
 	R.rc[12] = smarm_dist_stop(d);
 	harness_chan_drop(box);
 }
@@ -1074,7 +1147,160 @@ START_TEST(test_dist_libsmarm_monitors_erlang_processes)
 	ck_assert_int_eq(R.rc[11], SMARM_EINVAL);
 	ck_assert_str_eq(R.text[2], "noconnection");
 	ck_assert_int_eq(R.n[2], 1);
+	ck_assert_int_eq(R.rc[13], 0);
+	ck_assert_int_eq(R.rc[14], 0);
+	ck_assert_int_eq(R.rc[15], 0);
+	ck_assert_int_eq(R.rc[16], SMARM_EINVAL);
+	ck_assert_int_eq(R.n[3], 1);
+	ck_assert_str_eq(R.text[3], p.name);
+	ck_assert_int_eq(R.rc[17], SMARM_ETIMEDOUT);
+	ck_assert_int_eq(R.rc[18], 0);
+	ck_assert_str_eq(R.text[4], "nobody@localhost");
 	ck_assert_int_eq(R.rc[12], 0);
+}
+END_TEST
+
+/* ---- libsmarm links Erlang processes ---- */
+
+struct linker {
+	smarm_dist_t *d;
+	smarm_dist_pid_t target;
+	smarm_chan_t *ready; /* the link is set (int) */
+	smarm_chan_t *cmd;   /* never written: it waits to be ended */
+	bool unlink;	     /* unlink again before waiting */
+};
+
+static void linker(void *arg)
+{
+	struct linker *l = arg;
+	int one = 1, c;
+	HARNESS_EQ(smarm_dist_link(l->d, l->target), 0);
+	/* Again: nothing is done (one link, one unlink removes it). */
+	HARNESS_EQ(smarm_dist_link(l->d, l->target), 0);
+	if (l->unlink)
+		HARNESS_EQ(smarm_dist_unlink(l->d, l->target), 0);
+	smarm_chan_send(l->ready, &one);
+	smarm_chan_recv(l->cmd, &c);
+}
+
+/* Spawn a linker of target, monitored on sig; wait until it linked. */
+static smarm_pid_t linker_start(struct linker *l, smarm_dist_t *d,
+				smarm_dist_pid_t target, bool unlink,
+				smarm_chan_t *sig)
+{
+	smarm_pid_t pid = SMARM_PID_NONE;
+	int one;
+	*l = (struct linker){ d, target, NULL, NULL, unlink };
+	HARNESS_EQ(smarm_chan_alloc(&l->ready, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&l->cmd, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&pid, linker, l, NULL), 0);
+	HARNESS_EQ(smarm_monitor(pid, sig, NULL), 0);
+	HARNESS_EQ(smarm_chan_recv_timeout(l->ready, &one,
+					   MS(60000) * harness_time_scale()),
+		   0);
+	return pid;
+}
+
+static void linker_end(struct linker *l, smarm_pid_t pid)
+{
+	smarm_actor_join(pid, NULL, NULL);
+	harness_chan_drop(l->ready);
+	harness_chan_drop(l->cmd);
+}
+
+static void root_remote_link(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL, *sig = harness_sig_chan();
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	R.rc[1] = smarm_dist_mailbox(d, &box);
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	static const uint8_t die[] = { 131, 119, 3, 'd', 'i', 'e' };
+	struct linker l;
+	smarm_signal_t s;
+	uint64_t ref;
+
+	/* Misuse: a pid of this node, no handle. */
+	R.rc[6] = smarm_dist_link(d, me);
+	R.rc[7] = smarm_dist_link(NULL, me);
+	R.rc[8] = smarm_dist_unlink(d, me);
+
+	/* The Erlang end dies (bye): the linker is taken along. */
+	smarm_dist_pid_t v = victim(d, box, me);
+	smarm_pid_t a = linker_start(&l, d, v, false, sig);
+	HARNESS_EQ(smarm_dist_send(d, v, die, sizeof die), 0);
+	R.rc[2] = harness_recv_sig(sig, &s) == 0 ? s.how : -1;
+	linker_end(&l, a);
+
+	/* The linker is stopped: the (trapping) Erlang end hears of it,
+	 * killed. (Erlang orders signals per sender only, so the Erlang
+	 * end reports what it got rather than being monitored.) */
+	v = victim_of(d, box, me, "tvictim");
+	a = linker_start(&l, d, v, false, sig);
+	smarm_actor_stop(a);
+	HARNESS_EQ(harness_recv_sig(sig, &s), 0);
+	linker_end(&l, a);
+	reply(box, R.text[0], sizeof R.text[0]); /* exit:killed */
+
+	/* Linked, then unlinked: the Erlang end hears nothing of the
+	 * linker's stop, only its own die. */
+	v = victim_of(d, box, me, "tvictim");
+	a = linker_start(&l, d, v, true, sig);
+	smarm_actor_stop(a);
+	HARNESS_EQ(harness_recv_sig(sig, &s), 0);
+	linker_end(&l, a);
+	HARNESS_EQ(smarm_dist_send(d, v, die, sizeof die), 0);
+	reply(box, R.text[1], sizeof R.text[1]); /* exit:none */
+	(void)ref;
+
+	/* A process that has ended: the peer answers noproc, an exit
+	 * signal that ends the (not trapping) linker. */
+	v = victim(d, box, me);
+	HARNESS_EQ(smarm_dist_monitor(d, v, &ref), 0);
+	HARNESS_EQ(smarm_dist_send(d, v, die, sizeof die), 0);
+	HARNESS_EQ(down(box, R.text[2], sizeof R.text[2]), ref);
+	a = linker_start(&l, d, v, false, sig);
+	R.rc[5] = harness_recv_sig(sig, &s) == 0 ? s.how : -1;
+	linker_end(&l, a);
+
+	/* The node goes: noconnection. */
+	v = victim(d, box, me);
+	a = linker_start(&l, d, v, false, sig);
+	peer_stop(R.peer);
+	if (harness_recv_sig(sig, &s) == 0) {
+		R.rc[3] = s.how;
+		R.n[0] = s.reason;
+	}
+	linker_end(&l, a);
+	R.rc[4] = smarm_dist_stop(d);
+	harness_chan_drop(box);
+	harness_chan_drop(sig);
+}
+
+START_TEST(test_dist_libsmarm_links_erlang_processes)
+{
+	struct peer p = { 0 };
+	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
+	R.peer = &p;
+	run_node(root_remote_link);
+	peer_stop(&p);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.rc[2], SMARM_EXIT_CRASHED);
+	ck_assert_str_eq(R.text[0], "exit:killed");
+	ck_assert_str_eq(R.text[1], "exit:none");
+	ck_assert_str_eq(R.text[2], "bye");
+	ck_assert_int_eq(R.rc[5], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(R.rc[6], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[7], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[8], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[3], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(R.n[0], SMARM_ENOCONN);
+	ck_assert_int_eq(R.rc[4], 0);
 }
 END_TEST
 
@@ -1257,6 +1483,7 @@ Suite *smarm_test_dist_suite(void)
 	tcase_add_test(tc, test_dist_ticks_keep_idle_and_one_way_lines_up);
 	tcase_add_test(tc, test_dist_erlang_monitors_and_links_libsmarm_actors);
 	tcase_add_test(tc, test_dist_libsmarm_monitors_erlang_processes);
+	tcase_add_test(tc, test_dist_libsmarm_links_erlang_processes);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("errors");
 	tcase_add_checked_fixture(te, setup, NULL);
