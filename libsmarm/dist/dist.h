@@ -2,7 +2,8 @@
 /*
  * dist/dist.h - the distribution layer's internal interface: the dist
  * handle, connections, the pid table, and the pieces each file provides
- * (MD5, the bounded term reader, epmd, the handshake, connections).
+ * (MD5, the bounded term reader, epmd, the handshake, connections,
+ * monitors).
  *
  * Ownership: a struct smarm_dist is made by smarm_dist_start and freed
  * by smarm_dist_stop once every actor it started has reported its end.
@@ -170,10 +171,10 @@ struct smarm_dist {
 	smarm_chan_t *d_done;	  /* int elements: an actor of ours ended */
 	smarm_chan_t *d_watch_ch; /* the watcher's signals and requests */
 
-	smarm__lock_t d_lock;	   /* guards what follows */
-	bool d_stopping;	   /* smarm_dist_stop began */
-	uint64_t d_conn_seq;	   /* the last connection incarnation */
-	struct rmon *d_rmons;	   /* monitors of ours on remote processes */
+	smarm__lock_t d_lock; /* guards what follows */
+	bool d_stopping;      /* smarm_dist_stop began */
+	uint64_t d_conn_seq;  /* the last connection incarnation */
+	struct rmon *d_rmons; /* monitors of ours on remote processes */
 	uint64_t d_rmon_seq;	   /* the last of their ids */
 	int d_actors;		   /* our actors still running */
 	struct dist_conn *d_conns; /* every connection, up or not */
@@ -257,12 +258,29 @@ int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q);
 void smarm__dist_watcher(void *arg);
 /* Monitors of ours on processes of other nodes (smarm_dist_monitor). */
 struct rmon;
+/* Monitor to (by pid; or, name not NULL, the process registered as name
+ * on to->node) for owner: its Down goes to owner's dist mailbox, or,
+ * call not NULL, into that channel of smarm_dist_msg pointers (a sender
+ * reference is taken), and then the id carries DIST_CALL_BIT. */
 int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
-			 const struct dist_epid *to, uint64_t *id);
+			 const struct dist_epid *to, const char *name,
+			 smarm_chan_t *call, uint64_t *id);
 int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id);
 bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r);
 void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node);
 void smarm__dist_rmon_free_all(smarm_dist_t *d);
+/* The ref ids of calls' monitors carry this bit (a reply {Ref, _} to
+ * one that is gone is dropped, not delivered). */
+#define DIST_CALL_BIT (1ull << 62)
+/* A call's monitor, if still there, is removed (DEMONITOR_P). */
+void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id);
+/* A message term (131, ...) sent to the local pid to: if it is
+ * {Ref, Reply} with Ref the ref of a call of to's, hand Reply to that
+ * call, or drop it if the call is over, and return true; false: an
+ * ordinary message. */
+bool smarm__dist_rmon_reply(smarm_dist_t *d, smarm_pid_t to, const uint8_t *t,
+			    size_t len, smarm_dist_pid_t from);
+
 /* A reference of this node: NEWER_REFERENCE_EXT of id into b (cap
  * bytes; its size, written only if it fits); and back (0 or -1). */
 size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b,

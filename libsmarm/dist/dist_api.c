@@ -511,7 +511,7 @@ SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
 		return SMARM_ENOTACTOR;
 	if (stopping(d))
 		return SMARM_ESTATE;
-	return smarm__dist_rmon_add(d, self, &e, ref);
+	return smarm__dist_rmon_add(d, self, &e, NULL, NULL, ref);
 }
 
 SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref)
