@@ -13,8 +13,9 @@
  * behind the peer's MONITOR_P and LINK (their Downs go to the watcher,
  * watch.c), delivers the peer's EXIT and EXIT2 as exit signals, and
  * sends a tick when the line has been quiet for a tick interval; it
- * also hands the replies of calls of ours to their callers
- * (watch.c). Writers are
+ * also hands the replies of calls of ours to their callers (watch.c)
+ * and queues `$gen_call` and `$gen_cast` requests to served servers
+ * (gen.c). Writers are
  * the sending actors themselves, one at a time under the connection's green
  * mutex.
  *
@@ -959,8 +960,9 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		return 0; /* not ours: dropped */
 	const uint8_t *t = p + r.i;
 	size_t tlen = len - r.i;
-	/* A reply to a call of ours (watch.c). */
-	if (!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp))
+	/* A reply to a call of ours, or a call to a served server (gen.c). */
+	if ((!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp)) ||
+	    smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen))
 		return 0;
 	struct smarm_dist_msg *m = smarm__dist_msg_new(t, tlen, fp);
 	if (m == NULL)
