@@ -284,8 +284,9 @@ void smarm__dist_rmon_free_all(smarm_dist_t *d);
 /* The ref ids of calls' monitors carry this bit (a reply {Ref, _} to
  * one that is gone is dropped, not delivered). */
 #define DIST_CALL_BIT (1ull << 62)
-/* A call's monitor, if still there, is removed (DEMONITOR_P). */
-void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id);
+/* A call's monitor, if still there, is removed (and, tell, DEMONITOR_P
+ * sent; not from a cleanup handler, which must not park). */
+void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id, bool tell);
 /* A message term (131, ...) sent to the local pid to: if it is
  * {Ref, Reply} with Ref the ref of a call of to's, hand Reply to that
  * call, or drop it if the call is over, and return true; false: an

@@ -864,23 +864,46 @@ static int down_status(const struct smarm_dist_msg *m,
 	return SMARM_EDOWN;
 }
 
+/* What a call holds while it waits: undone however it ends, a stop of
+ * the calling actor included (then the monitor is forgotten without a
+ * DEMONITOR_P: a cleanup handler must not park). */
+struct call_guard {
+	smarm_dist_t *cg_d;
+	smarm_chan_t *cg_ch; /* the call's channel */
+	uint64_t cg_id;	     /* its monitor, or 0 */
+};
+
+static void call_undo(void *arg)
+{
+	struct call_guard *g = arg;
+	if (g->cg_id != 0)
+		smarm__dist_rmon_cancel(g->cg_d, g->cg_id, false);
+	(void)smarm_chan_sender_free(g->cg_ch);
+	(void)smarm_chan_receiver_free(g->cg_ch);
+}
+
 int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
 			 const char *name, const void *req, size_t len,
 			 uint64_t timeout_ns, smarm_dist_msg_t **reply)
 {
-	smarm_chan_t *ch = NULL;
-	int rc = smarm_chan_alloc(&ch, sizeof(struct smarm_dist_msg *),
+	struct call_guard g = { .cg_d = d };
+	int rc = smarm_chan_alloc(&g.cg_ch, sizeof(struct smarm_dist_msg *),
 				  smarm__dist_msg_elem_free());
 	if (rc != 0)
 		return SMARM_ENOMEM;
+	if (smarm_cleanup_push(call_undo, &g) != 0) {
+		call_undo(&g);
+		return SMARM_ENOMEM;
+	}
 	/* The monitor first, its ref the tag (gen:do_call): on one
 	 * connection the peer sees it before the request, so a name
 	 * nobody holds is noproc at once. */
-	uint64_t id;
 	smarm_pid_t self = smarm_actor_self();
-	rc = smarm__dist_rmon_add(d, self, to, name, ch, &id);
+	uint64_t id;
+	rc = smarm__dist_rmon_add(d, self, to, name, g.cg_ch, &id);
 	if (rc != 0)
 		goto out;
+	g.cg_id = id;
 	uint8_t mid[2 * DIST_TERM_SMALL + 8];
 	size_t k = 0;
 	struct dist_epid me;
@@ -891,15 +914,15 @@ int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
 	k += smarm__dist_put_ref(d, id, mid + k, sizeof mid - k);
 	rc = send_gen(d, to, name, "$gen_call", mid, k, req, len);
 	if (rc == SMARM_ENOMEM) {
-		smarm__dist_rmon_cancel(d, id);
+		smarm__dist_rmon_cancel(d, id, true);
 		goto out;
 	}
 	/* Another failure lost the connection: its Down says so. */
 	struct smarm_dist_msg *m = NULL;
-	rc = smarm_chan_recv_timeout(ch, &m, timeout_ns);
+	rc = smarm_chan_recv_timeout(g.cg_ch, &m, timeout_ns);
 	if (rc != 0) {
 		/* A reply racing this is dropped with the channel. */
-		smarm__dist_rmon_cancel(d, id);
+		smarm__dist_rmon_cancel(d, id, true);
 		if (rc != SMARM_ETIMEDOUT)
 			rc = SMARM_EINTERNAL;
 		goto out;
@@ -915,7 +938,6 @@ int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
 	else
 		free(m);
 out:
-	(void)smarm_chan_sender_free(ch);
-	(void)smarm_chan_receiver_free(ch);
+	smarm_cleanup_pop(true); /* call_undo */
 	return rc;
 }

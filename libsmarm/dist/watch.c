@@ -625,13 +625,14 @@ void smarm__dist_rmon_free_all(smarm_dist_t *d)
 /* ---- the monitors of calls (smarm_dist_call) ---- */
 
 /* The call behind ref id ends without its reply: remove its monitor
- * (DEMONITOR_P), unless its reply or Down took it first. */
-void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id)
+ * (with DEMONITOR_P if tell), unless its reply or Down took it first. */
+void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id, bool tell)
 {
 	struct rmon m;
 	if (!rmon_take(d, id, &m))
 		return;
-	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	if (tell)
+		(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
 	rmon_release(&m);
 }
 
