@@ -357,30 +357,35 @@ SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref);
  * the same calls by the pid of the actor that holds name at the time
  * (smarm_dist_self gives it; a restarted server is found again by name).
  *
- * b is the server's behaviour: its protocol says how a request maps to
- * an operation and its arguments, and the reply to a term. Request is
- * Op (an atom: an operation without arguments) or {Op, Arg1, ..., ArgN};
- * a call must name a call operation, a cast a cast operation. The
- * reply is {Tag, Reply} to the caller, where Reply is the handler's
- * return as a term, ok for a call without a reply type, {error, Reason}
- * for an smarm_gs_reply_error(Reason) (Reason an integer), and, for a
- * request that cannot be served, at once: {error, badarg} (Request
- * malformed, wrong count, type or range of an argument),
+ * b is the server's behaviour (a gen_server, or a gen_statem machine,
+ * which gen_statem:call and gen_statem:cast reach the same way): its
+ * protocol says how a request maps to an operation and its arguments,
+ * and the reply to a term. Request is Op (an atom: an operation
+ * without arguments) or {Op, Arg1, ..., ArgN}; a call must name a call
+ * operation, a cast a cast operation. The reply is {Tag, Reply} to the
+ * caller, where Reply is the handler's return as a term, ok for a call
+ * without a reply type, {error, Reason} for an error reply
+ * (smarm_gs_reply_error, smarm_sm_reply_error; Reason an integer), and,
+ * for a request that cannot be served, at once: {error, badarg}
+ * (Request malformed, wrong count, type or range of an argument),
  * {error, {unknown_op, Op}}, {error, {not_a_call, Op}}, {error, busy}
- * (SMARM_DIST_GEN_MAX requests already being served), or {error, E}
- * with E the lower-case name of the libsmarm status without its SMARM_
- * prefix (enoname: nobody holds name now; edown: the server ended
- * before it replied; efull: its queue is at its limit). A cast that
- * cannot be served is dropped (a debug log line says why). The types:
+ * (SMARM_DIST_GEN_MAX calls already waiting), or {error, E} with E the
+ * lower-case name of the libsmarm status without its SMARM_ prefix
+ * (enoname: nobody holds name now; edown: the server ended before it
+ * replied; efull: its queue is at its limit). A cast that cannot be
+ * served is dropped (a debug log line says why). The types:
  * docs/distribution.md, "Terms". Other messages to the name or pid are
  * delivered (or dropped) as before.
  *
- * Each request is served by an actor of the distribution of its own,
- * which waits for the server as long as it takes (the Erlang caller's
- * timeout is its own business) or until smarm_dist_stop.
+ * A request is queued to the server as it arrives, so the requests of
+ * one Erlang process keep their order (a cast, then a call, sees the
+ * cast done). A call's reply is awaited by an actor of the distribution
+ * of its own, as long as it takes (the Erlang caller's timeout is the
+ * caller's business) or until smarm_dist_stop.
  *
- * b must stay valid (its plugin open) while served: closed, requests
- * are answered {error, noproc}. The server need not run yet.
+ * b must stay valid (its plugin open) while served; once its plugin is
+ * unloaded, calls are answered {error, noproc}. The server need not run
+ * yet.
  * Returns: 0. Errors: SMARM_EINVAL d, name or b NULL, name empty or
  * longer than SMARM_NAME_MAX, or b no behaviour of a loaded plugin;
  * SMARM_EEXIST name is served already; SMARM_EAGAIN
