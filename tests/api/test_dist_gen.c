@@ -209,7 +209,7 @@ static bool peer_start(struct peer *p, const char *tag)
 
 static struct {
 	int rc[48];
-	char text[32][128];
+	char text[40][128];
 	uint64_t ns[4];
 	struct peer *peer;
 	char node[64];
@@ -253,8 +253,8 @@ static void run_node(smarm_actor_cb root)
 	harness_checks_assert();
 }
 
-static smarm_plugin_t *pl_counter, *pl_kv, *pl_tuple, *pl_probe;
-static const smarm_behaviour_t *counter, *kv, *shapes, *probe;
+static smarm_plugin_t *pl_counter, *pl_kv, *pl_tuple, *pl_probe, *pl_door;
+static const smarm_behaviour_t *counter, *kv, *shapes, *probe, *door;
 
 static void setup(void)
 {
@@ -285,6 +285,10 @@ static void setup(void)
 					   &pl_probe, msg, sizeof msg),
 			 0);
 	ck_assert_int_eq(smarm_plugin_behaviour(pl_probe, "probe", &probe), 0);
+	ck_assert_int_eq(smarm_plugin_open(getenv("SMARM_TEST_DOOR"), &pl_door,
+					   msg, sizeof msg),
+			 0);
+	ck_assert_int_eq(smarm_plugin_behaviour(pl_door, "door", &door), 0);
 }
 
 static void teardown(void)
@@ -293,6 +297,7 @@ static void teardown(void)
 	smarm_plugin_close(pl_kv);
 	smarm_plugin_close(pl_tuple);
 	smarm_plugin_close(pl_probe);
+	smarm_plugin_close(pl_door);
 }
 
 /* ---- terms ---- */
@@ -331,13 +336,12 @@ static smarm_dist_msg_t *recv_box(smarm_chan_t *box)
 
 /*
  * Have the driver call (cast_text NULL) or cast then call the server
- * dest (a name of ours, or a pid) with the request texts, and put the
- * printed result into out.
+ * dest (a name of ours, or a pid) with the request texts; its answer
+ * comes to me (erl_result).
  */
-static void erl_call(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
-		     const char *name, smarm_dist_pid_t pid,
-		     const char *cast_text, const char *text, char *out,
-		     size_t cap)
+static void erl_ask(smarm_dist_t *d, smarm_dist_pid_t me, const char *name,
+		    smarm_dist_pid_t pid, const char *cast_text,
+		    const char *text)
 {
 	ei_x_buff x;
 	ei_x_new_with_version(&x);
@@ -348,11 +352,16 @@ static void erl_call(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
 		ei_x_encode_string(&x, cast_text);
 	ei_x_encode_string(&x, text);
 	x_pid(&x, d, me);
-	snprintf(out, cap, "(no answer)");
 	int rc = smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
 				      (size_t)x.index);
 	ei_x_free(&x);
 	HARNESS_EQ(rc, 0);
+}
+
+/* The next result the driver sends, printed, into out. */
+static void erl_result(smarm_chan_t *box, char *out, size_t cap)
+{
+	snprintf(out, cap, "(no answer)");
 	smarm_dist_msg_t *m = recv_box(box);
 	if (m == NULL)
 		return;
@@ -368,6 +377,15 @@ static void erl_call(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
 	    ei_decode_string(t, &i, buf) == 0)
 		snprintf(out, cap, "%s", buf);
 	smarm_dist_msg_free(m);
+}
+
+static void erl_call(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
+		     const char *name, smarm_dist_pid_t pid,
+		     const char *cast_text, const char *text, char *out,
+		     size_t cap)
+{
+	erl_ask(d, me, name, pid, cast_text, text);
+	erl_result(box, out, cap);
 }
 
 /* ---- Erlang calls and casts libsmarm servers ---- */
@@ -388,6 +406,9 @@ static void root_serve(void *arg)
 	smarm_server_t *sp = NULL;
 	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
 	HARNESS_EQ(smarm_dist_serve(d, "probe", probe), 0);
+	smarm_server_t *sd = NULL;
+	HARNESS_EQ(smarm_server_start(door, "code=42", "door", &sd), 0);
+	HARNESS_EQ(smarm_dist_serve(d, "door", door), 0);
 	R.rc[4] = smarm_dist_serve(d, "counter", counter);
 	R.rc[5] = smarm_dist_serve(d, "kv", kv);
 	R.rc[6] = smarm_dist_serve(d, "shapes", shapes);
@@ -441,6 +462,18 @@ static void root_serve(void *arg)
 			 cases[k].name != NULL ? none : cpid, cases[k].cast,
 			 cases[k].call, R.text[k], sizeof R.text[k]);
 	}
+	/* A gen_statem (door): a call answered later (when_unlocked while
+	 * Locked) waits while other requests are served. */
+	erl_call(d, box, me, "door", none, NULL, "get_state.", R.text[29],
+		 sizeof R.text[29]);
+	erl_call(d, box, me, "door", none, "lock.", "get_state.", R.text[30],
+		 sizeof R.text[30]);
+	erl_ask(d, me, "door", none, NULL, "when_unlocked.");
+	erl_call(d, box, me, "door", none, NULL, "knocks.", R.text[31],
+		 sizeof R.text[31]);
+	erl_call(d, box, me, "door", none, "{unlock, 42}.", "get_state.",
+		 R.text[32], sizeof R.text[32]);
+	erl_result(box, R.text[33], sizeof R.text[33]);
 	R.rc[12] = smarm_dist_unserve(d, "kv");
 	R.rc[13] = smarm_dist_unserve(d, "kv");
 	R.rc[14] = smarm_dist_stop(d);
@@ -449,6 +482,8 @@ static void root_serve(void *arg)
 	HARNESS_EQ(smarm_server_shutdown(ss, MS(10000), NULL), 0);
 	HARNESS_EQ(smarm_server_shutdown(sp, MS(10000), NULL), 0);
 	smarm_server_free(sp);
+	HARNESS_EQ(smarm_server_shutdown(sd, MS(10000), NULL), 0);
+	smarm_server_free(sd);
 	smarm_server_free(sc);
 	smarm_server_free(sk);
 	smarm_server_free(ss);
@@ -501,6 +536,13 @@ START_TEST(test_dist_gen_erlang_calls_and_casts_libsmarm_servers)
 	ck_assert_str_eq(R.text[26], "9223372036854775807");
 	ck_assert_str_eq(R.text[27], "-9223372036854775808");
 	ck_assert_str_eq(R.text[28], "{error,badarg}");
+	ck_assert_str_eq(R.text[29], "0"); /* Closed */
+	ck_assert_str_eq(R.text[30], "2"); /* Locked */
+	ck_assert_str_eq(R.text[31], "0"); /* knocks, while one waits */
+	/* Unlocked: the get_state and the waiting when_unlocked, in either
+	 * order. */
+	ck_assert_str_eq(R.text[32], "0");
+	ck_assert_str_eq(R.text[33], "0");
 	ck_assert_int_eq(R.rc[12], 0);
 	ck_assert_int_eq(R.rc[13], SMARM_ENOENT);
 	ck_assert_int_eq(R.rc[14], 0);
