@@ -30,6 +30,7 @@
 #include <string.h>
 
 #define COOKIE "testcookie"
+#define BENCH 2000 /* round trips timed each way */
 
 /* ---- the Erlang peer ---- */
 
@@ -49,6 +50,8 @@
  *   {gcast_call, Dest, CastText, CallText, Reply}
  *                               from one new process: cast, then call,
  *                               Reply ! {gres, Printed}
+ *   {bench, Dest, N, Reply}     from a new process: N calls of get in
+ *                               a row; Reply ! {gres, Microseconds}
  *   {whereis, Name, Reply}      Reply ! {pid, whereis(Name)}
  * and halts when its stdin closes.
  */
@@ -87,6 +90,12 @@ static const char peer_eval[] =
 	"                    R = (catch gen_server:call(Dest, Ev(Text, Reply),"
 	"                                               20000)),"
 	"                    Reply ! {gres, Pr(R)} end), L();"
+	"  {bench, Dest, N, Reply} ->"
+	"     spawn(fun() -> T0 = erlang:monotonic_time(microsecond),"
+	"       lists:foreach(fun(_) -> gen_server:call(Dest, get) end,"
+	"                     lists:seq(1, N)),"
+	"       T = erlang:monotonic_time(microsecond) - T0,"
+	"       Reply ! {gres, integer_to_list(T)} end), L();"
 	"  {whereis, Name, Reply} -> Reply ! {pid, whereis(Name)}, L()"
 	"  end end,"
 	"io:format(\"READY~n\"),"
@@ -474,6 +483,21 @@ static void root_serve(void *arg)
 	erl_call(d, box, me, "door", none, "{unlock, 42}.", "get_state.",
 		 R.text[32], sizeof R.text[32]);
 	erl_result(box, R.text[33], sizeof R.text[33]);
+	/* Round trips, logged (not asserted): BENCH calls from Erlang. */
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 4);
+	ei_x_encode_atom(&x, "bench");
+	x_dest(&x, d, "counter", none);
+	ei_x_encode_long(&x, BENCH);
+	x_pid(&x, d, me);
+	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
+					(size_t)x.index),
+		   0);
+	ei_x_free(&x);
+	erl_result(box, R.text[34], sizeof R.text[34]);
+	fprintf(stderr, "# %d gen_server:call from erl to libsmarm: %s us\n",
+		BENCH, R.text[34]);
 	R.rc[12] = smarm_dist_unserve(d, "kv");
 	R.rc[13] = smarm_dist_unserve(d, "kv");
 	R.rc[14] = smarm_dist_stop(d);
@@ -543,6 +567,7 @@ START_TEST(test_dist_gen_erlang_calls_and_casts_libsmarm_servers)
 	 * order. */
 	ck_assert_str_eq(R.text[32], "0");
 	ck_assert_str_eq(R.text[33], "0");
+	ck_assert_msg(atol(R.text[34]) > 0, "bench: %s", R.text[34]);
 	ck_assert_int_eq(R.rc[12], 0);
 	ck_assert_int_eq(R.rc[13], SMARM_ENOENT);
 	ck_assert_int_eq(R.rc[14], 0);
@@ -682,6 +707,20 @@ static void root_call(void *arg)
 	R.rc[21] = smarm_dist_call_name(d, "nosuchnode@localhost", "x", q.buff,
 					(size_t)q.index, long_to, &m);
 
+	/* Round trips, logged (not asserted). */
+	t0 = smarm_now_ns();
+	int fails = 0;
+	for (int k = 0; k < BENCH; k++) {
+		m = NULL;
+		fails +=
+			smarm_dist_call_name(d, R.peer->name, "tgs", q.buff,
+					     (size_t)q.index, long_to, &m) != 0;
+		smarm_dist_msg_free(m);
+	}
+	R.rc[25] = fails;
+	fprintf(stderr, "# %d smarm_dist_call from libsmarm to erl: %llu us\n",
+		BENCH, (unsigned long long)(smarm_now_ns() - t0) / 1000);
+
 	/* The server dies in the call: its reason. */
 	R.rc[22] = call_tgs(d, "tgs", "die", long_to, R.text[22]);
 	/* And its pid is gone now: noproc. */
@@ -738,6 +777,7 @@ START_TEST(test_dist_gen_libsmarm_calls_and_casts_erlang_gen_server)
 	ck_assert_str_eq(R.text[22], "boom");
 	ck_assert_int_eq(R.rc[23], SMARM_ENOPROC);
 	ck_assert_int_eq(R.rc[24], 0);
+	ck_assert_int_eq(R.rc[25], 0);
 }
 END_TEST
 
