@@ -810,7 +810,8 @@ static int send_gen(smarm_dist_t *d, const struct dist_epid *to,
 	b[k++] = mid_len != 0 ? 3 : 2;
 	ei_encode_atom_as((char *)b + k, &i, label, ERLANG_UTF8, ERLANG_UTF8);
 	k += (size_t)i;
-	memcpy(b + k, mid, mid_len);
+	if (mid_len != 0) /* a cast has none (mid NULL) */
+		memcpy(b + k, mid, mid_len);
 	k += mid_len;
 	memcpy(b + k, (const uint8_t *)req + 1, len - 1); /* past 131 */
 	k += len - 1;
