@@ -48,6 +48,14 @@
  * (smarm_dist_pid_encode) to put it inside a term, and back
  * (smarm_dist_pid_decode).
  *
+ * gen_server interop. smarm_dist_serve exposes a libsmarm server (a
+ * behaviour plugin's, registered under a name) to Erlang's
+ * gen_server:call and gen_server:cast, by {Name, Node} or by its pid:
+ * requests are mapped to the behaviour's typed protocol and replies
+ * back to terms (docs/distribution.md, "Terms"). smarm_dist_call and
+ * smarm_dist_cast call and cast an Erlang gen_server, as gen_server:call
+ * does: a monitor of the target, a timeout, raw terms.
+ *
  * Security. Erlang distribution trusts every node that knows the cookie
  * with everything (any process, any code). Use it on a private network
  * or a loopback interface (see docs/distribution.md).
@@ -55,7 +63,7 @@
 #ifndef SMARM_DIST_H
 #define SMARM_DIST_H
 
-#include "smarm.h"
+#include "smarm_plugin.h" /* smarm_behaviour_t; includes smarm.h */
 
 #ifdef __cplusplus
 extern "C" {
@@ -393,6 +401,134 @@ SMARM_API int smarm_dist_unlink(smarm_dist_t *d, smarm_dist_pid_t target);
  */
 SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
 				      bool on);
+
+/*
+ * smarm_dist_serve() - make the libsmarm server registered as name on
+ * this node callable from other nodes, as a gen_server: Erlang's
+ * gen_server:call({Name, Node}, Request[, Timeout]) and
+ * gen_server:cast({Name, Node}, Request) reach its handlers, and so do
+ * the same calls by the pid of the actor that holds name at the time
+ * (smarm_dist_self gives it; a restarted server is found again by name).
+ *
+ * b is the server's behaviour (a gen_server, or a gen_statem machine,
+ * which gen_statem:call and gen_statem:cast reach the same way): its
+ * protocol says how a request maps to an operation and its arguments,
+ * and the reply to a term. Request is Op (an atom: an operation
+ * without arguments) or {Op, Arg1, ..., ArgN}; a call must name a call
+ * operation, a cast a cast operation. The reply is {Tag, Reply} to the
+ * caller, where Reply is the handler's return as a term, ok for a call
+ * without a reply type, {error, Reason} for an error reply
+ * (smarm_gs_reply_error, smarm_sm_reply_error; Reason an integer), and,
+ * for a request that cannot be served, at once: {error, badarg}
+ * (Request malformed, wrong count, type or range of an argument),
+ * {error, {unknown_op, Op}}, {error, {not_a_call, Op}}, {error, busy}
+ * (SMARM_DIST_GEN_MAX calls already waiting), or {error, E} with E the
+ * lower-case name of the libsmarm status without its SMARM_ prefix
+ * (enoname: nobody holds name now; edown: the server ended before it
+ * replied; efull: its queue is at its limit). A cast that cannot be
+ * served is dropped (a debug log line says why). The types:
+ * docs/distribution.md, "Terms". Other messages to the name or pid are
+ * delivered (or dropped) as before.
+ *
+ * A request is queued to the server as it arrives, so the requests of
+ * one Erlang process keep their order (a cast, then a call, sees the
+ * cast done). A call's reply is awaited by an actor of the distribution
+ * of its own, as long as it takes (the Erlang caller's timeout is the
+ * caller's business) or until smarm_dist_stop.
+ *
+ * b must stay valid (its plugin open) while served; once its plugin is
+ * unloaded, calls are answered {error, noproc}. The server need not run
+ * yet.
+ * Returns: 0. Errors: SMARM_EINVAL d, name or b NULL, name empty or
+ * longer than SMARM_NAME_MAX, or b no behaviour of a loaded plugin;
+ * SMARM_EEXIST name is served already; SMARM_EAGAIN
+ * SMARM_DIST_SERVE_MAX names are served; SMARM_ESTATE d is stopping.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_serve(smarm_dist_t *d, const char *name,
+			       const smarm_behaviour_t *b);
+
+/* The most names one dist handle serves at once (smarm_dist_serve). */
+#define SMARM_DIST_SERVE_MAX 64
+
+/* The most requests from other nodes served at once; more are answered
+ * {error, busy}. */
+#define SMARM_DIST_GEN_MAX 1024
+
+/*
+ * smarm_dist_unserve() - stop serving name: later requests to it are
+ * delivered as any message (and dropped if its holder has no dist
+ * mailbox); those being served finish.
+ * Returns: 0. Errors: SMARM_EINVAL d or name NULL, name empty or longer
+ * than SMARM_NAME_MAX; SMARM_ENOENT name is not served.
+ * Thread-safety: any thread. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_unserve(smarm_dist_t *d, const char *name);
+
+/*
+ * smarm_dist_call() - call the gen_server `to` (a process of another
+ * node) as gen_server:call(To, Request, Timeout) does, and wait for its
+ * reply.
+ *
+ * req is Request as a term (131 first, as smarm_dist_send takes it;
+ * copied). The call monitors the server (MONITOR_P), sends
+ * {'$gen_call', {Self, Ref}, Request} with the monitor's Ref as its tag,
+ * and waits at most timeout_ns (SMARM_NO_TIMEOUT: forever) for the
+ * first of: the reply {Ref, Reply}, which ends the monitor
+ * (DEMONITOR_P); the monitor's Down; the timeout. The reply and the
+ * Down go to the call, never into the caller's dist mailbox (the caller
+ * needs none), and a reply that comes after the call ended is dropped.
+ *
+ * On success *reply (reply may be NULL to discard it) is a message
+ * whose term is Reply (131 first) and whose sender is the server's pid
+ * when the peer named it; free it with smarm_dist_msg_free. On
+ * SMARM_EDOWN *reply is a message whose term is the exit reason; on
+ * any other error it is NULL.
+ * Returns: 0. Errors: SMARM_EINVAL d NULL, to is no pid of d or a pid
+ * of this node (call a local server with smarm_server_call), or req as
+ * for smarm_dist_send; SMARM_ENOTACTOR; SMARM_ENOPROC the server is not
+ * there (the Down's noproc); SMARM_ENOCONN its node cannot be reached,
+ * or the connection was lost during the call (noconnection; no epmd,
+ * a refused handshake and the like all come as this); SMARM_EDOWN the
+ * server ended before it replied (*reply: the reason); SMARM_ETIMEDOUT
+ * (the monitor is removed; a late reply is dropped); SMARM_ESTATE d is
+ * stopping; SMARM_ENOMEM; SMARM_EINTERNAL.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_call(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len, uint64_t timeout_ns,
+			      smarm_dist_msg_t **reply);
+
+/*
+ * smarm_dist_call_name() - smarm_dist_call to the process registered as
+ * name on node: gen_server:call({Name, Node}, Request, Timeout). The
+ * monitor is by name, so a name nobody holds is SMARM_ENOPROC at once.
+ * Returns: 0. Errors: as smarm_dist_call, and SMARM_EINVAL node NULL,
+ * malformed or this node's own name, or name NULL, empty or longer than
+ * 255 bytes.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_call_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len, uint64_t timeout_ns,
+				   smarm_dist_msg_t **reply);
+
+/*
+ * smarm_dist_cast() / smarm_dist_cast_name() - gen_server:cast: send
+ * {'$gen_cast', Request} to the process to, or to name on node, with
+ * the caller as the sender; never waits for the server (it may connect
+ * first, as smarm_dist_send does) and does not say whether it is there.
+ * Returns: 0. Errors: SMARM_EINVAL as for smarm_dist_call and
+ * smarm_dist_call_name; SMARM_ENOTACTOR; SMARM_ENOCONN, SMARM_ENOEPMD,
+ * SMARM_EAUTH no connection to the node (as for smarm_dist_send);
+ * SMARM_ESTATE d is stopping; SMARM_ENOMEM.
+ * Thread-safety: actor context only. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_dist_cast(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len);
+SMARM_API int smarm_dist_cast_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,10 @@
  * protocol wants answered (UNLINK_ID), sets and removes the monitors
  * behind the peer's MONITOR_P and LINK (their Downs go to the watcher,
  * watch.c), delivers the peer's EXIT and EXIT2 as exit signals, and
- * sends a tick when the line has been quiet for a tick interval. Writers are
+ * sends a tick when the line has been quiet for a tick interval; it
+ * also hands the replies of calls of ours to their callers (watch.c)
+ * and queues `$gen_call` and `$gen_cast` requests to served servers
+ * (gen.c). Writers are
  * the sending actors themselves, one at a time under the connection's green
  * mutex.
  *
@@ -971,18 +974,22 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 	smarm_dist_pid_t fp = SMARM_DIST_PID_NONE;
 	if (has_from)
 		(void)smarm__dist_intern(d, &from, &fp); /* full: no sender */
-	struct smarm_dist_msg *m = smarm__dist_msg_new(p + r.i, len - r.i, fp);
+	smarm_pid_t lp = SMARM_PID_NONE;
+	if (!by_name && !local_pid(d, &to, &lp))
+		return 0; /* not ours: dropped */
+	const uint8_t *t = p + r.i;
+	size_t tlen = len - r.i;
+	/* A reply to a call of ours, or a call to a served server (gen.c). */
+	if ((!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp)) ||
+	    smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen))
+		return 0;
+	struct smarm_dist_msg *m = smarm__dist_msg_new(t, tlen, fp);
 	if (m == NULL)
 		return 0; /* dropped, as the BEAM would not */
-	if (by_name) {
+	if (by_name)
 		smarm__dist_deliver_name(d, name, m);
-	} else {
-		smarm_pid_t lp;
-		if (local_pid(d, &to, &lp))
-			smarm__dist_deliver_pid(d, lp, m);
-		else
-			free(m);
-	}
+	else
+		smarm__dist_deliver_pid(d, lp, m);
 	return 0;
 bad:
 	smarm__dist_log(d, SMARM_LOG_WARNING,

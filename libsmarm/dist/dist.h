@@ -2,7 +2,8 @@
 /*
  * dist/dist.h - the distribution layer's internal interface: the dist
  * handle, connections, the pid table, and the pieces each file provides
- * (MD5, the bounded term reader, epmd, the handshake, connections).
+ * (MD5, the bounded term reader, epmd, the handshake, connections,
+ * monitors, gen_server interop).
  *
  * Ownership: a struct smarm_dist is made by smarm_dist_start and freed
  * by smarm_dist_stop once every actor it started has reported its end.
@@ -23,6 +24,7 @@
 
 #include "smarm/dist.h"
 #include "smarm/otp.h"
+#include "smarm/smarm_plugin.h"
 
 #include "../core/core.h"
 
@@ -157,6 +159,14 @@ int smarm__dist_resolve(const char *host, uint32_t *addr_be);
 int smarm__dist_tcp_connect(uint32_t addr_be, int port, int *fd);
 
 /* ---- the handle ---- */
+#define DIST_SERVE_MAX SMARM_DIST_SERVE_MAX
+#define DIST_GEN_JOBS_MAX SMARM_DIST_GEN_MAX
+/* A server smarm_dist_serve exposes (gen.c), in d_serves. */
+struct dist_serve {
+	char sv_name[SMARM_NAME_MAX + 1]; /* the registered name served */
+	const smarm_behaviour_t *sv_b;	  /* its behaviour */
+};
+
 struct dist_conn;
 
 struct dist_pid_ent {
@@ -178,10 +188,13 @@ struct smarm_dist {
 	smarm_chan_t *d_done;	  /* int elements: an actor of ours ended */
 	smarm_chan_t *d_watch_ch; /* the watcher's signals and requests */
 
-	smarm__lock_t d_lock;	   /* guards what follows */
-	bool d_stopping;	   /* smarm_dist_stop began */
-	uint64_t d_conn_seq;	   /* the last connection incarnation */
-	struct rmon *d_rmons;	   /* monitors of ours on remote processes */
+	smarm__lock_t d_lock; /* guards what follows */
+	bool d_stopping;      /* smarm_dist_stop began */
+	uint64_t d_conn_seq;  /* the last connection incarnation */
+	struct rmon *d_rmons; /* monitors of ours on remote processes */
+	struct dist_serve d_serves[DIST_SERVE_MAX]; /* smarm_dist_serve */
+	unsigned d_nserves;			    /* used in d_serves */
+	unsigned d_gen_jobs;	   /* gen.c's workers running */
 	uint64_t d_rmon_seq;	   /* the last of their ids */
 	struct olink *d_olinks;	   /* links of ours on remote processes */
 	struct nmon *d_nmons;	   /* monitor_node requests of ours */
@@ -276,8 +289,13 @@ int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q);
 void smarm__dist_watcher(void *arg);
 /* Monitors of ours on processes of other nodes (smarm_dist_monitor). */
 struct rmon;
+/* Monitor to (by pid; or, name not NULL, the process registered as name
+ * on to->node) for owner: its Down goes to owner's dist mailbox, or,
+ * call not NULL, into that channel of smarm_dist_msg pointers (a sender
+ * reference is taken), and then the id carries DIST_CALL_BIT. */
 int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
-			 const struct dist_epid *to, uint64_t *id);
+			 const struct dist_epid *to, const char *name,
+			 smarm_chan_t *call, uint64_t *id);
 int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id);
 bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r);
 void smarm__dist_rmon_node_down(smarm_dist_t *d, const char *node);
@@ -301,6 +319,40 @@ int smarm__dist_olink_add(smarm_dist_t *d, smarm_pid_t local,
  * whether it was there. */
 bool smarm__dist_olink_take(smarm_dist_t *d, smarm_pid_t local,
 			    const struct dist_epid *remote);
+/* The ref ids of calls' monitors carry this bit (a reply {Ref, _} to
+ * one that is gone is dropped, not delivered). */
+#define DIST_CALL_BIT (1ull << 62)
+/* A call's monitor, if still there, is removed (and, tell, DEMONITOR_P
+ * sent; not from a cleanup handler, which must not park). */
+void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id, bool tell);
+/* A message term (131, ...) sent to the local pid to: if it is
+ * {Ref, Reply} with Ref the ref of a call of to's, hand Reply to that
+ * call, or drop it if the call is over, and return true; false: an
+ * ordinary message. */
+bool smarm__dist_rmon_reply(smarm_dist_t *d, smarm_pid_t to, const uint8_t *t,
+			    size_t len, smarm_dist_pid_t from);
+
+/* ---- gen.c: $gen_call and $gen_cast, both ways ---- */
+/* Expose the server registered as name (behaviour b): 0, SMARM_EEXIST,
+ * SMARM_EAGAIN (table full), SMARM_ESTATE (stopping). And undo it: 0 or
+ * SMARM_ENOENT. */
+int smarm__dist_serve(smarm_dist_t *d, const char *name,
+		      const smarm_behaviour_t *b);
+int smarm__dist_unserve(smarm_dist_t *d, const char *name);
+/* A message arrived for the local name (or, name NULL, the local pid
+ * lp): if it is a $gen_call or $gen_cast for a served server, serve it
+ * (queued to the server now; a worker awaits a call's reply) and return
+ * true; false: deliver it as usual. */
+bool smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			   const uint8_t *t, size_t len);
+/* A call to a process of another node (to: its pid; or, name not NULL,
+ * that name on to->node), as smarm_dist_call. */
+int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
+			 const char *name, const void *req, size_t len,
+			 uint64_t timeout_ns, smarm_dist_msg_t **reply);
+/* {'$gen_cast', Req} to to (or name on to->node). */
+int smarm__dist_gen_cast(smarm_dist_t *d, const struct dist_epid *to,
+			 const char *name, const void *req, size_t len);
 /* A reference of this node: NEWER_REFERENCE_EXT of id into b (cap
  * bytes; its size, written only if it fits); and back (0 or -1). */
 size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b,

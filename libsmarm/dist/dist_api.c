@@ -19,6 +19,8 @@
  */
 #include "dist.h"
 
+#include "../behaviour/bhv.h"
+
 #include <ei.h>
 
 #include <arpa/inet.h>
@@ -511,7 +513,7 @@ SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
 		return SMARM_ENOTACTOR;
 	if (stopping(d))
 		return SMARM_ESTATE;
-	return smarm__dist_rmon_add(d, self, &e, ref);
+	return smarm__dist_rmon_add(d, self, &e, NULL, NULL, ref);
 }
 
 SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref)
@@ -675,4 +677,107 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
 	if (stopping(d))
 		return SMARM_ESTATE;
 	return smarm__dist_nmon_add(d, self, node);
+}
+
+/* A remote target: to's entry, which must be of another node. */
+static int remote_pid(smarm_dist_t *d, smarm_dist_pid_t to, struct dist_epid *e)
+{
+	if (smarm__dist_pid_get(d, to, e) != 0 ||
+	    strcmp(e->node, d->d_name) == 0)
+		return SMARM_EINVAL;
+	return 0;
+}
+
+/* A remote name: node (not ours) and name checked, into e's node. */
+static int remote_name(smarm_dist_t *d, const char *node, const char *name,
+		       struct dist_epid *e)
+{
+	if (check_node(node) != 0 || strcmp(node, d->d_name) == 0 ||
+	    name == NULL || name[0] == '\0' || strnlen(name, 256) > 255)
+		return SMARM_EINVAL;
+	memset(e, 0, sizeof *e);
+	snprintf(e->node, sizeof e->node, "%s", node);
+	return 0;
+}
+
+/* The checks every call and cast make after its arguments'. */
+static int gen_ready(smarm_dist_t *d)
+{
+	if (smarm_actor_self().id == 0)
+		return SMARM_ENOTACTOR;
+	return stopping(d) ? SMARM_ESTATE : 0;
+}
+
+SMARM_API int smarm_dist_call(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len, uint64_t timeout_ns,
+			      smarm_dist_msg_t **reply)
+{
+	struct dist_epid e;
+	if (reply != NULL)
+		*reply = NULL;
+	if (d == NULL || remote_pid(d, to, &e) != 0 ||
+	    check_term(req, len) != 0)
+		return SMARM_EINVAL;
+	int rc = gen_ready(d);
+	return rc != 0 ? rc
+		       : smarm__dist_gen_call(d, &e, NULL, req, len, timeout_ns,
+					      reply);
+}
+
+SMARM_API int smarm_dist_call_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len, uint64_t timeout_ns,
+				   smarm_dist_msg_t **reply)
+{
+	struct dist_epid e;
+	if (reply != NULL)
+		*reply = NULL;
+	if (d == NULL || remote_name(d, node, name, &e) != 0 ||
+	    check_term(req, len) != 0)
+		return SMARM_EINVAL;
+	int rc = gen_ready(d);
+	return rc != 0 ? rc
+		       : smarm__dist_gen_call(d, &e, name, req, len, timeout_ns,
+					      reply);
+}
+
+SMARM_API int smarm_dist_cast(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len)
+{
+	struct dist_epid e;
+	if (d == NULL || remote_pid(d, to, &e) != 0 ||
+	    check_term(req, len) != 0)
+		return SMARM_EINVAL;
+	int rc = gen_ready(d);
+	return rc != 0 ? rc : smarm__dist_gen_cast(d, &e, NULL, req, len);
+}
+
+SMARM_API int smarm_dist_cast_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len)
+{
+	struct dist_epid e;
+	if (d == NULL || remote_name(d, node, name, &e) != 0 ||
+	    check_term(req, len) != 0)
+		return SMARM_EINVAL;
+	int rc = gen_ready(d);
+	return rc != 0 ? rc : smarm__dist_gen_cast(d, &e, name, req, len);
+}
+
+SMARM_API int smarm_dist_serve(smarm_dist_t *d, const char *name,
+			       const smarm_behaviour_t *b)
+{
+	if (d == NULL || name == NULL || name[0] == '\0' ||
+	    strnlen(name, SMARM_NAME_MAX + 1) > SMARM_NAME_MAX || b == NULL ||
+	    !smarm__bhv_valid(b))
+		return SMARM_EINVAL;
+	return smarm__dist_serve(d, name, b);
+}
+
+SMARM_API int smarm_dist_unserve(smarm_dist_t *d, const char *name)
+{
+	if (d == NULL || name == NULL || name[0] == '\0' ||
+	    strnlen(name, SMARM_NAME_MAX + 1) > SMARM_NAME_MAX)
+		return SMARM_EINVAL;
+	return smarm__dist_unserve(d, name);
 }

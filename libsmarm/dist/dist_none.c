@@ -149,3 +149,52 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
 	(void)d, (void)node, (void)on;
 	return SMARM_ENODIST;
 }
+
+SMARM_API int smarm_dist_call(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len, uint64_t timeout_ns,
+			      smarm_dist_msg_t **reply)
+{
+	(void)d, (void)to, (void)req, (void)len, (void)timeout_ns;
+	if (reply != NULL)
+		*reply = NULL;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_call_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len, uint64_t timeout_ns,
+				   smarm_dist_msg_t **reply)
+{
+	(void)d, (void)node, (void)name, (void)req, (void)len, (void)timeout_ns;
+	if (reply != NULL)
+		*reply = NULL;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_cast(smarm_dist_t *d, smarm_dist_pid_t to,
+			      const void *req, size_t len)
+{
+	(void)d, (void)to, (void)req, (void)len;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_cast_name(smarm_dist_t *d, const char *node,
+				   const char *name, const void *req,
+				   size_t len)
+{
+	(void)d, (void)node, (void)name, (void)req, (void)len;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_serve(smarm_dist_t *d, const char *name,
+			       const smarm_behaviour_t *b)
+{
+	(void)d, (void)name, (void)b;
+	return SMARM_ENODIST;
+}
+
+SMARM_API int smarm_dist_unserve(smarm_dist_t *d, const char *name)
+{
+	(void)d, (void)name;
+	return SMARM_ENODIST;
+}

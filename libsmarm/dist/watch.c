@@ -10,7 +10,7 @@
  * noconnection (SMARM_EXIT_CRASHED, reason SMARM_ENOCONN) to each local
  * actor linked across it.
  *
- * Links the other way (smarm_dist_link): a libsmarm actor links a
+ * Links set from here (smarm_dist_link): a libsmarm actor links a
  * process of another node. The link is an entry of d_olinks (under
  * d_lock, so the reader that gets the peer's EXIT and the actor that
  * unlinks agree on whether it still exists); the watcher monitors the
@@ -18,6 +18,14 @@
  * entry and sends EXIT. A link already gone (unlinked, or ended by the
  * peer's EXIT) sends nothing and delivers nothing, as OTP's unlink
  * promises.
+ *
+ * The other way, the monitors libsmarm actors set on Erlang processes
+ * (struct rmon, below): smarm_dist_monitor's, whose Down goes to the
+ * owner's dist mailbox, and those of calls (smarm_dist_call, gen.c),
+ * by pid or by registered name, whose Down and whose reply go to the
+ * call's own channel; a call's ref is its tag, so the reader hands the
+ * reply {Ref, Reply} over here (smarm__dist_rmon_reply) and drops one
+ * that comes after the call ended.
  *
  * Who owns what. A libsmarm monitor belongs to the actor that set it
  * (only it may remove it). The reader of the connection a MONITOR_P or
@@ -469,15 +477,59 @@ void smarm__dist_watcher(void *arg)
 
 /*
  * struct rmon - one monitor a local actor set on a process of another
- * node (smarm_dist_monitor), until its Down is delivered or it is
- * removed. In d_rmons, under d_lock.
+ * node (smarm_dist_monitor, or a call's: smarm_dist_call), until its
+ * Down is delivered, its call's reply came, or it is removed. In
+ * d_rmons, under d_lock. Whoever takes one out of the table owns its
+ * rm_call sender reference and releases it (rmon_release).
  */
 struct rmon {
 	struct rmon *rm_next;
-	uint64_t rm_id;		/* the Ref's id */
+	uint64_t rm_id;		/* the Ref's id (DIST_CALL_BIT: a call's) */
 	smarm_pid_t rm_owner;	/* who gets the Down */
-	struct dist_epid rm_to; /* the monitored process */
+	struct dist_epid rm_to; /* the monitored process (by name: its
+				   node only) */
+	char rm_name[256];	/* by name: the registered name; "" by pid */
+	smarm_chan_t *rm_call;	/* a call's channel (one sender reference
+				   of ours), or NULL: the owner's mailbox */
 };
+
+/* Give up what a taken rmon holds. */
+static void rmon_release(struct rmon *m)
+{
+	if (m->rm_call != NULL)
+		(void)smarm_chan_sender_free(m->rm_call);
+	m->rm_call = NULL;
+}
+
+/* Hand a message to m's owner: a call's channel, or its dist mailbox.
+ * Takes msg; releases m's channel reference. */
+static void rmon_deliver(smarm_dist_t *d, struct rmon *m,
+			 struct smarm_dist_msg *msg)
+{
+	if (m->rm_call != NULL) {
+		if (smarm_chan_send(m->rm_call, &msg) != 0)
+			free(msg); /* the call ended: dropped */
+	} else {
+		smarm__dist_deliver_pid(d, m->rm_owner, msg);
+	}
+	rmon_release(m);
+}
+
+/* m's monitored process as a term (no version byte) into b (cap bytes):
+ * its pid, or {Name, Node} for a monitor by name. Its size. */
+static size_t rmon_proc(const struct rmon *m, uint8_t *b, size_t cap)
+{
+	if (m->rm_name[0] == '\0')
+		return smarm__etf_put_pid(b, cap, &m->rm_to);
+	int i = 0;
+	char *c = (char *)b;
+	if (cap < 2 * 260 + 8)
+		return 0;
+	ei_encode_tuple_header(c, &i, 2);
+	ei_encode_atom_as(c, &i, m->rm_name, ERLANG_UTF8, ERLANG_UTF8);
+	ei_encode_atom_as(c, &i, m->rm_to.node, ERLANG_UTF8, ERLANG_UTF8);
+	return (size_t)i;
+}
 
 /* A reference of this node with id, as NEWER_REFERENCE_EXT. */
 size_t smarm__dist_put_ref(smarm_dist_t *d, uint64_t id, uint8_t *b, size_t cap)
@@ -529,16 +581,18 @@ int smarm__dist_get_ref(smarm_dist_t *d, struct etf_rd *r, uint64_t *id)
 	return 0;
 }
 
-/* Deliver {'DOWN', Ref, process, Proc, Reason} to owner; proc and
- * reason are terms (no version byte). */
-static void deliver_down(smarm_dist_t *d, smarm_pid_t owner, uint64_t id,
-			 const uint8_t *proc, size_t proc_len,
-			 const uint8_t *reason, size_t reason_len)
+/* Deliver {'DOWN', Ref, process, Proc, Reason} for m (taken) to its
+ * owner; proc and reason are terms (no version byte). */
+static void deliver_down(smarm_dist_t *d, struct rmon *m, const uint8_t *proc,
+			 size_t proc_len, const uint8_t *reason,
+			 size_t reason_len)
 {
 	size_t cap = 64 + SMARM_DIST_NODE_MAX + proc_len + reason_len;
 	uint8_t *b = malloc(cap);
-	if (b == NULL)
+	if (b == NULL) {
+		rmon_release(m);
 		return;
+	}
 	size_t k = 0;
 	int i = 0;
 	b[k++] = 131;
@@ -546,7 +600,7 @@ static void deliver_down(smarm_dist_t *d, smarm_pid_t owner, uint64_t id,
 	b[k++] = 5;
 	ei_encode_atom_as((char *)b + k, &i, "DOWN", ERLANG_UTF8, ERLANG_UTF8);
 	k += (size_t)i;
-	k += smarm__dist_put_ref(d, id, b + k, cap - k);
+	k += smarm__dist_put_ref(d, m->rm_id, b + k, cap - k);
 	i = 0;
 	ei_encode_atom_as((char *)b + k, &i, "process", ERLANG_UTF8,
 			  ERLANG_UTF8);
@@ -555,13 +609,15 @@ static void deliver_down(smarm_dist_t *d, smarm_pid_t owner, uint64_t id,
 	k += proc_len;
 	memcpy(b + k, reason, reason_len);
 	k += reason_len;
-	struct smarm_dist_msg *m =
+	struct smarm_dist_msg *msg =
 		smarm__dist_msg_new(b, k, SMARM_DIST_PID_NONE);
 	free(b);
-	if (m != NULL) {
-		m->m_down = id;
-		smarm__dist_deliver_pid(d, owner, m);
+	if (msg == NULL) {
+		rmon_release(m);
+		return;
 	}
+	msg->m_down = m->rm_id;
+	rmon_deliver(d, m, msg);
 }
 
 /* Take the monitor id out of the table: its owner and target. */
@@ -582,57 +638,76 @@ static bool rmon_take(smarm_dist_t *d, uint64_t id, struct rmon *out)
 	return hit;
 }
 
-static void down_noconnection(smarm_dist_t *d, const struct rmon *m)
+static void down_noconnection(smarm_dist_t *d, struct rmon *m)
 {
-	uint8_t proc[DIST_TERM_SMALL], reason[32];
-	size_t pl = smarm__etf_put_pid(proc, sizeof proc, &m->rm_to);
+	uint8_t proc[2 * DIST_TERM_SMALL], reason[32];
+	size_t pl = rmon_proc(m, proc, sizeof proc);
 	int i = 0;
 	ei_encode_atom_as((char *)reason, &i, "noconnection", ERLANG_UTF8,
 			  ERLANG_UTF8);
-	deliver_down(d, m->rm_owner, m->rm_id, proc, pl, reason, (size_t)i);
+	deliver_down(d, m, proc, pl, reason, (size_t)i);
 }
 
 /*
- * Send the control message {Op, Owner, To, Ref} (MONITOR_P 19 or
- * DEMONITOR_P 20) of owner's monitor id of the remote process to;
+ * Send the control message {Op, Owner, ToProc, Ref} (MONITOR_P 19 or
+ * DEMONITOR_P 20) of monitor m: ToProc its pid, or its name's atom;
  * no_connect: only on a connection that is up. smarm__dist_send's status.
  */
-static int rmon_ctl(smarm_dist_t *d, uint8_t op, smarm_pid_t owner,
-		    const struct dist_epid *to, uint64_t id, bool no_connect)
+static int rmon_ctl(smarm_dist_t *d, uint8_t op, const struct rmon *m,
+		    bool no_connect)
 {
 	uint8_t b[3 * DIST_TERM_SMALL + 16];
 	size_t k = 0;
 	struct dist_epid me;
-	smarm__dist_local_epid(d, owner, &me);
+	smarm__dist_local_epid(d, m->rm_owner, &me);
 	b[k++] = 131; /* version */
 	b[k++] = 104; /* SMALL_TUPLE_EXT, 4 elements */
 	b[k++] = 4;
 	b[k++] = 97; /* SMALL_INTEGER_EXT */
 	b[k++] = op;
 	k += smarm__etf_put_pid(b + k, sizeof b - k, &me);
-	k += smarm__etf_put_pid(b + k, sizeof b - k, to);
-	k += smarm__dist_put_ref(d, id, b + k, sizeof b - k);
+	if (m->rm_name[0] != '\0') {
+		int i = 0;
+		ei_encode_atom_as((char *)b + k, &i, m->rm_name, ERLANG_UTF8,
+				  ERLANG_UTF8);
+		k += (size_t)i;
+	} else {
+		k += smarm__etf_put_pid(b + k, sizeof b - k, &m->rm_to);
+	}
+	k += smarm__dist_put_ref(d, m->rm_id, b + k, sizeof b - k);
 	struct dist_out o = {
 		.op = 0, .raw = b, .raw_len = k, .no_connect = no_connect
 	};
-	return smarm__dist_send(d, to->node, &o, NULL, 0);
+	return smarm__dist_send(d, m->rm_to.node, &o, NULL, 0);
 }
 
 int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
-			 const struct dist_epid *to, uint64_t *id)
+			 const struct dist_epid *to, const char *name,
+			 smarm_chan_t *call, uint64_t *id)
 {
 	struct rmon *m = calloc(1, sizeof *m);
 	if (m == NULL)
 		return SMARM_ENOMEM;
 	m->rm_owner = owner;
 	m->rm_to = *to;
+	if (name != NULL)
+		snprintf(m->rm_name, sizeof m->rm_name, "%s", name);
+	if (call != NULL) {
+		int rc = smarm_chan_sender_dup(call);
+		if (rc != 0) {
+			free(m);
+			return rc == SMARM_ENOMEM ? rc : SMARM_EINTERNAL;
+		}
+		m->rm_call = call;
+	}
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	m->rm_id = ++d->d_rmon_seq;
+	m->rm_id = ++d->d_rmon_seq | (call != NULL ? DIST_CALL_BIT : 0);
 	m->rm_next = d->d_rmons;
 	d->d_rmons = m;
+	struct rmon copy = *m; /* m may be taken once the lock goes */
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	*id = m->rm_id;
-	int rc = rmon_ctl(d, DOP_MONITOR_P, owner, to, *id, false);
+	*id = copy.rm_id;
+	int rc = rmon_ctl(d, DOP_MONITOR_P, &copy, false);
 	if (rc != 0 && rc != SMARM_ENOMEM) {
 		/* As Erlang: no connection is a Down, not an error. */
 		struct rmon gone;
@@ -641,7 +716,8 @@ int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 		rc = 0;
 	} else if (rc != 0) {
 		struct rmon gone;
-		(void)rmon_take(d, *id, &gone);
+		if (rmon_take(d, *id, &gone))
+			rmon_release(&gone);
 	}
 	return rc;
 }
@@ -649,6 +725,8 @@ int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
 {
 	struct rmon m;
+	if (id & DIST_CALL_BIT) /* a call's: not the caller's to remove */
+		return SMARM_ENOENT;
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	bool mine = false;
 	for (struct rmon *x = d->d_rmons; x; x = x->rm_next)
@@ -659,7 +737,8 @@ int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
 		return SMARM_ENOENT;
 	/* The peer drops it; a MONITOR_P_EXIT already on its way finds no
 	 * entry and is dropped. */
-	(void)rmon_ctl(d, DOP_DEMONITOR_P, owner, &m.rm_to, id, true);
+	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	rmon_release(&m);
 	return 0;
 }
 
@@ -684,8 +763,7 @@ bool smarm__dist_rmon_exit(smarm_dist_t *d, struct etf_rd *r)
 	struct rmon m;
 	if (smarm__dist_get_ref(d, &at, &id) != 0 || !rmon_take(d, id, &m))
 		return true; /* not ours, or removed: dropped */
-	deliver_down(d, m.rm_owner, id, r->p + p0, p1 - p0, r->p + r0,
-		     r->i - r0);
+	deliver_down(d, &m, r->p + p0, p1 - p0, r->p + r0, r->i - r0);
 	return true;
 }
 
@@ -807,6 +885,7 @@ void smarm__dist_rmon_free_all(smarm_dist_t *d)
 	while (d->d_rmons != NULL) {
 		struct rmon *m = d->d_rmons;
 		d->d_rmons = m->rm_next;
+		rmon_release(m);
 		free(m);
 	}
 	while (d->d_olinks != NULL) { /* made after the watcher ended */
@@ -814,4 +893,56 @@ void smarm__dist_rmon_free_all(smarm_dist_t *d)
 		d->d_olinks = l->ol_next;
 		free(l);
 	}
+}
+
+/* ---- the monitors of calls (smarm_dist_call) ---- */
+
+/* The call behind ref id ends without its reply: remove its monitor
+ * (with DEMONITOR_P if tell), unless its reply or Down took it first. */
+void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id, bool tell)
+{
+	struct rmon m;
+	if (!rmon_take(d, id, &m))
+		return;
+	if (tell)
+		(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	rmon_release(&m);
+}
+
+bool smarm__dist_rmon_reply(smarm_dist_t *d, smarm_pid_t to, const uint8_t *t,
+			    size_t len, smarm_dist_pid_t from)
+{
+	/* {Ref, Reply}: 131, SMALL_TUPLE_EXT 2, NEWER_REFERENCE_EXT. */
+	if (len < 4 || t[1] != 104 || t[2] != 2 || t[3] != 90)
+		return false;
+	struct etf_rd r = { t, len, 3 };
+	uint64_t id;
+	if (smarm__dist_get_ref(d, &r, &id) != 0 || !(id & DIST_CALL_BIT))
+		return false;
+	struct rmon m;
+	bool other = false; /* a ref of a call of another actor's */
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct rmon *x = d->d_rmons; x; x = x->rm_next)
+		if (x->rm_id == id)
+			other = !smarm_pid_eq(x->rm_owner, to);
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (other)
+		return false; /* not its reply: an ordinary message */
+	if (!rmon_take(d, id, &m))
+		return true; /* a call that ended: its late reply is dropped */
+	/* As gen:do_call: the monitor goes with the reply. */
+	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	size_t body = len - r.i;
+	struct smarm_dist_msg *msg = malloc(sizeof *msg + 1 + body);
+	if (msg == NULL) { /* the call times out */
+		rmon_release(&m);
+		return true;
+	}
+	msg->m_from = from;
+	msg->m_down = 0;
+	msg->m_len = 1 + body;
+	msg->m_term[0] = 131;
+	memcpy(msg->m_term + 1, t + r.i, body);
+	rmon_deliver(d, &m, msg);
+	return true;
 }

@@ -1,0 +1,944 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dist/gen.c - gen_server interop over the distribution, both ways:
+ * Erlang's gen_server:call and gen_server:cast reach a libsmarm server
+ * that smarm_dist_serve exposes (the `$gen_call` and `$gen_cast`
+ * messages, their requests mapped to the behaviour's typed protocol and
+ * the reply mapped back to a term), and a libsmarm actor calls or casts
+ * an Erlang gen_server (smarm_dist_call, smarm_dist_cast).
+ *
+ * Erlang to libsmarm. The reader of a connection sees each message
+ * before delivery (conn.c): a `{'$gen_call', {From, Tag}, Request}` or
+ * `{'$gen_cast', Request}` sent to a served name, or to the pid that
+ * holds one now, is mapped to the operation and its arguments
+ * (docs/distribution.md, "Terms") and queued to the server right there,
+ * so requests reach the server in the order they arrived, as OTP
+ * orders the messages of one sender. A call's reply is awaited by a
+ * *worker*, an actor of the layer made for that one call, so a slow
+ * handler never stalls the connection and calls a server answers later
+ * (smarm_gs_reply_later) run side by side as in OTP. The answer is
+ * `{Tag, Reply}` to From with a plain SEND: OTP's caller matches its
+ * receive on the tag (since OTP 24 `[alias | Ref]`), so no ALIAS_SEND
+ * is needed. A request that cannot be served is answered
+ * `{Tag, {error, Why}}` at once, never left to time out; a cast that
+ * cannot is dropped with a log line, a cast being fire-and-forget.
+ *
+ * libsmarm to Erlang. smarm_dist_call is gen:do_call: a monitor of the
+ * target (by pid or by {Name, Node}) whose ref is the call's tag, the
+ * request sent after it on the same connection, then the first of the
+ * reply `{Ref, Reply}`, the monitor's Down (noproc, noconnection, the
+ * server's end) or the timeout. The monitor is watch.c's rmon with a
+ * channel of the call's own: the reader hands both the reply
+ * (smarm__dist_rmon_reply) and the Down to it, never to the caller's
+ * dist mailbox, and drops a reply whose call is over (its ref carries
+ * DIST_CALL_BIT).
+ *
+ * Ownership: a worker's job (struct gen_job) is malloc'd by the reader
+ * and freed by the worker's cleanup; a call's channel is the caller's,
+ * and its rmon holds one sender reference until taken (watch.c).
+ * Locking: d_lock guards d_serves, d_nserves and d_gen_jobs.
+ * Invariants:
+ *   INV-1 a worker is counted in d_actors and d_gen_jobs before its
+ *         spawn and reports its end (smarm__dist_actor_done) as its last
+ *         act (conn.c INV-4); at most DIST_GEN_JOBS_MAX run at once.
+ *   INV-2 every `$gen_call` a worker takes is answered exactly once, or
+ *         not at all when the distribution stops; the worker waits for
+ *         the server in slices of GEN_SLICE_NS, so a stop never waits
+ *         longer than one slice for it.
+ *   INV-3 nothing in a request is trusted: every term was bounded by
+ *         smarm__etf_valid (conn.c INV-2) and is read here through the
+ *         bounded reader; a value that does not fit the protocol's type
+ *         is refused, never truncated.
+ * See: docs/distribution.md ("gen_server interop").
+ */
+#include "dist.h"
+
+#include "../behaviour/bhv.h"
+
+#include <ei.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A worker's wait for its server, between two looks at d_stopping. */
+#define GEN_SLICE_NS 1000000000ull
+
+static bool gen_stopping(smarm_dist_t *d)
+{
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool s = d->d_stopping;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return s;
+}
+
+/* ---- the served names ---- */
+
+int smarm__dist_serve(smarm_dist_t *d, const char *name,
+		      const smarm_behaviour_t *b)
+{
+	int rc = 0;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	if (d->d_stopping)
+		rc = SMARM_ESTATE;
+	for (unsigned i = 0; rc == 0 && i < d->d_nserves; i++)
+		if (strcmp(d->d_serves[i].sv_name, name) == 0)
+			rc = SMARM_EEXIST;
+	if (rc == 0 && d->d_nserves == DIST_SERVE_MAX)
+		rc = SMARM_EAGAIN;
+	if (rc == 0) {
+		struct dist_serve *sv = &d->d_serves[d->d_nserves++];
+		snprintf(sv->sv_name, sizeof sv->sv_name, "%s", name);
+		sv->sv_b = b;
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return rc;
+}
+
+int smarm__dist_unserve(smarm_dist_t *d, const char *name)
+{
+	int rc = SMARM_ENOENT;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (unsigned i = 0; i < d->d_nserves; i++)
+		if (strcmp(d->d_serves[i].sv_name, name) == 0) {
+			d->d_serves[i] = d->d_serves[--d->d_nserves];
+			rc = 0;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return rc;
+}
+
+/* The served entry of name, or (name NULL) of the name lp holds now. */
+static bool find_served(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			struct dist_serve *out)
+{
+	for (unsigned i = 0;; i++) {
+		bool more;
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		more = i < d->d_nserves;
+		if (more)
+			*out = d->d_serves[i];
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (!more)
+			return false;
+		if (name != NULL) {
+			if (strcmp(out->sv_name, name) == 0)
+				return true;
+			continue;
+		}
+		smarm_pid_t holder; /* outside d_lock: the registry's own */
+		if (smarm_node_whereis(d->d_node, out->sv_name, &holder) == 0 &&
+		    smarm_pid_eq(holder, lp))
+			return true;
+	}
+}
+
+/* ---- reading request terms (INV-3) ---- */
+
+/* An integer at r as sign and magnitude: 0, or -1 (no integer, or one
+ * outside -2^64 .. 2^64). */
+static int rd_int(struct etf_rd *r, bool *neg, uint64_t *mag)
+{
+	const uint8_t *p = r->p + r->i;
+	size_t left = r->n - r->i;
+	int64_t v;
+	if (smarm__etf_int(r, &v) == 0) {
+		*neg = v < 0;
+		*mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+		return 0;
+	}
+	if (left < 3 || p[0] != 110 || p[1] > 8 || left < 3u + p[1])
+		return -1; /* SMALL_BIG_EXT: n, sign, n digits (LE) */
+	uint64_t m = 0;
+	for (unsigned k = p[1]; k-- > 0;)
+		m = m << 8 | p[3 + k];
+	*neg = p[2] != 0;
+	*mag = m;
+	r->i += 3u + p[1];
+	return 0;
+}
+
+/* A number at r as a double: a float, or an integer (converted). */
+static int rd_float(struct etf_rd *r, double *x)
+{
+	const uint8_t *p = r->p + r->i;
+	if (r->n - r->i >= 9 && p[0] == 70) { /* NEW_FLOAT_EXT */
+		uint64_t u = 0;
+		for (int k = 1; k <= 8; k++)
+			u = u << 8 | p[k];
+		memcpy(x, &u, sizeof *x);
+		r->i += 9;
+		return 0;
+	}
+	bool neg;
+	uint64_t mag;
+	if (rd_int(r, &neg, &mag) != 0)
+		return -1;
+	*x = neg ? -(double)mag : (double)mag;
+	return 0;
+}
+
+/* The bits of an integer type (i8 .. u64). */
+static unsigned int_bits(int type)
+{
+	static const uint8_t bits[] = {
+		[SMARM_T_I8] = 8,   [SMARM_T_I16] = 16, [SMARM_T_I32] = 32,
+		[SMARM_T_I64] = 64, [SMARM_T_U8] = 8,	[SMARM_T_U16] = 16,
+		[SMARM_T_U32] = 32, [SMARM_T_U64] = 64
+	};
+	return bits[type];
+}
+
+/* One scalar, str or bytes of type at r into *v (str and bytes point
+ * into the term): 0, or -1 it is no such value or out of range. */
+static int rd_value(smarm_dist_t *d, struct etf_rd *r, int type,
+		    smarm_value_t *v)
+{
+	memset(v, 0, sizeof *v);
+	v->type = type;
+	if (smarm__bhv_type_int(type)) {
+		bool neg;
+		uint64_t mag;
+		unsigned bits = int_bits(type);
+		if (rd_int(r, &neg, &mag) != 0)
+			return -1;
+		if (type >= SMARM_T_U8) { /* unsigned */
+			uint64_t max =
+				bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+			if ((neg && mag != 0) || mag > max)
+				return -1;
+			v->v.u = mag;
+			return 0;
+		}
+		uint64_t lim = 1ull << (bits - 1); /* -lim .. lim - 1 */
+		if (neg ? mag > lim : mag >= lim)
+			return -1;
+		v->v.i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+		return 0;
+	}
+	double x;
+	char atom[8];
+	struct dist_epid e;
+	const uint8_t *p = r->p + r->i;
+	size_t left = r->n - r->i;
+	switch (type) {
+	case SMARM_T_F32:
+		if (rd_float(r, &x) != 0 || (isfinite(x) && fabs(x) > FLT_MAX))
+			return -1;
+		v->v.f32 = (float)x;
+		return 0;
+	case SMARM_T_F64:
+		if (rd_float(r, &x) != 0)
+			return -1;
+		v->v.f64 = x;
+		return 0;
+	case SMARM_T_BOOL:
+		if (smarm__etf_atom(r, atom, sizeof atom) != 0)
+			return -1;
+		if (strcmp(atom, "true") != 0 && strcmp(atom, "false") != 0)
+			return -1;
+		v->v.b = atom[0] == 't';
+		return 0;
+	case SMARM_T_PID:
+		if (smarm__etf_pid(r, &e) != 0 ||
+		    strcmp(e.node, d->d_name) != 0 ||
+		    (e.creation != 0 && e.creation != d->d_creation))
+			return -1; /* only a pid of this node is an actor */
+		v->v.pid.id = (uint64_t)e.serial << 32 | e.num;
+		return 0;
+	case SMARM_T_STR:
+	case SMARM_T_BYTES:
+		if (left >= 1 && p[0] == 106) { /* [] */
+			v->v.p = "";
+			r->i += 1;
+			return 0;
+		}
+		if (left >= 5 && p[0] == 109) { /* BINARY_EXT */
+			uint32_t n = (uint32_t)p[1] << 24 |
+				     (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 8 | p[4];
+			if (left - 5 < n)
+				return -1;
+			v->v.p = p + 5;
+			v->len = n;
+			r->i += 5 + (size_t)n;
+			return 0;
+		}
+		if (left >= 3 && p[0] == 107) { /* STRING_EXT: a charlist */
+			uint32_t n = (uint32_t)p[1] << 8 | p[2];
+			if (left - 3 < n)
+				return -1;
+			v->v.p = p + 3;
+			v->len = n;
+			r->i += 3 + (size_t)n;
+			return 0;
+		}
+		return -1;
+	default:
+		return -1;
+	}
+}
+
+/* Store scalar v (of its type) into a tuple's struct member at m. */
+static void put_member(void *m, const smarm_value_t *v)
+{
+	switch (v->type) {
+	case SMARM_T_I8: {
+		int8_t x = (int8_t)v->v.i;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_I16: {
+		int16_t x = (int16_t)v->v.i;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_I32: {
+		int32_t x = (int32_t)v->v.i;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_I64:
+		memcpy(m, &v->v.i, sizeof v->v.i);
+		break;
+	case SMARM_T_U8: {
+		uint8_t x = (uint8_t)v->v.u;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_U16: {
+		uint16_t x = (uint16_t)v->v.u;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_U32: {
+		uint32_t x = (uint32_t)v->v.u;
+		memcpy(m, &x, sizeof x);
+		break;
+	}
+	case SMARM_T_U64:
+		memcpy(m, &v->v.u, sizeof v->v.u);
+		break;
+	case SMARM_T_F32:
+		memcpy(m, &v->v.f32, sizeof v->v.f32);
+		break;
+	case SMARM_T_F64:
+		memcpy(m, &v->v.f64, sizeof v->v.f64);
+		break;
+	case SMARM_T_BOOL:
+		memcpy(m, &v->v.b, sizeof v->v.b);
+		break;
+	case SMARM_T_PID:
+		memcpy(m, &v->v.pid, sizeof v->v.pid);
+		break;
+	}
+}
+
+/* The scalar of type at a tuple's struct member m, as a value. */
+static smarm_value_t get_member(const void *m, int type)
+{
+	smarm_value_t v;
+	memset(&v, 0, sizeof v);
+	v.type = type;
+	union {
+		int8_t i8;
+		int16_t i16;
+		int32_t i32;
+		uint8_t u8;
+		uint16_t u16;
+		uint32_t u32;
+	} x;
+	switch (type) {
+	case SMARM_T_I8:
+		memcpy(&x.i8, m, 1);
+		v.v.i = x.i8;
+		break;
+	case SMARM_T_I16:
+		memcpy(&x.i16, m, 2);
+		v.v.i = x.i16;
+		break;
+	case SMARM_T_I32:
+		memcpy(&x.i32, m, 4);
+		v.v.i = x.i32;
+		break;
+	case SMARM_T_I64:
+		memcpy(&v.v.i, m, 8);
+		break;
+	case SMARM_T_U8:
+		memcpy(&x.u8, m, 1);
+		v.v.u = x.u8;
+		break;
+	case SMARM_T_U16:
+		memcpy(&x.u16, m, 2);
+		v.v.u = x.u16;
+		break;
+	case SMARM_T_U32:
+		memcpy(&x.u32, m, 4);
+		v.v.u = x.u32;
+		break;
+	case SMARM_T_U64:
+		memcpy(&v.v.u, m, 8);
+		break;
+	case SMARM_T_F32:
+		memcpy(&v.v.f32, m, 4);
+		break;
+	case SMARM_T_F64:
+		memcpy(&v.v.f64, m, 8);
+		break;
+	case SMARM_T_BOOL:
+		memcpy(&v.v.b, m, sizeof v.v.b);
+		break;
+	case SMARM_T_PID:
+		memcpy(&v.v.pid, m, sizeof v.v.pid);
+		break;
+	}
+	return v;
+}
+
+/* Argument i of op at r into *v; a tuple's struct into buf. 0 or -1. */
+static int rd_arg(smarm_dist_t *d, struct etf_rd *r, const struct bhv_op *op,
+		  unsigned i, smarm_value_t *v, void *buf)
+{
+	const struct bhv_tuple *tu = bhv_arg_tuple(op, i);
+	if (tu == NULL)
+		return rd_value(d, r, op->op_args[i], v);
+	uint32_t n;
+	if (smarm__etf_tuple(r, &n) != 0 || n != tu->tu_n)
+		return -1;
+	memset(buf, 0, tu->tu_ffi.size);
+	for (unsigned k = 0; k < n; k++) {
+		smarm_value_t e;
+		if (rd_value(d, r, tu->tu_types[k], &e) != 0)
+			return -1;
+		put_member((char *)buf + tu->tu_off[k], &e);
+	}
+	*v = smarm_value_tuple(buf, tu->tu_ffi.size);
+	return 0;
+}
+
+/* ---- writing reply terms ---- */
+
+/* Scalar, str or bytes v as a term, appended to x: 0 or -1. */
+static int put_value(smarm_dist_t *d, ei_x_buff *x, const smarm_value_t *v)
+{
+	switch (v->type) {
+	case SMARM_T_VOID:
+		return ei_x_encode_atom(x, "ok");
+	case SMARM_T_I8:
+	case SMARM_T_I16:
+	case SMARM_T_I32:
+	case SMARM_T_I64:
+		return ei_x_encode_longlong(x, (long long)v->v.i);
+	case SMARM_T_U8:
+	case SMARM_T_U16:
+	case SMARM_T_U32:
+	case SMARM_T_U64:
+		return ei_x_encode_ulonglong(x, (unsigned long long)v->v.u);
+	case SMARM_T_F32:
+		return ei_x_encode_double(x, (double)v->v.f32);
+	case SMARM_T_F64:
+		return ei_x_encode_double(x, v->v.f64);
+	case SMARM_T_BOOL:
+		return ei_x_encode_atom(x, v->v.b ? "true" : "false");
+	case SMARM_T_STR:
+	case SMARM_T_BYTES:
+		return ei_x_encode_binary(x, v->v.p, (int)v->len);
+	case SMARM_T_PID: {
+		struct dist_epid e;
+		uint8_t b[DIST_TERM_SMALL];
+		smarm__dist_local_epid(d, v->v.pid, &e);
+		size_t n = smarm__etf_put_pid(b, sizeof b, &e);
+		return ei_x_append_buf(x, (const char *)b, (int)n);
+	}
+	default:
+		return -1;
+	}
+}
+
+/* A reply value as a term (tu: a tuple reply's type, or NULL),
+ * appended to x: 0 or -1. */
+static int put_reply(smarm_dist_t *d, ei_x_buff *x, const struct bhv_tuple *tu,
+		     const smarm_value_t *v)
+{
+	if (tu == NULL || v->type != SMARM_T_TUPLE)
+		return put_value(d, x, v);
+	if (v->v.p == NULL || v->len != tu->tu_ffi.size ||
+	    ei_x_encode_tuple_header(x, tu->tu_n) != 0)
+		return -1;
+	for (unsigned k = 0; k < tu->tu_n; k++) {
+		smarm_value_t e = get_member(
+			(const char *)v->v.p + tu->tu_off[k], tu->tu_types[k]);
+		if (put_value(d, x, &e) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- Erlang calls a served server ---- */
+
+/* Who sent a request, and how to answer it. */
+struct gen_caller {
+	smarm_dist_t *gc_d;
+	bool gc_call;		  /* $gen_call, else $gen_cast */
+	const char *gc_name;	  /* the served name (for log lines) */
+	struct dist_epid gc_from; /* a call's caller */
+	const uint8_t *gc_tag;	  /* a call's Tag term */
+	size_t gc_tag_len;
+};
+
+/* A call waiting for its server's reply: a worker's (INV-1). */
+struct gen_job {
+	smarm_dist_t *j_d;
+	smarm_request_t *j_rq;	 /* pending, or NULL */
+	smarm_value_t j_reply;	 /* the reply (released at the end) */
+	struct dist_epid j_from; /* the caller */
+	uint8_t j_tag[DIST_TERM_SMALL];
+	size_t j_tag_len;
+	int j_rtype;		/* the operation's reply type */
+	struct bhv_tuple j_rtu; /* a tuple reply's type (a copy: the
+				   plugin may go once the request is
+				   answered) */
+};
+
+/* Answer {Tag, Body} to a caller, where body (len bytes, no version
+ * byte) is the reply. Only on a connection that is up: a caller whose
+ * node is gone waits for nothing. */
+static void answer(const struct gen_caller *c, const char *body, size_t len)
+{
+	ei_x_buff x;
+	if (!c->gc_call || ei_x_new_with_version(&x) != 0)
+		return;
+	if (ei_x_encode_tuple_header(&x, 2) == 0 &&
+	    ei_x_append_buf(&x, (const char *)c->gc_tag, (int)c->gc_tag_len) ==
+		    0 &&
+	    ei_x_append_buf(&x, body, (int)len) == 0) {
+		struct dist_out o = { .op = DOP_SEND,
+				      .to = &c->gc_from,
+				      .no_connect = true };
+		(void)smarm__dist_send(c->gc_d, c->gc_from.node, &o, x.buff,
+				       (size_t)x.index);
+	}
+	ei_x_free(&x);
+}
+
+/* A request that cannot be served: a call is answered {error, What}
+ * (op not NULL: {error, {What, Op}}); a cast is dropped, logged. */
+static void refuse(const struct gen_caller *c, const char *what, const char *op)
+{
+	if (!c->gc_call) {
+		smarm__dist_log(c->gc_d, SMARM_LOG_DEBUG,
+				"dist: $gen_cast to %s dropped: %s%s%s",
+				c->gc_name, what, op != NULL ? " " : "",
+				op != NULL ? op : "");
+		return;
+	}
+	ei_x_buff x;
+	if (ei_x_new(&x) != 0)
+		return;
+	int bad = ei_x_encode_tuple_header(&x, 2);
+	bad |= ei_x_encode_atom(&x, "error");
+	if (op != NULL) {
+		bad |= ei_x_encode_tuple_header(&x, 2);
+		bad |= ei_x_encode_atom(&x, what);
+		bad |= ei_x_encode_atom(&x, op);
+	} else {
+		bad |= ei_x_encode_atom(&x, what);
+	}
+	if (bad == 0)
+		answer(c, x.buff, (size_t)x.index);
+	ei_x_free(&x);
+}
+
+/* Refuse with a libsmarm status: SMARM_EDOWN is {error, edown}, ... */
+static void refuse_status(const struct gen_caller *c, int status)
+{
+	if (status == SMARM_EARGS || status == SMARM_ETOOBIG) {
+		refuse(c, "badarg", NULL);
+		return;
+	}
+	char atom[48];
+	const char *n = smarm_err_name(status);
+	if (strncmp(n, "SMARM_", 6) == 0)
+		n += 6;
+	size_t k = 0;
+	for (; n[k] != '\0' && k + 1 < sizeof atom; k++)
+		atom[k] = (char)(n[k] >= 'A' && n[k] <= 'Z' ? n[k] + 32 : n[k]);
+	atom[k] = '\0';
+	refuse(c, atom, NULL);
+}
+
+static void job_end(void *arg)
+{
+	struct gen_job *j = arg;
+	smarm_dist_t *d = j->j_d;
+	smarm_request_free(j->j_rq); /* NULL: nothing */
+	smarm_value_release(&j->j_reply);
+	free(j);
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	d->d_gen_jobs--;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	smarm__dist_actor_done(d); /* INV-1: the last act */
+}
+
+/* Wait for the server's reply to j's request and answer it (INV-2). */
+static void job_serve(struct gen_job *j)
+{
+	smarm_dist_t *d = j->j_d;
+	struct gen_caller c = { .gc_d = d,
+				.gc_call = true,
+				.gc_name = "",
+				.gc_from = j->j_from,
+				.gc_tag = j->j_tag,
+				.gc_tag_len = j->j_tag_len };
+	int rc;
+	for (;;) {
+		rc = smarm_server_wait_response(j->j_rq, &j->j_reply,
+						GEN_SLICE_NS);
+		if (rc != SMARM_ETIMEDOUT)
+			break;
+		if (gen_stopping(d))
+			return; /* job_end frees the request */
+	}
+	j->j_rq = NULL; /* any other result freed it */
+	if (rc != 0 && rc != SMARM_EREPLY) {
+		refuse_status(&c, rc);
+		return;
+	}
+	ei_x_buff x;
+	if (ei_x_new(&x) != 0)
+		return;
+	int bad = 0;
+	if (rc == SMARM_EREPLY) { /* smarm_gs_reply_error(reason) */
+		bad |= ei_x_encode_tuple_header(&x, 2);
+		bad |= ei_x_encode_atom(&x, "error");
+		bad |= ei_x_encode_longlong(&x, (long long)j->j_reply.v.i);
+	} else {
+		bad |= put_reply(d, &x,
+				 j->j_rtype == SMARM_T_TUPLE ? &j->j_rtu : NULL,
+				 &j->j_reply);
+	}
+	if (bad == 0)
+		answer(&c, x.buff, (size_t)x.index);
+	else
+		refuse(&c, "enomem", NULL);
+	ei_x_free(&x);
+}
+
+static void gen_worker(void *arg)
+{
+	struct gen_job *j = arg;
+	if (smarm_cleanup_push(job_end, j) != 0) {
+		job_end(j);
+		return;
+	}
+	job_serve(j);
+	smarm_cleanup_pop(true);
+}
+
+/* Take a slot for a worker (INV-1): false when DIST_GEN_JOBS_MAX run or
+ * the distribution stops. */
+static bool job_reserve(smarm_dist_t *d)
+{
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool room = !d->d_stopping && d->d_gen_jobs < DIST_GEN_JOBS_MAX;
+	if (room) {
+		d->d_gen_jobs++;
+		d->d_actors++;
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return room;
+}
+
+static void job_unreserve(smarm_dist_t *d)
+{
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	d->d_gen_jobs--;
+	d->d_actors--;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+}
+
+/*
+ * Serve the Request at r for c, to the server sv (by lp, or by its
+ * name). Runs in the reader, so that requests reach the server in the
+ * order they arrived (a cast then a call from one Erlang process are
+ * served in that order, as in OTP): the cast, or the call's request, is
+ * queued here; a worker waits for a call's reply.
+ */
+static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
+		     smarm_pid_t lp, struct etf_rd *r)
+{
+	smarm_dist_t *d = c->gc_d;
+	char op[SMARM_OP_NAME_MAX + 1];
+	uint32_t arity, nargs = 0;
+	struct etf_rd a = *r;
+	/* Op, or {Op, Arg1, ...} */
+	if (smarm__etf_atom(&a, op, sizeof op) == 0) {
+		*r = a;
+	} else if (smarm__etf_tuple(r, &arity) == 0 && arity >= 1 &&
+		   smarm__etf_atom(r, op, sizeof op) == 0) {
+		nargs = arity - 1;
+	} else {
+		refuse(c, "badarg", NULL);
+		return;
+	}
+	const smarm_behaviour_t *b = sv->sv_b;
+	if (!smarm__bhv_valid(b)) { /* its plugin was closed */
+		refuse(c, "noproc", NULL);
+		return;
+	}
+	const struct bhv_op *o = smarm__bhv_proto_find(&b->bh_proto, op, 0);
+	if (o == NULL) {
+		refuse(c, "unknown_op", op);
+		return;
+	}
+	if (o->op_kind != (c->gc_call ? BHV_CALL : BHV_CAST)) {
+		refuse(c, c->gc_call ? "not_a_call" : "not_a_cast", op);
+		return;
+	}
+	smarm_value_t args[SMARM_OP_ARGS_MAX];
+	uint64_t tup[SMARM_OP_ARGS_MAX][BHV_TUPLE_SIZE_MAX / 8];
+	if (nargs != o->op_nargs) {
+		refuse(c, "badarg", NULL);
+		return;
+	}
+	for (unsigned i = 0; i < nargs; i++)
+		if (rd_arg(d, r, o, i, &args[i], tup[i]) != 0) {
+			refuse(c, "badarg", NULL);
+			return;
+		}
+	smarm_server_t *s = NULL;
+	int rc = lp.id != 0 ? smarm_server_open(d->d_node, b, lp, &s)
+			    : smarm_server_open_name(d->d_node, b, sv->sv_name,
+						     &s);
+	if (rc != 0) {
+		refuse_status(c, rc);
+		return;
+	}
+	if (!c->gc_call) {
+		rc = smarm_server_cast(s, op, args, nargs);
+		smarm_server_free(s);
+		if (rc != 0)
+			refuse(c, smarm_err_name(rc), op);
+		return;
+	}
+	struct gen_job *j = NULL;
+	if (!job_reserve(d)) {
+		smarm_server_free(s);
+		refuse(c, "busy", NULL);
+		return;
+	}
+	j = calloc(1, sizeof *j);
+	if (j == NULL) {
+		smarm_server_free(s);
+		job_unreserve(d);
+		refuse(c, "enomem", NULL);
+		return;
+	}
+	rc = smarm_server_send_request(s, op, args, nargs, &j->j_rq);
+	smarm_server_free(s); /* the request holds what it needs */
+	if (rc != 0) {
+		free(j);
+		job_unreserve(d);
+		refuse_status(c, rc);
+		return;
+	}
+	j->j_d = d;
+	j->j_from = c->gc_from;
+	memcpy(j->j_tag, c->gc_tag, c->gc_tag_len);
+	j->j_tag_len = c->gc_tag_len;
+	j->j_rtype = o->op_reply;
+	if (o->op_reply == SMARM_T_TUPLE)
+		j->j_rtu = *bhv_reply_tuple(o);
+	if (smarm_actor_spawn(NULL, gen_worker, j, NULL) != 0) {
+		smarm_request_free(j->j_rq); /* its reply is discarded */
+		free(j);
+		job_unreserve(d);
+		refuse(c, "busy", NULL);
+	}
+}
+
+bool smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			   const uint8_t *t, size_t len)
+{
+	struct etf_rd r = { t, len, 1 };
+	uint32_t arity, fa;
+	char label[16];
+	if (smarm__etf_tuple(&r, &arity) != 0 || (arity != 2 && arity != 3) ||
+	    smarm__etf_atom(&r, label, sizeof label) != 0)
+		return false;
+	struct gen_caller c = { .gc_d = d };
+	c.gc_call = arity == 3 && strcmp(label, "$gen_call") == 0;
+	if (!c.gc_call && (arity != 2 || strcmp(label, "$gen_cast") != 0))
+		return false;
+	if (c.gc_call) { /* {From, Tag}: Tag a reference or [alias | Ref] */
+		if (smarm__etf_tuple(&r, &fa) != 0 || fa != 2 ||
+		    smarm__etf_pid(&r, &c.gc_from) != 0)
+			return false;
+		size_t tag0 = r.i;
+		if (smarm__etf_skip(&r) != 0 || r.i - tag0 > DIST_TERM_SMALL)
+			return false;
+		c.gc_tag = t + tag0;
+		c.gc_tag_len = r.i - tag0;
+	}
+	struct dist_serve sv;
+	if (!find_served(d, name, lp, &sv))
+		return false;
+	c.gc_name = sv.sv_name;
+	dispatch(&c, &sv, name == NULL ? lp : SMARM_PID_NONE, &r);
+	return true;
+}
+
+/* ---- libsmarm calls an Erlang gen_server ---- */
+
+/* Send {Label, ...body} to to (or name on to->node) from the caller:
+ * the term 131, {Atom, <mid>, Req} where mid (may be empty) is given. */
+static int send_gen(smarm_dist_t *d, const struct dist_epid *to,
+		    const char *name, const char *label, const uint8_t *mid,
+		    size_t mid_len, const void *req, size_t len)
+{
+	size_t cap = 32 + mid_len + len;
+	uint8_t *b = malloc(cap);
+	if (b == NULL)
+		return SMARM_ENOMEM;
+	size_t k = 0;
+	int i = 0;
+	b[k++] = 131;
+	b[k++] = 104;
+	b[k++] = mid_len != 0 ? 3 : 2;
+	ei_encode_atom_as((char *)b + k, &i, label, ERLANG_UTF8, ERLANG_UTF8);
+	k += (size_t)i;
+	if (mid_len != 0) /* a cast has none (mid NULL) */
+		memcpy(b + k, mid, mid_len);
+	k += mid_len;
+	memcpy(b + k, (const uint8_t *)req + 1, len - 1); /* past 131 */
+	k += len - 1;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, smarm_actor_self(), &me);
+	struct dist_out o = { .op = name != NULL ? DOP_REG_SEND : DOP_SEND,
+			      .from = &me,
+			      .to = to,
+			      .name = name };
+	int rc = smarm__dist_send(d, to->node, &o, b, k);
+	free(b);
+	return rc;
+}
+
+int smarm__dist_gen_cast(smarm_dist_t *d, const struct dist_epid *to,
+			 const char *name, const void *req, size_t len)
+{
+	return send_gen(d, to, name, "$gen_cast", NULL, 0, req, len);
+}
+
+/* What a call's Down says: SMARM_ENOPROC, SMARM_ENOCONN, or SMARM_EDOWN
+ * with *reason the Reason term (a message of its own). */
+static int down_status(const struct smarm_dist_msg *m,
+		       struct smarm_dist_msg **reason)
+{
+	struct etf_rd r = { m->m_term, m->m_len, 1 };
+	uint32_t n;
+	if (smarm__etf_tuple(&r, &n) != 0 || n != 5)
+		return SMARM_EDOWN;
+	for (int k = 0; k < 4; k++)
+		if (smarm__etf_skip(&r) != 0)
+			return SMARM_EDOWN;
+	char atom[16];
+	struct etf_rd a = r;
+	if (smarm__etf_atom(&a, atom, sizeof atom) == 0) {
+		if (strcmp(atom, "noproc") == 0)
+			return SMARM_ENOPROC;
+		if (strcmp(atom, "noconnection") == 0)
+			return SMARM_ENOCONN;
+	}
+	size_t body = m->m_len - r.i;
+	struct smarm_dist_msg *x = malloc(sizeof *x + 1 + body);
+	if (x != NULL) {
+		x->m_from = SMARM_DIST_PID_NONE;
+		x->m_down = 0;
+		x->m_len = 1 + body;
+		x->m_term[0] = 131;
+		memcpy(x->m_term + 1, m->m_term + r.i, body);
+	}
+	*reason = x;
+	return SMARM_EDOWN;
+}
+
+/* What a call holds while it waits: undone however it ends, a stop of
+ * the calling actor included (then the monitor is forgotten without a
+ * DEMONITOR_P: a cleanup handler must not park). */
+struct call_guard {
+	smarm_dist_t *cg_d;
+	smarm_chan_t *cg_ch; /* the call's channel */
+	uint64_t cg_id;	     /* its monitor, or 0 */
+};
+
+static void call_undo(void *arg)
+{
+	struct call_guard *g = arg;
+	if (g->cg_id != 0)
+		smarm__dist_rmon_cancel(g->cg_d, g->cg_id, false);
+	(void)smarm_chan_sender_free(g->cg_ch);
+	(void)smarm_chan_receiver_free(g->cg_ch);
+}
+
+int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
+			 const char *name, const void *req, size_t len,
+			 uint64_t timeout_ns, smarm_dist_msg_t **reply)
+{
+	struct call_guard g = { .cg_d = d };
+	int rc = smarm_chan_alloc(&g.cg_ch, sizeof(struct smarm_dist_msg *),
+				  smarm__dist_msg_elem_free());
+	if (rc != 0)
+		return SMARM_ENOMEM;
+	if (smarm_cleanup_push(call_undo, &g) != 0) {
+		call_undo(&g);
+		return SMARM_ENOMEM;
+	}
+	/* The monitor first, its ref the tag (gen:do_call): on one
+	 * connection the peer sees it before the request, so a name
+	 * nobody holds is noproc at once. */
+	smarm_pid_t self = smarm_actor_self();
+	uint64_t id;
+	rc = smarm__dist_rmon_add(d, self, to, name, g.cg_ch, &id);
+	if (rc != 0)
+		goto out;
+	g.cg_id = id;
+	uint8_t mid[2 * DIST_TERM_SMALL + 8];
+	size_t k = 0;
+	struct dist_epid me;
+	smarm__dist_local_epid(d, self, &me);
+	mid[k++] = 104; /* {Self, Ref} */
+	mid[k++] = 2;
+	k += smarm__etf_put_pid(mid + k, sizeof mid - k, &me);
+	k += smarm__dist_put_ref(d, id, mid + k, sizeof mid - k);
+	rc = send_gen(d, to, name, "$gen_call", mid, k, req, len);
+	if (rc == SMARM_ENOMEM) {
+		smarm__dist_rmon_cancel(d, id, true);
+		goto out;
+	}
+	/* Another failure lost the connection: its Down says so. */
+	struct smarm_dist_msg *m = NULL;
+	rc = smarm_chan_recv_timeout(g.cg_ch, &m, timeout_ns);
+	if (rc != 0) {
+		/* A reply racing this is dropped with the channel. */
+		smarm__dist_rmon_cancel(d, id, true);
+		if (rc != SMARM_ETIMEDOUT)
+			rc = SMARM_EINTERNAL;
+		goto out;
+	}
+	if (m->m_down != 0) {
+		struct smarm_dist_msg *why = NULL;
+		rc = down_status(m, &why);
+		free(m);
+		m = why;
+	}
+	if (reply != NULL)
+		*reply = m;
+	else
+		free(m);
+out:
+	smarm_cleanup_pop(true); /* call_undo */
+	return rc;
+}
