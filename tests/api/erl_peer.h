@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,6 +127,41 @@ static bool peer_start_eval(struct peer *p, const char *tag, const char *cookie,
 	if (!peer_spawn(p, sname, cookie, eval, ticktime))
 		return false;
 	return peer_await(p, "READY", line, sizeof line);
+}
+
+/* Whether prog is an executable on PATH. */
+static bool on_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	while (path != NULL && *path != '\0') {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, prog);
+		if (access(buf, X_OK) == 0)
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+/* A dist suite's main: skipped (TAP "1..0 # SKIP") without erl or
+ * epmd, else run. */
+static int erl_suite_main(Suite *suite)
+{
+	if (!on_path("erl") || !on_path("epmd")) {
+		printf("1..0 # SKIP erl or epmd not on PATH (Debian: "
+		       "erlang-nox)\n");
+		return 0;
+	}
+	if (system("epmd -daemon") != 0) {
+		printf("1..0 # SKIP epmd -daemon failed\n");
+		return 0;
+	}
+	SRunner *sr = srunner_create(suite);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif

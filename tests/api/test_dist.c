@@ -894,6 +894,28 @@ static smarm_dist_pid_t victim(smarm_dist_t *d, smarm_chan_t *box,
 	return victim_of(d, box, me, "victim");
 }
 
+/* The ref (0 if not a Down) and reason, as text, of a message m. */
+static uint64_t down_of(const smarm_dist_msg_t *m, char *reason, size_t cap)
+{
+	uint64_t ref = 0;
+	if (smarm_dist_msg_down(m, &ref) != 0)
+		return 0;
+	const void *t;
+	size_t len;
+	int i = 0, ver, ar;
+	char a[MAXATOMLEN_UTF8] = "";
+	smarm_dist_msg_term(m, &t, &len);
+	ei_decode_version(t, &i, &ver);
+	ei_decode_tuple_header(t, &i, &ar);
+	ei_decode_atom(t, &i, a);	   /* 'DOWN' */
+	ei_skip_term(t, &i);		   /* Ref */
+	ei_decode_atom(t, &i, a);	   /* process */
+	ei_skip_term(t, &i);		   /* Pid */
+	if (ei_decode_atom(t, &i, a) == 0) /* Reason */
+		snprintf(reason, cap, "%s", a);
+	return ref;
+}
+
 /* A Down: its ref (0 if the message is none) and reason as text. */
 static uint64_t down(smarm_chan_t *box, char *reason, size_t cap)
 {
@@ -903,23 +925,9 @@ static uint64_t down(smarm_chan_t *box, char *reason, size_t cap)
 	smarm_dist_msg_t *m = recv_msg(box, tag);
 	if (m == NULL)
 		return 0;
-	if (smarm_dist_msg_down(m, &ref) == 0) {
-		const void *t;
-		size_t len;
-		smarm_dist_msg_term(m, &t, &len);
-		int i = 0, ver, ar;
-		char a[MAXATOMLEN_UTF8] = "";
-		ei_decode_version(t, &i, &ver);
-		ei_decode_tuple_header(t, &i, &ar);
-		ei_decode_atom(t, &i, a);	   /* 'DOWN' */
-		ei_skip_term(t, &i);		   /* Ref */
-		ei_decode_atom(t, &i, a);	   /* process */
-		ei_skip_term(t, &i);		   /* Pid */
-		if (ei_decode_atom(t, &i, a) == 0) /* Reason */
-			snprintf(reason, cap, "%s", a);
-	} else {
+	ref = down_of(m, reason, cap);
+	if (ref == 0)
 		snprintf(reason, cap, "not a down: %s", tag);
-	}
 	smarm_dist_msg_free(m);
 	return ref;
 }
@@ -983,20 +991,9 @@ static void root_remote_monitor(void *arg)
 	for (int k = 0; k < 2; k++) {
 		char tag[MAXATOMLEN_UTF8];
 		smarm_dist_msg_t *m = recv_msg(box, tag);
-		if (m != NULL && strcmp(tag, "DOWN") == 0) {
-			const void *t;
-			size_t len;
-			int i = 0, ver, ar;
-			char a[MAXATOMLEN_UTF8] = "";
-			smarm_dist_msg_term(m, &t, &len);
-			ei_decode_version(t, &i, &ver);
-			ei_decode_tuple_header(t, &i, &ar);
-			for (int f = 0; f < 4; f++)
-				ei_skip_term(t, &i);
-			ei_decode_atom(t, &i, a);
-			snprintf(R.text[2], sizeof R.text[2], "%s", a);
+		if (m != NULL && down_of(m, R.text[2], sizeof R.text[2]) != 0)
 			R.n[2]++;
-		} else if (m != NULL && strcmp(tag, "nodedown") == 0) {
+		else if (m != NULL && strcmp(tag, "nodedown") == 0) {
 			nodedown_of(m, R.text[3], sizeof R.text[3]);
 			R.n[3]++;
 		}
@@ -1392,35 +1389,7 @@ Suite *smarm_test_dist_suite(void)
 	return s;
 }
 
-/* Whether prog is an executable on PATH. */
-static bool on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-	while (path != NULL && *path != '\0') {
-		size_t n = strcspn(path, ":");
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, prog);
-		if (access(buf, X_OK) == 0)
-			return true;
-		path += n + (path[n] == ':');
-	}
-	return false;
-}
-
 int main(void)
 {
-	if (!on_path("erl") || !on_path("epmd")) {
-		printf("1..0 # SKIP erl or epmd not on PATH (Debian: "
-		       "erlang-nox)\n");
-		return 0;
-	}
-	if (system("epmd -daemon") != 0) {
-		printf("1..0 # SKIP epmd -daemon failed\n");
-		return 0;
-	}
-	SRunner *sr = srunner_create(smarm_test_dist_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return erl_suite_main(smarm_test_dist_suite());
 }

@@ -693,35 +693,7 @@ Suite *smarm_test_dist_gen_suite(void)
 	return s;
 }
 
-/* Whether prog is an executable on PATH. */
-static bool on_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-	while (path != NULL && *path != '\0') {
-		size_t n = strcspn(path, ":");
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, path, prog);
-		if (access(buf, X_OK) == 0)
-			return true;
-		path += n + (path[n] == ':');
-	}
-	return false;
-}
-
 int main(void)
 {
-	if (!on_path("erl") || !on_path("epmd")) {
-		printf("1..0 # SKIP erl or epmd not on PATH (Debian: "
-		       "erlang-nox)\n");
-		return 0;
-	}
-	if (system("epmd -daemon") != 0) {
-		printf("1..0 # SKIP epmd -daemon failed\n");
-		return 0;
-	}
-	SRunner *sr = srunner_create(smarm_test_dist_gen_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return erl_suite_main(smarm_test_dist_gen_suite());
 }
