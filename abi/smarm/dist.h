@@ -33,8 +33,10 @@
  * {Name, Node}) or link a libsmarm actor: the actor's end reaches it as
  * 'DOWN' or 'EXIT' (normal, shutdown, killed, noproc, or
  * {smarm_crashed, Code}); its own end, or exit/2, reaches the actor as
- * an exit signal (kill: SMARM_EXIT_STOPPED; shutdown; normal; anything
- * else SMARM_EXIT_CRASHED with reason 0), and a lost connection gives
+ * an exit signal (kill: SMARM_EXIT_STOPPED; shutdown; normal; an
+ * integer N or {smarm_crashed, N}, N within 32 bits: SMARM_EXIT_CRASHED
+ * with reason N; anything else SMARM_EXIT_CRASHED with reason 0), and a
+ * lost connection gives
  * each actor linked across it SMARM_EXIT_CRASHED with reason
  * SMARM_ENOCONN (Erlang's noconnection). A libsmarm actor monitors an
  * Erlang process with smarm_dist_monitor: its Down is Erlang's 'DOWN'

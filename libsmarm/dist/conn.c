@@ -759,15 +759,31 @@ static void link_add(struct dist_conn *c, const struct dist_epid *remote,
 }
 
 /* How an exit reason acts on a local actor: kill (by EXIT2 only)
- * cannot be trapped; noconnection carries SMARM_ENOCONN; any other
- * reason term is a crash whose reason libsmarm cannot carry (0). */
+ * cannot be trapped; noconnection carries SMARM_ENOCONN; an integer N,
+ * or {smarm_crashed, N} (what a libsmarm node sends for a crash with
+ * reason N), is a crash with reason N; any other reason term is a crash
+ * whose reason libsmarm cannot carry (0). */
 static void reason_how(const struct etf_rd *r, bool exit2, int *how,
 		       intptr_t *reason)
 {
 	struct etf_rd t = *r;
 	char a[32];
+	uint32_t arity;
+	int64_t code;
 	*reason = 0;
 	*how = SMARM_EXIT_CRASHED;
+	if (smarm__etf_int(&t, &code) == 0) {
+		*reason = (intptr_t)code;
+		return;
+	}
+	t = *r;
+	if (smarm__etf_tuple(&t, &arity) == 0 && arity == 2 &&
+	    smarm__etf_atom(&t, a, sizeof a) == 0 &&
+	    strcmp(a, "smarm_crashed") == 0 && smarm__etf_int(&t, &code) == 0) {
+		*reason = (intptr_t)code;
+		return;
+	}
+	t = *r;
 	if (smarm__etf_atom(&t, a, sizeof a) != 0)
 		return;
 	if (strcmp(a, "normal") == 0)

@@ -25,6 +25,7 @@
 #include <smarm/otp.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -687,7 +688,9 @@ static int ask(smarm_dist_t *d, const char *op, smarm_dist_pid_t arg,
 	ei_x_encode_tuple_header(&x, 3);
 	ei_x_encode_atom(&x, op);
 	x_pid(&x, d, arg);
-	if (reason != NULL)
+	if (reason != NULL && (reason[0] == '-' || isdigit(reason[0])))
+		ei_x_encode_long(&x, strtol(reason, NULL, 10)); /* a code */
+	else if (reason != NULL)
 		ei_x_encode_atom(&x, reason);
 	else
 		x_pid(&x, d, me);
@@ -808,6 +811,16 @@ static void root_links(void *arg)
 	R.rc[3] = harness_recv_sig(sig, &s) == 0 ? s.how : -1;
 	kid_end(&k);
 
+	/* exit(Pid, -7) from Erlang: a crash whose reason is the code. */
+	struct kid k2 = { 0 };
+	kid_start(d, &k2, sig);
+	HARNESS_EQ(ask(d, "exit2", k2.dpid, me, "-7"), 0);
+	if (harness_recv_sig(sig, &s) == 0) {
+		R.rc[6] = s.how;
+		R.n[1] = s.reason;
+	}
+	kid_end(&k2);
+
 	/* The peer goes away: an actor linked across the connection gets
 	 * noconnection (crashed, SMARM_ENOCONN). */
 	struct kid n = { 0 };
@@ -850,6 +863,8 @@ START_TEST(test_dist_erlang_monitors_and_links_libsmarm_actors)
 	ck_assert_str_eq(R.text[10], "linked");
 	ck_assert_int_eq(R.rc[4], SMARM_EXIT_CRASHED);
 	ck_assert_int_eq(R.n[0], SMARM_ENOCONN);
+	ck_assert_int_eq(R.rc[6], SMARM_EXIT_CRASHED);
+	ck_assert_int_eq(R.n[1], -7);
 	ck_assert_int_eq(R.rc[5], 0);
 }
 END_TEST
