@@ -78,6 +78,7 @@
  */
 #include "actor.h"
 
+#include "causal.h"
 #include "log.h"
 #include "membar.h"
 
@@ -306,6 +307,10 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	if (SMARM_UNLIKELY(s->exit.ex_how == SMARM_EXIT_CRASHED) &&
 	    s->exit.ex_strength == SMARM__STOP_NONE)
 		smarm__log_crash(smarm__worker()->node, s);
+	/* Coz's catch-up before its Downs, exit signals and joiner's wake
+	 * (causal.h); one predictable branch unless the node observes. */
+	if (SMARM_UNLIKELY(smarm__tls_obs))
+		smarm__causal_pay_exit(s);
 	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
 	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
 		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
@@ -982,6 +987,11 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 {
 	struct smarm__slot *s;
 
+	/* Coz's catch-up: an actor that sends an exit signal or a stop pays
+	 * its causal debt before the signal can wake its target (causal.h;
+	 * a no-op outside an actor, in finalize and once exiting, where
+	 * smarm__causal_pay_exit paid). */
+	smarm__causal_pay();
 	if (req->sr_strength == SMARM__STOP_SHUTDOWN) {
 		/* Trappable: a layer may deliver it as a message instead. */
 		int rc = smarm__subsys_trap(n, pid, req);
