@@ -560,7 +560,8 @@ enum smarm_causal_scope {
  * given to smarm_config_set_causal_fixed is a function's name), and a
  * sample in the selected function during an experiment at speedup s
  * adds s x 1 ms to the delay every other actor owes. The profile's
- * "selected" and "location" fields are function names. The process's
+ * "selected" and "location" fields are function names; named sites
+ * (smarm_site_begin) are then only pay points. The process's
  * SIGPROF handler is the runtime's from the first such node on; it
  * passes on every SIGPROF that is not its own timers' to the handler
  * installed before. Slow system calls in actor code may then fail with

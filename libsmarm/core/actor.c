@@ -241,6 +241,20 @@ exit_recrash(struct smarm__slot *s, int how, intptr_t code,
 }
 
 /*
+ * An exit on a worker of a node that observes (smarm__tls_obs): Coz's
+ * catch-up, the causal debt paid before its Downs, exit signals and
+ * joiner's wake (core/causal.h; smarm_actor_is_alive already says
+ * false meanwhile), then the tracer's EXIT record. Out of line: the
+ * exit path keeps one test of the flag, as it had for the tracer.
+ */
+static __attribute__((noinline, cold)) void exit_obs(struct smarm__slot *s)
+{
+	smarm__causal_pay_exit(s);
+	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
+		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
+}
+
+/*
  * The exit, steps 1-5 (see above). Step 1 happens once: a handler or
  * hook that exits again continues the sequence where it was (a crash
  * in a handler rewrites the record: exit_recrash).
@@ -307,13 +321,9 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	if (SMARM_UNLIKELY(s->exit.ex_how == SMARM_EXIT_CRASHED) &&
 	    s->exit.ex_strength == SMARM__STOP_NONE)
 		smarm__log_crash(smarm__worker()->node, s);
-	/* Coz's catch-up before its Downs, exit signals and joiner's wake
-	 * (causal.h); one predictable branch unless the node observes. */
-	if (SMARM_UNLIKELY(smarm__tls_obs))
-		smarm__causal_pay_exit(s);
 	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
-	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
-		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
+	if (SMARM_UNLIKELY(smarm__tls_obs)) /* traces or profiles */
+		exit_obs(s);
 	for (;;) {
 		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);

@@ -3,15 +3,22 @@
  * causal.c - the causal profiler's runtime half (causal.h): the node's
  * registries of sites and progress points, each actor's ledger, the
  * attribution of site time to the global delay, the scheduler's hooks
- * (switch-out, switch-in: the wake rules) and the pay points where an
- * actor sleeps off its debt. The design, the wake rules and the
+ * (switch-out, switch-in: the wake rules), the pay points where an
+ * actor sleeps off its debt (and the exit's catch-up), the sampled
+ * scope's SIGPROF sampler, and the dilation of timed sends. The
+ * design, the wake rules and the
  * invariants (CAUSAL-1..3) are stated in causal.h; the experiment loop
  * that starts and ends experiments and writes the profile is
  * obs/causal.c.
  *
  * Ownership: the node's struct smarm__causal (init at open, fini at
- * close); a slot's ledger belongs to whoever runs its actor.
- * Locking: cz_lock (TABLE, a leaf) for registration only.
+ * close); a slot's ledger belongs to whoever runs its actor (and its
+ * cz_credit to the SIGPROF handler on that thread, too); a worker's
+ * sample ring and CPU timer to its thread (producer, timer) and the
+ * profiler thread (consumer). The SIGPROF handler is process-wide,
+ * installed once (sampler_once), never removed.
+ * Locking: cz_lock (TABLE, a leaf) for registration only; the rings
+ * are single-producer single-consumer (head and tail, release).
  * See: docs/observability.md (Causal profiling).
  */
 #include "causal.h"
@@ -404,10 +411,17 @@ void smarm__causal_pay_exit(struct smarm__slot *me)
 		pay_point(true);
 }
 
+/* Named sites count: the profiler is on, in named scope (sampled, the
+ * sites are functions and named ones are only pay points). */
+static inline bool named_on(const struct smarm__worker *w)
+{
+	return w->causal && w->node->causal->cz_rings == NULL;
+}
+
 uint32_t smarm__causal_site_cur(struct smarm__slot *me)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	return w->causal ? cs_of(w->node, me)->cz_site : 0;
+	return named_on(w) ? cs_of(w->node, me)->cz_site : 0;
 }
 
 uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
@@ -417,8 +431,11 @@ uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
 	struct smarm__cslot *c;
 	uint64_t now;
 	uint32_t old;
-	if (!w->causal) /* off: sites mean nothing */
+	if (!named_on(w)) { /* off: sites mean nothing */
+		if (w->causal)
+			smarm__causal_pay_slow();
 		return 0;
+	}
 	smarm__causal_pay_slow();
 	c = cs_of(n, me);
 	now = site_now();
@@ -435,8 +452,11 @@ void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
 	struct smarm_node *n = w->node;
 	struct smarm__cslot *c;
 	uint64_t now;
-	if (!w->causal)
+	if (!named_on(w)) {
+		if (w->causal)
+			smarm__causal_pay_slow();
 		return;
+	}
 	c = cs_of(n, me);
 	now = site_now();
 	accrue(n->causal, c, now);

@@ -26,6 +26,16 @@
  * site gives its on-CPU time since the last such line in 1 ms samples;
  * the file ends with a "runtime" line.
  *
+ * Sampled scope (SMARM_CAUSAL_SCOPE_SAMPLED): the sites are functions.
+ * The thread reads every worker's sample ring (core/causal.c) every
+ * DRAIN_NS, names each sample's function (symbols.c) in cw_fns, counts
+ * it there and offers it to a reservoir of RECENT samples; step 1 then
+ * picks the function of a random sample from the reservoir (a fixed
+ * site: the function of that name, once sampled) and empties it, as
+ * Coz starts each experiment at a sample's line; step 3 starts the
+ * experiment on the function's text range; "samples" lines count each
+ * function's samples.
+ *
  * Ownership: the node's SMARM__SUB_OBS state holds the struct from open
  * to close; the thread reads the node's causal atomics only.
  * Locking: none; cw_stop is the thread's stop word (a futex).
