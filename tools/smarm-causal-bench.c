@@ -27,16 +27,21 @@
  * printed as CSV: site,speedup_pct,experiments,measured_pct,predicted_pct.
  *
  * Usage: smarm-causal-bench [--experiments N] [--ms MS] [--wa-us US]
- *                           [--share PCT] [--out DIR]
+ *                           [--share PCT] [--out DIR] [--sampled]
  *   N experiments per site (default 240) of MS ms each (default 100);
  *   A's work about US us (default 2000), B's PCT% of it (default 60);
  *   the profiles are written to DIR/path-a.coz and DIR/path-b.coz
  *   (default: a temporary directory, removed), which Coz's viewer plots.
+ *   --sampled: the sites are the functions bench_work_a and bench_work_b
+ *   that A and B run, found by sampling (SMARM_CAUSAL_SCOPE_SAMPLED),
+ *   instead of the named sites around them; the CSV still says path-a
+ *   and path-b.
  * Exit status: 0, or 1 if a run failed.
  */
 #include <smarm/smarm.h>
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +62,19 @@ static void burn(uint64_t steps)
 	sink = x;
 }
 
+/* Each path's work out of line, never cloned: in sampled scope the
+ * sites are these functions. */
+__attribute__((noipa)) void bench_work_a(uint64_t steps);
+__attribute__((noipa)) void bench_work_b(uint64_t steps);
+void bench_work_a(uint64_t steps)
+{
+	burn(steps);
+}
+void bench_work_b(uint64_t steps)
+{
+	burn(steps);
+}
+
 struct bench {
 	uint64_t steps_a, steps_b; /* work per round */
 	int want;		   /* experiments to wait for */
@@ -73,7 +91,7 @@ static void path_b(void *arg)
 		if (smarm_chan_recv(b->go, &v) != 0 || v == 0)
 			break;
 		SMARM_SITE("path-b")
-		burn(b->steps_b);
+		bench_work_b(b->steps_b);
 		if (smarm_chan_send(b->done, &v) != 0)
 			break;
 	}
@@ -101,7 +119,7 @@ static void path_a(void *arg)
 			break;
 		}
 		SMARM_SITE("path-a")
-		burn(b->steps_a);
+		bench_work_a(b->steps_a);
 		if (smarm_chan_recv(b->done, &got) != 0) {
 			b->failed = 1;
 			break;
@@ -169,7 +187,7 @@ static void calibrate(void *arg)
 }
 
 static int run_site(const char *site, const char *path, struct bench *b,
-		    uint64_t exp_ns)
+		    uint64_t exp_ns, bool sampled)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
@@ -182,6 +200,9 @@ static int run_site(const char *site, const char *path, struct bench *b,
 	smarm_config_set_int(cfg, SMARM_OPT_WAKE_SLOT, 0);
 	if (smarm_config_set_causal(cfg, path, exp_ns) != 0 ||
 	    smarm_config_set_causal_fixed(cfg, site, -1) != 0 ||
+	    smarm_config_set_causal_scope(
+		    cfg, sampled ? SMARM_CAUSAL_SCOPE_SAMPLED
+				 : SMARM_CAUSAL_SCOPE_NAMED) != 0 ||
 	    smarm_node_open(&node, cfg) != 0) {
 		smarm_config_free(cfg);
 		return -1;
@@ -198,11 +219,22 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	char dir[] = "/tmp/smarm-causal-bench.XXXXXX";
 	const char *sites[2] = { "path-a", "path-b" };
+	const char *fns[2] = { "bench_work_a", "bench_work_b" };
+	bool sampled = false;
 	struct curve cv[2];
 	double wa, wb;
 	smarm_node_t *node = NULL;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
+	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--sampled") == 0) {
+			sampled = true;
+			i--;
+			continue;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "usage: see the file's header\n");
+			return 1;
+		}
 		if (strcmp(argv[i], "--experiments") == 0)
 			want = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--ms") == 0)
@@ -235,7 +267,8 @@ int main(int argc, char **argv)
 		b.steps_b = b.steps_a * (uint64_t)share / 100;
 		b.want = want;
 		snprintf(path, sizeof path, "%s/%s.coz", out, sites[k]);
-		if (run_site(sites[k], path, &b, (uint64_t)ms * 1000000) != 0 ||
+		if (run_site(sampled ? fns[k] : sites[k], path, &b,
+			     (uint64_t)ms * 1000000, sampled) != 0 ||
 		    read_profile(path, &cv[k]) != 0) {
 			fprintf(stderr, "smarm-causal-bench: %s failed\n",
 				sites[k]);
@@ -264,9 +297,10 @@ int main(int argc, char **argv)
 				l1 = -1;
 			fclose(f);
 		}
-		printf("# load %.2f; round at 0%%: %.0f us (A's work %.0f "
-		       "us)\n",
-		       l1, cv[0].dur[0] / cv[0].delta[0] / 1000.0, wa / 1000.0);
+		printf("# %s sites; load %.2f; round at 0%%: %.0f us (A's "
+		       "work %.0f us)\n",
+		       sampled ? "sampled" : "named", l1,
+		       cv[0].dur[0] / cv[0].delta[0] / 1000.0, wa / 1000.0);
 	}
 	printf("site,speedup_pct,experiments,measured_pct,predicted_pct\n");
 	for (int k = 0; k < 2; k++) {

@@ -524,6 +524,58 @@ SMARM_API int smarm_config_set_causal_fixed(smarm_config_t *cfg,
 					    const char *site, int speedup_pct);
 
 /*
+ * smarm_causal_scope - which code sites a causal profile's experiments
+ * select (smarm_config_set_causal_scope).
+ * SMARM_CAUSAL_SCOPE_NAMED    the named sites the actors mark with
+ *                             smarm_site_begin (the default).
+ * SMARM_CAUSAL_SCOPE_SAMPLED  functions, found by sampling, as Coz does:
+ *                             each worker thread takes a sample of the
+ *                             running actor's program counter every
+ *                             millisecond of its CPU time, and each
+ *                             experiment selects the function of a recent
+ *                             sample that lies in the actors' own code.
+ * Since: SMARM_0.5.
+ */
+enum smarm_causal_scope {
+	SMARM_CAUSAL_SCOPE_NAMED = 0,
+	SMARM_CAUSAL_SCOPE_SAMPLED = 1,
+};
+
+/*
+ * smarm_config_set_causal_scope() - profile named sites or sampled
+ * functions.
+ *
+ * A node opened from cfg with a causal profile (smarm_config_set_causal)
+ * experiments on the sites scope names (a smarm_causal_scope). In
+ * SMARM_CAUSAL_SCOPE_SAMPLED, a per-thread CPU-time timer of each
+ * worker delivers SIGPROF every millisecond of its CPU time (the
+ * kernel may merge several into one signal, which then counts as
+ * several samples); a sample whose program counter lies in the actors'
+ * own code (the text asynchronous preemption may interrupt: the
+ * executable and the objects allowed with smarm_preempt_allow_object),
+ * or in libc called from it, counts for the function around that
+ * address, named from the object's symbol table (function granularity,
+ * no source lines). Each experiment selects the function of one of the
+ * samples taken since the last experiment, at random (a fixed site
+ * given to smarm_config_set_causal_fixed is a function's name), and a
+ * sample in the selected function during an experiment at speedup s
+ * adds s x 1 ms to the delay every other actor owes. The profile's
+ * "selected" and "location" fields are function names; named sites
+ * (smarm_site_begin) are then only pay points. The process's
+ * SIGPROF handler is the runtime's from the first such node on; it
+ * passes on every SIGPROF that is not its own timers' to the handler
+ * installed before. Slow system calls in actor code may then fail with
+ * EINTR, as under asynchronous preemption. Unless this was called, the
+ * environment variable SMARM_CAUSAL_SCOPE ("named" or "sampled") sets
+ * the scope when the node is opened. See docs/observability.md, Causal
+ * profiling.
+ * Returns: 0. Errors: SMARM_EINVAL cfg NULL or scope not a
+ * smarm_causal_scope.
+ * Thread-safety: as smarm_config_set_int. Since: SMARM_0.5.
+ */
+SMARM_API int smarm_config_set_causal_scope(smarm_config_t *cfg, int scope);
+
+/*
  * smarm_progress_kind - what a progress point measures.
  * SMARM_PROGRESS_THROUGHPUT  units of work done (smarm_progress_add).
  * SMARM_PROGRESS_LATENCY     a begin/end pair (smarm_progress_begin,

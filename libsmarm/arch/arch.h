@@ -219,6 +219,17 @@ uint64_t smarm__thread_cpu_ns(void);
 size_t smarm__page_size(void);
 int smarm__online_cpus(void);
 
+/*
+ * A timer on the calling thread's CPU clock that sends it signal sig
+ * every period_ns of CPU time, si_value.sival_ptr = mark and si_code
+ * SI_TIMER (the causal profiler's samples). 0 and *out, or -1 (errno).
+ * smarm__cpu_timer_stop deletes one; a signal already sent may still
+ * arrive after it returns.
+ */
+int smarm__cpu_timer_start(int sig, void *mark, uint64_t period_ns,
+			   uintptr_t *out);
+void smarm__cpu_timer_stop(uintptr_t t);
+
 /* Name the calling thread "smarm-<what>", or "smarm-<what><id>" for id
  * >= 0 (for top -H, gdb, perf and the tests' per-thread accounting;
  * cut to the kernel's 15 bytes). */

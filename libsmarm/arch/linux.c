@@ -2,9 +2,10 @@
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
  * page size, online CPUs, thread names, the calling thread's stack
- * bounds, alternate signal stacks, vm.max_map_count, guard regions, a
- * read of this process's own memory that cannot fault, and the file
- * mapped at an address. The CPU half is x86_64.c and x86_64.S.
+ * bounds, per-thread CPU-time timers, alternate signal stacks,
+ * vm.max_map_count, guard regions, a read of this process's own memory
+ * that cannot fault, and the file mapped at an address. The CPU half is
+ * x86_64.c and x86_64.S.
  *
  * Ownership: stateless, apart from the page size cached on first use and
  * the guard-region probe's answer (written once under guards_once,
@@ -23,6 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <signal.h>
+#include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -46,6 +49,35 @@ uint64_t smarm__thread_cpu_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int smarm__cpu_timer_start(int sig, void *mark, uint64_t period_ns,
+			   uintptr_t *out)
+{
+	struct sigevent ev;
+	struct itimerspec its;
+	timer_t t;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = sig;
+	ev.sigev_value.sival_ptr = mark;
+	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0)
+		return -1;
+	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(t, 0, &its, NULL) != 0) {
+		timer_delete(t);
+		return -1;
+	}
+	*out = (uintptr_t)t;
+	return 0;
+}
+
+void smarm__cpu_timer_stop(uintptr_t t)
+{
+	timer_delete((timer_t)t);
 }
 
 size_t smarm__page_size(void)

@@ -78,6 +78,7 @@
  */
 #include "actor.h"
 
+#include "causal.h"
 #include "log.h"
 #include "membar.h"
 
@@ -240,6 +241,20 @@ exit_recrash(struct smarm__slot *s, int how, intptr_t code,
 }
 
 /*
+ * An exit on a worker of a node that observes (smarm__tls_obs): Coz's
+ * catch-up, the causal debt paid before its Downs, exit signals and
+ * joiner's wake (core/causal.h; smarm_actor_is_alive already says
+ * false meanwhile), then the tracer's EXIT record. Out of line: the
+ * exit path keeps one test of the flag, as it had for the tracer.
+ */
+static __attribute__((noinline, cold)) void exit_obs(struct smarm__slot *s)
+{
+	smarm__causal_pay_exit(s);
+	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
+		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
+}
+
+/*
  * The exit, steps 1-5 (see above). Step 1 happens once: a handler or
  * hook that exits again continues the sequence where it was (a crash
  * in a handler rewrites the record: exit_recrash).
@@ -307,8 +322,8 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	    s->exit.ex_strength == SMARM__STOP_NONE)
 		smarm__log_crash(smarm__worker()->node, s);
 	__atomic_store_n(&s->exiting, SMARM__EXITING_ENDED, __ATOMIC_RELAXED);
-	smarm__trace(SMARM__TR_EXIT, smarm__slot_pid(s),
-		     (uint64_t)s->exit.ex_code, (uint32_t)s->exit.ex_how);
+	if (SMARM_UNLIKELY(smarm__tls_obs)) /* traces or profiles */
+		exit_obs(s);
 	for (;;) {
 		smarm__exit_hooks_run(s);
 		smarm__switch_out(s, SMARM__INTENT_DONE);
@@ -982,6 +997,11 @@ int smarm__request_stop(struct smarm_node *n, uint64_t pid,
 {
 	struct smarm__slot *s;
 
+	/* Coz's catch-up: an actor that sends an exit signal or a stop pays
+	 * its causal debt before the signal can wake its target (causal.h;
+	 * a no-op outside an actor, in finalize and once exiting, where
+	 * smarm__causal_pay_exit paid). */
+	smarm__causal_pay();
 	if (req->sr_strength == SMARM__STOP_SHUTDOWN) {
 		/* Trappable: a layer may deliver it as a message instead. */
 		int rc = smarm__subsys_trap(n, pid, req);

@@ -3,20 +3,28 @@
  * causal.c - the causal profiler's runtime half (causal.h): the node's
  * registries of sites and progress points, each actor's ledger, the
  * attribution of site time to the global delay, the scheduler's hooks
- * (switch-out, switch-in: the wake rules) and the pay points where an
- * actor sleeps off its debt. The design, the wake rules and the
+ * (switch-out, switch-in: the wake rules), the pay points where an
+ * actor sleeps off its debt (and the exit's catch-up), the sampled
+ * scope's SIGPROF sampler, and the dilation of timed sends. The
+ * design, the wake rules and the
  * invariants (CAUSAL-1..3) are stated in causal.h; the experiment loop
  * that starts and ends experiments and writes the profile is
  * obs/causal.c.
  *
  * Ownership: the node's struct smarm__causal (init at open, fini at
- * close); a slot's ledger belongs to whoever runs its actor.
- * Locking: cz_lock (TABLE, a leaf) for registration only.
+ * close); a slot's ledger belongs to whoever runs its actor (and its
+ * cz_credit to the SIGPROF handler on that thread, too); a worker's
+ * sample ring and CPU timer to its thread (producer, timer) and the
+ * profiler thread (consumer). The SIGPROF handler is process-wide,
+ * installed once (sampler_once), never removed.
+ * Locking: cz_lock (TABLE, a leaf) for registration only; the rings
+ * are single-producer single-consumer (head and tail, release).
  * See: docs/observability.md (Causal profiling).
  */
 #include "causal.h"
 
 #include "node.h"
+#include "preempt.h"
 #include "region.h"
 #include "sched.h"
 #include "slot.h"
@@ -24,6 +32,9 @@
 #include "timer.h"
 #include "wait.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,11 +64,14 @@ void smarm__causal_fini(struct smarm_node *n)
 		free(cz->cz_point[i]);
 	if (cz->cz_slots != NULL)
 		munmap(cz->cz_slots, cz->cz_slots_bytes);
+	free(cz->cz_rings);
 	free(cz);
 	n->causal = NULL;
 }
 
-int smarm__causal_enable(struct smarm_node *n)
+static void sampler_install(void);
+
+int smarm__causal_enable(struct smarm_node *n, bool sampled)
 {
 	struct smarm__causal *cz = n->causal;
 	size_t page = smarm__page_size();
@@ -72,6 +86,20 @@ int smarm__causal_enable(struct smarm_node *n)
 	if (smarm__region_commit((uintptr_t)base, 0, all) != 0) {
 		munmap(base, all);
 		return SMARM_ENOMEM;
+	}
+	if (sampled) {
+		void *r = NULL;
+		size_t sz = (size_t)n->workers_n * sizeof *cz->cz_rings;
+		if (posix_memalign(&r, 64, sz) != 0) {
+			munmap(base, all);
+			return SMARM_ENOMEM;
+		}
+		memset(r, 0, sz);
+		cz->cz_rings = r;
+		cz->cz_nrings = n->workers_n;
+		/* The actors' text (smarm__text_is_actors), the unwinder. */
+		smarm__preempt_setup();
+		sampler_install();
 	}
 	cz->cz_slots = base;
 	cz->cz_slots_bytes = all;
@@ -208,6 +236,16 @@ static struct smarm__cslot *cs_of(struct smarm_node *n, struct smarm__slot *s)
 						     memory_order_relaxed);
 		c->cz_local = base;
 		c->cz_epoch = ep;
+		/* Credit of an earlier experiment is forgiven with its debt. */
+		if (atomic_load_explicit(&c->cz_credit, memory_order_relaxed))
+			atomic_exchange_explicit(&c->cz_credit, 0,
+						 memory_order_relaxed);
+	} else if (atomic_load_explicit(&c->cz_credit, memory_order_relaxed)) {
+		/* Sampled scope: what its samples in the selected function
+		 * credited (the handler runs on this thread: an exchange is
+		 * enough). */
+		c->cz_local += atomic_exchange_explicit(&c->cz_credit, 0,
+							memory_order_relaxed);
 	}
 	return c;
 }
@@ -331,7 +369,9 @@ static void pay(struct smarm_node *n, struct smarm__slot *me)
 	}
 }
 
-void smarm__causal_pay_slow(void)
+/* A pay point (exiting: the exit's catch-up, where the actor may still
+ * park). */
+static void pay_point(bool exiting)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *me;
@@ -348,15 +388,40 @@ void smarm__causal_pay_slow(void)
 			accrue(n->causal, c, site_now());
 		}
 	}
-	if (me->rt_nopreempt != 0 || me->exiting || me->no_park)
+	if (me->rt_nopreempt != 0 || (me->exiting && !exiting) || me->no_park)
 		return;
 	pay(n, me);
+}
+
+void smarm__causal_pay_slow(void)
+{
+	pay_point(false);
+}
+
+/*
+ * Coz's catch-up before an exit wakes anyone: its Downs and exit
+ * signals (the exit hooks) and its joiner (finalize) come after this,
+ * as a channel send's wake comes after its pay point. The actor is
+ * past its cleanup handlers, which may park too (actor.c).
+ */
+void smarm__causal_pay_exit(struct smarm__slot *me)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (w != NULL && w->cur == me)
+		pay_point(true);
+}
+
+/* Named sites count: the profiler is on, in named scope (sampled, the
+ * sites are functions and named ones are only pay points). */
+static inline bool named_on(const struct smarm__worker *w)
+{
+	return w->causal && w->node->causal->cz_rings == NULL;
 }
 
 uint32_t smarm__causal_site_cur(struct smarm__slot *me)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	return w->causal ? cs_of(w->node, me)->cz_site : 0;
+	return named_on(w) ? cs_of(w->node, me)->cz_site : 0;
 }
 
 uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
@@ -366,8 +431,11 @@ uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
 	struct smarm__cslot *c;
 	uint64_t now;
 	uint32_t old;
-	if (!w->causal) /* off: sites mean nothing */
+	if (!named_on(w)) { /* off: sites mean nothing */
+		if (w->causal)
+			smarm__causal_pay_slow();
 		return 0;
+	}
 	smarm__causal_pay_slow();
 	c = cs_of(n, me);
 	now = site_now();
@@ -384,8 +452,11 @@ void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
 	struct smarm_node *n = w->node;
 	struct smarm__cslot *c;
 	uint64_t now;
-	if (!w->causal)
+	if (!named_on(w)) {
+		if (w->causal)
+			smarm__causal_pay_slow();
 		return;
+	}
 	c = cs_of(n, me);
 	now = site_now();
 	accrue(n->causal, c, now);
@@ -409,4 +480,193 @@ void smarm__causal_begin(struct smarm__causal *cz, uint32_t site, int pct)
 void smarm__causal_end(struct smarm__causal *cz)
 {
 	atomic_store_explicit(&cz->cz_exp, 0, memory_order_release);
+}
+
+void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
+				 uintptr_t hi, int pct)
+{
+	/* The range first: a handler that sees the experiment (acquire)
+	 * sees its range. */
+	atomic_store_explicit(&cz->cz_sel_lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&cz->cz_sel_hi, hi, memory_order_relaxed);
+	smarm__causal_begin(cz, SMARM__CAUSAL_SAMPLED, pct);
+}
+
+/* ------------------------------------------------------------ samples */
+
+/*
+ * Sampled scope. Each worker thread of a profiling node has a timer on
+ * its own CPU clock (smarm__cpu_timer_start) that sends it SIGPROF
+ * every SMARM__CAUSAL_SAMPLE_NS of CPU time; the kernel checks CPU
+ * timers at its tick, so one signal may stand for several periods (1 +
+ * si_overrun samples). The handler, on the worker's thread:
+ *   1. takes the interrupted pc; outside the actors' own text
+ *      (smarm__text_is_actors), the return address into it if libc was
+ *      called from there (smarm__called_by_actors, as preempt.c's
+ *      return-path preemption unwinds), else counts the sample as
+ *      outside and stops (the runtime's own code, an idle worker);
+ *   2. puts (pc, samples) in the worker's ring for the profiler thread,
+ *      which names the function and picks sites (obs/causal.c);
+ *   3. during an experiment on a sampled function (site id
+ *      SMARM__CAUSAL_SAMPLED) whose range holds pc: adds speedup x
+ *      samples x period to the global delay and credits the running
+ *      actor as much (Coz's samples in the selected line: its virtual
+ *      speedup), through cz_credit, which cs_of folds into its ledger.
+ * A pc in the actors' text means the worker runs an actor (w->cur), and
+ * the actor's ledger was made current at its switch-in (run_in), so the
+ * handler needs no lock and writes one atomic of the ledger. It is
+ * async-signal-safe (INV-P2's rules: its own thread's worker only).
+ * SIGPROF is process-wide: the handler is installed once, and a SIGPROF
+ * that is not from one of these timers (si_code SI_TIMER and the mark
+ * below) goes to the handler that was there before.
+ */
+static char sampler_mark; /* si_value of our timers' signals */
+static struct sigaction prior_prof;
+static pthread_once_t sampler_once = PTHREAD_ONCE_INIT;
+
+static void prof_chain(int sig, siginfo_t *si, void *ctx)
+{
+	if (prior_prof.sa_flags & SA_SIGINFO) {
+		if (prior_prof.sa_sigaction != NULL)
+			prior_prof.sa_sigaction(sig, si, ctx);
+	} else if (prior_prof.sa_handler != SIG_IGN &&
+		   prior_prof.sa_handler != SIG_DFL) {
+		prior_prof.sa_handler(sig);
+	}
+}
+
+static void on_sigprof(int sig, siginfo_t *si, void *ctx)
+{
+	int saved_errno = errno;
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__causal *cz;
+	struct smarm__causal_ring *r;
+	struct smarm__slot *s;
+	uintptr_t pc;
+	uint32_t k, h;
+	uint64_t exp;
+
+	if (si->si_code != SI_TIMER ||
+	    si->si_value.sival_ptr != &sampler_mark) {
+		prof_chain(sig, si, ctx);
+		goto out;
+	}
+	/* Late (the run is over), or a node that does not sample. */
+	if (w == NULL || !w->causal ||
+	    (cz = w->node->causal)->cz_rings == NULL || w->id >= cz->cz_nrings)
+		goto out;
+	r = &cz->cz_rings[w->id];
+	k = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+	s = w->cur;
+	pc = smarm__uc_pc(ctx);
+	if (s == NULL ||
+	    (!smarm__text_is_actors(pc) &&
+	     !smarm__called_by_actors(s, ctx,
+				      (uintptr_t)s->stk_base + s->stk_guard +
+					      s->stk_reserve,
+				      &pc))) {
+		atomic_fetch_add_explicit(&r->cr_out, k, memory_order_relaxed);
+		goto out;
+	}
+	h = atomic_load_explicit(&r->cr_head, memory_order_relaxed);
+	if (h - atomic_load_explicit(&r->cr_tail, memory_order_acquire) <
+	    SMARM__CAUSAL_RING) {
+		r->cr_pc[h % SMARM__CAUSAL_RING] = pc;
+		r->cr_n[h % SMARM__CAUSAL_RING] = k;
+		atomic_store_explicit(&r->cr_head, h + 1, memory_order_release);
+	} else {
+		atomic_fetch_add_explicit(&r->cr_lost, k, memory_order_relaxed);
+	}
+	exp = atomic_load_explicit(&cz->cz_exp, memory_order_acquire);
+	if ((uint32_t)(exp >> 32) == SMARM__CAUSAL_SAMPLED &&
+	    pc >= atomic_load_explicit(&cz->cz_sel_lo, memory_order_relaxed) &&
+	    pc < atomic_load_explicit(&cz->cz_sel_hi, memory_order_relaxed) &&
+	    atomic_load_explicit(&cz->cz_exp, memory_order_relaxed) == exp) {
+		struct smarm__cslot *c = &cz->cz_slots[s - w->node->slots];
+		uint64_t d = (uint64_t)k * SMARM__CAUSAL_SAMPLE_NS *
+			     (exp & 0xffffffffu) / 100;
+		/* Made current at its switch-in (run_in): its pid. */
+		if (c->cz_pid == smarm__slot_pid(s) && d != 0) {
+			atomic_fetch_add_explicit(&cz->cz_global, d,
+						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&c->cz_credit, d,
+						  memory_order_relaxed);
+		}
+	}
+out:
+	errno = saved_errno;
+}
+
+static void sampler_init(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sigprof;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, &prior_prof);
+}
+
+static void sampler_install(void)
+{
+	pthread_once(&sampler_once, sampler_init);
+}
+
+void smarm__causal_thread_start(struct smarm__worker *w)
+{
+	struct smarm__causal *cz = w->node->causal;
+	struct smarm__causal_ring *r;
+	if (cz->cz_rings == NULL || w->id >= cz->cz_nrings)
+		return;
+	r = &cz->cz_rings[w->id];
+	/* No timer: no samples from this worker, the rest still works. */
+	r->cr_armed = smarm__cpu_timer_start(SIGPROF, &sampler_mark,
+					     SMARM__CAUSAL_SAMPLE_NS,
+					     &r->cr_timer) == 0;
+}
+
+void smarm__causal_thread_end(struct smarm__worker *w)
+{
+	struct smarm__causal *cz = w->node->causal;
+	struct smarm__causal_ring *r;
+	if (cz->cz_rings == NULL || w->id >= cz->cz_nrings)
+		return;
+	r = &cz->cz_rings[w->id];
+	if (r->cr_armed)
+		smarm__cpu_timer_stop(r->cr_timer);
+	r->cr_armed = false;
+}
+
+/* ------------------------------------------------------------- timers */
+
+/*
+ * Timers dilated. A timed call (the timer of a timed send) is a wake
+ * that no waker's pay point precedes: the timer fires it. So that it
+ * cannot wake anyone before its armer's virtual time, it fires later
+ * by the delay its armer owed when it armed it (the debt it was about
+ * to pay) plus all the delay injected while it was pending (what an
+ * actor sleeping through that time would owe at its wake: a timed
+ * wait skips nothing, causal.h). The stamp is the armer's ledger + 1
+ * (0: not dilated); at each due time the timer moves by global -
+ * (stamp - 1) and the stamp to global + 1. Bounded waits and sleeps are
+ * not shifted: their owner pays what accrued at its next pay point.
+ */
+uint64_t smarm__causal_timer_stamp(struct smarm_node *n)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	struct smarm__slot *me;
+	if (w == NULL || !w->causal || w->node != n || (me = w->cur) == NULL ||
+	    w->in_finish)
+		return 0;
+	return cs_of(n, me)->cz_local + 1;
+}
+
+uint64_t smarm__causal_timer_shift(struct smarm_node *n, uint64_t *stamp)
+{
+	uint64_t g = global_of(n->causal);
+	uint64_t from = *stamp - 1;
+	if (*stamp == 0 || g <= from)
+		return 0;
+	*stamp = g + 1;
+	return g - from;
 }

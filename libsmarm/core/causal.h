@@ -28,8 +28,17 @@
  *               credited; global - local is its debt.
  *   pay point   where an actor pays its debt: smarm_check, a send
  *               (before its message can wake anyone: Coz's catch_up),
- *               a green mutex's release (likewise), a progress point,
+ *               a green mutex's release, an exit signal or a stop it
+ *               sends (actor.c smarm__request_stop), its own exit
+ *               before its Downs, exit signals and joiner's wake
+ *               (smarm__causal_pay_exit) (likewise), a progress point,
  *               a site's begin and end.
+ *   sampled     the other scope (SMARM_CAUSAL_SCOPE_SAMPLED): the sites
+ *               are functions of the actors' code, found by a SIGPROF
+ *               sample of each worker every 1 ms of its CPU time
+ *               (causal.c, "samples"); a sample in the selected
+ *               function adds speedup x 1 ms to the global delay and
+ *               credits its actor as much, as Coz does.
  *
  * Wake rules (Coz's pre_block/post_block). An actor that parks notes
  * the global delay; if a message (any waker but its own timer) ends
@@ -37,6 +46,9 @@
  * ledger): it was blocked, not slow. A park its deadline ended (a sleep,
  * a receive that timed out) skips nothing. A sender pays first, so its
  * message cannot wake a receiver before the sender's own virtual time.
+ * A timed send's timer, which no pay point precedes, is dilated
+ * instead: it fires later by what its armer owed plus the delay
+ * injected while it was pending (causal.c, "Timers dilated").
  *
  * Off-cost. The hooks in sched.c hang off the one flag that guards
  * the actor statistics and the tracer (the worker's obs_on, and
@@ -111,6 +123,33 @@ struct smarm__cslot {
 	uint32_t cz_site;  /* the site it is in; 0: none */
 	uint32_t cz_epoch; /* the experiment its ledger was brought into */
 	bool cz_parked;	   /* its last switch-out was a park */
+	/* Sampled scope: delay credited by samples in the selected function
+	 * (the SIGPROF handler adds, on the actor's own thread; cs_of folds
+	 * it into cz_local). */
+	_Atomic uint64_t cz_credit;
+};
+
+/* The experiment's site id when it selects a sampled function (the
+ * range cz_sel_lo..cz_sel_hi): no named site has it. */
+#define SMARM__CAUSAL_SAMPLED 0xffffffffu
+#define SMARM__CAUSAL_RING 1024		   /* samples a worker keeps */
+#define SMARM__CAUSAL_SAMPLE_NS 1000000ull /* CPU time per sample */
+
+/*
+ * A worker's samples (sampled scope): a ring with one producer, the
+ * SIGPROF handler on the worker's thread (cr_head, release), and one
+ * consumer, the profiler thread (cr_tail, release). A full ring drops
+ * the sample and counts it.
+ */
+struct smarm__causal_ring {
+	_Alignas(64) _Atomic uint32_t cr_head;
+	_Atomic uint32_t cr_tail;
+	_Atomic uint64_t cr_lost; /* samples dropped: ring full */
+	_Atomic uint64_t cr_out;  /* samples outside the actors' code */
+	uintptr_t cr_timer;	  /* the worker thread's CPU timer */
+	bool cr_armed;		  /* cr_timer exists */
+	uintptr_t cr_pc[SMARM__CAUSAL_RING]; /* a pc in the actors' code */
+	uint32_t cr_n[SMARM__CAUSAL_RING];   /* samples it stands for */
 };
 
 /* A node's causal profiler state (allocated for every node: sites and
@@ -130,14 +169,19 @@ struct smarm__causal {
 	struct smarm__cslot *cz_slots; /* max_actors entries, or NULL */
 	size_t cz_slots_bytes;
 	uint64_t cz_accrue_cycles; /* a pay point in a site accrues after */
+	/* Sampled scope (cz_rings != NULL): the selected function's text,
+	 * set by the profiler thread before the experiment starts. */
+	_Atomic uintptr_t cz_sel_lo, cz_sel_hi;
+	struct smarm__causal_ring *cz_rings; /* one per worker, or NULL */
+	int cz_nrings;
 };
 
 /* At node open / close. 0 or SMARM_ENOMEM. */
 int smarm__causal_init(struct smarm_node *n);
 void smarm__causal_fini(struct smarm_node *n);
-/* Turn the hooks on (obs/causal.c, at open, before any run): 0 or
- * SMARM_ENOMEM (the ledger table). */
-int smarm__causal_enable(struct smarm_node *n);
+/* Turn the hooks on (obs/causal.c, at open, before any run), with a
+ * sample ring per worker if sampled: 0 or SMARM_ENOMEM. */
+int smarm__causal_enable(struct smarm_node *n, bool sampled);
 struct smarm__causal *smarm__causal_of(const struct smarm_node *n);
 
 /* Registration: the site's id (1..) or point, found or made. 0,
@@ -163,9 +207,31 @@ void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s);
 
 /* A pay point of the running actor (smarm__tls_obs set). */
 void smarm__causal_pay_slow(void);
+/* The catch-up of an actor that is exiting, before its Downs, exit
+ * signals and its joiner's wake (actor.c, after its cleanup handlers;
+ * smarm__tls_obs set). */
+void smarm__causal_pay_exit(struct smarm__slot *me);
+
+/* Sampled scope: a worker thread starts and stops taking samples
+ * (sched.c, at the start and end of its run, w->causal). */
+void smarm__causal_thread_start(struct smarm__worker *w);
+void smarm__causal_thread_end(struct smarm__worker *w);
+
+/*
+ * Timers dilated (timer.c): the stamp of a timed call armed now, 0 if
+ * it is not dilated (no actor of a profiling node arms it); and, when
+ * it comes due, how much later it should fire: the delay its armer owed
+ * at arming plus what was injected since, less what was counted
+ * already (*stamp moves on).
+ */
+uint64_t smarm__causal_timer_stamp(struct smarm_node *n);
+uint64_t smarm__causal_timer_shift(struct smarm_node *n, uint64_t *stamp);
 
 /* The profiler thread: start and end an experiment (site id, pct). */
 void smarm__causal_begin(struct smarm__causal *cz, uint32_t site, int pct);
+/* ... on a sampled function: its text [lo, hi). */
+void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
+				 uintptr_t hi, int pct);
 void smarm__causal_end(struct smarm__causal *cz);
 
 #endif /* SMARM_CORE_CAUSAL_H */

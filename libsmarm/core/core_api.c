@@ -175,6 +175,7 @@ static void config_defaults(struct smarm_config *c)
 		cpus > SMARM__MAX_WORKERS ? SMARM__MAX_WORKERS : cpus;
 	c->log_fn = smarm_log_stderr;
 	c->causal_pct = -1;
+	c->causal_scope = -1;
 }
 
 static int64_t pool_cap_of(const struct smarm_config *c)
@@ -252,6 +253,15 @@ int smarm_config_set_causal_fixed(smarm_config_t *cfg, const char *site,
 	memcpy(cfg->causal_site, site != NULL ? site : "", len);
 	cfg->causal_site[len] = '\0';
 	cfg->causal_pct = speedup_pct;
+	return 0;
+}
+
+int smarm_config_set_causal_scope(smarm_config_t *cfg, int scope)
+{
+	if (cfg == NULL || (scope != SMARM_CAUSAL_SCOPE_NAMED &&
+			    scope != SMARM_CAUSAL_SCOPE_SAMPLED))
+		return SMARM_EINVAL;
+	cfg->causal_scope = scope;
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct smarm_config {
 	uint64_t causal_exp_ns;			 /* 0: the default */
 	char causal_site[SMARM__CAUSAL_NAME_MAX]; /* fixed site; "": any */
 	int causal_pct;				  /* fixed speedup; -1: any */
+	int causal_scope; /* SMARM_CAUSAL_SCOPE_*; -1: SMARM_CAUSAL_SCOPE */
 };
 
 /* smarm_config_set_causal's bounds on an experiment's length. */

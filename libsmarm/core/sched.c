@@ -2119,6 +2119,8 @@ static void worker_loop(struct smarm__worker *w)
 	smarm__thread_stack(&w->stk_bottom, &w->stk_size);
 	smarm__altstack_enter(&w->alt);
 	pthread_sigmask(SIG_SETMASK, NULL, &w->run_mask);
+	if (w->causal) /* sampled scope: this thread's samples */
+		smarm__causal_thread_start(w);
 	for (;;) {
 		struct smarm__slot *s;
 		if (atomic_load_explicit(&n->next_deadline,
@@ -2138,6 +2140,8 @@ static void worker_loop(struct smarm__worker *w)
 			continue; /* left for due timers: never idle past it */
 		if (smarm__live(n) == 0) {
 			smarm__wake_all(n); /* terminal wake */
+			if (w->causal)
+				smarm__causal_thread_end(w);
 			smarm__altstack_leave(&w->alt);
 			return;
 		}

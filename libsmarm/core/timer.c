@@ -15,6 +15,11 @@
  * Timers never keep a run open: at the end of a run the heap is cleared
  * and every pending timed call is dropped.
  *
+ * A timed call armed by an actor of a node that takes a causal profile
+ * is dilated: when it comes due it may go back into the heap, later by
+ * the delay the profiler says its armer owes (timer_dilate; causal.c,
+ * "Timers dilated").
+ *
  * Ownership: the node owns the heap, the map and the records; a record is
  * freed when its heap entry is popped or cleared.
  * Locking: tm_lock (TIMERS) guards heap, map and seq. fire and drop run
@@ -26,6 +31,7 @@
  */
 #include "timer.h"
 
+#include "causal.h"
 #include "node.h"
 #include "preempt.h"
 #include "sched.h"
@@ -53,9 +59,10 @@ struct smarm__timer_ent {
  */
 struct smarm__timed_call {
 	uint64_t id;
-	bool cancelled; /* tm_lock: cancel took it (drop runs there) */
-	bool dropped;	/* tm_lock: cancel's drop finished */
-	bool popped;	/* tm_lock: its heap entry is gone */
+	bool cancelled;	   /* tm_lock: cancel took it (drop runs there) */
+	bool dropped;	   /* tm_lock: cancel's drop finished */
+	bool popped;	   /* tm_lock: its heap entry is gone */
+	uint64_t cz_stamp; /* causal profiler's stamp (causal.h); 0: none */
 	void (*fire)(void *ctx, void *payload);
 	void (*drop)(void *ctx, void *payload);
 	void *ctx;
@@ -293,6 +300,10 @@ int smarm__timer_call_after(struct smarm_node *n, uint64_t delay_ns,
 	st->fire = fire;
 	st->drop = drop;
 	st->ctx = ctx;
+	/* Dilated while the node profiles (causal.c, "Timers dilated"). */
+	st->cz_stamp = SMARM_UNLIKELY(smarm__tls_obs)
+			       ? smarm__causal_timer_stamp(n)
+			       : 0;
 	memcpy(st->payload, payload, len);
 	e.deadline = smarm__deadline_after(delay_ns);
 	e.pid = 0;
@@ -384,6 +395,23 @@ static void wake_entry(struct smarm_node *n, const struct smarm__timer_ent *e)
 		smarm__unpark_at(n, e->pid, e->epoch);
 }
 
+/*
+ * Under tm_lock: a due timed call the causal profiler dilates (its
+ * armer owed delay, or delay was injected since: causal.c) goes back
+ * into the heap at its later deadline, with a new seq (its id, the
+ * map's key, stays). True: it did. It was just removed, so the push
+ * has room.
+ */
+static bool timer_dilate(struct smarm_node *n, struct smarm__timer_ent *e,
+			 uint64_t now)
+{
+	uint64_t shift = smarm__causal_timer_shift(n, &e->st->cz_stamp);
+	if (shift == 0 || e->deadline + shift <= now)
+		return false;
+	e->deadline += shift;
+	return heap_push(n, e) == 0;
+}
+
 #define FIRE_BATCH 64
 
 void smarm__timers_fire(struct smarm_node *n, bool try_only)
@@ -411,6 +439,9 @@ void smarm__timers_fire(struct smarm_node *n, bool try_only)
 					free(e.st);
 				continue;
 			}
+			if (e.st != NULL && e.st->cz_stamp != 0 &&
+			    timer_dilate(n, &e, now))
+				continue;
 			if (e.st != NULL)
 				map_take(n, e.st->id);
 			batch[got++] = e;

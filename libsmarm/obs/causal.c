@@ -26,6 +26,16 @@
  * site gives its on-CPU time since the last such line in 1 ms samples;
  * the file ends with a "runtime" line.
  *
+ * Sampled scope (SMARM_CAUSAL_SCOPE_SAMPLED): the sites are functions.
+ * The thread reads every worker's sample ring (core/causal.c) every
+ * DRAIN_NS, names each sample's function (symbols.c) in cw_fns, counts
+ * it there and offers it to a reservoir of RECENT samples; step 1 then
+ * picks the function of a random sample from the reservoir (a fixed
+ * site: the function of that name, once sampled) and empties it, as
+ * Coz starts each experiment at a sample's line; step 3 starts the
+ * experiment on the function's text range; "samples" lines count each
+ * function's samples.
+ *
  * Ownership: the node's SMARM__SUB_OBS state holds the struct from open
  * to close; the thread reads the node's causal atomics only.
  * Locking: none; cw_stop is the thread's stop word (a futex).
@@ -57,8 +67,27 @@
 #define SAMPLE_NS 1000000ull /* one "sample": 1 ms in a site */
 #define SAMPLE_LOG 32	     /* experiments between samples lines */
 
+/* A function the samples found (sampled scope). */
+struct cw_fn {
+	uintptr_t lo, hi; /* its text */
+	char name[SMARM__CAUSAL_NAME_MAX];
+	uint64_t count;	 /* samples in it so far */
+	uint64_t logged; /* count at its last samples line */
+};
+
+#define RECENT 512	     /* samples an experiment's site is picked from */
+#define DRAIN_NS 20000000ull /* sampled: read the rings this often */
+
 struct smarm__obs_causal {
 	struct smarm__causal *cw_cz;
+	bool cw_sampled;	     /* sampled scope */
+	struct smarm__syms *cw_syms; /* sampled: names of functions */
+	struct cw_fn *cw_fns;	     /* sampled: by lo, ascending */
+	uint32_t cw_nfns, cw_capfns;
+	uintptr_t cw_recent[RECENT]; /* lo of the functions of samples since
+					the last pick (a reservoir) */
+	uint32_t cw_nrecent;
+	uint64_t cw_nseen; /* samples offered to the reservoir */
 	FILE *cw_f;
 	pthread_t cw_thr;
 	_Atomic uint32_t cw_stop; /* 1: stop (futex word) */
@@ -82,17 +111,135 @@ static uint64_t rng_next(struct smarm__obs_causal *cw)
 	return cw->cw_rng = x;
 }
 
-/* Sleep ns, or less if the node closes: true if it closes. */
+/* ------------------------------------------------------ sampled scope */
+
+/* The function whose text starts at lo, or where it would go. */
+static uint32_t fn_index(const struct smarm__obs_causal *cw, uintptr_t pc)
+{
+	uint32_t a = 0, b = cw->cw_nfns;
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+		if (cw->cw_fns[m].hi <= pc)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+/* The function around pc, found or made; NULL: no symbol holds it. */
+static struct cw_fn *fn_of(struct smarm__obs_causal *cw, uintptr_t pc)
+{
+	uint32_t i = fn_index(cw, pc);
+	uintptr_t lo, hi;
+	const char *name;
+	struct cw_fn *f;
+	size_t len;
+	if (i < cw->cw_nfns && cw->cw_fns[i].lo <= pc)
+		return &cw->cw_fns[i];
+	if (!smarm__syms_find(cw->cw_syms, pc, &lo, &hi, &name))
+		return NULL;
+	if (cw->cw_nfns == cw->cw_capfns) {
+		uint32_t cap = cw->cw_capfns ? 2 * cw->cw_capfns : 64;
+		f = realloc(cw->cw_fns, cap * sizeof *f);
+		if (f == NULL)
+			return NULL;
+		cw->cw_fns = f;
+		cw->cw_capfns = cap;
+	}
+	i = fn_index(cw, lo);
+	memmove(&cw->cw_fns[i + 1], &cw->cw_fns[i],
+		(cw->cw_nfns - i) * sizeof *f);
+	cw->cw_nfns++;
+	f = &cw->cw_fns[i];
+	memset(f, 0, sizeof *f);
+	f->lo = lo;
+	f->hi = hi;
+	/* A name the profile can carry (core/causal.c name_ok): cut to 63
+	 * bytes, anything else printable. */
+	len = strnlen(name, sizeof f->name - 1);
+	for (size_t k = 0; k < len; k++) {
+		unsigned char c = (unsigned char)name[k];
+		f->name[k] = c < 0x20 || c >= 0x7f || c == '"' || c == '\\'
+				     ? '?'
+				     : (char)c;
+	}
+	return f;
+}
+
+/* Take every worker's new samples: count them per function, and offer
+ * each to the reservoir the next site is picked from. */
+static void drain(struct smarm__obs_causal *cw)
+{
+	struct smarm__causal *cz = cw->cw_cz;
+	for (int w = 0; w < cz->cz_nrings; w++) {
+		struct smarm__causal_ring *r = &cz->cz_rings[w];
+		uint32_t t =
+			atomic_load_explicit(&r->cr_tail, memory_order_relaxed);
+		uint32_t h =
+			atomic_load_explicit(&r->cr_head, memory_order_acquire);
+		for (; t != h; t++) {
+			uintptr_t pc = r->cr_pc[t % SMARM__CAUSAL_RING];
+			uint32_t k = r->cr_n[t % SMARM__CAUSAL_RING];
+			struct cw_fn *f = fn_of(cw, pc);
+			uint64_t j;
+			if (f == NULL)
+				continue;
+			f->count += k;
+			/* Reservoir sampling: every sample since the last
+			 * pick equally likely to be kept. */
+			j = cw->cw_nseen++;
+			if (cw->cw_nrecent < RECENT)
+				cw->cw_recent[cw->cw_nrecent++] = f->lo;
+			else if ((j = rng_next(cw) % (j + 1)) < RECENT)
+				cw->cw_recent[j] = f->lo;
+		}
+		atomic_store_explicit(&r->cr_tail, t, memory_order_release);
+	}
+}
+
+static struct cw_fn *fn_at(struct smarm__obs_causal *cw, uintptr_t lo)
+{
+	uint32_t i = fn_index(cw, lo);
+	return i < cw->cw_nfns && cw->cw_fns[i].lo == lo ? &cw->cw_fns[i]
+							 : NULL;
+}
+
+/* The experiment's function (its lo; 0: none yet): the fixed one once
+ * sampled, or that of a random sample since the last pick. */
+static uintptr_t pick_fn(struct smarm__obs_causal *cw)
+{
+	uintptr_t lo = 0;
+	if (cw->cw_site[0] != '\0') {
+		for (uint32_t i = 0; i < cw->cw_nfns; i++)
+			if (strcmp(cw->cw_fns[i].name, cw->cw_site) == 0)
+				return cw->cw_fns[i].lo;
+		return 0;
+	}
+	if (cw->cw_nrecent != 0)
+		lo = cw->cw_recent[rng_next(cw) % cw->cw_nrecent];
+	cw->cw_nrecent = 0;
+	cw->cw_nseen = 0;
+	return lo;
+}
+
+/* Sleep ns, or less if the node closes: true if it closes. Sampled,
+ * the rings are read meanwhile. */
 static bool nap(struct smarm__obs_causal *cw, uint64_t ns)
 {
 	uint64_t end = smarm__clock_ns() + ns;
 	for (;;) {
 		uint64_t now = smarm__clock_ns();
+		uint64_t left = end - now;
+		if (cw->cw_sampled)
+			drain(cw);
 		if (atomic_load(&cw->cw_stop) != 0)
 			return true;
 		if (now >= end)
 			return false;
-		smarm__futex_wait((uint32_t *)&cw->cw_stop, 0, end - now);
+		if (cw->cw_sampled && left > DRAIN_NS)
+			left = DRAIN_NS;
+		smarm__futex_wait((uint32_t *)&cw->cw_stop, 0, left);
 	}
 }
 
@@ -129,6 +276,20 @@ static void log_samples(struct smarm__obs_causal *cw)
 {
 	struct smarm__causal *cz = cw->cw_cz;
 	uint32_t k = atomic_load_explicit(&cz->cz_nsites, memory_order_acquire);
+	if (cw->cw_sampled) { /* the functions, not the named sites */
+		for (uint32_t i = 0; i < cw->cw_nfns; i++) {
+			struct cw_fn *f = &cw->cw_fns[i];
+			if (f->count == f->logged)
+				continue;
+			fprintf(cw->cw_f,
+				"{\"type\":\"samples\",\"location\":\"%s\","
+				"\"count\":%llu}\n",
+				f->name,
+				(unsigned long long)(f->count - f->logged));
+			f->logged = f->count;
+		}
+		k = 0;
+	}
 	for (uint32_t i = 0; i < k; i++) {
 		uint64_t ns = atomic_load_explicit(&cz->cz_site[i]->cs_ns,
 						   memory_order_relaxed);
@@ -144,29 +305,55 @@ static void log_samples(struct smarm__obs_causal *cw)
 	fflush(cw->cw_f);
 }
 
-/* One experiment (steps 3-5 above): false if the node closed. */
-static bool experiment(struct smarm__obs_causal *cw, uint32_t site, int pct)
+/* Samples in the site so far: a named site's on-CPU time in 1 ms
+ * samples, a sampled function's samples. */
+static uint64_t site_samples(struct smarm__obs_causal *cw, uint32_t site,
+			     uintptr_t fn)
+{
+	const struct cw_fn *f;
+	if (!cw->cw_sampled)
+		return atomic_load(&cw->cw_cz->cz_site[site - 1]->cs_ns) /
+		       SAMPLE_NS;
+	f = fn_at(cw, fn);
+	return f != NULL ? f->count : 0;
+}
+
+/* One experiment (steps 3-5 above) on named site site, or sampled
+ * function fn (its lo): false if the node closed. */
+static bool experiment(struct smarm__obs_causal *cw, uint32_t site,
+		       uintptr_t fn, int pct)
 {
 	struct smarm__causal *cz = cw->cw_cz;
 	uint64_t a0[SMARM__CAUSAL_POINTS], d0[SMARM__CAUSAL_POINTS];
 	uint32_t k =
 		atomic_load_explicit(&cz->cz_npoints, memory_order_acquire);
-	struct smarm__causal_site *s = cz->cz_site[site - 1];
+	char name[SMARM__CAUSAL_NAME_MAX];
 	uint64_t g0, g1, t0, t1, s0, dur, min = UINT64_MAX;
 	bool stop;
 
+	if (cw->cw_sampled) {
+		const struct cw_fn *f = fn_at(cw, fn);
+		memcpy(name, f->name, sizeof name);
+	} else {
+		memcpy(name, cz->cz_site[site - 1]->cs_name, sizeof name);
+	}
 	for (uint32_t i = 0; i < k; i++) {
 		a0[i] = atomic_load(&cz->cz_point[i]->cp_count);
 		d0[i] = atomic_load(&cz->cz_point[i]->cp_dep);
 	}
-	s0 = atomic_load(&s->cs_ns);
+	s0 = site_samples(cw, site, fn);
 	g0 = atomic_load(&cz->cz_global);
 	t0 = smarm__clock_ns();
-	smarm__causal_begin(cz, site, pct);
+	if (cw->cw_sampled)
+		smarm__causal_begin_sampled(cz, fn, fn_at(cw, fn)->hi, pct);
+	else
+		smarm__causal_begin(cz, site, pct);
 	stop = nap(cw, cw->cw_len);
 	smarm__causal_end(cz); /* OBSCZ-1 */
 	t1 = smarm__clock_ns();
 	g1 = atomic_load(&cz->cz_global);
+	if (cw->cw_sampled)
+		drain(cw); /* the window's last samples */
 	if (stop)
 		return false; /* cut short: not written */
 	cw->cw_runs++;
@@ -181,9 +368,8 @@ static bool experiment(struct smarm__obs_causal *cw, uint32_t site, int pct)
 			"{\"type\":\"experiment\",\"selected\":\"%s\","
 			"\"speedup\":%.2f,\"duration\":%llu,"
 			"\"selected_samples\":%llu}\n",
-			s->cs_name, pct / 100.0, (unsigned long long)dur,
-			(unsigned long long)((atomic_load(&s->cs_ns) - s0) /
-					     SAMPLE_NS));
+			name, pct / 100.0, (unsigned long long)dur,
+			(unsigned long long)(site_samples(cw, site, fn) - s0));
 		for (uint32_t i = 0; i < k; i++) {
 			const struct smarm__causal_point *p = cz->cz_point[i];
 			uint64_t a = atomic_load(&p->cp_count);
@@ -226,13 +412,18 @@ static void *causal_main(void *arg)
 	struct smarm__obs_causal *cw = arg;
 	smarm__thread_name("causal", -1);
 	for (;;) {
-		uint32_t site = pick_site(cw);
-		if (site == 0) {
+		uint32_t site = 0;
+		uintptr_t fn = 0;
+		if (cw->cw_sampled)
+			fn = pick_fn(cw);
+		else
+			site = pick_site(cw);
+		if (site == 0 && fn == 0) {
 			if (nap(cw, IDLE_NS))
 				break;
 			continue;
 		}
-		if (!experiment(cw, site, pick_pct(cw)))
+		if (!experiment(cw, site, fn, pick_pct(cw)))
 			break;
 	}
 	return NULL;
@@ -266,12 +457,22 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 	memcpy(cw->cw_site, cfg->causal_site, sizeof cw->cw_site);
 	cw->cw_t0 = smarm__clock_ns();
 	cw->cw_rng = cw->cw_t0 | 1;
+	cw->cw_sampled = cfg->causal_scope == SMARM_CAUSAL_SCOPE_SAMPLED;
+	if (cfg->causal_scope < 0) {
+		const char *sc = getenv("SMARM_CAUSAL_SCOPE");
+		cw->cw_sampled = sc != NULL && strcmp(sc, "sampled") == 0;
+	}
+	if (cw->cw_sampled && (cw->cw_syms = smarm__syms_open()) == NULL) {
+		free(cw);
+		return SMARM_ENOMEM;
+	}
 	cw->cw_f = fopen(path, "we");
 	if (cw->cw_f == NULL) {
+		smarm__syms_close(cw->cw_syms);
 		free(cw);
 		return SMARM_ESYSTEM;
 	}
-	rc = smarm__causal_enable(n);
+	rc = smarm__causal_enable(n, cw->cw_sampled);
 	if (rc != 0)
 		goto err_close;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -293,6 +494,7 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 
 err_close:
 	fclose(cw->cw_f);
+	smarm__syms_close(cw->cw_syms);
 	free(cw);
 	return rc;
 }
@@ -304,9 +506,13 @@ void smarm__obs_causal_close(struct smarm__obs_causal *cw)
 	atomic_store(&cw->cw_stop, 1);
 	smarm__futex_wake((uint32_t *)&cw->cw_stop, 1);
 	pthread_join(cw->cw_thr, NULL);
+	if (cw->cw_sampled)
+		drain(cw);
 	log_samples(cw);
 	fprintf(cw->cw_f, "{\"type\":\"runtime\",\"time\":%llu}\n",
 		(unsigned long long)(smarm__clock_ns() - cw->cw_t0));
 	fclose(cw->cw_f);
+	smarm__syms_close(cw->cw_syms);
+	free(cw->cw_fns);
 	free(cw);
 }

@@ -127,4 +127,18 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 			   struct smarm__obs_causal **out);
 void smarm__obs_causal_close(struct smarm__obs_causal *cw);
 
+/*
+ * symbols.c: function names of the process's code, for the sampled
+ * scope's sites (one thread's table: the profiler's).
+ *   _open/_close  a table (NULL: no memory); closing NULL is a no-op.
+ *   _find         the function around pc: true, its text [*lo, *hi)
+ *                 and *name (valid until the table closes); false: no
+ *                 function symbol holds pc.
+ */
+struct smarm__syms;
+struct smarm__syms *smarm__syms_open(void);
+void smarm__syms_close(struct smarm__syms *t);
+bool smarm__syms_find(struct smarm__syms *t, uintptr_t pc, uintptr_t *lo,
+		      uintptr_t *hi, const char **name);
+
 #endif /* SMARM_OBS_OBS_H */

@@ -46,8 +46,8 @@ static int check(const char *path, int want, const char *sites,
 	return system(cmd);
 }
 
-static smarm_node_t *open_causal(int workers, const char *path, uint64_t exp_ns,
-				 const char *site, int pct)
+static smarm_node_t *open_scoped(int workers, const char *path, uint64_t exp_ns,
+				 const char *site, int pct, int scope)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
@@ -57,9 +57,17 @@ static smarm_node_t *open_causal(int workers, const char *path, uint64_t exp_ns,
 			 0);
 	ck_assert_int_eq(smarm_config_set_causal(cfg, path, exp_ns), 0);
 	ck_assert_int_eq(smarm_config_set_causal_fixed(cfg, site, pct), 0);
+	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, scope), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	return node;
+}
+
+static smarm_node_t *open_causal(int workers, const char *path, uint64_t exp_ns,
+				 const char *site, int pct)
+{
+	return open_scoped(workers, path, exp_ns, site, pct,
+			   SMARM_CAUSAL_SCOPE_NAMED);
 }
 
 /* Fixed work: a dependent LCG chain with a safe point every 256 steps
@@ -104,6 +112,15 @@ START_TEST(test_causal_config_errors_einval)
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_causal_fixed(cfg, "s", 35), 0);
 	ck_assert_int_eq(smarm_config_set_causal_fixed(cfg, NULL, -1), 0);
+	ck_assert_int_eq(smarm_config_set_causal_scope(NULL, 0), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, -1), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, 2), SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_causal_scope(cfg, SMARM_CAUSAL_SCOPE_SAMPLED),
+		0);
+	ck_assert_int_eq(
+		smarm_config_set_causal_scope(cfg, SMARM_CAUSAL_SCOPE_NAMED),
+		0);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -598,6 +615,307 @@ START_TEST(test_causal_wake_rules_order)
 }
 END_TEST
 
+/* ------------------------------------------------------ sampled scope */
+
+/* The hot functions of the sampled pipeline: out of line, never cloned
+ * (their symbols are the sites' names). */
+__attribute__((noipa)) void causal_test_hot_a(uint32_t steps);
+__attribute__((noipa)) void causal_test_hot_b(uint32_t steps);
+void causal_test_hot_a(uint32_t steps)
+{
+	burn(steps);
+}
+void causal_test_hot_b(uint32_t steps)
+{
+	burn(steps);
+}
+
+static void sampled_a(void *arg)
+{
+	struct pipe *p = arg;
+	int v = 1;
+	while (!atomic_load(&p->stop)) {
+		HARNESS_EQ(smarm_progress_begin(p->lat), 0);
+		causal_test_hot_a(20000);
+		HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+	}
+	v = 0;
+	HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+}
+
+static void sampled_b(void *arg)
+{
+	struct pipe *p = arg;
+	int v;
+	for (;;) {
+		HARNESS_EQ(smarm_chan_recv(p->ch, &v), 0);
+		if (v == 0)
+			break;
+		causal_test_hot_b(5000);
+		HARNESS_EQ(smarm_progress_add(p->items, 1), 0);
+		HARNESS_EQ(smarm_progress_end(p->lat), 0);
+	}
+}
+
+static void sampled_root(void *arg)
+{
+	struct pipe *p = arg;
+	smarm_pid_t a, b;
+	uint64_t t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_chan_alloc(&p->ch, sizeof(int), NULL), 0);
+	HARNESS_EQ(smarm_progress_get(NULL, "items", SMARM_PROGRESS_THROUGHPUT,
+				      &p->items),
+		   0);
+	HARNESS_EQ(smarm_progress_get(NULL, "latency", SMARM_PROGRESS_LATENCY,
+				      &p->lat),
+		   0);
+	HARNESS_EQ(smarm_actor_spawn(&b, sampled_b, p, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, sampled_a, p, NULL), 0);
+	while (harness_actor_stat(SMARM_STAT_CAUSAL_EXPERIMENTS) < p->want &&
+	       harness_since(t0) < (uint64_t)(120e9 * harness_time_scale()))
+		smarm_actor_sleep(MS(10));
+	atomic_store(&p->stop, 1);
+	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
+	harness_chan_drop(p->ch);
+}
+
+/* The profile's lines of a type that name what: how many, and the sum
+ * of their "count" (samples lines). */
+static int lines_naming(const char *path, const char *type, const char *key,
+			const char *what, long long *count)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], t[64], k[128];
+	int n = 0;
+	ck_assert_ptr_nonnull(f);
+	snprintf(t, sizeof t, "\"type\":\"%s\"", type);
+	snprintf(k, sizeof k, "\"%s\":\"%s\"", key, what);
+	*count = 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *c;
+		long long v;
+		if (strstr(line, t) == NULL || strstr(line, k) == NULL)
+			continue;
+		n++;
+		if ((c = strstr(line, "\"count\":")) != NULL &&
+		    sscanf(c, "\"count\":%lld", &v) == 1)
+			*count += v;
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Sampled scope: the pipeline's stages run out-of-line functions of this
+ * executable and mark no site; the profile has samples lines naming the
+ * hot one (most of the CPU time), experiments that selected it (picked
+ * at random from the samples: it holds most of them), and Coz's lines
+ * and speedup weights as in named scope.
+ */
+START_TEST(test_causal_sampled_profile_names_function)
+{
+	char path[1024];
+	struct pipe p = { .want = 80 };
+	smarm_node_t *node;
+	long long samples = 0, unused;
+	int sel;
+	tmp_path(path, sizeof path);
+	node = open_scoped(2, path, MS(20), NULL, -1,
+			   SMARM_CAUSAL_SCOPE_SAMPLED);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, sampled_root, &p, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_ge(harness_stat(node, SMARM_STAT_CAUSAL_EXPERIMENTS), 80);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	ck_assert_int_gt(lines_naming(path, "samples", "location",
+				      "causal_test_hot_a", &samples),
+			 0);
+	sel = lines_naming(path, "experiment", "selected", "causal_test_hot_a",
+			   &unused);
+	printf("# sampled: causal_test_hot_a %lld samples, selected by %d "
+	       "experiments\n",
+	       samples, sel);
+	ck_assert_int_gt(samples, 100);
+	ck_assert_int_gt(sel, 0);
+	ck_assert_int_eq(check(path, 80, "*", "items,latency"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* A fixed function (by name) is the only one selected, and its
+ * experiments inject delay (samples in it while it is selected). */
+START_TEST(test_causal_sampled_fixed_function_injects)
+{
+	char path[1024];
+	struct pipe p = { .want = 20 };
+	smarm_node_t *node;
+	long long unused;
+	int sel;
+	tmp_path(path, sizeof path);
+	node = open_scoped(2, path, MS(20), "causal_test_hot_a", 50,
+			   SMARM_CAUSAL_SCOPE_SAMPLED);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, sampled_root, &p, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_CAUSAL_DELAY_NS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	sel = lines_naming(path, "experiment", "selected", "causal_test_hot_a",
+			   &unused);
+	ck_assert_int_ge(sel, 20);
+	ck_assert_int_eq(
+		lines_naming(path, "experiment", "type", "experiment", &unused),
+		sel);
+	ck_assert_int_eq(check(path, 0, "*", "items,latency"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* ------------------------------------------- timers and exits catch up */
+
+struct late {
+	uint64_t owed;	    /* delay injected since it started, at the act */
+	uint64_t took;	    /* from the act to its effect */
+	uint64_t t_exit;    /* the dying actor's last moment */
+	uint64_t took_join; /* from it to the join's return */
+	int64_t d0;
+	smarm_chan_t *sig;
+	_Atomic int done;
+};
+
+/* Wait, by timeouts only (they skip nothing), until the delay injected
+ * since it started exceeds DELAY_SEEN: it owes all of that. */
+static void owe_delay(struct late *l)
+{
+	l->d0 = harness_actor_stat(SMARM_STAT_CAUSAL_DELAY_NS);
+	while (harness_actor_stat(SMARM_STAT_CAUSAL_DELAY_NS) - l->d0 <=
+	       (int64_t)DELAY_SEEN)
+		smarm_actor_sleep(MS(1));
+	l->owed = (uint64_t)(harness_actor_stat(SMARM_STAT_CAUSAL_DELAY_NS) -
+			     l->d0);
+}
+
+/* Arms a 20 ms timed send to itself while it owes delay; takes it. */
+static void timer_debtor(void *arg)
+{
+	struct late *l = arg;
+	smarm_chan_t *ch = NULL;
+	smarm_timer_t tm;
+	uint64_t t0;
+	int v = 7;
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+	owe_delay(l);
+	t0 = smarm_now_ns();
+	HARNESS_EQ(smarm_chan_send_after(ch, &v, MS(20), &tm), 0);
+	HARNESS_EQ(smarm_chan_recv(ch, &v), 0);
+	l->took = harness_since(t0);
+	harness_chan_drop(ch);
+}
+
+/* Owes delay, then ends: its Down and its joiner's wake come after it
+ * has paid. */
+static void exit_debtor(void *arg)
+{
+	struct late *l = arg;
+	owe_delay(l);
+	l->t_exit = smarm_now_ns();
+}
+
+static void late_root(void *arg)
+{
+	struct late *l = arg;
+	struct acct a = { .pct = 100 };
+	smarm_pid_t h, d;
+	smarm_signal_t sg;
+	HARNESS_EQ(smarm_actor_spawn(&h, hot, &a, NULL), 0);
+	if (l->sig == NULL) {
+		HARNESS_EQ(smarm_actor_spawn(&d, timer_debtor, l, NULL), 0);
+		HARNESS_EQ(smarm_actor_join(d, NULL, NULL), 0);
+	} else {
+		HARNESS_EQ(smarm_actor_spawn(&d, exit_debtor, l, NULL), 0);
+		HARNESS_EQ(smarm_monitor(d, l->sig, NULL), 0);
+		/* The Down first, then the join. */
+		HARNESS_EQ(smarm_chan_recv(l->sig, &sg), 0);
+		l->took = harness_since(l->t_exit);
+		HARNESS_EQ(sg.kind, SMARM_SIGNAL_DOWN);
+		HARNESS_EQ(smarm_actor_join(d, NULL, NULL), 0);
+		l->took_join = harness_since(l->t_exit);
+	}
+	HARNESS_EQ(smarm_actor_join(h, NULL, NULL), 0);
+}
+
+static void late_run(struct late *l)
+{
+	char path[1024];
+	smarm_node_t *node;
+	tmp_path(path, sizeof path);
+	node = open_causal(2, path, MS(30000), "hot", 100);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, late_root, l, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	tmp_remove(path);
+}
+
+static void sig_root(void *arg)
+{
+	struct late *l = arg;
+	l->sig = harness_sig_chan();
+	late_root(l);
+	harness_chan_drop(l->sig);
+}
+
+static void sig_run(struct late *l)
+{
+	char path[1024];
+	smarm_node_t *node;
+	tmp_path(path, sizeof path);
+	node = open_causal(2, path, MS(30000), "hot", 100);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, sig_root, l, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	tmp_remove(path);
+}
+
+/*
+ * A timed send armed by an actor that owes delay (another actor runs a
+ * site sped up by 100%) fires no earlier than its delay plus what its
+ * armer owed: dilated, it cannot wake anyone before its armer's virtual
+ * time (a lower bound, which load only lengthens).
+ */
+START_TEST(test_causal_timer_dilated_by_debt)
+{
+	struct late l = { 0 };
+	late_run(&l);
+	printf("# timed send of 20 ms, owed %llu us: took %llu us\n",
+	       (unsigned long long)l.owed / 1000,
+	       (unsigned long long)l.took / 1000);
+	ck_assert_uint_gt(l.owed, DELAY_SEEN);
+	ck_assert_uint_ge(l.took, MS(20) + l.owed);
+}
+END_TEST
+
+/*
+ * An actor that owes delay and ends pays it before its Down and its
+ * joiner's wake: each comes no earlier than what it owed after its
+ * last moment (without the catch-up, microseconds).
+ */
+START_TEST(test_causal_exit_catches_up)
+{
+	struct late l = { 0 };
+	sig_run(&l);
+	printf("# exit owing %llu us: Down after %llu us, joined after %llu "
+	       "us\n",
+	       (unsigned long long)l.owed / 1000,
+	       (unsigned long long)l.took / 1000,
+	       (unsigned long long)l.took_join / 1000);
+	ck_assert_uint_gt(l.owed, DELAY_SEEN);
+	ck_assert_uint_ge(l.took, l.owed);
+	ck_assert_uint_ge(l.took_join, l.owed);
+}
+END_TEST
+
 static Suite *smarm_test_causal_suite(void)
 {
 	Suite *s = suite_create("causal");
@@ -619,6 +937,13 @@ static Suite *smarm_test_causal_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_causal_bystander_pays_delay);
 	tcase_add_test(tc, test_causal_wake_rules_order);
+	tcase_add_test(tc, test_causal_timer_dilated_by_debt);
+	tcase_add_test(tc, test_causal_exit_catches_up);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sampled");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_causal_sampled_profile_names_function);
+	tcase_add_test(tc, test_causal_sampled_fixed_function_injects);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.c - function names for the causal profiler's samples
+ * (obs/causal.c, sampled scope): the function symbol around an address
+ * of the process, from the symbol table of the object mapped there
+ * (.symtab when the file has one, so static functions are named too;
+ * else .dynsym). Each object's table is read once, from its file
+ * (/proc/self/exe for the executable), sorted by address and kept with
+ * its file mapped (the names point into it) until the table closes.
+ * Function granularity only: reading source lines would mean reading
+ * DWARF line programs, which this does not do.
+ *
+ * Ownership: the profiler thread opens, uses and closes a table; nobody
+ * else touches it.
+ * Locking: none (one thread).
+ * Invariants: SYMS-1 an object's functions are sorted by start address.
+ * See: docs/observability.md (Causal profiling, sampled scope).
+ */
+#include "obs.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_OBJS 32
+
+struct sym {
+	uintptr_t lo, hi;
+	const char *name; /* in the object's mapped file */
+};
+
+struct obj {
+	uintptr_t bias;	  /* load bias (dlpi_addr) */
+	uintptr_t lo, hi; /* its loaded segments' span */
+	void *map;	  /* the file, mapped; NULL: unreadable */
+	size_t map_len;
+	struct sym *syms; /* SYMS-1 */
+	size_t nsyms;
+};
+
+struct smarm__syms {
+	struct obj objs[MAX_OBJS];
+	int nobjs;
+};
+
+struct smarm__syms *smarm__syms_open(void)
+{
+	return calloc(1, sizeof(struct smarm__syms));
+}
+
+void smarm__syms_close(struct smarm__syms *t)
+{
+	if (t == NULL)
+		return;
+	for (int i = 0; i < t->nobjs; i++) {
+		free(t->objs[i].syms);
+		if (t->objs[i].map != NULL)
+			munmap(t->objs[i].map, t->objs[i].map_len);
+	}
+	free(t);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Read the function symbols of the ELF file mapped at o->map. */
+static void load_syms(struct obj *o)
+{
+	const unsigned char *base = o->map;
+	const ElfW(Ehdr) *eh = o->map;
+	const ElfW(Shdr) * sh, *tab = NULL;
+	size_t n, k = 0;
+	if (o->map_len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+	    eh->e_shentsize != sizeof *sh ||
+	    eh->e_shoff + (size_t)eh->e_shnum * sizeof *sh > o->map_len)
+		return;
+	sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB ||
+		    (sh[i].sh_type == SHT_DYNSYM && tab == NULL))
+			tab = &sh[i];
+	if (tab == NULL || tab->sh_link >= eh->e_shnum ||
+	    tab->sh_offset + tab->sh_size > o->map_len ||
+	    sh[tab->sh_link].sh_offset + sh[tab->sh_link].sh_size >
+		    o->map_len ||
+	    tab->sh_entsize != sizeof(ElfW(Sym)))
+		return;
+	n = tab->sh_size / sizeof(ElfW(Sym));
+	o->syms = malloc(n * sizeof *o->syms);
+	if (o->syms == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const ElfW(Sym) *sy =
+			(const ElfW(Sym) *)(base + tab->sh_offset) + i;
+		const ElfW(Shdr) *st = &sh[tab->sh_link];
+		if (ELF64_ST_TYPE(sy->st_info) != STT_FUNC ||
+		    sy->st_shndx == SHN_UNDEF || sy->st_size == 0 ||
+		    sy->st_name >= st->sh_size)
+			continue;
+		/* The string must end inside the table. */
+		if (memchr(base + st->sh_offset + sy->st_name, '\0',
+			   st->sh_size - sy->st_name) == NULL)
+			continue;
+		o->syms[k].lo = o->bias + sy->st_value;
+		o->syms[k].hi = o->syms[k].lo + sy->st_size;
+		o->syms[k].name =
+			(const char *)base + st->sh_offset + sy->st_name;
+		k++;
+	}
+	o->nsyms = k;
+	qsort(o->syms, k, sizeof *o->syms, sym_cmp);
+}
+
+struct find {
+	uintptr_t pc;
+	struct obj *o;
+	char path[256];
+	bool found;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find *f = arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	bool in = false;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+		if (f->pc >= a && f->pc < a + ph->p_memsz)
+			in = true;
+	}
+	if (!in)
+		return 0;
+	f->found = true;
+	f->o->bias = info->dlpi_addr;
+	f->o->lo = lo;
+	f->o->hi = hi;
+	snprintf(f->path, sizeof f->path, "%s",
+		 info->dlpi_name != NULL && info->dlpi_name[0] != '\0'
+			 ? info->dlpi_name
+			 : "/proc/self/exe");
+	return 1;
+}
+
+/* The object that holds pc, loaded on first use; NULL: none. */
+static struct obj *obj_of(struct smarm__syms *t, uintptr_t pc)
+{
+	struct find f;
+	struct obj *o;
+	struct stat st;
+	int fd;
+	for (int i = 0; i < t->nobjs; i++)
+		if (pc >= t->objs[i].lo && pc < t->objs[i].hi)
+			return &t->objs[i];
+	if (t->nobjs == MAX_OBJS)
+		return NULL;
+	o = &t->objs[t->nobjs];
+	memset(o, 0, sizeof *o);
+	memset(&f, 0, sizeof f);
+	f.pc = pc;
+	f.o = o;
+	dl_iterate_phdr(find_cb, &f);
+	if (!f.found)
+		return NULL;
+	t->nobjs++;
+	fd = open(f.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return o; /* known, nameless */
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		o->map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			      fd, 0);
+		if (o->map == MAP_FAILED)
+			o->map = NULL;
+		else
+			o->map_len = (size_t)st.st_size;
+	}
+	close(fd);
+	if (o->map != NULL)
+		load_syms(o);
+	return o;
+}
+
+bool smarm__syms_find(struct smarm__syms *t, uintptr_t pc, uintptr_t *lo,
+		      uintptr_t *hi, const char **name)
+{
+	struct obj *o = obj_of(t, pc);
+	size_t a = 0, b;
+	if (o == NULL || o->nsyms == 0)
+		return false;
+	/* The last function that starts at or below pc (SYMS-1). */
+	b = o->nsyms;
+	while (b - a > 1) {
+		size_t m = a + (b - a) / 2;
+		if (o->syms[m].lo <= pc)
+			a = m;
+		else
+			b = m;
+	}
+	if (pc < o->syms[a].lo || pc >= o->syms[a].hi)
+		return false;
+	*lo = o->syms[a].lo;
+	*hi = o->syms[a].hi;
+	*name = o->syms[a].name;
+	return true;
+}
