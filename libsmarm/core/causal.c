@@ -369,15 +369,17 @@ static void pay(struct smarm_node *n, struct smarm__slot *me)
 	}
 }
 
-/* A pay point (exiting: the exit's catch-up, where the actor may still
- * park). */
-static void pay_point(bool exiting)
+/* A pay point on worker w of a profiling node (exiting: the exit's
+ * catch-up, where the actor may still park). Out of line: a node that
+ * only traces or keeps statistics reaches the pay points too, and
+ * leaves at the caller's one test of w->causal without this frame. */
+static __attribute__((noinline)) void pay_point(struct smarm__worker *w,
+						bool exiting)
 {
-	struct smarm__worker *w = smarm__tls_worker;
 	struct smarm__slot *me;
 	struct smarm_node *n;
 	struct smarm__cslot *c;
-	if (w == NULL || !w->causal || (me = w->cur) == NULL || w->in_finish)
+	if ((me = w->cur) == NULL || w->in_finish)
 		return;
 	n = w->node;
 	c = cs_of(n, me);
@@ -395,7 +397,9 @@ static void pay_point(bool exiting)
 
 void smarm__causal_pay_slow(void)
 {
-	pay_point(false);
+	struct smarm__worker *w = smarm__tls_worker;
+	if (w != NULL && w->causal)
+		pay_point(w, false);
 }
 
 /*
@@ -407,8 +411,8 @@ void smarm__causal_pay_slow(void)
 void smarm__causal_pay_exit(struct smarm__slot *me)
 {
 	struct smarm__worker *w = smarm__tls_worker;
-	if (w != NULL && w->cur == me)
-		pay_point(true);
+	if (w != NULL && w->causal && w->cur == me)
+		pay_point(w, true);
 }
 
 /* Named sites count: the profiler is on, in named scope (sampled, the
