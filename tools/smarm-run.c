@@ -63,6 +63,8 @@
 #include "app.h"
 #include "obs_client.h"
 
+#include <smarm/dist.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -119,6 +121,10 @@ struct run {
 	uint64_t kill_at;    /* stop the node then; 0: not armed */
 	uint64_t exit_at;    /* give up then; 0: not armed */
 	const char *kill_by; /* what armed exit_at, for the message */
+	/* --dist: the node's name in an Erlang cluster; NULL: none */
+	const char *dist_name;
+	const char *dist_cookie; /* NULL: ~/.erlang.cookie */
+	const char *dist_bind;	 /* NULL: every interface */
 };
 
 static void usage(FILE *f)
@@ -158,6 +164,16 @@ static void usage(FILE *f)
 		"user owns or\n"
 		"                     could write (a warning instead of "
 		"exit 2)\n"
+		"      --dist NAME    join an Erlang cluster as the hidden "
+		"node NAME\n"
+		"                     (alive@host): every server with a name "
+		"is callable\n"
+		"                     with gen_server:call({Name, NAME}, "
+		"...) and cast\n"
+		"      --cookie C     the cluster's cookie (default: "
+		"~/.erlang.cookie)\n"
+		"      --dist-bind A  listen on IPv4 address A only (such as "
+		"127.0.0.1)\n"
 		"  -h, --help         this text\n"
 		"  -V, --version      the launcher's and the library's "
 		"version\n"
@@ -578,9 +594,8 @@ static const char *sig_name(int signo)
 				  : "SIGUSR1";
 }
 
-static void root(void *arg)
+static void run_tree(struct run *r)
 {
-	struct run *r = arg;
 	smarm_chan_t *ch = NULL;
 	smarm_selset_t *set = NULL;
 	smarm_pid_t sup = SMARM_PID_NONE;
@@ -735,6 +750,50 @@ static void root(void *arg)
 	r->rc = 0;
 }
 
+/* Serve every named server under n to other nodes (--dist). */
+static int serve_named(smarm_dist_t *d, const struct app_node *n)
+{
+	int rc = 0;
+	if (n->an_kind == APP_SERVER && n->an_name[0] != '\0')
+		rc = smarm_dist_serve(d, n->an_name, n->an_b);
+	for (size_t i = 0; rc == 0 && i < n->an_nkids; i++)
+		rc = serve_named(d, n->an_kids[i]);
+	return rc;
+}
+
+/*
+ * The root actor: with --dist, the node joins the cluster and serves
+ * its named servers before the tree starts (a request that comes before
+ * its server runs is answered {error, enoname}), and leaves it once the
+ * tree has ended (the distribution's actors would keep the node's run
+ * alive).
+ */
+static void root(void *arg)
+{
+	struct run *r = arg;
+	smarm_dist_t *d = NULL;
+	int rc = 0;
+	if (r->dist_name != NULL) {
+		rc = smarm_dist_start(&d, r->dist_name, r->dist_cookie,
+				      r->dist_bind, 0);
+		if (rc == 0)
+			rc = serve_named(d, r->app->a_root);
+		if (rc != 0) {
+			fprintf(stderr, "smarm-run: --dist %s: %s (%s)\n",
+				r->dist_name, smarm_strerror(rc),
+				smarm_err_name(rc));
+			(void)smarm_dist_stop(d);
+			r->rc = EXIT_RUNTIME;
+			return;
+		}
+		printf("smarm-run: %s: node %s\n", r->app->a_name,
+		       smarm_dist_name(d));
+		fflush(stdout);
+	}
+	run_tree(r);
+	(void)smarm_dist_stop(d);
+}
+
 /*
  * The trust checks on a file that is code (docs/smarm-run.md, "Trust"):
  * false (after a message) if path fails them and insecure is false;
@@ -850,6 +909,9 @@ int main(int argc, char **argv)
 		{ "status", required_argument, NULL, 'T' },
 		{ "no-contain", no_argument, NULL, 'N' },
 		{ "actor-stats", no_argument, NULL, 'A' },
+		{ "dist", required_argument, NULL, 'D' },
+		{ "cookie", required_argument, NULL, 'C' },
+		{ "dist-bind", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = {
@@ -902,6 +964,15 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			actor_stats = true;
+			break;
+		case 'D':
+			r.dist_name = optarg;
+			break;
+		case 'C':
+			r.dist_cookie = optarg;
+			break;
+		case 'B':
+			r.dist_bind = optarg;
 			break;
 		case 'T':
 			return print_status(optarg);

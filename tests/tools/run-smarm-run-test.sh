@@ -29,7 +29,11 @@
 #   - the application file checked is the file read: with its name
 #     flipped between a trusted file and a world-writable one all the
 #     while, no run reads the world-writable one (smarm-run used to
-#     check the name, then open it again).
+#     check the name, then open it again);
+#   - --dist: an `erl` shell calls and casts the app's named server with
+#     gen_server:call/cast (an unknown operation answers an error), and
+#     the run still shuts down on SIGTERM with exit 0 (skipped without
+#     erl and epmd).
 # Every run is bounded by timeout(1), so a hang is a failure, not a
 # stuck test (-k: also for a launcher that ignores the timeout's TERM). The demo and the signal runs oversubscribe (4 workers).
 
@@ -46,7 +50,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/smarm-run-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 cp "$TAGGER" "$TMP/tagger.so"
 
-PLAN=20
+PLAN=21
 n=0
 failed=0
 echo "1..$PLAN"
@@ -391,6 +395,44 @@ wait "$flipper" 2>/dev/null
 check "an app file swapped after its check is never read" $? \
 	"flipper running to the end: $([ "$flip_alive" -eq 0 ] && echo yes || echo no)" \
 	"evil accepted $evil, good $good, refused $refused (of 300)"
+
+# 21. --dist: an Erlang node calls the app's named server
+if command -v erl >/dev/null && command -v epmd >/dev/null &&
+	epmd -daemon 2>/dev/null; then
+	plugdir=$(cd "$(dirname "$DEMO")" && pwd)
+	printf '%s\n' "app distapp" "plugin counter $plugdir/counter.so" \
+		"supervisor root one_for_one intensity 5/1s" \
+		'  server counter.counter name=counter args="0"' \
+		>"$TMP/dist.app"
+	node="srdist$$@localhost"
+	timeout -k 5 120 "$RUN" -q --dist "$node" --cookie srtest \
+		--dist-bind 127.0.0.1 "$TMP/dist.app" >"$TMP/dist.out" \
+		2>"$TMP/dist.err" &
+	tpid=$!
+	for _ in $(seq 1 600); do
+		grep -q 'started 1 server' "$TMP/dist.out" && break
+		sleep 0.1
+	done
+	res=$(cd "$TMP" && timeout 60 erl -sname "srsh$$" -setcookie srtest \
+		-noshell -eval "
+		N = '$node',
+		A = gen_server:call({counter, N}, {add, 5}),
+		ok = gen_server:cast({counter, N}, {inc, 2}),
+		B = gen_server:call({counter, N}, get),
+		E = gen_server:call({counter, N}, nope),
+		io:format(\"~p ~p ~p~n\", [A, B, E]), halt()." 2>&1 | tail -n 1)
+	kill -TERM "$(launcher_of "$tpid")" 2>/dev/null
+	wait "$tpid"
+	rc=$?
+	[ "$res" = "5 7 {error,{unknown_op,nope}}" ] && [ "$rc" -eq 0 ] &&
+		grep -q "node $node" "$TMP/dist.out"
+	check "--dist: erl calls and casts a named server; SIGTERM exits 0" \
+		$? "erl printed: $res" "exit $rc" \
+		"$(cat "$TMP/dist.out" "$TMP/dist.err")"
+else
+	n=$((n + 1))
+	echo "ok $n - --dist: erl calls a named server # SKIP no erl/epmd"
+fi
 
 [ "$n" -eq "$PLAN" ] || { echo "# ran $n of $PLAN"; exit 1; }
 [ "$failed" -eq 0 ]
