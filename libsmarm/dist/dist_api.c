@@ -446,18 +446,57 @@ static bool stopping(smarm_dist_t *d)
 	return s;
 }
 
+/* A registered name as the API takes it: 1..255 bytes. */
+static bool name_ok(const char *name)
+{
+	return name != NULL && name[0] != '\0' && strnlen(name, 256) <= 255;
+}
+
+/* A remote target: to's entry, which must be of another node. */
+static int remote_pid(smarm_dist_t *d, smarm_dist_pid_t to, struct dist_epid *e)
+{
+	if (smarm__dist_pid_get(d, to, e) != 0 ||
+	    strcmp(e->node, d->d_name) == 0)
+		return SMARM_EINVAL;
+	return 0;
+}
+
+/* A remote name: node (not ours) and name checked, into e's node. */
+static int remote_name(smarm_dist_t *d, const char *node, const char *name,
+		       struct dist_epid *e)
+{
+	if (check_node(node) != 0 || strcmp(node, d->d_name) == 0 ||
+	    !name_ok(name))
+		return SMARM_EINVAL;
+	memset(e, 0, sizeof *e);
+	snprintf(e->node, sizeof e->node, "%s", node);
+	return 0;
+}
+
+/* The checks a call makes after its arguments': the caller is an actor
+ * (*self, if not NULL, its pid; else SMARM_ENOTACTOR) and, if running,
+ * d is not stopping (else SMARM_ESTATE). */
+static int caller_ok(smarm_dist_t *d, smarm_pid_t *self, bool running)
+{
+	smarm_pid_t me = smarm_actor_self();
+	if (me.id == 0)
+		return SMARM_ENOTACTOR;
+	if (self != NULL)
+		*self = me;
+	return running && stopping(d) ? SMARM_ESTATE : 0;
+}
+
 SMARM_API int smarm_dist_send(smarm_dist_t *d, smarm_dist_pid_t to,
 			      const void *term, size_t len)
 {
 	struct dist_epid te, fe;
+	smarm_pid_t self;
 	if (d == NULL || smarm__dist_pid_get(d, to, &te) != 0 ||
 	    check_term(term, len) != 0)
 		return SMARM_EINVAL;
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
-		return SMARM_ENOTACTOR;
-	if (stopping(d))
-		return SMARM_ESTATE;
+	int rc = caller_ok(d, &self, true);
+	if (rc != 0)
+		return rc;
 	if (strcmp(te.node, d->d_name) == 0) {
 		struct smarm_dist_msg *m;
 		if (te.creation != d->d_creation)
@@ -478,15 +517,13 @@ SMARM_API int smarm_dist_send_name(smarm_dist_t *d, const char *node,
 				   const char *name, const void *term,
 				   size_t len)
 {
-	if (d == NULL || check_node(node) != 0 || name == NULL ||
-	    name[0] == '\0' || strnlen(name, 256) > 255 ||
+	smarm_pid_t self;
+	if (d == NULL || check_node(node) != 0 || !name_ok(name) ||
 	    check_term(term, len) != 0)
 		return SMARM_EINVAL;
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
-		return SMARM_ENOTACTOR;
-	if (stopping(d))
-		return SMARM_ESTATE;
+	int rc = caller_ok(d, &self, true);
+	if (rc != 0)
+		return rc;
 	if (strcmp(node, d->d_name) == 0) {
 		struct smarm_dist_msg *m;
 		if (local_copy(d, term, len, &m) != 0)
@@ -504,26 +541,22 @@ SMARM_API int smarm_dist_monitor(smarm_dist_t *d, smarm_dist_pid_t target,
 				 uint64_t *ref)
 {
 	struct dist_epid e;
-	if (d == NULL || ref == NULL ||
-	    smarm__dist_pid_get(d, target, &e) != 0 ||
-	    strcmp(e.node, d->d_name) == 0)
+	smarm_pid_t self;
+	if (d == NULL || ref == NULL || remote_pid(d, target, &e) != 0)
 		return SMARM_EINVAL;
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
-		return SMARM_ENOTACTOR;
-	if (stopping(d))
-		return SMARM_ESTATE;
+	int rc = caller_ok(d, &self, true);
+	if (rc != 0)
+		return rc;
 	return smarm__dist_rmon_add(d, self, &e, NULL, NULL, ref);
 }
 
 SMARM_API int smarm_dist_demonitor(smarm_dist_t *d, uint64_t ref)
 {
+	smarm_pid_t self;
 	if (d == NULL || ref == 0)
 		return SMARM_EINVAL;
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
-		return SMARM_ENOTACTOR;
-	return smarm__dist_rmon_del(d, self, ref);
+	int rc = caller_ok(d, &self, false);
+	return rc != 0 ? rc : smarm__dist_rmon_del(d, self, ref);
 }
 
 SMARM_API int smarm_dist_msg_down(const smarm_dist_msg_t *msg, uint64_t *ref)
@@ -555,18 +588,6 @@ static size_t link_ctl(smarm_dist_t *d, uint8_t *b, size_t cap, int op,
 	k += smarm__etf_put_pid(b + k, cap - k, &me);
 	k += smarm__etf_put_pid(b + k, cap - k, to);
 	return k;
-}
-
-/* The target of a link call: a pid of another node (else EINVAL), the
- * caller an actor (else ENOTACTOR). */
-static int link_args(smarm_dist_t *d, smarm_dist_pid_t target,
-		     struct dist_epid *e, smarm_pid_t *self)
-{
-	if (d == NULL || smarm__dist_pid_get(d, target, e) != 0 ||
-	    strcmp(e->node, d->d_name) == 0)
-		return SMARM_EINVAL;
-	*self = smarm_actor_self();
-	return self->id != 0 ? 0 : SMARM_ENOTACTOR;
 }
 
 static void ack_drop(void *arg)
@@ -612,11 +633,11 @@ SMARM_API int smarm_dist_link(smarm_dist_t *d, smarm_dist_pid_t target)
 	struct dist_epid e;
 	smarm_pid_t self;
 	bool fresh;
-	int rc = link_args(d, target, &e, &self);
+	if (d == NULL || remote_pid(d, target, &e) != 0)
+		return SMARM_EINVAL;
+	int rc = caller_ok(d, &self, true);
 	if (rc != 0)
 		return rc;
-	if (stopping(d))
-		return SMARM_ESTATE;
 	rc = smarm__dist_olink_add(d, self, &e, &fresh);
 	if (rc != 0 || !fresh)
 		return rc; /* linked already: nothing is done, as link/1 */
@@ -645,7 +666,9 @@ SMARM_API int smarm_dist_unlink(smarm_dist_t *d, smarm_dist_pid_t target)
 {
 	struct dist_epid e;
 	smarm_pid_t self;
-	int rc = link_args(d, target, &e, &self);
+	if (d == NULL || remote_pid(d, target, &e) != 0)
+		return SMARM_EINVAL;
+	int rc = caller_ok(d, &self, false);
 	if (rc != 0)
 		return rc;
 	if (!smarm__dist_olink_take(d, self, &e))
@@ -667,45 +690,14 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
 {
 	if (d == NULL || check_node(node) != 0 || strcmp(node, d->d_name) == 0)
 		return SMARM_EINVAL;
-	smarm_pid_t self = smarm_actor_self();
-	if (self.id == 0)
-		return SMARM_ENOTACTOR;
-	if (!on) {
-		smarm__dist_nmon_del(d, self, node);
-		return 0;
+	smarm_pid_t self;
+	int rc = caller_ok(d, &self, on);
+	if (rc != 0 || !on) {
+		if (rc == 0) /* off: one fewer */
+			smarm__dist_nmon_del(d, self, node);
+		return rc;
 	}
-	if (stopping(d))
-		return SMARM_ESTATE;
 	return smarm__dist_nmon_add(d, self, node);
-}
-
-/* A remote target: to's entry, which must be of another node. */
-static int remote_pid(smarm_dist_t *d, smarm_dist_pid_t to, struct dist_epid *e)
-{
-	if (smarm__dist_pid_get(d, to, e) != 0 ||
-	    strcmp(e->node, d->d_name) == 0)
-		return SMARM_EINVAL;
-	return 0;
-}
-
-/* A remote name: node (not ours) and name checked, into e's node. */
-static int remote_name(smarm_dist_t *d, const char *node, const char *name,
-		       struct dist_epid *e)
-{
-	if (check_node(node) != 0 || strcmp(node, d->d_name) == 0 ||
-	    name == NULL || name[0] == '\0' || strnlen(name, 256) > 255)
-		return SMARM_EINVAL;
-	memset(e, 0, sizeof *e);
-	snprintf(e->node, sizeof e->node, "%s", node);
-	return 0;
-}
-
-/* The checks every call and cast make after its arguments'. */
-static int gen_ready(smarm_dist_t *d)
-{
-	if (smarm_actor_self().id == 0)
-		return SMARM_ENOTACTOR;
-	return stopping(d) ? SMARM_ESTATE : 0;
 }
 
 SMARM_API int smarm_dist_call(smarm_dist_t *d, smarm_dist_pid_t to,
@@ -718,7 +710,7 @@ SMARM_API int smarm_dist_call(smarm_dist_t *d, smarm_dist_pid_t to,
 	if (d == NULL || remote_pid(d, to, &e) != 0 ||
 	    check_term(req, len) != 0)
 		return SMARM_EINVAL;
-	int rc = gen_ready(d);
+	int rc = caller_ok(d, NULL, true);
 	return rc != 0 ? rc
 		       : smarm__dist_gen_call(d, &e, NULL, req, len, timeout_ns,
 					      reply);
@@ -735,7 +727,7 @@ SMARM_API int smarm_dist_call_name(smarm_dist_t *d, const char *node,
 	if (d == NULL || remote_name(d, node, name, &e) != 0 ||
 	    check_term(req, len) != 0)
 		return SMARM_EINVAL;
-	int rc = gen_ready(d);
+	int rc = caller_ok(d, NULL, true);
 	return rc != 0 ? rc
 		       : smarm__dist_gen_call(d, &e, name, req, len, timeout_ns,
 					      reply);
@@ -748,7 +740,7 @@ SMARM_API int smarm_dist_cast(smarm_dist_t *d, smarm_dist_pid_t to,
 	if (d == NULL || remote_pid(d, to, &e) != 0 ||
 	    check_term(req, len) != 0)
 		return SMARM_EINVAL;
-	int rc = gen_ready(d);
+	int rc = caller_ok(d, NULL, true);
 	return rc != 0 ? rc : smarm__dist_gen_cast(d, &e, NULL, req, len);
 }
 
@@ -760,7 +752,7 @@ SMARM_API int smarm_dist_cast_name(smarm_dist_t *d, const char *node,
 	if (d == NULL || remote_name(d, node, name, &e) != 0 ||
 	    check_term(req, len) != 0)
 		return SMARM_EINVAL;
-	int rc = gen_ready(d);
+	int rc = caller_ok(d, NULL, true);
 	return rc != 0 ? rc : smarm__dist_gen_cast(d, &e, name, req, len);
 }
 
