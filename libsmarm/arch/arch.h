@@ -221,14 +221,26 @@ int smarm__online_cpus(void);
 
 /*
  * A timer on the calling thread's CPU clock that sends it signal sig
- * every period_ns of CPU time, si_value.sival_ptr = mark and si_code
- * SI_TIMER (the causal profiler's samples). 0 and *out, or -1 (errno).
- * smarm__cpu_timer_stop deletes one; a signal already sent may still
+ * every period_ns of CPU time (the causal profiler's samples). Two
+ * kinds, the first that can be made: a perf task-clock event of the
+ * thread (an hrtimer: the signal comes at the period, on time), or a
+ * POSIX CPU-time timer (checked at the kernel's tick: at HZ=250 one
+ * signal in 4 ms stands for 4 periods, si_overrun + 1). 0 and *t, or -1
+ * (errno). smarm__cpu_timer_hit says whether a signal is t's and how
+ * many periods it stands for (0: not t's; async-signal-safe).
+ * smarm__cpu_timer_stop deletes t; a signal already sent may still
  * arrive after it returns.
  */
-int smarm__cpu_timer_start(int sig, void *mark, uint64_t period_ns,
-			   uintptr_t *out);
-void smarm__cpu_timer_stop(uintptr_t t);
+struct smarm__cpu_timer {
+	int ct_fd;	  /* the perf event, or -1 */
+	timer_t ct_timer; /* else the POSIX timer */
+	const void *ct_mark;
+};
+int smarm__cpu_timer_start(int sig, const void *mark, uint64_t period_ns,
+			   struct smarm__cpu_timer *t);
+uint32_t smarm__cpu_timer_hit(const struct smarm__cpu_timer *t,
+			      const siginfo_t *si);
+void smarm__cpu_timer_stop(struct smarm__cpu_timer *t);
 
 /* Name the calling thread "smarm-<what>", or "smarm-<what><id>" for id
  * >= 0 (for top -H, gdb, perf and the tests' per-thread accounting;

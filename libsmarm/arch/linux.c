@@ -2,7 +2,8 @@
 /*
  * linux.c - the OS half of arch.h, for Linux: futex, monotonic clock,
  * page size, online CPUs, thread names, the calling thread's stack
- * bounds, per-thread CPU-time timers, alternate signal stacks,
+ * bounds, per-thread CPU-time timers (a perf task-clock event, or a
+ * POSIX timer), alternate signal stacks,
  * vm.max_map_count, guard regions, a read of this process's own memory
  * that cannot fault, and the file mapped at an address. The CPU half is
  * x86_64.c and x86_64.S.
@@ -20,6 +21,7 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,33 +53,77 @@ uint64_t smarm__thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int smarm__cpu_timer_start(int sig, void *mark, uint64_t period_ns,
-			   uintptr_t *out)
+/* A perf task-clock event of the calling thread that sends it sig at
+ * each period (fasync, owner the thread); -1 where perf events are not
+ * allowed (perf_event_paranoid, a seccomp filter). */
+static int perf_clock_open(int sig, uint64_t period_ns)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex owner;
+	int fd;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = period_ns;
+	a.exclude_kernel = 1; /* user text only: allowed at paranoid 2 */
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	owner.type = F_OWNER_TID;
+	owner.pid = (pid_t)syscall(SYS_gettid);
+	if (fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+	    fcntl(fd, F_SETSIG, sig) != 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int smarm__cpu_timer_start(int sig, const void *mark, uint64_t period_ns,
+			   struct smarm__cpu_timer *t)
 {
 	struct sigevent ev;
 	struct itimerspec its;
-	timer_t t;
+	t->ct_mark = mark;
+	if ((t->ct_fd = perf_clock_open(sig, period_ns)) >= 0)
+		return 0;
 	memset(&ev, 0, sizeof ev);
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = sig;
-	ev.sigev_value.sival_ptr = mark;
+	ev.sigev_value.sival_ptr = (void *)mark;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t) != 0)
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &t->ct_timer) != 0)
 		return -1;
 	its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
 	its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
 	its.it_value = its.it_interval;
-	if (timer_settime(t, 0, &its, NULL) != 0) {
-		timer_delete(t);
+	if (timer_settime(t->ct_timer, 0, &its, NULL) != 0) {
+		timer_delete(t->ct_timer);
 		return -1;
 	}
-	*out = (uintptr_t)t;
 	return 0;
 }
 
-void smarm__cpu_timer_stop(uintptr_t t)
+uint32_t smarm__cpu_timer_hit(const struct smarm__cpu_timer *t,
+			      const siginfo_t *si)
 {
-	timer_delete((timer_t)t);
+	if (t->ct_fd >= 0) /* fasync: si_code is the poll band */
+		return si->si_code == POLL_IN && si->si_fd == t->ct_fd;
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != t->ct_mark)
+		return 0;
+	return 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
+}
+
+void smarm__cpu_timer_stop(struct smarm__cpu_timer *t)
+{
+	if (t->ct_fd >= 0)
+		close(t->ct_fd);
+	else
+		timer_delete(t->ct_timer);
 }
 
 size_t smarm__page_size(void)

@@ -501,9 +501,16 @@ void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
 /*
  * Sampled scope. Each worker thread of a profiling node has a timer on
  * its own CPU clock (smarm__cpu_timer_start) that sends it SIGPROF
- * every SMARM__CAUSAL_SAMPLE_NS of CPU time; the kernel checks CPU
- * timers at its tick, so one signal may stand for several periods (1 +
- * si_overrun samples). The handler, on the worker's thread:
+ * every SMARM__CAUSAL_SAMPLE_NS of CPU time: a perf task-clock event
+ * where perf events are allowed, whose signal comes on time, else a
+ * POSIX CPU timer, which the kernel checks at its tick, so that one of
+ * its signals may stand for several periods (at HZ=250 about 4). Coarse
+ * samples make coarse delays: a 4 ms lump of delay that lands while a
+ * bystander waits for the selected actor's message is skipped at its
+ * wake (the skip rule above) though the bystander ran through most of
+ * the time it stands for, and the profile overstates the speedup (path-a
+ * measured 69% where 40% was predicted, at 100%; docs/benchmarks.md).
+ * The handler, on the worker's thread:
  *   1. takes the interrupted pc; outside the actors' own text
  *      (smarm__text_is_actors), the return address into it if libc was
  *      called from there (smarm__called_by_actors, as preempt.c's
@@ -521,8 +528,9 @@ void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
  * handler needs no lock and writes one atomic of the ledger. It is
  * async-signal-safe (INV-P2's rules: its own thread's worker only).
  * SIGPROF is process-wide: the handler is installed once, and a SIGPROF
- * that is not from one of these timers (si_code SI_TIMER and the mark
- * below) goes to the handler that was there before.
+ * that is not from this worker's timer (smarm__cpu_timer_hit), nor a late
+ * one of a POSIX timer of ours (si_code SI_TIMER and the mark below),
+ * goes to the handler that was there before.
  */
 static char sampler_mark; /* si_value of our timers' signals */
 static struct sigaction prior_prof;
@@ -550,17 +558,18 @@ static void on_sigprof(int sig, siginfo_t *si, void *ctx)
 	uint32_t k, h;
 	uint64_t exp;
 
-	if (si->si_code != SI_TIMER ||
-	    si->si_value.sival_ptr != &sampler_mark) {
-		prof_chain(sig, si, ctx);
+	/* Late (the run is over: a POSIX timer's signal, known by its
+	 * mark), a node that does not sample, or not this worker's. */
+	if (w == NULL || !w->causal ||
+	    (cz = w->node->causal)->cz_rings == NULL ||
+	    w->id >= cz->cz_nrings || !cz->cz_rings[w->id].cr_armed ||
+	    (k = smarm__cpu_timer_hit(&(r = &cz->cz_rings[w->id])->cr_timer,
+				      si)) == 0) {
+		if (si->si_code != SI_TIMER ||
+		    si->si_value.sival_ptr != &sampler_mark)
+			prof_chain(sig, si, ctx);
 		goto out;
 	}
-	/* Late (the run is over), or a node that does not sample. */
-	if (w == NULL || !w->causal ||
-	    (cz = w->node->causal)->cz_rings == NULL || w->id >= cz->cz_nrings)
-		goto out;
-	r = &cz->cz_rings[w->id];
-	k = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
 	s = w->cur;
 	pc = smarm__uc_pc(ctx);
 	if (s == NULL ||
@@ -637,7 +646,7 @@ void smarm__causal_thread_end(struct smarm__worker *w)
 		return;
 	r = &cz->cz_rings[w->id];
 	if (r->cr_armed)
-		smarm__cpu_timer_stop(r->cr_timer);
+		smarm__cpu_timer_stop(&r->cr_timer);
 	r->cr_armed = false;
 }
 

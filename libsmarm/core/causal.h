@@ -144,10 +144,10 @@ struct smarm__cslot {
 struct smarm__causal_ring {
 	_Alignas(64) _Atomic uint32_t cr_head;
 	_Atomic uint32_t cr_tail;
-	_Atomic uint64_t cr_lost; /* samples dropped: ring full */
-	_Atomic uint64_t cr_out;  /* samples outside the actors' code */
-	uintptr_t cr_timer;	  /* the worker thread's CPU timer */
-	bool cr_armed;		  /* cr_timer exists */
+	_Atomic uint64_t cr_lost;	  /* samples dropped: ring full */
+	_Atomic uint64_t cr_out;	  /* samples outside the actors' code */
+	struct smarm__cpu_timer cr_timer; /* the worker thread's sampler */
+	bool cr_armed;			  /* cr_timer exists */
 	uintptr_t cr_pc[SMARM__CAUSAL_RING]; /* a pc in the actors' code */
 	uint32_t cr_n[SMARM__CAUSAL_RING];   /* samples it stands for */
 };
