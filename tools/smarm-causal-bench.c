@@ -36,6 +36,9 @@
  *   that A and B run, found by sampling (SMARM_CAUSAL_SCOPE_SAMPLED),
  *   instead of the named sites around them; the CSV still says path-a
  *   and path-b.
+ * On a machine that other work keeps busy, run it in the real-time class
+ * (as root: chrt -f 10 smarm-causal-bench ...), so that A and B get their
+ * two CPUs; docs/benchmarks.md compares such runs with quiet ones.
  * Exit status: 0, or 1 if a run failed.
  */
 #include <smarm/smarm.h>
