@@ -164,7 +164,10 @@ SMARM_API const char *smarm_dist_name(const smarm_dist_t *d);
  * smarm_dist_connect() - connect to node now (a send connects on demand:
  * this is for checking a peer, as net_adm:ping/1 does). Looks the node
  * up in its host's epmd, connects and runs the handshake; a node already
- * connected is a success at once.
+ * connected is a success at once. When node connects to us at the same
+ * moment, OTP's rule decides whose attempt stands (the greater node
+ * name's); either way this returns once the connection is up, as do
+ * the sends and calls that connect on demand.
  * Returns: 0. Errors: SMARM_EINVAL d or node NULL, node malformed (as
  * for smarm_dist_start) or this node's own name; SMARM_ENOTACTOR;
  * SMARM_ENOEPMD the host's epmd does not answer; SMARM_ENOCONN epmd

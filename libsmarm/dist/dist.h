@@ -363,16 +363,38 @@ void smarm__dist_local_epid(smarm_dist_t *d, smarm_pid_t pid,
 			    struct dist_epid *e);
 
 /* ---- handshake.c ---- */
+/*
+ * Simultaneous connect, OTP's rule (net_kernel's accept_pending): when a
+ * node accepts a handshake from a peer it is itself connecting to, the
+ * attempt of the node with the greater name (compared as atoms: byte by
+ * byte) goes on and the other gives way; the node that gives way then
+ * uses the connection the peer's attempt makes.
+ */
+/* An internal status, never returned to a caller of the API: this
+ * handshake gave way to the peer's own attempt (status nok, or our
+ * attempt was displaced by the peer's, or "alive" answered false). */
+#define DIST_GAVE_WAY 1
+/* The acceptor's verdicts (the arbiter's answers). */
+enum { HS_GO, HS_NOK, HS_SIMULTANEOUS, HS_ALIVE };
+/* As acceptor of a handshake: the arbiter's verdict on peer, and the
+ * step after an "alive" answered true (HS_GO or HS_NOK). */
+struct hs_arbiter {
+	int (*verdict)(void *arg, const char *peer);
+	int (*displace)(void *arg, const char *peer);
+	void *arg;
+};
 /* As initiator on connected fd: 0 with peer's flags and creation, or
- * SMARM_EAUTH / SMARM_ENOCONN. */
+ * SMARM_EAUTH / SMARM_ENOCONN, or DIST_GAVE_WAY (status nok; or
+ * pending(arg) false: our attempt was displaced). */
 int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
-		       uint64_t *flags, uint32_t *creation);
-/* As acceptor: 0 with the peer's name, flags and creation. busy(d, name)
- * says whether a connection to name exists or is being made (then the
- * peer is told "nok"). */
+		       uint64_t *flags, uint32_t *creation,
+		       bool (*pending)(void *), void *arg);
+/* As acceptor: 0 with the peer's name, flags and creation; the status
+ * it is sent is the arbiter's (HS_GO sok, HS_NOK nok then
+ * DIST_GAVE_WAY, HS_SIMULTANEOUS ok_simultaneous, HS_ALIVE alive). */
 int smarm__hs_accept(smarm_dist_t *d, int fd, char *peer, size_t cap,
 		     uint64_t *flags, uint32_t *creation,
-		     bool (*busy)(smarm_dist_t *, const char *));
+		     const struct hs_arbiter *arb);
 
 /* Split and check a node name: alive part into alive (cap bytes), host
  * part pointer into *host. 0 or SMARM_EINVAL. */
