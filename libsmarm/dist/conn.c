@@ -180,23 +180,29 @@ struct smarm_dist_msg *smarm__dist_msg_new(const void *term, size_t len,
 	return m;
 }
 
-void smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
-			     struct smarm_dist_msg *m)
+int smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct smarm_dist_msg *m)
 {
 	const smarm_msgtype_t *t = smarm__dist_msgtype();
 	/* A dead target, or one without a dist mailbox, drops it, as a
 	 * send to a dead process does in Erlang. */
-	if (t == NULL || smarm_node_send(d->d_node, pid, t, &m) != 0)
+	if (t == NULL || smarm_node_send(d->d_node, pid, t, &m) != 0) {
 		free(m);
+		return -1;
+	}
+	return 0;
 }
 
-void smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
-			      struct smarm_dist_msg *m)
+int smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
+			     struct smarm_dist_msg *m)
 {
 	const smarm_msgtype_t *t = smarm__dist_msgtype();
 	if (t == NULL || strlen(name) > SMARM_NAME_MAX || name[0] == '\0' ||
-	    smarm_node_send_name(d->d_node, name, t, &m) != 0)
+	    smarm_node_send_name(d->d_node, name, t, &m) != 0) {
 		free(m);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the pid table ---- */
@@ -1190,17 +1196,23 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		return 0; /* not ours: dropped */
 	const uint8_t *t = p + r.i;
 	size_t tlen = len - r.i;
-	/* A reply to a call of ours, or a call to a served server (gen.c). */
-	if ((!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp)) ||
-	    smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen))
+	/* A reply to a call of ours, or a request or an info to a served
+	 * server (gen.c). */
+	if (!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp))
+		return 0;
+	int routed =
+		smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen);
+	if (routed == GEN_DONE)
 		return 0;
 	struct smarm_dist_msg *m = smarm__dist_msg_new(t, tlen, fp);
-	if (m == NULL)
-		return 0; /* dropped, as the BEAM would not */
-	if (by_name)
-		smarm__dist_deliver_name(d, name, m);
-	else
-		smarm__dist_deliver_pid(d, lp, m);
+	int rc = -1; /* m NULL: dropped, as the BEAM would not */
+	if (m != NULL)
+		rc = by_name ? smarm__dist_deliver_name(d, name, m)
+			     : smarm__dist_deliver_pid(d, lp, m);
+	if (rc != 0 && routed == GEN_NO_INFO)
+		smarm__dist_info_drop(d, by_name ? name : NULL, lp,
+				      "its behaviour has no info operation "
+				      "for it");
 	return 0;
 bad:
 	smarm__dist_log(d, SMARM_LOG_WARNING,

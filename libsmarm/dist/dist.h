@@ -228,10 +228,13 @@ struct smarm_dist_msg {
 struct smarm_dist_msg *smarm__dist_msg_new(const void *term, size_t len,
 					   smarm_dist_pid_t from);
 const smarm_msgtype_t *smarm__dist_msgtype(void);
-void smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+/* Deliver m to a local actor's dist mailbox: 0; or -1, m freed (the
+ * target is gone or has no dist mailbox: dropped, as Erlang drops a
+ * send to a dead process). */
+int smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct smarm_dist_msg *m);
+int smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
 			     struct smarm_dist_msg *m);
-void smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
-			      struct smarm_dist_msg *m);
 
 /* The destination of a frame we send. */
 struct dist_out {
@@ -340,11 +343,20 @@ int smarm__dist_serve(smarm_dist_t *d, const char *name,
 		      const smarm_behaviour_t *b);
 int smarm__dist_unserve(smarm_dist_t *d, const char *name);
 /* A message arrived for the local name (or, name NULL, the local pid
- * lp): if it is a $gen_call or $gen_cast for a served server, serve it
- * (queued to the server now; a worker awaits a call's reply) and return
- * true; false: deliver it as usual. */
-bool smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
-			   const uint8_t *t, size_t len);
+ * lp): if it is for a served server, serve it: a $gen_call or
+ * $gen_cast as a request (queued to the server now; a worker awaits a
+ * call's reply), any other term to its info operation when it has one
+ * (handle_info). GEN_* below says what was done. */
+int smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			  const uint8_t *t, size_t len);
+/* smarm__dist_gen_route's answers: not for a served server (deliver it
+ * as usual); served (queued, answered or dropped with a log line); for
+ * a served server whose behaviour has no info operation for it
+ * (deliver it as usual; if that fails, smarm__dist_info_drop). */
+enum { GEN_NOT_SERVED, GEN_DONE, GEN_NO_INFO };
+/* A message to a served server that nothing took: log and count it. */
+void smarm__dist_info_drop(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			   const char *why);
 /* A call to a process of another node (to: its pid; or, name not NULL,
  * that name on to->node), as smarm_dist_call. */
 int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
