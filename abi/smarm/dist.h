@@ -164,7 +164,10 @@ SMARM_API const char *smarm_dist_name(const smarm_dist_t *d);
  * smarm_dist_connect() - connect to node now (a send connects on demand:
  * this is for checking a peer, as net_adm:ping/1 does). Looks the node
  * up in its host's epmd, connects and runs the handshake; a node already
- * connected is a success at once.
+ * connected is a success at once. When node connects to us at the same
+ * moment, OTP's rule decides whose attempt stands (the greater node
+ * name's); either way this returns once the connection is up, as do
+ * the sends and calls that connect on demand.
  * Returns: 0. Errors: SMARM_EINVAL d or node NULL, node malformed (as
  * for smarm_dist_start) or this node's own name; SMARM_ENOTACTOR;
  * SMARM_ENOEPMD the host's epmd does not answer; SMARM_ENOCONN epmd
@@ -429,8 +432,14 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  * (enoname: nobody holds name now; edown: the server ended before it
  * replied; efull: its queue is at its limit). A cast that cannot be
  * served is dropped (a debug log line says why). The types:
- * docs/distribution.md, "Terms". Other messages to the name or pid are
- * delivered (or dropped) as before.
+ * docs/distribution.md, "Terms". Other messages to the name or pid
+ * (Erlang's `Name ! Term`, handle_info's) go to the behaviour's info
+ * operations: Op or {Op, Args...} naming an info operation whose
+ * arguments fit, as smarm_server_info; any other term, in the raw form,
+ * to `info dist_info(bytes)` if the protocol has it; else to the
+ * holder's dist mailbox, or, if it has none, they are dropped with a
+ * log line and counted (SMARM_STAT_DIST_INFO_DROPPED); see
+ * docs/distribution.md, "handle_info".
  *
  * A request is queued to the server as it arrives, so the requests of
  * one Erlang process keep their order (a cast, then a call, sees the

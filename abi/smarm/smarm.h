@@ -807,7 +807,13 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	/* Delay the causal profiler has injected since the node was           \
 	 * opened, in ns: the virtual speedups' cost in wall time (each        \
 	 * actor not in the selected site owes it). Since: SMARM_0.5. */       \
-	XX(CAUSAL_DELAY_NS, 40, OBS)
+	XX(CAUSAL_DELAY_NS, 40, OBS)                                           \
+	/* Messages from other nodes to a served server (smarm_dist_serve)     \
+	 * that were no gen_server request, that its behaviour has no info     \
+	 * operation for (docs/distribution.md, "handle_info") and that no     \
+	 * dist mailbox took: dropped, each with a log line, since the node    \
+	 * was opened. Since: SMARM_0.5. */                                    \
+	XX(DIST_INFO_DROPPED, 41, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),

@@ -598,6 +598,18 @@ static int64_t stat_HIBERNATIONS(struct smarm_node *n)
 	return atomic_load_explicit(&n->hibernations, memory_order_relaxed);
 }
 
+static int64_t stat_DIST_INFO_DROPPED(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->dist_info_dropped,
+				    memory_order_relaxed);
+}
+
+void smarm__stat_dist_info_dropped(struct smarm_node *n)
+{
+	atomic_fetch_add_explicit(&n->dist_info_dropped, 1,
+				  memory_order_relaxed);
+}
+
 static int64_t stat_STACKS_GUARDED(struct smarm_node *n)
 {
 	return atomic_load(&n->stk_guarded);

@@ -29,6 +29,10 @@ int smarm__log_open(struct smarm_node *n, const struct smarm_config *cfg);
 /* Hand every queued event to the handler, end the thread, free. */
 void smarm__log_close(struct smarm_node *n);
 
+/* Count one SMARM_STAT_DIST_INFO_DROPPED (the dist layer's drop of a
+ * message to a served server; its log line is the caller's). */
+void smarm__stat_dist_info_dropped(struct smarm_node *n);
+
 /* Whether an event of level would be delivered (a cheap test first). */
 bool smarm__log_wants(const struct smarm_node *n, int level);
 

@@ -231,8 +231,9 @@ struct smarm_node {
 					cached, pooled or free in a chunk */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
 	_Atomic int64_t stk_shrinks; /* park-path shrinks, all actors */
-	_Atomic int64_t faults_contained; /* SMARM_STAT_FAULTS_CONTAINED */
-	_Atomic int64_t hibernations;	  /* SMARM_STAT_HIBERNATIONS */
+	_Atomic int64_t faults_contained;  /* SMARM_STAT_FAULTS_CONTAINED */
+	_Atomic int64_t hibernations;	   /* SMARM_STAT_HIBERNATIONS */
+	_Atomic int64_t dist_info_dropped; /* SMARM_STAT_DIST_INFO_DROPPED */
 
 	/* run state */
 	_Alignas(64) _Atomic int running;

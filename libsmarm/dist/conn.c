@@ -22,14 +22,26 @@
  * Connection states (c_state, under d_lock):
  *
  *     NEW --(first writer: connect + handshake ok, reader spawned)--> UP
- *     NEW --(connect or handshake failed)--------------------------> DEAD
+ *     NEW --(connect or handshake failed; displaced)---------------> DEAD
  *     UP  --(reader: EOF, error, malformed frame, silence; a writer's
- *            failed write; close_all)--------------------------------> DEAD
+ *            failed write; close_all; displaced after "alive")------> DEAD
  *
- * An accepted connection is made UP by its reader after the handshake.
+ * An accepted connection is listed NEW, its c_wmu held by its actor,
+ * from the moment the handshake's arbiter lets it go on (so writers to
+ * the peer queue on it, as OTP's wait on a pending connection) and is
+ * made UP by that actor after the handshake.
  * A DEAD connection is out of the table (the next send makes a new one)
  * and its socket is shut down, so a parked writer or reader wakes; its
  * fd is closed by the last reference's owner (conn_put).
+ *
+ * Simultaneous connect (OTP's rule, handshake.c INV-5): an outgoing NEW
+ * connection to a peer whose own attempt we accept is *displaced* when
+ * our name is the lower one: the accepted one takes its place in the
+ * table and its socket is shut down. The writers of a connection that
+ * gave way (displaced, told nok, or an accepted one that failed) do not
+ * fail: they go around again (c_retry) and use the connection the
+ * peer's attempt makes, or, after a nok, wait for it to arrive; all
+ * within DIST_SETUP_NS.
  *
  * Ownership: see dist.h. Messages (struct smarm_dist_msg) are malloc'd
  * here and owned by the mailbox channel once sent (its destructor frees
@@ -72,6 +84,12 @@
 
 enum { C_NEW, C_UP, C_DEAD };
 
+/* What the writers queued on a connection that died before it was up
+ * do: report the failure, go around again at once (it was displaced,
+ * or an accepted one failed: the table has or will get another), or
+ * wait for the peer's connection to arrive first (we were told nok). */
+enum { R_FAIL, R_AGAIN, R_AWAIT };
+
 /* Control terms we build are at most this long (two pids, a name). */
 #define CTL_MAX 1024
 #define FRAME_MAX ((size_t)SMARM_DIST_TERM_MAX + CTL_MAX) /* INV-1 */
@@ -79,13 +97,19 @@ enum { C_NEW, C_UP, C_DEAD };
 struct rwatch;
 
 struct dist_conn {
-	smarm_dist_t *c_d;		      /* owner (immutable) */
-	struct dist_conn *c_next;	      /* d_lock: the table */
-	int c_refs;			      /* d_lock */
-	int c_state;			      /* d_lock: C_NEW, C_UP, C_DEAD */
-	bool c_listed;			      /* d_lock: in d_conns */
+	smarm_dist_t *c_d;	  /* owner (immutable) */
+	struct dist_conn *c_next; /* d_lock: the table */
+	int c_refs;		  /* d_lock */
+	int c_state;		  /* d_lock: C_NEW, C_UP, C_DEAD */
+	bool c_listed;		  /* d_lock: in d_conns */
+	bool c_accepted;	  /* made by the acceptor (set
+				     before it is listed) */
+	bool c_displaced;	  /* d_lock: an accepted one took its place */
+	int c_retry;		  /* d_lock: R_*, what its writers do once it
+				     is DEAD before it was UP */
 	char c_node[SMARM_DIST_NODE_MAX + 1]; /* the peer (immutable) */
-	int c_fd;	     /* set before UP, then constant; -1 none */
+	int c_fd;	     /* set (under d_lock) before UP, then
+				constant; -1 none */
 	int c_wfd;	     /* a dup of c_fd for writers: the io layer
 				takes one waiter per fd, and the reader
 				waits on c_fd; -1 none */
@@ -156,23 +180,29 @@ struct smarm_dist_msg *smarm__dist_msg_new(const void *term, size_t len,
 	return m;
 }
 
-void smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
-			     struct smarm_dist_msg *m)
+int smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct smarm_dist_msg *m)
 {
 	const smarm_msgtype_t *t = smarm__dist_msgtype();
 	/* A dead target, or one without a dist mailbox, drops it, as a
 	 * send to a dead process does in Erlang. */
-	if (t == NULL || smarm_node_send(d->d_node, pid, t, &m) != 0)
+	if (t == NULL || smarm_node_send(d->d_node, pid, t, &m) != 0) {
 		free(m);
+		return -1;
+	}
+	return 0;
 }
 
-void smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
-			      struct smarm_dist_msg *m)
+int smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
+			     struct smarm_dist_msg *m)
 {
 	const smarm_msgtype_t *t = smarm__dist_msgtype();
 	if (t == NULL || strlen(name) > SMARM_NAME_MAX || name[0] == '\0' ||
-	    smarm_node_send_name(d->d_node, name, t, &m) != 0)
+	    smarm_node_send_name(d->d_node, name, t, &m) != 0) {
 		free(m);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the pid table ---- */
@@ -390,16 +420,113 @@ static int conn_get(smarm_dist_t *d, const char *node, bool create,
 	}
 }
 
-static bool conn_busy(smarm_dist_t *d, const char *node)
+/* The listed connection to node, or NULL (under d_lock). */
+static struct dist_conn *find_locked(smarm_dist_t *d, const char *node)
 {
-	bool busy = false;
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	for (struct dist_conn *c = d->d_conns; c; c = c->c_next)
-		if (strcmp(c->c_node, node) == 0 && c->c_state != C_DEAD)
-			busy = true;
-	busy = busy || strcmp(node, d->d_name) == 0;
+		if (strcmp(c->c_node, node) == 0)
+			return c;
+	return NULL;
+}
+
+/* Put the accepted connection c in the table as NEW, in x's place if x
+ * (an outgoing NEW one) is there: x is displaced, its writers go around
+ * to c (under d_lock). Returns x's fd to shut down, x with a reference
+ * the caller drops (conn_put), or -1. */
+static int list_accepted_locked(smarm_dist_t *d, struct dist_conn *c,
+				const char *peer, struct dist_conn **xout)
+{
+	int xfd = -1;
+	struct dist_conn *x = find_locked(d, peer);
+	*xout = NULL;
+	if (x != NULL) {
+		x->c_displaced = true;
+		x->c_retry = R_AGAIN;
+		x->c_refs++;
+		unlist_locked(d, x);
+		xfd = x->c_fd;
+		*xout = x;
+	}
+	snprintf(c->c_node, sizeof c->c_node, "%s", peer);
+	c->c_next = d->d_conns;
+	d->d_conns = c;
+	c->c_listed = true;
+	c->c_refs++; /* the table's */
+	return xfd;
+}
+
+static void displaced_done(int xfd, struct dist_conn *x)
+{
+	if (x == NULL)
+		return;
+	if (xfd >= 0)
+		shutdown(xfd, SHUT_RDWR); /* its handshake or reader ends */
+	conn_put(x);
+}
+
+/* The handshake's arbiter (handshake.c INV-5), arg the accepted
+ * connection: go on (listed NEW) if no connection to peer exists or is
+ * being made; if ours is being made, nok when our name is the greater,
+ * else displace ours (ok_simultaneous); alive if one is up. */
+static int arb_verdict(void *arg, const char *peer)
+{
+	struct dist_conn *c = arg, *x = NULL;
+	smarm_dist_t *d = c->c_d;
+	int verdict, xfd = -1;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	struct dist_conn *have = find_locked(d, peer);
+	if (d->d_stopping || strcmp(peer, d->d_name) == 0)
+		verdict = HS_NOK;
+	else if (have == NULL)
+		verdict = HS_GO;
+	else if (have->c_state == C_UP)
+		verdict = HS_ALIVE;
+	else if (have->c_accepted || strcmp(d->d_name, peer) > 0)
+		verdict = HS_NOK; /* another accept, or ours goes on */
+	else
+		verdict = HS_SIMULTANEOUS;
+	if (verdict == HS_GO || verdict == HS_SIMULTANEOUS)
+		xfd = list_accepted_locked(d, c, peer, &x);
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	return busy;
+	displaced_done(xfd, x);
+	return verdict;
+}
+
+/* After "alive" answered true: the peer lost the connection we still
+ * hold; end it and go on in its place. */
+static int arb_displace(void *arg, const char *peer)
+{
+	struct dist_conn *c = arg, *x = NULL;
+	smarm_dist_t *d = c->c_d;
+	int verdict = HS_GO, xfd = -1;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	struct dist_conn *have = find_locked(d, peer);
+	if (d->d_stopping ||
+	    (have != NULL && have->c_accepted && have->c_state != C_UP))
+		verdict = HS_NOK;
+	else
+		xfd = list_accepted_locked(d, c, peer, &x);
+	if (x != NULL && x->c_state == C_UP)
+		x->c_state = C_DEAD;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (x != NULL)
+		smarm__dist_log(d, SMARM_LOG_INFO,
+				"dist: %s reconnected; its old connection "
+				"ends",
+				peer);
+	displaced_done(xfd, x);
+	return verdict;
+}
+
+/* The initiator's question on "alive" and after a failed read: is this
+ * attempt still the one in the table (OTP's is_pending)? */
+static bool conn_pending(void *arg)
+{
+	struct dist_conn *c = arg;
+	smarm__lock(&c->c_d->d_lock, SMARM__RANK_TABLE);
+	bool pending = !c->c_displaced && c->c_listed;
+	smarm__unlock(&c->c_d->d_lock, SMARM__RANK_TABLE);
+	return pending;
 }
 
 void smarm__dist_close_all(smarm_dist_t *d)
@@ -520,7 +647,8 @@ static int conn_write(struct dist_conn *c, const struct dist_out *o,
 static void reader_main(void *arg);
 
 /* The NEW -> UP step of an outgoing connection, under c_wmu: connect,
- * handshake, spawn the reader. On failure c is DEAD. */
+ * handshake, spawn the reader. On failure c is DEAD (and DIST_GAVE_WAY
+ * says it gave way to the peer's attempt: c_retry is set). */
 static int conn_setup(struct dist_conn *c)
 {
 	smarm_dist_t *d = c->c_d;
@@ -534,8 +662,19 @@ static int conn_setup(struct dist_conn *c)
 	    (rc = smarm__epmd_port(addr, alive, &port)) != 0 ||
 	    (rc = smarm__dist_tcp_connect(addr, port, &fd)) != 0)
 		goto fail;
-	c->c_fd = fd;
-	rc = smarm__hs_initiate(d, fd, c->c_node, &c->c_flags, &c->c_creation);
+	/* Published under d_lock: an accept that displaces c shuts it. */
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool displaced = c->c_displaced;
+	if (!displaced)
+		c->c_fd = fd;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (displaced) {
+		close(fd);
+		rc = DIST_GAVE_WAY;
+		goto fail;
+	}
+	rc = smarm__hs_initiate(d, fd, c->c_node, &c->c_flags, &c->c_creation,
+				conn_pending, c);
 	if (rc != 0)
 		goto fail;
 	c->c_wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -545,15 +684,16 @@ static int conn_setup(struct dist_conn *c)
 	}
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	bool stopping = d->d_stopping;
-	if (!stopping) {
+	displaced = c->c_displaced || !c->c_listed;
+	if (!stopping && !displaced) {
 		c->c_refs++; /* the reader's */
 		d->d_actors++;
 		c->c_state = C_UP;
 		c->c_id = ++d->d_conn_seq;
 	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (stopping) {
-		rc = SMARM_ESTATE;
+	if (stopping || displaced) {
+		rc = stopping ? SMARM_ESTATE : DIST_GAVE_WAY;
 		goto fail;
 	}
 	rc = smarm_actor_spawn(NULL, reader_main, c, NULL);
@@ -570,6 +710,12 @@ static int conn_setup(struct dist_conn *c)
 fail:
 	if (rc == SMARM_ETIMEDOUT)
 		rc = SMARM_ENOCONN;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	if (c->c_displaced)
+		rc = DIST_GAVE_WAY; /* whatever its handshake saw */
+	if (rc == DIST_GAVE_WAY && c->c_retry == R_FAIL)
+		c->c_retry = R_AWAIT; /* told nok: the peer's will come */
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	conn_kill(c);
 	return rc;
 }
@@ -592,11 +738,15 @@ static void send_guard_undo(void *arg)
 	conn_put(g->g_conn);
 }
 
-int smarm__dist_send(smarm_dist_t *d, const char *node,
-		     const struct dist_out *o, const void *payload, size_t plen)
+/* One try of smarm__dist_send; *retry: the connection gave way before
+ * it was up (R_AGAIN or R_AWAIT), nothing was written. */
+static int send_once(smarm_dist_t *d, const char *node,
+		     const struct dist_out *o, const void *payload, size_t plen,
+		     int *retry)
 {
 	struct send_guard g = { NULL, false };
 	bool no_connect = o != NULL && o->no_connect;
+	*retry = R_FAIL;
 	int rc = conn_get(d, node, !no_connect, &g.g_conn);
 	if (rc != 0)
 		return rc;
@@ -612,17 +762,68 @@ int smarm__dist_send(smarm_dist_t *d, const char *node,
 	g.g_locked = true;
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	int state = c->c_state;
+	bool accepted = c->c_accepted;
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (state == C_NEW && !no_connect)
+	if (state == C_NEW && !no_connect && !accepted)
 		rc = conn_setup(c);
 	else if (state != C_UP)
 		rc = SMARM_ENOCONN;
+	if (rc != 0 && state != C_UP) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		if (c->c_state != C_UP)
+			*retry = c->c_retry;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	}
 	if (rc == 0 && o != NULL)
 		rc = conn_write(c, o, payload, plen);
 	smarm_mutex_unlock(c->c_wmu);
 	g.g_locked = false;
 	smarm_cleanup_pop(true); /* drops the reference */
 	return rc;
+}
+
+/* After a nok: wait for the peer's connection to be listed (or for
+ * someone's attempt to be), until the deadline. */
+static int await_listed(smarm_dist_t *d, const char *node, uint64_t until)
+{
+	uint64_t nap = 100 * 1000ull; /* 0.1 ms, doubling to 5 ms */
+	for (;;) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		bool stopping = d->d_stopping;
+		bool listed = find_locked(d, node) != NULL;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		if (stopping)
+			return SMARM_ESTATE;
+		if (listed)
+			return 0;
+		if (smarm_now_ns() >= until)
+			return SMARM_ENOCONN;
+		if (smarm_actor_sleep(nap) != 0)
+			return SMARM_ENOCONN;
+		nap = nap * 2 > 5000000ull ? 5000000ull : nap * 2;
+	}
+}
+
+int smarm__dist_send(smarm_dist_t *d, const char *node,
+		     const struct dist_out *o, const void *payload, size_t plen)
+{
+	uint64_t until = 0;
+	for (;;) {
+		int retry;
+		int rc = send_once(d, node, o, payload, plen, &retry);
+		if (retry == R_FAIL)
+			return rc == DIST_GAVE_WAY ? SMARM_ENOCONN : rc;
+		/* Our attempt gave way to the peer's (OTP's rule): use
+		 * that one, within the setup's bound. */
+		uint64_t now = smarm_now_ns();
+		if (until == 0)
+			until = now + DIST_SETUP_NS;
+		else if (now >= until)
+			return SMARM_ENOCONN;
+		if (retry == R_AWAIT &&
+		    (rc = await_listed(d, node, until)) != 0)
+			return rc;
+	}
 }
 
 int smarm__dist_connect(smarm_dist_t *d, const char *node)
@@ -995,17 +1196,23 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		return 0; /* not ours: dropped */
 	const uint8_t *t = p + r.i;
 	size_t tlen = len - r.i;
-	/* A reply to a call of ours, or a call to a served server (gen.c). */
-	if ((!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp)) ||
-	    smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen))
+	/* A reply to a call of ours, or a request or an info to a served
+	 * server (gen.c). */
+	if (!by_name && smarm__dist_rmon_reply(d, lp, t, tlen, fp))
+		return 0;
+	int routed =
+		smarm__dist_gen_route(d, by_name ? name : NULL, lp, t, tlen);
+	if (routed == GEN_DONE)
 		return 0;
 	struct smarm_dist_msg *m = smarm__dist_msg_new(t, tlen, fp);
-	if (m == NULL)
-		return 0; /* dropped, as the BEAM would not */
-	if (by_name)
-		smarm__dist_deliver_name(d, name, m);
-	else
-		smarm__dist_deliver_pid(d, lp, m);
+	int rc = -1; /* m NULL: dropped, as the BEAM would not */
+	if (m != NULL)
+		rc = by_name ? smarm__dist_deliver_name(d, name, m)
+			     : smarm__dist_deliver_pid(d, lp, m);
+	if (rc != 0 && routed == GEN_NO_INFO)
+		smarm__dist_info_drop(d, by_name ? name : NULL, lp,
+				      "its behaviour has no info operation "
+				      "for it");
 	return 0;
 bad:
 	smarm__dist_log(d, SMARM_LOG_WARNING,
@@ -1184,7 +1391,24 @@ static void reader_main(void *arg)
 	reader_loop(c);
 }
 
-/* An accepted connection: the handshake, then the reader. */
+/* An accepted connection's actor stopped or failed in its handshake:
+ * out of the table before its writers get c_wmu (they go around). */
+static void accept_undo(void *arg)
+{
+	struct dist_conn *c = arg;
+	smarm_dist_t *d = c->c_d;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool up = c->c_state == C_UP;
+	if (!up)
+		c->c_retry = R_AGAIN;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!up)
+		conn_kill(c);
+	smarm_mutex_unlock(c->c_wmu);
+}
+
+/* An accepted connection: the handshake (c listed NEW from its
+ * arbiter's verdict on, c_wmu held), then the reader. */
 static void accepted_main(void *arg)
 {
 	struct dist_conn *c = arg;
@@ -1194,34 +1418,35 @@ static void accepted_main(void *arg)
 		conn_actor_end(c);
 		return;
 	}
+	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) != 0)
+		return; /* new, nobody else has it: not reached */
+	if (smarm_cleanup_push(accept_undo, c) != 0) {
+		smarm_mutex_unlock(c->c_wmu);
+		return;
+	}
+	const struct hs_arbiter arb = { arb_verdict, arb_displace, c };
 	int rc = smarm__hs_accept(d, c->c_fd, peer, sizeof peer, &c->c_flags,
-				  &c->c_creation, conn_busy);
+				  &c->c_creation, &arb);
 	if (rc == 0 && (c->c_wfd = fcntl(c->c_fd, F_DUPFD_CLOEXEC, 0)) < 0)
 		rc = SMARM_ENOMEM;
+	bool up = false;
 	if (rc == 0) {
-		snprintf(c->c_node, sizeof c->c_node, "%s", peer);
 		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		bool taken = d->d_stopping;
-		for (struct dist_conn *x = d->d_conns; x && !taken;
-		     x = x->c_next)
-			taken = strcmp(x->c_node, peer) == 0;
-		if (!taken) {
-			c->c_next = d->d_conns;
-			d->d_conns = c;
-			c->c_listed = true;
-			c->c_refs++; /* the table's */
+		/* Still listed (not displaced by close_all or a stop). */
+		up = c->c_listed && c->c_state == C_NEW && !d->d_stopping;
+		if (up) {
 			c->c_state = C_UP;
 			c->c_id = ++d->d_conn_seq;
 		}
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-		if (!taken) {
-			smarm__dist_log(d, SMARM_LOG_INFO, "dist: %s connected",
-					peer);
-			reader_loop(c);
-		}
 	} else if (rc == SMARM_ETIMEDOUT || rc == SMARM_ENOCONN) {
 		smarm__dist_log(d, SMARM_LOG_INFO,
 				"dist: an incoming handshake did not finish");
+	}
+	smarm_cleanup_pop(true); /* accept_undo: c_wmu unlocked */
+	if (up) {
+		smarm__dist_log(d, SMARM_LOG_INFO, "dist: %s connected", peer);
+		reader_loop(c);
 	}
 }
 
@@ -1269,6 +1494,7 @@ void smarm__dist_acceptor(void *arg)
 			continue;
 		}
 		c->c_fd = fd;
+		c->c_accepted = true;
 		c->c_refs = 1; /* the connection actor's */
 		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 		d->d_actors++;

@@ -228,10 +228,13 @@ struct smarm_dist_msg {
 struct smarm_dist_msg *smarm__dist_msg_new(const void *term, size_t len,
 					   smarm_dist_pid_t from);
 const smarm_msgtype_t *smarm__dist_msgtype(void);
-void smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+/* Deliver m to a local actor's dist mailbox: 0; or -1, m freed (the
+ * target is gone or has no dist mailbox: dropped, as Erlang drops a
+ * send to a dead process). */
+int smarm__dist_deliver_pid(smarm_dist_t *d, smarm_pid_t pid,
+			    struct smarm_dist_msg *m);
+int smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
 			     struct smarm_dist_msg *m);
-void smarm__dist_deliver_name(smarm_dist_t *d, const char *name,
-			      struct smarm_dist_msg *m);
 
 /* The destination of a frame we send. */
 struct dist_out {
@@ -340,11 +343,20 @@ int smarm__dist_serve(smarm_dist_t *d, const char *name,
 		      const smarm_behaviour_t *b);
 int smarm__dist_unserve(smarm_dist_t *d, const char *name);
 /* A message arrived for the local name (or, name NULL, the local pid
- * lp): if it is a $gen_call or $gen_cast for a served server, serve it
- * (queued to the server now; a worker awaits a call's reply) and return
- * true; false: deliver it as usual. */
-bool smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
-			   const uint8_t *t, size_t len);
+ * lp): if it is for a served server, serve it: a $gen_call or
+ * $gen_cast as a request (queued to the server now; a worker awaits a
+ * call's reply), any other term to its info operation when it has one
+ * (handle_info). GEN_* below says what was done. */
+int smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			  const uint8_t *t, size_t len);
+/* smarm__dist_gen_route's answers: not for a served server (deliver it
+ * as usual); served (queued, answered or dropped with a log line); for
+ * a served server whose behaviour has no info operation for it
+ * (deliver it as usual; if that fails, smarm__dist_info_drop). */
+enum { GEN_NOT_SERVED, GEN_DONE, GEN_NO_INFO };
+/* A message to a served server that nothing took: log and count it. */
+void smarm__dist_info_drop(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			   const char *why);
 /* A call to a process of another node (to: its pid; or, name not NULL,
  * that name on to->node), as smarm_dist_call. */
 int smarm__dist_gen_call(smarm_dist_t *d, const struct dist_epid *to,
@@ -363,16 +375,38 @@ void smarm__dist_local_epid(smarm_dist_t *d, smarm_pid_t pid,
 			    struct dist_epid *e);
 
 /* ---- handshake.c ---- */
+/*
+ * Simultaneous connect, OTP's rule (net_kernel's accept_pending): when a
+ * node accepts a handshake from a peer it is itself connecting to, the
+ * attempt of the node with the greater name (compared as atoms: byte by
+ * byte) goes on and the other gives way; the node that gives way then
+ * uses the connection the peer's attempt makes.
+ */
+/* An internal status, never returned to a caller of the API: this
+ * handshake gave way to the peer's own attempt (status nok, or our
+ * attempt was displaced by the peer's, or "alive" answered false). */
+#define DIST_GAVE_WAY 1
+/* The acceptor's verdicts (the arbiter's answers). */
+enum { HS_GO, HS_NOK, HS_SIMULTANEOUS, HS_ALIVE };
+/* As acceptor of a handshake: the arbiter's verdict on peer, and the
+ * step after an "alive" answered true (HS_GO or HS_NOK). */
+struct hs_arbiter {
+	int (*verdict)(void *arg, const char *peer);
+	int (*displace)(void *arg, const char *peer);
+	void *arg;
+};
 /* As initiator on connected fd: 0 with peer's flags and creation, or
- * SMARM_EAUTH / SMARM_ENOCONN. */
+ * SMARM_EAUTH / SMARM_ENOCONN, or DIST_GAVE_WAY (status nok; or
+ * pending(arg) false: our attempt was displaced). */
 int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
-		       uint64_t *flags, uint32_t *creation);
-/* As acceptor: 0 with the peer's name, flags and creation. busy(d, name)
- * says whether a connection to name exists or is being made (then the
- * peer is told "nok"). */
+		       uint64_t *flags, uint32_t *creation,
+		       bool (*pending)(void *), void *arg);
+/* As acceptor: 0 with the peer's name, flags and creation; the status
+ * it is sent is the arbiter's (HS_GO sok, HS_NOK nok then
+ * DIST_GAVE_WAY, HS_SIMULTANEOUS ok_simultaneous, HS_ALIVE alive). */
 int smarm__hs_accept(smarm_dist_t *d, int fd, char *peer, size_t cap,
 		     uint64_t *flags, uint32_t *creation,
-		     bool (*busy)(smarm_dist_t *, const char *));
+		     const struct hs_arbiter *arb);
 
 /* Split and check a node name: alive part into alive (cap bytes), host
  * part pointer into *host. 0 or SMARM_EINVAL. */

@@ -13,9 +13,13 @@
  * holds one now, is mapped to the operation and its arguments
  * (docs/distribution.md, "Terms") and queued to the server right there,
  * so requests reach the server in the order they arrived, as OTP
- * orders the messages of one sender. A call's reply is awaited by a
- * *worker*, an actor of the layer made for that one call, so a slow
- * handler never stalls the connection and calls a server answers later
+ * orders the messages of one sender. Any other message to a served
+ * server is its handle_info (route_info): queued the same way to the
+ * behaviour's matching info operation, or raw to `dist_info(bytes)`;
+ * with neither, conn.c delivers it as any message, and one nobody
+ * takes is dropped with a log line and counted (INV-4). A call's reply is
+ * awaited by a *worker*, an actor of the layer made for that one call, so a
+ * slow handler never stalls the connection and calls a server answers later
  * (smarm_gs_reply_later) run side by side as in OTP. The answer is
  * `{Tag, Reply}` to From with a plain SEND: OTP's caller matches its
  * receive on the tag (since OTP 24 `[alias | Ref]`), so no ALIAS_SEND
@@ -49,6 +53,9 @@
  *         smarm__etf_valid (conn.c INV-2) and is read here through the
  *         bounded reader; a value that does not fit the protocol's type
  *         is refused, never truncated.
+ *   INV-4 no message to a served server is lost silently: it is
+ *         served, delivered, or dropped with a log line and a count
+ *         in SMARM_STAT_DIST_INFO_DROPPED (smarm__dist_info_drop).
  * See: docs/distribution.md ("gen_server interop").
  */
 #include "dist.h"
@@ -760,35 +767,116 @@ static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 	}
 }
 
-bool smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
-			   const uint8_t *t, size_t len)
+void smarm__dist_info_drop(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			   const char *why)
+{
+	smarm__stat_dist_info_dropped(d->d_node);
+	if (name != NULL)
+		smarm__dist_log(d, SMARM_LOG_INFO,
+				"dist: a message to served server %s dropped: "
+				"%s",
+				name, why);
+	else
+		smarm__dist_log(d, SMARM_LOG_INFO,
+				"dist: a message to served server <%llu> "
+				"dropped: %s",
+				(unsigned long long)lp.id, why);
+}
+
+/*
+ * handle_info: a message to a served server that is no request. As a
+ * gen_server gets any other message in handle_info/2, it goes to the
+ * behaviour's info operations: Op or {Op, Args...} naming an info
+ * operation whose arguments fit, as a cast would; else the whole term
+ * in the raw form (131 first) to `info dist_info(bytes)` if the
+ * protocol has it. GEN_DONE (queued, or dropped with a log line and a
+ * count) or GEN_NO_INFO (no info operation takes it).
+ */
+static int route_info(smarm_dist_t *d, const struct dist_serve *sv,
+		      smarm_pid_t lp, const uint8_t *t, size_t len)
+{
+	const smarm_behaviour_t *b = sv->sv_b;
+	if (!smarm__bhv_valid(b)) { /* its plugin was closed */
+		smarm__dist_info_drop(d, sv->sv_name, lp, "noproc");
+		return GEN_DONE;
+	}
+	char op[SMARM_OP_NAME_MAX + 1];
+	smarm_value_t args[SMARM_OP_ARGS_MAX];
+	uint64_t tup[SMARM_OP_ARGS_MAX][BHV_TUPLE_SIZE_MAX / 8];
+	uint32_t arity, nargs = 0;
+	struct etf_rd r = { t, len, 1 }, a = r;
+	const struct bhv_op *o = NULL;
+	if (smarm__etf_atom(&a, op, sizeof op) == 0) {
+		r = a;
+	} else if (smarm__etf_tuple(&r, &arity) == 0 && arity >= 1 &&
+		   smarm__etf_atom(&r, op, sizeof op) == 0) {
+		nargs = arity - 1;
+	} else {
+		op[0] = '\0';
+	}
+	if (op[0] != '\0')
+		o = smarm__bhv_proto_find(&b->bh_proto, op, BHV_INFO);
+	if (o != NULL && o->op_nargs == nargs) {
+		for (unsigned i = 0; o != NULL && i < nargs; i++)
+			if (rd_arg(d, &r, o, i, &args[i], tup[i]) != 0)
+				o = NULL;
+	} else {
+		o = NULL;
+	}
+	if (o == NULL || r.i != len) { /* not typed: the raw form */
+		o = smarm__bhv_proto_find(&b->bh_proto, "dist_info", BHV_INFO);
+		if (o == NULL || o->op_nargs != 1 ||
+		    o->op_args[0] != SMARM_T_BYTES)
+			return GEN_NO_INFO;
+		snprintf(op, sizeof op, "%s", o->op_name);
+		args[0] = smarm_value_bytes(t, len);
+		nargs = 1;
+	}
+	smarm_server_t *s = NULL;
+	int rc = lp.id != 0 ? smarm_server_open(d->d_node, b, lp, &s)
+			    : smarm_server_open_name(d->d_node, b, sv->sv_name,
+						     &s);
+	if (rc == 0) {
+		rc = smarm_server_info(s, op, args, nargs);
+		smarm_server_free(s);
+	}
+	if (rc != 0)
+		smarm__dist_info_drop(d, sv->sv_name, lp, smarm_err_name(rc));
+	return GEN_DONE;
+}
+
+int smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
+			  const uint8_t *t, size_t len)
 {
 	struct etf_rd r = { t, len, 1 };
 	uint32_t arity, fa;
 	char label[16];
-	if (smarm__etf_tuple(&r, &arity) != 0 || (arity != 2 && arity != 3) ||
-	    smarm__etf_atom(&r, label, sizeof label) != 0)
-		return false;
+	struct dist_serve sv;
 	struct gen_caller c = { .gc_d = d };
-	c.gc_call = arity == 3 && strcmp(label, "$gen_call") == 0;
-	if (!c.gc_call && (arity != 2 || strcmp(label, "$gen_cast") != 0))
-		return false;
+	bool req = smarm__etf_tuple(&r, &arity) == 0 &&
+		   (arity == 2 || arity == 3) &&
+		   smarm__etf_atom(&r, label, sizeof label) == 0;
+	c.gc_call = req && arity == 3 && strcmp(label, "$gen_call") == 0;
+	req = c.gc_call ||
+	      (req && arity == 2 && strcmp(label, "$gen_cast") == 0);
 	if (c.gc_call) { /* {From, Tag}: Tag a reference or [alias | Ref] */
+		size_t tag0 = 0;
 		if (smarm__etf_tuple(&r, &fa) != 0 || fa != 2 ||
-		    smarm__etf_pid(&r, &c.gc_from) != 0)
-			return false;
-		size_t tag0 = r.i;
-		if (smarm__etf_skip(&r) != 0 || r.i - tag0 > DIST_TERM_SMALL)
-			return false;
+		    smarm__etf_pid(&r, &c.gc_from) != 0 ||
+		    (tag0 = r.i, smarm__etf_skip(&r)) != 0 ||
+		    r.i - tag0 > DIST_TERM_SMALL)
+			req = false; /* malformed: an info */
 		c.gc_tag = t + tag0;
 		c.gc_tag_len = r.i - tag0;
 	}
-	struct dist_serve sv;
 	if (!find_served(d, name, lp, &sv))
-		return false;
+		return GEN_NOT_SERVED;
+	if (!req)
+		return route_info(d, &sv, name == NULL ? lp : SMARM_PID_NONE, t,
+				  len);
 	c.gc_name = sv.sv_name;
 	dispatch(&c, &sv, name == NULL ? lp : SMARM_PID_NONE, &r);
-	return true;
+	return GEN_DONE;
 }
 
 /* ---- libsmarm calls an Erlang gen_server ---- */

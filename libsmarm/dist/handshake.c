@@ -19,6 +19,12 @@
  *         constant time.
  *   INV-4 a peer must offer OTP 25's mandatory flags (or their digest
  *         flag) and the v6 handshake; anything less is refused.
+ *   INV-5 the status an acceptor sends is its arbiter's verdict (conn.c
+ *         keeps the table it is decided on): of two nodes connecting to
+ *         each other at once, the one with the greater name answers nok
+ *         and the other ok_simultaneous, as OTP's net_kernel does; an
+ *         initiator told nok, or displaced, returns DIST_GAVE_WAY and
+ *         logs nothing (no failure: the peer's attempt stands).
  * See: docs/distribution.md ("Handshake").
  */
 #include "dist.h"
@@ -133,7 +139,8 @@ static size_t put_n(smarm_dist_t *d, uint8_t *b, bool with_challenge,
 }
 
 int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
-		       uint64_t *flags, uint32_t *creation)
+		       uint64_t *flags, uint32_t *creation,
+		       bool (*pending)(void *), void *arg)
 {
 	uint64_t deadline = smarm_now_ns() + DIST_SETUP_NS; /* INV-2 */
 	uint8_t b[HS_MAX];
@@ -142,12 +149,24 @@ int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
 		return SMARM_ENOCONN;
 	int rc = hs_recv(fd, b, &n, deadline);
 	if (rc != 0)
-		return rc;
+		return pending(arg) ? rc : DIST_GAVE_WAY;
 	if (b[0] != 's')
 		goto proto;
+	if (n == 4 && memcmp(b + 1, "nok", 3) == 0) {
+		smarm__dist_log(d, SMARM_LOG_DEBUG,
+				"dist: %s told us nok: its connection to us "
+				"stands",
+				peer);
+		return DIST_GAVE_WAY; /* INV-5 */
+	}
 	if (n == 6 && memcmp(b + 1, "alive", 5) == 0) {
-		/* The peer thinks a connection of ours lives: we have none
-		 * (we are connecting), so tell it to drop that one. */
+		/* The peer thinks a connection of ours lives. We have none
+		 * up (we are connecting): tell it to drop that one, unless
+		 * this attempt was displaced meanwhile (OTP's is_pending). */
+		if (!pending(arg)) {
+			hs_send(fd, (const uint8_t *)"sfalse", 6);
+			return DIST_GAVE_WAY;
+		}
 		if (hs_send(fd, (const uint8_t *)"strue", 5) != 0)
 			return SMARM_ENOCONN;
 	} else if (!((n == 3 && memcmp(b + 1, "ok", 2) == 0) ||
@@ -160,7 +179,7 @@ int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
 	}
 	rc = hs_recv(fd, b, &n, deadline);
 	if (rc != 0)
-		return rc;
+		return pending(arg) ? rc : DIST_GAVE_WAY;
 	if (b[0] != 'N' || n < 19 || n != 19 + (size_t)(b[17] << 8 | b[18]))
 		goto proto;
 	uint64_t f = get64(b + 1);
@@ -181,6 +200,8 @@ int smarm__hs_initiate(smarm_dist_t *d, int fd, const char *peer,
 	if (hs_send(fd, r, sizeof r) != 0)
 		return SMARM_ENOCONN;
 	rc = hs_recv(fd, b, &n, deadline);
+	if (rc != 0 && !pending(arg))
+		return DIST_GAVE_WAY; /* displaced: its fd was shut down */
 	if (rc == SMARM_ENOCONN) {
 		/* The acceptor closes without a word when our digest is
 		 * wrong: the cookies differ. */
@@ -210,7 +231,7 @@ proto:
 
 int smarm__hs_accept(smarm_dist_t *d, int fd, char *peer, size_t cap,
 		     uint64_t *flags, uint32_t *creation,
-		     bool (*busy)(smarm_dist_t *, const char *))
+		     const struct hs_arbiter *arb)
 {
 	uint64_t deadline = smarm_now_ns() + DIST_SETUP_NS; /* INV-2 */
 	uint8_t b[HS_MAX];
@@ -251,17 +272,46 @@ int smarm__hs_accept(smarm_dist_t *d, int fd, char *peer, size_t cap,
 				peer, (unsigned long long)f);
 		return SMARM_EAUTH;
 	}
-	if (busy(d, peer)) {
-		/* A handshake with peer is already under way. OTP answers
-		 * nok when the peer's name is the lower one and otherwise
-		 * gives its own attempt up (ok_simultaneous); we answer nok
-		 * always, so a simultaneous connect from a higher-named peer
-		 * fails once (docs/distribution.md, "not yet"). */
+	int verdict = arb->verdict(arb->arg, peer); /* INV-5 */
+	if (verdict == HS_NOK) {
+		/* Our own attempt to peer goes on (our name is the greater)
+		 * or one from peer is under way already. */
 		hs_send(fd, (const uint8_t *)"snok", 4);
-		return SMARM_EAUTH;
+		smarm__dist_log(d, SMARM_LOG_DEBUG,
+				"dist: %s connects to us while a connection "
+				"to it is being made; told nok",
+				peer);
+		return DIST_GAVE_WAY;
 	}
-	if (hs_send(fd, (const uint8_t *)"sok", 3) != 0)
+	if (verdict == HS_ALIVE) {
+		/* A connection to peer is up here: ask whether it is to be
+		 * replaced (the peer lost it and we have not noticed). */
+		if (hs_send(fd, (const uint8_t *)"salive", 6) != 0)
+			return SMARM_ENOCONN;
+		rc = hs_recv(fd, b, &n, deadline);
+		if (rc != 0)
+			return rc;
+		if (n == 6 && memcmp(b, "sfalse", 6) == 0)
+			return DIST_GAVE_WAY;
+		if (n != 5 || memcmp(b, "strue", 5) != 0) {
+			smarm__dist_log(d, SMARM_LOG_WARNING,
+					"dist: refused %s: bad answer to "
+					"status alive",
+					peer);
+			return SMARM_EAUTH;
+		}
+		if (arb->displace(arb->arg, peer) != HS_GO)
+			return DIST_GAVE_WAY;
+	} else if (verdict == HS_SIMULTANEOUS) {
+		smarm__dist_log(d, SMARM_LOG_DEBUG,
+				"dist: %s connects to us while we connect to "
+				"it; ours gives way (ok_simultaneous)",
+				peer);
+		if (hs_send(fd, (const uint8_t *)"sok_simultaneous", 16) != 0)
+			return SMARM_ENOCONN;
+	} else if (hs_send(fd, (const uint8_t *)"sok", 3) != 0) {
 		return SMARM_ENOCONN;
+	}
 	uint32_t ours = challenge();
 	n = put_n(d, b, true, ours);
 	if (hs_send(fd, b, n) != 0)

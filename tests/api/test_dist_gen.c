@@ -18,6 +18,7 @@
  */
 #include "harness.h"
 #include "erl_peer.h"
+#include "probe_events.h"
 
 #include <ei.h>
 #include <smarm/dist.h>
@@ -97,6 +98,11 @@ static const char peer_eval[] =
 	"                     lists:seq(1, N)),"
 	"       T = erlang:monotonic_time(microsecond) - T0,"
 	"       Reply ! {gres, integer_to_list(T)} end), L();"
+	"  {info_call, Dest, IText, Text, Reply} ->"
+	"     spawn(fun() -> [Dest ! M || M <- Ev(IText, Reply)],"
+	"                    R = (catch gen_server:call(Dest, Ev(Text, Reply),"
+	"                                               20000)),"
+	"                    Reply ! {gres, Pr(R)} end), L();"
 	"  {whereis, Name, Reply} -> Reply ! {pid, whereis(Name)}, L()"
 	"  end end,"
 	"io:format(\"READY~n\"),"
@@ -679,6 +685,101 @@ START_TEST(test_dist_gen_libsmarm_calls_and_casts_erlang_gen_server)
 }
 END_TEST
 
+/* ---- handle_info: plain messages to served servers ---- */
+
+/* Have the driver send each term of the list info_text to dest with
+ * `!`, then call it with text; the answer comes to me (erl_result). */
+static void erl_info_call(smarm_dist_t *d, smarm_dist_pid_t me,
+			  const char *name, smarm_dist_pid_t pid,
+			  const char *info_text, const char *text)
+{
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 5);
+	ei_x_encode_atom(&x, "info_call");
+	x_dest(&x, d, name, pid);
+	ei_x_encode_string(&x, info_text);
+	ei_x_encode_string(&x, text);
+	x_pid(&x, d, me);
+	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
+					(size_t)x.index),
+		   0);
+	ei_x_free(&x);
+}
+
+static void root_info(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL;
+	smarm_server_t *sc = NULL, *sp = NULL;
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	HARNESS_EQ(smarm_dist_mailbox(d, &box), 0);
+	HARNESS_EQ(smarm_server_start(counter, "10", "counter", &sc), 0);
+	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
+	HARNESS_EQ(smarm_dist_serve(d, "counter", counter), 0);
+	HARNESS_EQ(smarm_dist_serve(d, "probe", probe), 0);
+	smarm_dist_pid_t me, ppid, none = SMARM_DIST_PID_NONE;
+	smarm_pid_t lp;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	HARNESS_EQ(smarm_server_pid(sp, &lp), 0);
+	HARNESS_EQ(smarm_dist_self(d, lp, &ppid), 0);
+	(void)probe_events_read();
+	/* The probe: {note, 5} is its info note(i64); the rest fit no
+	 * info operation's arguments and go to dist_info(bytes) raw. The
+	 * call after them returns after they were handled (one queue). */
+	erl_info_call(d, me, "probe", none,
+		      "[{note, 5}, {note, <<\"x\">>}, hello, note].",
+		      "{sum, 0}.");
+	erl_result(box, R.text[0], sizeof R.text[0]);
+	snprintf(R.text[1], sizeof R.text[1], "%s", probe_events_read());
+	/* By pid, as Pid ! Msg. */
+	erl_info_call(d, me, NULL, ppid, "[{note, 6}].", "{sum, 0}.");
+	erl_result(box, R.text[2], sizeof R.text[2]);
+	snprintf(R.text[3], sizeof R.text[3], "%s", probe_events_read());
+	/* The counter has no info operation and no dist mailbox: the
+	 * message is dropped, logged and counted; the server is intact. */
+	int64_t before = harness_actor_stat(SMARM_STAT_DIST_INFO_DROPPED);
+	erl_info_call(d, me, "counter", none, "[hello, {inc, 1}].", "get.");
+	erl_result(box, R.text[4], sizeof R.text[4]);
+	R.ns[0] = (uint64_t)(harness_actor_stat(SMARM_STAT_DIST_INFO_DROPPED) -
+			     before);
+	R.rc[1] = smarm_dist_stop(d);
+	HARNESS_EQ(smarm_server_shutdown(sc, MS(10000), NULL), 0);
+	HARNESS_EQ(smarm_server_shutdown(sp, MS(10000), NULL), 0);
+	smarm_server_free(sc);
+	smarm_server_free(sp);
+	harness_chan_drop(box);
+}
+
+START_TEST(test_dist_gen_plain_messages_reach_handle_info)
+{
+	struct peer p = { 0 };
+	ck_assert_msg(peer_start(&p, "gi"), "erl peer did not start");
+	R.peer = &p;
+	run_node(root_info);
+	peer_stop(&p);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_str_eq(R.text[0], "0");
+	/* term_to_binary: {note, <<"x">>} 15 bytes, hello 8, note 7. */
+	ck_assert_str_eq(R.text[1], "note:5 dist_info:15:131 dist_info:8:131 "
+				    "dist_info:7:131");
+	ck_assert_str_eq(R.text[2], "0");
+	ck_assert_str_eq(R.text[3], "note:6");
+	ck_assert_str_eq(R.text[4], "10"); /* {inc, 1} was no cast */
+	ck_assert_int_eq(R.ns[0], 2);
+	pthread_mutex_lock(&log_mu);
+	bool logged = strstr(log_buf, "a message to served server counter "
+				      "dropped: its behaviour has no info "
+				      "operation") != NULL;
+	pthread_mutex_unlock(&log_mu);
+	ck_assert_msg(logged, "no log line for the drop");
+	ck_assert_int_eq(R.rc[1], 0);
+}
+END_TEST
+
 Suite *smarm_test_dist_gen_suite(void)
 {
 	Suite *s = suite_create("dist_gen");
@@ -689,6 +790,7 @@ Suite *smarm_test_dist_gen_suite(void)
 		       test_dist_gen_erlang_calls_and_casts_libsmarm_servers);
 	tcase_add_test(
 		tc, test_dist_gen_libsmarm_calls_and_casts_erlang_gen_server);
+	tcase_add_test(tc, test_dist_gen_plain_messages_reach_handle_info);
 	suite_add_tcase(s, tc);
 	return s;
 }

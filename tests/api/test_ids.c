@@ -121,6 +121,8 @@ static_assert(SMARM_STAT_TRACE_DROPPED == 38, "SMARM_STAT_TRACE_DROPPED");
 static_assert(SMARM_STAT_CAUSAL_EXPERIMENTS == 39,
 	      "SMARM_STAT_CAUSAL_EXPERIMENTS");
 static_assert(SMARM_STAT_CAUSAL_DELAY_NS == 40, "SMARM_STAT_CAUSAL_DELAY_NS");
+static_assert(SMARM_STAT_DIST_INFO_DROPPED == 41,
+	      "SMARM_STAT_DIST_INFO_DROPPED");
 /* Protocol value types (smarm_value_t.type; SMARM_0.5). */
 static_assert(SMARM_T_VOID == 0, "SMARM_T_VOID");
 static_assert(SMARM_T_I8 == 1, "SMARM_T_I8");
@@ -190,7 +192,7 @@ START_TEST(test_ids_unknown_ids_named_never_null)
 	static const int bad[] = { 0, -1, 19, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 41, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 42, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -207,7 +209,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_CAUSAL_DELAY_NS);
+	ck_assert_int_eq(n, SMARM_STAT_DIST_INFO_DROPPED);
 }
 END_TEST
 
@@ -293,7 +295,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 41, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 42, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),

@@ -432,6 +432,17 @@ static int32_t tick_after(void *state, smarm_gs_ctx_t *cx, uint64_t delay,
 }
 
 /* Add v to the running total and return it (test_hibernate). */
+/* The raw form of a message from another node (docs/distribution.md,
+ * "handle_info"): logs "dist_info:<bytes>:<first byte>". */
+static void dist_info(void *state, smarm_gs_ctx_t *cx, const void *t,
+		      size_t len)
+{
+	(void)state;
+	(void)cx;
+	ev("dist_info:%zu:%u", len,
+	   len > 0 ? (unsigned)*(const unsigned char *)t : 0u);
+}
+
 static int64_t sum(void *state, smarm_gs_ctx_t *cx, int64_t v)
 {
 	struct probe *p = state;
@@ -578,6 +589,7 @@ static const smarm_handler_t handlers[] = {
 	{ "check", (void (*)(void))check },
 	{ "segv", (void (*)(void))segv },
 	{ "sum", (void (*)(void))sum },
+	{ "dist_info", (void (*)(void))dist_info },
 	{ "hib", (void (*)(void))hib },
 };
 
@@ -609,7 +621,8 @@ static const smarm_gs_desc_t probe = {
 		    "cast errcast()\n"
 		    "cast segv()\n"
 		    "call sum(i64) -> i64\n"
-		    "cast hib()\n",
+		    "cast hib()\n"
+		    "info dist_info(bytes)\n",
 	.handlers = handlers,
 	.n_handlers = sizeof handlers / sizeof handlers[0],
 	.create = create,
