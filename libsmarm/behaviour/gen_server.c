@@ -38,6 +38,7 @@
  */
 #include "gen_server.h"
 
+#include "../core/actor.h"
 #include "../otp/reg.h"
 #include "../otp/sup.h"
 
@@ -1144,7 +1145,8 @@ static void label(const struct smarm_behaviour *b)
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void *alloc, const void *cx, unsigned tag)
+		    const struct bhv_spent *spent, void *alloc, const void *cx,
+		    unsigned tag)
 {
 	int (*create)(const char *, void **) =
 		be->bh_sm != NULL ? be->bh_sm->create : be->bh_gs.create;
@@ -1182,6 +1184,13 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	if (rc != 0)
 		return smarm__bhv_start_failed(sv, "create", rc);
 	sv->sv_created = create != NULL;
+	if (spent != NULL && spent->sp_fn != NULL) {
+		/* args and name are taken: the start data can go now (the
+		 * server holds its own plugin reference). */
+		(void)smarm__cleanup_drop(smarm__current(), spent->sp_fn,
+					  spent->sp_arg);
+		spent->sp_fn(spent->sp_arg);
+	}
 	return 0;
 }
 
@@ -1251,7 +1260,8 @@ static void bhv_resume(void *arg)
 }
 
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup)
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent)
 {
 	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
 	const smarm_gs_desc_t *d = &be->bh_gs;
@@ -1259,8 +1269,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 
 	if (sv == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, sv, sv,
-			     BHV_SELF_SERVER);
+	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, spent,
+			     sv, sv, BHV_SELF_SERVER);
 	if (rc != 0)
 		return rc;
 	sv->sv_in_init = true;

@@ -137,16 +137,28 @@ struct bhv_start {
 };
 
 /*
+ * A start's data that the server needs only until its create has run:
+ * sp_fn(sp_arg) is a cleanup handler the starting actor pushed (below
+ * the server's end) that frees it; NULL: none (kept by its owner).
+ */
+struct bhv_spent {
+	smarm_cleanup_cb sp_fn;
+	void *sp_arg;
+};
+
+/*
  * Open sv (zeroed, in alloc, which its end frees) of be on the calling
  * actor with engine en: mailbox, end (cleanup handler), context cx
- * tagged tag, name, published inbox, then be's create (if any) of args.
- * 0, or a status with alloc freed and the start reported; a failure
- * after the end is pushed ends the actor.
+ * tagged tag, name, published inbox, then be's create (if any) of args,
+ * after which the start data (spent, may be NULL) is dropped from the
+ * cleanup stack and freed. 0, or a status with alloc freed and the
+ * start reported; a failure after the end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void *alloc, const void *cx, unsigned tag);
+		    const struct bhv_spent *spent, void *alloc, const void *cx,
+		    unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */
@@ -165,9 +177,11 @@ void smarm__bhv_end_how(struct smarm_gs_ctx *sv);
 
 /* Run a server of be on the calling actor; never returns once started.
  * Its start's outcome goes to start (may be NULL; its sender reference
- * is given up) or a supervisor (sup). A status: nothing was set up. */
+ * is given up) or a supervisor (sup); spent as smarm__bhv_open's. A
+ * status: nothing was set up. */
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup);
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent);
 
 /* Arm a timer of sv (smarm_gs_send_after, arguments validated). */
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,

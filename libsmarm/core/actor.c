@@ -1446,3 +1446,16 @@ int smarm__cleanup_pop(struct smarm__slot *s, bool execute)
 		c.fn(c.arg);
 	return 0;
 }
+
+int smarm__cleanup_drop(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
+{
+	for (uint32_t i = s->cl_len; i-- > 0;) {
+		if (s->cl[i].fn != fn || s->cl[i].arg != arg)
+			continue;
+		memmove(&s->cl[i], &s->cl[i + 1],
+			(s->cl_len - i - 1) * sizeof *s->cl);
+		s->cl_len--;
+		return 0;
+	}
+	return SMARM_ENOENT;
+}

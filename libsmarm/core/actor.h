@@ -39,6 +39,10 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 int smarm__detach(struct smarm_node *n, uint64_t pid);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
+/* Take the newest handler (fn, arg) off s's cleanup stack, wherever it
+ * is, without running it (the ones above keep their order): 0, or
+ * SMARM_ENOENT. */
+int smarm__cleanup_drop(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 
 /* A pending stop ends the actor here (a safe point). */
 static inline void smarm__observe_stop(struct smarm__slot *s)
