@@ -1423,7 +1423,9 @@ int smarm__detach(struct smarm_node *n, uint64_t pid)
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
 {
 	if (s->cl_len == s->cl_cap) {
-		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 4;
+		/* Room for two at first (a server's end and its start
+		 * data's), a 48-byte chunk kept with the slot. */
+		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 2;
 		struct smarm__cleanup *cl = realloc(s->cl, cap * sizeof *cl);
 		if (cl == NULL)
 			return SMARM_ENOMEM;
