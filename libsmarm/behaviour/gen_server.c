@@ -69,6 +69,9 @@ _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
 	       "struct bhv_peek has a count for every band");
 
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 360,
+	       "a server is a 368-byte malloc chunk (gen_server.h)");
+
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
 
@@ -110,43 +113,56 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 	}
 }
 
-/* Take a new batch once sv's is consumed: false if none is queued. */
-static bool inbox_refill(struct smarm_gs_ctx *sv)
+/*
+ * Take a new batch once sv's is consumed and return its oldest; NULL if
+ * none is queued. Out of memory for the batch, one envelope is taken
+ * into *tmp instead (the caller's), and that is returned.
+ */
+static struct bhv_env *inbox_refill(struct smarm_gs_ctx *sv,
+				    struct bhv_env *tmp)
 {
 	struct bhv_env *buf = sv->sv_batch;
-	size_t max = BHV_BATCH, n;
 	smarm_chan_t *ch;
+	size_t n;
 	served_flush(sv);
 	if (buf == NULL)
 		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
-	if (buf == NULL) { /* out of memory: one at a time */
-		buf = &sv->sv_one;
-		max = 1;
-	}
-	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
-		return false;
-	sv->sv_buf = buf;
+	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0)
+		return NULL;
+	if (buf == NULL) /* out of memory: one at a time */
+		return smarm__chan_try_recv_n(ch, sv->sv_inbox, tmp, 1, &n) == 0
+			       ? tmp
+			       : NULL;
+	if (smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, BHV_BATCH, &n) != 0)
+		return NULL;
 	/* Relaxed stores: the observer reads them (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bi, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
-	return true;
+	return &buf[0];
 }
 
 /*
  * The next inbox envelope without waiting: the batch's oldest, else a
- * new batch; NULL: none queued. It stays in the batch, the caller's to
- * consume, valid until the next take.
+ * new batch's (or one taken into *tmp); NULL: none queued. It stays in
+ * the batch, the caller's to consume, valid until the next take.
  */
-static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv,
+					 struct bhv_env *tmp)
 {
-	unsigned i;
-	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
-		return NULL;
-	i = sv->sv_bi;
+	unsigned i = sv->sv_bi;
+	if (i == sv->sv_bn)
+		return inbox_refill(sv, tmp);
 	/* Relaxed: the observer reads it (peek_queue). */
 	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[i];
+	return &sv->sv_batch[i];
+}
+
+/* A hibernating server keeps no batch (it has taken all of it). */
+static void batch_release(struct smarm_gs_ctx *sv)
+{
+	SMARM_ASSERT(sv->sv_bi == sv->sv_bn);
+	free(sv->sv_batch);
+	sv->sv_batch = NULL;
 }
 
 /*
@@ -175,7 +191,7 @@ inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
 	*rc = 0;
 	/* A backlog is served in batches: one lock per BHV_BATCH. */
 	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
-	    (b = inbox_take(sv)) != NULL)
+	    (b = inbox_take(sv, tmp)) != NULL)
 		return b;
 	served_flush(sv); /* before it may wait */
 	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
@@ -714,7 +730,7 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	int rc = smarm__gs_tick_band(sv);
 
 	if (rc == 0 && sv->sv_ntimers == sv->sv_captimers) {
-		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
+		uint32_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
 		t = realloc(sv->sv_timers, cap * sizeof *t);
 		rc = t != NULL ? 0 : SMARM_ENOMEM;
 		if (t != NULL) {
@@ -778,7 +794,7 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 static void batch_drop(struct smarm_gs_ctx *sv)
 {
 	while (sv->sv_bi < sv->sv_bn) {
-		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi]);
+		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi]);
 		__atomic_store_n(&sv->sv_bi, sv->sv_bi + 1, __ATOMIC_RELAXED);
 	}
 	free(sv->sv_batch);
@@ -875,13 +891,15 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 			en->en_tick(sv, &tk);
 			return 0;
 		}
-		if (smarm__gs_pending(sv) && (b = inbox_take(sv)) != NULL) {
+		if (smarm__gs_pending(sv) && (b = inbox_take(sv, &e)) != NULL) {
 			serve_env(sv, en, b);
 			return 0;
 		}
 		served_flush(sv);
 		/* Hibernating, it goes on at bhv_resume: no frame of a
-		 * callback is on the stack here. */
+		 * callback is on the stack here, and no batch is kept. */
+		if (sv->sv_hib && sv->sv_batch != NULL)
+			batch_release(sv);
 		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
 							&sv->sv_mb, wait,
 							bhv_resume, sv)

@@ -27,32 +27,28 @@ struct smarm_gs_ctx {
 	smarm_pid_t sv_self;		     /* the server's actor */
 	smarm_chan_t *sv_inbox;		     /* its requests (published) */
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
-	size_t sv_nmon;			     /* monitors not yet Down */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
 	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
 	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
-	size_t sv_ntimers, sv_captimers;
-	const size_t *sv_armed;	 /* the engine's armed timers: sv_ntimers,
-				    a machine's m_narmed */
-	uint64_t sv_timer_seq;	 /* the last timer id */
-	smarm_chan_t *sv_start;	 /* a starter waits here until the start
-				    is reported, or NULL */
-	smarm_pid_t sv_taken_by; /* the holder of the name it found
-				    taken (OTP's already_started) */
-	int sv_how;		 /* the end's how and reason (sv_stop); at
-				    its end terminate's (smarm__bhv_end_how) */
-	intptr_t sv_reason;
-	uint64_t sv_tag;	  /* handle_continue's tag (sv_cont) */
-	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
-	uint64_t sv_hib_after;	  /* idle ns before it hibernates */
-	struct bhv_env *sv_cur;	  /* the message in service */
-	struct bhv_env *sv_batch; /* BHV_BATCH envelopes, malloc'd at the
-				     first backlog */
-	struct bhv_env *sv_buf;	  /* the batch taken: [sv_bi, sv_bn) of
-				     sv_batch, or of sv_one (no memory) */
-	struct bhv_env sv_one;
-	unsigned sv_bi, sv_bn;	      /* owner-written; the observer reads them
-					 (relaxed atomics both sides) */
+	size_t sv_ntimers;
+	const size_t *sv_armed;	      /* the engine's armed timers: sv_ntimers,
+					 a machine's m_narmed */
+	uint64_t sv_timer_seq;	      /* the last timer id */
+	smarm_chan_t *sv_start;	      /* a starter waits here until the start
+					 is reported, or NULL */
+	smarm_pid_t sv_taken_by;      /* the holder of the name it found
+					 taken (OTP's already_started) */
+	intptr_t sv_reason;	      /* the end's how (sv_how) and reason */
+	uint64_t sv_tag;	      /* handle_continue's tag (sv_cont) */
+	uint64_t sv_idle_ns;	      /* the idle window, 0: none */
+	uint64_t sv_hib_after;	      /* idle ns before it hibernates */
+	struct bhv_env *sv_cur;	      /* the message in service */
+	struct bhv_env *sv_batch;     /* BHV_BATCH envelopes, malloc'd at a
+					 backlog, freed as it hibernates */
+	unsigned sv_bi, sv_bn;	      /* the batch taken: [sv_bi, sv_bn) of
+					 sv_batch; owner-written, the observer
+					 reads them (relaxed atomics both
+					 sides) */
 	intptr_t sv_err;	      /* the reason of an error reply
 					 (sv_err_set) */
 	struct bhv_node *sv_stats;    /* its node's counters */
@@ -61,21 +57,27 @@ struct smarm_gs_ctx {
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
-	unsigned sv_steps;		/* loop steps (smarm__bhv_loop) */
-	/* Flags, together (a hibernated server keeps this block). */
-	bool sv_trap;		     /* it traps exits (into sv_sig) */
-	bool sv_sup;		     /* report to a supervisor */
-	bool sv_reported;	     /* the start was reported */
-	bool sv_created, sv_started; /* create, init succeeded */
-	bool sv_in_init;	     /* inside init */
-	bool sv_stop;		     /* end after this callback (its end:
-					terminate may block) with sv_how
-					and sv_reason */
-	bool sv_cont;		     /* handle_continue next */
-	bool sv_hib;		     /* hibernate at the next wait (engine
-					loop; smarm_gs_hibernate) */
-	bool sv_hib_set;	     /* sv_hib_after applies */
-	bool sv_err_set;	     /* the call answers an error: sv_err */
+	/* The 4-byte fields and the flags, together (a hibernated server
+	 * keeps this block: 360 bytes, a 368-byte chunk). */
+	int sv_how;	       /* the end's how (sv_stop); at its end
+				  terminate's (smarm__bhv_end_how) */
+	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
+	uint32_t sv_nmon;      /* monitors not yet Down */
+	uint32_t sv_captimers; /* sv_timers' room */
+	bool sv_trap;	       /* it traps exits (into sv_sig) */
+	bool sv_stop;	       /* end after this callback (its end:
+				  terminate may block) with sv_how
+				  and sv_reason */
+	bool sv_cont;	       /* handle_continue next */
+	bool sv_hib;	       /* hibernate at the next wait (engine
+				  loop; smarm_gs_hibernate) */
+	bool sv_hib_set;       /* sv_hib_after applies */
+	bool sv_err_set;       /* the call answers an error: sv_err */
+	bool sv_sup : 1;       /* report to a supervisor */
+	bool sv_reported : 1;  /* the start was reported */
+	bool sv_created : 1;   /* create succeeded */
+	bool sv_started : 1;   /* init succeeded */
+	bool sv_in_init : 1;   /* inside init */
 };
 
 /*
