@@ -69,8 +69,8 @@ _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
 	       "struct bhv_peek has a count for every band");
 
-_Static_assert(sizeof(struct smarm_gs_ctx) <= 360,
-	       "a server is a 368-byte malloc chunk (gen_server.h)");
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 344,
+	       "a server is a 352-byte malloc chunk (gen_server.h)");
 
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
@@ -1005,8 +1005,11 @@ int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
 	return status;
 }
 
-/* Report the start's outcome (rc, why) to whoever waits for it (once). */
-static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
+/* Report the start's outcome (rc, why) to whoever waits for it (once);
+ * taken: the holder of the name it found taken (OTP's already_started),
+ * else 0. */
+static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why,
+			 uint64_t taken)
 {
 	if (sv->sv_reported)
 		return;
@@ -1021,9 +1024,7 @@ static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 		} else {
 			/* a taken name says by whom (already_started) */
 			(void)smarm__sup_report(
-				rc, rc == SMARM_EEXIST
-					    ? (intptr_t)sv->sv_taken_by.id
-					    : 0);
+				rc, rc == SMARM_EEXIST ? (intptr_t)taken : 0);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}
 	}
@@ -1032,10 +1033,12 @@ static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 void smarm__bhv_started(struct smarm_gs_ctx *sv)
 {
 	sv->sv_started = true;
-	start_report(sv, 0, 0);
+	start_report(sv, 0, 0, 0);
 }
 
-int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
+/* smarm__bhv_start_failed, with the holder of a name found taken. */
+static int start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc,
+			uint64_t taken)
 {
 	int st = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
 	char why[64];
@@ -1046,10 +1049,15 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 				"%s failed, reason %s%s", stage,
 				smarm__log_code(rc, why, sizeof why),
 				rc > 0 ? " (outside its contract)" : "");
-	start_report(sv, st, rc);
+	start_report(sv, st, rc, taken);
 	sv->sv_stop = true; /* terminate does not run (not started) */
 	smarm_actor_exit();
 	return st;
+}
+
+int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
+{
+	return start_failed(sv, stage, rc, 0);
 }
 
 static void mailbox_free(struct smarm_gs_ctx *sv)
@@ -1074,7 +1082,7 @@ static void end_fin(void *arg)
 	const struct smarm_behaviour *be = sv->sv_be;
 	void (*destroy)(void *) =
 		be->bh_sm != NULL ? be->bh_sm->destroy : be->bh_gs.destroy;
-	void *mem = sv->sv_alloc;
+	void *mem = (char *)sv - sv->sv_en->en_off;
 
 	if (sv->sv_created && destroy != NULL)
 		destroy(sv->sv_state);
@@ -1168,6 +1176,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 {
 	int (*create)(const char *, void **) =
 		be->bh_sm != NULL ? be->bh_sm->create : be->bh_gs.create;
+	smarm_pid_t taken_by = { 0 };
 	int rc;
 
 	sv->sv_be = be;
@@ -1178,7 +1187,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
-	sv->sv_alloc = alloc;
+	SMARM_ASSERT((char *)alloc + en->en_off == (char *)sv);
 	smarm__bhv_plugin_ref(be);
 	label(be);
 	rc = mailbox_make(sv);
@@ -1192,12 +1201,12 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	/* From here on end cleans up on every path. */
 	rc = smarm__bhv_self_set(cx, tag);
 	if (rc == 0 && name != NULL)
-		rc = smarm_register(name, &sv->sv_taken_by);
+		rc = smarm_register(name, &taken_by);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   sv->sv_inbox);
 	if (rc != 0)
-		return smarm__bhv_start_failed(sv, NULL, rc);
+		return start_failed(sv, NULL, rc, taken_by.id);
 	rc = create != NULL ? create(args, &sv->sv_state) : 0;
 	if (rc != 0)
 		return smarm__bhv_start_failed(sv, "create", rc);
@@ -1218,6 +1227,7 @@ static const struct bhv_engine gs_engine = {
 	.en_env = gs_env,
 	.en_status = gs_status,
 	.en_end = gs_end,
+	.en_off = 0, /* smarm__gs_run: the server is the object */
 };
 
 /*

@@ -36,8 +36,6 @@ struct smarm_gs_ctx {
 	uint64_t sv_timer_seq;	      /* the last timer id */
 	smarm_chan_t *sv_start;	      /* a starter waits here until the start
 					 is reported, or NULL */
-	smarm_pid_t sv_taken_by;      /* the holder of the name it found
-					 taken (OTP's already_started) */
 	intptr_t sv_reason;	      /* the end's how (sv_how) and reason */
 	uint64_t sv_tag;	      /* handle_continue's tag (sv_cont) */
 	uint64_t sv_idle_ns;	      /* the idle window, 0: none */
@@ -55,10 +53,9 @@ struct smarm_gs_ctx {
 	int64_t sv_served;	      /* requests served and not yet added
 					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
-	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
 	/* The 4-byte fields and the flags, together (a hibernated server
-	 * keeps this block: 360 bytes, a 368-byte chunk). */
+	 * keeps this block: 344 bytes, a 352-byte chunk). */
 	int sv_how;	       /* the end's how (sv_stop); at its end
 				  terminate's (smarm__bhv_end_how) */
 	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
@@ -87,7 +84,8 @@ struct smarm_gs_ctx {
  * behaviour (counted, not freed), en_status fills its part of a status
  * (format_status's return, or 0), en_end (the actor ends, on any path)
  * sets the end's how (smarm__bhv_end_how), reports it and drops the
- * message in service, before the timers, terminate and destroy.
+ * message in service, before the timers, terminate and destroy;
+ * en_off is where the server sits in the object its end frees.
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
@@ -95,6 +93,7 @@ struct bhv_engine {
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
 	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
 	void (*en_end)(struct smarm_gs_ctx *sv);
+	size_t en_off;
 };
 
 /* Hibernate whenever sv has waited ns with no message (0: at every
@@ -149,7 +148,8 @@ struct bhv_spent {
 };
 
 /*
- * Open sv (zeroed, in alloc, which its end frees) of be on the calling
+ * Open sv (zeroed, at en->en_off in alloc, which its end frees) of be
+ * on the calling
  * actor with engine en: mailbox, end (cleanup handler), context cx
  * tagged tag, name, published inbox, then be's create (if any) of args,
  * after which the start data (spent, may be NULL) is dropped from the

@@ -456,6 +456,7 @@ static const struct bhv_engine sm_engine = {
 	.en_env = sm_envelope,
 	.en_status = sm_status,
 	.en_end = sm_end,
+	.en_off = offsetof(struct sm, sm_gs),
 };
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
