@@ -38,6 +38,7 @@
  */
 #include "gen_server.h"
 
+#include "../core/actor.h"
 #include "../otp/reg.h"
 #include "../otp/sup.h"
 
@@ -67,6 +68,9 @@ enum bhv_band {
 _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
 	       "struct bhv_peek has a count for every band");
+
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 344,
+	       "a server is a 352-byte malloc chunk (gen_server.h)");
 
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
@@ -109,43 +113,56 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 	}
 }
 
-/* Take a new batch once sv's is consumed: false if none is queued. */
-static bool inbox_refill(struct smarm_gs_ctx *sv)
+/*
+ * Take a new batch once sv's is consumed and return its oldest; NULL if
+ * none is queued. Out of memory for the batch, one envelope is taken
+ * into *tmp instead (the caller's), and that is returned.
+ */
+static struct bhv_env *inbox_refill(struct smarm_gs_ctx *sv,
+				    struct bhv_env *tmp)
 {
 	struct bhv_env *buf = sv->sv_batch;
-	size_t max = BHV_BATCH, n;
 	smarm_chan_t *ch;
+	size_t n;
 	served_flush(sv);
 	if (buf == NULL)
 		buf = sv->sv_batch = malloc(BHV_BATCH * sizeof *buf);
-	if (buf == NULL) { /* out of memory: one at a time */
-		buf = &sv->sv_one;
-		max = 1;
-	}
-	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0 ||
-	    smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, max, &n) != 0)
-		return false;
-	sv->sv_buf = buf;
+	if (smarm__chan_cell(sv->sv_inbox, &ch) != 0)
+		return NULL;
+	if (buf == NULL) /* out of memory: one at a time */
+		return smarm__chan_try_recv_n(ch, sv->sv_inbox, tmp, 1, &n) == 0
+			       ? tmp
+			       : NULL;
+	if (smarm__chan_try_recv_n(ch, sv->sv_inbox, buf, BHV_BATCH, &n) != 0)
+		return NULL;
 	/* Relaxed stores: the observer reads them (peek_queue). */
-	__atomic_store_n(&sv->sv_bi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bi, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
-	return true;
+	return &buf[0];
 }
 
 /*
  * The next inbox envelope without waiting: the batch's oldest, else a
- * new batch; NULL: none queued. It stays in the batch, the caller's to
- * consume, valid until the next take.
+ * new batch's (or one taken into *tmp); NULL: none queued. It stays in
+ * the batch, the caller's to consume, valid until the next take.
  */
-static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv)
+static inline struct bhv_env *inbox_take(struct smarm_gs_ctx *sv,
+					 struct bhv_env *tmp)
 {
-	unsigned i;
-	if (sv->sv_bi == sv->sv_bn && !inbox_refill(sv))
-		return NULL;
-	i = sv->sv_bi;
+	unsigned i = sv->sv_bi;
+	if (i == sv->sv_bn)
+		return inbox_refill(sv, tmp);
 	/* Relaxed: the observer reads it (peek_queue). */
 	__atomic_store_n(&sv->sv_bi, i + 1, __ATOMIC_RELAXED);
-	return &sv->sv_buf[i];
+	return &sv->sv_batch[i];
+}
+
+/* A hibernating server keeps no batch (it has taken all of it). */
+static void batch_release(struct smarm_gs_ctx *sv)
+{
+	SMARM_ASSERT(sv->sv_bi == sv->sv_bn);
+	free(sv->sv_batch);
+	sv->sv_batch = NULL;
 }
 
 /*
@@ -174,7 +191,7 @@ inbox_next(struct smarm_gs_ctx *sv, struct bhv_env *tmp, uint64_t wait, int *rc)
 	*rc = 0;
 	/* A backlog is served in batches: one lock per BHV_BATCH. */
 	if ((sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox)) &&
-	    (b = inbox_take(sv)) != NULL)
+	    (b = inbox_take(sv, tmp)) != NULL)
 		return b;
 	served_flush(sv); /* before it may wait */
 	*rc = smarm_chan_recv_timeout(sv->sv_inbox, tmp, wait);
@@ -713,7 +730,7 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	int rc = smarm__gs_tick_band(sv);
 
 	if (rc == 0 && sv->sv_ntimers == sv->sv_captimers) {
-		size_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
+		uint32_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
 		t = realloc(sv->sv_timers, cap * sizeof *t);
 		rc = t != NULL ? 0 : SMARM_ENOMEM;
 		if (t != NULL) {
@@ -777,7 +794,7 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 static void batch_drop(struct smarm_gs_ctx *sv)
 {
 	while (sv->sv_bi < sv->sv_bn) {
-		smarm__bhv_env_free(&sv->sv_buf[sv->sv_bi]);
+		smarm__bhv_env_free(&sv->sv_batch[sv->sv_bi]);
 		__atomic_store_n(&sv->sv_bi, sv->sv_bi + 1, __ATOMIC_RELAXED);
 	}
 	free(sv->sv_batch);
@@ -874,13 +891,15 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 			en->en_tick(sv, &tk);
 			return 0;
 		}
-		if (smarm__gs_pending(sv) && (b = inbox_take(sv)) != NULL) {
+		if (smarm__gs_pending(sv) && (b = inbox_take(sv, &e)) != NULL) {
 			serve_env(sv, en, b);
 			return 0;
 		}
 		served_flush(sv);
 		/* Hibernating, it goes on at bhv_resume: no frame of a
-		 * callback is on the stack here. */
+		 * callback is on the stack here, and no batch is kept. */
+		if (sv->sv_hib && sv->sv_batch != NULL)
+			batch_release(sv);
 		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
 							&sv->sv_mb, wait,
 							bhv_resume, sv)
@@ -986,8 +1005,11 @@ int smarm__bhv_start_fail(smarm_chan_t *start, bool sup, int status)
 	return status;
 }
 
-/* Report the start's outcome (rc, why) to whoever waits for it (once). */
-static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
+/* Report the start's outcome (rc, why) to whoever waits for it (once);
+ * taken: the holder of the name it found taken (OTP's already_started),
+ * else 0. */
+static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why,
+			 uint64_t taken)
 {
 	if (sv->sv_reported)
 		return;
@@ -1002,9 +1024,7 @@ static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 		} else {
 			/* a taken name says by whom (already_started) */
 			(void)smarm__sup_report(
-				rc, rc == SMARM_EEXIST
-					    ? (intptr_t)sv->sv_taken_by.id
-					    : 0);
+				rc, rc == SMARM_EEXIST ? (intptr_t)taken : 0);
 			smarm__self_exit(SMARM_EXIT_NORMAL, 0);
 		}
 	}
@@ -1013,10 +1033,12 @@ static void start_report(struct smarm_gs_ctx *sv, int rc, intptr_t why)
 void smarm__bhv_started(struct smarm_gs_ctx *sv)
 {
 	sv->sv_started = true;
-	start_report(sv, 0, 0);
+	start_report(sv, 0, 0, 0);
 }
 
-int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
+/* smarm__bhv_start_failed, with the holder of a name found taken. */
+static int start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc,
+			uint64_t taken)
 {
 	int st = rc > 0 ? SMARM_EBADRETURN : rc; /* out of contract */
 	char why[64];
@@ -1027,10 +1049,15 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 				"%s failed, reason %s%s", stage,
 				smarm__log_code(rc, why, sizeof why),
 				rc > 0 ? " (outside its contract)" : "");
-	start_report(sv, st, rc);
+	start_report(sv, st, rc, taken);
 	sv->sv_stop = true; /* terminate does not run (not started) */
 	smarm_actor_exit();
 	return st;
+}
+
+int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
+{
+	return start_failed(sv, stage, rc, 0);
 }
 
 static void mailbox_free(struct smarm_gs_ctx *sv)
@@ -1055,7 +1082,7 @@ static void end_fin(void *arg)
 	const struct smarm_behaviour *be = sv->sv_be;
 	void (*destroy)(void *) =
 		be->bh_sm != NULL ? be->bh_sm->destroy : be->bh_gs.destroy;
-	void *mem = sv->sv_alloc;
+	void *mem = (char *)sv - sv->sv_en->en_off;
 
 	if (sv->sv_created && destroy != NULL)
 		destroy(sv->sv_state);
@@ -1144,10 +1171,12 @@ static void label(const struct smarm_behaviour *b)
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void *alloc, const void *cx, unsigned tag)
+		    const struct bhv_spent *spent, void *alloc, const void *cx,
+		    unsigned tag)
 {
 	int (*create)(const char *, void **) =
 		be->bh_sm != NULL ? be->bh_sm->create : be->bh_gs.create;
+	smarm_pid_t taken_by = { 0 };
 	int rc;
 
 	sv->sv_be = be;
@@ -1158,7 +1187,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
-	sv->sv_alloc = alloc;
+	SMARM_ASSERT((char *)alloc + en->en_off == (char *)sv);
 	smarm__bhv_plugin_ref(be);
 	label(be);
 	rc = mailbox_make(sv);
@@ -1172,16 +1201,23 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	/* From here on end cleans up on every path. */
 	rc = smarm__bhv_self_set(cx, tag);
 	if (rc == 0 && name != NULL)
-		rc = smarm_register(name, &sv->sv_taken_by);
+		rc = smarm_register(name, &taken_by);
 	if (rc == 0)
 		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
 					   sv->sv_inbox);
 	if (rc != 0)
-		return smarm__bhv_start_failed(sv, NULL, rc);
+		return start_failed(sv, NULL, rc, taken_by.id);
 	rc = create != NULL ? create(args, &sv->sv_state) : 0;
 	if (rc != 0)
 		return smarm__bhv_start_failed(sv, "create", rc);
 	sv->sv_created = create != NULL;
+	if (spent != NULL && spent->sp_fn != NULL) {
+		/* args and name are taken: the start data can go now (the
+		 * server holds its own plugin reference). */
+		(void)smarm__cleanup_drop(smarm__current(), spent->sp_fn,
+					  spent->sp_arg);
+		spent->sp_fn(spent->sp_arg);
+	}
 	return 0;
 }
 
@@ -1191,6 +1227,7 @@ static const struct bhv_engine gs_engine = {
 	.en_env = gs_env,
 	.en_status = gs_status,
 	.en_end = gs_end,
+	.en_off = 0, /* smarm__gs_run: the server is the object */
 };
 
 /*
@@ -1251,7 +1288,8 @@ static void bhv_resume(void *arg)
 }
 
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup)
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent)
 {
 	struct smarm_gs_ctx *sv = calloc(1, sizeof *sv);
 	const smarm_gs_desc_t *d = &be->bh_gs;
@@ -1259,8 +1297,8 @@ int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
 
 	if (sv == NULL)
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
-	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, sv, sv,
-			     BHV_SELF_SERVER);
+	rc = smarm__bhv_open(sv, be, &gs_engine, args, name, start, sup, spent,
+			     sv, sv, BHV_SELF_SERVER);
 	if (rc != 0)
 		return rc;
 	sv->sv_in_init = true;

@@ -27,55 +27,54 @@ struct smarm_gs_ctx {
 	smarm_pid_t sv_self;		     /* the server's actor */
 	smarm_chan_t *sv_inbox;		     /* its requests (published) */
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
-	size_t sv_nmon;			     /* monitors not yet Down */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
 	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
 	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
-	size_t sv_ntimers, sv_captimers;
-	const size_t *sv_armed;	 /* the engine's armed timers: sv_ntimers,
-				    a machine's m_narmed */
-	uint64_t sv_timer_seq;	 /* the last timer id */
-	smarm_chan_t *sv_start;	 /* a starter waits here until the start
-				    is reported, or NULL */
-	smarm_pid_t sv_taken_by; /* the holder of the name it found
-				    taken (OTP's already_started) */
-	int sv_how;		 /* the end's how and reason (sv_stop); at
-				    its end terminate's (smarm__bhv_end_how) */
-	intptr_t sv_reason;
-	uint64_t sv_tag;	  /* handle_continue's tag (sv_cont) */
-	uint64_t sv_idle_ns;	  /* the idle window, 0: none */
-	uint64_t sv_hib_after;	  /* idle ns before it hibernates */
-	struct bhv_env *sv_cur;	  /* the message in service */
-	struct bhv_env *sv_batch; /* BHV_BATCH envelopes, malloc'd at the
-				     first backlog */
-	struct bhv_env *sv_buf;	  /* the batch taken: [sv_bi, sv_bn) of
-				     sv_batch, or of sv_one (no memory) */
-	struct bhv_env sv_one;
-	unsigned sv_bi, sv_bn;	      /* owner-written; the observer reads them
-					 (relaxed atomics both sides) */
+	size_t sv_ntimers;
+	const size_t *sv_armed;	      /* the engine's armed timers: sv_ntimers,
+					 a machine's m_narmed */
+	uint64_t sv_timer_seq;	      /* the last timer id */
+	smarm_chan_t *sv_start;	      /* a starter waits here until the start
+					 is reported, or NULL */
+	intptr_t sv_reason;	      /* the end's how (sv_how) and reason */
+	uint64_t sv_tag;	      /* handle_continue's tag (sv_cont) */
+	uint64_t sv_idle_ns;	      /* the idle window, 0: none */
+	uint64_t sv_hib_after;	      /* idle ns before it hibernates */
+	struct bhv_env *sv_cur;	      /* the message in service */
+	struct bhv_env *sv_batch;     /* BHV_BATCH envelopes, malloc'd at a
+					 backlog, freed as it hibernates */
+	unsigned sv_bi, sv_bn;	      /* the batch taken: [sv_bi, sv_bn) of
+					 sv_batch; owner-written, the observer
+					 reads them (relaxed atomics both
+					 sides) */
 	intptr_t sv_err;	      /* the reason of an error reply
 					 (sv_err_set) */
 	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
 					 to sv_stats (gen_server.c) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
-	void *sv_alloc; /* what its end frees (smarm__bhv_open's arg) */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
-	unsigned sv_steps;		/* loop steps (smarm__bhv_loop) */
-	/* Flags, together (a hibernated server keeps this block). */
-	bool sv_trap;		     /* it traps exits (into sv_sig) */
-	bool sv_sup;		     /* report to a supervisor */
-	bool sv_reported;	     /* the start was reported */
-	bool sv_created, sv_started; /* create, init succeeded */
-	bool sv_in_init;	     /* inside init */
-	bool sv_stop;		     /* end after this callback (its end:
-					terminate may block) with sv_how
-					and sv_reason */
-	bool sv_cont;		     /* handle_continue next */
-	bool sv_hib;		     /* hibernate at the next wait (engine
-					loop; smarm_gs_hibernate) */
-	bool sv_hib_set;	     /* sv_hib_after applies */
-	bool sv_err_set;	     /* the call answers an error: sv_err */
+	/* The 4-byte fields and the flags, together (a hibernated server
+	 * keeps this block: 344 bytes, a 352-byte chunk). */
+	int sv_how;	       /* the end's how (sv_stop); at its end
+				  terminate's (smarm__bhv_end_how) */
+	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
+	uint32_t sv_nmon;      /* monitors not yet Down */
+	uint32_t sv_captimers; /* sv_timers' room */
+	bool sv_trap;	       /* it traps exits (into sv_sig) */
+	bool sv_stop;	       /* end after this callback (its end:
+				  terminate may block) with sv_how
+				  and sv_reason */
+	bool sv_cont;	       /* handle_continue next */
+	bool sv_hib;	       /* hibernate at the next wait (engine
+				  loop; smarm_gs_hibernate) */
+	bool sv_hib_set;       /* sv_hib_after applies */
+	bool sv_err_set;       /* the call answers an error: sv_err */
+	bool sv_sup : 1;       /* report to a supervisor */
+	bool sv_reported : 1;  /* the start was reported */
+	bool sv_created : 1;   /* create succeeded */
+	bool sv_started : 1;   /* init succeeded */
+	bool sv_in_init : 1;   /* inside init */
 };
 
 /*
@@ -85,7 +84,8 @@ struct smarm_gs_ctx {
  * behaviour (counted, not freed), en_status fills its part of a status
  * (format_status's return, or 0), en_end (the actor ends, on any path)
  * sets the end's how (smarm__bhv_end_how), reports it and drops the
- * message in service, before the timers, terminate and destroy.
+ * message in service, before the timers, terminate and destroy;
+ * en_off is where the server sits in the object its end frees.
  */
 struct bhv_engine {
 	void (*en_signal)(struct smarm_gs_ctx *sv, const smarm_signal_t *s);
@@ -93,6 +93,7 @@ struct bhv_engine {
 	void (*en_env)(struct smarm_gs_ctx *sv, struct bhv_env *e);
 	int (*en_status)(struct smarm_gs_ctx *sv, smarm_server_status_t *st);
 	void (*en_end)(struct smarm_gs_ctx *sv);
+	size_t en_off;
 };
 
 /* Hibernate whenever sv has waited ns with no message (0: at every
@@ -137,16 +138,29 @@ struct bhv_start {
 };
 
 /*
- * Open sv (zeroed, in alloc, which its end frees) of be on the calling
+ * A start's data that the server needs only until its create has run:
+ * sp_fn(sp_arg) is a cleanup handler the starting actor pushed (below
+ * the server's end) that frees it; NULL: none (kept by its owner).
+ */
+struct bhv_spent {
+	smarm_cleanup_cb sp_fn;
+	void *sp_arg;
+};
+
+/*
+ * Open sv (zeroed, at en->en_off in alloc, which its end frees) of be
+ * on the calling
  * actor with engine en: mailbox, end (cleanup handler), context cx
- * tagged tag, name, published inbox, then be's create (if any) of args.
- * 0, or a status with alloc freed and the start reported; a failure
- * after the end is pushed ends the actor.
+ * tagged tag, name, published inbox, then be's create (if any) of args,
+ * after which the start data (spent, may be NULL) is dropped from the
+ * cleanup stack and freed. 0, or a status with alloc freed and the
+ * start reported; a failure after the end is pushed ends the actor.
  */
 int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 		    const struct bhv_engine *en, const char *args,
 		    const char *name, smarm_chan_t *start, bool sup,
-		    void *alloc, const void *cx, unsigned tag);
+		    const struct bhv_spent *spent, void *alloc, const void *cx,
+		    unsigned tag);
 
 /* A start that failed before anything was set up: tell the starter
  * (start) or the waiting supervisor (sup); returns status. */
@@ -165,9 +179,11 @@ void smarm__bhv_end_how(struct smarm_gs_ctx *sv);
 
 /* Run a server of be on the calling actor; never returns once started.
  * Its start's outcome goes to start (may be NULL; its sender reference
- * is given up) or a supervisor (sup). A status: nothing was set up. */
+ * is given up) or a supervisor (sup); spent as smarm__bhv_open's. A
+ * status: nothing was set up. */
 int smarm__gs_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup);
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent);
 
 /* Arm a timer of sv (smarm_gs_send_after, arguments validated). */
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,

@@ -8,8 +8,10 @@
  *
  * Ownership: a client handle (struct smarm_server), made by
  * smarm_server_open* and freed by smarm_server_free, holds one plugin
- * reference and owns its reply channel; a supervised server's spec data
- * is kept for the life of the process (sup_args).
+ * reference and owns its reply channel; a spawned server's start data
+ * (struct run_arg, with a plugin reference) is its actor's until its
+ * create has run (then freed: struct bhv_spent), a supervised server's
+ * spec data is kept for the life of the process (sup_args).
  * Locking: sup_lock (a leaf pthread mutex) guards sup_args. A context
  * pointer is checked against the caller's own (smarm__bhv_self_is).
  * Invariants: INV-1 a handle's sc_seq only grows; a reply of another
@@ -198,15 +200,17 @@ int smarm_gs_cancel_timer(smarm_gs_ctx_t *cx, uint64_t id)
 /* ---- starting servers ---- */
 
 static int bhv_run(const struct smarm_behaviour *be, const char *args,
-		   const char *name, smarm_chan_t *start, bool sup)
+		   const char *name, smarm_chan_t *start, bool sup,
+		   const struct bhv_spent *spent)
 {
 	if (be->bh_kind == BHV_GEN_STATEM)
-		return smarm__sm_run(be, args, name, start, sup);
-	return smarm__gs_run(be, args, name, start, sup);
+		return smarm__sm_run(be, args, name, start, sup, spent);
+	return smarm__gs_run(be, args, name, start, sup, spent);
 }
 
-/* What a server's actor starts from: a spawned one's (freed at its end)
- * or a supervised one's spec data (kept: sup_args). */
+/* What a server's actor starts from: a spawned one's (freed once its
+ * create has run, or at its end: run_arg_end) or a supervised one's
+ * spec data (kept: sup_args). */
 struct run_arg {
 	struct run_arg *ra_next;	     /* sup_args (sup_lock) */
 	const struct smarm_behaviour *ra_be; /* a spawned one: a plugin
@@ -240,7 +244,8 @@ static int run_arg_new(const struct smarm_behaviour *b, const char *args,
 	return 0;
 }
 
-/* A spawned server's end: its start data and the reference it held. */
+/* A spawned server's start data and the reference it held, freed once
+ * the server holds its own (bhv_spent) or at its end. */
 static void run_arg_end(void *arg)
 {
 	struct run_arg *a = arg;
@@ -251,12 +256,13 @@ static void run_arg_end(void *arg)
 static void start_body(void *arg)
 {
 	struct run_arg *a = arg;
+	const struct bhv_spent spent = { run_arg_end, a };
 	if (smarm_cleanup_push(run_arg_end, a) != 0) {
 		smarm_chan_sender_free(a->ra_start); /* the starter: EDOWN */
 		run_arg_end(a);
 		return;
 	}
-	bhv_run(a->ra_be, a->ra_args, a->ra_name, a->ra_start, false);
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, a->ra_start, false, &spent);
 }
 
 /* An optional name: NULL, or one the registry takes (reg.h). */
@@ -375,7 +381,7 @@ int smarm_server_run(const smarm_behaviour_t *b, const char *args,
 		return SMARM_ENOTACTOR;
 	if (!smarm__bhv_valid(b) || name_check(name) != 0)
 		return SMARM_EINVAL;
-	return bhv_run(b, args, name, NULL, true);
+	return bhv_run(b, args, name, NULL, true, NULL);
 }
 
 /* Supervised servers' spec data: a spec has no destructor for a child's
@@ -386,7 +392,7 @@ static struct run_arg *sup_args;
 static void sup_body(void *arg)
 {
 	struct run_arg *a = arg;
-	bhv_run(a->ra_be, a->ra_args, a->ra_name, NULL, true);
+	bhv_run(a->ra_be, a->ra_args, a->ra_name, NULL, true, NULL);
 }
 
 int smarm_sup_spec_add_server(smarm_sup_spec_t *spec, const char *id,

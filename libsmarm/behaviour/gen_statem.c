@@ -456,10 +456,12 @@ static const struct bhv_engine sm_engine = {
 	.en_env = sm_envelope,
 	.en_status = sm_status,
 	.en_end = sm_end,
+	.en_off = offsetof(struct sm, sm_gs),
 };
 
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup)
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent)
 {
 	const smarm_sm_desc_t *d = be->bh_sm;
 	const struct sm_engine *en = NULL;
@@ -474,7 +476,7 @@ int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
 		return smarm__bhv_start_fail(start, sup, SMARM_ENOMEM);
 	s->sm_en = en;
 	rc = smarm__bhv_open(&s->sm_gs, be, &sm_engine, args, name, start, sup,
-			     s, &s->sm_m, BHV_SELF_MACHINE);
+			     spent, s, &s->sm_m, BHV_SELF_MACHINE);
 	if (rc != 0)
 		return rc;
 	s->sm_gs.sv_armed = &s->sm_m.m_narmed;

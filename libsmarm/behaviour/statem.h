@@ -206,10 +206,12 @@ int smarm__sm_push_next(struct smarm_sm_ctx *m, const struct smarm__sm_ev *ev);
 void smarm__sm_fini(struct smarm_sm_ctx *m);
 
 struct smarm_behaviour;
+struct bhv_spent;
 
 /* Run a machine of be on the calling actor (gen_statem.c), as
  * smarm__gs_run runs a server (gen_server.h). */
 int smarm__sm_run(const struct smarm_behaviour *be, const char *args,
-		  const char *name, smarm_chan_t *start, bool sup);
+		  const char *name, smarm_chan_t *start, bool sup,
+		  const struct bhv_spent *spent);
 
 #endif /* SMARM_BEHAVIOUR_STATEM_H */

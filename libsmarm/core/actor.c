@@ -49,10 +49,12 @@
  * exit record until the slot is reclaimed. A slot's label block is
  * made under its cold lock, kept across tenants and freed with the slot
  * table; its text is written by whoever the labels' owners say
- * (subsys.h), cleared at reclaim.
+ * (subsys.h), cleared at reclaim. An interned label text belongs to the
+ * node, is never changed once listed and is freed with the slot table.
  * Locking: cold (SLOT rank) per slot; the free list (SLOT rank) is never
  * nested in it; the stack pool (STACK rank) is, in finalize. The orphan
- * table's orph_lock (TABLE rank) is taken with no other lock held.
+ * table's orph_lock and the interned labels' lbl_lock (TABLE rank) are
+ * taken with no other lock held.
  * Invariants:
  *   INV-1 tenant state is set in one place (slot.h smarm__slot_install)
  *         and released in one (smarm__slot_reclaim).
@@ -633,7 +635,7 @@ ext_update_pid(struct smarm_node *n, uint64_t pid, int id,
 static char *label_make(struct smarm_node *n, struct smarm__slot *s, int kind)
 {
 	char *lb;
-	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
+	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABEL_BLOCKS);
 	if (ext_block(n, s) != 0)
 		return NULL;
 	lb = s->ext->x_label[kind];
@@ -657,21 +659,81 @@ static void label_copy(char *d, const char *text)
 	d[i] = '\0';
 }
 
+/* An interned label text (node.h lbl_texts): immutable once listed. */
+struct smarm__label_text {
+	struct smarm__label_text *lt_next;
+	char lt_text[]; /* NUL-terminated, < SMARM__LABEL_MAX bytes */
+};
+
+/*
+ * The node's copy of text, cut as a label; made if it has none (the
+ * distinct texts are few: one per behaviour). NULL: out of memory.
+ * Takes lbl_lock (TABLE rank, a leaf).
+ */
+static char *label_intern(struct smarm_node *n, const char *text)
+{
+	char cut[SMARM__LABEL_MAX];
+	struct smarm__label_text *t;
+	size_t len;
+	label_copy(cut, text);
+	len = strlen(cut);
+	smarm__lock(&n->lbl_lock, SMARM__RANK_TABLE);
+	for (t = n->lbl_texts; t != NULL; t = t->lt_next)
+		if (strcmp(t->lt_text, cut) == 0)
+			break;
+	if (t == NULL && (t = malloc(sizeof *t + len + 1)) != NULL) {
+		memcpy(t->lt_text, cut, len + 1);
+		t->lt_next = n->lbl_texts;
+		n->lbl_texts = t;
+	}
+	smarm__unlock(&n->lbl_lock, SMARM__RANK_TABLE);
+	return t != NULL ? t->lt_text : NULL;
+}
+
+void smarm__labels_fini(struct smarm_node *n)
+{
+	struct smarm__label_text *t = n->lbl_texts, *next;
+	for (; t != NULL; t = next) {
+		next = t->lt_next;
+		free(t);
+	}
+	n->lbl_texts = NULL;
+}
+
+/* Under s->cold (the actor live): s's label kind (interned) is lb. */
+static bool label_point(struct smarm_node *n, struct smarm__slot *s, int kind,
+			char *lb)
+{
+	SMARM_ASSERT(kind >= SMARM__LABEL_BLOCKS && kind < SMARM__LABELS);
+	if (lb == NULL || ext_block(n, s) != 0)
+		return false;
+	/* Release: a reader that sees the pointer sees the text. */
+	__atomic_store_n(&s->ext->x_label[kind], lb, __ATOMIC_RELEASE);
+	atomic_store_explicit(&s->ext_used, 1, memory_order_relaxed);
+	return true;
+}
+
 int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
 			   const char *text)
 {
+	char *in = kind >= SMARM__LABEL_BLOCKS ? label_intern(n, text) : NULL;
 	struct smarm__slot *s = lock_live(n, pid);
-	char *lb;
+	char *lb = NULL;
+	bool ok;
 	if (s == NULL)
 		return SMARM_ENOPROC;
-	lb = label_make(n, s, kind);
-	if (lb != NULL)
-		label_copy(lb, text);
+	if (kind >= SMARM__LABEL_BLOCKS) {
+		ok = label_point(n, s, kind, in);
+	} else {
+		lb = label_make(n, s, kind);
+		if ((ok = lb != NULL))
+			label_copy(lb, text);
+	}
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	if (SMARM_UNLIKELY(n->trace != NULL) && text != NULL)
 		smarm__trace_node(n, SMARM__TR_LABEL, pid, 0, (uint32_t)kind,
 				  text);
-	return lb != NULL ? 0 : SMARM_ENOMEM;
+	return ok ? 0 : SMARM_ENOMEM;
 }
 
 void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
@@ -681,7 +743,7 @@ void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
 	char *lb = NULL;
 	if (s == NULL)
 		return;
-	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABELS);
+	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABEL_BLOCKS);
 	if (make)
 		lb = label_make(n, s, kind);
 	else if (s->ext != NULL)
@@ -1423,7 +1485,9 @@ int smarm__detach(struct smarm_node *n, uint64_t pid)
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
 {
 	if (s->cl_len == s->cl_cap) {
-		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 4;
+		/* Room for two at first (a server's end and its start
+		 * data's), a 48-byte chunk kept with the slot. */
+		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 2;
 		struct smarm__cleanup *cl = realloc(s->cl, cap * sizeof *cl);
 		if (cl == NULL)
 			return SMARM_ENOMEM;
@@ -1445,4 +1509,17 @@ int smarm__cleanup_pop(struct smarm__slot *s, bool execute)
 	if (execute)
 		c.fn(c.arg);
 	return 0;
+}
+
+int smarm__cleanup_drop(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
+{
+	for (uint32_t i = s->cl_len; i-- > 0;) {
+		if (s->cl[i].fn != fn || s->cl[i].arg != arg)
+			continue;
+		memmove(&s->cl[i], &s->cl[i + 1],
+			(s->cl_len - i - 1) * sizeof *s->cl);
+		s->cl_len--;
+		return 0;
+	}
+	return SMARM_ENOENT;
 }

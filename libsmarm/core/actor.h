@@ -37,8 +37,14 @@ void smarm__release_unjoined(struct smarm_node *n);
 int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 		int *how, intptr_t *reason);
 int smarm__detach(struct smarm_node *n, uint64_t pid);
+/* Free the node's interned label texts (no slot refers to them). */
+void smarm__labels_fini(struct smarm_node *n);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
+/* Take the newest handler (fn, arg) off s's cleanup stack, wherever it
+ * is, without running it (the ones above keep their order): 0, or
+ * SMARM_ENOENT. */
+int smarm__cleanup_drop(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 
 /* A pending stop ends the actor here (a safe point). */
 static inline void smarm__observe_stop(struct smarm__slot *s)

@@ -309,6 +309,12 @@ struct smarm_node {
 	uint32_t *orph_heads;	     /* buckets: entry index + 1, 0 none */
 	uint32_t orph_nb;	     /* buckets (a power of two) */
 
+	/* Interned label texts (actor.c: a behaviour's label, one copy per
+	 * distinct text), guarded by lbl_lock (TABLE rank), freed with the
+	 * slot table (smarm__labels_fini). */
+	smarm__lock_t lbl_lock;
+	struct smarm__label_text *lbl_texts;
+
 	/* The gauges' and refs' shared parts, for threads that are not
 	 * the node's workers (node.c; after the older fields). */
 	_Atomic int64_t gauge_shared[SMARM__GAUGES];

@@ -451,11 +451,12 @@ void smarm__slots_fini(struct smarm_node *n)
 	uint32_t have = atomic_load_explicit(&n->nslots, memory_order_relaxed);
 	for (uint32_t i = 0; i < have; i++) {
 		free(n->slots[i].cl);
-		for (int k = 0; n->slots[i].ext != NULL && k < SMARM__LABELS;
-		     k++)
+		for (int k = 0;
+		     n->slots[i].ext != NULL && k < SMARM__LABEL_BLOCKS; k++)
 			free(n->slots[i].ext->x_label[k]);
 		free(n->slots[i].ext);
 	}
+	smarm__labels_fini(n);
 	if (n->slots != NULL)
 		munmap(n->slots, n->slots_reserved);
 	n->slots = NULL;

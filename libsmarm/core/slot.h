@@ -345,9 +345,12 @@ static inline void smarm__slot_reclaim(struct smarm__slot *s,
 	if (atomic_load_explicit(&s->ext_used, memory_order_relaxed)) {
 		s->ext->x_lent = 0; /* the exit hooks are done with the rooms */
 		/* The next tenant has no labels. */
-		for (int k = 0; k < SMARM__LABELS; k++)
+		for (int k = 0; k < SMARM__LABEL_BLOCKS; k++)
 			if (s->ext->x_label[k] != NULL)
 				memset(s->ext->x_label[k], 0, SMARM__LABEL_MAX);
+		for (int k = SMARM__LABEL_BLOCKS; k < SMARM__LABELS; k++)
+			__atomic_store_n(&s->ext->x_label[k], NULL,
+					 __ATOMIC_RELEASE);
 	}
 	s->fn = NULL;
 	s->arg = NULL;

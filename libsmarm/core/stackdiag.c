@@ -64,8 +64,9 @@
  * prior handler, which the host installed as a signal handler). INV-2 the slot
  * fields it reads are stable while the actor is on the faulting thread's CPU.
  * INV-3 label text is read in place, bounded (SMARM__LABEL_MAX), from a
- * block that is never freed while the node is open: another thread
- * rewriting a label can garble the line's label, never the handler.
+ * block or an interned text that is never freed while the node is open:
+ * another thread rewriting a label can garble the line's label, never
+ * the handler.
  * See: docs/architecture/stacks.md (Stack overflow diagnostics),
  * docs/embedding.md (Stack overflows).
  */

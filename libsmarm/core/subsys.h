@@ -175,27 +175,35 @@ struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
 	uint8_t x_mask;	  /* cold: bit id set iff x_state[id] != NULL */
 	uint8_t x_lent;	  /* cold: bit id set: room id is lent */
-	char *x_label[2]; /* per label kind (below), SMARM__LABEL_MAX
-			     bytes: set once under cold (release),
-			     kept across tenants; NULL: none yet */
+	char *x_label[2]; /* per label kind (below): a block of
+			     SMARM__LABEL_MAX bytes, set once under cold
+			     (release), kept across tenants, or an
+			     interned text (release; NULL at reclaim);
+			     NULL: none yet */
 };
 
 /*
  * Labels: what a fatal fault report (stackdiag.c) says of an actor
  * beside its pid, recorded by the layers above as they learn it: a
  * registered name (the registry), the behaviour it serves (gen_server,
- * gen_statem). Copies, in a block per slot and kind made on first use
- * (a server that has no name has no name block) and kept across
- * tenants (freed with the slot table), so the fault handler reads
- * memory that stays mapped, takes no lock and follows no pointer into a
- * layer's data. A label rewritten while the handler reads it can show a
- * mix of old and new text, never more than SMARM__LABEL_MAX - 1 bytes
- * (the last byte stays NUL). Reclaiming the slot clears them.
+ * gen_statem). Copies, which the fault handler reads in memory that
+ * stays mapped, taking no lock and following no pointer into a layer's
+ * data. A name is a copy in a block per slot made on first use (a
+ * server that has no name has no name block) and kept across tenants
+ * (freed with the slot table); a name rewritten while the handler
+ * reads it can show a mix of old and new text, never more than
+ * SMARM__LABEL_MAX - 1 bytes (the last byte stays NUL). A behaviour's
+ * label, the same for every server of that behaviour, is interned: one
+ * immutable copy per distinct text in the node (actor.c, freed with the
+ * slot table), whose address the slot holds. Reclaiming the slot
+ * clears them.
  */
 enum {
 	SMARM__LABEL_NAME = 0,	    /* a registered name, or "" */
 	SMARM__LABEL_BEHAVIOUR = 1, /* "gen_server 'b' of plugin 'p'", or "" */
 	SMARM__LABELS = 2,
+	SMARM__LABEL_BLOCKS = 1, /* kinds [0, this) are blocks per slot,
+				    the others interned texts */
 };
 #define SMARM__LABEL_MAX 96
 _Static_assert(SMARM__LABELS == 2, "x_label holds a block per kind");
@@ -364,12 +372,12 @@ int smarm__actor_label_set(struct smarm_node *n, uint64_t pid, int kind,
 			   const char *text);
 
 /*
- * The same, without taking pid's cold lock, for a layer that orders its
- * writes of label kind by a lock of its own (the registry: its write
- * lock). make: make the label block if there is none, which needs
- * pid's cold lock held (inside an ext_update fn on pid); out of memory
- * leaves the actor unlabelled. Without make, an actor without a block
- * is left alone (it has no label to rewrite).
+ * The same for a block kind (below SMARM__LABEL_BLOCKS), without taking
+ * pid's cold lock, for a layer that orders its writes of label kind by
+ * a lock of its own (the registry: its write lock). make: make the label block
+ * if there is none, which needs pid's cold lock held (inside an ext_update fn
+ * on pid); out of memory leaves the actor unlabelled. Without make, an actor
+ * without a block is left alone (it has no label to rewrite).
  */
 void smarm__actor_label_put(struct smarm_node *n, uint64_t pid, int kind,
 			    const char *text, bool make);
