@@ -470,7 +470,9 @@ enum smarm_trace_format {
  * ring drops the event and counts it (SMARM_STAT_TRACE_DROPPED, also in
  * the trace's last event); SMARM_OPT_TRACE_RING sizes the rings. path
  * NULL or "": no trace (the default), unless the environment variable
- * SMARM_TRACE_FILE names a file when the node is opened (format AUTO).
+ * SMARM_TRACE_FILE names a file when the node is opened (format AUTO;
+ * SMARM_TRACE_RING, records per ring from 64 to 16777216, then sizes
+ * the rings).
  * smarm_node_open fails with SMARM_ESYSTEM if the file cannot be
  * created. See docs/observability.md, Tracing.
  * Returns: 0. Errors: SMARM_EINVAL cfg NULL, path of 1024 bytes or

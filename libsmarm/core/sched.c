@@ -1574,15 +1574,27 @@ static void trace_in(struct smarm__slot *s)
  * target (a call's server, a join's actor) that the record has no room
  * for beside the arriving pid.
  */
-static void trace_switch(struct smarm__slot *p, int intent,
-			 struct smarm__slot *next)
+static __attribute__((noinline)) void trace_out_in(struct smarm__slot *p,
+						   uint64_t b, uint32_t c,
+						   struct smarm__slot *next)
+{
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
+			     smarm__slot_pid(p), b, c);
+	if (next != NULL)
+		trace_in(next);
+}
+
+static inline void trace_switch(struct smarm__slot *p, int intent,
+				struct smarm__slot *next)
 {
 	uint32_t c = (uint32_t)intent;
 	uint64_t b = 0;
 	bool parked = (intent == SMARM__INTENT_PARK ||
 		       intent == SMARM__INTENT_HIBERNATE) &&
 		      p->wait != NULL;
-	if (parked)
+	/* wait_target is a pinned actor's ticket unless wait_on names a
+	 * park with a target (slot.h): a channel's park has none. */
+	if (parked && p->wait_on != SMARM__WON_NONE)
 		b = p->wait_target;
 	/* Actor to actor, no park target to keep: one record, not two. */
 	if (next != NULL && b == 0) {
@@ -1600,20 +1612,17 @@ static void trace_switch(struct smarm__slot *p, int intent,
 	}
 	if (parked)
 		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
-	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
-			     smarm__slot_pid(p), b, c);
-	if (next != NULL)
-		trace_in(next);
+	trace_out_in(p, b, c, next);
 }
 /* SWITCH's c (trace.h) holds an intent and a WON_* in 3 bits each. */
 _Static_assert(SMARM__INTENT_HIBERNATE < 8 && SMARM__WON_SLEEP < 8,
 	       "a switch record's intent and park fit 3 bits");
 
-/* Statistics and tracing at a switch: the one test of w->obs_on. */
-static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
-						 struct smarm__slot *p,
-						 int intent,
-						 struct smarm__slot *next)
+/* Statistics, tracing and the causal profiler at a switch. */
+static __attribute__((noinline)) void switch_obs_all(struct smarm__worker *w,
+						     struct smarm__slot *p,
+						     int intent,
+						     struct smarm__slot *next)
 {
 	if (w->astat)
 		astat_switch(w, p, intent, next);
@@ -1621,6 +1630,22 @@ static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
 		trace_switch(p, intent, next);
 	if (w->causal)
 		smarm__causal_switch(w, p, intent, next);
+}
+
+/*
+ * The one test of w->obs_on at a switch. Tracing alone is a leaf (its
+ * put and the two-record case are tail calls: no registers saved);
+ * statistics or the profiler take the whole hook.
+ */
+static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
+						 struct smarm__slot *p,
+						 int intent,
+						 struct smarm__slot *next)
+{
+	if (SMARM_UNLIKELY(w->astat || w->causal))
+		switch_obs_all(w, p, intent, next);
+	else if (smarm__tracing())
+		trace_switch(p, intent, next);
 }
 
 /* ... and at a resume from the scheduler. */

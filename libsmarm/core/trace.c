@@ -37,21 +37,35 @@ void smarm__trace_wait(struct smarm__trace *t, uint64_t ns)
 	atomic_store_explicit(&t->tc_kick, 0, memory_order_relaxed);
 }
 
+/* A full ring: count the drop (TRACE-1), never block; the next put
+ * looks again. A leaf but for the kick's tail call, so that the drop
+ * path saves no registers. */
+static __attribute__((noinline)) void put_drop(struct smarm__trace_ring *r,
+					       uint64_t h)
+{
+	uint64_t d = atomic_load_explicit(&r->tr_dropped, memory_order_relaxed);
+	atomic_store_explicit(&r->tr_dropped, d + 1, memory_order_relaxed);
+	r->tr_lim = h;
+	smarm__trace_kick(r->tr_t); /* if the writer has not been */
+}
+
 bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
 {
-	/* Looks half full: the consumer may have moved since. */
-	r->tr_tail_seen =
-		atomic_load_explicit(&r->tr_tail, memory_order_acquire);
-	/* Still: wake the writer, once until it has taken the kick. */
-	if (h - r->tr_tail_seen > r->tr_half)
+	uint64_t tail = atomic_load_explicit(&r->tr_tail, memory_order_acquire);
+	uint64_t used = h - tail;
+	uint64_t next = h + (r->tr_mask + 1) / 16 + (r->tr_mask < 15);
+	uint64_t full = tail + r->tr_mask + 1;
+	if (used > r->tr_mask) {
+		put_drop(r, h);
+		return false;
+	}
+	if (used > r->tr_half) /* wake the writer, once until it takes it */
 		smarm__trace_kick(r->tr_t);
-	if (h - r->tr_tail_seen <= r->tr_mask)
-		return true;
-	atomic_store_explicit(
-		&r->tr_dropped,
-		atomic_load_explicit(&r->tr_dropped, memory_order_relaxed) + 1,
-		memory_order_relaxed);
-	return false;
+	if (used <= r->tr_half)
+		r->tr_lim = tail + r->tr_half + 1;
+	else /* past half: again a sixteenth on, never past full */
+		r->tr_lim = next < full ? next : full;
+	return true;
 }
 
 /* TRACE-1: room for one record, or a drop counted. Producer side. */
@@ -59,7 +73,7 @@ static inline struct smarm__trace_rec *ring_room(struct smarm__trace_ring *r,
 						 uint64_t *head)
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	if (h - r->tr_tail_seen > r->tr_half && !smarm__trace_room_slow(r, h))
+	if (h >= r->tr_lim && !smarm__trace_room_slow(r, h))
 		return NULL;
 	*head = h;
 	return &r->tr_buf[h & r->tr_mask];
@@ -92,6 +106,31 @@ void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 	rec_fill(e, kind, a, b, c, name);
 	/* Publish: the record before the head that covers it. */
 	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
+
+/* smarm__trace_put_slow with room: out of line, so that the slow put
+ * keeps nothing across a call. */
+static __attribute__((noinline)) void put_at_limit(struct smarm__trace_ring *r,
+						   int kind, uint64_t a,
+						   uint64_t b, uint32_t c,
+						   uint64_t h)
+{
+	if (!smarm__trace_room_slow(r, h))
+		return;
+	rec_fill(&r->tr_buf[h & r->tr_mask], kind, a, b, c, NULL);
+	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
+
+void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
+			   uint64_t b, uint32_t c)
+{
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
+	/* Full: a drop, the common case while the writer lags. */
+	if (h - atomic_load_explicit(&r->tr_tail, memory_order_acquire) >
+	    r->tr_mask)
+		put_drop(r, h);
+	else
+		put_at_limit(r, kind, a, b, c, h);
 }
 
 bool smarm__node_traces(const struct smarm_node *n)
@@ -154,6 +193,7 @@ int smarm__trace_enable(struct smarm_node *n, uint32_t cap)
 		}
 		r->tr_mask = cap - 1;
 		r->tr_half = cap / 2;
+		r->tr_lim = r->tr_half + 1;
 		r->tr_t = t;
 	}
 	t->tc_t0 = smarm__cycles_fast();

@@ -25,16 +25,19 @@
  * interleave on that thread), and one more for threads that are not the
  * node's workers (the epoll thread, a host thread waking an actor),
  * whose producers serialise on a spin flag. The consumer is the writer
- * thread. Producer: read head (its own), compare with the tail it last
- * saw, and only if that looks more than half full read the consumer's
- * tail (acquire): still more than half full, wake the writer (tc_kick,
- * once until the writer takes it); full, count a drop and return (never
- * block); else write the record and publish head (release). Consumer:
- * read head (acquire), copy records, publish tail (release). So the
- * writer drains a ring that fills fast when it is half full, not only
- * at its period. core/ring.h's ring is a deque
- * under its owner's lock, the wrong tool for a lock-free SPSC hand-off
- * between threads, hence this one.
+ * thread. Producer: read head (its own) and compare it with a limit
+ * of its own (tr_lim); only at the limit read the consumer's tail
+ * (acquire): more than half full, wake the writer (tc_kick, once until
+ * the writer takes it) and set the limit a sixteenth of the ring on
+ * (so the writer is asked again while the ring stays past half);
+ * full, count a drop and return (never block); else the limit is where
+ * the ring would be past half. Then write the record and publish head
+ * (release). Consumer: read head (acquire), copy records, publish tail
+ * (release). So the writer drains a ring that fills fast when it is
+ * half full, not only at its period, and a put past half reads the
+ * consumer's line once in a sixteenth of a ring, not at every record.
+ * core/ring.h's ring is a deque under its owner's lock, the wrong tool for a
+ * lock-free SPSC hand-off between threads, hence this one.
  *
  * Ownership: the node owns its struct smarm__trace from enable to
  * smarm__trace_disable (node close, after the writer is joined).
@@ -139,12 +142,12 @@ _Static_assert(sizeof(struct smarm__trace_rec) == 64, "a record is a line");
 struct smarm__trace_ring {
 	struct smarm__trace_rec *tr_buf; /* tr_mask + 1 records */
 	uint64_t tr_mask;
-	uint64_t tr_half; /* (tr_mask + 1) / 2: past it, the slow path */
+	uint64_t tr_half; /* (tr_mask + 1) / 2: past it, the writer is woken */
 	struct smarm__trace *tr_t; /* the tracer (its tc_kick) */
 	_Atomic uint32_t tr_spin;  /* the foreign ring's producers' flag */
 	/* producer's line */
 	_Alignas(64) _Atomic uint64_t tr_head;
-	uint64_t tr_tail_seen;	     /* the consumer's tail, last read */
+	uint64_t tr_lim;	     /* at this head, the slow path */
 	_Atomic uint64_t tr_dropped; /* full-ring drops (producer stores) */
 	/* consumer's line */
 	_Alignas(64) _Atomic uint64_t tr_tail;
@@ -170,10 +173,13 @@ extern __thread struct smarm__trace_ring *smarm__tls_trace
 /* Record one event into r (out of line: the cold path of the emitters). */
 void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 		      uint64_t b, uint32_t c, const char *name);
+/* The same, nameless, for smarm__trace_put_hot at its ring's limit. */
+void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
+			   uint64_t b, uint32_t c) __attribute__((noinline));
 
-/* TRACE-1: r looked more than half full at head h: the writer is woken
- * if it still is; true if there is room, else the drop is counted (out
- * of line: rare). Producer side. */
+/* TRACE-1: r's head h reached its limit: the writer is woken if the
+ * ring is past half, the limit moved on; true if there is room, else
+ * the drop is counted (out of line: rare). Producer side. */
 bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h);
 
 /*
@@ -186,9 +192,12 @@ static inline void smarm__trace_put_hot(struct smarm__trace_ring *r, int kind,
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
 	struct smarm__trace_rec *e;
-	if (SMARM_UNLIKELY(h - r->tr_tail_seen > r->tr_half) &&
-	    !smarm__trace_room_slow(r, h))
+	/* At the limit: the whole put out of line, a tail call, so that
+	 * the hooks keep nothing live across it (no registers saved). */
+	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
+		smarm__trace_put_slow(r, kind, a, b, c);
 		return;
+	}
 	e = &r->tr_buf[h & r->tr_mask];
 	e->tr_ts = smarm__cycles_fast();
 	e->tr_a = a;

@@ -992,17 +992,27 @@ int smarm__obs_trace_open(struct smarm_node *n, const struct smarm_config *cfg,
 	const char *path = smarm__config_trace(cfg, &fmt);
 	struct smarm__obs_trace *tw;
 	uint32_t cap = 1;
+	int64_t want = smarm__config_int(cfg, SMARM_OPT_TRACE_RING);
 	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
 	if (path[0] == '\0') {
+		const char *ring = getenv("SMARM_TRACE_RING");
 		path = getenv("SMARM_TRACE_FILE");
 		fmt = SMARM_TRACE_AUTO;
 		if (path == NULL || path[0] == '\0')
 			return 0;
+		/* The environment's trace: its ring size too, if valid. */
+		if (ring != NULL) {
+			char *end;
+			long long v = strtoll(ring, &end, 10);
+			if (end != ring && *end == '\0' && v >= 64 &&
+			    v <= 16777216)
+				want = v;
+		}
 	}
-	while (cap < (uint64_t)smarm__config_int(cfg, SMARM_OPT_TRACE_RING))
+	while (cap < (uint64_t)want)
 		cap <<= 1;
 	tw = calloc(1, sizeof *tw);
 	if (tw == NULL)

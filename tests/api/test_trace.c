@@ -140,8 +140,8 @@ static void tmp_remove(const char *path)
 }
 
 #define WANTS                                                                  \
-	"'send~100' 'spawn' 'exit normal' 'park' 'call add' 'cast inc' "       \
-	"'reply add' 'ping'"
+	"'send~100' 'flow:send~100' 'recv~100' 'spawn' 'exit normal' 'park' "  \
+	"'call add' 'cast inc' 'reply add' 'ping'"
 
 START_TEST(test_trace_json_ping_pong_parses_with_flows)
 {

@@ -16,7 +16,8 @@ Both: slices nest strictly per track (here: never overlap), every flow
 has both ends, each bound inside a slice of its track; every track used
 has a name. Each `want` argument is a substring that some event name
 must contain ("call add"), or "name~N" for at least N events whose name
-contains name ("send~50" counts flows named send).
+contains name ("send~50" counts flows named send, and the send
+instants); "flow:NAME" is a flow's start named NAME ("flow:send~50").
 Exit status 0: all good; 1: a problem, printed.
 """
 import json
@@ -90,6 +91,7 @@ def check_json(path, wants):
             if e["id"] in flows_s:
                 fail("json: flow id %s starts twice" % e["id"])
             flows_s[e["id"]] = e
+            names.append("flow:" + e.get("name", ""))
         elif ph == "f":
             if e["id"] in flows_f:
                 fail("json: flow id %s ends twice" % e["id"])
@@ -211,6 +213,7 @@ def check_proto(path, wants):
             if fid in starts:
                 fail("proto: flow %d starts twice" % fid)
             starts[fid] = ev
+            names.append("flow:" + ev["name"])
         for fid in ev["end"]:
             ends[fid] = ev
     if open_:
