@@ -560,6 +560,7 @@ static void many_root(void *arg)
 START_TEST(test_fault_ten_thousand)
 {
 	smarm_node_t *node = fault_node(1);
+	int64_t dropped;
 	pages_map();
 	harness_checks_reset();
 	many_bad = 0;
@@ -572,8 +573,15 @@ START_TEST(test_fault_ten_thousand)
 	/* Stacks went back for reuse: at most a few chunks' worth exist,
 	 * not one per fault. */
 	ck_assert_int_lt(harness_stat(node, SMARM_STAT_STACKS_GUARDED), 1000);
+	/* Every report reached the handler or was counted as dropped: the
+	 * log queue (SMARM_LOG_QUEUE_MAX) drops rather than block a fault,
+	 * and a logger thread starved by a loaded machine fell behind once
+	 * (9,294 of 10,000 delivered). All its enqueues are over by now. */
+	dropped = harness_stat(node, SMARM_STAT_LOG_DROPPED);
 	smarm_node_close(node);
-	ck_assert_int_eq(atomic_load(&crash_reports), MANY);
+	ck_assert_int_le(atomic_load(&crash_reports), MANY);
+	ck_assert_int_ge(atomic_load(&crash_reports) + dropped, MANY);
+	ck_assert_int_gt(atomic_load(&crash_reports), 0);
 	pages_unmap();
 }
 END_TEST
