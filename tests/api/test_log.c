@@ -193,9 +193,16 @@ END_TEST
 
 /* ------------------------------------------------------- supervisor reports */
 
+/* Set once the root monitors the supervisor: a kid crashes only then,
+ * or the supervisor could be gone (its intensity reached) before the
+ * monitor, which would then fire noproc, not shutdown. */
+static atomic_int sup_watched;
+
 static void kid_crasher(void *arg)
 {
 	(void)arg;
+	while (!atomic_load(&sup_watched))
+		smarm_actor_sleep(1000000);
 	smarm_actor_crash(9);
 }
 
@@ -220,6 +227,7 @@ static void sup_root(void *arg)
 	HARNESS_EQ(smarm_sup_start(spec, &sup), 0);
 	smarm_sup_spec_free(spec);
 	HARNESS_EQ(smarm_monitor(sup, downs, NULL), 0);
+	atomic_store(&sup_watched, 1);
 	HARNESS_EQ(harness_recv_sig(downs, &sig), 0);
 	HARNESS_EQ(sig.how, SMARM_EXIT_SHUTDOWN);
 	harness_chan_drop(downs);
@@ -229,6 +237,7 @@ START_TEST(test_log_supervisor_reports)
 {
 	int crash = 0, term = 0, down = 0;
 	reset();
+	atomic_store(&sup_watched, 0);
 	run_logged(handler, SMARM_LOG_NOTICE, sup_root, NULL);
 	for (int i = 0; i < nev; i++) {
 		if (evs[i].kind == SMARM_REPORT_CRASH)
