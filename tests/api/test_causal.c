@@ -347,9 +347,10 @@ static void stage_b(void *arg)
 	}
 }
 
-static void pipe_root(void *arg)
+/* Run the pipeline's two stages until p->want experiments are over
+ * (bounded: 120 s, scaled), then stop and join them. */
+static void pipe_drive(struct pipe *p, smarm_actor_cb fa, smarm_actor_cb fb)
 {
-	struct pipe *p = arg;
 	smarm_pid_t a, b;
 	uint64_t t0 = smarm_now_ns();
 	HARNESS_EQ(smarm_chan_alloc(&p->ch, sizeof(int), NULL), 0);
@@ -359,8 +360,8 @@ static void pipe_root(void *arg)
 	HARNESS_EQ(smarm_progress_get(NULL, "latency", SMARM_PROGRESS_LATENCY,
 				      &p->lat),
 		   0);
-	HARNESS_EQ(smarm_actor_spawn(&b, stage_b, p, NULL), 0);
-	HARNESS_EQ(smarm_actor_spawn(&a, stage_a, p, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&b, fb, p, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&a, fa, p, NULL), 0);
 	while (harness_actor_stat(SMARM_STAT_CAUSAL_EXPERIMENTS) < p->want &&
 	       harness_since(t0) < (uint64_t)(120e9 * harness_time_scale()))
 		smarm_actor_sleep(MS(10));
@@ -368,6 +369,11 @@ static void pipe_root(void *arg)
 	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
 	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
 	harness_chan_drop(p->ch);
+}
+
+static void pipe_root(void *arg)
+{
+	pipe_drive(arg, stage_a, stage_b);
 }
 
 /* A two-stage pipeline's profile: Coz's lines, every field, the speedup
@@ -659,25 +665,7 @@ static void sampled_b(void *arg)
 
 static void sampled_root(void *arg)
 {
-	struct pipe *p = arg;
-	smarm_pid_t a, b;
-	uint64_t t0 = smarm_now_ns();
-	HARNESS_EQ(smarm_chan_alloc(&p->ch, sizeof(int), NULL), 0);
-	HARNESS_EQ(smarm_progress_get(NULL, "items", SMARM_PROGRESS_THROUGHPUT,
-				      &p->items),
-		   0);
-	HARNESS_EQ(smarm_progress_get(NULL, "latency", SMARM_PROGRESS_LATENCY,
-				      &p->lat),
-		   0);
-	HARNESS_EQ(smarm_actor_spawn(&b, sampled_b, p, NULL), 0);
-	HARNESS_EQ(smarm_actor_spawn(&a, sampled_a, p, NULL), 0);
-	while (harness_actor_stat(SMARM_STAT_CAUSAL_EXPERIMENTS) < p->want &&
-	       harness_since(t0) < (uint64_t)(120e9 * harness_time_scale()))
-		smarm_actor_sleep(MS(10));
-	atomic_store(&p->stop, 1);
-	HARNESS_EQ(smarm_actor_join(a, NULL, NULL), 0);
-	HARNESS_EQ(smarm_actor_join(b, NULL, NULL), 0);
-	harness_chan_drop(p->ch);
+	pipe_drive(arg, sampled_a, sampled_b);
 }
 
 /* The profile's lines of a type that name what: how many, and the sum
