@@ -43,6 +43,18 @@
 #define MAX_STRETCH_NS 1000000000ull
 /* A debt below this is not worth a park (the timer's own slack). */
 #define PAY_MIN_NS 20000ull
+/*
+ * A pay point that wakes no one (smarm_check, a progress point, a
+ * site's begin and end) pays only a debt of at least this much, as
+ * Coz's threads pay at their sample batches; a catch-up before a wake
+ * pays from PAY_MIN_NS. Each pay is a park and a wake, and a worker
+ * left idle meanwhile sleeps and is woken: paid every 20 us, that
+ * overhead slowed the site's own actor on the next CPU (a
+ * paravirtualised 2-CPU VM, named sites at a 30% speedup: its rounds
+ * 15% longer, the profile's slope half the true one;
+ * docs/benchmarks.md, "The named scope's slope").
+ */
+#define PAY_BATCH_NS 1000000ull
 /* A pay point inside a site reads the thread's CPU clock (a system
  * call) at most this often. */
 #define ACCRUE_NS 50000ull
@@ -340,7 +352,7 @@ void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s)
  * runs meanwhile). Only where the actor may park: not inside a runtime
  * bracket, an exit or a refused park.
  */
-static void pay(struct smarm_node *n, struct smarm__slot *me)
+static void pay(struct smarm_node *n, struct smarm__slot *me, uint64_t min)
 {
 	struct smarm__causal *cz = n->causal;
 	for (;;) {
@@ -350,7 +362,7 @@ static void pay(struct smarm_node *n, struct smarm__slot *me)
 		struct smarm__wait wt;
 		if (atomic_load_explicit(&cz->cz_exp, memory_order_relaxed) ==
 			    0 ||
-		    g <= c->cz_local + PAY_MIN_NS)
+		    g <= c->cz_local + min)
 			return;
 		debt = g - c->cz_local;
 		t = smarm__clock_ns();
@@ -370,11 +382,12 @@ static void pay(struct smarm_node *n, struct smarm__slot *me)
 }
 
 /* A pay point on worker w of a profiling node (exiting: the exit's
- * catch-up, where the actor may still park). Out of line: a node that
- * only traces or keeps statistics reaches the pay points too, and
- * leaves at the caller's one test of w->causal without this frame. */
+ * catch-up, where the actor may still park), paying a debt of min or
+ * more. Out of line: a node that only traces or keeps statistics
+ * reaches the pay points too, and leaves at the caller's one test of
+ * w->causal without this frame. */
 static __attribute__((noinline)) void pay_point(struct smarm__worker *w,
-						bool exiting)
+						bool exiting, uint64_t min)
 {
 	struct smarm__slot *me;
 	struct smarm_node *n;
@@ -392,14 +405,21 @@ static __attribute__((noinline)) void pay_point(struct smarm__worker *w,
 	}
 	if (me->rt_nopreempt != 0 || (me->exiting && !exiting) || me->no_park)
 		return;
-	pay(n, me);
+	pay(n, me, min);
 }
 
 void smarm__causal_pay_slow(void)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->causal)
-		pay_point(w, false);
+		pay_point(w, false, PAY_MIN_NS);
+}
+
+void smarm__causal_pay_batch_slow(void)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (w != NULL && w->causal)
+		pay_point(w, false, PAY_BATCH_NS);
 }
 
 /*
@@ -412,7 +432,7 @@ void smarm__causal_pay_exit(struct smarm__slot *me)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	if (w != NULL && w->causal && w->cur == me)
-		pay_point(w, true);
+		pay_point(w, true, PAY_MIN_NS);
 }
 
 /* Named sites count: the profiler is on, in named scope (sampled, the
@@ -436,11 +456,10 @@ uint32_t smarm__causal_site_enter(struct smarm__slot *me, uint32_t id)
 	uint64_t now;
 	uint32_t old;
 	if (!named_on(w)) { /* off: sites mean nothing */
-		if (w->causal)
-			smarm__causal_pay_slow();
+		smarm__causal_pay_batch_slow();
 		return 0;
 	}
-	smarm__causal_pay_slow();
+	smarm__causal_pay_batch_slow();
 	c = cs_of(n, me);
 	now = site_now();
 	accrue(n->causal, c, now);
@@ -457,8 +476,7 @@ void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
 	struct smarm__cslot *c;
 	uint64_t now;
 	if (!named_on(w)) {
-		if (w->causal)
-			smarm__causal_pay_slow();
+		smarm__causal_pay_batch_slow();
 		return;
 	}
 	c = cs_of(n, me);
@@ -466,7 +484,7 @@ void smarm__causal_site_leave(struct smarm__slot *me, uint32_t saved)
 	accrue(n->causal, c, now);
 	c->cz_site = saved;
 	c->cz_t0 = saved != 0 ? now : 0;
-	smarm__causal_pay_slow();
+	smarm__causal_pay_batch_slow();
 }
 
 /* --------------------------------------------------------- experiments */

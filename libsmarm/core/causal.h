@@ -32,7 +32,10 @@
  *               sends (actor.c smarm__request_stop), its own exit
  *               before its Downs, exit signals and joiner's wake
  *               (smarm__causal_pay_exit) (likewise), a progress point,
- *               a site's begin and end.
+ *               a site's begin and end. A catch-up before a wake pays
+ *               a debt from 20 us; a pay point that wakes no one
+ *               (smarm_check, a progress point, a site's begin and
+ *               end) only from 1 ms, in batches (causal.c).
  *   sampled     the other scope (SMARM_CAUSAL_SCOPE_SAMPLED): the sites
  *               are functions of the actors' code, found by a SIGPROF
  *               sample of each worker every 1 ms of its CPU time
@@ -205,8 +208,10 @@ void smarm__causal_switch(struct smarm__worker *w, struct smarm__slot *p,
 			  int intent, struct smarm__slot *next);
 void smarm__causal_run_in(struct smarm__worker *w, struct smarm__slot *s);
 
-/* A pay point of the running actor (smarm__tls_obs set). */
+/* A pay point of the running actor (smarm__tls_obs set): a catch-up
+ * before a wake (pay), or one that wakes no one (batch). */
 void smarm__causal_pay_slow(void);
+void smarm__causal_pay_batch_slow(void);
 /* The catch-up of an actor that is exiting, before its Downs, exit
  * signals and its joiner's wake (actor.c, after its cleanup handlers;
  * smarm__tls_obs set). */

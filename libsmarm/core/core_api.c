@@ -877,7 +877,7 @@ int smarm_check(void)
 	if (me == NULL)
 		return 0;
 	smarm__observe_stop(me);
-	smarm__causal_pay(); /* a pay point (causal.h) */
+	smarm__causal_pay_batch(); /* a pay point (causal.h) */
 	smarm__check_slice(me);
 	return 0;
 }

@@ -239,17 +239,28 @@ static inline void smarm__msg_obs(bool out, uint64_t k, const void *chan)
 }
 
 void smarm__causal_pay_slow(void);
+void smarm__causal_pay_batch_slow(void);
 
 /*
  * A pay point of the causal profiler (causal.h): the running actor
- * sleeps off the delay it owes. One predictable branch when the node
- * neither keeps statistics nor traces nor profiles. Actor context, no
- * runtime lock held (it may park).
+ * sleeps off the delay it owes, before a wake it is about to cause
+ * (Coz's catch-up). One predictable branch when the node neither keeps
+ * statistics nor traces nor profiles. Actor context, no runtime lock
+ * held (it may park).
  */
 static inline void smarm__causal_pay(void)
 {
 	if (SMARM_UNLIKELY(smarm__tls_obs))
 		smarm__causal_pay_slow();
+}
+
+/* A pay point that wakes no one (smarm_check, a progress point): as
+ * smarm__causal_pay, but it pays only once the debt is worth a batch
+ * (causal.c, PAY_BATCH_NS). */
+static inline void smarm__causal_pay_batch(void)
+{
+	if (SMARM_UNLIKELY(smarm__tls_obs))
+		smarm__causal_pay_batch_slow();
 }
 
 void smarm__enqueue(struct smarm_node *n, uint64_t pid);

@@ -50,7 +50,7 @@ int smarm_progress_add(smarm_progress_t *pt, uint64_t count)
 	struct smarm__causal_point *p = pt_of(pt);
 	if (p == NULL || count == 0 || p->cp_kind != SMARM_PROGRESS_THROUGHPUT)
 		return SMARM_EINVAL;
-	smarm__causal_pay();
+	smarm__causal_pay_batch();
 	atomic_fetch_add_explicit(&p->cp_count, count, memory_order_relaxed);
 	return 0;
 }
@@ -69,7 +69,7 @@ int smarm_progress_end(smarm_progress_t *pt)
 	struct smarm__causal_point *p = pt_of(pt);
 	if (p == NULL || p->cp_kind != SMARM_PROGRESS_LATENCY)
 		return SMARM_EINVAL;
-	smarm__causal_pay();
+	smarm__causal_pay_batch();
 	atomic_fetch_add_explicit(&p->cp_dep, 1, memory_order_relaxed);
 	return 0;
 }
