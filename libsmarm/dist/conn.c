@@ -40,8 +40,10 @@
  * table and its socket is shut down. The writers of a connection that
  * gave way (displaced, told nok, or an accepted one that failed) do not
  * fail: they go around again (c_retry) and use the connection the
- * peer's attempt makes, or, after a nok, wait for it to arrive; all
- * within DIST_SETUP_NS.
+ * peer's attempt makes, or, after a nok, wait for it to arrive (for
+ * DIST_NOK_WAIT_NS, then they try their own again: a peer that died
+ * after its nok fails them at once, not at the bound); all within
+ * DIST_SETUP_NS.
  *
  * Ownership: see dist.h. Messages (struct smarm_dist_msg) are malloc'd
  * here and owned by the mailbox channel once sent (its destructor frees
@@ -89,6 +91,10 @@ enum { C_NEW, C_UP, C_DEAD };
  * or an accepted one failed: the table has or will get another), or
  * wait for the peer's connection to arrive first (we were told nok). */
 enum { R_FAIL, R_AGAIN, R_AWAIT };
+
+/* After a nok, the peer's own connection is awaited this long before
+ * our attempt is made again (smarm__dist_send). */
+#define DIST_NOK_WAIT_NS (1000ull * 1000000ull)
 
 /* Control terms we build are at most this long (two pids, a name). */
 #define CTL_MAX 1024
@@ -783,7 +789,7 @@ static int send_once(smarm_dist_t *d, const char *node,
 }
 
 /* After a nok: wait for the peer's connection to be listed (or for
- * someone's attempt to be), until the deadline. */
+ * someone's attempt to be), until the deadline (SMARM_ETIMEDOUT). */
 static int await_listed(smarm_dist_t *d, const char *node, uint64_t until)
 {
 	uint64_t nap = 100 * 1000ull; /* 0.1 ms, doubling to 5 ms */
@@ -797,7 +803,7 @@ static int await_listed(smarm_dist_t *d, const char *node, uint64_t until)
 		if (listed)
 			return 0;
 		if (smarm_now_ns() >= until)
-			return SMARM_ENOCONN;
+			return SMARM_ETIMEDOUT;
 		if (smarm_actor_sleep(nap) != 0)
 			return SMARM_ENOCONN;
 		nap = nap * 2 > 5000000ull ? 5000000ull : nap * 2;
@@ -820,9 +826,18 @@ int smarm__dist_send(smarm_dist_t *d, const char *node,
 			until = now + DIST_SETUP_NS;
 		else if (now >= until)
 			return SMARM_ENOCONN;
-		if (retry == R_AWAIT &&
-		    (rc = await_listed(d, node, until)) != 0)
-			return rc;
+		if (retry != R_AWAIT)
+			continue;
+		/* Told nok: the peer's connection is on its way, unless the
+		 * peer died with it. Not listed soon: our own attempt again
+		 * (a live peer still connecting says nok again; a dead one
+		 * is refused at once), not a wait to the setup's bound. */
+		uint64_t by = now + DIST_NOK_WAIT_NS;
+		rc = await_listed(d, node, by < until ? by : until);
+		if (rc == SMARM_ETIMEDOUT && by < until)
+			continue;
+		if (rc != 0)
+			return rc == SMARM_ETIMEDOUT ? SMARM_ENOCONN : rc;
 	}
 }
 

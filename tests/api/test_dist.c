@@ -1381,6 +1381,152 @@ START_TEST(test_dist_malformed_handshake_closes_with_log_line)
 }
 END_TEST
 
+/* ---- a peer that answers nok, then dies ---- */
+
+static _Atomic int nok_ready; /* the fake node is registered */
+
+/* Read exactly len bytes (30 s bound each); 0 or an error. */
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t have = 0;
+	while (have < len) {
+		ptrdiff_t k;
+		int rc = smarm_io_wait_readable_timeout(fd, MS(30000));
+		if (rc != 0)
+			return rc;
+		rc = smarm_io_read(fd, (uint8_t *)buf + have, len - have, &k);
+		if (rc != 0)
+			return rc;
+		if (k == 0)
+			return SMARM_ENOCONN;
+		have += (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * A node that is not one: registered with epmd as "zznok<pid>", it
+ * answers the first handshake with nok (what a node whose own
+ * connection to us is being made answers, its name being the greater),
+ * then closes its port and its epmd registration, as a node that died
+ * just after would. R.rc[1..5]: its steps.
+ */
+static void fake_nok(void *arg)
+{
+	(void)arg;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	R.rc[1] = bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+				  listen(lfd, 4) == 0 &&
+				  getsockname(lfd, (struct sockaddr *)&sa,
+					      &sl) == 0
+			  ? 0
+			  : -errno;
+	uint16_t port = ntohs(sa.sin_port);
+	/* ALIVE2_REQ: a normal node, TCP, versions 6..6, no extra. */
+	char alive[32];
+	snprintf(alive, sizeof alive, "zznok%d", (int)getpid());
+	size_t an = strlen(alive);
+	uint8_t req[64] = { 0,
+			    (uint8_t)(13 + an),
+			    120,
+			    (uint8_t)(port >> 8),
+			    (uint8_t)port,
+			    77,
+			    0,
+			    0,
+			    6,
+			    0,
+			    6,
+			    0,
+			    (uint8_t)an };
+	memcpy(req + 13, alive, an);
+	req[13 + an] = 0; /* extra: none */
+	req[14 + an] = 0;
+	int efd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in ea = { .sin_family = AF_INET,
+				  .sin_port = htons(4369),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ptrdiff_t k;
+	uint8_t resp[2] = { 0, 0xff };
+	R.rc[2] = smarm_io_connect(efd, (struct sockaddr *)&ea, sizeof ea,
+				   MS(30000));
+	if (R.rc[2] == 0)
+		R.rc[2] = smarm_io_write(efd, req, 15 + an, &k);
+	if (R.rc[2] == 0)
+		R.rc[2] = read_full(efd, resp, 2);
+	/* ALIVE2_RESP (121) or ALIVE2_X_RESP (118), result 0. */
+	R.n[1] = (resp[0] == 121 || resp[0] == 118) && resp[1] == 0;
+	atomic_store(&nok_ready, 1);
+	int cfd = -1;
+	uint8_t len[2], body[512];
+	R.rc[3] = smarm_io_accept(lfd, NULL, NULL, MS(30000), &cfd);
+	if (R.rc[3] == 0)
+		R.rc[3] = read_full(cfd, len, 2);
+	size_t bn = (size_t)(len[0] << 8 | len[1]);
+	if (R.rc[3] == 0 && bn <= sizeof body)
+		R.rc[3] = read_full(cfd, body, bn);
+	R.n[2] = R.rc[3] == 0 && bn > 0 && body[0] == 'N'; /* send_name */
+	static const uint8_t nok[] = { 0, 4, 's', 'n', 'o', 'k' };
+	R.rc[4] = smarm_io_write(cfd, nok, sizeof nok, &k);
+	/* Dead: no port, no registration, never a connection of its own. */
+	close(cfd);
+	close(lfd);
+	close(efd);
+}
+
+static void root_nok(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_pid_t fake;
+	char peer[64];
+	R.rc[0] = smarm_dist_start(&d, R.node, COOKIE, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	atomic_store(&nok_ready, 0);
+	HARNESS_EQ(smarm_actor_spawn(&fake, fake_nok, NULL, NULL), 0);
+	while (!atomic_load(&nok_ready))
+		smarm_actor_sleep(MS(1));
+	snprintf(peer, sizeof peer, "zznok%d@localhost", (int)getpid());
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_atom(&x, "hello");
+	uint64_t t0 = smarm_now_ns();
+	R.rc[6] = smarm_dist_send_name(d, peer, "any", x.buff, (size_t)x.index);
+	R.n[3] = (int64_t)((smarm_now_ns() - t0) / 1000000);
+	ei_x_free(&x);
+	HARNESS_EQ(smarm_actor_join(fake, NULL, NULL), 0);
+	R.rc[7] = smarm_dist_stop(d);
+}
+
+/*
+ * Told nok, a sender waits for the peer's own connection; a peer that
+ * died after its nok never makes one. The sender then tries again
+ * (after a second) and fails at once (the node is gone from epmd), not
+ * at the 30 s setup bound it waited for before.
+ */
+START_TEST(test_dist_peer_dead_after_nok_fails_fast)
+{
+	run_node(root_nok);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_int_eq(R.n[1], 1);
+	ck_assert_int_eq(R.rc[3], 0);
+	ck_assert_int_eq(R.n[2], 1);
+	ck_assert_int_eq(R.rc[4], 0);
+	ck_assert_msg(log_has("told us nok"), "no nok seen");
+	printf("# a send to a node dead after its nok failed in %lld ms\n",
+	       (long long)R.n[3]);
+	ck_assert_int_eq(R.rc[6], SMARM_ENOCONN);
+	ck_assert_int_lt(R.n[3], 15000);
+	ck_assert_int_eq(R.rc[7], 0);
+}
+END_TEST
+
 /* ---- simultaneous connect, both orderings of the names ---- */
 
 /*
@@ -1589,6 +1735,7 @@ Suite *smarm_test_dist_suite(void)
 	tcase_set_timeout(te, 300);
 	tcase_add_test(te, test_dist_errors_are_reported);
 	tcase_add_test(te, test_dist_malformed_handshake_closes_with_log_line);
+	tcase_add_test(te, test_dist_peer_dead_after_nok_fails_fast);
 	suite_add_tcase(s, te);
 	return s;
 }
