@@ -585,6 +585,20 @@ START_TEST(test_causal_bystander_pays_delay)
 }
 END_TEST
 
+/* Run root(arg) on a node that profiles site "hot" at a fixed 100%. */
+static void run_hot(smarm_actor_cb root, void *arg)
+{
+	char path[1024];
+	smarm_node_t *node;
+	tmp_path(path, sizeof path);
+	node = open_causal(2, path, MS(30000), "hot", 100);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, root, arg, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	tmp_remove(path);
+}
+
 static void wake_root(void *arg)
 {
 	struct acct *a = arg;
@@ -603,22 +617,14 @@ static void wake_root(void *arg)
  * still runs; the timeout-woken one pays what accrued while it slept. */
 START_TEST(test_causal_wake_rules_order)
 {
-	char path[1024];
 	struct acct a = { .pct = 100 };
-	smarm_node_t *node;
-	tmp_path(path, sizeof path);
-	node = open_causal(2, path, MS(30000), "hot", 100);
-	harness_checks_reset();
-	ck_assert_int_eq(smarm_node_run(node, wake_root, &a, NULL, NULL), 0);
-	harness_checks_assert();
-	ck_assert_int_eq(smarm_node_close(node), 0);
+	run_hot(wake_root, &a);
 	ck_assert_int_lt(a.e_msg, a.e_hot);
 	/* It owed at least DELAY_SEEN and can only pay by sleeping: a lower
 	 * bound, which load only lengthens. (While hot runs on a CPU the
 	 * debt does not shrink, so it usually finishes after hot, but hot
 	 * may wait in a run queue meanwhile, which adds no delay.) */
 	ck_assert_uint_ge(a.tmo_paid, DELAY_SEEN);
-	tmp_remove(path);
 }
 END_TEST
 
@@ -687,16 +693,8 @@ static void small_root(void *arg)
  */
 START_TEST(test_causal_check_leaves_small_debt)
 {
-	char path[1024];
 	struct batch b = { 0 };
-	smarm_node_t *node;
-	tmp_path(path, sizeof path);
-	node = open_causal(2, path, MS(30000), "hot", 100);
-	harness_checks_reset();
-	ck_assert_int_eq(smarm_node_run(node, small_root, &b, NULL, NULL), 0);
-	harness_checks_assert();
-	ck_assert_int_eq(smarm_node_close(node), 0);
-	tmp_remove(path);
+	run_hot(small_root, &b);
 	printf("# owed %llu us: check held %llu us, send held %llu us\n",
 	       (unsigned long long)b.owed / 1000,
 	       (unsigned long long)b.check_ns / 1000,
@@ -918,38 +916,12 @@ static void late_root(void *arg)
 	HARNESS_EQ(smarm_actor_join(h, NULL, NULL), 0);
 }
 
-static void late_run(struct late *l)
-{
-	char path[1024];
-	smarm_node_t *node;
-	tmp_path(path, sizeof path);
-	node = open_causal(2, path, MS(30000), "hot", 100);
-	harness_checks_reset();
-	ck_assert_int_eq(smarm_node_run(node, late_root, l, NULL, NULL), 0);
-	harness_checks_assert();
-	ck_assert_int_eq(smarm_node_close(node), 0);
-	tmp_remove(path);
-}
-
 static void sig_root(void *arg)
 {
 	struct late *l = arg;
 	l->sig = harness_sig_chan();
 	late_root(l);
 	harness_chan_drop(l->sig);
-}
-
-static void sig_run(struct late *l)
-{
-	char path[1024];
-	smarm_node_t *node;
-	tmp_path(path, sizeof path);
-	node = open_causal(2, path, MS(30000), "hot", 100);
-	harness_checks_reset();
-	ck_assert_int_eq(smarm_node_run(node, sig_root, l, NULL, NULL), 0);
-	harness_checks_assert();
-	ck_assert_int_eq(smarm_node_close(node), 0);
-	tmp_remove(path);
 }
 
 /*
@@ -961,7 +933,7 @@ static void sig_run(struct late *l)
 START_TEST(test_causal_timer_dilated_by_debt)
 {
 	struct late l = { 0 };
-	late_run(&l);
+	run_hot(late_root, &l);
 	printf("# timed send of 20 ms, owed %llu us: took %llu us\n",
 	       (unsigned long long)l.owed / 1000,
 	       (unsigned long long)l.took / 1000);
@@ -978,7 +950,7 @@ END_TEST
 START_TEST(test_causal_exit_catches_up)
 {
 	struct late l = { 0 };
-	sig_run(&l);
+	run_hot(sig_root, &l);
 	printf("# exit owing %llu us: Down after %llu us, joined after %llu "
 	       "us\n",
 	       (unsigned long long)l.owed / 1000,
