@@ -34,6 +34,12 @@
  * equal). INV-4 only this layer makes envelopes (their message type's
  * destructor is internal), each block packed for its operation (pack.c
  * INV-1): a server does not re-check a block; debug builds assert it.
+ * INV-5 a client finds a server's inbox through the server's context,
+ * the behaviour state of its actor, read under the actor's cold lock
+ * (smarm__bhv_inbox_of): the context is set once the inbox is made and
+ * cleared, under that lock, before it is freed, and the inbox handle
+ * is cleared before its channel is; the registry holds nothing of a
+ * server that has no name.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
@@ -438,6 +444,45 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
 {
 	return cx != NULL && smarm__self_ext(SMARM__SUB_BEHAVIOUR) ==
 				     (void *)((uintptr_t)cx | tag);
+}
+
+/*
+ * A server's inbox is found through its actor's behaviour state (the
+ * context smarm__bhv_self_set put there), under the actor's cold lock,
+ * which its end takes to clear that state before the context is freed:
+ * no registry record, no published mailbox (INV-5).
+ */
+static int inbox_look(void *state, void *arg)
+{
+	uintptr_t v = (uintptr_t)state;
+	const struct smarm_gs_ctx *sv = state;
+	smarm_chan_t **h = arg;
+	const char *ignored;
+	if (state == NULL)
+		return SMARM_ENOCHAN; /* alive, and no server */
+	if ((v & 1u) == BHV_SELF_MACHINE)
+		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u),
+				    &ignored);
+	/* Cleared (band_free) as the server ends: then none. */
+	*h = __atomic_load_n(&sv->sv_inbox, __ATOMIC_ACQUIRE);
+	return *h != NULL ? 0 : SMARM_ENOCHAN;
+}
+
+int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid, smarm_chan_t **h)
+{
+	*h = NULL;
+	return smarm__actor_ext_read(n, pid.id, SMARM__SUB_BEHAVIOUR,
+				     inbox_look, h);
+}
+
+int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
+			  const struct bhv_env *e)
+{
+	smarm_chan_t *h;
+	int rc = smarm__bhv_inbox_of(n, pid, &h);
+	/* The handle is generation-checked: a channel freed since the
+	 * look is refused (closed), never touched (registry.c INV-5). */
+	return rc == 0 ? smarm__reg_chan_send(h, e) : rc;
 }
 
 /* What an inbox envelope owns beyond itself: its heap block. */
@@ -1063,7 +1108,6 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 static void mailbox_free(struct smarm_gs_ctx *sv)
 {
 	served_flush(sv);
-	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	if (sv->sv_trap)
 		(void)smarm_trap_exit(NULL);
 	smarm__mbox_detach(&sv->sv_mb);
@@ -1137,8 +1181,9 @@ static void bhv_end(void *arg)
 		end_fin(sv);
 }
 
-/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
- * caller): 0 or a status (then nothing is left to free). */
+/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (found by clients
+ * once the caller sets its context: smarm__bhv_inbox_of): 0 or a status
+ * (then nothing is left to free). */
 static int mailbox_make(struct smarm_gs_ctx *sv)
 {
 	int rc;
@@ -1202,9 +1247,6 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	rc = smarm__bhv_self_set(cx, tag);
 	if (rc == 0 && name != NULL)
 		rc = smarm_register(name, &taken_by);
-	if (rc == 0)
-		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
-					   sv->sv_inbox);
 	if (rc != 0)
 		return start_failed(sv, NULL, rc, taken_by.id);
 	rc = create != NULL ? create(args, &sv->sv_state) : 0;

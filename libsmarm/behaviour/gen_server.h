@@ -127,6 +127,19 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
 
+/*
+ * The inbox of the server or machine pid on node n: 0 and *h (a handle,
+ * generation-checked: it may be stale by the time it is used), or
+ * SMARM_ENOCHAN (pid is alive and no server, or its server is ending)
+ * or SMARM_ENOPROC (no live actor). _send sends e to it as
+ * smarm_node_send would: 0, SMARM_ECLOSED, SMARM_EFULL, SMARM_ENOCHAN,
+ * SMARM_ENOPROC. Takes pid's cold lock: not inside an ext_update fn.
+ */
+int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid,
+			smarm_chan_t **h);
+int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
+			  const struct bhv_env *e);
+
 /* A client's reply channel (smarm_response_t elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);
 

@@ -767,6 +767,18 @@ int smarm__actor_ext_update_child(struct smarm_node *n, uint64_t pid, int id,
 	return ext_update_pid(n, pid, id, fn, arg, NULL, true);
 }
 
+int smarm__actor_ext_read(struct smarm_node *n, uint64_t pid, int id,
+			  int (*fn)(void *state, void *arg), void *arg)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	int rc;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	rc = fn(ext_get(s, id), arg); /* nothing made: a look only */
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return rc;
+}
+
 int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,
 			 intptr_t *code)
 {

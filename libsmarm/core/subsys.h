@@ -317,6 +317,17 @@ int smarm__actor_ext_update_child(struct smarm_node *n, uint64_t pid, int id,
 				  void *arg);
 
 /*
+ * A look at subsystem id's state of the live actor pid, under that
+ * actor's cold lock: fn gets the state (NULL: none) and must leave it
+ * as it is; nothing is allocated or attached, so a look at an actor
+ * that has no state costs it nothing. fn runs as an ext_update fn does
+ * (no blocking, no user code, no lock of SLOT rank). Returns fn's
+ * return value, or SMARM_ENOPROC if pid names no actor that is alive.
+ */
+int smarm__actor_ext_read(struct smarm_node *n, uint64_t pid, int id,
+			  int (*fn)(void *state, void *arg), void *arg);
+
+/*
  * smarm__actor_ext_update, and then, in the same hold of the actor's
  * cold lock, the stop request req as smarm__actor_request_stop makes it
  * (but not offered to ss_trap: fn, run by the subsystem whose ss_trap
