@@ -45,8 +45,10 @@
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
  * Per-actor subsystem state belongs to the subsystem that attached it
- * and is handed back to its exit hook. The exit payload belongs to the
- * exit record until the slot is reclaimed. A slot's label block is
+ * and is handed back to its exit hook; a slot's block of state and its
+ * block of rooms (made when a tenant first takes sized state) are kept
+ * across tenants and freed with the slot table. The exit payload
+ * belongs to the exit record until the slot is reclaimed. A slot's label block is
  * made under its cold lock, kept across tenants and freed with the slot
  * table; its text is written by whoever the labels' owners say
  * (subsys.h), cleared at reclaim. An interned label text belongs to the
@@ -349,11 +351,15 @@ void smarm__terminate_stopped(struct smarm__slot *s)
 	smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
 }
 
-/* Subsystem id's room in s's extension block; NULL if id is not sized. */
+/* Subsystem id's room in s's block of rooms; NULL if id is not sized or
+ * the slot has no rooms yet (s->cold held, or s's owner). */
 static void *ext_room(const struct smarm_node *n, const struct smarm__slot *s,
 		      int id)
 {
-	return n->ext_room[id] != 0 ? (char *)s->ext + n->ext_room[id] : NULL;
+	char *rooms = s->ext->x_rooms;
+	return (n->ext_sized & (1u << id)) && rooms != NULL
+		       ? rooms + n->ext_room[id]
+		       : NULL;
 }
 
 /*
@@ -415,39 +421,52 @@ static bool ext_left(const struct smarm__slot *s)
 
 /* --------------------------------------------- per-actor subsystem state */
 
+/* n->test_ext_fail lets a test make the next such allocation fail. */
+static bool ext_test_fail(struct smarm_node *n)
+{
+	uint32_t f =
+		atomic_load_explicit(&n->test_ext_fail, memory_order_relaxed);
+	if (f == 0)
+		return false;
+	atomic_store_explicit(&n->test_ext_fail, f - 1, memory_order_relaxed);
+	return true;
+}
+
 /*
  * The slot's block of per-actor state, allocated on first use (s->cold
  * held). Before the subsystem's fn runs, so that state fn creates can
  * always be attached: nothing fn did has to be undone on ENOMEM (INV-3).
- * n->test_ext_fail lets a test make this allocation fail.
  */
 static int ext_block(struct smarm_node *n, struct smarm__slot *s)
 {
-	uint32_t f;
 	if (s->ext != NULL)
 		return 0;
-	f = atomic_load_explicit(&n->test_ext_fail, memory_order_relaxed);
-	if (SMARM_UNLIKELY(f > 0)) {
-		atomic_store_explicit(&n->test_ext_fail, f - 1,
-				      memory_order_relaxed);
+	if (SMARM_UNLIKELY(ext_test_fail(n)))
 		return SMARM_ENOMEM;
-	}
-	s->ext = calloc(1, n->ext_bytes);
+	s->ext = calloc(1, sizeof *s->ext);
 	return s->ext != NULL ? 0 : SMARM_ENOMEM;
 }
 
 /*
  * A zeroed state of sized subsystem id for the actor in s, which has
- * none (s->cold held): its room, unless the room is lent to the
- * tenant's exit hooks; then a heap block (NULL: out of memory).
+ * none (s->cold held, the block made): its room, the slot's block of
+ * rooms made on first use, unless the room is lent to the tenant's exit
+ * hooks; then a heap block. NULL: out of memory (before fn, as above).
  */
 static void *ext_fresh(struct smarm_node *n, struct smarm__slot *s, int id)
 {
 	size_t size = n->subs[id]->ss_actor_size;
-	void *room = ext_room(n, s, id);
-	SMARM_ASSERT(room != NULL); /* laid out at open (node.c) */
+	void *room;
 	if (SMARM_UNLIKELY(s->ext->x_lent & (1u << id)))
 		return calloc(1, size);
+	room = ext_room(n, s, id);
+	if (SMARM_UNLIKELY(room == NULL)) {		 /* the slot's first */
+		SMARM_ASSERT(n->ext_sized & (1u << id)); /* laid out (node.c) */
+		if (ext_test_fail(n) ||
+		    (s->ext->x_rooms = calloc(1, n->ext_bytes)) == NULL)
+			return NULL;
+		return ext_room(n, s, id); /* zeroed */
+	}
 	memset(room, 0, size);
 	return room;
 }

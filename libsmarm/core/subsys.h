@@ -130,8 +130,10 @@ enum {
  */
 /*
  * A sized subsystem (ss_actor_size > 0) lets the core hold its per-actor
- * state: each slot's extension block has a zeroed room of that size for
- * it, kept across tenants, so an actor's state costs no allocation.
+ * state: each slot that ever held such state has a zeroed room of that
+ * size for it (in the slot's block of rooms, made on the first use and
+ * kept across tenants), so an actor's state costs no allocation once
+ * its slot has the rooms.
  *   ss_actor_size  bytes of one actor's state (0: the subsystem
  *                  allocates its own, as described above).
  *   ss_actor_trim  after each update of a sized state, under the cold
@@ -165,14 +167,19 @@ struct smarm__subsys {
 extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
 
 /*
- * Per-actor subsystem state (slot `ext`; kept across tenants), followed
- * by the rooms of the sized subsystems (at n->ext_room[id]). A room is
- * free, attached (x_state[id] points at it) or lent: taken by the
- * tenant's exit hooks, until the slot is reclaimed. State attached while
- * the room is lent (late, actor.c INV-3) is a heap block instead.
+ * Per-actor subsystem state (slot `ext`; kept across tenants), and the
+ * rooms of the sized subsystems: a block of their own (x_rooms, at
+ * n->ext_room[id] in it), made when a tenant of the slot first takes
+ * sized state (an actor that never links, monitors or traps has none)
+ * and kept across tenants too. A room is free, attached (x_state[id]
+ * points at it) or lent: taken by the tenant's exit hooks, until the
+ * slot is reclaimed. State attached while the room is lent (late,
+ * actor.c INV-3) is a heap block instead.
  */
 struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
+	void *x_rooms;	  /* cold: the sized subsystems' rooms (n->ext_bytes),
+			     or NULL: none yet; never moves once made */
 	uint8_t x_mask;	  /* cold: bit id set iff x_state[id] != NULL */
 	uint8_t x_lent;	  /* cold: bit id set: room id is lent */
 	char *x_label[2]; /* per label kind (below): a block of
