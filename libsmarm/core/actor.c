@@ -48,8 +48,8 @@
  * and is handed back to its exit hook; a slot's block of state and its
  * block of rooms (made when a tenant first takes sized state) are kept
  * across tenants and freed with the slot table. The exit payload
- * belongs to the exit record until the slot is reclaimed. A slot's label block is
- * made under its cold lock, kept across tenants and freed with the slot
+ * belongs to the exit record until the slot is reclaimed. A slot's label block
+ * is made under its cold lock, kept across tenants and freed with the slot
  * table; its text is written by whoever the labels' owners say
  * (subsys.h), cleared at reclaim. An interned label text belongs to the
  * node, is never changed once listed and is freed with the slot table.
@@ -432,19 +432,39 @@ static bool ext_test_fail(struct smarm_node *n)
 	return true;
 }
 
+/* Where a block of rooms made with the header block lies in it. */
+#define EXT_ROOMS_AT ((sizeof(struct smarm__ext) + 15) & ~(size_t)15)
+
 /*
  * The slot's block of per-actor state, allocated on first use (s->cold
  * held). Before the subsystem's fn runs, so that state fn creates can
  * always be attached: nothing fn did has to be undone on ENOMEM (INV-3).
+ * rooms: the first state is sized, so the block of rooms is made in the
+ * same allocation (one calloc for a linked or monitored actor, as when
+ * the rooms were always there); else the block is the header alone.
  */
-static int ext_block(struct smarm_node *n, struct smarm__slot *s)
+static int ext_block(struct smarm_node *n, struct smarm__slot *s, bool rooms)
 {
 	if (s->ext != NULL)
 		return 0;
 	if (SMARM_UNLIKELY(ext_test_fail(n)))
 		return SMARM_ENOMEM;
-	s->ext = calloc(1, sizeof *s->ext);
-	return s->ext != NULL ? 0 : SMARM_ENOMEM;
+	s->ext =
+		calloc(1, rooms ? EXT_ROOMS_AT + n->ext_bytes : sizeof *s->ext);
+	if (s->ext == NULL)
+		return SMARM_ENOMEM;
+	if (rooms)
+		s->ext->x_rooms = (char *)s->ext + EXT_ROOMS_AT;
+	return 0;
+}
+
+void smarm__ext_free(struct smarm__ext *x)
+{
+	if (x == NULL)
+		return;
+	if (x->x_rooms != (char *)x + EXT_ROOMS_AT)
+		free(x->x_rooms); /* made on its own (ext_fresh) */
+	free(x);
 }
 
 /*
@@ -561,7 +581,8 @@ static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
 
 	*ran = false;
 	if (was == NULL) {
-		if (ext_block(n, s) != 0) /* before fn: nothing to undo */
+		if (ext_block(n, s, sized) !=
+		    0) /* before fn: nothing to undo */
 			return SMARM_ENOMEM;
 		if (sized && (state = ext_fresh(n, s, id)) == NULL)
 			return SMARM_ENOMEM;
@@ -655,7 +676,7 @@ static char *label_make(struct smarm_node *n, struct smarm__slot *s, int kind)
 {
 	char *lb;
 	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABEL_BLOCKS);
-	if (ext_block(n, s) != 0)
+	if (ext_block(n, s, false) != 0)
 		return NULL;
 	lb = s->ext->x_label[kind];
 	if (lb == NULL) {
@@ -724,7 +745,7 @@ static bool label_point(struct smarm_node *n, struct smarm__slot *s, int kind,
 			char *lb)
 {
 	SMARM_ASSERT(kind >= SMARM__LABEL_BLOCKS && kind < SMARM__LABELS);
-	if (lb == NULL || ext_block(n, s) != 0)
+	if (lb == NULL || ext_block(n, s, false) != 0)
 		return false;
 	/* Release: a reader that sees the pointer sees the text. */
 	__atomic_store_n(&s->ext->x_label[kind], lb, __ATOMIC_RELEASE);

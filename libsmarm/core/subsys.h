@@ -168,10 +168,11 @@ extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
 
 /*
  * Per-actor subsystem state (slot `ext`; kept across tenants), and the
- * rooms of the sized subsystems: a block of their own (x_rooms, at
+ * rooms of the sized subsystems: a block of rooms (x_rooms, at
  * n->ext_room[id] in it), made when a tenant of the slot first takes
- * sized state (an actor that never links, monitors or traps has none)
- * and kept across tenants too. A room is free, attached (x_state[id]
+ * sized state (an actor that never links, monitors or traps has none;
+ * in the same allocation when that state is the block's first: actor.c
+ * ext_block) and kept across tenants too. A room is free, attached (x_state[id]
  * points at it) or lent: taken by the tenant's exit hooks, until the
  * slot is reclaimed. State attached while the room is lent (late,
  * actor.c INV-3) is a heap block instead.
