@@ -376,18 +376,22 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 	struct smarm__worker *w = smarm__worker();
 	struct smarm_node *n = w->node;
 	void *state[SMARM__SUB_MAX];
-	unsigned mask, m;
+	unsigned mask, m, in_room = 0; /* bit id: state[id] is its room */
+	char *rooms;
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	mask = s->ext->x_mask;
 	s->ext->x_mask = 0;
+	rooms = s->ext->x_rooms; /* NULL: no state is in a room */
 	for (m = mask; m != 0; m &= m - 1) {
 		int id = __builtin_ctz(m);
 		state[id] = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
 		/* A room is lent to the hooks until the slot's reclaim. */
-		if (state[id] == ext_room(n, s, id))
-			s->ext->x_lent |= (uint8_t)(1u << id);
+		if (rooms != NULL && (n->ext_sized & (1u << id)) &&
+		    state[id] == rooms + n->ext_room[id])
+			in_room |= 1u << id;
 	}
+	s->ext->x_lent |= (uint8_t)in_room;
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	/* Every wake of the exit goes out at once, after its hooks. */
 	smarm__wakes_hold(w, true);
@@ -399,7 +403,7 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 		if (ss->ss_actor_exit != NULL)
 			ss->ss_actor_exit(s, smarm__slot_pid(s), &s->exit,
 					  state[id]);
-		if (ss->ss_actor_size != 0 && state[id] != ext_room(n, s, id))
+		if (ss->ss_actor_size != 0 && !(in_room & (1u << id)))
 			free(state[id]); /* a late attach's block */
 	}
 	smarm__wakes_hold(w, false);
