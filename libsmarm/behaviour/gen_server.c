@@ -75,8 +75,8 @@ _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
 	       "struct bhv_peek has a count for every band");
 
-_Static_assert(sizeof(struct smarm_gs_ctx) <= 344,
-	       "a server is a 352-byte malloc chunk (gen_server.h)");
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 328,
+	       "a server is a 336-byte malloc chunk (gen_server.h)");
 
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
@@ -107,9 +107,12 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_served != 0) {
 		struct smarm__worker *w = smarm__worker();
+		struct bhv_node *b;
 		_Atomic int64_t *c;
 		SMARM_ASSERT(w != NULL);
-		c = &sv->sv_stats->bn_served[w->id].bs_n;
+		/* Its node's: the worker's (a server runs on its node's). */
+		b = smarm__node_sub(w->node, SMARM__SUB_BEHAVIOUR);
+		c = &b->bn_served[w->id].bs_n;
 		atomic_store_explicit(
 			c,
 			atomic_load_explicit(c, memory_order_relaxed) +
@@ -627,7 +630,7 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	(void)smarm__chan_get_limit(sv->sv_inbox, &limit);
 	st.struct_size = sizeof st;
 	st.behaviour = sv->sv_be->bh_name;
-	st.pid = sv->sv_self;
+	st.pid = smarm_actor_self(); /* the server answers itself */
 	st.queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
 	st.queue_limit = limit;
 	st.monitors = (uint32_t)sv->sv_nmon;
@@ -1227,9 +1230,6 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	sv->sv_be = be;
 	sv->sv_en = en;
 	sv->sv_armed = &sv->sv_ntimers;
-	sv->sv_self = smarm_actor_self();
-	sv->sv_stats =
-		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	SMARM_ASSERT((char *)alloc + en->en_off == (char *)sv);

@@ -24,7 +24,6 @@ struct bhv_node; /* a node's counters (gen_server.c) */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
-	smarm_pid_t sv_self;		     /* the server's actor */
 	smarm_chan_t *sv_inbox;		     /* its requests (published) */
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
@@ -49,13 +48,13 @@ struct smarm_gs_ctx {
 					 sides) */
 	intptr_t sv_err;	      /* the reason of an error reply
 					 (sv_err_set) */
-	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
-					 to sv_stats (gen_server.c) */
+					 to its node's counters (gen_server.c
+					 served_flush) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
 	/* The 4-byte fields and the flags, together (a hibernated server
-	 * keeps this block: 344 bytes, a 352-byte chunk). */
+	 * keeps this block: 328 bytes, a 336-byte chunk). */
 	int sv_how;	       /* the end's how (sv_stop); at its end
 				  terminate's (smarm__bhv_end_how) */
 	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
