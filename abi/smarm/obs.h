@@ -161,9 +161,9 @@ enum smarm_actor_flag {
  *                 snapshots for a rate.
  *   wait_deadline_ns  SMARM_WAIT_TIMED (and a timed receive): when the
  *                 wait ends, on the smarm_now_ns clock; else 0.
- *   mailbox_depth messages queued in the mailboxes it published (a
- *                 server's or machine's inbox, a supervisor's); -1 if
- *                 it published none.
+ *   mailbox_depth messages queued in its mailboxes: a server's or
+ *                 machine's inbox, and those it published (a
+ *                 supervisor's); -1 if it has none.
  *   stack_reserve, stack_guard  bytes; stack_high_water the sampled
  *                 deepest use (smarm_actor_get_stack's
  *                 SMARM_STACK_INFO_DEPTH_HIGH_WATER); stack_shrinks.

@@ -34,6 +34,12 @@
  * equal). INV-4 only this layer makes envelopes (their message type's
  * destructor is internal), each block packed for its operation (pack.c
  * INV-1): a server does not re-check a block; debug builds assert it.
+ * INV-5 a client finds a server's inbox through the server's context,
+ * the behaviour state of its actor, read under the actor's cold lock
+ * (smarm__bhv_inbox_of): the context is set once the inbox is made and
+ * cleared, under that lock, before it is freed, and the inbox handle
+ * is cleared before its channel is; the registry holds nothing of a
+ * server that has no name.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
@@ -69,8 +75,8 @@ _Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
 		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
 	       "struct bhv_peek has a count for every band");
 
-_Static_assert(sizeof(struct smarm_gs_ctx) <= 344,
-	       "a server is a 352-byte malloc chunk (gen_server.h)");
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 328,
+	       "a server is a 336-byte malloc chunk (gen_server.h)");
 
 /* Inbox envelopes a server takes in one hold of the inbox's lock. */
 #define BHV_BATCH 16
@@ -101,9 +107,12 @@ static inline void served_flush(struct smarm_gs_ctx *sv)
 {
 	if (sv->sv_served != 0) {
 		struct smarm__worker *w = smarm__worker();
+		struct bhv_node *b;
 		_Atomic int64_t *c;
 		SMARM_ASSERT(w != NULL);
-		c = &sv->sv_stats->bn_served[w->id].bs_n;
+		/* Its node's: the worker's (a server runs on its node's). */
+		b = smarm__node_sub(w->node, SMARM__SUB_BEHAVIOUR);
+		c = &b->bn_served[w->id].bs_n;
 		atomic_store_explicit(
 			c,
 			atomic_load_explicit(c, memory_order_relaxed) +
@@ -440,6 +449,45 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
 				     (void *)((uintptr_t)cx | tag);
 }
 
+/*
+ * A server's inbox is found through its actor's behaviour state (the
+ * context smarm__bhv_self_set put there), under the actor's cold lock,
+ * which its end takes to clear that state before the context is freed:
+ * no registry record, no published mailbox (INV-5).
+ */
+static int inbox_look(void *state, void *arg)
+{
+	uintptr_t v = (uintptr_t)state;
+	const struct smarm_gs_ctx *sv = state;
+	smarm_chan_t **h = arg;
+	const char *ignored;
+	if (state == NULL)
+		return SMARM_ENOCHAN; /* alive, and no server */
+	if ((v & 1u) == BHV_SELF_MACHINE)
+		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u),
+				    &ignored);
+	/* Cleared (band_free) as the server ends: then none. */
+	*h = __atomic_load_n(&sv->sv_inbox, __ATOMIC_ACQUIRE);
+	return *h != NULL ? 0 : SMARM_ENOCHAN;
+}
+
+int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid, smarm_chan_t **h)
+{
+	*h = NULL;
+	return smarm__actor_ext_read(n, pid.id, SMARM__SUB_BEHAVIOUR,
+				     inbox_look, h);
+}
+
+int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
+			  const struct bhv_env *e)
+{
+	smarm_chan_t *h;
+	int rc = smarm__bhv_inbox_of(n, pid, &h);
+	/* The handle is generation-checked: a channel freed since the
+	 * look is refused (closed), never touched (registry.c INV-5). */
+	return rc == 0 ? smarm__reg_chan_send(h, e) : rc;
+}
+
 /* What an inbox envelope owns beyond itself: its heap block. */
 static size_t env_extra(const void *elem)
 {
@@ -582,7 +630,7 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	(void)smarm__chan_get_limit(sv->sv_inbox, &limit);
 	st.struct_size = sizeof st;
 	st.behaviour = sv->sv_be->bh_name;
-	st.pid = sv->sv_self;
+	st.pid = smarm_actor_self(); /* the server answers itself */
 	st.queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
 	st.queue_limit = limit;
 	st.monitors = (uint32_t)sv->sv_nmon;
@@ -1063,7 +1111,6 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 static void mailbox_free(struct smarm_gs_ctx *sv)
 {
 	served_flush(sv);
-	smarm_mailbox_unpublish(smarm__gs_inbox_type());
 	if (sv->sv_trap)
 		(void)smarm_trap_exit(NULL);
 	smarm__mbox_detach(&sv->sv_mb);
@@ -1137,8 +1184,9 @@ static void bhv_end(void *arg)
 		end_fin(sv);
 }
 
-/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (published by the
- * caller): 0 or a status (then nothing is left to free). */
+/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (found by clients
+ * once the caller sets its context: smarm__bhv_inbox_of): 0 or a status
+ * (then nothing is left to free). */
 static int mailbox_make(struct smarm_gs_ctx *sv)
 {
 	int rc;
@@ -1182,9 +1230,6 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	sv->sv_be = be;
 	sv->sv_en = en;
 	sv->sv_armed = &sv->sv_ntimers;
-	sv->sv_self = smarm_actor_self();
-	sv->sv_stats =
-		smarm__node_sub(smarm__current_node(), SMARM__SUB_BEHAVIOUR);
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	SMARM_ASSERT((char *)alloc + en->en_off == (char *)sv);
@@ -1202,9 +1247,6 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 	rc = smarm__bhv_self_set(cx, tag);
 	if (rc == 0 && name != NULL)
 		rc = smarm_register(name, &taken_by);
-	if (rc == 0)
-		rc = smarm_mailbox_publish(smarm__gs_inbox_type(),
-					   sv->sv_inbox);
 	if (rc != 0)
 		return start_failed(sv, NULL, rc, taken_by.id);
 	rc = create != NULL ? create(args, &sv->sv_state) : 0;

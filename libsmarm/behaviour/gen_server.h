@@ -24,7 +24,6 @@ struct bhv_node; /* a node's counters (gen_server.c) */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
-	smarm_pid_t sv_self;		     /* the server's actor */
 	smarm_chan_t *sv_inbox;		     /* its requests (published) */
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
@@ -49,13 +48,13 @@ struct smarm_gs_ctx {
 					 sides) */
 	intptr_t sv_err;	      /* the reason of an error reply
 					 (sv_err_set) */
-	struct bhv_node *sv_stats;    /* its node's counters */
 	int64_t sv_served;	      /* requests served and not yet added
-					 to sv_stats (gen_server.c) */
+					 to its node's counters (gen_server.c
+					 served_flush) */
 	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
 	/* The 4-byte fields and the flags, together (a hibernated server
-	 * keeps this block: 344 bytes, a 352-byte chunk). */
+	 * keeps this block: 328 bytes, a 336-byte chunk). */
 	int sv_how;	       /* the end's how (sv_stop); at its end
 				  terminate's (smarm__bhv_end_how) */
 	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
@@ -126,6 +125,19 @@ int smarm__gs_tick_band(struct smarm_gs_ctx *sv);
 int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out);
+
+/*
+ * The inbox of the server or machine pid on node n: 0 and *h (a handle,
+ * generation-checked: it may be stale by the time it is used), or
+ * SMARM_ENOCHAN (pid is alive and no server, or its server is ending)
+ * or SMARM_ENOPROC (no live actor). _send sends e to it as
+ * smarm_node_send would: 0, SMARM_ECLOSED, SMARM_EFULL, SMARM_ENOCHAN,
+ * SMARM_ENOPROC. Takes pid's cold lock: not inside an ext_update fn.
+ */
+int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid,
+			smarm_chan_t **h);
+int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
+			  const struct bhv_env *e);
 
 /* A client's reply channel (smarm_response_t elements). */
 int smarm__gs_reply_chan(smarm_chan_t **out);

@@ -540,7 +540,6 @@ static int resolve(struct smarm_server *s, int kind, smarm_pid_t *pid)
 __attribute__((noinline)) static int
 send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 {
-	const smarm_msgtype_t *t = smarm__gs_inbox_type();
 	smarm_pid_t pid;
 	int rc = resolve(s, op->op_kind, &pid);
 
@@ -548,17 +547,15 @@ send_op_slow(struct smarm_server *s, const struct bhv_op *op, struct bhv_env *e)
 		s->sc_to = pid; /* for introspection: await */
 		rc = SMARM_ECLOSED;
 		if (!s->sc_named) {
-			const struct smarm_msgtype *it;
-			if (s->sc_inbox == NULL &&
-			    smarm__msgtype_decode(t, &it) == 0)
-				(void)smarm__reg_mailbox_of(s->sc_node, pid.id,
-							    it, &s->sc_inbox);
+			if (s->sc_inbox == NULL)
+				(void)smarm__bhv_inbox_of(s->sc_node, pid,
+							  &s->sc_inbox);
 			if (s->sc_inbox != NULL)
 				rc = smarm__reg_chan_send(s->sc_inbox, e);
 		}
 		if (rc == SMARM_ECLOSED) { /* none cached, or it is gone */
 			s->sc_inbox = NULL;
-			rc = smarm_node_send(s->sc_node, pid, t, e);
+			rc = smarm__bhv_inbox_send(s->sc_node, pid, e);
 		}
 	}
 	if (rc != 0) {
@@ -735,8 +732,7 @@ static int end_server(struct smarm_server *s, bool stop, int how,
 		(void)smarm_actor_send_exit(pid, SMARM_EXIT_SHUTDOWN, 0);
 	else if ((rc = smarm__bhv_pack(&smarm__bhv_sys_stop, args, 2,
 				       &e.en_msg)) == 0 &&
-		 (rc = smarm_node_send(s->sc_node, pid, smarm__gs_inbox_type(),
-				       &e)) != 0)
+		 (rc = smarm__bhv_inbox_send(s->sc_node, pid, &e)) != 0)
 		smarm__bhv_msg_free(&e.en_msg);
 	/* A closed inbox or a pid gone: its Down, due, says how it ended. No
 	 * inbox at all: no server, whose end might never come. */

@@ -45,9 +45,11 @@
  * Ownership: a slot is owned by its spawner until published, then by
  * whichever worker holds its claim; the cold fields by the cold lock.
  * Per-actor subsystem state belongs to the subsystem that attached it
- * and is handed back to its exit hook. The exit payload belongs to the
- * exit record until the slot is reclaimed. A slot's label block is
- * made under its cold lock, kept across tenants and freed with the slot
+ * and is handed back to its exit hook; a slot's block of state and its
+ * block of rooms (made when a tenant first takes sized state) are kept
+ * across tenants and freed with the slot table. The exit payload
+ * belongs to the exit record until the slot is reclaimed. A slot's label block
+ * is made under its cold lock, kept across tenants and freed with the slot
  * table; its text is written by whoever the labels' owners say
  * (subsys.h), cleared at reclaim. An interned label text belongs to the
  * node, is never changed once listed and is freed with the slot table.
@@ -349,11 +351,15 @@ void smarm__terminate_stopped(struct smarm__slot *s)
 	smarm__terminate(s, SMARM_EXIT_STOPPED, 0);
 }
 
-/* Subsystem id's room in s's extension block; NULL if id is not sized. */
+/* Subsystem id's room in s's block of rooms; NULL if id is not sized or
+ * the slot has no rooms yet (s->cold held, or s's owner). */
 static void *ext_room(const struct smarm_node *n, const struct smarm__slot *s,
 		      int id)
 {
-	return n->ext_room[id] != 0 ? (char *)s->ext + n->ext_room[id] : NULL;
+	char *rooms = s->ext->x_rooms;
+	return (n->ext_sized & (1u << id)) && rooms != NULL
+		       ? rooms + n->ext_room[id]
+		       : NULL;
 }
 
 /*
@@ -370,18 +376,22 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 	struct smarm__worker *w = smarm__worker();
 	struct smarm_node *n = w->node;
 	void *state[SMARM__SUB_MAX];
-	unsigned mask, m;
+	unsigned mask, m, in_room = 0; /* bit id: state[id] is its room */
+	char *rooms;
 	smarm__lock(&s->cold, SMARM__RANK_SLOT);
 	mask = s->ext->x_mask;
 	s->ext->x_mask = 0;
+	rooms = s->ext->x_rooms; /* NULL: no state is in a room */
 	for (m = mask; m != 0; m &= m - 1) {
 		int id = __builtin_ctz(m);
 		state[id] = s->ext->x_state[id];
 		s->ext->x_state[id] = NULL;
 		/* A room is lent to the hooks until the slot's reclaim. */
-		if (state[id] == ext_room(n, s, id))
-			s->ext->x_lent |= (uint8_t)(1u << id);
+		if (rooms != NULL && (n->ext_sized & (1u << id)) &&
+		    state[id] == rooms + n->ext_room[id])
+			in_room |= 1u << id;
 	}
+	s->ext->x_lent |= (uint8_t)in_room;
 	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
 	/* Every wake of the exit goes out at once, after its hooks. */
 	smarm__wakes_hold(w, true);
@@ -393,7 +403,7 @@ static __attribute__((noinline)) void exit_hooks_slow(struct smarm__slot *s)
 		if (ss->ss_actor_exit != NULL)
 			ss->ss_actor_exit(s, smarm__slot_pid(s), &s->exit,
 					  state[id]);
-		if (ss->ss_actor_size != 0 && state[id] != ext_room(n, s, id))
+		if (ss->ss_actor_size != 0 && !(in_room & (1u << id)))
 			free(state[id]); /* a late attach's block */
 	}
 	smarm__wakes_hold(w, false);
@@ -415,39 +425,72 @@ static bool ext_left(const struct smarm__slot *s)
 
 /* --------------------------------------------- per-actor subsystem state */
 
+/* n->test_ext_fail lets a test make the next such allocation fail. */
+static bool ext_test_fail(struct smarm_node *n)
+{
+	uint32_t f =
+		atomic_load_explicit(&n->test_ext_fail, memory_order_relaxed);
+	if (f == 0)
+		return false;
+	atomic_store_explicit(&n->test_ext_fail, f - 1, memory_order_relaxed);
+	return true;
+}
+
+/* Where a block of rooms made with the header block lies in it. */
+#define EXT_ROOMS_AT ((sizeof(struct smarm__ext) + 15) & ~(size_t)15)
+
 /*
  * The slot's block of per-actor state, allocated on first use (s->cold
  * held). Before the subsystem's fn runs, so that state fn creates can
  * always be attached: nothing fn did has to be undone on ENOMEM (INV-3).
- * n->test_ext_fail lets a test make this allocation fail.
+ * rooms: the first state is sized, so the block of rooms is made in the
+ * same allocation (one calloc for a linked or monitored actor, as when
+ * the rooms were always there); else the block is the header alone.
  */
-static int ext_block(struct smarm_node *n, struct smarm__slot *s)
+static int ext_block(struct smarm_node *n, struct smarm__slot *s, bool rooms)
 {
-	uint32_t f;
 	if (s->ext != NULL)
 		return 0;
-	f = atomic_load_explicit(&n->test_ext_fail, memory_order_relaxed);
-	if (SMARM_UNLIKELY(f > 0)) {
-		atomic_store_explicit(&n->test_ext_fail, f - 1,
-				      memory_order_relaxed);
+	if (SMARM_UNLIKELY(ext_test_fail(n)))
 		return SMARM_ENOMEM;
-	}
-	s->ext = calloc(1, n->ext_bytes);
-	return s->ext != NULL ? 0 : SMARM_ENOMEM;
+	s->ext =
+		calloc(1, rooms ? EXT_ROOMS_AT + n->ext_bytes : sizeof *s->ext);
+	if (s->ext == NULL)
+		return SMARM_ENOMEM;
+	if (rooms)
+		s->ext->x_rooms = (char *)s->ext + EXT_ROOMS_AT;
+	return 0;
+}
+
+void smarm__ext_free(struct smarm__ext *x)
+{
+	if (x == NULL)
+		return;
+	if (x->x_rooms != (char *)x + EXT_ROOMS_AT)
+		free(x->x_rooms); /* made on its own (ext_fresh) */
+	free(x);
 }
 
 /*
  * A zeroed state of sized subsystem id for the actor in s, which has
- * none (s->cold held): its room, unless the room is lent to the
- * tenant's exit hooks; then a heap block (NULL: out of memory).
+ * none (s->cold held, the block made): its room, the slot's block of
+ * rooms made on first use, unless the room is lent to the tenant's exit
+ * hooks; then a heap block. NULL: out of memory (before fn, as above).
  */
 static void *ext_fresh(struct smarm_node *n, struct smarm__slot *s, int id)
 {
 	size_t size = n->subs[id]->ss_actor_size;
-	void *room = ext_room(n, s, id);
-	SMARM_ASSERT(room != NULL); /* laid out at open (node.c) */
+	void *room;
 	if (SMARM_UNLIKELY(s->ext->x_lent & (1u << id)))
 		return calloc(1, size);
+	room = ext_room(n, s, id);
+	if (SMARM_UNLIKELY(room == NULL)) {		 /* the slot's first */
+		SMARM_ASSERT(n->ext_sized & (1u << id)); /* laid out (node.c) */
+		if (ext_test_fail(n) ||
+		    (s->ext->x_rooms = calloc(1, n->ext_bytes)) == NULL)
+			return NULL;
+		return ext_room(n, s, id); /* zeroed */
+	}
 	memset(room, 0, size);
 	return room;
 }
@@ -542,7 +585,8 @@ static int ext_update_locked(struct smarm_node *n, struct smarm__slot *s,
 
 	*ran = false;
 	if (was == NULL) {
-		if (ext_block(n, s) != 0) /* before fn: nothing to undo */
+		if (ext_block(n, s, sized) !=
+		    0) /* before fn: nothing to undo */
 			return SMARM_ENOMEM;
 		if (sized && (state = ext_fresh(n, s, id)) == NULL)
 			return SMARM_ENOMEM;
@@ -636,7 +680,7 @@ static char *label_make(struct smarm_node *n, struct smarm__slot *s, int kind)
 {
 	char *lb;
 	SMARM_ASSERT(kind >= 0 && kind < SMARM__LABEL_BLOCKS);
-	if (ext_block(n, s) != 0)
+	if (ext_block(n, s, false) != 0)
 		return NULL;
 	lb = s->ext->x_label[kind];
 	if (lb == NULL) {
@@ -705,7 +749,7 @@ static bool label_point(struct smarm_node *n, struct smarm__slot *s, int kind,
 			char *lb)
 {
 	SMARM_ASSERT(kind >= SMARM__LABEL_BLOCKS && kind < SMARM__LABELS);
-	if (lb == NULL || ext_block(n, s) != 0)
+	if (lb == NULL || ext_block(n, s, false) != 0)
 		return false;
 	/* Release: a reader that sees the pointer sees the text. */
 	__atomic_store_n(&s->ext->x_label[kind], lb, __ATOMIC_RELEASE);
@@ -765,6 +809,18 @@ int smarm__actor_ext_update_child(struct smarm_node *n, uint64_t pid, int id,
 				  int (*fn)(void **state, void *arg), void *arg)
 {
 	return ext_update_pid(n, pid, id, fn, arg, NULL, true);
+}
+
+int smarm__actor_ext_read(struct smarm_node *n, uint64_t pid, int id,
+			  int (*fn)(void *state, void *arg), void *arg)
+{
+	struct smarm__slot *s = lock_live(n, pid);
+	int rc;
+	if (s == NULL)
+		return SMARM_ENOPROC;
+	rc = fn(ext_get(s, id), arg); /* nothing made: a look only */
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return rc;
 }
 
 int smarm__actor_exit_of(struct smarm_node *n, uint64_t pid, int *how,

@@ -39,6 +39,11 @@ int smarm__join(struct smarm_node *n, struct smarm__slot *me, uint64_t pid,
 int smarm__detach(struct smarm_node *n, uint64_t pid);
 /* Free the node's interned label texts (no slot refers to them). */
 void smarm__labels_fini(struct smarm_node *n);
+
+/* Free a slot's block of per-actor state and its block of rooms (made
+ * with it or on their own: actor.c ext_block); NULL is nothing. */
+struct smarm__ext;
+void smarm__ext_free(struct smarm__ext *x);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
 /* Take the newest handler (fn, arg) off s's cleanup stack, wherever it

@@ -65,15 +65,16 @@ const char *smarm__config_trace(const struct smarm_config *cfg, int *format)
 }
 
 /*
- * Where each sized subsystem's room lies in a slot's extension block,
+ * Where each sized subsystem's room lies in a slot's block of rooms,
  * and which subsystems have the hooks a spawn or a stop walks (so those
  * walks visit only them).
  */
 static void ext_layout(struct smarm_node *n)
 {
-	size_t at = sizeof(struct smarm__ext);
+	size_t at = 0;
 	n->spawn_hooks = 0;
 	n->trap_hooks = 0;
+	n->ext_sized = 0;
 	for (int id = 0; id < SMARM__SUB_MAX; id++) {
 		const struct smarm__subsys *ss = n->subs[id];
 		n->ext_room[id] = 0;
@@ -88,6 +89,7 @@ static void ext_layout(struct smarm_node *n)
 		SMARM_ASSERT(ss->ss_actor_trim != NULL);
 		at = (at + 15) & ~(size_t)15;
 		n->ext_room[id] = (uint32_t)at;
+		n->ext_sized |= (uint8_t)(1u << id);
 		at += ss->ss_actor_size;
 	}
 	n->ext_bytes = (uint32_t)at;

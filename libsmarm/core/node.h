@@ -260,8 +260,9 @@ struct smarm_node {
 	_Atomic uint64_t ext_late;	/* exits resumed to hand over state
 					   attached late (actor.c INV-3) */
 	_Atomic uint32_t test_ext_fail; /* test-only: this many per-actor
-					   state blocks fail to allocate
-					   (actor.c ext_block) */
+					   state blocks or blocks of rooms
+					   fail to allocate (actor.c
+					   ext_test_fail) */
 
 	/*
 	 * The node's serial, 1..255, unique among the open nodes (a pid
@@ -274,10 +275,11 @@ struct smarm_node {
 	const struct smarm__subsys *subs[SMARM__SUB_MAX]; /* or NULL */
 	void *sub_state[SMARM__SUB_MAX];   /* each one's per-node state */
 	uint32_t ext_room[SMARM__SUB_MAX]; /* sized: room offset in a slot's
-					      extension block, else 0 */
-	uint32_t ext_bytes;		   /* one extension block */
+					      block of rooms, else 0 */
+	uint32_t ext_bytes;		   /* one block of rooms (x_rooms) */
 	uint8_t spawn_hooks;		   /* bit id: subs[id] has ss_spawn */
 	uint8_t trap_hooks;		   /* bit id: subs[id] has ss_trap */
+	uint8_t ext_sized;		   /* bit id: subs[id] is sized */
 
 	/*
 	 * Idle policy, kept after the older fields so their

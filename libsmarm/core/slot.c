@@ -454,7 +454,7 @@ void smarm__slots_fini(struct smarm_node *n)
 		for (int k = 0;
 		     n->slots[i].ext != NULL && k < SMARM__LABEL_BLOCKS; k++)
 			free(n->slots[i].ext->x_label[k]);
-		free(n->slots[i].ext);
+		smarm__ext_free(n->slots[i].ext);
 	}
 	smarm__labels_fini(n);
 	if (n->slots != NULL)

@@ -130,8 +130,10 @@ enum {
  */
 /*
  * A sized subsystem (ss_actor_size > 0) lets the core hold its per-actor
- * state: each slot's extension block has a zeroed room of that size for
- * it, kept across tenants, so an actor's state costs no allocation.
+ * state: each slot that ever held such state has a zeroed room of that
+ * size for it (in the slot's block of rooms, made on the first use and
+ * kept across tenants), so an actor's state costs no allocation once
+ * its slot has the rooms.
  *   ss_actor_size  bytes of one actor's state (0: the subsystem
  *                  allocates its own, as described above).
  *   ss_actor_trim  after each update of a sized state, under the cold
@@ -165,14 +167,20 @@ struct smarm__subsys {
 extern const struct smarm__subsys *const smarm__builtin_subsys[SMARM__SUB_MAX];
 
 /*
- * Per-actor subsystem state (slot `ext`; kept across tenants), followed
- * by the rooms of the sized subsystems (at n->ext_room[id]). A room is
- * free, attached (x_state[id] points at it) or lent: taken by the
- * tenant's exit hooks, until the slot is reclaimed. State attached while
- * the room is lent (late, actor.c INV-3) is a heap block instead.
+ * Per-actor subsystem state (slot `ext`; kept across tenants), and the
+ * rooms of the sized subsystems: a block of rooms (x_rooms, at
+ * n->ext_room[id] in it), made when a tenant of the slot first takes
+ * sized state (an actor that never links, monitors or traps has none;
+ * in the same allocation when that state is the block's first: actor.c
+ * ext_block) and kept across tenants too. A room is free, attached (x_state[id]
+ * points at it) or lent: taken by the tenant's exit hooks, until the
+ * slot is reclaimed. State attached while the room is lent (late,
+ * actor.c INV-3) is a heap block instead.
  */
 struct smarm__ext {
 	void *x_state[SMARM__SUB_MAX]; /* cold: each subsystem's, or NULL */
+	void *x_rooms;	  /* cold: the sized subsystems' rooms (n->ext_bytes),
+			     or NULL: none yet; never moves once made */
 	uint8_t x_mask;	  /* cold: bit id set iff x_state[id] != NULL */
 	uint8_t x_lent;	  /* cold: bit id set: room id is lent */
 	char *x_label[2]; /* per label kind (below): a block of
@@ -315,6 +323,17 @@ int smarm__actor_ext_update(struct smarm_node *n, uint64_t pid, int id,
 int smarm__actor_ext_update_child(struct smarm_node *n, uint64_t pid, int id,
 				  int (*fn)(void **state, void *arg),
 				  void *arg);
+
+/*
+ * A look at subsystem id's state of the live actor pid, under that
+ * actor's cold lock: fn gets the state (NULL: none) and must leave it
+ * as it is; nothing is allocated or attached, so a look at an actor
+ * that has no state costs it nothing. fn runs as an ext_update fn does
+ * (no blocking, no user code, no lock of SLOT rank). Returns fn's
+ * return value, or SMARM_ENOPROC if pid names no actor that is alive.
+ */
+int smarm__actor_ext_read(struct smarm_node *n, uint64_t pid, int id,
+			  int (*fn)(void *state, void *arg), void *arg);
 
 /*
  * smarm__actor_ext_update, and then, in the same hold of the actor's

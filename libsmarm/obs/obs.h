@@ -52,10 +52,9 @@ struct obs_extra {
 	uint64_t ox_wait_on; /* smarm_actor_info_t.wait_on */
 	uint64_t ox_mbytes;  /* smarm_actor_info_t.mailbox_bytes */
 	uint32_t ox_band[SMARM_OBS_BANDS]; /* .mailbox_band */
-	uint32_t ox_batched;  /* a server's batch (bhv_peek.bp_batched) */
-	uint32_t ox_restarts; /* .restarts */
-	uint32_t ox_faults;   /* .plugin_faults (fault_pass) */
-	const void *ox_text;  /* its plugin's text (struct bhv_peek.bp_text) */
+	uint32_t ox_restarts;		   /* .restarts */
+	uint32_t ox_faults;		   /* .plugin_faults (fault_pass) */
+	const void *ox_text; /* its plugin's text (struct bhv_peek.bp_text) */
 	uint32_t ox_links, ox_mons, ox_monby, ox_names, ox_shrinks;
 	char ox_name[SMARM_NAME_MAX + 1];
 	char ox_beh[SMARM_OBS_TEXT_MAX];

@@ -18,8 +18,9 @@
  *      not read), copied into a compact record;
  *   2. the registry's read lock is taken once and its table of actors
  *      walked (reg_pass): for each actor in the snapshot, its names and
- *      the depth of the mailboxes it published (each channel's lock
- *      taken in turn: REG rank, then CHANNEL), and whether one of them
+ *      the depth of the mailboxes it published, added to a server's
+ *      inbox from step 1 (each channel's lock taken in turn: REG rank,
+ *      then CHANNEL), and whether one of them
  *      is a supervisor's;
  *   3. with no lock held (fault_pass), each server's plugin's fault
  *      count, once per plugin.
@@ -269,8 +270,10 @@ static int rec_fill(struct obs_snap *s, struct obs_rec *r,
 		text_copy(x->ox_state, sizeof x->ox_state, bp.bp_state);
 		memcpy(x->ox_band, bp.bp_band, sizeof x->ox_band);
 		x->ox_mbytes = bp.bp_bytes;
-		x->ox_batched = bp.bp_batched;
 		x->ox_text = bp.bp_text;
+		/* Its inbox, found through its context (no registry record:
+		 * gen_server.c INV-5); a batch taken counts in it. */
+		r->or_mbox = (int32_t)bp.bp_band[SMARM_BAND_INBOX];
 	}
 	return 0;
 }
@@ -314,7 +317,7 @@ static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 		     const struct smarm__reg_actor *ra)
 {
 	uint32_t names = 0;
-	int64_t depth = -1;
+	int64_t depth = r->or_mbox; /* a server's inbox (rec_fill), or -1 */
 	for (const struct smarm__rlist *l = ra->ra_names.l_next;
 	     l != &ra->ra_names; l = l->l_next)
 		names++;
@@ -342,8 +345,6 @@ static void reg_fill(struct obs_snap *s, struct obs_rec *r,
 		if (x != NULL)
 			x->ox_names = names;
 	}
-	if (depth >= 0 && r->or_x != OBS_NO_X) /* a server's batch too */
-		depth += s->s_x[r->or_x].ox_batched;
 	r->or_mbox = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
 }
 

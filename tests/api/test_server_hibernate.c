@@ -198,6 +198,122 @@ START_TEST(test_every_kind)
 }
 END_TEST
 
+/* --------------------------------- the OTP's calls on a hibernated one */
+
+static int64_t reg_stat(int stat)
+{
+	return harness_stat(smarm_node_current(), stat);
+}
+
+/*
+ * A server that hibernates, then is monitored, linked, named, called
+ * by name and by a new pid handle, asked for its status (a system
+ * message) and stopped: each works, it hibernates again after each,
+ * and the registry holds nothing of it while it has no name (its inbox
+ * is found through its context, gen_server.c INV-5).
+ */
+static void otp_root(void *arg)
+{
+	(void)arg;
+	smarm_node_t *node = smarm_node_current();
+	smarm_server_t *s = NULL, *sn = NULL, *sp = NULL;
+	smarm_chan_t *mon = NULL, *trap = NULL;
+	smarm_server_status_t st = { .struct_size = sizeof st };
+	smarm_actor_info_t in;
+	smarm_signal_t sg;
+	smarm_pid_t pid, who;
+	uint64_t ref = 0;
+	int64_t before, names0 = reg_stat(SMARM_STAT_REG_NAMES);
+	int how = -1;
+	intptr_t why = -1;
+
+	HARNESS_EQ(smarm_chan_alloc(&mon, sizeof sg, NULL), 0);
+	HARNESS_EQ(smarm_chan_alloc(&trap, sizeof sg, NULL), 0);
+	HARNESS_EQ(smarm_trap_exit(trap), 0);
+	before = hibs();
+	HARNESS_EQ(smarm_server_start(probe, "hib", NULL, &s), 0);
+	if (s == NULL)
+		return;
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_CHECK(hib_past(before));
+	/* No name: no registry record, no published mailbox. */
+	HARNESS_EQ(reg_stat(SMARM_STAT_REG_MAILBOXES), 0);
+	HARNESS_EQ(call_sum(s, 1), 1);
+	memset(&in, 0xa5, sizeof in);
+	in.size = sizeof in;
+	HARNESS_EQ(smarm_actor_info(node, pid, &in), 0);
+	HARNESS_CHECK(in.flags & SMARM_ACTOR_SERVER);
+	HARNESS_EQ(in.mailbox_depth, 0); /* its inbox, with no record */
+
+	/* Monitored and linked while hibernated. */
+	before = hibs();
+	smarm_actor_sleep(MS(5));
+	HARNESS_EQ(smarm_monitor(pid, mon, &ref), 0);
+	HARNESS_EQ(smarm_link(pid), 0);
+	/* Named from outside; called by name, then by a new pid handle. */
+	HARNESS_EQ(smarm_register_pid("hib_otp", pid, NULL), 0);
+	HARNESS_EQ(smarm_whereis("hib_otp", &who), 0);
+	HARNESS_CHECK(smarm_pid_eq(who, pid));
+	HARNESS_EQ(smarm_server_open_name(node, probe, "hib_otp", &sn), 0);
+	HARNESS_EQ(smarm_server_open(node, probe, pid, &sp), 0);
+	if (sn != NULL)
+		HARNESS_EQ(call_sum(sn, 2), 3);
+	HARNESS_CHECK(hib_past(before));
+	before = hibs();
+	if (sp != NULL)
+		HARNESS_EQ(call_sum(sp, 3), 6);
+	HARNESS_CHECK(hib_past(before));
+	/* A system message: its status, its state intact after. */
+	before = hibs();
+	HARNESS_EQ(smarm_server_get_status(sp, &st, MS(5000)), 0);
+	HARNESS_EQ(st.queued, 0);
+	HARNESS_CHECK(hib_past(before));
+	HARNESS_EQ(call_sum(s, 4), 10);
+	/* Stopped: the stop's how reaches the monitor and the link. */
+	HARNESS_EQ(smarm_server_stop(sn, SMARM_EXIT_SHUTDOWN, 77, MS(5000),
+				     &how, &why),
+		   0);
+	HARNESS_EQ(how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(why, 77);
+	HARNESS_EQ(harness_recv_sig(mon, &sg), 0);
+	HARNESS_EQ(sg.kind, SMARM_SIGNAL_DOWN);
+	HARNESS_EQ(sg.ref, ref);
+	HARNESS_EQ(sg.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(sg.reason, 77);
+	HARNESS_EQ(harness_recv_sig(trap, &sg), 0);
+	HARNESS_EQ(sg.kind, SMARM_SIGNAL_EXIT);
+	HARNESS_CHECK(smarm_pid_eq(sg.from, pid));
+	HARNESS_EQ(sg.how, SMARM_EXIT_SHUTDOWN);
+	HARNESS_EQ(sg.reason, 77);
+	/* Gone: its name with it; a call is refused. */
+	HARNESS_EQ(smarm_whereis("hib_otp", &who), SMARM_ENONAME);
+	HARNESS_EQ(reg_stat(SMARM_STAT_REG_NAMES), names0);
+	HARNESS_EQ(reg_stat(SMARM_STAT_REG_MAILBOXES), 0);
+	{
+		smarm_value_t a = { .type = SMARM_T_I64 },
+			      r = { .type = SMARM_T_I64 };
+		HARNESS_EQ(smarm_server_call(sp, "sum", &a, 1, &r, MS(5000)),
+			   SMARM_ENOPROC);
+	}
+	HARNESS_EQ(smarm_trap_exit(NULL), 0);
+	smarm_server_free(sp);
+	smarm_server_free(sn);
+	smarm_server_free(s);
+	harness_chan_drop(mon);
+	harness_chan_drop(trap);
+}
+
+START_TEST(test_otp_calls_on_hibernated)
+{
+	char want[64];
+	ck_assert_int_eq(harness_run(4, otp_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	snprintf(want, sizeof want, "init term:%d:77:1 destroy",
+		 SMARM_EXIT_SHUTDOWN);
+	ck_assert_str_eq(probe_events_read(), want);
+}
+END_TEST
+
 /* ------------------------------------------------------------- many */
 
 #ifndef SERVER_HIB_MANY
@@ -271,6 +387,7 @@ Suite *SUITE_FN(SUITE_NAME)(void)
 	tcase_add_test(tc, test_hibernate_after);
 	tcase_add_test(tc, test_hibernate_cast);
 	tcase_add_test(tc, test_every_kind);
+	tcase_add_test(tc, test_otp_calls_on_hibernated);
 	tcase_add_test(tc, test_many_servers);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,11 +7,13 @@
  * trapping one told); a trapping actor whose trap channel is dead acts as
  * if it did not trap; a monitor of an ended actor not yet joined reports
  * how it really ended; the root-exit orphan table stays bounded while a
- * draining parent spawns and reaps many children.
+ * draining parent spawns and reaps many children; a slot's links and
+ * monitors room is made on first use, and its failure leaves nothing.
  */
 #include "harness.h"
 
 #include "core/node.h"
+#include "core/slot.h"
 #include "otp/sig.h"
 
 #define SIG_SZ sizeof(smarm_signal_t)
@@ -95,6 +97,78 @@ START_TEST(test_otp_faults_enomem_leaves_no_state)
 {
 	harness_checks_reset();
 	ck_assert_int_eq(harness_run(1, root_enomem, NULL), 0);
+	harness_checks_assert();
+}
+END_TEST
+
+/* The rooms of p's slot (core subsys.h struct smarm__ext), or NULL. */
+static void *rooms_of(struct smarm_node *n, smarm_pid_t p)
+{
+	struct smarm__slot *s = smarm__slot_of(n, p.id);
+	void *r = NULL;
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	if (s->ext != NULL)
+		r = s->ext->x_rooms;
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return r;
+}
+
+/*
+ * The links and monitors room of a slot is made when a tenant first
+ * needs it: an actor with a label (a server's) has a block and no
+ * rooms. The rooms' own allocation failing is
+ * an ENOMEM like the block's: nothing is left linked or monitored, and
+ * the next try makes them.
+ */
+static void root_rooms(void *arg)
+{
+	struct smarm_node *n = node_self();
+	smarm_chan_t *ch = harness_sig_chan();
+	smarm_pid_t p;
+	smarm_signal_t s;
+	void *rooms;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&p, body_park, NULL, NULL), 0);
+	/* A label (a server's): the block, no rooms. */
+	HARNESS_EQ(smarm__actor_label_set(n, p.id, SMARM__LABEL_BEHAVIOUR,
+					  "gen_server 'rooms'"),
+		   0);
+	HARNESS_CHECK(smarm__slot_of(n, p.id)->ext != NULL);
+	HARNESS_CHECK(rooms_of(n, p) == NULL); /* never linked */
+	atomic_store(&n->test_ext_fail, 1);
+	HARNESS_EQ(smarm_link(p), SMARM_ENOMEM);
+	HARNESS_EQ(atomic_load(&n->test_ext_fail), 0); /* it was reached */
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_LINKS), 0);
+	atomic_store(&n->test_ext_fail, 1);
+	HARNESS_EQ(smarm_monitor(p, ch, NULL), SMARM_ENOMEM);
+	HARNESS_EQ(atomic_load(&n->test_ext_fail), 0);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_MONITORS), 0);
+	HARNESS_CHECK(rooms_of(n, p) == NULL);
+	/* Now they are made, and stay for the slot's next tenants. */
+	HARNESS_EQ(smarm_monitor(p, ch, NULL), 0);
+	rooms = rooms_of(n, p);
+	HARNESS_CHECK(rooms != NULL);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_MONITORS), 1);
+	HARNESS_EQ(smarm_actor_stop(p), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(s.kind, SMARM_SIGNAL_DOWN);
+	HARNESS_CHECK(smarm_pid_eq(s.from, p));
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_MONITORS), 0);
+	HARNESS_EQ(harness_stat(n, SMARM_STAT_LINKS), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, body_park, NULL, NULL), 0);
+	HARNESS_EQ(smarm_monitor(p, ch, NULL), 0); /* one worker: LIFO */
+	HARNESS_CHECK(rooms_of(n, p) == rooms);
+	HARNESS_EQ(smarm_actor_stop(p), 0);
+	HARNESS_EQ(harness_recv_sig(ch, &s), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	harness_chan_drop(ch);
+}
+
+START_TEST(test_otp_faults_rooms_on_first_use)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(1, root_rooms, NULL), 0);
 	harness_checks_assert();
 }
 END_TEST
@@ -438,6 +512,7 @@ Suite *smarm_test_otp_faults_suite(void)
 	Suite *s = suite_create("otp_faults");
 	TCase *t = tcase_create("faults");
 	tcase_add_test(t, test_otp_faults_enomem_leaves_no_state);
+	tcase_add_test(t, test_otp_faults_rooms_on_first_use);
 	tcase_add_test(t, test_otp_faults_spawn_option_enomem_spawns_nothing);
 	tcase_add_test(t, test_otp_faults_undeliverable_down_is_not_lost);
 	tcase_add_test(t, test_otp_faults_dead_trap_channel_acts_untrapped);
