@@ -9,7 +9,8 @@
 # build-dir (default build-rel; relative paths are tried from the current
 # directory, then from the source root) holds tools/smarm-dist-bench.
 # Options go to it: --calls N (20000), --msgs N (100000), --rounds R
-# (3), --workers W (2). epmd is started (epmd -daemon) if none runs; the
+# (3), --workers W (2), --only ee,el,le,ee-burst,el-burst,le-burst (all).
+# epmd is started (epmd -daemon) if none runs; the
 # two erl peers are started and stopped by smarm-dist-bench itself. The
 # load average is printed before and after, since the machine's noise
 # is in every figure.

@@ -24,9 +24,14 @@
  * requests).
  *
  * Usage: smarm-dist-bench [--calls N] [--msgs N] [--rounds R]
- *                         [--workers W] [--spin-ns NS]
+ *                         [--workers W] [--spin-ns NS] [--only LIST]
  *   defaults: 20000 calls, 100000 messages, 3 rounds, 2 workers, the
- *   node's idle spin (SMARM_OPT_IDLE_SPIN_NS).
+ *   node's idle spin (SMARM_OPT_IDLE_SPIN_NS). --only runs only the
+ *   measurements named (comma-separated: ee, el, le for the calls,
+ *   ee-burst, el-burst, le-burst for the bursts); the others print 0.
+ *   csw/call and csw/msg are this process's voluntary context switches
+ *   (all its threads, getrusage) per call or message: the thread
+ *   hand-offs (a preemption by another process is not counted).
  * Exit status: 0, 1 if a measurement failed, 77 without erl.
  */
 #include <smarm/dist.h>
@@ -115,6 +120,10 @@ static struct {
 	/* this process's CPU time (user + system), ns per call or message
 	 * of each */
 	double cpu[6][ROUNDS_MAX];
+	/* this process's voluntary context switches (all its threads)
+	 * per call or message of each */
+	double csw[6][ROUNDS_MAX];
+	unsigned only; /* bit k: run measurement k; 0: all */
 	int failed;
 } B = {
 	.calls = 20000, .msgs = 100000, .rounds = 3, .workers = 2, .spin_ns = -1
@@ -234,6 +243,15 @@ static double cpu_ns(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* This process's voluntary context switches so far (all its threads):
+ * each is a thread that blocked (a park, an epoll_wait, a futex). */
+static double csw_count(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_nvcsw;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -386,7 +404,12 @@ static void root(void *arg)
 		for (int k = 0; k < 6; k++)
 			v[k] = &B.v[k][r];
 		for (int k = 0; k < 6; k++) {
-			double c0 = cpu_ns();
+			if (B.only != 0 && !(B.only & 1u << k)) {
+				*v[k] = 0;
+				B.cpu[k][r] = B.csw[k][r] = 0;
+				continue;
+			}
+			double c0 = cpu_ns(), s0 = csw_count();
 			switch (k) {
 			case EE_LAT:
 				*v[k] = drv_ask(d, box, me, &ee, NULL, B.calls);
@@ -408,9 +431,10 @@ static void root(void *arg)
 				break;
 			}
 			/* the warm-up calls (N/10 + 1) are counted */
-			B.cpu[k][r] =
-				(cpu_ns() - c0) /
-				(k < 3 ? B.calls + B.calls / 10 + 1 : B.msgs);
+			double per =
+				k < 3 ? B.calls + B.calls / 10 + 1 : B.msgs;
+			B.cpu[k][r] = (cpu_ns() - c0) / per;
+			B.csw[k][r] = (csw_count() - s0) / per;
 		}
 		fprintf(stderr,
 			"# round %d: latency us erl->erl %.1f erl->smarm %.1f "
@@ -457,9 +481,35 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
+/* --only's names, in measurement order (EE_LAT ... LE_TPUT). */
+static const char *const meas_name[6] = { "ee",	      "el",	  "le",
+					  "ee-burst", "el-burst", "le-burst" };
+
+/* "el,le-burst" -> the bits of B.only; false for an unknown name. */
+static bool parse_only(const char *list)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", list);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL;
+	     t = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (k < 6 && strcmp(t, meas_name[k]) != 0)
+			k++;
+		if (k == 6)
+			return false;
+		B.only |= 1u << k;
+	}
+	return B.only != 0;
+}
+
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+		    parse_only(argv[i + 1])) {
+			i++;
+			continue;
+		}
 		int *opt = strcmp(argv[i], "--calls") == 0     ? &B.calls
 			   : strcmp(argv[i], "--msgs") == 0    ? &B.msgs
 			   : strcmp(argv[i], "--rounds") == 0  ? &B.rounds
@@ -468,9 +518,11 @@ int main(int argc, char **argv)
 							       : NULL;
 		if (opt == NULL || i + 1 == argc ||
 		    atoi(argv[i + 1]) < (opt == &B.spin_ns ? 0 : 1)) {
-			fprintf(stderr, "usage: smarm-dist-bench [--calls N] "
-					"[--msgs N] [--rounds R] [--workers W] "
-					"[--spin-ns NS]\n");
+			fprintf(stderr,
+				"usage: smarm-dist-bench [--calls N] "
+				"[--msgs N] [--rounds R] [--workers W] "
+				"[--spin-ns NS] [--only ee,el,le,ee-burst,"
+				"el-burst,le-burst]\n");
 			return 2;
 		}
 		*opt = atoi(argv[++i]);
@@ -516,21 +568,24 @@ int main(int argc, char **argv)
 			smarm_err_name(rc));
 		return 1;
 	}
-	double m[6], c[6];
+	double m[6], c[6], w[6];
 	for (int k = 0; k < 6; k++) {
 		m[k] = median(B.v[k], B.rounds);
 		c[k] = median(B.cpu[k], B.rounds);
+		w[k] = median(B.csw[k], B.rounds);
 	}
 	printf("# %d calls (median of each), %d messages, median of %d "
 	       "rounds\n",
 	       B.calls, B.msgs, B.rounds);
-	printf("%-16s %14s %16s %14s %14s\n", "direction", "call rtt (us)",
-	       "burst (msg/s)", "cpu/call (us)", "cpu/msg (us)");
+	printf("%-16s %13s %13s %13s %9s %12s %8s\n", "direction",
+	       "call rtt (us)", "burst (msg/s)", "cpu/call (us)", "csw/call",
+	       "cpu/msg (us)", "csw/msg");
 	static const char *dir[3] = { "erl -> erl", "erl -> libsmarm",
 				      "libsmarm -> erl" };
 	for (int k = 0; k < 3; k++)
-		printf("%-16s %14.1f %16.0f %14.1f %14.2f\n", dir[k],
-		       m[k] / 1e3, B.msgs / (m[3 + k] / 1e9), c[k] / 1e3,
-		       c[3 + k] / 1e3);
+		printf("%-16s %13.1f %13.0f %13.1f %9.2f %12.2f %8.3f\n",
+		       dir[k], m[k] / 1e3,
+		       m[3 + k] > 0 ? B.msgs / (m[3 + k] / 1e9) : 0.0,
+		       c[k] / 1e3, w[k], c[3 + k] / 1e3, w[3 + k]);
 	return 0;
 }

@@ -250,8 +250,10 @@ struct smarm_node {
 	pthread_t mon_thread;
 	bool mon_running;
 	_Atomic uint32_t mon_stop;  /* futex word: 1 ends the monitor */
-	_Atomic uint32_t mon_deep;  /* 1: the monitor naps longer than a slot
-				       scan; a poke clears it and wakes it */
+	_Atomic uint32_t mon_deep;  /* SMARM__MON_* (preempt.h): how long
+				       the monitor naps; a poke of that
+				       level or lower clears it and wakes
+				       it */
 	_Atomic uint64_t mon_until; /* clock ns its nap ends at (0: none);
 				       an earlier timer clears it and wakes
 				       it (smarm__monitor_timer) */

@@ -1264,13 +1264,17 @@ static uint64_t nap_until(struct smarm_node *n, uint64_t nap)
  * worker runs actors (less while every worker runs long: wake_due),
  * backs off to MON_MAX_SLEEP_NS while none does, and naps
  * SMARM__SLOT_SCAN_NS while it scans. Before a nap longer than a
- * scan period it sets mon_deep (seq_cst) and then looks once more at what
- * would shorten it; a worker that starts idling while others run, or
- * leaves a sleep, pokes it (smarm__monitor_poke: idle bit or leaving
- * first, fence, then mon_deep). Dekker again: either the monitor sees
- * the idle or running worker and naps short, or the worker sees mon_deep
- * and wakes it. A poked monitor forgets its back-off, so the first actor
- * after an idle spell is watched from its start.
+ * scan period it sets mon_deep (seq_cst; SMARM__MON_BACKED when the nap
+ * is longer than an async slice, SMARM__MON_LONG otherwise) and then
+ * looks once more at what would shorten it; a worker that starts idling
+ * while others run pokes a LONG or BACKED nap, one that leaves a sleep a
+ * BACKED one (smarm__monitor_poke: idle bit or leaving first, fence,
+ * then mon_deep). Dekker again: either the monitor sees the idle or
+ * running worker and naps short, or the worker sees mon_deep and wakes
+ * it. A poked monitor forgets its back-off, so the first actor after an
+ * idle spell is watched from its start; a nap of one slice is not
+ * poked by a worker leaving a sleep (it looks within the slice anyway),
+ * so a request-reply server pays no monitor wake per request.
  */
 static void *monitor_main(void *arg)
 {
@@ -1306,7 +1310,9 @@ static void *monitor_main(void *arg)
 		retry = false;
 		deep = nap > SMARM__SLOT_SCAN_NS;
 		if (deep) {
-			atomic_store_explicit(&n->mon_deep, 1,
+			atomic_store_explicit(&n->mon_deep,
+					      nap > tick ? SMARM__MON_BACKED
+							 : SMARM__MON_LONG,
 					      memory_order_seq_cst);
 			atomic_thread_fence(memory_order_seq_cst);
 			for (int i = 0; i < nw; i++)
@@ -1354,14 +1360,15 @@ static void *monitor_main(void *arg)
 }
 
 /*
- * A worker began idling while others run, or left a sleep: wake the
- * monitor if it naps long (see monitor_main). One relaxed load when it
- * does not; a futex wake at most once per long nap.
+ * A worker began idling while others run (level SMARM__MON_LONG), or
+ * left a sleep (SMARM__MON_BACKED): wake the monitor if it naps that
+ * long (see monitor_main). One relaxed load when it does not; a futex
+ * wake at most once per long nap.
  */
-void smarm__monitor_poke(struct smarm_node *n)
+void smarm__monitor_poke(struct smarm_node *n, uint32_t level)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&n->mon_deep, memory_order_relaxed) != 0 &&
+	if (atomic_load_explicit(&n->mon_deep, memory_order_relaxed) >= level &&
 	    atomic_exchange_explicit(&n->mon_deep, 0, memory_order_seq_cst) !=
 		    0)
 		smarm__futex_wake((uint32_t *)&n->mon_stop, 1);

@@ -20,7 +20,15 @@ struct smarm__worker;
 void smarm__preempt_setup(void);
 void smarm__monitor_start(struct smarm_node *n);
 void smarm__monitor_stop(struct smarm_node *n);
-void smarm__monitor_poke(struct smarm_node *n);
+/*
+ * The monitor's nap, as a poke sees it (node.h mon_deep): SHORT, no poke
+ * wakes it; LONG, longer than a slot scan period: a worker that starts
+ * idling while others run wakes it; BACKED, longer than an async slice
+ * too (backed off while the node idled): a worker leaving a sleep wakes
+ * it as well. A poke of level l wakes a nap of level l or more.
+ */
+enum { SMARM__MON_SHORT = 0, SMARM__MON_LONG = 1, SMARM__MON_BACKED = 2 };
+void smarm__monitor_poke(struct smarm_node *n, uint32_t level);
 /* A timer due at deadline was inserted (under the timer lock). */
 void smarm__monitor_timer(struct smarm_node *n, uint64_t deadline);
 void smarm__pin_push(struct smarm__worker *w, struct smarm__slot *s,

@@ -839,7 +839,7 @@ static void idle(struct smarm__worker *w)
 	 * (preempt.c; its own fence pairs with ours).
 	 */
 	if (n->workers_started > 1 && others_busy(w))
-		smarm__monitor_poke(n);
+		smarm__monitor_poke(n, SMARM__MON_LONG);
 	if (!has_work(w)) {
 		stat_inc(&n->wstats[w->id].parks);
 		parker_park(&n->parkers[w->id], deadline);
@@ -848,8 +848,11 @@ static void idle(struct smarm__worker *w)
 		 * node idled. Woken now, it watches this worker's next actor
 		 * from its start, so a saturating one is preempted after the
 		 * usual one to two slices, not after a backed-off nap too.
+		 * A nap of one slice is left alone: it looks within a slice
+		 * anyway, and a server woken by each request (10k a second)
+		 * woke it with every one (a futex wake and a context switch).
 		 */
-		smarm__monitor_poke(n);
+		smarm__monitor_poke(n, SMARM__MON_BACKED);
 	}
 	atomic_fetch_and_explicit(&n->idle_mask, ~bit, memory_order_acq_rel);
 

@@ -62,7 +62,9 @@
  *         its spawn and reports its end through smarm__dist_actor_done
  *         as its last act, touching nothing of d afterwards.
  *   INV-5 a connection's reader wakes at least once per tick interval
- *         (d_tick_ns), whatever the traffic: it drops a peer silent for
+ *         (d_tick_ns), whatever the traffic (its clock, struct rclock:
+ *         a timed send to its own channel while none is pending, so at
+ *         most two timers per interval): it drops a peer silent for
  *         four intervals (the tick time) and sends a tick when nothing
  *         went out for an interval, so the peer never sees us silent
  *         for more than two (OTP's net_kernel rule, both sides).
@@ -1256,6 +1258,46 @@ static void send_tick(struct dist_conn *c)
 	smarm_mutex_unlock(c->c_wmu);
 }
 
+/*
+ * The reader's clock (INV-5): a timed send to a channel of its own, armed
+ * only when none is pending, which it selects on beside the socket. A
+ * timed wait per read (until 0.5.x) put a timer into the node's heap at
+ * every wait, 10k a second under load, and each such insert while no
+ * worker kept time woke an idle worker to take the role.
+ */
+struct rclock {
+	smarm_chan_t *rc_ch;	/* ticks, one byte each */
+	smarm_selset_t *rc_set; /* arm 0 the socket, arm 1 rc_ch */
+	smarm_timer_t rc_tm;	/* the pending send, if rc_armed */
+	bool rc_armed;
+};
+
+/* Cleanup of the reader's clock: on every exit path, a stop too. */
+static void rclock_end(void *arg)
+{
+	struct rclock *k = arg;
+	if (k->rc_armed)
+		(void)smarm_timer_cancel(k->rc_tm); /* ENOENT: it fired */
+	smarm_selset_free(k->rc_set);
+	if (k->rc_ch != NULL) {
+		(void)smarm_chan_sender_free(k->rc_ch);
+		(void)smarm_chan_receiver_free(k->rc_ch);
+	}
+}
+
+static int rclock_init(struct rclock *k, int fd)
+{
+	int rc = smarm_chan_alloc(&k->rc_ch, 1, NULL);
+	if (rc == 0)
+		rc = smarm_selset_alloc(&k->rc_set);
+	if (rc == 0)
+		rc = smarm_selset_add_fd(k->rc_set, fd, SMARM_IO_READABLE,
+					 NULL);
+	if (rc == 0)
+		rc = smarm_selset_add_chan(k->rc_set, k->rc_ch, NULL);
+	return rc;
+}
+
 /* Read frames from c until it ends. */
 static void reader_loop(struct dist_conn *c)
 {
@@ -1264,9 +1306,18 @@ static void reader_loop(struct dist_conn *c)
 	uint8_t *buf = malloc(cap);
 	uint64_t last_rx = smarm_now_ns();
 	const char *why = "closed by the peer";
+	struct rclock clk = { 0 };
 	if (buf == NULL) {
 		why = "out of memory";
 		goto out;
+	}
+	if (smarm_cleanup_push(rclock_end, &clk) != 0) {
+		why = "out of memory";
+		goto out;
+	}
+	if (rclock_init(&clk, c->c_fd) != 0) {
+		why = "out of memory";
+		goto out_clock;
 	}
 	uint64_t next_check = last_rx + d->d_tick_ns;
 	for (;;) {
@@ -1285,13 +1336,27 @@ static void reader_loop(struct dist_conn *c)
 				send_tick(c);
 			next_check = now + d->d_tick_ns;
 		}
-		int rc = smarm_io_wait_readable_timeout(c->c_fd,
-							next_check - now);
-		if (rc == SMARM_ETIMEDOUT)
-			continue;
-		if (rc != 0) {
+		if (!clk.rc_armed) {
+			static const uint8_t tick;
+			if (smarm_chan_send_after(clk.rc_ch, &tick,
+						  next_check - now,
+						  &clk.rc_tm) != 0) {
+				why = "out of memory";
+				break;
+			}
+			clk.rc_armed = true;
+		}
+		size_t arm;
+		if (smarm_selset_wait(clk.rc_set, SMARM_NO_TIMEOUT, &arm) !=
+		    0) {
 			why = "wait failed";
 			break;
+		}
+		if (arm == 1) { /* the clock: look at the time */
+			uint8_t t;
+			if (smarm_chan_try_recv(clk.rc_ch, &t) == 0)
+				clk.rc_armed = false;
+			continue;
 		}
 		ssize_t k = read(c->c_fd, buf + have, cap - have);
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
@@ -1356,6 +1421,8 @@ static void reader_loop(struct dist_conn *c)
 		memmove(buf, buf + off, have - off);
 		have -= off;
 	}
+out_clock:
+	smarm_cleanup_pop(true); /* rclock_end */
 out:
 	free(buf);
 	smarm__dist_log(d, SMARM_LOG_INFO, "dist: connection to %s ended (%s)",

@@ -7,13 +7,20 @@
  * does a yield while no worker idles; the caches keep
  * SMARM_OPT_MAX_ACTORS exact on four workers; the live count, summed from
  * per-worker counts, is never read low; a saturating actor right after an
- * idle spell is preempted within the usual slices.
+ * idle spell is preempted within the usual slices, and a worker that
+ * leaves short sleeps does not wake the monitor each time.
  */
 #include "harness.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t gl_stat(void)
 {
@@ -584,6 +591,122 @@ START_TEST(test_sched_scale_preempt_after_idle_is_prompt)
 }
 END_TEST
 
+/* ------------------------------ short sleeps leave the monitor alone */
+
+#define MW_SLEEPS 2000
+#define MW_SLICE_NS 10000000ull /* the default async slice */
+static int64_t mw_wakes = -1;
+static uint64_t mw_elapsed;
+
+/* The voluntary context switches of this process's thread named
+ * "smarm-monitor" (the run's preemption monitor), or -1 if none runs. */
+static int64_t mw_monitor_switches(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int64_t v = -1;
+	if (dir == NULL)
+		return -1;
+	while (v < 0 && (e = readdir(dir)) != NULL) {
+		char path[320], line[128];
+		bool mon = false;
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
+			 e->d_name);
+		if ((f = fopen(path, "r")) != NULL) {
+			mon = fgets(line, sizeof line, f) != NULL &&
+			      strncmp(line, "smarm-monitor", 13) == 0;
+			fclose(f);
+		}
+		if (!mon)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/status",
+			 e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "voluntary_ctxt_switches: %" SCNd64,
+				   &v) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(dir);
+	return v;
+}
+
+static int mw_pipe[2];
+
+/* A foreign thread: a byte into the pipe every 100 us. */
+static void *mw_writer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < MW_SLEEPS; i++) {
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+		while (write(mw_pipe[1], "x", 1) != 1)
+			;
+	}
+	return NULL;
+}
+
+static void mw_root(void *arg)
+{
+	(void)arg;
+	pthread_t th;
+	int64_t w0 = mw_monitor_switches();
+	/* The monitor names itself once it runs. */
+	for (int i = 0; w0 < 0 && i < 1000; i++) {
+		HARNESS_EQ(smarm_actor_sleep(1000000), 0);
+		w0 = mw_monitor_switches();
+	}
+	uint64_t t0 = smarm_now_ns();
+	HARNESS_EQ(pthread_create(&th, NULL, mw_writer, NULL), 0);
+	/* The only actor: its worker parks and leaves a sleep per byte, as
+	 * a server's does per request. */
+	for (int got = 0; got < MW_SLEEPS;) {
+		char buf[64];
+		HARNESS_EQ(smarm_io_wait_readable(mw_pipe[0]), 0);
+		ssize_t k = read(mw_pipe[0], buf, sizeof buf);
+		if (k > 0)
+			got += (int)k;
+	}
+	pthread_join(th, NULL);
+	mw_elapsed = smarm_now_ns() - t0;
+	int64_t w1 = mw_monitor_switches();
+	if (w0 >= 0 && w1 >= 0)
+		mw_wakes = w1 - w0;
+}
+
+/*
+ * One worker, the default 10 ms async slice: an actor woken by an fd
+ * 2000 times, 100 us apart. The monitor naps a slice at a time (backing
+ * off while nothing runs) and looks within a slice anyway, so a worker
+ * leaving a sleep wakes it only out of a backed-off nap: a few wakes per
+ * slice elapsed, not one per wake (about 2000 before: a server woken by
+ * every request paid a futex wake and a context switch of the monitor
+ * for each).
+ */
+START_TEST(test_sched_scale_short_sleeps_leave_monitor_alone)
+{
+	harness_checks_reset();
+	ck_assert_int_eq(pipe2(mw_pipe, O_NONBLOCK | O_CLOEXEC), 0);
+	ck_assert_int_eq(harness_run_opt(1, SMARM_OPT_ASYNC_SLICE_NS,
+					 (int64_t)MW_SLICE_NS, mw_root, NULL,
+					 NULL),
+			 SMARM_EXIT_NORMAL);
+	close(mw_pipe[0]);
+	close(mw_pipe[1]);
+	harness_checks_assert();
+	ck_assert_int_ge(mw_wakes, 0);
+	/* Without the rule: about MW_SLEEPS, whatever the load (a slower
+	 * writer only stretches the elapsed time, which the bound allows). */
+	ck_assert_int_lt(mw_wakes, MW_SLEEPS / 2 + 3 * (int64_t)(mw_elapsed /
+								 MW_SLICE_NS));
+}
+END_TEST
+
 Suite *smarm_test_sched_scale_suite(void)
 {
 	Suite *s = suite_create("sched_scale");
@@ -607,6 +730,7 @@ Suite *smarm_test_sched_scale_suite(void)
 	tc = tcase_create("monitor");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_sched_scale_preempt_after_idle_is_prompt);
+	tcase_add_test(tc, test_sched_scale_short_sleeps_leave_monitor_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }
