@@ -1078,6 +1078,30 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
 }
 
 /*
+ * The WAKE of a traced send in progress on w (w->tr_send, set by
+ * msg/chan.c): one record is the wake and the SEND, and for a hand-off
+ * into a parked receive the woken's RECV as well (trace.h), which the
+ * receive learns from its wait (s parked: the wait is live until the
+ * enqueue) and does not record. The mark is taken: a later wake of the
+ * same send is a plain WAKE, and the send records no SEND of its own.
+ */
+static inline void trace_wake_send(struct smarm__worker *w,
+				   struct smarm__slot *s, uint64_t pid,
+				   uint32_t epoch)
+{
+	uintptr_t m = w->tr_send;
+	uint16_t f = SMARM__TRF_SEND;
+	w->tr_send = 0;
+	if (m & 1) {
+		f |= SMARM__TRF_RECV;
+		s->wait->wt_carried = SMARM__TRACE_CARRIED;
+	}
+	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE,
+			       smarm__slot_pid(w->cur), pid, epoch, f,
+			       m & ~(uintptr_t)1);
+}
+
+/*
  * A wake that queues the actor in s when the node keeps statistics or
  * traces (one flag, n->obs_on, off both): its run-queue wait starts, the
  * WAKE record, and then the enqueue, so that the record is out before
@@ -1092,12 +1116,15 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	astat_enq(n, s);
-	if (w != NULL && w->node == n && smarm__tracing())
-		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
-				     w->cur != NULL ? smarm__slot_pid(w->cur)
-						    : 0,
-				     pid, epoch);
-	else if (n->trace != NULL)
+	if (w != NULL && w->node == n && smarm__tracing()) {
+		if (w->tr_send != 0)
+			trace_wake_send(w, s, pid, epoch);
+		else
+			smarm__trace_put_hot(
+				smarm__tls_trace, SMARM__TR_WAKE,
+				w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
+				pid, epoch);
+	} else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
 	enqueue_woken(n, pid, false);
@@ -2030,20 +2057,32 @@ pick_next(struct smarm__worker *w)
 	return s;
 }
 
+/* The statistics' count of k messages sent (out) or taken by w->cur. */
+static inline void msg_count(struct smarm__worker *w, bool out, uint64_t k)
+{
+	struct smarm__astat *a = smarm__astat_of(w->node, w->cur);
+	if (out)
+		SMARM__ASTAT_ADD(&a->as_msg_out, k);
+	else
+		SMARM__ASTAT_ADD(&a->as_msg_in, k);
+}
+
+void smarm__msg_count_slow(struct smarm__worker *w, bool out, uint64_t k)
+{
+	if (w->cur != NULL && !w->in_finish)
+		msg_count(w, out, k);
+}
+
 void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
 			 const void *chan)
 {
 	/* Between actors, or finishing another's switch: nobody's own. */
 	if (w->cur == NULL || w->in_finish)
 		return;
-	if (w->astat) {
-		struct smarm__astat *a = smarm__astat_of(w->node, w->cur);
-		if (out)
-			SMARM__ASTAT_ADD(&a->as_msg_out, k);
-		else
-			SMARM__ASTAT_ADD(&a->as_msg_in, k);
-	}
-	/* After a send's wake: the writer names that wake's flow "send". */
+	if (w->astat)
+		msg_count(w, out, k);
+	/* A send that woke nobody (chan_send_obs), a receive that took a
+	 * queued element or was not handed over by a traced send's wake. */
 	if (smarm__tracing())
 		smarm__trace_put_hot(
 			smarm__tls_trace, out ? SMARM__TR_SEND : SMARM__TR_RECV,

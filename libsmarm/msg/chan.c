@@ -652,6 +652,15 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
 	return 0;
 }
 
+/* Under the lock: whether the oldest waiter e is an actor parked in
+ * recv on an empty queue, the one a send hands its element to. */
+static inline bool chan_rx_hand_off(const smarm_chan_t *ch,
+				    const struct smarm__chan_rx *e)
+{
+	return (e->hand & SMARM__RX_NOT_ACTOR) == 0 &&
+	       smarm__queue_len(&ch->queue) == 0;
+}
+
 /*
  * Under the lock, which it releases: send a copy of elem. The common
  * case stays inline: nobody waits (queue it), or the oldest waiter is an
@@ -674,8 +683,7 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
-	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
-			   smarm__queue_len(&ch->queue) != 0))
+	if (SMARM_UNLIKELY(!chan_rx_hand_off(ch, e)))
 		return chan_send_other(ch, e, elem);
 	rw = (struct smarm__recv_wait *)e->hand;
 	ch->rx_head = e->next; /* rx_pop, with e in hand */
@@ -695,20 +703,45 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 
 /*
  * A send on a worker of a node that keeps statistics, traces or
- * profiles (smarm__tls_obs): Coz's catch_up first, the sender's causal
- * debt paid before its message can wake a receiver (core/causal.h),
- * then the send, then its count or SEND record (smarm__msg_obs).
+ * profiles (smarm__tls_obs): Coz's catch_up first when the node
+ * profiles, the sender's causal debt paid before its message can wake a
+ * receiver (core/causal.h), then the send, then its count or SEND
+ * record (smarm__msg_obs). Traced, the send is marked on its worker
+ * (w->tr_send: the handle, | 1 for a hand-off into a parked receive)
+ * for the wake it makes, whose record is then its SEND too, and the
+ * receive's RECV for a hand-off (core/sched.c wake_obs): a send that
+ * wakes nobody records its own SEND.
  */
 static __attribute__((noinline)) int
 chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
+	struct smarm__worker *w = smarm__tls_worker;
+	bool marked = false, carried = false;
 	int rc;
-	smarm__causal_pay_slow();
+	if (SMARM_UNLIKELY(w->causal)) {
+		smarm__causal_pay_slow();
+		w = smarm__tls_worker; /* it may have parked: moved */
+	}
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
+	if (smarm__tracing() && w->cur != NULL && !w->in_finish) {
+		const struct smarm__chan_rx *e = ch->rx_head;
+		SMARM_ASSERT(((uintptr_t)h & 1) == 0);
+		w->tr_send = (uintptr_t)h | (e != NULL && !ch->closed &&
+					     chan_rx_hand_off(ch, e));
+		marked = true;
+	}
 	rc = chan_send_locked(ch, elem);
-	if (rc == 0)
-		smarm__msg_obs_slow(smarm__tls_worker, true, 1, h);
+	if (marked) {
+		carried = w->tr_send == 0; /* a wake took it */
+		w->tr_send = 0;
+	}
+	if (rc == 0) {
+		if (!carried)
+			smarm__msg_obs_slow(w, true, 1, h);
+		else
+			smarm__msg_obs_carried(w, true, 1);
+	}
 	return rc;
 }
 
@@ -1170,7 +1203,7 @@ recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
 		if (rc != 0)
 			return recv_not_parked(w, rw, rc);
 		if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
-			return 0; /* the sender took our entry: ch untouched */
+			return (int)w->wt_carried; /* as in smarm__chan_recv */
 		if (!recv_relock(rw))
 			return 0; /* freed after a hand-off: ours */
 		if (recv_leave(ch, rw, true)) {
@@ -1216,8 +1249,10 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	rx_push(ch, &rw.rx);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	rc = smarm__wait_park(&w);
+	/* The sender took our entry: ch untouched. 0, or
+	 * SMARM__TRACE_CARRIED when its wake recorded our RECV. */
 	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-		return 0; /* the sender took our entry: ch untouched */
+		return (int)w.wt_carried;
 	return recv_wait_more(&w, &rw, rc);
 }
 
