@@ -652,23 +652,16 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
 	return 0;
 }
 
-/* Under the lock: whether the oldest waiter e is an actor parked in
- * recv on an empty queue, the one a send hands its element to. */
-static inline bool chan_rx_hand_off(const smarm_chan_t *ch,
-				    const struct smarm__chan_rx *e)
-{
-	return (e->hand & SMARM__RX_NOT_ACTOR) == 0 &&
-	       smarm__queue_len(&ch->queue) == 0;
-}
-
 /*
  * Under the lock, which it releases: send a copy of elem. The common
  * case stays inline: nobody waits (queue it), or the oldest waiter is an
  * actor parked in recv on an empty queue (hand it over, Go's direct
- * hand-off).
+ * hand-off). mark: a traced send's mark on its worker (chan_send_obs),
+ * given the low bit before a hand-off's wake; NULL otherwise (a
+ * constant in the other callers, so their copies test nothing).
  */
 static inline __attribute__((always_inline)) int
-chan_send_locked(smarm_chan_t *ch, const void *elem)
+chan_send_locked(smarm_chan_t *ch, const void *elem, uintptr_t *mark)
 {
 	struct smarm__chan_rx *e;
 	struct smarm__recv_wait *rw;
@@ -683,7 +676,8 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
-	if (SMARM_UNLIKELY(!chan_rx_hand_off(ch, e)))
+	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
+			   smarm__queue_len(&ch->queue) != 0))
 		return chan_send_other(ch, e, elem);
 	rw = (struct smarm__recv_wait *)e->hand;
 	ch->rx_head = e->next; /* rx_pop, with e in hand */
@@ -694,6 +688,8 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 	 * receiver its timer woke may return, and its record is gone.
 	 */
 	wt = e->wt;
+	if (mark != NULL)
+		*mark |= 1; /* the wake's record: the receive's too */
 	/* Release: the receiver reads it without the lock. */
 	__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
 	/* It returns without ch: not counted (INV-4). */
@@ -725,13 +721,11 @@ chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	if (smarm__tracing() && w->cur != NULL && !w->in_finish) {
-		const struct smarm__chan_rx *e = ch->rx_head;
 		SMARM_ASSERT(((uintptr_t)h & 1) == 0);
-		w->tr_send = (uintptr_t)h | (e != NULL && !ch->closed &&
-					     chan_rx_hand_off(ch, e));
+		w->tr_send = (uintptr_t)h;
 		marked = true;
 	}
-	rc = chan_send_locked(ch, elem);
+	rc = chan_send_locked(ch, elem, marked ? &w->tr_send : NULL);
 	if (marked) {
 		carried = w->tr_send == 0; /* a wake took it */
 		w->tr_send = 0;
@@ -753,7 +747,7 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 		return chan_send_obs(ch, h, elem);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
-	return chan_send_locked(ch, elem);
+	return chan_send_locked(ch, elem, NULL);
 }
 
 /*
@@ -779,7 +773,7 @@ smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released)
 			ch->timer_senders--;
 		}
 	}
-	return chan_send_locked(ch, elem);
+	return chan_send_locked(ch, elem, NULL);
 }
 
 /* Lock the channel of the caller's handle h: 0, or a status. */
