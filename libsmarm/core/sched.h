@@ -116,6 +116,9 @@ struct smarm__worker {
 			      progress on this worker (| 1: a hand-off into
 			      a parked receive), until a wake records it
 			      (sched.c wake_obs clears it); else 0 */
+	bool tr_carried;   /* tracing: cur came back from a wait whose
+			      receive a send's wake recorded (wt_carried):
+			      its receive's hook records no RECV, once */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
@@ -254,6 +257,25 @@ static inline void smarm__msg_obs_carried(struct smarm__worker *w, bool out,
 {
 	if (SMARM_UNLIKELY(w->astat))
 		smarm__msg_count_slow(w, out, k);
+}
+
+/*
+ * A receive's smarm__msg_obs (msg/chan_api.c): one that a traced send
+ * handed over is in that send's wake record (tr_carried, from the
+ * switch that resumed the receiver: sched.c), so it is only counted,
+ * once; any other is recorded. One predictable branch off.
+ */
+static inline void smarm__msg_obs_recv(const void *chan)
+{
+	if (SMARM_UNLIKELY(smarm__tls_obs)) {
+		struct smarm__worker *w = smarm__tls_worker;
+		if (w->tr_carried) {
+			w->tr_carried = false;
+			smarm__msg_obs_carried(w, false, 1);
+		} else {
+			smarm__msg_obs_slow(w, false, 1, chan);
+		}
+	}
 }
 
 void smarm__causal_pay_slow(void);

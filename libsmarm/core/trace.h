@@ -123,9 +123,6 @@ enum {
 #define SMARM__TRF_NAME 1u	       /* tr_flags: tr_name is set */
 #define SMARM__TRF_SEND 2u	       /* WAKE: a send's, tr_x its channel */
 #define SMARM__TRF_RECV 4u	       /* WAKE: the woken's receive too */
-/* A receive's status when its wait's wt_carried is set (wait.h): done,
- * and its RECV already in the waker's record (chan_api.c maps it to 0). */
-#define SMARM__TRACE_CARRIED 1
 
 /* SWITCH's c: bits 0-2 the leaving actor's SMARM__INTENT_*, 3-5 the
  * SMARM__WON_* it parked on, then two flags; the arriving actor's wait

@@ -1197,7 +1197,7 @@ recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
 		if (rc != 0)
 			return recv_not_parked(w, rw, rc);
 		if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
-			return (int)w->wt_carried; /* as in smarm__chan_recv */
+			return 0; /* the sender took our entry: ch untouched */
 		if (!recv_relock(rw))
 			return 0; /* freed after a hand-off: ours */
 		if (recv_leave(ch, rw, true)) {
@@ -1243,10 +1243,8 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	rx_push(ch, &rw.rx);
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	rc = smarm__wait_park(&w);
-	/* The sender took our entry: ch untouched. 0, or
-	 * SMARM__TRACE_CARRIED when its wake recorded our RECV. */
 	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-		return (int)w.wt_carried;
+		return 0; /* the sender took our entry: ch untouched */
 	return recv_wait_more(&w, &rw, rc);
 }
 

@@ -119,13 +119,8 @@ static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 			       ? smarm__chan_recv_thread(ch, h, out, deadline)
 			       : SMARM_ENOTACTOR;
 	rc = smarm__chan_recv(me, ch, h, out, deadline);
-	if (rc == 0) {
-		smarm__msg_obs(false, 1, h); /* chan.c's count of receives */
-	} else if (rc == SMARM__TRACE_CARRIED) {
-		/* Handed over, its RECV in the sender's record: counted. */
-		smarm__msg_obs_carried(smarm__tls_worker, false, 1);
-		rc = 0;
-	}
+	if (rc == 0)
+		smarm__msg_obs_recv(h); /* chan.c's count of receives */
 	return rc;
 }
 
