@@ -9,8 +9,9 @@
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c. An actor's sends on a handle and its receives are counted
  * in its statistics when the node keeps them and recorded when it traces
- * (smarm__msg_obs, here and in chan_api.c's recv: one branch when
- * neither); sends the runtime
+ * (smarm__msg_obs here, smarm__msg_obs_recv in chan_api.c's recv: one
+ * branch when neither; a traced send's wake records the send, and the
+ * receive it hands over, chan_send_obs); sends the runtime
  * makes on its own references (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
