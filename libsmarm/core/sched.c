@@ -1081,6 +1081,32 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
 }
 
 /*
+ * The WAKE of a traced send in progress on w (w->tr_send, set by
+ * msg/chan.c): one record is the wake and the SEND, and for a hand-off
+ * into a parked receive the woken's RECV as well (trace.h), which the
+ * receive learns from its wait (s parked: the wait is live until the
+ * enqueue; the switch that resumes it copies the flag to its worker,
+ * trace_in and trace_switch) and does not record. The mark is taken: a later
+ * wake of the same send is a plain WAKE, and the send records no SEND of its
+ * own.
+ */
+static inline void trace_wake_send(struct smarm__worker *w,
+				   struct smarm__slot *s, uint64_t pid,
+				   uint32_t epoch)
+{
+	uintptr_t m = w->tr_send;
+	uint16_t f = SMARM__TRF_SEND;
+	w->tr_send = 0;
+	if (m & 1) {
+		f |= SMARM__TRF_RECV;
+		s->wait->wt_carried = 1;
+	}
+	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE,
+			       smarm__slot_pid(w->cur), pid, epoch, f,
+			       m & ~(uintptr_t)1);
+}
+
+/*
  * A wake that queues the actor in s when the node keeps statistics or
  * traces (one flag, n->obs_on, off both): its run-queue wait starts, the
  * WAKE record, and then the enqueue, so that the record is out before
@@ -1095,12 +1121,15 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	astat_enq(n, s);
-	if (w != NULL && w->node == n && smarm__tracing())
-		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
-				     w->cur != NULL ? smarm__slot_pid(w->cur)
-						    : 0,
-				     pid, epoch);
-	else if (n->trace != NULL)
+	if (w != NULL && w->node == n && smarm__tracing()) {
+		if (w->tr_send != 0)
+			trace_wake_send(w, s, pid, epoch);
+		else
+			smarm__trace_put_hot(
+				smarm__tls_trace, SMARM__TR_WAKE,
+				w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
+				pid, epoch);
+	} else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
 	enqueue_woken(n, pid, false);
@@ -1559,9 +1588,10 @@ static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
  * the wait of that epoch, the end of its waker's flow: in the record.
  * Only on a thread that traces (smarm__tracing), as trace_switch.
  */
-static void trace_in(struct smarm__slot *s)
+static void trace_in(struct smarm__worker *w, struct smarm__slot *s)
 {
 	const struct smarm__wait *wt = s->wait;
+	w->tr_carried = wt != NULL && wt->wt_carried != 0;
 	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN,
 			     smarm__slot_pid(s), wt != NULL,
 			     wt != NULL ? wt->wt_epoch : 0);
@@ -1577,18 +1607,19 @@ static void trace_in(struct smarm__slot *s)
  * target (a call's server, a join's actor) that the record has no room
  * for beside the arriving pid.
  */
-static __attribute__((noinline)) void trace_out_in(struct smarm__slot *p,
+static __attribute__((noinline)) void trace_out_in(struct smarm__worker *w,
+						   struct smarm__slot *p,
 						   uint64_t b, uint32_t c,
 						   struct smarm__slot *next)
 {
 	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
 			     smarm__slot_pid(p), b, c);
 	if (next != NULL)
-		trace_in(next);
+		trace_in(w, next);
 }
 
-static inline void trace_switch(struct smarm__slot *p, int intent,
-				struct smarm__slot *next)
+static inline void trace_switch(struct smarm__worker *w, struct smarm__slot *p,
+				int intent, struct smarm__slot *next)
 {
 	uint32_t c = (uint32_t)intent;
 	uint64_t b = 0;
@@ -1602,12 +1633,16 @@ static inline void trace_switch(struct smarm__slot *p, int intent,
 	/* Actor to actor, no park target to keep: one record, not two. */
 	if (next != NULL && b == 0) {
 		const struct smarm__wait *wt = next->wait;
+		bool carried = false;
 		if (parked)
 			c |= SMARM__TRACE_SW_PARKED | (uint32_t)p->wait_on << 3;
-		if (wt != NULL)
+		if (wt != NULL) {
 			c |= SMARM__TRACE_SW_WOKEN |
 			     (wt->wt_epoch & 0xffffffu)
 				     << SMARM__TRACE_SW_EPOCH_SHIFT;
+			carried = wt->wt_carried != 0;
+		}
+		w->tr_carried = carried;
 		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH,
 				     smarm__slot_pid(p), smarm__slot_pid(next),
 				     c);
@@ -1615,7 +1650,7 @@ static inline void trace_switch(struct smarm__slot *p, int intent,
 	}
 	if (parked)
 		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
-	trace_out_in(p, b, c, next);
+	trace_out_in(w, p, b, c, next);
 }
 /* SWITCH's c (trace.h) holds an intent and a WON_* in 3 bits each. */
 _Static_assert(SMARM__INTENT_HIBERNATE < 8 && SMARM__WON_SLEEP < 8,
@@ -1630,7 +1665,7 @@ static __attribute__((noinline)) void switch_obs_all(struct smarm__worker *w,
 	if (w->astat)
 		astat_switch(w, p, intent, next);
 	if (smarm__tracing())
-		trace_switch(p, intent, next);
+		trace_switch(w, p, intent, next);
 	if (w->causal)
 		smarm__causal_switch(w, p, intent, next);
 }
@@ -1648,7 +1683,7 @@ static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
 	if (SMARM_UNLIKELY(w->astat || w->causal))
 		switch_obs_all(w, p, intent, next);
 	else if (smarm__tracing())
-		trace_switch(p, intent, next);
+		trace_switch(w, p, intent, next);
 }
 
 /* ... and at a resume from the scheduler. */
@@ -1658,7 +1693,7 @@ static __attribute__((noinline)) void run_in_obs(struct smarm__worker *w,
 	if (w->astat)
 		astat_in(w, s, smarm__cycles_fast());
 	if (smarm__tracing())
-		trace_in(s);
+		trace_in(w, s);
 	if (w->causal)
 		smarm__causal_run_in(w, s);
 }
@@ -2033,20 +2068,33 @@ pick_next(struct smarm__worker *w)
 	return s;
 }
 
+/* The statistics' count of k messages sent (out) or taken by w->cur. */
+static inline void msg_count(struct smarm__worker *w, bool out, uint64_t k)
+{
+	struct smarm__astat *a = smarm__astat_of(w->node, w->cur);
+	if (out)
+		SMARM__ASTAT_ADD(&a->as_msg_out, k);
+	else
+		SMARM__ASTAT_ADD(&a->as_msg_in, k);
+}
+
+void smarm__msg_count_slow(struct smarm__worker *w, bool out, uint64_t k)
+{
+	if (w->cur != NULL && !w->in_finish)
+		msg_count(w, out, k);
+}
+
 void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
 			 const void *chan)
 {
 	/* Between actors, or finishing another's switch: nobody's own. */
 	if (w->cur == NULL || w->in_finish)
 		return;
-	if (w->astat) {
-		struct smarm__astat *a = smarm__astat_of(w->node, w->cur);
-		if (out)
-			SMARM__ASTAT_ADD(&a->as_msg_out, k);
-		else
-			SMARM__ASTAT_ADD(&a->as_msg_in, k);
-	}
-	/* After a send's wake: the writer names that wake's flow "send". */
+	if (w->astat)
+		msg_count(w, out, k);
+	/* A send that woke nobody (chan_send_obs), a receive that took a
+	 * queued element or was not handed over by a traced send's wake
+	 * (smarm__msg_obs_recv). */
 	if (smarm__tracing())
 		smarm__trace_put_hot(
 			smarm__tls_trace, out ? SMARM__TR_SEND : SMARM__TR_RECV,

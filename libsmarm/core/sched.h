@@ -106,12 +106,19 @@ struct smarm__worker {
 						  thread for the run, owner
 						  only */
 	uint64_t slice_start;		       /* cycle count at resume */
-	bool astat;	 /* the node keeps actor statistics (slot.h) */
-	bool obs_on;	 /* astat, or the node traces (trace.h) or
-			    profiles (causal.h): the one flag the switch
-			    and message paths test */
-	bool causal;	 /* the node's causal profiler is on */
-	uint64_t run_t0; /* astat: cycle count at cur's switch-in */
+	bool astat;	   /* the node keeps actor statistics (slot.h) */
+	bool obs_on;	   /* astat, or the node traces (trace.h) or
+			      profiles (causal.h): the one flag the switch
+			      and message paths test */
+	bool causal;	   /* the node's causal profiler is on */
+	uint64_t run_t0;   /* astat: cycle count at cur's switch-in */
+	uintptr_t tr_send; /* tracing: the channel handle of the send in
+			      progress on this worker (| 1: a hand-off into
+			      a parked receive), until a wake records it
+			      (sched.c wake_obs clears it); else 0 */
+	bool tr_carried;   /* tracing: cur came back from a wait whose
+			      receive a send's wake recorded (wt_carried):
+			      its receive's hook records no RECV, once */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
@@ -236,6 +243,39 @@ static inline void smarm__msg_obs(bool out, uint64_t k, const void *chan)
 {
 	if (SMARM_UNLIKELY(smarm__tls_obs))
 		smarm__msg_obs_slow(smarm__tls_worker, out, k, chan);
+}
+
+void smarm__msg_count_slow(struct smarm__worker *w, bool out, uint64_t k);
+
+/*
+ * The same for messages whose SEND or RECV a wake's record carries
+ * already (trace.h SMARM__TRF_SEND, _RECV; smarm__tls_obs set): only
+ * the statistics' count, when the node keeps them.
+ */
+static inline void smarm__msg_obs_carried(struct smarm__worker *w, bool out,
+					  uint64_t k)
+{
+	if (SMARM_UNLIKELY(w->astat))
+		smarm__msg_count_slow(w, out, k);
+}
+
+/*
+ * A receive's smarm__msg_obs (msg/chan_api.c): one that a traced send
+ * handed over is in that send's wake record (tr_carried, from the
+ * switch that resumed the receiver: sched.c), so it is only counted,
+ * once; any other is recorded. One predictable branch off.
+ */
+static inline void smarm__msg_obs_recv(const void *chan)
+{
+	if (SMARM_UNLIKELY(smarm__tls_obs)) {
+		struct smarm__worker *w = smarm__tls_worker;
+		if (w->tr_carried) {
+			w->tr_carried = false;
+			smarm__msg_obs_carried(w, false, 1);
+		} else {
+			smarm__msg_obs_slow(w, false, 1, chan);
+		}
+	}
 }
 
 void smarm__causal_pay_slow(void);

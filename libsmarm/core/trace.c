@@ -108,21 +108,24 @@ void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
 }
 
-/* smarm__trace_put_slow with room: out of line, so that the slow put
+/* smarm__trace_put_slow_x with room: out of line, so that the slow put
  * keeps nothing across a call. */
-static __attribute__((noinline)) void put_at_limit(struct smarm__trace_ring *r,
-						   int kind, uint64_t a,
-						   uint64_t b, uint32_t c,
-						   uint64_t h)
+static __attribute__((noinline)) void
+put_at_limit(struct smarm__trace_ring *r, int kind, uint64_t a, uint64_t b,
+	     uint32_t c, uint16_t flags, uint64_t x, uint64_t h)
 {
+	struct smarm__trace_rec *e;
 	if (!smarm__trace_room_slow(r, h))
 		return;
-	rec_fill(&r->tr_buf[h & r->tr_mask], kind, a, b, c, NULL);
+	e = &r->tr_buf[h & r->tr_mask];
+	rec_fill(e, kind, a, b, c, NULL);
+	e->tr_flags = flags;
+	e->tr_x = x;
 	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
 }
 
-void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
-			   uint64_t b, uint32_t c)
+void smarm__trace_put_slow_x(struct smarm__trace_ring *r, int kind, uint64_t a,
+			     uint64_t b, uint32_t c, uint16_t flags, uint64_t x)
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
 	/* Full: a drop, the common case while the writer lags. */
@@ -130,7 +133,13 @@ void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
 	    r->tr_mask)
 		put_drop(r, h);
 	else
-		put_at_limit(r, kind, a, b, c, h);
+		put_at_limit(r, kind, a, b, c, flags, x, h);
+}
+
+void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
+			   uint64_t b, uint32_t c)
+{
+	smarm__trace_put_slow_x(r, kind, a, b, c, 0, 0);
 }
 
 bool smarm__node_traces(const struct smarm_node *n)

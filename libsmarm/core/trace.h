@@ -77,7 +77,12 @@ struct smarm_node;
  *              wait's epoch
  *   SPAWN      a spawner pid (0: none), b child pid
  *   EXIT       a pid, c SMARM_EXIT_* outcome, b reason code
- *   WAKE       a waker pid (0: none), b woken pid, c the wait's epoch
+ *   WAKE       a waker pid (0: none), b woken pid, c the wait's epoch;
+ *              with SMARM__TRF_SEND it is also the waker's SEND (the
+ *              wake of a channel send: tr_x the channel's handle, one
+ *              element), and with SMARM__TRF_RECV besides, the woken
+ *              actor's RECV of that element (a hand-off into its
+ *              parked receive, which then records none: sched.c)
  *   PARK       no record of its own: the writer's instant for a
  *              RUN_OUT that parked (the park recorded at the switch)
  *   SEND       a sender pid, b channel id, c elements
@@ -116,6 +121,8 @@ enum {
 #define SMARM__TRACE_NAME_MAX 32       /* bytes of tr_name, NUL included */
 #define SMARM__TRACE_PARKED (1u << 16) /* RUN_OUT's c: a wait's park */
 #define SMARM__TRF_NAME 1u	       /* tr_flags: tr_name is set */
+#define SMARM__TRF_SEND 2u	       /* WAKE: a send's, tr_x its channel */
+#define SMARM__TRF_RECV 4u	       /* WAKE: the woken's receive too */
 
 /* SWITCH's c: bits 0-2 the leaving actor's SMARM__INTENT_*, 3-5 the
  * SMARM__WON_* it parked on, then two flags; the arriving actor's wait
@@ -130,11 +137,13 @@ struct smarm__trace_rec {
 	uint64_t tr_a;	/* per kind, above */
 	uint64_t tr_b;
 	uint32_t tr_c;
-	uint16_t tr_kind;		     /* SMARM__TR_* */
-	uint16_t tr_flags;		     /* SMARM__TRF_* */
-	char tr_name[SMARM__TRACE_NAME_MAX]; /* NUL-terminated if
-						SMARM__TRF_NAME, else not
-						written */
+	uint16_t tr_kind;  /* SMARM__TR_* */
+	uint16_t tr_flags; /* SMARM__TRF_* */
+	union {
+		char tr_name[SMARM__TRACE_NAME_MAX]; /* NUL-terminated if
+							SMARM__TRF_NAME */
+		uint64_t tr_x; /* SMARM__TRF_SEND: the channel */
+	};		       /* else not written */
 };
 _Static_assert(sizeof(struct smarm__trace_rec) == 64, "a record is a line");
 
@@ -176,6 +185,10 @@ void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 /* The same, nameless, for smarm__trace_put_hot at its ring's limit. */
 void smarm__trace_put_slow(struct smarm__trace_ring *r, int kind, uint64_t a,
 			   uint64_t b, uint32_t c) __attribute__((noinline));
+/* ... and for smarm__trace_put_hot_x. */
+void smarm__trace_put_slow_x(struct smarm__trace_ring *r, int kind, uint64_t a,
+			     uint64_t b, uint32_t c, uint16_t flags, uint64_t x)
+	__attribute__((noinline));
 
 /* TRACE-1: r's head h reached its limit: the writer is woken if the
  * ring is past half, the limit moved on; true if there is room, else
@@ -206,6 +219,28 @@ static inline void smarm__trace_put_hot(struct smarm__trace_ring *r, int kind,
 	e->tr_kind = (uint16_t)kind;
 	e->tr_flags = 0; /* tr_name is not read */
 	/* Publish: the record before the head that covers it. */
+	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
+
+/* The same with flags and the extra word (a send's WAKE: sched.c). */
+static inline void smarm__trace_put_hot_x(struct smarm__trace_ring *r, int kind,
+					  uint64_t a, uint64_t b, uint32_t c,
+					  uint16_t flags, uint64_t x)
+{
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
+	struct smarm__trace_rec *e;
+	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
+		smarm__trace_put_slow_x(r, kind, a, b, c, flags, x);
+		return;
+	}
+	e = &r->tr_buf[h & r->tr_mask];
+	e->tr_ts = smarm__cycles_fast();
+	e->tr_a = a;
+	e->tr_b = b;
+	e->tr_c = c;
+	e->tr_kind = (uint16_t)kind;
+	e->tr_flags = flags;
+	e->tr_x = x;
 	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
 }
 

@@ -99,6 +99,7 @@ void smarm__wait_init(struct smarm__wait *w, struct smarm__slot *me,
 	w->wt_pid = smarm__slot_pid(me);
 	w->wt_deadline = deadline;
 	w->wt_epoch = 0;
+	w->wt_carried = 0;
 	w->wt_undo = undo;
 	w->wt_arg = arg;
 	smarm__observe_stop(me);

@@ -73,6 +73,9 @@ struct smarm__wait {
 	uint64_t wt_pid;	     /* its pid */
 	uint64_t wt_deadline;	     /* absolute ns; 0: unbounded */
 	uint32_t wt_epoch;	     /* the epoch opened last */
+	uint32_t wt_carried;	     /* 1: a traced send's wake recorded
+					the receive it hands over (trace.h
+					SMARM__TRF_RECV; sched.c), else 0 */
 	smarm__wait_undo_fn wt_undo; /* NULL: nothing to undo */
 	void *wt_arg;		     /* the primitive's context for undo */
 };

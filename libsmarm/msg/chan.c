@@ -9,8 +9,9 @@
  * validate their arguments and decode the caller's handles, are in
  * chan_api.c. An actor's sends on a handle and its receives are counted
  * in its statistics when the node keeps them and recorded when it traces
- * (smarm__msg_obs, here and in chan_api.c's recv: one branch when
- * neither); sends the runtime
+ * (smarm__msg_obs here, smarm__msg_obs_recv in chan_api.c's recv: one
+ * branch when neither; a traced send's wake records the send, and the
+ * receive it hands over, chan_send_obs); sends the runtime
  * makes on its own references (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
@@ -656,10 +657,12 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
  * Under the lock, which it releases: send a copy of elem. The common
  * case stays inline: nobody waits (queue it), or the oldest waiter is an
  * actor parked in recv on an empty queue (hand it over, Go's direct
- * hand-off).
+ * hand-off). mark: a traced send's mark on its worker (chan_send_obs),
+ * given the low bit before a hand-off's wake; NULL otherwise (a
+ * constant in the other callers, so their copies test nothing).
  */
 static inline __attribute__((always_inline)) int
-chan_send_locked(smarm_chan_t *ch, const void *elem)
+chan_send_locked(smarm_chan_t *ch, const void *elem, uintptr_t *mark)
 {
 	struct smarm__chan_rx *e;
 	struct smarm__recv_wait *rw;
@@ -686,6 +689,8 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 	 * receiver its timer woke may return, and its record is gone.
 	 */
 	wt = e->wt;
+	if (mark != NULL)
+		*mark |= 1; /* the wake's record: the receive's too */
 	/* Release: the receiver reads it without the lock. */
 	__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
 	/* It returns without ch: not counted (INV-4). */
@@ -695,20 +700,43 @@ chan_send_locked(smarm_chan_t *ch, const void *elem)
 
 /*
  * A send on a worker of a node that keeps statistics, traces or
- * profiles (smarm__tls_obs): Coz's catch_up first, the sender's causal
- * debt paid before its message can wake a receiver (core/causal.h),
- * then the send, then its count or SEND record (smarm__msg_obs).
+ * profiles (smarm__tls_obs): Coz's catch_up first when the node
+ * profiles, the sender's causal debt paid before its message can wake a
+ * receiver (core/causal.h), then the send, then its count or SEND
+ * record (smarm__msg_obs). Traced, the send is marked on its worker
+ * (w->tr_send: the handle, | 1 for a hand-off into a parked receive)
+ * for the wake it makes, whose record is then its SEND too, and the
+ * receive's RECV for a hand-off (core/sched.c wake_obs): a send that
+ * wakes nobody records its own SEND.
  */
 static __attribute__((noinline)) int
 chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
+	struct smarm__worker *w = smarm__tls_worker;
+	bool marked = false, carried = false;
 	int rc;
-	smarm__causal_pay_slow();
+	if (SMARM_UNLIKELY(w->causal)) {
+		smarm__causal_pay_slow();
+		w = smarm__tls_worker; /* it may have parked: moved */
+	}
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
-	rc = chan_send_locked(ch, elem);
-	if (rc == 0)
-		smarm__msg_obs_slow(smarm__tls_worker, true, 1, h);
+	if (smarm__tracing() && w->cur != NULL && !w->in_finish) {
+		SMARM_ASSERT(((uintptr_t)h & 1) == 0);
+		w->tr_send = (uintptr_t)h;
+		marked = true;
+	}
+	rc = chan_send_locked(ch, elem, marked ? &w->tr_send : NULL);
+	if (marked) {
+		carried = w->tr_send == 0; /* a wake took it */
+		w->tr_send = 0;
+	}
+	if (rc == 0) {
+		if (!carried)
+			smarm__msg_obs_slow(w, true, 1, h);
+		else
+			smarm__msg_obs_carried(w, true, 1);
+	}
 	return rc;
 }
 
@@ -720,7 +748,7 @@ int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 		return chan_send_obs(ch, h, elem);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
-	return chan_send_locked(ch, elem);
+	return chan_send_locked(ch, elem, NULL);
 }
 
 /*
@@ -746,7 +774,7 @@ smarm__chan_send_held(smarm_chan_t *ch, const void *elem, bool *released)
 			ch->timer_senders--;
 		}
 	}
-	return chan_send_locked(ch, elem);
+	return chan_send_locked(ch, elem, NULL);
 }
 
 /* Lock the channel of the caller's handle h: 0, or a status. */

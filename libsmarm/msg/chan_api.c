@@ -120,7 +120,7 @@ static int chan_recv(smarm_chan_t *h, void *out, uint64_t deadline)
 			       : SMARM_ENOTACTOR;
 	rc = smarm__chan_recv(me, ch, h, out, deadline);
 	if (rc == 0)
-		smarm__msg_obs(false, 1, h); /* chan.c's count of receives */
+		smarm__msg_obs_recv(h); /* chan.c's count of receives */
 	return rc;
 }
 

@@ -18,15 +18,18 @@
  *     just before the slice ends.
  *   - WAKE and the RUN_IN of one (pid, epoch) that comes back from its
  *     wait (the WOKEN half) are one flow: an arrow from the
- *     waker's slice at the wake (named "send" when the waker's next
- *     record on that worker is its send, which is recorded after the
- *     send's wake; so a WAKE is held until that next record) to the
- *     woken actor's slice that the park's return begins. Either half
- *     may be merged first (the
+ *     waker's slice at the wake (named "send" when the WAKE is a
+ *     send's, SMARM__TRF_SEND, which also gives the send's instant) to
+ *     the woken actor's slice that the park's return begins. Either
+ *     half may be merged first (the
  *     rings are drained one after the other), so a half waits in a small
  *     table for the other; a flow is written only whole, both halves
  *     inside a slice (INV-2), and a half that never pairs (a timeout's
- *     wake, an overwritten entry) is dropped.
+ *     wake, an overwritten entry) is dropped. A send's WAKE that
+ *     carries the woken's receive (SMARM__TRF_RECV: a hand-off, whose
+ *     receiver records no RECV) gives the RECV instant where the
+ *     woken's slice begins, when the halves pair (outside its waker's
+ *     slice too: then without the arrow).
  *   - everything else is an instant on the recording worker's track.
  * JSON: an array, one event per line, each followed by ",\n", so a file
  * cut after any write is a prefix that Perfetto reads (it accepts an
@@ -90,15 +93,16 @@ struct tw_flow {
 	uint32_t tf_track;
 	bool tf_woken; /* this half is the WOKEN */
 	bool tf_send;  /* the WAKE was its waker's send's */
+	bool tf_flow;  /* the WAKE was inside its waker's slice: an arrow */
+	bool tf_recv;  /* the WAKE carries the woken's RECV (SMARM__TRF_RECV) */
+	uint64_t tf_pid;  /* WAKE: the woken pid */
+	uint64_t tf_chan; /* WAKE, tf_send: the channel */
 };
 
 struct tw_open {
 	bool to_open;
 	uint64_t to_pid;
 	uint64_t to_ns;
-	/* A WAKE half (tf_key set) held until the ring's next record, which
-	 * names it: a SEND of its waker follows its send's wake. */
-	struct tw_flow to_wake;
 	size_t to_at, to_end; /* drain_pass: the ring's run in the batch */
 };
 
@@ -756,12 +760,25 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	}
 }
 
-/* Write the flow of a WAKE half and a WOKEN half (INV-2). */
+/* Write the flow of a WAKE half and a WOKEN half (INV-2), and the
+ * woken's RECV that a send's WAKE carries, where its slice begins. */
 static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
 		       uint32_t t_in, uint64_t ns_in)
 {
-	uint64_t id = ++tw->tw_flow_id;
+	uint64_t id;
 	const char *name = wake->tf_send ? "send" : "wake";
+	if (wake->tf_recv) {
+		struct smarm__trace_rec rv = {
+			.tr_a = wake->tf_pid,
+			.tr_b = wake->tf_chan,
+			.tr_c = 1,
+			.tr_kind = SMARM__TR_RECV,
+		};
+		instant(tw, t_in, ns_in, &rv);
+	}
+	if (!wake->tf_flow)
+		return;
+	id = ++tw->tw_flow_id;
 	if (tw->tw_fmt == SMARM_TRACE_JSON) {
 		json_flow(tw, id, name, wake->tf_track, wake->tf_ns, t_in,
 			  ns_in);
@@ -804,14 +821,6 @@ static void flow_half(struct smarm__obs_trace *tw, uint64_t key,
 	f->tf_key = key;
 }
 
-/* The WAKE half o holds goes to the table. */
-static void wake_flush(struct smarm__obs_trace *tw, struct tw_open *o)
-{
-	struct tw_flow h = o->to_wake;
-	o->to_wake.tf_key = 0;
-	flow_half(tw, h.tf_key, &h);
-}
-
 /* pid's slice begins at ns; woken: back from the wait of that epoch. */
 static void run_in(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		   uint64_t pid, bool woken, uint32_t epoch)
@@ -819,7 +828,9 @@ static void run_in(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 	slice_end(tw, track, ns, "lost"); /* INV-1 */
 	slice_begin(tw, track, pid, ns);
 	if (woken) { /* its flow's end */
-		struct tw_flow h = { 0, ns, track, true, false };
+		struct tw_flow h = { .tf_ns = ns,
+				     .tf_track = track,
+				     .tf_woken = true };
 		flow_half(tw, flow_key(pid, epoch), &h);
 	}
 }
@@ -852,11 +863,6 @@ static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
 	uint64_t ns = rec_ns(tw, r);
 	if (ns > tw->tw_last_ns)
 		tw->tw_last_ns = ns;
-	if (o->to_wake.tf_key != 0) {
-		o->to_wake.tf_send =
-			r->tr_kind == SMARM__TR_SEND && r->tr_a == o->to_pid;
-		wake_flush(tw, o);
-	}
 	switch (r->tr_kind) {
 	case SMARM__TR_RUN_IN:
 		run_in(tw, track, ns, r->tr_a, r->tr_b != 0, r->tr_c);
@@ -875,10 +881,29 @@ static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
 		return;
 	}
 	case SMARM__TR_WAKE: {
-		struct tw_flow h = { flow_key(r->tr_b, r->tr_c), ns, track,
-				     false, false };
-		if (r->tr_a != 0 && o->to_open && o->to_pid == r->tr_a)
-			o->to_wake = h; /* until the next record */
+		/* A send's WAKE (trace.h) is also its SEND, and may carry the
+		 * woken's RECV: that half pairs even without an arrow. */
+		struct tw_flow h = {
+			.tf_ns = ns,
+			.tf_track = track,
+			.tf_send = (r->tr_flags & SMARM__TRF_SEND) != 0,
+			.tf_flow = r->tr_a != 0 && o->to_open &&
+				   o->to_pid == r->tr_a,
+			.tf_recv = (r->tr_flags & SMARM__TRF_RECV) != 0,
+			.tf_pid = r->tr_b,
+			.tf_chan = r->tr_x,
+		};
+		if (h.tf_flow || h.tf_recv)
+			flow_half(tw, flow_key(r->tr_b, r->tr_c), &h);
+		if (h.tf_send && o->to_open) { /* as a SEND record's */
+			struct smarm__trace_rec sd = {
+				.tr_a = r->tr_a,
+				.tr_b = r->tr_x,
+				.tr_c = 1,
+				.tr_kind = SMARM__TR_SEND,
+			};
+			instant(tw, track, ns, &sd);
+		}
 		return;
 	}
 	case SMARM__TR_LABEL: {
@@ -1081,11 +1106,8 @@ void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
 	/* No worker runs: what is left is final. Close the open slices. */
 	while (drain_pass(tw) && !tw->tw_failed)
 		;
-	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++) {
-		if (tw->tw_open[i].to_wake.tf_key != 0)
-			wake_flush(tw, &tw->tw_open[i]);
+	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++)
 		slice_end(tw, i, tw->tw_last_ns, "trace end");
-	}
 	if (tw->tw_fmt == SMARM_TRACE_JSON)
 		json_end(tw);
 	out_flush(tw);

@@ -23,13 +23,19 @@
 struct pp {
 	smarm_chan_t *to_pong, *to_ping;
 	const smarm_behaviour_t *counter; /* NULL: no server part */
+	int rounds;			  /* 0: ROUNDS */
 };
+
+static int pp_rounds(const struct pp *p)
+{
+	return p->rounds > 0 ? p->rounds : ROUNDS;
+}
 
 static void pong(void *arg)
 {
 	struct pp *p = arg;
 	int v;
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < pp_rounds(p); i++) {
 		HARNESS_EQ(smarm_chan_recv(p->to_pong, &v), 0);
 		v++;
 		HARNESS_EQ(smarm_chan_send(p->to_ping, &v), 0);
@@ -41,11 +47,11 @@ static void ping(void *arg)
 	struct pp *p = arg;
 	int v = 0;
 	HARNESS_EQ(smarm_register("ping", NULL), 0);
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < pp_rounds(p); i++) {
 		HARNESS_EQ(smarm_chan_send(p->to_pong, &v), 0);
 		HARNESS_EQ(smarm_chan_recv(p->to_ping, &v), 0);
 	}
-	HARNESS_EQ(v, ROUNDS);
+	HARNESS_EQ(v, pp_rounds(p));
 }
 
 static void root(void *arg)
@@ -75,14 +81,15 @@ static void root(void *arg)
 	harness_chan_drop(p->to_ping);
 }
 
-/* Run the scenario on a node tracing to path (format fmt). */
-static void run_traced(const char *path, int fmt, int64_t ring, bool server,
-		       int64_t *dropped)
+/* Run the scenario (rounds of ping-pong, 0: ROUNDS) on a node of
+ * workers workers tracing to path (format fmt). */
+static void run_traced_on(int workers, int rounds, const char *path, int fmt,
+			  int64_t ring, bool server, int64_t *dropped)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *node = NULL;
 	smarm_plugin_t *pc = NULL;
-	struct pp p = { 0 };
+	struct pp p = { .rounds = rounds };
 	char msg[256];
 	int how = -1;
 	if (server) {
@@ -94,7 +101,7 @@ static void run_traced(const char *path, int fmt, int64_t ring, bool server,
 	}
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS,
-					      harness_workers(4)),
+					      harness_workers(workers)),
 			 0);
 	if (ring > 0)
 		ck_assert_int_eq(
@@ -111,6 +118,13 @@ static void run_traced(const char *path, int fmt, int64_t ring, bool server,
 	ck_assert_int_eq(smarm_node_close(node), 0);
 	if (pc != NULL)
 		ck_assert_int_eq(smarm_plugin_close(pc), 0);
+}
+
+/* ... on 4 workers. */
+static void run_traced(const char *path, int fmt, int64_t ring, bool server,
+		       int64_t *dropped)
+{
+	run_traced_on(4, 0, path, fmt, ring, server, dropped);
 }
 
 /* The checker's verdict on path: its exit status. */
@@ -179,14 +193,53 @@ START_TEST(test_trace_explicit_format_wins)
 }
 END_TEST
 
+/*
+ * Every send and every receive of the ping-pong is in the trace once:
+ * 2 * ROUNDS of each, whether the send's record is its own or its
+ * wake's, and the receive's its own or carried by the wake of the send
+ * that handed it over (one worker: every receive parks and is handed
+ * over; four: some find the element queued or are woken before they
+ * park).
+ */
+static void exact_traced(int workers, const char *kind, const char *ext)
+{
+	char path[1024];
+	char wants[128];
+	int64_t dropped = -1;
+	tmp_path(path, sizeof path, ext);
+	run_traced_on(workers, 0, path, SMARM_TRACE_AUTO, 0, false, &dropped);
+	ck_assert_int_eq(dropped, 0);
+	snprintf(wants, sizeof wants, "'instant:send=%d' 'instant:recv=%d'",
+		 2 * ROUNDS, 2 * ROUNDS);
+	ck_assert_int_eq(check(kind, path, wants), 0);
+	tmp_remove(path);
+}
+
+START_TEST(test_trace_json_every_send_and_recv_once)
+{
+	exact_traced(1, "json", ".json");
+	exact_traced(4, "json", ".json");
+}
+END_TEST
+
+START_TEST(test_trace_proto_every_send_and_recv_once)
+{
+	exact_traced(1, "proto", ".pftrace");
+	exact_traced(4, "proto", ".pftrace");
+}
+END_TEST
+
 /* A 64-record ring under a ping-pong fills: drops are counted, the run
- * is not held up, and what was written still checks out. */
+ * is not held up, and what was written still checks out. One worker and
+ * many rounds: its records outrun a writer that formats each of them
+ * (four workers' short run could be slow enough for the writer). */
 START_TEST(test_trace_full_ring_drops_counted)
 {
 	char path[1024];
 	int64_t dropped = -1;
 	tmp_path(path, sizeof path, ".json");
-	run_traced(path, SMARM_TRACE_JSON, 64, false, &dropped);
+	run_traced_on(1, 100 * ROUNDS, path, SMARM_TRACE_JSON, 64, false,
+		      &dropped);
 	ck_assert_int_gt(dropped, 0);
 	ck_assert_int_eq(check("json", path, ""), 0);
 	tmp_remove(path);
@@ -346,6 +399,11 @@ Suite *smarm_test_trace_suite(void)
 	tcase_add_test(tc, test_trace_env_var_enables);
 	tcase_add_test(tc, test_trace_json_hibernation_is_a_park);
 	tcase_add_test(tc, test_trace_proto_hibernation_is_a_park);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("counts");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_trace_json_every_send_and_recv_once);
+	tcase_add_test(tc, test_trace_proto_every_send_and_recv_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 120);

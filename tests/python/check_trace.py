@@ -17,7 +17,9 @@ has both ends, each bound inside a slice of its track; every track used
 has a name. Each `want` argument is a substring that some event name
 must contain ("call add"), or "name~N" for at least N events whose name
 contains name ("send~50" counts flows named send, and the send
-instants); "flow:NAME" is a flow's start named NAME ("flow:send~50").
+instants); "flow:NAME" is a flow's start named NAME ("flow:send~50");
+"instant:NAME=N" is exactly N instants (not flow events) named NAME
+("instant:recv=400": every receive of a scenario, none twice).
 Exit status 0: all good; 1: a problem, printed.
 """
 import json
@@ -50,9 +52,15 @@ def inside(slices, track, t):
     return False
 
 
-def check_wants(names, wants):
+def check_wants(names, wants, instants):
     for w in wants:
-        if "~" in w:
+        if w.startswith("instant:"):
+            text, n = w[len("instant:"):].split("=")
+            got = sum(1 for x in instants if x == text)
+            if got != int(n):
+                fail("want exactly %d instants named '%s', got %d"
+                     % (int(n), text, got))
+        elif "~" in w:
             text, n = w.split("~")
             got = sum(1 for x in names if text in x)
             if got < int(n):
@@ -74,7 +82,7 @@ def check_json(path, wants):
         json.loads(x[:-1])
     events = json.loads(text)
     names, slices, threads, used = [], {}, set(), set()
-    flows_s, flows_f = {}, {}
+    flows_s, flows_f, instants = {}, {}, []
     for e in events:
         ph = e.get("ph")
         if ph == "M":
@@ -82,6 +90,8 @@ def check_json(path, wants):
                 threads.add(e["tid"])
             continue
         names.append(e.get("name", ""))
+        if ph == "i":
+            instants.append(e.get("name", ""))
         used.add(e["tid"])
         if ph == "X":
             t0 = ns(e["ts"])
@@ -108,7 +118,7 @@ def check_json(path, wants):
             fail("json: track %s has no thread_name" % tid)
     if events[-1].get("name") != "trace end":
         fail("json: the last event is not 'trace end'")
-    check_wants(names, wants)
+    check_wants(names, wants, instants)
     print("# json ok: %d events, %d slices, %d flows"
           % (len(events), sum(len(v) for v in slices.values()), len(flows_s)))
 
@@ -191,7 +201,7 @@ def check_proto(path, wants):
                     fail("proto: a track event without a timestamp")
                 ev["ts"] = ts[0]
                 events.append(ev)
-    slices, open_, names = {}, {}, []
+    slices, open_, names, instants = {}, {}, [], []
     starts, ends = {}, {}
     for ev in events:
         tr = ev.get("track")
@@ -209,6 +219,8 @@ def check_proto(path, wants):
             slices.setdefault(tr, []).append((t0, ev["ts"], name))
         else:
             names.append(ev["name"])
+            if ev.get("type") == 3 and not ev["flow"] and not ev["end"]:
+                instants.append(ev["name"])
         for fid in ev["flow"]:
             if fid in starts:
                 fail("proto: flow %d starts twice" % fid)
@@ -228,7 +240,7 @@ def check_proto(path, wants):
     for uuid, name in tracks.items():
         if not name:
             fail("proto: track %d has no name" % uuid)
-    check_wants(names, wants)
+    check_wants(names, wants, instants)
     print("# proto ok: %d events, %d slices, %d flows"
           % (len(events), sum(len(v) for v in slices.values()), len(starts)))
 
