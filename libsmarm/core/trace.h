@@ -196,6 +196,39 @@ void smarm__trace_put_slow_x(struct smarm__trace_ring *r, int kind, uint64_t a,
 bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h);
 
 /*
+ * One record, inline: the body of the two puts below, with has_x a
+ * constant (flags and x stored only then). At the limit the whole put
+ * goes out of line, a tail call, so that the hooks keep nothing live
+ * across it (no registers saved).
+ */
+static inline __attribute__((always_inline)) void
+smarm__trace_put_inl(struct smarm__trace_ring *r, int kind, uint64_t a,
+		     uint64_t b, uint32_t c, uint16_t flags, uint64_t x,
+		     bool has_x)
+{
+	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
+	struct smarm__trace_rec *e;
+	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
+		if (has_x)
+			smarm__trace_put_slow_x(r, kind, a, b, c, flags, x);
+		else
+			smarm__trace_put_slow(r, kind, a, b, c);
+		return;
+	}
+	e = &r->tr_buf[h & r->tr_mask];
+	e->tr_ts = smarm__cycles_fast();
+	e->tr_a = a;
+	e->tr_b = b;
+	e->tr_c = c;
+	e->tr_kind = (uint16_t)kind;
+	e->tr_flags = flags; /* tr_name is not read */
+	if (has_x)
+		e->tr_x = x;
+	/* Publish: the record before the head that covers it. */
+	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+}
+
+/*
  * The same without a name, inline: for the hot hooks (sched.c), which
  * are themselves out of line and reached only when the node traces or
  * keeps statistics. One record is a counter read and five stores.
@@ -203,23 +236,7 @@ bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h);
 static inline void smarm__trace_put_hot(struct smarm__trace_ring *r, int kind,
 					uint64_t a, uint64_t b, uint32_t c)
 {
-	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	struct smarm__trace_rec *e;
-	/* At the limit: the whole put out of line, a tail call, so that
-	 * the hooks keep nothing live across it (no registers saved). */
-	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
-		smarm__trace_put_slow(r, kind, a, b, c);
-		return;
-	}
-	e = &r->tr_buf[h & r->tr_mask];
-	e->tr_ts = smarm__cycles_fast();
-	e->tr_a = a;
-	e->tr_b = b;
-	e->tr_c = c;
-	e->tr_kind = (uint16_t)kind;
-	e->tr_flags = 0; /* tr_name is not read */
-	/* Publish: the record before the head that covers it. */
-	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+	smarm__trace_put_inl(r, kind, a, b, c, 0, 0, false);
 }
 
 /* The same with flags and the extra word (a send's WAKE: sched.c). */
@@ -227,21 +244,7 @@ static inline void smarm__trace_put_hot_x(struct smarm__trace_ring *r, int kind,
 					  uint64_t a, uint64_t b, uint32_t c,
 					  uint16_t flags, uint64_t x)
 {
-	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	struct smarm__trace_rec *e;
-	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
-		smarm__trace_put_slow_x(r, kind, a, b, c, flags, x);
-		return;
-	}
-	e = &r->tr_buf[h & r->tr_mask];
-	e->tr_ts = smarm__cycles_fast();
-	e->tr_a = a;
-	e->tr_b = b;
-	e->tr_c = c;
-	e->tr_kind = (uint16_t)kind;
-	e->tr_flags = flags;
-	e->tr_x = x;
-	atomic_store_explicit(&r->tr_head, h + 1, memory_order_release);
+	smarm__trace_put_inl(r, kind, a, b, c, flags, x, true);
 }
 
 /*
