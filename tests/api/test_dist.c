@@ -230,6 +230,16 @@ static void run_node(smarm_actor_cb root)
 	harness_checks_assert();
 }
 
+/* Start erl peer p named name, run root on a node beside it (R.peer
+ * is p), stop the peer (again, if root stopped it). */
+static void run_with_peer(struct peer *p, const char *name, smarm_actor_cb root)
+{
+	ck_assert_msg(peer_start(p, name), "erl did not start");
+	R.peer = p;
+	run_node(root);
+	peer_stop(p);
+}
+
 static void setup(void)
 {
 	memset(&R, 0, sizeof R);
@@ -355,10 +365,7 @@ static void root_send(void *arg)
 START_TEST(test_dist_send_both_ways_by_pid_and_name)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_send);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_send);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], 0);
@@ -409,10 +416,7 @@ static void root_wrong_cookie(void *arg)
 START_TEST(test_dist_wrong_cookie_is_refused_both_ways)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_wrong_cookie);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_wrong_cookie);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], SMARM_EAUTH);
 	ck_assert_int_eq(R.rc[2], 0);
@@ -523,10 +527,7 @@ static void root_burst(void *arg)
 START_TEST(test_dist_burst_100k_each_way_complete_and_in_order)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_burst);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_burst);
 	fprintf(stderr,
 		"# dist burst: %d messages libsmarm -> erl in %.1f ms "
 		"(%.0f ns/msg, until the sink's answer); erl -> libsmarm "
@@ -842,10 +843,7 @@ static void root_links(void *arg)
 START_TEST(test_dist_erlang_monitors_and_links_libsmarm_actors)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_links);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_links);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_str_eq(R.text[0], "monitoring");
@@ -1035,10 +1033,7 @@ static void root_remote_monitor(void *arg)
 START_TEST(test_dist_libsmarm_monitors_erlang_processes)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_remote_monitor);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_remote_monitor);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], 0);
@@ -1194,10 +1189,7 @@ static void root_remote_link(void *arg)
 START_TEST(test_dist_libsmarm_links_erlang_processes)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "peer"), "erl did not start");
-	R.peer = &p;
-	run_node(root_remote_link);
-	peer_stop(&p);
+	run_with_peer(&p, "peer", root_remote_link);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], SMARM_EXIT_CRASHED);

@@ -169,6 +169,16 @@ static void run_node(smarm_actor_cb root)
 static smarm_plugin_t *pl_counter, *pl_kv, *pl_tuple, *pl_probe, *pl_door;
 static const smarm_behaviour_t *counter, *kv, *shapes, *probe, *door;
 
+/* Start erl peer p named name, run root on a node beside it (R.peer
+ * is p), stop the peer (again, if root stopped it). */
+static void run_with_peer(struct peer *p, const char *name, smarm_actor_cb root)
+{
+	ck_assert_msg(peer_start(p, name), "erl peer did not start");
+	R.peer = p;
+	run_node(root);
+	peer_stop(p);
+}
+
 static void setup(void)
 {
 	char msg[256];
@@ -421,10 +431,7 @@ static void root_serve(void *arg)
 START_TEST(test_dist_gen_erlang_calls_and_casts_libsmarm_servers)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "gs"), "erl peer did not start");
-	R.peer = &p;
-	run_node(root_serve);
-	peer_stop(&p);
+	run_with_peer(&p, "gs", root_serve);
 	ck_assert_int_eq(R.rc[0], 0);
 	for (int i = 1; i <= 6; i++)
 		ck_assert_int_eq(R.rc[i], 0);
@@ -640,10 +647,7 @@ static void root_call(void *arg)
 START_TEST(test_dist_gen_libsmarm_calls_and_casts_erlang_gen_server)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "gc"), "erl peer did not start");
-	R.peer = &p;
-	run_node(root_call);
-	peer_stop(&p);
+	run_with_peer(&p, "gc", root_call);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_str_eq(R.text[1], "5");
@@ -757,10 +761,7 @@ static void root_info(void *arg)
 START_TEST(test_dist_gen_plain_messages_reach_handle_info)
 {
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start(&p, "gi"), "erl peer did not start");
-	R.peer = &p;
-	run_node(root_info);
-	peer_stop(&p);
+	run_with_peer(&p, "gi", root_info);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_str_eq(R.text[0], "0");
 	/* term_to_binary: {note, <<"x">>} 15 bytes, hello 8, note 7. */
