@@ -234,10 +234,19 @@ static void zero_root(void *arg)
 	}
 }
 
+/*
+ * Slices of 10 s: on a machine busy enough to keep the worker off its
+ * CPU, a slice can run out in the few microseconds between the spawn
+ * and the wait, and a preemption (the spawn is a safe point) would let
+ * the bystander run though the wait never parked or yielded.
+ */
 START_TEST(test_timeouts_zero_never_parks_or_yields)
 {
 	memset(&R, 0, sizeof R);
-	ck_assert_int_eq(harness_run(1, zero_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(harness_run_opt2(1, SMARM_OPT_TIMESLICE_NS,
+					  10000000000, SMARM_OPT_ASYNC_SLICE_NS,
+					  10000000000, zero_root, NULL, NULL),
+			 SMARM_EXIT_NORMAL);
 	for (size_t i = 0; i < TO_NOPS; i++) {
 		ck_assert_msg(R.rc[i] == SMARM_ETIMEDOUT, "%s(0): %s",
 			      to_ops[i].name, smarm_err_name(R.rc[i]));
