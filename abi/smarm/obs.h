@@ -536,16 +536,24 @@ SMARM_API int smarm_config_set_causal_fixed(smarm_config_t *cfg,
  *                             millisecond of its CPU time, and each
  *                             experiment selects the function of a recent
  *                             sample that lies in the actors' own code.
+ * SMARM_CAUSAL_SCOPE_LINES    source lines, found by sampling as above:
+ *                             each experiment selects the line of a
+ *                             recent sample ("file.c:42", the file's base
+ *                             name), read from the object's DWARF line
+ *                             table (built with -g); a sample in an
+ *                             object without one counts for its function.
+ *                             Since: SMARM_0.5 (later minor).
  * Since: SMARM_0.5.
  */
 enum smarm_causal_scope {
 	SMARM_CAUSAL_SCOPE_NAMED = 0,
 	SMARM_CAUSAL_SCOPE_SAMPLED = 1,
+	SMARM_CAUSAL_SCOPE_LINES = 2,
 };
 
 /*
- * smarm_config_set_causal_scope() - profile named sites or sampled
- * functions.
+ * smarm_config_set_causal_scope() - profile named sites, or sampled
+ * functions or source lines.
  *
  * A node opened from cfg with a causal profile (smarm_config_set_causal)
  * experiments on the sites scope names (a smarm_causal_scope). In
@@ -563,14 +571,22 @@ enum smarm_causal_scope {
  * sample in the selected function during an experiment at speedup s
  * adds s x 1 ms to the delay every other actor owes. The profile's
  * "selected" and "location" fields are function names; named sites
- * (smarm_site_begin) are then only pay points. The process's
+ * (smarm_site_begin) are then only pay points. In
+ * SMARM_CAUSAL_SCOPE_LINES the sampling is the same and the sites are
+ * source lines, from the DWARF line table of the object that holds the
+ * sample's address (a program built with -g; an object without one, or
+ * with compressed debug sections, gives function sites as above): the
+ * "selected" and "location" fields read "file.c:42" (the file's base
+ * name and the line), a fixed site is given in that form, and a sample
+ * anywhere in the selected line's code (a line may be compiled to
+ * several places) counts as in it. The process's
  * SIGPROF handler is the runtime's from the first such node on; it
  * passes on every SIGPROF that is not its own timers' to the handler
  * installed before. Slow system calls in actor code may then fail with
  * EINTR, as under asynchronous preemption. Unless this was called, the
- * environment variable SMARM_CAUSAL_SCOPE ("named" or "sampled") sets
- * the scope when the node is opened. See docs/observability.md, Causal
- * profiling.
+ * environment variable SMARM_CAUSAL_SCOPE ("named", "sampled" or
+ * "lines") sets the scope when the node is opened. See
+ * docs/observability.md, Causal profiling.
  * Returns: 0. Errors: SMARM_EINVAL cfg NULL or scope not a
  * smarm_causal_scope.
  * Thread-safety: as smarm_config_set_int. Since: SMARM_0.5.

@@ -504,14 +504,33 @@ void smarm__causal_end(struct smarm__causal *cz)
 	atomic_store_explicit(&cz->cz_exp, 0, memory_order_release);
 }
 
-void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
-				 uintptr_t hi, int pct)
+void smarm__causal_begin_sampled(struct smarm__causal *cz,
+				 const struct smarm__causal_sel *sel, int pct)
 {
-	/* The range first: a handler that sees the experiment (acquire)
-	 * sees its range. */
-	atomic_store_explicit(&cz->cz_sel_lo, lo, memory_order_relaxed);
-	atomic_store_explicit(&cz->cz_sel_hi, hi, memory_order_relaxed);
+	/* The ranges first: a handler that sees the experiment (acquire)
+	 * sees them. */
+	atomic_store_explicit(&cz->cz_sel, sel, memory_order_relaxed);
 	smarm__causal_begin(cz, SMARM__CAUSAL_SAMPLED, pct);
+}
+
+/* Whether pc lies in one of the selected site's ranges (a search of the
+ * sorted pairs; async-signal-safe). */
+static bool in_selected(const struct smarm__causal *cz, uintptr_t pc)
+{
+	const struct smarm__causal_sel *sel =
+		atomic_load_explicit(&cz->cz_sel, memory_order_relaxed);
+	uint32_t a = 0, b;
+	if (sel == NULL)
+		return false;
+	b = sel->cs_n;
+	while (a < b) { /* the first range that ends above pc */
+		uint32_t m = a + (b - a) / 2;
+		if (sel->cs_rg[2 * m + 1] <= pc)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < sel->cs_n && sel->cs_rg[2 * a] <= pc;
 }
 
 /* ------------------------------------------------------------ samples */
@@ -536,8 +555,9 @@ void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
  *      outside and stops (the runtime's own code, an idle worker);
  *   2. puts (pc, samples) in the worker's ring for the profiler thread,
  *      which names the function and picks sites (obs/causal.c);
- *   3. during an experiment on a sampled function (site id
- *      SMARM__CAUSAL_SAMPLED) whose range holds pc: adds speedup x
+ *   3. during an experiment on a sampled site, a function or a source
+ *      line (site id SMARM__CAUSAL_SAMPLED), one of whose ranges holds
+ *      pc: adds speedup x
  *      samples x period to the global delay and credits the running
  *      actor as much (Coz's samples in the selected line: its virtual
  *      speedup), through cz_credit, which cs_of folds into its ledger.
@@ -610,8 +630,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *ctx)
 	}
 	exp = atomic_load_explicit(&cz->cz_exp, memory_order_acquire);
 	if ((uint32_t)(exp >> 32) == SMARM__CAUSAL_SAMPLED &&
-	    pc >= atomic_load_explicit(&cz->cz_sel_lo, memory_order_relaxed) &&
-	    pc < atomic_load_explicit(&cz->cz_sel_hi, memory_order_relaxed) &&
+	    in_selected(cz, pc) &&
 	    atomic_load_explicit(&cz->cz_exp, memory_order_relaxed) == exp) {
 		struct smarm__cslot *c = &cz->cz_slots[s - w->node->slots];
 		uint64_t d = (uint64_t)k * SMARM__CAUSAL_SAMPLE_NS *

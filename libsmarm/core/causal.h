@@ -132,8 +132,8 @@ struct smarm__cslot {
 	_Atomic uint64_t cz_credit;
 };
 
-/* The experiment's site id when it selects a sampled function (the
- * range cz_sel_lo..cz_sel_hi): no named site has it. */
+/* The experiment's site id when it selects a sampled site (a function
+ * or a source line: the ranges cz_sel): no named site has it. */
 #define SMARM__CAUSAL_SAMPLED 0xffffffffu
 #define SMARM__CAUSAL_RING 1024		   /* samples a worker keeps */
 #define SMARM__CAUSAL_SAMPLE_NS 1000000ull /* CPU time per sample */
@@ -155,6 +155,15 @@ struct smarm__causal_ring {
 	uint32_t cr_n[SMARM__CAUSAL_RING];   /* samples it stands for */
 };
 
+/* A sampled site's text (a function's, or a source line's, whose code
+ * may lie in several places): cs_n ranges [lo, hi) as pairs, sorted and
+ * disjoint. The profiler thread's memory, kept until the node closes (a
+ * handler may still read it after its experiment ended). */
+struct smarm__causal_sel {
+	uint32_t cs_n;
+	uintptr_t cs_rg[]; /* 2 x cs_n */
+};
+
 /* A node's causal profiler state (allocated for every node: sites and
  * points work, and count, with the profiler off). */
 struct smarm__causal {
@@ -172,9 +181,10 @@ struct smarm__causal {
 	struct smarm__cslot *cz_slots; /* max_actors entries, or NULL */
 	size_t cz_slots_bytes;
 	uint64_t cz_accrue_cycles; /* a pay point in a site accrues after */
-	/* Sampled scope (cz_rings != NULL): the selected function's text,
-	 * set by the profiler thread before the experiment starts. */
-	_Atomic uintptr_t cz_sel_lo, cz_sel_hi;
+	/* Sampled scope (cz_rings != NULL): the selected site's text, set
+	 * by the profiler thread before the experiment starts (one pointer:
+	 * a handler reads the ranges and their count together). */
+	_Atomic(const struct smarm__causal_sel *) cz_sel;
 	struct smarm__causal_ring *cz_rings; /* one per worker, or NULL */
 	int cz_nrings;
 };
@@ -234,9 +244,9 @@ uint64_t smarm__causal_timer_shift(struct smarm_node *n, uint64_t *stamp);
 
 /* The profiler thread: start and end an experiment (site id, pct). */
 void smarm__causal_begin(struct smarm__causal *cz, uint32_t site, int pct);
-/* ... on a sampled function: its text [lo, hi). */
-void smarm__causal_begin_sampled(struct smarm__causal *cz, uintptr_t lo,
-				 uintptr_t hi, int pct);
+/* ... on a sampled site: its text (kept until the node closes). */
+void smarm__causal_begin_sampled(struct smarm__causal *cz,
+				 const struct smarm__causal_sel *sel, int pct);
 void smarm__causal_end(struct smarm__causal *cz);
 
 #endif /* SMARM_CORE_CAUSAL_H */

@@ -259,7 +259,8 @@ int smarm_config_set_causal_fixed(smarm_config_t *cfg, const char *site,
 int smarm_config_set_causal_scope(smarm_config_t *cfg, int scope)
 {
 	if (cfg == NULL || (scope != SMARM_CAUSAL_SCOPE_NAMED &&
-			    scope != SMARM_CAUSAL_SCOPE_SAMPLED))
+			    scope != SMARM_CAUSAL_SCOPE_SAMPLED &&
+			    scope != SMARM_CAUSAL_SCOPE_LINES))
 		return SMARM_EINVAL;
 	cfg->causal_scope = scope;
 	return 0;

@@ -34,14 +34,22 @@
  * site: the function of that name, once sampled) and empties it, as
  * Coz starts each experiment at a sample's line; step 3 starts the
  * experiment on the function's text range; "samples" lines count each
- * function's samples.
+ * function's samples. Line scope (SMARM_CAUSAL_SCOPE_LINES) is the same
+ * with source lines for sites ("file.c:42", from the object's DWARF line
+ * table through symbols.c; a sample in an object without one counts for
+ * its function): cw_fns is sorted by key (a function's text start, or a
+ * line's hash, line_key), and an experiment on a line selects every
+ * range of its code (site_text: a line may be compiled to several
+ * places), which the core's handler searches (smarm__causal_sel).
  *
  * Ownership: the node's SMARM__SUB_OBS state holds the struct from open
  * to close; the thread reads the node's causal atomics only.
  * Locking: none; cw_stop is the thread's stop word (a futex).
  * Invariants: OBSCZ-1 at most one experiment is on at a time, and none
  * once the thread has stopped. OBSCZ-2 the file holds whole lines only
- * (each experiment is flushed whole).
+ * (each experiment is flushed whole). OBSCZ-3 a site's text (cw_fn.sel),
+ * once handed to the core, stays allocated until the node closes (a
+ * handler may read it after its experiment ended).
  * See: docs/observability.md (Causal profiling).
  */
 #include "obs.h"
@@ -67,20 +75,38 @@
 #define SAMPLE_NS 1000000ull /* one "sample": 1 ms in a site */
 #define SAMPLE_LOG 32	     /* experiments between samples lines */
 
-/* A function the samples found (sampled scope). */
+/* A site the samples found (sampled and line scopes): a function, or a
+ * source line. */
 struct cw_fn {
-	uintptr_t lo, hi; /* its text */
+	uintptr_t lo; /* the key: a function's text start; a line's
+			 LINE_KEY of its name */
+	uintptr_t hi; /* a function's text end; a line's 0 */
 	char name[SMARM__CAUSAL_NAME_MAX];
-	uint64_t count;	 /* samples in it so far */
-	uint64_t logged; /* count at its last samples line */
+	uint64_t count;	  /* samples in it so far */
+	uint64_t logged;  /* count at its last samples line */
+	const char *file; /* a line's file (base name), or NULL */
+	uint32_t line;
+	struct smarm__causal_sel *sel; /* its text, made when it is first
+					  selected; freed at close */
 };
+
+/* A line site's key: its name's FNV-1a hash with the top bit set, so
+ * that no function's text address (user space: below 2^47) is one. */
+static uintptr_t line_key(const char *name)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return (uintptr_t)(h | 1ull << 63);
+}
 
 #define RECENT 512	     /* samples an experiment's site is picked from */
 #define DRAIN_NS 20000000ull /* sampled: read the rings this often */
 
 struct smarm__obs_causal {
 	struct smarm__causal *cw_cz;
-	bool cw_sampled;	     /* sampled scope */
+	bool cw_sampled;	     /* sampled scope (functions or lines) */
+	bool cw_lines;		     /* ... sites are source lines */
 	struct smarm__syms *cw_syms; /* sampled: names of functions */
 	struct cw_fn *cw_fns;	     /* sampled: by lo, ascending */
 	uint32_t cw_nfns, cw_capfns;
@@ -113,13 +139,13 @@ static uint64_t rng_next(struct smarm__obs_causal *cw)
 
 /* ------------------------------------------------------ sampled scope */
 
-/* The function whose text starts at lo, or where it would go. */
-static uint32_t fn_index(const struct smarm__obs_causal *cw, uintptr_t pc)
+/* The first site whose key is key or above (cw_fns is sorted by key). */
+static uint32_t key_index(const struct smarm__obs_causal *cw, uintptr_t key)
 {
 	uint32_t a = 0, b = cw->cw_nfns;
 	while (a < b) {
 		uint32_t m = a + (b - a) / 2;
-		if (cw->cw_fns[m].hi <= pc)
+		if (cw->cw_fns[m].lo < key)
 			a = m + 1;
 		else
 			b = m;
@@ -127,18 +153,21 @@ static uint32_t fn_index(const struct smarm__obs_causal *cw, uintptr_t pc)
 	return a;
 }
 
-/* The function around pc, found or made; NULL: no symbol holds it. */
-static struct cw_fn *fn_of(struct smarm__obs_causal *cw, uintptr_t pc)
+static struct cw_fn *fn_at(struct smarm__obs_causal *cw, uintptr_t key)
 {
-	uint32_t i = fn_index(cw, pc);
-	uintptr_t lo, hi;
-	const char *name;
+	uint32_t i = key_index(cw, key);
+	return i < cw->cw_nfns && cw->cw_fns[i].lo == key ? &cw->cw_fns[i]
+							  : NULL;
+}
+
+/* A new site of key key, named name (made printable as the profile
+ * carries it: core/causal.c name_ok); NULL: no memory. */
+static struct cw_fn *site_add(struct smarm__obs_causal *cw, uintptr_t key,
+			      const char *name)
+{
+	uint32_t i;
 	struct cw_fn *f;
 	size_t len;
-	if (i < cw->cw_nfns && cw->cw_fns[i].lo <= pc)
-		return &cw->cw_fns[i];
-	if (!smarm__syms_find(cw->cw_syms, pc, &lo, &hi, &name))
-		return NULL;
 	if (cw->cw_nfns == cw->cw_capfns) {
 		uint32_t cap = cw->cw_capfns ? 2 * cw->cw_capfns : 64;
 		f = realloc(cw->cw_fns, cap * sizeof *f);
@@ -147,16 +176,14 @@ static struct cw_fn *fn_of(struct smarm__obs_causal *cw, uintptr_t pc)
 		cw->cw_fns = f;
 		cw->cw_capfns = cap;
 	}
-	i = fn_index(cw, lo);
+	i = key_index(cw, key);
 	memmove(&cw->cw_fns[i + 1], &cw->cw_fns[i],
 		(cw->cw_nfns - i) * sizeof *f);
 	cw->cw_nfns++;
 	f = &cw->cw_fns[i];
 	memset(f, 0, sizeof *f);
-	f->lo = lo;
-	f->hi = hi;
-	/* A name the profile can carry (core/causal.c name_ok): cut to 63
-	 * bytes, anything else printable. */
+	f->lo = key;
+	/* Cut to 63 bytes, anything else printable. */
 	len = strnlen(name, sizeof f->name - 1);
 	for (size_t k = 0; k < len; k++) {
 		unsigned char c = (unsigned char)name[k];
@@ -165,6 +192,62 @@ static struct cw_fn *fn_of(struct smarm__obs_causal *cw, uintptr_t pc)
 				     : (char)c;
 	}
 	return f;
+}
+
+/* The function around pc, found or made; NULL: no symbol holds it. */
+static struct cw_fn *fn_of(struct smarm__obs_causal *cw, uintptr_t pc)
+{
+	uint32_t i = key_index(cw, pc + 1);
+	uintptr_t lo, hi;
+	const char *name;
+	struct cw_fn *f;
+	if (i > 0 && cw->cw_fns[i - 1].lo <= pc && pc < cw->cw_fns[i - 1].hi)
+		return &cw->cw_fns[i - 1];
+	if (!smarm__syms_find(cw->cw_syms, pc, &lo, &hi, &name))
+		return NULL;
+	if ((f = fn_at(cw, lo)) != NULL || (f = site_add(cw, lo, name)) == NULL)
+		return f;
+	f->hi = hi;
+	return f;
+}
+
+/* The site of pc: its source line in line scope (its function where
+ * its object has no line table), else its function. */
+static struct cw_fn *site_of(struct smarm__obs_causal *cw, uintptr_t pc)
+{
+	char name[SMARM__CAUSAL_NAME_MAX];
+	const char *file;
+	uint32_t line;
+	uintptr_t key;
+	struct cw_fn *f;
+	if (!cw->cw_lines || !smarm__syms_line(cw->cw_syms, pc, &file, &line))
+		return fn_of(cw, pc);
+	snprintf(name, sizeof name, "%s:%u", file, line);
+	key = line_key(name);
+	if ((f = fn_at(cw, key)) != NULL ||
+	    (f = site_add(cw, key, name)) == NULL)
+		return f;
+	f->file = file;
+	f->line = line;
+	return f;
+}
+
+/* A site's text for the core, made on its first selection; NULL: no
+ * memory, or a line with no code left (nothing to select). */
+static struct smarm__causal_sel *site_text(struct smarm__obs_causal *cw,
+					   struct cw_fn *f)
+{
+	if (f->sel != NULL)
+		return f->sel;
+	if (f->file != NULL) {
+		f->sel = smarm__syms_line_text(cw->cw_syms, f->file, f->line);
+	} else if ((f->sel = malloc(sizeof *f->sel + 2 * sizeof(uintptr_t))) !=
+		   NULL) {
+		f->sel->cs_n = 1;
+		f->sel->cs_rg[0] = f->lo;
+		f->sel->cs_rg[1] = f->hi;
+	}
+	return f->sel;
 }
 
 /* Take every worker's new samples: count them per function, and offer
@@ -181,7 +264,7 @@ static void drain(struct smarm__obs_causal *cw)
 		for (; t != h; t++) {
 			uintptr_t pc = r->cr_pc[t % SMARM__CAUSAL_RING];
 			uint32_t k = r->cr_n[t % SMARM__CAUSAL_RING];
-			struct cw_fn *f = fn_of(cw, pc);
+			struct cw_fn *f = site_of(cw, pc);
 			uint64_t j;
 			if (f == NULL)
 				continue;
@@ -196,13 +279,6 @@ static void drain(struct smarm__obs_causal *cw)
 		}
 		atomic_store_explicit(&r->cr_tail, t, memory_order_release);
 	}
-}
-
-static struct cw_fn *fn_at(struct smarm__obs_causal *cw, uintptr_t lo)
-{
-	uint32_t i = fn_index(cw, lo);
-	return i < cw->cw_nfns && cw->cw_fns[i].lo == lo ? &cw->cw_fns[i]
-							 : NULL;
 }
 
 /* The experiment's function (its lo; 0: none yet): the fixed one once
@@ -329,11 +405,14 @@ static bool experiment(struct smarm__obs_causal *cw, uint32_t site,
 		atomic_load_explicit(&cz->cz_npoints, memory_order_acquire);
 	char name[SMARM__CAUSAL_NAME_MAX];
 	uint64_t g0, g1, t0, t1, s0, dur, min = UINT64_MAX;
+	const struct smarm__causal_sel *sel = NULL;
 	bool stop;
 
 	if (cw->cw_sampled) {
-		const struct cw_fn *f = fn_at(cw, fn);
+		struct cw_fn *f = fn_at(cw, fn);
 		memcpy(name, f->name, sizeof name);
+		if ((sel = site_text(cw, f)) == NULL)
+			return !nap(cw, COOLOFF_NS); /* nothing to select */
 	} else {
 		memcpy(name, cz->cz_site[site - 1]->cs_name, sizeof name);
 	}
@@ -345,7 +424,7 @@ static bool experiment(struct smarm__obs_causal *cw, uint32_t site,
 	g0 = atomic_load(&cz->cz_global);
 	t0 = smarm__clock_ns();
 	if (cw->cw_sampled)
-		smarm__causal_begin_sampled(cz, fn, fn_at(cw, fn)->hi, pct);
+		smarm__causal_begin_sampled(cz, sel, pct);
 	else
 		smarm__causal_begin(cz, site, pct);
 	stop = nap(cw, cw->cw_len);
@@ -438,7 +517,7 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 	struct smarm__obs_causal *cw;
 	struct timespec ts;
 	sigset_t all, old;
-	int rc;
+	int rc, scope;
 
 	*out = NULL;
 	if (path[0] == '\0') {
@@ -457,11 +536,17 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 	memcpy(cw->cw_site, cfg->causal_site, sizeof cw->cw_site);
 	cw->cw_t0 = smarm__clock_ns();
 	cw->cw_rng = cw->cw_t0 | 1;
-	cw->cw_sampled = cfg->causal_scope == SMARM_CAUSAL_SCOPE_SAMPLED;
-	if (cfg->causal_scope < 0) {
+	scope = cfg->causal_scope;
+	if (scope < 0) { /* the environment's; anything else: named */
 		const char *sc = getenv("SMARM_CAUSAL_SCOPE");
-		cw->cw_sampled = sc != NULL && strcmp(sc, "sampled") == 0;
+		scope = SMARM_CAUSAL_SCOPE_NAMED;
+		if (sc != NULL && strcmp(sc, "sampled") == 0)
+			scope = SMARM_CAUSAL_SCOPE_SAMPLED;
+		else if (sc != NULL && strcmp(sc, "lines") == 0)
+			scope = SMARM_CAUSAL_SCOPE_LINES;
 	}
+	cw->cw_lines = scope == SMARM_CAUSAL_SCOPE_LINES;
+	cw->cw_sampled = cw->cw_lines || scope == SMARM_CAUSAL_SCOPE_SAMPLED;
 	if (cw->cw_sampled && (cw->cw_syms = smarm__syms_open()) == NULL) {
 		free(cw);
 		return SMARM_ENOMEM;
@@ -513,6 +598,8 @@ void smarm__obs_causal_close(struct smarm__obs_causal *cw)
 		(unsigned long long)(smarm__clock_ns() - cw->cw_t0));
 	fclose(cw->cw_f);
 	smarm__syms_close(cw->cw_syms);
+	for (uint32_t i = 0; i < cw->cw_nfns; i++)
+		free(cw->cw_fns[i].sel);
 	free(cw->cw_fns);
 	free(cw);
 }

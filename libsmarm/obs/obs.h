@@ -127,17 +127,44 @@ int smarm__obs_causal_open(struct smarm_node *n, const struct smarm_config *cfg,
 void smarm__obs_causal_close(struct smarm__obs_causal *cw);
 
 /*
- * symbols.c: function names of the process's code, for the sampled
- * scope's sites (one thread's table: the profiler's).
+ * symbols.c: function names and source lines of the process's code, for
+ * the sampled scopes' sites (one thread's table: the profiler's).
  *   _open/_close  a table (NULL: no memory); closing NULL is a no-op.
  *   _find         the function around pc: true, its text [*lo, *hi)
  *                 and *name (valid until the table closes); false: no
  *                 function symbol holds pc.
+ *   _line         the source line of pc (its object's DWARF line table,
+ *                 read on first use): true, the file's base name in
+ *                 *file (valid until the table closes) and *line;
+ *                 false: no line table row holds pc.
+ *   _line_text    every range of code of that line (file a base name as
+ *                 _line gives it) in the objects looked at so far:
+ *                 a sorted, merged, malloc'd set; NULL: none, or no
+ *                 memory.
  */
+struct smarm__causal_sel;
 struct smarm__syms;
 struct smarm__syms *smarm__syms_open(void);
 void smarm__syms_close(struct smarm__syms *t);
 bool smarm__syms_find(struct smarm__syms *t, uintptr_t pc, uintptr_t *lo,
 		      uintptr_t *hi, const char **name);
+bool smarm__syms_line(struct smarm__syms *t, uintptr_t pc, const char **file,
+		      uint32_t *line);
+struct smarm__causal_sel *
+smarm__syms_line_text(struct smarm__syms *t, const char *file, uint32_t line);
+
+/*
+ * dwarf_line.c: the rows of an ELF file's line tables (.debug_line), as
+ * ranges of code: *out (malloc'd, *n of them; addresses plus bias) or
+ * -1 if the file has no readable line table. A file name points into
+ * the mapping map.
+ */
+struct smarm__line {
+	uintptr_t lo, hi;
+	const char *file; /* as the table names it (maybe a path) */
+	uint32_t line;
+};
+int smarm__dwarf_lines(const void *map, size_t map_len, uintptr_t bias,
+		       struct smarm__line **out, size_t *n);
 
 #endif /* SMARM_OBS_OBS_H */

@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbols.c - function names for the causal profiler's samples
- * (obs/causal.c, sampled scope): the function symbol around an address
- * of the process, from the symbol table of the object mapped there
- * (.symtab when the file has one, so static functions are named too;
- * else .dynsym). Each object's table is read once, from its file
- * (/proc/self/exe for the executable), sorted by address and kept with
- * its file mapped (the names point into it) until the table closes.
- * Function granularity only: reading source lines would mean reading
- * DWARF line programs, which this does not do.
+ * symbols.c - function names and source lines for the causal
+ * profiler's samples (obs/causal.c, sampled and line scopes): the
+ * function symbol around an address of the process, from the symbol
+ * table of the object mapped there (.symtab when the file has one, so
+ * static functions are named too; else .dynsym), and its source line,
+ * from the object's DWARF line table (dwarf_line.c), read on first use.
+ * Each object's tables are read once, from its file (/proc/self/exe for
+ * the executable), sorted by address and kept with its file mapped (the
+ * names point into it) until the table closes.
  *
  * Ownership: the profiler thread opens, uses and closes a table; nobody
  * else touches it.
  * Locking: none (one thread).
  * Invariants: SYMS-1 an object's functions are sorted by start address.
+ * SYMS-2 an object's line rows lie in its executable segments and are
+ * sorted by start address.
  * See: docs/observability.md (Causal profiling, sampled scope).
  */
 #include "obs.h"
+
+#include "../core/causal.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -36,12 +40,16 @@ struct sym {
 };
 
 struct obj {
-	uintptr_t bias;	  /* load bias (dlpi_addr) */
-	uintptr_t lo, hi; /* its loaded segments' span */
-	void *map;	  /* the file, mapped; NULL: unreadable */
+	uintptr_t bias;	    /* load bias (dlpi_addr) */
+	uintptr_t lo, hi;   /* its loaded segments' span */
+	uintptr_t xlo, xhi; /* its executable segments' span */
+	void *map;	    /* the file, mapped; NULL: unreadable */
 	size_t map_len;
 	struct sym *syms; /* SYMS-1 */
 	size_t nsyms;
+	struct smarm__line *lines; /* SYMS-2; read on first use */
+	size_t nlines;
+	bool lines_read; /* lines is what there is */
 };
 
 struct smarm__syms {
@@ -60,6 +68,7 @@ void smarm__syms_close(struct smarm__syms *t)
 		return;
 	for (int i = 0; i < t->nobjs; i++) {
 		free(t->objs[i].syms);
+		free(t->objs[i].lines);
 		if (t->objs[i].map != NULL)
 			munmap(t->objs[i].map, t->objs[i].map_len);
 	}
@@ -131,7 +140,7 @@ struct find {
 static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct find *f = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, xlo = UINTPTR_MAX, xhi = 0;
 	bool in = false;
 	(void)size;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -143,6 +152,10 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			lo = a;
 		if (a + ph->p_memsz > hi)
 			hi = a + ph->p_memsz;
+		if ((ph->p_flags & PF_X) && a < xlo)
+			xlo = a;
+		if ((ph->p_flags & PF_X) && a + ph->p_memsz > xhi)
+			xhi = a + ph->p_memsz;
 		if (f->pc >= a && f->pc < a + ph->p_memsz)
 			in = true;
 	}
@@ -152,6 +165,8 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	f->o->bias = info->dlpi_addr;
 	f->o->lo = lo;
 	f->o->hi = hi;
+	f->o->xlo = xlo;
+	f->o->xhi = xhi;
 	snprintf(f->path, sizeof f->path, "%s",
 		 info->dlpi_name != NULL && info->dlpi_name[0] != '\0'
 			 ? info->dlpi_name
@@ -219,4 +234,115 @@ bool smarm__syms_find(struct smarm__syms *t, uintptr_t pc, uintptr_t *lo,
 	*hi = o->syms[a].hi;
 	*name = o->syms[a].name;
 	return true;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	const struct smarm__line *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The base name of a line table's file name. */
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b != NULL ? b + 1 : path;
+}
+
+/* Read o's line table once: the rows in its text (SYMS-2), each file
+ * name made a base name. A row of a discarded section (address 0 in the
+ * table) lies outside the text and is dropped. */
+static void load_lines(struct obj *o)
+{
+	size_t n = 0, k = 0;
+	o->lines_read = true;
+	if (o->map == NULL ||
+	    smarm__dwarf_lines(o->map, o->map_len, o->bias, &o->lines, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct smarm__line *l = &o->lines[i];
+		if (l->lo < o->xlo || l->hi > o->xhi)
+			continue;
+		l->file = base_name(l->file);
+		o->lines[k++] = *l;
+	}
+	o->nlines = k;
+	qsort(o->lines, k, sizeof *o->lines, line_cmp);
+}
+
+bool smarm__syms_line(struct smarm__syms *t, uintptr_t pc, const char **file,
+		      uint32_t *line)
+{
+	struct obj *o = obj_of(t, pc);
+	size_t a = 0, b;
+	if (o == NULL)
+		return false;
+	if (!o->lines_read)
+		load_lines(o);
+	if (o->nlines == 0)
+		return false;
+	/* The last row that starts at or below pc (SYMS-2). */
+	b = o->nlines;
+	while (b - a > 1) {
+		size_t m = a + (b - a) / 2;
+		if (o->lines[m].lo <= pc)
+			a = m;
+		else
+			b = m;
+	}
+	if (pc < o->lines[a].lo || pc >= o->lines[a].hi)
+		return false;
+	*file = o->lines[a].file;
+	*line = o->lines[a].line;
+	return true;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const uintptr_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+struct smarm__causal_sel *smarm__syms_line_text(struct smarm__syms *t,
+						const char *file, uint32_t line)
+{
+	struct smarm__causal_sel *sel = NULL;
+	size_t n = 0, k = 0;
+	for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+		for (int i = 0; i < t->nobjs; i++) {
+			const struct obj *o = &t->objs[i];
+			for (size_t j = 0; j < o->nlines; j++) {
+				const struct smarm__line *l = &o->lines[j];
+				if (l->line != line || strcmp(l->file, file))
+					continue;
+				if (pass == 1) {
+					sel->cs_rg[2 * k] = l->lo;
+					sel->cs_rg[2 * k + 1] = l->hi;
+				}
+				k++;
+			}
+		}
+		if (pass == 0) {
+			if ((n = k) == 0 || n > UINT32_MAX / 2 ||
+			    (sel = malloc(sizeof *sel +
+					  2 * n * sizeof(uintptr_t))) == NULL)
+				return NULL;
+			k = 0;
+		}
+	}
+	/* Sorted, and merged where they touch or overlap. */
+	qsort(sel->cs_rg, n, 2 * sizeof(uintptr_t), pair_cmp);
+	k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k != 0 && sel->cs_rg[2 * i] <= sel->cs_rg[2 * k - 1]) {
+			if (sel->cs_rg[2 * i + 1] > sel->cs_rg[2 * k - 1])
+				sel->cs_rg[2 * k - 1] = sel->cs_rg[2 * i + 1];
+			continue;
+		}
+		sel->cs_rg[2 * k] = sel->cs_rg[2 * i];
+		sel->cs_rg[2 * k + 1] = sel->cs_rg[2 * i + 1];
+		k++;
+	}
+	sel->cs_n = (uint32_t)k;
+	return sel;
 }

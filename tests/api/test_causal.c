@@ -57,7 +57,8 @@ static smarm_node_t *open_scoped(int workers, const char *path, uint64_t exp_ns,
 			 0);
 	ck_assert_int_eq(smarm_config_set_causal(cfg, path, exp_ns), 0);
 	ck_assert_int_eq(smarm_config_set_causal_fixed(cfg, site, pct), 0);
-	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, scope), 0);
+	if (scope >= 0) /* else SMARM_CAUSAL_SCOPE's */
+		ck_assert_int_eq(smarm_config_set_causal_scope(cfg, scope), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	return node;
@@ -114,7 +115,7 @@ START_TEST(test_causal_config_errors_einval)
 	ck_assert_int_eq(smarm_config_set_causal_fixed(cfg, NULL, -1), 0);
 	ck_assert_int_eq(smarm_config_set_causal_scope(NULL, 0), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, -1), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, 2), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, 3), SMARM_EINVAL);
 	ck_assert_int_eq(
 		smarm_config_set_causal_scope(cfg, SMARM_CAUSAL_SCOPE_SAMPLED),
 		0);
@@ -843,6 +844,198 @@ START_TEST(test_causal_sampled_fixed_function_injects)
 }
 END_TEST
 
+/* ---------------------------------------------------------- line scope */
+
+/* The line scope's hot stage: a loop of its own (not burn's, whose lines
+ * are burn's wherever it is inlined), its lines between the markers. */
+static const int hot_lines_first = __LINE__;
+__attribute__((noipa)) void causal_test_hot_lines(uint32_t steps);
+void causal_test_hot_lines(uint32_t steps)
+{
+	uint64_t x = sink;
+	for (uint32_t i = 0; i < steps; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if ((i & 255) == 255)
+			smarm_check();
+	}
+	sink = x;
+}
+static const int hot_lines_last = __LINE__;
+
+static void lines_a(void *arg)
+{
+	struct pipe *p = arg;
+	int v = 1;
+	while (!atomic_load(&p->stop)) {
+		HARNESS_EQ(smarm_progress_begin(p->lat), 0);
+		causal_test_hot_lines(20000);
+		HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+	}
+	v = 0;
+	HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+}
+
+static void lines_root(void *arg)
+{
+	pipe_drive(arg, lines_a, sampled_b);
+}
+
+/* The samples a profile counts on this file's lines first..last, and
+ * the experiments that selected one of them. */
+static long long lines_in(const char *path, const char *type, const char *key,
+			  int first, int last, int *nlines)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], t[64], k[96];
+	long long sum = 0;
+	ck_assert_ptr_nonnull(f);
+	snprintf(t, sizeof t, "\"type\":\"%s\"", type);
+	snprintf(k, sizeof k, "\"%s\":\"test_causal.c:", key);
+	*nlines = 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *c = strstr(line, k);
+		long long v = 0;
+		int at;
+		if (strstr(line, t) == NULL || c == NULL ||
+		    sscanf(c + strlen(k), "%d", &at) != 1 || at < first ||
+		    at > last)
+			continue;
+		(*nlines)++;
+		if ((c = strstr(line, "\"count\":")) != NULL)
+			sscanf(c, "\"count\":%lld", &v);
+		sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * Line scope, asked for by the environment (SMARM_CAUSAL_SCOPE=lines):
+ * the sites are source lines read from this executable's DWARF line
+ * table (the test suites are built with -g). The hot stage's lines hold
+ * most samples and are selected by experiments, named "test_causal.c:N"
+ * with N inside the hot function.
+ */
+START_TEST(test_causal_lines_profile_names_lines)
+{
+	char path[1024];
+	struct pipe p = { .want = 80 };
+	smarm_node_t *node;
+	long long samples;
+	int nsamp, nsel;
+	tmp_path(path, sizeof path);
+	ck_assert_int_eq(setenv("SMARM_CAUSAL_SCOPE", "lines", 1), 0);
+	node = open_scoped(2, path, MS(20), NULL, -1, -1);
+	unsetenv("SMARM_CAUSAL_SCOPE");
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, lines_root, &p, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_ge(harness_stat(node, SMARM_STAT_CAUSAL_EXPERIMENTS), 80);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	samples = lines_in(path, "samples", "location", hot_lines_first,
+			   hot_lines_last, &nsamp);
+	lines_in(path, "experiment", "selected", hot_lines_first,
+		 hot_lines_last, &nsel);
+	printf("# lines: %lld samples on %d lines of the hot function "
+	       "(lines %d-%d), selected by %d experiments\n",
+	       samples, nsamp, hot_lines_first, hot_lines_last, nsel);
+	ck_assert_int_gt(samples, 100);
+	ck_assert_int_gt(nsel, 0);
+	/* No function names: the executable has a line table. */
+	ck_assert_int_eq(lines_naming(path, "samples", "location",
+				      "causal_test_hot_lines", &samples),
+			 0);
+	ck_assert_int_eq(check(path, 80, "*", "items,latency"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* The line of this file in first..last with the most samples in a
+ * profile; 0: none. */
+static int hottest_line(const char *path, int first, int last)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	const char *k = "\"location\":\"test_causal.c:";
+	long long best = 0, count[64] = { 0 };
+	int at = 0;
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_lt(last - first, 64);
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *c = strstr(line, k);
+		long long v;
+		int n;
+		if (c != NULL && sscanf(c + strlen(k), "%d", &n) == 1 &&
+		    n >= first && n <= last &&
+		    (c = strstr(line, "\"count\":")) != NULL &&
+		    sscanf(c, "\"count\":%lld", &v) == 1)
+			count[n - first] += v;
+	}
+	fclose(f);
+	for (int i = 0; i <= last - first; i++)
+		if (count[i] > best) {
+			best = count[i];
+			at = first + i;
+		}
+	return at;
+}
+
+/*
+ * A fixed line is the only one selected, and its experiments inject
+ * delay: samples anywhere in that line's code count as in it. The line
+ * is the hot function's most sampled one in a first, short profile, as
+ * a user would pick it (a sample's address is where the thread was
+ * stopped, which may be an instruction or two past the one that took
+ * the time: the body's own line may get few samples).
+ */
+START_TEST(test_causal_lines_fixed_line_injects)
+{
+	char path[1024], site[64];
+	struct pipe p = { .want = 20 }, p0 = { .want = 8 };
+	smarm_node_t *node;
+	long long unused;
+	int sel, hot;
+	tmp_path(path, sizeof path);
+	node = open_scoped(2, path, MS(20), NULL, -1, SMARM_CAUSAL_SCOPE_LINES);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, lines_root, &p0, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	hot = hottest_line(path, hot_lines_first, hot_lines_last);
+	ck_assert_int_gt(hot, 0);
+	snprintf(site, sizeof site, "test_causal.c:%d", hot);
+	node = open_scoped(2, path, MS(20), site, 50, SMARM_CAUSAL_SCOPE_LINES);
+	harness_checks_reset();
+	ck_assert_int_eq(smarm_node_run(node, lines_root, &p, NULL, NULL), 0);
+	harness_checks_assert();
+	ck_assert_int_gt(harness_stat(node, SMARM_STAT_CAUSAL_DELAY_NS), 0);
+	ck_assert_int_eq(smarm_node_close(node), 0);
+	sel = lines_naming(path, "experiment", "selected", site, &unused);
+	ck_assert_int_ge(sel, 20);
+	ck_assert_int_eq(
+		lines_naming(path, "experiment", "type", "experiment", &unused),
+		sel);
+	ck_assert_int_eq(check(path, 0, "*", "items,latency"), 0);
+	tmp_remove(path);
+}
+END_TEST
+
+/* The line scope is a valid scope; its neighbours are not. */
+START_TEST(test_causal_lines_scope_checked)
+{
+	smarm_config_t *cfg = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(
+		smarm_config_set_causal_scope(cfg, SMARM_CAUSAL_SCOPE_LINES),
+		0);
+	ck_assert_int_eq(smarm_config_set_causal_scope(cfg, -1), SMARM_EINVAL);
+	ck_assert_int_eq(
+		smarm_config_set_causal_scope(NULL, SMARM_CAUSAL_SCOPE_LINES),
+		SMARM_EINVAL);
+	smarm_config_free(cfg);
+}
+END_TEST
+
 /* ------------------------------------------- timers and exits catch up */
 
 struct late {
@@ -991,6 +1184,12 @@ static Suite *smarm_test_causal_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_causal_sampled_profile_names_function);
 	tcase_add_test(tc, test_causal_sampled_fixed_function_injects);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("lines");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_causal_lines_profile_names_lines);
+	tcase_add_test(tc, test_causal_lines_fixed_line_injects);
+	tcase_add_test(tc, test_causal_lines_scope_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }
