@@ -256,7 +256,7 @@ int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);
  * receives from, band 0 the highest; the actor waits on them all with
  * one registration, which a send that makes a band non-empty wakes.
  */
-#define SMARM__MBOX_BANDS 4
+#define SMARM__MBOX_BANDS 3 /* a behaviour's: signals, timer fires, inbox */
 struct smarm__mbox {
 	smarm__lock_t mb_lock;	    /* MBOX rank: guards mb_wt */
 	unsigned mb_n;		    /* bands [0, mb_n) may be attached */
