@@ -94,8 +94,10 @@ static _Atomic uint64_t gs_timer_ids;
 /* Test-only: this many cold block allocations fail (smarm__gs_cold). */
 _Atomic uint32_t smarm__gs_test_cold_fail;
 
-/* Inbox envelopes a server takes in one hold of the inbox's lock. */
+/* Inbox envelopes a server takes in one hold of the inbox's lock (sv_bn
+ * is 16 bits). */
 #define BHV_BATCH 16
+_Static_assert(BHV_BATCH <= UINT16_MAX, "sv_bi and sv_bn hold a batch");
 
 /*
  * Messages served between two smarm_check safe points when a server or
@@ -162,7 +164,7 @@ static struct bhv_env *inbox_refill(struct smarm_gs_ctx *sv,
 		return NULL;
 	/* Relaxed stores: the observer reads them (peek_queue). */
 	__atomic_store_n(&sv->sv_bi, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bn, (uint16_t)n, __ATOMIC_RELAXED);
 	return &buf[0];
 }
 
@@ -192,10 +194,9 @@ static void batch_release(struct smarm_gs_ctx *sv)
 
 /*
  * Count one request served. Flushed before the server waits, takes a
- * batch or ends, and at once for a call or a timer's tick, so a caller
- * reading the stat after its reply sees its request counted, and the
- * unflushed count is at most a batch (sv_served is 32 bits). An atomic
- * add per request cost a cast 15%.
+ * batch or ends, and at once for a call, so a caller reading the stat
+ * after its reply sees its request counted. An atomic add per request
+ * cost a cast 15%.
  */
 static inline void served(struct smarm_gs_ctx *sv, bool call)
 {
@@ -770,7 +771,7 @@ void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason)
 {
 	if (!sv->sv_stop) { /* the first stop wins */
 		sv->sv_stop = true;
-		sv->sv_how = how;
+		sv->sv_how = (int8_t)how;
 		sv->sv_reason = reason;
 	}
 }
@@ -929,7 +930,7 @@ static void on_tick(struct smarm_gs_ctx *sv, const struct bhv_tick *tk)
 	else if (smarm_chan_send_after(sv->sv_tick, tk, t->gt_period,
 				       &t->gt_tm) != 0)
 		timer_remove(sv, t); /* could not re-arm: it ends */
-	served(sv, true); /* flushed: ticks come with no wait between */
+	served(sv, false);
 	gs_env(sv, &e);
 }
 
@@ -1125,8 +1126,11 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 
 void smarm__bhv_end_how(struct smarm_gs_ctx *sv)
 {
-	if (!sv->sv_stop)
-		smarm__self_exit_info(&sv->sv_how, &sv->sv_reason);
+	int how;
+	if (!sv->sv_stop) {
+		smarm__self_exit_info(&how, &sv->sv_reason);
+		sv->sv_how = (int8_t)how;
+	}
 }
 
 /* A server's en_end: the call in progress gets SMARM_EDOWN. */

@@ -57,37 +57,37 @@ struct smarm_gs_ctx {
 	struct bhv_env *sv_cur;		/* the message in service */
 	struct bhv_env *sv_batch;	/* BHV_BATCH envelopes, malloc'd at a
 					   backlog, freed as it hibernates */
-	unsigned sv_bi, sv_bn;		/* the batch taken: [sv_bi, sv_bn) of
-					   sv_batch; owner-written, the observer
-					   reads them (relaxed atomics both
-					   sides) */
 	intptr_t sv_err;		/* the reason of an error reply
 					   (sv_err_set) */
+	int64_t sv_served;		/* requests served and not yet added
+					   to its node's counters (gen_server.c
+					   served_flush) */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
 	/* The small fields and the flags, together (a hibernated server
 	 * keeps this context alone: 248 bytes, a 256-byte chunk). */
-	uint32_t sv_served;   /* requests served and not yet added to its
-				 node's counters (gen_server.c
-				 served_flush: at most a batch's and a
-				 call's) */
-	int sv_how;	      /* the end's how (sv_stop); at its end
-				 terminate's (smarm__bhv_end_how) */
-	uint16_t sv_steps;    /* loop steps (smarm__bhv_loop; wraps) */
-	bool sv_stop;	      /* end after this callback (its end:
-				 terminate may block) with sv_how
-				 and sv_reason */
-	bool sv_hib;	      /* hibernate at the next wait (engine
-				 loop; smarm_gs_hibernate) */
-	bool sv_err_set;      /* the call answers an error: sv_err */
-	bool sv_trap : 1;     /* it traps exits (into sv_sig) */
-	bool sv_mon : 1;      /* monitors not yet Down (gc_nmon != 0) */
-	bool sv_cont : 1;     /* handle_continue next (gc_tag) */
-	bool sv_hib_set : 1;  /* gc_hib_after applies */
-	bool sv_sup : 1;      /* report to a supervisor */
-	bool sv_reported : 1; /* the start was reported */
-	bool sv_created : 1;  /* create succeeded */
-	bool sv_started : 1;  /* init succeeded */
-	bool sv_in_init : 1;  /* inside init */
+	uint16_t sv_bi, sv_bn; /* the batch taken: [sv_bi, sv_bn) of
+				  sv_batch (at most BHV_BATCH);
+				  owner-written, the observer reads them
+				  (relaxed atomics both sides) */
+	uint16_t sv_steps;     /* loop steps (smarm__bhv_loop; wraps) */
+	int8_t sv_how;	       /* the end's how, an SMARM_EXIT_* (sv_stop);
+				  at its end terminate's
+				  (smarm__bhv_end_how) */
+	bool sv_stop;	       /* end after this callback (its end:
+				  terminate may block) with sv_how
+				  and sv_reason */
+	bool sv_hib;	       /* hibernate at the next wait (engine
+				  loop; smarm_gs_hibernate) */
+	bool sv_err_set;       /* the call answers an error: sv_err */
+	bool sv_trap;	       /* it traps exits (into sv_sig) */
+	bool sv_mon;	       /* monitors not yet Down (gc_nmon != 0) */
+	bool sv_cont;	       /* handle_continue next (gc_tag) */
+	bool sv_hib_set;       /* gc_hib_after applies */
+	bool sv_sup : 1;       /* report to a supervisor */
+	bool sv_reported : 1;  /* the start was reported */
+	bool sv_created : 1;   /* create succeeded */
+	bool sv_started : 1;   /* init succeeded */
+	bool sv_in_init : 1;   /* inside init */
 };
 
 /* sv's cold block, made if it has none: NULL when out of memory. */
