@@ -723,10 +723,13 @@ SMARM_API int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason);
 SMARM_API int smarm_gs_reply_error(smarm_gs_ctx_t *cx, intptr_t reason);
 
 /* smarm_gs_continue() - run handle_continue(tag) after the current
- * callback, before the next message. Since: SMARM_0.5. */
+ * callback, before the next message. Errors: SMARM_ENOMEM (nothing
+ * changed). Since: SMARM_0.5. */
 SMARM_API int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag);
 
-/* smarm_gs_set_idle() - set the idle window (0: none). Since: SMARM_0.5. */
+/* smarm_gs_set_idle() - set the idle window (0: none). Errors:
+ * SMARM_ENOMEM (a window other than 0; nothing changed). Since:
+ * SMARM_0.5. */
 SMARM_API int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns);
 
 /*
@@ -752,7 +755,8 @@ SMARM_API int smarm_gs_hibernate(smarm_gs_ctx_t *cx);
  * SMARM_NO_TIMEOUT: never (the default). With an idle window
  * (smarm_gs_set_idle) as well, the window counts on while hibernated
  * and handle_idle runs when it passes. Returns: 0. Errors: as
- * smarm_gs_hibernate. Since: SMARM_0.5.
+ * smarm_gs_hibernate; SMARM_ENOMEM (an ns other than 0 and
+ * SMARM_NO_TIMEOUT; nothing changed). Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns);
 
@@ -996,7 +1000,8 @@ SMARM_API int smarm_sm_hibernate(smarm_sm_ctx_t *cx);
  * smarm_gs_set_hibernate_after(): 0 at every wait; SMARM_NO_TIMEOUT
  * never (the default). It holds for the machine's life or until set
  * again; usually called in init. An armed timeout firing is an event
- * like any other. Returns: 0. Since: SMARM_0.5.
+ * like any other. Returns: 0. Errors: SMARM_ENOMEM (an ns other than
+ * 0 and SMARM_NO_TIMEOUT; nothing changed). Since: SMARM_0.5.
  */
 SMARM_API int smarm_sm_set_hibernate_after(smarm_sm_ctx_t *cx, uint64_t ns);
 

@@ -472,7 +472,9 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag);
  * hold of its channel's lock. Strings are cut to their buffers.
  */
 #define BHV_PEEK_TEXT 64
-#define BHV_PEEK_BANDS 4 /* the bands of a mailbox (SMARM__MBOX_BANDS) */
+/* The observer's count of bands (SMARM_OBS_BANDS): a mailbox's
+ * (SMARM__MBOX_BANDS) and room for one more. */
+#define BHV_PEEK_BANDS 4
 struct bhv_peek {
 	int bp_kind;			  /* BHV_GEN_SERVER / BHV_GEN_STATEM */
 	char bp_name[BHV_PEEK_TEXT];	  /* the behaviour's name */

@@ -13,6 +13,9 @@
  *
  * Ownership: a server (struct smarm_gs_ctx) is malloc'd by its actor,
  * freed by the actor's cleanup handler, and holds one plugin reference.
+ * Its cold block (struct gs_cold: timers, monitors, tokens, idle
+ * window, continue, hibernate_after) is its own, made on first use and
+ * freed as it hibernates with none of that in use or at its end.
  * Only its actor touches it; a context pointer is checked against the
  * caller's own (smarm__bhv_self_is) before use. Reply tokens are handle
  * pool cells (core/handle.h): smarm_reply decodes one in O(1) and
@@ -39,7 +42,10 @@
  * (smarm__bhv_inbox_of): the context is set once the inbox is made and
  * cleared, under that lock, before it is freed, and the inbox handle
  * is cleared before its channel is; the registry holds nothing of a
- * server that has no name.
+ * server that has no name. INV-6 a server's sv_armed points at its
+ * cold block's gc_ntimers while it has one, else at a static 0 (a
+ * machine's, at its own count); timer ids come from one counter
+ * (gs_timer_ids), so a block made again never reuses one.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
@@ -71,15 +77,27 @@ enum bhv_band {
 				infos, in send order (struct bhv_env) */
 };
 
-_Static_assert(BHV_PEEK_BANDS == SMARM__MBOX_BANDS &&
-		       BHV_BAND_INBOX < BHV_PEEK_BANDS,
+_Static_assert(BHV_PEEK_BANDS >= SMARM__MBOX_BANDS &&
+		       BHV_BAND_INBOX < SMARM__MBOX_BANDS,
 	       "struct bhv_peek has a count for every band");
 
-_Static_assert(sizeof(struct smarm_gs_ctx) <= 328,
-	       "a server is a 336-byte malloc chunk (gen_server.h)");
+_Static_assert(sizeof(struct smarm_gs_ctx) <= 248,
+	       "a server is a 256-byte malloc chunk (gen_server.h)");
 
-/* Inbox envelopes a server takes in one hold of the inbox's lock. */
+/* A server's armed timers while it has no cold block (sv_armed). */
+static const size_t gs_no_timers;
+
+/* The last timer id of any server: ids stay unique across a server's
+ * cold blocks (a stale id or tick never names a later timer). */
+static _Atomic uint64_t gs_timer_ids;
+
+/* Test-only: this many cold block allocations fail (smarm__gs_cold). */
+_Atomic uint32_t smarm__gs_test_cold_fail;
+
+/* Inbox envelopes a server takes in one hold of the inbox's lock (sv_bn
+ * is 16 bits). */
 #define BHV_BATCH 16
+_Static_assert(BHV_BATCH <= UINT16_MAX, "sv_bi and sv_bn hold a batch");
 
 /*
  * Messages served between two smarm_check safe points when a server or
@@ -146,7 +164,7 @@ static struct bhv_env *inbox_refill(struct smarm_gs_ctx *sv,
 		return NULL;
 	/* Relaxed stores: the observer reads them (peek_queue). */
 	__atomic_store_n(&sv->sv_bi, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&sv->sv_bn, (unsigned)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&sv->sv_bn, (uint16_t)n, __ATOMIC_RELAXED);
 	return &buf[0];
 }
 
@@ -310,17 +328,20 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 smarm_chan_t *reply, uint64_t seq,
 			 struct smarm_reply **out)
 {
-	struct bhv_tokens *ts = sv->sv_tokens;
+	struct gs_cold *c = smarm__gs_cold(sv);
+	struct bhv_tokens *ts = c != NULL ? c->gc_tokens : NULL;
 	struct smarm_reply *t;
 	uint64_t h;
 
+	if (c == NULL)
+		return SMARM_ENOMEM;
 	if (ts == NULL) {
 		ts = calloc(1, sizeof *ts);
 		if (ts == NULL)
 			return SMARM_ENOMEM;
 		pthread_mutex_init(&ts->tt_lock, NULL);
 		atomic_init(&ts->tt_refs, 1); /* the server's */
-		sv->sv_tokens = ts;
+		c->gc_tokens = ts;
 	}
 	if (smarm__hpool_alloc(&tok_pool, (void **)&t, &h) != 0)
 		return SMARM_ENOMEM;
@@ -346,10 +367,10 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 
 static void tokens_end(struct smarm_gs_ctx *sv)
 {
-	struct bhv_tokens *ts = sv->sv_tokens;
+	struct bhv_tokens *ts = sv->sv_cold ? sv->sv_cold->gc_tokens : NULL;
 	if (ts == NULL)
 		return;
-	sv->sv_tokens = NULL;
+	sv->sv_cold->gc_tokens = NULL;
 	pthread_mutex_lock(&ts->tt_lock);
 	for (struct smarm_reply *t = ts->tt_head; t != NULL; t = t->tk_next) {
 		t->tk_answered = true;
@@ -358,6 +379,71 @@ static void tokens_end(struct smarm_gs_ctx *sv)
 	}
 	pthread_mutex_unlock(&ts->tt_lock);
 	tokens_unref(ts);
+}
+
+/* ---- the cold block ---- */
+
+struct gs_cold *smarm__gs_cold(struct smarm_gs_ctx *sv)
+{
+	struct gs_cold *c = sv->sv_cold;
+	uint32_t f;
+	if (c != NULL)
+		return c;
+	f = atomic_load_explicit(&smarm__gs_test_cold_fail,
+				 memory_order_relaxed);
+	if (SMARM_UNLIKELY(f != 0)) {
+		atomic_store_explicit(&smarm__gs_test_cold_fail, f - 1,
+				      memory_order_relaxed);
+		return NULL;
+	}
+	c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return NULL;
+	if (sv->sv_armed == &gs_no_timers) /* a server's, not a machine's */
+		sv->sv_armed = &c->gc_ntimers;
+	sv->sv_cold = c;
+	return c;
+}
+
+/* Free sv's cold block (its timers cancelled, its tokens ended). */
+static void cold_free(struct smarm_gs_ctx *sv)
+{
+	struct gs_cold *c = sv->sv_cold;
+	if (c == NULL)
+		return;
+	SMARM_ASSERT(c->gc_ntimers == 0 && c->gc_tokens == NULL);
+	if (sv->sv_armed == &c->gc_ntimers)
+		sv->sv_armed = &gs_no_timers;
+	sv->sv_cold = NULL;
+	free(c->gc_timers);
+	free(c);
+}
+
+/*
+ * sv hibernates: free its cold block if nothing in it is in use (no
+ * timer, monitor, idle window, finite hibernate_after, pending continue,
+ * live token); an empty token set goes with it. The next use makes a
+ * new one (timer ids come from gs_timer_ids, so none is reused).
+ */
+static void cold_trim(struct smarm_gs_ctx *sv)
+{
+	struct gs_cold *c = sv->sv_cold;
+	struct bhv_tokens *ts;
+	if (c == NULL || c->gc_ntimers != 0 || c->gc_nmon != 0 ||
+	    c->gc_idle_ns != 0 || c->gc_hib_after != 0 || sv->sv_cont)
+		return;
+	ts = c->gc_tokens;
+	if (ts != NULL) {
+		/* Only this actor makes tokens: at its own reference alone
+		 * none is live (an answer drops its reference last), and
+		 * none can be made meanwhile. */
+		if (atomic_load_explicit(&ts->tt_refs, memory_order_acquire) !=
+		    1)
+			return;
+		c->gc_tokens = NULL;
+		tokens_unref(ts);
+	}
+	cold_free(sv);
 }
 
 /* The token handle h names, live now; NULL: no live token. */
@@ -633,7 +719,7 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	st.pid = smarm_actor_self(); /* the server answers itself */
 	st.queued = queued > UINT32_MAX ? UINT32_MAX : (uint32_t)queued;
 	st.queue_limit = limit;
-	st.monitors = (uint32_t)sv->sv_nmon;
+	st.monitors = sv->sv_cold != NULL ? sv->sv_cold->gc_nmon : 0;
 	st.trapping = sv->sv_trap;
 	if (text_rc < 0)
 		snprintf(st.state_text, sizeof st.state_text,
@@ -685,7 +771,7 @@ void smarm__gs_stop(struct smarm_gs_ctx *sv, int how, intptr_t reason)
 {
 	if (!sv->sv_stop) { /* the first stop wins */
 		sv->sv_stop = true;
-		sv->sv_how = how;
+		sv->sv_how = (int8_t)how;
 		sv->sv_reason = reason;
 	}
 }
@@ -725,7 +811,8 @@ static int gs_status(struct smarm_gs_ctx *sv, smarm_server_status_t *st)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	st->kind = SMARM_SERVER_GEN_SERVER;
-	st->timers = (uint32_t)sv->sv_ntimers;
+	st->timers =
+		sv->sv_cold != NULL ? (uint32_t)sv->sv_cold->gc_ntimers : 0;
 	if (d->format_status == NULL) /* OTP's format_status */
 		return 0;
 	return d->format_status(sv->sv_state, st->state_text,
@@ -736,7 +823,9 @@ static void on_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 {
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	if (s->kind == SMARM_SIGNAL_DOWN) {
-		sv->sv_nmon--;
+		struct gs_cold *c = sv->sv_cold; /* made by the monitor */
+		if (c != NULL && c->gc_nmon > 0 && --c->gc_nmon == 0)
+			sv->sv_mon = false;
 		if (d->handle_down != NULL)
 			d->handle_down(sv->sv_state, sv, s);
 		return;
@@ -757,16 +846,18 @@ static void on_signal(struct smarm_gs_ctx *sv, const smarm_signal_t *s)
 
 static struct gs_timer *timer_find(struct smarm_gs_ctx *sv, uint64_t id)
 {
-	for (size_t i = 0; i < sv->sv_ntimers; i++)
-		if (sv->sv_timers[i].gt_id == id)
-			return &sv->sv_timers[i];
+	struct gs_cold *c = sv->sv_cold;
+	for (size_t i = 0; c != NULL && i < c->gc_ntimers; i++)
+		if (c->gc_timers[i].gt_id == id)
+			return &c->gc_timers[i];
 	return NULL;
 }
 
 static void timer_remove(struct smarm_gs_ctx *sv, struct gs_timer *t)
 {
+	struct gs_cold *c = sv->sv_cold;
 	smarm__bhv_msg_free(&t->gt_msg);
-	*t = sv->sv_timers[--sv->sv_ntimers];
+	*t = c->gc_timers[--c->gc_ntimers];
 }
 
 int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
@@ -775,20 +866,24 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 {
 	struct bhv_tick tk = { .tk_which = 0 };
 	struct gs_timer *t = NULL;
-	int rc = smarm__gs_tick_band(sv);
+	struct gs_cold *c = smarm__gs_cold(sv);
+	int rc = c != NULL ? smarm__gs_tick_band(sv) : SMARM_ENOMEM;
 
-	if (rc == 0 && sv->sv_ntimers == sv->sv_captimers) {
-		uint32_t cap = sv->sv_captimers ? 2 * sv->sv_captimers : 4;
-		t = realloc(sv->sv_timers, cap * sizeof *t);
+	if (rc == 0 && c->gc_ntimers == c->gc_captimers) {
+		uint32_t cap = c->gc_captimers ? 2 * c->gc_captimers : 4;
+		t = realloc(c->gc_timers, cap * sizeof *t);
 		rc = t != NULL ? 0 : SMARM_ENOMEM;
 		if (t != NULL) {
-			sv->sv_timers = t;
-			sv->sv_captimers = cap;
+			c->gc_timers = t;
+			c->gc_captimers = cap;
 		}
 	}
 	if (rc == 0) {
-		t = &sv->sv_timers[sv->sv_ntimers];
-		tk.tk_gen = t->gt_id = ++sv->sv_timer_seq;
+		t = &c->gc_timers[c->gc_ntimers];
+		tk.tk_gen = t->gt_id =
+			atomic_fetch_add_explicit(&gs_timer_ids, 1,
+						  memory_order_relaxed) +
+			1;
 		rc = smarm_chan_send_after(sv->sv_tick, &tk, delay_ns,
 					   &t->gt_tm);
 	}
@@ -799,7 +894,7 @@ int smarm__gs_timer_add(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 	t->gt_op = op;
 	t->gt_msg = *blk;
 	t->gt_period = period_ns;
-	sv->sv_ntimers++;
+	c->gc_ntimers++;
 	if (id != NULL)
 		*id = t->gt_id;
 	return 0;
@@ -905,7 +1000,7 @@ static void band_free(smarm_chan_t **ch)
 		bhv_chan_free(h);
 }
 
-static void bhv_resume(void *arg);
+static void bhv_resume(struct smarm__mbox *mb);
 
 /* Serve one message, highest band first, waiting at most wait: 0 or
  * SMARM_ETIMEDOUT. A server that cannot wait ends. */
@@ -918,8 +1013,7 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 	unsigned band;
 	int rc;
 
-	if (!sv->sv_hib && !sv->sv_trap && sv->sv_nmon == 0 &&
-	    *sv->sv_armed == 0) {
+	if (!sv->sv_hib && !sv->sv_trap && !sv->sv_mon && *sv->sv_armed == 0) {
 		/* Nothing can come in the higher bands: the inbox alone. */
 		b = inbox_next(sv, &e, wait, &rc);
 		if (b != NULL)
@@ -946,11 +1040,14 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 		served_flush(sv);
 		/* Hibernating, it goes on at bhv_resume: no frame of a
 		 * callback is on the stack here, and no batch is kept. */
-		if (sv->sv_hib && sv->sv_batch != NULL)
-			batch_release(sv);
+		if (sv->sv_hib) {
+			if (sv->sv_batch != NULL)
+				batch_release(sv);
+			cold_trim(sv);
+		}
 		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
 							&sv->sv_mb, wait,
-							bhv_resume, sv)
+							bhv_resume)
 				: smarm__mbox_wait(smarm__current(), &sv->sv_mb,
 						   wait, &band);
 		if (rc == SMARM_ETIMEDOUT)
@@ -974,23 +1071,34 @@ static inline int serve(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
  * passes (*hib_timer: it hibernates at the next wait then). */
 static uint64_t wait_plan(struct smarm_gs_ctx *sv, bool *hib_timer)
 {
-	uint64_t wait = sv->sv_idle_ns ? sv->sv_idle_ns : SMARM_NO_TIMEOUT;
+	const struct gs_cold *c = sv->sv_cold;
+	uint64_t wait = SMARM_NO_TIMEOUT, after;
+	if (c != NULL && c->gc_idle_ns != 0)
+		wait = c->gc_idle_ns;
 	*hib_timer = false;
 	if (sv->sv_hib || !sv->sv_hib_set)
 		return wait;
-	if (sv->sv_hib_after == 0) {
+	after = c != NULL ? c->gc_hib_after : 0; /* no block: at every wait */
+	if (after == 0) {
 		sv->sv_hib = true;
-	} else if (sv->sv_hib_after < wait) {
-		wait = sv->sv_hib_after;
+	} else if (after < wait) {
+		wait = after;
 		*hib_timer = true;
 	}
 	return wait;
 }
 
-void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
+int smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns)
 {
+	/* Only a finite, non-zero ns is kept (in the cold block). */
+	bool finite = ns != 0 && ns != SMARM_NO_TIMEOUT;
+	struct gs_cold *c = finite ? smarm__gs_cold(sv) : sv->sv_cold;
+	if (finite && c == NULL)
+		return SMARM_ENOMEM;
+	if (c != NULL)
+		c->gc_hib_after = finite ? ns : 0;
 	sv->sv_hib_set = ns != SMARM_NO_TIMEOUT;
-	sv->sv_hib_after = ns;
+	return 0;
 }
 
 void smarm__bhv_report_end(const char *what, const char *state, int how,
@@ -1018,8 +1126,11 @@ void smarm__bhv_report_end(const char *what, const char *state, int how,
 
 void smarm__bhv_end_how(struct smarm_gs_ctx *sv)
 {
-	if (!sv->sv_stop)
-		smarm__self_exit_info(&sv->sv_how, &sv->sv_reason);
+	int how;
+	if (!sv->sv_stop) {
+		smarm__self_exit_info(&how, &sv->sv_reason);
+		sv->sv_how = (int8_t)how;
+	}
 }
 
 /* A server's en_end: the call in progress gets SMARM_EDOWN. */
@@ -1108,6 +1219,14 @@ int smarm__bhv_start_failed(struct smarm_gs_ctx *sv, const char *stage, int rc)
 	return start_failed(sv, stage, rc, 0);
 }
 
+/* Cancel sv's timers (none fires after this). */
+static void timers_end(struct smarm_gs_ctx *sv)
+{
+	struct gs_cold *c = sv->sv_cold;
+	while (c != NULL && c->gc_ntimers > 0)
+		(void)smarm__gs_timer_cancel(sv, c->gc_timers[0].gt_id);
+}
+
 static void mailbox_free(struct smarm_gs_ctx *sv)
 {
 	served_flush(sv);
@@ -1133,8 +1252,10 @@ static void end_fin(void *arg)
 
 	if (sv->sv_created && destroy != NULL)
 		destroy(sv->sv_state);
+	timers_end(sv); /* any terminate made */
 	mailbox_free(sv);
 	tokens_end(sv);
+	cold_free(sv);
 	(void)smarm__bhv_self_set(NULL, 0);
 	if (sv->sv_start != NULL) { /* unreported: init crashed, a kill */
 		int how;
@@ -1163,9 +1284,7 @@ static void bhv_end(void *arg)
 
 	sv->sv_en->en_end(sv);
 	may_block = sv->sv_stop;
-	while (sv->sv_ntimers > 0)
-		(void)smarm__gs_timer_cancel(sv, sv->sv_timers[0].gt_id);
-	free(sv->sv_timers);
+	timers_end(sv);
 	if (!sv->sv_started || term == NULL) {
 		end_fin(sv);
 		return;
@@ -1229,7 +1348,7 @@ int smarm__bhv_open(struct smarm_gs_ctx *sv, const struct smarm_behaviour *be,
 
 	sv->sv_be = be;
 	sv->sv_en = en;
-	sv->sv_armed = &sv->sv_ntimers;
+	sv->sv_armed = &gs_no_timers;
 	sv->sv_start = start;
 	sv->sv_sup = sup;
 	SMARM_ASSERT((char *)alloc + en->en_off == (char *)sv);
@@ -1290,7 +1409,7 @@ engine_loop(struct smarm_gs_ctx *sv, const struct bhv_engine *en)
 			sv->sv_cont = false;
 			if (d->handle_continue != NULL)
 				d->handle_continue(sv->sv_state, sv,
-						   sv->sv_tag);
+						   sv->sv_cold->gc_tag);
 			continue;
 		}
 		wait = wait_plan(sv, &hib_timer);
@@ -1318,13 +1437,16 @@ void smarm__bhv_loop(struct smarm_gs_ctx *sv)
 
 /* A hibernated server's or machine's next run: its idle window may have
  * passed. */
-static void bhv_resume(void *arg)
+static void bhv_resume(struct smarm__mbox *mb)
 {
-	struct smarm_gs_ctx *sv = arg;
+	struct smarm_gs_ctx *sv =
+		(struct smarm_gs_ctx *)(void *)((char *)mb -
+						offsetof(struct smarm_gs_ctx,
+							 sv_mb));
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
 	sv->sv_hib = false;
-	if (sv->sv_idle_ns != 0 && smarm__mbox_timed_out(&sv->sv_mb) &&
-	    d->handle_idle != NULL)
+	if (sv->sv_cold != NULL && sv->sv_cold->gc_idle_ns != 0 &&
+	    smarm__mbox_timed_out(&sv->sv_mb) && d->handle_idle != NULL)
 		d->handle_idle(sv->sv_state, sv);
 	smarm__bhv_loop(sv);
 }

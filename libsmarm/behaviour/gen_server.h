@@ -20,6 +20,25 @@ struct bhv_tick {
 struct gs_timer; /* a timer of a server (gen_server.c) */
 struct bhv_node; /* a node's counters (gen_server.c) */
 
+/*
+ * What a server uses seldom, apart from its context: made on first use
+ * (smarm__gs_cold: a timer, a monitor, a token, an idle window, a
+ * continue, a finite hibernate_after), freed as the server hibernates
+ * with none of it in use (gen_server.c cold_trim), so a hibernated
+ * server keeps only what it needs to resume.
+ */
+struct gs_cold {
+	struct gs_timer *gc_timers;   /* gc_ntimers live timers */
+	size_t gc_ntimers;	      /* sv_armed points here (a server) */
+	uint64_t gc_tag;	      /* handle_continue's tag (sv_cont) */
+	uint64_t gc_idle_ns;	      /* the idle window, 0: none */
+	uint64_t gc_hib_after;	      /* idle ns before it hibernates (with
+					 sv_hib_set; no block: 0) */
+	struct bhv_tokens *gc_tokens; /* its live tokens, or NULL */
+	uint32_t gc_captimers;	      /* gc_timers' room */
+	uint32_t gc_nmon;	      /* monitors not yet Down */
+};
+
 /* A server, or a machine's server half: only its actor touches it. */
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
@@ -28,53 +47,55 @@ struct smarm_gs_ctx {
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
 	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
-	struct gs_timer *sv_timers;	     /* sv_ntimers live timers */
-	size_t sv_ntimers;
-	const size_t *sv_armed;	      /* the engine's armed timers: sv_ntimers,
-					 a machine's m_narmed */
-	uint64_t sv_timer_seq;	      /* the last timer id */
-	smarm_chan_t *sv_start;	      /* a starter waits here until the start
-					 is reported, or NULL */
-	intptr_t sv_reason;	      /* the end's how (sv_how) and reason */
-	uint64_t sv_tag;	      /* handle_continue's tag (sv_cont) */
-	uint64_t sv_idle_ns;	      /* the idle window, 0: none */
-	uint64_t sv_hib_after;	      /* idle ns before it hibernates */
-	struct bhv_env *sv_cur;	      /* the message in service */
-	struct bhv_env *sv_batch;     /* BHV_BATCH envelopes, malloc'd at a
-					 backlog, freed as it hibernates */
-	unsigned sv_bi, sv_bn;	      /* the batch taken: [sv_bi, sv_bn) of
-					 sv_batch; owner-written, the observer
-					 reads them (relaxed atomics both
-					 sides) */
-	intptr_t sv_err;	      /* the reason of an error reply
-					 (sv_err_set) */
-	int64_t sv_served;	      /* requests served and not yet added
-					 to its node's counters (gen_server.c
-					 served_flush) */
-	struct bhv_tokens *sv_tokens; /* its live tokens, or NULL */
+	struct gs_cold *sv_cold;	     /* seldom used, or NULL */
+	const size_t *sv_armed;		     /* the engine's armed timers: a
+						server's gc_ntimers (no block: a
+						static 0), a machine's m_narmed */
+	smarm_chan_t *sv_start;		/* a starter waits here until the start
+					   is reported, or NULL */
+	intptr_t sv_reason;		/* the end's how (sv_how) and reason */
+	struct bhv_env *sv_cur;		/* the message in service */
+	struct bhv_env *sv_batch;	/* BHV_BATCH envelopes, malloc'd at a
+					   backlog, freed as it hibernates */
+	intptr_t sv_err;		/* the reason of an error reply
+					   (sv_err_set) */
+	int64_t sv_served;		/* requests served and not yet added
+					   to its node's counters (gen_server.c
+					   served_flush) */
 	const struct bhv_engine *sv_en; /* its engine's dispatch */
-	/* The 4-byte fields and the flags, together (a hibernated server
-	 * keeps this block: 328 bytes, a 336-byte chunk). */
-	int sv_how;	       /* the end's how (sv_stop); at its end
-				  terminate's (smarm__bhv_end_how) */
-	unsigned sv_steps;     /* loop steps (smarm__bhv_loop) */
-	uint32_t sv_nmon;      /* monitors not yet Down */
-	uint32_t sv_captimers; /* sv_timers' room */
-	bool sv_trap;	       /* it traps exits (into sv_sig) */
+	/* The small fields and the flags, together (a hibernated server
+	 * keeps this context alone: 248 bytes, a 256-byte chunk). */
+	uint16_t sv_bi, sv_bn; /* the batch taken: [sv_bi, sv_bn) of
+				  sv_batch (at most BHV_BATCH);
+				  owner-written, the observer reads them
+				  (relaxed atomics both sides) */
+	uint16_t sv_steps;     /* loop steps (smarm__bhv_loop; wraps) */
+	int8_t sv_how;	       /* the end's how, an SMARM_EXIT_* (sv_stop);
+				  at its end terminate's
+				  (smarm__bhv_end_how) */
 	bool sv_stop;	       /* end after this callback (its end:
 				  terminate may block) with sv_how
 				  and sv_reason */
-	bool sv_cont;	       /* handle_continue next */
 	bool sv_hib;	       /* hibernate at the next wait (engine
 				  loop; smarm_gs_hibernate) */
-	bool sv_hib_set;       /* sv_hib_after applies */
 	bool sv_err_set;       /* the call answers an error: sv_err */
+	bool sv_trap;	       /* it traps exits (into sv_sig) */
+	bool sv_mon;	       /* monitors not yet Down (gc_nmon != 0) */
+	bool sv_cont;	       /* handle_continue next (gc_tag) */
+	bool sv_hib_set;       /* gc_hib_after applies */
 	bool sv_sup : 1;       /* report to a supervisor */
 	bool sv_reported : 1;  /* the start was reported */
 	bool sv_created : 1;   /* create succeeded */
 	bool sv_started : 1;   /* init succeeded */
 	bool sv_in_init : 1;   /* inside init */
 };
+
+/* sv's cold block, made if it has none: NULL when out of memory. */
+struct gs_cold *smarm__gs_cold(struct smarm_gs_ctx *sv);
+
+/* Test-only: this many of the next cold blocks are not made (a test of
+ * the out-of-memory paths sets it; smarm__gs_cold counts it down). */
+extern _Atomic uint32_t smarm__gs_test_cold_fail;
 
 /*
  * An engine's dispatch for the loop and end both run (gen_server.c),
@@ -97,8 +118,9 @@ struct bhv_engine {
 
 /* Hibernate whenever sv has waited ns with no message (0: at every
  * wait; SMARM_NO_TIMEOUT: never): smarm_gs_set_hibernate_after and
- * smarm_sm_set_hibernate_after. */
-void smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
+ * smarm_sm_set_hibernate_after. 0, or SMARM_ENOMEM (a finite ns needs
+ * the cold block: nothing changed). */
+int smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
 
 /* Serve sv's mailbox until it stops, then end the actor as sv_how says
  * (its end runs en_end, terminate, destroy); from its start, or on a

@@ -70,20 +70,29 @@ int smarm_gs_stop(smarm_gs_ctx_t *cx, int how, intptr_t reason)
 
 int smarm_gs_continue(smarm_gs_ctx_t *cx, uint64_t tag)
 {
+	struct gs_cold *c;
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
+	c = smarm__gs_cold(cx);
+	if (c == NULL)
+		return SMARM_ENOMEM;
+	c->gc_tag = tag;
 	cx->sv_cont = true;
-	cx->sv_tag = tag;
 	return 0;
 }
 
 int smarm_gs_set_idle(smarm_gs_ctx_t *cx, uint64_t ns)
 {
+	struct gs_cold *c;
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	cx->sv_idle_ns = ns;
+	c = ns != 0 ? smarm__gs_cold(cx) : cx->sv_cold;
+	if (ns != 0 && c == NULL)
+		return SMARM_ENOMEM;
+	if (c != NULL)
+		c->gc_idle_ns = ns;
 	return 0;
 }
 
@@ -101,8 +110,7 @@ int smarm_gs_set_hibernate_after(smarm_gs_ctx_t *cx, uint64_t ns)
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
-	smarm__bhv_hibernate_after(cx, ns);
-	return 0;
+	return smarm__bhv_hibernate_after(cx, ns);
 }
 
 int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit)
@@ -115,15 +123,21 @@ int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit)
 
 int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid, uint64_t *ref)
 {
+	struct gs_cold *c;
 	int rc = ctx_check(cx);
 	if (rc != 0)
 		return rc;
+	c = smarm__gs_cold(cx);
+	if (c == NULL)
+		return SMARM_ENOMEM;
 	rc = smarm__gs_sig_band(cx);
 	if (rc != 0)
 		return rc;
 	rc = smarm_monitor(pid, cx->sv_sig, ref);
-	if (rc == 0)
-		cx->sv_nmon++;
+	if (rc == 0) {
+		c->gc_nmon++;
+		cx->sv_mon = true;
+	}
 	return rc;
 }
 

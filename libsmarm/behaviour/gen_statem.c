@@ -299,10 +299,9 @@ static int h_behaviour(smarm_sm_ctx_t *m, const char *name,
 static int h_hibernate(smarm_sm_ctx_t *m, bool now, uint64_t after_ns)
 {
 	struct smarm_gs_ctx *sv = &sm_of(m)->sm_gs;
-	if (now)
-		sv->sv_hib = true;
-	else
-		smarm__bhv_hibernate_after(sv, after_ns);
+	if (!now)
+		return smarm__bhv_hibernate_after(sv, after_ns);
+	sv->sv_hib = true;
 	return 0;
 }
 

@@ -156,11 +156,12 @@ static void mbox_resume(void *arg)
 	struct smarm__mbox *mb = arg;
 	(void)smarm__wait_resumed(); /* &mb->mb_hw */
 	mbox_unregister(mb);	     /* woken: a band, the timer, ... */
-	mb->mb_hfn(mb->mb_harg);
+	mb->mb_hfn(mb);
 }
 
 int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
-			  uint64_t timeout_ns, void (*fn)(void *), void *arg)
+			  uint64_t timeout_ns,
+			  void (*fn)(struct smarm__mbox *mb))
 {
 	struct smarm__wait *w = &mb->mb_hw;
 	int rc;
@@ -172,7 +173,6 @@ int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
 	if (smarm__wait_expired(w))
 		return SMARM_ETIMEDOUT;
 	mb->mb_hfn = fn;
-	mb->mb_harg = arg;
 	smarm__lock(&mb->mb_lock, SMARM__RANK_MBOX);
 	mb->mb_wt = smarm__wait_open(w);
 	smarm__unlock(&mb->mb_lock, SMARM__RANK_MBOX);

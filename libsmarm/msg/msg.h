@@ -256,7 +256,7 @@ int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);
  * receives from, band 0 the highest; the actor waits on them all with
  * one registration, which a send that makes a band non-empty wakes.
  */
-#define SMARM__MBOX_BANDS 4
+#define SMARM__MBOX_BANDS 3 /* a behaviour's: signals, timer fires, inbox */
 struct smarm__mbox {
 	smarm__lock_t mb_lock;	    /* MBOX rank: guards mb_wt */
 	unsigned mb_n;		    /* bands [0, mb_n) may be attached */
@@ -264,8 +264,9 @@ struct smarm__mbox {
 	smarm_chan_t *mb_band[SMARM__MBOX_BANDS]; /* cells; NULL: none */
 	struct smarm__wait mb_hw; /* the owner's wait while hibernated
 				     (off its stack: core/wait.h) */
-	void (*mb_hfn)(void *);	  /* ... and where it goes on */
-	void *mb_harg;
+	void (*mb_hfn)(struct smarm__mbox *mb); /* ... and where it goes
+						   on (its owner finds
+						   itself from mb) */
 };
 
 /* An empty mailbox (no band). */
@@ -298,13 +299,14 @@ int smarm__mbox_wait(struct smarm__slot *me, struct smarm__mbox *mb,
  * smarm__mbox_wait giving up the stack (core/wait.h WAIT-10): 0 at once
  * if a band has an element (SMARM_ETIMEDOUT if none and timeout_ns is
  * 0); else the owner hibernates until a band has
- * one, or timeout_ns passes, and goes on at fn(arg) on a fresh stack
+ * one, or timeout_ns passes, and goes on at fn(mb) on a fresh stack
  * (its registration taken back; smarm__mbox_timed_out tells a timeout);
  * returns only on an error (as smarm__mbox_wait's, or SMARM_ESTATE from
  * a runtime callback).
  */
 int smarm__mbox_hibernate(struct smarm__slot *me, struct smarm__mbox *mb,
-			  uint64_t timeout_ns, void (*fn)(void *), void *arg);
+			  uint64_t timeout_ns,
+			  void (*fn)(struct smarm__mbox *mb));
 
 /* After a hibernation: its timeout passed and no band has an element. */
 bool smarm__mbox_timed_out(const struct smarm__mbox *mb);
