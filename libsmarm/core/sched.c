@@ -1101,9 +1101,8 @@ static inline void trace_wake_send(struct smarm__worker *w,
 		f |= SMARM__TRF_RECV;
 		s->wait->wt_carried = 1;
 	}
-	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE,
-			       smarm__slot_pid(w->cur), pid, epoch, f,
-			       m & ~(uintptr_t)1);
+	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE, w->tr_pid, pid,
+			       epoch, f, m & ~(uintptr_t)1);
 }
 
 /*
@@ -1125,10 +1124,9 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 		if (w->tr_send != 0)
 			trace_wake_send(w, s, pid, epoch);
 		else
-			smarm__trace_put_hot(
-				smarm__tls_trace, SMARM__TR_WAKE,
-				w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
-				pid, epoch);
+			smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
+					     w->cur != NULL ? w->tr_pid : 0,
+					     pid, epoch);
 	} else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
@@ -1591,14 +1589,16 @@ static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
 static void trace_in(struct smarm__worker *w, struct smarm__slot *s)
 {
 	const struct smarm__wait *wt = s->wait;
+	uint64_t pid = smarm__slot_pid(s);
 	w->tr_carried = wt != NULL && wt->wt_carried != 0;
-	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN,
-			     smarm__slot_pid(s), wt != NULL,
-			     wt != NULL ? wt->wt_epoch : 0);
+	w->tr_pid = pid;
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN, pid,
+			     wt != NULL, wt != NULL ? wt->wt_epoch : 0);
 }
 
 /*
- * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
+ * ... the slice of w's actor (cur until now, its pid in tr_pid) ends
+ * for c's intent, and next's (NULL: the scheduler) begins. A
  * park in a wait (wait.c) is recorded here, in the record of the slice
  * it ends, and not at the park's call, so that the park costs nothing
  * when nobody traces. A hibernation is a wait's park too (WAIT-10).
@@ -1608,12 +1608,11 @@ static void trace_in(struct smarm__worker *w, struct smarm__slot *s)
  * for beside the arriving pid.
  */
 static __attribute__((noinline)) void trace_out_in(struct smarm__worker *w,
-						   struct smarm__slot *p,
 						   uint64_t b, uint32_t c,
 						   struct smarm__slot *next)
 {
-	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
-			     smarm__slot_pid(p), b, c);
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT, w->tr_pid, b,
+			     c);
 	if (next != NULL)
 		trace_in(w, next);
 }
@@ -1630,10 +1629,13 @@ static inline void trace_switch(struct smarm__worker *w, struct smarm__slot *p,
 	 * park with a target (slot.h): a channel's park has none. */
 	if (parked && p->wait_on != SMARM__WON_NONE)
 		b = p->wait_target;
+	SMARM_ASSERT(w->tr_pid == smarm__slot_pid(p));
 	/* Actor to actor, no park target to keep: one record, not two. */
 	if (next != NULL && b == 0) {
 		const struct smarm__wait *wt = next->wait;
+		uint64_t a = w->tr_pid;
 		bool carried = false;
+		w->tr_pid = smarm__slot_pid(next);
 		if (parked)
 			c |= SMARM__TRACE_SW_PARKED | (uint32_t)p->wait_on << 3;
 		if (wt != NULL) {
@@ -1643,14 +1645,13 @@ static inline void trace_switch(struct smarm__worker *w, struct smarm__slot *p,
 			carried = wt->wt_carried != 0;
 		}
 		w->tr_carried = carried;
-		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH,
-				     smarm__slot_pid(p), smarm__slot_pid(next),
-				     c);
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH, a,
+				     w->tr_pid, c);
 		return;
 	}
 	if (parked)
 		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
-	trace_out_in(w, p, b, c, next);
+	trace_out_in(w, b, c, next);
 }
 /* SWITCH's c (trace.h) holds an intent and a WON_* in 3 bits each. */
 _Static_assert(SMARM__INTENT_HIBERNATE < 8 && SMARM__WON_SLEEP < 8,
@@ -2096,9 +2097,9 @@ void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
 	 * queued element or was not handed over by a traced send's wake
 	 * (smarm__msg_obs_recv). */
 	if (smarm__tracing())
-		smarm__trace_put_hot(
-			smarm__tls_trace, out ? SMARM__TR_SEND : SMARM__TR_RECV,
-			smarm__slot_pid(w->cur), (uintptr_t)chan, (uint32_t)k);
+		smarm__trace_put_hot(smarm__tls_trace,
+				     out ? SMARM__TR_SEND : SMARM__TR_RECV,
+				     w->tr_pid, (uintptr_t)chan, (uint32_t)k);
 }
 
 /*

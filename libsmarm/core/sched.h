@@ -119,6 +119,9 @@ struct smarm__worker {
 	bool tr_carried;   /* tracing: cur came back from a wait whose
 			      receive a send's wake recorded (wt_carried):
 			      its receive's hook records no RECV, once */
+	uint64_t tr_pid;   /* tracing: cur's pid, stored by the trace
+			      hooks at its switch-in (sched.c trace_in,
+			      trace_switch); stale while cur is NULL */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
