@@ -1082,27 +1082,19 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
 
 /*
  * The WAKE of a traced send in progress on w (w->tr_send, set by
- * msg/chan.c): one record is the wake and the SEND, and for a hand-off
- * into a parked receive the woken's RECV as well (trace.h), which the
- * receive learns from its wait (s parked: the wait is live until the
- * enqueue; the switch that resumes it copies the flag to its worker,
- * trace_in and trace_switch) and does not record. The mark is taken: a later
- * wake of the same send is a plain WAKE, and the send records no SEND of its
- * own.
+ * msg/chan.c for a send that wakes a waiter other than a parked
+ * receive: a select arm's actor): one record is the wake and the SEND
+ * (trace.h). The mark is taken: a later wake of the same send is a
+ * plain WAKE, and the send records no SEND of its own. A hand-off into
+ * a parked receive records through smarm__unpark_send instead.
  */
-static inline void trace_wake_send(struct smarm__worker *w,
-				   struct smarm__slot *s, uint64_t pid,
+static inline void trace_wake_send(struct smarm__worker *w, uint64_t pid,
 				   uint32_t epoch)
 {
 	uintptr_t m = w->tr_send;
-	uint16_t f = SMARM__TRF_SEND;
 	w->tr_send = 0;
-	if (m & 1) {
-		f |= SMARM__TRF_RECV;
-		s->wait->wt_carried = 1;
-	}
 	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE, w->tr_pid, pid,
-			       epoch, f, m & ~(uintptr_t)1);
+			       epoch, SMARM__TRF_SEND, m);
 }
 
 /*
@@ -1122,7 +1114,7 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 	astat_enq(n, s);
 	if (w != NULL && w->node == n && smarm__tracing()) {
 		if (w->tr_send != 0)
-			trace_wake_send(w, s, pid, epoch);
+			trace_wake_send(w, pid, epoch);
 		else
 			smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
 					     w->cur != NULL ? w->tr_pid : 0,
@@ -1152,6 +1144,55 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 			enqueue_woken(n, pid, false);
 	}
 	return r != SMARM__UNPARK_NOOP;
+}
+
+/*
+ * wake_obs for the wake of a channel send's hand-off into the parked
+ * receive of the actor in s (smarm__unpark_send): the sender's own send
+ * (an actor's, not a switch's finish) has its count, and traced, one
+ * WAKE record that is also its SEND (tr_x the channel's handle) and the
+ * woken's RECV (trace.h SMARM__TRF_SEND, _RECV), which the receive
+ * learns from its wait (wt_carried: s parked, its wait live until the
+ * enqueue; the switch that resumes it copies the flag to its worker,
+ * trace_in and trace_switch) and does not record. Then the enqueue.
+ */
+static __attribute__((noinline)) void
+wake_obs_send(struct smarm_node *n, struct smarm__slot *s, uint64_t pid,
+	      uint32_t epoch, const void *chan)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	astat_enq(n, s);
+	if (w->cur != NULL && !w->in_finish) {
+		if (SMARM_UNLIKELY(w->astat))
+			smarm__msg_count_slow(w, true, 1);
+		if (smarm__tracing()) {
+			s->wait->wt_carried = 1;
+			smarm__trace_put_hot_x(
+				smarm__tls_trace, SMARM__TR_WAKE, w->tr_pid,
+				pid, epoch, SMARM__TRF_SEND | SMARM__TRF_RECV,
+				(uintptr_t)chan);
+		}
+	} else if (smarm__tracing()) {
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
+				     w->cur != NULL ? w->tr_pid : 0, pid,
+				     epoch);
+	}
+	enqueue_woken(n, pid, false);
+}
+
+int smarm__unpark_send(struct smarm_node *n, uint64_t pid, uint32_t epoch,
+		       const void *chan)
+{
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), false,
+					    epoch) == SMARM__UNPARK_ENQUEUE) {
+		wake_obs_send(n, s, pid, epoch, chan);
+		return 0;
+	}
+	/* It queued nobody (the receiver had not parked yet: it takes the
+	 * element without a switch, and records its own RECV). */
+	smarm__msg_obs_slow(smarm__tls_worker, true, 1, chan);
+	return 0;
 }
 
 /*
