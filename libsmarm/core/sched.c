@@ -1715,17 +1715,21 @@ static __attribute__((noinline)) void switch_obs_all(struct smarm__worker *w,
 /*
  * The one test of w->obs_on at a switch. Tracing alone is a leaf (its
  * put and the two-record case are tail calls: no registers saved);
- * statistics or the profiler take the whole hook.
+ * statistics or the profiler take the whole hook. With neither, obs_on
+ * means that the node traces, so this worker has its ring (worker_thread,
+ * smarm__run): not tested again.
  */
 static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
 						 struct smarm__slot *p,
 						 int intent,
 						 struct smarm__slot *next)
 {
-	if (SMARM_UNLIKELY(w->astat || w->causal))
+	if (SMARM_UNLIKELY(w->astat || w->causal)) {
 		switch_obs_all(w, p, intent, next);
-	else if (smarm__tracing())
+	} else {
+		SMARM_ASSERT(smarm__tracing());
 		trace_switch(w, p, intent, next);
+	}
 }
 
 /* ... and at a resume from the scheduler. */
