@@ -100,7 +100,12 @@ void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 		      uint64_t b, uint32_t c, const char *name)
 {
 	uint64_t h;
-	struct smarm__trace_rec *e = ring_room(r, &h);
+	struct smarm__trace_rec *e;
+	if (name == NULL) { /* a spawn, an exit: the hot hooks' put */
+		smarm__trace_put_hot(r, kind, a, b, c);
+		return;
+	}
+	e = ring_room(r, &h);
 	if (e == NULL)
 		return;
 	rec_fill(e, kind, a, b, c, name);
