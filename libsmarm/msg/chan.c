@@ -11,9 +11,9 @@
  * in its statistics when the node keeps them and recorded when it traces
  * (smarm__msg_obs here, smarm__msg_obs_recv in chan_api.c's recv: one
  * branch when neither; a traced send's wake records the send, and the
- * receive it hands over, chan_send_obs and core's smarm__unpark_send);
- * sends the runtime
- * makes on its own references (timers, the OTP layer) are nobody's.
+ * receive it hands over: smarm__chan_send_obs, core's
+ * smarm__unpark_send); sends the runtime makes on its own references
+ * (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
  * linked as the backlog grows and recycled as it drains, so a send is
@@ -656,7 +656,7 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
 
 /*
  * chan_send_other for an actor's send on a worker that keeps statistics,
- * traces or profiles (chan_send_obs): traced, the send is marked on its
+ * traces or profiles (smarm__chan_send_obs): traced, the send is marked on its
  * worker (w->tr_send: the handle) for the wake it makes, whose record
  * is then its SEND too (core/sched.c wake_obs); a send whose wake did
  * not take the mark records its own SEND or count (smarm__msg_obs).
@@ -689,7 +689,7 @@ chan_send_other_obs(smarm_chan_t *ch, struct smarm__chan_rx *e,
 
 /*
  * The wake of a hand-off (chan_send_locked) by a send that
- * chan_send_obs makes, under the lock, which it releases. The receiver
+ * smarm__chan_send_obs makes, under the lock, which it releases. The receiver
  * on this worker's node: core's smarm__unpark_send, whose wake record
  * is this send's SEND and the receive's RECV (or, if the wake queues
  * nobody, the send's own SEND record or count); on another node, the
@@ -714,7 +714,7 @@ chan_handoff_wake_obs(struct smarm__waiter wt, smarm__lock_t *held,
  * case stays inline: nobody waits (queue it), or the oldest waiter is an
  * actor parked in recv on an empty queue (hand it over, Go's direct
  * hand-off). obs_h: the caller's handle when the send is an actor's on
- * a worker that keeps statistics, traces or profiles (chan_send_obs),
+ * a worker that keeps statistics, traces or profiles (smarm__chan_send_obs),
  * whose records and counts each branch then makes; NULL otherwise (a
  * constant in the other callers, so their copies test nothing).
  */
@@ -768,8 +768,8 @@ chan_send_locked(smarm_chan_t *ch, const void *elem, const smarm_chan_t *obs_h)
  * the receive's RECV; any other wake's through the send's mark on its
  * worker (chan_send_other_obs); a send that wakes nobody, its own.
  */
-static __attribute__((noinline)) int
-chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+int smarm__chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h,
+			 const void *elem)
 {
 	if (SMARM_UNLIKELY(smarm__tls_worker->causal))
 		smarm__causal_pay_slow();
@@ -780,10 +780,7 @@ chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
-	/* The one test of the flag on this path (it was smarm__msg_obs's
-	 * after the send): nothing to count, trace or pay. */
-	if (SMARM_UNLIKELY(smarm__tls_obs))
-		return chan_send_obs(ch, h, elem);
+	/* Nothing to count, trace or pay (chan_api.c tested the flag). */
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	return chan_send_locked(ch, elem, NULL);
