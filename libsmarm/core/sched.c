@@ -1082,28 +1082,19 @@ static inline void astat_enq(struct smarm_node *n, struct smarm__slot *s)
 
 /*
  * The WAKE of a traced send in progress on w (w->tr_send, set by
- * msg/chan.c): one record is the wake and the SEND, and for a hand-off
- * into a parked receive the woken's RECV as well (trace.h), which the
- * receive learns from its wait (s parked: the wait is live until the
- * enqueue; the switch that resumes it copies the flag to its worker,
- * trace_in and trace_switch) and does not record. The mark is taken: a later
- * wake of the same send is a plain WAKE, and the send records no SEND of its
- * own.
+ * msg/chan.c for a send that wakes a waiter other than a parked
+ * receive: a select arm's actor): one record is the wake and the SEND
+ * (trace.h). The mark is taken: a later wake of the same send is a
+ * plain WAKE, and the send records no SEND of its own. A hand-off into
+ * a parked receive records through smarm__unpark_send instead.
  */
-static inline void trace_wake_send(struct smarm__worker *w,
-				   struct smarm__slot *s, uint64_t pid,
+static inline void trace_wake_send(struct smarm__worker *w, uint64_t pid,
 				   uint32_t epoch)
 {
 	uintptr_t m = w->tr_send;
-	uint16_t f = SMARM__TRF_SEND;
 	w->tr_send = 0;
-	if (m & 1) {
-		f |= SMARM__TRF_RECV;
-		s->wait->wt_carried = 1;
-	}
-	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE,
-			       smarm__slot_pid(w->cur), pid, epoch, f,
-			       m & ~(uintptr_t)1);
+	smarm__trace_put_hot_x(smarm__tls_trace, SMARM__TR_WAKE, w->tr_pid, pid,
+			       epoch, SMARM__TRF_SEND, m);
 }
 
 /*
@@ -1123,12 +1114,11 @@ static __attribute__((noinline)) void wake_obs(struct smarm_node *n,
 	astat_enq(n, s);
 	if (w != NULL && w->node == n && smarm__tracing()) {
 		if (w->tr_send != 0)
-			trace_wake_send(w, s, pid, epoch);
+			trace_wake_send(w, pid, epoch);
 		else
-			smarm__trace_put_hot(
-				smarm__tls_trace, SMARM__TR_WAKE,
-				w->cur != NULL ? smarm__slot_pid(w->cur) : 0,
-				pid, epoch);
+			smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
+					     w->cur != NULL ? w->tr_pid : 0,
+					     pid, epoch);
 	} else if (n->trace != NULL)
 		smarm__trace_node(n, SMARM__TR_WAKE, smarm__self_pid(), pid,
 				  epoch, NULL);
@@ -1154,6 +1144,55 @@ bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch)
 			enqueue_woken(n, pid, false);
 	}
 	return r != SMARM__UNPARK_NOOP;
+}
+
+/*
+ * wake_obs for the wake of a channel send's hand-off into the parked
+ * receive of the actor in s (smarm__unpark_send): the sender's own send
+ * (an actor's, not a switch's finish) has its count, and traced, one
+ * WAKE record that is also its SEND (tr_x the channel's handle) and the
+ * woken's RECV (trace.h SMARM__TRF_SEND, _RECV), which the receive
+ * learns from its wait (wt_carried: s parked, its wait live until the
+ * enqueue; the switch that resumes it copies the flag to its worker,
+ * trace_in and trace_switch) and does not record. Then the enqueue.
+ */
+static __attribute__((noinline)) void
+wake_obs_send(struct smarm_node *n, struct smarm__slot *s, uint64_t pid,
+	      uint32_t epoch, const void *chan)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	astat_enq(n, s);
+	if (w->cur != NULL && !w->in_finish) {
+		if (SMARM_UNLIKELY(w->astat))
+			smarm__msg_count_slow(w, true, 1);
+		if (smarm__tracing()) {
+			s->wait->wt_carried = 1;
+			smarm__trace_put_hot_x(
+				smarm__tls_trace, SMARM__TR_WAKE, w->tr_pid,
+				pid, epoch, SMARM__TRF_SEND | SMARM__TRF_RECV,
+				(uintptr_t)chan);
+		}
+	} else if (smarm__tracing()) {
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_WAKE,
+				     w->cur != NULL ? w->tr_pid : 0, pid,
+				     epoch);
+	}
+	enqueue_woken(n, pid, false);
+}
+
+int smarm__unpark_send(struct smarm_node *n, uint64_t pid, uint32_t epoch,
+		       const void *chan)
+{
+	struct smarm__slot *s = smarm__slot_at(n, SMARM__PID_IDX(pid));
+	if (s != NULL && smarm__word_unpark(s, SMARM__PID_GEN(pid), false,
+					    epoch) == SMARM__UNPARK_ENQUEUE) {
+		wake_obs_send(n, s, pid, epoch, chan);
+		return 0;
+	}
+	/* It queued nobody (the receiver had not parked yet: it takes the
+	 * element without a switch, and records its own RECV). */
+	smarm__msg_obs_slow(smarm__tls_worker, true, 1, chan);
+	return 0;
 }
 
 /*
@@ -1591,14 +1630,16 @@ static void astat_switch(struct smarm__worker *w, struct smarm__slot *s,
 static void trace_in(struct smarm__worker *w, struct smarm__slot *s)
 {
 	const struct smarm__wait *wt = s->wait;
+	uint64_t pid = smarm__slot_pid(s);
 	w->tr_carried = wt != NULL && wt->wt_carried != 0;
-	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN,
-			     smarm__slot_pid(s), wt != NULL,
-			     wt != NULL ? wt->wt_epoch : 0);
+	w->tr_pid = pid;
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_IN, pid,
+			     wt != NULL, wt != NULL ? wt->wt_epoch : 0);
 }
 
 /*
- * ... p's ends for intent, and next's (NULL: the scheduler) begins. A
+ * ... the slice of w's actor (cur until now, its pid in tr_pid) ends
+ * for c's intent, and next's (NULL: the scheduler) begins. A
  * park in a wait (wait.c) is recorded here, in the record of the slice
  * it ends, and not at the park's call, so that the park costs nothing
  * when nobody traces. A hibernation is a wait's park too (WAIT-10).
@@ -1608,12 +1649,11 @@ static void trace_in(struct smarm__worker *w, struct smarm__slot *s)
  * for beside the arriving pid.
  */
 static __attribute__((noinline)) void trace_out_in(struct smarm__worker *w,
-						   struct smarm__slot *p,
 						   uint64_t b, uint32_t c,
 						   struct smarm__slot *next)
 {
-	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT,
-			     smarm__slot_pid(p), b, c);
+	smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_RUN_OUT, w->tr_pid, b,
+			     c);
 	if (next != NULL)
 		trace_in(w, next);
 }
@@ -1630,10 +1670,13 @@ static inline void trace_switch(struct smarm__worker *w, struct smarm__slot *p,
 	 * park with a target (slot.h): a channel's park has none. */
 	if (parked && p->wait_on != SMARM__WON_NONE)
 		b = p->wait_target;
+	SMARM_ASSERT(w->tr_pid == smarm__slot_pid(p));
 	/* Actor to actor, no park target to keep: one record, not two. */
 	if (next != NULL && b == 0) {
 		const struct smarm__wait *wt = next->wait;
+		uint64_t a = w->tr_pid;
 		bool carried = false;
+		w->tr_pid = smarm__slot_pid(next);
 		if (parked)
 			c |= SMARM__TRACE_SW_PARKED | (uint32_t)p->wait_on << 3;
 		if (wt != NULL) {
@@ -1643,14 +1686,13 @@ static inline void trace_switch(struct smarm__worker *w, struct smarm__slot *p,
 			carried = wt->wt_carried != 0;
 		}
 		w->tr_carried = carried;
-		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH,
-				     smarm__slot_pid(p), smarm__slot_pid(next),
-				     c);
+		smarm__trace_put_hot(smarm__tls_trace, SMARM__TR_SWITCH, a,
+				     w->tr_pid, c);
 		return;
 	}
 	if (parked)
 		c |= SMARM__TRACE_PARKED | (uint32_t)p->wait_on << 8;
-	trace_out_in(w, p, b, c, next);
+	trace_out_in(w, b, c, next);
 }
 /* SWITCH's c (trace.h) holds an intent and a WON_* in 3 bits each. */
 _Static_assert(SMARM__INTENT_HIBERNATE < 8 && SMARM__WON_SLEEP < 8,
@@ -1673,17 +1715,21 @@ static __attribute__((noinline)) void switch_obs_all(struct smarm__worker *w,
 /*
  * The one test of w->obs_on at a switch. Tracing alone is a leaf (its
  * put and the two-record case are tail calls: no registers saved);
- * statistics or the profiler take the whole hook.
+ * statistics or the profiler take the whole hook. With neither, obs_on
+ * means that the node traces, so this worker has its ring (worker_thread,
+ * smarm__run): not tested again.
  */
 static __attribute__((noinline)) void switch_obs(struct smarm__worker *w,
 						 struct smarm__slot *p,
 						 int intent,
 						 struct smarm__slot *next)
 {
-	if (SMARM_UNLIKELY(w->astat || w->causal))
+	if (SMARM_UNLIKELY(w->astat || w->causal)) {
 		switch_obs_all(w, p, intent, next);
-	else if (smarm__tracing())
+	} else {
+		SMARM_ASSERT(smarm__tracing());
 		trace_switch(w, p, intent, next);
+	}
 }
 
 /* ... and at a resume from the scheduler. */
@@ -2096,9 +2142,9 @@ void smarm__msg_obs_slow(struct smarm__worker *w, bool out, uint64_t k,
 	 * queued element or was not handed over by a traced send's wake
 	 * (smarm__msg_obs_recv). */
 	if (smarm__tracing())
-		smarm__trace_put_hot(
-			smarm__tls_trace, out ? SMARM__TR_SEND : SMARM__TR_RECV,
-			smarm__slot_pid(w->cur), (uintptr_t)chan, (uint32_t)k);
+		smarm__trace_put_hot(smarm__tls_trace,
+				     out ? SMARM__TR_SEND : SMARM__TR_RECV,
+				     w->tr_pid, (uintptr_t)chan, (uint32_t)k);
 }
 
 /*

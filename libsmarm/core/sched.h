@@ -112,13 +112,17 @@ struct smarm__worker {
 			      and message paths test */
 	bool causal;	   /* the node's causal profiler is on */
 	uint64_t run_t0;   /* astat: cycle count at cur's switch-in */
-	uintptr_t tr_send; /* tracing: the channel handle of the send in
-			      progress on this worker (| 1: a hand-off into
-			      a parked receive), until a wake records it
-			      (sched.c wake_obs clears it); else 0 */
+	uintptr_t tr_send; /* tracing: the channel handle of a send in
+			      progress on this worker that wakes a waiter
+			      other than a parked receive (msg/chan.c),
+			      until a wake records it (sched.c wake_obs
+			      clears it); else 0 */
 	bool tr_carried;   /* tracing: cur came back from a wait whose
 			      receive a send's wake recorded (wt_carried):
 			      its receive's hook records no RECV, once */
+	uint64_t tr_pid;   /* tracing: cur's pid, stored by the trace
+			      hooks at its switch-in (sched.c trace_in,
+			      trace_switch); stale while cur is NULL */
 	pthread_t thread;
 	void *stk_bottom; /* OS thread stack (ASan fiber bounds) */
 	size_t stk_size;
@@ -315,6 +319,15 @@ static inline void smarm__spawns_flush(struct smarm__worker *w)
 		smarm__spawns_flush_slow(w);
 }
 bool smarm__unpark_at(struct smarm_node *n, uint64_t pid, uint32_t epoch);
+/*
+ * smarm__unpark_at for a channel send's hand-off into the receive of
+ * pid (wait epoch) by the running actor on a worker of n that keeps
+ * statistics, traces or profiles (msg/chan.c chan_send_obs): the wake's
+ * record is the send's SEND and the receive's RECV (chan: the handle,
+ * as smarm__msg_obs takes it), else the send records its own. 0.
+ */
+int smarm__unpark_send(struct smarm_node *n, uint64_t pid, uint32_t epoch,
+		       const void *chan);
 void smarm__unpark_any(struct smarm_node *n, uint64_t pid);
 /* pid, if queued, runs next on the calling actor's worker (sched.c,
  * Expedite): for exit signals and stops. */

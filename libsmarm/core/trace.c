@@ -55,6 +55,8 @@ bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
 	uint64_t used = h - tail;
 	uint64_t next = h + (r->tr_mask + 1) / 16 + (r->tr_mask < 15);
 	uint64_t full = tail + r->tr_mask + 1;
+	uint64_t wrap = (h | r->tr_mask) + 1; /* TRACE-4 */
+	uint64_t lim;
 	if (used > r->tr_mask) {
 		put_drop(r, h);
 		return false;
@@ -62,10 +64,20 @@ bool smarm__trace_room_slow(struct smarm__trace_ring *r, uint64_t h)
 	if (used > r->tr_half) /* wake the writer, once until it takes it */
 		smarm__trace_kick(r->tr_t);
 	if (used <= r->tr_half)
-		r->tr_lim = tail + r->tr_half + 1;
+		lim = tail + r->tr_half + 1;
 	else /* past half: again a sixteenth on, never past full */
-		r->tr_lim = next < full ? next : full;
+		lim = next < full ? next : full;
+	r->tr_lim = lim < wrap ? lim : wrap;
 	return true;
+}
+
+/* The record at head h, put at the limit (room found): its slot, and
+ * the cursor set for the next head (TRACE-4). */
+static inline struct smarm__trace_rec *ring_slot(struct smarm__trace_ring *r,
+						 uint64_t h)
+{
+	r->tr_cur = &r->tr_buf[(h + 1) & r->tr_mask];
+	return &r->tr_buf[h & r->tr_mask];
 }
 
 /* TRACE-1: room for one record, or a drop counted. Producer side. */
@@ -76,7 +88,7 @@ static inline struct smarm__trace_rec *ring_room(struct smarm__trace_ring *r,
 	if (h >= r->tr_lim && !smarm__trace_room_slow(r, h))
 		return NULL;
 	*head = h;
-	return &r->tr_buf[h & r->tr_mask];
+	return ring_slot(r, h);
 }
 
 static inline void rec_fill(struct smarm__trace_rec *e, int kind, uint64_t a,
@@ -100,7 +112,12 @@ void smarm__trace_put(struct smarm__trace_ring *r, int kind, uint64_t a,
 		      uint64_t b, uint32_t c, const char *name)
 {
 	uint64_t h;
-	struct smarm__trace_rec *e = ring_room(r, &h);
+	struct smarm__trace_rec *e;
+	if (name == NULL) { /* a spawn, an exit: the hot hooks' put */
+		smarm__trace_put_hot(r, kind, a, b, c);
+		return;
+	}
+	e = ring_room(r, &h);
 	if (e == NULL)
 		return;
 	rec_fill(e, kind, a, b, c, name);
@@ -117,7 +134,7 @@ put_at_limit(struct smarm__trace_ring *r, int kind, uint64_t a, uint64_t b,
 	struct smarm__trace_rec *e;
 	if (!smarm__trace_room_slow(r, h))
 		return;
-	e = &r->tr_buf[h & r->tr_mask];
+	e = ring_slot(r, h);
 	rec_fill(e, kind, a, b, c, NULL);
 	e->tr_flags = flags;
 	e->tr_x = x;
@@ -202,7 +219,8 @@ int smarm__trace_enable(struct smarm_node *n, uint32_t cap)
 		}
 		r->tr_mask = cap - 1;
 		r->tr_half = cap / 2;
-		r->tr_lim = r->tr_half + 1;
+		r->tr_lim = r->tr_half + 1; /* <= cap: TRACE-4 */
+		r->tr_cur = r->tr_buf;
 		r->tr_t = t;
 	}
 	t->tc_t0 = smarm__cycles_fast();

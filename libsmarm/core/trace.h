@@ -26,13 +26,16 @@
  * node's workers (the epoll thread, a host thread waking an actor),
  * whose producers serialise on a spin flag. The consumer is the writer
  * thread. Producer: read head (its own) and compare it with a limit
- * of its own (tr_lim); only at the limit read the consumer's tail
- * (acquire): more than half full, wake the writer (tc_kick, once until
- * the writer takes it) and set the limit a sixteenth of the ring on
- * (so the writer is asked again while the ring stays past half);
- * full, count a drop and return (never block); else the limit is where
- * the ring would be past half. Then write the record and publish head
- * (release). Consumer: read head (acquire), copy records, publish tail
+ * of its own (tr_lim), which never lies past the next wrap of the
+ * ring's index, so that below it the record's slot is a cursor of its
+ * own (tr_cur) that steps by one (TRACE-4); only at the limit read the
+ * consumer's tail (acquire): more than half full, wake the writer
+ * (tc_kick, once until the writer takes it) and set the limit a
+ * sixteenth of the ring on (so the writer is asked again while the
+ * ring stays past half); full, count a drop and return (never block);
+ * else the limit is where the ring would be past half (or the wrap, if
+ * that comes first). Then write the record and publish head (release).
+ * Consumer: read head (acquire), copy records, publish tail
  * (release). So the writer drains a ring that fills fast when it is
  * half full, not only at its period, and a put past half reads the
  * consumer's line once in a sixteenth of a ring, not at every record.
@@ -45,6 +48,9 @@
  * complete. TRACE-2 a record's timestamps are cycle counts
  * (smarm__cycles_fast), non-decreasing along one worker's ring.
  * TRACE-3 nothing on the emit path allocates, locks (workers) or yields.
+ * TRACE-4 tr_lim is at most the first multiple of the ring's size above
+ * the head it was set at, and while head < tr_lim, tr_cur is
+ * &tr_buf[head & tr_mask] (every put at the limit sets both).
  * See: docs/observability.md (Tracing).
  */
 #ifndef SMARM_CORE_TRACE_H
@@ -156,8 +162,9 @@ struct smarm__trace_ring {
 	_Atomic uint32_t tr_spin;  /* the foreign ring's producers' flag */
 	/* producer's line */
 	_Alignas(64) _Atomic uint64_t tr_head;
-	uint64_t tr_lim;	     /* at this head, the slow path */
-	_Atomic uint64_t tr_dropped; /* full-ring drops (producer stores) */
+	uint64_t tr_lim;		 /* at this head, the slow path */
+	struct smarm__trace_rec *tr_cur; /* head's slot below tr_lim */
+	_Atomic uint64_t tr_dropped;	 /* full-ring drops (producer stores) */
 	/* consumer's line */
 	_Alignas(64) _Atomic uint64_t tr_tail;
 };
@@ -207,7 +214,7 @@ smarm__trace_put_inl(struct smarm__trace_ring *r, int kind, uint64_t a,
 		     bool has_x)
 {
 	uint64_t h = atomic_load_explicit(&r->tr_head, memory_order_relaxed);
-	struct smarm__trace_rec *e;
+	struct smarm__trace_rec *e = r->tr_cur;
 	if (SMARM_UNLIKELY(h >= r->tr_lim)) {
 		if (has_x)
 			smarm__trace_put_slow_x(r, kind, a, b, c, flags, x);
@@ -215,7 +222,8 @@ smarm__trace_put_inl(struct smarm__trace_ring *r, int kind, uint64_t a,
 			smarm__trace_put_slow(r, kind, a, b, c);
 		return;
 	}
-	e = &r->tr_buf[h & r->tr_mask];
+	SMARM_ASSERT(e == &r->tr_buf[h & r->tr_mask]); /* TRACE-4 */
+	r->tr_cur = e + 1; /* past the end only at the limit */
 	e->tr_ts = smarm__cycles_fast();
 	e->tr_a = a;
 	e->tr_b = b;

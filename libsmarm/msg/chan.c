@@ -11,8 +11,9 @@
  * in its statistics when the node keeps them and recorded when it traces
  * (smarm__msg_obs here, smarm__msg_obs_recv in chan_api.c's recv: one
  * branch when neither; a traced send's wake records the send, and the
- * receive it hands over, chan_send_obs); sends the runtime
- * makes on its own references (timers, the OTP layer) are nobody's.
+ * receive it hands over: smarm__chan_send_obs, core's
+ * smarm__unpark_send); sends the runtime makes on its own references
+ * (timers, the OTP layer) are nobody's.
  *
  * Elements live by value in a chunked queue (core/ring.h): segments
  * linked as the backlog grows and recycled as it drains, so a send is
@@ -654,79 +655,25 @@ chan_send_other(smarm_chan_t *ch, struct smarm__chan_rx *e, const void *elem)
 }
 
 /*
- * Under the lock, which it releases: send a copy of elem. The common
- * case stays inline: nobody waits (queue it), or the oldest waiter is an
- * actor parked in recv on an empty queue (hand it over, Go's direct
- * hand-off). mark: a traced send's mark on its worker (chan_send_obs),
- * given the low bit before a hand-off's wake; NULL otherwise (a
- * constant in the other callers, so their copies test nothing).
- */
-static inline __attribute__((always_inline)) int
-chan_send_locked(smarm_chan_t *ch, const void *elem, uintptr_t *mark)
-{
-	struct smarm__chan_rx *e;
-	struct smarm__recv_wait *rw;
-	struct smarm__waiter wt;
-	if (ch->closed) {
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-		return SMARM_ECLOSED;
-	}
-	e = ch->rx_head;
-	if (e == NULL) {
-		int rc = chan_push(ch, elem); /* nobody waits */
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-		return rc;
-	}
-	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
-			   smarm__queue_len(&ch->queue) != 0))
-		return chan_send_other(ch, e, elem);
-	rw = (struct smarm__recv_wait *)e->hand;
-	ch->rx_head = e->next; /* rx_pop, with e in hand */
-	elem_copy(rw->out, elem, ch->esz);
-	/*
-	 * Read the registration after the copy (fewer values live across
-	 * a memcpy call) and before the hand-off: once delivered is set, a
-	 * receiver its timer woke may return, and its record is gone.
-	 */
-	wt = e->wt;
-	if (mark != NULL)
-		*mark |= 1; /* the wake's record: the receive's too */
-	/* Release: the receiver reads it without the lock. */
-	__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
-	/* It returns without ch: not counted (INV-4). */
-	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
-	return 0;
-}
-
-/*
- * A send on a worker of a node that keeps statistics, traces or
- * profiles (smarm__tls_obs): Coz's catch_up first when the node
- * profiles, the sender's causal debt paid before its message can wake a
- * receiver (core/causal.h), then the send, then its count or SEND
- * record (smarm__msg_obs). Traced, the send is marked on its worker
- * (w->tr_send: the handle, | 1 for a hand-off into a parked receive)
- * for the wake it makes, whose record is then its SEND too, and the
- * receive's RECV for a hand-off (core/sched.c wake_obs): a send that
- * wakes nobody records its own SEND.
+ * chan_send_other for an actor's send on a worker that keeps statistics,
+ * traces or profiles (smarm__chan_send_obs): traced, the send is marked on its
+ * worker (w->tr_send: the handle) for the wake it makes, whose record
+ * is then its SEND too (core/sched.c wake_obs); a send whose wake did
+ * not take the mark records its own SEND or count (smarm__msg_obs).
  */
 static __attribute__((noinline)) int
-chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
+chan_send_other_obs(smarm_chan_t *ch, struct smarm__chan_rx *e,
+		    const void *elem, const smarm_chan_t *h)
 {
 	struct smarm__worker *w = smarm__tls_worker;
 	bool marked = false, carried = false;
 	int rc;
-	if (SMARM_UNLIKELY(w->causal)) {
-		smarm__causal_pay_slow();
-		w = smarm__tls_worker; /* it may have parked: moved */
-	}
-	if (!chan_lock_live(ch, h))
-		return SMARM_ESTATE;
 	if (smarm__tracing() && w->cur != NULL && !w->in_finish) {
 		SMARM_ASSERT(((uintptr_t)h & 1) == 0);
 		w->tr_send = (uintptr_t)h;
 		marked = true;
 	}
-	rc = chan_send_locked(ch, elem, marked ? &w->tr_send : NULL);
+	rc = chan_send_other(ch, e, elem);
 	if (marked) {
 		carried = w->tr_send == 0; /* a wake took it */
 		w->tr_send = 0;
@@ -740,12 +687,100 @@ chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 	return rc;
 }
 
+/*
+ * The wake of a hand-off (chan_send_locked) by a send that
+ * smarm__chan_send_obs makes, under the lock, which it releases. The receiver
+ * on this worker's node: core's smarm__unpark_send, whose wake record
+ * is this send's SEND and the receive's RECV (or, if the wake queues
+ * nobody, the send's own SEND record or count); on another node, the
+ * plain wake and the send's own record.
+ */
+static inline __attribute__((always_inline)) int
+chan_handoff_wake_obs(struct smarm__waiter wt, smarm__lock_t *held,
+		      const smarm_chan_t *h)
+{
+	struct smarm__worker *w = smarm__tls_worker;
+	if (wt.node == w->node) {
+		smarm__unlock(held, SMARM__RANK_CHANNEL);
+		return smarm__unpark_send(wt.node, wt.pid, wt.epoch, h);
+	}
+	smarm__wake_and_unlock(wt, held, SMARM__RANK_CHANNEL);
+	smarm__msg_obs_slow(w, true, 1, h);
+	return 0;
+}
+
+/*
+ * Under the lock, which it releases: send a copy of elem. The common
+ * case stays inline: nobody waits (queue it), or the oldest waiter is an
+ * actor parked in recv on an empty queue (hand it over, Go's direct
+ * hand-off). obs_h: the caller's handle when the send is an actor's on
+ * a worker that keeps statistics, traces or profiles (smarm__chan_send_obs),
+ * whose records and counts each branch then makes; NULL otherwise (a
+ * constant in the other callers, so their copies test nothing).
+ */
+static inline __attribute__((always_inline)) int
+chan_send_locked(smarm_chan_t *ch, const void *elem, const smarm_chan_t *obs_h)
+{
+	struct smarm__chan_rx *e;
+	struct smarm__recv_wait *rw;
+	struct smarm__waiter wt;
+	if (ch->closed) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return SMARM_ECLOSED;
+	}
+	e = ch->rx_head;
+	if (e == NULL) {
+		int rc = chan_push(ch, elem); /* nobody waits */
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		if (obs_h != NULL && rc == 0) /* its own SEND, or count */
+			smarm__msg_obs_slow(smarm__tls_worker, true, 1, obs_h);
+		return rc;
+	}
+	if (SMARM_UNLIKELY((e->hand & SMARM__RX_NOT_ACTOR) != 0 ||
+			   smarm__queue_len(&ch->queue) != 0))
+		return obs_h != NULL ? chan_send_other_obs(ch, e, elem, obs_h)
+				     : chan_send_other(ch, e, elem);
+	rw = (struct smarm__recv_wait *)e->hand;
+	ch->rx_head = e->next; /* rx_pop, with e in hand */
+	elem_copy(rw->out, elem, ch->esz);
+	/*
+	 * Read the registration after the copy (fewer values live across
+	 * a memcpy call) and before the hand-off: once delivered is set, a
+	 * receiver its timer woke may return, and its record is gone.
+	 */
+	wt = e->wt;
+	/* Release: the receiver reads it without the lock. */
+	__atomic_store_n(&rw->delivered, true, __ATOMIC_RELEASE);
+	/* It returns without ch: not counted (INV-4). */
+	if (obs_h != NULL)
+		return chan_handoff_wake_obs(wt, &ch->lock, obs_h);
+	smarm__wake_and_unlock(wt, &ch->lock, SMARM__RANK_CHANNEL);
+	return 0;
+}
+
+/*
+ * A send on a worker of a node that keeps statistics, traces or
+ * profiles (smarm__tls_obs): Coz's catch_up first when the node
+ * profiles, the sender's causal debt paid before its message can wake a
+ * receiver (core/causal.h), then the send, whose branches make its
+ * SEND record or count (chan_send_locked with its handle): a hand-off's
+ * in the wake of the receiver (core/sched.c smarm__unpark_send), with
+ * the receive's RECV; any other wake's through the send's mark on its
+ * worker (chan_send_other_obs); a send that wakes nobody, its own.
+ */
+int smarm__chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h,
+			 const void *elem)
+{
+	if (SMARM_UNLIKELY(smarm__tls_worker->causal))
+		smarm__causal_pay_slow();
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	return chan_send_locked(ch, elem, h);
+}
+
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem)
 {
-	/* The one test of the flag on this path (it was smarm__msg_obs's
-	 * after the send): nothing to count, trace or pay. */
-	if (SMARM_UNLIKELY(smarm__tls_obs))
-		return chan_send_obs(ch, h, elem);
+	/* Nothing to count, trace or pay (chan_api.c tested the flag). */
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	return chan_send_locked(ch, elem, NULL);

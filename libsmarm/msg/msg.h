@@ -131,7 +131,12 @@ int smarm__chan_sender_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_sender_free(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_receiver_dup(smarm_chan_t *ch, const smarm_chan_t *h);
 int smarm__chan_receiver_free(smarm_chan_t *ch, const smarm_chan_t *h);
+/* A send by a caller whose thread neither keeps statistics, traces nor
+ * profiles (smarm__tls_obs clear), and one by a caller whose thread
+ * does (its count, its records, its causal pay: chan.c). */
 int smarm__chan_send(smarm_chan_t *ch, const smarm_chan_t *h, const void *elem);
+int smarm__chan_send_obs(smarm_chan_t *ch, const smarm_chan_t *h,
+			 const void *elem);
 int smarm__chan_try_recv(smarm_chan_t *ch, const smarm_chan_t *h, void *out);
 /*
  * Take up to max queued elements into out[0..*n), oldest first, in one

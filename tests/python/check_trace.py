@@ -19,7 +19,8 @@ must contain ("call add"), or "name~N" for at least N events whose name
 contains name ("send~50" counts flows named send, and the send
 instants); "flow:NAME" is a flow's start named NAME ("flow:send~50");
 "instant:NAME=N" is exactly N instants (not flow events) named NAME
-("instant:recv=400": every receive of a scenario, none twice).
+("instant:recv=400": every receive of a scenario, none twice), and
+"flow:NAME=N" exactly N flow starts named NAME ("flow:send=400").
 Exit status 0: all good; 1: a problem, printed.
 """
 import json
@@ -60,6 +61,12 @@ def check_wants(names, wants, instants):
             if got != int(n):
                 fail("want exactly %d instants named '%s', got %d"
                      % (int(n), text, got))
+        elif w.startswith("flow:") and "=" in w:
+            text, n = w.split("=")
+            got = sum(1 for x in names if x == text)
+            if got != int(n):
+                fail("want exactly %d flows named '%s', got %d"
+                     % (int(n), text[len("flow:"):], got))
         elif "~" in w:
             text, n = w.split("~")
             got = sum(1 for x in names if text in x)
