@@ -562,13 +562,21 @@ void smarm__netpoll_thread_wait(struct smarm_node *n)
 	}
 }
 
+/*
+ * The thread gives the poll back, free. A worker that went idle while
+ * the thread held it parked on its futex; if every worker did, nobody
+ * would poll. So, after the release (seq_cst), one idle worker is woken
+ * to go round idle() again and take the poll: Dekker with idle(), whose
+ * idle bit and fence come before netpoll_park reads np_owner.
+ */
 void smarm__netpoll_thread_done(struct smarm_node *n)
 {
 	int t = NP_THREAD;
-	if (atomic_load_explicit(&n->np_arg, memory_order_acquire) != NULL)
-		atomic_compare_exchange_strong_explicit(&n->np_owner, &t, -1,
-							memory_order_release,
-							memory_order_relaxed);
+	if (atomic_load_explicit(&n->np_arg, memory_order_acquire) != NULL &&
+	    atomic_compare_exchange_strong_explicit(&n->np_owner, &t, -1,
+						    memory_order_seq_cst,
+						    memory_order_relaxed))
+		smarm__wake_one_if_idle(n);
 }
 
 /*
