@@ -375,6 +375,7 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->max_spinners = n->workers_n / 2 > 0 ? n->workers_n / 2 : 1;
 	atomic_init(&n->next_deadline, UINT64_MAX);
 	atomic_init(&n->tk_holder, -1);
+	atomic_init(&n->np_owner, -1);
 	atomic_init(&n->tk_armed, UINT64_MAX);
 	smarm__stack_node_init(n);
 	if (n->pool_cap > 0) {

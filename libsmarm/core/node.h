@@ -33,7 +33,8 @@ struct smarm__timer_ent;
 struct smarm__timed_call;
 
 struct smarm__parker {
-	uint32_t state; /* 0 empty, 1 parked, 2 notified (atomic) */
+	uint32_t state; /* 0 empty, 1 parked, 2 notified, 3 polling
+			   (atomic; sched.c) */
 	char pad[60];
 };
 
@@ -205,6 +206,11 @@ struct smarm_node {
 	_Alignas(64) _Atomic uint64_t idle_mask;
 	_Atomic int tk_holder;	   /* -1: no timekeeper */
 	_Atomic uint64_t tk_armed; /* deadline the timekeeper sleeps to */
+	/* an idle worker's fd poll (smarm__netpoll_install, sched.c) */
+	const struct smarm__netpoll *np_ops; /* set before np_arg */
+	void *_Atomic np_arg;		     /* NULL: none installed */
+	_Atomic int np_owner;	 /* the worker polling, NP_THREAD, or -1 */
+	_Atomic uint32_t np_seq; /* polls taken by workers */
 	_Alignas(64) _Atomic uint64_t next_deadline; /* earliest timer,
 							UINT64_MAX none */
 	_Alignas(64) struct smarm__parker parkers[SMARM__MAX_WORKERS];

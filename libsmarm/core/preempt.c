@@ -1286,6 +1286,7 @@ static void *monitor_main(void *arg)
 	uint64_t tick = n->async_ns;
 	uint64_t quick = 0; /* wake_due's nap, or 0 */
 	unsigned idle_ticks = 0;
+	uint64_t np_seen[2] = { 0 }; /* smarm__netpoll_look's memory */
 	bool retry = false;
 	bool scan = false;
 	int nw = atomic_load(&n->workers_started);
@@ -1355,6 +1356,7 @@ static void *monitor_main(void *arg)
 		scan = scan_wanted(n, nw, busy);
 		if (scan)
 			smarm__slots_scan(n, slots);
+		smarm__netpoll_look(n, np_seen, now);
 	}
 	return NULL;
 }

@@ -50,6 +50,11 @@
  * earlier timer wakes it directly. Busy workers fire due timers between
  * actors (a try-lock), so timers fire under saturation too. When the last
  * actor ends, the run is over: wake_all releases every parked worker.
+ * Where a layer above installed an fd poll (smarm__netpoll, io's epoll
+ * set), one parked worker at a time sleeps in it instead of its futex
+ * (PK_POLLING; an unpark breaks the poll), and runs the actors its fd
+ * events woke without a hand-off: the poll is the parker's sleep, the
+ * permit protocol the same (netpoll_park).
  *
  * Fairness under saturation. Pinned actors never move (INV-P1), so
  * they are spread while they still can be, as deque entries: at the end
@@ -443,7 +448,7 @@ void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 
 /* --------------------------------------------------------------- parker */
 
-enum { PK_EMPTY = 0, PK_PARKED = 1, PK_NOTIFIED = 2 };
+enum { PK_EMPTY = 0, PK_PARKED = 1, PK_NOTIFIED = 2, PK_POLLING = 3 };
 
 static void parker_park(struct smarm__parker *p, uint64_t deadline)
 {
@@ -473,11 +478,164 @@ static void parker_park(struct smarm__parker *p, uint64_t deadline)
 	}
 }
 
-static void parker_unpark(struct smarm__parker *p)
+/*
+ * The park of the worker that polls (netpoll_park): the same permit
+ * protocol, in state PK_POLLING, sleeping in the installed np_wait
+ * instead of the futex; an unpark breaks that wait (parker_unpark). It
+ * returns on a permit, at the deadline, or when the poll woke an actor
+ * (it went to this worker's wake slot: fire_local), consuming a permit
+ * that came meanwhile, as a deadline does in parker_park.
+ */
+static void parker_poll(struct smarm__worker *w, struct smarm__parker *p,
+			uint64_t deadline, void *arg)
 {
-	if (__atomic_exchange_n(&p->state, PK_NOTIFIED, __ATOMIC_RELEASE) ==
-	    PK_PARKED)
+	struct smarm_node *n = w->node;
+	uint32_t expect = PK_EMPTY;
+	if (!__atomic_compare_exchange_n(&p->state, &expect, PK_POLLING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&p->state, PK_EMPTY, __ATOMIC_RELEASE);
+		return; /* a permit was waiting */
+	}
+	for (;;) {
+		int woke;
+		w->fire_local = true;
+		woke = n->np_ops->np_wait(arg, deadline);
+		w->fire_local = false;
+		if (woke > 0 ||
+		    (deadline != 0 && smarm__clock_ns() >= deadline)) {
+			__atomic_exchange_n(&p->state, PK_EMPTY,
+					    __ATOMIC_ACQUIRE);
+			return;
+		}
+		expect = PK_NOTIFIED;
+		if (__atomic_compare_exchange_n(&p->state, &expect, PK_EMPTY,
+						false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static void parker_unpark(struct smarm_node *n, struct smarm__parker *p)
+{
+	uint32_t was =
+		__atomic_exchange_n(&p->state, PK_NOTIFIED, __ATOMIC_RELEASE);
+	if (was == PK_PARKED)
 		smarm__futex_wake(&p->state, 1);
+	else if (was == PK_POLLING)
+		n->np_ops->np_break(
+			atomic_load_explicit(&n->np_arg, memory_order_acquire));
+}
+
+#define NP_THREAD SMARM__MAX_WORKERS /* np_owner: the layer's thread */
+
+bool smarm__netpoll_install(struct smarm_node *n,
+			    const struct smarm__netpoll *ops, void *arg)
+{
+	if (arg == NULL) {
+		/* Run end: the thread polls for good (its stop comes so). */
+		atomic_store_explicit(&n->np_arg, NULL, memory_order_release);
+		atomic_store_explicit(&n->np_owner, NP_THREAD,
+				      memory_order_seq_cst);
+		smarm__futex_wake((uint32_t *)&n->np_owner, 1);
+		return true;
+	}
+	/* Whether the monitor runs (smarm__monitor_start's rule): it may
+	 * start after a worker's first io call. */
+	if (!n->preempt_async && n->workers_n < 2)
+		return false;
+	n->np_ops = ops;
+	atomic_store_explicit(&n->np_owner, -1, memory_order_relaxed);
+	atomic_store_explicit(&n->np_arg, arg, memory_order_release);
+	return true;
+}
+
+void smarm__netpoll_thread_wait(struct smarm_node *n)
+{
+	for (;;) {
+		int o = atomic_load_explicit(&n->np_owner,
+					     memory_order_acquire);
+		if (o == NP_THREAD ||
+		    atomic_load_explicit(&n->np_arg, memory_order_acquire) ==
+			    NULL)
+			return;
+		smarm__futex_wait((uint32_t *)&n->np_owner, (uint32_t)o, 0);
+	}
+}
+
+/*
+ * The thread gives the poll back, free. A worker that went idle while
+ * the thread held it parked on its futex; if every worker did, nobody
+ * would poll. So, after the release (seq_cst), one idle worker is woken
+ * to go round idle() again and take the poll: Dekker with idle(), whose
+ * idle bit and fence come before netpoll_park reads np_owner.
+ */
+void smarm__netpoll_thread_done(struct smarm_node *n)
+{
+	int t = NP_THREAD;
+	if (atomic_load_explicit(&n->np_arg, memory_order_acquire) != NULL &&
+	    atomic_compare_exchange_strong_explicit(&n->np_owner, &t, -1,
+						    memory_order_seq_cst,
+						    memory_order_relaxed))
+		smarm__wake_one_if_idle(n);
+}
+
+/*
+ * The monitor's look: a poll left free (its worker away running what it
+ * woke) at two looks at least a scan period apart, with no worker taking
+ * it in between, goes
+ * to the thread, so an fd that becomes ready while every worker computes
+ * is seen within about two monitor periods (one async slice each while
+ * a worker runs actors).
+ */
+void smarm__netpoll_look(struct smarm_node *n, uint64_t seen[2], uint64_t now)
+{
+	uint64_t tag;
+	int none = -1;
+	if (atomic_load_explicit(&n->np_arg, memory_order_acquire) == NULL ||
+	    atomic_load_explicit(&n->np_owner, memory_order_relaxed) != -1) {
+		seen[0] = 0;
+		return;
+	}
+	tag = (1ull << 32) |
+	      atomic_load_explicit(&n->np_seq, memory_order_relaxed);
+	if (seen[0] != tag) {
+		seen[0] = tag;
+		seen[1] = now;
+		return;
+	}
+	if (now - seen[1] < SMARM__SLOT_SCAN_NS)
+		return; /* a poke's look soon after: not a period yet */
+	seen[0] = 0;
+	if (atomic_compare_exchange_strong_explicit(
+		    &n->np_owner, &none, NP_THREAD, memory_order_seq_cst,
+		    memory_order_relaxed))
+		smarm__futex_wake((uint32_t *)&n->np_owner, 1);
+}
+
+/*
+ * Park w as the node's poller if an fd poll is installed and it is free.
+ * Returns false, having done nothing, otherwise. Whoever holds the poll
+ * is the only waiter in the fd set, so a break (parker_unpark) reaches
+ * the poller it was meant for.
+ */
+static bool netpoll_park(struct smarm__worker *w, uint64_t deadline)
+{
+	struct smarm_node *n = w->node;
+	void *arg = atomic_load_explicit(&n->np_arg, memory_order_acquire);
+	int none = -1;
+	if (arg == NULL ||
+	    atomic_load_explicit(&n->np_owner, memory_order_relaxed) != -1 ||
+	    !atomic_compare_exchange_strong_explicit(&n->np_owner, &none, w->id,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	atomic_store_explicit(
+		&n->np_seq,
+		atomic_load_explicit(&n->np_seq, memory_order_relaxed) + 1,
+		memory_order_relaxed);
+	parker_poll(w, &n->parkers[w->id], deadline, arg);
+	atomic_store_explicit(&n->np_owner, -1, memory_order_release);
+	return true;
 }
 
 /* ---------------------------------------------------------- coordinator */
@@ -492,7 +650,7 @@ static bool wake_one(struct smarm_node *n)
 		if (atomic_compare_exchange_weak_explicit(
 			    &n->idle_mask, &mask, mask & ~bit,
 			    memory_order_acq_rel, memory_order_acquire)) {
-			parker_unpark(&n->parkers[id]);
+			parker_unpark(n, &n->parkers[id]);
 			return true;
 		}
 	}
@@ -518,7 +676,7 @@ void smarm__wake_all(struct smarm_node *n)
 {
 	atomic_store_explicit(&n->idle_mask, 0, memory_order_seq_cst);
 	for (int i = 0; i < n->workers_n; i++)
-		parker_unpark(&n->parkers[i]);
+		parker_unpark(n, &n->parkers[i]);
 }
 
 /* Called under tm_lock by every timer insert. */
@@ -534,7 +692,7 @@ void smarm__timer_note(struct smarm_node *n, uint64_t deadline)
 	if (holder >= 0) {
 		if (deadline <
 		    atomic_load_explicit(&n->tk_armed, memory_order_seq_cst))
-			parker_unpark(&n->parkers[holder]);
+			parker_unpark(n, &n->parkers[holder]);
 	} else if (n->workers_n > 1 || smarm__tls_worker == NULL ||
 		   smarm__tls_worker->node != n) {
 		/*
@@ -842,7 +1000,8 @@ static void idle(struct smarm__worker *w)
 		smarm__monitor_poke(n, SMARM__MON_LONG);
 	if (!has_work(w)) {
 		stat_inc(&n->wstats[w->id].parks);
-		parker_park(&n->parkers[w->id], deadline);
+		if (!netpoll_park(w, deadline))
+			parker_park(&n->parkers[w->id], deadline);
 		/*
 		 * Leaving a sleep: the monitor may have backed off while the
 		 * node idled. Woken now, it watches this worker's next actor
@@ -2310,6 +2469,7 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 	atomic_store(&n->rq_woken, 0);
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
+	atomic_store(&n->np_owner, -1);
 	atomic_store(&n->spin_mask, 0);
 	memset(n->wstats, 0, sizeof n->wstats);
 	/* No worker runs yet: GLOBAL_LOCKS restarts (the run's caller may

@@ -355,6 +355,42 @@ struct smarm__slot_seen {
 };
 void smarm__slots_scan(struct smarm_node *n, struct smarm__slot_seen *seen);
 void smarm__timer_note(struct smarm_node *n, uint64_t deadline);
+
+/*
+ * An idle worker's fd poll (Go's netpoller in findrunnable): a layer
+ * above core that waits on fds (io's epoll set) installs these, and an
+ * idle worker that finds the poll free waits in np_wait instead of its
+ * futex, so the thread that sees an fd ready runs the actor it woke,
+ * with no hand-off (sched.c, netpoll_park). np_wait waits until an fd
+ * event, the deadline (absolute smarm__clock_ns, 0: none) or a np_break,
+ * wakes the fd's actors from the calling worker (their wakes go to its
+ * wake slot) and returns how many it woke. np_break makes the np_wait in
+ * progress, or the next one, return; a spurious return is allowed.
+ *
+ * One poller at a time (n->np_owner): a worker, or the layer's own
+ * thread, which takes the poll only when the monitor hands it over: when
+ * the worker that polled has been away running actors for a whole
+ * monitor period (smarm__netpoll_look, as Go's sysmon polls when nobody
+ * did for 10 ms). The thread waits for its turn in
+ * smarm__netpoll_thread_wait and gives the poll back, free, with
+ * smarm__netpoll_thread_done after each batch of events.
+ *
+ * Install (arg non-NULL) before the thread exists; returns false, and
+ * installs nothing, on a node without a monitor (the thread then polls
+ * alone, always). Uninstall (arg NULL) only after the run's workers are
+ * joined: the thread then has the poll for good.
+ */
+struct smarm__netpoll {
+	int (*np_wait)(void *arg, uint64_t deadline);
+	void (*np_break)(void *arg);
+};
+bool smarm__netpoll_install(struct smarm_node *n,
+			    const struct smarm__netpoll *ops, void *arg);
+void smarm__netpoll_thread_wait(struct smarm_node *n);
+void smarm__netpoll_thread_done(struct smarm_node *n);
+/* The monitor, at each look (now: smarm__clock_ns); seen[] is its
+ * memory between looks, zeroed at first. */
+void smarm__netpoll_look(struct smarm_node *n, uint64_t seen[2], uint64_t now);
 int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg);
 void smarm__switch_out(struct smarm__slot *s, int intent);
 void smarm__actor_main(struct smarm__slot *s) __attribute__((noreturn));

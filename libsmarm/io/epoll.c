@@ -1,40 +1,53 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * epoll.c - the node's epoll thread and its fd-waiter table: one actor at
- * a time may wait on an fd; the epoll thread wakes it when the fd is
- * ready.
+ * epoll.c - the node's epoll set, its poller and its fd-waiter table:
+ * one actor at a time may wait on an fd; the poller wakes it when the fd
+ * is ready.
  *
- * Design ("the driver enqueues": the epoll thread itself makes the woken
- * actor runnable, no hand-off through a worker). Level-triggered with
+ * Design ("the poller enqueues": whoever polls makes the woken actor
+ * runnable). The poller is an idle worker when one is free (core's
+ * smarm__netpoll, sched.c netpoll_park: Go's netpoller), so the thread
+ * that sees the fd ready runs the actor it woke, with no futex wake of
+ * another thread and no switch in between; while every worker runs
+ * actors the monitor hands the poll to the epoll thread (a foreign
+ * thread, which then wakes as before and gives the poll back after each
+ * batch). One poller at a time: it is the set's only waiter, so the
+ * break of a polling worker (brkfd, edge-triggered, drained by whoever
+ * sees it) reaches that worker. Without a monitor, or without
+ * epoll_pwait2 (a poll with a ns deadline, for the timekeeper), the
+ * thread polls alone, always. Level-triggered with
  * EPOLLONESHOT: each wait is exactly one ADD, at most one event, and one
- * DEL (by the epoll thread on the event, or by the waiter when it leaves
+ * DEL (by the poller on the event, or by the waiter when it leaves
  * the wait first), so no state carries over between waits and a woken
  * actor re-registering the same fd cannot race a stale arming. The
- * epoll thread is a foreign thread: it takes the registration and wakes
- * it under wlock (core.h smarm__wake_and_unlock), so the waiter cannot
+ * poller takes the registration and wakes it under wlock (core.h
+ * smarm__wake_and_unlock; a worker unlocks first), so the waiter cannot
  * leave the wait, and the run cannot end, in between (core.h INV-5).
  * Rejected: edge-triggered registrations kept across waits (a missed
  * edge hangs a waiter; a kept registration outlives a stopped waiter and
  * poisons the fd); one epoll fd per worker (a parked actor may resume on
- * any worker).
+ * any worker); the thread waiting in the set beside a polling worker
+ * (the kernel wakes the newest waiter first, but a break written before
+ * the worker's wait began went to the thread: a lost wake).
  *
  * Protocol, waiter side (select.c, wait.h): open -> smarm__fd_register
  * (pid, epoch) -> park -> smarm__fd_cancel(pid, epoch) whatever woke it
- * (a no-op when the epoll thread already took the entry); a stop runs
- * the same cancel from the wait's undo hook. Epoll thread side: epoll_wait
- * -> under wlock, if the entry's registration number matches the event,
- * take the entry, DEL the fd, wake (pid, epoch) -> unlock.
+ * (a no-op when the poller already took the entry); a stop runs
+ * the same cancel from the wait's undo hook. Poller side (ep_dispatch):
+ * epoll_wait -> under wlock, if the entry's registration number matches
+ * the event, take the entry, DEL the fd, wake (pid, epoch) -> unlock.
  *
  * Ownership: the table and the epoll fds belong to the node's io state;
  * the thread exists from smarm__epoll_start to smarm__epoll_stop (run
  * end).
  * Locking: wlock guards the table and serialises every epoll_ctl.
  * Invariants: INV-1 an fd is in the epoll set iff its table entry has a
- * waiter (pid != 0). INV-2 an entry is removed only by the epoll thread
+ * waiter (pid != 0). INV-2 an entry is removed only by the poller
  * on its event or by a cancel naming exactly its (pid, epoch), so a
  * stopped or timed-out waiter never removes a later waiter's entry and a
  * leftover entry never poisons the fd. INV-3 io_fd_waiters counts the
- * entries with a waiter.
+ * entries with a waiter. INV-4 at most one thread waits in the set (the
+ * holder of core's poll, n->np_owner).
  * See: docs/architecture/io.md.
  */
 #include "io.h"
@@ -48,54 +61,116 @@
 
 #define EP_BATCH 64
 #define STOP_TOKEN UINT64_MAX
+#define BREAK_TOKEN (UINT64_MAX - 1)
+
+/*
+ * Take and wake the waiters of got events (INV-2), from the epoll thread
+ * or an idle worker's poll. Returns how many actors it woke; *stop says
+ * the stop token came.
+ */
+static int ep_dispatch(struct smarm__io *io, const struct epoll_event *ev,
+		       int got, bool *stop)
+{
+	struct smarm_node *n = io->node;
+	int woke = 0;
+	for (int i = 0; i < got; i++) {
+		uint64_t tok = ev[i].data.u64;
+		uint32_t fd = (uint32_t)tok;
+		struct smarm__waiter wt = { NULL, 0, 0 };
+		if (tok == STOP_TOKEN) {
+			*stop = true;
+			continue;
+		}
+		if (tok == BREAK_TOKEN) {
+			uint64_t v;
+			/* Edge-triggered: drained by whoever sees it. */
+			while (read(io->brkfd, &v, sizeof v) < 0 &&
+			       errno == EINTR)
+				;
+			continue;
+		}
+		smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
+		if (fd < io->fdw_cap && io->fdw[fd].pid != 0 &&
+		    io->fdw[fd].seq == (uint32_t)(tok >> 32)) {
+			/* Ours and still current (INV-2): take it. */
+			wt.node = n;
+			wt.pid = io->fdw[fd].pid;
+			wt.epoch = io->fdw[fd].epoch;
+			io->fdw[fd].pid = 0;
+			epoll_ctl(io->epfd, EPOLL_CTL_DEL, (int)fd, NULL);
+			atomic_fetch_sub(&io->ion->fd_waiters, 1);
+			woke++;
+		}
+		/* A stale event (the waiter left first) wakes nobody. */
+		smarm__wake_and_unlock(wt, &io->wlock, SMARM__RANK_CHANNEL);
+	}
+	return woke;
+}
 
 static void *epoll_thread(void *arg)
 {
 	struct smarm__io *io = arg;
-	struct smarm_node *n = io->node;
 	struct epoll_event ev[EP_BATCH];
 	bool stop = false;
 
 	smarm__thread_name("epoll", -1);
 	while (!stop) {
-		int got = epoll_wait(io->epfd, ev, EP_BATCH, -1);
+		int got;
+		/* Our turn to poll (always, without an idle workers' poll). */
+		smarm__netpoll_thread_wait(io->node);
+		got = epoll_wait(io->epfd, ev, EP_BATCH, -1);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
 			smarm__panic("io: epoll_wait failed");
 		}
-		for (int i = 0; i < got; i++) {
-			uint64_t tok = ev[i].data.u64;
-			uint32_t fd = (uint32_t)tok;
-			struct smarm__waiter wt = { NULL, 0, 0 };
-			if (tok == STOP_TOKEN) {
-				stop = true;
-				continue;
-			}
-			smarm__lock(&io->wlock, SMARM__RANK_CHANNEL);
-			if (fd < io->fdw_cap && io->fdw[fd].pid != 0 &&
-			    io->fdw[fd].seq == (uint32_t)(tok >> 32)) {
-				/* Ours and still current (INV-2): take it. */
-				wt.node = n;
-				wt.pid = io->fdw[fd].pid;
-				wt.epoch = io->fdw[fd].epoch;
-				io->fdw[fd].pid = 0;
-				epoll_ctl(io->epfd, EPOLL_CTL_DEL, (int)fd,
-					  NULL);
-				atomic_fetch_sub(&io->ion->fd_waiters, 1);
-			}
-			/* A stale event (the waiter left first) wakes nobody.
-			 */
-			smarm__wake_and_unlock(wt, &io->wlock,
-					       SMARM__RANK_CHANNEL);
-		}
+		(void)ep_dispatch(io, ev, got, &stop);
+		smarm__netpoll_thread_done(io->node);
 	}
 	return NULL;
 }
 
+/*
+ * The idle worker's poll (core's smarm__netpoll, sched.c netpoll_park):
+ * one epoll_pwait2 on the same set until the deadline, wakes done from
+ * the worker. The stop token is left to the thread (it comes only after
+ * every worker is joined).
+ */
+static int np_wait(void *arg, uint64_t deadline)
+{
+	struct smarm__io *io = arg;
+	struct epoll_event ev[EP_BATCH];
+	struct timespec ts, *tsp = NULL;
+	bool stop = false;
+	int got;
+	if (deadline != 0) {
+		uint64_t now = smarm__clock_ns();
+		uint64_t rel = deadline > now ? deadline - now : 0;
+		ts.tv_sec = (time_t)(rel / 1000000000u);
+		ts.tv_nsec = (long)(rel % 1000000000u);
+		tsp = &ts;
+	}
+	got = epoll_pwait2(io->epfd, ev, EP_BATCH, tsp, NULL);
+	if (got <= 0)
+		return 0; /* timeout, EINTR: the parker looks again */
+	return ep_dispatch(io, ev, got, &stop);
+}
+
+static void np_break(void *arg)
+{
+	struct smarm__io *io = arg;
+	uint64_t one = 1;
+	while (write(io->brkfd, &one, sizeof one) < 0 && errno == EINTR)
+		;
+}
+
+static const struct smarm__netpoll np_ops = { np_wait, np_break };
+
 int smarm__epoll_start(struct smarm__io *io)
 {
 	struct epoll_event ev;
+	struct epoll_event none;
+	struct timespec zero = { 0, 0 };
 	int rc = 0;
 
 	if (atomic_load_explicit(&io->ep_ready, memory_order_acquire))
@@ -113,11 +188,33 @@ int smarm__epoll_start(struct smarm__io *io)
 		rc = SMARM_ESYSTEM;
 		goto err_close_ep;
 	}
+	io->brkfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (io->brkfd < 0) {
+		rc = SMARM_ESYSTEM;
+		goto err_close_stop;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.u64 = BREAK_TOKEN;
+	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->brkfd, &ev) != 0) {
+		rc = SMARM_ESYSTEM;
+		goto err_close_stop;
+	}
 	memset(&ev, 0, sizeof ev);
 	ev.events = EPOLLIN;
 	ev.data.u64 = STOP_TOKEN;
-	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->stopfd, &ev) != 0 ||
-	    pthread_create(&io->ep_thread, NULL, epoll_thread, io) != 0) {
+	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, io->stopfd, &ev) != 0) {
+		rc = SMARM_ESYSTEM;
+		goto err_close_stop;
+	}
+	/* Idle workers poll, where the kernel has a timed wait in ns
+	 * (epoll_pwait2, Linux 5.11: timers are kept to the ns); installed
+	 * before the thread exists, which then polls only when handed the
+	 * poll. */
+	if (epoll_pwait2(io->epfd, &none, 1, &zero, NULL) >= 0)
+		(void)smarm__netpoll_install(io->node, &np_ops, io);
+	if (pthread_create(&io->ep_thread, NULL, epoll_thread, io) != 0) {
+		smarm__netpoll_install(io->node, NULL, NULL);
 		rc = SMARM_ESYSTEM;
 		goto err_close_stop;
 	}
@@ -126,6 +223,9 @@ int smarm__epoll_start(struct smarm__io *io)
 	goto out_unlock;
 
 err_close_stop:
+	if (io->brkfd >= 0)
+		close(io->brkfd);
+	io->brkfd = -1;
 	close(io->stopfd);
 	io->stopfd = -1;
 err_close_ep:
@@ -139,13 +239,17 @@ out_unlock:
 void smarm__epoll_stop(struct smarm__io *io)
 {
 	uint64_t one = 1;
+	/* After the run's workers are joined: nobody polls now, and the
+	 * thread takes the poll, to see the stop. */
+	(void)smarm__netpoll_install(io->node, NULL, NULL);
 	while (write(io->stopfd, &one, sizeof one) < 0 && errno == EINTR)
 		;
 	pthread_join(io->ep_thread, NULL);
 	atomic_fetch_sub(&io->ion->threads, 1);
 	close(io->stopfd);
+	close(io->brkfd);
 	close(io->epfd);
-	io->stopfd = io->epfd = -1;
+	io->stopfd = io->epfd = io->brkfd = -1;
 	free(io->fdw);
 	io->fdw = NULL;
 	io->fdw_cap = 0;

@@ -44,6 +44,7 @@ struct smarm__io *smarm__io_get(struct smarm_node *n)
 	io->ion = ion;
 	io->epfd = -1;
 	io->stopfd = -1;
+	io->brkfd = -1;
 	io->qtail = &io->qhead;
 	pthread_mutex_init(&io->start_mu, NULL);
 	pthread_mutex_init(&io->pmu, NULL);

@@ -58,6 +58,8 @@ struct smarm__io {
 	/* epoll (epoll.c) */
 	int epfd;		/* constant once ep_ready */
 	int stopfd;		/* eventfd: tells the epoll thread to exit */
+	int brkfd;		/* eventfd (edge-triggered): breaks the poll
+				   of an idle worker (smarm__netpoll) */
 	pthread_t ep_thread;	/* constant once ep_ready */
 	smarm__lock_t wlock;	/* guards fdw, fdw_cap, fdw_seq */
 	struct smarm__fdw *fdw; /* indexed by fd */

@@ -4,18 +4,24 @@
  * sugar, readiness now vs parking, other actors progressing while one
  * waits, a stopped waiter not poisoning its fd, one waiter per fd
  * (SMARM_EEXIST), a wake from a foreign thread's write, the run end
- * joining the epoll thread, and argument errors.
+ * joining the epoll thread, and argument errors; an idle worker that
+ * polls the fds itself (no hand-off through the epoll thread), and the
+ * poll handed to the thread while every worker computes.
  *
  * Results observed inside actors go into the global `R` and are asserted
  * after the run returns.
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -576,6 +582,198 @@ START_TEST(test_io_epoll_esystem_leaves_the_syscall_errno)
 }
 END_TEST
 
+/*
+ * The idle workers' poll (sched.c netpoll_park). The voluntary context
+ * switches of this process's thread named "smarm-epoll", or -1.
+ */
+static int64_t ip_thread_switches(const char *name)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int64_t v = -1;
+	if (dir == NULL)
+		return -1;
+	while (v < 0 && (e = readdir(dir)) != NULL) {
+		char path[320], line[128];
+		bool hit = false;
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
+			 e->d_name);
+		if ((f = fopen(path, "r")) != NULL) {
+			hit = fgets(line, sizeof line, f) != NULL &&
+			      strncmp(line, name, strlen(name)) == 0;
+			fclose(f);
+		}
+		if (!hit)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/status",
+			 e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "voluntary_ctxt_switches: %" SCNd64,
+				   &v) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(dir);
+	return v;
+}
+
+#define IP_WAKES 2000
+
+static int64_t ip_epoll_csw = -1; /* the epoll thread's, over the wakes */
+static int64_t ip_all_csw;	  /* the process's, over the wakes */
+
+static atomic_int ip_go; /* the actor counts from here on */
+
+/* A foreign thread: one byte (the first wait parks: the epoll set and
+ * its thread exist), then, once the actor counts, a byte every 100 us. */
+static void *ip_writer(void *arg)
+{
+	struct timespec first = { 0, 20000000 };
+	(void)arg;
+	nanosleep(&first, NULL);
+	write_byte(R.pfd[1]);
+	while (!atomic_load(&ip_go))
+		nanosleep(&first, NULL);
+	for (int i = 0; i < IP_WAKES; i++) {
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+		write_byte(R.pfd[1]);
+	}
+	return NULL;
+}
+
+static void ip_root(void *arg)
+{
+	char buf[64];
+	pthread_t th;
+	struct rusage ru0, ru1;
+	int64_t e0, e1;
+	int got = 0;
+	(void)arg;
+	atomic_store(&ip_go, 0);
+	HARNESS_EQ(pthread_create(&th, NULL, ip_writer, NULL), 0);
+	HARNESS_EQ(smarm_io_wait_readable(R.pfd[0]), 0);
+	HARNESS_EQ(read(R.pfd[0], buf, sizeof buf), 1);
+	e0 = ip_thread_switches("smarm-epoll");
+	/* The thread names itself once it runs. */
+	for (int i = 0; e0 < 0 && i < 1000; i++) {
+		HARNESS_EQ(smarm_actor_sleep(1000000), 0);
+		e0 = ip_thread_switches("smarm-epoll");
+	}
+	getrusage(RUSAGE_SELF, &ru0);
+	atomic_store(&ip_go, 1);
+	while (got < IP_WAKES) {
+		ptrdiff_t k = 0;
+		HARNESS_EQ(smarm_io_read(R.pfd[0], buf, sizeof buf, &k), 0);
+		got += (int)k;
+	}
+	getrusage(RUSAGE_SELF, &ru1);
+	e1 = ip_thread_switches("smarm-epoll");
+	pthread_join(th, NULL);
+	if (e0 >= 0 && e1 >= 0)
+		ip_epoll_csw = e1 - e0;
+	ip_all_csw = ru1.ru_nvcsw - ru0.ru_nvcsw;
+}
+
+/*
+ * Two workers, an actor woken by a pipe 2000 times, 100 us apart (a
+ * server woken by each request): the idle worker polls the fds itself,
+ * so the epoll thread sleeps throughout. Without the workers' poll it
+ * wakes for every byte (about 2000 switches, whatever the load); here
+ * only when the poll was handed to it, after a worker held it away for
+ * a monitor period (a worker descheduled by a loaded host).
+ */
+START_TEST(test_io_epoll_idle_worker_polls_without_the_thread)
+{
+	reset();
+	ck_assert_int_eq(harness_run(2, ip_root, NULL), SMARM_EXIT_NORMAL);
+	close_pipe();
+	harness_checks_assert();
+	fprintf(stderr,
+		"idle poll: epoll thread %" PRId64 " switches, process %" PRId64
+		" over %d wakes\n",
+		ip_epoll_csw, ip_all_csw, IP_WAKES);
+	ck_assert_int_ge(ip_epoll_csw, 0);
+	ck_assert_int_lt(ip_epoll_csw, IP_WAKES / 4);
+}
+END_TEST
+
+#define HO_SPIN_NS 400000000ull /* the computing actor's time */
+#define HO_WRITE_NS 20000000ull /* when the byte arrives */
+
+static atomic_uint_fast64_t ho_woke_ns; /* when the waiter woke */
+static atomic_uint_fast64_t ho_spun_ns; /* when the spinner ended */
+
+static void ho_waiter(void *arg)
+{
+	(void)arg;
+	HARNESS_EQ(smarm_io_wait_readable(R.pfd[0]), 0);
+	atomic_store(&ho_woke_ns, smarm_now_ns());
+}
+
+static void *ho_writer(void *arg)
+{
+	struct timespec ts = { 0, (long)HO_WRITE_NS };
+	(void)arg;
+	nanosleep(&ts, NULL);
+	write_byte(R.pfd[1]);
+	return NULL;
+}
+
+/* Computes without a call into the runtime, in the test's own text
+ * (preemptible): the worker never idles meanwhile. */
+static void ho_spinner(void *arg)
+{
+	volatile uint64_t x = 0;
+	uint64_t t0 = smarm_now_ns();
+	(void)arg;
+	while (smarm_now_ns() - t0 < HO_SPIN_NS)
+		for (int i = 0; i < 1000; i++)
+			x += (uint64_t)i;
+	atomic_store(&ho_spun_ns, smarm_now_ns());
+}
+
+static void ho_root(void *arg)
+{
+	pthread_t th;
+	smarm_pid_t w, sp;
+	(void)arg;
+	HARNESS_EQ(smarm_actor_spawn(&w, ho_waiter, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_sleep(2000000), 0); /* it parks, polled */
+	HARNESS_EQ(pthread_create(&th, NULL, ho_writer, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&sp, ho_spinner, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(w, NULL, NULL), 0);
+	HARNESS_EQ(smarm_actor_join(sp, NULL, NULL), 0);
+	pthread_join(th, NULL);
+}
+
+/*
+ * One worker, async preemption: the fd becomes ready while the worker
+ * computes, so no idle worker polls; the monitor hands the poll to the
+ * epoll thread, which wakes the waiter, and preemption lets it run long
+ * before the computing actor ends (without the hand-over it would wake
+ * only when the worker next idles, after the 400 ms computation).
+ */
+START_TEST(test_io_epoll_busy_workers_hand_the_poll_to_the_thread)
+{
+	reset();
+	atomic_store(&ho_woke_ns, 0);
+	atomic_store(&ho_spun_ns, 0);
+	ck_assert_int_eq(harness_run(1, ho_root, NULL), SMARM_EXIT_NORMAL);
+	close_pipe();
+	harness_checks_assert();
+	uint64_t woke = atomic_load(&ho_woke_ns);
+	uint64_t spun = atomic_load(&ho_spun_ns);
+	ck_assert_uint_ne(woke, 0);
+	ck_assert_uint_lt(woke, spun);
+}
+END_TEST
+
 Suite *smarm_test_io_epoll_suite(void)
 {
 	Suite *s = suite_create("io_epoll");
@@ -593,6 +791,13 @@ Suite *smarm_test_io_epoll_suite(void)
 		       test_io_epoll_second_waiter_eexist_first_still_wakes);
 	tcase_add_test(tc, test_io_epoll_foreign_thread_write_wakes_waiter);
 	tcase_add_test(tc, test_io_epoll_pipe_ping_pong_pairs_all_finish);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("idle_poll");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_io_epoll_idle_worker_polls_without_the_thread);
+	tcase_add_test(tc,
+		       test_io_epoll_busy_workers_hand_the_poll_to_the_thread);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
