@@ -98,6 +98,22 @@ enum {
 	SMARM__EXITING_ENDED = 2,
 };
 
+/*
+ * s->stk_mode from spawn to the first acquire of the actor's stack: a
+ * request, which the spawn copies from its options or the node's
+ * default in one store. SMARM__STK_REQ is set in every request; the low
+ * bits are the SMARM_STACK_* mode, or SMARM__STK_MODE_NODE (the node's);
+ * SMARM__STK_REL_SET says SMARM__STK_REL (SMARM_OPT_STACK_RELEASE) was
+ * chosen, else the node's applies. smarm__stack_acquire resolves it
+ * into a plain mode and s->pk_on (stack.c), so a spawn pays nothing for
+ * the option.
+ */
+#define SMARM__STK_MODE_MASK 0x03u
+#define SMARM__STK_MODE_NODE 0x03u
+#define SMARM__STK_REL_SET 0x10u
+#define SMARM__STK_REQ 0x40u
+#define SMARM__STK_REL 0x80u
+
 /* The most smarm mutexes a slot counts as held (mtx_held saturates). */
 #define SMARM__MTX_HELD_MAX 63
 
@@ -111,13 +127,18 @@ struct smarm__slot {
 				    running (stop not observed); ended */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
-	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
-				    stack is attached, then GUARDED/DENSE */
+	uint8_t stk_mode;	 /* SMARM_STACK_*: a request (SMARM__STK_REQ,
+				    below) until the stack is first
+				    attached, then GUARDED/DENSE */
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
 				    callbacks (smarm__nopreempt_enter) */
-	uint8_t no_park;	 /* owner: parking refused (wait.c WAIT-9;
+	uint8_t no_park : 1;	 /* owner: parking refused (wait.c WAIT-9;
 				    in what was padding) */
+	uint8_t pk_on : 1;	 /* SMARM_OPT_STACK_RELEASE for this tenant,
+				    resolved from stk_mode's request as its
+				    stack is first acquired (stack.c); kept
+				    across a hibernation (parkstk.c) */
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */

@@ -25,6 +25,10 @@
  * cache line it writes the element to:
  *   - an actor in recv opens a wait (core/wait.h), queues (node, pid,
  *     epoch) with its out buffer under the channel lock, and parks;
+ *     an actor that gives its parked stack back (SMARM_OPT_STACK_RELEASE,
+ *     core/parkstk.c) keeps that record and the buffer a send hands
+ *     into in its room, off its stack, and copies the element out as
+ *     it returns (recv_off);
  *   - a select arm queues the same kind of registration, without a
  *     buffer (select only reports);
  *   - a plain thread in recv queues its out buffer and blocks on a futex
@@ -68,7 +72,8 @@
  *
  * Ownership: see above; element bytes are the channel's between a
  * successful send and the receive that copies them out. The waiter
- * records (struct smarm__recv_wait) live on the receivers' stacks; a
+ * records (struct smarm__recv_wait) live on the receivers' stacks (in
+ * their rooms for actors that give their stacks back); a
  * sender writes one only under the lock, which the receiver must take
  * before it leaves its wait (or it has been handed over and reads its
  * own record only).
@@ -133,6 +138,8 @@
  * docs/architecture/select.md.
  */
 #include "msg.h"
+
+#include "../core/parkstk.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -1190,8 +1197,9 @@ static int recv_not_parked(struct smarm__wait *w, struct smarm__recv_wait *rw,
  * the lock, and register and park again while there is nothing to take.
  * Out of line: the hand-off path never comes here.
  */
-static __attribute__((noinline)) int
-recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
+static __attribute__((noinline)) int recv_wait_more(struct smarm__wait *w,
+						    struct smarm__recv_wait *rw,
+						    int rc, bool off)
 {
 	smarm_chan_t *ch = rw->ch;
 	for (;;) {
@@ -1214,8 +1222,68 @@ recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		if (rc != SMARM_EAGAIN)
 			return rc;
+		if (SMARM_UNLIKELY(off))
+			smarm__pstk_mark(w->wt_me);
 		rc = smarm__wait_park(w);
+		if (SMARM_UNLIKELY(off) && rc != 0)
+			smarm__pstk_unmark(w->wt_me);
 	}
+}
+
+/* Where recv_off puts the element a sender hands over, in the room. */
+#define RECV_OFF_AT ((sizeof(struct smarm__recv_wait) + 15) & ~(size_t)15)
+
+/*
+ * smarm__chan_recv's wait for an actor whose parked stack is given back
+ * (smarm__pstk_on, core/parkstk.c): the same loop, with its record off the
+ * stack, in the actor's room, and the element a sender hands over put
+ * there too and copied to out as it returns, so nobody touches the
+ * stack while it waits (PSTK-1); its parks are marked as ones that may
+ * give the stack back. Entered with ch locked, recv_check having said
+ * SMARM_EAGAIN. Returns SMARM_EAGAIN with ch still locked and nothing
+ * registered when no room can be had: the caller then waits with its
+ * record on the stack, a park that gives nothing back.
+ */
+static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
+						    smarm_chan_t *ch,
+						    const smarm_chan_t *h,
+						    void *out)
+{
+	struct smarm__slot *me = w->wt_me;
+	size_t need = RECV_OFF_AT + ch->esz; /* esz: fixed at alloc */
+	struct smarm__recv_wait *rw;
+	unsigned char *got;
+	int rc;
+	while ((rw = smarm__pstk_room(me, need)) == NULL) {
+		bool grown;
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		grown = smarm__pstk_room_grow(me, need);
+		if (!chan_lock_live(ch, h))
+			return SMARM_ESTATE;
+		rc = recv_check(ch, out, w, 0);
+		if (rc != SMARM_EAGAIN || !grown) {
+			if (rc != SMARM_EAGAIN)
+				smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return rc;
+		}
+	}
+	got = (unsigned char *)rw + RECV_OFF_AT;
+	recv_wait_init(rw, ch, h, got);
+	w->wt_arg = rw; /* recv_undo's */
+	rw->rx.wt = smarm__wait_open(w);
+	rx_push(ch, &rw->rx);
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	smarm__pstk_mark(me);
+	rc = smarm__wait_park(w);
+	if (rc != 0)
+		smarm__pstk_unmark(me);
+	else if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
+		rc = 0; /* handed over into the room: ch untouched */
+	else
+		rc = recv_wait_more(w, rw, rc, true);
+	if (rc == 0)
+		elem_copy(out, got, ch->esz);
+	return rc;
 }
 
 /*
@@ -1239,6 +1307,9 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
+	if (SMARM_UNLIKELY(smarm__pstk_on(me)) &&
+	    (rc = recv_off(&w, ch, h, out)) != SMARM_EAGAIN)
+		return rc;
 	recv_wait_init(&rw, ch, h, out);
 	rw.rx.wt = smarm__wait_open(&w);
 	rx_push(ch, &rw.rx);
@@ -1246,7 +1317,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	rc = smarm__wait_park(&w);
 	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
 		return 0; /* the sender took our entry: ch untouched */
-	return recv_wait_more(&w, &rw, rc);
+	return recv_wait_more(&w, &rw, rc, false);
 }
 
 /*
