@@ -135,10 +135,10 @@ struct smarm__slot {
 				    callbacks (smarm__nopreempt_enter) */
 	uint8_t no_park : 1;	 /* owner: parking refused (wait.c WAIT-9;
 				    in what was padding) */
-	uint8_t pk_on : 1;	 /* SMARM_OPT_STACK_RELEASE for this tenant,
-				    resolved from stk_mode's request as its
-				    stack is first acquired (stack.c); kept
-				    across a hibernation (parkstk.c) */
+	uint8_t pk_on : 1;	 /* SMARM_OPT_STACK_RELEASE for this tenant:
+				    cleared at install, set from stk_mode's
+				    request as its stack is first acquired
+				    (stack.c); kept across a hibernation */
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
@@ -309,6 +309,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
 	s->no_park = 0;
+	s->pk_on = 0; /* set as the stack is first acquired (stack.c) */
 	s->preempt_pending = 0;
 	s->ret_pc = 0;
 	s->ret_slot = NULL;

@@ -645,18 +645,18 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	int rc;
 	unsigned m = s->stk_mode;
 	if (m & SMARM__STK_REQ) {
-		/* The first acquire: the spawn's request resolved. */
+		/* The first acquire: the spawn's request (slot.h) resolved;
+		 * pk_on was cleared at install. */
 		unsigned rel =
 			(m & SMARM__STK_REL_SET) ? m : (unsigned)n->stk_mode;
-		s->pk_on = (rel & SMARM__STK_REL) != 0;
-		__atomic_store_n(&s->stk_mode,
-				 (uint8_t)smarm__stack_mode_of(n, m),
-				 __ATOMIC_RELAXED);
+		if (SMARM_UNLIKELY(rel & SMARM__STK_REL))
+			s->pk_on = 1;
+		m = (unsigned)smarm__stack_mode_of(n, m);
 	}
-	if (s->stk_mode != SMARM_STACK_DENSE) {
-		rc = acquire_guarded(n, s, s->stk_mode == SMARM_STACK_AUTO);
+	if (m != SMARM_STACK_DENSE) {
+		rc = acquire_guarded(n, s, m == SMARM_STACK_AUTO);
 		/* AUTO turns dense over budget, or when mapping fails. */
-		if (rc == 0 || s->stk_mode == SMARM_STACK_GUARDED)
+		if (rc == 0 || m == SMARM_STACK_GUARDED)
 			return rc;
 	}
 	return acquire_dense(n, s);
