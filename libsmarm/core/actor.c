@@ -316,10 +316,10 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	 * refusal on. */
 	while (s->cl_len > 0) {
 		struct smarm__cleanup c = s->cl[--s->cl_len];
-		s->no_park = 0;
+		s->park_fl &= (uint8_t)~SMARM__PF_NOPARK;
 		c.fn(c.arg);
 	}
-	s->no_park = 0;
+	s->park_fl &= (uint8_t)~SMARM__PF_NOPARK;
 	/* Its own crash, not a stop's or a signal's: the crash report,
 	 * on its own stack with no lock held, before anyone hears of it. */
 	if (SMARM_UNLIKELY(s->exit.ex_how == SMARM_EXIT_CRASHED) &&

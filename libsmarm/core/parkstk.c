@@ -98,7 +98,7 @@ static struct pstk *pstk_of(const struct smarm__slot *s)
 
 bool smarm__pstk_on(const struct smarm__slot *s)
 {
-	return s->pk_on;
+	return (s->park_fl & SMARM__PF_RELEASE) != 0;
 }
 
 void *smarm__pstk_room(struct smarm__slot *me, size_t size)
@@ -219,7 +219,7 @@ static void take_back(struct smarm_node *n, struct smarm__slot *s,
 __attribute__((noinline, cold)) void smarm__pstk_parked(struct smarm_node *n,
 							struct smarm__slot *s)
 {
-	struct pstk *p = s->pk_on ? pstk_of(s) : NULL;
+	struct pstk *p = smarm__pstk_on(s) ? pstk_of(s) : NULL;
 	uintptr_t sp = (uintptr_t)s->sp;
 	if (p != NULL && p->ps_marked) {
 		p->ps_marked = 0;

@@ -105,14 +105,18 @@ enum {
  * bits are the SMARM_STACK_* mode, or SMARM__STK_MODE_NODE (the node's);
  * SMARM__STK_REL_SET says SMARM__STK_REL (SMARM_OPT_STACK_RELEASE) was
  * chosen, else the node's applies. smarm__stack_acquire resolves it
- * into a plain mode and s->pk_on (stack.c), so a spawn pays nothing for
- * the option.
+ * into a plain mode and park_fl RELEASE (stack.c), so a spawn pays
+ * nothing for the option.
  */
 #define SMARM__STK_MODE_MASK 0x03u
 #define SMARM__STK_MODE_NODE 0x03u
 #define SMARM__STK_REL_SET 0x10u
 #define SMARM__STK_REQ 0x40u
 #define SMARM__STK_REL 0x80u
+
+/* s->park_fl. */
+#define SMARM__PF_NOPARK 1u
+#define SMARM__PF_RELEASE 2u
 
 /* The most smarm mutexes a slot counts as held (mtx_held saturates). */
 #define SMARM__MTX_HELD_MAX 63
@@ -133,12 +137,13 @@ struct smarm__slot {
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
 				    callbacks (smarm__nopreempt_enter) */
-	uint8_t no_park : 1;	 /* owner: parking refused (wait.c WAIT-9;
-				    in what was padding) */
-	uint8_t pk_on : 1;	 /* SMARM_OPT_STACK_RELEASE for this tenant:
-				    cleared at install, set from stk_mode's
-				    request as its stack is first acquired
-				    (stack.c); kept across a hibernation */
+	uint8_t park_fl;	 /* SMARM__PF_* (below; in what was padding):
+				    NOPARK, owner: parking refused (wait.c
+				    WAIT-9); RELEASE: SMARM_OPT_STACK_RELEASE
+				    for this tenant, set as its stack is
+				    first acquired (stack.c), kept across a
+				    hibernation. One byte, so that a park
+				    tests both at once (wait.c) */
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
@@ -308,8 +313,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	__atomic_store_n(&s->exiting, 0, __ATOMIC_RELAXED); /* is_alive reads */
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
-	s->no_park = 0;
-	s->pk_on = 0; /* set as the stack is first acquired (stack.c) */
+	s->park_fl = 0;
 	s->preempt_pending = 0;
 	s->ret_pc = 0;
 	s->ret_slot = NULL;

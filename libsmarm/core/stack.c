@@ -518,7 +518,7 @@ release_guarded(struct smarm_node *n, struct smarm__slot *s, void *base)
 static struct smarm__carve *dense_kind(struct smarm_node *n,
 				       const struct smarm__slot *s)
 {
-	return s->pk_on ? &n->stk_dp : &n->stk_dn;
+	return (s->park_fl & SMARM__PF_RELEASE) ? &n->stk_dp : &n->stk_dn;
 }
 
 static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
@@ -646,11 +646,11 @@ int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 	unsigned m = s->stk_mode;
 	if (m & SMARM__STK_REQ) {
 		/* The first acquire: the spawn's request (slot.h) resolved;
-		 * pk_on was cleared at install. */
+		 * park_fl was cleared at install. */
 		unsigned rel =
 			(m & SMARM__STK_REL_SET) ? m : (unsigned)n->stk_mode;
 		if (SMARM_UNLIKELY(rel & SMARM__STK_REL))
-			s->pk_on = 1;
+			s->park_fl |= SMARM__PF_RELEASE;
 		m = (unsigned)smarm__stack_mode_of(n, m);
 	}
 	if (m != SMARM_STACK_DENSE) {

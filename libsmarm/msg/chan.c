@@ -1114,7 +1114,9 @@ static bool recv_relock(struct smarm__recv_wait *rw)
  */
 static void recv_undo(struct smarm__wait *w)
 {
-	struct smarm__recv_wait *rw = w->wt_arg;
+	/* Tagged movable on the stack (core/wait.h WAIT-11). */
+	struct smarm__recv_wait *rw = (void *)((uintptr_t)w->wt_arg &
+					       ~(uintptr_t)SMARM__WAIT_MOVABLE);
 	smarm_chan_t *ch = rw->ch;
 	bool lost = true; /* ch gone: nobody left to take it */
 	if (recv_relock(rw)) {
@@ -1190,6 +1192,8 @@ static int recv_not_parked(struct smarm__wait *w, struct smarm__recv_wait *rw,
 	return got ? 0 : rc;
 }
 
+static int recv_moved(struct smarm__wait *w, struct smarm__recv_wait *rw);
+
 /*
  * The rest of smarm__chan_recv's loop (wait.h's), after its first park
  * returned without a hand-off: rc is the park's status. Woken by the
@@ -1203,6 +1207,8 @@ static __attribute__((noinline)) int recv_wait_more(struct smarm__wait *w,
 {
 	smarm_chan_t *ch = rw->ch;
 	for (;;) {
+		if (SMARM_UNLIKELY(rc == SMARM__EWAIT_MOVE))
+			return recv_moved(w, rw);
 		if (rc != 0)
 			return recv_not_parked(w, rw, rc);
 		if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
@@ -1242,8 +1248,7 @@ static __attribute__((noinline)) int recv_wait_more(struct smarm__wait *w,
  * give the stack back. Entered with ch locked, recv_check having said
  * SMARM_EAGAIN. When no room can be had it waits as smarm__chan_recv
  * does, its record on the stack, a park that gives nothing back. The
- * whole receive from here: its caller tail-calls it, so the test costs
- * the common receive a branch and keeps nothing live across it.
+ * whole receive from here (recv_moved's tail).
  */
 static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
 						    smarm_chan_t *ch,
@@ -1300,6 +1305,32 @@ static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
 }
 
 /*
+ * The first park of smarm__chan_recv refused (SMARM__EWAIT_MOVE: me
+ * gives its parked stack back, core/wait.h WAIT-11): leave that round
+ * (a sender may have handed over meanwhile: then the element is in
+ * out) and wait again in recv_off. Out of the hand-off path: a receive
+ * that is not such an actor's never comes here.
+ */
+static __attribute__((noinline, cold)) int
+recv_moved(struct smarm__wait *w, struct smarm__recv_wait *rw)
+{
+	smarm_chan_t *ch = rw->ch;
+	const smarm_chan_t *h = rw->h;
+	void *out = rw->out;
+	int rc = recv_not_parked(w, rw, SMARM__EWAIT_MOVE);
+	if (rc != SMARM__EWAIT_MOVE)
+		return rc; /* 0: handed over into out */
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	rc = recv_check(ch, out, w, 0);
+	if (rc != SMARM_EAGAIN) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return rc;
+	}
+	return recv_off(w, ch, h, out);
+}
+
+/*
  * The receive loop behind recv and recv_timeout (wait.h's loop), for the
  * running actor me. deadline 0: no timeout. The first round is written
  * out here: an element already queued is taken with no record set up,
@@ -1312,7 +1343,10 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	struct smarm__wait w;
 	int rc;
 
-	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
+	/* Movable (core/wait.h WAIT-11): an actor that gives its parked
+	 * stack back is refused this park and waits in recv_off. */
+	smarm__wait_init(&w, me, deadline, recv_undo,
+			 (char *)&rw + SMARM__WAIT_MOVABLE);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = recv_check(ch, out, &w, 0);
@@ -1320,8 +1354,6 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		return rc;
 	}
-	if (SMARM_UNLIKELY(smarm__pstk_on(me)))
-		return recv_off(&w, ch, h, out);
 	recv_wait_init(&rw, ch, h, out);
 	rw.rx.wt = smarm__wait_open(&w);
 	rx_push(ch, &rw.rx);
