@@ -353,9 +353,9 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
 	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
-	/* A spawn's request (slot.h SMARM__STK_REQ), resolved at its
+	/* A spawn's request (slot.h SMARM__STK_FLAGS), resolved at its
 	 * stack's first acquire. */
-	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE] | SMARM__STK_REQ |
+	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE] |
 		      (cfg->opt[SMARM_OPT_STACK_RELEASE] != 0
 			       ? SMARM__STK_REL | SMARM__STK_REL_SET
 			       : 0);
@@ -763,19 +763,21 @@ static void spawn_set_STACK_GUARD(struct smarm_spawn_opts *o, int64_t v)
 }
 
 /* The mode and SMARM_OPT_STACK_RELEASE share the slot's request
- * (slot.h SMARM__STK_REQ): each option sets its part, the node's
+ * (slot.h SMARM__STK_FLAGS): each option sets its part, the node's
  * default fills the other. */
 static void spawn_mode_begin(struct smarm_spawn_opts *o)
 {
 	if (!o->mode_set)
-		o->mode = SMARM__STK_REQ | SMARM__STK_MODE_NODE;
+		o->mode = SMARM__STK_MODE_NODE;
 	o->mode_set = 1;
 }
 
 static void spawn_set_STACK_MODE(struct smarm_spawn_opts *o, int64_t v)
 {
 	spawn_mode_begin(o);
-	o->mode = (uint8_t)((o->mode & ~SMARM__STK_MODE_MASK) | (uint8_t)v);
+	o->mode = (uint8_t)((o->mode &
+			     ~(SMARM__STK_MODE_MASK | SMARM__STK_MODE_NODE)) |
+			    (uint8_t)v);
 }
 
 static void spawn_set_STACK_RELEASE(struct smarm_spawn_opts *o, int64_t v)

@@ -29,8 +29,10 @@
  *   BUSY   the sweep owns the stack: copying it out, releasing it;
  *   OUT    released: s->sp is NULL, the bytes are in the image.
  * While s->sp is NULL every resume goes through sched.c first_run_make
- * (the branch every pick already takes for a first run), which calls
- * smarm__pstk_resume: so the mode costs other actors nothing there.
+ * (the branch every pick already takes for a first run), and stk_mode's
+ * SMARM__STK_OUT flag (slot.h) sends its stack acquire down the one
+ * rare branch it has, to smarm__pstk_resume: so the mode costs other
+ * actors nothing there.
  *
  * Invariants:
  * PSTK-1 nothing outside a parked actor touches its stack while it is
@@ -203,6 +205,17 @@ static bool give_back(struct smarm_node *n, struct smarm__slot *s,
 	return true;
 }
 
+/* s->sp moves to its record (on), or back: slot.h SMARM__STK_OUT sends
+ * the next pick to smarm__pstk_resume. Owner-written (the claim). */
+static void stk_out(struct smarm__slot *s, bool on)
+{
+	unsigned m = s->stk_mode;
+	__atomic_store_n(
+		&s->stk_mode,
+		(uint8_t)(on ? m | SMARM__STK_OUT : m & ~SMARM__STK_OUT),
+		__ATOMIC_RELAXED);
+}
+
 /* The resumer's half: the bytes back where they were. */
 static void take_back(struct smarm_node *n, struct smarm__slot *s,
 		      struct pstk *p)
@@ -238,6 +251,7 @@ __attribute__((noinline, cold)) void smarm__pstk_parked(struct smarm_node *n,
 	if (n->pk_ns == 0) {
 		/* At once, before the park is published (see above). */
 		if (give_back(n, s, p)) {
+			stk_out(s, true);
 			s->sp = NULL;
 			atomic_store_explicit(&p->ps_state, PS_OUT,
 					      memory_order_release);
@@ -262,6 +276,7 @@ __attribute__((noinline, cold)) void smarm__pstk_parked(struct smarm_node *n,
 		e->pe_idx = s->pid_lo & (SMARM__PID_IDX_MAX - 1);
 		e->pe_seq = seq;
 		e->pe_t = smarm__clock_ns();
+		stk_out(s, true);
 		s->sp = NULL;
 		/* Release: the sweep's CAS sees the saved stack. */
 		atomic_store_explicit(&p->ps_state, PS_HELD,
@@ -292,6 +307,7 @@ __attribute__((noinline, cold)) void smarm__pstk_resume(struct smarm_node *n,
 					      memory_order_relaxed);
 		}
 		SMARM_ASSERT(st == PS_HELD || st == PS_OUT);
+		stk_out(s, false);
 		s->sp = p->ps_sp;
 		return;
 	}

@@ -99,20 +99,24 @@ enum {
 };
 
 /*
- * s->stk_mode from spawn to the first acquire of the actor's stack: a
- * request, which the spawn copies from its options or the node's
- * default in one store. SMARM__STK_REQ is set in every request; the low
- * bits are the SMARM_STACK_* mode, or SMARM__STK_MODE_NODE (the node's);
- * SMARM__STK_REL_SET says SMARM__STK_REL (SMARM_OPT_STACK_RELEASE) was
- * chosen, else the node's applies. smarm__stack_acquire resolves it
- * into a plain mode and park_fl RELEASE (stack.c), so a spawn pays
- * nothing for the option.
+ * s->stk_mode: the low bits a SMARM_STACK_* mode, the high ones flags
+ * (SMARM__STK_FLAGS) that send the stack's acquire (stack.c) down its
+ * one rare branch. From spawn to the first acquire it is the spawn's
+ * request, copied from its options or the node's default in one store:
+ * SMARM__STK_MODE_NODE asks for the node's mode, SMARM__STK_REL_SET
+ * says SMARM__STK_REL (SMARM_OPT_STACK_RELEASE) was chosen, else the
+ * node's applies; the acquire resolves it into a plain mode and
+ * park_fl RELEASE, so a spawn without the option pays nothing for it.
+ * SMARM__STK_OUT marks a parked actor whose saved sp is in its
+ * parked-stack record (parkstk.c: held for a release, or released): its
+ * next pick comes to the acquire, which brings the stack back.
  */
 #define SMARM__STK_MODE_MASK 0x03u
-#define SMARM__STK_MODE_NODE 0x03u
 #define SMARM__STK_REL_SET 0x10u
-#define SMARM__STK_REQ 0x40u
+#define SMARM__STK_MODE_NODE 0x20u
+#define SMARM__STK_OUT 0x40u
 #define SMARM__STK_REL 0x80u
+#define SMARM__STK_FLAGS 0xf0u
 
 /* s->park_fl. */
 #define SMARM__PF_NOPARK 1u

@@ -628,30 +628,40 @@ void smarm__stack_canary_put(struct smarm__slot *s)
 /* ------------------------------------------------------------ common */
 
 /*
- * The mode a request in stk_mode (slot.h SMARM__STK_REQ) asks for, the
- * node's where it names none; a resolved mode as it is.
+ * The SMARM_STACK_* mode stk_mode value m (slot.h) holds or asks for:
+ * the node's where it names none.
  */
 int smarm__stack_mode_of(const struct smarm_node *n, unsigned m)
 {
-	if (!(m & SMARM__STK_REQ))
-		return (int)m;
-	if ((m & SMARM__STK_MODE_MASK) == SMARM__STK_MODE_NODE)
+	if (m & SMARM__STK_MODE_NODE)
 		m = (unsigned)n->stk_mode;
 	return (int)(m & SMARM__STK_MODE_MASK);
 }
 
+/* The first acquire of a spawn's request with flags: resolved. */
+static __attribute__((noinline, cold)) unsigned
+stack_request(struct smarm_node *n, struct smarm__slot *s, unsigned m)
+{
+	unsigned rel = (m & SMARM__STK_REL_SET) ? m : (unsigned)n->stk_mode;
+	if (rel & SMARM__STK_REL)
+		s->park_fl |= SMARM__PF_RELEASE;
+	return (unsigned)smarm__stack_mode_of(n, m);
+}
+
+/*
+ * 0, or SMARM_ENOMEM; or 1: s's parked stack was given back (or held
+ * for that), and is back now (parkstk.c), its stack attached all along.
+ */
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 {
 	int rc;
 	unsigned m = s->stk_mode;
-	if (m & SMARM__STK_REQ) {
-		/* The first acquire: the spawn's request (slot.h) resolved;
-		 * park_fl was cleared at install. */
-		unsigned rel =
-			(m & SMARM__STK_REL_SET) ? m : (unsigned)n->stk_mode;
-		if (SMARM_UNLIKELY(rel & SMARM__STK_REL))
-			s->park_fl |= SMARM__PF_RELEASE;
-		m = (unsigned)smarm__stack_mode_of(n, m);
+	if (SMARM_UNLIKELY(m & SMARM__STK_FLAGS)) {
+		if (m & SMARM__STK_OUT) {
+			smarm__pstk_resume(n, s);
+			return 1;
+		}
+		m = stack_request(n, s, m); /* park_fl cleared at install */
 	}
 	if (m != SMARM_STACK_DENSE) {
 		rc = acquire_guarded(n, s, m == SMARM_STACK_AUTO);

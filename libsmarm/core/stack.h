@@ -33,8 +33,8 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
 void smarm__stack_node_init(struct smarm_node *n);
 void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_dense_verify(struct smarm__slot *s);
-/* The SMARM_STACK_* mode of stk_mode value m, a request (slot.h
- * SMARM__STK_REQ) or resolved. */
+/* The SMARM_STACK_* mode of stk_mode value m (slot.h): a request's
+ * or the attached stack's. */
 int smarm__stack_mode_of(const struct smarm_node *n, unsigned m);
 /* parkstk.c: the top of s's usable stack; a dense stack's canary put
  * back after its pages were released. */

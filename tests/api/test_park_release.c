@@ -374,6 +374,8 @@ static void pr_driver(void *arg)
 			atomic_fetch_add(p->bad, 1);
 		if (r % 64 == 0)
 			smarm_actor_sleep(r % 128 == 0 ? MS(1) : 0);
+		if (r == PR_ROUNDS / 2) /* the echo parks past a sweep */
+			smarm_actor_sleep(MS(50));
 	}
 	smarm_chan_sender_free(p->ping); /* the echo's recv: ECLOSED */
 }
