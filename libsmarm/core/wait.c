@@ -138,6 +138,18 @@ static __attribute__((noinline)) int wait_arm_timer(struct smarm__wait *w)
 				  w->wt_epoch);
 }
 
+/* The slot's park_fl is not 0: refused (WAIT-9), or moved (WAIT-11),
+ * or 0 (the actor gives its parked stack back; this wait is not
+ * movable). Out of line: the common park tests one byte. */
+static __attribute__((noinline, cold)) int wait_flags(struct smarm__wait *w)
+{
+	if (w->wt_me->park_fl & SMARM__PF_NOPARK)
+		return SMARM_EAGAIN; /* WAIT-9 */
+	if ((uintptr_t)w->wt_arg & SMARM__WAIT_MOVABLE)
+		return SMARM__EWAIT_MOVE; /* WAIT-11 */
+	return 0;
+}
+
 /* Before a park or a hibernation: refused (WAIT-9), the deadline's
  * timer armed, w installed (WAIT-4); 0 or the error. */
 __attribute__((always_inline)) static inline int
@@ -145,10 +157,9 @@ wait_install(struct smarm__wait *w)
 {
 	struct smarm__slot *me = w->wt_me;
 	if (__builtin_expect(me->park_fl, 0)) { /* one test for both */
-		if (me->park_fl & SMARM__PF_NOPARK)
-			return SMARM_EAGAIN; /* WAIT-9 */
-		if ((uintptr_t)w->wt_arg & SMARM__WAIT_MOVABLE)
-			return SMARM__EWAIT_MOVE; /* WAIT-11 */
+		int rc = wait_flags(w);
+		if (rc != 0)
+			return rc;
 	}
 	if (w->wt_deadline != 0) {
 		int rc = wait_arm_timer(w);
