@@ -639,8 +639,11 @@ static void pr_rss_root(void *arg)
 		"park_release: %ld B resident per parked actor, "
 		"%ld B given back\n",
 		plain, rel);
+#ifndef __SANITIZE_ADDRESS__
+	/* Under ASan the shadow and the allocator's quarantine swamp it. */
 	HARNESS_CHECK(plain >= 3000);
 	HARNESS_CHECK(rel + 2048 <= plain);
+#endif
 	for (int i = 0; i < PR_RSS_N; i++)
 		harness_chan_drop(ch[i]);
 	free(ch);
