@@ -337,6 +337,8 @@ SMARM_API const char *smarm_version_string(void);
 	 * broken contract reads zeros or loses a write. Its stack is never    \
 	 * shared with a neighbour (a dense one comes from chunks of their     \
 	 * own), and while resident it keeps one page more (its canary's).     \
+	 * A release and its wake cost a madvise and a fault (tens of us on    \
+	 * a VM): see SMARM_OPT_STACK_RELEASE_NS for actors that park often.   \
 	 * A node default (a config) and a spawn option. Default 0.            \
 	 * Since: SMARM_0.5. */                                                \
 	XX(STACK_RELEASE, 19, 0, 1, 0, SPAWN)                                  \
