@@ -8,7 +8,9 @@
 # directory, then from the source root) holds tools/smarm-bench.  With no
 # workload, the six workloads smarm-bench and the peers share are run:
 # spawn_join chained_spawn ping_pong_rtt ring_hop yield idle_bytes
-# (idle_bytes is bytes per parked actor, not ns). fairness (a max/min
+# (idle_bytes is bytes per parked actor, not ns; idle_bytes_release, the
+# same with every actor's parked stack given back, is set beside the
+# peers' idle_bytes). fairness (a max/min
 # ratio, not ns) and wake_latency (p99 ns) are shared too but must be
 # named; their p50 and counts are on the `# PROG-note` lines of the log.
 #
@@ -49,15 +51,26 @@ if [[ ${KEEP_LOG:-0} != 1 ]]; then
 fi
 
 status=0
+# The peers' workload for a smarm-only variant: idle_bytes_release (a
+# parked actor's stack given back) is measured against the peers'
+# idle_bytes, whose lines are relabelled with the variant's name.
+peer_workload() {
+    case $1 in
+    idle_bytes_release) echo idle_bytes ;;
+    *) echo "$1" ;;
+    esac
+}
+
 # run PROGRAM WORKLOAD: append its stdout and stderr to the log.
 run() {
-    local prog=$1 w=$2
+    local prog=$1 w=$2 pw
+    pw=$(peer_workload "$w")
     echo "## round $round $prog $w" >>"$log"
     case $prog in
     smarm) "$bench" --workers "$workers" --runs "$runs" \
                ${smarm_args[@]+"${smarm_args[@]}"} "$w" >>"$log" 2>&1 ;;
-    *) PEERS=$prog RUNS=$runs "$here/peers/run-peers.sh" "$workers" "$w" \
-           >>"$log" 2>&1 ;;
+    *) PEERS=$prog RUNS=$runs "$here/peers/run-peers.sh" "$workers" "$pw" \
+           2>&1 | sed -E "s/(^# $prog |^)$pw([ ,])/\1$w\2/" >>"$log" ;;
     esac
 }
 

@@ -475,6 +475,9 @@ static void chan_drop(smarm_chan_t *ch, bool sender)
 	smarm_chan_receiver_free(ch);
 }
 
+/* ping_pong_release's: both sides give their stacks back while parked. */
+static smarm_spawn_opts_t *pp_opts;
+
 static void wl_ping_pong_rtt(struct bench_run *r)
 {
 	struct ping_pong pp = { .r = r };
@@ -484,7 +487,7 @@ static void wl_ping_pong_rtt(struct bench_run *r)
 
 	if ((rc = smarm_chan_alloc(&pp.ping, sizeof(uint64_t), NULL)) != 0 ||
 	    (rc = smarm_chan_alloc(&pp.pong, sizeof(uint64_t), NULL)) != 0 ||
-	    (rc = smarm_actor_spawn(&ponger, ponger_body, &pp, NULL)) != 0) {
+	    (rc = smarm_actor_spawn(&ponger, ponger_body, &pp, pp_opts)) != 0) {
 		bench_fail(r, "setup", rc);
 		chan_drop(pp.ping, true);
 		chan_drop(pp.pong, true);
@@ -492,7 +495,7 @@ static void wl_ping_pong_rtt(struct bench_run *r)
 	}
 
 	uint64_t t0 = smarm_now_ns();
-	rc = smarm_actor_spawn(&pinger, pinger_body, &pp, NULL);
+	rc = smarm_actor_spawn(&pinger, pinger_body, &pp, pp_opts);
 	if (rc == 0)
 		bench_join(r, pinger, "pinger did not exit normally");
 	r->ns = smarm_now_ns() - t0;
@@ -506,6 +509,28 @@ static void wl_ping_pong_rtt(struct bench_run *r)
 		bench_fail(r, "wrong number of echoes", 0);
 	chan_drop(pp.ping, false);
 	chan_drop(pp.pong, true);
+}
+
+/*
+ * ping_pong_release: ping_pong_rtt with both actors spawned with
+ * SMARM_OPT_STACK_RELEASE (threshold 0): every receive parks, copies its
+ * stack out and releases its pages, and the wake faults them back and
+ * copies the bytes in. Against ping_pong_rtt in the same run, half the
+ * difference is what one release and its wake cost. No peer.
+ */
+static void wl_ping_pong_release(struct bench_run *r)
+{
+	int rc = smarm_spawn_opts_alloc(&pp_opts);
+	if (rc == 0)
+		rc = smarm_spawn_opts_set_int(pp_opts, SMARM_OPT_STACK_RELEASE,
+					      1);
+	if (rc != 0) {
+		bench_fail(r, "spawn options", rc);
+		return;
+	}
+	wl_ping_pong_rtt(r);
+	smarm_spawn_opts_free(pp_opts);
+	pp_opts = NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -982,11 +1007,36 @@ enum { IDLE_HIB_N = 1000000 };
  */
 enum { ACTORS_10M_N = 10000000 };
 
+/*
+ * idle_bytes_release: idle_bytes with every actor spawned with
+ * SMARM_OPT_STACK_RELEASE (threshold 0): parked in its receive, its
+ * stack bytes are on the heap and its stack pages given back. Measured
+ * once SMARM_STAT_STACKS_RELEASED counts them all. The note adds the
+ * wall time per actor to wake them all (each a fault and a copy back)
+ * and see each end. Its peer is Go's idle_bytes (bench-compare.sh).
+ */
+static smarm_spawn_opts_t *idle_opts; /* NULL: the node's defaults */
+
 static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body);
 
 static void wl_idle_bytes(struct bench_run *r)
 {
 	idle_bytes_run(r, IDLE_N, idle_body);
+}
+
+static void wl_idle_bytes_release(struct bench_run *r)
+{
+	int rc = smarm_spawn_opts_alloc(&idle_opts);
+	if (rc == 0)
+		rc = smarm_spawn_opts_set_int(idle_opts,
+					      SMARM_OPT_STACK_RELEASE, 1);
+	if (rc != 0) {
+		bench_fail(r, "spawn options", rc);
+		return;
+	}
+	idle_bytes_run(r, IDLE_N, idle_body);
+	smarm_spawn_opts_free(idle_opts);
+	idle_opts = NULL;
 }
 
 static void wl_idle_bytes_hibernated(struct bench_run *r)
@@ -1023,7 +1073,7 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 		int rc = smarm_chan_alloc(&chans[spawned], sizeof zero, NULL);
 		if (rc == 0)
 			rc = smarm_actor_spawn(NULL, body, chans[spawned],
-					       NULL);
+					       idle_opts);
 		if (rc != 0) {
 			bench_fail(r, "channel or spawn", rc);
 			break;
@@ -1038,6 +1088,19 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 		 (double)(smarm_now_ns() - t0) /
 			 (double)(spawned ? spawned : 1),
 		 (double)(cpu_ns() - c0) / (double)(spawned ? spawned : 1));
+	if (idle_opts != NULL) {
+		/* idle_bytes_release: every stack given back first. */
+		int64_t out = 0;
+		uint64_t w0 = smarm_now_ns();
+		while (smarm_node_get_int(smarm_node_current(),
+					  SMARM_STAT_STACKS_RELEASED,
+					  &out) == 0 &&
+		       out < (int64_t)spawned &&
+		       smarm_now_ns() - w0 < RECV_LIMIT_NS)
+			smarm_actor_sleep(1000000);
+		if (out < (int64_t)spawned)
+			bench_fail(r, "stacks not given back", 0);
+	}
 	smarm_actor_sleep(20000000);
 	after = rss_bytes();
 	r->ns = after > before ? (uint64_t)(after - before) : 0;
@@ -1045,6 +1108,7 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 	if (before < 0 || after < 0)
 		bench_fail(r, "cannot read /proc/self/statm", 0);
 
+	t0 = smarm_now_ns();
 	for (size_t i = 0; i < spawned; i++) {
 		int rc = smarm_chan_send(chans[i], &zero);
 		if (rc != 0)
@@ -1052,6 +1116,12 @@ static void idle_bytes_run(struct bench_run *r, size_t n, smarm_actor_cb body)
 	}
 	if (!idle_wait(&idle_done, (long)spawned))
 		bench_fail(r, "actors did not all get their message", 0);
+	if (idle_opts != NULL) {
+		size_t len = strlen(r->note);
+		snprintf(r->note + len, sizeof r->note - len, " wake %.0f",
+			 (double)(smarm_now_ns() - t0) /
+				 (double)(spawned ? spawned : 1));
+	}
 	free(chans);
 }
 
@@ -2110,12 +2180,15 @@ static const struct workload workloads[] = {
 	{ "spawn_join", wl_spawn_join, 0, false, 0, NULL },
 	{ "chained_spawn", wl_chained_spawn, 0, false, 0, NULL },
 	{ "ping_pong_rtt", wl_ping_pong_rtt, 0, false, 0, NULL },
+	{ "ping_pong_release", wl_ping_pong_release, 0, false, 0, NULL },
 	{ "send_by_name", wl_send_by_name, 0, false, 0, NULL },
 	{ "send_by_name_pairs", wl_send_by_name_pairs, 0, false, 0, NULL },
 	{ "ring_hop", wl_ring_hop, 0, false, 0, NULL },
 	{ "yield", wl_yield, 0, false, 0, NULL },
 	{ "skynet_actor", wl_skynet_actor, 0, false, SKYNET_MAX_ACTORS, NULL },
 	{ "idle_bytes", wl_idle_bytes, 0, true, 0, "create ns/actor wall/cpu" },
+	{ "idle_bytes_release", wl_idle_bytes_release, 0, true, 0,
+	  "create ns/actor wall/cpu, wake ns/actor" },
 	{ "idle_bytes_server", wl_idle_bytes_server, 0, true, 0, NULL },
 	{ "idle_bytes_hibernated", wl_idle_bytes_hibernated, 0, true, 0,
 	  "create ns/actor wall/cpu" },

@@ -323,7 +323,32 @@ SMARM_API const char *smarm_version_string(void);
 	 * rounded up to a power of two; 64 bytes each. A ring the writer      \
 	 * has not drained in time drops events (SMARM_STAT_TRACE_DROPPED).    \
 	 * Default 16384 (1 MiB per worker). Since: SMARM_0.5. */              \
-	XX(TRACE_RING, 18, 64, 16777216, 16384, NODE)
+	XX(TRACE_RING, 18, 64, 16777216, 16384, NODE)                          \
+	/* 0 or 1: the actor's stack is given back while it waits in           \
+	 * smarm_chan_recv or smarm_chan_recv_timeout (the only waits that     \
+	 * do so): once it has been parked there SMARM_OPT_STACK_RELEASE_NS,   \
+	 * the live bytes of its stack are copied to the heap and its stack    \
+	 * pages returned to the kernel (MADV_DONTNEED); they are copied       \
+	 * back to the same addresses before it next runs. The contract:       \
+	 * while such an actor waits, nothing outside it reads or writes its   \
+	 * stack (no pointer to a stack local of it is in another actor's or   \
+	 * thread's hands; a receive's element lands in the runtime's memory   \
+	 * and is copied to the caller's buffer as the receive returns). A     \
+	 * broken contract reads zeros or loses a write. Its stack is never    \
+	 * shared with a neighbour (a dense one comes from chunks of their     \
+	 * own), and while resident it keeps one page more (its canary's).     \
+	 * A release and its wake cost a madvise and a fault (tens of us on    \
+	 * a VM): see SMARM_OPT_STACK_RELEASE_NS for actors that park often.   \
+	 * A node default (a config) and a spawn option. Default 0.            \
+	 * Since: SMARM_0.5. */                                                \
+	XX(STACK_RELEASE, 19, 0, 1, 0, SPAWN)                                  \
+	/* How long an actor of SMARM_OPT_STACK_RELEASE stays parked in a      \
+	 * receive before its stack is given back: 0 at once, by the worker    \
+	 * it parks on (a copy and a madvise per such park); otherwise by      \
+	 * the node's monitor thread, which looks at least every 20 ms, so     \
+	 * the release comes up to that much later. Default 0.                 \
+	 * Since: SMARM_0.5. */                                                \
+	XX(STACK_RELEASE_NS, 20, 0, 3600000000000, 0, NODE)
 
 enum smarm_opt {
 #define SMARM__OPT_ENUM(name, value, lo, hi, def, scope)                       \
@@ -813,7 +838,13 @@ SMARM_API smarm_node_t *smarm_node_current(void);
 	 * operation for (docs/distribution.md, "handle_info") and that no     \
 	 * dist mailbox took: dropped, each with a log line, since the node    \
 	 * was opened. Since: SMARM_0.5. */                                    \
-	XX(DIST_INFO_DROPPED, 41, CORE)
+	XX(DIST_INFO_DROPPED, 41, CORE)                                        \
+	/* Stacks given back by parked actors (SMARM_OPT_STACK_RELEASE)        \
+	 * since the node was opened. Since: SMARM_0.5. */                     \
+	XX(STACK_RELEASES, 42, CORE)                                           \
+	/* Actors whose stack is given back now: parked, their live stack      \
+	 * bytes on the heap. Since: SMARM_0.5. */                             \
+	XX(STACKS_RELEASED, 43, CORE)
 
 enum smarm_stat {
 #define SMARM__STAT_ENUM(name, value, layer) SMARM_STAT_##name = (value),
@@ -890,8 +921,9 @@ SMARM_API bool smarm_pid_eq(smarm_pid_t a, smarm_pid_t b);
 /*
  * smarm_spawn_opts_alloc() - create spawn options (all fields unset: the
  * node's defaults apply). The spawn options are the SMARM_OPT_MAP entries
- * of scope SPAWN: SMARM_OPT_STACK_RESERVE, SMARM_OPT_STACK_GUARD and
- * SMARM_OPT_STACK_MODE.
+ * of scope SPAWN: SMARM_OPT_STACK_RESERVE, SMARM_OPT_STACK_GUARD,
+ * SMARM_OPT_STACK_MODE, SMARM_OPT_LINK, SMARM_OPT_CONTAIN_FAULTS and
+ * SMARM_OPT_STACK_RELEASE.
  * Returns: 0. Errors: SMARM_EINVAL out NULL; SMARM_ENOMEM.
  * Thread-safety: any thread. Since: SMARM_0.1.
  */
@@ -1349,7 +1381,11 @@ SMARM_API int smarm_chan_send(smarm_chan_t *ch, const void *elem);
  * served in that order (see smarm_chan_alloc); it is woken by a send from
  * any actor or thread, and by the close. An actor stopped while parked
  * loses nothing: an element already handed to it goes back to the front
- * of the queue for the next receiver.
+ * of the queue for the next receiver. An actor spawned with
+ * SMARM_OPT_STACK_RELEASE gives its stack pages back while it waits
+ * here (the element is handed to the runtime's memory and copied to
+ * *out as the call returns); if that memory cannot be had, it waits
+ * keeping its stack, which is no error.
  * Returns: 0. Errors: SMARM_EINVAL ch or out NULL, or ch no channel
  * handle; SMARM_ENOTACTOR called on a worker thread outside an actor (a
  * runtime callback); SMARM_ECLOSED closed and drained; SMARM_ESTATE the

@@ -316,10 +316,10 @@ exit_path(struct smarm__slot *s, int how, intptr_t code,
 	 * refusal on. */
 	while (s->cl_len > 0) {
 		struct smarm__cleanup c = s->cl[--s->cl_len];
-		s->no_park = 0;
+		s->park_fl &= (uint8_t)~SMARM__PF_NOPARK;
 		c.fn(c.arg);
 	}
-	s->no_park = 0;
+	s->park_fl &= (uint8_t)~SMARM__PF_NOPARK;
 	/* Its own crash, not a stop's or a signal's: the crash report,
 	 * on its own stack with no lock held, before anyone hears of it. */
 	if (SMARM_UNLIKELY(s->exit.ex_how == SMARM_EXIT_CRASHED) &&
@@ -466,9 +466,22 @@ void smarm__ext_free(struct smarm__ext *x)
 {
 	if (x == NULL)
 		return;
+	smarm__pstk_free(x->x_pstk);
 	if (x->x_rooms != (char *)x + EXT_ROOMS_AT)
 		free(x->x_rooms); /* made on its own (ext_fresh) */
 	free(x);
+}
+
+void *smarm__ext_pstk(struct smarm__slot *s, size_t size)
+{
+	struct smarm_node *n = smarm__worker()->node;
+	void *p;
+	smarm__lock(&s->cold, SMARM__RANK_SLOT);
+	if (ext_block(n, s, false) == 0 && s->ext->x_pstk == NULL)
+		s->ext->x_pstk = calloc(1, size);
+	p = s->ext != NULL ? s->ext->x_pstk : NULL;
+	smarm__unlock(&s->cold, SMARM__RANK_SLOT);
+	return p;
 }
 
 /*
@@ -888,7 +901,8 @@ static void peek_fill(struct smarm_node *n, struct smarm__slot *s, uint64_t w,
 	pk->pk_state = SMARM__W_STATE(w);
 	pk->pk_exiting = __atomic_load_n(&s->exiting, __ATOMIC_RELAXED);
 	pk->pk_stop = atomic_load_explicit(&s->stop, memory_order_relaxed);
-	pk->pk_stk_mode = __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED);
+	pk->pk_stk_mode = (uint8_t)smarm__stack_mode_of(
+		n, __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED));
 	pk->pk_waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
 	pk->pk_stk_reserve = s->stk_reserve;
 	pk->pk_stk_guard = s->stk_guard;

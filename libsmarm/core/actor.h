@@ -44,6 +44,12 @@ void smarm__labels_fini(struct smarm_node *n);
  * with it or on their own: actor.c ext_block); NULL is nothing. */
 struct smarm__ext;
 void smarm__ext_free(struct smarm__ext *x);
+/*
+ * The running actor s's parked-stack record (parkstk.c), a zeroed block
+ * of size bytes made on first use and kept in its slot's block of
+ * per-actor state across tenants (subsys.h x_pstk); NULL on ENOMEM.
+ */
+void *smarm__ext_pstk(struct smarm__slot *s, size_t size);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
 /* Take the newest handler (fn, arg) off s's cleanup stack, wherever it

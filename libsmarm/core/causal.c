@@ -403,7 +403,8 @@ static __attribute__((noinline)) void pay_point(struct smarm__worker *w,
 			accrue(n->causal, c, site_now());
 		}
 	}
-	if (me->rt_nopreempt != 0 || (me->exiting && !exiting) || me->no_park)
+	if (me->rt_nopreempt != 0 || (me->exiting && !exiting) ||
+	    (me->park_fl & SMARM__PF_NOPARK))
 		return;
 	pay(n, me, min);
 }

@@ -354,7 +354,13 @@ int smarm_node_open(smarm_node_t **out, const smarm_config_t *cfg)
 	n->max_actors = (uint32_t)cfg->opt[SMARM_OPT_MAX_ACTORS];
 	n->stk_reserve = page_up(cfg->opt[SMARM_OPT_STACK_RESERVE]);
 	n->stk_guard = page_up(cfg->opt[SMARM_OPT_STACK_GUARD]);
-	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE];
+	/* A spawn's request (slot.h SMARM__STK_FLAGS), resolved at its
+	 * stack's first acquire. */
+	n->stk_mode = (int)cfg->opt[SMARM_OPT_STACK_MODE] |
+		      (cfg->opt[SMARM_OPT_STACK_RELEASE] != 0
+			       ? SMARM__STK_REL | SMARM__STK_REL_SET
+			       : 0);
+	n->pk_ns = (uint64_t)cfg->opt[SMARM_OPT_STACK_RELEASE_NS];
 	n->pool_cap = (uint32_t)pool_cap_of(cfg);
 	n->slice_cycles =
 		ns_to_cycles((uint64_t)cfg->opt[SMARM_OPT_TIMESLICE_NS]);
@@ -416,6 +422,7 @@ int smarm_node_close(smarm_node_t *node)
 	smarm__log_close(node); /* the layers' last reports first */
 	smarm__timers_fini(node);
 	smarm__stack_pool_fini(node);
+	smarm__pstk_node_fini(node); /* its entries name slots: first */
 	smarm__slots_fini(node);
 	smarm__causal_fini(node);
 	serial_give(node->serial);
@@ -600,6 +607,16 @@ static int64_t stat_HIBERNATIONS(struct smarm_node *n)
 	return atomic_load_explicit(&n->hibernations, memory_order_relaxed);
 }
 
+static int64_t stat_STACK_RELEASES(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->pk_releases, memory_order_relaxed);
+}
+
+static int64_t stat_STACKS_RELEASED(struct smarm_node *n)
+{
+	return atomic_load_explicit(&n->pk_out, memory_order_relaxed);
+}
+
 static int64_t stat_DIST_INFO_DROPPED(struct smarm_node *n)
 {
 	return atomic_load_explicit(&n->dist_info_dropped,
@@ -747,10 +764,29 @@ static void spawn_set_STACK_GUARD(struct smarm_spawn_opts *o, int64_t v)
 	o->guard = page_up(v);
 }
 
+/* The mode and SMARM_OPT_STACK_RELEASE share the slot's request
+ * (slot.h SMARM__STK_FLAGS): each option sets its part, the node's
+ * default fills the other. */
+static void spawn_mode_begin(struct smarm_spawn_opts *o)
+{
+	if (!o->mode_set)
+		o->mode = SMARM__STK_MODE_NODE;
+	o->mode_set = 1;
+}
+
 static void spawn_set_STACK_MODE(struct smarm_spawn_opts *o, int64_t v)
 {
-	o->mode = (uint8_t)v;
-	o->mode_set = 1;
+	spawn_mode_begin(o);
+	o->mode = (uint8_t)((o->mode &
+			     ~(SMARM__STK_MODE_MASK | SMARM__STK_MODE_NODE)) |
+			    (uint8_t)v);
+}
+
+static void spawn_set_STACK_RELEASE(struct smarm_spawn_opts *o, int64_t v)
+{
+	spawn_mode_begin(o);
+	o->mode = (uint8_t)((o->mode & ~SMARM__STK_REL) | SMARM__STK_REL_SET |
+			    (v != 0 ? SMARM__STK_REL : 0));
 }
 
 static void spawn_set_LINK(struct smarm_spawn_opts *o, int64_t v)

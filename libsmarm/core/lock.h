@@ -54,7 +54,8 @@ enum smarm__lock_rank {
 	SMARM__RANK_RUNQ = 7,
 	SMARM__RANK_HANDLE = 8,
 	SMARM__RANK_TABLE = 9,	 /* a leaf: the root-exit orphan table, the
-				    OTP layer's terminal records */
+				    OTP layer's terminal records, the
+				    parked-stack FIFO (parkstk.c) */
 	SMARM__RANK_SCACHE = 10, /* a leaf: a worker's free-slot cache */
 };
 

@@ -160,6 +160,7 @@ struct smarm_node {
 	bool preempt_move;	/* a preempted actor may change workers
 				   (preempt.c INV-P7) */
 	uint8_t contain_faults; /* default SMARM_OPT_CONTAIN_FAULTS (0-2) */
+	uint64_t pk_ns;		/* SMARM_OPT_STACK_RELEASE_NS (parkstk.c) */
 	uint64_t async_ns;	/* run time that counts as an overrun */
 
 	/* slot table: max_actors slots reserved (region.h), nslots usable */
@@ -233,6 +234,10 @@ struct smarm_node {
 	struct smarm__carve stk_dn;  /* dense, default reserve */
 	struct smarm__carve stk_gd;  /* guarded, default shape, unless
 					stk_guards is NONE */
+	struct smarm__carve stk_dp;  /* dense, default reserve, of actors
+					that give their stack back while
+					parked: tops on page boundaries, no
+					page shared (parkstk.c) */
 	_Atomic int64_t stk_guarded; /* guarded stacks that exist: attached,
 					cached, pooled or free in a chunk */
 	_Atomic int64_t stk_dense;   /* dense stacks attached to actors */
@@ -240,6 +245,12 @@ struct smarm_node {
 	_Atomic int64_t faults_contained;  /* SMARM_STAT_FAULTS_CONTAINED */
 	_Atomic int64_t hibernations;	   /* SMARM_STAT_HIBERNATIONS */
 	_Atomic int64_t dist_info_dropped; /* SMARM_STAT_DIST_INFO_DROPPED */
+	_Atomic int64_t pk_releases;	   /* SMARM_STAT_STACK_RELEASES */
+	_Atomic int64_t pk_out;		   /* SMARM_STAT_STACKS_RELEASED */
+	/* parked actors due a stack release (parkstk.c): a FIFO by park
+	 * time that the monitor sweeps; pk_lock (PARKSTK rank) guards it */
+	smarm__lock_t pk_lock;
+	struct smarm__ring pk_fifo;
 
 	/* run state */
 	_Alignas(64) _Atomic int running;

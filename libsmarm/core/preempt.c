@@ -1357,6 +1357,8 @@ static void *monitor_main(void *arg)
 		if (scan)
 			smarm__slots_scan(n, slots);
 		smarm__netpoll_look(n, np_seen, now);
+		if (n->pk_ns != 0)
+			smarm__pstk_sweep(n, now);
 	}
 	return NULL;
 }
@@ -1393,15 +1395,16 @@ void smarm__monitor_timer(struct smarm_node *n, uint64_t deadline)
 }
 
 /*
- * The monitor runs when async preemption is on, and with several workers
- * for the wake-slot scan even when it is off.
+ * The monitor runs when async preemption is on, with several workers
+ * for the wake-slot scan even when it is off, and to release parked
+ * stacks (SMARM_OPT_STACK_RELEASE_NS > 0: parkstk.c).
  */
 void smarm__monitor_start(struct smarm_node *n)
 {
 	n->mon_running = false;
 	atomic_store(&n->mon_deep, 0);
 	atomic_store(&n->mon_until, 0);
-	if (!n->preempt_async && n->workers_n < 2)
+	if (!n->preempt_async && n->workers_n < 2 && n->pk_ns == 0)
 		return;
 	if (n->preempt_async)
 		smarm__preempt_setup();

@@ -1627,13 +1627,18 @@ static bool try_claim(struct smarm__slot *s, uint32_t gen)
 }
 
 /*
- * Give s a stack and an initial frame on its first run. On failure the
+ * Give s a stack and an initial frame on its first run; or, for an
+ * actor whose parked stack was given back (s->sp NULL, its stack still
+ * attached: parkstk.c), bring it back (the acquire answers 1). On failure the
  * actor ends as crashed with SMARM_ENOMEM, without ever running.
  */
 __attribute__((noinline)) static bool first_run_make(struct smarm__worker *w,
 						     struct smarm__slot *s)
 {
-	if (smarm__stack_acquire(w->node, s) != 0) {
+	int rc = smarm__stack_acquire(w->node, s);
+	if (rc != 0) {
+		if (rc > 0) /* a parked stack given back, back now */
+			return true;
 		static const struct smarm__exit nomem = {
 			.ex_how = SMARM_EXIT_CRASHED,
 			.ex_code = SMARM_ENOMEM,

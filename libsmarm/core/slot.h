@@ -98,6 +98,30 @@ enum {
 	SMARM__EXITING_ENDED = 2,
 };
 
+/*
+ * s->stk_mode: the low bits a SMARM_STACK_* mode, the high ones flags
+ * (SMARM__STK_FLAGS) that send the stack's acquire (stack.c) down its
+ * one rare branch. From spawn to the first acquire it is the spawn's
+ * request, copied from its options or the node's default in one store:
+ * SMARM__STK_MODE_NODE asks for the node's mode, SMARM__STK_REL_SET
+ * says SMARM__STK_REL (SMARM_OPT_STACK_RELEASE) was chosen, else the
+ * node's applies; the acquire resolves it into a plain mode and
+ * park_fl RELEASE, so a spawn without the option pays nothing for it.
+ * SMARM__STK_OUT marks a parked actor whose saved sp is in its
+ * parked-stack record (parkstk.c: held for a release, or released): its
+ * next pick comes to the acquire, which brings the stack back.
+ */
+#define SMARM__STK_MODE_MASK 0x03u
+#define SMARM__STK_REL_SET 0x10u
+#define SMARM__STK_MODE_NODE 0x20u
+#define SMARM__STK_OUT 0x40u
+#define SMARM__STK_REL 0x80u
+#define SMARM__STK_FLAGS 0xf0u
+
+/* s->park_fl. */
+#define SMARM__PF_NOPARK 1u
+#define SMARM__PF_RELEASE 2u
+
 /* The most smarm mutexes a slot counts as held (mtx_held saturates). */
 #define SMARM__MTX_HELD_MAX 63
 
@@ -111,13 +135,19 @@ struct smarm__slot {
 				    running (stop not observed); ended */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
-	uint8_t stk_mode;	 /* SMARM_STACK_*: as requested until the
-				    stack is attached, then GUARDED/DENSE */
+	uint8_t stk_mode;	 /* SMARM_STACK_*: a request (SMARM__STK_REQ,
+				    below) until the stack is first
+				    attached, then GUARDED/DENSE */
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
 				    callbacks (smarm__nopreempt_enter) */
-	uint8_t no_park;	 /* owner: parking refused (wait.c WAIT-9;
-				    in what was padding) */
+	uint8_t park_fl;	 /* SMARM__PF_* (below; in what was padding):
+				    NOPARK, owner: parking refused (wait.c
+				    WAIT-9); RELEASE: SMARM_OPT_STACK_RELEASE
+				    for this tenant, set as its stack is
+				    first acquired (stack.c), kept across a
+				    hibernation. One byte, so that a park
+				    tests both at once (wait.c) */
 	uint8_t pin_fixed;	 /* its worker's: in the pinned FIFO after an
 				    async preemption (INV-P1), not a yield
 				    (in what was padding) */
@@ -287,7 +317,7 @@ static inline void smarm__slot_install(struct smarm_node *n,
 	__atomic_store_n(&s->exiting, 0, __ATOMIC_RELAXED); /* is_alive reads */
 	s->nopreempt = 0;
 	s->rt_nopreempt = 0;
-	s->no_park = 0;
+	s->park_fl = 0;
 	s->preempt_pending = 0;
 	s->ret_pc = 0;
 	s->ret_slot = NULL;

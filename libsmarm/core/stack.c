@@ -44,6 +44,12 @@
  * at every switch-out (smarm__stack_dense_verify), and a violation
  * aborts with a diagnostic.
  *
+ * Dense, of actors that give their parked stack back (stk_dp,
+ * SMARM_OPT_STACK_RELEASE: parkstk.c), the node's default reserve R:
+ * stack i spans [chunk + i*R, + R), its canary lowest, in a page of its
+ * own, so releasing a stack's pages releases nobody else's canary or
+ * free-list link; at twice a page resident while in use, not one.
+ *
  * Guarded (the node's default reserve R and guard G), wherever the
  * kernel has guard regions (stk_guards, probed once per process by
  * arch/linux.c, read at node open):
@@ -98,8 +104,10 @@
  * Invariants: INV-1 every pooled guarded stack (n->pool) has the node's
  * default shape and a mapping of its own. INV-2 a stack lies in a chunk
  * iff it has the node's default shape and is dense, or guarded while
- * stk_guards is not NONE (fixed from open to close). INV-3 a dense stack
- * attached to an actor holds canary_of(low) in its lowest word, and its
+ * stk_guards is not NONE (fixed from open to close); a dense one lies
+ * in a stk_dp chunk iff its actor gives its parked stack back. INV-3 a
+ * dense stack attached to an actor holds canary_of(low) in its lowest
+ * word (but while its pages are given back: parkstk.c), and its
  * saved sp stays within [low + DENSE_HEAD, low + reserve] while switched
  * out (else abort). INV-4 every guard of a mapped guarded chunk is
  * installed, and no guard is ever zapped, written or handed out.
@@ -140,9 +148,13 @@ static uint64_t canary_of(uintptr_t low)
 	return CANARY_MAGIC ^ (uint64_t)low;
 }
 
-/* The geometry of a carve kind: guard 0 is dense, else guarded. */
+/*
+ * The geometry of a carve kind: guard 0 is dense, else guarded. own:
+ * dense stacks that share no page (stk_dp, parkstk.c): stack i spans
+ * [chunk + i*R, + R), its canary lowest, in a page of its own.
+ */
 static void carve_geometry(struct smarm__carve *cv, size_t reserve,
-			   size_t guard, size_t page)
+			   size_t guard, size_t page, bool own)
 {
 	size_t per;
 	memset(cv, 0, sizeof *cv);
@@ -152,7 +164,11 @@ static void carve_geometry(struct smarm__carve *cv, size_t reserve,
 	cv->cv_per = per < 1		   ? 1
 		     : per > CHUNK_PER_MAX ? CHUNK_PER_MAX
 					   : (uint32_t)per;
-	if (guard == 0) {
+	if (guard == 0 && own) {
+		cv->cv_first = 0;
+		cv->cv_link = 0; /* the canary word */
+		cv->cv_len = (size_t)cv->cv_per * cv->cv_stride;
+	} else if (guard == 0) {
 		/* Tops 64 bytes below a page boundary: a page of pad. */
 		cv->cv_first = page - DENSE_HEAD;
 		cv->cv_link = 0; /* the canary word */
@@ -174,8 +190,9 @@ void smarm__stack_node_init(struct smarm_node *n)
 				: 0;
 	n->stk_guards = getenv(NO_GUARDS_ENV) != NULL ? SMARM__GUARDS_NONE
 						      : smarm__guards_probe();
-	carve_geometry(&n->stk_dn, n->stk_reserve, 0, page);
-	carve_geometry(&n->stk_gd, n->stk_reserve, n->stk_guard, page);
+	carve_geometry(&n->stk_dn, n->stk_reserve, 0, page, false);
+	carve_geometry(&n->stk_dp, n->stk_reserve, 0, page, true);
+	carve_geometry(&n->stk_gd, n->stk_reserve, n->stk_guard, page, false);
 }
 
 /* ------------------------------------------------------------ ranges */
@@ -496,12 +513,20 @@ release_guarded(struct smarm_node *n, struct smarm__slot *s, void *base)
 
 /* ------------------------------------------------------------- dense */
 
+/* The carve kind of s's dense stack of the default reserve: stacks of
+ * actors that give theirs back while parked share no page (stk_dp). */
+static struct smarm__carve *dense_kind(struct smarm_node *n,
+				       const struct smarm__slot *s)
+{
+	return (s->park_fl & SMARM__PF_RELEASE) ? &n->stk_dp : &n->stk_dn;
+}
+
 static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
 {
 	uintptr_t low;
 	bool fresh;
 	if (s->stk_reserve == n->stk_reserve) {
-		low = carve_take(n, &n->stk_dn, true, &fresh);
+		low = carve_take(n, dense_kind(n, s), true, &fresh);
 	} else {
 		void *m = mmap(NULL, s->stk_reserve, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
@@ -531,7 +556,7 @@ release_dense(struct smarm_node *n, struct smarm__slot *s, void *base)
 	zap((uintptr_t)base, s->stk_reserve);
 	/* A frame that reached the bottom may have left it poisoned. */
 	SMARM_STACK_UNPOISON(base, DENSE_HEAD);
-	carve_put(n, &n->stk_dn, base);
+	carve_put(n, dense_kind(n, s), base);
 }
 
 /*
@@ -587,15 +612,61 @@ smarm__stack_dense_verify(struct smarm__slot *s)
 	abort();
 }
 
+/* parkstk.c: the top of s's usable stack. */
+uintptr_t smarm__stack_top(const struct smarm__slot *s)
+{
+	return (uintptr_t)s->stk_base + s->stk_guard + s->stk_reserve;
+}
+
+/* parkstk.c: a released dense stack's canary, back before its bytes. */
+void smarm__stack_canary_put(struct smarm__slot *s)
+{
+	uintptr_t low = (uintptr_t)s->stk_base;
+	*(volatile uint64_t *)low = canary_of(low);
+}
+
 /* ------------------------------------------------------------ common */
 
+/*
+ * The SMARM_STACK_* mode stk_mode value m (slot.h) holds or asks for:
+ * the node's where it names none.
+ */
+int smarm__stack_mode_of(const struct smarm_node *n, unsigned m)
+{
+	if (m & SMARM__STK_MODE_NODE)
+		m = (unsigned)n->stk_mode;
+	return (int)(m & SMARM__STK_MODE_MASK);
+}
+
+/* The first acquire of a spawn's request with flags: resolved. */
+static __attribute__((noinline, cold)) unsigned
+stack_request(struct smarm_node *n, struct smarm__slot *s, unsigned m)
+{
+	unsigned rel = (m & SMARM__STK_REL_SET) ? m : (unsigned)n->stk_mode;
+	if (rel & SMARM__STK_REL)
+		s->park_fl |= SMARM__PF_RELEASE;
+	return (unsigned)smarm__stack_mode_of(n, m);
+}
+
+/*
+ * 0, or SMARM_ENOMEM; or 1: s's parked stack was given back (or held
+ * for that), and is back now (parkstk.c), its stack attached all along.
+ */
 int smarm__stack_acquire(struct smarm_node *n, struct smarm__slot *s)
 {
 	int rc;
-	if (s->stk_mode != SMARM_STACK_DENSE) {
-		rc = acquire_guarded(n, s, s->stk_mode == SMARM_STACK_AUTO);
+	unsigned m = s->stk_mode;
+	if (SMARM_UNLIKELY(m & SMARM__STK_FLAGS)) {
+		if (m & SMARM__STK_OUT) {
+			smarm__pstk_resume(n, s);
+			return 1;
+		}
+		m = stack_request(n, s, m); /* park_fl cleared at install */
+	}
+	if (m != SMARM_STACK_DENSE) {
+		rc = acquire_guarded(n, s, m == SMARM_STACK_AUTO);
 		/* AUTO turns dense over budget, or when mapping fails. */
-		if (rc == 0 || s->stk_mode == SMARM_STACK_GUARDED)
+		if (rc == 0 || m == SMARM_STACK_GUARDED)
 			return rc;
 	}
 	return acquire_dense(n, s);
@@ -651,6 +722,7 @@ void smarm__stack_pool_fini(struct smarm_node *n)
 				  memory_order_relaxed);
 	carve_fini(&n->stk_gd);
 	carve_fini(&n->stk_dn);
+	carve_fini(&n->stk_dp);
 }
 
 /* ---------------------------------------------------- shrink and info */
@@ -738,12 +810,14 @@ int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key, int64_t *out)
 		v = (int64_t)__atomic_load_n(&s->stk_guard, __ATOMIC_RELAXED);
 		break;
 	case SMARM_STACK_INFO_MODE:
-		v = __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED);
+		v = smarm__stack_mode_of(
+			n, __atomic_load_n(&s->stk_mode, __ATOMIC_RELAXED));
 		break;
 	case SMARM_STACK_INFO_DEPTH_HIGH_WATER:
 		v = (int64_t)smarm__stack_depth_hwm(s, base);
 		break;
 	case SMARM_STACK_INFO_PARKS_SINCE_SHRINK:
+		/* UINT32_MAX: a park being marked (parkstk.c PSTK-3). */
 		v = __atomic_load_n(&s->stk_parks, __ATOMIC_RELAXED);
 		break;
 	default:

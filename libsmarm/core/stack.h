@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "node.h"
+#include "parkstk.h"
 #include "slot.h"
 
 #define SMARM__SHRINK_THRESHOLD (256u * 1024u) /* sp - hwm to shrink */
@@ -32,6 +33,13 @@ void smarm__stack_cache_flush(struct smarm_node *n, struct smarm__worker *w);
 void smarm__stack_node_init(struct smarm_node *n);
 void smarm__stack_shrink(struct smarm_node *n, struct smarm__slot *s);
 void smarm__stack_dense_verify(struct smarm__slot *s);
+/* The SMARM_STACK_* mode of stk_mode value m (slot.h): a request's
+ * or the attached stack's. */
+int smarm__stack_mode_of(const struct smarm_node *n, unsigned m);
+/* parkstk.c: the top of s's usable stack; a dense stack's canary put
+ * back after its pages were released. */
+uintptr_t smarm__stack_top(const struct smarm__slot *s);
+void smarm__stack_canary_put(struct smarm__slot *s);
 int smarm__stack_info(struct smarm_node *n, uint64_t pid, int key,
 		      int64_t *out);
 /*
@@ -100,8 +108,14 @@ static inline void smarm__stack_park_hook(struct smarm_node *n,
 {
 	uintptr_t sp = (uintptr_t)s->sp;
 	uint32_t parks = s->stk_parks;
-	if (parks != UINT32_MAX)
+	if (__builtin_expect(parks != UINT32_MAX, 1)) {
 		__atomic_store_n(&s->stk_parks, parks + 1, __ATOMIC_RELAXED);
+	} else {
+		/* A marked park (it may give its stack back) or a count
+		 * that saturated: parkstk.c PSTK-3. */
+		smarm__pstk_parked(n, s);
+		return;
+	}
 	if (sp >= s->hwm && sp - s->hwm >= SMARM__SHRINK_THRESHOLD)
 		smarm__stack_shrink(n, s);
 }

@@ -183,6 +183,9 @@ struct smarm__ext {
 			     or NULL: none yet; never moves once made */
 	uint8_t x_mask;	  /* cold: bit id set iff x_state[id] != NULL */
 	uint8_t x_lent;	  /* cold: bit id set: room id is lent */
+	void *x_pstk;	  /* the owner's: its parked-stack record
+			     (parkstk.c), kept across tenants; NULL: none
+			     yet */
 	char *x_label[2]; /* per label kind (below): a block of
 			     SMARM__LABEL_MAX bytes, set once under cold
 			     (release), kept across tenants, or an

@@ -55,7 +55,7 @@
  *          wake that landed in between. No primitive yields there, and
  *          async preemption never interrupts libsmarm's own text.
  *   WAIT-9 a refused park is a round that did not park. While the
- *          actor's no_park flag is set (smarm__wait_refuse: a
+ *          actor's park_fl NOPARK bit is set (smarm__wait_refuse: a
  *          behaviour's terminate on a path that must not block), park
  *          returns SMARM_EAGAIN before it arms a timer or installs the
  *          hook, and the primitive leaves the round as after a failed
@@ -75,6 +75,14 @@
  *          wait still installed (WAIT-4: the undo hook runs) and
  *          otherwise uninstalls it; the continuation re-checks its
  *          primitive (WAIT-5).
+ *   WAIT-11 a wait whose records could live off the stack says so:
+ *          its undo arg carries SMARM__WAIT_MOVABLE (a channel
+ *          receive). For an actor that gives its parked stack back
+ *          (park_fl RELEASE, parkstk.c) park refuses such a round as
+ *          WAIT-9 does, with SMARM__EWAIT_MOVE, in the same one test
+ *          of park_fl, and the primitive leaves the round and waits
+ *          again with its records off the stack, untagged (chan.c
+ *          recv_off): so the choice costs other actors nothing.
  *
  * Ownership: a struct smarm__wait lives on the waiting actor's stack for
  * the duration of the call (a hibernation's, off it, until its
@@ -130,14 +138,29 @@ static __attribute__((noinline)) int wait_arm_timer(struct smarm__wait *w)
 				  w->wt_epoch);
 }
 
+/* The slot's park_fl is not 0: refused (WAIT-9), or moved (WAIT-11),
+ * or 0 (the actor gives its parked stack back; this wait is not
+ * movable). Out of line: the common park tests one byte. */
+static __attribute__((noinline, cold)) int wait_flags(struct smarm__wait *w)
+{
+	if (w->wt_me->park_fl & SMARM__PF_NOPARK)
+		return SMARM_EAGAIN; /* WAIT-9 */
+	if ((uintptr_t)w->wt_arg & SMARM__WAIT_MOVABLE)
+		return SMARM__EWAIT_MOVE; /* WAIT-11 */
+	return 0;
+}
+
 /* Before a park or a hibernation: refused (WAIT-9), the deadline's
  * timer armed, w installed (WAIT-4); 0 or the error. */
 __attribute__((always_inline)) static inline int
 wait_install(struct smarm__wait *w)
 {
 	struct smarm__slot *me = w->wt_me;
-	if (__builtin_expect(me->no_park, 0))
-		return SMARM_EAGAIN; /* WAIT-9 */
+	if (__builtin_expect(me->park_fl, 0)) { /* one test for both */
+		int rc = wait_flags(w);
+		if (rc != 0)
+			return rc;
+	}
 	if (w->wt_deadline != 0) {
 		int rc = wait_arm_timer(w);
 		if (rc != 0)
@@ -169,7 +192,9 @@ smarm__wait_park(struct smarm__wait *w)
 
 void smarm__wait_refuse(struct smarm__slot *me, bool on)
 {
-	me->no_park = on; /* WAIT-9 */
+	me->park_fl =
+		(uint8_t)(on ? me->park_fl | SMARM__PF_NOPARK
+			     : me->park_fl & ~SMARM__PF_NOPARK); /* WAIT-9 */
 }
 
 void smarm__wait_retire(struct smarm__wait *w)

@@ -65,6 +65,17 @@ struct smarm__wait;
  */
 typedef void (*smarm__wait_undo_fn)(struct smarm__wait *w);
 
+/*
+ * wait.c WAIT-11: a primitive whose records can move off the stack tags
+ * its undo arg (at least 2-aligned) with SMARM__WAIT_MOVABLE; for an
+ * actor that gives its parked stack back, park then returns
+ * SMARM__EWAIT_MOVE without parking (the round is left as after any
+ * park error) and the primitive waits again, its records off the stack
+ * and its arg untagged. Never returned to a caller of the API.
+ */
+#define SMARM__WAIT_MOVABLE 1u
+#define SMARM__EWAIT_MOVE (-0x7001)
+
 /* One wait of the running actor; lives on its stack for the call (off
  * it, for a hibernation: smarm__wait_hibernate). */
 struct smarm__wait {

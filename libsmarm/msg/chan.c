@@ -26,6 +26,10 @@
  * cache line it writes the element to:
  *   - an actor in recv opens a wait (core/wait.h), queues (node, pid,
  *     epoch) with its out buffer under the channel lock, and parks;
+ *     an actor that gives its parked stack back (SMARM_OPT_STACK_RELEASE,
+ *     core/parkstk.c) keeps that record and the buffer a send hands
+ *     into in its room, off its stack, and copies the element out as
+ *     it returns (recv_off);
  *   - a select arm queues the same kind of registration, without a
  *     buffer (select only reports);
  *   - a plain thread in recv queues its out buffer and blocks on a futex
@@ -69,7 +73,8 @@
  *
  * Ownership: see above; element bytes are the channel's between a
  * successful send and the receive that copies them out. The waiter
- * records (struct smarm__recv_wait) live on the receivers' stacks; a
+ * records (struct smarm__recv_wait) live on the receivers' stacks (in
+ * their rooms for actors that give their stacks back); a
  * sender writes one only under the lock, which the receiver must take
  * before it leaves its wait (or it has been handed over and reads its
  * own record only).
@@ -134,6 +139,8 @@
  * docs/architecture/select.md.
  */
 #include "msg.h"
+
+#include "../core/parkstk.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -1142,7 +1149,9 @@ static bool recv_relock(struct smarm__recv_wait *rw)
  */
 static void recv_undo(struct smarm__wait *w)
 {
-	struct smarm__recv_wait *rw = w->wt_arg;
+	/* Tagged movable on the stack (core/wait.h WAIT-11). */
+	struct smarm__recv_wait *rw = (void *)((uintptr_t)w->wt_arg &
+					       ~(uintptr_t)SMARM__WAIT_MOVABLE);
 	smarm_chan_t *ch = rw->ch;
 	bool lost = true; /* ch gone: nobody left to take it */
 	if (recv_relock(rw)) {
@@ -1218,6 +1227,8 @@ static int recv_not_parked(struct smarm__wait *w, struct smarm__recv_wait *rw,
 	return got ? 0 : rc;
 }
 
+static int recv_moved(struct smarm__wait *w, struct smarm__recv_wait *rw);
+
 /*
  * The rest of smarm__chan_recv's loop (wait.h's), after its first park
  * returned without a hand-off: rc is the park's status. Woken by the
@@ -1225,11 +1236,14 @@ static int recv_not_parked(struct smarm__wait *w, struct smarm__recv_wait *rw,
  * the lock, and register and park again while there is nothing to take.
  * Out of line: the hand-off path never comes here.
  */
-static __attribute__((noinline)) int
-recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
+static __attribute__((noinline)) int recv_wait_more(struct smarm__wait *w,
+						    struct smarm__recv_wait *rw,
+						    int rc, bool off)
 {
 	smarm_chan_t *ch = rw->ch;
 	for (;;) {
+		if (SMARM_UNLIKELY(rc == SMARM__EWAIT_MOVE))
+			return recv_moved(w, rw);
 		if (rc != 0)
 			return recv_not_parked(w, rw, rc);
 		if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
@@ -1249,8 +1263,106 @@ recv_wait_more(struct smarm__wait *w, struct smarm__recv_wait *rw, int rc)
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		if (rc != SMARM_EAGAIN)
 			return rc;
+		if (SMARM_UNLIKELY(off))
+			smarm__pstk_mark(w->wt_me);
 		rc = smarm__wait_park(w);
+		if (SMARM_UNLIKELY(off) && rc != 0)
+			smarm__pstk_unmark(w->wt_me);
 	}
+}
+
+/* Where recv_off puts the element a sender hands over, in the room. */
+#define RECV_OFF_AT ((sizeof(struct smarm__recv_wait) + 15) & ~(size_t)15)
+
+/*
+ * smarm__chan_recv's wait for an actor whose parked stack is given back
+ * (smarm__pstk_on, core/parkstk.c): the same loop, with its record off the
+ * stack, in the actor's room, and the element a sender hands over put
+ * there too and copied to out as it returns, so nobody touches the
+ * stack while it waits (PSTK-1); its parks are marked as ones that may
+ * give the stack back. Entered with ch locked, recv_check having said
+ * SMARM_EAGAIN. When no room can be had it waits as smarm__chan_recv
+ * does, its record on the stack, a park that gives nothing back. The
+ * whole receive from here (recv_moved's tail).
+ */
+static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
+						    smarm_chan_t *ch,
+						    const smarm_chan_t *h,
+						    void *out)
+{
+	struct smarm__slot *me = w->wt_me;
+	size_t need = RECV_OFF_AT + ch->esz; /* esz: fixed at alloc */
+	struct smarm__recv_wait *rw;
+	unsigned char *got;
+	int rc;
+	while ((rw = smarm__pstk_room(me, need)) == NULL) {
+		bool grown;
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		grown = smarm__pstk_room_grow(me, need);
+		if (!chan_lock_live(ch, h))
+			return SMARM_ESTATE;
+		rc = recv_check(ch, out, w, 0);
+		if (rc != SMARM_EAGAIN) {
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			return rc;
+		}
+		if (!grown) {
+			struct smarm__recv_wait rws; /* on the stack */
+			recv_wait_init(&rws, ch, h, out);
+			w->wt_arg = &rws;
+			rws.rx.wt = smarm__wait_open(w);
+			rx_push(ch, &rws.rx);
+			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+			rc = smarm__wait_park(w);
+			if (rc == 0 &&
+			    __atomic_load_n(&rws.delivered, __ATOMIC_ACQUIRE))
+				return 0;
+			return recv_wait_more(w, &rws, rc, false);
+		}
+	}
+	got = (unsigned char *)rw + RECV_OFF_AT;
+	recv_wait_init(rw, ch, h, got);
+	w->wt_arg = rw; /* recv_undo's */
+	rw->rx.wt = smarm__wait_open(w);
+	rx_push(ch, &rw->rx);
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	smarm__pstk_mark(me);
+	rc = smarm__wait_park(w);
+	if (rc != 0)
+		smarm__pstk_unmark(me);
+	else if (__atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
+		rc = 0; /* handed over into the room: ch untouched */
+	else
+		rc = recv_wait_more(w, rw, rc, true);
+	if (rc == 0)
+		elem_copy(out, got, ch->esz);
+	return rc;
+}
+
+/*
+ * The first park of smarm__chan_recv refused (SMARM__EWAIT_MOVE: me
+ * gives its parked stack back, core/wait.h WAIT-11): leave that round
+ * (a sender may have handed over meanwhile: then the element is in
+ * out) and wait again in recv_off. Out of the hand-off path: a receive
+ * that is not such an actor's never comes here.
+ */
+static __attribute__((noinline, cold)) int
+recv_moved(struct smarm__wait *w, struct smarm__recv_wait *rw)
+{
+	smarm_chan_t *ch = rw->ch;
+	const smarm_chan_t *h = rw->h;
+	void *out = rw->out;
+	int rc = recv_not_parked(w, rw, SMARM__EWAIT_MOVE);
+	if (rc != SMARM__EWAIT_MOVE)
+		return rc; /* 0: handed over into out */
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	rc = recv_check(ch, out, w, 0);
+	if (rc != SMARM_EAGAIN) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return rc;
+	}
+	return recv_off(w, ch, h, out);
 }
 
 /*
@@ -1266,7 +1378,10 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	struct smarm__wait w;
 	int rc;
 
-	smarm__wait_init(&w, me, deadline, recv_undo, &rw);
+	/* Movable (core/wait.h WAIT-11): an actor that gives its parked
+	 * stack back is refused this park and waits in recv_off. */
+	smarm__wait_init(&w, me, deadline, recv_undo,
+			 (char *)&rw + SMARM__WAIT_MOVABLE);
 	if (!chan_lock_live(ch, h))
 		return SMARM_ESTATE;
 	rc = recv_check(ch, out, &w, 0);
@@ -1281,7 +1396,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	rc = smarm__wait_park(&w);
 	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
 		return 0; /* the sender took our entry: ch untouched */
-	return recv_wait_more(&w, &rw, rc);
+	return recv_wait_more(&w, &rw, rc, false);
 }
 
 /*

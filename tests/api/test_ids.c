@@ -39,6 +39,8 @@ static_assert(SMARM_OPT_LOG_LEVEL == 15, "SMARM_OPT_LOG_LEVEL");
 static_assert(SMARM_OPT_CONTAIN_FAULTS == 16, "SMARM_OPT_CONTAIN_FAULTS");
 static_assert(SMARM_OPT_ACTOR_STATS == 17, "SMARM_OPT_ACTOR_STATS");
 static_assert(SMARM_OPT_TRACE_RING == 18, "SMARM_OPT_TRACE_RING");
+static_assert(SMARM_OPT_STACK_RELEASE == 19, "SMARM_OPT_STACK_RELEASE");
+static_assert(SMARM_OPT_STACK_RELEASE_NS == 20, "SMARM_OPT_STACK_RELEASE_NS");
 static_assert(SMARM_STAT_LIVE_ACTORS == 1, "SMARM_STAT_LIVE_ACTORS");
 static_assert(SMARM_STAT_SLOTS == 2, "SMARM_STAT_SLOTS");
 static_assert(SMARM_STAT_FREE_SLOTS == 3, "SMARM_STAT_FREE_SLOTS");
@@ -123,6 +125,8 @@ static_assert(SMARM_STAT_CAUSAL_EXPERIMENTS == 39,
 static_assert(SMARM_STAT_CAUSAL_DELAY_NS == 40, "SMARM_STAT_CAUSAL_DELAY_NS");
 static_assert(SMARM_STAT_DIST_INFO_DROPPED == 41,
 	      "SMARM_STAT_DIST_INFO_DROPPED");
+static_assert(SMARM_STAT_STACK_RELEASES == 42, "SMARM_STAT_STACK_RELEASES");
+static_assert(SMARM_STAT_STACKS_RELEASED == 43, "SMARM_STAT_STACKS_RELEASED");
 /* Protocol value types (smarm_value_t.type; SMARM_0.5). */
 static_assert(SMARM_T_VOID == 0, "SMARM_T_VOID");
 static_assert(SMARM_T_I8 == 1, "SMARM_T_I8");
@@ -189,10 +193,10 @@ END_TEST
 
 START_TEST(test_ids_unknown_ids_named_never_null)
 {
-	static const int bad[] = { 0, -1, 19, 31, 32, 64, 9999, INT32_MIN };
+	static const int bad[] = { 0, -1, 21, 31, 32, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_str_eq(smarm_opt_name(bad[i]), "SMARM_OPT_?");
-	static const int bad_stat[] = { 0, -1, 42, 63, 64, 9999, INT32_MIN };
+	static const int bad_stat[] = { 0, -1, 44, 63, 64, 9999, INT32_MIN };
 	for (size_t i = 0; i < sizeof bad_stat / sizeof bad_stat[0]; i++)
 		ck_assert_str_eq(smarm_stat_name(bad_stat[i]), "SMARM_STAT_?");
 }
@@ -209,7 +213,7 @@ START_TEST(test_ids_stat_walk_finds_every_stat)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(n, top);
-	ck_assert_int_eq(n, SMARM_STAT_DIST_INFO_DROPPED);
+	ck_assert_int_eq(n, SMARM_STAT_STACKS_RELEASED);
 }
 END_TEST
 
@@ -245,7 +249,7 @@ START_TEST(test_ids_every_option_range_and_default_honoured)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(count, 18);
+	ck_assert_int_eq(count, 20);
 	smarm_config_free(cfg);
 }
 END_TEST
@@ -272,7 +276,7 @@ START_TEST(test_ids_spawn_options_are_the_spawn_scope)
 	} while (0);
 	SMARM_OPT_MAP(XX)
 #undef XX
-	ck_assert_int_eq(spawn, 5);
+	ck_assert_int_eq(spawn, 6);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, SMARM_OPT_WORKERS, 2),
 			 SMARM_EINVAL);
 	ck_assert_int_eq(smarm_spawn_opts_set_int(o, 0, 4096), SMARM_EINVAL);
@@ -295,7 +299,7 @@ START_TEST(test_ids_every_stat_answers)
 	SMARM_STAT_MAP(XX)
 #undef XX
 	ck_assert_int_eq(smarm_node_get_int(node, 0, &v), SMARM_EINVAL);
-	ck_assert_int_eq(smarm_node_get_int(node, 42, &v), SMARM_EINVAL);
+	ck_assert_int_eq(smarm_node_get_int(node, 44, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, 64, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, -5, &v), SMARM_EINVAL);
 	ck_assert_int_eq(smarm_node_get_int(node, SMARM_STAT_SLOTS, NULL),
