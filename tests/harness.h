@@ -12,11 +12,14 @@
 #define SMARM_TEST_HARNESS_H
 
 #include <check.h>
+#include <dirent.h>
+#include <inttypes.h>
 #include <smarm/smarm.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +61,47 @@ static inline long harness_rss_bytes(void)
 }
 
 /* Open a node with `workers` workers; the caller runs and closes it. */
+/*
+ * The voluntary context switches of this process's first thread whose
+ * name (/proc/self/task/TID/comm) starts with name ("smarm-monitor",
+ * "smarm-epoll"), or -1 if none has it.
+ */
+static inline int64_t harness_thread_switches(const char *name)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int64_t v = -1;
+	if (dir == NULL)
+		return -1;
+	while (v < 0 && (e = readdir(dir)) != NULL) {
+		char path[320], line[128];
+		bool hit = false;
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
+			 e->d_name);
+		if ((f = fopen(path, "r")) != NULL) {
+			hit = fgets(line, sizeof line, f) != NULL &&
+			      strncmp(line, name, strlen(name)) == 0;
+			fclose(f);
+		}
+		if (!hit)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/status",
+			 e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "voluntary_ctxt_switches: %" SCNd64,
+				   &v) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(dir);
+	return v;
+}
+
 static inline smarm_node_t *harness_open(int workers)
 {
 	smarm_config_t *cfg = NULL;

@@ -582,45 +582,7 @@ START_TEST(test_io_epoll_esystem_leaves_the_syscall_errno)
 }
 END_TEST
 
-/*
- * The idle workers' poll (sched.c netpoll_park). The voluntary context
- * switches of this process's thread named "smarm-epoll", or -1.
- */
-static int64_t ip_thread_switches(const char *name)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	int64_t v = -1;
-	if (dir == NULL)
-		return -1;
-	while (v < 0 && (e = readdir(dir)) != NULL) {
-		char path[320], line[128];
-		bool hit = false;
-		FILE *f;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
-			 e->d_name);
-		if ((f = fopen(path, "r")) != NULL) {
-			hit = fgets(line, sizeof line, f) != NULL &&
-			      strncmp(line, name, strlen(name)) == 0;
-			fclose(f);
-		}
-		if (!hit)
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%s/status",
-			 e->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		while (fgets(line, sizeof line, f) != NULL)
-			if (sscanf(line, "voluntary_ctxt_switches: %" SCNd64,
-				   &v) == 1)
-				break;
-		fclose(f);
-	}
-	closedir(dir);
-	return v;
-}
+/* The idle workers' poll (sched.c netpoll_park). */
 
 #define IP_WAKES 2000
 
@@ -659,11 +621,11 @@ static void ip_root(void *arg)
 	HARNESS_EQ(pthread_create(&th, NULL, ip_writer, NULL), 0);
 	HARNESS_EQ(smarm_io_wait_readable(R.pfd[0]), 0);
 	HARNESS_EQ(read(R.pfd[0], buf, sizeof buf), 1);
-	e0 = ip_thread_switches("smarm-epoll");
+	e0 = harness_thread_switches("smarm-epoll");
 	/* The thread names itself once it runs. */
 	for (int i = 0; e0 < 0 && i < 1000; i++) {
 		HARNESS_EQ(smarm_actor_sleep(1000000), 0);
-		e0 = ip_thread_switches("smarm-epoll");
+		e0 = harness_thread_switches("smarm-epoll");
 	}
 	getrusage(RUSAGE_SELF, &ru0);
 	atomic_store(&ip_go, 1);
@@ -673,7 +635,7 @@ static void ip_root(void *arg)
 		got += (int)k;
 	}
 	getrusage(RUSAGE_SELF, &ru1);
-	e1 = ip_thread_switches("smarm-epoll");
+	e1 = harness_thread_switches("smarm-epoll");
 	pthread_join(th, NULL);
 	if (e0 >= 0 && e1 >= 0)
 		ip_epoll_csw = e1 - e0;

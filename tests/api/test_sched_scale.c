@@ -598,44 +598,6 @@ END_TEST
 static int64_t mw_wakes = -1;
 static uint64_t mw_elapsed;
 
-/* The voluntary context switches of this process's thread named
- * "smarm-monitor" (the run's preemption monitor), or -1 if none runs. */
-static int64_t mw_monitor_switches(void)
-{
-	DIR *dir = opendir("/proc/self/task");
-	struct dirent *e;
-	int64_t v = -1;
-	if (dir == NULL)
-		return -1;
-	while (v < 0 && (e = readdir(dir)) != NULL) {
-		char path[320], line[128];
-		bool mon = false;
-		FILE *f;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
-			 e->d_name);
-		if ((f = fopen(path, "r")) != NULL) {
-			mon = fgets(line, sizeof line, f) != NULL &&
-			      strncmp(line, "smarm-monitor", 13) == 0;
-			fclose(f);
-		}
-		if (!mon)
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%s/status",
-			 e->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		while (fgets(line, sizeof line, f) != NULL)
-			if (sscanf(line, "voluntary_ctxt_switches: %" SCNd64,
-				   &v) == 1)
-				break;
-		fclose(f);
-	}
-	closedir(dir);
-	return v;
-}
-
 static int mw_pipe[2];
 
 /* A foreign thread: a byte into the pipe every 100 us. */
@@ -655,11 +617,11 @@ static void mw_root(void *arg)
 {
 	(void)arg;
 	pthread_t th;
-	int64_t w0 = mw_monitor_switches();
+	int64_t w0 = harness_thread_switches("smarm-monitor");
 	/* The monitor names itself once it runs. */
 	for (int i = 0; w0 < 0 && i < 1000; i++) {
 		HARNESS_EQ(smarm_actor_sleep(1000000), 0);
-		w0 = mw_monitor_switches();
+		w0 = harness_thread_switches("smarm-monitor");
 	}
 	uint64_t t0 = smarm_now_ns();
 	HARNESS_EQ(pthread_create(&th, NULL, mw_writer, NULL), 0);
@@ -674,7 +636,7 @@ static void mw_root(void *arg)
 	}
 	pthread_join(th, NULL);
 	mw_elapsed = smarm_now_ns() - t0;
-	int64_t w1 = mw_monitor_switches();
+	int64_t w1 = harness_thread_switches("smarm-monitor");
 	if (w0 >= 0 && w1 >= 0)
 		mw_wakes = w1 - w0;
 }
