@@ -721,17 +721,22 @@ void causal_test_hot_b(uint32_t steps)
 	burn(steps);
 }
 
-static void sampled_a(void *arg)
+/* The first stage of the sampled pipelines: hot's work, then a send. */
+static void hot_stage(struct pipe *p, void (*hot)(uint32_t))
 {
-	struct pipe *p = arg;
 	int v = 1;
 	while (!atomic_load(&p->stop)) {
 		HARNESS_EQ(smarm_progress_begin(p->lat), 0);
-		causal_test_hot_a(20000);
+		hot(20000);
 		HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
 	}
 	v = 0;
 	HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+}
+
+static void sampled_a(void *arg)
+{
+	hot_stage(arg, causal_test_hot_a);
 }
 
 static void sampled_b(void *arg)
@@ -864,15 +869,7 @@ static const int hot_lines_last = __LINE__;
 
 static void lines_a(void *arg)
 {
-	struct pipe *p = arg;
-	int v = 1;
-	while (!atomic_load(&p->stop)) {
-		HARNESS_EQ(smarm_progress_begin(p->lat), 0);
-		causal_test_hot_lines(20000);
-		HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
-	}
-	v = 0;
-	HARNESS_EQ(smarm_chan_send(p->ch, &v), 0);
+	hot_stage(arg, causal_test_hot_lines);
 }
 
 static void lines_root(void *arg)
