@@ -951,29 +951,16 @@ END_TEST
  * profile; 0: none. */
 static int hottest_line(const char *path, int first, int last)
 {
-	FILE *f = fopen(path, "r");
-	char line[512];
-	const char *k = "\"location\":\"test_causal.c:";
-	long long best = 0, count[64] = { 0 };
-	int at = 0;
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_lt(last - first, 64);
-	while (fgets(line, sizeof line, f) != NULL) {
-		const char *c = strstr(line, k);
-		long long v;
-		int n;
-		if (c != NULL && sscanf(c + strlen(k), "%d", &n) == 1 &&
-		    n >= first && n <= last &&
-		    (c = strstr(line, "\"count\":")) != NULL &&
-		    sscanf(c, "\"count\":%lld", &v) == 1)
-			count[n - first] += v;
-	}
-	fclose(f);
-	for (int i = 0; i <= last - first; i++)
-		if (count[i] > best) {
-			best = count[i];
-			at = first + i;
+	long long best = 0;
+	int at = 0, unused;
+	for (int n = first; n <= last; n++) {
+		long long c =
+			lines_in(path, "samples", "location", n, n, &unused);
+		if (c > best) {
+			best = c;
+			at = n;
 		}
+	}
 	return at;
 }
 
