@@ -1275,6 +1275,23 @@ static __attribute__((noinline)) int recv_wait_more(struct smarm__wait *w,
 #define RECV_OFF_AT ((sizeof(struct smarm__recv_wait) + 15) & ~(size_t)15)
 
 /*
+ * A receive's first look at h's channel ch: SMARM_EAGAIN with ch locked
+ * (nothing to take: wait), else recv_check's answer (or SMARM_ESTATE,
+ * the handle dead) with ch unlocked.
+ */
+static inline int recv_lock_check(smarm_chan_t *ch, const smarm_chan_t *h,
+				  void *out, struct smarm__wait *w)
+{
+	int rc;
+	if (!chan_lock_live(ch, h))
+		return SMARM_ESTATE;
+	rc = recv_check(ch, out, w, 0);
+	if (rc != SMARM_EAGAIN)
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	return rc;
+}
+
+/*
  * smarm__chan_recv's wait for an actor whose parked stack is given back
  * (smarm__pstk_on, core/parkstk.c): the same loop, with its record off the
  * stack, in the actor's room, and the element a sender hands over put
@@ -1299,13 +1316,8 @@ static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
 		bool grown;
 		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 		grown = smarm__pstk_room_grow(me, need);
-		if (!chan_lock_live(ch, h))
-			return SMARM_ESTATE;
-		rc = recv_check(ch, out, w, 0);
-		if (rc != SMARM_EAGAIN) {
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		if ((rc = recv_lock_check(ch, h, out, w)) != SMARM_EAGAIN)
 			return rc;
-		}
 		if (!grown) {
 			struct smarm__recv_wait rws; /* on the stack */
 			recv_wait_init(&rws, ch, h, out);
@@ -1355,13 +1367,8 @@ recv_moved(struct smarm__wait *w, struct smarm__recv_wait *rw)
 	int rc = recv_not_parked(w, rw, SMARM__EWAIT_MOVE);
 	if (rc != SMARM__EWAIT_MOVE)
 		return rc; /* 0: handed over into out */
-	if (!chan_lock_live(ch, h))
-		return SMARM_ESTATE;
-	rc = recv_check(ch, out, w, 0);
-	if (rc != SMARM_EAGAIN) {
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	if ((rc = recv_lock_check(ch, h, out, w)) != SMARM_EAGAIN)
 		return rc;
-	}
 	return recv_off(w, ch, h, out);
 }
 
@@ -1382,13 +1389,8 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 	 * stack back is refused this park and waits in recv_off. */
 	smarm__wait_init(&w, me, deadline, recv_undo,
 			 (char *)&rw + SMARM__WAIT_MOVABLE);
-	if (!chan_lock_live(ch, h))
-		return SMARM_ESTATE;
-	rc = recv_check(ch, out, &w, 0);
-	if (rc != SMARM_EAGAIN) {
-		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	if ((rc = recv_lock_check(ch, h, out, &w)) != SMARM_EAGAIN)
 		return rc;
-	}
 	recv_wait_init(&rw, ch, h, out);
 	rw.rx.wt = smarm__wait_open(&w);
 	rx_push(ch, &rw.rx);
