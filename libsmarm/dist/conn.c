@@ -908,7 +908,10 @@ static void watch_add(struct dist_conn *c, struct dist_watch_req *q)
 		mref = 0; /* the watcher answers noproc */
 	}
 	q->q_mref = mref;
-	(void)smarm__dist_watch_post(d, q);
+	if (mref != 0) /* the watcher needs it only for a Down */
+		smarm__dist_watch_defer(d, q);
+	else /* noproc, at once */
+		(void)smarm__dist_watch_post(d, q);
 }
 
 /* Remove the monitor behind a DEMONITOR_P (ref) or an unlink (local):
@@ -928,14 +931,20 @@ static bool watch_del(struct dist_conn *c, int kind,
 			    : !smarm_pid_eq(w->rw_local, local))
 			continue;
 		*pp = w->rw_next;
-		/* Its Down, if it fired, is in the watcher's channel
-		 * already; if not, none will come. */
-		(void)smarm_demonitor(w->rw_mref, SMARM_DEMONITOR_FLUSH);
-		struct dist_watch_req *q = calloc(1, sizeof *q);
+		/* No Down of it comes to the watcher after this (FLUSH
+		 * removes one still queued); if one came before, it is
+		 * the watcher's orphan or matched its record. */
+		bool fired =
+			smarm_demonitor(w->rw_mref, SMARM_DEMONITOR_FLUSH) != 0;
+		/* The watcher never saw it (the usual call: MONITOR_P,
+		 * the request, DEMONITOR_P): nothing to tell. */
+		bool untold = smarm__dist_watch_undefer(c->c_d, w->rw_mref);
+		struct dist_watch_req *q =
+			untold && !fired ? NULL : calloc(1, sizeof *q);
 		if (q != NULL) {
 			q->q_op = DW_DEL;
 			q->q_mref = w->rw_mref;
-			(void)smarm__dist_watch_post(c->c_d, q);
+			smarm__dist_watch_defer(c->c_d, q);
 		}
 		free(w);
 		return true;

@@ -194,8 +194,14 @@ struct smarm_dist {
 	struct rmon *d_rmons; /* monitors of ours on remote processes */
 	struct dist_serve d_serves[DIST_SERVE_MAX]; /* smarm_dist_serve */
 	unsigned d_nserves;			    /* used in d_serves */
-	unsigned d_gen_jobs;	   /* gen.c's workers running */
-	uint64_t d_rmon_seq;	   /* the last of their ids */
+	unsigned d_gen_jobs;		   /* gen.c's workers running */
+	struct dist_watch_req *d_wq;	   /* deferred watcher requests, oldest
+					      first (watch.c INV-5) */
+	struct dist_watch_req **d_wq_tail; /* &last->q_next, or &d_wq */
+	unsigned d_wq_n;		   /* requests in d_wq */
+	unsigned d_wq_orphans;		   /* the watcher's orphan Downs, as
+					      it last said */
+	uint64_t d_rmon_seq;		   /* the last of their ids */
 	struct olink *d_olinks;	   /* links of ours on remote processes */
 	struct nmon *d_nmons;	   /* monitor_node requests of ours */
 	uint64_t d_unlink_seq;	   /* the last UNLINK_ID id we sent */
@@ -273,9 +279,10 @@ enum {
 	DW_UNLINK_OUT, /* that link is gone: remove monitor q_mref */
 };
 struct dist_watch_req {
-	int q_op;	 /* DW_ADD, ... */
-	int q_kind;	 /* DW_MONITOR or DW_LINK */
-	uint64_t q_conn; /* the connection incarnation */
+	struct dist_watch_req *q_next; /* d_wq: the deferred, in order */
+	int q_op;		       /* DW_ADD, ... */
+	int q_kind;		       /* DW_MONITOR or DW_LINK */
+	uint64_t q_conn;	       /* the connection incarnation */
 	char q_node[SMARM_DIST_NODE_MAX + 1];
 	struct dist_epid q_remote; /* the Erlang process */
 	smarm_pid_t q_local;	   /* the actor (0: none such) */
@@ -288,6 +295,12 @@ struct dist_watch_req {
 };
 /* Hand q (malloc'd; freed here on failure) to the watcher. */
 int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q);
+/* A reader's DW_ADD (a monitor set: q_mref not 0) or DW_DEL, handed to
+ * the watcher without waking it (d_wq; watch.c INV-5). */
+void smarm__dist_watch_defer(smarm_dist_t *d, struct dist_watch_req *q);
+/* The reader removed monitor mref before the watcher took its deferred
+ * DW_ADD: drop that request. Whether there was one. */
+bool smarm__dist_watch_undefer(smarm_dist_t *d, uint64_t mref);
 /* The watcher actor's body (arg: d). */
 void smarm__dist_watcher(void *arg);
 /* Monitors of ours on processes of other nodes (smarm_dist_monitor). */

@@ -132,6 +132,11 @@ static void dist_free(smarm_dist_t *d)
 		smarm_chan_receiver_free(d->d_watch_ch);
 	}
 	smarm__dist_rmon_free_all(d);
+	while (d->d_wq != NULL) { /* deferred, the watcher never ran */
+		struct dist_watch_req *q = d->d_wq;
+		d->d_wq = q->q_next;
+		free(q);
+	}
 	free(d->d_nodes);
 	free(d->d_pids);
 	free(d->d_phash);

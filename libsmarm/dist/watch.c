@@ -32,16 +32,24 @@
  * LINK arrived on sets the monitor, at once (so an actor that ends right
  * after the peer's link or monitor still reports to it), aiming its Down
  * at the watcher's channel, and keeps its own list to find it again for
- * DEMONITOR_P, UNLINK_ID or an EXIT (conn.c). It posts each record to
+ * DEMONITOR_P, UNLINK_ID or an EXIT (conn.c). It hands each record to
  * the watcher, an actor of the distribution, which turns Downs into
- * MONITOR_P_EXIT and EXIT frames. Its one channel carries both:
+ * MONITOR_P_EXIT and EXIT frames. A record of a monitor set (DW_ADD)
+ * and a removal (DW_DEL) are deferred: queued on d_wq under d_lock
+ * without waking the watcher, which takes them before whatever wakes
+ * it next (a Down, a request, a nudge), in order. A call from Erlang is
+ * MONITOR_P, the request and DEMONITOR_P (gen:do_call): posted, each
+ * woke the watcher, an actor on another worker as often as not, twice
+ * a call; deferred, the DEMONITOR_P finds its DW_ADD still queued and
+ * both go without the watcher ever running. Its one channel carries:
  * smarm_signal_t Downs from the runtime, and requests, as
  * smarm_signal_t of kind WATCH_REQ whose reason is the request's address
  * (the element size is the runtime's; SMARM_SIGNAL_* kinds are small).
  *
  * Ownership: a request is malloc'd by its poster and freed by the
  * watcher. Records and orphans are the watcher's alone.
- * Locking: none; only the watcher touches its records.
+ * Locking: d_lock (a leaf) guards d_wq, d_wq_n and d_wq_orphans;
+ * only the watcher touches its records.
  * Invariants:
  *   INV-1 a record is keyed by the reader's monitor ref (w_mref), unique
  *         in the node. A Down may overtake its record (the reader posts
@@ -58,6 +66,12 @@
  *         actor's end, its node's NODE_DOWN. Whoever takes it out acts
  *         for it (EXIT out, exit signal in, or nothing); the watcher's
  *         monitor (ol_mref) is removed by the watcher.
+ *   INV-5 a deferred record never waits behind a Down that needs it:
+ *         the watcher publishes its orphan count (d_wq_orphans) only
+ *         when it finds d_wq empty under d_lock, and a reader that
+ *         defers under the same lock while that count is not 0 (or
+ *         once WQ_NUDGE are queued) wakes the watcher with a nudge.
+ *         A DW_DEL also drops the orphan of its monitor.
  * See: docs/distribution.md ("Links and monitors").
  */
 #include "dist.h"
@@ -91,6 +105,64 @@ int smarm__dist_watch_post(smarm_dist_t *d, struct dist_watch_req *q)
 	if (rc != 0)
 		free(q);
 	return rc;
+}
+
+/* A deferred request's list grows to this before the watcher is woken
+ * to take it (memory stays bounded when no Down comes). */
+#define WQ_NUDGE 64
+
+void smarm__dist_watch_defer(smarm_dist_t *d, struct dist_watch_req *q)
+{
+	q->q_next = NULL;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	if (d->d_wq == NULL)
+		d->d_wq_tail = &d->d_wq;
+	*d->d_wq_tail = q;
+	d->d_wq_tail = &q->q_next;
+	/* INV-5: a Down may wait for this record as an orphan. */
+	bool nudge = ++d->d_wq_n >= WQ_NUDGE || d->d_wq_orphans > 0;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (nudge) {
+		/* A request of no address: "look at d_wq". */
+		smarm_signal_t s = { .kind = WATCH_REQ, .reason = 0 };
+		(void)smarm_chan_send(d->d_watch_ch, &s);
+	}
+}
+
+bool smarm__dist_watch_undefer(smarm_dist_t *d, uint64_t mref)
+{
+	struct dist_watch_req *q = NULL;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	for (struct dist_watch_req **pp = &d->d_wq; *pp; pp = &(*pp)->q_next)
+		if ((*pp)->q_op == DW_ADD && (*pp)->q_mref == mref) {
+			q = *pp;
+			*pp = q->q_next;
+			if (d->d_wq_tail == &q->q_next)
+				d->d_wq_tail = pp;
+			d->d_wq_n--;
+			break;
+		}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	free(q);
+	return q != NULL;
+}
+
+/*
+ * The watcher takes the deferred requests, oldest first. orphans >= 0:
+ * a Down found no record and would be kept as the orphans-th orphan;
+ * only if nothing is deferred (NULL) is that count published, under the
+ * lock a deferring reader reads it under (INV-5).
+ */
+static struct dist_watch_req *wq_take(smarm_dist_t *d, long orphans)
+{
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	struct dist_watch_req *q = d->d_wq;
+	d->d_wq = NULL;
+	d->d_wq_n = 0;
+	if (q == NULL && orphans >= 0)
+		d->d_wq_orphans = (unsigned)orphans;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	return q;
 }
 
 /* An OTP exit reason for how/reason, appended at b[*k] (cap bytes). */
@@ -374,6 +446,13 @@ static void handle_req(smarm_dist_t *d, struct watch **list,
 				free(w);
 				break;
 			}
+		/* Its Down came before its record: the peer no longer
+		 * wants it (INV-1). */
+		for (size_t i = 0; i < *norph; i++)
+			if (orph[i].o_mref == q->q_mref) {
+				orph[i] = orph[--*norph];
+				break;
+			}
 		break;
 	case DW_NODE_DOWN:
 		for (struct watch **pp = list; *pp;) {
@@ -403,6 +482,24 @@ static void handle_req(smarm_dist_t *d, struct watch **list,
 	free(q);
 }
 
+/* Handle a chain of deferred requests, oldest first, and say how many
+ * orphans are left (only the watcher lowers the count). */
+static void wq_handle(smarm_dist_t *d, struct watch **list, struct orphan *orph,
+		      size_t *norph, struct dist_watch_req *q)
+{
+	if (q == NULL)
+		return;
+	while (q != NULL) {
+		struct dist_watch_req *next = q->q_next;
+		handle_req(d, list, orph, norph, q);
+		q = next;
+	}
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	if (d->d_wq_orphans > *norph)
+		d->d_wq_orphans = (unsigned)*norph;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+}
+
 static void watcher_end(void *arg)
 {
 	smarm__dist_actor_done(arg); /* conn.c INV-4 */
@@ -422,8 +519,12 @@ void smarm__dist_watcher(void *arg)
 		smarm_signal_t s;
 		if (smarm_chan_recv(d->d_watch_ch, &s) != 0)
 			break;
+		/* What the readers deferred came before this (INV-5). */
+		wq_handle(d, &list, orph, &norph, wq_take(d, -1));
 		if (s.kind == WATCH_REQ) {
 			struct dist_watch_req *q = (void *)s.reason;
+			if (q == NULL) /* a nudge: d_wq is taken */
+				continue;
 			if (q->q_op == DW_STOP) {
 				free(q);
 				break;
@@ -433,21 +534,36 @@ void smarm__dist_watcher(void *arg)
 		}
 		if (s.kind != SMARM_SIGNAL_DOWN || olink_down(d, &s))
 			continue;
-		struct watch **pp = &list;
-		while (*pp != NULL && (*pp)->w_mref != s.ref)
-			pp = &(*pp)->w_next;
-		if (*pp != NULL) {
-			struct watch *w = *pp;
-			*pp = w->w_next; /* its monitor fired */
-			send_down(d, w, s.how, s.reason);
-			free(w);
-		} else if (orph != NULL) { /* INV-1 */
+		for (;;) {
+			struct watch **pp = &list;
+			while (*pp != NULL && (*pp)->w_mref != s.ref)
+				pp = &(*pp)->w_next;
+			if (*pp != NULL) {
+				struct watch *w = *pp;
+				*pp = w->w_next; /* its monitor fired */
+				send_down(d, w, s.how, s.reason);
+				free(w);
+				break;
+			}
+			if (orph == NULL)
+				break;
+			/* Its record may have been deferred meanwhile. */
+			size_t k = norph < ORPHANS_MAX ? norph + 1 : norph;
+			struct dist_watch_req *more = wq_take(d, (long)k);
+			if (more != NULL) {
+				wq_handle(d, &list, orph, &norph, more);
+				continue;
+			}
+			/* INV-1 */
 			if (norph == ORPHANS_MAX)
 				memmove(orph, orph + 1, --norph * sizeof *orph);
 			orph[norph++] =
 				(struct orphan){ s.ref, s.how, s.reason };
+			break;
 		}
 	}
+	/* Deferred before the stop: links among them see noconnection. */
+	wq_handle(d, &list, orph, &norph, wq_take(d, -1));
 	free(orph);
 	/* The distribution stops: links across it see noconnection. */
 	while (list != NULL) {

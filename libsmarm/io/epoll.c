@@ -16,34 +16,45 @@
  * sees it) reaches that worker. Without a monitor, or without
  * epoll_pwait2 (a poll with a ns deadline, for the timekeeper), the
  * thread polls alone, always. Level-triggered with
- * EPOLLONESHOT: each wait is exactly one ADD, at most one event, and one
- * DEL (by the poller on the event, or by the waiter when it leaves
- * the wait first), so no state carries over between waits and a woken
- * actor re-registering the same fd cannot race a stale arming. The
+ * EPOLLONESHOT, the registration kept: an fd's first wait ADDs it, a
+ * later wait re-arms it with one MOD, the event disarms it (the poller
+ * takes the entry and leaves the fd in the set: no DEL), and a waiter
+ * that leaves the wait another way (a timeout, another arm, a stop)
+ * DELs it, so nothing armed is left without a waiter. A reader's frame
+ * costs one epoll_ctl, not an ADD and a DEL (BEAM re-arms its one-shot
+ * the same way). Each arming carries a new registration number, so a
+ * woken actor re-arming the same fd cannot race a stale event. An fd
+ * closed while disarmed leaves the set with its file (the kernel's
+ * rule); the next wait on its number finds ENOENT at the MOD and ADDs
+ * the new file. The
  * poller takes the registration and wakes it under wlock (core.h
  * smarm__wake_and_unlock; a worker unlocks first), so the waiter cannot
  * leave the wait, and the run cannot end, in between (core.h INV-5).
  * Rejected: edge-triggered registrations kept across waits (a missed
- * edge hangs a waiter; a kept registration outlives a stopped waiter and
- * poisons the fd); one epoll fd per worker (a parked actor may resume on
- * any worker); the thread waiting in the set beside a polling worker
- * (the kernel wakes the newest waiter first, but a break written before
- * the worker's wait began went to the thread: a lost wake).
+ * edge hangs a waiter, and a kept armed registration outlives a stopped
+ * waiter and poisons the fd: a kept one is disarmed here); one epoll fd per
+ * worker (a parked actor may resume on any worker); the thread waiting in the
+ * set beside a polling worker (the kernel wakes the newest waiter first, but a
+ * break written before the worker's wait began went to the thread: a lost
+ * wake).
  *
  * Protocol, waiter side (select.c, wait.h): open -> smarm__fd_register
- * (pid, epoch) -> park -> smarm__fd_cancel(pid, epoch) whatever woke it
- * (a no-op when the poller already took the entry); a stop runs
- * the same cancel from the wait's undo hook. Poller side (ep_dispatch):
- * epoll_wait -> under wlock, if the entry's registration number matches
- * the event, take the entry, DEL the fd, wake (pid, epoch) -> unlock.
+ * (pid, epoch: ADD, or MOD of a kept one) -> park ->
+ * smarm__fd_cancel(pid, epoch) whatever woke it (a no-op returning
+ * false when the poller took the entry: the fd had its event; else a
+ * DEL); a stop runs the same cancel from the wait's undo hook. Poller
+ * side (ep_dispatch): epoll_wait -> under wlock, if the entry's
+ * registration number matches the event, take the entry (the one-shot
+ * disarmed the fd), wake (pid, epoch) -> unlock.
  *
  * Ownership: the table and the epoll fds belong to the node's io state;
  * the thread exists from smarm__epoll_start to smarm__epoll_stop (run
  * end).
  * Locking: wlock guards the table and serialises every epoll_ctl.
- * Invariants: INV-1 an fd is in the epoll set iff its table entry has a
- * waiter (pid != 0). INV-2 an entry is removed only by the poller
- * on its event or by a cancel naming exactly its (pid, epoch), so a
+ * Invariants: INV-1 an fd is armed in the epoll set iff its table entry
+ * has a waiter (pid != 0); one in the set without a waiter is disarmed
+ * (its one-shot fired) and noted in_set. INV-2 an entry is removed only by the
+ * poller on its event or by a cancel naming exactly its (pid, epoch), so a
  * stopped or timed-out waiter never removes a later waiter's entry and a
  * leftover entry never poisons the fd. INV-3 io_fd_waiters counts the
  * entries with a waiter. INV-4 at most one thread waits in the set (the
@@ -97,7 +108,8 @@ static int ep_dispatch(struct smarm__io *io, const struct epoll_event *ev,
 			wt.pid = io->fdw[fd].pid;
 			wt.epoch = io->fdw[fd].epoch;
 			io->fdw[fd].pid = 0;
-			epoll_ctl(io->epfd, EPOLL_CTL_DEL, (int)fd, NULL);
+			/* Its one-shot fired: it stays in the set, disarmed,
+			 * for the next wait's MOD (INV-1). */
 			atomic_fetch_sub(&io->ion->fd_waiters, 1);
 			woke++;
 		}
@@ -275,6 +287,30 @@ static int fdw_reserve(struct smarm__io *io, int fd)
 }
 
 /*
+ * Under wlock: arm fd's one-shot registration with ev. One kept from an
+ * earlier wait (in_set) is re-armed with MOD; ENOENT there means the fd
+ * was closed since and its number reused (the kernel dropped the old
+ * registration with the file), so the new file is added. 0, or -1 with
+ * errno.
+ */
+static int fdw_arm(struct smarm__io *io, int fd, struct epoll_event *ev)
+{
+	if (io->fdw[fd].in_set) {
+		if (epoll_ctl(io->epfd, EPOLL_CTL_MOD, fd, ev) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return -1;
+		io->fdw[fd].in_set = false;
+	}
+	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, ev) == 0)
+		return 0;
+	/* Registered though not noted (a DEL that failed): re-arm it. */
+	if (errno == EEXIST && epoll_ctl(io->epfd, EPOLL_CTL_MOD, fd, ev) == 0)
+		return 0;
+	return -1;
+}
+
+/*
  * Register (pid, epoch) as fd's waiter for `events` (SMARM_IO_* bits).
  * Returns 0, or SMARM_EEXIST (fd has a waiter), SMARM_EBADF, SMARM_ENOMEM,
  * SMARM_ESYSTEM; 1 when the kernel refuses to poll fd (EPERM: a regular
@@ -302,7 +338,7 @@ int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
 		ev.events |= EPOLLOUT;
 	io->fdw_seq++;
 	ev.data.u64 = ((uint64_t)io->fdw_seq << 32) | (uint32_t)fd;
-	if (epoll_ctl(io->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+	if (fdw_arm(io, fd, &ev) != 0) {
 		switch (errno) {
 		case EBADF:
 			rc = SMARM_EBADF;
@@ -322,6 +358,7 @@ int smarm__fd_register(struct smarm__io *io, int fd, uint32_t events,
 	io->fdw[fd].pid = pid;
 	io->fdw[fd].epoch = epoch;
 	io->fdw[fd].seq = io->fdw_seq;
+	io->fdw[fd].in_set = true;
 	atomic_fetch_add(&io->ion->fd_waiters, 1);
 out_unlock:
 	smarm__unlock(&io->wlock, SMARM__RANK_CHANNEL);
@@ -353,7 +390,10 @@ bool smarm__fd_cancel(struct smarm__io *io, int fd, uint64_t pid,
 	if ((uint32_t)fd < io->fdw_cap && io->fdw[fd].pid == pid &&
 	    io->fdw[fd].epoch == epoch) {
 		io->fdw[fd].pid = 0;
-		/* ENOENT/EBADF: the fd was closed under the wait; fine. */
+		io->fdw[fd].in_set = false;
+		/* Armed, it must not fire for nobody (a wait that ends
+		 * another way is rare: a timeout, another arm, a stop).
+		 * ENOENT/EBADF: the fd was closed under the wait; fine. */
 		epoll_ctl(io->epfd, EPOLL_CTL_DEL, fd, NULL);
 		atomic_fetch_sub(&io->ion->fd_waiters, 1);
 		removed = true;

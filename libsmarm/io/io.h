@@ -35,6 +35,9 @@ struct smarm__fdw {
 	uint64_t pid;	/* waiting actor; 0: no waiter */
 	uint32_t epoch; /* its wait */
 	uint32_t seq;	/* registration number, echoed in the epoll event */
+	bool in_set;	/* the fd is in the epoll set, disarmed (its
+			   one-shot fired) unless pid != 0: the next wait
+			   re-arms it with MOD (epoll.c INV-1) */
 };
 
 struct smarm__io_job;

@@ -13,13 +13,18 @@
  * after the arms before it are disarmed and the wait retired (core.h INV-3).
  * Otherwise the actor parks (with a timer entry when bounded). Whatever
  * wakes it (one arm, the timer, a stop), every arm is disarmed, fd arms
- * by smarm__fd_cancel, then one more poll over the fd arms decides
- * readiness (an fd whose registration the epoll thread took is ready
- * unless someone drained it meanwhile). The lowest index with an event
- * wins; if that event is an fd closed meanwhile (POLLNVAL) the wait ends
- * with SMARM_EBADF: the kernel drops a closed fd from epoll without an
+ * by smarm__fd_cancel, whose answer says whether the poller took the
+ * registration on the fd's event (INV-3): the usual wake of an fd wait
+ * is decided without another poll(2). Only when an fd arm comes before
+ * the first arm found ready that way (or none is) does one more poll
+ * over the fd arms decide. The lowest index with an event wins; if that
+ * event is an fd closed meanwhile (POLLNVAL) the wait ends with
+ * SMARM_EBADF: the kernel drops a closed fd from epoll without an
  * event, so only the timer, a stop or another arm can have woken us, and
  * a closed fd must not read as ready. Nothing ready means a new round.
+ * An fd whose event came may have been drained by someone else since:
+ * reported ready, its read finds EAGAIN (spurious readiness, which
+ * smarm_io_read and the dist reader retry).
  *
  * Ownership: the arm array and the per-call bookkeeping live on the
  * actor's stack for the duration of the call.
@@ -28,7 +33,9 @@
  * Invariants: INV-1 when the call returns, or the actor is stopped inside
  * it (the wait's undo hook), none of its registrations is left (core.h INV-5).
  * INV-2 fd arms are registered only after their own poll found them not
- * ready.
+ * ready. INV-3 after a park every fd arm was registered, so a cancel
+ * that finds its registration gone means the poller took it on an event
+ * of that fd (epoll.c INV-2).
  * See: docs/architecture/select.md, docs/architecture/io.md.
  */
 #include "io.h"
@@ -182,27 +189,37 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
  */
 static size_t selx_collect(struct selx *x, bool *dead)
 {
-	size_t k = 0;
 	size_t first = x->n;
-	bool polled;
+	*dead = false;
 	for (size_t i = 0; i < x->n; i++) {
 		const struct smarm__arm *a = &x->arms[i];
 		if (a->kind == SMARM__ARM_CHAN) {
 			if (smarm__chan_disarm_ready(a->chan, &x->rec[i]) &&
 			    first == x->n)
 				first = i;
-		} else if (x->io != NULL) {
-			smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch);
+		} else if (x->io != NULL &&
+			   !smarm__fd_cancel(x->io, a->fd, x->pid, x->epoch) &&
+			   first == x->n) {
+			/* Its registration was there (every arm was, to
+			 * park): the poller took it on its event (INV-3). */
+			first = i;
 		}
 	}
 	x->armed = 0;
+	/* An fd arm before the first ready one may be ready without its
+	 * event yet, or closed (no event comes then): the poll decides. */
+	size_t k = 0, before = 0;
+	for (size_t i = 0; i < x->n && i < first; i++)
+		before += x->arms[i].kind == SMARM__ARM_FD;
+	if (before == 0)
+		return first; /* the common wake: the fd's own event */
 	/* A failed poll reports nothing ready: the next round retries. */
-	polled = poll_now(x) == 0;
-	*dead = false;
+	if (poll_now(x) != 0)
+		return first;
 	for (size_t i = 0; i < x->n && i < first; i++) {
 		if (x->arms[i].kind != SMARM__ARM_FD)
 			continue;
-		if (polled && pfd_ready(&x->pfd[k])) {
+		if (pfd_ready(&x->pfd[k])) {
 			first = i;
 			*dead = (x->pfd[k].revents & POLLNVAL) != 0;
 		}

@@ -22,6 +22,7 @@
 
 #include <ei.h>
 #include <smarm/dist.h>
+#include <smarm/obs.h>
 #include <smarm/otp.h>
 #include <smarm/smarm_plugin.h>
 
@@ -125,6 +126,7 @@ static struct {
 	char text[40][128];
 	uint64_t ns[4];
 	struct peer *peer;
+	bool stats; /* the node keeps actor statistics */
 	char node[64];
 	const char *cookie;
 } R;
@@ -156,6 +158,8 @@ static void run_node(smarm_actor_cb root)
 					      harness_workers(2)),
 			 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_LOG_LEVEL, 7), 0);
+	ck_assert_int_eq(
+		smarm_config_set_int(cfg, SMARM_OPT_ACTOR_STATS, R.stats), 0);
 	ck_assert_int_eq(smarm_config_set_logger(cfg, log_capture, NULL), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
@@ -781,6 +785,96 @@ START_TEST(test_dist_gen_plain_messages_reach_handle_info)
 }
 END_TEST
 
+/* ---- what a served call costs ---- */
+
+#define QUIET_CALLS 2000
+
+/* Have the driver make n calls of get to our counter, one after the
+ * other, and wait for it to finish. */
+static void erl_bench(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
+		      int n, char *out, size_t cap)
+{
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 4);
+	ei_x_encode_atom(&x, "bench");
+	x_dest(&x, d, "counter", SMARM_DIST_PID_NONE);
+	ei_x_encode_long(&x, n);
+	x_pid(&x, d, me);
+	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
+					(size_t)x.index),
+		   0);
+	ei_x_free(&x);
+	erl_result(box, out, cap);
+}
+
+static void root_quiet(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL;
+	smarm_server_t *sc = NULL;
+	smarm_snapshot_t *s0 = NULL, *s1 = NULL;
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	HARNESS_EQ(smarm_dist_mailbox(d, &box), 0);
+	HARNESS_EQ(smarm_server_start(counter, "10", "counter", &sc), 0);
+	HARNESS_EQ(smarm_dist_serve(d, "counter", counter), 0);
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	/* The connection, its reader and the watcher's first work. */
+	erl_bench(d, box, me, 100, R.text[0], sizeof R.text[0]);
+	HARNESS_EQ(smarm_snapshot_take(NULL, &s0), 0);
+	erl_bench(d, box, me, QUIET_CALLS, R.text[1], sizeof R.text[1]);
+	HARNESS_EQ(smarm_snapshot_take(NULL, &s1), 0);
+	/* Which actors that were there before ran about once a call or
+	 * more (the per-call workers are new: not counted). */
+	size_t busy = 0;
+	for (size_t i = 0;
+	     s0 != NULL && s1 != NULL && i < smarm_snapshot_count(s1); i++) {
+		smarm_actor_info_t a = { .size = sizeof a }, b = a;
+		size_t k;
+		if (smarm_snapshot_get(s1, i, &b) != 0 ||
+		    smarm_snapshot_find(s0, b.pid, &k) != 0 ||
+		    smarm_snapshot_get(s0, k, &a) != 0)
+			continue;
+		uint64_t runs = b.runs - a.runs;
+		fprintf(stderr, "# actor %llu (%s): %llu runs in %d calls\n",
+			(unsigned long long)b.pid.id, b.name,
+			(unsigned long long)runs, QUIET_CALLS);
+		if (runs >= QUIET_CALLS / 2)
+			busy++;
+	}
+	R.rc[1] = (int)busy;
+	smarm_snapshot_free(s0);
+	smarm_snapshot_free(s1);
+	R.rc[2] = smarm_dist_stop(d);
+	HARNESS_EQ(smarm_server_shutdown(sc, MS(10000), NULL), 0);
+	smarm_server_free(sc);
+	harness_chan_drop(box);
+}
+
+/*
+ * A call from Erlang (MONITOR_P, the request, DEMONITOR_P: gen:do_call)
+ * runs the connection's reader and the server, and no other actor of
+ * the node: the monitor's record reaches the watcher only if a Down
+ * needs it (watch.c INV-5). Until then the watcher ran at every call,
+ * an actor woken on another worker as often as not.
+ */
+START_TEST(test_dist_gen_served_call_wakes_only_reader_and_server)
+{
+	struct peer p = { 0 };
+	R.stats = true;
+	run_with_peer(&p, "gq", root_quiet);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_msg(atol(R.text[1]) > 0, "bench: %s", R.text[1]);
+	ck_assert_int_le(R.rc[1], 2); /* the reader, the server */
+	ck_assert_int_ge(R.rc[1], 1);
+	ck_assert_int_eq(R.rc[2], 0);
+}
+END_TEST
+
 Suite *smarm_test_dist_gen_suite(void)
 {
 	Suite *s = suite_create("dist_gen");
@@ -792,6 +886,8 @@ Suite *smarm_test_dist_gen_suite(void)
 	tcase_add_test(
 		tc, test_dist_gen_libsmarm_calls_and_casts_erlang_gen_server);
 	tcase_add_test(tc, test_dist_gen_plain_messages_reach_handle_info);
+	tcase_add_test(tc,
+		       test_dist_gen_served_call_wakes_only_reader_and_server);
 	suite_add_tcase(s, tc);
 	return s;
 }

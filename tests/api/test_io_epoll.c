@@ -434,6 +434,112 @@ START_TEST(test_io_epoll_pipe_ping_pong_pairs_all_finish)
 }
 END_TEST
 
+/* ------------------------------------------------ kept registrations */
+
+/* Is fd registered in an epoll set of this process (fdinfo's "tfd:")? */
+static bool fd_in_an_epoll_set(int fd)
+{
+	DIR *dir = opendir("/proc/self/fdinfo");
+	struct dirent *e;
+	bool found = false;
+	if (dir == NULL)
+		return false;
+	while (!found && (e = readdir(dir)) != NULL) {
+		char path[300], line[256];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL) {
+			int tfd;
+			if (sscanf(line, "tfd: %d", &tfd) == 1 && tfd == fd) {
+				found = true;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+static void *kept_writer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 200; i++) {
+		/* Once the reader is parked on the pipe again. */
+		uint64_t t0 = smarm_now_ns();
+		while (atomic_load(&R.flag) != i + 1 &&
+		       smarm_now_ns() - t0 < 5000000000ull)
+			usleep(50);
+		write_byte(R.pfd[1]);
+	}
+	return NULL;
+}
+
+static void kept_root(void *arg)
+{
+	pthread_t t;
+	int old[2];
+	(void)arg;
+	if (pthread_create(&t, NULL, kept_writer, NULL) != 0) {
+		R.errors++;
+		return;
+	}
+	for (int i = 0; i < 200; i++) {
+		char c;
+		ptrdiff_t got = 0;
+		atomic_store(&R.flag, i + 1);
+		if (smarm_io_read(R.pfd[0], &c, 1, &got) != 0 || got != 1)
+			R.errors++;
+	}
+	pthread_join(t, NULL);
+	/* Woken by its event 200 times: still in the set (disarmed). */
+	R.rc[0] = fd_in_an_epoll_set(R.pfd[0]);
+	/* Its number reused by another pipe while a dup keeps the old file
+	 * (and its disarmed registration) alive: a wait on the new pipe
+	 * arms the new file, and the old one's data wakes nobody. */
+	int keep = dup(R.pfd[0]);
+	old[0] = R.pfd[0];
+	old[1] = R.pfd[1];
+	close(R.pfd[0]);
+	if (pipe2(R.pfd, O_NONBLOCK | O_CLOEXEC) != 0) {
+		R.errors++;
+		close(keep);
+		close(old[1]);
+		return;
+	}
+	R.rc[1] = R.pfd[0] == old[0]; /* reused (else not this case) */
+	write_byte(old[1]);
+	R.rc[2] = smarm_io_wait_readable_timeout(R.pfd[0], MS(50));
+	write_byte(R.pfd[1]);
+	R.rc[3] = smarm_io_wait_readable_timeout(R.pfd[0], MS(5000));
+	close(keep);
+	close(old[1]);
+}
+
+/*
+ * An fd's registration is kept between its waits: a wait woken by the fd
+ * leaves it in the epoll set, disarmed, and the next wait re-arms it
+ * (one epoll_ctl a wait, not an ADD and a DEL: the dist reader's frame).
+ * A number closed and reused meanwhile gets the new file armed.
+ */
+START_TEST(test_io_epoll_registration_kept_across_waits)
+{
+	reset();
+	ck_assert_int_eq(harness_run(2, kept_root, NULL), SMARM_EXIT_NORMAL);
+	ck_assert_int_eq(R.errors, 0);
+	ck_assert_int_eq(R.rc[0], 1);
+	ck_assert_int_eq(R.rc[1], 1); /* the number was reused */
+	ck_assert_int_eq(R.rc[2], SMARM_ETIMEDOUT);
+	ck_assert_int_eq(R.rc[3], 0);
+	close_pipe();
+}
+END_TEST
+
 /* ---------------------------------------------------------- errors */
 
 static void errors_root(void *arg)
@@ -758,6 +864,7 @@ Suite *smarm_test_io_epoll_suite(void)
 	tc = tcase_create("idle_poll");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_io_epoll_idle_worker_polls_without_the_thread);
+	tcase_add_test(tc, test_io_epoll_registration_kept_across_waits);
 	tcase_add_test(tc,
 		       test_io_epoll_busy_workers_hand_the_poll_to_the_thread);
 	suite_add_tcase(s, tc);
