@@ -95,8 +95,10 @@ struct tw_flow {
 	bool tf_send;  /* the WAKE was its waker's send's */
 	bool tf_flow;  /* the WAKE was inside its waker's slice: an arrow */
 	bool tf_recv;  /* the WAKE carries the woken's RECV (SMARM__TRF_RECV) */
-	uint64_t tf_pid;  /* WAKE: the woken pid */
-	uint64_t tf_chan; /* WAKE, tf_send: the channel */
+	bool tf_inst;  /* WAKE: its SEND instant is still to be written */
+	uint64_t tf_pid;   /* WAKE: the woken pid */
+	uint64_t tf_chan;  /* WAKE, tf_send: the channel */
+	uint64_t tf_waker; /* WAKE, tf_inst: the sender pid */
 };
 
 struct tw_open {
@@ -106,8 +108,11 @@ struct tw_open {
 	size_t to_at, to_end; /* drain_pass: the ring's run in the batch */
 };
 
+/* An actor's name: a LABEL's text, or "actor <index>" made once. */
 struct tw_name {
 	uint64_t tn_pid;
+	uint8_t tn_len;
+	bool tn_label; /* a LABEL's: not replaced by another pid's made name */
 	char tn_text[SMARM__TRACE_NAME_MAX];
 };
 
@@ -220,21 +225,24 @@ static const char *intent_text(uint32_t intent)
 	return "?";
 }
 
-static const char *won_text(uint32_t won)
+/* A park's instant name: "park " and what it waits on (a SMARM__WON_*),
+ * which is also its "on" argument (the text after PARK_PREFIX). */
+#define PARK_PREFIX (sizeof "park " - 1)
+static const char *park_name(uint32_t won)
 {
 	switch (won) {
 	case SMARM__WON_CALL:
-		return "call";
+		return "park call";
 	case SMARM__WON_JOIN:
-		return "join";
+		return "park join";
 	case SMARM__WON_MUTEX:
-		return "mutex";
+		return "park mutex";
 	case SMARM__WON_IO:
-		return "io";
+		return "park io";
 	case SMARM__WON_SLEEP:
-		return "sleep";
+		return "park sleep";
 	}
-	return "message";
+	return "park message";
 }
 
 static struct tw_name *name_slot(struct smarm__obs_trace *tw, uint64_t pid)
@@ -260,23 +268,36 @@ static __attribute__((noinline)) void name_cat(char *buf, size_t cap,
 	buf[n + m] = '\0';
 }
 
-static void actor_name(struct smarm__obs_trace *tw, uint64_t pid, char *buf,
-		       size_t cap)
+/* pid's slice name and its length: its label, else "actor <index>",
+ * kept in pid's slot unless another pid's label holds it (then made in
+ * tmp, of SMARM__TRACE_NAME_MAX bytes). */
+static const char *actor_name(struct smarm__obs_trace *tw, uint64_t pid,
+			      char *tmp, size_t *len)
 {
-	const struct tw_name *nm = name_slot(tw, pid);
+	struct tw_name *nm = name_slot(tw, pid);
 	char num[24];
 	uint32_t v = (uint32_t)(pid & 0xffffffu); /* slot.h: the index bits */
 	size_t k = sizeof num;
+	char *out = tmp;
 	if (nm->tn_pid == pid && nm->tn_text[0] != '\0') {
-		name_cat(buf, cap, nm->tn_text, NULL);
-		return;
+		*len = nm->tn_len;
+		return nm->tn_text;
+	}
+	if (!nm->tn_label || nm->tn_text[0] == '\0') {
+		nm->tn_pid = pid;
+		nm->tn_label = false;
+		out = nm->tn_text;
 	}
 	num[--k] = '\0';
 	do {
 		num[--k] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v != 0);
-	name_cat(buf, cap, "actor ", num + k);
+	name_cat(out, SMARM__TRACE_NAME_MAX, "actor ", num + k);
+	*len = strlen(out);
+	if (out == nm->tn_text)
+		nm->tn_len = (uint8_t)*len;
+	return out;
 }
 
 /* Escape s into a JSON string body (names are short). */
@@ -348,8 +369,9 @@ static void json_meta(struct smarm__obs_trace *tw)
 static void json_slice(struct smarm__obs_trace *tw, uint32_t track,
 		       uint64_t pid, uint64_t t0, uint64_t t1, const char *end)
 {
-	char name[64];
-	actor_name(tw, pid, name, sizeof name);
+	char tmp[SMARM__TRACE_NAME_MAX];
+	size_t len;
+	const char *name = actor_name(tw, pid, tmp, &len);
 	json_fmt(tw, "{\"ph\":\"X\",\"cat\":\"actor\",\"name\":\"");
 	json_str(tw, name);
 	json_fmt(tw,
@@ -510,8 +532,10 @@ static void pb_packet(struct smarm__obs_trace *tw, uint64_t ns, uint32_t f,
  * message here is far below 2^14 bytes, the most two bytes hold.
  */
 #define PW_MAX 1024 /* bytes one track event packet may take */
+/* The encoders inline, so that a literal name's memcpy is a store. */
+#define PW_INLINE inline __attribute__((always_inline))
 
-static uint8_t *pw_varint(uint8_t *p, uint64_t v)
+static PW_INLINE uint8_t *pw_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);
@@ -521,12 +545,13 @@ static uint8_t *pw_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static uint8_t *pw_uint(uint8_t *p, uint32_t field, uint64_t v)
+static PW_INLINE uint8_t *pw_uint(uint8_t *p, uint32_t field, uint64_t v)
 {
 	return pw_varint(pw_varint(p, (uint64_t)field << 3), v);
 }
 
-static uint8_t *pw_bytes(uint8_t *p, uint32_t field, const void *s, size_t len)
+static PW_INLINE uint8_t *pw_bytes(uint8_t *p, uint32_t field, const void *s,
+				   size_t len)
 {
 	p = pw_varint(pw_varint(p, (uint64_t)field << 3 | 2), len);
 	memcpy(p, s, len);
@@ -542,14 +567,14 @@ static uint8_t *pw_fixed64(uint8_t *p, uint32_t field, uint64_t v)
 }
 
 /* Open a nested message: its tag and two bytes for its length. */
-static uint8_t *pw_open(uint8_t *p, uint32_t field, uint8_t **len_at)
+static PW_INLINE uint8_t *pw_open(uint8_t *p, uint32_t field, uint8_t **len_at)
 {
 	p = pw_varint(p, (uint64_t)field << 3 | 2);
 	*len_at = p;
 	return p + 2;
 }
 
-static void pw_close(uint8_t *len_at, const uint8_t *end)
+static PW_INLINE void pw_close(uint8_t *len_at, const uint8_t *end)
 {
 	size_t len = (size_t)(end - (len_at + 2));
 	SMARM_ASSERT(len < (1u << 14));
@@ -558,8 +583,8 @@ static void pw_close(uint8_t *len_at, const uint8_t *end)
 }
 
 /* A debug annotation: its name and an unsigned or a string value. */
-static uint8_t *pw_annot_u(uint8_t *p, const char *name, size_t nlen,
-			   uint64_t v)
+static PW_INLINE uint8_t *pw_annot_u(uint8_t *p, const char *name, size_t nlen,
+				     uint64_t v)
 {
 	uint8_t *l;
 	p = pw_open(p, F_TE_DEBUG, &l);
@@ -587,11 +612,12 @@ struct pw_pkt {
 	uint8_t *l_ev;	/* TracePacket.track_event's length */
 };
 
-/* Begin a TrackEvent of type on track at ns (cat, name: NULL none);
+/* Begin a TrackEvent of type on track at ns (cat, name of their
+ * lengths: NULL none, each < 2^7 bytes);
  * false: no memory, nothing more is written. */
 static bool pw_begin(struct smarm__obs_trace *tw, struct pw_pkt *k, uint64_t ns,
 		     int type, uint32_t track, const char *cat, size_t clen,
-		     const char *name)
+		     const char *name, size_t nlen)
 {
 	uint8_t *p;
 	out_reserve(tw, PW_MAX);
@@ -607,8 +633,7 @@ static bool pw_begin(struct smarm__obs_trace *tw, struct pw_pkt *k, uint64_t ns,
 	if (cat != NULL)
 		p = pw_bytes(p, F_TE_CATEGORIES, cat, clen);
 	if (name != NULL)
-		p = pw_bytes(p, F_TE_NAME, name,
-			     strnlen(name, SMARM__TRACE_NAME_MAX * 2));
+		p = pw_bytes(p, F_TE_NAME, name, nlen);
 	k->p = p;
 	return true;
 }
@@ -666,8 +691,10 @@ static uint64_t rec_ns(const struct smarm__obs_trace *tw,
 		       : 0;
 }
 
+/* pid's slice begins on track at ns; proto, flow != 0: the slice ends
+ * that flow (its terminating_flow_ids: no instant of its own). */
 static void slice_begin(struct smarm__obs_trace *tw, uint32_t track,
-			uint64_t pid, uint64_t ns)
+			uint64_t pid, uint64_t ns, uint64_t flow)
 {
 	struct tw_open *o = &tw->tw_open[track];
 	o->to_open = true;
@@ -675,12 +702,15 @@ static void slice_begin(struct smarm__obs_trace *tw, uint32_t track,
 	o->to_ns = ns;
 	if (tw->tw_fmt == SMARM_TRACE_PERFETTO) {
 		struct pw_pkt k;
-		char name[64];
-		actor_name(tw, pid, name, sizeof name);
+		char tmp[SMARM__TRACE_NAME_MAX];
+		size_t len;
+		const char *name = actor_name(tw, pid, tmp, &len);
 		if (!pw_begin(tw, &k, ns, TE_SLICE_BEGIN, track,
-			      PW_LIT("actor"), name))
+			      PW_LIT("actor"), name, len))
 			return;
 		k.p = pw_annot_u(k.p, PW_LIT("pid"), pid);
+		if (flow != 0)
+			k.p = pw_fixed64(k.p, F_TE_FLOW_END, flow);
 		pw_end(tw, &k);
 	}
 }
@@ -696,17 +726,74 @@ static void slice_end(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		json_slice(tw, track, o->to_pid, o->to_ns, ns, why);
 	} else {
 		struct pw_pkt k;
-		if (!pw_begin(tw, &k, ns, TE_SLICE_END, track, NULL, 0, NULL))
+		if (!pw_begin(tw, &k, ns, TE_SLICE_END, track, NULL, 0, NULL,
+			      0))
 			return;
 		k.p = pw_annot_s(k.p, PW_LIT("end"), why);
 		pw_end(tw, &k);
 	}
 }
 
-static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
-		    const struct smarm__trace_rec *r)
+/*
+ * The arguments an instant shows, per kind: up to two of its record's
+ * a, b, c under their names (an id or pid in hex in JSON, a count in
+ * decimal; a count of one and a target of none are left out). The rest
+ * of a record is in the instant's name and track or the slice around it.
+ */
+enum { ARG_NONE, ARG_A, ARG_B, ARG_C };
+struct tw_arg {
+	char ta_name[10];
+	uint8_t ta_len;
+	uint8_t ta_which; /* ARG_* */
+	bool ta_count;	  /* a count: decimal, left out when 1 */
+	bool ta_opt;	  /* left out when 0 */
+};
+#define ARG(name, which, count)                                                \
+	{                                                                      \
+		name, sizeof(name) - 1, which, count, 0                        \
+	}
+static const struct tw_arg kind_args[SMARM__TR_KINDS][2] = {
+	[SMARM__TR_SPAWN] = { ARG("child", ARG_B, false) },
+	[SMARM__TR_EXIT] = { ARG("pid", ARG_A, false),
+			     ARG("reason", ARG_B, true) },
+	[SMARM__TR_PARK] = { { "target", 6, ARG_B, false, true } },
+	[SMARM__TR_SEND] = { ARG("chan", ARG_B, false), ARG("n", ARG_C, true) },
+	[SMARM__TR_RECV] = { ARG("chan", ARG_B, false), ARG("n", ARG_C, true) },
+	[SMARM__TR_TIMER] = { ARG("pid", ARG_A, false) },
+	[SMARM__TR_CALL] = { ARG("server", ARG_B, false) },
+	[SMARM__TR_CAST] = { ARG("server", ARG_B, false) },
+	[SMARM__TR_REPLY] = { ARG("client", ARG_B, false) },
+	[SMARM__TR_RESTART] = { ARG("child pid", ARG_B, false),
+				ARG("restarts", ARG_C, true) },
+};
+#undef ARG
+
+/* An argument's value, or false if it is not shown. */
+static bool arg_value(const struct tw_arg *g, const struct smarm__trace_rec *r,
+		      uint64_t *v)
 {
-	char buf[64], args[256];
+	switch (g->ta_which) {
+	case ARG_A:
+		*v = r->tr_a;
+		break;
+	case ARG_B:
+		*v = r->tr_b;
+		break;
+	case ARG_C:
+		*v = r->tr_c;
+		break;
+	default:
+		return false;
+	}
+	return !(g->ta_count && *v == 1) && !(g->ta_opt && *v == 0);
+}
+
+/* An instant of r on track at ns; proto, flow != 0: it starts that
+ * flow (its flow_ids), so no instant of its own is needed for it. */
+static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
+		    const struct smarm__trace_rec *r, uint64_t flow)
+{
+	char buf[64], args[192];
 	const char *name = kind_text(r->tr_kind); /* or buf */
 	const char *s = NULL;			  /* a string argument */
 	const char *sname = "";
@@ -718,10 +805,9 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		name = buf;
 		break;
 	case SMARM__TR_PARK:
-		s = won_text(r->tr_c);
+		name = park_name(r->tr_c);
+		s = name + PARK_PREFIX;
 		sname = "on";
-		name_cat(buf, sizeof buf, "park ", s);
-		name = buf;
 		break;
 	case SMARM__TR_TIMER:
 		s = r->tr_c ? "timed send" : "timeout";
@@ -737,36 +823,70 @@ static void instant(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		}
 		break;
 	}
+	const struct tw_arg *ga =
+		kind_args[r->tr_kind < SMARM__TR_KINDS ? r->tr_kind : 0];
+	uint64_t v;
 	if (tw->tw_fmt == SMARM_TRACE_JSON) {
-		int k = snprintf(args, sizeof args,
-				 "\"a\":\"0x%" PRIx64 "\",\"b\":\"0x%" PRIx64
-				 "\",\"c\":%" PRIu32,
-				 r->tr_a, r->tr_b, r->tr_c);
-		if (s != NULL && k > 0 && (size_t)k < sizeof args)
-			snprintf(args + k, sizeof args - (size_t)k,
-				 ",\"%s\":\"%s\"", sname, s);
+		size_t k = 0;
+		args[0] = '\0';
+		for (int i = 0; i < 2; i++) {
+			if (!arg_value(&ga[i], r, &v))
+				continue;
+			k += (size_t)snprintf(
+				args + k, sizeof args - k,
+				ga[i].ta_count ? "%s\"%s\":%" PRIu64
+					       : "%s\"%s\":\"0x%" PRIx64 "\"",
+				k ? "," : "", ga[i].ta_name, v);
+		}
+		/* k < sizeof args: two short arguments fit (no cut) */
+		if (s != NULL)
+			snprintf(args + k, sizeof args - k, "%s\"%s\":\"%s\"",
+				 k ? "," : "", sname, s);
 		json_instant(tw, track, ns, name, args);
 	} else {
 		struct pw_pkt k;
 		if (!pw_begin(tw, &k, ns, TE_INSTANT, track, PW_LIT("smarm"),
-			      name))
+			      name, strlen(name)))
 			return;
-		k.p = pw_annot_u(k.p, PW_LIT("a"), r->tr_a);
-		k.p = pw_annot_u(k.p, PW_LIT("b"), r->tr_b);
-		k.p = pw_annot_u(k.p, PW_LIT("c"), r->tr_c);
+		for (int i = 0; i < 2; i++)
+			if (arg_value(&ga[i], r, &v))
+				k.p = pw_annot_u(k.p, ga[i].ta_name,
+						 ga[i].ta_len, v);
 		if (s != NULL)
 			k.p = pw_annot_s(k.p, sname, strlen(sname), s);
+		if (flow != 0)
+			k.p = pw_fixed64(k.p, F_TE_FLOW, flow);
 		pw_end(tw, &k);
 	}
 }
 
-/* Write the flow of a WAKE half and a WOKEN half (INV-2), and the
- * woken's RECV that a send's WAKE carries, where its slice begins. */
-static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
-		       uint32_t t_in, uint64_t ns_in)
+/* A WAKE half's SEND instant, held until the half pairs or goes (the
+ * flow's start, when there is one: flow). */
+static void send_instant(struct smarm__obs_trace *tw,
+			 const struct tw_flow *wake, uint64_t flow)
 {
-	uint64_t id;
-	const char *name = wake->tf_send ? "send" : "wake";
+	struct smarm__trace_rec sd = {
+		.tr_a = wake->tf_waker,
+		.tr_b = wake->tf_chan,
+		.tr_c = 1,
+		.tr_kind = SMARM__TR_SEND,
+	};
+	instant(tw, wake->tf_track, wake->tf_ns, &sd, flow);
+}
+
+/*
+ * Write the flow of a WAKE half and a WOKEN half (INV-2), the WAKE's
+ * SEND instant, and the woken's RECV that a send's WAKE carries, where
+ * its slice begins. in: the flow id that the woken's slice begin has
+ * already ended (proto, the WAKE merged first: run_in), else 0. In
+ * proto the flow starts on the SEND instant (a "wake" instant for a
+ * wake that is no send's) and ends on the slice begin, or on a "woken"
+ * instant when the slice began before its WAKE was merged.
+ */
+static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
+		       uint32_t t_in, uint64_t ns_in, uint64_t in)
+{
+	uint64_t id = in;
 	if (wake->tf_recv) {
 		struct smarm__trace_rec rv = {
 			.tr_a = wake->tf_pid,
@@ -774,23 +894,36 @@ static void flow_write(struct smarm__obs_trace *tw, const struct tw_flow *wake,
 			.tr_c = 1,
 			.tr_kind = SMARM__TR_RECV,
 		};
-		instant(tw, t_in, ns_in, &rv);
+		instant(tw, t_in, ns_in, &rv, 0);
 	}
-	if (!wake->tf_flow)
+	if (!wake->tf_flow) {
+		if (wake->tf_inst)
+			send_instant(tw, wake, 0);
 		return;
-	id = ++tw->tw_flow_id;
+	}
+	if (id == 0)
+		id = ++tw->tw_flow_id;
 	if (tw->tw_fmt == SMARM_TRACE_JSON) {
-		json_flow(tw, id, name, wake->tf_track, wake->tf_ns, t_in,
-			  ns_in);
+		if (wake->tf_inst)
+			send_instant(tw, wake, 0);
+		json_flow(tw, id, wake->tf_send ? "send" : "wake",
+			  wake->tf_track, wake->tf_ns, t_in, ns_in);
+		return;
+	}
+	if (wake->tf_inst) {
+		send_instant(tw, wake, id);
 	} else {
 		struct pw_pkt k;
 		if (!pw_begin(tw, &k, wake->tf_ns, TE_INSTANT, wake->tf_track,
-			      PW_LIT("flow"), name))
+			      PW_LIT("flow"), PW_LIT("wake")))
 			return;
 		k.p = pw_fixed64(k.p, F_TE_FLOW, id);
 		pw_end(tw, &k);
+	}
+	if (in == 0) {
+		struct pw_pkt k;
 		if (!pw_begin(tw, &k, ns_in, TE_INSTANT, t_in, PW_LIT("flow"),
-			      "woken"))
+			      PW_LIT("woken")))
 			return;
 		k.p = pw_fixed64(k.p, F_TE_FLOW_END, id);
 		pw_end(tw, &k);
@@ -804,20 +937,34 @@ static uint64_t flow_key(uint64_t pid, uint32_t epoch)
 	return k != 0 ? k : 1;
 }
 
+static struct tw_flow *flow_slot(struct smarm__obs_trace *tw, uint64_t key)
+{
+	return &tw->tw_flows[key >> 52 & (FLOW_SLOTS - 1)];
+}
+
+/* An unpaired half goes: no flow, but a WAKE's SEND instant is kept. */
+static void flow_drop(struct smarm__obs_trace *tw, struct tw_flow *f)
+{
+	if (f->tf_key != 0 && !f->tf_woken && f->tf_inst)
+		send_instant(tw, f, 0);
+	f->tf_key = 0;
+}
+
 /* One half of a flow: pair it, or keep it for its other half. */
 static void flow_half(struct smarm__obs_trace *tw, uint64_t key,
 		      const struct tw_flow *half)
 {
-	struct tw_flow *f = &tw->tw_flows[key >> 52 & (FLOW_SLOTS - 1)];
+	struct tw_flow *f = flow_slot(tw, key);
 	if (f->tf_key == key && f->tf_woken != half->tf_woken) {
 		if (half->tf_woken)
-			flow_write(tw, f, half->tf_track, half->tf_ns);
+			flow_write(tw, f, half->tf_track, half->tf_ns, 0);
 		else
-			flow_write(tw, half, f->tf_track, f->tf_ns);
+			flow_write(tw, half, f->tf_track, f->tf_ns, 0);
 		f->tf_key = 0;
 		return;
 	}
-	*f = *half; /* an unpaired older half in the way is dropped */
+	flow_drop(tw, f); /* an unpaired older half in the way */
+	*f = *half;
 	f->tf_key = key;
 }
 
@@ -825,13 +972,25 @@ static void flow_half(struct smarm__obs_trace *tw, uint64_t key,
 static void run_in(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 		   uint64_t pid, bool woken, uint32_t epoch)
 {
+	uint64_t key = woken ? flow_key(pid, epoch) : 0;
+	struct tw_flow *f = flow_slot(tw, key);
 	slice_end(tw, track, ns, "lost"); /* INV-1 */
-	slice_begin(tw, track, pid, ns);
+	if (woken && f->tf_key == key && !f->tf_woken) {
+		/* Its WAKE came first: in proto the slice ends the flow. */
+		uint64_t id = 0;
+		if (f->tf_flow && tw->tw_fmt == SMARM_TRACE_PERFETTO)
+			id = ++tw->tw_flow_id;
+		slice_begin(tw, track, pid, ns, id);
+		flow_write(tw, f, track, ns, id);
+		f->tf_key = 0;
+		return;
+	}
+	slice_begin(tw, track, pid, ns, 0);
 	if (woken) { /* its flow's end */
 		struct tw_flow h = { .tf_ns = ns,
 				     .tf_track = track,
 				     .tf_woken = true };
-		flow_half(tw, flow_key(pid, epoch), &h);
+		flow_half(tw, key, &h);
 	}
 }
 
@@ -851,7 +1010,7 @@ static void run_out(struct smarm__obs_trace *tw, uint32_t track, uint64_t ns,
 			.tr_c = won,
 			.tr_kind = SMARM__TR_PARK,
 		};
-		instant(tw, track, ns, &pk);
+		instant(tw, track, ns, &pk, 0);
 	}
 	slice_end(tw, track, ns, intent_text(intent));
 }
@@ -893,17 +1052,14 @@ static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
 			.tf_pid = r->tr_b,
 			.tf_chan = r->tr_x,
 		};
+		/* Its SEND instant (as a SEND record's) waits with the half,
+		 * so that in proto it is also the flow's start. */
+		h.tf_inst = h.tf_send && o->to_open;
+		h.tf_waker = r->tr_a;
 		if (h.tf_flow || h.tf_recv)
 			flow_half(tw, flow_key(r->tr_b, r->tr_c), &h);
-		if (h.tf_send && o->to_open) { /* as a SEND record's */
-			struct smarm__trace_rec sd = {
-				.tr_a = r->tr_a,
-				.tr_b = r->tr_x,
-				.tr_c = 1,
-				.tr_kind = SMARM__TR_SEND,
-			};
-			instant(tw, track, ns, &sd);
-		}
+		else if (h.tf_inst)
+			send_instant(tw, &h, 0);
 		return;
 	}
 	case SMARM__TR_LABEL: {
@@ -911,10 +1067,12 @@ static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
 		/* A registered name wins over a behaviour's text. */
 		if (!(r->tr_flags & SMARM__TRF_NAME))
 			return;
-		if (nm->tn_pid != r->tr_a || r->tr_c == 0 ||
-		    nm->tn_text[0] == '\0') {
+		if (nm->tn_pid != r->tr_a || r->tr_c == 0 || !nm->tn_label) {
 			nm->tn_pid = r->tr_a;
+			nm->tn_label = true;
 			memcpy(nm->tn_text, r->tr_name, sizeof nm->tn_text);
+			nm->tn_len = (uint8_t)strnlen(nm->tn_text,
+						      sizeof nm->tn_text);
 		}
 		return;
 	}
@@ -927,7 +1085,7 @@ static void rec_handle(struct smarm__obs_trace *tw, uint32_t track,
 	default:
 		break;
 	}
-	instant(tw, track, ns, r);
+	instant(tw, track, ns, r, 0);
 }
 
 /*
@@ -1106,6 +1264,8 @@ void smarm__obs_trace_close(struct smarm_node *n, struct smarm__obs_trace *tw)
 	/* No worker runs: what is left is final. Close the open slices. */
 	while (drain_pass(tw) && !tw->tw_failed)
 		;
+	for (size_t i = 0; i < FLOW_SLOTS; i++)
+		flow_drop(tw, &tw->tw_flows[i]);
 	for (uint32_t i = 0; i < tw->tw_t->tc_n; i++)
 		slice_end(tw, i, tw->tw_last_ns, "trace end");
 	if (tw->tw_fmt == SMARM_TRACE_JSON)

@@ -9,8 +9,10 @@ json:  the file must parse with Python's json module (after close it is
        a line is a readable Chrome JSON trace for Perfetto).
 proto: the file is decoded here against Perfetto's field numbers
        (Trace.packet 1; TracePacket timestamp 8, track_event 11,
-       track_descriptor 60; TrackEvent type 9, track_uuid 11, name 23,
-       flow_ids 47 and terminating_flow_ids 48, both fixed64;
+       track_descriptor 60; TrackEvent type 9, track_uuid 11,
+       categories 22, name 23, flow_ids 47 and terminating_flow_ids
+       48, both fixed64; a flow may start on an instant of its own
+       (category "flow") or on an event's, and end on a slice begin;
        TrackDescriptor uuid 1, name 2, thread 4).
 Both: slices nest strictly per track (here: never overlap), every flow
 has both ends, each bound inside a slice of its track; every track used
@@ -18,7 +20,8 @@ has a name. Each `want` argument is a substring that some event name
 must contain ("call add"), or "name~N" for at least N events whose name
 contains name ("send~50" counts flows named send, and the send
 instants); "flow:NAME" is a flow's start named NAME ("flow:send~50");
-"instant:NAME=N" is exactly N instants (not flow events) named NAME
+"instant:NAME=N" is exactly N instants named NAME (not the flow
+category's: an instant that also starts a flow counts)
 ("instant:recv=400": every receive of a scenario, none twice), and
 "flow:NAME=N" exactly N flow starts named NAME ("flow:send=400").
 Exit status 0: all good; 1: a problem, printed.
@@ -188,9 +191,11 @@ def check_proto(path, wants):
                     name = th.get(5, b"").decode() or name
                 tracks[td[1]] = name
             elif n == 11:
-                ev = {"flow": [], "end": [], "name": ""}
+                ev = {"flow": [], "end": [], "name": "", "cat": []}
                 for k, kw, x in fields(v):
-                    if k == 9:
+                    if k == 22:
+                        ev["cat"].append(x.decode())
+                    elif k == 9:
                         ev["type"] = x
                     elif k == 11:
                         ev["track"] = x
@@ -226,7 +231,7 @@ def check_proto(path, wants):
             slices.setdefault(tr, []).append((t0, ev["ts"], name))
         else:
             names.append(ev["name"])
-            if ev.get("type") == 3 and not ev["flow"] and not ev["end"]:
+            if ev.get("type") == 3 and "flow" not in ev["cat"]:
                 instants.append(ev["name"])
         for fid in ev["flow"]:
             if fid in starts:
