@@ -207,6 +207,14 @@ static inline uint64_t smarm__cycles_fast(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/*
+ * Evict the cache lines of [p, p + n) from every cache (written back if
+ * dirty; the bytes stay as they are): CLFLUSHOPT where the CPU has it,
+ * else CLFLUSH. For memory another CPU is about to write again, so that
+ * its write finds no copy to take back from this one (core/trace.c).
+ */
+void smarm__lines_evict(const void *p, size_t n);
+
 static inline void smarm__cpu_relax(void)
 {
 	__asm__ volatile("pause" ::: "memory");

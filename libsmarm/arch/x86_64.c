@@ -7,8 +7,9 @@
  * actor's pc and sp, tells whether it stopped at a syscall instruction,
  * and diverts it into that trampoline; and a reader of DWARF call-frame
  * information (.eh_frame_hdr / .eh_frame) that unwinds an interrupted
- * actor one frame at a time, for return-path preemption. The context
- * switch and the trampolines are in x86_64.S.
+ * actor one frame at a time, for return-path preemption; and the cache
+ * line eviction (CLFLUSHOPT, else CLFLUSH). The context switch and the
+ * trampolines are in x86_64.S.
  *
  * Ownership: smarm__xsave_size and smarm__have_xsave are process-wide,
  * written only by smarm__cpu_probe, which core/preempt.c runs once (under
@@ -36,6 +37,8 @@
 #include "arch.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -90,6 +93,51 @@ void smarm__cpu_probe(void)
 			smarm__have_xsave = 1;
 		}
 	}
+}
+
+/* Whether CLFLUSHOPT is there (CPUID.(EAX=7,ECX=0):EBX bit 23): 0 not
+ * asked yet, 1 no, 2 yes. Any thread may ask; every answer is the same. */
+static _Atomic int have_clflushopt;
+
+static bool clflushopt_probe(void)
+{
+	int v = atomic_load_explicit(&have_clflushopt, memory_order_relaxed);
+	if (v == 0) {
+		unsigned a, b, c, d;
+		__asm__ volatile("cpuid"
+				 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+				 : "a"(0), "c"(0));
+		b = 0;
+		if (a >= 7)
+			__asm__ volatile("cpuid"
+					 : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+					 : "a"(7), "c"(0));
+		v = (b & (1u << 23)) ? 2 : 1;
+		atomic_store_explicit(&have_clflushopt, v,
+				      memory_order_relaxed);
+	}
+	return v == 2;
+}
+
+__attribute__((target("clflushopt"))) static void evict_opt(uintptr_t a,
+							    uintptr_t end)
+{
+	for (; a < end; a += 64)
+		__builtin_ia32_clflushopt((const void *)a);
+}
+
+void smarm__lines_evict(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)63;
+	uintptr_t end = (uintptr_t)p + n;
+	if (n == 0)
+		return;
+	if (clflushopt_probe()) {
+		evict_opt(a, end);
+		return;
+	}
+	for (; a < end; a += 64)
+		__builtin_ia32_clflush((const void *)a);
 }
 
 size_t smarm__preempt_frame_size(void)

@@ -250,6 +250,14 @@ uint32_t smarm__trace_take(struct smarm__trace_ring *r,
 		out[k] = r->tr_buf[(t + k) & r->tr_mask];
 		k++;
 	}
+	/* TRACE-5: out of this CPU's caches before the producer writes
+	 * the slots again (at most two runs: the ring may wrap). */
+	if (k != 0) {
+		uint64_t i = t & r->tr_mask;
+		uint64_t run = r->tr_mask + 1 - i < k ? r->tr_mask + 1 - i : k;
+		smarm__lines_evict(&r->tr_buf[i], run * sizeof *r->tr_buf);
+		smarm__lines_evict(r->tr_buf, (k - run) * sizeof *r->tr_buf);
+	}
 	/* The copies before the slots are handed back to the producer. */
 	atomic_store_explicit(&r->tr_tail, t + k, memory_order_release);
 	return k;

@@ -51,6 +51,11 @@
  * TRACE-4 tr_lim is at most the first multiple of the ring's size above
  * the head it was set at, and while head < tr_lim, tr_cur is
  * &tr_buf[head & tr_mask] (every put at the limit sets both).
+ * TRACE-5 the consumer evicts the lines of the records it takes from
+ * its caches before it hands the slots back (smarm__lines_evict): the
+ * producer's next write of a slot then takes the line from memory, not
+ * from the consumer's CPU, which on a 2-vCPU VM cost a traced
+ * ping_pong_rtt about 3x (docs/benchmarks.md, the sixth tracer pass).
  * See: docs/observability.md (Tracing).
  */
 #ifndef SMARM_CORE_TRACE_H
