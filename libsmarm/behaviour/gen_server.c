@@ -594,15 +594,20 @@ int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid, smarm_chan_t **h)
 int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
 			  const struct bhv_env *e)
 {
-	smarm_chan_t *h, *last = NULL;
-	int rc;
+	smarm_chan_t *h, *last;
+	int rc = smarm__bhv_inbox_of(n, pid, &h);
 	/* The handle is generation-checked: a channel freed since the
 	 * look is refused (closed), never touched (registry.c INV-5). Freed
 	 * as the server hibernated again (INV-7), the next look finds
-	 * another: sent there. The same one closed: the server ends. */
-	while ((rc = smarm__bhv_inbox_of(n, pid, &h)) == 0 &&
-	       (rc = smarm__reg_chan_send(h, e)) == SMARM_ECLOSED && h != last)
+	 * another: sent there. None, or the same one: closed, the server
+	 * ends (SMARM_ECLOSED, as before the look again). */
+	if (rc != 0)
+		return rc;
+	while ((rc = smarm__reg_chan_send(h, e)) == SMARM_ECLOSED) {
 		last = h;
+		if (smarm__bhv_inbox_of(n, pid, &h) != 0 || h == last)
+			return SMARM_ECLOSED;
+	}
 	return rc;
 }
 
