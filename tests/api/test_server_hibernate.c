@@ -8,9 +8,13 @@
  * before (terminate runs); a hibernated server keeps no cold block
  * (timers, monitors, tokens, a continue: gen_server.h struct gs_cold)
  * once none of it is in use, and makes it again on first use, its
- * timers, tokens, continues and status as before; 100,000 hibernated
- * servers are started and
- * each is called once (4 workers; the bench's
+ * timers, tokens, continues and status as before; its inbox channel,
+ * freed as it hibernates (gen_server.c INV-7), is made again by the
+ * message that wakes it (a cast, an info, a call, a burst the observer
+ * sees queued; kept with a bound of its own, past which a send is
+ * SMARM_EFULL), in send order, and by clients racing it; 100,000
+ * hibernated servers are started and each is called once (4 workers;
+ * the bench's
  * idle_bytes_server_hibernated measures 1M). Built again with
  * SERVER_HIB_MANY 1000000 it is the `slow` suite's server_million: a
  * million hibernated servers at once, each called, then shut down, with
