@@ -15,7 +15,10 @@
  * freed by the actor's cleanup handler, and holds one plugin reference.
  * Its cold block (struct gs_cold: timers, monitors, tokens, idle
  * window, continue, hibernate_after) is its own, made on first use and
- * freed as it hibernates with none of that in use or at its end.
+ * freed as it hibernates with none of that in use or at its end. Its
+ * inbox channel is its own too (one sender and one receiver reference),
+ * freed as it hibernates when idle and made again by whoever needs it
+ * first, a sender or the server as it wakes (INV-7).
  * Only its actor touches it; a context pointer is checked against the
  * caller's own (smarm__bhv_self_is) before use. Reply tokens are handle
  * pool cells (core/handle.h): smarm_reply decodes one in O(1) and
@@ -41,11 +44,25 @@
  * the behaviour state of its actor, read under the actor's cold lock
  * (smarm__bhv_inbox_of): the context is set once the inbox is made and
  * cleared, under that lock, before it is freed, and the inbox handle
- * is cleared before its channel is; the registry holds nothing of a
- * server that has no name. INV-6 a server's sv_armed points at its
+ * is cleared before its channel is at the end (in the same hold of the
+ * lock as its free at a hibernation: a handle read before is refused,
+ * generation-checked); the registry holds nothing of a server that has
+ * no name. INV-6 a server's sv_armed points at its
  * cold block's gc_ntimers while it has one, else at a static 0 (a
  * machine's, at its own count); timer ids come from one counter
  * (gs_timer_ids), so a block made again never reuses one.
+ * INV-7 sv_inbox is NULL while running only before the start made it
+ * or after the end freed it: a hibernating server frees its inbox if
+ * it is idle (nothing queued, no reference but its own, the default
+ * bound: smarm__chan_free_idle, which tests and retires in one hold of
+ * the channel's lock, so a send with a cached handle either kept it or
+ * is refused and looks the inbox up again) and sets sv_nobox; both
+ * under its actor's cold lock, as is every change of sv_nobox and
+ * every making of the inbox after the start: by the first sender that
+ * looks it up (inbox_look; its band attached before its send, which
+ * wakes the server: mbox.c INV-4) or by the server as it goes on
+ * (inbox_restore; it ends with SMARM_ENOMEM if it cannot). The end
+ * clears sv_nobox first, so no inbox is made after it.
  * See: docs/architecture/behaviours.md, docs/plugins.md.
  */
 #include "gen_server.h"
@@ -541,19 +558,29 @@ bool smarm__bhv_self_is(const void *cx, unsigned tag)
  * which its end takes to clear that state before the context is freed:
  * no registry record, no published mailbox (INV-5).
  */
+static int inbox_make(struct smarm_gs_ctx *sv);
+
 static int inbox_look(void *state, void *arg)
 {
 	uintptr_t v = (uintptr_t)state;
-	const struct smarm_gs_ctx *sv = state;
+	struct smarm_gs_ctx *sv = state;
 	smarm_chan_t **h = arg;
 	const char *ignored;
 	if (state == NULL)
-		return SMARM_ENOCHAN; /* alive, and no server */
-	if ((v & 1u) == BHV_SELF_MACHINE)
-		sv = smarm__sm_peek((const void *)(v & ~(uintptr_t)1u),
-				    &ignored);
-	/* Cleared (band_free) as the server ends: then none. */
+		return SMARM_ENOCHAN;	  /* alive, and no server */
+	if ((v & 1u) == BHV_SELF_MACHINE) /* its own, under its lock */
+		sv = (struct smarm_gs_ctx *)smarm__sm_peek(
+			(const void *)(v & ~(uintptr_t)1u), &ignored);
 	*h = __atomic_load_n(&sv->sv_inbox, __ATOMIC_ACQUIRE);
+	if (*h == NULL && sv->sv_nobox) {
+		/* Dropped as it hibernated (INV-7): made again here, its
+		 * band attached before this sender's send wakes it. */
+		int rc = inbox_make(sv);
+		if (rc != 0)
+			return rc;
+		*h = sv->sv_inbox;
+	}
+	/* Cleared (band_free) as the server ends: then none. */
 	return *h != NULL ? 0 : SMARM_ENOCHAN;
 }
 
@@ -567,11 +594,21 @@ int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid, smarm_chan_t **h)
 int smarm__bhv_inbox_send(struct smarm_node *n, smarm_pid_t pid,
 			  const struct bhv_env *e)
 {
-	smarm_chan_t *h;
+	smarm_chan_t *h, *last;
 	int rc = smarm__bhv_inbox_of(n, pid, &h);
 	/* The handle is generation-checked: a channel freed since the
-	 * look is refused (closed), never touched (registry.c INV-5). */
-	return rc == 0 ? smarm__reg_chan_send(h, e) : rc;
+	 * look is refused (closed), never touched (registry.c INV-5). Freed
+	 * as the server hibernated again (INV-7), the next look finds
+	 * another: sent there. None, or the same one: closed, the server
+	 * ends (SMARM_ECLOSED, as before the look again). */
+	if (rc != 0)
+		return rc;
+	while ((rc = smarm__reg_chan_send(h, e)) == SMARM_ECLOSED) {
+		last = h;
+		if (smarm__bhv_inbox_of(n, pid, &h) != 0 || h == last)
+			return SMARM_ECLOSED;
+	}
+	return rc;
 }
 
 /* What an inbox envelope owns beyond itself: its heap block. */
@@ -1002,6 +1039,109 @@ static void band_free(smarm_chan_t **ch)
 
 static void bhv_resume(struct smarm__mbox *mb);
 
+/* ---- the inbox, dropped while hibernated (INV-7) ---- */
+
+/*
+ * Make sv's inbox, band BHV_BAND_INBOX, bounded by the default and with
+ * its owned words declared (chan.c INV-10), and publish it: 0 or a
+ * status (nothing made). By sv's actor at its start or resume, or by a
+ * sender finding it dropped; with the actor's cold lock held but at the
+ * start, before the context is set (INV-7).
+ */
+static int inbox_make(struct smarm_gs_ctx *sv)
+{
+	smarm_chan_t *h;
+	int rc = smarm_chan_alloc(&h, sizeof(struct bhv_env),
+				  smarm__bhv_env_free);
+	if (rc != 0)
+		return rc;
+	rc = smarm__chan_set_limit(h, SMARM_QUEUE_LIMIT_DEFAULT);
+	if (rc == 0)
+		rc = smarm__chan_set_owned(
+			h, offsetof(struct bhv_env, en_reply),
+			offsetof(struct bhv_env, en_msg.mg_heap));
+	if (rc == 0)
+		rc = smarm__mbox_attach(&sv->sv_mb, BHV_BAND_INBOX, h);
+	if (rc != 0) {
+		bhv_chan_free(h);
+		return rc;
+	}
+	/* atomic: an observer reads it (smarm__bhv_peek) */
+	__atomic_store_n(&sv->sv_inbox, h, __ATOMIC_RELEASE);
+	sv->sv_nobox = false;
+	return 0;
+}
+
+/* Under sv's actor's cold lock (smarm__actor_ext_update of its own
+ * pid): drop its idle inbox, or make it again. */
+static int inbox_drop_locked(void **state, void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	smarm_chan_t *h = sv->sv_inbox;
+	(void)state;
+	/* Something queued, or its own bound: kept. */
+	if (smarm__chan_free_idle(h, SMARM_QUEUE_LIMIT_DEFAULT) != 0)
+		return SMARM_EAGAIN;
+	/* The owner alone scans the band table, and not now (the cell is
+	 * type-stable: a scan of it would read a retired cell's 0). */
+	smarm__mbox_detach_band(&sv->sv_mb, BHV_BAND_INBOX);
+	__atomic_store_n(&sv->sv_inbox, NULL, __ATOMIC_RELEASE);
+	sv->sv_nobox = true;
+	return 0;
+}
+
+static int inbox_restore_locked(void **state, void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	(void)state;
+	return sv->sv_nobox ? inbox_make(sv) : 0;
+}
+
+/*
+ * sv hibernates: its inbox goes if it is idle (nothing queued, the
+ * default bound), so a hibernated server holds no channel cell; the
+ * first sender to find it gone makes it again (inbox_look), or the
+ * server as it resumes (inbox_restore).
+ */
+static void inbox_drop(struct smarm_gs_ctx *sv)
+{
+	(void)smarm__actor_ext_update(smarm__current_node(), smarm__self_pid(),
+				      SMARM__SUB_BEHAVIOUR, inbox_drop_locked,
+				      sv);
+}
+
+/* sv runs again after a hibernation (or did not hibernate): its inbox
+ * is there, made by a sender or now; a server that cannot make it ends
+ * (SMARM_ENOMEM). */
+static void inbox_restore(struct smarm_gs_ctx *sv)
+{
+	int rc = smarm__actor_ext_update(
+		smarm__current_node(), smarm__self_pid(), SMARM__SUB_BEHAVIOUR,
+		inbox_restore_locked, sv);
+	if (rc != 0)
+		smarm_actor_crash(rc);
+}
+
+/*
+ * sv hibernates until a band has an element or wait passes, no batch,
+ * cold block (unless in use) or idle inbox kept: goes on at bhv_resume;
+ * returns only if it did not hibernate (a band was ready, the wait was
+ * 0, an error), with its inbox back.
+ */
+static __attribute__((noinline)) int gs_hibernate(struct smarm_gs_ctx *sv,
+						  uint64_t wait)
+{
+	int rc;
+	if (sv->sv_batch != NULL)
+		batch_release(sv);
+	cold_trim(sv);
+	inbox_drop(sv);
+	rc = smarm__mbox_hibernate(smarm__current(), &sv->sv_mb, wait,
+				   bhv_resume);
+	inbox_restore(sv);
+	return rc;
+}
+
 /* Serve one message, highest band first, waiting at most wait: 0 or
  * SMARM_ETIMEDOUT. A server that cannot wait ends. */
 static inline int serve_one(struct smarm_gs_ctx *sv,
@@ -1039,15 +1179,8 @@ static inline int serve_one(struct smarm_gs_ctx *sv,
 		}
 		served_flush(sv);
 		/* Hibernating, it goes on at bhv_resume: no frame of a
-		 * callback is on the stack here, and no batch is kept. */
-		if (sv->sv_hib) {
-			if (sv->sv_batch != NULL)
-				batch_release(sv);
-			cold_trim(sv);
-		}
-		rc = sv->sv_hib ? smarm__mbox_hibernate(smarm__current(),
-							&sv->sv_mb, wait,
-							bhv_resume)
+		 * callback is on the stack here. */
+		rc = sv->sv_hib ? gs_hibernate(sv, wait)
 				: smarm__mbox_wait(smarm__current(), &sv->sv_mb,
 						   wait, &band);
 		if (rc == SMARM_ETIMEDOUT)
@@ -1227,8 +1360,21 @@ static void timers_end(struct smarm_gs_ctx *sv)
 		(void)smarm__gs_timer_cancel(sv, c->gc_timers[0].gt_id);
 }
 
+/* Under sv's actor's cold lock: no sender makes its inbox again. */
+static int inbox_seal_locked(void **state, void *arg)
+{
+	struct smarm_gs_ctx *sv = arg;
+	(void)state;
+	sv->sv_nobox = false;
+	return 0;
+}
+
 static void mailbox_free(struct smarm_gs_ctx *sv)
 {
+	/* INV-7: first, so that the band table is the owner's alone. */
+	(void)smarm__actor_ext_update(smarm__current_node(), smarm__self_pid(),
+				      SMARM__SUB_BEHAVIOUR, inbox_seal_locked,
+				      sv);
 	served_flush(sv);
 	if (sv->sv_trap)
 		(void)smarm_trap_exit(NULL);
@@ -1303,25 +1449,13 @@ static void bhv_end(void *arg)
 		end_fin(sv);
 }
 
-/* Make sv's mailbox: its inbox, band BHV_BAND_INBOX (found by clients
- * once the caller sets its context: smarm__bhv_inbox_of): 0 or a status
- * (then nothing is left to free). */
+/* Make sv's mailbox: its inbox (found by clients once the caller sets
+ * its context: smarm__bhv_inbox_of): 0 or a status (then nothing is
+ * left to free). */
 static int mailbox_make(struct smarm_gs_ctx *sv)
 {
-	int rc;
 	smarm__mbox_init(&sv->sv_mb);
-	rc = band_make(sv, &sv->sv_inbox, sizeof(struct bhv_env),
-		       smarm__bhv_env_free, BHV_BAND_INBOX);
-	if (rc == 0)
-		rc = smarm__chan_set_limit(sv->sv_inbox,
-					   SMARM_QUEUE_LIMIT_DEFAULT);
-	if (rc == 0)
-		rc = smarm__chan_set_owned(
-			sv->sv_inbox, offsetof(struct bhv_env, en_reply),
-			offsetof(struct bhv_env, en_msg.mg_heap));
-	if (rc != 0)
-		band_free(&sv->sv_inbox);
-	return rc;
+	return inbox_make(sv);
 }
 
 /* Label the actor with its behaviour and plugin for fault reports. */
@@ -1444,6 +1578,7 @@ static void bhv_resume(struct smarm__mbox *mb)
 						offsetof(struct smarm_gs_ctx,
 							 sv_mb));
 	const smarm_gs_desc_t *d = &sv->sv_be->bh_gs;
+	inbox_restore(sv);
 	sv->sv_hib = false;
 	if (sv->sv_cold != NULL && sv->sv_cold->gc_idle_ns != 0 &&
 	    smarm__mbox_timed_out(&sv->sv_mb) && d->handle_idle != NULL)

@@ -43,7 +43,8 @@ struct gs_cold {
 struct smarm_gs_ctx {
 	const struct smarm_behaviour *sv_be; /* plugin reference held */
 	void *sv_state;			     /* the behaviour's state */
-	smarm_chan_t *sv_inbox;		     /* its requests (published) */
+	smarm_chan_t *sv_inbox;		     /* its requests (published); NULL
+						while hibernated (sv_nobox) */
 	smarm_chan_t *sv_sig;		     /* trapped exits, Downs, or NULL */
 	smarm_chan_t *sv_tick;		     /* timer fires, or NULL */
 	struct smarm__mbox sv_mb;	     /* its bands: sig, tick, inbox */
@@ -83,6 +84,9 @@ struct smarm_gs_ctx {
 	bool sv_mon;	       /* monitors not yet Down (gc_nmon != 0) */
 	bool sv_cont;	       /* handle_continue next (gc_tag) */
 	bool sv_hib_set;       /* gc_hib_after applies */
+	bool sv_nobox;	       /* its inbox was dropped as it hibernated:
+				  a sender makes it again (gen_server.c
+				  INV-7); under its actor's cold lock */
 	bool sv_sup : 1;       /* report to a supervisor */
 	bool sv_reported : 1;  /* the start was reported */
 	bool sv_created : 1;   /* create succeeded */
@@ -127,7 +131,8 @@ int smarm__bhv_hibernate_after(struct smarm_gs_ctx *sv, uint64_t ns);
  * fresh stack from a hibernation. */
 __attribute__((noreturn)) void smarm__bhv_loop(struct smarm_gs_ctx *sv);
 
-/* Is a request queued (in the inbox or a batch taken)? A snapshot. */
+/* Is a request queued (in the inbox or a batch taken)? A snapshot (no
+ * inbox: none). */
 static inline bool smarm__gs_pending(const struct smarm_gs_ctx *sv)
 {
 	return sv->sv_bi < sv->sv_bn || smarm__chan_maybe_ready(sv->sv_inbox);
@@ -149,12 +154,14 @@ int smarm__bhv_token_new(struct smarm_gs_ctx *sv, const struct bhv_op *op,
 			 struct smarm_reply **out);
 
 /*
- * The inbox of the server or machine pid on node n: 0 and *h (a handle,
- * generation-checked: it may be stale by the time it is used), or
- * SMARM_ENOCHAN (pid is alive and no server, or its server is ending)
- * or SMARM_ENOPROC (no live actor). _send sends e to it as
- * smarm_node_send would: 0, SMARM_ECLOSED, SMARM_EFULL, SMARM_ENOCHAN,
- * SMARM_ENOPROC. Takes pid's cold lock: not inside an ext_update fn.
+ * The inbox of the server or machine pid on node n, made again if the
+ * server dropped it as it hibernated (gen_server.c INV-7): 0 and *h (a
+ * handle, generation-checked: it may be stale by the time it is used),
+ * or SMARM_ENOCHAN (pid is alive and no server, or its server is
+ * ending), SMARM_ENOPROC (no live actor) or SMARM_ENOMEM (it could not
+ * be made). _send sends e to it as smarm_node_send would: 0,
+ * SMARM_ECLOSED, SMARM_EFULL, SMARM_ENOCHAN, SMARM_ENOPROC,
+ * SMARM_ENOMEM. Takes pid's cold lock: not inside an ext_update fn.
  */
 int smarm__bhv_inbox_of(struct smarm_node *n, smarm_pid_t pid,
 			smarm_chan_t **h);

@@ -447,7 +447,8 @@ struct smarm_server {
 	smarm_pid_t sc_to;	/* by name: the pid the name had at the last
 				   send (the one a call then waits on) */
 	smarm_chan_t *sc_inbox; /* by pid: its inbox, looked up once (a freed
-				   one is refused, then looked up again) */
+				   one is refused, then looked up again: a
+				   hibernated server frees it) */
 	smarm_chan_t *sc_reply; /* reply channel, made on the first call */
 	uint64_t sc_seq;	/* the last call's number (INV-1) */
 	bool sc_req;		/* a request's own handle: by pid, and it

@@ -48,7 +48,10 @@
  * and is handed back to its exit hook; a slot's block of state and its
  * block of rooms (made when a tenant first takes sized state) are kept
  * across tenants and freed with the slot table. The exit payload
- * belongs to the exit record until the slot is reclaimed. A slot's label block
+ * belongs to the exit record until the slot is reclaimed. A slot's
+ * cleanup array is its tenant's to use and kept across tenants; it is
+ * fitted to its handlers as its actor hibernates (smarm__cleanup_fit:
+ * a hibernated server keeps room for its one). A slot's label block
  * is made under its cold lock, kept across tenants and freed with the slot
  * table; its text is written by whoever the labels' owners say
  * (subsys.h), cleared at reclaim. An interned label text belongs to the
@@ -1556,7 +1559,8 @@ int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
 {
 	if (s->cl_len == s->cl_cap) {
 		/* Room for two at first (a server's end and its start
-		 * data's), a 48-byte chunk kept with the slot. */
+		 * data's), a 48-byte chunk kept with the slot; fitted to
+		 * what is left as the actor hibernates (cleanup_fit). */
 		uint32_t cap = s->cl_cap ? s->cl_cap * 2 : 2;
 		struct smarm__cleanup *cl = realloc(s->cl, cap * sizeof *cl);
 		if (cl == NULL)
@@ -1568,6 +1572,22 @@ int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg)
 	s->cl[s->cl_len].arg = arg;
 	s->cl_len++;
 	return 0;
+}
+
+void smarm__cleanup_fit(struct smarm__slot *s)
+{
+	struct smarm__cleanup *cl = NULL;
+	if (s->cl_len >= s->cl_cap)
+		return; /* full, or none: nothing to give back */
+	if (s->cl_len != 0) {
+		cl = malloc(s->cl_len * sizeof *cl);
+		if (cl == NULL)
+			return; /* kept as it is */
+		memcpy(cl, s->cl, s->cl_len * sizeof *cl);
+	}
+	free(s->cl);
+	s->cl = cl;
+	s->cl_cap = s->cl_len;
 }
 
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute)

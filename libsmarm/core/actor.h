@@ -52,6 +52,10 @@ void smarm__ext_free(struct smarm__ext *x);
 void *smarm__ext_pstk(struct smarm__slot *s, size_t size);
 int smarm__cleanup_push(struct smarm__slot *s, smarm_cleanup_cb fn, void *arg);
 int smarm__cleanup_pop(struct smarm__slot *s, bool execute);
+/* The running actor s hibernates: its cleanup array keeps room for the
+ * handlers it has and no more (a smaller block; none for none). Out of
+ * memory it stays as it is. */
+void smarm__cleanup_fit(struct smarm__slot *s);
 /* Take the newest handler (fn, arg) off s's cleanup stack, wherever it
  * is, without running it (the ones above keep their order): 0, or
  * SMARM_ENOENT. */

@@ -74,7 +74,8 @@
  *          first call, smarm__wait_resumed, observes a stop with the
  *          wait still installed (WAIT-4: the undo hook runs) and
  *          otherwise uninstalls it; the continuation re-checks its
- *          primitive (WAIT-5).
+ *          primitive (WAIT-5). Its cleanup array is fitted to its
+ *          handlers first (smarm__cleanup_fit).
  *   WAIT-11 a wait whose records could live off the stack says so:
  *          its undo arg carries SMARM__WAIT_MOVABLE (a channel
  *          receive). For an actor that gives its parked stack back
@@ -229,6 +230,9 @@ int smarm__wait_hibernate(struct smarm__wait *w, void (*fn)(void *), void *arg)
 	int rc;
 	if (me->rt_nopreempt != 0 || me->exiting)
 		return SMARM_ESTATE;
+	/* Its cleanup array shrinks to its handlers (actor.c), before the
+	 * wait is in: a hibernated actor keeps what it needs to end. */
+	smarm__cleanup_fit(me);
 	if ((rc = wait_install(w)) != 0)
 		return rc;
 	smarm__observe_stop(me);

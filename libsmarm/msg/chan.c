@@ -2,8 +2,9 @@
 /*
  * chan.c - unbounded multi-producer multi-consumer channels of fixed-size
  * elements, receivers that are actors or plain threads, the notify fd,
- * timed sends, the runtime's own sender references and the removal of
- * matching queued elements (the OTP layer's monitor channels), and the
+ * timed sends, the runtime's own sender references, the removal of
+ * matching queued elements (the OTP layer's monitor channels), the free
+ * of an idle channel (a hibernating server's inbox), and the
  * channel side of select (arming and disarming an
  * arm; the select engine itself is io/select.c). The public calls, which
  * validate their arguments and decode the caller's handles, are in
@@ -135,6 +136,11 @@
  * the one ending, so there the element is destroyed at once, as the
  * backlog will be: putting it back reads the backlog's oldest segment
  * (cold under load) and may take one more.
+ * INV-12 (an idle channel freed, smarm__chan_free_idle: a hibernating
+ * server's inbox) the test that it is idle and the retire of its handle
+ * are one hold of the lock, so a send with the handle either came
+ * before (and the channel is not idle) or is refused (SMARM_ESTATE);
+ * no element is lost.
  * See: docs/architecture/channels.md,
  * docs/architecture/select.md.
  */
@@ -862,6 +868,32 @@ int smarm__chan_set_owned(const smarm_chan_t *h, size_t off_a, size_t off_b)
 	}
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
 	return rc;
+}
+
+int smarm__chan_free_idle(const smarm_chan_t *h, uint32_t limit)
+{
+	smarm_chan_t *ch;
+	int rc = chan_lock_handle(h, &ch);
+	if (rc != 0)
+		return rc;
+	/* INV-12: nothing queued or waiting, the owner's references alone,
+	 * no fd, the limit it is made with: a channel made again is the
+	 * same to every sender. */
+	if (smarm__queue_len(&ch->queue) != 0 || ch->rx_head != NULL ||
+	    ch->rx_inside != 0 || ch->senders != 1 || ch->timer_senders != 0 ||
+	    ch->receivers != 1 || ch->nfd >= 0 ||
+	    ch->qlimit != (limit != 0 ? limit : UINT32_MAX)) {
+		smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+		return SMARM_EAGAIN;
+	}
+	ch->senders = 0;
+	ch->receivers = 0;
+	ch->closed = true;
+	ch->mbox = NULL;
+	smarm__handle_retire(ch); /* INV-2: a stale send is refused */
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	chan_free_mem(ch); /* an empty queue: no element to destroy */
+	return 0;
 }
 
 int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit)

@@ -34,13 +34,20 @@
  * either. A band points at its mailbox only while attached.
  * Locking: mb_lock (MBOX rank: under a band's CHANNEL lock, above the
  * run queue's, which a wake takes) guards mb_wt; the band table is the
- * owner's alone.
+ * owner's, but for a band its owner detached to hibernate without it
+ * (smarm__mbox_detach_band), which another thread may attach again
+ * under a lock of the owner's choosing (a server's inbox: gen_server.c
+ * INV-7) while the owner scans (INV-4).
  * Invariants: INV-1 mb_wt is set only while its owner is inside
  * smarm__mbox_wait (core.h INV-5), and each registration is woken at
  * most once. INV-2 a band made non-empty after the owner's last scan
  * wakes the owner's open round, or the owner's second scan sees it.
  * INV-3 only the owner takes elements from a band, so a band its scan
  * saw non-empty still holds them when it takes them.
+ * INV-4 a band slot is written with an atomic store and scanned with
+ * an atomic load: a band attached by a sender while the owner waits is
+ * stored before that sender's first send, whose wake (mb_lock) or the
+ * owner's second scan after its own hold of mb_lock sees it (INV-2).
  * See: docs/architecture/behaviours.md (The mailbox).
  */
 #include "msg.h"
@@ -63,10 +70,17 @@ int smarm__mbox_attach(struct smarm__mbox *mb, unsigned band, smarm_chan_t *h)
 	smarm__lock(&ch->lock, SMARM__RANK_CHANNEL);
 	ch->mbox = mb;
 	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	mb->mb_band[band] = ch;
+	/* INV-4: the owner's scan may read it meanwhile. */
+	__atomic_store_n(&mb->mb_band[band], ch, __ATOMIC_RELEASE);
 	if (band + 1 > mb->mb_n)
 		mb->mb_n = band + 1;
 	return 0;
+}
+
+void smarm__mbox_detach_band(struct smarm__mbox *mb, unsigned band)
+{
+	SMARM_ASSERT(band < mb->mb_n);
+	__atomic_store_n(&mb->mb_band[band], NULL, __ATOMIC_RELAXED);
 }
 
 void smarm__mbox_detach(struct smarm__mbox *mb)
@@ -86,7 +100,10 @@ void smarm__mbox_detach(struct smarm__mbox *mb)
 int smarm__mbox_ready(const struct smarm__mbox *mb)
 {
 	for (unsigned i = 0; i < mb->mb_n; i++) {
-		const smarm_chan_t *ch = mb->mb_band[i];
+		/* INV-4: a band attached by another thread (acquire: a
+		 * plain load on x86). */
+		const smarm_chan_t *ch =
+			__atomic_load_n(&mb->mb_band[i], __ATOMIC_ACQUIRE);
 		if (ch != NULL &&
 		    atomic_load_explicit(&ch->qhint, memory_order_relaxed) != 0)
 			return (int)i;

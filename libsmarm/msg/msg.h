@@ -257,6 +257,17 @@ int smarm__chan_set_owned(const smarm_chan_t *h, size_t off_a, size_t off_b);
 int smarm__chan_get_limit(const smarm_chan_t *h, uint32_t *limit);
 
 /*
+ * Free the channel of handle h, made by the caller (its one sender and
+ * one receiver reference), if it is idle: nothing queued, no receiver
+ * waiting, no other reference, no notify fd, and its bound is limit (as
+ * _set_limit's). The test and the retire of h are one hold of the lock
+ * (chan.c INV-12): a send racing with it either queued first (then the
+ * channel is kept) or is refused. 0 (freed), SMARM_EAGAIN (not idle:
+ * kept), SMARM_EINVAL, SMARM_ESTATE.
+ */
+int smarm__chan_free_idle(const smarm_chan_t *h, uint32_t limit);
+
+/*
  * mbox.c: an actor's mailbox. Its bands are channels the actor alone
  * receives from, band 0 the highest; the actor waits on them all with
  * one registration, which a send that makes a band non-empty wakes.
@@ -284,6 +295,14 @@ void smarm__mbox_init(struct smarm__mbox *mb);
  * SMARM_ESTATE (freed).
  */
 int smarm__mbox_attach(struct smarm__mbox *mb, unsigned band, smarm_chan_t *h);
+
+/*
+ * Forget band number band of mb (the owner, whose band's channel is
+ * gone or about to be: smarm__chan_free_idle detaches it from mb); a
+ * band attached again later may be attached by another thread (mbox.c
+ * INV-4).
+ */
+void smarm__mbox_detach_band(struct smarm__mbox *mb, unsigned band);
 
 /* Detach every band (the owner ends): sends no longer reach mb. */
 void smarm__mbox_detach(struct smarm__mbox *mb);

@@ -8,9 +8,13 @@
  * before (terminate runs); a hibernated server keeps no cold block
  * (timers, monitors, tokens, a continue: gen_server.h struct gs_cold)
  * once none of it is in use, and makes it again on first use, its
- * timers, tokens, continues and status as before; 100,000 hibernated
- * servers are started and
- * each is called once (4 workers; the bench's
+ * timers, tokens, continues and status as before; its inbox channel,
+ * freed as it hibernates (gen_server.c INV-7), is made again by the
+ * message that wakes it (a cast, an info, a call, a burst the observer
+ * sees queued; kept with a bound of its own, past which a send is
+ * SMARM_EFULL), in send order, and by clients racing it; 100,000
+ * hibernated servers are started and each is called once (4 workers;
+ * the bench's
  * idle_bytes_server_hibernated measures 1M). Built again with
  * SERVER_HIB_MANY 1000000 it is the `slow` suite's server_million: a
  * million hibernated servers at once, each called, then shut down, with
@@ -319,6 +323,167 @@ START_TEST(test_otp_calls_on_hibernated)
 }
 END_TEST
 
+/* ------------------------------------- the inbox, dropped while hibernated */
+
+/* Its inbox's depth as the observer reads it (smarm_actor_info). */
+static uint32_t inbox_depth(smarm_pid_t pid)
+{
+	smarm_actor_info_t in;
+	memset(&in, 0, sizeof in);
+	in.size = sizeof in;
+	HARNESS_EQ(smarm_actor_info(NULL, pid, &in), 0);
+	return in.mailbox_band[SMARM_BAND_INBOX];
+}
+
+/*
+ * One worker, so the client runs on until it waits: a hibernated server
+ * (its inbox dropped, or kept with its own bound: "qlimit", 4) is woken
+ * by a cast, an info and a call in turn, then by a burst that the
+ * observer sees queued (made again by the burst's first send) and, with
+ * the bound, that goes past it (SMARM_EFULL); every accepted message is
+ * served in send order.
+ */
+static void wake_root(void *arg)
+{
+	const char *args = arg;
+	bool bound = strstr(args, "qlimit") != NULL;
+	smarm_server_t *s = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 };
+	smarm_pid_t pid;
+	int64_t before;
+	int rc = 0, sent = 0;
+
+	HARNESS_EQ(smarm_server_start(probe, args, NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
+	HARNESS_CHECK(hib_past(0));
+	before = hibs();
+	a.v.i = 1;
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+	before = hibs();
+	a.v.i = 2;
+	HARNESS_EQ(smarm_server_info(s, "note", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+	before = hibs();
+	HARNESS_EQ(call_sum(s, 7), 7);
+	HARNESS_CHECK(hib_past(before));
+	/* The burst: nothing runs the server before this actor waits. */
+	HARNESS_EQ(inbox_depth(pid), 0);
+	for (int i = 0; i < 40 && rc == 0; i++) {
+		a.v.i = 10 + i;
+		rc = smarm_server_cast(s, "cnote", &a, 1);
+		sent += rc == 0;
+		if (i == 2 && rc == 0)
+			HARNESS_EQ(inbox_depth(pid), 3);
+	}
+	HARNESS_EQ(rc, bound ? SMARM_EFULL : 0);
+	HARNESS_EQ(sent, bound ? 4 : 40);
+	HARNESS_EQ(inbox_depth(pid), (uint32_t)sent);
+	/* A bounded one is full: the call waits until it has room. */
+	for (int i = 0; i < 5000 && inbox_depth(pid) != 0; i++)
+		smarm_actor_sleep(US(200));
+	HARNESS_EQ(call_sum(s, 1), 8); /* after every cast of the burst */
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+}
+
+static void wake_check(const char *args, const char *first)
+{
+	char want[1024];
+	size_t n;
+	ck_assert_int_eq(harness_run(1, wake_root, (void *)args),
+			 SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	n = (size_t)snprintf(want, sizeof want, "%scnote:1 note:2", first);
+	for (int i = 0; i < (strstr(args, "qlimit") ? 4 : 40); i++)
+		n += (size_t)snprintf(want + n, sizeof want - n, " cnote:%d",
+				      10 + i);
+	snprintf(want + n, sizeof want - n, " term:3:0:0 destroy");
+	ck_assert_str_eq(probe_events_read(), want);
+}
+
+START_TEST(test_inbox_dropped_woken_each_way)
+{
+	wake_check("hib", "init ");
+}
+END_TEST
+
+START_TEST(test_inbox_bounded_woken_past_bound)
+{
+	wake_check("hib,qlimit", "init qlimit:0 ");
+}
+END_TEST
+
+#define RACE_CLIENTS 8
+#define RACE_CALLS 300
+
+struct racer {
+	smarm_pid_t pid;   /* the server */
+	smarm_chan_t *out; /* its status when done */
+};
+
+/* A client of its own (its own cached inbox handle, stale after each
+ * hibernation): RACE_CALLS calls of sum 1, some casts between. */
+static void racer(void *arg)
+{
+	struct racer *r = arg;
+	smarm_server_t *s = NULL;
+	smarm_value_t a = { .type = SMARM_T_I64 }, v = { .type = SMARM_T_I64 };
+	int64_t rc = smarm_server_open(NULL, probe, r->pid, &s);
+	for (int i = 0; rc == 0 && i < RACE_CALLS; i++) {
+		a.v.i = 1;
+		rc = smarm_server_call(s, "sum", &a, 1, &v, MS(10000));
+		if (rc == 0 && i % 7 == 0)
+			rc = smarm_server_cast(s, "hib", NULL, 0);
+		if (i % 16 == 0)
+			smarm_actor_sleep(US(100)); /* let it hibernate */
+	}
+	if (rc != 0)
+		fprintf(stderr, "a racer's call or cast: %lld (%s)\n",
+			(long long)rc, smarm_strerror((int)rc));
+	smarm_server_free(s);
+	(void)smarm_chan_send(r->out, &rc);
+}
+
+/*
+ * RACE_CLIENTS clients on 4 workers call a server that hibernates at
+ * every wait, so its inbox is dropped and made again (by a client or
+ * by itself) over and over while the others send: every call is
+ * answered, and counted once.
+ */
+static void race_root(void *arg)
+{
+	struct racer r;
+	smarm_server_t *s = NULL;
+	smarm_pid_t p;
+	int64_t rc;
+	(void)arg;
+	HARNESS_EQ(smarm_server_start(probe, "hib", NULL, &s), 0);
+	HARNESS_EQ(smarm_server_pid(s, &r.pid), 0);
+	HARNESS_EQ(smarm_chan_alloc(&r.out, sizeof rc, NULL), 0);
+	for (int i = 0; i < RACE_CLIENTS; i++) {
+		HARNESS_EQ(smarm_actor_spawn(&p, racer, &r, NULL), 0);
+		HARNESS_EQ(smarm_actor_detach(p), 0);
+	}
+	for (int i = 0; i < RACE_CLIENTS; i++) {
+		rc = -1;
+		HARNESS_EQ(smarm_chan_recv_timeout(r.out, &rc, MS(60000)), 0);
+		HARNESS_EQ(rc, 0);
+	}
+	HARNESS_EQ(call_sum(s, 0), RACE_CLIENTS * RACE_CALLS);
+	HARNESS_EQ(smarm_server_shutdown(s, MS(5000), NULL), 0);
+	smarm_server_free(s);
+	smarm_chan_sender_free(r.out);
+	smarm_chan_receiver_free(r.out);
+}
+
+START_TEST(test_inbox_made_again_by_racing_clients)
+{
+	ck_assert_int_eq(harness_run(4, race_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------ the cold block */
 
 /* Bytes malloc has handed out and not had back (every arena). */
@@ -605,6 +770,9 @@ Suite *SUITE_FN(SUITE_NAME)(void)
 	tcase_add_test(tc, test_otp_calls_on_hibernated);
 	tcase_add_test(tc, test_cold_block_freed_when_hibernated);
 	tcase_add_test(tc, test_cold_block_each_use);
+	tcase_add_test(tc, test_inbox_dropped_woken_each_way);
+	tcase_add_test(tc, test_inbox_bounded_woken_past_bound);
+	tcase_add_test(tc, test_inbox_made_again_by_racing_clients);
 	tcase_add_test(tc, test_many_servers);
 	suite_add_tcase(s, tc);
 	return s;

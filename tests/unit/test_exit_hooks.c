@@ -4,8 +4,9 @@
  * node's subsystem table (open/close, run start/end, stats), per-actor
  * subsystem state, the exit hooks that hand it back on the dying actor's
  * own stack after its cleanup handlers, the exit record they see (how,
- * code, a stop's strength and requester, an owned payload) and the
- * attach-versus-exit race (actor.c INV-3).
+ * code, a stop's strength and requester, an owned payload), the
+ * attach-versus-exit race (actor.c INV-3), and the cleanup array a
+ * hibernating actor keeps (fitted to its handlers).
  *
  * A test subsystem stands in for a layer above: it is installed in the
  * SMARM__SUB_BEHAVIOUR entry (the behaviour layer's own is put back
@@ -934,6 +935,80 @@ START_TEST(test_exit_hooks_failed_open_closes_the_ones_before)
 }
 END_TEST
 
+/* ---- a hibernating actor's cleanup array fitted to its handlers ---- */
+
+static int fit_ran; /* the handlers that ran, a digit each, in order */
+
+static void fit_a(void *arg)
+{
+	(void)arg;
+	fit_ran = fit_ran * 10 + 1;
+}
+
+static void fit_b(void *arg)
+{
+	(void)arg;
+	fit_ran = fit_ran * 10 + 2;
+}
+
+static void fit_c(void *arg)
+{
+	(void)arg;
+	fit_ran = fit_ran * 10 + 3;
+}
+
+/* After the hibernation: room for the one handler left, which still
+ * runs at the end, after one pushed now (the array grows again). */
+static void fit_resumed(void *arg)
+{
+	struct smarm__slot *me = smarm__current();
+	int v = 0;
+	HARNESS_EQ(smarm_chan_try_recv(arg, &v), 0);
+	HARNESS_EQ(me->cl_len, 1);
+	HARNESS_EQ(me->cl_cap, 1);
+	HARNESS_EQ(smarm_cleanup_push(fit_c, NULL), 0);
+	HARNESS_EQ(me->cl_cap, 2);
+	smarm_actor_exit();
+}
+
+static void fit_body(void *arg)
+{
+	HARNESS_EQ(smarm_cleanup_push(fit_a, NULL), 0);
+	HARNESS_EQ(smarm_cleanup_push(fit_b, NULL), 0);
+	HARNESS_EQ(smarm_cleanup_pop(false), 0);
+	HARNESS_EQ(smarm__current()->cl_cap, 2);
+	(void)smarm_hibernate(arg, fit_resumed, arg);
+	HARNESS_CHECK(false); /* returns only on an error */
+}
+
+static void fit_root(void *arg)
+{
+	smarm_chan_t *ch;
+	smarm_pid_t p;
+	int v = 1;
+	(void)arg;
+	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
+	HARNESS_EQ(smarm_actor_spawn(&p, fit_body, ch, NULL), 0);
+	HARNESS_CHECK(harness_await_stat(smarm_node_current(),
+					 SMARM_STAT_HIBERNATIONS, 1));
+	HARNESS_EQ(smarm_chan_send(ch, &v), 0);
+	HARNESS_EQ(smarm_actor_join(p, NULL, NULL), 0);
+	smarm_chan_sender_free(ch);
+	smarm_chan_receiver_free(ch);
+}
+
+/* A hibernating actor's cleanup array keeps room for its handlers and
+ * no more (actor.c smarm__cleanup_fit; a hibernated server keeps one). */
+START_TEST(test_exit_hooks_cleanups_fitted_as_it_hibernates)
+{
+	fit_ran = 0;
+	harness_checks_reset();
+	ck_assert_int_eq(harness_run(2, fit_root, NULL), SMARM_EXIT_NORMAL);
+	harness_checks_assert();
+	ck_assert_int_eq(fit_ran, 31); /* c, then a; b never */
+}
+END_TEST
+
 Suite *smarm_test_exit_hooks_suite(void)
 {
 	Suite *s = suite_create("exit_hooks");
@@ -952,6 +1027,7 @@ Suite *smarm_test_exit_hooks_suite(void)
 	tcase_add_test(
 		tc, test_exit_hooks_late_attach_resumes_the_actor_for_its_hook);
 	tcase_add_test(tc, test_exit_hooks_update_stop_in_one_hold);
+	tcase_add_test(tc, test_exit_hooks_cleanups_fitted_as_it_hibernates);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("race");
