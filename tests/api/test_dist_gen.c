@@ -306,6 +306,25 @@ static void erl_result(smarm_chan_t *box, char *out, size_t cap)
 	smarm_dist_msg_free(m);
 }
 
+/* Have the driver make n calls of get to our counter, one after the
+ * other, and wait for it to finish. */
+static void erl_bench(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
+		      int n, char *out, size_t cap)
+{
+	ei_x_buff x;
+	ei_x_new_with_version(&x);
+	ei_x_encode_tuple_header(&x, 4);
+	ei_x_encode_atom(&x, "bench");
+	x_dest(&x, d, "counter", SMARM_DIST_PID_NONE);
+	ei_x_encode_long(&x, n);
+	x_pid(&x, d, me);
+	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
+					(size_t)x.index),
+		   0);
+	ei_x_free(&x);
+	erl_result(box, out, cap);
+}
+
 static void erl_call(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
 		     const char *name, smarm_dist_pid_t pid,
 		     const char *cast_text, const char *text, char *out,
@@ -402,18 +421,7 @@ static void root_serve(void *arg)
 		 R.text[32], sizeof R.text[32]);
 	erl_result(box, R.text[33], sizeof R.text[33]);
 	/* Round trips, logged (not asserted): BENCH calls from Erlang. */
-	ei_x_buff x;
-	ei_x_new_with_version(&x);
-	ei_x_encode_tuple_header(&x, 4);
-	ei_x_encode_atom(&x, "bench");
-	x_dest(&x, d, "counter", none);
-	ei_x_encode_long(&x, BENCH);
-	x_pid(&x, d, me);
-	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
-					(size_t)x.index),
-		   0);
-	ei_x_free(&x);
-	erl_result(box, R.text[34], sizeof R.text[34]);
+	erl_bench(d, box, me, BENCH, R.text[34], sizeof R.text[34]);
 	fprintf(stderr, "# %d gen_server:call from erl to libsmarm: %s us\n",
 		BENCH, R.text[34]);
 	R.rc[12] = smarm_dist_unserve(d, "kv");
@@ -788,25 +796,6 @@ END_TEST
 /* ---- what a served call costs ---- */
 
 #define QUIET_CALLS 2000
-
-/* Have the driver make n calls of get to our counter, one after the
- * other, and wait for it to finish. */
-static void erl_bench(smarm_dist_t *d, smarm_chan_t *box, smarm_dist_pid_t me,
-		      int n, char *out, size_t cap)
-{
-	ei_x_buff x;
-	ei_x_new_with_version(&x);
-	ei_x_encode_tuple_header(&x, 4);
-	ei_x_encode_atom(&x, "bench");
-	x_dest(&x, d, "counter", SMARM_DIST_PID_NONE);
-	ei_x_encode_long(&x, n);
-	x_pid(&x, d, me);
-	HARNESS_EQ(smarm_dist_send_name(d, R.peer->name, "drv", x.buff,
-					(size_t)x.index),
-		   0);
-	ei_x_free(&x);
-	erl_result(box, out, cap);
-}
 
 static void root_quiet(void *arg)
 {

@@ -146,6 +146,23 @@ static void kid(void *arg)
 	smarm_actor_sleep(MS(30));
 }
 
+/* A hibernated server (just started) woken by a cast (cnote:1), then by
+ * an info (note:2), hibernating again after each. */
+static void cast_then_info(smarm_server_t *s)
+{
+	smarm_value_t a = { .type = SMARM_T_I64 };
+	int64_t before;
+	HARNESS_CHECK(hib_past(0));
+	before = hibs();
+	a.v.i = 1;
+	HARNESS_EQ(smarm_server_cast(s, "cnote", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+	before = hibs();
+	a.v.i = 2;
+	HARNESS_EQ(smarm_server_info(s, "note", &a, 1), 0);
+	HARNESS_CHECK(hib_past(before));
+}
+
 static void kinds_root(void *arg)
 {
 	(void)arg;
@@ -158,16 +175,7 @@ static void kinds_root(void *arg)
 	int64_t before;
 
 	HARNESS_EQ(smarm_server_start(probe, "hib", NULL, &s), 0);
-	HARNESS_CHECK(hib_past(0));
-	/* A cast, an info. */
-	before = hibs();
-	a.v.i = 1;
-	HARNESS_EQ(smarm_server_cast(s, "cnote", &a, 1), 0);
-	HARNESS_CHECK(hib_past(before));
-	before = hibs();
-	a.v.i = 2;
-	HARNESS_EQ(smarm_server_info(s, "note", &a, 1), 0);
-	HARNESS_CHECK(hib_past(before));
+	cast_then_info(s);
 	/* Its own timer fires while it is hibernated (note:<delay>). */
 	t[0].v.u = MS(10);
 	t[1].v.u = 0;
@@ -355,15 +363,7 @@ static void wake_root(void *arg)
 
 	HARNESS_EQ(smarm_server_start(probe, args, NULL, &s), 0);
 	HARNESS_EQ(smarm_server_pid(s, &pid), 0);
-	HARNESS_CHECK(hib_past(0));
-	before = hibs();
-	a.v.i = 1;
-	HARNESS_EQ(smarm_server_cast(s, "cnote", &a, 1), 0);
-	HARNESS_CHECK(hib_past(before));
-	before = hibs();
-	a.v.i = 2;
-	HARNESS_EQ(smarm_server_info(s, "note", &a, 1), 0);
-	HARNESS_CHECK(hib_past(before));
+	cast_then_info(s);
 	before = hibs();
 	HARNESS_EQ(call_sum(s, 7), 7);
 	HARNESS_CHECK(hib_past(before));
