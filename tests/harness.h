@@ -124,20 +124,20 @@ static inline int64_t harness_stat(smarm_node_t *node, int stat)
 }
 
 /*
- * Poll stat of node until it equals want, in 1 ms steps (an actor
- * sleeps, a plain thread naps), for at most 10 s (scaled by
- * SMARM_TEST_TIME_SCALE). Returns whether it got there: wait for the
- * condition, never for a fixed time.
+ * Poll stat of node until it equals want (at_least: reaches it), in 1
+ * ms steps (an actor sleeps, a plain thread naps), for at most 10 s
+ * (scaled by SMARM_TEST_TIME_SCALE). Returns whether it got there: wait
+ * for the condition, never for a fixed time.
  */
-static inline bool harness_await_stat(smarm_node_t *node, int stat,
-				      int64_t want)
+static inline bool harness_await_stat_to(smarm_node_t *node, int stat,
+					 int64_t want, bool at_least)
 {
 	uint64_t deadline =
 		smarm_now_ns() + (uint64_t)(10e9 * harness_time_scale());
 	for (;;) {
 		int64_t v = -1;
 		smarm_node_get_int(node, stat, &v);
-		if (v == want)
+		if (v == want || (at_least && v > want))
 			return true;
 		if (smarm_now_ns() > deadline)
 			return false;
@@ -148,6 +148,13 @@ static inline bool harness_await_stat(smarm_node_t *node, int stat,
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+/* harness_await_stat_to: until stat equals want. */
+static inline bool harness_await_stat(smarm_node_t *node, int stat,
+				      int64_t want)
+{
+	return harness_await_stat_to(node, stat, want, false);
 }
 
 /*

@@ -70,13 +70,8 @@ static int64_t hibs(void)
 /* Wait until the node counts at least n hibernations. */
 static bool hibs_reach(int64_t n)
 {
-	uint64_t t0 = smarm_now_ns();
-	while (hibs() < n) {
-		if (harness_since(t0) > MS(5000) * harness_time_scale())
-			return false;
-		smarm_actor_sleep(US(200));
-	}
-	return true;
+	return harness_await_stat_to(smarm_node_current(),
+				     SMARM_STAT_HIBERNATIONS, n, true);
 }
 
 /* Channel cells in use now, beyond base. */
