@@ -758,29 +758,46 @@ static void sampled_root(void *arg)
 	pipe_drive(arg, sampled_a, sampled_b);
 }
 
+/*
+ * The profile's lines of a type whose key is what (first == 0), or
+ * starts with what followed by a line number in first..last: how many
+ * (*n), and the sum of their "count" (samples lines).
+ */
+static long long lines_scan(const char *path, const char *type, const char *key,
+			    const char *what, int first, int last, int *n)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], t[64], k[160];
+	long long sum = 0;
+	ck_assert_ptr_nonnull(f);
+	snprintf(t, sizeof t, "\"type\":\"%s\"", type);
+	snprintf(k, sizeof k, "\"%s\":\"%s%s", key, what, first ? "" : "\"");
+	*n = 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		const char *c = strstr(line, k);
+		long long v = 0;
+		int at;
+		if (strstr(line, t) == NULL || c == NULL)
+			continue;
+		if (first != 0 && (sscanf(c + strlen(k), "%d", &at) != 1 ||
+				   at < first || at > last))
+			continue;
+		(*n)++;
+		if ((c = strstr(line, "\"count\":")) != NULL)
+			sscanf(c, "\"count\":%lld", &v);
+		sum += v;
+	}
+	fclose(f);
+	return sum;
+}
+
 /* The profile's lines of a type that name what: how many, and the sum
  * of their "count" (samples lines). */
 static int lines_naming(const char *path, const char *type, const char *key,
 			const char *what, long long *count)
 {
-	FILE *f = fopen(path, "r");
-	char line[512], t[64], k[128];
-	int n = 0;
-	ck_assert_ptr_nonnull(f);
-	snprintf(t, sizeof t, "\"type\":\"%s\"", type);
-	snprintf(k, sizeof k, "\"%s\":\"%s\"", key, what);
-	*count = 0;
-	while (fgets(line, sizeof line, f) != NULL) {
-		const char *c;
-		long long v;
-		if (strstr(line, t) == NULL || strstr(line, k) == NULL)
-			continue;
-		n++;
-		if ((c = strstr(line, "\"count\":")) != NULL &&
-		    sscanf(c, "\"count\":%lld", &v) == 1)
-			*count += v;
-	}
-	fclose(f);
+	int n;
+	*count = lines_scan(path, type, key, what, 0, 0, &n);
 	return n;
 }
 
@@ -882,28 +899,8 @@ static void lines_root(void *arg)
 static long long lines_in(const char *path, const char *type, const char *key,
 			  int first, int last, int *nlines)
 {
-	FILE *f = fopen(path, "r");
-	char line[512], t[64], k[96];
-	long long sum = 0;
-	ck_assert_ptr_nonnull(f);
-	snprintf(t, sizeof t, "\"type\":\"%s\"", type);
-	snprintf(k, sizeof k, "\"%s\":\"test_causal.c:", key);
-	*nlines = 0;
-	while (fgets(line, sizeof line, f) != NULL) {
-		const char *c = strstr(line, k);
-		long long v = 0;
-		int at;
-		if (strstr(line, t) == NULL || c == NULL ||
-		    sscanf(c + strlen(k), "%d", &at) != 1 || at < first ||
-		    at > last)
-			continue;
-		(*nlines)++;
-		if ((c = strstr(line, "\"count\":")) != NULL)
-			sscanf(c, "\"count\":%lld", &v);
-		sum += v;
-	}
-	fclose(f);
-	return sum;
+	return lines_scan(path, type, key, "test_causal.c:", first, last,
+			  nlines);
 }
 
 /*

@@ -20,13 +20,6 @@
 
 static const int pr_modes[] = { SMARM_STACK_DENSE, SMARM_STACK_GUARDED };
 
-static int64_t pr_stat(int id)
-{
-	int64_t v = -1;
-	HARNESS_EQ(smarm_node_get_int(smarm_node_current(), id, &v), 0);
-	return v;
-}
-
 /* Spawn fn(arg) opted in (rel) or not, with stack mode mode. */
 static smarm_pid_t pr_spawn(smarm_actor_cb fn, void *arg, int rel, int mode)
 {
@@ -39,17 +32,6 @@ static smarm_pid_t pr_spawn(smarm_actor_cb fn, void *arg, int rel, int mode)
 	HARNESS_EQ(smarm_actor_spawn(&pid, fn, arg, o), 0);
 	smarm_spawn_opts_free(o);
 	return pid;
-}
-
-/* Sleep until stat id reaches want (false after ~10 s). */
-static bool pr_wait_stat(int id, int64_t want)
-{
-	for (int i = 0; i < 10000; i++) {
-		if (pr_stat(id) >= want)
-			return true;
-		smarm_actor_sleep(MS(1));
-	}
-	return false;
 }
 
 /* ------------------------------------------------- state survives */
@@ -122,9 +104,10 @@ static void pr_state_root(void *arg)
 			   0);
 		pids[i] = pr_spawn(pr_receiver, r, 1, pr_mode);
 	}
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACKS_RELEASED, PR_N));
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACKS_RELEASED), PR_N);
-	HARNESS_CHECK(pr_stat(SMARM_STAT_STACK_RELEASES) >= PR_N);
+	HARNESS_CHECK(harness_await_stat_to(
+		smarm_node_current(), SMARM_STAT_STACKS_RELEASED, PR_N, true));
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACKS_RELEASED), PR_N);
+	HARNESS_CHECK(harness_actor_stat(SMARM_STAT_STACK_RELEASES) >= PR_N);
 	for (int64_t i = 0; i < PR_N; i++)
 		HARNESS_EQ(smarm_chan_send(st->ch[i], &i), 0);
 	for (int i = 0; i < PR_N; i++) {
@@ -135,7 +118,7 @@ static void pr_state_root(void *arg)
 		HARNESS_EQ(st->sum[i], 11 * 8);
 		harness_chan_drop(st->ch[i]);
 	}
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACKS_RELEASED), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACKS_RELEASED), 0);
 }
 
 START_TEST(test_park_release_state_survives)
@@ -229,7 +212,9 @@ static void pr_one_root(void *arg)
 			smarm_actor_sleep(MS(1));
 		smarm_actor_sleep(MS(2));
 	}
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACKS_RELEASED, PR_Q / 2));
+	HARNESS_CHECK(harness_await_stat_to(smarm_node_current(),
+					    SMARM_STAT_STACKS_RELEASED,
+					    PR_Q / 2, true));
 	snd.ch = o->ch;
 	snd.from = 1;
 	snd.to = PR_Q / 2;
@@ -306,16 +291,18 @@ static void pr_wake_root(void *arg)
 	HARNESS_EQ(smarm_chan_alloc(&ch2, sizeof(int64_t), NULL), 0);
 	a = pr_spawn(pr_timed, ch, 1, pr_mode);
 	b = pr_spawn(pr_stopped, ch2, 1, pr_mode);
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACKS_RELEASED, 2));
+	HARNESS_CHECK(harness_await_stat_to(
+		smarm_node_current(), SMARM_STAT_STACKS_RELEASED, 2, true));
 	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
 	HARNESS_EQ(how, SMARM_EXIT_NORMAL);
 	HARNESS_EQ(atomic_load(&pr_tmo_rc), 1);
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACK_RELEASES, 2));
+	HARNESS_CHECK(harness_await_stat_to(
+		smarm_node_current(), SMARM_STAT_STACK_RELEASES, 2, true));
 	HARNESS_EQ(smarm_actor_stop(b), 0);
 	HARNESS_EQ(smarm_actor_join(b, &how, NULL), 0);
 	HARNESS_EQ(how, SMARM_EXIT_STOPPED);
 	HARNESS_EQ(atomic_load(&pr_cleaned), 1);
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACKS_RELEASED), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACKS_RELEASED), 0);
 	harness_chan_drop(ch);
 	harness_chan_drop(ch2);
 }
@@ -410,8 +397,8 @@ static void pr_race_root(void *arg)
 		HARNESS_EQ(how, SMARM_EXIT_NORMAL);
 	}
 	HARNESS_EQ(atomic_load(&bad), 0);
-	HARNESS_CHECK(pr_stat(SMARM_STAT_STACK_RELEASES) > 0);
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACKS_RELEASED), 0);
+	HARNESS_CHECK(harness_actor_stat(SMARM_STAT_STACK_RELEASES) > 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACKS_RELEASED), 0);
 	for (int i = 0; i < PR_PAIRS; i++) {
 		smarm_chan_receiver_free(pairs[i].ping);
 		harness_chan_drop(pairs[i].pong);
@@ -472,7 +459,8 @@ static void pr_dense_root(void *arg)
 			pids[i] = pr_spawn(pr_yielder, NULL, (i / 2) % 2,
 					   SMARM_STACK_DENSE);
 	}
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACKS_RELEASED, K / 2));
+	HARNESS_CHECK(harness_await_stat_to(
+		smarm_node_current(), SMARM_STAT_STACKS_RELEASED, K / 2, true));
 	smarm_actor_sleep(MS(50)); /* the yielders switch out meanwhile */
 	atomic_store(&pr_spin_stop, 1);
 	for (int i = 0; i < K; i++) {
@@ -521,13 +509,13 @@ static void pr_plain_root(void *arg)
 	HARNESS_EQ(smarm_actor_spawn(&a, pr_plain, ch, NULL), 0);
 	b = pr_spawn(pr_plain, ch, 0, SMARM_STACK_AUTO);
 	smarm_actor_sleep(MS(100));
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACK_RELEASES), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACK_RELEASES), 0);
 	HARNESS_EQ(smarm_chan_send(ch, &v), 0);
 	HARNESS_EQ(smarm_chan_send(ch, &v), 0);
 	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
 	HARNESS_EQ(smarm_actor_join(b, &how, NULL), 0);
 	HARNESS_EQ(atomic_load(&pr_plain_got), 2);
-	HARNESS_EQ(pr_stat(SMARM_STAT_STACK_RELEASES), 0);
+	HARNESS_EQ(harness_actor_stat(SMARM_STAT_STACK_RELEASES), 0);
 	harness_chan_drop(ch);
 }
 
@@ -551,7 +539,8 @@ static void pr_node_root(void *arg)
 	(void)arg;
 	HARNESS_EQ(smarm_chan_alloc(&ch, sizeof v, NULL), 0);
 	HARNESS_EQ(smarm_actor_spawn(&a, pr_plain, ch, NULL), 0);
-	HARNESS_CHECK(pr_wait_stat(SMARM_STAT_STACKS_RELEASED, 1));
+	HARNESS_CHECK(harness_await_stat_to(
+		smarm_node_current(), SMARM_STAT_STACKS_RELEASED, 1, true));
 	HARNESS_EQ(smarm_chan_send(ch, &v), 0);
 	HARNESS_EQ(smarm_actor_join(a, &how, NULL), 0);
 	HARNESS_EQ(atomic_load(&pr_plain_got), 1);
@@ -608,8 +597,9 @@ static long pr_rss_per(int rel, smarm_chan_t **ch)
 	while (atomic_load(&pr_rss_parked) < PR_RSS_N)
 		smarm_actor_sleep(MS(1));
 	if (rel)
-		HARNESS_CHECK(
-			pr_wait_stat(SMARM_STAT_STACKS_RELEASED, PR_RSS_N));
+		HARNESS_CHECK(harness_await_stat_to(smarm_node_current(),
+						    SMARM_STAT_STACKS_RELEASED,
+						    PR_RSS_N, true));
 	smarm_actor_sleep(MS(20));
 	after = pr_rss();
 	for (int i = 0; i < PR_RSS_N; i++) {

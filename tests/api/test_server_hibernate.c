@@ -53,7 +53,7 @@ static void teardown(void)
 
 static int64_t hibs(void)
 {
-	return harness_stat(smarm_node_current(), SMARM_STAT_HIBERNATIONS);
+	return harness_actor_stat(SMARM_STAT_HIBERNATIONS);
 }
 
 /* Wait until the node counts more than `than` hibernations. */

@@ -15,6 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* An eviction writes nothing: the bytes of every range read back as
+ * they were (an implementation that stored, or zeroed a line as CLZERO
+ * does, fails here). */
 START_TEST(test_evict_keeps_bytes)
 {
 	enum { N = 4096 };

@@ -64,7 +64,7 @@ END_TEST
 
 static int64_t hibs(void)
 {
-	return harness_stat(smarm_node_current(), SMARM_STAT_HIBERNATIONS);
+	return harness_actor_stat(SMARM_STAT_HIBERNATIONS);
 }
 
 /* Wait until the node counts at least n hibernations. */
