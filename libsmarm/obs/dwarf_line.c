@@ -327,10 +327,11 @@ static bool unit(struct rd *r, const struct sections *sc, uintptr_t bias,
 		switch (op) {
 		case 0: { /* extended */
 			uint64_t n = rd_uleb(&u);
-			const unsigned char *next = u.p + n;
+			const unsigned char *next;
 			unsigned sub;
 			if (u.bad || n == 0 || n > (uint64_t)(u.end - u.p))
 				return false;
+			next = u.p + n; /* inside the unit: checked first */
 			sub = (unsigned)rd_n(&u, 1);
 			if (sub == 1) { /* end_sequence */
 				ROW();
@@ -392,7 +393,7 @@ int smarm__dwarf_lines(const void *map, size_t map_len, uintptr_t bias,
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_shoff == 0 ||
 	    eh->e_shentsize != sizeof *sh || eh->e_shstrndx >= eh->e_shnum ||
-	    eh->e_shoff > map_len ||
+	    eh->e_shoff > map_len || eh->e_shoff % _Alignof(ElfW(Shdr)) != 0 ||
 	    (size_t)eh->e_shnum * sizeof *sh > map_len - eh->e_shoff)
 		return -1;
 	sh = (const ElfW(Shdr) *)(base + eh->e_shoff);

@@ -25,7 +25,12 @@
  *     rings are drained one after the other), so a half waits in a small
  *     table for the other; a flow is written only whole, both halves
  *     inside a slice (INV-2), and a half that never pairs (a timeout's
- *     wake, an overwritten entry) is dropped. A send's WAKE that
+ *     wake, an overwritten entry) gives no flow. A WAKE's SEND instant
+ *     waits with its half: in proto it is the flow's start (flow_ids),
+ *     and the woken's slice begin its end (terminating_flow_ids) when
+ *     the WAKE was merged first, else a "woken" instant; a half that
+ *     goes unpaired (displaced, or left at close) still writes its
+ *     SEND instant, without a flow. A send's WAKE that
  *     carries the woken's receive (SMARM__TRF_RECV: a hand-off, whose
  *     receiver records no RECV) gives the RECV instant where the
  *     woken's slice begins, when the halves pair (outside its waker's
@@ -748,23 +753,25 @@ struct tw_arg {
 	bool ta_count;	  /* a count: decimal, left out when 1 */
 	bool ta_opt;	  /* left out when 0 */
 };
-#define ARG(name, which, count)                                                \
+#define ARG(name, which, count, opt)                                           \
 	{                                                                      \
-		name, sizeof(name) - 1, which, count, 0                        \
+		name, sizeof(name) - 1, which, count, opt                      \
 	}
 static const struct tw_arg kind_args[SMARM__TR_KINDS][2] = {
-	[SMARM__TR_SPAWN] = { ARG("child", ARG_B, false) },
-	[SMARM__TR_EXIT] = { ARG("pid", ARG_A, false),
-			     ARG("reason", ARG_B, true) },
-	[SMARM__TR_PARK] = { { "target", 6, ARG_B, false, true } },
-	[SMARM__TR_SEND] = { ARG("chan", ARG_B, false), ARG("n", ARG_C, true) },
-	[SMARM__TR_RECV] = { ARG("chan", ARG_B, false), ARG("n", ARG_C, true) },
-	[SMARM__TR_TIMER] = { ARG("pid", ARG_A, false) },
-	[SMARM__TR_CALL] = { ARG("server", ARG_B, false) },
-	[SMARM__TR_CAST] = { ARG("server", ARG_B, false) },
-	[SMARM__TR_REPLY] = { ARG("client", ARG_B, false) },
-	[SMARM__TR_RESTART] = { ARG("child pid", ARG_B, false),
-				ARG("restarts", ARG_C, true) },
+	[SMARM__TR_SPAWN] = { ARG("child", ARG_B, false, false) },
+	[SMARM__TR_EXIT] = { ARG("pid", ARG_A, false, false),
+			     ARG("reason", ARG_B, true, false) },
+	[SMARM__TR_PARK] = { ARG("target", ARG_B, false, true) },
+	[SMARM__TR_SEND] = { ARG("chan", ARG_B, false, false),
+			     ARG("n", ARG_C, true, false) },
+	[SMARM__TR_RECV] = { ARG("chan", ARG_B, false, false),
+			     ARG("n", ARG_C, true, false) },
+	[SMARM__TR_TIMER] = { ARG("pid", ARG_A, false, false) },
+	[SMARM__TR_CALL] = { ARG("server", ARG_B, false, false) },
+	[SMARM__TR_CAST] = { ARG("server", ARG_B, false, false) },
+	[SMARM__TR_REPLY] = { ARG("client", ARG_B, false, false) },
+	[SMARM__TR_RESTART] = { ARG("child pid", ARG_B, false, false),
+				ARG("restarts", ARG_C, true, false) },
 };
 #undef ARG
 
