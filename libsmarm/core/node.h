@@ -248,7 +248,7 @@ struct smarm_node {
 	_Atomic int64_t pk_releases;	   /* SMARM_STAT_STACK_RELEASES */
 	_Atomic int64_t pk_out;		   /* SMARM_STAT_STACKS_RELEASED */
 	/* parked actors due a stack release (parkstk.c): a FIFO by park
-	 * time that the monitor sweeps; pk_lock (PARKSTK rank) guards it */
+	 * time that the monitor sweeps; pk_lock (TABLE rank) guards it */
 	smarm__lock_t pk_lock;
 	struct smarm__ring pk_fifo;
 

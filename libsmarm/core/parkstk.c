@@ -98,11 +98,6 @@ static struct pstk *pstk_of(const struct smarm__slot *s)
 	return x != NULL ? x->x_pstk : NULL;
 }
 
-bool smarm__pstk_on(const struct smarm__slot *s)
-{
-	return (s->park_fl & SMARM__PF_RELEASE) != 0;
-}
-
 void *smarm__pstk_room(struct smarm__slot *me, size_t size)
 {
 	struct pstk *p = pstk_of(me);
@@ -144,23 +139,14 @@ void smarm__pstk_unmark(struct smarm__slot *me)
 /*
  * Copy n bytes (a multiple of 8, 8-aligned) between a stack and its
  * image. The stack holds the redzones of instrumented frames, which
- * ASan's memcpy would report; the volatile loads also keep the compiler
+ * ASan's memcpy would report; the volatile accesses also keep the compiler
  * from making this a memcpy call.
  */
 __attribute__((no_sanitize_address)) static void
 copy_words(void *dst, const void *src, size_t n)
 {
-	uint64_t *d = dst;
-	const volatile uint64_t *s = src;
-	for (size_t i = 0; i < n / 8; i++)
-		d[i] = s[i];
-}
-
-__attribute__((no_sanitize_address)) static void
-copy_words_to_stack(void *dst, const void *src, size_t n)
-{
 	volatile uint64_t *d = dst;
-	const uint64_t *s = src;
+	const volatile uint64_t *s = src;
 	for (size_t i = 0; i < n / 8; i++)
 		d[i] = s[i];
 }
@@ -223,7 +209,7 @@ static void take_back(struct smarm_node *n, struct smarm__slot *s,
 	uintptr_t top = smarm__stack_top(s);
 	if (s->stk_guard == 0)
 		smarm__stack_canary_put(s);
-	copy_words_to_stack((void *)(top - p->ps_len), p->ps_img, p->ps_len);
+	copy_words((void *)(top - p->ps_len), p->ps_img, p->ps_len);
 	atomic_fetch_sub_explicit(&n->pk_out, 1, memory_order_relaxed);
 }
 
@@ -273,7 +259,7 @@ __attribute__((noinline, cold)) void smarm__pstk_parked(struct smarm_node *n,
 			return; /* no room: this park keeps its stack */
 		}
 		e = smarm__ring_push_back(&n->pk_fifo, sizeof *e);
-		e->pe_idx = s->pid_lo & (SMARM__PID_IDX_MAX - 1);
+		e->pe_idx = SMARM__PID_IDX(s->pid_lo);
 		e->pe_seq = seq;
 		e->pe_t = smarm__clock_ns();
 		stk_out(s, true);

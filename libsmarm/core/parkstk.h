@@ -18,12 +18,6 @@ struct smarm_node;
 struct smarm__slot;
 
 /*
- * Whether s gives its parked stack back (SMARM_OPT_STACK_RELEASE, as
- * resolved when its stack was first acquired). For the layers above,
- * which do not see the slot; one load once LTO inlines it.
- */
-bool smarm__pstk_on(const struct smarm__slot *s);
-/*
  * The running actor me (smarm__pstk_on): its room for the records of a wait
  * that must stay off its stack, at least size bytes, or NULL when it
  * has none that large yet. Lock-free, allocates nothing (legal under a

@@ -135,8 +135,8 @@ struct smarm__slot {
 				    running (stop not observed); ended */
 	uint8_t preempt_pending; /* owner: a slice ended inside a
 				    no-preempt region; yield at its end */
-	uint8_t stk_mode;	 /* SMARM_STACK_*: a request (SMARM__STK_REQ,
-				    below) until the stack is first
+	uint8_t stk_mode;	 /* SMARM_STACK_*: a request (SMARM__STK_FLAGS,
+				    above) until the stack is first
 				    attached, then GUARDED/DENSE */
 	uint32_t nopreempt;	 /* owner: smarm_preempt_disable depth */
 	uint32_t rt_nopreempt;	 /* owner: runtime brackets around user
@@ -252,6 +252,13 @@ static inline struct smarm__astat *smarm__astat_of(struct smarm_node *n,
 }
 
 /* The pid of the actor in slot s (valid while s is occupied). */
+/* Whether s gives its parked stack back (SMARM_OPT_STACK_RELEASE, as
+ * resolved when its stack was first acquired: parkstk.c). */
+static inline bool smarm__pstk_on(const struct smarm__slot *s)
+{
+	return (s->park_fl & SMARM__PF_RELEASE) != 0;
+}
+
 static inline uint64_t smarm__slot_pid(struct smarm__slot *s)
 {
 	return ((uint64_t)SMARM__W_GEN(

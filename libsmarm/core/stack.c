@@ -518,7 +518,7 @@ release_guarded(struct smarm_node *n, struct smarm__slot *s, void *base)
 static struct smarm__carve *dense_kind(struct smarm_node *n,
 				       const struct smarm__slot *s)
 {
-	return (s->park_fl & SMARM__PF_RELEASE) ? &n->stk_dp : &n->stk_dn;
+	return smarm__pstk_on(s) ? &n->stk_dp : &n->stk_dn;
 }
 
 static int acquire_dense(struct smarm_node *n, struct smarm__slot *s)
