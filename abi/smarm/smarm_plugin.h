@@ -786,7 +786,9 @@ SMARM_API int smarm_gs_set_queue_limit(smarm_gs_ctx_t *cx, uint32_t limit);
 /*
  * smarm_gs_monitor() - monitor pid; its Down goes to handle_down, ahead
  * of control messages, infos and calls. *ref (may be NULL) set.
- * Errors: as smarm_monitor(). Since: SMARM_0.5.
+ * Errors: as smarm_monitor(); SMARM_ENOMEM when the server's monitor
+ * count cannot be kept (its first use of the cold block): nothing is
+ * monitored. Since: SMARM_0.5.
  */
 SMARM_API int smarm_gs_monitor(smarm_gs_ctx_t *cx, smarm_pid_t pid,
 			       uint64_t *ref);

@@ -1115,9 +1115,14 @@ static void inbox_drop(struct smarm_gs_ctx *sv)
  * (SMARM_ENOMEM). */
 static void inbox_restore(struct smarm_gs_ctx *sv)
 {
-	int rc = smarm__actor_ext_update(
-		smarm__current_node(), smarm__self_pid(), SMARM__SUB_BEHAVIOUR,
-		inbox_restore_locked, sv);
+	int rc;
+	/* Kept, or made again by a sender: no lock (only a drop, which
+	 * is this actor's own, takes it away). */
+	if (__atomic_load_n(&sv->sv_inbox, __ATOMIC_ACQUIRE) != NULL)
+		return;
+	rc = smarm__actor_ext_update(smarm__current_node(), smarm__self_pid(),
+				     SMARM__SUB_BEHAVIOUR, inbox_restore_locked,
+				     sv);
 	if (rc != 0)
 		smarm_actor_crash(rc);
 }

@@ -46,8 +46,11 @@
  * smarm_signal_t of kind WATCH_REQ whose reason is the request's address
  * (the element size is the runtime's; SMARM_SIGNAL_* kinds are small).
  *
- * Ownership: a request is malloc'd by its poster and freed by the
- * watcher. Records and orphans are the watcher's alone.
+ * Ownership: a request is malloc'd by its poster (or deferrer) and
+ * freed by the watcher; a deferred DW_ADD that its DW_DEL finds still
+ * queued is freed by that reader (smarm__dist_watch_undefer), and what
+ * is left queued at the end by dist_free. Records and orphans are the
+ * watcher's alone.
  * Locking: d_lock (a leaf) guards d_wq, d_wq_n and d_wq_orphans;
  * only the watcher touches its records.
  * Invariants:
