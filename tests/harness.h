@@ -195,6 +195,15 @@ static inline void harness_checks_reset(void)
 		      "check failed inside the run at line %d",                \
 		      atomic_load(&harness_fail_line))
 
+/* Copy src into dst[cap] (cap > 0), cut short if it does not fit: a
+ * report buffer that keeps what a test compares. */
+static inline void harness_copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* Nanoseconds since t0 (a smarm_now_ns() reading). */
 static inline uint64_t harness_since(uint64_t t0)
 {

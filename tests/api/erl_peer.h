@@ -87,7 +87,7 @@ static bool peer_await(struct peer *p, const char *prefix, char *line,
 			*nl = '\0';
 			bool hit = strncmp(buf, prefix, strlen(prefix)) == 0;
 			if (hit)
-				snprintf(line, cap, "%s", buf);
+				harness_copy(line, cap, buf);
 			size_t used = (size_t)(nl + 1 - buf);
 			memmove(buf, nl + 1, have - used + 1);
 			have -= used;

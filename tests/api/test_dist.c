@@ -287,11 +287,11 @@ static void root_send(void *arg)
 	smarm_dist_msg_t *m = recv_msg(box, tag);
 	smarm_dist_pid_t echo = SMARM_DIST_PID_NONE;
 	if (m != NULL) {
-		snprintf(R.text[0], sizeof R.text[0], "%s", tag);
+		harness_copy(R.text[0], sizeof R.text[0], tag);
 		R.rc[6] = smarm_dist_msg_from(m, &echo);
 		char node[256];
 		R.rc[7] = smarm_dist_pid_node(d, echo, node, sizeof node);
-		snprintf(R.text[1], sizeof R.text[1], "%s", node);
+		harness_copy(R.text[1], sizeof R.text[1], node);
 		/* The payload is {echoed, hello}. */
 		const void *t;
 		size_t len;
@@ -302,7 +302,7 @@ static void root_send(void *arg)
 		ei_decode_tuple_header(t, &i, &ar);
 		ei_decode_atom(t, &i, a);
 		ei_decode_atom(t, &i, a);
-		snprintf(R.text[2], sizeof R.text[2], "%s", a);
+		harness_copy(R.text[2], sizeof R.text[2], a);
 		smarm_dist_msg_free(m);
 	}
 	/* By pid: the echo process's own pid, learnt as the sender. */
@@ -325,7 +325,7 @@ static void root_send(void *arg)
 			ei_decode_tuple_header(t, &i, &ar);
 			ei_decode_atom(t, &i, a);
 			ei_decode_atom(t, &i, a);
-			snprintf(R.text[3], sizeof R.text[3], "%s", a);
+			harness_copy(R.text[3], sizeof R.text[3], a);
 			smarm_dist_msg_free(m);
 		}
 	}
@@ -341,7 +341,7 @@ static void root_send(void *arg)
 	ei_x_free(&x);
 	m = recv_msg(box, tag);
 	if (m != NULL) {
-		snprintf(R.text[4], sizeof R.text[4], "%s", tag);
+		harness_copy(R.text[4], sizeof R.text[4], tag);
 		smarm_dist_msg_free(m);
 	}
 	/* A local send through the same API reaches the same mailbox. */
@@ -939,8 +939,11 @@ static uint64_t down(smarm_chan_t *box, char *reason, size_t cap)
 	if (m == NULL)
 		return 0;
 	ref = down_of(m, reason, cap);
-	if (ref == 0)
-		snprintf(reason, cap, "not a down: %s", tag);
+	if (ref == 0) {
+		char why[sizeof tag + 16];
+		snprintf(why, sizeof why, "not a down: %s", tag);
+		harness_copy(reason, cap, why);
+	}
 	smarm_dist_msg_free(m);
 	return ref;
 }

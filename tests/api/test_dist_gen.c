@@ -302,7 +302,7 @@ static void erl_result(smarm_chan_t *box, char *out, size_t cap)
 	    ei_decode_tuple_header(t, &i, &ar) == 0 && ar == 2 &&
 	    ei_decode_atom(t, &i, tag) == 0 && strcmp(tag, "gres") == 0 &&
 	    ei_decode_string(t, &i, buf) == 0)
-		snprintf(out, cap, "%s", buf);
+		harness_copy(out, cap, buf);
 	smarm_dist_msg_free(m);
 }
 
