@@ -450,59 +450,41 @@ void smarm__enqueue(struct smarm_node *n, uint64_t pid)
 
 enum { PK_EMPTY = 0, PK_PARKED = 1, PK_NOTIFIED = 2, PK_POLLING = 3 };
 
-static void parker_park(struct smarm__parker *p, uint64_t deadline)
-{
-	uint32_t expect = PK_EMPTY;
-	if (!__atomic_compare_exchange_n(&p->state, &expect, PK_PARKED, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&p->state, PK_EMPTY, __ATOMIC_RELEASE);
-		return; /* a permit was waiting */
-	}
-	for (;;) {
-		uint64_t rel = 0;
-		if (deadline != 0) {
-			uint64_t now = smarm__clock_ns();
-			if (now >= deadline) {
-				__atomic_exchange_n(&p->state, PK_EMPTY,
-						    __ATOMIC_ACQUIRE);
-				return;
-			}
-			rel = deadline - now;
-		}
-		smarm__futex_wait(&p->state, PK_PARKED, rel);
-		expect = PK_NOTIFIED;
-		if (__atomic_compare_exchange_n(&p->state, &expect, PK_EMPTY,
-						false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			return;
-	}
-}
-
 /*
- * The park of the worker that polls (netpoll_park): the same permit
- * protocol, in state PK_POLLING, sleeping in the installed np_wait
- * instead of the futex; an unpark breaks that wait (parker_unpark). It
- * returns on a permit, at the deadline, or when the poll woke an actor
- * (it went to this worker's wake slot: fire_local), consuming a permit
- * that came meanwhile, as a deadline does in parker_park.
+ * Park w on its parker p until a permit (parker_unpark), the deadline
+ * (0: none), or, for the worker that polls (np_arg not NULL: netpoll_park),
+ * a poll that woke an actor (it went to this worker's wake slot:
+ * fire_local). The poller sleeps in the installed np_wait in state
+ * PK_POLLING, which an unpark breaks; the others on the futex in
+ * PK_PARKED. A permit that came before the park is consumed at once;
+ * one that comes with the deadline or the poll's wake is consumed too.
  */
-static void parker_poll(struct smarm__worker *w, struct smarm__parker *p,
-			uint64_t deadline, void *arg)
+static void parker_park(struct smarm__worker *w, struct smarm__parker *p,
+			uint64_t deadline, void *np_arg)
 {
-	struct smarm_node *n = w->node;
+	uint32_t st = np_arg != NULL ? PK_POLLING : PK_PARKED;
 	uint32_t expect = PK_EMPTY;
-	if (!__atomic_compare_exchange_n(&p->state, &expect, PK_POLLING, false,
+	if (!__atomic_compare_exchange_n(&p->state, &expect, st, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&p->state, PK_EMPTY, __ATOMIC_RELEASE);
 		return; /* a permit was waiting */
 	}
 	for (;;) {
-		int woke;
-		w->fire_local = true;
-		woke = n->np_ops->np_wait(arg, deadline);
-		w->fire_local = false;
-		if (woke > 0 ||
-		    (deadline != 0 && smarm__clock_ns() >= deadline)) {
+		bool over;
+		if (np_arg != NULL) {
+			w->fire_local = true;
+			over = w->node->np_ops->np_wait(np_arg, deadline) > 0;
+			w->fire_local = false;
+			over |= deadline != 0 && smarm__clock_ns() >= deadline;
+		} else {
+			uint64_t now = deadline != 0 ? smarm__clock_ns() : 0;
+			over = deadline != 0 && now >= deadline;
+			if (!over)
+				smarm__futex_wait(&p->state, PK_PARKED,
+						  deadline != 0 ? deadline - now
+								: 0);
+		}
+		if (over) {
 			__atomic_exchange_n(&p->state, PK_EMPTY,
 					    __ATOMIC_ACQUIRE);
 			return;
@@ -633,7 +615,7 @@ static bool netpoll_park(struct smarm__worker *w, uint64_t deadline)
 		&n->np_seq,
 		atomic_load_explicit(&n->np_seq, memory_order_relaxed) + 1,
 		memory_order_relaxed);
-	parker_poll(w, &n->parkers[w->id], deadline, arg);
+	parker_park(w, &n->parkers[w->id], deadline, arg);
 	atomic_store_explicit(&n->np_owner, -1, memory_order_release);
 	return true;
 }
@@ -1001,7 +983,7 @@ static void idle(struct smarm__worker *w)
 	if (!has_work(w)) {
 		stat_inc(&n->wstats[w->id].parks);
 		if (!netpoll_park(w, deadline))
-			parker_park(&n->parkers[w->id], deadline);
+			parker_park(w, &n->parkers[w->id], deadline, NULL);
 		/*
 		 * Leaving a sleep: the monitor may have backed off while the
 		 * node idled. Woken now, it watches this worker's next actor
