@@ -25,6 +25,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,10 +76,41 @@ void smarm__syms_close(struct smarm__syms *t)
 	free(t);
 }
 
-static int sym_cmp(const void *a, const void *b)
+/*
+ * The tables here (struct sym, struct smarm__line, the selection's
+ * pairs) are spans: each element opens with its start address and its
+ * end, [lo, hi). lo_cmp orders them by start; span_at finds the one
+ * around pc in a sorted table.
+ */
+_Static_assert(offsetof(struct sym, lo) == 0 &&
+		       offsetof(struct sym, hi) == sizeof(uintptr_t) &&
+		       offsetof(struct smarm__line, lo) == 0 &&
+		       offsetof(struct smarm__line, hi) == sizeof(uintptr_t),
+	       "spans open with lo, hi");
+
+static int lo_cmp(const void *a, const void *b)
 {
-	const struct sym *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The index of the last span of the n (size bytes each, sorted by
+ * start) at base that starts at or below pc, if it holds pc; else n. */
+static size_t span_at(const void *base, size_t n, size_t size, uintptr_t pc)
+{
+	const unsigned char *t = base;
+	size_t a = 0, b = n;
+	if (n == 0)
+		return n;
+	while (b - a > 1) {
+		size_t m = a + (b - a) / 2;
+		if (*(const uintptr_t *)(t + m * size) <= pc)
+			a = m;
+		else
+			b = m;
+	}
+	const uintptr_t *sp = (const uintptr_t *)(t + a * size);
+	return pc >= sp[0] && pc < sp[1] ? a : n;
 }
 
 /* Read the function symbols of the ELF file mapped at o->map. */
@@ -127,7 +159,7 @@ static void load_syms(struct obj *o)
 		k++;
 	}
 	o->nsyms = k;
-	qsort(o->syms, k, sizeof *o->syms, sym_cmp);
+	qsort(o->syms, k, sizeof *o->syms, lo_cmp);
 }
 
 struct find {
@@ -216,30 +248,14 @@ bool smarm__syms_find(struct smarm__syms *t, uintptr_t pc, uintptr_t *lo,
 		      uintptr_t *hi, const char **name)
 {
 	struct obj *o = obj_of(t, pc);
-	size_t a = 0, b;
-	if (o == NULL || o->nsyms == 0)
-		return false;
-	/* The last function that starts at or below pc (SYMS-1). */
-	b = o->nsyms;
-	while (b - a > 1) {
-		size_t m = a + (b - a) / 2;
-		if (o->syms[m].lo <= pc)
-			a = m;
-		else
-			b = m;
-	}
-	if (pc < o->syms[a].lo || pc >= o->syms[a].hi)
+	size_t a;
+	if (o == NULL || (a = span_at(o->syms, o->nsyms, sizeof *o->syms,
+				      pc)) == o->nsyms) /* SYMS-1 */
 		return false;
 	*lo = o->syms[a].lo;
 	*hi = o->syms[a].hi;
 	*name = o->syms[a].name;
 	return true;
-}
-
-static int line_cmp(const void *a, const void *b)
-{
-	const struct smarm__line *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 /* The base name of a line table's file name. */
@@ -267,40 +283,24 @@ static void load_lines(struct obj *o)
 		o->lines[k++] = *l;
 	}
 	o->nlines = k;
-	qsort(o->lines, k, sizeof *o->lines, line_cmp);
+	qsort(o->lines, k, sizeof *o->lines, lo_cmp);
 }
 
 bool smarm__syms_line(struct smarm__syms *t, uintptr_t pc, const char **file,
 		      uint32_t *line)
 {
 	struct obj *o = obj_of(t, pc);
-	size_t a = 0, b;
+	size_t a;
 	if (o == NULL)
 		return false;
 	if (!o->lines_read)
 		load_lines(o);
-	if (o->nlines == 0)
-		return false;
-	/* The last row that starts at or below pc (SYMS-2). */
-	b = o->nlines;
-	while (b - a > 1) {
-		size_t m = a + (b - a) / 2;
-		if (o->lines[m].lo <= pc)
-			a = m;
-		else
-			b = m;
-	}
-	if (pc < o->lines[a].lo || pc >= o->lines[a].hi)
+	if ((a = span_at(o->lines, o->nlines, sizeof *o->lines, pc)) ==
+	    o->nlines) /* SYMS-2 */
 		return false;
 	*file = o->lines[a].file;
 	*line = o->lines[a].line;
 	return true;
-}
-
-static int pair_cmp(const void *a, const void *b)
-{
-	const uintptr_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
 struct smarm__causal_sel *smarm__syms_line_text(struct smarm__syms *t,
@@ -331,7 +331,7 @@ struct smarm__causal_sel *smarm__syms_line_text(struct smarm__syms *t,
 		}
 	}
 	/* Sorted, and merged where they touch or overlap. */
-	qsort(sel->cs_rg, n, 2 * sizeof(uintptr_t), pair_cmp);
+	qsort(sel->cs_rg, n, 2 * sizeof(uintptr_t), lo_cmp);
 	k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (k != 0 && sel->cs_rg[2 * i] <= sel->cs_rg[2 * k - 1]) {
