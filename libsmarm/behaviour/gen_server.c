@@ -981,6 +981,20 @@ static void batch_drop(struct smarm_gs_ctx *sv)
 	sv->sv_batch = NULL;
 }
 
+/* Attach channel h (rc 0) as band of sv's mailbox and publish it in
+ * *ch; on any failure (rc, or the attach's) h is freed: the status. */
+static int band_put(struct smarm_gs_ctx *sv, smarm_chan_t **ch, unsigned band,
+		    smarm_chan_t *h, int rc)
+{
+	if (rc == 0)
+		rc = smarm__mbox_attach(&sv->sv_mb, band, h);
+	if (rc != 0)
+		bhv_chan_free(h);
+	else /* atomic: an observer reads it (smarm__bhv_peek) */
+		__atomic_store_n(ch, h, __ATOMIC_RELEASE);
+	return rc;
+}
+
 /* Make band *ch of sv's mailbox (elements of esz bytes, freed unread by
  * dtor) if missing. */
 static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
@@ -991,14 +1005,7 @@ static int band_make(struct smarm_gs_ctx *sv, smarm_chan_t **ch, size_t esz,
 	if (*ch != NULL)
 		return 0;
 	rc = smarm_chan_alloc(&h, esz, dtor);
-	if (rc != 0)
-		return rc;
-	rc = smarm__mbox_attach(&sv->sv_mb, band, h);
-	if (rc != 0)
-		bhv_chan_free(h);
-	else /* atomic: an observer reads it (smarm__bhv_peek) */
-		__atomic_store_n(ch, h, __ATOMIC_RELEASE);
-	return rc;
+	return rc != 0 ? rc : band_put(sv, ch, band, h, 0);
 }
 
 int smarm__gs_sig_band(struct smarm_gs_ctx *sv)
@@ -1060,16 +1067,10 @@ static int inbox_make(struct smarm_gs_ctx *sv)
 		rc = smarm__chan_set_owned(
 			h, offsetof(struct bhv_env, en_reply),
 			offsetof(struct bhv_env, en_msg.mg_heap));
+	rc = band_put(sv, &sv->sv_inbox, BHV_BAND_INBOX, h, rc);
 	if (rc == 0)
-		rc = smarm__mbox_attach(&sv->sv_mb, BHV_BAND_INBOX, h);
-	if (rc != 0) {
-		bhv_chan_free(h);
-		return rc;
-	}
-	/* atomic: an observer reads it (smarm__bhv_peek) */
-	__atomic_store_n(&sv->sv_inbox, h, __ATOMIC_RELEASE);
-	sv->sv_nobox = false;
-	return 0;
+		sv->sv_nobox = false;
+	return rc;
 }
 
 /* Under sv's actor's cold lock (smarm__actor_ext_update of its own
