@@ -1324,6 +1324,28 @@ static inline int recv_lock_check(smarm_chan_t *ch, const smarm_chan_t *h,
 }
 
 /*
+ * One round of a receive with its record rw on the stack, ch locked and
+ * recv_check having said SMARM_EAGAIN: queue rw, park, and take what
+ * came (a hand-off into out returns from the first park), or go on with
+ * the loop (recv_wait_more). smarm__chan_recv's, inlined in it, and
+ * recv_off's when no room can be had.
+ */
+__attribute__((always_inline)) static inline int
+recv_park(struct smarm__wait *w, struct smarm__recv_wait *rw, smarm_chan_t *ch,
+	  const smarm_chan_t *h, void *out)
+{
+	int rc;
+	recv_wait_init(rw, ch, h, out);
+	rw->rx.wt = smarm__wait_open(w);
+	rx_push(ch, &rw->rx);
+	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
+	rc = smarm__wait_park(w);
+	if (rc == 0 && __atomic_load_n(&rw->delivered, __ATOMIC_ACQUIRE))
+		return 0; /* the sender took our entry: ch untouched */
+	return recv_wait_more(w, rw, rc, false);
+}
+
+/*
  * smarm__chan_recv's wait for an actor whose parked stack is given back
  * (smarm__pstk_on, core/parkstk.c): the same loop, with its record off the
  * stack, in the actor's room, and the element a sender hands over put
@@ -1352,16 +1374,8 @@ static __attribute__((noinline, cold)) int recv_off(struct smarm__wait *w,
 			return rc;
 		if (!grown) {
 			struct smarm__recv_wait rws; /* on the stack */
-			recv_wait_init(&rws, ch, h, out);
 			w->wt_arg = &rws;
-			rws.rx.wt = smarm__wait_open(w);
-			rx_push(ch, &rws.rx);
-			smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-			rc = smarm__wait_park(w);
-			if (rc == 0 &&
-			    __atomic_load_n(&rws.delivered, __ATOMIC_ACQUIRE))
-				return 0;
-			return recv_wait_more(w, &rws, rc, false);
+			return recv_park(w, &rws, ch, h, out);
 		}
 	}
 	got = (unsigned char *)rw + RECV_OFF_AT;
@@ -1423,14 +1437,7 @@ int smarm__chan_recv(struct smarm__slot *me, smarm_chan_t *ch,
 			 (char *)&rw + SMARM__WAIT_MOVABLE);
 	if ((rc = recv_lock_check(ch, h, out, &w)) != SMARM_EAGAIN)
 		return rc;
-	recv_wait_init(&rw, ch, h, out);
-	rw.rx.wt = smarm__wait_open(&w);
-	rx_push(ch, &rw.rx);
-	smarm__unlock(&ch->lock, SMARM__RANK_CHANNEL);
-	rc = smarm__wait_park(&w);
-	if (rc == 0 && __atomic_load_n(&rw.delivered, __ATOMIC_ACQUIRE))
-		return 0; /* the sender took our entry: ch untouched */
-	return recv_wait_more(&w, &rw, rc, false);
+	return recv_park(&w, &rw, ch, h, out);
 }
 
 /*
