@@ -116,6 +116,18 @@ static inline void smarm__ring_set_len(struct smarm__ring *r, uint32_t len)
 	atomic_store_explicit(&r->rg_len, len, memory_order_relaxed);
 }
 
+/*
+ * An empty ring starts again at index 0, so the next pushes reuse the
+ * memory the last ones touched, from its start, rather than wherever the
+ * head has wandered to (a buffer's pages are faulted in by the first
+ * push to each: sched.c rewinds the run queue at a run's start).
+ */
+static inline void smarm__ring_rewind(struct smarm__ring *r)
+{
+	if (smarm__ring_len(r) == 0)
+		r->rg_head = 0;
+}
+
 /* Element i, counted from the front (RING-2); i may be up to rg_cap. */
 static inline void *smarm__ring_at(const struct smarm__ring *r, size_t esz,
 				   uint32_t i)

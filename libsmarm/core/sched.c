@@ -2454,6 +2454,17 @@ int smarm__run(struct smarm_node *n, smarm_actor_cb root, void *arg)
 
 	atomic_store(&n->idle_mask, 0);
 	atomic_store(&n->rq_woken, 0);
+	/*
+	 * The shared queue is empty between runs (INV-3): every run's pushes
+	 * start at its buffer's first entry, in pages an earlier run (the
+	 * warm-up of a benchmark) faulted in. With the head left where the
+	 * last run put it, a run's pushes went on into pages never touched,
+	 * and faulted them in under rq_lock (spawn_join at two workers: 190
+	 * faults in the first run after the warm-up, docs/benchmarks.md).
+	 */
+	smarm__lock(&n->rq_lock, SMARM__RANK_RUNQ);
+	smarm__ring_rewind(&n->rq);
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	atomic_store(&n->tk_holder, -1);
 	atomic_store(&n->tk_armed, UINT64_MAX);
 	atomic_store(&n->np_owner, -1);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_ring.c - the one ring buffer (core/ring.h): FIFO and deque order
- * across the wrap, batch pushes at the front, growth that keeps order
- * from any head position, the capacity limit, a lent fixed buffer, and
- * removal from the middle and the scan for a value (sched.c, Expedite);
- * and the chunked queue: FIFO order across segments with pushes at both
- * ends, elements that never move while queued (QUEUE-4), segments of
+ * across the wrap, an empty ring rewound to its first entry (sched.c
+ * rewinds the run queue at a run's start), batch pushes at the front, growth
+ * that keeps order from any head position, the capacity limit, a lent fixed
+ * buffer, and removal from the middle and the scan for a value (sched.c,
+ * Expedite); and the chunked queue: FIFO order across segments with pushes at
+ * both ends, elements that never move while queued (QUEUE-4), segments of
  * bounded size, in-place compaction by two walks, reuse once empty, and
  * a thread's cache of free segments up to its cap (QUEUE-6), and the
  * chains of discarded queues it keeps unread until tidied (QUEUE-7).
@@ -46,6 +47,27 @@ START_TEST(test_ring_fifo_order_across_the_wrap)
 		ck_assert_uint_eq(smarm__ring_len(&r), 0);
 	}
 	ck_assert_uint_lt(r.rg_head, 8); /* the head wrapped many times */
+}
+END_TEST
+
+START_TEST(test_ring_rewind_restarts_an_empty_ring_at_its_first_entry)
+{
+	uint64_t buf[8];
+	struct smarm__ring r;
+	smarm__ring_init_fixed(&r, buf, 8);
+	for (uint64_t i = 0; i < 3; i++)
+		push(&r, i);
+	(void)pop(&r);
+	smarm__ring_rewind(&r); /* not empty: nothing moves */
+	ck_assert_uint_eq(r.rg_head, 1);
+	ck_assert_uint_eq(pop(&r), 1);
+	ck_assert_uint_eq(pop(&r), 2);
+	ck_assert_uint_eq(r.rg_head, 3);
+	smarm__ring_rewind(&r); /* empty: back to the first entry */
+	ck_assert_uint_eq(r.rg_head, 0);
+	push(&r, 7);
+	ck_assert_ptr_eq(smarm__ring_at(&r, U64, 0), &buf[0]);
+	ck_assert_uint_eq(pop(&r), 7);
 }
 END_TEST
 
@@ -584,6 +606,8 @@ Suite *smarm_test_ring_suite(void)
 	Suite *s = suite_create("ring");
 	TCase *tc = tcase_create("ring");
 	tcase_add_test(tc, test_ring_fifo_order_across_the_wrap);
+	tcase_add_test(
+		tc, test_ring_rewind_restarts_an_empty_ring_at_its_first_entry);
 	tcase_add_test(tc,
 		       test_ring_front_batch_keeps_its_order_ahead_of_older);
 	tcase_add_test(tc, test_ring_grow_keeps_order_from_a_wrapped_head);
