@@ -51,8 +51,8 @@
  * it. A call's channel (libsmarm to Erlang) is the caller's, and its
  * rmon holds one sender reference until taken (watch.c).
  * Locking: d_lock guards d_serves, d_nserves and d_gen_jobs. A gate's
- * g_lock (a pthread mutex, a leaf but for d_lock and a channel's lock
- * taken under it; taken under a token set's tt_lock) guards g_d.
+ * g_lock (a pthread mutex; only d_lock is taken under it; it is taken
+ * under a token set's tt_lock) guards g_d.
  * Invariants:
  *   INV-1 a served call is counted in d_gen_jobs from its request's
  *         send until its answer is written or dropped; at most
@@ -72,9 +72,12 @@
  *   INV-5 d outlives every use an answer makes of it: a route reaches d
  *         only through the gate, under g_lock, and either counts the
  *         server's write in d_actors (only while !d_stopping, so the
- *         stop waits for it: conn.c INV-4) or posts to the watcher's
- *         channel under g_lock; dist_free clears g_d before that
- *         channel goes, and the channel's destructor drops what is left.
+ *         stop waits for it: conn.c INV-4) or reads the watcher's
+ *         channel handle, sent to after g_lock is released (a send may
+ *         yield): dist_free clears g_d before that channel goes, the
+ *         channel's destructor drops what was queued, and a send after
+ *         it fails on the stale handle (generation-checked), the
+ *         answer dropped. g_lock is never held across a park or yield.
  * See: docs/distribution.md ("gen_server interop").
  */
 #include "dist.h"
@@ -578,8 +581,8 @@ static void refuse_status(const struct gen_caller *c, int status)
 /* The gate the answers of d's served calls reach d through: it outlives
  * d while answers are pending (a server may answer after the stop). */
 struct dist_gate {
-	pthread_mutex_t g_lock;	 /* a leaf: only d_lock or a channel's
-				    lock is taken under it */
+	pthread_mutex_t g_lock;	 /* only d_lock is taken under it, never
+				    held across a park or a yield */
 	smarm_dist_t *g_d;	 /* g_lock: NULL once d is going */
 	_Atomic unsigned g_refs; /* the handle's, and a pending answer's */
 };
@@ -745,7 +748,7 @@ static void route_fn(struct bhv_route *rt, int status, smarm_value_t *v,
 	}
 	bool self = who == BHV_ANS_OWN && smarm_actor_self().id != 0 &&
 		    smarm_cleanup_push(route_run_end, &run) == 0;
-	bool posted = false;
+	smarm_chan_t *watch = NULL;
 	pthread_mutex_lock(&g->g_lock);
 	smarm_dist_t *d = g->g_d;
 	if (d != NULL && self) {
@@ -756,18 +759,19 @@ static void route_fn(struct bhv_route *rt, int status, smarm_value_t *v,
 		}
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	} else if (d != NULL) {
-		smarm_signal_t s = { .kind = WATCH_ANSWER,
-				     .reason = (intptr_t)r };
-		posted = smarm_chan_send(d->d_watch_ch, &s) == 0;
+		watch = d->d_watch_ch;
 	}
 	pthread_mutex_unlock(&g->g_lock);
 	if (self) {
 		if (run.rr_d != NULL)
 			route_write(run.rr_d, r, status, &r->gr_reply);
 		smarm_cleanup_pop(true); /* route_run_end */
-	} else if (!posted) {
-		smarm__dist_gen_drop(r);
+		return;
 	}
+	/* Sent outside g_lock (a send may yield: never with it held). */
+	smarm_signal_t s = { .kind = WATCH_ANSWER, .reason = (intptr_t)r };
+	if (watch == NULL || smarm_chan_send(watch, &s) != 0)
+		smarm__dist_gen_drop(r);
 }
 
 /* Take a slot for a call's answer (INV-1): false when DIST_GEN_JOBS_MAX
