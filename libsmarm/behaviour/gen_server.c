@@ -25,8 +25,9 @@
  * refuses a freed one. A server's unanswered tokens are in its token
  * set (struct bhv_tokens), shared with them, so its end can answer them.
  * Locking: a token set's tt_lock (a leaf pthread mutex: no plugin code
- * and no lock but a channel's, or a routed answer's own leaf lock, under
- * it: struct bhv_route) guards its list and each
+ * and no lock but a channel's, or the locks a routed answer's function
+ * takes without parking, under it: struct bhv_route) guards its list and
+ * each
  * tk_answered; of two answers to a token the one that retires its
  * handle (smarm__handle_take) answers. A worker's line of the served
  * count is written only by the actor it runs (struct bhv_node).
@@ -275,14 +276,24 @@ int smarm__gs_reply_chan(smarm_chan_t **out)
 
 /* ---- envelopes and replies ---- */
 
-void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
-			   smarm_value_t *v, int who)
+/* A routed call's answer (BHV_ROUTED): its route's function, out of
+ * line so that the channel answer stays small where it is inlined. */
+__attribute__((noinline, cold)) static void
+reply_route(uint64_t seq, int status, smarm_value_t *v, int who)
+{
+	struct bhv_route *rt = (struct bhv_route *)(uintptr_t)seq;
+	bool val = (status == 0 || status == SMARM_EREPLY) && v != NULL;
+	rt->rt_fn(rt, status, val ? v : NULL, who);
+}
+
+/* smarm__bhv_reply_send, inlined into a served call's return (gs_env). */
+static inline __attribute__((always_inline)) void
+reply_send(smarm_chan_t *reply, uint64_t seq, int status, smarm_value_t *v,
+	   int who)
 {
 	smarm_response_t r = { .id = seq, .status = status }; /* value VOID */
 	if (SMARM_UNLIKELY(reply == BHV_ROUTED)) { /* a layer above's */
-		struct bhv_route *rt = (struct bhv_route *)(uintptr_t)seq;
-		bool val = (status == 0 || status == SMARM_EREPLY) && v != NULL;
-		rt->rt_fn(rt, status, val ? v : NULL, who);
+		reply_route(seq, status, v, who);
 		return;
 	}
 	if ((status == 0 || status == SMARM_EREPLY) && v != NULL) {
@@ -291,6 +302,12 @@ void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
 	}
 	if (smarm_chan_send(reply, &r) != 0)
 		smarm_value_release(&r.value); /* the caller is gone */
+}
+
+void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
+			   smarm_value_t *v, int who)
+{
+	reply_send(reply, seq, status, v, who);
 }
 
 static void env_release(struct bhv_env *e)
@@ -847,8 +864,7 @@ static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
 			rc = smarm__bhv_ret_value(op->op_reply,
 						  bhv_reply_tuple(op), &r, &v);
 		}
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v,
-				      BHV_ANS_OWN);
+		reply_send(e->en_reply, e->en_seq, rc, &v, BHV_ANS_OWN);
 		smarm__trace_named(SMARM__TR_REPLY, smarm__self_pid(), 0,
 				   (uint32_t)rc, op->op_name);
 	}
