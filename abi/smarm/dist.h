@@ -447,11 +447,11 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  * A request is queued to the server as it arrives, so the requests of
  * one Erlang process keep their order (a cast, then a call, sees the
  * cast done). A call's reply is written to the connection by the
- * server's actor as it answers (an answer given on another thread or
- * path, such as smarm_reply on a token or the server's end, by an actor
- * of the distribution), as long as it takes (the Erlang caller's
- * timeout is the caller's business); one given after smarm_dist_stop
- * began may be dropped.
+ * server's actor as it answers (one given elsewhere, such as smarm_reply
+ * on a token from another thread or smarm_reply_drop, by an actor of
+ * the distribution), as long as it takes (the Erlang caller's timeout
+ * is the caller's business); one given after smarm_dist_stop began may
+ * be dropped.
  *
  * b must stay valid (its plugin open) while served; once its plugin is
  * unloaded, calls are answered {error, noproc}. The server need not run
