@@ -430,8 +430,11 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  * (SMARM_DIST_GEN_MAX calls already waiting), or {error, E} with E the
  * lower-case name of the libsmarm status without its SMARM_ prefix
  * (enoname: nobody holds name now; edown: the server ended before it
- * replied; efull: its queue is at its limit). A cast that cannot be
- * served is dropped (a debug log line says why). The types:
+ * took the call, or dropped it unanswered: smarm_reply_drop; efull: its
+ * queue is at its limit). A server that ends with the call taken and
+ * not answered sends no reply: the caller's monitor (gen_server:call's)
+ * makes the call exit with the server's reason, as in OTP. A cast that cannot
+ * be served is dropped (a debug log line says why). The types:
  * docs/distribution.md, "Terms". Other messages to the name or pid
  * (Erlang's `Name ! Term`, handle_info's) go to the behaviour's info
  * operations: Op or {Op, Args...} naming an info operation whose
@@ -443,9 +446,12 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  *
  * A request is queued to the server as it arrives, so the requests of
  * one Erlang process keep their order (a cast, then a call, sees the
- * cast done). A call's reply is awaited by an actor of the distribution
- * of its own, as long as it takes (the Erlang caller's timeout is the
- * caller's business) or until smarm_dist_stop.
+ * cast done). A call's reply is written to the connection by the
+ * server's actor as it answers (one given elsewhere, such as smarm_reply
+ * on a token from another thread or smarm_reply_drop, by an actor of
+ * the distribution), as long as it takes (the Erlang caller's timeout
+ * is the caller's business); one given after smarm_dist_stop began may
+ * be dropped.
  *
  * b must stay valid (its plugin open) while served; once its plugin is
  * unloaded, calls are answered {error, noproc}. The server need not run
@@ -462,8 +468,8 @@ SMARM_API int smarm_dist_serve(smarm_dist_t *d, const char *name,
 /* The most names one dist handle serves at once (smarm_dist_serve). */
 #define SMARM_DIST_SERVE_MAX 64
 
-/* The most requests from other nodes served at once; more are answered
- * {error, busy}. */
+/* The most calls from other nodes waiting for their answers at once;
+ * more are answered {error, busy}. */
 #define SMARM_DIST_GEN_MAX 1024
 
 /*

@@ -500,9 +500,49 @@ int smarm__bhv_status_of(smarm_node_t *node, smarm_pid_t pid,
  * gets SMARM_EDOWN. */
 void smarm__bhv_env_free(void *elem);
 
+/*
+ * Who gives a call's answer (smarm__bhv_reply_send): the server's (or
+ * machine's) own actor serving its mailbox, holding no lock (OWN: it
+ * may park); anyone else, on any thread, maybe under a token set's
+ * tt_lock (ANY: it must neither park nor take a lock but a leaf); or the
+ * server's end, answering SMARM_EDOWN for what it leaves unanswered
+ * (END: as ANY; the caller's monitor sees the end too).
+ */
+enum bhv_answer { BHV_ANS_OWN, BHV_ANS_ANY, BHV_ANS_END };
+
+/*
+ * A call's answer routed to a function of a layer above instead of a
+ * reply channel (dist/: a served call's reply written straight to its
+ * connection). The caller that sends the call with
+ * smarm__bhv_server_call_routed keeps rt alive until rt_fn runs, which
+ * it does exactly once (gen_server.c INV-1), with the answer as
+ * smarm__bhv_reply_send's: status and, for 0 or SMARM_EREPLY, *v (its
+ * memory passes; v NULL otherwise), and who gives it (enum bhv_answer:
+ * only BHV_ANS_OWN may park; the others hand the answer to an actor).
+ */
+struct bhv_route {
+	void (*rt_fn)(struct bhv_route *rt, int status, smarm_value_t *v,
+		      int who);
+};
+
+/* The reply handle of a routed call: never a channel's (an odd
+ * address); its sequence number is the struct bhv_route's address. */
+#define BHV_ROUTED ((smarm_chan_t *)(uintptr_t)1)
+
+/*
+ * Send call opname(args) to s's server with its answer routed to rt
+ * (a call operation; arguments checked as smarm_server_call's): 0, rt
+ * now the call's until rt_fn runs; or a status of smarm_server_call's
+ * send, and rt_fn never runs.
+ */
+int smarm__bhv_server_call_routed(smarm_server_t *s, const char *opname,
+				  const smarm_value_t *args, size_t nargs,
+				  struct bhv_route *rt);
+
 /* Answer call (reply, seq) with status and *v (0 or SMARM_EREPLY: its
- * memory passes); a caller gone is no error. */
+ * memory passes); a caller gone is no error. who: an enum bhv_answer
+ * (what a routed answer may do: struct bhv_route). */
 void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
-			   smarm_value_t *v);
+			   smarm_value_t *v, int who);
 
 #endif /* SMARM_BEHAVIOUR_BHV_H */

@@ -25,13 +25,17 @@
  * refuses a freed one. A server's unanswered tokens are in its token
  * set (struct bhv_tokens), shared with them, so its end can answer them.
  * Locking: a token set's tt_lock (a leaf pthread mutex: no plugin code
- * and no lock but a channel's under it) guards its list and each
+ * and no lock but a channel's, or the locks a routed answer's function
+ * takes without parking, under it: struct bhv_route) guards its list and
+ * each
  * tk_answered; of two answers to a token the one that retires its
  * handle (smarm__handle_take) answers. A worker's line of the served
  * count is written only by the actor it runs (struct bhv_node).
  * Invariants: INV-1 every call received is answered exactly once: by
  * its handler's return, by a token's reply or drop, or with SMARM_EDOWN
- * when the server ends. INV-2 terminate runs once, on every path after
+ * when the server ends; into its reply channel, or, for a call a layer
+ * above routed (BHV_ROUTED), by one call of its route's function
+ * (smarm__bhv_reply_send). INV-2 terminate runs once, on every path after
  * init succeeded; destroy runs once after create succeeded. INV-3 an
  * envelope holds no plugin reference: it reaches plugin code only
  * through the server that takes it, which holds one and trusts its
@@ -272,16 +276,38 @@ int smarm__gs_reply_chan(smarm_chan_t **out)
 
 /* ---- envelopes and replies ---- */
 
-void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
-			   smarm_value_t *v)
+/* A routed call's answer (BHV_ROUTED): its route's function, out of
+ * line so that the channel answer stays small where it is inlined. */
+__attribute__((noinline, cold)) static void
+reply_route(uint64_t seq, int status, smarm_value_t *v, int who)
+{
+	struct bhv_route *rt = (struct bhv_route *)(uintptr_t)seq;
+	bool val = (status == 0 || status == SMARM_EREPLY) && v != NULL;
+	rt->rt_fn(rt, status, val ? v : NULL, who);
+}
+
+/* smarm__bhv_reply_send, inlined into a served call's return (gs_env). */
+static inline __attribute__((always_inline)) void
+reply_send(smarm_chan_t *reply, uint64_t seq, int status, smarm_value_t *v,
+	   int who)
 {
 	smarm_response_t r = { .id = seq, .status = status }; /* value VOID */
+	if (SMARM_UNLIKELY(reply == BHV_ROUTED)) { /* a layer above's */
+		reply_route(seq, status, v, who);
+		return;
+	}
 	if ((status == 0 || status == SMARM_EREPLY) && v != NULL) {
 		r.value = *v;
 		memset(v, 0, sizeof *v);
 	}
 	if (smarm_chan_send(reply, &r) != 0)
 		smarm_value_release(&r.value); /* the caller is gone */
+}
+
+void smarm__bhv_reply_send(smarm_chan_t *reply, uint64_t seq, int status,
+			   smarm_value_t *v, int who)
+{
+	reply_send(reply, seq, status, v, who);
 }
 
 static void env_release(struct bhv_env *e)
@@ -295,8 +321,8 @@ void smarm__bhv_env_free(void *elem)
 {
 	struct bhv_env *e = elem;
 	if (e->en_op != NULL && e->en_reply != NULL)
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_EDOWN,
-				      NULL);
+		smarm__bhv_reply_send(e->en_reply, e->en_seq, SMARM_EDOWN, NULL,
+				      BHV_ANS_END);
 	env_release(e);
 }
 
@@ -305,8 +331,8 @@ void smarm__bhv_env_free(void *elem)
 /* A server's live tokens, which its end answers with SMARM_EDOWN; shared
  * (tt_refs) since a token may be answered after the server is gone. */
 struct bhv_tokens {
-	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's is
-					taken under it */
+	pthread_mutex_t tt_lock;     /* a leaf: no lock but a channel's (or
+					a route's leaf) is taken under it */
 	struct smarm_reply *tt_head; /* unanswered tokens (tt_lock) */
 	_Atomic uint32_t tt_refs;    /* the server's, one per token */
 };
@@ -391,8 +417,8 @@ static void tokens_end(struct smarm_gs_ctx *sv)
 	pthread_mutex_lock(&ts->tt_lock);
 	for (struct smarm_reply *t = ts->tt_head; t != NULL; t = t->tk_next) {
 		t->tk_answered = true;
-		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN,
-				      NULL);
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, SMARM_EDOWN, NULL,
+				      BHV_ANS_END); /* tt_lock held */
 	}
 	pthread_mutex_unlock(&ts->tt_lock);
 	tokens_unref(ts);
@@ -496,7 +522,8 @@ static bool tok_answer(struct smarm_reply *t, smarm_reply_t *h, int status,
 	answered = t->tk_answered; /* by the server's end: EDOWN sent */
 	pthread_mutex_unlock(&ts->tt_lock);
 	if (!answered)
-		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, status, v);
+		smarm__bhv_reply_send(t->tk_reply, t->tk_seq, status, v,
+				      BHV_ANS_ANY);
 	else if (v != NULL)
 		smarm_value_release(v);
 	smarm__hpool_free(&tok_pool, t);
@@ -766,7 +793,7 @@ static void status_reply(struct smarm_gs_ctx *sv, const struct bhv_engine *en,
 	raw.len = sizeof st;
 	raw.v.p = &st;
 	rc = smarm__bhv_value_copy(SMARM_T_BYTES, NULL, &raw, &v);
-	smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
+	smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v, BHV_ANS_OWN);
 	env_release(e);
 }
 
@@ -792,7 +819,7 @@ static inline void serve_env(struct smarm_gs_ctx *sv,
 		/* Not this server's behaviour (a stale pid's new tenant). */
 		if (e->en_reply != NULL)
 			smarm__bhv_reply_send(e->en_reply, e->en_seq,
-					      SMARM_ENOOP, NULL);
+					      SMARM_ENOOP, NULL, BHV_ANS_OWN);
 		env_release(e);
 		return;
 	}
@@ -837,7 +864,7 @@ static void gs_env(struct smarm_gs_ctx *sv, struct bhv_env *e)
 			rc = smarm__bhv_ret_value(op->op_reply,
 						  bhv_reply_tuple(op), &r, &v);
 		}
-		smarm__bhv_reply_send(e->en_reply, e->en_seq, rc, &v);
+		reply_send(e->en_reply, e->en_seq, rc, &v, BHV_ANS_OWN);
 		smarm__trace_named(SMARM__TR_REPLY, smarm__self_pid(), 0,
 				   (uint32_t)rc, op->op_name);
 	}

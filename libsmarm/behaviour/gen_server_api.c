@@ -961,6 +961,27 @@ int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
 
 /* ---- requests ---- */
 
+int smarm__bhv_server_call_routed(smarm_server_t *s, const char *opname,
+				  const smarm_value_t *args, size_t nargs,
+				  struct bhv_route *rt)
+{
+	const struct bhv_op *op;
+	struct bhv_env e;
+	int rc;
+
+	if (rt == NULL || rt->rt_fn == NULL)
+		return SMARM_EINVAL;
+	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	/* Nobody waits here: one to the caller itself is served too. */
+	bool req = s->sc_req;
+	s->sc_req = true;
+	rc = send_op(s, op, &e, BHV_ROUTED, (uint64_t)(uintptr_t)rt);
+	s->sc_req = req;
+	return rc;
+}
+
 struct smarm_request {
 	struct smarm_server rq_s; /* a handle of its own (its reply
 				     channel, sequence 1) */

@@ -197,7 +197,8 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 		int st = status != 0 || op->op_reply != SMARM_T_VOID
 				 ? SMARM_EDOWN
 				 : 0;
-		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL);
+		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL,
+				      BHV_ANS_ANY); /* maybe at its end */
 		ev->ev_call = NULL;
 	}
 	if (ev->ev_kind != SMARM_SM_EXIT) /* an exit's event has no block */
@@ -257,7 +258,7 @@ static int h_reply(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 
 	if (rc != 0)
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
-	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, 0, &out);
+	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, 0, &out, BHV_ANS_OWN);
 	ev->ev_call = NULL;
 	return 0;
 }
@@ -268,7 +269,8 @@ static void h_reply_error(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 {
 	smarm_value_t v = { .type = SMARM_T_I64, .v.i = reason };
 	(void)m;
-	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, SMARM_EREPLY, &v);
+	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, SMARM_EREPLY, &v,
+			      BHV_ANS_OWN);
 	ev->ev_call = NULL;
 }
 

@@ -72,6 +72,8 @@
  */
 #include "dist.h"
 
+#include "../io/io.h"
+
 #include <ei.h>
 
 #include <errno.h>
@@ -1329,6 +1331,7 @@ static void reader_loop(struct dist_conn *c)
 		goto out_clock;
 	}
 	uint64_t next_check = last_rx + d->d_tick_ns;
+	bool drained = false; /* the last read left the socket empty */
 	for (;;) {
 		/* Every tick interval: a peer silent for the tick time is
 		 * gone; a line we have not written on for an interval gets a
@@ -1355,9 +1358,17 @@ static void reader_loop(struct dist_conn *c)
 			}
 			clk.rc_armed = true;
 		}
+		/* Read dry just now: wait without polling the socket first
+		 * (a frame come since wakes it all the same), one system
+		 * call a frame less (select.c INV-2). */
 		size_t arm;
-		if (smarm_selset_wait(clk.rc_set, SMARM_NO_TIMEOUT, &arm) !=
-		    0) {
+		int wrc = drained ? smarm__selset_wait_drained(clk.rc_set, 0,
+							       SMARM_NO_TIMEOUT,
+							       &arm)
+				  : smarm_selset_wait(clk.rc_set,
+						      SMARM_NO_TIMEOUT, &arm);
+		drained = false;
+		if (wrc != 0) {
 			why = "wait failed";
 			break;
 		}
@@ -1370,6 +1381,7 @@ static void reader_loop(struct dist_conn *c)
 		ssize_t k = read(c->c_fd, buf + have, cap - have);
 		if (k < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
+		drained = k > 0 && (size_t)k < cap - have;
 		if (k <= 0) {
 			smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 			bool here = c->c_state == C_DEAD;

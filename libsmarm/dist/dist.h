@@ -168,6 +168,7 @@ struct dist_serve {
 };
 
 struct dist_conn;
+struct dist_gate;
 
 struct dist_pid_ent {
 	uint32_t pe_node;     /* index into d_nodes */
@@ -187,6 +188,8 @@ struct smarm_dist {
 	smarm_pid_t d_acceptor;	  /* the accept loop's actor */
 	smarm_chan_t *d_done;	  /* int elements: an actor of ours ended */
 	smarm_chan_t *d_watch_ch; /* the watcher's signals and requests */
+	struct dist_gate *d_gate; /* what served calls' answers reach d
+				     through (gen.c; immutable) */
 
 	smarm__lock_t d_lock; /* guards what follows */
 	bool d_stopping;      /* smarm_dist_stop began */
@@ -194,7 +197,8 @@ struct smarm_dist {
 	struct rmon *d_rmons; /* monitors of ours on remote processes */
 	struct dist_serve d_serves[DIST_SERVE_MAX]; /* smarm_dist_serve */
 	unsigned d_nserves;			    /* used in d_serves */
-	unsigned d_gen_jobs;		   /* gen.c's workers running */
+	unsigned d_gen_jobs;		   /* served calls not answered yet
+					      (gen.c INV-1) */
 	struct dist_watch_req *d_wq;	   /* deferred watcher requests, oldest
 					      first (watch.c INV-5) */
 	struct dist_watch_req **d_wq_tail; /* &last->q_next, or &d_wq */
@@ -362,6 +366,18 @@ int smarm__dist_unserve(smarm_dist_t *d, const char *name);
  * (handle_info). GEN_* below says what was done. */
 int smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
 			  const uint8_t *t, size_t len);
+/* The gate of d's served calls' answers (gen.c INV-5): made by
+ * smarm_dist_start (0 or SMARM_ENOMEM), shut by dist_free before the
+ * watcher's channel goes (answers after it are dropped). */
+int smarm__dist_gate_open(smarm_dist_t *d);
+void smarm__dist_gate_shut(smarm_dist_t *d);
+/* The watcher's channel carries answers the server could not write
+ * itself as smarm_signal_t of this kind, reason a struct gen_route:
+ * the watcher writes one (_answer) or, stopping, drops it (_drop, also
+ * the channel's element destructor's). */
+#define WATCH_ANSWER 0x5745
+void smarm__dist_gen_answer(smarm_dist_t *d, void *route);
+void smarm__dist_gen_drop(void *route);
 /* smarm__dist_gen_route's answers: not for a served server (deliver it
  * as usual); served (queued, answered or dropped with a log line); for
  * a served server whose behaviour has no info operation for it

@@ -121,8 +121,20 @@ static int listen_on(const char *bind_addr, int port, int *out, int *bound)
 	return 0;
 }
 
+/* The watcher's channel's elements never taken: a served call's answer
+ * posted after the watcher's last look is dropped (gen.c INV-2). */
+static void watch_elem_free(void *elem)
+{
+	const smarm_signal_t *s = elem;
+	if (s->kind == WATCH_ANSWER)
+		smarm__dist_gen_drop((void *)s->reason);
+}
+
 static void dist_free(smarm_dist_t *d)
 {
+	/* Answers from now on are dropped; those queued go with the
+	 * watcher's channel (watch_elem_free). */
+	smarm__dist_gate_shut(d);
 	if (d->d_done != NULL) {
 		smarm_chan_sender_free(d->d_done);
 		smarm_chan_receiver_free(d->d_done);
@@ -216,7 +228,8 @@ SMARM_API int smarm_dist_start(smarm_dist_t **out, const char *name,
 		goto fail;
 	if ((rc = smarm_chan_alloc(&d->d_done, sizeof(int), NULL)) != 0 ||
 	    (rc = smarm_chan_alloc(&d->d_watch_ch, sizeof(smarm_signal_t),
-				   NULL)) != 0)
+				   watch_elem_free)) != 0 ||
+	    (rc = smarm__dist_gate_open(d)) != 0)
 		goto fail;
 	int bound = 0;
 	if ((rc = listen_on(bind_addr, port, &d->d_lfd, &bound)) != 0)

@@ -17,10 +17,16 @@
  * server is its handle_info (route_info): queued the same way to the
  * behaviour's matching info operation, or raw to `dist_info(bytes)`;
  * with neither, conn.c delivers it as any message, and one nobody
- * takes is dropped with a log line and counted (INV-4). A call's reply is
- * awaited by a *worker*, an actor of the layer made for that one call, so a
- * slow handler never stalls the connection and calls a server answers later
- * (smarm_gs_reply_later) run side by side as in OTP. The answer is
+ * takes is dropped with a log line and counted (INV-4). A call's answer
+ * is routed (struct bhv_route): the server's own actor, as it answers,
+ * writes it to the connection itself, so a served call costs no actor
+ * of its own and no wake beyond the server's; an answer given elsewhere
+ * (a token answered on another thread or in another callback, the
+ * server's end answering what it leaves, an envelope freed unread) may
+ * not park where it is given, and is handed to the watcher, which
+ * writes it. A slow handler never stalls the connection, and calls a
+ * server answers later (smarm_gs_reply_later) run side by side as in
+ * OTP. The answer is
  * `{Tag, Reply}` to From with a plain SEND: OTP's caller matches its
  * receive on the tag (since OTP 24 `[alias | Ref]`), so no ALIAS_SEND
  * is needed. A request that cannot be served is answered
@@ -37,18 +43,25 @@
  * dist mailbox, and drops a reply whose call is over (its ref carries
  * DIST_CALL_BIT).
  *
- * Ownership: a worker's job (struct gen_job) is malloc'd by the reader
- * and freed by the worker's cleanup; a call's channel is the caller's,
- * and its rmon holds one sender reference until taken (watch.c).
- * Locking: d_lock guards d_serves, d_nserves and d_gen_jobs.
+ * Ownership: a call's route (struct gen_route) is malloc'd by the reader
+ * and, once its request is queued, belongs to the call: freed by whoever
+ * writes or drops its answer (the server's actor, the watcher, the
+ * watcher channel's destructor). It holds a reference to the gate
+ * (struct dist_gate), which the handle holds one of too; the last frees
+ * it. A call's channel (libsmarm to Erlang) is the caller's, and its
+ * rmon holds one sender reference until taken (watch.c).
+ * Locking: d_lock guards d_serves, d_nserves and d_gen_jobs. A gate's
+ * g_lock (a pthread mutex; only d_lock is taken under it; it is taken
+ * under a token set's tt_lock) guards g_d.
  * Invariants:
- *   INV-1 a worker is counted in d_actors and d_gen_jobs before its
- *         spawn and reports its end (smarm__dist_actor_done) as its last
- *         act (conn.c INV-4); at most DIST_GEN_JOBS_MAX run at once.
- *   INV-2 every `$gen_call` a worker takes is answered exactly once, or
- *         not at all when the distribution stops; the worker waits for
- *         the server in slices of GEN_SLICE_NS, so a stop never waits
- *         longer than one slice for it.
+ *   INV-1 a served call is counted in d_gen_jobs from its request's
+ *         send until its answer is written or dropped; at most
+ *         DIST_GEN_JOBS_MAX wait at once (more are answered busy).
+ *   INV-2 every `$gen_call` queued to a server is answered exactly once
+ *         (the behaviour layer calls its route once: gen_server.c
+ *         INV-1), or not at all once the distribution stops: an answer
+ *         given after smarm_dist_stop began, or queued to the watcher
+ *         when it ends, is dropped.
  *   INV-3 nothing in a request is trusted: every term was bounded by
  *         smarm__etf_valid (conn.c INV-2) and is read here through the
  *         bounded reader; a value that does not fit the protocol's type
@@ -56,6 +69,15 @@
  *   INV-4 no message to a served server is lost silently: it is
  *         served, delivered, or dropped with a log line and a count
  *         in SMARM_STAT_DIST_INFO_DROPPED (smarm__dist_info_drop).
+ *   INV-5 d outlives every use an answer makes of it: a route reaches d
+ *         only through the gate, under g_lock, and either counts the
+ *         server's write in d_actors (only while !d_stopping, so the
+ *         stop waits for it: conn.c INV-4) or reads the watcher's
+ *         channel handle, sent to after g_lock is released (a send may
+ *         yield): dist_free clears g_d before that channel goes, the
+ *         channel's destructor drops what was queued, and a send after
+ *         it fails on the stale handle (generation-checked), the
+ *         answer dropped. g_lock is never held across a park or yield.
  * See: docs/distribution.md ("gen_server interop").
  */
 #include "dist.h"
@@ -66,20 +88,11 @@
 
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A worker's wait for its server, between two looks at d_stopping. */
-#define GEN_SLICE_NS 1000000000ull
-
-static bool gen_stopping(smarm_dist_t *d)
-{
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	bool s = d->d_stopping;
-	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	return s;
-}
 
 /* ---- the served names ---- */
 
@@ -496,20 +509,6 @@ struct gen_caller {
 	size_t gc_tag_len;
 };
 
-/* A call waiting for its server's reply: a worker's (INV-1). */
-struct gen_job {
-	smarm_dist_t *j_d;
-	smarm_request_t *j_rq;	 /* pending, or NULL */
-	smarm_value_t j_reply;	 /* the reply (released at the end) */
-	struct dist_epid j_from; /* the caller */
-	uint8_t j_tag[DIST_TERM_SMALL];
-	size_t j_tag_len;
-	int j_rtype;		/* the operation's reply type */
-	struct bhv_tuple j_rtu; /* a tuple reply's type (a copy: the
-				   plugin may go once the request is
-				   answered) */
-};
-
 /* Answer {Tag, Body} to a caller, where body (len bytes, no version
  * byte) is the reply. Only on a connection that is up: a caller whose
  * node is gone waits for nothing. */
@@ -577,55 +576,103 @@ static void refuse_status(const struct gen_caller *c, int status)
 	refuse(c, atom, NULL);
 }
 
-static void job_end(void *arg)
+/* ---- a served call's answer (INV-1, INV-5) ---- */
+
+/* The gate the answers of d's served calls reach d through: it outlives
+ * d while answers are pending (a server may answer after the stop). */
+struct dist_gate {
+	pthread_mutex_t g_lock;	 /* only d_lock is taken under it, never
+				    held across a park or a yield */
+	smarm_dist_t *g_d;	 /* g_lock: NULL once d is going */
+	_Atomic unsigned g_refs; /* the handle's, and a pending answer's */
+};
+
+int smarm__dist_gate_open(smarm_dist_t *d)
 {
-	struct gen_job *j = arg;
-	smarm_dist_t *d = j->j_d;
-	smarm_request_free(j->j_rq); /* NULL: nothing */
-	smarm_value_release(&j->j_reply);
-	free(j);
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	d->d_gen_jobs--;
-	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	smarm__dist_actor_done(d); /* INV-1: the last act */
+	struct dist_gate *g = calloc(1, sizeof *g);
+	if (g == NULL)
+		return SMARM_ENOMEM;
+	pthread_mutex_init(&g->g_lock, NULL);
+	g->g_d = d;
+	atomic_init(&g->g_refs, 1);
+	d->d_gate = g;
+	return 0;
 }
 
-/* Wait for the server's reply to j's request and answer it (INV-2). */
-static void job_serve(struct gen_job *j)
+static void gate_unref(struct dist_gate *g)
 {
-	smarm_dist_t *d = j->j_d;
+	if (atomic_fetch_sub_explicit(&g->g_refs, 1, memory_order_acq_rel) ==
+	    1) {
+		pthread_mutex_destroy(&g->g_lock);
+		free(g);
+	}
+}
+
+void smarm__dist_gate_shut(smarm_dist_t *d)
+{
+	struct dist_gate *g = d->d_gate;
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&g->g_lock);
+	g->g_d = NULL;
+	pthread_mutex_unlock(&g->g_lock);
+	d->d_gate = NULL;
+	gate_unref(g);
+}
+
+/* A served call's answer to come: made by the reader, given to the
+ * server with the request, freed once answered or dropped. */
+struct gen_route {
+	struct bhv_route gr_rt;	   /* first: the behaviour layer's */
+	struct dist_gate *gr_gate; /* a reference */
+	int gr_status;		   /* the answer, handed to the watcher */
+	bool gr_end;		   /* the server's end answered it: the
+				      caller's monitor tells (no write) */
+	smarm_value_t gr_reply;	   /* its value (released with it) */
+	struct dist_epid gr_from;  /* the caller */
+	uint8_t gr_tag[DIST_TERM_SMALL];
+	size_t gr_tag_len;
+	int gr_rtype;		 /* the operation's reply type */
+	struct bhv_tuple gr_rtu; /* a tuple reply's type (a copy: the
+				    plugin may go once the call is
+				    answered) */
+};
+
+void smarm__dist_gen_drop(void *route)
+{
+	struct gen_route *r = route;
+	smarm_value_release(&r->gr_reply);
+	gate_unref(r->gr_gate);
+	free(r);
+}
+
+/* Write r's answer (status, and *v: 0 or SMARM_EREPLY) to its caller as
+ * {Tag, Reply}, or {Tag, {error, Why}} as refuse_status says. */
+static void route_write(smarm_dist_t *d, const struct gen_route *r, int status,
+			const smarm_value_t *v)
+{
 	struct gen_caller c = { .gc_d = d,
 				.gc_call = true,
 				.gc_name = "",
-				.gc_from = j->j_from,
-				.gc_tag = j->j_tag,
-				.gc_tag_len = j->j_tag_len };
-	int rc;
-	for (;;) {
-		rc = smarm_server_wait_response(j->j_rq, &j->j_reply,
-						GEN_SLICE_NS);
-		if (rc != SMARM_ETIMEDOUT)
-			break;
-		if (gen_stopping(d))
-			return; /* job_end frees the request */
-	}
-	j->j_rq = NULL; /* any other result freed it */
-	if (rc != 0 && rc != SMARM_EREPLY) {
-		refuse_status(&c, rc);
+				.gc_from = r->gr_from,
+				.gc_tag = r->gr_tag,
+				.gc_tag_len = r->gr_tag_len };
+	if (status != 0 && status != SMARM_EREPLY) {
+		refuse_status(&c, status);
 		return;
 	}
 	ei_x_buff x;
 	if (ei_x_new(&x) != 0)
 		return;
 	int bad = 0;
-	if (rc == SMARM_EREPLY) { /* smarm_gs_reply_error(reason) */
+	if (status == SMARM_EREPLY) { /* smarm_gs_reply_error(reason) */
 		bad |= ei_x_encode_tuple_header(&x, 2);
 		bad |= ei_x_encode_atom(&x, "error");
-		bad |= ei_x_encode_longlong(&x, (long long)j->j_reply.v.i);
+		bad |= ei_x_encode_longlong(&x, (long long)v->v.i);
 	} else {
-		bad |= put_reply(d, &x,
-				 j->j_rtype == SMARM_T_TUPLE ? &j->j_rtu : NULL,
-				 &j->j_reply);
+		bad |= put_reply(
+			d, &x, r->gr_rtype == SMARM_T_TUPLE ? &r->gr_rtu : NULL,
+			v);
 	}
 	if (bad == 0)
 		answer(&c, x.buff, (size_t)x.index);
@@ -634,37 +681,109 @@ static void job_serve(struct gen_job *j)
 	ei_x_free(&x);
 }
 
-static void gen_worker(void *arg)
+/* A served call is answered (or will never be: d stops). */
+static void calls_less(smarm_dist_t *d)
 {
-	struct gen_job *j = arg;
-	if (smarm_cleanup_push(job_end, j) != 0) {
-		job_end(j);
-		return;
-	}
-	job_serve(j);
-	smarm_cleanup_pop(true);
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	d->d_gen_jobs--;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 }
 
-/* Take a slot for a worker (INV-1): false when DIST_GEN_JOBS_MAX run or
- * the distribution stops. */
+void smarm__dist_gen_answer(smarm_dist_t *d, void *route)
+{
+	struct gen_route *r = route;
+	if (!r->gr_end)
+		route_write(d, r, r->gr_status, &r->gr_reply);
+	calls_less(d);
+	smarm__dist_gen_drop(r);
+}
+
+/* The server writes an answer itself: d counted in d_actors (rr_d, or
+ * NULL: not counted, the answer is dropped). Undone on every path, a
+ * stop of the server inside the write too. */
+struct route_run {
+	struct gen_route *rr_r;
+	smarm_dist_t *rr_d;
+};
+
+static void route_run_end(void *arg)
+{
+	struct route_run *x = arg;
+	smarm_dist_t *d = x->rr_d;
+	if (d != NULL) { /* conn.c INV-4, as an actor of the layer's */
+		smarm_chan_t *done = d->d_done;
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		d->d_gen_jobs--;
+		d->d_actors--;
+		bool stopping = d->d_stopping;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		int one = 1;
+		if (stopping) /* the stop waits for the count */
+			(void)smarm_chan_send(done, &one);
+	}
+	smarm__dist_gen_drop(x->rr_r);
+}
+
+/*
+ * The behaviour layer answers a served call (struct bhv_route): by the
+ * server's own actor (BHV_ANS_OWN), which writes {Tag, Reply} to the
+ * connection itself; otherwise (a token answered on any thread, the
+ * server's end answering what it leaves, an envelope freed unread)
+ * handed to the watcher, which writes it. The server's end writes
+ * nothing: as gen_server's caller, the Erlang caller's monitor (gen:
+ * do_call's) makes its call exit with the server's reason. After the
+ * stop, dropped (INV-2).
+ */
+static void route_fn(struct bhv_route *rt, int status, smarm_value_t *v,
+		     int who)
+{
+	struct gen_route *r = (struct gen_route *)rt;
+	struct dist_gate *g = r->gr_gate;
+	struct route_run run = { r, NULL };
+	r->gr_status = status;
+	r->gr_end = who == BHV_ANS_END && status == SMARM_EDOWN;
+	if (v != NULL) { /* its memory is ours now */
+		r->gr_reply = *v;
+		memset(v, 0, sizeof *v);
+	}
+	bool self = who == BHV_ANS_OWN && smarm_actor_self().id != 0 &&
+		    smarm_cleanup_push(route_run_end, &run) == 0;
+	smarm_chan_t *watch = NULL;
+	pthread_mutex_lock(&g->g_lock);
+	smarm_dist_t *d = g->g_d;
+	if (d != NULL && self) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		if (!d->d_stopping) {
+			d->d_actors++; /* the stop waits for this write */
+			run.rr_d = d;
+		}
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	} else if (d != NULL) {
+		watch = d->d_watch_ch;
+	}
+	pthread_mutex_unlock(&g->g_lock);
+	if (self) {
+		if (run.rr_d != NULL)
+			route_write(run.rr_d, r, status, &r->gr_reply);
+		smarm_cleanup_pop(true); /* route_run_end */
+		return;
+	}
+	/* Sent outside g_lock (a send may yield: never with it held). */
+	smarm_signal_t s = { .kind = WATCH_ANSWER, .reason = (intptr_t)r };
+	if (watch == NULL || smarm_chan_send(watch, &s) != 0)
+		smarm__dist_gen_drop(r);
+}
+
+/* Take a slot for a call's answer (INV-1): false when DIST_GEN_JOBS_MAX
+ * are pending or the distribution stops. */
 static bool job_reserve(smarm_dist_t *d)
 {
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	bool room = !d->d_stopping && d->d_gen_jobs < DIST_GEN_JOBS_MAX;
-	if (room) {
+	if (room)
 		d->d_gen_jobs++;
-		d->d_actors++;
-	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	return room;
-}
-
-static void job_unreserve(smarm_dist_t *d)
-{
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	d->d_gen_jobs--;
-	d->d_actors--;
-	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 }
 
 /*
@@ -731,39 +850,36 @@ static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 			refuse(c, smarm_err_name(rc), op);
 		return;
 	}
-	struct gen_job *j = NULL;
 	if (!job_reserve(d)) {
 		smarm_server_free(s);
 		refuse(c, "busy", NULL);
 		return;
 	}
-	j = calloc(1, sizeof *j);
-	if (j == NULL) {
+	struct gen_route *g = calloc(1, sizeof *g);
+	if (g == NULL) {
 		smarm_server_free(s);
-		job_unreserve(d);
+		calls_less(d);
 		refuse(c, "enomem", NULL);
 		return;
 	}
-	rc = smarm_server_send_request(s, op, args, nargs, &j->j_rq);
-	smarm_server_free(s); /* the request holds what it needs */
-	if (rc != 0) {
-		free(j);
-		job_unreserve(d);
-		refuse_status(c, rc);
-		return;
-	}
-	j->j_d = d;
-	j->j_from = c->gc_from;
-	memcpy(j->j_tag, c->gc_tag, c->gc_tag_len);
-	j->j_tag_len = c->gc_tag_len;
-	j->j_rtype = o->op_reply;
+	g->gr_rt.rt_fn = route_fn;
+	g->gr_gate = d->d_gate;
+	atomic_fetch_add_explicit(&g->gr_gate->g_refs, 1, memory_order_relaxed);
+	g->gr_reply.type = SMARM_T_VOID;
+	g->gr_from = c->gc_from;
+	memcpy(g->gr_tag, c->gc_tag, c->gc_tag_len);
+	g->gr_tag_len = c->gc_tag_len;
+	g->gr_rtype = o->op_reply;
 	if (o->op_reply == SMARM_T_TUPLE)
-		j->j_rtu = *bhv_reply_tuple(o);
-	if (smarm_actor_spawn(NULL, gen_worker, j, NULL) != 0) {
-		smarm_request_free(j->j_rq); /* its reply is discarded */
-		free(j);
-		job_unreserve(d);
-		refuse(c, "busy", NULL);
+		g->gr_rtu = *bhv_reply_tuple(o);
+	/* Once sent, g is the call's: it may be answered (and freed)
+	 * before this returns. */
+	rc = smarm__bhv_server_call_routed(s, op, args, nargs, &g->gr_rt);
+	smarm_server_free(s);
+	if (rc != 0) {
+		smarm__dist_gen_drop(g);
+		calls_less(d);
+		refuse_status(c, rc);
 	}
 }
 

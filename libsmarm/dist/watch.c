@@ -44,7 +44,9 @@
  * both go without the watcher ever running. Its one channel carries:
  * smarm_signal_t Downs from the runtime, and requests, as
  * smarm_signal_t of kind WATCH_REQ whose reason is the request's address
- * (the element size is the runtime's; SMARM_SIGNAL_* kinds are small).
+ * (the element size is the runtime's; SMARM_SIGNAL_* kinds are small),
+ * and answers to served calls that their servers could not write
+ * themselves, of kind WATCH_ANSWER (gen.c), which it writes.
  *
  * Ownership: a request is malloc'd by its poster (or deferrer) and
  * freed by the watcher; a deferred DW_ADD that its DW_DEL finds still
@@ -524,6 +526,10 @@ void smarm__dist_watcher(void *arg)
 			break;
 		/* What the readers deferred came before this (INV-5). */
 		wq_handle(d, &list, orph, &norph, wq_take(d, -1));
+		if (s.kind == WATCH_ANSWER) { /* a served call's (gen.c) */
+			smarm__dist_gen_answer(d, (void *)s.reason);
+			continue;
+		}
 		if (s.kind == WATCH_REQ) {
 			struct dist_watch_req *q = (void *)s.reason;
 			if (q == NULL) /* a nudge: d_wq is taken */
@@ -583,7 +589,9 @@ void smarm__dist_watcher(void *arg)
 	 * hears that no monitor was set. */
 	smarm_signal_t s;
 	while (smarm_chan_try_recv(d->d_watch_ch, &s) == 0)
-		if (s.kind == WATCH_REQ) {
+		if (s.kind == WATCH_ANSWER) { /* gen.c INV-2: dropped */
+			smarm__dist_gen_drop((void *)s.reason);
+		} else if (s.kind == WATCH_REQ) {
 			struct dist_watch_req *q = (void *)s.reason;
 			int set = 0;
 			if (q->q_op == DW_LINK_OUT)

@@ -110,15 +110,29 @@ int smarm__pool_run(struct smarm_node *n, struct smarm__slot *me,
 /* select.c: deadline 0 means none. */
 /* One arm of the select engine (select.c). */
 enum { SMARM__ARM_CHAN = 1, SMARM__ARM_FD = 2 };
+/* An fd arm's internal event bit: its owner just read the fd dry, so
+ * the first round registers it without polling it (select.c INV-2). */
+#define SMARM__IO_DRAINED (UINT32_C(1) << 31)
 struct smarm__arm {
 	int kind;
 	int fd;			    /* fd arms */
-	uint32_t events;	    /* fd arms: SMARM_IO_* */
+	uint32_t events;	    /* fd arms: SMARM_IO_*, SMARM__IO_DRAINED */
 	smarm_chan_t *chan;	    /* channel arms: the channel (decoded) */
 	const smarm_chan_t *chan_h; /* its handle, checked again under the
 				       channel's lock at each arming */
 };
 #define SMARM__MAX_ARMS 64
+
+/*
+ * smarm_selset_wait of h, with its fd arm k (an fd the caller has just
+ * read until a read returned less than it asked for) registered at once
+ * in the first round, without the poll(2) that would find it not ready
+ * (select.c INV-2): data that came meanwhile wakes the wait through the
+ * registration. For an actor that reads an fd dry and waits again, one
+ * system call less per wait. Its statuses are smarm_selset_wait's.
+ */
+int smarm__selset_wait_drained(smarm_selset_t *h, size_t k, uint64_t timeout_ns,
+			       size_t *ready);
 
 /* A select over channel arms only (the retired smarm_select). */
 int smarm__select_chans(smarm_chan_t *const chans[], size_t n,

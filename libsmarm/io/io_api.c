@@ -43,7 +43,8 @@ static int arm_decode(struct smarm__arm *a)
 		return smarm__chan_decode(a->chan_h, &a->chan);
 	case SMARM__ARM_FD:
 		return a->fd >= 0 && a->events != 0 &&
-				       (a->events & ~(uint32_t)EVENTS_ALL) == 0
+				       (a->events & ~(uint32_t)EVENTS_ALL &
+					~SMARM__IO_DRAINED) == 0
 			       ? 0
 			       : SMARM_EINVAL;
 	default:
@@ -171,7 +172,9 @@ int smarm_selset_clear(smarm_selset_t *h)
 	return rc;
 }
 
-int smarm_selset_wait(smarm_selset_t *h, uint64_t timeout_ns, size_t *ready)
+/* A wait on set h; arm drained (if an fd arm) was just read dry. */
+static int selset_wait(smarm_selset_t *h, size_t drained, uint64_t timeout_ns,
+		       size_t *ready)
 {
 	struct smarm__arm arms[MAX_ARMS];
 	smarm_selset_t *set;
@@ -183,7 +186,20 @@ int smarm_selset_wait(smarm_selset_t *h, uint64_t timeout_ns, size_t *ready)
 		return rc;
 	for (size_t i = 0; i < set->n; i++)
 		arms[i] = set->arms[i];
+	if (drained < set->n && arms[drained].kind == SMARM__ARM_FD)
+		arms[drained].events |= SMARM__IO_DRAINED;
 	return select_ex(arms, set->n, timeout_ns, ready);
+}
+
+int smarm_selset_wait(smarm_selset_t *h, uint64_t timeout_ns, size_t *ready)
+{
+	return selset_wait(h, SIZE_MAX, timeout_ns, ready);
+}
+
+int smarm__selset_wait_drained(smarm_selset_t *h, size_t k, uint64_t timeout_ns,
+			       size_t *ready)
+{
+	return selset_wait(h, k, timeout_ns, ready);
 }
 
 /*

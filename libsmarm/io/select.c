@@ -4,7 +4,10 @@
  * smarm_selset_wait, smarm_select and every fd wait of the io layer.
  *
  * One round (a round of core/wait.h's protocol): open the wait; one
- * zero-timeout poll(2) over every fd arm; then, in index order, arm each
+ * zero-timeout poll(2) over every fd arm (none in a first round whose fd
+ * arms were all just read dry by their owner, SMARM__IO_DRAINED: each is
+ * registered at once, and data that came meanwhile wakes the wait through
+ * its registration at the cost of a park); then, in index order, arm each
  * channel (smarm__chan_arm: ready, or queued with this epoch among the
  * channel's waiting receivers; its disarm passes on a wake it took but
  * did not use, chan.c INV-3) and each fd
@@ -33,10 +36,14 @@
  * Invariants: INV-1 when the call returns, or the actor is stopped inside
  * it (the wait's undo hook), none of its registrations is left (core.h INV-5).
  * INV-2 fd arms are registered only after their own poll found them not
- * ready. INV-3 after a park every fd arm was registered, so a cancel
- * that finds its registration gone means the poller took it on an event
- * of that fd (epoll.c INV-2).
- * See: docs/architecture/select.md, docs/architecture/io.md.
+ * ready, or, in a first round with every fd arm SMARM__IO_DRAINED and a
+ * deadline not passed, with no poll: the owner read each dry just before,
+ * and an fd ready by now reports through its registration (epoll is
+ * level-triggered), so nothing is missed; a closed fd fails its
+ * registration (SMARM_EBADF) instead of reading POLLNVAL. INV-3 after a park
+ * every fd arm was registered, so a cancel that finds its registration gone
+ * means the poller took it on an event of that fd (epoll.c INV-2). See:
+ * docs/architecture/select.md, docs/architecture/io.md.
  */
 #include "io.h"
 
@@ -52,6 +59,7 @@ struct selx {
 	uint32_t epoch;		     /* the round's wait */
 	size_t armed;		     /* arms [0, armed) may be registered */
 	struct smarm__io *io;	     /* set before the first fd registration */
+	bool drained;		     /* the first round polls no fd (INV-2) */
 	struct pollfd pfd[MAX_ARMS]; /* fd arms, in arm order */
 	struct smarm__chan_rx rec[MAX_ARMS]; /* channel arms' waiter records:
 						queued on their channels */
@@ -126,7 +134,14 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 		    size_t *ready)
 {
 	size_t k = 0;
-	int rc = poll_now(x);
+	int rc = 0;
+	if (x->drained && !poll_only) { /* INV-2: no poll, all registered */
+		for (size_t j = 0; j < x->npfd; j++)
+			x->pfd[j].revents = 0;
+	} else {
+		rc = poll_now(x);
+	}
+	x->drained = false; /* a later round polls */
 	if (rc != 0)
 		return rc;
 	for (size_t i = 0; i < x->n; i++) {
@@ -163,8 +178,9 @@ static int selx_arm(struct selx *x, struct smarm_node *node, bool poll_only,
 					rc = smarm__epoll_start(x->io);
 				if (rc == 0)
 					rc = smarm__fd_register(
-						x->io, a->fd, a->events, x->pid,
-						x->epoch);
+						x->io, a->fd,
+						a->events & ~SMARM__IO_DRAINED,
+						x->pid, x->epoch);
 				if (rc == 1) { /* never pollable: ready */
 					rc = 0;
 					is_ready = true;
@@ -239,9 +255,11 @@ int smarm__select_ex(struct smarm__slot *me, const struct smarm__arm arms[],
 	x.armed = 0;
 	x.io = NULL;
 	x.npfd = 0;
+	x.drained = true;
 	for (size_t i = 0; i < n; i++) {
 		if (arms[i].kind != SMARM__ARM_FD)
 			continue;
+		x.drained &= (arms[i].events & SMARM__IO_DRAINED) != 0;
 		x.pfd[x.npfd].fd = arms[i].fd;
 		x.pfd[x.npfd].events = poll_events(arms[i].events);
 		x.npfd++;

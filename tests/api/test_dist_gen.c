@@ -26,6 +26,7 @@
 #include <smarm/otp.h>
 #include <smarm/smarm_plugin.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -815,7 +816,9 @@ static void root_quiet(void *arg)
 	/* The connection, its reader and the watcher's first work. */
 	erl_bench(d, box, me, 100, R.text[0], sizeof R.text[0]);
 	HARNESS_EQ(smarm_snapshot_take(NULL, &s0), 0);
+	int64_t spawned = harness_actor_stat(SMARM_STAT_SPAWNED);
 	erl_bench(d, box, me, QUIET_CALLS, R.text[1], sizeof R.text[1]);
+	R.ns[0] = (uint64_t)(harness_actor_stat(SMARM_STAT_SPAWNED) - spawned);
 	HARNESS_EQ(smarm_snapshot_take(NULL, &s1), 0);
 	/* Which actors that were there before ran about once a call or
 	 * more (the per-call workers are new: not counted). */
@@ -849,7 +852,10 @@ static void root_quiet(void *arg)
  * runs the connection's reader and the server, and no other actor of
  * the node: the monitor's record reaches the watcher only if a Down
  * needs it (watch.c INV-5). Until then the watcher ran at every call,
- * an actor woken on another worker as often as not.
+ * an actor woken on another worker as often as not. And no actor is
+ * made for it: the server writes its answer to the connection itself
+ * (gen.c INV-5); until then an actor was spawned per call to wait for
+ * the answer.
  */
 START_TEST(test_dist_gen_served_call_wakes_only_reader_and_server)
 {
@@ -860,7 +866,117 @@ START_TEST(test_dist_gen_served_call_wakes_only_reader_and_server)
 	ck_assert_msg(atol(R.text[1]) > 0, "bench: %s", R.text[1]);
 	ck_assert_int_le(R.rc[1], 2); /* the reader, the server */
 	ck_assert_int_ge(R.rc[1], 1);
+	ck_assert_int_eq(R.ns[0], 0); /* actors spawned in the calls */
 	ck_assert_int_eq(R.rc[2], 0);
+}
+END_TEST
+
+/* ---- answers the server does not write itself ---- */
+
+/* Wait (60 s, scaled) until the probe logs an event with what in it. */
+static bool probe_wait(const char *what)
+{
+	uint64_t until =
+		smarm_now_ns() + MS(60000) * (uint64_t)harness_time_scale();
+	while (smarm_now_ns() < until) {
+		if (strstr(probe_events_read(), what) != NULL)
+			return true;
+		smarm_actor_sleep(MS(2));
+	}
+	return false;
+}
+
+/* The token the probe's "later" took last (probe.c's probe_token). */
+static smarm_reply_t *probe_token(void)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	smarm_reply_t *(*f)(void);
+	smarm_reply_t *t;
+	if (dl == NULL)
+		return NULL;
+	*(void **)&f = dlsym(dl, "probe_token");
+	t = f();
+	dlclose(dl);
+	return t;
+}
+
+/* Have the driver call probe's later (answered with a token) and wait
+ * until the probe holds the token. */
+static void erl_later(smarm_dist_t *d, smarm_dist_pid_t me)
+{
+	erl_ask(d, me, "probe", SMARM_DIST_PID_NONE, NULL, "later.");
+	HARNESS_CHECK(probe_wait("later:0:"));
+}
+
+static void root_later(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL;
+	smarm_server_t *sp = NULL;
+	smarm_value_t seven = { .type = SMARM_T_I64, .v.i = 7 };
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	HARNESS_EQ(smarm_dist_mailbox(d, &box), 0);
+	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
+	HARNESS_EQ(smarm_dist_serve(d, "probe", probe), 0);
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	(void)probe_events_read();
+	/* Answered with smarm_reply (by the server, in a cast). */
+	erl_later(d, me);
+	HARNESS_EQ(smarm_server_cast(sp, "answer", &seven, 1), 0);
+	erl_result(box, R.text[0], sizeof R.text[0]);
+	/* Dropped with smarm_reply_drop. */
+	erl_later(d, me);
+	HARNESS_EQ(smarm_server_cast(sp, "drop", NULL, 0), 0);
+	erl_result(box, R.text[1], sizeof R.text[1]);
+	/* Still pending when the server ends (its end answers it). */
+	erl_later(d, me);
+	HARNESS_EQ(smarm_server_shutdown(sp, MS(10000), NULL), 0);
+	smarm_server_free(sp);
+	/* Its token, answered by the end, is freed by a drop that answers
+	 * nothing more (never answered nor dropped, it would leak). */
+	R.rc[2] = smarm_reply_drop(probe_token());
+	erl_result(box, R.text[2], sizeof R.text[2]);
+	/* The server again; still served by name. */
+	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
+	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{echo, 3}.",
+		 R.text[3], sizeof R.text[3]);
+	/* Pending when the distribution stops: dropped, whenever it is
+	 * answered (one after the stop, one by the server's end). */
+	erl_later(d, me);
+	R.rc[1] = smarm_dist_stop(d);
+	HARNESS_EQ(smarm_server_cast(sp, "answer", &seven, 1), 0);
+	HARNESS_CHECK(probe_wait("answer:"));
+	HARNESS_EQ(smarm_server_shutdown(sp, MS(10000), NULL), 0);
+	smarm_server_free(sp);
+	harness_chan_drop(box);
+}
+
+/*
+ * A served call the server answers later: with a token answered on
+ * another path than its own return (smarm_reply, smarm_reply_drop), the
+ * answer goes through the watcher; one the server's end leaves is not
+ * answered, so the caller exits with the server's reason (its monitor),
+ * as a gen_server's caller does; once the distribution stops an answer
+ * is dropped, and nothing leaks (ASan).
+ */
+START_TEST(test_dist_gen_answer_later_drop_end_and_stop)
+{
+	struct peer p = { 0 };
+	run_with_peer(&p, "gl", root_later);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_str_eq(R.text[0], "7");
+	ck_assert_str_eq(R.text[1], "{error,edown}");
+	/* As gen_server's: the caller's monitor, the server's reason. */
+	ck_assert_msg(strncmp(R.text[2], "{'EXIT',{shutdown,{gen_server,call,",
+			      35) == 0,
+		      "pending at the end: %s", R.text[2]);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_str_eq(R.text[3], "3");
+	ck_assert_int_eq(R.rc[1], 0);
 }
 END_TEST
 
@@ -877,6 +993,7 @@ Suite *smarm_test_dist_gen_suite(void)
 	tcase_add_test(tc, test_dist_gen_plain_messages_reach_handle_info);
 	tcase_add_test(tc,
 		       test_dist_gen_served_call_wakes_only_reader_and_server);
+	tcase_add_test(tc, test_dist_gen_answer_later_drop_end_and_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }
