@@ -156,6 +156,9 @@ int smarm_selset_add_chan(smarm_selset_t *set, smarm_chan_t *ch, size_t *index)
 int smarm_selset_add_fd(smarm_selset_t *set, int fd, uint32_t events,
 			size_t *index)
 {
+	/* arm_decode also takes SMARM__IO_DRAINED, the runtime's own. */
+	if ((events & ~(uint32_t)EVENTS_ALL) != 0)
+		return SMARM_EINVAL;
 	return selset_add(set,
 			  (struct smarm__arm){ .kind = SMARM__ARM_FD,
 					       .fd = fd,

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 static struct {
-	int rc[16];
+	int rc[20];
 	size_t idx[16];
 	uint64_t ns[16];
 	int64_t stat[8];
@@ -674,6 +674,11 @@ static void errors_root(void *arg)
 	R.rc[k++] = smarm_selset_clear(set);
 	smarm_selset_add_fd(set, R.p[0], SMARM_IO_READABLE, NULL);
 	R.rc[k++] = smarm_selset_wait(set, 0, &idx); /* zero: polls */
+	/* 15, 16: the top bit is no event of the API (the runtime's own
+	 * marks an arm read dry with it: it must not come from outside) */
+	R.rc[k++] = smarm_selset_add_fd(
+		set, R.p[0], SMARM_IO_READABLE | UINT32_C(1) << 31, NULL);
+	R.rc[k++] = smarm_selset_add_fd(set, R.p[0], UINT32_C(1) << 31, NULL);
 	R.stat[0] = harness_actor_stat(SMARM_STAT_IO_FD_WAITERS);
 	R.stat[1] = harness_actor_stat(SMARM_STAT_IO_THREADS);
 	smarm_selset_free(set);
@@ -695,6 +700,8 @@ START_TEST(test_fd_select_bad_arguments_return_einval)
 	ck_assert_int_eq(R.rc[12], SMARM_EINVAL); /* 65 arms */
 	ck_assert_int_eq(R.rc[13], 0);		  /* clear */
 	ck_assert_int_eq(R.rc[14], SMARM_ETIMEDOUT);
+	ck_assert_int_eq(R.rc[15], SMARM_EINVAL);
+	ck_assert_int_eq(R.rc[16], SMARM_EINVAL);
 	ck_assert_int_eq(R.stat[0], 0);
 	ck_assert_int_eq(R.stat[1], 0); /* a poll needs no epoll thread */
 	close_pipes();
