@@ -47,6 +47,7 @@ struct sm {
 	struct smarm_gs_ctx sm_gs;     /* its mailbox (gen_server.c) */
 	const struct sm_engine *sm_en; /* its engine data */
 	bool sm_inited;		       /* smarm__sm_init ran */
+	bool sm_ending;		       /* sm_end runs: drops are BHV_ANS_END */
 };
 
 /* ---- engine data ---- */
@@ -197,9 +198,12 @@ static void h_drop(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev, int status)
 		int st = status != 0 || op->op_reply != SMARM_T_VOID
 				 ? SMARM_EDOWN
 				 : 0;
-		smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, st, NULL,
-				      BHV_ANS_ANY); /* maybe at its end */
+		smarm_chan_t *call = ev->ev_call;
+		/* Cleared first: an answer given is never given again. */
 		ev->ev_call = NULL;
+		smarm__bhv_reply_send(call, ev->ev_seq, st, NULL,
+				      sm_of(m)->sm_ending ? BHV_ANS_END
+							  : BHV_ANS_ANY);
 	}
 	if (ev->ev_kind != SMARM_SM_EXIT) /* an exit's event has no block */
 		smarm__bhv_msg_free(&ev->ev_args);
@@ -258,8 +262,13 @@ static int h_reply(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 
 	if (rc != 0)
 		return rc == SMARM_ENOMEM ? rc : SMARM_EARGS;
-	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, 0, &out, BHV_ANS_OWN);
+	smarm_chan_t *call = ev->ev_call;
+	/* Cleared first: a machine stopped inside the send (a routed
+	 * answer's write may park) must not answer it again at its end.
+	 * ANY: plugin code runs the action and may hold its own locks, so
+	 * the answer must not park here. */
 	ev->ev_call = NULL;
+	smarm__bhv_reply_send(call, ev->ev_seq, 0, &out, BHV_ANS_ANY);
 	return 0;
 }
 
@@ -268,10 +277,10 @@ static void h_reply_error(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
 			  intptr_t reason)
 {
 	smarm_value_t v = { .type = SMARM_T_I64, .v.i = reason };
+	smarm_chan_t *call = ev->ev_call;
 	(void)m;
-	smarm__bhv_reply_send(ev->ev_call, ev->ev_seq, SMARM_EREPLY, &v,
-			      BHV_ANS_OWN);
-	ev->ev_call = NULL;
+	ev->ev_call = NULL; /* as h_reply */
+	smarm__bhv_reply_send(call, ev->ev_seq, SMARM_EREPLY, &v, BHV_ANS_ANY);
 }
 
 static int h_token(smarm_sm_ctx_t *m, struct smarm__sm_ev *ev,
@@ -428,6 +437,7 @@ static void sm_end(struct smarm_gs_ctx *sv)
 
 	if (!m->m_crash)
 		sm_stopped(s, false);
+	s->sm_ending = true;
 	smarm__bhv_end_how(sv);
 	if (s->sm_inited) {
 		sn = sm_state_name(m->m_d, m->m_state);
