@@ -189,7 +189,8 @@ struct smarm_dist {
 	smarm_chan_t *d_done;	  /* int elements: an actor of ours ended */
 	smarm_chan_t *d_watch_ch; /* the watcher's signals and requests */
 	struct dist_gate *d_gate; /* what served calls' answers reach d
-				     through (gen.c; immutable) */
+				     through (gen.c; set at the open,
+				     cleared as d is freed) */
 
 	smarm__lock_t d_lock; /* guards what follows */
 	bool d_stopping;      /* smarm_dist_stop began */

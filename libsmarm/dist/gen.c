@@ -21,12 +21,14 @@
  * is routed (struct bhv_route): the server's own actor, as it answers,
  * writes it to the connection itself, so a served call costs no actor
  * of its own and no wake beyond the server's; an answer given elsewhere
- * (a token answered on another thread or in another callback, the
- * server's end answering what it leaves, an envelope freed unread) may
- * not park where it is given, and is handed to the watcher, which
- * writes it. A slow handler never stalls the connection, and calls a
- * server answers later (smarm_gs_reply_later) run side by side as in
- * OTP. The answer is
+ * (a token answered on another thread or in another callback, a
+ * machine's smarm_sm_reply, inside plugin code) may not park where it
+ * is given, and is handed to the watcher, which writes it. What the
+ * server's end leaves unanswered (and an envelope freed unread at its
+ * end) is not written: the Erlang caller's monitor ends its call with
+ * the server's reason, as gen_server's caller's does. A slow handler
+ * never stalls the connection, and calls a server answers later
+ * (smarm_gs_reply_later) run side by side as in OTP. The answer is
  * `{Tag, Reply}` to From with a plain SEND: OTP's caller matches its
  * receive on the tag (since OTP 24 `[alias | Ref]`), so no ALIAS_SEND
  * is needed. A request that cannot be served is answered
@@ -768,10 +770,39 @@ static void route_fn(struct bhv_route *rt, int status, smarm_value_t *v,
 		smarm_cleanup_pop(true); /* route_run_end */
 		return;
 	}
-	/* Sent outside g_lock (a send may yield: never with it held). */
+	/*
+	 * Sent outside g_lock (a send may yield: never with it held), and
+	 * in a region without preemption: the caller may hold a token
+	 * set's tt_lock (BHV_ANS_ANY), and a send's slice point would yield
+	 * there, or observe a stop.
+	 */
 	smarm_signal_t s = { .kind = WATCH_ANSWER, .reason = (intptr_t)r };
-	if (watch == NULL || smarm_chan_send(watch, &s) != 0)
+	if (watch == NULL) {
 		smarm__dist_gen_drop(r);
+		return;
+	}
+	bool held = smarm_preempt_disable() == 0;
+	int rc = smarm_chan_send(watch, &s);
+	if (held)
+		(void)smarm_preempt_enable();
+	if (rc == 0)
+		return;
+	/* Not sent (no memory for the queue): the call's slot goes back,
+	 * the answer is dropped with a line; the Erlang caller times out. */
+	struct smarm_node *node = NULL;
+	pthread_mutex_lock(&g->g_lock);
+	if ((d = g->g_d) != NULL) {
+		calls_less(d);
+		node = d->d_node; /* outlives d; no log under a lock */
+	}
+	pthread_mutex_unlock(&g->g_lock);
+	if (node != NULL)
+		(void)smarm__log_event(node, SMARM_LOG_WARNING,
+				       SMARM_REPORT_LINE, smarm_actor_self().id,
+				       "dist: an answer to a served call "
+				       "dropped: %s",
+				       smarm_err_name(rc));
+	smarm__dist_gen_drop(r);
 }
 
 /* Take a slot for a call's answer (INV-1): false when DIST_GEN_JOBS_MAX
