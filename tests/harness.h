@@ -14,6 +14,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <smarm/smarm.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -202,6 +203,63 @@ static inline void harness_copy(char *dst, size_t cap, const char *src)
 	size_t n = strnlen(src, cap - 1);
 	memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+/*
+ * A node's log lines kept as text (harness_log_capture, a
+ * smarm_config_set_logger handler: each line also goes to stderr as a
+ * TAP comment), for a test to look for one (harness_log_count). One per
+ * process; harness_log_clear empties it.
+ */
+struct harness_log {
+	pthread_mutex_t mu;
+	char buf[1 << 16];
+	size_t len;
+};
+
+static inline struct harness_log *harness_log(void)
+{
+	static struct harness_log l = { .mu = PTHREAD_MUTEX_INITIALIZER };
+	return &l;
+}
+
+static inline void harness_log_capture(void *arg, const smarm_log_event_t *ev)
+{
+	struct harness_log *l = harness_log();
+	(void)arg;
+	pthread_mutex_lock(&l->mu);
+	int k = snprintf(l->buf + l->len, sizeof l->buf - l->len, "%s\n",
+			 ev->text);
+	if (k > 0 && l->len + (size_t)k < sizeof l->buf)
+		l->len += (size_t)k;
+	pthread_mutex_unlock(&l->mu);
+	fprintf(stderr, "# log: %s\n", ev->text);
+}
+
+static inline void harness_log_clear(void)
+{
+	struct harness_log *l = harness_log();
+	pthread_mutex_lock(&l->mu);
+	l->len = 0;
+	l->buf[0] = '\0';
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* How many times s stands in the captured lines. */
+static inline int harness_log_count(const char *s)
+{
+	struct harness_log *l = harness_log();
+	int n = 0;
+	pthread_mutex_lock(&l->mu);
+	for (const char *p = l->buf; (p = strstr(p, s)) != NULL; p++)
+		n++;
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+static inline bool harness_log_has(const char *s)
+{
+	return harness_log_count(s) > 0;
 }
 
 /* Nanoseconds since t0 (a smarm_now_ns() reading). */

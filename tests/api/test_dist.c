@@ -185,30 +185,6 @@ static struct {
 	const char *cookie;
 } R;
 
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char log_buf[1 << 16];
-static size_t log_len;
-
-static void log_capture(void *arg, const smarm_log_event_t *ev)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_mu);
-	int k = snprintf(log_buf + log_len, sizeof log_buf - log_len, "%s\n",
-			 ev->text);
-	if (k > 0 && log_len + (size_t)k < sizeof log_buf)
-		log_len += (size_t)k;
-	pthread_mutex_unlock(&log_mu);
-	fprintf(stderr, "# log: %s\n", ev->text);
-}
-
-static bool log_has(const char *s)
-{
-	pthread_mutex_lock(&log_mu);
-	bool hit = strstr(log_buf, s) != NULL;
-	pthread_mutex_unlock(&log_mu);
-	return hit;
-}
-
 static void run_node(smarm_actor_cb root)
 {
 	smarm_config_t *cfg = NULL;
@@ -220,7 +196,8 @@ static void run_node(smarm_actor_cb root)
 					      harness_workers(2)),
 			 0);
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_LOG_LEVEL, 7), 0);
-	ck_assert_int_eq(smarm_config_set_logger(cfg, log_capture, NULL), 0);
+	ck_assert_int_eq(
+		smarm_config_set_logger(cfg, harness_log_capture, NULL), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, NULL, &how, NULL), 0);
@@ -245,8 +222,7 @@ static void setup(void)
 	memset(&R, 0, sizeof R);
 	for (int i = 0; i < 32; i++)
 		R.rc[i] = 12345;
-	log_len = 0;
-	log_buf[0] = '\0';
+	harness_log_clear();
 	snprintf(R.node, sizeof R.node, "smarm%d@localhost", (int)getpid());
 	R.cookie = COOKIE;
 	signal(SIGPIPE, SIG_IGN);
@@ -421,7 +397,7 @@ START_TEST(test_dist_wrong_cookie_is_refused_both_ways)
 	ck_assert_int_eq(R.rc[1], SMARM_EAUTH);
 	ck_assert_int_eq(R.rc[2], 0);
 	ck_assert_str_eq(R.text[0], "PING pang");
-	ck_assert_msg(log_has("wrong cookie"), "no refusal logged");
+	ck_assert_msg(harness_log_has("wrong cookie"), "no refusal logged");
 	ck_assert_int_eq(R.rc[3], 0);
 }
 END_TEST
@@ -639,7 +615,8 @@ START_TEST(test_dist_ticks_keep_idle_and_one_way_lines_up)
 	ck_assert_int_eq(R.rc[6], 0);
 	ck_assert_int_eq(R.rc[7], 0);
 	/* One connection for the whole test: it never went down. */
-	ck_assert_msg(!log_has("closed by the peer") && !log_has("no tick"),
+	ck_assert_msg(!harness_log_has("closed by the peer") &&
+			      !harness_log_has("no tick"),
 		      "the connection went down (see the log)");
 }
 END_TEST
@@ -1383,7 +1360,8 @@ START_TEST(test_dist_malformed_handshake_closes_with_log_line)
 	ck_assert_int_eq(R.rc[3], 0);
 	ck_assert_int_eq(R.n[1], 0);
 	ck_assert_int_eq(R.n[2], 0);
-	ck_assert_msg(log_has("not a version 6 handshake"), "no log line");
+	ck_assert_msg(harness_log_has("not a version 6 handshake"),
+		      "no log line");
 	ck_assert_int_eq(R.rc[4], 0);
 }
 END_TEST
@@ -1525,7 +1503,7 @@ START_TEST(test_dist_peer_dead_after_nok_fails_fast)
 	ck_assert_int_eq(R.rc[3], 0);
 	ck_assert_int_eq(R.n[2], 1);
 	ck_assert_int_eq(R.rc[4], 0);
-	ck_assert_msg(log_has("told us nok"), "no nok seen");
+	ck_assert_msg(harness_log_has("told us nok"), "no nok seen");
 	printf("# a send to a node dead after its nok failed in %lld ms\n",
 	       (long long)R.n[3]);
 	ck_assert_int_eq(R.rc[6], SMARM_ENOCONN);
@@ -1563,16 +1541,6 @@ static const char arb_eval[] =
 	"Loop().";
 
 #define ARB_ROUNDS 20
-
-static int log_count(const char *s)
-{
-	int n = 0;
-	pthread_mutex_lock(&log_mu);
-	for (const char *p = log_buf; (p = strstr(p, s)) != NULL; p++)
-		n++;
-	pthread_mutex_unlock(&log_mu);
-	return n;
-}
 
 #define ARB_PERIOD_MS 250
 
@@ -1645,8 +1613,9 @@ static void arb_rounds(const char *name, int k)
 		uint64_t at = (t0 + (uint64_t)i * period) * 1000000ull +
 			      800000ull + (uint64_t)(i % 20) * 120000ull;
 		uint64_t now = wall_ms() * 1000000ull;
-		int before = log_count("ours gives way") +
-			     log_count("told nok") + log_count("told us nok");
+		int before = harness_log_count("ours gives way") +
+			     harness_log_count("told nok") +
+			     harness_log_count("told us nok");
 		if (at > now)
 			smarm_actor_sleep(at - now);
 		/* The peer sends its ping now too: both connect. */
@@ -1670,8 +1639,9 @@ static void arb_rounds(const char *name, int k)
 		R.n[k] += arb_send(d, "ack", i) != 0;
 		R.n[k + 2] += !arb_nodedown(box); /* the peer drops it */
 		fprintf(stderr, "# round %ld: %d arbitrations\n", i,
-			log_count("ours gives way") + log_count("told nok") +
-				log_count("told us nok") - before);
+			harness_log_count("ours gives way") +
+				harness_log_count("told nok") +
+				harness_log_count("told us nok") - before);
 		if (R.n[k] != 0 || R.n[k + 1] != i || R.n[k + 2] != 0)
 			break; /* failed: the asserts say how */
 	}
@@ -1703,12 +1673,14 @@ START_TEST(test_dist_simultaneous_connect_both_name_orders)
 	fprintf(stderr,
 		"# simultaneous connects seen: %d gave way, %d told nok, "
 		"%d told us nok\n",
-		log_count("ours gives way"), log_count("told nok"),
-		log_count("told us nok"));
+		harness_log_count("ours gives way"),
+		harness_log_count("told nok"),
+		harness_log_count("told us nok"));
 	/* The sweep makes races all but certain (about 20 in 40 rounds
 	 * here): none at all means the test no longer tests them. */
-	ck_assert_int_gt(log_count("ours gives way") + log_count("told nok") +
-				 log_count("told us nok"),
+	ck_assert_int_gt(harness_log_count("ours gives way") +
+				 harness_log_count("told nok") +
+				 harness_log_count("told us nok"),
 			 0);
 	for (int k = 0; k <= 3; k += 3) {
 		ck_assert_int_eq(R.n[k], 0);		  /* no send failed */

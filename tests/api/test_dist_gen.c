@@ -132,22 +132,6 @@ static struct {
 	const char *cookie;
 } R;
 
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char log_buf[1 << 16];
-static size_t log_len;
-
-static void log_capture(void *arg, const smarm_log_event_t *ev)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_mu);
-	int k = snprintf(log_buf + log_len, sizeof log_buf - log_len, "%s\n",
-			 ev->text);
-	if (k > 0 && log_len + (size_t)k < sizeof log_buf)
-		log_len += (size_t)k;
-	pthread_mutex_unlock(&log_mu);
-	fprintf(stderr, "# log: %s\n", ev->text);
-}
-
 static void run_node(smarm_actor_cb root)
 {
 	smarm_config_t *cfg = NULL;
@@ -161,7 +145,8 @@ static void run_node(smarm_actor_cb root)
 	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_LOG_LEVEL, 7), 0);
 	ck_assert_int_eq(
 		smarm_config_set_int(cfg, SMARM_OPT_ACTOR_STATS, R.stats), 0);
-	ck_assert_int_eq(smarm_config_set_logger(cfg, log_capture, NULL), 0);
+	ck_assert_int_eq(
+		smarm_config_set_logger(cfg, harness_log_capture, NULL), 0);
 	ck_assert_int_eq(smarm_node_open(&node, cfg), 0);
 	smarm_config_free(cfg);
 	ck_assert_int_eq(smarm_node_run(node, root, NULL, &how, NULL), 0);
@@ -190,8 +175,7 @@ static void setup(void)
 	memset(&R, 0, sizeof R);
 	for (int i = 0; i < 48; i++)
 		R.rc[i] = 12345;
-	log_len = 0;
-	log_buf[0] = '\0';
+	harness_log_clear();
 	snprintf(R.node, sizeof R.node, "smarmg%d@localhost", (int)getpid());
 	R.cookie = COOKIE;
 	signal(SIGPIPE, SIG_IGN);
@@ -784,12 +768,10 @@ START_TEST(test_dist_gen_plain_messages_reach_handle_info)
 	ck_assert_str_eq(R.text[3], "note:6");
 	ck_assert_str_eq(R.text[4], "10"); /* {inc, 1} was no cast */
 	ck_assert_int_eq(R.ns[0], 2);
-	pthread_mutex_lock(&log_mu);
-	bool logged = strstr(log_buf, "a message to served server counter "
-				      "dropped: its behaviour has no info "
-				      "operation") != NULL;
-	pthread_mutex_unlock(&log_mu);
-	ck_assert_msg(logged, "no log line for the drop");
+	ck_assert_msg(harness_log_count("a message to served server counter "
+					"dropped: its behaviour has no info "
+					"operation") > 0,
+		      "no log line for the drop");
 	ck_assert_int_eq(R.rc[1], 0);
 }
 END_TEST
