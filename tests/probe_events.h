@@ -9,6 +9,7 @@
 #define SMARM_TEST_PROBE_EVENTS_H
 
 #include <dlfcn.h>
+#include <smarm/smarm_plugin.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -26,6 +27,22 @@ static inline const char *probe_events_read(void)
 	f(buf, sizeof buf);
 	dlclose(dl);
 	return buf;
+}
+
+/* The token the probe's "later" took last (probe.c's probe_token), or
+ * NULL (the plugin not loaded, or no such export). */
+static inline smarm_reply_t *probe_token(void)
+{
+	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
+	smarm_reply_t *(*f)(void);
+	smarm_reply_t *t = NULL;
+	if (dl == NULL)
+		return NULL;
+	*(void **)&f = dlsym(dl, "probe_token");
+	if (f != NULL)
+		t = f();
+	dlclose(dl);
+	return t;
 }
 
 #endif /* SMARM_TEST_PROBE_EVENTS_H */

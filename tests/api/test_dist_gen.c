@@ -868,20 +868,6 @@ static bool probe_wait(const char *what)
 	return false;
 }
 
-/* The token the probe's "later" took last (probe.c's probe_token). */
-static smarm_reply_t *probe_token(void)
-{
-	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
-	smarm_reply_t *(*f)(void);
-	smarm_reply_t *t;
-	if (dl == NULL)
-		return NULL;
-	*(void **)&f = dlsym(dl, "probe_token");
-	t = f();
-	dlclose(dl);
-	return t;
-}
-
 /* Have the driver call probe's later (answered with a token) and wait
  * until the probe holds the token. */
 static void erl_later(smarm_dist_t *d, smarm_dist_pid_t me)

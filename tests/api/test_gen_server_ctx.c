@@ -128,8 +128,6 @@ static void later_caller(void *arg)
 	smarm_chan_send(c->out, &rc64);
 }
 
-static smarm_reply_t *probe_token(void);
-
 static void deferred_root(void *arg)
 {
 	smarm_chan_t *down = harness_sig_chan(), *out;
@@ -186,19 +184,6 @@ static void deferred_root(void *arg)
 static const char *await_events(const char *want);
 
 /* The token the probe's "later" took last. */
-static smarm_reply_t *probe_token(void)
-{
-	void *dl = dlopen(getenv("SMARM_TEST_PROBE"), RTLD_NOW | RTLD_NOLOAD);
-	smarm_reply_t *(*f)(void);
-	smarm_reply_t *t;
-	if (dl == NULL)
-		return NULL;
-	*(void **)&f = dlsym(dl, "probe_token");
-	t = f();
-	dlclose(dl);
-	return t;
-}
-
 struct answerer {
 	smarm_reply_t *tok;
 	int64_t v;
