@@ -60,7 +60,8 @@
  *         it then (the reader has left its loop, no writer holds it).
  *   INV-4 each actor this layer spawns was counted in d_actors before
  *         its spawn and reports its end through smarm__dist_actor_done
- *         as its last act, touching nothing of d afterwards.
+ *         as its last act, touching nothing of d afterwards; so does a
+ *         server's actor writing a served call's answer (gen.c).
  *   INV-5 a connection's reader wakes at least once per tick interval
  *         (d_tick_ns), whatever the traffic (its clock, struct rclock:
  *         a timed send to its own channel while none is pending, so at
@@ -559,9 +560,14 @@ void smarm__dist_actor_done(smarm_dist_t *d)
 	smarm_chan_t *done = d->d_done; /* INV-4: read before the count */
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	d->d_actors--;
+	bool stopping = d->d_stopping;
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	int one = 1;
-	(void)smarm_chan_send(done, &one); /* stale after a stop: harmless */
+	/* Only a stop reads d_done (it sets d_stopping first, then counts):
+	 * before it, an end is the count alone, and d_done does not grow
+	 * by one per end for the handle's life. */
+	if (stopping)
+		(void)smarm_chan_send(done, &one); /* stale: harmless */
 }
 
 /* ---- writing ---- */

@@ -713,15 +713,8 @@ static void route_run_end(void *arg)
 	struct route_run *x = arg;
 	smarm_dist_t *d = x->rr_d;
 	if (d != NULL) { /* conn.c INV-4, as an actor of the layer's */
-		smarm_chan_t *done = d->d_done;
-		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		d->d_gen_jobs--;
-		d->d_actors--;
-		bool stopping = d->d_stopping;
-		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-		int one = 1;
-		if (stopping) /* the stop waits for the count */
-			(void)smarm_chan_send(done, &one);
+		calls_less(d);
+		smarm__dist_actor_done(d);
 	}
 	smarm__dist_gen_drop(x->rr_r);
 }
