@@ -262,6 +262,36 @@ static inline bool harness_log_has(const char *s)
 	return harness_log_count(s) > 0;
 }
 
+/* Is fd registered in an epoll set of this process (fdinfo's "tfd:")? */
+static inline bool harness_fd_in_epoll(int fd)
+{
+	DIR *dir = opendir("/proc/self/fdinfo");
+	struct dirent *e;
+	bool found = false;
+	if (dir == NULL)
+		return false;
+	while (!found && (e = readdir(dir)) != NULL) {
+		char path[300], line[256];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		while (fgets(line, sizeof line, f) != NULL) {
+			int tfd;
+			if (sscanf(line, "tfd: %d", &tfd) == 1 && tfd == fd) {
+				found = true;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
 /* Nanoseconds since t0 (a smarm_now_ns() reading). */
 static inline uint64_t harness_since(uint64_t t0)
 {

@@ -436,36 +436,6 @@ END_TEST
 
 /* ------------------------------------------------ kept registrations */
 
-/* Is fd registered in an epoll set of this process (fdinfo's "tfd:")? */
-static bool fd_in_an_epoll_set(int fd)
-{
-	DIR *dir = opendir("/proc/self/fdinfo");
-	struct dirent *e;
-	bool found = false;
-	if (dir == NULL)
-		return false;
-	while (!found && (e = readdir(dir)) != NULL) {
-		char path[300], line[256];
-		FILE *f;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		while (fgets(line, sizeof line, f) != NULL) {
-			int tfd;
-			if (sscanf(line, "tfd: %d", &tfd) == 1 && tfd == fd) {
-				found = true;
-				break;
-			}
-		}
-		fclose(f);
-	}
-	closedir(dir);
-	return found;
-}
-
 static void *kept_writer(void *arg)
 {
 	(void)arg;
@@ -498,7 +468,7 @@ static void kept_root(void *arg)
 	}
 	pthread_join(t, NULL);
 	/* Woken by its event 200 times: still in the set (disarmed). */
-	R.rc[0] = fd_in_an_epoll_set(R.pfd[0]);
+	R.rc[0] = harness_fd_in_epoll(R.pfd[0]);
 	/* Its number reused by another pipe while a dup keeps the old file
 	 * (and its disarmed registration) alive: a wait on the new pipe
 	 * arms the new file, and the old one's data wakes nobody. */

@@ -23,36 +23,6 @@ static struct {
 	int in_set[8];
 } R;
 
-/* Is fd the target of an epoll set of this process (/proc fdinfo)? */
-static bool fd_in_an_epoll_set(int fd)
-{
-	DIR *dir = opendir("/proc/self/fdinfo");
-	struct dirent *e;
-	bool found = false;
-	if (dir == NULL)
-		return false;
-	while (!found && (e = readdir(dir)) != NULL) {
-		char path[300], line[256];
-		FILE *f;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		while (fgets(line, sizeof line, f) != NULL) {
-			int tfd;
-			if (sscanf(line, "tfd: %d", &tfd) == 1 && tfd == fd) {
-				found = true;
-				break;
-			}
-		}
-		fclose(f);
-	}
-	closedir(dir);
-	return found;
-}
-
 /* A pipe with one byte in it, and a set: arm 0 a channel, arm 1 its
  * read end (the drained arm is any fd arm, not only the first). */
 static void one_wait(bool drained, int k)
@@ -70,7 +40,7 @@ static void one_wait(bool drained, int k)
 	R.rc[k] = drained ? smarm__selset_wait_drained(set, 1, MS(10000),
 						       &R.arm[k])
 			  : smarm_selset_wait(set, MS(10000), &R.arm[k]);
-	R.in_set[k] = fd_in_an_epoll_set(p[0]);
+	R.in_set[k] = harness_fd_in_epoll(p[0]);
 	/* A zero timeout polls even so: ready now, nothing to park on. */
 	R.rc[k + 1] = smarm__selset_wait_drained(set, 1, 0, &R.arm[k + 1]);
 	smarm_selset_free(set);
