@@ -158,8 +158,12 @@ static const char *copy_good(const char *dir, const char *name, mode_t mode)
 {
 	static char to[4096];
 	char cmd[8192];
-	snprintf(to, sizeof to, "%s/%s", dir, name);
-	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", bad("good"), to);
+	/* Paths that do not fit fail the test, never run cut short. */
+	ck_assert_int_lt(snprintf(to, sizeof to, "%s/%s", dir, name),
+			 (int)sizeof to);
+	ck_assert_int_lt(
+		snprintf(cmd, sizeof cmd, "cp '%s' '%s'", bad("good"), to),
+		(int)sizeof cmd);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(chmod(to, mode), 0);
 	return to;
