@@ -961,25 +961,34 @@ int smarm_server_stub(const smarm_behaviour_t *b, const char *opname,
 
 /* ---- requests ---- */
 
+/* Send call opname(args) to s's server, its answer to reply (seq) and
+ * nobody waiting for it here: so one to the caller itself is served
+ * too (sc_req). 0 or send_op's status. */
+static int call_nowait(struct smarm_server *s, const char *opname,
+		       const smarm_value_t *args, size_t nargs,
+		       smarm_chan_t *reply, uint64_t seq)
+{
+	const struct bhv_op *op;
+	struct bhv_env e;
+	int rc =
+		pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
+	if (rc != 0)
+		return rc;
+	bool req = s->sc_req;
+	s->sc_req = true;
+	rc = send_op(s, op, &e, reply, seq);
+	s->sc_req = req;
+	return rc;
+}
+
 int smarm__bhv_server_call_routed(smarm_server_t *s, const char *opname,
 				  const smarm_value_t *args, size_t nargs,
 				  struct bhv_route *rt)
 {
-	const struct bhv_op *op;
-	struct bhv_env e;
-	int rc;
-
 	if (rt == NULL || rt->rt_fn == NULL)
 		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
-	if (rc != 0)
-		return rc;
-	/* Nobody waits here: one to the caller itself is served too. */
-	bool req = s->sc_req;
-	s->sc_req = true;
-	rc = send_op(s, op, &e, BHV_ROUTED, (uint64_t)(uintptr_t)rt);
-	s->sc_req = req;
-	return rc;
+	return call_nowait(s, opname, args, nargs, BHV_ROUTED,
+			   (uint64_t)(uintptr_t)rt);
 }
 
 struct smarm_request {
@@ -1073,11 +1082,8 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 				 const smarm_value_t *args, size_t nargs,
 				 smarm_chan_t *replies, uint64_t *id)
 {
-	const struct bhv_op *op;
-	struct bhv_env e;
 	smarm_chan_t *ch;
 	uint64_t rid;
-	bool req;
 	int rc;
 
 	if (id == NULL)
@@ -1086,14 +1092,8 @@ int smarm_server_send_request_to(smarm_server_t *s, const char *opname,
 	if (smarm__chan_decode(replies, &ch) != 0 ||
 	    ch->esz != sizeof(smarm_response_t))
 		return SMARM_EINVAL;
-	rc = pack_op(s, opname, BHV_CALL, args, nargs, NULL, &op, &e.en_msg);
-	if (rc != 0)
-		return rc;
 	rid = atomic_fetch_add_explicit(&req_ids, 1, memory_order_relaxed) + 1;
-	req = s->sc_req; /* nobody waits: one to itself is fine */
-	s->sc_req = true;
-	rc = send_op(s, op, &e, replies, rid);
-	s->sc_req = req;
+	rc = call_nowait(s, opname, args, nargs, replies, rid);
 	if (rc == 0)
 		*id = rid;
 	return rc;
