@@ -429,11 +429,13 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  * {error, {unknown_op, Op}}, {error, {not_a_call, Op}}, {error, busy}
  * (SMARM_DIST_GEN_MAX calls already waiting), or {error, E} with E the
  * lower-case name of the libsmarm status without its SMARM_ prefix
- * (enoname: nobody holds name now; edown: the server ended before it
- * took the call, or dropped it unanswered: smarm_reply_drop; efull: its
- * queue is at its limit). A server that ends with the call taken and
- * not answered sends no reply: the caller's monitor (gen_server:call's)
- * makes the call exit with the server's reason, as in OTP. A cast that cannot
+ * (edown: the server dropped it unanswered: smarm_reply_drop; efull:
+ * its queue is at its limit). A server that is gone when the call
+ * arrives (ended, or nobody holds name), or that ends with the call
+ * queued or taken and not answered, sends no reply: the caller's
+ * monitor (gen_server:call's) makes the call exit noproc, or with the
+ * server's reason, as in OTP (a monitor or link of an actor already
+ * ended gets noproc). A cast that cannot
  * be served is dropped (a debug log line says why). The types:
  * docs/distribution.md, "Terms". Other messages to the name or pid
  * (Erlang's `Name ! Term`, handle_info's) go to the behaviour's info

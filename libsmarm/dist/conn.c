@@ -901,7 +901,11 @@ static void watch_add(struct dist_conn *c, struct dist_watch_req *q)
 			free(w);
 		}
 	struct rwatch *w = calloc(1, sizeof *w);
+	/* An actor already ended is noproc, as erlang:monitor/2 says of a
+	 * process that has terminated (smarm_monitor would give how it
+	 * ended while the runtime still knows it). */
 	if (w != NULL && q->q_local.id != 0 &&
+	    smarm_actor_is_alive(q->q_local) &&
 	    smarm_monitor(q->q_local, d->d_watch_ch, &mref) == 0) {
 		w->rw_kind = q->q_kind;
 		w->rw_remote = q->q_remote;

@@ -32,8 +32,12 @@
  * `{Tag, Reply}` to From with a plain SEND: OTP's caller matches its
  * receive on the tag (since OTP 24 `[alias | Ref]`), so no ALIAS_SEND
  * is needed. A request that cannot be served is answered
- * `{Tag, {error, Why}}` at once, never left to time out; a cast that
- * cannot is dropped with a log line, a cast being fire-and-forget.
+ * `{Tag, {error, Why}}` at once, never left to time out, except a call
+ * whose server is gone (ended, or its name held by nobody): as to a
+ * dead gen_server, nothing is written, and the caller's monitor (gen:
+ * do_call's) makes the call exit noproc or with the server's reason. A
+ * cast that cannot be served is dropped with a log line, a cast being
+ * fire-and-forget.
  *
  * libsmarm to Erlang. smarm_dist_call is gen:do_call: a monitor of the
  * target (by pid or by {Name, Node}) whose ref is the call's tag, the
@@ -578,6 +582,29 @@ static void refuse_status(const struct gen_caller *c, int status)
 	refuse(c, atom, NULL);
 }
 
+/*
+ * A request the libsmarm side refused as it came (status), before any
+ * server took it. A call whose server is gone (ended, or its name held
+ * by nobody) gets nothing: the caller's monitor answers it, noproc (the
+ * reader's monitor of an ended actor, conn.c watch_add) or the server's
+ * reason, as a dead gen_server's Down answers gen:do_call; an {error,
+ * edown} written here could reach the caller before that Down and turn
+ * its exit into a reply. Anything else as refuse_status.
+ */
+static void refuse_request(const struct gen_caller *c, int status)
+{
+	if (c->gc_call && (status == SMARM_ENOPROC || status == SMARM_EDOWN ||
+			   status == SMARM_ENONAME)) {
+		smarm__dist_log(c->gc_d, SMARM_LOG_DEBUG,
+				"dist: $gen_call to %s: server gone (%s), "
+				"left to the caller's monitor",
+				c->gc_name[0] != '\0' ? c->gc_name : "a pid",
+				smarm_err_name(status));
+		return;
+	}
+	refuse_status(c, status);
+}
+
 /* ---- a served call's answer (INV-1, INV-5) ---- */
 
 /* The gate the answers of d's served calls reach d through: it outlives
@@ -864,7 +891,7 @@ static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 			    : smarm_server_open_name(d->d_node, b, sv->sv_name,
 						     &s);
 	if (rc != 0) {
-		refuse_status(c, rc);
+		refuse_request(c, rc);
 		return;
 	}
 	if (!c->gc_call) {
@@ -903,7 +930,7 @@ static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 	if (rc != 0) {
 		smarm__dist_gen_drop(g);
 		calls_less(d);
-		refuse_status(c, rc);
+		refuse_request(c, rc);
 	}
 }
 

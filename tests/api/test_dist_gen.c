@@ -901,6 +901,10 @@ static void root_later(void *arg)
 	HARNESS_EQ(smarm_server_cast(sp, "drop", NULL, 0), 0);
 	erl_result(box, R.text[1], sizeof R.text[1]);
 	/* Still pending when the server ends (its end answers it). */
+	smarm_pid_t gone;
+	smarm_dist_pid_t gone_d;
+	HARNESS_EQ(smarm_server_pid(sp, &gone), 0);
+	HARNESS_EQ(smarm_dist_self(d, gone, &gone_d), 0);
 	erl_later(d, me);
 	HARNESS_EQ(smarm_server_shutdown(sp, MS(10000), NULL), 0);
 	smarm_server_free(sp);
@@ -908,6 +912,13 @@ static void root_later(void *arg)
 	 * nothing more (never answered nor dropped, it would leak). */
 	R.rc[2] = smarm_reply_drop(probe_token());
 	erl_result(box, R.text[2], sizeof R.text[2]);
+	/* A call to the ended server's pid, and by its name while nobody
+	 * holds it: no answer is written, the caller's monitor says noproc,
+	 * as a call to a dead gen_server does. */
+	erl_call(d, box, me, NULL, gone_d, NULL, "{echo, 4}.", R.text[4],
+		 sizeof R.text[4]);
+	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{echo, 5}.",
+		 R.text[5], sizeof R.text[5]);
 	/* The server again; still served by name. */
 	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
 	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{echo, 3}.",
@@ -944,6 +955,12 @@ START_TEST(test_dist_gen_answer_later_drop_end_and_stop)
 			      35) == 0,
 		      "pending at the end: %s", R.text[2]);
 	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_msg(strncmp(R.text[4], "{'EXIT',{noproc,{gen_server,call,",
+			      33) == 0,
+		      "an ended server's pid: %s", R.text[4]);
+	ck_assert_msg(strncmp(R.text[5], "{'EXIT',{noproc,{gen_server,call,",
+			      33) == 0,
+		      "a served name nobody holds: %s", R.text[5]);
 	ck_assert_str_eq(R.text[3], "3");
 	ck_assert_int_eq(R.rc[1], 0);
 }
