@@ -17,7 +17,17 @@
  * and queues `$gen_call` and `$gen_cast` requests to served servers
  * (gen.c). Writers are
  * the sending actors themselves, one at a time under the connection's green
- * mutex.
+ * mutex, except the watcher's (queued: below).
+ *
+ * Queued writes (INV-6). The watcher writes for every connection (the
+ * Downs and exit signals of our actors, answers given later), so it
+ * never waits on one: its frames go to the connection's queue (c_sq),
+ * written in order by a flusher actor spawned when the queue fills
+ * from empty, or by any writer that takes c_wmu first. A peer that
+ * stops reading holds up its own connection's frames only, as the
+ * BEAM's runtime never blocks a signal to one node on another's busy
+ * port; until 0.5.x the watcher waited in such a write for every
+ * connection, up to the peer's tick time.
  *
  * Connection states (c_state, under d_lock):
  *
@@ -69,6 +79,10 @@
  *         four intervals (the tick time) and sends a tick when nothing
  *         went out for an interval, so the peer never sees us silent
  *         for more than two (OTP's net_kernel rule, both sides).
+ *   INV-6 a queued frame (c_sq) is written before any frame a writer
+ *         takes c_wmu for after it was queued, and c_sq_busy is true
+ *         from the queue's first frame until a flusher finds it empty
+ *         (under d_lock), so no frame waits without a flusher to come.
  * See: docs/distribution.md.
  */
 #include "dist.h"
@@ -128,14 +142,28 @@ struct dist_conn {
 	uint32_t c_creation; /* the peer's, set before UP */
 	uint64_t c_id;	     /* incarnation, set when UP (d_lock); 0 before:
 				the watcher's records name it */
-	struct rwatch *c_watches;   /* the reader's monitors for the peer */
-	uint64_t c_nadds;	    /* the reader's: monitors set */
-	smarm_mutex_t *c_wmu;	    /* writers and the setup */
-	uint8_t *c_wbuf;	    /* c_wmu: the frame being written */
-	_Atomic uint64_t c_last_tx; /* when a frame last went out: written
-				       under c_wmu, read by the reader
-				       (relaxed: a hint for ticks) */
-	size_t c_wcap;		    /* c_wmu */
+	struct rwatch *c_watches;    /* the reader's monitors for the peer */
+	uint64_t c_nadds;	     /* the reader's: monitors set */
+	smarm_mutex_t *c_wmu;	     /* writers and the setup */
+	uint8_t *c_wbuf;	     /* c_wmu: the frame being written */
+	_Atomic uint64_t c_last_tx;  /* when a frame last went out: written
+					under c_wmu, read by the reader
+					(relaxed: a hint for ticks) */
+	size_t c_wcap;		     /* c_wmu */
+	struct sq_frame *c_sq;	     /* d_lock: queued frames (INV-6) */
+	struct sq_frame **c_sq_tail; /* d_lock: &last->f_next, or &c_sq */
+	bool c_sq_busy;		     /* d_lock: a flusher is due (INV-6) */
+	struct sq_frame *c_sq_out;   /* c_wmu: taken from c_sq, being
+					written (freed with c if its
+					writer is stopped meanwhile) */
+};
+
+/* A frame queued on a connection (INV-6): length prefix, pass-through
+ * byte, control term and payload, as written. */
+struct sq_frame {
+	struct sq_frame *f_next;
+	size_t f_len;
+	uint8_t f_bytes[];
 };
 
 /* ---- logging ---- */
@@ -328,6 +356,15 @@ int smarm__dist_pid_get(smarm_dist_t *d, smarm_dist_pid_t p,
 
 /* ---- the connection table ---- */
 
+static void sq_free(struct sq_frame *f)
+{
+	while (f != NULL) {
+		struct sq_frame *next = f->f_next;
+		free(f);
+		f = next;
+	}
+}
+
 /* Drop a reference; the last one closes the fd (INV-3) and frees. */
 static void conn_put(struct dist_conn *c)
 {
@@ -344,6 +381,8 @@ static void conn_put(struct dist_conn *c)
 		close(c->c_wfd);
 	smarm_mutex_free(c->c_wmu);
 	free(c->c_wbuf);
+	sq_free(c->c_sq);
+	sq_free(c->c_sq_out);
 	free(c);
 }
 
@@ -385,6 +424,7 @@ static struct dist_conn *conn_alloc(smarm_dist_t *d, const char *node)
 	}
 	c->c_d = d;
 	c->c_fd = c->c_wfd = -1;
+	c->c_sq_tail = &c->c_sq;
 	snprintf(c->c_node, sizeof c->c_node, "%s", node);
 	return c;
 }
@@ -596,11 +636,11 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-/* Encode o's control term at c_wbuf + 5 (with ei; pids by hand, since
- * ei's encoder may narrow V4 pid fields): its length. */
-static int encode_ctl(struct dist_conn *c, const struct dist_out *o)
+/* Encode o's control term at b (CTL_MAX bytes; with ei; pids by hand,
+ * since ei's encoder may narrow V4 pid fields): its length. */
+static int encode_ctl(const struct dist_conn *c, char *b,
+		      const struct dist_out *o)
 {
-	char *b = (char *)c->c_wbuf + 5;
 	int i = 0;
 	bool sender = o->op == DOP_SEND && o->from != NULL &&
 		      (c->c_flags & DFLAG_SEND_SENDER) != 0;
@@ -638,26 +678,72 @@ static int encode_ctl(struct dist_conn *c, const struct dist_out *o)
 	return i;
 }
 
-/* Write one frame (o's control, then payload) on UP connection c, under
- * c_wmu. A failed write kills c. */
-static int conn_write(struct dist_conn *c, const struct dist_out *o,
-		      const void *payload, size_t plen)
+/* Lay out o's frame (o's control, then payload) at b, which has room
+ * for 5 + CTL_MAX + plen bytes: its length. */
+static size_t frame_put(const struct dist_conn *c, uint8_t *b,
+			const struct dist_out *o, const void *payload,
+			size_t plen)
 {
-	if (wbuf_reserve(c, 5 + CTL_MAX + plen) != 0)
-		return SMARM_ENOMEM;
-	size_t ctl = (size_t)encode_ctl(c, o);
+	size_t ctl = (size_t)encode_ctl(c, (char *)b + 5, o);
 	size_t body = 1 + ctl + plen;
-	put32(c->c_wbuf, (uint32_t)body);
-	c->c_wbuf[4] = 112; /* pass-through: no atom cache */
+	put32(b, (uint32_t)body);
+	b[4] = 112; /* pass-through: no atom cache */
 	if (plen > 0)
-		memcpy(c->c_wbuf + 5 + ctl, payload, plen);
-	if (smarm__dist_write_full(c->c_wfd, c->c_wbuf, 4 + body) != 0) {
+		memcpy(b + 5 + ctl, payload, plen);
+	return 4 + body;
+}
+
+/* Write len bytes of frames on UP connection c, under c_wmu. A failed
+ * write kills c. */
+static int conn_put_bytes(struct dist_conn *c, const uint8_t *b, size_t len)
+{
+	if (smarm__dist_write_full(c->c_wfd, b, len) != 0) {
 		conn_kill(c);
 		return SMARM_ENOCONN;
 	}
 	atomic_store_explicit(&c->c_last_tx, smarm_now_ns(),
 			      memory_order_relaxed);
 	return 0;
+}
+
+/*
+ * Under c_wmu: take c's queued frames and write them in order (INV-6);
+ * last (a flusher): an empty queue ends its duty (c_sq_busy false).
+ * Whether the queue was empty.
+ */
+static bool sq_drain(struct dist_conn *c, bool last)
+{
+	smarm_dist_t *d = c->c_d;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	struct sq_frame *f = c->c_sq;
+	__atomic_store_n(&c->c_sq, NULL, __ATOMIC_RELAXED); /* conn_write */
+	c->c_sq_tail = &c->c_sq;
+	if (f == NULL && last)
+		c->c_sq_busy = false;
+	bool up = c->c_state == C_UP;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (f == NULL)
+		return true;
+	c->c_sq_out = f;
+	for (struct sq_frame *x = f; x != NULL && up; x = x->f_next)
+		up = conn_put_bytes(c, x->f_bytes, x->f_len) == 0;
+	c->c_sq_out = NULL;
+	sq_free(f); /* a connection that died drops the rest */
+	return false;
+}
+
+/* Write one frame (o's control, then payload) on UP connection c, under
+ * c_wmu, after the frames queued before it (INV-6). A failed write
+ * kills c. */
+static int conn_write(struct dist_conn *c, const struct dist_out *o,
+		      const void *payload, size_t plen)
+{
+	if (wbuf_reserve(c, 5 + CTL_MAX + plen) != 0)
+		return SMARM_ENOMEM;
+	if (SMARM_UNLIKELY(__atomic_load_n(&c->c_sq, __ATOMIC_RELAXED) != NULL))
+		(void)sq_drain(c, false);
+	return conn_put_bytes(c, c->c_wbuf,
+			      frame_put(c, c->c_wbuf, o, payload, plen));
 }
 
 static void reader_main(void *arg);
@@ -820,10 +906,120 @@ static int await_listed(smarm_dist_t *d, const char *node, uint64_t until)
 	}
 }
 
+/* A flusher's run (INV-6), undone if it is stopped in a write (every io
+ * wait is a safe point): a frame cut short would corrupt the stream, so
+ * the connection dies with it. */
+struct sq_run {
+	struct dist_conn *r_conn; /* the reference it holds */
+	bool r_locked;		  /* c_wmu held */
+	bool r_done;		  /* found the queue empty: duty over */
+};
+
+static void sq_end(void *arg)
+{
+	struct sq_run *r = arg;
+	struct dist_conn *c = r->r_conn;
+	smarm_dist_t *d = c->c_d;
+	if (r->r_locked) {
+		if (c->c_sq_out != NULL) /* a frame maybe half out */
+			conn_kill(c);
+		smarm_mutex_unlock(c->c_wmu);
+	}
+	if (!r->r_done) { /* stopped: the next queued frame calls another */
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		c->c_sq_busy = false;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	}
+	conn_put(c);
+	smarm__dist_actor_done(d); /* INV-4: the last act */
+}
+
+/* Write c's queue until a look finds it empty (INV-6), holding the
+ * reference and the d_actors count its caller took: in a flusher actor
+ * of its own, or in the watcher when none could be spawned. */
+static void sq_flush(struct dist_conn *c)
+{
+	struct sq_run r = { .r_conn = c };
+	if (smarm_cleanup_push(sq_end, &r) != 0) {
+		sq_end(&r);
+		return;
+	}
+	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) == 0) {
+		r.r_locked = true;
+		while (!sq_drain(c, true))
+			;
+		r.r_done = true;
+	}
+	smarm_cleanup_pop(true);
+}
+
+static void sq_main(void *arg)
+{
+	sq_flush(arg);
+}
+
+/*
+ * The watcher's send (o->queued: only on a connection that is up): the
+ * frame joins c's queue and a flusher is spawned if none is due
+ * (INV-6); it never waits on the socket. 0 once queued.
+ */
+static int sq_send(smarm_dist_t *d, const char *node, const struct dist_out *o,
+		   const void *payload, size_t plen)
+{
+	struct dist_conn *c;
+	int rc = conn_get(d, node, false, &c);
+	if (rc != 0)
+		return rc;
+	struct sq_frame *f = malloc(sizeof *f + 5 + CTL_MAX + plen);
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool up = c->c_state == C_UP; /* c_flags is set: frame_put */
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (f == NULL || !up) {
+		free(f);
+		conn_put(c);
+		return f == NULL ? SMARM_ENOMEM : SMARM_ENOCONN;
+	}
+	f->f_next = NULL;
+	f->f_len = frame_put(c, f->f_bytes, o, payload, plen);
+	struct sq_frame *fit = realloc(f, sizeof *f + f->f_len);
+	if (fit != NULL) /* a Down is some 100 bytes of the 1 KB made */
+		f = fit;
+	bool spawn = false;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	if (c->c_state == C_UP && !d->d_stopping) {
+		__atomic_store_n(c->c_sq_tail, f, __ATOMIC_RELAXED);
+		c->c_sq_tail = &f->f_next;
+		f = NULL;
+		if (!c->c_sq_busy) {
+			c->c_sq_busy = true;
+			d->d_actors++; /* INV-4: the flusher's */
+			spawn = true;
+		}
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (f != NULL) { /* it died or the stop began meanwhile */
+		free(f);
+		conn_put(c);
+		return SMARM_ENOCONN;
+	}
+	if (!spawn) {
+		conn_put(c);
+		return 0;
+	}
+	/* The flusher takes our reference and count. None to be had (no
+	 * memory, or the node is stopping): flushed here, waiting as
+	 * every write did until 0.5.x. */
+	if (smarm_actor_spawn(NULL, sq_main, c, NULL) != 0)
+		sq_flush(c);
+	return 0;
+}
+
 int smarm__dist_send(smarm_dist_t *d, const char *node,
 		     const struct dist_out *o, const void *payload, size_t plen)
 {
 	uint64_t until = 0;
+	if (o != NULL && o->queued)
+		return sq_send(d, node, o, payload, plen);
 	for (;;) {
 		int retry;
 		int rc = send_once(d, node, o, payload, plen, &retry);
@@ -1271,11 +1467,7 @@ static void send_tick(struct dist_conn *c)
 	static const uint8_t tick[4];
 	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) != 0)
 		return;
-	if (smarm__dist_write_full(c->c_wfd, tick, sizeof tick) != 0)
-		conn_kill(c);
-	else
-		atomic_store_explicit(&c->c_last_tx, smarm_now_ns(),
-				      memory_order_relaxed);
+	(void)conn_put_bytes(c, tick, sizeof tick);
 	smarm_mutex_unlock(c->c_wmu);
 }
 

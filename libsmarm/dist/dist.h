@@ -256,11 +256,15 @@ struct dist_out {
 	const uint8_t *raw;	      /* op 0: a control term, with 131 */
 	size_t raw_len;
 	bool no_connect; /* send only on a connection that is up */
+	bool queued;	 /* the watcher's: never wait on the socket, the
+			    frame is queued for the connection's flusher
+			    (conn.c INV-6); implies no_connect */
 };
 /* Connect to node if not connected: 0 or an error as smarm_dist_connect. */
 int smarm__dist_connect(smarm_dist_t *d, const char *node);
 /* Send a frame (o's control term, then payload) to node, connecting
- * first if needed. */
+ * first if needed (o->no_connect: not), waiting for the socket unless
+ * o->queued. */
 int smarm__dist_send(smarm_dist_t *d, const char *node,
 		     const struct dist_out *o, const void *payload,
 		     size_t plen);

@@ -513,6 +513,8 @@ struct gen_caller {
 	struct dist_epid gc_from; /* a call's caller */
 	const uint8_t *gc_tag;	  /* a call's Tag term */
 	size_t gc_tag_len;
+	bool gc_queued; /* answered by the watcher: never waits on the
+			   socket (conn.c INV-6) */
 };
 
 /* Answer {Tag, Body} to a caller, where body (len bytes, no version
@@ -529,7 +531,8 @@ static void answer(const struct gen_caller *c, const char *body, size_t len)
 	    ei_x_append_buf(&x, body, (int)len) == 0) {
 		struct dist_out o = { .op = DOP_SEND,
 				      .to = &c->gc_from,
-				      .no_connect = true };
+				      .no_connect = true,
+				      .queued = c->gc_queued };
 		(void)smarm__dist_send(c->gc_d, c->gc_from.node, &o, x.buff,
 				       (size_t)x.index);
 	}
@@ -678,14 +681,15 @@ void smarm__dist_gen_drop(void *route)
 /* Write r's answer (status, and *v: 0 or SMARM_EREPLY) to its caller as
  * {Tag, Reply}, or {Tag, {error, Why}} as refuse_status says. */
 static void route_write(smarm_dist_t *d, const struct gen_route *r, int status,
-			const smarm_value_t *v)
+			const smarm_value_t *v, bool queued)
 {
 	struct gen_caller c = { .gc_d = d,
 				.gc_call = true,
 				.gc_name = "",
 				.gc_from = r->gr_from,
 				.gc_tag = r->gr_tag,
-				.gc_tag_len = r->gr_tag_len };
+				.gc_tag_len = r->gr_tag_len,
+				.gc_queued = queued };
 	if (status != 0 && status != SMARM_EREPLY) {
 		refuse_status(&c, status);
 		return;
@@ -722,7 +726,7 @@ void smarm__dist_gen_answer(smarm_dist_t *d, void *route)
 {
 	struct gen_route *r = route;
 	if (!r->gr_end)
-		route_write(d, r, r->gr_status, &r->gr_reply);
+		route_write(d, r, r->gr_status, &r->gr_reply, true);
 	calls_less(d);
 	smarm__dist_gen_drop(r);
 }
@@ -786,7 +790,7 @@ static void route_fn(struct bhv_route *rt, int status, smarm_value_t *v,
 	pthread_mutex_unlock(&g->g_lock);
 	if (self) {
 		if (run.rr_d != NULL)
-			route_write(run.rr_d, r, status, &r->gr_reply);
+			route_write(run.rr_d, r, status, &r->gr_reply, false);
 		smarm_cleanup_pop(true); /* route_run_end */
 		return;
 	}

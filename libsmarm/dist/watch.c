@@ -194,13 +194,16 @@ static void put_reason(uint8_t *b, size_t *k, size_t cap, int how,
 	*k += (size_t)i;
 }
 
-/* Send a raw control term to the peer of w, if it is still up. */
+/* Send a raw control term to the peer of w, if it is still up; queued
+ * (conn.c INV-6): the watcher never waits on one peer's socket. */
 static void send_raw(smarm_dist_t *d, const char *node, const uint8_t *ctl,
 		     size_t len)
 {
-	struct dist_out o = {
-		.op = 0, .raw = ctl, .raw_len = len, .no_connect = true
-	};
+	struct dist_out o = { .op = 0,
+			      .raw = ctl,
+			      .raw_len = len,
+			      .no_connect = true,
+			      .queued = true };
 	(void)smarm__dist_send(d, node, &o, NULL, 0); /* INV-3 */
 }
 

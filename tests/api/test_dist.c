@@ -657,9 +657,9 @@ static void kid_end(struct kid *k)
 	harness_chan_drop(k->cmd);
 }
 
-/* Send {Op, Arg, Me} (Arg a pid) to the peer's echo. */
-static int ask(smarm_dist_t *d, const char *op, smarm_dist_pid_t arg,
-	       smarm_dist_pid_t me, const char *reason)
+/* Send {Op, Arg, Me} (Arg a pid) to the echo of the peer named node. */
+static int ask_at(smarm_dist_t *d, const char *node, const char *op,
+		  smarm_dist_pid_t arg, smarm_dist_pid_t me, const char *reason)
 {
 	ei_x_buff x;
 	ei_x_new_with_version(&x);
@@ -672,10 +672,16 @@ static int ask(smarm_dist_t *d, const char *op, smarm_dist_pid_t arg,
 		ei_x_encode_atom(&x, reason);
 	else
 		x_pid(&x, d, me);
-	int rc = smarm_dist_send_name(d, R.peer->name, "echo", x.buff,
-				      (size_t)x.index);
+	int rc = smarm_dist_send_name(d, node, "echo", x.buff, (size_t)x.index);
 	ei_x_free(&x);
 	return rc;
+}
+
+/* The same to the test's peer. */
+static int ask(smarm_dist_t *d, const char *op, smarm_dist_pid_t arg,
+	       smarm_dist_pid_t me, const char *reason)
+{
+	return ask_at(d, R.peer->name, op, arg, me, reason);
 }
 
 /* Receive {Tag, Detail}: Detail as text ("normal", "smarm_crashed:42"). */
@@ -1690,6 +1696,139 @@ START_TEST(test_dist_simultaneous_connect_both_name_orders)
 }
 END_TEST
 
+/* ---- a peer that stops reading holds up no other ---- */
+
+#define FILL_CHUNK (64 * 1024)
+#define FILL_MAX 2048 /* 128 MB at most: far past the socket buffers */
+static atomic_int fill_sent;
+
+struct filler {
+	smarm_dist_t *d;
+	const char *node;
+};
+
+/* Send FILL_CHUNK binaries to node's echo until a send fails (the
+ * connection killed) or FILL_MAX: with the peer stopped, it ends up
+ * parked in a write, holding the connection's writers back. */
+static void filler(void *arg)
+{
+	struct filler *f = arg;
+	ei_x_buff x;
+	char *junk = calloc(1, FILL_CHUNK);
+	HARNESS_CHECK(junk != NULL);
+	ei_x_new_with_version(&x);
+	ei_x_encode_binary(&x, junk, FILL_CHUNK);
+	free(junk);
+	for (int i = 0; i < FILL_MAX; i++) {
+		if (smarm_dist_send_name(f->d, f->node, "echo", x.buff,
+					 (size_t)x.index) != 0)
+			break;
+		atomic_fetch_add(&fill_sent, 1);
+	}
+	ei_x_free(&x);
+}
+
+static void root_stuck(void *arg)
+{
+	(void)arg;
+	smarm_dist_t *d = NULL;
+	smarm_chan_t *box = NULL;
+	struct peer pb = { 0 };
+	R.rc[0] = smarm_dist_start(&d, R.node, R.cookie, "127.0.0.1", 0);
+	if (R.rc[0] != 0)
+		return;
+	R.rc[1] = smarm_dist_mailbox(d, &box);
+	R.rc[2] = peer_start(&pb, "pb") ? 0 : -1;
+	smarm_dist_pid_t me;
+	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
+	struct kid a = { 0 }, b = { 0 };
+	kid_start(d, &a, NULL);
+	kid_start(d, &b, NULL);
+	/* The stuck peer (R.peer) monitors a, the other (pb) b. */
+	HARNESS_EQ(ask(d, "monitor", a.dpid, me, NULL), 0);
+	reply(box, R.text[0], sizeof R.text[0]); /* monitoring */
+	HARNESS_EQ(ask_at(d, pb.name, "monitor", b.dpid, me, NULL), 0);
+	reply(box, R.text[1], sizeof R.text[1]); /* monitoring */
+	/* The stuck peer stops reading; a writer fills its socket and
+	 * parks in a write, holding that connection's writers. */
+	kill(R.peer->pid, SIGSTOP);
+	atomic_store(&fill_sent, 0);
+	struct filler f = { d, R.peer->name };
+	smarm_pid_t fp;
+	HARNESS_EQ(smarm_actor_spawn(&fp, filler, &f, NULL), 0);
+	uint64_t until = smarm_now_ns() + MS(30000) * harness_time_scale();
+	int last = -1, same = 0;
+	while (same < 3 && smarm_now_ns() < until) {
+		smarm_actor_sleep(MS(100));
+		int now = atomic_load(&fill_sent);
+		same = now == last ? same + 1 : 0;
+		last = now;
+	}
+	R.n[0] = last;
+	R.n[1] = smarm_actor_is_alive(fp); /* parked in its write */
+	/* a ends: its Down goes to the stuck peer (the watcher's write
+	 * there cannot go out); then b ends: its Down to pb must not wait
+	 * for it. */
+	int zero = 0;
+	smarm_chan_send(a.cmd, &zero);
+	smarm_actor_sleep(MS(100));
+	uint64_t t0 = smarm_now_ns();
+	smarm_chan_send(b.cmd, &zero);
+	char tag[MAXATOMLEN_UTF8];
+	smarm_dist_msg_t *m = NULL;
+	snprintf(R.text[2], sizeof R.text[2], "(nothing)");
+	if (smarm_chan_recv_timeout(box, &m,
+				    MS(20000) * harness_time_scale()) == 0) {
+		const void *t;
+		size_t len;
+		int i = 0, ver, ar;
+		char why[MAXATOMLEN_UTF8] = "";
+		HARNESS_EQ(smarm_dist_msg_term(m, &t, &len), 0);
+		ei_decode_version(t, &i, &ver);
+		ei_decode_tuple_header(t, &i, &ar);
+		ei_decode_atom(t, &i, tag);
+		ei_decode_atom(t, &i, why);
+		snprintf(R.text[2], sizeof R.text[2], "%.30s:%.30s", tag, why);
+		smarm_dist_msg_free(m);
+	}
+	R.ns[0] = smarm_now_ns() - t0;
+	/* The stuck peer dies: its connection's writers fail and end. */
+	peer_stop(R.peer);
+	HARNESS_EQ(smarm_actor_join(fp, NULL, NULL), 0);
+	kid_end(&a);
+	kid_end(&b);
+	R.rc[3] = smarm_dist_stop(d);
+	peer_stop(&pb);
+	harness_chan_drop(box);
+}
+
+/*
+ * One peer stops reading (SIGSTOP) with a writer parked on its full
+ * socket; an actor it monitors ends, then one another peer monitors:
+ * the second Down arrives at once. Until 0.5.x the watcher, which
+ * writes every connection's Downs, waited in the first write, and the
+ * second Down with it, until the stuck peer was dropped (never, here:
+ * its reader's tick waited behind the same writer).
+ */
+START_TEST(test_dist_stuck_peer_holds_up_no_other)
+{
+	struct peer p = { 0 };
+	run_with_peer(&p, "stuck", root_stuck);
+	ck_assert_int_eq(R.rc[0], 0);
+	ck_assert_int_eq(R.rc[1], 0);
+	ck_assert_int_eq(R.rc[2], 0);
+	ck_assert_str_eq(R.text[0], "monitoring");
+	ck_assert_str_eq(R.text[1], "monitoring");
+	ck_assert_msg(R.n[1] == 1, "the filler was not parked (%lld sent)",
+		      (long long)R.n[0]);
+	ck_assert_str_eq(R.text[2], "down:normal");
+	ck_assert_msg(R.ns[0] < MS(5000) * harness_time_scale(),
+		      "the other peer's Down took %llu ns",
+		      (unsigned long long)R.ns[0]);
+	ck_assert_int_eq(R.rc[3], 0);
+}
+END_TEST
+
 Suite *smarm_test_dist_suite(void)
 {
 	Suite *s = suite_create("dist");
@@ -1703,6 +1842,7 @@ Suite *smarm_test_dist_suite(void)
 	tcase_add_test(tc, test_dist_erlang_monitors_and_links_libsmarm_actors);
 	tcase_add_test(tc, test_dist_libsmarm_monitors_erlang_processes);
 	tcase_add_test(tc, test_dist_libsmarm_links_erlang_processes);
+	tcase_add_test(tc, test_dist_stuck_peer_holds_up_no_other);
 	suite_add_tcase(s, tc);
 	TCase *ts = tcase_create("simultaneous");
 	tcase_add_checked_fixture(ts, setup, NULL);
