@@ -431,11 +431,13 @@ SMARM_API int smarm_dist_monitor_node(smarm_dist_t *d, const char *node,
  * lower-case name of the libsmarm status without its SMARM_ prefix
  * (edown: the server dropped it unanswered: smarm_reply_drop; efull:
  * its queue is at its limit). A server that is gone when the call
- * arrives (ended, or nobody holds name), or that ends with the call
- * queued or taken and not answered, sends no reply: the caller's
- * monitor (gen_server:call's) makes the call exit noproc, or with the
- * server's reason, as in OTP (a monitor or link of an actor already
- * ended gets noproc). A cast that cannot
+ * arrives (ended, or nobody holds name; whatever the request), or that
+ * ends with the call queued or taken and not answered, sends no reply:
+ * the caller's monitor (gen_server:call's) makes the call exit noproc,
+ * or with the server's reason, as in OTP (a monitor or link of an
+ * actor already ended gets noproc); a live actor holding name that is
+ * no server of b sends none either, as a process that is no gen_server
+ * in OTP, and the call times out. A cast that cannot
  * be served is dropped (a debug log line says why). The types:
  * docs/distribution.md, "Terms". Other messages to the name or pid
  * (Erlang's `Name ! Term`, handle_info's) go to the behaviour's info

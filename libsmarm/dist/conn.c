@@ -17,17 +17,20 @@
  * and queues `$gen_call` and `$gen_cast` requests to served servers
  * (gen.c). Writers are
  * the sending actors themselves, one at a time under the connection's green
- * mutex, except the watcher's (queued: below).
+ * mutex, except the watcher's and the readers' (queued: below).
  *
  * Queued writes (INV-6). The watcher writes for every connection (the
- * Downs and exit signals of our actors, answers given later), so it
- * never waits on one: its frames go to the connection's queue (c_sq),
- * written in order by a flusher actor spawned when the queue fills
- * from empty, or by any writer that takes c_wmu first. A peer that
- * stops reading holds up its own connection's frames only, as the
- * BEAM's runtime never blocks a signal to one node on another's busy
- * port; until 0.5.x the watcher waited in such a write for every
- * connection, up to the peer's tick time.
+ * Downs and exit signals of our actors, answers given later), and a
+ * reader must go on reading (and timing its peer's ticks) whatever its
+ * socket's send side does, so neither waits on a socket: their frames
+ * go to the connection's queue (c_sq), written in order by the
+ * connection's writer actor (started by its reader, poked when the
+ * queue fills from empty) or by any writer that takes c_wmu first. A
+ * peer that stops reading holds up its own connection's frames only,
+ * as the BEAM's runtime never blocks a signal to one node on another's
+ * busy port, and is dropped at its tick time. Until 0.5.x the watcher
+ * waited in such a write for every connection, and the reader in its
+ * tick, so a stuck peer was never dropped.
  *
  * Connection states (c_state, under d_lock):
  *
@@ -80,9 +83,12 @@
  *         went out for an interval, so the peer never sees us silent
  *         for more than two (OTP's net_kernel rule, both sides).
  *   INV-6 a queued frame (c_sq) is written before any frame a writer
- *         takes c_wmu for after it was queued, and c_sq_busy is true
- *         from the queue's first frame until a flusher finds it empty
- *         (under d_lock), so no frame waits without a flusher to come.
+ *         takes c_wmu for after it was queued; while c has a writer
+ *         (c_sq_writer), c_sq_busy is true from the queue's first frame
+ *         until the writer finds it empty (under d_lock) and a poke is
+ *         on its way whenever it is set, and without one, whoever
+ *         queues writes the queue; so no frame waits with no writer to
+ *         come.
  * See: docs/distribution.md.
  */
 #include "dist.h"
@@ -152,7 +158,9 @@ struct dist_conn {
 	size_t c_wcap;		     /* c_wmu */
 	struct sq_frame *c_sq;	     /* d_lock: queued frames (INV-6) */
 	struct sq_frame **c_sq_tail; /* d_lock: &last->f_next, or &c_sq */
-	bool c_sq_busy;		     /* d_lock: a flusher is due (INV-6) */
+	bool c_sq_busy;		     /* d_lock: the writer is due (INV-6) */
+	bool c_sq_writer;	     /* d_lock: c has a writer actor */
+	smarm_chan_t *c_sq_ch;	     /* pokes for the writer (immutable) */
 	struct sq_frame *c_sq_out;   /* c_wmu: taken from c_sq, being
 					written (freed with c if its
 					writer is stopped meanwhile) */
@@ -365,6 +373,13 @@ static void sq_free(struct sq_frame *f)
 	}
 }
 
+/* Wake c's writer: it looks at the queue, and at c's state. */
+static void sq_poke(struct dist_conn *c)
+{
+	static const uint8_t one = 1;
+	(void)smarm_chan_send(c->c_sq_ch, &one);
+}
+
 /* Drop a reference; the last one closes the fd (INV-3) and frees. */
 static void conn_put(struct dist_conn *c)
 {
@@ -383,6 +398,8 @@ static void conn_put(struct dist_conn *c)
 	free(c->c_wbuf);
 	sq_free(c->c_sq);
 	sq_free(c->c_sq_out);
+	smarm_chan_sender_free(c->c_sq_ch);
+	smarm_chan_receiver_free(c->c_sq_ch);
 	free(c);
 }
 
@@ -411,6 +428,7 @@ static void conn_kill(struct dist_conn *c)
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (c->c_fd >= 0)
 		shutdown(c->c_fd, SHUT_RDWR);
+	sq_poke(c); /* its writer sees it dead and ends */
 }
 
 static struct dist_conn *conn_alloc(smarm_dist_t *d, const char *node)
@@ -419,6 +437,11 @@ static struct dist_conn *conn_alloc(smarm_dist_t *d, const char *node)
 	if (c == NULL)
 		return NULL;
 	if (smarm_mutex_alloc(&c->c_wmu) != 0) {
+		free(c);
+		return NULL;
+	}
+	if (smarm_chan_alloc(&c->c_sq_ch, 1, NULL) != 0) {
+		smarm_mutex_free(c->c_wmu);
 		free(c);
 		return NULL;
 	}
@@ -708,7 +731,7 @@ static int conn_put_bytes(struct dist_conn *c, const uint8_t *b, size_t len)
 
 /*
  * Under c_wmu: take c's queued frames and write them in order (INV-6);
- * last (a flusher): an empty queue ends its duty (c_sq_busy false).
+ * last (c's writer): an empty queue ends its duty (c_sq_busy false).
  * Whether the queue was empty.
  */
 static bool sq_drain(struct dist_conn *c, bool last)
@@ -724,6 +747,7 @@ static bool sq_drain(struct dist_conn *c, bool last)
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (f == NULL)
 		return true;
+	sq_free(c->c_sq_out); /* a writer stopped in a drain left it */
 	c->c_sq_out = f;
 	for (struct sq_frame *x = f; x != NULL && up; x = x->f_next)
 		up = conn_put_bytes(c, x->f_bytes, x->f_len) == 0;
@@ -906,13 +930,12 @@ static int await_listed(smarm_dist_t *d, const char *node, uint64_t until)
 	}
 }
 
-/* A flusher's run (INV-6), undone if it is stopped in a write (every io
- * wait is a safe point): a frame cut short would corrupt the stream, so
- * the connection dies with it. */
+/* The writer's run, undone if it is stopped in a write (every io wait
+ * is a safe point): a frame cut short would corrupt the stream, so the
+ * connection dies with it. */
 struct sq_run {
 	struct dist_conn *r_conn; /* the reference it holds */
 	bool r_locked;		  /* c_wmu held */
-	bool r_done;		  /* found the queue empty: duty over */
 };
 
 static void sq_end(void *arg)
@@ -925,44 +948,138 @@ static void sq_end(void *arg)
 			conn_kill(c);
 		smarm_mutex_unlock(c->c_wmu);
 	}
-	if (!r->r_done) { /* stopped: the next queued frame calls another */
-		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		c->c_sq_busy = false;
-		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	}
+	/* What is queued now goes with the next writer to take c_wmu, or
+	 * with c: whoever queues more writes it (sq_push). */
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	c->c_sq_writer = false;
+	c->c_sq_busy = false;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	conn_put(c);
 	smarm__dist_actor_done(d); /* INV-4: the last act */
 }
 
-/* Write c's queue until a look finds it empty (INV-6), holding the
- * reference and the d_actors count its caller took: in a flusher actor
- * of its own, or in the watcher when none could be spawned. */
-static void sq_flush(struct dist_conn *c)
+/* c's writer (INV-6): started by c's reader, it writes c's queue at
+ * every poke until c is dead. */
+static void sq_main(void *arg)
 {
-	struct sq_run r = { .r_conn = c };
+	struct sq_run r = { .r_conn = arg };
+	struct dist_conn *c = r.r_conn;
+	smarm_dist_t *d = c->c_d;
 	if (smarm_cleanup_push(sq_end, &r) != 0) {
 		sq_end(&r);
 		return;
 	}
-	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) == 0) {
+	for (bool up = true; up;) {
+		uint8_t poke;
+		if (smarm_chan_recv(c->c_sq_ch, &poke) != 0 ||
+		    smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) != 0)
+			break;
 		r.r_locked = true;
 		while (!sq_drain(c, true))
 			;
-		r.r_done = true;
+		smarm_mutex_unlock(c->c_wmu);
+		r.r_locked = false;
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		up = c->c_state == C_UP;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	}
 	smarm_cleanup_pop(true);
 }
 
-static void sq_main(void *arg)
+/* Start c's writer, from c's reader as it starts (so an UP connection
+ * has one as long as its reader runs). None to be had: queued frames
+ * are written by whoever queues them (sq_push). */
+static void sq_writer_start(struct dist_conn *c)
 {
-	sq_flush(arg);
+	smarm_dist_t *d = c->c_d;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool go = !d->d_stopping && c->c_state == C_UP;
+	if (go) {
+		c->c_refs++;   /* the writer's */
+		d->d_actors++; /* INV-4 */
+		c->c_sq_writer = true;
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (go && smarm_actor_spawn(NULL, sq_main, c, NULL) != 0) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		c->c_sq_writer = false;
+		c->c_refs--; /* the reader holds one: not the last */
+		d->d_actors--;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	}
+}
+
+/* No writer: the caller writes c's queue itself, waiting for the socket
+ * as every write did until 0.5.x. */
+static void sq_write_self(struct dist_conn *c)
+{
+	smarm_dist_t *d = c->c_d;
+	struct send_guard g = { c, false };
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	c->c_refs++; /* the guard's */
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (smarm_cleanup_push(send_guard_undo, &g) != 0) {
+		conn_put(c); /* left queued: the next writer takes it */
+		return;
+	}
+	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) == 0) {
+		g.g_locked = true;
+		(void)sq_drain(c, false);
+		smarm_mutex_unlock(c->c_wmu);
+		g.g_locked = false;
+	}
+	smarm_cleanup_pop(true); /* drops the guard's reference */
 }
 
 /*
- * The watcher's send (o->queued: only on a connection that is up): the
- * frame joins c's queue and a flusher is spawned if none is due
- * (INV-6); it never waits on the socket. 0 once queued.
+ * Queue frame f (f_len and f_bytes set) on c for its writer (INV-6),
+ * which is poked if it has nothing due yet; it never waits on the
+ * socket, unless c has no writer (sq_write_self). Takes f. 0; or
+ * SMARM_ENOCONN, c is not up (f dropped).
  */
+static int sq_push(struct dist_conn *c, struct sq_frame *f)
+{
+	smarm_dist_t *d = c->c_d;
+	bool poke = false, self = false;
+	f->f_next = NULL;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	bool up = c->c_state == C_UP && !d->d_stopping;
+	if (up) {
+		__atomic_store_n(c->c_sq_tail, f, __ATOMIC_RELAXED);
+		c->c_sq_tail = &f->f_next;
+		if (!c->c_sq_writer)
+			self = true;
+		else if (!c->c_sq_busy)
+			c->c_sq_busy = poke = true;
+	}
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!up) {
+		free(f);
+		return SMARM_ENOCONN;
+	}
+	if (poke)
+		sq_poke(c);
+	else if (self)
+		sq_write_self(c);
+	return 0;
+}
+
+/* o's frame (o's control, then payload) for UP connection c, as
+ * queued: NULL if no memory. */
+static struct sq_frame *sq_frame_make(const struct dist_conn *c,
+				      const struct dist_out *o,
+				      const void *payload, size_t plen)
+{
+	struct sq_frame *f = malloc(sizeof *f + 5 + CTL_MAX + plen);
+	if (f == NULL)
+		return NULL;
+	f->f_len = frame_put(c, f->f_bytes, o, payload, plen);
+	struct sq_frame *fit = realloc(f, sizeof *f + f->f_len);
+	return fit != NULL ? fit : f; /* a Down is some 100 of 1 KB made */
+}
+
+/* A queued send (o->queued: only on a connection that is up, never
+ * waiting on its socket): 0 once queued. */
 static int sq_send(smarm_dist_t *d, const char *node, const struct dist_out *o,
 		   const void *payload, size_t plen)
 {
@@ -970,48 +1087,13 @@ static int sq_send(smarm_dist_t *d, const char *node, const struct dist_out *o,
 	int rc = conn_get(d, node, false, &c);
 	if (rc != 0)
 		return rc;
-	struct sq_frame *f = malloc(sizeof *f + 5 + CTL_MAX + plen);
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	bool up = c->c_state == C_UP; /* c_flags is set: frame_put */
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (f == NULL || !up) {
-		free(f);
-		conn_put(c);
-		return f == NULL ? SMARM_ENOMEM : SMARM_ENOCONN;
-	}
-	f->f_next = NULL;
-	f->f_len = frame_put(c, f->f_bytes, o, payload, plen);
-	struct sq_frame *fit = realloc(f, sizeof *f + f->f_len);
-	if (fit != NULL) /* a Down is some 100 bytes of the 1 KB made */
-		f = fit;
-	bool spawn = false;
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	if (c->c_state == C_UP && !d->d_stopping) {
-		__atomic_store_n(c->c_sq_tail, f, __ATOMIC_RELAXED);
-		c->c_sq_tail = &f->f_next;
-		f = NULL;
-		if (!c->c_sq_busy) {
-			c->c_sq_busy = true;
-			d->d_actors++; /* INV-4: the flusher's */
-			spawn = true;
-		}
-	}
-	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (f != NULL) { /* it died or the stop began meanwhile */
-		free(f);
-		conn_put(c);
-		return SMARM_ENOCONN;
-	}
-	if (!spawn) {
-		conn_put(c);
-		return 0;
-	}
-	/* The flusher takes our reference and count. None to be had (no
-	 * memory, or the node is stopping): flushed here, waiting as
-	 * every write did until 0.5.x. */
-	if (smarm_actor_spawn(NULL, sq_main, c, NULL) != 0)
-		sq_flush(c);
-	return 0;
+	struct sq_frame *f = up ? sq_frame_make(c, o, payload, plen) : NULL;
+	rc = !up ? SMARM_ENOCONN : f == NULL ? SMARM_ENOMEM : sq_push(c, f);
+	conn_put(c);
+	return rc;
 }
 
 int smarm__dist_send(smarm_dist_t *d, const char *node,
@@ -1375,10 +1457,9 @@ static int handle_frame(struct dist_conn *c, const uint8_t *p, size_t len)
 		k += smarm__etf_put_pid(ack + k, sizeof ack - k, &to);
 		k += smarm__etf_put_pid(ack + k, sizeof ack - k, &from);
 		struct dist_out o = { .op = 0, .raw = ack, .raw_len = k };
-		if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) == 0) {
-			(void)conn_write(c, &o, NULL, 0);
-			smarm_mutex_unlock(c->c_wmu);
-		}
+		struct sq_frame *f = sq_frame_make(c, &o, NULL, 0);
+		if (f != NULL)
+			(void)sq_push(c, f); /* INV-6 */
 		return 0;
 	}
 	case DOP_UNLINK_ID_ACK:
@@ -1464,11 +1545,12 @@ static uint32_t get32(const uint8_t *p)
 
 static void send_tick(struct dist_conn *c)
 {
-	static const uint8_t tick[4];
-	if (smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) != 0)
-		return;
-	(void)conn_put_bytes(c, tick, sizeof tick);
-	smarm_mutex_unlock(c->c_wmu);
+	struct sq_frame *f = malloc(sizeof *f + 4);
+	if (f == NULL)
+		return; /* the next interval's */
+	memset(f->f_bytes, 0, 4);
+	f->f_len = 4;
+	(void)sq_push(c, f); /* INV-6: the reader never waits to write */
 }
 
 /*
@@ -1534,6 +1616,7 @@ static void reader_loop(struct dist_conn *c)
 	}
 	uint64_t next_check = last_rx + d->d_tick_ns;
 	bool drained = false; /* the last read left the socket empty */
+	sq_writer_start(c);
 	for (;;) {
 		/* Every tick interval: a peer silent for the tick time is
 		 * gone; a line we have not written on for an interval gets a

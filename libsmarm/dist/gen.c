@@ -848,6 +848,15 @@ static bool job_reserve(smarm_dist_t *d)
  * served in that order, as in OTP): the cast, or the call's request, is
  * queued here; a worker waits for a call's reply.
  */
+/* Whether the server a request names (lp, or sv's name) is alive. */
+static bool server_alive(smarm_dist_t *d, const struct dist_serve *sv,
+			 smarm_pid_t lp)
+{
+	if (lp.id == 0 && smarm_node_whereis(d->d_node, sv->sv_name, &lp) != 0)
+		return false; /* nobody holds the name */
+	return smarm_actor_is_alive(lp);
+}
+
 static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 		     smarm_pid_t lp, struct etf_rd *r)
 {
@@ -855,6 +864,12 @@ static void dispatch(const struct gen_caller *c, const struct dist_serve *sv,
 	char op[SMARM_OP_NAME_MAX + 1];
 	uint32_t arity, nargs = 0;
 	struct etf_rd a = *r;
+	/* A call to a server that is gone gets nothing, whatever it asks
+	 * (refuse_request): as OTP's, the caller's monitor ends it. */
+	if (c->gc_call && !server_alive(d, sv, lp)) {
+		refuse_request(c, SMARM_ENOPROC);
+		return;
+	}
 	/* Op, or {Op, Arg1, ...} */
 	if (smarm__etf_atom(&a, op, sizeof op) == 0) {
 		*r = a;
@@ -1023,7 +1038,9 @@ int smarm__dist_gen_route(smarm_dist_t *d, const char *name, smarm_pid_t lp,
 	uint32_t arity, fa;
 	char label[16];
 	struct dist_serve sv;
-	struct gen_caller c = { .gc_d = d };
+	/* The reader's answers are queued: it never waits on its socket
+	 * (conn.c INV-6). */
+	struct gen_caller c = { .gc_d = d, .gc_queued = true };
 	bool req = smarm__etf_tuple(&r, &arity) == 0 &&
 		   (arity == 2 || arity == 3) &&
 		   smarm__etf_atom(&r, label, sizeof label) == 0;

@@ -781,10 +781,12 @@ static void down_noconnection(smarm_dist_t *d, struct rmon *m)
 /*
  * Send the control message {Op, Owner, ToProc, Ref} (MONITOR_P 19 or
  * DEMONITOR_P 20) of monitor m: ToProc its pid, or its name's atom;
- * no_connect: only on a connection that is up. smarm__dist_send's status.
+ * no_connect: only on a connection that is up; queued (implies it):
+ * the reader's, never waiting on the socket (conn.c INV-6).
+ * smarm__dist_send's status.
  */
 static int rmon_ctl(smarm_dist_t *d, uint8_t op, const struct rmon *m,
-		    bool no_connect)
+		    bool no_connect, bool queued)
 {
 	uint8_t b[3 * DIST_TERM_SMALL + 16];
 	size_t k = 0;
@@ -805,9 +807,11 @@ static int rmon_ctl(smarm_dist_t *d, uint8_t op, const struct rmon *m,
 		k += smarm__etf_put_pid(b + k, sizeof b - k, &m->rm_to);
 	}
 	k += smarm__dist_put_ref(d, m->rm_id, b + k, sizeof b - k);
-	struct dist_out o = {
-		.op = 0, .raw = b, .raw_len = k, .no_connect = no_connect
-	};
+	struct dist_out o = { .op = 0,
+			      .raw = b,
+			      .raw_len = k,
+			      .no_connect = no_connect || queued,
+			      .queued = queued };
 	return smarm__dist_send(d, m->rm_to.node, &o, NULL, 0);
 }
 
@@ -837,7 +841,7 @@ int smarm__dist_rmon_add(smarm_dist_t *d, smarm_pid_t owner,
 	struct rmon copy = *m; /* m may be taken once the lock goes */
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	*id = copy.rm_id;
-	int rc = rmon_ctl(d, DOP_MONITOR_P, &copy, false);
+	int rc = rmon_ctl(d, DOP_MONITOR_P, &copy, false, false);
 	if (rc != 0 && rc != SMARM_ENOMEM) {
 		/* As Erlang: no connection is a Down, not an error. */
 		struct rmon gone;
@@ -867,7 +871,7 @@ int smarm__dist_rmon_del(smarm_dist_t *d, smarm_pid_t owner, uint64_t id)
 		return SMARM_ENOENT;
 	/* The peer drops it; a MONITOR_P_EXIT already on its way finds no
 	 * entry and is dropped. */
-	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true, false);
 	rmon_release(&m);
 	return 0;
 }
@@ -1035,7 +1039,7 @@ void smarm__dist_rmon_cancel(smarm_dist_t *d, uint64_t id, bool tell)
 	if (!rmon_take(d, id, &m))
 		return;
 	if (tell)
-		(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+		(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true, false);
 	rmon_release(&m);
 }
 
@@ -1061,7 +1065,7 @@ bool smarm__dist_rmon_reply(smarm_dist_t *d, smarm_pid_t to, const uint8_t *t,
 	if (!rmon_take(d, id, &m))
 		return true; /* a call that ended: its late reply is dropped */
 	/* As gen:do_call: the monitor goes with the reply. */
-	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true);
+	(void)rmon_ctl(d, DOP_DEMONITOR_P, &m, true, true); /* the reader */
 	size_t body = len - r.i;
 	struct smarm_dist_msg *msg = malloc(sizeof *msg + 1 + body);
 	if (msg == NULL) { /* the call times out */

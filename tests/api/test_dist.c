@@ -1738,7 +1738,7 @@ static void root_stuck(void *arg)
 	if (R.rc[0] != 0)
 		return;
 	R.rc[1] = smarm_dist_mailbox(d, &box);
-	R.rc[2] = peer_start(&pb, "pb") ? 0 : -1;
+	R.rc[2] = peer_start_tt(&pb, "pb", "4") ? 0 : -1;
 	smarm_dist_pid_t me;
 	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
 	struct kid a = { 0 }, b = { 0 };
@@ -1792,7 +1792,14 @@ static void root_stuck(void *arg)
 		smarm_dist_msg_free(m);
 	}
 	R.ns[0] = smarm_now_ns() - t0;
-	/* The stuck peer dies: its connection's writers fail and end. */
+	/* The stuck peer is dropped at its tick time (4 s): its reader
+	 * kept reading, and the writer parked on it fails and ends. */
+	t0 = smarm_now_ns();
+	until = t0 + MS(30000) * harness_time_scale();
+	while (smarm_actor_is_alive(fp) && smarm_now_ns() < until)
+		smarm_actor_sleep(MS(50));
+	R.ns[1] = smarm_now_ns() - t0;
+	R.n[2] = smarm_actor_is_alive(fp);
 	peer_stop(R.peer);
 	HARNESS_EQ(smarm_actor_join(fp, NULL, NULL), 0);
 	kid_end(&a);
@@ -1805,15 +1812,22 @@ static void root_stuck(void *arg)
 /*
  * One peer stops reading (SIGSTOP) with a writer parked on its full
  * socket; an actor it monitors ends, then one another peer monitors:
- * the second Down arrives at once. Until 0.5.x the watcher, which
- * writes every connection's Downs, waited in the first write, and the
- * second Down with it, until the stuck peer was dropped (never, here:
- * its reader's tick waited behind the same writer).
+ * the second Down arrives at once, and the stuck peer is dropped at
+ * its tick time. Until 0.5.x the watcher, which writes every
+ * connection's Downs, waited in the first write, and the second Down
+ * with it, until the stuck peer was dropped, which was never: its
+ * reader's tick waited behind the same writer.
  */
 START_TEST(test_dist_stuck_peer_holds_up_no_other)
 {
+	/* Tick interval 1 s here (a silent peer dropped after 4 s); erl's
+	 * net_ticktime 4 (a tick a second). */
+	setenv("SMARM__DIST_TICK_MS", "1000", 1);
 	struct peer p = { 0 };
-	run_with_peer(&p, "stuck", root_stuck);
+	ck_assert_msg(peer_start_tt(&p, "stuck", "4"), "erl did not start");
+	R.peer = &p;
+	run_node(root_stuck);
+	peer_stop(&p);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], 0);
@@ -1825,6 +1839,9 @@ START_TEST(test_dist_stuck_peer_holds_up_no_other)
 	ck_assert_msg(R.ns[0] < MS(5000) * harness_time_scale(),
 		      "the other peer's Down took %llu ns",
 		      (unsigned long long)R.ns[0]);
+	ck_assert_msg(R.n[2] == 0, "the stuck peer was not dropped in %llu ns",
+		      (unsigned long long)R.ns[1]);
+	ck_assert(harness_log_has("no tick within the tick time"));
 	ck_assert_int_eq(R.rc[3], 0);
 }
 END_TEST

@@ -912,13 +912,16 @@ static void root_later(void *arg)
 	 * nothing more (never answered nor dropped, it would leak). */
 	R.rc[2] = smarm_reply_drop(probe_token());
 	erl_result(box, R.text[2], sizeof R.text[2]);
-	/* A call to the ended server's pid, and by its name while nobody
-	 * holds it: no answer is written, the caller's monitor says noproc,
-	 * as a call to a dead gen_server does. */
+	/* A call to the ended server's pid (its monitor: noproc, the
+	 * actor having ended), and by its name while nobody holds it, a
+	 * request it would refuse too: no answer is written, the caller's
+	 * monitor says noproc, as a call to a dead gen_server does. */
 	erl_call(d, box, me, NULL, gone_d, NULL, "{echo, 4}.", R.text[4],
 		 sizeof R.text[4]);
 	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{echo, 5}.",
 		 R.text[5], sizeof R.text[5]);
+	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{nope, 6}.",
+		 R.text[6], sizeof R.text[6]);
 	/* The server again; still served by name. */
 	HARNESS_EQ(smarm_server_start(probe, NULL, "probe", &sp), 0);
 	erl_call(d, box, me, "probe", SMARM_DIST_PID_NONE, NULL, "{echo, 3}.",
@@ -961,6 +964,9 @@ START_TEST(test_dist_gen_answer_later_drop_end_and_stop)
 	ck_assert_msg(strncmp(R.text[5], "{'EXIT',{noproc,{gen_server,call,",
 			      33) == 0,
 		      "a served name nobody holds: %s", R.text[5]);
+	ck_assert_msg(strncmp(R.text[6], "{'EXIT',{noproc,{gen_server,call,",
+			      33) == 0,
+		      "a bad request to nobody: %s", R.text[6]);
 	ck_assert_str_eq(R.text[3], "3");
 	ck_assert_int_eq(R.rc[1], 0);
 }
