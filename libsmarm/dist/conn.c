@@ -22,10 +22,12 @@
  * Queued writes (INV-6). The watcher writes for every connection (the
  * Downs and exit signals of our actors, answers given later), and a
  * reader must go on reading (and timing its peer's ticks) whatever its
- * socket's send side does, so neither waits on a socket: their frames
- * go to the connection's queue (c_sq), written in order by the
- * connection's writer actor (started by its reader, poked when the
- * queue fills from empty) or by any writer that takes c_wmu first. A
+ * socket's send side does, so neither waits on a socket: a frame of
+ * theirs goes out at once if nothing is queued, nobody writes and the
+ * socket takes it whole (sq_push), else (what is left of it) to the
+ * connection's queue (c_sq), written in order by the connection's
+ * writer actor (started by its reader, poked when the queue fills from
+ * empty) or by any writer that takes c_wmu first. A
  * peer that stops reading holds up its own connection's frames only,
  * as the BEAM's runtime never blocks a signal to one node on another's
  * busy port, and is dropped at its tick time. Until 0.5.x the watcher
@@ -1040,19 +1042,64 @@ static void sq_write_self(struct dist_conn *c)
 static int sq_push(struct dist_conn *c, struct sq_frame *f)
 {
 	smarm_dist_t *d = c->c_d;
-	bool poke = false, self = false;
+	bool poke = false, self = false, now = false;
 	f->f_next = NULL;
+	/*
+	 * Nothing queued and nobody writing: as much as the socket takes
+	 * at once goes out now, with no wait and no wake (the common case:
+	 * a call's DEMONITOR_P, a Down); the rest is queued at the front,
+	 * since c_wmu is held, whoever writes next drains it first.
+	 */
+	if (__atomic_load_n(&c->c_sq, __ATOMIC_RELAXED) == NULL &&
+	    smarm_mutex_lock(c->c_wmu, 0) == 0) {
+		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+		now = c->c_state == C_UP && c->c_sq == NULL;
+		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+		ssize_t k = now ? send(c->c_wfd, f->f_bytes, f->f_len,
+				       MSG_NOSIGNAL | MSG_DONTWAIT)
+				: 0;
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR) {
+			conn_kill(c);
+			smarm_mutex_unlock(c->c_wmu);
+			free(f);
+			return SMARM_ENOCONN;
+		}
+		if (k > 0)
+			atomic_store_explicit(&c->c_last_tx, smarm_now_ns(),
+					      memory_order_relaxed);
+		if (k == (ssize_t)f->f_len) {
+			smarm_mutex_unlock(c->c_wmu);
+			free(f);
+			return 0;
+		}
+		if (k > 0) { /* the rest first: it is the stream's next */
+			f->f_len -= (size_t)k;
+			memmove(f->f_bytes, f->f_bytes + k, f->f_len);
+		}
+		if (!now)
+			smarm_mutex_unlock(c->c_wmu);
+	}
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 	bool up = c->c_state == C_UP && !d->d_stopping;
-	if (up) {
+	if (up && now) { /* c_wmu held: at the front */
+		f->f_next = c->c_sq;
+		__atomic_store_n(&c->c_sq, f, __ATOMIC_RELAXED);
+		if (f->f_next == NULL)
+			c->c_sq_tail = &f->f_next;
+	} else if (up) {
 		__atomic_store_n(c->c_sq_tail, f, __ATOMIC_RELAXED);
 		c->c_sq_tail = &f->f_next;
+	}
+	if (up) {
 		if (!c->c_sq_writer)
 			self = true;
 		else if (!c->c_sq_busy)
 			c->c_sq_busy = poke = true;
 	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (now)
+		smarm_mutex_unlock(c->c_wmu);
 	if (!up) {
 		free(f);
 		return SMARM_ENOCONN;
