@@ -1051,7 +1051,7 @@ static int sq_push(struct dist_conn *c, struct sq_frame *f)
 	 * since c_wmu is held, whoever writes next drains it first.
 	 */
 	if (__atomic_load_n(&c->c_sq, __ATOMIC_RELAXED) == NULL &&
-	    smarm_mutex_lock(c->c_wmu, 0) == 0) {
+	    smarm_mutex_try_lock(c->c_wmu) == 0) { /* not a safe point */
 		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
 		now = c->c_state == C_UP && c->c_sq == NULL;
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
