@@ -8,8 +8,9 @@
  * Ownership: a struct smarm_dist is made by smarm_dist_start and freed
  * by smarm_dist_stop once every actor it started has reported its end.
  * A struct dist_conn is shared by the table (one reference), its reader
- * actor (one) and every sender writing to it (one each, for the time of
- * the write); the last reference closes its fd and frees it.
+ * actor (one), its writer actor (one: conn.c INV-6) and every sender
+ * writing to it (one each, for the time of the write); the last
+ * reference closes its fd and frees it.
  *
  * Locking: d->lock (a leaf, SMARM__RANK_TABLE) guards the connection
  * list, each connection's reference count and state, the pid table and
