@@ -26,8 +26,8 @@
  * theirs goes out at once if nothing is queued, nobody writes and the
  * socket takes it whole (sq_push), else (what is left of it) to the
  * connection's queue (c_sq), written in order by the connection's
- * writer actor (started by its reader, poked when the queue fills from
- * empty) or by any writer that takes c_wmu first. A
+ * writer actor (started as the connection comes up, poked when the
+ * queue fills from empty) or by any writer that takes c_wmu first. A
  * peer that stops reading holds up its own connection's frames only,
  * as the BEAM's runtime never blocks a signal to one node on another's
  * busy port, and is dropped at its tick time. Until 0.5.x the watcher
@@ -85,17 +85,20 @@
  *         went out for an interval, so the peer never sees us silent
  *         for more than two (OTP's net_kernel rule, both sides).
  *   INV-6 a queued frame (c_sq) is written before any frame a writer
- *         takes c_wmu for after it was queued; while c has a writer
- *         (c_sq_writer), c_sq_busy is true from the queue's first frame
- *         until the writer finds it empty (under d_lock) and a poke is
- *         on its way whenever it is set, and without one, whoever
- *         queues writes the queue; so no frame waits with no writer to
- *         come.
+ *         takes c_wmu for after it was queued. An UP connection has a
+ *         writer actor (c_sq_writer, set in the step that makes it UP;
+ *         a connection whose writer cannot be spawned is not kept),
+ *         until the writer ends; c_sq_busy is true from the queue's
+ *         first frame until the writer finds it empty (under d_lock),
+ *         a poke is sent whenever it is set, and the writer looks once
+ *         per tick interval anyway; with no writer, whoever queues
+ *         writes the queue. So no frame waits with no writer to come.
  * See: docs/distribution.md.
  */
 #include "dist.h"
 
 #include "../io/io.h"
+#include "../msg/msg.h"
 
 #include <ei.h>
 
@@ -375,11 +378,19 @@ static void sq_free(struct sq_frame *f)
 	}
 }
 
-/* Wake c's writer: it looks at the queue, and at c's state. */
+/*
+ * Wake c's writer: it looks at the queue, and at c's state. The
+ * channel's own send, without smarm_chan_send's slice point: no stop
+ * can end the caller here, who may hold c_wmu or own a frame (its
+ * callers: sq_push, conn_kill). A poke lost for want of memory is made
+ * up by the writer's own look once per tick interval (sq_main).
+ */
 static void sq_poke(struct dist_conn *c)
 {
 	static const uint8_t one = 1;
-	(void)smarm_chan_send(c->c_sq_ch, &one);
+	smarm_chan_t *ch;
+	if (smarm__chan_cell(c->c_sq_ch, &ch) == 0)
+		(void)smarm__chan_send(ch, c->c_sq_ch, &one);
 }
 
 /* Drop a reference; the last one closes the fd (INV-3) and frees. */
@@ -773,6 +784,45 @@ static int conn_write(struct dist_conn *c, const struct dist_out *o,
 }
 
 static void reader_main(void *arg);
+static void sq_main(void *arg);
+
+/* A spawn of fn(c), an actor of the layer whose reference and d_actors
+ * count the caller took (INV-4; writer: and set c_sq_writer). */
+struct spawn_undo {
+	struct dist_conn *u_conn;
+	smarm_pid_t u_pid; /* set once the actor exists: it reports */
+	bool u_writer;
+};
+
+static void spawn_undo(void *arg)
+{
+	struct spawn_undo *u = arg;
+	struct dist_conn *c = u->u_conn;
+	smarm_dist_t *d = c->c_d;
+	if (u->u_pid.id != 0)
+		return;
+	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
+	c->c_refs--; /* the caller holds one: not the last */
+	d->d_actors--;
+	if (u->u_writer)
+		c->c_sq_writer = false;
+	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+}
+
+/* Spawn fn(c) as above: 0; or an error, what the caller took given
+ * back, also if a stop ends the caller in the spawn (a safe point)
+ * before the actor exists. */
+static int spawn_counted(struct dist_conn *c, smarm_actor_cb fn, bool writer)
+{
+	struct spawn_undo u = { c, SMARM_PID_NONE, writer };
+	if (smarm_cleanup_push(spawn_undo, &u) != 0) {
+		spawn_undo(&u);
+		return SMARM_ENOMEM;
+	}
+	int rc = smarm_actor_spawn(&u.u_pid, fn, c, NULL);
+	smarm_cleanup_pop(true);
+	return rc;
+}
 
 /* The NEW -> UP step of an outgoing connection, under c_wmu: connect,
  * handshake, spawn the reader. On failure c is DEAD (and DIST_GAVE_WAY
@@ -814,8 +864,9 @@ static int conn_setup(struct dist_conn *c)
 	bool stopping = d->d_stopping;
 	displaced = c->c_displaced || !c->c_listed;
 	if (!stopping && !displaced) {
-		c->c_refs++; /* the reader's */
-		d->d_actors++;
+		c->c_refs += 2; /* the reader's and the writer's */
+		d->d_actors += 2;
+		c->c_sq_writer = true; /* INV-6: UP has a writer */
 		c->c_state = C_UP;
 		c->c_id = ++d->d_conn_seq;
 	}
@@ -824,13 +875,16 @@ static int conn_setup(struct dist_conn *c)
 		rc = stopping ? SMARM_ESTATE : DIST_GAVE_WAY;
 		goto fail;
 	}
-	rc = smarm_actor_spawn(NULL, reader_main, c, NULL);
-	if (rc != 0) {
+	if (spawn_counted(c, sq_main, true) != 0) {
 		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		c->c_refs--;
+		c->c_refs--; /* the reader's, not spawned either */
 		d->d_actors--;
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 		rc = SMARM_ENOMEM;
+		goto fail;
+	}
+	if (spawn_counted(c, reader_main, false) != 0) {
+		rc = SMARM_ENOMEM; /* the kill below ends the writer */
 		goto fail;
 	}
 	smarm__dist_log(d, SMARM_LOG_INFO, "dist: connected to %s", c->c_node);
@@ -973,7 +1027,11 @@ static void sq_main(void *arg)
 	}
 	for (bool up = true; up;) {
 		uint8_t poke;
-		if (smarm_chan_recv(c->c_sq_ch, &poke) != 0 ||
+		/* A poke, or a look once per tick interval anyway (a poke
+		 * lost for want of memory: sq_poke). */
+		int rc = smarm_chan_recv_timeout(c->c_sq_ch, &poke,
+						 d->d_tick_ns);
+		if ((rc != 0 && rc != SMARM_ETIMEDOUT) ||
 		    smarm_mutex_lock(c->c_wmu, SMARM_NO_TIMEOUT) != 0)
 			break;
 		r.r_locked = true;
@@ -986,29 +1044,6 @@ static void sq_main(void *arg)
 		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	}
 	smarm_cleanup_pop(true);
-}
-
-/* Start c's writer, from c's reader as it starts (so an UP connection
- * has one as long as its reader runs). None to be had: queued frames
- * are written by whoever queues them (sq_push). */
-static void sq_writer_start(struct dist_conn *c)
-{
-	smarm_dist_t *d = c->c_d;
-	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-	bool go = !d->d_stopping && c->c_state == C_UP;
-	if (go) {
-		c->c_refs++;   /* the writer's */
-		d->d_actors++; /* INV-4 */
-		c->c_sq_writer = true;
-	}
-	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	if (go && smarm_actor_spawn(NULL, sq_main, c, NULL) != 0) {
-		smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
-		c->c_sq_writer = false;
-		c->c_refs--; /* the reader holds one: not the last */
-		d->d_actors--;
-		smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
-	}
 }
 
 /* No writer: the caller writes c's queue itself, waiting for the socket
@@ -1042,7 +1077,7 @@ static void sq_write_self(struct dist_conn *c)
 static int sq_push(struct dist_conn *c, struct sq_frame *f)
 {
 	smarm_dist_t *d = c->c_d;
-	bool poke = false, self = false, now = false;
+	bool poke = false, self = false, now = false, part = false;
 	f->f_next = NULL;
 	/*
 	 * Nothing queued and nobody writing: as much as the socket takes
@@ -1076,6 +1111,7 @@ static int sq_push(struct dist_conn *c, struct sq_frame *f)
 		if (k > 0) { /* the rest first: it is the stream's next */
 			f->f_len -= (size_t)k;
 			memmove(f->f_bytes, f->f_bytes + k, f->f_len);
+			part = true;
 		}
 		if (!now)
 			smarm_mutex_unlock(c->c_wmu);
@@ -1098,6 +1134,8 @@ static int sq_push(struct dist_conn *c, struct sq_frame *f)
 			c->c_sq_busy = poke = true;
 	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
+	if (!up && part) /* a frame cut short: nothing may follow it */
+		conn_kill(c);
 	if (now)
 		smarm_mutex_unlock(c->c_wmu);
 	if (!up) {
@@ -1592,6 +1630,8 @@ static uint32_t get32(const uint8_t *p)
 
 static void send_tick(struct dist_conn *c)
 {
+	if (__atomic_load_n(&c->c_sq, __ATOMIC_RELAXED) != NULL)
+		return; /* frames are on their way already */
 	struct sq_frame *f = malloc(sizeof *f + 4);
 	if (f == NULL)
 		return; /* the next interval's */
@@ -1663,7 +1703,6 @@ static void reader_loop(struct dist_conn *c)
 	}
 	uint64_t next_check = last_rx + d->d_tick_ns;
 	bool drained = false; /* the last read left the socket empty */
-	sq_writer_start(c);
 	for (;;) {
 		/* Every tick interval: a peer silent for the tick time is
 		 * gone; a line we have not written on for an interval gets a
@@ -1870,6 +1909,9 @@ static void accepted_main(void *arg)
 		/* Still listed (not displaced by close_all or a stop). */
 		up = c->c_listed && c->c_state == C_NEW && !d->d_stopping;
 		if (up) {
+			c->c_refs++; /* the writer's */
+			d->d_actors++;
+			c->c_sq_writer = true; /* INV-6: UP has a writer */
 			c->c_state = C_UP;
 			c->c_id = ++d->d_conn_seq;
 		}
@@ -1879,6 +1921,10 @@ static void accepted_main(void *arg)
 				"dist: an incoming handshake did not finish");
 	}
 	smarm_cleanup_pop(true); /* accept_undo: c_wmu unlocked */
+	if (up && spawn_counted(c, sq_main, true) != 0) {
+		conn_kill(c); /* no writer: no connection */
+		up = false;
+	}
 	if (up) {
 		smarm__dist_log(d, SMARM_LOG_INFO, "dist: %s connected", peer);
 		reader_loop(c);

@@ -257,8 +257,9 @@ struct dist_out {
 	const uint8_t *raw;	      /* op 0: a control term, with 131 */
 	size_t raw_len;
 	bool no_connect; /* send only on a connection that is up */
-	bool queued;	 /* the watcher's: never wait on the socket, the
-			    frame is queued for the connection's flusher
+	bool queued;	 /* the watcher's and the readers': never wait on
+			    the socket, the frame goes out at once or is
+			    queued for the connection's writer actor
 			    (conn.c INV-6); implies no_connect */
 };
 /* Connect to node if not connected: 0 or an error as smarm_dist_connect. */

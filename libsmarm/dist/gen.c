@@ -513,8 +513,8 @@ struct gen_caller {
 	struct dist_epid gc_from; /* a call's caller */
 	const uint8_t *gc_tag;	  /* a call's Tag term */
 	size_t gc_tag_len;
-	bool gc_queued; /* answered by the watcher: never waits on the
-			   socket (conn.c INV-6) */
+	bool gc_queued; /* answered by the watcher or a reader: never
+			   waits on the socket (conn.c INV-6) */
 };
 
 /* Answer {Tag, Body} to a caller, where body (len bytes, no version

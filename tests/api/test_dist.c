@@ -1738,7 +1738,7 @@ static void root_stuck(void *arg)
 	if (R.rc[0] != 0)
 		return;
 	R.rc[1] = smarm_dist_mailbox(d, &box);
-	R.rc[2] = peer_start_tt(&pb, "pb", "4") ? 0 : -1;
+	R.rc[2] = peer_start_tt(&pb, "pb", R.target) ? 0 : -1;
 	smarm_dist_pid_t me;
 	HARNESS_EQ(smarm_dist_self(d, smarm_actor_self(), &me), 0);
 	struct kid a = { 0 }, b = { 0 };
@@ -1821,10 +1821,16 @@ static void root_stuck(void *arg)
 START_TEST(test_dist_stuck_peer_holds_up_no_other)
 {
 	/* Tick interval 1 s here (a silent peer dropped after 4 s); erl's
-	 * net_ticktime 4 (a tick a second). */
-	setenv("SMARM__DIST_TICK_MS", "1000", 1);
+	 * net_ticktime 4 (a tick a second); both scaled, so that the
+	 * stuck peer is still there when its Down is due. */
+	char ms[32], tt[32];
+	int scale = (int)(harness_time_scale() + 0.5);
+	snprintf(ms, sizeof ms, "%d", 1000 * (scale > 1 ? scale : 1));
+	snprintf(tt, sizeof tt, "%d", 4 * (scale > 1 ? scale : 1));
+	setenv("SMARM__DIST_TICK_MS", ms, 1);
+	snprintf(R.target, sizeof R.target, "%s", tt); /* pb's too */
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start_tt(&p, "stuck", "4"), "erl did not start");
+	ck_assert_msg(peer_start_tt(&p, "stuck", tt), "erl did not start");
 	R.peer = &p;
 	run_node(root_stuck);
 	peer_stop(&p);
