@@ -217,6 +217,27 @@ static void run_with_peer(struct peer *p, const char *name, smarm_actor_cb root)
 	peer_stop(p);
 }
 
+/*
+ * The same with short ticks: an interval of 1 s here (a silent peer
+ * dropped after 4 s), erl's net_ticktime 4 (a tick a second, a silent
+ * node dropped after about 4 s), both times SMARM_TEST_TIME_SCALE;
+ * R.target holds erl's for other peers.
+ */
+static void run_with_fast_ticks(struct peer *p, const char *name,
+				smarm_actor_cb root)
+{
+	char ms[32];
+	int scale = (int)(harness_time_scale() + 0.5);
+	scale = scale > 1 ? scale : 1;
+	snprintf(ms, sizeof ms, "%d", 1000 * scale);
+	snprintf(R.target, sizeof R.target, "%d", 4 * scale);
+	setenv("SMARM__DIST_TICK_MS", ms, 1);
+	ck_assert_msg(peer_start_tt(p, name, R.target), "erl did not start");
+	R.peer = p;
+	run_node(root);
+	peer_stop(p);
+}
+
 static void setup(void)
 {
 	memset(&R, 0, sizeof R);
@@ -597,14 +618,8 @@ static void root_ticks(void *arg)
 
 START_TEST(test_dist_ticks_keep_idle_and_one_way_lines_up)
 {
-	/* Tick interval 1 s here (dropped after 4 s of silence); erl's
-	 * net_ticktime 4 (ticks every second, drops after about 4 s). */
-	setenv("SMARM__DIST_TICK_MS", "1000", 1);
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start_tt(&p, "peer", "4"), "erl did not start");
-	R.peer = &p;
-	run_node(root_ticks);
-	peer_stop(&p);
+	run_with_fast_ticks(&p, "peer", root_ticks);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], 0);
@@ -1820,20 +1835,8 @@ static void root_stuck(void *arg)
  */
 START_TEST(test_dist_stuck_peer_holds_up_no_other)
 {
-	/* Tick interval 1 s here (a silent peer dropped after 4 s); erl's
-	 * net_ticktime 4 (a tick a second); both scaled, so that the
-	 * stuck peer is still there when its Down is due. */
-	char ms[32], tt[32];
-	int scale = (int)(harness_time_scale() + 0.5);
-	snprintf(ms, sizeof ms, "%d", 1000 * (scale > 1 ? scale : 1));
-	snprintf(tt, sizeof tt, "%d", 4 * (scale > 1 ? scale : 1));
-	setenv("SMARM__DIST_TICK_MS", ms, 1);
-	snprintf(R.target, sizeof R.target, "%s", tt); /* pb's too */
 	struct peer p = { 0 };
-	ck_assert_msg(peer_start_tt(&p, "stuck", tt), "erl did not start");
-	R.peer = &p;
-	run_node(root_stuck);
-	peer_stop(&p);
+	run_with_fast_ticks(&p, "stuck", root_stuck);
 	ck_assert_int_eq(R.rc[0], 0);
 	ck_assert_int_eq(R.rc[1], 0);
 	ck_assert_int_eq(R.rc[2], 0);
