@@ -220,6 +220,20 @@ static inline void smarm__cpu_relax(void)
 	__asm__ volatile("pause" ::: "memory");
 }
 
+/*
+ * Write the 8-byte word at p (8-aligned) without changing it: a locked
+ * add of zero. Its page is faulted in and written as by a store, and
+ * other threads may read or write the word meanwhile: the add is atomic
+ * with respect to their accesses, and it stores back what it read. For
+ * pages a lock holder is about to write for the first time (the run
+ * queue's, core/sched.c), so that it does not take that cost with the
+ * lock held.
+ */
+static inline void smarm__page_touch(void *p)
+{
+	__asm__ volatile("lock addq $0, %0" : "+m"(*(uint64_t *)p)::"memory");
+}
+
 uint64_t smarm__clock_ns(void);
 /* CPU time the calling thread has used, ns (a system call: about 1 us
  * in a VM; the causal profiler's site clock, rate-limited). */

@@ -200,8 +200,17 @@ struct smarm_node {
 	uint64_t rq_lock_n;	  /* its acquisitions this run (smarm__glock) */
 	struct smarm__ring rq;	  /* rg_len is read anywhere (a snapshot) */
 	_Atomic uint64_t rq_pops; /* pops ever (rq_lock writes) */
-	_Atomic uint32_t rq_woken; /* about how many woken actors are in
-				      rq (rq_lock writes; sched.c) */
+	_Atomic uint32_t rq_woken;    /* about how many woken actors are in
+					 rq (rq_lock writes; sched.c) */
+	uint32_t rq_touched;	      /* rq_lock: the buffer's entries below
+					 this index have had their pages
+					 written (sched.c, rq_touch_unlock) */
+	uint32_t rq_touch_at;	      /* rq_lock: a push whose tail reaches
+					 this index writes the next pages;
+					 UINT32_MAX: all written */
+	_Atomic uint32_t rq_touching; /* pushers writing pages ahead
+					 outside rq_lock: a growth frees
+					 the old buffer once it is 0 */
 
 	/* idle coordination */
 	_Alignas(64) _Atomic uint64_t idle_mask;

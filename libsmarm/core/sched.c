@@ -91,8 +91,10 @@
  * read is 30-40 ns in a VM, a third of a round trip between two actors.
  *
  * Ownership: workers belong to the node during a run; worker 0 is the
- * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards the rq ring and
- * its front counters; each ldq_lock (RUNQ, never two at once) its
+ * caller of smarm_node_run. Locking: rq_lock (RUNQ) guards the rq ring,
+ * its front counters, rq_touched and rq_touch_at (the pages written ahead
+ * of its pushes; rq_touching counts the writes in flight after the
+ * lock, rq_touch_unlock); each ldq_lock (RUNQ, never two at once) its
  * worker's deque; the wake slot and the pinned FIFO are atomic or
  * owner-only; tm_lock (TIMERS) serialises timekeeper arm and timer
  * inserts. Invariants: INV-1 (core.h) at-most-once queued; INV-2 the
@@ -397,6 +399,64 @@ void smarm__spawns_flush_slow(struct smarm__worker *w)
 }
 
 /*
+ * The shared queue's next pages, written before its pushes reach them
+ * (rq_push_n). The first write to a page of the buffer that no run has
+ * reached yet costs microseconds (a fault; on the 2-vCPU VM measured, a
+ * page madvise(MADV_POPULATE_WRITE) had mapped still cost as much at
+ * its first write), and under rq_lock that held a worker waiting for it
+ * past its spin into a futex sleep: spawn_join at two workers, in its
+ * first run after the warm-up, slept once per fresh page (some 125
+ * times) and ran at 119 ns per actor instead of about 80
+ * (docs/benchmarks.md). A push whose tail comes within RQ_TOUCH_AHEAD
+ * entries of rq_touched (to rq_touch_at: one compare on the push path)
+ * claims the next RQ_TOUCH_AHEAD entries under the lock and writes one
+ * word of each of their pages after it, with
+ * smarm__page_touch, which changes no value: a push that gets there
+ * first (under the lock) loses nothing. Only pages of the buffer's first
+ * pass are touched, at most 2 * RQ_TOUCH_AHEAD entries (32 KB) past the
+ * longest the queue has been; a growth that replaces the buffer waits
+ * for rq_touching to be 0 before it frees the old one (slot.c,
+ * rq_reserve).
+ */
+#define RQ_TOUCH_AHEAD 2048 /* entries: 4 pages of 4 KB */
+
+/*
+ * The rest of a push whose tail, at end (an index into the buffer, or
+ * past its capacity once it wrapped), has come to rq_touch_at: claim the
+ * next pages under rq_lock, release it, and write one word of each.
+ */
+static __attribute__((noinline, cold)) void
+rq_touch_unlock(struct smarm_node *n, uint32_t end)
+{
+	uint32_t from = n->rq_touched > end ? n->rq_touched : end;
+	uint32_t to;
+	uintptr_t a;
+	uintptr_t hi;
+	uintptr_t pg = smarm__page_size();
+	if (from >= n->rq.rg_cap) { /* wrapped: every page written */
+		n->rq_touched = n->rq.rg_cap;
+		n->rq_touch_at = UINT32_MAX;
+		smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+		return;
+	}
+	to = n->rq.rg_cap - from > RQ_TOUCH_AHEAD ? from + RQ_TOUCH_AHEAD
+						  : n->rq.rg_cap;
+	n->rq_touched = to;
+	n->rq_touch_at =
+		to == n->rq.rg_cap ? UINT32_MAX : to - RQ_TOUCH_AHEAD + 1;
+	atomic_fetch_add_explicit(&n->rq_touching, 1, memory_order_relaxed);
+	a = (uintptr_t)(n->rq.rg_buf + (size_t)from * RQ_ESZ);
+	hi = (uintptr_t)(n->rq.rg_buf + (size_t)to * RQ_ESZ);
+	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	while (a < hi) {
+		smarm__page_touch((void *)a);
+		a = (a | (pg - 1)) + 1; /* the next page's first word */
+	}
+	/* Release: the growth that waits for 0 frees the buffer after. */
+	atomic_fetch_sub_explicit(&n->rq_touching, 1, memory_order_release);
+}
+
+/*
  * Push k pids on the back of the shared queue, in one hold of its lock.
  * woken: they were parked (a wake from another thread, a timer fired
  * while idle, an exiting actor's wake, a slot entry displaced while
@@ -410,6 +470,7 @@ static inline __attribute__((always_inline)) void
 rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k, bool woken)
 {
 	struct smarm__worker *w = smarm__tls_worker;
+	uint32_t end;
 	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	if (SMARM_NEVER(smarm__ring_len(&n->rq) + k > n->rq.rg_cap))
 		smarm__panic("sched: run queue overflow (double enqueue)");
@@ -429,7 +490,11 @@ rq_push_n(struct smarm_node *n, const uint64_t *pids, uint32_t k, bool woken)
 					     memory_order_relaxed) +
 				k,
 			memory_order_relaxed);
-	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	end = n->rq.rg_head + smarm__ring_len(&n->rq);
+	if (SMARM_UNLIKELY(end >= n->rq_touch_at))
+		rq_touch_unlock(n, end); /* the pages ahead, after the lock */
+	else
+		smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
 	/* A lone worker enqueuing for itself cannot be idle. */
 	if (n->workers_n == 1 && w != NULL && w->node == n)
 		return;

@@ -89,6 +89,8 @@
 /*
  * Grow the run queue so it can hold every slot (INV-1 keeps push total).
  * The buffer is allocated before rq_lock is taken: workers pop under it.
+ * The old one is freed once no pusher writes its pages ahead any more
+ * (sched.c, rq_touch_unlock: a few page writes, outside any lock).
  */
 static int rq_reserve(struct smarm_node *n, uint32_t want)
 {
@@ -103,7 +105,11 @@ static int rq_reserve(struct smarm_node *n, uint32_t want)
 		return SMARM_ENOMEM;
 	smarm__glock(&n->rq_lock, &n->rq_lock_n, SMARM__RANK_RUNQ);
 	buf = smarm__ring_move(&n->rq, sizeof *buf, buf, cap);
+	n->rq_touched = 0; /* the copy wrote the first entries' pages */
+	n->rq_touch_at = 0;
 	smarm__unlock(&n->rq_lock, SMARM__RANK_RUNQ);
+	while (atomic_load_explicit(&n->rq_touching, memory_order_acquire) != 0)
+		smarm__cpu_relax();
 	free(buf);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * test_slot_state.c - the packed state word and the park-epoch protocol
  * (spec core.md §5.3-5.4) on a free-standing slot, single-threaded and
  * raced by threads; plus the slot table (allocation order, growth, exact
- * limit, reuse, liveness by generation).
+ * limit, reuse, liveness by generation), and the run queue sized for it
+ * (its pages written ahead of its pushes).
  */
 #include "harness.h"
 
@@ -612,6 +613,65 @@ START_TEST(test_slot_state_slot_live_checks_generation_and_state)
 }
 END_TEST
 
+/* ------------------------------------------------------------ run queue */
+
+/*
+ * The run queue's next pages are written before its pushes reach them
+ * (sched.c, rq_touch_unlock): the first write to a page costs
+ * microseconds, which under rq_lock sent the workers waiting for it
+ * into futex sleeps (spawn_join at two workers, once per fresh page). A
+ * root on one worker spawns RQ_SPAWNS actors, which past its held batch
+ * go to the shared queue, and looks at the buffer before it leaves the
+ * CPU: the page two pages past the queue's tail is resident,
+ * though no entry there was ever written (the buffer is fresh: grown by
+ * doubling as the slot table grew, past malloc's mmap threshold).
+ */
+#define RQ_SPAWNS 60000
+#define RQ_AHEAD_PROBE 1024 /* entries past the tail: two pages */
+
+static smarm_node_t *rq_node;
+static uint32_t rq_tail;  /* the tail's index in the buffer */
+static uint32_t rq_cap;	  /* the buffer's entries */
+static bool rq_ahead_res; /* the page RQ_AHEAD_PROBE past it resident */
+
+static void rq_child(void *arg)
+{
+	(void)arg;
+}
+
+static void rq_root(void *arg)
+{
+	struct smarm_node *n = rq_node;
+	uint32_t probe;
+	(void)arg;
+	for (int i = 0; i < RQ_SPAWNS; i++)
+		ck_assert_int_eq(smarm_actor_spawn(NULL, rq_child, NULL, NULL),
+				 0);
+	/* Pushes since the run's start (pops move the head, not this). */
+	rq_tail = n->rq.rg_head + smarm__ring_len(&n->rq);
+	rq_cap = n->rq.rg_cap;
+	probe = rq_tail + RQ_AHEAD_PROBE;
+	if (probe < rq_cap)
+		rq_ahead_res = ss_resident(n->rq.rg_buf + (size_t)probe * 8);
+}
+
+START_TEST(test_slot_state_run_queue_pages_ahead_resident)
+{
+	smarm_config_t *cfg = NULL;
+	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
+	ck_assert_int_eq(smarm_node_open(&rq_node, cfg), 0);
+	smarm_config_free(cfg);
+	ck_assert_int_eq(smarm_node_run(rq_node, rq_root, NULL, NULL, NULL), 0);
+	/* Most of them queued (slice ends queue a held batch in the deque),
+	 * with room past them to probe. */
+	ck_assert_uint_ge(rq_tail, RQ_SPAWNS / 2);
+	ck_assert_uint_lt(rq_tail + RQ_AHEAD_PROBE, rq_cap);
+	ck_assert(rq_ahead_res);
+	ck_assert_int_eq(smarm_node_close(rq_node), 0);
+}
+END_TEST
+
 Suite *smarm_test_slot_state_suite(void)
 {
 	Suite *s = suite_create("slot_state");
@@ -648,6 +708,11 @@ Suite *smarm_test_slot_state_suite(void)
 	tcase_add_test(tc,
 		       test_slot_state_slot_live_checks_generation_and_state);
 	tcase_add_test(tc, test_slot_state_growth_leaves_new_slots_untouched);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("run_queue");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_slot_state_run_queue_pages_ahead_resident);
 	suite_add_tcase(s, tc);
 	return s;
 }
