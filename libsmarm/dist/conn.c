@@ -98,7 +98,6 @@
 #include "dist.h"
 
 #include "../io/io.h"
-#include "../msg/msg.h"
 
 #include <ei.h>
 
@@ -379,18 +378,19 @@ static void sq_free(struct sq_frame *f)
 }
 
 /*
- * Wake c's writer: it looks at the queue, and at c's state. The
- * channel's own send, without smarm_chan_send's slice point: no stop
- * can end the caller here, who may hold c_wmu or own a frame (its
- * callers: sq_push, conn_kill). A poke lost for want of memory is made
- * up by the writer's own look once per tick interval (sq_main).
+ * Wake c's writer: it looks at the queue, and at c's state. A send is a
+ * slice point, where a stop may end the caller: so never while it holds
+ * c_wmu or owns a frame with no cleanup to undo that (conn_kill's
+ * callers have one; sq_push pokes after it let both go). (The channel's
+ * internal send, a second caller of it, cost the hot path of every send
+ * its inlining: ping_pong_rtt +1.36% instructions.) A poke lost for
+ * want of memory is made up by the writer's own look once per tick
+ * interval (sq_main).
  */
 static void sq_poke(struct dist_conn *c)
 {
 	static const uint8_t one = 1;
-	smarm_chan_t *ch;
-	if (smarm__chan_cell(c->c_sq_ch, &ch) == 0)
-		(void)smarm__chan_send(ch, c->c_sq_ch, &one);
+	(void)smarm_chan_send(c->c_sq_ch, &one);
 }
 
 /* Drop a reference; the last one closes the fd (INV-3) and frees. */
@@ -432,7 +432,17 @@ static void unlist_locked(smarm_dist_t *d, struct dist_conn *c)
 
 /* Make c DEAD: out of the table, its socket shut down so that every
  * actor parked on it wakes. The caller holds a reference. */
+static void conn_kill_quiet(struct dist_conn *c);
+
 static void conn_kill(struct dist_conn *c)
+{
+	conn_kill_quiet(c);
+	sq_poke(c); /* its writer sees it dead and ends */
+}
+
+/* conn_kill without the writer's poke (a slice point): the caller pokes
+ * once it holds nothing a stop would leave behind. */
+static void conn_kill_quiet(struct dist_conn *c)
 {
 	smarm_dist_t *d = c->c_d;
 	smarm__lock(&d->d_lock, SMARM__RANK_TABLE);
@@ -441,7 +451,6 @@ static void conn_kill(struct dist_conn *c)
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (c->c_fd >= 0)
 		shutdown(c->c_fd, SHUT_RDWR);
-	sq_poke(c); /* its writer sees it dead and ends */
 }
 
 static struct dist_conn *conn_alloc(smarm_dist_t *d, const char *node)
@@ -1095,9 +1104,10 @@ static int sq_push(struct dist_conn *c, struct sq_frame *f)
 				: 0;
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR) {
-			conn_kill(c);
+			conn_kill_quiet(c);
 			smarm_mutex_unlock(c->c_wmu);
 			free(f);
+			sq_poke(c); /* holding nothing now */
 			return SMARM_ENOCONN;
 		}
 		if (k > 0)
@@ -1135,11 +1145,13 @@ static int sq_push(struct dist_conn *c, struct sq_frame *f)
 	}
 	smarm__unlock(&d->d_lock, SMARM__RANK_TABLE);
 	if (!up && part) /* a frame cut short: nothing may follow it */
-		conn_kill(c);
+		conn_kill_quiet(c);
 	if (now)
 		smarm_mutex_unlock(c->c_wmu);
 	if (!up) {
 		free(f);
+		if (part)
+			sq_poke(c);
 		return SMARM_ENOCONN;
 	}
 	if (poke)
