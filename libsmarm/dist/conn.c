@@ -1023,8 +1023,8 @@ static void sq_end(void *arg)
 	smarm__dist_actor_done(d); /* INV-4: the last act */
 }
 
-/* c's writer (INV-6): started by c's reader, it writes c's queue at
- * every poke until c is dead. */
+/* c's writer (INV-6): started as c comes up, it writes c's queue at
+ * every poke (and once per tick interval) until c is dead. */
 static void sq_main(void *arg)
 {
 	struct sq_run r = { .r_conn = arg };

@@ -810,7 +810,7 @@ static int rmon_ctl(smarm_dist_t *d, uint8_t op, const struct rmon *m,
 	struct dist_out o = { .op = 0,
 			      .raw = b,
 			      .raw_len = k,
-			      .no_connect = no_connect || queued,
+			      .no_connect = no_connect,
 			      .queued = queued };
 	return smarm__dist_send(d, m->rm_to.node, &o, NULL, 0);
 }
