@@ -476,13 +476,13 @@ END_TEST
 
 /* ------------------------------------------------------------ slot table */
 
-static smarm_node_t *ss_node(int64_t max_actors)
+/* A node with option opt set to value. */
+static smarm_node_t *ss_node(int opt, int64_t value)
 {
 	smarm_config_t *cfg = NULL;
 	smarm_node_t *n = NULL;
 	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(
-		smarm_config_set_int(cfg, SMARM_OPT_MAX_ACTORS, max_actors), 0);
+	ck_assert_int_eq(smarm_config_set_int(cfg, opt, value), 0);
 	ck_assert_int_eq(smarm_node_open(&n, cfg), 0);
 	smarm_config_free(cfg);
 	return n;
@@ -490,7 +490,7 @@ static smarm_node_t *ss_node(int64_t max_actors)
 
 START_TEST(test_slot_state_table_low_indices_first_and_exact_limit)
 {
-	smarm_node_t *n = ss_node(300);
+	smarm_node_t *n = ss_node(SMARM_OPT_MAX_ACTORS, 300);
 	uint32_t idx;
 	ck_assert_uint_eq(atomic_load(&n->nslots), 0); /* nothing until used */
 	for (uint32_t i = 0; i < 300; i++) {
@@ -523,7 +523,7 @@ END_TEST
 
 START_TEST(test_slot_state_table_segments_keep_slots_in_place)
 {
-	smarm_node_t *n = ss_node(2000);
+	smarm_node_t *n = ss_node(SMARM_OPT_MAX_ACTORS, 2000);
 	struct smarm__slot *first;
 	uint32_t idx;
 	ck_assert_int_eq(smarm__slot_alloc(n, &idx), 0);
@@ -559,7 +559,7 @@ static bool ss_resident(const void *p)
  */
 START_TEST(test_slot_state_growth_leaves_new_slots_untouched)
 {
-	smarm_node_t *n = ss_node(100000);
+	smarm_node_t *n = ss_node(SMARM_OPT_MAX_ACTORS, 100000);
 	uint32_t idx, last;
 	struct smarm__slot *s;
 	for (uint32_t i = 0; i <= SMARM__SLOTS_FIRST; i++)
@@ -584,7 +584,7 @@ END_TEST
 
 START_TEST(test_slot_state_slot_live_checks_generation_and_state)
 {
-	smarm_node_t *n = ss_node(16);
+	smarm_node_t *n = ss_node(SMARM_OPT_MAX_ACTORS, 16);
 	uint32_t idx;
 	struct smarm__slot *s;
 	ck_assert_int_eq(smarm__slot_alloc(n, &idx), 0);
@@ -657,11 +657,7 @@ static void rq_root(void *arg)
 
 START_TEST(test_slot_state_run_queue_pages_ahead_resident)
 {
-	smarm_config_t *cfg = NULL;
-	ck_assert_int_eq(smarm_config_alloc(&cfg), 0);
-	ck_assert_int_eq(smarm_config_set_int(cfg, SMARM_OPT_WORKERS, 1), 0);
-	ck_assert_int_eq(smarm_node_open(&rq_node, cfg), 0);
-	smarm_config_free(cfg);
+	rq_node = ss_node(SMARM_OPT_WORKERS, 1);
 	ck_assert_int_eq(smarm_node_run(rq_node, rq_root, NULL, NULL, NULL), 0);
 	/* Most of them queued (slice ends queue a held batch in the deque),
 	 * with room past them to probe. */
